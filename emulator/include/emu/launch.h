@@ -1,0 +1,31 @@
+// Seam between the host side (op_api run stage, tikicpulib ICPU_RUN_KF) and the emulated
+// AI cores. Not a CANN header: CPU-target code only (op_api launch seam, tests).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace emu {
+
+// Which sub-cores a launch starts per AI core (Atlas A2: 1 cube + 2 vector per core).
+enum class CoreMix : int { AIV_ONLY = 0, AIC_ONLY = 1, MIX_AIC_1_1 = 2, MIX_AIC_1_2 = 3 };
+
+struct LaunchConfig {
+    const char *name = "kernel";   // for messages and counters
+    uint32_t blockDim = 1;         // number of AI cores (MIX: cube cores)
+    CoreMix mix = CoreMix::MIX_AIC_1_2;
+    uint64_t tilingKey = 0;        // what TILING_KEY_IS() compares against
+};
+
+// Runs `body` once on every emulated sub-core thread of `cfg.blockDim` AI cores, with the
+// per-thread core context set (GetBlockIdx, GetSubBlockIdx, ASCEND_IS_AIC/AIV, local memories).
+// Blocks until all threads end. A misuse or deadlock inside aborts the process with a message.
+void Launch(const LaunchConfig &cfg, const std::function<void()> &body);
+
+// Per-core, per-pipe counters of the most recent Launch, as JSON text:
+// {"kernel":..., "block_dim":..., "cores":[{"core":i,"sub":"aic|aiv0|aiv1",
+//   "MTE2":{"bytes":..,"ops":..}, "MTE1":..., "M":{"ops":..,"macs":..}, "V":..., "MTE3":...,
+//   "FIXP":..., "S":...}], "total": {...same pipes summed...}}
+std::string LastLaunchCountersJson();
+
+}  // namespace emu

@@ -1,0 +1,19 @@
+"""fakit: the harness of the Ascend C FlashAttention operator family.
+
+Public entry points:
+  fakit.golden.<operator>(...)            NumPy goldens (float32 outputs)
+  fakit.run(<operator>, backend=..., ...) the same call, executed by a backend (cpu/sim/npu)
+  fakit.AclnnError                        raised when aclnn...GetWorkspaceSize rejects inputs
+"""
+from .errors import AclnnError, BackendUnavailable
+from .runner import run
+
+__all__ = ["AclnnError", "BackendUnavailable", "run", "golden"]
+
+
+def __getattr__(name):
+    # golden is imported lazily so that `import fakit` stays cheap for the CLI.
+    if name == "golden":
+        import importlib
+        return importlib.import_module(".golden", __name__)
+    raise AttributeError(name)

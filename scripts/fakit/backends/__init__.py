@@ -1,0 +1,1 @@
+"""Backends that execute an operator: golden (NumPy), cpu (emulator library), sim, npu."""

@@ -1,0 +1,1 @@
+"""Subcommands of the fakit CLI: one module per command, each with register(subparsers)."""

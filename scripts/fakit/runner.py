@@ -1,0 +1,23 @@
+"""fakit.run: execute an operator on a backend with the golden's calling convention."""
+import importlib
+
+BACKENDS = ("golden", "cpu", "sim", "npu")
+
+
+def run(op: str, backend: str = "cpu", **kwargs):
+    """Run operator `op` (a fakit.golden function name) on `backend`.
+
+    Takes exactly the keyword arguments of ``fakit.golden.<op>`` and returns the same structure,
+    with outputs in the operator's output dtype. Raises fakit.AclnnError when the aclnn API
+    rejects the inputs and fakit.BackendUnavailable when the backend cannot run here.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+    if backend == "golden":
+        from . import golden
+        fn = getattr(golden, op, None)
+        if fn is None:
+            raise ValueError(f"unknown operator {op!r}")
+        return fn(**kwargs)
+    module = importlib.import_module(f".backends.{backend}", __package__)
+    return module.run(op, **kwargs)
