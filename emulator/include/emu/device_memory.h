@@ -10,6 +10,9 @@ namespace emu {
 // granularity (see device_memory.cpp for the rule and its source). Never returns nullptr for
 // bytes > 0 unless the emulated HBM capacity is exhausted.
 void *DeviceAlloc(size_t bytes, const char *who);
+// Same, but `usableBytes` is used as is (the caller already applied its own rounding rule,
+// e.g. aclrtMalloc's per-policy one); `requestedBytes` is what the user asked for.
+void *DeviceAllocUsable(size_t usableBytes, size_t requestedBytes, const char *who);
 void DeviceFree(void *ptr, const char *who);  // aborts on a pointer that is not an allocation base
 
 struct DeviceAllocation {

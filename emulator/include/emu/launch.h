@@ -15,6 +15,9 @@ struct LaunchConfig {
     uint32_t blockDim = 1;         // number of AI cores (MIX: cube cores)
     CoreMix mix = CoreMix::MIX_AIC_1_2;
     uint64_t tilingKey = 0;        // what TILING_KEY_IS() compares against
+    // Bytes GetUserWorkspace() skips: 0 = CPU-twin convention (workspace is the user part);
+    // 16 MiB when the workspace starts with the system part as on the NPU (aclnn path).
+    uint64_t userWorkspaceOffset = 0;
 };
 
 // Runs `body` once on every emulated sub-core thread of `cfg.blockDim` AI cores, with the
@@ -27,5 +30,9 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body);
 //   "MTE2":{"bytes":..,"ops":..}, "MTE1":..., "M":{"ops":..,"macs":..}, "V":..., "MTE3":...,
 //   "FIXP":..., "S":...}], "total": {...same pipes summed...}}
 std::string LastLaunchCountersJson();
+
+// Seconds a blocked core may wait before the launch is reported as hung (a deadlock where
+// every live core is blocked is reported at once). Env ASCEND_EMU_DEADLOCK_TIMEOUT_S, default 60.
+double DeadlockTimeoutSeconds();
 
 }  // namespace emu

@@ -1,0 +1,131 @@
+"""Efficiency of aclnnPromptFlashAttention on the CPU target, from the emulator's counters
+(issue 4, item 6): cube MACs issued vs the useful MACs of the unmasked region, GM traffic vs
+the minimum, and the load balance over the AI cores.
+
+    python benchmarks/pfa_efficiency.py [--quick] [--csv PATH]
+
+One line per measurement:
+    [PERF] pfa/<shape> :: mac_ratio <x>; tensor_gm_ratio <x>; ...
+
+How the numbers are derived (docs/performance.md has the discussion):
+* useful MACs = pairs the mask/band leaves x (D + D) per head (benchmarks/flops.py);
+  issued MACs = the M pipe's MAC counter summed over all cube cores.
+* Each Mmad of a block of r query rows and c keys issues r*c*D MACs for Q.K^T and the same for
+  P.V, so sum(r*c) = issued / (2 D): the bytes of the workspace hand-off follow from it
+  (P loads by the cube: 2 bytes per score; mask loads: 1 byte per score).
+* tensor GM bytes = what the cores move to/from Q, K, V, the mask and O
+  = cube MTE2 - P loads + mask loads + output bytes; workspace bytes (S, P, P.V partials:
+  the cube <-> vector hand-off, L2-resident on the device) = all GM bytes - tensor bytes.
+* minimum per pass = Q + O once plus K and V once per q-block pass over its visible keys
+  (the issue's "read once per needed pass"); one-pass minimum = Q, K, V, O once each.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import flops  # noqa: E402
+
+import fakit  # noqa: E402
+from fakit.backends import cpu  # noqa: E402
+
+OP = "prompt_flash_attention"
+INT_MAX = 2147483647
+BLOCK_Q = {64: 128, 128: 128, 256: 64, 512: 32}  # the tiling's q-block rows per head dim (fp16)
+
+
+def measurement(name, s, d, causal, heads=1):
+    return dict(name=name, s=s, d=d, causal=causal, heads=heads)
+
+
+def shapes(quick: bool):
+    if quick:
+        return [measurement("causal_s1024_d128", 1024, 128, True),
+                measurement("full_s1024_d128", 1024, 128, False)]
+    return [measurement("causal_s2048_d128", 2048, 128, True),
+            measurement("causal_s4096_d128", 4096, 128, True),
+            measurement("causal_s2048_d64_h4", 2048, 64, True, heads=4),
+            measurement("full_s4096_d128", 4096, 128, False)]
+
+
+def kwargs_for(m):
+    s, d, n = m["s"], m["d"], m["heads"]
+    rng = np.random.default_rng(0)
+    kw = dict(query=rng.uniform(-1, 1, (1, n, s, d)).astype(np.float16),
+              key=rng.uniform(-1, 1, (1, n, s, d)).astype(np.float16),
+              value=rng.uniform(-1, 1, (1, n, s, d)).astype(np.float16),
+              num_heads=n, input_layout="BNSD", scale_value=d ** -0.5)
+    if m["causal"]:
+        kw.update(atten_mask=np.triu(np.ones((s, s), np.bool_), 1), pre_tokens=INT_MAX, next_tokens=0)
+    return kw
+
+
+def pipe(core, name, key="bytes"):
+    return core.get(name, {}).get(key, 0)
+
+
+def measure(m):
+    s, d, n = m["s"], m["d"], m["heads"]
+    kw = kwargs_for(m)
+    t0 = time.time()
+    fakit.run(OP, backend="cpu", **kw)
+    wall = time.time() - t0
+    c = cpu.last_counters()
+    cores = c["cores"]
+    aic = [x for x in cores if x["sub"] == "aic"]
+    issued = sum(pipe(x, "M", "macs") for x in aic)
+    pairs = flops.causal_pairs(s, s) if m["causal"] else flops.full_pairs(s, s)
+    useful = pairs * 2 * d * n
+    scores = issued // (2 * d)                      # sum of r*c over computed blocks
+    out_bytes = n * s * d * 2
+    mask_bytes = scores if m["causal"] else 0
+    all_gm = sum(pipe(x, p) for x in cores for p in ("MTE2", "MTE3", "FIXP"))
+    tensor = sum(pipe(x, "MTE2") for x in aic) - 2 * scores + mask_bytes + out_bytes
+    workspace = all_gm - tensor
+    bq = BLOCK_Q[d]
+    visible = 0                                     # keys each q-block pass must read
+    for q0 in range(0, s, bq):
+        visible += min(s, q0 + bq) if m["causal"] else s
+    per_pass_min = 2 * (2 * n * s * d) + 2 * 2 * n * visible * d + mask_bytes
+    one_pass_min = flops.attention_min_bytes(s, s, n, n, d, d, 2)
+    per_core = [pipe(x, "M", "macs") for x in aic]
+    return {
+        "name": m["name"], "wall_s": round(wall, 2), "block_dim": c["block_dim"],
+        "mac_issued": issued, "mac_useful": useful, "mac_ratio": issued / useful,
+        "gm_bytes": all_gm, "tensor_gm_bytes": tensor, "workspace_bytes": workspace,
+        "per_pass_min_bytes": per_pass_min, "tensor_gm_ratio": tensor / per_pass_min,
+        "one_pass_min_bytes": one_pass_min, "kv_restream_factor": tensor / one_pass_min,
+        "workspace_bytes_per_score": workspace / scores,
+        "core_balance": max(per_core) / (sum(per_core) / len(per_core)),
+    }
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small shapes (S=1024)")
+    ap.add_argument("--csv", type=Path, help="also write the rows to this CSV file")
+    args = ap.parse_args(argv)
+    rows = []
+    for m in shapes(args.quick):
+        r = measure(m)
+        rows.append(r)
+        print(f"[PERF] pfa/{r['name']} :: mac_ratio {r['mac_ratio']:.4f}; tensor_gm_ratio {r['tensor_gm_ratio']:.3f}; "
+              f"kv_restream_factor {r['kv_restream_factor']:.2f}; workspace_bytes_per_score "
+              f"{r['workspace_bytes_per_score']:.2f} B; core_balance {r['core_balance']:.3f}; "
+              f"block_dim {r['block_dim']}; gm_bytes {r['gm_bytes'] / 2**20:.1f} MiB; wall {r['wall_s']} s", flush=True)
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+// The emulated AI core as seen from the kernel-side headers: per-thread core context (identity,
+// local memories, hidden registers, counters), misuse reporting, GM/local bounds checks and
+// the cross-core primitives. Not a CANN header; kernels never include it directly.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "emu/launch.h"
+
+namespace emu {
+
+enum class Pipe : int { MTE2 = 0, MTE1, M, V, MTE3, FIXP, S, COUNT };
+// Physical buffers of arch 2201 (ascendc-semantics.md §1.2).
+enum class Buf : int { GM = 0, UB, L1, L0A, L0B, L0C, BT, FB, COUNT };
+enum CoreKind : int { kMix = 0, kAic = 1, kAiv = 2 };  // AscendC::MIX / AIC / AIV values
+
+struct PipeCounter {
+    uint64_t bytes = 0;  // bytes moved (DMA pipes) or bytes read+written (V)
+    uint64_t ops = 0;    // instructions issued (vector: repeats)
+    uint64_t macs = 0;   // cube multiply-accumulates (M pipe only)
+};
+
+constexpr int kHardEventCount = 35;  // AscendC::HardEvent::MAX
+constexpr int kEventIds = 8;         // QUE_MAX_EVENT on arch 2201
+constexpr int kCrossFlags = 16;
+
+struct LaunchShared;
+
+struct CoreCtx {
+    const char *kernel = "kernel";
+    int block = 0;          // AI core index
+    int sub = 0;            // 0 for AIC; 0/1 for AIV
+    int kind = kAiv;        // kAic or kAiv
+    int blockDim = 1;
+    int taskRation = 1;     // GetTaskRation()
+    int subBlockNum = 1;
+    uint64_t tilingKey = 0;
+    uint64_t userWorkspaceOffset = 0;
+    uint8_t *mem[static_cast<int>(Buf::COUNT)] = {};
+    uint64_t memSize[static_cast<int>(Buf::COUNT)] = {};
+    PipeCounter counters[static_cast<int>(Pipe::COUNT)];
+    // Hidden registers.
+    bool maskCounterMode = false;
+    uint64_t maskHigh = ~0ull, maskLow = ~0ull;
+    uint64_t cmpMask[2] = {0, 0};
+    int atomicOp = 0;        // 0 none, 1 add, 2 max, 3 min
+    int atomicDtype = 0;     // emu::DType of the atomic element type
+    uint64_t padValue = 0;   // SetPadValue bits
+    bool padValueSet = false;
+    float deqScale = 1.0f;
+    // SetFlag/WaitFlag balance per (HardEvent, id).
+    int flags[kHardEventCount][kEventIds] = {};
+    void *tpipe = nullptr;   // GetTPipePtr()
+    LaunchShared *shared = nullptr;
+};
+
+CoreCtx &Ctx();
+// "aic0", "aiv3.1" (AI core 3, vector sub-core 1): names the current core in messages.
+const char *CoreName();
+
+// Misuse: prints "[ascendc-emu] <api> on <core> of kernel <k>: <message>" and aborts.
+[[noreturn]] void Fail(const char *api, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Checks that [p, p + bytes) lies inside one live device allocation.
+void CheckGm(const char *api, const char *operand, const void *p, uint64_t bytes);
+// Checks that [p, p + bytes) lies inside buffer `b` of the current core.
+void CheckLocal(const char *api, const char *operand, Buf b, const void *p, uint64_t bytes);
+// Byte offset of p inside buffer b of the current core (p must be inside).
+uint64_t LocalOffset(Buf b, const void *p);
+
+inline void Count(Pipe p, uint64_t bytes, uint64_t ops = 1) {
+    PipeCounter &c = Ctx().counters[static_cast<int>(p)];
+    c.bytes += bytes;
+    c.ops += ops;
+}
+
+// Cross-core flags (CrossCoreSetFlag/WaitFlag modes 0, 1, 2) and the hard SyncAll barrier.
+void CrossCoreSet(int mode, int flagId);
+void CrossCoreWait(int flagId);
+void SyncAllCores(bool aivOnly);
+
+}  // namespace emu

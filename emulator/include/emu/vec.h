@@ -1,0 +1,50 @@
+// The vector engine interface between kernel_vec.h (templated API surface) and vec_*.cpp.
+// One call = one instruction issue (level 0) with the core's mask register, or a level-2
+// count form that programs counter mode first (ascendc-semantics.md §4.1-4.2).
+#pragma once
+#include <cstdint>
+
+#include "emu/dtype.h"
+
+namespace emu {
+
+enum class VOp : uint8_t {
+    Add, Sub, Mul, Div, Max, Min,  // binary
+    Adds, Muls, Maxs, Mins,        // tensor-scalar
+    Exp, Ln, Abs, Sqrt, Reciprocal, Rsqrt, Relu, Copy,  // unary
+};
+const char *VOpName(VOp op);
+
+// Strides of one instruction, in 32-byte blocks (operand 0 = dst, 1 = src0, 2 = src1).
+struct VGeom {
+    uint32_t repeat = 1;
+    uint32_t blk[3] = {1, 1, 1};
+    uint32_t rep[3] = {8, 8, 8};
+};
+
+void SetMaskContinuous(uint64_t mask, int elemBytes);  // isSetMask with `uint64_t mask`
+void SetMaskBits(uint64_t hi, uint64_t lo);            // isSetMask with `uint64_t mask[2]`
+void BeginCount(uint64_t count);                       // level-2 prologue: counter mode, count
+void EndCount();                                       // level-2 epilogue: normal mode, all ones
+
+void VecBinary(const char *api, VOp op, DType t, LocalRef dst, LocalRef s0, LocalRef s1, const VGeom &g);
+void VecScalar(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, double scalar, const VGeom &g);
+void VecUnary(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, const VGeom &g);
+void VecDup(const char *api, DType t, LocalRef dst, double scalar, const VGeom &g);
+void VecCast(const char *api, DType dt, DType st, int roundMode, LocalRef dst, LocalRef src, const VGeom &g);
+void VecCompare(const char *api, DType t, int cmpMode, LocalRef dst, LocalRef s0, LocalRef s1, bool scalarForm,
+                double scalar, const VGeom &g);
+void VecSelect(const char *api, DType t, int selMode, LocalRef dst, LocalRef sel, LocalRef s0, LocalRef s1,
+               bool scalarForm, double scalar, const VGeom &g);
+// WholeReduce{Max,Min,Sum} (kind 0 max, 1 min, 2 sum); order = ReduceOrder.
+void VecWholeReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef src, uint32_t repeat, uint32_t dstRep,
+                    uint32_t srcBlk, uint32_t srcRep, int order);
+void VecBlockReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef src, uint32_t repeat, uint32_t dstRep,
+                    uint32_t srcBlk, uint32_t srcRep);
+// Level-2 Reduce{Max,Min,Sum} over `count` contiguous elements (repeat == 0) or the level-0-like
+// form over `repeat` repeats of the current mask with srcRep; writes dst[0] (+ index in dst[1]).
+void VecReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef src, LocalRef tmp, uint64_t count,
+               uint32_t repeat, uint32_t srcRep, bool calIndex);
+void VecBrcb(const char *api, DType t, LocalRef dst, LocalRef src, uint32_t repeat, uint32_t dstBlk, uint32_t dstRep);
+
+}  // namespace emu

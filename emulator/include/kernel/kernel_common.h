@@ -1,0 +1,117 @@
+// Enums, core identity, kernel-type and tiling macros of the Ascend C kernel API
+// (ascendc-semantics.md §1.2, §4.7-4.10, §6, §7.1). Names and values follow the CANN headers.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "emu/core.h"
+#include "kernel/emu_types.h"
+
+namespace AscendC {
+
+enum class TPosition : uint8_t {
+    GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM, SHM = SPM,
+    TSCM, C2PIPE2GM, C2PIPE2LOCAL, MAX
+};
+using QuePosition = TPosition;
+
+enum class HardEvent : uint8_t {
+    MTE2_MTE1, MTE1_MTE2, MTE1_M, M_MTE1, MTE2_V, V_MTE2, MTE3_V, V_MTE3, M_V, V_M, V_V,
+    MTE3_MTE1, MTE1_MTE3, MTE1_V, MTE2_M, M_MTE2, V_MTE1, M_FIX, FIX_M, MTE3_MTE2, MTE2_MTE3,
+    S_V, V_S, S_MTE2, MTE2_S, S_MTE3, MTE3_S, MTE2_FIX, FIX_MTE2, FIX_S, M_S, FIX_MTE3,
+    MTE1_FIX, FIX_MTE1, FIX_FIX, MAX
+};
+using TEventID = int8_t;
+
+enum class RoundMode : uint8_t { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD, UNKNOWN = 0xFF };
+enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
+enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
+enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE, ORDER_ONLY_VALUE, ORDER_ONLY_INDEX };
+enum class MaskMode : uint8_t { NORMAL = 0, COUNTER };
+
+// Core kinds (impl/utils/sys_constants.h).
+constexpr int32_t MIX = 0;
+constexpr int32_t AIC = 1;
+constexpr int32_t AIV = 2;
+
+constexpr uint64_t MASK_PLACEHOLDER = 0;
+constexpr uint32_t ONE_BLK_SIZE = 32;
+constexpr uint32_t ONE_REPEAT_BYTE_SIZE = 256;
+constexpr uint32_t DEFAULT_REPEAT_STRIDE = 8;
+constexpr uint32_t DEFAULT_BLK_STRIDE = 1;
+constexpr uint32_t BLOCK_CUBE = 16;
+constexpr uint32_t CUBE_MAX_SIZE = 256;
+constexpr uint64_t RESERVED_WORKSPACE = 16 * 1024 * 1024;
+constexpr uint32_t TOTAL_UB_SIZE = 192 * 1024;
+constexpr uint32_t TOTAL_VEC_LOCAL_SIZE = 184 * 1024;
+constexpr uint32_t TMP_UB_OFFSET = 184 * 1024;
+constexpr uint32_t TOTAL_L0A_SIZE = 64 * 1024;
+constexpr uint32_t TOTAL_L0B_SIZE = 64 * 1024;
+constexpr uint32_t TOTAL_L0C_SIZE = 128 * 1024;
+constexpr uint32_t TOTAL_L1_SIZE = 512 * 1024 - 128;
+
+// Core identity (§6.6).
+inline int64_t GetBlockNum() { return emu::Ctx().blockDim; }
+inline int64_t GetBlockIdx() {
+    const emu::CoreCtx &c = emu::Ctx();
+    return c.kind == emu::kAiv ? static_cast<int64_t>(c.block) * c.taskRation + c.sub : c.block;
+}
+inline int64_t GetSubBlockIdx() { return emu::Ctx().sub; }
+inline int64_t GetSubBlockNum() { return emu::Ctx().subBlockNum; }
+inline int64_t GetTaskRation() { return emu::Ctx().taskRation; }
+inline int64_t GetTaskRatio() { return emu::Ctx().taskRation; }
+
+// Workspace (§1.8): the user part starts after the system part when the launch says so.
+inline __gm__ uint8_t *GetUserWorkspace(GM_ADDR workspace) {
+    return workspace == nullptr ? nullptr : workspace + emu::Ctx().userWorkspaceOffset;
+}
+__gm__ uint8_t *GetSysWorkSpacePtr();
+inline void SetSysWorkspace(GM_ADDR) {}
+inline void SetSysWorkspaceForce(GM_ADDR) {}
+
+}  // namespace AscendC
+
+using AscendC::GetBlockIdx;
+using AscendC::GetBlockNum;
+
+enum KernelMetaType : uint8_t {
+    KERNEL_TYPE_AIV_ONLY = 0, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_0,
+    KERNEL_TYPE_MIX_AIC_1_1, KERNEL_TYPE_MIX_AIC_1_2, KERNEL_TYPE_AICORE, KERNEL_TYPE_VECTORCORE,
+    KERNEL_TYPE_MIX_AICORE, KERNEL_TYPE_MIX_VECTOR_CORE, KERNEL_TYPE_MAX
+};
+
+// Read by CANN's pre-compile pass only; the launcher is told the kernel type by the host.
+#define KERNEL_TASK_TYPE_DEFAULT(value)
+#define KERNEL_TASK_TYPE(key, value)
+
+// CPU-debug forms: run-time tests of the current core kind (§6.7).
+#define g_coreType (::emu::Ctx().kind)
+#define ASCEND_IS_AIV (g_coreType == AscendC::AIV)
+#define ASCEND_IS_AIC (g_coreType == AscendC::AIC)
+#define ASCEND_IS_NOT_AIV (g_coreType != AscendC::AIV)
+#define ASCEND_IS_NOT_AIC (g_coreType != AscendC::AIC)
+
+// Tiling (§7.1): a byte copy of the struct the host wrote into the tiling buffer.
+#define GET_TILING_DATA_WITH_STRUCT(tiling_struct, tiling_data, tiling_arg) \
+    tiling_struct tiling_data;                                              \
+    ::emu::CopyTiling(&tiling_data, tiling_arg, sizeof(tiling_struct), #tiling_struct)
+#define GET_TILING_DATA_PTR_WITH_STRUCT(tiling_struct, dst_ptr, tiling_arg)                        \
+    ::emu::CheckGm("GET_TILING_DATA_PTR_WITH_STRUCT", "tiling", tiling_arg, sizeof(tiling_struct)); \
+    const __gm__ tiling_struct *dst_ptr = reinterpret_cast<const __gm__ tiling_struct *>(tiling_arg)
+#define GET_TILING_DATA_MEMBER(tiling_struct, member, var, tiling_arg)                                   \
+    decltype(reinterpret_cast<tiling_struct *>(0)->member) var;                                          \
+    ::emu::CopyTiling(&var, (tiling_arg) + offsetof(tiling_struct, member), sizeof(var), #tiling_struct "." #member)
+#define COPY_TILING_WITH_STRUCT(tiling_struct, src_ptr, dst_ptr) \
+    tiling_struct dst_ptr##_copy = *(src_ptr);                   \
+    const tiling_struct *dst_ptr = &dst_ptr##_copy
+#define REGISTER_TILING_DEFAULT(tiling_struct)
+#define REGISTER_TILING_FOR_TILINGKEY(cond, tiling_struct)
+#define REGISTER_NONE_TILING
+#define TILING_KEY_IS(key) (::emu::Ctx().tilingKey == static_cast<uint64_t>(key))
+
+namespace emu {
+inline void CopyTiling(void *dst, const void *tiling, size_t bytes, const char *what) {
+    CheckGm("GET_TILING_DATA", what, tiling, bytes);
+    std::memcpy(dst, tiling, bytes);
+}
+}  // namespace emu

@@ -1,0 +1,69 @@
+// Synchronisation (ascendc-semantics.md §6): SetFlag/WaitFlag inside a core, PipeBarrier,
+// SyncAll and the cross-core flags. The emulator executes every instruction at issue, so a
+// correctly synchronised kernel computes what the hardware computes; a WaitFlag that no
+// SetFlag can satisfy is reported (on the hardware the core would hang).
+#pragma once
+#include "kernel/kernel_tensor.h"
+
+enum pipe_t : uint8_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_MTE4, PIPE_MTE5, PIPE_V2, PIPE_FIX };
+enum class MemDsbT : uint8_t { ALL = 0, DDR, UB, SEQ };
+
+namespace AscendC {
+
+const char *HardEventName(HardEvent e);
+
+template <HardEvent event>
+void SetFlag(int32_t eventID) {
+    if (eventID < 0 || eventID >= emu::kEventIds) emu::Fail("SetFlag", "event %s id %d is outside [0, 7]", HardEventName(event), eventID);
+    ++emu::Ctx().flags[static_cast<int>(event)][eventID];
+}
+template <HardEvent event>
+void WaitFlag(int32_t eventID) {
+    if (eventID < 0 || eventID >= emu::kEventIds) emu::Fail("WaitFlag", "event %s id %d is outside [0, 7]", HardEventName(event), eventID);
+    int &f = emu::Ctx().flags[static_cast<int>(event)][eventID];
+    if (f == 0)
+        emu::Fail("WaitFlag", "event %s id %d was never set by a SetFlag on this core: the hardware would hang here",
+                  HardEventName(event), eventID);
+    --f;
+}
+
+template <pipe_t src, pipe_t dst>
+class TQueSync {
+public:
+    void SetFlag(TEventID id);
+    void WaitFlag(TEventID id);
+};
+
+template <pipe_t pipe>
+void PipeBarrier() {
+    static_assert(pipe != PIPE_S, "PipeBarrier<PIPE_S> is not supported");
+}
+template <MemDsbT arg0>
+void DataSyncBarrier() {}
+inline void DataCacheCleanAndInvalid(...) {}
+
+struct SyncAllConfig {
+    pipe_t triggerPipe;
+    pipe_t waitPipe;
+};
+constexpr SyncAllConfig DEFAULT_SYNC_ALL_CONFIG = {PIPE_ALL, PIPE_ALL};
+
+template <bool isAIVOnly = true>
+void SyncAll() { emu::SyncAllCores(isAIVOnly); }
+template <bool isAIVOnly = true>
+void SyncAll(const GlobalTensor<int32_t> &gmWorkspace, const LocalTensor<int32_t> &ubWorkspace, const int32_t usedCores = 0) {
+    (void)ubWorkspace;
+    (void)usedCores;
+    emu::CheckGm("SyncAll", "gmWorkspace", gmWorkspace.GetPhyAddr(), static_cast<uint64_t>(GetBlockNum()) * 32);
+    emu::SyncAllCores(true);
+}
+
+template <uint8_t modeId, pipe_t pipe>
+void CrossCoreSetFlag(uint16_t flagId) {
+    static_assert(pipe != PIPE_S && pipe != PIPE_ALL, "CrossCoreSetFlag: pipe must not be PIPE_S or PIPE_ALL");
+    emu::CrossCoreSet(modeId, flagId);
+}
+template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
+void CrossCoreWaitFlag(uint16_t flagId) { emu::CrossCoreWait(flagId); }
+
+}  // namespace AscendC

@@ -1,0 +1,466 @@
+// emu::OpRunner and emu::LaunchKernelArgs: the CPU target's path from an aclnn call to the
+// operator's tiling function and on to the emulated AI cores.
+#include "emu/op_runner.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "emu/device_memory.h"
+#include "emu/log.h"
+#include "emu/op_registry.h"
+#include "exe_graph/runtime/infer_shape_context.h"
+
+aclOpExecutor::~aclOpExecutor() {
+    for (void *p : ownedDeviceMemory) emu::DeviceFree(p, "aclOpExecutor");
+}
+
+extern "C" aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
+    delete executor;
+    return ACLNN_SUCCESS;
+}
+
+namespace emu {
+namespace {
+
+const ops::OpDef &Def(const void *def) { return *static_cast<const ops::OpDef *>(def); }
+
+gert::Shape ToShape(const std::vector<int64_t> &dims) {
+    gert::Shape s;
+    for (int64_t d : dims) s.AppendDim(d);
+    return s;
+}
+
+// Bytes spanned by a strided view (0 for an empty one).
+uint64_t ViewBytes(const aclTensor &t) {
+    if (t.IsEmpty()) return 0;
+    int64_t last = 0;
+    for (size_t i = 0; i < t.viewShape.size(); ++i) last += (t.viewShape[i] - 1) * t.strides[i];
+    return static_cast<uint64_t>(last + 1) * aclDataTypeSize(t.dataType);
+}
+
+template <typename T>
+std::string ListText(const std::vector<T> &items, const char *(*name)(T)) {
+    std::string s = "{";
+    for (size_t i = 0; i < items.size(); ++i) s += std::string(i ? ", " : "") + name(items[i]);
+    return s + "}";
+}
+
+}  // namespace
+
+OpRunner::OpRunner(const char *opType) : call_(std::make_shared<OpCall>()) {
+    call_->opType = opType;
+    const ops::OpDef *def = FindOpDef(opType);
+    if (def == nullptr) {
+        Fail(ACLNN_ERR_INNER_FIND_KERNEL_ERROR, std::string("operator ") + opType + " is not registered (OP_ADD)");
+        return;
+    }
+    def_ = def;
+    call_->inputs.resize(def->GetInputs().size());
+    call_->outputs.resize(def->GetOutputs().size());
+    auto &values = call_->attrs.MutableValues();
+    values.resize(def->GetAttrs().size());
+    attrSet_.assign(def->GetAttrs().size(), false);
+    using T = ops::OpAttrDef::Type;
+    using K = gert::AttrValue::Kind;
+    for (size_t i = 0; i < values.size(); ++i) {
+        const ops::OpAttrDef &a = def->GetAttrs()[i];
+        gert::AttrValue &v = values[i];
+        switch (a.GetType()) {
+            case T::INT: v.kind = K::INT; v.i = a.GetDefaultInt(); break;
+            case T::FLOAT: v.kind = K::FLOAT; v.f = a.GetDefaultFloat(); break;
+            case T::BOOL: v.kind = K::BOOL; v.b = a.GetDefaultBool(); break;
+            case T::STRING: v.kind = K::STRING; v.s = a.GetDefaultString(); break;
+            case T::LIST_INT: v.kind = K::LIST_INT; v.listInt = gert::TypedContinuousVector<int64_t>(a.GetDefaultListInt()); break;
+            case T::LIST_FLOAT: v.kind = K::LIST_FLOAT; v.listFloat = gert::TypedContinuousVector<float>(a.GetDefaultListFloat()); break;
+            default: break;
+        }
+    }
+}
+
+void OpRunner::Fail(aclnnStatus status, const std::string &message) {
+    if (firstError_ != ACLNN_SUCCESS) return;  // report the first problem only
+    firstError_ = status;
+    LogError("%s: %s", call_->opType.c_str(), message.c_str());
+}
+
+OpCallParam *OpRunner::NextParam(bool output) {
+    if (def_ == nullptr) return nullptr;
+    size_t &next = output ? nextOutput_ : nextInput_;
+    auto &params = output ? call_->outputs : call_->inputs;
+    if (next >= params.size()) {
+        Fail(ACLNN_ERR_INNER, std::string("more ") + (output ? "outputs" : "inputs") + " given than the OpDef declares (" +
+                                  std::to_string(params.size()) + ")");
+        return nullptr;
+    }
+    return &params[next++];
+}
+
+OpRunner &OpRunner::Input(const aclTensor *tensor) {
+    const size_t index = nextInput_;
+    OpCallParam *param = NextParam(false);
+    if (param == nullptr) return *this;
+    const ops::OpParamDef &pd = Def(def_).GetInputs()[index];
+    if (tensor == nullptr) {
+        if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required input " + pd.GetName() + " is null");
+        return *this;
+    }
+    if (!tensor->IsContiguous()) {
+        Fail(ACLNN_ERR_PARAM_INVALID, "input " + pd.GetName() + " is not contiguous (strides " +
+                                          ShapeString(tensor->strides) + " for shape " + ShapeString(tensor->viewShape) +
+                                          "); the CPU target needs contiguous tensors");
+        return *this;
+    }
+    const uint64_t bytes = ViewBytes(*tensor);
+    if (bytes > 0 && !DeviceFind(tensor->ViewData(), bytes, nullptr)) {
+        Fail(ACLNN_ERR_PARAM_INVALID, "input " + pd.GetName() + ": its " + std::to_string(bytes) +
+                                          " bytes of data are not inside one device allocation (aclrtMalloc)");
+        return *this;
+    }
+    OpCallTensor t;
+    const gert::Shape shape = ToShape(tensor->viewShape);
+    t.shape = gert::StorageShape(shape, shape);
+    t.desc = gert::CompileTimeTensorDesc(tensor->GetDataType(), tensor->GetStorageFormat());
+    t.tensor = gert::Tensor(t.shape, t.desc.GetDataType(), t.desc.GetStorageFormat(), nullptr);
+    t.deviceAddr = tensor->ViewData();
+    t.acl = tensor;
+    param->present = true;
+    param->instances.push_back(t);
+    return *this;
+}
+
+OpRunner &OpRunner::Input(const aclIntArray *values) {
+    const size_t index = nextInput_;
+    OpCallParam *param = NextParam(false);
+    if (param == nullptr) return *this;
+    const ops::OpParamDef &pd = Def(def_).GetInputs()[index];
+    if (values == nullptr) {
+        if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required input " + pd.GetName() + " is null");
+        return *this;
+    }
+    OpCallTensor t;
+    t.hostValues = std::make_shared<std::vector<int64_t>>(values->values);
+    const gert::Shape shape = ToShape({static_cast<int64_t>(values->values.size())});
+    t.shape = gert::StorageShape(shape, shape);
+    t.desc = gert::CompileTimeTensorDesc(ge::DT_INT64, ge::FORMAT_ND);
+    t.tensor = gert::Tensor(t.shape, ge::DT_INT64, ge::FORMAT_ND, t.hostValues->data());
+    param->present = true;
+    param->instances.push_back(t);
+    return *this;
+}
+
+OpRunner &OpRunner::Input(const aclTensorList *list) {
+    const size_t index = nextInput_;
+    OpCallParam *param = NextParam(false);
+    if (param == nullptr) return *this;
+    const ops::OpParamDef &pd = Def(def_).GetInputs()[index];
+    if (list == nullptr) {
+        if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required input " + pd.GetName() + " is null");
+        return *this;
+    }
+    // The kernel-side descriptor of a dynamic input (ListTensorDesc) is not built yet.
+    Fail(ACLNN_ERR_PARAM_INVALID, "input " + pd.GetName() + ": tensor-list (dynamic) inputs are not supported on the CPU target yet");
+    return *this;
+}
+
+OpRunner &OpRunner::Output(const aclTensor *tensor) {
+    const size_t index = nextOutput_;
+    OpCallParam *param = NextParam(true);
+    if (param == nullptr) return *this;
+    const ops::OpParamDef &pd = Def(def_).GetOutputs()[index];
+    if (tensor == nullptr) {
+        if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required output " + pd.GetName() + " is null");
+        return *this;
+    }
+    if (!tensor->IsContiguous()) {
+        Fail(ACLNN_ERR_PARAM_INVALID, "output " + pd.GetName() + " is not contiguous; the CPU target needs contiguous tensors");
+        return *this;
+    }
+    const uint64_t bytes = ViewBytes(*tensor);
+    if (bytes > 0 && !DeviceFind(tensor->ViewData(), bytes, nullptr)) {
+        Fail(ACLNN_ERR_PARAM_INVALID, "output " + pd.GetName() + ": its " + std::to_string(bytes) +
+                                          " bytes of data are not inside one device allocation (aclrtMalloc)");
+        return *this;
+    }
+    OpCallTensor t;
+    const gert::Shape shape = ToShape(tensor->viewShape);
+    t.shape = gert::StorageShape(shape, shape);
+    t.desc = gert::CompileTimeTensorDesc(tensor->GetDataType(), tensor->GetStorageFormat());
+    t.tensor = gert::Tensor(t.shape, t.desc.GetDataType(), t.desc.GetStorageFormat(), nullptr);
+    t.deviceAddr = tensor->ViewData();
+    t.acl = tensor;
+    param->present = true;
+    param->instances.push_back(t);
+    return *this;
+}
+
+namespace {
+
+// Index of attribute `name` in the OpDef, or -1.
+int AttrIndex(const ops::OpDef &def, const char *name) {
+    for (size_t i = 0; i < def.GetAttrs().size(); ++i)
+        if (def.GetAttrs()[i].GetName() == name) return static_cast<int>(i);
+    return -1;
+}
+
+}  // namespace
+
+#define EMU_RUNNER_ATTR_PROLOGUE(typeName)                                                               \
+    if (def_ == nullptr) return *this;                                                                 \
+    const int idx = AttrIndex(Def(def_), name);                                                        \
+    if (idx < 0) {                                                                                     \
+        Fail(ACLNN_ERR_INNER, std::string("attribute ") + name + " is not declared by the OpDef");      \
+        return *this;                                                                                  \
+    }                                                                                                  \
+    gert::AttrValue &v = call_->attrs.MutableValues()[idx];                                            \
+    attrSet_[idx] = true;                                                                              \
+    using K = gert::AttrValue::Kind;                                                                   \
+    const char *given = typeName;
+
+OpRunner &OpRunner::Attr(const char *name, int64_t value) {
+    EMU_RUNNER_ATTR_PROLOGUE("int")
+    if (v.kind == K::INT) v.i = value;
+    else if (v.kind == K::FLOAT) v.f = static_cast<float>(value);
+    else Fail(ACLNN_ERR_INNER, std::string("attribute ") + name + " is not of type " + given);
+    return *this;
+}
+
+OpRunner &OpRunner::Attr(const char *name, double value) {
+    EMU_RUNNER_ATTR_PROLOGUE("float")
+    if (v.kind == K::FLOAT) v.f = static_cast<float>(value);
+    else Fail(ACLNN_ERR_INNER, std::string("attribute ") + name + " is not of type " + given);
+    return *this;
+}
+
+OpRunner &OpRunner::Attr(const char *name, bool value) {
+    EMU_RUNNER_ATTR_PROLOGUE("bool")
+    if (v.kind == K::BOOL) v.b = value;
+    else Fail(ACLNN_ERR_INNER, std::string("attribute ") + name + " is not of type " + given);
+    return *this;
+}
+
+OpRunner &OpRunner::Attr(const char *name, const char *value) {
+    EMU_RUNNER_ATTR_PROLOGUE("string")
+    if (v.kind == K::STRING) v.s = value ? value : "";
+    else Fail(ACLNN_ERR_INNER, std::string("attribute ") + name + " is not of type " + given);
+    return *this;
+}
+
+OpRunner &OpRunner::Attr(const char *name, const std::vector<int64_t> &values) {
+    EMU_RUNNER_ATTR_PROLOGUE("list_int")
+    if (v.kind == K::LIST_INT) v.listInt = gert::TypedContinuousVector<int64_t>(values);
+    else Fail(ACLNN_ERR_INNER, std::string("attribute ") + name + " is not of type " + given);
+    return *this;
+}
+
+#undef EMU_RUNNER_ATTR_PROLOGUE
+
+std::vector<std::vector<int64_t>> OpRunner::InferOutputShapes() {
+    std::vector<std::vector<int64_t>> shapes;
+    auto fn = FindInferShapeFunc(call_->opType);
+    if (fn == nullptr || firstError_ != ACLNN_SUCCESS) return shapes;
+    OpCall copy = *call_;  // infershape writes output shapes; keep the caller's intact
+    gert::InferShapeContext ctx(&copy);
+    if (fn(&ctx) != ge::GRAPH_SUCCESS) {
+        if (LastErrorMessage().empty()) LogError("%s: infershape failed", call_->opType.c_str());
+        return shapes;
+    }
+    for (const OpCallParam &p : copy.outputs) {
+        std::vector<int64_t> dims;
+        if (p.present && !p.instances.empty()) {
+            const gert::Shape &s = p.instances[0].shape.GetOriginShape();
+            for (size_t i = 0; i < s.GetDimNum(); ++i) dims.push_back(s.GetDim(i));
+        }
+        shapes.push_back(dims);
+    }
+    return shapes;
+}
+
+namespace {
+
+// Does column `col` of the OpDef's dtype/format table accept the call?
+bool ColumnMatches(const std::vector<ops::OpParamDef> &defs, const std::vector<OpCallParam> &params, size_t col) {
+    for (size_t i = 0; i < defs.size() && i < params.size(); ++i) {
+        if (!params[i].present) continue;
+        const auto &dts = defs[i].GetDataTypes();
+        const auto &fmts = defs[i].GetFormats();
+        for (const OpCallTensor &t : params[i].instances) {
+            const bool dtOk = dts.empty() ||
+                              (defs[i].IsDataTypeList() ? std::find(dts.begin(), dts.end(), t.desc.GetDataType()) != dts.end()
+                                                        : col < dts.size() && dts[col] == t.desc.GetDataType());
+            const bool fmtOk = fmts.empty() ||
+                               (defs[i].IsFormatList() ? std::find(fmts.begin(), fmts.end(), t.desc.GetStorageFormat()) != fmts.end()
+                                                       : col < fmts.size() && fmts[col] == t.desc.GetStorageFormat());
+            if (!dtOk || !fmtOk) return false;
+        }
+    }
+    return true;
+}
+
+size_t ColumnCount(const ops::OpDef &def) {
+    size_t n = 0;
+    for (const auto *list : {&def.GetInputs(), &def.GetOutputs()})
+        for (const ops::OpParamDef &p : *list) {
+            if (!p.IsDataTypeList()) n = std::max(n, p.GetDataTypes().size());
+            if (!p.IsFormatList()) n = std::max(n, p.GetFormats().size());
+        }
+    return n;
+}
+
+}  // namespace
+
+aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor) {
+    if (workspaceSize == nullptr || executor == nullptr) {
+        Fail(ACLNN_ERR_PARAM_NULLPTR, workspaceSize == nullptr ? "workspaceSize is null" : "executor is null");
+    }
+    if (firstError_ != ACLNN_SUCCESS) return firstError_;
+    const ops::OpDef &def = Def(def_);
+    for (size_t i = nextInput_; i < def.GetInputs().size(); ++i) {
+        if (def.GetInputs()[i].GetParamType() == ops::REQUIRED) {
+            Fail(ACLNN_ERR_INNER, "required input " + def.GetInputs()[i].GetName() + " was not given to the op runner");
+            return firstError_;
+        }
+    }
+    for (size_t i = nextOutput_; i < def.GetOutputs().size(); ++i) {
+        if (def.GetOutputs()[i].GetParamType() == ops::REQUIRED) {
+            Fail(ACLNN_ERR_INNER, "required output " + def.GetOutputs()[i].GetName() + " was not given to the op runner");
+            return firstError_;
+        }
+    }
+    for (size_t i = 0; i < def.GetAttrs().size(); ++i) {
+        if (def.GetAttrs()[i].IsRequired() && !attrSet_[i]) {
+            Fail(ACLNN_ERR_INNER, "required attribute " + def.GetAttrs()[i].GetName() + " was not given to the op runner");
+            return firstError_;
+        }
+    }
+    // Each parameter's dtype/format must be one the OpDef lists, and all of them one column.
+    for (int side = 0; side < 2; ++side) {
+        const auto &defs = side == 0 ? def.GetInputs() : def.GetOutputs();
+        const auto &params = side == 0 ? call_->inputs : call_->outputs;
+        for (size_t i = 0; i < defs.size(); ++i) {
+            if (!params[i].present) continue;
+            const auto &dts = defs[i].GetDataTypes();
+            for (const OpCallTensor &t : params[i].instances) {
+                if (!dts.empty() && std::find(dts.begin(), dts.end(), t.desc.GetDataType()) == dts.end()) {
+                    Fail(ACLNN_ERR_PARAM_INVALID, std::string(side == 0 ? "input " : "output ") + defs[i].GetName() +
+                                                      " has dtype " + ge::DataTypeName(t.desc.GetDataType()) +
+                                                      "; supported: " + ListText(dts, ge::DataTypeName));
+                    return firstError_;
+                }
+                const auto &fmts = defs[i].GetFormats();
+                if (!fmts.empty() && std::find(fmts.begin(), fmts.end(), t.desc.GetStorageFormat()) == fmts.end()) {
+                    Fail(ACLNN_ERR_PARAM_INVALID, std::string(side == 0 ? "input " : "output ") + defs[i].GetName() +
+                                                      " has format " + ge::FormatName(t.desc.GetStorageFormat()) +
+                                                      "; supported: " + ListText(fmts, ge::FormatName));
+                    return firstError_;
+                }
+            }
+        }
+    }
+    const size_t columns = ColumnCount(def);
+    bool matched = columns == 0;
+    for (size_t col = 0; col < columns && !matched; ++col)
+        matched = ColumnMatches(def.GetInputs(), call_->inputs, col) && ColumnMatches(def.GetOutputs(), call_->outputs, col);
+    if (!matched) {
+        std::string got;
+        for (int side = 0; side < 2; ++side) {
+            const auto &defs = side == 0 ? def.GetInputs() : def.GetOutputs();
+            const auto &params = side == 0 ? call_->inputs : call_->outputs;
+            for (size_t i = 0; i < defs.size(); ++i)
+                if (params[i].present)
+                    got += (got.empty() ? "" : ", ") + defs[i].GetName() + "=" +
+                           ge::DataTypeName(params[i].instances[0].desc.GetDataType());
+        }
+        Fail(ACLNN_ERR_PARAM_INVALID, "the dtype combination (" + got + ") is not one the OpDef supports");
+        return firstError_;
+    }
+
+    auto tiling = FindTilingFunc(call_->opType);
+    if (tiling == nullptr) {
+        Fail(ACLNN_ERR_INNER_TILING_ERROR, "no tiling function registered (AICore().SetTiling or IMPL_OP_OPTILING)");
+        return firstError_;
+    }
+    const std::string errorBefore = LastErrorMessage();
+    gert::TilingContext ctx(call_.get());
+    if (tiling(&ctx) != ge::GRAPH_SUCCESS) {
+        // Keep the tiling function's own message as the last error when it logged one.
+        if (LastErrorMessage() == errorBefore) LogError("%s: tiling failed", call_->opType.c_str());
+        firstError_ = ACLNN_ERR_INNER_TILING_ERROR;
+        return firstError_;
+    }
+    if (call_->blockDim == 0) {
+        Fail(ACLNN_ERR_INNER_TILING_ERROR, "tiling set no block dim (SetBlockDim)");
+        return firstError_;
+    }
+
+    auto *exe = new aclOpExecutor;
+    exe->call = call_;
+    for (OpCallParam &p : call_->inputs) {
+        if (!p.present) {
+            exe->args.push_back(nullptr);
+            continue;
+        }
+        OpCallTensor &t = p.instances[0];
+        if (t.hostValues) {  // value input: the kernel reads a device copy
+            const size_t bytes = t.hostValues->size() * sizeof(int64_t);
+            void *dev = DeviceAlloc(bytes > 0 ? bytes : sizeof(int64_t), "aclnn value input");
+            if (bytes > 0) std::memcpy(dev, t.hostValues->data(), bytes);
+            exe->ownedDeviceMemory.push_back(dev);
+            t.deviceAddr = dev;
+        }
+        exe->args.push_back(t.deviceAddr);
+    }
+    for (const OpCallParam &p : call_->outputs) exe->args.push_back(p.present ? p.instances[0].deviceAddr : nullptr);
+    uint64_t total = 0;
+    for (size_t s : call_->workspaceSizes) total += s;
+    exe->workspaceSize = total;
+    *workspaceSize = total;
+    *executor = exe;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t workspaceSize, aclrtStream,
+                             CoreMix mix, const char *kernelName, void (*invoke)(void *kernel, void *const *args),
+                             void *kernel, size_t kernelArgc) {
+    if (executor == nullptr) {
+        LogError("%s: executor is null", kernelName);
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    std::unique_ptr<aclOpExecutor> exe(executor);  // the second stage consumes the executor
+    const OpCall &call = *exe->call;
+    if (exe->workspaceSize > 0) {
+        if (workspace == nullptr || workspaceSize < exe->workspaceSize) {
+            LogError("%s: the workspace (%p, %llu bytes) is smaller than the %llu bytes GetWorkspaceSize asked for",
+                     call.opType.c_str(), workspace, static_cast<unsigned long long>(workspaceSize),
+                     static_cast<unsigned long long>(exe->workspaceSize));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        if (!DeviceFind(workspace, exe->workspaceSize, nullptr)) {
+            LogError("%s: the workspace %p is not %llu bytes of device memory (aclrtMalloc)", call.opType.c_str(),
+                     workspace, static_cast<unsigned long long>(exe->workspaceSize));
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    if (kernelArgc != exe->args.size() + 2) {
+        LogError("%s: kernel %s takes %zu arguments but the OpDef gives %zu inputs/outputs + workspace + tiling",
+                 call.opType.c_str(), kernelName, kernelArgc, exe->args.size());
+        return ACLNN_ERR_INNER;
+    }
+    const size_t tilingBytes = call.tilingData.GetDataSize();
+    void *tiling = DeviceAlloc(tilingBytes > 0 ? tilingBytes : 1, "aclnn tiling data");
+    if (tiling == nullptr) return ACLNN_ERR_RUNTIME_ERROR;
+    std::memcpy(tiling, call.tilingData.GetData(), tilingBytes);
+    std::vector<void *> args = exe->args;
+    args.push_back(exe->workspaceSize > 0 ? workspace : nullptr);
+    args.push_back(tiling);
+
+    LaunchConfig cfg;
+    cfg.name = kernelName;
+    cfg.blockDim = call.blockDim;
+    cfg.mix = mix;
+    cfg.tilingKey = call.tilingKey;
+    Launch(cfg, [&] { invoke(kernel, args.data()); });
+    DeviceFree(tiling, "aclnn tiling data");
+    return ACLNN_SUCCESS;
+}
+
+}  // namespace emu

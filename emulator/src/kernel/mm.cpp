@@ -1,0 +1,221 @@
+// LoadData 2D, Mmad and Fixpipe on the real fractal layouts (ascendc-semantics.md §2.5-2.7, §3):
+// L0A Zz, L0B Zn, L0C Nz. A wrong layout or a wrong LoadData gives wrong numbers.
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "emu/core.h"
+#include "emu/dtype.h"
+#include "kernel_operator.h"
+
+namespace emu {
+
+void GmStore(const char *api, uint8_t *dst, const uint8_t *src, uint64_t bytes);
+
+namespace {
+
+const char *BufName(int b) {
+    static const char *n[] = {"GM", "UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
+    return n[b];
+}
+
+void CheckSpan(const char *api, const char *what, const LocalRef &r, uint64_t span, uint64_t align) {
+    CheckLocal(api, what, static_cast<Buf>(r.buf), r.p, span);
+    if (span > r.bytes)
+        Fail(api, "%s needs %llu bytes but the %s tensor has %llu", what, (unsigned long long)span, BufName(r.buf),
+             (unsigned long long)r.bytes);
+    const uint64_t off = LocalOffset(static_cast<Buf>(r.buf), r.p);
+    if (off % align != 0)
+        Fail(api, "%s address %s+%llu is not %llu-byte aligned", what, BufName(r.buf), (unsigned long long)off, (unsigned long long)align);
+}
+
+float LoadF(DType t, const uint8_t *p) {
+    uint16_t b;
+    switch (t) {
+        case DType::F16: std::memcpy(&b, p, 2); return HalfBitsToFloat(b);
+        case DType::BF16: std::memcpy(&b, p, 2); return Bf16BitsToFloat(b);
+        default: { float f; std::memcpy(&f, p, 4); return f; }
+    }
+}
+
+}  // namespace
+
+void LoadData2D(const char *api, LocalRef dst, const void *src, int srcBuf, uint64_t srcBytes, int es,
+                const AscendC::LoadData2DParams &p) {
+    if (p.repeatTimes == 0 || Ctx().mem[dst.buf] == nullptr) return;
+    const Buf db = static_cast<Buf>(dst.buf), sb = static_cast<Buf>(srcBuf);
+    const bool toL0 = db == Buf::L0A || db == Buf::L0B;
+    if (!(toL0 && sb == Buf::L1) && !(sb == Buf::GM && (toL0 || db == Buf::L1)))
+        Fail(api, "%s -> %s is not a LoadData 2D path (L1 -> L0A/L0B, GM -> L1/L0A/L0B)", BufName(srcBuf), BufName(dst.buf));
+    if (p.ifTranspose && (es != 2 || sb != Buf::L1))
+        Fail(api, "ifTranspose needs 16-bit elements loaded from L1 (got %d-byte elements from %s)", es, BufName(srcBuf));
+    const bool down = p.addrMode == 1 && sb == Buf::GM;
+    const uint64_t n = p.repeatTimes;
+    const int64_t lastSrc = down ? static_cast<int64_t>(p.startIndex) - static_cast<int64_t>((n - 1) * p.srcStride)
+                                 : static_cast<int64_t>(p.startIndex + (n - 1) * p.srcStride);
+    if (lastSrc < 0) Fail(api, "addrMode 1 walks below fractal 0 (startIndex %u, srcStride %u)", p.startIndex, p.srcStride);
+    const uint64_t srcSpan = (static_cast<uint64_t>(down ? p.startIndex : lastSrc) + 1) * 512;
+    if (sb == Buf::GM) CheckGm(api, "source", src, srcSpan);
+    else CheckSpan(api, "source", LocalRef{const_cast<void *>(src), srcBytes, srcBuf}, srcSpan, 32);
+    CheckSpan(api, "destination", dst, ((n - 1) * (p.dstGap + 1ull) + 1) * 512, 512);
+    for (uint64_t i = 0; i < n; ++i) {
+        const int64_t si = down ? p.startIndex - static_cast<int64_t>(i * p.srcStride) : p.startIndex + static_cast<int64_t>(i * p.srcStride);
+        const uint8_t *s = static_cast<const uint8_t *>(src) + si * 512;
+        uint8_t *d = static_cast<uint8_t *>(dst.p) + i * (p.dstGap + 1ull) * 512;
+        if (!p.ifTranspose) {
+            std::memcpy(d, s, 512);
+        } else {
+            uint16_t in[256], out[256];
+            std::memcpy(in, s, 512);
+            for (int r = 0; r < 16; ++r)
+                for (int c = 0; c < 16; ++c) out[c * 16 + r] = in[r * 16 + c];
+            std::memcpy(d, out, 512);
+        }
+    }
+    Count(sb == Buf::GM ? Pipe::MTE2 : Pipe::MTE1, n * 512);
+}
+
+void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, const AscendC::MmadParams &p) {
+    const char *api = "Mmad";
+    if (p.m == 0 || p.n == 0 || p.k == 0 || Ctx().mem[c.buf] == nullptr) return;
+    if (static_cast<Buf>(c.buf) != Buf::L0C || static_cast<Buf>(a.buf) != Buf::L0A || static_cast<Buf>(b.buf) != Buf::L0B)
+        Fail(api, "operands must be dst in L0C (CO1), fm in L0A (A2), filter in L0B (B2); got %s, %s, %s", BufName(c.buf),
+             BufName(a.buf), BufName(b.buf));
+    const bool fp = (at == DType::F16 && bt == DType::F16) || (at == DType::BF16 && bt == DType::BF16) ||
+                    (at == DType::F32 && bt == DType::F32);
+    const bool i8 = at == DType::I8 && bt == DType::I8;
+    if (!((fp && ct == DType::F32) || (i8 && ct == DType::I32)))
+        Fail(api, "%s x %s -> %s is not a supported cube type combination on Atlas A2", DTypeName(at), DTypeName(bt), DTypeName(ct));
+    if (p.m > 4095 || p.n > 4095 || p.k > 4095) Fail(api, "m %u, n %u, k %u must each be <= 4095", p.m, p.n, p.k);
+    if (p.cmatrixSource) Fail(api, "cmatrixSource (C initialised from the bias table) is not implemented by the emulator");
+    const int es = DTypeSize(at);
+    const int K0 = 32 / es;
+    const uint32_t m = p.m, n = p.n, k = p.k;
+    const bool gemv = m == 1;  // A2 switches to GEMV: L0A is a plain vector of k elements
+    const uint32_t M1 = (m + 15) / 16, N1 = (n + 15) / 16;
+    const uint32_t kAlign = (at == DType::F32 && p.kDirectionAlign) ? 16 : K0;
+    const uint32_t K1 = (k + kAlign - 1) / kAlign * kAlign / K0;
+    CheckSpan(api, "fm (L0A)", a, gemv ? static_cast<uint64_t>(k) * es : static_cast<uint64_t>(M1) * K1 * 512, 512);
+    CheckSpan(api, "filter (L0B)", b, static_cast<uint64_t>(K1) * N1 * 512, 512);
+    CheckSpan(api, "dst (L0C)", c, static_cast<uint64_t>(M1) * N1 * 1024, 1024);
+    const bool init = p.cmatrixInitVal && !p.isBias;
+    const auto *A = static_cast<const uint8_t *>(a.p);
+    const auto *B = static_cast<const uint8_t *>(b.p);
+    auto aOff = [&](uint32_t i, uint32_t kk) -> uint64_t {
+        if (gemv) return static_cast<uint64_t>(kk) * es;
+        return ((((static_cast<uint64_t>(i / 16) * K1 + kk / K0) * 16 + i % 16) * K0) + kk % K0) * es;
+    };
+    auto bOff = [&](uint32_t kk, uint32_t j) -> uint64_t {
+        return ((((static_cast<uint64_t>(kk / K0) * N1 + j / 16) * 16 + j % 16) * K0) + kk % K0) * es;
+    };
+    auto cIdx = [&](uint32_t i, uint32_t j) -> uint64_t {
+        return ((static_cast<uint64_t>(j / 16) * M1 + i / 16) * 16 + i % 16) * 16 + j % 16;
+    };
+    if (fp) {
+        // Convert once to dense row-major float, then an i-k-j loop the compiler vectorises over j.
+        std::vector<float> Af(static_cast<size_t>(m) * k), Bf(static_cast<size_t>(k) * n), Cf(static_cast<size_t>(m) * n);
+        for (uint32_t i = 0; i < m; ++i)
+            for (uint32_t kk = 0; kk < k; ++kk) Af[static_cast<size_t>(i) * k + kk] = LoadF(at, A + aOff(i, kk));
+        for (uint32_t kk = 0; kk < k; ++kk)
+            for (uint32_t j = 0; j < n; ++j) Bf[static_cast<size_t>(kk) * n + j] = LoadF(bt, B + bOff(kk, j));
+        float *C = static_cast<float *>(c.p);
+        for (uint32_t i = 0; i < m; ++i)
+            for (uint32_t j = 0; j < n; ++j) Cf[static_cast<size_t>(i) * n + j] = init ? 0.0f : C[cIdx(i, j)];
+        for (uint32_t i = 0; i < m; ++i) {
+            float *crow = &Cf[static_cast<size_t>(i) * n];
+            const float *arow = &Af[static_cast<size_t>(i) * k];
+            for (uint32_t kk = 0; kk < k; ++kk) {
+                const float av = arow[kk];
+                const float *brow = &Bf[static_cast<size_t>(kk) * n];
+                for (uint32_t j = 0; j < n; ++j) crow[j] += av * brow[j];
+            }
+        }
+        for (uint32_t i = 0; i < m; ++i)
+            for (uint32_t j = 0; j < n; ++j) C[cIdx(i, j)] = Cf[static_cast<size_t>(i) * n + j];
+    } else {
+        int32_t *C = static_cast<int32_t *>(c.p);
+        for (uint32_t i = 0; i < m; ++i)
+            for (uint32_t j = 0; j < n; ++j) {
+                int64_t acc = init ? 0 : C[cIdx(i, j)];
+                for (uint32_t kk = 0; kk < k; ++kk)
+                    acc += static_cast<int64_t>(static_cast<int8_t>(A[aOff(i, kk)])) * static_cast<int8_t>(B[bOff(kk, j)]);
+                acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;  // integer accumulation saturates
+                C[cIdx(i, j)] = static_cast<int32_t>(acc);
+            }
+    }
+    PipeCounter &pc = Ctx().counters[static_cast<int>(Pipe::M)];
+    pc.ops += 1;
+    pc.macs += static_cast<uint64_t>(m) * n * k;
+    pc.bytes += (static_cast<uint64_t>(m) * k + static_cast<uint64_t>(k) * n) * es;
+}
+
+void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt, LocalRef src, DType st, int layout,
+             const AscendC::FixpipeParamsV220 &p) {
+    if (p.mSize == 0 || p.nSize == 0 || p.ndNum == 0 || Ctx().mem[src.buf] == nullptr) return;
+    if (static_cast<Buf>(src.buf) != Buf::L0C) Fail(api, "source must be in L0C (CO1), not %s", BufName(src.buf));
+    const int q = static_cast<int>(p.quantPre);
+    using QM = QuantMode_t;
+    bool ok = false;
+    if (p.quantPre == QM::NoQuant) ok = dt == st && (st == DType::F32 || st == DType::I32);
+    else if (p.quantPre == QM::F322F16) ok = st == DType::F32 && dt == DType::F16;
+    else if (p.quantPre == QM::F322BF16) ok = st == DType::F32 && dt == DType::BF16;
+    else if (p.quantPre == QM::DEQF16) ok = st == DType::I32 && dt == DType::F16;
+    else Fail(api, "quantPre %d is not implemented by the emulator (NoQuant, F322F16, F322BF16, DEQF16)", q);
+    if (!ok)
+        Fail(api, "quantPre %d does not convert L0C %s to %s (fp32->half needs F322F16, fp32->bf16 F322BF16)", q, DTypeName(st),
+             DTypeName(dt));
+    if (layout == 2) Fail(api, "CFG_COLUMN_MAJOR is not available on Atlas A2");
+    if (layout == 0 && p.nSize % 16 != 0) Fail(api, "nSize %u must be a multiple of 16 for the NZ layout", p.nSize);
+    if (layout == 1 && p.mSize > 8192) Fail(api, "mSize %u exceeds 8192 for NZ2ND", p.mSize);
+    if (p.srcStride < p.mSize && (p.nSize > 16))
+        Fail(api, "srcStride %u (rows between fractal columns in L0C) is smaller than mSize %u", p.srcStride, p.mSize);
+    const uint32_t N1 = (p.nSize + 15) / 16;
+    const uint64_t ndSrc = static_cast<uint64_t>(p.srcNdStride) * 256;  // units of one 16x16 fractal (see docs/emulator.md)
+    const uint64_t srcSpan = ((p.ndNum - 1ull) * ndSrc + ((N1 - 1ull) * p.srcStride + p.mSize) * 16) * 4;
+    CheckSpan(api, "source (L0C)", src, srcSpan, 64);
+    const int des = DTypeSize(dt);
+    uint64_t dstSpan;
+    if (layout == 1) dstSpan = ((p.ndNum - 1ull) * p.dstNdStride + (p.mSize - 1ull) * p.dstStride + p.nSize) * des;
+    else dstSpan = ((N1 - 1ull) * p.dstStride * 32 + static_cast<uint64_t>(p.mSize) * 16 * des);
+    if (static_cast<Buf>(dstBuf) == Buf::GM) CheckGm(api, "destination", dst, dstSpan);
+    else if (static_cast<Buf>(dstBuf) == Buf::L1) CheckSpan(api, "destination", LocalRef{dst, dstBytes, dstBuf}, dstSpan, 32);
+    else Fail(api, "destination must be GM or L1 (A1/B1), not %s", BufName(dstBuf));
+    float scale = 1.0f;
+    if (p.quantPre == QM::DEQF16) scale = BitsFloat(static_cast<uint32_t>(p.deqScalar) & 0xffffe000u);
+    const auto *S = static_cast<const uint8_t *>(src.p);
+    auto convert = [&](uint64_t srcElem, uint8_t *out) {
+        float v;
+        if (st == DType::F32) { std::memcpy(&v, S + srcElem * 4, 4); }
+        else { int32_t iv; std::memcpy(&iv, S + srcElem * 4, 4); v = static_cast<float>(iv) * scale;
+               if (dt == DType::I32) { if (p.reluEn && iv < 0) iv = 0; std::memcpy(out, &iv, 4); return; } }
+        if (p.reluEn && v < 0) v = 0;
+        switch (dt) {
+            case DType::F16: { const uint16_t b = FloatToHalfBits(v); std::memcpy(out, &b, 2); break; }
+            case DType::BF16: { const uint16_t b = FloatToBf16Bits(v); std::memcpy(out, &b, 2); break; }
+            default: std::memcpy(out, &v, 4); break;
+        }
+    };
+    std::vector<uint8_t> row(static_cast<size_t>(p.nSize) * des);
+    auto store = [&](uint8_t *d, const uint8_t *s, uint64_t bytes) {
+        if (static_cast<Buf>(dstBuf) == Buf::GM) GmStore(api, d, s, bytes);
+        else std::memcpy(d, s, bytes);
+    };
+    for (uint32_t nd = 0; nd < p.ndNum; ++nd)
+        for (uint32_t j = 0; j < p.mSize; ++j) {
+            if (layout == 1) {
+                for (uint32_t col = 0; col < p.nSize; ++col)
+                    convert(nd * ndSrc + (static_cast<uint64_t>(col / 16) * p.srcStride + j) * 16 + col % 16, &row[static_cast<size_t>(col) * des]);
+                store(static_cast<uint8_t *>(dst) + (static_cast<uint64_t>(nd) * p.dstNdStride + static_cast<uint64_t>(j) * p.dstStride) * des,
+                      row.data(), row.size());
+            } else {
+                for (uint32_t kb = 0; kb < N1; ++kb) {
+                    uint8_t frag[64];
+                    for (int c0 = 0; c0 < 16; ++c0) convert((static_cast<uint64_t>(kb) * p.srcStride + j) * 16 + c0, frag + c0 * des);
+                    store(static_cast<uint8_t *>(dst) + kb * p.dstStride * 32ull + static_cast<uint64_t>(j) * 16 * des, frag, 16ull * des);
+                }
+            }
+        }
+    Count(Pipe::FIXP, static_cast<uint64_t>(p.ndNum) * p.mSize * p.nSize * des);
+}
+
+}  // namespace emu

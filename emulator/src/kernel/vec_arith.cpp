@@ -1,0 +1,197 @@
+// Vector arithmetic, Duplicate, Copy and the mask register (ascendc-semantics.md §4.1-4.6).
+// fp16/bf16 lanes are computed in fp32 and rounded once to nearest even per instruction.
+#include <cmath>
+
+#include "vec_common.h"
+
+namespace emu {
+
+using namespace vec;
+
+const char *VOpName(VOp op) {
+    static const char *n[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins",
+                              "Exp", "Ln", "Abs", "Sqrt", "Reciprocal", "Rsqrt", "Relu", "Copy"};
+    return n[static_cast<int>(op)];
+}
+
+void SetMaskContinuous(uint64_t mask, int elemBytes) {
+    CoreCtx &c = Ctx();
+    if (c.maskCounterMode) {
+        c.maskHigh = 0;
+        c.maskLow = mask;
+        return;
+    }
+    const uint64_t lanes = 256 / elemBytes;
+    if (mask == 0 || mask > lanes)
+        Fail("vector mask", "continuous mask %llu is outside [1, %llu] for %d-byte elements", (unsigned long long)mask,
+             (unsigned long long)lanes, elemBytes);
+    c.maskLow = mask >= 64 ? ~0ull : ((1ull << mask) - 1);
+    c.maskHigh = mask > 64 ? (mask >= 128 ? ~0ull : ((1ull << (mask - 64)) - 1)) : 0;
+}
+void SetMaskBits(uint64_t hi, uint64_t lo) {
+    CoreCtx &c = Ctx();
+    c.maskHigh = hi;
+    c.maskLow = lo;
+}
+void BeginCount(uint64_t count) {
+    CoreCtx &c = Ctx();
+    c.maskCounterMode = true;
+    c.maskHigh = 0;
+    c.maskLow = count;
+}
+void EndCount() {
+    CoreCtx &c = Ctx();
+    c.maskCounterMode = false;
+    c.maskHigh = c.maskLow = ~0ull;
+}
+
+namespace {
+
+bool IsFloat(DType t) { return t == DType::F16 || t == DType::F32; }
+bool IsArith(DType t) { return t == DType::F16 || t == DType::F32 || t == DType::I16 || t == DType::I32; }
+
+template <class C>
+C Apply(VOp op, C a, C b) {
+    switch (op) {
+        case VOp::Add: case VOp::Adds: return a + b;
+        case VOp::Sub: return a - b;
+        case VOp::Mul: case VOp::Muls: return a * b;
+        case VOp::Div: return a / b;
+        // NaN propagates through Max/Min (boundary appendix table 13).
+        case VOp::Max: case VOp::Maxs: return (a != a) ? a : (b != b) ? b : (b > a ? b : a);
+        case VOp::Min: case VOp::Mins: return (a != a) ? a : (b != b) ? b : (b < a ? b : a);
+        default: return a;
+    }
+}
+template <class C>
+C ApplyUnary(VOp op, C a) {
+    switch (op) {
+        case VOp::Exp: return static_cast<C>(std::exp(static_cast<float>(a)));
+        case VOp::Ln: return static_cast<C>(std::log(static_cast<float>(a)));
+        case VOp::Abs: return a < 0 ? -a : (a == 0 ? C(0) : a);
+        case VOp::Sqrt: return static_cast<C>(std::sqrt(static_cast<float>(a)));
+        case VOp::Reciprocal: return static_cast<C>(1.0f / static_cast<float>(a));
+        case VOp::Rsqrt: return static_cast<C>(1.0f / std::sqrt(static_cast<float>(a)));
+        case VOp::Relu: return a > 0 ? a : C(0);
+        default: return a;
+    }
+}
+
+template <class T>
+void Binary(VOp op, const Lanes &l, uint8_t *const base[3], const int es[3], const uint32_t blk[3], const uint32_t rep[3]) {
+    using E = Elem<T>;
+    ForLanes<3>(l, base, es, blk, rep, [op](uint8_t *const p[3]) { E::St(p[0], Apply<typename E::C>(op, E::Ld(p[1]), E::Ld(p[2]))); });
+}
+template <class T>
+void Scalar(VOp op, const Lanes &l, uint8_t *const base[2], const int es[2], const uint32_t blk[2], const uint32_t rep[2], double s) {
+    using E = Elem<T>;
+    // The scalar is first represented in T (a float literal for half rounds to half).
+    uint8_t sb[8];
+    E::St(sb, static_cast<typename E::C>(s));
+    const typename E::C sv = E::Ld(sb);
+    ForLanes<2>(l, base, es, blk, rep, [op, sv](uint8_t *const p[2]) { E::St(p[0], Apply<typename E::C>(op, E::Ld(p[1]), sv)); });
+}
+template <class T>
+void Unary(VOp op, const Lanes &l, uint8_t *const base[2], const int es[2], const uint32_t blk[2], const uint32_t rep[2]) {
+    using E = Elem<T>;
+    if (op == VOp::Copy) {
+        ForLanes<2>(l, base, es, blk, rep, [](uint8_t *const p[2]) { std::memcpy(p[0], p[1], sizeof(T)); });
+        return;
+    }
+    ForLanes<2>(l, base, es, blk, rep, [op](uint8_t *const p[2]) { E::St(p[0], ApplyUnary<typename E::C>(op, E::Ld(p[1]))); });
+}
+
+template <int N>
+void Check(const char *api, const Lanes &l, const LocalRef *refs, const int *es, const VGeom &g, const char *const *names) {
+    for (int k = 0; k < N; ++k) CheckOperand(api, names[k], refs[k], OperandSpan(l, es[k], g.blk[k], g.rep[k]));
+}
+
+void CountV(const Lanes &l, int bytesPerLane) {
+    Count(Pipe::V, ActiveLanes(l) * bytesPerLane, l.repeats);
+}
+
+}  // namespace
+
+void VecBinary(const char *api, VOp op, DType t, LocalRef dst, LocalRef s0, LocalRef s1, const VGeom &g) {
+    if (!Present(dst)) return;
+    const bool ok = op == VOp::Div ? IsFloat(t) : IsArith(t);
+    if (!ok) Fail(api, "element type %s is not supported on Atlas A2 (%s)", DTypeName(t), op == VOp::Div ? "half, float" : "half, float, int16_t, int32_t");
+    const int e = DTypeSize(t);
+    const Lanes l = ResolveLanes(e, g.repeat);
+    const LocalRef refs[3] = {dst, s0, s1};
+    const int es[3] = {e, e, e};
+    static const char *names[3] = {"dst", "src0", "src1"};
+    Check<3>(api, l, refs, es, g, names);
+    uint8_t *base[3] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(s0.p), static_cast<uint8_t *>(s1.p)};
+    switch (t) {
+        case DType::F16: Binary<half>(op, l, base, es, g.blk, g.rep); break;
+        case DType::F32: Binary<float>(op, l, base, es, g.blk, g.rep); break;
+        case DType::I16: Binary<int16_t>(op, l, base, es, g.blk, g.rep); break;
+        default: Binary<int32_t>(op, l, base, es, g.blk, g.rep); break;
+    }
+    CountV(l, 3 * e);
+}
+
+void VecScalar(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, double scalar, const VGeom &g) {
+    if (!Present(dst)) return;
+    if (!IsArith(t)) Fail(api, "element type %s is not supported on Atlas A2 (half, float, int16_t, int32_t)", DTypeName(t));
+    const int e = DTypeSize(t);
+    const Lanes l = ResolveLanes(e, g.repeat);
+    const LocalRef refs[2] = {dst, src};
+    const int es[2] = {e, e};
+    static const char *names[2] = {"dst", "src"};
+    Check<2>(api, l, refs, es, g, names);
+    uint8_t *base[2] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(src.p)};
+    switch (t) {
+        case DType::F16: Scalar<half>(op, l, base, es, g.blk, g.rep, scalar); break;
+        case DType::F32: Scalar<float>(op, l, base, es, g.blk, g.rep, scalar); break;
+        case DType::I16: Scalar<int16_t>(op, l, base, es, g.blk, g.rep, scalar); break;
+        default: Scalar<int32_t>(op, l, base, es, g.blk, g.rep, scalar); break;
+    }
+    CountV(l, 2 * e);
+}
+
+void VecUnary(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, const VGeom &g) {
+    if (!Present(dst)) return;
+    const int e = DTypeSize(t);
+    if (op == VOp::Copy) {
+        if (e != 2 && e != 4) Fail(api, "element type %s is not supported (b16/b32 only)", DTypeName(t));
+    } else if (!(IsFloat(t) || (op == VOp::Relu && t == DType::I32) || (op == VOp::Abs && false))) {
+        Fail(api, "element type %s is not supported on Atlas A2 (half, float)", DTypeName(t));
+    }
+    const Lanes l = ResolveLanes(e, g.repeat);
+    const LocalRef refs[2] = {dst, src};
+    const int es[2] = {e, e};
+    static const char *names[2] = {"dst", "src"};
+    Check<2>(api, l, refs, es, g, names);
+    uint8_t *base[2] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(src.p)};
+    switch (t) {
+        case DType::F16: Unary<half>(op, l, base, es, g.blk, g.rep); break;
+        case DType::F32: Unary<float>(op, l, base, es, g.blk, g.rep); break;
+        case DType::I32: Unary<int32_t>(op, l, base, es, g.blk, g.rep); break;
+        default: Unary<int16_t>(op, l, base, es, g.blk, g.rep); break;  // Copy of other b16 types
+    }
+    CountV(l, 2 * e);
+}
+
+void VecDup(const char *api, DType t, LocalRef dst, double scalar, const VGeom &g) {
+    if (!Present(dst)) return;
+    const int e = DTypeSize(t);
+    if (e != 2 && e != 4) Fail(api, "element type %s is not supported (b16/b32 only)", DTypeName(t));
+    const Lanes l = ResolveLanes(e, g.repeat);
+    CheckOperand(api, "dst", dst, OperandSpan(l, e, g.blk[0], g.rep[0]));
+    uint8_t v[4];
+    switch (t) {
+        case DType::F16: Elem<half>::St(v, static_cast<float>(scalar)); break;
+        case DType::BF16: Elem<bfloat16_t>::St(v, static_cast<float>(scalar)); break;
+        case DType::F32: Elem<float>::St(v, static_cast<float>(scalar)); break;
+        case DType::I16: case DType::U16: { const uint16_t x = static_cast<uint16_t>(static_cast<int64_t>(scalar)); std::memcpy(v, &x, 2); break; }
+        default: { const uint32_t x = static_cast<uint32_t>(static_cast<int64_t>(scalar)); std::memcpy(v, &x, 4); break; }
+    }
+    uint8_t *base[1] = {static_cast<uint8_t *>(dst.p)};
+    const int es[1] = {e};
+    ForLanes<1>(l, base, es, g.blk, g.rep, [&v, e](uint8_t *const p[1]) { std::memcpy(p[0], v, e); });
+    CountV(l, e);
+}
+
+}  // namespace emu

@@ -1,0 +1,397 @@
+// The launcher: runs blockDim AI cores as threads (1 cube + 2 vector sub-cores each in a MIX
+// 1:2 launch), gives every thread its core context and local memories, implements the blocking
+// cross-core primitives with deadlock detection, and collects the per-pipe counters.
+#include "emu/launch.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "emu/core.h"
+#include "emu/device_memory.h"
+#include "emu/soc.h"
+
+namespace emu {
+
+// One wave of cores running together, and everything they block on.
+struct LaunchShared {
+    std::mutex mu;
+    std::condition_variable cv;
+    int blocks = 0;          // AI cores in this wave
+    int firstBlock = 0;      // block index of the wave's first core
+    int aivPerBlock = 0;     // 0, 1 or 2
+    bool hasAic = false;
+    int alive = 0, blocked = 0;
+    struct Waiter {
+        bool blocked = false;
+        std::function<bool()> ready;
+        std::string what;
+        CoreCtx *ctx = nullptr;
+    };
+    std::vector<Waiter> waiters;  // by thread slot: block * 3 + (0 aic | 1 aiv0 | 2 aiv1)
+    std::vector<int> counter;     // cross-core flag counters, [slot][flag]
+    std::vector<int> pending1;    // mode 1: sets seen from the AIVs of a block, [block][flag]
+    std::vector<int> pending2;    // mode 2: sets seen from the AIVs of a block, [block][flag]
+    int pending0[3][kCrossFlags] = {};  // mode 0: sets seen per core kind
+    int barArrived[3] = {}, barGen[3] = {};
+};
+
+namespace {
+
+thread_local CoreCtx *t_ctx = nullptr;
+thread_local char t_name[32];
+
+std::mutex g_countersMu;
+std::string g_lastCounters = "{}";
+
+int Slot(const CoreCtx &c) { return (c.block - c.shared->firstBlock) * 3 + (c.kind == kAic ? 0 : 1 + c.sub); }
+
+const char *PipeName(int p) {
+    static const char *names[] = {"MTE2", "MTE1", "M", "V", "MTE3", "FIXP", "S"};
+    return names[p];
+}
+
+void ReportStuck(LaunchShared &s, const char *why) {
+    std::fprintf(stderr, "[ascendc-emu] deadlock in kernel %s: %s\n", t_ctx ? t_ctx->kernel : "?", why);
+    for (auto &w : s.waiters)
+        if (w.ctx != nullptr && w.blocked) {
+            const CoreCtx &c = *w.ctx;
+            std::fprintf(stderr, "[ascendc-emu]   %s%d%s waits in %s\n", c.kind == kAic ? "aic" : "aiv", c.block,
+                         c.kind == kAic ? "" : (c.sub ? ".1" : ".0"), w.what.c_str());
+        }
+    std::fflush(stderr);
+    std::abort();
+}
+
+// Marks every blocked waiter whose condition now holds as runnable. Caller holds s.mu.
+void WakeLocked(LaunchShared &s) {
+    for (auto &w : s.waiters)
+        if (w.blocked && w.ready()) {
+            w.blocked = false;
+            --s.blocked;
+        }
+    s.cv.notify_all();
+}
+
+void CheckAllBlockedLocked(LaunchShared &s) {
+    if (s.alive > 0 && s.blocked == s.alive)
+        ReportStuck(s, "every live core is blocked and none can release the others");
+}
+
+// Blocks the current core until ready() holds. Caller holds the lock `lk` on s.mu.
+void WaitLocked(std::unique_lock<std::mutex> &lk, const std::string &what, std::function<bool()> ready) {
+    LaunchShared &s = *t_ctx->shared;
+    if (ready()) return;
+    auto &me = s.waiters[Slot(*t_ctx)];
+    me.blocked = true;
+    me.ready = std::move(ready);
+    me.what = what;
+    ++s.blocked;
+    CheckAllBlockedLocked(s);
+    const auto limit = std::chrono::duration<double>(DeadlockTimeoutSeconds());
+    while (me.blocked) {
+        if (s.cv.wait_for(lk, limit) == std::cv_status::timeout && me.blocked)
+            ReportStuck(s, "no progress within ASCEND_EMU_DEADLOCK_TIMEOUT_S");
+    }
+}
+
+int &Counter(LaunchShared &s, int slot, int flag) { return s.counter[slot * kCrossFlags + flag]; }
+
+void Bump(LaunchShared &s, int slot, int flag, const char *api) {
+    int &c = Counter(s, slot, flag);
+    if (++c > 15)
+        Fail(api, "flag %d of the target core has more than 15 unconsumed sets (the hardware counter is 4 bits)", flag);
+}
+
+void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int first, int count,
+             std::vector<CoreCtx> &allCtx) {
+    const SocSpec &soc = CurrentSoc();
+    LaunchShared s;
+    s.blocks = count;
+    s.firstBlock = first;
+    s.hasAic = cfg.mix != CoreMix::AIV_ONLY;
+    s.aivPerBlock = cfg.mix == CoreMix::AIC_ONLY ? 0 : (cfg.mix == CoreMix::MIX_AIC_1_2 ? 2 : 1);
+    s.waiters.resize(count * 3);
+    s.counter.assign(count * 3 * kCrossFlags, 0);
+    s.pending1.assign(count * kCrossFlags, 0);
+    s.pending2.assign(count * kCrossFlags, 0);
+
+    std::vector<CoreCtx *> ctxs;
+    for (int b = first; b < first + count; ++b) {
+        if (s.hasAic) ctxs.push_back(&allCtx[b * 3]);
+        for (int v = 0; v < s.aivPerBlock; ++v) ctxs.push_back(&allCtx[b * 3 + 1 + v]);
+    }
+    const bool mix = cfg.mix == CoreMix::MIX_AIC_1_2 || cfg.mix == CoreMix::MIX_AIC_1_1;
+    for (CoreCtx *c : ctxs) {
+        c->kernel = cfg.name;
+        c->blockDim = static_cast<int>(cfg.blockDim);
+        c->tilingKey = cfg.tilingKey;
+        c->userWorkspaceOffset = cfg.userWorkspaceOffset;
+        c->shared = &s;
+        c->taskRation = (c->kind == kAiv && cfg.mix == CoreMix::MIX_AIC_1_2) ? 2 : 1;
+        c->subBlockNum = c->taskRation;
+        (void)mix;
+        s.waiters[Slot(*c)].ctx = c;
+    }
+    s.alive = static_cast<int>(ctxs.size());
+
+    auto run = [&](CoreCtx *c) {
+        t_ctx = c;
+        std::vector<uint8_t *> owned;
+        auto alloc = [&](Buf b, uint64_t bytes) {
+            auto *p = static_cast<uint8_t *>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096));
+            std::memset(p, 0xff, bytes);  // uninitialised local memory reads as NaN / -1
+            c->mem[static_cast<int>(b)] = p;
+            c->memSize[static_cast<int>(b)] = bytes;
+            owned.push_back(p);
+        };
+        if (c->kind == kAiv) {
+            alloc(Buf::UB, soc.ubBytes);
+        } else {
+            alloc(Buf::L1, soc.l1Bytes);
+            alloc(Buf::L0A, soc.l0aBytes);
+            alloc(Buf::L0B, soc.l0bBytes);
+            alloc(Buf::L0C, soc.l0cBytes);
+            alloc(Buf::BT, soc.btBytes);
+            alloc(Buf::FB, soc.fbBytes);
+        }
+        body();
+        for (int e = 0; e < kHardEventCount; ++e)
+            for (int id = 0; id < kEventIds; ++id)
+                if (c->flags[e][id] > 0)
+                    std::fprintf(stderr, "[ascendc-emu] warning: %s of kernel %s ended with SetFlag(event %d, id %d) never waited\n",
+                                 CoreName(), c->kernel, e, id);
+        for (uint8_t *p : owned) std::free(p);
+        for (auto &m : c->mem) m = nullptr;
+        std::unique_lock<std::mutex> lk(s.mu);
+        --s.alive;
+        s.waiters[Slot(*c)].ctx = nullptr;
+        WakeLocked(s);
+        CheckAllBlockedLocked(s);
+        t_ctx = nullptr;
+    };
+    std::vector<std::thread> threads;
+    threads.reserve(ctxs.size());
+    for (CoreCtx *c : ctxs) threads.emplace_back(run, c);
+    for (auto &t : threads) t.join();
+    for (CoreCtx *c : ctxs) c->shared = nullptr;
+}
+
+void AppendCounters(std::ostringstream &o, const PipeCounter *pc) {
+    for (int p = 0; p < static_cast<int>(Pipe::COUNT); ++p) {
+        if (p) o << ",";
+        o << "\"" << PipeName(p) << "\":{\"bytes\":" << pc[p].bytes << ",\"ops\":" << pc[p].ops;
+        if (p == static_cast<int>(Pipe::M)) o << ",\"macs\":" << pc[p].macs;
+        o << "}";
+    }
+}
+
+}  // namespace
+
+CoreCtx &Ctx() {
+    if (t_ctx == nullptr) {
+        std::fprintf(stderr, "[ascendc-emu] a kernel API was called outside a kernel launch (use ICPU_RUN_KF or emu::Launch)\n");
+        std::abort();
+    }
+    return *t_ctx;
+}
+
+const char *CoreName() {
+    if (t_ctx == nullptr) return "host";
+    if (t_ctx->kind == kAic)
+        std::snprintf(t_name, sizeof t_name, "aic%d", t_ctx->block);
+    else
+        std::snprintf(t_name, sizeof t_name, "aiv%d.%d", t_ctx->block, t_ctx->sub);
+    return t_name;
+}
+
+void Fail(const char *api, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    std::fprintf(stderr, "[ascendc-emu] %s on %s of kernel %s: %s\n", api, CoreName(),
+                 t_ctx ? t_ctx->kernel : "-", msg);
+    std::fflush(stderr);
+    std::abort();
+}
+
+void CheckGm(const char *api, const char *operand, const void *p, uint64_t bytes) {
+    if (bytes == 0) return;
+    if (!DeviceFind(p, bytes, nullptr)) {
+        DeviceAllocation a;
+        if (DeviceFind(p, 1, &a))
+            Fail(api, "%s GM range [%p, +%llu bytes) runs %llu bytes past the end of its allocation (base %p, %zu usable bytes)",
+                 operand, p, (unsigned long long)bytes,
+                 (unsigned long long)(reinterpret_cast<uintptr_t>(p) + bytes - a.base - a.usable),
+                 reinterpret_cast<void *>(a.base), a.usable);
+        Fail(api, "%s GM address %p (+%llu bytes) is not inside any device allocation", operand, p,
+             (unsigned long long)bytes);
+    }
+}
+
+uint64_t LocalOffset(Buf b, const void *p) {
+    return static_cast<uint64_t>(static_cast<const uint8_t *>(p) - Ctx().mem[static_cast<int>(b)]);
+}
+
+void CheckLocal(const char *api, const char *operand, Buf b, const void *p, uint64_t bytes) {
+    static const char *names[] = {"GM", "UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
+    CoreCtx &c = Ctx();
+    const uint8_t *base = c.mem[static_cast<int>(b)];
+    const uint64_t size = c.memSize[static_cast<int>(b)];
+    if (base == nullptr) Fail(api, "%s is in %s, which this core type does not have", operand, names[static_cast<int>(b)]);
+    const uint8_t *q = static_cast<const uint8_t *>(p);
+    if (q < base || q > base + size || bytes > static_cast<uint64_t>(base + size - q))
+        Fail(api, "%s range [%s+%lld, +%llu bytes) is outside %s (%llu bytes)", operand, names[static_cast<int>(b)],
+             (long long)(q - base), (unsigned long long)bytes, names[static_cast<int>(b)], (unsigned long long)size);
+}
+
+double DeadlockTimeoutSeconds() {
+    const char *e = std::getenv("ASCEND_EMU_DEADLOCK_TIMEOUT_S");
+    const double v = e ? std::atof(e) : 0.0;
+    return v > 0 ? v : 60.0;
+}
+
+void CrossCoreSet(int mode, int flagId) {
+    const char *api = "CrossCoreSetFlag";
+    CoreCtx &c = Ctx();
+    LaunchShared &s = *c.shared;
+    if (flagId < 0 || flagId >= kCrossFlags) Fail(api, "flagId %d is outside [0, 15]", flagId);
+    if (!(s.hasAic && s.aivPerBlock > 0) && mode != 0)
+        Fail(api, "mode %d needs a MIX kernel (KERNEL_TYPE_MIX_AIC_1_2/1_1); this launch has only %s cores", mode,
+             s.hasAic ? "AIC" : "AIV");
+    std::unique_lock<std::mutex> lk(s.mu);
+    const int b = c.block - s.firstBlock;
+    if (mode == 0) {
+        const int group = c.kind;  // all cores of my kind
+        const int members = c.kind == kAic ? s.blocks : s.blocks * s.aivPerBlock;
+        if (++s.pending0[group][flagId] == members) {
+            s.pending0[group][flagId] = 0;
+            for (int bb = 0; bb < s.blocks; ++bb) {
+                if (c.kind == kAic) Bump(s, bb * 3, flagId, api);
+                else
+                    for (int v = 0; v < s.aivPerBlock; ++v) Bump(s, bb * 3 + 1 + v, flagId, api);
+            }
+        }
+    } else if (mode == 1) {
+        if (c.kind != kAiv) Fail(api, "mode 1 synchronises the AIVs of one AI core; called on an AIC");
+        if (++s.pending1[b * kCrossFlags + flagId] == s.aivPerBlock) {
+            s.pending1[b * kCrossFlags + flagId] = 0;
+            for (int v = 0; v < s.aivPerBlock; ++v) Bump(s, b * 3 + 1 + v, flagId, api);
+        }
+    } else if (mode == 2) {
+        if (c.kind == kAic) {
+            for (int v = 0; v < s.aivPerBlock; ++v) Bump(s, b * 3 + 1 + v, flagId, api);
+        } else if (++s.pending2[b * kCrossFlags + flagId] == s.aivPerBlock) {
+            s.pending2[b * kCrossFlags + flagId] = 0;
+            Bump(s, b * 3, flagId, api);
+        }
+    } else {
+        Fail(api, "modeId %d is not supported on Atlas A2 (modes 0, 1, 2)", mode);
+    }
+    WakeLocked(s);
+}
+
+void CrossCoreWait(int flagId) {
+    CoreCtx &c = Ctx();
+    LaunchShared &s = *c.shared;
+    if (flagId < 0 || flagId >= kCrossFlags) Fail("CrossCoreWaitFlag", "flagId %d is outside [0, 15]", flagId);
+    std::unique_lock<std::mutex> lk(s.mu);
+    int *cnt = &Counter(s, Slot(c), flagId);
+    char what[64];
+    std::snprintf(what, sizeof what, "CrossCoreWaitFlag(flagId %d)", flagId);
+    WaitLocked(lk, what, [cnt] { return *cnt > 0; });
+    --*cnt;
+}
+
+void SyncAllCores(bool aivOnly) {
+    CoreCtx &c = Ctx();
+    LaunchShared &s = *c.shared;
+    const int group = aivOnly ? c.kind : 0;
+    const int members = aivOnly ? (c.kind == kAic ? s.blocks : s.blocks * s.aivPerBlock)
+                                : s.blocks * (s.aivPerBlock + (s.hasAic ? 1 : 0));
+    if (c.blockDim > s.blocks)
+        Fail("SyncAll", "blockDim %d exceeds the %d cores that can run at once on %s", c.blockDim, s.blocks,
+             CurrentSoc().name);
+    std::unique_lock<std::mutex> lk(s.mu);
+    const int gen = s.barGen[group];
+    if (++s.barArrived[group] == members) {
+        s.barArrived[group] = 0;
+        ++s.barGen[group];
+        WakeLocked(s);
+        return;
+    }
+    int *g = &s.barGen[group];
+    WaitLocked(lk, aivOnly ? "SyncAll<true>" : "SyncAll<false>", [g, gen] { return *g != gen; });
+}
+
+void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
+    const SocSpec &soc = CurrentSoc();
+    if (cfg.blockDim == 0 || cfg.blockDim > 65535) {
+        std::fprintf(stderr, "[ascendc-emu] launch of %s: blockDim %u is outside [1, 65535]\n", cfg.name, cfg.blockDim);
+        std::abort();
+    }
+    const int perWave = static_cast<int>(cfg.mix == CoreMix::AIV_ONLY ? soc.aivCores : soc.aicCores);
+    std::vector<CoreCtx> ctx(cfg.blockDim * 3);
+    for (uint32_t b = 0; b < cfg.blockDim; ++b)
+        for (int k = 0; k < 3; ++k) {
+            CoreCtx &c = ctx[b * 3 + k];
+            c.block = static_cast<int>(b);
+            c.kind = k == 0 ? kAic : kAiv;
+            c.sub = k == 0 ? 0 : k - 1;
+        }
+    // More blocks than physical cores run in waves, as the hardware schedules them.
+    for (int first = 0; first < static_cast<int>(cfg.blockDim); first += perWave)
+        RunWave(cfg, body, first, std::min(perWave, static_cast<int>(cfg.blockDim) - first), ctx);
+
+    std::ostringstream o;
+    PipeCounter total[static_cast<int>(Pipe::COUNT)];
+    o << "{\"kernel\":\"" << cfg.name << "\",\"block_dim\":" << cfg.blockDim << ",\"soc\":\"" << soc.name
+      << "\",\"cores\":[";
+    bool firstCore = true;
+    const int aivPerBlock = cfg.mix == CoreMix::AIC_ONLY ? 0 : (cfg.mix == CoreMix::MIX_AIC_1_2 ? 2 : 1);
+    for (uint32_t b = 0; b < cfg.blockDim; ++b)
+        for (int k = 0; k < 3; ++k) {
+            if (k == 0 && cfg.mix == CoreMix::AIV_ONLY) continue;
+            if (k > 0 && k > aivPerBlock) continue;
+            const CoreCtx &c = ctx[b * 3 + k];
+            if (!firstCore) o << ",";
+            firstCore = false;
+            o << "{\"core\":" << b << ",\"sub\":\"" << (k == 0 ? "aic" : (k == 1 ? "aiv0" : "aiv1")) << "\",";
+            AppendCounters(o, c.counters);
+            o << "}";
+            for (int p = 0; p < static_cast<int>(Pipe::COUNT); ++p) {
+                total[p].bytes += c.counters[p].bytes;
+                total[p].ops += c.counters[p].ops;
+                total[p].macs += c.counters[p].macs;
+            }
+        }
+    o << "],\"total\":{";
+    AppendCounters(o, total);
+    o << "}}";
+    std::lock_guard<std::mutex> lock(g_countersMu);
+    g_lastCounters = o.str();
+}
+
+std::string LastLaunchCountersJson() {
+    std::lock_guard<std::mutex> lock(g_countersMu);
+    return g_lastCounters;
+}
+
+}  // namespace emu
+
+extern "C" const char *ascendc_emu_last_counters_json(void) {
+    static thread_local std::string copy;
+    copy = emu::LastLaunchCountersJson();
+    return copy.c_str();
+}

@@ -1,0 +1,83 @@
+// The SoC table. Sources:
+//   [INI]  CANN platform_config/<soc>.ini (ai_core_cnt, vector_core_cnt, memory sizes, clock),
+//          as digested in shared/reference/notes/performance-anchors.md §1.1.
+//   [HDR]  asc-devkit impl/basic_api/utils/kernel_utils_constants.h (__NPU_ARCH__ == 2201):
+//          TOTAL_UB_SIZE 192 KiB, L0A/L0B 64 KiB, L0C 128 KiB, L1 512 KiB.
+//   [ARCH] asc-devkit docs guide NPU架构版本2201.md: BT 1 KB, FB 2 KB (via ascendc-semantics.md §1.1).
+//   [MIG]  CANN cross-platform migration guide: 910B2 353.9 TF fp16, 1.6 TB/s, 64 GB.
+//   (inf.) values inferred in performance-anchors.md (e.g. 910B4 bandwidth from a cost model).
+#include "emu/soc.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <strings.h>
+
+namespace emu {
+namespace {
+
+constexpr uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
+
+// Per-core memories are identical on every arch-2201 SoC [HDR][ARCH].
+#define EMU_2201_LOCAL_MEM 192 * KiB, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 2 * KiB
+
+const SocSpec kSocs[] = {
+    // name, AIC, AIV [INI]; local memories; clock MHz [INI]; HBM [INI]; BW; L2 [INI]; cube peak
+    {"Ascend910B1", 24, 48, EMU_2201_LOCAL_MEM, 1850, 64 * GiB, 1.6e12 /*inf.*/, 192 * MiB,
+     363.7e12 /*inf.: 24 AIC x 4096 MAC x 2 x 1.85 GHz*/},
+    {"Ascend910B2", 24, 48, EMU_2201_LOCAL_MEM, 1800, 64 * GiB, 1.6e12 /*[MIG]*/, 192 * MiB,
+     353.9e12 /*[MIG]*/},
+    {"Ascend910B3", 20, 40, EMU_2201_LOCAL_MEM, 1800, 64 * GiB, 1.6e12 /*inf.*/, 192 * MiB,
+     294.9e12 /*inf.*/},
+    {"Ascend910B4", 20, 40, EMU_2201_LOCAL_MEM, 1500, 32 * GiB, 0.8e12 /*inf.*/, 96 * MiB,
+     245.8e12 /*inf.*/},
+    // One die of an Atlas A3 (910C) package; values of the Ascend910_9382 ini [INI].
+    {"Ascend910_93", 24, 48, EMU_2201_LOCAL_MEM, 1800, 64 * GiB, 1.6e12 /*public est.*/,
+     192 * MiB, 353.9e12 /*inf.*/},
+};
+constexpr int kDefault = 1;  // Ascend910B2 (DESIGN.md §6)
+
+std::mutex g_mu;
+const SocSpec *g_selected = nullptr;
+
+}  // namespace
+
+int SocCount() { return static_cast<int>(sizeof(kSocs) / sizeof(kSocs[0])); }
+const SocSpec &SocAt(int index) { return kSocs[index]; }
+
+const SocSpec *FindSoc(const char *name) {
+    if (name == nullptr) return nullptr;
+    for (const SocSpec &s : kSocs)
+        if (strcasecmp(s.name, name) == 0) return &s;
+    return nullptr;
+}
+
+const SocSpec &CurrentSoc() {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (g_selected != nullptr) return *g_selected;
+    const char *env = std::getenv("ASCEND_EMU_SOC");
+    if (env != nullptr && *env != '\0') {
+        const SocSpec *s = FindSoc(env);
+        if (s == nullptr) {
+            std::fprintf(stderr, "[ascendc-emu] ASCEND_EMU_SOC=%s is not a known SoC; known:", env);
+            for (const SocSpec &k : kSocs) std::fprintf(stderr, " %s", k.name);
+            std::fprintf(stderr, "\n");
+            std::abort();
+        }
+        g_selected = s;
+        return *s;
+    }
+    g_selected = &kSocs[kDefault];
+    return *g_selected;
+}
+
+bool SelectSoc(const char *name) {
+    const SocSpec *s = FindSoc(name);
+    if (s == nullptr) return false;
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_selected = s;
+    return true;
+}
+
+}  // namespace emu

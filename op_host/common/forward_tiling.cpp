@@ -1,0 +1,222 @@
+#include "forward_tiling.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace fa_host {
+
+namespace {
+
+constexpr uint32_t BLOCK_KV = 128;     // keys per block: 2 fp32 vector repeats per row
+constexpr uint32_t D_CHUNK = 128;      // head-dim columns per cube pass
+constexpr uint64_t UB_API_RESERVE = 8 * 1024;  // UB the Ascend C API keeps as scratch
+constexpr int64_t TOKEN_CLAMP = int64_t(1) << 40;
+constexpr uint64_t MAX_SEARCHED_UNITS = uint64_t(1) << 22;  // beyond: streaming split, no cost array
+
+uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+// Mirror of the kernel's unit geometry (WorkSplit<SplitQBlocks>::Decode + MaskMod::KvRange):
+// the estimated cost of a unit in score elements: the scores it computes plus a fixed share
+// per key block (hand-off, rescale) and per unit (Q load, normalisation, output).
+uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams &p, uint32_t b, uint32_t q0)
+{
+    const uint32_t rows = std::min<uint32_t>(p.blockQ, p.seqQ - q0);
+    int64_t len = p.seqQ;
+    if (!prob.actualSeqLengths.empty()) len = prob.actualSeqLengths[prob.actualSeqLengths.size() == 1 ? 0 : b];
+    const int64_t valid = std::max<int64_t>(0, std::min<int64_t>(rows, len - q0));
+    if (valid == 0) return 0;
+    int64_t lo = 0;
+    int64_t hi = p.seqKv;
+    if (p.bandActive) {
+        lo = std::max<int64_t>(lo, int64_t(q0) - p.preTokens);
+        hi = std::min<int64_t>(hi, int64_t(q0) + valid - 1 + p.nextTokens + 1);
+    }
+    const uint64_t fixed = uint64_t(p.blockQ) * 64;
+    if (hi <= lo) return fixed;
+    const uint64_t blocks = uint64_t((hi - lo + p.blockKv - 1) / p.blockKv);
+    return uint64_t(valid) * uint64_t(hi - lo) + blocks * p.blockQ * 32 + fixed;
+}
+
+// Costs of all units in (batch, head, q-block) order.
+std::vector<uint64_t> UnitCosts(const ForwardProblem &prob, const AttentionCore::ForwardParams &p)
+{
+    std::vector<uint64_t> costs;
+    costs.reserve(p.unitCount);
+    std::vector<uint64_t> perBq(p.qBlocksPerHead);
+    for (uint32_t b = 0; b < p.batch; ++b) {
+        for (uint32_t qb = 0; qb < p.qBlocksPerHead; ++qb) perBq[qb] = UnitCost(prob, p, b, qb * p.blockQ);
+        for (uint32_t n = 0; n < p.numHeads; ++n) costs.insert(costs.end(), perBq.begin(), perBq.end());
+    }
+    return costs;
+}
+
+// Cuts `costs` into at most `cores` contiguous ranges minimising the largest range cost
+// (binary search on that cost, greedy packing); writes the range starts and returns it.
+uint64_t SplitContiguous(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t *starts)
+{
+    uint64_t lo = 0, hi = 0;
+    for (uint64_t c : costs) {
+        lo = std::max(lo, c);
+        hi += c;
+    }
+    auto pack = [&](uint64_t limit, uint64_t *out) {
+        uint32_t used = 1;
+        uint64_t acc = 0;
+        if (out) out[0] = 0;
+        for (size_t i = 0; i < costs.size(); ++i) {
+            if (acc + costs[i] > limit) {
+                if (out) out[used] = i;
+                ++used;
+                acc = 0;
+            }
+            acc += costs[i];
+        }
+        return used;
+    };
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (pack(mid, nullptr) <= cores) hi = mid;
+        else lo = mid + 1;
+    }
+    const uint32_t used = pack(lo, starts);
+    for (uint32_t c = used; c <= cores; ++c) starts[c] = costs.size();
+    return lo;
+}
+
+// For very many units: one streaming pass that cuts where the running cost reaches each
+// core's share of the total (as balanced as the optimal cut to within one unit's cost).
+uint64_t SplitProportional(const ForwardProblem &prob, AttentionCore::ForwardParams &p, uint32_t cores)
+{
+    std::vector<uint64_t> perBq(p.qBlocksPerHead);
+    auto forEach = [&](auto &&fn) {
+        for (uint32_t b = 0; b < p.batch; ++b) {
+            for (uint32_t qb = 0; qb < p.qBlocksPerHead; ++qb) perBq[qb] = UnitCost(prob, p, b, qb * p.blockQ);
+            for (uint32_t n = 0; n < p.numHeads; ++n)
+                for (uint32_t qb = 0; qb < p.qBlocksPerHead; ++qb) fn(perBq[qb]);
+        }
+    };
+    uint64_t total = 0;
+    forEach([&](uint64_t c) { total += c; });
+    uint64_t unit = 0, acc = 0, rangeStart = 0, span = 0;
+    uint32_t core = 0;
+    p.coreUnitStart[0] = 0;
+    forEach([&](uint64_t c) {
+        acc += c;
+        ++unit;
+        if (core + 1 < cores && acc * cores >= total * (core + 1)) {
+            p.coreUnitStart[++core] = unit;
+            span = std::max(span, acc - rangeStart);
+            rangeStart = acc;
+        }
+    });
+    span = std::max(span, acc - rangeStart);
+    for (uint32_t c = core + 1; c <= cores; ++c) p.coreUnitStart[c] = p.unitCount;
+    return span;
+}
+
+}  // namespace
+
+uint64_t VectorUbBytes(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes)
+{
+    const uint64_t s = uint64_t(r) * c * 4;
+    const uint64_t tmp = std::max<uint64_t>(s, uint64_t(r) * dp * dtypeBytes);
+    return s + tmp + uint64_t(r) * c * 2 + uint64_t(r) * c + 2ull * r * dp * 4 + 7ull * AlignUp(r, 8) * 4 +
+           uint64_t(r) * 32;
+}
+
+uint64_t CubeL1Bytes(uint32_t bq, uint32_t c, uint32_t dp, uint32_t dtypeBytes)
+{
+    return (uint64_t(bq) * dp + uint64_t(bq) * c + 2ull * c * dp) * dtypeBytes;
+}
+
+bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget, uint32_t &rowsPerVec,
+                  uint32_t &blockKv, uint32_t &dChunk, std::string &why)
+{
+    const uint32_t dp = static_cast<uint32_t>(AlignUp(static_cast<uint64_t>(headDim), 16));
+    blockKv = BLOCK_KV;
+    dChunk = D_CHUNK;
+    const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
+    for (uint32_t r : {64u, 32u, 16u, 8u}) {
+        const uint32_t bq = 2 * r;
+        const uint32_t wide = std::max(dChunk, blockKv);
+        if (VectorUbBytes(r, blockKv, dp, dtypeBytes) <= ub && CubeL1Bytes(bq, blockKv, dp, dtypeBytes) <= budget.l1 &&
+            uint64_t(bq) * wide * dtypeBytes <= budget.l0a && uint64_t(blockKv) * dChunk * dtypeBytes <= budget.l0b &&
+            uint64_t(bq) * wide * 4 <= budget.l0c) {
+            rowsPerVec = r;
+            return true;
+        }
+    }
+    why = "no block size fits UB " + std::to_string(budget.ub) + " B / L1 " + std::to_string(budget.l1) +
+          " B for head dim " + std::to_string(headDim);
+    return false;
+}
+
+bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::ForwardParams &p,
+                 std::string &why)
+{
+    std::memset(&p, 0, sizeof(p));
+    p.batch = static_cast<uint32_t>(prob.batch);
+    p.numHeads = static_cast<uint32_t>(prob.numHeads);
+    p.numKvHeads = static_cast<uint32_t>(prob.numKvHeads);
+    p.groupSize = p.numKvHeads == 0 ? 1 : p.numHeads / p.numKvHeads;
+    p.seqQ = static_cast<uint32_t>(prob.seqQ);
+    p.seqKv = static_cast<uint32_t>(prob.seqKv);
+    p.headDim = static_cast<uint32_t>(prob.headDim);
+    p.headDimAlign = static_cast<uint32_t>(AlignUp(static_cast<uint64_t>(prob.headDim), 16));
+    p.qStrideB = prob.q.b;
+    p.qStrideN = prob.q.n;
+    p.qStrideS = prob.q.s;
+    p.kvStrideB = prob.kv.b;
+    p.kvStrideN = prob.kv.n;
+    p.kvStrideS = prob.kv.s;
+    p.oStrideB = prob.out.b;
+    p.oStrideN = prob.out.n;
+    p.oStrideS = prob.out.s;
+    p.scaleValue = prob.scale;
+    p.hasMask = prob.hasMask ? 1 : 0;
+    p.bandActive = prob.bandActive ? 1 : 0;
+    p.maskStrideB = prob.mask.b;
+    p.maskStrideN = prob.mask.n;
+    p.maskStrideS = prob.mask.s;
+    p.preTokens = std::max(-TOKEN_CLAMP, std::min(TOKEN_CLAMP, prob.preTokens));
+    p.nextTokens = std::max(-TOKEN_CLAMP, std::min(TOKEN_CLAMP, prob.nextTokens));
+    p.hasActualSeqLengths = prob.actualSeqLengths.empty() ? 0 : 1;
+    p.actualSeqLengthsCount = static_cast<uint32_t>(prob.actualSeqLengths.size());
+
+    uint32_t maxRows = 0;
+    if (!ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
+
+    // The largest q-block keeps K/V re-reads lowest; smaller ones give more units to spread
+    // over the cores. Take the size with the smallest planned makespan (within 5%: the
+    // larger block).
+    AttentionCore::ForwardParams best = p;
+    uint64_t bestSpan = 0;
+    for (uint32_t r = maxRows; r >= 8; r /= 2) {
+        AttentionCore::ForwardParams t = p;
+        t.rowsPerVec = r;
+        t.blockQ = 2 * r;
+        t.qBlocksPerHead = static_cast<uint32_t>((prob.seqQ + t.blockQ - 1) / t.blockQ);
+        t.unitCount = uint64_t(t.batch) * t.numHeads * t.qBlocksPerHead;
+        const uint32_t cores = static_cast<uint32_t>(
+            std::max<uint64_t>(1, std::min<uint64_t>({uint64_t(budget.aicNum), t.unitCount, AttentionCore::MAX_CORES})));
+        const uint64_t span = t.unitCount <= MAX_SEARCHED_UNITS ? SplitContiguous(UnitCosts(prob, t), cores, t.coreUnitStart)
+                                                                 : SplitProportional(prob, t, cores);
+        t.usedCores = cores;
+        if (r == maxRows || span * 100 < bestSpan * 95) {
+            best = t;
+            bestSpan = span;
+        }
+        if (t.unitCount >= 8ull * cores) break;  // plenty of units: smaller blocks cannot help
+    }
+    p = best;
+
+    p.wsSlotS = uint64_t(p.blockQ) * p.blockKv * 4;
+    p.wsSlotP = uint64_t(p.blockQ) * p.blockKv * prob.dtypeBytes;
+    p.wsSlotO = uint64_t(p.blockQ) * p.headDimAlign * 4;
+    p.wsBytesPerCore = 2 * (p.wsSlotS + p.wsSlotP + p.wsSlotO);
+    return true;
+}
+
+uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p) { return uint64_t(p.usedCores) * p.wsBytesPerCore; }
+
+}  // namespace fa_host

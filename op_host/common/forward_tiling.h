@@ -1,0 +1,50 @@
+// Host planning of the shared forward attention core: block sizes from the real UB/L1/L0
+// sizes, the balanced work split over the AI cores, and the workspace. Pure functions of their
+// arguments (unit-testable without a TilingContext); every forward operator's tiling fills a
+// ForwardProblem and calls PlanForward.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../../op_kernel/attention_core/forward_params.h"
+
+namespace fa_host {
+
+// Strides in elements of one Q/K/V/O tensor: (batch, head, token).
+struct Strides {
+    uint64_t b = 0, n = 0, s = 0;
+};
+
+struct ForwardProblem {
+    int64_t batch = 0, numHeads = 0, numKvHeads = 0, seqQ = 0, seqKv = 0, headDim = 0;
+    uint32_t dtypeBytes = 2;
+    Strides q, kv, out;
+    float scale = 1.0f;
+    bool hasMask = false;
+    Strides mask;  // (batch, head, query row) strides of a 1-byte mask, 0 = broadcast
+    bool bandActive = false;
+    int64_t preTokens = 0, nextTokens = 0;
+    std::vector<int64_t> actualSeqLengths;  // empty: every batch uses seqQ
+};
+
+// What the hardware offers one AI core (bytes) and how many AI cores there are.
+struct CoreBudget {
+    uint32_t aicNum = 1;
+    uint64_t ub = 0, l1 = 0, l0a = 0, l0b = 0, l0c = 0;
+};
+
+// Block sizes that fit the budget; false (with the reason) when none does.
+bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget, uint32_t &rowsPerVec,
+                  uint32_t &blockKv, uint32_t &dChunk, std::string &why);
+
+// Fills `p` completely. The workspace the kernel needs is WorkspaceBytes(p).
+bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::ForwardParams &p,
+                 std::string &why);
+uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p);
+
+// Bytes of UB / L1 / L0 the core's buffers take for these block sizes (docs/attention_core.md).
+uint64_t VectorUbBytes(uint32_t rowsPerVec, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes);
+uint64_t CubeL1Bytes(uint32_t blockQ, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes);
+
+}  // namespace fa_host

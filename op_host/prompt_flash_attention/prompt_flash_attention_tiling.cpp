@@ -1,0 +1,124 @@
+// Tiling of PromptFlashAttention: reads shapes/attributes from the TilingContext and the core
+// budget from PlatformAscendC, plans the shared forward core (block sizes, balanced split over
+// all AI cores, workspace) and selects the kernel by element type.
+#include <string>
+
+#include "../common/attention_checks.h"
+#include "../common/forward_tiling.h"
+#include "../common/op_log.h"
+#include "../../op_kernel/prompt_flash_attention/prompt_flash_attention_tiling_data.h"
+#include "exe_graph/runtime/tiling_context.h"
+#include "prompt_flash_attention_tiling.h"
+#include "tiling/platform/platform_ascendc.h"
+
+namespace {
+
+enum InputIndex : size_t { QUERY = 0, KEY = 1, VALUE = 2, PSE_SHIFT = 3, ATTEN_MASK = 4, ACTUAL_SEQ_LENGTHS = 5 };
+enum AttrIndex : size_t { NUM_HEADS = 0, SCALE_VALUE, PRE_TOKENS, NEXT_TOKENS, INPUT_LAYOUT, NUM_KV_HEADS };
+
+std::vector<int64_t> Dims(const gert::Shape &s)
+{
+    std::vector<int64_t> d;
+    for (size_t i = 0; i < s.GetDimNum(); ++i) d.push_back(s.GetDim(i));
+    return d;
+}
+
+fa_host::Strides StridesOf(fa_host::Layout layout, int64_t n, int64_t s, int64_t d)
+{
+    if (layout == fa_host::Layout::BNSD || layout == fa_host::Layout::BNSD_BSND) {
+        return {uint64_t(n * s * d), uint64_t(s * d), uint64_t(d)};
+    }
+    return {uint64_t(s * n * d), uint64_t(d), uint64_t(n * d)};  // BSH, BSND
+}
+
+fa_host::Strides MaskStrides(const std::vector<int64_t> &m)
+{
+    const size_t r = m.size();
+    const uint64_t rowsCols = uint64_t(m[r - 2] * m[r - 1]);
+    fa_host::Strides st{0, 0, uint64_t(m[r - 1])};
+    if (r == 3 && m[0] != 1) st.b = rowsCols;
+    if (r == 4) {
+        st.b = m[0] == 1 ? 0 : uint64_t(m[1]) * rowsCols;
+        st.n = m[1] == 1 ? 0 : rowsCols;
+    }
+    return st;
+}
+
+}  // namespace
+
+namespace optiling {
+
+ge::graphStatus PromptFlashAttentionTiling(gert::TilingContext *context)
+{
+    const gert::RuntimeAttrs *attrs = context->GetAttrs();
+    const int64_t *numHeads = attrs->GetAttrPointer<int64_t>(NUM_HEADS);
+    const float *scale = attrs->GetAttrPointer<float>(SCALE_VALUE);
+    const int64_t *pre = attrs->GetAttrPointer<int64_t>(PRE_TOKENS);
+    const int64_t *next = attrs->GetAttrPointer<int64_t>(NEXT_TOKENS);
+    const char *layoutText = attrs->GetAttrPointer<char>(INPUT_LAYOUT);
+    const int64_t *kvHeadsAttr = attrs->GetAttrPointer<int64_t>(NUM_KV_HEADS);
+    const fa_host::Layout layout = fa_host::ParseLayout(layoutText);
+    if (numHeads == nullptr || *numHeads <= 0 || layout == fa_host::Layout::INVALID ||
+        layout == fa_host::Layout::TND) {
+        FA_LOGE("PromptFlashAttention tiling: num_heads / input_layout missing or invalid");
+        return ge::GRAPH_FAILED;
+    }
+    const int64_t kvHeads = (kvHeadsAttr == nullptr || *kvHeadsAttr == 0) ? *numHeads : *kvHeadsAttr;
+
+    fa_host::TensorDesc q, k;
+    q.shape = Dims(context->GetInputShape(QUERY)->GetStorageShape());
+    k.shape = Dims(context->GetInputShape(KEY)->GetStorageShape());
+    fa_host::BnsdDims qd, kd;
+    if (!fa_host::DimsOf(q, layout, *numHeads, qd) || !fa_host::DimsOf(k, layout, kvHeads, kd)) {
+        FA_LOGE("PromptFlashAttention tiling: query/key rank does not match input_layout %s", layoutText);
+        return ge::GRAPH_FAILED;
+    }
+
+    fa_host::ForwardProblem prob;
+    prob.batch = qd.b;
+    prob.numHeads = *numHeads;
+    prob.numKvHeads = kvHeads;
+    prob.seqQ = qd.s;
+    prob.seqKv = kd.s;
+    prob.headDim = qd.d;
+    const ge::DataType dtype = context->GetInputDesc(QUERY)->GetDataType();
+    prob.dtypeBytes = 2;
+    prob.q = StridesOf(layout, qd.n, qd.s, qd.d);
+    prob.kv = StridesOf(layout, kd.n, kd.s, kd.d);
+    prob.out = layout == fa_host::Layout::BNSD_BSND ? StridesOf(fa_host::Layout::BSND, qd.n, qd.s, qd.d) : prob.q;
+    prob.scale = scale == nullptr ? 1.0f : *scale;
+    const gert::StorageShape *mask = context->GetOptionalInputShape(ATTEN_MASK);
+    prob.hasMask = mask != nullptr;
+    if (prob.hasMask) prob.mask = MaskStrides(Dims(mask->GetStorageShape()));
+    prob.bandActive = prob.hasMask;  // sparse mode 0: without a mask pre/next tokens are ignored
+    prob.preTokens = pre == nullptr ? 2147483647 : *pre;
+    prob.nextTokens = next == nullptr ? 0 : *next;
+    const gert::Tensor *lens = context->GetOptionalInputTensor(ACTUAL_SEQ_LENGTHS);
+    if (lens != nullptr && lens->GetData<int64_t>() != nullptr) {
+        const int64_t *v = lens->GetData<int64_t>();
+        prob.actualSeqLengths.assign(v, v + lens->GetShapeSize());
+    }
+
+    platform_ascendc::PlatformAscendC platform(context->GetPlatformInfo());
+    fa_host::CoreBudget budget;
+    budget.aicNum = platform.GetCoreNumAic();
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, budget.ub);
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L1, budget.l1);
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_A, budget.l0a);
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_B, budget.l0b);
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_C, budget.l0c);
+
+    PromptFlashAttentionTilingData *data = context->GetTilingData<PromptFlashAttentionTilingData>();
+    std::string why;
+    if (!fa_host::PlanForward(prob, budget, data->params, why)) {
+        FA_LOGE("PromptFlashAttention tiling: %s", why.c_str());
+        return ge::GRAPH_FAILED;
+    }
+    context->SetTilingKey(dtype == ge::DT_BF16 ? PFA_TILING_KEY_BF16 : PFA_TILING_KEY_FP16);
+    context->SetBlockDim(data->params.usedCores);
+    size_t *ws = context->GetWorkspaceSizes(1);
+    ws[0] = fa_host::WorkspaceBytes(data->params) + platform.GetLibApiWorkSpaceSize();
+    return ge::GRAPH_SUCCESS;
+}
+
+}  // namespace optiling

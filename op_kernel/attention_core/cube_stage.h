@@ -1,0 +1,204 @@
+// Cube side (AIC) of the forward core: per unit it stages the Q block in L1 once, then for
+// every key block computes S = Q.K^T (GM -> L1 with ND->NZ, L1 -> L0A/L0B, Mmad over head-dim
+// chunks, Fixpipe fp32 into an S slot of the workspace) and, once the vector cores returned P,
+// O_blk = P.V (Fixpipe fp32 into an O slot). S of block j+1 is issued before P.V of block j, so
+// the vector cores always have the next S while the cube waits for P.
+#pragma once
+#include "kernel_operator.h"
+#include "forward_params.h"
+#include "policies.h"
+#include "sync.h"
+
+namespace AttentionCore {
+
+template <typename T, class Variant>
+class ForwardCube {
+public:
+    __aicore__ inline void Init(const ForwardParams *p, AscendC::TPipe *pipe, GM_ADDR query, GM_ADDR key,
+                                GM_ADDR value, GM_ADDR mask, GM_ADDR actualSeqLengths, GM_ADDR workspace)
+    {
+        p_ = p;
+        split_.Init(p, actualSeqLengths);
+        kv_.Init(p);
+        mask_.Init(p, mask);
+        q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(query));
+        k_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(key));
+        v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(value));
+        core_ = AscendC::GetBlockIdx();
+        GM_ADDR ws = workspace + core_ * p->wsBytesPerCore;
+        wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
+        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + 2 * p->wsSlotS));
+        wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + 2 * p->wsSlotS + 2 * p->wsSlotP));
+
+        const uint32_t bq = p->blockQ;
+        const uint32_t bk = p->blockKv;
+        const uint32_t dp = p->headDimAlign;
+        const uint32_t dc = p->dChunk;
+        pipe->InitBuffer(qL1_, bq * dp * sizeof(T));
+        pipe->InitBuffer(pL1_, bq * bk * sizeof(T));
+        pipe->InitBuffer(kL1_, bk * dp * sizeof(T));
+        pipe->InitBuffer(vL1_, bk * dp * sizeof(T));
+        pipe->InitBuffer(l0a_, bq * (dc > bk ? dc : bk) * sizeof(T));
+        pipe->InitBuffer(l0b_, bk * dc * sizeof(T));
+        pipe->InitBuffer(l0c_, bq * (dc > bk ? dc : bk) * sizeof(float));
+    }
+
+    __aicore__ inline void Process()
+    {
+        uint64_t g = 0;  // blocks handed over so far: the workspace slot is g % 2
+        for (uint64_t unit = split_.Begin(core_); unit < split_.End(core_); ++unit) {
+            WorkUnit u;
+            split_.Decode(unit, u);
+            mask_.KvRange(u);
+            const uint32_t blocks = KvBlockCount(u.kvBegin, u.kvEnd, p_->blockKv);
+            if (blocks == 0) {
+                continue;  // the vector cores write the zero rows on their own
+            }
+            LoadQ(u);
+            ComputeS(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, 0), g % 2);
+            for (uint32_t j = 0; j < blocks; ++j) {
+                if (j + 1 < blocks) {
+                    ComputeS(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j + 1), (g + 1) % 2);
+                }
+                ComputePV(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), g % 2);
+                ++g;
+            }
+        }
+    }
+
+private:
+    // Rows handed to Mmad: m == 1 would switch the cube to GEMV (A read as ND), so a single
+    // query row is computed as a 16-row fractal whose padding rows are never written out.
+    __aicore__ inline static uint16_t MmadRows(uint32_t rows) { return static_cast<uint16_t>(rows == 1 ? 16 : rows); }
+
+    __aicore__ inline void LoadQ(const WorkUnit &u)
+    {
+        const uint32_t mPad = AlignUp(u.rows, 16);
+        AscendC::Nd2NzParams nd(1, static_cast<uint16_t>(u.rows), static_cast<uint16_t>(p_->headDim), 0,
+                                static_cast<uint16_t>(kv_.QRowPitch()), static_cast<uint16_t>(mPad), 1, 0);
+        AscendC::DataCopy(qL1_.Get<T>(), q_[kv_.QOffset(u.b, u.n, u.q0)], nd);
+        PipeSync<AscendC::HardEvent::MTE2_MTE1>();
+    }
+
+    // S = Q.K^T of one key block into S slot `slot`, then raise FLAG_S_READY.
+    __aicore__ inline void ComputeS(const WorkUnit &u, const KvBlock &blk, uint32_t slot)
+    {
+        const uint32_t d = p_->headDim;
+        const uint32_t mPad = AlignUp(u.rows, 16);
+        const uint32_t kvPad = AlignUp(blk.cols, 16);
+        const uint32_t m1 = mPad / 16;
+        const uint32_t n1 = kvPad / 16;
+        const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>();
+        const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>();
+        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
+        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
+        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>();
+
+        AscendC::Nd2NzParams nd(1, static_cast<uint16_t>(blk.cols), static_cast<uint16_t>(d), 0,
+                                static_cast<uint16_t>(kv_.KvRowPitch()), static_cast<uint16_t>(kvPad), 1, 0);
+        AscendC::DataCopy(kL1, k_[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(blk.k0))], nd);
+        PipeSync<AscendC::HardEvent::MTE2_MTE1>();
+
+        for (uint32_t kc = 0; kc < d; kc += p_->dChunk) {
+            const uint32_t kLen = d - kc < p_->dChunk ? d - kc : p_->dChunk;
+            const uint32_t k1 = (kLen + 15) / 16;
+            const uint32_t kd1 = kc / 16;
+            // Q (L1 Nz, fractal (d1, m1) at d1*M1 + m1) -> L0A Zz: one row of fractals per m1.
+            for (uint32_t i = 0; i < m1; ++i) {
+                AscendC::LoadData(l0a[i * k1 * 256], qL1[(kd1 * m1 + i) * 256],
+                                  AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1), static_cast<uint16_t>(m1), 0,
+                                                            0, false, 0));
+            }
+            // K (L1 Nz of the kv x d block) already is Zn of K^T: one contiguous run of fractals.
+            AscendC::LoadData(l0b, kL1[kd1 * n1 * 256],
+                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1 * n1), 1, 0, 0, false, 0));
+            PipeSync<AscendC::HardEvent::MTE1_M>();
+            AscendC::Mmad(l0c, l0a, l0b,
+                          AscendC::MmadParams(MmadRows(u.rows), static_cast<uint16_t>(blk.cols),
+                                              static_cast<uint16_t>(kLen), 0, false, kc == 0));
+            PipeSync<AscendC::HardEvent::M_MTE1>();
+        }
+        PipeSync<AscendC::HardEvent::MTE1_MTE2>();
+        PipeSync<AscendC::HardEvent::M_FIX>();
+        AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(blk.cols), static_cast<uint16_t>(u.rows),
+                                       static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->blockKv, false);
+        AscendC::Fixpipe(wsS_[slot * (p_->wsSlotS / 4)], l0c, fix);
+        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_S_READY);
+        PipeSync<AscendC::HardEvent::FIX_M>();
+    }
+
+    // O_blk = P.V of one key block into O slot `slot` once the vector cores wrote P.
+    __aicore__ inline void ComputePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot)
+    {
+        const uint32_t d = p_->headDim;
+        const uint32_t mPad = AlignUp(u.rows, 16);
+        const uint32_t kvPad = AlignUp(blk.cols, 16);
+        const uint32_t m1 = mPad / 16;
+        const uint32_t n1 = kvPad / 16;
+        const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
+        const AscendC::LocalTensor<T> vL1 = vL1_.Get<T>();
+        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
+        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
+        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>();
+
+        AscendC::CrossCoreWaitFlag(FlagPReady(slot));
+        AscendC::Nd2NzParams ndP(1, static_cast<uint16_t>(u.rows), static_cast<uint16_t>(blk.cols), 0,
+                                 static_cast<uint16_t>(p_->blockKv), static_cast<uint16_t>(mPad), 1, 0);
+        AscendC::DataCopy(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], ndP);
+        AscendC::Nd2NzParams ndV(1, static_cast<uint16_t>(blk.cols), static_cast<uint16_t>(d), 0,
+                                 static_cast<uint16_t>(kv_.KvRowPitch()), static_cast<uint16_t>(kvPad), 1, 0);
+        AscendC::DataCopy(vL1, v_[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(blk.k0))], ndV);
+        PipeSync<AscendC::HardEvent::MTE2_MTE1>();
+
+        // P (L1 Nz, fractal (kv1, m1) at kv1*M1 + m1) -> L0A Zz, once for all head-dim chunks.
+        for (uint32_t i = 0; i < m1; ++i) {
+            AscendC::LoadData(l0a[i * n1 * 256], pL1[i * 256],
+                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), static_cast<uint16_t>(m1), 0, 0,
+                                                        false, 0));
+        }
+        for (uint32_t dc = 0; dc < d; dc += p_->dChunk) {
+            const uint32_t dLen = d - dc < p_->dChunk ? d - dc : p_->dChunk;
+            const uint32_t dc1 = (dLen + 15) / 16;
+            const uint32_t dd1 = dc / 16;
+            // V (L1 Nz of kv x d, fractal (d1, kv1) at d1*N1 + kv1) -> L0B Zn of V: each 16x16
+            // fractal transposed on the way.
+            for (uint32_t i = 0; i < n1; ++i) {
+                AscendC::LoadData(l0b[i * dc1 * 256], vL1[(dd1 * n1 + i) * 256],
+                                  AscendC::LoadData2DParams(0, static_cast<uint8_t>(dc1), static_cast<uint16_t>(n1), 0,
+                                                            0, true, 0));
+            }
+            PipeSync<AscendC::HardEvent::MTE1_M>();
+            AscendC::Mmad(l0c, l0a, l0b,
+                          AscendC::MmadParams(MmadRows(u.rows), static_cast<uint16_t>(dLen),
+                                              static_cast<uint16_t>(blk.cols), 0, false, true));
+            PipeSync<AscendC::HardEvent::M_MTE1>();
+            PipeSync<AscendC::HardEvent::M_FIX>();
+            AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(dLen), static_cast<uint16_t>(u.rows),
+                                           static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->headDimAlign,
+                                           false);
+            AscendC::Fixpipe(wsO_[slot * (p_->wsSlotO / 4) + dc], l0c, fix);
+            PipeSync<AscendC::HardEvent::FIX_M>();
+        }
+        PipeSync<AscendC::HardEvent::MTE1_MTE2>();
+        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
+    }
+
+    const ForwardParams *p_ = nullptr;
+    typename Variant::Split split_;
+    typename Variant::Kv kv_;
+    typename Variant::Mask mask_;
+    uint32_t core_ = 0;
+
+    AscendC::GlobalTensor<T> q_, k_, v_;
+    AscendC::GlobalTensor<float> wsS_;
+    AscendC::GlobalTensor<T> wsP_;
+    AscendC::GlobalTensor<float> wsO_;
+
+    AscendC::TBuf<AscendC::TPosition::A1> qL1_, pL1_;
+    AscendC::TBuf<AscendC::TPosition::B1> kL1_, vL1_;
+    AscendC::TBuf<AscendC::TPosition::A2> l0a_;
+    AscendC::TBuf<AscendC::TPosition::B2> l0b_;
+    AscendC::TBuf<AscendC::TPosition::CO1> l0c_;
+};
+
+}  // namespace AttentionCore

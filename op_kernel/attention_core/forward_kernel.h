@@ -1,0 +1,50 @@
+// The forward attention core: one template that every forward operator instantiates with its
+// Variant (a set of seam policies, see policies.h). The cube core runs ForwardCube, its two
+// vector cores run ForwardVector; they meet only in the per-core workspace slots and the
+// cross-core flags of sync.h.
+#pragma once
+#include "kernel_operator.h"
+#include "forward_params.h"
+#include "policies.h"
+#include "cube_stage.h"
+#include "vector_stage.h"
+
+namespace AttentionCore {
+
+// A forward variant names one implemented policy per seam.
+template <class SplitTag, class KvTag, class ScoreTag, class MaskTag, class SoftmaxTag>
+struct ForwardVariant {
+    using Split = WorkSplit<SplitTag>;
+    using Kv = KvSource<KvTag>;
+    using Score = ScoreMod<ScoreTag>;
+    using Mask = MaskMod<MaskTag>;
+    using Softmax = SoftmaxMod<SoftmaxTag>;
+};
+
+struct ForwardTensors {
+    GM_ADDR query;
+    GM_ADDR key;
+    GM_ADDR value;
+    GM_ADDR mask;
+    GM_ADDR actualSeqLengths;
+    GM_ADDR out;
+    GM_ADDR workspace;  // the user workspace (after GetUserWorkspace)
+};
+
+template <typename T, class Variant>
+__aicore__ inline void RunForward(const ForwardParams *p, const ForwardTensors &t)
+{
+    AscendC::TPipe pipe;
+    if ASCEND_IS_AIC {
+        ForwardCube<T, Variant> cube;
+        cube.Init(p, &pipe, t.query, t.key, t.value, t.mask, t.actualSeqLengths, t.workspace);
+        cube.Process();
+    }
+    if ASCEND_IS_AIV {
+        ForwardVector<T, Variant> vec;
+        vec.Init(p, &pipe, t.mask, t.actualSeqLengths, t.out, t.workspace);
+        vec.Process();
+    }
+}
+
+}  // namespace AttentionCore

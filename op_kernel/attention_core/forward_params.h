@@ -1,0 +1,72 @@
+// Parameters of the shared forward attention core (prefill, varlen and decode operators).
+// A plain POD struct: the host tiling fills it, the kernel reads it from the tiling buffer, so
+// it holds only fixed-width fields and no pointers. Every operator's tiling data embeds it.
+#pragma once
+#include <cstdint>
+
+namespace AttentionCore {
+
+// Most AI cores a tiling can address (Atlas A2/A3 have at most 25 per die).
+constexpr uint32_t MAX_CORES = 64;
+
+// Rows of the score block that the softmax masks out get this finite value instead of -inf
+// so that "max - max" never produces NaN; a row whose running max is still <= MASKED_ROW_MAX
+// at the end had no visible key and outputs zeros.
+constexpr float MASKED_SCORE = -1.0e30f;
+constexpr float MASKED_ROW_MAX = -1.0e29f;
+
+struct ForwardParams {
+    // Problem shape. groupSize = numHeads / numKvHeads (GQA).
+    uint32_t batch;
+    uint32_t numHeads;
+    uint32_t numKvHeads;
+    uint32_t groupSize;
+    uint32_t seqQ;
+    uint32_t seqKv;
+    uint32_t headDim;       // D of Q, K and V
+    uint32_t headDimAlign;  // D rounded up to 16: row pitch of O slots and of UB rows
+
+    // Element strides (batch, head, token) of Q, K/V and the output: they encode the layout
+    // (BSH/BSND: token pitch N*D; BNSD: token pitch D) so the kernel has one addressing rule.
+    uint64_t qStrideB, qStrideN, qStrideS;
+    uint64_t kvStrideB, kvStrideN, kvStrideS;
+    uint64_t oStrideB, oStrideN, oStrideS;
+
+    // Score stage.
+    float scaleValue;
+    uint32_t reserved0;
+
+    // Mask stage: optional 1-byte mask tensor (non-zero = excluded), read from its top-left
+    // corner with these element strides (0 = broadcast), plus the left-up pre/next band.
+    uint32_t hasMask;
+    uint32_t bandActive;
+    uint64_t maskStrideB, maskStrideN, maskStrideS;
+    int64_t preTokens;   // clamped by the host to +-2^40 so row +- tokens never overflows
+    int64_t nextTokens;
+
+    // Query lengths per batch from an int64 GM tensor (count 1 = one value for all batches).
+    uint32_t hasActualSeqLengths;
+    uint32_t actualSeqLengthsCount;
+
+    // Block geometry chosen by the tiling (docs/attention_core.md, "block sizes").
+    uint32_t blockQ;        // query rows per block (two vector cores take half each)
+    uint32_t blockKv;       // keys per block, multiple of 128
+    uint32_t rowsPerVec;    // blockQ / 2
+    uint32_t dChunk;        // head-dim columns per cube pass (L0 budget), multiple of 16
+    uint32_t qBlocksPerHead;  // ceil(seqQ / blockQ)
+    uint32_t usedCores;     // blockDim
+
+    // Work split: the units (batch, head, q-block) in that order, cut into contiguous ranges
+    // of about equal cost; core c takes units [coreUnitStart[c], coreUnitStart[c + 1]).
+    uint64_t unitCount;
+    uint64_t coreUnitStart[MAX_CORES + 1];
+
+    // Workspace per core (bytes), laid out as 2 S slots (fp32 blockQ x blockKv),
+    // 2 P slots (input dtype, same shape) and 2 O slots (fp32 blockQ x headDimAlign).
+    uint64_t wsBytesPerCore;
+    uint64_t wsSlotS;  // bytes of one S slot
+    uint64_t wsSlotP;
+    uint64_t wsSlotO;
+};
+
+}  // namespace AttentionCore

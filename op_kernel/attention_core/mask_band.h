@@ -1,0 +1,131 @@
+// MaskMod seam: which (query row, key) pairs take part. Included by policies.h.
+#pragma once
+
+namespace AttentionCore {
+
+template <class Tag>
+struct MaskMod {
+    static_assert(AlwaysFalse<Tag>::value, "MaskMod: this mask mode is not implemented");
+};
+
+// PFA (sparse mode 0): an optional 1-byte mask tensor (non-zero = excluded) and, only when
+// that mask is given, the left-up band  row - preTokens <= key <= row + nextTokens.
+// The band bounds the key range of a unit (blocks outside it are never computed); inside the
+// computed blocks the band and the tensor are applied element-wise by the vector core.
+template <>
+struct MaskMod<MaskTensorBand> {
+    __aicore__ inline void Init(const ForwardParams *p, GM_ADDR mask)
+    {
+        p_ = p;
+        if (p->hasMask != 0) {
+            mask_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(mask));
+        }
+    }
+
+    // Keys visible to any valid row of the unit; an empty range means "no block to compute".
+    __aicore__ inline void KvRange(WorkUnit &u) const
+    {
+        u.kvBegin = 0;
+        u.kvEnd = u.qValid == 0 ? 0 : static_cast<int64_t>(p_->seqKv);
+        if (p_->bandActive != 0 && u.qValid != 0) {
+            const int64_t lo = static_cast<int64_t>(u.q0) - p_->preTokens;
+            const int64_t hi = static_cast<int64_t>(u.q0 + u.qValid - 1) + p_->nextTokens + 1;
+            u.kvBegin = lo > u.kvBegin ? lo : u.kvBegin;
+            u.kvEnd = hi < u.kvEnd ? hi : u.kvEnd;
+        }
+        if (u.kvEnd < u.kvBegin) {
+            u.kvEnd = u.kvBegin;
+        }
+    }
+
+    // s: rows x cols fp32 scores (row pitch cols) of query rows [row0, row0 + rows) and keys
+    // [k0, k0 + colsValid); columns >= colsValid are padding. Excluded entries become
+    // MASKED_SCORE (or lower). tmp (rows x cols fp32), maskBytes (rows x cols) and maskHalf
+    // (rows x cols) are scratch.
+    __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &tmp,
+                                 const AscendC::LocalTensor<uint8_t> &maskBytes,
+                                 const AscendC::LocalTensor<half> &maskHalf, const WorkUnit &u, uint32_t row0,
+                                 uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols) const
+    {
+        if (p_->hasMask != 0) {
+            AddTensorMask(s, tmp, maskBytes, maskHalf, u, row0, rows, k0, colsValid, cols);
+        }
+        if (p_->bandActive == 0) {
+            if (colsValid < cols) {
+                KillColumns(s, colsValid, cols, rows, cols);
+            }
+            return;
+        }
+        for (uint32_t r = 0; r < rows; ++r) {
+            const int64_t row = static_cast<int64_t>(row0 + r);
+            int64_t lo = row - p_->preTokens - k0;
+            int64_t hi = row + p_->nextTokens + 1 - k0;
+            lo = lo < 0 ? 0 : lo;
+            hi = hi > static_cast<int64_t>(colsValid) ? static_cast<int64_t>(colsValid) : hi;
+            const AscendC::LocalTensor<float> line = s[r * cols];
+            if (hi <= lo) {
+                KillColumns(line, 0, cols, 1, cols);
+                continue;
+            }
+            if (lo > 0) {
+                KillColumns(line, 0, static_cast<uint32_t>(lo), 1, cols);
+            }
+            if (hi < static_cast<int64_t>(cols)) {
+                KillColumns(line, static_cast<uint32_t>(hi), cols, 1, cols);
+            }
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+private:
+    // Columns [from, to) of `rows` rows (pitch cols) := MASKED_SCORE, 64 fp32 lanes per repeat
+    // with a lane bit mask for the partial first/last chunk (one repeat per row).
+    __aicore__ inline static void KillColumns(const AscendC::LocalTensor<float> &s, uint32_t from, uint32_t to,
+                                              uint32_t rows, uint32_t cols)
+    {
+        while (from < to) {
+            const uint32_t chunk = from / 64 * 64;
+            const uint32_t end = to < chunk + 64 ? to : chunk + 64;
+            const uint64_t upper = (end - chunk) == 64 ? ~0ULL : ((1ULL << (end - chunk)) - 1ULL);
+            const uint64_t lower = (1ULL << (from - chunk)) - 1ULL;
+            uint64_t lanes[2] = {upper & ~lower, 0};
+            AscendC::Duplicate(s[chunk], MASKED_SCORE, lanes, static_cast<uint8_t>(rows), 1,
+                               static_cast<uint8_t>(cols / 8));
+            from = end;
+        }
+    }
+
+    // s += MASKED_SCORE * mask (mask bytes are 0 or non-zero; any non-zero excludes).
+    __aicore__ inline void AddTensorMask(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &tmp,
+                                         const AscendC::LocalTensor<uint8_t> &maskBytes,
+                                         const AscendC::LocalTensor<half> &maskHalf, const WorkUnit &u,
+                                         uint32_t row0, uint32_t rows, int64_t k0, uint32_t colsValid,
+                                         uint32_t cols) const
+    {
+        const uint64_t offset = u.b * p_->maskStrideB + u.n * p_->maskStrideN + row0 * p_->maskStrideS +
+                                static_cast<uint64_t>(k0);
+        const uint32_t rowBlocks = (colsValid + 31) / 32;
+        AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), colsValid,
+                                        static_cast<uint32_t>(p_->maskStrideS - colsValid), cols / 32 - rowBlocks, 0);
+        AscendC::DataCopyPadExtParams<uint8_t> pad(false, 0, 0, 0);
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(0);
+        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(0);
+        AscendC::DataCopyPad(maskBytes, mask_[offset], copy, pad);
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(0);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(0);
+        const uint32_t count = rows * cols;
+        AscendC::Cast(maskHalf, maskBytes, AscendC::RoundMode::CAST_NONE, count);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Cast(tmp, maskHalf, AscendC::RoundMode::CAST_NONE, count);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Muls(tmp, tmp, MASKED_SCORE, static_cast<int32_t>(count));
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Add(s, s, tmp, static_cast<int32_t>(count));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+    const ForwardParams *p_ = nullptr;
+    AscendC::GlobalTensor<uint8_t> mask_;
+};
+
+}  // namespace AttentionCore

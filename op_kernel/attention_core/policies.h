@@ -1,0 +1,144 @@
+// The seams of the shared attention core (docs/attention_core.md). Each seam is a primary
+// template over a tag that static_asserts: an operator picks one implemented tag per seam, and
+// a combination nobody implemented fails to compile instead of running a wrong kernel.
+//
+//   seam        tag (implemented)        planned tags (other operators)
+//   WorkSplit   SplitQBlocks             SplitKvCombine (IFA), SplitKvOwner (FAG)
+//   KvSource    KvStrided                KvPaged (IFA), KvTnd (FA varlen), KvGather (SFAG)
+//   ScoreMod    ScoreScale               ScorePse, ScoreAlibi
+//   MaskMod     MaskTensorBand           MaskSparseMode, MaskSelection
+//   SoftmaxMod  SoftmaxPlain             SoftmaxDropout, SoftmaxSink
+#pragma once
+#include "kernel_operator.h"
+#include "forward_params.h"
+
+namespace AttentionCore {
+
+template <class Tag>
+struct AlwaysFalse {
+    static constexpr bool value = false;
+};
+
+// ------------------------------------------------------------------------- tags
+struct SplitQBlocks {};
+struct KvStrided {};
+struct ScoreScale {};
+struct MaskTensorBand {};
+struct SoftmaxPlain {};
+
+// One unit of work: query rows [q0, q0 + rows) of head n in batch b; rows >= qValid are
+// padding (beyond actual_seq_lengths) and output zeros; keys [kvBegin, kvEnd) are visible.
+struct WorkUnit {
+    uint32_t b;
+    uint32_t n;
+    uint32_t q0;
+    uint32_t rows;
+    uint32_t qValid;
+    int64_t kvBegin;
+    int64_t kvEnd;
+};
+
+// ------------------------------------------------------------------- work split
+template <class Tag>
+struct WorkSplit {
+    static_assert(AlwaysFalse<Tag>::value, "WorkSplit: this split is not implemented");
+};
+
+// Units (b, n, q-block) in that order; the host balanced contiguous ranges by cost (number of
+// key blocks in the band), so causal/band shapes spread evenly over the cores.
+template <>
+struct WorkSplit<SplitQBlocks> {
+    __aicore__ inline void Init(const ForwardParams *p, GM_ADDR actualSeqLengths)
+    {
+        p_ = p;
+        if (p->hasActualSeqLengths != 0) {
+            lens_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(actualSeqLengths));
+        }
+    }
+    __aicore__ inline uint64_t Begin(uint32_t core) const { return p_->coreUnitStart[core]; }
+    __aicore__ inline uint64_t End(uint32_t core) const { return p_->coreUnitStart[core + 1]; }
+    __aicore__ inline void Decode(uint64_t unit, WorkUnit &u) const
+    {
+        const uint64_t qb = unit % p_->qBlocksPerHead;
+        const uint64_t bn = unit / p_->qBlocksPerHead;
+        u.n = static_cast<uint32_t>(bn % p_->numHeads);
+        u.b = static_cast<uint32_t>(bn / p_->numHeads);
+        u.q0 = static_cast<uint32_t>(qb) * p_->blockQ;
+        const uint32_t left = p_->seqQ - u.q0;
+        u.rows = left < p_->blockQ ? left : p_->blockQ;
+        int64_t len = p_->seqQ;
+        if (p_->hasActualSeqLengths != 0) {
+            len = lens_.GetValue(p_->actualSeqLengthsCount == 1 ? 0 : u.b);
+        }
+        const int64_t valid = len - static_cast<int64_t>(u.q0);
+        u.qValid = valid <= 0 ? 0 : (valid >= u.rows ? u.rows : static_cast<uint32_t>(valid));
+    }
+
+    const ForwardParams *p_ = nullptr;
+    AscendC::GlobalTensor<int64_t> lens_;
+};
+
+// -------------------------------------------------------------------- KV source
+template <class Tag>
+struct KvSource {
+    static_assert(AlwaysFalse<Tag>::value, "KvSource: this K/V layout is not implemented");
+};
+
+// Dense Q/K/V/O addressed by (batch, head, token) element strides: BSH, BSND, BNSD and
+// BNSD_BSND are all one rule. GQA: query head n reads KV head n / groupSize.
+template <>
+struct KvSource<KvStrided> {
+    __aicore__ inline void Init(const ForwardParams *p) { p_ = p; }
+    __aicore__ inline uint64_t QOffset(uint32_t b, uint32_t n, uint32_t row) const
+    {
+        return b * p_->qStrideB + n * p_->qStrideN + row * p_->qStrideS;
+    }
+    __aicore__ inline uint64_t KvOffset(uint32_t b, uint32_t n, uint32_t row) const
+    {
+        return b * p_->kvStrideB + (n / p_->groupSize) * p_->kvStrideN + row * p_->kvStrideS;
+    }
+    __aicore__ inline uint64_t OutOffset(uint32_t b, uint32_t n, uint32_t row) const
+    {
+        return b * p_->oStrideB + n * p_->oStrideN + row * p_->oStrideS;
+    }
+    __aicore__ inline uint32_t QRowPitch() const { return static_cast<uint32_t>(p_->qStrideS); }
+    __aicore__ inline uint32_t KvRowPitch() const { return static_cast<uint32_t>(p_->kvStrideS); }
+    __aicore__ inline uint32_t OutRowPitch() const { return static_cast<uint32_t>(p_->oStrideS); }
+
+    const ForwardParams *p_ = nullptr;
+};
+
+// ---------------------------------------------------------------- score modifier
+template <class Tag>
+struct ScoreMod {
+    static_assert(AlwaysFalse<Tag>::value, "ScoreMod: this score modifier is not implemented");
+};
+
+// S = scale * Q.K^T (fp32, in UB).
+template <>
+struct ScoreMod<ScoreScale> {
+    __aicore__ inline void Init(const ForwardParams *p) { scale_ = p->scaleValue; }
+    __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, uint32_t count) const
+    {
+        AscendC::Muls(s, s, scale_, static_cast<int32_t>(count));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+    float scale_ = 1.0f;
+};
+
+// ---------------------------------------------------------------- softmax extras
+template <class Tag>
+struct SoftmaxMod {
+    static_assert(AlwaysFalse<Tag>::value, "SoftmaxMod: this softmax extra is not implemented");
+};
+
+// Plain softmax: nothing between exp and the P·V product (dropout/sink hook here).
+template <>
+struct SoftmaxMod<SoftmaxPlain> {
+    __aicore__ inline void Init(const ForwardParams *) {}
+    __aicore__ inline void AfterExp(const AscendC::LocalTensor<float> &, uint32_t) const {}
+};
+
+}  // namespace AttentionCore
+
+#include "mask_band.h"

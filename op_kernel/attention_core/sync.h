@@ -1,0 +1,49 @@
+// Synchronisation vocabulary of the core: the cross-core flag ids of the cube <-> vector
+// hand-off and a helper for an in-order dependency between two pipes of one core.
+#pragma once
+#include "kernel_operator.h"
+
+namespace AttentionCore {
+
+// Cross-core flags (mode 2: one cube set pairs with one wait on each of its two vector cores,
+// the two vector sets pair with one cube wait). Ids 0-10 are the user range on Atlas A2.
+constexpr uint16_t FLAG_S_READY = 1;  // cube -> vector: S block is in its workspace slot
+constexpr uint16_t FLAG_O_READY = 2;  // cube -> vector: P.V block is in its O slot
+// vector -> cube: P block of slot s written (S slot consumed). One id per slot: a vector core
+// may already announce block g+1 while its partner is still on block g, and a shared id would
+// let the two announcements of one core stand for the pair.
+__aicore__ inline uint16_t FlagPReady(uint32_t slot) { return slot == 0 ? 3 : 4; }
+
+// Pipe `evt`'s consumer waits for everything its producer issued so far (event id 0 is
+// reserved for these strictly paired uses).
+template <AscendC::HardEvent evt>
+__aicore__ inline void PipeSync()
+{
+    AscendC::SetFlag<evt>(0);
+    AscendC::WaitFlag<evt>(0);
+}
+
+// Block index of a unit's key range [kvBegin, kvEnd): blocks start at kvBegin, so a band
+// costs no more key columns than it needs.
+struct KvBlock {
+    int64_t k0;
+    uint32_t cols;  // valid keys in the block
+};
+
+__aicore__ inline uint32_t KvBlockCount(int64_t kvBegin, int64_t kvEnd, uint32_t blockKv)
+{
+    return kvEnd <= kvBegin ? 0 : static_cast<uint32_t>((kvEnd - kvBegin + blockKv - 1) / blockKv);
+}
+
+__aicore__ inline KvBlock KvBlockAt(int64_t kvBegin, int64_t kvEnd, uint32_t blockKv, uint32_t j)
+{
+    KvBlock blk;
+    blk.k0 = kvBegin + static_cast<int64_t>(j) * blockKv;
+    const int64_t left = kvEnd - blk.k0;
+    blk.cols = left < blockKv ? static_cast<uint32_t>(left) : blockKv;
+    return blk;
+}
+
+__aicore__ inline uint32_t AlignUp(uint32_t x, uint32_t a) { return (x + a - 1) / a * a; }
+
+}  // namespace AttentionCore

@@ -1,0 +1,263 @@
+// Vector side (AIV) of the forward core: for each key block of a unit it takes its half of the
+// S rows from the workspace, applies the score and mask policies, runs the online softmax
+// (running max / sum in fp32), hands P back to the cube, folds the cube's P.V block into the
+// fp32 output accumulator with the rescale factor, and at the end of the unit normalises,
+// casts and writes its rows in the output layout.
+#pragma once
+#include "kernel_operator.h"
+#include "forward_params.h"
+#include "policies.h"
+#include "sync.h"
+
+namespace AttentionCore {
+
+template <typename T, class Variant>
+class ForwardVector {
+public:
+    __aicore__ inline void Init(const ForwardParams *p, AscendC::TPipe *pipe, GM_ADDR mask, GM_ADDR actualSeqLengths,
+                                GM_ADDR out, GM_ADDR workspace)
+    {
+        p_ = p;
+        split_.Init(p, actualSeqLengths);
+        kv_.Init(p);
+        score_.Init(p);
+        mask_.Init(p, mask);
+        softmax_.Init(p);
+        out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
+
+        core_ = AscendC::GetBlockIdx() / 2;  // MIX 1:2: vector cores 2b and 2b+1 serve cube b
+        sub_ = AscendC::GetSubBlockIdx();
+        GM_ADDR ws = workspace + core_ * p->wsBytesPerCore;
+        wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
+        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + 2 * p->wsSlotS));
+        wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + 2 * p->wsSlotS + 2 * p->wsSlotP));
+
+        const uint32_t r = p->rowsPerVec;
+        const uint32_t c = p->blockKv;
+        const uint32_t dp = p->headDimAlign;
+        const uint32_t tmpBytes = r * c * 4 > r * dp * sizeof(T) ? r * c * 4 : r * dp * sizeof(T);
+        const uint32_t statBytes = AlignUp(r, 8) * 4;
+        pipe->InitBuffer(sBuf_, r * c * 4);
+        pipe->InitBuffer(tmpBuf_, tmpBytes);
+        pipe->InitBuffer(pBuf_, r * c * 2);
+        pipe->InitBuffer(maskBuf_, r * c);
+        pipe->InitBuffer(accBuf_, r * dp * 4);
+        pipe->InitBuffer(partBuf_, r * dp * 4);
+        pipe->InitBuffer(statBuf_, statBytes * 7);
+        pipe->InitBuffer(bcastBuf_, r * 32);
+        s_ = sBuf_.Get<float>();
+        tmp_ = tmpBuf_.Get<float>();
+        acc_ = accBuf_.Get<float>();
+        part_ = partBuf_.Get<float>();
+        bcast_ = bcastBuf_.Get<float>();
+        const AscendC::LocalTensor<float> stats = statBuf_.Get<float>();
+        const uint32_t st = statBytes / 4;
+        mOld_ = stats;
+        mNew_ = stats[st];
+        sum_ = stats[2 * st];
+        rowTmp_ = stats[3 * st];
+        alpha_[0] = stats[4 * st];
+        alpha_[1] = stats[5 * st];
+        inv_ = stats[6 * st];
+    }
+
+    __aicore__ inline void Process()
+    {
+        uint64_t g = 0;  // blocks handed over so far: the workspace slot is g % 2
+        for (uint64_t unit = split_.Begin(core_); unit < split_.End(core_); ++unit) {
+            WorkUnit u;
+            split_.Decode(unit, u);
+            mask_.KvRange(u);
+            const uint32_t half = (u.rows + 1) / 2;
+            const uint32_t rowOff = sub_ == 0 ? 0 : half;
+            const uint32_t rows = sub_ == 0 ? half : u.rows - half;
+            StartUnit(rows);
+            const uint32_t blocks = KvBlockCount(u.kvBegin, u.kvEnd, p_->blockKv);
+            for (uint32_t j = 0; j < blocks; ++j) {
+                SoftmaxBlock(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), rowOff, rows, g % 2);
+                if (j > 0) {
+                    AccumulateO(rowOff, rows, (g - 1) % 2);
+                }
+                ++g;
+            }
+            if (blocks > 0) {
+                AccumulateO(rowOff, rows, (g - 1) % 2);
+            }
+            FinishUnit(u, rowOff, rows);
+        }
+    }
+
+private:
+    __aicore__ inline void StartUnit(uint32_t rows)
+    {
+        if (rows == 0) {
+            return;
+        }
+        AscendC::Duplicate(mOld_, MASKED_SCORE, static_cast<int32_t>(rows));
+        AscendC::Duplicate(sum_, 0.0f, static_cast<int32_t>(rows));
+        AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(rows * p_->headDimAlign));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+    // One key block: S -> P (online softmax), P to the workspace for the cube.
+    __aicore__ inline void SoftmaxBlock(const WorkUnit &u, const KvBlock &blk, uint32_t rowOff, uint32_t rows,
+                                        uint32_t slot)
+    {
+        AscendC::CrossCoreWaitFlag(FLAG_S_READY);
+        if (rows != 0) {
+            const uint32_t c = p_->blockKv;
+            const uint32_t count = rows * c;
+            PipeSync<AscendC::HardEvent::V_MTE2>();
+            AscendC::DataCopy(s_, wsS_[slot * (p_->wsSlotS / 4) + rowOff * c], count);
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous P store has left pBuf_
+            score_.Apply(s_, count);
+            mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, u.q0 + rowOff, rows, blk.k0,
+                        blk.cols, c);
+
+            // m_new = max(m_old, rowmax(S)); alpha = exp(m_old - m_new); S = exp(S - m_new)
+            RowReduce<true>(rows);
+            AscendC::Max(mNew_, mOld_, rowTmp_, static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Sub(alpha_[slot], mOld_, mNew_, static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Exp(alpha_[slot], alpha_[slot], static_cast<int32_t>(rows));
+            AscendC::Adds(mOld_, mNew_, 0.0f, static_cast<int32_t>(rows));
+            Broadcast(mNew_, rows);
+            for (uint32_t c0 = 0; c0 < c; c0 += 64) {
+                AscendC::Sub(s_[c0], s_[c0], bcast_, 64, static_cast<uint8_t>(rows),
+                             AscendC::BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(c / 8),
+                                                         static_cast<uint8_t>(c / 8), 1));
+            }
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Exp(s_, s_, static_cast<int32_t>(count));
+            AscendC::PipeBarrier<PIPE_V>();
+            softmax_.AfterExp(s_, count);
+
+            // l = l * alpha + rowsum(P)
+            RowReduce<false>(rows);
+            AscendC::Mul(sum_, sum_, alpha_[slot], static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Add(sum_, sum_, rowTmp_, static_cast<int32_t>(rows));
+
+            const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
+            AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+            AscendC::DataCopy(wsP_[slot * (p_->wsSlotP / sizeof(T)) + rowOff * c], pOut, count);
+        }
+        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagPReady(slot));
+    }
+
+    // O = O * alpha(block) + P.V(block), once the cube has written the block's P.V.
+    __aicore__ inline void AccumulateO(uint32_t rowOff, uint32_t rows, uint32_t slot)
+    {
+        AscendC::CrossCoreWaitFlag(FLAG_O_READY);
+        if (rows == 0) {
+            return;
+        }
+        const uint32_t dp = p_->headDimAlign;
+        PipeSync<AscendC::HardEvent::V_MTE2>();
+        AscendC::DataCopy(part_, wsO_[slot * (p_->wsSlotO / 4) + rowOff * dp], rows * dp);
+        PipeSync<AscendC::HardEvent::MTE2_V>();
+        Broadcast(alpha_[slot], rows);
+        ScaleRows(acc_, rows);
+        AscendC::Add(acc_, acc_, part_, static_cast<int32_t>(rows * dp));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+    // O / l, zero for rows past the query length or without any visible key; cast; store.
+    __aicore__ inline void FinishUnit(const WorkUnit &u, uint32_t rowOff, uint32_t rows)
+    {
+        if (rows == 0) {
+            return;
+        }
+        PipeSync<AscendC::HardEvent::V_S>();
+        for (uint32_t r = 0; r < rows; ++r) {
+            const float m = mOld_.GetValue(r);
+            const float l = sum_.GetValue(r);
+            const bool visible = rowOff + r < u.qValid && m > MASKED_ROW_MAX && l > 0.0f;
+            inv_.SetValue(r, visible ? 1.0f / l : 0.0f);
+        }
+        PipeSync<AscendC::HardEvent::S_V>();
+        Broadcast(inv_, rows);
+        ScaleRows(acc_, rows);
+        const uint32_t dp = p_->headDimAlign;
+        const AscendC::LocalTensor<T> o = tmpBuf_.Get<T>();
+        AscendC::Cast(o, acc_, AscendC::RoundMode::CAST_RINT, rows * dp);
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        const uint32_t d = p_->headDim;
+        AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), d * sizeof(T), 0,
+                                        (kv_.OutRowPitch() - d) * sizeof(T), 0);
+        AscendC::DataCopyPad(out_[kv_.OutOffset(u.b, u.n, u.q0 + rowOff)], o, copy);
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // rowTmp[r] = max (or sum) over the block's columns of row r: fold the 64-lane chunks of
+    // each row into tmp, then one WholeReduce per row.
+    template <bool isMax>
+    __aicore__ inline void RowReduce(uint32_t rows)
+    {
+        const uint32_t c = p_->blockKv;
+        const uint8_t rep = static_cast<uint8_t>(rows);
+        const uint8_t pitch = static_cast<uint8_t>(c / 8);
+        for (uint32_t c0 = 64; c0 < c; c0 += 64) {
+            const AscendC::LocalTensor<float> acc = c0 == 64 ? s_ : tmp_;
+            const uint8_t accPitch = c0 == 64 ? pitch : 8;
+            if (isMax) {
+                AscendC::Max(tmp_, acc, s_[c0], 64, rep, AscendC::BinaryRepeatParams(1, 1, 1, 8, accPitch, pitch));
+            } else {
+                AscendC::Add(tmp_, acc, s_[c0], 64, rep, AscendC::BinaryRepeatParams(1, 1, 1, 8, accPitch, pitch));
+            }
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+        if (isMax) {
+            AscendC::WholeReduceMax(rowTmp_, tmp_, 64, static_cast<int32_t>(rows), 1, 1, 8,
+                                    AscendC::ReduceOrder::ORDER_ONLY_VALUE);
+        } else {
+            AscendC::WholeReduceSum(rowTmp_, tmp_, 64, static_cast<int32_t>(rows), 1, 1, 8);
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+    // bcast_ block r (8 floats) := v[r], for a row-wise op with block stride 0.
+    __aicore__ inline void Broadcast(const AscendC::LocalTensor<float> &v, uint32_t rows)
+    {
+        AscendC::Brcb(bcast_, v, static_cast<uint8_t>((rows + 7) / 8), AscendC::BrcbRepeatParams(1, 8));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+    // x[r][:] *= bcast_[r] over rows of pitch headDimAlign.
+    __aicore__ inline void ScaleRows(const AscendC::LocalTensor<float> &x, uint32_t rows)
+    {
+        const uint32_t dp = p_->headDimAlign;
+        for (uint32_t c0 = 0; c0 < dp; c0 += 64) {
+            const uint32_t lanes = dp - c0 < 64 ? dp - c0 : 64;
+            AscendC::Mul(x[c0], x[c0], bcast_, lanes, static_cast<uint8_t>(rows),
+                         AscendC::BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(dp / 8),
+                                                     static_cast<uint8_t>(dp / 8), 1));
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+    const ForwardParams *p_ = nullptr;
+    typename Variant::Split split_;
+    typename Variant::Kv kv_;
+    typename Variant::Score score_;
+    typename Variant::Mask mask_;
+    typename Variant::Softmax softmax_;
+    uint32_t core_ = 0;
+    uint32_t sub_ = 0;
+
+    AscendC::GlobalTensor<T> out_;
+    AscendC::GlobalTensor<float> wsS_;
+    AscendC::GlobalTensor<T> wsP_;
+    AscendC::GlobalTensor<float> wsO_;
+
+    AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, tmpBuf_, pBuf_, maskBuf_, accBuf_, partBuf_, statBuf_,
+        bcastBuf_;
+    AscendC::LocalTensor<float> s_, tmp_, acc_, part_, bcast_;
+    AscendC::LocalTensor<float> mOld_, mNew_, sum_, rowTmp_, inv_;
+    AscendC::LocalTensor<float> alpha_[2];
+};
+
+}  // namespace AttentionCore

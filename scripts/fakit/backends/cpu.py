@@ -1,0 +1,266 @@
+"""The `cpu` backend: runs an operator through its aclnn C API in the CPU-target library.
+
+    out = run("prompt_flash_attention", **golden_kwargs)
+
+builds the library if needed (fakit.build.ensure_built), creates one aclTensor per array in
+device memory (aclrtMalloc + aclrtMemcpy), calls aclnn<Op>GetWorkspaceSize and aclnn<Op>,
+copies the outputs back and destroys everything. A non-zero aclnn status raises
+fakit.AclnnError with the operator's last log line. `last_counters()` gives the emulator's
+per-core pipe counters of the last launch, `opdefs()` the registered OpDefs.
+
+FAKIT_CPU_SANITIZE=1 selects the ASan/UBSan build (the process must preload libasan).
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import ml_dtypes
+import numpy as np
+
+from .. import build
+from ..errors import AclnnError
+
+# numpy dtype -> aclDataType value (acl/acl_base.h)
+ACL_DTYPES = {
+    np.dtype(np.float32): 0, np.dtype(np.float16): 1, np.dtype(np.int8): 2, np.dtype(np.int32): 3,
+    np.dtype(np.uint8): 4, np.dtype(np.int16): 6, np.dtype(np.uint16): 7, np.dtype(np.uint32): 8,
+    np.dtype(np.int64): 9, np.dtype(np.uint64): 10, np.dtype(np.float64): 11, np.dtype(np.bool_): 12,
+    np.dtype(ml_dtypes.bfloat16): 27,
+}
+ACL_FORMAT_ND = 2
+ACL_MEMCPY_HOST_TO_DEVICE = 1
+ACL_MEMCPY_DEVICE_TO_HOST = 2
+ACL_MEM_MALLOC_HUGE_FIRST = 0
+ACL_ERROR_REPEAT_INITIALIZE = 100002
+
+_c = ctypes
+_lock = threading.RLock()
+_runtime: Optional["_Runtime"] = None
+_handles: Dict[Path, ctypes.CDLL] = {}
+
+
+def _sanitize() -> bool:
+    return os.environ.get("FAKIT_CPU_SANITIZE", "") not in ("", "0")
+
+
+class _Runtime:
+    """The acl runtime of the loaded library: initialised once per process."""
+
+    def __init__(self, lib: ctypes.CDLL):
+        self.lib = lib
+        sig = {
+            "aclInit": (_c.c_int, [_c.c_char_p]),
+            "aclrtSetDevice": (_c.c_int, [_c.c_int32]),
+            "aclrtCreateStream": (_c.c_int, [_c.POINTER(_c.c_void_p)]),
+            "aclrtSynchronizeStream": (_c.c_int, [_c.c_void_p]),
+            "aclrtMalloc": (_c.c_int, [_c.POINTER(_c.c_void_p), _c.c_size_t, _c.c_int]),
+            "aclrtFree": (_c.c_int, [_c.c_void_p]),
+            "aclrtMemcpy": (_c.c_int, [_c.c_void_p, _c.c_size_t, _c.c_void_p, _c.c_size_t, _c.c_int]),
+            "aclCreateTensor": (_c.c_void_p, [_c.POINTER(_c.c_int64), _c.c_uint64, _c.c_int, _c.POINTER(_c.c_int64),
+                                              _c.c_int64, _c.c_int, _c.POINTER(_c.c_int64), _c.c_uint64, _c.c_void_p]),
+            "aclCreateIntArray": (_c.c_void_p, [_c.POINTER(_c.c_int64), _c.c_uint64]),
+            "aclCreateTensorList": (_c.c_void_p, [_c.POINTER(_c.c_void_p), _c.c_uint64]),
+            "aclDestroyTensor": (_c.c_int, [_c.c_void_p]),
+            "aclDestroyIntArray": (_c.c_int, [_c.c_void_p]),
+            "aclDestroyTensorList": (_c.c_int, [_c.c_void_p]),
+            "ascendc_emu_last_error_message": (_c.c_char_p, []),
+            "ascendc_emu_clear_last_messages": (None, []),
+            "ascendc_emu_opdefs_json": (_c.c_char_p, []),
+        }
+        for name, (restype, argtypes) in sig.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = restype, argtypes
+        status = lib.aclInit(None)
+        if status not in (0, ACL_ERROR_REPEAT_INITIALIZE):
+            raise RuntimeError(f"aclInit failed with {status}")
+        self._check(lib.aclrtSetDevice(0), "aclrtSetDevice")
+        self.stream = _c.c_void_p()
+        self._check(lib.aclrtCreateStream(_c.byref(self.stream)), "aclrtCreateStream")
+
+    def _check(self, status: int, what: str) -> None:
+        if status != 0:
+            raise RuntimeError(f"{what} failed with {status}: {self.last_error()}")
+
+    def last_error(self) -> str:
+        return (self.lib.ascendc_emu_last_error_message() or b"").decode(errors="replace")
+
+    # --- device memory and meta objects -------------------------------------------------
+    def to_device(self, arr: np.ndarray) -> _c.c_void_p:
+        dev = _c.c_void_p()
+        if arr.nbytes:
+            self._check(self.lib.aclrtMalloc(_c.byref(dev), arr.nbytes, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")
+            self._check(self.lib.aclrtMemcpy(dev, arr.nbytes, arr.ctypes.data, arr.nbytes, ACL_MEMCPY_HOST_TO_DEVICE),
+                        "aclrtMemcpy")
+        return dev
+
+    def from_device(self, dev: _c.c_void_p, template: np.ndarray) -> np.ndarray:
+        out = np.empty(template.shape, template.dtype)
+        if out.nbytes:
+            self._check(self.lib.aclrtMemcpy(out.ctypes.data, out.nbytes, dev, out.nbytes, ACL_MEMCPY_DEVICE_TO_HOST),
+                        "aclrtMemcpy")
+        return out
+
+    def tensor(self, arr: np.ndarray, dev: _c.c_void_p) -> int:
+        try:
+            dtype = ACL_DTYPES[arr.dtype]
+        except KeyError:
+            raise ValueError(f"dtype {arr.dtype} has no aclDataType") from None
+        nd = arr.ndim
+        shape = (_c.c_int64 * max(nd, 1))(*arr.shape)
+        strides = (_c.c_int64 * max(nd, 1))(*[s // arr.itemsize for s in arr.strides])
+        t = self.lib.aclCreateTensor(shape, nd, dtype, strides, 0, ACL_FORMAT_ND, shape, nd, dev)
+        if not t:
+            raise RuntimeError(f"aclCreateTensor failed: {self.last_error()}")
+        return t
+
+
+def _library(path: Path) -> ctypes.CDLL:
+    """Load `path` (once) and initialise the acl runtime it carries."""
+    global _runtime
+    with _lock:
+        if path not in _handles:
+            # The product library first: the proof library links against it, and both must see
+            # the same runtime. RTLD_GLOBAL lets the proof library's dependency resolve to it.
+            ops_lib = build.library_path("cpu", _sanitize())
+            if path != ops_lib and ops_lib not in _handles:
+                _library(ops_lib)
+            _handles[path] = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+        if _runtime is None:
+            _runtime = _Runtime(_handles[path])
+        return _handles[path]
+
+
+def runtime() -> _Runtime:
+    _library(build.ensure_built("cpu", sanitize=_sanitize()))
+    assert _runtime is not None
+    return _runtime
+
+
+def run(op: str, **kwargs):
+    """fakit.run(op, backend="cpu", **golden_kwargs)."""
+    from .. import ops
+    try:
+        binding = ops.REGISTRY[op]
+    except KeyError:
+        raise ValueError(f"operator {op!r} has no aclnn binding; known: {', '.join(sorted(ops.REGISTRY))}") from None
+    return run_binding(binding, **kwargs)
+
+
+def run_binding(binding, library: Optional[Path] = None, **kwargs):
+    """Runs one call of `binding` (a fakit.ops.OpBinding) from the given library (default: the
+    product library; the proof operators pass fakit.build.proof_library_path())."""
+    ops_lib = build.ensure_built("cpu", sanitize=_sanitize())
+    lib = _library(Path(library) if library is not None else ops_lib)
+    rt = runtime()
+    values = binding.prepare(dict(kwargs))
+    outputs = binding.make_outputs(values)
+
+    created: List[tuple] = []  # (destroy function, handle)
+    device: List[_c.c_void_p] = []
+    out_dev: Dict[str, tuple] = {}
+    args: List[Any] = []
+    argtypes: List[Any] = []
+
+    def device_tensor(arr) -> int:
+        arr = np.ascontiguousarray(arr)
+        dev = rt.to_device(arr)
+        if dev.value:
+            device.append(dev)
+        return rt.tensor(arr, dev), dev, arr
+
+    try:
+        for p in binding.params:
+            value = outputs.get(p.name) if p.kind == "out_tensor" else values.get(p.name)
+            if value is None and p.kind in ("tensor", "tensor_list", "int_array", "out_tensor"):
+                if not p.optional:
+                    raise ValueError(f"{binding.aclnn}: required argument {p.name!r} is missing")
+                args.append(None)
+                argtypes.append(_c.c_void_p)
+                continue
+            if p.kind in ("tensor", "out_tensor"):
+                t, dev, arr = device_tensor(value)
+                created.append((rt.lib.aclDestroyTensor, t))
+                if p.kind == "out_tensor":
+                    out_dev[p.name] = (dev, arr)
+                args.append(t)
+                argtypes.append(_c.c_void_p)
+            elif p.kind == "tensor_list":
+                handles = [device_tensor(item)[0] for item in value]
+                arr_t = (_c.c_void_p * max(len(handles), 1))(*handles)
+                lst = rt.lib.aclCreateTensorList(arr_t, len(handles))
+                created.append((rt.lib.aclDestroyTensorList, lst))  # destroys its tensors too
+                args.append(lst)
+                argtypes.append(_c.c_void_p)
+            elif p.kind == "int_array":
+                ints = [int(v) for v in value]
+                buf = (_c.c_int64 * max(len(ints), 1))(*ints)
+                ia = rt.lib.aclCreateIntArray(buf, len(ints))
+                created.append((rt.lib.aclDestroyIntArray, ia))
+                args.append(ia)
+                argtypes.append(_c.c_void_p)
+            elif p.kind == "int64":
+                args.append(int(value))
+                argtypes.append(_c.c_int64)
+            elif p.kind == "double":
+                args.append(float(value))
+                argtypes.append(_c.c_double)
+            elif p.kind == "bool":
+                args.append(bool(value))
+                argtypes.append(_c.c_bool)
+            elif p.kind == "string":
+                args.append(None if value is None else str(value).encode())
+                argtypes.append(_c.c_char_p)
+
+        get_ws = getattr(lib, binding.aclnn + "GetWorkspaceSize")
+        get_ws.restype = _c.c_int
+        get_ws.argtypes = argtypes + [_c.POINTER(_c.c_uint64), _c.POINTER(_c.c_void_p)]
+        launch = getattr(lib, binding.aclnn)
+        launch.restype = _c.c_int
+        launch.argtypes = [_c.c_void_p, _c.c_uint64, _c.c_void_p, _c.c_void_p]
+
+        rt.lib.ascendc_emu_clear_last_messages()
+        ws_size, executor = _c.c_uint64(0), _c.c_void_p()
+        status = get_ws(*args, _c.byref(ws_size), _c.byref(executor))
+        if status != 0:
+            raise AclnnError(status, rt.last_error())
+        workspace = _c.c_void_p()
+        if ws_size.value:
+            rt._check(rt.lib.aclrtMalloc(_c.byref(workspace), ws_size.value, ACL_MEM_MALLOC_HUGE_FIRST),
+                      "aclrtMalloc(workspace)")
+            device.append(workspace)
+        status = launch(workspace, ws_size.value, executor, rt.stream)
+        if status != 0:
+            raise AclnnError(status, rt.last_error())
+        rt._check(rt.lib.aclrtSynchronizeStream(rt.stream), "aclrtSynchronizeStream")
+        results = {name: rt.from_device(dev, arr) for name, (dev, arr) in out_dev.items()}
+    finally:
+        for destroy, handle in created:
+            destroy(handle)
+        for dev in device:
+            rt.lib.aclrtFree(dev)
+    return binding.result(results)
+
+
+def last_counters() -> Dict[str, Any]:
+    """Per-core, per-pipe counters of the last kernel launch (emu::LastLaunchCountersJson)."""
+    rt = runtime()
+    fn = rt.lib.ascendc_emu_last_counters_json
+    fn.restype = _c.c_char_p
+    return json.loads(fn().decode())
+
+
+def opdefs() -> Dict[str, Any]:
+    """The OpDefs registered in the product library: {"ops": [...]} (see emu/op_registry.h)."""
+    lib = _library(build.ensure_built("cpu", sanitize=_sanitize()))
+    fn = lib.ascendc_emu_opdefs_json
+    fn.restype = _c.c_char_p
+    return json.loads(fn().decode())
+
+
+def last_error() -> str:
+    return runtime().last_error()

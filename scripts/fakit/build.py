@@ -1,0 +1,114 @@
+"""Build the CPU target on demand: `ensure_built()` returns the path of libfa_ops_cpu.so.
+
+The build runs `build.sh` (one source of truth for the CMake flags) when the library is
+missing or any source is newer than the last successful build; a file lock keeps parallel
+pytest workers from building twice, and a failed build raises BuildError with the output.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, Iterable, Optional, Tuple
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# What the CPU build reads: a change under any of these triggers a rebuild.
+SOURCE_DIRS = ("emulator", "op_host", "op_kernel", "tests/emulator/kernels", "cmake")
+SOURCE_FILES = ("CMakeLists.txt", "build.sh")
+SOURCE_SUFFIXES = (".cpp", ".h", ".hpp", ".cc", ".cmake", ".txt", ".sh")
+
+OPS_LIBRARY = "libfa_ops_cpu.so"
+PROOF_LIBRARY = "libfa_proof_ops.so"
+
+
+class BuildError(RuntimeError):
+    """The CPU build failed; the message ends with the build output."""
+
+
+def build_dir(target: str = "cpu", sanitize: bool = False) -> Path:
+    if target != "cpu":
+        raise ValueError(f"fakit.build builds the cpu target only (got {target!r}); "
+                         "the npu target is built by ./build.sh --target npu")
+    return ROOT / "build" / ("cpu-asan" if sanitize else "cpu")
+
+
+def library_path(target: str = "cpu", sanitize: bool = False) -> Path:
+    return build_dir(target, sanitize) / OPS_LIBRARY
+
+
+def proof_library_path(sanitize: bool = False) -> Path:
+    return build_dir("cpu", sanitize) / PROOF_LIBRARY
+
+
+def install_prefix(sanitize: bool = False) -> Path:
+    """The CANN-shaped prefix (ASCEND_HOME_PATH for CANN's example CMakeLists.txt)."""
+    return build_dir("cpu", sanitize) / "install"
+
+
+def _sources() -> Iterable[Path]:
+    for name in SOURCE_FILES:
+        path = ROOT / name
+        if path.exists():
+            yield path
+    for d in SOURCE_DIRS:
+        for dirpath, dirnames, filenames in os.walk(ROOT / d):
+            dirnames[:] = [n for n in dirnames if not n.startswith((".", "__"))]
+            for f in filenames:
+                if f.endswith(SOURCE_SUFFIXES):
+                    yield Path(dirpath) / f
+
+
+def newest_source_mtime() -> float:
+    return max((p.stat().st_mtime for p in _sources()), default=0.0)
+
+
+def _stamp(target: str, sanitize: bool) -> Path:
+    return build_dir(target, sanitize) / ".fakit-build-stamp"
+
+
+def is_stale(target: str = "cpu", sanitize: bool = False) -> bool:
+    stamp = _stamp(target, sanitize)
+    if not stamp.exists() or not library_path(target, sanitize).exists():
+        return True
+    return newest_source_mtime() > stamp.stat().st_mtime
+
+
+_checked: Dict[Tuple[str, bool], Path] = {}
+
+
+def ensure_built(target: str = "cpu", sanitize: bool = False, jobs: int = 2, force: bool = False,
+                 quiet: bool = True) -> Path:
+    """Path of the CPU library, building it first when missing or out of date."""
+    key = (target, sanitize)
+    if key in _checked and not force:
+        return _checked[key]
+    bdir = build_dir(target, sanitize)
+    bdir.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = bdir.parent / f".{bdir.name}.lock"
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be building: wait, then re-check
+        if force or is_stale(target, sanitize):
+            _run_build(sanitize, jobs, quiet)
+    lib = library_path(target, sanitize)
+    _checked[key] = lib
+    return lib
+
+
+def _run_build(sanitize: bool, jobs: int, quiet: bool) -> None:
+    cmd = ["bash", str(ROOT / "build.sh"), "--target", "cpu", "-j", str(jobs)]
+    if sanitize:
+        cmd.append("--sanitize")
+    # Stamp the start: a source edited during the build makes the next call rebuild.
+    stamp = _stamp("cpu", sanitize)
+    started = newest_source_mtime()
+    if not quiet:
+        print("fakit: building the CPU target:", " ".join(cmd), file=sys.stderr)
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        print(proc.stdout, file=sys.stderr)
+        raise BuildError(f"CPU build failed ({' '.join(cmd)} exited with {proc.returncode}):\n{proc.stdout[-8000:]}")
+    stamp.touch()
+    os.utime(stamp, (max(started, stamp.stat().st_mtime),) * 2)

@@ -1,0 +1,286 @@
+// Probe of the CPU target's host-side APIs, built by an external CMake project that consumes
+// emulator/ through add_subdirectory. Registers a test operator (OpDef + tiling), drives it
+// through emu::OpRunner and checks what the tiling function saw in gert::TilingContext.
+//   host_api_probe tiling    -> "ok <n> checks" (exit 0) or the failed checks (exit 1)
+//   host_api_probe platform  -> PlatformAscendC numbers of the current SoC as JSON
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnn/aclnn_base.h"
+#include "emu/device_memory.h"
+#include "emu/log.h"
+#include "emu/op_registry.h"
+#include "emu/op_runner.h"
+#include "register/op_def_registry.h"
+#include "tiling/platform/platform_ascendc.h"
+
+namespace {
+
+int g_checks = 0;
+int g_failures = 0;
+
+#define CHECK(cond)                                                           \
+    do {                                                                      \
+        ++g_checks;                                                           \
+        if (!(cond)) {                                                        \
+            ++g_failures;                                                     \
+            std::printf("FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);     \
+        }                                                                     \
+    } while (0)
+
+// What the probe's tiling function observed.
+struct Seen {
+    int calls = 0;
+    size_t inputNum = 0;
+    int64_t xDim0 = -1, xDim1 = -1;
+    bool optionalAbsent = false;
+    int64_t seqLenCount = -1, seqLen1 = -1;
+    int64_t secondInstanceDim0 = -1;  // GetInputShape(1): the next present input
+    ge::DataType xDtype = ge::DT_UNDEFINED;
+    ge::Format xFormat = ge::FORMAT_NCHW;
+    int64_t heads = -1;
+    float scale = 0.0f;
+    bool flag = true;
+    std::string layout;
+    std::vector<int64_t> dims;
+    uint32_t aic = 0, aiv = 0;
+} g_seen;
+
+bool g_failTiling = false;
+
+ge::graphStatus ProbeTiling(gert::TilingContext *context) {
+    ++g_seen.calls;
+    if (g_failTiling) {
+        EMU_LOGE("ProbeOp tiling: rejected on purpose");
+        return ge::GRAPH_FAILED;
+    }
+    g_seen.inputNum = context->GetComputeNodeInputNum();
+    const gert::Shape &x = context->GetInputShape(0)->GetStorageShape();
+    g_seen.xDim0 = x.GetDim(0);
+    g_seen.xDim1 = x.GetDim(1);
+    g_seen.xDtype = context->GetInputDesc(0)->GetDataType();
+    g_seen.xFormat = context->GetInputDesc(0)->GetStorageFormat();
+    g_seen.optionalAbsent = context->GetOptionalInputShape(1) == nullptr;
+    const gert::Tensor *seq = context->GetOptionalInputTensor(2);
+    if (seq != nullptr) {
+        g_seen.seqLenCount = seq->GetShapeSize();
+        g_seen.seqLen1 = seq->GetData<int64_t>()[1];
+    }
+    const gert::StorageShape *second = context->GetInputShape(1);
+    g_seen.secondInstanceDim0 = second ? second->GetStorageShape().GetDim(0) : -1;
+    const gert::RuntimeAttrs *attrs = context->GetAttrs();
+    g_seen.heads = *attrs->GetInt(0);
+    g_seen.scale = *attrs->GetFloat(1);
+    g_seen.flag = *attrs->GetBool(2);
+    g_seen.layout = attrs->GetStr(3);
+    const gert::TypedContinuousVector<int64_t> *dims = attrs->GetListInt(4);
+    g_seen.dims.assign(dims->GetData(), dims->GetData() + dims->GetSize());
+    platform_ascendc::PlatformAscendC platform(context->GetPlatformInfo());
+    g_seen.aic = platform.GetCoreNumAic();
+    g_seen.aiv = platform.GetCoreNumAiv();
+
+    uint32_t *tiling = context->GetTilingData<uint32_t>();
+    *tiling = 0xC0FFEE;
+    context->SetBlockDim(3);
+    context->SetTilingKey(42);
+    context->GetWorkspaceSizes(1)[0] = 1024;
+    return ge::GRAPH_SUCCESS;
+}
+
+}  // namespace
+
+namespace ops {
+class ProbeOp : public OpDef {
+public:
+    explicit ProbeOp(const char *name) : OpDef(name) {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_BF16}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
+        this->Input("bias").ParamType(OPTIONAL).DataType({ge::DT_FLOAT16, ge::DT_BF16}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
+        this->Input("seq_lens").ParamType(OPTIONAL).ValueDepend(OPTIONAL).DataTypeList({ge::DT_INT64}).FormatList({ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_BF16}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
+        this->Attr("heads").AttrType(REQUIRED).Int();
+        this->Attr("scale").AttrType(OPTIONAL).Float(0.5f);
+        this->Attr("flag").AttrType(OPTIONAL).Bool(false);
+        this->Attr("layout").AttrType(OPTIONAL).String("BSH");
+        this->Attr("dims").AttrType(OPTIONAL).ListInt({1, 2, 3});
+        this->AICore().SetTiling(ProbeTiling);
+        this->AICore().AddConfig("ascend910b");
+    }
+};
+OP_ADD(ProbeOp);
+}  // namespace ops
+
+namespace {
+
+aclTensor *DeviceTensor(std::vector<int64_t> shape, aclDataType dtype, void **dev) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    aclrtMalloc(dev, static_cast<size_t>(n) * aclDataTypeSize(dtype), ACL_MEM_MALLOC_HUGE_FIRST);
+    std::vector<int64_t> strides(shape.size(), 1);
+    for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+    return aclCreateTensor(shape.data(), shape.size(), dtype, strides.data(), 0, ACL_FORMAT_ND, shape.data(),
+                           shape.size(), *dev);
+}
+
+int ProbeTilingContext() {
+    void *xDev = nullptr, *yDev = nullptr, *f32Dev = nullptr;
+    aclTensor *x = DeviceTensor({4, 8}, ACL_FLOAT16, &xDev);
+    aclTensor *y = DeviceTensor({4, 8}, ACL_FLOAT16, &yDev);
+    aclTensor *f32 = DeviceTensor({4, 8}, ACL_FLOAT, &f32Dev);
+    std::vector<int64_t> lens = {5, 7, 9};
+    aclIntArray *seq = aclCreateIntArray(lens.data(), lens.size());
+
+    // A full call: absent optional input, a value input, attributes by name and defaults.
+    {
+        emu::OpRunner runner("ProbeOp");
+        runner.Input(x).Input(static_cast<const aclTensor *>(nullptr)).Input(seq).Output(y);
+        runner.Attr("heads", int64_t(8)).Attr("layout", "BNSD").Attr("dims", std::vector<int64_t>{4, 5});
+        uint64_t ws = 0;
+        aclOpExecutor *exe = nullptr;
+        CHECK(runner.Build(&ws, &exe) == ACLNN_SUCCESS);
+        CHECK(g_seen.calls == 1);
+        CHECK(g_seen.inputNum == 2);
+        CHECK(g_seen.xDim0 == 4 && g_seen.xDim1 == 8);
+        CHECK(g_seen.xDtype == ge::DT_FLOAT16);
+        CHECK(g_seen.xFormat == ge::FORMAT_ND);
+        CHECK(g_seen.optionalAbsent);
+        CHECK(g_seen.seqLenCount == 3 && g_seen.seqLen1 == 7);
+        CHECK(g_seen.secondInstanceDim0 == 3);  // instance index 1 = seq_lens, bias absent
+        CHECK(g_seen.heads == 8);
+        CHECK(g_seen.scale == 0.5f);  // default
+        CHECK(!g_seen.flag);          // default
+        CHECK(g_seen.layout == "BNSD");
+        CHECK((g_seen.dims == std::vector<int64_t>{4, 5}));
+        CHECK(g_seen.aic > 0 && g_seen.aiv == 2 * g_seen.aic);
+        CHECK(ws == 1024);
+        CHECK(exe != nullptr);
+        if (exe != nullptr) {
+            CHECK(exe->call->blockDim == 3);
+            CHECK(exe->call->tilingKey == 42);
+            CHECK(exe->call->tilingData.GetDataSize() == sizeof(uint32_t));
+            CHECK(*static_cast<const uint32_t *>(exe->call->tilingData.GetData()) == 0xC0FFEE);
+            CHECK(exe->args.size() == 4);  // x, bias (null), seq_lens (device copy), y
+            CHECK(exe->args[0] == xDev && exe->args[1] == nullptr && exe->args[3] == yDev);
+            emu::DeviceAllocation seqCopy;
+            CHECK(exe->args[2] != nullptr && emu::DeviceFind(exe->args[2], 3 * sizeof(int64_t), &seqCopy));
+            if (exe->args[2] != nullptr) CHECK(static_cast<int64_t *>(exe->args[2])[2] == 9);
+            aclDestroyAclOpExecutor(exe);
+        }
+    }
+    // A float attribute given a double, a float default overridden.
+    {
+        emu::OpRunner runner("ProbeOp");
+        runner.Input(x).Input(x).Input(static_cast<const aclIntArray *>(nullptr)).Output(y);
+        runner.Attr("heads", int64_t(1)).Attr("scale", 0.125).Attr("flag", true);
+        uint64_t ws = 0;
+        aclOpExecutor *exe = nullptr;
+        CHECK(runner.Build(&ws, &exe) == ACLNN_SUCCESS);
+        CHECK(g_seen.scale == 0.125f && g_seen.flag && !g_seen.optionalAbsent && g_seen.seqLenCount == 3);
+        aclDestroyAclOpExecutor(exe);
+    }
+    // Errors: null required input -> 161001; dtype not in the OpDef -> 161002; missing required
+    // attribute -> inner error; failing tiling -> 561002 keeping the tiling's message.
+    {
+        emu::OpRunner runner("ProbeOp");
+        runner.Input(static_cast<const aclTensor *>(nullptr)).Output(y).Attr("heads", int64_t(1));
+        uint64_t ws = 0;
+        aclOpExecutor *exe = nullptr;
+        CHECK(runner.Build(&ws, &exe) == ACLNN_ERR_PARAM_NULLPTR);
+        CHECK(emu::LastErrorMessage().find("required input x is null") != std::string::npos);
+    }
+    {
+        emu::OpRunner runner("ProbeOp");
+        runner.Input(f32).Output(y).Attr("heads", int64_t(1));
+        uint64_t ws = 0;
+        aclOpExecutor *exe = nullptr;
+        CHECK(runner.Build(&ws, &exe) == ACLNN_ERR_PARAM_INVALID);
+        CHECK(emu::LastErrorMessage().find("input x has dtype DT_FLOAT") != std::string::npos);
+    }
+    {
+        emu::OpRunner runner("ProbeOp");
+        runner.Input(x).Output(f32).Attr("heads", int64_t(1));
+        uint64_t ws = 0;
+        aclOpExecutor *exe = nullptr;
+        CHECK(runner.Build(&ws, &exe) == ACLNN_ERR_PARAM_INVALID);
+    }
+    {
+        emu::OpRunner runner("ProbeOp");
+        runner.Input(x).Output(y);
+        uint64_t ws = 0;
+        aclOpExecutor *exe = nullptr;
+        CHECK(runner.Build(&ws, &exe) == ACLNN_ERR_INNER);
+        CHECK(emu::LastErrorMessage().find("required attribute heads") != std::string::npos);
+    }
+    {
+        g_failTiling = true;
+        emu::OpRunner runner("ProbeOp");
+        runner.Input(x).Output(y).Attr("heads", int64_t(1));
+        uint64_t ws = 0;
+        aclOpExecutor *exe = nullptr;
+        CHECK(runner.Build(&ws, &exe) == ACLNN_ERR_INNER_TILING_ERROR);
+        CHECK(emu::LastErrorMessage().find("rejected on purpose") != std::string::npos);
+        g_failTiling = false;
+    }
+    {
+        emu::OpRunner runner("NoSuchOp");
+        uint64_t ws = 0;
+        aclOpExecutor *exe = nullptr;
+        CHECK(runner.Build(&ws, &exe) == ACLNN_ERR_INNER_FIND_KERNEL_ERROR);
+    }
+    // The registry sees the probe with its declarations.
+    const std::string json = emu::OpDefsJson(false);
+    CHECK(json.find("\"op_type\":\"ProbeOp\"") != std::string::npos);
+    CHECK(json.find("{\"name\":\"scale\",\"type\":\"float\",\"required\":false,\"default\":0.5}") != std::string::npos);
+    CHECK(json.find("{\"name\":\"dims\",\"type\":\"list_int\",\"required\":false,\"default\":[1,2,3]}") !=
+          std::string::npos);
+    CHECK(json.find("{\"name\":\"bias\",\"param_type\":\"optional\"") != std::string::npos);
+
+    // CalcTschBlockDim: CANN's rule, 0 when a 1:2 MIX launch would need more AI cores than exist.
+    platform_ascendc::PlatformAscendC platform(nullptr);
+    CHECK(platform.CalcTschBlockDim(48, 24, 48) == 24);
+    CHECK(platform.CalcTschBlockDim(7, 24, 48) == 4);
+    CHECK(platform.CalcTschBlockDim(7, 0, 48) == 7);
+    CHECK(platform.CalcTschBlockDim(50, 24, 48) == 0);
+
+    aclDestroyTensor(x);
+    aclDestroyTensor(y);
+    aclDestroyTensor(f32);
+    aclDestroyIntArray(seq);
+    aclrtFree(xDev);
+    aclrtFree(yDev);
+    aclrtFree(f32Dev);
+    if (g_failures == 0) std::printf("ok %d checks\n", g_checks);
+    return g_failures == 0 ? 0 : 1;
+}
+
+int PrintPlatform() {
+    fe::PlatFormInfos infos;  // empty name: the emulator's current SoC
+    platform_ascendc::PlatformAscendC p(&infos);
+    const platform_ascendc::CoreMemType types[] = {
+        platform_ascendc::CoreMemType::UB, platform_ascendc::CoreMemType::L1, platform_ascendc::CoreMemType::L0_A,
+        platform_ascendc::CoreMemType::L0_B, platform_ascendc::CoreMemType::L0_C};
+    const char *names[] = {"ub", "l1", "l0a", "l0b", "l0c"};
+    std::printf("{\"soc_name\":\"%s\",\"soc_version\":%d,\"aic\":%u,\"aiv\":%u,\"core_num\":%u,\"lib_workspace\":%u",
+                aclrtGetSocName(), static_cast<int>(p.GetSocVersion()), p.GetCoreNumAic(), p.GetCoreNumAiv(),
+                p.GetCoreNum(), p.GetLibApiWorkSpaceSize());
+    for (int i = 0; i < 5; ++i) {
+        uint64_t size = 0;
+        p.GetCoreMemSize(types[i], size);
+        std::printf(",\"%s\":%llu", names[i], static_cast<unsigned long long>(size));
+    }
+    std::printf("}\n");
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    const std::string mode = argc > 1 ? argv[1] : "";
+    if (mode == "tiling") return ProbeTilingContext();
+    if (mode == "platform") return PrintPlatform();
+    std::fprintf(stderr, "usage: %s tiling|platform\n", argv[0]);
+    return 2;
+}

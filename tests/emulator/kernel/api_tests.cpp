@@ -1,0 +1,399 @@
+// Per-API semantic tests of the emulator, one case per invocation: api_tests <case>.
+// Prints "PASS <case>" and exits 0, or prints each mismatch and exits 1. Misuse cases are
+// expected to abort with a message; pytest runs every case in its own process.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "tikicpulib.h"
+
+using namespace AscendC;
+
+static int g_failures = 0;
+#define EXPECT(cond, ...)                                             \
+    do {                                                              \
+        if (!(cond)) {                                                \
+            std::printf("FAIL %s:%d: ", __FILE__, __LINE__);          \
+            std::printf(__VA_ARGS__);                                 \
+            std::printf("\n");                                        \
+            ++g_failures;                                             \
+        }                                                             \
+    } while (0)
+
+static void Run(emu::CoreMix mix, uint32_t blockDim, const std::function<void()> &body) {
+    emu::LaunchConfig cfg;
+    cfg.name = "api_test";
+    cfg.mix = mix;
+    cfg.blockDim = blockDim;
+    emu::Launch(cfg, body);
+}
+static void OnOneAiv(const std::function<void(TPipe &, TBuf<TPosition::VECCALC> &)> &body) {
+    Run(emu::CoreMix::AIV_ONLY, 1, [&] {
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 64 * 1024);
+        body(pipe, buf);
+    });
+}
+
+// Level-0 binary op: partial continuous mask, 2 repeats, src0 block stride 2.
+static void vec_level0_mask_stride() {
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<float> all = buf.Get<float>();
+        LocalTensor<float> a = all, b = all[1024], d = all[2048];
+        for (int i = 0; i < 1024; ++i) { a.SetValue(i, float(i)); b.SetValue(i, 1000.0f); }
+        Duplicate(d, -1.0f, 256);
+        BinaryRepeatParams p(1, 2, 1, 8, 16, 8);
+        Add(d, a, b, 20, 2, p);  // lanes 0..19 of each of 2 repeats
+        for (int r = 0; r < 2; ++r)
+            for (int i = 0; i < 64; ++i) {
+                const float want = i < 20 ? float(r * 128 + (i / 8) * 16 + i % 8) + 1000.0f : -1.0f;
+                EXPECT(d.GetValue(r * 64 + i) == want, "r%d lane %d: %f != %f", r, i, d.GetValue(r * 64 + i), want);
+            }
+        uint64_t bits[2] = {0x5ull, 0};  // lanes 0 and 2
+        Duplicate(d, -1.0f, 64);
+        Mul(d, a, b, bits, 1, BinaryRepeatParams());
+        EXPECT(d.GetValue(0) == 0.0f && d.GetValue(1) == -1.0f && d.GetValue(2) == 2000.0f, "bit mask");
+    });
+}
+
+// dst overlapping src1 with repStride 0 accumulates repeat after repeat.
+static void vec_accumulate_repstride0() {
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<float> all = buf.Get<float>();
+        LocalTensor<float> rows = all, acc = all[4096];
+        for (int i = 0; i < 4 * 64; ++i) rows.SetValue(i, float(i / 64 + 1));
+        Duplicate(acc, 0.0f, 64);
+        Add(acc, rows, acc, 64, 4, BinaryRepeatParams(1, 1, 1, 0, 8, 0));
+        EXPECT(acc.GetValue(5) == 10.0f, "accumulated %f != 10", acc.GetValue(5));
+    });
+}
+
+// Counter mode: the count spans repeats; level-2 calls leave the mask all ones, normal mode.
+static void vec_counter_mode() {
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<half> all = buf.Get<half>();
+        LocalTensor<half> a = all, d = all[1024];
+        Duplicate(a, half(2.0f), 512);
+        Duplicate(d, half(0.0f), 512);
+        SetMaskCount();
+        SetVectorMask<half, MaskMode::COUNTER>(0, 200);
+        Muls<half, false>(d, a, half(3.0f), MASK_PLACEHOLDER, 1, UnaryRepeatParams());
+        SetMaskNorm();
+        ResetMask();
+        EXPECT(float(d.GetValue(199)) == 6.0f && float(d.GetValue(200)) == 0.0f, "counter mode tail %f %f",
+               float(d.GetValue(199)), float(d.GetValue(200)));
+        Adds(d, a, half(1.0f), 3);
+        EXPECT(!emu::Ctx().maskCounterMode && emu::Ctx().maskLow == ~0ull, "level-2 restores normal mode, full mask");
+    });
+}
+
+// fp16 arithmetic rounds once per instruction to nearest even.
+static void half_rounding() {
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<half> all = buf.Get<half>();
+        LocalTensor<half> a = all, b = all[128], d = all[256];
+        Duplicate(a, half(1.0f), 128);
+        Duplicate(b, half(std::ldexp(1.0f, -11)), 128);  // exactly half an ulp of 1.0
+        Add(d, a, b, 128);
+        EXPECT(float(d.GetValue(0)) == 1.0f, "1 + 2^-11 ties to even: %g", float(d.GetValue(0)));
+        Duplicate(a, half(1.0f + std::ldexp(1.0f, -10)), 128);
+        Add(d, a, b, 128);
+        EXPECT(float(d.GetValue(0)) == 1.0f + std::ldexp(1.0f, -9), "(1+2^-10) + 2^-11 ties up to even: %g", float(d.GetValue(0)));
+        Duplicate(a, half(60000.0f), 128);
+        Add(d, a, a, 128);
+        EXPECT(std::isinf(float(d.GetValue(0))), "overflow gives inf in INF/NAN mode");
+    });
+}
+
+// Cast: every implemented round mode on float -> half, float -> int32 and float -> bfloat16_t.
+static void cast_round_modes() {
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<float> f = buf.Get<float>();
+        LocalTensor<half> h = f[256].ReinterpretCast<half>();
+        LocalTensor<int32_t> i32 = f[512].ReinterpretCast<int32_t>();
+        LocalTensor<bfloat16_t> bf = f[768].ReinterpretCast<bfloat16_t>();
+        const float up = 1.0f + std::ldexp(1.0f, -10);          // next half above 1
+        const float q = 1.0f + std::ldexp(1.0f, -12);           // a quarter ulp above 1
+        const float tie = 1.0f + std::ldexp(1.0f, -11);         // exactly between 1 and up
+        f.SetValue(0, q); f.SetValue(1, -q); f.SetValue(2, tie); f.SetValue(3, -2.5f); f.SetValue(4, 2.5f);
+        f.SetValue(5, 1e6f); f.SetValue(6, NAN); f.SetValue(7, 3.7f);
+        struct { RoundMode m; float w0, w1, w2; } hc[] = {
+            {RoundMode::CAST_RINT, 1.0f, -1.0f, 1.0f}, {RoundMode::CAST_NONE, 1.0f, -1.0f, 1.0f},
+            {RoundMode::CAST_FLOOR, 1.0f, -up, 1.0f}, {RoundMode::CAST_CEIL, up, -1.0f, up},
+            {RoundMode::CAST_TRUNC, 1.0f, -1.0f, 1.0f}, {RoundMode::CAST_ROUND, 1.0f, -1.0f, up},
+            {RoundMode::CAST_ODD, up, -up, up}};
+        for (auto &c : hc) {
+            Cast(h, f, c.m, 64);
+            EXPECT(float(h.GetValue(0)) == c.w0 && float(h.GetValue(1)) == c.w1 && float(h.GetValue(2)) == c.w2,
+                   "half mode %d: %.8g %.8g %.8g", int(c.m), float(h.GetValue(0)), float(h.GetValue(1)), float(h.GetValue(2)));
+            EXPECT(std::isinf(float(h.GetValue(5))) || c.m == RoundMode::CAST_FLOOR || c.m == RoundMode::CAST_TRUNC ||
+                   c.m == RoundMode::CAST_ODD, "1e6 overflows to inf in mode %d", int(c.m));
+        }
+        struct { RoundMode m; int w3, w4, w7; } ic[] = {
+            {RoundMode::CAST_RINT, -2, 2, 4}, {RoundMode::CAST_FLOOR, -3, 2, 3}, {RoundMode::CAST_CEIL, -2, 3, 4},
+            {RoundMode::CAST_ROUND, -3, 3, 4}, {RoundMode::CAST_TRUNC, -2, 2, 3}};
+        for (auto &c : ic) {
+            Cast(i32, f, c.m, 64);
+            EXPECT(i32.GetValue(3) == c.w3 && i32.GetValue(4) == c.w4 && i32.GetValue(7) == c.w7 && i32.GetValue(6) == 0,
+                   "int32 mode %d: %d %d %d nan->%d", int(c.m), i32.GetValue(3), i32.GetValue(4), i32.GetValue(7), i32.GetValue(6));
+        }
+        f.SetValue(0, 1.0f + std::ldexp(1.0f, -8));  // bf16 tie between 1 and 1+2^-7
+        Cast(bf, f, RoundMode::CAST_RINT, 64);
+        EXPECT(float(bf.GetValue(0)) == 1.0f, "bf16 RINT tie to even: %g", float(bf.GetValue(0)));
+        Cast(bf, f, RoundMode::CAST_CEIL, 64);
+        EXPECT(float(bf.GetValue(0)) == 1.0f + std::ldexp(1.0f, -7), "bf16 CEIL");
+        Cast(f, bf, RoundMode::CAST_NONE, 64);
+        EXPECT(f.GetValue(0) == 1.0f + std::ldexp(1.0f, -7), "bf16 -> float exact");
+    });
+}
+
+static void compare_select() {
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<float> all = buf.Get<float>();
+        LocalTensor<float> a = all, b = all[256], d = all[512];
+        LocalTensor<uint8_t> bits = all[768].ReinterpretCast<uint8_t>();
+        for (int i = 0; i < 128; ++i) { a.SetValue(i, float(i)); b.SetValue(i, 64.0f); }
+        Compare(bits, a, b, CMPMODE::LT, 128);
+        EXPECT(bits.GetValue(0) == 0xff && bits.GetValue(7) == 0xff && bits.GetValue(8) == 0 && bits.GetValue(15) == 0, "LT bits");
+        Select(d, bits, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, 128);
+        EXPECT(d.GetValue(10) == 10.0f && d.GetValue(100) == 64.0f, "Select tensor-tensor %f %f", d.GetValue(10), d.GetValue(100));
+        Compares(bits, a, 3.0f, CMPMODE::EQ, 64);
+        EXPECT(bits.GetValue(0) == 0x08, "Compares EQ bits %x", bits.GetValue(0));
+    });
+}
+
+static void reductions() {
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<half> all = buf.Get<half>();
+        LocalTensor<half> a = all, d = all[1024], tmp = all[2048];
+        for (int i = 0; i < 256; ++i) a.SetValue(i, half(float(i % 128) * 0.25f));
+        a.SetValue(77, half(1000.0f));
+        WholeReduceSum(d, a, 128, 2, 1, 1, 8);
+        const float s0 = float(d.GetValue(0)), s1 = float(d.GetValue(1));
+        EXPECT(s1 == 2032.0f, "WholeReduceSum repeat 1: %g", s1);
+        EXPECT(std::fabs(s0 - (2032.0f - 19.25f + 1000.0f)) < 1.0f, "WholeReduceSum repeat 0: %g", s0);
+        WholeReduceMax(d, a, 128, 1, 1, 1, 8);
+        uint16_t idx;
+        std::memcpy(&idx, &d.GetPhyAddr()[1], 2);
+        EXPECT(float(d.GetValue(0)) == 1000.0f && idx == 77, "WholeReduceMax value %g index %u", float(d.GetValue(0)), idx);
+        BlockReduceSum(d, a, 1, 128, 1, 1, 8);
+        EXPECT(float(d.GetValue(1)) == 0.25f * (16 * 16 + 120), "BlockReduceSum block 1: %g", float(d.GetValue(1)));
+        ReduceMax(d, a, tmp, 256, true);
+        std::memcpy(&idx, &d.GetPhyAddr()[1], 2);
+        EXPECT(float(d.GetValue(0)) == 1000.0f && idx == 77, "ReduceMax with index");
+        LocalTensor<float> fa = all[4096].ReinterpretCast<float>();
+        LocalTensor<float> fd = all[8192].ReinterpretCast<float>();
+        for (int i = 0; i < 1000; ++i) fa.SetValue(i, 1.0f);
+        ReduceSum(fd, fa, fd[64], 1000);
+        EXPECT(fd.GetValue(0) == 1000.0f, "ReduceSum %g", fd.GetValue(0));
+    });
+}
+
+static void brcb_copy() {
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<float> all = buf.Get<float>();
+        LocalTensor<float> s = all, d = all[256], c = all[1024];
+        for (int i = 0; i < 16; ++i) s.SetValue(i, float(i));
+        Brcb(d, s, 2, BrcbRepeatParams(1, 8));
+        EXPECT(d.GetValue(0) == 0.0f && d.GetValue(7) == 0.0f && d.GetValue(8) == 1.0f && d.GetValue(64 + 8) == 9.0f, "Brcb");
+        Copy(c, d, 64, 2, CopyRepeatParams(1, 1, 8, 8));
+        EXPECT(c.GetValue(72) == 9.0f, "Copy");
+    });
+}
+
+static void data_copy_pad() {
+    auto *gm = static_cast<float *>(GmAlloc(64 * sizeof(float)));
+    for (int i = 0; i < 64; ++i) gm[i] = float(i);
+    Run(emu::CoreMix::AIV_ONLY, 1, [gm] {
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 4096);
+        LocalTensor<float> u = buf.Get<float>();
+        GlobalTensor<float> g;
+        g.SetGlobalBuffer(gm, 64);
+        // 3 rows of 5 floats, GM gap 3 floats: each UB row takes 1 block; pad with -7.
+        DataCopyPad(u, g, DataCopyExtParams(3, 5 * 4, 3 * 4, 0, 0), DataCopyPadExtParams<float>(true, 0, 0, -7.0f));
+        EXPECT(u.GetValue(0) == 0.0f && u.GetValue(4) == 4.0f && u.GetValue(5) == -7.0f && u.GetValue(8) == 8.0f &&
+               u.GetValue(16) == 16.0f, "GM->UB pad rows %f %f %f %f", u.GetValue(4), u.GetValue(5), u.GetValue(8), u.GetValue(16));
+        DataCopyPad(g[40], u, DataCopyExtParams(2, 5 * 4, 0, 4, 0));  // UB gap 0 blocks, GM gap 1 float
+        EXPECT(g.GetValue(40) == 0.0f && g.GetValue(44) == 4.0f && g.GetValue(45) == 45.0f && g.GetValue(46) == 8.0f,
+               "UB->GM rows %f %f %f", g.GetValue(44), g.GetValue(45), g.GetValue(46));
+    });
+    GmFree(gm);
+}
+
+// A 32x16 (M x K) times 16x32 (K x N) product through the fractal path; a LoadData of B
+// without the transpose (wrong Zn layout) must give different numbers.
+static void cube_fractal(bool transposeB, float *out) {
+    auto *a = static_cast<half *>(GmAlloc(32 * 16 * 2));
+    auto *b = static_cast<half *>(GmAlloc(16 * 32 * 2));
+    auto *c = static_cast<float *>(GmAlloc(32 * 32 * 4));
+    for (int i = 0; i < 32 * 16; ++i) a[i] = half(float((i * 3) % 7) - 3.0f);
+    for (int i = 0; i < 16 * 32; ++i) b[i] = half(float((i * 5) % 9) - 4.0f);
+    Run(emu::CoreMix::AIC_ONLY, 1, [=] {
+        TPipe pipe;
+        TBuf<TPosition::A1> a1b; TBuf<TPosition::B1> b1b; TBuf<TPosition::A2> a2b; TBuf<TPosition::B2> b2b; TBuf<TPosition::CO1> cb;
+        pipe.InitBuffer(a1b, 1024); pipe.InitBuffer(b1b, 1024); pipe.InitBuffer(a2b, 1024); pipe.InitBuffer(b2b, 1024); pipe.InitBuffer(cb, 4096);
+        GlobalTensor<half> ag, bg; GlobalTensor<float> cg;
+        ag.SetGlobalBuffer(a, 512); bg.SetGlobalBuffer(b, 512); cg.SetGlobalBuffer(c, 1024);
+        LocalTensor<half> a1 = a1b.Get<half>(), b1 = b1b.Get<half>(), a2 = a2b.Get<half>(), b2 = b2b.Get<half>();
+        LocalTensor<float> c1 = cb.Get<float>();
+        DataCopy(a1, ag, Nd2NzParams(1, 32, 16, 0, 16, 32, 1, 0));
+        DataCopy(b1, bg, Nd2NzParams(1, 16, 32, 0, 32, 16, 1, 0));
+        for (int i = 0; i < 2; ++i) LoadData(a2[i * 256], a1, LoadData2DParams(i, 1, 2, 0, 0, false, 0));
+        LoadData(b2, b1, LoadData2DParams(0, 2, 1, 0, 0, transposeB, 0));
+        MmadParams mm; mm.m = 32; mm.n = 32; mm.k = 16;
+        Mmad(c1, a2, b2, mm);
+        mm.cmatrixInitVal = false;  // accumulate a second time: C = 2AB
+        Mmad(c1, a2, b2, mm);
+        FixpipeParamsV220 fix; fix.nSize = 32; fix.mSize = 32; fix.srcStride = 32; fix.dstStride = 32;
+        Fixpipe(cg, c1, fix);
+    });
+    for (int i = 0; i < 32 * 32; ++i) out[i] = c[i];
+    if (transposeB) {
+        for (int i = 0; i < 32; ++i)
+            for (int j = 0; j < 32; ++j) {
+                float s = 0;
+                for (int k = 0; k < 16; ++k) s += float(a[i * 16 + k]) * float(b[k * 32 + j]);
+                EXPECT(c[i * 32 + j] == 2 * s, "C[%d][%d] = %g, want %g", i, j, c[i * 32 + j], 2 * s);
+            }
+    }
+    GmFree(a); GmFree(b); GmFree(c);
+}
+static void cube_fractal_layouts() {
+    static float right[1024], wrong[1024];
+    cube_fractal(true, right);
+    cube_fractal(false, wrong);
+    int diff = 0;
+    for (int i = 0; i < 1024; ++i) diff += right[i] != wrong[i];
+    EXPECT(diff > 500, "a wrong L0B layout must change the result (%d of 1024 differ)", diff);
+}
+
+// Cube and vector cores ping-pong 20 times through cross-core flags (mode 2).
+static void cross_core_pingpong() {
+    auto *g = static_cast<int32_t *>(GmAlloc(64 * sizeof(int32_t)));
+    Run(emu::CoreMix::MIX_AIC_1_2, 3, [g] {
+        const int b = static_cast<int>(GetBlockIdx() / GetTaskRation());
+        for (int it = 0; it < 20; ++it) {
+            if ASCEND_IS_AIC {
+                g[b * 16] = it;
+                CrossCoreSetFlag<2, PIPE_FIX>(1);
+                CrossCoreWaitFlag(2);
+                EXPECT(g[b * 16 + 1] == it && g[b * 16 + 2] == it, "AIVs answered iteration %d", it);
+            }
+            if ASCEND_IS_AIV {
+                CrossCoreWaitFlag(1);
+                g[b * 16 + 1 + GetSubBlockIdx()] = g[b * 16];
+                CrossCoreSetFlag<2, PIPE_MTE3>(2);
+            }
+        }
+    });
+    GmFree(g);
+}
+
+static void sync_all() {
+    auto *g = static_cast<int32_t *>(GmAlloc(48 * sizeof(int32_t)));
+    Run(emu::CoreMix::AIV_ONLY, 40, [g] {
+        const int i = static_cast<int>(GetBlockIdx());
+        for (int round = 1; round <= 5; ++round) {
+            g[i] = round;
+            SyncAll();
+            for (int j = 0; j < 40; ++j) EXPECT(g[j] >= round, "core %d saw core %d at %d in round %d", i, j, g[j], round);
+            SyncAll();
+        }
+    });
+    GmFree(g);
+}
+
+static void identity() {
+    Run(emu::CoreMix::MIX_AIC_1_2, 2, [] {
+        if ASCEND_IS_AIV {
+            EXPECT(GetBlockIdx() == emu::Ctx().block * 2 + GetSubBlockIdx() && GetTaskRation() == 2 && GetBlockNum() == 2, "AIV identity");
+        } else {
+            EXPECT(GetBlockIdx() == emu::Ctx().block && GetTaskRation() == 1 && GetSubBlockIdx() == 0, "AIC identity");
+        }
+    });
+}
+
+// ---- misuse: each must abort with a message naming the API ----
+static void misuse_gm_out_of_range() {
+    auto *gm = static_cast<float *>(GmAlloc(100 * sizeof(float)));
+    Run(emu::CoreMix::AIV_ONLY, 1, [gm] {
+        TPipe pipe; TBuf<TPosition::VECCALC> buf; pipe.InitBuffer(buf, 4096);
+        GlobalTensor<float> g; g.SetGlobalBuffer(gm, 100);
+        DataCopy(buf.Get<float>(), g[64], 64);  // reads floats 64..127 of a 100-float allocation
+    });
+}
+static void misuse_initbuffer_overflow() {
+    Run(emu::CoreMix::AIV_ONLY, 1, [] {
+        TPipe pipe; TQue<TPosition::VECIN, 2> q;
+        pipe.InitBuffer(q, 2, 100 * 1024);
+    });
+}
+static void misuse_misaligned() {
+    Run(emu::CoreMix::AIV_ONLY, 1, [] {
+        TPipe pipe; TBuf<TPosition::VECCALC> buf; pipe.InitBuffer(buf, 4096);
+        LocalTensor<float> t = buf.Get<float>();
+        Add(t[3], t[64], t[128], 64);
+    });
+}
+static void misuse_deque_empty() {
+    Run(emu::CoreMix::AIV_ONLY, 1, [] {
+        TPipe pipe; TQue<TPosition::VECIN, 1> q; pipe.InitBuffer(q, 1, 1024);
+        LocalTensor<float> t = q.DeQue<float>();
+        (void)t;
+    });
+}
+static void misuse_wrong_position() {
+    Run(emu::CoreMix::AIC_ONLY, 1, [] {
+        TPipe pipe; TBuf<TPosition::A1> a1; TBuf<TPosition::CO1> c; pipe.InitBuffer(a1, 1024); pipe.InitBuffer(c, 1024);
+        MmadParams mm; mm.m = 16; mm.n = 16; mm.k = 16;
+        Mmad(c.Get<float>(), a1.Get<half>(), a1.Get<half>(), mm);  // fm must be in L0A, not L1
+    });
+}
+static void misuse_cast_mode() {
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<float> f = buf.Get<float>();
+        Cast(f[256].ReinterpretCast<bfloat16_t>(), f, RoundMode::CAST_NONE, 64);
+    });
+}
+static void misuse_waitflag_unset() {
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &) { WaitFlag<HardEvent::MTE2_V>(3); });
+}
+static void deadlock_missing_set() {
+    Run(emu::CoreMix::MIX_AIC_1_2, 2, [] {
+        if ASCEND_IS_AIC { CrossCoreWaitFlag(5); }  // no vector core ever sets flag 5
+    });
+}
+static void deadlock_cycle() {
+    Run(emu::CoreMix::MIX_AIC_1_2, 1, [] {
+        if ASCEND_IS_AIC { CrossCoreWaitFlag(1); CrossCoreSetFlag<2, PIPE_FIX>(2); }
+        if ASCEND_IS_AIV { CrossCoreWaitFlag(2); CrossCoreSetFlag<2, PIPE_MTE3>(1); }
+    });
+}
+
+int main(int argc, char **argv) {
+    const std::map<std::string, void (*)()> cases = {
+        {"vec_level0_mask_stride", vec_level0_mask_stride}, {"vec_accumulate_repstride0", vec_accumulate_repstride0},
+        {"vec_counter_mode", vec_counter_mode}, {"half_rounding", half_rounding}, {"cast_round_modes", cast_round_modes},
+        {"compare_select", compare_select}, {"reductions", reductions}, {"brcb_copy", brcb_copy},
+        {"data_copy_pad", data_copy_pad}, {"cube_fractal_layouts", cube_fractal_layouts},
+        {"cross_core_pingpong", cross_core_pingpong}, {"sync_all", sync_all}, {"identity", identity},
+        {"misuse_gm_out_of_range", misuse_gm_out_of_range}, {"misuse_initbuffer_overflow", misuse_initbuffer_overflow},
+        {"misuse_misaligned", misuse_misaligned}, {"misuse_deque_empty", misuse_deque_empty},
+        {"misuse_wrong_position", misuse_wrong_position}, {"misuse_cast_mode", misuse_cast_mode},
+        {"misuse_waitflag_unset", misuse_waitflag_unset}, {"deadlock_missing_set", deadlock_missing_set},
+        {"deadlock_cycle", deadlock_cycle},
+    };
+    if (argc != 2 || cases.count(argv[1]) == 0) {
+        for (auto &c : cases) std::printf("%s\n", c.first.c_str());
+        return argc == 2 && std::string(argv[1]) == "--list" ? 0 : 2;
+    }
+    cases.at(argv[1])();
+    if (g_failures == 0) std::printf("PASS %s\n", argv[1]);
+    return g_failures == 0 ? 0 : 1;
+}

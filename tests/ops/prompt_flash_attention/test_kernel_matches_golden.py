@@ -1,0 +1,134 @@
+"""The PromptFlashAttention kernel on the CPU target against the NumPy golden, feature by
+feature (layouts, dtypes, GQA, masks and bands, query lengths, block edges, head dims)."""
+import numpy as np
+import pytest
+
+import fakit
+from fakit import cases
+
+from conftest import MAX_INT, OP, band_mask, make_kwargs, run_and_judge
+
+
+@pytest.mark.parametrize("case", cases.suite(OP, "smoke"), ids=lambda c: c.id)
+def test_smoke_suite_matches_golden(case):
+    run_and_judge(case.inputs())
+
+
+@pytest.mark.parametrize("layout", ["BSH", "BSND", "BNSD", "BNSD_BSND"])
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_layouts_and_dtypes_match_golden(layout, dtype):
+    out, _ = run_and_judge(make_kwargs(dtype, layout, b=2, n=4, nkv=2, sq=40, skv=72, d=48))
+    if layout == "BNSD_BSND":
+        assert out.shape == (2, 40, 4, 48)
+
+
+def test_multiple_query_and_key_blocks_online_softmax():
+    # 300 queries x 400 keys: several q-blocks per head and key blocks with a ragged tail.
+    run_and_judge(make_kwargs(sq=300, skv=400, d=64, n=3))
+
+
+def test_causal_gqa_bsh_bf16_skips_blocks_and_matches():
+    run_and_judge(make_kwargs("bf16", "BSH", n=8, nkv=2, sq=256, d=64, mask=band_mask(256, 256),
+                              pre_tokens=MAX_INT, next_tokens=0))
+
+
+@pytest.mark.parametrize("lead,mdtype", [((), np.bool_), ((1,), np.int8), ((2,), np.uint8),
+                                         ((2, 1), np.bool_), ((1, 1), np.uint8), ((2, 3), np.int8)])
+def test_mask_shapes_and_dtypes_match_golden(lead, mdtype):
+    rng = np.random.default_rng(7)
+    mask = rng.random(lead + (48, 80)) < 0.3
+    mask[..., 0] = False
+    run_and_judge(make_kwargs(b=2, n=3, sq=48, skv=80, d=32, mask=mask.astype(mdtype)))
+
+
+def test_mask_padded_wider_than_kv_is_read_from_top_left():
+    mask = np.zeros((1, 1, 64, 96), np.bool_)   # KV_S 70 padded to 96 columns
+    mask[..., 64:, :] = True
+    mask[..., :, 70:] = True
+    mask[..., 5, 10:40] = True
+    run_and_judge(make_kwargs(sq=64, skv=70, d=64, mask=mask))
+
+
+@pytest.mark.parametrize("pre,nxt", [(32, 16), (64, -16), (-8, 24), (0, 0)])
+def test_band_with_mask_matches_golden(pre, nxt):
+    run_and_judge(make_kwargs(sq=96, skv=160, d=64, mask=band_mask(96, 160, pre, nxt),
+                              pre_tokens=pre, next_tokens=nxt))
+
+
+def test_band_excludes_more_than_the_mask_says():
+    # The mask excludes nothing; the band alone (pre 8, next -4) decides and leaves the first
+    # rows without any key: those rows must be 0.
+    kw = make_kwargs(sq=64, skv=64, d=32, mask=np.zeros((64, 64), np.uint8), pre_tokens=8, next_tokens=-4)
+    out, gold = run_and_judge(kw)
+    assert np.all(out[:, :, :4].astype(np.float32) == 0)
+
+
+def test_pre_next_tokens_ignored_without_mask():
+    kw = make_kwargs(sq=64, skv=64, d=32, pre_tokens=0, next_tokens=0)
+    out, _ = run_and_judge(kw)
+    full = fakit.run(OP, backend="cpu", **dict(kw, pre_tokens=MAX_INT, next_tokens=MAX_INT))
+    np.testing.assert_array_equal(out, full)
+
+
+def test_actual_seq_lengths_zero_the_padding_rows():
+    kw = make_kwargs("bf16", "BSND", b=3, n=2, sq=64, d=32, actual_seq_lengths=[64, 17, 0])
+    out, _ = run_and_judge(kw)
+    assert np.all(out[1, 17:].astype(np.float32) == 0) and np.all(out[2].astype(np.float32) == 0)
+
+
+@pytest.mark.parametrize("d", [16, 40, 72, 256, 512])
+def test_head_dims_including_unaligned_and_512(d):
+    run_and_judge(make_kwargs(sq=33, skv=150, d=d))
+
+
+def test_single_query_row_as_in_the_spec_example():
+    run_and_judge(make_kwargs(sq=1, skv=16, d=16, pre_tokens=65535, next_tokens=65535))
+
+
+def test_large_gqa_ratio_64():
+    run_and_judge(make_kwargs(n=64, nkv=1, sq=8, skv=40, d=16))
+
+
+def test_pse_shift_is_reserved_and_ignored():
+    kw = make_kwargs(sq=16, skv=16, d=16)
+    base = fakit.run(OP, backend="cpu", **kw)
+    pse = np.ones((1, 2, 16, 16), np.float16)
+    np.testing.assert_array_equal(fakit.run(OP, backend="cpu", **dict(kw, pse_shift=pse)), base)
+
+
+def test_empty_key_value_fills_zeros():
+    kw = make_kwargs(sq=24, skv=0, d=32)
+    out = fakit.run(OP, backend="cpu", **kw)
+    assert out.shape == (1, 2, 24, 32) and np.all(out.astype(np.float32) == 0)
+
+
+def test_empty_query_succeeds_doing_nothing():
+    kw = make_kwargs(sq=0, skv=16, d=32)
+    out = fakit.run(OP, backend="cpu", **kw)
+    assert out.shape == (1, 2, 0, 32)
+
+
+def test_many_units_over_all_cores_are_deterministic():
+    kw = make_kwargs(b=2, n=8, nkv=4, sq=200, skv=300, d=64)
+    first, _ = run_and_judge(kw)
+    np.testing.assert_array_equal(fakit.run(OP, backend="cpu", **kw), first)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", cases.suite(OP, "full"), ids=lambda c: c.id)
+def test_full_suite_matches_golden(case):
+    run_and_judge(case.inputs())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case,reason", cases.sweep(OP, "full")[1], ids=lambda x: getattr(x, "id", ""))
+def test_full_suite_forbidden_cases_are_rejected(case, reason):
+    kw = case.inputs()
+    if case.options.get("pse_shift"):
+        # pseShift is reserved (forced to nullptr by the spec): accepted and ignored.
+        without = fakit.run(OP, backend="cpu", **dict(kw, pse_shift=None))
+        np.testing.assert_array_equal(fakit.run(OP, backend="cpu", **kw), without)
+        return
+    with pytest.raises(fakit.AclnnError) as err:
+        fakit.run(OP, backend="cpu", **kw)
+    assert err.value.status == 161002, reason
