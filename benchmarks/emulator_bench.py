@@ -26,6 +26,19 @@ def perf(rows, name, metric, value, unit, extra=""):
     rows.append({"name": name, "metric": metric, "value": f"{value:.6g}", "unit": unit, "extra": extra})
 
 
+def run_driver(build, kernel, cores, mode, in0, in1, tiling, out_bytes, ws_bytes=0):
+    """Runs one proof kernel through the test driver; returns (seconds, output bytes)."""
+    with tempfile.TemporaryDirectory() as d:
+        d = pathlib.Path(d)
+        in0.tofile(d / "in0.bin")
+        in1.tofile(d / "in1.bin")
+        (d / "tiling.bin").write_bytes(tiling)
+        (d / "launch.txt").write_text(f"{kernel} {cores} {mode} 0 {out_bytes} {ws_bytes}\n")
+        t0 = time.perf_counter()
+        subprocess.run([str(build / "kernel_driver"), str(d)], check=True)
+        return time.perf_counter() - t0, (d / "out.bin").read_bytes()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--m", type=int, default=1024)
@@ -49,16 +62,8 @@ def main():
     b = rng.uniform(-1, 1, (k, n)).astype(np.float16)
     base = (128, 128, 128)
     tiling = struct.pack("<8I", m, n, k, *base, math.ceil(m / base[0]), math.ceil(n / base[1]))
-    with tempfile.TemporaryDirectory() as d:
-        d = pathlib.Path(d)
-        a.tofile(d / "in0.bin")
-        b.tofile(d / "in1.bin")
-        (d / "tiling.bin").write_bytes(tiling)
-        (d / "launch.txt").write_text(f"cube_matmul {args.cores} aic 0 {m * n * 2} 0\n")
-        t0 = time.perf_counter()
-        subprocess.run([str(build / "kernel_driver"), str(d)], check=True)
-        emu_s = time.perf_counter() - t0
-        c = np.frombuffer((d / "out.bin").read_bytes(), dtype=np.float16).reshape(m, n)
+    emu_s, out = run_driver(build, "cube_matmul", args.cores, "aic", a, b, tiling, m * n * 2)
+    c = np.frombuffer(out, dtype=np.float16).reshape(m, n)
     af, bf = a.astype(np.float32), b.astype(np.float32)
     t0 = time.perf_counter()
     ref = np.matmul(af, bf)
@@ -68,6 +73,19 @@ def main():
     perf(rows, f"cube_matmul_{m}x{n}x{k}_fp16", "time", emu_s * 1e3, "ms",
          f"{flops / emu_s / 1e9:.2f} GFLOP/s incl. process start and I/O; numpy.matmul(fp32) {np_s * 1e3:.2f} ms; "
          f"ratio {emu_s / np_s:.1f}x; max abs err {err:.3g}")
+
+    # The score stage of attention B=1 N=8 S=2048 D=128 over 512-key blocks: S = Q K^T on the
+    # cube, row softmax on the vector cores, 24 AI cores x 3 threads.
+    rows_q, keys, d = 8 * 2048, 512, 128
+    q = rng.uniform(-1, 1, (rows_q, d)).astype(np.float16)
+    kt = rng.uniform(-1, 1, (keys, d)).astype(np.float16)
+    base_m = 64
+    tiling = struct.pack("<6I", rows_q, keys, d, base_m, keys, math.ceil(rows_q / base_m))
+    mix_s, _ = run_driver(build, "mix_softmax", 24, "mix", q, kt, tiling, rows_q * keys * 4, 24 * 2 * base_m * keys * 4)
+    full = mix_s * (2048 / keys) * 2  # 4 key blocks, and the P*V matmul doubles the cube work
+    perf(rows, f"mix_softmax_{rows_q}x{keys}x{d}", "time", mix_s * 1e3, "ms",
+         f"{2.0 * rows_q * keys * d / mix_s / 1e9:.2f} GFLOP/s cube + {rows_q * keys / mix_s / 1e6:.1f} M softmax elem/s; "
+         f"projected attention B1 N8 S2048 D128 forward ~{full:.1f} s")
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))

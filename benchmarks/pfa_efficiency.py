@@ -37,7 +37,6 @@ from fakit.backends import cpu  # noqa: E402
 
 OP = "prompt_flash_attention"
 INT_MAX = 2147483647
-BLOCK_Q = {64: 128, 128: 128, 256: 64, 512: 32}  # the tiling's q-block rows per head dim (fp16)
 
 
 def measurement(name, s, d, causal, heads=1):
@@ -88,7 +87,11 @@ def measure(m):
     all_gm = sum(pipe(x, p) for x in cores for p in ("MTE2", "MTE3", "FIXP"))
     tensor = sum(pipe(x, "MTE2") for x in aic) - 2 * scores + mask_bytes + out_bytes
     workspace = all_gm - tensor
-    bq = BLOCK_Q[d]
+    # The tiling's q-block, read back from the counters: per unit the cube loads Q once, per
+    # key block K, V and P (3 MTE2 copies) and writes S plus ceil(D/128) P.V chunks (Fixpipe).
+    blocks = sum(pipe(x, "FIXP", "ops") for x in aic) // (1 + -(-d // 128))
+    units = sum(pipe(x, "MTE2", "ops") for x in aic) - 3 * blocks
+    bq = 1 << (-(-s // (units // n)) - 1).bit_length()
     visible = 0                                     # keys each q-block pass must read
     for q0 in range(0, s, bq):
         visible += min(s, q0 + bq) if m["causal"] else s
@@ -102,7 +105,7 @@ def measure(m):
         "per_pass_min_bytes": per_pass_min, "tensor_gm_ratio": tensor / per_pass_min,
         "one_pass_min_bytes": one_pass_min, "kv_restream_factor": tensor / one_pass_min,
         "workspace_bytes_per_score": workspace / scores,
-        "core_balance": max(per_core) / (sum(per_core) / len(per_core)),
+        "core_balance": max(per_core) / (sum(per_core) / len(per_core)), "block_q": bq,
     }
 
 
@@ -118,7 +121,7 @@ def main(argv=None):
         print(f"[PERF] pfa/{r['name']} :: mac_ratio {r['mac_ratio']:.4f}; tensor_gm_ratio {r['tensor_gm_ratio']:.3f}; "
               f"kv_restream_factor {r['kv_restream_factor']:.2f}; workspace_bytes_per_score "
               f"{r['workspace_bytes_per_score']:.2f} B; core_balance {r['core_balance']:.3f}; "
-              f"block_dim {r['block_dim']}; gm_bytes {r['gm_bytes'] / 2**20:.1f} MiB; wall {r['wall_s']} s", flush=True)
+              f"block_q {r['block_q']}; block_dim {r['block_dim']}; gm_bytes {r['gm_bytes'] / 2**20:.1f} MiB; wall {r['wall_s']} s", flush=True)
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))

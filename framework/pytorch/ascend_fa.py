@@ -76,6 +76,10 @@ def _backend() -> str:
 
 def _run(torch_op: str, fakit_op: str, kwargs: Dict[str, Any]):
     import fakit
+    from fakit import ops
+    if _backend() != "golden" and fakit_op not in ops.REGISTRY:
+        raise NotImplementedError(f"{NAMESPACE}::{torch_op}: operator {fakit_op} is not implemented on the "
+                                  f"{_backend()} target yet (implemented: {', '.join(sorted(ops.REGISTRY))})")
     try:
         return fakit.run(fakit_op, backend=_backend(), **kwargs)
     except fakit.BackendUnavailable as exc:

@@ -15,26 +15,30 @@ constexpr uint64_t MAX_SEARCHED_UNITS = uint64_t(1) << 22;  // beyond: streaming
 
 uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
-// Mirror of the kernel's unit geometry (WorkSplit<SplitQBlocks>::Decode + MaskMod::KvRange):
-// the estimated cost of a unit in score elements: the scores it computes plus a fixed share
-// per key block (hand-off, rescale) and per unit (Q load, normalisation, output).
+// Mirror of the kernel's unit geometry (WorkSplit<SplitQBlocks>::Decode + MaskMod::KvRange),
+// priced in score elements: a key block of c keys costs c * max(rows, D / 2) — its scores, or
+// the K/V rows it streams when the block has fewer than D/2 query rows (per AI core on A2 one
+// key row of K and V, 4*D bytes, takes about as long as D/2 score elements of cube and vector
+// work, docs/performance.md) — plus a fixed share per block (hand-off, rescale) and per unit
+// (Q load, normalisation, output).
 uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams &p, uint32_t b, uint32_t q0)
 {
     const uint32_t rows = std::min<uint32_t>(p.blockQ, p.seqQ - q0);
     int64_t len = p.seqQ;
     if (!prob.actualSeqLengths.empty()) len = prob.actualSeqLengths[prob.actualSeqLengths.size() == 1 ? 0 : b];
     const int64_t valid = std::max<int64_t>(0, std::min<int64_t>(rows, len - q0));
-    if (valid == 0) return 0;
+    const uint64_t fixed = uint64_t(p.blockQ) * 64;
+    if (valid == 0) return fixed;
     int64_t lo = 0;
     int64_t hi = p.seqKv;
     if (p.bandActive) {
         lo = std::max<int64_t>(lo, int64_t(q0) - p.preTokens);
         hi = std::min<int64_t>(hi, int64_t(q0) + valid - 1 + p.nextTokens + 1);
     }
-    const uint64_t fixed = uint64_t(p.blockQ) * 64;
     if (hi <= lo) return fixed;
     const uint64_t blocks = uint64_t((hi - lo + p.blockKv - 1) / p.blockKv);
-    return uint64_t(valid) * uint64_t(hi - lo) + blocks * p.blockQ * 32 + fixed;
+    const uint64_t depth = std::max<uint64_t>(uint64_t(valid), p.headDim / 2);
+    return uint64_t(hi - lo) * depth + blocks * p.blockQ * 32 + fixed;
 }
 
 // Costs of all units in (batch, head, q-block) order.

@@ -97,7 +97,8 @@ class Report:
         return "PASS" if self.passed else "FAIL"
 
     def summary(self) -> str:
-        return f"{self.verdict} {self.op}: " + " | ".join(o.line() for o in self.outputs)
+        shown = [o for o in self.outputs if o.metrics is not None or o.reasons]   # skip absent ones
+        return f"{self.verdict} {self.op}: " + " | ".join(o.line() for o in shown)
 
     def worst(self, key: str) -> Optional[float]:
         """Largest value of metric `key` (or ratio 'ratio_<metric>') over the outputs."""

@@ -71,6 +71,14 @@ def test_unavailable_target_is_a_clear_not_implemented(monkeypatch, no_cann_env_
         OPS.npu_prompt_flash_attention(q, k, v, num_heads=2, input_layout="BNSD")
 
 
+def test_operator_not_implemented_on_the_target_is_a_clear_not_implemented(monkeypatch):
+    from fakit import ops
+    monkeypatch.setattr(ops, "REGISTRY", {k: v for k, v in ops.REGISTRY.items() if k != "prompt_flash_attention"})
+    q, k, v = bnsd()
+    with pytest.raises(NotImplementedError, match="operator prompt_flash_attention is not implemented on the cpu target"):
+        OPS.npu_prompt_flash_attention(q, k, v, num_heads=2, input_layout="BNSD")
+
+
 @pytest.fixture
 def no_cann_env_for_torch(monkeypatch):
     for var in ("ASCEND_HOME_PATH", "ASCEND_CANN_PACKAGE_PATH"):

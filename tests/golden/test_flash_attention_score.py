@@ -2,6 +2,7 @@
 independent dense torch reference."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from conftest import PREFIX_3072, TRIL_2048, assert_close, randn, random_drop_mask, tnd_inputs
 from fakit import golden
@@ -245,3 +246,46 @@ def test_large_varlen_matches_reference(rng, mode):
               keep_prob=0.9, drop_mask=random_drop_mask(rng, 4, q_lens, kv_lens))
     res = golden.flash_attention_var_len_score(q, k, v, **kw)
     compare_forward(res, tnd_reference(q, k, v, **kw))
+
+
+@pytest.mark.parametrize("shape", ["SS", "11SS", "B1SS", "BNSS"])
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_tnd_mask_shapes_of_the_grad_spec(rng, shape, dtype):
+    q_lens, kv_lens, n = [6, 9], [10, 7], 4
+    q, k, v, cq, ck = tnd_inputs(rng, q_lens, kv_lens, n, 2, 16, dtype)
+    full = rng.random((2, n, 9, 10)) < 0.3
+    mask = {"SS": full[0, 0], "11SS": full[:1, :1], "B1SS": full[:, :1], "BNSS": full}[shape]
+    kw = dict(actual_seq_qlen=cq, actual_seq_kvlen=ck, head_num=n, scale_value=0.25,
+              atten_mask=mask.astype(np.uint8), sparse_mode=1)
+    compare_forward(golden.flash_attention_tnd_forward(q, k, v, softmax_in_layout="TND", **kw),
+                    tnd_reference(q, k, v, **kw))
+
+
+def test_benchmark_dispatch_rejects_unknown_operator():
+    with pytest.raises(ValueError, match="unknown operator 'nope'"):
+        golden.benchmark("nope")
+
+
+# Random varlen problems: lengths (zero-length batches included), GQA ratio, every sparse mode
+# and pre/next tokens of either sign, all against the dense reference.
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_random_varlen_problems_match_reference(data):
+    batch = data.draw(st.integers(1, 3), "batch")
+    q_lens = data.draw(st.lists(st.integers(0, 9), min_size=batch, max_size=batch), "q_lens")
+    kv_lens = [data.draw(st.integers(1, 11), f"kv{b}") if q else data.draw(st.integers(0, 5))
+               for b, q in enumerate(q_lens)]
+    if sum(q_lens) == 0:
+        q_lens[0], kv_lens[0] = 1, max(1, kv_lens[0])
+    mode = data.draw(st.sampled_from([0, 1, 2, 3, 4, 6, 7, 8]), "mode")
+    pre = data.draw(st.integers(-3, 12), "pre")
+    nxt = data.draw(st.integers(-3, 12), "next")
+    nkv, g = data.draw(st.sampled_from([(1, 1), (1, 3), (2, 2)]), "heads")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 31), "seed"))
+    q, k, v, cq, ck = tnd_inputs(rng, q_lens, kv_lens, nkv * g, nkv, 8, "bf16")
+    mask = {0: rng.random((9, 11)) < 0.1, 1: rng.random((9, 11)) < 0.3, 6: PREFIX_3072}.get(mode, TRIL_2048)
+    prefix = [data.draw(st.integers(0, max(0, k_))) for k_ in kv_lens] if mode == 6 else None
+    kw = dict(actual_seq_qlen=cq, actual_seq_kvlen=ck, head_num=nkv * g, scale_value=0.4,
+              atten_mask=mask.astype(np.uint8), sparse_mode=mode, pre_tokens=pre,
+              next_tokens=nxt, prefix=prefix)
+    compare_forward(golden.flash_attention_var_len_score(q, k, v, **kw), tnd_reference(q, k, v, **kw))

@@ -65,7 +65,8 @@ def test_every_documented_mask_shape_broadcasts(rng, mask_shape):
 
 @pytest.mark.parametrize("pre,nxt", [(3, 2), (2147483647, 0), (5, -2), (-2, 6), (0, 0)])
 def test_pre_next_tokens_band_with_mask_incl_negative(rng, pre, nxt):
-    b, n, s1, s2, d = 1, 2, 12, 12, 8
+    # Sq != Skv so that a right-down band would differ from the left-up one
+    b, n, s1, s2, d = 1, 2, 10, 14, 8
     q, k, v = make_qkv(rng, "BSND", b, n, n, s1, s2, d, "bf16")
     mask = np.zeros((s1, s2), bool)
     out = run_both(q, k, v, num_heads=n, atten_mask=mask, input_layout="BSND",

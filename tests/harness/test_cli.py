@@ -128,3 +128,12 @@ def test_run_unknown_case_and_missing_op(capsys):
     assert "no case" in capsys.readouterr().err
     assert main(["run", "--suite", "smoke", "--backend", "golden"]) == 1
     assert "--suite needs --op" in capsys.readouterr().err
+
+
+def test_counters_are_summed_over_cores():
+    from fakit.commands.run import summarise_counters
+    counters = {"kernel": "k", "block_dim": 2, "cores": [
+        {"core": 0, "sub": "aic", "M": {"macs": 10, "ops": 1}, "MTE2": {"bytes": 64, "ops": 2}},
+        {"core": 1, "sub": "aiv0", "M": {"macs": 5, "ops": 1}, "MTE2": {"bytes": 32, "ops": 1}}]}
+    assert summarise_counters(counters) == {"block_dim": 2, "M.macs": 15, "M.ops": 2,
+                                            "MTE2.bytes": 96, "MTE2.ops": 3}

@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 
 import fakit
-from conftest import FIXTURES, ROOT
 from fakit.backends import aclnn_runner
 from fakit.backends.aclnn_runner import Arg
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 P = SimpleNamespace
 

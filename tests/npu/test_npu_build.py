@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ROOT
-
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 NPU_BUILD = ROOT / "cmake" / "npu_build.sh"
 TREE = FIXTURES / "tree"
 

@@ -1,12 +1,13 @@
 """fakit ops / fakit package: msopgen operator JSON from the OpDefs, the msopgen command lines,
 and the error paths without CANN."""
 import json
+from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
 from fakit import cli, package
 
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SAMPLE = FIXTURES / "opdefs_sample.json"
 
 

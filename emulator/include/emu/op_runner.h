@@ -50,7 +50,7 @@ public:
     // Inputs in OpDef order; a null pointer marks an absent optional input.
     OpRunner &Input(const aclTensor *tensor);
     OpRunner &Input(const aclIntArray *values);  // becomes an int64 tensor of shape [n]
-    OpRunner &Input(const aclTensorList *list);  // dynamic input
+    OpRunner &Input(const aclTensorList *list);  // dynamic input: the kernel gets a ListTensorDesc
     OpRunner &Output(const aclTensor *tensor);
 
     // Attributes by OpDef name; unset optional attributes take their OpDef default.
@@ -79,6 +79,8 @@ private:
     size_t nextOutput_ = 0;
     std::vector<bool> attrSet_;
     void Fail(aclnnStatus status, const std::string &message);
+    bool CheckTensor(const std::string &what, const aclTensor &tensor);
+    static OpCallTensor MakeInstance(const aclTensor *tensor);
     OpCallParam *NextParam(bool output);
 };
 

@@ -12,6 +12,8 @@ enum class VOp : uint8_t {
     Add, Sub, Mul, Div, Max, Min,  // binary
     Adds, Muls, Maxs, Mins,        // tensor-scalar
     Exp, Ln, Abs, Sqrt, Reciprocal, Rsqrt, Relu, Copy,  // unary
+    And, Or, Not,                  // bitwise (int16_t / uint16_t)
+    Axpy,                          // dst = src * scalar + dst
 };
 const char *VOpName(VOp op);
 

@@ -2,7 +2,9 @@
 // (ascendc-semantics.md §1.2, §4.7-4.10, §6, §7.1). Names and values follow the CANN headers.
 #pragma once
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
+#include <initializer_list>
 
 #include "emu/core.h"
 #include "kernel/emu_types.h"
@@ -104,12 +106,20 @@ enum KernelMetaType : uint8_t {
 #define COPY_TILING_WITH_STRUCT(tiling_struct, src_ptr, dst_ptr) \
     tiling_struct dst_ptr##_copy = *(src_ptr);                   \
     const tiling_struct *dst_ptr = &dst_ptr##_copy
-#define REGISTER_TILING_DEFAULT(tiling_struct)
+// Records the default tiling type so GET_TILING_DATA can name it (a metadata macro in CANN).
+#define REGISTER_TILING_DEFAULT(tiling_struct) using EmuDefaultTilingStruct = tiling_struct
+#define GET_TILING_DATA(tiling_data, tiling_arg) GET_TILING_DATA_WITH_STRUCT(EmuDefaultTilingStruct, tiling_data, tiling_arg)
 #define REGISTER_TILING_FOR_TILINGKEY(cond, tiling_struct)
 #define REGISTER_NONE_TILING
 #define TILING_KEY_IS(key) (::emu::Ctx().tilingKey == static_cast<uint64_t>(key))
+#define TILING_KEY_LIST(...) (::emu::TilingKeyIn({__VA_ARGS__}))
 
 namespace emu {
+inline bool TilingKeyIn(std::initializer_list<uint64_t> keys) {
+    for (uint64_t k : keys)
+        if (k == Ctx().tilingKey) return true;
+    return false;
+}
 inline void CopyTiling(void *dst, const void *tiling, size_t bytes, const char *what) {
     CheckGm("GET_TILING_DATA", what, tiling, bytes);
     std::memcpy(dst, tiling, bytes);

@@ -40,7 +40,15 @@ void PipeBarrier() {
 }
 template <MemDsbT arg0>
 void DataSyncBarrier() {}
-inline void DataCacheCleanAndInvalid(...) {}
+// The scalar data cache is not modelled: scalar GM accesses go straight to memory.
+enum class CacheLine : uint8_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
+enum class DcciDst : uint8_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
+template <typename T, CacheLine entireType, DcciDst dcciDst>
+void DataCacheCleanAndInvalid(const GlobalTensor<T> &) {}
+template <typename T, CacheLine entireType, DcciDst dcciDst>
+void DataCacheCleanAndInvalid(const LocalTensor<T> &) {}
+template <typename T, CacheLine entireType>
+void DataCacheCleanAndInvalid(const GlobalTensor<T> &) {}
 
 struct SyncAllConfig {
     pipe_t triggerPipe;

@@ -61,14 +61,14 @@ struct DivConfig {};
 constexpr DivConfig DEFAULT_DIV_CONFIG = {};
 
 // Mask register (§4.2).
+// Writes the mask register; the mode itself only changes with SetMaskCount/SetMaskNorm.
 template <typename T, MaskMode mode = MaskMode::NORMAL>
 void SetVectorMask(const uint64_t maskHigh, const uint64_t maskLow) {
-    emu::Ctx().maskCounterMode = mode == MaskMode::COUNTER ? true : emu::Ctx().maskCounterMode;
     emu::SetMaskBits(maskHigh, maskLow);
 }
 template <typename T, MaskMode mode = MaskMode::NORMAL>
 void SetVectorMask(int32_t len) {
-    if (mode == MaskMode::COUNTER || emu::Ctx().maskCounterMode) emu::SetMaskBits(0, static_cast<uint64_t>(len));
+    if (emu::Ctx().maskCounterMode) emu::SetMaskBits(0, static_cast<uint64_t>(len));
     else emu::SetMaskContinuous(static_cast<uint64_t>(len), sizeof(T));
 }
 inline void SetMaskCount() { emu::Ctx().maskCounterMode = true; }
@@ -132,6 +132,8 @@ EMU_VEC_BINARY(Sub)
 EMU_VEC_BINARY(Mul)
 EMU_VEC_BINARY(Max)
 EMU_VEC_BINARY(Min)
+EMU_VEC_BINARY(And)
+EMU_VEC_BINARY(Or)
 #undef EMU_VEC_BINARY
 
 template <typename T, bool isSetMask = true, const DivConfig &config = DEFAULT_DIV_CONFIG>
@@ -183,6 +185,30 @@ EMU_VEC_SCALAR(Maxs)
 EMU_VEC_SCALAR(Mins)
 #undef EMU_VEC_SCALAR
 
+// Axpy: dst = src * scalar + dst (same element type for dst and src on this emulator).
+template <typename T, typename U, bool isSetMask = true>
+void Axpy(const LocalTensor<T> &dst, const LocalTensor<U> &src, const U scalarValue, const uint64_t mask[],
+          const uint8_t repeatTime, const UnaryRepeatParams &repeatParams) {
+    static_assert(sizeof(T) == sizeof(U), "Axpy with mixed precision is not implemented by the emulator");
+    detail::Mask<T, isSetMask>(mask);
+    emu::VecScalar("Axpy", emu::VOp::Axpy, emu::DT<T>, emu::Ref(dst), emu::Ref(src), static_cast<double>(scalarValue), detail::Geom(repeatTime, repeatParams));
+}
+template <typename T, typename U, bool isSetMask = true>
+void Axpy(const LocalTensor<T> &dst, const LocalTensor<U> &src, const U scalarValue, uint64_t mask,
+          const uint8_t repeatTime, const UnaryRepeatParams &repeatParams) {
+    static_assert(sizeof(T) == sizeof(U), "Axpy with mixed precision is not implemented by the emulator");
+    detail::Mask<T, isSetMask>(mask);
+    emu::VecScalar("Axpy", emu::VOp::Axpy, emu::DT<T>, emu::Ref(dst), emu::Ref(src), static_cast<double>(scalarValue), detail::Geom(repeatTime, repeatParams));
+}
+template <typename T, typename U>
+void Axpy(const LocalTensor<T> &dst, const LocalTensor<U> &src, const U scalarValue, const int32_t &count) {
+    static_assert(sizeof(T) == sizeof(U), "Axpy with mixed precision is not implemented by the emulator");
+    if (count <= 0) return;
+    emu::BeginCount(static_cast<uint64_t>(count));
+    emu::VecScalar("Axpy", emu::VOp::Axpy, emu::DT<T>, emu::Ref(dst), emu::Ref(src), static_cast<double>(scalarValue), detail::CountGeom(sizeof(T), sizeof(T)));
+    emu::EndCount();
+}
+
 #define EMU_VEC_UNARY(NAME)                                                                                       \
     template <typename T, bool isSetMask = true>                                                                  \
     void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint64_t mask[], const uint8_t repeatTime, \
@@ -210,6 +236,7 @@ EMU_VEC_UNARY(Sqrt)
 EMU_VEC_UNARY(Reciprocal)
 EMU_VEC_UNARY(Rsqrt)
 EMU_VEC_UNARY(Relu)
+EMU_VEC_UNARY(Not)
 #undef EMU_VEC_UNARY
 
 // Duplicate (§4.6): the level-0 form takes the two dst strides as scalars.

@@ -24,6 +24,8 @@ namespace {
 
 const ops::OpDef &Def(const void *def) { return *static_cast<const ops::OpDef *>(def); }
 
+constexpr uint64_t kSystemWorkspaceBytes = 16ull * 1024 * 1024;  // PlatformAscendC::GetLibApiWorkSpaceSize
+
 gert::Shape ToShape(const std::vector<int64_t> &dims) {
     gert::Shape s;
     for (int64_t d : dims) s.AppendDim(d);
@@ -43,6 +45,25 @@ std::string ListText(const std::vector<T> &items, const char *(*name)(T)) {
     std::string s = "{";
     for (size_t i = 0; i < items.size(); ++i) s += std::string(i ? ", " : "") + name(items[i]);
     return s + "}";
+}
+
+// The kernel-side view of a dynamic input (AscendC::ListTensorDesc), in device memory:
+//   uint64 ptrOffset                       bytes from the start to the pointer array
+//   per tensor: uint32 dim, uint32 index, uint64 shape[dim]
+//   uint64 dataPtr[count]
+// (layout of asc-devkit "如何开发动态输入算子" / ListTensorDesc).
+void *BuildListTensorDesc(const OpCallParam &param) {
+    std::vector<uint64_t> words(1, 0);
+    for (size_t i = 0; i < param.instances.size(); ++i) {
+        const gert::Shape &s = param.instances[i].shape.GetStorageShape();
+        words.push_back(static_cast<uint64_t>(s.GetDimNum()) | (static_cast<uint64_t>(i) << 32));
+        for (size_t d = 0; d < s.GetDimNum(); ++d) words.push_back(static_cast<uint64_t>(s.GetDim(d)));
+    }
+    words[0] = words.size() * sizeof(uint64_t);
+    for (const OpCallTensor &t : param.instances) words.push_back(reinterpret_cast<uintptr_t>(t.deviceAddr));
+    void *dev = DeviceAlloc(words.size() * sizeof(uint64_t), "aclnn tensor-list input");
+    std::memcpy(dev, words.data(), words.size() * sizeof(uint64_t));
+    return dev;
 }
 
 }  // namespace
@@ -95,6 +116,33 @@ OpCallParam *OpRunner::NextParam(bool output) {
     return &params[next++];
 }
 
+bool OpRunner::CheckTensor(const std::string &what, const aclTensor &tensor) {
+    if (!tensor.IsContiguous()) {
+        Fail(ACLNN_ERR_PARAM_INVALID, what + " is not contiguous (strides " + ShapeString(tensor.strides) +
+                                          " for shape " + ShapeString(tensor.viewShape) +
+                                          "); the CPU target needs contiguous tensors");
+        return false;
+    }
+    const uint64_t bytes = ViewBytes(tensor);
+    if (bytes > 0 && !DeviceFind(tensor.ViewData(), bytes, nullptr)) {
+        Fail(ACLNN_ERR_PARAM_INVALID, what + ": its " + std::to_string(bytes) +
+                                          " bytes of data are not inside one device allocation (aclrtMalloc)");
+        return false;
+    }
+    return true;
+}
+
+OpCallTensor OpRunner::MakeInstance(const aclTensor *tensor) {
+    OpCallTensor t;
+    const gert::Shape shape = ToShape(tensor->viewShape);
+    t.shape = gert::StorageShape(shape, shape);
+    t.desc = gert::CompileTimeTensorDesc(tensor->GetDataType(), tensor->GetStorageFormat());
+    t.tensor = gert::Tensor(t.shape, t.desc.GetDataType(), t.desc.GetStorageFormat(), nullptr);
+    t.deviceAddr = tensor->ViewData();
+    t.acl = tensor;
+    return t;
+}
+
 OpRunner &OpRunner::Input(const aclTensor *tensor) {
     const size_t index = nextInput_;
     OpCallParam *param = NextParam(false);
@@ -104,27 +152,9 @@ OpRunner &OpRunner::Input(const aclTensor *tensor) {
         if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required input " + pd.GetName() + " is null");
         return *this;
     }
-    if (!tensor->IsContiguous()) {
-        Fail(ACLNN_ERR_PARAM_INVALID, "input " + pd.GetName() + " is not contiguous (strides " +
-                                          ShapeString(tensor->strides) + " for shape " + ShapeString(tensor->viewShape) +
-                                          "); the CPU target needs contiguous tensors");
-        return *this;
-    }
-    const uint64_t bytes = ViewBytes(*tensor);
-    if (bytes > 0 && !DeviceFind(tensor->ViewData(), bytes, nullptr)) {
-        Fail(ACLNN_ERR_PARAM_INVALID, "input " + pd.GetName() + ": its " + std::to_string(bytes) +
-                                          " bytes of data are not inside one device allocation (aclrtMalloc)");
-        return *this;
-    }
-    OpCallTensor t;
-    const gert::Shape shape = ToShape(tensor->viewShape);
-    t.shape = gert::StorageShape(shape, shape);
-    t.desc = gert::CompileTimeTensorDesc(tensor->GetDataType(), tensor->GetStorageFormat());
-    t.tensor = gert::Tensor(t.shape, t.desc.GetDataType(), t.desc.GetStorageFormat(), nullptr);
-    t.deviceAddr = tensor->ViewData();
-    t.acl = tensor;
+    if (!CheckTensor("input " + pd.GetName(), *tensor)) return *this;
     param->present = true;
-    param->instances.push_back(t);
+    param->instances.push_back(MakeInstance(tensor));
     return *this;
 }
 
@@ -154,11 +184,25 @@ OpRunner &OpRunner::Input(const aclTensorList *list) {
     if (param == nullptr) return *this;
     const ops::OpParamDef &pd = Def(def_).GetInputs()[index];
     if (list == nullptr) {
-        if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required input " + pd.GetName() + " is null");
+        if (pd.GetParamType() == ops::REQUIRED || pd.GetParamType() == ops::DYNAMIC)
+            Fail(ACLNN_ERR_PARAM_NULLPTR, "required input " + pd.GetName() + " is null");
         return *this;
     }
-    // The kernel-side descriptor of a dynamic input (ListTensorDesc) is not built yet.
-    Fail(ACLNN_ERR_PARAM_INVALID, "input " + pd.GetName() + ": tensor-list (dynamic) inputs are not supported on the CPU target yet");
+    if (pd.GetParamType() != ops::DYNAMIC) {
+        Fail(ACLNN_ERR_INNER, "input " + pd.GetName() + " is not DYNAMIC in the OpDef but was given a tensor list");
+        return *this;
+    }
+    for (size_t i = 0; i < list->tensors.size(); ++i) {
+        const aclTensor *tensor = list->tensors[i];
+        const std::string name = pd.GetName() + "[" + std::to_string(i) + "]";
+        if (tensor == nullptr) {
+            Fail(ACLNN_ERR_PARAM_NULLPTR, "input " + name + " is null");
+            return *this;
+        }
+        if (!CheckTensor("input " + name, *tensor)) return *this;
+        param->instances.push_back(MakeInstance(tensor));
+    }
+    param->present = true;
     return *this;
 }
 
@@ -171,25 +215,9 @@ OpRunner &OpRunner::Output(const aclTensor *tensor) {
         if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required output " + pd.GetName() + " is null");
         return *this;
     }
-    if (!tensor->IsContiguous()) {
-        Fail(ACLNN_ERR_PARAM_INVALID, "output " + pd.GetName() + " is not contiguous; the CPU target needs contiguous tensors");
-        return *this;
-    }
-    const uint64_t bytes = ViewBytes(*tensor);
-    if (bytes > 0 && !DeviceFind(tensor->ViewData(), bytes, nullptr)) {
-        Fail(ACLNN_ERR_PARAM_INVALID, "output " + pd.GetName() + ": its " + std::to_string(bytes) +
-                                          " bytes of data are not inside one device allocation (aclrtMalloc)");
-        return *this;
-    }
-    OpCallTensor t;
-    const gert::Shape shape = ToShape(tensor->viewShape);
-    t.shape = gert::StorageShape(shape, shape);
-    t.desc = gert::CompileTimeTensorDesc(tensor->GetDataType(), tensor->GetStorageFormat());
-    t.tensor = gert::Tensor(t.shape, t.desc.GetDataType(), t.desc.GetStorageFormat(), nullptr);
-    t.deviceAddr = tensor->ViewData();
-    t.acl = tensor;
+    if (!CheckTensor("output " + pd.GetName(), *tensor)) return *this;
     param->present = true;
-    param->instances.push_back(t);
+    param->instances.push_back(MakeInstance(tensor));
     return *this;
 }
 
@@ -394,9 +422,16 @@ aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor) {
 
     auto *exe = new aclOpExecutor;
     exe->call = call_;
-    for (OpCallParam &p : call_->inputs) {
+    for (size_t i = 0; i < call_->inputs.size(); ++i) {
+        OpCallParam &p = call_->inputs[i];
         if (!p.present) {
             exe->args.push_back(nullptr);
+            continue;
+        }
+        if (def.GetInputs()[i].GetParamType() == ops::DYNAMIC) {
+            void *desc = BuildListTensorDesc(p);
+            exe->ownedDeviceMemory.push_back(desc);
+            exe->args.push_back(desc);
             continue;
         }
         OpCallTensor &t = p.instances[0];
@@ -458,6 +493,9 @@ aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t 
     cfg.blockDim = call.blockDim;
     cfg.mix = mix;
     cfg.tilingKey = call.tilingKey;
+    // As on the NPU, the aclnn workspace starts with the Ascend C system workspace
+    // (GetLibApiWorkSpaceSize, which tiling adds to its size); GetUserWorkspace skips it.
+    cfg.userWorkspaceOffset = kSystemWorkspaceBytes;
     Launch(cfg, [&] { invoke(kernel, args.data()); });
     DeviceFree(tiling, "aclnn tiling data");
     return ACLNN_SUCCESS;

@@ -116,6 +116,10 @@ ge::DataType InferDataTypeContext::GetOptionalInputDataType(size_t irIndex) cons
     const emu::OpCallTensor *t = IrInstance(call_->inputs, irIndex, 0);
     return t ? t->desc.GetDataType() : ge::DT_UNDEFINED;
 }
+ge::DataType InferDataTypeContext::GetDynamicInputDataType(size_t irIndex, size_t relativeIndex) const {
+    const emu::OpCallTensor *t = IrInstance(call_->inputs, irIndex, relativeIndex);
+    return t ? t->desc.GetDataType() : ge::DT_UNDEFINED;
+}
 ge::DataType InferDataTypeContext::GetOutputDataType(size_t index) const {
     const emu::OpCallTensor *t = call_->OutputInstance(index);
     return t ? t->desc.GetDataType() : ge::DT_UNDEFINED;

@@ -10,7 +10,8 @@ using namespace vec;
 
 const char *VOpName(VOp op) {
     static const char *n[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins",
-                              "Exp", "Ln", "Abs", "Sqrt", "Reciprocal", "Rsqrt", "Relu", "Copy"};
+                              "Exp", "Ln", "Abs", "Sqrt", "Reciprocal", "Rsqrt", "Relu", "Copy",
+                              "And", "Or", "Not", "Axpy"};
     return n[static_cast<int>(op)];
 }
 
@@ -49,6 +50,22 @@ namespace {
 
 bool IsFloat(DType t) { return t == DType::F16 || t == DType::F32; }
 bool IsArith(DType t) { return t == DType::F16 || t == DType::F32 || t == DType::I16 || t == DType::I32; }
+bool IsBitwise(VOp op) { return op == VOp::And || op == VOp::Or || op == VOp::Not; }
+
+// Bitwise ops act on the 16-bit patterns.
+template <class Fn>
+void Bits16(const Lanes &l, uint8_t *const *base, const int *es, const uint32_t *blk, const uint32_t *rep, int n, Fn fn) {
+    if (n == 3)
+        ForLanes<3>(l, base, es, blk, rep, [&fn](uint8_t *const p[3]) {
+            uint16_t a, b; std::memcpy(&a, p[1], 2); std::memcpy(&b, p[2], 2);
+            const uint16_t r = fn(a, b); std::memcpy(p[0], &r, 2);
+        });
+    else
+        ForLanes<2>(l, base, es, blk, rep, [&fn](uint8_t *const p[2]) {
+            uint16_t a; std::memcpy(&a, p[1], 2);
+            const uint16_t r = fn(a, a); std::memcpy(p[0], &r, 2);
+        });
+}
 
 template <class C>
 C Apply(VOp op, C a, C b) {
@@ -89,6 +106,10 @@ void Scalar(VOp op, const Lanes &l, uint8_t *const base[2], const int es[2], con
     uint8_t sb[8];
     E::St(sb, static_cast<typename E::C>(s));
     const typename E::C sv = E::Ld(sb);
+    if (op == VOp::Axpy) {  // dst = src * scalar + dst, one rounding per instruction
+        ForLanes<2>(l, base, es, blk, rep, [sv](uint8_t *const p[2]) { E::St(p[0], E::Ld(p[1]) * sv + E::Ld(p[0])); });
+        return;
+    }
     ForLanes<2>(l, base, es, blk, rep, [op, sv](uint8_t *const p[2]) { E::St(p[0], Apply<typename E::C>(op, E::Ld(p[1]), sv)); });
 }
 template <class T>
@@ -114,6 +135,19 @@ void CountV(const Lanes &l, int bytesPerLane) {
 
 void VecBinary(const char *api, VOp op, DType t, LocalRef dst, LocalRef s0, LocalRef s1, const VGeom &g) {
     if (!Present(dst)) return;
+    if (IsBitwise(op)) {
+        if (t != DType::I16 && t != DType::U16) Fail(api, "element type %s is not supported on Atlas A2 (int16_t, uint16_t)", DTypeName(t));
+        const Lanes l = ResolveLanes(2, g.repeat);
+        const LocalRef refs[3] = {dst, s0, s1};
+        const int es[3] = {2, 2, 2};
+        static const char *names[3] = {"dst", "src0", "src1"};
+        Check<3>(api, l, refs, es, g, names);
+        uint8_t *base[3] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(s0.p), static_cast<uint8_t *>(s1.p)};
+        if (op == VOp::And) Bits16(l, base, es, g.blk, g.rep, 3, [](uint16_t a, uint16_t b) { return static_cast<uint16_t>(a & b); });
+        else Bits16(l, base, es, g.blk, g.rep, 3, [](uint16_t a, uint16_t b) { return static_cast<uint16_t>(a | b); });
+        CountV(l, 6);
+        return;
+    }
     const bool ok = op == VOp::Div ? IsFloat(t) : IsArith(t);
     if (!ok) Fail(api, "element type %s is not supported on Atlas A2 (%s)", DTypeName(t), op == VOp::Div ? "half, float" : "half, float, int16_t, int32_t");
     const int e = DTypeSize(t);
@@ -134,7 +168,8 @@ void VecBinary(const char *api, VOp op, DType t, LocalRef dst, LocalRef s0, Loca
 
 void VecScalar(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, double scalar, const VGeom &g) {
     if (!Present(dst)) return;
-    if (!IsArith(t)) Fail(api, "element type %s is not supported on Atlas A2 (half, float, int16_t, int32_t)", DTypeName(t));
+    if (op == VOp::Axpy ? !IsFloat(t) : !IsArith(t))
+        Fail(api, "element type %s is not supported on Atlas A2 (%s)", DTypeName(t), op == VOp::Axpy ? "half, float" : "half, float, int16_t, int32_t");
     const int e = DTypeSize(t);
     const Lanes l = ResolveLanes(e, g.repeat);
     const LocalRef refs[2] = {dst, src};
@@ -154,6 +189,18 @@ void VecScalar(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, dou
 void VecUnary(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, const VGeom &g) {
     if (!Present(dst)) return;
     const int e = DTypeSize(t);
+    if (op == VOp::Not) {
+        if (t != DType::I16 && t != DType::U16) Fail(api, "element type %s is not supported on Atlas A2 (int16_t, uint16_t)", DTypeName(t));
+        const Lanes l = ResolveLanes(2, g.repeat);
+        const LocalRef refs[2] = {dst, src};
+        const int es[2] = {2, 2};
+        static const char *names[2] = {"dst", "src"};
+        Check<2>(api, l, refs, es, g, names);
+        uint8_t *base[2] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(src.p)};
+        Bits16(l, base, es, g.blk, g.rep, 2, [](uint16_t a, uint16_t) { return static_cast<uint16_t>(~a); });
+        CountV(l, 4);
+        return;
+    }
     if (op == VOp::Copy) {
         if (e != 2 && e != 4) Fail(api, "element type %s is not supported (b16/b32 only)", DTypeName(t));
     } else if (!(IsFloat(t) || (op == VOp::Relu && t == DType::I32) || (op == VOp::Abs && false))) {

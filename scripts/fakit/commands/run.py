@@ -85,20 +85,25 @@ def last_counters(backend: str) -> Optional[dict]:
 
 
 def summarise_counters(counters) -> Dict[str, float]:
-    """Sum numeric leaves by their last two keys (e.g. per core -> 'MTE2.bytes')."""
+    """Totals over cores: per-pipe counters ({"cores": [{"MTE2": {"bytes": ..}}, ..]}) are
+    summed as 'MTE2.bytes'; top-level scalars (block_dim) are kept; per-core scalars (the
+    core index) are dropped."""
     totals: Dict[str, float] = defaultdict(float)
 
-    def walk(node, path):
+    def walk(node, path, in_list):
         if isinstance(node, dict):
             for k, v in node.items():
-                walk(v, path + (str(k),))
+                walk(v, path + (str(k),), in_list)
         elif isinstance(node, list):
             for v in node:
-                walk(v, path)
+                walk(v, (), True)
         elif isinstance(node, (int, float)) and not isinstance(node, bool):
-            totals[".".join(path[-2:])] += node
+            if not in_list:
+                totals[".".join(path)] = node
+            elif len(path) >= 2:
+                totals[".".join(path[-2:])] += node
 
-    walk(counters, ())
+    walk(counters, (), False)
     return dict(totals)
 
 

@@ -78,7 +78,7 @@ def _grad(bench, query, key, value, dy, query_rope, key_rope, pse_shift, drop_ma
             dq_rope[rq] = g["dq_rope"].transpose(1, 0, 2)
             dk_rope[rk] = g["dk_rope"].transpose(1, 0, 2)
         if dsink is not None:
-            dsink = g["dsink"]
+            dsink += g["dsink"]
     if bench:      # the device writes the gradients in the operator's dtype
         dq, dk, dv = (c.round_to(x, p.dtype) for x in (dq, dk, dv))
         if dq_rope is not None:

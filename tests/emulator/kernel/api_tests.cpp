@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "emu/soc.h"
 #include "tikicpulib.h"
 
 using namespace AscendC;
@@ -319,6 +320,40 @@ static void identity() {
     });
 }
 
+static void bitwise_axpy() {
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<uint16_t> u = buf.Get<uint16_t>();
+        LocalTensor<uint16_t> a = u, b = u[128], d = u[256];
+        Duplicate(a, static_cast<uint16_t>(0xF0F0), 128);
+        Duplicate(b, static_cast<uint16_t>(0x3C3C), 128);
+        And(d, a, b, 128);
+        EXPECT(d.GetValue(5) == 0x3030, "And %x", d.GetValue(5));
+        Or(d, a, b, 128);
+        EXPECT(d.GetValue(5) == 0xFCFC, "Or %x", d.GetValue(5));
+        Not(d, a, 128);
+        EXPECT(d.GetValue(127) == 0x0F0F, "Not %x", d.GetValue(127));
+        LocalTensor<float> f = buf.Get<float>()[1024];
+        Duplicate(f, 1.0f, 64);
+        Duplicate(f[64], 3.0f, 64);
+        Axpy(f, f[64], 0.5f, 64);
+        EXPECT(f.GetValue(10) == 2.5f, "Axpy %f", f.GetValue(10));
+    });
+}
+
+// The SoC in use (ASCEND_EMU_SOC) sizes the local memories; launches wider than the SoC run in waves.
+static void soc_selection() {
+    const emu::SocSpec &soc = emu::CurrentSoc();
+    std::printf("soc %s aic %u aiv %u ub %llu l1 %llu\n", soc.name, soc.aicCores, soc.aivCores,
+                (unsigned long long)soc.ubBytes, (unsigned long long)soc.l1Bytes);
+    Run(emu::CoreMix::AIV_ONLY, 1, [&soc] {
+        EXPECT(emu::Ctx().memSize[static_cast<int>(emu::Buf::UB)] == soc.ubBytes, "UB sized from the SoC table");
+    });
+    auto *g = static_cast<int32_t *>(GmAlloc(100 * sizeof(int32_t)));
+    Run(emu::CoreMix::AIV_ONLY, 100, [g] { g[GetBlockIdx()] = static_cast<int32_t>(GetBlockIdx()) + 1; });
+    for (int i = 0; i < 100; ++i) EXPECT(g[i] == i + 1, "block %d of a 100-block launch ran (%d)", i, g[i]);
+    GmFree(g);
+}
+
 // ---- misuse: each must abort with a message naming the API ----
 static void misuse_gm_out_of_range() {
     auto *gm = static_cast<float *>(GmAlloc(100 * sizeof(float)));
@@ -364,6 +399,9 @@ static void misuse_cast_mode() {
 static void misuse_waitflag_unset() {
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &) { WaitFlag<HardEvent::MTE2_V>(3); });
 }
+static void misuse_syncall_too_many_cores() {
+    Run(emu::CoreMix::AIV_ONLY, 60, [] { SyncAll(); });  // 60 > 48 AIVs of Ascend910B2
+}
 static void deadlock_missing_set() {
     Run(emu::CoreMix::MIX_AIC_1_2, 2, [] {
         if ASCEND_IS_AIC { CrossCoreWaitFlag(5); }  // no vector core ever sets flag 5
@@ -382,7 +420,8 @@ int main(int argc, char **argv) {
         {"vec_counter_mode", vec_counter_mode}, {"half_rounding", half_rounding}, {"cast_round_modes", cast_round_modes},
         {"compare_select", compare_select}, {"reductions", reductions}, {"brcb_copy", brcb_copy},
         {"data_copy_pad", data_copy_pad}, {"cube_fractal_layouts", cube_fractal_layouts},
-        {"cross_core_pingpong", cross_core_pingpong}, {"sync_all", sync_all}, {"identity", identity},
+        {"cross_core_pingpong", cross_core_pingpong}, {"sync_all", sync_all}, {"identity", identity}, {"bitwise_axpy", bitwise_axpy},
+        {"soc_selection", soc_selection}, {"misuse_syncall_too_many_cores", misuse_syncall_too_many_cores},
         {"misuse_gm_out_of_range", misuse_gm_out_of_range}, {"misuse_initbuffer_overflow", misuse_initbuffer_overflow},
         {"misuse_misaligned", misuse_misaligned}, {"misuse_deque_empty", misuse_deque_empty},
         {"misuse_wrong_position", misuse_wrong_position}, {"misuse_cast_mode", misuse_cast_mode},

@@ -2,6 +2,7 @@
 
 Each case runs in its own process (api_tests <case>); misuse and deadlock cases must abort
 with a message naming the API, the core and the offending values."""
+import os
 import subprocess
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 SEMANTIC_CASES = [
     "vec_level0_mask_stride", "vec_accumulate_repstride0", "vec_counter_mode", "half_rounding",
     "cast_round_modes", "compare_select", "reductions", "brcb_copy", "data_copy_pad",
-    "cube_fractal_layouts", "cross_core_pingpong", "sync_all", "identity",
+    "cube_fractal_layouts", "cross_core_pingpong", "sync_all", "identity", "soc_selection", "bitwise_axpy",
 ]
 
 MISUSE_CASES = {
@@ -20,6 +21,7 @@ MISUSE_CASES = {
     "misuse_wrong_position": ["Mmad on aic0", "fm in L0A (A2)", "got L0C, L1, L1"],
     "misuse_cast_mode": ["Cast on aiv0.0", "CAST_NONE is not supported for float -> bfloat16_t"],
     "misuse_waitflag_unset": ["WaitFlag on aiv0.0", "event MTE2_V id 3 was never set"],
+    "misuse_syncall_too_many_cores": ["SyncAll on aiv", "blockDim 60 exceeds the 48 cores that can run at once on Ascend910B2"],
     "deadlock_missing_set": ["deadlock in kernel api_test", "aic0 waits in CrossCoreWaitFlag(flagId 5)",
                              "aic1 waits in CrossCoreWaitFlag(flagId 5)"],
     "deadlock_cycle": ["deadlock in kernel api_test", "aic0 waits in CrossCoreWaitFlag(flagId 1)",
@@ -27,8 +29,8 @@ MISUSE_CASES = {
 }
 
 
-def _run(emu_build, case, timeout=60):
-    return subprocess.run([str(emu_build / "api_tests"), case], capture_output=True, text=True, timeout=timeout)
+def _run(emu_build, case, timeout=60, env=None):
+    return subprocess.run([str(emu_build / "api_tests"), case], capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def test_every_case_is_listed(emu_build):
@@ -49,3 +51,20 @@ def test_misuse_aborts_with_message(emu_build, case):
     assert res.returncode != 0
     for fragment in MISUSE_CASES[case]:
         assert fragment in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("soc,line", [(None, "soc Ascend910B2 aic 24 aiv 48 ub 196608 l1 524288"),
+                                      ("Ascend910B4", "soc Ascend910B4 aic 20 aiv 40 ub 196608 l1 524288")])
+def test_soc_table_selection(emu_build, soc, line):
+    env = {k: v for k, v in os.environ.items() if k != "ASCEND_EMU_SOC"}
+    if soc:
+        env["ASCEND_EMU_SOC"] = soc
+    res = _run(emu_build, "soc_selection", env=env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert line in res.stdout
+
+
+def test_unknown_soc_is_rejected(emu_build):
+    res = _run(emu_build, "soc_selection", env={**os.environ, "ASCEND_EMU_SOC": "Ascend999"})
+    assert res.returncode != 0
+    assert "ASCEND_EMU_SOC=Ascend999 is not a known SoC" in res.stderr and "Ascend910_93" in res.stderr

@@ -36,6 +36,7 @@ public:
     const char *GetNodeName() const { return call_->opType.c_str(); }
     ge::DataType GetInputDataType(size_t index) const;
     ge::DataType GetOptionalInputDataType(size_t irIndex) const;
+    ge::DataType GetDynamicInputDataType(size_t irIndex, size_t relativeIndex) const;
     ge::DataType GetOutputDataType(size_t index) const;
     ge::graphStatus SetOutputDataType(size_t index, ge::DataType dtype);
     const RuntimeAttrs *GetAttrs() const { return &call_->attrs; }

@@ -91,6 +91,20 @@ ge::graphStatus ProbeTiling(gert::TilingContext *context) {
     return ge::GRAPH_SUCCESS;
 }
 
+struct SeenList {
+    int64_t secondListDim1 = -1;
+    int64_t plainDim0 = -1;  // GetInputShape(2): the input after the two list entries
+    bool pastEndIsNull = false;
+} g_seenList;
+
+ge::graphStatus ProbeListTiling(gert::TilingContext *context) {
+    g_seenList.secondListDim1 = context->GetDynamicInputShape(0, 1)->GetStorageShape().GetDim(1);
+    g_seenList.plainDim0 = context->GetInputShape(2)->GetStorageShape().GetDim(0);
+    g_seenList.pastEndIsNull = context->GetDynamicInputShape(0, 2) == nullptr;
+    context->SetBlockDim(1);
+    return ge::GRAPH_SUCCESS;
+}
+
 }  // namespace
 
 namespace ops {
@@ -111,6 +125,18 @@ public:
     }
 };
 OP_ADD(ProbeOp);
+
+// A dynamic (tensor-list) input followed by a plain one.
+class ProbeListOp : public OpDef {
+public:
+    explicit ProbeListOp(const char *name) : OpDef(name) {
+        this->Input("xs").ParamType(DYNAMIC).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Input("w").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->AICore().SetTiling(ProbeListTiling);
+    }
+};
+OP_ADD(ProbeListOp);
 }  // namespace ops
 
 namespace {
@@ -229,6 +255,34 @@ int ProbeTilingContext() {
         uint64_t ws = 0;
         aclOpExecutor *exe = nullptr;
         CHECK(runner.Build(&ws, &exe) == ACLNN_ERR_INNER_FIND_KERNEL_ERROR);
+    }
+    // A tensor-list input: the tiling sees each entry; the kernel gets a ListTensorDesc.
+    {
+        void *aDev = nullptr, *bDev = nullptr, *wDev = nullptr, *oDev = nullptr;
+        aclTensor *items[2] = {DeviceTensor({2, 3}, ACL_FLOAT, &aDev), DeviceTensor({4, 5}, ACL_FLOAT, &bDev)};
+        aclTensorList *list = aclCreateTensorList(items, 2);
+        aclTensor *w = DeviceTensor({6}, ACL_FLOAT, &wDev);
+        aclTensor *out = DeviceTensor({6}, ACL_FLOAT, &oDev);
+        emu::OpRunner runner("ProbeListOp");
+        runner.Input(list).Input(w).Output(out);
+        uint64_t ws = 0;
+        aclOpExecutor *exe = nullptr;
+        CHECK(runner.Build(&ws, &exe) == ACLNN_SUCCESS);
+        CHECK(g_seenList.secondListDim1 == 5 && g_seenList.plainDim0 == 6 && g_seenList.pastEndIsNull);
+        if (exe != nullptr) {
+            const uint64_t *desc = static_cast<const uint64_t *>(exe->args[0]);
+            // ptrOffset, {dim 2 | index 0}, 2, 3, {dim 2 | index 1}, 4, 5, ptr a, ptr b
+            CHECK(desc[0] == 7 * sizeof(uint64_t));
+            CHECK(desc[1] == 2 && desc[2] == 2 && desc[3] == 3);
+            CHECK(desc[4] == (2 | (1ull << 32)) && desc[5] == 4 && desc[6] == 5);
+            CHECK(desc[7] == reinterpret_cast<uintptr_t>(aDev) && desc[8] == reinterpret_cast<uintptr_t>(bDev));
+            CHECK(exe->args[1] == wDev);
+            aclDestroyAclOpExecutor(exe);
+        }
+        aclDestroyTensorList(list);
+        aclDestroyTensor(w);
+        aclDestroyTensor(out);
+        for (void *p : {aDev, bDev, wDev, oDev}) aclrtFree(p);
     }
     // The registry sees the probe with its declarations.
     const std::string json = emu::OpDefsJson(false);

@@ -127,7 +127,7 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void cube_matmul(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR workspace, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void cube_matmul(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR /* workspace */, GM_ADDR tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
     GET_TILING_DATA_WITH_STRUCT(CubeMatmulTilingData, tilingData, tiling);

@@ -97,7 +97,7 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void vector_axpy(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR workspace, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void vector_axpy(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR /* workspace */, GM_ADDR tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     GET_TILING_DATA_WITH_STRUCT(VectorAxpyTilingData, tilingData, tiling);
