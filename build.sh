@@ -4,7 +4,8 @@
 #              [--sanitize] [--test] [-j N]
 # cpu (default): the emulator build into build/cpu (build/cpu-asan with --sanitize): the shared
 #   library libfa_ops_cpu.so, the proof-operator library and the CANN-shaped prefix
-#   build/cpu/install. --soc selects the emulated SoC for --test (env ASCEND_EMU_SOC).
+#   build/cpu/install. --soc sets the emulated SoC (env ASCEND_EMU_SOC) for --test and in the
+#   prefix's set_env.sh; without it the emulator's default (Ascend910B2) applies.
 # npu: handed over to cmake/npu_build.sh with the same arguments.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -53,7 +54,8 @@ fi
 
 sanitize_flag=OFF
 [[ $sanitize == 1 ]] && sanitize_flag=ON
-cmake -S . -B "$build_dir" "${generator[@]}" -DFA_TARGET=cpu -DFA_SANITIZE="$sanitize_flag" -DFA_OPS="$ops"
+cmake -S . -B "$build_dir" "${generator[@]}" -DFA_TARGET=cpu -DFA_SANITIZE="$sanitize_flag" -DFA_OPS="$ops" \
+    -DFA_SOC="$soc"
 cmake --build "$build_dir" -j "$jobs"
 echo "build.sh: built $build_dir/libfa_ops_cpu.so and the CANN-shaped prefix $build_dir/install"
 

@@ -8,6 +8,7 @@
 option(FA_SANITIZE "build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 option(FA_PROOF_OPS "build the emulator's proof operators (tests/emulator/kernels)" ON)
 set(FA_OPS "" CACHE STRING "operators to build (op_host/op_kernel directory names); empty = all")
+set(FA_SOC "" CACHE STRING "SoC the prefix's set_env.sh selects (ASCEND_EMU_SOC); empty = emulator default")
 
 find_package(Threads REQUIRED)
 set(CMAKE_CXX_STANDARD 17)
@@ -78,7 +79,7 @@ add_custom_target(cann_prefix ALL
     COMMAND "${CMAKE_COMMAND}" -DFA_ROOT=${FA_ROOT} -DPREFIX=${CMAKE_BINARY_DIR}/install
             -DOPS_LIB=$<TARGET_FILE:fa_ops_cpu>
             -DPROOF_LIB=${_fa_proof_lib}
-            -DFA_OPS=${FA_OPS}
+            -DFA_OPS=${FA_OPS} -DFA_SOC=${FA_SOC}
             -P "${FA_ROOT}/cmake/cpu_install_prefix.cmake"
     DEPENDS ${_fa_prefix_deps}
     COMMENT "Installing the CANN-shaped prefix ${CMAKE_BINARY_DIR}/install"

@@ -6,7 +6,7 @@
 #   opp/vendors/fa_emu_proof/op_api/{include,lib/libcust_opapi.so}
 #                              the proof operators as a custom-op vendor (when built)
 #   set_env.sh, bin/setenv.bash  put lib64 and the vendor lib on LD_LIBRARY_PATH
-# Inputs: FA_ROOT, PREFIX, OPS_LIB, PROOF_LIB (may be empty), FA_OPS.
+# Inputs: FA_ROOT, PREFIX, OPS_LIB, PROOF_LIB (may be empty), FA_OPS, FA_SOC (may be empty).
 cmake_minimum_required(VERSION 3.16)
 file(REMOVE_RECURSE "${PREFIX}/include" "${PREFIX}/lib64" "${PREFIX}/opp")
 file(COPY "${FA_ROOT}/emulator/include/" DESTINATION "${PREFIX}/include")
@@ -46,5 +46,8 @@ endif()
 set(_env "# CPU-target CANN prefix: makes the libraries findable at run time.\n")
 string(APPEND _env "export ASCEND_HOME_PATH=\"${PREFIX}\"\n")
 string(APPEND _env "export LD_LIBRARY_PATH=\"${_ld}\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}\"\n")
+if(FA_SOC)
+    string(APPEND _env "export ASCEND_EMU_SOC=\"${FA_SOC}\"\n")
+endif()
 file(WRITE "${PREFIX}/set_env.sh" "${_env}")
 file(WRITE "${PREFIX}/bin/setenv.bash" "${_env}")

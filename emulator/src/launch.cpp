@@ -22,6 +22,9 @@
 
 namespace emu {
 
+thread_local CoreCtx *t_currentCore = nullptr;
+#define t_ctx t_currentCore
+
 // One wave of cores running together, and everything they block on.
 struct LaunchShared {
     std::mutex mu;
@@ -47,7 +50,6 @@ struct LaunchShared {
 
 namespace {
 
-thread_local CoreCtx *t_ctx = nullptr;
 thread_local char t_name[32];
 
 std::mutex g_countersMu;
@@ -197,12 +199,9 @@ void AppendCounters(std::ostringstream &o, const PipeCounter *pc) {
 
 }  // namespace
 
-CoreCtx &Ctx() {
-    if (t_ctx == nullptr) {
-        std::fprintf(stderr, "[ascendc-emu] a kernel API was called outside a kernel launch (use ICPU_RUN_KF or emu::Launch)\n");
-        std::abort();
-    }
-    return *t_ctx;
+void NoCoreContext() {
+    std::fprintf(stderr, "[ascendc-emu] a kernel API was called outside a kernel launch (use ICPU_RUN_KF or emu::Launch)\n");
+    std::abort();
 }
 
 const char *CoreName() {

@@ -205,7 +205,10 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
             std::max<uint64_t>(1, std::min<uint64_t>({uint64_t(budget.aicNum), t.unitCount, AttentionCore::MAX_CORES})));
         const uint64_t span = t.unitCount <= MAX_SEARCHED_UNITS ? SplitContiguous(UnitCosts(prob, t), cores, t.coreUnitStart)
                                                                  : SplitProportional(prob, t, cores);
-        t.usedCores = cores;
+        // Ranges are filled from the front: trailing cores may have nothing to do.
+        t.usedCores = 1;
+        while (t.usedCores < cores && t.coreUnitStart[t.usedCores] < t.unitCount) ++t.usedCores;
+        t.coreUnitStart[t.usedCores] = t.unitCount;
         if (r == maxRows || span * 100 < bestSpan * 95) {
             best = t;
             bestSpan = span;

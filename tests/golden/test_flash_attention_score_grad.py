@@ -2,6 +2,7 @@
 independent dense reference forward."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from conftest import PREFIX_3072, TRIL_2048, assert_close, randn, random_drop_mask, tnd_inputs
 from fakit import golden
@@ -165,6 +166,25 @@ def test_rope_with_prefix_mode_is_rejected(rng):
         golden.flash_attention_unpadding_score_grad_v5(*args, **kw, **gkw)
 
 
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_random_grad_problems_match_autograd(data):
+    batch = data.draw(st.integers(1, 3), "batch")
+    q_lens = data.draw(st.lists(st.integers(1, 8), min_size=batch, max_size=batch), "q_lens")
+    kv_lens = data.draw(st.lists(st.integers(1, 10), min_size=batch, max_size=batch), "kv_lens")
+    mode = data.draw(st.sampled_from([0, 2, 3, 4, 7, 8]), "mode")
+    flags = dict(rope=data.draw(st.booleans(), "rope"), sink=data.draw(st.booleans(), "sink"),
+                 drop=data.draw(st.booleans(), "drop"),
+                 pse_type=data.draw(st.sampled_from([None, 0, 2, 3]), "pse_type"))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 31), "seed"))
+    args, kw, gkw, rkw = grad_case(
+        rng, q_lens, kv_lens, n=2, nkv=data.draw(st.sampled_from([1, 2]), "nkv"),
+        atten_mask=np.zeros((8, 10), bool) if mode == 0 else TRIL_2048, sparse_mode=mode,
+        pre_tokens=data.draw(st.integers(-2, 9), "pre"),
+        next_tokens=data.draw(st.integers(-2, 9), "next"), **flags)
+    check_grad(args, kw, gkw, rkw, data.draw(st.sampled_from(["same_as_input", ""]), "layout"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", [0, 3, 7])
 def test_large_grad_matches_autograd(rng, mode):
@@ -174,3 +194,23 @@ def test_large_grad_matches_autograd(rng, mode):
         atten_mask=np.zeros((700, 700), bool) if mode == 0 else TRIL_2048, sparse_mode=mode,
         pre_tokens=250, next_tokens=-3 if mode else 40)
     check_grad(args, kw, gkw, rkw)
+
+
+@pytest.mark.parametrize("pse_type", [None, 0, 1, 2, 3])
+def test_fp32_benchmark_equals_golden_for_every_feature(rng, pse_type):
+    # in fp32 the device-like path differs from the golden only by float32 rounding: this
+    # pins the benchmark's semantics (online softmax, pse order, rope, sink, dropout)
+    args, kw, gkw, _ = grad_case(rng, [150, 0, 90], [160, 0, 200], dtype="fp32", rope=True,
+                                 sink=True, drop=True, pse_type=pse_type,
+                                 atten_mask=TRIL_2048, sparse_mode=3)
+    q, k, v, dy = args
+    fwd_g = golden.flash_attention_tnd_forward(q, k, v, **kw, **gkw)
+    fwd_b = golden.benchmark("flash_attention_tnd_forward", query=q, key=k, value=v, **kw, **gkw)
+    for name in fwd_g:
+        np.testing.assert_allclose(fwd_b[name], fwd_g[name], rtol=2e-5, atol=2e-6, err_msg=name)
+    grd_g = golden.flash_attention_unpadding_score_grad_v5(q, k, v, dy, **kw, **gkw)
+    grd_b = golden.benchmark("flash_attention_unpadding_score_grad_v5", query=q, key=k, value=v,
+                             dy=dy, **kw, **gkw)
+    for name, g in grd_g.items():
+        if g is not None:
+            np.testing.assert_allclose(grd_b[name], g, rtol=1e-4, atol=1e-5, err_msg=name)

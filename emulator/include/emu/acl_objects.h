@@ -27,7 +27,8 @@ struct aclTensor {
         return n;
     }
     bool IsEmpty() const { return Numel() == 0; }
-    // True when the view is the row-major packing of its shape (size-1 dims may have any stride).
+    // True when the view is the row-major packing of its shape (size-1 dims may have any stride;
+    // an empty view is contiguous).
     bool IsContiguous() const;
     ge::DataType GetDataType() const { return static_cast<ge::DataType>(dataType); }
     ge::Format GetStorageFormat() const;

@@ -54,7 +54,14 @@ struct CoreCtx {
     LaunchShared *shared = nullptr;
 };
 
-CoreCtx &Ctx();
+// The current core of this thread (set by the launcher); inline because every API reads it.
+extern thread_local CoreCtx *t_currentCore;
+[[noreturn]] void NoCoreContext();
+inline CoreCtx &Ctx() {
+    CoreCtx *c = t_currentCore;
+    if (c == nullptr) NoCoreContext();
+    return *c;
+}
 // "aic0", "aiv3.1" (AI core 3, vector sub-core 1): names the current core in messages.
 const char *CoreName();
 

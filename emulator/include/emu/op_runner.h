@@ -32,6 +32,10 @@
 #include "emu/launch.h"
 #include "emu/op_call.h"
 
+namespace ops {
+class OpDef;
+}
+
 // What GetWorkspaceSize hands to the run stage.
 struct aclOpExecutor {
     std::shared_ptr<emu::OpCall> call;
@@ -74,12 +78,14 @@ public:
 private:
     aclnnStatus firstError_ = ACLNN_SUCCESS;
     std::shared_ptr<OpCall> call_;
-    const void *def_ = nullptr;  // ops::OpDef of the op
+    const ops::OpDef *def_ = nullptr;
     size_t nextInput_ = 0;
     size_t nextOutput_ = 0;
     std::vector<bool> attrSet_;
     void Fail(aclnnStatus status, const std::string &message);
     bool CheckTensor(const std::string &what, const aclTensor &tensor);
+    gert::AttrValue *AttrSlot(const char *name);  // marks the attribute as set
+    void WrongAttrType(const char *name, const char *given);
     static OpCallTensor MakeInstance(const aclTensor *tensor);
     OpCallParam *NextParam(bool output);
 };

@@ -11,15 +11,20 @@ enum class MemDsbT : uint8_t { ALL = 0, DDR, UB, SEQ };
 namespace AscendC {
 
 const char *HardEventName(HardEvent e);
+// Whether `e` has an event-id pool on the current core kind (§6.1): e.g. V_MTE3 exists only on
+// the AIV, M_FIX only on the AIC.
+bool HardEventOnThisCore(HardEvent e);
 
 template <HardEvent event>
 void SetFlag(int32_t eventID) {
     if (eventID < 0 || eventID >= emu::kEventIds) emu::Fail("SetFlag", "event %s id %d is outside [0, 7]", HardEventName(event), eventID);
+    if (!HardEventOnThisCore(event)) emu::Fail("SetFlag", "event %s does not exist on this core type", HardEventName(event));
     ++emu::Ctx().flags[static_cast<int>(event)][eventID];
 }
 template <HardEvent event>
 void WaitFlag(int32_t eventID) {
     if (eventID < 0 || eventID >= emu::kEventIds) emu::Fail("WaitFlag", "event %s id %d is outside [0, 7]", HardEventName(event), eventID);
+    if (!HardEventOnThisCore(event)) emu::Fail("WaitFlag", "event %s does not exist on this core type", HardEventName(event));
     int &f = emu::Ctx().flags[static_cast<int>(event)][eventID];
     if (f == 0)
         emu::Fail("WaitFlag", "event %s id %d was never set by a SetFlag on this core: the hardware would hang here",

@@ -171,7 +171,7 @@ void Div(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTenso
         emu::VecScalar(#NAME, emu::VOp::NAME, emu::DT<T>, emu::Ref(dst), emu::Ref(src), static_cast<double>(scalarValue), \
                        detail::Geom(repeatTime, repeatParams));                                                     \
     }                                                                                                               \
-    template <typename T>                                                                                           \
+    template <typename T, bool isSetMask = true>                                                                    \
     void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, const int32_t &count) {  \
         if (count <= 0) return;                                                                                     \
         emu::BeginCount(static_cast<uint64_t>(count));                                                              \

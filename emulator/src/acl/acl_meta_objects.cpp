@@ -7,6 +7,7 @@
 #include "emu/log.h"
 
 bool aclTensor::IsContiguous() const {
+    if (IsEmpty()) return true;  // no element to place: any strides describe it
     int64_t expected = 1;
     for (size_t i = viewShape.size(); i-- > 0;) {
         if (viewShape[i] != 1 && strides[i] != expected) return false;

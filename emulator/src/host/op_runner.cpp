@@ -22,8 +22,6 @@ extern "C" aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
 namespace emu {
 namespace {
 
-const ops::OpDef &Def(const void *def) { return *static_cast<const ops::OpDef *>(def); }
-
 constexpr uint64_t kSystemWorkspaceBytes = 16ull * 1024 * 1024;  // PlatformAscendC::GetLibApiWorkSpaceSize
 
 gert::Shape ToShape(const std::vector<int64_t> &dims) {
@@ -147,7 +145,7 @@ OpRunner &OpRunner::Input(const aclTensor *tensor) {
     const size_t index = nextInput_;
     OpCallParam *param = NextParam(false);
     if (param == nullptr) return *this;
-    const ops::OpParamDef &pd = Def(def_).GetInputs()[index];
+    const ops::OpParamDef &pd = def_->GetInputs()[index];
     if (tensor == nullptr) {
         if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required input " + pd.GetName() + " is null");
         return *this;
@@ -162,7 +160,7 @@ OpRunner &OpRunner::Input(const aclIntArray *values) {
     const size_t index = nextInput_;
     OpCallParam *param = NextParam(false);
     if (param == nullptr) return *this;
-    const ops::OpParamDef &pd = Def(def_).GetInputs()[index];
+    const ops::OpParamDef &pd = def_->GetInputs()[index];
     if (values == nullptr) {
         if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required input " + pd.GetName() + " is null");
         return *this;
@@ -182,7 +180,7 @@ OpRunner &OpRunner::Input(const aclTensorList *list) {
     const size_t index = nextInput_;
     OpCallParam *param = NextParam(false);
     if (param == nullptr) return *this;
-    const ops::OpParamDef &pd = Def(def_).GetInputs()[index];
+    const ops::OpParamDef &pd = def_->GetInputs()[index];
     if (list == nullptr) {
         if (pd.GetParamType() == ops::REQUIRED || pd.GetParamType() == ops::DYNAMIC)
             Fail(ACLNN_ERR_PARAM_NULLPTR, "required input " + pd.GetName() + " is null");
@@ -210,7 +208,7 @@ OpRunner &OpRunner::Output(const aclTensor *tensor) {
     const size_t index = nextOutput_;
     OpCallParam *param = NextParam(true);
     if (param == nullptr) return *this;
-    const ops::OpParamDef &pd = Def(def_).GetOutputs()[index];
+    const ops::OpParamDef &pd = def_->GetOutputs()[index];
     if (tensor == nullptr) {
         if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required output " + pd.GetName() + " is null");
         return *this;
@@ -232,55 +230,63 @@ int AttrIndex(const ops::OpDef &def, const char *name) {
 
 }  // namespace
 
-#define EMU_RUNNER_ATTR_PROLOGUE(typeName)                                                               \
-    if (def_ == nullptr) return *this;                                                                 \
-    const int idx = AttrIndex(Def(def_), name);                                                        \
-    if (idx < 0) {                                                                                     \
-        Fail(ACLNN_ERR_INNER, std::string("attribute ") + name + " is not declared by the OpDef");      \
-        return *this;                                                                                  \
-    }                                                                                                  \
-    gert::AttrValue &v = call_->attrs.MutableValues()[idx];                                            \
-    attrSet_[idx] = true;                                                                              \
-    using K = gert::AttrValue::Kind;                                                                   \
-    const char *given = typeName;
+gert::AttrValue *OpRunner::AttrSlot(const char *name) {
+    if (def_ == nullptr) return nullptr;
+    const int idx = AttrIndex(*def_, name);
+    if (idx < 0) {
+        Fail(ACLNN_ERR_INNER, std::string("attribute ") + name + " is not declared by the OpDef");
+        return nullptr;
+    }
+    attrSet_[idx] = true;
+    return &call_->attrs.MutableValues()[idx];
+}
+
+void OpRunner::WrongAttrType(const char *name, const char *given) {
+    Fail(ACLNN_ERR_INNER, std::string("attribute ") + name + " was given a " + given + " value; the OpDef declares another type");
+}
+
+using AttrKind = gert::AttrValue::Kind;
 
 OpRunner &OpRunner::Attr(const char *name, int64_t value) {
-    EMU_RUNNER_ATTR_PROLOGUE("int")
-    if (v.kind == K::INT) v.i = value;
-    else if (v.kind == K::FLOAT) v.f = static_cast<float>(value);
-    else Fail(ACLNN_ERR_INNER, std::string("attribute ") + name + " is not of type " + given);
+    gert::AttrValue *v = AttrSlot(name);
+    if (v == nullptr) return *this;
+    if (v->kind == AttrKind::INT) v->i = value;
+    else if (v->kind == AttrKind::FLOAT) v->f = static_cast<float>(value);
+    else WrongAttrType(name, "int");
     return *this;
 }
 
 OpRunner &OpRunner::Attr(const char *name, double value) {
-    EMU_RUNNER_ATTR_PROLOGUE("float")
-    if (v.kind == K::FLOAT) v.f = static_cast<float>(value);
-    else Fail(ACLNN_ERR_INNER, std::string("attribute ") + name + " is not of type " + given);
+    gert::AttrValue *v = AttrSlot(name);
+    if (v == nullptr) return *this;
+    if (v->kind == AttrKind::FLOAT) v->f = static_cast<float>(value);
+    else WrongAttrType(name, "float");
     return *this;
 }
 
 OpRunner &OpRunner::Attr(const char *name, bool value) {
-    EMU_RUNNER_ATTR_PROLOGUE("bool")
-    if (v.kind == K::BOOL) v.b = value;
-    else Fail(ACLNN_ERR_INNER, std::string("attribute ") + name + " is not of type " + given);
+    gert::AttrValue *v = AttrSlot(name);
+    if (v == nullptr) return *this;
+    if (v->kind == AttrKind::BOOL) v->b = value;
+    else WrongAttrType(name, "bool");
     return *this;
 }
 
 OpRunner &OpRunner::Attr(const char *name, const char *value) {
-    EMU_RUNNER_ATTR_PROLOGUE("string")
-    if (v.kind == K::STRING) v.s = value ? value : "";
-    else Fail(ACLNN_ERR_INNER, std::string("attribute ") + name + " is not of type " + given);
+    gert::AttrValue *v = AttrSlot(name);
+    if (v == nullptr) return *this;
+    if (v->kind == AttrKind::STRING) v->s = value ? value : "";
+    else WrongAttrType(name, "string");
     return *this;
 }
 
 OpRunner &OpRunner::Attr(const char *name, const std::vector<int64_t> &values) {
-    EMU_RUNNER_ATTR_PROLOGUE("list_int")
-    if (v.kind == K::LIST_INT) v.listInt = gert::TypedContinuousVector<int64_t>(values);
-    else Fail(ACLNN_ERR_INNER, std::string("attribute ") + name + " is not of type " + given);
+    gert::AttrValue *v = AttrSlot(name);
+    if (v == nullptr) return *this;
+    if (v->kind == AttrKind::LIST_INT) v->listInt = gert::TypedContinuousVector<int64_t>(values);
+    else WrongAttrType(name, "list_int");
     return *this;
 }
-
-#undef EMU_RUNNER_ATTR_PROLOGUE
 
 std::vector<std::vector<int64_t>> OpRunner::InferOutputShapes() {
     std::vector<std::vector<int64_t>> shapes;
@@ -341,7 +347,7 @@ aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor) {
         Fail(ACLNN_ERR_PARAM_NULLPTR, workspaceSize == nullptr ? "workspaceSize is null" : "executor is null");
     }
     if (firstError_ != ACLNN_SUCCESS) return firstError_;
-    const ops::OpDef &def = Def(def_);
+    const ops::OpDef &def = *def_;
     for (size_t i = nextInput_; i < def.GetInputs().size(); ++i) {
         if (def.GetInputs()[i].GetParamType() == ops::REQUIRED) {
             Fail(ACLNN_ERR_INNER, "required input " + def.GetInputs()[i].GetName() + " was not given to the op runner");

@@ -1,11 +1,15 @@
 // LoadData 2D, Mmad and Fixpipe on the real fractal layouts (ascendc-semantics.md §2.5-2.7, §3):
 // L0A Zz, L0B Zn, L0C Nz. A wrong layout or a wrong LoadData gives wrong numbers.
+#include <immintrin.h>
+
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "emu/core.h"
 #include "emu/dtype.h"
+#include "half_convert.h"
 #include "kernel_operator.h"
 
 namespace emu {
@@ -29,13 +33,74 @@ void CheckSpan(const char *api, const char *what, const LocalRef &r, uint64_t sp
         Fail(api, "%s address %s+%llu is not %llu-byte aligned", what, BufName(r.buf), (unsigned long long)off, (unsigned long long)align);
 }
 
-float LoadF(DType t, const uint8_t *p) {
-    uint16_t b;
-    switch (t) {
-        case DType::F16: std::memcpy(&b, p, 2); return HalfBitsToFloat(b);
-        case DType::BF16: std::memcpy(&b, p, 2); return Bf16BitsToFloat(b);
-        default: { float f; std::memcpy(&f, p, 4); return f; }
+// `count` contiguous elements of type t to float.
+void ConvertRun(DType t, const uint8_t *src, float *dst, uint32_t count) {
+    if (t == DType::F16) {
+        HalfToFloatN(reinterpret_cast<const uint16_t *>(src), dst, count);
+    } else if (t == DType::BF16) {
+        for (uint32_t i = 0; i < count; ++i) { uint16_t b; std::memcpy(&b, src + 2 * i, 2); dst[i] = Bf16BitsToFloat(b); }
+    } else {
+        std::memcpy(dst, src, count * sizeof(float));
     }
+}
+
+// C[m][n] += A[m][k] * B[k][n], row-major floats. Every C element is updated in ascending k
+// with a rounded multiply then a rounded add, so all code paths give identical bits.
+void GemmScalar(const float *A, const float *B, float *C, uint32_t m, uint32_t n, uint32_t k) {
+    for (uint32_t i = 0; i < m; ++i) {
+        float *crow = C + static_cast<size_t>(i) * n;
+        const float *arow = A + static_cast<size_t>(i) * k;
+        for (uint32_t kk = 0; kk < k; ++kk) {
+            const float av = arow[kk];
+            const float *brow = B + static_cast<size_t>(kk) * n;
+            for (uint32_t j = 0; j < n; ++j) crow[j] += av * brow[j];
+        }
+    }
+}
+
+#if defined(__x86_64__)
+// AVX2 (no FMA, to keep the multiply and the add separately rounded): 4 x 16 register tiles.
+__attribute__((target("avx2"))) void GemmAvx2(const float *A, const float *B, float *C, uint32_t m, uint32_t n, uint32_t k) {
+    uint32_t i = 0;
+    for (; i + 4 <= m; i += 4) {
+        uint32_t j = 0;
+        for (; j + 16 <= n; j += 16) {
+            __m256 c[4][2];
+            for (int r = 0; r < 4; ++r) {
+                c[r][0] = _mm256_loadu_ps(C + static_cast<size_t>(i + r) * n + j);
+                c[r][1] = _mm256_loadu_ps(C + static_cast<size_t>(i + r) * n + j + 8);
+            }
+            for (uint32_t kk = 0; kk < k; ++kk) {
+                const __m256 b0 = _mm256_loadu_ps(B + static_cast<size_t>(kk) * n + j);
+                const __m256 b1 = _mm256_loadu_ps(B + static_cast<size_t>(kk) * n + j + 8);
+                for (int r = 0; r < 4; ++r) {
+                    const __m256 a = _mm256_broadcast_ss(A + static_cast<size_t>(i + r) * k + kk);
+                    c[r][0] = _mm256_add_ps(c[r][0], _mm256_mul_ps(a, b0));
+                    c[r][1] = _mm256_add_ps(c[r][1], _mm256_mul_ps(a, b1));
+                }
+            }
+            for (int r = 0; r < 4; ++r) {
+                _mm256_storeu_ps(C + static_cast<size_t>(i + r) * n + j, c[r][0]);
+                _mm256_storeu_ps(C + static_cast<size_t>(i + r) * n + j + 8, c[r][1]);
+            }
+        }
+        for (; j < n; ++j)
+            for (uint32_t r = 0; r < 4; ++r) {
+                float acc = C[static_cast<size_t>(i + r) * n + j];
+                for (uint32_t kk = 0; kk < k; ++kk) acc += A[static_cast<size_t>(i + r) * k + kk] * B[static_cast<size_t>(kk) * n + j];
+                C[static_cast<size_t>(i + r) * n + j] = acc;
+            }
+    }
+    if (i < m) GemmScalar(A + static_cast<size_t>(i) * k, B, C + static_cast<size_t>(i) * n, m - i, n, k);
+}
+const bool kHasAvx2 = __builtin_cpu_supports("avx2");
+#endif
+
+void Gemm(const float *A, const float *B, float *C, uint32_t m, uint32_t n, uint32_t k) {
+#if defined(__x86_64__)
+    if (kHasAvx2) return GemmAvx2(A, B, C, m, n, k);
+#endif
+    GemmScalar(A, B, C, m, n, k);
 }
 
 }  // namespace
@@ -112,26 +177,43 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
         return ((static_cast<uint64_t>(j / 16) * M1 + i / 16) * 16 + i % 16) * 16 + j % 16;
     };
     if (fp) {
-        // Convert once to dense row-major float, then an i-k-j loop the compiler vectorises over j.
-        std::vector<float> Af(static_cast<size_t>(m) * k), Bf(static_cast<size_t>(k) * n), Cf(static_cast<size_t>(m) * n);
-        for (uint32_t i = 0; i < m; ++i)
-            for (uint32_t kk = 0; kk < k; ++kk) Af[static_cast<size_t>(i) * k + kk] = LoadF(at, A + aOff(i, kk));
-        for (uint32_t kk = 0; kk < k; ++kk)
-            for (uint32_t j = 0; j < n; ++j) Bf[static_cast<size_t>(kk) * n + j] = LoadF(bt, B + bOff(kk, j));
+        // Convert once to dense row-major float, fractal row by fractal row (K0 contiguous
+        // elements each), then run the GEMM core.
+        // Per-thread scratch reused across calls (a fresh allocation per Mmad costs page faults).
+        thread_local std::vector<float> Af, Bf, Cf;
+        Af.resize(static_cast<size_t>(m) * k);
+        Bf.resize(static_cast<size_t>(k) * n);
+        Cf.resize(static_cast<size_t>(m) * n);
+        float run[32];
+        if (gemv) {
+            ConvertRun(at, A, Af.data(), k);
+        } else {
+            for (uint32_t i = 0; i < m; ++i)
+                for (uint32_t k1 = 0; k1 * K0 < k; ++k1) {
+                    const uint32_t len = std::min<uint32_t>(K0, k - k1 * K0);
+                    ConvertRun(at, A + aOff(i, k1 * K0), &Af[static_cast<size_t>(i) * k + k1 * K0], len);
+                }
+        }
+        for (uint32_t j = 0; j < n; ++j)
+            for (uint32_t k1 = 0; k1 * K0 < k; ++k1) {
+                const uint32_t len = std::min<uint32_t>(K0, k - k1 * K0);
+                ConvertRun(bt, B + bOff(k1 * K0, j), run, len);
+                for (uint32_t k0 = 0; k0 < len; ++k0) Bf[static_cast<size_t>(k1 * K0 + k0) * n + j] = run[k0];
+            }
         float *C = static_cast<float *>(c.p);
         for (uint32_t i = 0; i < m; ++i)
-            for (uint32_t j = 0; j < n; ++j) Cf[static_cast<size_t>(i) * n + j] = init ? 0.0f : C[cIdx(i, j)];
-        for (uint32_t i = 0; i < m; ++i) {
-            float *crow = &Cf[static_cast<size_t>(i) * n];
-            const float *arow = &Af[static_cast<size_t>(i) * k];
-            for (uint32_t kk = 0; kk < k; ++kk) {
-                const float av = arow[kk];
-                const float *brow = &Bf[static_cast<size_t>(kk) * n];
-                for (uint32_t j = 0; j < n; ++j) crow[j] += av * brow[j];
+            for (uint32_t n1 = 0; n1 * 16 < n; ++n1) {
+                const uint32_t len = std::min<uint32_t>(16, n - n1 * 16);
+                float *row = &Cf[static_cast<size_t>(i) * n + n1 * 16];
+                if (init) std::fill(row, row + len, 0.0f);
+                else std::memcpy(row, C + cIdx(i, n1 * 16), len * sizeof(float));
             }
-        }
+        Gemm(Af.data(), Bf.data(), Cf.data(), m, n, k);
         for (uint32_t i = 0; i < m; ++i)
-            for (uint32_t j = 0; j < n; ++j) C[cIdx(i, j)] = Cf[static_cast<size_t>(i) * n + j];
+            for (uint32_t n1 = 0; n1 * 16 < n; ++n1) {
+                const uint32_t len = std::min<uint32_t>(16, n - n1 * 16);
+                std::memcpy(C + cIdx(i, n1 * 16), &Cf[static_cast<size_t>(i) * n + n1 * 16], len * sizeof(float));
+            }
     } else {
         int32_t *C = static_cast<int32_t *>(c.p);
         for (uint32_t i = 0; i < m; ++i)

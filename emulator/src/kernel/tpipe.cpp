@@ -42,6 +42,22 @@ const char *HardEventName(HardEvent e) {
     return n[static_cast<int>(e)];
 }
 
+bool HardEventOnThisCore(HardEvent e) {
+    using H = HardEvent;
+    static const H aiv[] = {H::MTE2_V, H::V_MTE2, H::MTE3_V, H::V_MTE3, H::V_V, H::MTE3_MTE2, H::MTE2_MTE3, H::S_V,
+                            H::V_S, H::S_MTE2, H::MTE2_S, H::S_MTE3, H::MTE3_S};
+    static const H aic[] = {H::MTE2_MTE1, H::MTE1_MTE2, H::MTE1_M, H::M_MTE1, H::MTE3_MTE1, H::MTE1_MTE3, H::MTE2_M,
+                            H::M_MTE2, H::M_FIX, H::FIX_M, H::MTE3_MTE2, H::MTE2_MTE3, H::S_MTE2, H::MTE2_S, H::S_MTE3,
+                            H::MTE3_S, H::MTE2_FIX, H::FIX_MTE2, H::FIX_S, H::M_S, H::FIX_MTE3, H::MTE1_FIX, H::FIX_MTE1,
+                            H::FIX_FIX};
+    if (emu::Ctx().kind == emu::kAiv) {
+        for (H h : aiv) if (h == e) return true;
+    } else {
+        for (H h : aic) if (h == e) return true;
+    }
+    return false;
+}
+
 TPipe::TPipe() {
     emu::CoreCtx &c = emu::Ctx();
     c.tpipe = this;

@@ -1,7 +1,10 @@
 // Vector arithmetic, Duplicate, Copy and the mask register (ascendc-semantics.md §4.1-4.6).
 // fp16/bf16 lanes are computed in fp32 and rounded once to nearest even per instruction.
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 
+#include "half_convert.h"
 #include "vec_common.h"
 
 namespace emu {
@@ -23,9 +26,9 @@ void SetMaskContinuous(uint64_t mask, int elemBytes) {
         return;
     }
     const uint64_t lanes = 256 / elemBytes;
-    if (mask == 0 || mask > lanes)
-        Fail("vector mask", "continuous mask %llu is outside [1, %llu] for %d-byte elements", (unsigned long long)mask,
-             (unsigned long long)lanes, elemBytes);
+    if (mask == 0)
+        Fail("vector mask", "continuous mask 0 is outside [1, %llu] for %d-byte elements", (unsigned long long)lanes, elemBytes);
+    if (mask > lanes) mask = lanes;  // the documented behaviour: a larger value still means one full repeat
     c.maskLow = mask >= 64 ? ~0ull : ((1ull << mask) - 1);
     c.maskHigh = mask > 64 ? (mask >= 128 ? ~0ull : ((1ull << (mask - 64)) - 1)) : 0;
 }
@@ -68,7 +71,7 @@ void Bits16(const Lanes &l, uint8_t *const *base, const int *es, const uint32_t 
 }
 
 template <class C>
-C Apply(VOp op, C a, C b) {
+inline C Apply(VOp op, C a, C b) {
     switch (op) {
         case VOp::Add: case VOp::Adds: return a + b;
         case VOp::Sub: return a - b;
@@ -81,7 +84,7 @@ C Apply(VOp op, C a, C b) {
     }
 }
 template <class C>
-C ApplyUnary(VOp op, C a) {
+inline C ApplyUnary(VOp op, C a) {
     switch (op) {
         case VOp::Exp: return static_cast<C>(std::exp(static_cast<float>(a)));
         case VOp::Ln: return static_cast<C>(std::log(static_cast<float>(a)));
@@ -94,10 +97,70 @@ C ApplyUnary(VOp op, C a) {
     }
 }
 
+// The op is a template parameter so the per-lane loop has no switch in it.
+template <VOp OP, class C>
+inline C ApplyT(C a, C b) { return Apply<C>(OP, a, b); }
+template <VOp OP, class C>
+inline C ApplyUnaryT(C a) { return ApplyUnary<C>(OP, a); }
+
+// Contiguous fp16 instructions: convert chunks to fp32 in bulk, compute, round back (RNE).
+constexpr size_t kChunk = 512;
+template <class Fn>
+void HalfChunks(uint64_t n, uint8_t *dst, const uint8_t *s0, const uint8_t *s1, Fn fn) {
+    float a[kChunk], b[kChunk], c[kChunk];
+    for (uint64_t off = 0; off < n; off += kChunk) {
+        const size_t m = static_cast<size_t>(std::min<uint64_t>(kChunk, n - off));
+        HalfToFloatN(reinterpret_cast<const uint16_t *>(s0) + off, a, m);
+        if (s1 != nullptr) HalfToFloatN(reinterpret_cast<const uint16_t *>(s1) + off, b, m);
+        fn(a, b, c, m);
+        FloatToHalfN(c, reinterpret_cast<uint16_t *>(dst) + off, m);
+    }
+}
+
+template <class T, VOp OP>
+void BinaryT(const Lanes &l, uint8_t *const base[3], const int es[3], const uint32_t blk[3], const uint32_t rep[3]) {
+    using E = Elem<T>;
+    if (std::is_same<T, half>::value) {
+        if (const uint64_t n = ContiguousCount<3>(l, es, blk, rep)) {
+            HalfChunks(n, base[0], base[1], base[2], [](const float *a, const float *b, float *c, size_t m) {
+                for (size_t i = 0; i < m; ++i) c[i] = ApplyT<OP, float>(a[i], b[i]);
+            });
+            return;
+        }
+    }
+    ForLanes<3>(l, base, es, blk, rep, [](uint8_t *const p[3]) { E::St(p[0], ApplyT<OP, typename E::C>(E::Ld(p[1]), E::Ld(p[2]))); });
+}
 template <class T>
 void Binary(VOp op, const Lanes &l, uint8_t *const base[3], const int es[3], const uint32_t blk[3], const uint32_t rep[3]) {
+    switch (op) {
+        case VOp::Add: BinaryT<T, VOp::Add>(l, base, es, blk, rep); break;
+        case VOp::Sub: BinaryT<T, VOp::Sub>(l, base, es, blk, rep); break;
+        case VOp::Mul: BinaryT<T, VOp::Mul>(l, base, es, blk, rep); break;
+        case VOp::Div: BinaryT<T, VOp::Div>(l, base, es, blk, rep); break;
+        case VOp::Max: BinaryT<T, VOp::Max>(l, base, es, blk, rep); break;
+        default: BinaryT<T, VOp::Min>(l, base, es, blk, rep); break;
+    }
+}
+template <class T, VOp OP>
+void ScalarT(const Lanes &l, uint8_t *const base[2], const int es[2], const uint32_t blk[2], const uint32_t rep[2],
+             typename Elem<T>::C sv) {
     using E = Elem<T>;
-    ForLanes<3>(l, base, es, blk, rep, [op](uint8_t *const p[3]) { E::St(p[0], Apply<typename E::C>(op, E::Ld(p[1]), E::Ld(p[2]))); });
+    if (std::is_same<T, half>::value) {
+        if (const uint64_t n = ContiguousCount<2>(l, es, blk, rep)) {
+            const float f = static_cast<float>(sv);
+            HalfChunks(n, base[0], base[1], OP == VOp::Axpy ? base[0] : nullptr, [f](const float *a, const float *b, float *c, size_t m) {
+                if (OP == VOp::Axpy)
+                    for (size_t i = 0; i < m; ++i) c[i] = a[i] * f + b[i];
+                else
+                    for (size_t i = 0; i < m; ++i) c[i] = ApplyT<OP, float>(a[i], f);
+            });
+            return;
+        }
+    }
+    if (OP == VOp::Axpy)  // dst = src * scalar + dst, one rounding per instruction
+        ForLanes<2>(l, base, es, blk, rep, [sv](uint8_t *const p[2]) { E::St(p[0], E::Ld(p[1]) * sv + E::Ld(p[0])); });
+    else
+        ForLanes<2>(l, base, es, blk, rep, [sv](uint8_t *const p[2]) { E::St(p[0], ApplyT<OP, typename E::C>(E::Ld(p[1]), sv)); });
 }
 template <class T>
 void Scalar(VOp op, const Lanes &l, uint8_t *const base[2], const int es[2], const uint32_t blk[2], const uint32_t rep[2], double s) {
@@ -106,20 +169,39 @@ void Scalar(VOp op, const Lanes &l, uint8_t *const base[2], const int es[2], con
     uint8_t sb[8];
     E::St(sb, static_cast<typename E::C>(s));
     const typename E::C sv = E::Ld(sb);
-    if (op == VOp::Axpy) {  // dst = src * scalar + dst, one rounding per instruction
-        ForLanes<2>(l, base, es, blk, rep, [sv](uint8_t *const p[2]) { E::St(p[0], E::Ld(p[1]) * sv + E::Ld(p[0])); });
-        return;
+    switch (op) {
+        case VOp::Adds: ScalarT<T, VOp::Adds>(l, base, es, blk, rep, sv); break;
+        case VOp::Muls: ScalarT<T, VOp::Muls>(l, base, es, blk, rep, sv); break;
+        case VOp::Maxs: ScalarT<T, VOp::Maxs>(l, base, es, blk, rep, sv); break;
+        case VOp::Mins: ScalarT<T, VOp::Mins>(l, base, es, blk, rep, sv); break;
+        default: ScalarT<T, VOp::Axpy>(l, base, es, blk, rep, sv); break;
     }
-    ForLanes<2>(l, base, es, blk, rep, [op, sv](uint8_t *const p[2]) { E::St(p[0], Apply<typename E::C>(op, E::Ld(p[1]), sv)); });
+}
+template <class T, VOp OP>
+void UnaryT(const Lanes &l, uint8_t *const base[2], const int es[2], const uint32_t blk[2], const uint32_t rep[2]) {
+    using E = Elem<T>;
+    if (std::is_same<T, half>::value) {
+        if (const uint64_t n = ContiguousCount<2>(l, es, blk, rep)) {
+            HalfChunks(n, base[0], base[1], nullptr, [](const float *a, const float *, float *c, size_t m) {
+                for (size_t i = 0; i < m; ++i) c[i] = ApplyUnaryT<OP, float>(a[i]);
+            });
+            return;
+        }
+    }
+    ForLanes<2>(l, base, es, blk, rep, [](uint8_t *const p[2]) { E::St(p[0], ApplyUnaryT<OP, typename E::C>(E::Ld(p[1]))); });
 }
 template <class T>
 void Unary(VOp op, const Lanes &l, uint8_t *const base[2], const int es[2], const uint32_t blk[2], const uint32_t rep[2]) {
-    using E = Elem<T>;
-    if (op == VOp::Copy) {
-        ForLanes<2>(l, base, es, blk, rep, [](uint8_t *const p[2]) { std::memcpy(p[0], p[1], sizeof(T)); });
-        return;
+    switch (op) {
+        case VOp::Copy: ForLanes<2>(l, base, es, blk, rep, [](uint8_t *const p[2]) { std::memcpy(p[0], p[1], sizeof(T)); }); break;
+        case VOp::Exp: UnaryT<T, VOp::Exp>(l, base, es, blk, rep); break;
+        case VOp::Ln: UnaryT<T, VOp::Ln>(l, base, es, blk, rep); break;
+        case VOp::Abs: UnaryT<T, VOp::Abs>(l, base, es, blk, rep); break;
+        case VOp::Sqrt: UnaryT<T, VOp::Sqrt>(l, base, es, blk, rep); break;
+        case VOp::Reciprocal: UnaryT<T, VOp::Reciprocal>(l, base, es, blk, rep); break;
+        case VOp::Rsqrt: UnaryT<T, VOp::Rsqrt>(l, base, es, blk, rep); break;
+        default: UnaryT<T, VOp::Relu>(l, base, es, blk, rep); break;
     }
-    ForLanes<2>(l, base, es, blk, rep, [op](uint8_t *const p[2]) { E::St(p[0], ApplyUnary<typename E::C>(op, E::Ld(p[1]))); });
 }
 
 template <int N>

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "half_convert.h"
 #include "vec_common.h"
 
 namespace emu {
@@ -147,7 +148,12 @@ void VecCast(const char *api, DType dt, DType st, int mode, LocalRef dst, LocalR
     CheckOperand(api, "src", src, OperandSpan(l, esrc, g.blk[1], g.rep[1]));
     uint8_t *base[2] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(src.p)};
     const int es[2] = {ed, esrc};
-    if (dt == DType::F32 && st == DType::F16) {  // the hot widening path
+    const uint64_t flat = ContiguousCount<2>(l, es, g.blk, g.rep);
+    if (flat != 0 && dt == DType::F32 && st == DType::F16) {
+        HalfToFloatN(static_cast<const uint16_t *>(src.p), static_cast<float *>(dst.p), flat);
+    } else if (flat != 0 && dt == DType::F16 && st == DType::F32 && (mode == RINT || mode == NONE)) {
+        FloatToHalfN(static_cast<const float *>(src.p), static_cast<uint16_t *>(dst.p), flat);
+    } else if (dt == DType::F32 && st == DType::F16) {  // the hot widening path
         ForLanes<2>(l, base, es, g.blk, g.rep, [](uint8_t *const p[2]) { Elem<float>::St(p[0], Elem<half>::Ld(p[1])); });
     } else if (dt == DType::F16 && st == DType::F32 && (mode == RINT || mode == NONE)) {
         ForLanes<2>(l, base, es, g.blk, g.rep, [](uint8_t *const p[2]) { Elem<half>::St(p[0], Elem<float>::Ld(p[1])); });

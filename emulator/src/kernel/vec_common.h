@@ -148,15 +148,42 @@ void ForLanes(const Lanes &l, uint8_t *const base[N], const int es[N], const uin
         }
         return;
     }
+    // Strided: advance every operand lane by lane with increments only (no division).
+    int epb[N];
+    for (int k = 0; k < N; ++k) epb[k] = 32 / es[k];
     for (uint32_t r = 0; r < l.repeats; ++r) {
         const int m = l.maxLane(r);
+        uint8_t *blockBase[N];
+        uint8_t *p[N];
+        int e[N];
+        for (int k = 0; k < N; ++k) {
+            blockBase[k] = base[k] + static_cast<uint64_t>(r) * rep[k] * 32;
+            p[k] = blockBase[k];
+            e[k] = 0;
+        }
         for (int i = 0; i <= m; ++i) {
-            if (!l.active(r, i)) continue;
-            uint8_t *p[N];
-            for (int k = 0; k < N; ++k) p[k] = base[k] + LaneOffset(r, i, es[k], blk[k], rep[k]);
-            fn(p);
+            if (l.full || l.active(r, i)) fn(p);
+            for (int k = 0; k < N; ++k) {
+                if (++e[k] == epb[k]) {
+                    e[k] = 0;
+                    blockBase[k] += static_cast<uint64_t>(blk[k]) * 32;
+                    p[k] = blockBase[k];
+                } else {
+                    p[k] += es[k];
+                }
+            }
         }
     }
+}
+
+// Elements of an instruction whose operands are all contiguous with every lane active
+// (the level-2 shape), else 0: such instructions can run as flat array loops.
+template <int N>
+uint64_t ContiguousCount(const Lanes &l, const int es[N], const uint32_t blk[N], const uint32_t rep[N]) {
+    if (!(l.full || l.counter)) return 0;
+    for (int k = 0; k < N; ++k)
+        if (blk[k] != 1 || rep[k] * 32 != static_cast<uint32_t>(l.L * es[k])) return 0;
+    return l.counter ? l.count : static_cast<uint64_t>(l.repeats) * l.L;
 }
 
 inline uint64_t ActiveLanes(const Lanes &l) {

@@ -22,14 +22,17 @@ float RoundT(DType t, float v) {
     return Ld(t, b);
 }
 
-// Adjacent-pair tree over n values (n padded with zeros to a power of two), rounding in t.
-float TreeSum(DType t, std::vector<float> v) {
-    if (v.empty()) return 0;
+// Adjacent-pair tree over count (<= 128) values, padded with zeros to a power of two,
+// every addition rounded in t. Works in place on a copy.
+float TreeSum(DType t, const float *in, size_t count) {
+    if (count == 0) return 0;
+    float v[128];
     size_t n = 1;
-    while (n < v.size()) n *= 2;
-    v.resize(n, 0.0f);
+    while (n < count) n *= 2;
+    for (size_t i = 0; i < n; ++i) v[i] = i < count ? in[i] : 0.0f;
+    const bool f32 = t == DType::F32;
     while (n > 1) {
-        for (size_t i = 0; i < n / 2; ++i) v[i] = RoundT(t, v[2 * i] + v[2 * i + 1]);
+        for (size_t i = 0; i < n / 2; ++i) v[i] = f32 ? v[2 * i] + v[2 * i + 1] : RoundT(t, v[2 * i] + v[2 * i + 1]);
         n /= 2;
     }
     return v[0];
@@ -75,10 +78,9 @@ void VecWholeReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef s
         const uint8_t *base = static_cast<uint8_t *>(src.p);
         uint8_t *out = d + static_cast<uint64_t>(r) * dstRep * slot;
         if (kind == 2) {
-            std::vector<float> v(l.L, 0.0f);
-            for (int i = 0; i < l.L; ++i)
-                if (l.active(r, i)) v[i] = Ld(t, base + LaneOffset(r, i, e, srcBlk, srcRep));
-            St(t, out, TreeSum(t, v));
+            float v[128];
+            for (int i = 0; i < l.L; ++i) v[i] = l.active(r, i) ? Ld(t, base + LaneOffset(r, i, e, srcBlk, srcRep)) : 0.0f;
+            St(t, out, TreeSum(t, v, l.L));
             continue;
         }
         Best b{0, 0, false};
@@ -108,7 +110,7 @@ void VecBlockReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef s
     CheckOperand(api, "dst", dst, dstSpan, t == DType::F16 ? 16 : 32);
     for (uint32_t r = 0; r < l.repeats; ++r)
         for (int blk = 0; blk < 8; ++blk) {
-            std::vector<float> v(epb, 0.0f);
+            float v[16] = {};
             Best b{0, 0, false};
             for (int j = 0; j < epb; ++j) {
                 const int i = blk * epb + j;
@@ -119,7 +121,7 @@ void VecBlockReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef s
             }
             if (!b.any) continue;  // an all-masked block is not written on A2
             uint8_t *out = static_cast<uint8_t *>(dst.p) + (static_cast<uint64_t>(r) * dstRep * 8 + blk) * e;
-            St(t, out, kind == 2 ? TreeSum(t, v) : b.value);
+            St(t, out, kind == 2 ? TreeSum(t, v, epb) : b.value);
         }
     Count(Pipe::V, ActiveLanes(l) * e, l.repeats);
 }
@@ -130,14 +132,19 @@ void VecReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef src, L
     CheckType(api, t);
     const int e = DTypeSize(t);
     const int L = 256 / e;
-    std::vector<float> vals;
-    std::vector<uint32_t> idx;
+    thread_local std::vector<float> vals;
+    thread_local std::vector<uint32_t> idx;
+    vals.clear();
+    idx.clear();
     if (repeat == 0) {  // level-2 count form
         if (count == 0) return;
         CheckOperand(api, "src", src, count * e);
-        for (uint64_t i = 0; i < count; ++i) {
-            vals.push_back(Ld(t, static_cast<uint8_t *>(src.p) + i * e));
-            idx.push_back(static_cast<uint32_t>(i));
+        vals.resize(count);
+        const auto *p = static_cast<const uint8_t *>(src.p);
+        for (uint64_t i = 0; i < count; ++i) vals[i] = Ld(t, p + i * e);
+        if (kind != 2) {
+            idx.resize(count);
+            for (uint64_t i = 0; i < count; ++i) idx[i] = static_cast<uint32_t>(i);
         }
     } else {
         const Lanes l = ResolveLanes(e, repeat);
@@ -156,11 +163,12 @@ void VecReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef src, L
     uint8_t *out = static_cast<uint8_t *>(dst.p);
     if (kind == 2) {
         // First level: one tree per repeat of L lanes; then the partial sums again, L at a time.
-        std::vector<float> level = vals;
+        thread_local std::vector<float> level, next;
+        level.assign(vals.begin(), vals.end());
         do {
-            std::vector<float> next;
+            next.clear();
             for (size_t i = 0; i < level.size(); i += L)
-                next.push_back(TreeSum(t, std::vector<float>(level.begin() + i, level.begin() + std::min(level.size(), i + L))));
+                next.push_back(TreeSum(t, level.data() + i, std::min(level.size() - i, static_cast<size_t>(L))));
             level.swap(next);
         } while (level.size() > 1);
         St(t, out, level.empty() ? 0.0f : level[0]);

@@ -342,7 +342,7 @@ def drop_keep_rows(drop_mask, bit_offset, head, sq, sk, rows):
     need = (first + nbits + 7) // 8
     if need > flat.size:
         raise ValueError(f"drop_mask: {flat.size} bytes is too short, needs at least {need}")
-    bits = np.unpackbits(flat[first // 8:first // 8 + nbits // 8], bitorder="little")
+    bits = np.unpackbits(flat[first // 8:first // 8 + nbits // 8], bitorder="big")
     return bits.reshape(r1 - r0, stride)[rows - r0, :sk].astype(bool)
 
 
@@ -385,16 +385,22 @@ def _slice_cols(a, c0, c1):
     return a[..., c0:c1]
 
 
-def scores_block(q, k, scale, *, q_rope=None, k_rope=None, bias=None, bias_before_scale=False):
+def scores_block(q, k, scale, *, q_rope=None, k_rope=None, bias=None, bias_before_scale=False,
+                 fold_scale=True):
     """Float [H, R, C] scores of one block: (q·kᵀ + q_rope·k_ropeᵀ) * scale + bias
     (bias_before_scale: (q·kᵀ + bias) * scale, pse type 1).  q: [H, R, D]; k: [C, D].
-    Without a pre-scale bias the scale is folded into q (R·D instead of R·C multiplies)."""
-    if bias is not None and bias_before_scale:
+    fold_scale (golden) multiplies q instead of the scores (R·D instead of R·C multiplies);
+    the benchmark scales the accumulated scores as a device does."""
+    pre_bias = bias is not None and bias_before_scale
+    if pre_bias or not fold_scale:
         s = np.matmul(q, k.T)
         if q_rope is not None:
             s += np.matmul(q_rope, k_rope.T)
-        s += bias
+        if pre_bias:
+            s += bias
         s *= scale
+        if bias is not None and not pre_bias:
+            s += bias
         return s
     dt = q.dtype.type
     s = np.matmul(q * dt(scale), k.T)
@@ -433,37 +439,27 @@ def attend_block(q, k, v, *, scale, q_rope=None, k_rope=None, bias=None,
     if q_rope is not None:
         q_rope, k_rope = q_rope.astype(dt, copy=False), k_rope.astype(dt, copy=False)
     sink_b = None if sink is None else np.asarray(sink, dt).reshape(h, 1)
+    s = scores_block(q, k, scale, q_rope=q_rope, k_rope=k_rope, bias=bias,
+                     bias_before_scale=bias_before_scale, fold_scale=bench_dtype is None)
+    if excluded is not None:
+        np.copyto(s, -np.inf, where=excluded)
+    kp = None if keep is None else np.broadcast_to(keep, s.shape)
     if bench_dtype is None:
-        blocks = [(0, k.shape[0])]
+        m, p = _softmax_numerators(s, sink_b)
+        c = None
     else:
-        blocks = [(j, min(k.shape[0], j + BENCH_KV_BLOCK))
-                  for j in range(0, k.shape[0], BENCH_KV_BLOCK)]
-    if sink_b is None:
-        m, l = np.full((h, r, 1), -np.inf, dt), np.zeros((h, r, 1), dt)
-    else:   # the sink is a logit with no value row: it starts the running max and sum
-        m, l = np.repeat(sink_b[:, None], r, axis=1), np.ones((h, r, 1), dt)
-    acc = np.zeros((h, r, v.shape[1]), dt)
-    for j0, j1 in blocks:
-        s = scores_block(q, k[j0:j1], scale,
-                         q_rope=q_rope, k_rope=None if k_rope is None else k_rope[j0:j1],
-                         bias=_slice_cols(bias, j0, j1), bias_before_scale=bias_before_scale)
-        ex = _slice_cols(excluded, j0, j1)
-        if ex is not None:
-            np.copyto(s, -np.inf, where=ex)
-        m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
-        m_safe = np.where(np.isfinite(m_new), m_new, 0).astype(dt)   # rows with no key yet
-        s -= m_safe
-        p = np.exp(s, out=s)
-        alpha = np.exp(m - m_safe)               # 0 while m is still -inf
-        l = l * alpha + p.sum(axis=-1, keepdims=True)
-        kp = _slice_cols(keep, j0, j1)
-        if kp is not None:
-            p = np.where(kp, p * dt(1.0 / keep_prob), dt(0))
-        if bench_dtype is not None:
-            p = round_to(p, bench_dtype)
-        acc = acc * alpha + np.matmul(p.astype(dt, copy=False), v[j0:j1])
-        m = m_new
-    valid = np.isfinite(m)                      # False only without a sink
+        m, p, c = _online_numerators(s, sink_b)
+    valid = np.isfinite(m)                      # False only without a sink (invalid row)
+    m_safe = np.where(valid, m, 0)
+    l = p.sum(axis=-1, keepdims=True) if c is None else (p.sum(axis=-1) * c).sum(-1)[..., None]
+    if sink_b is not None:                      # the sink's own exp(sink - max) term
+        l = l + np.exp(sink_b[:, None] - m_safe)
+    if kp is not None:
+        kp = kp if c is None else _pad_blocks(kp, False)
+        p = np.where(kp, p * dt(1.0 / keep_prob), dt(0))
+    if bench_dtype is not None:                 # P in the operator's dtype, rescaled in fp32
+        p = (round_to(p, bench_dtype) * c[..., None]).reshape(h, r, -1)[..., :k.shape[0]]
+    acc = np.matmul(p, v)
     l_safe = np.where(valid & (l > 0), l, 1)
     out = np.where(valid, acc / l_safe, 0).astype(np.float32)
     if bench_dtype is not None:
@@ -471,6 +467,43 @@ def attend_block(q, k, v, *, scale, q_rope=None, k_rope=None, bias=None,
     row_max = np.where(valid, m, INVALID_ROW_MAX)[..., 0].astype(np.float32)
     row_sum = np.where(valid, l, INVALID_ROW_SUM)[..., 0].astype(np.float32)
     return out, row_max, row_sum
+
+
+def _softmax_numerators(s, sink_b):
+    """Row max m [H,R,1] (sink included) and exp(s - m) of whole rows (in place in s)."""
+    m = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.full(s.shape[:2] + (1,), -np.inf, s.dtype)
+    if sink_b is not None:
+        m = np.maximum(m, sink_b[:, None])
+    s -= np.where(np.isfinite(m), m, 0)
+    return m, np.exp(s, out=s)
+
+
+def _pad_blocks(a, fill):
+    """[H, R, C] -> [H, R, nb, BENCH_KV_BLOCK], padding the last block with `fill`."""
+    h, r, c = a.shape
+    nb = -(-c // BENCH_KV_BLOCK)
+    if nb * BENCH_KV_BLOCK != c:
+        a = np.concatenate([a, np.full((h, r, nb * BENCH_KV_BLOCK - c), fill, a.dtype)], -1)
+    return a.reshape(h, r, nb, BENCH_KV_BLOCK)
+
+
+def _online_numerators(s, sink_b):
+    """The device's online softmax over blocks of BENCH_KV_BLOCK keys, vectorised.
+
+    Block j is exponentiated against the running max m_j after it (the value the device
+    holds then); the device's later rescaling by exp(m_j - m_final) is returned as c_j.
+    Returns (m_final [H,R,1], p [H,R,nb,B] = exp(s_j - m_j), c [H,R,nb])."""
+    sb = _pad_blocks(s, -np.inf)
+    bmax = sb.max(axis=-1) if sb.shape[2] else np.full(s.shape[:2] + (1,), -np.inf, s.dtype)
+    if sink_b is not None:                      # the sink starts the running max
+        bmax[..., 0] = np.maximum(bmax[..., 0], sink_b)
+    run = np.maximum.accumulate(bmax, axis=-1)
+    run_ok = np.isfinite(run)
+    run_safe = np.where(run_ok, run, 0)
+    p = np.exp(sb - run_safe[..., None])
+    m = run[..., -1:]
+    c = np.where(run_ok, np.exp(run_safe - np.where(np.isfinite(m), m, 0)), 0)
+    return m, p, c
 
 
 def probs_from_stats(s, row_max, row_sum, excluded):
@@ -500,7 +533,7 @@ def attend_block_grad(q, k, v, dy, o, row_max, row_sum, *, scale, q_rope=None, k
     q, k, v, dy, o, q_rope, k_rope = map(cast, (q, k, v, dy, o, q_rope, k_rope))
     h, r = q.shape[0], q.shape[1]
     s = scores_block(q, k, scale, q_rope=q_rope, k_rope=k_rope, bias=bias,
-                     bias_before_scale=bias_before_scale)
+                     bias_before_scale=bias_before_scale, fold_scale=bench_dtype is None)
     p = probs_from_stats(s, np.asarray(row_max, dt), np.asarray(row_sum, dt), excluded)
     dp = np.matmul(dy, v.T)
     d_row = np.sum(dy * o, axis=-1, keepdims=True)
@@ -557,7 +590,9 @@ def attention_batch(q, k, v, *, scale, q_rope=None, k_rope=None, excluded_fn=Non
     rsum = np.full((n, sq), INVALID_ROW_SUM, np.float32)
     if sq == 0:
         return out, rmax, rsum
-    for r0, r1 in row_blocks(sq, q_block or block_rows(g, k.shape[1])):
+    # the benchmark keeps about twice as many score-sized temporaries as the golden
+    budget = SCORE_BUDGET if bench_dtype is None else SCORE_BUDGET // 2
+    for r0, r1 in row_blocks(sq, q_block or block_rows(g, k.shape[1], budget)):
         rows = np.arange(r0, r1)
         ex_all = None if excluded_fn is None else excluded_fn(rows)
         bias_all = None if bias_fn is None else bias_fn(rows)

@@ -35,6 +35,8 @@ SCRIPT = textwrap.dedent("""
         raise SystemExit("expected a rejection")
     except AclnnError as err:
         assert err.status == 161002
+    maps = open("/proc/self/maps").read()  # the sanitized library and runtime are really in use
+    assert "cpu-asan/libfa_ops_cpu.so" in maps and "libasan" in maps, "not the sanitized build"
     print("SANITIZED RUN OK")
 """)
 
@@ -53,4 +55,20 @@ def test_proof_kernels_run_clean_under_asan_and_ubsan():
     report = done.stdout + done.stderr
     assert done.returncode == 0, report[-6000:]
     assert "SANITIZED RUN OK" in done.stdout
+    assert "AddressSanitizer" not in report and "runtime error:" not in report, report[-6000:]
+
+
+@pytest.mark.slow
+def test_host_api_probe_runs_clean_under_asan_and_ubsan():
+    source = build.ROOT / "tests" / "emulator" / "host" / "consumer"
+    bdir = build.ROOT / "build" / "emulator-consumer-asan"
+    flags = "-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+    subprocess.run(["cmake", "-S", str(source), "-B", str(bdir), f"-DCMAKE_CXX_FLAGS={flags}",
+                    f"-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined"], check=True, capture_output=True)
+    done = subprocess.run(["cmake", "--build", str(bdir), "-j", "2"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    run = subprocess.run([str(bdir / "host_api_probe"), "tiling"], capture_output=True, text=True,
+                         env=dict(os.environ, ASAN_OPTIONS="detect_leaks=1"))
+    report = run.stdout + run.stderr
+    assert run.returncode == 0 and run.stdout.startswith("ok "), report[-6000:]
     assert "AddressSanitizer" not in report and "runtime error:" not in report, report[-6000:]

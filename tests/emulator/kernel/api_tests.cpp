@@ -61,6 +61,45 @@ static void vec_level0_mask_stride() {
     });
 }
 
+// Every level-2 arithmetic op against its scalar definition, float and half (half results are
+// the float result rounded once).
+template <typename T>
+static void AllOpsOf(LocalTensor<T> all) {
+    LocalTensor<T> a = all, b = all[256], d = all[512];
+    for (int i = 0; i < 128; ++i) {
+        a.SetValue(i, T(0.25f * (i - 64)));
+        b.SetValue(i, T(1.5f + 0.125f * (i % 9)));
+    }
+    auto check = [&](const char *name, float (*want)(float, float)) {
+        for (int i = 0; i < 128; ++i) {
+            const float x = float(a.GetValue(i)), y = float(b.GetValue(i));
+            const float w = float(T(want(x, y)));
+            const float got = float(d.GetValue(i));
+            EXPECT(got == w || (std::isnan(got) && std::isnan(w)), "%s(%g, %g) = %g, want %g (%zu-byte)", name, x, y, got, w, sizeof(T));
+        }
+    };
+    Sub(d, a, b, 128); check("Sub", [](float x, float y) { return x - y; });
+    Div(d, a, b, 128); check("Div", [](float x, float y) { return x / y; });
+    Max(d, a, b, 128); check("Max", [](float x, float y) { return x > y ? x : y; });
+    Min(d, a, b, 128); check("Min", [](float x, float y) { return x < y ? x : y; });
+    Adds(d, a, T(0.75f), 128); check("Adds", [](float x, float) { return x + 0.75f; });
+    Maxs(d, a, T(1.0f), 128); check("Maxs", [](float x, float) { return x > 1.0f ? x : 1.0f; });
+    Mins(d, a, T(1.0f), 128); check("Mins", [](float x, float) { return x < 1.0f ? x : 1.0f; });
+    Exp(d, a, 128); check("Exp", [](float x, float) { return std::exp(x); });
+    Ln(d, b, 128); check("Ln", [](float, float y) { return std::log(y); });
+    Abs(d, a, 128); check("Abs", [](float x, float) { return std::fabs(x); });
+    Sqrt(d, b, 128); check("Sqrt", [](float, float y) { return std::sqrt(y); });
+    Reciprocal(d, b, 128); check("Reciprocal", [](float, float y) { return 1.0f / y; });
+    Rsqrt(d, b, 128); check("Rsqrt", [](float, float y) { return 1.0f / std::sqrt(y); });
+    Relu(d, a, 128); check("Relu", [](float x, float) { return x > 0 ? x : 0.0f; });
+}
+static void vec_all_ops() {
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        AllOpsOf(buf.Get<float>());
+        AllOpsOf(buf.Get<half>()[2048]);
+    });
+}
+
 // dst overlapping src1 with repStride 0 accumulates repeat after repeat.
 static void vec_accumulate_repstride0() {
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
@@ -164,6 +203,12 @@ static void compare_select() {
         EXPECT(d.GetValue(10) == 10.0f && d.GetValue(100) == 64.0f, "Select tensor-tensor %f %f", d.GetValue(10), d.GetValue(100));
         Compares(bits, a, 3.0f, CMPMODE::EQ, 64);
         EXPECT(bits.GetValue(0) == 0x08, "Compares EQ bits %x", bits.GetValue(0));
+        Compare(bits, a, b, CMPMODE::GE, 128);  // lanes 64..127 set
+        Select(d, bits, a, -5.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 128);  // bits consumed across repeats
+        EXPECT(d.GetValue(3) == -5.0f && d.GetValue(70) == 70.0f, "Select tensor-scalar %f %f", d.GetValue(3), d.GetValue(70));
+        Duplicate(d, 0.0f, 128);
+        Select(d, bits, a, b, SELMODE::VSEL_CMPMASK_SPR, 64, 2, BinaryRepeatParams());  // first 64 bits reused per repeat
+        EXPECT(d.GetValue(70) == 64.0f && d.GetValue(6) == 64.0f, "Select mode 0 reuses the first bits %f", d.GetValue(70));
     });
 }
 
@@ -274,6 +319,70 @@ static void cube_fractal_layouts() {
     EXPECT(diff > 500, "a wrong L0B layout must change the result (%d of 1024 differ)", diff);
 }
 
+// int8 x int8 -> int32 through Nd2Nz (C0 = 32) and LoadData, B given as [N, K] so its Nz image
+// is already Zn; then GEMV (m = 1 reads L0A as a plain vector) and Fixpipe with atomic add.
+static void cube_int8_gemv_atomic() {
+    const int M = 20, N = 24, K = 40;
+    auto *a = static_cast<int8_t *>(GmAlloc(M * K));
+    auto *bt = static_cast<int8_t *>(GmAlloc(N * K));
+    auto *c = static_cast<int32_t *>(GmAlloc(M * N * 4));
+    auto *v = static_cast<float *>(GmAlloc(K * 4));
+    auto *w = static_cast<float *>(GmAlloc(K * N * 4));
+    auto *y = static_cast<float *>(GmAlloc(N * 4));
+    for (int i = 0; i < M * K; ++i) a[i] = static_cast<int8_t>((i * 37) % 255 - 127);
+    for (int i = 0; i < N * K; ++i) bt[i] = static_cast<int8_t>((i * 91) % 251 - 125);
+    for (int i = 0; i < K; ++i) v[i] = 0.25f * (i % 5);
+    for (int i = 0; i < K * N; ++i) w[i] = float(i % 3) - 1.0f;
+    for (int i = 0; i < N; ++i) y[i] = 100.0f;
+    Run(emu::CoreMix::AIC_ONLY, 1, [=] {
+        TPipe pipe;
+        TBuf<TPosition::A1> a1b; TBuf<TPosition::B1> b1b; TBuf<TPosition::A2> a2b; TBuf<TPosition::B2> b2b; TBuf<TPosition::CO1> cb;
+        pipe.InitBuffer(a1b, 4096); pipe.InitBuffer(b1b, 8192); pipe.InitBuffer(a2b, 4096); pipe.InitBuffer(b2b, 8192); pipe.InitBuffer(cb, 8192);
+        GlobalTensor<int8_t> ag, bg; GlobalTensor<int32_t> cg;
+        ag.SetGlobalBuffer(a, M * K); bg.SetGlobalBuffer(bt, N * K); cg.SetGlobalBuffer(c, M * N);
+        LocalTensor<int8_t> a1 = a1b.Get<int8_t>(), b1 = b1b.Get<int8_t>(), a2 = a2b.Get<int8_t>(), b2 = b2b.Get<int8_t>();
+        // M1 = 2, N1 = 2, K1 = 2 (K0 = 32): A Nz with row pitch 32, B^T Nz with row pitch 32.
+        DataCopy(a1, ag, Nd2NzParams(1, M, K, 0, K, 32, 1, 0));
+        DataCopy(b1, bg, Nd2NzParams(1, N, K, 0, K, 32, 1, 0));
+        for (int i = 0; i < 2; ++i) LoadData(a2[i * 2 * 512], a1, LoadData2DParams(i, 2, 2, 0, 0, false, 0));
+        for (int kk = 0; kk < 2; ++kk) LoadData(b2[kk * 2 * 512], b1, LoadData2DParams(kk * 2, 2, 1, 0, 0, false, 0));
+        MmadParams mm; mm.m = M; mm.n = N; mm.k = K;
+        LocalTensor<int32_t> c1 = cb.Get<int32_t>();
+        Mmad(c1, a2, b2, mm);
+        FixpipeParamsV220 fix; fix.nSize = N; fix.mSize = M; fix.srcStride = 32; fix.dstStride = N;
+        Fixpipe(cg, c1, fix);
+        // GEMV (m = 1): y += v * W, v a plain float vector in L0A, W given as W^T [N, K] (K0 = 8).
+        GlobalTensor<float> vg, wg, yg;
+        vg.SetGlobalBuffer(v, K); wg.SetGlobalBuffer(w, K * N); yg.SetGlobalBuffer(y, N);
+        LocalTensor<float> v1 = a1b.Get<float>(), va = a2b.Get<float>(), w1 = b1b.Get<float>(), w2 = b2b.Get<float>();
+        DataCopy(v1, vg, K);
+        LoadData(va, v1, LoadData2DParams(0, 1, 1, 0, 0, false, 0));
+        DataCopy(w1, wg, Nd2NzParams(1, N, K, 0, K, 32, 1, 0));
+        LoadData(w2, w1, LoadData2DParams(0, 10, 1, 0, 0, false, 0));  // K1 = 5, N1 = 2: already Zn
+        LocalTensor<float> cf = cb.Get<float>();
+        MmadParams gemv; gemv.m = 1; gemv.n = N; gemv.k = K;
+        Mmad(cf, va, w2, gemv);
+        SetAtomicAdd<float>();
+        FixpipeParamsV220 fy; fy.nSize = N; fy.mSize = 1; fy.srcStride = 16; fy.dstStride = N;
+        Fixpipe(yg, cf, fy);
+        SetAtomicNone();
+    });
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+            int s = 0;
+            for (int k = 0; k < K; ++k) s += a[i * K + k] * bt[j * K + k];
+            EXPECT(c[i * N + j] == s, "int8 C[%d][%d] = %d, want %d", i, j, c[i * N + j], s);
+        }
+    for (int j = 0; j < N; ++j) {  // w holds W^T: w[j * K + k] = W[k][j]
+        float s = 100.0f;
+        float dot = 0.0f;
+        for (int k = 0; k < K; ++k) dot += v[k] * w[j * K + k];
+        s += dot;
+        EXPECT(y[j] == s, "GEMV + atomic y[%d] = %g, want %g", j, y[j], s);
+    }
+    GmFree(a); GmFree(bt); GmFree(c); GmFree(v); GmFree(w); GmFree(y);
+}
+
 // Cube and vector cores ping-pong 20 times through cross-core flags (mode 2).
 static void cross_core_pingpong() {
     auto *g = static_cast<int32_t *>(GmAlloc(64 * sizeof(int32_t)));
@@ -363,6 +472,13 @@ static void misuse_gm_out_of_range() {
         DataCopy(buf.Get<float>(), g[64], 64);  // reads floats 64..127 of a 100-float allocation
     });
 }
+static void misuse_local_out_of_range() {
+    Run(emu::CoreMix::AIV_ONLY, 1, [] {
+        TPipe pipe; TQue<TPosition::VECIN, 1> q; pipe.InitBuffer(q, 1, 1024);
+        LocalTensor<float> t = q.AllocTensor<float>();
+        Exp(t, t, 300);  // 300 floats in a 256-float buffer
+    });
+}
 static void misuse_initbuffer_overflow() {
     Run(emu::CoreMix::AIV_ONLY, 1, [] {
         TPipe pipe; TQue<TPosition::VECIN, 2> q;
@@ -402,6 +518,9 @@ static void misuse_waitflag_unset() {
 static void misuse_syncall_too_many_cores() {
     Run(emu::CoreMix::AIV_ONLY, 60, [] { SyncAll(); });  // 60 > 48 AIVs of Ascend910B2
 }
+static void misuse_event_wrong_core() {
+    Run(emu::CoreMix::AIC_ONLY, 1, [] { SetFlag<HardEvent::V_MTE3>(0); });  // a vector-core event on the cube
+}
 static void deadlock_missing_set() {
     Run(emu::CoreMix::MIX_AIC_1_2, 2, [] {
         if ASCEND_IS_AIC { CrossCoreWaitFlag(5); }  // no vector core ever sets flag 5
@@ -417,15 +536,16 @@ static void deadlock_cycle() {
 int main(int argc, char **argv) {
     const std::map<std::string, void (*)()> cases = {
         {"vec_level0_mask_stride", vec_level0_mask_stride}, {"vec_accumulate_repstride0", vec_accumulate_repstride0},
-        {"vec_counter_mode", vec_counter_mode}, {"half_rounding", half_rounding}, {"cast_round_modes", cast_round_modes},
+        {"vec_counter_mode", vec_counter_mode}, {"vec_all_ops", vec_all_ops}, {"half_rounding", half_rounding}, {"cast_round_modes", cast_round_modes},
         {"compare_select", compare_select}, {"reductions", reductions}, {"brcb_copy", brcb_copy},
         {"data_copy_pad", data_copy_pad}, {"cube_fractal_layouts", cube_fractal_layouts},
-        {"cross_core_pingpong", cross_core_pingpong}, {"sync_all", sync_all}, {"identity", identity}, {"bitwise_axpy", bitwise_axpy},
+        {"cross_core_pingpong", cross_core_pingpong}, {"sync_all", sync_all}, {"identity", identity}, {"bitwise_axpy", bitwise_axpy}, {"cube_int8_gemv_atomic", cube_int8_gemv_atomic},
         {"soc_selection", soc_selection}, {"misuse_syncall_too_many_cores", misuse_syncall_too_many_cores},
         {"misuse_gm_out_of_range", misuse_gm_out_of_range}, {"misuse_initbuffer_overflow", misuse_initbuffer_overflow},
+        {"misuse_local_out_of_range", misuse_local_out_of_range},
         {"misuse_misaligned", misuse_misaligned}, {"misuse_deque_empty", misuse_deque_empty},
         {"misuse_wrong_position", misuse_wrong_position}, {"misuse_cast_mode", misuse_cast_mode},
-        {"misuse_waitflag_unset", misuse_waitflag_unset}, {"deadlock_missing_set", deadlock_missing_set},
+        {"misuse_waitflag_unset", misuse_waitflag_unset}, {"misuse_event_wrong_core", misuse_event_wrong_core}, {"deadlock_missing_set", deadlock_missing_set},
         {"deadlock_cycle", deadlock_cycle},
     };
     if (argc != 2 || cases.count(argv[1]) == 0) {

@@ -135,6 +135,12 @@ REJECTED = [
     ("mask too small", lambda: call(*q_k_v(), mask=np.zeros((16, 8), np.bool_)), 161002, "does not cover"),
     ("mask batch", lambda: call(*q_k_v(), mask=np.zeros((3, 1, 16, 16), np.bool_)), 161002, "leading dims"),
     ("mask heads", lambda: call(*q_k_v(), mask=np.zeros((1, 3, 16, 16), np.uint8)), 161002, "leading dims"),
+    ("negative nextTokens not covered", lambda: call(*q_k_v(), mask=np.zeros((16, 16), np.bool_), pre=5, nxt=-10),
+     161002, "nextTokens is -10"),
+    ("negative nextTokens beyond KV_S", lambda: call(*q_k_v(), mask=np.zeros((16, 16), np.bool_), pre=100, nxt=-16),
+     161002, "nextTokens is -16"),
+    ("negative preTokens not covered", lambda: call(*q_k_v(), mask=np.zeros((16, 16), np.bool_), pre=-4, nxt=2),
+     161002, "preTokens is -4"),
     ("actualSeqLengths count", lambda: call(*q_k_v(b=2), lens=[16, 16, 16]), 161002, "actualSeqLengths"),
     ("actualSeqLengths above S", lambda: call(*q_k_v(), lens=[17]), 161002, "actualSeqLengths"),
     ("actualSeqLengths negative", lambda: call(*q_k_v(), lens=[-1]), 161002, "actualSeqLengths"),
@@ -165,6 +171,11 @@ def test_bnsd_bsnd_with_bsnd_output_is_accepted():
 
 def test_mask_with_padded_key_axis_and_single_length_is_accepted():
     status, log = call(*q_k_v(), mask=np.zeros((1, 1, 16, 32), np.bool_), lens=[9])
+    assert status == 0, log
+
+
+def test_negative_band_bounds_without_mask_are_ignored():
+    status, log = call(*q_k_v(), pre=5, nxt=-10)
     assert status == 0, log
 
 

@@ -91,6 +91,15 @@ ge::graphStatus ProbeTiling(gert::TilingContext *context) {
     return ge::GRAPH_SUCCESS;
 }
 
+// y: x with its last dimension doubled (registered with IMPL_OP_INFERSHAPE below).
+ge::graphStatus ProbeInferShape(gert::InferShapeContext *context) {
+    const gert::Shape *x = context->GetInputShape(0);
+    gert::Shape *y = context->GetOutputShape(0);
+    *y = *x;
+    y->SetDim(x->GetDimNum() - 1, 2 * x->GetDim(x->GetDimNum() - 1));
+    return ge::GRAPH_SUCCESS;
+}
+
 struct SeenList {
     int64_t secondListDim1 = -1;
     int64_t plainDim0 = -1;  // GetInputShape(2): the input after the two list entries
@@ -125,6 +134,7 @@ public:
     }
 };
 OP_ADD(ProbeOp);
+IMPL_OP_INFERSHAPE(ProbeOp).InferShape(ProbeInferShape);
 
 // A dynamic (tensor-list) input followed by a plain one.
 class ProbeListOp : public OpDef {
@@ -166,8 +176,11 @@ int ProbeTilingContext() {
         runner.Attr("heads", int64_t(8)).Attr("layout", "BNSD").Attr("dims", std::vector<int64_t>{4, 5});
         uint64_t ws = 0;
         aclOpExecutor *exe = nullptr;
+        const std::vector<std::vector<int64_t>> inferred = runner.InferOutputShapes();
+        CHECK(inferred.size() == 1 && (inferred[0] == std::vector<int64_t>{4, 16}));
         CHECK(runner.Build(&ws, &exe) == ACLNN_SUCCESS);
         CHECK(g_seen.calls == 1);
+        CHECK(exe != nullptr && exe->call->outputs[0].instances[0].shape.GetOriginShape().GetDim(1) == 8);
         CHECK(g_seen.inputNum == 2);
         CHECK(g_seen.xDim0 == 4 && g_seen.xDim1 == 8);
         CHECK(g_seen.xDtype == ge::DT_FLOAT16);
@@ -241,6 +254,22 @@ int ProbeTilingContext() {
         CHECK(emu::LastErrorMessage().find("required attribute heads") != std::string::npos);
     }
     {
+        emu::OpRunner runner("ProbeOp");
+        runner.Input(x).Output(y).Attr("heads", "eight");
+        uint64_t ws = 0;
+        aclOpExecutor *exe = nullptr;
+        CHECK(runner.Build(&ws, &exe) == ACLNN_ERR_INNER);
+        CHECK(emu::LastErrorMessage().find("attribute heads was given a string value") != std::string::npos);
+    }
+    {
+        emu::OpRunner runner("ProbeOp");
+        runner.Input(x).Output(y).Attr("heads", int64_t(1)).Attr("no_such_attr", int64_t(1));
+        uint64_t ws = 0;
+        aclOpExecutor *exe = nullptr;
+        CHECK(runner.Build(&ws, &exe) == ACLNN_ERR_INNER);
+        CHECK(emu::LastErrorMessage().find("no_such_attr is not declared") != std::string::npos);
+    }
+    {
         g_failTiling = true;
         emu::OpRunner runner("ProbeOp");
         runner.Input(x).Output(y).Attr("heads", int64_t(1));
@@ -255,6 +284,44 @@ int ProbeTilingContext() {
         uint64_t ws = 0;
         aclOpExecutor *exe = nullptr;
         CHECK(runner.Build(&ws, &exe) == ACLNN_ERR_INNER_FIND_KERNEL_ERROR);
+    }
+    // An empty tensor (no data, numpy-style zero strides) is accepted as contiguous.
+    {
+        const int64_t dims[2] = {0, 8}, zeros[2] = {0, 0};
+        aclTensor *empty = aclCreateTensor(dims, 2, ACL_FLOAT16, zeros, 0, ACL_FORMAT_ND, dims, 2, nullptr);
+        emu::OpRunner runner("ProbeOp");
+        runner.Input(empty).Output(y).Attr("heads", int64_t(1));
+        uint64_t ws = 0;
+        aclOpExecutor *exe = nullptr;
+        CHECK(runner.Build(&ws, &exe) == ACLNN_SUCCESS);
+        CHECK(g_seen.xDim0 == 0 && g_seen.xDim1 == 8);
+        aclDestroyAclOpExecutor(exe);
+        aclDestroyTensor(empty);
+    }
+    // A strided (non-contiguous) view is rejected with 161002.
+    {
+        const int64_t dims[2] = {4, 4}, strides[2] = {1, 4};  // a transposed view of x
+        aclTensor *view = aclCreateTensor(dims, 2, ACL_FLOAT16, strides, 0, ACL_FORMAT_ND, dims, 2, xDev);
+        emu::OpRunner runner("ProbeOp");
+        runner.Input(view).Output(y).Attr("heads", int64_t(1));
+        uint64_t ws = 0;
+        aclOpExecutor *exe = nullptr;
+        CHECK(runner.Build(&ws, &exe) == ACLNN_ERR_PARAM_INVALID);
+        CHECK(emu::LastErrorMessage().find("input x is not contiguous") != std::string::npos);
+        aclDestroyTensor(view);
+    }
+    // Data outside any device allocation is rejected with 161002.
+    {
+        std::vector<uint16_t> host(32);
+        const int64_t dims[2] = {4, 8}, strides[2] = {8, 1};
+        aclTensor *onHost = aclCreateTensor(dims, 2, ACL_FLOAT16, strides, 0, ACL_FORMAT_ND, dims, 2, host.data());
+        emu::OpRunner runner("ProbeOp");
+        runner.Input(onHost).Output(y).Attr("heads", int64_t(1));
+        uint64_t ws = 0;
+        aclOpExecutor *exe = nullptr;
+        CHECK(runner.Build(&ws, &exe) == ACLNN_ERR_PARAM_INVALID);
+        CHECK(emu::LastErrorMessage().find("not inside one device allocation") != std::string::npos);
+        aclDestroyTensor(onHost);
     }
     // A tensor-list input: the tiling sees each entry; the kernel gets a ListTensorDesc.
     {

@@ -8,20 +8,22 @@ import subprocess
 import pytest
 
 SEMANTIC_CASES = [
-    "vec_level0_mask_stride", "vec_accumulate_repstride0", "vec_counter_mode", "half_rounding",
+    "vec_level0_mask_stride", "vec_accumulate_repstride0", "vec_counter_mode", "vec_all_ops", "half_rounding",
     "cast_round_modes", "compare_select", "reductions", "brcb_copy", "data_copy_pad",
-    "cube_fractal_layouts", "cross_core_pingpong", "sync_all", "identity", "soc_selection", "bitwise_axpy",
+    "cube_fractal_layouts", "cross_core_pingpong", "sync_all", "identity", "soc_selection", "bitwise_axpy", "cube_int8_gemv_atomic",
 ]
 
 MISUSE_CASES = {
     "misuse_gm_out_of_range": ["DataCopy(GM->local) on aiv0.0", "runs 64 bytes past the end of its allocation"],
     "misuse_initbuffer_overflow": ["TPipe::InitBuffer(queue) on aiv0.0", "2 x 102400 bytes at VECIN", "of 188416"],
+    "misuse_local_out_of_range": ["Exp on aiv0.0", "dst: the instruction touches 1200 bytes but the tensor has 1024"],
     "misuse_misaligned": ["Add on aiv0.0", "UB+12 is not 32-byte aligned"],
     "misuse_deque_empty": ["TQue::DeQue on aiv0.0", "VECIN queue is empty"],
     "misuse_wrong_position": ["Mmad on aic0", "fm in L0A (A2)", "got L0C, L1, L1"],
     "misuse_cast_mode": ["Cast on aiv0.0", "CAST_NONE is not supported for float -> bfloat16_t"],
     "misuse_waitflag_unset": ["WaitFlag on aiv0.0", "event MTE2_V id 3 was never set"],
     "misuse_syncall_too_many_cores": ["SyncAll on aiv", "blockDim 60 exceeds the 48 cores that can run at once on Ascend910B2"],
+    "misuse_event_wrong_core": ["SetFlag on aic0", "event V_MTE3 does not exist on this core type"],
     "deadlock_missing_set": ["deadlock in kernel api_test", "aic0 waits in CrossCoreWaitFlag(flagId 5)",
                              "aic1 waits in CrossCoreWaitFlag(flagId 5)"],
     "deadlock_cycle": ["deadlock in kernel api_test", "aic0 waits in CrossCoreWaitFlag(flagId 1)",

@@ -7,8 +7,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from test_api import SEMANTIC_CASES
-from test_proof_kernels import _launch, _matmul_tiling
+from test_emu_kernel_api import SEMANTIC_CASES
+from test_emu_proof_kernels import _launch, _matmul_tiling
 
 
 @pytest.mark.parametrize("case", SEMANTIC_CASES)

@@ -1,0 +1,82 @@
+"""The forward-core planning (op_host/common/forward_tiling.cpp) on its own: block sizes fit
+the UB/L1/L0 budget, the work split covers every unit once in contiguous per-core ranges,
+causal work spreads over all cores, and the plan is deterministic."""
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+UB_A2 = 196352          # Ascend910B2 UB as PlatformAscendC reports it (192 KiB - 256 B)
+UB_USABLE = UB_A2 - 8192
+MAX_INT = 2147483647
+
+
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory):
+    if shutil.which("g++") is None:
+        pytest.fail("g++ is required (the CPU target is built with it)")
+    exe = tmp_path_factory.mktemp("tiling") / "tiling_driver"
+    subprocess.run(["g++", "-std=c++17", "-O1", f"-I{ROOT / 'op_host'}", f"-I{ROOT / 'op_kernel'}", f"-I{ROOT}",
+                    str(Path(__file__).with_name("tiling_driver.cpp")), str(ROOT / "op_host/common/forward_tiling.cpp"),
+                    "-o", str(exe)], check=True)
+
+    def run(*problems):
+        text = "".join(" ".join(str(v) for v in p) + "\n" for p in problems)
+        out = subprocess.run([str(exe)], input=text, capture_output=True, text=True, check=True).stdout
+        return [json.loads(line) for line in out.splitlines()]
+
+    return run
+
+
+def problem(b=1, n=1, nkv=1, sq=1024, skv=1024, d=128, mask=0, pre=MAX_INT, nxt=0, ub=UB_A2, aic=24):
+    return (b, n, nkv, sq, skv, d, mask, pre, nxt, ub, aic)
+
+
+@pytest.mark.parametrize("d,rows", [(16, 64), (64, 64), (128, 64), (192, 32), (256, 32), (512, 16)])
+def test_block_sizes_fit_the_buffers(plan, d, rows):
+    (p,) = plan(problem(d=d, sq=8192, skv=8192, n=8))
+    assert p["ok"] and p["blockKv"] == 128 and p["dChunk"] == 128
+    assert p["rowsPerVec"] == rows and p["blockQ"] == 2 * rows  # the largest that fits, 8 units/core
+    assert p["ubBytes"] <= UB_USABLE and p["l1Bytes"] <= 524032
+    assert p["blockQ"] * 128 * 4 <= 131072 and p["blockQ"] * 128 * 2 <= 65536  # L0C, L0A
+
+
+def test_smaller_ub_gives_smaller_blocks_and_none_fits_is_an_error(plan):
+    big, small, none = plan(problem(sq=8192, n=8), problem(sq=8192, n=8, ub=96 * 1024), problem(ub=16 * 1024))
+    assert small["ok"] and small["rowsPerVec"] < big["rowsPerVec"] and small["ubBytes"] <= 96 * 1024 - 8192
+    assert not none["ok"] and "no block size fits UB" in none["why"]
+
+
+@pytest.mark.parametrize("args", [dict(), dict(mask=1), dict(b=3, n=5, sq=300, skv=77, mask=1, pre=40, nxt=-8),
+                                  dict(sq=1, skv=16, d=16), dict(b=2, n=2, sq=0), dict(n=64, sq=4096, mask=1)])
+def test_split_covers_every_unit_once_in_contiguous_ranges(plan, args):
+    (p,) = plan(problem(**args))
+    starts = p["starts"]
+    assert starts[0] == 0 and starts[-1] == p["unitCount"]
+    assert all(a < b for a, b in zip(starts, starts[1:])) or p["unitCount"] == 0  # no idle core
+    assert 1 <= p["usedCores"] <= 24 and len(starts) == p["usedCores"] + 1
+    assert p["unitCount"] == args.get("b", 1) * args.get("n", 1) * p["qBlocksPerHead"]
+
+
+def test_causal_single_head_spreads_over_all_cores(plan):
+    (p,) = plan(problem(sq=2048, skv=2048, mask=1))
+    assert p["usedCores"] >= 20 and p["blockQ"] == 64
+    sizes = [b - a for a, b in zip(p["starts"], p["starts"][1:])]
+    # every planned core works; the light early q-blocks are grouped, the heavy late ones alone
+    assert min(sizes) >= 1 and sizes[0] > sizes[-1]
+
+
+def test_workspace_is_double_buffered_slots_per_core(plan):
+    (p,) = plan(problem(d=72, sq=512, n=4))
+    bq, dp = p["blockQ"], p["headDimAlign"]
+    assert dp == 80
+    assert p["wsBytesPerCore"] == 2 * (bq * 128 * 4 + bq * 128 * 2 + bq * dp * 4)
+    assert p["workspace"] == p["usedCores"] * p["wsBytesPerCore"]
+
+
+def test_plan_is_deterministic(plan):
+    a, b = plan(problem(b=2, n=3, sq=777, mask=1, pre=100, nxt=5), problem(b=2, n=3, sq=777, mask=1, pre=100, nxt=5))
+    assert a == b

@@ -1,0 +1,54 @@
+// Test driver of the forward-core planning (op_host/common/forward_tiling.cpp), pure host
+// code: reads one problem per line from stdin
+//   B N Nkv Sq Skv D hasMask pre next ubBytes aicNum
+// and prints one JSON object per line with the planned ForwardParams fields the tests check.
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "common/forward_tiling.h"
+
+int main()
+{
+    long long b, n, nkv, sq, skv, d, mask, pre, next, ub, aic;
+    while (std::cin >> b >> n >> nkv >> sq >> skv >> d >> mask >> pre >> next >> ub >> aic) {
+        fa_host::ForwardProblem prob;
+        prob.batch = b;
+        prob.numHeads = n;
+        prob.numKvHeads = nkv;
+        prob.seqQ = sq;
+        prob.seqKv = skv;
+        prob.headDim = d;
+        prob.q = {uint64_t(n * sq * d), uint64_t(sq * d), uint64_t(d)};
+        prob.kv = {uint64_t(nkv * skv * d), uint64_t(skv * d), uint64_t(d)};
+        prob.out = prob.q;
+        prob.hasMask = prob.bandActive = mask != 0;
+        prob.mask = {0, 0, uint64_t(skv)};
+        prob.preTokens = pre;
+        prob.nextTokens = next;
+        fa_host::CoreBudget budget;
+        budget.aicNum = static_cast<uint32_t>(aic);
+        budget.ub = static_cast<uint64_t>(ub);
+        budget.l1 = 524032;
+        budget.l0a = budget.l0b = 65536;
+        budget.l0c = 131072;
+        AttentionCore::ForwardParams p;
+        std::string why;
+        const bool ok = fa_host::PlanForward(prob, budget, p, why);
+        std::printf("{\"ok\": %s, \"why\": \"%s\"", ok ? "true" : "false", why.c_str());
+        if (ok) {
+            std::printf(", \"blockQ\": %u, \"rowsPerVec\": %u, \"blockKv\": %u, \"dChunk\": %u, \"headDimAlign\": %u, "
+                        "\"qBlocksPerHead\": %u, \"unitCount\": %llu, \"usedCores\": %u, \"wsBytesPerCore\": %llu, "
+                        "\"workspace\": %llu, \"ubBytes\": %llu, \"l1Bytes\": %llu, \"starts\": [",
+                        p.blockQ, p.rowsPerVec, p.blockKv, p.dChunk, p.headDimAlign, p.qBlocksPerHead,
+                        (unsigned long long)p.unitCount, p.usedCores, (unsigned long long)p.wsBytesPerCore,
+                        (unsigned long long)fa_host::WorkspaceBytes(p),
+                        (unsigned long long)fa_host::VectorUbBytes(p.rowsPerVec, p.blockKv, p.headDimAlign, 2),
+                        (unsigned long long)fa_host::CubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2));
+            for (uint32_t c = 0; c <= p.usedCores; ++c) std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);
+            std::printf("]");
+        }
+        std::printf("}\n");
+    }
+    return 0;
+}
