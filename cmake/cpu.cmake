@@ -31,6 +31,12 @@ add_subdirectory("${FA_ROOT}/emulator" "${CMAKE_BINARY_DIR}/emulator")
 # --- product operators: op_host/<op>/**.cpp, op_host/common/**.cpp, op_kernel/<op>/<op>.cpp ---
 string(REPLACE "," ";" _fa_ops "${FA_OPS}")
 file(GLOB _fa_op_dirs LIST_DIRECTORIES true RELATIVE "${FA_ROOT}/op_kernel" "${FA_ROOT}/op_kernel/*")
+foreach(_op IN LISTS _fa_ops)
+    if(NOT IS_DIRECTORY "${FA_ROOT}/op_kernel/${_op}" OR _op STREQUAL "attention_core")
+        list(REMOVE_ITEM _fa_op_dirs attention_core)
+        message(FATAL_ERROR "FA_OPS: unknown operator '${_op}'; known: ${_fa_op_dirs}")
+    endif()
+endforeach()
 set(FA_OP_SOURCES "")
 file(GLOB_RECURSE _fa_common CONFIGURE_DEPENDS "${FA_ROOT}/op_host/common/*.cpp")
 list(APPEND FA_OP_SOURCES ${_fa_common})
@@ -69,6 +75,7 @@ if(FA_PROOF_OPS)
 endif()
 
 # --- the CANN-shaped prefix: <build>/install (see cmake/cpu_install_prefix.cmake) ---
+string(REPLACE ";" "," _fa_ops_csv "${FA_OPS}")  # one command-line argument
 set(_fa_prefix_deps fa_ops_cpu)
 set(_fa_proof_lib "")
 if(FA_PROOF_OPS)
@@ -79,7 +86,7 @@ add_custom_target(cann_prefix ALL
     COMMAND "${CMAKE_COMMAND}" -DFA_ROOT=${FA_ROOT} -DPREFIX=${CMAKE_BINARY_DIR}/install
             -DOPS_LIB=$<TARGET_FILE:fa_ops_cpu>
             -DPROOF_LIB=${_fa_proof_lib}
-            -DFA_OPS=${FA_OPS} -DFA_SOC=${FA_SOC}
+            -DFA_OPS=${_fa_ops_csv} -DFA_SOC=${FA_SOC}
             -P "${FA_ROOT}/cmake/cpu_install_prefix.cmake"
     DEPENDS ${_fa_prefix_deps}
     COMMENT "Installing the CANN-shaped prefix ${CMAKE_BINARY_DIR}/install"

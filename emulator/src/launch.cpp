@@ -18,6 +18,7 @@
 
 #include "emu/core.h"
 #include "emu/device_memory.h"
+#include "emu/race.h"
 #include "emu/soc.h"
 
 namespace emu {
@@ -172,6 +173,7 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
                 if (c->flags[e][id] > 0)
                     std::fprintf(stderr, "[ascendc-emu] warning: %s of kernel %s ended with SetFlag(event %d, id %d) never waited\n",
                                  CoreName(), c->kernel, e, id);
+        RaceFree(*c);
         for (uint8_t *p : owned) std::free(p);
         for (auto &m : c->mem) m = nullptr;
         std::unique_lock<std::mutex> lk(s.mu);
@@ -340,6 +342,8 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
         std::fprintf(stderr, "[ascendc-emu] launch of %s: blockDim %u is outside [1, 65535]\n", cfg.name, cfg.blockDim);
         std::abort();
     }
+    const char *race = std::getenv("ASCEND_EMU_RACECHECK");
+    g_raceCheck = race != nullptr && race[0] == '1';
     const int perWave = static_cast<int>(cfg.mix == CoreMix::AIV_ONLY ? soc.aivCores : soc.aicCores);
     std::vector<CoreCtx> ctx(cfg.blockDim * 3);
     for (uint32_t b = 0; b < cfg.blockDim; ++b)

@@ -10,8 +10,9 @@ import fcntl
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Dict, Iterable, Tuple
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,9 +102,10 @@ def _run_build(sanitize: bool, jobs: int, quiet: bool) -> None:
     cmd = ["bash", str(ROOT / "build.sh"), "--target", "cpu", "-j", str(jobs)]
     if sanitize:
         cmd.append("--sanitize")
-    # Stamp the start: a source edited during the build makes the next call rebuild.
+    # The stamp carries the build's start time: a source edited during the build is newer and
+    # makes the next call rebuild.
     stamp = _stamp("cpu", sanitize)
-    started = newest_source_mtime()
+    started = time.time()
     if not quiet:
         print("fakit: building the CPU target:", " ".join(cmd), file=sys.stderr)
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -111,4 +113,4 @@ def _run_build(sanitize: bool, jobs: int, quiet: bool) -> None:
         print(proc.stdout, file=sys.stderr)
         raise BuildError(f"CPU build failed ({' '.join(cmd)} exited with {proc.returncode}):\n{proc.stdout[-8000:]}")
     stamp.touch()
-    os.utime(stamp, (max(started, stamp.stat().st_mtime),) * 2)
+    os.utime(stamp, (started, started))

@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import PREFIX_3072, TRIL_2048, assert_close, randn, random_drop_mask, tnd_inputs
 from fakit import golden
-from fakit.golden import _common
+from fakit.golden import _blockwise
 from torch_dense_ref import tnd_reference
 
 FMIN, FMAX = np.finfo(np.float32).min, np.finfo(np.float32).max
@@ -217,7 +217,7 @@ def test_golden_float32_matches_float64_mode(rng, monkeypatch):
     q, k, v, cq, ck = tnd_inputs(rng, [40, 30], [50, 30], 2, 1, 32, "fp32")
     kw = dict(actual_seq_qlen=cq, actual_seq_kvlen=ck, head_num=2, scale_value=0.2)
     a = golden.flash_attention_var_len_score(q, k, v, **kw)
-    monkeypatch.setattr(_common, "COMPUTE_DTYPE", np.float64)
+    monkeypatch.setattr(_blockwise, "COMPUTE_DTYPE", np.float64)
     b = golden.flash_attention_var_len_score(q, k, v, **kw)
     np.testing.assert_allclose(a["attention_out"], b["attention_out"], rtol=1e-5, atol=1e-6)
 

@@ -51,6 +51,11 @@ struct CoreCtx {
     // SetFlag/WaitFlag balance per (HardEvent, id).
     int flags[kHardEventCount][kEventIds] = {};
     void *tpipe = nullptr;   // GetTPipePtr()
+    // Hazard checker state (emu/race.h), only used with ASCEND_EMU_RACECHECK=1.
+    uint64_t raceNow = 0;
+    uint64_t raceVc[static_cast<int>(Pipe::COUNT)][static_cast<int>(Pipe::COUNT)] = {};
+    uint64_t raceFlags[kHardEventCount][kEventIds][static_cast<int>(Pipe::COUNT)] = {};
+    void *raceShadow[static_cast<int>(Buf::COUNT)] = {};
     LaunchShared *shared = nullptr;
 };
 

@@ -3,6 +3,7 @@
 // correctly synchronised kernel computes what the hardware computes; a WaitFlag that no
 // SetFlag can satisfy is reported (on the hardware the core would hang).
 #pragma once
+#include "emu/race.h"
 #include "kernel/kernel_tensor.h"
 
 enum pipe_t : uint8_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_MTE4, PIPE_MTE5, PIPE_V2, PIPE_FIX };
@@ -20,6 +21,7 @@ void SetFlag(int32_t eventID) {
     if (eventID < 0 || eventID >= emu::kEventIds) emu::Fail("SetFlag", "event %s id %d is outside [0, 7]", HardEventName(event), eventID);
     if (!HardEventOnThisCore(event)) emu::Fail("SetFlag", "event %s does not exist on this core type", HardEventName(event));
     ++emu::Ctx().flags[static_cast<int>(event)][eventID];
+    emu::RaceFlagSet(static_cast<int>(event), eventID);
 }
 template <HardEvent event>
 void WaitFlag(int32_t eventID) {
@@ -30,6 +32,7 @@ void WaitFlag(int32_t eventID) {
         emu::Fail("WaitFlag", "event %s id %d was never set by a SetFlag on this core: the hardware would hang here",
                   HardEventName(event), eventID);
     --f;
+    emu::RaceFlagWait(static_cast<int>(event), eventID);
 }
 
 template <pipe_t src, pipe_t dst>
@@ -42,6 +45,7 @@ public:
 template <pipe_t pipe>
 void PipeBarrier() {
     static_assert(pipe != PIPE_S, "PipeBarrier<PIPE_S> is not supported");
+    if (pipe == PIPE_ALL) emu::RaceBarrierAll();
 }
 template <MemDsbT arg0>
 void DataSyncBarrier() {}

@@ -1,6 +1,7 @@
 // LocalTensor and GlobalTensor (ascendc-semantics.md §1.6, §1.7). In CPU builds GetPhyAddr
 // returns a host pointer, as in CANN's CPU twin. Every access is bounds-checked per call.
 #pragma once
+#include "emu/race.h"
 #include "kernel/kernel_common.h"
 
 namespace AscendC {
@@ -38,16 +39,19 @@ public:
     T GetValue(const uint32_t index) const {
         CheckIndex("LocalTensor::GetValue", index);
         emu::Count(emu::Pipe::S, sizeof(T));
+        emu::RaceRead("LocalTensor::GetValue", emu::Pipe::S, static_cast<int>(EmuBuf()), addr_ + index, sizeof(T));
         return addr_[index];
     }
     template <typename S>
     void SetValue(const uint32_t index, const S value) const {
         CheckIndex("LocalTensor::SetValue", index);
         emu::Count(emu::Pipe::S, sizeof(T));
+        emu::RaceWrite("LocalTensor::SetValue", emu::Pipe::S, static_cast<int>(EmuBuf()), addr_ + index, sizeof(T));
         addr_[index] = static_cast<T>(value);
     }
     T &operator()(const uint32_t index) const {
         CheckIndex("LocalTensor::operator()", index);
+        emu::RaceWrite("LocalTensor::operator()", emu::Pipe::S, static_cast<int>(EmuBuf()), addr_ + index, sizeof(T));
         return addr_[index];
     }
     template <typename U>

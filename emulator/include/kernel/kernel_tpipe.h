@@ -36,6 +36,26 @@ constexpr TPosition QueDstOf(TPosition p) {
     return p == TPosition::VECOUT ? TPosition::GM : p == TPosition::CO1 ? TPosition::CO2 : p;
 }
 
+// The pipes a queue hands its buffers between (producer writes, consumer reads), which is the
+// ordering its EnQue/DeQue events give (ascendc-semantics.md §1.4, GetQueEvt).
+constexpr emu::Pipe QueProducer(TPosition src, TPosition dst) {
+    return src == TPosition::GM ? emu::Pipe::MTE2
+         : (dst == TPosition::GM && PhysicalOf(src) == emu::Buf::UB) ? emu::Pipe::V
+         : (PhysicalOf(src) == emu::Buf::L1 && PhysicalOf(dst) != emu::Buf::L1) ? emu::Pipe::MTE1
+         : PhysicalOf(src) == emu::Buf::L0C ? emu::Pipe::M
+         : (PhysicalOf(src) == emu::Buf::UB && PhysicalOf(dst) == emu::Buf::UB) ? emu::Pipe::V
+         : emu::Pipe::S;
+}
+constexpr emu::Pipe QueConsumer(TPosition src, TPosition dst) {
+    return (src == TPosition::GM && PhysicalOf(dst) == emu::Buf::UB) ? emu::Pipe::V
+         : (src == TPosition::GM && PhysicalOf(dst) == emu::Buf::L1) ? emu::Pipe::MTE1
+         : (dst == TPosition::GM && PhysicalOf(src) == emu::Buf::UB) ? emu::Pipe::MTE3
+         : (PhysicalOf(src) == emu::Buf::L1 && PhysicalOf(dst) != emu::Buf::L1) ? emu::Pipe::M
+         : PhysicalOf(src) == emu::Buf::L0C ? emu::Pipe::FIXP
+         : (PhysicalOf(src) == emu::Buf::UB && PhysicalOf(dst) == emu::Buf::UB) ? emu::Pipe::V
+         : emu::Pipe::S;
+}
+
 // State shared by every queue / buffer kind; the pipe fills it at InitBuffer.
 class TQueBindBase {
 public:
@@ -65,12 +85,16 @@ protected:
     int ring_[QBUF_MAX_LEN] = {};
     int head_ = 0, count_ = 0, cursor_ = 0;
     bool inited_ = false;
+    emu::RaceSnap enqSnap_[QBUF_MAX_LEN];   // producer -> consumer, per buffer (EnQue/DeQue)
+    emu::RaceSnap freeSnap_[QBUF_MAX_LEN];  // consumer -> producer, per buffer (FreeTensor/AllocTensor)
 };
 
 template <TPosition src, TPosition dst, int32_t depth, auto mask = 0>
 class TQueBind : public TQueBindBase {
 public:
     static constexpr TPosition kPos = QueBufferPos(src, dst);
+    static constexpr emu::Pipe kProducer = QueProducer(src, dst);
+    static constexpr emu::Pipe kConsumer = QueConsumer(src, dst);
     template <typename T>
     LocalTensor<T> AllocTensor() {
         static_assert(depth != 0, "AllocTensor() needs a queue depth > 0 (use the in-place form for depth 0)");
@@ -80,6 +104,7 @@ public:
             if (state_[i] == FREE) {
                 state_[i] = ALLOCATED;
                 cursor_ = (i + 1) % static_cast<int>(num_);
+                emu::RaceAcquire(kProducer, &freeSnap_[i]);
                 LocalTensor<T> t;
                 t.EmuSet(reinterpret_cast<T *>(base_ + static_cast<uintptr_t>(i) * len_), len_ / sizeof(T), kPos);
                 return t;
@@ -99,6 +124,7 @@ public:
         if (count_ >= depth) emu::Fail("TQue::EnQue", "the %s queue already holds depth=%d tensors", PositionName(kPos), depth);
         state_[i] = ENQUEUED;
         ring_[(head_ + count_++) % QBUF_MAX_LEN] = i;
+        emu::RaceSignal(kProducer, &enqSnap_[i]);
         return true;
     }
     template <TPosition srcUserPos, TPosition dstUserPos, typename T>
@@ -111,6 +137,7 @@ public:
         head_ = (head_ + 1) % QBUF_MAX_LEN;
         --count_;
         state_[i] = DEQUEUED;
+        emu::RaceAcquire(kConsumer, &enqSnap_[i]);
         LocalTensor<T> t;
         t.EmuSet(reinterpret_cast<T *>(base_ + static_cast<uintptr_t>(i) * len_), len_ / sizeof(T), kPos);
         return t;
@@ -127,6 +154,7 @@ public:
         if (state_[i] == FREE) emu::Fail("TQue::FreeTensor", "buffer %d of the %s queue is already free", i, PositionName(kPos));
         if (state_[i] == ENQUEUED) emu::Fail("TQue::FreeTensor", "buffer %d of the %s queue is still enqueued (DeQue it first)", i, PositionName(kPos));
         state_[i] = FREE;
+        emu::RaceSignal(kConsumer, &freeSnap_[i]);
     }
     bool VacantInQue() const { return count_ < depth; }
     bool HasTensorInQue() const { return count_ > 0; }

@@ -5,6 +5,7 @@
 
 #include "emu/core.h"
 #include "emu/dtype.h"
+#include "emu/race.h"
 #include "kernel/kernel_data_copy.h"
 
 namespace emu {
@@ -94,6 +95,7 @@ void DmaToLocal(const char *api, LocalRef dst, const void *gm, uint32_t count, u
     if (b != Buf::UB && b != Buf::L1) Fail(api, "destination must be in UB or L1, not %s", BufName(dst.buf));
     CheckGm(api, "source", gm, Span(count, burst, srcPitch));
     CheckLocalSpan(api, "destination", dst, Span(count, burst, dstPitch));
+    RaceWrite(api, Pipe::MTE2, dst.buf, dst.p, Span(count, burst, dstPitch));
     auto *d = static_cast<uint8_t *>(dst.p);
     auto *s = static_cast<const uint8_t *>(gm);
     for (uint32_t i = 0; i < count; ++i) std::memcpy(d + i * dstPitch, s + i * srcPitch, burst);
@@ -108,6 +110,7 @@ void DmaToGm(const char *api, void *gm, LocalRef src, uint32_t count, uint64_t b
     if (b != Buf::UB && b != Buf::L1) Fail(api, "source must be in UB or L1, not %s", BufName(src.buf));
     CheckLocalSpan(api, "source", src, Span(count, burst, srcPitch));
     CheckGm(api, "destination", gm, Span(count, burst, dstPitch));
+    RaceRead(api, Pipe::MTE3, src.buf, src.p, Span(count, burst, srcPitch));
     auto *d = static_cast<uint8_t *>(gm);
     auto *s = static_cast<const uint8_t *>(src.p);
     for (uint32_t i = 0; i < count; ++i) GmStore(api, d + i * dstPitch, s + i * srcPitch, burst);
@@ -122,6 +125,9 @@ void DmaLocalToLocal(const char *api, LocalRef dst, LocalRef src, uint32_t count
         Fail(api, "copy %s -> %s is not a DataCopy path on Atlas A2 (UB->UB, UB->L1)", BufName(src.buf), BufName(dst.buf));
     CheckLocalSpan(api, "source", src, Span(count, burst, srcPitch));
     CheckLocalSpan(api, "destination", dst, Span(count, burst, dstPitch));
+    const Pipe pipe = bd == Buf::UB ? Pipe::V : Pipe::MTE3;
+    RaceRead(api, pipe, src.buf, src.p, Span(count, burst, srcPitch));
+    RaceWrite(api, pipe, dst.buf, dst.p, Span(count, burst, dstPitch));
     auto *d = static_cast<uint8_t *>(dst.p);
     auto *s = static_cast<const uint8_t *>(src.p);
     for (uint32_t i = 0; i < count; ++i) std::memmove(d + i * dstPitch, s + i * srcPitch, burst);
@@ -141,6 +147,8 @@ void Nd2Nz(const char *api, LocalRef dst, const void *src, bool srcIsGm, int es,
     const uint64_t dstSpan = (p.ndNum - 1ull) * p.dstNzMatrixStride * es + (chunks - 1ull) * p.dstNzC0Stride * 32 +
                              (p.nValue - 1ull) * p.dstNzNStride * 32 + 32;
     CheckLocalSpan(api, "destination", dst, dstSpan);
+    if (!srcIsGm) RaceRead(api, Pipe::MTE3, static_cast<int>(Buf::UB), src, srcSpan);
+    RaceWrite(api, srcIsGm ? Pipe::MTE2 : Pipe::MTE3, dst.buf, dst.p, dstSpan);
     auto *d = static_cast<uint8_t *>(dst.p);
     auto *s = static_cast<const uint8_t *>(src);
     for (uint32_t i = 0; i < p.ndNum; ++i)
@@ -173,6 +181,7 @@ void PadToLocal(const char *api, LocalRef dst, const void *gm, int es, uint32_t 
     const uint64_t srcPitch = blockLen + srcGap;
     CheckGm(api, "source", gm, Span(count, blockLen, srcPitch));
     CheckLocalSpan(api, "destination", dst, Span(count, rowBlocks * 32, dstPitch));
+    RaceWrite(api, Pipe::MTE2, dst.buf, dst.p, Span(count, rowBlocks * 32, dstPitch));
     CoreCtx &c = Ctx();
     auto *d = static_cast<uint8_t *>(dst.p);
     auto *s = static_cast<const uint8_t *>(gm);
@@ -206,6 +215,7 @@ void PadToGm(const char *api, void *gm, LocalRef src, DType t, uint32_t count, u
     const uint64_t dstPitch = blockLen + dstGap;
     CheckLocalSpan(api, "source", src, Span(count, blockLen, srcPitch));
     CheckGm(api, "destination", gm, Span(count, blockLen, dstPitch));
+    RaceRead(api, Pipe::MTE3, src.buf, src.p, Span(count, blockLen, srcPitch));
     auto *d = static_cast<uint8_t *>(gm);
     auto *s = static_cast<const uint8_t *>(src.p);
     for (uint32_t i = 0; i < count; ++i) GmStore(api, d + i * dstPitch, s + i * srcPitch, blockLen);

@@ -9,6 +9,7 @@
 
 #include "emu/core.h"
 #include "emu/dtype.h"
+#include "emu/race.h"
 #include "half_convert.h"
 #include "kernel_operator.h"
 
@@ -46,7 +47,7 @@ void ConvertRun(DType t, const uint8_t *src, float *dst, uint32_t count) {
 
 // C[m][n] += A[m][k] * B[k][n], row-major floats. Every C element is updated in ascending k
 // with a rounded multiply then a rounded add, so all code paths give identical bits.
-void GemmScalar(const float *A, const float *B, float *C, uint32_t m, uint32_t n, uint32_t k) {
+__attribute__((optimize("fp-contract=off"))) void GemmScalar(const float *A, const float *B, float *C, uint32_t m, uint32_t n, uint32_t k) {
     for (uint32_t i = 0; i < m; ++i) {
         float *crow = C + static_cast<size_t>(i) * n;
         const float *arow = A + static_cast<size_t>(i) * k;
@@ -123,6 +124,11 @@ void LoadData2D(const char *api, LocalRef dst, const void *src, int srcBuf, uint
     if (sb == Buf::GM) CheckGm(api, "source", src, srcSpan);
     else CheckSpan(api, "source", LocalRef{const_cast<void *>(src), srcBytes, srcBuf}, srcSpan, 32);
     CheckSpan(api, "destination", dst, ((n - 1) * (p.dstGap + 1ull) + 1) * 512, 512);
+    if (sb != Buf::GM) {
+        const int64_t lo = down ? lastSrc : p.startIndex, hi = down ? p.startIndex : lastSrc;
+        RaceRead(api, Pipe::MTE1, srcBuf, static_cast<const uint8_t *>(src) + lo * 512, static_cast<uint64_t>(hi - lo + 1) * 512);
+    }
+    RaceWrite(api, sb == Buf::GM ? Pipe::MTE2 : Pipe::MTE1, dst.buf, dst.p, ((n - 1) * (p.dstGap + 1ull) + 1) * 512);
     for (uint64_t i = 0; i < n; ++i) {
         const int64_t si = down ? p.startIndex - static_cast<int64_t>(i * p.srcStride) : p.startIndex + static_cast<int64_t>(i * p.srcStride);
         const uint8_t *s = static_cast<const uint8_t *>(src) + si * 512;
@@ -164,6 +170,10 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
     CheckSpan(api, "filter (L0B)", b, static_cast<uint64_t>(K1) * N1 * 512, 512);
     CheckSpan(api, "dst (L0C)", c, static_cast<uint64_t>(M1) * N1 * 1024, 1024);
     const bool init = p.cmatrixInitVal && !p.isBias;
+    RaceRead(api, Pipe::M, a.buf, a.p, gemv ? static_cast<uint64_t>(k) * es : static_cast<uint64_t>(M1) * K1 * 512);
+    RaceRead(api, Pipe::M, b.buf, b.p, static_cast<uint64_t>(K1) * N1 * 512);
+    if (!init) RaceRead(api, Pipe::M, c.buf, c.p, static_cast<uint64_t>(M1) * N1 * 1024);
+    RaceWrite(api, Pipe::M, c.buf, c.p, static_cast<uint64_t>(M1) * N1 * 1024);
     const auto *A = static_cast<const uint8_t *>(a.p);
     const auto *B = static_cast<const uint8_t *>(b.p);
     auto aOff = [&](uint32_t i, uint32_t kk) -> uint64_t {
@@ -255,12 +265,16 @@ void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt
     const uint64_t ndSrc = static_cast<uint64_t>(p.srcNdStride) * 256;  // units of one 16x16 fractal (see docs/emulator.md)
     const uint64_t srcSpan = ((p.ndNum - 1ull) * ndSrc + ((N1 - 1ull) * p.srcStride + p.mSize) * 16) * 4;
     CheckSpan(api, "source (L0C)", src, srcSpan, 64);
+    RaceRead(api, Pipe::FIXP, src.buf, src.p, srcSpan);
     const int des = DTypeSize(dt);
     uint64_t dstSpan;
     if (layout == 1) dstSpan = ((p.ndNum - 1ull) * p.dstNdStride + (p.mSize - 1ull) * p.dstStride + p.nSize) * des;
     else dstSpan = ((N1 - 1ull) * p.dstStride * 32 + static_cast<uint64_t>(p.mSize) * 16 * des);
     if (static_cast<Buf>(dstBuf) == Buf::GM) CheckGm(api, "destination", dst, dstSpan);
-    else if (static_cast<Buf>(dstBuf) == Buf::L1) CheckSpan(api, "destination", LocalRef{dst, dstBytes, dstBuf}, dstSpan, 32);
+    else if (static_cast<Buf>(dstBuf) == Buf::L1) {
+        CheckSpan(api, "destination", LocalRef{dst, dstBytes, dstBuf}, dstSpan, 32);
+        RaceWrite(api, Pipe::FIXP, dstBuf, dst, dstSpan);
+    }
     else Fail(api, "destination must be GM or L1 (A1/B1), not %s", BufName(dstBuf));
     float scale = 1.0f;
     if (p.quantPre == QM::DEQF16) scale = BitsFloat(static_cast<uint32_t>(p.deqScalar) & 0xffffe000u);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "emu/core.h"
+#include "emu/race.h"
 #include "emu/vec.h"
 
 namespace emu {
@@ -87,7 +88,8 @@ inline uint64_t OperandSpan(const Lanes &l, int es, uint32_t blk, uint32_t rep) 
 
 inline bool Present(const LocalRef &r) { return Ctx().mem[r.buf] != nullptr; }
 
-// Checks an operand: in UB, 32-byte aligned, span inside the tensor and the buffer.
+// Checks an operand: in UB, 32-byte aligned, span inside the tensor and the buffer. Operands
+// named "dst" are written by the V pipe, all others read (for the hazard checker).
 inline void CheckOperand(const char *api, const char *what, const LocalRef &r, uint64_t span, uint64_t align = 32) {
     if (static_cast<Buf>(r.buf) != Buf::UB)
         Fail(api, "%s must be a vector tensor in UB (VECIN/VECOUT/VECCALC), not %s", what, BufName(r.buf));
@@ -97,6 +99,10 @@ inline void CheckOperand(const char *api, const char *what, const LocalRef &r, u
         Fail(api, "%s: the instruction touches %llu bytes but the tensor has %llu (UB+%llu)", what,
              (unsigned long long)span, (unsigned long long)r.bytes, (unsigned long long)off);
     CheckLocal(api, what, Buf::UB, r.p, span);
+    if (g_raceCheck) {
+        if (what[0] == 'd' && what[1] == 's' && what[2] == 't') RaceWrite(api, Pipe::V, r.buf, r.p, span);
+        else RaceRead(api, Pipe::V, r.buf, r.p, span);
+    }
 }
 
 // Compute-domain load/store per element type.

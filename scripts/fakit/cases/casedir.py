@@ -65,7 +65,7 @@ def write_case_dir(out_dir, case, inputs: Mapping[str, Any], golden, benchmark=N
         else:
             attributes[name] = value.item() if isinstance(value, np.generic) else value
     dtypes = case.output_dtypes()
-    outputs = []
+    outputs, absent_outputs = [], sorted(n for n, a in _outputs_dict(golden).items() if a is None)
     for kind, result in (("golden", golden), ("benchmark", benchmark)):
         if result is None:
             continue
@@ -77,7 +77,7 @@ def write_case_dir(out_dir, case, inputs: Mapping[str, Any], golden, benchmark=N
             outputs.append(entry)
     meta = {"format_version": FORMAT_VERSION, "op": case.op, "case_id": case.id, "features": case.features,
             "case": case.params(), "inputs": tensors, "attributes": attributes, "absent_inputs": absent,
-            "outputs": outputs, "output_dtypes": dtypes}
+            "outputs": outputs, "absent_outputs": absent_outputs, "output_dtypes": dtypes}
     (out / "case.json").write_text(json.dumps(meta, indent=2) + "\n")
     return out
 

@@ -7,7 +7,7 @@ with ⊕ = "add then multiply" (pse_type 1) or "multiply then add" (0, 2, 3).
 """
 import numpy as np
 
-from . import _common as c
+from . import _blockwise as bw, _common as c
 
 _TND_STATS = ("same_as_input", "TND")
 _NTD_STATS = ("", "NTD")
@@ -141,7 +141,7 @@ def run_forward(p, bench, stats="TND"):
         if sq == 0:
             continue
         views = p.batch_views(b)
-        o, m, s = c.attention_batch(views["q"], views["k"], views["v"], scale=p.scale,
+        o, m, s = bw.attention_batch(views["q"], views["k"], views["v"], scale=p.scale,
                                     q_rope=views["q_rope"], k_rope=views["k_rope"],
                                     keep_prob=p.keep_prob, sink=p.sink,
                                     bench_dtype=p.dtype if bench else None, **p.hooks(b))

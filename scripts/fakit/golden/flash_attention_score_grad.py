@@ -8,7 +8,7 @@ The backward recomputes P from the forward's softmax statistics, as the kernel d
 """
 import numpy as np
 
-from . import _common as c
+from . import _blockwise as bw, _common as c
 from .flash_attention_score import TndProblem, run_forward, stats_layout
 
 
@@ -66,7 +66,7 @@ def _grad(bench, query, key, value, dy, query_rope, key_rope, pse_shift, drop_ma
         views = p.batch_views(b)
         rq = slice(int(p.q_starts[b]), int(p.q_starts[b]) + sq)
         rk = slice(int(p.kv_starts[b]), int(p.kv_starts[b]) + int(p.kv_lens[b]))
-        g = c.attention_batch_grad(
+        g = bw.attention_batch_grad(
             views["q"], views["k"], views["v"], c.tnd_view(dy, rq.start, sq),
             c.tnd_view(o, rq.start, sq), mx[:, rq], sm[:, rq], scale=p.scale,
             q_rope=views["q_rope"], k_rope=views["k_rope"], keep_prob=p.keep_prob,

@@ -6,7 +6,7 @@ left-up pre/next-tokens band, and actual_seq_lengths limiting the query rows.
 """
 import numpy as np
 
-from . import _common as c
+from . import _blockwise as bw, _common as c
 
 
 def _pfa(query, key, value, *, pse_shift, atten_mask, actual_seq_lengths, num_heads,
@@ -59,7 +59,7 @@ def _pfa(query, key, value, *, pse_shift, atten_mask, actual_seq_lengths, num_he
             # pse_shift [B or 1, N, >=S1, >=S2] is read from its top-left corner.
             return c.pse_rows(pse_shift, bi, rows, s1, s2, "pse_shift", align="top_left")
 
-        o, _, _ = c.attention_batch(q[bi, :, :sq], k[bi], v[bi], scale=scale_value,
+        o, _, _ = bw.attention_batch(q[bi, :, :sq], k[bi], v[bi], scale=scale_value,
                                     excluded_fn=excluded_fn, bias_fn=bias_fn,
                                     bench_dtype=dtype if bench else None)
         out[bi, :, :sq] = o

@@ -1,8 +1,6 @@
 """aclCreateTensor / aclCreateIntArray / aclCreateTensorList and their queries."""
 import ctypes
 
-import numpy as np
-
 c = ctypes
 
 

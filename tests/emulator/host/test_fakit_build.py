@@ -49,3 +49,17 @@ def test_build_sh_rejects_npu_only_and_unknown_options():
     assert done.returncode == 2 and "unknown option '--frobnicate'" in done.stderr
     done = subprocess.run(["bash", str(build.ROOT / "build.sh"), "--target", "gpu"], capture_output=True, text=True)
     assert done.returncode == 2 and "unknown target 'gpu'" in done.stderr
+
+
+def test_unknown_operator_in_fa_ops_fails_configuration(tmp_path):
+    done = subprocess.run(["cmake", "-S", str(build.ROOT), "-B", str(tmp_path), "-DFA_OPS=no_such_op"],
+                          capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "FA_OPS: unknown operator 'no_such_op'" in done.stderr
+
+
+def test_unknown_target_fails_configuration(tmp_path):
+    done = subprocess.run(["cmake", "-S", str(build.ROOT), "-B", str(tmp_path), "-DFA_TARGET=gpu"],
+                          capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "FA_TARGET must be cpu or npu, got 'gpu'" in done.stderr

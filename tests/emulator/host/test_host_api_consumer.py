@@ -1,6 +1,7 @@
 """The emulator consumed alone by an external CMake project (add_subdirectory(emulator) + target
 ascendc_emu): its host-API probe checks OpDef registration, gert::TilingContext, the op runner's
 error codes and PlatformAscendC per SoC."""
+import fcntl
 import json
 import os
 import shutil
@@ -17,9 +18,13 @@ BUILD = build.ROOT / "build" / "emulator-consumer"
 @pytest.fixture(scope="module")
 def probe():
     gen = ["-G", "Ninja"] if shutil.which("ninja") else []
-    subprocess.run(["cmake", "-S", str(SOURCE), "-B", str(BUILD), *gen, "-DCMAKE_BUILD_TYPE=Release"],
-                   check=True, capture_output=True, text=True)
-    done = subprocess.run(["cmake", "--build", str(BUILD), "-j", "2"], capture_output=True, text=True)
+    BUILD.parent.mkdir(parents=True, exist_ok=True)
+    with open(BUILD.parent / ".emulator-consumer.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test workers share the build directory
+        if not (BUILD / "CMakeCache.txt").exists():
+            subprocess.run(["cmake", "-S", str(SOURCE), "-B", str(BUILD), *gen, "-DCMAKE_BUILD_TYPE=Release"],
+                           check=True, capture_output=True, text=True)
+        done = subprocess.run(["cmake", "--build", str(BUILD), "-j", "2"], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     return BUILD / "host_api_probe"
 

@@ -463,6 +463,39 @@ static void soc_selection() {
     GmFree(g);
 }
 
+// Hazard checker (run with ASCEND_EMU_RACECHECK=1): a DMA-in read by the vector unit, with
+// and without the MTE2 -> V ordering; a Mmad result read by Fixpipe without M -> FIX.
+static void race_vector(bool synced) {
+    auto *gm = static_cast<float *>(GmAlloc(256 * sizeof(float)));
+    Run(emu::CoreMix::AIV_ONLY, 1, [gm, synced] {
+        TPipe pipe; TBuf<TPosition::VECCALC> buf; pipe.InitBuffer(buf, 4096);
+        GlobalTensor<float> g; g.SetGlobalBuffer(gm, 256);
+        LocalTensor<float> t = buf.Get<float>();
+        DataCopy(t, g, 256);
+        if (synced) { SetFlag<HardEvent::MTE2_V>(0); WaitFlag<HardEvent::MTE2_V>(0); }
+        Adds(t[256], t, 1.0f, 256);
+        if (synced) { SetFlag<HardEvent::V_MTE3>(0); WaitFlag<HardEvent::V_MTE3>(0); }
+        DataCopy(g, t[256], 256);
+    });
+    GmFree(gm);
+}
+static void race_vector_synced() { race_vector(true); }
+static void race_vector_missing_sync() { race_vector(false); }
+static void race_cube_missing_sync() {
+    auto *gm = static_cast<float *>(GmAlloc(256 * sizeof(float)));
+    Run(emu::CoreMix::AIC_ONLY, 1, [gm] {
+        TPipe pipe;
+        TBuf<TPosition::A2> a; TBuf<TPosition::B2> b; TBuf<TPosition::CO1> c;
+        pipe.InitBuffer(a, 512); pipe.InitBuffer(b, 512); pipe.InitBuffer(c, 1024);
+        GlobalTensor<float> g; g.SetGlobalBuffer(gm, 256);
+        MmadParams mm; mm.m = 16; mm.n = 16; mm.k = 16;
+        Mmad(c.Get<float>(), a.Get<half>(), b.Get<half>(), mm);  // L0A/L0B hold whatever is there
+        FixpipeParamsV220 fix; fix.nSize = 16; fix.mSize = 16; fix.srcStride = 16; fix.dstStride = 16;
+        Fixpipe(g, c.Get<float>(), fix);  // no SetFlag/WaitFlag<M_FIX>
+    });
+    GmFree(gm);
+}
+
 // ---- misuse: each must abort with a message naming the API ----
 static void misuse_gm_out_of_range() {
     auto *gm = static_cast<float *>(GmAlloc(100 * sizeof(float)));
@@ -540,7 +573,8 @@ int main(int argc, char **argv) {
         {"compare_select", compare_select}, {"reductions", reductions}, {"brcb_copy", brcb_copy},
         {"data_copy_pad", data_copy_pad}, {"cube_fractal_layouts", cube_fractal_layouts},
         {"cross_core_pingpong", cross_core_pingpong}, {"sync_all", sync_all}, {"identity", identity}, {"bitwise_axpy", bitwise_axpy}, {"cube_int8_gemv_atomic", cube_int8_gemv_atomic},
-        {"soc_selection", soc_selection}, {"misuse_syncall_too_many_cores", misuse_syncall_too_many_cores},
+        {"soc_selection", soc_selection}, {"race_vector_synced", race_vector_synced},
+        {"race_vector_missing_sync", race_vector_missing_sync}, {"race_cube_missing_sync", race_cube_missing_sync}, {"misuse_syncall_too_many_cores", misuse_syncall_too_many_cores},
         {"misuse_gm_out_of_range", misuse_gm_out_of_range}, {"misuse_initbuffer_overflow", misuse_initbuffer_overflow},
         {"misuse_local_out_of_range", misuse_local_out_of_range},
         {"misuse_misaligned", misuse_misaligned}, {"misuse_deque_empty", misuse_deque_empty},

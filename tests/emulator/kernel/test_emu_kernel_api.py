@@ -35,9 +35,31 @@ def _run(emu_build, case, timeout=60, env=None):
     return subprocess.run([str(emu_build / "api_tests"), case], capture_output=True, text=True, timeout=timeout, env=env)
 
 
+RACE_CASES = {
+    "race_vector_missing_sync": ["Adds on aiv0.0", "pipe V reads UB+0, which pipe MTE2 wrote without an ordering MTE2 -> V",
+                                 "HardEvent::MTE2_V"],
+    "race_cube_missing_sync": ["Fixpipe(L0C->GM) on aic0", "pipe FIX reads L0C+0, which pipe M wrote", "HardEvent::M_FIX"],
+}
+
+
 def test_every_case_is_listed(emu_build):
     listed = set(subprocess.run([str(emu_build / "api_tests"), "--list"], capture_output=True, text=True).stdout.split())
-    assert listed == set(SEMANTIC_CASES) | set(MISUSE_CASES)
+    assert listed == set(SEMANTIC_CASES) | set(MISUSE_CASES) | set(RACE_CASES) | {"race_vector_synced"}
+
+
+def test_race_checker_accepts_synchronised_code(emu_build):
+    res = _run(emu_build, "race_vector_synced", env={**os.environ, "ASCEND_EMU_RACECHECK": "1"})
+    assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.parametrize("case", sorted(RACE_CASES))
+def test_race_checker_reports_missing_sync(emu_build, case):
+    ok = _run(emu_build, case, env={k: v for k, v in os.environ.items() if k != "ASCEND_EMU_RACECHECK"})
+    assert ok.returncode == 0, "without the checker the immediate-execution model computes it: " + ok.stderr
+    res = _run(emu_build, case, env={**os.environ, "ASCEND_EMU_RACECHECK": "1"})
+    assert res.returncode != 0
+    for fragment in RACE_CASES[case]:
+        assert fragment in res.stderr, res.stderr
 
 
 @pytest.mark.parametrize("case", SEMANTIC_CASES)

@@ -6,7 +6,7 @@ import pytest
 import fakit
 from fakit import cases
 
-from conftest import MAX_INT, OP, band_mask, make_kwargs, run_and_judge
+from pfa_helpers import MAX_INT, OP, band_mask, make_kwargs, run_and_judge
 
 
 @pytest.mark.parametrize("case", cases.suite(OP, "smoke"), ids=lambda c: c.id)

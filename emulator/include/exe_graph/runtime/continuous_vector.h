@@ -3,6 +3,8 @@
 #define EMU_EXE_GRAPH_RUNTIME_CONTINUOUS_VECTOR_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace gert {

@@ -1,8 +1,9 @@
 """Helpers of the aclnnPromptFlashAttention tests: build inputs, run the kernel on the CPU
-target through fakit.run, and judge it against the golden with the precision standard."""
+target through fakit.run, and judge it against the golden with the precision standard.
+(A plain module, not a conftest, so that importing it by name cannot pick up another test
+directory's conftest.)"""
 import ml_dtypes
 import numpy as np
-import pytest
 
 import fakit
 from fakit import compare, golden
@@ -47,8 +48,3 @@ def run_and_judge(kw):
     report = compare.compare(OP, {"attention_out": out}, {"attention_out": gold}, {"attention_out": bench})
     assert report.passed, report.summary()
     return out, gold
-
-
-@pytest.fixture
-def judge():
-    return run_and_judge

@@ -1,0 +1,36 @@
+// Optional hazard checker (env ASCEND_EMU_RACECHECK=1): the emulator executes every
+// instruction at issue, so a kernel that forgets a SetFlag/WaitFlag still computes the right
+// numbers here. With the checker on, each core keeps a vector clock per pipe and, per 32-byte
+// block of every local buffer, the last writer and the last reader per pipe; an access by pipe
+// Y to data another pipe X wrote (or read, for a write) without an ordering X -> Y in between
+// (SetFlag/WaitFlag<X_Y>, a TQue hand-over, PipeBarrier<PIPE_ALL>) aborts with a message.
+// Scalar (S) reads are synchronous on the hardware and never race; scalar writes need S_X.
+#pragma once
+#include <cstdint>
+
+#include "emu/core.h"
+
+namespace emu {
+
+extern bool g_raceCheck;  // set per launch from ASCEND_EMU_RACECHECK
+
+struct RaceSnap {
+    uint64_t vc[static_cast<int>(Pipe::COUNT)] = {};
+};
+
+void RaceAccess(const char *api, Pipe p, Buf b, const void *ptr, uint64_t bytes, bool write);
+void RaceSignal(Pipe from, RaceSnap *slot);      // the producer side of an ordering
+void RaceAcquire(Pipe to, const RaceSnap *slot);  // the consumer side
+void RaceBarrierAll();
+void RaceFlagSet(int event, int id);   // SetFlag<event>(id)
+void RaceFlagWait(int event, int id);  // WaitFlag<event>(id)
+void RaceFree(CoreCtx &c);             // end of a core's run
+
+inline void RaceRead(const char *api, Pipe p, int b, const void *ptr, uint64_t bytes) {
+    if (g_raceCheck) RaceAccess(api, p, static_cast<Buf>(b), ptr, bytes, false);
+}
+inline void RaceWrite(const char *api, Pipe p, int b, const void *ptr, uint64_t bytes) {
+    if (g_raceCheck) RaceAccess(api, p, static_cast<Buf>(b), ptr, bytes, true);
+}
+
+}  // namespace emu

@@ -1,0 +1,133 @@
+// The optional hazard checker (see emu/race.h).
+#include "emu/race.h"
+
+#include <cstring>
+
+namespace emu {
+
+bool g_raceCheck = false;
+
+namespace {
+
+constexpr int kPipes = static_cast<int>(Pipe::COUNT);
+
+struct BlockRec {
+    uint64_t wtime;
+    uint64_t rtime[kPipes];
+    int8_t wpipe;  // -1: never written inside this launch
+};
+
+const char *PipeName(int p) {
+    static const char *n[] = {"MTE2", "MTE1", "M", "V", "MTE3", "FIX", "S"};
+    return n[p];
+}
+const char *BufName(Buf b) {
+    static const char *n[] = {"GM", "UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
+    return n[static_cast<int>(b)];
+}
+
+// Source and destination pipe of each HardEvent (X_Y: pipe Y waits for pipe X), in enum order.
+const Pipe kEventPipes[][2] = {
+    {Pipe::MTE2, Pipe::MTE1}, {Pipe::MTE1, Pipe::MTE2}, {Pipe::MTE1, Pipe::M}, {Pipe::M, Pipe::MTE1},
+    {Pipe::MTE2, Pipe::V}, {Pipe::V, Pipe::MTE2}, {Pipe::MTE3, Pipe::V}, {Pipe::V, Pipe::MTE3},
+    {Pipe::M, Pipe::V}, {Pipe::V, Pipe::M}, {Pipe::V, Pipe::V}, {Pipe::MTE3, Pipe::MTE1},
+    {Pipe::MTE1, Pipe::MTE3}, {Pipe::MTE1, Pipe::V}, {Pipe::MTE2, Pipe::M}, {Pipe::M, Pipe::MTE2},
+    {Pipe::V, Pipe::MTE1}, {Pipe::M, Pipe::FIXP}, {Pipe::FIXP, Pipe::M}, {Pipe::MTE3, Pipe::MTE2},
+    {Pipe::MTE2, Pipe::MTE3}, {Pipe::S, Pipe::V}, {Pipe::V, Pipe::S}, {Pipe::S, Pipe::MTE2},
+    {Pipe::MTE2, Pipe::S}, {Pipe::S, Pipe::MTE3}, {Pipe::MTE3, Pipe::S}, {Pipe::MTE2, Pipe::FIXP},
+    {Pipe::FIXP, Pipe::MTE2}, {Pipe::FIXP, Pipe::S}, {Pipe::M, Pipe::S}, {Pipe::FIXP, Pipe::MTE3},
+    {Pipe::MTE1, Pipe::FIXP}, {Pipe::FIXP, Pipe::MTE1}, {Pipe::FIXP, Pipe::FIXP},
+};
+
+BlockRec *Shadow(CoreCtx &c, Buf b) {
+    void *&s = c.raceShadow[static_cast<int>(b)];
+    if (s == nullptr) {
+        const uint64_t blocks = (c.memSize[static_cast<int>(b)] + 31) / 32;
+        auto *recs = new BlockRec[blocks];
+        for (uint64_t i = 0; i < blocks; ++i) {
+            std::memset(&recs[i], 0, sizeof(BlockRec));
+            recs[i].wpipe = -1;
+        }
+        s = recs;
+    }
+    return static_cast<BlockRec *>(s);
+}
+
+}  // namespace
+
+void RaceAccess(const char *api, Pipe p, Buf b, const void *ptr, uint64_t bytes, bool write) {
+    CoreCtx &c = Ctx();
+    if (bytes == 0 || c.mem[static_cast<int>(b)] == nullptr) return;
+    const int pi = static_cast<int>(p);
+    const uint64_t t = ++c.raceNow;
+    c.raceVc[pi][pi] = t;
+    BlockRec *recs = Shadow(c, b);
+    const uint64_t off = LocalOffset(b, ptr);
+    const uint64_t first = off / 32, last = (off + bytes - 1) / 32;
+    for (uint64_t k = first; k <= last; ++k) {
+        BlockRec &r = recs[k];
+        if (r.wpipe >= 0 && r.wpipe != pi && r.wtime > c.raceVc[pi][r.wpipe])
+            Fail(api, "pipe %s %s %s+%llu, which pipe %s wrote without an ordering %s -> %s in between "
+                      "(SetFlag/WaitFlag<HardEvent::%s_%s>, a TQue EnQue/DeQue or PipeBarrier<PIPE_ALL>)",
+                 PipeName(pi), write ? "overwrites" : "reads", BufName(b), (unsigned long long)(k * 32), PipeName(r.wpipe),
+                 PipeName(r.wpipe), PipeName(pi), PipeName(r.wpipe), PipeName(pi));
+        if (write)
+            for (int q = 0; q < kPipes; ++q)
+                if (q != pi && q != static_cast<int>(Pipe::S) && r.rtime[q] > c.raceVc[pi][q])
+                    Fail(api, "pipe %s overwrites %s+%llu while pipe %s may still read it: no ordering %s -> %s in between "
+                              "(SetFlag/WaitFlag<HardEvent::%s_%s>, TQue FreeTensor/AllocTensor or PipeBarrier<PIPE_ALL>)",
+                         PipeName(pi), BufName(b), (unsigned long long)(k * 32), PipeName(q), PipeName(q), PipeName(pi),
+                         PipeName(q), PipeName(pi));
+        if (write) {
+            r.wpipe = static_cast<int8_t>(pi);
+            r.wtime = t;
+        } else {
+            r.rtime[pi] = t;
+        }
+    }
+}
+
+void RaceSignal(Pipe from, RaceSnap *slot) {
+    if (!g_raceCheck) return;
+    CoreCtx &c = Ctx();
+    std::memcpy(slot->vc, c.raceVc[static_cast<int>(from)], sizeof slot->vc);
+    slot->vc[static_cast<int>(from)] = c.raceVc[static_cast<int>(from)][static_cast<int>(from)];
+}
+
+void RaceAcquire(Pipe to, const RaceSnap *slot) {
+    if (!g_raceCheck) return;
+    uint64_t *row = Ctx().raceVc[static_cast<int>(to)];
+    for (int q = 0; q < kPipes; ++q) row[q] = slot->vc[q] > row[q] ? slot->vc[q] : row[q];
+}
+
+void RaceBarrierAll() {
+    if (!g_raceCheck) return;
+    CoreCtx &c = Ctx();
+    uint64_t all[kPipes] = {};
+    for (int p = 0; p < kPipes; ++p)
+        for (int q = 0; q < kPipes; ++q) all[q] = c.raceVc[p][q] > all[q] ? c.raceVc[p][q] : all[q];
+    for (int p = 0; p < kPipes; ++p) std::memcpy(c.raceVc[p], all, sizeof all);
+}
+
+void RaceFlagSet(int event, int id) {
+    if (!g_raceCheck) return;
+    CoreCtx &c = Ctx();
+    const int from = static_cast<int>(kEventPipes[event][0]);
+    std::memcpy(c.raceFlags[event][id], c.raceVc[from], sizeof c.raceFlags[event][id]);
+}
+
+void RaceFlagWait(int event, int id) {
+    if (!g_raceCheck) return;
+    CoreCtx &c = Ctx();
+    uint64_t *row = c.raceVc[static_cast<int>(kEventPipes[event][1])];
+    for (int q = 0; q < kPipes; ++q) row[q] = c.raceFlags[event][id][q] > row[q] ? c.raceFlags[event][id][q] : row[q];
+}
+
+void RaceFree(CoreCtx &c) {
+    for (void *&s : c.raceShadow) {
+        delete[] static_cast<BlockRec *>(s);
+        s = nullptr;
+    }
+}
+
+}  // namespace emu
