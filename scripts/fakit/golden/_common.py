@@ -17,7 +17,7 @@ import numpy as np
 
 # Values the official operators write for rows where every key is masked ("invalid rows").
 INVALID_ROW_MAX = float(np.finfo(np.float32).min)
-INVALID_ROW_SUM = 0.0
+INVALID_ROW_SUM = float(np.finfo(np.float32).max)
 
 INT_MAX = 2147483647
 
