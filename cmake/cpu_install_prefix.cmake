@@ -6,13 +6,25 @@
 #   opp/vendors/fa_emu_proof/op_api/{include,lib/libcust_opapi.so}
 #                              the proof operators as a custom-op vendor (when built)
 #   set_env.sh, bin/setenv.bash  put lib64 and the vendor lib on LD_LIBRARY_PATH
-# Inputs: FA_ROOT, PREFIX, OPS_LIB, PROOF_LIB (may be empty), FA_OPS, FA_SOC (may be empty).
+# The libraries are symlinks to the build outputs, never copies written in place: processes that
+# have them loaded keep running while the tree is rebuilt (the linker replaces its output file).
+# Unchanged headers are not rewritten.
+# Inputs: FA_ROOT, PREFIX, OPS_LIB, PROOF_LIB (may be empty), FA_OPS (comma list), FA_SOC.
 cmake_minimum_required(VERSION 3.16)
-file(REMOVE_RECURSE "${PREFIX}/include" "${PREFIX}/lib64" "${PREFIX}/opp")
-file(COPY "${FA_ROOT}/emulator/include/" DESTINATION "${PREFIX}/include")
 
+function(link_to target linkname)
+    get_filename_component(_dir "${linkname}" DIRECTORY)
+    file(MAKE_DIRECTORY "${_dir}")
+    file(RELATIVE_PATH _rel "${_dir}" "${target}")
+    file(CREATE_LINK "${_rel}" "${linkname}" SYMBOLIC)
+endfunction()
+
+# Public headers: the emulator's, then the operators' aclnn APIs (stale ones removed).
+file(COPY "${FA_ROOT}/emulator/include/" DESTINATION "${PREFIX}/include")
+file(MAKE_DIRECTORY "${PREFIX}/include/aclnnop")
 file(GLOB _api_headers "${FA_ROOT}/op_host/*/op_api/aclnn_*.h")
 string(REPLACE "," ";" _ops "${FA_OPS}")
+set(_wanted "")
 foreach(_h IN LISTS _api_headers)
     get_filename_component(_op_dir "${_h}" DIRECTORY)
     get_filename_component(_op_dir "${_op_dir}" DIRECTORY)
@@ -21,26 +33,33 @@ foreach(_h IN LISTS _api_headers)
         continue()
     endif()
     file(COPY "${_h}" DESTINATION "${PREFIX}/include/aclnnop")
+    get_filename_component(_name "${_h}" NAME)
+    list(APPEND _wanted "${_name}")
 endforeach()
-file(MAKE_DIRECTORY "${PREFIX}/include/aclnnop")
+file(GLOB _present RELATIVE "${PREFIX}/include/aclnnop" "${PREFIX}/include/aclnnop/*")
+foreach(_name IN LISTS _present)
+    if(NOT _name IN_LIST _wanted)
+        file(REMOVE "${PREFIX}/include/aclnnop/${_name}")
+    endif()
+endforeach()
 
-file(MAKE_DIRECTORY "${PREFIX}/lib64")
 get_filename_component(_ops_name "${OPS_LIB}" NAME)
-file(COPY "${OPS_LIB}" DESTINATION "${PREFIX}/lib64")
+link_to("${OPS_LIB}" "${PREFIX}/lib64/${_ops_name}")
 foreach(_name libascendcl.so libnnopbase.so libopapi.so libopapi_transformer.so)
     file(CREATE_LINK "${_ops_name}" "${PREFIX}/lib64/${_name}" SYMBOLIC)
 endforeach()
 
 set(_ld "${PREFIX}/lib64")
+set(_vendor "${PREFIX}/opp/vendors/fa_emu_proof/op_api")
 if(PROOF_LIB)
-    set(_vendor "${PREFIX}/opp/vendors/fa_emu_proof/op_api")
     file(GLOB _proof_headers "${FA_ROOT}/tests/emulator/kernels/*/aclnn_*.h")
     file(COPY ${_proof_headers} DESTINATION "${_vendor}/include")
-    file(MAKE_DIRECTORY "${_vendor}/lib")
     get_filename_component(_proof_name "${PROOF_LIB}" NAME)
-    file(COPY "${PROOF_LIB}" DESTINATION "${_vendor}/lib")
+    link_to("${PROOF_LIB}" "${_vendor}/lib/${_proof_name}")
     file(CREATE_LINK "${_proof_name}" "${_vendor}/lib/libcust_opapi.so" SYMBOLIC)
     set(_ld "${_ld}:${_vendor}/lib")
+else()
+    file(REMOVE_RECURSE "${PREFIX}/opp")
 endif()
 
 set(_env "# CPU-target CANN prefix: makes the libraries findable at run time.\n")
@@ -49,5 +68,7 @@ string(APPEND _env "export LD_LIBRARY_PATH=\"${_ld}\${LD_LIBRARY_PATH:+:\$LD_LIB
 if(FA_SOC)
     string(APPEND _env "export ASCEND_EMU_SOC=\"${FA_SOC}\"\n")
 endif()
-file(WRITE "${PREFIX}/set_env.sh" "${_env}")
-file(WRITE "${PREFIX}/bin/setenv.bash" "${_env}")
+foreach(_file "${PREFIX}/set_env.sh" "${PREFIX}/bin/setenv.bash")
+    file(WRITE "${_file}.tmp" "${_env}")
+    file(RENAME "${_file}.tmp" "${_file}")
+endforeach()

@@ -54,8 +54,8 @@ std::vector<uint64_t> UnitCosts(const ForwardProblem &prob, const AttentionCore:
     return costs;
 }
 
-// Cuts `costs` into at most `cores` contiguous ranges minimising the largest range cost
-// (binary search on that cost, greedy packing); writes the range starts and returns it.
+}  // namespace
+
 uint64_t SplitContiguous(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t *starts)
 {
     uint64_t lo = 0, hi = 0;
@@ -86,6 +86,8 @@ uint64_t SplitContiguous(const std::vector<uint64_t> &costs, uint32_t cores, uin
     for (uint32_t c = used; c <= cores; ++c) starts[c] = costs.size();
     return lo;
 }
+
+namespace {
 
 // For very many units: one streaming pass that cuts where the running cost reaches each
 // core's share of the total (as balanced as the optimal cut to within one unit's cost).

@@ -43,6 +43,11 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
                  std::string &why);
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p);
 
+// Cuts `costs` into at most `cores` contiguous ranges minimising the largest range cost
+// (binary search on that cost, greedy packing); writes the cores + 1 range starts to `starts`
+// and returns that cost.
+uint64_t SplitContiguous(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t *starts);
+
 // Bytes of UB / L1 / L0 the core's buffers take for these block sizes (docs/attention_core.md).
 uint64_t VectorUbBytes(uint32_t rowsPerVec, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes);
 uint64_t CubeL1Bytes(uint32_t blockQ, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes);

@@ -14,18 +14,17 @@ namespace AttentionCore {
 template <typename T, class Variant>
 class ForwardCube {
 public:
-    __aicore__ inline void Init(const ForwardParams *p, AscendC::TPipe *pipe, GM_ADDR query, GM_ADDR key,
-                                GM_ADDR value, GM_ADDR mask, GM_ADDR actualSeqLengths, GM_ADDR workspace)
+    __aicore__ inline void Init(const ForwardParams *p, AscendC::TPipe *pipe, const ForwardTensors &t)
     {
         p_ = p;
-        split_.Init(p, actualSeqLengths);
+        split_.Init(p, t);
         kv_.Init(p);
-        mask_.Init(p, mask);
-        q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(query));
-        k_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(key));
-        v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(value));
+        mask_.Init(p, t);
+        q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.query));
+        k_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.key));
+        v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.value));
         core_ = AscendC::GetBlockIdx();
-        GM_ADDR ws = workspace + core_ * p->wsBytesPerCore;
+        GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + 2 * p->wsSlotS));
         wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + 2 * p->wsSlotS + 2 * p->wsSlotP));
@@ -76,7 +75,7 @@ private:
         const uint32_t mPad = AlignUp(u.rows, 16);
         AscendC::Nd2NzParams nd(1, static_cast<uint16_t>(u.rows), static_cast<uint16_t>(p_->headDim), 0,
                                 static_cast<uint16_t>(kv_.QRowPitch()), static_cast<uint16_t>(mPad), 1, 0);
-        AscendC::DataCopy(qL1_.Get<T>(), q_[kv_.QOffset(u.b, u.n, u.q0)], nd);
+        AscendC::DataCopy(qL1_.Get<T>(), q_[kv_.QOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0)], nd);
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
     }
 
@@ -96,7 +95,7 @@ private:
 
         AscendC::Nd2NzParams nd(1, static_cast<uint16_t>(blk.cols), static_cast<uint16_t>(d), 0,
                                 static_cast<uint16_t>(kv_.KvRowPitch()), static_cast<uint16_t>(kvPad), 1, 0);
-        AscendC::DataCopy(kL1, k_[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(blk.k0))], nd);
+        AscendC::DataCopy(kL1, k_[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(u.kvBase + blk.k0))], nd);
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
 
         for (uint32_t kc = 0; kc < d; kc += p_->dChunk) {
@@ -147,7 +146,7 @@ private:
         AscendC::DataCopy(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], ndP);
         AscendC::Nd2NzParams ndV(1, static_cast<uint16_t>(blk.cols), static_cast<uint16_t>(d), 0,
                                  static_cast<uint16_t>(kv_.KvRowPitch()), static_cast<uint16_t>(kvPad), 1, 0);
-        AscendC::DataCopy(vL1, v_[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(blk.k0))], ndV);
+        AscendC::DataCopy(vL1, v_[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(u.kvBase + blk.k0))], ndV);
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
 
         // P (L1 Nz, fractal (kv1, m1) at kv1*M1 + m1) -> L0A Zz, once for all head-dim chunks.

@@ -21,28 +21,18 @@ struct ForwardVariant {
     using Softmax = SoftmaxMod<SoftmaxTag>;
 };
 
-struct ForwardTensors {
-    GM_ADDR query;
-    GM_ADDR key;
-    GM_ADDR value;
-    GM_ADDR mask;
-    GM_ADDR actualSeqLengths;
-    GM_ADDR out;
-    GM_ADDR workspace;  // the user workspace (after GetUserWorkspace)
-};
-
 template <typename T, class Variant>
 __aicore__ inline void RunForward(const ForwardParams *p, const ForwardTensors &t)
 {
     AscendC::TPipe pipe;
     if ASCEND_IS_AIC {
         ForwardCube<T, Variant> cube;
-        cube.Init(p, &pipe, t.query, t.key, t.value, t.mask, t.actualSeqLengths, t.workspace);
+        cube.Init(p, &pipe, t);
         cube.Process();
     }
     if ASCEND_IS_AIV {
         ForwardVector<T, Variant> vec;
-        vec.Init(p, &pipe, t.mask, t.actualSeqLengths, t.out, t.workspace);
+        vec.Init(p, &pipe, t);
         vec.Process();
     }
 }

@@ -14,6 +14,9 @@ constexpr uint32_t MAX_CORES = 64;
 // at the end had no visible key and outputs zeros.
 constexpr float MASKED_SCORE = -1.0e30f;
 constexpr float MASKED_ROW_MAX = -1.0e29f;
+// softmax_max / softmax_sum of a row without any visible key (the official operators' values).
+constexpr float INVALID_ROW_STAT_MAX = -3.4028234663852886e38f;
+constexpr float INVALID_ROW_STAT_SUM = 3.4028234663852886e38f;
 
 struct ForwardParams {
     // Problem shape. groupSize = numHeads / numKvHeads (GQA).
@@ -67,6 +70,21 @@ struct ForwardParams {
     uint64_t wsSlotS;  // bytes of one S slot
     uint64_t wsSlotP;
     uint64_t wsSlotO;
+
+    // Varlen forward (FlashAttentionVarLenScore; zero for the other operators). sparseMode and
+    // the band are read through sparse_mode.h; bandBatch is the batch carrying the band of
+    // modes 7/8 (-1: none). Softmax max/sum are written as 8 replicated fp32 per (row, head)
+    // at (token base + row) * statsStrideS + head * statsStrideN when hasSoftmaxStats.
+    uint32_t sparseMode;
+    uint32_t hasPrefix;
+    int64_t bandBatch;
+    uint32_t hasSoftmaxStats;
+    uint32_t hasPse;
+    uint64_t statsStrideS, statsStrideN;
+    // pse (real_shift) [Bp, N, pseRows, pseCols], bottom-right aligned to each batch's score
+    // matrix; pseRows < Sq is the alibi-compressed form (see ScoreMod<ScorePse>).
+    uint64_t pseStrideB, pseStrideN;
+    uint32_t pseRows, pseCols;
 };
 
 }  // namespace AttentionCore

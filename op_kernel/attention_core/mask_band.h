@@ -14,6 +14,7 @@ struct MaskMod {
 // computed blocks the band and the tensor are applied element-wise by the vector core.
 template <>
 struct MaskMod<MaskTensorBand> {
+    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t) { Init(p, t.mask); }
     __aicore__ inline void Init(const ForwardParams *p, GM_ADDR mask)
     {
         p_ = p;
@@ -77,7 +78,7 @@ struct MaskMod<MaskTensorBand> {
         AscendC::PipeBarrier<PIPE_V>();
     }
 
-private:
+    // The helpers below are shared with MaskMod<MaskSparseMode> (varlen_policies.h).
     // Columns [from, to) of `rows` rows (pitch cols) := MASKED_SCORE, 64 fp32 lanes per repeat
     // with a lane bit mask for the partial first/last chunk (one repeat per row).
     __aicore__ inline static void KillColumns(const AscendC::LocalTensor<float> &s, uint32_t from, uint32_t to,
@@ -102,15 +103,25 @@ private:
                                          uint32_t row0, uint32_t rows, int64_t k0, uint32_t colsValid,
                                          uint32_t cols) const
     {
-        const uint64_t offset = u.b * p_->maskStrideB + u.n * p_->maskStrideN + row0 * p_->maskStrideS +
+        AddTensorMask(mask_, p_, s, tmp, maskBytes, maskHalf, u, row0, rows, k0, colsValid, cols);
+    }
+    __aicore__ inline static void AddTensorMask(const AscendC::GlobalTensor<uint8_t> &maskGm, const ForwardParams *params,
+                                                const AscendC::LocalTensor<float> &s,
+                                                const AscendC::LocalTensor<float> &tmp,
+                                                const AscendC::LocalTensor<uint8_t> &maskBytes,
+                                                const AscendC::LocalTensor<half> &maskHalf, const WorkUnit &u,
+                                                uint32_t row0, uint32_t rows, int64_t k0, uint32_t colsValid,
+                                                uint32_t cols)
+    {
+        const uint64_t offset = u.b * params->maskStrideB + u.n * params->maskStrideN + row0 * params->maskStrideS +
                                 static_cast<uint64_t>(k0);
         const uint32_t rowBlocks = (colsValid + 31) / 32;
         AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), colsValid,
-                                        static_cast<uint32_t>(p_->maskStrideS - colsValid), cols / 32 - rowBlocks, 0);
+                                        static_cast<uint32_t>(params->maskStrideS - colsValid), cols / 32 - rowBlocks, 0);
         AscendC::DataCopyPadExtParams<uint8_t> pad(false, 0, 0, 0);
         AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(0);
         AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(0);
-        AscendC::DataCopyPad(maskBytes, mask_[offset], copy, pad);
+        AscendC::DataCopyPad(maskBytes, maskGm[offset], copy, pad);
         AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(0);
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(0);
         const uint32_t count = rows * cols;
@@ -124,6 +135,7 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
     }
 
+private:
     const ForwardParams *p_ = nullptr;
     AscendC::GlobalTensor<uint8_t> mask_;
 };

@@ -25,6 +25,26 @@ struct KvStrided {};
 struct ScoreScale {};
 struct MaskTensorBand {};
 struct SoftmaxPlain {};
+struct SplitTnd {};        // varlen_policies.h
+struct ScorePse {};        // varlen_policies.h
+struct MaskSparseMode {};  // varlen_policies.h
+
+// The GM tensors of one forward launch (absent optional tensors are null). Policies take what
+// they need from it in Init.
+struct ForwardTensors {
+    GM_ADDR query;
+    GM_ADDR key;
+    GM_ADDR value;
+    GM_ADDR mask;
+    GM_ADDR actualSeqLengths;  // PFA: query lengths; TND: cumulative query lengths
+    GM_ADDR out;
+    GM_ADDR workspace;  // the user workspace (after GetUserWorkspace)
+    GM_ADDR actualSeqKvLengths = nullptr;  // TND: cumulative key/value lengths
+    GM_ADDR pse = nullptr;
+    GM_ADDR prefix = nullptr;
+    GM_ADDR softmaxMax = nullptr;
+    GM_ADDR softmaxSum = nullptr;
+};
 
 // One unit of work: query rows [q0, q0 + rows) of head n in batch b; rows >= qValid are
 // padding (beyond actual_seq_lengths) and output zeros; keys [kvBegin, kvEnd) are visible.
@@ -36,6 +56,12 @@ struct WorkUnit {
     uint32_t qValid;
     int64_t kvBegin;
     int64_t kvEnd;
+    // Token offsets of batch b in a TND tensor (0 for padded layouts, where b strides apply)
+    // and the batch's query / key lengths (what masks and pse align to).
+    uint64_t qBase;
+    uint64_t kvBase;
+    int64_t seqQ;
+    int64_t seqKv;
 };
 
 // ------------------------------------------------------------------- work split
@@ -48,11 +74,11 @@ struct WorkSplit {
 // key blocks in the band), so causal/band shapes spread evenly over the cores.
 template <>
 struct WorkSplit<SplitQBlocks> {
-    __aicore__ inline void Init(const ForwardParams *p, GM_ADDR actualSeqLengths)
+    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
     {
         p_ = p;
         if (p->hasActualSeqLengths != 0) {
-            lens_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(actualSeqLengths));
+            lens_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqLengths));
         }
     }
     __aicore__ inline uint64_t Begin(uint32_t core) const { return p_->coreUnitStart[core]; }
@@ -72,6 +98,10 @@ struct WorkSplit<SplitQBlocks> {
         }
         const int64_t valid = len - static_cast<int64_t>(u.q0);
         u.qValid = valid <= 0 ? 0 : (valid >= u.rows ? u.rows : static_cast<uint32_t>(valid));
+        u.qBase = 0;
+        u.kvBase = 0;
+        u.seqQ = len;
+        u.seqKv = p_->seqKv;
     }
 
     const ForwardParams *p_ = nullptr;
@@ -114,12 +144,18 @@ struct ScoreMod {
     static_assert(AlwaysFalse<Tag>::value, "ScoreMod: this score modifier is not implemented");
 };
 
-// S = scale * Q.K^T (fp32, in UB).
+// S = scale * Q.K^T (fp32, in UB). The Apply interface: s holds `rows` x `cols` fp32 scores
+// of query rows [row0, row0 + rows) of unit u and keys [k0, k0 + colsValid); tmp (fp32) and
+// scratch (input type) are rows x cols scratch buffers.
 template <>
 struct ScoreMod<ScoreScale> {
-    __aicore__ inline void Init(const ForwardParams *p) { scale_ = p->scaleValue; }
-    __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, uint32_t count) const
+    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &) { scale_ = p->scaleValue; }
+    template <typename T>
+    __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &,
+                                 const AscendC::LocalTensor<T> &, const WorkUnit &, uint32_t, uint32_t rows,
+                                 int64_t, uint32_t, uint32_t cols) const
     {
+        const uint32_t count = rows * cols;
         AscendC::Muls(s, s, scale_, static_cast<int32_t>(count));
         AscendC::PipeBarrier<PIPE_V>();
     }
@@ -142,3 +178,4 @@ struct SoftmaxMod<SoftmaxPlain> {
 }  // namespace AttentionCore
 
 #include "mask_band.h"
+#include "varlen_policies.h"

@@ -8,26 +8,30 @@
 #include "forward_params.h"
 #include "policies.h"
 #include "sync.h"
+#include "partial_output.h"
 
 namespace AttentionCore {
 
 template <typename T, class Variant>
 class ForwardVector {
 public:
-    __aicore__ inline void Init(const ForwardParams *p, AscendC::TPipe *pipe, GM_ADDR mask, GM_ADDR actualSeqLengths,
-                                GM_ADDR out, GM_ADDR workspace)
+    __aicore__ inline void Init(const ForwardParams *p, AscendC::TPipe *pipe, const ForwardTensors &t)
     {
         p_ = p;
-        split_.Init(p, actualSeqLengths);
+        split_.Init(p, t);
         kv_.Init(p);
-        score_.Init(p);
-        mask_.Init(p, mask);
+        score_.Init(p, t);
+        mask_.Init(p, t);
         softmax_.Init(p);
-        out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
+        out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.out));
+        if (p->hasSoftmaxStats != 0) {
+            statMax_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.softmaxMax));
+            statSum_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.softmaxSum));
+        }
 
         core_ = AscendC::GetBlockIdx() / 2;  // MIX 1:2: vector cores 2b and 2b+1 serve cube b
         sub_ = AscendC::GetSubBlockIdx();
-        GM_ADDR ws = workspace + core_ * p->wsBytesPerCore;
+        GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + 2 * p->wsSlotS));
         wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + 2 * p->wsSlotS + 2 * p->wsSlotP));
@@ -111,7 +115,7 @@ private:
             AscendC::DataCopy(s_, wsS_[slot * (p_->wsSlotS / 4) + rowOff * c], count);
             PipeSync<AscendC::HardEvent::MTE2_V>();
             PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous P store has left pBuf_
-            score_.Apply(s_, count);
+            score_.Apply(s_, tmp_, pBuf_.Get<T>(), u, u.q0 + rowOff, rows, blk.k0, blk.cols, c);
             mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, u.q0 + rowOff, rows, blk.k0,
                         blk.cols, c);
 
@@ -132,13 +136,15 @@ private:
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::Exp(s_, s_, static_cast<int32_t>(count));
             AscendC::PipeBarrier<PIPE_V>();
-            softmax_.AfterExp(s_, count);
 
-            // l = l * alpha + rowsum(P)
+            // l = l * alpha + rowsum(P); the softmax extra (dropout) acts on P after the sum,
+            // which stays the plain softmax denominator.
             RowReduce<false>(rows);
             AscendC::Mul(sum_, sum_, alpha_[slot], static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::Add(sum_, sum_, rowTmp_, static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+            softmax_.AfterExp(s_, count);
 
             const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
             AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
@@ -171,12 +177,19 @@ private:
         if (rows == 0) {
             return;
         }
+        if (StorePartialOutput(split_, u, rowOff, rows, acc_, mOld_, sum_)) {
+            return;  // split-KV decode: a combine pass normalises and writes (partial_output.h)
+        }
         PipeSync<AscendC::HardEvent::V_S>();
         for (uint32_t r = 0; r < rows; ++r) {
             const float m = mOld_.GetValue(r);
             const float l = sum_.GetValue(r);
             const bool visible = rowOff + r < u.qValid && m > MASKED_ROW_MAX && l > 0.0f;
             inv_.SetValue(r, visible ? 1.0f / l : 0.0f);
+            if (!visible) {  // the statistics of an invalid row (no visible key): fp32 lowest / max
+                mOld_.SetValue(r, INVALID_ROW_STAT_MAX);
+                sum_.SetValue(r, INVALID_ROW_STAT_SUM);
+            }
         }
         PipeSync<AscendC::HardEvent::S_V>();
         Broadcast(inv_, rows);
@@ -188,7 +201,24 @@ private:
         const uint32_t d = p_->headDim;
         AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), d * sizeof(T), 0,
                                         (kv_.OutRowPitch() - d) * sizeof(T), 0);
-        AscendC::DataCopyPad(out_[kv_.OutOffset(u.b, u.n, u.q0 + rowOff)], o, copy);
+        AscendC::DataCopyPad(out_[kv_.OutOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0 + rowOff)], o, copy);
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+        if (p_->hasSoftmaxStats != 0) {
+            const uint64_t at = (u.qBase + u.q0 + rowOff) * p_->statsStrideS + u.n * p_->statsStrideN;
+            WriteStat(statMax_[at], mOld_, rows);
+            WriteStat(statSum_[at], sum_, rows);
+        }
+    }
+
+    // 8 replicated copies of v[r] per row into GM rows of pitch statsStrideS floats.
+    __aicore__ inline void WriteStat(const AscendC::GlobalTensor<float> &dst, const AscendC::LocalTensor<float> &v,
+                                     uint32_t rows)
+    {
+        Broadcast(v, rows);
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), 32, 0,
+                                        static_cast<uint32_t>((p_->statsStrideS - 8) * 4), 0);
+        AscendC::DataCopyPad(dst, bcast_, copy);
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
@@ -249,6 +279,7 @@ private:
     uint32_t sub_ = 0;
 
     AscendC::GlobalTensor<T> out_;
+    AscendC::GlobalTensor<float> statMax_, statSum_;
     AscendC::GlobalTensor<float> wsS_;
     AscendC::GlobalTensor<T> wsP_;
     AscendC::GlobalTensor<float> wsO_;

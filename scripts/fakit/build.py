@@ -1,8 +1,9 @@
 """Build the CPU target on demand: `ensure_built()` returns the path of libfa_ops_cpu.so.
 
 The build runs `build.sh` (one source of truth for the CMake flags) when the library is
-missing or any source is newer than the last successful build; a file lock keeps parallel
-pytest workers from building twice, and a failed build raises BuildError with the output.
+missing, any source is newer than the last successful build or the operator selection changed;
+a file lock keeps parallel pytest workers from building twice, and a failed build raises
+BuildError with the output. Env FAKIT_CPU_OPS=a,b builds only those operators (build.sh --ops).
 """
 from __future__ import annotations
 
@@ -70,9 +71,16 @@ def _stamp(target: str, sanitize: bool) -> Path:
     return build_dir(target, sanitize) / ".fakit-build-stamp"
 
 
+def selected_ops() -> str:
+    """The operators to build ("" = all), from env FAKIT_CPU_OPS."""
+    return os.environ.get("FAKIT_CPU_OPS", "").strip()
+
+
 def is_stale(target: str = "cpu", sanitize: bool = False) -> bool:
     stamp = _stamp(target, sanitize)
     if not stamp.exists() or not library_path(target, sanitize).exists():
+        return True
+    if stamp.read_text().strip() != selected_ops():
         return True
     return newest_source_mtime() > stamp.stat().st_mtime
 
@@ -102,6 +110,8 @@ def _run_build(sanitize: bool, jobs: int, quiet: bool) -> None:
     cmd = ["bash", str(ROOT / "build.sh"), "--target", "cpu", "-j", str(jobs)]
     if sanitize:
         cmd.append("--sanitize")
+    if selected_ops():
+        cmd += ["--ops", selected_ops()]
     # The stamp carries the build's start time: a source edited during the build is newer and
     # makes the next call rebuild.
     stamp = _stamp("cpu", sanitize)
@@ -112,5 +122,5 @@ def _run_build(sanitize: bool, jobs: int, quiet: bool) -> None:
     if proc.returncode != 0:
         print(proc.stdout, file=sys.stderr)
         raise BuildError(f"CPU build failed ({' '.join(cmd)} exited with {proc.returncode}):\n{proc.stdout[-8000:]}")
-    stamp.touch()
+    stamp.write_text(selected_ops() + "\n")
     os.utime(stamp, (started, started))

@@ -170,3 +170,13 @@ def test_large_causal_matches_reference(rng, layout):
     mask = np.triu(np.ones((700, 1100), bool), 1)
     run_both(q, k, v, num_heads=8, num_key_value_heads=2, atten_mask=mask, input_layout=layout,
              scale_value=0.125, actual_seq_lengths=[700, 333], pre_tokens=300, next_tokens=5)
+
+
+def test_package_exports_every_entry_point_and_its_benchmark():
+    entry_points = ["prompt_flash_attention", "flash_attention_var_len_score",
+                    "flash_attention_tnd_forward", "flash_attention_unpadding_score_grad_v5",
+                    "incre_flash_attention_v4", "sparse_flash_attention",
+                    "sparse_flash_attention_grad"]
+    for name in entry_points:
+        assert callable(getattr(golden, name)) and name in golden.__all__
+        assert callable(getattr(golden, f"{name}_benchmark"))

@@ -222,7 +222,7 @@ def attend_block_grad(q, k, v, dy, o, row_max, row_sum, *, scale, q_rope=None, k
         with np.errstate(over="ignore", invalid="ignore"):
             p_sink = np.exp(sk_ - np.asarray(row_max, dt)) / np.asarray(row_sum, dt)
         p_sink = np.where(np.isfinite(p_sink), p_sink, 0)
-        res["dsink"] = (np.sum(p_sink * d_row[..., 0], axis=-1)).astype(np.float32)
+        res["dsink"] = (-np.sum(p_sink * d_row[..., 0], axis=-1)).astype(np.float32)
     return res
 
 

@@ -9,6 +9,8 @@ import numpy as np
 
 from . import _blockwise as bw, _common as c
 
+__all__ = ["flash_attention_var_len_score", "flash_attention_var_len_score_benchmark", "flash_attention_tnd_forward", "flash_attention_tnd_forward_benchmark"]
+
 _TND_STATS = ("same_as_input", "TND")
 _NTD_STATS = ("", "NTD")
 

@@ -11,6 +11,8 @@ import numpy as np
 from . import _blockwise as bw, _common as c
 from .flash_attention_score import TndProblem, run_forward, stats_layout
 
+__all__ = ["flash_attention_unpadding_score_grad_v5", "flash_attention_unpadding_score_grad_v5_benchmark"]
+
 
 def _stats_to_nt(x, layout, t, n, name):
     """[N, T] from softmax stats in [T,N,8] (TND) or [N,T,8] (NTD)."""

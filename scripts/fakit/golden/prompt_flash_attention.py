@@ -8,6 +8,8 @@ import numpy as np
 
 from . import _blockwise as bw, _common as c
 
+__all__ = ["prompt_flash_attention", "prompt_flash_attention_benchmark"]
+
 
 def _pfa(query, key, value, *, pse_shift, atten_mask, actual_seq_lengths, num_heads,
          scale_value, pre_tokens, next_tokens, input_layout, num_key_value_heads, bench):

@@ -24,6 +24,9 @@ def test_staleness_follows_source_times(monkeypatch):
     assert build.is_stale()
     monkeypatch.setattr(build, "newest_source_mtime", lambda: stamp_time - 10)
     assert not build.is_stale()
+    # A different operator selection (FAKIT_CPU_OPS) needs a rebuild too.
+    monkeypatch.setenv("FAKIT_CPU_OPS", build.selected_ops() + ",another_op")
+    assert build.is_stale()
 
 
 def test_parallel_workers_build_once():

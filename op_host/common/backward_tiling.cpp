@@ -1,0 +1,174 @@
+// Host planning of the backward attention core; see backward_tiling.h.
+#include "backward_tiling.h"
+
+#include <algorithm>
+
+namespace fa_host {
+
+namespace {
+
+constexpr uint32_t BLOCK_KV = 128;
+constexpr uint32_t D_CHUNK = 128;
+constexpr uint64_t UB_API_RESERVE = 8192;
+constexpr int64_t BAND_LIMIT = int64_t(1) << 40;  // AttentionCore::BAND_INFINITE
+
+uint64_t Align512(uint64_t x) { return (x + 511) / 512 * 512; }
+
+// Mirrors BackwardVector's buffers: S, dP, scratch (fp32), mask bytes, mask half, P and dS
+// (input dtype), three 8-float stat rows per row.
+uint64_t BackwardUbBytes(uint32_t r, uint32_t dtypeBytes)
+{
+    const uint64_t cells = uint64_t(r) * BLOCK_KV;
+    return cells * (3 * 4 + 1 + 2 + 2 * dtypeBytes) + uint64_t(r) * 32 * 3;
+}
+
+// Mirrors BackwardCube's L1 tiles: Q, dO (blockQ x D), K, V (blockKv x D), P, dS.
+uint64_t BackwardL1Bytes(uint32_t bq, uint32_t dp, uint32_t dtypeBytes)
+{
+    return (2ull * bq * dp + 2ull * BLOCK_KV * dp + 2ull * bq * BLOCK_KV) * dtypeBytes;
+}
+
+int64_t BandBatchIndex(const BackwardProblem &prob)
+{
+    const int64_t batch = int64_t(prob.cumQ.size());
+    int64_t first = -1, last = -1;
+    for (int64_t b = 0; b < batch; ++b) {
+        const int64_t sq = prob.cumQ[b] - (b == 0 ? 0 : prob.cumQ[b - 1]);
+        const int64_t sk = prob.cumKv[b] - (b == 0 ? 0 : prob.cumKv[b - 1]);
+        if (sq > 0 && sk > 0) {
+            if (first < 0) first = b;
+            last = b;
+        }
+    }
+    return prob.sparseMode == 7 ? last : (prob.sparseMode == 8 ? first : -1);
+}
+
+}  // namespace
+
+bool BatchBand(const BackwardProblem &prob, int64_t b, int64_t bandBatch, int64_t &pre, int64_t &next)
+{
+    const int64_t sq = prob.cumQ[b] - (b == 0 ? 0 : prob.cumQ[b - 1]);
+    const int64_t sk = prob.cumKv[b] - (b == 0 ? 0 : prob.cumKv[b - 1]);
+    const int64_t shift = sk - sq;
+    const int64_t mode = prob.sparseMode;
+    const bool isBand = b == bandBatch;
+    pre = BAND_LIMIT;
+    next = 0;
+    if (mode == 0) {
+        pre = prob.preTokens;
+        next = prob.nextTokens;
+    } else if (mode == 3 || (mode == 7 && !isBand)) {
+        next = shift;
+    } else if (mode == 4 || ((mode == 7 || mode == 8) && isBand)) {
+        pre = prob.preTokens - shift;
+        next = prob.nextTokens + shift;
+    }
+    return prob.hasMask && mode != 1;
+}
+
+bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, AttentionCore::BackwardParams &p,
+                  std::string &why)
+{
+    p = AttentionCore::BackwardParams{};
+    const uint32_t dp = uint32_t((prob.headDim + 15) / 16 * 16);
+    uint32_t r = 0;
+    for (uint32_t cand : {64u, 32u, 16u, 8u}) {
+        if (BackwardUbBytes(cand, prob.dtypeBytes) + UB_API_RESERVE <= budget.ub &&
+            BackwardL1Bytes(2 * cand, dp, prob.dtypeBytes) <= budget.l1) {
+            r = cand;
+            break;
+        }
+    }
+    if (r == 0) {
+        why = "no query block fits UB/L1 for head dim " + std::to_string(prob.headDim);
+        return false;
+    }
+    p.batch = uint32_t(prob.cumQ.size());
+    p.numHeads = uint32_t(prob.numHeads);
+    p.numKvHeads = uint32_t(prob.numKvHeads);
+    p.groupSize = uint32_t(prob.numHeads / prob.numKvHeads);
+    p.headDim = uint32_t(prob.headDim);
+    p.headDimAlign = dp;
+    p.tq = uint64_t(prob.tq);
+    p.tkv = uint64_t(prob.tkv);
+    p.scaleValue = prob.scale;
+    p.statsTnd = prob.statsTnd ? 1 : 0;
+    p.sparseMode = uint32_t(prob.sparseMode);
+    p.hasMask = prob.hasMask ? 1 : 0;
+    p.preTokens = std::clamp(prob.preTokens, -BAND_LIMIT, BAND_LIMIT);
+    p.nextTokens = std::clamp(prob.nextTokens, -BAND_LIMIT, BAND_LIMIT);
+    p.maskStrideB = prob.mask.b;
+    p.maskStrideN = prob.mask.n;
+    p.maskStrideS = prob.mask.s;
+    p.bandBatch = BandBatchIndex(prob);
+    p.blockQ = 2 * r;
+    p.blockKv = BLOCK_KV;
+    p.rowsPerVec = r;
+    p.dChunk = D_CHUNK;
+
+    // Unit costs: the query rows (all heads of the group) that see the kv block, plus a share
+    // for streaming K/V of the block and for each query block.
+    BackwardProblem clamped = prob;
+    clamped.preTokens = p.preTokens;
+    clamped.nextTokens = p.nextTokens;
+    std::vector<double> cost;
+    for (int64_t b = 0; b < int64_t(p.batch); ++b) {
+        const int64_t sq = prob.cumQ[b] - (b == 0 ? 0 : prob.cumQ[b - 1]);
+        const int64_t sk = prob.cumKv[b] - (b == 0 ? 0 : prob.cumKv[b - 1]);
+        int64_t pre = 0, next = 0;
+        const bool band = BatchBand(clamped, b, p.bandBatch, pre, next);
+        const int64_t blocks = (sk + BLOCK_KV - 1) / BLOCK_KV;
+        for (int64_t h = 0; h < prob.numKvHeads; ++h) {
+            for (int64_t j = 0; j < blocks; ++j) {
+                const int64_t k0 = j * BLOCK_KV;
+                const int64_t cols = std::min<int64_t>(BLOCK_KV, sk - k0);
+                int64_t lo = 0, hi = sq;
+                if (band) {
+                    lo = std::max<int64_t>(0, k0 - next);
+                    hi = std::min<int64_t>(sq, k0 + cols + pre);
+                }
+                const int64_t rows = std::max<int64_t>(0, hi - lo);
+                const int64_t qBlocks = (rows + p.blockQ - 1) / p.blockQ;
+                cost.push_back(double(p.groupSize) * double(rows + 16 * qBlocks) + 32.0);
+            }
+        }
+    }
+    p.unitCount = cost.size();
+    const uint32_t cores = std::max<uint32_t>(
+        1, std::min<uint32_t>({budget.aicNum, AttentionCore::MAX_CORES, uint32_t(std::max<uint64_t>(1, cost.size()))}));
+    double total = 0;
+    for (double c : cost) total += c;
+    // Contiguous cut: core c starts where the running cost passes c/cores of the total.
+    p.coreUnitStart[0] = 0;
+    double run = 0;
+    uint32_t c = 1;
+    for (uint64_t u = 0; u < cost.size() && c < cores; ++u) {
+        run += cost[u];
+        while (c < cores && run >= total * c / cores) {
+            p.coreUnitStart[c++] = u + 1;
+        }
+    }
+    while (c < cores) p.coreUnitStart[c++] = cost.size();
+    p.coreUnitStart[cores] = cost.size();
+    p.usedCores = cores;
+
+    const uint64_t dqBytes = Align512(uint64_t(prob.tq) * prob.numHeads * prob.headDim * 4);
+    const uint64_t kvBytes = Align512(uint64_t(prob.tkv) * prob.numKvHeads * prob.headDim * 4);
+    const uint64_t drowBytes = Align512(uint64_t(prob.tq) * prob.numHeads * 8 * 4);
+    p.wsDq = 0;
+    p.wsDk = dqBytes;
+    p.wsDv = p.wsDk + kvBytes;
+    p.wsDrow = p.wsDv + kvBytes;
+    p.wsSlots = p.wsDrow + drowBytes;
+    p.wsSlotF32 = uint64_t(p.blockQ) * BLOCK_KV * 4;
+    p.wsSlotT = uint64_t(p.blockQ) * BLOCK_KV * prob.dtypeBytes;
+    p.wsSlotBytesPerCore = Align512(2 * p.wsSlotF32 + 2 * p.wsSlotT);
+    return true;
+}
+
+uint64_t BackwardWorkspaceBytes(const AttentionCore::BackwardParams &p)
+{
+    return p.wsSlots + uint64_t(p.usedCores) * p.wsSlotBytesPerCore;
+}
+
+}  // namespace fa_host

@@ -1,0 +1,149 @@
+#include "decode_tiling.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace fa_host {
+
+namespace {
+
+uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+uint64_t CeilDiv(uint64_t x, uint64_t a) { return (x + a - 1) / a; }
+
+int64_t WindowLength(const DecodeProblem &prob, uint32_t b)
+{
+    if (prob.kvLengths.empty()) return prob.seqKv;
+    return prob.kvLengths[prob.kvLengths.size() == 1 ? 0 : b];
+}
+
+// Units in kernel order ((b, kvHead, headBlock), split), priced like the prefill units: keys x
+// max(rows, D/2) (below D/2 rows K/V streaming dominates) plus a share per block and per unit.
+std::vector<uint64_t> UnitCosts(const DecodeProblem &prob, const AttentionCore::DecodeTiling &t)
+{
+    const AttentionCore::ForwardParams &p = t.params;
+    const AttentionCore::DecodeParams &d = t.decode;
+    std::vector<uint64_t> costs;
+    costs.reserve(p.unitCount);
+    for (uint32_t b = 0; b < p.batch; ++b) {
+        const int64_t len = std::max<int64_t>(0, WindowLength(prob, b));
+        for (uint32_t h = 0; h < p.numKvHeads; ++h) {
+            for (uint32_t hb = 0; hb < p.qBlocksPerHead; ++hb) {
+                const uint32_t rows = std::min(p.blockQ, p.groupSize - hb * p.blockQ);
+                const uint64_t depth = std::max<uint64_t>(rows, p.headDim / 2);
+                for (uint32_t s = 0; s < d.kvSplits; ++s) {
+                    const int64_t keys = std::max<int64_t>(0, std::min<int64_t>(d.kvChunk, len - int64_t(s) * d.kvChunk));
+                    costs.push_back(uint64_t(keys) * depth + CeilDiv(keys, p.blockKv) * p.blockQ * 32 +
+                                    uint64_t(p.blockQ) * 64);
+                }
+            }
+        }
+    }
+    return costs;
+}
+
+// Contiguous ranges with about total / cores cost each; returns the number of ranges.
+uint32_t CutByCost(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t *starts)
+{
+    uint64_t total = 0;
+    for (uint64_t c : costs) total += c;
+    uint32_t used = 0;
+    uint64_t acc = 0;
+    starts[0] = 0;
+    for (size_t i = 0; i < costs.size(); ++i) {
+        // open a new range when the running cost reached this range's share of the total
+        if (i > 0 && used + 1 < cores && acc * cores >= total * (used + 1)) starts[++used] = i;
+        acc += costs[i];
+    }
+    starts[used + 1] = costs.size();
+    return used + 1;
+}
+
+}  // namespace
+
+bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCore::DecodeTiling &t,
+                std::string &why)
+{
+    std::memset(&t, 0, sizeof(t));
+    AttentionCore::ForwardParams &p = t.params;
+    AttentionCore::DecodeParams &d = t.decode;
+    p.batch = static_cast<uint32_t>(prob.batch);
+    p.numHeads = static_cast<uint32_t>(prob.numHeads);
+    p.numKvHeads = static_cast<uint32_t>(prob.numKvHeads);
+    p.groupSize = p.numHeads / p.numKvHeads;
+    p.seqQ = 1;
+    p.seqKv = static_cast<uint32_t>(prob.seqKv);
+    p.headDim = static_cast<uint32_t>(prob.headDim);
+    p.headDimAlign = static_cast<uint32_t>(AlignUp(uint64_t(prob.headDim), 16));
+    p.qStrideB = p.oStrideB = prob.q.b;
+    p.qStrideN = p.oStrideN = prob.q.n;
+    p.qStrideS = p.oStrideS = prob.q.s;
+    p.kvStrideB = prob.kv.b;
+    p.kvStrideN = prob.kv.n;
+    p.kvStrideS = prob.kv.s;
+    p.scaleValue = prob.scale;
+
+    uint32_t maxRows = 0;
+    if (!ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
+    // Rows of a unit are the G heads of a KV group: no more rows per vector core than needed.
+    const uint32_t need = static_cast<uint32_t>(AlignUp(CeilDiv(p.groupSize, 2), 8));
+    p.rowsPerVec = std::min(maxRows, need);
+    p.blockQ = 2 * p.rowsPerVec;
+    p.qBlocksPerHead = static_cast<uint32_t>(CeilDiv(p.groupSize, p.blockQ));
+
+    d.hasKvLengths = prob.kvLengths.empty() ? 0 : 1;
+    d.kvLengthsCount = static_cast<uint32_t>(prob.kvLengths.size());
+    d.hasLeftPadding = prob.leftPadding && !prob.kvLengths.empty() ? 1 : 0;
+    d.paged = prob.paged ? 1 : 0;
+    d.blockSize = static_cast<uint32_t>(prob.blockSize);
+    d.maxBlocks = static_cast<uint32_t>(prob.maxBlocks);
+    d.pageStride = prob.pageStride;
+    d.pageHeadStride = prob.pageHeadStride;
+    d.hasMask = prob.hasMask ? 1 : 0;
+    d.maskStrideB = prob.maskStrideB;
+    d.hasPse = prob.hasPse ? 1 : 0;
+    d.pseIsBf16 = prob.pseBf16 ? 1 : 0;
+    d.pseStrideB = prob.pseStrideB;
+    d.pseStrideN = prob.pseStrideN;
+
+    // KV splits: only when the (batch, KV head, head block) rows leave cores idle and the
+    // longest window has several key blocks; chunks are whole key blocks.
+    int64_t maxLen = 1;
+    for (uint32_t b = 0; b < p.batch; ++b) maxLen = std::max(maxLen, WindowLength(prob, b));
+    const uint64_t baseUnits = uint64_t(p.batch) * p.numKvHeads * p.qBlocksPerHead;
+    const uint32_t aic = std::max<uint32_t>(1, std::min<uint32_t>(budget.aicNum, AttentionCore::MAX_CORES));
+    const uint64_t keyBlocks = CeilDiv(uint64_t(maxLen), p.blockKv);
+    uint64_t splits = 1;
+    if (baseUnits < aic && keyBlocks > 1) {
+        splits = std::min<uint64_t>({CeilDiv(aic, baseUnits), keyBlocks, MAX_KV_SPLITS});
+    }
+    d.kvChunk = static_cast<uint32_t>(AlignUp(CeilDiv(uint64_t(maxLen), splits), p.blockKv));
+    d.kvSplits = static_cast<uint32_t>(CeilDiv(uint64_t(maxLen), d.kvChunk));
+    if (d.kvSplits == 1) {  // one chunk holds any window of the cache (left padding: within S)
+        d.kvChunk = static_cast<uint32_t>(AlignUp(std::max<uint64_t>(uint64_t(maxLen), uint64_t(prob.seqKv)) + 1,
+                                                  p.blockKv));
+    }
+    p.unitCount = baseUnits * d.kvSplits;
+
+    const uint32_t cores = static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>(aic, p.unitCount)));
+    p.usedCores = CutByCost(UnitCosts(prob, t), cores, p.coreUnitStart);
+
+    p.wsSlotS = uint64_t(p.blockQ) * p.blockKv * 4;
+    p.wsSlotP = uint64_t(p.blockQ) * p.blockKv * prob.dtypeBytes;
+    p.wsSlotO = uint64_t(p.blockQ) * p.headDimAlign * 4;
+    p.wsBytesPerCore = 2 * (p.wsSlotS + p.wsSlotP + p.wsSlotO);
+
+    d.combineRows = uint64_t(p.batch) * p.numHeads;
+    d.wsPartialOffset = AlignUp(uint64_t(p.usedCores) * p.wsBytesPerCore, 512);
+    const uint32_t vecCores = 2 * p.usedCores;
+    for (uint32_t v = 0; v <= vecCores; ++v) d.combineRowStart[v] = d.combineRows * v / vecCores;
+    return true;
+}
+
+uint64_t DecodeWorkspaceBytes(const AttentionCore::DecodeTiling &t)
+{
+    const AttentionCore::DecodeParams &d = t.decode;
+    if (d.kvSplits <= 1) return uint64_t(t.params.usedCores) * t.params.wsBytesPerCore;
+    return d.wsPartialOffset + uint64_t(d.kvSplits) * d.combineRows * (t.params.headDimAlign + 2) * 4;
+}
+
+}  // namespace fa_host

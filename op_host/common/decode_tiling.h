@@ -1,0 +1,39 @@
+// Host planning of the decode (query S = 1) variant of the forward core: block sizes, the
+// (batch, KV head, head block, KV split) work split over the AI cores, the combine rows of the
+// vector cores and the workspace (docs/attention_core.md, "Decode"). A pure function of its
+// arguments; IncreFlashAttention's tiling fills a DecodeProblem and calls PlanDecode.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../../op_kernel/attention_core/decode_params.h"
+#include "forward_tiling.h"
+
+namespace fa_host {
+
+struct DecodeProblem {
+    int64_t batch = 0, numHeads = 0, numKvHeads = 0, seqKv = 0, headDim = 0;
+    uint32_t dtypeBytes = 2;
+    Strides q, kv;  // query/output (batch, head) strides; contiguous K/V (batch, head, token)
+    float scale = 1.0f;
+    std::vector<int64_t> kvLengths;  // actual_seq_lengths (1 or B values), empty: S
+    bool leftPadding = false;        // kv_padding_size given (window [S - pad - L, S - pad))
+    // Paged cache: pageStride/pageHeadStride/kv.s describe the cache, maxBlocks the table width.
+    bool paged = false;
+    int64_t blockSize = 0, maxBlocks = 0;
+    uint64_t pageStride = 0, pageHeadStride = 0;
+    bool hasMask = false;
+    uint64_t maskStrideB = 0;
+    bool hasPse = false, pseBf16 = false;
+    uint64_t pseStrideB = 0, pseStrideN = 0;
+};
+
+// Most KV splits of one (batch, KV head) row block.
+constexpr uint32_t MAX_KV_SPLITS = 16;
+
+bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCore::DecodeTiling &t,
+                std::string &why);
+uint64_t DecodeWorkspaceBytes(const AttentionCore::DecodeTiling &t);
+
+}  // namespace fa_host

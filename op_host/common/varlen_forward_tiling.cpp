@@ -1,0 +1,137 @@
+#include "varlen_forward_tiling.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "../../op_kernel/attention_core/sparse_mode.h"
+
+namespace fa_host {
+
+namespace {
+
+int64_t Clamp(int64_t v) { return std::max(-AttentionCore::SPARSE_UNBOUNDED, std::min(AttentionCore::SPARSE_UNBOUNDED, v)); }
+
+AttentionCore::SparseBand BandOf(const VarLenProblem &prob, const AttentionCore::ForwardParams &p, size_t b)
+{
+    const int64_t prefix = prob.prefix.empty() ? 0 : prob.prefix[b];
+    return AttentionCore::MakeSparseBand(p.sparseMode, p.hasMask != 0, p.preTokens, p.nextTokens, prob.seqQ[b],
+                                         prob.seqKv[b], prefix, int64_t(b) == p.bandBatch);
+}
+
+// Units in (b, n, q-block) order, priced like the PFA planner (forward_tiling.cpp, UnitCost):
+// visible keys x max(rows, D/2) + a share per key block and per unit.
+std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::ForwardParams &p)
+{
+    std::vector<uint64_t> costs;
+    std::vector<uint64_t> perQb;
+    for (size_t b = 0; b < prob.seqQ.size(); ++b) {
+        const int64_t sq = prob.seqQ[b];
+        const AttentionCore::SparseBand band = BandOf(prob, p, b);
+        perQb.clear();
+        for (int64_t q0 = 0; q0 < sq; q0 += p.blockQ) {
+            const int64_t rows = std::min<int64_t>(p.blockQ, sq - q0);
+            const int64_t lo = band.Lo(q0);
+            const int64_t hi = band.Hi(q0 + rows - 1);
+            uint64_t cost = uint64_t(p.blockQ) * 64;
+            if (hi > lo) {
+                const uint64_t blocks = uint64_t((hi - lo + p.blockKv - 1) / p.blockKv);
+                cost += uint64_t(hi - lo) * std::max<uint64_t>(uint64_t(rows), p.headDim / 2) + blocks * p.blockQ * 32;
+            }
+            perQb.push_back(cost);
+        }
+        for (int64_t n = 0; n < prob.numHeads; ++n) costs.insert(costs.end(), perQb.begin(), perQb.end());
+    }
+    return costs;
+}
+
+}  // namespace
+
+int64_t BandBatch(uint32_t sparseMode, const std::vector<int64_t> &seqQ, const std::vector<int64_t> &seqKv)
+{
+    if (sparseMode != AttentionCore::SPARSE_RIGHT_DOWN_CAUSAL_BAND &&
+        sparseMode != AttentionCore::SPARSE_BAND_LEFT_UP_CAUSAL) {
+        return -1;
+    }
+    int64_t found = -1;
+    for (size_t b = 0; b < seqQ.size(); ++b) {
+        if (seqQ[b] > 0 && seqKv[b] > 0) {
+            found = int64_t(b);
+            if (sparseMode == AttentionCore::SPARSE_BAND_LEFT_UP_CAUSAL) break;
+        }
+    }
+    return found;
+}
+
+bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, AttentionCore::ForwardParams &p,
+                       std::string &why)
+{
+    std::memset(&p, 0, sizeof(p));
+    const uint64_t n = uint64_t(prob.numHeads), nkv = uint64_t(prob.numKvHeads), d = uint64_t(prob.headDim);
+    p.batch = static_cast<uint32_t>(prob.seqQ.size());
+    p.numHeads = static_cast<uint32_t>(n);
+    p.numKvHeads = static_cast<uint32_t>(nkv);
+    p.groupSize = nkv == 0 ? 1 : static_cast<uint32_t>(n / nkv);
+    p.seqQ = static_cast<uint32_t>(*std::max_element(prob.seqQ.begin(), prob.seqQ.end()));
+    p.seqKv = static_cast<uint32_t>(*std::max_element(prob.seqKv.begin(), prob.seqKv.end()));
+    p.headDim = static_cast<uint32_t>(d);
+    p.headDimAlign = static_cast<uint32_t>((d + 15) / 16 * 16);
+    // TND: a batch is a token offset (WorkUnit::qBase / kvBase), so the batch stride is 0.
+    p.qStrideN = d;
+    p.qStrideS = n * d;
+    p.kvStrideN = d;
+    p.kvStrideS = nkv * d;
+    p.oStrideN = d;
+    p.oStrideS = n * d;
+    p.scaleValue = prob.scale;
+    p.hasMask = prob.hasMask ? 1 : 0;
+    p.maskStrideS = uint64_t(prob.maskCols);
+    p.preTokens = Clamp(prob.preTokens);
+    p.nextTokens = Clamp(prob.nextTokens);
+    p.sparseMode = prob.sparseMode;
+    p.hasPrefix = prob.prefix.empty() ? 0 : 1;
+    p.bandBatch = BandBatch(prob.sparseMode, prob.seqQ, prob.seqKv);
+    p.hasSoftmaxStats = 1;
+    p.statsStrideS = n * 8;
+    p.statsStrideN = 8;
+    p.hasPse = prob.hasPse ? 1 : 0;
+    if (prob.hasPse) {
+        p.pseRows = static_cast<uint32_t>(prob.pseRows);
+        p.pseCols = static_cast<uint32_t>(prob.pseCols);
+        p.pseStrideN = uint64_t(prob.pseRows) * uint64_t(prob.pseCols);
+        p.pseStrideB = prob.pseBatch == 1 ? 0 : n * p.pseStrideN;
+    }
+
+    uint32_t maxRows = 0;
+    if (!ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
+
+    // As PlanForward: the q-block with the smallest planned makespan (within 5 %: the larger).
+    AttentionCore::ForwardParams best = p;
+    uint64_t bestSpan = 0;
+    for (uint32_t r = maxRows; r >= 8; r /= 2) {
+        AttentionCore::ForwardParams t = p;
+        t.rowsPerVec = r;
+        t.blockQ = 2 * r;
+        t.qBlocksPerHead = static_cast<uint32_t>((int64_t(p.seqQ) + t.blockQ - 1) / t.blockQ);
+        const std::vector<uint64_t> costs = UnitCosts(prob, t);
+        t.unitCount = costs.size();
+        const uint32_t cores = static_cast<uint32_t>(
+            std::max<uint64_t>(1, std::min<uint64_t>({uint64_t(budget.aicNum), t.unitCount, AttentionCore::MAX_CORES})));
+        const uint64_t span = SplitContiguous(costs, cores, t.coreUnitStart);
+        t.usedCores = 1;
+        while (t.usedCores < cores && t.coreUnitStart[t.usedCores] < t.unitCount) ++t.usedCores;
+        t.coreUnitStart[t.usedCores] = t.unitCount;
+        if (r == maxRows || span * 100 < bestSpan * 95) {
+            best = t;
+            bestSpan = span;
+        }
+        if (t.unitCount >= 8ull * cores) break;
+    }
+    p = best;
+    p.wsSlotS = uint64_t(p.blockQ) * p.blockKv * 4;
+    p.wsSlotP = uint64_t(p.blockQ) * p.blockKv * prob.dtypeBytes;
+    p.wsSlotO = uint64_t(p.blockQ) * p.headDimAlign * 4;
+    p.wsBytesPerCore = 2 * (p.wsSlotS + p.wsSlotP + p.wsSlotO);
+    return true;
+}
+
+}  // namespace fa_host

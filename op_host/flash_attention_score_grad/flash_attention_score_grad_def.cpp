@@ -1,0 +1,71 @@
+// OpDef of FlashAttentionScoreGrad as aclnnFlashAttentionUnpaddingScoreGradV5 (spec 003) runs
+// it on this project's kernel: TND query/key/value/dy/attention_in in FLOAT16 or BFLOAT16, an
+// optional BOOL/UINT8 atten_mask, FLOAT softmax_max/sum, the cumulative INT64 sequence lengths
+// (value-dependent) and dq/dk/dv in the input dtype. Inputs the kernel does not implement yet
+// (pse, dropout, rope, sink, prefix) are rejected by the aclnn API before this point.
+#include <vector>
+
+#include "flash_attention_score_grad_tiling.h"
+#include "register/op_def_registry.h"
+
+namespace ops {
+
+namespace {
+
+struct Columns {
+    std::vector<ge::DataType> qkv, mask, f32, lens;
+    std::vector<ge::Format> nd;
+};
+
+Columns MakeColumns()
+{
+    Columns c;
+    for (ge::DataType dt : {ge::DT_FLOAT16, ge::DT_BF16}) {
+        for (ge::DataType m : {ge::DT_BOOL, ge::DT_UINT8}) {
+            c.qkv.push_back(dt);
+            c.mask.push_back(m);
+            c.f32.push_back(ge::DT_FLOAT);
+            c.lens.push_back(ge::DT_INT64);
+            c.nd.push_back(ge::FORMAT_ND);
+        }
+    }
+    return c;
+}
+
+}  // namespace
+
+class FlashAttentionScoreGrad : public OpDef {
+public:
+    explicit FlashAttentionScoreGrad(const char *name) : OpDef(name)
+    {
+        const Columns c = MakeColumns();
+        this->Input("query").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
+        this->Input("key").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
+        this->Input("value").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
+        this->Input("dy").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
+        this->Input("atten_mask").ParamType(OPTIONAL).DataType(c.mask).Format(c.nd);
+        this->Input("softmax_max").ParamType(REQUIRED).DataType(c.f32).Format(c.nd);
+        this->Input("softmax_sum").ParamType(REQUIRED).DataType(c.f32).Format(c.nd);
+        this->Input("attention_in").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
+        this->Input("actual_seq_qlen").ParamType(REQUIRED).DataType(c.lens).Format(c.nd).ValueDepend(REQUIRED);
+        this->Input("actual_seq_kvlen").ParamType(REQUIRED).DataType(c.lens).Format(c.nd).ValueDepend(REQUIRED);
+        this->Output("dq").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
+        this->Output("dk").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
+        this->Output("dv").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
+        this->Attr("scale_value").AttrType(OPTIONAL).Float(1.0f);
+        this->Attr("pre_tokens").AttrType(OPTIONAL).Int(2147483647);
+        this->Attr("next_tokens").AttrType(OPTIONAL).Int(2147483647);
+        this->Attr("head_num").AttrType(REQUIRED).Int();
+        this->Attr("input_layout").AttrType(REQUIRED).String();
+        this->Attr("sparse_mode").AttrType(OPTIONAL).Int(0);
+        this->Attr("softmax_in_layout").AttrType(OPTIONAL).String("");
+        this->SetInferShape(ge::InferShapeFlashAttentionScoreGrad);
+        this->AICore().SetTiling(optiling::FlashAttentionScoreGradTiling);
+        this->AICore().AddConfig("ascend910b");
+        this->AICore().AddConfig("ascend910_93");
+    }
+};
+
+OP_ADD(FlashAttentionScoreGrad);
+
+}  // namespace ops

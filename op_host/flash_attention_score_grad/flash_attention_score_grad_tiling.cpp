@@ -1,0 +1,118 @@
+// Tiling of FlashAttentionScoreGrad (TND): reads shapes, attributes and the cumulative
+// sequence lengths from the TilingContext, the core budget from PlatformAscendC, and plans the
+// shared backward core (fa_host::PlanBackward).
+#include <cstring>
+#include <string>
+
+#include "../common/backward_tiling.h"
+#include "../common/op_log.h"
+#include "../../op_kernel/flash_attention_score_grad/flash_attention_score_grad_tiling_data.h"
+#include "exe_graph/runtime/tiling_context.h"
+#include "flash_attention_score_grad_tiling.h"
+#include "tiling/platform/platform_ascendc.h"
+
+namespace {
+
+enum InputIndex : size_t {
+    QUERY = 0, KEY, VALUE, DY, ATTEN_MASK, SOFTMAX_MAX, SOFTMAX_SUM, ATTENTION_IN, SEQ_Q, SEQ_KV
+};
+enum AttrIndex : size_t { SCALE = 0, PRE_TOKENS, NEXT_TOKENS, HEAD_NUM, INPUT_LAYOUT, SPARSE_MODE, STATS_LAYOUT };
+
+std::vector<int64_t> Dims(const gert::Shape &s)
+{
+    std::vector<int64_t> d;
+    for (size_t i = 0; i < s.GetDimNum(); ++i) d.push_back(s.GetDim(i));
+    return d;
+}
+
+// (batch, head, row) strides of a [Sq,Skv] / [B,N or 1,Sq,Skv] mask; 0 = broadcast.
+fa_host::Strides MaskStrides(const std::vector<int64_t> &m)
+{
+    const size_t r = m.size();
+    const uint64_t rowsCols = uint64_t(m[r - 2] * m[r - 1]);
+    fa_host::Strides st{0, 0, uint64_t(m[r - 1])};
+    if (r == 4) {
+        st.b = m[0] == 1 ? 0 : uint64_t(m[1]) * rowsCols;
+        st.n = m[1] == 1 ? 0 : rowsCols;
+    }
+    return st;
+}
+
+bool ReadLens(const gert::TilingContext *context, size_t index, std::vector<int64_t> &out)
+{
+    const gert::Tensor *t = context->GetOptionalInputTensor(index);
+    if (t == nullptr || t->GetData<int64_t>() == nullptr) return false;
+    const int64_t *v = t->GetData<int64_t>();
+    out.assign(v, v + t->GetShapeSize());
+    return true;
+}
+
+}  // namespace
+
+namespace optiling {
+
+ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
+{
+    const gert::RuntimeAttrs *attrs = context->GetAttrs();
+    const float *scale = attrs->GetAttrPointer<float>(SCALE);
+    const int64_t *pre = attrs->GetAttrPointer<int64_t>(PRE_TOKENS);
+    const int64_t *next = attrs->GetAttrPointer<int64_t>(NEXT_TOKENS);
+    const int64_t *heads = attrs->GetAttrPointer<int64_t>(HEAD_NUM);
+    const char *layout = attrs->GetAttrPointer<char>(INPUT_LAYOUT);
+    const int64_t *mode = attrs->GetAttrPointer<int64_t>(SPARSE_MODE);
+    const char *stats = attrs->GetAttrPointer<char>(STATS_LAYOUT);
+    if (heads == nullptr || *heads <= 0 || layout == nullptr || std::strcmp(layout, "TND") != 0) {
+        FA_LOGE("FlashAttentionScoreGrad tiling: head_num / input_layout missing or not TND");
+        return ge::GRAPH_FAILED;
+    }
+    const std::vector<int64_t> q = Dims(context->GetInputShape(QUERY)->GetStorageShape());
+    const std::vector<int64_t> k = Dims(context->GetInputShape(KEY)->GetStorageShape());
+    if (q.size() != 3 || k.size() != 3 || k[1] <= 0 || *heads % k[1] != 0) {
+        FA_LOGE("FlashAttentionScoreGrad tiling: query/key are not TND with N a multiple of the kv heads");
+        return ge::GRAPH_FAILED;
+    }
+    fa_host::BackwardProblem prob;
+    prob.numHeads = *heads;
+    prob.numKvHeads = k[1];
+    prob.headDim = q[2];
+    prob.tq = q[0];
+    prob.tkv = k[0];
+    prob.dtypeBytes = 2;
+    prob.scale = scale == nullptr ? 1.0f : *scale;
+    prob.statsTnd = stats != nullptr && (std::strcmp(stats, "same_as_input") == 0 || std::strcmp(stats, "TND") == 0);
+    prob.sparseMode = mode == nullptr ? 0 : *mode;
+    prob.preTokens = pre == nullptr ? 2147483647 : *pre;
+    prob.nextTokens = next == nullptr ? 2147483647 : *next;
+    const gert::StorageShape *mask = context->GetOptionalInputShape(ATTEN_MASK);
+    prob.hasMask = mask != nullptr;
+    if (prob.hasMask) prob.mask = MaskStrides(Dims(mask->GetStorageShape()));
+    if (!ReadLens(context, SEQ_Q, prob.cumQ) || !ReadLens(context, SEQ_KV, prob.cumKv) ||
+        prob.cumQ.size() != prob.cumKv.size() || prob.cumQ.empty()) {
+        FA_LOGE("FlashAttentionScoreGrad tiling: actual_seq_qlen/kvlen missing or of different lengths");
+        return ge::GRAPH_FAILED;
+    }
+
+    platform_ascendc::PlatformAscendC platform(context->GetPlatformInfo());
+    fa_host::CoreBudget budget;
+    budget.aicNum = platform.GetCoreNumAic();
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, budget.ub);
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L1, budget.l1);
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_A, budget.l0a);
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_B, budget.l0b);
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_C, budget.l0c);
+
+    FlashAttentionScoreGradTilingData *data = context->GetTilingData<FlashAttentionScoreGradTilingData>();
+    std::string why;
+    if (!fa_host::PlanBackward(prob, budget, data->params, why)) {
+        FA_LOGE("FlashAttentionScoreGrad tiling: %s", why.c_str());
+        return ge::GRAPH_FAILED;
+    }
+    const ge::DataType dtype = context->GetInputDesc(QUERY)->GetDataType();
+    context->SetTilingKey(dtype == ge::DT_BF16 ? FAG_TILING_KEY_BF16 : FAG_TILING_KEY_FP16);
+    context->SetBlockDim(data->params.usedCores);
+    size_t *ws = context->GetWorkspaceSizes(1);
+    ws[0] = fa_host::BackwardWorkspaceBytes(data->params) + platform.GetLibApiWorkSpaceSize();
+    return ge::GRAPH_SUCCESS;
+}
+
+}  // namespace optiling

@@ -1,0 +1,347 @@
+// Validation of aclnnIncreFlashAttentionV4's arguments against spec 002 (Atlas A2 rules), plus
+// the features this implementation does not provide yet (161002 with a message saying so; the
+// list is in docs/ops/incre_flash_attention_v4.md). Target-neutral.
+#include "incre_flash_attention_checks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "../../common/attention_checks.h"
+#if __has_include("emu/acl_objects.h")
+#include "emu/acl_objects.h"
+#else
+#include "opdev/common_types.h"
+#endif
+
+namespace {
+
+using fa_host::BnsdDims;
+using fa_host::Layout;
+using fa_host::ParamChecker;
+using fa_host::TensorDesc;
+
+// Spec 002, Atlas A2 limits.
+constexpr int64_t MAX_BATCH = 65536;
+constexpr int64_t MAX_HEADS = 256;
+constexpr int64_t MAX_HEAD_DIM = 512;
+constexpr int64_t MAX_GQA_RATIO = 64;
+constexpr int64_t MAX_BLOCK_SIZE = 512;
+constexpr int64_t MAX_ROW_PITCH = 65535;  // K/V row pitch of one DMA (hardware field, 16 bits)
+constexpr int64_t KV_BLOCK = 128;         // keys per block of the forward core
+
+long long LL(int64_t v) { return static_cast<long long>(v); }
+
+struct State {
+    Layout layout = Layout::INVALID;
+    BnsdDims q;
+    int64_t kvHeads = 0;
+    int64_t seqKv = 0;
+    bool paged = false;
+    bool leftPadding = false;
+    std::vector<int64_t> lens;
+    std::vector<TensorDesc> keys, values;
+};
+
+bool CheckQuery(ParamChecker &c, const IfaArgs &a, const TensorDesc &q, State &s)
+{
+    s.layout = fa_host::ParseLayout(a.inputLayout);
+    if (!c.DtypeIn(q, "query", {ACL_FLOAT16, ACL_BF16}) || !c.FormatND(q, "query") || !c.Contiguous(q, "query") ||
+        !c.Require(s.layout == Layout::BSH || s.layout == Layout::BSND || s.layout == Layout::BNSD, "inputLayout",
+                   "is \"%s\" (supported: BSH, BSND, BNSD)", a.inputLayout)) {
+        return false;
+    }
+    const size_t rank = s.layout == Layout::BSH ? 3 : 4;
+    const char *name = fa_host::LayoutName(s.layout);
+    if (!c.Require(q.shape.size() == rank, "query", "has shape %s but inputLayout %s needs %zu dims",
+                   q.ShapeString().c_str(), name, rank) ||
+        !c.Require(a.numHeads > 0 && a.numHeads <= MAX_HEADS, "numHeads", "is %lld (must be in [1, %lld])",
+                   LL(a.numHeads), LL(MAX_HEADS)) ||
+        !c.Require(a.numKeyValueHeads >= 0, "numKeyValueHeads", "is %lld (must be >= 0; 0 means numHeads)",
+                   LL(a.numKeyValueHeads))) {
+        return false;
+    }
+    s.kvHeads = a.numKeyValueHeads == 0 ? a.numHeads : a.numKeyValueHeads;
+    if (!c.Require(a.numHeads % s.kvHeads == 0, "numKeyValueHeads", "is %lld but numHeads %lld is not a multiple of it",
+                   LL(s.kvHeads), LL(a.numHeads)) ||
+        !c.Require(a.numHeads / s.kvHeads <= MAX_GQA_RATIO, "numKeyValueHeads",
+                   "is %lld: numHeads / numKeyValueHeads = %lld exceeds %lld", LL(s.kvHeads),
+                   LL(a.numHeads / s.kvHeads), LL(MAX_GQA_RATIO)) ||
+        !c.Require(s.layout != Layout::BSH || q.shape[2] % a.numHeads == 0, "query",
+                   "has H = %lld, not a multiple of numHeads %lld", LL(q.shape[2]), LL(a.numHeads))) {
+        return false;
+    }
+    fa_host::DimsOf(q, s.layout, a.numHeads, s.q);
+    return c.Require(s.q.n == a.numHeads, "numHeads", "is %lld but query has N = %lld (%s)", LL(a.numHeads),
+                     LL(s.q.n), name) &&
+           c.Require(s.q.s == 1, "query", "has S = %lld (incremental inference needs query S = 1)", LL(s.q.s)) &&
+           c.Require(s.q.b <= MAX_BATCH, "query", "has batch B = %lld (at most %lld)", LL(s.q.b), LL(MAX_BATCH)) &&
+           c.Require(s.q.d > 0 && s.q.d <= MAX_HEAD_DIM, "query", "has head dim D = %lld (must be in [1, %lld])",
+                     LL(s.q.d), LL(MAX_HEAD_DIM));
+}
+
+// key/value lists: presence, dtypes, formats, pairwise shapes.
+bool CheckKvLists(ParamChecker &c, const IfaArgs &a, const TensorDesc &q, State &s)
+{
+    uint64_t nk = 0, nv = 0;
+    aclGetTensorListSize(a.key, &nk);
+    aclGetTensorListSize(a.value, &nv);
+    if (!c.Require(nk > 0, "key", "is an empty tensor list") ||
+        !c.Require(nv == nk, "value", "holds %llu tensors but key holds %llu (they must match)",
+                   static_cast<unsigned long long>(nv), static_cast<unsigned long long>(nk))) {
+        return false;
+    }
+    for (uint64_t i = 0; i < nk; ++i) {
+        if (!c.NotNull((*a.key)[i], "key[i]", "every tensor of the list must be given") ||
+            !c.NotNull((*a.value)[i], "value[i]", "every tensor of the list must be given")) {
+            return false;
+        }
+        s.keys.push_back(fa_host::Describe((*a.key)[i]));
+        s.values.push_back(fa_host::Describe((*a.value)[i]));
+        const TensorDesc &k = s.keys.back();
+        const TensorDesc &v = s.values.back();
+        if (!c.DtypeIn(k, "key", {ACL_FLOAT16, ACL_BF16, ACL_INT8}) || !c.SameDtype(v, "value", k, "key") ||
+            !c.SameDtype(k, "key", s.keys[0], "key[0]") || !c.FormatND(k, "key") || !c.FormatND(v, "value") ||
+            !c.Contiguous(k, "key") || !c.Contiguous(v, "value") ||
+            !c.Require(v.shape == k.shape, "value", "[%llu] has shape %s but key has %s (they must match)",
+                       static_cast<unsigned long long>(i), v.ShapeString().c_str(), k.ShapeString().c_str())) {
+            return false;
+        }
+    }
+    if (s.keys[0].dtype == ACL_INT8) {
+        return c.Require(a.antiquantScale != nullptr, "antiquantScale",
+                         "is null but key/value are INT8 (int8 KV needs the antiquant scale)") &&
+               c.Require(false, "key", "is INT8: int8 KV cache with antiquant is not implemented by this "
+                                       "implementation yet (use FLOAT16/BFLOAT16 key/value)");
+    }
+    return c.SameDtype(s.keys[0], "key", q, "query") &&
+           c.Require(a.antiquantScale == nullptr && a.antiquantOffset == nullptr, "antiquantScale",
+                     "/antiquantOffset given but key/value are not INT8 (they dequantise int8 KV only)");
+}
+
+bool CheckContiguousKv(ParamChecker &c, State &s)
+{
+    const char *name = fa_host::LayoutName(s.layout);
+    if (!c.Require(s.keys.size() == 1 || static_cast<int64_t>(s.keys.size()) == s.q.b, "key",
+                   "holds %zu tensors (must be 1 tensor of batch B or B = %lld tensors of batch 1)", s.keys.size(),
+                   LL(s.q.b))) {
+        return false;
+    }
+    if (s.keys.size() > 1) {
+        return c.Require(false, "key", "holds %zu tensors: the tensor-list form with one tensor per batch is not "
+                                       "implemented yet (pass one tensor holding every batch)", s.keys.size());
+    }
+    const TensorDesc &k = s.keys[0];
+    const size_t rank = s.layout == Layout::BSH ? 3 : 4;
+    if (!c.Require(k.shape.size() == rank, "key", "has shape %s but inputLayout %s needs %zu dims",
+                   k.ShapeString().c_str(), name, rank)) {
+        return false;
+    }
+    BnsdDims kd;
+    fa_host::DimsOf(k, s.layout, s.kvHeads, kd);
+    s.seqKv = kd.s;
+    const int64_t width = s.layout == Layout::BSH ? k.shape[2] : kd.n * kd.d;
+    return c.Require(kd.b == s.q.b, "key", "has batch %lld but query has %lld", LL(kd.b), LL(s.q.b)) &&
+           c.Require(s.layout == Layout::BSH ? k.shape[2] == s.kvHeads * s.q.d : kd.n == s.kvHeads, "key",
+                     "has shape %s: N must be numKeyValueHeads = %lld (%s, H = N x D = %lld)",
+                     k.ShapeString().c_str(), LL(s.kvHeads), name, LL(s.kvHeads * s.q.d)) &&
+           c.Require(s.layout == Layout::BSH || kd.d == s.q.d, "key", "has head dim D = %lld but query has %lld",
+                     LL(kd.d), LL(s.q.d)) &&
+           c.Require(s.layout == Layout::BNSD || width <= MAX_ROW_PITCH, "key",
+                     "has N x D = %lld per token: this implementation supports at most %lld for %s (use BNSD or "
+                     "fewer KV heads)", LL(width), LL(MAX_ROW_PITCH), name);
+}
+
+bool CheckPaged(ParamChecker &c, const IfaArgs &a, State &s)
+{
+    const TensorDesc t = fa_host::Describe(a.blockTable);
+    if (!c.DtypeIn(t, "blocktable", {ACL_INT32}) || !c.FormatND(t, "blocktable") ||
+        !c.Contiguous(t, "blocktable") ||
+        !c.Require(t.shape.size() == 2 && t.shape[0] == s.q.b, "blocktable",
+                   "has shape %s (must be (B = %lld, maxBlockNumPerSeq))", t.ShapeString().c_str(), LL(s.q.b)) ||
+        !c.Require(s.keys.size() == 1, "key", "holds %zu tensors (page attention needs one cache tensor)",
+                   s.keys.size()) ||
+        !c.Require(a.actualSeqLengths != nullptr, "actualSeqLengths", "is null (required with blocktable)") ||
+        !c.Require(a.kvPaddingSize == nullptr, "kvPaddingSize",
+                   "is given with blocktable (KV left padding applies to contiguous caches only)") ||
+        !c.Require(a.blockSize > 0 && a.blockSize <= MAX_BLOCK_SIZE && a.blockSize % 16 == 0, "blockSize",
+                   "is %lld (page attention needs a multiple of 16 in [16, %lld])", LL(a.blockSize),
+                   LL(MAX_BLOCK_SIZE)) ||
+        !c.Require(a.blockSize % KV_BLOCK == 0, "blockSize",
+                   "is %lld: this implementation supports page attention only with blockSize a multiple of %lld "
+                   "(128, 256, 384, 512)", LL(a.blockSize), LL(KV_BLOCK))) {
+        return false;
+    }
+    const TensorDesc &k = s.keys[0];
+    const int64_t h = s.kvHeads * s.q.d;
+    bool ok;
+    if (k.shape.size() == 3) {
+        ok = c.Require(k.shape[1] == a.blockSize && k.shape[2] == h, "key",
+                       "has shape %s (paged cache (blocknum, blockSize = %lld, H = %lld))", k.ShapeString().c_str(),
+                       LL(a.blockSize), LL(h)) &&
+             c.Require(h <= MAX_ROW_PITCH, "key",
+                       "has H = numKeyValueHeads x D = %lld above %lld, the hardware limit of the (blocknum, "
+                       "blocksize, H) cache (use (blocknum, KV_N, blocksize, D) or fewer KV heads)", LL(h),
+                       LL(MAX_ROW_PITCH));
+    } else {
+        ok = c.Require(k.shape.size() == 4, "key", "has shape %s (a paged cache is 3-D or 4-D)",
+                       k.ShapeString().c_str()) &&
+             c.Require(s.layout == Layout::BNSD, "key",
+                       "is a (blocknum, KV_N, blocksize, D) cache, which needs inputLayout BNSD") &&
+             c.Require(k.shape[1] == s.kvHeads && k.shape[2] == a.blockSize && k.shape[3] == s.q.d, "key",
+                       "has shape %s (paged cache (blocknum, KV_N = %lld, blockSize = %lld, D = %lld))",
+                       k.ShapeString().c_str(), LL(s.kvHeads), LL(a.blockSize), LL(s.q.d));
+    }
+    if (!ok) return false;
+    s.paged = true;
+    s.seqKv = t.shape[1] * a.blockSize;
+    int64_t blocks = 0;
+    for (size_t b = 0; b < static_cast<size_t>(s.q.b); ++b) {
+        const int64_t len = s.lens.empty() ? 0 : s.lens[s.lens.size() == 1 ? 0 : b];
+        if (!c.Require(len <= s.seqKv, "blocktable",
+                       "has %lld columns of %lld tokens but actualSeqLengths[%zu] = %lld needs more",
+                       LL(t.shape[1]), LL(a.blockSize), b, LL(len))) {
+            return false;
+        }
+        blocks += (len + a.blockSize - 1) / a.blockSize;
+    }
+    return c.Require(blocks <= k.shape[0], "key", "has %lld blocks but actualSeqLengths need %lld",
+                     LL(k.shape[0]), LL(blocks));
+}
+
+bool CheckLengths(ParamChecker &c, const IfaArgs &a, State &s)
+{
+    if (a.actualSeqLengths == nullptr) return true;
+    uint64_t n = 0;
+    aclGetIntArraySize(a.actualSeqLengths, &n);
+    if (!c.Require(n == 1 || static_cast<int64_t>(n) == s.q.b, "actualSeqLengths",
+                   "has %llu values (must be 1 or batch B = %lld)", static_cast<unsigned long long>(n), LL(s.q.b))) {
+        return false;
+    }
+    for (uint64_t i = 0; i < n; ++i) {
+        s.lens.push_back((*a.actualSeqLengths)[i]);
+        if (!c.Require(s.lens.back() >= 0, "actualSeqLengths", "[%llu] is %lld (must be >= 0)",
+                       static_cast<unsigned long long>(i), LL(s.lens.back()))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool CheckLengthsFitCache(ParamChecker &c, const State &s)
+{
+    if (s.paged || s.leftPadding) return true;  // paged: checked there; left padding: empty windows allowed
+    for (size_t i = 0; i < s.lens.size(); ++i) {
+        if (!c.Require(s.lens[i] <= s.seqKv, "actualSeqLengths", "[%zu] is %lld, above the KV S %lld", i,
+                       LL(s.lens[i]), LL(s.seqKv))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool CheckPadding(ParamChecker &c, const IfaArgs &a, State &s)
+{
+    if (a.kvPaddingSize == nullptr) return true;
+    const TensorDesc p = fa_host::Describe(a.kvPaddingSize);
+    s.leftPadding = a.actualSeqLengths != nullptr;
+    return c.DtypeIn(p, "kvPaddingSize", {ACL_INT64}) &&
+           c.Require(p.Numel() == 1, "kvPaddingSize", "has shape %s (must hold one value)", p.ShapeString().c_str());
+}
+
+// KV positions the mask / pse must cover.
+int64_t PositionsUsed(const State &s)
+{
+    if (s.lens.empty() || s.leftPadding) return s.seqKv;
+    return *std::max_element(s.lens.begin(), s.lens.end());
+}
+
+bool CheckMaskPse(ParamChecker &c, const IfaArgs &a, const TensorDesc &q, const State &s)
+{
+    const int64_t need = PositionsUsed(s);
+    if (a.attenMask != nullptr) {
+        const TensorDesc m = fa_host::Describe(a.attenMask);
+        if (!c.DtypeIn(m, "attenMask", {ACL_BOOL, ACL_INT8, ACL_UINT8}) || !c.FormatND(m, "attenMask") ||
+            !c.Contiguous(m, "attenMask") || !c.RankIn(m, "attenMask", 2, 4)) {
+            return false;
+        }
+        bool ones = true;
+        for (size_t i = 1; i + 1 < m.shape.size(); ++i) ones = ones && m.shape[i] == 1;
+        if (!c.Require(m.shape[0] == s.q.b && ones, "attenMask", "has shape %s (must be (B, S), (B, 1, S) or "
+                       "(B, 1, 1, S) with B = %lld)", m.ShapeString().c_str(), LL(s.q.b)) ||
+            !c.Require(m.shape.back() >= need, "attenMask", "has shape %s: its last dim must cover the %lld KV "
+                       "positions used", m.ShapeString().c_str(), LL(need))) {
+            return false;
+        }
+    }
+    if (a.pseShift != nullptr) {
+        const TensorDesc p = fa_host::Describe(a.pseShift);
+        if (!c.SameDtype(p, "pseShift", q, "query") || !c.FormatND(p, "pseShift") || !c.Contiguous(p, "pseShift")) {
+            return false;
+        }
+        if (!c.Require(p.shape.size() == 4 && (p.shape[0] == 1 || p.shape[0] == s.q.b) && p.shape[1] == s.q.n &&
+                           p.shape[2] == 1,
+                       "pseShift", "has shape %s (must be (B, N, 1, S) or (1, N, 1, S) with B = %lld, N = %lld)",
+                       p.ShapeString().c_str(), LL(s.q.b), LL(s.q.n)) ||
+            !c.Require(p.shape[3] >= need, "pseShift", "has shape %s: its last dim must cover the %lld KV "
+                       "positions used", p.ShapeString().c_str(), LL(need))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool CheckQuantAndOutput(ParamChecker &c, const IfaArgs &a, const TensorDesc &q, const State &s)
+{
+    const struct {
+        const aclTensor *t;
+        const char *name;
+    } unused[] = {{a.dequantScale1, "dequantScale1"}, {a.quantScale1, "quantScale1"},
+                  {a.dequantScale2, "dequantScale2"}};
+    for (const auto &u : unused) {
+        if (!c.Require(u.t == nullptr, u.name, "must be null: it applies to an int8 query, which Atlas A2 does not "
+                       "support (query/key/value all INT8), and fp16/bf16 input with INT8 output forbids it")) {
+            return false;
+        }
+    }
+    const TensorDesc o = fa_host::Describe(a.attentionOut);
+    if (!c.DtypeIn(o, "attentionOut", {ACL_FLOAT16, ACL_BF16, ACL_INT8}) || !c.FormatND(o, "attentionOut") ||
+        !c.Contiguous(o, "attentionOut") ||
+        !c.Require(o.shape == q.shape, "attentionOut", "has shape %s but must equal query's %s",
+                   o.ShapeString().c_str(), q.ShapeString().c_str())) {
+        return false;
+    }
+    if (o.dtype == ACL_INT8) {
+        return c.Require(a.quantScale2 != nullptr, "quantScale2", "is null but attentionOut is INT8 (required)") &&
+               c.Require(false, "attentionOut", "is INT8: output quantisation (quantScale2/quantOffset2) is not "
+                                                "implemented by this implementation yet");
+    }
+    (void)s;
+    return c.SameDtype(o, "attentionOut", q, "query") &&
+           c.Require(a.quantScale2 == nullptr && a.quantOffset2 == nullptr, "quantScale2",
+                     "/quantOffset2 given but attentionOut is not INT8 (they quantise an INT8 output only)");
+}
+
+}  // namespace
+
+aclnnStatus IncreFlashAttentionCheckParams(const IfaArgs &a)
+{
+    ParamChecker c("aclnnIncreFlashAttentionV4");
+    if (!c.NotNull(a.query, "query", "a required input") || !c.NotNull(a.key, "key", "a required input") ||
+        !c.NotNull(a.value, "value", "a required input") ||
+        !c.NotNull(a.inputLayout, "inputLayout", "a required attribute") ||
+        !c.NotNull(a.attentionOut, "attentionOut", "an output") ||
+        !c.NotNull(a.workspaceSize, "workspaceSize", "an output") || !c.NotNull(a.executor, "executor", "an output")) {
+        return c.Status();
+    }
+    const TensorDesc q = fa_host::Describe(a.query);
+    State s;
+    bool ok = CheckQuery(c, a, q, s) && CheckKvLists(c, a, q, s) && CheckLengths(c, a, s) && CheckPadding(c, a, s);
+    if (ok) ok = a.blockTable != nullptr ? CheckPaged(c, a, s) : CheckContiguousKv(c, s);
+    ok = ok && CheckLengthsFitCache(c, s) && CheckMaskPse(c, a, q, s) && CheckQuantAndOutput(c, a, q, s) &&
+         c.Require(a.innerPrecise == 0 || a.innerPrecise == 1, "innerPrecise",
+                   "is %lld (0 = high precision, 1 = high performance)", LL(a.innerPrecise)) &&
+         c.Require(std::isfinite(a.scaleValue), "scaleValue", "is %g (must be finite)", a.scaleValue);
+    return ok ? ACLNN_SUCCESS : c.Status();
+}

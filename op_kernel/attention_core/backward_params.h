@@ -1,0 +1,57 @@
+// Parameters of the shared backward attention core (FlashAttentionScoreGrad family, TND).
+// A plain POD the host tiling fills and the kernel reads from the tiling buffer.
+// Work split and workspace are described in docs/attention_core.md ("Backward").
+#pragma once
+#include <cstdint>
+#include "forward_params.h"
+
+namespace AttentionCore {
+
+struct BackwardParams {
+    // Shape (TND): query/dy/attention_in/dq [tq, numHeads, headDim], key/value/dk/dv
+    // [tkv, numKvHeads, headDim]; per-batch rows from the cumulative actual_seq_qlen/kvlen.
+    uint32_t batch;
+    uint32_t numHeads;
+    uint32_t numKvHeads;
+    uint32_t groupSize;  // numHeads / numKvHeads (GQA)
+    uint32_t headDim;
+    uint32_t headDimAlign;  // headDim rounded up to 16
+    uint64_t tq;
+    uint64_t tkv;
+
+    float scaleValue;
+    uint32_t statsTnd;  // softmax_max/sum are [T, N, 8] (1) or [N, T, 8] (0)
+
+    // Mask: sparse mode as the spec defines it; with hasMask == 0 the modes do not apply
+    // (full attention). Modes 0/1 read the 1-byte user mask with these strides.
+    uint32_t sparseMode;
+    uint32_t hasMask;
+    int64_t preTokens;   // clamped by the host to +-2^40
+    int64_t nextTokens;
+    uint64_t maskStrideB, maskStrideN, maskStrideS;
+    int64_t bandBatch;  // the batch carrying the band in sparse modes 7/8 (-1: none)
+
+    // Blocks: blockQ query rows (rowsPerVec per vector core) x blockKv keys; dChunk head-dim
+    // columns per cube pass.
+    uint32_t blockQ;
+    uint32_t blockKv;
+    uint32_t rowsPerVec;
+    uint32_t dChunk;
+    uint32_t usedCores;
+    uint32_t reserved0;
+
+    // Units (batch, kv head, kv block) in that order; core c owns [coreUnitStart[c],
+    // coreUnitStart[c + 1]) and with it the dK/dV rows of those units.
+    uint64_t unitCount;
+    uint64_t coreUnitStart[MAX_CORES + 1];
+
+    // Workspace (bytes from the user workspace): fp32 accumulators of dQ, dK, dV, the row
+    // terms D = rowsum(dY o O) as [tq, numHeads, 8] fp32, then per-core slots: S and dP (fp32,
+    // blockQ x blockKv) and P and dS (input dtype, same shape).
+    uint64_t wsDq, wsDk, wsDv, wsDrow, wsSlots;
+    uint64_t wsSlotBytesPerCore;
+    uint64_t wsSlotF32;  // bytes of one fp32 slot
+    uint64_t wsSlotT;    // bytes of one input-dtype slot
+};
+
+}  // namespace AttentionCore

@@ -1,0 +1,307 @@
+// Vector side (AIV) of the backward core, in three passes separated by SyncAll:
+//   1. zero the fp32 dQ/dK/dV accumulators and compute D = rowsum(dO o O) per (token, head),
+//      stored replicated 8 times ([T, N, 8], the layout of softmax_max/sum) so a row-wise
+//      broadcast reads it as is;
+//   2. per step of the cube (backward_cube.h), on its half of the rows:
+//      P = exp(scale.S - max) / sum (masked entries 0), dS = P o (dP - D),
+//      cast both and hand them to the cube;
+//   3. cast the accumulators into dq/dk/dv (input dtype), dq and dk times the scale.
+#pragma once
+#include "kernel_operator.h"
+#include "backward_geometry.h"
+#include "policies.h"
+
+namespace AttentionCore {
+
+template <typename T>
+class BackwardVector {
+public:
+    __aicore__ inline void Init(const BackwardParams *p, AscendC::TPipe *pipe, GM_ADDR dy, GM_ADDR mask,
+                                GM_ADDR softmaxMax, GM_ADDR softmaxSum, GM_ADDR attentionIn, GM_ADDR seqQ,
+                                GM_ADDR seqKv, GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR workspace)
+    {
+        p_ = p;
+        sched_.Init(p, seqQ, seqKv);
+        // The forward core's mask policy, fed with this batch's band (SetBand).
+        maskParams_.hasMask = p->hasMask != 0 && p->sparseMode <= 1 ? 1 : 0;
+        maskParams_.bandActive = 0;
+        maskParams_.maskStrideB = p->maskStrideB;
+        maskParams_.maskStrideN = p->maskStrideN;
+        maskParams_.maskStrideS = p->maskStrideS;
+        mask_.Init(&maskParams_, mask);
+        dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dy));
+        o_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(attentionIn));
+        max_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(softmaxMax));
+        sum_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(softmaxSum));
+        out_[0].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dq));
+        out_[1].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dk));
+        out_[2].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dv));
+        acc_[0].SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDq));
+        acc_[1].SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDk));
+        acc_[2].SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDv));
+        accLen_[0] = p->tq * p->numHeads * p->headDim;
+        accLen_[1] = p->tkv * p->numKvHeads * p->headDim;
+        accLen_[2] = accLen_[1];
+        drow_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDrow));
+        vecId_ = AscendC::GetBlockIdx();
+        core_ = vecId_ / 2;  // MIX 1:2: vector cores 2c and 2c+1 serve cube c
+        sub_ = AscendC::GetSubBlockIdx();
+        GM_ADDR slots = workspace + p->wsSlots + core_ * p->wsSlotBytesPerCore;
+        wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots));
+        wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + p->wsSlotF32));
+        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32));
+        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32 + p->wsSlotT));
+
+        const uint32_t cells = p->rowsPerVec * p->blockKv;
+        pipe->InitBuffer(sBuf_, cells * 4);
+        pipe->InitBuffer(dpBuf_, cells * 4);
+        pipe->InitBuffer(tmpBuf_, cells * 4);
+        pipe->InitBuffer(maskBuf_, cells);
+        pipe->InitBuffer(halfBuf_, cells * 2);
+        pipe->InitBuffer(pOutBuf_, cells * 2);
+        pipe->InitBuffer(dsOutBuf_, cells * 2);
+        pipe->InitBuffer(statBuf_, p->rowsPerVec * 32 * 3);
+        s_ = sBuf_.Get<float>();
+        dp_ = dpBuf_.Get<float>();
+        tmp_ = tmpBuf_.Get<float>();
+        const AscendC::LocalTensor<float> stats = statBuf_.Get<float>();
+        rowMax_ = stats;
+        rowSum_ = stats[p->rowsPerVec * 8];
+        rowD_ = stats[p->rowsPerVec * 16];
+    }
+
+    __aicore__ inline void Process()
+    {
+        ZeroAccumulators();
+        ComputeRowTerms();
+        AscendC::SyncAll<false>();
+        const uint64_t begin = p_->coreUnitStart[core_];
+        const uint64_t end = p_->coreUnitStart[core_ + 1];
+        if (begin < end) {
+            sched_.Seek(begin);
+        }
+        for (uint64_t unit = begin; unit < end; ++unit, sched_.Advance()) {
+            BackwardUnit u;
+            sched_.Current(u);
+            const uint32_t qBlocks = sched_.QBlocks(u);
+            SetBand(u);
+            for (uint32_t g = 0; g < p_->groupSize && qBlocks != 0; ++g) {
+                const uint32_t n = u.nkv * p_->groupSize + g;
+                for (uint32_t qb = 0; qb < qBlocks; ++qb) {
+                    const int64_t q0 = u.rowLo + static_cast<int64_t>(qb) * p_->blockQ;
+                    const int64_t left = u.rowHi - q0;
+                    const uint32_t rows = left < p_->blockQ ? static_cast<uint32_t>(left) : p_->blockQ;
+                    Step(u, n, static_cast<uint32_t>(q0), rows);
+                }
+            }
+        }
+        AscendC::SyncAll<false>();
+        CastOut();
+    }
+
+private:
+    // This vector core's share [lo, hi) of `total` items.
+    __aicore__ inline void Share(uint64_t total, uint64_t &lo, uint64_t &hi) const
+    {
+        const uint64_t parts = static_cast<uint64_t>(p_->usedCores) * 2;
+        lo = total * vecId_ / parts;
+        hi = total * (vecId_ + 1) / parts;
+    }
+
+    __aicore__ inline void ZeroAccumulators()
+    {
+        const uint32_t chunk = p_->rowsPerVec * p_->blockKv;
+        AscendC::Duplicate(s_, 0.0f, static_cast<int32_t>(chunk));
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        for (uint32_t a = 0; a < 3; ++a) {
+            uint64_t lo, hi;
+            Share(accLen_[a], lo, hi);
+            for (uint64_t x = lo; x < hi; x += chunk) {
+                const uint32_t len = hi - x < chunk ? static_cast<uint32_t>(hi - x) : chunk;
+                AscendC::DataCopyPad(acc_[a][x], s_, AscendC::DataCopyExtParams(1, len * 4, 0, 0, 0));
+            }
+        }
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // D[t, n] = sum_d dO[t, n, d] * O[t, n, d] for this core's share of the (t, n) rows.
+    __aicore__ inline void ComputeRowTerms()
+    {
+        const uint32_t d = p_->headDim;
+        const uint32_t dp = p_->headDimAlign;
+        uint32_t chunk = p_->rowsPerVec * p_->blockKv / dp;
+        chunk = chunk > 255 ? 255 : chunk;
+        uint64_t lo, hi;
+        Share(p_->tq * p_->numHeads, lo, hi);
+        const AscendC::LocalTensor<T> dyT = pOutBuf_.Get<T>();
+        const AscendC::LocalTensor<T> oT = dsOutBuf_.Get<T>();
+        const AscendC::DataCopyPadExtParams<T> zeroPad(true, 0, static_cast<uint8_t>(dp - d), 0);
+        for (uint64_t r0 = lo; r0 < hi; r0 += chunk) {
+            const uint32_t rows = hi - r0 < chunk ? static_cast<uint32_t>(hi - r0) : chunk;
+            const AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), d * sizeof(T), 0, 0, 0);
+            PipeSync<AscendC::HardEvent::V_MTE2>();
+            AscendC::DataCopyPad(dyT, dy_[r0 * d], copy, zeroPad);
+            AscendC::DataCopyPad(oT, o_[r0 * d], copy, zeroPad);
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            const int32_t count = static_cast<int32_t>(rows * dp);
+            AscendC::Cast(s_, dyT, AscendC::RoundMode::CAST_NONE, count);
+            AscendC::Cast(dp_, oT, AscendC::RoundMode::CAST_NONE, count);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Mul(s_, s_, dp_, count);
+            AscendC::PipeBarrier<PIPE_V>();
+            const uint8_t pitch = static_cast<uint8_t>(dp / 8);
+            for (uint32_t c0 = 64; c0 < dp; c0 += 64) {
+                const uint32_t lanes = dp - c0 < 64 ? dp - c0 : 64;
+                AscendC::Add(s_, s_, s_[c0], static_cast<uint64_t>(lanes), static_cast<uint8_t>(rows),
+                             AscendC::BinaryRepeatParams(1, 1, 1, pitch, pitch, pitch));
+                AscendC::PipeBarrier<PIPE_V>();
+            }
+            AscendC::WholeReduceSum(rowD_, s_, static_cast<int32_t>(dp < 64 ? dp : 64), static_cast<int32_t>(rows), 1, 1,
+                                    pitch);
+            AscendC::PipeBarrier<PIPE_V>();
+            PipeSync<AscendC::HardEvent::MTE3_V>();
+            AscendC::Brcb(tmp_, rowD_, static_cast<uint8_t>((rows + 7) / 8), AscendC::BrcbRepeatParams(1, 8));
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+            AscendC::DataCopy(drow_[r0 * 8], tmp_, rows * 8);
+        }
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // The batch's sparse-mode band as the forward mask policy's left-up band.
+    __aicore__ inline void SetBand(const BackwardUnit &u)
+    {
+        maskParams_.bandActive = u.band ? 1 : 0;
+        maskParams_.preTokens = u.pre;
+        maskParams_.nextTokens = u.next;
+    }
+
+    // `rows` 8-float stat rows of head n from token t: [T, N, 8] or [N, T, 8].
+    __aicore__ inline void LoadStats(const AscendC::LocalTensor<float> &dst, const AscendC::GlobalTensor<float> &src,
+                                     uint64_t t, uint32_t n, uint32_t rows, bool tnd)
+    {
+        const uint64_t offset = tnd ? (t * p_->numHeads + n) * 8 : (n * p_->tq + t) * 8;
+        const uint32_t gap = tnd ? (p_->numHeads - 1) * 32 : 0;
+        AscendC::DataCopyPad(dst, src[offset], AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), 32, gap, 0, 0),
+                             AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0));
+    }
+
+    // x[r][:] op= stat[r] (8 replicated floats per row) over the blockKv columns.
+    template <int op>
+    __aicore__ inline void RowOp(const AscendC::LocalTensor<float> &x, const AscendC::LocalTensor<float> &stat,
+                                 uint32_t rows)
+    {
+        const uint32_t c = p_->blockKv;
+        const AscendC::BinaryRepeatParams rep(1, 1, 0, static_cast<uint8_t>(c / 8), static_cast<uint8_t>(c / 8), 1);
+        for (uint32_t c0 = 0; c0 < c; c0 += 64) {
+            if (op == 0) {
+                AscendC::Sub(x[c0], x[c0], stat, 64, static_cast<uint8_t>(rows), rep);
+            } else {
+                AscendC::Div(x[c0], x[c0], stat, 64, static_cast<uint8_t>(rows), rep);
+            }
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+    __aicore__ inline void Step(const BackwardUnit &u, uint32_t n, uint32_t q0, uint32_t rows)
+    {
+        const uint32_t first = (rows + 1) / 2;
+        const uint32_t rowOff = sub_ == 0 ? 0 : first;
+        const uint32_t mine = sub_ == 0 ? first : rows - first;
+        AscendC::CrossCoreWaitFlag(FLAG_BWD_SDP);
+        if (mine != 0) {
+            const uint32_t c = p_->blockKv;
+            const int32_t count = static_cast<int32_t>(mine * c);
+            const uint64_t t = u.qStart + q0 + rowOff;
+            PipeSync<AscendC::HardEvent::V_MTE2>();
+            AscendC::DataCopy(s_, wsS_[rowOff * c], mine * c);
+            AscendC::DataCopy(dp_, wsDp_[rowOff * c], mine * c);
+            LoadStats(rowMax_, max_, t, n, mine, p_->statsTnd != 0);
+            LoadStats(rowSum_, sum_, t, n, mine, p_->statsTnd != 0);
+            LoadStats(rowD_, drow_, t, n, mine, true);
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous P/dS stores left the UB
+
+            // P = exp(scale.S - max) / sum; the mask turns excluded entries (and the padding
+            // columns) into -1e30 before exp, so they, and rows without a visible key, are 0.
+            AscendC::Muls(s_, s_, p_->scaleValue, count);
+            AscendC::PipeBarrier<PIPE_V>();
+            RowOp<0>(s_, rowMax_, mine);
+            WorkUnit wu;
+            wu.b = u.b;
+            wu.n = n;
+            wu.q0 = q0;
+            wu.rows = rows;
+            wu.qValid = rows;
+            wu.kvBegin = u.k0;
+            wu.kvEnd = u.k0 + u.cols;
+            if (maskParams_.hasMask != 0 || maskParams_.bandActive != 0 || u.cols < c) {
+                mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), halfBuf_.Get<half>(), wu, q0 + rowOff, mine, u.k0,
+                            u.cols, c);
+            }
+            AscendC::Exp(s_, s_, count);
+            AscendC::PipeBarrier<PIPE_V>();
+            RowOp<1>(s_, rowSum_, mine);
+
+            // dS = P o (dP - D); the scale of dQ = scale.dS.K and dK = scale.dS^T.Q is applied
+            // in fp32 by the cast-out pass (scaling dS before its rounding would push small
+            // values into fp16 subnormals).
+            RowOp<0>(dp_, rowD_, mine);
+            AscendC::Mul(dp_, dp_, s_, count);
+            AscendC::PipeBarrier<PIPE_V>();
+
+            const AscendC::LocalTensor<T> pOut = pOutBuf_.Get<T>();
+            const AscendC::LocalTensor<T> dsOut = dsOutBuf_.Get<T>();
+            AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
+            AscendC::Cast(dsOut, dp_, AscendC::RoundMode::CAST_RINT, count);
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+            AscendC::DataCopy(wsP_[rowOff * c], pOut, mine * c);
+            AscendC::DataCopy(wsDs_[rowOff * c], dsOut, mine * c);
+        }
+        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_BWD_GRAD);
+    }
+
+    // dq/dk/dv (input dtype) from the fp32 accumulators, flat, this core's share.
+    __aicore__ inline void CastOut()
+    {
+        const uint32_t chunk = p_->rowsPerVec * p_->blockKv;
+        const AscendC::LocalTensor<T> outT = pOutBuf_.Get<T>();
+        for (uint32_t a = 0; a < 3; ++a) {
+            uint64_t lo, hi;
+            Share(accLen_[a], lo, hi);
+            for (uint64_t x = lo; x < hi; x += chunk) {
+                const uint32_t len = hi - x < chunk ? static_cast<uint32_t>(hi - x) : chunk;
+                PipeSync<AscendC::HardEvent::V_MTE2>();
+                AscendC::DataCopyPad(s_, acc_[a][x], AscendC::DataCopyExtParams(1, len * 4, 0, 0, 0),
+                                     AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0));
+                PipeSync<AscendC::HardEvent::MTE2_V>();
+                PipeSync<AscendC::HardEvent::MTE3_V>();
+                if (a != 2) {  // dQ and dK carry the softmax scale
+                    AscendC::Muls(s_, s_, p_->scaleValue, static_cast<int32_t>(len));
+                    AscendC::PipeBarrier<PIPE_V>();
+                }
+                AscendC::Cast(outT, s_, AscendC::RoundMode::CAST_RINT, static_cast<int32_t>(len));
+                PipeSync<AscendC::HardEvent::V_MTE3>();
+                AscendC::DataCopyPad(out_[a][x], outT,
+                                     AscendC::DataCopyExtParams(1, len * static_cast<uint32_t>(sizeof(T)), 0, 0, 0));
+            }
+        }
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    const BackwardParams *p_ = nullptr;
+    BackwardSchedule sched_;
+    ForwardParams maskParams_{};
+    MaskMod<MaskTensorBand> mask_;
+    uint32_t vecId_ = 0, core_ = 0, sub_ = 0;
+    AscendC::GlobalTensor<T> dy_, o_;
+    AscendC::GlobalTensor<T> out_[3];
+    AscendC::GlobalTensor<float> acc_[3];
+    uint64_t accLen_[3] = {0, 0, 0};
+    AscendC::GlobalTensor<float> max_, sum_, drow_, wsS_, wsDp_;
+    AscendC::GlobalTensor<T> wsP_, wsDs_;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, tmpBuf_, maskBuf_, halfBuf_, pOutBuf_, dsOutBuf_,
+        statBuf_;
+    AscendC::LocalTensor<float> s_, dp_, tmp_, rowMax_, rowSum_, rowD_;
+};
+
+}  // namespace AttentionCore

@@ -1,0 +1,63 @@
+// Parameters of the decode (query S = 1) variant of the forward core, used by
+// IncreFlashAttention. The decode tiling is the shared ForwardParams followed by DecodeParams;
+// the decode policies (decode_policies.h) receive the ForwardParams pointer like every policy
+// and reach the DecodeParams behind it through DecodeOf() (decode_policies.h).
+//
+// A decode unit is (batch, KV head, head block, KV split): the query heads of one KV group are
+// the rows of the unit (GQA heads batched into the cube's M dimension; forward rows = heads),
+// and the batch's valid KV window is cut into kvSplits chunks of whole key blocks that
+// different cores compute; a combine pass merges them (split_kv_combine.h).
+#pragma once
+#include <cstdint>
+#include "forward_params.h"
+
+namespace AttentionCore {
+
+struct DecodeParams {
+    // KV window. kvSplits chunks of kvChunk keys (a multiple of blockKv) per (batch, KV head).
+    uint32_t kvSplits;
+    uint32_t kvChunk;
+    uint32_t hasKvLengths;   // actual_seq_lengths given (count 1 = one value for all batches)
+    uint32_t kvLengthsCount;
+    uint32_t hasLeftPadding; // kv_padding_size given together with actual_seq_lengths
+
+    // Paged KV cache: token t of batch b is row t % blockSize of cache block
+    // blockTable[b * maxBlocks + t / blockSize]; the block starts at block * pageStride and the
+    // KV head at kvHead * pageHeadStride (row pitch ForwardParams::kvStrideS).
+    uint32_t paged;
+    uint32_t blockSize;
+    uint32_t maxBlocks;
+    uint64_t pageStride;
+    uint64_t pageHeadStride;
+
+    // Tensor list of B batch-1 tensors (per-batch S): the kernel entry runs one batch at a time.
+    uint32_t kvListBatches;  // 0: one tensor holds every batch
+
+    // Mask (B, S)-like: one byte row per batch (non-zero = excluded), row pitch maskStrideB.
+    uint32_t hasMask;
+    uint64_t maskStrideB;
+    // pse_shift (B or 1, N, 1, S) in the query dtype: strides per batch (0 = broadcast), head.
+    uint32_t hasPse;
+    uint64_t pseStrideB;
+    uint64_t pseStrideN;
+    uint32_t pseIsBf16;  // pse has the query dtype: bf16 (1) or fp16 (0)
+
+    // Combine pass (kvSplits > 1): per (batch, query head, split) a partial output row
+    // (fp32, headDimAlign) and its running max and sum, in the workspace after the core slots.
+    uint64_t wsPartialOffset;  // bytes from the user workspace start
+    uint64_t combineRows;      // batch * numHeads
+    uint64_t combineRowStart[MAX_CORES * 2 + 1];  // vector core v combines rows [start[v], start[v+1])
+
+    // Runtime GM addresses the KV source and the combine need but ForwardTensors does not
+    // carry, filled by the kernel entry into its copy of the tiling (the host writes 0).
+    uint64_t blockTableAddr;   // int32 (B, maxBlocks)
+    uint64_t kvPaddingAddr;    // int64, one value
+    uint64_t workspaceAddr;  // the user workspace (partial outputs of the combine)
+};
+
+struct DecodeTiling {
+    ForwardParams params;  // first member: &tiling == &tiling.params
+    DecodeParams decode;
+};
+
+}  // namespace AttentionCore

@@ -1,0 +1,190 @@
+// Split-KV decode: when (batch, KV head) units are too few to fill the cores, the host cuts each
+// KV window into kvSplits chunks computed by different cores. Each chunk's vector core stores
+// its unnormalised output rows O_s with the running max m_s and sum l_s (StorePartialOutput,
+// called by the forward vector stage); after a barrier the combine pass merges them per row:
+//   M = max_s m_s,  w_s = exp(m_s - M),  out = sum_s w_s O_s / sum_s w_s l_s
+// (0 for a row whose M shows no visible key). Workspace (fp32), index i = (s * B + b) * N + n:
+//   O at wsPartialOffset + i * headDimAlign * 4, then m[i], then l[i].
+#pragma once
+#include "kernel_operator.h"
+#include "decode_policies.h"
+#include "sync.h"
+
+namespace AttentionCore {
+
+struct PartialLayout {
+    __aicore__ inline explicit PartialLayout(const ForwardParams *p)
+    {
+        const DecodeParams &d = DecodeOf(p);
+        const uint64_t rowsAll = static_cast<uint64_t>(d.kvSplits) * d.combineRows;
+        GM_ADDR base = reinterpret_cast<GM_ADDR>(d.workspaceAddr) + d.wsPartialOffset;
+        o.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base));
+        m.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base + rowsAll * p->headDimAlign * 4));
+        l.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base + rowsAll * (p->headDimAlign + 1) * 4));
+    }
+    AscendC::GlobalTensor<float> o, m, l;
+};
+
+__aicore__ inline void CopyFloats(const AscendC::GlobalTensor<float> &dst, const AscendC::LocalTensor<float> &src,
+                                  uint32_t count)
+{
+    AscendC::DataCopyPad(dst, src, AscendC::DataCopyExtParams(1, count * 4, 0, 0, 0));
+}
+
+__aicore__ inline void CopyFloats(const AscendC::LocalTensor<float> &dst, const AscendC::GlobalTensor<float> &src,
+                                  uint32_t count)
+{
+    AscendC::DataCopyPad(dst, src, AscendC::DataCopyExtParams(1, count * 4, 0, 0, 0),
+                         AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
+}
+
+// Vector-stage hook (partial_output.h): rows [rowOff, rowOff + rows) of unit u.
+__aicore__ inline bool StorePartialOutput(const WorkSplit<SplitKvCombine> &split, const WorkUnit &u, uint32_t rowOff,
+                                          uint32_t rows, const AscendC::LocalTensor<float> &acc,
+                                          const AscendC::LocalTensor<float> &m, const AscendC::LocalTensor<float> &l)
+{
+    const ForwardParams *p = split.p_;
+    const DecodeParams &d = DecodeOf(p);
+    if (d.kvSplits <= 1) {
+        return false;
+    }
+    const uint32_t s = u.n % d.kvSplits;
+    const uint64_t head = static_cast<uint64_t>(u.n / d.kvSplits) * p->groupSize + u.q0 + rowOff;
+    const uint64_t i = (static_cast<uint64_t>(s) * p->batch + u.b) * p->numHeads + head;
+    const PartialLayout ws(p);
+    PipeSync<AscendC::HardEvent::V_MTE3>();
+    AscendC::DataCopy(ws.o[i * p->headDimAlign], acc, rows * p->headDimAlign);
+    CopyFloats(ws.m[i], m, rows);
+    CopyFloats(ws.l[i], l, rows);
+    PipeSync<AscendC::HardEvent::MTE3_V>();
+    return true;
+}
+
+// The combine pass, run by every vector core after the forward core has finished.
+template <typename T>
+class KvSplitCombiner {
+public:
+    static constexpr uint32_t ROWS = 16;  // output rows merged at once
+
+    __aicore__ inline void Run(const ForwardParams *p, GM_ADDR out)
+    {
+        p_ = p;
+        const DecodeParams &d = DecodeOf(p);
+        AscendC::PipeBarrier<PIPE_ALL>();
+        AscendC::SyncAll();  // every partial is in the workspace
+        const uint32_t v = AscendC::GetBlockIdx();
+        const uint64_t begin = d.combineRowStart[v];
+        const uint64_t end = d.combineRowStart[v + 1];
+        if (begin >= end) {
+            return;
+        }
+        AscendC::TPipe pipe;
+        const uint32_t dp = p->headDimAlign;
+        const uint32_t splits = d.kvSplits;
+        pipe.InitBuffer(accBuf_, ROWS * dp * 4);
+        pipe.InitBuffer(partBuf_, ROWS * dp * 4);
+        pipe.InitBuffer(outBuf_, ROWS * dp * sizeof(T));
+        pipe.InitBuffer(statBuf_, (2 * splits + 4) * ROWS * 4);
+        pipe.InitBuffer(bcastBuf_, ROWS * 32);
+        out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
+        const PartialLayout ws(p);
+        for (uint64_t r0 = begin; r0 < end; r0 += ROWS) {
+            const uint32_t rows = end - r0 < ROWS ? static_cast<uint32_t>(end - r0) : ROWS;
+            MergeRows(ws, r0, rows);
+        }
+    }
+
+private:
+    __aicore__ inline void MergeRows(const PartialLayout &ws, uint64_t r0, uint32_t rows)
+    {
+        const DecodeParams &d = DecodeOf(p_);
+        const uint32_t splits = d.kvSplits;
+        const uint32_t dp = p_->headDimAlign;
+        const AscendC::LocalTensor<float> stats = statBuf_.Get<float>();
+        const AscendC::LocalTensor<float> mAll = stats;               // splits x ROWS
+        const AscendC::LocalTensor<float> lAll = stats[splits * ROWS];
+        const AscendC::LocalTensor<float> mMax = stats[2 * splits * ROWS];
+        const AscendC::LocalTensor<float> w = stats[(2 * splits + 1) * ROWS];
+        const AscendC::LocalTensor<float> denom = stats[(2 * splits + 2) * ROWS];
+        const AscendC::LocalTensor<float> inv = stats[(2 * splits + 3) * ROWS];
+        const uint64_t stride = d.combineRows;
+
+        PipeSync<AscendC::HardEvent::V_MTE2>();
+        for (uint32_t s = 0; s < splits; ++s) {
+            CopyFloats(mAll[s * ROWS], ws.m[s * stride + r0], rows);
+            CopyFloats(lAll[s * ROWS], ws.l[s * stride + r0], rows);
+        }
+        PipeSync<AscendC::HardEvent::MTE2_V>();
+        // M = max_s m_s; denom = sum_s exp(m_s - M) * l_s
+        AscendC::Adds(mMax, mAll, 0.0f, static_cast<int32_t>(rows));
+        AscendC::PipeBarrier<PIPE_V>();
+        for (uint32_t s = 1; s < splits; ++s) {
+            AscendC::Max(mMax, mMax, mAll[s * ROWS], static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+        AscendC::Duplicate(denom, 0.0f, static_cast<int32_t>(rows));
+        for (uint32_t s = 0; s < splits; ++s) {
+            const AscendC::LocalTensor<float> e = mAll[s * ROWS];  // becomes exp(m_s - M)
+            AscendC::Sub(e, e, mMax, static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Exp(e, e, static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Mul(w, e, lAll[s * ROWS], static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Add(denom, denom, w, static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+        PipeSync<AscendC::HardEvent::V_S>();
+        for (uint32_t r = 0; r < rows; ++r) {
+            const float l = denom.GetValue(r);
+            const bool visible = mMax.GetValue(r) > MASKED_ROW_MAX && l > 0.0f;
+            inv.SetValue(r, visible ? 1.0f / l : 0.0f);
+        }
+        PipeSync<AscendC::HardEvent::S_V>();
+
+        const AscendC::LocalTensor<float> acc = accBuf_.Get<float>();
+        const AscendC::LocalTensor<float> part = partBuf_.Get<float>();
+        AscendC::Duplicate(acc, 0.0f, static_cast<int32_t>(rows * dp));
+        for (uint32_t s = 0; s < splits; ++s) {
+            AscendC::Mul(w, mAll[s * ROWS], inv, static_cast<int32_t>(rows));
+            PipeSync<AscendC::HardEvent::V_MTE2>();
+            AscendC::DataCopy(part, ws.o[(s * stride + r0) * dp], rows * dp);
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            ScaleRowsAdd(acc, part, w, rows);
+        }
+        const AscendC::LocalTensor<T> o = outBuf_.Get<T>();
+        AscendC::Cast(o, acc, AscendC::RoundMode::CAST_RINT, rows * dp);
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        // S = 1: output row i = b * N + n sits at i * D in every layout.
+        const uint32_t dd = p_->headDim;
+        AscendC::DataCopyPad(out_[r0 * dd], o, AscendC::DataCopyExtParams(static_cast<uint16_t>(rows),
+                                                                          dd * sizeof(T), 0, 0, 0));
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // acc[r][:] += part[r][:] * w[r]
+    __aicore__ inline void ScaleRowsAdd(const AscendC::LocalTensor<float> &acc, const AscendC::LocalTensor<float> &part,
+                                        const AscendC::LocalTensor<float> &w, uint32_t rows)
+    {
+        const uint32_t dp = p_->headDimAlign;
+        const AscendC::LocalTensor<float> bcast = bcastBuf_.Get<float>();
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Brcb(bcast, w, static_cast<uint8_t>((rows + 7) / 8), AscendC::BrcbRepeatParams(1, 8));
+        AscendC::PipeBarrier<PIPE_V>();
+        for (uint32_t c0 = 0; c0 < dp; c0 += 64) {
+            const uint32_t lanes = dp - c0 < 64 ? dp - c0 : 64;
+            AscendC::Mul(part[c0], part[c0], bcast, lanes, static_cast<uint8_t>(rows),
+                         AscendC::BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(dp / 8),
+                                                     static_cast<uint8_t>(dp / 8), 1));
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Add(acc, acc, part, static_cast<int32_t>(rows * dp));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+    const ForwardParams *p_ = nullptr;
+    AscendC::GlobalTensor<T> out_;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf_, partBuf_, outBuf_, statBuf_, bcastBuf_;
+};
+
+}  // namespace AttentionCore

@@ -1,0 +1,206 @@
+// Seam policies of the varlen forward (FlashAttentionVarLenScore, TND): the work split over
+// per-batch query lengths, the sparse-mode mask (modes 0-8 through sparse_mode.h) and the
+// pse score modifier. Included by policies.h after the PFA policies.
+#pragma once
+#include "sparse_mode.h"
+#include "sync.h"
+
+namespace AttentionCore {
+
+// Units (b, n, q-block) in that order over TND tensors: batch b has ceil(Sq_b / blockQ)
+// q-blocks per head, Sq_b and Skv_b from the cumulative int64 lengths in GM. A core walks its
+// contiguous unit range in order, so Decode keeps a cursor on the current batch instead of
+// searching from batch 0 each time.
+template <>
+struct WorkSplit<SplitTnd> {
+    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
+    {
+        p_ = p;
+        cumQ_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqLengths));
+        cumKv_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqKvLengths));
+        Load(0, 0);
+    }
+    __aicore__ inline uint64_t Begin(uint32_t core) const { return p_->coreUnitStart[core]; }
+    __aicore__ inline uint64_t End(uint32_t core) const { return p_->coreUnitStart[core + 1]; }
+    __aicore__ inline void Decode(uint64_t unit, WorkUnit &u)
+    {
+        if (unit < base_) {
+            Load(0, 0);
+        }
+        while (unit >= base_ + units_ && b_ + 1 < p_->batch) {
+            Load(b_ + 1, base_ + units_);
+        }
+        const uint64_t local = unit - base_;
+        const uint32_t qb = static_cast<uint32_t>(local % qBlocks_);
+        u.b = b_;
+        u.n = static_cast<uint32_t>(local / qBlocks_);
+        u.q0 = qb * p_->blockQ;
+        const int64_t left = seqQ_ - static_cast<int64_t>(u.q0);
+        u.rows = left < p_->blockQ ? static_cast<uint32_t>(left) : p_->blockQ;
+        u.qValid = u.rows;
+        u.qBase = qStart_;
+        u.kvBase = kvStart_;
+        u.seqQ = seqQ_;
+        u.seqKv = seqKv_;
+    }
+
+private:
+    __aicore__ inline void Load(uint32_t b, uint64_t base)
+    {
+        b_ = b;
+        base_ = base;
+        const int64_t q0 = b == 0 ? 0 : cumQ_.GetValue(b - 1);
+        const int64_t k0 = b == 0 ? 0 : cumKv_.GetValue(b - 1);
+        qStart_ = static_cast<uint64_t>(q0);
+        kvStart_ = static_cast<uint64_t>(k0);
+        seqQ_ = cumQ_.GetValue(b) - q0;
+        seqKv_ = cumKv_.GetValue(b) - k0;
+        qBlocks_ = static_cast<uint64_t>((seqQ_ + p_->blockQ - 1) / p_->blockQ);
+        units_ = qBlocks_ * p_->numHeads;
+    }
+
+    const ForwardParams *p_ = nullptr;
+    AscendC::GlobalTensor<int64_t> cumQ_, cumKv_;
+    uint32_t b_ = 0;
+    uint64_t base_ = 0;    // first unit of batch b_
+    uint64_t units_ = 0;   // units of batch b_
+    uint64_t qBlocks_ = 0;
+    uint64_t qStart_ = 0, kvStart_ = 0;
+    int64_t seqQ_ = 0, seqKv_ = 0;
+};
+
+// Sparse modes 0-8 (sparse_mode.h) per batch of a TND problem: the band bounds the key range of
+// a unit (blocks outside it are never computed) and is applied element-wise inside the
+// computed blocks; modes 0 and 1 also read the user mask [maxSq, maxSkv] (non-zero excludes).
+template <>
+struct MaskMod<MaskSparseMode> {
+    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
+    {
+        p_ = p;
+        if (p->hasMask != 0) {
+            mask_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.mask));
+        }
+        if (p->hasPrefix != 0) {
+            prefix_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.prefix));
+        }
+    }
+
+    __aicore__ inline SparseBand Band(const WorkUnit &u) const
+    {
+        const int64_t prefix = p_->hasPrefix != 0 ? prefix_.GetValue(u.b) : 0;
+        return MakeSparseBand(p_->sparseMode, p_->hasMask != 0, p_->preTokens, p_->nextTokens, u.seqQ, u.seqKv,
+                              prefix, static_cast<int64_t>(u.b) == p_->bandBatch);
+    }
+
+    __aicore__ inline void KvRange(WorkUnit &u) const
+    {
+        u.kvBegin = 0;
+        u.kvEnd = 0;
+        if (u.qValid == 0) {
+            return;
+        }
+        const SparseBand band = Band(u);
+        const int64_t lo = band.Lo(u.q0);
+        const int64_t hi = band.Hi(u.q0 + u.qValid - 1);
+        if (hi > lo) {
+            u.kvBegin = lo;
+            u.kvEnd = hi;
+        }
+    }
+
+    // Same contract as MaskMod<MaskTensorBand>::Apply.
+    __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &tmp,
+                                 const AscendC::LocalTensor<uint8_t> &maskBytes,
+                                 const AscendC::LocalTensor<half> &maskHalf, const WorkUnit &u, uint32_t row0,
+                                 uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols) const
+    {
+        using Helpers = MaskMod<MaskTensorBand>;
+        if (p_->hasMask != 0 && p_->sparseMode <= SPARSE_ALL_MASK) {
+            Helpers::AddTensorMask(mask_, p_, s, tmp, maskBytes, maskHalf, u, row0, rows, k0, colsValid, cols);
+        }
+        const SparseBand band = Band(u);
+        for (uint32_t r = 0; r < rows; ++r) {
+            const int64_t row = static_cast<int64_t>(row0 + r);
+            int64_t lo = band.Lo(row) - k0;
+            int64_t hi = band.Hi(row) - k0;
+            lo = lo < 0 ? 0 : lo;
+            hi = hi > static_cast<int64_t>(colsValid) ? static_cast<int64_t>(colsValid) : hi;
+            const AscendC::LocalTensor<float> line = s[r * cols];
+            if (hi <= lo) {
+                Helpers::KillColumns(line, 0, cols, 1, cols);
+                continue;
+            }
+            if (lo > 0) {
+                Helpers::KillColumns(line, 0, static_cast<uint32_t>(lo), 1, cols);
+            }
+            if (hi < static_cast<int64_t>(cols)) {
+                Helpers::KillColumns(line, static_cast<uint32_t>(hi), cols, 1, cols);
+            }
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+private:
+    const ForwardParams *p_ = nullptr;
+    AscendC::GlobalTensor<uint8_t> mask_;
+    AscendC::GlobalTensor<int64_t> prefix_;
+};
+
+// S = (Q.K^T + pse) * scale (pse added before the scale, FlashAttentionScore's order). The pse
+// [Bp, N, H, W] (Bp = 1 broadcasts) is aligned to the bottom-right corner of each batch's
+// Sq x Skv scores: score (r, c) reads stored row H - Sq + r, column W - Skv + c. When Sq > H
+// (the alibi-compressed form: the last H = 1024 rows of a Toeplitz bias) a row above the
+// stored ones moves down-right along its diagonal by a multiple of H; columns that then fall
+// past W read 0 (they are masked in the causal modes where compression is allowed).
+template <>
+struct ScoreMod<ScorePse> {
+    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
+    {
+        p_ = p;
+        pse_ = t.pse;
+    }
+
+    template <typename T>
+    __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &tmp,
+                                 const AscendC::LocalTensor<T> &scratch, const WorkUnit &u, uint32_t row0,
+                                 uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols) const
+    {
+        const uint32_t count = rows * cols;
+        if (p_->hasPse != 0) {
+            AscendC::GlobalTensor<T> pse;
+            pse.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(pse_));
+            AscendC::Duplicate(scratch.template ReinterpretCast<int16_t>(), static_cast<int16_t>(0),
+                               static_cast<int32_t>(count));  // +0.0 in fp16 and bf16
+            PipeSync<AscendC::HardEvent::V_MTE2>();
+            const int64_t h = p_->pseRows;
+            const int64_t w = p_->pseCols;
+            const uint64_t head = u.b * p_->pseStrideB + u.n * p_->pseStrideN;
+            for (uint32_t r = 0; r < rows; ++r) {
+                int64_t t = h - u.seqQ + static_cast<int64_t>(row0 + r);
+                const int64_t shift = t < 0 ? (-t + h - 1) / h * h : 0;
+                t += shift;
+                const int64_t c0 = w - u.seqKv + k0 + shift;
+                if (c0 >= w) {
+                    continue;
+                }
+                const int64_t n = c0 + colsValid > w ? w - c0 : colsValid;
+                AscendC::DataCopyExtParams copy(1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0);
+                AscendC::DataCopyPadExtParams<T> pad(false, 0, 0, 0);
+                AscendC::DataCopyPad(scratch[r * cols], pse[head + static_cast<uint64_t>(t * w + c0)], copy, pad);
+            }
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            AscendC::Cast(tmp, scratch, AscendC::RoundMode::CAST_NONE, count);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Add(s, s, tmp, static_cast<int32_t>(count));
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+        AscendC::Muls(s, s, p_->scaleValue, static_cast<int32_t>(count));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+private:
+    const ForwardParams *p_ = nullptr;
+    GM_ADDR pse_ = nullptr;
+};
+
+}  // namespace AttentionCore

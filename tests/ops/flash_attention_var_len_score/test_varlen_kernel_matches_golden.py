@@ -1,0 +1,112 @@
+"""The FlashAttentionScore kernel (aclnnFlashAttentionVarLenScore, TND) on the CPU target
+against the NumPy golden: attention_out and the softmax max/sum statistics, feature by feature
+(dtypes, GQA, varlen batches incl. empty ones, sparse modes 0-8, prefix, pse/alibi, invalid
+rows, block edges, head dims)."""
+import numpy as np
+import pytest
+
+from fa_varlen_helpers import FLT_MAX, MAX_INT, make_kwargs, run_and_judge
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("n,nkv", [(2, 2), (4, 1), (6, 2)])
+def test_dtypes_and_gqa_without_mask_match_golden(dtype, n, nkv):
+    run_and_judge(make_kwargs(dtype, seq_q=(37, 64, 5), seq_kv=(50, 64, 130), n=n, nkv=nkv, d=32))
+
+
+def test_statistics_are_eight_replicated_values_per_row_and_head():
+    out, gold = run_and_judge(make_kwargs(seq_q=(20, 9), seq_kv=(33, 40)))
+    for name in ("softmax_max", "softmax_sum"):
+        assert out[name].shape == (29, 2, 8)
+        assert np.all(out[name] == out[name][..., :1])
+    # exact maxima: the kernel's row max is the max of the same fp32 scores
+    np.testing.assert_allclose(out["softmax_max"], gold["softmax_max"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out["softmax_sum"], gold["softmax_sum"], rtol=1e-4)
+
+
+def test_several_query_and_key_blocks_with_ragged_tails():
+    run_and_judge(make_kwargs(seq_q=(300, 129), seq_kv=(400, 257), n=2, d=64))
+
+
+def test_empty_batches_and_uncovered_tail_rows():
+    # Lengths [2, 0, 70, 0] (cumulative [2, 2, 72, 72]); rows past the last length stay zero.
+    out, _ = run_and_judge(make_kwargs(seq_q=(2, 0, 70, 0), seq_kv=(3, 5, 90, 4), extra_t=6))
+    assert not out["attention_out"][-6:].any() and not out["softmax_sum"][-6:].any()
+
+
+@pytest.mark.parametrize("d", [16, 72, 128, 256])
+def test_head_dims_match_golden(d):
+    run_and_judge(make_kwargs(seq_q=(40, 17), seq_kv=(70, 33), n=2, d=d, mode=3))
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("mode", [2, 3])
+def test_causal_modes_match_golden(dtype, mode):
+    run_and_judge(make_kwargs(dtype, seq_q=(150, 40, 64), seq_kv=(150, 200, 30), n=2, nkv=1, d=64, mode=mode))
+
+
+def test_right_down_causal_with_more_queries_than_keys_has_invalid_rows():
+    # Mode 3 with Sq > Skv: the first Sq - Skv rows see no key -> out 0, max = fp32 lowest,
+    # sum = fp32 max (the official values for invalid rows).
+    out, gold = run_and_judge(make_kwargs(seq_q=(50, 20), seq_kv=(30, 20), mode=3))
+    assert not out["attention_out"][:20].any()
+    assert np.all(out["softmax_max"][:20] == -FLT_MAX) and np.all(out["softmax_sum"][:20] == FLT_MAX)
+    np.testing.assert_array_equal(out["softmax_max"][:20], gold["softmax_max"][:20])
+
+
+@pytest.mark.parametrize("pre,nxt", [(MAX_INT, MAX_INT), (40, 5), (0, 0), (64, -16), (-8, 24)])
+def test_mode0_band_and_user_mask_match_golden(pre, nxt):
+    rng = np.random.default_rng(3)
+    mask = rng.random((160, 170)) < 0.2
+    mask[:, :2] = False
+    run_and_judge(make_kwargs(seq_q=(96, 160), seq_kv=(170, 100), mode=0, mask=mask,
+                              pre_tokens=pre, next_tokens=nxt))
+
+
+def test_mode1_reads_the_user_mask_only_and_ignores_the_band():
+    rng = np.random.default_rng(4)
+    mask = rng.random((80, 96)) < 0.4
+    mask[:, 0] = False
+    run_and_judge(make_kwargs(seq_q=(80, 33), seq_kv=(96, 50), mode=1, mask=mask, pre_tokens=1, next_tokens=0))
+
+
+@pytest.mark.parametrize("pre,nxt", [(32, 0), (100, 20), (10, -4)])
+def test_mode4_right_down_band_matches_golden(pre, nxt):
+    run_and_judge(make_kwargs(seq_q=(64, 140), seq_kv=(130, 140), mode=4, pre_tokens=pre, next_tokens=nxt))
+
+
+def test_mode6_prefix_keys_stay_visible():
+    run_and_judge(make_kwargs(seq_q=(64, 100, 40), seq_kv=(100, 100, 20), mode=6, prefix=[70, 30, 5]))
+
+
+@pytest.mark.parametrize("mode", [7, 8])
+def test_modes_7_and_8_put_the_band_on_one_batch(mode):
+    # Batch 0 and the last batch are empty: the band goes to the last (7) / first (8)
+    # non-empty batch; the others are right-down (7) / left-up (8) causal.
+    run_and_judge(make_kwargs(seq_q=(0, 60, 90, 0), seq_kv=(0, 80, 130, 0), mode=mode, pre_tokens=30,
+                              next_tokens=10))
+
+
+def test_without_mask_sparse_mode_and_band_do_not_apply():
+    run_and_judge(make_kwargs(seq_q=(64, 30), seq_kv=(64, 90), sparse_mode=3, pre_tokens=0, next_tokens=0))
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("pse_batch", [1, 2])
+def test_pse_is_added_before_the_scale(dtype, pse_batch):
+    kw = make_kwargs(dtype, seq_q=(48, 70), seq_kv=(80, 90), n=2, d=32, mode=3)
+    rng = np.random.default_rng(5)
+    kw["real_shift"] = rng.uniform(-2, 2, (pse_batch, 2, 70, 96)).astype(kw["query"].dtype)
+    kw["scale_value"] = 0.3
+    run_and_judge(kw)
+
+
+def test_alibi_compressed_pse_of_long_causal_sequences():
+    # Sq = Skv = 1100 > 1024 stored rows: the rows above are rebuilt along the diagonal.
+    s, n = 1100, 1
+    rel = np.arange(s)[None, :] - np.arange(s)[:, None]
+    slope = np.array([0.05, 0.11], np.float32)[:n]
+    alibi = (-slope[:, None, None] * np.abs(rel)[None]).astype(np.float16)
+    kw = make_kwargs(seq_q=(s,), n=n, d=16, mode=2)
+    kw["real_shift"] = np.ascontiguousarray(alibi[None, :, -1024:, :])
+    run_and_judge(kw)
