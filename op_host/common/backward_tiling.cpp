@@ -15,11 +15,11 @@ constexpr int64_t BAND_LIMIT = int64_t(1) << 40;  // AttentionCore::BAND_INFINIT
 uint64_t Align512(uint64_t x) { return (x + 511) / 512 * 512; }
 
 // Mirrors BackwardVector's buffers: S, dP, scratch (fp32), mask bytes, mask half, P and dS
-// (input dtype), three 8-float stat rows per row.
+// (input dtype), three 8-float stat rows per row, the dsink partial row (<= 256 heads).
 uint64_t BackwardUbBytes(uint32_t r, uint32_t dtypeBytes)
 {
     const uint64_t cells = uint64_t(r) * BLOCK_KV;
-    return cells * (3 * 4 + 1 + 2 + 2 * dtypeBytes) + uint64_t(r) * 32 * 3;
+    return cells * (3 * 4 + 1 + 2 + 2 * dtypeBytes) + uint64_t(r) * 32 * 3 + (2 * 256 + 32) * 4;
 }
 
 // Mirrors BackwardCube's L1 tiles: Q, dO (blockQ x D), K, V (blockKv x D), P, dS.
@@ -159,7 +159,10 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     p.wsDk = dqBytes;
     p.wsDv = p.wsDk + kvBytes;
     p.wsDrow = p.wsDv + kvBytes;
-    p.wsSlots = p.wsDrow + drowBytes;
+    p.hasSink = prob.hasSink ? 1 : 0;
+    p.dsinkPitch = uint64_t(prob.numHeads + 7) / 8 * 8;
+    p.wsDsink = p.wsDrow + drowBytes;
+    p.wsSlots = p.wsDsink + Align512(2ull * AttentionCore::MAX_CORES * p.dsinkPitch * 4);
     p.wsSlotF32 = uint64_t(p.blockQ) * BLOCK_KV * 4;
     p.wsSlotT = uint64_t(p.blockQ) * BLOCK_KV * prob.dtypeBytes;
     p.wsSlotBytesPerCore = Align512(2 * p.wsSlotF32 + 2 * p.wsSlotT);

@@ -19,6 +19,7 @@ struct BackwardProblem {
     bool statsTnd = true;
     int64_t sparseMode = 0;
     bool hasMask = false;
+    bool hasSink = false;
     Strides mask;
     int64_t preTokens = 0, nextTokens = 0;
     std::vector<int64_t> cumQ, cumKv;  // cumulative actual_seq_qlen / actual_seq_kvlen

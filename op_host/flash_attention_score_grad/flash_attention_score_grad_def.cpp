@@ -1,8 +1,8 @@
 // OpDef of FlashAttentionScoreGrad as aclnnFlashAttentionUnpaddingScoreGradV5 (spec 003) runs
 // it on this project's kernel: TND query/key/value/dy/attention_in in FLOAT16 or BFLOAT16, an
 // optional BOOL/UINT8 atten_mask, FLOAT softmax_max/sum, the cumulative INT64 sequence lengths
-// (value-dependent) and dq/dk/dv in the input dtype. Inputs the kernel does not implement yet
-// (pse, dropout, rope, sink, prefix) are rejected by the aclnn API before this point.
+// (value-dependent), an optional FLOAT sink, dq/dk/dv in the input dtype and the FLOAT dsink. Inputs the kernel does not implement yet
+// (pse, dropout, rope, prefix) are rejected by the aclnn API before this point.
 #include <vector>
 
 #include "flash_attention_score_grad_tiling.h"
@@ -49,9 +49,11 @@ public:
         this->Input("attention_in").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
         this->Input("actual_seq_qlen").ParamType(REQUIRED).DataType(c.lens).Format(c.nd).ValueDepend(REQUIRED);
         this->Input("actual_seq_kvlen").ParamType(REQUIRED).DataType(c.lens).Format(c.nd).ValueDepend(REQUIRED);
+        this->Input("sink").ParamType(OPTIONAL).DataType(c.f32).Format(c.nd);
         this->Output("dq").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
         this->Output("dk").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
         this->Output("dv").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
+        this->Output("dsink").ParamType(OPTIONAL).DataType(c.f32).Format(c.nd);
         this->Attr("scale_value").AttrType(OPTIONAL).Float(1.0f);
         this->Attr("pre_tokens").AttrType(OPTIONAL).Int(2147483647);
         this->Attr("next_tokens").AttrType(OPTIONAL).Int(2147483647);

@@ -14,7 +14,7 @@
 namespace {
 
 enum InputIndex : size_t {
-    QUERY = 0, KEY, VALUE, DY, ATTEN_MASK, SOFTMAX_MAX, SOFTMAX_SUM, ATTENTION_IN, SEQ_Q, SEQ_KV
+    QUERY = 0, KEY, VALUE, DY, ATTEN_MASK, SOFTMAX_MAX, SOFTMAX_SUM, ATTENTION_IN, SEQ_Q, SEQ_KV, SINK
 };
 enum AttrIndex : size_t { SCALE = 0, PRE_TOKENS, NEXT_TOKENS, HEAD_NUM, INPUT_LAYOUT, SPARSE_MODE, STATS_LAYOUT };
 
@@ -85,6 +85,7 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
     prob.nextTokens = next == nullptr ? 2147483647 : *next;
     const gert::StorageShape *mask = context->GetOptionalInputShape(ATTEN_MASK);
     prob.hasMask = mask != nullptr;
+    prob.hasSink = context->GetOptionalInputShape(SINK) != nullptr;
     if (prob.hasMask) prob.mask = MaskStrides(Dims(mask->GetStorageShape()));
     if (!ReadLens(context, SEQ_Q, prob.cumQ) || !ReadLens(context, SEQ_KV, prob.cumKv) ||
         prob.cumQ.size() != prob.cumKv.size() || prob.cumQ.empty()) {

@@ -20,9 +20,11 @@ struct BackwardTensors {
     GM_ADDR attentionIn;
     GM_ADDR seqQ;
     GM_ADDR seqKv;
+    GM_ADDR sink;
     GM_ADDR dq;
     GM_ADDR dk;
     GM_ADDR dv;
+    GM_ADDR dsink;
     GM_ADDR workspace;  // the user workspace (after GetUserWorkspace)
 };
 
@@ -37,8 +39,8 @@ __aicore__ inline void RunBackward(const BackwardParams *p, const BackwardTensor
     }
     if ASCEND_IS_AIV {
         BackwardVector<T> vec;
-        vec.Init(p, &pipe, t.dy, t.mask, t.softmaxMax, t.softmaxSum, t.attentionIn, t.seqQ, t.seqKv, t.dq, t.dk,
-                 t.dv, t.workspace);
+        vec.Init(p, &pipe, t.dy, t.mask, t.softmaxMax, t.softmaxSum, t.attentionIn, t.seqQ, t.seqKv, t.sink, t.dq, t.dk,
+                 t.dv, t.dsink, t.workspace);
         vec.Process();
     }
 }

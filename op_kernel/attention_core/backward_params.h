@@ -38,7 +38,7 @@ struct BackwardParams {
     uint32_t rowsPerVec;
     uint32_t dChunk;
     uint32_t usedCores;
-    uint32_t reserved0;
+    uint32_t hasSink;  // sink given: dsink = -sum over rows of exp(sink - max) / sum * D
 
     // Units (batch, kv head, kv block) in that order; core c owns [coreUnitStart[c],
     // coreUnitStart[c + 1]) and with it the dK/dV rows of those units.
@@ -48,7 +48,9 @@ struct BackwardParams {
     // Workspace (bytes from the user workspace): fp32 accumulators of dQ, dK, dV, the row
     // terms D = rowsum(dY o O) as [tq, numHeads, 8] fp32, then per-core slots: S and dP (fp32,
     // blockQ x blockKv) and P and dS (input dtype, same shape).
-    uint64_t wsDq, wsDk, wsDv, wsDrow, wsSlots;
+    // wsDsink holds one partial dsink row (dsinkPitch floats) per vector core.
+    uint64_t wsDq, wsDk, wsDv, wsDrow, wsDsink, wsSlots;
+    uint64_t dsinkPitch;
     uint64_t wsSlotBytesPerCore;
     uint64_t wsSlotF32;  // bytes of one fp32 slot
     uint64_t wsSlotT;    // bytes of one input-dtype slot

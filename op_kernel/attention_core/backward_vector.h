@@ -18,7 +18,8 @@ class BackwardVector {
 public:
     __aicore__ inline void Init(const BackwardParams *p, AscendC::TPipe *pipe, GM_ADDR dy, GM_ADDR mask,
                                 GM_ADDR softmaxMax, GM_ADDR softmaxSum, GM_ADDR attentionIn, GM_ADDR seqQ,
-                                GM_ADDR seqKv, GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR workspace)
+                                GM_ADDR seqKv, GM_ADDR sink, GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR dsink,
+                                GM_ADDR workspace)
     {
         p_ = p;
         sched_.Init(p, seqQ, seqKv);
@@ -43,6 +44,11 @@ public:
         accLen_[1] = p->tkv * p->numKvHeads * p->headDim;
         accLen_[2] = accLen_[1];
         drow_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDrow));
+        if (p->hasSink != 0) {
+            sink_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(sink));
+            dsink_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(dsink));
+            dsinkWs_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDsink));
+        }
         vecId_ = AscendC::GetBlockIdx();
         core_ = vecId_ / 2;  // MIX 1:2: vector cores 2c and 2c+1 serve cube c
         sub_ = AscendC::GetSubBlockIdx();
@@ -61,6 +67,7 @@ public:
         pipe->InitBuffer(pOutBuf_, cells * 2);
         pipe->InitBuffer(dsOutBuf_, cells * 2);
         pipe->InitBuffer(statBuf_, p->rowsPerVec * 32 * 3);
+        pipe->InitBuffer(sinkBuf_, (2 * p->dsinkPitch + 32) * 4);  // partial row + 3 scratch lanes
         s_ = sBuf_.Get<float>();
         dp_ = dpBuf_.Get<float>();
         tmp_ = tmpBuf_.Get<float>();
@@ -74,6 +81,9 @@ public:
     {
         ZeroAccumulators();
         ComputeRowTerms();
+        if (p_->hasSink != 0) {
+            SinkGradPartials();
+        }
         AscendC::SyncAll<false>();
         const uint64_t begin = p_->coreUnitStart[core_];
         const uint64_t end = p_->coreUnitStart[core_ + 1];
@@ -97,6 +107,9 @@ public:
         }
         AscendC::SyncAll<false>();
         CastOut();
+        if (p_->hasSink != 0 && vecId_ == 0) {
+            SinkGradSum();
+        }
     }
 
 private:
@@ -164,6 +177,57 @@ private:
             PipeSync<AscendC::HardEvent::V_MTE3>();
             AscendC::DataCopy(drow_[r0 * 8], tmp_, rows * 8);
         }
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // dsink partial of this core: -sum over its (t, n) rows of exp(sink[n] - max) / sum * D,
+    // per head (scalar walk; one row at a time, the row count is T * N / cores).
+    __aicore__ inline void SinkGradPartials()
+    {
+        const uint32_t heads = p_->numHeads;
+        const AscendC::LocalTensor<float> part = sinkBuf_.Get<float>();
+        const AscendC::LocalTensor<float> row = part[p_->dsinkPitch];
+        AscendC::Duplicate(part, 0.0f, static_cast<int32_t>(p_->dsinkPitch));
+        uint64_t lo, hi;
+        Share(p_->tq * heads, lo, hi);
+        PipeSync<AscendC::HardEvent::V_S>();
+        for (uint64_t f = lo; f < hi; ++f) {
+            const uint32_t n = static_cast<uint32_t>(f % heads);
+            const uint64_t t = f / heads;
+            const uint64_t off = p_->statsTnd != 0 ? f * 8 : (n * p_->tq + t) * 8;
+            row.SetValue(0, sink_.GetValue(n) - max_.GetValue(off));
+            row.SetValue(8, sum_.GetValue(off));
+            row.SetValue(16, drow_.GetValue(f * 8));
+            PipeSync<AscendC::HardEvent::S_V>();
+            AscendC::Exp(row, row, 1);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Div(row, row, row[8], 1);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Mul(row, row, row[16], 1);
+            PipeSync<AscendC::HardEvent::V_S>();
+            part.SetValue(n, part.GetValue(n) - row.GetValue(0));
+        }
+        PipeSync<AscendC::HardEvent::S_MTE3>();
+        AscendC::DataCopy(dsinkWs_[vecId_ * p_->dsinkPitch], part, static_cast<uint32_t>(p_->dsinkPitch));
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // dsink = sum of the vector cores' partials (one core, after the barrier).
+    __aicore__ inline void SinkGradSum()
+    {
+        const uint32_t pitch = static_cast<uint32_t>(p_->dsinkPitch);
+        const AscendC::LocalTensor<float> total = sinkBuf_.Get<float>();
+        const AscendC::LocalTensor<float> part = total[pitch];
+        AscendC::Duplicate(total, 0.0f, static_cast<int32_t>(pitch));
+        for (uint32_t v = 0; v < p_->usedCores * 2; ++v) {
+            PipeSync<AscendC::HardEvent::V_MTE2>();
+            AscendC::DataCopy(part, dsinkWs_[v * pitch], pitch);
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            AscendC::Add(total, total, part, static_cast<int32_t>(pitch));
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        AscendC::DataCopyPad(dsink_, total, AscendC::DataCopyExtParams(1, p_->numHeads * 4, 0, 0, 0));
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
@@ -297,10 +361,10 @@ private:
     AscendC::GlobalTensor<T> out_[3];
     AscendC::GlobalTensor<float> acc_[3];
     uint64_t accLen_[3] = {0, 0, 0};
-    AscendC::GlobalTensor<float> max_, sum_, drow_, wsS_, wsDp_;
+    AscendC::GlobalTensor<float> max_, sum_, drow_, wsS_, wsDp_, sink_, dsink_, dsinkWs_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, tmpBuf_, maskBuf_, halfBuf_, pOutBuf_, dsOutBuf_,
-        statBuf_;
+        statBuf_, sinkBuf_;
     AscendC::LocalTensor<float> s_, dp_, tmp_, rowMax_, rowSum_, rowD_;
 };
 

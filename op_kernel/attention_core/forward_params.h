@@ -85,6 +85,10 @@ struct ForwardParams {
     // matrix; pseRows < Sq is the alibi-compressed form (see ScoreMod<ScorePse>).
     uint64_t pseStrideB, pseStrideN;
     uint32_t pseRows, pseCols;
+    // Dropout: keep bits (LSB first) per batch [N, Sq, Skv rounded up to 16], batches one after
+    // the other; a kept P is scaled by 1 / keep_prob (SoftmaxMod<SoftmaxDropout>).
+    uint32_t hasDropMask;
+    float keepProbInv;
 };
 
 }  // namespace AttentionCore

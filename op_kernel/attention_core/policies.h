@@ -28,6 +28,7 @@ struct SoftmaxPlain {};
 struct SplitTnd {};        // varlen_policies.h
 struct ScorePse {};        // varlen_policies.h
 struct MaskSparseMode {};  // varlen_policies.h
+struct SoftmaxDropout {};  // varlen_policies.h
 
 // The GM tensors of one forward launch (absent optional tensors are null). Policies take what
 // they need from it in Init.
@@ -44,6 +45,7 @@ struct ForwardTensors {
     GM_ADDR prefix = nullptr;
     GM_ADDR softmaxMax = nullptr;
     GM_ADDR softmaxSum = nullptr;
+    GM_ADDR dropMask = nullptr;
 };
 
 // One unit of work: query rows [q0, q0 + rows) of head n in batch b; rows >= qValid are
@@ -168,11 +170,18 @@ struct SoftmaxMod {
     static_assert(AlwaysFalse<Tag>::value, "SoftmaxMod: this softmax extra is not implemented");
 };
 
-// Plain softmax: nothing between exp and the P·V product (dropout/sink hook here).
+// Plain softmax: nothing between exp and the P·V product (dropout/sink hook here). The
+// forward core's interface: AfterExp(P, byte scratch (rows x cols), unit, row0, rows, k0,
+// colsValid, cols) on the exponentiated scores after their row sums were taken.
 template <>
 struct SoftmaxMod<SoftmaxPlain> {
     __aicore__ inline void Init(const ForwardParams *) {}
+    __aicore__ inline void Init(const ForwardParams *, const ForwardTensors &) {}
     __aicore__ inline void AfterExp(const AscendC::LocalTensor<float> &, uint32_t) const {}
+    __aicore__ inline void AfterExp(const AscendC::LocalTensor<float> &, const AscendC::LocalTensor<uint8_t> &,
+                                    const WorkUnit &, uint32_t, uint32_t, int64_t, uint32_t, uint32_t)
+    {
+    }
 };
 
 }  // namespace AttentionCore

@@ -103,7 +103,9 @@ struct MaskMod<MaskSparseMode> {
         const int64_t lo = band.Lo(u.q0);
         const int64_t hi = band.Hi(u.q0 + u.qValid - 1);
         if (hi > lo) {
-            u.kvBegin = lo;
+            // With dropout, blocks start on a multiple of 16 keys so every row's keep bits start
+            // on a byte (the extra keys are masked like any other excluded key).
+            u.kvBegin = p_->hasDropMask != 0 ? lo / 16 * 16 : lo;
             u.kvEnd = hi;
         }
     }
@@ -201,6 +203,73 @@ struct ScoreMod<ScorePse> {
 private:
     const ForwardParams *p_ = nullptr;
     GM_ADDR pse_ = nullptr;
+};
+
+// Dropout with the caller's keep bits: P(r, c) *= keep(r, c) / keep_prob after the row sums
+// (the softmax denominator is the plain one). Bits of batch b start after those of the
+// batches before it (N * Sq * pad16(Skv) each, pad16 = rounded up to 16); a core walks its
+// units in order, so a cursor carries that offset from batch to batch.
+template <>
+struct SoftmaxMod<SoftmaxDropout> {
+    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
+    {
+        p_ = p;
+        if (p->hasDropMask != 0) {
+            drop_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.dropMask));
+            cumQ_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqLengths));
+            cumKv_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqKvLengths));
+        }
+    }
+
+    __aicore__ inline void AfterExp(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<uint8_t> &bits,
+                                    const WorkUnit &u, uint32_t row0, uint32_t rows, int64_t k0, uint32_t colsValid,
+                                    uint32_t cols)
+    {
+        if (p_->hasDropMask == 0) {
+            return;
+        }
+        Seek(u.b);
+        const uint64_t pitch = static_cast<uint64_t>((u.seqKv + 15) / 16 * 16);
+        const uint64_t firstBit = bitBase_ + (static_cast<uint64_t>(u.n) * u.seqQ + row0) * pitch +
+                                  static_cast<uint64_t>(k0);
+        const uint32_t bytes = (colsValid + 7) / 8;
+        // One 32-byte UB block per row (DataCopyPad pads each row's <= 16 bytes).
+        AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), bytes, static_cast<uint32_t>(pitch / 8 - bytes), 0,
+                                        0);
+        AscendC::DataCopyPadExtParams<uint8_t> pad(false, 0, 0, 0);
+        PipeSync<AscendC::HardEvent::V_MTE2>();
+        AscendC::DataCopyPad(bits, drop_[firstBit / 8], copy, pad);
+        PipeSync<AscendC::HardEvent::MTE2_V>();
+        for (uint32_t r = 0; r < rows; ++r) {
+            AscendC::Select(s[r * cols], bits[r * 32], s[r * cols], 0.0f, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE,
+                            cols);
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Muls(s, s, p_->keepProbInv, static_cast<int32_t>(rows * cols));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+private:
+    __aicore__ inline void Seek(uint32_t b)
+    {
+        if (b < b_) {
+            b_ = 0;
+            bitBase_ = 0;
+        }
+        for (; b_ < b; ++b_) {
+            const int64_t q0 = b_ == 0 ? 0 : cumQ_.GetValue(b_ - 1);
+            const int64_t k0 = b_ == 0 ? 0 : cumKv_.GetValue(b_ - 1);
+            const int64_t sq = cumQ_.GetValue(b_) - q0;
+            const int64_t skPad = (cumKv_.GetValue(b_) - k0 + 15) / 16 * 16;
+            bitBase_ += static_cast<uint64_t>(p_->numHeads) * static_cast<uint64_t>(sq) * static_cast<uint64_t>(skPad);
+        }
+    }
+
+    const ForwardParams *p_ = nullptr;
+    AscendC::GlobalTensor<uint8_t> drop_;
+    AscendC::GlobalTensor<int64_t> cumQ_, cumKv_;
+    uint32_t b_ = 0;
+    uint64_t bitBase_ = 0;  // first keep bit of batch b_
 };
 
 }  // namespace AttentionCore

@@ -22,7 +22,7 @@ public:
         kv_.Init(p);
         score_.Init(p, t);
         mask_.Init(p, t);
-        softmax_.Init(p);
+        softmax_.Init(p, t);
         out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.out));
         if (p->hasSoftmaxStats != 0) {
             statMax_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.softmaxMax));
@@ -144,7 +144,7 @@ private:
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::Add(sum_, sum_, rowTmp_, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
-            softmax_.AfterExp(s_, count);
+            softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, u.q0 + rowOff, rows, blk.k0, blk.cols, c);
 
             const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
             AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);

@@ -1,13 +1,13 @@
 // FlashAttentionScore kernel entry (aclnnFlashAttentionVarLenScore): the shared forward core
 // with the varlen variant (q-blocks over TND batches, pse before the scale, sparse modes 0-8,
-// plain softmax) writing attention_out and the softmax max/sum statistics.
+// dropout) writing attention_out and the softmax max/sum statistics.
 #include "kernel_operator.h"
 #include "../attention_core/forward_kernel.h"
 #include "flash_attention_score_tiling_data.h"
 
 using VarLenVariant = AttentionCore::ForwardVariant<AttentionCore::SplitTnd, AttentionCore::KvStrided,
                                                     AttentionCore::ScorePse, AttentionCore::MaskSparseMode,
-                                                    AttentionCore::SoftmaxPlain>;
+                                                    AttentionCore::SoftmaxDropout>;
 
 extern "C" __global__ __aicore__ void flash_attention_score(GM_ADDR query, GM_ADDR key, GM_ADDR value,
                                                             GM_ADDR real_shift, GM_ADDR drop_mask,
@@ -17,7 +17,6 @@ extern "C" __global__ __aicore__ void flash_attention_score(GM_ADDR query, GM_AD
                                                             GM_ADDR softmax_out, GM_ADDR attention_out,
                                                             GM_ADDR workspace, GM_ADDR tiling)
 {
-    (void)drop_mask;     // dropout is rejected by the host (not implemented yet)
     (void)padding_mask;  // reserved by the spec
     (void)softmax_out;   // reserved by the spec
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
@@ -29,6 +28,7 @@ extern "C" __global__ __aicore__ void flash_attention_score(GM_ADDR query, GM_AD
     tensors.prefix = prefix;
     tensors.softmaxMax = softmax_max;
     tensors.softmaxSum = softmax_sum;
+    tensors.dropMask = drop_mask;
     if (TILING_KEY_IS(FA_TILING_KEY_FP16)) {
         AttentionCore::RunForward<half, VarLenVariant>(&tilingData.params, tensors);
     } else if (TILING_KEY_IS(FA_TILING_KEY_BF16)) {

@@ -6,14 +6,14 @@
 
 extern "C" __global__ __aicore__ void flash_attention_score_grad(
     GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR dy, GM_ADDR atten_mask, GM_ADDR softmax_max,
-    GM_ADDR softmax_sum, GM_ADDR attention_in, GM_ADDR actual_seq_qlen, GM_ADDR actual_seq_kvlen, GM_ADDR dq,
-    GM_ADDR dk, GM_ADDR dv, GM_ADDR workspace, GM_ADDR tiling)
+    GM_ADDR softmax_sum, GM_ADDR attention_in, GM_ADDR actual_seq_qlen, GM_ADDR actual_seq_kvlen, GM_ADDR sink,
+    GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR dsink, GM_ADDR workspace, GM_ADDR tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     GET_TILING_DATA_WITH_STRUCT(FlashAttentionScoreGradTilingData, tilingData, tiling);
     const AttentionCore::BackwardTensors tensors{query, key, value, dy, atten_mask, softmax_max,
                                                  softmax_sum, attention_in, actual_seq_qlen, actual_seq_kvlen,
-                                                 dq, dk, dv, AscendC::GetUserWorkspace(workspace)};
+                                                 sink, dq, dk, dv, dsink, AscendC::GetUserWorkspace(workspace)};
     if (TILING_KEY_IS(FAG_TILING_KEY_FP16)) {
         AttentionCore::RunBackward<half>(&tilingData.params, tensors);
     } else if (TILING_KEY_IS(FAG_TILING_KEY_BF16)) {

@@ -1,54 +1,35 @@
 """One source of truth: the OpDefs registered in op_host/ (exported by the CPU build) carry
 every input, output and attribute of the spec's aclnn API, named in snake_case, with at least
-the spec's dtypes — and `fakit package --msopgen-json` turns them into msopgen JSON."""
+the spec's dtypes — and `fakit package --msopgen-json` turns them into msopgen JSON.
+
+The spec facts come from tests/data/spec_contract.json (scripts/tools/extract_spec_contract.py
+extracts them from the specs in ../shared/seeds), so these tests run without the spec pack;
+test_contract_is_what_the_specs_say regenerates it when the specs are present."""
 import json
-import re
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from fakit import cli, package
 
-SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
-# OpType -> (spec file, aclnn API) of the API that runs on it
-SPECS = {
-    "PromptFlashAttention": ("000_c6e29851992f4c4d.txt", "aclnnPromptFlashAttention"),
-    "FlashAttentionScore": ("001_c25c18f39e768b0e.txt", "aclnnFlashAttentionVarLenScore"),
-    "IncreFlashAttention": ("002_9f5b11f2b5cf9769.txt", "aclnnIncreFlashAttentionV4"),
-    "FlashAttentionScoreGrad": ("003_4490468ed3bc9a33.txt", "aclnnFlashAttentionUnpaddingScoreGradV5"),
-    "SparseFlashAttentionGrad": ("004_9b762d6b62fa1de6.txt", "aclnnSparseFlashAttentionGrad"),
-}
+ROOT = Path(__file__).resolve().parents[2]
+CONTRACT_FILE = ROOT / "tests" / "data" / "spec_contract.json"
+EXTRACTOR = ROOT / "scripts" / "tools" / "extract_spec_contract.py"
+SPECS_DIR = Path(os.environ.get("FA_SPECS_DIR", ROOT.parent / "shared" / "seeds"))
+CONTRACT = json.loads(CONTRACT_FILE.read_text(encoding="utf-8"))["operators"]
 SPEC_DTYPES = {"FLOAT16": "DT_FLOAT16", "BFLOAT16": "DT_BF16", "FLOAT32": "DT_FLOAT", "FLOAT": "DT_FLOAT",
                "INT8": "DT_INT8", "UINT8": "DT_UINT8", "INT32": "DT_INT32", "INT64": "DT_INT64", "BOOL": "DT_BOOL"}
 ATTR_TYPES = {"int64_t": "int", "double": "float", "char": "string", "bool": "bool"}
-ROOT_HINT = "../shared/seeds"
 
 
-def signature(text: str, api: str):
-    """[(c type, name)] of aclnn<API>GetWorkspaceSize without workspaceSize/executor."""
-    m = re.search(rf"{api}GetWorkspaceSize\((.*?)\)", text, re.S)
-    params = []
-    for part in m.group(1).replace("\n", " ").split(","):
-        tokens = part.replace("*", " * ").split()
-        name = tokens[-1]
-        if name in ("workspaceSize", "executor"):
-            continue
-        params.append((next(t for t in tokens if t not in ("const", "*")), name))
-    return params
-
-
-def spec_dtypes(text: str, name: str):
-    """The dtypes the spec lists for parameter `name` (HTML table row or bullet list form)."""
-    row = re.search(rf"<td>\s*{name}\s*</td>(.*?)</tr>", text, re.S)
-    if row:
-        for cell in re.findall(r"<td>(.*?)</td>", row.group(1), re.S):
-            tokens = [t.strip() for t in re.split(r"[、,，]", cell)]
-            if tokens and all(t in SPEC_DTYPES for t in tokens):
-                return {SPEC_DTYPES[t] for t in tokens}
-    bullet = re.search(rf"- {name}（[^）]*）：[^\n]*?数据类型支持([A-Z0-9、,，]+)", text)
-    if bullet:
-        return {SPEC_DTYPES[t] for t in re.split(r"[、,，]", bullet.group(1)) if t in SPEC_DTYPES}
-    return None
+def signature(op_type: str):
+    """[(C base type, name, spec dtypes or None)] of the GetWorkspaceSize parameters of the
+    operator's aclnn API, without workspaceSize/executor."""
+    return [(p["ctype"].replace("const", "").replace("*", "").strip(), p["name"], p["dtypes"])
+            for p in CONTRACT[op_type]["parameters"] if p["name"] not in ("workspaceSize", "executor")]
 
 
 def snake(name: str) -> str:
@@ -72,24 +53,22 @@ def opdefs():
 
 def test_every_registered_operator_has_a_spec(opdefs):
     assert "PromptFlashAttention" in opdefs
-    assert set(opdefs) <= set(SPECS), f"OpTypes without a spec mapping: {set(opdefs) - set(SPECS)}"
+    assert set(opdefs) <= set(CONTRACT), f"OpTypes without a spec mapping: {set(opdefs) - set(CONTRACT)}"
 
 
 def test_opdefs_carry_every_spec_parameter_with_its_dtypes(opdefs):
     checked = dtype_checked = 0
     for op_type, opdef in opdefs.items():
-        spec_file, api = SPECS[op_type]
-        text = (SEEDS / spec_file).read_text()
         ports = {p["name"]: p for p in opdef["inputs"] + opdef["outputs"]}
         attrs = {a["name"]: a for a in opdef["attrs"]}
-        for ctype, name in signature(text, api):
+        for ctype, name, dtypes in signature(op_type):
             found = candidates(name) & (set(ports) | set(attrs))
             assert found, f"{op_type}: spec parameter {name} ({ctype}) has no OpDef port/attr " \
                           f"named {sorted(candidates(name))}"
             key = found.pop()
             if ctype in ("aclTensor", "aclTensorList"):
                 assert key in ports, f"{op_type}.{key} is a tensor in the spec but an attribute in the OpDef"
-                want = spec_dtypes(text, name)     # None for reserved parameters without dtypes
+                want = {SPEC_DTYPES[t] for t in dtypes or ()}   # none for reserved parameters
                 if want:
                     assert want <= set(ports[key]["dtypes"]), \
                         f"{op_type}.{key}: spec dtypes {sorted(want)} not all in OpDef {sorted(set(ports[key]['dtypes']))}"
@@ -99,6 +78,42 @@ def test_opdefs_carry_every_spec_parameter_with_its_dtypes(opdefs):
                     f"{op_type}.{key}: spec type {ctype}, OpDef {attrs.get(key)}"
             checked += 1
     assert checked >= 13 and dtype_checked >= 6    # aclnnPromptFlashAttention: 13 parameters, 6 tensors
+
+
+def test_contract_holds_the_five_apis():
+    assert {op: c["api"] for op, c in CONTRACT.items()} == {
+        "PromptFlashAttention": "aclnnPromptFlashAttention",
+        "FlashAttentionScore": "aclnnFlashAttentionVarLenScore",
+        "IncreFlashAttention": "aclnnIncreFlashAttentionV4",
+        "FlashAttentionScoreGrad": "aclnnFlashAttentionUnpaddingScoreGradV5",
+        "SparseFlashAttentionGrad": "aclnnSparseFlashAttentionGrad"}
+    pfa = CONTRACT["PromptFlashAttention"]["parameters"]
+    assert [(p["ctype"], p["name"]) for p in pfa][:7] == [
+        ("const aclTensor *", "query"), ("const aclTensor *", "key"), ("const aclTensor *", "value"),
+        ("const aclTensor *", "pseShift"), ("const aclTensor *", "attenMask"),
+        ("const aclIntArray *", "actualSeqLengths"), ("int64_t", "numHeads")]
+    assert pfa[-1] == {"name": "executor", "ctype": "aclOpExecutor **", "dtypes": None}
+    assert pfa[4]["dtypes"] == ["BOOL", "INT8", "UINT8"]
+    for op, c in CONTRACT.items():
+        for p in c["parameters"]:
+            assert all(t in SPEC_DTYPES for t in p["dtypes"] or ()), (op, p)
+
+
+@pytest.mark.skipif(not SPECS_DIR.is_dir(), reason=f"the specs ({SPECS_DIR}; env FA_SPECS_DIR) are not present")
+def test_contract_is_what_the_specs_say(tmp_path):
+    out = tmp_path / "spec_contract.json"
+    proc = subprocess.run([sys.executable, str(EXTRACTOR), "--out", str(out)], capture_output=True, text=True,
+                          env=dict(os.environ, FA_SPECS_DIR=str(SPECS_DIR)))
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text(encoding="utf-8") == CONTRACT_FILE.read_text(encoding="utf-8"), \
+        f"{CONTRACT_FILE} is stale: rerun {EXTRACTOR.relative_to(ROOT)}"
+
+
+def test_extractor_names_a_missing_specs_dir(tmp_path):
+    missing = tmp_path / "no-specs"
+    proc = subprocess.run([sys.executable, str(EXTRACTOR), "--out", str(tmp_path / "x.json")],
+                          capture_output=True, text=True, env=dict(os.environ, FA_SPECS_DIR=str(missing)))
+    assert proc.returncode == 2 and str(missing) in proc.stderr and "FA_SPECS_DIR" in proc.stderr
 
 
 def test_pfa_ports_and_attributes_in_spec_order(opdefs):

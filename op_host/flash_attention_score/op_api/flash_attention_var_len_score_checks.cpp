@@ -156,7 +156,9 @@ bool CheckMask(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &m, c
 bool CheckPrefix(ParamChecker &c, const VarLenScoreArgs &a, bool hasMask, const Seqs &s)
 {
     if (a.sparseMode != 6 || !hasMask) return true;
-    if (!c.NotNull(a.prefix, "prefixOptional", "required with sparseModeOptional 6")) return false;
+    if (!c.Require(a.prefix != nullptr, "prefixOptional", "is null but sparseModeOptional 6 with a mask needs it")) {
+        return false;
+    }
     uint64_t n = 0;
     aclGetIntArraySize(a.prefix, &n);
     if (!c.Require(n == s.q.size(), "prefixOptional", "has %llu values but there are %zu batches",

@@ -10,8 +10,8 @@
 
 extern "C" void flash_attention_score_grad(uint8_t *query, uint8_t *key, uint8_t *value, uint8_t *dy,
                                            uint8_t *attenMask, uint8_t *softmaxMax, uint8_t *softmaxSum,
-                                           uint8_t *attentionIn, uint8_t *seqQ, uint8_t *seqKv, uint8_t *dq,
-                                           uint8_t *dk, uint8_t *dv, uint8_t *workspace, uint8_t *tiling);
+                                           uint8_t *attentionIn, uint8_t *seqQ, uint8_t *seqKv, uint8_t *sink,
+                                           uint8_t *dq, uint8_t *dk, uint8_t *dv, uint8_t *dsink, uint8_t *workspace, uint8_t *tiling);
 
 extern "C" aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
     const aclTensor *query, const aclTensor *queryRope, const aclTensor *keyIn, const aclTensor *keyInRope,
@@ -41,7 +41,8 @@ extern "C" aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
     emu::OpRunner runner("FlashAttentionScoreGrad");
     runner.Input(query).Input(keyIn).Input(value).Input(dy).Input(attenMaskOptional).Input(softmaxMaxOptional)
         .Input(softmaxSumOptional).Input(attentionInOptional).Input(actualSeqQLenOptional)
-        .Input(actualSeqKvLenOptional).Output(dqOut).Output(dkOut).Output(dvOut);
+        .Input(actualSeqKvLenOptional).Input(sinkInOptional).Output(dqOut).Output(dkOut).Output(dvOut)
+        .Output(sinkInOptional != nullptr ? dsinkOut : nullptr);
     runner.Attr("scale_value", scaleValue)
         .Attr("pre_tokens", preTokens)
         .Attr("next_tokens", nextTokens)

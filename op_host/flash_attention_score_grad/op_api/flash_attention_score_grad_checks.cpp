@@ -227,7 +227,7 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
                      "the rope part (queryRope/keyInRope)") ||
         !Unsupported(c, a.pse != nullptr, "pseShiftOptional", "pse (pseType 0-3)") ||
         !Unsupported(c, drop.present && a.keepProb < 1.0, "dropMaskOptional", "dropout (keepProb < 1)") ||
-        !Unsupported(c, sink.present, "sinkInOptional", "sink / dsink") ||
+        !(sink.present ? c.NotNull(a.dsink, "dsinkOut", "an output when sinkInOptional is given") : true) ||
         !Unsupported(c, a.sparseMode == 6 && mask.present, "sparseMode", "sparse mode 6 (prefix)")) {
         return c.Status();
     }

@@ -46,7 +46,7 @@ def _prepare(kw):
 
 def _make_outputs(kw):
     q = np.asarray(kw["query"])
-    dtype = np.int8 if kw.get("quant_scale2") is not None else q.dtype
+    dtype = np.int8 if kw.get("quantScale2") is not None else q.dtype
     return {"attentionOut": np.zeros(q.shape, dtype)}
 
 

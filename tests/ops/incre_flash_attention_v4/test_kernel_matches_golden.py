@@ -31,7 +31,7 @@ def test_group_larger_than_a_head_block():
 
 @pytest.mark.parametrize("d", [16, 40, 128, 256])
 def test_head_dims(d):
-    run_and_judge(make_kwargs("fp16", "BSND", b=2, n=4, nkv=2, s=140, d=d, seed=1))
+    run_and_judge(make_kwargs("fp16", "BSND", b=2, n=4, nkv=2, s=140, d=d, seed=2))
 
 
 def test_actual_seq_lengths_including_zero_and_block_edges():
