@@ -92,6 +92,8 @@ foreach(_h IN LISTS _api_headers)
     configure_file("${_h}" "${CMAKE_BINARY_DIR}/include/aclnnop/${_name}" COPYONLY)
 endforeach()
 list(TRANSFORM _host_includes PREPEND "-I" OUTPUT_VARIABLE _include_flags)
+# Host code built here defines FA_NPU_BUILD: op_host/common/op_log.h then logs through CANN's
+# toolchain/slog.h instead of the emulator's logger.
 
 set(package_name "${vendor_name}")
 npu_op_package(${package_name}
@@ -108,7 +110,7 @@ npu_op_code_gen(
     SRC ${_host_srcs}
     PACKAGE ${package_name}
     OUT_DIR "${ASCEND_AUTOGEN_PATH}"
-    COMPILE_OPTIONS ${_include_flags} -std=c++17
+    COMPILE_OPTIONS ${_include_flags} -DFA_NPU_BUILD -std=c++17
 )
 
 # op_api. opbuild generates aclnn<OpType> from each OpDef; where the OpDef mirrors the spec
@@ -179,18 +181,21 @@ set_source_files_properties(${_generated_api} PROPERTIES GENERATED TRUE)
 npu_op_library(cust_opapi ACLNN ${_opapi_srcs})
 target_include_directories(cust_opapi PRIVATE ${_host_includes} "${ASCEND_AUTOGEN_PATH}")
 target_compile_options(cust_opapi PRIVATE -fvisibility=hidden)
+target_compile_definitions(cust_opapi PRIVATE FA_NPU_BUILD)
 
 file(GLOB _proto_src "${ASCEND_AUTOGEN_PATH}/op_proto.cc")
 set_source_files_properties(${_proto_src} PROPERTIES GENERATED TRUE)
 npu_op_library(cust_op_proto GRAPH ${_host_srcs} ${_proto_src})
 target_include_directories(cust_op_proto PRIVATE ${_host_includes} "${ASCEND_AUTOGEN_PATH}")
 target_compile_options(cust_op_proto PRIVATE -fvisibility=hidden)
+target_compile_definitions(cust_op_proto PRIVATE FA_NPU_BUILD)
 
 file(GLOB _fallback_src "${ASCEND_AUTOGEN_PATH}/fallback_*.cpp")
 set_source_files_properties(${_fallback_src} PROPERTIES GENERATED TRUE)
 npu_op_library(cust_optiling TILING ${_host_srcs} ${_fallback_src})
 target_include_directories(cust_optiling PRIVATE ${_host_includes} "${ASCEND_AUTOGEN_PATH}")
 target_compile_options(cust_optiling PRIVATE -fvisibility=hidden)
+target_compile_definitions(cust_optiling PRIVATE FA_NPU_BUILD)
 
 # ---- kernels ---------------------------------------------------------------------------------
 npu_op_kernel_options(ascendc_kernels ALL OPTIONS

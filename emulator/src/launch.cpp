@@ -43,9 +43,7 @@ struct LaunchShared {
     };
     std::vector<Waiter> waiters;  // by thread slot: block * 3 + (0 aic | 1 aiv0 | 2 aiv1)
     std::vector<int> counter;     // cross-core flag counters, [slot][flag]
-    std::vector<int> pending1;    // mode 1: sets seen from the AIVs of a block, [block][flag]
-    std::vector<int> pending2;    // mode 2: sets seen from the AIVs of a block, [block][flag]
-    int pending0[3][kCrossFlags] = {};  // mode 0: sets seen per core kind
+    std::vector<int> pending[3];  // per mode 0/1/2: a core's group sets not yet matched, [slot][flag]
     int barArrived[3] = {}, barGen[3] = {};
 };
 
@@ -115,6 +113,18 @@ void Bump(LaunchShared &s, int slot, int flag, const char *api) {
         Fail(api, "flag %d of the target core has more than 15 unconsumed sets (the hardware counter is 4 bits)", flag);
 }
 
+// Records a group set by core `slot` and reports whether the group's set is now complete: each
+// member core must have its own unmatched set (two sets by one AIV are not one set by each);
+// completing consumes one set of every member. `members(fn)` calls fn(slot) for each member.
+template <typename Members>
+bool GroupSetLocked(std::vector<int> &pending, int slot, int flag, Members members) {
+    ++pending[slot * kCrossFlags + flag];
+    bool complete = true;
+    members([&](int m) { complete = complete && pending[m * kCrossFlags + flag] > 0; });
+    if (complete) members([&](int m) { --pending[m * kCrossFlags + flag]; });
+    return complete;
+}
+
 void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int first, int count,
              std::vector<CoreCtx> &allCtx) {
     const SocSpec &soc = CurrentSoc();
@@ -125,8 +135,7 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
     s.aivPerBlock = cfg.mix == CoreMix::AIC_ONLY ? 0 : (cfg.mix == CoreMix::MIX_AIC_1_2 ? 2 : 1);
     s.waiters.resize(count * 3);
     s.counter.assign(count * 3 * kCrossFlags, 0);
-    s.pending1.assign(count * kCrossFlags, 0);
-    s.pending2.assign(count * kCrossFlags, 0);
+    for (auto &p : s.pending) p.assign(count * 3 * kCrossFlags, 0);
 
     std::vector<CoreCtx *> ctxs;
     for (int b = first; b < first + count; ++b) {
@@ -273,30 +282,26 @@ void CrossCoreSet(int mode, int flagId) {
              s.hasAic ? "AIC" : "AIV");
     std::unique_lock<std::mutex> lk(s.mu);
     const int b = c.block - s.firstBlock;
-    if (mode == 0) {
-        const int group = c.kind;  // all cores of my kind
-        const int members = c.kind == kAic ? s.blocks : s.blocks * s.aivPerBlock;
-        if (++s.pending0[group][flagId] == members) {
-            s.pending0[group][flagId] = 0;
-            for (int bb = 0; bb < s.blocks; ++bb) {
-                if (c.kind == kAic) Bump(s, bb * 3, flagId, api);
-                else
-                    for (int v = 0; v < s.aivPerBlock; ++v) Bump(s, bb * 3 + 1 + v, flagId, api);
-            }
+    const int me = Slot(c);
+    const auto sameKind = [&](auto fn) {  // mode 0: every core of my kind in the launch
+        for (int bb = 0; bb < s.blocks; ++bb) {
+            if (c.kind == kAic) fn(bb * 3);
+            else
+                for (int v = 0; v < s.aivPerBlock; ++v) fn(bb * 3 + 1 + v);
         }
+    };
+    const auto blockAivs = [&](auto fn) {  // modes 1 and 2: the AIVs of my AI core
+        for (int v = 0; v < s.aivPerBlock; ++v) fn(b * 3 + 1 + v);
+    };
+    const auto bump = [&](int slot) { Bump(s, slot, flagId, api); };
+    if (mode == 0) {
+        if (GroupSetLocked(s.pending[0], me, flagId, sameKind)) sameKind(bump);
     } else if (mode == 1) {
         if (c.kind != kAiv) Fail(api, "mode 1 synchronises the AIVs of one AI core; called on an AIC");
-        if (++s.pending1[b * kCrossFlags + flagId] == s.aivPerBlock) {
-            s.pending1[b * kCrossFlags + flagId] = 0;
-            for (int v = 0; v < s.aivPerBlock; ++v) Bump(s, b * 3 + 1 + v, flagId, api);
-        }
+        if (GroupSetLocked(s.pending[1], me, flagId, blockAivs)) blockAivs(bump);
     } else if (mode == 2) {
-        if (c.kind == kAic) {
-            for (int v = 0; v < s.aivPerBlock; ++v) Bump(s, b * 3 + 1 + v, flagId, api);
-        } else if (++s.pending2[b * kCrossFlags + flagId] == s.aivPerBlock) {
-            s.pending2[b * kCrossFlags + flagId] = 0;
-            Bump(s, b * 3, flagId, api);
-        }
+        if (c.kind == kAic) blockAivs(bump);
+        else if (GroupSetLocked(s.pending[2], me, flagId, blockAivs)) bump(b * 3);
     } else {
         Fail(api, "modeId %d is not supported on Atlas A2 (modes 0, 1, 2)", mode);
     }

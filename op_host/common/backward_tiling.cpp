@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "../../op_kernel/attention_core/sparse_mode.h"
+
 namespace fa_host {
 
 namespace {
@@ -10,7 +12,7 @@ namespace {
 constexpr uint32_t BLOCK_KV = 128;
 constexpr uint32_t D_CHUNK = 128;
 constexpr uint64_t UB_API_RESERVE = 8192;
-constexpr int64_t BAND_LIMIT = int64_t(1) << 40;  // AttentionCore::BAND_INFINITE
+constexpr int64_t BAND_LIMIT = AttentionCore::SPARSE_UNBOUNDED;
 
 uint64_t Align512(uint64_t x) { return (x + 511) / 512 * 512; }
 
@@ -22,10 +24,12 @@ uint64_t BackwardUbBytes(uint32_t r, uint32_t dtypeBytes)
     return cells * (3 * 4 + 1 + 2 + 2 * dtypeBytes) + uint64_t(r) * 32 * 3 + (2 * 256 + 32) * 4;
 }
 
-// Mirrors BackwardCube's L1 tiles: Q, dO (blockQ x D), K, V (blockKv x D), P, dS.
-uint64_t BackwardL1Bytes(uint32_t bq, uint32_t dp, uint32_t dtypeBytes)
+// Mirrors BackwardCube's L1 tiles: Q, dO (blockQ x D), K, V (blockKv x D), P, dS and the
+// rope tiles Q_rope (blockQ x Dr), K_rope (blockKv x Dr).
+uint64_t BackwardL1Bytes(uint32_t bq, uint32_t dp, uint32_t drp, uint32_t dtypeBytes)
 {
-    return (2ull * bq * dp + 2ull * BLOCK_KV * dp + 2ull * bq * BLOCK_KV) * dtypeBytes;
+    return (2ull * bq * dp + 2ull * BLOCK_KV * dp + 2ull * bq * BLOCK_KV + uint64_t(bq + BLOCK_KV) * drp) *
+           dtypeBytes;
 }
 
 int64_t BandBatchIndex(const BackwardProblem &prob)
@@ -45,36 +49,16 @@ int64_t BandBatchIndex(const BackwardProblem &prob)
 
 }  // namespace
 
-bool BatchBand(const BackwardProblem &prob, int64_t b, int64_t bandBatch, int64_t &pre, int64_t &next)
-{
-    const int64_t sq = prob.cumQ[b] - (b == 0 ? 0 : prob.cumQ[b - 1]);
-    const int64_t sk = prob.cumKv[b] - (b == 0 ? 0 : prob.cumKv[b - 1]);
-    const int64_t shift = sk - sq;
-    const int64_t mode = prob.sparseMode;
-    const bool isBand = b == bandBatch;
-    pre = BAND_LIMIT;
-    next = 0;
-    if (mode == 0) {
-        pre = prob.preTokens;
-        next = prob.nextTokens;
-    } else if (mode == 3 || (mode == 7 && !isBand)) {
-        next = shift;
-    } else if (mode == 4 || ((mode == 7 || mode == 8) && isBand)) {
-        pre = prob.preTokens - shift;
-        next = prob.nextTokens + shift;
-    }
-    return prob.hasMask && mode != 1;
-}
-
 bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, AttentionCore::BackwardParams &p,
                   std::string &why)
 {
     p = AttentionCore::BackwardParams{};
     const uint32_t dp = uint32_t((prob.headDim + 15) / 16 * 16);
+    const uint32_t drp = uint32_t((prob.ropeDim + 15) / 16 * 16);
     uint32_t r = 0;
     for (uint32_t cand : {64u, 32u, 16u, 8u}) {
         if (BackwardUbBytes(cand, prob.dtypeBytes) + UB_API_RESERVE <= budget.ub &&
-            BackwardL1Bytes(2 * cand, dp, prob.dtypeBytes) <= budget.l1) {
+            BackwardL1Bytes(2 * cand, dp, drp, prob.dtypeBytes) <= budget.l1) {
             r = cand;
             break;
         }
@@ -89,6 +73,8 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     p.groupSize = uint32_t(prob.numHeads / prob.numKvHeads);
     p.headDim = uint32_t(prob.headDim);
     p.headDimAlign = dp;
+    p.ropeDim = uint32_t(prob.ropeDim);
+    p.ropeDimAlign = drp;
     p.tq = uint64_t(prob.tq);
     p.tkv = uint64_t(prob.tkv);
     p.scaleValue = prob.scale;
@@ -108,25 +94,30 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
 
     // Unit costs: the query rows (all heads of the group) that see the kv block, plus a share
     // for streaming K/V of the block and for each query block.
-    BackwardProblem clamped = prob;
-    clamped.preTokens = p.preTokens;
-    clamped.nextTokens = p.nextTokens;
+    p.hasPrefix = prob.prefix.empty() ? 0 : 1;
+    p.hasPse = prob.hasPse ? 1 : 0;
+    if (prob.hasPse) {
+        p.pseRows = uint32_t(prob.pseRows);
+        p.pseCols = uint32_t(prob.pseCols);
+        p.pseStrideN = uint64_t(prob.pseRows) * uint64_t(prob.pseCols);
+        p.pseStrideB = prob.pseBatch == 1 ? 0 : uint64_t(prob.numHeads) * p.pseStrideN;
+    }
+    p.hasDropMask = prob.hasDropMask ? 1 : 0;
+    p.keepProbInv = prob.hasDropMask ? 1.0f / prob.keepProb : 1.0f;
     std::vector<double> cost;
     for (int64_t b = 0; b < int64_t(p.batch); ++b) {
         const int64_t sq = prob.cumQ[b] - (b == 0 ? 0 : prob.cumQ[b - 1]);
         const int64_t sk = prob.cumKv[b] - (b == 0 ? 0 : prob.cumKv[b - 1]);
-        int64_t pre = 0, next = 0;
-        const bool band = BatchBand(clamped, b, p.bandBatch, pre, next);
+        const AttentionCore::SparseBand band = AttentionCore::MakeSparseBand(
+            p.sparseMode, prob.hasMask, p.preTokens, p.nextTokens, sq, sk, prob.prefix.empty() ? 0 : prob.prefix[b],
+            b == p.bandBatch);
         const int64_t blocks = (sk + BLOCK_KV - 1) / BLOCK_KV;
         for (int64_t h = 0; h < prob.numKvHeads; ++h) {
             for (int64_t j = 0; j < blocks; ++j) {
                 const int64_t k0 = j * BLOCK_KV;
                 const int64_t cols = std::min<int64_t>(BLOCK_KV, sk - k0);
-                int64_t lo = 0, hi = sq;
-                if (band) {
-                    lo = std::max<int64_t>(0, k0 - next);
-                    hi = std::min<int64_t>(sq, k0 + cols + pre);
-                }
+                int64_t lo = 0, hi = 0;
+                AttentionCore::BackwardVisibleRows(band, k0, cols, sq, lo, hi);
                 const int64_t rows = std::max<int64_t>(0, hi - lo);
                 const int64_t qBlocks = (rows + p.blockQ - 1) / p.blockQ;
                 cost.push_back(double(p.groupSize) * double(rows + 16 * qBlocks) + 32.0);
@@ -155,10 +146,14 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     const uint64_t dqBytes = Align512(uint64_t(prob.tq) * prob.numHeads * prob.headDim * 4);
     const uint64_t kvBytes = Align512(uint64_t(prob.tkv) * prob.numKvHeads * prob.headDim * 4);
     const uint64_t drowBytes = Align512(uint64_t(prob.tq) * prob.numHeads * 8 * 4);
+    const uint64_t dqRopeBytes = Align512(uint64_t(prob.tq) * prob.numHeads * prob.ropeDim * 4);
+    const uint64_t dkRopeBytes = Align512(uint64_t(prob.tkv) * prob.numKvHeads * prob.ropeDim * 4);
     p.wsDq = 0;
     p.wsDk = dqBytes;
     p.wsDv = p.wsDk + kvBytes;
-    p.wsDrow = p.wsDv + kvBytes;
+    p.wsDqRope = p.wsDv + kvBytes;
+    p.wsDkRope = p.wsDqRope + dqRopeBytes;
+    p.wsDrow = p.wsDkRope + dkRopeBytes;
     p.hasSink = prob.hasSink ? 1 : 0;
     p.dsinkPitch = uint64_t(prob.numHeads + 7) / 8 * 8;
     p.wsDsink = p.wsDrow + drowBytes;

@@ -14,6 +14,7 @@ namespace fa_host {
 
 struct BackwardProblem {
     int64_t numHeads = 0, numKvHeads = 0, headDim = 0, tq = 0, tkv = 0;
+    int64_t ropeDim = 0;  // D of query_rope/key_rope, 0 without a rope part
     uint32_t dtypeBytes = 2;
     float scale = 1.0f;
     bool statsTnd = true;
@@ -23,10 +24,12 @@ struct BackwardProblem {
     Strides mask;
     int64_t preTokens = 0, nextTokens = 0;
     std::vector<int64_t> cumQ, cumKv;  // cumulative actual_seq_qlen / actual_seq_kvlen
+    std::vector<int64_t> prefix;       // per batch (sparse mode 6 with a mask) or empty
+    bool hasPse = false;               // pseType 1 tensor [pseBatch, N, pseRows, pseCols]
+    int64_t pseBatch = 0, pseRows = 0, pseCols = 0;
+    bool hasDropMask = false;          // dropout active (a mask and keepProb < 1)
+    float keepProb = 1.0f;
 };
-
-// The batch's visible band in left-up form (row - pre <= key <= row + next); false: no band.
-bool BatchBand(const BackwardProblem &prob, int64_t b, int64_t bandBatch, int64_t &pre, int64_t &next);
 
 bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, AttentionCore::BackwardParams &p,
                   std::string &why);

@@ -60,6 +60,15 @@ uint32_t CutByCost(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t 
 
 }  // namespace
 
+namespace {
+uint64_t CoreAndPartialBytes(const AttentionCore::DecodeTiling &t)
+{
+    const AttentionCore::DecodeParams &d = t.decode;
+    if (d.kvSplits <= 1 && d.quantOut == 0) return uint64_t(t.params.usedCores) * t.params.wsBytesPerCore;
+    return d.wsPartialOffset + uint64_t(d.kvSplits) * d.combineRows * (t.params.headDimAlign + 2) * 4;
+}
+}  // namespace
+
 bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCore::DecodeTiling &t,
                 std::string &why)
 {
@@ -73,7 +82,8 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     p.seqQ = 1;
     p.seqKv = static_cast<uint32_t>(prob.seqKv);
     p.headDim = static_cast<uint32_t>(prob.headDim);
-    p.headDimAlign = static_cast<uint32_t>(AlignUp(uint64_t(prob.headDim), 16));
+    // INT8 output rows of headDimAlign bytes must start on 32-byte blocks.
+    p.headDimAlign = static_cast<uint32_t>(AlignUp(uint64_t(prob.headDim), prob.quantOut ? 32 : 16));
     p.qStrideB = p.oStrideB = prob.q.b;
     p.qStrideN = p.oStrideN = prob.q.n;
     p.qStrideS = p.oStrideS = prob.q.s;
@@ -83,7 +93,7 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     p.scaleValue = prob.scale;
 
     uint32_t maxRows = 0;
-    if (!ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
+    if (!ChooseBlocks(p.headDimAlign, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
     // Rows of a unit are the G heads of a KV group: no more rows per vector core than needed.
     const uint32_t need = static_cast<uint32_t>(AlignUp(CeilDiv(p.groupSize, 2), 8));
     p.rowsPerVec = std::min(maxRows, need);
@@ -104,6 +114,9 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     d.pseIsBf16 = prob.pseBf16 ? 1 : 0;
     d.pseStrideB = prob.pseStrideB;
     d.pseStrideN = prob.pseStrideN;
+    d.quantOut = prob.quantOut ? 1 : 0;
+    d.quantPerChannel = prob.quantPerChannel ? 1 : 0;
+    d.hasQuantOffset = prob.hasQuantOffset ? 1 : 0;
 
     // KV splits: only when the (batch, KV head, head block) rows leave cores idle and the
     // longest window has several key blocks; chunks are whole key blocks.
@@ -134,16 +147,24 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
 
     d.combineRows = uint64_t(p.batch) * p.numHeads;
     d.wsPartialOffset = AlignUp(uint64_t(p.usedCores) * p.wsBytesPerCore, 512);
+    if (prob.antiquant) {
+        d.antiquant = 1;
+        d.antiPerChannel = prob.antiPerChannel ? 1 : 0;
+        d.antiRows = prob.kvElements / uint64_t(prob.headDim);
+        d.antiHeadRun = prob.antiHeadRun;
+        d.antiCopyBytes = AlignUp(prob.kvElements * prob.dtypeBytes, 512);
+    }
     const uint32_t vecCores = 2 * p.usedCores;
     for (uint32_t v = 0; v <= vecCores; ++v) d.combineRowStart[v] = d.combineRows * v / vecCores;
+    if (d.antiquant != 0) d.antiWsOffset = AlignUp(CoreAndPartialBytes(t), 512);
     return true;
 }
 
 uint64_t DecodeWorkspaceBytes(const AttentionCore::DecodeTiling &t)
 {
     const AttentionCore::DecodeParams &d = t.decode;
-    if (d.kvSplits <= 1) return uint64_t(t.params.usedCores) * t.params.wsBytesPerCore;
-    return d.wsPartialOffset + uint64_t(d.kvSplits) * d.combineRows * (t.params.headDimAlign + 2) * 4;
+    if (d.antiquant == 0) return CoreAndPartialBytes(t);
+    return d.antiWsOffset + 2 * d.antiCopyBytes;
 }
 
 }  // namespace fa_host

@@ -26,6 +26,10 @@ struct DecodeProblem {
     bool hasMask = false;
     uint64_t maskStrideB = 0;
     bool hasPse = false, pseBf16 = false;
+    bool quantOut = false, quantPerChannel = false, hasQuantOffset = false;  // INT8 output
+    // INT8 K/V: elements of one K (= V) tensor and the head run of its rows of D (kv_antiquant.h)
+    bool antiquant = false, antiPerChannel = false;
+    uint64_t kvElements = 0, antiHeadRun = 1;
     uint64_t pseStrideB = 0, pseStrideN = 0;
 };
 

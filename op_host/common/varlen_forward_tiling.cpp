@@ -101,6 +101,9 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         p.pseStrideB = prob.pseBatch == 1 ? 0 : n * p.pseStrideN;
     }
 
+    p.hasDropMask = prob.hasDropMask ? 1 : 0;
+    p.keepProbInv = prob.hasDropMask ? 1.0f / prob.keepProb : 1.0f;
+
     uint32_t maxRows = 0;
     if (!ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
 

@@ -23,6 +23,8 @@ struct VarLenProblem {
     int64_t preTokens = 0, nextTokens = 0;
     bool hasPse = false;
     int64_t pseBatch = 0, pseRows = 0, pseCols = 0;  // [Bp, N, H, W]
+    bool hasDropMask = false;          // dropout active (a mask and keep_prob < 1)
+    float keepProb = 1.0f;
 };
 
 // The batch carrying the band of sparse modes 7 (last non-empty) and 8 (first non-empty); -1.

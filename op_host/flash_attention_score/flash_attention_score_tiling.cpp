@@ -55,6 +55,7 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
 {
     const gert::RuntimeAttrs *attrs = context->GetAttrs();
     const float *scale = attrs->GetAttrPointer<float>(SCALE_VALUE);
+    const float *keepProb = attrs->GetAttrPointer<float>(KEEP_PROB);
     const int64_t *pre = attrs->GetAttrPointer<int64_t>(PRE_TOKENS);
     const int64_t *next = attrs->GetAttrPointer<int64_t>(NEXT_TOKENS);
     const int64_t *headNum = attrs->GetAttrPointer<int64_t>(HEAD_NUM);
@@ -98,6 +99,10 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
         prob.pseRows = ps[2];
         prob.pseCols = ps[3];
     }
+
+    // keep_prob == 1 disables dropout: the mask is then not read.
+    prob.keepProb = keepProb == nullptr ? 1.0f : *keepProb;
+    prob.hasDropMask = context->GetOptionalInputShape(DROP_MASK) != nullptr && prob.keepProb < 1.0f;
 
     platform_ascendc::PlatformAscendC platform(context->GetPlatformInfo());
     fa_host::CoreBudget budget;

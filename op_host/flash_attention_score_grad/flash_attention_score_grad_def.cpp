@@ -1,8 +1,10 @@
 // OpDef of FlashAttentionScoreGrad as aclnnFlashAttentionUnpaddingScoreGradV5 (spec 003) runs
 // it on this project's kernel: TND query/key/value/dy/attention_in in FLOAT16 or BFLOAT16, an
-// optional BOOL/UINT8 atten_mask, FLOAT softmax_max/sum, the cumulative INT64 sequence lengths
-// (value-dependent), an optional FLOAT sink, dq/dk/dv in the input dtype and the FLOAT dsink. Inputs the kernel does not implement yet
-// (pse, dropout, rope, prefix) are rejected by the aclnn API before this point.
+// optional pse (pseType 1, input dtype), UINT8 drop_mask, BOOL/UINT8 atten_mask, FLOAT
+// softmax_max/sum, the cumulative INT64 sequence lengths and prefix (value-dependent), an
+// optional FLOAT sink, the optional rope parts; dq/dk/dv (and dq_rope/dk_rope) in the input
+// dtype and the FLOAT dsink. What the kernel does not implement yet (pse types 0/2/3, FLOAT32)
+// is rejected by the aclnn API before this point.
 #include <vector>
 
 #include "flash_attention_score_grad_tiling.h"
@@ -13,7 +15,7 @@ namespace ops {
 namespace {
 
 struct Columns {
-    std::vector<ge::DataType> qkv, mask, f32, lens;
+    std::vector<ge::DataType> qkv, mask, f32, lens, u8;
     std::vector<ge::Format> nd;
 };
 
@@ -26,6 +28,7 @@ Columns MakeColumns()
             c.mask.push_back(m);
             c.f32.push_back(ge::DT_FLOAT);
             c.lens.push_back(ge::DT_INT64);
+            c.u8.push_back(ge::DT_UINT8);
             c.nd.push_back(ge::FORMAT_ND);
         }
     }
@@ -43,18 +46,26 @@ public:
         this->Input("key").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
         this->Input("value").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
         this->Input("dy").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
+        this->Input("pse_shift").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
+        this->Input("drop_mask").ParamType(OPTIONAL).DataType(c.u8).Format(c.nd);
         this->Input("atten_mask").ParamType(OPTIONAL).DataType(c.mask).Format(c.nd);
         this->Input("softmax_max").ParamType(REQUIRED).DataType(c.f32).Format(c.nd);
         this->Input("softmax_sum").ParamType(REQUIRED).DataType(c.f32).Format(c.nd);
         this->Input("attention_in").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
         this->Input("actual_seq_qlen").ParamType(REQUIRED).DataType(c.lens).Format(c.nd).ValueDepend(REQUIRED);
         this->Input("actual_seq_kvlen").ParamType(REQUIRED).DataType(c.lens).Format(c.nd).ValueDepend(REQUIRED);
+        this->Input("prefix").ParamType(OPTIONAL).DataType(c.lens).Format(c.nd).ValueDepend(OPTIONAL);
         this->Input("sink").ParamType(OPTIONAL).DataType(c.f32).Format(c.nd);
+        this->Input("query_rope").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
+        this->Input("key_rope").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
         this->Output("dq").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
         this->Output("dk").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
         this->Output("dv").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
         this->Output("dsink").ParamType(OPTIONAL).DataType(c.f32).Format(c.nd);
+        this->Output("dq_rope").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
+        this->Output("dk_rope").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
         this->Attr("scale_value").AttrType(OPTIONAL).Float(1.0f);
+        this->Attr("keep_prob").AttrType(OPTIONAL).Float(1.0f);
         this->Attr("pre_tokens").AttrType(OPTIONAL).Int(2147483647);
         this->Attr("next_tokens").AttrType(OPTIONAL).Int(2147483647);
         this->Attr("head_num").AttrType(REQUIRED).Int();

@@ -14,9 +14,12 @@
 namespace {
 
 enum InputIndex : size_t {
-    QUERY = 0, KEY, VALUE, DY, ATTEN_MASK, SOFTMAX_MAX, SOFTMAX_SUM, ATTENTION_IN, SEQ_Q, SEQ_KV, SINK
+    QUERY = 0, KEY, VALUE, DY, PSE, DROP_MASK, ATTEN_MASK, SOFTMAX_MAX, SOFTMAX_SUM, ATTENTION_IN, SEQ_Q, SEQ_KV,
+    PREFIX, SINK, QUERY_ROPE, KEY_ROPE
 };
-enum AttrIndex : size_t { SCALE = 0, PRE_TOKENS, NEXT_TOKENS, HEAD_NUM, INPUT_LAYOUT, SPARSE_MODE, STATS_LAYOUT };
+enum AttrIndex : size_t {
+    SCALE = 0, KEEP_PROB, PRE_TOKENS, NEXT_TOKENS, HEAD_NUM, INPUT_LAYOUT, SPARSE_MODE, STATS_LAYOUT
+};
 
 std::vector<int64_t> Dims(const gert::Shape &s)
 {
@@ -86,6 +89,27 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
     const gert::StorageShape *mask = context->GetOptionalInputShape(ATTEN_MASK);
     prob.hasMask = mask != nullptr;
     prob.hasSink = context->GetOptionalInputShape(SINK) != nullptr;
+    const gert::StorageShape *pse = context->GetOptionalInputShape(PSE);
+    prob.hasPse = pse != nullptr;
+    if (prob.hasPse) {
+        const std::vector<int64_t> ps = Dims(pse->GetStorageShape());
+        if (ps.size() != 4) {
+            FA_LOGE("FlashAttentionScoreGrad tiling: pse_shift must be [B or 1, N, H, W]");
+            return ge::GRAPH_FAILED;
+        }
+        prob.pseBatch = ps[0];
+        prob.pseRows = ps[2];
+        prob.pseCols = ps[3];
+    }
+    const float *keepProb = attrs->GetAttrPointer<float>(KEEP_PROB);
+    prob.keepProb = keepProb == nullptr ? 1.0f : *keepProb;
+    prob.hasDropMask = context->GetOptionalInputShape(DROP_MASK) != nullptr && prob.keepProb < 1.0f;
+    ReadLens(context, PREFIX, prob.prefix);
+    const gert::StorageShape *rope = context->GetOptionalInputShape(QUERY_ROPE);
+    if (rope != nullptr) {
+        const std::vector<int64_t> rs = Dims(rope->GetStorageShape());
+        prob.ropeDim = rs.size() == 3 ? rs[2] : 0;
+    }
     if (prob.hasMask) prob.mask = MaskStrides(Dims(mask->GetStorageShape()));
     if (!ReadLens(context, SEQ_Q, prob.cumQ) || !ReadLens(context, SEQ_KV, prob.cumKv) ||
         prob.cumQ.size() != prob.cumKv.size() || prob.cumQ.empty()) {

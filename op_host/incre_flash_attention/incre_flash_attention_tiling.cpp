@@ -1,6 +1,7 @@
 // Tiling of IncreFlashAttention: reads shapes/attributes from the TilingContext (the aclnn API
 // validated them) and the core budget from PlatformAscendC, plans the decode variant of the
 // forward core (op_host/common/decode_tiling) and selects the kernel by element type.
+#include <algorithm>
 #include <string>
 
 #include "../common/attention_checks.h"
@@ -55,6 +56,7 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
         return ge::GRAPH_FAILED;
     }
     const std::vector<int64_t> k = Dims(context->GetDynamicInputShape(KEY, 0)->GetStorageShape());
+    std::vector<int64_t> listSeq;
 
     fa_host::DecodeProblem prob;
     prob.batch = qd.b;
@@ -83,24 +85,40 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
         }
         prob.seqKv = prob.maxBlocks * prob.blockSize;
     } else {
-        fa_host::TensorDesc kt;
-        kt.shape = k;
-        fa_host::BnsdDims kd;
-        if (!fa_host::DimsOf(kt, layout, kvHeads, kd)) {
-            FA_LOGE("%s: key rank does not match input_layout %s", TAG, layoutText);
-            return ge::GRAPH_FAILED;
-        }
-        prob.seqKv = kd.s;
-        if (layout == fa_host::Layout::BNSD) {
-            prob.kv = {uint64_t(kd.n * kd.s * d), uint64_t(kd.s * d), uint64_t(d)};
-        } else {
-            prob.kv = {uint64_t(kd.s * kd.n * d), uint64_t(d), uint64_t(kd.n * d)};
+        // one tensor of B batches, or (tensor list) B tensors of batch 1 with their own S
+        for (size_t i = 0; context->GetDynamicInputShape(KEY, i) != nullptr; ++i) {
+            fa_host::TensorDesc kt;
+            kt.shape = Dims(context->GetDynamicInputShape(KEY, i)->GetStorageShape());
+            fa_host::BnsdDims kd;
+            if (!fa_host::DimsOf(kt, layout, kvHeads, kd)) {
+                FA_LOGE("%s: key rank does not match input_layout %s", TAG, layoutText);
+                return ge::GRAPH_FAILED;
+            }
+            listSeq.push_back(kd.s);
+            prob.seqKv = std::max(prob.seqKv, kd.s);
+            if (layout == fa_host::Layout::BNSD) {
+                prob.kv = {uint64_t(kd.n * kd.s * d), uint64_t(kd.s * d), uint64_t(d)};
+            } else {
+                prob.kv = {uint64_t(kd.s * kd.n * d), uint64_t(d), uint64_t(kd.n * d)};
+            }
         }
     }
     const gert::Tensor *lens = context->GetOptionalInputTensor(ACTUAL_SEQ_LENGTHS);
     if (lens != nullptr && lens->GetData<int64_t>() != nullptr) {
         const int64_t *v = lens->GetData<int64_t>();
         prob.kvLengths.assign(v, v + lens->GetShapeSize());
+    }
+    const size_t lengthsCount = prob.kvLengths.size();
+    const bool list = listSeq.size() > 1;
+    if (list) {  // planned as one batch: the kernel runs the batches one after the other
+        if (listSeq.size() > AttentionCore::MAX_KV_LIST) {
+            FA_LOGE("%s: %zu key tensors exceed %u", TAG, listSeq.size(), AttentionCore::MAX_KV_LIST);
+            return ge::GRAPH_FAILED;
+        }
+        prob.batch = 1;
+        if (!prob.kvLengths.empty()) {
+            prob.kvLengths = {*std::max_element(prob.kvLengths.begin(), prob.kvLengths.end())};
+        }
     }
     prob.leftPadding = context->GetOptionalInputShape(KV_PADDING_SIZE) != nullptr;
     const gert::StorageShape *mask = context->GetOptionalInputShape(ATTEN_MASK);
@@ -118,6 +136,28 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
         prob.pseStrideB = ps[0] == 1 ? 0 : uint64_t(ps[1] * ps[3]);
     }
 
+    const gert::StorageShape *antiScale = context->GetOptionalInputShape(ANTIQUANT_SCALE);
+    if (antiScale != nullptr) {  // int8 key/value: one tensor (contiguous or paged cache)
+        int64_t elements = 1;
+        for (int64_t dim : k) elements *= dim;
+        prob.antiquant = true;
+        prob.antiPerChannel = antiScale->GetStorageShape().GetShapeSize() != 2;
+        prob.kvElements = uint64_t(elements);
+        // rows of D elements per KV head before the head changes: head-major caches hold S
+        // (BNSD) or blockSize (paged (blocknum, KV_N, blocksize, D)) rows per head
+        if (table != nullptr) {
+            prob.antiHeadRun = k.size() == 4 ? uint64_t(k[2]) : 1;
+        } else {
+            prob.antiHeadRun = layout == fa_host::Layout::BNSD ? uint64_t(k[2]) : 1;
+        }
+    }
+    const gert::StorageShape *quantScale = context->GetOptionalInputShape(QUANT_SCALE2);
+    if (quantScale != nullptr) {
+        prob.quantOut = true;
+        prob.quantPerChannel = quantScale->GetStorageShape().GetShapeSize() != 1;
+        prob.hasQuantOffset = context->GetOptionalInputShape(QUANT_OFFSET2) != nullptr;
+    }
+
     platform_ascendc::PlatformAscendC platform(context->GetPlatformInfo());
     fa_host::CoreBudget budget;
     budget.aicNum = platform.GetCoreNumAic();
@@ -132,6 +172,13 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
     if (!fa_host::PlanDecode(prob, budget, *data, why)) {
         FA_LOGE("%s: %s", TAG, why.c_str());
         return ge::GRAPH_FAILED;
+    }
+    if (list) {
+        AttentionCore::DecodeParams &dp = data->decode;
+        dp.kvLengthsCount = static_cast<uint32_t>(lengthsCount);
+        dp.kvListBatches = static_cast<uint32_t>(listSeq.size());
+        dp.kvListBnsd = layout == fa_host::Layout::BNSD ? 1 : 0;
+        for (size_t i = 0; i < listSeq.size(); ++i) dp.kvListSeq[i] = static_cast<uint32_t>(listSeq[i]);
     }
     context->SetTilingKey(dtype == ge::DT_BF16 ? IFA_TILING_KEY_BF16 : IFA_TILING_KEY_FP16);
     context->SetBlockDim(data->params.usedCores);

@@ -2,20 +2,43 @@
 // steps: the units (batch, kv head, kv block) of a core, the per-batch sparse-mode band and
 // the query rows a kv block is visible to.
 //
-// Sparse modes as a band (a key c of batch row r is visible when r - pre <= c <= r + next,
-// right-down modes shift the diagonal by Skv - Sq): 0 user mask + left-up band(pre, next),
-// 1 user mask, 2 left-up causal, 3 right-down causal, 4 right-down band, 7/8 the band batch
-// right-down band(pre, next) and the others causal right-down (7) / left-up (8). Without a
-// mask the modes do not apply (spec 001; docs/golden.md). The band is handed to the forward
-// core's MaskMod<MaskTensorBand> as a left-up band (pre - shift, next + shift).
+// The band of a batch comes from sparse_mode.h (modes 0-8); the element-wise mask inside a
+// block is the forward core's MaskMod<MaskSparseMode> (backward_vector.h).
 #pragma once
 #include "kernel_operator.h"
 #include "backward_params.h"
 #include "sync.h"
+#include "sparse_mode.h"
 
 namespace AttentionCore {
 
-constexpr int64_t BAND_INFINITE = 1LL << 40;
+
+// The GM tensors of a backward launch (nullptr for absent optional ones).
+struct BackwardTensors {
+    GM_ADDR query;
+    GM_ADDR key;
+    GM_ADDR value;
+    GM_ADDR dy;
+    GM_ADDR pse;
+    GM_ADDR dropMask;
+    GM_ADDR mask;
+    GM_ADDR softmaxMax;
+    GM_ADDR softmaxSum;
+    GM_ADDR attentionIn;
+    GM_ADDR seqQ;
+    GM_ADDR seqKv;
+    GM_ADDR prefix;
+    GM_ADDR sink;
+    GM_ADDR queryRope;
+    GM_ADDR keyRope;
+    GM_ADDR dq;
+    GM_ADDR dk;
+    GM_ADDR dv;
+    GM_ADDR dsink;
+    GM_ADDR dqRope;
+    GM_ADDR dkRope;
+    GM_ADDR workspace;  // the user workspace (after GetUserWorkspace)
+};
 
 // One unit: keys [k0, k0 + cols) of kv head nkv in batch b, whose query rows [rowLo, rowHi)
 // (batch-relative) may see them.
@@ -28,20 +51,20 @@ struct BackwardUnit {
     int64_t sk;
     int64_t k0;
     uint32_t cols;
-    bool band;
-    int64_t pre;   // left-up band after the right-down shift
-    int64_t next;
     int64_t rowLo;
     int64_t rowHi;
 };
 
 class BackwardSchedule {
 public:
-    __aicore__ inline void Init(const BackwardParams *p, GM_ADDR seqQ, GM_ADDR seqKv)
+    __aicore__ inline void Init(const BackwardParams *p, GM_ADDR seqQ, GM_ADDR seqKv, GM_ADDR prefix)
     {
         p_ = p;
         cumQ_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(seqQ));
         cumKv_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(seqKv));
+        if (p->hasPrefix != 0) {
+            prefix_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(prefix));
+        }
     }
 
     // Positions the walk on `unit` (units are numbered batch-major, then kv head, then block).
@@ -91,18 +114,10 @@ public:
         u.k0 = static_cast<int64_t>(blk_) * p_->blockKv;
         const int64_t left = sk_ - u.k0;
         u.cols = left < static_cast<int64_t>(p_->blockKv) ? static_cast<uint32_t>(left) : p_->blockKv;
-        BatchBand(u);
-        u.rowLo = 0;
-        u.rowHi = sq_;
-        if (u.band) {
-            const int64_t lo = u.k0 - u.next;
-            const int64_t hi = u.k0 + static_cast<int64_t>(u.cols) + u.pre;
-            u.rowLo = lo > 0 ? lo : 0;
-            u.rowHi = hi < sq_ ? hi : sq_;
-        }
-        if (u.rowHi < u.rowLo) {
-            u.rowHi = u.rowLo;
-        }
+        const int64_t prefix = p_->hasPrefix != 0 ? prefix_.GetValue(b_) : 0;
+        const SparseBand band = MakeSparseBand(p_->sparseMode, p_->hasMask != 0, p_->preTokens, p_->nextTokens, sq_,
+                                               sk_, prefix, static_cast<int64_t>(b_) == p_->bandBatch);
+        BackwardVisibleRows(band, u.k0, u.cols, sq_, u.rowLo, u.rowHi);
     }
 
     // Query-row blocks of one head in a unit (steps of blockQ from rowLo).
@@ -125,27 +140,8 @@ private:
         blocks_ = static_cast<uint32_t>((sk_ + p_->blockKv - 1) / p_->blockKv);
     }
 
-    __aicore__ inline void BatchBand(BackwardUnit &u) const
-    {
-        const int64_t shift = u.sk - u.sq;  // right-down diagonal
-        const uint32_t mode = p_->sparseMode;
-        const bool bandBatch = static_cast<int64_t>(u.b) == p_->bandBatch;
-        u.band = p_->hasMask != 0 && mode != 1;
-        u.pre = BAND_INFINITE;
-        u.next = 0;
-        if (mode == 0) {
-            u.pre = p_->preTokens;
-            u.next = p_->nextTokens;
-        } else if (mode == 3 || (mode == 7 && !bandBatch)) {
-            u.next = shift;
-        } else if (mode == 4 || ((mode == 7 || mode == 8) && bandBatch)) {
-            u.pre = p_->preTokens - shift;
-            u.next = p_->nextTokens + shift;
-        }
-    }
-
     const BackwardParams *p_ = nullptr;
-    AscendC::GlobalTensor<int64_t> cumQ_, cumKv_;
+    AscendC::GlobalTensor<int64_t> cumQ_, cumKv_, prefix_;
     uint32_t b_ = 0, nkv_ = 0, blk_ = 0, blocks_ = 0;
     uint64_t qStart_ = 0, kvStart_ = 0;
     int64_t sq_ = 0, sk_ = 0;

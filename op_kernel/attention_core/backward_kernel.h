@@ -9,24 +9,6 @@
 
 namespace AttentionCore {
 
-struct BackwardTensors {
-    GM_ADDR query;
-    GM_ADDR key;
-    GM_ADDR value;
-    GM_ADDR dy;
-    GM_ADDR mask;
-    GM_ADDR softmaxMax;
-    GM_ADDR softmaxSum;
-    GM_ADDR attentionIn;
-    GM_ADDR seqQ;
-    GM_ADDR seqKv;
-    GM_ADDR sink;
-    GM_ADDR dq;
-    GM_ADDR dk;
-    GM_ADDR dv;
-    GM_ADDR dsink;
-    GM_ADDR workspace;  // the user workspace (after GetUserWorkspace)
-};
 
 template <typename T>
 __aicore__ inline void RunBackward(const BackwardParams *p, const BackwardTensors &t)
@@ -34,13 +16,12 @@ __aicore__ inline void RunBackward(const BackwardParams *p, const BackwardTensor
     AscendC::TPipe pipe;
     if ASCEND_IS_AIC {
         BackwardCube<T> cube;
-        cube.Init(p, &pipe, t.query, t.key, t.value, t.dy, t.seqQ, t.seqKv, t.workspace);
+        cube.Init(p, &pipe, t);
         cube.Process();
     }
     if ASCEND_IS_AIV {
         BackwardVector<T> vec;
-        vec.Init(p, &pipe, t.dy, t.mask, t.softmaxMax, t.softmaxSum, t.attentionIn, t.seqQ, t.seqKv, t.sink, t.dq, t.dk,
-                 t.dv, t.dsink, t.workspace);
+        vec.Init(p, &pipe, t);
         vec.Process();
     }
 }

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include "forward_params.h"
+#include "sparse_mode.h"
 
 namespace AttentionCore {
 
@@ -16,6 +17,8 @@ struct BackwardParams {
     uint32_t groupSize;  // numHeads / numKvHeads (GQA)
     uint32_t headDim;
     uint32_t headDimAlign;  // headDim rounded up to 16
+    uint32_t ropeDim;       // D of query_rope/key_rope (0: no rope part)
+    uint32_t ropeDimAlign;
     uint64_t tq;
     uint64_t tkv;
 
@@ -30,6 +33,16 @@ struct BackwardParams {
     int64_t nextTokens;
     uint64_t maskStrideB, maskStrideN, maskStrideS;
     int64_t bandBatch;  // the batch carrying the band in sparse modes 7/8 (-1: none)
+    uint32_t hasPrefix;  // mode 6: per-batch prefix (int64 GM), keys [0, prefix) always visible
+
+    // pse (pseType 1: S = scale * (Q.K^T + pse)), [Bp, N, pseRows, pseCols] bottom-right
+    // aligned as in the forward (ScoreMod<ScorePse>); dropout keep bits as the forward's
+    // SoftmaxMod<SoftmaxDropout> reads them.
+    uint32_t hasPse;
+    uint64_t pseStrideB, pseStrideN;
+    uint32_t pseRows, pseCols;
+    uint32_t hasDropMask;
+    float keepProbInv;
 
     // Blocks: blockQ query rows (rowsPerVec per vector core) x blockKv keys; dChunk head-dim
     // columns per cube pass.
@@ -45,15 +58,31 @@ struct BackwardParams {
     uint64_t unitCount;
     uint64_t coreUnitStart[MAX_CORES + 1];
 
-    // Workspace (bytes from the user workspace): fp32 accumulators of dQ, dK, dV, the row
+    // Workspace (bytes from the user workspace): fp32 accumulators of dQ, dK, dV (and of the
+    // rope gradients), the row
     // terms D = rowsum(dY o O) as [tq, numHeads, 8] fp32, then per-core slots: S and dP (fp32,
     // blockQ x blockKv) and P and dS (input dtype, same shape).
     // wsDsink holds one partial dsink row (dsinkPitch floats) per vector core.
-    uint64_t wsDq, wsDk, wsDv, wsDrow, wsDsink, wsSlots;
+    uint64_t wsDq, wsDk, wsDv, wsDqRope, wsDkRope, wsDrow, wsDsink, wsSlots;
     uint64_t dsinkPitch;
     uint64_t wsSlotBytesPerCore;
     uint64_t wsSlotF32;  // bytes of one fp32 slot
     uint64_t wsSlotT;    // bytes of one input-dtype slot
 };
+
+// Query rows [lo, hi) of a batch whose visible keys [band.Lo(r), band.Hi(r)) meet the key
+// block [k0, k0 + cols): both ends never decrease with the row (sparse_mode.h), so the rows
+// form one range. Shared by the kernel's unit walk and the host's unit pricing.
+__aicore__ inline void BackwardVisibleRows(const SparseBand &band, int64_t k0, int64_t cols, int64_t seqQ,
+                                           int64_t &lo, int64_t &hi)
+{
+    lo = band.prefix > k0 ? 0 : k0 - band.diag - band.next;
+    hi = k0 + cols - band.diag + band.pre;
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > seqQ ? seqQ : hi;
+    if (hi < lo) {
+        hi = lo;
+    }
+}
 
 }  // namespace AttentionCore

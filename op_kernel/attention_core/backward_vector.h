@@ -5,7 +5,8 @@
 //   2. per step of the cube (backward_cube.h), on its half of the rows:
 //      P = exp(scale.S - max) / sum (masked entries 0), dS = P o (dP - D),
 //      cast both and hand them to the cube;
-//   3. cast the accumulators into dq/dk/dv (input dtype), dq and dk times the scale.
+//   3. cast the accumulators into dq/dk/dv (and dq_rope/dk_rope; input dtype), all but dv
+//      times the scale.
 #pragma once
 #include "kernel_operator.h"
 #include "backward_geometry.h"
@@ -16,37 +17,39 @@ namespace AttentionCore {
 template <typename T>
 class BackwardVector {
 public:
-    __aicore__ inline void Init(const BackwardParams *p, AscendC::TPipe *pipe, GM_ADDR dy, GM_ADDR mask,
-                                GM_ADDR softmaxMax, GM_ADDR softmaxSum, GM_ADDR attentionIn, GM_ADDR seqQ,
-                                GM_ADDR seqKv, GM_ADDR sink, GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR dsink,
-                                GM_ADDR workspace)
+    __aicore__ inline void Init(const BackwardParams *p, AscendC::TPipe *pipe, const BackwardTensors &t)
     {
         p_ = p;
-        sched_.Init(p, seqQ, seqKv);
-        // The forward core's mask policy, fed with this batch's band (SetBand).
-        maskParams_.hasMask = p->hasMask != 0 && p->sparseMode <= 1 ? 1 : 0;
-        maskParams_.bandActive = 0;
-        maskParams_.maskStrideB = p->maskStrideB;
-        maskParams_.maskStrideN = p->maskStrideN;
-        maskParams_.maskStrideS = p->maskStrideS;
-        mask_.Init(&maskParams_, mask);
-        dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dy));
-        o_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(attentionIn));
-        max_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(softmaxMax));
-        sum_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(softmaxSum));
-        out_[0].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dq));
-        out_[1].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dk));
-        out_[2].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dv));
+        GM_ADDR workspace = t.workspace;
+        sched_.Init(p, t.seqQ, t.seqKv, t.prefix);
+        InitForwardPolicies(t);
+        dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dy));
+        o_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.attentionIn));
+        max_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.softmaxMax));
+        sum_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.softmaxSum));
+        out_[0].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dq));
+        out_[1].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dk));
+        out_[2].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dv));
         acc_[0].SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDq));
         acc_[1].SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDk));
         acc_[2].SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDv));
         accLen_[0] = p->tq * p->numHeads * p->headDim;
         accLen_[1] = p->tkv * p->numKvHeads * p->headDim;
         accLen_[2] = accLen_[1];
+        accCount_ = 3;
+        if (p->ropeDim != 0) {  // accumulators 3, 4: dq_rope, dk_rope
+            out_[3].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dqRope));
+            out_[4].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dkRope));
+            acc_[3].SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDqRope));
+            acc_[4].SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDkRope));
+            accLen_[3] = p->tq * p->numHeads * p->ropeDim;
+            accLen_[4] = p->tkv * p->numKvHeads * p->ropeDim;
+            accCount_ = 5;
+        }
         drow_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDrow));
         if (p->hasSink != 0) {
-            sink_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(sink));
-            dsink_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(dsink));
+            sink_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.sink));
+            dsink_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.dsink));
             dsinkWs_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDsink));
         }
         vecId_ = AscendC::GetBlockIdx();
@@ -94,7 +97,6 @@ public:
             BackwardUnit u;
             sched_.Current(u);
             const uint32_t qBlocks = sched_.QBlocks(u);
-            SetBand(u);
             for (uint32_t g = 0; g < p_->groupSize && qBlocks != 0; ++g) {
                 const uint32_t n = u.nkv * p_->groupSize + g;
                 for (uint32_t qb = 0; qb < qBlocks; ++qb) {
@@ -126,7 +128,7 @@ private:
         const uint32_t chunk = p_->rowsPerVec * p_->blockKv;
         AscendC::Duplicate(s_, 0.0f, static_cast<int32_t>(chunk));
         PipeSync<AscendC::HardEvent::V_MTE3>();
-        for (uint32_t a = 0; a < 3; ++a) {
+        for (uint32_t a = 0; a < accCount_; ++a) {
             uint64_t lo, hi;
             Share(accLen_[a], lo, hi);
             for (uint64_t x = lo; x < hi; x += chunk) {
@@ -231,12 +233,38 @@ private:
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
-    // The batch's sparse-mode band as the forward mask policy's left-up band.
-    __aicore__ inline void SetBand(const BackwardUnit &u)
+    // The forward core's policies read a ForwardParams: fill the fields they use (sparse-mode
+    // mask, pse, dropout) from the backward parameters.
+    __aicore__ inline void InitForwardPolicies(const BackwardTensors &t)
     {
-        maskParams_.bandActive = u.band ? 1 : 0;
-        maskParams_.preTokens = u.pre;
-        maskParams_.nextTokens = u.next;
+        fwd_.numHeads = p_->numHeads;
+        fwd_.scaleValue = p_->scaleValue;
+        fwd_.hasMask = p_->hasMask;
+        fwd_.maskStrideB = p_->maskStrideB;
+        fwd_.maskStrideN = p_->maskStrideN;
+        fwd_.maskStrideS = p_->maskStrideS;
+        fwd_.preTokens = p_->preTokens;
+        fwd_.nextTokens = p_->nextTokens;
+        fwd_.sparseMode = p_->sparseMode;
+        fwd_.hasPrefix = p_->hasPrefix;
+        fwd_.bandBatch = p_->bandBatch;
+        fwd_.hasPse = p_->hasPse;
+        fwd_.pseStrideB = p_->pseStrideB;
+        fwd_.pseStrideN = p_->pseStrideN;
+        fwd_.pseRows = p_->pseRows;
+        fwd_.pseCols = p_->pseCols;
+        fwd_.hasDropMask = p_->hasDropMask;
+        fwd_.keepProbInv = p_->keepProbInv;
+        ForwardTensors ft{};
+        ft.mask = t.mask;
+        ft.actualSeqLengths = t.seqQ;
+        ft.actualSeqKvLengths = t.seqKv;
+        ft.pse = t.pse;
+        ft.prefix = t.prefix;
+        ft.dropMask = t.dropMask;
+        mask_.Init(&fwd_, ft);
+        score_.Init(&fwd_, ft);
+        drop_.Init(&fwd_, ft);
     }
 
     // `rows` 8-float stat rows of head n from token t: [T, N, 8] or [N, T, 8].
@@ -285,11 +313,9 @@ private:
             PipeSync<AscendC::HardEvent::MTE2_V>();
             PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous P/dS stores left the UB
 
-            // P = exp(scale.S - max) / sum; the mask turns excluded entries (and the padding
-            // columns) into -1e30 before exp, so they, and rows without a visible key, are 0.
-            AscendC::Muls(s_, s_, p_->scaleValue, count);
-            AscendC::PipeBarrier<PIPE_V>();
-            RowOp<0>(s_, rowMax_, mine);
+            // P = exp(scale.(S + pse) - max) / sum; the mask turns excluded entries (and the
+            // padding columns) into -1e30 before exp, so they, and rows without a visible key,
+            // are 0.
             WorkUnit wu;
             wu.b = u.b;
             wu.n = n;
@@ -298,20 +324,27 @@ private:
             wu.qValid = rows;
             wu.kvBegin = u.k0;
             wu.kvEnd = u.k0 + u.cols;
-            if (maskParams_.hasMask != 0 || maskParams_.bandActive != 0 || u.cols < c) {
-                mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), halfBuf_.Get<half>(), wu, q0 + rowOff, mine, u.k0,
-                            u.cols, c);
-            }
+            wu.qBase = u.qStart;
+            wu.kvBase = u.kvStart;
+            wu.seqQ = u.sq;
+            wu.seqKv = u.sk;
+            const uint32_t row0 = q0 + rowOff;
+            score_.Apply(s_, tmp_, pOutBuf_.Get<T>(), wu, row0, mine, u.k0, u.cols, c);
+            RowOp<0>(s_, rowMax_, mine);
+            mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), halfBuf_.Get<half>(), wu, row0, mine, u.k0, u.cols, c);
             AscendC::Exp(s_, s_, count);
             AscendC::PipeBarrier<PIPE_V>();
             RowOp<1>(s_, rowSum_, mine);
 
-            // dS = P o (dP - D); the scale of dQ = scale.dS.K and dK = scale.dS^T.Q is applied
-            // in fp32 by the cast-out pass (scaling dS before its rounding would push small
-            // values into fp16 subnormals).
+            // dS = P o (keep.dP / keepProb - D); dV takes the dropped P (keep.P / keepProb).
+            // The scale of dQ = scale.dS.K and dK = scale.dS^T.Q is applied in fp32 by the
+            // cast-out pass (scaling dS before its rounding would push small values into fp16
+            // subnormals).
+            drop_.AfterExp(dp_, maskBuf_.Get<uint8_t>(), wu, row0, mine, u.k0, u.cols, c);
             RowOp<0>(dp_, rowD_, mine);
             AscendC::Mul(dp_, dp_, s_, count);
             AscendC::PipeBarrier<PIPE_V>();
+            drop_.AfterExp(s_, maskBuf_.Get<uint8_t>(), wu, row0, mine, u.k0, u.cols, c);
 
             const AscendC::LocalTensor<T> pOut = pOutBuf_.Get<T>();
             const AscendC::LocalTensor<T> dsOut = dsOutBuf_.Get<T>();
@@ -329,7 +362,7 @@ private:
     {
         const uint32_t chunk = p_->rowsPerVec * p_->blockKv;
         const AscendC::LocalTensor<T> outT = pOutBuf_.Get<T>();
-        for (uint32_t a = 0; a < 3; ++a) {
+        for (uint32_t a = 0; a < accCount_; ++a) {
             uint64_t lo, hi;
             Share(accLen_[a], lo, hi);
             for (uint64_t x = lo; x < hi; x += chunk) {
@@ -339,7 +372,7 @@ private:
                                      AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0));
                 PipeSync<AscendC::HardEvent::MTE2_V>();
                 PipeSync<AscendC::HardEvent::MTE3_V>();
-                if (a != 2) {  // dQ and dK carry the softmax scale
+                if (a != 2) {  // dQ, dK and the rope gradients carry the softmax scale
                     AscendC::Muls(s_, s_, p_->scaleValue, static_cast<int32_t>(len));
                     AscendC::PipeBarrier<PIPE_V>();
                 }
@@ -354,13 +387,16 @@ private:
 
     const BackwardParams *p_ = nullptr;
     BackwardSchedule sched_;
-    ForwardParams maskParams_{};
-    MaskMod<MaskTensorBand> mask_;
+    ForwardParams fwd_{};
+    MaskMod<MaskSparseMode> mask_;
+    ScoreMod<ScorePse> score_;
+    SoftmaxMod<SoftmaxDropout> drop_;
     uint32_t vecId_ = 0, core_ = 0, sub_ = 0;
     AscendC::GlobalTensor<T> dy_, o_;
-    AscendC::GlobalTensor<T> out_[3];
-    AscendC::GlobalTensor<float> acc_[3];
-    uint64_t accLen_[3] = {0, 0, 0};
+    AscendC::GlobalTensor<T> out_[5];  // dq, dk, dv, dq_rope, dk_rope
+    AscendC::GlobalTensor<float> acc_[5];
+    uint64_t accLen_[5] = {0, 0, 0, 0, 0};
+    uint32_t accCount_ = 3;
     AscendC::GlobalTensor<float> max_, sum_, drow_, wsS_, wsDp_, sink_, dsink_, dsinkWs_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, tmpBuf_, maskBuf_, halfBuf_, pOutBuf_, dsOutBuf_,

@@ -8,6 +8,7 @@
 #include "forward_params.h"
 #include "policies.h"
 #include "sync.h"
+#include "kv_runs.h"
 
 namespace AttentionCore {
 
@@ -70,12 +71,45 @@ private:
     // query row is computed as a 16-row fractal whose padding rows are never written out.
     __aicore__ inline static uint16_t MmadRows(uint32_t rows) { return static_cast<uint16_t>(rows == 1 ? 16 : rows); }
 
+    // `rows` GM rows of `cols` elements, `pitch` elements apart -> L1 Nz with mPad rows per
+    // 16-column strip. Nd2Nz's source pitch (srcDValue) is 16-bit: wider pitches (N x D > 65535
+    // in BSH/BSND/TND) take one Nd2Nz per row, row r landing at element r * 16 of the strip.
+    __aicore__ inline static void CopyRowsToNz(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
+                                               uint32_t rows, uint32_t cols, uint32_t pitch, uint32_t mPad)
+    {
+        if (pitch <= 65535) {
+            AscendC::Nd2NzParams nd(1, static_cast<uint16_t>(rows), static_cast<uint16_t>(cols), 0,
+                                    static_cast<uint16_t>(pitch), static_cast<uint16_t>(mPad), 1, 0);
+            AscendC::DataCopy(dst, src, nd);
+            return;
+        }
+        for (uint32_t r = 0; r < rows; ++r) {
+            AscendC::Nd2NzParams nd(1, 1, static_cast<uint16_t>(cols), 0, static_cast<uint16_t>(cols),
+                                    static_cast<uint16_t>(mPad), 1, 0);
+            AscendC::DataCopy(dst[r * 16], src[static_cast<uint64_t>(r) * pitch], nd);
+        }
+    }
+
+    // The K or V rows of a key block -> L1 Nz (kvPad rows per strip), one copy per run of evenly
+    // spaced rows (kv_runs.h: a paged cache's page ends a run); run r0 lands at row r0.
+    __aicore__ inline void CopyKvRows(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
+                                      const WorkUnit &u, const KvBlock &blk, uint32_t kvPad)
+    {
+        const uint64_t token0 = u.kvBase + static_cast<uint64_t>(blk.k0);
+        for (uint32_t r = 0; r < blk.cols;) {
+            uint32_t run = KvRowsInRun(kv_, u.b, token0 + r);
+            run = run < blk.cols - r ? run : blk.cols - r;
+            CopyRowsToNz(dst[r * 16], src[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(token0 + r))], run,
+                         p_->headDim, kv_.KvRowPitch(), kvPad);
+            r += run;
+        }
+    }
+
     __aicore__ inline void LoadQ(const WorkUnit &u)
     {
         const uint32_t mPad = AlignUp(u.rows, 16);
-        AscendC::Nd2NzParams nd(1, static_cast<uint16_t>(u.rows), static_cast<uint16_t>(p_->headDim), 0,
-                                static_cast<uint16_t>(kv_.QRowPitch()), static_cast<uint16_t>(mPad), 1, 0);
-        AscendC::DataCopy(qL1_.Get<T>(), q_[kv_.QOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0)], nd);
+        CopyRowsToNz(qL1_.Get<T>(), q_[kv_.QOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0)], u.rows,
+                     p_->headDim, kv_.QRowPitch(), mPad);
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
     }
 
@@ -93,9 +127,7 @@ private:
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
         const AscendC::LocalTensor<float> l0c = l0c_.Get<float>();
 
-        AscendC::Nd2NzParams nd(1, static_cast<uint16_t>(blk.cols), static_cast<uint16_t>(d), 0,
-                                static_cast<uint16_t>(kv_.KvRowPitch()), static_cast<uint16_t>(kvPad), 1, 0);
-        AscendC::DataCopy(kL1, k_[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(u.kvBase + blk.k0))], nd);
+        CopyKvRows(kL1, k_, u, blk, kvPad);
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
 
         for (uint32_t kc = 0; kc < d; kc += p_->dChunk) {
@@ -144,9 +176,7 @@ private:
         AscendC::Nd2NzParams ndP(1, static_cast<uint16_t>(u.rows), static_cast<uint16_t>(blk.cols), 0,
                                  static_cast<uint16_t>(p_->blockKv), static_cast<uint16_t>(mPad), 1, 0);
         AscendC::DataCopy(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], ndP);
-        AscendC::Nd2NzParams ndV(1, static_cast<uint16_t>(blk.cols), static_cast<uint16_t>(d), 0,
-                                 static_cast<uint16_t>(kv_.KvRowPitch()), static_cast<uint16_t>(kvPad), 1, 0);
-        AscendC::DataCopy(vL1, v_[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(u.kvBase + blk.k0))], ndV);
+        CopyKvRows(vL1, v_, u, blk, kvPad);
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
 
         // P (L1 Nz, fractal (kv1, m1) at kv1*M1 + m1) -> L0A Zz, once for all head-dim chunks.

@@ -13,6 +13,9 @@
 
 namespace AttentionCore {
 
+// Most tensors of a per-batch K/V tensor list (spec: B <= 256 in that form).
+constexpr uint32_t MAX_KV_LIST = 256;
+
 struct DecodeParams {
     // KV window. kvSplits chunks of kvChunk keys (a multiple of blockKv) per (batch, KV head).
     uint32_t kvSplits;
@@ -30,8 +33,12 @@ struct DecodeParams {
     uint64_t pageStride;
     uint64_t pageHeadStride;
 
-    // Tensor list of B batch-1 tensors (per-batch S): the kernel entry runs one batch at a time.
+    // Tensor list of B batch-1 tensors (per-batch S): the kernel entry runs the core once per
+    // batch with that batch's tensors (the plan is for batch 1), setting seqKv = kvListSeq[b]
+    // and, for BNSD, kvStrideN = kvListSeq[b] * headDim.
     uint32_t kvListBatches;  // 0: one tensor holds every batch
+    uint32_t kvListBnsd;
+    uint32_t kvListSeq[MAX_KV_LIST];
 
     // Mask (B, S)-like: one byte row per batch (non-zero = excluded), row pitch maskStrideB.
     uint32_t hasMask;
@@ -42,7 +49,23 @@ struct DecodeParams {
     uint64_t pseStrideN;
     uint32_t pseIsBf16;  // pse has the query dtype: bf16 (1) or fp16 (0)
 
-    // Combine pass (kvSplits > 1): per (batch, query head, split) a partial output row
+    // INT8 output: y = out * quantScale2 + quantOffset2 (fp32 parameters, per tensor or per
+    // channel n * D + d), through fp16 to int8. It is written by the combine pass, so every
+    // unit stores its partial (also with one split); headDimAlign is then a multiple of 32.
+    uint32_t quantOut;
+    uint32_t quantPerChannel;
+    uint32_t hasQuantOffset;
+
+    // INT8 key/value (kv_antiquant.h): dequantised copies of both tensors in the workspace at
+    // antiWsOffset and antiWsOffset + antiCopyBytes; antiRows rows of D elements each.
+    uint32_t antiquant;
+    uint32_t antiPerChannel;
+    uint64_t antiRows;
+    uint64_t antiHeadRun;
+    uint64_t antiWsOffset;
+    uint64_t antiCopyBytes;
+
+    // Combine pass (kvSplits > 1 or quantOut): per (batch, query head, split) a partial output row
     // (fp32, headDimAlign) and its running max and sum, in the workspace after the core slots.
     uint64_t wsPartialOffset;  // bytes from the user workspace start
     uint64_t combineRows;      // batch * numHeads
@@ -53,6 +76,8 @@ struct DecodeParams {
     uint64_t blockTableAddr;   // int32 (B, maxBlocks)
     uint64_t kvPaddingAddr;    // int64, one value
     uint64_t workspaceAddr;  // the user workspace (partial outputs of the combine)
+    uint64_t quantScaleAddr;   // fp32
+    uint64_t quantOffsetAddr;  // fp32, 0 without quantOffset2
 };
 
 struct DecodeTiling {

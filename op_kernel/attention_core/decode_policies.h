@@ -68,8 +68,8 @@ struct KvSource<KvDecode> {
     {
         return b * p_->qStrideB + QueryHead(n, row) * p_->qStrideN;
     }
-    // Keys [token, token + blockKv) are contiguous rows of pitch KvRowPitch (the host allows a
-    // paged cache only when pages hold whole key blocks).
+    // Key `token` of batch b; rows from here are KvRowPitch apart up to the end of the page
+    // (KvRowsInRun below).
     __aicore__ inline uint64_t KvOffset(uint32_t b, uint32_t n, uint32_t token) const
     {
         const DecodeParams &d = DecodeOf(p_);
@@ -97,6 +97,13 @@ struct KvSource<KvDecode> {
     const ForwardParams *p_ = nullptr;
     AscendC::GlobalTensor<int32_t> table_;
 };
+
+// Cube hook (kv_runs.h): a paged cache is contiguous up to the end of the token's page.
+__aicore__ inline uint32_t KvRowsInRun(const KvSource<KvDecode> &kv, uint32_t, uint64_t token)
+{
+    const DecodeParams &d = DecodeOf(kv.p_);
+    return d.paged == 0 ? 0xFFFFFFFFu : d.blockSize - static_cast<uint32_t>(token % d.blockSize);
+}
 
 // ------------------------------------------------------------------------- mask
 template <>

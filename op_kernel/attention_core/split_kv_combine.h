@@ -1,4 +1,4 @@
-// Split-KV decode: when (batch, KV head) units are too few to fill the cores, the host cuts each
+// Split-KV decode (and the INT8 output): when (batch, KV head) units are too few to fill the cores, the host cuts each
 // KV window into kvSplits chunks computed by different cores. Each chunk's vector core stores
 // its unnormalised output rows O_s with the running max m_s and sum l_s (StorePartialOutput,
 // called by the forward vector stage); after a barrier the combine pass merges them per row:
@@ -11,6 +11,9 @@
 #include "sync.h"
 
 namespace AttentionCore {
+
+// Units store partials (and the combine pass writes the output) with KV splits or INT8 output.
+__aicore__ inline bool StoresPartials(const DecodeParams &d) { return d.kvSplits > 1 || d.quantOut != 0; }
 
 struct PartialLayout {
     __aicore__ inline explicit PartialLayout(const ForwardParams *p)
@@ -45,7 +48,7 @@ __aicore__ inline bool StorePartialOutput(const WorkSplit<SplitKvCombine> &split
 {
     const ForwardParams *p = split.p_;
     const DecodeParams &d = DecodeOf(p);
-    if (d.kvSplits <= 1) {
+    if (!StoresPartials(d)) {
         return false;
     }
     const uint32_t s = u.n % d.kvSplits;
@@ -60,7 +63,8 @@ __aicore__ inline bool StorePartialOutput(const WorkSplit<SplitKvCombine> &split
     return true;
 }
 
-// The combine pass, run by every vector core after the forward core has finished.
+// The combine pass, run by every vector core after the forward core has finished; T is the
+// query dtype (the output's unless quantOut: INT8).
 template <typename T>
 class KvSplitCombiner {
 public:
@@ -84,7 +88,17 @@ public:
         pipe.InitBuffer(accBuf_, ROWS * dp * 4);
         pipe.InitBuffer(partBuf_, ROWS * dp * 4);
         pipe.InitBuffer(outBuf_, ROWS * dp * sizeof(T));
-        pipe.InitBuffer(statBuf_, (2 * splits + 4) * ROWS * 4);
+        if (d.quantOut != 0) {
+            pipe.InitBuffer(qScaleBuf_, ROWS * dp * 4);
+            pipe.InitBuffer(qOffsetBuf_, ROWS * dp * 4);
+            pipe.InitBuffer(int8Buf_, ROWS * dp);
+            outInt8_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(out));
+            qScale_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(d.quantScaleAddr));
+            if (d.hasQuantOffset != 0) {
+                qOffset_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(d.quantOffsetAddr));
+            }
+        }
+        pipe.InitBuffer(statBuf_, (2 * splits + 5) * ROWS * 4);
         pipe.InitBuffer(bcastBuf_, ROWS * 32);
         out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
         const PartialLayout ws(p);
@@ -107,6 +121,7 @@ private:
         const AscendC::LocalTensor<float> w = stats[(2 * splits + 1) * ROWS];
         const AscendC::LocalTensor<float> denom = stats[(2 * splits + 2) * ROWS];
         const AscendC::LocalTensor<float> inv = stats[(2 * splits + 3) * ROWS];
+        const AscendC::LocalTensor<float> valid = stats[(2 * splits + 4) * ROWS];
         const uint64_t stride = d.combineRows;
 
         PipeSync<AscendC::HardEvent::V_MTE2>();
@@ -139,6 +154,7 @@ private:
             const float l = denom.GetValue(r);
             const bool visible = mMax.GetValue(r) > MASKED_ROW_MAX && l > 0.0f;
             inv.SetValue(r, visible ? 1.0f / l : 0.0f);
+            valid.SetValue(r, visible ? 1.0f : 0.0f);
         }
         PipeSync<AscendC::HardEvent::S_V>();
 
@@ -152,19 +168,71 @@ private:
             PipeSync<AscendC::HardEvent::MTE2_V>();
             ScaleRowsAdd(acc, part, w, rows);
         }
+        const uint32_t dd = p_->headDim;
+        if (d.quantOut != 0) {
+            WriteInt8(acc, valid, r0, rows);
+            return;
+        }
         const AscendC::LocalTensor<T> o = outBuf_.Get<T>();
         AscendC::Cast(o, acc, AscendC::RoundMode::CAST_RINT, rows * dp);
         PipeSync<AscendC::HardEvent::V_MTE3>();
         // S = 1: output row i = b * N + n sits at i * D in every layout.
-        const uint32_t dd = p_->headDim;
         AscendC::DataCopyPad(out_[r0 * dd], o, AscendC::DataCopyExtParams(static_cast<uint16_t>(rows),
                                                                           dd * sizeof(T), 0, 0, 0));
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
-    // acc[r][:] += part[r][:] * w[r]
+    // y = out * scale + offset (per tensor, or per channel: row i is head i % N), through fp16
+    // to int8 (round half to even, saturated); rows without a visible key output 0.
+    __aicore__ inline void WriteInt8(const AscendC::LocalTensor<float> &acc, const AscendC::LocalTensor<float> &valid,
+                                     uint64_t r0, uint32_t rows)
+    {
+        const DecodeParams &d = DecodeOf(p_);
+        const uint32_t dp = p_->headDimAlign;
+        const uint32_t dd = p_->headDim;
+        const int32_t count = static_cast<int32_t>(rows * dp);
+        if (d.quantPerChannel != 0) {
+            const AscendC::LocalTensor<float> sc = qScaleBuf_.Get<float>();
+            const AscendC::LocalTensor<float> of = qOffsetBuf_.Get<float>();
+            PipeSync<AscendC::HardEvent::V_MTE2>();
+            for (uint32_t r = 0; r < rows; ++r) {
+                const uint64_t head = (r0 + r) % p_->numHeads;
+                CopyFloats(sc[r * dp], qScale_[head * dd], dd);
+                if (d.hasQuantOffset != 0) CopyFloats(of[r * dp], qOffset_[head * dd], dd);
+            }
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            AscendC::Mul(acc, acc, sc, count);
+            AscendC::PipeBarrier<PIPE_V>();
+            if (d.hasQuantOffset != 0) {
+                AscendC::Add(acc, acc, of, count);
+                AscendC::PipeBarrier<PIPE_V>();
+            }
+        } else {
+            PipeSync<AscendC::HardEvent::V_S>();
+            const float scale = qScale_.GetValue(0);
+            const float offset = d.hasQuantOffset != 0 ? qOffset_.GetValue(0) : 0.0f;
+            PipeSync<AscendC::HardEvent::S_V>();
+            AscendC::Muls(acc, acc, scale, count);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Adds(acc, acc, offset, count);
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+        ScaleRowsAdd(acc, acc, valid, rows, false);  // zero the rows without a visible key
+        const AscendC::LocalTensor<half> h = outBuf_.Get<half>();
+        AscendC::Cast(h, acc, AscendC::RoundMode::CAST_RINT, rows * dp);
+        AscendC::PipeBarrier<PIPE_V>();
+        const AscendC::LocalTensor<int8_t> q = int8Buf_.Get<int8_t>();
+        AscendC::Cast(q, h, AscendC::RoundMode::CAST_RINT, rows * dp);
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        // int8 rows of headDimAlign (a multiple of 32) bytes: each starts on a 32-byte block
+        AscendC::DataCopyPad(outInt8_[r0 * dd], q,
+                             AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dd, 0, 0, 0));
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // part[r][:] *= w[r], then (add) acc += part
     __aicore__ inline void ScaleRowsAdd(const AscendC::LocalTensor<float> &acc, const AscendC::LocalTensor<float> &part,
-                                        const AscendC::LocalTensor<float> &w, uint32_t rows)
+                                        const AscendC::LocalTensor<float> &w, uint32_t rows, bool add = true)
     {
         const uint32_t dp = p_->headDimAlign;
         const AscendC::LocalTensor<float> bcast = bcastBuf_.Get<float>();
@@ -178,13 +246,18 @@ private:
                                                      static_cast<uint8_t>(dp / 8), 1));
         }
         AscendC::PipeBarrier<PIPE_V>();
-        AscendC::Add(acc, acc, part, static_cast<int32_t>(rows * dp));
-        AscendC::PipeBarrier<PIPE_V>();
+        if (add) {
+            AscendC::Add(acc, acc, part, static_cast<int32_t>(rows * dp));
+            AscendC::PipeBarrier<PIPE_V>();
+        }
     }
 
     const ForwardParams *p_ = nullptr;
     AscendC::GlobalTensor<T> out_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf_, partBuf_, outBuf_, statBuf_, bcastBuf_;
+    AscendC::GlobalTensor<int8_t> outInt8_;
+    AscendC::GlobalTensor<float> qScale_, qOffset_;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf_, partBuf_, outBuf_, statBuf_, bcastBuf_, qScaleBuf_, qOffsetBuf_,
+        int8Buf_;
 };
 
 }  // namespace AttentionCore

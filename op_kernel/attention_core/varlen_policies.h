@@ -171,13 +171,28 @@ struct ScoreMod<ScorePse> {
         if (p_->hasPse != 0) {
             AscendC::GlobalTensor<T> pse;
             pse.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(pse_));
-            AscendC::Duplicate(scratch.template ReinterpretCast<int16_t>(), static_cast<int16_t>(0),
-                               static_cast<int32_t>(count));  // +0.0 in fp16 and bf16
-            PipeSync<AscendC::HardEvent::V_MTE2>();
             const int64_t h = p_->pseRows;
             const int64_t w = p_->pseCols;
             const uint64_t head = u.b * p_->pseStrideB + u.n * p_->pseStrideN;
-            for (uint32_t r = 0; r < rows; ++r) {
+            const int64_t top = h - u.seqQ + static_cast<int64_t>(row0);
+            const int64_t cFirst = w - u.seqKv + k0;
+            const bool window = top >= 0 && cFirst + colsValid <= w;
+            if (!window) {  // rows rebuilt along the diagonal may read past W: those stay 0
+                AscendC::Duplicate(scratch.template ReinterpretCast<int16_t>(), static_cast<int16_t>(0),
+                                   static_cast<int32_t>(count));  // +0.0 in fp16 and bf16
+            }
+            PipeSync<AscendC::HardEvent::V_MTE2>();
+            if (window) {
+                // Uncompressed rows: one strided copy of the rows x colsValid window (columns
+                // past colsValid are masked later).
+                const uint32_t rowBytes = colsValid * sizeof(T);
+                AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), rowBytes,
+                                                static_cast<uint32_t>((w - colsValid) * sizeof(T)),
+                                                (cols * sizeof(T) - AlignUp(rowBytes, 32)) / 32, 0);
+                AscendC::DataCopyPadExtParams<T> pad(false, 0, 0, 0);
+                AscendC::DataCopyPad(scratch, pse[head + static_cast<uint64_t>(top * w + cFirst)], copy, pad);
+            }
+            for (uint32_t r = 0; !window && r < rows; ++r) {
                 int64_t t = h - u.seqQ + static_cast<int64_t>(row0 + r);
                 const int64_t shift = t < 0 ? (-t + h - 1) / h * h : 0;
                 t += shift;

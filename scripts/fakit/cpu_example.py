@@ -9,8 +9,8 @@ kind "builtin": ops-transformer docs/context/编译与运行样例.md (links lib
   libopapi, libopapi_transformer from $ASCEND_HOME_PATH/lib64; C++11);
 kind "custom": ops-transformer docs/invocation/op_invocation.md "编译与运行" (adds the custom-op
   vendor's op_api include and libcust_opapi.so found through LD_LIBRARY_PATH .../vendors/...).
-The pages are read from the reference pack (env FAKIT_CANN_REFERENCE, default
-../shared/reference next to the repository); without the pack, an equivalent CMakeLists.txt
+The pages are read from the reference pack (fakit.pack.reference_dir(): env FA_REFERENCE_DIR,
+default ../shared/reference next to the repository); without the pack, an equivalent CMakeLists.txt
 written for this project is used and `official` in the result says so.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ import subprocess
 from pathlib import Path
 from typing import Dict, Optional
 
-from . import build
+from . import build, pack
 
 DOCS = {
     "builtin": ("ops-transformer/docs/context/编译与运行样例.md", "test_flash_attention_score.cpp", "opapi_test"),
@@ -57,7 +57,7 @@ target_link_libraries(test_aclnn_add_example PRIVATE ${ASCEND_PATH}/lib64/libasc
 
 
 def reference_root() -> Path:
-    return Path(os.environ.get("FAKIT_CANN_REFERENCE", build.ROOT.parent / "shared" / "reference"))
+    return pack.reference_dir()
 
 
 def official_cmakelists(kind: str) -> Optional[str]:

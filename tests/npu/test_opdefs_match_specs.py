@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from fakit import cli, package
+from fakit import cli, pack, package
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT_FILE = ROOT / "tests" / "data" / "spec_contract.json"
 EXTRACTOR = ROOT / "scripts" / "tools" / "extract_spec_contract.py"
-SPECS_DIR = Path(os.environ.get("FA_SPECS_DIR", ROOT.parent / "shared" / "seeds"))
+SPECS_DIR = pack.specs_dir()
 CONTRACT = json.loads(CONTRACT_FILE.read_text(encoding="utf-8"))["operators"]
 SPEC_DTYPES = {"FLOAT16": "DT_FLOAT16", "BFLOAT16": "DT_BF16", "FLOAT32": "DT_FLOAT", "FLOAT": "DT_FLOAT",
                "INT8": "DT_INT8", "UINT8": "DT_UINT8", "INT32": "DT_INT32", "INT64": "DT_INT64", "BOOL": "DT_BOOL"}

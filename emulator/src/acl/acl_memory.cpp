@@ -96,8 +96,10 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
         emu::LogError("aclrtMalloc: size is 0");
         return ACL_ERROR_INVALID_PARAM;
     }
+    // The page rounding is the whole slack: DeviceAlloc would round (and pad) a second time and
+    // let kernels run past what the device really provides.
     const size_t usable = UsableSize(size, policy);
-    void *p = emu::DeviceAlloc(usable, "aclrtMalloc");
+    void *p = emu::DeviceAllocUsable(usable, size, "aclrtMalloc");
     if (p == nullptr) {
         emu::LogError("aclrtMalloc: cannot allocate %zu bytes of device memory", size);
         return ACL_ERROR_RT_MEMORY_ALLOCATION;

@@ -36,11 +36,11 @@ extern "C" aclnnStatus aclnnFlashAttentionVarLenScoreGetWorkspaceSize(
         FA_LOGW("aclnnFlashAttentionVarLenScore: paddingMaskOptional is reserved by the spec; the tensor is ignored");
     }
 
-    // keep_prob == 1 (checked: dropout is not implemented) means the drop mask is not read;
-    // the reserved padding mask and softmax_out are not passed to the kernel.
+    // keep_prob == 1 means the drop mask is not read; the reserved padding mask and softmax_out
+    // are not passed to the kernel.
     emu::OpRunner runner("FlashAttentionScore");
     runner.Input(query).Input(key).Input(value).Input(realShiftOptional)
-        .Input(static_cast<const aclTensor *>(nullptr)).Input(static_cast<const aclTensor *>(nullptr))
+        .Input(keepProbOptional < 1.0 ? dropMaskOptional : nullptr).Input(static_cast<const aclTensor *>(nullptr))
         .Input(attenMaskOptional).Input(VarLenScoreUsesPrefix(a) ? prefixOptional : nullptr)
         .Input(actualSeqQLenOptional).Input(actualSeqKvLenOptional)
         .Output(softmaxMaxOut).Output(softmaxSumOut).Output(static_cast<const aclTensor *>(nullptr))

@@ -29,8 +29,6 @@ constexpr int64_t MAX_HEADS = 256;
 constexpr int64_t MAX_SEQ = 1024 * 1024;
 constexpr int64_t MAX_HEAD_DIM = 512;
 constexpr int64_t ALIBI_COMPRESSED_ROWS = 1024;
-// This implementation: the cube reads Q/K/V rows with a 16-bit source pitch (N * D elements).
-constexpr int64_t MAX_ROW_PITCH = 65535;
 
 long long L(int64_t v) { return static_cast<long long>(v); }
 
@@ -91,10 +89,7 @@ bool CheckShapes(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &q,
         !c.Require(q.shape[0] >= 1 && q.shape[0] <= MAX_T, "query", "has T = %lld (must be in [1, %lld])",
                    L(q.shape[0]), L(MAX_T)) ||
         !c.Require(k.shape[0] >= 1 && k.shape[0] <= MAX_T, "key", "has T = %lld (must be in [1, %lld])",
-                   L(k.shape[0]), L(MAX_T)) ||
-        !c.Require(n * d <= MAX_ROW_PITCH, "query",
-                   "has N x D = %lld: this implementation supports N x D up to %lld (not implemented beyond)",
-                   L(n * d), L(MAX_ROW_PITCH))) {
+                   L(k.shape[0]), L(MAX_T))) {
         return false;
     }
     if (!c.NotNull(a.actualSeqQLen, "actualSeqQLenOptional", "required with the TND layout") ||
@@ -242,6 +237,20 @@ bool CheckOutputs(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &q
                      o.ShapeString().c_str(), q.ShapeString().c_str());
 }
 
+// keep_prob == 1 disables dropout whatever the mask; keep_prob < 1 without a mask drops nothing.
+bool CheckDropMask(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &drop, const Seqs &s)
+{
+    if (!drop.present || a.keepProb >= 1.0) return true;
+    const int64_t n = fa_host::Describe(a.query).shape[1];
+    int64_t bits = 0;
+    for (size_t b = 0; b < s.q.size(); ++b) bits += n * s.q[b] * ((s.kv[b] + 15) / 16 * 16);
+    return c.Contiguous(drop, "dropMaskOptional") &&
+           c.Require(drop.Numel() * 8 >= bits, "dropMaskOptional",
+                     "has %lld bytes but the keep bits of all batches need %lld (sum of N x Sq x Skv rounded up to 16, "
+                     "/ 8)",
+                     L(drop.Numel()), L((bits + 7) / 8));
+}
+
 }  // namespace
 
 bool VarLenScoreUsesPrefix(const VarLenScoreArgs &a) { return a.sparseMode == 6 && a.attenMask != nullptr; }
@@ -277,8 +286,6 @@ aclnnStatus FlashAttentionVarLenScoreCheckParams(const VarLenScoreArgs &a, const
                                 c.FormatND(pad, "paddingMaskOptional"))) &&
               CheckShapes(c, a, q, k, v, s) && CheckAttributes(c, a, m.present) && CheckMask(c, a, m, s) &&
               CheckPrefix(c, a, m.present, s) && CheckPse(c, a, p, q, s) && CheckOutputs(c, a, q);
-    // keep_prob == 1 disables dropout whatever the mask; keep_prob < 1 without a mask drops nothing.
-    ok = ok && c.Require(!(drop.present && a.keepProb < 1.0), "dropMaskOptional",
-                         "with keepProbOptional %g < 1: dropout is not implemented yet by this kernel", a.keepProb);
+    ok = ok && CheckDropMask(c, a, drop, s);
     return ok ? ACLNN_SUCCESS : c.Status();
 }

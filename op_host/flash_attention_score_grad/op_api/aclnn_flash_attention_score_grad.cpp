@@ -9,9 +9,11 @@
 #include "flash_attention_score_grad_checks.h"
 
 extern "C" void flash_attention_score_grad(uint8_t *query, uint8_t *key, uint8_t *value, uint8_t *dy,
-                                           uint8_t *attenMask, uint8_t *softmaxMax, uint8_t *softmaxSum,
-                                           uint8_t *attentionIn, uint8_t *seqQ, uint8_t *seqKv, uint8_t *sink,
-                                           uint8_t *dq, uint8_t *dk, uint8_t *dv, uint8_t *dsink, uint8_t *workspace, uint8_t *tiling);
+                                           uint8_t *pse, uint8_t *dropMask, uint8_t *attenMask, uint8_t *softmaxMax, uint8_t *softmaxSum,
+                                           uint8_t *attentionIn, uint8_t *seqQ, uint8_t *seqKv, uint8_t *prefix, uint8_t *sink,
+                                           uint8_t *queryRope, uint8_t *keyRope,
+                                           uint8_t *dq, uint8_t *dk, uint8_t *dv, uint8_t *dsink,
+                                           uint8_t *dqRope, uint8_t *dkRope, uint8_t *workspace, uint8_t *tiling);
 
 extern "C" aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
     const aclTensor *query, const aclTensor *queryRope, const aclTensor *keyIn, const aclTensor *keyInRope,
@@ -36,14 +38,22 @@ extern "C" aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
     const aclnnStatus status = FagV5CheckParams(args);
     if (status != ACLNN_SUCCESS) return status;
 
-    // Without dropout the drop mask is not read (keepProb 1), softmaxIn and dpse are unused by
-    // the spec, and the start indices only shift generated pse (not implemented: rejected).
+    // With keepProb 1 the drop mask is not read; the prefix is read by sparse mode 6 with a mask
+    // only; softmaxIn and dpse are unused by the spec; the start indices only shift generated
+    // pse (pse types 2/3 are rejected by the checks).
+    const bool dropout = dropMaskOptional != nullptr && keepProb < 1.0;
+    const bool prefix = prefixOptional != nullptr && sparseMode == 6 && attenMaskOptional != nullptr;
     emu::OpRunner runner("FlashAttentionScoreGrad");
-    runner.Input(query).Input(keyIn).Input(value).Input(dy).Input(attenMaskOptional).Input(softmaxMaxOptional)
+    runner.Input(query).Input(keyIn).Input(value).Input(dy).Input(pseShiftOptional)
+        .Input(dropout ? dropMaskOptional : nullptr).Input(attenMaskOptional).Input(softmaxMaxOptional)
         .Input(softmaxSumOptional).Input(attentionInOptional).Input(actualSeqQLenOptional)
-        .Input(actualSeqKvLenOptional).Input(sinkInOptional).Output(dqOut).Output(dkOut).Output(dvOut)
-        .Output(sinkInOptional != nullptr ? dsinkOut : nullptr);
+        .Input(actualSeqKvLenOptional).Input(prefix ? prefixOptional : static_cast<const aclIntArray *>(nullptr))
+        .Input(sinkInOptional).Input(queryRope).Input(keyInRope).Output(dqOut).Output(dkOut).Output(dvOut)
+        .Output(sinkInOptional != nullptr ? dsinkOut : nullptr)
+        .Output(queryRope != nullptr ? dqRopeOut : nullptr)
+        .Output(queryRope != nullptr ? dkRopeOut : nullptr);
     runner.Attr("scale_value", scaleValue)
+        .Attr("keep_prob", keepProb)
         .Attr("pre_tokens", preTokens)
         .Attr("next_tokens", nextTokens)
         .Attr("head_num", headNum)

@@ -24,13 +24,10 @@ constexpr int64_t MAX_BATCH = 2097152;  // B: 1 ~ 2M
 constexpr int64_t MAX_HEADS = 256;
 constexpr int64_t MAX_SEQ = 1048576;
 constexpr int64_t MAX_HEAD_DIM = 768;
+constexpr int64_t MAX_BATCH_PREFIX = 1024;    // B with prefixOptional
+constexpr int64_t ALIBI_COMPRESSED_ROWS = 1024;
 
 long long L(int64_t v) { return static_cast<long long>(v); }
-
-bool Unsupported(ParamChecker &c, bool present, const char *name, const char *feature)
-{
-    return c.Require(!present, name, "is given: %s is not implemented by this kernel yet", feature);
-}
 
 // A TND tensor of `dtype`-family with the exact expected shape.
 bool CheckTnd(ParamChecker &c, const TensorDesc &t, const char *name, const TensorDesc &ref, const char *refName,
@@ -91,6 +88,117 @@ bool CheckMask(ParamChecker &c, const TensorDesc &m, const FagV5Args &a, int64_t
     return c.Require(m.shape[r - 2] >= maxSq && m.shape[r - 1] >= maxSkv, "attenMaskOptional",
                      "has shape %s which does not cover the largest batch Sq x Skv = %lld x %lld (sparseMode %lld)",
                      m.ShapeString().c_str(), L(maxSq), L(maxSkv), L(a.sparseMode));
+}
+
+struct Seqs {
+    std::vector<int64_t> q, kv;  // per-batch lengths
+    int64_t maxQ = 0, maxKv = 0;
+};
+
+// pseType 1: [B or 1, N, H, Skv'] bottom-right aligned; H < maxSq only as the alibi-compressed
+// form (H = 1024, Sq == Skv per batch, sparse modes 0/2/3).
+bool CheckPse(ParamChecker &c, const FagV5Args &a, const TensorDesc &p, const TensorDesc &q, const Seqs &s)
+{
+    if (!p.present) return true;
+    bool equal = true, empty = false;
+    for (size_t b = 0; b < s.q.size(); ++b) {
+        equal = equal && s.q[b] == s.kv[b];
+        empty = empty || s.q[b] == 0;
+    }
+    const int64_t n = q.shape[1];
+    const int64_t batch = static_cast<int64_t>(s.q.size());
+    if (!c.SameDtype(p, "pseShiftOptional", q, "query") || !c.FormatND(p, "pseShiftOptional") ||
+        !c.Contiguous(p, "pseShiftOptional") ||
+        !c.Require(a.sparseMode != 7, "pseShiftOptional", "is given with sparseMode 7 (not supported)") ||
+        !c.Require(a.sparseMode != 8 || equal, "pseShiftOptional",
+                   "is given with sparseMode 8 but Sq != Skv in some batch (needs equal lengths)") ||
+        !c.Require(!empty, "pseShiftOptional", "is given while a batch has Sq = 0 (not supported)") ||
+        !c.Require(p.shape.size() == 4 && (p.shape[0] == 1 || p.shape[0] == batch) && p.shape[1] == n,
+                   "pseShiftOptional", "has shape %s (must be [B or 1, N, H, Skv] with B = %lld, N = %lld)",
+                   p.ShapeString().c_str(), L(batch), L(n)) ||
+        !c.Require(p.shape[3] >= s.maxKv, "pseShiftOptional", "has %lld columns, fewer than maxSkv = %lld",
+                   L(p.shape[3]), L(s.maxKv))) {
+        return false;
+    }
+    if (p.shape[2] >= s.maxQ) return true;
+    const bool causal = a.sparseMode == 0 || a.sparseMode == 2 || a.sparseMode == 3;
+    return c.Require(p.shape[2] == ALIBI_COMPRESSED_ROWS && equal && causal, "pseShiftOptional",
+                     "has %lld rows for maxSq = %lld: fewer rows are only allowed as the alibi-compressed form "
+                     "(H = %lld, Sq == Skv in every batch, sparseMode 0, 2 or 3)",
+                     L(p.shape[2]), L(s.maxQ), L(ALIBI_COMPRESSED_ROWS));
+}
+
+// Dropout reads N * Sq * pad16(Skv) keep bits per batch, batches one after the other.
+bool CheckDropMask(ParamChecker &c, const TensorDesc &d, int64_t n, const Seqs &s)
+{
+    int64_t bits = 0;
+    for (size_t b = 0; b < s.q.size(); ++b) bits += n * s.q[b] * ((s.kv[b] + 15) / 16 * 16);
+    return c.Require(d.Numel() * 8 >= bits, "dropMaskOptional",
+                     "has %lld bytes but the keep bits of all batches need %lld (N x Sq x Skv rounded up to 16 "
+                     "bits per batch)", L(d.Numel()), L((bits + 7) / 8));
+}
+
+// Sparse mode 6 with a mask: one prefix per batch, N in [Skv - Sq, Skv] (Sq <= Skv) or
+// [0, Skv] (Sq > Skv), at most 1K batches.
+bool CheckPrefix(ParamChecker &c, const FagV5Args &a, bool hasMask, const Seqs &s)
+{
+    if (a.sparseMode != 6 || !hasMask) return true;
+    if (!c.Require(a.prefix != nullptr, "prefixOptional", "is null but sparseMode 6 with a mask needs it")) {
+        return false;
+    }
+    uint64_t n = 0;
+    aclGetIntArraySize(a.prefix, &n);
+    if (!c.Require(n == s.q.size(), "prefixOptional", "has %llu values but there are %zu batches",
+                   static_cast<unsigned long long>(n), s.q.size()) ||
+        !c.Require(static_cast<int64_t>(s.q.size()) <= MAX_BATCH_PREFIX, "prefixOptional",
+                   "is given with %zu batches (at most %lld with prefix)", s.q.size(), L(MAX_BATCH_PREFIX))) {
+        return false;
+    }
+    for (uint64_t b = 0; b < n; ++b) {
+        const int64_t p = (*a.prefix)[b], sq = s.q[b], skv = s.kv[b];
+        const int64_t lo = sq > skv ? 0 : skv - sq;
+        if (!c.Require(p >= lo && p <= skv, "prefixOptional", "[%llu] is %lld (must be in [%lld, Skv = %lld] for Sq = %lld)",
+                       static_cast<unsigned long long>(b), L(p), L(lo), L(skv), L(sq))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Rope parts: both or neither, BFLOAT16 like query, [T, N, Dr] and [Tkv, Nkv, Dr]; their
+// gradients are then required outputs of the same shapes. Not with dropout (spec 003).
+bool CheckRope(ParamChecker &c, const FagV5Args &a, const TensorDesc &q, const TensorDesc &k, bool dropout)
+{
+    if (a.queryRope == nullptr && a.keyRope == nullptr) return true;
+    if (!c.Require(a.queryRope != nullptr, "queryRope", "is null while keyInRope is given (pass both or neither)") ||
+        !c.Require(a.keyRope != nullptr, "keyInRope", "is null while queryRope is given (pass both or neither)") ||
+        !c.NotNull(a.dqRope, "dqRopeOut", "an output when queryRope is given") ||
+        !c.NotNull(a.dkRope, "dkRopeOut", "an output when keyInRope is given")) {
+        return false;
+    }
+    const TensorDesc qr = fa_host::Describe(a.queryRope);
+    const TensorDesc kr = fa_host::Describe(a.keyRope);
+    if (!c.DtypeIn(qr, "queryRope", {ACL_BF16}) || !c.SameDtype(qr, "queryRope", q, "query") ||
+        !c.SameDtype(kr, "keyInRope", q, "query") || !c.FormatND(qr, "queryRope") || !c.FormatND(kr, "keyInRope") ||
+        !c.Contiguous(qr, "queryRope") || !c.Contiguous(kr, "keyInRope") ||
+        !c.Require(!dropout, "dropMaskOptional", "is given with keepProb < 1 together with queryRope/keyInRope "
+                                                 "(dropout is not compatible with rope)") ||
+        !c.Require(qr.shape.size() == 3 && qr.shape[0] == q.shape[0] && qr.shape[1] == q.shape[1], "queryRope",
+                   "has shape %s (must be [T = %lld, N = %lld, Dr])", qr.ShapeString().c_str(), L(q.shape[0]),
+                   L(q.shape[1]))) {
+        return false;
+    }
+    const int64_t dr = qr.shape[2];
+    const std::vector<int64_t> krShape{k.shape[0], k.shape[1], dr};
+    TensorDesc want;
+    want.shape = krShape;
+    return c.Require(kr.shape == krShape, "keyInRope", "has shape %s but must be %s", kr.ShapeString().c_str(),
+                     want.ShapeString().c_str()) &&
+           c.Require(dr >= 1 && dr + q.shape[2] <= MAX_HEAD_DIM, "queryRope",
+                     "has Dr = %lld: this kernel supports 1 <= Dr and D + Dr <= %lld (D = %lld)", L(dr),
+                     L(MAX_HEAD_DIM), L(q.shape[2])) &&
+           CheckTnd(c, fa_host::Describe(a.dqRope), "dqRopeOut", q, "query", qr.shape) &&
+           CheckTnd(c, fa_host::Describe(a.dkRope), "dkRopeOut", q, "query", kr.shape);
 }
 
 bool CheckStats(ParamChecker &c, const TensorDesc &s, const char *name, bool tnd, int64_t t, int64_t n)
@@ -163,7 +271,7 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
                    cumQ.size())) {
         return c.Status();
     }
-    int64_t maxSq = 0, maxSkv = 0;
+    Seqs seqs;
     for (size_t b = 0; b < cumQ.size(); ++b) {
         const int64_t sq = cumQ[b] - (b == 0 ? 0 : cumQ[b - 1]);
         const int64_t sk = cumKv[b] - (b == 0 ? 0 : cumKv[b - 1]);
@@ -171,9 +279,12 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
                        "gives batch %zu no keys while it has %lld query rows (unsupported)", b, L(sq))) {
             return c.Status();
         }
-        maxSq = sq > maxSq ? sq : maxSq;
-        maxSkv = sk > maxSkv ? sk : maxSkv;
+        seqs.q.push_back(sq);
+        seqs.kv.push_back(sk);
+        seqs.maxQ = sq > seqs.maxQ ? sq : seqs.maxQ;
+        seqs.maxKv = sk > seqs.maxKv ? sk : seqs.maxKv;
     }
+    const int64_t maxSq = seqs.maxQ, maxSkv = seqs.maxKv;
     // Attributes.
     const bool statsTnd = std::strcmp(a.softmaxInLayout, "same_as_input") == 0;
     if (!c.Require(std::isfinite(a.scaleValue), "scaleValue", "is %g (must be finite)", a.scaleValue) ||
@@ -223,12 +334,16 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
         return c.Status();
     }
     // Features the kernel does not implement yet.
-    if (!Unsupported(c, a.queryRope != nullptr || a.keyRope != nullptr, a.queryRope ? "queryRope" : "keyInRope",
-                     "the rope part (queryRope/keyInRope)") ||
-        !Unsupported(c, a.pse != nullptr, "pseShiftOptional", "pse (pseType 0-3)") ||
-        !Unsupported(c, drop.present && a.keepProb < 1.0, "dropMaskOptional", "dropout (keepProb < 1)") ||
-        !(sink.present ? c.NotNull(a.dsink, "dsinkOut", "an output when sinkInOptional is given") : true) ||
-        !Unsupported(c, a.sparseMode == 6 && mask.present, "sparseMode", "sparse mode 6 (prefix)")) {
+    if (!CheckRope(c, a, q, k, drop.present && a.keepProb < 1.0) ||
+        !c.Require(a.pse == nullptr || a.pseType == 1, "pseType",
+                   "is %lld: pse types 0, 2 and 3 (multiply-then-add, generated alibi) are not implemented by this "
+                   "kernel yet (pseType 1 is)", L(a.pseType)) ||
+        !(sink.present ? c.NotNull(a.dsink, "dsinkOut", "an output when sinkInOptional is given") : true)) {
+        return c.Status();
+    }
+    if (!CheckPse(c, a, fa_host::Describe(a.pse), q, seqs) ||
+        !(drop.present && a.keepProb < 1.0 ? CheckDropMask(c, drop, n, seqs) : true) ||
+        !CheckPrefix(c, a, mask.present, seqs)) {
         return c.Status();
     }
     // Outputs.

@@ -28,8 +28,7 @@ constexpr int64_t MAX_HEADS = 256;
 constexpr int64_t MAX_HEAD_DIM = 512;
 constexpr int64_t MAX_GQA_RATIO = 64;
 constexpr int64_t MAX_BLOCK_SIZE = 512;
-constexpr int64_t MAX_ROW_PITCH = 65535;  // K/V row pitch of one DMA (hardware field, 16 bits)
-constexpr int64_t KV_BLOCK = 128;         // keys per block of the forward core
+constexpr int64_t MAX_PAGED_H = 65535;  // (blocknum, blocksize, H) caches: H limit of the hardware copy
 
 long long LL(int64_t v) { return static_cast<long long>(v); }
 
@@ -41,6 +40,7 @@ struct State {
     bool paged = false;
     bool leftPadding = false;
     std::vector<int64_t> lens;
+    std::vector<int64_t> listSeq;  // KV S of each key tensor (contiguous caches)
     std::vector<TensorDesc> keys, values;
 };
 
@@ -81,6 +81,30 @@ bool CheckQuery(ParamChecker &c, const IfaArgs &a, const TensorDesc &q, State &s
                      LL(s.q.d), LL(MAX_HEAD_DIM));
 }
 
+// antiquantScale/antiquantOffset of int8 K/V: query dtype; (2) per tensor, or per channel
+// (2, N, 1, D), (2, N, D), (2, H) with N = numKeyValueHeads.
+bool CheckAntiquantParams(ParamChecker &c, const IfaArgs &a, const TensorDesc &q, const State &s)
+{
+    const TensorDesc sc = fa_host::Describe(a.antiquantScale);
+    const int64_t n = s.kvHeads, d = s.q.d;
+    const auto &sh = sc.shape;
+    const bool perTensor = sh == std::vector<int64_t>{2};
+    const bool perChannel = (sh == std::vector<int64_t>{2, n, 1, d}) || (sh == std::vector<int64_t>{2, n, d}) ||
+                            (sh == std::vector<int64_t>{2, n * d});
+    if (!c.SameDtype(sc, "antiquantScale", q, "query") || !c.FormatND(sc, "antiquantScale") ||
+        !c.Contiguous(sc, "antiquantScale") ||
+        !c.Require(perTensor || perChannel, "antiquantScale",
+                   "has shape %s (per tensor (2); per channel (2, N, 1, D), (2, N, D) or (2, H) with N = %lld, "
+                   "D = %lld)", sc.ShapeString().c_str(), LL(n), LL(d))) {
+        return false;
+    }
+    if (a.antiquantOffset == nullptr) return true;
+    const TensorDesc of = fa_host::Describe(a.antiquantOffset);
+    return c.SameDtype(of, "antiquantOffset", sc, "antiquantScale") && c.Contiguous(of, "antiquantOffset") &&
+           c.Require(of.shape == sc.shape, "antiquantOffset", "has shape %s but antiquantScale has %s (they must "
+                     "match)", of.ShapeString().c_str(), sc.ShapeString().c_str());
+}
+
 // key/value lists: presence, dtypes, formats, pairwise shapes.
 bool CheckKvLists(ParamChecker &c, const IfaArgs &a, const TensorDesc &q, State &s)
 {
@@ -112,8 +136,9 @@ bool CheckKvLists(ParamChecker &c, const IfaArgs &a, const TensorDesc &q, State 
     if (s.keys[0].dtype == ACL_INT8) {
         return c.Require(a.antiquantScale != nullptr, "antiquantScale",
                          "is null but key/value are INT8 (int8 KV needs the antiquant scale)") &&
-               c.Require(false, "key", "is INT8: int8 KV cache with antiquant is not implemented by this "
-                                       "implementation yet (use FLOAT16/BFLOAT16 key/value)");
+               c.Require(nk == 1, "key", "is a list of %llu INT8 tensors: int8 KV with one tensor per batch is not "
+                         "implemented by this implementation (pass one tensor)", static_cast<unsigned long long>(nk)) &&
+               CheckAntiquantParams(c, a, q, s);
     }
     return c.SameDtype(s.keys[0], "key", q, "query") &&
            c.Require(a.antiquantScale == nullptr && a.antiquantOffset == nullptr, "antiquantScale",
@@ -123,34 +148,35 @@ bool CheckKvLists(ParamChecker &c, const IfaArgs &a, const TensorDesc &q, State 
 bool CheckContiguousKv(ParamChecker &c, State &s)
 {
     const char *name = fa_host::LayoutName(s.layout);
-    if (!c.Require(s.keys.size() == 1 || static_cast<int64_t>(s.keys.size()) == s.q.b, "key",
+    const bool list = s.keys.size() > 1;
+    if (!c.Require(!list || static_cast<int64_t>(s.keys.size()) == s.q.b, "key",
                    "holds %zu tensors (must be 1 tensor of batch B or B = %lld tensors of batch 1)", s.keys.size(),
                    LL(s.q.b))) {
         return false;
     }
-    if (s.keys.size() > 1) {
-        return c.Require(false, "key", "holds %zu tensors: the tensor-list form with one tensor per batch is not "
-                                       "implemented yet (pass one tensor holding every batch)", s.keys.size());
-    }
-    const TensorDesc &k = s.keys[0];
     const size_t rank = s.layout == Layout::BSH ? 3 : 4;
-    if (!c.Require(k.shape.size() == rank, "key", "has shape %s but inputLayout %s needs %zu dims",
-                   k.ShapeString().c_str(), name, rank)) {
-        return false;
+    for (size_t i = 0; i < s.keys.size(); ++i) {
+        const TensorDesc &k = s.keys[i];
+        if (!c.Require(k.shape.size() == rank, "key", "[%zu] has shape %s but inputLayout %s needs %zu dims", i,
+                       k.ShapeString().c_str(), name, rank)) {
+            return false;
+        }
+        BnsdDims kd;
+        fa_host::DimsOf(k, s.layout, s.kvHeads, kd);
+        s.seqKv = std::max(s.seqKv, kd.s);
+        s.listSeq.push_back(kd.s);
+        if (!c.Require(list ? kd.b == 1 : kd.b == s.q.b, "key", "[%zu] has batch %lld but must be %lld (%s)", i,
+                       LL(kd.b), LL(list ? 1 : s.q.b),
+                       list ? "a list of B tensors holds one batch each" : "the batch of query") ||
+            !c.Require(s.layout == Layout::BSH ? k.shape[2] == s.kvHeads * s.q.d : kd.n == s.kvHeads, "key",
+                       "[%zu] has shape %s: N must be numKeyValueHeads = %lld (%s, H = N x D = %lld)", i,
+                       k.ShapeString().c_str(), LL(s.kvHeads), name, LL(s.kvHeads * s.q.d)) ||
+            !c.Require(s.layout == Layout::BSH || kd.d == s.q.d, "key", "[%zu] has head dim D = %lld but query has %lld",
+                       i, LL(kd.d), LL(s.q.d))) {
+            return false;
+        }
     }
-    BnsdDims kd;
-    fa_host::DimsOf(k, s.layout, s.kvHeads, kd);
-    s.seqKv = kd.s;
-    const int64_t width = s.layout == Layout::BSH ? k.shape[2] : kd.n * kd.d;
-    return c.Require(kd.b == s.q.b, "key", "has batch %lld but query has %lld", LL(kd.b), LL(s.q.b)) &&
-           c.Require(s.layout == Layout::BSH ? k.shape[2] == s.kvHeads * s.q.d : kd.n == s.kvHeads, "key",
-                     "has shape %s: N must be numKeyValueHeads = %lld (%s, H = N x D = %lld)",
-                     k.ShapeString().c_str(), LL(s.kvHeads), name, LL(s.kvHeads * s.q.d)) &&
-           c.Require(s.layout == Layout::BSH || kd.d == s.q.d, "key", "has head dim D = %lld but query has %lld",
-                     LL(kd.d), LL(s.q.d)) &&
-           c.Require(s.layout == Layout::BNSD || width <= MAX_ROW_PITCH, "key",
-                     "has N x D = %lld per token: this implementation supports at most %lld for %s (use BNSD or "
-                     "fewer KV heads)", LL(width), LL(MAX_ROW_PITCH), name);
+    return true;
 }
 
 bool CheckPaged(ParamChecker &c, const IfaArgs &a, State &s)
@@ -168,9 +194,8 @@ bool CheckPaged(ParamChecker &c, const IfaArgs &a, State &s)
         !c.Require(a.blockSize > 0 && a.blockSize <= MAX_BLOCK_SIZE && a.blockSize % 16 == 0, "blockSize",
                    "is %lld (page attention needs a multiple of 16 in [16, %lld])", LL(a.blockSize),
                    LL(MAX_BLOCK_SIZE)) ||
-        !c.Require(a.blockSize % KV_BLOCK == 0, "blockSize",
-                   "is %lld: this implementation supports page attention only with blockSize a multiple of %lld "
-                   "(128, 256, 384, 512)", LL(a.blockSize), LL(KV_BLOCK))) {
+        !c.Require(s.keys[0].dtype != ACL_INT8 || a.blockSize % 32 == 0, "blockSize",
+                   "is %lld (INT8 key/value need a multiple of 32)", LL(a.blockSize))) {
         return false;
     }
     const TensorDesc &k = s.keys[0];
@@ -180,10 +205,10 @@ bool CheckPaged(ParamChecker &c, const IfaArgs &a, State &s)
         ok = c.Require(k.shape[1] == a.blockSize && k.shape[2] == h, "key",
                        "has shape %s (paged cache (blocknum, blockSize = %lld, H = %lld))", k.ShapeString().c_str(),
                        LL(a.blockSize), LL(h)) &&
-             c.Require(h <= MAX_ROW_PITCH, "key",
+             c.Require(h <= MAX_PAGED_H, "key",
                        "has H = numKeyValueHeads x D = %lld above %lld, the hardware limit of the (blocknum, "
                        "blocksize, H) cache (use (blocknum, KV_N, blocksize, D) or fewer KV heads)", LL(h),
-                       LL(MAX_ROW_PITCH));
+                       LL(MAX_PAGED_H));
     } else {
         ok = c.Require(k.shape.size() == 4, "key", "has shape %s (a paged cache is 3-D or 4-D)",
                        k.ShapeString().c_str()) &&
@@ -232,9 +257,11 @@ bool CheckLengths(ParamChecker &c, const IfaArgs &a, State &s)
 bool CheckLengthsFitCache(ParamChecker &c, const State &s)
 {
     if (s.paged || s.leftPadding) return true;  // paged: checked there; left padding: empty windows allowed
-    for (size_t i = 0; i < s.lens.size(); ++i) {
-        if (!c.Require(s.lens[i] <= s.seqKv, "actualSeqLengths", "[%zu] is %lld, above the KV S %lld", i,
-                       LL(s.lens[i]), LL(s.seqKv))) {
+    for (size_t b = 0; b < static_cast<size_t>(s.q.b) && !s.lens.empty(); ++b) {
+        const size_t i = s.lens.size() == 1 ? 0 : b;
+        const int64_t seq = s.listSeq.size() > 1 ? s.listSeq[b] : s.seqKv;
+        if (!c.Require(s.lens[i] <= seq, "actualSeqLengths", "[%zu] is %lld, above the KV S %lld of batch %zu", i,
+                       LL(s.lens[i]), LL(seq), b)) {
             return false;
         }
     }
@@ -313,11 +340,26 @@ bool CheckQuantAndOutput(ParamChecker &c, const IfaArgs &a, const TensorDesc &q,
         return false;
     }
     if (o.dtype == ACL_INT8) {
-        return c.Require(a.quantScale2 != nullptr, "quantScale2", "is null but attentionOut is INT8 (required)") &&
-               c.Require(false, "attentionOut", "is INT8: output quantisation (quantScale2/quantOffset2) is not "
-                                                "implemented by this implementation yet");
+        if (!c.Require(a.quantScale2 != nullptr, "quantScale2", "is null but attentionOut is INT8 (required)")) {
+            return false;
+        }
+        const TensorDesc qs = fa_host::Describe(a.quantScale2);
+        const int64_t channels = s.q.n * s.q.d;
+        if (!c.Require(qs.dtype != ACL_BF16 || q.dtype != ACL_BF16, "quantScale2",
+                       "is BFLOAT16: only FLOAT32 quantisation parameters are implemented by this implementation") ||
+            !c.DtypeIn(qs, "quantScale2", {ACL_FLOAT}) || !c.FormatND(qs, "quantScale2") ||
+            !c.Contiguous(qs, "quantScale2") ||
+            !c.Require(qs.Numel() == 1 || qs.Numel() == channels, "quantScale2",
+                       "has shape %s (per-tensor: 1 element; per-channel: N x D = %lld elements)",
+                       qs.ShapeString().c_str(), LL(channels))) {
+            return false;
+        }
+        if (a.quantOffset2 == nullptr) return true;
+        const TensorDesc qo = fa_host::Describe(a.quantOffset2);
+        return c.SameDtype(qo, "quantOffset2", qs, "quantScale2") && c.Contiguous(qo, "quantOffset2") &&
+               c.Require(qo.shape == qs.shape, "quantOffset2", "has shape %s but quantScale2 has %s (they must match)",
+                         qo.ShapeString().c_str(), qs.ShapeString().c_str());
     }
-    (void)s;
     return c.SameDtype(o, "attentionOut", q, "query") &&
            c.Require(a.quantScale2 == nullptr && a.quantOffset2 == nullptr, "quantScale2",
                      "/quantOffset2 given but attentionOut is not INT8 (they quantise an INT8 output only)");

@@ -1,7 +1,8 @@
 """fakit.cases: test cases for the five operators, grouped in suites.
 
     fakit.cases.OPERATORS                 the operator (golden function) names
-    fakit.cases.suite(op, name)           -> list[Case]   (name: smoke | full | peer)
+    fakit.cases.suite(op, name)           -> list[Case]   (name: smoke | full | peer; peer needs
+                                          the reference pack, else PeerCasesUnavailable)
     fakit.cases.sweep(op, name)           -> (cases, rejected) with the reason per rejection
     fakit.cases.get(op, case_id)          -> Case          (searches every suite)
     case.inputs()                         -> kwargs for fakit.golden.<op> / fakit.run
@@ -14,9 +15,10 @@ from __future__ import annotations
 import functools
 from typing import List, Tuple
 
-from .core import OPERATORS, PREFIX, Case, Forbidden, operator_module
+from .core import OPERATORS, PREFIX, Case, Forbidden, PeerCasesUnavailable, operator_module
 
-__all__ = ["OPERATORS", "Case", "Forbidden", "suite", "sweep", "get", "suite_names", "op_of"]
+__all__ = ["OPERATORS", "Case", "Forbidden", "PeerCasesUnavailable", "suite", "sweep", "get", "suite_names",
+           "op_of"]
 
 
 def suite_names(op: str) -> Tuple[str, ...]:
@@ -60,7 +62,11 @@ def get(op: str, case_id: str) -> Case:
     if op is None:
         op = op_of(case_id)
     for name in suite_names(op):
-        for case in sweep(op, name)[0]:
+        try:
+            accepted = sweep(op, name)[0]
+        except PeerCasesUnavailable:       # without the reference pack only its suite is missing
+            continue
+        for case in accepted:
             if case.id == case_id:
                 return case
     raise KeyError(f"no case {case_id!r} for operator {op} in suites {', '.join(suite_names(op))}; "

@@ -13,7 +13,7 @@ import hashlib
 import importlib
 import json
 import zlib
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Tuple
 
 import ml_dtypes
 import numpy as np
@@ -44,6 +44,22 @@ class Forbidden(ValueError):
     """A parameter combination the operator's spec does not allow; the message says why."""
 
 
+class PeerCasesUnavailable(FileNotFoundError):
+    """The `peer` suites read the official ST case lists of the reference pack, which is not
+    part of the repository (fresh CI machines lack it)."""
+
+
+def peer_entries(file_name: str) -> list:
+    """The entries of <reference pack>/peer-cases/<file_name>; PeerCasesUnavailable names the
+    path and the variable to set when the pack is absent."""
+    from .. import pack
+    path = pack.reference_dir() / "peer-cases" / file_name
+    if not path.is_file():
+        raise PeerCasesUnavailable(f"the peer suite needs {path}, the official ST cases of the reference pack; "
+                                   f"set FA_REFERENCE_DIR to the pack's reference/ directory")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     """One operator invocation, described by parameters (not by arrays).
@@ -61,6 +77,9 @@ class Case:
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     value_range: Tuple[float, float] = (-1.0, 1.0)
     seed: int = 0
+
+    def __hash__(self) -> int:          # the mapping fields are not hashable; the id is
+        return hash(self.id)
 
     def params(self) -> Dict[str, Any]:
         """The canonical, JSON-serialisable description the id is computed from."""

@@ -4,16 +4,14 @@ tensor-list KV, paged attention (both cache layouts), int8 KV antiquant, int8 ou
 from __future__ import annotations
 
 import itertools
-import json
-from pathlib import Path
 
 import numpy as np
 
-from .core import DTYPES, Case, Forbidden, mask_as, uniform
+from .core import DTYPES, Case, Forbidden, mask_as, uniform, peer_entries
 
 OP = "incre_flash_attention_v4"
 LAYOUTS = ("BSH", "BSND", "BNSD")
-PEER_FILE = Path("/work/shared/reference/peer-cases/ifa_v4_cases.json")
+PEER_FILE = "ifa_v4_cases.json"   # in <reference pack>/peer-cases/
 
 
 def make(dtype="fp16", layout="BNSD", B=1, N=2, Nkv=None, S=128, D=64, actual=None, mask="none",
@@ -241,7 +239,7 @@ def full():
 
 def peer():
     """The official IFA V4 ST cases (fp16, BNSD/BSH, contiguous KV)."""
-    for entry in json.loads(PEER_FILE.read_text()):
+    for entry in peer_entries(PEER_FILE):
         p = entry["params"]
         qs, ks = p["query"]["shape"], p["key"]["shape"]
         layout = p["inputLayout"]["value"]

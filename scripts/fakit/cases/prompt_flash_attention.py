@@ -3,19 +3,17 @@ masks of every documented shape and dtype, pre/next-token bands, actual sequence
 from __future__ import annotations
 
 import itertools
-import json
-from pathlib import Path
 
 import numpy as np
 
-from .core import Case, Forbidden, band_mask, mask_as, uniform
+from .core import Case, Forbidden, band_mask, mask_as, uniform, peer_entries
 
 OP = "prompt_flash_attention"
 LAYOUTS = ("BSH", "BSND", "BNSD", "BNSD_BSND")
 MASK_SHAPES = ("SS", "BSS", "1SS", "B1SS", "11SS")   # spec 000, attenMask shape list
 MASK_DTYPES = ("bool", "int8", "uint8")
 MAX_INT = 2147483647
-PEER_FILE = Path("/work/shared/reference/peer-cases/pfa_v3_cases.json")
+PEER_FILE = "pfa_v3_cases.json"   # in <reference pack>/peer-cases/
 
 
 def make(dtype="fp16", layout="BNSD", B=1, N=2, Nkv=None, Sq=64, Skv=None, D=64, mask="none",
@@ -176,7 +174,7 @@ def full():
 
 def peer():
     """The official PFA V3 ST cases (fp16, BNSD/BSH) with their shapes and value ranges."""
-    for entry in json.loads(PEER_FILE.read_text()):
+    for entry in peer_entries(PEER_FILE):
         p = entry["params"]
         qs, ks = p["query"]["shape"], p["key"]["shape"]
         layout = p["inputLayout"]["value"]

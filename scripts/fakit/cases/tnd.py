@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Case, Forbidden, compressed_causal_mask, cumulative, mask_as, prefix_compressed_mask, uniform
+from .core import DTYPES, Case, Forbidden, compressed_causal_mask, cumulative, mask_as, prefix_compressed_mask, uniform
 
 MAX_INT = 2147483647
 SPARSE_MODES = (0, 1, 2, 3, 4, 6, 7, 8)
@@ -118,13 +118,8 @@ def pse_for(c: Case, rng, dtype: str) -> np.ndarray | None:
         slopes = rng.uniform(0.01, 0.2, size=(lead, N, 1, 1))
         i = np.arange(sq - 1024, sq)[:, None]
         j = np.arange(sk)[None, :]
-        return uniform_like(-slopes * np.abs(j - i - (sk - sq)), dtype)
+        return np.asarray(-slopes * np.abs(j - i - (sk - sq)), np.float32).astype(DTYPES[dtype])
     return uniform(rng, (lead, N, sq, sk), dtype, -1.0, 1.0)
-
-
-def uniform_like(x, dtype):
-    from .core import DTYPES
-    return np.asarray(x, np.float32).astype(DTYPES[dtype])
 
 
 def drop_mask_for(c: Case, rng) -> np.ndarray | None:

@@ -1,6 +1,7 @@
 """The emulator consumed alone by an external CMake project (add_subdirectory(emulator) + target
 ascendc_emu): its host-API probe checks OpDef registration, gert::TilingContext, the op runner's
-error codes and PlatformAscendC per SoC."""
+error codes and PlatformAscendC per SoC. The probe does not build unless the ascendc_emu target
+gives its consumers ASCENDC_CPU_DEBUG (CANN samples test it before including tikicpulib.h)."""
 import fcntl
 import json
 import os
@@ -31,6 +32,16 @@ def probe():
 
 def test_tiling_context_and_op_runner(probe):
     done = subprocess.run([str(probe), "tiling"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("ok ")
+
+
+@pytest.mark.parametrize("mode", ["optiling", "malloc"])
+def test_optiling_registration_and_malloc_slack(probe, mode):
+    """optiling: IMPL_OP_OPTILING(X).Tiling(f) (alone and chained with TilingParse) registers f
+    for X. malloc: a copy one byte past aclrtMalloc's page-rounded size fails, and so does the
+    kernels' GM bounds lookup (no second rounding)."""
+    done = subprocess.run([str(probe), mode], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("ok ")
 

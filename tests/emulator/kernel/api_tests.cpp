@@ -565,6 +565,23 @@ static void deadlock_cycle() {
         if ASCEND_IS_AIV { CrossCoreWaitFlag(2); CrossCoreSetFlag<2, PIPE_MTE3>(1); }
     });
 }
+// Each vector core's CrossCoreSetFlag is its own: two sets by AIV 0 are not one set by each AIV.
+static void deadlock_mode2_one_aiv_sets_twice() {
+    Run(emu::CoreMix::MIX_AIC_1_2, 1, [] {
+        if ASCEND_IS_AIC { CrossCoreWaitFlag(3); }  // needs a set from both AIVs of core 0
+        if ASCEND_IS_AIV {
+            if (GetSubBlockIdx() == 0) { CrossCoreSetFlag<2, PIPE_MTE3>(3); CrossCoreSetFlag<2, PIPE_MTE3>(3); }
+        }
+    });
+}
+static void deadlock_mode1_one_aiv_sets_twice() {
+    Run(emu::CoreMix::MIX_AIC_1_2, 1, [] {
+        if ASCEND_IS_AIV {
+            if (GetSubBlockIdx() == 0) { CrossCoreSetFlag<1, PIPE_MTE3>(4); CrossCoreSetFlag<1, PIPE_MTE3>(4); }
+            else { CrossCoreWaitFlag(4); }  // the group set needs AIV 1's own set too
+        }
+    });
+}
 
 int main(int argc, char **argv) {
     const std::map<std::string, void (*)()> cases = {
@@ -580,7 +597,8 @@ int main(int argc, char **argv) {
         {"misuse_misaligned", misuse_misaligned}, {"misuse_deque_empty", misuse_deque_empty},
         {"misuse_wrong_position", misuse_wrong_position}, {"misuse_cast_mode", misuse_cast_mode},
         {"misuse_waitflag_unset", misuse_waitflag_unset}, {"misuse_event_wrong_core", misuse_event_wrong_core}, {"deadlock_missing_set", deadlock_missing_set},
-        {"deadlock_cycle", deadlock_cycle},
+        {"deadlock_cycle", deadlock_cycle}, {"deadlock_mode2_one_aiv_sets_twice", deadlock_mode2_one_aiv_sets_twice},
+        {"deadlock_mode1_one_aiv_sets_twice", deadlock_mode1_one_aiv_sets_twice},
     };
     if (argc != 2 || cases.count(argv[1]) == 0) {
         for (auto &c : cases) std::printf("%s\n", c.first.c_str());

@@ -28,6 +28,9 @@ MISUSE_CASES = {
                              "aic1 waits in CrossCoreWaitFlag(flagId 5)"],
     "deadlock_cycle": ["deadlock in kernel api_test", "aic0 waits in CrossCoreWaitFlag(flagId 1)",
                        "aiv0.0 waits in CrossCoreWaitFlag(flagId 2)", "aiv0.1 waits in CrossCoreWaitFlag(flagId 2)"],
+    # a mode-1/2 group set needs one set from EACH vector core; one AIV setting twice is not enough
+    "deadlock_mode2_one_aiv_sets_twice": ["deadlock in kernel api_test", "aic0 waits in CrossCoreWaitFlag(flagId 3)"],
+    "deadlock_mode1_one_aiv_sets_twice": ["deadlock in kernel api_test", "aiv0.1 waits in CrossCoreWaitFlag(flagId 4)"],
 }
 
 

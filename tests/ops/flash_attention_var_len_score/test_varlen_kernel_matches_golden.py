@@ -5,7 +5,21 @@ rows, block edges, head dims)."""
 import numpy as np
 import pytest
 
-from fa_varlen_helpers import FLT_MAX, MAX_INT, make_kwargs, run_and_judge
+import fakit
+from fakit import cases
+
+from fa_varlen_helpers import FLT_MAX, MAX_INT, OP, make_kwargs, run_and_judge
+
+
+@pytest.mark.parametrize("case", cases.suite(OP, "smoke"), ids=lambda c: c.id)
+def test_smoke_suite_matches_golden(case):
+    kw = case.inputs()
+    if kw["query"].dtype == np.float32:  # FLOAT32 is not implemented yet: documented 161002
+        with pytest.raises(fakit.AclnnError) as err:
+            fakit.run(OP, backend="cpu", **kw)
+        assert err.value.status == 161002 and "FLOAT32" in err.value.log
+        return
+    run_and_judge(kw)
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
@@ -37,6 +51,11 @@ def test_empty_batches_and_uncovered_tail_rows():
 @pytest.mark.parametrize("d", [16, 72, 128, 256])
 def test_head_dims_match_golden(d):
     run_and_judge(make_kwargs(seq_q=(40, 17), seq_kv=(70, 33), n=2, d=d, mode=3))
+
+
+def test_row_pitch_beyond_16_bits_is_loaded_row_by_row():
+    # N x D = 130 x 512 = 66560 elements between tokens: wider than Nd2Nz's 16-bit source pitch.
+    run_and_judge(make_kwargs(seq_q=(5, 17), seq_kv=(9, 30), n=130, d=512, mode=3))
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
@@ -109,4 +128,42 @@ def test_alibi_compressed_pse_of_long_causal_sequences():
     alibi = (-slope[:, None, None] * np.abs(rel)[None]).astype(np.float16)
     kw = make_kwargs(seq_q=(s,), n=n, d=16, mode=2)
     kw["real_shift"] = np.ascontiguousarray(alibi[None, :, -1024:, :])
+    run_and_judge(kw)
+
+
+def drop_bits(seq_q, seq_kv, n, keep_prob, seed=9):
+    bits = sum(n * q * ((k + 15) // 16 * 16) for q, k in zip(seq_q, seq_kv))
+    keep = np.random.default_rng(seed).random(bits) < keep_prob
+    return np.packbits(keep, bitorder="little")
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("mode,pre,nxt", [(None, MAX_INT, MAX_INT), (4, 50, 3), (3, MAX_INT, MAX_INT)])
+def test_dropout_keeps_the_masked_bits_and_rescales(dtype, mode, pre, nxt):
+    seq_q, seq_kv = (37, 0, 150), (70, 9, 181)
+    kw = make_kwargs(dtype, seq_q=seq_q, seq_kv=seq_kv, n=2, d=32, mode=mode, pre_tokens=pre, next_tokens=nxt)
+    kw.update(drop_mask=drop_bits(seq_q, seq_kv, 2, 0.8), keep_prob=0.8)
+    out, gold = run_and_judge(kw)
+    # the statistics are those of the plain softmax (dropout acts on P after the row sums)
+    np.testing.assert_allclose(out["softmax_sum"], gold["softmax_sum"], rtol=1e-4)
+
+
+def test_keep_prob_below_one_without_a_drop_mask_drops_nothing():
+    run_and_judge(make_kwargs(seq_q=(20, 30), seq_kv=(40, 30), keep_prob=0.5, inner_precise=2))
+
+
+def test_keep_prob_one_ignores_the_drop_mask():
+    kw = make_kwargs(seq_q=(20, 30), seq_kv=(40, 30))
+    kw.update(drop_mask=np.zeros(1000, np.uint8), keep_prob=1.0)
+    run_and_judge(kw)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("mode,pre,nxt", [(2, MAX_INT, MAX_INT), (3, MAX_INT, MAX_INT), (4, 300, 20), (0, 500, 100)])
+def test_large_varlen_batches_match_golden(dtype, mode, pre, nxt):
+    seq_q, seq_kv = (2048, 700, 1, 1300), (2048, 900, 64, 1300)
+    kw = make_kwargs(dtype, seq_q=seq_q, seq_kv=seq_kv, n=4, nkv=2, d=128, mode=mode, pre_tokens=pre,
+                     next_tokens=nxt)
+    kw.update(drop_mask=drop_bits(seq_q, seq_kv, 4, 0.9), keep_prob=0.9)
     run_and_judge(kw)

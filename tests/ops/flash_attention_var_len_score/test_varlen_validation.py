@@ -80,6 +80,18 @@ CASES = {
                                            atten_mask=np.zeros((8, 8), np.bool_), sparse_mode=7), "realShiftOptional"),
     "pse_with_empty_batch": (lambda kw: kw.update(real_shift=np.zeros((1, 2, 8, 8), np.float16),
                                                   actual_seq_qlen=[8, 8]), "realShiftOptional"),
+    "head_num_above_256": (lambda kw: kw.update(query=np.zeros((12, 257, 16), np.float16),
+                                                key=np.zeros((14, 257, 16), np.float16),
+                                                value=np.zeros((14, 257, 16), np.float16), head_num=257), "headNum"),
+    "query_t_above_1m": (lambda kw: kw.update(query=np.zeros((1048577, 2, 1), np.float16),
+                                              key=np.zeros((14, 2, 1), np.float16),
+                                              value=np.zeros((14, 2, 1), np.float16)), "query"),
+    "batch_above_2k": (lambda kw: kw.update(actual_seq_qlen=[0] * 2048 + [12], actual_seq_kvlen=[0] * 2048 + [14]),
+                       "actualSeqQLenOptional"),
+    "batch_above_1k_with_prefix": (lambda kw: kw.update(actual_seq_qlen=[0] * 1024 + [12],
+                                                        actual_seq_kvlen=[0] * 1024 + [14], sparse_mode=6,
+                                                        atten_mask=np.zeros((12, 14), np.bool_),
+                                                        prefix=[0] * 1024 + [2]), "prefixOptional"),
     "drop_mask_dtype": (lambda kw: kw.update(drop_mask=np.zeros(16, np.int8), keep_prob=0.5), "dropMaskOptional"),
 }
 
@@ -92,9 +104,9 @@ def test_invalid_argument_returns_161002_naming_the_parameter(name):
     expect(kw, INVALID, param)
 
 
-def test_dropout_returns_161002_not_implemented():
-    kw = base(drop_mask=np.zeros(64, np.uint8), keep_prob=0.5)
-    expect(kw, INVALID, "dropMaskOptional")
+def test_drop_mask_shorter_than_the_keep_bits_returns_161002():
+    # 2 heads x (8 x 16 + 4 x 16) bits = 384 bits = 48 bytes
+    expect(base(drop_mask=np.zeros(47, np.uint8), keep_prob=0.5), INVALID, "dropMaskOptional")
 
 
 def test_dropout_mask_with_keep_prob_one_is_not_read():

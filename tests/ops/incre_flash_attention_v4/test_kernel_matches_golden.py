@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import fakit
+from fakit import golden
 
 from ifa_helpers import OP, make_kwargs, page, run_and_judge
 
@@ -131,3 +132,114 @@ def test_paged_bsh_query_with_mask_and_pse():
     kw["atten_mask"] = rng.random((2, 1, 1, 384)) < 0.3
     kw["pse_shift"] = rng.uniform(-1, 1, (2, 4, 1, 384)).astype(kw["query"].dtype)
     run_and_judge(page(kw, lengths, 128, "BSH"))
+
+
+def split_list(kw, seqs):
+    """The tensor-list form: one batch-1 tensor per batch, batch b cut to seqs[b] keys."""
+    layout = kw["input_layout"]
+    axis = 2 if layout == "BNSD" else 1
+    out = dict(kw)
+    for name in ("key", "value"):
+        full = kw[name][0]
+        out[name] = [np.ascontiguousarray(np.take(full[b:b + 1], np.arange(s), axis=axis))
+                     for b, s in enumerate(seqs)]
+    return out
+
+
+@pytest.mark.parametrize("layout", ["BSH", "BNSD"])
+def test_tensor_list_with_per_batch_lengths(layout):
+    kw = make_kwargs("fp16", layout, b=3, n=8, nkv=2, s=400, d=64)
+    run_and_judge(split_list(kw, [400, 37, 260]))
+
+
+def test_tensor_list_with_lengths_mask_and_pse():
+    rng = np.random.default_rng(12)
+    kw = make_kwargs("bf16", "BSND", b=2, n=4, nkv=1, s=300, d=32, actual_seq_lengths=[250, 0])
+    kw["atten_mask"] = rng.random((2, 300)) < 0.3
+    kw["pse_shift"] = rng.uniform(-1, 1, (2, 4, 1, 300)).astype(kw["query"].dtype)
+    out, _ = run_and_judge(split_list(kw, [300, 129]))
+    assert np.all(out[1].astype(np.float32) == 0)
+
+
+@pytest.mark.parametrize("shape", ["tensor", "H", "1N1D", "ND"])
+@pytest.mark.parametrize("split", [True, False])
+def test_int8_output_quant(shape, split):
+    rng = np.random.default_rng(13)
+    b, n, d = (1, 4, 32) if split else (24, 2, 32)
+    kw = make_kwargs("fp16", "BSH", b=b, n=n, nkv=1, s=300, d=d, seed=4)
+    sizes = {"tensor": (1,), "H": (n * d,), "1N1D": (1, n, 1, d), "ND": (n, d)}[shape]
+    kw["quant_scale2"] = rng.uniform(500, 4000, sizes).astype(np.float32)   # saturates some values
+    kw["quant_offset2"] = rng.uniform(-3, 3, sizes).astype(np.float32)
+    out = fakit.run(OP, backend="cpu", **kw)
+    assert out.dtype == np.int8
+    gold = golden.incre_flash_attention_v4(**kw)
+    assert np.abs(out.astype(np.float32) - gold).max() <= 1
+    assert (np.abs(gold) == 128).any() or (gold == 127).any()  # saturation is exercised
+    assert np.mean(out.astype(np.float32) == gold) > 0.9
+
+
+def test_int8_output_rows_without_keys_are_zero_and_bf16_query():
+    kw = make_kwargs("bf16", "BNSD", b=3, n=4, nkv=2, s=200, d=48, actual_seq_lengths=[200, 0, 64])
+    kw["quant_scale2"] = np.full((1,), 50.0, np.float32)
+    kw["quant_offset2"] = np.full((1,), 7.0, np.float32)
+    out = fakit.run(OP, backend="cpu", **kw)
+    gold = golden.incre_flash_attention_v4(**kw)
+    assert np.abs(out.astype(np.float32) - gold).max() <= 1
+    assert np.all(out[1] == 0)
+
+
+def test_int8_output_with_tensor_list_and_paged():
+    kw = make_kwargs("fp16", "BNSD", b=2, n=4, nkv=2, s=256, d=32, actual_seq_lengths=[256, 100])
+    kw["quant_scale2"] = np.full((4, 32), 80.0, np.float32)
+    for variant in (split_list(kw, [256, 130]), page(kw, [256, 100], 128, "BNSD")):
+        out = fakit.run(OP, backend="cpu", **variant)
+        assert np.abs(out.astype(np.float32) - golden.incre_flash_attention_v4(**variant)).max() <= 1
+
+
+def int8_kv(kw, per_channel_shape=None, offset=True, seed=21):
+    """Replace K/V of `kw` by int8 tensors with antiquant scale (and offset) in the query dtype."""
+    rng = np.random.default_rng(seed)
+    dt = kw["query"].dtype
+    out = dict(kw)
+    out["key"] = [rng.integers(-127, 128, np.shape(kw["key"][0])).astype(np.int8)]
+    out["value"] = [rng.integers(-127, 128, np.shape(kw["value"][0])).astype(np.int8)]
+    shape = (2,) if per_channel_shape is None else per_channel_shape
+    out["antiquant_scale"] = rng.uniform(0.002, 0.01, shape).astype(dt)
+    if offset:
+        out["antiquant_offset"] = rng.integers(-4, 5, shape).astype(dt)
+    return out
+
+
+@pytest.mark.parametrize("layout,shape", [("BNSD", None), ("BNSD", (2, 2, 1, 64)), ("BSND", (2, 2, 64)),
+                                          ("BSH", (2, 128)), ("BSH", None)])
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_int8_kv_antiquant(layout, shape, dtype):
+    kw = make_kwargs(dtype, layout, b=2, n=8, nkv=2, s=300, d=64, actual_seq_lengths=[300, 170])
+    run_and_judge(int8_kv(kw, shape))
+
+
+def test_int8_kv_without_offset_and_split():
+    kw = make_kwargs("fp16", "BNSD", b=1, n=4, nkv=2, s=700, d=64)
+    run_and_judge(int8_kv(kw, (2, 2, 1, 64), offset=False))
+
+
+@pytest.mark.parametrize("cache", ["BSH", "BNSD"])
+def test_int8_kv_paged(cache):
+    lengths = [260, 128]
+    kw = make_kwargs("fp16", "BNSD", b=2, n=4, nkv=2, s=260, d=32, actual_seq_lengths=lengths)
+    paged = page(int8_kv(kw, (2, 2, 1, 32)), lengths, 128, cache)
+    run_and_judge(paged)
+
+
+@pytest.mark.parametrize("block,cache", [(16, "BSH"), (48, "BNSD"), (64, "BSH"), (32, "BNSD")])
+def test_paged_small_blocks_cross_key_blocks(block, cache):
+    # pages smaller than (or not dividing) the 128-key block: a block is loaded page by page
+    lengths = [300, 77]
+    kw = make_kwargs("bf16", "BNSD", b=2, n=8, nkv=2, s=300, d=64, actual_seq_lengths=lengths)
+    out, _ = run_and_judge(page(kw, lengths, block, cache))
+    np.testing.assert_array_equal(out.astype(np.float32), out_f32(kw))
+
+
+def test_bsh_kv_wider_than_one_copy_pitch():
+    # N_kv x D = 131072 > 65535: the cube copies such rows one by one
+    run_and_judge(make_kwargs("fp16", "BSH", b=1, n=256, nkv=256, s=3, d=512))

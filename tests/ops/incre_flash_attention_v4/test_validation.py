@@ -124,18 +124,34 @@ def test_list_sizes():
     expect(161002, "key", dict(kw, key=kw["key"] * 3, value=kw["value"] * 3))
 
 
-def test_tensor_list_per_batch_not_implemented():
+def test_tensor_list_tensors_must_hold_one_batch():
     kw = base()
-    ks = [kw["key"][0][i:i + 1] for i in range(2)]
-    vs = [kw["value"][0][i:i + 1] for i in range(2)]
-    log = expect(161002, "key", dict(kw, key=ks, value=vs))
-    assert "not implemented" in log
+    ks = [kw["key"][0], kw["key"][0]]
+    vs = [kw["value"][0], kw["value"][0]]
+    expect(161002, "key", dict(kw, key=ks, value=vs))
 
 
-def test_int8_kv_without_antiquant_and_not_implemented():
+def test_tensor_list_lengths_checked_per_batch():
+    kw = base()
+    ks = [kw["key"][0][:1, :, :40], kw["key"][0][1:]]
+    vs = [kw["value"][0][:1, :, :40], kw["value"][0][1:]]
+    expect(161002, "actualSeqLengths", dict(kw, key=ks, value=vs, actual_seq_lengths=[41, 64]))
+
+
+def test_int8_kv_needs_antiquant_scale_of_the_right_shape():
     kw = base()
     k8 = [np.zeros(kw["key"][0].shape, np.int8)]
     expect(161002, "antiquantScale", dict(kw, key=k8, value=k8))
+    for shape in [(3,), (2, 2, 16), (2, 64, 2)]:
+        expect(161002, "antiquantScale", dict(kw, key=k8, value=k8, antiquant_scale=np.ones(shape, np.float16)))
+    expect(161002, "antiquantScale", dict(kw, key=k8, value=k8, antiquant_scale=np.ones(2, np.float32)))
+    expect(161002, "antiquantOffset", dict(kw, key=k8, value=k8, antiquant_scale=np.ones(2, np.float16),
+                                           antiquant_offset=np.ones((2, 2, 32), np.float16)))
+
+
+def test_int8_kv_tensor_list_not_implemented():
+    kw = base()
+    k8 = [np.zeros((1, 2, 64, 32), np.int8)] * 2
     log = expect(161002, "key", dict(kw, key=k8, value=k8, antiquant_scale=np.ones(2, np.float16)))
     assert "not implemented" in log
 
@@ -144,9 +160,9 @@ def test_antiquant_with_float_kv():
     expect(161002, "antiquantScale", base(antiquant_scale=np.ones(2, np.float16)))
 
 
-def test_bsh_row_pitch_limit():
-    kw = make_kwargs("fp16", "BSH", b=1, n=256, s=2, d=512)
-    expect(161002, "key", kw)
+def test_paged_bsh_cache_wider_than_65535():
+    kw = make_kwargs("fp16", "BSH", b=1, n=256, s=128, d=512)
+    expect(161002, "key", page(kw, [128], 128, "BSH"))
 
 
 # -------------------------------------------------------------- lengths, padding, mask, pse
@@ -194,9 +210,32 @@ def test_int8_query_quant_parameters_must_be_null(name):
            base(**{name: np.ones(1, np.uint64 if "dequant" in name else np.float32)}))
 
 
-def test_int8_output_not_implemented():
-    log = expect(161002, "attentionOut", base(quant_scale2=np.ones(1, np.float32)))
-    assert "not implemented" in log
+def test_int8_output_needs_quant_scale2():
+    kw = base()
+    with pytest.raises(fakit.AclnnError) as info:
+        relaxed = dataclasses.replace(BINDING, prepare=lambda x: x,
+                                      make_outputs=lambda x: {"attentionOut": np.zeros((2, 4, 1, 32), np.int8)})
+        cpu.run_binding(relaxed, **BINDING.prepare(dict(kw)))
+    assert info.value.status == 161002 and "quantScale2" in info.value.log
+
+
+@pytest.mark.parametrize("shape", [(2,), (4, 16), (3, 32)])
+def test_quant_scale2_shape(shape):
+    expect(161002, "quantScale2", base(quant_scale2=np.ones(shape, np.float32)))
+
+
+def test_quant_offset2_must_match_scale():
+    expect(161002, "quantOffset2", base(quant_scale2=np.ones((4, 32), np.float32),
+                                        quant_offset2=np.ones((128,), np.float32)))
+    expect(161002, "quantOffset2", base(quant_scale2=np.ones(1, np.float32), quant_offset2=np.ones(1, np.float16)))
+
+
+def test_quant_scale2_dtypes():
+    expect(161002, "quantScale2", base(quant_scale2=np.ones(1, np.float16)))
+    kw = make_kwargs("bf16", "BNSD", b=2, n=4, nkv=2, s=64, d=32)
+    import ml_dtypes
+    log = expect(161002, "quantScale2", dict(kw, quant_scale2=np.ones(1, ml_dtypes.bfloat16)))
+    assert "implemented" in log
 
 
 def test_quant_offset_without_int8_output():
@@ -223,10 +262,11 @@ def test_paged_block_size_rules(bs):
     expect(161002, "blockSize", dict(paged(), block_size=bs))
 
 
-def test_paged_block_size_below_128_not_implemented():
-    kw = page(make_kwargs("fp16", "BNSD", b=2, n=4, nkv=2, s=256, d=32), [100, 200], 64, "BSH")
-    log = expect(161002, "blockSize", kw)
-    assert "this implementation" in log
+def test_paged_int8_block_size_needs_multiple_of_32():
+    kw = make_kwargs("fp16", "BNSD", b=2, n=4, nkv=2, s=256, d=32)
+    k8 = [np.zeros((2, 2, 256, 32), np.int8)]
+    kw = page(dict(kw, key=k8, value=k8, antiquant_scale=np.ones(2, np.float16)), [100, 200], 48, "BSH")
+    expect(161002, "blockSize", kw)
 
 
 def test_paged_table_shape_and_dtype():

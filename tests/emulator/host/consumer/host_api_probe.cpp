@@ -3,6 +3,12 @@
 // through emu::OpRunner and checks what the tiling function saw in gert::TilingContext.
 //   host_api_probe tiling    -> "ok <n> checks" (exit 0) or the failed checks (exit 1)
 //   host_api_probe platform  -> PlatformAscendC numbers of the current SoC as JSON
+//   host_api_probe optiling  -> IMPL_OP_OPTILING(X).Tiling(f) registers f for X: "ok <n> checks"
+//   host_api_probe malloc    -> aclrtMalloc's page rounding is the only slack: "ok <n> checks"
+// CANN's CPU-debug samples test this before including tikicpulib.h: linking ascendc_emu must define it.
+#if !defined(ASCENDC_CPU_DEBUG) || ASCENDC_CPU_DEBUG != 1
+#error "the ascendc_emu target must define ASCENDC_CPU_DEBUG=1 for its consumers"
+#endif
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -148,6 +154,17 @@ public:
 };
 OP_ADD(ProbeListOp);
 }  // namespace ops
+
+// Tiling registered the CANN way, without an OpDef: IMPL_OP_OPTILING(...).Tiling(fn), also
+// followed by the TilingParse<CompileInfo>(fn) step ops-transformer chains after it.
+namespace optiling {
+struct ProbeCompileInfo {};
+ge::graphStatus ProbeOnlyTiling(gert::TilingContext *) { return ge::GRAPH_SUCCESS; }
+ge::graphStatus ProbeOtherTiling(gert::TilingContext *) { return ge::GRAPH_SUCCESS; }
+ge::graphStatus ProbeTilingParse(gert::TilingParseContext *) { return ge::GRAPH_SUCCESS; }
+IMPL_OP_OPTILING(ProbeOptilingOnly).Tiling(ProbeOnlyTiling);
+IMPL_OP_OPTILING(ProbeOptilingParsed).Tiling(ProbeOtherTiling).TilingParse<ProbeCompileInfo>(ProbeTilingParse);
+}  // namespace optiling
 
 namespace {
 
@@ -377,6 +394,31 @@ int ProbeTilingContext() {
     return g_failures == 0 ? 0 : 1;
 }
 
+int ProbeOptiling() {
+    CHECK(emu::FindTilingFunc("ProbeOptilingOnly") == optiling::ProbeOnlyTiling);
+    CHECK(emu::FindTilingFunc("ProbeOptilingParsed") == optiling::ProbeOtherTiling);
+    CHECK(emu::FindTilingFunc("ProbeOptilingNever") == nullptr);
+    if (g_failures == 0) std::printf("ok %d checks\n", g_checks);
+    return g_failures == 0 ? 0 : 1;
+}
+
+int ProbeMalloc() {
+    // 100 bytes with ACL_MEM_MALLOC_NORMAL_ONLY: one 4 KiB page, and not a byte more.
+    const size_t page = 4096;
+    void *dev = nullptr;
+    CHECK(aclrtMalloc(&dev, 100, ACL_MEM_MALLOC_NORMAL_ONLY) == ACL_SUCCESS && dev != nullptr);
+    emu::DeviceAllocation a;
+    CHECK(emu::DeviceFind(dev, page, &a) && a.requested == 100 && a.usable == page);
+    CHECK(!emu::DeviceFind(dev, page + 1, nullptr));  // what a kernel's GM bounds check sees
+    std::vector<uint8_t> host(page + 1, 7);
+    CHECK(aclrtMemcpy(dev, page, host.data(), page, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS);
+    CHECK(aclrtMemcpy(dev, page + 1, host.data(), page + 1, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS);
+    CHECK(aclrtMemcpy(host.data(), page + 1, dev, page + 1, ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS);
+    CHECK(aclrtFree(dev) == ACL_SUCCESS);
+    if (g_failures == 0) std::printf("ok %d checks\n", g_checks);
+    return g_failures == 0 ? 0 : 1;
+}
+
 int PrintPlatform() {
     fe::PlatFormInfos infos;  // empty name: the emulator's current SoC
     platform_ascendc::PlatformAscendC p(&infos);
@@ -402,6 +444,8 @@ int main(int argc, char **argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
     if (mode == "tiling") return ProbeTilingContext();
     if (mode == "platform") return PrintPlatform();
-    std::fprintf(stderr, "usage: %s tiling|platform\n", argv[0]);
+    if (mode == "optiling") return ProbeOptiling();
+    if (mode == "malloc") return ProbeMalloc();
+    std::fprintf(stderr, "usage: %s tiling|platform|optiling|malloc\n", argv[0]);
     return 2;
 }

@@ -18,8 +18,8 @@ LOOSE = dataclasses.replace(BINDING, params=[ops.Param(p.name, p.kind, optional=
                                              for p in BINDING.params])
 
 
-def base(**over):
-    kw = make_kwargs(q_lens=(20, 12), kv_lens=(24, 16), n=2, d=16)
+def base(dtype="fp16", **over):
+    kw = make_kwargs(dtype, q_lens=(20, 12), kv_lens=(24, 16), n=2, d=16)
     kw.update(over)
     return kw
 
@@ -103,16 +103,54 @@ def _cases():
     yield "drop mask dtype", base(drop_mask=np.zeros((64,), np.int8)), "dropMaskOptional"
     yield "sink shape", base(sink=np.zeros((3,), np.float32)), "sinkInOptional"
     # features not implemented yet: 161002 with a message saying so
-    yield "rope", base(query_rope=np.zeros((32, 2, 8), f16), key_rope=np.zeros((40, 2, 8), f16)), "queryRope"
-    yield "pse", base(pse_shift=np.zeros((2,), np.float32), pse_type=2), "pseShiftOptional"
-    yield "dropout", base(drop_mask=np.zeros((64,), np.uint8), keep_prob=0.9), "dropMaskOptional"
-    yield "prefix mode 6", base(sparse_mode=6, atten_mask=np.zeros((20, 24), np.bool_), prefix=[4, 4]), "sparseMode"
+    yield "rope fp16", base(query_rope=np.zeros((32, 2, 8), f16), key_rope=np.zeros((40, 2, 8), f16)), "queryRope"
+    kb = base(dtype="bf16")
+    bf = kb["query"].dtype
+    yield "rope only query", base(dtype="bf16", query_rope=np.zeros((32, 2, 16), bf)), "keyInRope"
+    yield "rope shape", base(dtype="bf16", query_rope=np.zeros((32, 2, 16), bf),
+                             key_rope=np.zeros((40, 2, 8), bf)), "keyInRope"
+    yield "rope rows", base(dtype="bf16", query_rope=np.zeros((31, 2, 16), bf),
+                            key_rope=np.zeros((40, 2, 16), bf)), "queryRope"
+    yield "rope too deep", base(dtype="bf16", query_rope=np.zeros((32, 2, 768), bf),
+                                key_rope=np.zeros((40, 2, 768), bf)), "queryRope"
+    yield "rope with dropout", base(dtype="bf16", query_rope=np.zeros((32, 2, 16), bf),
+                                    key_rope=np.zeros((40, 2, 16), bf), drop_mask=np.zeros((256,), np.uint8),
+                                    keep_prob=0.9), "dropMaskOptional"
+    yield "rope with mode 6", base(dtype="bf16", query_rope=np.zeros((32, 2, 16), bf),
+                                   key_rope=np.zeros((40, 2, 16), bf), sparse_mode=6), "sparseMode"
+    yield "pse type 2", base(pse_shift=np.zeros((2,), np.float32), pse_type=2), "pseType"
+    yield "pse type 0", base(pse_shift=np.zeros((2, 2, 20, 24), f16), pse_type=0), "pseType"
+    # pse (type 1), dropout and prefix rules
+    yield "pse dtype", base(pse_shift=np.zeros((2, 2, 20, 24), np.float32)), "pseShiftOptional"
+    yield "pse rank", base(pse_shift=np.zeros((2, 20, 24), f16)), "pseShiftOptional"
+    yield "pse heads", base(pse_shift=np.zeros((2, 3, 20, 24), f16)), "pseShiftOptional"
+    yield "pse columns", base(pse_shift=np.zeros((2, 2, 20, 16), f16)), "pseShiftOptional"
+    yield "pse rows", base(pse_shift=np.zeros((1, 2, 8, 24), f16)), "pseShiftOptional"
+    yield "pse mode 7", base(pse_shift=np.zeros((1, 2, 20, 24), f16), sparse_mode=7,
+                             atten_mask=np.zeros((20, 24), np.bool_)), "pseShiftOptional"
+    empty = base(pse_shift=np.zeros((1, 2, 20, 24), f16), actual_seq_qlen=[20, 20], query=q[:20],
+                 dy=kw["dy"][:20], attention_in=kw["attention_in"][:20],
+                 softmax_max=kw["softmax_max"][:20], softmax_sum=kw["softmax_sum"][:20])
+    yield "pse empty batch", empty, "pseShiftOptional"
+    yield "drop mask too small", base(drop_mask=np.zeros((100,), np.uint8), keep_prob=0.9), "dropMaskOptional"
+    yield "prefix missing", base(sparse_mode=6, atten_mask=np.zeros((20, 24), np.bool_)), "prefixOptional"
+    yield "prefix count", base(sparse_mode=6, atten_mask=np.zeros((20, 24), np.bool_), prefix=[4]), "prefixOptional"
+    yield "prefix range", base(sparse_mode=6, atten_mask=np.zeros((20, 24), np.bool_), prefix=[2, 4]), "prefixOptional"
 
 
 @pytest.mark.parametrize("what,kw,name", list(_cases()), ids=[c[0] for c in _cases()])
 def test_constraint_violation_is_161002(what, kw, name):
     status, log = status_of(kw)
     assert status == 161002 and name in log, (what, status, log)
+
+
+@pytest.mark.parametrize("name", ["dqRopeOut", "dkRopeOut"])
+def test_rope_without_rope_gradient_output_is_161001(name):
+    kw = base(dtype="bf16")
+    bf = kw["query"].dtype
+    kw.update(query_rope=np.zeros((32, 2, 16), bf), key_rope=np.zeros((40, 2, 16), bf))
+    status, log = status_of(kw, null=(name,))
+    assert status == 161001 and name in log, log
 
 
 def test_sink_without_dsink_output_is_161001():

@@ -4,7 +4,7 @@ with their generated or user masks, both softmax statistics layouts."""
 import numpy as np
 import pytest
 
-from fag_helpers import MAX_INT, make_kwargs, run_and_judge
+from fag_helpers import DTYPES, make_kwargs, run_and_judge
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
@@ -104,3 +104,61 @@ def test_sink_gradients_match_golden(dtype, stats):
     assert out["dsink"].dtype == np.float32 and out["dsink"].shape == (3,)
     np.testing.assert_allclose(out["dsink"], gold["dsink"], rtol=1e-3, atol=1e-4)
     assert np.abs(gold["dsink"]).max() > 1e-2   # the check has something to see
+
+
+def test_sparse_mode_6_prefix():
+    # Keys [0, prefix) stay visible to every row on top of the right-down causal band.
+    run_and_judge(make_kwargs(q_lens=(60, 100), kv_lens=(200, 100), n=2, d=32,
+                              mask=np.triu(np.ones((3072, 2048), bool), 1), sparse_mode=6,
+                              prefix=[150, 30]))
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_pse_type_1_matches_golden(dtype):
+    # pse [B, N, Sq, Skv] added before the scale, bottom-right aligned to each batch.
+    rng = np.random.default_rng(11)
+    pse = rng.uniform(-1, 1, (2, 2, 72, 150)).astype(DTYPES[dtype])
+    run_and_judge(make_kwargs(dtype, q_lens=(72, 40), kv_lens=(150, 90), n=2, d=64, pse_shift=pse,
+                              pse_type=1))
+
+
+def test_pse_alibi_compressed_rows():
+    # Sq 1100 > 1024 stored rows (alibi compression, causal, Sq == Skv): rows above the stored
+    # ones read the bias along their diagonal.
+    s = 1100
+    i = np.arange(s)
+    full = -np.abs(i[None, :] - i[:, None]).astype(np.float32) * 0.05
+    pse = np.ascontiguousarray(full[-1024:][None, None]).astype(np.float16)
+    run_and_judge(make_kwargs("fp16", q_lens=(s,), n=1, d=16, pse_shift=pse, pse_type=1,
+                              mask=_causal(2048).astype(bool), sparse_mode=3))
+
+
+@pytest.mark.parametrize("keep_prob", [0.9, 0.5])
+def test_dropout_matches_golden(keep_prob):
+    rng = np.random.default_rng(5)
+    q_lens, kv_lens, n = (50, 33), (70, 140), 2
+    bits = sum(n * q * ((k + 15) // 16 * 16) for q, k in zip(q_lens, kv_lens))
+    keep = (rng.random(bits) < keep_prob).astype(np.uint8)
+    drop = np.packbits(keep, bitorder="little")
+    run_and_judge(make_kwargs(q_lens=q_lens, kv_lens=kv_lens, n=n, d=32, drop_mask=drop,
+                              keep_prob=keep_prob, mask=_causal(2048).astype(bool), sparse_mode=3))
+
+
+@pytest.mark.parametrize("dr,mode", [(64, 0), (32, 3)])
+def test_rope_gradients_match_golden(dr, mode):
+    # S = scale * (Q.K^T + Q_rope.K_rope^T); dq_rope / dk_rope from the same dS (bf16, spec).
+    from fakit import compare, golden
+    import fakit
+    rng = np.random.default_rng(dr)
+    q_lens, kv_lens, n, nkv = (70, 40), (90, 140), 4, 2
+    qr = rng.uniform(-1, 1, (sum(q_lens), n, dr)).astype(DTYPES["bf16"])
+    kr = rng.uniform(-1, 1, (sum(kv_lens), nkv, dr)).astype(DTYPES["bf16"])
+    mask = None if mode == 0 else _causal(2048).astype(bool)
+    kw = make_kwargs("bf16", q_lens=q_lens, kv_lens=kv_lens, n=n, nkv=nkv, d=64, query_rope=qr, key_rope=kr,
+                     mask=mask, sparse_mode=mode)
+    out, gold = run_and_judge(kw)
+    bench = golden.benchmark("flash_attention_unpadding_score_grad_v5", **kw)
+    names = ("dq_rope", "dk_rope")
+    rep = compare.compare("flash_attention_unpadding_score_grad_v5", {k: out[k] for k in names},
+                          {k: gold[k] for k in names}, {k: bench[k] for k in names})
+    assert rep.passed, rep.summary()

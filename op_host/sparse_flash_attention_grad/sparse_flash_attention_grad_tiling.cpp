@@ -1,0 +1,194 @@
+// Tiling of SparseFlashAttentionGrad: shapes and attributes from the TilingContext, the core
+// budget from PlatformAscendC, and the plan of the sparse backward core (PlanSparseBackward):
+// blocks that fit the real buffers, query tokens split evenly over the cores (one core in
+// deterministic mode, so the fp32 atomic adds into dK/dV happen in one fixed order).
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../common/op_log.h"
+#include "../../op_kernel/sparse_flash_attention_grad/sparse_flash_attention_grad_tiling_data.h"
+#include "exe_graph/runtime/tiling_context.h"
+#include "sparse_flash_attention_grad_tiling.h"
+#include "tiling/platform/platform_ascendc.h"
+
+namespace fa_host {
+
+namespace {
+
+constexpr uint32_t BLOCK_KV = 64;   // gathered keys per cube pass (one 64-lane fp32 repeat per row)
+constexpr uint32_t D_CHUNK = 128;   // head-dim columns per matmul pass
+constexpr uint32_t ROW_CHUNK = 8;   // SPARSE_ROW_CHUNK of the vector stage
+constexpr uint64_t ALIGN = 512;
+
+uint64_t Up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+}  // namespace
+
+bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudget &budget,
+                        AttentionCore::SparseBackwardParams &out, std::string &why)
+{
+    out = AttentionCore::SparseBackwardParams{};
+    out.batch = prob.batch;
+    out.heads = prob.heads;
+    out.headDim = prob.headDim;
+    out.ropeDim = prob.ropeDim;
+    out.qkDim = prob.headDim + prob.ropeDim;
+    out.t1 = prob.t1;
+    out.t2 = prob.t2;
+    out.s1 = prob.s1;
+    out.s2 = prob.s2;
+    out.tnd = prob.tnd ? 1 : 0;
+    out.hasSeqQ = prob.hasSeqQ ? 1 : 0;
+    out.hasSeqKv = prob.hasSeqKv ? 1 : 0;
+    out.seq64 = prob.seq64 ? 1 : 0;
+    out.index64 = prob.index64 ? 1 : 0;
+    out.topK = prob.topK;
+    out.blockSize = prob.blockSize;
+    out.sparseMode = prob.sparseMode;
+    out.scaleValue = prob.scale;
+    out.blockKv = BLOCK_KV;
+    out.dChunk = D_CHUNK;
+    out.headsPad = static_cast<uint32_t>(Up(prob.heads == 0 ? 1 : prob.heads, 16));
+    out.rowsPerVec = (prob.heads + 1) / 2;
+    if (prob.headDim % 64 != 0 || prob.ropeDim % 16 != 0) {
+        why = "headDim must be a multiple of 64 and ropeDim of 16";
+        return false;
+    }
+
+    // Buffers of the cube (L1, L0) and of one vector core (UB), as the kernel allocates them.
+    const uint64_t t = prob.dtypeBytes;
+    const uint64_t g = out.headsPad, c = BLOCK_KV, wide = g > c ? g : c;
+    const uint64_t l1 = g * out.qkDim * t + g * prob.headDim * t + 2 * g * c * t + c * out.qkDim * t +
+                        c * prob.headDim * t;
+    const uint64_t l0a = wide * (D_CHUNK > wide ? D_CHUNK : wide) * t;
+    const uint64_t l0b = wide * D_CHUNK * t;
+    const uint64_t l0c = wide * (D_CHUNK > c ? D_CHUNK : c) * 4;
+    const uint64_t statRows = Up(out.rowsPerVec, 8);
+    const uint64_t cells = uint64_t(out.rowsPerVec) * c;
+    const uint64_t ub = cells * (4 + 4 + 2 + 2) + ROW_CHUNK * out.qkDim * (4 + 4 + 2 + 2) + statRows * (12 + 96);
+    if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || l0c > budget.l0c || ub + 8192 > budget.ub) {
+        why = "the heads (" + std::to_string(prob.heads) + ") and head dims (" + std::to_string(out.qkDim) +
+              ") do not fit the core's buffers";
+        return false;
+    }
+
+    const uint64_t cores = prob.deterministic ? 1 : budget.aicNum;
+    uint64_t used = prob.t1 < cores ? prob.t1 : cores;
+    used = used == 0 ? 1 : used;
+    if (used > AttentionCore::MAX_CORES) used = AttentionCore::MAX_CORES;
+    out.usedCores = static_cast<uint32_t>(used);
+    for (uint64_t i = 0; i <= used; ++i) out.coreTokenStart[i] = prob.t1 * i / used;
+
+    out.wsSlotF32 = Up(g * c * 4, ALIGN);
+    out.wsSlotT = Up(g * c * t, ALIGN);
+    out.wsSlotBytesPerCore = 2 * out.wsSlotF32 + 2 * out.wsSlotT;
+    out.wsDq = 0;
+    out.wsDk = Up(prob.t1 * prob.heads * out.qkDim * 4, ALIGN);
+    out.wsDv = out.wsDk + Up(prob.t2 * out.qkDim * 4, ALIGN);
+    out.wsSlots = out.wsDv + Up(prob.t2 * prob.headDim * 4, ALIGN);
+    return true;
+}
+
+uint64_t SparseBackwardWorkspaceBytes(const AttentionCore::SparseBackwardParams &p)
+{
+    return p.wsSlots + uint64_t(p.usedCores) * p.wsSlotBytesPerCore;
+}
+
+}  // namespace fa_host
+
+namespace {
+
+enum InputIndex : size_t {
+    QUERY = 0, KEY, VALUE, SPARSE_INDICES, D_OUT, OUT, SOFTMAX_MAX, SOFTMAX_SUM, SEQ_Q, SEQ_KV, QUERY_ROPE, KEY_ROPE
+};
+enum AttrIndex : size_t { SCALE = 0, BLOCK_SIZE, LAYOUT, SPARSE_MODE, PRE_TOKENS, NEXT_TOKENS, DETERMINISTIC };
+
+std::vector<int64_t> Dims(const gert::StorageShape *s)
+{
+    std::vector<int64_t> d;
+    if (s == nullptr) return d;
+    for (size_t i = 0; i < s->GetStorageShape().GetDimNum(); ++i) d.push_back(s->GetStorageShape().GetDim(i));
+    return d;
+}
+
+}  // namespace
+
+namespace optiling {
+
+ge::graphStatus SparseFlashAttentionGradTiling(gert::TilingContext *context)
+{
+    const gert::RuntimeAttrs *attrs = context->GetAttrs();
+    const float *scale = attrs->GetAttrPointer<float>(SCALE);
+    const int64_t *blockSize = attrs->GetAttrPointer<int64_t>(BLOCK_SIZE);
+    const char *layout = attrs->GetAttrPointer<char>(LAYOUT);
+    const int64_t *mode = attrs->GetAttrPointer<int64_t>(SPARSE_MODE);
+    const bool *deterministic = attrs->GetAttrPointer<bool>(DETERMINISTIC);
+    const bool tnd = layout != nullptr && std::strcmp(layout, "TND") == 0;
+    const std::vector<int64_t> q = Dims(context->GetInputShape(QUERY));
+    const std::vector<int64_t> k = Dims(context->GetInputShape(KEY));
+    const std::vector<int64_t> idx = Dims(context->GetInputShape(SPARSE_INDICES));
+    const std::vector<int64_t> qr = Dims(context->GetOptionalInputShape(QUERY_ROPE));
+    const std::vector<int64_t> seqQ = Dims(context->GetOptionalInputShape(SEQ_Q));
+    const size_t rank = tnd ? 3 : 4;
+    if (q.size() != rank || k.size() != rank || idx.size() != rank || k[rank - 2] != 1) {
+        FA_LOGE("SparseFlashAttentionGrad tiling: query/key/sparse_indices are not %s with one KV head",
+                tnd ? "TND" : "BSND");
+        return ge::GRAPH_FAILED;
+    }
+    fa_host::SparseBackwardProblem prob;
+    prob.tnd = tnd;
+    prob.heads = static_cast<uint32_t>(q[rank - 2]);
+    prob.headDim = static_cast<uint32_t>(q[rank - 1]);
+    prob.ropeDim = qr.empty() ? 0 : static_cast<uint32_t>(qr.back());
+    prob.topK = static_cast<uint32_t>(idx.back());
+    if (tnd) {
+        prob.t1 = q[0];
+        prob.t2 = k[0];
+        prob.batch = seqQ.empty() ? 0 : static_cast<uint32_t>(seqQ[0]);
+    } else {
+        prob.batch = static_cast<uint32_t>(q[0]);
+        prob.s1 = q[1];
+        prob.s2 = k[1];
+        prob.t1 = q[0] * q[1];
+        prob.t2 = k[0] * k[1];
+    }
+    const gert::CompileTimeTensorDesc *seqDesc = context->GetOptionalInputDesc(SEQ_Q);
+    if (seqDesc == nullptr) seqDesc = context->GetOptionalInputDesc(SEQ_KV);
+    prob.hasSeqQ = context->GetOptionalInputShape(SEQ_Q) != nullptr;
+    prob.hasSeqKv = context->GetOptionalInputShape(SEQ_KV) != nullptr;
+    prob.seq64 = seqDesc != nullptr && seqDesc->GetDataType() == ge::DT_INT64;
+    prob.index64 = context->GetInputDesc(SPARSE_INDICES)->GetDataType() == ge::DT_INT64;
+    prob.blockSize = blockSize == nullptr ? 1 : static_cast<uint32_t>(*blockSize);
+    prob.sparseMode = mode == nullptr ? 0 : static_cast<uint32_t>(*mode);
+    prob.scale = scale == nullptr ? 1.0f : *scale;
+    prob.deterministic = deterministic != nullptr && *deterministic;
+    if (tnd && (!prob.hasSeqQ || !prob.hasSeqKv)) {
+        FA_LOGE("SparseFlashAttentionGrad tiling: layout TND needs actual_seq_qlen and actual_seq_kvlen");
+        return ge::GRAPH_FAILED;
+    }
+
+    platform_ascendc::PlatformAscendC platform(context->GetPlatformInfo());
+    fa_host::SparseCoreBudget budget;
+    budget.aicNum = platform.GetCoreNumAic();
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, budget.ub);
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L1, budget.l1);
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_A, budget.l0a);
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_B, budget.l0b);
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_C, budget.l0c);
+
+    SparseFlashAttentionGradTilingData *data = context->GetTilingData<SparseFlashAttentionGradTilingData>();
+    std::string why;
+    if (!fa_host::PlanSparseBackward(prob, budget, data->params, why)) {
+        FA_LOGE("SparseFlashAttentionGrad tiling: %s", why.c_str());
+        return ge::GRAPH_FAILED;
+    }
+    const ge::DataType dtype = context->GetInputDesc(QUERY)->GetDataType();
+    context->SetTilingKey(dtype == ge::DT_BF16 ? SFAG_TILING_KEY_BF16 : SFAG_TILING_KEY_FP16);
+    context->SetBlockDim(data->params.usedCores);
+    size_t *ws = context->GetWorkspaceSizes(1);
+    ws[0] = fa_host::SparseBackwardWorkspaceBytes(data->params) + platform.GetLibApiWorkSpaceSize();
+    return ge::GRAPH_SUCCESS;
+}
+
+}  // namespace optiling

@@ -1,0 +1,162 @@
+// KvGather: the KV source of the sparse backward core. For one query token it walks the KV
+// rows its sparse_indices select and hands them out in chunks of at most blockKv gathered rows,
+// each chunk a list of runs of consecutive KV rows (a run lands at row `pos` of the chunk).
+// The cube (to load K/V and scatter dK/dV) and the vector cores (to know the chunk widths)
+// walk the same chunks, so no list is exchanged between them.
+//
+// Selection rule (docs/golden_decode_sparse.md): index i selects KV tokens
+// [i * blockSize, (i + 1) * blockSize) of the token's batch; only tokens < threshold count,
+//   threshold = actKv                       (sparse mode 0)
+//             = actKv - actQ + s + 1        (sparse mode 3, right-down causal; s = row in batch)
+// only the first min(K, ceil(threshold / blockSize)) entries are read, the first negative
+// entry ends the list, a block starting at or beyond the threshold is skipped, the block
+// containing it is clipped, and a repeated index gathers its rows again. Query rows beyond
+// actQ (BSND padding) select nothing.
+#pragma once
+#include "kernel_operator.h"
+#include "sparse_backward_params.h"
+
+namespace AttentionCore {
+
+constexpr uint32_t GATHER_MAX_RUNS = 128;  // >= blockKv: one run per gathered row at worst
+
+struct GatherRun {
+    uint64_t kvRow;  // first KV token row (flat over the batches)
+    uint32_t len;
+    uint32_t pos;    // first row of the run inside the chunk
+};
+
+class KvGather {
+public:
+    __aicore__ inline void Init(const SparseBackwardParams *p, GM_ADDR indices, GM_ADDR seqQ, GM_ADDR seqKv)
+    {
+        p_ = p;
+        idx32_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(indices));
+        idx64_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(indices));
+        seqQ32_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(seqQ));
+        seqQ64_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(seqQ));
+        seqKv32_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(seqKv));
+        seqKv64_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(seqKv));
+    }
+
+    // Positions the walk at the first selected row of query token t.
+    __aicore__ inline void SetToken(uint64_t t)
+    {
+        int64_t s, actQ, actKv;
+        Locate(t, s, actQ, actKv);
+        int64_t thr = p_->sparseMode == 3 ? actKv - actQ + s + 1 : actKv;
+        if (s >= actQ || thr < 0) {
+            thr = 0;
+        }
+        const int64_t bs = p_->blockSize;
+        const int64_t reach = (thr + bs - 1) / bs;
+        token_ = t;
+        threshold_ = thr;
+        reach_ = reach;
+        count_ = reach < static_cast<int64_t>(p_->topK) ? static_cast<uint32_t>(reach) : p_->topK;
+        entry_ = 0;
+        offset_ = 0;
+    }
+
+    // Next chunk of at most blockKv rows: fills runs[0, runCount) and returns the row count
+    // (0 when the token's selection is exhausted).
+    __aicore__ inline uint32_t NextChunk(GatherRun *runs, uint32_t &runCount)
+    {
+        uint32_t rows = 0;
+        runCount = 0;
+        const int64_t bs = p_->blockSize;
+        while (rows < p_->blockKv && entry_ < count_) {
+            const int64_t idx = Index(token_ * p_->topK + entry_);
+            if (idx < 0) {
+                count_ = entry_;  // -1 fills the list after the valid entries
+                break;
+            }
+            if (idx >= reach_) {  // the block starts at or past the threshold (no idx * bs overflow)
+                ++entry_;
+                continue;
+            }
+            const int64_t begin = idx * bs;
+            const int64_t blockLen = threshold_ - begin < bs ? threshold_ - begin : bs;
+            const int64_t left = blockLen - offset_;
+            const int64_t room = static_cast<int64_t>(p_->blockKv - rows);
+            const uint32_t take = static_cast<uint32_t>(left < room ? left : room);
+            const uint64_t row = kvBase_ + static_cast<uint64_t>(begin + offset_);
+            if (runCount > 0 && runs[runCount - 1].kvRow + runs[runCount - 1].len == row) {
+                runs[runCount - 1].len += take;  // consecutive rows: one copy, one scatter
+            } else {
+                runs[runCount].kvRow = row;
+                runs[runCount].len = take;
+                runs[runCount].pos = rows;
+                ++runCount;
+            }
+            rows += take;
+            offset_ += take;
+            if (offset_ == blockLen) {
+                ++entry_;
+                offset_ = 0;
+            }
+        }
+        return rows;
+    }
+
+private:
+    __aicore__ inline int64_t Index(uint64_t i) const
+    {
+        return p_->index64 != 0 ? idx64_.GetValue(i) : static_cast<int64_t>(idx32_.GetValue(i));
+    }
+
+    // Lengths are device data the host cannot check: out-of-range values are clamped so a
+    // wrong length never reads outside the tensors.
+    __aicore__ inline static int64_t Clamp(int64_t v, uint64_t hi)
+    {
+        return v < 0 ? 0 : (v > static_cast<int64_t>(hi) ? static_cast<int64_t>(hi) : v);
+    }
+
+    __aicore__ inline int64_t SeqQ(uint32_t b) const
+    {
+        return p_->seq64 != 0 ? seqQ64_.GetValue(b) : static_cast<int64_t>(seqQ32_.GetValue(b));
+    }
+
+    __aicore__ inline int64_t SeqKv(uint32_t b) const
+    {
+        return p_->seq64 != 0 ? seqKv64_.GetValue(b) : static_cast<int64_t>(seqKv32_.GetValue(b));
+    }
+
+    // Batch row s of token t, the batch's query/KV lengths, and kvBase_ (its first KV row).
+    __aicore__ inline void Locate(uint64_t t, int64_t &s, int64_t &actQ, int64_t &actKv)
+    {
+        if (p_->tnd == 0) {
+            const uint32_t b = static_cast<uint32_t>(t / p_->s1);
+            s = static_cast<int64_t>(t % p_->s1);
+            actQ = p_->hasSeqQ != 0 ? Clamp(SeqQ(b), p_->s1) : static_cast<int64_t>(p_->s1);
+            actKv = p_->hasSeqKv != 0 ? Clamp(SeqKv(b), p_->s2) : static_cast<int64_t>(p_->s2);
+            kvBase_ = static_cast<uint64_t>(b) * p_->s2;
+            return;
+        }
+        // TND: tokens are walked in increasing order, so the batch only moves forward.
+        if (t < batchQStart_) {
+            batch_ = 0;
+            batchQStart_ = 0;
+        }
+        while (batch_ + 1 < p_->batch && static_cast<int64_t>(t) >= SeqQ(batch_)) {
+            batchQStart_ = static_cast<uint64_t>(SeqQ(batch_));
+            ++batch_;
+        }
+        const int64_t qStart = static_cast<int64_t>(batchQStart_);
+        const int64_t kvStart = batch_ == 0 ? 0 : Clamp(SeqKv(batch_ - 1), p_->t2);
+        const int64_t kvEnd = Clamp(SeqKv(batch_), p_->t2);
+        s = static_cast<int64_t>(t) - qStart;
+        actQ = Clamp(SeqQ(batch_), p_->t1) - qStart;
+        actKv = kvEnd > kvStart ? kvEnd - kvStart : 0;
+        kvBase_ = static_cast<uint64_t>(kvStart);
+    }
+
+    const SparseBackwardParams *p_ = nullptr;
+    AscendC::GlobalTensor<int32_t> idx32_, seqQ32_, seqKv32_;
+    AscendC::GlobalTensor<int64_t> idx64_, seqQ64_, seqKv64_;
+    uint64_t token_ = 0, kvBase_ = 0, batchQStart_ = 0;
+    uint32_t batch_ = 0, count_ = 0, entry_ = 0;
+    int64_t threshold_ = 0, reach_ = 0, offset_ = 0;
+};
+
+}  // namespace AttentionCore

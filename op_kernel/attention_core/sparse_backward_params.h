@@ -1,0 +1,52 @@
+// Parameters of the sparse (gathered-KV) backward core, aclnnSparseFlashAttentionGrad: a POD
+// the host tiling fills and the kernel reads from the tiling buffer. One work item is one query
+// token: its G query heads (N1 / N2, N2 = 1) form the cube's M dimension, its keys are the
+// blocks sparse_indices selects (kv_gather.h). docs/attention_core.md ("Sparse backward").
+#pragma once
+#include <cstdint>
+#include "forward_params.h"
+
+namespace AttentionCore {
+
+struct SparseBackwardParams {
+    // Shapes flattened to tokens: query/dO/out/dq [t1, heads, headDim] (+ rope [t1, heads,
+    // ropeDim]); key/value/dk/dv [t2, 1, headDim] (+ key rope [t2, 1, ropeDim]).
+    uint32_t batch;
+    uint32_t heads;     // G = N1 (one KV head)
+    uint32_t headDim;   // D of value and of the non-rope part of query/key
+    uint32_t ropeDim;   // 0 without rope
+    uint32_t qkDim;     // headDim + ropeDim: the score's contraction length
+    uint64_t t1;
+    uint64_t t2;
+    uint64_t s1;        // BSND: rows per batch of query / key (0 for TND)
+    uint64_t s2;
+    uint32_t tnd;       // 1: actual_seq_lengths_* are cumulative (TND), 0: per-batch (BSND)
+    uint32_t hasSeqQ;   // the optional per-batch lengths are given (BSND)
+    uint32_t hasSeqKv;
+    uint32_t seq64;     // actual_seq_lengths_* are INT64 (1) or INT32 (0)
+    uint32_t index64;   // sparse_indices are INT64 (1) or INT32 (0)
+    uint32_t topK;      // K: entries per query token
+    uint32_t blockSize; // sparse_block_size
+    uint32_t sparseMode;  // 0 or 3 (right-down causal on the selection)
+    float scaleValue;
+
+    // Blocks: blockKv gathered keys per cube pass, dChunk columns per matmul pass, the heads
+    // rounded up to the cube's 16 rows (headsPad), and the heads each vector core owns.
+    uint32_t blockKv;
+    uint32_t dChunk;
+    uint32_t headsPad;
+    uint32_t rowsPerVec;
+    uint32_t usedCores;
+    // Core c owns query tokens [coreTokenStart[c], coreTokenStart[c + 1]).
+    uint64_t coreTokenStart[MAX_CORES + 1];
+
+    // Workspace (bytes from the user workspace): fp32 accumulators dQ [t1, heads, qkDim],
+    // dK [t2, qkDim], dV [t2, headDim], then per-core slots S and dP (fp32, headsPad x
+    // blockKv) and P and dS (input dtype, same shape).
+    uint64_t wsDq, wsDk, wsDv, wsSlots;
+    uint64_t wsSlotBytesPerCore;
+    uint64_t wsSlotF32;
+    uint64_t wsSlotT;
+};
+
+}  // namespace AttentionCore

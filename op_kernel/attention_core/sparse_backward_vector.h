@@ -1,0 +1,311 @@
+// Vector side (AIV) of the sparse backward core, in three passes separated by SyncAll:
+//   1. zero the fp32 dQ/dK/dV accumulators;
+//   2. per query token of the core: D = rowsum(dO o O) and 1 / softmax_sum of its heads; per
+//      chunk of gathered keys (sparse_backward_cube.h), on its half of the heads:
+//      P = exp(scale.S - max) / sum, dS = P o (dP - D), both 0 in the columns past the chunk,
+//      cast and handed to the cube;
+//   3. cast the accumulators into dq/dk/dv (+ rope parts), dq and dk times the scale.
+// Heads with softmax_sum = 0 (nothing selected in the forward pass) get P = 0.
+#pragma once
+#include "kernel_operator.h"
+#include "kv_gather.h"
+#include "sparse_backward_cube.h"
+#include "sync.h"
+
+namespace AttentionCore {
+
+constexpr uint32_t SPARSE_ROW_CHUNK = 8;  // heads per pass of the D = rowsum(dO o O) loop
+constexpr float SPARSE_MASKED = -1e30f;   // finite "minus infinity": exp gives 0, never NaN
+
+template <typename T>
+class SparseBackwardVector {
+public:
+    __aicore__ inline void Init(const SparseBackwardParams *p, AscendC::TPipe *pipe, GM_ADDR indices, GM_ADDR dy,
+                                GM_ADDR out, GM_ADDR softmaxMax, GM_ADDR softmaxSum, GM_ADDR seqQ, GM_ADDR seqKv,
+                                GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR dqRope, GM_ADDR dkRope, GM_ADDR workspace)
+    {
+        p_ = p;
+        gather_.Init(p, indices, seqQ, seqKv);
+        dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dy));
+        o_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
+        max_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(softmaxMax));
+        sum_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(softmaxSum));
+        dq_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dq));
+        dk_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dk));
+        dv_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dv));
+        if (p->ropeDim != 0) {
+            dqr_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dqRope));
+            dkr_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dkRope));
+        }
+        accDq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDq));
+        accDk_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDk));
+        accDv_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDv));
+        vecId_ = AscendC::GetBlockIdx();
+        core_ = vecId_ / 2;  // MIX 1:2: vector cores 2c and 2c+1 serve cube c
+        sub_ = AscendC::GetSubBlockIdx();
+        GM_ADDR slots = workspace + p->wsSlots + core_ * p->wsSlotBytesPerCore;
+        wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots));
+        wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + p->wsSlotF32));
+        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32));
+        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32 + p->wsSlotT));
+
+        const uint32_t first = (p->heads + 1) / 2;
+        rowOff_ = sub_ == 0 ? 0 : first;
+        mine_ = sub_ == 0 ? first : p->heads - first;
+        const uint32_t cells = p->rowsPerVec * p->blockKv;
+        const uint32_t wide = SPARSE_ROW_CHUNK * p->qkDim;  // also the cast-out chunk
+        pipe->InitBuffer(sBuf_, cells * 4);
+        pipe->InitBuffer(dpBuf_, cells * 4);
+        pipe->InitBuffer(pOutBuf_, cells * 2);
+        pipe->InitBuffer(dsOutBuf_, cells * 2);
+        pipe->InitBuffer(aBuf_, wide * 4);
+        pipe->InitBuffer(bBuf_, wide * 4);
+        pipe->InitBuffer(aTBuf_, wide * 2);
+        pipe->InitBuffer(bTBuf_, wide * 2);
+        const uint32_t statRows = AlignUp(p->rowsPerVec, 8);
+        pipe->InitBuffer(rawBuf_, statRows * 4 * 3);
+        pipe->InitBuffer(statBuf_, statRows * 32 * 3);
+        s_ = sBuf_.Get<float>();
+        dp_ = dpBuf_.Get<float>();
+        const AscendC::LocalTensor<float> raw = rawBuf_.Get<float>();
+        rawMax_ = raw;
+        rawRecip_ = raw[statRows];
+        rawD_ = raw[statRows * 2];
+        const AscendC::LocalTensor<float> stats = statBuf_.Get<float>();
+        rowMax_ = stats;
+        rowRecip_ = stats[statRows * 8];
+        rowD_ = stats[statRows * 16];
+    }
+
+    __aicore__ inline void Process()
+    {
+        Zero(accDq_, p_->t1 * p_->heads * p_->qkDim);
+        Zero(accDk_, p_->t2 * p_->qkDim);
+        Zero(accDv_, p_->t2 * p_->headDim);
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+        AscendC::SyncAll<false>();
+        const uint64_t begin = p_->coreTokenStart[core_];
+        const uint64_t end = p_->coreTokenStart[core_ + 1];
+        for (uint64_t t = begin; t < end; ++t) {
+            gather_.SetToken(t);
+            uint32_t runCount = 0;
+            uint32_t cols = gather_.NextChunk(runs_, runCount);
+            if (cols != 0 && mine_ != 0) {
+                TokenStats(t);
+            }
+            while (cols != 0) {
+                Chunk(cols);
+                cols = gather_.NextChunk(runs_, runCount);
+            }
+        }
+        AscendC::SyncAll<false>();
+        CastOut();
+    }
+
+private:
+    // This vector core's share [lo, hi) of `total` items.
+    __aicore__ inline void Share(uint64_t total, uint64_t &lo, uint64_t &hi) const
+    {
+        const uint64_t parts = static_cast<uint64_t>(p_->usedCores) * 2;
+        lo = total * vecId_ / parts;
+        hi = total * (vecId_ + 1) / parts;
+    }
+
+    __aicore__ inline void Zero(const AscendC::GlobalTensor<float> &acc, uint64_t len)
+    {
+        const uint32_t chunk = SPARSE_ROW_CHUNK * p_->qkDim;
+        const AscendC::LocalTensor<float> zero = aBuf_.Get<float>();
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+        AscendC::Duplicate(zero, 0.0f, static_cast<int32_t>(chunk));
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        uint64_t lo, hi;
+        Share(len, lo, hi);
+        for (uint64_t x = lo; x < hi; x += chunk) {
+            const uint32_t n = hi - x < chunk ? static_cast<uint32_t>(hi - x) : chunk;
+            AscendC::DataCopyPad(acc[x], zero, AscendC::DataCopyExtParams(1, n * 4, 0, 0, 0));
+        }
+    }
+
+    // Per-head terms of token t for this core's heads, each replicated 8 times (one 32-byte
+    // block per head) so a row-wise broadcast reads it as is: the max, 1 / sum (0 for an
+    // empty row) and D = rowsum(dO o O).
+    __aicore__ inline void TokenStats(uint64_t t)
+    {
+        const uint64_t row0 = t * p_->heads + rowOff_;
+        const AscendC::DataCopyPadExtParams<float> noPad(false, 0, 0, 0);
+        PipeSync<AscendC::HardEvent::V_MTE2>();
+        AscendC::DataCopyPad(rawMax_, max_[row0], AscendC::DataCopyExtParams(1, mine_ * 4, 0, 0, 0), noPad);
+        AscendC::DataCopyPad(rawRecip_, sum_[row0], AscendC::DataCopyExtParams(1, mine_ * 4, 0, 0, 0), noPad);
+        PipeSync<AscendC::HardEvent::MTE2_S>();
+        for (uint32_t r = 0; r < mine_; ++r) {
+            const float l = rawRecip_.GetValue(r);
+            rawRecip_.SetValue(r, l > 0.0f ? 1.0f / l : 0.0f);
+        }
+        PipeSync<AscendC::HardEvent::S_V>();
+        RowTerms(row0);
+        const uint8_t reps = static_cast<uint8_t>((mine_ + 7) / 8);
+        AscendC::Brcb(rowMax_, rawMax_, reps, AscendC::BrcbRepeatParams(1, 8));
+        AscendC::Brcb(rowRecip_, rawRecip_, reps, AscendC::BrcbRepeatParams(1, 8));
+        AscendC::Brcb(rowD_, rawD_, reps, AscendC::BrcbRepeatParams(1, 8));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+    // rawD_[r] = sum_d dO[row0 + r, d] * O[row0 + r, d], SPARSE_ROW_CHUNK heads at a time.
+    __aicore__ inline void RowTerms(uint64_t row0)
+    {
+        const uint32_t d = p_->headDim;
+        const AscendC::LocalTensor<float> a = aBuf_.Get<float>();
+        const AscendC::LocalTensor<float> b = bBuf_.Get<float>();
+        const AscendC::LocalTensor<T> aT = aTBuf_.Get<T>();
+        const AscendC::LocalTensor<T> bT = bTBuf_.Get<T>();
+        const uint8_t pitch = static_cast<uint8_t>(d / 8);
+        for (uint32_t r0 = 0; r0 < mine_; r0 += SPARSE_ROW_CHUNK) {
+            const uint32_t rows = mine_ - r0 < SPARSE_ROW_CHUNK ? mine_ - r0 : SPARSE_ROW_CHUNK;
+            PipeSync<AscendC::HardEvent::V_MTE2>();
+            AscendC::DataCopy(aT, dy_[(row0 + r0) * d], rows * d);
+            AscendC::DataCopy(bT, o_[(row0 + r0) * d], rows * d);
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            const int32_t count = static_cast<int32_t>(rows * d);
+            AscendC::Cast(a, aT, AscendC::RoundMode::CAST_NONE, count);
+            AscendC::Cast(b, bT, AscendC::RoundMode::CAST_NONE, count);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Mul(a, a, b, count);
+            AscendC::PipeBarrier<PIPE_V>();
+            for (uint32_t c0 = 64; c0 < d; c0 += 64) {  // fold each row onto its first 64 lanes
+                AscendC::Add(a, a, a[c0], static_cast<uint64_t>(64), static_cast<uint8_t>(rows),
+                             AscendC::BinaryRepeatParams(1, 1, 1, pitch, pitch, pitch));
+                AscendC::PipeBarrier<PIPE_V>();
+            }
+            AscendC::WholeReduceSum(rawD_[r0], a, 64, static_cast<int32_t>(rows), 1, 1, pitch);
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+    }
+
+    // x[r][:] op= stat[r] (8 replicated floats per row) over the blockKv columns.
+    template <int op>
+    __aicore__ inline void RowOp(const AscendC::LocalTensor<float> &x, const AscendC::LocalTensor<float> &stat)
+    {
+        const uint32_t c = p_->blockKv;
+        const AscendC::BinaryRepeatParams rep(1, 1, 0, static_cast<uint8_t>(c / 8), static_cast<uint8_t>(c / 8), 1);
+        for (uint32_t c0 = 0; c0 < c; c0 += 64) {
+            if (op == 0) {
+                AscendC::Sub(x[c0], x[c0], stat, 64, static_cast<uint8_t>(mine_), rep);
+            } else {
+                AscendC::Mul(x[c0], x[c0], stat, 64, static_cast<uint8_t>(mine_), rep);
+            }
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+    // Columns [cols, blockKv) of every row of x (stale slot data past the chunk) := value.
+    __aicore__ inline void MaskTail(const AscendC::LocalTensor<float> &x, uint32_t cols, float value)
+    {
+        const uint32_t c = p_->blockKv;
+        for (uint32_t c0 = cols / 64 * 64; c0 < c; c0 += 64) {
+            const uint32_t from = cols > c0 ? cols - c0 : 0;  // first masked lane of this group
+            uint64_t mask[2] = {from >= 64 ? 0 : (~0ULL << from), 0};
+            if (mask[0] != 0) {
+                AscendC::Duplicate(x[c0], value, mask, static_cast<uint8_t>(mine_), 1, static_cast<uint8_t>(c / 8));
+            }
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+    __aicore__ inline void Chunk(uint32_t cols)
+    {
+        AscendC::CrossCoreWaitFlag(FLAG_SPARSE_SDP);
+        if (mine_ != 0) {
+            const uint32_t c = p_->blockKv;
+            const int32_t count = static_cast<int32_t>(mine_ * c);
+            PipeSync<AscendC::HardEvent::V_MTE2>();
+            AscendC::DataCopy(s_, wsS_[rowOff_ * c], mine_ * c);
+            AscendC::DataCopy(dp_, wsDp_[rowOff_ * c], mine_ * c);
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous P/dS stores left the UB
+
+            // P = exp(scale.S - max) / sum, 0 past the chunk's columns.
+            AscendC::Muls(s_, s_, p_->scaleValue, count);
+            AscendC::PipeBarrier<PIPE_V>();
+            RowOp<0>(s_, rowMax_);
+            if (cols < c) {
+                MaskTail(s_, cols, SPARSE_MASKED);
+            }
+            AscendC::Exp(s_, s_, count);
+            AscendC::PipeBarrier<PIPE_V>();
+            RowOp<1>(s_, rowRecip_);
+
+            // dS = P o (dP - D); the scale of dQ and dK is applied in fp32 by the cast-out.
+            RowOp<0>(dp_, rowD_);
+            if (cols < c) {
+                MaskTail(dp_, cols, 0.0f);
+            }
+            AscendC::Mul(dp_, dp_, s_, count);
+            AscendC::PipeBarrier<PIPE_V>();
+
+            const AscendC::LocalTensor<T> pOut = pOutBuf_.Get<T>();
+            const AscendC::LocalTensor<T> dsOut = dsOutBuf_.Get<T>();
+            AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
+            AscendC::Cast(dsOut, dp_, AscendC::RoundMode::CAST_RINT, count);
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+            AscendC::DataCopy(wsP_[rowOff_ * c], pOut, mine_ * c);
+            AscendC::DataCopy(wsDs_[rowOff_ * c], dsOut, mine_ * c);
+        }
+        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_GRAD);
+    }
+
+    // Rows of `width` fp32 accumulators -> `dst` (first headDim columns) and `dstRope` (the
+    // rest), in the input dtype, times `scale`; this core's share of the rows.
+    __aicore__ inline void CastRows(const AscendC::GlobalTensor<float> &acc, uint64_t rowsTotal, uint32_t width,
+                                    float scale, const AscendC::GlobalTensor<T> &dst,
+                                    const AscendC::GlobalTensor<T> &dstRope)
+    {
+        const uint32_t d = p_->headDim;
+        const uint32_t dr = width - d;
+        const AscendC::LocalTensor<float> a = aBuf_.Get<float>();
+        const AscendC::LocalTensor<T> aT = aTBuf_.Get<T>();
+        uint64_t lo, hi;
+        Share(rowsTotal, lo, hi);
+        for (uint64_t r0 = lo; r0 < hi; r0 += SPARSE_ROW_CHUNK) {
+            const uint32_t rows = hi - r0 < SPARSE_ROW_CHUNK ? static_cast<uint32_t>(hi - r0) : SPARSE_ROW_CHUNK;
+            const int32_t count = static_cast<int32_t>(rows * width);
+            PipeSync<AscendC::HardEvent::V_MTE2>();
+            AscendC::DataCopy(a, acc[r0 * width], rows * width);
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            PipeSync<AscendC::HardEvent::MTE3_V>();
+            if (scale != 1.0f) {
+                AscendC::Muls(a, a, scale, count);
+                AscendC::PipeBarrier<PIPE_V>();
+            }
+            AscendC::Cast(aT, a, AscendC::RoundMode::CAST_RINT, count);
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+            const uint32_t gap = dr * sizeof(T);  // skip the rope part of each UB row
+            AscendC::DataCopyPad(dst[r0 * d], aT,
+                                 AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), d * sizeof(T), gap / 32, 0, 0));
+            if (dr != 0) {
+                AscendC::DataCopyPad(dstRope[r0 * dr], aT[d],
+                                     AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dr * sizeof(T),
+                                                                d * sizeof(T) / 32, 0, 0));
+            }
+        }
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    __aicore__ inline void CastOut()
+    {
+        CastRows(accDq_, p_->t1 * p_->heads, p_->qkDim, p_->scaleValue, dq_, dqr_);
+        CastRows(accDk_, p_->t2, p_->qkDim, p_->scaleValue, dk_, dkr_);
+        CastRows(accDv_, p_->t2, p_->headDim, 1.0f, dv_, dv_);
+    }
+
+    const SparseBackwardParams *p_ = nullptr;
+    KvGather gather_;
+    GatherRun runs_[GATHER_MAX_RUNS];
+    uint32_t vecId_ = 0, core_ = 0, sub_ = 0, rowOff_ = 0, mine_ = 0;
+    AscendC::GlobalTensor<T> dy_, o_, dq_, dk_, dv_, dqr_, dkr_, wsP_, wsDs_;
+    AscendC::GlobalTensor<float> max_, sum_, accDq_, accDk_, accDv_, wsS_, wsDp_;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, pOutBuf_, dsOutBuf_, aBuf_, bBuf_, aTBuf_, bTBuf_,
+        rawBuf_, statBuf_;
+    AscendC::LocalTensor<float> s_, dp_, rawMax_, rawRecip_, rawD_, rowMax_, rowRecip_, rowD_;
+};
+
+}  // namespace AttentionCore

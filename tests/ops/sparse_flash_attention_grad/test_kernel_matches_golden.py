@@ -1,0 +1,83 @@
+"""The SparseFlashAttentionGrad kernel (CPU target) against the NumPy golden: BSND and TND,
+fp16/bf16, rope on/off, G = 1..128 query heads on the one KV head, block sizes 1-64, sparse
+modes 0 and 3, duplicate / out-of-range / -1 indices, several chunks of gathered keys per
+token (more than 64 rows), INT32/INT64 indices, deterministic mode."""
+import numpy as np
+import pytest
+
+import fakit
+from sfag_helpers import make_kwargs, refresh_forward, run_and_judge
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_bsnd_rope_block1_mode0_matches_golden(dtype):
+    # 2 batches x 5 tokens, 4 heads, 40 picks of single tokens from 96 keys.
+    run_and_judge(make_kwargs(dtype, batch=2, s1=5, s2=96, heads=4, picks=40))
+
+
+def test_without_rope_matches_golden():
+    out, _ = run_and_judge(make_kwargs(batch=1, s1=3, s2=48, heads=2, picks=20, rope=False))
+    assert out["d_query_rope"] is None and out["d_key_rope"] is None
+
+
+@pytest.mark.parametrize("heads", [1, 16, 128])
+def test_head_counts_match_golden(heads):
+    # G = 1 (a single cube row, no GEMV), 16 (one fractal), 128 (the largest M).
+    run_and_judge(make_kwargs(s1=2, s2=40, heads=heads, picks=24, seed=heads))
+
+
+@pytest.mark.parametrize("block", [8, 16, 32, 64])
+def test_block_sizes_match_golden(block):
+    # S2 not a multiple of the block: the last block is clipped to the KV length.
+    run_and_judge(make_kwargs(batch=1, s1=3, s2=200, heads=2, block=block, picks=5, seed=block))
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("block", [1, 16])
+def test_mode3_right_down_causal_matches_golden(dtype, block):
+    # S1 < S2: early rows see a prefix only; picks past the threshold are skipped or clipped.
+    run_and_judge(make_kwargs(dtype, batch=2, s1=6, s2=70, heads=2, block=block, picks=64, mode=3,
+                              seed=block + 3))
+
+
+def test_mode3_rows_without_keys_get_zero_gradients():
+    # S1 > S2: the first S1 - S2 rows select nothing (threshold <= 0).
+    kw = make_kwargs(batch=1, s1=6, s2=3, heads=2, picks=3, mode=3)
+    out, gold = run_and_judge(kw)
+    assert not out["d_query"][0, :3].astype(np.float32).any()
+
+
+def test_many_chunks_duplicates_and_filler():
+    # 150 picks with repeats: three chunks of gathered keys, repeated rows accumulate.
+    run_and_judge(make_kwargs(batch=1, s1=3, s2=100, heads=2, picks=150, duplicates=True, seed=7))
+
+
+def test_out_of_range_indices_are_skipped():
+    kw = make_kwargs(batch=1, s1=2, s2=30, heads=2, block=8, picks=3, seed=5)
+    kw["sparse_indices"][0, 0, 0, 3:6] = [100, 3, 2]   # block 100 is past S2; 3 is clipped
+    kw["sparse_indices"][0, 1, 0, 1] = -7               # any negative ends the list
+    run_and_judge(refresh_forward(kw))
+
+
+def test_int64_indices_match_golden():
+    run_and_judge(make_kwargs(s1=3, s2=50, heads=2, picks=30, index_dtype=np.int64))
+
+
+@pytest.mark.parametrize("mode", [0, 3])
+def test_tnd_with_empty_batch_matches_golden(mode):
+    run_and_judge(make_kwargs(layout="TND", q_lens=(3, 0, 4), kv_lens=(50, 20, 90), heads=4, picks=40,
+                              block=8 if mode else 1, mode=mode, seed=11))
+
+
+def test_bsnd_actual_lengths_match_golden():
+    # Per-batch lengths in BSND: query rows past act_q get nothing, keys past act_kv are unread.
+    run_and_judge(make_kwargs(batch=2, s1=4, s2=64, heads=2, picks=30, q_lens=[2, 4], kv_lens=[40, 64],
+                              mode=3))
+
+
+def test_deterministic_mode_is_reproducible_and_matches_golden():
+    kw = make_kwargs(batch=2, s1=4, s2=20, heads=2, picks=20, duplicates=True, deterministic=True)
+    first, _ = run_and_judge(kw)
+    second = fakit.run("sparse_flash_attention_grad", backend="cpu", **kw)
+    for name in ("d_query", "d_key", "d_value", "d_query_rope", "d_key_rope"):
+        assert np.array_equal(first[name].view(np.uint16), second[name].view(np.uint16)), name
