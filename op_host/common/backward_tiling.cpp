@@ -12,16 +12,18 @@ namespace {
 constexpr uint32_t BLOCK_KV = 128;
 constexpr uint32_t D_CHUNK = 128;
 constexpr uint64_t UB_API_RESERVE = 8192;
+constexpr uint32_t MAX_Q_SPLIT = 16;
 constexpr int64_t BAND_LIMIT = AttentionCore::SPARSE_UNBOUNDED;
 
 uint64_t Align512(uint64_t x) { return (x + 511) / 512 * 512; }
 
 // Mirrors BackwardVector's buffers: S, dP, scratch (fp32), mask bytes, mask half, P and dS
-// (input dtype), three 8-float stat rows per row, the dsink partial row (<= 256 heads).
+// (input dtype), three 8-float stat rows per row, the dsink partial row (<= 256 heads), the
+// alibi key-index row.
 uint64_t BackwardUbBytes(uint32_t r, uint32_t dtypeBytes)
 {
     const uint64_t cells = uint64_t(r) * BLOCK_KV;
-    return cells * (3 * 4 + 1 + 2 + 2 * dtypeBytes) + uint64_t(r) * 32 * 3 + (2 * 256 + 32) * 4;
+    return cells * (3 * 4 + 1 + 2 + 2 * dtypeBytes) + uint64_t(r) * 32 * 3 + (2 * 256 + 32) * 4 + BLOCK_KV * 4;
 }
 
 // Mirrors BackwardCube's L1 tiles: Q, dO (blockQ x D), K, V (blockKv x D), P, dS and the
@@ -45,6 +47,63 @@ int64_t BandBatchIndex(const BackwardProblem &prob)
         }
     }
     return prob.sparseMode == 7 ? last : (prob.sparseMode == 8 ? first : -1);
+}
+
+// Planned cost of every unit (batch, kv head, kv block, query slice), in the kernel's order:
+// the query rows of the group that see the block, a share per query block (hand-off) and per
+// unit (K/V staging).
+std::vector<double> UnitCosts(const BackwardProblem &prob, const AttentionCore::BackwardParams &p, uint32_t qSplit)
+{
+    std::vector<double> cost;
+    for (int64_t b = 0; b < int64_t(p.batch); ++b) {
+        const int64_t sq = prob.cumQ[b] - (b == 0 ? 0 : prob.cumQ[b - 1]);
+        const int64_t sk = prob.cumKv[b] - (b == 0 ? 0 : prob.cumKv[b - 1]);
+        const AttentionCore::SparseBand band = AttentionCore::MakeSparseBand(
+            p.sparseMode, prob.hasMask, p.preTokens, p.nextTokens, sq, sk, prob.prefix.empty() ? 0 : prob.prefix[b],
+            b == p.bandBatch);
+        const int64_t blocks = (sk + BLOCK_KV - 1) / BLOCK_KV;
+        for (int64_t h = 0; h < prob.numKvHeads; ++h) {
+            for (int64_t j = 0; j < blocks; ++j) {
+                const int64_t k0 = j * BLOCK_KV;
+                const int64_t cols = std::min<int64_t>(BLOCK_KV, sk - k0);
+                int64_t lo = 0, hi = 0;
+                AttentionCore::BackwardVisibleRows(band, k0, cols, sq, lo, hi);
+                const int64_t nb = (hi - lo + p.blockQ - 1) / p.blockQ;
+                for (uint32_t s = 0; s < qSplit; ++s) {
+                    const int64_t b0 = nb * s / qSplit, b1 = nb * (s + 1) / qSplit;
+                    const int64_t rows = std::max<int64_t>(0, std::min(hi, lo + b1 * p.blockQ) - (lo + b0 * p.blockQ));
+                    cost.push_back(double(p.groupSize) * double(rows + 16 * (b1 - b0)) + 32.0);
+                }
+            }
+        }
+    }
+    return cost;
+}
+
+// Contiguous cut of `cost` into at most `cores` ranges (core c starts where the running cost
+// passes c/cores of the total; trailing empty ranges are dropped); returns the largest range.
+double CutRanges(const std::vector<double> &cost, uint32_t cores, std::vector<uint64_t> &starts)
+{
+    cores = std::max<uint32_t>(1, std::min<uint64_t>(cores, std::max<size_t>(1, cost.size())));
+    double total = 0;
+    for (double c : cost) total += c;
+    starts.assign(1, 0);
+    double run = 0;
+    for (uint64_t u = 0; u < cost.size() && starts.size() < cores; ++u) {
+        run += cost[u];
+        while (starts.size() < cores && run >= total * double(starts.size()) / cores) {
+            starts.push_back(u + 1);
+        }
+    }
+    while (starts.size() > 1 && starts.back() >= cost.size()) starts.pop_back();  // empty tails
+    starts.push_back(cost.size());
+    double span = 0;
+    for (size_t c = 0; c + 1 < starts.size(); ++c) {
+        double r = 0;
+        for (uint64_t u = starts[c]; u < starts[c + 1]; ++u) r += cost[u];
+        span = std::max(span, r);
+    }
+    return span;
 }
 
 }  // namespace
@@ -96,7 +155,12 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     // for streaming K/V of the block and for each query block.
     p.hasPrefix = prob.prefix.empty() ? 0 : 1;
     p.hasPse = prob.hasPse ? 1 : 0;
-    if (prob.hasPse) {
+    p.pseType = uint32_t(prob.pseType);
+    if (prob.hasPse && prob.pseType >= 2) {
+        p.slopeStrideB = prob.pseBatch == 1 ? 0 : uint64_t(prob.numHeads);
+        p.qStartCount = uint32_t(prob.qStartCount);
+        p.kvStartCount = uint32_t(prob.kvStartCount);
+    } else if (prob.hasPse) {
         p.pseRows = uint32_t(prob.pseRows);
         p.pseCols = uint32_t(prob.pseCols);
         p.pseStrideN = uint64_t(prob.pseRows) * uint64_t(prob.pseCols);
@@ -104,44 +168,22 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     }
     p.hasDropMask = prob.hasDropMask ? 1 : 0;
     p.keepProbInv = prob.hasDropMask ? 1.0f / prob.keepProb : 1.0f;
-    std::vector<double> cost;
-    for (int64_t b = 0; b < int64_t(p.batch); ++b) {
-        const int64_t sq = prob.cumQ[b] - (b == 0 ? 0 : prob.cumQ[b - 1]);
-        const int64_t sk = prob.cumKv[b] - (b == 0 ? 0 : prob.cumKv[b - 1]);
-        const AttentionCore::SparseBand band = AttentionCore::MakeSparseBand(
-            p.sparseMode, prob.hasMask, p.preTokens, p.nextTokens, sq, sk, prob.prefix.empty() ? 0 : prob.prefix[b],
-            b == p.bandBatch);
-        const int64_t blocks = (sk + BLOCK_KV - 1) / BLOCK_KV;
-        for (int64_t h = 0; h < prob.numKvHeads; ++h) {
-            for (int64_t j = 0; j < blocks; ++j) {
-                const int64_t k0 = j * BLOCK_KV;
-                const int64_t cols = std::min<int64_t>(BLOCK_KV, sk - k0);
-                int64_t lo = 0, hi = 0;
-                AttentionCore::BackwardVisibleRows(band, k0, cols, sq, lo, hi);
-                const int64_t rows = std::max<int64_t>(0, hi - lo);
-                const int64_t qBlocks = (rows + p.blockQ - 1) / p.blockQ;
-                cost.push_back(double(p.groupSize) * double(rows + 16 * qBlocks) + 32.0);
-            }
+    // Unit split: the qSplit (query slices per kv block) with the smallest planned makespan;
+    // within 5 % the smaller one (fewer K/V reloads, and with 1 the dK/dV rows have one writer).
+    const uint32_t cores = std::max<uint32_t>(1, std::min<uint32_t>(budget.aicNum, AttentionCore::MAX_CORES));
+    double best = 0;
+    for (uint32_t qSplit = 1; qSplit <= MAX_Q_SPLIT; qSplit *= 2) {
+        const std::vector<double> cost = UnitCosts(prob, p, qSplit);
+        std::vector<uint64_t> starts;
+        const double span = CutRanges(cost, cores, starts);
+        if (qSplit == 1 || span < 0.95 * best) {
+            best = span;
+            p.qSplit = qSplit;
+            p.unitCount = cost.size();
+            p.usedCores = uint32_t(starts.size() - 1);
+            for (size_t c = 0; c < starts.size(); ++c) p.coreUnitStart[c] = starts[c];
         }
     }
-    p.unitCount = cost.size();
-    const uint32_t cores = std::max<uint32_t>(
-        1, std::min<uint32_t>({budget.aicNum, AttentionCore::MAX_CORES, uint32_t(std::max<uint64_t>(1, cost.size()))}));
-    double total = 0;
-    for (double c : cost) total += c;
-    // Contiguous cut: core c starts where the running cost passes c/cores of the total.
-    p.coreUnitStart[0] = 0;
-    double run = 0;
-    uint32_t c = 1;
-    for (uint64_t u = 0; u < cost.size() && c < cores; ++u) {
-        run += cost[u];
-        while (c < cores && run >= total * c / cores) {
-            p.coreUnitStart[c++] = u + 1;
-        }
-    }
-    while (c < cores) p.coreUnitStart[c++] = cost.size();
-    p.coreUnitStart[cores] = cost.size();
-    p.usedCores = cores;
 
     const uint64_t dqBytes = Align512(uint64_t(prob.tq) * prob.numHeads * prob.headDim * 4);
     const uint64_t kvBytes = Align512(uint64_t(prob.tkv) * prob.numKvHeads * prob.headDim * 4);

@@ -25,8 +25,10 @@ struct BackwardProblem {
     int64_t preTokens = 0, nextTokens = 0;
     std::vector<int64_t> cumQ, cumKv;  // cumulative actual_seq_qlen / actual_seq_kvlen
     std::vector<int64_t> prefix;       // per batch (sparse mode 6 with a mask) or empty
-    bool hasPse = false;               // pseType 1 tensor [pseBatch, N, pseRows, pseCols]
+    bool hasPse = false;               // types 0/1: tensor [pseBatch, N, pseRows, pseCols]
+    int64_t pseType = 1;               // types 2/3: slopes [pseBatch, N] (pseBatch 1 for [N])
     int64_t pseBatch = 0, pseRows = 0, pseCols = 0;
+    int64_t qStartCount = 0, kvStartCount = 0;  // q_start_idx / kv_start_idx values (0: none)
     bool hasDropMask = false;          // dropout active (a mask and keepProb < 1)
     float keepProb = 1.0f;
 };

@@ -117,17 +117,24 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     d.quantOut = prob.quantOut ? 1 : 0;
     d.quantPerChannel = prob.quantPerChannel ? 1 : 0;
     d.hasQuantOffset = prob.hasQuantOffset ? 1 : 0;
+    d.quantParamsBf16 = prob.quantBf16 ? 1 : 0;
 
-    // KV splits: only when the (batch, KV head, head block) rows leave cores idle and the
-    // longest window has several key blocks; chunks are whole key blocks.
+    // KV splits: the count with the smallest estimated makespan, (units per core) x (key blocks
+    // per chunk + one block's worth of fixed cost per unit); chunks are whole key blocks. Many
+    // rows need no split; one long sequence is cut over the cores.
     int64_t maxLen = 1;
     for (uint32_t b = 0; b < p.batch; ++b) maxLen = std::max(maxLen, WindowLength(prob, b));
     const uint64_t baseUnits = uint64_t(p.batch) * p.numKvHeads * p.qBlocksPerHead;
     const uint32_t aic = std::max<uint32_t>(1, std::min<uint32_t>(budget.aicNum, AttentionCore::MAX_CORES));
     const uint64_t keyBlocks = CeilDiv(uint64_t(maxLen), p.blockKv);
     uint64_t splits = 1;
-    if (baseUnits < aic && keyBlocks > 1) {
-        splits = std::min<uint64_t>({CeilDiv(aic, baseUnits), keyBlocks, MAX_KV_SPLITS});
+    uint64_t best = ~0ULL;
+    for (uint64_t sp = 1; sp <= std::min<uint64_t>(keyBlocks, MAX_KV_SPLITS); ++sp) {
+        const uint64_t span = CeilDiv(baseUnits * sp, aic) * (CeilDiv(keyBlocks, sp) + 1);
+        if (span < best) {
+            best = span;
+            splits = sp;
+        }
     }
     d.kvChunk = static_cast<uint32_t>(AlignUp(CeilDiv(uint64_t(maxLen), splits), p.blockKv));
     d.kvSplits = static_cast<uint32_t>(CeilDiv(uint64_t(maxLen), d.kvChunk));

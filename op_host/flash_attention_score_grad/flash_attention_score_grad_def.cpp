@@ -1,9 +1,9 @@
 // OpDef of FlashAttentionScoreGrad as aclnnFlashAttentionUnpaddingScoreGradV5 (spec 003) runs
 // it on this project's kernel: TND query/key/value/dy/attention_in in FLOAT16 or BFLOAT16, an
-// optional pse (pseType 1, input dtype), UINT8 drop_mask, BOOL/UINT8 atten_mask, FLOAT
+// optional pse (types 0/1: input dtype; 2/3: FLOAT slopes) with start indices, UINT8 drop_mask, BOOL/UINT8 atten_mask, FLOAT
 // softmax_max/sum, the cumulative INT64 sequence lengths and prefix (value-dependent), an
 // optional FLOAT sink, the optional rope parts; dq/dk/dv (and dq_rope/dk_rope) in the input
-// dtype and the FLOAT dsink. What the kernel does not implement yet (pse types 0/2/3, FLOAT32)
+// dtype and the FLOAT dsink. What the kernel does not implement yet (FLOAT32)
 // is rejected by the aclnn API before this point.
 #include <vector>
 
@@ -15,21 +15,26 @@ namespace ops {
 namespace {
 
 struct Columns {
-    std::vector<ge::DataType> qkv, mask, f32, lens, u8;
+    std::vector<ge::DataType> qkv, pse, mask, f32, lens, u8;
     std::vector<ge::Format> nd;
 };
 
+// One column per (dtype, mask dtype, pse dtype): pse is the input dtype (types 0/1) or FLOAT
+// alibi slopes (types 2/3).
 Columns MakeColumns()
 {
     Columns c;
     for (ge::DataType dt : {ge::DT_FLOAT16, ge::DT_BF16}) {
         for (ge::DataType m : {ge::DT_BOOL, ge::DT_UINT8}) {
-            c.qkv.push_back(dt);
-            c.mask.push_back(m);
-            c.f32.push_back(ge::DT_FLOAT);
-            c.lens.push_back(ge::DT_INT64);
-            c.u8.push_back(ge::DT_UINT8);
-            c.nd.push_back(ge::FORMAT_ND);
+            for (ge::DataType pse : {dt, ge::DT_FLOAT}) {
+                c.qkv.push_back(dt);
+                c.pse.push_back(pse);
+                c.mask.push_back(m);
+                c.f32.push_back(ge::DT_FLOAT);
+                c.lens.push_back(ge::DT_INT64);
+                c.u8.push_back(ge::DT_UINT8);
+                c.nd.push_back(ge::FORMAT_ND);
+            }
         }
     }
     return c;
@@ -46,7 +51,7 @@ public:
         this->Input("key").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
         this->Input("value").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
         this->Input("dy").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
-        this->Input("pse_shift").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
+        this->Input("pse_shift").ParamType(OPTIONAL).DataType(c.pse).Format(c.nd);
         this->Input("drop_mask").ParamType(OPTIONAL).DataType(c.u8).Format(c.nd);
         this->Input("atten_mask").ParamType(OPTIONAL).DataType(c.mask).Format(c.nd);
         this->Input("softmax_max").ParamType(REQUIRED).DataType(c.f32).Format(c.nd);
@@ -55,6 +60,8 @@ public:
         this->Input("actual_seq_qlen").ParamType(REQUIRED).DataType(c.lens).Format(c.nd).ValueDepend(REQUIRED);
         this->Input("actual_seq_kvlen").ParamType(REQUIRED).DataType(c.lens).Format(c.nd).ValueDepend(REQUIRED);
         this->Input("prefix").ParamType(OPTIONAL).DataType(c.lens).Format(c.nd).ValueDepend(OPTIONAL);
+        this->Input("q_start_idx").ParamType(OPTIONAL).DataType(c.lens).Format(c.nd);
+        this->Input("kv_start_idx").ParamType(OPTIONAL).DataType(c.lens).Format(c.nd);
         this->Input("sink").ParamType(OPTIONAL).DataType(c.f32).Format(c.nd);
         this->Input("query_rope").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
         this->Input("key_rope").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
@@ -71,6 +78,7 @@ public:
         this->Attr("head_num").AttrType(REQUIRED).Int();
         this->Attr("input_layout").AttrType(REQUIRED).String();
         this->Attr("sparse_mode").AttrType(OPTIONAL).Int(0);
+        this->Attr("pse_type").AttrType(OPTIONAL).Int(1);
         this->Attr("softmax_in_layout").AttrType(OPTIONAL).String("");
         this->SetInferShape(ge::InferShapeFlashAttentionScoreGrad);
         this->AICore().SetTiling(optiling::FlashAttentionScoreGradTiling);

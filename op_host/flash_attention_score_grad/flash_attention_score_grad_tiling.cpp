@@ -15,10 +15,10 @@ namespace {
 
 enum InputIndex : size_t {
     QUERY = 0, KEY, VALUE, DY, PSE, DROP_MASK, ATTEN_MASK, SOFTMAX_MAX, SOFTMAX_SUM, ATTENTION_IN, SEQ_Q, SEQ_KV,
-    PREFIX, SINK, QUERY_ROPE, KEY_ROPE
+    PREFIX, Q_START, KV_START, SINK, QUERY_ROPE, KEY_ROPE
 };
 enum AttrIndex : size_t {
-    SCALE = 0, KEEP_PROB, PRE_TOKENS, NEXT_TOKENS, HEAD_NUM, INPUT_LAYOUT, SPARSE_MODE, STATS_LAYOUT
+    SCALE = 0, KEEP_PROB, PRE_TOKENS, NEXT_TOKENS, HEAD_NUM, INPUT_LAYOUT, SPARSE_MODE, PSE_TYPE, STATS_LAYOUT
 };
 
 std::vector<int64_t> Dims(const gert::Shape &s)
@@ -91,15 +91,23 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
     prob.hasSink = context->GetOptionalInputShape(SINK) != nullptr;
     const gert::StorageShape *pse = context->GetOptionalInputShape(PSE);
     prob.hasPse = pse != nullptr;
+    const int64_t *pseType = attrs->GetAttrPointer<int64_t>(PSE_TYPE);
+    prob.pseType = pseType == nullptr ? 1 : *pseType;
     if (prob.hasPse) {
         const std::vector<int64_t> ps = Dims(pse->GetStorageShape());
-        if (ps.size() != 4) {
-            FA_LOGE("FlashAttentionScoreGrad tiling: pse_shift must be [B or 1, N, H, W]");
+        const bool alibi = prob.pseType >= 2;
+        if (alibi ? (ps.size() != 1 && ps.size() != 2) : ps.size() != 4) {
+            FA_LOGE("FlashAttentionScoreGrad tiling: pse_shift must be [B or 1, N, H, W] (types 0/1) or [N] / [B, N] "
+                    "(types 2/3)");
             return ge::GRAPH_FAILED;
         }
-        prob.pseBatch = ps[0];
-        prob.pseRows = ps[2];
-        prob.pseCols = ps[3];
+        prob.pseBatch = alibi ? (ps.size() == 2 ? ps[0] : 1) : ps[0];
+        prob.pseRows = alibi ? 0 : ps[2];
+        prob.pseCols = alibi ? 0 : ps[3];
+        const gert::StorageShape *qs = context->GetOptionalInputShape(Q_START);
+        const gert::StorageShape *ks = context->GetOptionalInputShape(KV_START);
+        prob.qStartCount = qs == nullptr ? 0 : qs->GetStorageShape().GetShapeSize();
+        prob.kvStartCount = ks == nullptr ? 0 : ks->GetStorageShape().GetShapeSize();
     }
     const float *keepProb = attrs->GetAttrPointer<float>(KEEP_PROB);
     prob.keepProb = keepProb == nullptr ? 1.0f : *keepProb;

@@ -2,7 +2,8 @@
 // attributes with their dtypes. Each column of the DataType lists is one combination: query,
 // pse_shift and the antiquant parameters in FLOAT16 or BFLOAT16, key/value (dynamic: the
 // aclTensorList) in the query dtype or INT8, attention_out in the query dtype or INT8, mask
-// BOOL/INT8/UINT8. The aclnn API rejects what the kernel does not implement (docs/ops).
+// BOOL/INT8/UINT8, quant_scale2/quant_offset2 FLOAT32 (or BFLOAT16 with a BFLOAT16 query).
+// The aclnn API checks the documented rules before the OpDef is consulted.
 #include <vector>
 
 #include "incre_flash_attention_tiling.h"
@@ -13,9 +14,23 @@ namespace ops {
 namespace {
 
 struct Columns {
-    std::vector<ge::DataType> q, kv, mask, i64, i32, u64, f32, out;
+    std::vector<ge::DataType> q, kv, mask, i64, i32, u64, f32, quant, out;
     std::vector<ge::Format> nd;
 };
+
+void AddColumn(Columns &c, ge::DataType dt, ge::DataType mask, ge::DataType kv, ge::DataType out, ge::DataType quant)
+{
+    c.q.push_back(dt);
+    c.kv.push_back(kv);
+    c.mask.push_back(mask);
+    c.i64.push_back(ge::DT_INT64);
+    c.i32.push_back(ge::DT_INT32);
+    c.u64.push_back(ge::DT_UINT64);
+    c.f32.push_back(ge::DT_FLOAT);
+    c.quant.push_back(quant);
+    c.out.push_back(out);
+    c.nd.push_back(ge::FORMAT_ND);
+}
 
 Columns MakeColumns()
 {
@@ -24,15 +39,9 @@ Columns MakeColumns()
         for (ge::DataType m : {ge::DT_BOOL, ge::DT_INT8, ge::DT_UINT8}) {
             for (ge::DataType kv : {dt, ge::DT_INT8}) {
                 for (ge::DataType o : {dt, ge::DT_INT8}) {
-                    c.q.push_back(dt);
-                    c.kv.push_back(kv);
-                    c.mask.push_back(m);
-                    c.i64.push_back(ge::DT_INT64);
-                    c.i32.push_back(ge::DT_INT32);
-                    c.u64.push_back(ge::DT_UINT64);
-                    c.f32.push_back(ge::DT_FLOAT);
-                    c.out.push_back(o);
-                    c.nd.push_back(ge::FORMAT_ND);
+                    AddColumn(c, dt, m, kv, o, ge::DT_FLOAT);
+                    // quantScale2/quantOffset2 may also be BFLOAT16 with a BFLOAT16 query
+                    if (dt == ge::DT_BF16 && o == ge::DT_INT8) AddColumn(c, dt, m, kv, o, ge::DT_BF16);
                 }
             }
         }
@@ -56,8 +65,8 @@ public:
         this->Input("dequant_scale1").ParamType(OPTIONAL).DataType(c.u64).Format(c.nd);
         this->Input("quant_scale1").ParamType(OPTIONAL).DataType(c.f32).Format(c.nd);
         this->Input("dequant_scale2").ParamType(OPTIONAL).DataType(c.u64).Format(c.nd);
-        this->Input("quant_scale2").ParamType(OPTIONAL).DataType(c.f32).Format(c.nd);
-        this->Input("quant_offset2").ParamType(OPTIONAL).DataType(c.f32).Format(c.nd);
+        this->Input("quant_scale2").ParamType(OPTIONAL).DataType(c.quant).Format(c.nd);
+        this->Input("quant_offset2").ParamType(OPTIONAL).DataType(c.quant).Format(c.nd);
         this->Input("antiquant_scale").ParamType(OPTIONAL).DataType(c.q).Format(c.nd);
         this->Input("antiquant_offset").ParamType(OPTIONAL).DataType(c.q).Format(c.nd);
         this->Input("block_table").ParamType(OPTIONAL).DataType(c.i32).Format(c.nd);

@@ -156,6 +156,7 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
         prob.quantOut = true;
         prob.quantPerChannel = quantScale->GetStorageShape().GetShapeSize() != 1;
         prob.hasQuantOffset = context->GetOptionalInputShape(QUANT_OFFSET2) != nullptr;
+        prob.quantBf16 = context->GetOptionalInputDesc(QUANT_SCALE2)->GetDataType() == ge::DT_BF16;
     }
 
     platform_ascendc::PlatformAscendC platform(context->GetPlatformInfo());

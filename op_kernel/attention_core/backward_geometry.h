@@ -29,6 +29,8 @@ struct BackwardTensors {
     GM_ADDR seqKv;
     GM_ADDR prefix;
     GM_ADDR sink;
+    GM_ADDR qStartIdx;
+    GM_ADDR kvStartIdx;
     GM_ADDR queryRope;
     GM_ADDR keyRope;
     GM_ADDR dq;
@@ -67,7 +69,8 @@ public:
         }
     }
 
-    // Positions the walk on `unit` (units are numbered batch-major, then kv head, then block).
+    // Positions the walk on `unit` (units are numbered batch-major, then kv head, then kv block,
+    // then query slice).
     __aicore__ inline void Seek(uint64_t unit)
     {
         b_ = 0;
@@ -78,7 +81,7 @@ public:
             const uint64_t inBatch = static_cast<uint64_t>(blocks_) * p_->numKvHeads;
             if (unit < inBatch) {
                 nkv_ = static_cast<uint32_t>(unit / blocks_);
-                blk_ = static_cast<uint32_t>(unit % blocks_);
+                blk_ = static_cast<uint32_t>(unit % blocks_);  // kv block * qSplit + slice
                 return;
             }
             unit -= inBatch;
@@ -111,13 +114,22 @@ public:
         u.kvStart = kvStart_;
         u.sq = sq_;
         u.sk = sk_;
-        u.k0 = static_cast<int64_t>(blk_) * p_->blockKv;
+        u.k0 = static_cast<int64_t>(blk_ / p_->qSplit) * p_->blockKv;
         const int64_t left = sk_ - u.k0;
         u.cols = left < static_cast<int64_t>(p_->blockKv) ? static_cast<uint32_t>(left) : p_->blockKv;
         const int64_t prefix = p_->hasPrefix != 0 ? prefix_.GetValue(b_) : 0;
         const SparseBand band = MakeSparseBand(p_->sparseMode, p_->hasMask != 0, p_->preTokens, p_->nextTokens, sq_,
                                                sk_, prefix, static_cast<int64_t>(b_) == p_->bandBatch);
         BackwardVisibleRows(band, u.k0, u.cols, sq_, u.rowLo, u.rowHi);
+        // Query slice: whole query blocks [q0, q1) of the visible rows.
+        const uint32_t slice = blk_ % p_->qSplit;
+        const int64_t nb = (u.rowHi - u.rowLo + p_->blockQ - 1) / p_->blockQ;
+        const int64_t q0 = nb * slice / p_->qSplit;
+        const int64_t q1 = nb * (slice + 1) / p_->qSplit;
+        const int64_t lo = u.rowLo + q0 * p_->blockQ;
+        const int64_t hi = u.rowLo + q1 * p_->blockQ;
+        u.rowLo = lo;
+        u.rowHi = hi < u.rowHi ? hi : u.rowHi;
     }
 
     // Query-row blocks of one head in a unit (steps of blockQ from rowLo).
@@ -137,7 +149,7 @@ private:
         kvStart_ = b_ == 0 ? 0 : static_cast<uint64_t>(cumKv_.GetValue(b_ - 1));
         sq_ = cumQ_.GetValue(b_) - static_cast<int64_t>(qStart_);
         sk_ = cumKv_.GetValue(b_) - static_cast<int64_t>(kvStart_);
-        blocks_ = static_cast<uint32_t>((sk_ + p_->blockKv - 1) / p_->blockKv);
+        blocks_ = static_cast<uint32_t>((sk_ + p_->blockKv - 1) / p_->blockKv) * p_->qSplit;  // (kv block, slice)
     }
 
     const BackwardParams *p_ = nullptr;

@@ -35,12 +35,18 @@ struct BackwardParams {
     int64_t bandBatch;  // the batch carrying the band in sparse modes 7/8 (-1: none)
     uint32_t hasPrefix;  // mode 6: per-batch prefix (int64 GM), keys [0, prefix) always visible
 
-    // pse (pseType 1: S = scale * (Q.K^T + pse)), [Bp, N, pseRows, pseCols] bottom-right
-    // aligned as in the forward (ScoreMod<ScorePse>); dropout keep bits as the forward's
-    // SoftmaxMod<SoftmaxDropout> reads them.
+    // pse. Types 0/1: an external tensor [Bp, N, pseRows, pseCols] bottom-right aligned as in
+    // the forward (ScoreMod<ScorePse>); type 1 S = scale * (Q.K^T + pse), type 0
+    // S = scale * Q.K^T + pse. Types 2/3: generated alibi S = scale * Q.K^T - slope *
+    // |c - r - (Skv - Sq) - qStart + kvStart| (square root of the distance for type 3), slopes
+    // fp32 [N] (slopeStrideB 0) or [B, N]; start indices from int64 GM (count 0: none, 1: all
+    // batches, else one per batch). Dropout keep bits as SoftmaxMod<SoftmaxDropout> reads them.
     uint32_t hasPse;
+    uint32_t pseType;
     uint64_t pseStrideB, pseStrideN;
     uint32_t pseRows, pseCols;
+    uint64_t slopeStrideB;
+    uint32_t qStartCount, kvStartCount;
     uint32_t hasDropMask;
     float keepProbInv;
 
@@ -53,8 +59,13 @@ struct BackwardParams {
     uint32_t usedCores;
     uint32_t hasSink;  // sink given: dsink = -sum over rows of exp(sink - max) / sum * D
 
-    // Units (batch, kv head, kv block) in that order; core c owns [coreUnitStart[c],
-    // coreUnitStart[c + 1]) and with it the dK/dV rows of those units.
+    // Units (batch, kv head, kv block, query slice) in that order; core c takes
+    // [coreUnitStart[c], coreUnitStart[c + 1]). With qSplit 1 a core owns the dK/dV rows of its
+    // kv blocks (one writer, fixed order); qSplit > 1 cuts a kv block's query rows into that
+    // many slices of whole query blocks (more units than cores on short sequences) whose dK/dV
+    // adds then come from several cores.
+    uint32_t qSplit;
+    uint32_t reserved1;
     uint64_t unitCount;
     uint64_t coreUnitStart[MAX_CORES + 1];
 

@@ -70,6 +70,9 @@ public:
         pipe->InitBuffer(pOutBuf_, cells * 2);
         pipe->InitBuffer(dsOutBuf_, cells * 2);
         pipe->InitBuffer(statBuf_, p->rowsPerVec * 32 * 3);
+        if (p->hasPse != 0 && p->pseType >= 2) {
+            InitAlibi(t, pipe);
+        }
         pipe->InitBuffer(sinkBuf_, (2 * p->dsinkPitch + 32) * 4);  // partial row + 3 scratch lanes
         s_ = sBuf_.Get<float>();
         dp_ = dpBuf_.Get<float>();
@@ -238,7 +241,7 @@ private:
     __aicore__ inline void InitForwardPolicies(const BackwardTensors &t)
     {
         fwd_.numHeads = p_->numHeads;
-        fwd_.scaleValue = p_->scaleValue;
+        fwd_.scaleValue = p_->pseType == 0 ? 1.0f : p_->scaleValue;  // type 0 scales before the pse
         fwd_.hasMask = p_->hasMask;
         fwd_.maskStrideB = p_->maskStrideB;
         fwd_.maskStrideN = p_->maskStrideN;
@@ -248,7 +251,7 @@ private:
         fwd_.sparseMode = p_->sparseMode;
         fwd_.hasPrefix = p_->hasPrefix;
         fwd_.bandBatch = p_->bandBatch;
-        fwd_.hasPse = p_->hasPse;
+        fwd_.hasPse = p_->hasPse != 0 && p_->pseType <= 1 ? 1 : 0;
         fwd_.pseStrideB = p_->pseStrideB;
         fwd_.pseStrideN = p_->pseStrideN;
         fwd_.pseRows = p_->pseRows;
@@ -265,6 +268,67 @@ private:
         mask_.Init(&fwd_, ft);
         score_.Init(&fwd_, ft);
         drop_.Init(&fwd_, ft);
+    }
+
+    // S = scale.S plus the pse of its type (see BackwardParams).
+    __aicore__ inline void ApplyScore(const WorkUnit &wu, uint32_t row0, uint32_t rows, const BackwardUnit &u,
+                                      int32_t count)
+    {
+        if (p_->hasPse != 0 && p_->pseType != 1) {
+            AscendC::Muls(s_, s_, p_->scaleValue, count);
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+        if (p_->hasPse != 0 && p_->pseType >= 2) {
+            AddAlibi(wu, row0, rows, u);
+            return;
+        }
+        // Type 1 adds the pse before the scale; type 0 (scaled above) adds it with scale 1.
+        score_.Apply(s_, tmp_, pOutBuf_.Get<T>(), wu, row0, rows, u.k0, u.cols, p_->blockKv);
+    }
+
+    __aicore__ inline void InitAlibi(const BackwardTensors &t, AscendC::TPipe *pipe)
+    {
+        slopes_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.pse));
+        qStart_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.qStartIdx));
+        kvStart_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.kvStartIdx));
+        pipe->InitBuffer(idxBuf_, p_->blockKv * 4);
+        const AscendC::LocalTensor<float> idx = idxBuf_.Get<float>();
+        for (uint32_t i = 0; i < p_->blockKv; ++i) {
+            idx.SetValue(i, static_cast<float>(i));
+        }
+        PipeSync<AscendC::HardEvent::S_V>();
+    }
+
+    __aicore__ inline int64_t StartIndex(const AscendC::GlobalTensor<int64_t> &gm, uint32_t count, uint32_t b) const
+    {
+        return count == 0 ? 0 : gm.GetValue(count == 1 ? 0 : b);
+    }
+
+    // S[r][:] -= slope * |c - r - (Skv - Sq) - qStart + kvStart| (sqrt for type 3), per row on
+    // the key-index vector [0, blockKv).
+    __aicore__ inline void AddAlibi(const WorkUnit &wu, uint32_t row0, uint32_t rows, const BackwardUnit &u)
+    {
+        const uint32_t c = p_->blockKv;
+        const float slope = slopes_.GetValue(wu.b * p_->slopeStrideB + wu.n);
+        const int64_t shift = u.k0 - (u.sk - u.sq) - StartIndex(qStart_, p_->qStartCount, wu.b) +
+                              StartIndex(kvStart_, p_->kvStartCount, wu.b);
+        const AscendC::LocalTensor<float> idx = idxBuf_.Get<float>();
+        for (uint32_t r = 0; r < rows; ++r) {
+            const AscendC::LocalTensor<float> line = tmp_[r * c];
+            AscendC::Adds(line, idx, static_cast<float>(shift - static_cast<int64_t>(row0 + r)), c);
+        }
+        const int32_t count = static_cast<int32_t>(rows * c);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Abs(tmp_, tmp_, count);
+        AscendC::PipeBarrier<PIPE_V>();
+        if (p_->pseType == 3) {
+            AscendC::Sqrt(tmp_, tmp_, count);
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+        AscendC::Muls(tmp_, tmp_, -slope, count);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Add(s_, s_, tmp_, count);
+        AscendC::PipeBarrier<PIPE_V>();
     }
 
     // `rows` 8-float stat rows of head n from token t: [T, N, 8] or [N, T, 8].
@@ -329,7 +393,7 @@ private:
             wu.seqQ = u.sq;
             wu.seqKv = u.sk;
             const uint32_t row0 = q0 + rowOff;
-            score_.Apply(s_, tmp_, pOutBuf_.Get<T>(), wu, row0, mine, u.k0, u.cols, c);
+            ApplyScore(wu, row0, mine, u, count);
             RowOp<0>(s_, rowMax_, mine);
             mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), halfBuf_.Get<half>(), wu, row0, mine, u.k0, u.cols, c);
             AscendC::Exp(s_, s_, count);
@@ -400,7 +464,9 @@ private:
     AscendC::GlobalTensor<float> max_, sum_, drow_, wsS_, wsDp_, sink_, dsink_, dsinkWs_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, tmpBuf_, maskBuf_, halfBuf_, pOutBuf_, dsOutBuf_,
-        statBuf_, sinkBuf_;
+        statBuf_, sinkBuf_, idxBuf_;
+    AscendC::GlobalTensor<float> slopes_;
+    AscendC::GlobalTensor<int64_t> qStart_, kvStart_;
     AscendC::LocalTensor<float> s_, dp_, tmp_, rowMax_, rowSum_, rowD_;
 };
 

@@ -49,12 +49,13 @@ struct DecodeParams {
     uint64_t pseStrideN;
     uint32_t pseIsBf16;  // pse has the query dtype: bf16 (1) or fp16 (0)
 
-    // INT8 output: y = out * quantScale2 + quantOffset2 (fp32 parameters, per tensor or per
+    // INT8 output: y = out * quantScale2 + quantOffset2 (fp32 or bf16 parameters, per tensor or per
     // channel n * D + d), through fp16 to int8. It is written by the combine pass, so every
     // unit stores its partial (also with one split); headDimAlign is then a multiple of 32.
     uint32_t quantOut;
     uint32_t quantPerChannel;
     uint32_t hasQuantOffset;
+    uint32_t quantParamsBf16;  // quantScale2/quantOffset2 in BFLOAT16 (else FLOAT32)
 
     // INT8 key/value (kv_antiquant.h): dequantised copies of both tensors in the workspace at
     // antiWsOffset and antiWsOffset + antiCopyBytes; antiRows rows of D elements each.
@@ -76,8 +77,8 @@ struct DecodeParams {
     uint64_t blockTableAddr;   // int32 (B, maxBlocks)
     uint64_t kvPaddingAddr;    // int64, one value
     uint64_t workspaceAddr;  // the user workspace (partial outputs of the combine)
-    uint64_t quantScaleAddr;   // fp32
-    uint64_t quantOffsetAddr;  // fp32, 0 without quantOffset2
+    uint64_t quantScaleAddr;   // fp32 or bf16
+    uint64_t quantOffsetAddr;  // same dtype, 0 without quantOffset2
 };
 
 struct DecodeTiling {

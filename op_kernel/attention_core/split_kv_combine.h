@@ -93,10 +93,9 @@ public:
             pipe.InitBuffer(qOffsetBuf_, ROWS * dp * 4);
             pipe.InitBuffer(int8Buf_, ROWS * dp);
             outInt8_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(out));
-            qScale_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(d.quantScaleAddr));
-            if (d.hasQuantOffset != 0) {
-                qOffset_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(d.quantOffsetAddr));
-            }
+            pipe.InitBuffer(qStageBuf_, dp * 2);
+            qScale_ = reinterpret_cast<GM_ADDR>(d.quantScaleAddr);
+            qOffset_ = reinterpret_cast<GM_ADDR>(d.quantOffsetAddr);
         }
         pipe.InitBuffer(statBuf_, (2 * splits + 5) * ROWS * 4);
         pipe.InitBuffer(bcastBuf_, ROWS * 32);
@@ -197,8 +196,8 @@ private:
             PipeSync<AscendC::HardEvent::V_MTE2>();
             for (uint32_t r = 0; r < rows; ++r) {
                 const uint64_t head = (r0 + r) % p_->numHeads;
-                CopyFloats(sc[r * dp], qScale_[head * dd], dd);
-                if (d.hasQuantOffset != 0) CopyFloats(of[r * dp], qOffset_[head * dd], dd);
+                LoadQuantRow(qScale_, head * dd, sc[r * dp]);
+                if (d.hasQuantOffset != 0) LoadQuantRow(qOffset_, head * dd, of[r * dp]);
             }
             PipeSync<AscendC::HardEvent::MTE2_V>();
             AscendC::Mul(acc, acc, sc, count);
@@ -209,8 +208,8 @@ private:
             }
         } else {
             PipeSync<AscendC::HardEvent::V_S>();
-            const float scale = qScale_.GetValue(0);
-            const float offset = d.hasQuantOffset != 0 ? qOffset_.GetValue(0) : 0.0f;
+            const float scale = QuantValue(qScale_);
+            const float offset = d.hasQuantOffset != 0 ? QuantValue(qOffset_) : 0.0f;
             PipeSync<AscendC::HardEvent::S_V>();
             AscendC::Muls(acc, acc, scale, count);
             AscendC::PipeBarrier<PIPE_V>();
@@ -228,6 +227,37 @@ private:
         AscendC::DataCopyPad(outInt8_[r0 * dd], q,
                              AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dd, 0, 0, 0));
         PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // Element 0 of a quantisation parameter (fp32 or bf16) as fp32.
+    __aicore__ inline float QuantValue(GM_ADDR src) const
+    {
+        AscendC::GlobalTensor<float> f;
+        AscendC::GlobalTensor<bfloat16_t> h;
+        f.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(src));
+        h.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t *>(src));
+        return DecodeOf(p_).quantParamsBf16 != 0 ? static_cast<float>(h.GetValue(0)) : f.GetValue(0);
+    }
+
+    // D parameters from element `at` (fp32 or bf16) -> fp32 UB row `dst`.
+    __aicore__ inline void LoadQuantRow(GM_ADDR src, uint64_t at,
+                                        const AscendC::LocalTensor<float> &dst)
+    {
+        const uint32_t dd = p_->headDim;
+        if (DecodeOf(p_).quantParamsBf16 == 0) {
+            AscendC::GlobalTensor<float> f;
+            f.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(src));
+            CopyFloats(dst, f[at], dd);
+            return;
+        }
+        AscendC::GlobalTensor<bfloat16_t> h;
+        h.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t *>(src));
+        const AscendC::LocalTensor<bfloat16_t> stage = qStageBuf_.Get<bfloat16_t>();
+        AscendC::DataCopyPad(stage, h[at], AscendC::DataCopyExtParams(1, dd * 2, 0, 0, 0),
+                             AscendC::DataCopyPadExtParams<bfloat16_t>(false, 0, 0, bfloat16_t()));
+        PipeSync<AscendC::HardEvent::MTE2_V>();
+        AscendC::Cast(dst, stage, AscendC::RoundMode::CAST_NONE, dd);
+        PipeSync<AscendC::HardEvent::V_MTE2>();
     }
 
     // part[r][:] *= w[r], then (add) acc += part
@@ -255,9 +285,10 @@ private:
     const ForwardParams *p_ = nullptr;
     AscendC::GlobalTensor<T> out_;
     AscendC::GlobalTensor<int8_t> outInt8_;
-    AscendC::GlobalTensor<float> qScale_, qOffset_;
+    GM_ADDR qScale_ = nullptr;  // fp32 or bf16 (quantParamsBf16)
+    GM_ADDR qOffset_ = nullptr;
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf_, partBuf_, outBuf_, statBuf_, bcastBuf_, qScaleBuf_, qOffsetBuf_,
-        int8Buf_;
+        int8Buf_, qStageBuf_;
 };
 
 }  // namespace AttentionCore

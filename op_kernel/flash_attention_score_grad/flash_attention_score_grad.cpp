@@ -7,19 +7,41 @@
 extern "C" __global__ __aicore__ void flash_attention_score_grad(
     GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR dy, GM_ADDR pse_shift, GM_ADDR drop_mask, GM_ADDR atten_mask,
     GM_ADDR softmax_max, GM_ADDR softmax_sum, GM_ADDR attention_in, GM_ADDR actual_seq_qlen,
-    GM_ADDR actual_seq_kvlen, GM_ADDR prefix, GM_ADDR sink, GM_ADDR query_rope, GM_ADDR key_rope, GM_ADDR dq,
-    GM_ADDR dk, GM_ADDR dv, GM_ADDR dsink, GM_ADDR dq_rope, GM_ADDR dk_rope, GM_ADDR workspace, GM_ADDR tiling)
+    GM_ADDR actual_seq_kvlen, GM_ADDR prefix, GM_ADDR q_start_idx, GM_ADDR kv_start_idx, GM_ADDR sink,
+    GM_ADDR query_rope, GM_ADDR key_rope, GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR dsink, GM_ADDR dq_rope,
+    GM_ADDR dk_rope, GM_ADDR workspace, GM_ADDR tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     GET_TILING_DATA_WITH_STRUCT(FlashAttentionScoreGradTilingData, tilingData, tiling);
-    const AttentionCore::BackwardTensors tensors{query, key, value, dy, pse_shift, drop_mask, atten_mask,
-                                                 softmax_max, softmax_sum, attention_in, actual_seq_qlen,
-                                                 actual_seq_kvlen, prefix, sink, query_rope, key_rope, dq, dk, dv,
-                                                 dsink, dq_rope, dk_rope,
-                                                 AscendC::GetUserWorkspace(workspace)};
+    AttentionCore::BackwardTensors t;
+    t.query = query;
+    t.key = key;
+    t.value = value;
+    t.dy = dy;
+    t.pse = pse_shift;
+    t.dropMask = drop_mask;
+    t.mask = atten_mask;
+    t.softmaxMax = softmax_max;
+    t.softmaxSum = softmax_sum;
+    t.attentionIn = attention_in;
+    t.seqQ = actual_seq_qlen;
+    t.seqKv = actual_seq_kvlen;
+    t.prefix = prefix;
+    t.qStartIdx = q_start_idx;
+    t.kvStartIdx = kv_start_idx;
+    t.sink = sink;
+    t.queryRope = query_rope;
+    t.keyRope = key_rope;
+    t.dq = dq;
+    t.dk = dk;
+    t.dv = dv;
+    t.dsink = dsink;
+    t.dqRope = dq_rope;
+    t.dkRope = dk_rope;
+    t.workspace = AscendC::GetUserWorkspace(workspace);
     if (TILING_KEY_IS(FAG_TILING_KEY_FP16)) {
-        AttentionCore::RunBackward<half>(&tilingData.params, tensors);
+        AttentionCore::RunBackward<half>(&tilingData.params, t);
     } else if (TILING_KEY_IS(FAG_TILING_KEY_BF16)) {
-        AttentionCore::RunBackward<bfloat16_t>(&tilingData.params, tensors);
+        AttentionCore::RunBackward<bfloat16_t>(&tilingData.params, t);
     }
 }

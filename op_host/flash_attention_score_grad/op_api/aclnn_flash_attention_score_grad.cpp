@@ -10,7 +10,8 @@
 
 extern "C" void flash_attention_score_grad(uint8_t *query, uint8_t *key, uint8_t *value, uint8_t *dy,
                                            uint8_t *pse, uint8_t *dropMask, uint8_t *attenMask, uint8_t *softmaxMax, uint8_t *softmaxSum,
-                                           uint8_t *attentionIn, uint8_t *seqQ, uint8_t *seqKv, uint8_t *prefix, uint8_t *sink,
+                                           uint8_t *attentionIn, uint8_t *seqQ, uint8_t *seqKv, uint8_t *prefix, uint8_t *qStartIdx,
+                                           uint8_t *kvStartIdx, uint8_t *sink,
                                            uint8_t *queryRope, uint8_t *keyRope,
                                            uint8_t *dq, uint8_t *dk, uint8_t *dv, uint8_t *dsink,
                                            uint8_t *dqRope, uint8_t *dkRope, uint8_t *workspace, uint8_t *tiling);
@@ -40,14 +41,16 @@ extern "C" aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
 
     // With keepProb 1 the drop mask is not read; the prefix is read by sparse mode 6 with a mask
     // only; softmaxIn and dpse are unused by the spec; the start indices only shift generated
-    // pse (pse types 2/3 are rejected by the checks).
+    // pse (types 2/3).
     const bool dropout = dropMaskOptional != nullptr && keepProb < 1.0;
+    const bool alibi = pseShiftOptional != nullptr && pseType >= 2;
     const bool prefix = prefixOptional != nullptr && sparseMode == 6 && attenMaskOptional != nullptr;
     emu::OpRunner runner("FlashAttentionScoreGrad");
     runner.Input(query).Input(keyIn).Input(value).Input(dy).Input(pseShiftOptional)
         .Input(dropout ? dropMaskOptional : nullptr).Input(attenMaskOptional).Input(softmaxMaxOptional)
         .Input(softmaxSumOptional).Input(attentionInOptional).Input(actualSeqQLenOptional)
         .Input(actualSeqKvLenOptional).Input(prefix ? prefixOptional : static_cast<const aclIntArray *>(nullptr))
+        .Input(alibi ? qStartIdxOptional : nullptr).Input(alibi ? kvStartIdxOptional : nullptr)
         .Input(sinkInOptional).Input(queryRope).Input(keyInRope).Output(dqOut).Output(dkOut).Output(dvOut)
         .Output(sinkInOptional != nullptr ? dsinkOut : nullptr)
         .Output(queryRope != nullptr ? dqRopeOut : nullptr)
@@ -59,6 +62,7 @@ extern "C" aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
         .Attr("head_num", headNum)
         .Attr("input_layout", static_cast<const char *>(inputLayout))
         .Attr("sparse_mode", sparseMode)
+        .Attr("pse_type", pseType)
         .Attr("softmax_in_layout", static_cast<const char *>(softmaxInLayout));
     return runner.Build(workspaceSize, executor);
 }

@@ -95,11 +95,33 @@ struct Seqs {
     int64_t maxQ = 0, maxKv = 0;
 };
 
-// pseType 1: [B or 1, N, H, Skv'] bottom-right aligned; H < maxSq only as the alibi-compressed
-// form (H = 1024, Sq == Skv per batch, sparse modes 0/2/3).
+// Start indices of the generated alibi: one value for all batches or one per batch.
+bool CheckStartIdx(ParamChecker &c, const aclIntArray *idx, const char *name, size_t batch)
+{
+    if (idx == nullptr) return true;
+    uint64_t n = 0;
+    aclGetIntArraySize(idx, &n);
+    return c.Require(n == 1 || n == batch, name, "has %llu values (must be 1 or one per batch, B = %zu)",
+                     static_cast<unsigned long long>(n), batch);
+}
+
+// Types 0/1: [B or 1, N, H, Skv'] bottom-right aligned; H < maxSq only as the alibi-compressed
+// form (H = 1024, Sq == Skv per batch, sparse modes 0/2/3). Types 2/3: FLOAT slopes [N] or
+// [B, N].
 bool CheckPse(ParamChecker &c, const FagV5Args &a, const TensorDesc &p, const TensorDesc &q, const Seqs &s)
 {
     if (!p.present) return true;
+    if (a.pseType >= 2) {
+        const int64_t n = q.shape[1];
+        const int64_t batch = static_cast<int64_t>(s.q.size());
+        return c.DtypeIn(p, "pseShiftOptional", {ACL_FLOAT}) && c.FormatND(p, "pseShiftOptional") &&
+               c.Contiguous(p, "pseShiftOptional") &&
+               c.Require(p.shape == std::vector<int64_t>{n} || p.shape == std::vector<int64_t>{batch, n},
+                         "pseShiftOptional", "has shape %s (pseType %lld needs alibi slopes [N] or [B, N], N = %lld, "
+                         "B = %lld)", p.ShapeString().c_str(), L(a.pseType), L(n), L(batch)) &&
+               CheckStartIdx(c, a.qStartIdx, "qStartIdxOptional", s.q.size()) &&
+               CheckStartIdx(c, a.kvStartIdx, "kvStartIdxOptional", s.q.size());
+    }
     bool equal = true, empty = false;
     for (size_t b = 0; b < s.q.size(); ++b) {
         equal = equal && s.q[b] == s.kv[b];
@@ -335,9 +357,6 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
     }
     // Features the kernel does not implement yet.
     if (!CheckRope(c, a, q, k, drop.present && a.keepProb < 1.0) ||
-        !c.Require(a.pse == nullptr || a.pseType == 1, "pseType",
-                   "is %lld: pse types 0, 2 and 3 (multiply-then-add, generated alibi) are not implemented by this "
-                   "kernel yet (pseType 1 is)", L(a.pseType)) ||
         !(sink.present ? c.NotNull(a.dsink, "dsinkOut", "an output when sinkInOptional is given") : true)) {
         return c.Status();
     }

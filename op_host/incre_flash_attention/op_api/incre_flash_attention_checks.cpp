@@ -345,9 +345,11 @@ bool CheckQuantAndOutput(ParamChecker &c, const IfaArgs &a, const TensorDesc &q,
         }
         const TensorDesc qs = fa_host::Describe(a.quantScale2);
         const int64_t channels = s.q.n * s.q.d;
-        if (!c.Require(qs.dtype != ACL_BF16 || q.dtype != ACL_BF16, "quantScale2",
-                       "is BFLOAT16: only FLOAT32 quantisation parameters are implemented by this implementation") ||
-            !c.DtypeIn(qs, "quantScale2", {ACL_FLOAT}) || !c.FormatND(qs, "quantScale2") ||
+        if (!c.DtypeIn(qs, "quantScale2", {ACL_FLOAT, ACL_BF16}) ||
+            !c.Require(qs.dtype == ACL_FLOAT || q.dtype == ACL_BF16, "quantScale2",
+                       "is BFLOAT16 but query is %s (BFLOAT16 quantisation parameters need a BFLOAT16 query)",
+                       fa_host::DtypeName(q.dtype)) ||
+            !c.FormatND(qs, "quantScale2") ||
             !c.Contiguous(qs, "quantScale2") ||
             !c.Require(qs.Numel() == 1 || qs.Numel() == channels, "quantScale2",
                        "has shape %s (per-tensor: 1 element; per-channel: N x D = %lld elements)",

@@ -13,7 +13,7 @@ def test_varlen_batches_gqa_match_golden(dtype):
     run_and_judge(make_kwargs(dtype, q_lens=(37, 130, 5), kv_lens=(50, 140, 9), n=4, nkv=2, d=64))
 
 
-@pytest.mark.parametrize("d", [16, 40, 128, 200])
+@pytest.mark.parametrize("d", [16, 40, 128, 200, 768])
 def test_head_dims_match_golden(d):
     run_and_judge(make_kwargs(q_lens=(48, 20), kv_lens=(33, 70), n=2, d=d, seed=d))
 
@@ -162,3 +162,37 @@ def test_rope_gradients_match_golden(dr, mode):
     rep = compare.compare("flash_attention_unpadding_score_grad_v5", {k: out[k] for k in names},
                           {k: gold[k] for k in names}, {k: bench[k] for k in names})
     assert rep.passed, rep.summary()
+
+
+def test_pse_type_0_multiply_then_add():
+    rng = np.random.default_rng(12)
+    pse = rng.uniform(-2, 2, (1, 2, 64, 96)).astype(np.float16)
+    run_and_judge(make_kwargs(q_lens=(64, 30), kv_lens=(96, 50), n=2, d=32, pse_shift=pse, pse_type=0))
+
+
+@pytest.mark.parametrize("pse_type,slopes,starts", [
+    (2, [0.5, 0.25], None),
+    (3, [[0.5, 0.25], [0.125, 1.0]], ([3, -2], [0, 5])),
+    (2, [[0.3, 0.1], [0.2, 0.05]], ([4], [1])),
+])
+def test_generated_alibi_pse_types_2_3(pse_type, slopes, starts):
+    qs, ks = starts if starts else (None, None)
+    run_and_judge(make_kwargs(q_lens=(70, 40), kv_lens=(150, 40), n=2, d=32,
+                              pse_shift=np.asarray(slopes, np.float32), pse_type=pse_type,
+                              q_start_idx=qs, kv_start_idx=ks, mask=_causal(2048).astype(bool),
+                              sparse_mode=3))
+
+
+def test_single_query_rows_and_tiny_batches():
+    # 1-row query blocks (the cube's GEMV guard), a 2-key batch, 8 query heads on one kv head.
+    run_and_judge(make_kwargs("bf16", q_lens=(1, 2, 1, 40), kv_lens=(300, 2, 17, 45), n=8, nkv=1, d=64))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", [0, 2, 3])
+def test_long_causal_sequences(mode):
+    s = 2048
+    kw = make_kwargs("bf16", q_lens=(s, 700), kv_lens=(s, 900), n=4, nkv=2, d=128,
+                     mask=_causal(s).astype(bool), sparse_mode=mode, pre_tokens=2147483647,
+                     next_tokens=0)
+    run_and_judge(kw)

@@ -118,8 +118,13 @@ def _cases():
                                     keep_prob=0.9), "dropMaskOptional"
     yield "rope with mode 6", base(dtype="bf16", query_rope=np.zeros((32, 2, 16), bf),
                                    key_rope=np.zeros((40, 2, 16), bf), sparse_mode=6), "sparseMode"
-    yield "pse type 2", base(pse_shift=np.zeros((2,), np.float32), pse_type=2), "pseType"
-    yield "pse type 0", base(pse_shift=np.zeros((2, 2, 20, 24), f16), pse_type=0), "pseType"
+    yield "alibi slopes dtype", base(pse_shift=np.zeros((2,), f16), pse_type=2), "pseShiftOptional"
+    yield "alibi slopes shape", base(pse_shift=np.zeros((3,), np.float32), pse_type=3), "pseShiftOptional"
+    yield "alibi q start count", base(pse_shift=np.zeros((2,), np.float32), pse_type=2, q_start_idx=[0, 1, 2]),\
+        "qStartIdxOptional"
+    yield "alibi kv start count", base(pse_shift=np.zeros((2, 2), np.float32), pse_type=2, kv_start_idx=[0, 1, 2]),\
+        "kvStartIdxOptional"
+    yield "pse type 0 dtype", base(pse_shift=np.zeros((2, 2, 20, 24), np.float32), pse_type=0), "pseShiftOptional"
     # pse (type 1), dropout and prefix rules
     yield "pse dtype", base(pse_shift=np.zeros((2, 2, 20, 24), np.float32)), "pseShiftOptional"
     yield "pse rank", base(pse_shift=np.zeros((2, 20, 24), f16)), "pseShiftOptional"

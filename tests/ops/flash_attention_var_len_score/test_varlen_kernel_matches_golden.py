@@ -48,6 +48,11 @@ def test_empty_batches_and_uncovered_tail_rows():
     assert not out["attention_out"][-6:].any() and not out["softmax_sum"][-6:].any()
 
 
+def test_only_empty_query_batches_write_nothing():
+    out, _ = run_and_judge(make_kwargs(seq_q=(0, 0), seq_kv=(3, 5), extra_t=4))
+    assert not out["attention_out"].any() and not out["softmax_max"].any()
+
+
 @pytest.mark.parametrize("d", [16, 72, 128, 256])
 def test_head_dims_match_golden(d):
     run_and_judge(make_kwargs(seq_q=(40, 17), seq_kv=(70, 33), n=2, d=d, mode=3))

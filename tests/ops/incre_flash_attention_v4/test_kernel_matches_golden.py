@@ -243,3 +243,16 @@ def test_paged_small_blocks_cross_key_blocks(block, cache):
 def test_bsh_kv_wider_than_one_copy_pitch():
     # N_kv x D = 131072 > 65535: the cube copies such rows one by one
     run_and_judge(make_kwargs("fp16", "BSH", b=1, n=256, nkv=256, s=3, d=512))
+
+
+@pytest.mark.parametrize("shape", [(1,), (1, 4, 1, 48)])
+def test_int8_output_with_bf16_quant_parameters(shape):
+    import ml_dtypes
+    rng = np.random.default_rng(14)
+    kw = make_kwargs("bf16", "BNSD", b=2, n=4, nkv=2, s=200, d=48)
+    kw["quant_scale2"] = rng.uniform(500, 3000, shape).astype(ml_dtypes.bfloat16)
+    kw["quant_offset2"] = rng.uniform(-3, 3, shape).astype(ml_dtypes.bfloat16)
+    out = fakit.run(OP, backend="cpu", **kw)
+    gold = golden.incre_flash_attention_v4(**kw)
+    assert out.dtype == np.int8 and np.abs(out.astype(np.float32) - gold).max() <= 1
+    assert np.mean(out.astype(np.float32) == gold) > 0.8  # bf16 attention: more values one step off

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import fakit
+from fakit.backends import cpu
 from sfag_helpers import make_kwargs, refresh_forward, run_and_judge
 
 
@@ -76,8 +77,21 @@ def test_bsnd_actual_lengths_match_golden():
 
 
 def test_deterministic_mode_is_reproducible_and_matches_golden():
+    # One core in deterministic mode: the atomic adds into dK/dV come in one fixed order.
     kw = make_kwargs(batch=2, s1=4, s2=20, heads=2, picks=20, duplicates=True, deterministic=True)
     first, _ = run_and_judge(kw)
+    assert cpu.last_counters()["block_dim"] == 1
     second = fakit.run("sparse_flash_attention_grad", backend="cpu", **kw)
     for name in ("d_query", "d_key", "d_value", "d_query_rope", "d_key_rope"):
         assert np.array_equal(first[name].view(np.uint16), second[name].view(np.uint16)), name
+
+
+def test_tokens_are_split_over_the_cores():
+    run_and_judge(make_kwargs(batch=2, s1=4, s2=20, heads=2, picks=20, duplicates=True))
+    assert cpu.last_counters()["block_dim"] == 8  # one query token per core
+
+
+@pytest.mark.slow
+def test_spec_sized_token_128_heads_2048_keys():
+    # The spec's largest G with the full K = 2048 picks of single tokens (32 chunks a token).
+    run_and_judge(make_kwargs("bf16", batch=1, s1=4, s2=2048, heads=128, picks=2048, mode=3, block=1))
