@@ -27,10 +27,13 @@ uint64_t BackwardUbBytes(uint32_t r, uint32_t dtypeBytes)
 }
 
 // Mirrors BackwardCube's L1 tiles: Q, dO (blockQ x D), K, V (blockKv x D), P, dS and the
-// rope tiles Q_rope (blockQ x Dr), K_rope (blockKv x Dr).
-uint64_t BackwardL1Bytes(uint32_t bq, uint32_t dp, uint32_t drp, uint32_t dtypeBytes)
+// rope tiles Q_rope (blockQ x Dr), K_rope (blockKv x Dr); pipelined, Q, dO, Q_rope, K and
+// K_rope twice.
+uint64_t BackwardL1Bytes(uint32_t bq, uint32_t dp, uint32_t drp, uint32_t dtypeBytes, bool pipelined)
 {
-    return (2ull * bq * dp + 2ull * BLOCK_KV * dp + 2ull * bq * BLOCK_KV + uint64_t(bq + BLOCK_KV) * drp) *
+    const uint64_t sets = pipelined ? 2 : 1;
+    return (sets * (2ull * bq * dp + uint64_t(bq) * drp + uint64_t(BLOCK_KV) * (dp + drp)) + uint64_t(BLOCK_KV) * dp +
+            2ull * bq * BLOCK_KV) *
            dtypeBytes;
 }
 
@@ -114,12 +117,19 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     p = AttentionCore::BackwardParams{};
     const uint32_t dp = uint32_t((prob.headDim + 15) / 16 * 16);
     const uint32_t drp = uint32_t((prob.ropeDim + 15) / 16 * 16);
+    // The largest query block that fits with the pipelined cube (down to 32 rows: rowsPerVec
+    // 16), else the
+    // largest that fits without it.
     uint32_t r = 0;
-    for (uint32_t cand : {64u, 32u, 16u, 8u}) {
-        if (BackwardUbBytes(cand, prob.dtypeBytes) + UB_API_RESERVE <= budget.ub &&
-            BackwardL1Bytes(2 * cand, dp, drp, prob.dtypeBytes) <= budget.l1) {
-            r = cand;
-            break;
+    bool pipelined = false;
+    for (bool pipe : {true, false}) {
+        for (uint32_t cand : {64u, 32u, 16u, 8u}) {
+            if ((pipe && cand < 16) || r != 0) continue;
+            if (BackwardUbBytes(cand, prob.dtypeBytes) + UB_API_RESERVE <= budget.ub &&
+                BackwardL1Bytes(2 * cand, dp, drp, prob.dtypeBytes, pipe) <= budget.l1) {
+                r = cand;
+                pipelined = pipe;
+            }
         }
     }
     if (r == 0) {
@@ -149,6 +159,7 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     p.blockQ = 2 * r;
     p.blockKv = BLOCK_KV;
     p.rowsPerVec = r;
+    p.pipelined = pipelined ? 1 : 0;
     p.dChunk = D_CHUNK;
 
     // Unit costs: the query rows (all heads of the group) that see the kv block, plus a share
@@ -202,7 +213,7 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     p.wsSlots = p.wsDsink + Align512(2ull * AttentionCore::MAX_CORES * p.dsinkPitch * 4);
     p.wsSlotF32 = uint64_t(p.blockQ) * BLOCK_KV * 4;
     p.wsSlotT = uint64_t(p.blockQ) * BLOCK_KV * prob.dtypeBytes;
-    p.wsSlotBytesPerCore = Align512(2 * p.wsSlotF32 + 2 * p.wsSlotT);
+    p.wsSlotBytesPerCore = Align512(4 * p.wsSlotF32 + 4 * p.wsSlotT);
     return true;
 }
 

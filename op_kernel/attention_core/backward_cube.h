@@ -1,8 +1,8 @@
-// Cube side (AIC) of the backward core. Per unit (batch, kv head, kv block) it stages K and V
-// of the block in L1 once; then for every query head of the GQA group and every block of the
-// query rows that may see the keys (one "step"):
-//   S = Q.K^T and dP = dO.V^T  -> S/dP slots (fp32)        --FLAG_BWD_SDP-->  vector cores
-//   P, dS from the P/dS slots  <--FLAG_BWD_GRAD--           (P from the saved max/sum, dS)
+// Cube side (AIC) of the backward core. Per unit (batch, kv head, kv block, query slice) it
+// stages K and V of the block in L1 once; then for every query head of the GQA group and every
+// block of the query rows that may see the keys (one "step", BackwardSteps):
+//   S = Q.K^T and dP = dO.V^T  -> S/dP slot i%2 (fp32)     --FLAG_BWD_SDP-->  vector cores
+//   P, dS from P/dS slot i%2   <--FlagBwdGrad(i%2)--       (P from the saved max/sum, dS)
 //   dV += P^T.dO, dK += dS^T.Q, dQ += dS.K  (Fixpipe with atomic add into fp32 workspace)
 // With a rope part S also sums Q_rope.K_rope^T, and dK_rope += dS^T.Q_rope, dQ_rope += dS.K_rope.
 // dK/dV rows belong to the unit, and units are not shared between cores, so their atomic adds
@@ -14,8 +14,11 @@
 
 namespace AttentionCore {
 
-constexpr uint16_t FLAG_BWD_SDP = 5;   // cube -> vector: S and dP of the step are in their slots
-constexpr uint16_t FLAG_BWD_GRAD = 6;  // vector -> cube: P and dS of the step are in their slots
+constexpr uint16_t FLAG_BWD_SDP = 5;  // cube -> vector: S and dP of the next step are in their slot
+// vector -> cube: P and dS of slot `slot` are written. One id per slot: with the pipelined cube
+// a vector core may finish step i + 1 while its partner is still on step i, and a shared id
+// would let the fast core's two announcements stand for the pair.
+__aicore__ inline uint16_t FlagBwdGrad(uint32_t slot) { return slot == 0 ? 6 : 7; }
 
 template <typename T>
 class BackwardCube {
@@ -23,82 +26,92 @@ public:
     __aicore__ inline void Init(const BackwardParams *p, AscendC::TPipe *pipe, const BackwardTensors &t)
     {
         p_ = p;
-        sched_.Init(p, t.seqQ, t.seqKv, t.prefix);
+        core_ = AscendC::GetBlockIdx();
+        steps_.Init(p, t, core_);
         q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.query));
         k_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.key));
         v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.value));
         dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dy));
-        core_ = AscendC::GetBlockIdx();
         GM_ADDR ws = t.workspace;
         dq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDq));
         dk_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDk));
         dv_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDv));
         GM_ADDR slots = ws + p->wsSlots + core_ * p->wsSlotBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots));
-        wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + p->wsSlotF32));
-        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32));
-        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32 + p->wsSlotT));
+        wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + 2 * p->wsSlotF32));
+        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 4 * p->wsSlotF32));
+        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 4 * p->wsSlotF32 + 2 * p->wsSlotT));
 
+        // Pipelined: two sets of the step tiles (Q, dO, Q_rope) and of the unit tiles K,
+        // K_rope, so the next step's S/dP is computed while the vector cores work on this one.
+        tiles_ = p->pipelined != 0 ? 2 : 1;
         const uint32_t bq = p->blockQ;
         const uint32_t bk = p->blockKv;
         const uint32_t dp = p->headDimAlign;
+        const uint32_t drp = p->ropeDimAlign;
         const uint32_t dc = p->dChunk;
         const uint32_t wide = bq > bk ? bq : bk;
-        pipe->InitBuffer(qL1_, bq * dp * sizeof(T));
-        pipe->InitBuffer(dyL1_, bq * dp * sizeof(T));
+        pipe->InitBuffer(qL1_, tiles_ * bq * dp * sizeof(T));
+        pipe->InitBuffer(dyL1_, tiles_ * bq * dp * sizeof(T));
         pipe->InitBuffer(pL1_, bq * bk * sizeof(T));
         pipe->InitBuffer(dsL1_, bq * bk * sizeof(T));
-        pipe->InitBuffer(kL1_, bk * dp * sizeof(T));
+        pipe->InitBuffer(kL1_, tiles_ * bk * dp * sizeof(T));
         pipe->InitBuffer(vL1_, bk * dp * sizeof(T));
+        qTile_ = bq * dp;
+        kTile_ = bk * dp;
         if (p->ropeDim != 0) {
             qr_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.queryRope));
             kr_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.keyRope));
             dqr_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDqRope));
             dkr_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDkRope));
-            pipe->InitBuffer(qrL1_, bq * p->ropeDimAlign * sizeof(T));
-            pipe->InitBuffer(krL1_, bk * p->ropeDimAlign * sizeof(T));
+            pipe->InitBuffer(qrL1_, tiles_ * bq * drp * sizeof(T));
+            pipe->InitBuffer(krL1_, tiles_ * bk * drp * sizeof(T));
+            qrTile_ = bq * drp;
+            krTile_ = bk * drp;
         }
         pipe->InitBuffer(l0a_, wide * (dc > wide ? dc : wide) * sizeof(T));
         pipe->InitBuffer(l0b_, wide * dc * sizeof(T));
         pipe->InitBuffer(l0c_, wide * (dc > wide ? dc : wide) * sizeof(float));
     }
 
+    // Step i: S/dP into slot i % 2 (Issue), then the gradients once the vector cores returned
+    // P/dS (Gradients). Pipelined, step i + 1 is issued before the gradients of step i.
     __aicore__ inline void Process()
     {
         AscendC::SyncAll<false>();  // the vector cores zeroed the accumulators and wrote D
-        const uint64_t begin = p_->coreUnitStart[core_];
-        const uint64_t end = p_->coreUnitStart[core_ + 1];
-        if (begin < end) {
-            sched_.Seek(begin);
+        BackwardStep cur, nxt;
+        bool has = steps_.Next(cur);
+        uint32_t i = 0;
+        if (has) {
+            Issue(cur, 0);
         }
-        for (uint64_t unit = begin; unit < end; ++unit, sched_.Advance()) {
-            BackwardUnit u;
-            sched_.Current(u);
-            const uint32_t qBlocks = sched_.QBlocks(u);
-            if (qBlocks == 0) {
-                continue;
+        while (has) {
+            const bool hasNext = steps_.Next(nxt);
+            if (tiles_ == 2 && hasNext) {
+                Issue(nxt, i + 1);
             }
-            const uint64_t kvRow = (u.kvStart + static_cast<uint64_t>(u.k0)) * p_->numKvHeads + u.nkv;
-            LoadRows(kL1_.Get<T>(), k_, kvRow * p_->headDim, u.cols, p_->numKvHeads, p_->headDim);
-            LoadRows(vL1_.Get<T>(), v_, kvRow * p_->headDim, u.cols, p_->numKvHeads, p_->headDim);
-            if (p_->ropeDim != 0) {
-                LoadRows(krL1_.Get<T>(), kr_, kvRow * p_->ropeDim, u.cols, p_->numKvHeads, p_->ropeDim);
+            Gradients(cur, i);
+            if (tiles_ == 1 && hasNext) {
+                Issue(nxt, i + 1);
             }
-            for (uint32_t g = 0; g < p_->groupSize; ++g) {
-                const uint32_t n = u.nkv * p_->groupSize + g;
-                for (uint32_t qb = 0; qb < qBlocks; ++qb) {
-                    const int64_t q0 = u.rowLo + static_cast<int64_t>(qb) * p_->blockQ;
-                    const int64_t left = u.rowHi - q0;
-                    const uint32_t rows = left < p_->blockQ ? static_cast<uint32_t>(left) : p_->blockQ;
-                    Step(u, n, static_cast<uint64_t>(q0), rows, kvRow);
-                }
-            }
+            cur = nxt;
+            has = hasNext;
+            ++i;
         }
         AscendC::SyncAll<false>();  // every atomic add landed before the cast-out pass
     }
 
 private:
     __aicore__ inline static uint16_t MmadRows(uint32_t rows) { return static_cast<uint16_t>(rows == 1 ? 16 : rows); }
+
+    __aicore__ inline uint64_t QRow(const BackwardStep &s) const
+    {
+        return (s.u.qStart + s.q0) * p_->numHeads + s.n;
+    }
+    __aicore__ inline uint64_t KvRow(const BackwardStep &s) const
+    {
+        return (s.u.kvStart + static_cast<uint64_t>(s.u.k0)) * p_->numKvHeads + s.u.nkv;
+    }
 
     // `rows` TND rows of `depth` elements (pitch heads * depth) from element `offset` -> L1 Nz.
     __aicore__ inline void LoadRows(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
@@ -109,47 +122,78 @@ private:
         AscendC::DataCopy(dst, src[offset], nd);
     }
 
-    __aicore__ inline void Step(const BackwardUnit &u, uint32_t n, uint64_t q0, uint32_t rows, uint64_t kvRow)
+    // Stages the step's tiles (and K/V when the unit changes), computes S = Q.K^T (+ Q_rope.
+    // K_rope^T) and dP = dO.V^T into slot i % 2 and tells the vector cores.
+    __aicore__ inline void Issue(const BackwardStep &s, uint32_t i)
     {
-        const uint64_t qRow = (u.qStart + q0) * p_->numHeads + n;
+        const uint32_t tile = i % tiles_;
+        const uint32_t kb = s.unitSeq % tiles_;
         const bool rope = p_->ropeDim != 0;
-        const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>();
-        const AscendC::LocalTensor<T> dyL1 = dyL1_.Get<T>();
-        LoadRows(qL1, q_, qRow * p_->headDim, rows, p_->numHeads, p_->headDim);
-        LoadRows(dyL1, dy_, qRow * p_->headDim, rows, p_->numHeads, p_->headDim);
+        const uint32_t d = p_->headDim;
+        const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[kb * kTile_];
+        if (s.unitSeq != stagedUnit_) {
+            stagedUnit_ = s.unitSeq;
+            const uint64_t kvRow = KvRow(s);
+            LoadRows(kL1, k_, kvRow * d, s.u.cols, p_->numKvHeads, d);
+            LoadRows(vL1_.Get<T>(), v_, kvRow * d, s.u.cols, p_->numKvHeads, d);
+            if (rope) {
+                LoadRows(krL1_.Get<T>()[kb * krTile_], kr_, kvRow * p_->ropeDim, s.u.cols, p_->numKvHeads,
+                         p_->ropeDim);
+            }
+        }
+        const uint64_t qRow = QRow(s);
+        const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>()[tile * qTile_];
+        const AscendC::LocalTensor<T> dyL1 = dyL1_.Get<T>()[tile * qTile_];
+        LoadRows(qL1, q_, qRow * d, s.rows, p_->numHeads, d);
+        LoadRows(dyL1, dy_, qRow * d, s.rows, p_->numHeads, d);
         if (rope) {
-            LoadRows(qrL1_.Get<T>(), qr_, qRow * p_->ropeDim, rows, p_->numHeads, p_->ropeDim);
+            LoadRows(qrL1_.Get<T>()[tile * qrTile_], qr_, qRow * p_->ropeDim, s.rows, p_->numHeads, p_->ropeDim);
         }
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
-        MatmulABt(qL1, kL1_.Get<T>(), rows, u.cols, p_->headDim, true);  // S = Q.K^T (+ Qr.Kr^T)
+        const uint32_t slot = i % 2;
+        MatmulABt(qL1, kL1, s.rows, s.u.cols, d, true);
         if (rope) {
-            MatmulABt(qrL1_.Get<T>(), krL1_.Get<T>(), rows, u.cols, p_->ropeDim, false);
+            MatmulABt(qrL1_.Get<T>()[tile * qrTile_], krL1_.Get<T>()[kb * krTile_], s.rows, s.u.cols, p_->ropeDim,
+                      false);
         }
-        ScoresOut(wsS_, rows, u.cols);
-        MatmulABt(dyL1, vL1_.Get<T>(), rows, u.cols, p_->headDim, true);  // dP = dO.V^T
-        ScoresOut(wsDp_, rows, u.cols);
+        ScoresOut(wsS_[slot * (p_->wsSlotF32 / 4)], s.rows, s.u.cols);
+        MatmulABt(dyL1, vL1_.Get<T>(), s.rows, s.u.cols, d, true);
+        ScoresOut(wsDp_[slot * (p_->wsSlotF32 / 4)], s.rows, s.u.cols);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_BWD_SDP);
+        PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // K/V or a tile may be restaged next
+    }
 
-        AscendC::CrossCoreWaitFlag(FLAG_BWD_GRAD);
+    // dV += P^T.dO, dK += dS^T.Q, dQ += dS.K (and the rope parts) of step i.
+    __aicore__ inline void Gradients(const BackwardStep &s, uint32_t i)
+    {
+        const uint32_t slot = i % 2;
+        const uint32_t tile = i % tiles_;
+        const uint32_t kb = s.unitSeq % tiles_;
+        AscendC::CrossCoreWaitFlag(FlagBwdGrad(slot));
         const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
         const AscendC::LocalTensor<T> dsL1 = dsL1_.Get<T>();
-        AscendC::Nd2NzParams nd(1, static_cast<uint16_t>(rows), static_cast<uint16_t>(u.cols), 0,
-                                static_cast<uint16_t>(p_->blockKv), static_cast<uint16_t>(AlignUp(rows, 16)), 1, 0);
-        AscendC::DataCopy(pL1, wsP_, nd);
-        AscendC::DataCopy(dsL1, wsDs_, nd);
+        AscendC::Nd2NzParams nd(1, static_cast<uint16_t>(s.rows), static_cast<uint16_t>(s.u.cols), 0,
+                                static_cast<uint16_t>(p_->blockKv), static_cast<uint16_t>(AlignUp(s.rows, 16)), 1, 0);
+        AscendC::DataCopy(pL1, wsP_[slot * (p_->wsSlotT / sizeof(T))], nd);
+        AscendC::DataCopy(dsL1, wsDs_[slot * (p_->wsSlotT / sizeof(T))], nd);
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
 
         const uint32_t d = p_->headDim;
         const uint32_t kvPitch = p_->numKvHeads * d;
-        KeyGrad(pL1, dyL1, rows, u.cols, d, dv_[kvRow * d], kvPitch);           // dV += P^T.dO
-        KeyGrad(dsL1, qL1, rows, u.cols, d, dk_[kvRow * d], kvPitch);           // dK += dS^T.Q
-        QueryGrad(dsL1, kL1_.Get<T>(), rows, u.cols, d, dq_[qRow * d], p_->numHeads * d);  // dQ += dS.K
-        if (rope) {
+        const uint64_t qRow = QRow(s);
+        const uint64_t kvRow = KvRow(s);
+        const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>()[tile * qTile_];
+        const AscendC::LocalTensor<T> dyL1 = dyL1_.Get<T>()[tile * qTile_];
+        KeyGrad(pL1, dyL1, s.rows, s.u.cols, d, dv_[kvRow * d], kvPitch);  // dV += P^T.dO
+        KeyGrad(dsL1, qL1, s.rows, s.u.cols, d, dk_[kvRow * d], kvPitch);  // dK += dS^T.Q
+        QueryGrad(dsL1, kL1_.Get<T>()[kb * kTile_], s.rows, s.u.cols, d, dq_[qRow * d], p_->numHeads * d);
+        if (p_->ropeDim != 0) {
             const uint32_t dr = p_->ropeDim;
-            KeyGrad(dsL1, qrL1_.Get<T>(), rows, u.cols, dr, dkr_[kvRow * dr], p_->numKvHeads * dr);
-            QueryGrad(dsL1, krL1_.Get<T>(), rows, u.cols, dr, dqr_[qRow * dr], p_->numHeads * dr);
+            KeyGrad(dsL1, qrL1_.Get<T>()[tile * qrTile_], s.rows, s.u.cols, dr, dkr_[kvRow * dr],
+                    p_->numKvHeads * dr);
+            QueryGrad(dsL1, krL1_.Get<T>()[kb * krTile_], s.rows, s.u.cols, dr, dqr_[qRow * dr], p_->numHeads * dr);
         }
-        PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // L1 tiles are reloaded by the next step
+        PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // P/dS and the tiles are restaged later
     }
 
     // L0C (+)= A.B^T with A (rows x depth) and B (cols x depth) Nz in L1; `first` starts the sum.
@@ -266,8 +310,11 @@ private:
     }
 
     const BackwardParams *p_ = nullptr;
-    BackwardSchedule sched_;
+    BackwardSteps steps_;
     uint32_t core_ = 0;
+    uint32_t tiles_ = 1;
+    uint32_t stagedUnit_ = 0;  // unitSeq of the K/V in L1 (sequence numbers start at 1)
+    uint32_t qTile_ = 0, kTile_ = 0, qrTile_ = 0, krTile_ = 0;
     AscendC::GlobalTensor<T> q_, k_, v_, dy_, qr_, kr_;
     AscendC::GlobalTensor<float> dq_, dk_, dv_, dqr_, dkr_, wsS_, wsDp_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;

@@ -65,14 +65,15 @@ struct BackwardParams {
     // many slices of whole query blocks (more units than cores on short sequences) whose dK/dV
     // adds then come from several cores.
     uint32_t qSplit;
-    uint32_t reserved1;
+    uint32_t pipelined;  // the cube double-buffers its step tiles (L1 permitting)
     uint64_t unitCount;
     uint64_t coreUnitStart[MAX_CORES + 1];
 
     // Workspace (bytes from the user workspace): fp32 accumulators of dQ, dK, dV (and of the
     // rope gradients), the row
     // terms D = rowsum(dY o O) as [tq, numHeads, 8] fp32, then per-core slots: S and dP (fp32,
-    // blockQ x blockKv) and P and dS (input dtype, same shape).
+    // blockQ x blockKv) and P and dS (input dtype, same shape), two of each (step i uses
+    // slot i % 2).
     // wsDsink holds one partial dsink row (dsinkPitch floats) per vector core.
     uint64_t wsDq, wsDk, wsDv, wsDqRope, wsDkRope, wsDrow, wsDsink, wsSlots;
     uint64_t dsinkPitch;

@@ -11,6 +11,7 @@
 #include "kernel_operator.h"
 #include "backward_geometry.h"
 #include "policies.h"
+#include "backward_cube.h"  // the flag ids
 
 namespace AttentionCore {
 
@@ -21,7 +22,6 @@ public:
     {
         p_ = p;
         GM_ADDR workspace = t.workspace;
-        sched_.Init(p, t.seqQ, t.seqKv, t.prefix);
         InitForwardPolicies(t);
         dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dy));
         o_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.attentionIn));
@@ -55,11 +55,12 @@ public:
         vecId_ = AscendC::GetBlockIdx();
         core_ = vecId_ / 2;  // MIX 1:2: vector cores 2c and 2c+1 serve cube c
         sub_ = AscendC::GetSubBlockIdx();
+        steps_.Init(p, t, core_);
         GM_ADDR slots = workspace + p->wsSlots + core_ * p->wsSlotBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots));
-        wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + p->wsSlotF32));
-        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32));
-        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32 + p->wsSlotT));
+        wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + 2 * p->wsSlotF32));
+        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 4 * p->wsSlotF32));
+        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 4 * p->wsSlotF32 + 2 * p->wsSlotT));
 
         const uint32_t cells = p->rowsPerVec * p->blockKv;
         pipe->InitBuffer(sBuf_, cells * 4);
@@ -91,24 +92,9 @@ public:
             SinkGradPartials();
         }
         AscendC::SyncAll<false>();
-        const uint64_t begin = p_->coreUnitStart[core_];
-        const uint64_t end = p_->coreUnitStart[core_ + 1];
-        if (begin < end) {
-            sched_.Seek(begin);
-        }
-        for (uint64_t unit = begin; unit < end; ++unit, sched_.Advance()) {
-            BackwardUnit u;
-            sched_.Current(u);
-            const uint32_t qBlocks = sched_.QBlocks(u);
-            for (uint32_t g = 0; g < p_->groupSize && qBlocks != 0; ++g) {
-                const uint32_t n = u.nkv * p_->groupSize + g;
-                for (uint32_t qb = 0; qb < qBlocks; ++qb) {
-                    const int64_t q0 = u.rowLo + static_cast<int64_t>(qb) * p_->blockQ;
-                    const int64_t left = u.rowHi - q0;
-                    const uint32_t rows = left < p_->blockQ ? static_cast<uint32_t>(left) : p_->blockQ;
-                    Step(u, n, static_cast<uint32_t>(q0), rows);
-                }
-            }
+        BackwardStep s;
+        for (uint32_t i = 0; steps_.Next(s); ++i) {
+            Step(s.u, s.n, s.q0, s.rows, i % 2);
         }
         AscendC::SyncAll<false>();
         CastOut();
@@ -358,8 +344,10 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
     }
 
-    __aicore__ inline void Step(const BackwardUnit &u, uint32_t n, uint32_t q0, uint32_t rows)
+    __aicore__ inline void Step(const BackwardUnit &u, uint32_t n, uint32_t q0, uint32_t rows, uint32_t slot)
     {
+        const uint64_t f32Slot = slot * (p_->wsSlotF32 / 4);
+        const uint64_t tSlot = slot * (p_->wsSlotT / sizeof(T));
         const uint32_t first = (rows + 1) / 2;
         const uint32_t rowOff = sub_ == 0 ? 0 : first;
         const uint32_t mine = sub_ == 0 ? first : rows - first;
@@ -369,8 +357,8 @@ private:
             const int32_t count = static_cast<int32_t>(mine * c);
             const uint64_t t = u.qStart + q0 + rowOff;
             PipeSync<AscendC::HardEvent::V_MTE2>();
-            AscendC::DataCopy(s_, wsS_[rowOff * c], mine * c);
-            AscendC::DataCopy(dp_, wsDp_[rowOff * c], mine * c);
+            AscendC::DataCopy(s_, wsS_[f32Slot + rowOff * c], mine * c);
+            AscendC::DataCopy(dp_, wsDp_[f32Slot + rowOff * c], mine * c);
             LoadStats(rowMax_, max_, t, n, mine, p_->statsTnd != 0);
             LoadStats(rowSum_, sum_, t, n, mine, p_->statsTnd != 0);
             LoadStats(rowD_, drow_, t, n, mine, true);
@@ -415,10 +403,10 @@ private:
             AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
             AscendC::Cast(dsOut, dp_, AscendC::RoundMode::CAST_RINT, count);
             PipeSync<AscendC::HardEvent::V_MTE3>();
-            AscendC::DataCopy(wsP_[rowOff * c], pOut, mine * c);
-            AscendC::DataCopy(wsDs_[rowOff * c], dsOut, mine * c);
+            AscendC::DataCopy(wsP_[tSlot + rowOff * c], pOut, mine * c);
+            AscendC::DataCopy(wsDs_[tSlot + rowOff * c], dsOut, mine * c);
         }
-        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_BWD_GRAD);
+        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagBwdGrad(slot));
     }
 
     // dq/dk/dv (input dtype) from the fp32 accumulators, flat, this core's share.
@@ -450,7 +438,7 @@ private:
     }
 
     const BackwardParams *p_ = nullptr;
-    BackwardSchedule sched_;
+    BackwardSteps steps_;
     ForwardParams fwd_{};
     MaskMod<MaskSparseMode> mask_;
     ScoreMod<ScorePse> score_;

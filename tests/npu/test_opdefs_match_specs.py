@@ -36,14 +36,34 @@ def snake(name: str) -> str:
     return package.snake_case(name[0].upper() + name[1:])
 
 
+# aclnn parameters whose port in CANN's official OpDef has a name no suffix rule derives
+OPDEF_ALIASES = {"keyInRope": "key_rope", "actualSeqLengthsQueryOptional": "actual_seq_qlen",
+                 "actualSeqLengthskvOptional": "actual_seq_kvlen"}
+
+
+def spelling(name: str) -> str:
+    """Name without underscores, "tockens" read as "tokens": CANN's official OpDefs write
+    actual_seq_qlen, block_table, pre_tockens for actualSeqQLen, blocktable, preTokens."""
+    return name.replace("_", "").replace("tockens", "tokens")
+
+
 def candidates(name: str):
     """OpDef names a spec parameter may appear under: snake_case without the aclnn naming
-    suffixes (Optional on optional inputs, Out on outputs)."""
-    names = {snake(name)}
-    for suffix in ("Optional", "Out"):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            names.add(snake(name[:-len(suffix)]))
+    suffixes (Optional on optional inputs, then Out on outputs or In on inputs), or its alias."""
+    names, base = {snake(name)}, name
+    for suffix in ("Optional", "Out", "In"):
+        if base.endswith(suffix) and len(base) > len(suffix):
+            base = base[:-len(suffix)]
+            names.add(snake(base))
+    if name in OPDEF_ALIASES:
+        names.add(OPDEF_ALIASES[name])
     return names
+
+
+def opdef_names(name: str, declared) -> set:
+    """The OpDef names among `declared` that spell one of the candidates of `name`."""
+    wanted = {spelling(c) for c in candidates(name)}
+    return {d for d in declared if spelling(d) in wanted}
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +82,7 @@ def test_opdefs_carry_every_spec_parameter_with_its_dtypes(opdefs):
         ports = {p["name"]: p for p in opdef["inputs"] + opdef["outputs"]}
         attrs = {a["name"]: a for a in opdef["attrs"]}
         for ctype, name, dtypes in signature(op_type):
-            found = candidates(name) & (set(ports) | set(attrs))
+            found = opdef_names(name, set(ports) | set(attrs))
             assert found, f"{op_type}: spec parameter {name} ({ctype}) has no OpDef port/attr " \
                           f"named {sorted(candidates(name))}"
             key = found.pop()

@@ -272,6 +272,29 @@ static void data_copy_pad() {
     GmFree(gm);
 }
 
+// ListTensorDesc over the block the op runner builds for a tensor-list input: header word,
+// per-tensor (dimNum | index << 32) + dims, then the data pointers.
+static void list_tensor_desc() {
+    auto *a = static_cast<float *>(GmAlloc(8 * sizeof(float)));
+    auto *b = static_cast<float *>(GmAlloc(8 * sizeof(float)));
+    a[0] = 1.5f;
+    b[0] = 2.5f;
+    auto *desc = static_cast<uint64_t *>(GmAlloc(8 * sizeof(uint64_t)));
+    const uint64_t words[] = {6 * sizeof(uint64_t), 2, 2, 4, 1ULL | (1ULL << 32), 8};  // shapes (2, 4), (8)
+    std::memcpy(desc, words, sizeof(words));
+    desc[6] = reinterpret_cast<uintptr_t>(a);
+    desc[7] = reinterpret_cast<uintptr_t>(b);
+    Run(emu::CoreMix::AIV_ONLY, 1, [&] {
+        ListTensorDesc list(reinterpret_cast<__gm__ void *>(desc));
+        EXPECT(list.GetSize() == 2, "GetSize %u", list.GetSize());
+        EXPECT(list.GetDataPtr<float>(0) == a && list.GetDataPtr<float>(1) == b, "data pointers");
+        EXPECT(list.GetDataPtr<float>(1)[0] == 2.5f, "read through pointer 1");
+    });
+    GmFree(desc);
+    GmFree(b);
+    GmFree(a);
+}
+
 // A 32x16 (M x K) times 16x32 (K x N) product through the fractal path; a LoadData of B
 // without the transpose (wrong Zn layout) must give different numbers.
 static void cube_fractal(bool transposeB, float *out) {
@@ -590,6 +613,7 @@ int main(int argc, char **argv) {
         {"compare_select", compare_select}, {"reductions", reductions}, {"brcb_copy", brcb_copy},
         {"data_copy_pad", data_copy_pad}, {"cube_fractal_layouts", cube_fractal_layouts},
         {"cross_core_pingpong", cross_core_pingpong}, {"sync_all", sync_all}, {"identity", identity}, {"bitwise_axpy", bitwise_axpy}, {"cube_int8_gemv_atomic", cube_int8_gemv_atomic},
+        {"list_tensor_desc", list_tensor_desc},
         {"soc_selection", soc_selection}, {"race_vector_synced", race_vector_synced},
         {"race_vector_missing_sync", race_vector_missing_sync}, {"race_cube_missing_sync", race_cube_missing_sync}, {"misuse_syncall_too_many_cores", misuse_syncall_too_many_cores},
         {"misuse_gm_out_of_range", misuse_gm_out_of_range}, {"misuse_initbuffer_overflow", misuse_initbuffer_overflow},

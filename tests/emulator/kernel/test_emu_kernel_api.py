@@ -11,6 +11,7 @@ SEMANTIC_CASES = [
     "vec_level0_mask_stride", "vec_accumulate_repstride0", "vec_counter_mode", "vec_all_ops", "half_rounding",
     "cast_round_modes", "compare_select", "reductions", "brcb_copy", "data_copy_pad",
     "cube_fractal_layouts", "cross_core_pingpong", "sync_all", "identity", "soc_selection", "bitwise_axpy", "cube_int8_gemv_atomic",
+    "list_tensor_desc",
 ]
 
 MISUSE_CASES = {

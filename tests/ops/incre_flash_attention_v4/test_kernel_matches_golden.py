@@ -256,3 +256,10 @@ def test_int8_output_with_bf16_quant_parameters(shape):
     gold = golden.incre_flash_attention_v4(**kw)
     assert out.dtype == np.int8 and np.abs(out.astype(np.float32) - gold).max() <= 1
     assert np.mean(out.astype(np.float32) == gold) > 0.8  # bf16 attention: more values one step off
+
+
+def test_empty_kv_and_empty_batch():
+    out = fakit.run(OP, backend="cpu", **make_kwargs("fp16", "BNSD", b=2, n=4, nkv=2, s=0, d=32))
+    assert out.shape == (2, 4, 1, 32) and np.all(out.astype(np.float32) == 0)
+    out = fakit.run(OP, backend="cpu", **make_kwargs("fp16", "BSH", b=0, n=4, nkv=2, s=10, d=32))
+    assert out.shape == (0, 1, 128)

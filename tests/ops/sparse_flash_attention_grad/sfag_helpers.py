@@ -13,10 +13,10 @@ DTYPES = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16}
 GRADS = ("d_query", "d_key", "d_value", "d_query_rope", "d_key_rope")
 
 
-def make_indices(rng, tokens, kv_lens, block, picks, duplicates=False, index_dtype=np.int32):
-    """(tokens, 1, TOP_K) indices: per token `picks` block ids of its batch's KV (distinct
+def make_indices(rng, tokens, kv_lens, block, picks, duplicates=False, index_dtype=np.int32, top_k=TOP_K):
+    """(tokens, 1, top_k) indices: per token `picks` block ids of its batch's KV (distinct
     unless `duplicates`), padded with -1; kv_lens[t] is the KV length of token t's batch."""
-    idx = np.full((tokens, 1, TOP_K), -1, index_dtype)
+    idx = np.full((tokens, 1, top_k), -1, index_dtype)
     for t in range(tokens):
         blocks = max(1, -(-int(kv_lens[t]) // block))
         n = min(picks, blocks) if not duplicates else picks
@@ -26,7 +26,7 @@ def make_indices(rng, tokens, kv_lens, block, picks, duplicates=False, index_dty
 
 def make_kwargs(dtype="fp16", batch=1, s1=4, s2=64, heads=2, block=1, picks=16, mode=0, rope=True,
                 seed=0, layout="BSND", q_lens=None, kv_lens=None, duplicates=False,
-                index_dtype=np.int32, deterministic=False):
+                index_dtype=np.int32, deterministic=False, top_k=TOP_K):
     """Golden keywords of the grad: uniform(-1, 1) inputs and the forward golden's outputs.
     TND takes per-batch q_lens/kv_lens (passed cumulative, as the golden takes them)."""
     rng = np.random.default_rng(seed)
@@ -49,8 +49,8 @@ def make_kwargs(dtype="fp16", batch=1, s1=4, s2=64, heads=2, block=1, picks=16, 
 
     tokens = int(np.prod(qs))
     kw = dict(query=u(*qs, heads, D), key=u(*ks, 1, D), value=u(*ks, 1, D),
-              sparse_indices=make_indices(rng, tokens, tok_kv, block, picks, duplicates, index_dtype)
-              .reshape(*qs, 1, TOP_K),
+              sparse_indices=make_indices(rng, tokens, tok_kv, block, picks, duplicates, index_dtype, top_k)
+              .reshape(*qs, 1, top_k),
               scale_value=(D + DR) ** -0.5, sparse_block_size=block, sparse_mode=mode, **seq)
     if rope:
         kw.update(query_rope=u(*qs, heads, DR), key_rope=u(*ks, 1, DR))

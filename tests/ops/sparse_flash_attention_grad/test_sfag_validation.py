@@ -248,7 +248,8 @@ def test_sequence_lengths_1_to_128k(name, shape, axis):
 
 @pytest.mark.parametrize("name,shape", [
     ("value", (2, 21, 1, 512)), ("dOut", (2, 2, 2, 64)), ("out", (2, 3, 2, 512)),
-    ("sparseIndices", (2, 2, 1, 1024)), ("sparseIndices", (2, 2, 2, 2048)), ("sparseIndices", (2, 2, 2048)),
+    ("sparseIndices", (2, 2, 1, 4096)), ("sparseIndices", (2, 2, 1, 0)), ("sparseIndices", (2, 2, 2, 2048)),
+    ("sparseIndices", (2, 2, 2048)), ("sparseIndices", (2, 3, 1, 2048)),
     ("softmaxMax", (2, 2, 2)), ("softmaxMax", (2, 2, 1, 2)), ("softmaxSum", (2, 1, 2, 8)),
     ("queryRopeOptional", (2, 2, 2, 32)), ("keyRopeOptional", (2, 20, 2, 64)), ("keyRopeOptional", (2, 19, 1, 64)),
     ("dQueryOut", (2, 2, 2, 64)), ("dKeyOut", (2, 21, 1, 512)), ("dValueOut", (1, 20, 1, 512)),
