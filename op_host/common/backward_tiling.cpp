@@ -17,26 +17,6 @@ constexpr int64_t BAND_LIMIT = AttentionCore::SPARSE_UNBOUNDED;
 
 uint64_t Align512(uint64_t x) { return (x + 511) / 512 * 512; }
 
-// Mirrors BackwardVector's buffers: S, dP, scratch (fp32), mask bytes, mask half, P and dS
-// (input dtype), three 8-float stat rows per row, the dsink partial row (<= 256 heads), the
-// alibi key-index row.
-uint64_t BackwardUbBytes(uint32_t r, uint32_t dtypeBytes)
-{
-    const uint64_t cells = uint64_t(r) * BLOCK_KV;
-    return cells * (3 * 4 + 1 + 2 + 2 * dtypeBytes) + uint64_t(r) * 32 * 3 + (2 * 256 + 32) * 4 + BLOCK_KV * 4;
-}
-
-// Mirrors BackwardCube's L1 tiles: Q, dO (blockQ x D), K, V (blockKv x D), P, dS and the
-// rope tiles Q_rope (blockQ x Dr), K_rope (blockKv x Dr); pipelined, Q, dO, Q_rope, K and
-// K_rope twice.
-uint64_t BackwardL1Bytes(uint32_t bq, uint32_t dp, uint32_t drp, uint32_t dtypeBytes, bool pipelined)
-{
-    const uint64_t sets = pipelined ? 2 : 1;
-    return (sets * (2ull * bq * dp + uint64_t(bq) * drp + uint64_t(BLOCK_KV) * (dp + drp)) + uint64_t(BLOCK_KV) * dp +
-            2ull * bq * BLOCK_KV) *
-           dtypeBytes;
-}
-
 int64_t BandBatchIndex(const BackwardProblem &prob)
 {
     const int64_t batch = int64_t(prob.cumQ.size());
@@ -111,15 +91,34 @@ double CutRanges(const std::vector<double> &cost, uint32_t cores, std::vector<ui
 
 }  // namespace
 
+// Mirrors BackwardVector's buffers: S, dP, scratch (fp32), mask bytes, mask half, P and dS
+// (input dtype), three 8-float stat rows per row, the dsink partial row (<= 256 heads), the
+// alibi key-index row.
+uint64_t BackwardUbBytes(uint32_t r, uint32_t dtypeBytes)
+{
+    const uint64_t cells = uint64_t(r) * BLOCK_KV;
+    return cells * (3 * 4 + 1 + 2 + 2 * dtypeBytes) + uint64_t(r) * 32 * 3 + (2 * 256 + 32) * 4 + BLOCK_KV * 4;
+}
+
+// Mirrors BackwardCube's L1 tiles: Q, dO (blockQ x D), K, V (blockKv x D), P, dS and the
+// rope tiles Q_rope (blockQ x Dr), K_rope (blockKv x Dr); pipelined, Q, dO, Q_rope, K and
+// K_rope twice.
+uint64_t BackwardL1Bytes(uint32_t bq, uint32_t dp, uint32_t drp, uint32_t dtypeBytes, bool pipelined)
+{
+    const uint64_t sets = pipelined ? 2 : 1;
+    return (sets * (2ull * bq * dp + uint64_t(bq) * drp + uint64_t(BLOCK_KV) * (dp + drp)) + uint64_t(BLOCK_KV) * dp +
+            2ull * bq * BLOCK_KV) *
+           dtypeBytes;
+}
+
 bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, AttentionCore::BackwardParams &p,
                   std::string &why)
 {
     p = AttentionCore::BackwardParams{};
     const uint32_t dp = uint32_t((prob.headDim + 15) / 16 * 16);
     const uint32_t drp = uint32_t((prob.ropeDim + 15) / 16 * 16);
-    // The largest query block that fits with the pipelined cube (down to 32 rows: rowsPerVec
-    // 16), else the
-    // largest that fits without it.
+    // The largest query block that fits with the pipelined cube (down to 32 rows, rowsPerVec
+    // 16), else the largest that fits without it.
     uint32_t r = 0;
     bool pipelined = false;
     for (bool pipe : {true, false}) {

@@ -34,7 +34,7 @@ struct DecodeProblem {
 };
 
 // Most KV splits of one (batch, KV head) row block.
-constexpr uint32_t MAX_KV_SPLITS = 16;
+constexpr uint32_t MAX_KV_SPLITS = AttentionCore::MAX_CORES;
 
 bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCore::DecodeTiling &t,
                 std::string &why);

@@ -54,9 +54,9 @@ public:
         this->Input("pse_shift").ParamType(OPTIONAL).DataType(c.pse).Format(c.nd);
         this->Input("drop_mask").ParamType(OPTIONAL).DataType(c.u8).Format(c.nd);
         this->Input("atten_mask").ParamType(OPTIONAL).DataType(c.mask).Format(c.nd);
-        this->Input("softmax_max").ParamType(REQUIRED).DataType(c.f32).Format(c.nd);
-        this->Input("softmax_sum").ParamType(REQUIRED).DataType(c.f32).Format(c.nd);
-        this->Input("attention_in").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
+        this->Input("softmax_max").ParamType(OPTIONAL).DataType(c.f32).Format(c.nd);
+        this->Input("softmax_sum").ParamType(OPTIONAL).DataType(c.f32).Format(c.nd);
+        this->Input("attention_in").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
         this->Input("actual_seq_qlen").ParamType(REQUIRED).DataType(c.lens).Format(c.nd).ValueDepend(REQUIRED);
         this->Input("actual_seq_kvlen").ParamType(REQUIRED).DataType(c.lens).Format(c.nd).ValueDepend(REQUIRED);
         this->Input("prefix").ParamType(OPTIONAL).DataType(c.lens).Format(c.nd).ValueDepend(OPTIONAL);

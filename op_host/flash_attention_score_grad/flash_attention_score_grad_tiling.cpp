@@ -5,6 +5,7 @@
 #include <string>
 
 #include "../common/backward_tiling.h"
+#include "../common/varlen_forward_tiling.h"
 #include "../common/op_log.h"
 #include "../../op_kernel/flash_attention_score_grad/flash_attention_score_grad_tiling_data.h"
 #include "exe_graph/runtime/tiling_context.h"
@@ -39,6 +40,48 @@ fa_host::Strides MaskStrides(const std::vector<int64_t> &m)
         st.n = m[1] == 1 ? 0 : rowsCols;
     }
     return st;
+}
+
+uint64_t Align512(uint64_t x) { return (x + 511) / 512 * 512; }
+
+// Without softmax_max/sum/attention_in the kernel first runs the varlen forward core: plan it
+// with the same problem (rope, sink and pse types other than 1 are rejected before tiling).
+bool PlanRecompute(const fa_host::BackwardProblem &prob, const fa_host::CoreBudget &budget,
+                   FlashAttentionScoreGradTilingData &data, std::string &why)
+{
+    fa_host::VarLenProblem v;
+    v.numHeads = prob.numHeads;
+    v.numKvHeads = prob.numKvHeads;
+    v.headDim = prob.headDim;
+    v.dtypeBytes = prob.dtypeBytes;
+    for (size_t b = 0; b < prob.cumQ.size(); ++b) {
+        v.seqQ.push_back(prob.cumQ[b] - (b == 0 ? 0 : prob.cumQ[b - 1]));
+        v.seqKv.push_back(prob.cumKv[b] - (b == 0 ? 0 : prob.cumKv[b - 1]));
+    }
+    v.prefix = prob.prefix;
+    v.scale = prob.scale;
+    v.hasMask = prob.hasMask;
+    v.maskCols = int64_t(prob.mask.s);
+    v.sparseMode = uint32_t(prob.sparseMode);
+    v.preTokens = prob.preTokens;
+    v.nextTokens = prob.nextTokens;
+    v.hasPse = prob.hasPse;
+    v.pseBatch = prob.pseBatch;
+    v.pseRows = prob.pseRows;
+    v.pseCols = prob.pseCols;
+    v.hasDropMask = prob.hasDropMask;
+    v.keepProb = prob.keepProb;
+    if (!fa_host::PlanVarLenForward(v, budget, data.forward, why)) return false;
+    data.forward.maskStrideB = prob.mask.b;  // V5 also takes [B, N or 1, Sq, Skv] masks
+    data.forward.maskStrideN = prob.mask.n;
+    const uint64_t stats = Align512(uint64_t(prob.tq) * prob.numHeads * 8 * 4);
+    data.recompute = 1;
+    data.statsMaxOffset = Align512(fa_host::WorkspaceBytes(data.forward));
+    data.statsSumOffset = data.statsMaxOffset + stats;
+    data.attentionOffset = data.statsSumOffset + stats;
+    data.backwardOffset = data.attentionOffset + Align512(uint64_t(prob.tq) * prob.numHeads * prob.headDim *
+                                                          prob.dtypeBytes);
+    return true;
 }
 
 bool ReadLens(const gert::TilingContext *context, size_t index, std::vector<int64_t> &out)
@@ -135,16 +178,22 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
     platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_C, budget.l0c);
 
     FlashAttentionScoreGradTilingData *data = context->GetTilingData<FlashAttentionScoreGradTilingData>();
+    *data = FlashAttentionScoreGradTilingData{};
+    const bool recompute = context->GetOptionalInputShape(SOFTMAX_MAX) == nullptr;
+    if (recompute) prob.statsTnd = true;  // the forward writes [T, N, 8]
     std::string why;
-    if (!fa_host::PlanBackward(prob, budget, data->params, why)) {
+    if (!fa_host::PlanBackward(prob, budget, data->params, why) ||
+        (recompute && !PlanRecompute(prob, budget, *data, why))) {
         FA_LOGE("FlashAttentionScoreGrad tiling: %s", why.c_str());
         return ge::GRAPH_FAILED;
     }
     const ge::DataType dtype = context->GetInputDesc(QUERY)->GetDataType();
     context->SetTilingKey(dtype == ge::DT_BF16 ? FAG_TILING_KEY_BF16 : FAG_TILING_KEY_FP16);
-    context->SetBlockDim(data->params.usedCores);
+    const uint32_t cores = recompute && data->forward.usedCores > data->params.usedCores ? data->forward.usedCores
+                                                                                         : data->params.usedCores;
+    context->SetBlockDim(cores);
     size_t *ws = context->GetWorkspaceSizes(1);
-    ws[0] = fa_host::BackwardWorkspaceBytes(data->params) + platform.GetLibApiWorkSpaceSize();
+    ws[0] = data->backwardOffset + fa_host::BackwardWorkspaceBytes(data->params) + platform.GetLibApiWorkSpaceSize();
     return ge::GRAPH_SUCCESS;
 }
 

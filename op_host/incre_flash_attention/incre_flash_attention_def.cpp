@@ -14,19 +14,27 @@ namespace ops {
 namespace {
 
 struct Columns {
-    std::vector<ge::DataType> q, kv, mask, i64, i32, u64, f32, quant, out;
+    std::vector<ge::DataType> q, kv, mask, i64, i32, u64, f32, anti, quant, out;
     std::vector<ge::Format> nd;
 };
 
-void AddColumn(Columns &c, ge::DataType dt, ge::DataType mask, ge::DataType kv, ge::DataType out, ge::DataType quant)
+// The dtypes of the parameters that only an int8 query uses (dequantScale1, quantScale1,
+// dequantScale2: rejected by the API on Atlas A2) and of the antiquant parameters.
+struct Extra {
+    ge::DataType dequant = ge::DT_UINT64, quant1 = ge::DT_FLOAT, anti = ge::DT_UNDEFINED;
+};
+
+void AddColumn(Columns &c, ge::DataType dt, ge::DataType mask, ge::DataType kv, ge::DataType out, ge::DataType quant,
+               const Extra &extra = Extra())
 {
     c.q.push_back(dt);
     c.kv.push_back(kv);
     c.mask.push_back(mask);
     c.i64.push_back(ge::DT_INT64);
     c.i32.push_back(ge::DT_INT32);
-    c.u64.push_back(ge::DT_UINT64);
-    c.f32.push_back(ge::DT_FLOAT);
+    c.u64.push_back(extra.dequant);
+    c.f32.push_back(extra.quant1);
+    c.anti.push_back(extra.anti == ge::DT_UNDEFINED ? dt : extra.anti);
     c.quant.push_back(quant);
     c.out.push_back(out);
     c.nd.push_back(ge::FORMAT_ND);
@@ -45,6 +53,13 @@ Columns MakeColumns()
                 }
             }
         }
+        // The spec's other dtypes of the int8-query parameters and FLOAT32 antiquant
+        // parameters (the API rejects them on Atlas A2; listed so the OpDef matches the spec).
+        Extra extra;
+        extra.dequant = ge::DT_FLOAT;
+        extra.quant1 = dt == ge::DT_BF16 ? ge::DT_BF16 : ge::DT_FLOAT;
+        extra.anti = ge::DT_FLOAT;
+        AddColumn(c, dt, ge::DT_BOOL, ge::DT_INT8, dt, ge::DT_FLOAT, extra);
     }
     return c;
 }
@@ -67,8 +82,8 @@ public:
         this->Input("dequant_scale2").ParamType(OPTIONAL).DataType(c.u64).Format(c.nd);
         this->Input("quant_scale2").ParamType(OPTIONAL).DataType(c.quant).Format(c.nd);
         this->Input("quant_offset2").ParamType(OPTIONAL).DataType(c.quant).Format(c.nd);
-        this->Input("antiquant_scale").ParamType(OPTIONAL).DataType(c.q).Format(c.nd);
-        this->Input("antiquant_offset").ParamType(OPTIONAL).DataType(c.q).Format(c.nd);
+        this->Input("antiquant_scale").ParamType(OPTIONAL).DataType(c.anti).Format(c.nd);
+        this->Input("antiquant_offset").ParamType(OPTIONAL).DataType(c.anti).Format(c.nd);
         this->Input("block_table").ParamType(OPTIONAL).DataType(c.i32).Format(c.nd);
         this->Input("kv_padding_size").ParamType(OPTIONAL).DataType(c.i64).Format(c.nd);
         this->Output("attention_out").ParamType(REQUIRED).DataType(c.out).Format(c.nd);

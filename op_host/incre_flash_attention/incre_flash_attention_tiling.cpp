@@ -137,9 +137,10 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
     }
 
     const gert::StorageShape *antiScale = context->GetOptionalInputShape(ANTIQUANT_SCALE);
-    if (antiScale != nullptr) {  // int8 key/value: one tensor (contiguous or paged cache)
+    if (antiScale != nullptr) {  // int8 key/value (a list: copies sized for the longest tensor)
         int64_t elements = 1;
         for (int64_t dim : k) elements *= dim;
+        if (list) elements = prob.seqKv * kvHeads * d;
         prob.antiquant = true;
         prob.antiPerChannel = antiScale->GetStorageShape().GetShapeSize() != 2;
         prob.kvElements = uint64_t(elements);

@@ -108,8 +108,9 @@ private:
     __aicore__ inline void Share(uint64_t total, uint64_t &lo, uint64_t &hi) const
     {
         const uint64_t parts = static_cast<uint64_t>(p_->usedCores) * 2;
-        lo = total * vecId_ / parts;
-        hi = total * (vecId_ + 1) / parts;
+        const uint64_t part = vecId_ < parts ? vecId_ : parts;  // a launch may have more cores
+        lo = total * part / parts;
+        hi = vecId_ < parts ? total * (part + 1) / parts : lo;
     }
 
     __aicore__ inline void ZeroAccumulators()

@@ -2,7 +2,36 @@
 // shared backward core (op_kernel/attention_core/backward_*.h) in the input dtype.
 #include "kernel_operator.h"
 #include "../attention_core/backward_kernel.h"
+#include "../attention_core/forward_kernel.h"
 #include "flash_attention_score_grad_tiling_data.h"
+
+// The varlen forward (as flash_attention_score's kernel) recomputes missing statistics.
+using RecomputeVariant = AttentionCore::ForwardVariant<AttentionCore::SplitTnd, AttentionCore::KvStrided,
+                                                       AttentionCore::ScorePse, AttentionCore::MaskSparseMode,
+                                                       AttentionCore::SoftmaxDropout>;
+
+template <typename T>
+__aicore__ inline void Run(const FlashAttentionScoreGradTilingData &tiling, AttentionCore::BackwardTensors &t,
+                           GM_ADDR userWorkspace)
+{
+    if (tiling.recompute != 0) {
+        AttentionCore::ForwardTensors f{t.query, t.key, t.value, t.mask, t.seqQ,
+                                        userWorkspace + tiling.attentionOffset, userWorkspace};
+        f.actualSeqKvLengths = t.seqKv;
+        f.pse = t.pse;
+        f.prefix = t.prefix;
+        f.softmaxMax = userWorkspace + tiling.statsMaxOffset;
+        f.softmaxSum = userWorkspace + tiling.statsSumOffset;
+        f.dropMask = t.dropMask;
+        AttentionCore::RunForward<T, RecomputeVariant>(&tiling.forward, f);
+        AscendC::SyncAll<false>();  // the statistics and the output are in GM for every core
+        t.softmaxMax = f.softmaxMax;
+        t.softmaxSum = f.softmaxSum;
+        t.attentionIn = f.out;
+    }
+    t.workspace = userWorkspace + tiling.backwardOffset;
+    AttentionCore::RunBackward<T>(&tiling.params, t);
+}
 
 extern "C" __global__ __aicore__ void flash_attention_score_grad(
     GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR dy, GM_ADDR pse_shift, GM_ADDR drop_mask, GM_ADDR atten_mask,
@@ -38,10 +67,10 @@ extern "C" __global__ __aicore__ void flash_attention_score_grad(
     t.dsink = dsink;
     t.dqRope = dq_rope;
     t.dkRope = dk_rope;
-    t.workspace = AscendC::GetUserWorkspace(workspace);
+    GM_ADDR userWorkspace = AscendC::GetUserWorkspace(workspace);
     if (TILING_KEY_IS(FAG_TILING_KEY_FP16)) {
-        AttentionCore::RunBackward<half>(&tilingData.params, t);
+        Run<half>(tilingData, t, userWorkspace);
     } else if (TILING_KEY_IS(FAG_TILING_KEY_BF16)) {
-        AttentionCore::RunBackward<bfloat16_t>(&tilingData.params, t);
+        Run<bfloat16_t>(tilingData, t, userWorkspace);
     }
 }

@@ -44,9 +44,10 @@ __aicore__ inline void RunDecode(const AttentionCore::ForwardParams *p, const At
 // once per batch on that batch's tensors; the plan is the one of a single batch.
 template <typename T>
 __aicore__ inline void RunDecodeList(IncreFlashAttentionTilingData &td, const AttentionCore::ForwardTensors &all,
-                                     const AscendC::ListTensorDesc &keys, const AscendC::ListTensorDesc &values)
+                                     const AscendC::ListTensorDesc &keys, const AscendC::ListTensorDesc &values,
+                                     GM_ADDR antiScale, GM_ADDR antiOffset)
 {
-    const AttentionCore::DecodeParams &d = td.decode;
+    AttentionCore::DecodeParams &d = td.decode;
     for (uint32_t b = 0; b < d.kvListBatches; ++b) {
         AttentionCore::ForwardTensors t = all;
         t.key = keys.GetDataPtr<uint8_t>(b);
@@ -58,12 +59,18 @@ __aicore__ inline void RunDecodeList(IncreFlashAttentionTilingData &td, const At
         if (d.hasPse != 0) t.pse = all.pse + b * d.pseStrideB * sizeof(T);
         td.params.seqKv = d.kvListSeq[b];
         if (d.kvListBnsd != 0) td.params.kvStrideN = static_cast<uint64_t>(d.kvListSeq[b]) * td.params.headDim;
-        if (b > 0 && AttentionCore::StoresPartials(d)) {
+        if (d.antiquant != 0) {  // this batch's int8 tensors: S_b x N_kv rows of D
+            d.antiRows = static_cast<uint64_t>(d.kvListSeq[b]) * td.params.numKvHeads;
+            if (d.kvListBnsd != 0) d.antiHeadRun = d.kvListSeq[b];
+        }
+        if (b > 0 && d.antiquant != 0) {
+            AscendC::SyncAll<false>();  // no core still reads the previous batch's K/V copies
+        } else if (b > 0 && AttentionCore::StoresPartials(d)) {
             if ASCEND_IS_AIV {
                 AscendC::SyncAll();  // every core has combined the previous batch's partials
             }
         }
-        RunDecode<T>(&td.params, t);
+        RunDecode<T>(&td.params, t, antiScale, antiOffset);
     }
 }
 
@@ -93,13 +100,13 @@ extern "C" __global__ __aicore__ void incre_flash_attention(
     const bool list = tilingData.decode.kvListBatches != 0;
     if (TILING_KEY_IS(IFA_TILING_KEY_FP16)) {
         if (list) {
-            RunDecodeList<half>(tilingData, tensors, keys, values);
+            RunDecodeList<half>(tilingData, tensors, keys, values, antiquant_scale, antiquant_offset);
         } else {
             RunDecode<half>(&tilingData.params, tensors, antiquant_scale, antiquant_offset);
         }
     } else if (TILING_KEY_IS(IFA_TILING_KEY_BF16)) {
         if (list) {
-            RunDecodeList<bfloat16_t>(tilingData, tensors, keys, values);
+            RunDecodeList<bfloat16_t>(tilingData, tensors, keys, values, antiquant_scale, antiquant_offset);
         } else {
             RunDecode<bfloat16_t>(&tilingData.params, tensors, antiquant_scale, antiquant_offset);
         }

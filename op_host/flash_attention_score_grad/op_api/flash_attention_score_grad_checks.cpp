@@ -345,14 +345,25 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
                         : true)) {
         return c.Status();
     }
-    if (!c.Require(sMax.present && sSum.present && o.present, !sMax.present ? "softmaxMaxOptional"
-                                                               : (!sSum.present ? "softmaxSumOptional"
-                                                                                : "attentionInOptional"),
-                   "is nullptr: recomputing the forward statistics is not implemented yet (pass the forward's "
-                   "softmaxMax, softmaxSum and attention output)") ||
-        !CheckStats(c, sMax, "softmaxMaxOptional", statsTnd, t, n) ||
-        !CheckStats(c, sSum, "softmaxSumOptional", statsTnd, t, n) ||
-        !CheckTnd(c, o, "attentionInOptional", q, "query", q.shape)) {
+    // Without the forward's outputs the kernel recomputes them with the varlen forward core,
+    // which has no rope part, sink or pse types other than 1.
+    const bool recompute = !sMax.present && !sSum.present && !o.present;
+    const char *absent = !sMax.present ? "softmaxMaxOptional" : (!sSum.present ? "softmaxSumOptional"
+                                                                               : "attentionInOptional");
+    if (recompute) {
+        if (!c.Require(a.queryRope == nullptr && a.keyRope == nullptr && !sink.present &&
+                           (a.pse == nullptr || a.pseType == 1),
+                       "softmaxMaxOptional",
+                       "is nullptr together with softmaxSum/attentionIn: recomputing them is implemented without "
+                       "rope, sink and pse types 0/2/3 only (pass the forward's outputs)")) {
+            return c.Status();
+        }
+    } else if (!c.Require(sMax.present && sSum.present && o.present, absent,
+                          "is nullptr while the other forward outputs are given (pass softmaxMax, softmaxSum and "
+                          "attentionIn together, or none of them to have them recomputed)") ||
+               !CheckStats(c, sMax, "softmaxMaxOptional", statsTnd, t, n) ||
+               !CheckStats(c, sSum, "softmaxSumOptional", statsTnd, t, n) ||
+               !CheckTnd(c, o, "attentionInOptional", q, "query", q.shape)) {
         return c.Status();
     }
     // Features the kernel does not implement yet.

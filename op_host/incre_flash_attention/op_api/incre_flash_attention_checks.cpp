@@ -136,8 +136,6 @@ bool CheckKvLists(ParamChecker &c, const IfaArgs &a, const TensorDesc &q, State 
     if (s.keys[0].dtype == ACL_INT8) {
         return c.Require(a.antiquantScale != nullptr, "antiquantScale",
                          "is null but key/value are INT8 (int8 KV needs the antiquant scale)") &&
-               c.Require(nk == 1, "key", "is a list of %llu INT8 tensors: int8 KV with one tensor per batch is not "
-                         "implemented by this implementation (pass one tensor)", static_cast<unsigned long long>(nk)) &&
                CheckAntiquantParams(c, a, q, s);
     }
     return c.SameDtype(s.keys[0], "key", q, "query") &&

@@ -16,7 +16,7 @@ using fa_host::TensorDesc;
 
 constexpr int64_t HEAD_DIM = 512;     // D
 constexpr int64_t ROPE_DIM = 64;      // Dr
-constexpr int64_t MAX_TOP_K = 2048;   // K of sparse_indices: the spec's value, taken as the bound
+constexpr int64_t TOP_K = 2048;       // K of sparse_indices (spec: "K：2048")
 constexpr int64_t MAX_BATCH = 256;    // B: 1 ~ 256
 constexpr int64_t MAX_SEQ = 131072;   // S1, S2: 1 ~ 128K
 constexpr int64_t NO_BAND = 2147483647;
@@ -143,8 +143,8 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
         !Tensor(c, k, "key", &q, "query", {}, kShape) || !Tensor(c, v, "value", &q, "query", {}, kShape) ||
         !Tensor(c, idx, "sparseIndices", nullptr, nullptr, {ACL_INT32, ACL_INT64},
                 with(qTok, {1, idx.shape.empty() ? 0 : idx.shape.back()})) ||
-        !c.Require(idx.shape.back() >= 1 && idx.shape.back() <= MAX_TOP_K, "sparseIndices",
-                   "has K = %lld entries per token: K must be in [1, 2048]", L(idx.shape.back())) ||
+        !c.Require(idx.shape.back() == TOP_K, "sparseIndices",
+                   "has K = %lld entries per token: the spec supports K = 2048", L(idx.shape.back())) ||
         !Tensor(c, dO, "dOut", &q, "query", {}, qShape) || !Tensor(c, o, "out", &q, "query", {}, qShape) ||
         !Tensor(c, smax, "softmaxMax", nullptr, nullptr, {ACL_FLOAT}, stats) ||
         !Tensor(c, ssum, "softmaxSum", nullptr, nullptr, {ACL_FLOAT}, stats)) {

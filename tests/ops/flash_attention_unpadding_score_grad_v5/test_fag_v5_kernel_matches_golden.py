@@ -196,3 +196,30 @@ def test_long_causal_sequences(mode):
                      mask=_causal(s).astype(bool), sparse_mode=mode, pre_tokens=2147483647,
                      next_tokens=0)
     run_and_judge(kw)
+
+
+def _without_forward_outputs(kw):
+    for name in ("softmax_max", "softmax_sum", "attention_in"):
+        kw[name] = None
+    return kw
+
+
+@pytest.mark.parametrize("dtype,mode", [("fp16", 0), ("bf16", 3)])
+def test_forward_outputs_recomputed_when_absent(dtype, mode):
+    # The kernel first runs the varlen forward core into its workspace (golden: the TND forward).
+    mask = None if mode == 0 else _causal(2048).astype(bool)
+    run_and_judge(_without_forward_outputs(make_kwargs(dtype, q_lens=(130, 40), kv_lens=(150, 90), n=4, nkv=2,
+                                                       d=64, mask=mask, sparse_mode=mode)))
+
+
+def test_recompute_with_pse_dropout_and_4d_mask():
+    rng = np.random.default_rng(21)
+    q_lens, kv_lens, n = (48, 30), (64, 50), 2
+    bits = sum(n * q * ((k + 15) // 16 * 16) for q, k in zip(q_lens, kv_lens))
+    drop = np.packbits((rng.random(bits) < 0.8).astype(np.uint8), bitorder="little")
+    mask = rng.random((2, n, 48, 64)) < 0.2
+    mask[..., 0] = False
+    pse = rng.uniform(-1, 1, (2, n, 48, 64)).astype(np.float16)
+    run_and_judge(_without_forward_outputs(make_kwargs(q_lens=q_lens, kv_lens=kv_lens, n=n, d=32, mask=mask,
+                                                       sparse_mode=1, pse_shift=pse, drop_mask=drop,
+                                                       keep_prob=0.8)))

@@ -164,9 +164,21 @@ def test_sink_without_dsink_output_is_161001():
 
 
 @pytest.mark.parametrize("name", ["softmaxMaxOptional", "softmaxSumOptional", "attentionInOptional"])
-def test_missing_forward_outputs_are_reported_unimplemented(name):
+def test_one_missing_forward_output_is_161002(name):
+    # the three forward outputs come together, or none of them (then they are recomputed)
     status, log = status_of(base(), null=(name,))
-    assert status == 161002 and name in log and "not implemented" in log, log
+    assert status == 161002 and name in log and "together" in log, log
+
+
+@pytest.mark.parametrize("extra", ["rope", "sink", "alibi"])
+def test_recompute_without_its_features_is_161002(extra):
+    kw = base(dtype="bf16")
+    bf = kw["query"].dtype
+    kw.update({"rope": dict(query_rope=np.zeros((32, 2, 16), bf), key_rope=np.zeros((40, 2, 16), bf)),
+               "sink": dict(sink=np.zeros((2,), np.float32)),
+               "alibi": dict(pse_shift=np.zeros((2,), np.float32), pse_type=2)}[extra])
+    status, log = status_of(kw, null=("softmaxMaxOptional", "softmaxSumOptional", "attentionInOptional"))
+    assert status == 161002 and "softmaxMaxOptional" in log and "recomput" in log, log
 
 
 @pytest.mark.parametrize("name,arr", [("dqOut", np.zeros((32, 2, 16), np.float32)),

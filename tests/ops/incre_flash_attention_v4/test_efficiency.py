@@ -41,9 +41,11 @@ def test_single_sequence_spreads_over_the_cores(long_gqa):
 
 def test_kv_is_streamed_once(long_gqa):
     r = long_gqa
-    # cube MTE2 = K and V once + P hand-offs (16 rows x 128 keys x 2 B per block) + Q per unit
+    # cube MTE2 = K and V once + P hand-offs (16 rows x 128 keys x 2 B per block) + Q once per
+    # unit (16 rows x 128 x 2 B); the units are the KV splits, at most 64
     p_bytes = 64 * 16 * 128 * 2
-    assert r["mte2"] - p_bytes == pytest.approx(r["kv_bytes"], rel=0.02), r
+    q_bytes = r["mte2"] - p_bytes - r["kv_bytes"]
+    assert q_bytes % 4096 == 0 and 1 <= q_bytes // 4096 <= 64, r
 
 
 def test_paged_small_pages_stream_the_same_bytes():

@@ -149,13 +149,6 @@ def test_int8_kv_needs_antiquant_scale_of_the_right_shape():
                                            antiquant_offset=np.ones((2, 2, 32), np.float16)))
 
 
-def test_int8_kv_tensor_list_not_implemented():
-    kw = base()
-    k8 = [np.zeros((1, 2, 64, 32), np.int8)] * 2
-    log = expect(161002, "key", dict(kw, key=k8, value=k8, antiquant_scale=np.ones(2, np.float16)))
-    assert "not implemented" in log
-
-
 def test_antiquant_with_float_kv():
     expect(161002, "antiquantScale", base(antiquant_scale=np.ones(2, np.float16)))
 

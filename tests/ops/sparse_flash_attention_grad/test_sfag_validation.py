@@ -4,12 +4,14 @@ dtype/format/shape/attribute violations and for what this implementation does no
 (non-contiguous tensors) — and a log line naming the parameter; the spec's edge cases
 (empty query) succeed."""
 import ctypes as C
+import dataclasses
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 import fakit
+from fakit import cases
 from fakit.backends import cpu
 
 from sfag_helpers import OP, make_kwargs
@@ -248,7 +250,7 @@ def test_sequence_lengths_1_to_128k(name, shape, axis):
 
 @pytest.mark.parametrize("name,shape", [
     ("value", (2, 21, 1, 512)), ("dOut", (2, 2, 2, 64)), ("out", (2, 3, 2, 512)),
-    ("sparseIndices", (2, 2, 1, 4096)), ("sparseIndices", (2, 2, 1, 0)), ("sparseIndices", (2, 2, 2, 2048)),
+    ("sparseIndices", (2, 2, 1, 4096)), ("sparseIndices", (2, 2, 1, 512)), ("sparseIndices", (2, 2, 1, 0)), ("sparseIndices", (2, 2, 2, 2048)),
     ("sparseIndices", (2, 2, 2048)), ("sparseIndices", (2, 3, 1, 2048)),
     ("softmaxMax", (2, 2, 2)), ("softmaxMax", (2, 2, 1, 2)), ("softmaxSum", (2, 1, 2, 8)),
     ("queryRopeOptional", (2, 2, 2, 32)), ("keyRopeOptional", (2, 20, 2, 64)), ("keyRopeOptional", (2, 19, 1, 64)),
@@ -302,3 +304,27 @@ def test_empty_query_returns_zero_key_and_value_gradients():
     out = fakit.run(OP, backend="cpu", **kw)
     assert out["d_query"].shape == (1, 0, 2, 512)
     assert not out["d_key"].astype(np.float32).any() and not out["d_value"].astype(np.float32).any()
+
+
+def _sendable(forbidden):
+    """The full suite's forbidden cases that are tensors at all (a BSND call with batches of
+    different lengths has no array shape, so there is nothing to send)."""
+    return [(c, r) for c, r in forbidden
+            if not (c.layout == "BSND" and len(set(c.shapes["qlens"])) > 1)]
+
+
+def _inputs(case):
+    if case.attrs["sparse_mode"] not in (0, 3):
+        # The forward golden has no such mode: build the tensors with mode 0, then ask for it.
+        kw = dataclasses.replace(case, attrs=dict(case.attrs, sparse_mode=0)).inputs()
+        kw["sparse_mode"] = case.attrs["sparse_mode"]
+        return kw
+    return case.inputs()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case,reason", _sendable(cases.sweep(OP, "full")[1]), ids=lambda x: getattr(x, "id", ""))
+def test_full_suite_forbidden_cases_are_rejected(case, reason):
+    with pytest.raises(fakit.AclnnError) as err:
+        fakit.run(OP, backend="cpu", **_inputs(case))
+    assert err.value.status == 161002, reason

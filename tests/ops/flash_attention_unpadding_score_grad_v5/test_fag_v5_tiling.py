@@ -1,0 +1,64 @@
+"""The backward-core planning (op_host/common/backward_tiling.cpp) on its own: block sizes and
+the pipelined cube fit UB/L1, every unit is covered once by contiguous per-core ranges, short
+sequences are sliced over the cores, and the workspace holds every region."""
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+UB_A2 = 196352          # Ascend910B2 UB as PlatformAscendC reports it
+L1_A2 = 524032
+
+
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory):
+    if shutil.which("g++") is None:
+        pytest.fail("g++ is required (the CPU target is built with it)")
+    exe = tmp_path_factory.mktemp("bwd_tiling") / "driver"
+    subprocess.run(["g++", "-std=c++17", "-O1", f"-I{ROOT / 'op_host'}", f"-I{ROOT / 'op_kernel'}", f"-I{ROOT}",
+                    str(Path(__file__).with_name("backward_tiling_driver.cpp")),
+                    str(ROOT / "op_host/common/backward_tiling.cpp"), "-o", str(exe)], check=True)
+
+    def run(d=128, dr=0, n=2, nkv=2, mode=0, mask=0, q=(1024,), kv=None, ub=UB_A2, aic=24):
+        kv = q if kv is None else kv
+        line = " ".join(str(v) for v in (d, dr, n, nkv, mode, mask, ub, aic, len(q), *q, *kv)) + "\n"
+        out = subprocess.run([str(exe)], input=line, capture_output=True, text=True, check=True).stdout
+        return json.loads(out)
+
+    return run
+
+
+@pytest.mark.parametrize("d,dr,rows,pipelined", [(64, 0, 128, 1), (128, 0, 128, 1), (128, 64, 128, 1),
+                                                 (256, 0, 64, 1), (512, 0, 64, 0), (768, 0, 32, 0)])
+def test_blocks_fit_and_pipeline_when_l1_allows(plan, d, dr, rows, pipelined):
+    p = plan(d=d, dr=dr)
+    assert p["ok"], p
+    assert (p["blockQ"], p["pipelined"]) == (rows, pipelined)
+    assert p["ubBytes"] + 8192 <= UB_A2 and p["l1Bytes"] <= L1_A2
+
+
+def test_units_are_covered_once_by_contiguous_ranges(plan):
+    p = plan(n=8, nkv=2, q=(3000, 17, 900), kv=(2500, 40, 1200), mode=3, mask=1)
+    s = p["starts"]
+    assert s[0] == 0 and s[-1] == p["unitCount"] and all(a <= b for a, b in zip(s, s[1:]))
+    assert p["usedCores"] <= 24
+
+
+def test_short_sequences_slice_query_rows_over_the_cores(plan):
+    # one kv head, 8 kv blocks: without slices only 8 of 24 cores would work
+    p = plan(n=1, nkv=1, q=(1024,), mode=3, mask=1)
+    assert p["qSplit"] > 1 and p["usedCores"] >= 20, p
+    # plenty of kv blocks: whole kv blocks per core (one writer per dK/dV row)
+    p = plan(n=16, nkv=16, q=(8192,), mode=3, mask=1)
+    assert p["qSplit"] == 1 and p["usedCores"] == 24, p
+
+
+def test_workspace_holds_every_region(plan):
+    d, n, t = 128, 4, 1000
+    p = plan(d=d, dr=64, n=n, nkv=n, q=(t,))
+    grads = 4 * t * n * (3 * d + 2 * 64) + 4 * t * n * 8  # dq, dk, dv, rope grads, D rows
+    assert p["wsSlots"] >= grads
+    assert p["workspace"] >= p["wsSlots"] + p["usedCores"] * 4 * p["blockQ"] * 128 * (4 + 2)

@@ -1,0 +1,52 @@
+// Test driver of the decode planning (op_host/common/decode_tiling.cpp), pure host code: reads
+// one problem per line from stdin
+//   B N Nkv S D aicNum quantOut lengthCount [lengths...]
+// and prints one JSON object per line with the planned fields the tests check.
+#include <iostream>
+#include <string>
+
+#include "common/decode_tiling.h"
+
+int main()
+{
+    long long b, n, nkv, s, d, aic, quant, count;
+    while (std::cin >> b >> n >> nkv >> s >> d >> aic >> quant >> count) {
+        fa_host::DecodeProblem prob;
+        prob.batch = b;
+        prob.numHeads = n;
+        prob.numKvHeads = nkv;
+        prob.seqKv = s;
+        prob.headDim = d;
+        prob.q = {uint64_t(n * d), uint64_t(d), uint64_t(n * d)};
+        prob.kv = {uint64_t(nkv * s * d), uint64_t(s * d), uint64_t(d)};
+        prob.quantOut = quant != 0;
+        for (long long i = 0; i < count; ++i) {
+            long long len;
+            std::cin >> len;
+            prob.kvLengths.push_back(len);
+        }
+        fa_host::CoreBudget budget;
+        budget.aicNum = static_cast<uint32_t>(aic);
+        budget.ub = 196352;
+        budget.l1 = 524288;
+        budget.l0a = budget.l0b = 65536;
+        budget.l0c = 131072;
+        static AttentionCore::DecodeTiling t;
+        std::string why;
+        const bool ok = fa_host::PlanDecode(prob, budget, t, why);
+        const auto &p = t.params;
+        const auto &dp = t.decode;
+        std::cout << "{\"ok\": " << (ok ? "true" : "false") << ", \"why\": \"" << why << "\", \"rowsPerVec\": "
+                  << p.rowsPerVec << ", \"blockQ\": " << p.blockQ << ", \"headBlocks\": " << p.qBlocksPerHead
+                  << ", \"headDimAlign\": " << p.headDimAlign << ", \"kvSplits\": " << dp.kvSplits
+                  << ", \"kvChunk\": " << dp.kvChunk << ", \"unitCount\": " << p.unitCount
+                  << ", \"usedCores\": " << p.usedCores << ", \"combineRows\": " << dp.combineRows
+                  << ", \"workspace\": " << fa_host::DecodeWorkspaceBytes(t)
+                  << ", \"coreBytes\": " << uint64_t(p.usedCores) * p.wsBytesPerCore << ", \"starts\": [";
+        for (uint32_t c = 0; c <= p.usedCores; ++c) std::cout << (c ? ", " : "") << p.coreUnitStart[c];
+        std::cout << "], \"combineStarts\": [";
+        for (uint32_t v = 0; v <= 2 * p.usedCores; ++v) std::cout << (v ? ", " : "") << dp.combineRowStart[v];
+        std::cout << "]}" << std::endl;
+    }
+    return 0;
+}

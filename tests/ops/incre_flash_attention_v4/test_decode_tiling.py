@@ -1,0 +1,79 @@
+"""The decode planning (op_host/common/decode_tiling.cpp) on its own: the GQA group sets the
+rows per unit, long sequences on few rows are split over the cores (chunks of whole key
+blocks), many rows are not split, every unit is planned once in contiguous per-core ranges,
+the combine rows cover every output row once, and the workspace holds what the kernel uses."""
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory):
+    if shutil.which("g++") is None:
+        pytest.fail("g++ is required (the CPU target is built with it)")
+    exe = tmp_path_factory.mktemp("decode_tiling") / "decode_tiling_driver"
+    subprocess.run(["g++", "-std=c++17", "-O1", f"-I{ROOT / 'op_host'}", f"-I{ROOT / 'op_kernel'}", f"-I{ROOT}",
+                    str(Path(__file__).with_name("decode_tiling_driver.cpp")),
+                    str(ROOT / "op_host/common/decode_tiling.cpp"), str(ROOT / "op_host/common/forward_tiling.cpp"),
+                    "-o", str(exe)], check=True)
+
+    def run(b=1, n=8, nkv=1, s=4096, d=128, aic=24, quant=0, lengths=()):
+        line = f"{b} {n} {nkv} {s} {d} {aic} {quant} {len(lengths)} {' '.join(map(str, lengths))}\n"
+        out = subprocess.run([str(exe)], input=line, capture_output=True, text=True, check=True).stdout
+        return json.loads(out)
+
+    return run
+
+
+def check_cover(p):
+    starts = p["starts"]
+    assert starts[0] == 0 and starts[-1] == p["unitCount"] and starts == sorted(starts)
+    assert len(starts) == p["usedCores"] + 1 and p["usedCores"] <= 24
+    cs = p["combineStarts"]
+    assert cs[0] == 0 and cs[-1] == p["combineRows"] and cs == sorted(cs)
+
+
+@pytest.mark.parametrize("n,nkv,d,rows,blocks", [(8, 1, 128, 8, 1), (64, 1, 128, 32, 1), (64, 1, 512, 16, 2),
+                                                  (4, 4, 64, 8, 1), (48, 2, 256, 16, 1)])
+def test_group_sets_the_rows_per_unit(plan, n, nkv, d, rows, blocks):
+    p = plan(n=n, nkv=nkv, d=d)
+    assert p["ok"] and p["rowsPerVec"] == rows and p["headBlocks"] == blocks
+    assert p["blockQ"] * p["headBlocks"] >= n // nkv
+
+
+def test_long_sequence_on_one_row_is_split_over_the_cores(plan):
+    p = plan(b=1, n=8, nkv=1, s=32768)
+    assert p["kvSplits"] >= 12 and p["kvChunk"] % 128 == 0 and p["kvSplits"] * p["kvChunk"] >= 32768
+    assert p["usedCores"] == 24 and p["unitCount"] == p["kvSplits"]
+    check_cover(p)
+    # partial rows (fp32 D + max + sum) for every (split, head) after the core slots
+    assert p["workspace"] >= p["coreBytes"] + p["kvSplits"] * 8 * (128 + 2) * 4
+
+
+def test_many_rows_are_not_split(plan):
+    p = plan(b=64, n=32, nkv=8, s=2048)
+    assert p["kvSplits"] == 1 and p["unitCount"] == 64 * 8
+    assert p["workspace"] == p["coreBytes"]
+    check_cover(p)
+
+
+def test_short_sequences_are_not_split_and_lengths_bound_the_chunks(plan):
+    assert plan(b=1, n=8, s=100)["kvSplits"] == 1
+    p = plan(b=2, n=8, s=8192, lengths=(1000, 300))
+    assert p["kvSplits"] > 1 and p["kvSplits"] * p["kvChunk"] >= 1000 and (p["kvSplits"] - 1) * p["kvChunk"] < 1000
+    check_cover(p)
+
+
+def test_int8_output_aligns_rows_and_always_has_partials(plan):
+    p = plan(b=64, n=32, nkv=8, s=2048, d=40, quant=1)
+    assert p["headDimAlign"] == 64 and p["kvSplits"] == 1
+    assert p["workspace"] >= p["coreBytes"] + 64 * 32 * (64 + 2) * 4
+
+
+def test_plan_is_deterministic(plan):
+    assert plan(b=3, n=16, nkv=4, s=5000) == plan(b=3, n=16, nkv=4, s=5000)
