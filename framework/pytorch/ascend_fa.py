@@ -8,6 +8,11 @@ fakit.run; FAKIT_TORCH_BACKEND=sim|npu|golden picks another fakit backend. NPU t
 (PrivateUse1) go to torch_npu's own device path when torch_npu is importable. Fake/meta tensors
 get the output shapes, so the ops trace under torch.compile / FakeTensorMode.
 
+Operators: npu_prompt_flash_attention -> aclnnPromptFlashAttention, npu_incre_flash_attention ->
+aclnnIncreFlashAttentionV4, npu_fusion_attention (TND varlen) -> aclnnFlashAttentionVarLenScore and
+npu_fusion_attention_grad -> aclnnFlashAttentionUnpaddingScoreGradV5; npu_fusion_attention's
+autograd backward calls npu_fusion_attention_grad with the saved statistics.
+
 A torch_npu argument the aclnn API behind the op does not have (e.g. quantisation of
 npu_prompt_flash_attention, which maps to aclnnPromptFlashAttention) raises NotImplementedError
 naming it; so does an operator the cpu target does not implement yet.
@@ -47,6 +52,14 @@ SCHEMAS = {
         "float keep_prob=1., int pre_tockens=2147483647, int next_tockens=2147483647, int inner_precise=0, "
         "int[]? prefix=None, int[]? actual_seq_qlen=None, int[]? actual_seq_kvlen=None, int sparse_mode=0, "
         "bool gen_mask_parallel=True, bool sync=False) -> (Tensor, Tensor, Tensor, Tensor, int, int, int)",
+    "npu_fusion_attention_grad":
+        "npu_fusion_attention_grad(Tensor query, Tensor key, Tensor value, Tensor dy, int head_num, "
+        "str input_layout, *, Tensor? pse=None, Tensor? padding_mask=None, Tensor? atten_mask=None, "
+        "Tensor? softmax_max=None, Tensor? softmax_sum=None, Tensor? softmax_in=None, "
+        "Tensor? attention_in=None, float scale_value=1., float keep_prob=1., int pre_tockens=2147483647, "
+        "int next_tockens=2147483647, int inner_precise=0, int seed=0, int offset=0, int numels=0, "
+        "int[]? prefix=None, int[]? actual_seq_qlen=None, int[]? actual_seq_kvlen=None, int sparse_mode=0, "
+        "bool gen_mask_parallel=True, bool sync=False) -> (Tensor, Tensor, Tensor, Tensor)",
 }
 
 
@@ -157,6 +170,14 @@ def ifa_fake(query, key, value, *, quant_scale2=None, **_):
 
 # -------------------------------------------------------------- npu_fusion_attention (varlen TND)
 
+def _need_varlen(torch_op, api, input_layout, actual_seq_qlen, actual_seq_kvlen):
+    if input_layout != "TND" or actual_seq_qlen is None or actual_seq_kvlen is None:
+        raise NotImplementedError(f"{NAMESPACE}::{torch_op} implements the variable-length form ({api}): "
+                                  "input_layout='TND' with actual_seq_qlen and actual_seq_kvlen; got "
+                                  f"input_layout={input_layout!r}, actual_seq_qlen={actual_seq_qlen}, "
+                                  f"actual_seq_kvlen={actual_seq_kvlen}")
+
+
 def _fa_shapes(query, value, head_num, input_layout):
     t = query.shape[0]
     return (t, head_num, 8), (*query.shape[:-1], value.shape[-1])
@@ -166,10 +187,8 @@ def fa_cpu(query, key, value, head_num, input_layout, pse=None, padding_mask=Non
            scale=1.0, keep_prob=1.0, pre_tockens=2147483647, next_tockens=2147483647, inner_precise=0,
            prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0,
            gen_mask_parallel=True, sync=False):
-    if input_layout != "TND" or actual_seq_qlen is None or actual_seq_kvlen is None:
-        raise NotImplementedError(f"{NAMESPACE}::npu_fusion_attention implements the variable-length "
-                                  "form (aclnnFlashAttentionVarLenScore): input_layout='TND' with "
-                                  f"actual_seq_qlen and actual_seq_kvlen; got input_layout={input_layout!r}")
+    _need_varlen("npu_fusion_attention", "aclnnFlashAttentionVarLenScore", input_layout,
+                 actual_seq_qlen, actual_seq_kvlen)
     # torch_npu draws the dropout mask from its own generator; the cpu target has none.
     _reject("npu_fusion_attention", "aclnnFlashAttentionVarLenScore without a dropout generator",
             keep_prob=(keep_prob, 1.0))
@@ -194,11 +213,81 @@ def fa_fake(query, key, value, head_num, input_layout, *args, **kwargs):
             query.new_empty(stats_shape, dtype=f32), query.new_empty((0,)), 0, 0, 0)
 
 
+def fag_cpu(query, key, value, dy, head_num, input_layout, *, pse=None, padding_mask=None, atten_mask=None,
+            softmax_max=None, softmax_sum=None, softmax_in=None, attention_in=None, scale_value=1.0,
+            keep_prob=1.0, pre_tockens=2147483647, next_tockens=2147483647, inner_precise=0, seed=0,
+            offset=0, numels=0, prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0,
+            gen_mask_parallel=True, sync=False):
+    """(dq, dk, dv, dpse) from aclnnFlashAttentionUnpaddingScoreGradV5. dpse is an empty tensor:
+    the API has no pse gradient (the spec marks dpseOut unused)."""
+    _need_varlen("npu_fusion_attention_grad", "aclnnFlashAttentionUnpaddingScoreGradV5", input_layout,
+                 actual_seq_qlen, actual_seq_kvlen)
+    # seed/offset/numels address torch_npu's dropout generator, which the cpu target does not have.
+    _reject("npu_fusion_attention_grad", "aclnnFlashAttentionUnpaddingScoreGradV5 without a dropout generator",
+            keep_prob=(keep_prob, 1.0))
+    unused = lambda t: None if t is None or t.numel() == 0 else to_numpy(t)   # noqa: E731 (reserved inputs)
+    res = _run("npu_fusion_attention_grad", "flash_attention_unpadding_score_grad_v5", dict(
+        query=to_numpy(query), key=to_numpy(key), value=to_numpy(value), dy=to_numpy(dy),
+        pse_shift=to_numpy(pse), padding_mask=unused(padding_mask), atten_mask=to_numpy(atten_mask),
+        softmax_max=to_numpy(softmax_max), softmax_sum=to_numpy(softmax_sum), softmax_in=unused(softmax_in),
+        attention_in=to_numpy(attention_in), prefix=None if prefix is None else list(prefix),
+        actual_seq_qlen=list(actual_seq_qlen), actual_seq_kvlen=list(actual_seq_kvlen),
+        scale_value=scale_value, keep_prob=keep_prob, pre_tokens=pre_tockens, next_tokens=next_tockens,
+        head_num=head_num, input_layout=input_layout, inner_precise=inner_precise, sparse_mode=sparse_mode,
+        # pse is added before the scale (torch_npu's pse_type 1); the forward's statistics are [T, N, 8]
+        pse_type=1, softmax_in_layout="same_as_input"))
+    return (from_numpy(res["dq"], query.dtype).reshape(query.shape),
+            from_numpy(res["dk"], key.dtype).reshape(key.shape),
+            from_numpy(res["dv"], value.dtype).reshape(value.shape), query.new_empty((0,)))
+
+
+def fag_fake(query, key, value, dy, head_num, input_layout, **_):
+    return query.new_empty(query.shape), key.new_empty(key.shape), value.new_empty(value.shape), \
+        query.new_empty((0,))
+
+
+# ------------------------------------------------------------- autograd of npu_fusion_attention
+
+_FA_ARGS = [a.name for a in torch._C.parse_schema(SCHEMAS["npu_fusion_attention"]).arguments]
+_FA_ATTRS = ("head_num", "input_layout", "scale", "keep_prob", "pre_tockens", "next_tockens", "inner_precise",
+             "prefix", "actual_seq_qlen", "actual_seq_kvlen", "sparse_mode", "gen_mask_parallel", "sync")
+
+
+def _fa_setup_context(ctx, inputs, output):
+    args = dict(zip(_FA_ARGS, inputs))
+    out, softmax_max, softmax_sum = output[:3]
+    ctx.save_for_backward(args["query"], args["key"], args["value"], args["pse"], args["atten_mask"],
+                          out, softmax_max, softmax_sum)
+    ctx.attrs = {name: args[name] for name in _FA_ATTRS}
+
+
+def _fa_backward(ctx, d_out, *_unused_stat_grads):
+    """Gradients of query/key/value through npu_fusion_attention_grad (the V5 operator), from the
+    forward's saved statistics and output, as torch_npu's backward does. softmax_max/sum are
+    auxiliary outputs without a gradient."""
+    if ctx.needs_input_grad[_FA_ARGS.index("pse")]:
+        raise NotImplementedError(f"{NAMESPACE}::npu_fusion_attention backward: "
+                                  "aclnnFlashAttentionUnpaddingScoreGradV5 has no pse gradient (dpseOut is "
+                                  "unused); detach pse")
+    query, key, value, pse, atten_mask, out, softmax_max, softmax_sum = ctx.saved_tensors
+    a = ctx.attrs
+    dy = torch.zeros_like(out) if d_out is None else d_out.to(out.dtype).contiguous()
+    dq, dk, dv, _ = torch.ops.ascend_fa.npu_fusion_attention_grad(
+        query, key, value, dy, a["head_num"], a["input_layout"], pse=pse, atten_mask=atten_mask,
+        softmax_max=softmax_max, softmax_sum=softmax_sum, attention_in=out, scale_value=a["scale"],
+        keep_prob=a["keep_prob"], pre_tockens=a["pre_tockens"], next_tockens=a["next_tockens"],
+        inner_precise=a["inner_precise"], prefix=a["prefix"], actual_seq_qlen=a["actual_seq_qlen"],
+        actual_seq_kvlen=a["actual_seq_kvlen"], sparse_mode=a["sparse_mode"],
+        gen_mask_parallel=a["gen_mask_parallel"], sync=a["sync"])
+    return (dq, dk, dv) + (None,) * (len(_FA_ARGS) - 3)
+
+
 # ---------------------------------------------------------------------------- registration
 
 IMPLS = {"npu_prompt_flash_attention": (pfa_cpu, pfa_fake),
          "npu_incre_flash_attention": (ifa_cpu, ifa_fake),
-         "npu_fusion_attention": (fa_cpu, fa_fake)}
+         "npu_fusion_attention": (fa_cpu, fa_fake),
+         "npu_fusion_attention_grad": (fag_cpu, fag_fake)}
 
 
 def _register():
@@ -213,6 +302,10 @@ def _register():
         torch.library.register_fake(f"{NAMESPACE}::{name}", fake_impl, lib=_lib)
         if torch_npu is not None:
             _lib.impl(name, getattr(torch_npu, name), "PrivateUse1")
+    # One autograd formula for every device: on NPU tensors its backward reaches torch_npu's
+    # npu_fusion_attention_grad through the PrivateUse1 kernel registered above.
+    torch.library.register_autograd(f"{NAMESPACE}::npu_fusion_attention", _fa_backward,
+                                    setup_context=_fa_setup_context, lib=_lib)
 
 
 _register()

@@ -23,6 +23,59 @@ constexpr uint64_t ALIGN = 512;
 
 uint64_t Up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
+// Estimated cost of query row s of a batch in gathered rows: BSND without lengths in sparse
+// mode 3 sees min(K * bs, S2 - S1 + s + 1) keys (the selection may be smaller, but the
+// causal limit is what grows along the rows); everything else is taken as uniform. The
+// constant is the per-token work that does not depend on the keys (Q/dO loads, row terms).
+uint64_t RowCost(const SparseBackwardProblem &prob, uint64_t s)
+{
+    constexpr uint64_t PER_TOKEN = 64;
+    const uint64_t cap = uint64_t(prob.topK) * prob.blockSize;
+    if (prob.tnd || prob.hasSeqQ || prob.hasSeqKv || prob.sparseMode != 3) return PER_TOKEN + cap;
+    const int64_t thr = int64_t(prob.s2) - int64_t(prob.s1) + int64_t(s) + 1;
+    const uint64_t keys = thr <= 0 ? 0 : (uint64_t(thr) < cap ? uint64_t(thr) : cap);
+    return PER_TOKEN + keys;
+}
+
+uint64_t TokenCost(const SparseBackwardProblem &prob, uint64_t t)
+{
+    return RowCost(prob, prob.tnd || prob.s1 == 0 ? 0 : t % prob.s1);
+}
+
+// Largest estimated cost of one core's range under the cut `start`.
+long double Makespan(const SparseBackwardProblem &prob, uint64_t used, const uint64_t *start)
+{
+    long double worst = 0;
+    for (uint64_t c = 0; c < used; ++c) {
+        long double sum = 0;
+        for (uint64_t t = start[c]; t < start[c + 1]; ++t) sum += TokenCost(prob, t);
+        worst = sum > worst ? sum : worst;
+    }
+    return worst;
+}
+
+// Contiguous token ranges, one per core: the even cut, or a cut at equal estimated cost
+// (causal rows grow along the sequence) when that lowers the most expensive range — with
+// few tokens per core the even cut usually wins, since a token is a large unit of work.
+void SplitTokens(const SparseBackwardProblem &prob, uint64_t used, uint64_t *start)
+{
+    uint64_t byCost[AttentionCore::MAX_CORES + 1];
+    for (uint64_t i = 0; i <= used; ++i) start[i] = prob.t1 * i / used;
+    long double total = 0;
+    for (uint64_t t = 0; t < prob.t1; ++t) total += TokenCost(prob, t);
+    byCost[0] = 0;
+    uint64_t core = 1;
+    long double acc = 0;
+    for (uint64_t t = 0; t < prob.t1 && core < used; ++t) {
+        acc += TokenCost(prob, t);
+        while (core < used && acc >= total * core / used) byCost[core++] = t + 1;
+    }
+    while (core <= used) byCost[core++] = prob.t1;
+    if (Makespan(prob, used, byCost) < Makespan(prob, used, start)) {
+        for (uint64_t i = 0; i <= used; ++i) start[i] = byCost[i];
+    }
+}
+
 }  // namespace
 
 bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudget &budget,
@@ -78,7 +131,7 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     used = used == 0 ? 1 : used;
     if (used > AttentionCore::MAX_CORES) used = AttentionCore::MAX_CORES;
     out.usedCores = static_cast<uint32_t>(used);
-    for (uint64_t i = 0; i <= used; ++i) out.coreTokenStart[i] = prob.t1 * i / used;
+    SplitTokens(prob, used, out.coreTokenStart);
 
     out.wsSlotF32 = Up(g * c * 4, ALIGN);
     out.wsSlotT = Up(g * c * t, ALIGN);

@@ -21,6 +21,14 @@ TORCH_NPU_PFA = ("(Tensor query, Tensor key, Tensor value, *, Tensor? padding_ma
                  "Tensor? quant_offset2=None, int num_heads=1, float scale_value=1., int pre_tokens=2147483647, "
                  "int next_tokens=0, str input_layout=\"BSH\", int num_key_value_heads=0, "
                  "int[]? actual_seq_lengths_kv=None, int sparse_mode=0) -> Tensor")
+TORCH_NPU_FAG = ("(Tensor query, Tensor key, Tensor value, Tensor dy, int head_num, str input_layout, *, "
+                 "Tensor? pse=None, Tensor? padding_mask=None, Tensor? atten_mask=None, Tensor? softmax_max=None, "
+                 "Tensor? softmax_sum=None, Tensor? softmax_in=None, Tensor? attention_in=None, "
+                 "float scale_value=1., float keep_prob=1., int pre_tockens=2147483647, "
+                 "int next_tockens=2147483647, int inner_precise=0, int seed=0, int offset=0, int numels=0, "
+                 "int[]? prefix=None, int[]? actual_seq_qlen=None, int[]? actual_seq_kvlen=None, "
+                 "int sparse_mode=0, bool gen_mask_parallel=True, bool sync=False) "
+                 "-> (Tensor, Tensor, Tensor, Tensor)")
 
 
 def bnsd(b=1, n=2, s=24, d=32, dtype=torch.float16, seed=0):
@@ -31,8 +39,10 @@ def bnsd(b=1, n=2, s=24, d=32, dtype=torch.float16, seed=0):
 def test_schema_matches_torch_npu():
     assert str(OPS.npu_prompt_flash_attention.default._schema) == \
         "ascend_fa::npu_prompt_flash_attention" + TORCH_NPU_PFA
+    assert str(OPS.npu_fusion_attention_grad.default._schema) == \
+        "ascend_fa::npu_fusion_attention_grad" + TORCH_NPU_FAG
     assert set(ascend_fa.SCHEMAS) == {"npu_prompt_flash_attention", "npu_incre_flash_attention",
-                                      "npu_fusion_attention"}
+                                      "npu_fusion_attention", "npu_fusion_attention_grad"}
 
 
 @pytest.mark.parametrize("layout, shape, out_shape", [

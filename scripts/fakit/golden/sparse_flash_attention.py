@@ -143,6 +143,14 @@ class _Sparse:
             k = np.concatenate([k, self.kr.flat[rows, heads]], axis=-1)
         return k, self.v.flat[rows, heads]
 
+    def kv_flat(self, ftype, rope):
+        """All keys (T2, N2, D[+Dr]) and values (T2, N2, Dv) converted to ftype once, so the
+        per-chunk gathers read ready operands (same values as converting after the gather)."""
+        k = self.k.flat.astype(ftype)
+        if rope:
+            k = np.concatenate([k, self.kr.flat.astype(ftype)], axis=-1)
+        return k, self.v.flat.astype(ftype)
+
     def queries(self, lo, hi, rope):
         q = self.q.flat[lo:hi]
         if rope:
@@ -186,6 +194,20 @@ def _unpage(key, value, key_rope, block_table, lkv, B):
                 parts[name].append(c[ids].reshape(-1, *c.shape[2:])[:n])
     cat = {k: (np.concatenate(v) if v else None) for k, v in parts.items()}
     return cat["key"], cat["value"], cat["key_rope"], "TND"
+
+
+def _occurrence_passes(dest):
+    """Index sets whose destinations are distinct: pass r holds the r-th occurrence of every
+    destination, so applying the passes in turn adds repeated picks in their original order."""
+    order = np.argsort(dest, kind="stable")
+    sd = dest[order]
+    start = np.r_[True, sd[1:] != sd[:-1]]
+    if start.all():
+        return [slice(None)]
+    first = np.maximum.accumulate(np.where(start, np.arange(sd.size), 0))
+    rank = np.empty_like(order)
+    rank[order] = np.arange(sd.size) - first
+    return [np.flatnonzero(rank == r) for r in range(int(rank.max()) + 1)]
 
 
 def _scores(pb, q, k, ok, benchmark):
@@ -262,25 +284,41 @@ def _backward(benchmark, query, key, value, sparse_indices, d_out, out, softmax_
     dk = np.zeros((T2, pb.N2, Dq))
     dv = np.zeros((T2, pb.N2, Dv))
     cast = (lambda x: _round_to(x, pb.dtype)) if benchmark else (lambda x: x)
+    kf, vf = pb.kv_flat(ftype, rope)
+    qf = pb.queries(0, T1, rope).astype(ftype)
+    heads = np.arange(pb.N2)[None, :, None]
+    dk2, dv2 = dk.reshape(-1, Dq), dv.reshape(-1, Dv)
     for lo, hi in pb.chunks():
         rows, ok = pb.selection(lo, hi)
-        k, v = pb.gather(rows, rope)
-        q = pb.queries(lo, hi, rope).astype(ftype)
-        k, v = k.astype(ftype), v.astype(ftype)
-        s = _scores(pb, q, k, ok, benchmark)
+        k, v, q = kf[rows, heads], vf[rows, heads], qf[lo:hi]
+        # scores, then P from the forward statistics, computed in place (same operations as
+        # _scores and exp(s - m) / l); rows whose sum is 0 selected nothing
+        p = np.matmul(q, np.swapaxes(k, -1, -2))
+        p *= np.float32(pb.scale) if benchmark else pb.scale
+        np.copyto(p, -np.inf, where=~ok[:, :, None, :])
         m, l = smax[lo:hi, ..., None].astype(ftype), ssum[lo:hi, ..., None].astype(ftype)
-        # P from the forward statistics; rows whose sum is 0 selected nothing
-        p = np.where(l > 0, np.exp(s - m) / np.where(l > 0, l, 1), 0).astype(ftype)
-        dp = np.matmul(do[lo:hi], np.swapaxes(v, -1, -2))
-        delta = (do[lo:hi] * o[lo:hi]).sum(axis=-1, keepdims=True)
-        ds = cast(p * (dp - delta))
+        p -= m
+        np.exp(p, out=p)
+        p /= np.where(l > 0, l, 1)
+        np.copyto(p, 0, where=~(l > 0))
+        ds = np.matmul(do[lo:hi], np.swapaxes(v, -1, -2))                # dP
+        ds -= (do[lo:hi] * o[lo:hi]).sum(axis=-1, keepdims=True)
+        ds *= p
+        ds = cast(ds)
         dq[lo:hi] = np.matmul(ds, k) * pb.scale
-        dk_sel = np.matmul(np.swapaxes(ds, -1, -2), q) * pb.scale      # (c, N2, L, Dq)
+        dk_sel = np.matmul(np.swapaxes(ds, -1, -2), q)                   # (c, N2, L, Dq)
+        dk_sel *= pb.scale
         dv_sel = np.matmul(np.swapaxes(cast(p), -1, -2), do[lo:hi])    # (c, N2, L, Dv)
-        # scatter-add back to the gathered (token, head) rows; repeated picks accumulate
-        dest = (rows * pb.N2 + np.arange(pb.N2)[None, :, None])[ok]
-        np.add.at(dk.reshape(-1, Dq), dest, dk_sel[ok])
-        np.add.at(dv.reshape(-1, Dv), dest, dv_sel[ok])
+        # scatter-add back to the gathered (token, head) rows; repeated picks accumulate in
+        # their order of appearance (the additions np.add.at would make, but vectorised)
+        dest = rows * pb.N2 + heads
+        if ok.all():
+            dest, dk_sel, dv_sel = dest.ravel(), dk_sel.reshape(-1, Dq), dv_sel.reshape(-1, Dv)
+        else:
+            dest, dk_sel, dv_sel = dest[ok], dk_sel[ok], dv_sel[ok]
+        for part in _occurrence_passes(dest):
+            dk2[dest[part]] += dk_sel[part]
+            dv2[dest[part]] += dv_sel[part]
     dq[~pb.tvalid] = 0.0
     if benchmark:
         dq, dk, dv = (_round_to(x, pb.dtype) for x in (dq, dk, dv))

@@ -6,7 +6,7 @@ import numpy as np
 
 import fakit
 from fakit.backends import cpu
-from sfag_helpers import D, DR, OP, make_kwargs
+from sfag_helpers import D, DR, OP, make_kwargs, refresh_forward
 
 
 def _counters(**kw):
@@ -35,3 +35,15 @@ def test_block_runs_are_loaded_as_runs():
     chunks_per_core = 4
     # per token: Q, Q rope, dO; per chunk: K, K rope, V (one run each) + P and dS
     assert max(x["MTE2"]["ops"] for x in aic) == 3 + chunks_per_core * 5
+
+
+def test_causal_rows_are_split_by_cost():
+    # Mode 3, S1 = S2 = 480, every row selecting all keys it may see (row s: s + 1 keys): an
+    # even token split would give the last core ~2x the mean; the cost cut keeps it near 1.
+    kw = make_kwargs(batch=1, s1=480, s2=480, heads=16, picks=1, mode=3)
+    idx = np.full_like(kw["sparse_indices"], -1)
+    idx[..., :480] = np.arange(480)
+    kw["sparse_indices"] = idx
+    fakit.run(OP, backend="cpu", **refresh_forward(kw))
+    macs = np.array([x["M"]["macs"] for x in cpu.last_counters()["cores"] if x["sub"] == "aic"])
+    assert macs.max() / macs.mean() < 1.25
