@@ -120,6 +120,11 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
         return ge::GRAPH_FAILED;
     }
     const ge::DataType dtype = context->GetInputDesc(QUERY)->GetDataType();
+    if (dtype != ge::DT_FLOAT16 && dtype != ge::DT_BF16) {
+        // The OpDef carries the spec's FLOAT column; the kernel has no FLOAT variant yet.
+        FA_LOGE("FlashAttentionScore tiling: query dtype %d is not implemented (FLOAT16 and BF16 are)", static_cast<int>(dtype));
+        return ge::GRAPH_FAILED;
+    }
     context->SetTilingKey(dtype == ge::DT_BF16 ? FA_TILING_KEY_BF16 : FA_TILING_KEY_FP16);
     context->SetBlockDim(data->params.usedCores);
     size_t *ws = context->GetWorkspaceSizes(1);

@@ -20,13 +20,15 @@ struct Columns {
 };
 
 // One column per (dtype, mask dtype, pse dtype): pse is the input dtype (types 0/1) or FLOAT
-// alibi slopes (types 2/3).
+// alibi slopes (types 2/3). FLOAT query/key/value are part of the spec's interface; the tiling
+// rejects them until the kernel implements them (the aclnn API returns 161002 first).
 Columns MakeColumns()
 {
     Columns c;
-    for (ge::DataType dt : {ge::DT_FLOAT16, ge::DT_BF16}) {
+    for (ge::DataType dt : {ge::DT_FLOAT16, ge::DT_BF16, ge::DT_FLOAT}) {
         for (ge::DataType m : {ge::DT_BOOL, ge::DT_UINT8}) {
             for (ge::DataType pse : {dt, ge::DT_FLOAT}) {
+                if (dt == ge::DT_FLOAT && pse != dt) continue;  // one FLOAT column per mask dtype
                 c.qkv.push_back(dt);
                 c.pse.push_back(pse);
                 c.mask.push_back(m);
@@ -65,12 +67,17 @@ public:
         this->Input("sink").ParamType(OPTIONAL).DataType(c.f32).Format(c.nd);
         this->Input("query_rope").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
         this->Input("key_rope").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
+        // Reserved by the spec (paddingMask, softmaxIn, dpse): declared so the interface is the
+        // spec's, never read or written by the kernel.
+        this->Input("padding_mask").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
+        this->Input("softmax_in").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
         this->Output("dq").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
         this->Output("dk").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
         this->Output("dv").ParamType(REQUIRED).DataType(c.qkv).Format(c.nd);
         this->Output("dsink").ParamType(OPTIONAL).DataType(c.f32).Format(c.nd);
         this->Output("dq_rope").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
         this->Output("dk_rope").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
+        this->Output("dpse").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
         this->Attr("scale_value").AttrType(OPTIONAL).Float(1.0f);
         this->Attr("keep_prob").AttrType(OPTIONAL).Float(1.0f);
         this->Attr("pre_tokens").AttrType(OPTIONAL).Int(2147483647);
@@ -80,6 +87,7 @@ public:
         this->Attr("sparse_mode").AttrType(OPTIONAL).Int(0);
         this->Attr("pse_type").AttrType(OPTIONAL).Int(1);
         this->Attr("softmax_in_layout").AttrType(OPTIONAL).String("");
+        this->Attr("inner_precise").AttrType(OPTIONAL).Int(0);
         this->SetInferShape(ge::InferShapeFlashAttentionScoreGrad);
         this->AICore().SetTiling(optiling::FlashAttentionScoreGradTiling);
         this->AICore().AddConfig("ascend910b");

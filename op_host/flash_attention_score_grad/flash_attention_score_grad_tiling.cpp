@@ -188,6 +188,11 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
         return ge::GRAPH_FAILED;
     }
     const ge::DataType dtype = context->GetInputDesc(QUERY)->GetDataType();
+    if (dtype != ge::DT_FLOAT16 && dtype != ge::DT_BF16) {
+        // The OpDef carries the spec's FLOAT column; the kernel has no FLOAT variant yet.
+        FA_LOGE("FlashAttentionScoreGrad tiling: query dtype %d is not implemented (FLOAT16 and BF16 are)", static_cast<int>(dtype));
+        return ge::GRAPH_FAILED;
+    }
     context->SetTilingKey(dtype == ge::DT_BF16 ? FAG_TILING_KEY_BF16 : FAG_TILING_KEY_FP16);
     const uint32_t cores = recompute && data->forward.usedCores > data->params.usedCores ? data->forward.usedCores
                                                                                          : data->params.usedCores;

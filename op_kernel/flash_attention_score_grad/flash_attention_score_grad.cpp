@@ -37,9 +37,12 @@ extern "C" __global__ __aicore__ void flash_attention_score_grad(
     GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR dy, GM_ADDR pse_shift, GM_ADDR drop_mask, GM_ADDR atten_mask,
     GM_ADDR softmax_max, GM_ADDR softmax_sum, GM_ADDR attention_in, GM_ADDR actual_seq_qlen,
     GM_ADDR actual_seq_kvlen, GM_ADDR prefix, GM_ADDR q_start_idx, GM_ADDR kv_start_idx, GM_ADDR sink,
-    GM_ADDR query_rope, GM_ADDR key_rope, GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR dsink, GM_ADDR dq_rope,
-    GM_ADDR dk_rope, GM_ADDR workspace, GM_ADDR tiling)
+    GM_ADDR query_rope, GM_ADDR key_rope, GM_ADDR padding_mask, GM_ADDR softmax_in, GM_ADDR dq, GM_ADDR dk,
+    GM_ADDR dv, GM_ADDR dsink, GM_ADDR dq_rope, GM_ADDR dk_rope, GM_ADDR dpse, GM_ADDR workspace, GM_ADDR tiling)
 {
+    (void)padding_mask;  // reserved by the spec: never read
+    (void)softmax_in;    // reserved by the spec: never read
+    (void)dpse;          // reserved by the spec: never written
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     GET_TILING_DATA_WITH_STRUCT(FlashAttentionScoreGradTilingData, tilingData, tiling);
     AttentionCore::BackwardTensors t;

@@ -12,9 +12,10 @@ extern "C" void flash_attention_score_grad(uint8_t *query, uint8_t *key, uint8_t
                                            uint8_t *pse, uint8_t *dropMask, uint8_t *attenMask, uint8_t *softmaxMax, uint8_t *softmaxSum,
                                            uint8_t *attentionIn, uint8_t *seqQ, uint8_t *seqKv, uint8_t *prefix, uint8_t *qStartIdx,
                                            uint8_t *kvStartIdx, uint8_t *sink,
-                                           uint8_t *queryRope, uint8_t *keyRope,
-                                           uint8_t *dq, uint8_t *dk, uint8_t *dv, uint8_t *dsink,
-                                           uint8_t *dqRope, uint8_t *dkRope, uint8_t *workspace, uint8_t *tiling);
+                                           uint8_t *queryRope, uint8_t *keyRope, uint8_t *paddingMask,
+                                           uint8_t *softmaxIn, uint8_t *dq, uint8_t *dk, uint8_t *dv, uint8_t *dsink,
+                                           uint8_t *dqRope, uint8_t *dkRope, uint8_t *dpse, uint8_t *workspace,
+                                           uint8_t *tiling);
 
 extern "C" aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
     const aclTensor *query, const aclTensor *queryRope, const aclTensor *keyIn, const aclTensor *keyInRope,
@@ -51,10 +52,14 @@ extern "C" aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
         .Input(softmaxSumOptional).Input(attentionInOptional).Input(actualSeqQLenOptional)
         .Input(actualSeqKvLenOptional).Input(prefix ? prefixOptional : static_cast<const aclIntArray *>(nullptr))
         .Input(alibi ? qStartIdxOptional : nullptr).Input(alibi ? kvStartIdxOptional : nullptr)
-        .Input(sinkInOptional).Input(queryRope).Input(keyInRope).Output(dqOut).Output(dkOut).Output(dvOut)
+        .Input(sinkInOptional).Input(queryRope).Input(keyInRope)
+        .Input(static_cast<const aclTensor *>(nullptr))  // paddingMask: reserved by the spec
+        .Input(static_cast<const aclTensor *>(nullptr))  // softmaxIn: reserved by the spec
+        .Output(dqOut).Output(dkOut).Output(dvOut)
         .Output(sinkInOptional != nullptr ? dsinkOut : nullptr)
         .Output(queryRope != nullptr ? dqRopeOut : nullptr)
-        .Output(queryRope != nullptr ? dkRopeOut : nullptr);
+        .Output(queryRope != nullptr ? dkRopeOut : nullptr)
+        .Output(static_cast<const aclTensor *>(nullptr));  // dpse: reserved by the spec
     runner.Attr("scale_value", scaleValue)
         .Attr("keep_prob", keepProb)
         .Attr("pre_tokens", preTokens)
@@ -63,7 +68,8 @@ extern "C" aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
         .Attr("input_layout", static_cast<const char *>(inputLayout))
         .Attr("sparse_mode", sparseMode)
         .Attr("pse_type", pseType)
-        .Attr("softmax_in_layout", static_cast<const char *>(softmaxInLayout));
+        .Attr("softmax_in_layout", static_cast<const char *>(softmaxInLayout))
+        .Attr("inner_precise", innerPrecise);
     return runner.Build(workspaceSize, executor);
 }
 

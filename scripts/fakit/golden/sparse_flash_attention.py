@@ -196,6 +196,16 @@ def _unpage(key, value, key_rope, block_table, lkv, B):
     return cat["key"], cat["value"], cat["key_rope"], "TND"
 
 
+def _batch_chunks(pb):
+    """(lo, hi, batch) ranges of real query tokens of one batch, sized so one (chunk, G, W)
+    score block stays memory-bounded."""
+    for b in range(pb.q.lengths.size):
+        o, n = int(pb.q.offsets[b]), int(pb.q.lengths[b])
+        step = max(1, _CHUNK_ELEMS // max(pb.G * int(pb.k.lengths[b]), 1))
+        for i in range(o, o + n, step):
+            yield i, min(i + step, o + n), b
+
+
 def _occurrence_passes(dest):
     """Index sets whose destinations are distinct: pass r holds the r-th occurrence of every
     destination, so applying the passes in turn adds repeated picks in their original order."""
@@ -286,39 +296,45 @@ def _backward(benchmark, query, key, value, sparse_indices, d_out, out, softmax_
     cast = (lambda x: _round_to(x, pb.dtype)) if benchmark else (lambda x: x)
     kf, vf = pb.kv_flat(ftype, rope)
     qf = pb.queries(0, T1, rope).astype(ftype)
-    heads = np.arange(pb.N2)[None, :, None]
-    dk2, dv2 = dk.reshape(-1, Dq), dv.reshape(-1, Dv)
-    for lo, hi in pb.chunks():
+    G, heads = pb.G, np.arange(pb.N2)[None, :, None]
+    # Per chunk of query tokens of one batch, the selection becomes a multiplicity matrix
+    # M[t, j] (how often token t picks KV token j, 0 = not selected) over the batch's first W
+    # KV tokens; the gradients are then dense products with P and dS zeroed where M = 0 and
+    # scaled by M where a token was picked repeatedly: the same sums as gathering the picked
+    # rows, in another summation order, with large contiguous matmuls instead of gathers.
+    for lo, hi, b in _batch_chunks(pb):
         rows, ok = pb.selection(lo, hi)
-        k, v, q = kf[rows, heads], vf[rows, heads], qf[lo:hi]
-        # scores, then P from the forward statistics, computed in place (same operations as
-        # _scores and exp(s - m) / l); rows whose sum is 0 selected nothing
-        p = np.matmul(q, np.swapaxes(k, -1, -2))
-        p *= np.float32(pb.scale) if benchmark else pb.scale
-        np.copyto(p, -np.inf, where=~ok[:, :, None, :])
-        m, l = smax[lo:hi, ..., None].astype(ftype), ssum[lo:hi, ..., None].astype(ftype)
-        p -= m
-        np.exp(p, out=p)
-        p /= np.where(l > 0, l, 1)
-        np.copyto(p, 0, where=~(l > 0))
-        ds = np.matmul(do[lo:hi], np.swapaxes(v, -1, -2))                # dP
-        ds -= (do[lo:hi] * o[lo:hi]).sum(axis=-1, keepdims=True)
-        ds *= p
-        ds = cast(ds)
-        dq[lo:hi] = np.matmul(ds, k) * pb.scale
-        dk_sel = np.matmul(np.swapaxes(ds, -1, -2), q)                   # (c, N2, L, Dq)
-        dk_sel *= pb.scale
-        dv_sel = np.matmul(np.swapaxes(cast(p), -1, -2), do[lo:hi])    # (c, N2, L, Dv)
-        # scatter-add back to the gathered (token, head) rows; repeated picks accumulate in
-        # their order of appearance (the additions np.add.at would make, but vectorised)
-        dest = rows * pb.N2 + heads
-        if ok.all():
-            dest, dk_sel, dv_sel = dest.ravel(), dk_sel.reshape(-1, Dq), dv_sel.reshape(-1, Dv)
-        else:
-            dest, dk_sel, dv_sel = dest[ok], dk_sel[ok], dv_sel[ok]
-        for part in _occurrence_passes(dest):
-            dk2[dest[part]] += dk_sel[part]
-            dv2[dest[part]] += dv_sel[part]
+        W = int(pb.threshold[lo:hi].max())
+        if W == 0:
+            continue
+        c, base = hi - lo, int(pb.k.offsets[b])
+        cell = ((np.arange(c)[:, None, None] * pb.N2 + heads) * W + (rows - base))[ok]
+        mult = np.bincount(cell, minlength=c * pb.N2 * W).reshape(c, pb.N2, 1, W)
+        unpicked, repeated = mult == 0, bool((mult > 1).any())
+        delta = (do[lo:hi] * o[lo:hi]).sum(axis=-1, keepdims=True)
+        for h in range(pb.N2):
+            k, v = kf[base:base + W, h], vf[base:base + W, h]
+            q = qf[lo:hi, h]                                               # (c, G, Dq)
+            p = np.matmul(q, k.T)
+            p *= np.float32(pb.scale) if benchmark else pb.scale
+            m, l = smax[lo:hi, h, :, None].astype(ftype), ssum[lo:hi, h, :, None].astype(ftype)
+            # P from the forward statistics; rows whose sum is 0 selected nothing
+            p -= m
+            np.copyto(p, -np.inf, where=unpicked[:, h])
+            np.exp(p, out=p)
+            p /= np.where(l > 0, l, 1)
+            np.copyto(p, 0, where=~(l > 0))
+            ds = np.matmul(do[lo:hi, h], v.T)                              # dP
+            ds -= delta[:, h]
+            ds *= p
+            ds, p = cast(ds), cast(p)
+            if repeated:
+                ds *= mult[:, h]
+                p *= mult[:, h]
+            dq[lo:hi, h] = np.matmul(ds, k) * pb.scale
+            ds2, q2 = ds.reshape(c * G, W), q.reshape(c * G, -1)
+            dk[base:base + W, h] += np.matmul(ds2.T, q2) * pb.scale
+            dv[base:base + W, h] += np.matmul(p.reshape(c * G, W).T, do[lo:hi, h].reshape(c * G, Dv))
     dq[~pb.tvalid] = 0.0
     if benchmark:
         dq, dk, dv = (_round_to(x, pb.dtype) for x in (dq, dk, dv))
