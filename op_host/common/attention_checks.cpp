@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "op_log.h"
+#include "acl_int_array.h"
 
 namespace fa_host {
 
@@ -168,6 +169,77 @@ bool DimsOf(const TensorDesc &t, Layout layout, int64_t heads, BnsdDims &out)
         default:
             return false;
     }
+}
+
+bool SeqLengths::AllEqual() const
+{
+    for (size_t b = 0; b < q.size(); ++b) {
+        if (q[b] != kv[b]) return false;
+    }
+    return true;
+}
+
+bool SeqLengths::AnyEmptyQuery() const
+{
+    for (int64_t len : q) {
+        if (len == 0) return true;
+    }
+    return false;
+}
+
+int64_t DropMaskBits(int64_t heads, const SeqLengths &s)
+{
+    int64_t bits = 0;
+    for (size_t b = 0; b < s.q.size(); ++b) bits += heads * s.q[b] * ((s.kv[b] + 15) / 16 * 16);
+    return bits;
+}
+
+bool CheckPrefix(ParamChecker &c, const aclIntArray *prefix, const char *modeName, int64_t sparseMode, bool hasMask,
+                 const SeqLengths &s)
+{
+    if (sparseMode != 6 || !hasMask) return true;
+    if (!c.Require(prefix != nullptr, "prefixOptional", "is null but %s 6 with a mask needs it", modeName)) {
+        return false;
+    }
+    uint64_t n = 0;
+    aclGetIntArraySize(prefix, &n);
+    if (!c.Require(n == s.q.size(), "prefixOptional", "has %llu values but there are %zu batches",
+                   static_cast<unsigned long long>(n), s.q.size()) ||
+        !c.Require(static_cast<int64_t>(s.q.size()) <= MAX_BATCH_PREFIX, "prefixOptional",
+                   "is given with %zu batches (at most %lld with prefix)", s.q.size(),
+                   static_cast<long long>(MAX_BATCH_PREFIX))) {
+        return false;
+    }
+    for (uint64_t b = 0; b < n; ++b) {
+        const int64_t p = (*prefix)[b], sq = s.q[b], skv = s.kv[b];
+        const int64_t lo = sq > skv ? 0 : skv - sq;
+        if (!c.Require(p >= lo && p <= skv, "prefixOptional", "[%llu] is %lld (must be in [%lld, Skv = %lld] for Sq = %lld)",
+                       static_cast<unsigned long long>(b), static_cast<long long>(p), static_cast<long long>(lo),
+                       static_cast<long long>(skv), static_cast<long long>(sq))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool CheckPseShape(ParamChecker &c, const TensorDesc &p, const char *name, const char *modeName, int64_t sparseMode,
+                   int64_t heads, const SeqLengths &s)
+{
+    const int64_t batch = static_cast<int64_t>(s.q.size());
+    if (!c.Require(p.shape.size() == 4 && (p.shape[0] == 1 || p.shape[0] == batch) && p.shape[1] == heads, name,
+                   "has shape %s (must be [B or 1, N, H, Skv] with B = %lld, N = %lld)", p.ShapeString().c_str(),
+                   static_cast<long long>(batch), static_cast<long long>(heads)) ||
+        !c.Require(p.shape[3] >= s.maxKv, name, "has %lld columns, fewer than maxSkv = %lld",
+                   static_cast<long long>(p.shape[3]), static_cast<long long>(s.maxKv))) {
+        return false;
+    }
+    if (p.shape[2] >= s.maxQ) return true;
+    const bool causal = sparseMode == 0 || sparseMode == 2 || sparseMode == 3;
+    return c.Require(p.shape[2] == ALIBI_COMPRESSED_ROWS && s.AllEqual() && causal, name,
+                     "has %lld rows for maxSq = %lld: fewer rows are only allowed as the alibi-compressed form "
+                     "(H = %lld, Sq == Skv in every batch, %s 0, 2 or 3)",
+                     static_cast<long long>(p.shape[2]), static_cast<long long>(s.maxQ),
+                     static_cast<long long>(ALIBI_COMPRESSED_ROWS), modeName);
 }
 
 }  // namespace fa_host

@@ -65,4 +65,33 @@ struct BnsdDims {
 };
 bool DimsOf(const TensorDesc &t, Layout layout, int64_t heads, BnsdDims &out);
 
+// ------------------------------------------------------------------ TND (varlen) arguments
+// Limits shared by the TND operators (specs 001 and 003, Atlas A2).
+constexpr int64_t MAX_BATCH_PREFIX = 1024;       // batches with prefixOptional
+constexpr int64_t ALIBI_COMPRESSED_ROWS = 1024;  // H of the alibi-compressed position bias
+
+// Per-batch query / key lengths (from the cumulative actualSeqQLen / actualSeqKvLen) and their
+// maxima.
+struct SeqLengths {
+    std::vector<int64_t> q, kv;
+    int64_t maxQ = 0, maxKv = 0;
+    bool AllEqual() const;       // Sq == Skv in every batch
+    bool AnyEmptyQuery() const;  // some batch has Sq == 0
+};
+
+// Keep bits the dropout mask must hold: N * Sq * pad16(Skv) per batch, batches one after the other.
+int64_t DropMaskBits(int64_t heads, const SeqLengths &s);
+
+// Sparse mode 6 with a mask needs prefixOptional: one value per batch (at most
+// MAX_BATCH_PREFIX batches), each in [Skv - Sq, Skv] (Sq <= Skv) or [0, Skv] (Sq > Skv).
+// `modeName` is the API's name of its sparse-mode parameter.
+bool CheckPrefix(ParamChecker &c, const aclIntArray *prefix, const char *modeName, int64_t sparseMode, bool hasMask,
+                 const SeqLengths &s);
+
+// The shape of a position bias of types 0/1 named `name`: [B or 1, N, H, Skv'] with Skv' >=
+// maxSkv, and H >= maxSq unless it is the alibi-compressed form (H = ALIBI_COMPRESSED_ROWS,
+// Sq == Skv in every batch, sparse mode 0, 2 or 3).
+bool CheckPseShape(ParamChecker &c, const TensorDesc &p, const char *name, const char *modeName, int64_t sparseMode,
+                   int64_t heads, const SeqLengths &s);
+
 }  // namespace fa_host

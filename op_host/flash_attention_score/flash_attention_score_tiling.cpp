@@ -7,6 +7,7 @@
 
 #include "../common/forward_tiling.h"
 #include "../common/op_log.h"
+#include "../common/tiling_inputs.h"
 #include "../common/varlen_forward_tiling.h"
 #include "../../op_kernel/flash_attention_score/flash_attention_score_tiling_data.h"
 #include "exe_graph/runtime/tiling_context.h"
@@ -23,30 +24,6 @@ enum AttrIndex : size_t {
     SCALE_VALUE = 0, KEEP_PROB, PRE_TOKENS, NEXT_TOKENS, HEAD_NUM, INPUT_LAYOUT, INNER_PRECISE, SPARSE_MODE
 };
 
-std::vector<int64_t> Dims(const gert::Shape &s)
-{
-    std::vector<int64_t> d;
-    for (size_t i = 0; i < s.GetDimNum(); ++i) d.push_back(s.GetDim(i));
-    return d;
-}
-
-// Values of an optional int64 value-dependent input (empty when absent).
-std::vector<int64_t> Values(gert::TilingContext *context, size_t index)
-{
-    const gert::Tensor *t = context->GetOptionalInputTensor(index);
-    if (t == nullptr || t->GetData<int64_t>() == nullptr) return {};
-    const int64_t *v = t->GetData<int64_t>();
-    return std::vector<int64_t>(v, v + t->GetShapeSize());
-}
-
-// Per-batch lengths from cumulative values.
-std::vector<int64_t> Lengths(const std::vector<int64_t> &cumulative)
-{
-    std::vector<int64_t> lens(cumulative.size());
-    for (size_t i = 0; i < cumulative.size(); ++i) lens[i] = cumulative[i] - (i == 0 ? 0 : cumulative[i - 1]);
-    return lens;
-}
-
 }  // namespace
 
 namespace optiling {
@@ -61,10 +38,10 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
     const int64_t *headNum = attrs->GetAttrPointer<int64_t>(HEAD_NUM);
     const char *layout = attrs->GetAttrPointer<char>(INPUT_LAYOUT);
     const int64_t *sparseMode = attrs->GetAttrPointer<int64_t>(SPARSE_MODE);
-    const std::vector<int64_t> q = Dims(context->GetInputShape(QUERY)->GetStorageShape());
-    const std::vector<int64_t> k = Dims(context->GetInputShape(KEY)->GetStorageShape());
-    const std::vector<int64_t> cumQ = Values(context, ACTUAL_SEQ_QLEN);
-    const std::vector<int64_t> cumKv = Values(context, ACTUAL_SEQ_KVLEN);
+    const std::vector<int64_t> q = fa_host::Dims(context->GetInputShape(QUERY)->GetStorageShape());
+    const std::vector<int64_t> k = fa_host::Dims(context->GetInputShape(KEY)->GetStorageShape());
+    const std::vector<int64_t> cumQ = fa_host::Int64Values(context, ACTUAL_SEQ_QLEN);
+    const std::vector<int64_t> cumKv = fa_host::Int64Values(context, ACTUAL_SEQ_KVLEN);
     if (headNum == nullptr || layout == nullptr || std::string(layout) != "TND" || q.size() != 3 || k.size() != 3 ||
         cumQ.empty() || cumQ.size() != cumKv.size()) {
         FA_LOGE("FlashAttentionScore tiling: needs input_layout TND, 3-D query/key and actual_seq_qlen/kvlen of "
@@ -77,14 +54,14 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
     prob.numKvHeads = k[1];
     prob.headDim = q[2];
     prob.dtypeBytes = 2;
-    prob.seqQ = Lengths(cumQ);
-    prob.seqKv = Lengths(cumKv);
-    prob.prefix = Values(context, PREFIX);
+    prob.seqQ = fa_host::Lengths(cumQ);
+    prob.seqKv = fa_host::Lengths(cumKv);
+    prob.prefix = fa_host::Int64Values(context, PREFIX);
     prob.scale = scale == nullptr ? 1.0f : *scale;
     const gert::StorageShape *mask = context->GetOptionalInputShape(ATTEN_MASK);
     prob.hasMask = mask != nullptr;
     if (prob.hasMask) {
-        const std::vector<int64_t> m = Dims(mask->GetStorageShape());
+        const std::vector<int64_t> m = fa_host::Dims(mask->GetStorageShape());
         prob.maskCols = m.back();
     }
     prob.sparseMode = sparseMode == nullptr ? 0 : static_cast<uint32_t>(*sparseMode);
@@ -94,7 +71,7 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
     const gert::StorageShape *pse = context->GetOptionalInputShape(REAL_SHIFT);
     prob.hasPse = pse != nullptr;
     if (prob.hasPse) {
-        const std::vector<int64_t> ps = Dims(pse->GetStorageShape());
+        const std::vector<int64_t> ps = fa_host::Dims(pse->GetStorageShape());
         prob.pseBatch = ps[0];
         prob.pseRows = ps[2];
         prob.pseCols = ps[3];
@@ -105,13 +82,7 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
     prob.hasDropMask = context->GetOptionalInputShape(DROP_MASK) != nullptr && prob.keepProb < 1.0f;
 
     platform_ascendc::PlatformAscendC platform(context->GetPlatformInfo());
-    fa_host::CoreBudget budget;
-    budget.aicNum = platform.GetCoreNumAic();
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, budget.ub);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L1, budget.l1);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_A, budget.l0a);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_B, budget.l0b);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_C, budget.l0c);
+    const fa_host::CoreBudget budget = fa_host::ReadCoreBudget(platform);
 
     FlashAttentionScoreTilingData *data = context->GetTilingData<FlashAttentionScoreTilingData>();
     std::string why;

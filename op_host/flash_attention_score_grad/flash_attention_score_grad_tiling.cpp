@@ -7,6 +7,7 @@
 #include "../common/backward_tiling.h"
 #include "../common/varlen_forward_tiling.h"
 #include "../common/op_log.h"
+#include "../common/tiling_inputs.h"
 #include "../../op_kernel/flash_attention_score_grad/flash_attention_score_grad_tiling_data.h"
 #include "exe_graph/runtime/tiling_context.h"
 #include "flash_attention_score_grad_tiling.h"
@@ -21,13 +22,6 @@ enum InputIndex : size_t {
 enum AttrIndex : size_t {
     SCALE = 0, KEEP_PROB, PRE_TOKENS, NEXT_TOKENS, HEAD_NUM, INPUT_LAYOUT, SPARSE_MODE, PSE_TYPE, STATS_LAYOUT
 };
-
-std::vector<int64_t> Dims(const gert::Shape &s)
-{
-    std::vector<int64_t> d;
-    for (size_t i = 0; i < s.GetDimNum(); ++i) d.push_back(s.GetDim(i));
-    return d;
-}
 
 // (batch, head, row) strides of a [Sq,Skv] / [B,N or 1,Sq,Skv] mask; 0 = broadcast.
 fa_host::Strides MaskStrides(const std::vector<int64_t> &m)
@@ -84,15 +78,6 @@ bool PlanRecompute(const fa_host::BackwardProblem &prob, const fa_host::CoreBudg
     return true;
 }
 
-bool ReadLens(const gert::TilingContext *context, size_t index, std::vector<int64_t> &out)
-{
-    const gert::Tensor *t = context->GetOptionalInputTensor(index);
-    if (t == nullptr || t->GetData<int64_t>() == nullptr) return false;
-    const int64_t *v = t->GetData<int64_t>();
-    out.assign(v, v + t->GetShapeSize());
-    return true;
-}
-
 }  // namespace
 
 namespace optiling {
@@ -111,8 +96,8 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
         FA_LOGE("FlashAttentionScoreGrad tiling: head_num / input_layout missing or not TND");
         return ge::GRAPH_FAILED;
     }
-    const std::vector<int64_t> q = Dims(context->GetInputShape(QUERY)->GetStorageShape());
-    const std::vector<int64_t> k = Dims(context->GetInputShape(KEY)->GetStorageShape());
+    const std::vector<int64_t> q = fa_host::Dims(context->GetInputShape(QUERY)->GetStorageShape());
+    const std::vector<int64_t> k = fa_host::Dims(context->GetInputShape(KEY)->GetStorageShape());
     if (q.size() != 3 || k.size() != 3 || k[1] <= 0 || *heads % k[1] != 0) {
         FA_LOGE("FlashAttentionScoreGrad tiling: query/key are not TND with N a multiple of the kv heads");
         return ge::GRAPH_FAILED;
@@ -137,7 +122,7 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
     const int64_t *pseType = attrs->GetAttrPointer<int64_t>(PSE_TYPE);
     prob.pseType = pseType == nullptr ? 1 : *pseType;
     if (prob.hasPse) {
-        const std::vector<int64_t> ps = Dims(pse->GetStorageShape());
+        const std::vector<int64_t> ps = fa_host::Dims(pse->GetStorageShape());
         const bool alibi = prob.pseType >= 2;
         if (alibi ? (ps.size() != 1 && ps.size() != 2) : ps.size() != 4) {
             FA_LOGE("FlashAttentionScoreGrad tiling: pse_shift must be [B or 1, N, H, W] (types 0/1) or [N] / [B, N] "
@@ -155,27 +140,23 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
     const float *keepProb = attrs->GetAttrPointer<float>(KEEP_PROB);
     prob.keepProb = keepProb == nullptr ? 1.0f : *keepProb;
     prob.hasDropMask = context->GetOptionalInputShape(DROP_MASK) != nullptr && prob.keepProb < 1.0f;
-    ReadLens(context, PREFIX, prob.prefix);
+    prob.prefix = fa_host::Int64Values(context, PREFIX);
     const gert::StorageShape *rope = context->GetOptionalInputShape(QUERY_ROPE);
     if (rope != nullptr) {
-        const std::vector<int64_t> rs = Dims(rope->GetStorageShape());
+        const std::vector<int64_t> rs = fa_host::Dims(rope->GetStorageShape());
         prob.ropeDim = rs.size() == 3 ? rs[2] : 0;
     }
-    if (prob.hasMask) prob.mask = MaskStrides(Dims(mask->GetStorageShape()));
-    if (!ReadLens(context, SEQ_Q, prob.cumQ) || !ReadLens(context, SEQ_KV, prob.cumKv) ||
-        prob.cumQ.size() != prob.cumKv.size() || prob.cumQ.empty()) {
+    if (prob.hasMask) prob.mask = MaskStrides(fa_host::Dims(mask->GetStorageShape()));
+    // Absent and empty lengths both fail the emptiness check.
+    prob.cumQ = fa_host::Int64Values(context, SEQ_Q);
+    prob.cumKv = fa_host::Int64Values(context, SEQ_KV);
+    if (prob.cumQ.size() != prob.cumKv.size() || prob.cumQ.empty()) {
         FA_LOGE("FlashAttentionScoreGrad tiling: actual_seq_qlen/kvlen missing or of different lengths");
         return ge::GRAPH_FAILED;
     }
 
     platform_ascendc::PlatformAscendC platform(context->GetPlatformInfo());
-    fa_host::CoreBudget budget;
-    budget.aicNum = platform.GetCoreNumAic();
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, budget.ub);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L1, budget.l1);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_A, budget.l0a);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_B, budget.l0b);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_C, budget.l0c);
+    const fa_host::CoreBudget budget = fa_host::ReadCoreBudget(platform);
 
     FlashAttentionScoreGradTilingData *data = context->GetTilingData<FlashAttentionScoreGradTilingData>();
     *data = FlashAttentionScoreGradTilingData{};

@@ -7,6 +7,7 @@
 #include "../common/attention_checks.h"
 #include "../common/decode_tiling.h"
 #include "../common/op_log.h"
+#include "../common/tiling_inputs.h"
 #include "../../op_kernel/incre_flash_attention/incre_flash_attention_tiling_data.h"
 #include "exe_graph/runtime/tiling_context.h"
 #include "incre_flash_attention_tiling.h"
@@ -19,13 +20,6 @@ enum InputIndex : size_t {
     QUANT_SCALE2, QUANT_OFFSET2, ANTIQUANT_SCALE, ANTIQUANT_OFFSET, BLOCK_TABLE, KV_PADDING_SIZE
 };
 enum AttrIndex : size_t { NUM_HEADS = 0, SCALE_VALUE, INPUT_LAYOUT, NUM_KV_HEADS, BLOCK_SIZE, INNER_PRECISE };
-
-std::vector<int64_t> Dims(const gert::Shape &s)
-{
-    std::vector<int64_t> d;
-    for (size_t i = 0; i < s.GetDimNum(); ++i) d.push_back(s.GetDim(i));
-    return d;
-}
 
 constexpr const char *TAG = "IncreFlashAttention tiling";
 
@@ -49,13 +43,13 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
     }
     const int64_t kvHeads = (kvHeadsAttr == nullptr || *kvHeadsAttr == 0) ? *numHeads : *kvHeadsAttr;
     fa_host::TensorDesc q;
-    q.shape = Dims(context->GetInputShape(QUERY)->GetStorageShape());
+    q.shape = fa_host::Dims(context->GetInputShape(QUERY)->GetStorageShape());
     fa_host::BnsdDims qd;
     if (!fa_host::DimsOf(q, layout, *numHeads, qd) || kvHeads <= 0 || *numHeads % kvHeads != 0) {
         FA_LOGE("%s: query rank / heads do not match input_layout %s", TAG, layoutText);
         return ge::GRAPH_FAILED;
     }
-    const std::vector<int64_t> k = Dims(context->GetDynamicInputShape(KEY, 0)->GetStorageShape());
+    const std::vector<int64_t> k = fa_host::Dims(context->GetDynamicInputShape(KEY, 0)->GetStorageShape());
     std::vector<int64_t> listSeq;
 
     fa_host::DecodeProblem prob;
@@ -70,7 +64,7 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
 
     const gert::StorageShape *table = context->GetOptionalInputShape(BLOCK_TABLE);
     if (table != nullptr) {
-        const std::vector<int64_t> tb = Dims(table->GetStorageShape());
+        const std::vector<int64_t> tb = fa_host::Dims(table->GetStorageShape());
         prob.paged = true;
         prob.blockSize = blockSize == nullptr ? 0 : *blockSize;
         prob.maxBlocks = tb[1];
@@ -88,7 +82,7 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
         // one tensor of B batches, or (tensor list) B tensors of batch 1 with their own S
         for (size_t i = 0; context->GetDynamicInputShape(KEY, i) != nullptr; ++i) {
             fa_host::TensorDesc kt;
-            kt.shape = Dims(context->GetDynamicInputShape(KEY, i)->GetStorageShape());
+            kt.shape = fa_host::Dims(context->GetDynamicInputShape(KEY, i)->GetStorageShape());
             fa_host::BnsdDims kd;
             if (!fa_host::DimsOf(kt, layout, kvHeads, kd)) {
                 FA_LOGE("%s: key rank does not match input_layout %s", TAG, layoutText);
@@ -123,13 +117,13 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
     prob.leftPadding = context->GetOptionalInputShape(KV_PADDING_SIZE) != nullptr;
     const gert::StorageShape *mask = context->GetOptionalInputShape(ATTEN_MASK);
     if (mask != nullptr) {
-        const std::vector<int64_t> m = Dims(mask->GetStorageShape());
+        const std::vector<int64_t> m = fa_host::Dims(mask->GetStorageShape());
         prob.hasMask = true;
         prob.maskStrideB = uint64_t(m.back());  // (B, S), (B, 1, S), (B, 1, 1, S): one row per batch
     }
     const gert::StorageShape *pse = context->GetOptionalInputShape(PSE_SHIFT);
     if (pse != nullptr) {
-        const std::vector<int64_t> ps = Dims(pse->GetStorageShape());  // (B or 1, N, 1, S)
+        const std::vector<int64_t> ps = fa_host::Dims(pse->GetStorageShape());  // (B or 1, N, 1, S)
         prob.hasPse = true;
         prob.pseBf16 = dtype == ge::DT_BF16;
         prob.pseStrideN = uint64_t(ps[3]);
@@ -161,13 +155,7 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
     }
 
     platform_ascendc::PlatformAscendC platform(context->GetPlatformInfo());
-    fa_host::CoreBudget budget;
-    budget.aicNum = platform.GetCoreNumAic();
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, budget.ub);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L1, budget.l1);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_A, budget.l0a);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_B, budget.l0b);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_C, budget.l0c);
+    const fa_host::CoreBudget budget = fa_host::ReadCoreBudget(platform);
 
     IncreFlashAttentionTilingData *data = context->GetTilingData<IncreFlashAttentionTilingData>();
     std::string why;

@@ -6,6 +6,7 @@
 #include "../common/attention_checks.h"
 #include "../common/forward_tiling.h"
 #include "../common/op_log.h"
+#include "../common/tiling_inputs.h"
 #include "../../op_kernel/prompt_flash_attention/prompt_flash_attention_tiling_data.h"
 #include "exe_graph/runtime/tiling_context.h"
 #include "prompt_flash_attention_tiling.h"
@@ -15,13 +16,6 @@ namespace {
 
 enum InputIndex : size_t { QUERY = 0, KEY = 1, VALUE = 2, PSE_SHIFT = 3, ATTEN_MASK = 4, ACTUAL_SEQ_LENGTHS = 5 };
 enum AttrIndex : size_t { NUM_HEADS = 0, SCALE_VALUE, PRE_TOKENS, NEXT_TOKENS, INPUT_LAYOUT, NUM_KV_HEADS };
-
-std::vector<int64_t> Dims(const gert::Shape &s)
-{
-    std::vector<int64_t> d;
-    for (size_t i = 0; i < s.GetDimNum(); ++i) d.push_back(s.GetDim(i));
-    return d;
-}
 
 fa_host::Strides StridesOf(fa_host::Layout layout, int64_t n, int64_t s, int64_t d)
 {
@@ -66,8 +60,8 @@ ge::graphStatus PromptFlashAttentionTiling(gert::TilingContext *context)
     const int64_t kvHeads = (kvHeadsAttr == nullptr || *kvHeadsAttr == 0) ? *numHeads : *kvHeadsAttr;
 
     fa_host::TensorDesc q, k;
-    q.shape = Dims(context->GetInputShape(QUERY)->GetStorageShape());
-    k.shape = Dims(context->GetInputShape(KEY)->GetStorageShape());
+    q.shape = fa_host::Dims(context->GetInputShape(QUERY)->GetStorageShape());
+    k.shape = fa_host::Dims(context->GetInputShape(KEY)->GetStorageShape());
     fa_host::BnsdDims qd, kd;
     if (!fa_host::DimsOf(q, layout, *numHeads, qd) || !fa_host::DimsOf(k, layout, kvHeads, kd)) {
         FA_LOGE("PromptFlashAttention tiling: query/key rank does not match input_layout %s", layoutText);
@@ -89,7 +83,7 @@ ge::graphStatus PromptFlashAttentionTiling(gert::TilingContext *context)
     prob.scale = scale == nullptr ? 1.0f : *scale;
     const gert::StorageShape *mask = context->GetOptionalInputShape(ATTEN_MASK);
     prob.hasMask = mask != nullptr;
-    if (prob.hasMask) prob.mask = MaskStrides(Dims(mask->GetStorageShape()));
+    if (prob.hasMask) prob.mask = MaskStrides(fa_host::Dims(mask->GetStorageShape()));
     prob.bandActive = prob.hasMask;  // sparse mode 0: without a mask pre/next tokens are ignored
     prob.preTokens = pre == nullptr ? 2147483647 : *pre;
     prob.nextTokens = next == nullptr ? 0 : *next;
@@ -100,13 +94,7 @@ ge::graphStatus PromptFlashAttentionTiling(gert::TilingContext *context)
     }
 
     platform_ascendc::PlatformAscendC platform(context->GetPlatformInfo());
-    fa_host::CoreBudget budget;
-    budget.aicNum = platform.GetCoreNumAic();
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, budget.ub);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L1, budget.l1);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_A, budget.l0a);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_B, budget.l0b);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_C, budget.l0c);
+    const fa_host::CoreBudget budget = fa_host::ReadCoreBudget(platform);
 
     PromptFlashAttentionTilingData *data = context->GetTilingData<PromptFlashAttentionTilingData>();
     std::string why;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../common/op_log.h"
+#include "../common/tiling_inputs.h"
 #include "../../op_kernel/sparse_flash_attention_grad/sparse_flash_attention_grad_tiling_data.h"
 #include "exe_graph/runtime/tiling_context.h"
 #include "sparse_flash_attention_grad_tiling.h"
@@ -157,14 +158,6 @@ enum InputIndex : size_t {
 };
 enum AttrIndex : size_t { SCALE = 0, BLOCK_SIZE, LAYOUT, SPARSE_MODE, PRE_TOKENS, NEXT_TOKENS, DETERMINISTIC };
 
-std::vector<int64_t> Dims(const gert::StorageShape *s)
-{
-    std::vector<int64_t> d;
-    if (s == nullptr) return d;
-    for (size_t i = 0; i < s->GetStorageShape().GetDimNum(); ++i) d.push_back(s->GetStorageShape().GetDim(i));
-    return d;
-}
-
 }  // namespace
 
 namespace optiling {
@@ -178,11 +171,11 @@ ge::graphStatus SparseFlashAttentionGradTiling(gert::TilingContext *context)
     const int64_t *mode = attrs->GetAttrPointer<int64_t>(SPARSE_MODE);
     const bool *deterministic = attrs->GetAttrPointer<bool>(DETERMINISTIC);
     const bool tnd = layout != nullptr && std::strcmp(layout, "TND") == 0;
-    const std::vector<int64_t> q = Dims(context->GetInputShape(QUERY));
-    const std::vector<int64_t> k = Dims(context->GetInputShape(KEY));
-    const std::vector<int64_t> idx = Dims(context->GetInputShape(SPARSE_INDICES));
-    const std::vector<int64_t> qr = Dims(context->GetOptionalInputShape(QUERY_ROPE));
-    const std::vector<int64_t> seqQ = Dims(context->GetOptionalInputShape(SEQ_Q));
+    const std::vector<int64_t> q = fa_host::Dims(context->GetInputShape(QUERY));
+    const std::vector<int64_t> k = fa_host::Dims(context->GetInputShape(KEY));
+    const std::vector<int64_t> idx = fa_host::Dims(context->GetInputShape(SPARSE_INDICES));
+    const std::vector<int64_t> qr = fa_host::Dims(context->GetOptionalInputShape(QUERY_ROPE));
+    const std::vector<int64_t> seqQ = fa_host::Dims(context->GetOptionalInputShape(SEQ_Q));
     const size_t rank = tnd ? 3 : 4;
     if (q.size() != rank || k.size() != rank || idx.size() != rank || k[rank - 2] != 1) {
         FA_LOGE("SparseFlashAttentionGrad tiling: query/key/sparse_indices are not %s with one KV head",
@@ -222,13 +215,7 @@ ge::graphStatus SparseFlashAttentionGradTiling(gert::TilingContext *context)
     }
 
     platform_ascendc::PlatformAscendC platform(context->GetPlatformInfo());
-    fa_host::SparseCoreBudget budget;
-    budget.aicNum = platform.GetCoreNumAic();
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, budget.ub);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L1, budget.l1);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_A, budget.l0a);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_B, budget.l0b);
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::L0_C, budget.l0c);
+    const fa_host::CoreBudget budget = fa_host::ReadCoreBudget(platform);
 
     SparseFlashAttentionGradTilingData *data = context->GetTilingData<SparseFlashAttentionGradTilingData>();
     std::string why;

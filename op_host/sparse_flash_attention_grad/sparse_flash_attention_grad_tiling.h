@@ -7,6 +7,7 @@
 #include "exe_graph/runtime/infer_shape_context.h"
 #include "exe_graph/runtime/tiling_context.h"
 #include "../../op_kernel/attention_core/sparse_backward_params.h"
+#include "../common/forward_tiling.h"
 
 namespace optiling {
 ge::graphStatus SparseFlashAttentionGradTiling(gert::TilingContext *context);
@@ -28,10 +29,8 @@ struct SparseBackwardProblem {
     bool deterministic = false;
 };
 
-struct SparseCoreBudget {
-    uint32_t aicNum = 1;
-    uint64_t ub = 0, l1 = 0, l0a = 0, l0b = 0, l0c = 0;
-};
+// The same core budget the dense plans use (fa_host::ReadCoreBudget fills it).
+using SparseCoreBudget = CoreBudget;
 
 // Fills `out` (blocks, token split over the cores, workspace slots); false with `why` when the
 // shapes do not fit the core's buffers. Pure: unit-testable without a launch.

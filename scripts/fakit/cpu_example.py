@@ -56,6 +56,13 @@ target_link_libraries(test_aclnn_add_example PRIVATE ${ASCEND_PATH}/lib64/libasc
 }
 
 
+def spec_example_block(spec_text: str) -> str:
+    """The first C++ code block (fenced ```c++ or ```cpp) of a spec's "调用示例" section: the
+    example program that tests/data/spec_examples/ stores verbatim."""
+    section = spec_text[spec_text.index("## 调用示例"):]
+    return re.search(r"```(?:c\+\+|cpp)\n(.*?)```", section, re.S).group(1)
+
+
 def reference_root() -> Path:
     return pack.reference_dir()
 
@@ -78,6 +85,14 @@ class ExampleRun:
     official: bool            # the documentation's CMakeLists.txt was used
     build: subprocess.CompletedProcess
     run: Optional[subprocess.CompletedProcess]
+
+    def failure(self) -> Optional[str]:
+        """None when the program built and exited 0; otherwise what went wrong, with its output."""
+        if self.run is None:
+            return f"build failed:\n{self.build.stdout}\n{self.build.stderr}"
+        if self.run.returncode != 0:
+            return f"example exited with {self.run.returncode}:\n{self.run.stdout}\n{self.run.stderr}"
+        return None
 
 
 def environment(prefix: Path) -> Dict[str, str]:

@@ -9,33 +9,22 @@
 #include <vector>
 
 #include "../../common/attention_checks.h"
-// The definition of aclIntArray (operator[]): the emulator's, or CANN's opdev header.
-#if __has_include("emu/acl_objects.h")
-#include "emu/acl_objects.h"
-#else
-#include "opdev/common_types.h"
-#endif
+#include "../../common/acl_int_array.h"
 
 namespace {
 
 using fa_host::ParamChecker;
 using fa_host::TensorDesc;
+using Seqs = fa_host::SeqLengths;
 
 // Spec 001, Atlas A2 limits (TND).
 constexpr int64_t MAX_T = 1024 * 1024;
 constexpr int64_t MAX_BATCH = 2048;
-constexpr int64_t MAX_BATCH_PREFIX = 1024;
 constexpr int64_t MAX_HEADS = 256;
 constexpr int64_t MAX_SEQ = 1024 * 1024;
 constexpr int64_t MAX_HEAD_DIM = 512;
-constexpr int64_t ALIBI_COMPRESSED_ROWS = 1024;
 
 long long L(int64_t v) { return static_cast<long long>(v); }
-
-struct Seqs {
-    std::vector<int64_t> q, kv;  // per-batch lengths
-    int64_t maxQ = 0, maxKv = 0;
-};
 
 bool ReadCumulative(ParamChecker &c, const aclIntArray *arr, const char *name, int64_t total,
                     std::vector<int64_t> &lens)
@@ -148,32 +137,6 @@ bool CheckMask(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &m, c
                      L(s.maxQ), L(s.maxKv));
 }
 
-bool CheckPrefix(ParamChecker &c, const VarLenScoreArgs &a, bool hasMask, const Seqs &s)
-{
-    if (a.sparseMode != 6 || !hasMask) return true;
-    if (!c.Require(a.prefix != nullptr, "prefixOptional", "is null but sparseModeOptional 6 with a mask needs it")) {
-        return false;
-    }
-    uint64_t n = 0;
-    aclGetIntArraySize(a.prefix, &n);
-    if (!c.Require(n == s.q.size(), "prefixOptional", "has %llu values but there are %zu batches",
-                   static_cast<unsigned long long>(n), s.q.size()) ||
-        !c.Require(static_cast<int64_t>(s.q.size()) <= MAX_BATCH_PREFIX, "prefixOptional",
-                   "is given with %zu batches (at most %lld with prefix)", s.q.size(), L(MAX_BATCH_PREFIX))) {
-        return false;
-    }
-    for (uint64_t b = 0; b < n; ++b) {
-        const int64_t p = (*a.prefix)[b], sq = s.q[b], skv = s.kv[b];
-        const int64_t lo = sq > skv ? 0 : skv - sq;
-        if (!c.Require(p >= lo && p <= skv, "prefixOptional",
-                       "[%llu] is %lld (must be in [%lld, Skv = %lld] for Sq = %lld)",
-                       static_cast<unsigned long long>(b), L(p), L(lo), L(skv), L(sq))) {
-            return false;
-        }
-    }
-    return true;
-}
-
 bool CheckPse(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &p, const TensorDesc &q,
               const Seqs &s)
 {
@@ -183,30 +146,10 @@ bool CheckPse(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &p, co
         !c.Require(a.sparseMode != 7, "realShiftOptional", "is given with sparseModeOptional 7 (not supported)")) {
         return false;
     }
-    bool equal = true, empty = false;
-    for (size_t b = 0; b < s.q.size(); ++b) {
-        equal = equal && s.q[b] == s.kv[b];
-        empty = empty || s.q[b] == 0;
-    }
-    const int64_t n = q.shape[1];
-    const int64_t batch = static_cast<int64_t>(s.q.size());
-    if (!c.Require(!empty, "realShiftOptional", "is given while a batch has Sq = 0 (not supported)") ||
-        !c.Require(a.sparseMode != 8 || equal, "realShiftOptional",
-                   "is given with sparseModeOptional 8 but Sq != Skv in some batch (needs equal lengths)") ||
-        !c.Require(p.shape.size() == 4 && (p.shape[0] == 1 || p.shape[0] == batch) && p.shape[1] == n, "realShiftOptional",
-                   "has shape %s (must be [B or 1, N, H, Skv] with B = %lld, N = %lld)", p.ShapeString().c_str(),
-                   L(batch), L(n)) ||
-        !c.Require(p.shape[3] >= s.maxKv, "realShiftOptional", "has %lld columns, fewer than maxSkv = %lld",
-                   L(p.shape[3]), L(s.maxKv))) {
-        return false;
-    }
-    if (p.shape[2] >= s.maxQ) return true;
-    // Fewer rows than Sq: only the alibi-compressed form (last 1024 rows) of spec 001.
-    const bool causal = a.sparseMode == 0 || a.sparseMode == 2 || a.sparseMode == 3;
-    return c.Require(p.shape[2] == ALIBI_COMPRESSED_ROWS && equal && causal, "realShiftOptional",
-                     "has %lld rows for maxSq = %lld: fewer rows are only allowed as the alibi-compressed form (H = %lld, "
-                     "Sq == Skv in every batch, sparseModeOptional 0, 2 or 3)",
-                     L(p.shape[2]), L(s.maxQ), L(ALIBI_COMPRESSED_ROWS));
+    return c.Require(!s.AnyEmptyQuery(), "realShiftOptional", "is given while a batch has Sq = 0 (not supported)") &&
+           c.Require(a.sparseMode != 8 || s.AllEqual(), "realShiftOptional",
+                     "is given with sparseModeOptional 8 but Sq != Skv in some batch (needs equal lengths)") &&
+           fa_host::CheckPseShape(c, p, "realShiftOptional", "sparseModeOptional", a.sparseMode, q.shape[1], s);
 }
 
 bool CheckOutputs(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &q)
@@ -241,9 +184,7 @@ bool CheckOutputs(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &q
 bool CheckDropMask(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &drop, const Seqs &s)
 {
     if (!drop.present || a.keepProb >= 1.0) return true;
-    const int64_t n = fa_host::Describe(a.query).shape[1];
-    int64_t bits = 0;
-    for (size_t b = 0; b < s.q.size(); ++b) bits += n * s.q[b] * ((s.kv[b] + 15) / 16 * 16);
+    const int64_t bits = fa_host::DropMaskBits(fa_host::Describe(a.query).shape[1], s);
     return c.Contiguous(drop, "dropMaskOptional") &&
            c.Require(drop.Numel() * 8 >= bits, "dropMaskOptional",
                      "has %lld bytes but the keep bits of all batches need %lld (sum of N x Sq x Skv rounded up to 16, "
@@ -285,7 +226,8 @@ aclnnStatus FlashAttentionVarLenScoreCheckParams(const VarLenScoreArgs &a, const
               (!pad.present || (c.DtypeIn(pad, "paddingMaskOptional", {ACL_FLOAT16, ACL_BF16, ACL_FLOAT}) &&
                                 c.FormatND(pad, "paddingMaskOptional"))) &&
               CheckShapes(c, a, q, k, v, s) && CheckAttributes(c, a, m.present) && CheckMask(c, a, m, s) &&
-              CheckPrefix(c, a, m.present, s) && CheckPse(c, a, p, q, s) && CheckOutputs(c, a, q);
+              fa_host::CheckPrefix(c, a.prefix, "sparseModeOptional", a.sparseMode, m.present, s) &&
+              CheckPse(c, a, p, q, s) && CheckOutputs(c, a, q);
     ok = ok && CheckDropMask(c, a, drop, s);
     return ok ? ACLNN_SUCCESS : c.Status();
 }

@@ -8,24 +8,19 @@
 #include <vector>
 
 #include "../../common/attention_checks.h"
-#if __has_include("emu/acl_objects.h")
-#include "emu/acl_objects.h"
-#else
-#include "opdev/common_types.h"
-#endif
+#include "../../common/acl_int_array.h"
 
 namespace {
 
 using fa_host::ParamChecker;
 using fa_host::TensorDesc;
+using Seqs = fa_host::SeqLengths;
 
 constexpr int64_t MAX_T = 1048576;      // T: 1 ~ 1M
 constexpr int64_t MAX_BATCH = 2097152;  // B: 1 ~ 2M
 constexpr int64_t MAX_HEADS = 256;
 constexpr int64_t MAX_SEQ = 1048576;
 constexpr int64_t MAX_HEAD_DIM = 768;
-constexpr int64_t MAX_BATCH_PREFIX = 1024;    // B with prefixOptional
-constexpr int64_t ALIBI_COMPRESSED_ROWS = 1024;
 
 long long L(int64_t v) { return static_cast<long long>(v); }
 
@@ -90,11 +85,6 @@ bool CheckMask(ParamChecker &c, const TensorDesc &m, const FagV5Args &a, int64_t
                      m.ShapeString().c_str(), L(maxSq), L(maxSkv), L(a.sparseMode));
 }
 
-struct Seqs {
-    std::vector<int64_t> q, kv;  // per-batch lengths
-    int64_t maxQ = 0, maxKv = 0;
-};
-
 // Start indices of the generated alibi: one value for all batches or one per batch.
 bool CheckStartIdx(ParamChecker &c, const aclIntArray *idx, const char *name, size_t batch)
 {
@@ -122,69 +112,22 @@ bool CheckPse(ParamChecker &c, const FagV5Args &a, const TensorDesc &p, const Te
                CheckStartIdx(c, a.qStartIdx, "qStartIdxOptional", s.q.size()) &&
                CheckStartIdx(c, a.kvStartIdx, "kvStartIdxOptional", s.q.size());
     }
-    bool equal = true, empty = false;
-    for (size_t b = 0; b < s.q.size(); ++b) {
-        equal = equal && s.q[b] == s.kv[b];
-        empty = empty || s.q[b] == 0;
-    }
-    const int64_t n = q.shape[1];
-    const int64_t batch = static_cast<int64_t>(s.q.size());
-    if (!c.SameDtype(p, "pseShiftOptional", q, "query") || !c.FormatND(p, "pseShiftOptional") ||
-        !c.Contiguous(p, "pseShiftOptional") ||
-        !c.Require(a.sparseMode != 7, "pseShiftOptional", "is given with sparseMode 7 (not supported)") ||
-        !c.Require(a.sparseMode != 8 || equal, "pseShiftOptional",
-                   "is given with sparseMode 8 but Sq != Skv in some batch (needs equal lengths)") ||
-        !c.Require(!empty, "pseShiftOptional", "is given while a batch has Sq = 0 (not supported)") ||
-        !c.Require(p.shape.size() == 4 && (p.shape[0] == 1 || p.shape[0] == batch) && p.shape[1] == n,
-                   "pseShiftOptional", "has shape %s (must be [B or 1, N, H, Skv] with B = %lld, N = %lld)",
-                   p.ShapeString().c_str(), L(batch), L(n)) ||
-        !c.Require(p.shape[3] >= s.maxKv, "pseShiftOptional", "has %lld columns, fewer than maxSkv = %lld",
-                   L(p.shape[3]), L(s.maxKv))) {
-        return false;
-    }
-    if (p.shape[2] >= s.maxQ) return true;
-    const bool causal = a.sparseMode == 0 || a.sparseMode == 2 || a.sparseMode == 3;
-    return c.Require(p.shape[2] == ALIBI_COMPRESSED_ROWS && equal && causal, "pseShiftOptional",
-                     "has %lld rows for maxSq = %lld: fewer rows are only allowed as the alibi-compressed form "
-                     "(H = %lld, Sq == Skv in every batch, sparseMode 0, 2 or 3)",
-                     L(p.shape[2]), L(s.maxQ), L(ALIBI_COMPRESSED_ROWS));
+    return c.SameDtype(p, "pseShiftOptional", q, "query") && c.FormatND(p, "pseShiftOptional") &&
+           c.Contiguous(p, "pseShiftOptional") &&
+           c.Require(a.sparseMode != 7, "pseShiftOptional", "is given with sparseMode 7 (not supported)") &&
+           c.Require(a.sparseMode != 8 || s.AllEqual(), "pseShiftOptional",
+                     "is given with sparseMode 8 but Sq != Skv in some batch (needs equal lengths)") &&
+           c.Require(!s.AnyEmptyQuery(), "pseShiftOptional", "is given while a batch has Sq = 0 (not supported)") &&
+           fa_host::CheckPseShape(c, p, "pseShiftOptional", "sparseMode", a.sparseMode, q.shape[1], s);
 }
 
 // Dropout reads N * Sq * pad16(Skv) keep bits per batch, batches one after the other.
 bool CheckDropMask(ParamChecker &c, const TensorDesc &d, int64_t n, const Seqs &s)
 {
-    int64_t bits = 0;
-    for (size_t b = 0; b < s.q.size(); ++b) bits += n * s.q[b] * ((s.kv[b] + 15) / 16 * 16);
+    const int64_t bits = fa_host::DropMaskBits(n, s);
     return c.Require(d.Numel() * 8 >= bits, "dropMaskOptional",
                      "has %lld bytes but the keep bits of all batches need %lld (N x Sq x Skv rounded up to 16 "
                      "bits per batch)", L(d.Numel()), L((bits + 7) / 8));
-}
-
-// Sparse mode 6 with a mask: one prefix per batch, N in [Skv - Sq, Skv] (Sq <= Skv) or
-// [0, Skv] (Sq > Skv), at most 1K batches.
-bool CheckPrefix(ParamChecker &c, const FagV5Args &a, bool hasMask, const Seqs &s)
-{
-    if (a.sparseMode != 6 || !hasMask) return true;
-    if (!c.Require(a.prefix != nullptr, "prefixOptional", "is null but sparseMode 6 with a mask needs it")) {
-        return false;
-    }
-    uint64_t n = 0;
-    aclGetIntArraySize(a.prefix, &n);
-    if (!c.Require(n == s.q.size(), "prefixOptional", "has %llu values but there are %zu batches",
-                   static_cast<unsigned long long>(n), s.q.size()) ||
-        !c.Require(static_cast<int64_t>(s.q.size()) <= MAX_BATCH_PREFIX, "prefixOptional",
-                   "is given with %zu batches (at most %lld with prefix)", s.q.size(), L(MAX_BATCH_PREFIX))) {
-        return false;
-    }
-    for (uint64_t b = 0; b < n; ++b) {
-        const int64_t p = (*a.prefix)[b], sq = s.q[b], skv = s.kv[b];
-        const int64_t lo = sq > skv ? 0 : skv - sq;
-        if (!c.Require(p >= lo && p <= skv, "prefixOptional", "[%llu] is %lld (must be in [%lld, Skv = %lld] for Sq = %lld)",
-                       static_cast<unsigned long long>(b), L(p), L(lo), L(skv), L(sq))) {
-            return false;
-        }
-    }
-    return true;
 }
 
 // Rope parts: both or neither, BFLOAT16 like query, [T, N, Dr] and [Tkv, Nkv, Dr]; their
@@ -373,7 +316,7 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
     }
     if (!CheckPse(c, a, fa_host::Describe(a.pse), q, seqs) ||
         !(drop.present && a.keepProb < 1.0 ? CheckDropMask(c, drop, n, seqs) : true) ||
-        !CheckPrefix(c, a, mask.present, seqs)) {
+        !fa_host::CheckPrefix(c, a.prefix, "sparseMode", a.sparseMode, mask.present, seqs)) {
         return c.Status();
     }
     // Outputs.

@@ -9,11 +9,7 @@
 #include <vector>
 
 #include "../../common/attention_checks.h"
-#if __has_include("emu/acl_objects.h")
-#include "emu/acl_objects.h"
-#else
-#include "opdev/common_types.h"
-#endif
+#include "../../common/acl_int_array.h"
 
 namespace {
 

@@ -7,12 +7,7 @@
 #include <utility>
 
 #include "../../common/attention_checks.h"
-// The definition of aclIntArray (operator[]): the emulator's, or CANN's opdev header.
-#if __has_include("emu/acl_objects.h")
-#include "emu/acl_objects.h"
-#else
-#include "opdev/common_types.h"
-#endif
+#include "../../common/acl_int_array.h"
 
 namespace {
 

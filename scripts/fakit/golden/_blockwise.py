@@ -195,10 +195,16 @@ def attend_block_grad(q, k, v, dy, o, row_max, row_sum, *, scale, q_rope=None, k
     cast = (lambda a: None if a is None else np.asarray(a).astype(dt, copy=False))
     q, k, v, dy, o, q_rope, k_rope = map(cast, (q, k, v, dy, o, q_rope, k_rope))
     h, r = q.shape[0], q.shape[1]
-    s = scores_block(q, k, scale, q_rope=q_rope, k_rope=k_rope, bias=bias,
-                     bias_before_scale=bias_before_scale, fold_scale=bench_dtype is None)
+    # GQA (h > 1): the h heads' rows form one [h*r, .] operand, so each product is one
+    # large GEMM instead of h stacked ones (same per-element sums)
+    if bias is None:
+        s = scores_block(_rows(q), k, scale, q_rope=None if q_rope is None else _rows(q_rope),
+                         k_rope=k_rope, fold_scale=bench_dtype is None).reshape(h, r, -1)
+    else:
+        s = scores_block(q, k, scale, q_rope=q_rope, k_rope=k_rope, bias=bias,
+                         bias_before_scale=bias_before_scale, fold_scale=bench_dtype is None)
     p = probs_from_stats(s, np.asarray(row_max, dt), np.asarray(row_sum, dt), excluded)
-    dp = np.matmul(dy, v.T)
+    dp = np.matmul(_rows(dy), v.T).reshape(h, r, -1)
     d_row = np.sum(dy * o, axis=-1, keepdims=True)
     if keep is not None:
         kf = np.where(keep, dt(1.0 / keep_prob), dt(0))
@@ -208,14 +214,14 @@ def attend_block_grad(q, k, v, dy, o, row_max, row_sum, *, scale, q_rope=None, k
     ds = p * (dp - d_row)
     if bench_dtype is not None:
         p_drop, ds = round_to(p_drop, bench_dtype), round_to(ds, bench_dtype)
-    dv = np.einsum("hrc,hrd->cd", p_drop, dy, optimize=True) if h > 1 else p_drop[0].T @ dy[0]
+    dv = p_drop.reshape(h * r, -1).T @ dy.reshape(h * r, -1)
     ds2 = ds.reshape(h * r, -1)
-    dq = np.matmul(ds, k) * dt(scale)
+    dq = (ds2 @ k).reshape(h, r, -1) * dt(scale)
     dk = (ds2.T @ q.reshape(h * r, -1)) * dt(scale)
     res = dict(dq=dq.astype(np.float32), dk=dk.astype(np.float32), dv=dv.astype(np.float32),
                dq_rope=None, dk_rope=None, dsink=None)
     if q_rope is not None:
-        res["dq_rope"] = (np.matmul(ds, k_rope) * dt(scale)).astype(np.float32)
+        res["dq_rope"] = ((ds2 @ k_rope).reshape(h, r, -1) * dt(scale)).astype(np.float32)
         res["dk_rope"] = ((ds2.T @ q_rope.reshape(h * r, -1)) * dt(scale)).astype(np.float32)
     if sink is not None:
         sk_ = np.asarray(sink, dt).reshape(h, 1)
@@ -224,6 +230,11 @@ def attend_block_grad(q, k, v, dy, o, row_max, row_sum, *, scale, q_rope=None, k
         p_sink = np.where(np.isfinite(p_sink), p_sink, 0)
         res["dsink"] = (-np.sum(p_sink * d_row[..., 0], axis=-1)).astype(np.float32)
     return res
+
+
+def _rows(a):
+    """[H, R, X] -> [1, H*R, X]: the heads' rows stacked into one matrix."""
+    return a.reshape(1, -1, a.shape[-1])
 
 
 # ------------------------------------------------------------------ per-batch drivers

@@ -206,20 +206,6 @@ def _batch_chunks(pb):
             yield i, min(i + step, o + n), b
 
 
-def _occurrence_passes(dest):
-    """Index sets whose destinations are distinct: pass r holds the r-th occurrence of every
-    destination, so applying the passes in turn adds repeated picks in their original order."""
-    order = np.argsort(dest, kind="stable")
-    sd = dest[order]
-    start = np.r_[True, sd[1:] != sd[:-1]]
-    if start.all():
-        return [slice(None)]
-    first = np.maximum.accumulate(np.where(start, np.arange(sd.size), 0))
-    rank = np.empty_like(order)
-    rank[order] = np.arange(sd.size) - first
-    return [np.flatnonzero(rank == r) for r in range(int(rank.max()) + 1)]
-
-
 def _scores(pb, q, k, ok, benchmark):
     if benchmark:
         s = np.matmul(q.astype(np.float32), np.swapaxes(k.astype(np.float32), -1, -2))
@@ -313,28 +299,30 @@ def _backward(benchmark, query, key, value, sparse_indices, d_out, out, softmax_
         unpicked, repeated = mult == 0, bool((mult > 1).any())
         delta = (do[lo:hi] * o[lo:hi]).sum(axis=-1, keepdims=True)
         for h in range(pb.N2):
+            # 2-D (c*G, .) operands: one large matmul each instead of c small stacked ones
             k, v = kf[base:base + W, h], vf[base:base + W, h]
-            q = qf[lo:hi, h]                                               # (c, G, Dq)
+            q = qf[lo:hi, h].reshape(c * G, -1)
+            d_o = do[lo:hi, h].reshape(c * G, Dv)
             p = np.matmul(q, k.T)
             p *= np.float32(pb.scale) if benchmark else pb.scale
-            m, l = smax[lo:hi, h, :, None].astype(ftype), ssum[lo:hi, h, :, None].astype(ftype)
+            m = smax[lo:hi, h].reshape(-1, 1).astype(ftype)
+            l = ssum[lo:hi, h].reshape(-1, 1).astype(ftype)
             # P from the forward statistics; rows whose sum is 0 selected nothing
             p -= m
-            np.copyto(p, -np.inf, where=unpicked[:, h])
+            np.copyto(p.reshape(c, G, W), -np.inf, where=unpicked[:, h])
             np.exp(p, out=p)
             p /= np.where(l > 0, l, 1)
             np.copyto(p, 0, where=~(l > 0))
-            ds = np.matmul(do[lo:hi, h], v.T)                              # dP
-            ds -= delta[:, h]
+            ds = np.matmul(d_o, v.T)                                       # dP
+            ds -= delta[:, h].reshape(-1, 1)
             ds *= p
             ds, p = cast(ds), cast(p)
             if repeated:
-                ds *= mult[:, h]
-                p *= mult[:, h]
-            dq[lo:hi, h] = np.matmul(ds, k) * pb.scale
-            ds2, q2 = ds.reshape(c * G, W), q.reshape(c * G, -1)
-            dk[base:base + W, h] += np.matmul(ds2.T, q2) * pb.scale
-            dv[base:base + W, h] += np.matmul(p.reshape(c * G, W).T, do[lo:hi, h].reshape(c * G, Dv))
+                ds.reshape(c, G, W)[...] *= mult[:, h]
+                p.reshape(c, G, W)[...] *= mult[:, h]
+            dq[lo:hi, h] = (np.matmul(ds, k) * pb.scale).reshape(c, G, -1)
+            dk[base:base + W, h] += np.matmul(ds.T, q) * pb.scale
+            dv[base:base + W, h] += np.matmul(p.T, d_o)
     dq[~pb.tvalid] = 0.0
     if benchmark:
         dq, dk, dv = (_round_to(x, pb.dtype) for x in (dq, dk, dv))

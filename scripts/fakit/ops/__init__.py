@@ -62,6 +62,13 @@ class OpBinding:
             raise ValueError(f"{self.aclnn}: duplicate parameter names in {names}")
 
 
+def optional_outputs(kw: Dict[str, Any], outputs) -> Dict[str, np.ndarray]:
+    """Zero-filled outputs that exist only with an optional input: for each (output, input,
+    dtype) of `outputs` whose input in `kw` is given (not None), output -> zeros of the input's
+    shape and `dtype`; the others are left out (passed as null pointers)."""
+    return {out: np.zeros(np.shape(kw[src]), dtype) for out, src, dtype in outputs if kw.get(src) is not None}
+
+
 def _load() -> Dict[str, OpBinding]:
     registry: Dict[str, OpBinding] = {}
     for info in pkgutil.iter_modules(__path__):

@@ -7,7 +7,7 @@ when query_rope is given, dsink (float32 [head_num]) when sink is given, dpse No
 """
 import numpy as np
 
-from . import OpBinding, Param
+from . import OpBinding, Param, optional_outputs
 
 
 def _ints(x):
@@ -41,12 +41,8 @@ def _make_outputs(kw):
     q, k, v = (np.asarray(kw[n]) for n in ("query", "keyIn", "value"))
     outs = {"dqOut": np.zeros(q.shape, q.dtype), "dkOut": np.zeros(k.shape, k.dtype),
             "dvOut": np.zeros(v.shape, v.dtype)}
-    if kw.get("queryRope") is not None:
-        outs["dqRopeOut"] = np.zeros(np.shape(kw["queryRope"]), q.dtype)
-    if kw.get("keyInRope") is not None:
-        outs["dkRopeOut"] = np.zeros(np.shape(kw["keyInRope"]), k.dtype)
-    if kw.get("sinkInOptional") is not None:
-        outs["dsinkOut"] = np.zeros(np.shape(kw["sinkInOptional"]), np.float32)
+    outs.update(optional_outputs(kw, [("dqRopeOut", "queryRope", q.dtype), ("dkRopeOut", "keyInRope", k.dtype),
+                                      ("dsinkOut", "sinkInOptional", np.float32)]))
     return outs
 
 

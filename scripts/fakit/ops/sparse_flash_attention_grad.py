@@ -9,7 +9,7 @@ INT64 tensors unless given as an int32 array.
 """
 import numpy as np
 
-from . import OpBinding, Param
+from . import OpBinding, Param, optional_outputs
 
 
 def _lengths(x):
@@ -42,10 +42,8 @@ def _make_outputs(kw):
     q, k, v = (np.asarray(kw[n]) for n in ("query", "key", "value"))
     outs = {"dQueryOut": np.zeros(q.shape, q.dtype), "dKeyOut": np.zeros(k.shape, q.dtype),
             "dValueOut": np.zeros(v.shape, q.dtype)}
-    if kw.get("queryRopeOptional") is not None:
-        outs["dQueryRopeOutOptional"] = np.zeros(np.shape(kw["queryRopeOptional"]), q.dtype)
-    if kw.get("keyRopeOptional") is not None:
-        outs["dKeyRopeOutOptional"] = np.zeros(np.shape(kw["keyRopeOptional"]), q.dtype)
+    outs.update(optional_outputs(kw, [("dQueryRopeOutOptional", "queryRopeOptional", q.dtype),
+                                      ("dKeyRopeOutOptional", "keyRopeOptional", q.dtype)]))
     return outs
 
 
