@@ -5,6 +5,7 @@
 // the vector cores always have the next S while the cube waits for P.
 #pragma once
 #include "kernel_operator.h"
+#include "cube_tiles.h"
 #include "forward_params.h"
 #include "policies.h"
 #include "sync.h"
@@ -134,15 +135,8 @@ private:
             const uint32_t kLen = d - kc < p_->dChunk ? d - kc : p_->dChunk;
             const uint32_t k1 = (kLen + 15) / 16;
             const uint32_t kd1 = kc / 16;
-            // Q (L1 Nz, fractal (d1, m1) at d1*M1 + m1) -> L0A Zz: one row of fractals per m1.
-            for (uint32_t i = 0; i < m1; ++i) {
-                AscendC::LoadData(l0a[i * k1 * 256], qL1[(kd1 * m1 + i) * 256],
-                                  AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1), static_cast<uint16_t>(m1), 0,
-                                                            0, false, 0));
-            }
-            // K (L1 Nz of the kv x d block) already is Zn of K^T: one contiguous run of fractals.
-            AscendC::LoadData(l0b, kL1[kd1 * n1 * 256],
-                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1 * n1), 1, 0, 0, false, 0));
+            LoadRowsToL0A(l0a, qL1, m1, kd1, k1);
+            LoadTransposeOperandToL0B(l0b, kL1, kd1, k1, n1, n1);  // K Nz is Zn of K^T
             PipeSync<AscendC::HardEvent::MTE1_M>();
             AscendC::Mmad(l0c, l0a, l0b,
                           AscendC::MmadParams(MmadRows(u.rows), static_cast<uint16_t>(blk.cols),
@@ -179,23 +173,12 @@ private:
         CopyKvRows(vL1, v_, u, blk, kvPad);
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
 
-        // P (L1 Nz, fractal (kv1, m1) at kv1*M1 + m1) -> L0A Zz, once for all head-dim chunks.
-        for (uint32_t i = 0; i < m1; ++i) {
-            AscendC::LoadData(l0a[i * n1 * 256], pL1[i * 256],
-                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), static_cast<uint16_t>(m1), 0, 0,
-                                                        false, 0));
-        }
+        LoadRowsToL0A(l0a, pL1, m1, 0, n1);  // P, once for all head-dim chunks
         for (uint32_t dc = 0; dc < d; dc += p_->dChunk) {
             const uint32_t dLen = d - dc < p_->dChunk ? d - dc : p_->dChunk;
             const uint32_t dc1 = (dLen + 15) / 16;
             const uint32_t dd1 = dc / 16;
-            // V (L1 Nz of kv x d, fractal (d1, kv1) at d1*N1 + kv1) -> L0B Zn of V: each 16x16
-            // fractal transposed on the way.
-            for (uint32_t i = 0; i < n1; ++i) {
-                AscendC::LoadData(l0b[i * dc1 * 256], vL1[(dd1 * n1 + i) * 256],
-                                  AscendC::LoadData2DParams(0, static_cast<uint8_t>(dc1), static_cast<uint16_t>(n1), 0,
-                                                            0, true, 0));
-            }
+            LoadColumnsToL0B(l0b, vL1, dd1, dc1, n1, n1);  // V (kv x d) as the right operand
             PipeSync<AscendC::HardEvent::MTE1_M>();
             AscendC::Mmad(l0c, l0a, l0b,
                           AscendC::MmadParams(MmadRows(u.rows), static_cast<uint16_t>(dLen),

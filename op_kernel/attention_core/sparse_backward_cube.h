@@ -11,6 +11,7 @@
 // them (order-free fp32 sum); deterministic mode runs on one core, so the order is fixed.
 #pragma once
 #include "kernel_operator.h"
+#include "cube_tiles.h"
 #include "kv_gather.h"
 #include "sync.h"
 
@@ -158,16 +159,8 @@ private:
             const uint32_t kLen = width - kc < p_->dChunk ? width - kc : p_->dChunk;
             const uint32_t k1 = (kLen + 15) / 16;
             const uint32_t kd1 = kc / 16;
-            for (uint32_t i = 0; i < m1; ++i) {  // A Nz -> L0A Zz, one row of fractals per i
-                AscendC::LoadData(l0a[i * k1 * 256], aL1[(kd1 * m1 + i) * 256],
-                                  AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1), static_cast<uint16_t>(m1), 0,
-                                                            0, false, 0));
-            }
-            // B Nz (keys x width) is Zn of B^T: per k fractal column, the n1 key fractals.
-            for (uint32_t kk = 0; kk < k1; ++kk) {
-                AscendC::LoadData(l0b[kk * n1 * 256], bL1[(kd1 + kk) * bRows1 * 256],
-                                  AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), 1, 0, 0, false, 0));
-            }
+            LoadRowsToL0A(l0a, aL1, m1, kd1, k1);
+            LoadTransposeOperandToL0B(l0b, bL1, kd1, k1, n1, bRows1);
             PipeSync<AscendC::HardEvent::MTE1_M>();
             AscendC::Mmad(l0c, l0a, l0b,
                           AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(cols), static_cast<uint16_t>(kLen),
@@ -193,17 +186,12 @@ private:
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
         const AscendC::LocalTensor<float> l0c = l0c_.Get<float>();
-        // X^T in L0A Zz is X's Nz fractal order with every fractal transposed.
-        AscendC::LoadData(l0a, xL1, AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1 * m1), 1, 0, 0, true, 0));
+        LoadTransposedToL0A(l0a, xL1, n1 * m1);
         for (uint32_t dc = 0; dc < width; dc += p_->dChunk) {
             const uint32_t dLen = width - dc < p_->dChunk ? width - dc : p_->dChunk;
             const uint32_t dc1 = (dLen + 15) / 16;
             const uint32_t dd1 = dc / 16;
-            for (uint32_t i = 0; i < m1; ++i) {
-                AscendC::LoadData(l0b[i * dc1 * 256], yL1[(dd1 * m1 + i) * 256],
-                                  AscendC::LoadData2DParams(0, static_cast<uint8_t>(dc1), static_cast<uint16_t>(m1), 0,
-                                                            0, true, 0));
-            }
+            LoadColumnsToL0B(l0b, yL1, dd1, dc1, m1, m1);
             PipeSync<AscendC::HardEvent::MTE1_M>();
             AscendC::Mmad(l0c, l0a, l0b,
                           AscendC::MmadParams(MmadRows(cols), static_cast<uint16_t>(dLen), static_cast<uint16_t>(rows),
@@ -236,20 +224,12 @@ private:
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
         const AscendC::LocalTensor<float> l0c = l0c_.Get<float>();
-        for (uint32_t i = 0; i < m1; ++i) {
-            AscendC::LoadData(l0a[i * n1 * 256], dsL1[i * 256],
-                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), static_cast<uint16_t>(m1), 0, 0,
-                                                        false, 0));
-        }
+        LoadRowsToL0A(l0a, dsL1, m1, 0, n1);
         for (uint32_t dc = 0; dc < width; dc += p_->dChunk) {
             const uint32_t dLen = width - dc < p_->dChunk ? width - dc : p_->dChunk;
             const uint32_t dc1 = (dLen + 15) / 16;
             const uint32_t dd1 = dc / 16;
-            for (uint32_t i = 0; i < n1; ++i) {
-                AscendC::LoadData(l0b[i * dc1 * 256], kL1[(dd1 * kRows1 + i) * 256],
-                                  AscendC::LoadData2DParams(0, static_cast<uint8_t>(dc1), static_cast<uint16_t>(kRows1),
-                                                            0, 0, true, 0));
-            }
+            LoadColumnsToL0B(l0b, kL1, dd1, dc1, n1, kRows1);
             PipeSync<AscendC::HardEvent::MTE1_M>();
             AscendC::Mmad(l0c, l0a, l0b,
                           AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(dLen), static_cast<uint16_t>(cols),
