@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "../../common/attention_checks.h"
-#include "../../common/acl_int_array.h"
 
 namespace {
 

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "../../common/attention_checks.h"
-#include "../../common/acl_int_array.h"
 
 namespace {
 
