@@ -165,7 +165,7 @@ foreach(_a IN LISTS _npu_api_srcs)
     endforeach()
 endforeach()
 foreach(_op IN LISTS _ops)
-    if("aclnn${_fa_launcher_prefix}${_optype_of_${_op}}GetWorkspaceSize" IN_LIST _provided_apis)
+    if("${_fa_launcher_prefix}${_optype_of_${_op}}GetWorkspaceSize" IN_LIST _provided_apis)
         message(FATAL_ERROR "op_host/${_op}/op_api defines ${_fa_launcher_prefix}${_optype_of_${_op}}, "
                             "the name of opbuild's generated launcher for ${_optype_of_${_op}}")
     endif()
