@@ -137,6 +137,7 @@ void ReloadCosts() {
 std::string CostTableJson() {
     const CostTable &t = Costs();
     std::ostringstream o;
+    o.precision(17);
     o << "[";
     for (size_t i = 0; i < sizeof(kRows) / sizeof(kRows[0]); ++i) {
         const Row &r = kRows[i];

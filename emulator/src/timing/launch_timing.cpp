@@ -105,7 +105,7 @@ void LaunchTiming::Finish() {
     const SocSpec &soc = CurrentSoc();
     const double us = 1e6 / t.clockHz;
     std::ostringstream o;
-    o.precision(10);
+    o.precision(15);
     o << "{\"kernel\":\"" << cfg_.name << "\",\"soc\":\"" << soc.name << "\",\"block_dim\":" << cfg_.blockDim
       << ",\"model\":\"" << (g_timing ? (g_timingOnly ? "timeline (timing-only)" : "timeline") : "off") << "\"";
     if (!g_timing) {
@@ -119,6 +119,7 @@ void LaunchTiming::Finish() {
     double sum[2][kPipes] = {}, maxBusy[2][kPipes] = {};
     int n[2] = {};
     std::ostringstream cores;
+    cores.precision(15);
     bool firstCore = true;
     for (uint32_t b = 0; b < cfg_.blockDim; ++b)
         for (int k = 0; k < 3; ++k) {
