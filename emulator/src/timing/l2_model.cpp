@@ -21,6 +21,7 @@ struct Region {
 std::mutex g_mu;
 std::unordered_map<uint64_t, Region> g_regions;
 std::atomic<uint64_t> g_touchedLines{0};
+std::atomic<uint64_t> g_hbmLines{0};  // lines read from HBM (first touch by a read, or re-fetch over capacity)
 std::atomic<uint64_t> g_generation{1};
 int g_lineShift = 9;
 uint64_t g_capacityLines = 1;
@@ -45,7 +46,7 @@ std::atomic<uint64_t> *Bits(uint64_t region) {
 }
 
 // Marks the lines of [p, p + bytes); returns the bytes that fell in lines not touched before.
-uint64_t Touch(const void *p, uint64_t bytes) {
+uint64_t Touch(const void *p, uint64_t bytes, bool read) {
     const uint64_t a = reinterpret_cast<uintptr_t>(p), e = a + bytes;
     const uint64_t lineBytes = uint64_t{1} << g_lineShift;
     uint64_t fresh = 0, freshLines = 0;
@@ -59,7 +60,10 @@ uint64_t Touch(const void *p, uint64_t bytes) {
             ++freshLines;
         }
     }
-    if (freshLines) g_touchedLines.fetch_add(freshLines, std::memory_order_relaxed);
+    if (freshLines) {
+        g_touchedLines.fetch_add(freshLines, std::memory_order_relaxed);
+        if (read) g_hbmLines.fetch_add(freshLines, std::memory_order_relaxed);
+    }
     return fresh;
 }
 
@@ -69,6 +73,7 @@ void L2Reset(double lineBytes, double capacityBytes) {
     std::lock_guard<std::mutex> lock(g_mu);
     g_regions.clear();
     g_touchedLines = 0;
+    g_hbmLines = 0;
     g_generation.fetch_add(1);
     int shift = 5;
     while ((uint64_t{1} << (shift + 1)) <= static_cast<uint64_t>(lineBytes) && shift < 20) ++shift;
@@ -78,15 +83,19 @@ void L2Reset(double lineBytes, double capacityBytes) {
 }
 
 uint64_t L2Read(const void *p, uint64_t bytes) {
-    const uint64_t miss = Touch(p, bytes);
+    const uint64_t miss = Touch(p, bytes, true);
     const uint64_t touched = g_touchedLines.load(std::memory_order_relaxed);
     if (touched <= g_capacityLines) return miss;
     // Over capacity: only capacity/touched of the re-read bytes are still resident.
     const double resident = static_cast<double>(g_capacityLines) / static_cast<double>(touched);
-    return miss + static_cast<uint64_t>((bytes - miss) * (1.0 - resident));
+    const uint64_t refetch = static_cast<uint64_t>((bytes - miss) * (1.0 - resident));
+    g_hbmLines.fetch_add((refetch + (uint64_t{1} << g_lineShift) - 1) >> g_lineShift, std::memory_order_relaxed);
+    return miss + refetch;
 }
 
-void L2Write(const void *p, uint64_t bytes) { Touch(p, bytes); }
+void L2Write(const void *p, uint64_t bytes) { Touch(p, bytes, false); }
+
+uint64_t L2HbmReadBytes() { return g_hbmLines.load() << g_lineShift; }
 
 uint64_t L2TouchedBytes() { return g_touchedLines.load() << g_lineShift; }
 

@@ -13,5 +13,7 @@ void L2Reset(double lineBytes, double capacityBytes);
 uint64_t L2Read(const void *p, uint64_t bytes);
 void L2Write(const void *p, uint64_t bytes);
 uint64_t L2TouchedBytes();
+// Bytes the L2 read from HBM in this launch: whole lines (deterministic, unlike which core paid).
+uint64_t L2HbmReadBytes();
 
 }  // namespace emu

@@ -143,6 +143,7 @@ void LaunchTiming::Finish() {
             }
             cores << "}}";
         }
+    hbm = L2HbmReadBytes();  // whole lines, device-wide (the per-core sums are the requested bytes)
     const double criticalUs = critical * us;
     const double hbmFloorUs = hbm / t.hbmBytesPerSec * 1e6;
     const double l2FloorUs = (l2r + l2w) / t.l2BytesPerSec * 1e6;
