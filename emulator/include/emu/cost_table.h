@@ -35,7 +35,8 @@ struct CostTable {
     double dmaHead;           // fixed cycles per DMA instruction (MTE2/MTE3)
     double hbmReadBytes;      // GM->core bytes per cycle per DMA engine when the line comes from HBM
     double l2ReadBytes;       // when it hits L2
-    double l2WriteBytes;      // UB->GM / L0C->GM bytes per cycle per engine (writes land in L2)
+    double l2WriteBytes;      // UB->GM bytes per cycle per engine (writes land in L2)
+    double fixpL2WriteBytes;  // L0C->GM (Fixpipe) bytes per cycle
     double atomicFactor;      // atomic-add writes cost this many times a plain write
     double localCopyBytes;    // UB->UB, UB->L1 bytes per cycle
     double burstAlign;        // every burst moves at least this many bytes

@@ -143,7 +143,7 @@ void TimeFixpipe(void *gm, uint64_t count, uint64_t burst, uint64_t pitch, uint6
         auto *base = static_cast<uint8_t *>(gm);
         for (uint64_t i = 0; i < count; ++i) L2Write(base + i * pitch, burst);
         c.l2WriteBytes += count * burst;
-        cycles = std::max(cycles, static_cast<double>(count * burst) / t.l2WriteBytes *
+        cycles = std::max(cycles, static_cast<double>(count * burst) / t.fixpL2WriteBytes *
                                       (Ctx().atomicOp != 0 ? t.atomicFactor : 1.0));
     }
     Run(c, static_cast<int>(Pipe::FIXP), t.fixpHead + cycles, name);
