@@ -1,6 +1,9 @@
-// First-touch L2 (see l2_model.h): a map from 2 MiB regions of host addresses to bitmaps of
-// touched lines. Bits are set with atomics; the map itself is guarded by a mutex and cached per
-// thread, so a DMA costs one map look-up per region it crosses.
+// The L2 of the timeline model (see l2_model.h): per 512 B line the position in the launch's
+// stream of line touches when it was last touched (0: never). A read hits when the line was
+// touched no more than `capacity` line-touches ago — an LRU approximation that counts repeated
+// touches as distinct (so it errs towards misses) and knows no sets or ways. Positions live in
+// one array of atomics per 2 MiB region of host addresses; the region map is guarded by a mutex
+// and cached per thread, so a DMA costs one map look-up per region it crosses.
 #include "l2_model.h"
 
 #include <algorithm>
@@ -15,56 +18,61 @@ namespace {
 constexpr int kRegionShift = 21;  // 2 MiB regions
 
 struct Region {
-    std::unique_ptr<std::atomic<uint64_t>[]> bits;
+    std::unique_ptr<std::atomic<uint32_t>[]> last;
 };
 
 std::mutex g_mu;
 std::unordered_map<uint64_t, Region> g_regions;
+std::atomic<uint64_t> g_clock{0};       // line touches so far in this launch
 std::atomic<uint64_t> g_touchedLines{0};
-std::atomic<uint64_t> g_hbmLines{0};  // lines read from HBM (first touch by a read, or re-fetch over capacity)
+std::atomic<uint64_t> g_hbmLines{0};    // lines the L2 read from HBM (first touch or after eviction)
 std::atomic<uint64_t> g_generation{1};
 int g_lineShift = 9;
 uint64_t g_capacityLines = 1;
 
 thread_local uint64_t t_gen = 0, t_region = ~0ull;
-thread_local std::atomic<uint64_t> *t_bits = nullptr;
+thread_local std::atomic<uint32_t> *t_last = nullptr;
 
-std::atomic<uint64_t> *Bits(uint64_t region) {
+std::atomic<uint32_t> *Last(uint64_t region) {
     const uint64_t gen = g_generation.load(std::memory_order_relaxed);
-    if (t_gen == gen && t_region == region) return t_bits;
+    if (t_gen == gen && t_region == region) return t_last;
     std::lock_guard<std::mutex> lock(g_mu);
     Region &r = g_regions[region];
-    if (!r.bits) {
-        const size_t words = (size_t{1} << (kRegionShift - g_lineShift)) / 64 + 1;
-        r.bits.reset(new std::atomic<uint64_t>[words]);
-        for (size_t i = 0; i < words; ++i) r.bits[i].store(0, std::memory_order_relaxed);
+    if (!r.last) {
+        const size_t lines = size_t{1} << (kRegionShift - g_lineShift);
+        r.last.reset(new std::atomic<uint32_t>[lines]);
+        for (size_t i = 0; i < lines; ++i) r.last[i].store(0, std::memory_order_relaxed);
     }
     t_gen = gen;
     t_region = region;
-    t_bits = r.bits.get();
-    return t_bits;
+    t_last = r.last.get();
+    return t_last;
 }
 
-// Marks the lines of [p, p + bytes); returns the bytes that fell in lines not touched before.
+// Touches the lines of [p, p + bytes); returns the bytes that fell in lines not resident.
 uint64_t Touch(const void *p, uint64_t bytes, bool read) {
     const uint64_t a = reinterpret_cast<uintptr_t>(p), e = a + bytes;
     const uint64_t lineBytes = uint64_t{1} << g_lineShift;
-    uint64_t fresh = 0, freshLines = 0;
-    for (uint64_t line = a >> g_lineShift; (line << g_lineShift) < e; ++line) {
-        const uint64_t lo = std::max(a, line << g_lineShift), hi = std::min(e, (line + 1) * lineBytes);
+    const uint64_t first = a >> g_lineShift, last = (e - 1) >> g_lineShift;
+    const uint64_t n = last - first + 1;
+    uint64_t now = g_clock.fetch_add(n, std::memory_order_relaxed);
+    uint64_t missBytes = 0, fresh = 0, fetched = 0;
+    for (uint64_t line = first; line <= last; ++line) {
+        ++now;
         const uint64_t inRegion = line & ((uint64_t{1} << (kRegionShift - g_lineShift)) - 1);
-        std::atomic<uint64_t> *bits = Bits(line >> (kRegionShift - g_lineShift));
-        const uint64_t mask = uint64_t{1} << (inRegion % 64);
-        if ((bits[inRegion / 64].fetch_or(mask, std::memory_order_relaxed) & mask) == 0) {
-            fresh += hi - lo;
-            ++freshLines;
+        const uint64_t prev = Last(line >> (kRegionShift - g_lineShift))[inRegion].exchange(
+            static_cast<uint32_t>(now), std::memory_order_relaxed);
+        const bool resident = prev != 0 && (static_cast<uint32_t>(now) - static_cast<uint32_t>(prev)) <= g_capacityLines;
+        if (prev == 0) ++fresh;
+        if (!resident) {
+            const uint64_t lo = std::max(a, line << g_lineShift), hi = std::min(e, (line + 1) * lineBytes);
+            missBytes += hi - lo;
+            ++fetched;
         }
     }
-    if (freshLines) {
-        g_touchedLines.fetch_add(freshLines, std::memory_order_relaxed);
-        if (read) g_hbmLines.fetch_add(freshLines, std::memory_order_relaxed);
-    }
-    return fresh;
+    if (fresh) g_touchedLines.fetch_add(fresh, std::memory_order_relaxed);
+    if (read && fetched) g_hbmLines.fetch_add(fetched, std::memory_order_relaxed);
+    return missBytes;
 }
 
 }  // namespace
@@ -72,6 +80,7 @@ uint64_t Touch(const void *p, uint64_t bytes, bool read) {
 void L2Reset(double lineBytes, double capacityBytes) {
     std::lock_guard<std::mutex> lock(g_mu);
     g_regions.clear();
+    g_clock = 0;
     g_touchedLines = 0;
     g_hbmLines = 0;
     g_generation.fetch_add(1);
@@ -82,21 +91,14 @@ void L2Reset(double lineBytes, double capacityBytes) {
     if (g_capacityLines == 0) g_capacityLines = 1;
 }
 
-uint64_t L2Read(const void *p, uint64_t bytes) {
-    const uint64_t miss = Touch(p, bytes, true);
-    const uint64_t touched = g_touchedLines.load(std::memory_order_relaxed);
-    if (touched <= g_capacityLines) return miss;
-    // Over capacity: only capacity/touched of the re-read bytes are still resident.
-    const double resident = static_cast<double>(g_capacityLines) / static_cast<double>(touched);
-    const uint64_t refetch = static_cast<uint64_t>((bytes - miss) * (1.0 - resident));
-    g_hbmLines.fetch_add((refetch + (uint64_t{1} << g_lineShift) - 1) >> g_lineShift, std::memory_order_relaxed);
-    return miss + refetch;
+uint64_t L2Read(const void *p, uint64_t bytes) { return bytes ? Touch(p, bytes, true) : 0; }
+
+void L2Write(const void *p, uint64_t bytes) {
+    if (bytes) Touch(p, bytes, false);
 }
 
-void L2Write(const void *p, uint64_t bytes) { Touch(p, bytes, false); }
+uint64_t L2TouchedBytes() { return g_touchedLines.load() << g_lineShift; }
 
 uint64_t L2HbmReadBytes() { return g_hbmLines.load() << g_lineShift; }
-
-uint64_t L2TouchedBytes() { return g_touchedLines.load() << g_lineShift; }
 
 }  // namespace emu

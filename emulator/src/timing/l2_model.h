@@ -1,8 +1,8 @@
-// The device L2 as the timeline model sees it: a first-touch set of lines shared by every core
-// of a launch. A GM read of a line nobody touched yet in this launch comes from HBM; later reads
-// hit L2 while the touched bytes fit in its capacity (beyond it, reuse hits only in the ratio
-// capacity / touched bytes: no set associativity or replacement order is modelled).
-// Writes land in L2 and make their lines resident. The L2 starts cold at every launch.
+// The device L2 as the timeline model sees it, shared by every core of a launch: a GM read of a
+// line nobody touched yet in this launch comes from HBM; a later read hits L2 when the line was
+// touched within the last `capacity` bytes of line touches (LRU by reuse distance, no sets or
+// ways), else it comes from HBM again. Writes land in L2 and make their lines resident (their
+// write-back to HBM is not counted). The L2 starts cold at every launch.
 #pragma once
 #include <cstdint>
 
