@@ -2,12 +2,10 @@
 
 Input: one `msprof op` (or `msprof op simulator`) output directory per case, named by the case
 id (DIR/<case id>/.../OPPROF_*/OpBasicInfo.csv + PipeUtilization.csv). For every case the
-model runs the same inputs on the emulator; the fit matches the per-pipe busy times (msprof's
-PipeUtilization ratio x Task Duration, per unit and pipe) by linearised least squares in the
-assumed costs (Gauss-Newton with finite-difference derivatives; per-instruction costs enter
-linearly, rates through their inverse), pulled gently towards the current values so costs the
-cases do not exercise stay put; then the fixed launch cost absorbs the mean remaining duration
-error. Only entries marked "assumption" in the cost table move; documented rates never do.
+model runs the same inputs on the emulator; the fit matches msprof's PipeUtilization ratios
+(per unit and pipe, mean over blocks) and the Task Duration (relative) by least squares in the
+assumed costs (Gauss-Newton with finite-difference derivatives; rates are fitted through their
+inverse), pulled gently towards the current values so costs the cases do not exercise stay put. Only entries marked "assumption" in the cost table move; documented rates never do.
 Output: a costs file for env ASCEND_EMU_COSTS and a before/after report.
 """
 from __future__ import annotations
@@ -26,14 +24,15 @@ FIT_KEYS: List[Tuple[str, str]] = [
     ("issue", "cost"), ("scalar_local", "cost"), ("scalar_gm", "cost"), ("mmad_head", "cost"),
     ("mte1_head", "cost"), ("fixp_head", "cost"), ("fixp_nocast_elems", "rate"), ("vec_head", "cost"),
     ("vec_block_reduce", "cost"), ("vec_compare_select", "cost"), ("vec_brcb", "cost"), ("dma_head", "cost"),
-    ("local_copy_bytes", "rate"), ("atomic_factor", "cost"),
+    ("local_copy_bytes", "rate"), ("atomic_factor", "cost"), ("launch_us", "cost"),
 ]
 TARGETS = [m for m in prof.PIPE_OF_METRIC if m != "aic_cube_ratio"]
 RIDGE = 1e-3  # pull towards the current value, relative to the data's scale
 
 
-def _busy(duration_us: float, ratios: Dict[str, Optional[float]]) -> np.ndarray:
-    return np.array([(ratios.get(m) or 0.0) * duration_us for m in TARGETS])
+def _observables(duration_us: float, ratios: Dict[str, Optional[float]], measured_us: float) -> np.ndarray:
+    """What the fit matches per case: the msprof ratios and the duration relative to the measured one."""
+    return np.array([(ratios.get(m) or 0.0) for m in TARGETS] + [duration_us / measured_us])
 
 
 def measured(opprof_dir: Path) -> Tuple[float, Dict[str, float]]:
@@ -60,21 +59,24 @@ class Model:
     def run(self, costs: Dict[str, float]) -> List[Dict[str, Any]]:
         from . import run
         fd, path = tempfile.mkstemp(suffix=".costs")
-        saved = os.environ.get("ASCEND_EMU_COSTS")
+        saved = os.environ.get("ASCEND_EMU_COSTS"), os.environ.get("ASCEND_EMU_L2")
         try:
             with os.fdopen(fd, "w") as f:
-                f.writelines(f"{k} {v!r}\n" for k, v in costs.items())
+                f.writelines(f"{k} {float(v)!r}\n" for k, v in costs.items())
             os.environ["ASCEND_EMU_COSTS"] = path
+            # deterministic L2 attribution, so finite differences are not host-thread noise
+            os.environ["ASCEND_EMU_L2"] = "per_core"
             out = []
             for kw in self.kwargs_list:
                 run(self.op, backend="cpu", **kw)
                 out.append(self.cpu.last_profile())
             return out
         finally:
-            if saved is None:
-                os.environ.pop("ASCEND_EMU_COSTS", None)
-            else:
-                os.environ["ASCEND_EMU_COSTS"] = saved
+            for key, value in zip(("ASCEND_EMU_COSTS", "ASCEND_EMU_L2"), saved):
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
             os.unlink(path)
 
 
@@ -86,41 +88,44 @@ def _from_x(key_kind, x):
     return 1.0 / x if key_kind == "rate" else x
 
 
-def fit(model: Model, targets: List[Tuple[float, Dict[str, float]]], iterations: int = 3) -> Dict[str, Any]:
+def fit(model: Model, targets: List[Tuple[float, Dict[str, float]]], iterations: int = 6) -> Dict[str, Any]:
     """Least-squares fit of FIT_KEYS to the measured (duration, ratios) of each case."""
     costs = {k: model.defaults[k] for k, _ in FIT_KEYS}
-    costs["launch_us"] = model.defaults["launch_us"]
     kinds = dict(FIT_KEYS)
-    y = np.concatenate([_busy(d, r) for d, r in targets])
-    scale = max(float(np.abs(y).max()), 1e-9)
+    y = np.concatenate([_observables(d, r, d) for d, r in targets])
+    scale = 1.0  # the observables are ratios and relative durations
 
     def predict(c):
         profs = model.run(c)
-        return np.concatenate([_busy(p["task_duration_us"], {m: p.get(m) for m in TARGETS}) for p in profs]), profs
+        return np.concatenate([_observables(p["task_duration_us"], {m: p.get(m) for m in TARGETS}, d)
+                               for p, (d, _) in zip(profs, targets)]), profs
 
     before_profiles = model.run(costs)
+    base, _ = predict(costs)
+    err = float(np.sum((y - base) ** 2))
+    lam = 1e-2
     for _ in range(iterations):
-        base, _ = predict(costs)
+        # Levenberg-Marquardt in relative units: parameter i moves by x0_i * d_i
         x0 = np.array([_to_x(kinds[k], costs[k]) for k, _ in FIT_KEYS])
         cols = []
         for i, (k, kind) in enumerate(FIT_KEYS):
-            step = max(abs(x0[i]) * 0.5, 1e-3)
             trial = dict(costs)
-            trial[k] = _from_x(kind, x0[i] + step)
-            cols.append((predict(trial)[0] - base) / step)
+            trial[k] = _from_x(kind, x0[i] * 1.25)
+            cols.append((predict(trial)[0] - base) / 0.25)
         J = np.stack(cols, axis=1)
-        prior = np.maximum(np.abs(x0), 1e-6)
-        # ridge towards the current values: || J dx - r ||^2 + (RIDGE * scale)^2 || dx / prior ||^2
-        A = np.vstack([J, np.diag(RIDGE * scale / prior)])
-        b = np.concatenate([y - base, np.zeros(len(FIT_KEYS))])
-        dx = np.linalg.lstsq(A, b, rcond=None)[0]
-        x = np.maximum(x0 + dx, prior * 1e-3)  # costs and inverse rates stay positive
-        for i, (k, kind) in enumerate(FIT_KEYS):
-            costs[k] = float(_from_x(kind, x[i]))
-    # the fixed task cost takes the mean remaining duration error
-    profs = model.run(costs)
-    resid = [d - (p["task_duration_us"] - costs["launch_us"]) for (d, _), p in zip(targets, profs)]
-    costs["launch_us"] = max(0.0, float(np.mean(resid)))
+        g, H = J.T @ (y - base), J.T @ J
+        for _ in range(6):
+            d = np.linalg.solve(H + lam * scale * np.diag(np.diag(H) + 1e-9) + lam * scale * 1e-6 * np.eye(len(x0)), g)
+            d = np.clip(d, -0.75, 3.0)  # at most a factor 4 per step, never to zero
+            trial = {k: float(_from_x(kind, x0[i] * (1 + d[i]))) for i, (k, kind) in enumerate(FIT_KEYS)}
+            pred, _ = predict(trial)
+            e = float(np.sum((y - pred) ** 2))
+            if e < err:
+                costs, base, err, lam = trial, pred, e, lam / 3
+                break
+            lam *= 10
+        else:
+            break  # no step improves the fit
     after_profiles = model.run(costs)
     cases = []
     for (d, _), b0, a1 in zip(targets, before_profiles, after_profiles):
@@ -130,7 +135,7 @@ def fit(model: Model, targets: List[Tuple[float, Dict[str, float]]], iterations:
 
 def write_costs(costs: Dict[str, float], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{k} {v!r}\n" for k, v in costs.items()))
+    path.write_text("".join(f"{k} {float(v)!r}\n" for k, v in costs.items()))
 
 
 def calibrate_dir(op: str, msprof_dir: Path, costs_out: Path) -> Dict[str, Any]:

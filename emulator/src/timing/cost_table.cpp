@@ -106,7 +106,8 @@ void Build() {
         }
         char key[64];
         double v;
-        while (std::fscanf(f, "%63s %lf", key, &v) == 2) {
+        int got;
+        while ((got = std::fscanf(f, "%63s %lf", key, &v)) == 2) {
             bool found = false;
             for (const Row &r : kRows)
                 if (std::strcmp(r.key, key) == 0) { FieldOf(t, r) = v; found = true; }
@@ -114,6 +115,10 @@ void Build() {
                 std::fprintf(stderr, "[ascendc-emu] ASCEND_EMU_COSTS: unknown cost key %s\n", key);
                 std::abort();
             }
+        }
+        if (got != EOF) {
+            std::fprintf(stderr, "[ascendc-emu] ASCEND_EMU_COSTS=%s: expected \"<key> <number>\" lines\n", path);
+            std::abort();
         }
         std::fclose(f);
     }
@@ -136,6 +141,7 @@ void ReloadCosts() {
 }
 
 std::string CostTableJson() {
+    ReloadCosts();  // reflect the current ASCEND_EMU_COSTS, not the last launch's
     const CostTable &t = Costs();
     std::ostringstream o;
     o.precision(17);

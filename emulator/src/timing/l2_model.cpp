@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace emu {
 namespace {
@@ -27,11 +28,14 @@ std::atomic<uint64_t> g_clock{0};       // line touches so far in this launch
 std::atomic<uint64_t> g_touchedLines{0};
 std::atomic<uint64_t> g_hbmLines{0};    // lines the L2 read from HBM (first touch or after eviction)
 std::atomic<uint64_t> g_generation{1};
+bool g_perCore = false;  // ASCEND_EMU_L2=per_core: a core's own first touch is its miss
 int g_lineShift = 9;
 uint64_t g_capacityLines = 1;
 
 thread_local uint64_t t_gen = 0, t_region = ~0ull;
 thread_local std::atomic<uint32_t> *t_last = nullptr;
+thread_local uint64_t t_seenGen = 0;
+thread_local std::unordered_set<uint64_t> t_seen;  // per_core mode: lines this core touched
 
 std::atomic<uint32_t> *Last(uint64_t region) {
     const uint64_t gen = g_generation.load(std::memory_order_relaxed);
@@ -57,6 +61,10 @@ uint64_t Touch(const void *p, uint64_t bytes, bool read) {
     const uint64_t n = last - first + 1;
     uint64_t now = g_clock.fetch_add(n, std::memory_order_relaxed);
     uint64_t missBytes = 0, fresh = 0, fetched = 0;
+    if (g_perCore && t_seenGen != g_generation.load(std::memory_order_relaxed)) {
+        t_seen.clear();
+        t_seenGen = g_generation.load(std::memory_order_relaxed);
+    }
     for (uint64_t line = first; line <= last; ++line) {
         ++now;
         const uint64_t inRegion = line & ((uint64_t{1} << (kRegionShift - g_lineShift)) - 1);
@@ -64,10 +72,10 @@ uint64_t Touch(const void *p, uint64_t bytes, bool read) {
             static_cast<uint32_t>(now), std::memory_order_relaxed);
         const bool resident = prev != 0 && (static_cast<uint32_t>(now) - static_cast<uint32_t>(prev)) <= g_capacityLines;
         if (prev == 0) ++fresh;
-        if (!resident) {
+        if (!resident) ++fetched;
+        if (g_perCore ? t_seen.insert(line).second : !resident) {
             const uint64_t lo = std::max(a, line << g_lineShift), hi = std::min(e, (line + 1) * lineBytes);
             missBytes += hi - lo;
-            ++fetched;
         }
     }
     if (fresh) g_touchedLines.fetch_add(fresh, std::memory_order_relaxed);
@@ -77,8 +85,9 @@ uint64_t Touch(const void *p, uint64_t bytes, bool read) {
 
 }  // namespace
 
-void L2Reset(double lineBytes, double capacityBytes) {
+void L2Reset(double lineBytes, double capacityBytes, bool perCore) {
     std::lock_guard<std::mutex> lock(g_mu);
+    g_perCore = perCore;
     g_regions.clear();
     g_clock = 0;
     g_touchedLines = 0;

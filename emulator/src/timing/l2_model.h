@@ -8,7 +8,10 @@
 
 namespace emu {
 
-void L2Reset(double lineBytes, double capacityBytes);
+// perCore (env ASCEND_EMU_L2=per_core): which core pays a miss no longer depends on the order
+// the host threads run in: every core's own first touch of a line is a miss for it (it errs
+// towards misses for data cores share); the HBM bytes stay the device-wide count.
+void L2Reset(double lineBytes, double capacityBytes, bool perCore);
 // Returns the bytes of [p, p + bytes) that come from HBM.
 uint64_t L2Read(const void *p, uint64_t bytes);
 void L2Write(const void *p, uint64_t bytes);

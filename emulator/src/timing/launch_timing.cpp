@@ -57,7 +57,8 @@ void TimingBeginLaunch() {
     g_timingOnly = g_timing && EnvFlag("ASCEND_EMU_TIMING_ONLY", false);
     ReloadCosts();
     const CostTable &t = Costs();
-    L2Reset(t.l2LineBytes, t.l2Capacity);
+    const char *l2 = std::getenv("ASCEND_EMU_L2");
+    L2Reset(t.l2LineBytes, t.l2Capacity, l2 != nullptr && std::string(l2) == "per_core");
 }
 
 void SetTracePath(const char *path) {
