@@ -25,10 +25,11 @@ def timing_build():
 
 @pytest.fixture(scope="session")
 def run_timing(timing_build):
-    def run(scenario, n, param, buffers=1, env=None):
+    def run(scenario, n, param, buffers=1, env=None, block_dim=1):
         e = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_EMU_")}
         e.update(env or {})
-        res = subprocess.run([str(timing_build / "timing_kernels"), scenario, str(n), str(param), str(buffers)],
+        res = subprocess.run([str(timing_build / "timing_kernels"), scenario, str(n), str(param), str(buffers),
+                              str(block_dim)],
                              capture_output=True, text=True, env=e, timeout=300)
         assert res.returncode == 0, res.stderr[-3000:]
         out = json.loads(res.stdout.strip().splitlines()[-1])

@@ -98,6 +98,27 @@ def test_cube_to_vector_hand_off_over_cross_core_flags(run_timing, check):
             assert x["end_us"] == pytest.approx(p["critical_path_us"])
 
 
+def test_sync_all_releases_everyone_at_the_last_arrival(run_timing):
+    n, elems = 6, 2048
+    out = run_timing("sync_all", n, elems, block_dim=2)
+    c, p = out["costs"], out["profile"]
+    e = exp_fp32(c, elems)
+    assert e >= c["issue"]
+    release = c["issue"] + n * e + c["sync_all"]  # block 0's last Exp ends; block 1 arrived long before
+    for core in p["cores"]:
+        assert core["end_us"] * p["clock_mhz"] == pytest.approx(release + c["issue"] + e, rel=1e-9)
+
+
+def test_blocks_beyond_the_cores_start_when_a_core_frees(run_timing):
+    n, elems = 3, 4096
+    one = cycles(run_timing("exp_loop", n, elems))
+    out = run_timing("exp_loop", n, elems, block_dim=49)  # 48 AIVs on the 910B2 table
+    p = out["profile"]
+    assert cycles(out) == pytest.approx(2 * one, rel=1e-9)
+    last = [x for x in p["cores"] if x["core"] == 48][0]
+    assert last["start_us"] * p["clock_mhz"] == pytest.approx(one, rel=1e-9)
+
+
 def test_model_off_reports_no_time(run_timing):
     out = run_timing("exp_loop", 2, 1024, env={"ASCEND_EMU_TIMING": "0"})
     assert out["profile"]["model"] == "off"

@@ -5,6 +5,9 @@
 //   stream_copy     AIV only: n DataCopy GM->UB of `param` bytes over fresh GM, then the same again
 //   exp_loop        AIV only: n level-2 Exp over `param` fp32 elements
 //   copy_compute    AIV only: n tiles of `param` fp32: TQue<VECIN, bufferNum> DataCopy -> Exp in place
+//   sync_all        AIV only, 2 blocks: block 0 runs n Exp over `param` fp32, block 1 none; SyncAll;
+//                   then one Exp each
+//   (exp_loop and sync_all take an optional 5th argument: blockDim)
 //   cube_to_vector  MIX 1:2: n rounds of Mmad param^3 on the AIC, CrossCoreSetFlag<2, PIPE_M>;
 //                   each AIV waits for the flag and runs one Exp over 4096 fp32
 #include <cstdio>
@@ -67,6 +70,19 @@ extern "C" __global__ __aicore__ void exp_loop(GM_ADDR x, GM_ADDR tiling) {
     pipe.InitBuffer(buf, t.param * 4);
     LocalTensor<float> v = buf.Get<float>();
     for (uint32_t i = 0; i < t.n; ++i) Exp(v, v, static_cast<int32_t>(t.param));
+}
+
+extern "C" __global__ __aicore__ void sync_all(GM_ADDR x, GM_ADDR tiling) {
+    (void)x;
+    GET_TILING_DATA_WITH_STRUCT(TimingTiling, t, tiling);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, t.param * 4);
+    LocalTensor<float> v = buf.Get<float>();
+    if (GetBlockIdx() == 0)
+        for (uint32_t i = 0; i < t.n; ++i) Exp(v, v, static_cast<int32_t>(t.param));
+    SyncAll();
+    Exp(v, v, static_cast<int32_t>(t.param));
 }
 
 template <int BUFS>
@@ -137,6 +153,7 @@ int main(int argc, char **argv) {
     const uint64_t xBytes = which == "stream_copy" ? static_cast<uint64_t>(tiling.n) * tiling.param
                             : which == "copy_compute" ? static_cast<uint64_t>(tiling.n) * tiling.param * 4 : 64;
     auto *x = static_cast<uint8_t *>(AscendC::GmAlloc(xBytes));
+    const uint32_t blockDim = argc > 5 ? static_cast<uint32_t>(std::atoi(argv[5])) : 1;
     if (which == "mmad_loop") {
         AscendC::SetKernelMode(KernelMode::AIC_MODE);
         ICPU_RUN_KF(mmad_loop, 1, x, tilingGm);
@@ -145,7 +162,10 @@ int main(int argc, char **argv) {
         ICPU_RUN_KF(stream_copy, 1, x, tilingGm);
     } else if (which == "exp_loop") {
         AscendC::SetKernelMode(KernelMode::AIV_MODE);
-        ICPU_RUN_KF(exp_loop, 1, x, tilingGm);
+        ICPU_RUN_KF(exp_loop, blockDim, x, tilingGm);
+    } else if (which == "sync_all") {
+        AscendC::SetKernelMode(KernelMode::AIV_MODE);
+        ICPU_RUN_KF(sync_all, blockDim, x, tilingGm);
     } else if (which == "copy_compute") {
         AscendC::SetKernelMode(KernelMode::AIV_MODE);
         ICPU_RUN_KF(copy_compute, 1, x, tilingGm);
