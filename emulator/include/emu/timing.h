@@ -22,7 +22,7 @@ struct TraceSpan {
 // cycles per pipe, and the set times of pending SetFlag events (a FIFO per event and id).
 struct CoreClock {
     static constexpr int kPipes = 7;
-    static constexpr int kFifo = 16;
+    static constexpr int kFifo = 4;  // pending sets kept per event and id (more: the newest absorbs)
     double origin = 0;              // start of this block (waves start later)
     double scalar = 0;              // next issue time of the scalar unit
     double pipeFree[kPipes] = {};   // pipe p is free from this time on
