@@ -59,7 +59,8 @@ def _fmt(x, spec=""):
 
 
 def format_table(s: Summary) -> str:
-    lines = [f"kernel {s.kernel}  backend {s.backend}  time {_fmt(s.duration_us, '.2f')} us  "
+    what = "modelled time" if s.backend == "cpu" and s.duration_us is not None else "time"
+    lines = [f"kernel {s.kernel}  backend {s.backend}  {what} {_fmt(s.duration_us, '.2f')} us  "
              f"block dim {_fmt(s.block_dim)}"]
     lines.append(f"{'pipe':<10} {'metric':<18} {'ratio':>7} {'bytes':>14} {'ops':>12}")
     for r in s.pipes:

@@ -142,6 +142,9 @@ void LaunchTiming::Finish() {
                 maxBusy[u][p] = std::max(maxBusy[u][p], cl.busy[p]);
                 cores << (p ? "," : "") << "\"" << kPipeNames[p] << "\":" << cl.busy[p] * us;
             }
+            cores << "},\"ratio\":{";
+            for (int p = 0; p < kPipes; ++p)
+                cores << (p ? "," : "") << "\"" << kPipeNames[p] << "\":" << (elapsed > 0 ? cl.busy[p] / elapsed : 0.0);
             cores << "}}";
         }
     hbm = L2HbmReadBytes();  // whole lines, device-wide (the per-core sums are the requested bytes)

@@ -27,6 +27,7 @@ def timing_build():
 def run_timing(timing_build):
     def run(scenario, n, param, buffers=1, env=None, block_dim=1):
         e = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_EMU_")}
+        e["ASCEND_EMU_RACECHECK"] = "1"  # every kernel of the project runs clean under the hazard checker
         e.update(env or {})
         res = subprocess.run([str(timing_build / "timing_kernels"), scenario, str(n), str(param), str(buffers),
                               str(block_dim)],

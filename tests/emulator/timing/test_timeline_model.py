@@ -39,6 +39,8 @@ def test_back_to_back_mmad_loop_is_issue_plus_n_mmads(run_timing, n, size):
     c = out["costs"]
     assert cycles(out) == pytest.approx(c["issue"] + n * mmad(c, size, size, size), rel=1e-9)
     assert core_busy_cycles(out, "aic", "M") == [pytest.approx(n * mmad(c, size, size, size), rel=1e-9)]
+    [aic] = out["profile"]["cores"]
+    assert aic["ratio"]["M"] == pytest.approx(n * mmad(c, size, size, size) / cycles(out), rel=1e-9)
     assert out["profile"]["bound_pipe"] == "aic.M"
     assert out["profile"]["task_duration_us"] == pytest.approx(c["launch_us"] + cycles(out) / out["profile"]["clock_mhz"])
 
