@@ -1,7 +1,8 @@
-// The L2 of the timeline model (see l2_model.h): per 512 B line the position in the launch's
-// stream of line touches when it was last touched (0: never). A read hits when the line was
-// touched no more than `capacity` line-touches ago — an LRU approximation that counts repeated
-// touches as distinct (so it errs towards misses) and knows no sets or ways. Positions live in
+// The L2 of the timeline model (see l2_model.h): a clock counts the lines brought into L2
+// (inserted) in this launch; per 512 B line the clock value at its last touch (0: never). A
+// touch hits when fewer than `capacity` lines were inserted since the line's last touch — LRU
+// with insertions as the measure of distance (hits of other lines do not age a line), no sets
+// or ways. A working set that fits stays resident; a stream larger than L2 always misses. Positions live in
 // one array of atomics per 2 MiB region of host addresses; the region map is guarded by a mutex
 // and cached per thread, so a DMA costs one map look-up per region it crosses.
 #include "l2_model.h"
@@ -24,7 +25,7 @@ struct Region {
 
 std::mutex g_mu;
 std::unordered_map<uint64_t, Region> g_regions;
-std::atomic<uint64_t> g_clock{0};       // line touches so far in this launch
+std::atomic<uint64_t> g_clock{1};       // lines inserted into L2 so far in this launch, + 1
 std::atomic<uint64_t> g_touchedLines{0};
 std::atomic<uint64_t> g_hbmLines{0};    // lines the L2 read from HBM (first touch or after eviction)
 std::atomic<uint64_t> g_generation{1};
@@ -58,19 +59,19 @@ uint64_t Touch(const void *p, uint64_t bytes, bool read) {
     const uint64_t a = reinterpret_cast<uintptr_t>(p), e = a + bytes;
     const uint64_t lineBytes = uint64_t{1} << g_lineShift;
     const uint64_t first = a >> g_lineShift, last = (e - 1) >> g_lineShift;
-    const uint64_t n = last - first + 1;
-    uint64_t now = g_clock.fetch_add(n, std::memory_order_relaxed);
     uint64_t missBytes = 0, fresh = 0, fetched = 0;
     if (g_perCore && t_seenGen != g_generation.load(std::memory_order_relaxed)) {
         t_seen.clear();
         t_seenGen = g_generation.load(std::memory_order_relaxed);
     }
     for (uint64_t line = first; line <= last; ++line) {
-        ++now;
         const uint64_t inRegion = line & ((uint64_t{1} << (kRegionShift - g_lineShift)) - 1);
-        const uint64_t prev = Last(line >> (kRegionShift - g_lineShift))[inRegion].exchange(
-            static_cast<uint32_t>(now), std::memory_order_relaxed);
-        const bool resident = prev != 0 && (static_cast<uint32_t>(now) - static_cast<uint32_t>(prev)) <= g_capacityLines;
+        std::atomic<uint32_t> &slot = Last(line >> (kRegionShift - g_lineShift))[inRegion];
+        const uint32_t prev = slot.load(std::memory_order_relaxed);
+        uint32_t now = static_cast<uint32_t>(g_clock.load(std::memory_order_relaxed));
+        const bool resident = prev != 0 && static_cast<uint32_t>(now - prev) < g_capacityLines;
+        if (!resident) now = static_cast<uint32_t>(g_clock.fetch_add(1, std::memory_order_relaxed) + 1);
+        slot.store(now, std::memory_order_relaxed);
         if (prev == 0) ++fresh;
         if (!resident) ++fetched;
         if (g_perCore ? t_seen.insert(line).second : !resident) {
@@ -89,7 +90,7 @@ void L2Reset(double lineBytes, double capacityBytes, bool perCore) {
     std::lock_guard<std::mutex> lock(g_mu);
     g_perCore = perCore;
     g_regions.clear();
-    g_clock = 0;
+    g_clock = 1;
     g_touchedLines = 0;
     g_hbmLines = 0;
     g_generation.fetch_add(1);

@@ -1,7 +1,7 @@
 // The device L2 as the timeline model sees it, shared by every core of a launch: a GM read of a
-// line nobody touched yet in this launch comes from HBM; a later read hits L2 when the line was
-// touched within the last `capacity` bytes of line touches (LRU by reuse distance, no sets or
-// ways), else it comes from HBM again. Writes land in L2 and make their lines resident (their
+// line nobody touched yet in this launch comes from HBM; a later read hits L2 when fewer than
+// `capacity` bytes of other lines were brought into L2 since the line's last touch (LRU by
+// reuse distance in inserted lines, no sets or ways), else it comes from HBM again. Writes land in L2 and make their lines resident (their
 // write-back to HBM is not counted). The L2 starts cold at every launch.
 #pragma once
 #include <cstdint>
