@@ -81,9 +81,9 @@ void SyncAll(const GlobalTensor<int32_t> &gmWorkspace, const LocalTensor<int32_t
 template <uint8_t modeId, pipe_t pipe>
 void CrossCoreSetFlag(uint16_t flagId) {
     static_assert(pipe != PIPE_S && pipe != PIPE_ALL, "CrossCoreSetFlag: pipe must not be PIPE_S or PIPE_ALL");
-    emu::CrossCoreSet(modeId, flagId);
+    emu::CrossCoreSet(modeId, flagId, static_cast<int>(pipe));
 }
 template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
-void CrossCoreWaitFlag(uint16_t flagId) { emu::CrossCoreWait(flagId); }
+void CrossCoreWaitFlag(uint16_t flagId) { emu::CrossCoreWait(flagId, static_cast<int>(pipe)); }
 
 }  // namespace AscendC
