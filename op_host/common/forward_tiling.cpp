@@ -157,6 +157,21 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
     return false;
 }
 
+void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, const CoreBudget &budget)
+{
+    const uint64_t bq = p.blockQ, c = p.blockKv, dp = p.headDimAlign, wide = std::max(p.dChunk, p.blockKv);
+    // L1: Q once, then P, K and V per copy (cube_stage.h).
+    p.l1Bufs = (bq * dp + 2 * (bq * c + 2 * c * dp)) * dtypeBytes <= budget.l1 ? 2 : 1;
+    p.l0Bufs = 2 * bq * wide * dtypeBytes <= budget.l0a && 2 * c * p.dChunk * dtypeBytes <= budget.l0b &&
+                       2 * bq * wide * 4 <= budget.l0c
+                   ? 2
+                   : 1;
+    p.wsSlotS = bq * c * 4;
+    p.wsSlotP = bq * c * dtypeBytes;
+    p.wsSlotO = bq * dp * 4;
+    p.wsBytesPerCore = AttentionCore::WS_SLOTS * (p.wsSlotS + p.wsSlotP + p.wsSlotO);
+}
+
 bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::ForwardParams &p,
                  std::string &why)
 {
@@ -219,10 +234,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     }
     p = best;
 
-    p.wsSlotS = uint64_t(p.blockQ) * p.blockKv * 4;
-    p.wsSlotP = uint64_t(p.blockQ) * p.blockKv * prob.dtypeBytes;
-    p.wsSlotO = uint64_t(p.blockQ) * p.headDimAlign * 4;
-    p.wsBytesPerCore = 2 * (p.wsSlotS + p.wsSlotP + p.wsSlotO);
+    FinishForwardGeometry(p, prob.dtypeBytes, budget);
     return true;
 }
 

@@ -18,6 +18,11 @@ constexpr float MASKED_ROW_MAX = -1.0e29f;
 constexpr float INVALID_ROW_STAT_MAX = -3.4028234663852886e38f;
 constexpr float INVALID_ROW_STAT_SUM = 3.4028234663852886e38f;
 
+// Workspace slots of the cube <-> vector hand-off (S, P and O of one key block each): the cube
+// computes S up to WS_SLOTS - 1 blocks ahead of the P.V it waits for, so the vector cores'
+// round trip of a block overlaps the cube's work on the next two.
+constexpr uint32_t WS_SLOTS = 3;
+
 struct ForwardParams {
     // Problem shape. groupSize = numHeads / numKvHeads (GQA).
     uint32_t batch;
@@ -58,14 +63,19 @@ struct ForwardParams {
     uint32_t dChunk;        // head-dim columns per cube pass (L0 budget), multiple of 16
     uint32_t qBlocksPerHead;  // ceil(seqQ / blockQ)
     uint32_t usedCores;     // blockDim
+    // Cube double buffering (ChooseCubeBuffers): 2 = the K, V and P tiles in L1 (l1Bufs) and the
+    // L0A/L0B/L0C tiles (l0Bufs) ping-pong so that loads, Mmad and Fixpipe of consecutive
+    // operations overlap; 1 where two copies do not fit.
+    uint32_t l1Bufs;
+    uint32_t l0Bufs;
 
     // Work split: the units (batch, head, q-block) in that order, cut into contiguous ranges
     // of about equal cost; core c takes units [coreUnitStart[c], coreUnitStart[c + 1]).
     uint64_t unitCount;
     uint64_t coreUnitStart[MAX_CORES + 1];
 
-    // Workspace per core (bytes), laid out as 2 S slots (fp32 blockQ x blockKv),
-    // 2 P slots (input dtype, same shape) and 2 O slots (fp32 blockQ x headDimAlign).
+    // Workspace per core (bytes), laid out as WS_SLOTS S slots (fp32 blockQ x blockKv),
+    // WS_SLOTS P slots (input dtype, same shape) and WS_SLOTS O slots (fp32 blockQ x headDimAlign).
     uint64_t wsBytesPerCore;
     uint64_t wsSlotS;  // bytes of one S slot
     uint64_t wsSlotP;

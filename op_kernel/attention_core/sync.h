@@ -12,7 +12,7 @@ constexpr uint16_t FLAG_O_READY = 2;  // cube -> vector: P.V block is in its O s
 // vector -> cube: P block of slot s written (S slot consumed). One id per slot: a vector core
 // may already announce block g+1 while its partner is still on block g, and a shared id would
 // let the two announcements of one core stand for the pair.
-__aicore__ inline uint16_t FlagPReady(uint32_t slot) { return slot == 0 ? 3 : 4; }
+__aicore__ inline uint16_t FlagPReady(uint32_t slot) { return static_cast<uint16_t>(3 + slot); }
 
 // Pipe `evt`'s consumer waits for everything its producer issued so far (event id 0 is
 // reserved for these strictly paired uses).

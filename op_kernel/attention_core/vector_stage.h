@@ -33,8 +33,8 @@ public:
         sub_ = AscendC::GetSubBlockIdx();
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
-        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + 2 * p->wsSlotS));
-        wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + 2 * p->wsSlotS + 2 * p->wsSlotP));
+        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + WS_SLOTS * p->wsSlotS));
+        wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP)));
 
         const uint32_t r = p->rowsPerVec;
         const uint32_t c = p->blockKv;
@@ -67,7 +67,9 @@ public:
 
     __aicore__ inline void Process()
     {
-        uint64_t g = 0;  // blocks handed over so far: the workspace slot is g % 2
+        // Blocks handed over so far: block g uses workspace slot g % WS_SLOTS and rescale factor
+        // alpha_[g % 2] (a block's alpha lives until the next block's AccumulateO).
+        uint64_t g = 0;
         for (uint64_t unit = split_.Begin(core_); unit < split_.End(core_); ++unit) {
             WorkUnit u;
             split_.Decode(unit, u);
@@ -78,14 +80,14 @@ public:
             StartUnit(rows);
             const uint32_t blocks = KvBlockCount(u.kvBegin, u.kvEnd, p_->blockKv);
             for (uint32_t j = 0; j < blocks; ++j) {
-                SoftmaxBlock(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), rowOff, rows, g % 2);
+                SoftmaxBlock(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), rowOff, rows, g % WS_SLOTS, g % 2);
                 if (j > 0) {
-                    AccumulateO(rowOff, rows, (g - 1) % 2);
+                    AccumulateO(rowOff, rows, (g - 1) % WS_SLOTS, (g - 1) % 2);
                 }
                 ++g;
             }
             if (blocks > 0) {
-                AccumulateO(rowOff, rows, (g - 1) % 2);
+                AccumulateO(rowOff, rows, (g - 1) % WS_SLOTS, (g - 1) % 2);
             }
             FinishUnit(u, rowOff, rows);
         }
@@ -105,7 +107,7 @@ private:
 
     // One key block: S -> P (online softmax), P to the workspace for the cube.
     __aicore__ inline void SoftmaxBlock(const WorkUnit &u, const KvBlock &blk, uint32_t rowOff, uint32_t rows,
-                                        uint32_t slot)
+                                        uint32_t slot, uint32_t a)
     {
         AscendC::CrossCoreWaitFlag(FLAG_S_READY);
         if (rows != 0) {
@@ -123,9 +125,9 @@ private:
             RowReduce<true>(rows);
             AscendC::Max(mNew_, mOld_, rowTmp_, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Sub(alpha_[slot], mOld_, mNew_, static_cast<int32_t>(rows));
+            AscendC::Sub(alpha_[a], mOld_, mNew_, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Exp(alpha_[slot], alpha_[slot], static_cast<int32_t>(rows));
+            AscendC::Exp(alpha_[a], alpha_[a], static_cast<int32_t>(rows));
             AscendC::Adds(mOld_, mNew_, 0.0f, static_cast<int32_t>(rows));
             Broadcast(mNew_, rows);
             for (uint32_t c0 = 0; c0 < c; c0 += 64) {
@@ -140,7 +142,7 @@ private:
             // l = l * alpha + rowsum(P); the softmax extra (dropout) acts on P after the sum,
             // which stays the plain softmax denominator.
             RowReduce<false>(rows);
-            AscendC::Mul(sum_, sum_, alpha_[slot], static_cast<int32_t>(rows));
+            AscendC::Mul(sum_, sum_, alpha_[a], static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::Add(sum_, sum_, rowTmp_, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
@@ -155,7 +157,7 @@ private:
     }
 
     // O = O * alpha(block) + P.V(block), once the cube has written the block's P.V.
-    __aicore__ inline void AccumulateO(uint32_t rowOff, uint32_t rows, uint32_t slot)
+    __aicore__ inline void AccumulateO(uint32_t rowOff, uint32_t rows, uint32_t slot, uint32_t a)
     {
         AscendC::CrossCoreWaitFlag(FLAG_O_READY);
         if (rows == 0) {
@@ -165,7 +167,7 @@ private:
         PipeSync<AscendC::HardEvent::V_MTE2>();
         AscendC::DataCopy(part_, wsO_[slot * (p_->wsSlotO / 4) + rowOff * dp], rows * dp);
         PipeSync<AscendC::HardEvent::MTE2_V>();
-        Broadcast(alpha_[slot], rows);
+        Broadcast(alpha_[a], rows);
         ScaleRows(acc_, rows);
         AscendC::Add(acc_, acc_, part_, static_cast<int32_t>(rows * dp));
         AscendC::PipeBarrier<PIPE_V>();
@@ -223,7 +225,10 @@ private:
     }
 
     // rowTmp[r] = max (or sum) over the block's columns of row r: fold the 64-lane chunks of
-    // each row into tmp, then one WholeReduce per row.
+    // each row into tmp (one simple op per chunk), then two block reductions: 64 -> 8 per row
+    // (one repeat per row) into bcast_, and 8 -> 1 (one repeat per 8 rows). Two BlockReduce
+    // passes cost 2 + 1/4 repeats per row against a WholeReduce's one 64-lane reduction per row
+    // at 64/7 elements per cycle (docs/performance.md, issue 10).
     template <bool isMax>
     __aicore__ inline void RowReduce(uint32_t rows)
     {
@@ -240,11 +245,17 @@ private:
             }
             AscendC::PipeBarrier<PIPE_V>();
         }
+        const AscendC::LocalTensor<float> folded = c > 64 ? tmp_ : s_;
+        const int32_t foldedPitch = c > 64 ? 8 : pitch;
+        const int32_t groups = static_cast<int32_t>((rows + 7) / 8);
         if (isMax) {
-            AscendC::WholeReduceMax(rowTmp_, tmp_, 64, static_cast<int32_t>(rows), 1, 1, 8,
-                                    AscendC::ReduceOrder::ORDER_ONLY_VALUE);
+            AscendC::BlockReduceMax(bcast_, folded, static_cast<int32_t>(rows), 64, 1, 1, foldedPitch);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::BlockReduceMax(rowTmp_, bcast_, groups, 64, 1, 1, 8);
         } else {
-            AscendC::WholeReduceSum(rowTmp_, tmp_, 64, static_cast<int32_t>(rows), 1, 1, 8);
+            AscendC::BlockReduceSum(bcast_, folded, static_cast<int32_t>(rows), 64, 1, 1, foldedPitch);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::BlockReduceSum(rowTmp_, bcast_, groups, 64, 1, 1, 8);
         }
         AscendC::PipeBarrier<PIPE_V>();
     }
