@@ -47,7 +47,7 @@ public:
         pipe->InitBuffer(maskBuf_, r * c);
         pipe->InitBuffer(accBuf_, r * dp * 4);
         pipe->InitBuffer(partBuf_, r * dp * 4);
-        pipe->InitBuffer(statBuf_, statBytes * 7);
+        pipe->InitBuffer(statBuf_, statBytes * (5 + WS_SLOTS));
         pipe->InitBuffer(bcastBuf_, r * 32);
         s_ = sBuf_.Get<float>();
         tmp_ = tmpBuf_.Get<float>();
@@ -60,15 +60,19 @@ public:
         mNew_ = stats[st];
         sum_ = stats[2 * st];
         rowTmp_ = stats[3 * st];
-        alpha_[0] = stats[4 * st];
-        alpha_[1] = stats[5 * st];
-        inv_ = stats[6 * st];
+        inv_ = stats[4 * st];
+        for (uint32_t i = 0; i < WS_SLOTS; ++i) {
+            alpha_[i] = stats[(5 + i) * st];
+        }
     }
 
     __aicore__ inline void Process()
     {
         // Blocks handed over so far: block g uses workspace slot g % WS_SLOTS and rescale factor
-        // alpha_[g % 2] (a block's alpha lives until the next block's AccumulateO).
+        // alpha_[g % WS_SLOTS]. P.V of block j is folded into O after the softmax of block
+        // j + LAG: the cube's round trip of a block (P load, P.V, Fixpipe) overlaps the softmax
+        // of the next ones instead of stalling this core.
+        constexpr uint32_t LAG = WS_SLOTS - 1;
         uint64_t g = 0;
         for (uint64_t unit = split_.Begin(core_); unit < split_.End(core_); ++unit) {
             WorkUnit u;
@@ -80,15 +84,15 @@ public:
             StartUnit(rows);
             const uint32_t blocks = KvBlockCount(u.kvBegin, u.kvEnd, p_->blockKv);
             for (uint32_t j = 0; j < blocks; ++j) {
-                SoftmaxBlock(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), rowOff, rows, g % WS_SLOTS, g % 2);
-                if (j > 0) {
-                    AccumulateO(rowOff, rows, (g - 1) % WS_SLOTS, (g - 1) % 2);
+                SoftmaxBlock(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), rowOff, rows, (g + j) % WS_SLOTS);
+                if (j >= LAG) {
+                    AccumulateO(rowOff, rows, (g + j - LAG) % WS_SLOTS);
                 }
-                ++g;
             }
-            if (blocks > 0) {
-                AccumulateO(rowOff, rows, (g - 1) % WS_SLOTS, (g - 1) % 2);
+            for (uint32_t j = blocks > LAG ? blocks - LAG : 0; j < blocks; ++j) {
+                AccumulateO(rowOff, rows, (g + j) % WS_SLOTS);
             }
+            g += blocks;
             FinishUnit(u, rowOff, rows);
         }
     }
@@ -107,7 +111,7 @@ private:
 
     // One key block: S -> P (online softmax), P to the workspace for the cube.
     __aicore__ inline void SoftmaxBlock(const WorkUnit &u, const KvBlock &blk, uint32_t rowOff, uint32_t rows,
-                                        uint32_t slot, uint32_t a)
+                                        uint32_t slot)
     {
         AscendC::CrossCoreWaitFlag(FLAG_S_READY);
         if (rows != 0) {
@@ -125,9 +129,9 @@ private:
             RowReduce<true>(rows);
             AscendC::Max(mNew_, mOld_, rowTmp_, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Sub(alpha_[a], mOld_, mNew_, static_cast<int32_t>(rows));
+            AscendC::Sub(alpha_[slot], mOld_, mNew_, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Exp(alpha_[a], alpha_[a], static_cast<int32_t>(rows));
+            AscendC::Exp(alpha_[slot], alpha_[slot], static_cast<int32_t>(rows));
             AscendC::Adds(mOld_, mNew_, 0.0f, static_cast<int32_t>(rows));
             Broadcast(mNew_, rows);
             for (uint32_t c0 = 0; c0 < c; c0 += 64) {
@@ -142,7 +146,7 @@ private:
             // l = l * alpha + rowsum(P); the softmax extra (dropout) acts on P after the sum,
             // which stays the plain softmax denominator.
             RowReduce<false>(rows);
-            AscendC::Mul(sum_, sum_, alpha_[a], static_cast<int32_t>(rows));
+            AscendC::Mul(sum_, sum_, alpha_[slot], static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::Add(sum_, sum_, rowTmp_, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
@@ -157,7 +161,7 @@ private:
     }
 
     // O = O * alpha(block) + P.V(block), once the cube has written the block's P.V.
-    __aicore__ inline void AccumulateO(uint32_t rowOff, uint32_t rows, uint32_t slot, uint32_t a)
+    __aicore__ inline void AccumulateO(uint32_t rowOff, uint32_t rows, uint32_t slot)
     {
         AscendC::CrossCoreWaitFlag(FLAG_O_READY);
         if (rows == 0) {
@@ -167,7 +171,7 @@ private:
         PipeSync<AscendC::HardEvent::V_MTE2>();
         AscendC::DataCopy(part_, wsO_[slot * (p_->wsSlotO / 4) + rowOff * dp], rows * dp);
         PipeSync<AscendC::HardEvent::MTE2_V>();
-        Broadcast(alpha_[a], rows);
+        Broadcast(alpha_[slot], rows);
         ScaleRows(acc_, rows);
         AscendC::Add(acc_, acc_, part_, static_cast<int32_t>(rows * dp));
         AscendC::PipeBarrier<PIPE_V>();
@@ -299,7 +303,7 @@ private:
         bcastBuf_;
     AscendC::LocalTensor<float> s_, tmp_, acc_, part_, bcast_;
     AscendC::LocalTensor<float> mOld_, mNew_, sum_, rowTmp_, inv_;
-    AscendC::LocalTensor<float> alpha_[2];
+    AscendC::LocalTensor<float> alpha_[WS_SLOTS];  // per workspace slot: its block's rescale factor
 };
 
 }  // namespace AttentionCore
