@@ -31,6 +31,8 @@ struct CoreClock {
     uint8_t flagHead[35][8] = {}, flagCount[35][8] = {};
     uint64_t hbmBytes = 0, l2ReadBytes = 0, l2WriteBytes = 0;
     std::vector<TraceSpan> *trace = nullptr;
+    bool traceFull = false;  // the trace of this core reached kMaxTraceSpans; later spans dropped
+    static constexpr size_t kMaxTraceSpans = 100000;
     double End() const;  // the time everything issued so far has finished
 };
 

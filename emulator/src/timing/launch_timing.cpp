@@ -197,8 +197,12 @@ void LaunchTiming::Finish() {
         return;
     }
     // Chrome trace / Perfetto: one process per AI core, one thread per (sub-core, pipe); µs.
-    std::fprintf(out, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"kernel\":\"%s\",\"model\":\"modelled device time\"},\"traceEvents\":[",
-                 cfg_.name);
+    int truncated = 0;
+    for (const CoreCtx &c : ctx_) truncated += c.clock.traceFull ? 1 : 0;
+    std::fprintf(out,
+                 "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"kernel\":\"%s\",\"model\":\"modelled device time\","
+                 "\"sub_cores_truncated_at_%zu_spans\":%d},\"traceEvents\":[",
+                 cfg_.name, CoreClock::kMaxTraceSpans, truncated);
     bool first = true;
     for (uint32_t b = 0; b < cfg_.blockDim; ++b) {
         std::fprintf(out, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":\"core %u\"}}",

@@ -33,6 +33,10 @@ void Record(CoreClock &c, int pipe, double start, double end, const char *name) 
             }
             break;
         }
+    if (v.size() >= CoreClock::kMaxTraceSpans) {  // keeps a trace of a long launch loadable
+        c.traceFull = true;
+        return;
+    }
     v.push_back(TraceSpan{start, end, name, static_cast<int8_t>(pipe)});
 }
 

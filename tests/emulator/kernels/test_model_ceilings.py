@@ -77,3 +77,15 @@ def test_attention_launch_is_never_below_its_counter_bound(causal):
                  "aiv_vec_ratio", "aiv_mte2_ratio", "aiv_mte3_ratio", "aiv_scalar_ratio"):
         assert 0 <= p[name] <= 1
     assert_not_below_counter_bound(p, cpu.last_counters())
+
+
+@pytest.mark.parametrize("op", ["prompt_flash_attention", "flash_attention_var_len_score", "incre_flash_attention_v4",
+                                "flash_attention_unpadding_score_grad_v5", "sparse_flash_attention_grad"])
+def test_every_operator_is_modelled_and_never_below_its_counter_bound(op):
+    from fakit import cases
+    case = cases.suite(op, "smoke")[0]
+    fakit.run(op, backend="cpu", **case.inputs())
+    p = cpu.last_profile()
+    assert p["model"] == "timeline" and p["task_duration_us"] > p["launch_us"]
+    assert p["hbm_bytes"] > 0 and p["bound_pipe"] != "-"
+    assert_not_below_counter_bound(p, cpu.last_counters())

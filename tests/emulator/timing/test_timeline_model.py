@@ -57,6 +57,18 @@ def test_streaming_copy_first_touch_from_hbm_then_l2(run_timing):
     assert p["bound_pipe"] == "aiv.MTE2"
 
 
+@pytest.mark.parametrize("mib,second_pass_hits", [(128, True), (256, False)])
+def test_l2_capacity_decides_whether_a_second_pass_hits(run_timing, mib, second_pass_hits):
+    size = 65536
+    n = mib * 1024 * 1024 // size  # the 910B2 L2 holds 192 MiB
+    out = run_timing("stream_copy", n, size)
+    c, p = out["costs"], out["profile"]
+    first = c["dma_head"] + size / c["hbm_read_bytes"]
+    again = c["dma_head"] + size / (c["l2_read_bytes"] if second_pass_hits else c["hbm_read_bytes"])
+    assert cycles(out) == pytest.approx(c["issue"] + n * first + n * again, rel=1e-9)
+    assert p["hbm_bytes"] == (1 if second_pass_hits else 2) * n * size
+
+
 def test_vector_exp_loop(run_timing):
     n, elems = 12, 4096
     out = run_timing("exp_loop", n, elems)
