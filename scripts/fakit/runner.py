@@ -5,12 +5,15 @@ BACKENDS = ("golden", "cpu", "sim", "npu")
 
 
 def run(op: str, backend: str = "cpu", **kwargs):
-    """Run operator `op` (a fakit.golden function name) on `backend`.
+    """Run operator `op` on `backend`; `op` is any of its names (fakit.opnames: the golden
+    function name, the directory, the OpType, the aclnn API or the alias).
 
     Takes exactly the keyword arguments of ``fakit.golden.<op>`` and returns the same structure,
     with outputs in the operator's output dtype. Raises fakit.AclnnError when the aclnn API
     rejects the inputs and fakit.BackendUnavailable when the backend cannot run here.
     """
+    from .opnames import resolve
+    op = resolve(op)
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
     if backend == "golden":

@@ -8,8 +8,7 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "framework" / "pytorch"))
-import ascend_fa  # noqa: E402
+import ascend_fa  # installed by pip install -e .[test] (or .[torch])
 import fakit  # noqa: E402
 from fakit import compare  # noqa: E402
 

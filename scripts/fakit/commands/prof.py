@@ -4,12 +4,14 @@ import json
 from pathlib import Path
 
 from .. import prof
+from ..cases import op_of
+from ._options import add_op
 
 
 def register(subparsers):
     p = subparsers.add_parser("prof", help="profile one case: kernel time, per-pipe utilisation, bandwidth")
     p.add_argument("--backend", choices=("sim", "npu", "cpu"), required=True)
-    p.add_argument("--op", required=True, help="operator (fakit.golden name), e.g. prompt_flash_attention")
+    add_op(p, extra=" (default: the case id's prefix names it)")
     p.add_argument("--case", required=True, dest="case_id", help="case id (fakit cases)")
     p.add_argument("--out", type=Path, default=Path("build/prof"), help="profiler output directory")
     p.add_argument("--analyze", action="store_true", help="npu: also run msprof-analyze advisor")
@@ -18,6 +20,7 @@ def register(subparsers):
 
 
 def main(args) -> int:
+    args.op = args.op or op_of(args.case_id)   # like run and golden: the id names its operator
     if args.backend == "cpu":
         summary = prof.profile_cpu(args.op, args.case_id)
     else:
