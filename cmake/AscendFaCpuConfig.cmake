@@ -1,5 +1,5 @@
 # AscendFaCpu: the CPU emulator's CANN-shaped prefix (build/cpu/install) as a CMake package.
-# cmake/cpu_install_prefix.cmake copies this file to <prefix>/lib64/cmake/AscendFaCpu/.
+# cmake/cpu_install_prefix.cmake copies this file to <prefix>/lib/cmake/AscendFaCpu/.
 #
 #   find_package(AscendFaCpu REQUIRED)                 # the prefix's set_env.sh puts it on CMAKE_PREFIX_PATH
 #   target_link_libraries(app PRIVATE AscendFaCpu::aclnn)

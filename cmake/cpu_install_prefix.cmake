@@ -7,7 +7,7 @@
 #                              the proof operators as a custom-op vendor (when built)
 #   set_env.sh, bin/setenv.bash  put lib64 and the vendor lib on LD_LIBRARY_PATH, the prefix on
 #                              CMAKE_PREFIX_PATH
-#   lib64/cmake/AscendFaCpu/   CMake package config: find_package(AscendFaCpu) gives imported
+#   lib/cmake/AscendFaCpu/   CMake package config: find_package(AscendFaCpu) gives imported
 #                              targets AscendFaCpu::ascendcl, ::nnopbase, ::opapi,
 #                              ::opapi_transformer and ::aclnn (all four, with the include dirs)
 #   fa_emulator_prefix.txt     marks the prefix as the emulator's (fakit's sim/npu detection
@@ -69,7 +69,7 @@ else()
 endif()
 
 # The package config (a static, relocatable file: paths are relative to its own directory).
-file(COPY "${FA_ROOT}/cmake/AscendFaCpuConfig.cmake" DESTINATION "${PREFIX}/lib64/cmake/AscendFaCpu")
+file(COPY "${FA_ROOT}/cmake/AscendFaCpuConfig.cmake" DESTINATION "${PREFIX}/lib/cmake/AscendFaCpu")
 file(WRITE "${PREFIX}/fa_emulator_prefix.txt"
      "This is the CPU emulator's CANN-shaped prefix (build/cpu/install of the FlashAttention project), not a CANN toolkit.\n")
 
