@@ -27,9 +27,21 @@ examples:
   fakit <command> --help                           the options of a command"""
 
 
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Keeps the paragraphs of descriptions/epilogs as written (argparse's default re-wraps
-    them and its one-line descriptions were cut mid-sentence), and shows each default."""
+class HelpFormatter(argparse.HelpFormatter):
+    """Wraps descriptions and epilogs paragraph by paragraph, keeping indented lines (tables,
+    examples) as written — argparse's default joins them into one block — and shows each
+    option's default."""
+
+    def _fill_text(self, text, width, indent):
+        import textwrap
+        out = []
+        for para in text.split("\n\n"):
+            if any(line.startswith(" ") for line in para.splitlines()[1:]) or para.rstrip().endswith(":"):
+                out.append("\n".join(indent + line for line in para.splitlines()))
+            else:
+                out.append(textwrap.fill(" ".join(para.split()), width, initial_indent=indent,
+                                         subsequent_indent=indent))
+        return "\n\n".join(out)
 
     def _get_help_string(self, action):
         text = action.help or ""
@@ -94,6 +106,10 @@ def main(argv=None) -> int:
     except (KeyError, ValueError, FileNotFoundError) as exc:
         print(f"fakit: error: {error_text(exc)}", file=sys.stderr)
         return 1
+    except BrokenPipeError:             # `fakit ... | head`: the reader has seen enough
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ def add_op(parser, required: bool = False, allow_all: bool = False, extra: str =
 def add_max_seq(parser) -> None:
     parser.add_argument("--max-seq", type=int, default=None, metavar="N",
                         help="leave out peer cases with a sequence longer than N (small machines: "
-                             "--max-seq 1025 keeps the short half)")
+                             "--max-seq 1025 keeps lengths up to 1025)")
 
 
 def apply_max_seq(args) -> None:
