@@ -177,3 +177,27 @@ def test_ascend_fa_imports_from_any_directory(tmp_path):
                            "print(callable(torch.ops.ascend_fa.npu_prompt_flash_attention))"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "True", proc.stderr
+
+
+def test_default_job_needs_no_torch_and_the_quick_start_installs_none():
+    """The quick start installs the base package only; the default job's code path must not
+    import torch (or matplotlib)."""
+    import re
+    readme = (ROOT / "README.md").read_text()
+    quick = re.search(r"## Quick start.*?```\n(.*?)\n```", readme, re.S).group(1)
+    assert "pip install -e . &&" in quick and "fakit run --op prompt_flash_attention --suite smoke" in quick
+    base = re.search(r"^dependencies = \[(.*?)\]", (ROOT / "pyproject.toml").read_text(), re.S | re.M).group(1)
+    assert "numpy" in base and "torch" not in base and "matplotlib" not in base
+    code = ("import sys; sys.modules['torch'] = None; sys.modules['matplotlib'] = None\n"
+            "from fakit.cli import main\n"
+            "sys.exit(main(['run', '--op', 'prompt_flash_attention', '--suite', 'smoke', '--backend', 'golden',"
+            " '--limit', '2']))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "2/2 passed on golden" in proc.stdout
+
+
+def test_torch_adapter_without_torch_says_what_to_install():
+    code = "import sys; sys.modules['torch'] = None\nimport ascend_fa"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "pip install -e '.[torch]'" in proc.stderr
