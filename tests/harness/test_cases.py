@@ -46,8 +46,6 @@ def test_case_id_depends_on_every_parameter():
 @pytest.mark.parametrize("op", OPS)
 def test_suite_ids_unique_and_get_round_trips(op):
     for name in cases.suite_names(op):
-        if name == "peer" and not PEER_DIR.is_dir():
-            continue                     # test_peer_suite_without_the_pack_is_a_clear_error
         suite = cases.suite(op, name)
         assert suite, f"{op}/{name} is empty"
         ids = [c.id for c in suite]
