@@ -137,15 +137,20 @@ def test_prof_takes_the_operator_from_the_case_id(monkeypatch, capsys):
     case = _small("ifa")[0]
     assert main(["prof", "--backend", "cpu", "--case", case.id, "--json"]) == 0
     assert seen == [("incre_flash_attention_v4", case.id)]
+    monkeypatch.setenv("FAKIT_SOC", "x")
+    monkeypatch.setenv("ASCEND_EMU_SOC", "x")
+    assert main(["prof", "--backend", "cpu", "--case", case.id, "--soc", "ascend910b4", "--json"]) == 0
+    import os
+    assert os.environ["FAKIT_SOC"] == "ascend910b4"
 
 
 def test_soc_option(monkeypatch, capsys):
-    monkeypatch.delenv("FAKIT_SOC", raising=False)
+    monkeypatch.setenv("FAKIT_SOC", "x")             # restored after the test
+    monkeypatch.setenv("ASCEND_EMU_SOC", "x")
     case = _small()[0]
     assert main(["run", "--case", case.id, "--backend", "golden", "--soc", "ascend910b3", "--no-legend"]) == 0
     import os
-    assert os.environ.pop("FAKIT_SOC") == "ascend910b3"
-    os.environ.pop("ASCEND_EMU_SOC", None)
+    assert os.environ["FAKIT_SOC"] == os.environ["ASCEND_EMU_SOC"] == "ascend910b3"
     assert main(["run", "--case", case.id, "--backend", "golden", "--soc", "ascend310p"]) == 1
     assert "unsupported SoC 'ascend310p'" in capsys.readouterr().err
 

@@ -34,3 +34,18 @@ def add_max_seq(parser) -> None:
 def apply_max_seq(args) -> None:
     if getattr(args, "max_seq", None):
         os.environ["FAKIT_MAX_SEQ"] = str(args.max_seq)
+
+
+def add_soc(parser) -> None:
+    parser.add_argument("--soc", default=None,
+                        help="SoC to emulate (cpu) or simulate (sim), e.g. ascend910b3; default: ascend910b2")
+
+
+def apply_soc(args) -> None:
+    """--soc for every backend: the sim/npu runners read FAKIT_SOC, the emulator ASCEND_EMU_SOC.
+    An unsupported SoC fails here, before any work."""
+    if getattr(args, "soc", None):
+        from .. import cann
+        cann.soc_version(args.soc)
+        os.environ["FAKIT_SOC"] = args.soc
+        os.environ["ASCEND_EMU_SOC"] = args.soc

@@ -5,13 +5,14 @@ from pathlib import Path
 
 from .. import prof
 from ..cases import op_of
-from ._options import add_op
+from ._options import add_op, add_soc, apply_soc
 
 
 def register(subparsers):
     p = subparsers.add_parser("prof", help="profile one case: kernel time, per-pipe utilisation, bandwidth")
     p.add_argument("--backend", choices=("sim", "npu", "cpu"), required=True)
     add_op(p, extra=" (default: the case id's prefix names it)")
+    add_soc(p)
     p.add_argument("--case", required=True, dest="case_id", help="case id (fakit cases)")
     p.add_argument("--out", type=Path, default=Path("build/prof"), help="profiler output directory")
     p.add_argument("--analyze", action="store_true", help="npu: also run msprof-analyze advisor")
@@ -21,6 +22,7 @@ def register(subparsers):
 
 def main(args) -> int:
     args.op = args.op or op_of(args.case_id)   # like run and golden: the id names its operator
+    apply_soc(args)
     if args.backend == "cpu":
         summary = prof.profile_cpu(args.op, args.case_id)
     else:

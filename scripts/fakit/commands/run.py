@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import sys
 import time
 from collections import defaultdict
@@ -14,7 +13,7 @@ from .. import cases
 from ..errors import AclnnError, BackendUnavailable
 from ..report import legend, table, to_csv, write_text
 from ..runner import BACKENDS
-from ._options import SUITES_HELP, add_max_seq, add_op, apply_max_seq
+from ._options import SUITES_HELP, add_max_seq, add_op, add_soc, apply_max_seq, apply_soc
 
 
 LEGEND = {
@@ -48,8 +47,7 @@ def register(sub):
     sel.add_argument("--case", nargs="+", dest="case_ids", metavar="ID", help="case id(s) (see `fakit cases`)")
     p.add_argument("--backend", default="cpu", choices=BACKENDS,
                    help="golden (the golden itself), cpu (the emulator build), sim or npu (CANN)")
-    p.add_argument("--soc", default=None, help="SoC to emulate (cpu) or simulate (sim), e.g. ascend910b2; "
-                                                "default: ascend910b2")
+    add_soc(p)
     p.add_argument("--filter", default=None, help="only cases whose features contain this text")
     p.add_argument("--exclude", default=None, help="leave out cases whose features contain this text")
     p.add_argument("--limit", type=int, default=None, help="run at most this many cases")
@@ -175,11 +173,7 @@ def main(args) -> int:
     from tqdm import tqdm
 
     apply_max_seq(args)
-    if args.soc:
-        from .. import cann
-        cann.soc_version(args.soc)                    # an unknown SoC fails here, before any work
-        os.environ["FAKIT_SOC"] = args.soc            # sim/npu backends
-        os.environ["ASCEND_EMU_SOC"] = args.soc       # the emulator's platform (cpu)
+    apply_soc(args)
     selected = select(args)
     if not selected:
         print("fakit run: no cases selected", file=sys.stderr)
