@@ -159,6 +159,8 @@ def _run_with_progress(cmd) -> Tuple[int, str]:
         for line in proc.stdout:
             lines.append(line)
             got = parse_progress(line)
+            if line.startswith("-- ") and bar.total is None:     # CMake's configure step
+                bar.set_postfix_str("configure", refresh=True)
             if got:
                 done, total, what = got
                 bar.total = total
