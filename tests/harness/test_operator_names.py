@@ -102,3 +102,11 @@ def test_package_ops_filter_takes_every_spelling(tmp_path, capsys):
     fixture = ROOT / "tests/npu/fixtures/opdefs_sample.json"
     assert main(["package", "--msopgen-json", str(tmp_path), "--opdefs", str(fixture), "--ops", "ifa"]) == 0
     assert [p.name for p in tmp_path.iterdir()] == ["incre_flash_attention.json"]
+
+
+def test_run_all_operators(capsys):
+    assert main(["run", "--op", "all", "--suite", "smoke", "--backend", "golden", "--filter", "fp16",
+                 "--no-legend", "--csv", "-"]) == 0
+    out = capsys.readouterr().out
+    assert {line.split(",")[0].split("-")[0] for line in out.splitlines() if line[:3] in ("pfa", "fav", "ifa", "fag", "sfa")} \
+        == {op.alias for op in opnames.OPERATORS}

@@ -41,7 +41,7 @@ def register(sub):
                                    "with the NumPy golden by the precision standard, print a table and exit 1 "
                                    "when any case does not pass. The cpu backend builds the CPU target first "
                                    "when it is missing or out of date (shown as its own step).")
-    add_op(p, extra=" (optional with --case: the id's prefix names it)")
+    add_op(p, allow_all=True, extra=" (optional with --case: the id's prefix names it)")
     sel = p.add_mutually_exclusive_group(required=True)
     sel.add_argument("--suite", help=SUITES_HELP)
     sel.add_argument("--case", nargs="+", dest="case_ids", metavar="ID", help="case id(s) (see `fakit cases`)")
@@ -68,7 +68,9 @@ def select(args) -> List[cases.Case]:
     else:
         if not args.op:
             raise ValueError("--suite needs --op (any operator name: fakit --help lists them)")
-        selected = cases.suite(args.op, args.suite)
+        ops = cases.OPERATORS if args.op == "all" else [args.op]
+        selected = [c for op in ops if args.op != "all" or args.suite in cases.suite_names(op)
+                    for c in cases.suite(op, args.suite)]
     if args.filter:
         selected = [c for c in selected if args.filter in c.features]
     if args.exclude:
