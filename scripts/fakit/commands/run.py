@@ -64,7 +64,8 @@ def register(sub):
 
 def select(args) -> List[cases.Case]:
     if args.case_ids:
-        selected = [cases.get(args.op, cid) for cid in args.case_ids]
+        op = None if args.op == "all" else args.op
+        selected = [cases.get(op, cid) for cid in args.case_ids]
     else:
         if not args.op:
             raise ValueError("--suite needs --op (any operator name: fakit --help lists them)")
@@ -193,26 +194,32 @@ def main(args) -> int:
             res = {"id": case.id, "op": case.op, "features": case.features, "backend": args.backend,
                    "verdict": "FAIL", "time": None, "error": f"{type(exc).__name__}: {exc}"}
         results.append(res)
+    # With --csv - or --json - stdout carries only that document; the table goes to stderr.
+    human = sys.stderr if "-" in (args.csv_path, args.json_path) else sys.stdout
+
+    def say(*parts):
+        print(*parts, file=human)
+
     rows = [(r["id"], r["verdict"], r.get("mare"), r.get("mere"), r.get("rmse"), r.get("ratio_mare"),
              r.get("ratio_mere"), r.get("ratio_rmse"), None if r.get("time") is None else f"{r['time']:.3f}",
              r["features"]) for r in results]
-    print(table(HEADERS, rows))
+    say(table(HEADERS, rows))
     if not args.no_legend:
-        print(legend(LEGEND))
+        say(legend(LEGEND))
     failed = [r for r in results if r["verdict"] != "PASS"]
     for r in failed:
-        print(f"{r['verdict']} {r['id']}: {r.get('error') or r.get('summary')}")
+        say(f"{r['verdict']} {r['id']}: {r.get('error') or r.get('summary')}")
     if args.counters:
         headers = ("case",) + tuple(h for h, _, _, _ in COUNTER_COLUMNS)
-        print()
-        print(table(headers, counter_rows(results)))
+        say()
+        say(table(headers, counter_rows(results)))
         if not args.no_legend:
-            print(legend({h: what for h, _, _, what in COUNTER_COLUMNS}))
+            say(legend({h: what for h, _, _, what in COUNTER_COLUMNS}))
         for r in results:
             if r.get("counters") is None:
                 why = "the case did not launch" if r.get("error") else f"the {args.backend} backend has no counters"
-                print(f"[counters] {r['id']}: none ({why})")
-        print("(every counter, per core: --json PATH)")
+                say(f"[counters] {r['id']}: none ({why})")
+        say("(every counter, per core: --json PATH)")
     if args.json_path:
         write_text(args.json_path, json.dumps({"backend": args.backend, "passed": not failed, "results": results},
                                               indent=1, default=str) + "\n")
@@ -224,5 +231,5 @@ def main(args) -> int:
                                           zip(rows, results, crow))))
     unimpl = sum(r["verdict"] == "UNIMPL" for r in failed)
     note = f" ({unimpl} not implemented yet: aclnn 161002, see the README feature matrix)" if unimpl else ""
-    print(f"{len(results) - len(failed)}/{len(results)} passed on {args.backend}{note}")
+    say(f"{len(results) - len(failed)}/{len(results)} passed on {args.backend}{note}")
     return 1 if failed else 0
