@@ -112,3 +112,10 @@ def test_run_all_operators(capsys):
     assert lines[0].startswith("case,verdict,")
     assert {line.split(",")[0].split("-")[0] for line in lines[1:]} == {op.alias for op in opnames.OPERATORS}
     assert "passed on golden" in captured.err
+
+
+def test_python_api_unknown_operator_lists_the_choices():
+    with pytest.raises(opnames.UnknownOperator, match="alias pfa"):
+        fakit.run("nope", backend="golden")
+    with pytest.raises(ValueError, match="prompt_flash_attention"):     # the cpu backend's own bindings
+        fakit.run("nope", backend="cpu")

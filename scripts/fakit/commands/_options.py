@@ -15,11 +15,23 @@ def operator(value: str) -> str:
     try:
         return opnames.resolve(value)
     except opnames.UnknownOperator as exc:
+        from .. import ops
+        if value in ops.REGISTRY:      # an extra binding (tests, proof operators): its own name
+            return value
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def add_op(parser, required: bool = False, allow_all: bool = False, extra: str = "") -> None:
-    parser.add_argument("--op", type=operator, required=required, metavar="OP",
+def operator_or_binding(value: str) -> str:
+    """argparse type of `prof`: like operator(), but a name the table does not know is passed on
+    unchanged — the backend then looks it up among its bindings and lists them if it is absent."""
+    try:
+        return opnames.resolve(value)
+    except opnames.UnknownOperator:
+        return value
+
+
+def add_op(parser, required: bool = False, allow_all: bool = False, extra: str = "", lenient: bool = False) -> None:
+    parser.add_argument("--op", type=operator_or_binding if lenient else operator, required=required, metavar="OP",
                         help="operator, by any of its names: pfa, prompt_flash_attention, "
                              "PromptFlashAttention, aclnnPromptFlashAttention, ..."
                              + (" or 'all'" if allow_all else "") + extra)

@@ -11,7 +11,7 @@ from ._options import add_op, add_soc, apply_soc
 def register(subparsers):
     p = subparsers.add_parser("prof", help="profile one case: kernel time, per-pipe utilisation, bandwidth")
     p.add_argument("--backend", choices=("sim", "npu", "cpu"), required=True)
-    add_op(p, extra=" (default: the case id's prefix names it)")
+    add_op(p, extra=" (default: the case id's prefix names it)", lenient=True)
     add_soc(p)
     p.add_argument("--case", required=True, dest="case_id", help="case id (fakit cases)")
     p.add_argument("--out", type=Path, default=Path("build/prof"), help="profiler output directory")
