@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 
 from .. import prof
+from ..cases import op_of
+from ._options import add_op, add_soc, apply_soc
 
 
 def register(subparsers):
@@ -14,7 +16,8 @@ def register(subparsers):
     p.add_argument("action", nargs="?", choices=("calibrate",), help="calibrate: fit the timeline model's assumed "
                    "costs to msprof output (--msprof DIR holding <case id>/OPPROF_* per case)")
     p.add_argument("--backend", choices=("sim", "npu", "cpu"))
-    p.add_argument("--op", help="operator (fakit.golden name), e.g. prompt_flash_attention")
+    add_op(p, extra=" (default: the case id's prefix names it)", lenient=True)
+    add_soc(p)
     p.add_argument("--case", dest="case_id", help="case id (fakit cases)")
     p.add_argument("--out", type=Path, default=Path("build/prof"), help="profiler output directory")
     p.add_argument("--analyze", action="store_true", help="npu: also run msprof-analyze advisor")
@@ -35,9 +38,11 @@ def main(args) -> int:
         result = calibrate.calibrate_dir(args.op, args.msprof, args.costs_out)
         print(json.dumps(result, indent=1) if args.json else calibrate.format_result(result))
         return 0
-    if args.backend is None or args.op is None or args.case_id is None:
-        print("fakit prof needs --backend, --op and --case", file=sys.stderr)
+    if args.backend is None or args.case_id is None:
+        print("fakit prof needs --backend and --case (and --op when the case id does not name it)", file=sys.stderr)
         return 2
+    args.op = args.op or op_of(args.case_id)   # like run and golden: the id names its operator
+    apply_soc(args)
     if args.backend == "cpu":
         summary = prof.profile_cpu(args.op, args.case_id, args.trace)
     else:
