@@ -126,7 +126,8 @@ uint64_t VectorUbBytes(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes)
 {
     const uint64_t s = uint64_t(r) * c * 4;
     const uint64_t tmp = std::max<uint64_t>(s, uint64_t(r) * dp * dtypeBytes);
-    return s + tmp + uint64_t(r) * c * 2 + uint64_t(r) * c + 2ull * r * dp * 4 + (5ull + AttentionCore::WS_SLOTS) * AlignUp(r, 8) * 4 +
+    return s + tmp + uint64_t(r) * c * 2 + uint64_t(r) * c + 2ull * r * dp * 4 +
+           (5ull + AttentionCore::WS_SLOTS) * AlignUp(r, 8) * 4 +
            uint64_t(r) * 32;
 }
 
