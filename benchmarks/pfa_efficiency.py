@@ -88,8 +88,9 @@ def measure(m):
     tensor = sum(pipe(x, "MTE2") for x in aic) - 2 * scores + mask_bytes + out_bytes
     workspace = all_gm - tensor
     # The tiling's q-block, read back from the counters: per unit the cube loads Q once, per
-    # key block K, V and P (3 MTE2 copies) and writes S plus ceil(D/128) P.V chunks (Fixpipe).
-    blocks = sum(pipe(x, "FIXP", "ops") for x in aic) // (1 + -(-d // 128))
+    # key block K, V and P (3 MTE2 copies) and issues ceil(D/128) Mmads for S and as many for
+    # P.V (the Fixpipe count is no measure: lazy P.V writes its sum out only now and then).
+    blocks = sum(pipe(x, "M", "ops") for x in aic) // (2 * -(-d // 128))
     units = sum(pipe(x, "MTE2", "ops") for x in aic) - 3 * blocks
     bq = 1 << (-(-s // (units // n)) - 1).bit_length()
     visible = 0                                     # keys each q-block pass must read

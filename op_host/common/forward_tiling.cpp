@@ -127,7 +127,7 @@ uint64_t VectorUbBytes(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes)
     const uint64_t s = uint64_t(r) * c * 4;
     const uint64_t tmp = std::max<uint64_t>(s, uint64_t(r) * dp * dtypeBytes);
     return s + tmp + uint64_t(r) * c * 2 + uint64_t(r) * c + 2ull * r * dp * 4 +
-           (5ull + AttentionCore::WS_SLOTS) * AlignUp(r, 8) * 4 +
+           (6ull + AttentionCore::WS_SLOTS) * AlignUp(r, 8) * 4 +
            uint64_t(r) * 32;
 }
 
@@ -167,10 +167,13 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
                        2 * bq * wide * 4 <= budget.l0c
                    ? 2
                    : 1;
+    // Lazy P.V keeps the accumulator in the second L0C copy: one head-dim chunk, two copies.
+    p.lazyO = p.l0Bufs == 2 && p.headDim <= p.dChunk ? 1 : 0;
     p.wsSlotS = bq * c * 4;
     p.wsSlotP = bq * c * dtypeBytes;
     p.wsSlotO = bq * dp * 4;
-    p.wsBytesPerCore = AttentionCore::WS_SLOTS * (p.wsSlotS + p.wsSlotP + p.wsSlotO);
+    p.wsBytesPerCore = AttentionCore::WS_SLOTS * (p.wsSlotS + p.wsSlotP) + (AttentionCore::WS_SLOTS + 1) * p.wsSlotO +
+                       AttentionCore::CTRL_LINES * AttentionCore::CTRL_LINE_WORDS * 4;
 }
 
 bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::ForwardParams &p,

@@ -10,6 +10,14 @@
 // reuse), so the next operation's loads overlap this one's Mmad and its Mmad this one's
 // Fixpipe. Every reuse wait has a set ahead of it: the copies start free (Process sets them)
 // and are drained at the end.
+//
+// Lazy P.V (ForwardParams::lazyO, forward_params.h): S uses the first L0C copy only and the
+// second holds the unit's P.V accumulator across key blocks. Before P.V of block j the cube
+// reads both vector cores' "rescaled" words of the block's slot: if either moved its softmax
+// reference, the accumulator (blocks since the last write-out, all relative to the old
+// reference) goes to the block's O slot and P.V of block j starts a new sum; the cube posts its
+// decision as the slot's "flushed" word and raises FLAG_O_READY for every block. After the
+// unit's last block the accumulator goes to the final O slot (one more FLAG_O_READY).
 #pragma once
 #include "kernel_operator.h"
 #include "cube_tiles.h"
@@ -37,6 +45,9 @@ public:
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + WS_SLOTS * p->wsSlotS));
         wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP)));
+        ctrl_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) +
+                                                                 (WS_SLOTS + 1) * p->wsSlotO));
+        lazy_ = p->lazyO != 0;
 
         const uint32_t bq = p->blockQ;
         const uint32_t bk = p->blockKv;
@@ -110,7 +121,8 @@ private:
                 if (j + ahead < blocks) {
                     ComputeS(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j + ahead), (g + j + ahead) % WS_SLOTS);
                 }
-                ComputePV(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), (g + j) % WS_SLOTS);
+                ComputePV(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), (g + j) % WS_SLOTS, j == 0,
+                          j + 1 == blocks);
             }
             g += blocks;
         }
@@ -173,11 +185,12 @@ private:
         const uint32_t n1 = kvPad / 16;
         const uint32_t kb = Next(kIdx_, l1Bufs_);
         const uint32_t x = Next(l0Idx_, l0Bufs_);
+        const uint32_t c = lazy_ ? 0 : x;  // lazy P.V: L0C copy 1 is the accumulator
         const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>();
         const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[kb * kvElems_];
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
-        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>()[x * l0aElems_];
+        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>()[c * l0aElems_];
 
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // MTE1 is done with this K copy
         CopyKvRows(kL1, k_, u, blk, kvPad);
@@ -197,7 +210,7 @@ private:
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             if (kc == 0) {
-                AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + x);  // Fixpipe is done with this L0C
+                AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);  // Fixpipe is done with this L0C
             }
             AscendC::Mmad(l0c, l0a, l0b,
                           AscendC::MmadParams(MmadRows(u.rows), static_cast<uint16_t>(blk.cols),
@@ -205,17 +218,18 @@ private:
         }
         AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
-        AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + x);
-        AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + x);
+        AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + c);
+        AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + c);
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(blk.cols), static_cast<uint16_t>(u.rows),
                                        static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->blockKv, false);
         AscendC::Fixpipe(wsS_[slot * (p_->wsSlotS / 4)], l0c, fix);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_S_READY);
-        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + x);
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);
     }
 
-    // O_blk = P.V of one key block into O slot `slot` once the vector cores wrote P.
-    __aicore__ inline void ComputePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot)
+    // O_blk = P.V of one key block into O slot `slot` once the vector cores wrote P (lazy P.V:
+    // into the accumulator, see the top of the file).
+    __aicore__ inline void ComputePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first, bool last)
     {
         const uint32_t d = p_->headDim;
         const uint32_t mPad = AlignUp(u.rows, 16);
@@ -241,6 +255,10 @@ private:
 
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
         LoadRowsToL0A(l0a, pL1, m1, 0, n1);  // P, once for all head-dim chunks
+        if (lazy_) {
+            AccumulatePV(u, blk, slot, first, last, l0a, l0b, vL1, n1, pb, x);
+            return;
+        }
         for (uint32_t dc = 0; dc < d; dc += p_->dChunk) {
             const uint32_t dLen = d - dc < p_->dChunk ? d - dc : p_->dChunk;
             const uint32_t dc1 = (dLen + 15) / 16;
@@ -272,6 +290,46 @@ private:
         AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + x);
     }
 
+    // Lazy P.V of one key block (headDim <= dChunk: one L0B load): write the accumulator out
+    // first when a vector core rescaled, then accumulate P.V; the unit's last block writes the
+    // sum to the final O slot.
+    __aicore__ inline void AccumulatePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first, bool last,
+                                        const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &l0b,
+                                        const AscendC::LocalTensor<T> &vL1, uint32_t n1, uint32_t pb, uint32_t x)
+    {
+        const uint32_t d = p_->headDim;
+        const AscendC::LocalTensor<float> acc = l0c_.Get<float>()[l0aElems_];
+        LoadColumnsToL0B(l0b, vL1, 0, (d + 15) / 16, n1, n1);  // V (kv x d) as the right operand
+        AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+        AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);
+
+        const bool flush = !first && (ReadCtrl(ctrl_, CtrlRescaled(slot, 0)) | ReadCtrl(ctrl_, CtrlRescaled(slot, 1))) != 0;
+        WriteCtrl(ctrl_, CtrlFlushed(slot), flush ? 1 : 0);
+        if (flush) {
+            StoreAccumulator(u, acc, slot);
+        }
+        AscendC::Mmad(acc, l0a, l0b,
+                      AscendC::MmadParams(MmadRows(u.rows), static_cast<uint16_t>(d), static_cast<uint16_t>(blk.cols), 0,
+                                          false, first || flush));
+        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
+        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
+        if (last) {
+            StoreAccumulator(u, acc, WS_SLOTS);
+            AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
+        }
+    }
+
+    // The accumulator -> O slot `slot` (WS_SLOTS: the final slot), fp32 rows of headDimAlign.
+    __aicore__ inline void StoreAccumulator(const WorkUnit &u, const AscendC::LocalTensor<float> &acc, uint32_t slot)
+    {
+        PipeSync<AscendC::HardEvent::M_FIX>();  // the sum so far is complete
+        AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(p_->headDim), static_cast<uint16_t>(u.rows),
+                                       static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->headDimAlign, false);
+        AscendC::Fixpipe(wsO_[slot * (p_->wsSlotO / 4)], acc, fix);
+        PipeSync<AscendC::HardEvent::FIX_M>();  // the next Mmad may restart the sum
+    }
+
     const ForwardParams *p_ = nullptr;
     typename Variant::Split split_;
     typename Variant::Kv kv_;
@@ -282,6 +340,8 @@ private:
     AscendC::GlobalTensor<float> wsS_;
     AscendC::GlobalTensor<T> wsP_;
     AscendC::GlobalTensor<float> wsO_;
+    AscendC::GlobalTensor<int32_t> ctrl_;
+    bool lazy_ = false;
 
     AscendC::TBuf<AscendC::TPosition::A1> qL1_, pL1_;
     AscendC::TBuf<AscendC::TPosition::B1> kL1_, vL1_;

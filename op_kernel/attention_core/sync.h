@@ -2,6 +2,7 @@
 // hand-off and a helper for an in-order dependency between two pipes of one core.
 #pragma once
 #include "kernel_operator.h"
+#include "forward_params.h"
 
 namespace AttentionCore {
 
@@ -21,6 +22,27 @@ __aicore__ inline void PipeSync()
 {
     AscendC::SetFlag<evt>(0);
     AscendC::WaitFlag<evt>(0);
+}
+
+// Control words of the lazy P.V hand-off (forward_params.h), as word offsets into the control
+// lines: vector core `sub`'s "rescaled" word and the cube's "flushed" word of slot `slot`.
+__aicore__ inline uint32_t CtrlRescaled(uint32_t slot, uint32_t sub) { return (slot * 3 + sub) * CTRL_LINE_WORDS; }
+__aicore__ inline uint32_t CtrlFlushed(uint32_t slot) { return (slot * 3 + 2) * CTRL_LINE_WORDS; }
+
+// A control word written by one core and read by another: the scalar unit's data cache is
+// written back after a store and invalidated before a load.
+__aicore__ inline int32_t ReadCtrl(const AscendC::GlobalTensor<int32_t> &ctrl, uint32_t word)
+{
+    AscendC::GlobalTensor<int32_t> w = ctrl[word];
+    AscendC::DataCacheCleanAndInvalid<int32_t, AscendC::CacheLine::SINGLE_CACHE_LINE, AscendC::DcciDst::CACHELINE_OUT>(w);
+    return w.GetValue(0);
+}
+
+__aicore__ inline void WriteCtrl(const AscendC::GlobalTensor<int32_t> &ctrl, uint32_t word, int32_t value)
+{
+    AscendC::GlobalTensor<int32_t> w = ctrl[word];
+    w.SetValue(0, value);
+    AscendC::DataCacheCleanAndInvalid<int32_t, AscendC::CacheLine::SINGLE_CACHE_LINE, AscendC::DcciDst::CACHELINE_OUT>(w);
 }
 
 // Block index of a unit's key range [kvBegin, kvEnd): blocks start at kvBegin, so a band
