@@ -11,8 +11,11 @@ namespace fa_host {
 
 int64_t TensorDesc::Numel() const
 {
+    // Saturating: a hostile shape must not overflow here (tensor_memory_checks.h rejects it).
     int64_t n = 1;
-    for (int64_t d : shape) n *= d;
+    for (int64_t d : shape) {
+        if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;
+    }
     return n;
 }
 
@@ -44,7 +47,7 @@ TensorDesc Describe(const aclTensor *tensor)
     for (uint64_t i = nStrides; i-- > 0;) {
         // size-1 and empty dimensions may carry any stride
         if (t.shape[i] > 1 && strides[i] != expect) t.contiguous = false;
-        expect *= t.shape[i];
+        if (__builtin_mul_overflow(expect, t.shape[i], &expect)) expect = INT64_MAX;  // saturate: see Numel
     }
     delete[] strides;
     if (t.Numel() == 0) t.contiguous = true;  // an empty view has no layout to violate

@@ -4,17 +4,78 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 #include "emu/device_memory.h"
 #include "emu/log.h"
 #include "emu/op_registry.h"
 #include "exe_graph/runtime/infer_shape_context.h"
 
+// The executors GetWorkspaceSize handed out and nobody has run or destroyed yet. CANN forbids
+// running an executor twice; a reused, freed or foreign pointer must give an error status, never
+// memory corruption, so no pointer is dereferenced before it is found (and taken) here.
+namespace {
+std::mutex g_liveMu;
+std::set<const aclOpExecutor *> g_liveExecutors;
+
+void RegisterExecutor(const aclOpExecutor *e) {
+    std::lock_guard<std::mutex> lock(g_liveMu);
+    g_liveExecutors.insert(e);
+}
+
+// True (and the executor is no longer live) when `e` was live: exactly one caller gets it.
+bool TakeExecutor(const aclOpExecutor *e) {
+    std::lock_guard<std::mutex> lock(g_liveMu);
+    return g_liveExecutors.erase(e) == 1;
+}
+
+// "PromptFlashAttention" -> "prompt_flash_attention": the kernel entry named after the op type.
+std::string SnakeCase(const std::string &type) {
+    std::string out;
+    for (char ch : type) {
+        if (ch >= 'A' && ch <= 'Z') {
+            if (!out.empty()) out += '_';
+            out += static_cast<char>(ch - 'A' + 'a');
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
+
+// 0 and the executor taken when it is live and was built for the operator whose kernel is
+// `kernelName`; otherwise a status and `why` (the executor stays as it was).
+aclnnStatus TakeExecutorFor(aclOpExecutor *e, const char *kernelName, std::string &why) {
+    std::lock_guard<std::mutex> lock(g_liveMu);
+    auto it = g_liveExecutors.find(e);
+    if (it == g_liveExecutors.end()) {
+        why = "is not live: an executor runs once (it was already run or destroyed) and must come from a "
+              "GetWorkspaceSize call";
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const std::string &type = e->call->opType;
+    if (SnakeCase(type) != kernelName) {
+        why = "was created by the GetWorkspaceSize of operator " + type + ", not of this one";
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    g_liveExecutors.erase(it);
+    return ACLNN_SUCCESS;
+}
+}  // namespace
+
 aclOpExecutor::~aclOpExecutor() {
+    TakeExecutor(this);
     for (void *p : ownedDeviceMemory) emu::DeviceFree(p, "aclOpExecutor");
 }
 
 extern "C" aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
+    if (executor == nullptr) return ACLNN_SUCCESS;
+    if (!TakeExecutor(executor)) {
+        emu::LogError("aclDestroyAclOpExecutor: executor %p is not live (already run or destroyed, or never created "
+                      "by a GetWorkspaceSize)", static_cast<void *>(executor));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
     delete executor;
     return ACLNN_SUCCESS;
 }
@@ -427,6 +488,7 @@ aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor) {
     }
 
     auto *exe = new aclOpExecutor;
+    RegisterExecutor(exe);
     exe->call = call_;
     for (size_t i = 0; i < call_->inputs.size(); ++i) {
         OpCallParam &p = call_->inputs[i];
@@ -465,6 +527,12 @@ aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t 
     if (executor == nullptr) {
         LogError("%s: executor is null", kernelName);
         return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    std::string why;
+    const aclnnStatus taken = TakeExecutorFor(executor, kernelName, why);
+    if (taken != ACLNN_SUCCESS) {
+        LogError("%s: executor %p %s", kernelName, static_cast<void *>(executor), why.c_str());
+        return taken;
     }
     std::unique_ptr<aclOpExecutor> exe(executor);  // the second stage consumes the executor
     const OpCall &call = *exe->call;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../../common/attention_checks.h"
+#include "../../common/tensor_memory_checks.h"
 #include "../../common/acl_int_array.h"
 
 namespace {
@@ -206,6 +207,13 @@ aclnnStatus FlashAttentionVarLenScoreCheckParams(const VarLenScoreArgs &a, const
         !c.NotNull(a.softmaxMax, "softmaxMaxOut", "an output") || !c.NotNull(a.softmaxSum, "softmaxSumOut", "an output") ||
         !c.NotNull(a.attentionOut, "attentionOutOut", "an output") ||
         !c.NotNull(workspaceSize, "workspaceSize", "an output") || !c.NotNull(executor, "executor", "an output")) {
+        return c.Status();
+    }
+    if (!fa_host::CheckTensorsMemory(c, {{a.query, "query"}, {a.key, "key"}, {a.value, "value"},
+                                         {a.realShift, "realShiftOptional"}, {a.dropMask, "dropMaskOptional"},
+                                         {a.paddingMask, "paddingMaskOptional"}, {a.attenMask, "attenMaskOptional"},
+                                         {a.softmaxMax, "softmaxMaxOut"}, {a.softmaxSum, "softmaxSumOut"},
+                                         {a.softmaxOut, "softmaxOutOut"}, {a.attentionOut, "attentionOutOut"}})) {
         return c.Status();
     }
     const TensorDesc q = fa_host::Describe(a.query);

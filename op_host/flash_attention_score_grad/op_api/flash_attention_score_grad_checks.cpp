@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../../common/attention_checks.h"
+#include "../../common/tensor_memory_checks.h"
 #include "../../common/acl_int_array.h"
 
 namespace {
@@ -190,6 +191,16 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
         !c.NotNull(a.dq, "dqOut", "an output") || !c.NotNull(a.dk, "dkOut", "an output") ||
         !c.NotNull(a.dv, "dvOut", "an output") || !c.NotNull(a.workspaceSize, "workspaceSize", "an output") ||
         !c.NotNull(a.executor, "executor", "an output")) {
+        return c.Status();
+    }
+    if (!fa_host::CheckTensorsMemory(
+            c, {{a.query, "query"}, {a.queryRope, "queryRopeOptional"}, {a.key, "keyIn"}, {a.keyRope, "keyInRopeOptional"},
+                {a.value, "value"}, {a.dy, "dy"}, {a.pse, "pseShiftOptional"}, {a.dropMask, "dropMaskOptional"},
+                {a.paddingMask, "paddingMaskOptional"}, {a.attenMask, "attenMaskOptional"},
+                {a.softmaxMax, "softmaxMaxOptional"}, {a.softmaxSum, "softmaxSumOptional"},
+                {a.softmaxIn, "softmaxInOptional"}, {a.attentionIn, "attentionInOptional"}, {a.sink, "sinkInOptional"},
+                {a.dq, "dqOut"}, {a.dqRope, "dqRopeOut"}, {a.dk, "dkOut"}, {a.dkRope, "dkRopeOut"}, {a.dv, "dvOut"},
+                {a.dpse, "dpseOut"}, {a.dsink, "dsinkOut"}})) {
         return c.Status();
     }
     const TensorDesc q = fa_host::Describe(a.query);

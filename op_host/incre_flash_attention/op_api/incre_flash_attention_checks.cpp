@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../../common/attention_checks.h"
+#include "../../common/tensor_memory_checks.h"
 #include "../../common/acl_int_array.h"
 
 namespace {
@@ -173,6 +174,28 @@ bool CheckContiguousKv(ParamChecker &c, State &s)
     return true;
 }
 
+// Spec 002: the block table must be valid. Every entry a batch's actual length uses must name a
+// block of the cache, [0, blocknum); entries past the length are padding and never read.
+bool CheckBlockIds(ParamChecker &c, const IfaArgs &a, const State &s, const TensorDesc &t, int64_t blockNum)
+{
+    std::vector<int64_t> ids;
+    if (!fa_host::ReadIntTensor(c, a.blockTable, "blocktable", ids)) return false;
+    const int64_t cols = t.shape[1];
+    for (int64_t b = 0; b < s.q.b; ++b) {
+        const int64_t len = s.lens.empty() ? 0 : s.lens[s.lens.size() == 1 ? 0 : static_cast<size_t>(b)];
+        const int64_t used = (len + a.blockSize - 1) / a.blockSize;
+        for (int64_t j = 0; j < used; ++j) {
+            const int64_t id = ids[static_cast<size_t>(b * cols + j)];
+            if (!c.Require(id >= 0 && id < blockNum, "blocktable",
+                           "[%lld][%lld] is %lld: a block id the actual length uses must be in [0, blocknum = %lld)",
+                           LL(b), LL(j), LL(id), LL(blockNum))) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 bool CheckPaged(ParamChecker &c, const IfaArgs &a, State &s)
 {
     const TensorDesc t = fa_host::Describe(a.blockTable);
@@ -226,7 +249,8 @@ bool CheckPaged(ParamChecker &c, const IfaArgs &a, State &s)
         blocks += (len + a.blockSize - 1) / a.blockSize;
     }
     return c.Require(blocks <= k.shape[0], "key", "has %lld blocks but actualSeqLengths need %lld",
-                     LL(k.shape[0]), LL(blocks));
+                     LL(k.shape[0]), LL(blocks)) &&
+           CheckBlockIds(c, a, s, t, k.shape[0]);
 }
 
 bool CheckLengths(ParamChecker &c, const IfaArgs &a, State &s)
@@ -371,6 +395,15 @@ aclnnStatus IncreFlashAttentionCheckParams(const IfaArgs &a)
         !c.NotNull(a.inputLayout, "inputLayout", "a required attribute") ||
         !c.NotNull(a.attentionOut, "attentionOut", "an output") ||
         !c.NotNull(a.workspaceSize, "workspaceSize", "an output") || !c.NotNull(a.executor, "executor", "an output")) {
+        return c.Status();
+    }
+    if (!fa_host::CheckTensorListMemory(c, a.key, "key") || !fa_host::CheckTensorListMemory(c, a.value, "value") ||
+        !fa_host::CheckTensorsMemory(
+            c, {{a.query, "query"}, {a.pseShift, "pseShift"}, {a.attenMask, "attenMask"},
+                {a.dequantScale1, "dequantScale1"}, {a.quantScale1, "quantScale1"}, {a.dequantScale2, "dequantScale2"},
+                {a.quantScale2, "quantScale2"}, {a.quantOffset2, "quantOffset2"}, {a.antiquantScale, "antiquantScale"},
+                {a.antiquantOffset, "antiquantOffset"}, {a.blockTable, "blocktable"},
+                {a.kvPaddingSize, "kvPaddingSize"}, {a.attentionOut, "attentionOut"}})) {
         return c.Status();
     }
     const TensorDesc q = fa_host::Describe(a.query);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../../common/attention_checks.h"
+#include "../../common/tensor_memory_checks.h"
 
 namespace {
 
@@ -44,6 +45,29 @@ bool Tensor(ParamChecker &c, const TensorDesc &t, const char *name, const Tensor
 
 bool PowerOfTwoHeads(int64_t n) { return n >= 1 && n <= 128 && (n & (n - 1)) == 0; }
 
+// The values of an actual-lengths tensor (spec 004): with TND they are cumulative, so they must
+// not decrease, start at >= 0 and end at exactly T (累加和与T1/T2保持一致); with BSND each is a
+// batch's length in [0, S]. The kernel addresses tokens with them, so they are read and judged here.
+bool CheckSeqValues(ParamChecker &c, const aclTensor *t, const char *name, bool tnd, int64_t total,
+                    const char *totalName, const char *seqName)
+{
+    if (t == nullptr) return true;
+    std::vector<int64_t> v;
+    if (!fa_host::ReadIntTensor(c, t, name, v)) return false;
+    int64_t prev = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (tnd ? !c.Require(v[i] >= prev, name, "[%zu] is %lld, below the previous cumulative value %lld (cumulative "
+                             "lengths must not decrease)", i, L(v[i]), L(prev))
+                : !c.Require(v[i] >= 0 && v[i] <= total, name, "[%zu] is %lld (must be in [0, %s = %lld])", i, L(v[i]),
+                             seqName, L(total))) {
+            return false;
+        }
+        prev = v[i];
+    }
+    return !tnd || c.Require(!v.empty() && v.back() == total, name,
+                             "ends at %lld but its cumulative sum must equal %s = %lld", L(prev), totalName, L(total));
+}
+
 }  // namespace
 
 const char *SfagLayout(const char *layoutOptional) { return layoutOptional == nullptr ? "BSND" : layoutOptional; }
@@ -65,6 +89,15 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
         (rope && !c.NotNull(a.dkRope, "dKeyRopeOutOptional", "an output required with queryRopeOptional")) ||
         !c.NotNull(a.workspaceSize, "workspaceSize", "a required output") ||
         !c.NotNull(a.executor, "executor", "a required output")) {
+        return c.Status();
+    }
+    if (!fa_host::CheckTensorsMemory(
+            c, {{a.query, "query"}, {a.key, "key"}, {a.value, "value"}, {a.sparseIndices, "sparseIndices"},
+                {a.dOut, "dOut"}, {a.out, "out"}, {a.softmaxMax, "softmaxMax"}, {a.softmaxSum, "softmaxSum"},
+                {a.seqQ, "actualSeqLengthsQueryOptional"}, {a.seqKv, "actualSeqLengthskvOptional"},
+                {a.queryRope, "queryRopeOptional"}, {a.keyRope, "keyRopeOptional"}, {a.dq, "dQueryOut"},
+                {a.dk, "dKeyOut"}, {a.dv, "dValueOut"}, {a.dqRope, "dQueryRopeOutOptional"},
+                {a.dkRope, "dKeyRopeOutOptional"}})) {
         return c.Status();
     }
     const char *layout = SfagLayout(a.layout);
@@ -171,6 +204,11 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
          !c.Require(skv.shape == sq.shape, "actualSeqLengthskvOptional", "has shape %s but "
                     "actualSeqLengthsQueryOptional has %s (one length per batch each)", skv.ShapeString().c_str(),
                     sq.ShapeString().c_str()))) {
+        return c.Status();
+    }
+
+    if (!CheckSeqValues(c, a.seqQ, "actualSeqLengthsQueryOptional", tnd, tnd ? t1 : q.shape[1], "T1", "S1") ||
+        !CheckSeqValues(c, a.seqKv, "actualSeqLengthskvOptional", tnd, tnd ? k.shape[0] : k.shape[1], "T2", "S2")) {
         return c.Status();
     }
 
