@@ -78,7 +78,17 @@ def transposed(array: np.ndarray, offset: int = 0) -> Strided:
     return Strided(array, tuple(strides), offset)
 
 
-VIEWS = {"padded": padded, "transposed": transposed}
+def spaced(array: np.ndarray, step: int = 2, offset: int = 1) -> Strided:
+    """Every element `step` apart (as a strided slice x[::2] hands it over): non-contiguous
+    whenever the tensor has more than one element."""
+    array = np.asarray(array)
+    strides = [step] * array.ndim
+    for i in range(array.ndim - 2, -1, -1):
+        strides[i] = strides[i + 1] * array.shape[i + 1]
+    return Strided(array, tuple(strides), offset)
+
+
+VIEWS = {"padded": padded, "transposed": transposed, "spaced": spaced}
 ViewSpec = Union[str, Callable[[np.ndarray], Strided]]
 
 

@@ -106,6 +106,47 @@ std::string ListText(const std::vector<T> &items, const char *(*name)(T)) {
     return s + "}";
 }
 
+// A contiguous staging buffer for the non-contiguous `tensor`, recorded in the executor.
+void *Stage(aclOpExecutor &exe, const aclTensor &tensor, bool output) {
+    StagedView v;
+    v.view = tensor.ViewData();
+    v.shape = tensor.viewShape;
+    v.strides = tensor.strides;
+    v.elementBytes = aclDataTypeSize(tensor.dataType);
+    v.output = output;
+    const size_t bytes = static_cast<size_t>(tensor.Numel()) * v.elementBytes;
+    v.staging = DeviceAlloc(bytes > 0 ? bytes : 1, "aclnn non-contiguous staging");
+    exe.ownedDeviceMemory.push_back(v.staging);
+    exe.staged.push_back(v);
+    return v.staging;
+}
+
+// Element-wise copy between a strided view and its contiguous staging copy (row-major order).
+void CopyStaged(const StagedView &v, bool toStaging) {
+    const size_t rank = v.shape.size();
+    int64_t count = 1;
+    for (int64_t d : v.shape) count *= d;
+    if (count == 0) return;
+    std::vector<int64_t> index(rank, 0);
+    auto *view = static_cast<uint8_t *>(v.view);
+    auto *flat = static_cast<uint8_t *>(v.staging);
+    for (int64_t i = 0; i < count; ++i) {
+        int64_t at = 0;
+        for (size_t d = 0; d < rank; ++d) at += index[d] * v.strides[d];
+        uint8_t *strided = view + at * static_cast<int64_t>(v.elementBytes);
+        uint8_t *packed = flat + i * static_cast<int64_t>(v.elementBytes);
+        if (toStaging) {
+            std::memcpy(packed, strided, v.elementBytes);
+        } else {
+            std::memcpy(strided, packed, v.elementBytes);
+        }
+        for (size_t d = rank; d-- > 0;) {  // next row-major index
+            if (++index[d] < v.shape[d]) break;
+            index[d] = 0;
+        }
+    }
+}
+
 // The kernel-side view of a dynamic input (AscendC::ListTensorDesc), in device memory:
 //   uint64 ptrOffset                       bytes from the start to the pointer array
 //   per tensor: uint32 dim, uint32 index, uint64 shape[dim]
@@ -175,8 +216,14 @@ OpCallParam *OpRunner::NextParam(bool output) {
     return &params[next++];
 }
 
-bool OpRunner::CheckTensor(const std::string &what, const aclTensor &tensor) {
-    if (!tensor.IsContiguous()) {
+bool OpRunner::CheckTensor(const std::string &what, const aclTensor &tensor, bool allowStrided) {
+    for (int64_t st : tensor.strides) {
+        if (st < 0) {
+            Fail(ACLNN_ERR_PARAM_INVALID, what + " has a negative stride (strides " + ShapeString(tensor.strides) + ")");
+            return false;
+        }
+    }
+    if (!allowStrided && !tensor.IsContiguous()) {
         Fail(ACLNN_ERR_PARAM_INVALID, what + " is not contiguous (strides " + ShapeString(tensor.strides) +
                                           " for shape " + ShapeString(tensor.viewShape) +
                                           "); the CPU target needs contiguous tensors");
@@ -211,7 +258,7 @@ OpRunner &OpRunner::Input(const aclTensor *tensor) {
         if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required input " + pd.GetName() + " is null");
         return *this;
     }
-    if (!CheckTensor("input " + pd.GetName(), *tensor)) return *this;
+    if (!CheckTensor("input " + pd.GetName(), *tensor, true)) return *this;
     param->present = true;
     param->instances.push_back(MakeInstance(tensor));
     return *this;
@@ -274,7 +321,7 @@ OpRunner &OpRunner::Output(const aclTensor *tensor) {
         if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required output " + pd.GetName() + " is null");
         return *this;
     }
-    if (!CheckTensor("output " + pd.GetName(), *tensor)) return *this;
+    if (!CheckTensor("output " + pd.GetName(), *tensor, true)) return *this;
     param->present = true;
     param->instances.push_back(MakeInstance(tensor));
     return *this;
@@ -503,6 +550,9 @@ aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor) {
             continue;
         }
         OpCallTensor &t = p.instances[0];
+        if (t.acl != nullptr && !t.acl->IsContiguous()) {
+            t.deviceAddr = Stage(*exe, *t.acl, false);
+        }
         if (t.hostValues) {  // value input: the kernel reads a device copy
             const size_t bytes = t.hostValues->size() * sizeof(int64_t);
             void *dev = DeviceAlloc(bytes > 0 ? bytes : sizeof(int64_t), "aclnn value input");
@@ -512,7 +562,12 @@ aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor) {
         }
         exe->args.push_back(t.deviceAddr);
     }
-    for (const OpCallParam &p : call_->outputs) exe->args.push_back(p.present ? p.instances[0].deviceAddr : nullptr);
+    for (OpCallParam &p : call_->outputs) {
+        if (p.present && p.instances[0].acl != nullptr && !p.instances[0].acl->IsContiguous()) {
+            p.instances[0].deviceAddr = Stage(*exe, *p.instances[0].acl, true);
+        }
+        exe->args.push_back(p.present ? p.instances[0].deviceAddr : nullptr);
+    }
     uint64_t total = 0;
     for (size_t s : call_->workspaceSizes) total += s;
     exe->workspaceSize = total;
@@ -570,7 +625,13 @@ aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t 
     // As on the NPU, the aclnn workspace starts with the Ascend C system workspace
     // (GetLibApiWorkSpaceSize, which tiling adds to its size); GetUserWorkspace skips it.
     cfg.userWorkspaceOffset = kSystemWorkspaceBytes;
+    // Outputs are gathered too: a kernel that writes only part of an output (zero-size batches,
+    // absent heads) must leave the caller's values there, so the staging starts as the view.
+    for (const StagedView &v : exe->staged) CopyStaged(v, true);
     Launch(cfg, [&] { invoke(kernel, args.data()); });
+    for (const StagedView &v : exe->staged) {
+        if (v.output) CopyStaged(v, false);
+    }
     DeviceFree(tiling, "aclnn tiling data");
     return ACLNN_SUCCESS;
 }

@@ -31,7 +31,7 @@ bool CheckTnd(ParamChecker &c, const TensorDesc &t, const char *name, const Tens
 {
     TensorDesc want;
     want.shape = shape;
-    return c.SameDtype(t, name, ref, refName) && c.FormatND(t, name) && c.Contiguous(t, name) &&
+    return c.SameDtype(t, name, ref, refName) && c.FormatND(t, name) &&
            c.Require(t.shape == shape, name, "has shape %s but must be %s", t.ShapeString().c_str(),
                      want.ShapeString().c_str());
 }
@@ -66,7 +66,6 @@ bool CheckMask(ParamChecker &c, const TensorDesc &m, const FagV5Args &a, int64_t
 {
     if (!m.present) return true;
     if (!c.DtypeIn(m, "attenMaskOptional", {ACL_BOOL, ACL_UINT8}) || !c.FormatND(m, "attenMaskOptional") ||
-        !c.Contiguous(m, "attenMaskOptional") ||
         !c.Require(m.shape.size() == 2 || m.shape.size() == 4, "attenMaskOptional",
                    "has shape %s (must be [B,N,Sq,Skv], [B,1,Sq,Skv], [1,1,Sq,Skv] or [Sq,Skv])",
                    m.ShapeString().c_str())) {
@@ -106,7 +105,6 @@ bool CheckPse(ParamChecker &c, const FagV5Args &a, const TensorDesc &p, const Te
         const int64_t n = q.shape[1];
         const int64_t batch = static_cast<int64_t>(s.q.size());
         return c.DtypeIn(p, "pseShiftOptional", {ACL_FLOAT}) && c.FormatND(p, "pseShiftOptional") &&
-               c.Contiguous(p, "pseShiftOptional") &&
                c.Require(p.shape == std::vector<int64_t>{n} || p.shape == std::vector<int64_t>{batch, n},
                          "pseShiftOptional", "has shape %s (pseType %lld needs alibi slopes [N] or [B, N], N = %lld, "
                          "B = %lld)", p.ShapeString().c_str(), L(a.pseType), L(n), L(batch)) &&
@@ -114,7 +112,6 @@ bool CheckPse(ParamChecker &c, const FagV5Args &a, const TensorDesc &p, const Te
                CheckStartIdx(c, a.kvStartIdx, "kvStartIdxOptional", s.q.size());
     }
     return c.SameDtype(p, "pseShiftOptional", q, "query") && c.FormatND(p, "pseShiftOptional") &&
-           c.Contiguous(p, "pseShiftOptional") &&
            c.Require(a.sparseMode != 7, "pseShiftOptional", "is given with sparseMode 7 (not supported)") &&
            c.Require(a.sparseMode != 8 || s.AllEqual(), "pseShiftOptional",
                      "is given with sparseMode 8 but Sq != Skv in some batch (needs equal lengths)") &&
@@ -146,7 +143,6 @@ bool CheckRope(ParamChecker &c, const FagV5Args &a, const TensorDesc &q, const T
     const TensorDesc kr = fa_host::Describe(a.keyRope);
     if (!c.DtypeIn(qr, "queryRope", {ACL_BF16}) || !c.SameDtype(qr, "queryRope", q, "query") ||
         !c.SameDtype(kr, "keyInRope", q, "query") || !c.FormatND(qr, "queryRope") || !c.FormatND(kr, "keyInRope") ||
-        !c.Contiguous(qr, "queryRope") || !c.Contiguous(kr, "keyInRope") ||
         !c.Require(!dropout, "dropMaskOptional", "is given with keepProb < 1 together with queryRope/keyInRope "
                                                  "(dropout is not compatible with rope)") ||
         !c.Require(qr.shape.size() == 3 && qr.shape[0] == q.shape[0] && qr.shape[1] == q.shape[1], "queryRope",
@@ -172,7 +168,7 @@ bool CheckStats(ParamChecker &c, const TensorDesc &s, const char *name, bool tnd
     const std::vector<int64_t> want = tnd ? std::vector<int64_t>{t, n, 8} : std::vector<int64_t>{n, t, 8};
     TensorDesc w;
     w.shape = want;
-    return c.DtypeIn(s, name, {ACL_FLOAT}) && c.FormatND(s, name) && c.Contiguous(s, name) &&
+    return c.DtypeIn(s, name, {ACL_FLOAT}) && c.FormatND(s, name) &&
            c.Require(s.shape == want, name, "has shape %s but must be %s (softmaxInLayout \"%s\")",
                      s.ShapeString().c_str(), w.ShapeString().c_str(), tnd ? "same_as_input" : "");
 }
@@ -212,8 +208,7 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
                                                   "(use FLOAT16 or BFLOAT16)") ||
         !c.SameDtype(k, "keyIn", q, "query") || !c.SameDtype(v, "value", q, "query") ||
         !c.SameDtype(dy, "dy", q, "query") || !c.FormatND(q, "query") || !c.FormatND(k, "keyIn") ||
-        !c.FormatND(v, "value") || !c.FormatND(dy, "dy") || !c.Contiguous(q, "query") || !c.Contiguous(k, "keyIn") ||
-        !c.Contiguous(v, "value") || !c.Contiguous(dy, "dy")) {
+        !c.FormatND(v, "value") || !c.FormatND(dy, "dy")) {
         return c.Status();
     }
     if (!c.Require(std::strcmp(a.inputLayout, "TND") == 0, "inputLayout", "is \"%s\" (must be TND)", a.inputLayout) ||

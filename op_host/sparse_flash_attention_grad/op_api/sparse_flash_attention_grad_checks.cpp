@@ -1,7 +1,6 @@
 // Validation of aclnnSparseFlashAttentionGrad's arguments against spec 004 (Atlas A2 rules).
-// Each rule is one check with one log line naming the parameter and the rule; what this
-// implementation does not provide (non-contiguous tensors) is 161002 with a message saying so
-// (docs/ops/sparse_flash_attention_grad.md).
+// Each rule is one check with one log line naming the parameter and the rule. Non-contiguous
+// tensors are accepted (spec: 非连续Tensor √); the launch works on contiguous copies.
 #include "sparse_flash_attention_grad_checks.h"
 
 #include <cstring>
@@ -31,14 +30,13 @@ std::string ShapeText(const std::vector<int64_t> &shape)
     return t.ShapeString();
 }
 
-// One tensor of the call: dtype like `ref` (or in `allowed` when ref is null), ND,
-// contiguous, exactly `shape`.
+// One tensor of the call: dtype like `ref` (or in `allowed` when ref is null), ND, exactly
+// `shape` (any strides).
 bool Tensor(ParamChecker &c, const TensorDesc &t, const char *name, const TensorDesc *ref, const char *refName,
             std::initializer_list<aclDataType> allowed, const std::vector<int64_t> &shape)
 {
     const bool dtypeOk = ref != nullptr ? c.SameDtype(t, name, *ref, refName) : c.DtypeIn(t, name, allowed);
     return dtypeOk && c.FormatND(t, name) &&
-           c.Require(t.contiguous, name, "is a non-contiguous tensor: not supported by this implementation yet") &&
            c.Require(t.shape == shape, name, "has shape %s but must be %s", t.ShapeString().c_str(),
                      ShapeText(shape).c_str());
 }
@@ -192,7 +190,7 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
         if (!t.present) continue;
         const int64_t len = t.shape.size() == 1 ? t.shape[0] : -1;
         if (!c.DtypeIn(t, name, {ACL_INT32, ACL_INT64}) || !c.FormatND(t, name) ||
-            !c.Require(t.contiguous, name, "is a non-contiguous tensor: not supported by this implementation yet") ||
+            !c.Require(t.contiguous, name, "is non-contiguous: the lengths are read on the host and must be contiguous") ||
             !c.Require(len >= 1 && len <= MAX_BATCH && (batch < 0 || len == batch), name,
                        "has shape %s but must be (B,) with B in [1, 256]%s", t.ShapeString().c_str(),
                        batch < 0 ? "" : " equal to query's B")) {
