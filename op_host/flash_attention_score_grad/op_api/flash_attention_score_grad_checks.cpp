@@ -294,25 +294,20 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
                         : true)) {
         return c.Status();
     }
-    // Without the forward's outputs the kernel recomputes them with the varlen forward core,
+    // The forward's outputs are optional each (spec: softmaxMax/Sum 可选输入): the given ones are
+    // checked and used, the absent ones recomputed by the varlen forward core in the same launch,
     // which has no rope part, sink or pse types other than 1.
-    const bool recompute = !sMax.present && !sSum.present && !o.present;
+    const bool recompute = !sMax.present || !sSum.present || !o.present;
     const char *absent = !sMax.present ? "softmaxMaxOptional" : (!sSum.present ? "softmaxSumOptional"
                                                                                : "attentionInOptional");
-    if (recompute) {
-        if (!c.Require(a.queryRope == nullptr && a.keyRope == nullptr && !sink.present &&
-                           (a.pse == nullptr || a.pseType == 1),
-                       "softmaxMaxOptional",
-                       "is nullptr together with softmaxSum/attentionIn: recomputing them is implemented without "
-                       "rope, sink and pse types 0/2/3 only (pass the forward's outputs)")) {
-            return c.Status();
-        }
-    } else if (!c.Require(sMax.present && sSum.present && o.present, absent,
-                          "is nullptr while the other forward outputs are given (pass softmaxMax, softmaxSum and "
-                          "attentionIn together, or none of them to have them recomputed)") ||
-               !CheckStats(c, sMax, "softmaxMaxOptional", statsTnd, t, n) ||
-               !CheckStats(c, sSum, "softmaxSumOptional", statsTnd, t, n) ||
-               !CheckTnd(c, o, "attentionInOptional", q, "query", q.shape)) {
+    if ((recompute && !c.Require(a.queryRope == nullptr && a.keyRope == nullptr && !sink.present &&
+                                     (a.pse == nullptr || a.pseType == 1),
+                                 absent,
+                                 "is nullptr: recomputing the forward's outputs is implemented without rope, sink "
+                                 "and pse types 0/2/3 only (pass softmaxMax, softmaxSum and attentionIn)")) ||
+        (sMax.present && !CheckStats(c, sMax, "softmaxMaxOptional", statsTnd, t, n)) ||
+        (sSum.present && !CheckStats(c, sSum, "softmaxSumOptional", statsTnd, t, n)) ||
+        (o.present && !CheckTnd(c, o, "attentionInOptional", q, "query", q.shape))) {
         return c.Status();
     }
     // Features the kernel does not implement yet.
