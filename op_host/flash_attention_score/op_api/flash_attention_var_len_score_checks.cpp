@@ -3,6 +3,7 @@
 #include "flash_attention_var_len_score_checks.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -111,7 +112,7 @@ bool CheckAttributes(ParamChecker &c, const VarLenScoreArgs &a, bool hasMask)
                    L(a.innerPrecise)) ||
         !c.Require(a.keepProb > 0.0 && a.keepProb <= 1.0, "keepProbOptional", "is %g (must lie in (0, 1])",
                    a.keepProb) ||
-        !c.Require(std::isfinite(a.scaleValue), "scaleValueOptional", "is %g (must be finite)", a.scaleValue)) {
+        !c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValueOptional", "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue)) {
         return false;
     }
     const bool band = m == 0 || m == 4 || m == 7 || m == 8;

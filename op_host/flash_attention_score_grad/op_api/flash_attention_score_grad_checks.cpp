@@ -3,6 +3,7 @@
 // saying so; docs/ops/flash_attention_unpadding_score_grad_v5.md lists them).
 #include "flash_attention_score_grad_checks.h"
 
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -258,7 +259,7 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
     const int64_t maxSq = seqs.maxQ, maxSkv = seqs.maxKv;
     // Attributes.
     const bool statsTnd = std::strcmp(a.softmaxInLayout, "same_as_input") == 0;
-    if (!c.Require(std::isfinite(a.scaleValue), "scaleValue", "is %g (must be finite)", a.scaleValue) ||
+    if (!c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValue", "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue) ||
         !c.Require(a.keepProb > 0.0 && a.keepProb <= 1.0, "keepProb", "is %g (must be in (0, 1])", a.keepProb) ||
         !c.Require(a.sparseMode >= 0 && a.sparseMode <= 8 && a.sparseMode != 5, "sparseMode",
                    "is %lld (must be 0-8, 5 excluded)", L(a.sparseMode)) ||

@@ -4,6 +4,7 @@
 #include "incre_flash_attention_checks.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -413,6 +414,6 @@ aclnnStatus IncreFlashAttentionCheckParams(const IfaArgs &a)
     ok = ok && CheckLengthsFitCache(c, s) && CheckMaskPse(c, a, q, s) && CheckQuantAndOutput(c, a, q, s) &&
          c.Require(a.innerPrecise == 0 || a.innerPrecise == 1, "innerPrecise",
                    "is %lld (0 = high precision, 1 = high performance)", LL(a.innerPrecise)) &&
-         c.Require(std::isfinite(a.scaleValue), "scaleValue", "is %g (must be finite)", a.scaleValue);
+         c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValue", "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue);
     return ok ? ACLNN_SUCCESS : c.Status();
 }

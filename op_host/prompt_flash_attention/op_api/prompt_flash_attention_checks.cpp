@@ -2,6 +2,7 @@
 // Target-neutral: the CPU target's aclnn API calls it, and so can the NPU package's.
 #include "prompt_flash_attention_checks.h"
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -239,6 +240,6 @@ aclnnStatus PromptFlashAttentionCheckParams(const aclTensor *query, const aclTen
                     CheckLayoutAndShapes(c, q, k, v, inputLayout, numHeads, numKeyValueHeads, s) &&
                     CheckMask(c, m, s) && CheckBand(c, m.present, preTokens, nextTokens, s) &&
                     CheckActualSeqLengths(c, actualSeqLengths, s) && CheckOutput(c, o, q, s) &&
-                    c.Require(std::isfinite(scaleValue), "scaleValue", "is %g (must be finite)", scaleValue);
+                    c.Require(std::isfinite(scaleValue) && std::fabs(scaleValue) <= FLT_MAX, "scaleValue", "is %g (must be finite as a float: the kernel scales in float)", scaleValue);
     return ok ? ACLNN_SUCCESS : c.Status();
 }

@@ -3,6 +3,8 @@
 // tensors are accepted (spec: 非连续Tensor √); the launch works on contiguous copies.
 #include "sparse_flash_attention_grad_checks.h"
 
+#include <cfloat>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -109,6 +111,8 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
         !c.Require(a.sparseBlockSize == 1 || a.sparseBlockSize == 8 || a.sparseBlockSize == 16 ||
                        a.sparseBlockSize == 32 || a.sparseBlockSize == 64,
                    "sparseBlockSize", "is %lld: supported values are 1, 8, 16, 32, 64", L(a.sparseBlockSize)) ||
+        !c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValue",
+                   "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue) ||
         !c.Require(a.sparseMode == 0 || a.sparseMode == 3, "sparseMode",
                    "is %lld: only 0 (no mask) and 3 (rightDownCausal) are supported", L(a.sparseMode)) ||
         !c.Require(a.preTokens == NO_BAND, "preTokens", "is %lld: the only supported value is 2147483647",

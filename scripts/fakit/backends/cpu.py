@@ -183,11 +183,14 @@ def run(op: str, **kwargs):
     return run_binding(binding, **kwargs)
 
 
-def run_binding(binding, library: Optional[Path] = None, views: Optional[Dict[str, ViewSpec]] = None, **kwargs):
+def run_binding(binding, library: Optional[Path] = None, views: Optional[Dict[str, ViewSpec]] = None,
+                after_launch=None, **kwargs):
     """Runs one call of `binding` (a fakit.ops.OpBinding) from the given library (default: the
     product library; the proof operators pass fakit.build.proof_library_path()). `views` maps
     aclnn parameter names (inputs or outputs) to a fakit.views layout ("padded", "transposed" or
-    a function array -> Strided): those tensors are passed as non-contiguous views."""
+    a function array -> Strided): those tensors are passed as non-contiguous views. `after_launch`
+    (tests of the run stage's misuse handling) is called as after_launch(lib, executor, workspace,
+    workspace_size, stream) after a successful second stage."""
     views = dict(views or {})
     ops_lib = build.ensure_built("cpu", sanitize=_sanitize())
     lib = _library(Path(library) if library is not None else ops_lib)
@@ -289,6 +292,8 @@ def run_binding(binding, library: Optional[Path] = None, views: Optional[Dict[st
         status = launch(workspace, ws_size.value, executor, rt.stream)
         if status != 0:
             raise AclnnError(status, rt.last_error())
+        if after_launch is not None:
+            after_launch(lib, executor, workspace, ws_size.value, rt.stream)
         rt._check(rt.lib.aclrtSynchronizeStream(rt.stream), "aclrtSynchronizeStream")
         results = {name: _read_output(rt, name, dev, arr) for name, (dev, arr) in out_dev.items()}
     finally:
