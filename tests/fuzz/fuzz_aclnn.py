@@ -271,6 +271,9 @@ def test_second_stage_misuse(op, misuses):
 def teardown_module():
     path = os.environ.get("FAKIT_FUZZ_REPORT")
     if path:
+        maps = Path("/proc/self/maps").read_text()
         with open(path, "a") as f:
+            f.write(json.dumps({"op": "_process", "outcome": "sanitized library loaded",
+                                "count": int("cpu-asan/libfa_ops_cpu.so" in maps and "libasan" in maps)}) + "\n")
             for (op, outcome), n in sorted(COUNTS.items()):
                 f.write(json.dumps({"op": op, "outcome": outcome, "count": n}) + "\n")
