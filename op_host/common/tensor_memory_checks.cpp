@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "acl/acl_rt.h"
-#include "acl_int_array.h"
 
 namespace fa_host {
 namespace {
@@ -109,21 +108,6 @@ bool CheckTensorMemory(ParamChecker &c, const aclTensor *tensor, const char *nam
                      "%s of %lld elements",
                      Text(m.view).c_str(), Text(m.strides).c_str(), LL(m.offset), LL(last), Text(m.storage).c_str(),
                      LL(storage));
-}
-
-bool CheckTensorListMemory(ParamChecker &c, const aclTensorList *list, const char *name)
-{
-    if (list == nullptr) return true;
-    uint64_t n = 0;
-    aclGetTensorListSize(list, &n);
-    for (uint64_t i = 0; i < n; ++i) {
-        const std::string item = std::string(name) + "[" + std::to_string(i) + "]";
-        if (!c.NotNull((*list)[i], item.c_str(), "a tensor of the list") ||
-            !CheckTensorMemory(c, (*list)[i], item.c_str())) {
-            return false;
-        }
-    }
-    return true;
 }
 
 bool CheckTensorsMemory(ParamChecker &c, std::initializer_list<std::pair<const aclTensor *, const char *>> tensors)

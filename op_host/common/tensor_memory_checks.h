@@ -24,8 +24,6 @@ int64_t SaturatingMul(int64_t a, int64_t b);
 
 // Checks one tensor (null passes: presence is the caller's rule).
 bool CheckTensorMemory(ParamChecker &c, const aclTensor *tensor, const char *name);
-// Checks every tensor of a list, naming the failing one as name[i].
-bool CheckTensorListMemory(ParamChecker &c, const aclTensorList *list, const char *name);
 bool CheckTensorsMemory(ParamChecker &c, std::initializer_list<std::pair<const aclTensor *, const char *>> tensors);
 
 // The integer values of a small int32/int64 tensor argument (a block table, cumulative lengths),

@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "../../common/attention_checks.h"
@@ -41,6 +42,22 @@ struct State {
     std::vector<int64_t> listSeq;  // KV S of each key tensor (contiguous caches)
     std::vector<TensorDesc> keys, values;
 };
+
+// fa_host::CheckTensorMemory on every tensor of a list (named name[i]).
+bool CheckListMemory(ParamChecker &c, const aclTensorList *list, const char *name)
+{
+    if (list == nullptr) return true;
+    uint64_t n = 0;
+    aclGetTensorListSize(list, &n);
+    for (uint64_t i = 0; i < n; ++i) {
+        const std::string item = std::string(name) + "[" + std::to_string(i) + "]";
+        if (!c.NotNull((*list)[i], item.c_str(), "a tensor of the list") ||
+            !fa_host::CheckTensorMemory(c, (*list)[i], item.c_str())) {
+            return false;
+        }
+    }
+    return true;
+}
 
 bool CheckQuery(ParamChecker &c, const IfaArgs &a, const TensorDesc &q, State &s)
 {
@@ -398,7 +415,7 @@ aclnnStatus IncreFlashAttentionCheckParams(const IfaArgs &a)
         !c.NotNull(a.workspaceSize, "workspaceSize", "an output") || !c.NotNull(a.executor, "executor", "an output")) {
         return c.Status();
     }
-    if (!fa_host::CheckTensorListMemory(c, a.key, "key") || !fa_host::CheckTensorListMemory(c, a.value, "value") ||
+    if (!CheckListMemory(c, a.key, "key") || !CheckListMemory(c, a.value, "value") ||
         !fa_host::CheckTensorsMemory(
             c, {{a.query, "query"}, {a.pseShift, "pseShift"}, {a.attenMask, "attenMask"},
                 {a.dequantScale1, "dequantScale1"}, {a.quantScale1, "quantScale1"}, {a.dequantScale2, "dequantScale2"},
