@@ -116,3 +116,14 @@ def test_sfag_bsnd_lengths_must_lie_in_0_s(which, value):
 
 def test_sfag_tnd_valid_lengths_still_match_the_golden():
     run_and_judge(SFAG, _tnd())
+
+
+# ------------------------------------------------------------------ scale (found by the fuzz suite)
+@pytest.mark.parametrize("op", ["prompt_flash_attention", "flash_attention_var_len_score", "incre_flash_attention_v4",
+                                "flash_attention_unpadding_score_grad_v5", "sparse_flash_attention_grad"])
+@pytest.mark.parametrize("scale", [1e300, -1e39, float("nan"), float("inf")])
+def test_scale_not_finite_as_a_float_is_161002(op, scale):
+    kw = smoke(op)
+    kw["scale_value"] = scale
+    log = expect_status(161002, "scaleValue", fakit.run, op, backend="cpu", **kw)
+    assert "finite as a float" in log
