@@ -2,6 +2,7 @@
 # Build the operators.
 #   ./build.sh [--target cpu|npu] [--soc ascend910b2] [--ops a,b] [--pkg] [--vendor NAME]
 #              [--sanitize] [--test] [-j N]
+# --ops takes any operator name fakit takes (directory, OpType, aclnn API, alias such as pfa).
 # cpu (default): the emulator build into build/cpu (build/cpu-asan with --sanitize): the shared
 #   library libfa_ops_cpu.so, the proof-operator library and the CANN-shaped prefix
 #   build/cpu/install. --soc sets the emulated SoC (env ASCEND_EMU_SOC) for --test and in the
@@ -10,14 +11,25 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# Operator names: any spelling -> the source directory names (one resolver: scripts/fakit/opnames.py).
+resolve_ops() {
+    local python=python3
+    [[ -x .venv/bin/python ]] && python=.venv/bin/python
+    "$python" scripts/fakit/opnames.py --dirs "$1" || exit 2
+}
+
 target=cpu
-for ((i = 1; i <= $#; i++)); do
-    arg="${!i}"
-    case "$arg" in
-        --target) j=$((i + 1)); target="${!j:-}" ;;
-        --target=*) target="${arg#--target=}" ;;
+args=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --target) target="${2:-}"; args+=("$1" "${2:-}"); shift 2 || shift ;;
+        --target=*) target="${1#--target=}"; args+=("$1"); shift ;;
+        --ops) args+=(--ops "$(resolve_ops "${2:-}")"); shift 2 || shift ;;
+        --ops=*) args+=(--ops "$(resolve_ops "${1#--ops=}")"); shift ;;
+        *) args+=("$1"); shift ;;
     esac
 done
+set -- "${args[@]+"${args[@]}"}"
 case "$target" in
     npu) exec bash cmake/npu_build.sh "$@" ;;
     cpu) ;;
@@ -39,7 +51,7 @@ while [[ $# -gt 0 ]]; do
         -j*) jobs="${1#-j}"; shift ;;
         --pkg|--vendor|--vendor=*)
             echo "build.sh: $1 packages for the NPU; use --target npu" >&2; exit 2 ;;
-        -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
         *) echo "build.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
 done

@@ -1,18 +1,19 @@
 """Benchmark of the NumPy goldens: wall time, peak memory and the ratio to a straightforward
 torch float32 implementation measured in the same run, per operator on 3 realistic shapes.
 
-    python benchmarks/golden_bench.py [--quick] [--csv PATH] [--ops a,b] [--repeat N]
+    python benchmarks/golden_bench.py [--quick | --scale K] [--ops a,b] [--limit N] [--repeat N]
+                                      [--csv PATH] [--json PATH] [--plot PNG]
 
 Each measurement runs in its own subprocess (inputs are prepared once by the parent and
 loaded by the worker), so peak memory is the worker's resident-set high-water mark during
 the call minus its resident set just before it (Linux: /proc/self/clear_refs resets the mark).
-Output, one line per measurement:
-    [PERF] <op>/<shape> :: time <s> s; peak_mem <MiB> MiB; ratio_vs_torch <x>; ...
+Output, one line per measurement (before each, a progress line with an ETA on stderr):
+    [PERF] <op>/<shape> :: time_s <s> s; peak_mib <MiB> MiB; ratio_vs_torch <x>; ...
+then a summary table; --plot draws golden vs torch GFLOP/s per shape (needs the plot extra).
 """
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import pickle
@@ -24,6 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import flops  # noqa: E402  (benchmarks/flops.py: the FLOP formulas)
+from perf_report import PerfReport, description  # noqa: E402
+
+from fakit import opnames  # noqa: E402
 
 from fakit.cases import flash_attention_unpadding_score_grad_v5 as fag  # noqa: E402
 from fakit.cases import flash_attention_var_len_score as fav  # noqa: E402
@@ -32,9 +36,10 @@ from fakit.cases import prompt_flash_attention as pfa  # noqa: E402
 from fakit.cases import sparse_flash_attention_grad as sfag  # noqa: E402
 
 
-def shapes(quick: bool):
-    """(op, shape name, case, useful GFLOP) for every measurement; --quick divides lengths."""
-    k = 4 if quick else 1
+def shapes(scale: int):
+    """(op, shape name, case, useful GFLOP) for every measurement; lengths divided by `scale`
+    (--quick: 4), never below 16."""
+    k = max(1, scale)
     S = lambda n: max(16, n // k)  # noqa: E731
     out = []
 
@@ -135,10 +140,14 @@ def measure(impl: str, op: str, path: str) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="4x shorter sequences")
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--quick", action="store_true", help="4x shorter sequences (same as --scale 4)")
+    ap.add_argument("--scale", type=int, default=1, help="divide every sequence length by K (default 1)")
+    ap.add_argument("--ops", help="comma-separated operators, any of their names (default: all five)")
+    ap.add_argument("--limit", type=int, help="at most N measurements")
     ap.add_argument("--csv", help="write the measurements as CSV")
-    ap.add_argument("--ops", help="comma-separated operators (default: all five)")
+    ap.add_argument("--json", help="write the measurements as JSON")
+    ap.add_argument("--plot", help="write a PNG: golden vs torch GFLOP/s per shape (pip install -e '.[plot]')")
     ap.add_argument("--repeat", type=int, default=1,
                     help="measure golden and torch alternately N times; report the fastest of each "
                          "(use 2-3 on a loaded machine)")
@@ -147,30 +156,27 @@ def main(argv=None) -> int:
     if args.worker:
         worker(*args.worker)
         return 0
-    wanted = set(args.ops.split(",")) if args.ops else None
-    rows = []
+    wanted = set(opnames.resolve_list(args.ops)) if args.ops else None
+    todo = [s for s in shapes(4 if args.quick else args.scale) if not wanted or s[0] in wanted][: args.limit]
+    rep = PerfReport("golden_bench", total=len(todo), weights=[g for *_, g in todo])
     with tempfile.TemporaryDirectory() as tmp:
-        for op, name, case, gflop in shapes(args.quick):
-            if wanted and op not in wanted:
-                continue
+        for op, name, case, gflop in todo:
+            label = f"{op}/{name}"
+            rep.start(label)
             path = os.path.join(tmp, "inputs.pkl")
             with open(path, "wb") as fh:
                 pickle.dump(case.inputs(), fh, protocol=5)
             runs = [(measure("golden", op, path), measure("torch", op, path)) for _ in range(max(1, args.repeat))]
             g = min((r[0] for r in runs), key=lambda m: m["time"])
             t = min((r[1] for r in runs), key=lambda m: m["time"])
-            ratio = g["time"] / t["time"]
-            print(f"[PERF] {op}/{name} :: time {g['time']:.3f} s; peak_mem {g['peak_mib']:.0f} MiB; "
-                  f"ratio_vs_torch {ratio:.2f}; torch_time {t['time']:.3f} s; torch_peak_mem {t['peak_mib']:.0f} MiB; "
-                  f"gflops {gflop / g['time']:.1f}", flush=True)
-            rows.append({"op": op, "shape": name, "time_s": g["time"], "peak_mib": g["peak_mib"],
-                         "torch_time_s": t["time"], "torch_peak_mib": t["peak_mib"], "ratio_vs_torch": ratio,
-                         "useful_gflop": gflop})
-    if args.csv and rows:
-        with open(args.csv, "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+            rep.add(label, {"time_s": g["time"], "peak_mib": g["peak_mib"], "ratio_vs_torch": g["time"] / t["time"],
+                            "torch_time_s": t["time"], "torch_peak_mib": t["peak_mib"],
+                            "gflops": gflop / g["time"], "torch_gflops": gflop / t["time"], "useful_gflop": gflop},
+                    units={"time_s": "s", "torch_time_s": "s", "peak_mib": "MiB", "torch_peak_mib": "MiB",
+                           "gflops": "GFLOP/s", "torch_gflops": "GFLOP/s", "useful_gflop": "GFLOP"})
+    rep.finish(columns=["time_s", "torch_time_s", "ratio_vs_torch", "peak_mib", "gflops"], csv_path=args.csv,
+               json_path=args.json, plot_path=args.plot, plot_metrics=["gflops", "torch_gflops"],
+               plot_title="NumPy goldens vs a plain torch float32 implementation (higher is faster)")
     return 0
 
 

@@ -2,7 +2,7 @@
 (issue 4, item 6): cube MACs issued vs the useful MACs of the unmasked region, GM traffic vs
 the minimum, and the load balance over the AI cores.
 
-    python benchmarks/pfa_efficiency.py [--quick] [--csv PATH]
+    python benchmarks/pfa_efficiency.py [--quick] [--csv PATH] [--json PATH] [--plot PNG]
 
 One line per measurement:
     [PERF] pfa/<shape> :: mac_ratio <x>; tensor_gm_ratio <x>; ...
@@ -22,7 +22,6 @@ How the numbers are derived (docs/performance.md has the discussion):
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import flops  # noqa: E402
+from perf_report import PerfReport, description  # noqa: E402
 
 import fakit  # noqa: E402
 from fakit.backends import cpu  # noqa: E402
@@ -88,8 +88,9 @@ def measure(m):
     tensor = sum(pipe(x, "MTE2") for x in aic) - 2 * scores + mask_bytes + out_bytes
     workspace = all_gm - tensor
     # The tiling's q-block, read back from the counters: per unit the cube loads Q once, per
-    # key block K, V and P (3 MTE2 copies) and writes S plus ceil(D/128) P.V chunks (Fixpipe).
-    blocks = sum(pipe(x, "FIXP", "ops") for x in aic) // (1 + -(-d // 128))
+    # key block K, V and P (3 MTE2 copies) and issues ceil(D/128) Mmads for S and as many for
+    # P.V (the Fixpipe count is no measure: lazy P.V writes its sum out only now and then).
+    blocks = sum(pipe(x, "M", "ops") for x in aic) // (2 * -(-d // 128))
     units = sum(pipe(x, "MTE2", "ops") for x in aic) - 3 * blocks
     bq = 1 << (-(-s // (units // n)) - 1).bit_length()
     visible = 0                                     # keys each q-block pass must read
@@ -110,23 +111,26 @@ def measure(m):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--quick", action="store_true", help="small shapes (S=1024)")
     ap.add_argument("--csv", type=Path, help="also write the rows to this CSV file")
+    ap.add_argument("--json", type=Path, help="also write the rows as JSON")
+    ap.add_argument("--plot", type=Path, help="write a PNG of the efficiency ratios per shape (pip install -e '.[plot]')")
     args = ap.parse_args(argv)
-    rows = []
-    for m in shapes(args.quick):
+    todo = shapes(args.quick)
+    # cost ~ the score pairs the kernel computes (causal: about half)
+    rep = PerfReport("pfa_efficiency", total=len(todo),
+                     weights=[m["s"] ** 2 * m["d"] * m["heads"] / (2 if m["causal"] else 1) for m in todo])
+    for m in todo:
+        rep.start(f"pfa/{m['name']}")
         r = measure(m)
-        rows.append(r)
-        print(f"[PERF] pfa/{r['name']} :: mac_ratio {r['mac_ratio']:.4f}; tensor_gm_ratio {r['tensor_gm_ratio']:.3f}; "
-              f"kv_restream_factor {r['kv_restream_factor']:.2f}; workspace_bytes_per_score "
-              f"{r['workspace_bytes_per_score']:.2f} B; core_balance {r['core_balance']:.3f}; "
-              f"block_q {r['block_q']}; block_dim {r['block_dim']}; gm_bytes {r['gm_bytes'] / 2**20:.1f} MiB; wall {r['wall_s']} s", flush=True)
-    if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+        rep.add(f"pfa/{r.pop('name')}", r, units={"wall_s": "s", "gm_bytes": "B", "tensor_gm_bytes": "B",
+                                               "workspace_bytes": "B", "per_pass_min_bytes": "B",
+                                               "one_pass_min_bytes": "B", "workspace_bytes_per_score": "B"})
+    rep.finish(columns=["mac_ratio", "tensor_gm_ratio", "kv_restream_factor", "core_balance", "block_q", "wall_s"],
+               csv_path=args.csv, json_path=args.json, plot_path=args.plot,
+               plot_metrics=["mac_ratio", "tensor_gm_ratio", "core_balance"],
+               plot_title="aclnnPromptFlashAttention on the CPU target: issued / minimum (1 = ideal)")
     return 0
 
 

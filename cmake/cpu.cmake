@@ -54,7 +54,10 @@ endforeach()
 
 add_library(fa_ops_cpu SHARED ${FA_OP_SOURCES})
 target_link_libraries(fa_ops_cpu PRIVATE ascendc_emu)
-target_include_directories(fa_ops_cpu PRIVATE "${FA_ROOT}/op_host" "${FA_ROOT}/op_kernel" "${FA_ROOT}")
+# emulator/include/aclnn mirrors <cann>/include/aclnn, which op_api code needs for
+# "opdev/common_types.h" (cmake/npu.cmake adds the CANN one).
+target_include_directories(fa_ops_cpu PRIVATE "${FA_ROOT}/op_host" "${FA_ROOT}/op_kernel" "${FA_ROOT}"
+                                              "${FA_ROOT}/emulator/include/aclnn")
 set_target_properties(fa_ops_cpu PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}")
 
 # --- proof operators (test-only): every tests/emulator/kernels/<name>/*.cpp ---

@@ -5,7 +5,13 @@
 #                              symlinks to libfa_ops_cpu.so: the names CANN's examples link
 #   opp/vendors/fa_emu_proof/op_api/{include,lib/libcust_opapi.so}
 #                              the proof operators as a custom-op vendor (when built)
-#   set_env.sh, bin/setenv.bash  put lib64 and the vendor lib on LD_LIBRARY_PATH
+#   set_env.sh, bin/setenv.bash  put lib64 and the vendor lib on LD_LIBRARY_PATH, the prefix on
+#                              CMAKE_PREFIX_PATH
+#   lib/cmake/AscendFaCpu/   CMake package config: find_package(AscendFaCpu) gives imported
+#                              targets AscendFaCpu::ascendcl, ::nnopbase, ::opapi,
+#                              ::opapi_transformer and ::aclnn (all four, with the include dirs)
+#   fa_emulator_prefix.txt     marks the prefix as the emulator's (fakit's sim/npu detection
+#                              tells it from a CANN toolkit by this file)
 # The libraries are symlinks to the build outputs, never copies written in place: processes that
 # have them loaded keep running while the tree is rebuilt (the linker replaces its output file).
 # Unchanged headers are not rewritten.
@@ -62,8 +68,14 @@ else()
     file(REMOVE_RECURSE "${PREFIX}/opp")
 endif()
 
+# The package config (a static, relocatable file: paths are relative to its own directory).
+file(COPY "${FA_ROOT}/cmake/AscendFaCpuConfig.cmake" DESTINATION "${PREFIX}/lib/cmake/AscendFaCpu")
+file(WRITE "${PREFIX}/fa_emulator_prefix.txt"
+     "This is the CPU emulator's CANN-shaped prefix (build/cpu/install of the FlashAttention project), not a CANN toolkit.\n")
+
 set(_env "# CPU-target CANN prefix: makes the libraries findable at run time.\n")
 string(APPEND _env "export ASCEND_HOME_PATH=\"${PREFIX}\"\n")
+string(APPEND _env "export CMAKE_PREFIX_PATH=\"${PREFIX}\${CMAKE_PREFIX_PATH:+:\$CMAKE_PREFIX_PATH}\"\n")
 string(APPEND _env "export LD_LIBRARY_PATH=\"${_ld}\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}\"\n")
 if(FA_SOC)
     string(APPEND _env "export ASCEND_EMU_SOC=\"${FA_SOC}\"\n")

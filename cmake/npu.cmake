@@ -71,6 +71,11 @@ if(NOT _ops)
 endif()
 
 # ---- host sources: OpDef, infershape, tiling (op_impl + op_proto) and the public op_api --------
+# Which code goes where (docs/npu.md): op_host/common/**.cpp and op_host/<op>/** outside op_api/
+# form the OpDef / infershape / tiling libraries (opbuild's input, op_proto, op_tiling), which
+# link no libnnopbase; op_host/<op>/op_api/*.cpp form the public API library cust_opapi, which
+# does. Code both sides share is header-only (op_host/common/attention_layout.h); the aclnn
+# tensor checks (op_host/common/attention_checks.h) are op_api-only.
 file(GLOB_RECURSE _common_srcs "${_src}/op_host/common/*.cpp")
 set(_host_srcs ${_common_srcs})
 set(_api_srcs "")
@@ -79,7 +84,7 @@ set(_host_includes "${_src}" "${_src}/op_host" "${_src}/op_kernel" "${CMAKE_BINA
 foreach(_op IN LISTS _ops)
     file(GLOB_RECURSE _srcs "${_src}/op_host/${_op}/*.cpp")
     list(FILTER _srcs EXCLUDE REGEX "/op_api/")
-    file(GLOB _asrcs "${_src}/op_host/${_op}/op_api/aclnn_*.cpp")
+    file(GLOB _asrcs "${_src}/op_host/${_op}/op_api/*.cpp")
     file(GLOB _ahdrs "${_src}/op_host/${_op}/op_api/aclnn_*.h")
     list(APPEND _host_srcs ${_srcs})
     list(APPEND _api_srcs ${_asrcs})
@@ -105,7 +110,17 @@ npu_op_package(${package_name}
         INSTALL_PATH "${CMAKE_BINARY_DIR}/"
 )
 
-# opbuild: aclnn<OpType> launchers, op_proto.{h,cc} and fallback_*.cpp from the OpDefs.
+# opbuild: the two-stage launcher of every OpType, op_proto.{h,cc} and fallback_*.cpp from the
+# OpDefs. opbuild names the launchers after the environment variable OPS_PROJECT_NAME, read when
+# it runs: with aclnnInner (as CANN's own operator repositories build) they are
+# aclnnInner<OpType> in aclnnInner_<op_type>.{h,cpp}, the launch seam the project's public APIs
+# call after their checks, and never collide with a public API of the same name
+# (aclnnPromptFlashAttention, aclnnSparseFlashAttentionGrad). cmake/npu_build.sh exports it; it
+# is also set here for configure-time generation and on every custom command.
+set(FA_OPBUILD_OPTIONS OPS_PROJECT_NAME aclnnInner)
+list(GET FA_OPBUILD_OPTIONS 1 _fa_launcher_prefix)
+set(ENV{OPS_PROJECT_NAME} "${_fa_launcher_prefix}")
+set_property(GLOBAL PROPERTY RULE_LAUNCH_CUSTOM "${CMAKE_COMMAND} -E env OPS_PROJECT_NAME=${_fa_launcher_prefix}")
 npu_op_code_gen(
     SRC ${_host_srcs}
     PACKAGE ${package_name}
@@ -113,11 +128,9 @@ npu_op_code_gen(
     COMPILE_OPTIONS ${_include_flags} -DFA_NPU_BUILD -std=c++17
 )
 
-# op_api. opbuild generates aclnn<OpType> from each OpDef; where the OpDef mirrors the spec
-# (PromptFlashAttention) that generated launcher *is* the spec's API. A hand-written op_api
-# source joins the package unless it is built on the CPU target's launch seam (it includes
-# "emu/..."), and then replaces a generated launcher of the same name. A public header is
-# shipped only when the package provides every API it declares.
+# op_api: every op_host/<op>/op_api/*.cpp except the CPU target's launch seam (the only sources
+# that include "emu/..."), plus opbuild's generated launchers. A public header is shipped only
+# when a project op_api source defines every API it declares (the checks run on the device too).
 function(_fa_apis_in files out)
     set(_apis "")
     foreach(_f IN LISTS files)
@@ -141,23 +154,24 @@ foreach(_a IN LISTS _api_srcs)
         list(APPEND _npu_api_srcs "${_a}")
     endif()
 endforeach()
-_fa_apis_in("${_npu_api_srcs}" _hand_written_apis)
-file(GLOB _generated_api "${ASCEND_AUTOGEN_PATH}/aclnn_*.cpp")
-set(_opapi_srcs ${_npu_api_srcs})
-set(_provided_apis ${_hand_written_apis})
-foreach(_g IN LISTS _generated_api)
-    _fa_apis_in("${_g}" _gen_apis)
-    set(_replaced FALSE)
-    foreach(_api IN LISTS _gen_apis)
-        if(_api IN_LIST _hand_written_apis)
-            set(_replaced TRUE)
-        endif()
+# Public APIs = what an aclnn_*.cpp defines ("aclnnStatus aclnnXxxGetWorkspaceSize(" at the start
+# of a line, after extern "C"); the launch-seam headers only declare aclnnInner launchers.
+set(_provided_apis "")
+foreach(_a IN LISTS _npu_api_srcs)
+    file(STRINGS "${_a}" _defs REGEX "^extern \"C\" aclnnStatus aclnn[A-Za-z0-9]+GetWorkspaceSize\\(")
+    foreach(_d IN LISTS _defs)
+        string(REGEX REPLACE ".*aclnnStatus (aclnn[A-Za-z0-9]+GetWorkspaceSize).*" "\\1" _api "${_d}")
+        list(APPEND _provided_apis "${_api}")
     endforeach()
-    if(NOT _replaced)
-        list(APPEND _opapi_srcs "${_g}")
-        list(APPEND _provided_apis ${_gen_apis})
+endforeach()
+foreach(_op IN LISTS _ops)
+    if("${_fa_launcher_prefix}${_optype_of_${_op}}GetWorkspaceSize" IN_LIST _provided_apis)
+        message(FATAL_ERROR "op_host/${_op}/op_api defines ${_fa_launcher_prefix}${_optype_of_${_op}}, "
+                            "the name of opbuild's generated launcher for ${_optype_of_${_op}}")
     endif()
 endforeach()
+file(GLOB _generated_api "${ASCEND_AUTOGEN_PATH}/${_fa_launcher_prefix}_*.cpp")
+set(_opapi_srcs ${_npu_api_srcs} ${_generated_api})
 set(_shipped_headers "")
 foreach(_h IN LISTS _api_headers)
     _fa_apis_in("${_h}" _declared)
@@ -168,18 +182,22 @@ foreach(_h IN LISTS _api_headers)
         endif()
     endforeach()
     if(_missing)
-        message(WARNING "npu: ${_h} is not packaged: nothing provides ${_missing} on the NPU "
-                        "(its op_api source uses the CPU launch seam and no OpDef generates it)")
+        message(WARNING "npu: ${_h} is not packaged: no op_api source of the NPU build defines ${_missing}")
     else()
         list(APPEND _shipped_headers "${_h}")
     endif()
 endforeach()
+string(REPLACE "GetWorkspaceSize" "" _provided_names "${_provided_apis}")
+message(STATUS "npu: public aclnn APIs (project op_api, with their checks): ${_provided_names}")
 if(_cpu_only_api_srcs)
-    message(STATUS "npu: CPU-target op_api sources left out (emulator launch seam): ${_cpu_only_api_srcs}")
+    message(STATUS "npu: CPU-target launch seam left out (includes emu/...): ${_cpu_only_api_srcs}")
 endif()
 set_source_files_properties(${_generated_api} PROPERTIES GENERATED TRUE)
 npu_op_library(cust_opapi ACLNN ${_opapi_srcs})
-target_include_directories(cust_opapi PRIVATE ${_host_includes} "${ASCEND_AUTOGEN_PATH}")
+# <cann>/include/aclnn: op_api code includes "opdev/common_types.h" (aclIntArray access), as
+# CANN's own op_api sources do; opbase installs it under include/aclnn/opdev/.
+target_include_directories(cust_opapi PRIVATE ${_host_includes} "${ASCEND_AUTOGEN_PATH}"
+                                              "${ASCEND_CANN_PACKAGE_PATH}/include/aclnn")
 target_compile_options(cust_opapi PRIVATE -fvisibility=hidden)
 target_compile_definitions(cust_opapi PRIVATE FA_NPU_BUILD)
 

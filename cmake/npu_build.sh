@@ -95,6 +95,9 @@ They ship with CANN 8.5 and newer; update the toolkit, or generate a msopgen pro
   fakit package --msopgen-json build/msopgen && msopgen gen -i build/msopgen/<op>.json ... (docs/npu.md)"
 fi
 command -v cmake >/dev/null || die "cmake (3.19 or newer) is not on PATH"
+# opbuild names the OpTypes' generated launchers after OPS_PROJECT_NAME: aclnnInner<OpType>, the
+# launch seam of the project's public APIs (cmake/npu.cmake sets it too; docs/npu.md).
+export OPS_PROJECT_NAME=aclnnInner
 
 OPS_LIST="${OPS//,/;}"
 echo "npu_build: CANN=${CANN} soc=${SOC_VERSION} (compute unit ${COMPUTE_UNIT}) vendor=${VENDOR} ops=${OPS:-all} pkg=${PKG}"

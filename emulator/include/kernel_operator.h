@@ -10,4 +10,3 @@
 #include "kernel/kernel_data_copy.h"
 #include "kernel/kernel_vec.h"
 #include "kernel/kernel_mm.h"
-#include "kernel/kernel_list_tensor.h"

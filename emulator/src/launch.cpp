@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +21,8 @@
 #include "emu/device_memory.h"
 #include "emu/race.h"
 #include "emu/soc.h"
+#include "emu/timing.h"
+#include "timing/launch_timing.h"
 
 namespace emu {
 
@@ -45,6 +48,11 @@ struct LaunchShared {
     std::vector<int> counter;     // cross-core flag counters, [slot][flag]
     std::vector<int> pending[3];  // per mode 0/1/2: a core's group sets not yet matched, [slot][flag]
     int barArrived[3] = {}, barGen[3] = {};
+    // Timeline model: the model time each counted set carries (FIFO per counter), the times of a
+    // core's unmatched group sets, and the latest arrival / release time of each SyncAll group.
+    std::vector<std::deque<double>> counterT;
+    std::vector<std::deque<double>> pendingT[3];
+    double barMax[3] = {}, barRelease[3] = {};
 };
 
 namespace {
@@ -107,26 +115,38 @@ void WaitLocked(std::unique_lock<std::mutex> &lk, const std::string &what, std::
 
 int &Counter(LaunchShared &s, int slot, int flag) { return s.counter[slot * kCrossFlags + flag]; }
 
-void Bump(LaunchShared &s, int slot, int flag, const char *api) {
+void Bump(LaunchShared &s, int slot, int flag, const char *api, double t) {
     int &c = Counter(s, slot, flag);
     if (++c > 15)
         Fail(api, "flag %d of the target core has more than 15 unconsumed sets (the hardware counter is 4 bits)", flag);
+    s.counterT[slot * kCrossFlags + flag].push_back(t);
 }
 
 // Records a group set by core `slot` and reports whether the group's set is now complete: each
 // member core must have its own unmatched set (two sets by one AIV are not one set by each);
 // completing consumes one set of every member. `members(fn)` calls fn(slot) for each member.
+// The completed set carries the latest of the member sets' times (*t).
 template <typename Members>
-bool GroupSetLocked(std::vector<int> &pending, int slot, int flag, Members members) {
+bool GroupSetLocked(std::vector<int> &pending, std::vector<std::deque<double>> &times, int slot, int flag,
+                    double setTime, double *t, Members members) {
     ++pending[slot * kCrossFlags + flag];
+    times[slot * kCrossFlags + flag].push_back(setTime);
     bool complete = true;
     members([&](int m) { complete = complete && pending[m * kCrossFlags + flag] > 0; });
-    if (complete) members([&](int m) { --pending[m * kCrossFlags + flag]; });
+    if (complete) {
+        *t = 0;
+        members([&](int m) {
+            --pending[m * kCrossFlags + flag];
+            auto &q = times[m * kCrossFlags + flag];
+            *t = std::max(*t, q.front());
+            q.pop_front();
+        });
+    }
     return complete;
 }
 
 void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int first, int count,
-             std::vector<CoreCtx> &allCtx) {
+             std::vector<CoreCtx> &allCtx, const std::vector<double> &origin) {
     const SocSpec &soc = CurrentSoc();
     LaunchShared s;
     s.blocks = count;
@@ -136,6 +156,8 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
     s.waiters.resize(count * 3);
     s.counter.assign(count * 3 * kCrossFlags, 0);
     for (auto &p : s.pending) p.assign(count * 3 * kCrossFlags, 0);
+    s.counterT.assign(count * 3 * kCrossFlags, {});
+    for (auto &p : s.pendingT) p.assign(count * 3 * kCrossFlags, {});
 
     std::vector<CoreCtx *> ctxs;
     for (int b = first; b < first + count; ++b) {
@@ -176,6 +198,7 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
             alloc(Buf::BT, soc.btBytes);
             alloc(Buf::FB, soc.fbBytes);
         }
+        TimingBeginCore(origin[c->block - first]);
         body();
         for (int e = 0; e < kHardEventCount; ++e)
             for (int id = 0; id < kEventIds; ++id)
@@ -272,7 +295,9 @@ double DeadlockTimeoutSeconds() {
     return v > 0 ? v : 60.0;
 }
 
-void CrossCoreSet(int mode, int flagId) {
+void CrossCoreSet(int mode, int flagId) { CrossCoreSet(mode, flagId, 6 /* PIPE_ALL */); }
+
+void CrossCoreSet(int mode, int flagId, int pipeT) {
     const char *api = "CrossCoreSetFlag";
     CoreCtx &c = Ctx();
     LaunchShared &s = *c.shared;
@@ -280,6 +305,7 @@ void CrossCoreSet(int mode, int flagId) {
     if (!(s.hasAic && s.aivPerBlock > 0) && mode != 0)
         Fail(api, "mode %d needs a MIX kernel (KERNEL_TYPE_MIX_AIC_1_2/1_1); this launch has only %s cores", mode,
              s.hasAic ? "AIC" : "AIV");
+    const double now = TimeCrossSet(pipeT);  // the model time the set carries to the waiter
     std::unique_lock<std::mutex> lk(s.mu);
     const int b = c.block - s.firstBlock;
     const int me = Slot(c);
@@ -293,22 +319,25 @@ void CrossCoreSet(int mode, int flagId) {
     const auto blockAivs = [&](auto fn) {  // modes 1 and 2: the AIVs of my AI core
         for (int v = 0; v < s.aivPerBlock; ++v) fn(b * 3 + 1 + v);
     };
-    const auto bump = [&](int slot) { Bump(s, slot, flagId, api); };
+    double t = now;
+    const auto bump = [&](int slot) { Bump(s, slot, flagId, api, t); };
     if (mode == 0) {
-        if (GroupSetLocked(s.pending[0], me, flagId, sameKind)) sameKind(bump);
+        if (GroupSetLocked(s.pending[0], s.pendingT[0], me, flagId, now, &t, sameKind)) sameKind(bump);
     } else if (mode == 1) {
         if (c.kind != kAiv) Fail(api, "mode 1 synchronises the AIVs of one AI core; called on an AIC");
-        if (GroupSetLocked(s.pending[1], me, flagId, blockAivs)) blockAivs(bump);
+        if (GroupSetLocked(s.pending[1], s.pendingT[1], me, flagId, now, &t, blockAivs)) blockAivs(bump);
     } else if (mode == 2) {
         if (c.kind == kAic) blockAivs(bump);
-        else if (GroupSetLocked(s.pending[2], me, flagId, blockAivs)) bump(b * 3);
+        else if (GroupSetLocked(s.pending[2], s.pendingT[2], me, flagId, now, &t, blockAivs)) bump(b * 3);
     } else {
         Fail(api, "modeId %d is not supported on Atlas A2 (modes 0, 1, 2)", mode);
     }
     WakeLocked(s);
 }
 
-void CrossCoreWait(int flagId) {
+void CrossCoreWait(int flagId) { CrossCoreWait(flagId, 0 /* PIPE_S */); }
+
+void CrossCoreWait(int flagId, int pipeT) {
     CoreCtx &c = Ctx();
     LaunchShared &s = *c.shared;
     if (flagId < 0 || flagId >= kCrossFlags) Fail("CrossCoreWaitFlag", "flagId %d is outside [0, 15]", flagId);
@@ -318,6 +347,11 @@ void CrossCoreWait(int flagId) {
     std::snprintf(what, sizeof what, "CrossCoreWaitFlag(flagId %d)", flagId);
     WaitLocked(lk, what, [cnt] { return *cnt > 0; });
     --*cnt;
+    auto &times = s.counterT[Slot(c) * kCrossFlags + flagId];
+    const double t = times.front();
+    times.pop_front();
+    lk.unlock();
+    TimeCrossWait(pipeT, t);
 }
 
 void SyncAllCores(bool aivOnly) {
@@ -329,16 +363,26 @@ void SyncAllCores(bool aivOnly) {
     if (c.blockDim > s.blocks)
         Fail("SyncAll", "blockDim %d exceeds the %d cores that can run at once on %s", c.blockDim, s.blocks,
              CurrentSoc().name);
+    const double arrive = TimeSyncArrive();
     std::unique_lock<std::mutex> lk(s.mu);
     const int gen = s.barGen[group];
+    s.barMax[group] = std::max(s.barMax[group], arrive);
     if (++s.barArrived[group] == members) {
         s.barArrived[group] = 0;
         ++s.barGen[group];
+        s.barRelease[group] = s.barMax[group];
+        s.barMax[group] = 0;
+        const double release = s.barRelease[group];
         WakeLocked(s);
+        lk.unlock();
+        TimeSyncRelease(release);
         return;
     }
     int *g = &s.barGen[group];
     WaitLocked(lk, aivOnly ? "SyncAll<true>" : "SyncAll<false>", [g, gen] { return *g != gen; });
+    const double release = s.barRelease[group];
+    lk.unlock();
+    TimeSyncRelease(release);
 }
 
 void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
@@ -349,6 +393,7 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
     }
     const char *race = std::getenv("ASCEND_EMU_RACECHECK");
     g_raceCheck = race != nullptr && race[0] == '1';
+    TimingBeginLaunch();
     const int perWave = static_cast<int>(cfg.mix == CoreMix::AIV_ONLY ? soc.aivCores : soc.aicCores);
     std::vector<CoreCtx> ctx(cfg.blockDim * 3);
     for (uint32_t b = 0; b < cfg.blockDim; ++b)
@@ -358,9 +403,15 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
             c.kind = k == 0 ? kAic : kAiv;
             c.sub = k == 0 ? 0 : k - 1;
         }
-    // More blocks than physical cores run in waves, as the hardware schedules them.
-    for (int first = 0; first < static_cast<int>(cfg.blockDim); first += perWave)
-        RunWave(cfg, body, first, std::min(perWave, static_cast<int>(cfg.blockDim) - first), ctx);
+    LaunchTiming timing(cfg, perWave, ctx);
+    // More blocks than physical cores run in waves, as the hardware schedules them; in the model
+    // each block starts on the physical core that is free first.
+    for (int first = 0; first < static_cast<int>(cfg.blockDim); first += perWave) {
+        const int count = std::min(perWave, static_cast<int>(cfg.blockDim) - first);
+        RunWave(cfg, body, first, count, ctx, timing.Origins(first, count));
+        timing.WaveDone(first, count);
+    }
+    timing.Finish();
 
     std::ostringstream o;
     PipeCounter total[static_cast<int>(Pipe::COUNT)];

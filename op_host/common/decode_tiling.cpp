@@ -148,10 +148,7 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     const uint32_t cores = static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>(aic, p.unitCount)));
     p.usedCores = CutByCost(UnitCosts(prob, t), cores, p.coreUnitStart);
 
-    p.wsSlotS = uint64_t(p.blockQ) * p.blockKv * 4;
-    p.wsSlotP = uint64_t(p.blockQ) * p.blockKv * prob.dtypeBytes;
-    p.wsSlotO = uint64_t(p.blockQ) * p.headDimAlign * 4;
-    p.wsBytesPerCore = 2 * (p.wsSlotS + p.wsSlotP + p.wsSlotO);
+    FinishForwardGeometry(p, prob.dtypeBytes, budget);
 
     d.combineRows = uint64_t(p.batch) * p.numHeads;
     d.wsPartialOffset = AlignUp(uint64_t(p.usedCores) * p.wsBytesPerCore, 512);

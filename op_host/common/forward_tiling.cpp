@@ -126,7 +126,8 @@ uint64_t VectorUbBytes(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes)
 {
     const uint64_t s = uint64_t(r) * c * 4;
     const uint64_t tmp = std::max<uint64_t>(s, uint64_t(r) * dp * dtypeBytes);
-    return s + tmp + uint64_t(r) * c * 2 + uint64_t(r) * c + 2ull * r * dp * 4 + 7ull * AlignUp(r, 8) * 4 +
+    return s + tmp + uint64_t(r) * c * 2 + uint64_t(r) * c + 2ull * r * dp * 4 +
+           (6ull + AttentionCore::WS_SLOTS) * AlignUp(r, 8) * 4 +
            uint64_t(r) * 32;
 }
 
@@ -155,6 +156,24 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
     why = "no block size fits UB " + std::to_string(budget.ub) + " B / L1 " + std::to_string(budget.l1) +
           " B for head dim " + std::to_string(headDim);
     return false;
+}
+
+void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, const CoreBudget &budget)
+{
+    const uint64_t bq = p.blockQ, c = p.blockKv, dp = p.headDimAlign, wide = std::max(p.dChunk, p.blockKv);
+    // L1: Q once, then P, K and V per copy (cube_stage.h).
+    p.l1Bufs = (bq * dp + 2 * (bq * c + 2 * c * dp)) * dtypeBytes <= budget.l1 ? 2 : 1;
+    p.l0Bufs = 2 * bq * wide * dtypeBytes <= budget.l0a && 2 * c * p.dChunk * dtypeBytes <= budget.l0b &&
+                       2 * bq * wide * 4 <= budget.l0c
+                   ? 2
+                   : 1;
+    // Lazy P.V keeps the accumulator in the second L0C copy: one head-dim chunk, two copies.
+    p.lazyO = p.l0Bufs == 2 && p.headDim <= p.dChunk ? 1 : 0;
+    p.wsSlotS = bq * c * 4;
+    p.wsSlotP = bq * c * dtypeBytes;
+    p.wsSlotO = bq * dp * 4;
+    p.wsBytesPerCore = AttentionCore::WS_SLOTS * (p.wsSlotS + p.wsSlotP) + (AttentionCore::WS_SLOTS + 1) * p.wsSlotO +
+                       AttentionCore::CTRL_LINES * AttentionCore::CTRL_LINE_WORDS * 4;
 }
 
 bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::ForwardParams &p,
@@ -219,10 +238,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     }
     p = best;
 
-    p.wsSlotS = uint64_t(p.blockQ) * p.blockKv * 4;
-    p.wsSlotP = uint64_t(p.blockQ) * p.blockKv * prob.dtypeBytes;
-    p.wsSlotO = uint64_t(p.blockQ) * p.headDimAlign * 4;
-    p.wsBytesPerCore = 2 * (p.wsSlotS + p.wsSlotP + p.wsSlotO);
+    FinishForwardGeometry(p, prob.dtypeBytes, budget);
     return true;
 }
 

@@ -38,6 +38,11 @@ struct CoreBudget {
 bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget, uint32_t &rowsPerVec,
                   uint32_t &blockKv, uint32_t &dChunk, std::string &why);
 
+// Completes the block geometry in `p` (blockQ, blockKv, headDimAlign, dChunk set): the cube's
+// double buffering (l1Bufs / l0Bufs: two copies of each tile where they fit L1 / L0A / L0B /
+// L0C, else one) and the workspace slots of the cube <-> vector hand-off.
+void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, const CoreBudget &budget);
+
 // Fills `p` completely. The workspace the kernel needs is WorkspaceBytes(p).
 bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::ForwardParams &p,
                  std::string &why);

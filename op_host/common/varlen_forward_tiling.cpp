@@ -130,10 +130,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         if (t.unitCount >= 8ull * cores) break;
     }
     p = best;
-    p.wsSlotS = uint64_t(p.blockQ) * p.blockKv * 4;
-    p.wsSlotP = uint64_t(p.blockQ) * p.blockKv * prob.dtypeBytes;
-    p.wsSlotO = uint64_t(p.blockQ) * p.headDimAlign * 4;
-    p.wsBytesPerCore = 2 * (p.wsSlotS + p.wsSlotP + p.wsSlotO);
+    FinishForwardGeometry(p, prob.dtypeBytes, budget);
     return true;
 }
 

@@ -62,8 +62,8 @@ public:
         this->Input("actual_seq_qlen").ParamType(REQUIRED).DataType(c.lens).Format(c.nd).ValueDepend(REQUIRED);
         this->Input("actual_seq_kvlen").ParamType(REQUIRED).DataType(c.lens).Format(c.nd).ValueDepend(REQUIRED);
         this->Input("prefix").ParamType(OPTIONAL).DataType(c.lens).Format(c.nd).ValueDepend(OPTIONAL);
-        this->Input("q_start_idx").ParamType(OPTIONAL).DataType(c.lens).Format(c.nd);
-        this->Input("kv_start_idx").ParamType(OPTIONAL).DataType(c.lens).Format(c.nd);
+        this->Input("q_start_idx").ParamType(OPTIONAL).DataType(c.lens).Format(c.nd).ValueDepend(OPTIONAL);
+        this->Input("kv_start_idx").ParamType(OPTIONAL).DataType(c.lens).Format(c.nd).ValueDepend(OPTIONAL);
         this->Input("sink").ParamType(OPTIONAL).DataType(c.f32).Format(c.nd);
         this->Input("query_rope").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);
         this->Input("key_rope").ParamType(OPTIONAL).DataType(c.qkv).Format(c.nd);

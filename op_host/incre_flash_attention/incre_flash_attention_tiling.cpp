@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "../common/attention_checks.h"
+#include "../common/attention_layout.h"
 #include "../common/decode_tiling.h"
 #include "../common/op_log.h"
 #include "../common/tiling_inputs.h"

@@ -3,7 +3,7 @@
 // all AI cores, workspace) and selects the kernel by element type.
 #include <string>
 
-#include "../common/attention_checks.h"
+#include "../common/attention_layout.h"
 #include "../common/forward_tiling.h"
 #include "../common/op_log.h"
 #include "../common/tiling_inputs.h"

@@ -1,8 +1,23 @@
 // Cube side (AIC) of the forward core: per unit it stages the Q block in L1 once, then for
 // every key block computes S = Q.K^T (GM -> L1 with ND->NZ, L1 -> L0A/L0B, Mmad over head-dim
 // chunks, Fixpipe fp32 into an S slot of the workspace) and, once the vector cores returned P,
-// O_blk = P.V (Fixpipe fp32 into an O slot). S of block j+1 is issued before P.V of block j, so
-// the vector cores always have the next S while the cube waits for P.
+// O_blk = P.V (Fixpipe fp32 into an O slot). S of block j+2 is issued before P.V of block j
+// (WS_SLOTS = 3 slots), so the vector cores have the next S while the cube waits for P.
+//
+// Double buffering (ForwardParams::l1Bufs / l0Bufs): the K tile and the P + V tiles in L1, the
+// L0A/L0B operands and the L0C result alternate between two copies, each copy guarded by its
+// own event id in both directions (producer -> consumer before use, consumer -> producer before
+// reuse), so the next operation's loads overlap this one's Mmad and its Mmad this one's
+// Fixpipe. Every reuse wait has a set ahead of it: the copies start free (Process sets them)
+// and are drained at the end.
+//
+// Lazy P.V (ForwardParams::lazyO, forward_params.h): S uses the first L0C copy only and the
+// second holds the unit's P.V accumulator across key blocks. Before P.V of block j the cube
+// reads both vector cores' "rescaled" words of the block's slot: if either moved its softmax
+// reference, the accumulator (blocks since the last write-out, all relative to the old
+// reference) goes to the block's O slot and P.V of block j starts a new sum; the cube posts its
+// decision as the slot's "flushed" word and raises FLAG_O_READY for every block. After the
+// unit's last block the accumulator goes to the final O slot (one more FLAG_O_READY).
 #pragma once
 #include "kernel_operator.h"
 #include "cube_tiles.h"
@@ -28,25 +43,68 @@ public:
         core_ = AscendC::GetBlockIdx();
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
-        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + 2 * p->wsSlotS));
-        wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + 2 * p->wsSlotS + 2 * p->wsSlotP));
+        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + WS_SLOTS * p->wsSlotS));
+        wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP)));
+        ctrl_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) +
+                                                                 (WS_SLOTS + 1) * p->wsSlotO));
+        lazy_ = p->lazyO != 0;
 
         const uint32_t bq = p->blockQ;
         const uint32_t bk = p->blockKv;
         const uint32_t dp = p->headDimAlign;
         const uint32_t dc = p->dChunk;
+        const uint32_t wide = dc > bk ? dc : bk;
+        l1Bufs_ = p->l1Bufs == 2 ? 2 : 1;
+        l0Bufs_ = p->l0Bufs == 2 ? 2 : 1;
+        pElems_ = bq * bk;
+        kvElems_ = bk * dp;
+        l0aElems_ = bq * wide;
+        l0bElems_ = bk * dc;
         pipe->InitBuffer(qL1_, bq * dp * sizeof(T));
-        pipe->InitBuffer(pL1_, bq * bk * sizeof(T));
-        pipe->InitBuffer(kL1_, bk * dp * sizeof(T));
-        pipe->InitBuffer(vL1_, bk * dp * sizeof(T));
-        pipe->InitBuffer(l0a_, bq * (dc > bk ? dc : bk) * sizeof(T));
-        pipe->InitBuffer(l0b_, bk * dc * sizeof(T));
-        pipe->InitBuffer(l0c_, bq * (dc > bk ? dc : bk) * sizeof(float));
+        pipe->InitBuffer(pL1_, l1Bufs_ * pElems_ * sizeof(T));
+        pipe->InitBuffer(kL1_, l1Bufs_ * kvElems_ * sizeof(T));
+        pipe->InitBuffer(vL1_, l1Bufs_ * kvElems_ * sizeof(T));
+        pipe->InitBuffer(l0a_, l0Bufs_ * l0aElems_ * sizeof(T));
+        pipe->InitBuffer(l0b_, l0Bufs_ * l0bElems_ * sizeof(T));
+        pipe->InitBuffer(l0c_, l0Bufs_ * l0aElems_ * sizeof(float));
     }
 
     __aicore__ inline void Process()
     {
-        uint64_t g = 0;  // blocks handed over so far: the workspace slot is g % 2
+        for (int32_t b = 0; b < 2; ++b) {  // every copy starts free
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + b);
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + b);
+            AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + b);
+            AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + b);
+        }
+        Run();
+        for (int32_t b = 0; b < 2; ++b) {  // drain: every copy is free again
+            AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + b);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + b);
+            AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + b);
+            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + b);
+        }
+    }
+
+private:
+    // Event ids of the copies (id 0 is PipeSync's): EVT_K + copy guards the K tile in L1,
+    // EVT_PV + copy the P and V tiles, EVT_L0 + copy the L0A/L0B operands (MTE1 <-> M) and the
+    // L0C result (M <-> FIX).
+    static constexpr int32_t EVT_K = 1;
+    static constexpr int32_t EVT_PV = 3;
+    static constexpr int32_t EVT_L0 = 5;
+
+    __aicore__ inline static uint32_t Next(uint32_t &idx, uint32_t copies)
+    {
+        const uint32_t cur = idx;
+        idx = copies == 2 ? idx ^ 1u : 0u;
+        return cur;
+    }
+
+    __aicore__ inline void Run()
+    {
+        uint64_t g = 0;  // blocks handed over so far: block g uses workspace slot g % WS_SLOTS
+        constexpr uint32_t ahead = WS_SLOTS - 1;
         for (uint64_t unit = split_.Begin(core_); unit < split_.End(core_); ++unit) {
             WorkUnit u;
             split_.Decode(unit, u);
@@ -56,18 +114,20 @@ public:
                 continue;  // the vector cores write the zero rows on their own
             }
             LoadQ(u);
-            ComputeS(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, 0), g % 2);
-            for (uint32_t j = 0; j < blocks; ++j) {
-                if (j + 1 < blocks) {
-                    ComputeS(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j + 1), (g + 1) % 2);
-                }
-                ComputePV(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), g % 2);
-                ++g;
+            for (uint32_t j = 0; j < blocks && j < ahead; ++j) {
+                ComputeS(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), (g + j) % WS_SLOTS);
             }
+            for (uint32_t j = 0; j < blocks; ++j) {
+                if (j + ahead < blocks) {
+                    ComputeS(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j + ahead), (g + j + ahead) % WS_SLOTS);
+                }
+                ComputePV(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), (g + j) % WS_SLOTS, j == 0,
+                          j + 1 == blocks);
+            }
+            g += blocks;
         }
     }
 
-private:
     // Rows handed to Mmad: m == 1 would switch the cube to GEMV (A read as ND), so a single
     // query row is computed as a 16-row fractal whose padding rows are never written out.
     __aicore__ inline static uint16_t MmadRows(uint32_t rows) { return static_cast<uint16_t>(rows == 1 ? 16 : rows); }
@@ -109,6 +169,7 @@ private:
     __aicore__ inline void LoadQ(const WorkUnit &u)
     {
         const uint32_t mPad = AlignUp(u.rows, 16);
+        PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // the previous unit's Q loads are done
         CopyRowsToNz(qL1_.Get<T>(), q_[kv_.QOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0)], u.rows,
                      p_->headDim, kv_.QRowPitch(), mPad);
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
@@ -122,77 +183,151 @@ private:
         const uint32_t kvPad = AlignUp(blk.cols, 16);
         const uint32_t m1 = mPad / 16;
         const uint32_t n1 = kvPad / 16;
+        const uint32_t kb = Next(kIdx_, l1Bufs_);
+        const uint32_t x = Next(l0Idx_, l0Bufs_);
+        const uint32_t c = lazy_ ? 0 : x;  // lazy P.V: L0C copy 1 is the accumulator
         const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>();
-        const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>();
-        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
-        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
-        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>();
+        const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[kb * kvElems_];
+        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
+        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
+        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>()[c * l0aElems_];
 
+        AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // MTE1 is done with this K copy
         CopyKvRows(kL1, k_, u, blk, kvPad);
-        PipeSync<AscendC::HardEvent::MTE2_MTE1>();
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
 
+        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
         for (uint32_t kc = 0; kc < d; kc += p_->dChunk) {
             const uint32_t kLen = d - kc < p_->dChunk ? d - kc : p_->dChunk;
             const uint32_t k1 = (kLen + 15) / 16;
             const uint32_t kd1 = kc / 16;
+            if (kc > 0) {
+                PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read them
+            }
             LoadRowsToL0A(l0a, qL1, m1, kd1, k1);
             LoadTransposeOperandToL0B(l0b, kL1, kd1, k1, n1, n1);  // K Nz is Zn of K^T
-            PipeSync<AscendC::HardEvent::MTE1_M>();
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+            if (kc == 0) {
+                AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);  // Fixpipe is done with this L0C
+            }
             AscendC::Mmad(l0c, l0a, l0b,
                           AscendC::MmadParams(MmadRows(u.rows), static_cast<uint16_t>(blk.cols),
                                               static_cast<uint16_t>(kLen), 0, false, kc == 0));
-            PipeSync<AscendC::HardEvent::M_MTE1>();
         }
-        PipeSync<AscendC::HardEvent::MTE1_MTE2>();
-        PipeSync<AscendC::HardEvent::M_FIX>();
+        AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);
+        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
+        AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + c);
+        AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + c);
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(blk.cols), static_cast<uint16_t>(u.rows),
                                        static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->blockKv, false);
         AscendC::Fixpipe(wsS_[slot * (p_->wsSlotS / 4)], l0c, fix);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_S_READY);
-        PipeSync<AscendC::HardEvent::FIX_M>();
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);
     }
 
-    // O_blk = P.V of one key block into O slot `slot` once the vector cores wrote P.
-    __aicore__ inline void ComputePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot)
+    // O_blk = P.V of one key block into O slot `slot` once the vector cores wrote P (lazy P.V:
+    // into the accumulator, see the top of the file).
+    __aicore__ inline void ComputePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first, bool last)
     {
         const uint32_t d = p_->headDim;
         const uint32_t mPad = AlignUp(u.rows, 16);
         const uint32_t kvPad = AlignUp(blk.cols, 16);
         const uint32_t m1 = mPad / 16;
         const uint32_t n1 = kvPad / 16;
-        const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
-        const AscendC::LocalTensor<T> vL1 = vL1_.Get<T>();
-        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
-        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
-        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>();
-
         AscendC::CrossCoreWaitFlag(FlagPReady(slot));
+        const uint32_t pb = Next(pvIdx_, l1Bufs_);
+        const uint32_t x = Next(l0Idx_, l0Bufs_);
+        const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>()[pb * pElems_];
+        const AscendC::LocalTensor<T> vL1 = vL1_.Get<T>()[pb * kvElems_];
+        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
+        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
+        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>()[x * l0aElems_];
+
+        AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);  // MTE1 is done with this P/V copy
         AscendC::Nd2NzParams ndP(1, static_cast<uint16_t>(u.rows), static_cast<uint16_t>(blk.cols), 0,
                                  static_cast<uint16_t>(p_->blockKv), static_cast<uint16_t>(mPad), 1, 0);
         AscendC::DataCopy(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], ndP);
         CopyKvRows(vL1, v_, u, blk, kvPad);
-        PipeSync<AscendC::HardEvent::MTE2_MTE1>();
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_PV + pb);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_PV + pb);
 
+        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
         LoadRowsToL0A(l0a, pL1, m1, 0, n1);  // P, once for all head-dim chunks
+        if (lazy_) {
+            AccumulatePV(u, blk, slot, first, last, l0a, l0b, vL1, n1, pb, x);
+            return;
+        }
         for (uint32_t dc = 0; dc < d; dc += p_->dChunk) {
             const uint32_t dLen = d - dc < p_->dChunk ? d - dc : p_->dChunk;
             const uint32_t dc1 = (dLen + 15) / 16;
             const uint32_t dd1 = dc / 16;
+            if (dc > 0) {
+                PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read L0B
+            }
             LoadColumnsToL0B(l0b, vL1, dd1, dc1, n1, n1);  // V (kv x d) as the right operand
-            PipeSync<AscendC::HardEvent::MTE1_M>();
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+            if (dc == 0) {
+                AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + x);  // Fixpipe is done with this L0C
+            } else {
+                PipeSync<AscendC::HardEvent::FIX_M>();  // the previous chunk's Fixpipe read it
+            }
             AscendC::Mmad(l0c, l0a, l0b,
                           AscendC::MmadParams(MmadRows(u.rows), static_cast<uint16_t>(dLen),
                                               static_cast<uint16_t>(blk.cols), 0, false, true));
-            PipeSync<AscendC::HardEvent::M_MTE1>();
-            PipeSync<AscendC::HardEvent::M_FIX>();
+            AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + x);
+            AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + x);
             AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(dLen), static_cast<uint16_t>(u.rows),
                                            static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->headDimAlign,
                                            false);
             AscendC::Fixpipe(wsO_[slot * (p_->wsSlotO / 4) + dc], l0c, fix);
-            PipeSync<AscendC::HardEvent::FIX_M>();
         }
-        PipeSync<AscendC::HardEvent::MTE1_MTE2>();
+        AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);
+        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + x);
+    }
+
+    // Lazy P.V of one key block (headDim <= dChunk: one L0B load): write the accumulator out
+    // first when a vector core rescaled, then accumulate P.V; the unit's last block writes the
+    // sum to the final O slot.
+    __aicore__ inline void AccumulatePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first, bool last,
+                                        const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &l0b,
+                                        const AscendC::LocalTensor<T> &vL1, uint32_t n1, uint32_t pb, uint32_t x)
+    {
+        const uint32_t d = p_->headDim;
+        const AscendC::LocalTensor<float> acc = l0c_.Get<float>()[l0aElems_];
+        LoadColumnsToL0B(l0b, vL1, 0, (d + 15) / 16, n1, n1);  // V (kv x d) as the right operand
+        AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+        AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);
+
+        const bool flush = !first && (ReadCtrl(ctrl_, CtrlRescaled(slot, 0)) | ReadCtrl(ctrl_, CtrlRescaled(slot, 1))) != 0;
+        WriteCtrl(ctrl_, CtrlFlushed(slot), flush ? 1 : 0);
+        if (flush) {
+            StoreAccumulator(u, acc, slot);
+        }
+        AscendC::Mmad(acc, l0a, l0b,
+                      AscendC::MmadParams(MmadRows(u.rows), static_cast<uint16_t>(d), static_cast<uint16_t>(blk.cols), 0,
+                                          false, first || flush));
+        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
+        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
+        if (last) {
+            StoreAccumulator(u, acc, WS_SLOTS);
+            AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
+        }
+    }
+
+    // The accumulator -> O slot `slot` (WS_SLOTS: the final slot), fp32 rows of headDimAlign.
+    __aicore__ inline void StoreAccumulator(const WorkUnit &u, const AscendC::LocalTensor<float> &acc, uint32_t slot)
+    {
+        PipeSync<AscendC::HardEvent::M_FIX>();  // the sum so far is complete
+        AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(p_->headDim), static_cast<uint16_t>(u.rows),
+                                       static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->headDimAlign, false);
+        AscendC::Fixpipe(wsO_[slot * (p_->wsSlotO / 4)], acc, fix);
+        PipeSync<AscendC::HardEvent::FIX_M>();  // the next Mmad may restart the sum
     }
 
     const ForwardParams *p_ = nullptr;
@@ -205,12 +340,17 @@ private:
     AscendC::GlobalTensor<float> wsS_;
     AscendC::GlobalTensor<T> wsP_;
     AscendC::GlobalTensor<float> wsO_;
+    AscendC::GlobalTensor<int32_t> ctrl_;
+    bool lazy_ = false;
 
     AscendC::TBuf<AscendC::TPosition::A1> qL1_, pL1_;
     AscendC::TBuf<AscendC::TPosition::B1> kL1_, vL1_;
     AscendC::TBuf<AscendC::TPosition::A2> l0a_;
     AscendC::TBuf<AscendC::TPosition::B2> l0b_;
     AscendC::TBuf<AscendC::TPosition::CO1> l0c_;
+    uint32_t l1Bufs_ = 1, l0Bufs_ = 1;                        // copies of the L1 / L0 tiles
+    uint32_t pElems_ = 0, kvElems_ = 0, l0aElems_ = 0, l0bElems_ = 0;  // elements per copy
+    uint32_t kIdx_ = 0, pvIdx_ = 0, l0Idx_ = 0;               // the copy the next operation takes
 };
 
 }  // namespace AttentionCore

@@ -18,6 +18,20 @@ constexpr float MASKED_ROW_MAX = -1.0e29f;
 constexpr float INVALID_ROW_STAT_MAX = -3.4028234663852886e38f;
 constexpr float INVALID_ROW_STAT_SUM = 3.4028234663852886e38f;
 
+// Workspace slots of the cube <-> vector hand-off (S, P and O of one key block each): the cube
+// computes S up to WS_SLOTS - 1 blocks ahead of the P.V it waits for, so the vector cores'
+// round trip of a block overlaps the cube's work on the next two.
+constexpr uint32_t WS_SLOTS = 3;
+// Lazy P.V (ForwardParams::lazyO): the cube accumulates P.V over key blocks in L0C and writes it
+// out only when a vector core moved its rows' softmax reference max by more than
+// LAZY_RESCALE_TAU (so P = exp(s - ref) <= 256 stays well inside fp16/bf16), and at the end of
+// the unit. The decisions travel through control words in the workspace, one 64-byte line each
+// (scalar GM accesses with DataCacheCleanAndInvalid): per slot one "rescaled" word per vector
+// core and the cube's "flushed" word.
+constexpr float LAZY_RESCALE_TAU = 5.545177444479562f;  // ln(256)
+constexpr uint32_t CTRL_LINE_WORDS = 16;                  // int32 words per 64-byte line
+constexpr uint32_t CTRL_LINES = WS_SLOTS * 3;
+
 struct ForwardParams {
     // Problem shape. groupSize = numHeads / numKvHeads (GQA).
     uint32_t batch;
@@ -58,14 +72,22 @@ struct ForwardParams {
     uint32_t dChunk;        // head-dim columns per cube pass (L0 budget), multiple of 16
     uint32_t qBlocksPerHead;  // ceil(seqQ / blockQ)
     uint32_t usedCores;     // blockDim
+    // Cube double buffering (ChooseCubeBuffers): 2 = the K, V and P tiles in L1 (l1Bufs) and the
+    // L0A/L0B/L0C tiles (l0Bufs) ping-pong so that loads, Mmad and Fixpipe of consecutive
+    // operations overlap; 1 where two copies do not fit.
+    uint32_t l1Bufs;
+    uint32_t l0Bufs;
+    uint32_t lazyO;     // 1: lazy P.V (above); needs headDim <= dChunk and L0C for S + the accumulator
+    uint32_t reserved1;
 
     // Work split: the units (batch, head, q-block) in that order, cut into contiguous ranges
     // of about equal cost; core c takes units [coreUnitStart[c], coreUnitStart[c + 1]).
     uint64_t unitCount;
     uint64_t coreUnitStart[MAX_CORES + 1];
 
-    // Workspace per core (bytes), laid out as 2 S slots (fp32 blockQ x blockKv),
-    // 2 P slots (input dtype, same shape) and 2 O slots (fp32 blockQ x headDimAlign).
+    // Workspace per core (bytes), laid out as WS_SLOTS S slots (fp32 blockQ x blockKv),
+    // WS_SLOTS P slots (input dtype, same shape), WS_SLOTS + 1 O slots (fp32 blockQ x
+    // headDimAlign; the last one takes a unit's final lazy P.V) and CTRL_LINES control lines.
     uint64_t wsBytesPerCore;
     uint64_t wsSlotS;  // bytes of one S slot
     uint64_t wsSlotP;

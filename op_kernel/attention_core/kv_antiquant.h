@@ -18,7 +18,10 @@ namespace AttentionCore {
 template <typename T>
 class KvAntiquant {
 public:
-    static constexpr uint32_t ROWS = 16;
+    static constexpr uint32_t ROWS = 64;  // most rows per pass (8 KiB of int8 at D = 128)
+    // UB the pass may use: 15 bytes per element of a pass (int8 in, fp16 stage, fp32 value,
+    // scale and offset), under the 192 KiB of an Atlas A2 vector core.
+    static constexpr uint32_t UB_BYTES = 160 * 1024;
 
     // keyIn/valueIn: int8 tensors; scale/offset: T; the copies go to keyOut/valueOut.
     __aicore__ inline void Run(const ForwardParams *p, GM_ADDR keyIn, GM_ADDR valueIn, GM_ADDR scale, GM_ADDR offset,
@@ -28,13 +31,18 @@ public:
         const DecodeParams &d = DecodeOf(p);
         const uint32_t dd = p->headDim;
         dp_ = AlignUp(dd, 32);  // int8 rows start on 32-byte blocks
+        rows_ = UB_BYTES / (15 * dp_);
+        rows_ = rows_ > ROWS ? ROWS : (rows_ == 0 ? 1 : rows_);
         AscendC::TPipe pipe;
-        pipe.InitBuffer(inBuf_, ROWS * dp_);
-        pipe.InitBuffer(halfBuf_, ROWS * dp_ * 2);
-        pipe.InitBuffer(accBuf_, ROWS * dp_ * 4);
-        pipe.InitBuffer(scaleBuf_, ROWS * dp_ * 4);
-        pipe.InitBuffer(offsetBuf_, ROWS * dp_ * 4);
+        pipe.InitBuffer(inBuf_, rows_ * dp_);
+        pipe.InitBuffer(halfBuf_, rows_ * dp_ * 2);
+        pipe.InitBuffer(accBuf_, rows_ * dp_ * 4);
+        pipe.InitBuffer(scaleBuf_, rows_ * dp_ * 4);
+        pipe.InitBuffer(offsetBuf_, rows_ * dp_ * 4);
         pipe.InitBuffer(paramBuf_, dp_ * sizeof(T));
+        for (uint32_t r = 0; r < rows_; ++r) {
+            paramKey_[r] = NO_PARAMS;
+        }
         scale_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(scale));
         hasOffset_ = offset != nullptr;
         if (hasOffset_) offset_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(offset));
@@ -47,8 +55,8 @@ public:
         for (uint32_t which = 0; which < 2; ++which) {
             in_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(which == 0 ? keyIn : valueIn));
             out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(which == 0 ? keyOut : valueOut));
-            for (uint64_t r0 = begin; r0 < end; r0 += ROWS) {
-                const uint32_t n = end - r0 < ROWS ? static_cast<uint32_t>(end - r0) : ROWS;
+            for (uint64_t r0 = begin; r0 < end; r0 += rows_) {
+                const uint32_t n = end - r0 < rows_ ? static_cast<uint32_t>(end - r0) : rows_;
                 DequantRows(which, r0, n);
             }
         }
@@ -96,7 +104,11 @@ private:
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
-    // scale/offset rows (fp32, pitch dp_) of the KV heads of rows [r0, r0 + rows).
+    // scale/offset rows (fp32, pitch dp_) of the KV heads of rows [r0, r0 + rows). A row slot
+    // keeps what it holds while its (key/value, head) stays the same: a head-major cache has
+    // runs of S rows of one head, and a token-major one repeats the same head pattern in every
+    // pass when numKvHeads divides the rows per pass, so the parameters are loaded a few times per core,
+    // not once per row.
     __aicore__ inline void LoadChannelParams(uint32_t which, uint64_t r0, uint32_t rows)
     {
         const DecodeParams &d = DecodeOf(p_);
@@ -105,6 +117,11 @@ private:
         const AscendC::LocalTensor<T> param = paramBuf_.Get<T>();
         for (uint32_t r = 0; r < rows; ++r) {
             const uint64_t head = ((r0 + r) / d.antiHeadRun) % p_->numKvHeads;
+            const uint64_t key = which * p_->numKvHeads + head;
+            if (paramKey_[r] == key) {
+                continue;
+            }
+            paramKey_[r] = key;
             LoadParamRow(scale_, base + head * dd, param, scaleBuf_.Get<float>()[r * dp_]);
             if (hasOffset_) LoadParamRow(offset_, base + head * dd, param, offsetBuf_.Get<float>()[r * dp_]);
         }
@@ -124,8 +141,11 @@ private:
 
     __aicore__ inline static float ToFloat(T x) { return static_cast<float>(x); }
 
+    static constexpr uint64_t NO_PARAMS = ~0ULL;
     const ForwardParams *p_ = nullptr;
     uint32_t dp_ = 0;
+    uint32_t rows_ = 1;  // rows per pass
+    uint64_t paramKey_[ROWS];  // per row slot of scaleBuf_/offsetBuf_: which * numKvHeads + head
     bool hasOffset_ = false;
     AscendC::GlobalTensor<int8_t> in_;
     AscendC::GlobalTensor<T> out_, scale_, offset_;

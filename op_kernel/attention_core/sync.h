@@ -2,6 +2,7 @@
 // hand-off and a helper for an in-order dependency between two pipes of one core.
 #pragma once
 #include "kernel_operator.h"
+#include "forward_params.h"
 
 namespace AttentionCore {
 
@@ -12,7 +13,7 @@ constexpr uint16_t FLAG_O_READY = 2;  // cube -> vector: P.V block is in its O s
 // vector -> cube: P block of slot s written (S slot consumed). One id per slot: a vector core
 // may already announce block g+1 while its partner is still on block g, and a shared id would
 // let the two announcements of one core stand for the pair.
-__aicore__ inline uint16_t FlagPReady(uint32_t slot) { return slot == 0 ? 3 : 4; }
+__aicore__ inline uint16_t FlagPReady(uint32_t slot) { return static_cast<uint16_t>(3 + slot); }
 
 // Pipe `evt`'s consumer waits for everything its producer issued so far (event id 0 is
 // reserved for these strictly paired uses).
@@ -21,6 +22,27 @@ __aicore__ inline void PipeSync()
 {
     AscendC::SetFlag<evt>(0);
     AscendC::WaitFlag<evt>(0);
+}
+
+// Control words of the lazy P.V hand-off (forward_params.h), as word offsets into the control
+// lines: vector core `sub`'s "rescaled" word and the cube's "flushed" word of slot `slot`.
+__aicore__ inline uint32_t CtrlRescaled(uint32_t slot, uint32_t sub) { return (slot * 3 + sub) * CTRL_LINE_WORDS; }
+__aicore__ inline uint32_t CtrlFlushed(uint32_t slot) { return (slot * 3 + 2) * CTRL_LINE_WORDS; }
+
+// A control word written by one core and read by another: the scalar unit's data cache is
+// written back after a store and invalidated before a load.
+__aicore__ inline int32_t ReadCtrl(const AscendC::GlobalTensor<int32_t> &ctrl, uint32_t word)
+{
+    AscendC::GlobalTensor<int32_t> w = ctrl[word];
+    AscendC::DataCacheCleanAndInvalid<int32_t, AscendC::CacheLine::SINGLE_CACHE_LINE, AscendC::DcciDst::CACHELINE_OUT>(w);
+    return w.GetValue(0);
+}
+
+__aicore__ inline void WriteCtrl(const AscendC::GlobalTensor<int32_t> &ctrl, uint32_t word, int32_t value)
+{
+    AscendC::GlobalTensor<int32_t> w = ctrl[word];
+    w.SetValue(0, value);
+    AscendC::DataCacheCleanAndInvalid<int32_t, AscendC::CacheLine::SINGLE_CACHE_LINE, AscendC::DcciDst::CACHELINE_OUT>(w);
 }
 
 // Block index of a unit's key range [kvBegin, kvEnd): blocks start at kvBegin, so a band

@@ -3,6 +3,14 @@
 // (running max / sum in fp32), hands P back to the cube, folds the cube's P.V block into the
 // fp32 output accumulator with the rescale factor, and at the end of the unit normalises,
 // casts and writes its rows in the output layout.
+//
+// Lazy P.V (ForwardParams::lazyO; cube_stage.h, forward_params.h): the softmax reference max of
+// the rows (mOld_) moves only when some row's block max exceeds it by more than
+// LAZY_RESCALE_TAU; the core posts that decision per block ("rescaled" word), P is
+// exp(S - reference) <= 256, and the cube writes its P.V sum out only after such a block or at
+// the end of the unit. O is then acc = (acc + written sum) * alpha at a block the cube flushed
+// (alpha = 1 unless this core rescaled there), plus the final sum. The true row max (for
+// softmax_max and the visibility test) is kept apart in mTrue_.
 #pragma once
 #include "kernel_operator.h"
 #include "forward_params.h"
@@ -33,8 +41,11 @@ public:
         sub_ = AscendC::GetSubBlockIdx();
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
-        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + 2 * p->wsSlotS));
-        wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + 2 * p->wsSlotS + 2 * p->wsSlotP));
+        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + WS_SLOTS * p->wsSlotS));
+        wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP)));
+        ctrl_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) +
+                                                                 (WS_SLOTS + 1) * p->wsSlotO));
+        lazy_ = p->lazyO != 0;
 
         const uint32_t r = p->rowsPerVec;
         const uint32_t c = p->blockKv;
@@ -47,7 +58,7 @@ public:
         pipe->InitBuffer(maskBuf_, r * c);
         pipe->InitBuffer(accBuf_, r * dp * 4);
         pipe->InitBuffer(partBuf_, r * dp * 4);
-        pipe->InitBuffer(statBuf_, statBytes * 7);
+        pipe->InitBuffer(statBuf_, statBytes * (6 + WS_SLOTS));
         pipe->InitBuffer(bcastBuf_, r * 32);
         s_ = sBuf_.Get<float>();
         tmp_ = tmpBuf_.Get<float>();
@@ -60,14 +71,22 @@ public:
         mNew_ = stats[st];
         sum_ = stats[2 * st];
         rowTmp_ = stats[3 * st];
-        alpha_[0] = stats[4 * st];
-        alpha_[1] = stats[5 * st];
-        inv_ = stats[6 * st];
+        inv_ = stats[4 * st];
+        mTrue_ = stats[5 * st];
+        for (uint32_t i = 0; i < WS_SLOTS; ++i) {
+            alpha_[i] = stats[(6 + i) * st];
+            rescaled_[i] = true;
+        }
     }
 
     __aicore__ inline void Process()
     {
-        uint64_t g = 0;  // blocks handed over so far: the workspace slot is g % 2
+        // Blocks handed over so far: block g uses workspace slot g % WS_SLOTS and rescale factor
+        // alpha_[g % WS_SLOTS]. P.V of block j is folded into O after the softmax of block
+        // j + LAG: the cube's round trip of a block (P load, P.V, Fixpipe) overlaps the softmax
+        // of the next ones instead of stalling this core.
+        constexpr uint32_t LAG = WS_SLOTS - 1;
+        uint64_t g = 0;
         for (uint64_t unit = split_.Begin(core_); unit < split_.End(core_); ++unit) {
             WorkUnit u;
             split_.Decode(unit, u);
@@ -78,16 +97,16 @@ public:
             StartUnit(rows);
             const uint32_t blocks = KvBlockCount(u.kvBegin, u.kvEnd, p_->blockKv);
             for (uint32_t j = 0; j < blocks; ++j) {
-                SoftmaxBlock(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), rowOff, rows, g % 2);
-                if (j > 0) {
-                    AccumulateO(rowOff, rows, (g - 1) % 2);
+                SoftmaxBlock(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), rowOff, rows, (g + j) % WS_SLOTS);
+                if (j >= LAG) {
+                    AccumulateO(rowOff, rows, (g + j - LAG) % WS_SLOTS);
                 }
-                ++g;
             }
-            if (blocks > 0) {
-                AccumulateO(rowOff, rows, (g - 1) % 2);
+            for (uint32_t j = blocks > LAG ? blocks - LAG : 0; j < blocks; ++j) {
+                AccumulateO(rowOff, rows, (g + j) % WS_SLOTS);
             }
-            FinishUnit(u, rowOff, rows);
+            g += blocks;
+            FinishUnit(u, rowOff, rows, blocks);
         }
     }
 
@@ -98,6 +117,7 @@ private:
             return;
         }
         AscendC::Duplicate(mOld_, MASKED_SCORE, static_cast<int32_t>(rows));
+        AscendC::Duplicate(mTrue_, MASKED_SCORE, static_cast<int32_t>(rows));
         AscendC::Duplicate(sum_, 0.0f, static_cast<int32_t>(rows));
         AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(rows * p_->headDimAlign));
         AscendC::PipeBarrier<PIPE_V>();
@@ -119,15 +139,25 @@ private:
             mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, u.q0 + rowOff, rows, blk.k0,
                         blk.cols, c);
 
-            // m_new = max(m_old, rowmax(S)); alpha = exp(m_old - m_new); S = exp(S - m_new)
+            // m_new = max(m_old, rowmax(S)); alpha = exp(m_old - m_new); S = exp(S - m_new). Lazy
+            // P.V keeps m_old (and alpha = 1) unless some row moved by more than the threshold.
             RowReduce<true>(rows);
             AscendC::Max(mNew_, mOld_, rowTmp_, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Sub(alpha_[slot], mOld_, mNew_, static_cast<int32_t>(rows));
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Exp(alpha_[slot], alpha_[slot], static_cast<int32_t>(rows));
-            AscendC::Adds(mOld_, mNew_, 0.0f, static_cast<int32_t>(rows));
-            Broadcast(mNew_, rows);
+            bool rescale = true;
+            if (lazy_) {
+                AscendC::Max(mTrue_, mTrue_, rowTmp_, static_cast<int32_t>(rows));
+                rescale = Moved(rows);
+            }
+            rescaled_[slot] = rescale;
+            if (rescale) {
+                AscendC::Sub(alpha_[slot], mOld_, mNew_, static_cast<int32_t>(rows));
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Exp(alpha_[slot], alpha_[slot], static_cast<int32_t>(rows));
+                AscendC::Adds(mOld_, mNew_, 0.0f, static_cast<int32_t>(rows));
+                AscendC::PipeBarrier<PIPE_V>();
+            }
+            Broadcast(mOld_, rows);
             for (uint32_t c0 = 0; c0 < c; c0 += 64) {
                 AscendC::Sub(s_[c0], s_[c0], bcast_, 64, static_cast<uint8_t>(rows),
                              AscendC::BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(c / 8),
@@ -140,8 +170,10 @@ private:
             // l = l * alpha + rowsum(P); the softmax extra (dropout) acts on P after the sum,
             // which stays the plain softmax denominator.
             RowReduce<false>(rows);
-            AscendC::Mul(sum_, sum_, alpha_[slot], static_cast<int32_t>(rows));
-            AscendC::PipeBarrier<PIPE_V>();
+            if (rescale) {
+                AscendC::Mul(sum_, sum_, alpha_[slot], static_cast<int32_t>(rows));
+                AscendC::PipeBarrier<PIPE_V>();
+            }
             AscendC::Add(sum_, sum_, rowTmp_, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
             softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, u.q0 + rowOff, rows, blk.k0, blk.cols, c);
@@ -150,35 +182,93 @@ private:
             AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
             PipeSync<AscendC::HardEvent::V_MTE3>();
             AscendC::DataCopy(wsP_[slot * (p_->wsSlotP / sizeof(T)) + rowOff * c], pOut, count);
+        } else {
+            rescaled_[slot] = false;
+        }
+        if (lazy_) {
+            WriteCtrl(ctrl_, CtrlRescaled(slot, sub_), rescaled_[slot] ? 1 : 0);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagPReady(slot));
     }
 
-    // O = O * alpha(block) + P.V(block), once the cube has written the block's P.V.
+    // Lazy P.V: does some row's reference max mOld_ move by more than LAZY_RESCALE_TAU to mNew_
+    // (a row's first visible key always does: its reference starts at MASKED_SCORE)?
+    __aicore__ inline bool Moved(uint32_t rows)
+    {
+        AscendC::Sub(rowTmp_, mNew_, mOld_, static_cast<int32_t>(rows));
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::WholeReduceMax(inv_, rowTmp_, static_cast<int32_t>(rows), 1, 1, 1, 8,
+                                AscendC::ReduceOrder::ORDER_ONLY_VALUE);
+        PipeSync<AscendC::HardEvent::V_S>();
+        const float moved = inv_.GetValue(0);
+        PipeSync<AscendC::HardEvent::S_V>();
+        return moved > LAZY_RESCALE_TAU;
+    }
+
+    // O = O * alpha(block) + P.V(block), once the cube has written the block's P.V. Lazy P.V:
+    // O = (O + the sum the cube wrote) * alpha(block) when the cube flushed before this block
+    // (alpha only if this core rescaled there), nothing otherwise.
     __aicore__ inline void AccumulateO(uint32_t rowOff, uint32_t rows, uint32_t slot)
     {
         AscendC::CrossCoreWaitFlag(FLAG_O_READY);
         if (rows == 0) {
             return;
         }
+        if (lazy_ && ReadCtrl(ctrl_, CtrlFlushed(slot)) == 0) {
+            return;
+        }
         const uint32_t dp = p_->headDimAlign;
         PipeSync<AscendC::HardEvent::V_MTE2>();
         AscendC::DataCopy(part_, wsO_[slot * (p_->wsSlotO / 4) + rowOff * dp], rows * dp);
         PipeSync<AscendC::HardEvent::MTE2_V>();
+        if (lazy_) {
+            AscendC::Add(acc_, acc_, part_, static_cast<int32_t>(rows * dp));
+            AscendC::PipeBarrier<PIPE_V>();
+            if (rescaled_[slot]) {
+                Broadcast(alpha_[slot], rows);
+                ScaleRows(acc_, rows);
+            }
+            return;
+        }
         Broadcast(alpha_[slot], rows);
         ScaleRows(acc_, rows);
         AscendC::Add(acc_, acc_, part_, static_cast<int32_t>(rows * dp));
         AscendC::PipeBarrier<PIPE_V>();
     }
 
-    // O / l, zero for rows past the query length or without any visible key; cast; store.
-    __aicore__ inline void FinishUnit(const WorkUnit &u, uint32_t rowOff, uint32_t rows)
+    // Lazy P.V: O += the unit's final sum (the cube's last write-out, relative to the current
+    // reference); the softmax statistics then become the true max and the sum relative to it.
+    __aicore__ inline void AddFinalSum(uint32_t rowOff, uint32_t rows)
     {
+        const uint32_t dp = p_->headDimAlign;
+        PipeSync<AscendC::HardEvent::V_MTE2>();
+        AscendC::DataCopy(part_, wsO_[WS_SLOTS * (p_->wsSlotO / 4) + rowOff * dp], rows * dp);
+        PipeSync<AscendC::HardEvent::MTE2_V>();
+        AscendC::Add(acc_, acc_, part_, static_cast<int32_t>(rows * dp));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+    // O / l, zero for rows past the query length or without any visible key; cast; store.
+    __aicore__ inline void FinishUnit(const WorkUnit &u, uint32_t rowOff, uint32_t rows, uint32_t blocks)
+    {
+        if (lazy_ && blocks > 0) {
+            AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the unit's final P.V sum
+            if (rows != 0) {
+                AddFinalSum(rowOff, rows);
+            }
+        }
         if (rows == 0) {
             return;
         }
         if (StorePartialOutput(split_, u, rowOff, rows, acc_, mOld_, sum_)) {
             return;  // split-KV decode: a combine pass normalises and writes (partial_output.h)
+        }
+        // Lazy P.V: the statistics are reported against the true max (sum * exp(ref - max)).
+        const bool trueStats = lazy_ && p_->hasSoftmaxStats != 0;
+        if (trueStats) {
+            AscendC::Sub(rowTmp_, mOld_, mTrue_, static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Exp(rowTmp_, rowTmp_, static_cast<int32_t>(rows));
         }
         PipeSync<AscendC::HardEvent::V_S>();
         for (uint32_t r = 0; r < rows; ++r) {
@@ -189,6 +279,9 @@ private:
             if (!visible) {  // the statistics of an invalid row (no visible key): fp32 lowest / max
                 mOld_.SetValue(r, INVALID_ROW_STAT_MAX);
                 sum_.SetValue(r, INVALID_ROW_STAT_SUM);
+            } else if (trueStats) {
+                mOld_.SetValue(r, mTrue_.GetValue(r));
+                sum_.SetValue(r, l * rowTmp_.GetValue(r));
             }
         }
         PipeSync<AscendC::HardEvent::S_V>();
@@ -223,7 +316,10 @@ private:
     }
 
     // rowTmp[r] = max (or sum) over the block's columns of row r: fold the 64-lane chunks of
-    // each row into tmp, then one WholeReduce per row.
+    // each row into tmp (one simple op per chunk), then two block reductions: 64 -> 8 per row
+    // (one repeat per row) into bcast_, and 8 -> 1 (one repeat per 8 rows). Two BlockReduce
+    // passes cost 2 + 1/4 repeats per row against a WholeReduce's one 64-lane reduction per row
+    // at 64/7 elements per cycle (docs/performance.md, issue 10).
     template <bool isMax>
     __aicore__ inline void RowReduce(uint32_t rows)
     {
@@ -240,11 +336,17 @@ private:
             }
             AscendC::PipeBarrier<PIPE_V>();
         }
+        const AscendC::LocalTensor<float> folded = c > 64 ? tmp_ : s_;
+        const int32_t foldedPitch = c > 64 ? 8 : pitch;
+        const int32_t groups = static_cast<int32_t>((rows + 7) / 8);
         if (isMax) {
-            AscendC::WholeReduceMax(rowTmp_, tmp_, 64, static_cast<int32_t>(rows), 1, 1, 8,
-                                    AscendC::ReduceOrder::ORDER_ONLY_VALUE);
+            AscendC::BlockReduceMax(bcast_, folded, static_cast<int32_t>(rows), 64, 1, 1, foldedPitch);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::BlockReduceMax(rowTmp_, bcast_, groups, 64, 1, 1, 8);
         } else {
-            AscendC::WholeReduceSum(rowTmp_, tmp_, 64, static_cast<int32_t>(rows), 1, 1, 8);
+            AscendC::BlockReduceSum(bcast_, folded, static_cast<int32_t>(rows), 64, 1, 1, foldedPitch);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::BlockReduceSum(rowTmp_, bcast_, groups, 64, 1, 1, 8);
         }
         AscendC::PipeBarrier<PIPE_V>();
     }
@@ -287,8 +389,11 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, tmpBuf_, pBuf_, maskBuf_, accBuf_, partBuf_, statBuf_,
         bcastBuf_;
     AscendC::LocalTensor<float> s_, tmp_, acc_, part_, bcast_;
-    AscendC::LocalTensor<float> mOld_, mNew_, sum_, rowTmp_, inv_;
-    AscendC::LocalTensor<float> alpha_[2];
+    AscendC::LocalTensor<float> mOld_, mNew_, sum_, rowTmp_, inv_, mTrue_;
+    AscendC::GlobalTensor<int32_t> ctrl_;
+    bool lazy_ = false;
+    bool rescaled_[WS_SLOTS];  // per slot: whether this core moved its reference at that block
+    AscendC::LocalTensor<float> alpha_[WS_SLOTS];  // per workspace slot: its block's rescale factor
 };
 
 }  // namespace AttentionCore

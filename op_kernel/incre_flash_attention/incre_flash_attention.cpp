@@ -3,6 +3,7 @@
 // rows, contiguous or paged K/V, KV window + pse + mask row, plain softmax), followed by the
 // combine pass of the KV splits (attention_core/split_kv_combine.h).
 #include "kernel_operator.h"
+#include "kernel_operator_list_tensor_intf.h"  // ListTensorDesc: not part of kernel_operator.h
 #include "../attention_core/forward_kernel.h"
 #include "../attention_core/decode_policies.h"
 #include "../attention_core/split_kv_combine.h"
@@ -44,7 +45,7 @@ __aicore__ inline void RunDecode(const AttentionCore::ForwardParams *p, const At
 // once per batch on that batch's tensors; the plan is the one of a single batch.
 template <typename T>
 __aicore__ inline void RunDecodeList(IncreFlashAttentionTilingData &td, const AttentionCore::ForwardTensors &all,
-                                     const AscendC::ListTensorDesc &keys, const AscendC::ListTensorDesc &values,
+                                     AscendC::ListTensorDesc &keys, AscendC::ListTensorDesc &values,
                                      GM_ADDR antiScale, GM_ADDR antiOffset)
 {
     AttentionCore::DecodeParams &d = td.decode;

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import subprocess
 import sys
 import time
@@ -90,7 +91,9 @@ _checked: Dict[Tuple[str, bool], Path] = {}
 
 def ensure_built(target: str = "cpu", sanitize: bool = False, jobs: int = 2, force: bool = False,
                  quiet: bool = True) -> Path:
-    """Path of the CPU library, building it first when missing or out of date."""
+    """Path of the CPU library, building it first when missing or out of date. quiet=False shows
+    the build as its own step on stderr: what runs, a progress bar over the compile steps and
+    the time it took (so a first `fakit run` never sits silent at 0 cases)."""
     key = (target, sanitize)
     if key in _checked and not force:
         return _checked[key]
@@ -116,11 +119,52 @@ def _run_build(sanitize: bool, jobs: int, quiet: bool) -> None:
     # makes the next call rebuild.
     stamp = _stamp("cpu", sanitize)
     started = time.time()
-    if not quiet:
-        print("fakit: building the CPU target:", " ".join(cmd), file=sys.stderr)
-    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if proc.returncode != 0:
-        print(proc.stdout, file=sys.stderr)
-        raise BuildError(f"CPU build failed ({' '.join(cmd)} exited with {proc.returncode}):\n{proc.stdout[-8000:]}")
+    if quiet:
+        proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        returncode, output = proc.returncode, proc.stdout
+    else:
+        print(f"fakit: building the CPU target (first run or sources changed): {' '.join(cmd)}", file=sys.stderr)
+        returncode, output = _run_with_progress(cmd)
+        print(f"fakit: build finished in {time.time() - started:.1f} s", file=sys.stderr)
+    if returncode != 0:
+        print(output, file=sys.stderr)
+        raise BuildError(f"CPU build failed ({' '.join(cmd)} exited with {returncode}):\n{output[-8000:]}")
     stamp.write_text(selected_ops() + "\n")
     os.utime(stamp, (started, started))
+
+
+# Progress lines of the two generators: ninja "[12/73] Building ...", make "[ 42%] Building ...".
+_NINJA = re.compile(r"^\[(\d+)/(\d+)\]\s*(.*)")
+_MAKE = re.compile(r"^\[\s*(\d+)%\]\s*(.*)")
+
+
+def parse_progress(line: str):
+    """(done, total, what) of one build output line, or None when it carries no progress."""
+    m = _NINJA.match(line)
+    if m:
+        return int(m.group(1)), int(m.group(2)), m.group(3)
+    m = _MAKE.match(line)
+    if m:
+        return int(m.group(1)), 100, m.group(2)
+    return None
+
+
+def _run_with_progress(cmd) -> Tuple[int, str]:
+    """Runs the build, drawing a progress bar over its compile steps on stderr; returns
+    (exit status, whole output)."""
+    from tqdm import tqdm
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+    lines = []
+    with tqdm(total=None, desc="build cpu", unit="step", file=sys.stderr, leave=True) as bar:
+        for line in proc.stdout:
+            lines.append(line)
+            got = parse_progress(line)
+            if line.startswith("-- ") and bar.total is None:     # CMake's configure step
+                bar.set_postfix_str("configure", refresh=True)
+            if got:
+                done, total, what = got
+                bar.total = total
+                bar.n = done
+                bar.set_postfix_str(os.path.basename(what.split()[-1]) if what.split() else "", refresh=False)
+                bar.refresh()
+    return proc.wait(), "".join(lines)

@@ -42,15 +42,36 @@ def soc_version(soc: str) -> str:
                      "(ascend910b1..ascend910b4, ascend910_93)")
 
 
+EMULATOR_MARKER = "fa_emulator_prefix.txt"
+
+
+def is_emulator_prefix(path: Path) -> bool:
+    """True for the CPU target's CANN-shaped prefix (build/cpu/install), by the marker file
+    cmake/cpu_install_prefix.cmake writes. Its set_env.sh sets ASCEND_HOME_PATH like a
+    toolkit's does, but it has no compiler, simulator or device runtime. (Only the marker
+    counts: a test toolkit may borrow the prefix's libraries on purpose.)"""
+    return (path / EMULATOR_MARKER).exists()
+
+
 def find_cann() -> Path:
-    """The CANN toolkit directory from ASCEND_HOME_PATH or ASCEND_CANN_PACKAGE_PATH."""
+    """The CANN toolkit directory from ASCEND_HOME_PATH or ASCEND_CANN_PACKAGE_PATH (the CPU
+    emulator's prefix is skipped: it is not a toolkit)."""
+    emulator = None
     for var in ("ASCEND_HOME_PATH", "ASCEND_CANN_PACKAGE_PATH"):
         value = os.environ.get(var)
         if value:
             path = Path(value)
             if not path.is_dir():
                 raise BackendUnavailable(f"{var}={value} is not a directory. {INSTALL_HINT}")
+            if is_emulator_prefix(path):
+                emulator = (var, value)
+                continue
             return path
+    if emulator:
+        raise BackendUnavailable(
+            f"{emulator[0]}={emulator[1]} is this project's CPU emulator prefix (set by build/cpu/install/"
+            "set_env.sh), not a CANN toolkit: the sim and npu backends need a real toolkit. Use "
+            f"--backend cpu for the emulator, or {INSTALL_HINT[0].lower() + INSTALL_HINT[1:]}")
     raise BackendUnavailable(
         f"no CANN toolkit: neither ASCEND_HOME_PATH nor ASCEND_CANN_PACKAGE_PATH is set. {INSTALL_HINT}")
 

@@ -1,8 +1,8 @@
 """Profiling one case: `msprof op` (device) or `msprof op simulator` (CANN simulator) around the
 aclnn runner, summarised as kernel time, per-pipe utilisation and bandwidth; msprof-analyze's
 advisor on a system-profiler run (device only: it reads msprof's PROF_* output, not the
-OPPROF_* directories of msprof op). On the cpu backend the emulator's per-pipe counters fill
-the same table.
+OPPROF_* directories of msprof op). On the cpu backend the emulator's timeline model fills
+the same table with modelled device time and the per-pipe counters (docs/performance.md).
 
 msprof op output (reference notes cann-toolchain-and-precision.md §5.2): OPPROF_<ts>_XXX/
 OpBasicInfo.csv (Op Name, Task Duration(us), Block Dim), PipeUtilization.csv (per block:
@@ -59,7 +59,8 @@ def _fmt(x, spec=""):
 
 
 def format_table(s: Summary) -> str:
-    lines = [f"kernel {s.kernel}  backend {s.backend}  time {_fmt(s.duration_us, '.2f')} us  "
+    what = "modelled time" if s.backend == "cpu" and s.duration_us is not None else "time"
+    lines = [f"kernel {s.kernel}  backend {s.backend}  {what} {_fmt(s.duration_us, '.2f')} us  "
              f"block dim {_fmt(s.block_dim)}"]
     lines.append(f"{'pipe':<10} {'metric':<18} {'ratio':>7} {'bytes':>14} {'ops':>12}")
     for r in s.pipes:
@@ -208,8 +209,47 @@ def counters_summary(counters: Any, kernel: str) -> Summary:
     return s
 
 
-def profile_cpu(op: str, case_id: str) -> Summary:
+MSPROF_METRIC = {(u, p): m for m, (u, p) in PIPE_OF_METRIC.items() if m != "aic_cube_ratio"}
+
+
+def model_summary(profile: Dict[str, Any], counters: Any, kernel: str) -> Summary:
+    """The emulator's modelled profile (cpu.last_profile) and counters in the profiler's table:
+    task duration, block dim, the msprof PipeUtilization ratios (mean over blocks), bytes/ops."""
+    s = counters_summary(counters, kernel)
+    s.notes = []
+    if profile.get("model") in (None, "off"):
+        s.notes.append("the timeline model is off (ASCEND_EMU_TIMING=0): counters only")
+        return s
+    s.duration_us = profile["task_duration_us"]
+    s.block_dim = profile.get("block_dim", s.block_dim)
+    for r in s.pipes:
+        metric = MSPROF_METRIC.get((r.unit, r.pipe))
+        if metric is not None and profile.get(metric) is not None:
+            r.metric, r.ratio = metric, profile[metric]
+    dur_s = s.duration_us * 1e-6
+    s.bandwidth_gbps = {"HBM read": profile["hbm_bytes"] / dur_s / 1e9,
+                        "L2 read": profile["l2_read_bytes"] / dur_s / 1e9,
+                        "L2 write": profile["l2_write_bytes"] / dur_s / 1e9}
+    s.notes.append(f"modelled device time ({profile['model']} model, {profile.get('soc')} cost table), not a "
+                   f"measurement; bound: {profile['bound_pipe']}; critical path {profile['critical_path_us']:.2f} us, "
+                   f"HBM floor {profile['hbm_floor_us']:.2f} us, launch {profile['launch_us']:.2f} us")
+    return s
+
+
+def profile_cpu(op: str, case_id: str, trace: Optional[Path] = None) -> Summary:
+    """Runs the case on the emulator; the timeline model gives the time and ratios. With `trace`,
+    also writes the Chrome-trace / Perfetto JSON timeline of the launch there."""
     from . import run
     from .backends import cpu
-    run(op, backend="cpu", **_case_kwargs(op, case_id))
-    return counters_summary(cpu.last_counters(), op)
+    kwargs = _case_kwargs(op, case_id)
+    if trace is not None:
+        cpu.set_trace_path(str(Path(trace).resolve()))
+    try:
+        run(op, backend="cpu", **kwargs)
+    finally:
+        if trace is not None:
+            cpu.set_trace_path(None)
+    s = model_summary(cpu.last_profile(), cpu.last_counters(), op)
+    if trace is not None:
+        s.notes.append(f"timeline: {trace} (open in https://ui.perfetto.dev or chrome://tracing)")
+    return s

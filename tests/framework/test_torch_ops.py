@@ -1,15 +1,11 @@
-"""framework/pytorch/ascend_fa.py: torch.library ops shaped like torch_npu's, dispatching CPU
+"""framework/pytorch/ascend_fa/: torch.library ops shaped like torch_npu's, dispatching CPU
 tensors to a fakit backend (the cpu target by default)."""
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "framework" / "pytorch"))
-import ascend_fa  # noqa: E402
+import ascend_fa  # installed by pip install -e .[test] (or .[torch])
 import fakit  # noqa: E402
 
 OPS = torch.ops.ascend_fa

@@ -1,15 +1,11 @@
 """npu_incre_flash_attention, npu_fusion_attention (TND varlen) and its autograd
-(npu_fusion_attention_grad) of framework/pytorch/ascend_fa.py on the cpu target."""
-import sys
-from pathlib import Path
+(npu_fusion_attention_grad) of framework/pytorch/ascend_fa/ on the cpu target."""
 
 import numpy as np
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "framework" / "pytorch"))
-import ascend_fa  # noqa: E402
+import ascend_fa  # installed by pip install -e .[test] (or .[torch])
 import fakit  # noqa: E402
 from fakit import compare  # noqa: E402
 

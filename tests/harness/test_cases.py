@@ -4,7 +4,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from fakit import cases, cli, golden, pack
+from fakit import cases, golden
 from fakit.cases import Case, Forbidden
 from fakit.cases import flash_attention_unpadding_score_grad_v5 as fag
 from fakit.cases import flash_attention_var_len_score as fav
@@ -14,9 +14,6 @@ from fakit.cases import sparse_flash_attention_grad as sfag
 from fakit.cases.core import DTYPES
 
 OPS = cases.OPERATORS
-PEER_DIR = pack.reference_dir() / "peer-cases"
-needs_peer = pytest.mark.skipif(not PEER_DIR.is_dir(),
-                                reason=f"the reference pack's peer cases ({PEER_DIR}; env FA_REFERENCE_DIR) are absent")
 
 
 def _arrays(kwargs):
@@ -49,8 +46,6 @@ def test_case_id_depends_on_every_parameter():
 @pytest.mark.parametrize("op", OPS)
 def test_suite_ids_unique_and_get_round_trips(op):
     for name in cases.suite_names(op):
-        if name == "peer" and not PEER_DIR.is_dir():
-            continue                     # test_peer_suite_without_the_pack_is_a_clear_error
         suite = cases.suite(op, name)
         assert suite, f"{op}/{name} is empty"
         ids = [c.id for c in suite]
@@ -162,29 +157,6 @@ def test_smoke_covers_main_features():
     for word in ("BSH", "BSND", "BNSD_BSND", "bf16", "mask=", "paged[", "int8kv", "int8out", "leftpad",
                  "sparse2", "sparse3", "sparse4", "sparse6", "dropout", "rope64", "sink", "type2", "blk64"):
         assert word in feats, word
-
-
-@pytest.mark.parametrize("module", [pfa, ifa], ids=["pfa", "ifa"])
-def test_peer_suite_without_the_pack_is_a_clear_error(module, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("FA_REFERENCE_DIR", str(tmp_path / "no-pack"))
-    with pytest.raises(cases.PeerCasesUnavailable, match=r"no-pack/peer-cases/.*FA_REFERENCE_DIR"):
-        list(module.peer())
-    smoke = cases.suite(module.OP, "smoke")
-    cases.sweep.cache_clear()            # make get() really visit the (now unavailable) peer suite
-    assert cases.get(module.OP, smoke[0].id) == smoke[0]
-    with pytest.raises(KeyError, match="no case 'pfa-nope'"):
-        cases.get(module.OP, "pfa-nope")
-    assert cli.main(["cases", "--op", module.OP, "--suite", "peer"]) == 1      # the CLI says why
-    assert "FA_REFERENCE_DIR" in capsys.readouterr().err
-    cases.sweep.cache_clear()
-
-
-@needs_peer
-def test_peer_suites_import_official_cases():
-    p = cases.suite("prompt_flash_attention", "peer")
-    i = cases.suite("incre_flash_attention_v4", "peer")
-    assert len(p) == 181 and len(i) == 181      # 201 official cases minus 20 duplicate pairs
-    assert {c.shapes["D"] for c in p} == {128} and {c.dtype for c in i} == {"fp16"}
 
 
 def test_backward_inputs_come_from_the_forward_golden():

@@ -1,6 +1,8 @@
 """cmake/npu_build.sh and cmake/npu.cmake without CANN: the error paths, the command lines the
 script runs, and the CMake configuration npu.cmake generates against a stub ASC package."""
 import os
+import pathlib
+import re
 import shutil
 import stat
 import subprocess
@@ -134,7 +136,7 @@ def library(calls, name):
 def test_npu_cmake_feeds_host_sources_to_code_gen_tiling_and_proto(tmp_path):
     _, build = configure(tmp_path)
     calls = recorded(build)
-    host = {str(TREE / p) for p in ("op_host/common/attention_checks.cpp",
+    host = {str(TREE / p) for p in ("op_host/common/shared_tiling.cpp",
                                     "op_host/demo_attention/demo_attention_def.cpp",
                                     "op_host/demo_attention/demo_attention_tiling.cpp",
                                     "op_host/other_op/other_op_def.cpp")}
@@ -148,19 +150,41 @@ def test_npu_cmake_feeds_host_sources_to_code_gen_tiling_and_proto(tmp_path):
                      "cust_tf_parsers": "TF_PLUGIN"}
 
 
-def test_op_api_takes_npu_capable_hand_written_sources_and_generated_launchers(tmp_path):
+def test_op_api_takes_every_non_emulator_source_and_the_generated_launchers(tmp_path):
     proc, build = configure(tmp_path)
     opapi = set(library(recorded(build), "cust_opapi"))
-    # demo_attention: the hand-written API replaces the generated launcher of the same name;
-    # other_op: its op_api source uses the emulator seam, so the generated launcher is the API.
+    # the public API and its checks run on the NPU; the CPU launch seam (includes emu/) stays out;
+    # opbuild's launchers are aclnnInner<OpType> (OPS_PROJECT_NAME=aclnnInner), the APIs' seam.
     assert opapi == {str(TREE / "op_host/demo_attention/op_api/aclnn_demo_attention.cpp"),
-                     str(build / "autogen/aclnn_other_op.cpp")}
-    assert "CPU-target op_api sources left out" in proc.stdout
-    # a header declaring an API nothing provides on the NPU is not shipped, and says why
-    assert "nothing provides aclnnOtherOpV2GetWorkspaceSize" in proc.stderr
+                     str(TREE / "op_host/demo_attention/op_api/demo_attention_checks.cpp"),
+                     str(build / "autogen/aclnnInner_demo_attention.cpp"),
+                     str(build / "autogen/aclnnInner_other_op.cpp")}
+    assert "CPU-target launch seam left out" in proc.stdout and "demo_attention_launch_cpu.cpp" in proc.stdout
+    assert "public aclnn APIs (project op_api, with their checks): aclnnDemoAttention" in proc.stdout
+    # a header declaring an API no NPU op_api source defines is not shipped, and says why
+    assert "no op_api source of the NPU build defines aclnnOtherOpGetWorkspaceSize" in " ".join(proc.stderr.split())
     # the spec's include layout "aclnnop/aclnn_<op>.h" exists in the build tree
     assert (build / "include/aclnnop/aclnn_demo_attention.h").read_text() == \
         (TREE / "op_host/demo_attention/op_api/aclnn_demo_attention.h").read_text()
+
+
+def test_code_gen_runs_with_the_aclnn_inner_project_name(tmp_path):
+    _, build = configure(tmp_path)
+    gen = recorded(build)["npu_op_code_gen"][0]
+    assert gen[-1] == "OPS_PROJECT_NAME=aclnnInner"
+    assert "OPS_PROJECT_NAME aclnnInner" in (ROOT / "cmake" / "npu.cmake").read_text()  # what hostheaders reads
+    assert "export OPS_PROJECT_NAME=aclnnInner" in (ROOT / "cmake" / "npu_build.sh").read_text()
+
+
+def test_a_public_api_named_like_a_generated_launcher_fails_configure(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(TREE, tree)
+    (tree / "op_host/demo_attention/op_api/aclnn_inner_clash.cpp").write_text(
+        'extern "C" aclnnStatus aclnnInnerDemoAttentionGetWorkspaceSize(const aclTensor *q, uint64_t *w, '
+        'aclOpExecutor **e)\n{\n    return 0;\n}\n')
+    proc, _ = configure(tmp_path, source_root=tree, expect_ok=False)
+    assert proc.returncode != 0
+    assert "the name of opbuild's generated launcher for DemoAttention" in " ".join(proc.stderr.split())
 
 
 def test_kernels_are_declared_per_operator_with_the_official_optype(tmp_path):
@@ -184,7 +208,7 @@ def test_package_carries_every_library_and_the_public_headers_under_the_vendor(t
     assert libs == ["acme", "LIBRARY", "cust_optiling", "cust_opapi", "cust_op_proto", "ascendc_kernels",
                     "cust_tf_parsers"]
     assert files == ["acme", "FILES", str(TREE / "op_host/demo_attention/op_api/aclnn_demo_attention.h"),
-                     "PACKAGE_PATH", "op_api/include/aclnnop"]         # other_op's header is not complete
+                     "PACKAGE_PATH", "op_api/include/aclnnop"]         # nothing on the NPU defines other_op's
     proc = subprocess.run(["cmake", "--build", str(build), "--target", "binary", "package"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -225,23 +249,86 @@ def test_missing_toolkit_fails_configure_with_the_variable_to_set(tmp_path):
     assert proc.returncode != 0 and "set ASCEND_CANN_PACKAGE_PATH" in proc.stderr
 
 
-def test_the_real_tree_packages_prompt_flash_attention_through_its_generated_api(tmp_path):
-    _, build = configure(tmp_path, source_root=ROOT)
+SPEC_APIS = {  # op directory -> (public header, aclnn API of the spec, its checks function)
+    "prompt_flash_attention": ("aclnn_prompt_flash_attention.h", "aclnnPromptFlashAttention",
+                               "PromptFlashAttentionCheckParams"),
+    "flash_attention_score": ("aclnn_flash_attention_score.h", "aclnnFlashAttentionVarLenScore",
+                              "FlashAttentionVarLenScoreCheckParams"),
+    "incre_flash_attention": ("aclnn_incre_flash_attention_v4.h", "aclnnIncreFlashAttentionV4",
+                              "IncreFlashAttentionCheckParams"),
+    "flash_attention_score_grad": ("aclnn_flash_attention_score_grad.h", "aclnnFlashAttentionUnpaddingScoreGradV5",
+                                   "FagV5CheckParams"),
+    "sparse_flash_attention_grad": ("aclnn_sparse_flash_attention_grad.h", "aclnnSparseFlashAttentionGrad",
+                                    "SfagCheckParams"),
+}
+
+
+def _project_includes(tu):
+    """The project files `tu` includes on the NPU build, by the real preprocessor (g++ -MM -MG
+    -DFA_NPU_BUILD with the NPU build's project include dirs; CANN headers, absent here, count
+    as generated and are listed by their include name)."""
+    dirs = [ROOT, ROOT / "op_host", ROOT / "op_kernel"] + \
+        [d for op in SPEC_APIS for d in (ROOT / "op_host" / op, ROOT / "op_host" / op / "op_api")]
+    res = subprocess.run(["g++", "-std=c++17", "-MM", "-MG", "-DFA_NPU_BUILD", *[f"-I{d}" for d in dirs], str(tu)],
+                         capture_output=True, text=True, cwd=tu.parent)
+    assert res.returncode == 0, res.stderr
+    deps = res.stdout.split(":", 1)[1].replace("\\\n", " ").split()
+    return [pathlib.Path(d) if pathlib.Path(d).is_absolute() else tu.parent / d for d in deps[1:]]
+
+
+def test_the_real_tree_packages_all_five_spec_apis_with_their_checks(tmp_path):
+    proc, build = configure(tmp_path, source_root=ROOT)
     calls = recorded(build)
     kernels = {c[2]: c for c in calls["npu_op_kernel_sources"]}
     assert kernels["PromptFlashAttention"][3:] == [
         "KERNEL_DIR", "prompt_flash_attention", "COMPUTE_UNIT", "ascend910b", "KERNEL_FILE",
         "prompt_flash_attention.cpp"]
-    # The OpDef mirrors the spec, so opbuild's aclnnPromptFlashAttention is the public API;
-    # the hand-written op_api launches through the emulator and stays on the CPU target.
-    assert str(build / "autogen/aclnn_prompt_flash_attention.cpp") in library(calls, "cust_opapi")
-    assert str(ROOT / "op_host/prompt_flash_attention/op_api/aclnn_prompt_flash_attention.cpp") \
-        not in library(calls, "cust_opapi")
+    opapi = set(library(calls, "cust_opapi"))
     libs, headers = calls["npu_op_package_add"]
-    assert str(ROOT / "op_host/prompt_flash_attention/op_api/aclnn_prompt_flash_attention.h") in headers
+    for op, (header, api, checks) in SPEC_APIS.items():
+        op_api = ROOT / "op_host" / op / "op_api"
+        source = next(f for f in op_api.glob("aclnn_*.cpp") if f"aclnnStatus {api}GetWorkspaceSize(" in f.read_text())
+        text = source.read_text()
+        # the project's definition of the spec's API joins the package, with its checks source ...
+        assert str(source) in opapi and str(op_api / header) in headers, op
+        assert {str(f) for f in op_api.glob("*_checks.cpp")} <= opapi, op
+        # ... and validates before it launches: checks, then the OpType's aclnnInner launcher
+        optype = kernels and next(c[2] for c in calls["npu_op_kernel_sources"] if c[4] == op)
+        assert text.index(checks + "(") < text.index(f"aclnnInner{optype}GetWorkspaceSize("), op
+        assert f"{api}(void *workspace" in text and f"aclnnInner{optype}(workspace" in text, op
+        snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", optype).lower()
+        assert str(build / f"autogen/aclnnInner_{snake}.cpp") in opapi, op
+        # the CPU launch seam is the only op_api source left out
+        assert [f.name for f in op_api.glob("*.cpp") if str(f) not in opapi] == [f"{op}_launch_cpu.cpp"], op
+    assert f"public aclnn APIs (project op_api, with their checks): " in proc.stdout
     # the framework plugins of framework/ join the package
     assert {"cust_tf_parsers", "cust_onnx_parsers"} <= set(libs)
     assert library(calls, "cust_tf_parsers") == [str(ROOT / "framework/tf_plugin/tensorflow_flash_attention_plugin.cc")]
+
+
+def test_no_shipped_host_source_reaches_an_emulator_header(tmp_path):
+    _, build = configure(tmp_path, source_root=ROOT)
+    calls = recorded(build)
+    shipped = {f for lib in ("cust_opapi", "cust_optiling", "cust_op_proto") for f in library(calls, lib)
+               if f.startswith(str(ROOT))}
+    assert len(shipped) > 20
+    for tu in map(pathlib.Path, shipped):
+        for f in _project_includes(tu):
+            assert "emu" not in f.parts and "emulator" not in f.parts, f"{tu} reaches {f}"
+
+
+def test_the_tiling_libraries_reference_no_nnopbase_symbols(tmp_path):
+    """op_tiling / op_proto link no libnnopbase: their sources (with every project header they
+    include) call no aclnn tensor accessor; those checks are op_api-only."""
+    _, build = configure(tmp_path, source_root=ROOT)
+    calls = recorded(build)
+    nnopbase = re.compile(r"\b(aclGetViewShape|aclGetViewStrides|aclGetDataType|aclGetFormat|aclGetStorageShape|"
+                          r"aclGetIntArraySize|aclGetViewOffset)\b|opdev/")
+    for lib in ("cust_optiling", "cust_op_proto"):
+        for tu in map(pathlib.Path, (f for f in library(calls, lib) if f.startswith(str(ROOT)))):
+            for f in [tu, *(d for d in _project_includes(tu) if d.is_file())]:
+                code = re.sub(r"//[^\n]*", "", f.read_text())
+                assert not nnopbase.search(code), f"{lib}: {tu} reaches {f}: {nnopbase.search(code).group(0)}"
 
 
 # ---------------------------------------------------------------- through ./build.sh

@@ -89,3 +89,23 @@ def test_prof_cpu_prints_the_emulator_counters_of_a_real_case(capsys):
     assert lines[1].split() == ["pipe", "metric", "ratio", "bytes", "ops"]
     rows = {l.split()[0]: l.split() for l in lines[2:] if l.startswith(("aic.", "aiv."))}
     assert int(rows["aic.M"][-1]) > 0 and int(rows["aiv.V"][-1]) > 0 and int(rows["aic.MTE2"][-2]) > 0
+
+
+def test_prof_cpu_prints_modelled_time_and_writes_a_trace(tmp_path, capsys):
+    import json
+    from fakit import cases
+    case = cases.suite("prompt_flash_attention", "smoke")[0]
+    trace = tmp_path / "t.json"
+    assert cli.main(["prof", "--backend", "cpu", "--op", "prompt_flash_attention", "--case", case.id, "--json",
+                     "--trace", str(trace)]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["duration_us"] > 0 and s["block_dim"] >= 1
+    metrics = {r["metric"]: r["ratio"] for r in s["pipes"]}
+    assert set(metrics) >= {"aic_mac_ratio", "aic_mte2_ratio", "aiv_vec_ratio", "aiv_mte3_ratio", "aiv_scalar_ratio"}
+    assert all(0 <= metrics[m] <= 1 for m in metrics if m.endswith("_ratio"))
+    events = json.loads(trace.read_text())["traceEvents"]
+    spans = [e for e in events if e["ph"] == "X"]
+    names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert {"aic M", "aic MTE2", "aiv0 V", "aiv1 MTE3"} <= names
+    assert {"Mmad", "Exp"} <= {e["name"] for e in spans}
+    assert max(e["ts"] + e["dur"] for e in spans) <= s["duration_us"] * (1 + 1e-6)

@@ -47,14 +47,14 @@ struct aclIntArray {
     std::vector<int64_t> values;
     uint64_t Size() const { return values.size(); }
     const int64_t *GetData() const { return values.data(); }
-    int64_t operator[](size_t i) const { return values[i]; }
+    const int64_t &operator[](uint64_t i) const { return values[i]; }
 };
 
 struct aclFloatArray {
     std::vector<float> values;
     uint64_t Size() const { return values.size(); }
     const float *GetData() const { return values.data(); }
-    float operator[](size_t i) const { return values[i]; }
+    const float &operator[](uint64_t i) const { return values[i]; }
 };
 
 struct aclBoolArray {

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "emu/launch.h"
+#include "emu/timing.h"
 
 namespace emu {
 
@@ -57,6 +58,7 @@ struct CoreCtx {
     uint64_t raceFlags[kHardEventCount][kEventIds][static_cast<int>(Pipe::COUNT)] = {};
     void *raceShadow[static_cast<int>(Buf::COUNT)] = {};
     LaunchShared *shared = nullptr;
+    CoreClock clock;  // the timeline model (emu/timing.h)
 };
 
 // The current core of this thread (set by the launcher); inline because every API reads it.
@@ -84,11 +86,22 @@ inline void Count(Pipe p, uint64_t bytes, uint64_t ops = 1) {
     PipeCounter &c = Ctx().counters[static_cast<int>(p)];
     c.bytes += bytes;
     c.ops += ops;
+    if (p == Pipe::S) TimeScalarAccess(false);
+}
+// A scalar GlobalTensor access: counted like a local one, timed as a trip through the data cache.
+inline void CountScalarGm(uint64_t bytes) {
+    PipeCounter &c = Ctx().counters[static_cast<int>(Pipe::S)];
+    c.bytes += bytes;
+    c.ops += 1;
+    TimeScalarAccess(true);
 }
 
 // Cross-core flags (CrossCoreSetFlag/WaitFlag modes 0, 1, 2) and the hard SyncAll barrier.
 void CrossCoreSet(int mode, int flagId);
 void CrossCoreWait(int flagId);
+// The same with the pipe_t of the template argument (the timeline model times the set on it).
+void CrossCoreSet(int mode, int flagId, int pipeT);
+void CrossCoreWait(int flagId, int pipeT);
 void SyncAllCores(bool aivOnly);
 
 }  // namespace emu

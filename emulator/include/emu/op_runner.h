@@ -28,6 +28,7 @@
 
 #include "acl/acl_rt.h"
 #include "aclnn/aclnn_base.h"
+#include "aclnn/opdev/op_errno.h"
 #include "emu/acl_objects.h"
 #include "emu/launch.h"
 #include "emu/op_call.h"

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "emu/core.h"
+#include "emu/timing.h"
 
 namespace emu {
 
@@ -16,14 +17,27 @@ extern bool g_raceCheck;  // set per launch from ASCEND_EMU_RACECHECK
 
 struct RaceSnap {
     uint64_t vc[static_cast<int>(Pipe::COUNT)] = {};
+    double t = 0;  // timeline model: when the signalling pipe is done (emu/timing.h)
 };
 
 void RaceAccess(const char *api, Pipe p, Buf b, const void *ptr, uint64_t bytes, bool write);
-void RaceSignal(Pipe from, RaceSnap *slot);      // the producer side of an ordering
-void RaceAcquire(Pipe to, const RaceSnap *slot);  // the consumer side
+void RaceSignalVc(Pipe from, RaceSnap *slot);
+void RaceAcquireVc(Pipe to, const RaceSnap *slot);
+// The producer / consumer side of a TQue hand-over; also a dependency of the timeline model.
+inline void RaceSignal(Pipe from, RaceSnap *slot) {
+    slot->t = TimeSignal(from);
+    if (g_raceCheck) RaceSignalVc(from, slot);
+}
+inline void RaceAcquire(Pipe to, const RaceSnap *slot) {
+    TimeAcquire(to, slot->t);
+    if (g_raceCheck) RaceAcquireVc(to, slot);
+}
+// These three also drive the timeline model (emu/timing.h), checker on or off.
 void RaceBarrierAll();
 void RaceFlagSet(int event, int id);   // SetFlag<event>(id)
 void RaceFlagWait(int event, int id);  // WaitFlag<event>(id)
+// Source and destination pipe of a HardEvent (X_Y: pipe Y waits for pipe X).
+void EventPipes(int event, Pipe *from, Pipe *to);
 void RaceFree(CoreCtx &c);             // end of a core's run
 
 inline void RaceRead(const char *api, Pipe p, int b, const void *ptr, uint64_t bytes) {

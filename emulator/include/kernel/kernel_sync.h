@@ -6,7 +6,10 @@
 #include "emu/race.h"
 #include "kernel/kernel_tensor.h"
 
+// pipe_t and event_t are built into the CANN kernel compiler (bisheng), global and unscoped;
+// kernels pass event_t ids (EVENT_ID0..EVENT_ID7) to SetFlag/WaitFlag(int32_t).
 enum pipe_t : uint8_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_MTE4, PIPE_MTE5, PIPE_V2, PIPE_FIX };
+enum event_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
 enum class MemDsbT : uint8_t { ALL = 0, DDR, UB, SEQ };
 
 namespace AscendC {
@@ -78,9 +81,9 @@ void SyncAll(const GlobalTensor<int32_t> &gmWorkspace, const LocalTensor<int32_t
 template <uint8_t modeId, pipe_t pipe>
 void CrossCoreSetFlag(uint16_t flagId) {
     static_assert(pipe != PIPE_S && pipe != PIPE_ALL, "CrossCoreSetFlag: pipe must not be PIPE_S or PIPE_ALL");
-    emu::CrossCoreSet(modeId, flagId);
+    emu::CrossCoreSet(modeId, flagId, static_cast<int>(pipe));
 }
 template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
-void CrossCoreWaitFlag(uint16_t flagId) { emu::CrossCoreWait(flagId); }
+void CrossCoreWaitFlag(uint16_t flagId) { emu::CrossCoreWait(flagId, static_cast<int>(pipe)); }
 
 }  // namespace AscendC

@@ -98,12 +98,12 @@ public:
     __gm__ T *GetPhyAddr(const uint64_t offset) const { return addr_ + offset; }
     T GetValue(const uint64_t offset) const {
         emu::CheckGm("GlobalTensor::GetValue", "element", addr_ + offset, sizeof(T));
-        emu::Count(emu::Pipe::S, sizeof(T));
+        emu::CountScalarGm(sizeof(T));
         return addr_[offset];
     }
     void SetValue(const uint64_t offset, T value) const {
         emu::CheckGm("GlobalTensor::SetValue", "element", addr_ + offset, sizeof(T));
-        emu::Count(emu::Pipe::S, sizeof(T));
+        emu::CountScalarGm(sizeof(T));
         addr_[offset] = value;
     }
     T &operator()(const uint64_t offset) const {

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "aclnn/aclnn_base.h"
+#include "aclnn/opdev/op_errno.h"
 #include "emu/acl_objects.h"
 #include "emu/log.h"
 

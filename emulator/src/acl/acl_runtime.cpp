@@ -6,6 +6,7 @@
 
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
+#include "aclnn/opdev/op_errno.h"
 #include "emu/log.h"
 #include "emu/soc.h"
 

@@ -99,6 +99,7 @@ void DmaToLocal(const char *api, LocalRef dst, const void *gm, uint32_t count, u
     auto *d = static_cast<uint8_t *>(dst.p);
     auto *s = static_cast<const uint8_t *>(gm);
     for (uint32_t i = 0; i < count; ++i) std::memcpy(d + i * dstPitch, s + i * srcPitch, burst);
+    TimeGmRead(Pipe::MTE2, gm, count, burst, srcPitch, api);
     Count(Pipe::MTE2, count * burst);
 }
 
@@ -114,6 +115,7 @@ void DmaToGm(const char *api, void *gm, LocalRef src, uint32_t count, uint64_t b
     auto *d = static_cast<uint8_t *>(gm);
     auto *s = static_cast<const uint8_t *>(src.p);
     for (uint32_t i = 0; i < count; ++i) GmStore(api, d + i * dstPitch, s + i * srcPitch, burst);
+    TimeGmWrite(Pipe::MTE3, gm, count, burst, dstPitch, Ctx().atomicOp != 0, api);
     Count(Pipe::MTE3, count * burst);
 }
 
@@ -131,6 +133,7 @@ void DmaLocalToLocal(const char *api, LocalRef dst, LocalRef src, uint32_t count
     auto *d = static_cast<uint8_t *>(dst.p);
     auto *s = static_cast<const uint8_t *>(src.p);
     for (uint32_t i = 0; i < count; ++i) std::memmove(d + i * dstPitch, s + i * srcPitch, burst);
+    TimeLocalCopy(pipe, count * burst, api);
     Count(bd == Buf::UB ? Pipe::V : Pipe::MTE3, count * burst);
 }
 
@@ -162,7 +165,13 @@ void Nd2Nz(const char *api, LocalRef dst, const void *src, bool srcIsGm, int es,
                 if (valid < static_cast<uint32_t>(c0)) std::memset(o + valid * es, 0, (c0 - valid) * es);
             }
         }
-    Count(srcIsGm ? Pipe::MTE2 : Pipe::MTE3, static_cast<uint64_t>(p.ndNum) * p.nValue * p.dValue * es);
+    const uint64_t moved = static_cast<uint64_t>(p.ndNum) * p.nValue * p.dValue * es;
+    if (srcIsGm)  // one DMA instruction: ndNum x nValue rows of dValue elements
+        TimeGmRead2D(Pipe::MTE2, src, p.ndNum, p.nValue, static_cast<uint64_t>(p.srcNdMatrixStride) * es,
+                     static_cast<uint64_t>(p.srcDValue) * es, static_cast<uint64_t>(p.dValue) * es, api);
+    else
+        TimeLocalCopy(Pipe::MTE3, moved, api);
+    Count(srcIsGm ? Pipe::MTE2 : Pipe::MTE3, moved);
 }
 
 void PadToLocal(const char *api, LocalRef dst, const void *gm, int es, uint32_t count, uint64_t blockLen, uint64_t srcGap,
@@ -201,6 +210,7 @@ void PadToLocal(const char *api, LocalRef dst, const void *gm, int es, uint32_t 
         uint8_t *after = row + left * es + blockLen;
         for (uint64_t k = 0; k < right + tail / es; ++k) std::memcpy(after + k * es, &fill, es);
     }
+    TimeGmRead(Pipe::MTE2, gm, count, blockLen, srcPitch, api);
     Count(Pipe::MTE2, count * blockLen);
 }
 
@@ -219,6 +229,7 @@ void PadToGm(const char *api, void *gm, LocalRef src, DType t, uint32_t count, u
     auto *d = static_cast<uint8_t *>(gm);
     auto *s = static_cast<const uint8_t *>(src.p);
     for (uint32_t i = 0; i < count; ++i) GmStore(api, d + i * dstPitch, s + i * srcPitch, blockLen);
+    TimeGmWrite(Pipe::MTE3, gm, count, blockLen, dstPitch, Ctx().atomicOp != 0, api);
     Count(Pipe::MTE3, count * blockLen);
 }
 

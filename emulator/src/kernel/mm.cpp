@@ -129,7 +129,13 @@ void LoadData2D(const char *api, LocalRef dst, const void *src, int srcBuf, uint
         RaceRead(api, Pipe::MTE1, srcBuf, static_cast<const uint8_t *>(src) + lo * 512, static_cast<uint64_t>(hi - lo + 1) * 512);
     }
     RaceWrite(api, sb == Buf::GM ? Pipe::MTE2 : Pipe::MTE1, dst.buf, dst.p, ((n - 1) * (p.dstGap + 1ull) + 1) * 512);
-    for (uint64_t i = 0; i < n; ++i) {
+    if (sb == Buf::GM) {
+        const int64_t lo = down ? lastSrc : p.startIndex;
+        TimeGmRead(Pipe::MTE2, static_cast<const uint8_t *>(src) + lo * 512, n, 512, static_cast<uint64_t>(p.srcStride) * 512, api);
+    } else {
+        TimeLoadData(db == Buf::L0B, n * 512, api);
+    }
+    for (uint64_t i = 0; i < n && !TimingOnly(); ++i) {
         const int64_t si = down ? p.startIndex - static_cast<int64_t>(i * p.srcStride) : p.startIndex + static_cast<int64_t>(i * p.srcStride);
         const uint8_t *s = static_cast<const uint8_t *>(src) + si * 512;
         uint8_t *d = static_cast<uint8_t *>(dst.p) + i * (p.dstGap + 1ull) * 512;
@@ -174,6 +180,7 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
     RaceRead(api, Pipe::M, b.buf, b.p, static_cast<uint64_t>(K1) * N1 * 512);
     if (!init) RaceRead(api, Pipe::M, c.buf, c.p, static_cast<uint64_t>(M1) * N1 * 1024);
     RaceWrite(api, Pipe::M, c.buf, c.p, static_cast<uint64_t>(M1) * N1 * 1024);
+    TimeMmad(m, n, k, i8 ? 1 : (at == DType::F32 ? 2 : 0));
     const auto *A = static_cast<const uint8_t *>(a.p);
     const auto *B = static_cast<const uint8_t *>(b.p);
     auto aOff = [&](uint32_t i, uint32_t kk) -> uint64_t {
@@ -186,7 +193,9 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
     auto cIdx = [&](uint32_t i, uint32_t j) -> uint64_t {
         return ((static_cast<uint64_t>(j / 16) * M1 + i / 16) * 16 + i % 16) * 16 + j % 16;
     };
-    if (fp) {
+    if (TimingOnly()) {
+        // timing-only mode: no arithmetic
+    } else if (fp) {
         // Convert once to dense row-major float, fractal row by fractal row (K0 contiguous
         // elements each), then run the GEMM core.
         // Per-thread scratch reused across calls (a fresh allocation per Mmad costs page faults).
@@ -276,6 +285,18 @@ void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt
         RaceWrite(api, Pipe::FIXP, dstBuf, dst, dstSpan);
     }
     else Fail(api, "destination must be GM or L1 (A1/B1), not %s", BufName(dstBuf));
+    {
+        const bool gm = static_cast<Buf>(dstBuf) == Buf::GM;
+        const uint64_t elems = static_cast<uint64_t>(p.ndNum) * p.mSize * p.nSize;
+        const int qc = p.quantPre == QM::NoQuant ? 0 : 1;
+        if (layout == 1)  // ND rows of nSize elements (ndNum matrices approximated as consecutive rows)
+            TimeFixpipe(gm ? dst : nullptr, static_cast<uint64_t>(p.ndNum) * p.mSize, static_cast<uint64_t>(p.nSize) * des,
+                        static_cast<uint64_t>(p.dstStride) * des, elems, qc, api);
+        else  // NZ: N1 column blocks of mSize x 16 elements
+            TimeFixpipe(gm ? dst : nullptr, N1, static_cast<uint64_t>(p.mSize) * 16 * des, static_cast<uint64_t>(p.dstStride) * 32,
+                        elems, qc, api);
+        if (TimingOnly()) return Count(Pipe::FIXP, elems * des);
+    }
     float scale = 1.0f;
     if (p.quantPre == QM::DEQF16) scale = BitsFloat(static_cast<uint32_t>(p.deqScalar) & 0xffffe000u);
     const auto *S = static_cast<const uint8_t *>(src.p);

@@ -87,20 +87,24 @@ void RaceAccess(const char *api, Pipe p, Buf b, const void *ptr, uint64_t bytes,
     }
 }
 
-void RaceSignal(Pipe from, RaceSnap *slot) {
-    if (!g_raceCheck) return;
+void EventPipes(int event, Pipe *from, Pipe *to) {
+    *from = kEventPipes[event][0];
+    *to = kEventPipes[event][1];
+}
+
+void RaceSignalVc(Pipe from, RaceSnap *slot) {
     CoreCtx &c = Ctx();
     std::memcpy(slot->vc, c.raceVc[static_cast<int>(from)], sizeof slot->vc);
     slot->vc[static_cast<int>(from)] = c.raceVc[static_cast<int>(from)][static_cast<int>(from)];
 }
 
-void RaceAcquire(Pipe to, const RaceSnap *slot) {
-    if (!g_raceCheck) return;
+void RaceAcquireVc(Pipe to, const RaceSnap *slot) {
     uint64_t *row = Ctx().raceVc[static_cast<int>(to)];
     for (int q = 0; q < kPipes; ++q) row[q] = slot->vc[q] > row[q] ? slot->vc[q] : row[q];
 }
 
 void RaceBarrierAll() {
+    TimeBarrierAll();
     if (!g_raceCheck) return;
     CoreCtx &c = Ctx();
     uint64_t all[kPipes] = {};
@@ -110,6 +114,7 @@ void RaceBarrierAll() {
 }
 
 void RaceFlagSet(int event, int id) {
+    TimeFlagSet(event, id);
     if (!g_raceCheck) return;
     CoreCtx &c = Ctx();
     const int from = static_cast<int>(kEventPipes[event][0]);
@@ -117,6 +122,7 @@ void RaceFlagSet(int event, int id) {
 }
 
 void RaceFlagWait(int event, int id) {
+    TimeFlagWait(event, id);
     if (!g_raceCheck) return;
     CoreCtx &c = Ctx();
     uint64_t *row = c.raceVc[static_cast<int>(kEventPipes[event][1])];

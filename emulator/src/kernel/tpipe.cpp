@@ -69,6 +69,7 @@ TPipe::TPipe() {
         for (int id = 0; id < 3; ++id) {
             eventUsed_[static_cast<int>(HardEvent::M_MTE1)] |= 1u << id;
             ++c.flags[static_cast<int>(HardEvent::M_MTE1)][id];
+            emu::TimePresetFlag(static_cast<int>(HardEvent::M_MTE1), id);
         }
     }
 }

@@ -213,6 +213,15 @@ void CountV(const Lanes &l, int bytesPerLane) {
     Count(Pipe::V, ActiveLanes(l) * bytesPerLane, l.repeats);
 }
 
+bool IsTranscendental(VOp op) {
+    return op == VOp::Exp || op == VOp::Ln || op == VOp::Sqrt || op == VOp::Reciprocal || op == VOp::Rsqrt || op == VOp::Div;
+}
+// The model's cost of the instruction; true when the data work is to be skipped (timing-only).
+bool TimeV(VOp op, const Lanes &l, int e, const char *api) {
+    TimeVector(IsTranscendental(op) ? VClass::Transcendental : VClass::Simple, e, l.repeats, api);
+    return TimingOnly();
+}
+
 }  // namespace
 
 void VecBinary(const char *api, VOp op, DType t, LocalRef dst, LocalRef s0, LocalRef s1, const VGeom &g) {
@@ -224,6 +233,7 @@ void VecBinary(const char *api, VOp op, DType t, LocalRef dst, LocalRef s0, Loca
         const int es[3] = {2, 2, 2};
         static const char *names[3] = {"dst", "src0", "src1"};
         Check<3>(api, l, refs, es, g, names);
+        if (TimeV(op, l, 2, api)) return CountV(l, 6);
         uint8_t *base[3] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(s0.p), static_cast<uint8_t *>(s1.p)};
         if (op == VOp::And) Bits16(l, base, es, g.blk, g.rep, 3, [](uint16_t a, uint16_t b) { return static_cast<uint16_t>(a & b); });
         else Bits16(l, base, es, g.blk, g.rep, 3, [](uint16_t a, uint16_t b) { return static_cast<uint16_t>(a | b); });
@@ -238,6 +248,7 @@ void VecBinary(const char *api, VOp op, DType t, LocalRef dst, LocalRef s0, Loca
     const int es[3] = {e, e, e};
     static const char *names[3] = {"dst", "src0", "src1"};
     Check<3>(api, l, refs, es, g, names);
+    if (TimeV(op, l, e, api)) return CountV(l, 3 * e);
     uint8_t *base[3] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(s0.p), static_cast<uint8_t *>(s1.p)};
     switch (t) {
         case DType::F16: Binary<half>(op, l, base, es, g.blk, g.rep); break;
@@ -258,6 +269,7 @@ void VecScalar(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, dou
     const int es[2] = {e, e};
     static const char *names[2] = {"dst", "src"};
     Check<2>(api, l, refs, es, g, names);
+    if (TimeV(op, l, e, api)) return CountV(l, 2 * e);
     uint8_t *base[2] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(src.p)};
     switch (t) {
         case DType::F16: Scalar<half>(op, l, base, es, g.blk, g.rep, scalar); break;
@@ -278,6 +290,7 @@ void VecUnary(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, cons
         const int es[2] = {2, 2};
         static const char *names[2] = {"dst", "src"};
         Check<2>(api, l, refs, es, g, names);
+        if (TimeV(op, l, 2, api)) return CountV(l, 4);
         uint8_t *base[2] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(src.p)};
         Bits16(l, base, es, g.blk, g.rep, 2, [](uint16_t a, uint16_t) { return static_cast<uint16_t>(~a); });
         CountV(l, 4);
@@ -293,6 +306,7 @@ void VecUnary(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, cons
     const int es[2] = {e, e};
     static const char *names[2] = {"dst", "src"};
     Check<2>(api, l, refs, es, g, names);
+    if (TimeV(op, l, e, api)) return CountV(l, 2 * e);
     uint8_t *base[2] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(src.p)};
     switch (t) {
         case DType::F16: Unary<half>(op, l, base, es, g.blk, g.rep); break;
@@ -309,6 +323,7 @@ void VecDup(const char *api, DType t, LocalRef dst, double scalar, const VGeom &
     if (e != 2 && e != 4) Fail(api, "element type %s is not supported (b16/b32 only)", DTypeName(t));
     const Lanes l = ResolveLanes(e, g.repeat);
     CheckOperand(api, "dst", dst, OperandSpan(l, e, g.blk[0], g.rep[0]));
+    if (TimeV(VOp::Copy, l, e, api)) return CountV(l, e);
     uint8_t v[4];
     switch (t) {
         case DType::F16: Elem<half>::St(v, static_cast<float>(scalar)); break;

@@ -146,6 +146,8 @@ void VecCast(const char *api, DType dt, DType st, int mode, LocalRef dst, LocalR
     const Lanes l = ResolveLanes(ed > esrc ? ed : esrc, g.repeat);
     CheckOperand(api, "dst", dst, OperandSpan(l, ed, g.blk[0], g.rep[0]));
     CheckOperand(api, "src", src, OperandSpan(l, esrc, g.blk[1], g.rep[1]));
+    TimeVector(VClass::Cast, ed > esrc ? ed : esrc, l.repeats, api);
+    if (TimingOnly()) return Count(Pipe::V, ActiveLanes(l) * (ed + esrc), l.repeats);
     uint8_t *base[2] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(src.p)};
     const int es[2] = {ed, esrc};
     const uint64_t flat = ContiguousCount<2>(l, es, g.blk, g.rep);
@@ -178,6 +180,8 @@ void VecCompare(const char *api, DType t, int cmp, LocalRef dst, LocalRef s0, Lo
     CheckOperand(api, "src0", s0, OperandSpan(l, e, g.blk[1], g.rep[1]));
     if (!scalarForm) CheckOperand(api, "src1", s1, OperandSpan(l, e, g.blk[2], g.rep[2]));
     CheckOperand(api, "dst", dst, static_cast<uint64_t>(repeats) * L / 8);
+    TimeVector(VClass::CompareSelect, e, repeats, api);
+    if (TimingOnly()) return Count(Pipe::V, static_cast<uint64_t>(repeats) * L * (scalarForm ? e : 2 * e), repeats);
     auto *d = static_cast<uint8_t *>(dst.p);
     for (uint32_t r = 0; r < repeats; ++r) {
         for (int i = 0; i < L; ++i) {
@@ -214,6 +218,8 @@ void VecSelect(const char *api, DType t, int mode, LocalRef dst, LocalRef sel, L
     if (!scalarForm) CheckOperand(api, "src1", s1, OperandSpan(l, e, g.blk[2], g.rep[2]));
     const uint64_t selBytes = mode == 0 ? static_cast<uint64_t>(l.L) / 8 : (static_cast<uint64_t>(l.repeats) * l.L + 7) / 8;
     CheckOperand(api, "selMask", sel, selBytes);
+    TimeVector(VClass::CompareSelect, e, l.repeats, api);
+    if (TimingOnly()) return Count(Pipe::V, ActiveLanes(l) * 3 * e, l.repeats);
     const auto *bits = static_cast<const uint8_t *>(sel.p);
     for (uint32_t r = 0; r < l.repeats; ++r) {
         const int m = l.maxLane(r);

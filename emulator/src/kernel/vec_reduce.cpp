@@ -73,6 +73,8 @@ void VecWholeReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef s
     const uint64_t slot = kind == 2 ? e : (order == 3 ? 4 : (order == 2 ? e : 2 * e));
     const uint64_t dstSpan = l.repeats == 0 ? 0 : (static_cast<uint64_t>(l.repeats) - 1) * dstRep * slot + slot;
     CheckOperand(api, "dst", dst, dstSpan, kind == 2 ? e : 4);
+    TimeVector(VClass::Reduce, e, l.repeats, api);
+    if (TimingOnly()) return Count(Pipe::V, ActiveLanes(l) * e, l.repeats);
     auto *d = static_cast<uint8_t *>(dst.p);
     for (uint32_t r = 0; r < l.repeats; ++r) {
         const uint8_t *base = static_cast<uint8_t *>(src.p);
@@ -108,6 +110,8 @@ void VecBlockReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef s
     CheckOperand(api, "src", src, OperandSpan(l, e, srcBlk, srcRep));
     const uint64_t dstSpan = l.repeats == 0 ? 0 : (static_cast<uint64_t>(l.repeats) - 1) * dstRep * 8 * e + 8ull * e;
     CheckOperand(api, "dst", dst, dstSpan, t == DType::F16 ? 16 : 32);
+    TimeVector(VClass::BlockReduce, e, l.repeats, api);
+    if (TimingOnly()) return Count(Pipe::V, ActiveLanes(l) * e, l.repeats);
     for (uint32_t r = 0; r < l.repeats; ++r)
         for (int blk = 0; blk < 8; ++blk) {
             float v[16] = {};
@@ -178,6 +182,8 @@ void VecReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef src, L
         St(t, out, b.value);
         if (calIndex) StoreIndex(t, out + e, b.index);
     }
+    // Level 2: the reduction repeats plus one more pass over the partial results.
+    TimeVector(VClass::Reduce, e, (vals.size() + L - 1) / L + 1, api);
     Count(Pipe::V, vals.size() * e, (vals.size() + L - 1) / L + 1);
 }
 
@@ -189,6 +195,8 @@ void VecBrcb(const char *api, DType t, LocalRef dst, LocalRef src, uint32_t repe
     const uint64_t span = (static_cast<uint64_t>(repeat) - 1) * dstRep * 32 + 7ull * dstBlk * 32 + 32;
     CheckOperand(api, "dst", dst, span);
     SetMaskBits(~0ull, ~0ull);  // Brcb resets the mask (the implementation calls ResetMask)
+    TimeVector(VClass::Brcb, e, repeat, api);
+    if (TimingOnly()) return Count(Pipe::V, static_cast<uint64_t>(repeat) * (8 * e + 256), repeat);
     const int epb = 32 / e;
     for (uint32_t r = 0; r < repeat; ++r)
         for (int j = 0; j < 8; ++j) {

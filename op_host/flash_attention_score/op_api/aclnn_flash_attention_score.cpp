@@ -1,19 +1,14 @@
-// aclnnFlashAttentionVarLenScore on the CPU target: the spec-001 validation
-// (flash_attention_var_len_score_checks.cpp), then the emulator's op runner (OpDef check,
-// tiling, executor) and the kernel launch.
+// aclnnFlashAttentionVarLenScore (spec 001) on every target: the spec's validation
+// (flash_attention_var_len_score_checks.cpp), then the OpType FlashAttentionScore's launcher
+// (flash_attention_score_launch.h: opbuild's on the NPU, the emulator's on the CPU target).
 #include "aclnn_flash_attention_score.h"
 
 #include <cstdint>
 
 #include "../../common/op_log.h"
-#include "emu/op_runner.h"
+#include "flash_attention_score_launch.h"
 #include "flash_attention_var_len_score_checks.h"
-
-extern "C" void flash_attention_score(uint8_t *query, uint8_t *key, uint8_t *value, uint8_t *realShift,
-                                      uint8_t *dropMask, uint8_t *paddingMask, uint8_t *attenMask, uint8_t *prefix,
-                                      uint8_t *actualSeqQLen, uint8_t *actualSeqKvLen, uint8_t *softmaxMax,
-                                      uint8_t *softmaxSum, uint8_t *softmaxOut, uint8_t *attentionOut,
-                                      uint8_t *workspace, uint8_t *tiling);
+#include "opdev/op_errno.h"
 
 extern "C" aclnnStatus aclnnFlashAttentionVarLenScoreGetWorkspaceSize(
     const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *realShiftOptional,
@@ -38,27 +33,16 @@ extern "C" aclnnStatus aclnnFlashAttentionVarLenScoreGetWorkspaceSize(
 
     // keep_prob == 1 means the drop mask is not read; the reserved padding mask and softmax_out
     // are not passed to the kernel.
-    emu::OpRunner runner("FlashAttentionScore");
-    runner.Input(query).Input(key).Input(value).Input(realShiftOptional)
-        .Input(keepProbOptional < 1.0 ? dropMaskOptional : nullptr).Input(static_cast<const aclTensor *>(nullptr))
-        .Input(attenMaskOptional).Input(VarLenScoreUsesPrefix(a) ? prefixOptional : nullptr)
-        .Input(actualSeqQLenOptional).Input(actualSeqKvLenOptional)
-        .Output(softmaxMaxOut).Output(softmaxSumOut).Output(static_cast<const aclTensor *>(nullptr))
-        .Output(attentionOutOut);
-    runner.Attr("scale_value", scaleValueOptional)
-        .Attr("keep_prob", keepProbOptional)
-        .Attr("pre_tockens", preTokensOptional)
-        .Attr("next_tockens", nextTokensOptional)
-        .Attr("head_num", headNum)
-        .Attr("input_layout", static_cast<const char *>(inputLayout))
-        .Attr("inner_precise", innerPreciseOptional)
-        .Attr("sparse_mode", sparseModeOptional);
-    return runner.Build(workspaceSize, executor);
+    return aclnnInnerFlashAttentionScoreGetWorkspaceSize(
+        query, key, value, realShiftOptional, keepProbOptional < 1.0 ? dropMaskOptional : nullptr, nullptr,
+        attenMaskOptional, VarLenScoreUsesPrefix(a) ? prefixOptional : nullptr, actualSeqQLenOptional,
+        actualSeqKvLenOptional, scaleValueOptional, keepProbOptional, preTokensOptional, nextTokensOptional, headNum,
+        inputLayout, innerPreciseOptional, sparseModeOptional, softmaxMaxOut, softmaxSumOut, nullptr,
+        attentionOutOut, workspaceSize, executor);
 }
 
 extern "C" aclnnStatus aclnnFlashAttentionVarLenScore(void *workspace, uint64_t workspaceSize,
                                                       aclOpExecutor *executor, const aclrtStream stream)
 {
-    return emu::LaunchKernel(executor, workspace, workspaceSize, stream, flash_attention_score,
-                             emu::CoreMix::MIX_AIC_1_2, "flash_attention_score");
+    return aclnnInnerFlashAttentionScore(workspace, workspaceSize, executor, stream);
 }

@@ -11,7 +11,6 @@
 
 #include "../../common/attention_checks.h"
 #include "../../common/tensor_memory_checks.h"
-#include "../../common/acl_int_array.h"
 
 namespace {
 

@@ -1,18 +1,13 @@
-// aclnnSparseFlashAttentionGrad on the CPU target: the spec-004 validation
-// (sparse_flash_attention_grad_checks.cpp), then the emulator's op runner (OpDef check, tiling,
-// executor) and the kernel launch.
+// aclnnSparseFlashAttentionGrad (spec 004) on every target: the spec's validation
+// (sparse_flash_attention_grad_checks.cpp), then the OpType's launcher
+// (sparse_flash_attention_grad_launch.h: opbuild's on the NPU, the emulator's on the CPU target).
 #include "aclnn_sparse_flash_attention_grad.h"
 
 #include <cstdint>
 
-#include "emu/op_runner.h"
 #include "sparse_flash_attention_grad_checks.h"
-
-extern "C" void sparse_flash_attention_grad(uint8_t *query, uint8_t *key, uint8_t *value, uint8_t *sparseIndices,
-                                            uint8_t *dOut, uint8_t *out, uint8_t *softmaxMax, uint8_t *softmaxSum,
-                                            uint8_t *seqQ, uint8_t *seqKv, uint8_t *queryRope, uint8_t *keyRope,
-                                            uint8_t *dq, uint8_t *dk, uint8_t *dv, uint8_t *dqRope, uint8_t *dkRope,
-                                            uint8_t *workspace, uint8_t *tiling);
+#include "sparse_flash_attention_grad_launch.h"
+#include "opdev/op_errno.h"
 
 extern "C" aclnnStatus aclnnSparseFlashAttentionGradGetWorkspaceSize(
     const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *sparseIndices,
@@ -33,24 +28,15 @@ extern "C" aclnnStatus aclnnSparseFlashAttentionGradGetWorkspaceSize(
     if (status != ACLNN_SUCCESS) return status;
 
     // An empty query plans no token: the kernel only writes zero dK/dV.
-    emu::OpRunner runner("SparseFlashAttentionGrad");
-    runner.Input(query).Input(key).Input(value).Input(sparseIndices).Input(dOut).Input(out).Input(softmaxMax)
-        .Input(softmaxSum).Input(actualSeqLengthsQueryOptional).Input(actualSeqLengthskvOptional)
-        .Input(queryRopeOptional).Input(keyRopeOptional).Output(dQueryOut).Output(dKeyOut).Output(dValueOut)
-        .Output(dQueryRopeOutOptional).Output(dKeyRopeOutOptional);
-    runner.Attr("scale_value", scaleValue)
-        .Attr("sparse_block_size", sparseBlockSize)
-        .Attr("layout", SfagLayout(layoutOptional))
-        .Attr("sparse_mode", sparseMode)
-        .Attr("pre_tokens", preTokens)
-        .Attr("next_tokens", nextTokens)
-        .Attr("deterministic", deterministic);
-    return runner.Build(workspaceSize, executor);
+    return aclnnInnerSparseFlashAttentionGradGetWorkspaceSize(
+        query, key, value, sparseIndices, dOut, out, softmaxMax, softmaxSum, actualSeqLengthsQueryOptional,
+        actualSeqLengthskvOptional, queryRopeOptional, keyRopeOptional, scaleValue, sparseBlockSize,
+        const_cast<char *>(SfagLayout(layoutOptional)), sparseMode, preTokens, nextTokens, deterministic, dQueryOut,
+        dKeyOut, dValueOut, dQueryRopeOutOptional, dKeyRopeOutOptional, workspaceSize, executor);
 }
 
 extern "C" aclnnStatus aclnnSparseFlashAttentionGrad(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                                      const aclrtStream stream)
 {
-    return emu::LaunchKernel(executor, workspace, workspaceSize, stream, sparse_flash_attention_grad,
-                             emu::CoreMix::MIX_AIC_1_2, "sparse_flash_attention_grad");
+    return aclnnInnerSparseFlashAttentionGrad(workspace, workspaceSize, executor, stream);
 }

@@ -328,6 +328,33 @@ def last_counters() -> Dict[str, Any]:
     return json.loads(fn().decode())
 
 
+def last_profile() -> Dict[str, Any]:
+    """Modelled device time of the last kernel launch (the emulator's timeline model): task
+    duration in µs, block dim, msprof PipeUtilization ratios averaged over blocks
+    (aic_mac_ratio, ..., aiv_scalar_ratio), bound pipe, HBM/L2 bytes and per-core busy times.
+    A model, not a measurement (docs/performance.md)."""
+    rt = runtime()
+    fn = rt.lib.ascendc_emu_last_profile_json
+    fn.restype = _c.c_char_p
+    return json.loads(fn().decode())
+
+
+def cost_table() -> List[Dict[str, Any]]:
+    """The timeline model's cost table: key, value, source, assumed (emulator/src/timing/cost_table.cpp)."""
+    rt = runtime()
+    fn = rt.lib.ascendc_emu_cost_table_json
+    fn.restype = _c.c_char_p
+    return json.loads(fn().decode())
+
+
+def set_trace_path(path: Optional[str]) -> None:
+    """Write a Chrome-trace / Perfetto JSON timeline of every later launch to `path` (None: stop)."""
+    rt = runtime()
+    fn = rt.lib.ascendc_emu_set_trace_path
+    fn.argtypes = [_c.c_char_p]
+    fn(None if path is None else str(path).encode())
+
+
 def opdefs() -> Dict[str, Any]:
     """The OpDefs registered in the product library: {"ops": [...]} (see emu/op_registry.h)."""
     lib = _library(build.ensure_built("cpu", sanitize=_sanitize()))

@@ -1,8 +1,8 @@
 """fakit.cases: test cases for the five operators, grouped in suites.
 
     fakit.cases.OPERATORS                 the operator (golden function) names
-    fakit.cases.suite(op, name)           -> list[Case]   (name: smoke | full | peer; peer needs
-                                          the reference pack, else PeerCasesUnavailable)
+    fakit.cases.suite(op, name)           -> list[Case]   (name: smoke | full | peer; peer: the
+                                          official ST case parameters, fakit/suites/peer/)
     fakit.cases.sweep(op, name)           -> (cases, rejected) with the reason per rejection
     fakit.cases.get(op, case_id)          -> Case          (searches every suite)
     case.inputs()                         -> kwargs for fakit.golden.<op> / fakit.run
@@ -15,19 +15,33 @@ from __future__ import annotations
 import functools
 from typing import List, Tuple
 
-from .core import OPERATORS, PREFIX, Case, Forbidden, PeerCasesUnavailable, operator_module
+from .. import opnames
+from .core import OPERATORS, PREFIX, Case, Forbidden, PeerCasesUnavailable, operator_module, peer_cap
 
 __all__ = ["OPERATORS", "Case", "Forbidden", "PeerCasesUnavailable", "suite", "sweep", "get", "suite_names",
-           "op_of"]
+           "op_of", "CaseNotFound"]
+
+
+class CaseNotFound(KeyError):
+    """No such case; the message says where to look (not quoted, unlike KeyError's)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 def suite_names(op: str) -> Tuple[str, ...]:
+    """The suites of operator `op` (any of its names)."""
     return tuple(operator_module(op).SUITES)
 
 
-@functools.lru_cache(maxsize=None)
 def sweep(op: str, name: str) -> Tuple[Tuple[Case, ...], Tuple[Tuple[Case, str], ...]]:
-    """(accepted cases, rejected (case, reason) pairs) of suite `name` of `op`."""
+    """(accepted cases, rejected (case, reason) pairs) of suite `name` of `op` (any of its names)."""
+    return _sweep(opnames.resolve(op), name, peer_cap())
+
+
+@functools.lru_cache(maxsize=None)
+def _sweep(op: str, name: str, cap: int) -> Tuple[Tuple[Case, ...], Tuple[Tuple[Case, str], ...]]:
+    # `cap` (FAKIT_MAX_SEQ) is part of the cache key: it changes what the peer suites yield
     module = operator_module(op)
     if name not in module.SUITES:
         raise KeyError(f"unknown suite {name!r} for {op}; expected one of {', '.join(module.SUITES)}")
@@ -44,23 +58,26 @@ def sweep(op: str, name: str) -> Tuple[Tuple[Case, ...], Tuple[Tuple[Case, str],
     return tuple(accepted), tuple(rejected)
 
 
+sweep.cache_clear = _sweep.cache_clear  # type: ignore[attr-defined]
+
+
 def suite(op: str, name: str) -> List[Case]:
     return list(sweep(op, name)[0])
 
 
 def op_of(case_id: str) -> str:
     """The operator a case id belongs to (ids start with the operator's prefix)."""
-    prefix = case_id.split("-", 1)[0]
+    prefix = str(case_id).split("-", 1)[0]
     for op, p in PREFIX.items():
         if p == prefix:
             return op
-    raise KeyError(f"case id {case_id!r} does not start with a known operator prefix "
-                   f"({', '.join(PREFIX.values())})")
+    raise CaseNotFound(f"case id {case_id!r} does not start with a known operator prefix "
+                       f"({', '.join(PREFIX.values())}); pass --op, or list ids with `fakit cases --op <op>`")
 
 
 def get(op: str, case_id: str) -> Case:
-    if op is None:
-        op = op_of(case_id)
+    """The case `case_id` of operator `op` (any of its names; None: from the id's prefix)."""
+    op = op_of(case_id) if op is None else opnames.resolve(op)
     for name in suite_names(op):
         try:
             accepted = sweep(op, name)[0]
@@ -69,5 +86,5 @@ def get(op: str, case_id: str) -> Case:
         for case in accepted:
             if case.id == case_id:
                 return case
-    raise KeyError(f"no case {case_id!r} for operator {op} in suites {', '.join(suite_names(op))}; "
-                   f"list them with `fakit cases --op {op} --suite smoke|full`")
+    raise CaseNotFound(f"no case {case_id!r} for operator {op} in suites {', '.join(suite_names(op))}; "
+                       f"list them with `fakit cases --op {op} --suite smoke|full`")

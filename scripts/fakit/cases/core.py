@@ -13,20 +13,18 @@ import hashlib
 import importlib
 import json
 import zlib
+from pathlib import Path
 from typing import Any, Dict, Mapping, Tuple
 
 import ml_dtypes
 import numpy as np
 
-# Short, readable id prefixes per operator (the golden function names are long).
-PREFIX = {
-    "prompt_flash_attention": "pfa",
-    "flash_attention_var_len_score": "fav",
-    "incre_flash_attention_v4": "ifa",
-    "flash_attention_unpadding_score_grad_v5": "fag",
-    "sparse_flash_attention_grad": "sfag",
-}
-OPERATORS = tuple(PREFIX)
+from .. import opnames
+
+# Short, readable id prefixes per operator (the golden function names are long): the aliases of
+# the one name table, fakit/opnames.py.
+PREFIX = {op.name: op.alias for op in opnames.OPERATORS}
+OPERATORS = opnames.NAMES
 
 DTYPES = {
     "fp16": np.dtype(np.float16),
@@ -45,19 +43,23 @@ class Forbidden(ValueError):
 
 
 class PeerCasesUnavailable(FileNotFoundError):
-    """The `peer` suites read the official ST case lists of the reference pack, which is not
-    part of the repository (fresh CI machines lack it)."""
+    """Kept for callers of older versions: the peer suites' data now ships with the package."""
+
+
+PEER_DIR = Path(__file__).resolve().parents[1] / "suites" / "peer"
 
 
 def peer_entries(file_name: str) -> list:
-    """The entries of <reference pack>/peer-cases/<file_name>; PeerCasesUnavailable names the
-    path and the variable to set when the pack is absent."""
-    from .. import pack
-    path = pack.reference_dir() / "peer-cases" / file_name
-    if not path.is_file():
-        raise PeerCasesUnavailable(f"the peer suite needs {path}, the official ST cases of the reference pack; "
-                                   f"set FA_REFERENCE_DIR to the pack's reference/ directory")
-    return json.loads(path.read_text(encoding="utf-8"))
+    """The case records of suites/peer/<file_name>: the parameters of the official ST cases,
+    stored as the project's own data (scripts/tools/import_peer_cases.py names the source)."""
+    return json.loads((PEER_DIR / file_name).read_text(encoding="utf-8"))["cases"]
+
+
+def peer_cap() -> int:
+    """FAKIT_MAX_SEQ (set by `fakit run/cases --max-seq N`): peer cases with a longer sequence
+    are left out, so a small machine runs the short ones. 0 = no cap."""
+    import os
+    return int(os.environ.get("FAKIT_MAX_SEQ", "0") or 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,9 +140,8 @@ def _plain(x):
 
 
 def operator_module(op: str):
-    if op not in PREFIX:
-        raise KeyError(f"unknown operator {op!r}; expected one of {', '.join(OPERATORS)}")
-    return importlib.import_module(f"{__package__}.{op}")
+    """The case module of operator `op` (any of its names, fakit.opnames)."""
+    return importlib.import_module(f"{__package__}.{opnames.resolve(op)}")
 
 
 # ---------------------------------------------------------------- input generation helpers

@@ -7,11 +7,11 @@ import itertools
 
 import numpy as np
 
-from .core import DTYPES, Case, Forbidden, mask_as, uniform, peer_entries
+from .core import DTYPES, Case, Forbidden, mask_as, uniform, peer_cap, peer_entries
 
 OP = "incre_flash_attention_v4"
 LAYOUTS = ("BSH", "BSND", "BNSD")
-PEER_FILE = "ifa_v4_cases.json"   # in <reference pack>/peer-cases/
+PEER_FILE = "ifa_v4.json"   # in fakit/suites/peer/
 
 
 def make(dtype="fp16", layout="BNSD", B=1, N=2, Nkv=None, S=128, D=64, actual=None, mask="none",
@@ -238,20 +238,16 @@ def full():
 
 
 def peer():
-    """The official IFA V4 ST cases (fp16, BNSD/BSH, contiguous KV)."""
-    for entry in peer_entries(PEER_FILE):
-        p = entry["params"]
-        qs, ks = p["query"]["shape"], p["key"]["shape"]
-        layout = p["inputLayout"]["value"]
-        N, Nkv = p["numHeads"]["value"], p["numKeyValueHeads"]["value"]
-        if layout == "BSH":
-            B, D, S = qs[0], qs[2] // N, ks[1]
-        else:
-            B, D, S = qs[0], qs[3], ks[2]
-        act = p["actualSeqLengths"]["value"]
-        yield make("fp16", layout, B=B, N=N, Nkv=Nkv or N, S=S, D=D,
-                   actual=act * B if len(act) == 1 else act, scale=p["scaleValue"]["value"],
-                   inner_precise=p["innerPrecise"]["value"], value_range=tuple(p["query"]["value"]))
+    """The official IFA V4 ST cases (fp16, BNSD/BSH, contiguous KV) from suites/peer/ifa_v4.json;
+    FAKIT_MAX_SEQ caps the KV length."""
+    cap = peer_cap()
+    for r in peer_entries(PEER_FILE):
+        if cap and r["Skv"] > cap:
+            continue
+        act = r["actual_seq_lengths"]
+        yield make("fp16", r["layout"], B=r["B"], N=r["N"], Nkv=r["Nkv"], S=r["Skv"], D=r["D"],
+                   actual=act * r["B"] if len(act) == 1 else act, scale=r["scale"],
+                   inner_precise=r["inner_precise"], value_range=tuple(r["q_range"]))
 
 
 SUITES = {"smoke": smoke, "full": full, "peer": peer}

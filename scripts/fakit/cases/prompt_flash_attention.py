@@ -6,14 +6,14 @@ import itertools
 
 import numpy as np
 
-from .core import Case, Forbidden, band_mask, mask_as, uniform, peer_entries
+from .core import Case, Forbidden, band_mask, mask_as, uniform, peer_cap, peer_entries
 
 OP = "prompt_flash_attention"
 LAYOUTS = ("BSH", "BSND", "BNSD", "BNSD_BSND")
 MASK_SHAPES = ("SS", "BSS", "1SS", "B1SS", "11SS")   # spec 000, attenMask shape list
 MASK_DTYPES = ("bool", "int8", "uint8")
 MAX_INT = 2147483647
-PEER_FILE = "pfa_v3_cases.json"   # in <reference pack>/peer-cases/
+PEER_FILE = "pfa_v3.json"   # in fakit/suites/peer/
 
 
 def make(dtype="fp16", layout="BNSD", B=1, N=2, Nkv=None, Sq=64, Skv=None, D=64, mask="none",
@@ -173,20 +173,14 @@ def full():
 
 
 def peer():
-    """The official PFA V3 ST cases (fp16, BNSD/BSH) with their shapes and value ranges."""
-    for entry in peer_entries(PEER_FILE):
-        p = entry["params"]
-        qs, ks = p["query"]["shape"], p["key"]["shape"]
-        layout = p["inputLayout"]["value"]
-        N, Nkv = p["numHeads"]["value"], p["numKeyValueHeads"]["value"]
-        if layout == "BSH":
-            (B, Sq, H), Skv = qs, ks[1]
-            D = H // N
-        else:
-            (B, _, Sq, D), Skv = qs, ks[2]
-        yield make("fp16", layout, B=B, N=N, Nkv=Nkv, Sq=Sq, Skv=Skv, D=D,
-                   pre=p["preTokens"]["value"], nxt=p["nextTokens"]["value"],
-                   scale=p["scaleValue"]["value"], value_range=tuple(p["query"]["value"]))
+    """The official PFA V3 ST cases (fp16, BNSD/BSH) with their shapes and value ranges
+    (suites/peer/pfa_v3.json); FAKIT_MAX_SEQ caps the sequence lengths."""
+    cap = peer_cap()
+    for r in peer_entries(PEER_FILE):
+        if cap and max(r["Sq"], r["Skv"]) > cap:
+            continue
+        yield make("fp16", r["layout"], B=r["B"], N=r["N"], Nkv=r["Nkv"], Sq=r["Sq"], Skv=r["Skv"], D=r["D"],
+                   pre=r["pre_tokens"], nxt=r["next_tokens"], scale=r["scale"], value_range=tuple(r["q_range"]))
 
 
 SUITES = {"smoke": smoke, "full": full, "peer": peer}

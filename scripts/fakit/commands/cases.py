@@ -2,28 +2,28 @@
 import json
 
 from .. import cases
-from ..report import table
+from ..report import table, to_csv, write_text
+from ._options import SUITES_HELP, add_max_seq, add_op, apply_max_seq
 
 
 def register(sub):
     p = sub.add_parser("cases", help="list the test cases of an operator's suite")
-    p.add_argument("--op", required=True, help=f"operator: {', '.join(cases.OPERATORS)} or 'all'")
-    p.add_argument("--suite", default="smoke", help="suite name: smoke, full (PFA/IFA also: peer)")
+    add_op(p, required=True, allow_all=True)
+    p.add_argument("--suite", default="smoke", help=SUITES_HELP)
     p.add_argument("--json", action="store_true", help="print the cases as JSON")
+    p.add_argument("--csv", dest="csv_path", metavar="PATH", help="write id, operator, suite, features as CSV ('-': stdout)")
     p.add_argument("--rejected", action="store_true",
                    help="also list the swept combinations the spec forbids, with the reason")
+    add_max_seq(p)
     p.set_defaults(func=main)
 
 
 def _ops(op):
-    if op == "all":
-        return list(cases.OPERATORS)
-    if op not in cases.OPERATORS:
-        raise KeyError(f"unknown operator {op!r}; expected one of {', '.join(cases.OPERATORS)} or 'all'")
-    return [op]
+    return list(cases.OPERATORS) if op == "all" else [op]
 
 
 def main(args) -> int:
+    apply_max_seq(args)
     result = []
     for op in _ops(args.op):
         if args.op == "all" and args.suite not in cases.suite_names(op):
@@ -36,10 +36,17 @@ def main(args) -> int:
                for op, acc, rej in result]
         print(json.dumps(doc[0] if len(doc) == 1 else doc, indent=1))
         return 0
+    if args.csv_path:
+        rows = [(c.id, op, args.suite, "accepted", c.features, "") for op, acc, _ in result for c in acc]
+        if args.rejected:
+            rows += [("", op, args.suite, "rejected", c.features, why) for op, _, rej in result for c, why in rej]
+        write_text(args.csv_path, to_csv(("id", "op", "suite", "status", "features", "reason"), rows))
+        if args.csv_path == "-":
+            return 0
     for op, acc, rej in result:
         print(f"{op} / {args.suite}: {len(acc)} cases" + (f", {len(rej)} rejected" if rej else ""))
-        print(table(("id", "features"), ((c.id, c.features) for c in acc), max_width=120))
+        print(table(("id", "features"), ((c.id, c.features) for c in acc)))
         if args.rejected and rej:
-            print(table(("rejected", "reason"), ((c.features, why) for c, why in rej), max_width=120))
+            print(table(("rejected", "reason"), ((c.features, why) for c, why in rej), max_width=100))
         print()
     return 0

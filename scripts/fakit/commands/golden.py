@@ -1,11 +1,12 @@
 """`fakit golden`: write one case (inputs, attributes, golden outputs) as a case directory."""
 from .. import cases
 from ..cases.casedir import write_case_dir
+from ._options import add_op
 
 
 def register(sub):
     p = sub.add_parser("golden", help="write a case's inputs and golden outputs as .bin files + case.json")
-    p.add_argument("--op", help="operator (default: taken from the case id prefix)")
+    add_op(p, extra=" (default: the case id's prefix names it)")
     p.add_argument("--case", required=True, dest="case_id", help="case id (see `fakit cases`)")
     p.add_argument("--out", required=True, help="output directory (created if missing)")
     p.add_argument("--benchmark", action="store_true",

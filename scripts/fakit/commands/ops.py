@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-from .. import package
+from .. import opnames, package
 
 
 def register(subparsers):
@@ -14,7 +14,17 @@ def register(subparsers):
 
 def _ports(ports):
     return ", ".join(f"{p['name']}{'?' if p['param_type'] == 'optional' else '*' if p['param_type'] == 'dynamic' else ''}"
-                     f"[{'|'.join(d.replace('DT_', '').lower() for d in p['dtypes'])}]" for p in ports)
+                     f"[{'|'.join(dict.fromkeys(d.replace('DT_', '').lower() for d in p['dtypes']))}]" for p in ports)
+
+
+def _names(op_type: str) -> str:
+    """The operator's other names (any of them works with --op), or '' for an OpType that is
+    not one of the five (a fixture's)."""
+    try:
+        o = opnames.lookup(op_type)
+    except opnames.UnknownOperator:
+        return ""
+    return f"  = {o.alias} = {o.name} = {o.aclnn} (dir {o.directory})"
 
 
 def main(args) -> int:
@@ -23,11 +33,11 @@ def main(args) -> int:
         print(json.dumps({"ops": ops}, indent=1))
         return 0
     for op in ops:
-        print(op["op_type"])
+        print(op["op_type"] + _names(op["op_type"]))
         print(f"  inputs : {_ports(op.get('inputs', []))}")
         print(f"  outputs: {_ports(op.get('outputs', []))}")
         attrs = ", ".join(f"{a['name']}:{a['type']}" + ("" if a.get("required") else f"={json.dumps(a.get('default'))}")
                           for a in op.get("attrs", []))
         print(f"  attrs  : {attrs}")
-    print("(? optional, * dynamic; --json for the full export)")
+    print("(? optional, * dynamic; every name after '=' works with --op; --json for the full export)")
     return 0

@@ -1,7 +1,7 @@
 """fakit package: build the custom-op package, or write msopgen's operator JSON (and project)."""
 from pathlib import Path
 
-from .. import cann, package
+from .. import cann, opnames, package
 
 
 def register(subparsers):
@@ -16,7 +16,7 @@ def register(subparsers):
                    help="OpDefs from a saved `fakit ops --json` file instead of the CPU build")
     p.add_argument("--soc", default=cann.DEFAULT_SOC, help="SoC (default %(default)s)")
     p.add_argument("--vendor", default=cann.DEFAULT_VENDOR, help="vendor name (default %(default)s)")
-    p.add_argument("--ops", help="comma-separated operators to package (default: all)")
+    p.add_argument("--ops", help="comma-separated operators to package, by any of their names (default: all)")
     p.set_defaults(func=main)
 
 
@@ -25,8 +25,8 @@ def main(args) -> int:
         return package.build_package(args.soc, args.vendor, args.ops)
     opdefs = package.load_opdefs(args.opdefs)
     if args.ops:
-        wanted = set(args.ops.split(","))
-        opdefs = [o for o in opdefs if o["op_type"] in wanted or package.snake_case(o["op_type"]) in wanted]
+        wanted = set(opnames.resolve_list(args.ops, "op_type"))
+        opdefs = [o for o in opdefs if o["op_type"] in wanted]
     out = args.msopgen_json or args.msopgen_project / "json"
     files = package.write_msopgen_json(opdefs, out)
     for f in files:

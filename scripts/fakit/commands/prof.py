@@ -1,25 +1,50 @@
 """fakit prof: profile one case on sim (msprof op simulator), npu (msprof op) or cpu (the
-emulator's per-pipe counters), printed as one table."""
+emulator's timeline model: modelled device time), printed as one table; `fakit prof calibrate`
+fits the model's assumed costs to msprof results of the same cases."""
 import json
+import sys
 from pathlib import Path
 
 from .. import prof
+from ..cases import op_of
+from ._options import add_op, add_soc, apply_soc
 
 
 def register(subparsers):
-    p = subparsers.add_parser("prof", help="profile one case: kernel time, per-pipe utilisation, bandwidth")
-    p.add_argument("--backend", choices=("sim", "npu", "cpu"), required=True)
-    p.add_argument("--op", required=True, help="operator (fakit.golden name), e.g. prompt_flash_attention")
-    p.add_argument("--case", required=True, dest="case_id", help="case id (fakit cases)")
+    p = subparsers.add_parser("prof", help="profile one case: kernel time, per-pipe utilisation, bandwidth; "
+                                           "'prof calibrate' fits the cpu model to msprof results")
+    p.add_argument("action", nargs="?", choices=("calibrate",), help="calibrate: fit the timeline model's assumed "
+                   "costs to msprof output (--msprof DIR holding <case id>/OPPROF_* per case)")
+    p.add_argument("--backend", choices=("sim", "npu", "cpu"))
+    add_op(p, extra=" (default: the case id's prefix names it)", lenient=True)
+    add_soc(p)
+    p.add_argument("--case", dest="case_id", help="case id (fakit cases)")
     p.add_argument("--out", type=Path, default=Path("build/prof"), help="profiler output directory")
     p.add_argument("--analyze", action="store_true", help="npu: also run msprof-analyze advisor")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--trace", type=Path, help="cpu: write a Chrome-trace / Perfetto JSON timeline to this file")
+    p.add_argument("--msprof", type=Path, help="calibrate: directory with one msprof op output per case id")
+    p.add_argument("--costs-out", type=Path, default=Path("build/prof/costs.txt"),
+                   help="calibrate: where to write the fitted costs (use with env ASCEND_EMU_COSTS)")
     p.set_defaults(func=main)
 
 
 def main(args) -> int:
+    if args.action == "calibrate":
+        from .. import calibrate
+        if args.op is None or args.msprof is None:
+            print("fakit prof calibrate needs --op and --msprof DIR", file=sys.stderr)
+            return 2
+        result = calibrate.calibrate_dir(args.op, args.msprof, args.costs_out)
+        print(json.dumps(result, indent=1) if args.json else calibrate.format_result(result))
+        return 0
+    if args.backend is None or args.case_id is None:
+        print("fakit prof needs --backend and --case (and --op when the case id does not name it)", file=sys.stderr)
+        return 2
+    args.op = args.op or op_of(args.case_id)   # like run and golden: the id names its operator
+    apply_soc(args)
     if args.backend == "cpu":
-        summary = prof.profile_cpu(args.op, args.case_id)
+        summary = prof.profile_cpu(args.op, args.case_id, args.trace)
     else:
         summary = prof.profile_cann(args.backend, args.op, args.case_id, args.out / args.case_id, args.analyze)
     print(json.dumps(summary.to_json(), indent=1) if args.json else prof.format_table(summary))

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "emu/soc.h"
+#include "kernel_operator_list_tensor_intf.h"
 #include "tikicpulib.h"
 
 using namespace AscendC;

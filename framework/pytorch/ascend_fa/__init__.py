@@ -1,6 +1,6 @@
 """PyTorch custom ops for the FlashAttention operators, named and shaped like torch_npu's.
 
-    import ascend_fa                                   # framework/pytorch on sys.path
+    import ascend_fa            # installed with the project: pip install -e ".[torch]"
     out = torch.ops.ascend_fa.npu_prompt_flash_attention(q, k, v, num_heads=8, input_layout="BNSD")
 
 CPU tensors run on the project's `cpu` target (the Ascend C kernels on the emulator) through
@@ -24,7 +24,12 @@ from typing import Any, Dict, Optional
 
 import ml_dtypes
 import numpy as np
-import torch
+
+try:
+    import torch
+except ImportError as exc:          # torch is an optional extra of the project
+    raise ImportError("ascend_fa registers PyTorch ops and needs PyTorch: pip install -e '.[torch]' "
+                      "(or pip install torch==2.13.0)") from exc
 
 NAMESPACE = "ascend_fa"
 _lib = torch.library.Library(NAMESPACE, "DEF")

@@ -1,0 +1,240 @@
+// Launch-level timeline model (see launch_timing.h) and the profile / trace output.
+#include "launch_timing.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+#include <string>
+
+#include "emu/cost_table.h"
+#include "emu/soc.h"
+#include "emu/timing.h"
+#include "l2_model.h"
+
+namespace emu {
+namespace {
+
+std::mutex g_mu;
+std::string g_profile = "{}";
+std::string g_tracePath;  // SetTracePath; else env ASCEND_EMU_TRACE
+
+const char *kPipeNames[] = {"MTE2", "MTE1", "M", "V", "MTE3", "FIXP", "S"};
+constexpr int kPipes = 7;
+
+bool EnvFlag(const char *name, bool dflt) {
+    const char *v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return dflt;
+    return v[0] == '1';
+}
+
+std::string TracePath() {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!g_tracePath.empty()) return g_tracePath;
+    const char *e = std::getenv("ASCEND_EMU_TRACE");
+    return e != nullptr ? e : "";
+}
+
+// msprof's PipeUtilization columns: (unit, pipe) -> name.
+struct Metric {
+    const char *name;
+    bool aic;
+    Pipe pipe;
+};
+const Metric kMetrics[] = {
+    {"aic_mac_ratio", true, Pipe::M},       {"aic_mte1_ratio", true, Pipe::MTE1},
+    {"aic_mte2_ratio", true, Pipe::MTE2},   {"aic_fixpipe_ratio", true, Pipe::FIXP},
+    {"aic_scalar_ratio", true, Pipe::S},    {"aiv_vec_ratio", false, Pipe::V},
+    {"aiv_mte2_ratio", false, Pipe::MTE2},  {"aiv_mte3_ratio", false, Pipe::MTE3},
+    {"aiv_scalar_ratio", false, Pipe::S},
+};
+
+}  // namespace
+
+void TimingBeginLaunch() {
+    g_timing = EnvFlag("ASCEND_EMU_TIMING", true);
+    g_timingOnly = g_timing && EnvFlag("ASCEND_EMU_TIMING_ONLY", false);
+    ReloadCosts();
+    const CostTable &t = Costs();
+    const char *l2 = std::getenv("ASCEND_EMU_L2");
+    L2Reset(t.l2LineBytes, t.l2Capacity, l2 != nullptr && std::string(l2) == "per_core");
+}
+
+void SetTracePath(const char *path) {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_tracePath = path != nullptr ? path : "";
+}
+
+std::string LastLaunchProfileJson() {
+    std::lock_guard<std::mutex> lock(g_mu);
+    return g_profile;
+}
+
+LaunchTiming::LaunchTiming(const LaunchConfig &cfg, int physicalCores, std::vector<CoreCtx> &ctx)
+    : cfg_(cfg), ctx_(ctx), physFree_(physicalCores, 0.0), physOf_(cfg.blockDim, 0) {
+    aivPerBlock_ = cfg.mix == CoreMix::AIC_ONLY ? 0 : (cfg.mix == CoreMix::MIX_AIC_1_2 ? 2 : 1);
+    hasAic_ = cfg.mix != CoreMix::AIV_ONLY;
+    if (g_timing && !TracePath().empty()) {
+        traces_.resize(ctx.size());
+        for (size_t i = 0; i < ctx.size(); ++i) ctx[i].clock.trace = &traces_[i];
+    }
+}
+
+const std::vector<double> &LaunchTiming::Origins(int first, int count) {
+    origins_.assign(count, 0.0);
+    for (int i = 0; i < count; ++i) {
+        // The block goes to the physical core that is free first (ties: the lowest index).
+        const int p = static_cast<int>(std::min_element(physFree_.begin(), physFree_.end()) - physFree_.begin());
+        origins_[i] = physFree_[p];
+        physOf_[first + i] = p;
+        physFree_[p] = 1e300;  // taken in this wave
+    }
+    return origins_;
+}
+
+void LaunchTiming::WaveDone(int first, int count) {
+    for (int b = first; b < first + count; ++b) {
+        double end = 0;
+        for (int k = 0; k < 3; ++k) end = std::max(end, ctx_[b * 3 + k].clock.End());
+        physFree_[physOf_[b]] = end;
+    }
+}
+
+void LaunchTiming::Finish() {
+    const CostTable &t = Costs();
+    const SocSpec &soc = CurrentSoc();
+    const double us = 1e6 / t.clockHz;
+    std::ostringstream o;
+    o.precision(15);
+    o << "{\"kernel\":\"" << cfg_.name << "\",\"soc\":\"" << soc.name << "\",\"block_dim\":" << cfg_.blockDim
+      << ",\"model\":\"" << (g_timing ? (g_timingOnly ? "timeline (timing-only)" : "timeline") : "off") << "\"";
+    if (!g_timing) {
+        o << "}";
+        std::lock_guard<std::mutex> lock(g_mu);
+        g_profile = o.str();
+        return;
+    }
+    double critical = 0;
+    uint64_t hbm = 0, l2r = 0, l2w = 0;
+    double sum[2][kPipes] = {}, maxBusy[2][kPipes] = {};
+    int n[2] = {};
+    std::ostringstream cores;
+    cores.precision(15);
+    bool firstCore = true;
+    for (uint32_t b = 0; b < cfg_.blockDim; ++b)
+        for (int k = 0; k < 3; ++k) {
+            if (k == 0 ? !hasAic_ : k > aivPerBlock_) continue;
+            const CoreCtx &c = ctx_[b * 3 + k];
+            const CoreClock &cl = c.clock;
+            const double end = cl.End(), elapsed = end - cl.origin;
+            critical = std::max(critical, end);
+            hbm += cl.hbmBytes;
+            l2r += cl.l2ReadBytes;
+            l2w += cl.l2WriteBytes;
+            const int u = k == 0 ? 0 : 1;
+            ++n[u];
+            cores << (firstCore ? "" : ",") << "{\"core\":" << b << ",\"sub\":\"" << (k == 0 ? "aic" : k == 1 ? "aiv0" : "aiv1")
+                  << "\",\"start_us\":" << cl.origin * us << ",\"end_us\":" << end * us << ",\"busy_us\":{";
+            firstCore = false;
+            for (int p = 0; p < kPipes; ++p) {
+                sum[u][p] += elapsed > 0 ? cl.busy[p] / elapsed : 0.0;
+                maxBusy[u][p] = std::max(maxBusy[u][p], cl.busy[p]);
+                cores << (p ? "," : "") << "\"" << kPipeNames[p] << "\":" << cl.busy[p] * us;
+            }
+            cores << "},\"ratio\":{";
+            for (int p = 0; p < kPipes; ++p)
+                cores << (p ? "," : "") << "\"" << kPipeNames[p] << "\":" << (elapsed > 0 ? cl.busy[p] / elapsed : 0.0);
+            cores << "}}";
+        }
+    hbm = L2HbmReadBytes();  // whole lines, device-wide (the per-core sums are the requested bytes)
+    const double criticalUs = critical * us;
+    const double hbmFloorUs = hbm / t.hbmBytesPerSec * 1e6;
+    const double l2FloorUs = (l2r + l2w) / t.l2BytesPerSec * 1e6;
+    const double bodyUs = std::max({criticalUs, hbmFloorUs, l2FloorUs});
+    // The bound: the device-wide floor when it exceeds the critical path, else the pipe with the
+    // most busy time on one core (the per-pipe bound of the counters).
+    std::string bound = "-";
+    double best = -1;
+    for (int u = 0; u < 2; ++u)
+        for (int p = 0; p < kPipes; ++p)
+            if (maxBusy[u][p] > best) {
+                best = maxBusy[u][p];
+                bound = std::string(u == 0 ? "aic." : "aiv.") + kPipeNames[p];
+            }
+    if (hbmFloorUs > criticalUs && hbmFloorUs >= l2FloorUs) bound = "HBM";
+    else if (l2FloorUs > criticalUs) bound = "L2";
+    o << ",\"task_duration_us\":" << t.launchUs + bodyUs << ",\"launch_us\":" << t.launchUs
+      << ",\"critical_path_us\":" << criticalUs << ",\"hbm_floor_us\":" << hbmFloorUs << ",\"l2_floor_us\":" << l2FloorUs
+      << ",\"bound_pipe\":\"" << bound << "\",\"clock_mhz\":" << soc.clockMhz << ",\"hbm_bytes\":" << hbm
+      << ",\"l2_read_bytes\":" << l2r << ",\"l2_write_bytes\":" << l2w << ",\"aic_cores\":" << n[0]
+      << ",\"aiv_cores\":" << n[1];
+    for (const Metric &m : kMetrics) {
+        const int u = m.aic ? 0 : 1;
+        o << ",\"" << m.name << "\":";
+        if (n[u] == 0) o << "null";
+        else o << sum[u][static_cast<int>(m.pipe)] / n[u];
+    }
+    o << ",\"max_busy_us\":{";
+    bool f = true;
+    for (int u = 0; u < 2; ++u)
+        for (int p = 0; p < kPipes; ++p) {
+            if (n[u] == 0) continue;
+            o << (f ? "" : ",") << "\"" << (u == 0 ? "aic." : "aiv.") << kPipeNames[p] << "\":" << maxBusy[u][p] * us;
+            f = false;
+        }
+    o << "},\"cores\":[" << cores.str() << "]}";
+    {
+        std::lock_guard<std::mutex> lock(g_mu);
+        g_profile = o.str();
+    }
+
+    const std::string path = TracePath();
+    if (path.empty() || traces_.empty()) return;
+    FILE *out = std::fopen(path.c_str(), "w");
+    if (out == nullptr) {
+        std::fprintf(stderr, "[ascendc-emu] cannot write the trace to %s\n", path.c_str());
+        return;
+    }
+    // Chrome trace / Perfetto: one process per AI core, one thread per (sub-core, pipe); µs.
+    int truncated = 0;
+    for (const CoreCtx &c : ctx_) truncated += c.clock.traceFull ? 1 : 0;
+    std::fprintf(out,
+                 "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"kernel\":\"%s\",\"model\":\"modelled device time\","
+                 "\"sub_cores_truncated_at_%zu_spans\":%d},\"traceEvents\":[",
+                 cfg_.name, CoreClock::kMaxTraceSpans, truncated);
+    bool first = true;
+    for (uint32_t b = 0; b < cfg_.blockDim; ++b) {
+        std::fprintf(out, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":\"core %u\"}}",
+                     first ? "" : ",", b, b);
+        first = false;
+        for (int k = 0; k < 3; ++k) {
+            if (k == 0 ? !hasAic_ : k > aivPerBlock_) continue;
+            const char *sub = k == 0 ? "aic" : k == 1 ? "aiv0" : "aiv1";
+            for (int p = 0; p < kPipes; ++p)
+                std::fprintf(out, ",{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%d,\"args\":{\"name\":\"%s %s\"}}",
+                             b, k * 8 + p, sub, kPipeNames[p]);
+            for (const TraceSpan &s : traces_[b * 3 + k])
+                std::fprintf(out, ",{\"ph\":\"X\",\"name\":\"%s\",\"pid\":%u,\"tid\":%d,\"ts\":%.4f,\"dur\":%.4f}", s.name, b,
+                             k * 8 + s.pipe, s.start * us, (s.end - s.start) * us);
+        }
+    }
+    std::fprintf(out, "]}\n");
+    std::fclose(out);
+}
+
+}  // namespace emu
+
+extern "C" const char *ascendc_emu_last_profile_json(void) {
+    static thread_local std::string copy;
+    copy = emu::LastLaunchProfileJson();
+    return copy.c_str();
+}
+
+extern "C" const char *ascendc_emu_cost_table_json(void) {
+    static thread_local std::string copy;
+    copy = emu::CostTableJson();
+    return copy.c_str();
+}
+
+extern "C" void ascendc_emu_set_trace_path(const char *path) { emu::SetTracePath(path); }

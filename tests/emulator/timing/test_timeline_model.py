@@ -1,0 +1,148 @@
+"""Validation of the timeline model itself (issue 9): small kernels whose modelled time follows
+by hand from the cost table and the model's rules (emulator/src/timing/timeline.cpp):
+  * an API call costs `issue` scalar cycles; the instruction starts when its pipe is free, the
+    issue is done and its dependencies are met;
+  * Mmad = mmad_head + ceil(m/16) ceil(n/16) ceil(k/16) cycles (fp16);
+  * a GM->UB DataCopy = dma_head + bytes/hbm_read_bytes on first touch, bytes/l2_read_bytes after;
+  * a vector instruction = vec_head + repeats x cycles per repeat (Exp fp32: 64 lanes / 32 per cycle);
+  * a cross-core set carries (its pipe done + cross_flag) to the waiting core.
+The expected cycles are computed here from the cost table the binary reports, so the tests keep
+holding when calibration changes an assumed constant, and fail when the model's rules change.
+"""
+import math
+
+import pytest
+
+
+
+def cycles(out):
+    p = out["profile"]
+    return p["critical_path_us"] * p["clock_mhz"]
+
+
+def core_busy_cycles(out, sub, pipe):
+    p = out["profile"]
+    return [c["busy_us"][pipe] * p["clock_mhz"] for c in p["cores"] if c["sub"] == sub]
+
+
+def mmad(c, m, n, k):
+    return c["mmad_head"] + math.ceil(m / 16) * math.ceil(n / 16) * math.ceil(k / (c["macs_fp16"] / 256))
+
+
+def exp_fp32(c, elems):
+    return c["vec_head"] + math.ceil(elems / 64) * (64 / c["vec_transcendental"])
+
+
+@pytest.mark.parametrize("n,size", [(1, 128), (10, 128), (7, 64)])
+def test_back_to_back_mmad_loop_is_issue_plus_n_mmads(run_timing, n, size):
+    out = run_timing("mmad_loop", n, size)
+    c = out["costs"]
+    assert cycles(out) == pytest.approx(c["issue"] + n * mmad(c, size, size, size), rel=1e-9)
+    assert core_busy_cycles(out, "aic", "M") == [pytest.approx(n * mmad(c, size, size, size), rel=1e-9)]
+    [aic] = out["profile"]["cores"]
+    assert aic["ratio"]["M"] == pytest.approx(n * mmad(c, size, size, size) / cycles(out), rel=1e-9)
+    assert out["profile"]["bound_pipe"] == "aic.M"
+    assert out["profile"]["task_duration_us"] == pytest.approx(c["launch_us"] + cycles(out) / out["profile"]["clock_mhz"])
+
+
+def test_streaming_copy_first_touch_from_hbm_then_l2(run_timing):
+    n, size = 16, 16384
+    out = run_timing("stream_copy", n, size)
+    c, p = out["costs"], out["profile"]
+    first = c["dma_head"] + size / c["hbm_read_bytes"]
+    again = c["dma_head"] + size / c["l2_read_bytes"]
+    assert cycles(out) == pytest.approx(c["issue"] + n * first + n * again, rel=1e-9)
+    assert p["hbm_bytes"] == n * size
+    assert p["l2_read_bytes"] == 2 * n * size
+    assert p["bound_pipe"] == "aiv.MTE2"
+
+
+@pytest.mark.parametrize("mib,second_pass_hits", [(128, True), (256, False)])
+def test_l2_capacity_decides_whether_a_second_pass_hits(run_timing, mib, second_pass_hits):
+    size = 65536
+    n = mib * 1024 * 1024 // size  # the 910B2 L2 holds 192 MiB
+    out = run_timing("stream_copy", n, size)
+    c, p = out["costs"], out["profile"]
+    first = c["dma_head"] + size / c["hbm_read_bytes"]
+    again = c["dma_head"] + size / (c["l2_read_bytes"] if second_pass_hits else c["hbm_read_bytes"])
+    assert cycles(out) == pytest.approx(c["issue"] + n * first + n * again, rel=1e-9)
+    assert p["hbm_bytes"] == (1 if second_pass_hits else 2) * n * size
+
+
+def test_vector_exp_loop(run_timing):
+    n, elems = 12, 4096
+    out = run_timing("exp_loop", n, elems)
+    c = out["costs"]
+    assert cycles(out) == pytest.approx(c["issue"] + n * exp_fp32(c, elems), rel=1e-9)
+    assert out["profile"]["aiv_vec_ratio"] == pytest.approx(n * exp_fp32(c, elems) / cycles(out), rel=1e-9)
+
+
+@pytest.mark.parametrize("check", ["0", "1"])
+def test_single_vs_double_buffered_copy_compute(run_timing, check):
+    n, elems = 10, 4096
+    env = {"ASCEND_EMU_RACECHECK": check}
+    single = run_timing("copy_compute", n, elems, buffers=1, env=env)
+    double = run_timing("copy_compute", n, elems, buffers=2, env=env)
+    c = single["costs"]
+    d = c["dma_head"] + elems * 4 / c["hbm_read_bytes"]
+    v = exp_fp32(c, elems)
+    # the scalar unit issues 6 calls per tile (Alloc, DataCopy, EnQue, DeQue, Exp, Free) and runs ahead
+    assert 6 * c["issue"] <= v <= d
+    # one buffer: the copy of tile i+1 waits for FreeTensor of tile i (after its Exp)
+    assert cycles(single) == pytest.approx(2 * c["issue"] + n * (d + v), rel=1e-9)
+    # two buffers: copies run back to back, the last Exp trails
+    assert cycles(double) == pytest.approx(2 * c["issue"] + n * d + v, rel=1e-9)
+    assert cycles(double) < cycles(single)
+
+
+@pytest.mark.parametrize("check", ["0", "1"])
+def test_cube_to_vector_hand_off_over_cross_core_flags(run_timing, check):
+    n, size = 8, 128
+    out = run_timing("cube_to_vector", n, size, env={"ASCEND_EMU_RACECHECK": check})
+    c, p = out["costs"], out["profile"]
+    m = mmad(c, size, size, size)
+    v = exp_fp32(c, 4096)
+    assert v <= m and 2 * c["issue"] <= m
+    # set k carries issue + (k+1) Mmads + cross_flag; each AIV issues its Exp after the wait
+    assert cycles(out) == pytest.approx(c["issue"] + n * m + c["cross_flag"] + c["issue"] + v, rel=1e-9)
+    aic = [x for x in p["cores"] if x["sub"] == "aic"][0]
+    assert aic["end_us"] * p["clock_mhz"] == pytest.approx(c["issue"] + n * m, rel=1e-9)
+    for x in p["cores"]:
+        if x["sub"] != "aic":
+            assert x["end_us"] == pytest.approx(p["critical_path_us"])
+
+
+def test_sync_all_releases_everyone_at_the_last_arrival(run_timing):
+    n, elems = 6, 2048
+    out = run_timing("sync_all", n, elems, block_dim=2)
+    c, p = out["costs"], out["profile"]
+    e = exp_fp32(c, elems)
+    assert e >= c["issue"]
+    release = c["issue"] + n * e + c["sync_all"]  # block 0's last Exp ends; block 1 arrived long before
+    for core in p["cores"]:
+        assert core["end_us"] * p["clock_mhz"] == pytest.approx(release + c["issue"] + e, rel=1e-9)
+
+
+def test_blocks_beyond_the_cores_start_when_a_core_frees(run_timing):
+    n, elems = 3, 4096
+    one = cycles(run_timing("exp_loop", n, elems))
+    out = run_timing("exp_loop", n, elems, block_dim=49)  # 48 AIVs on the 910B2 table
+    p = out["profile"]
+    assert cycles(out) == pytest.approx(2 * one, rel=1e-9)
+    last = [x for x in p["cores"] if x["core"] == 48][0]
+    assert last["start_us"] * p["clock_mhz"] == pytest.approx(one, rel=1e-9)
+
+
+def test_model_off_reports_no_time(run_timing):
+    out = run_timing("exp_loop", 2, 1024, env={"ASCEND_EMU_TIMING": "0"})
+    assert out["profile"]["model"] == "off"
+    assert "task_duration_us" not in out["profile"]
+
+
+def test_calibrated_cost_file_changes_only_what_it_names(run_timing, tmp_path):
+    costs = tmp_path / "costs.txt"
+    costs.write_text("issue 3\nvec_head 5\n")
+    out = run_timing("exp_loop", 4, 2048, env={"ASCEND_EMU_COSTS": str(costs)})
+    c = out["costs"]
+    assert c["issue"] == 3 and c["vec_head"] == 5
+    assert cycles(out) == pytest.approx(3 + 4 * (5 + 32 * 2), rel=1e-9)

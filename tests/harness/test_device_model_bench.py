@@ -1,0 +1,20 @@
+"""benchmarks/device_model.py runs and prints a [PERF] line and the table (one small shape)."""
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_device_model_prints_perf_lines_and_csv(tmp_path):
+    out = tmp_path / "dm.csv"
+    res = subprocess.run([sys.executable, str(REPO / "benchmarks/device_model.py"), "--quick", "--only",
+                          "incre_flash_attention_v4/B16_N32/4_S4K_D128_fp16", "--csv", str(out)],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    perf = [l for l in res.stdout.splitlines() if l.startswith("[PERF]")]
+    assert len(perf) == 1 and "modelled_us" in perf[0] and "hbm_pct" in perf[0] and "bound" in perf[0]
+    rows = out.read_text().splitlines()
+    assert len(rows) == 2 and "modelled_us" in rows[0]
+    hbm_pct = float(perf[0].split("hbm_pct ")[1].split(";")[0])
+    assert 0 < hbm_pct <= 100  # never above the HBM bandwidth
