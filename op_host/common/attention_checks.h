@@ -83,7 +83,7 @@ inline TensorDesc Describe(const aclTensor *tensor)
     for (uint64_t i = nStrides; i-- > 0;) {
         // size-1 and empty dimensions may carry any stride
         if (t.shape[i] > 1 && strides[i] != expect) t.contiguous = false;
-        expect *= t.shape[i];
+        if (__builtin_mul_overflow(expect, t.shape[i], &expect)) expect = INT64_MAX;  // saturate: see Numel
     }
     delete[] strides;
     if (t.Numel() == 0) t.contiguous = true;  // an empty view has no layout to violate

@@ -22,8 +22,11 @@ struct TensorDesc {
 
     int64_t Numel() const
     {
+        // Saturating: a hostile shape must not overflow here (tensor_memory_checks.h rejects it).
         int64_t n = 1;
-        for (int64_t d : shape) n *= d;
+        for (int64_t d : shape) {
+            if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;
+        }
         return n;
     }
     std::string ShapeString() const

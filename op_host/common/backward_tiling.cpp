@@ -146,7 +146,7 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     p.tq = uint64_t(prob.tq);
     p.tkv = uint64_t(prob.tkv);
     p.scaleValue = prob.scale;
-    p.statsTnd = prob.statsTnd ? 1 : 0;
+    p.statsTnd = (prob.statsTnd ? 1u : 0u) | (prob.sumStatsTnd ? 2u : 0u);
     p.sparseMode = uint32_t(prob.sparseMode);
     p.hasMask = prob.hasMask ? 1 : 0;
     p.preTokens = std::clamp(prob.preTokens, -BAND_LIMIT, BAND_LIMIT);

@@ -17,7 +17,8 @@ struct BackwardProblem {
     int64_t ropeDim = 0;  // D of query_rope/key_rope, 0 without a rope part
     uint32_t dtypeBytes = 2;
     float scale = 1.0f;
-    bool statsTnd = true;
+    bool statsTnd = true;     // softmax_max is [T, N, 8] (else [N, T, 8])
+    bool sumStatsTnd = true;  // softmax_sum likewise (differs when only one of them is recomputed)
     int64_t sparseMode = 0;
     bool hasMask = false;
     bool hasSink = false;

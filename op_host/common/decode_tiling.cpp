@@ -106,6 +106,7 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     d.paged = prob.paged ? 1 : 0;
     d.blockSize = static_cast<uint32_t>(prob.blockSize);
     d.maxBlocks = static_cast<uint32_t>(prob.maxBlocks);
+    d.cacheBlocks = static_cast<uint32_t>(prob.cacheBlocks);
     d.pageStride = prob.pageStride;
     d.pageHeadStride = prob.pageHeadStride;
     d.hasMask = prob.hasMask ? 1 : 0;

@@ -22,6 +22,7 @@ struct DecodeProblem {
     // Paged cache: pageStride/pageHeadStride/kv.s describe the cache, maxBlocks the table width.
     bool paged = false;
     int64_t blockSize = 0, maxBlocks = 0;
+    int64_t cacheBlocks = 0;  // blocknum of the cache: the kernel never follows a table entry outside it
     uint64_t pageStride = 0, pageHeadStride = 0;
     bool hasMask = false;
     uint64_t maskStrideB = 0;

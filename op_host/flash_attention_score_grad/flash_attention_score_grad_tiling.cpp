@@ -160,8 +160,13 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
 
     FlashAttentionScoreGradTilingData *data = context->GetTilingData<FlashAttentionScoreGradTilingData>();
     *data = FlashAttentionScoreGradTilingData{};
-    const bool recompute = context->GetOptionalInputShape(SOFTMAX_MAX) == nullptr;
-    if (recompute) prob.statsTnd = true;  // the forward writes [T, N, 8]
+    // Any of softmax_max / softmax_sum / attention_in absent: the kernel recomputes the forward and
+    // takes the absent ones from it (the forward writes [T, N, 8]); given ones keep their layout.
+    const bool noMax = context->GetOptionalInputShape(SOFTMAX_MAX) == nullptr;
+    const bool noSum = context->GetOptionalInputShape(SOFTMAX_SUM) == nullptr;
+    const bool recompute = noMax || noSum || context->GetOptionalInputShape(ATTENTION_IN) == nullptr;
+    prob.sumStatsTnd = noSum || prob.statsTnd;
+    if (noMax) prob.statsTnd = true;
     std::string why;
     if (!fa_host::PlanBackward(prob, budget, data->params, why) ||
         (recompute && !PlanRecompute(prob, budget, *data, why))) {

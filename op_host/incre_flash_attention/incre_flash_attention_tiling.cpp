@@ -68,6 +68,7 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
         prob.paged = true;
         prob.blockSize = blockSize == nullptr ? 0 : *blockSize;
         prob.maxBlocks = tb[1];
+        prob.cacheBlocks = k[0];
         if (k.size() == 3) {  // (blocknum, blocksize, H)
             prob.kv = {0, uint64_t(d), uint64_t(k[2])};
             prob.pageStride = uint64_t(k[1] * k[2]);

@@ -23,7 +23,7 @@ struct BackwardParams {
     uint64_t tkv;
 
     float scaleValue;
-    uint32_t statsTnd;  // softmax_max/sum are [T, N, 8] (1) or [N, T, 8] (0)
+    uint32_t statsTnd;  // bit 0: softmax_max is [T, N, 8] (else [N, T, 8]); bit 1: softmax_sum likewise
 
     // Mask: sparse mode as the spec defines it; with hasMask == 0 the modes do not apply
     // (full attention). Modes 0/1 read the 1-byte user mask with these strides.

@@ -186,9 +186,9 @@ private:
         for (uint64_t f = lo; f < hi; ++f) {
             const uint32_t n = static_cast<uint32_t>(f % heads);
             const uint64_t t = f / heads;
-            const uint64_t off = p_->statsTnd != 0 ? f * 8 : (n * p_->tq + t) * 8;
-            row.SetValue(0, sink_.GetValue(n) - max_.GetValue(off));
-            row.SetValue(8, sum_.GetValue(off));
+            const uint64_t offTnd = f * 8, offNt = (n * p_->tq + t) * 8;
+            row.SetValue(0, sink_.GetValue(n) - max_.GetValue((p_->statsTnd & 1u) != 0 ? offTnd : offNt));
+            row.SetValue(8, sum_.GetValue((p_->statsTnd & 2u) != 0 ? offTnd : offNt));
             row.SetValue(16, drow_.GetValue(f * 8));
             PipeSync<AscendC::HardEvent::S_V>();
             AscendC::Exp(row, row, 1);
@@ -360,8 +360,8 @@ private:
             PipeSync<AscendC::HardEvent::V_MTE2>();
             AscendC::DataCopy(s_, wsS_[f32Slot + rowOff * c], mine * c);
             AscendC::DataCopy(dp_, wsDp_[f32Slot + rowOff * c], mine * c);
-            LoadStats(rowMax_, max_, t, n, mine, p_->statsTnd != 0);
-            LoadStats(rowSum_, sum_, t, n, mine, p_->statsTnd != 0);
+            LoadStats(rowMax_, max_, t, n, mine, (p_->statsTnd & 1u) != 0);
+            LoadStats(rowSum_, sum_, t, n, mine, (p_->statsTnd & 2u) != 0);
             LoadStats(rowD_, drow_, t, n, mine, true);
             PipeSync<AscendC::HardEvent::MTE2_V>();
             PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous P/dS stores left the UB

@@ -30,6 +30,7 @@ struct DecodeParams {
     uint32_t paged;
     uint32_t blockSize;
     uint32_t maxBlocks;
+    uint32_t cacheBlocks;  // blocknum of the cache (fills the padding before pageStride)
     uint64_t pageStride;
     uint64_t pageHeadStride;
 

@@ -77,7 +77,11 @@ struct KvSource<KvDecode> {
         if (d.paged == 0) {
             return b * p_->kvStrideB + kvHead * p_->kvStrideN + static_cast<uint64_t>(token) * p_->kvStrideS;
         }
-        const int32_t block = table_.GetValue(static_cast<uint64_t>(b) * d.maxBlocks + token / d.blockSize);
+        int32_t block = table_.GetValue(static_cast<uint64_t>(b) * d.maxBlocks + token / d.blockSize);
+        // The host rejects a table entry outside the cache when it can read the table; a table
+        // written on the device after that check must still not make the kernel read foreign
+        // memory, so such an entry reads block 0 (wrong numbers, never an out-of-cache access).
+        if (block < 0 || static_cast<uint32_t>(block) >= d.cacheBlocks) block = 0;
         return static_cast<uint64_t>(block) * d.pageStride + kvHead * d.pageHeadStride +
                static_cast<uint64_t>(token % d.blockSize) * p_->kvStrideS;
     }

@@ -5,7 +5,9 @@
 #include "../attention_core/forward_kernel.h"
 #include "flash_attention_score_grad_tiling_data.h"
 
-// The varlen forward (as flash_attention_score's kernel) recomputes missing statistics.
+// The varlen forward (as flash_attention_score's kernel) recomputes missing statistics: when any
+// of softmax_max / softmax_sum / attention_in is absent it runs, and the absent ones are taken
+// from it (the given ones are used as given).
 using RecomputeVariant = AttentionCore::ForwardVariant<AttentionCore::SplitTnd, AttentionCore::KvStrided,
                                                        AttentionCore::ScorePse, AttentionCore::MaskSparseMode,
                                                        AttentionCore::SoftmaxDropout>;
@@ -25,9 +27,9 @@ __aicore__ inline void Run(const FlashAttentionScoreGradTilingData &tiling, Atte
         f.dropMask = t.dropMask;
         AttentionCore::RunForward<T, RecomputeVariant>(&tiling.forward, f);
         AscendC::SyncAll<false>();  // the statistics and the output are in GM for every core
-        t.softmaxMax = f.softmaxMax;
-        t.softmaxSum = f.softmaxSum;
-        t.attentionIn = f.out;
+        if (t.softmaxMax == nullptr) t.softmaxMax = f.softmaxMax;
+        if (t.softmaxSum == nullptr) t.softmaxSum = f.softmaxSum;
+        if (t.attentionIn == nullptr) t.attentionIn = f.out;
     }
     t.workspace = userWorkspace + tiling.backwardOffset;
     AttentionCore::RunBackward<T>(&tiling.params, t);

@@ -4,7 +4,8 @@ tests/data/spec_contract.json, so the default tests run without the spec pack.
 
 Per operator: the aclnn API, the ordered parameters of aclnn<API>GetWorkspaceSize (C type as
 declared and name) and, per parameter, the dtypes the spec lists (spelled as in the spec,
-e.g. FLOAT16; null when the spec lists none, as for reserved parameters).
+e.g. FLOAT16; null when the spec lists none, as for reserved parameters) and its 非连续Tensor
+column ("√" supported, "×" not, "-" not applicable; null when the spec has no such column).
 
     python scripts/tools/extract_spec_contract.py            # rewrite tests/data/spec_contract.json
     python scripts/tools/extract_spec_contract.py --out F    # write elsewhere (tests compare)
@@ -67,6 +68,23 @@ def dtypes(text: str, name: str):
     return None
 
 
+NONCONTIGUOUS_MARKS = ("√", "×", "-")
+
+
+def noncontiguous(text: str, name: str):
+    """The 非连续Tensor cell of parameter `name` (the last cell of its row; output rows may drop
+    "Out", as spec 004's dQuery for dQueryOut); None without that column or row."""
+    if "非连续" not in text:
+        return None
+    for candidate in (name, name.replace("Out", "", 1) if "Out" in name else None):
+        row = candidate and re.search(rf"<td>\s*{candidate}\s*</td>(.*?)</tr>", text, re.S)
+        if row:
+            cells = [re.sub(r"<.*?>", "", c).strip() for c in re.findall(r"<td>(.*?)</td>", row.group(1), re.S)]
+            if cells and cells[-1] in NONCONTIGUOUS_MARKS:
+                return cells[-1]
+    return None
+
+
 def extract(seeds: Path) -> dict:
     operators = {}
     for op_type, (spec_file, api) in SPECS.items():
@@ -74,7 +92,8 @@ def extract(seeds: Path) -> dict:
         operators[op_type] = {
             "spec": spec_file,
             "api": api,
-            "parameters": [{"name": name, "ctype": ctype, "dtypes": dtypes(text, name)}
+            "parameters": [{"name": name, "ctype": ctype, "dtypes": dtypes(text, name),
+                            "noncontiguous": noncontiguous(text, name)}
                            for ctype, name in signature(text, api)],
         }
     return {"generated_by": "scripts/tools/extract_spec_contract.py from the specs in ../shared/seeds",

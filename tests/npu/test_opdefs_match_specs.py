@@ -112,7 +112,7 @@ def test_contract_holds_the_five_apis():
         ("const aclTensor *", "query"), ("const aclTensor *", "key"), ("const aclTensor *", "value"),
         ("const aclTensor *", "pseShift"), ("const aclTensor *", "attenMask"),
         ("const aclIntArray *", "actualSeqLengths"), ("int64_t", "numHeads")]
-    assert pfa[-1] == {"name": "executor", "ctype": "aclOpExecutor **", "dtypes": None}
+    assert pfa[-1] == {"name": "executor", "ctype": "aclOpExecutor **", "dtypes": None, "noncontiguous": "-"}
     assert pfa[4]["dtypes"] == ["BOOL", "INT8", "UINT8"]
     for op, c in CONTRACT.items():
         for p in c["parameters"]:

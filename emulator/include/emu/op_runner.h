@@ -37,11 +37,25 @@ namespace ops {
 class OpDef;
 }
 
+namespace emu {
+// A non-contiguous tensor argument: the kernel works on a contiguous staging copy, gathered from
+// the caller's strided view before the launch (inputs) or scattered back into it after (outputs),
+// as CANN's aclnn layer does with its Contiguous / ViewCopy kernels around the operator.
+struct StagedView {
+    void *view = nullptr;     // device address of the view's element 0
+    void *staging = nullptr;  // contiguous copy (owned by the executor)
+    std::vector<int64_t> shape, strides;  // elements
+    size_t elementBytes = 0;
+    bool output = false;
+};
+}  // namespace emu
+
 // What GetWorkspaceSize hands to the run stage.
 struct aclOpExecutor {
     std::shared_ptr<emu::OpCall> call;
     std::vector<void *> args;             // GM addresses of inputs then outputs, IR order
-    std::vector<void *> ownedDeviceMemory;  // device copies of value inputs; freed with the executor
+    std::vector<void *> ownedDeviceMemory;  // device copies of value inputs, staging copies; freed with the executor
+    std::vector<emu::StagedView> staged;  // non-contiguous arguments
     uint64_t workspaceSize = 0;
     ~aclOpExecutor();
 };
@@ -84,7 +98,7 @@ private:
     size_t nextOutput_ = 0;
     std::vector<bool> attrSet_;
     void Fail(aclnnStatus status, const std::string &message);
-    bool CheckTensor(const std::string &what, const aclTensor &tensor);
+    bool CheckTensor(const std::string &what, const aclTensor &tensor, bool allowStrided = false);
     gert::AttrValue *AttrSlot(const char *name);  // marks the attribute as set
     void WrongAttrType(const char *name, const char *given);
     static OpCallTensor MakeInstance(const aclTensor *tensor);

@@ -12,7 +12,7 @@ bool aclTensor::IsContiguous() const {
     int64_t expected = 1;
     for (size_t i = viewShape.size(); i-- > 0;) {
         if (viewShape[i] != 1 && strides[i] != expected) return false;
-        expected *= viewShape[i];
+        if (__builtin_mul_overflow(expected, viewShape[i], &expected)) return false;  // no real packing that large
     }
     return true;
 }

@@ -4,17 +4,78 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 #include "emu/device_memory.h"
 #include "emu/log.h"
 #include "emu/op_registry.h"
 #include "exe_graph/runtime/infer_shape_context.h"
 
+// The executors GetWorkspaceSize handed out and nobody has run or destroyed yet. CANN forbids
+// running an executor twice; a reused, freed or foreign pointer must give an error status, never
+// memory corruption, so no pointer is dereferenced before it is found (and taken) here.
+namespace {
+std::mutex g_liveMu;
+std::set<const aclOpExecutor *> g_liveExecutors;
+
+void RegisterExecutor(const aclOpExecutor *e) {
+    std::lock_guard<std::mutex> lock(g_liveMu);
+    g_liveExecutors.insert(e);
+}
+
+// True (and the executor is no longer live) when `e` was live: exactly one caller gets it.
+bool TakeExecutor(const aclOpExecutor *e) {
+    std::lock_guard<std::mutex> lock(g_liveMu);
+    return g_liveExecutors.erase(e) == 1;
+}
+
+// "PromptFlashAttention" -> "prompt_flash_attention": the kernel entry named after the op type.
+std::string SnakeCase(const std::string &type) {
+    std::string out;
+    for (char ch : type) {
+        if (ch >= 'A' && ch <= 'Z') {
+            if (!out.empty()) out += '_';
+            out += static_cast<char>(ch - 'A' + 'a');
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
+
+// 0 and the executor taken when it is live and was built for the operator whose kernel is
+// `kernelName`; otherwise a status and `why` (the executor stays as it was).
+aclnnStatus TakeExecutorFor(aclOpExecutor *e, const char *kernelName, std::string &why) {
+    std::lock_guard<std::mutex> lock(g_liveMu);
+    auto it = g_liveExecutors.find(e);
+    if (it == g_liveExecutors.end()) {
+        why = "is not live: an executor runs once (it was already run or destroyed) and must come from a "
+              "GetWorkspaceSize call";
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    const std::string &type = e->call->opType;
+    if (SnakeCase(type) != kernelName) {
+        why = "was created by the GetWorkspaceSize of operator " + type + ", not of this one";
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    g_liveExecutors.erase(it);
+    return ACLNN_SUCCESS;
+}
+}  // namespace
+
 aclOpExecutor::~aclOpExecutor() {
+    TakeExecutor(this);
     for (void *p : ownedDeviceMemory) emu::DeviceFree(p, "aclOpExecutor");
 }
 
 extern "C" aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
+    if (executor == nullptr) return ACLNN_SUCCESS;
+    if (!TakeExecutor(executor)) {
+        emu::LogError("aclDestroyAclOpExecutor: executor %p is not live (already run or destroyed, or never created "
+                      "by a GetWorkspaceSize)", static_cast<void *>(executor));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
     delete executor;
     return ACLNN_SUCCESS;
 }
@@ -43,6 +104,47 @@ std::string ListText(const std::vector<T> &items, const char *(*name)(T)) {
     std::string s = "{";
     for (size_t i = 0; i < items.size(); ++i) s += std::string(i ? ", " : "") + name(items[i]);
     return s + "}";
+}
+
+// A contiguous staging buffer for the non-contiguous `tensor`, recorded in the executor.
+void *Stage(aclOpExecutor &exe, const aclTensor &tensor, bool output) {
+    StagedView v;
+    v.view = tensor.ViewData();
+    v.shape = tensor.viewShape;
+    v.strides = tensor.strides;
+    v.elementBytes = aclDataTypeSize(tensor.dataType);
+    v.output = output;
+    const size_t bytes = static_cast<size_t>(tensor.Numel()) * v.elementBytes;
+    v.staging = DeviceAlloc(bytes > 0 ? bytes : 1, "aclnn non-contiguous staging");
+    exe.ownedDeviceMemory.push_back(v.staging);
+    exe.staged.push_back(v);
+    return v.staging;
+}
+
+// Element-wise copy between a strided view and its contiguous staging copy (row-major order).
+void CopyStaged(const StagedView &v, bool toStaging) {
+    const size_t rank = v.shape.size();
+    int64_t count = 1;
+    for (int64_t d : v.shape) count *= d;
+    if (count == 0) return;
+    std::vector<int64_t> index(rank, 0);
+    auto *view = static_cast<uint8_t *>(v.view);
+    auto *flat = static_cast<uint8_t *>(v.staging);
+    for (int64_t i = 0; i < count; ++i) {
+        int64_t at = 0;
+        for (size_t d = 0; d < rank; ++d) at += index[d] * v.strides[d];
+        uint8_t *strided = view + at * static_cast<int64_t>(v.elementBytes);
+        uint8_t *packed = flat + i * static_cast<int64_t>(v.elementBytes);
+        if (toStaging) {
+            std::memcpy(packed, strided, v.elementBytes);
+        } else {
+            std::memcpy(strided, packed, v.elementBytes);
+        }
+        for (size_t d = rank; d-- > 0;) {  // next row-major index
+            if (++index[d] < v.shape[d]) break;
+            index[d] = 0;
+        }
+    }
 }
 
 // The kernel-side view of a dynamic input (AscendC::ListTensorDesc), in device memory:
@@ -114,8 +216,14 @@ OpCallParam *OpRunner::NextParam(bool output) {
     return &params[next++];
 }
 
-bool OpRunner::CheckTensor(const std::string &what, const aclTensor &tensor) {
-    if (!tensor.IsContiguous()) {
+bool OpRunner::CheckTensor(const std::string &what, const aclTensor &tensor, bool allowStrided) {
+    for (int64_t st : tensor.strides) {
+        if (st < 0) {
+            Fail(ACLNN_ERR_PARAM_INVALID, what + " has a negative stride (strides " + ShapeString(tensor.strides) + ")");
+            return false;
+        }
+    }
+    if (!allowStrided && !tensor.IsContiguous()) {
         Fail(ACLNN_ERR_PARAM_INVALID, what + " is not contiguous (strides " + ShapeString(tensor.strides) +
                                           " for shape " + ShapeString(tensor.viewShape) +
                                           "); the CPU target needs contiguous tensors");
@@ -150,7 +258,7 @@ OpRunner &OpRunner::Input(const aclTensor *tensor) {
         if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required input " + pd.GetName() + " is null");
         return *this;
     }
-    if (!CheckTensor("input " + pd.GetName(), *tensor)) return *this;
+    if (!CheckTensor("input " + pd.GetName(), *tensor, true)) return *this;
     param->present = true;
     param->instances.push_back(MakeInstance(tensor));
     return *this;
@@ -213,7 +321,7 @@ OpRunner &OpRunner::Output(const aclTensor *tensor) {
         if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required output " + pd.GetName() + " is null");
         return *this;
     }
-    if (!CheckTensor("output " + pd.GetName(), *tensor)) return *this;
+    if (!CheckTensor("output " + pd.GetName(), *tensor, true)) return *this;
     param->present = true;
     param->instances.push_back(MakeInstance(tensor));
     return *this;
@@ -427,6 +535,7 @@ aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor) {
     }
 
     auto *exe = new aclOpExecutor;
+    RegisterExecutor(exe);
     exe->call = call_;
     for (size_t i = 0; i < call_->inputs.size(); ++i) {
         OpCallParam &p = call_->inputs[i];
@@ -441,6 +550,9 @@ aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor) {
             continue;
         }
         OpCallTensor &t = p.instances[0];
+        if (t.acl != nullptr && !t.acl->IsContiguous()) {
+            t.deviceAddr = Stage(*exe, *t.acl, false);
+        }
         if (t.hostValues) {  // value input: the kernel reads a device copy
             const size_t bytes = t.hostValues->size() * sizeof(int64_t);
             void *dev = DeviceAlloc(bytes > 0 ? bytes : sizeof(int64_t), "aclnn value input");
@@ -450,7 +562,12 @@ aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor) {
         }
         exe->args.push_back(t.deviceAddr);
     }
-    for (const OpCallParam &p : call_->outputs) exe->args.push_back(p.present ? p.instances[0].deviceAddr : nullptr);
+    for (OpCallParam &p : call_->outputs) {
+        if (p.present && p.instances[0].acl != nullptr && !p.instances[0].acl->IsContiguous()) {
+            p.instances[0].deviceAddr = Stage(*exe, *p.instances[0].acl, true);
+        }
+        exe->args.push_back(p.present ? p.instances[0].deviceAddr : nullptr);
+    }
     uint64_t total = 0;
     for (size_t s : call_->workspaceSizes) total += s;
     exe->workspaceSize = total;
@@ -465,6 +582,12 @@ aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t 
     if (executor == nullptr) {
         LogError("%s: executor is null", kernelName);
         return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    std::string why;
+    const aclnnStatus taken = TakeExecutorFor(executor, kernelName, why);
+    if (taken != ACLNN_SUCCESS) {
+        LogError("%s: executor %p %s", kernelName, static_cast<void *>(executor), why.c_str());
+        return taken;
     }
     std::unique_ptr<aclOpExecutor> exe(executor);  // the second stage consumes the executor
     const OpCall &call = *exe->call;
@@ -502,7 +625,13 @@ aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t 
     // As on the NPU, the aclnn workspace starts with the Ascend C system workspace
     // (GetLibApiWorkSpaceSize, which tiling adds to its size); GetUserWorkspace skips it.
     cfg.userWorkspaceOffset = kSystemWorkspaceBytes;
+    // Outputs are gathered too: a kernel that writes only part of an output (zero-size batches,
+    // absent heads) must leave the caller's values there, so the staging starts as the view.
+    for (const StagedView &v : exe->staged) CopyStaged(v, true);
     Launch(cfg, [&] { invoke(kernel, args.data()); });
+    for (const StagedView &v : exe->staged) {
+        if (v.output) CopyStaged(v, false);
+    }
     DeviceFree(tiling, "aclnn tiling data");
     return ACLNN_SUCCESS;
 }

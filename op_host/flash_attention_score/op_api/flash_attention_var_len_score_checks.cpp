@@ -3,12 +3,14 @@
 #include "flash_attention_var_len_score_checks.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "../../common/attention_checks.h"
+#include "../../common/tensor_memory_checks.h"
 
 namespace {
 
@@ -109,7 +111,7 @@ bool CheckAttributes(ParamChecker &c, const VarLenScoreArgs &a, bool hasMask)
                    L(a.innerPrecise)) ||
         !c.Require(a.keepProb > 0.0 && a.keepProb <= 1.0, "keepProbOptional", "is %g (must lie in (0, 1])",
                    a.keepProb) ||
-        !c.Require(std::isfinite(a.scaleValue), "scaleValueOptional", "is %g (must be finite)", a.scaleValue)) {
+        !c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValueOptional", "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue)) {
         return false;
     }
     const bool band = m == 0 || m == 4 || m == 7 || m == 8;
@@ -205,6 +207,13 @@ aclnnStatus FlashAttentionVarLenScoreCheckParams(const VarLenScoreArgs &a, const
         !c.NotNull(a.softmaxMax, "softmaxMaxOut", "an output") || !c.NotNull(a.softmaxSum, "softmaxSumOut", "an output") ||
         !c.NotNull(a.attentionOut, "attentionOutOut", "an output") ||
         !c.NotNull(workspaceSize, "workspaceSize", "an output") || !c.NotNull(executor, "executor", "an output")) {
+        return c.Status();
+    }
+    if (!fa_host::CheckTensorsMemory(c, {{a.query, "query"}, {a.key, "key"}, {a.value, "value"},
+                                         {a.realShift, "realShiftOptional"}, {a.dropMask, "dropMaskOptional"},
+                                         {a.paddingMask, "paddingMaskOptional"}, {a.attenMask, "attenMaskOptional"},
+                                         {a.softmaxMax, "softmaxMaxOut"}, {a.softmaxSum, "softmaxSumOut"},
+                                         {a.softmaxOut, "softmaxOutOut"}, {a.attentionOut, "attentionOutOut"}})) {
         return c.Status();
     }
     const TensorDesc q = fa_host::Describe(a.query);

@@ -3,11 +3,13 @@
 // saying so; docs/ops/flash_attention_unpadding_score_grad_v5.md lists them).
 #include "flash_attention_score_grad_checks.h"
 
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "../../common/attention_checks.h"
+#include "../../common/tensor_memory_checks.h"
 
 namespace {
 
@@ -29,7 +31,7 @@ bool CheckTnd(ParamChecker &c, const TensorDesc &t, const char *name, const Tens
 {
     TensorDesc want;
     want.shape = shape;
-    return c.SameDtype(t, name, ref, refName) && c.FormatND(t, name) && c.Contiguous(t, name) &&
+    return c.SameDtype(t, name, ref, refName) && c.FormatND(t, name) &&
            c.Require(t.shape == shape, name, "has shape %s but must be %s", t.ShapeString().c_str(),
                      want.ShapeString().c_str());
 }
@@ -64,7 +66,6 @@ bool CheckMask(ParamChecker &c, const TensorDesc &m, const FagV5Args &a, int64_t
 {
     if (!m.present) return true;
     if (!c.DtypeIn(m, "attenMaskOptional", {ACL_BOOL, ACL_UINT8}) || !c.FormatND(m, "attenMaskOptional") ||
-        !c.Contiguous(m, "attenMaskOptional") ||
         !c.Require(m.shape.size() == 2 || m.shape.size() == 4, "attenMaskOptional",
                    "has shape %s (must be [B,N,Sq,Skv], [B,1,Sq,Skv], [1,1,Sq,Skv] or [Sq,Skv])",
                    m.ShapeString().c_str())) {
@@ -104,7 +105,6 @@ bool CheckPse(ParamChecker &c, const FagV5Args &a, const TensorDesc &p, const Te
         const int64_t n = q.shape[1];
         const int64_t batch = static_cast<int64_t>(s.q.size());
         return c.DtypeIn(p, "pseShiftOptional", {ACL_FLOAT}) && c.FormatND(p, "pseShiftOptional") &&
-               c.Contiguous(p, "pseShiftOptional") &&
                c.Require(p.shape == std::vector<int64_t>{n} || p.shape == std::vector<int64_t>{batch, n},
                          "pseShiftOptional", "has shape %s (pseType %lld needs alibi slopes [N] or [B, N], N = %lld, "
                          "B = %lld)", p.ShapeString().c_str(), L(a.pseType), L(n), L(batch)) &&
@@ -112,7 +112,6 @@ bool CheckPse(ParamChecker &c, const FagV5Args &a, const TensorDesc &p, const Te
                CheckStartIdx(c, a.kvStartIdx, "kvStartIdxOptional", s.q.size());
     }
     return c.SameDtype(p, "pseShiftOptional", q, "query") && c.FormatND(p, "pseShiftOptional") &&
-           c.Contiguous(p, "pseShiftOptional") &&
            c.Require(a.sparseMode != 7, "pseShiftOptional", "is given with sparseMode 7 (not supported)") &&
            c.Require(a.sparseMode != 8 || s.AllEqual(), "pseShiftOptional",
                      "is given with sparseMode 8 but Sq != Skv in some batch (needs equal lengths)") &&
@@ -144,7 +143,6 @@ bool CheckRope(ParamChecker &c, const FagV5Args &a, const TensorDesc &q, const T
     const TensorDesc kr = fa_host::Describe(a.keyRope);
     if (!c.DtypeIn(qr, "queryRope", {ACL_BF16}) || !c.SameDtype(qr, "queryRope", q, "query") ||
         !c.SameDtype(kr, "keyInRope", q, "query") || !c.FormatND(qr, "queryRope") || !c.FormatND(kr, "keyInRope") ||
-        !c.Contiguous(qr, "queryRope") || !c.Contiguous(kr, "keyInRope") ||
         !c.Require(!dropout, "dropMaskOptional", "is given with keepProb < 1 together with queryRope/keyInRope "
                                                  "(dropout is not compatible with rope)") ||
         !c.Require(qr.shape.size() == 3 && qr.shape[0] == q.shape[0] && qr.shape[1] == q.shape[1], "queryRope",
@@ -170,7 +168,7 @@ bool CheckStats(ParamChecker &c, const TensorDesc &s, const char *name, bool tnd
     const std::vector<int64_t> want = tnd ? std::vector<int64_t>{t, n, 8} : std::vector<int64_t>{n, t, 8};
     TensorDesc w;
     w.shape = want;
-    return c.DtypeIn(s, name, {ACL_FLOAT}) && c.FormatND(s, name) && c.Contiguous(s, name) &&
+    return c.DtypeIn(s, name, {ACL_FLOAT}) && c.FormatND(s, name) &&
            c.Require(s.shape == want, name, "has shape %s but must be %s (softmaxInLayout \"%s\")",
                      s.ShapeString().c_str(), w.ShapeString().c_str(), tnd ? "same_as_input" : "");
 }
@@ -191,6 +189,16 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
         !c.NotNull(a.executor, "executor", "an output")) {
         return c.Status();
     }
+    if (!fa_host::CheckTensorsMemory(
+            c, {{a.query, "query"}, {a.queryRope, "queryRopeOptional"}, {a.key, "keyIn"}, {a.keyRope, "keyInRopeOptional"},
+                {a.value, "value"}, {a.dy, "dy"}, {a.pse, "pseShiftOptional"}, {a.dropMask, "dropMaskOptional"},
+                {a.paddingMask, "paddingMaskOptional"}, {a.attenMask, "attenMaskOptional"},
+                {a.softmaxMax, "softmaxMaxOptional"}, {a.softmaxSum, "softmaxSumOptional"},
+                {a.softmaxIn, "softmaxInOptional"}, {a.attentionIn, "attentionInOptional"}, {a.sink, "sinkInOptional"},
+                {a.dq, "dqOut"}, {a.dqRope, "dqRopeOut"}, {a.dk, "dkOut"}, {a.dkRope, "dkRopeOut"}, {a.dv, "dvOut"},
+                {a.dpse, "dpseOut"}, {a.dsink, "dsinkOut"}})) {
+        return c.Status();
+    }
     const TensorDesc q = fa_host::Describe(a.query);
     const TensorDesc k = fa_host::Describe(a.key);
     const TensorDesc v = fa_host::Describe(a.value);
@@ -200,8 +208,7 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
                                                   "(use FLOAT16 or BFLOAT16)") ||
         !c.SameDtype(k, "keyIn", q, "query") || !c.SameDtype(v, "value", q, "query") ||
         !c.SameDtype(dy, "dy", q, "query") || !c.FormatND(q, "query") || !c.FormatND(k, "keyIn") ||
-        !c.FormatND(v, "value") || !c.FormatND(dy, "dy") || !c.Contiguous(q, "query") || !c.Contiguous(k, "keyIn") ||
-        !c.Contiguous(v, "value") || !c.Contiguous(dy, "dy")) {
+        !c.FormatND(v, "value") || !c.FormatND(dy, "dy")) {
         return c.Status();
     }
     if (!c.Require(std::strcmp(a.inputLayout, "TND") == 0, "inputLayout", "is \"%s\" (must be TND)", a.inputLayout) ||
@@ -251,7 +258,7 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
     const int64_t maxSq = seqs.maxQ, maxSkv = seqs.maxKv;
     // Attributes.
     const bool statsTnd = std::strcmp(a.softmaxInLayout, "same_as_input") == 0;
-    if (!c.Require(std::isfinite(a.scaleValue), "scaleValue", "is %g (must be finite)", a.scaleValue) ||
+    if (!c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValue", "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue) ||
         !c.Require(a.keepProb > 0.0 && a.keepProb <= 1.0, "keepProb", "is %g (must be in (0, 1])", a.keepProb) ||
         !c.Require(a.sparseMode >= 0 && a.sparseMode <= 8 && a.sparseMode != 5, "sparseMode",
                    "is %lld (must be 0-8, 5 excluded)", L(a.sparseMode)) ||
@@ -287,25 +294,20 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
                         : true)) {
         return c.Status();
     }
-    // Without the forward's outputs the kernel recomputes them with the varlen forward core,
+    // The forward's outputs are optional each (spec: softmaxMax/Sum 可选输入): the given ones are
+    // checked and used, the absent ones recomputed by the varlen forward core in the same launch,
     // which has no rope part, sink or pse types other than 1.
-    const bool recompute = !sMax.present && !sSum.present && !o.present;
+    const bool recompute = !sMax.present || !sSum.present || !o.present;
     const char *absent = !sMax.present ? "softmaxMaxOptional" : (!sSum.present ? "softmaxSumOptional"
                                                                                : "attentionInOptional");
-    if (recompute) {
-        if (!c.Require(a.queryRope == nullptr && a.keyRope == nullptr && !sink.present &&
-                           (a.pse == nullptr || a.pseType == 1),
-                       "softmaxMaxOptional",
-                       "is nullptr together with softmaxSum/attentionIn: recomputing them is implemented without "
-                       "rope, sink and pse types 0/2/3 only (pass the forward's outputs)")) {
-            return c.Status();
-        }
-    } else if (!c.Require(sMax.present && sSum.present && o.present, absent,
-                          "is nullptr while the other forward outputs are given (pass softmaxMax, softmaxSum and "
-                          "attentionIn together, or none of them to have them recomputed)") ||
-               !CheckStats(c, sMax, "softmaxMaxOptional", statsTnd, t, n) ||
-               !CheckStats(c, sSum, "softmaxSumOptional", statsTnd, t, n) ||
-               !CheckTnd(c, o, "attentionInOptional", q, "query", q.shape)) {
+    if ((recompute && !c.Require(a.queryRope == nullptr && a.keyRope == nullptr && !sink.present &&
+                                     (a.pse == nullptr || a.pseType == 1),
+                                 absent,
+                                 "is nullptr: recomputing the forward's outputs is implemented without rope, sink "
+                                 "and pse types 0/2/3 only (pass softmaxMax, softmaxSum and attentionIn)")) ||
+        (sMax.present && !CheckStats(c, sMax, "softmaxMaxOptional", statsTnd, t, n)) ||
+        (sSum.present && !CheckStats(c, sSum, "softmaxSumOptional", statsTnd, t, n)) ||
+        (o.present && !CheckTnd(c, o, "attentionInOptional", q, "query", q.shape))) {
         return c.Status();
     }
     // Features the kernel does not implement yet.

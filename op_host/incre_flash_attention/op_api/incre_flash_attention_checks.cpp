@@ -4,11 +4,14 @@
 #include "incre_flash_attention_checks.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "../../common/attention_checks.h"
+#include "../../common/tensor_memory_checks.h"
 
 namespace {
 
@@ -38,6 +41,22 @@ struct State {
     std::vector<int64_t> listSeq;  // KV S of each key tensor (contiguous caches)
     std::vector<TensorDesc> keys, values;
 };
+
+// fa_host::CheckTensorMemory on every tensor of a list (named name[i]).
+bool CheckListMemory(ParamChecker &c, const aclTensorList *list, const char *name)
+{
+    if (list == nullptr) return true;
+    uint64_t n = 0;
+    aclGetTensorListSize(list, &n);
+    for (uint64_t i = 0; i < n; ++i) {
+        const std::string item = std::string(name) + "[" + std::to_string(i) + "]";
+        if (!c.NotNull((*list)[i], item.c_str(), "a tensor of the list") ||
+            !fa_host::CheckTensorMemory(c, (*list)[i], item.c_str())) {
+            return false;
+        }
+    }
+    return true;
+}
 
 bool CheckQuery(ParamChecker &c, const IfaArgs &a, const TensorDesc &q, State &s)
 {
@@ -172,6 +191,28 @@ bool CheckContiguousKv(ParamChecker &c, State &s)
     return true;
 }
 
+// Spec 002: the block table must be valid. Every entry a batch's actual length uses must name a
+// block of the cache, [0, blocknum); entries past the length are padding and never read.
+bool CheckBlockIds(ParamChecker &c, const IfaArgs &a, const State &s, const TensorDesc &t, int64_t blockNum)
+{
+    std::vector<int64_t> ids;
+    if (!fa_host::ReadIntTensor(c, a.blockTable, "blocktable", ids)) return false;
+    const int64_t cols = t.shape[1];
+    for (int64_t b = 0; b < s.q.b; ++b) {
+        const int64_t len = s.lens.empty() ? 0 : s.lens[s.lens.size() == 1 ? 0 : static_cast<size_t>(b)];
+        const int64_t used = (len + a.blockSize - 1) / a.blockSize;
+        for (int64_t j = 0; j < used; ++j) {
+            const int64_t id = ids[static_cast<size_t>(b * cols + j)];
+            if (!c.Require(id >= 0 && id < blockNum, "blocktable",
+                           "[%lld][%lld] is %lld: a block id the actual length uses must be in [0, blocknum = %lld)",
+                           LL(b), LL(j), LL(id), LL(blockNum))) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 bool CheckPaged(ParamChecker &c, const IfaArgs &a, State &s)
 {
     const TensorDesc t = fa_host::Describe(a.blockTable);
@@ -225,7 +266,8 @@ bool CheckPaged(ParamChecker &c, const IfaArgs &a, State &s)
         blocks += (len + a.blockSize - 1) / a.blockSize;
     }
     return c.Require(blocks <= k.shape[0], "key", "has %lld blocks but actualSeqLengths need %lld",
-                     LL(k.shape[0]), LL(blocks));
+                     LL(k.shape[0]), LL(blocks)) &&
+           CheckBlockIds(c, a, s, t, k.shape[0]);
 }
 
 bool CheckLengths(ParamChecker &c, const IfaArgs &a, State &s)
@@ -372,6 +414,15 @@ aclnnStatus IncreFlashAttentionCheckParams(const IfaArgs &a)
         !c.NotNull(a.workspaceSize, "workspaceSize", "an output") || !c.NotNull(a.executor, "executor", "an output")) {
         return c.Status();
     }
+    if (!CheckListMemory(c, a.key, "key") || !CheckListMemory(c, a.value, "value") ||
+        !fa_host::CheckTensorsMemory(
+            c, {{a.query, "query"}, {a.pseShift, "pseShift"}, {a.attenMask, "attenMask"},
+                {a.dequantScale1, "dequantScale1"}, {a.quantScale1, "quantScale1"}, {a.dequantScale2, "dequantScale2"},
+                {a.quantScale2, "quantScale2"}, {a.quantOffset2, "quantOffset2"}, {a.antiquantScale, "antiquantScale"},
+                {a.antiquantOffset, "antiquantOffset"}, {a.blockTable, "blocktable"},
+                {a.kvPaddingSize, "kvPaddingSize"}, {a.attentionOut, "attentionOut"}})) {
+        return c.Status();
+    }
     const TensorDesc q = fa_host::Describe(a.query);
     State s;
     bool ok = CheckQuery(c, a, q, s) && CheckKvLists(c, a, q, s) && CheckLengths(c, a, s) && CheckPadding(c, a, s);
@@ -379,6 +430,6 @@ aclnnStatus IncreFlashAttentionCheckParams(const IfaArgs &a)
     ok = ok && CheckLengthsFitCache(c, s) && CheckMaskPse(c, a, q, s) && CheckQuantAndOutput(c, a, q, s) &&
          c.Require(a.innerPrecise == 0 || a.innerPrecise == 1, "innerPrecise",
                    "is %lld (0 = high precision, 1 = high performance)", LL(a.innerPrecise)) &&
-         c.Require(std::isfinite(a.scaleValue), "scaleValue", "is %g (must be finite)", a.scaleValue);
+         c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValue", "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue);
     return ok ? ACLNN_SUCCESS : c.Status();
 }

@@ -2,11 +2,13 @@
 // Target-neutral: the CPU target's aclnn API calls it, and so can the NPU package's.
 #include "prompt_flash_attention_checks.h"
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <utility>
 
 #include "../../common/attention_checks.h"
+#include "../../common/tensor_memory_checks.h"
 
 namespace {
 
@@ -142,22 +144,25 @@ bool CheckMask(ParamChecker &c, const TensorDesc &m, const Checked &s)
 }
 
 // With a mask (sparse mode 0) pre/next tokens bound a band; the sparse-mode page requires a
-// negative bound to be covered by the other one and to stay inside the sequence.
+// negative bound to be covered by the other one and to stay inside the sequence. Written without
+// negating a caller's value: INT64_MIN is a legal int64 and has no positive counterpart.
 bool CheckBand(ParamChecker &c, bool hasMask, int64_t pre, int64_t next, const Checked &s)
 {
     if (!hasMask) return true;  // without a mask the band is ignored
-    if (next < 0 && !c.Require(pre >= -next && -next < s.k.s, "nextTokens",
-                               "is %lld: a negative nextTokens needs preTokens (%lld) >= %lld and |nextTokens| < KV_S "
-                               "(%lld)",
+    // For x < 0: |x| < S  <=>  x > -S (S >= 0), and other >= |x|  <=>  other + x >= 0 (no overflow:
+    // other >= 0 is required first, so other + x lies in [INT64_MIN, INT64_MAX)).
+    if (next < 0 && !c.Require(pre >= 0 && pre + next >= 0 && next > -s.k.s, "nextTokens",
+                               "is %lld: a negative nextTokens needs preTokens (%lld) >= -nextTokens and "
+                               "|nextTokens| < KV_S (%lld)",
                                static_cast<long long>(next), static_cast<long long>(pre),
-                               static_cast<long long>(-next), static_cast<long long>(s.k.s))) {
+                               static_cast<long long>(s.k.s))) {
         return false;
     }
-    return pre >= 0 || c.Require(next >= -pre && -pre < s.q.s, "preTokens",
-                                 "is %lld: a negative preTokens needs nextTokens (%lld) >= %lld and |preTokens| < Q_S "
-                                 "(%lld)",
+    return pre >= 0 || c.Require(next >= 0 && next + pre >= 0 && pre > -s.q.s, "preTokens",
+                                 "is %lld: a negative preTokens needs nextTokens (%lld) >= -preTokens and "
+                                 "|preTokens| < Q_S (%lld)",
                                  static_cast<long long>(pre), static_cast<long long>(next),
-                                 static_cast<long long>(-pre), static_cast<long long>(s.q.s));
+                                 static_cast<long long>(s.q.s));
 }
 
 bool CheckActualSeqLengths(ParamChecker &c, const aclIntArray *lens, const Checked &s)
@@ -217,6 +222,10 @@ aclnnStatus PromptFlashAttentionCheckParams(const aclTensor *query, const aclTen
         !c.NotNull(workspaceSize, "workspaceSize", "an output") || !c.NotNull(executor, "executor", "an output")) {
         return c.Status();
     }
+    if (!fa_host::CheckTensorsMemory(c, {{query, "query"}, {key, "key"}, {value, "value"}, {attenMask, "attenMask"},
+                                         {attentionOut, "attentionOut"}})) {
+        return c.Status();
+    }
     const TensorDesc q = fa_host::Describe(query);
     const TensorDesc k = fa_host::Describe(key);
     const TensorDesc v = fa_host::Describe(value);
@@ -230,6 +239,6 @@ aclnnStatus PromptFlashAttentionCheckParams(const aclTensor *query, const aclTen
                     CheckLayoutAndShapes(c, q, k, v, inputLayout, numHeads, numKeyValueHeads, s) &&
                     CheckMask(c, m, s) && CheckBand(c, m.present, preTokens, nextTokens, s) &&
                     CheckActualSeqLengths(c, actualSeqLengths, s) && CheckOutput(c, o, q, s) &&
-                    c.Require(std::isfinite(scaleValue), "scaleValue", "is %g (must be finite)", scaleValue);
+                    c.Require(std::isfinite(scaleValue) && std::fabs(scaleValue) <= FLT_MAX, "scaleValue", "is %g (must be finite as a float: the kernel scales in float)", scaleValue);
     return ok ? ACLNN_SUCCESS : c.Status();
 }

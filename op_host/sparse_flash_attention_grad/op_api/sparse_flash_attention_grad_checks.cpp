@@ -1,13 +1,15 @@
 // Validation of aclnnSparseFlashAttentionGrad's arguments against spec 004 (Atlas A2 rules).
-// Each rule is one check with one log line naming the parameter and the rule; what this
-// implementation does not provide (non-contiguous tensors) is 161002 with a message saying so
-// (docs/ops/sparse_flash_attention_grad.md).
+// Each rule is one check with one log line naming the parameter and the rule. Non-contiguous
+// tensors are accepted (spec: 非连续Tensor √); the launch works on contiguous copies.
 #include "sparse_flash_attention_grad_checks.h"
 
+#include <cfloat>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "../../common/attention_checks.h"
+#include "../../common/tensor_memory_checks.h"
 
 namespace {
 
@@ -30,19 +32,41 @@ std::string ShapeText(const std::vector<int64_t> &shape)
     return t.ShapeString();
 }
 
-// One tensor of the call: dtype like `ref` (or in `allowed` when ref is null), ND,
-// contiguous, exactly `shape`.
+// One tensor of the call: dtype like `ref` (or in `allowed` when ref is null), ND, exactly
+// `shape` (any strides).
 bool Tensor(ParamChecker &c, const TensorDesc &t, const char *name, const TensorDesc *ref, const char *refName,
             std::initializer_list<aclDataType> allowed, const std::vector<int64_t> &shape)
 {
     const bool dtypeOk = ref != nullptr ? c.SameDtype(t, name, *ref, refName) : c.DtypeIn(t, name, allowed);
     return dtypeOk && c.FormatND(t, name) &&
-           c.Require(t.contiguous, name, "is a non-contiguous tensor: not supported by this implementation yet") &&
            c.Require(t.shape == shape, name, "has shape %s but must be %s", t.ShapeString().c_str(),
                      ShapeText(shape).c_str());
 }
 
 bool PowerOfTwoHeads(int64_t n) { return n >= 1 && n <= 128 && (n & (n - 1)) == 0; }
+
+// The values of an actual-lengths tensor (spec 004): with TND they are cumulative, so they must
+// not decrease, start at >= 0 and end at exactly T (累加和与T1/T2保持一致); with BSND each is a
+// batch's length in [0, S]. The kernel addresses tokens with them, so they are read and judged here.
+bool CheckSeqValues(ParamChecker &c, const aclTensor *t, const char *name, bool tnd, int64_t total,
+                    const char *totalName, const char *seqName)
+{
+    if (t == nullptr) return true;
+    std::vector<int64_t> v;
+    if (!fa_host::ReadIntTensor(c, t, name, v)) return false;
+    int64_t prev = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (tnd ? !c.Require(v[i] >= prev, name, "[%zu] is %lld, below the previous cumulative value %lld (cumulative "
+                             "lengths must not decrease)", i, L(v[i]), L(prev))
+                : !c.Require(v[i] >= 0 && v[i] <= total, name, "[%zu] is %lld (must be in [0, %s = %lld])", i, L(v[i]),
+                             seqName, L(total))) {
+            return false;
+        }
+        prev = v[i];
+    }
+    return !tnd || c.Require(!v.empty() && v.back() == total, name,
+                             "ends at %lld but its cumulative sum must equal %s = %lld", L(prev), totalName, L(total));
+}
 
 }  // namespace
 
@@ -67,6 +91,15 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
         !c.NotNull(a.executor, "executor", "a required output")) {
         return c.Status();
     }
+    if (!fa_host::CheckTensorsMemory(
+            c, {{a.query, "query"}, {a.key, "key"}, {a.value, "value"}, {a.sparseIndices, "sparseIndices"},
+                {a.dOut, "dOut"}, {a.out, "out"}, {a.softmaxMax, "softmaxMax"}, {a.softmaxSum, "softmaxSum"},
+                {a.seqQ, "actualSeqLengthsQueryOptional"}, {a.seqKv, "actualSeqLengthskvOptional"},
+                {a.queryRope, "queryRopeOptional"}, {a.keyRope, "keyRopeOptional"}, {a.dq, "dQueryOut"},
+                {a.dk, "dKeyOut"}, {a.dv, "dValueOut"}, {a.dqRope, "dQueryRopeOutOptional"},
+                {a.dkRope, "dKeyRopeOutOptional"}})) {
+        return c.Status();
+    }
     const char *layout = SfagLayout(a.layout);
     const bool tnd = std::strcmp(layout, "TND") == 0;
     if (!c.Require(tnd || std::strcmp(layout, "BSND") == 0, "layoutOptional",
@@ -78,6 +111,8 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
         !c.Require(a.sparseBlockSize == 1 || a.sparseBlockSize == 8 || a.sparseBlockSize == 16 ||
                        a.sparseBlockSize == 32 || a.sparseBlockSize == 64,
                    "sparseBlockSize", "is %lld: supported values are 1, 8, 16, 32, 64", L(a.sparseBlockSize)) ||
+        !c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValue",
+                   "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue) ||
         !c.Require(a.sparseMode == 0 || a.sparseMode == 3, "sparseMode",
                    "is %lld: only 0 (no mask) and 3 (rightDownCausal) are supported", L(a.sparseMode)) ||
         !c.Require(a.preTokens == NO_BAND, "preTokens", "is %lld: the only supported value is 2147483647",
@@ -159,7 +194,7 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
         if (!t.present) continue;
         const int64_t len = t.shape.size() == 1 ? t.shape[0] : -1;
         if (!c.DtypeIn(t, name, {ACL_INT32, ACL_INT64}) || !c.FormatND(t, name) ||
-            !c.Require(t.contiguous, name, "is a non-contiguous tensor: not supported by this implementation yet") ||
+            !c.Require(t.contiguous, name, "is non-contiguous: the lengths are read on the host and must be contiguous") ||
             !c.Require(len >= 1 && len <= MAX_BATCH && (batch < 0 || len == batch), name,
                        "has shape %s but must be (B,) with B in [1, 256]%s", t.ShapeString().c_str(),
                        batch < 0 ? "" : " equal to query's B")) {
@@ -171,6 +206,11 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
          !c.Require(skv.shape == sq.shape, "actualSeqLengthskvOptional", "has shape %s but "
                     "actualSeqLengthsQueryOptional has %s (one length per batch each)", skv.ShapeString().c_str(),
                     sq.ShapeString().c_str()))) {
+        return c.Status();
+    }
+
+    if (!CheckSeqValues(c, a.seqQ, "actualSeqLengthsQueryOptional", tnd, tnd ? t1 : q.shape[1], "T1", "S1") ||
+        !CheckSeqValues(c, a.seqKv, "actualSeqLengthskvOptional", tnd, tnd ? k.shape[0] : k.shape[1], "T2", "S2")) {
         return c.Status();
     }
 

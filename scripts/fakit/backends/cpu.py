@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import build
 from ..errors import AclnnError
+from ..views import Described, Strided, ViewSpec, make as make_view
 
 # numpy dtype -> aclDataType value (acl/acl_base.h)
 ACL_DTYPES = {
@@ -105,18 +106,49 @@ class _Runtime:
                         "aclrtMemcpy")
         return out
 
-    def tensor(self, arr: np.ndarray, dev: _c.c_void_p) -> int:
+    def tensor(self, arr: np.ndarray, dev: _c.c_void_p, strided: Optional[Strided] = None) -> int:
+        """An aclTensor over `dev`: contiguous `arr`, or the view `strided` describes (its storage
+        shape 1-D: the declared element count)."""
         try:
             dtype = ACL_DTYPES[arr.dtype]
         except KeyError:
             raise ValueError(f"dtype {arr.dtype} has no aclDataType") from None
         nd = arr.ndim
         shape = (_c.c_int64 * max(nd, 1))(*arr.shape)
-        strides = (_c.c_int64 * max(nd, 1))(*[s // arr.itemsize for s in arr.strides])
-        t = self.lib.aclCreateTensor(shape, nd, dtype, strides, 0, ACL_FORMAT_ND, shape, nd, dev)
+        if strided is None:
+            strides = (_c.c_int64 * max(nd, 1))(*[s // arr.itemsize for s in arr.strides])
+            offset, storage, ns = 0, shape, nd
+        else:
+            strides = (_c.c_int64 * max(nd, 1))(*strided.strides)
+            declared = strided.span() if strided.storage is None else strided.storage
+            offset, storage, ns = strided.offset, (_c.c_int64 * 1)(declared), 1
+        t = self.lib.aclCreateTensor(shape, nd, dtype, strides, offset, ACL_FORMAT_ND, storage, ns, dev)
         if not t:
             raise RuntimeError(f"aclCreateTensor failed: {self.last_error()}")
         return t
+
+
+    def described_tensor(self, d: Described):
+        dev = _c.c_void_p()
+        self._check(self.lib.aclrtMalloc(_c.byref(dev), max(d.alloc_bytes, 1), ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")
+        zeros = np.zeros(max(d.alloc_bytes, 1), np.uint8)
+        self._check(self.lib.aclrtMemcpy(dev, zeros.nbytes, zeros.ctypes.data, zeros.nbytes, ACL_MEMCPY_HOST_TO_DEVICE),
+                    "aclrtMemcpy")
+        nd = len(d.shape)
+        if d.strides is None:
+            strides = [1] * nd
+            for i in range(nd - 2, -1, -1):
+                strides[i] = min(strides[i + 1] * max(d.shape[i + 1], 1), 2 ** 63 - 1)
+        else:
+            strides = list(d.strides)
+        storage = list(d.shape if d.storage is None else d.storage)
+        arr = lambda v: (_c.c_int64 * max(len(v), 1))(*v)  # noqa: E731
+        t = self.lib.aclCreateTensor(arr(d.shape), nd, ACL_DTYPES[np.dtype(d.dtype)], arr(strides), d.offset,
+                                     ACL_FORMAT_ND, arr(storage), len(storage), dev)
+        if not t:
+            self.lib.aclrtFree(dev)
+            raise RuntimeError(f"aclCreateTensor failed: {self.last_error()}")
+        return t, dev
 
 
 def _library(path: Path) -> ctypes.CDLL:
@@ -151,9 +183,15 @@ def run(op: str, **kwargs):
     return run_binding(binding, **kwargs)
 
 
-def run_binding(binding, library: Optional[Path] = None, **kwargs):
+def run_binding(binding, library: Optional[Path] = None, views: Optional[Dict[str, ViewSpec]] = None,
+                after_launch=None, **kwargs):
     """Runs one call of `binding` (a fakit.ops.OpBinding) from the given library (default: the
-    product library; the proof operators pass fakit.build.proof_library_path())."""
+    product library; the proof operators pass fakit.build.proof_library_path()). `views` maps
+    aclnn parameter names (inputs or outputs) to a fakit.views layout ("padded", "transposed" or
+    a function array -> Strided): those tensors are passed as non-contiguous views. `after_launch`
+    (tests of the run stage's misuse handling) is called as after_launch(lib, executor, workspace,
+    workspace_size, stream) after a successful second stage."""
+    views = dict(views or {})
     ops_lib = build.ensure_built("cpu", sanitize=_sanitize())
     lib = _library(Path(library) if library is not None else ops_lib)
     rt = runtime()
@@ -166,24 +204,42 @@ def run_binding(binding, library: Optional[Path] = None, **kwargs):
     args: List[Any] = []
     argtypes: List[Any] = []
 
-    def device_tensor(arr) -> int:
+    def device_tensor(arr, name=None):
+        if isinstance(arr, Described):
+            t, dev = rt.described_tensor(arr)
+            device.append(dev)
+            return t, dev, np.zeros(0, arr.dtype)
+        if name in views and not isinstance(arr, Strided):
+            arr = make_view(arr, views[name])
+        if isinstance(arr, Strided):
+            store = arr.storage_array()
+            dev = rt.to_device(store)
+            if dev.value:
+                device.append(dev)
+            return rt.tensor(np.asarray(arr.array), dev, arr), dev, (arr, store)
         arr = np.ascontiguousarray(arr)
         dev = rt.to_device(arr)
         if dev.value:
             device.append(dev)
         return rt.tensor(arr, dev), dev, arr
 
+    # A missing required argument goes to the C API as a null pointer: its status (161001) and
+    # message are the answer, not a Python error. Outputs derived from a missing input come out as
+    # object arrays; they are passed as null pointers too.
+    pointer_kinds = ("tensor", "tensor_list", "int_array", "out_tensor")
+    missing_required = any(values.get(p.name) is None for p in binding.params
+                           if p.kind in pointer_kinds[:3] and not p.optional)
     try:
         for p in binding.params:
             value = outputs.get(p.name) if p.kind == "out_tensor" else values.get(p.name)
-            if value is None and p.kind in ("tensor", "tensor_list", "int_array", "out_tensor"):
-                if not p.optional:
-                    raise ValueError(f"{binding.aclnn}: required argument {p.name!r} is missing")
+            if missing_required and p.kind == "out_tensor" and np.asarray(value).dtype == object:
+                value = None
+            if value is None and p.kind in pointer_kinds:
                 args.append(None)
                 argtypes.append(_c.c_void_p)
                 continue
             if p.kind in ("tensor", "out_tensor"):
-                t, dev, arr = device_tensor(value)
+                t, dev, arr = device_tensor(value, p.name)
                 created.append((rt.lib.aclDestroyTensor, t))
                 if p.kind == "out_tensor":
                     out_dev[p.name] = (dev, arr)
@@ -236,14 +292,32 @@ def run_binding(binding, library: Optional[Path] = None, **kwargs):
         status = launch(workspace, ws_size.value, executor, rt.stream)
         if status != 0:
             raise AclnnError(status, rt.last_error())
+        if after_launch is not None:
+            after_launch(lib, executor, workspace, ws_size.value, rt.stream)
         rt._check(rt.lib.aclrtSynchronizeStream(rt.stream), "aclrtSynchronizeStream")
-        results = {name: rt.from_device(dev, arr) for name, (dev, arr) in out_dev.items()}
+        results = {name: _read_output(rt, name, dev, arr) for name, (dev, arr) in out_dev.items()}
     finally:
         for destroy, handle in created:
             destroy(handle)
         for dev in device:
             rt.lib.aclrtFree(dev)
     return binding.result(results)
+
+
+def _read_output(rt: _Runtime, name: str, dev, placed) -> np.ndarray:
+    """An output's values; for a strided output also checks the kernel left its storage outside
+    the view untouched (a write there would corrupt a caller's neighbouring data)."""
+    if not isinstance(placed, tuple):
+        return rt.from_device(dev, placed)
+    strided, before = placed
+    after = rt.from_device(dev, before)
+    outside = np.ones(before.shape, bool)
+    if strided.array.size:
+        strided.view_of(outside)[...] = False
+    changed = (before.view(np.uint8).reshape(before.size, -1) != after.view(np.uint8).reshape(after.size, -1)).any(1)
+    if (changed & outside).any():
+        raise RuntimeError(f"output {name}: {(changed & outside).sum()} storage elements outside its view were written")
+    return np.array(strided.view_of(after))
 
 
 def last_counters() -> Dict[str, Any]:

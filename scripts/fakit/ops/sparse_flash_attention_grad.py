@@ -19,13 +19,17 @@ def _lengths(x):
     return np.ascontiguousarray(arr.reshape(-1), dtype=np.int32 if arr.dtype == np.int32 else np.int64)
 
 
+def _array(x, dtype=None):
+    """None stays None: a missing argument is the C API's to judge (161001), not a NaN scalar."""
+    return None if x is None else np.asarray(x, dtype)
+
+
 def _prepare(kw):
-    q = np.asarray(kw["query"])
     return {
-        "query": q, "key": kw["key"], "value": kw["value"],
-        "sparseIndices": np.asarray(kw["sparse_indices"]), "dOut": kw["d_out"], "out": kw["out"],
-        "softmaxMax": np.asarray(kw["softmax_max"], np.float32),
-        "softmaxSum": np.asarray(kw["softmax_sum"], np.float32),
+        "query": _array(kw["query"]), "key": kw["key"], "value": kw["value"],
+        "sparseIndices": _array(kw["sparse_indices"]), "dOut": kw["d_out"], "out": kw["out"],
+        "softmaxMax": _array(kw["softmax_max"], np.float32),
+        "softmaxSum": _array(kw["softmax_sum"], np.float32),
         "actualSeqLengthsQueryOptional": _lengths(kw.get("actual_seq_lengths_query")),
         "actualSeqLengthskvOptional": _lengths(kw.get("actual_seq_lengths_kv")),
         "queryRopeOptional": kw.get("query_rope"), "keyRopeOptional": kw.get("key_rope"),

@@ -20,10 +20,12 @@ def test_unknown_operator_names_the_known_ones():
         fakit.run("no_such_operator", backend="cpu")
 
 
-def test_missing_required_argument_is_reported_before_any_call():
-    with pytest.raises(ValueError, match="required argument 'y' is missing"):
+def test_missing_required_argument_is_the_c_apis_161001():
+    # passed as a null pointer: the status and message are the C API's (issue 11)
+    with pytest.raises(fakit.AclnnError) as info:
         cpu.run_binding(AXPY, library=build.proof_library_path(), x=np.ones(4, np.float32), y=None, alpha=1.0,
                         tileLength=0)
+    assert info.value.status == 161001 and "required input y is null" in info.value.log
 
 
 def test_multidimensional_and_noncontiguous_numpy_inputs_are_packed():

@@ -84,3 +84,48 @@ def test_run_stage_computes_with_a_correct_workspace(acl, proof, softmax_call):
     acl.aclrtMemcpy(out.ctypes.data, out.nbytes, dy, out.nbytes, 2)
     np.testing.assert_allclose(out, 1.0 / 16, rtol=1e-6)  # equal scores: uniform softmax
     acl.aclrtFree(work)
+
+
+# ----------------------------------------------------- executor lifetime (issue 11)
+def _workspace(acl, ws):
+    work = c.c_void_p()
+    assert acl.aclrtMalloc(c.byref(work), ws, 0) == 0
+    return work
+
+
+def test_second_run_of_an_executor_is_161002_not_a_use_after_free(acl, proof, softmax_call, messages):
+    prepare, _ = softmax_call
+    ws, exe = prepare()
+    work = _workspace(acl, ws)
+    assert proof.aclnnMixSoftmax(work, ws, exe, None) == 0
+    assert proof.aclnnMixSoftmax(work, ws, exe, None) == 161002
+    assert "executor" in messages()[0] and "runs once" in messages()[0]
+    acl.aclrtFree(work)
+
+
+def test_foreign_executor_pointer_is_161002(acl, proof, messages):
+    junk = (c.c_uint8 * 256)()  # never created by a GetWorkspaceSize
+    assert proof.aclnnMixSoftmax(None, 0, c.cast(junk, c.c_void_p), None) == 161002
+    assert "not live" in messages()[0]
+
+
+def test_executor_of_another_operator_is_161002_and_stays_usable(acl, proof, softmax_call, messages):
+    prepare, _ = softmax_call
+    ws, exe = prepare()
+    proof.aclnnCubeMatmul.restype = c.c_int
+    proof.aclnnCubeMatmul.argtypes = [c.c_void_p, c.c_uint64, c.c_void_p, c.c_void_p]
+    work = _workspace(acl, ws)
+    assert proof.aclnnCubeMatmul(work, ws, exe, None) == 161002
+    assert "MixSoftmax" in messages()[0]
+    assert proof.aclnnMixSoftmax(work, ws, exe, None) == 0  # its own second stage still runs it
+    acl.aclrtFree(work)
+
+
+def test_destroying_a_consumed_executor_is_an_error_not_a_double_free(acl, proof, softmax_call, messages):
+    prepare, _ = softmax_call
+    ws, exe = prepare()
+    acl.aclDestroyAclOpExecutor.restype = c.c_int
+    acl.aclDestroyAclOpExecutor.argtypes = [c.c_void_p]
+    assert acl.aclDestroyAclOpExecutor(exe) == 0
+    assert acl.aclDestroyAclOpExecutor(exe) == 161002
+    assert "not live" in messages()[0]

@@ -315,7 +315,8 @@ int ProbeTilingContext() {
         aclDestroyAclOpExecutor(exe);
         aclDestroyTensor(empty);
     }
-    // A strided (non-contiguous) view is rejected with 161002.
+    // A strided (non-contiguous) view builds: the launch stages it through a contiguous copy
+    // (whether an operator accepts one is its aclnn checks' decision).
     {
         const int64_t dims[2] = {4, 4}, strides[2] = {1, 4};  // a transposed view of x
         aclTensor *view = aclCreateTensor(dims, 2, ACL_FLOAT16, strides, 0, ACL_FORMAT_ND, dims, 2, xDev);
@@ -323,8 +324,21 @@ int ProbeTilingContext() {
         runner.Input(view).Output(y).Attr("heads", int64_t(1));
         uint64_t ws = 0;
         aclOpExecutor *exe = nullptr;
+        CHECK(runner.Build(&ws, &exe) == ACLNN_SUCCESS);
+        CHECK(exe != nullptr && exe->staged.size() == 1);
+        CHECK(aclDestroyAclOpExecutor(exe) == ACLNN_SUCCESS);
+        aclDestroyTensor(view);
+    }
+    // A negative stride is rejected with 161002.
+    {
+        const int64_t dims[2] = {4, 4}, strides[2] = {-4, 1};
+        aclTensor *view = aclCreateTensor(dims, 2, ACL_FLOAT16, strides, 12, ACL_FORMAT_ND, dims, 2, xDev);
+        emu::OpRunner runner("ProbeOp");
+        runner.Input(view).Output(y).Attr("heads", int64_t(1));
+        uint64_t ws = 0;
+        aclOpExecutor *exe = nullptr;
         CHECK(runner.Build(&ws, &exe) == ACLNN_ERR_PARAM_INVALID);
-        CHECK(emu::LastErrorMessage().find("input x is not contiguous") != std::string::npos);
+        CHECK(emu::LastErrorMessage().find("input x has a negative stride") != std::string::npos);
         aclDestroyTensor(view);
     }
     // Data outside any device allocation is rejected with 161002.
