@@ -160,6 +160,14 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     p.rowsPerVec = r;
     p.pipelined = pipelined ? 1 : 0;
     p.dChunk = D_CHUNK;
+    {
+        // Two copies of the cube's L0 tiles (backward_cube.h) where they fit.
+        const uint64_t wide = std::max(p.blockQ, p.blockKv), deep = std::max<uint64_t>(p.dChunk, wide);
+        p.l0Bufs = 2 * wide * deep * prob.dtypeBytes <= budget.l0a && 2 * wide * p.dChunk * prob.dtypeBytes <= budget.l0b &&
+                           2 * wide * deep * 4 <= budget.l0c
+                       ? 2
+                       : 1;
+    }
 
     // Unit costs: the query rows (all heads of the group) that see the kv block, plus a share
     // for streaming K/V of the block and for each query block.

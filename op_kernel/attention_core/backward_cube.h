@@ -70,9 +70,12 @@ public:
             qrTile_ = bq * drp;
             krTile_ = bk * drp;
         }
-        pipe->InitBuffer(l0a_, wide * (dc > wide ? dc : wide) * sizeof(T));
-        pipe->InitBuffer(l0b_, wide * dc * sizeof(T));
-        pipe->InitBuffer(l0c_, wide * (dc > wide ? dc : wide) * sizeof(float));
+        l0Bufs_ = p->l0Bufs == 2 ? 2 : 1;
+        l0aElems_ = wide * (dc > wide ? dc : wide);
+        l0bElems_ = wide * dc;
+        pipe->InitBuffer(l0a_, l0Bufs_ * l0aElems_ * sizeof(T));
+        pipe->InitBuffer(l0b_, l0Bufs_ * l0bElems_ * sizeof(T));
+        pipe->InitBuffer(l0c_, l0Bufs_ * l0aElems_ * sizeof(float));
     }
 
     // Step i: S/dP into slot i % 2 (Issue), then the gradients once the vector cores returned
@@ -80,6 +83,10 @@ public:
     __aicore__ inline void Process()
     {
         AscendC::SyncAll<false>();  // the vector cores zeroed the accumulators and wrote D
+        for (int32_t b = 0; b < 2; ++b) {  // every L0 copy starts free
+            AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + b);
+            AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + b);
+        }
         BackwardStep cur, nxt;
         bool has = steps_.Next(cur);
         uint32_t i = 0;
@@ -99,10 +106,37 @@ public:
             has = hasNext;
             ++i;
         }
+        for (int32_t b = 0; b < 2; ++b) {  // drain: every copy is free again
+            AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + b);
+            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + b);
+        }
+        AscendC::PipeBarrier<PIPE_ALL>();  // the last Fixpipes (atomic adds) are done
         AscendC::SyncAll<false>();  // every atomic add landed before the cast-out pass
     }
 
 private:
+    // L0 double buffering: every matmul call takes the next L0A/L0B copy (events EVT_L0 + copy,
+    // MTE1 <-> M) and every Mmad -> Fixpipe result the next L0C copy (EVT_L0 + copy, M <-> FIX),
+    // so a result's Fixpipe overlaps the next Mmads; id 0 stays PipeSync's.
+    static constexpr int32_t EVT_L0 = 1;
+
+    __aicore__ inline static uint32_t Next(uint32_t &idx, uint32_t copies)
+    {
+        const uint32_t cur = idx;
+        idx = copies == 2 ? idx ^ 1u : 0u;
+        return cur;
+    }
+
+    // The next L0C copy, once Fixpipe is done with it.
+    __aicore__ inline uint32_t BeginResult()
+    {
+        const uint32_t c = Next(l0cIdx_, l0Bufs_);
+        AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);
+        return c;
+    }
+
+    __aicore__ inline AscendC::LocalTensor<float> L0c(uint32_t c) { return l0c_.Get<float>()[c * l0aElems_]; }
+
     __aicore__ inline static uint16_t MmadRows(uint32_t rows) { return static_cast<uint16_t>(rows == 1 ? 16 : rows); }
 
     __aicore__ inline uint64_t QRow(const BackwardStep &s) const
@@ -152,14 +186,16 @@ private:
         }
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
         const uint32_t slot = i % 2;
-        MatmulABt(qL1, kL1, s.rows, s.u.cols, d, true);
+        const uint32_t cs = BeginResult();
+        MatmulABt(qL1, kL1, s.rows, s.u.cols, d, true, cs);
         if (rope) {
             MatmulABt(qrL1_.Get<T>()[tile * qrTile_], krL1_.Get<T>()[kb * krTile_], s.rows, s.u.cols, p_->ropeDim,
-                      false);
+                      false, cs);
         }
-        ScoresOut(wsS_[slot * (p_->wsSlotF32 / 4)], s.rows, s.u.cols);
-        MatmulABt(dyL1, vL1_.Get<T>(), s.rows, s.u.cols, d, true);
-        ScoresOut(wsDp_[slot * (p_->wsSlotF32 / 4)], s.rows, s.u.cols);
+        ScoresOut(wsS_[slot * (p_->wsSlotF32 / 4)], s.rows, s.u.cols, cs);
+        const uint32_t cdp = BeginResult();
+        MatmulABt(dyL1, vL1_.Get<T>(), s.rows, s.u.cols, d, true, cdp);
+        ScoresOut(wsDp_[slot * (p_->wsSlotF32 / 4)], s.rows, s.u.cols, cdp);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_BWD_SDP);
         PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // K/V or a tile may be restaged next
     }
@@ -197,36 +233,44 @@ private:
         PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // P/dS and the tiles are restaged later
     }
 
-    // L0C (+)= A.B^T with A (rows x depth) and B (cols x depth) Nz in L1; `first` starts the sum.
+    // L0C copy c (+)= A.B^T with A (rows x depth) and B (cols x depth) Nz in L1; `first` starts
+    // the sum.
     __aicore__ inline void MatmulABt(const AscendC::LocalTensor<T> &aL1, const AscendC::LocalTensor<T> &bL1,
-                                     uint32_t rows, uint32_t cols, uint32_t depth, bool first)
+                                     uint32_t rows, uint32_t cols, uint32_t depth, bool first, uint32_t c)
     {
         const uint32_t m1 = AlignUp(rows, 16) / 16;
         const uint32_t n1 = AlignUp(cols, 16) / 16;
-        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
-        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
+        const uint32_t x = Next(l0Idx_, l0Bufs_);
+        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
+        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
+        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
         for (uint32_t kc = 0; kc < depth; kc += p_->dChunk) {
             const uint32_t kLen = depth - kc < p_->dChunk ? depth - kc : p_->dChunk;
             const uint32_t k1 = (kLen + 15) / 16;
             const uint32_t kd1 = kc / 16;
+            if (kc > 0) {
+                PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read them
+            }
             LoadRowsToL0A(l0a, aL1, m1, kd1, k1);
             LoadTransposeOperandToL0B(l0b, bL1, kd1, k1, n1, n1);
-            PipeSync<AscendC::HardEvent::MTE1_M>();
-            AscendC::Mmad(l0c_.Get<float>(), l0a, l0b,
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+            AscendC::Mmad(L0c(c), l0a, l0b,
                           AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(cols), static_cast<uint16_t>(kLen),
                                               0, false, first && kc == 0));
-            PipeSync<AscendC::HardEvent::M_MTE1>();
         }
+        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
     }
 
-    // L0C (rows x cols) -> a score slot (fp32, pitch blockKv).
-    __aicore__ inline void ScoresOut(const AscendC::GlobalTensor<float> &out, uint32_t rows, uint32_t cols)
+    // L0C copy c (rows x cols) -> a score slot (fp32, pitch blockKv); frees the copy.
+    __aicore__ inline void ScoresOut(const AscendC::GlobalTensor<float> &out, uint32_t rows, uint32_t cols, uint32_t c)
     {
-        PipeSync<AscendC::HardEvent::M_FIX>();
+        AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + c);
+        AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + c);
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(cols), static_cast<uint16_t>(rows),
                                        static_cast<uint16_t>(AlignUp(MmadRows(rows), 16)), p_->blockKv, false);
-        AscendC::Fixpipe(out, l0c_.Get<float>(), fix);
-        PipeSync<AscendC::HardEvent::FIX_M>();
+        AscendC::Fixpipe(out, L0c(c), fix);
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);
     }
 
     // out (cols x depth, pitch `pitch`) += X^T.Y with X (rows x cols, Nz) and Y (rows x depth,
@@ -238,21 +282,28 @@ private:
     {
         const uint32_t m1 = AlignUp(rows, 16) / 16;
         const uint32_t n1 = AlignUp(cols, 16) / 16;
-        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
-        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
+        const uint32_t x = Next(l0Idx_, l0Bufs_);
+        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
+        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
+        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
         LoadTransposedToL0A(l0a, xL1, n1 * m1);
         for (uint32_t dc = 0; dc < depth; dc += p_->dChunk) {
             const uint32_t dLen = depth - dc < p_->dChunk ? depth - dc : p_->dChunk;
             const uint32_t dc1 = (dLen + 15) / 16;
             const uint32_t dd1 = dc / 16;
+            if (dc > 0) {
+                PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read L0B
+            }
             LoadColumnsToL0B(l0b, yL1, dd1, dc1, m1, m1);
-            PipeSync<AscendC::HardEvent::MTE1_M>();
-            AscendC::Mmad(l0c_.Get<float>(), l0a, l0b,
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+            const uint32_t c = BeginResult();
+            AscendC::Mmad(L0c(c), l0a, l0b,
                           AscendC::MmadParams(MmadRows(cols), static_cast<uint16_t>(dLen), static_cast<uint16_t>(rows),
                                               0, false, true));
-            PipeSync<AscendC::HardEvent::M_MTE1>();
-            AtomicOut(out[dc], dLen, cols, pitch);
+            AtomicOut(c, out[dc], dLen, cols, pitch);
         }
+        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
     }
 
     // out (rows x depth, pitch `pitch`) += dS.B with dS (rows x cols, Nz) and B (cols x depth,
@@ -263,33 +314,42 @@ private:
     {
         const uint32_t m1 = AlignUp(rows, 16) / 16;
         const uint32_t n1 = AlignUp(cols, 16) / 16;
-        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
-        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
+        const uint32_t x = Next(l0Idx_, l0Bufs_);
+        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
+        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
+        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
         LoadRowsToL0A(l0a, dsL1, m1, 0, n1);
         for (uint32_t dc = 0; dc < depth; dc += p_->dChunk) {
             const uint32_t dLen = depth - dc < p_->dChunk ? depth - dc : p_->dChunk;
             const uint32_t dc1 = (dLen + 15) / 16;
             const uint32_t dd1 = dc / 16;
+            if (dc > 0) {
+                PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read L0B
+            }
             LoadColumnsToL0B(l0b, bL1, dd1, dc1, n1, n1);
-            PipeSync<AscendC::HardEvent::MTE1_M>();
-            AscendC::Mmad(l0c_.Get<float>(), l0a, l0b,
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+            const uint32_t c = BeginResult();
+            AscendC::Mmad(L0c(c), l0a, l0b,
                           AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(dLen), static_cast<uint16_t>(cols),
                                               0, false, true));
-            PipeSync<AscendC::HardEvent::M_MTE1>();
-            AtomicOut(out[dc], dLen, rows, pitch);
+            AtomicOut(c, out[dc], dLen, rows, pitch);
         }
+        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
     }
 
-    // L0C (m x n, Nz) += into GM rows of pitch `pitch` floats.
-    __aicore__ inline void AtomicOut(const AscendC::GlobalTensor<float> &out, uint32_t n, uint32_t m, uint32_t pitch)
+    // L0C copy c (m x n, Nz) += into GM rows of pitch `pitch` floats; frees the copy.
+    __aicore__ inline void AtomicOut(uint32_t c, const AscendC::GlobalTensor<float> &out, uint32_t n, uint32_t m,
+                                     uint32_t pitch)
     {
-        PipeSync<AscendC::HardEvent::M_FIX>();
+        AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + c);
+        AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + c);
         AscendC::SetAtomicAdd<float>();
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(n), static_cast<uint16_t>(m),
                                        static_cast<uint16_t>(AlignUp(MmadRows(m), 16)), pitch, false);
-        AscendC::Fixpipe(out, l0c_.Get<float>(), fix);
+        AscendC::Fixpipe(out, L0c(c), fix);
         AscendC::SetAtomicNone();
-        PipeSync<AscendC::HardEvent::FIX_M>();
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);
     }
 
     const BackwardParams *p_ = nullptr;
@@ -298,6 +358,8 @@ private:
     uint32_t tiles_ = 1;
     uint32_t stagedUnit_ = 0;  // unitSeq of the K/V in L1 (sequence numbers start at 1)
     uint32_t qTile_ = 0, kTile_ = 0, qrTile_ = 0, krTile_ = 0;
+    uint32_t l0Bufs_ = 1, l0aElems_ = 0, l0bElems_ = 0;  // L0 copies and elements per copy
+    uint32_t l0Idx_ = 0, l0cIdx_ = 0;                      // the copies the next matmul / result take
     AscendC::GlobalTensor<T> q_, k_, v_, dy_, qr_, kr_;
     AscendC::GlobalTensor<float> dq_, dk_, dv_, dqr_, dkr_, wsS_, wsDp_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;

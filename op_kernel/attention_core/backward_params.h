@@ -66,6 +66,8 @@ struct BackwardParams {
     // adds then come from several cores.
     uint32_t qSplit;
     uint32_t pipelined;  // the cube double-buffers its step tiles (L1 permitting)
+    uint32_t l0Bufs;     // 2: the cube's L0A/L0B operands and L0C results ping-pong (L0 permitting)
+    uint32_t reservedL0;
     uint64_t unitCount;
     uint64_t coreUnitStart[MAX_CORES + 1];
 
