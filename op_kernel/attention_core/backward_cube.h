@@ -120,17 +120,10 @@ private:
     // so a result's Fixpipe overlaps the next Mmads; id 0 stays PipeSync's.
     static constexpr int32_t EVT_L0 = 1;
 
-    __aicore__ inline static uint32_t Next(uint32_t &idx, uint32_t copies)
-    {
-        const uint32_t cur = idx;
-        idx = copies == 2 ? idx ^ 1u : 0u;
-        return cur;
-    }
-
     // The next L0C copy, once Fixpipe is done with it.
     __aicore__ inline uint32_t BeginResult()
     {
-        const uint32_t c = Next(l0cIdx_, l0Bufs_);
+        const uint32_t c = NextCopy(l0cIdx_, l0Bufs_);
         AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);
         return c;
     }
@@ -240,7 +233,7 @@ private:
     {
         const uint32_t m1 = AlignUp(rows, 16) / 16;
         const uint32_t n1 = AlignUp(cols, 16) / 16;
-        const uint32_t x = Next(l0Idx_, l0Bufs_);
+        const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
@@ -282,7 +275,7 @@ private:
     {
         const uint32_t m1 = AlignUp(rows, 16) / 16;
         const uint32_t n1 = AlignUp(cols, 16) / 16;
-        const uint32_t x = Next(l0Idx_, l0Bufs_);
+        const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
@@ -314,7 +307,7 @@ private:
     {
         const uint32_t m1 = AlignUp(rows, 16) / 16;
         const uint32_t n1 = AlignUp(cols, 16) / 16;
-        const uint32_t x = Next(l0Idx_, l0Bufs_);
+        const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B

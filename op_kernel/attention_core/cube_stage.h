@@ -94,13 +94,6 @@ private:
     static constexpr int32_t EVT_PV = 3;
     static constexpr int32_t EVT_L0 = 5;
 
-    __aicore__ inline static uint32_t Next(uint32_t &idx, uint32_t copies)
-    {
-        const uint32_t cur = idx;
-        idx = copies == 2 ? idx ^ 1u : 0u;
-        return cur;
-    }
-
     __aicore__ inline void Run()
     {
         uint64_t g = 0;  // blocks handed over so far: block g uses workspace slot g % WS_SLOTS
@@ -183,8 +176,8 @@ private:
         const uint32_t kvPad = AlignUp(blk.cols, 16);
         const uint32_t m1 = mPad / 16;
         const uint32_t n1 = kvPad / 16;
-        const uint32_t kb = Next(kIdx_, l1Bufs_);
-        const uint32_t x = Next(l0Idx_, l0Bufs_);
+        const uint32_t kb = NextCopy(kIdx_, l1Bufs_);
+        const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
         const uint32_t c = lazy_ ? 0 : x;  // lazy P.V: L0C copy 1 is the accumulator
         const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>();
         const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[kb * kvElems_];
@@ -237,8 +230,8 @@ private:
         const uint32_t m1 = mPad / 16;
         const uint32_t n1 = kvPad / 16;
         AscendC::CrossCoreWaitFlag(FlagPReady(slot));
-        const uint32_t pb = Next(pvIdx_, l1Bufs_);
-        const uint32_t x = Next(l0Idx_, l0Bufs_);
+        const uint32_t pb = NextCopy(pvIdx_, l1Bufs_);
+        const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
         const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>()[pb * pElems_];
         const AscendC::LocalTensor<T> vL1 = vL1_.Get<T>()[pb * kvElems_];
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];

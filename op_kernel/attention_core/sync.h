@@ -24,6 +24,15 @@ __aicore__ inline void PipeSync()
     AscendC::WaitFlag<evt>(0);
 }
 
+// Double buffering: the copy (0 or 1) the next operation takes, advancing `idx`; with one copy
+// it is always 0.
+__aicore__ inline uint32_t NextCopy(uint32_t &idx, uint32_t copies)
+{
+    const uint32_t cur = idx;
+    idx = copies == 2 ? idx ^ 1u : 0u;
+    return cur;
+}
+
 // Control words of the lazy P.V hand-off (forward_params.h), as word offsets into the control
 // lines: vector core `sub`'s "rescaled" word and the cube's "flushed" word of slot `slot`.
 __aicore__ inline uint32_t CtrlRescaled(uint32_t slot, uint32_t sub) { return (slot * 3 + sub) * CTRL_LINE_WORDS; }
