@@ -96,7 +96,9 @@ struct MaskMod<MaskTensorBand> {
         }
     }
 
-    // s += MASKED_SCORE * mask (mask bytes are 0 or non-zero; any non-zero excludes).
+    // s := MASKED_SCORE where the mask byte is non-zero (any non-zero excludes): the bytes as
+    // half, one compare into a bit per score (kept where the byte is 0), one select. Three
+    // vector passes per score (an additive mask takes four: two casts, a multiply, an add).
     __aicore__ inline void AddTensorMask(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &tmp,
                                          const AscendC::LocalTensor<uint8_t> &maskBytes,
                                          const AscendC::LocalTensor<half> &maskHalf, const WorkUnit &u,
@@ -124,14 +126,13 @@ struct MaskMod<MaskTensorBand> {
         AscendC::DataCopyPad(maskBytes, maskGm[offset], copy, pad);
         AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(0);
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(0);
-        const uint32_t count = rows * cols;
+        const uint32_t count = rows * cols;  // cols = blockKv, a multiple of 128
+        const AscendC::LocalTensor<uint8_t> keep = tmp.template ReinterpretCast<uint8_t>();
         AscendC::Cast(maskHalf, maskBytes, AscendC::RoundMode::CAST_NONE, count);
         AscendC::PipeBarrier<PIPE_V>();
-        AscendC::Cast(tmp, maskHalf, AscendC::RoundMode::CAST_NONE, count);
+        AscendC::CompareScalar(keep, maskHalf, static_cast<half>(0.0f), AscendC::CMPMODE::EQ, count);
         AscendC::PipeBarrier<PIPE_V>();
-        AscendC::Muls(tmp, tmp, MASKED_SCORE, static_cast<int32_t>(count));
-        AscendC::PipeBarrier<PIPE_V>();
-        AscendC::Add(s, s, tmp, static_cast<int32_t>(count));
+        AscendC::Select(s, keep, s, MASKED_SCORE, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, count);
         AscendC::PipeBarrier<PIPE_V>();
     }
 
