@@ -217,12 +217,10 @@ private:
         if (lazy_ && ReadCtrl(ctrl_, CtrlFlushed(slot)) == 0) {
             return;
         }
-        const uint32_t dp = p_->headDimAlign;
-        PipeSync<AscendC::HardEvent::V_MTE2>();
-        AscendC::DataCopy(part_, wsO_[slot * (p_->wsSlotO / 4) + rowOff * dp], rows * dp);
-        PipeSync<AscendC::HardEvent::MTE2_V>();
+        LoadPart(rowOff, rows, slot);
+        const int32_t count = static_cast<int32_t>(rows * p_->headDimAlign);
         if (lazy_) {
-            AscendC::Add(acc_, acc_, part_, static_cast<int32_t>(rows * dp));
+            AscendC::Add(acc_, acc_, part_, count);
             AscendC::PipeBarrier<PIPE_V>();
             if (rescaled_[slot]) {
                 Broadcast(alpha_[slot], rows);
@@ -232,20 +230,26 @@ private:
         }
         Broadcast(alpha_[slot], rows);
         ScaleRows(acc_, rows);
-        AscendC::Add(acc_, acc_, part_, static_cast<int32_t>(rows * dp));
+        AscendC::Add(acc_, acc_, part_, count);
         AscendC::PipeBarrier<PIPE_V>();
     }
 
-    // Lazy P.V: O += the unit's final sum (the cube's last write-out, relative to the current
-    // reference); the softmax statistics then become the true max and the sum relative to it.
+    // Lazy P.V: O += the unit's final sum (the cube's last write-out, in the final O slot,
+    // relative to the current reference).
     __aicore__ inline void AddFinalSum(uint32_t rowOff, uint32_t rows)
+    {
+        LoadPart(rowOff, rows, WS_SLOTS);
+        AscendC::Add(acc_, acc_, part_, static_cast<int32_t>(rows * p_->headDimAlign));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
+    // part_ := this core's rows of O slot `slot` (WS_SLOTS: the final slot).
+    __aicore__ inline void LoadPart(uint32_t rowOff, uint32_t rows, uint32_t slot)
     {
         const uint32_t dp = p_->headDimAlign;
         PipeSync<AscendC::HardEvent::V_MTE2>();
-        AscendC::DataCopy(part_, wsO_[WS_SLOTS * (p_->wsSlotO / 4) + rowOff * dp], rows * dp);
+        AscendC::DataCopy(part_, wsO_[slot * (p_->wsSlotO / 4) + rowOff * dp], rows * dp);
         PipeSync<AscendC::HardEvent::MTE2_V>();
-        AscendC::Add(acc_, acc_, part_, static_cast<int32_t>(rows * dp));
-        AscendC::PipeBarrier<PIPE_V>();
     }
 
     // O / l, zero for rows past the query length or without any visible key; cast; store.
