@@ -61,10 +61,16 @@ uint32_t CutByCost(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t 
 }  // namespace
 
 namespace {
+// INT8 K/V ring (kv_antiquant.h): the cube computes S up to WS_SLOTS - 1 blocks ahead of the
+// P.V that frees a slot, and the vector cores cast ANTI_AHEAD blocks ahead of their softmax, so
+// WS_SLOTS - 1 + ANTI_AHEAD + 1 slots never make the producer wait for a slot the cube still needs.
+constexpr uint32_t ANTI_AHEAD = 3;
+constexpr uint32_t ANTI_RING_SLOTS = AttentionCore::WS_SLOTS + ANTI_AHEAD;
+
 uint64_t CoreAndPartialBytes(const AttentionCore::DecodeTiling &t)
 {
     const AttentionCore::DecodeParams &d = t.decode;
-    if (d.kvSplits <= 1 && d.quantOut == 0) return uint64_t(t.params.usedCores) * t.params.wsBytesPerCore;
+    if (d.kvSplits <= 1 && d.quantOut == 0 && d.antiquant == 0) return uint64_t(t.params.usedCores) * t.params.wsBytesPerCore;
     return d.wsPartialOffset + uint64_t(d.kvSplits) * d.combineRows * (t.params.headDimAlign + 2) * 4;
 }
 }  // namespace
@@ -155,13 +161,16 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     if (prob.antiquant) {
         d.antiquant = 1;
         d.antiPerChannel = prob.antiPerChannel ? 1 : 0;
-        d.antiRows = prob.kvElements / uint64_t(prob.headDim);
-        d.antiHeadRun = prob.antiHeadRun;
-        d.antiCopyBytes = AlignUp(prob.kvElements * prob.dtypeBytes, 512);
+        d.antiRingSlots = ANTI_RING_SLOTS;
+        d.antiAhead = ANTI_AHEAD;
+        d.antiRingCoreBytes = AlignUp(uint64_t(d.antiRingSlots) * 2 * p.blockKv * p.headDim * prob.dtypeBytes, 512);
     }
     const uint32_t vecCores = 2 * p.usedCores;
     for (uint32_t v = 0; v <= vecCores; ++v) d.combineRowStart[v] = d.combineRows * v / vecCores;
-    if (d.antiquant != 0) d.antiWsOffset = AlignUp(CoreAndPartialBytes(t), 512);
+    if (d.antiquant != 0) {
+        d.antiQueryOffset = AlignUp(CoreAndPartialBytes(t), 512);
+        d.antiRingOffset = AlignUp(d.antiQueryOffset + uint64_t(p.batch) * p.qStrideB * prob.dtypeBytes, 512);
+    }
     return true;
 }
 
@@ -169,7 +178,7 @@ uint64_t DecodeWorkspaceBytes(const AttentionCore::DecodeTiling &t)
 {
     const AttentionCore::DecodeParams &d = t.decode;
     if (d.antiquant == 0) return CoreAndPartialBytes(t);
-    return d.antiWsOffset + 2 * d.antiCopyBytes;
+    return d.antiRingOffset + uint64_t(t.params.usedCores) * d.antiRingCoreBytes;
 }
 
 }  // namespace fa_host

@@ -28,9 +28,8 @@ struct DecodeProblem {
     uint64_t maskStrideB = 0;
     bool hasPse = false, pseBf16 = false;
     bool quantOut = false, quantPerChannel = false, hasQuantOffset = false, quantBf16 = false;  // INT8 output
-    // INT8 K/V: elements of one K (= V) tensor and the head run of its rows of D (kv_antiquant.h)
+    // INT8 K/V with antiquant_scale (and offset): per tensor or per channel (kv_antiquant.h)
     bool antiquant = false, antiPerChannel = false;
-    uint64_t kvElements = 0, antiHeadRun = 1;
     uint64_t pseStrideB = 0, pseStrideN = 0;
 };
 

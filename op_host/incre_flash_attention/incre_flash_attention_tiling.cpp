@@ -132,20 +132,9 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
     }
 
     const gert::StorageShape *antiScale = context->GetOptionalInputShape(ANTIQUANT_SCALE);
-    if (antiScale != nullptr) {  // int8 key/value (a list: copies sized for the longest tensor)
-        int64_t elements = 1;
-        for (int64_t dim : k) elements *= dim;
-        if (list) elements = prob.seqKv * kvHeads * d;
+    if (antiScale != nullptr) {  // int8 key/value, dequantised inside the kernel
         prob.antiquant = true;
         prob.antiPerChannel = antiScale->GetStorageShape().GetShapeSize() != 2;
-        prob.kvElements = uint64_t(elements);
-        // rows of D elements per KV head before the head changes: head-major caches hold S
-        // (BNSD) or blockSize (paged (blocknum, KV_N, blocksize, D)) rows per head
-        if (table != nullptr) {
-            prob.antiHeadRun = k.size() == 4 ? uint64_t(k[2]) : 1;
-        } else {
-            prob.antiHeadRun = layout == fa_host::Layout::BNSD ? uint64_t(k[2]) : 1;
-        }
     }
     const gert::StorageShape *quantScale = context->GetOptionalInputShape(QUANT_SCALE2);
     if (quantScale != nullptr) {

@@ -25,6 +25,7 @@
 #include "policies.h"
 #include "sync.h"
 #include "kv_runs.h"
+#include "kv_stream.h"
 
 namespace AttentionCore {
 
@@ -186,7 +187,9 @@ private:
         const AscendC::LocalTensor<float> l0c = l0c_.Get<float>()[c * l0aElems_];
 
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // MTE1 is done with this K copy
+        KvBeforeLoad(kv_, u, blk, false);  // kv_stream.h
         CopyKvRows(kL1, k_, u, blk, kvPad);
+        KvAfterLoad(kv_, false);
         AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
 
@@ -242,7 +245,9 @@ private:
         AscendC::Nd2NzParams ndP(1, static_cast<uint16_t>(u.rows), static_cast<uint16_t>(blk.cols), 0,
                                  static_cast<uint16_t>(p_->blockKv), static_cast<uint16_t>(mPad), 1, 0);
         AscendC::DataCopy(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], ndP);
+        KvBeforeLoad(kv_, u, blk, true);
         CopyKvRows(vL1, v_, u, blk, kvPad);
+        KvAfterLoad(kv_, true);
         AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_PV + pb);
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_PV + pb);
 

@@ -58,14 +58,19 @@ struct DecodeParams {
     uint32_t hasQuantOffset;
     uint32_t quantParamsBf16;  // quantScale2/quantOffset2 in BFLOAT16 (else FLOAT32)
 
-    // INT8 key/value (kv_antiquant.h): dequantised copies of both tensors in the workspace at
-    // antiWsOffset and antiWsOffset + antiCopyBytes; antiRows rows of D elements each.
+    // INT8 key/value (kv_antiquant.h), dequantised inside the kernel with the scale and offset
+    // folded out of the cache: the cube reads Q * scale_k from antiQueryOffset (same element
+    // offsets as the query) against K cast to the query dtype, and the combine pass applies
+    // (O + offset_v) * scale_v. The vector cores cast each key block's K and V into a per-core
+    // ring of antiRingSlots (K, V) slot pairs at antiRingOffset + core * antiRingCoreBytes (a
+    // slot holds blockKv rows of headDim elements), antiAhead blocks ahead of their softmax.
     uint32_t antiquant;
     uint32_t antiPerChannel;
-    uint64_t antiRows;
-    uint64_t antiHeadRun;
-    uint64_t antiWsOffset;
-    uint64_t antiCopyBytes;
+    uint32_t antiRingSlots;
+    uint32_t antiAhead;
+    uint64_t antiQueryOffset;
+    uint64_t antiRingOffset;
+    uint64_t antiRingCoreBytes;
 
     // Combine pass (kvSplits > 1 or quantOut): per (batch, query head, split) a partial output row
     // (fp32, headDimAlign) and its running max and sum, in the workspace after the core slots.
@@ -80,6 +85,10 @@ struct DecodeParams {
     uint64_t workspaceAddr;  // the user workspace (partial outputs of the combine)
     uint64_t quantScaleAddr;   // fp32 or bf16
     uint64_t quantOffsetAddr;  // same dtype, 0 without quantOffset2
+    uint64_t antiKeyAddr;      // int8 key / value of this run (a list: the current batch's)
+    uint64_t antiValueAddr;
+    uint64_t antiScaleAddr;    // query dtype
+    uint64_t antiOffsetAddr;   // 0 without antiquant_offset
 };
 
 struct DecodeTiling {

@@ -1,155 +1,477 @@
-// INT8 KV cache (antiquant): before the forward core runs, the vector cores dequantise the key
-// and value tensors into the workspace, element order unchanged,
-//   x = (x_int8 + offset) * scale   (fp32, rounded to the query dtype T),
-// and the forward core then reads these copies with the usual addressing (contiguous or
-// paged). Per tensor: scale/offset shape (2) = [key, value]; per channel: (2, N, 1, D),
-// (2, N, D) or (2, H) = key then value, index head * D + d. A tensor is viewed as rows of D
-// elements; row r belongs to KV head (r / antiHeadRun) % numKvHeads (token-major caches have
-// runs of 1 row, head-major caches runs of S or blockSize rows).
-// This pass costs a full read and write of the cache: fusing the dequantisation into the
-// cube's K/V load is the performance step left (docs/ops/incre_flash_attention_v4.md).
+// INT8 KV cache (antiquant) of the decode operator, dequantised inside the kernel.
+//
+// The spec's dequantisation x = (x_int8 + offset) * scale is per tensor or per channel (index
+// kvHead * D + d), so it folds out of the cache reads:
+//   S = Q . ((K + o_k) * s_k)^T = (Q * s_k) . K^T + (Q * s_k) . o_k
+// where the last term is the same for every key of a query row and cancels in the softmax, and
+//   O = softmax . ((V + o_v) * s_v) = (softmax . V + o_v) * s_v
+// because each softmax row sums to one. The cache itself is therefore only cast to the query
+// dtype (exact: |x| <= 128 fits fp16 and bf16):
+//   * QueryAntiquant: before the core, the vector cores write Q * s_k (fp32, rounded to the query
+//     dtype) into the workspace (B x N rows, a few KiB; not a pass over the cache);
+//   * KvSource<KvDecodeInt8<T>>: while the core runs, each vector core casts its half of every key
+//     block's K and V rows (int8 from the cache, contiguous or paged) into a per-core ring in the
+//     workspace, DecodeParams::antiAhead blocks ahead of its own softmax (kv_stream.h hooks), and
+//     the cube loads K and V from the ring instead of the cache. The int8 bytes are read once from
+//     HBM; the ring (a few hundred KiB per core) stays in L2. A2 has no UB -> L1 path, so the
+//     cast rows make this one L2 round trip (2 bytes written + 2 read per element).
+//   * ApplyValueAntiquant: the combine pass (split_kv_combine.h; every unit stores its partial when
+//     antiquant is on) maps the normalised output through (O + o_v) * s_v.
+// Flags (sync.h): FLAG_KV_READY vector -> cube once both vector cores wrote a block's rows,
+// FLAG_KV_FREE cube -> vector once the cube's MTE2 loaded the block's V (after its K) into L1.
 #pragma once
 #include "kernel_operator.h"
 #include "decode_policies.h"
+#include "kv_stream.h"
 #include "sync.h"
 
 namespace AttentionCore {
 
 template <typename T>
-class KvAntiquant {
-public:
-    static constexpr uint32_t ROWS = 64;  // most rows per pass (8 KiB of int8 at D = 128)
-    // UB the pass may use: 15 bytes per element of a pass (int8 in, fp16 stage, fp32 value,
-    // scale and offset), under the 192 KiB of an Atlas A2 vector core.
-    static constexpr uint32_t UB_BYTES = 160 * 1024;
+struct KvDecodeInt8 {};
 
-    // keyIn/valueIn: int8 tensors; scale/offset: T; the copies go to keyOut/valueOut.
-    __aicore__ inline void Run(const ForwardParams *p, GM_ADDR keyIn, GM_ADDR valueIn, GM_ADDR scale, GM_ADDR offset,
-                               GM_ADDR keyOut, GM_ADDR valueOut)
+// int8 -> the query dtype: one cast for fp16; bf16 goes through fp16 and fp32 (both exact).
+__aicore__ inline void CastInt8Rows(const AscendC::LocalTensor<half> &dst, const AscendC::LocalTensor<int8_t> &src,
+                                    const AscendC::LocalTensor<half> &, const AscendC::LocalTensor<float> &,
+                                    uint32_t count)
+{
+    AscendC::Cast(dst, src, AscendC::RoundMode::CAST_NONE, count);
+}
+
+__aicore__ inline void CastInt8Rows(const AscendC::LocalTensor<bfloat16_t> &dst,
+                                    const AscendC::LocalTensor<int8_t> &src, const AscendC::LocalTensor<half> &h,
+                                    const AscendC::LocalTensor<float> &f, uint32_t count)
+{
+    AscendC::Cast(h, src, AscendC::RoundMode::CAST_NONE, count);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Cast(f, h, AscendC::RoundMode::CAST_NONE, count);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Cast(dst, f, AscendC::RoundMode::CAST_RINT, count);
+}
+
+// Whether the int8 -> T cast needs the fp16 / fp32 stages (bf16).
+template <typename T>
+struct Int8CastStages {
+    static constexpr bool value = false;
+};
+template <>
+struct Int8CastStages<bfloat16_t> {
+    static constexpr bool value = true;
+};
+
+// One antiquant parameter row (kvHead's D values of key (which 0) or value (which 1), or the
+// per-tensor value broadcast) as fp32 into `dst`; `stage` holds D elements of T.
+template <typename T>
+__aicore__ inline void LoadAntiRow(const ForwardParams *p, GM_ADDR src, uint32_t which, uint32_t kvHead,
+                                   const AscendC::LocalTensor<T> &stage, const AscendC::LocalTensor<float> &dst)
+{
+    const uint32_t dd = p->headDim;
+    AscendC::GlobalTensor<T> g;
+    g.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(src));
+    PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous row's users are done
+    if (DecodeOf(p).antiPerChannel != 0) {
+        const uint64_t at = (static_cast<uint64_t>(which) * p->numKvHeads + kvHead) * dd;
+        AscendC::DataCopyPad(stage, g[at], AscendC::DataCopyExtParams(1, dd * sizeof(T), 0, 0, 0),
+                             AscendC::DataCopyPadExtParams<T>(false, 0, 0, static_cast<T>(0)));
+        PipeSync<AscendC::HardEvent::MTE2_V>();
+        AscendC::Cast(dst, stage, AscendC::RoundMode::CAST_NONE, dd);
+    } else {
+        PipeSync<AscendC::HardEvent::V_S>();
+        const float v = static_cast<float>(g.GetValue(which));
+        PipeSync<AscendC::HardEvent::S_V>();
+        AscendC::Duplicate(dst, v, static_cast<int32_t>(dd));
+    }
+    AscendC::PipeBarrier<PIPE_V>();
+}
+
+// Q * s_k for every (batch, head) row of the run, written at the query's own element offsets
+// (S = 1) of `scaled`; run by every vector core on its share of the rows before the core starts.
+template <typename T>
+class QueryAntiquant {
+public:
+    __aicore__ inline void Run(const ForwardParams *p, GM_ADDR query, GM_ADDR scaled)
     {
         p_ = p;
-        const DecodeParams &d = DecodeOf(p);
         const uint32_t dd = p->headDim;
-        dp_ = AlignUp(dd, 32);  // int8 rows start on 32-byte blocks
-        rows_ = UB_BYTES / (15 * dp_);
-        rows_ = rows_ > ROWS ? ROWS : (rows_ == 0 ? 1 : rows_);
+        dp_ = AlignUp(dd, 16);
+        chunk_ = 8192 / dp_;
+        chunk_ = chunk_ == 0 ? 1 : chunk_;
         AscendC::TPipe pipe;
-        pipe.InitBuffer(inBuf_, rows_ * dp_);
-        pipe.InitBuffer(halfBuf_, rows_ * dp_ * 2);
-        pipe.InitBuffer(accBuf_, rows_ * dp_ * 4);
-        pipe.InitBuffer(scaleBuf_, rows_ * dp_ * 4);
-        pipe.InitBuffer(offsetBuf_, rows_ * dp_ * 4);
-        pipe.InitBuffer(paramBuf_, dp_ * sizeof(T));
-        for (uint32_t r = 0; r < rows_; ++r) {
-            paramKey_[r] = NO_PARAMS;
-        }
-        scale_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(scale));
-        hasOffset_ = offset != nullptr;
-        if (hasOffset_) offset_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(offset));
+        pipe.InitBuffer(xBuf_, chunk_ * dp_ * 4);
+        pipe.InitBuffer(ioBuf_, chunk_ * dp_ * sizeof(T));
+        pipe.InitBuffer(scaleBuf_, dp_ * 4);
+        pipe.InitBuffer(stageBuf_, dp_ * sizeof(T));
+        q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(query));
+        out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(scaled));
+        scaleAddr_ = reinterpret_cast<GM_ADDR>(DecodeOf(p).antiScaleAddr);
 
-        const uint64_t rows = d.antiRows;
+        const uint64_t rows = static_cast<uint64_t>(p->batch) * p->numHeads;
         const uint32_t v = AscendC::GetBlockIdx();
         const uint32_t cores = AscendC::GetBlockNum() * 2;  // MIX 1:2: two vector cores per block
         const uint64_t begin = rows * v / cores;
         const uint64_t end = rows * (v + 1) / cores;
-        for (uint32_t which = 0; which < 2; ++which) {
-            in_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(which == 0 ? keyIn : valueIn));
-            out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(which == 0 ? keyOut : valueOut));
-            for (uint64_t r0 = begin; r0 < end; r0 += rows_) {
-                const uint32_t n = end - r0 < rows_ ? static_cast<uint32_t>(end - r0) : rows_;
-                DequantRows(which, r0, n);
-            }
+        for (uint64_t r0 = begin; r0 < end;) {
+            // rows of one batch at a time (their pitch is qStrideN)
+            const uint64_t batchEnd = (r0 / p->numHeads + 1) * p->numHeads;
+            uint64_t r1 = r0 + chunk_;
+            r1 = r1 < end ? r1 : end;
+            r1 = r1 < batchEnd ? r1 : batchEnd;
+            ScaleRows(r0, static_cast<uint32_t>(r1 - r0));
+            r0 = r1;
         }
     }
 
 private:
-    __aicore__ inline void DequantRows(uint32_t which, uint64_t r0, uint32_t rows)
+    __aicore__ inline void ScaleRows(uint64_t r0, uint32_t rows)
     {
-        const DecodeParams &d = DecodeOf(p_);
         const uint32_t dd = p_->headDim;
-        const int32_t count = static_cast<int32_t>(rows * dp_);
-        const AscendC::LocalTensor<int8_t> in = inBuf_.Get<int8_t>();
-        const AscendC::LocalTensor<half> h = halfBuf_.Get<half>();
-        const AscendC::LocalTensor<float> acc = accBuf_.Get<float>();
+        const uint32_t b = static_cast<uint32_t>(r0 / p_->numHeads);
+        const uint32_t head0 = static_cast<uint32_t>(r0 % p_->numHeads);
+        const uint64_t at = b * p_->qStrideB + head0 * p_->qStrideN;
+        const AscendC::LocalTensor<T> io = ioBuf_.Get<T>();
+        const AscendC::LocalTensor<float> x = xBuf_.Get<float>();
+        const AscendC::LocalTensor<float> scale = scaleBuf_.Get<float>();
+        const uint32_t padBlocks = 0;  // UB rows: D elements padded to 32 bytes = dp_
         PipeSync<AscendC::HardEvent::V_MTE2>();
-        AscendC::DataCopyPad(in, in_[r0 * dd], AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dd, 0, 0, 0),
-                             AscendC::DataCopyPadExtParams<int8_t>(false, 0, 0, 0));
-        if (d.antiPerChannel != 0) LoadChannelParams(which, r0, rows);
+        PipeSync<AscendC::HardEvent::MTE3_MTE2>();
+        AscendC::DataCopyPad(io, q_[at],
+                             AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dd * sizeof(T),
+                                                        static_cast<uint32_t>((p_->qStrideN - dd) * sizeof(T)),
+                                                        padBlocks, 0),
+                             AscendC::DataCopyPadExtParams<T>(false, 0, 0, static_cast<T>(0)));
         PipeSync<AscendC::HardEvent::MTE2_V>();
-        AscendC::Cast(h, in, AscendC::RoundMode::CAST_NONE, static_cast<uint32_t>(count));
+        AscendC::Cast(x, io, AscendC::RoundMode::CAST_NONE, rows * dp_);
         AscendC::PipeBarrier<PIPE_V>();
-        AscendC::Cast(acc, h, AscendC::RoundMode::CAST_NONE, static_cast<uint32_t>(count));
-        AscendC::PipeBarrier<PIPE_V>();
-        if (d.antiPerChannel != 0) {
-            if (hasOffset_) {
-                AscendC::Add(acc, acc, offsetBuf_.Get<float>(), count);
-                AscendC::PipeBarrier<PIPE_V>();
+        for (uint32_t r = 0; r < rows; ++r) {
+            const uint32_t kvHead = (head0 + r) / p_->groupSize;
+            if (kvHead != cachedHead_) {
+                LoadAntiRow<T>(p_, scaleAddr_, 0, kvHead, stageBuf_.Get<T>(), scale);
+                cachedHead_ = kvHead;
             }
-            AscendC::Mul(acc, acc, scaleBuf_.Get<float>(), count);
-        } else {
-            PipeSync<AscendC::HardEvent::V_S>();
-            const float s = ToFloat(scale_.GetValue(which));
-            const float o = hasOffset_ ? ToFloat(offset_.GetValue(which)) : 0.0f;
-            PipeSync<AscendC::HardEvent::S_V>();
-            AscendC::Adds(acc, acc, o, count);
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Muls(acc, acc, s, count);
+            AscendC::Mul(x[r * dp_], x[r * dp_], scale, static_cast<int32_t>(dd));
         }
         AscendC::PipeBarrier<PIPE_V>();
-        const AscendC::LocalTensor<T> o = halfBuf_.Get<T>();
-        AscendC::Cast(o, acc, AscendC::RoundMode::CAST_RINT, static_cast<uint32_t>(count));
+        AscendC::Cast(io, x, AscendC::RoundMode::CAST_RINT, rows * dp_);
         PipeSync<AscendC::HardEvent::V_MTE3>();
-        AscendC::DataCopyPad(out_[r0 * dd], o,
-                             AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dd * sizeof(T), 0, 0, 0));
+        AscendC::DataCopyPad(out_[at], io,
+                             AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dd * sizeof(T), padBlocks,
+                                                        static_cast<uint32_t>((p_->qStrideN - dd) * sizeof(T)), 0));
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
-    // scale/offset rows (fp32, pitch dp_) of the KV heads of rows [r0, r0 + rows). A row slot
-    // keeps what it holds while its (key/value, head) stays the same: a head-major cache has
-    // runs of S rows of one head, and a token-major one repeats the same head pattern in every
-    // pass when numKvHeads divides the rows per pass, so the parameters are loaded a few times per core,
-    // not once per row.
-    __aicore__ inline void LoadChannelParams(uint32_t which, uint64_t r0, uint32_t rows)
+    static constexpr uint32_t NO_HEAD = 0xFFFFFFFFu;
+    const ForwardParams *p_ = nullptr;
+    uint32_t dp_ = 16;
+    uint32_t chunk_ = 1;
+    uint32_t cachedHead_ = NO_HEAD;
+    GM_ADDR scaleAddr_ = nullptr;
+    AscendC::GlobalTensor<T> q_, out_;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> xBuf_, ioBuf_, scaleBuf_, stageBuf_;
+};
+
+// ------------------------------------------------------------------ KV source
+// The decode source (batch windows, paged cache: KvSource<KvDecode>) for the producer's int8
+// reads; the cube sees the ring: a block's rows from ringAt_ on, headDim elements apart.
+template <typename T>
+struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
+    using Source = KvSource<KvDecode>;
+
+    __aicore__ inline uint64_t KvOffset(uint32_t, uint32_t, uint32_t token) const
+    {
+        return ringAt_ + (static_cast<uint64_t>(token) - blockToken_) * p_->headDim;
+    }
+    __aicore__ inline uint32_t KvRowPitch() const { return p_->headDim; }
+
+    // ---- cube (kv_stream.h): the ring slot of the block the cube loads next
+    __aicore__ inline void BeforeLoad(const WorkUnit &u, const KvBlock &blk, bool isValue)
     {
         const DecodeParams &d = DecodeOf(p_);
-        const uint32_t dd = p_->headDim;
-        const uint64_t base = static_cast<uint64_t>(which) * p_->numKvHeads * dd;
-        const AscendC::LocalTensor<T> param = paramBuf_.Get<T>();
-        for (uint32_t r = 0; r < rows; ++r) {
-            const uint64_t head = ((r0 + r) / d.antiHeadRun) % p_->numKvHeads;
-            const uint64_t key = which * p_->numKvHeads + head;
-            if (paramKey_[r] == key) {
-                continue;
-            }
-            paramKey_[r] = key;
-            LoadParamRow(scale_, base + head * dd, param, scaleBuf_.Get<float>()[r * dp_]);
-            if (hasOffset_) LoadParamRow(offset_, base + head * dd, param, offsetBuf_.Get<float>()[r * dp_]);
+        const uint64_t item = isValue ? vLoads_++ : kLoads_++;
+        if (!isValue) {
+            AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(FLAG_KV_READY);  // both vector cores wrote it
+        }
+        const uint64_t slotElems = static_cast<uint64_t>(p_->blockKv) * p_->headDim;
+        ringAt_ = AscendC::GetBlockIdx() * (d.antiRingCoreBytes / sizeof(T)) +
+                  ((item % d.antiRingSlots) * 2 + (isValue ? 1 : 0)) * slotElems;
+        blockToken_ = u.kvBase + static_cast<uint64_t>(blk.k0);
+    }
+    __aicore__ inline void AfterLoad(bool isValue)
+    {
+        if (isValue) {
+            AscendC::CrossCoreSetFlag<2, PIPE_MTE2>(FLAG_KV_FREE);  // K and V of the slot are in L1
         }
     }
 
-    __aicore__ inline void LoadParamRow(const AscendC::GlobalTensor<T> &src, uint64_t at,
-                                        const AscendC::LocalTensor<T> &stage, const AscendC::LocalTensor<float> &dst)
+    // ---- vector (kv_stream.h): the producer
+    __aicore__ inline void StreamInit(const ForwardParams *p, AscendC::TPipe *pipe, const ForwardTensors &t)
     {
-        const uint32_t dd = p_->headDim;
-        PipeSync<AscendC::HardEvent::V_MTE2>();
-        AscendC::DataCopyPad(stage, src[at], AscendC::DataCopyExtParams(1, dd * sizeof(T), 0, 0, 0),
-                             AscendC::DataCopyPadExtParams<T>(false, 0, 0, static_cast<T>(0)));
-        PipeSync<AscendC::HardEvent::MTE2_V>();
-        AscendC::Cast(dst, stage, AscendC::RoundMode::CAST_NONE, dp_);
-        AscendC::PipeBarrier<PIPE_V>();
+        const DecodeParams &d = DecodeOf(p);
+        split_.Init(p, t);
+        mask_.Init(p, t);
+        core_ = AscendC::GetBlockIdx() / 2;
+        sub_ = AscendC::GetSubBlockIdx();
+        ring_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.key + core_ * d.antiRingCoreBytes));
+        keyIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(d.antiKeyAddr));
+        valueIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(d.antiValueAddr));
+        dp_ = AlignUp(p->headDim, 32);  // int8 rows start on 32-byte blocks
+        chunk_ = CHUNK_ELEMS / dp_;
+        chunk_ = chunk_ == 0 ? 1 : chunk_;
+        pipe->InitBuffer(inBuf_, 2 * chunk_ * dp_);
+        pipe->InitBuffer(outBuf_, OUT_COPIES * chunk_ * dp_ * sizeof(T));
+        if (Int8CastStages<T>::value) {
+            pipe->InitBuffer(halfBuf_, chunk_ * dp_ * 2);
+            pipe->InitBuffer(floatBuf_, chunk_ * dp_ * 4);
+        }
+        unit_ = split_.Begin(core_);
+        unitEnd_ = split_.End(core_);
+        for (int32_t i = 0; i < 2; ++i) {  // every copy starts free
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT + i);
+        }
+        for (int32_t o = 0; o < static_cast<int32_t>(OUT_COPIES); ++o) {
+            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT + o);
+            pending_[o].rows = NONE;
+        }
+        Produce(d.antiAhead);  // the blocks the cube needs before the first P
+        FlushWrites();
     }
 
-    __aicore__ inline static float ToFloat(T x) { return static_cast<float>(x); }
+    // After the softmax of this core's block `block`: write the rows cast at the previous call
+    // to the ring, then read and cast the blocks up to block + 1 + antiAhead (their writes wait
+    // for the next call, so the next softmax, which waits for every earlier store of this core,
+    // does not wait for them).
+    __aicore__ inline void StreamAhead(uint64_t block)
+    {
+        FlushWrites();
+        Produce(block + 2 + DecodeOf(p_).antiAhead);
+    }
 
-    static constexpr uint64_t NO_PARAMS = ~0ULL;
-    const ForwardParams *p_ = nullptr;
-    uint32_t dp_ = 0;
-    uint32_t rows_ = 1;  // rows per pass
-    uint64_t paramKey_[ROWS];  // per row slot of scaleBuf_/offsetBuf_: which * numKvHeads + head
-    bool hasOffset_ = false;
-    AscendC::GlobalTensor<int8_t> in_;
-    AscendC::GlobalTensor<T> out_, scale_, offset_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> inBuf_, halfBuf_, accBuf_, scaleBuf_, offsetBuf_, paramBuf_;
+    __aicore__ inline void StreamEnd()
+    {
+        FlushWrites();
+        const uint64_t slots = DecodeOf(p_).antiRingSlots;
+        for (uint64_t i = produced_ > slots ? produced_ - slots : 0; i < produced_; ++i) {
+            AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(FLAG_KV_FREE);  // the cube's last releases
+        }
+        for (int32_t i = 0; i < 2; ++i) {
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT + i);
+        }
+        for (int32_t o = 0; o < static_cast<int32_t>(OUT_COPIES); ++o) {
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT + o);
+        }
+    }
+
+private:
+    static constexpr uint32_t CHUNK_ELEMS = 8192;  // int8 elements per cast (8 KiB)
+    static constexpr uint32_t OUT_COPIES = 4;      // cast chunks waiting for their ring write
+    static constexpr int32_t EVT = 1;              // event ids from 1 (0 is PipeSync's)
+    static constexpr uint32_t NONE = 0xFFFFFFFFu;
+
+    // A cast chunk in out copy o waiting for its ring write; `first` / `last` of its block.
+    struct PendingWrite {
+        uint64_t at;
+        uint64_t item;
+        uint32_t rows;  // NONE: the copy holds nothing to write
+        bool first;
+        bool last;
+    };
+
+    // Blocks [produced_, count) of this core's sequence (fewer at its end) into the ring.
+    __aicore__ inline void Produce(uint64_t count)
+    {
+        WorkUnit u;
+        KvBlock blk;
+        while (produced_ < count && NextBlock(u, blk)) {
+            ProduceBlock(u, blk);
+        }
+    }
+
+    // The next key block of this core's units in the order the core visits them.
+    __aicore__ inline bool NextBlock(WorkUnit &u, KvBlock &blk)
+    {
+        while (unit_ < unitEnd_) {
+            if (blockInUnit_ == 0) {  // entering unit_: its key window
+                split_.Decode(unit_, cur_);
+                mask_.KvRange(cur_);
+                blocksInUnit_ = KvBlockCount(cur_.kvBegin, cur_.kvEnd, p_->blockKv);
+            }
+            if (blockInUnit_ < blocksInUnit_) {
+                u = cur_;
+                blk = KvBlockAt(cur_.kvBegin, cur_.kvEnd, p_->blockKv, blockInUnit_++);
+                return true;
+            }
+            ++unit_;
+            blockInUnit_ = 0;
+        }
+        return false;
+    }
+
+    // This vector core's half of the block's K and V rows -> ring slot produced_ % slots: read
+    // and cast now, written by FlushWrites (or when the out copy is needed again).
+    __aicore__ inline void ProduceBlock(const WorkUnit &u, const KvBlock &blk)
+    {
+        const DecodeParams &d = DecodeOf(p_);
+        const uint32_t half = (blk.cols + 1) / 2;
+        const uint32_t r0 = sub_ == 0 ? 0 : half;
+        const uint32_t r1 = sub_ == 0 ? half : blk.cols;
+        const uint64_t item = produced_++;
+        if (r1 == r0) {  // no rows here (a one-key block): keep the flags in block order
+            FlushWrites();
+            if (item >= d.antiRingSlots) AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(FLAG_KV_FREE);
+            AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_KV_READY);
+            return;
+        }
+        const uint64_t slotElems = static_cast<uint64_t>(p_->blockKv) * p_->headDim;
+        const uint64_t slot = item % d.antiRingSlots;
+        for (uint32_t which = 0; which < 2; ++which) {
+            const uint64_t base = (slot * 2 + which) * slotElems;
+            for (uint32_t c0 = r0; c0 < r1; c0 += chunk_) {
+                const uint32_t n = r1 - c0 < chunk_ ? r1 - c0 : chunk_;
+                PendingWrite w;
+                w.at = base + c0 * p_->headDim;
+                w.item = item;
+                w.rows = n;
+                w.first = which == 0 && c0 == r0;
+                w.last = which == 1 && c0 + n == r1;
+                CastRows(which == 0 ? keyIn_ : valueIn_, u, blk.k0 + c0, w);
+            }
+        }
+    }
+
+    // `w.rows` int8 rows from key `token` on -> T in the next out copy, pending for the ring.
+    __aicore__ inline void CastRows(const AscendC::GlobalTensor<int8_t> &src, const WorkUnit &u, int64_t token,
+                                    const PendingWrite &w)
+    {
+        const uint32_t dd = p_->headDim;
+        const uint32_t rows = w.rows;
+        const int32_t i = static_cast<int32_t>(NextCopy(inCopy_, 2));
+        const uint32_t o = outCopy_;
+        outCopy_ = (outCopy_ + 1) % OUT_COPIES;
+        if (pending_[o].rows != NONE) {
+            Write(o);  // the oldest pending chunk
+        }
+        const AscendC::LocalTensor<int8_t> in = inBuf_.Get<int8_t>()[i * chunk_ * dp_];
+        const AscendC::LocalTensor<T> out = outBuf_.Get<T>()[o * chunk_ * dp_];
+        const uint32_t pitch = Source::KvRowPitch();
+        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT + i);  // the cast is done with this copy
+        for (uint32_t r = 0; r < rows;) {  // runs of evenly spaced rows (a page ends one)
+            uint32_t run = KvRowsInRun(static_cast<const Source &>(*this), u.b, static_cast<uint64_t>(token) + r);
+            run = run < rows - r ? run : rows - r;
+            const uint64_t from = Source::KvOffset(u.b, u.n, static_cast<uint32_t>(token + r));
+            AscendC::DataCopyPad(in[r * dp_], src[from],
+                                 AscendC::DataCopyExtParams(static_cast<uint16_t>(run), dd, pitch - dd, 0, 0),
+                                 AscendC::DataCopyPadExtParams<int8_t>(false, 0, 0, 0));
+            r += run;
+        }
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT + i);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT + i);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT + static_cast<int32_t>(o));  // its last write is done
+        LocalStages stages = Stages();
+        CastInt8Rows(out, in, stages.h, stages.f, rows * dp_);
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT + i);
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVT + static_cast<int32_t>(o));
+        pending_[o] = w;
+    }
+
+    // The pending chunks, oldest first, to the ring.
+    __aicore__ inline void FlushWrites()
+    {
+        for (uint32_t k = 0; k < OUT_COPIES; ++k) {
+            const uint32_t o = (outCopy_ + k) % OUT_COPIES;
+            if (pending_[o].rows != NONE) {
+                Write(o);
+            }
+        }
+    }
+
+    // Out copy o -> the ring; a block's first write waits until the cube freed its slot, its last
+    // one announces the block.
+    __aicore__ inline void Write(uint32_t o)
+    {
+        const uint32_t dd = p_->headDim;
+        const PendingWrite &w = pending_[o];
+        if (w.first && w.item >= DecodeOf(p_).antiRingSlots) {
+            AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(FLAG_KV_FREE);  // the cube loaded the slot's last block
+        }
+        AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT + static_cast<int32_t>(o));
+        AscendC::DataCopyPad(ring_[w.at], outBuf_.Get<T>()[o * chunk_ * dp_],
+                             AscendC::DataCopyExtParams(static_cast<uint16_t>(w.rows), dd * sizeof(T),
+                                                        (dp_ * sizeof(T) - AlignUp(dd * sizeof(T), 32)) / 32, 0, 0));
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT + static_cast<int32_t>(o));
+        if (w.last) {
+            AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_KV_READY);
+        }
+        pending_[o].rows = NONE;
+    }
+
+    struct LocalStages {
+        AscendC::LocalTensor<half> h;
+        AscendC::LocalTensor<float> f;
+    };
+    __aicore__ inline LocalStages Stages()
+    {
+        LocalStages s;
+        if (Int8CastStages<T>::value) {
+            s.h = halfBuf_.Get<half>();
+            s.f = floatBuf_.Get<float>();
+        }
+        return s;
+    }
+
+    // cube
+    uint64_t ringAt_ = 0;
+    uint64_t blockToken_ = 0;
+    uint64_t kLoads_ = 0, vLoads_ = 0;
+    // vector
+    WorkSplit<SplitKvCombine> split_;
+    MaskMod<MaskDecode> mask_;
+    uint32_t core_ = 0, sub_ = 0;
+    uint32_t dp_ = 32, chunk_ = 1, inCopy_ = 0, outCopy_ = 0;
+    PendingWrite pending_[OUT_COPIES];
+    uint64_t unit_ = 0, unitEnd_ = 0;
+    uint32_t blockInUnit_ = 0, blocksInUnit_ = 0;
+    WorkUnit cur_;
+    uint64_t produced_ = 0;
+    AscendC::GlobalTensor<int8_t> keyIn_, valueIn_;
+    AscendC::GlobalTensor<T> ring_;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> inBuf_, outBuf_, halfBuf_, floatBuf_;
 };
+
+// Cube hook (kv_runs.h): a block's rows are contiguous in the ring.
+template <typename T>
+__aicore__ inline uint32_t KvRowsInRun(const KvSource<KvDecodeInt8<T>> &, uint32_t, uint64_t)
+{
+    return 0xFFFFFFFFu;
+}
+
+template <typename T>
+__aicore__ inline void KvBeforeLoad(KvSource<KvDecodeInt8<T>> &kv, const WorkUnit &u, const KvBlock &blk, bool isValue)
+{
+    kv.BeforeLoad(u, blk, isValue);
+}
+
+template <typename T>
+__aicore__ inline void KvAfterLoad(KvSource<KvDecodeInt8<T>> &kv, bool isValue)
+{
+    kv.AfterLoad(isValue);
+}
+
+template <typename T>
+__aicore__ inline void KvStreamInit(KvSource<KvDecodeInt8<T>> &kv, const ForwardParams *p, AscendC::TPipe *pipe,
+                                    const ForwardTensors &t)
+{
+    kv.StreamInit(p, pipe, t);
+}
+
+template <typename T>
+__aicore__ inline void KvStreamAhead(KvSource<KvDecodeInt8<T>> &kv, uint64_t block)
+{
+    kv.StreamAhead(block);
+}
+
+template <typename T>
+__aicore__ inline void KvStreamEnd(KvSource<KvDecodeInt8<T>> &kv)
+{
+    kv.StreamEnd();
+}
 
 }  // namespace AttentionCore

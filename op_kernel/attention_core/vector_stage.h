@@ -17,6 +17,7 @@
 #include "policies.h"
 #include "sync.h"
 #include "partial_output.h"
+#include "kv_stream.h"
 
 namespace AttentionCore {
 
@@ -77,6 +78,7 @@ public:
             alpha_[i] = stats[(6 + i) * st];
             rescaled_[i] = true;
         }
+        KvStreamInit(kv_, p, pipe, t);  // kv_stream.h
     }
 
     __aicore__ inline void Process()
@@ -98,6 +100,7 @@ public:
             const uint32_t blocks = KvBlockCount(u.kvBegin, u.kvEnd, p_->blockKv);
             for (uint32_t j = 0; j < blocks; ++j) {
                 SoftmaxBlock(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), rowOff, rows, (g + j) % WS_SLOTS);
+                KvStreamAhead(kv_, g + j);  // after the P store: the cube's P.V does not wait for it
                 if (j >= LAG) {
                     AccumulateO(rowOff, rows, (g + j - LAG) % WS_SLOTS);
                 }
@@ -108,6 +111,7 @@ public:
             g += blocks;
             FinishUnit(u, rowOff, rows, blocks);
         }
+        KvStreamEnd(kv_);
     }
 
 private:

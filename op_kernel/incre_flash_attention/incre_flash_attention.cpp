@@ -13,30 +13,39 @@
 using DecodeVariant = AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecode,
                                                     AttentionCore::ScoreScale, AttentionCore::MaskDecode,
                                                     AttentionCore::SoftmaxPlain>;
+// int8 K/V: the same variant reading K/V from the ring the vector cores fill (kv_antiquant.h).
+template <typename T>
+using DecodeInt8Variant = AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecodeInt8<T>,
+                                                        AttentionCore::ScoreScale, AttentionCore::MaskDecode,
+                                                        AttentionCore::SoftmaxPlain>;
 
 template <typename T>
-__aicore__ inline void RunDecode(const AttentionCore::ForwardParams *p, const AttentionCore::ForwardTensors &in,
-                                 GM_ADDR antiScale = nullptr, GM_ADDR antiOffset = nullptr)
+__aicore__ inline void RunDecode(IncreFlashAttentionTilingData &td, const AttentionCore::ForwardTensors &in)
 {
-    const AttentionCore::DecodeParams &d = AttentionCore::DecodeOf(p);
-    AttentionCore::ForwardTensors t = in;
-    if (d.antiquant != 0) {  // int8 K/V: the core reads dequantised copies from the workspace
-        GM_ADDR keyCopy = reinterpret_cast<GM_ADDR>(d.workspaceAddr) + d.antiWsOffset;
-        GM_ADDR valueCopy = keyCopy + d.antiCopyBytes;
+    const AttentionCore::ForwardParams *p = &td.params;
+    AttentionCore::DecodeParams &d = td.decode;
+    if (d.antiquant == 0) {
+        AttentionCore::RunForward<T, DecodeVariant>(p, in);
+    } else {  // int8 K/V: Q * scale_k, then the core on the cast ring; (O + offset_v) * scale_v in the combine
+        AttentionCore::ForwardTensors t = in;
+        GM_ADDR ws = reinterpret_cast<GM_ADDR>(d.workspaceAddr);
+        d.antiKeyAddr = reinterpret_cast<uint64_t>(in.key);
+        d.antiValueAddr = reinterpret_cast<uint64_t>(in.value);
+        t.query = ws + d.antiQueryOffset;
+        t.key = ws + d.antiRingOffset;
+        t.value = t.key;
         if ASCEND_IS_AIV {
-            AttentionCore::KvAntiquant<T> dequant;
-            dequant.Run(p, in.key, in.value, antiScale, antiOffset, keyCopy, valueCopy);
+            AttentionCore::QueryAntiquant<T> scaleQuery;
+            scaleQuery.Run(p, in.query, t.query);
             AscendC::PipeBarrier<PIPE_ALL>();
         }
-        AscendC::SyncAll<false>();  // cube and vector cores: the copies are complete
-        t.key = keyCopy;
-        t.value = valueCopy;
+        AscendC::SyncAll<false>();  // cube and vector cores: the scaled query is complete
+        AttentionCore::RunForward<T, DecodeInt8Variant<T>>(p, t);
     }
-    AttentionCore::RunForward<T, DecodeVariant>(p, t);
     if ASCEND_IS_AIV {
-        if (AttentionCore::StoresPartials(AttentionCore::DecodeOf(p))) {
+        if (AttentionCore::StoresPartials(d)) {
             AttentionCore::KvSplitCombiner<T> combine;
-            combine.Run(p, t.out);
+            combine.Run(p, in.out);
         }
     }
 }
@@ -45,8 +54,7 @@ __aicore__ inline void RunDecode(const AttentionCore::ForwardParams *p, const At
 // once per batch on that batch's tensors; the plan is the one of a single batch.
 template <typename T>
 __aicore__ inline void RunDecodeList(IncreFlashAttentionTilingData &td, const AttentionCore::ForwardTensors &all,
-                                     AscendC::ListTensorDesc &keys, AscendC::ListTensorDesc &values,
-                                     GM_ADDR antiScale, GM_ADDR antiOffset)
+                                     AscendC::ListTensorDesc &keys, AscendC::ListTensorDesc &values)
 {
     AttentionCore::DecodeParams &d = td.decode;
     for (uint32_t b = 0; b < d.kvListBatches; ++b) {
@@ -60,18 +68,14 @@ __aicore__ inline void RunDecodeList(IncreFlashAttentionTilingData &td, const At
         if (d.hasPse != 0) t.pse = all.pse + b * d.pseStrideB * sizeof(T);
         td.params.seqKv = d.kvListSeq[b];
         if (d.kvListBnsd != 0) td.params.kvStrideN = static_cast<uint64_t>(d.kvListSeq[b]) * td.params.headDim;
-        if (d.antiquant != 0) {  // this batch's int8 tensors: S_b x N_kv rows of D
-            d.antiRows = static_cast<uint64_t>(d.kvListSeq[b]) * td.params.numKvHeads;
-            if (d.kvListBnsd != 0) d.antiHeadRun = d.kvListSeq[b];
-        }
         if (b > 0 && d.antiquant != 0) {
-            AscendC::SyncAll<false>();  // no core still reads the previous batch's K/V copies
+            AscendC::SyncAll<false>();  // no core still reads the previous batch's ring or scaled query
         } else if (b > 0 && AttentionCore::StoresPartials(d)) {
             if ASCEND_IS_AIV {
                 AscendC::SyncAll();  // every core has combined the previous batch's partials
             }
         }
-        RunDecode<T>(&td.params, t, antiScale, antiOffset);
+        RunDecode<T>(td, t);
     }
 }
 
@@ -93,6 +97,8 @@ extern "C" __global__ __aicore__ void incre_flash_attention(
     tilingData.decode.workspaceAddr = reinterpret_cast<uint64_t>(user);
     tilingData.decode.quantScaleAddr = reinterpret_cast<uint64_t>(quant_scale2);
     tilingData.decode.quantOffsetAddr = reinterpret_cast<uint64_t>(quant_offset2);
+    tilingData.decode.antiScaleAddr = reinterpret_cast<uint64_t>(antiquant_scale);
+    tilingData.decode.antiOffsetAddr = reinterpret_cast<uint64_t>(antiquant_offset);
     AscendC::ListTensorDesc keys(reinterpret_cast<__gm__ void *>(key));
     AscendC::ListTensorDesc values(reinterpret_cast<__gm__ void *>(value));
     AttentionCore::ForwardTensors tensors{query, keys.GetDataPtr<uint8_t>(0), values.GetDataPtr<uint8_t>(0),
@@ -101,15 +107,15 @@ extern "C" __global__ __aicore__ void incre_flash_attention(
     const bool list = tilingData.decode.kvListBatches != 0;
     if (TILING_KEY_IS(IFA_TILING_KEY_FP16)) {
         if (list) {
-            RunDecodeList<half>(tilingData, tensors, keys, values, antiquant_scale, antiquant_offset);
+            RunDecodeList<half>(tilingData, tensors, keys, values);
         } else {
-            RunDecode<half>(&tilingData.params, tensors, antiquant_scale, antiquant_offset);
+            RunDecode<half>(tilingData, tensors);
         }
     } else if (TILING_KEY_IS(IFA_TILING_KEY_BF16)) {
         if (list) {
-            RunDecodeList<bfloat16_t>(tilingData, tensors, keys, values, antiquant_scale, antiquant_offset);
+            RunDecodeList<bfloat16_t>(tilingData, tensors, keys, values);
         } else {
-            RunDecode<bfloat16_t>(&tilingData.params, tensors, antiquant_scale, antiquant_offset);
+            RunDecode<bfloat16_t>(tilingData, tensors);
         }
     }
 }
