@@ -225,6 +225,37 @@ def test_int8_kv_without_offset_and_split():
     run_and_judge(int8_kv(kw, (2, 2, 1, 64), offset=False))
 
 
+def test_int8_kv_ring_reuse_one_key_blocks_and_empty_rows():
+    # 24 batches x 1 KV head of up to 1100 keys (9 key blocks): a core streams more blocks through
+    # its ring of cast K/V than the ring has slots; a window of 129 keys ends in a one-key block
+    # (one vector core casts no rows of it) and a zero-length window outputs zeros.
+    lengths = [1100] * 21 + [129, 0, 640]
+    kw = make_kwargs("fp16", "BNSD", b=24, n=8, nkv=1, s=1100, d=128, actual_seq_lengths=lengths)
+    out, _ = run_and_judge(int8_kv(kw, (2, 1, 1, 128)))
+    assert np.all(out[22].astype(np.float32) == 0)
+
+
+@pytest.mark.parametrize("d,layout", [(40, "BSND"), (48, "BNSD")])
+def test_int8_kv_with_mask_pse_left_padding(d, layout):
+    # D not a multiple of 32 (padded int8 / cast rows), the scale folded into the query next to
+    # pse and mask, and a KV window moved by left padding.
+    rng = np.random.default_rng(5)
+    kw = make_kwargs("bf16", layout, b=2, n=4, nkv=2, s=300, d=d, actual_seq_lengths=[200, 131],
+                     kv_padding_size=np.array([37], np.int64))
+    kw["pse_shift"] = rng.uniform(-2, 2, (2, 4, 1, 300)).astype(kw["query"].dtype)
+    kw["atten_mask"] = rng.random((2, 1, 1, 300)) < 0.2
+    run_and_judge(int8_kv(kw, (2, 2, 1, d)))
+
+
+def test_int8_kv_with_int8_output():
+    kw = int8_kv(make_kwargs("fp16", "BNSD", b=2, n=8, nkv=2, s=400, d=64), (2, 2, 1, 64))
+    kw["quant_scale2"] = np.full((1,), 60.0, np.float32)
+    kw["quant_offset2"] = np.full((1,), 1.0, np.float32)
+    out = fakit.run(OP, backend="cpu", **kw)
+    gold = golden.incre_flash_attention_v4(**kw)
+    assert out.dtype == np.int8 and np.abs(out.astype(np.float32) - gold).max() <= 1
+
+
 @pytest.mark.parametrize("cache", ["BSH", "BNSD"])
 def test_int8_kv_paged(cache):
     lengths = [260, 128]
