@@ -66,6 +66,14 @@ namespace {
 // WS_SLOTS - 1 + ANTI_AHEAD + 1 slots never make the producer wait for a slot the cube still needs.
 constexpr uint32_t ANTI_AHEAD = 3;
 constexpr uint32_t ANTI_RING_SLOTS = AttentionCore::WS_SLOTS + ANTI_AHEAD;
+constexpr uint32_t ANTI_OUT_COPIES = AttentionCore::ANTI_OUT_COPIES;
+
+// UB of the int8 K/V producer for cast chunks of `chunk` int8 elements: two int8 copies, OUT
+// copies in the query dtype, and for bf16 the fp16 and fp32 stages (kv_antiquant.h).
+uint64_t AntiquantUbBytes(uint64_t chunk, uint32_t dtypeBytes, bool bf16)
+{
+    return chunk * (2 + ANTI_OUT_COPIES * dtypeBytes + (bf16 ? 6 : 0));
+}
 
 uint64_t CoreAndPartialBytes(const AttentionCore::DecodeTiling &t)
 {
@@ -98,10 +106,40 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     p.kvStrideS = prob.kv.s;
     p.scaleValue = prob.scale;
 
-    uint32_t maxRows = 0;
-    if (!ChooseBlocks(p.headDimAlign, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
     // Rows of a unit are the G heads of a KV group: no more rows per vector core than needed.
     const uint32_t need = static_cast<uint32_t>(AlignUp(CeilDiv(p.groupSize, 2), 8));
+    uint32_t maxRows = 0;
+    if (!ChooseBlocks(p.headDimAlign, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
+    if (prob.antiquant) {
+        // The int8 K/V producer (kv_antiquant.h) shares the vector cores' UB with the stage: the
+        // largest cast chunk that leaves the rows the full UB gives; below 4096 elements, fewer
+        // rows rather than smaller chunks (DMA start costs).
+        const uint32_t fullRows = std::min(maxRows, need);
+        const uint64_t rowBytes = AlignUp(uint64_t(prob.headDim), 32);
+        uint32_t chosen = 0;
+        for (uint32_t chunk : {8192u, 4096u, 2048u, 1024u, 512u}) {
+            if (chunk < rowBytes && chosen != 0) break;
+            const uint32_t c = static_cast<uint32_t>(std::max<uint64_t>(chunk, rowBytes));
+            CoreBudget reduced = budget;
+            const uint64_t reserve = AntiquantUbBytes(c, prob.dtypeBytes, prob.dtypeBf16);
+            reduced.ub = budget.ub > reserve ? budget.ub - reserve : 0;
+            uint32_t rows = 0, bk = 0, dc = 0;
+            std::string ignored;
+            if (!ChooseBlocks(p.headDimAlign, prob.dtypeBytes, reduced, rows, bk, dc, ignored)) continue;
+            if (chosen == 0 || std::min(rows, need) == fullRows) {
+                chosen = c;
+                maxRows = rows;
+                p.blockKv = bk;
+                p.dChunk = dc;
+            }
+            if (std::min(rows, need) == fullRows || chunk <= 4096) break;
+        }
+        if (chosen == 0) {
+            why = "no block size leaves UB for the int8 key/value cast at head dim " + std::to_string(prob.headDim);
+            return false;
+        }
+        d.antiChunkElems = chosen;
+    }
     p.rowsPerVec = std::min(maxRows, need);
     p.blockQ = 2 * p.rowsPerVec;
     p.qBlocksPerHead = static_cast<uint32_t>(CeilDiv(p.groupSize, p.blockQ));

@@ -30,6 +30,7 @@ struct DecodeProblem {
     bool quantOut = false, quantPerChannel = false, hasQuantOffset = false, quantBf16 = false;  // INT8 output
     // INT8 K/V with antiquant_scale (and offset): per tensor or per channel (kv_antiquant.h)
     bool antiquant = false, antiPerChannel = false;
+    bool dtypeBf16 = false;  // query dtype BF16 (the int8 cast goes through fp16 and fp32)
     uint64_t pseStrideB = 0, pseStrideN = 0;
 };
 

@@ -135,6 +135,7 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
     if (antiScale != nullptr) {  // int8 key/value, dequantised inside the kernel
         prob.antiquant = true;
         prob.antiPerChannel = antiScale->GetStorageShape().GetShapeSize() != 2;
+        prob.dtypeBf16 = dtype == ge::DT_BF16;
     }
     const gert::StorageShape *quantScale = context->GetOptionalInputShape(QUANT_SCALE2);
     if (quantScale != nullptr) {

@@ -16,6 +16,9 @@ namespace AttentionCore {
 // Most tensors of a per-batch K/V tensor list (spec: B <= 256 in that form).
 constexpr uint32_t MAX_KV_LIST = 256;
 
+// INT8 K/V producer (kv_antiquant.h): cast chunks that wait in UB for their ring write.
+constexpr uint32_t ANTI_OUT_COPIES = 4;
+
 struct DecodeParams {
     // KV window. kvSplits chunks of kvChunk keys (a multiple of blockKv) per (batch, KV head).
     uint32_t kvSplits;
@@ -68,6 +71,8 @@ struct DecodeParams {
     uint32_t antiPerChannel;
     uint32_t antiRingSlots;
     uint32_t antiAhead;
+    uint32_t antiChunkElems;  // int8 elements per cast (whole rows; UB left by the stage)
+    uint32_t reserved2;
     uint64_t antiQueryOffset;
     uint64_t antiRingOffset;
     uint64_t antiRingCoreBytes;

@@ -214,7 +214,7 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
         keyIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(d.antiKeyAddr));
         valueIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(d.antiValueAddr));
         dp_ = AlignUp(p->headDim, 32);  // int8 rows start on 32-byte blocks
-        chunk_ = CHUNK_ELEMS / dp_;
+        chunk_ = d.antiChunkElems / dp_;
         chunk_ = chunk_ == 0 ? 1 : chunk_;
         pipe->InitBuffer(inBuf_, 2 * chunk_ * dp_);
         pipe->InitBuffer(outBuf_, OUT_COPIES * chunk_ * dp_ * sizeof(T));
@@ -261,8 +261,7 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
     }
 
 private:
-    static constexpr uint32_t CHUNK_ELEMS = 8192;  // int8 elements per cast (8 KiB)
-    static constexpr uint32_t OUT_COPIES = 4;      // cast chunks waiting for their ring write
+    static constexpr uint32_t OUT_COPIES = ANTI_OUT_COPIES;  // cast chunks waiting for their ring write
     static constexpr int32_t EVT = 1;              // event ids from 1 (0 is PipeSync's)
     static constexpr uint32_t NONE = 0xFFFFFFFFu;
 

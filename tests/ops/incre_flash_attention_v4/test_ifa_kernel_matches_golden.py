@@ -247,6 +247,13 @@ def test_int8_kv_with_mask_pse_left_padding(d, layout):
     run_and_judge(int8_kv(kw, (2, 2, 1, d)))
 
 
+def test_int8_kv_head_dim_512_bf16_leaves_ub_for_the_cast():
+    # D = 512 with 32-row head blocks fills most of the vector cores' UB: the tiling shrinks the
+    # cast chunk (and if need be the rows) so the int8 producer's buffers still fit.
+    kw = make_kwargs("bf16", "BNSD", b=1, n=64, nkv=1, s=300, d=512)
+    run_and_judge(int8_kv(kw, (2, 1, 1, 512)))
+
+
 def test_int8_kv_with_int8_output():
     kw = int8_kv(make_kwargs("fp16", "BNSD", b=2, n=8, nkv=2, s=400, d=64), (2, 2, 1, 64))
     kw["quant_scale2"] = np.full((1,), 60.0, np.float32)
