@@ -66,13 +66,12 @@ namespace {
 // WS_SLOTS - 1 + ANTI_AHEAD + 1 slots never make the producer wait for a slot the cube still needs.
 constexpr uint32_t ANTI_AHEAD = 3;
 constexpr uint32_t ANTI_RING_SLOTS = AttentionCore::WS_SLOTS + ANTI_AHEAD;
-constexpr uint32_t ANTI_OUT_COPIES = AttentionCore::ANTI_OUT_COPIES;
 
-// UB of the int8 K/V producer for cast chunks of `chunk` int8 elements: two int8 copies, OUT
+// UB of the int8 K/V producer for cast chunks of `chunk` int8 elements: the int8 copies, the
 // copies in the query dtype, and for bf16 the fp16 and fp32 stages (kv_antiquant.h).
 uint64_t AntiquantUbBytes(uint64_t chunk, uint32_t dtypeBytes, bool bf16)
 {
-    return chunk * (2 + ANTI_OUT_COPIES * dtypeBytes + (bf16 ? 6 : 0));
+    return chunk * (AttentionCore::ANTI_IN_COPIES + AttentionCore::ANTI_OUT_COPIES * dtypeBytes + (bf16 ? 6 : 0));
 }
 
 uint64_t CoreAndPartialBytes(const AttentionCore::DecodeTiling &t)

@@ -16,7 +16,9 @@ namespace AttentionCore {
 // Most tensors of a per-batch K/V tensor list (spec: B <= 256 in that form).
 constexpr uint32_t MAX_KV_LIST = 256;
 
-// INT8 K/V producer (kv_antiquant.h): cast chunks that wait in UB for their ring write.
+// INT8 K/V producer (kv_antiquant.h): int8 chunks that wait in UB for their cast, cast chunks
+// that wait for their ring write.
+constexpr uint32_t ANTI_IN_COPIES = 4;
 constexpr uint32_t ANTI_OUT_COPIES = 4;
 
 struct DecodeParams {

@@ -216,7 +216,7 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
         dp_ = AlignUp(p->headDim, 32);  // int8 rows start on 32-byte blocks
         chunk_ = d.antiChunkElems / dp_;
         chunk_ = chunk_ == 0 ? 1 : chunk_;
-        pipe->InitBuffer(inBuf_, 2 * chunk_ * dp_);
+        pipe->InitBuffer(inBuf_, IN_COPIES * chunk_ * dp_);
         pipe->InitBuffer(outBuf_, OUT_COPIES * chunk_ * dp_ * sizeof(T));
         if (Int8CastStages<T>::value) {
             pipe->InitBuffer(halfBuf_, chunk_ * dp_ * 2);
@@ -224,35 +224,42 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
         }
         unit_ = split_.Begin(core_);
         unitEnd_ = split_.End(core_);
-        for (int32_t i = 0; i < 2; ++i) {  // every copy starts free
+        for (int32_t i = 0; i < static_cast<int32_t>(IN_COPIES); ++i) {  // every copy starts free
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT + i);
+            read_[i].rows = NONE;
         }
         for (int32_t o = 0; o < static_cast<int32_t>(OUT_COPIES); ++o) {
             AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT + o);
-            pending_[o].rows = NONE;
+            cast_[o].rows = NONE;
         }
-        Produce(d.antiAhead);  // the blocks the cube needs before the first P
-        FlushWrites();
+        // The blocks the cube needs before the first P (and what the steady state below has
+        // written by then), all the way to the ring.
+        Read(d.antiAhead + 2);
+        CastAll();
+        WriteAll();
     }
 
-    // After the softmax of this core's block `block`: write the rows cast at the previous call
-    // to the ring, then read and cast the blocks up to block + 1 + antiAhead (their writes wait
-    // for the next call, so the next softmax, which waits for every earlier store of this core,
-    // does not wait for them).
+    // After the softmax of this core's block `block`, three stages one call apart: write the
+    // rows cast at the previous call to the ring, cast the rows read at the previous call, read
+    // the blocks up to block + antiAhead + 2. The next softmax waits for every earlier store of
+    // this core (PipeSync<MTE3_V>) and queues behind these casts, so only the writes and casts,
+    // whose inputs are ready, sit between two softmaxes; block + antiAhead is in the ring.
     __aicore__ inline void StreamAhead(uint64_t block)
     {
-        FlushWrites();
-        Produce(block + 2 + DecodeOf(p_).antiAhead);
+        WriteAll();
+        CastAll();
+        Read(block + DecodeOf(p_).antiAhead + 3);
     }
 
     __aicore__ inline void StreamEnd()
     {
-        FlushWrites();
+        CastAll();
+        WriteAll();
         const uint64_t slots = DecodeOf(p_).antiRingSlots;
         for (uint64_t i = produced_ > slots ? produced_ - slots : 0; i < produced_; ++i) {
             AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(FLAG_KV_FREE);  // the cube's last releases
         }
-        for (int32_t i = 0; i < 2; ++i) {
+        for (int32_t i = 0; i < static_cast<int32_t>(IN_COPIES); ++i) {
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT + i);
         }
         for (int32_t o = 0; o < static_cast<int32_t>(OUT_COPIES); ++o) {
@@ -261,26 +268,27 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
     }
 
 private:
+    static constexpr uint32_t IN_COPIES = ANTI_IN_COPIES;    // int8 chunks read, waiting for their cast
     static constexpr uint32_t OUT_COPIES = ANTI_OUT_COPIES;  // cast chunks waiting for their ring write
-    static constexpr int32_t EVT = 1;              // event ids from 1 (0 is PipeSync's)
+    static constexpr int32_t EVT = 1;                        // event ids from 1 (0 is PipeSync's)
     static constexpr uint32_t NONE = 0xFFFFFFFFu;
 
-    // A cast chunk in out copy o waiting for its ring write; `first` / `last` of its block.
-    struct PendingWrite {
+    // A chunk of rows on its way to ring element `at`; `first` / `last` of its block.
+    struct Chunk {
         uint64_t at;
         uint64_t item;
-        uint32_t rows;  // NONE: the copy holds nothing to write
+        uint32_t rows;  // NONE: the copy holds no chunk
         bool first;
         bool last;
     };
 
-    // Blocks [produced_, count) of this core's sequence (fewer at its end) into the ring.
-    __aicore__ inline void Produce(uint64_t count)
+    // Reads the blocks [produced_, count) of this core's sequence (fewer at its end).
+    __aicore__ inline void Read(uint64_t count)
     {
         WorkUnit u;
         KvBlock blk;
         while (produced_ < count && NextBlock(u, blk)) {
-            ProduceBlock(u, blk);
+            ReadBlock(u, blk);
         }
     }
 
@@ -304,9 +312,8 @@ private:
         return false;
     }
 
-    // This vector core's half of the block's K and V rows -> ring slot produced_ % slots: read
-    // and cast now, written by FlushWrites (or when the out copy is needed again).
-    __aicore__ inline void ProduceBlock(const WorkUnit &u, const KvBlock &blk)
+    // This vector core's half of the block's K and V rows, bound for ring slot produced_ % slots.
+    __aicore__ inline void ReadBlock(const WorkUnit &u, const KvBlock &blk)
     {
         const DecodeParams &d = DecodeOf(p_);
         const uint32_t half = (blk.cols + 1) / 2;
@@ -314,7 +321,8 @@ private:
         const uint32_t r1 = sub_ == 0 ? half : blk.cols;
         const uint64_t item = produced_++;
         if (r1 == r0) {  // no rows here (a one-key block): keep the flags in block order
-            FlushWrites();
+            CastAll();
+            WriteAll();
             if (item >= d.antiRingSlots) AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(FLAG_KV_FREE);
             AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_KV_READY);
             return;
@@ -325,58 +333,79 @@ private:
             const uint64_t base = (slot * 2 + which) * slotElems;
             for (uint32_t c0 = r0; c0 < r1; c0 += chunk_) {
                 const uint32_t n = r1 - c0 < chunk_ ? r1 - c0 : chunk_;
-                PendingWrite w;
-                w.at = base + c0 * p_->headDim;
-                w.item = item;
-                w.rows = n;
-                w.first = which == 0 && c0 == r0;
-                w.last = which == 1 && c0 + n == r1;
-                CastRows(which == 0 ? keyIn_ : valueIn_, u, blk.k0 + c0, w);
+                Chunk c;
+                c.at = base + c0 * p_->headDim;
+                c.item = item;
+                c.rows = n;
+                c.first = which == 0 && c0 == r0;
+                c.last = which == 1 && c0 + n == r1;
+                ReadRows(which == 0 ? keyIn_ : valueIn_, u, blk.k0 + c0, c);
             }
         }
     }
 
-    // `w.rows` int8 rows from key `token` on -> T in the next out copy, pending for the ring.
-    __aicore__ inline void CastRows(const AscendC::GlobalTensor<int8_t> &src, const WorkUnit &u, int64_t token,
-                                    const PendingWrite &w)
+    // `c.rows` int8 rows from key `token` on into the next in copy (its oldest chunk is cast first).
+    __aicore__ inline void ReadRows(const AscendC::GlobalTensor<int8_t> &src, const WorkUnit &u, int64_t token,
+                                    const Chunk &c)
     {
         const uint32_t dd = p_->headDim;
-        const uint32_t rows = w.rows;
-        const int32_t i = static_cast<int32_t>(NextCopy(inCopy_, 2));
-        const uint32_t o = outCopy_;
-        outCopy_ = (outCopy_ + 1) % OUT_COPIES;
-        if (pending_[o].rows != NONE) {
-            Write(o);  // the oldest pending chunk
+        const uint32_t i = inCopy_;
+        inCopy_ = (inCopy_ + 1) % IN_COPIES;
+        if (read_[i].rows != NONE) {
+            Cast(i);
         }
         const AscendC::LocalTensor<int8_t> in = inBuf_.Get<int8_t>()[i * chunk_ * dp_];
-        const AscendC::LocalTensor<T> out = outBuf_.Get<T>()[o * chunk_ * dp_];
         const uint32_t pitch = Source::KvRowPitch();
-        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT + i);  // the cast is done with this copy
-        for (uint32_t r = 0; r < rows;) {  // runs of evenly spaced rows (a page ends one)
+        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT + static_cast<int32_t>(i));  // its last cast is done
+        for (uint32_t r = 0; r < c.rows;) {  // runs of evenly spaced rows (a page ends one)
             uint32_t run = KvRowsInRun(static_cast<const Source &>(*this), u.b, static_cast<uint64_t>(token) + r);
-            run = run < rows - r ? run : rows - r;
+            run = run < c.rows - r ? run : c.rows - r;
             const uint64_t from = Source::KvOffset(u.b, u.n, static_cast<uint32_t>(token + r));
             AscendC::DataCopyPad(in[r * dp_], src[from],
                                  AscendC::DataCopyExtParams(static_cast<uint16_t>(run), dd, pitch - dd, 0, 0),
                                  AscendC::DataCopyPadExtParams<int8_t>(false, 0, 0, 0));
             r += run;
         }
-        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT + i);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT + i);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT + static_cast<int32_t>(o));  // its last write is done
-        LocalStages stages = Stages();
-        CastInt8Rows(out, in, stages.h, stages.f, rows * dp_);
-        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT + i);
-        AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVT + static_cast<int32_t>(o));
-        pending_[o] = w;
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT + static_cast<int32_t>(i));
+        read_[i] = c;
     }
 
-    // The pending chunks, oldest first, to the ring.
-    __aicore__ inline void FlushWrites()
+    // In copy i -> T in the next out copy (its oldest chunk is written first).
+    __aicore__ inline void Cast(uint32_t i)
+    {
+        const uint32_t o = outCopy_;
+        outCopy_ = (outCopy_ + 1) % OUT_COPIES;
+        if (cast_[o].rows != NONE) {
+            Write(o);
+        }
+        const AscendC::LocalTensor<int8_t> in = inBuf_.Get<int8_t>()[i * chunk_ * dp_];
+        const AscendC::LocalTensor<T> out = outBuf_.Get<T>()[o * chunk_ * dp_];
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT + static_cast<int32_t>(i));
+        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT + static_cast<int32_t>(o));  // its last write is done
+        LocalStages stages = Stages();
+        CastInt8Rows(out, in, stages.h, stages.f, read_[i].rows * dp_);
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT + static_cast<int32_t>(i));
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVT + static_cast<int32_t>(o));
+        cast_[o] = read_[i];
+        read_[i].rows = NONE;
+    }
+
+    // The chunks read / cast so far, oldest first, through their next stage.
+    __aicore__ inline void CastAll()
+    {
+        for (uint32_t k = 0; k < IN_COPIES; ++k) {
+            const uint32_t i = (inCopy_ + k) % IN_COPIES;
+            if (read_[i].rows != NONE) {
+                Cast(i);
+            }
+        }
+    }
+
+    __aicore__ inline void WriteAll()
     {
         for (uint32_t k = 0; k < OUT_COPIES; ++k) {
             const uint32_t o = (outCopy_ + k) % OUT_COPIES;
-            if (pending_[o].rows != NONE) {
+            if (cast_[o].rows != NONE) {
                 Write(o);
             }
         }
@@ -387,19 +416,19 @@ private:
     __aicore__ inline void Write(uint32_t o)
     {
         const uint32_t dd = p_->headDim;
-        const PendingWrite &w = pending_[o];
-        if (w.first && w.item >= DecodeOf(p_).antiRingSlots) {
+        const Chunk &c = cast_[o];
+        if (c.first && c.item >= DecodeOf(p_).antiRingSlots) {
             AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(FLAG_KV_FREE);  // the cube loaded the slot's last block
         }
         AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT + static_cast<int32_t>(o));
-        AscendC::DataCopyPad(ring_[w.at], outBuf_.Get<T>()[o * chunk_ * dp_],
-                             AscendC::DataCopyExtParams(static_cast<uint16_t>(w.rows), dd * sizeof(T),
+        AscendC::DataCopyPad(ring_[c.at], outBuf_.Get<T>()[o * chunk_ * dp_],
+                             AscendC::DataCopyExtParams(static_cast<uint16_t>(c.rows), dd * sizeof(T),
                                                         (dp_ * sizeof(T) - AlignUp(dd * sizeof(T), 32)) / 32, 0, 0));
         AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT + static_cast<int32_t>(o));
-        if (w.last) {
+        if (c.last) {
             AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_KV_READY);
         }
-        pending_[o].rows = NONE;
+        cast_[o].rows = NONE;
     }
 
     struct LocalStages {
@@ -425,7 +454,8 @@ private:
     MaskMod<MaskDecode> mask_;
     uint32_t core_ = 0, sub_ = 0;
     uint32_t dp_ = 32, chunk_ = 1, inCopy_ = 0, outCopy_ = 0;
-    PendingWrite pending_[OUT_COPIES];
+    Chunk read_[IN_COPIES];  // per in copy: the chunk it holds until cast
+    Chunk cast_[OUT_COPIES];  // per out copy: the chunk it holds until written
     uint64_t unit_ = 0, unitEnd_ = 0;
     uint32_t blockInUnit_ = 0, blocksInUnit_ = 0;
     WorkUnit cur_;
