@@ -77,7 +77,7 @@ uint64_t AntiquantUbBytes(uint64_t chunk, uint32_t dtypeBytes, bool bf16)
 uint64_t CoreAndPartialBytes(const AttentionCore::DecodeTiling &t)
 {
     const AttentionCore::DecodeParams &d = t.decode;
-    if (d.kvSplits <= 1 && d.quantOut == 0 && d.antiquant == 0) return uint64_t(t.params.usedCores) * t.params.wsBytesPerCore;
+    if (d.kvSplits <= 1 && d.quantOut == 0) return uint64_t(t.params.usedCores) * t.params.wsBytesPerCore;
     return d.wsPartialOffset + uint64_t(d.kvSplits) * d.combineRows * (t.params.headDimAlign + 2) * 4;
 }
 }  // namespace

@@ -65,8 +65,8 @@ struct DecodeParams {
 
     // INT8 key/value (kv_antiquant.h), dequantised inside the kernel with the scale and offset
     // folded out of the cache: the cube reads Q * scale_k from antiQueryOffset (same element
-    // offsets as the query) against K cast to the query dtype, and the combine pass applies
-    // (O + offset_v) * scale_v. The vector cores cast each key block's K and V into a per-core
+    // offsets as the query) against K cast to the query dtype, and the vector cores map each
+    // unit's output rows to (O + offset_v) * scale_v before normalising them. The vector cores cast each key block's K and V into a per-core
     // ring of antiRingSlots (K, V) slot pairs at antiRingOffset + core * antiRingCoreBytes (a
     // slot holds blockKv rows of headDim elements), antiAhead blocks ahead of their softmax.
     uint32_t antiquant;

@@ -15,8 +15,9 @@
 //     the cube loads K and V from the ring instead of the cache. The int8 bytes are read once from
 //     HBM; the ring (a few hundred KiB per core) stays in L2. A2 has no UB -> L1 path, so the
 //     cast rows make this one L2 round trip (2 bytes written + 2 read per element).
-//   * ApplyValueAntiquant: the combine pass (split_kv_combine.h; every unit stores its partial when
-//     antiquant is on) maps the normalised output through (O + o_v) * s_v.
+//   * FinishRows (kv_stream.h hook KvFinishRows): each unit's unnormalised output rows become
+//     acc * s_v + (o_v * s_v) * l before the vector stage normalises them by l (or stores them as
+//     split-KV partials, whose combine weights sum to one): the output is (O + o_v) * s_v.
 // Flags (sync.h): FLAG_KV_READY vector -> cube once both vector cores wrote a block's rows,
 // FLAG_KV_FREE cube -> vector once the cube's MTE2 loaded the block's V (after its K) into L1.
 #pragma once
@@ -222,6 +223,7 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
             pipe->InitBuffer(halfBuf_, chunk_ * dp_ * 2);
             pipe->InitBuffer(floatBuf_, chunk_ * dp_ * 4);
         }
+        pipe->InitBuffer(valueBuf_, 3 * p->headDimAlign * 4 + p->headDimAlign * sizeof(T));
         unit_ = split_.Begin(core_);
         unitEnd_ = split_.End(core_);
         for (int32_t i = 0; i < static_cast<int32_t>(IN_COPIES); ++i) {  // every copy starts free
@@ -264,6 +266,49 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
         }
         for (int32_t o = 0; o < static_cast<int32_t>(OUT_COPIES); ++o) {
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT + o);
+        }
+    }
+
+    // The value antiquant on a unit's rows before they are normalised (or stored as partials,
+    // which the combine averages with weights summing to one): acc = acc * s_v + (o_v * s_v) * l,
+    // so acc / l = (softmax . V + o_v) * s_v. Rows without a visible key (acc = 0, l = 0) stay 0.
+    __aicore__ inline void FinishRows(const WorkUnit &u, uint32_t rows, const AscendC::LocalTensor<float> &acc,
+                                      const AscendC::LocalTensor<float> &sum)
+    {
+        const DecodeParams &d = DecodeOf(p_);
+        const uint32_t dp = p_->headDimAlign;
+        const int32_t dd = static_cast<int32_t>(p_->headDim);
+        const AscendC::LocalTensor<float> scale = valueBuf_.Get<float>();
+        const AscendC::LocalTensor<float> shift = scale[dp];  // o_v * s_v
+        const AscendC::LocalTensor<float> tmp = scale[2 * dp];
+        const AscendC::LocalTensor<T> stage = valueBuf_.Get<T>()[3 * dp * 2];
+        const bool hasOffset = d.antiOffsetAddr != 0;
+        const uint32_t kvHead = u.n / d.kvSplits;
+        AscendC::PipeBarrier<PIPE_V>();
+        if (kvHead != valueHead_) {
+            LoadAntiRow<T>(p_, reinterpret_cast<GM_ADDR>(d.antiScaleAddr), 1, kvHead, stage, scale);
+            if (hasOffset) {
+                LoadAntiRow<T>(p_, reinterpret_cast<GM_ADDR>(d.antiOffsetAddr), 1, kvHead, stage, shift);
+                AscendC::Mul(shift, shift, scale, dd);
+                AscendC::PipeBarrier<PIPE_V>();
+            }
+            valueHead_ = kvHead;
+        }
+        for (uint32_t r = 0; r < rows; ++r) {
+            AscendC::Mul(acc[r * dp], acc[r * dp], scale, dd);
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+        if (!hasOffset) {
+            return;
+        }
+        PipeSync<AscendC::HardEvent::V_S>();
+        for (uint32_t r = 0; r < rows; ++r) {
+            const float l = sum.GetValue(r);
+            PipeSync<AscendC::HardEvent::S_V>();
+            AscendC::Muls(tmp, shift, l, dd);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Add(acc[r * dp], acc[r * dp], tmp, dd);
+            AscendC::PipeBarrier<PIPE_V>();
         }
     }
 
@@ -462,7 +507,8 @@ private:
     uint64_t produced_ = 0;
     AscendC::GlobalTensor<int8_t> keyIn_, valueIn_;
     AscendC::GlobalTensor<T> ring_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> inBuf_, outBuf_, halfBuf_, floatBuf_;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> inBuf_, outBuf_, halfBuf_, floatBuf_, valueBuf_;
+    uint32_t valueHead_ = 0xFFFFFFFFu;  // KV head whose value scale / shift rows are in valueBuf_
 };
 
 // Cube hook (kv_runs.h): a block's rows are contiguous in the ring.
@@ -501,6 +547,13 @@ template <typename T>
 __aicore__ inline void KvStreamEnd(KvSource<KvDecodeInt8<T>> &kv)
 {
     kv.StreamEnd();
+}
+
+template <typename T>
+__aicore__ inline void KvFinishRows(KvSource<KvDecodeInt8<T>> &kv, const WorkUnit &u, uint32_t, uint32_t rows,
+                                    const AscendC::LocalTensor<float> &acc, const AscendC::LocalTensor<float> &sum)
+{
+    kv.FinishRows(u, rows, acc, sum);
 }
 
 }  // namespace AttentionCore

@@ -6,7 +6,10 @@
 //           into L1; KvAfterLoad(kv, isValue) right after those loads are issued.
 //   vector: KvStreamInit(kv, p, pipe, t) once after the stage's own buffers (it may produce the
 //           first blocks); KvStreamAhead(kv, block) after the softmax of the core's block-th key
-//           block (counted over all its units); KvStreamEnd(kv) after the last unit.
+//           block (counted over all its units); KvStreamEnd(kv) after the last unit;
+//           KvFinishRows(kv, u, rowOff, rows, acc, sum) on a unit's unnormalised output rows
+//           (pitch headDimAlign) and softmax sums before they are normalised or stored as
+//           partials (a source whose values need a per-channel affine map applies it here).
 // The defaults (every source that reads K/V straight from GM) do nothing. A producing source
 // overloads them in its own header (found by argument-dependent lookup).
 #pragma once
@@ -38,6 +41,12 @@ __aicore__ inline void KvStreamAhead(Kv &, uint64_t)
 
 template <class Kv>
 __aicore__ inline void KvStreamEnd(Kv &)
+{
+}
+
+template <class Kv>
+__aicore__ inline void KvFinishRows(Kv &, const WorkUnit &, uint32_t, uint32_t, const AscendC::LocalTensor<float> &,
+                                    const AscendC::LocalTensor<float> &)
 {
 }
 

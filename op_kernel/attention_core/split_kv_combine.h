@@ -9,16 +9,11 @@
 #include "kernel_operator.h"
 #include "decode_policies.h"
 #include "sync.h"
-#include "kv_antiquant.h"
 
 namespace AttentionCore {
 
-// Units store partials (and the combine pass writes the output) with KV splits, INT8 output or
-// INT8 K/V (the value antiquant applies to the normalised output, kv_antiquant.h).
-__aicore__ inline bool StoresPartials(const DecodeParams &d)
-{
-    return d.kvSplits > 1 || d.quantOut != 0 || d.antiquant != 0;
-}
+// Units store partials (and the combine pass writes the output) with KV splits or INT8 output.
+__aicore__ inline bool StoresPartials(const DecodeParams &d) { return d.kvSplits > 1 || d.quantOut != 0; }
 
 struct PartialLayout {
     __aicore__ inline explicit PartialLayout(const ForwardParams *p)
@@ -102,11 +97,6 @@ public:
             qScale_ = reinterpret_cast<GM_ADDR>(d.quantScaleAddr);
             qOffset_ = reinterpret_cast<GM_ADDR>(d.quantOffsetAddr);
         }
-        if (d.antiquant != 0) {
-            pipe.InitBuffer(antiScaleBuf_, dp * 4);
-            pipe.InitBuffer(antiOffsetBuf_, dp * 4);
-            pipe.InitBuffer(antiStageBuf_, dp * sizeof(T));
-        }
         pipe.InitBuffer(statBuf_, (2 * splits + 5) * ROWS * 4);
         pipe.InitBuffer(bcastBuf_, ROWS * 32);
         out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
@@ -178,9 +168,6 @@ private:
             ScaleRowsAdd(acc, part, w, rows);
         }
         const uint32_t dd = p_->headDim;
-        if (d.antiquant != 0) {
-            ApplyValueAntiquant(acc, valid, r0, rows);
-        }
         if (d.quantOut != 0) {
             WriteInt8(acc, valid, r0, rows);
             return;
@@ -192,36 +179,6 @@ private:
         AscendC::DataCopyPad(out_[r0 * dd], o, AscendC::DataCopyExtParams(static_cast<uint16_t>(rows),
                                                                           dd * sizeof(T), 0, 0, 0));
         PipeSync<AscendC::HardEvent::MTE3_V>();
-    }
-
-    // INT8 V (kv_antiquant.h): out = (out + offset_v) * scale_v per KV head channel (row i is
-    // head i % N); rows without a visible key stay 0.
-    __aicore__ inline void ApplyValueAntiquant(const AscendC::LocalTensor<float> &acc,
-                                               const AscendC::LocalTensor<float> &valid, uint64_t r0, uint32_t rows)
-    {
-        const DecodeParams &d = DecodeOf(p_);
-        const uint32_t dp = p_->headDimAlign;
-        const int32_t dd = static_cast<int32_t>(p_->headDim);
-        const AscendC::LocalTensor<float> sc = antiScaleBuf_.Get<float>();
-        const AscendC::LocalTensor<float> of = antiOffsetBuf_.Get<float>();
-        GM_ADDR scale = reinterpret_cast<GM_ADDR>(d.antiScaleAddr);
-        GM_ADDR offset = reinterpret_cast<GM_ADDR>(d.antiOffsetAddr);
-        AscendC::PipeBarrier<PIPE_V>();
-        for (uint32_t r = 0; r < rows; ++r) {
-            const uint32_t kvHead = static_cast<uint32_t>((r0 + r) % p_->numHeads) / p_->groupSize;
-            if (kvHead != antiHead_) {
-                LoadAntiRow<T>(p_, scale, 1, kvHead, antiStageBuf_.Get<T>(), sc);
-                if (offset != nullptr) LoadAntiRow<T>(p_, offset, 1, kvHead, antiStageBuf_.Get<T>(), of);
-                antiHead_ = kvHead;
-            }
-            if (offset != nullptr) {
-                AscendC::Add(acc[r * dp], acc[r * dp], of, dd);
-                AscendC::PipeBarrier<PIPE_V>();
-            }
-            AscendC::Mul(acc[r * dp], acc[r * dp], sc, dd);
-        }
-        AscendC::PipeBarrier<PIPE_V>();
-        ScaleRowsAdd(acc, acc, valid, rows, false);  // zero the rows without a visible key
     }
 
     // y = out * scale + offset (per tensor, or per channel: row i is head i % N), through fp16
@@ -331,8 +288,7 @@ private:
     GM_ADDR qScale_ = nullptr;  // fp32 or bf16 (quantParamsBf16)
     GM_ADDR qOffset_ = nullptr;
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf_, partBuf_, outBuf_, statBuf_, bcastBuf_, qScaleBuf_, qOffsetBuf_,
-        int8Buf_, qStageBuf_, antiScaleBuf_, antiOffsetBuf_, antiStageBuf_;
-    uint32_t antiHead_ = 0xFFFFFFFFu;  // KV head whose value scale/offset rows are loaded
+        int8Buf_, qStageBuf_;
 };
 
 }  // namespace AttentionCore

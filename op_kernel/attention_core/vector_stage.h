@@ -268,6 +268,7 @@ private:
         if (rows == 0) {
             return;
         }
+        KvFinishRows(kv_, u, rowOff, rows, acc_, sum_);  // kv_stream.h
         if (StorePartialOutput(split_, u, rowOff, rows, acc_, mOld_, sum_)) {
             return;  // split-KV decode: a combine pass normalises and writes (partial_output.h)
         }

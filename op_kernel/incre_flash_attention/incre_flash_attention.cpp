@@ -26,7 +26,7 @@ __aicore__ inline void RunDecode(IncreFlashAttentionTilingData &td, const Attent
     AttentionCore::DecodeParams &d = td.decode;
     if (d.antiquant == 0) {
         AttentionCore::RunForward<T, DecodeVariant>(p, in);
-    } else {  // int8 K/V: Q * scale_k, then the core on the cast ring; (O + offset_v) * scale_v in the combine
+    } else {  // int8 K/V: Q * scale_k, then the core on the cast ring (kv_antiquant.h)
         AttentionCore::ForwardTensors t = in;
         GM_ADDR ws = reinterpret_cast<GM_ADDR>(d.workspaceAddr);
         d.antiKeyAddr = reinterpret_cast<uint64_t>(in.key);
