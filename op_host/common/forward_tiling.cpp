@@ -126,7 +126,7 @@ uint64_t VectorUbBytes(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes)
 {
     const uint64_t s = uint64_t(r) * c * 4;
     const uint64_t tmp = std::max<uint64_t>(s, uint64_t(r) * dp * dtypeBytes);
-    return s + tmp + uint64_t(r) * c * 2 + uint64_t(r) * c + 2ull * r * dp * 4 +
+    return s + tmp + uint64_t(r) * c * std::max<uint32_t>(dtypeBytes, 2) + uint64_t(r) * c + 2ull * r * dp * 4 +
            (6ull + AttentionCore::WS_SLOTS) * AlignUp(r, 8) * 4 +
            uint64_t(r) * 32;
 }
@@ -140,17 +140,21 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
                   uint32_t &blockKv, uint32_t &dChunk, std::string &why)
 {
     const uint32_t dp = static_cast<uint32_t>(AlignUp(static_cast<uint64_t>(headDim), 16));
-    blockKv = BLOCK_KV;
     dChunk = D_CHUNK;
     const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
-    for (uint32_t r : {64u, 32u, 16u, 8u}) {
-        const uint32_t bq = 2 * r;
-        const uint32_t wide = std::max(dChunk, blockKv);
-        if (VectorUbBytes(r, blockKv, dp, dtypeBytes) <= ub && CubeL1Bytes(bq, blockKv, dp, dtypeBytes) <= budget.l1 &&
-            uint64_t(bq) * wide * dtypeBytes <= budget.l0a && uint64_t(blockKv) * dChunk * dtypeBytes <= budget.l0b &&
-            uint64_t(bq) * wide * 4 <= budget.l0c) {
-            rowsPerVec = r;
-            return true;
+    // Half-size key blocks only where K and V of 128 keys do not fit L1 next to Q and P
+    // (FLOAT32 with D > 464).
+    for (uint32_t c : {BLOCK_KV, BLOCK_KV / 2}) {
+        for (uint32_t r : {64u, 32u, 16u, 8u}) {
+            const uint32_t bq = 2 * r;
+            const uint32_t wide = std::max(dChunk, c);
+            if (VectorUbBytes(r, c, dp, dtypeBytes) <= ub && CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1 &&
+                uint64_t(bq) * wide * dtypeBytes <= budget.l0a && uint64_t(c) * dChunk * dtypeBytes <= budget.l0b &&
+                uint64_t(bq) * wide * 4 <= budget.l0c) {
+                rowsPerVec = r;
+                blockKv = c;
+                return true;
+            }
         }
     }
     why = "no block size fits UB " + std::to_string(budget.ub) + " B / L1 " + std::to_string(budget.l1) +

@@ -11,6 +11,7 @@
 #include "kernel_operator.h"
 #include "backward_geometry.h"
 #include "policies.h"
+#include "float_cast.h"
 #include "backward_cube.h"  // the flag ids
 
 namespace AttentionCore {
@@ -149,8 +150,8 @@ private:
             AscendC::DataCopyPad(oT, o_[r0 * d], copy, zeroPad);
             PipeSync<AscendC::HardEvent::MTE2_V>();
             const int32_t count = static_cast<int32_t>(rows * dp);
-            AscendC::Cast(s_, dyT, AscendC::RoundMode::CAST_NONE, count);
-            AscendC::Cast(dp_, oT, AscendC::RoundMode::CAST_NONE, count);
+            CastToFloat(s_, dyT, count);
+            CastToFloat(dp_, oT, count);
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::Mul(s_, s_, dp_, count);
             AscendC::PipeBarrier<PIPE_V>();
@@ -401,8 +402,8 @@ private:
 
             const AscendC::LocalTensor<T> pOut = pOutBuf_.Get<T>();
             const AscendC::LocalTensor<T> dsOut = dsOutBuf_.Get<T>();
-            AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
-            AscendC::Cast(dsOut, dp_, AscendC::RoundMode::CAST_RINT, count);
+            CastFromFloat(pOut, s_, count);
+            CastFromFloat(dsOut, dp_, count);
             PipeSync<AscendC::HardEvent::V_MTE3>();
             AscendC::DataCopy(wsP_[tSlot + rowOff * c], pOut, mine * c);
             AscendC::DataCopy(wsDs_[tSlot + rowOff * c], dsOut, mine * c);
@@ -429,7 +430,7 @@ private:
                     AscendC::Muls(s_, s_, p_->scaleValue, static_cast<int32_t>(len));
                     AscendC::PipeBarrier<PIPE_V>();
                 }
-                AscendC::Cast(outT, s_, AscendC::RoundMode::CAST_RINT, static_cast<int32_t>(len));
+                CastFromFloat(outT, s_, len);
                 PipeSync<AscendC::HardEvent::V_MTE3>();
                 AscendC::DataCopyPad(out_[a][x], outT,
                                      AscendC::DataCopyExtParams(1, len * static_cast<uint32_t>(sizeof(T)), 0, 0, 0));

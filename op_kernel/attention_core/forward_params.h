@@ -67,7 +67,7 @@ struct ForwardParams {
 
     // Block geometry chosen by the tiling (docs/attention_core.md, "block sizes").
     uint32_t blockQ;        // query rows per block (two vector cores take half each)
-    uint32_t blockKv;       // keys per block, multiple of 128
+    uint32_t blockKv;       // keys per block: 128, or 64 where 128 does not fit L1 (fp32, D > 464)
     uint32_t rowsPerVec;    // blockQ / 2
     uint32_t dChunk;        // head-dim columns per cube pass (L0 budget), multiple of 16
     uint32_t qBlocksPerHead;  // ceil(seqQ / blockQ)

@@ -16,6 +16,7 @@
 #include "forward_params.h"
 #include "policies.h"
 #include "sync.h"
+#include "float_cast.h"
 #include "partial_output.h"
 
 namespace AttentionCore {
@@ -54,7 +55,7 @@ public:
         const uint32_t statBytes = AlignUp(r, 8) * 4;
         pipe->InitBuffer(sBuf_, r * c * 4);
         pipe->InitBuffer(tmpBuf_, tmpBytes);
-        pipe->InitBuffer(pBuf_, r * c * 2);
+        pipe->InitBuffer(pBuf_, r * c * sizeof(T));  // P out; also pse (T) and mask (half) scratch
         pipe->InitBuffer(maskBuf_, r * c);
         pipe->InitBuffer(accBuf_, r * dp * 4);
         pipe->InitBuffer(partBuf_, r * dp * 4);
@@ -179,7 +180,7 @@ private:
             softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, u.q0 + rowOff, rows, blk.k0, blk.cols, c);
 
             const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
-            AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
+            CastFromFloat(pOut, s_, count);
             PipeSync<AscendC::HardEvent::V_MTE3>();
             AscendC::DataCopy(wsP_[slot * (p_->wsSlotP / sizeof(T)) + rowOff * c], pOut, count);
         } else {
@@ -293,10 +294,12 @@ private:
         ScaleRows(acc_, rows);
         const uint32_t dp = p_->headDimAlign;
         const AscendC::LocalTensor<T> o = tmpBuf_.Get<T>();
-        AscendC::Cast(o, acc_, AscendC::RoundMode::CAST_RINT, rows * dp);
+        CastFromFloat(o, acc_, rows * dp);
         PipeSync<AscendC::HardEvent::V_MTE3>();
         const uint32_t d = p_->headDim;
-        AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), d * sizeof(T), 0,
+        // UB rows are dp elements apart: skip the blocks past the row's own (fp32 with D % 16 == 8)
+        const uint32_t rowGap = (dp * sizeof(T) - AlignUp(d * sizeof(T), 32)) / 32;
+        AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), d * sizeof(T), rowGap,
                                         (kv_.OutRowPitch() - d) * sizeof(T), 0);
         AscendC::DataCopyPad(out_[kv_.OutOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0 + rowOff)], o, copy);
         PipeSync<AscendC::HardEvent::MTE3_V>();
