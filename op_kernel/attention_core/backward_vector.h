@@ -64,13 +64,15 @@ public:
         wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 4 * p->wsSlotF32 + 2 * p->wsSlotT));
 
         const uint32_t cells = p->rowsPerVec * p->blockKv;
-        pipe->InitBuffer(sBuf_, cells * 4);
-        pipe->InitBuffer(dpBuf_, cells * 4);
+        // the D-term pass (ComputeRowTerms) needs one whole row of dO and O in these four
+        rowCells_ = cells > p->headDimAlign ? cells : p->headDimAlign;
+        pipe->InitBuffer(sBuf_, rowCells_ * 4);
+        pipe->InitBuffer(dpBuf_, rowCells_ * 4);
         pipe->InitBuffer(tmpBuf_, cells * 4);
         pipe->InitBuffer(maskBuf_, cells);
         pipe->InitBuffer(halfBuf_, cells * 2);
-        pipe->InitBuffer(pOutBuf_, cells * 2);
-        pipe->InitBuffer(dsOutBuf_, cells * 2);
+        pipe->InitBuffer(pOutBuf_, rowCells_ * sizeof(T));
+        pipe->InitBuffer(dsOutBuf_, rowCells_ * sizeof(T));
         pipe->InitBuffer(statBuf_, p->rowsPerVec * 32 * 3);
         if (p->hasPse != 0 && p->pseType >= 2) {
             InitAlibi(t, pipe);
@@ -135,7 +137,7 @@ private:
     {
         const uint32_t d = p_->headDim;
         const uint32_t dp = p_->headDimAlign;
-        uint32_t chunk = p_->rowsPerVec * p_->blockKv / dp;
+        uint32_t chunk = rowCells_ / dp;
         chunk = chunk > 255 ? 255 : chunk;
         uint64_t lo, hi;
         Share(p_->tq * p_->numHeads, lo, hi);
@@ -453,6 +455,7 @@ private:
     uint32_t accCount_ = 3;
     AscendC::GlobalTensor<float> max_, sum_, drow_, wsS_, wsDp_, sink_, dsink_, dsinkWs_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;
+    uint32_t rowCells_ = 0;  // elements of sBuf_, dpBuf_, pOutBuf_, dsOutBuf_
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, tmpBuf_, maskBuf_, halfBuf_, pOutBuf_, dsOutBuf_,
         statBuf_, sinkBuf_, idxBuf_;
     AscendC::GlobalTensor<float> slopes_;
