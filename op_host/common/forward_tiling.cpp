@@ -122,11 +122,15 @@ uint64_t SplitProportional(const ForwardProblem &prob, AttentionCore::ForwardPar
 
 }  // namespace
 
-uint64_t VectorUbBytes(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes)
+uint64_t VectorUbBytes(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes, uint32_t sBufs)
 {
+    // vector_stage.h: S buffers, tmp, P (also the pse / mask scratch), mask bytes, O accumulator,
+    // the O-slot rows (half of them with two S buffers), statistics, broadcast rows.
     const uint64_t s = uint64_t(r) * c * 4;
     const uint64_t tmp = std::max<uint64_t>(s, uint64_t(r) * dp * dtypeBytes);
-    return s + tmp + uint64_t(r) * c * std::max<uint32_t>(dtypeBytes, 2) + uint64_t(r) * c + 2ull * r * dp * 4 +
+    const uint64_t partRows = sBufs == 2 ? (r + 1) / 2 : r;
+    return sBufs * s + tmp + uint64_t(r) * c * std::max<uint32_t>(dtypeBytes, 2) + uint64_t(r) * c +
+           uint64_t(r) * dp * 4 + partRows * dp * 4 +
            (6ull + AttentionCore::WS_SLOTS) * AlignUp(r, 8) * 4 +
            uint64_t(r) * 32;
 }
@@ -148,7 +152,7 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
         for (uint32_t r : {64u, 32u, 16u, 8u}) {
             const uint32_t bq = 2 * r;
             const uint32_t wide = std::max(dChunk, c);
-            if (VectorUbBytes(r, c, dp, dtypeBytes) <= ub && CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1 &&
+            if (VectorUbBytes(r, c, dp, dtypeBytes, 1) <= ub && CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1 &&
                 uint64_t(bq) * wide * dtypeBytes <= budget.l0a && uint64_t(c) * dChunk * dtypeBytes <= budget.l0b &&
                 uint64_t(bq) * wide * 4 <= budget.l0c) {
                 rowsPerVec = r;
@@ -173,6 +177,9 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
                    : 1;
     // Lazy P.V keeps the accumulator in the second L0C copy: one head-dim chunk, two copies.
     p.lazyO = p.l0Bufs == 2 && p.headDim <= p.dChunk ? 1 : 0;
+    // A second S buffer per vector core where UB has room for it.
+    const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
+    p.vecSBufs = VectorUbBytes(p.rowsPerVec, p.blockKv, p.headDimAlign, dtypeBytes, 2) <= ub ? 2 : 1;
     p.wsSlotS = bq * c * 4;
     p.wsSlotP = bq * c * dtypeBytes;
     p.wsSlotO = bq * dp * 4;

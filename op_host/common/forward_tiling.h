@@ -54,7 +54,8 @@ uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p);
 uint64_t SplitContiguous(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t *starts);
 
 // Bytes of UB / L1 / L0 the core's buffers take for these block sizes (docs/attention_core.md).
-uint64_t VectorUbBytes(uint32_t rowsPerVec, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes);
+uint64_t VectorUbBytes(uint32_t rowsPerVec, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes,
+                       uint32_t sBufs);
 uint64_t CubeL1Bytes(uint32_t blockQ, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes);
 
 }  // namespace fa_host

@@ -1,8 +1,8 @@
 // Cube side (AIC) of the forward core: per unit it stages the Q block in L1 once, then for
-// every key block computes S = Q.K^T (GM -> L1 tiles and L0A/L0B as in cube_tiles.h, Mmad over head-dim
-// chunks, Fixpipe fp32 into an S slot of the workspace) and, once the vector cores returned P,
-// O_blk = P.V (Fixpipe fp32 into an O slot). S of block j+2 is issued before P.V of block j
-// (WS_SLOTS = 3 slots), so the vector cores have the next S while the cube waits for P.
+// every key block computes S = Q.K^T (GM -> L1 tiles -> L0A/L0B as in cube_tiles.h, Mmad over
+// head-dim chunks, Fixpipe fp32 into an S slot of the workspace) and, once the vector cores returned P,
+// O_blk = P.V (Fixpipe fp32 into an O slot). S of block j + WS_SLOTS - 1 is issued before P.V
+// of block j, so the vector cores have the next S while the cube waits for P.
 //
 // Double buffering (ForwardParams::l1Bufs / l0Bufs): the K tile and the P + V tiles in L1, the
 // L0A/L0B operands and the L0C result alternate between two copies, each copy guarded by its
