@@ -16,11 +16,8 @@ constexpr uint64_t MAX_SEARCHED_UNITS = uint64_t(1) << 22;  // beyond: streaming
 uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 // Mirror of the kernel's unit geometry (WorkSplit<SplitQBlocks>::Decode + MaskMod::KvRange),
-// priced in score elements: a key block of c keys costs c * max(rows, D / 2) — its scores, or
-// the K/V rows it streams when the block has fewer than D/2 query rows (per AI core on A2 one
-// key row of K and V, 4*D bytes, takes about as long as D/2 score elements of cube and vector
-// work, docs/performance.md) — plus a fixed share per block (hand-off, rescale) and per unit
-// (Q load, normalisation, output).
+// priced per visible key by ForwardKeyCost, plus a fixed share per block (hand-off, rescale)
+// and per unit (Q load, normalisation, output).
 uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams &p, uint32_t b, uint32_t q0)
 {
     const uint32_t rows = std::min<uint32_t>(p.blockQ, p.seqQ - q0);
@@ -37,8 +34,7 @@ uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams
     }
     if (hi <= lo) return fixed;
     const uint64_t blocks = uint64_t((hi - lo + p.blockKv - 1) / p.blockKv);
-    const uint64_t depth = std::max<uint64_t>(uint64_t(valid), p.headDim / 2);
-    return uint64_t(hi - lo) * depth + blocks * p.blockQ * 32 + fixed;
+    return uint64_t(hi - lo) * ForwardKeyCost(uint64_t(valid), p.headDim) + blocks * p.blockQ * 32 + fixed;
 }
 
 // Costs of all units in (batch, head, q-block) order.
@@ -55,6 +51,17 @@ std::vector<uint64_t> UnitCosts(const ForwardProblem &prob, const AttentionCore:
 }
 
 }  // namespace
+
+uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim)
+{
+    // In 1/2048 cube cycles per key (Ascend910B2 model, docs/performance.md "Planner costs"):
+    // cube MTE2 streams 2 D + rows fp16 elements at ~89 B/cycle, the two matmuls take
+    // rows x D / 2048 cycles, a vector core spends ~0.067 cycles per score of its half.
+    const uint64_t mte2 = (2 * headDim + rows) * 46;
+    const uint64_t mmad = rows * headDim;
+    const uint64_t vec = rows * 137;
+    return (std::max({mte2, mmad, vec}) + 136) / 137;  // in score elements (vector-bound: rows)
+}
 
 uint64_t SplitContiguous(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t *starts)
 {
