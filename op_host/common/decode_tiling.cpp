@@ -61,10 +61,11 @@ uint32_t CutByCost(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t 
 }  // namespace
 
 namespace {
-// INT8 K/V ring (kv_antiquant.h): the cube computes S up to WS_SLOTS - 1 blocks ahead of the
-// P.V that frees a slot, and the vector cores cast ANTI_AHEAD blocks ahead of their softmax, so
-// WS_SLOTS - 1 + ANTI_AHEAD + 1 slots never make the producer wait for a slot the cube still needs.
-constexpr uint32_t ANTI_AHEAD = 3;
+// INT8 K/V ring (kv_antiquant.h): the cube computes S WS_SLOTS - 1 blocks ahead of the P.V it
+// waits for, so the vector cores keep the ring filled ANTI_AHEAD = WS_SLOTS blocks ahead of their
+// softmax (the cube never waits for a block it needs before that P.V), and
+// WS_SLOTS + ANTI_AHEAD slots never make them wait for a slot the cube still needs.
+constexpr uint32_t ANTI_AHEAD = AttentionCore::WS_SLOTS;
 constexpr uint32_t ANTI_RING_SLOTS = AttentionCore::WS_SLOTS + ANTI_AHEAD;
 
 // UB of the int8 K/V producer for cast chunks of `chunk` int8 elements: the int8 copies, the

@@ -227,45 +227,61 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
         unit_ = split_.Begin(core_);
         unitEnd_ = split_.End(core_);
         for (int32_t i = 0; i < static_cast<int32_t>(IN_COPIES); ++i) {  // every copy starts free
-            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT + i);
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_IN + i);
             read_[i].rows = NONE;
         }
         for (int32_t o = 0; o < static_cast<int32_t>(OUT_COPIES); ++o) {
-            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT + o);
+            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + o);
             cast_[o].rows = NONE;
         }
-        // The blocks the cube needs before the first P (and what the steady state below has
-        // written by then), all the way to the ring.
-        Read(d.antiAhead + 2);
-        CastAll();
-        WriteAll();
+        // The lead of blocks the steady state keeps, all in the ring before the first softmax.
+        const uint64_t lead = Target(0, d.antiAhead);
+        Read(lead);
+        CastUpTo(lead);
+        WriteUpTo(lead);
     }
 
-    // After the softmax of this core's block `block`, three stages one call apart: write the
+    // After the softmax of this core's block `block`: three stages one call apart — write the
     // rows cast at the previous call to the ring, cast the rows read at the previous call, read
-    // the blocks up to block + antiAhead + 2. The next softmax waits for every earlier store of
-    // this core (PipeSync<MTE3_V>) and queues behind these casts, so only the writes and casts,
-    // whose inputs are ready, sit between two softmaxes; block + antiAhead is in the ring.
-    __aicore__ inline void StreamAhead(uint64_t block)
+    // new blocks. The next softmax waits for every earlier store of this core (PipeSync<MTE3_V>)
+    // and queues behind these casts, so only writes and casts whose inputs are ready sit between
+    // two softmaxes.
+    __aicore__ inline void StreamAhead(uint64_t block) { Advance(block + 1); }
+
+    // Stage targets of the call before softmax `step` (step 0: StreamInit, which writes all it
+    // reads): the blocks written
+    // are max(step + antiAhead, antiAhead + 2) — the softmax of block j may wait for the S of
+    // block j + 1 (the vector stage loads it early), so blocks j and j + 1 must be in the ring
+    // before it, and the cube computes S up to WS_SLOTS - 1 blocks ahead of the P.V it waits
+    // for. The casts and reads run one and two calls ahead of the writes. (Filling the lead two
+    // blocks per call instead of all before the first softmax measured slower: every softmax of
+    // the ramp waits for two blocks' writes.)
+    __aicore__ inline void Advance(uint64_t step)
     {
-        WriteAll();
-        CastAll();
-        Read(block + DecodeOf(p_).antiAhead + 3);
+        const uint64_t ahead = DecodeOf(p_).antiAhead;
+        WriteUpTo(Target(step, ahead));
+        CastUpTo(Target(step + 1, ahead));
+        Read(Target(step + 2, ahead));
+    }
+
+    __aicore__ inline static uint64_t Target(uint64_t step, uint64_t ahead)
+    {
+        return step + ahead > ahead + 2 ? step + ahead : ahead + 2;
     }
 
     __aicore__ inline void StreamEnd()
     {
-        CastAll();
-        WriteAll();
+        CastUpTo(ALL);
+        WriteUpTo(ALL);
         const uint64_t slots = DecodeOf(p_).antiRingSlots;
         for (uint64_t i = produced_ > slots ? produced_ - slots : 0; i < produced_; ++i) {
             AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(FLAG_KV_FREE);  // the cube's last releases
         }
         for (int32_t i = 0; i < static_cast<int32_t>(IN_COPIES); ++i) {
-            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT + i);
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_IN + i);
         }
         for (int32_t o = 0; o < static_cast<int32_t>(OUT_COPIES); ++o) {
-            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT + o);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + o);
         }
     }
 
@@ -315,8 +331,12 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
 private:
     static constexpr uint32_t IN_COPIES = ANTI_IN_COPIES;    // int8 chunks read, waiting for their cast
     static constexpr uint32_t OUT_COPIES = ANTI_OUT_COPIES;  // cast chunks waiting for their ring write
-    static constexpr int32_t EVT = 1;                        // event ids from 1 (0 is PipeSync's)
+    // Event ids: 0 is PipeSync's; V_MTE2 / MTE2_V 1-2 are the vector stage's S buffers
+    // (vector_stage.h EVT_S), so the in copies take 3-6; MTE3_V / V_MTE3 1-4 are free.
+    static constexpr int32_t EVT_IN = 3;
+    static constexpr int32_t EVT_OUT = 1;
     static constexpr uint32_t NONE = 0xFFFFFFFFu;
+    static constexpr uint64_t ALL = ~0ULL;
 
     // A chunk of rows on its way to ring element `at`; `first` / `last` of its block.
     struct Chunk {
@@ -366,8 +386,8 @@ private:
         const uint32_t r1 = sub_ == 0 ? half : blk.cols;
         const uint64_t item = produced_++;
         if (r1 == r0) {  // no rows here (a one-key block): keep the flags in block order
-            CastAll();
-            WriteAll();
+            CastUpTo(ALL);
+            WriteUpTo(ALL);
             if (item >= d.antiRingSlots) AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(FLAG_KV_FREE);
             AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_KV_READY);
             return;
@@ -401,7 +421,7 @@ private:
         }
         const AscendC::LocalTensor<int8_t> in = inBuf_.Get<int8_t>()[i * chunk_ * dp_];
         const uint32_t pitch = Source::KvRowPitch();
-        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT + static_cast<int32_t>(i));  // its last cast is done
+        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_IN + static_cast<int32_t>(i));  // its last cast is done
         for (uint32_t r = 0; r < c.rows;) {  // runs of evenly spaced rows (a page ends one)
             uint32_t run = KvRowsInRun(static_cast<const Source &>(*this), u.b, static_cast<uint64_t>(token) + r);
             run = run < c.rows - r ? run : c.rows - r;
@@ -411,7 +431,7 @@ private:
                                  AscendC::DataCopyPadExtParams<int8_t>(false, 0, 0, 0));
             r += run;
         }
-        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT + static_cast<int32_t>(i));
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_IN + static_cast<int32_t>(i));
         read_[i] = c;
     }
 
@@ -425,34 +445,36 @@ private:
         }
         const AscendC::LocalTensor<int8_t> in = inBuf_.Get<int8_t>()[i * chunk_ * dp_];
         const AscendC::LocalTensor<T> out = outBuf_.Get<T>()[o * chunk_ * dp_];
-        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT + static_cast<int32_t>(i));
-        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT + static_cast<int32_t>(o));  // its last write is done
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_IN + static_cast<int32_t>(i));
+        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + static_cast<int32_t>(o));  // its last write is done
         LocalStages stages = Stages();
         CastInt8Rows(out, in, stages.h, stages.f, read_[i].rows * dp_);
-        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT + static_cast<int32_t>(i));
-        AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVT + static_cast<int32_t>(o));
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_IN + static_cast<int32_t>(i));
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVT_OUT + static_cast<int32_t>(o));
         cast_[o] = read_[i];
         read_[i].rows = NONE;
     }
 
-    // The chunks read / cast so far, oldest first, through their next stage.
-    __aicore__ inline void CastAll()
+    // The chunks read / cast so far of blocks before `count`, oldest first, through their next
+    // stage (the copies hold one contiguous run of chunks in block order, ending before the
+    // next copy to fill).
+    __aicore__ inline void CastUpTo(uint64_t count)
     {
         for (uint32_t k = 0; k < IN_COPIES; ++k) {
             const uint32_t i = (inCopy_ + k) % IN_COPIES;
-            if (read_[i].rows != NONE) {
-                Cast(i);
-            }
+            if (read_[i].rows == NONE) continue;
+            if (read_[i].item >= count) break;
+            Cast(i);
         }
     }
 
-    __aicore__ inline void WriteAll()
+    __aicore__ inline void WriteUpTo(uint64_t count)
     {
         for (uint32_t k = 0; k < OUT_COPIES; ++k) {
             const uint32_t o = (outCopy_ + k) % OUT_COPIES;
-            if (cast_[o].rows != NONE) {
-                Write(o);
-            }
+            if (cast_[o].rows == NONE) continue;
+            if (cast_[o].item >= count) break;
+            Write(o);
         }
     }
 
@@ -465,11 +487,11 @@ private:
         if (c.first && c.item >= DecodeOf(p_).antiRingSlots) {
             AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(FLAG_KV_FREE);  // the cube loaded the slot's last block
         }
-        AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT + static_cast<int32_t>(o));
+        AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT_OUT + static_cast<int32_t>(o));
         AscendC::DataCopyPad(ring_[c.at], outBuf_.Get<T>()[o * chunk_ * dp_],
                              AscendC::DataCopyExtParams(static_cast<uint16_t>(c.rows), dd * sizeof(T),
                                                         (dp_ * sizeof(T) - AlignUp(dd * sizeof(T), 32)) / 32, 0, 0));
-        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT + static_cast<int32_t>(o));
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + static_cast<int32_t>(o));
         if (c.last) {
             AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_KV_READY);
         }

@@ -126,7 +126,9 @@ struct MaskMod<MaskTensorBand> {
         AscendC::DataCopyPad(maskBytes, maskGm[offset], copy, pad);
         AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(0);
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(0);
-        const uint32_t count = rows * cols;  // cols = blockKv, a multiple of 128
+        // whole 256-byte repeats of half (cols = blockKv is 64 or 128; rowsPerVec is even, so a
+        // 64-column block's odd last row rounds up into the buffers)
+        const uint32_t count = (rows * cols + 127) / 128 * 128;
         const AscendC::LocalTensor<uint8_t> keep = tmp.template ReinterpretCast<uint8_t>();
         AscendC::Cast(maskHalf, maskBytes, AscendC::RoundMode::CAST_NONE, count);
         AscendC::PipeBarrier<PIPE_V>();

@@ -17,8 +17,9 @@ __aicore__ inline uint16_t FlagPReady(uint32_t slot) { return static_cast<uint16
 // K/V produced on the chip (kv_stream.h, int8 decode cache): vector -> cube "the next key
 // block's K and V are in the ring" (both vector cores set, the cube waits once), cube -> vector
 // "the oldest ring slot is loaded into L1 and may be overwritten".
-constexpr uint16_t FLAG_KV_READY = 6;
-constexpr uint16_t FLAG_KV_FREE = 7;
+constexpr uint16_t FLAG_KV_READY = 3 + WS_SLOTS;
+constexpr uint16_t FLAG_KV_FREE = 4 + WS_SLOTS;
+static_assert(FLAG_KV_FREE <= 10, "cross-core flag ids 0-10 are the user range on Atlas A2");
 
 // Pipe `evt`'s consumer waits for everything its producer issued so far (event id 0 is
 // reserved for these strictly paired uses).

@@ -4,6 +4,7 @@
 #pragma once
 #include "sparse_mode.h"
 #include "sync.h"
+#include "float_cast.h"
 
 namespace AttentionCore {
 
@@ -206,7 +207,7 @@ struct ScoreMod<ScorePse> {
                 AscendC::DataCopyPad(scratch[r * cols], pse[head + static_cast<uint64_t>(t * w + c0)], copy, pad);
             }
             PipeSync<AscendC::HardEvent::MTE2_V>();
-            AscendC::Cast(tmp, scratch, AscendC::RoundMode::CAST_NONE, count);
+            CastToFloat(tmp, scratch, count);
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::Add(s, s, tmp, static_cast<int32_t>(count));
             AscendC::PipeBarrier<PIPE_V>();
