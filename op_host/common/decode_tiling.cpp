@@ -69,10 +69,12 @@ constexpr uint32_t ANTI_AHEAD = AttentionCore::WS_SLOTS;
 constexpr uint32_t ANTI_RING_SLOTS = AttentionCore::WS_SLOTS + ANTI_AHEAD;
 
 // UB of the int8 K/V producer for cast chunks of `chunk` int8 elements: the int8 copies, the
-// copies in the query dtype, and for bf16 the fp16 and fp32 stages (kv_antiquant.h).
-uint64_t AntiquantUbBytes(uint64_t chunk, uint32_t dtypeBytes, bool bf16)
+// copies in the query dtype, for bf16 the fp16 and fp32 stages, and the value scale / shift rows
+// (kv_antiquant.h).
+uint64_t AntiquantUbBytes(uint64_t chunk, uint32_t dtypeBytes, bool bf16, uint64_t headDimAlign)
 {
-    return chunk * (AttentionCore::ANTI_IN_COPIES + AttentionCore::ANTI_OUT_COPIES * dtypeBytes + (bf16 ? 6 : 0));
+    return chunk * (AttentionCore::ANTI_IN_COPIES + AttentionCore::ANTI_OUT_COPIES * dtypeBytes + (bf16 ? 6 : 0)) +
+           headDimAlign * (3 * 4 + dtypeBytes);
 }
 
 uint64_t CoreAndPartialBytes(const AttentionCore::DecodeTiling &t)
@@ -121,7 +123,7 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
             if (chunk < rowBytes && chosen != 0) break;
             const uint32_t c = static_cast<uint32_t>(std::max<uint64_t>(chunk, rowBytes));
             CoreBudget reduced = budget;
-            const uint64_t reserve = AntiquantUbBytes(c, prob.dtypeBytes, prob.dtypeBf16);
+            const uint64_t reserve = AntiquantUbBytes(c, prob.dtypeBytes, prob.dtypeBf16, p.headDimAlign);
             reduced.ub = budget.ub > reserve ? budget.ub - reserve : 0;
             uint32_t rows = 0, bk = 0, dc = 0;
             std::string ignored;

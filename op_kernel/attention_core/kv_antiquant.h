@@ -249,13 +249,12 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
     __aicore__ inline void StreamAhead(uint64_t block) { Advance(block + 1); }
 
     // Stage targets of the call before softmax `step` (step 0: StreamInit, which writes all it
-    // reads): the blocks written
-    // are max(step + antiAhead, antiAhead + 2) — the softmax of block j may wait for the S of
-    // block j + 1 (the vector stage loads it early), so blocks j and j + 1 must be in the ring
-    // before it, and the cube computes S up to WS_SLOTS - 1 blocks ahead of the P.V it waits
-    // for. The casts and reads run one and two calls ahead of the writes. (Filling the lead two
-    // blocks per call instead of all before the first softmax measured slower: every softmax of
-    // the ramp waits for two blocks' writes.)
+    // reads): the blocks written are max(step + antiAhead, antiAhead + 2). The softmax of block
+    // j may wait for the S of block j + 1 (the vector stage loads it early), so blocks j and
+    // j + 1 must be in the ring before it, and the cube computes S up to WS_SLOTS - 1 blocks
+    // ahead of the P.V it waits for. The casts and reads run one and two calls ahead of the
+    // writes. (Filling the lead two blocks per call instead of all before the first softmax
+    // measured slower: every softmax of the ramp waits for two blocks' writes.)
     __aicore__ inline void Advance(uint64_t step)
     {
         const uint64_t ahead = DecodeOf(p_).antiAhead;
