@@ -104,8 +104,10 @@ public:
             StartUnit(rows);
             const uint32_t blocks = KvBlockCount(u.kvBegin, u.kvEnd, p_->blockKv);
             for (uint32_t j = 0; j < blocks; ++j) {
-                SoftmaxBlock(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), rowOff, rows, (g + j) % WS_SLOTS,
-                             j + 1 < blocks);
+                SoftmaxBlock(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), rowOff, rows, (g + j) % WS_SLOTS);
+                if (j + 1 < blocks) {
+                    PrefetchS(rowOff, rows, (g + j + 1) % WS_SLOTS);
+                }
                 if (j >= LAG) {
                     AccumulateO(rowOff, rows, (g + j - LAG) % WS_SLOTS);
                 }
@@ -151,11 +153,20 @@ private:
         AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_S + b);
     }
 
-    // One key block: S -> P (online softmax), P to the workspace for the cube. With two S
-    // buffers (ForwardParams::vecSBufs) the next block's S is loaded as soon as this block's P
-    // is out, so the load overlaps the O fold and the next block's start.
+    // With two S buffers (ForwardParams::vecSBufs), the next block's S is loaded as soon as this
+    // block's P is out, so the load overlaps the O fold and the next block's start.
+    __aicore__ inline void PrefetchS(uint32_t rowOff, uint32_t rows, uint32_t slot)
+    {
+        if (sBufs_ == 2 && rows != 0) {
+            AscendC::CrossCoreWaitFlag(FLAG_S_READY);
+            LoadS(slot, rowOff, rows, sIdx_);
+            prefetched_ = true;
+        }
+    }
+
+    // One key block: S -> P (online softmax), P to the workspace for the cube.
     __aicore__ inline void SoftmaxBlock(const WorkUnit &u, const KvBlock &blk, uint32_t rowOff, uint32_t rows,
-                                        uint32_t slot, bool hasNext)
+                                        uint32_t slot)
     {
         const uint32_t cur = sIdx_;
         if (!prefetched_) {
@@ -227,11 +238,6 @@ private:
             WriteCtrl(ctrl_, CtrlRescaled(slot, sub_), rescaled_[slot] ? 1 : 0);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagPReady(slot));
-        if (sBufs_ == 2 && hasNext && rows != 0) {
-            AscendC::CrossCoreWaitFlag(FLAG_S_READY);
-            LoadS((slot + 1) % WS_SLOTS, rowOff, rows, sIdx_);
-            prefetched_ = true;
-        }
     }
 
     // Lazy P.V: does some row's reference max mOld_ move by more than LAZY_RESCALE_TAU to mNew_
