@@ -139,6 +139,8 @@ private:
     // Event ids of the S buffers (id 0 is PipeSync's): MTE2_V EVT_S + b "S is in buffer b",
     // V_MTE2 EVT_S + b "the vector is done with buffer b".
     static constexpr int32_t EVT_S = 1;
+    static constexpr bool SCORE_SCRATCH = Variant::Score::USES_SCRATCH;
+    static constexpr bool MASK_SCRATCH = Variant::Mask::USES_SCRATCH;
 
     // Rows of O per O-slot load: with two S buffers part_ holds half of a core's rows (the UB
     // this saves holds the second S buffer; lazy P.V loads O slots rarely).
@@ -181,8 +183,16 @@ private:
             const uint32_t count = rows * c;
             s_ = sBuf_.Get<float>()[cur * sElems_];
             AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_S + cur);
-            PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous P store has left pBuf_
+            // The previous block's P store reads pBuf_ until MTE3 is done: wait right before
+            // pBuf_'s first use (as score or mask scratch, else the P cast), so the store
+            // overlaps this block's softmax.
+            if constexpr (SCORE_SCRATCH) {
+                PipeSync<AscendC::HardEvent::MTE3_V>();
+            }
             score_.Apply(s_, tmp_, pBuf_.Get<T>(), u, u.q0 + rowOff, rows, blk.k0, blk.cols, c);
+            if constexpr (!SCORE_SCRATCH && MASK_SCRATCH) {
+                PipeSync<AscendC::HardEvent::MTE3_V>();
+            }
             mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, u.q0 + rowOff, rows, blk.k0,
                         blk.cols, c);
 
@@ -226,6 +236,9 @@ private:
             softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, u.q0 + rowOff, rows, blk.k0, blk.cols, c);
 
             const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
+            if constexpr (!SCORE_SCRATCH && !MASK_SCRATCH) {
+                PipeSync<AscendC::HardEvent::MTE3_V>();
+            }
             CastFromFloat(pOut, s_, count);
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
             sIdx_ = sBufs_ == 2 ? cur ^ 1u : 0u;
