@@ -14,7 +14,7 @@ struct MaskMod {
 // computed blocks the band and the tensor are applied element-wise by the vector core.
 template <>
 struct MaskMod<MaskTensorBand> {
-    static constexpr bool USES_SCRATCH = false;  // maskHalf is not written (ScoreMod<ScoreScale>::USES_SCRATCH)
+    static constexpr bool USES_SCRATCH = false;  // maskHalf is not written (as ScoreMod::UsesScratch)
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t) { Init(p, t.mask); }
     __aicore__ inline void Init(const ForwardParams *p, GM_ADDR mask)
     {

@@ -159,7 +159,7 @@ private:
 // past W read 0 (they are masked in the causal modes where compression is allowed).
 template <>
 struct ScoreMod<ScorePse> {
-    static constexpr bool USES_SCRATCH = true;
+    __aicore__ inline bool UsesScratch() const { return p_->hasPse != 0; }  // the pse rows
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
     {
         p_ = p;

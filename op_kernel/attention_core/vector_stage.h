@@ -139,7 +139,6 @@ private:
     // Event ids of the S buffers (id 0 is PipeSync's): MTE2_V EVT_S + b "S is in buffer b",
     // V_MTE2 EVT_S + b "the vector is done with buffer b".
     static constexpr int32_t EVT_S = 1;
-    static constexpr bool SCORE_SCRATCH = Variant::Score::USES_SCRATCH;
     static constexpr bool MASK_SCRATCH = Variant::Mask::USES_SCRATCH;
 
     // Rows of O per O-slot load: with two S buffers part_ holds half of a core's rows (the UB
@@ -186,11 +185,12 @@ private:
             // The previous block's P store reads pBuf_ until MTE3 is done: wait right before
             // pBuf_'s first use (as score or mask scratch, else the P cast), so the store
             // overlaps this block's softmax.
-            if constexpr (SCORE_SCRATCH) {
+            const bool scoreScratch = score_.UsesScratch();
+            if (scoreScratch) {
                 PipeSync<AscendC::HardEvent::MTE3_V>();
             }
             score_.Apply(s_, tmp_, pBuf_.Get<T>(), u, u.q0 + rowOff, rows, blk.k0, blk.cols, c);
-            if constexpr (!SCORE_SCRATCH && MASK_SCRATCH) {
+            if (!scoreScratch && MASK_SCRATCH) {
                 PipeSync<AscendC::HardEvent::MTE3_V>();
             }
             mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, u.q0 + rowOff, rows, blk.k0,
@@ -236,7 +236,7 @@ private:
             softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, u.q0 + rowOff, rows, blk.k0, blk.cols, c);
 
             const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
-            if constexpr (!SCORE_SCRATCH && !MASK_SCRATCH) {
+            if (!scoreScratch && !MASK_SCRATCH) {
                 PipeSync<AscendC::HardEvent::MTE3_V>();
             }
             CastFromFloat(pOut, s_, count);
