@@ -106,9 +106,11 @@ public:
             StartUnit(rows);
             const uint32_t blocks = KvBlockCount(u.kvBegin, u.kvEnd, p_->blockKv);
             for (uint32_t j = 0; j < blocks; ++j) {
-                SoftmaxBlock(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), rowOff, rows, (g + j) % WS_SLOTS,
-                             j + 1 < blocks);
+                SoftmaxBlock(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), rowOff, rows, (g + j) % WS_SLOTS);
                 KvStreamAhead(kv_, g + j);  // after the P store: the cube's P.V does not wait for it
+                if (j + 1 < blocks) {
+                    PrefetchS(rowOff, rows, (g + j + 1) % WS_SLOTS);
+                }
                 if (j >= LAG) {
                     AccumulateO(rowOff, rows, (g + j - LAG) % WS_SLOTS);
                 }
@@ -141,6 +143,7 @@ private:
     // Event ids of the S buffers (id 0 is PipeSync's): MTE2_V EVT_S + b "S is in buffer b",
     // V_MTE2 EVT_S + b "the vector is done with buffer b".
     static constexpr int32_t EVT_S = 1;
+    static constexpr bool MASK_SCRATCH = Variant::Mask::USES_SCRATCH;
 
     // Rows of O per O-slot load: with two S buffers part_ holds half of a core's rows (the UB
     // this saves holds the second S buffer; lazy P.V loads O slots rarely).
@@ -155,11 +158,20 @@ private:
         AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_S + b);
     }
 
-    // One key block: S -> P (online softmax), P to the workspace for the cube. With two S
-    // buffers (ForwardParams::vecSBufs) the next block's S is loaded as soon as this block's P
-    // is out, so the load overlaps the O fold and the next block's start.
+    // With two S buffers (ForwardParams::vecSBufs), the next block's S is loaded as soon as this
+    // block's P is out, so the load overlaps the O fold and the next block's start.
+    __aicore__ inline void PrefetchS(uint32_t rowOff, uint32_t rows, uint32_t slot)
+    {
+        if (sBufs_ == 2 && rows != 0) {
+            AscendC::CrossCoreWaitFlag(FLAG_S_READY);
+            LoadS(slot, rowOff, rows, sIdx_);
+            prefetched_ = true;
+        }
+    }
+
+    // One key block: S -> P (online softmax), P to the workspace for the cube.
     __aicore__ inline void SoftmaxBlock(const WorkUnit &u, const KvBlock &blk, uint32_t rowOff, uint32_t rows,
-                                        uint32_t slot, bool hasNext)
+                                        uint32_t slot)
     {
         const uint32_t cur = sIdx_;
         if (!prefetched_) {
@@ -174,8 +186,17 @@ private:
             const uint32_t count = rows * c;
             s_ = sBuf_.Get<float>()[cur * sElems_];
             AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_S + cur);
-            PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous P store has left pBuf_
+            // The previous block's P store reads pBuf_ until MTE3 is done: wait right before
+            // pBuf_'s first use (as score or mask scratch, else the P cast), so the store
+            // overlaps this block's softmax.
+            const bool scoreScratch = score_.UsesScratch();
+            if (scoreScratch) {
+                PipeSync<AscendC::HardEvent::MTE3_V>();
+            }
             score_.Apply(s_, tmp_, pBuf_.Get<T>(), u, u.q0 + rowOff, rows, blk.k0, blk.cols, c);
+            if (!scoreScratch && MASK_SCRATCH) {
+                PipeSync<AscendC::HardEvent::MTE3_V>();
+            }
             mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, u.q0 + rowOff, rows, blk.k0,
                         blk.cols, c);
 
@@ -219,6 +240,9 @@ private:
             softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, u.q0 + rowOff, rows, blk.k0, blk.cols, c);
 
             const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
+            if (!scoreScratch && !MASK_SCRATCH) {
+                PipeSync<AscendC::HardEvent::MTE3_V>();
+            }
             CastFromFloat(pOut, s_, count);
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
             sIdx_ = sBufs_ == 2 ? cur ^ 1u : 0u;
@@ -231,11 +255,6 @@ private:
             WriteCtrl(ctrl_, CtrlRescaled(slot, sub_), rescaled_[slot] ? 1 : 0);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagPReady(slot));
-        if (sBufs_ == 2 && hasNext && rows != 0) {
-            AscendC::CrossCoreWaitFlag(FLAG_S_READY);
-            LoadS((slot + 1) % WS_SLOTS, rowOff, rows, sIdx_);
-            prefetched_ = true;
-        }
     }
 
     // Lazy P.V: does some row's reference max mOld_ move by more than LAZY_RESCALE_TAU to mNew_
