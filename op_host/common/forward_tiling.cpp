@@ -24,7 +24,7 @@ uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams
     int64_t len = p.seqQ;
     if (!prob.actualSeqLengths.empty()) len = prob.actualSeqLengths[prob.actualSeqLengths.size() == 1 ? 0 : b];
     const int64_t valid = std::max<int64_t>(0, std::min<int64_t>(rows, len - q0));
-    const uint64_t fixed = uint64_t(p.blockQ) * 64;
+    const uint64_t fixed = ForwardUnitCost(p);
     if (valid == 0) return fixed;
     int64_t lo = 0;
     int64_t hi = p.seqKv;
@@ -51,6 +51,14 @@ std::vector<uint64_t> UnitCosts(const ForwardProblem &prob, const AttentionCore:
 }
 
 }  // namespace
+
+uint64_t ForwardUnitCost(const AttentionCore::ForwardParams &p)
+{
+    // The pipeline fills and drains per unit: the cube's S chain (P, V, K loads, Q.K^T, Fixpipe)
+    // runs about two key blocks' time before the vector cores have their first S (trace of a
+    // TND varlen case with 512-key batches, docs/performance.md "Planner costs").
+    return 2ull * p.blockKv * ForwardKeyCost(p.blockQ, p.headDim);
+}
 
 uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim)
 {

@@ -58,6 +58,8 @@ uint64_t SplitContiguous(const std::vector<uint64_t> &costs, uint32_t cores, uin
 // busiest of the cube's MTE2 (K and V rows re-streamed per q-block, so small q-blocks cost more
 // per score), its Mmads and the vector cores (docs/performance.md, "Planner costs").
 uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim);
+// Planned fixed cost of one unit (q-block), in the same score elements.
+uint64_t ForwardUnitCost(const AttentionCore::ForwardParams &p);
 
 uint64_t VectorUbBytes(uint32_t rowsPerVec, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes,
                        uint32_t sBufs);

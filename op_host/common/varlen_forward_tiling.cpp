@@ -32,7 +32,7 @@ std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::
             const int64_t rows = std::min<int64_t>(p.blockQ, sq - q0);
             const int64_t lo = band.Lo(q0);
             const int64_t hi = band.Hi(q0 + rows - 1);
-            uint64_t cost = uint64_t(p.blockQ) * 64;
+            uint64_t cost = ForwardUnitCost(p);
             if (hi > lo) {
                 const uint64_t blocks = uint64_t((hi - lo + p.blockKv - 1) / p.blockKv);
                 cost += uint64_t(hi - lo) * ForwardKeyCost(uint64_t(rows), p.headDim) + blocks * p.blockQ * 32;

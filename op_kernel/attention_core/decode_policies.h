@@ -113,6 +113,11 @@ __aicore__ inline uint32_t KvRowsInRun(const KvSource<KvDecode> &kv, uint32_t, u
 template <>
 struct MaskMod<MaskDecode> {
     static constexpr bool USES_SCRATCH = true;  // scratch takes the pse / mask rows as half
+    // Mask rows are read inside Apply (one row per query head group): nothing to load ahead.
+    __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &, const WorkUnit &, uint32_t, uint32_t, int64_t,
+                                uint32_t, uint32_t)
+    {
+    }
     // t.actualSeqLengths holds the KV lengths, t.mask the (B, S)-like mask, t.pse pse_shift.
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
     {

@@ -40,6 +40,17 @@ struct MaskMod<MaskTensorBand> {
         }
     }
 
+    // The mask rows of a block (Apply's arguments) into maskBytes ahead of its Apply, so the
+    // load overlaps the vector work before it.
+    __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &maskBytes, const WorkUnit &u, uint32_t row0,
+                                uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols)
+    {
+        if (p_->hasMask != 0) {
+            LoadTensorMask(mask_, p_, maskBytes, u, row0, rows, k0, colsValid, cols);
+            loaded_ = true;
+        }
+    }
+
     // s: rows x cols fp32 scores (row pitch cols) of query rows [row0, row0 + rows) and keys
     // [k0, k0 + colsValid); columns >= colsValid are padding. Excluded entries become
     // MASKED_SCORE (or lower). tmp (rows x cols fp32) and maskBytes (rows x cols) are scratch;
@@ -51,7 +62,11 @@ struct MaskMod<MaskTensorBand> {
     {
         (void)maskHalf;
         if (p_->hasMask != 0) {
-            AddTensorMask(mask_, p_, s, tmp, maskBytes, u, row0, rows, k0, colsValid, cols);
+            if (!loaded_) {
+                LoadTensorMask(mask_, p_, maskBytes, u, row0, rows, k0, colsValid, cols);
+            }
+            loaded_ = false;
+            AddTensorMask(s, tmp, maskBytes, rows, cols);
         }
         if (p_->bandActive == 0) {
             if (colsValid < cols) {
@@ -98,16 +113,17 @@ struct MaskMod<MaskTensorBand> {
         }
     }
 
-    // s := MASKED_SCORE where the mask byte is non-zero (any non-zero excludes): the bytes as
-    // half, one compare into a bit per score (kept where the byte is 0), one select. Three
-    // vector passes per score (an additive mask takes four: two casts, a multiply, an add).
-    // tmp holds both: the keep bits in its first bytes, the half copy in its upper half.
-    __aicore__ inline static void AddTensorMask(const AscendC::GlobalTensor<uint8_t> &maskGm, const ForwardParams *params,
-                                                const AscendC::LocalTensor<float> &s,
-                                                const AscendC::LocalTensor<float> &tmp,
-                                                const AscendC::LocalTensor<uint8_t> &maskBytes, const WorkUnit &u,
-                                                uint32_t row0, uint32_t rows, int64_t k0, uint32_t colsValid,
-                                                uint32_t cols)
+    // Event id (MTE2_V) of a mask load: Apply waits for it (id 0 is PipeSync's, the vector
+    // stage's S buffers take 1 and 2).
+    static constexpr int32_t EVT_MASK = 3;
+
+    // The mask bytes of query rows [row0, row0 + rows) and keys [k0, k0 + colsValid) into
+    // maskBytes (row pitch cols) once the vector is done with it; raises MTE2_V EVT_MASK.
+    __aicore__ inline static void LoadTensorMask(const AscendC::GlobalTensor<uint8_t> &maskGm,
+                                                 const ForwardParams *params,
+                                                 const AscendC::LocalTensor<uint8_t> &maskBytes, const WorkUnit &u,
+                                                 uint32_t row0, uint32_t rows, int64_t k0, uint32_t colsValid,
+                                                 uint32_t cols)
     {
         const uint64_t offset = u.b * params->maskStrideB + u.n * params->maskStrideN + row0 * params->maskStrideS +
                                 static_cast<uint64_t>(k0);
@@ -118,8 +134,20 @@ struct MaskMod<MaskTensorBand> {
         AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(0);
         AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(0);
         AscendC::DataCopyPad(maskBytes, maskGm[offset], copy, pad);
-        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(0);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(0);
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_MASK);
+    }
+
+    // s := MASKED_SCORE where the mask byte (loaded by LoadTensorMask) is non-zero (any
+    // non-zero excludes): the bytes as half, one compare into a bit per score (kept where the
+    // byte is 0), one select. Three vector passes per score (an additive mask takes four: two
+    // casts, a multiply, an add). tmp holds both: the keep bits in its first bytes, the half
+    // copy in its upper half.
+    __aicore__ inline static void AddTensorMask(const AscendC::LocalTensor<float> &s,
+                                                const AscendC::LocalTensor<float> &tmp,
+                                                const AscendC::LocalTensor<uint8_t> &maskBytes, uint32_t rows,
+                                                uint32_t cols)
+    {
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_MASK);
         // whole 256-byte repeats of half (cols = blockKv is 64 or 128; rowsPerVec is even, so a
         // 64-column block's odd last row rounds up into the buffers)
         const uint32_t count = (rows * cols + 127) / 128 * 128;
@@ -136,6 +164,7 @@ struct MaskMod<MaskTensorBand> {
 private:
     const ForwardParams *p_ = nullptr;
     AscendC::GlobalTensor<uint8_t> mask_;
+    mutable bool loaded_ = false;  // Load issued the next Apply's mask rows (Apply consumes them)
 };
 
 }  // namespace AttentionCore

@@ -112,7 +112,16 @@ struct MaskMod<MaskSparseMode> {
         }
     }
 
-    // Same contract as MaskMod<MaskTensorBand>::Apply.
+    // Same contracts as MaskMod<MaskTensorBand>::Load and ::Apply.
+    __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &maskBytes, const WorkUnit &u, uint32_t row0,
+                                uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols)
+    {
+        if (ReadsTensor()) {
+            MaskMod<MaskTensorBand>::LoadTensorMask(mask_, p_, maskBytes, u, row0, rows, k0, colsValid, cols);
+            loaded_ = true;
+        }
+    }
+
     __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &tmp,
                                  const AscendC::LocalTensor<uint8_t> &maskBytes,
                                  const AscendC::LocalTensor<half> &maskHalf, const WorkUnit &u, uint32_t row0,
@@ -120,8 +129,12 @@ struct MaskMod<MaskSparseMode> {
     {
         using Helpers = MaskMod<MaskTensorBand>;
         (void)maskHalf;
-        if (p_->hasMask != 0 && p_->sparseMode <= SPARSE_ALL_MASK) {
-            Helpers::AddTensorMask(mask_, p_, s, tmp, maskBytes, u, row0, rows, k0, colsValid, cols);
+        if (ReadsTensor()) {
+            if (!loaded_) {
+                Helpers::LoadTensorMask(mask_, p_, maskBytes, u, row0, rows, k0, colsValid, cols);
+            }
+            loaded_ = false;
+            Helpers::AddTensorMask(s, tmp, maskBytes, rows, cols);
         }
         const SparseBand band = Band(u);
         for (uint32_t r = 0; r < rows; ++r) {
@@ -146,9 +159,13 @@ struct MaskMod<MaskSparseMode> {
     }
 
 private:
+    // Modes 0 and 1 read the mask tensor; the others generate their band.
+    __aicore__ inline bool ReadsTensor() const { return p_->hasMask != 0 && p_->sparseMode <= SPARSE_ALL_MASK; }
+
     const ForwardParams *p_ = nullptr;
     AscendC::GlobalTensor<uint8_t> mask_;
     AscendC::GlobalTensor<int64_t> prefix_;
+    mutable bool loaded_ = false;  // Load issued the next Apply's mask rows (Apply consumes them)
 };
 
 // S = (Q.K^T + pse) * scale (pse added before the scale, FlashAttentionScore's order). The pse

@@ -109,7 +109,7 @@ public:
                 SoftmaxBlock(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), rowOff, rows, (g + j) % WS_SLOTS);
                 KvStreamAhead(kv_, g + j);  // after the P store: the cube's P.V does not wait for it
                 if (j + 1 < blocks) {
-                    PrefetchS(rowOff, rows, (g + j + 1) % WS_SLOTS);
+                    Prefetch(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j + 1), rowOff, rows, (g + j + 1) % WS_SLOTS);
                 }
                 if (j >= LAG) {
                     AccumulateO(rowOff, rows, (g + j - LAG) % WS_SLOTS);
@@ -158,15 +158,21 @@ private:
         AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_S + b);
     }
 
-    // With two S buffers (ForwardParams::vecSBufs), the next block's S is loaded as soon as this
-    // block's P is out, so the load overlaps the O fold and the next block's start.
-    __aicore__ inline void PrefetchS(uint32_t rowOff, uint32_t rows, uint32_t slot)
+    // As soon as this block's P is out: the next block's S (with two S buffers,
+    // ForwardParams::vecSBufs) and its mask rows, so the loads overlap the O fold and the next
+    // block's start.
+    __aicore__ inline void Prefetch(const WorkUnit &u, const KvBlock &next, uint32_t rowOff, uint32_t rows,
+                                    uint32_t slot)
     {
-        if (sBufs_ == 2 && rows != 0) {
+        if (rows == 0) {
+            return;
+        }
+        if (sBufs_ == 2) {
             AscendC::CrossCoreWaitFlag(FLAG_S_READY);
             LoadS(slot, rowOff, rows, sIdx_);
             prefetched_ = true;
         }
+        mask_.Load(maskBuf_.Get<uint8_t>(), u, u.q0 + rowOff, rows, next.k0, next.cols, p_->blockKv);
     }
 
     // One key block: S -> P (online softmax), P to the workspace for the cube.
