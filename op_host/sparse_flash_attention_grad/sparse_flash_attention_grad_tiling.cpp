@@ -113,15 +113,28 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     // Buffers of the cube (L1, L0) and of one vector core (UB), as the kernel allocates them.
     const uint64_t t = prob.dtypeBytes;
     const uint64_t g = out.headsPad, c = BLOCK_KV, wide = g > c ? g : c;
-    const uint64_t l1 = g * out.qkDim * t + g * prob.headDim * t + 2 * g * c * t + c * out.qkDim * t +
-                        c * prob.headDim * t;
+    // L1: Q (+ rope), dO, P, dS, V and K in two copies when they fit (else one).
+    const uint64_t l1One = g * out.qkDim * t + g * prob.headDim * t + 2 * g * c * t + c * out.qkDim * t +
+                           c * prob.headDim * t;
+    out.kBufs = l1One + c * out.qkDim * t <= budget.l1 ? 2 : 1;
+    const uint64_t l1 = l1One + (out.kBufs - 1) * c * out.qkDim * t;
     const uint64_t l0a = wide * (D_CHUNK > wide ? D_CHUNK : wide) * t;
     const uint64_t l0b = wide * D_CHUNK * t;
-    const uint64_t l0c = wide * (D_CHUNK > c ? D_CHUNK : c) * 4;
+    // L0C: the dK/dV tile (keyGradRows keys over the full width), then the S/dP/dQ region.
+    const uint64_t scoreMin = g * c * 4;
+    out.keyGradRows = uint64_t(32) * out.qkDim * 4 + scoreMin <= budget.l0c ? 32 : 16;
+    const uint64_t l0cKeyGrad = uint64_t(out.keyGradRows) * out.qkDim * 4;
+    const uint64_t region = budget.l0c > l0cKeyGrad ? budget.l0c - l0cKeyGrad : 0;
+    uint64_t qChunk = region / (g * 4) / 16 * 16;
+    qChunk = qChunk > D_CHUNK ? D_CHUNK : qChunk;
+    out.queryGradChunk = static_cast<uint32_t>(qChunk);
+    out.scoreTileElems = static_cast<uint32_t>(g * (c > qChunk ? c : qChunk));
+    const uint64_t l0c = l0cKeyGrad + uint64_t(out.scoreTileElems) * 4;
     const uint64_t statRows = Up(out.rowsPerVec, 8);
     const uint64_t cells = uint64_t(out.rowsPerVec) * c;
     const uint64_t ub = cells * (4 + 4 + 2 + 2) + ROW_CHUNK * out.qkDim * (4 + 4 + 2 + 2) + statRows * (12 + 96);
-    if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || l0c > budget.l0c || ub + 8192 > budget.ub) {
+    if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || l0c > budget.l0c || qChunk < 16 ||
+        ub + 8192 > budget.ub) {
         why = "the heads (" + std::to_string(prob.heads) + ") and head dims (" + std::to_string(out.qkDim) +
               ") do not fit the core's buffers";
         return false;

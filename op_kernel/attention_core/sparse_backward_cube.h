@@ -1,10 +1,15 @@
 // Cube side (AIC) of the sparse backward core. Per query token (its G heads are the M rows)
-// it stages Q (+ rope) and dO in L1 once; then per chunk of gathered keys (KvGather):
+// it stages Q (+ rope) and dO in L1 once; then per chunk j of gathered keys (KvGather):
 //   K (+ rope) and V runs -> L1 at their chunk rows
 //   S = Q.K^T and dP = dO.V^T -> S/dP slots (fp32)        --FLAG_SPARSE_SDP-->  vector cores
 //   P, dS from the P/dS slots <--FLAG_SPARSE_GRAD--       (P from the saved max/sum, dS)
-//   dV[rows] += P^T.dO, dK[rows] += dS^T.Q   (Fixpipe atomic add, one per run of rows)
 //   dQ[token] += dS.K
+//   dV[rows] += P^T.dO, dK[rows] += dS^T.Q   (Fixpipe atomic add, one per run of rows)
+// Two chunks are in flight: S/dP of chunk j+1 go to the vector cores before the dK/dV scatter
+// of chunk j, and the K/V gather of chunk j+2 runs while that scatter drains (K in two L1
+// copies, V in one: V is dead once dP is computed). L0C holds two regions: the dK/dV tile
+// (keyGradRows keys over the full width) and the S/dP/dQ tiles, each guarded by its own
+// events, so the Mmads of one never wait for the Fixpipes of the other.
 // The stage structure and the fractal moves are those of the dense backward core
 // (backward_cube.h); what differs is the KV source (gathered runs) and the scatter of dK/dV.
 // A KV row gathered by several tokens receives atomic adds from every core holding one of
@@ -19,6 +24,15 @@ namespace AttentionCore {
 
 constexpr uint16_t FLAG_SPARSE_SDP = 7;   // cube -> vector: S and dP of the chunk are in their slots
 constexpr uint16_t FLAG_SPARSE_GRAD = 8;  // vector -> cube: P and dS of the chunk are in their slots
+
+// Event ids of the cube's buffer hand-offs (id 0 stays with PipeSync): MTE1 -> MTE2 "this L1
+// buffer was read into L0" for the two K copies, V and P/dS; FIX -> M "this L0C region was written
+// out" for the dK/dV region and the S/dP/dQ region.
+constexpr int32_t SPARSE_EVT_K = 1;  // + copy
+constexpr int32_t SPARSE_EVT_V = 3;
+constexpr int32_t SPARSE_EVT_PDS = 4;
+constexpr int32_t SPARSE_EVT_KEY_GRAD = 1;
+constexpr int32_t SPARSE_EVT_SCORE = 2;
 
 template <typename T>
 class SparseBackwardCube {
@@ -55,11 +69,11 @@ public:
         pipe->InitBuffer(dyL1_, g * p->headDim * sizeof(T));
         pipe->InitBuffer(pL1_, g * c * sizeof(T));
         pipe->InitBuffer(dsL1_, g * c * sizeof(T));
-        pipe->InitBuffer(kL1_, c * p->qkDim * sizeof(T));
+        pipe->InitBuffer(kL1_, p->kBufs * c * p->qkDim * sizeof(T));
         pipe->InitBuffer(vL1_, c * p->headDim * sizeof(T));
         pipe->InitBuffer(l0a_, wide * (dc > wide ? dc : wide) * sizeof(T));
         pipe->InitBuffer(l0b_, wide * dc * sizeof(T));
-        pipe->InitBuffer(l0c_, wide * (dc > c ? dc : c) * sizeof(float));
+        pipe->InitBuffer(l0c_, (p->keyGradRows * p->qkDim + p->scoreTileElems) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -68,23 +82,77 @@ public:
         const uint64_t begin = p_->coreTokenStart[core_];
         const uint64_t end = p_->coreTokenStart[core_ + 1];
         for (uint64_t t = begin; t < end; ++t) {
-            gather_.SetToken(t);
-            uint32_t runCount = 0;
-            uint32_t cols = gather_.NextChunk(runs_, runCount);
-            if (cols == 0) {
-                continue;  // nothing selected: zero gradients
-            }
-            LoadQueryRows(t);
-            while (cols != 0) {
-                Chunk(t, cols, runCount);
-                cols = gather_.NextChunk(runs_, runCount);
-            }
+            Token(t);
         }
+        WaitBuffers();
         AscendC::SyncAll<false>();  // every atomic add landed before the cast-out pass
     }
 
 private:
+    // Chunk bookkeeping: the runs of a chunk stay until its dK/dV scatter is issued; chunk j
+    // uses K copy j % kBufs and run list j % 2.
+    struct ChunkInfo {
+        uint32_t cols;
+        uint32_t runCount;
+    };
+
     __aicore__ inline static uint16_t MmadRows(uint32_t rows) { return static_cast<uint16_t>(rows == 1 ? 16 : rows); }
+
+    __aicore__ inline AscendC::LocalTensor<T> KCopy(uint32_t j)
+    {
+        return kL1_.Get<T>()[(j % p_->kBufs) * p_->blockKv * p_->qkDim];
+    }
+
+    __aicore__ inline AscendC::LocalTensor<float> ScoreTile()
+    {
+        return l0c_.Get<float>()[p_->keyGradRows * p_->qkDim];
+    }
+
+    // MTE1 -> MTE2: buffer `id` (a K copy or V) was read into L0; the next load into it waits.
+    __aicore__ inline void ReleaseBuffer(int32_t id)
+    {
+        AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(id);
+        bufPending_[id] = true;
+    }
+
+    __aicore__ inline void AcquireBuffer(int32_t id)
+    {
+        if (bufPending_[id]) {
+            AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(id);
+            bufPending_[id] = false;
+        }
+    }
+
+    __aicore__ inline void WaitBuffers()
+    {
+        for (int32_t id = SPARSE_EVT_K; id <= SPARSE_EVT_PDS; ++id) {
+            AcquireBuffer(id);
+        }
+        if (keyGradPending_) {
+            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(SPARSE_EVT_KEY_GRAD);
+            keyGradPending_ = false;
+        }
+        if (scorePending_) {
+            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(SPARSE_EVT_SCORE);
+            scorePending_ = false;
+        }
+    }
+
+    // FIX -> M per L0C region: the next Mmad into the region waits for its last write-out.
+    __aicore__ inline void RegionWritten(bool keyGrad)
+    {
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(keyGrad ? SPARSE_EVT_KEY_GRAD : SPARSE_EVT_SCORE);
+        (keyGrad ? keyGradPending_ : scorePending_) = true;
+    }
+
+    __aicore__ inline void RegionFree(bool keyGrad)
+    {
+        bool &pending = keyGrad ? keyGradPending_ : scorePending_;
+        if (pending) {
+            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(keyGrad ? SPARSE_EVT_KEY_GRAD : SPARSE_EVT_SCORE);
+            pending = false;
+        }
+    }
 
     // `rows` rows of `width` elements (pitch `pitch`) -> L1 Nz with `dstRows` rows per fractal
     // column, starting at row `row0` of the destination.
@@ -110,41 +178,98 @@ private:
         LoadNz(dyL1_.Get<T>(), dy_[t * g * d], 0, g, d, d, p_->headsPad);
     }
 
-    __aicore__ inline void Chunk(uint64_t t, uint32_t cols, uint32_t runCount)
+    // Gathers the next chunk of the token into K copy j % kBufs and V; false when the
+    // selection is exhausted.
+    __aicore__ inline bool LoadChunk(uint32_t j, ChunkInfo &info)
     {
-        const uint32_t g = p_->heads;
+        GatherRun *runs = runs_[j % 2];
+        info.cols = gather_.NextChunk(runs, info.runCount);
+        if (info.cols == 0) {
+            return false;
+        }
         const uint32_t c = p_->blockKv;
         const uint32_t d = p_->headDim;
         const uint32_t dr = p_->ropeDim;
-        const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>();
+        const AscendC::LocalTensor<T> kL1 = KCopy(j);
         const AscendC::LocalTensor<T> vL1 = vL1_.Get<T>();
-        PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // K/V of the previous chunk are consumed
-        for (uint32_t r = 0; r < runCount; ++r) {
-            const GatherRun &run = runs_[r];
+        AcquireBuffer(SPARSE_EVT_K + static_cast<int32_t>(j % p_->kBufs));
+        for (uint32_t r = 0; r < info.runCount; ++r) {
+            const GatherRun &run = runs[r];
             LoadNz(kL1, k_[run.kvRow * d], run.pos, run.len, d, d, c);
             if (dr != 0) {
                 LoadNz(kL1[d * c], kr_[run.kvRow * dr], run.pos, run.len, dr, dr, c);
             }
+        }
+        AcquireBuffer(SPARSE_EVT_V);
+        for (uint32_t r = 0; r < info.runCount; ++r) {
+            const GatherRun &run = runs[r];
             LoadNz(vL1, v_[run.kvRow * d], run.pos, run.len, d, d, c);
         }
-        PipeSync<AscendC::HardEvent::MTE2_MTE1>();
-        ScoreLike(qL1_.Get<T>(), kL1, g, cols, p_->qkDim, wsS_);  // S = Q.K^T
-        ScoreLike(dyL1_.Get<T>(), vL1, g, cols, d, wsDp_);        // dP = dO.V^T
-        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_SPARSE_SDP);
+        return true;
+    }
 
-        AscendC::CrossCoreWaitFlag(FLAG_SPARSE_GRAD);
-        const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
-        const AscendC::LocalTensor<T> dsL1 = dsL1_.Get<T>();
-        LoadNz(pL1, wsP_, 0, g, c, c, p_->headsPad);
-        LoadNz(dsL1, wsDs_, 0, g, c, c, p_->headsPad);
-        PipeSync<AscendC::HardEvent::MTE2_MTE1>();
-        KeyGrad(pL1, dyL1_.Get<T>(), cols, d, dv_, runCount);         // dV += P^T.dO
-        KeyGrad(dsL1, qL1_.Get<T>(), cols, p_->qkDim, dk_, runCount);  // dK += dS^T.Q
-        QueryGrad(dsL1, kL1, cols, dq_[t * g * p_->qkDim]);            // dQ += dS.K
+    // S and dP of chunk j (K/V already gathered) -> slots, then FLAG_SPARSE_SDP.
+    __aicore__ inline void Scores(uint32_t j, const ChunkInfo &info)
+    {
+        PipeSync<AscendC::HardEvent::MTE2_MTE1>();  // the chunk's K/V landed
+        ScoreLike(qL1_.Get<T>(), KCopy(j), p_->heads, info.cols, p_->qkDim, wsS_);  // S = Q.K^T
+        ScoreLike(dyL1_.Get<T>(), vL1_.Get<T>(), p_->heads, info.cols, p_->headDim, wsDp_);  // dP = dO.V^T
+        ReleaseBuffer(SPARSE_EVT_V);
+        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_SPARSE_SDP);
+    }
+
+    // One query token: chunk j's gradients are computed while S/dP of chunk j+1 are with the
+    // vector cores and chunk j+2 is being gathered.
+    __aicore__ inline void Token(uint64_t t)
+    {
+        const bool ahead = p_->kBufs == 2;  // else: gather chunk j+1 after chunk j's dQ
+        gather_.SetToken(t);
+        ChunkInfo cur;
+        ChunkInfo next;
+        ChunkInfo after;
+        cur.cols = 0;
+        next.cols = 0;
+        LoadQueryRows(t);
+        if (!LoadChunk(0, cur)) {
+            return;  // nothing selected: zero gradients
+        }
+        Scores(0, cur);
+        bool hasNext = ahead && LoadChunk(1, next);
+        for (uint32_t j = 0;; ++j) {
+            AscendC::CrossCoreWaitFlag(FLAG_SPARSE_GRAD);
+            const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
+            const AscendC::LocalTensor<T> dsL1 = dsL1_.Get<T>();
+            AcquireBuffer(SPARSE_EVT_PDS);  // the previous P/dS were read into L0
+            LoadNz(pL1, wsP_, 0, p_->heads, p_->blockKv, p_->blockKv, p_->headsPad);
+            LoadNz(dsL1, wsDs_, 0, p_->heads, p_->blockKv, p_->blockKv, p_->headsPad);
+            PipeSync<AscendC::HardEvent::MTE2_MTE1>();
+            if (ahead && hasNext) {
+                Scores(j + 1, next);
+            }
+            QueryGrad(dsL1, KCopy(j), cur.cols, dq_[t * p_->heads * p_->qkDim]);  // dQ += dS.K
+            ReleaseBuffer(SPARSE_EVT_K + static_cast<int32_t>(j % p_->kBufs));
+            const GatherRun *runs = runs_[j % 2];
+            KeyGrad(pL1, dyL1_.Get<T>(), cur.cols, p_->headDim, dv_, runs, cur.runCount, -1);  // dV += P^T.dO
+            KeyGrad(dsL1, qL1_.Get<T>(), cur.cols, p_->qkDim, dk_, runs, cur.runCount, SPARSE_EVT_PDS);  // dK += dS^T.Q
+            if (!ahead) {
+                if (!LoadChunk(j + 1, cur)) {
+                    break;
+                }
+                Scores(j + 1, cur);
+                continue;
+            }
+            if (!hasNext) {
+                break;
+            }
+            const bool hasAfter = LoadChunk(j + 2, after);
+            cur = next;
+            next = after;
+            hasNext = hasAfter;
+        }
     }
 
     // out (heads x cols fp32, pitch blockKv) = A.B^T with A (heads x width, Nz of headsPad
-    // rows) and B (cols x width, Nz of blockKv rows) in L1.
+    // rows) and B (cols x width, Nz of blockKv rows) in L1; the tile is the S/dP/dQ region.
     __aicore__ inline void ScoreLike(const AscendC::LocalTensor<T> &aL1, const AscendC::LocalTensor<T> &bL1,
                                      uint32_t rows, uint32_t cols, uint32_t width,
                                      const AscendC::GlobalTensor<float> &out)
@@ -154,7 +279,8 @@ private:
         const uint32_t bRows1 = p_->blockKv / 16;
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
-        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>();
+        const AscendC::LocalTensor<float> l0c = ScoreTile();
+        RegionFree(false);
         for (uint32_t kc = 0; kc < width; kc += p_->dChunk) {
             const uint32_t kLen = width - kc < p_->dChunk ? width - kc : p_->dChunk;
             const uint32_t k1 = (kLen + 15) / 16;
@@ -171,14 +297,17 @@ private:
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(cols), static_cast<uint16_t>(rows),
                                        static_cast<uint16_t>(AlignUp(MmadRows(rows), 16)), p_->blockKv, false);
         AscendC::Fixpipe(out, l0c, fix);
-        PipeSync<AscendC::HardEvent::FIX_M>();
+        RegionWritten(false);
     }
 
     // out[run rows] (width columns, pitch width) += X^T.Y with X (heads x blockKv, Nz) and
-    // Y (heads x width, Nz) in L1; each run of the chunk is one atomic Fixpipe.
+    // Y (heads x width, Nz) in L1; releaseId (>= 0) is the L1 buffer event X frees. The result is built in L0C for keyGradRows keys at a time
+    // over the full width (Nz, keyGradRows rows per fractal column), so each run of gathered
+    // rows leaves in one atomic Fixpipe, whatever the width: with single picks the scatter is
+    // one Fixpipe per key and tensor, not one per key and 128-column chunk.
     __aicore__ inline void KeyGrad(const AscendC::LocalTensor<T> &xL1, const AscendC::LocalTensor<T> &yL1,
                                    uint32_t cols, uint32_t width, const AscendC::GlobalTensor<float> &out,
-                                   uint32_t runCount)
+                                   const GatherRun *runs, uint32_t runCount, int32_t releaseId)
     {
         const uint32_t rows = p_->heads;
         const uint32_t m1 = p_->headsPad / 16;
@@ -187,32 +316,46 @@ private:
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
         const AscendC::LocalTensor<float> l0c = l0c_.Get<float>();
         LoadTransposedToL0A(l0a, xL1, n1 * m1);
-        for (uint32_t dc = 0; dc < width; dc += p_->dChunk) {
-            const uint32_t dLen = width - dc < p_->dChunk ? width - dc : p_->dChunk;
-            const uint32_t dc1 = (dLen + 15) / 16;
-            const uint32_t dd1 = dc / 16;
-            LoadColumnsToL0B(l0b, yL1, dd1, dc1, m1, m1);
-            PipeSync<AscendC::HardEvent::MTE1_M>();
-            AscendC::Mmad(l0c, l0a, l0b,
-                          AscendC::MmadParams(MmadRows(cols), static_cast<uint16_t>(dLen), static_cast<uint16_t>(rows),
-                                              0, false, true));
-            PipeSync<AscendC::HardEvent::M_MTE1>();
+        if (releaseId >= 0) {
+            ReleaseBuffer(releaseId);  // X is in L0A for the whole pass
+        }
+        const uint32_t step = p_->keyGradRows;
+        for (uint32_t k0 = 0; k0 < cols; k0 += step) {
+            const uint32_t kLen = cols - k0 < step ? cols - k0 : step;
+            const uint16_t mRows = MmadRows(kLen);
+            const uint32_t tileRows = AlignUp(mRows, 16);
+            RegionFree(true);
+            for (uint32_t dc = 0; dc < width; dc += p_->dChunk) {
+                const uint32_t dLen = width - dc < p_->dChunk ? width - dc : p_->dChunk;
+                const uint32_t dc1 = (dLen + 15) / 16;
+                const uint32_t dd1 = dc / 16;
+                LoadColumnsToL0B(l0b, yL1, dd1, dc1, m1, m1);
+                PipeSync<AscendC::HardEvent::MTE1_M>();
+                AscendC::Mmad(l0c[dc * tileRows], l0a[(k0 / 16) * m1 * 256], l0b,
+                              AscendC::MmadParams(mRows, static_cast<uint16_t>(dLen), static_cast<uint16_t>(rows), 0,
+                                                  false, true));
+                PipeSync<AscendC::HardEvent::M_MTE1>();
+            }
             PipeSync<AscendC::HardEvent::M_FIX>();
             AscendC::SetAtomicAdd<float>();
-            const uint16_t srcRows = static_cast<uint16_t>(AlignUp(MmadRows(cols), 16));
             for (uint32_t r = 0; r < runCount; ++r) {
-                const GatherRun &run = runs_[r];
-                AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(dLen), static_cast<uint16_t>(run.len), srcRows,
-                                               width, false);
-                AscendC::Fixpipe(out[run.kvRow * width + dc], l0c[run.pos * 16], fix);
+                const GatherRun &run = runs[r];
+                const uint32_t lo = run.pos > k0 ? run.pos : k0;
+                const uint32_t hi = run.pos + run.len < k0 + kLen ? run.pos + run.len : k0 + kLen;
+                if (lo >= hi) {
+                    continue;
+                }
+                AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(width), static_cast<uint16_t>(hi - lo),
+                                               static_cast<uint16_t>(tileRows), width, false);
+                AscendC::Fixpipe(out[(run.kvRow + (lo - run.pos)) * width], l0c[(lo - k0) * 16], fix);
             }
             AscendC::SetAtomicNone();
-            PipeSync<AscendC::HardEvent::FIX_M>();
+            RegionWritten(true);
         }
     }
 
     // dQ rows of the token (pitch qkDim) += dS.K with dS (heads x cols, Nz) and K (cols x
-    // qkDim, Nz of blockKv rows) in L1.
+    // qkDim, Nz of blockKv rows) in L1, queryGradChunk columns per pass in the S/dP/dQ region.
     __aicore__ inline void QueryGrad(const AscendC::LocalTensor<T> &dsL1, const AscendC::LocalTensor<T> &kL1,
                                      uint32_t cols, const AscendC::GlobalTensor<float> &out)
     {
@@ -221,16 +364,18 @@ private:
         const uint32_t m1 = p_->headsPad / 16;
         const uint32_t n1 = AlignUp(cols, 16) / 16;
         const uint32_t kRows1 = p_->blockKv / 16;
+        const uint32_t chunk = p_->queryGradChunk;
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
-        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>();
+        const AscendC::LocalTensor<float> l0c = ScoreTile();
         LoadRowsToL0A(l0a, dsL1, m1, 0, n1);
-        for (uint32_t dc = 0; dc < width; dc += p_->dChunk) {
-            const uint32_t dLen = width - dc < p_->dChunk ? width - dc : p_->dChunk;
+        for (uint32_t dc = 0; dc < width; dc += chunk) {
+            const uint32_t dLen = width - dc < chunk ? width - dc : chunk;
             const uint32_t dc1 = (dLen + 15) / 16;
             const uint32_t dd1 = dc / 16;
             LoadColumnsToL0B(l0b, kL1, dd1, dc1, n1, kRows1);
             PipeSync<AscendC::HardEvent::MTE1_M>();
+            RegionFree(false);
             AscendC::Mmad(l0c, l0a, l0b,
                           AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(dLen), static_cast<uint16_t>(cols),
                                               0, false, true));
@@ -241,13 +386,16 @@ private:
                                            static_cast<uint16_t>(AlignUp(MmadRows(rows), 16)), width, false);
             AscendC::Fixpipe(out[dc], l0c, fix);
             AscendC::SetAtomicNone();
-            PipeSync<AscendC::HardEvent::FIX_M>();
+            RegionWritten(false);
         }
     }
 
     const SparseBackwardParams *p_ = nullptr;
     KvGather gather_;
-    GatherRun runs_[GATHER_MAX_RUNS];
+    GatherRun runs_[2][GATHER_MAX_RUNS];
+    bool bufPending_[SPARSE_EVT_PDS + 1] = {false, false, false, false, false};
+    bool keyGradPending_ = false;
+    bool scorePending_ = false;
     uint32_t core_ = 0;
     AscendC::GlobalTensor<T> q_, k_, v_, dy_, qr_, kr_;
     AscendC::GlobalTensor<float> dq_, dk_, dv_, wsS_, wsDp_;
