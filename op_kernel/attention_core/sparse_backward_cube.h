@@ -28,6 +28,8 @@ constexpr uint16_t FLAG_SPARSE_GRAD = 8;  // vector -> cube: P and dS of the chu
 // Event ids of the cube's buffer hand-offs (id 0 stays with PipeSync): MTE1 -> MTE2 "this L1
 // buffer was read into L0" for the two K copies, V and P/dS; FIX -> M "this L0C region was written
 // out" for the dK/dV region and the S/dP/dQ region.
+// Run lists kept at once: chunk j's (its scatter), j+1's and j+2's (gathered ahead).
+constexpr uint32_t SPARSE_RUN_LISTS = 3;
 constexpr int32_t SPARSE_EVT_K = 1;  // + copy
 constexpr int32_t SPARSE_EVT_V = 3;
 constexpr int32_t SPARSE_EVT_PDS = 4;
@@ -90,7 +92,7 @@ public:
 
 private:
     // Chunk bookkeeping: the runs of a chunk stay until its dK/dV scatter is issued; chunk j
-    // uses K copy j % kBufs and run list j % 2.
+    // uses K copy j % kBufs and run list j % SPARSE_RUN_LISTS.
     struct ChunkInfo {
         uint32_t cols;
         uint32_t runCount;
@@ -178,15 +180,18 @@ private:
         LoadNz(dyL1_.Get<T>(), dy_[t * g * d], 0, g, d, d, p_->headsPad);
     }
 
-    // Gathers the next chunk of the token into K copy j % kBufs and V; false when the
-    // selection is exhausted.
-    __aicore__ inline bool LoadChunk(uint32_t j, ChunkInfo &info)
+    // Walks the token's selection to chunk j's runs (scalar reads of sparse_indices); false
+    // when the selection is exhausted.
+    __aicore__ inline bool WalkChunk(uint32_t j, ChunkInfo &info)
     {
-        GatherRun *runs = runs_[j % 2];
-        info.cols = gather_.NextChunk(runs, info.runCount);
-        if (info.cols == 0) {
-            return false;
-        }
+        info.cols = gather_.NextChunk(runs_[j % SPARSE_RUN_LISTS], info.runCount);
+        return info.cols != 0;
+    }
+
+    // Gathers chunk j (walked) into K copy j % kBufs and V.
+    __aicore__ inline void IssueChunk(uint32_t j, const ChunkInfo &info)
+    {
+        const GatherRun *runs = runs_[j % SPARSE_RUN_LISTS];
         const uint32_t c = p_->blockKv;
         const uint32_t d = p_->headDim;
         const uint32_t dr = p_->ropeDim;
@@ -205,7 +210,6 @@ private:
             const GatherRun &run = runs[r];
             LoadNz(vL1, v_[run.kvRow * d], run.pos, run.len, d, d, c);
         }
-        return true;
     }
 
     // S and dP of chunk j (K/V already gathered) -> slots, then FLAG_SPARSE_SDP.
@@ -227,14 +231,17 @@ private:
         ChunkInfo cur;
         ChunkInfo next;
         ChunkInfo after;
-        cur.cols = 0;
-        next.cols = 0;
         LoadQueryRows(t);
-        if (!LoadChunk(0, cur)) {
+        if (!WalkChunk(0, cur)) {
             return;  // nothing selected: zero gradients
         }
+        IssueChunk(0, cur);
         Scores(0, cur);
-        bool hasNext = ahead && LoadChunk(1, next);
+        bool hasNext = ahead && WalkChunk(1, next);
+        if (hasNext) {
+            IssueChunk(1, next);
+        }
+        bool hasAfter = hasNext && WalkChunk(2, after);
         for (uint32_t j = 0;; ++j) {
             AscendC::CrossCoreWaitFlag(FLAG_SPARSE_GRAD);
             const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
@@ -243,28 +250,33 @@ private:
             LoadNz(pL1, wsP_, 0, p_->heads, p_->blockKv, p_->blockKv, p_->headsPad);
             LoadNz(dsL1, wsDs_, 0, p_->heads, p_->blockKv, p_->blockKv, p_->headsPad);
             PipeSync<AscendC::HardEvent::MTE2_MTE1>();
-            if (ahead && hasNext) {
+            if (hasNext) {
                 Scores(j + 1, next);
             }
             QueryGrad(dsL1, KCopy(j), cur.cols, dq_[t * p_->heads * p_->qkDim]);  // dQ += dS.K
             ReleaseBuffer(SPARSE_EVT_K + static_cast<int32_t>(j % p_->kBufs));
-            const GatherRun *runs = runs_[j % 2];
+            if (hasAfter) {
+                IssueChunk(j + 2, after);  // into the K copy dQ just released
+            }
+            const GatherRun *runs = runs_[j % SPARSE_RUN_LISTS];
             KeyGrad(pL1, dyL1_.Get<T>(), cur.cols, p_->headDim, dv_, runs, cur.runCount, -1);  // dV += P^T.dO
             KeyGrad(dsL1, qL1_.Get<T>(), cur.cols, p_->qkDim, dk_, runs, cur.runCount, SPARSE_EVT_PDS);  // dK += dS^T.Q
             if (!ahead) {
-                if (!LoadChunk(j + 1, cur)) {
+                if (!WalkChunk(j + 1, cur)) {
                     break;
                 }
+                IssueChunk(j + 1, cur);
                 Scores(j + 1, cur);
                 continue;
             }
             if (!hasNext) {
                 break;
             }
-            const bool hasAfter = LoadChunk(j + 2, after);
+            // The next chunk's walk runs while the vector cores work on chunk j+1.
             cur = next;
             next = after;
             hasNext = hasAfter;
+            hasAfter = hasNext && WalkChunk(j + 3, after);
         }
     }
 
@@ -392,7 +404,7 @@ private:
 
     const SparseBackwardParams *p_ = nullptr;
     KvGather gather_;
-    GatherRun runs_[2][GATHER_MAX_RUNS];
+    GatherRun runs_[SPARSE_RUN_LISTS][GATHER_MAX_RUNS];
     bool bufPending_[SPARSE_EVT_PDS + 1] = {false, false, false, false, false};
     bool keyGradPending_ = false;
     bool scorePending_ = false;
