@@ -19,7 +19,7 @@ namespace {
 
 constexpr uint32_t BLOCK_KV = 64;   // gathered keys per cube pass (one 64-lane fp32 repeat per row)
 constexpr uint32_t D_CHUNK = 128;   // head-dim columns per matmul pass
-constexpr uint32_t ROW_CHUNK = 8;   // SPARSE_ROW_CHUNK of the vector stage
+constexpr uint32_t ROW_CHUNK = 4;   // SPARSE_ROW_CHUNK of the vector stage
 constexpr uint64_t ALIGN = 512;
 
 uint64_t Up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
@@ -132,7 +132,11 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     const uint64_t l0c = l0cKeyGrad + uint64_t(out.scoreTileElems) * 4;
     const uint64_t statRows = Up(out.rowsPerVec, 8);
     const uint64_t cells = uint64_t(out.rowsPerVec) * c;
-    const uint64_t ub = cells * (4 + 4 + 2 + 2) + ROW_CHUNK * out.qkDim * (4 + 4 + 2 + 2) + statRows * (12 + 96);
+    // UB: S, dP (fp32) and P, dS of its heads; the row-term / cast-out passes; the row
+    // statistics; the gather staging (half a chunk of K + rope and V rows); the index row.
+    const uint64_t gatherRows = (c + 1) / 2;
+    const uint64_t ub = cells * (4 + 4 + 2 + 2) + ROW_CHUNK * out.qkDim * (4 + 4 + 2 + 2) + statRows * (12 + 96) +
+                        gatherRows * (out.qkDim + prob.headDim) * t + uint64_t(prob.topK) * (prob.index64 ? 8 : 4);
     if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || l0c > budget.l0c || qChunk < 16 ||
         ub + 8192 > budget.ub) {
         why = "the heads (" + std::to_string(prob.heads) + ") and head dims (" + std::to_string(out.qkDim) +
@@ -149,7 +153,9 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
 
     out.wsSlotF32 = Up(g * c * 4, ALIGN);
     out.wsSlotT = Up(g * c * t, ALIGN);
-    out.wsSlotBytesPerCore = 2 * out.wsSlotF32 + 2 * out.wsSlotT;
+    out.wsGather = 2 * out.wsSlotF32 + 2 * out.wsSlotT;
+    out.wsGatherBytes = Up(c * (out.qkDim + prob.headDim) * t, ALIGN);
+    out.wsSlotBytesPerCore = out.wsGather + 2 * out.wsGatherBytes;
     out.wsDq = 0;
     out.wsDk = Up(prob.t1 * prob.heads * out.qkDim * 4, ALIGN);
     out.wsDv = out.wsDk + Up(prob.t2 * out.qkDim * 4, ALIGN);

@@ -1,6 +1,6 @@
 // Cube side (AIC) of the sparse backward core. Per query token (its G heads are the M rows)
 // it stages Q (+ rope) and dO in L1 once; then per chunk j of gathered keys (KvGather):
-//   K (+ rope) and V runs -> L1 at their chunk rows
+//   K (+ rope) and V rows, gathered by the vector cores <--FLAG_SPARSE_KV-- -> L1 (one DMA each)
 //   S = Q.K^T and dP = dO.V^T -> S/dP slots (fp32)        --FLAG_SPARSE_SDP-->  vector cores
 //   P, dS from the P/dS slots <--FLAG_SPARSE_GRAD--       (P from the saved max/sum, dS)
 //   dQ[token] += dS.K
@@ -24,6 +24,7 @@ namespace AttentionCore {
 
 constexpr uint16_t FLAG_SPARSE_SDP = 7;   // cube -> vector: S and dP of the chunk are in their slots
 constexpr uint16_t FLAG_SPARSE_GRAD = 8;  // vector -> cube: P and dS of the chunk are in their slots
+constexpr uint16_t FLAG_SPARSE_KV = 9;    // vector -> cube: the chunk's K/V rows are in its gathered-KV slot
 
 // Event ids of the cube's buffer hand-offs (id 0 stays with PipeSync): MTE1 -> MTE2 "this L1
 // buffer was read into L0" for the two K copies, V and P/dS; FIX -> M "this L0C region was written
@@ -62,6 +63,7 @@ public:
         wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + p->wsSlotF32));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32));
         wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32 + p->wsSlotT));
+        wsGather_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + p->wsGather));
 
         const uint32_t g = p->headsPad;
         const uint32_t c = p->blockKv;
@@ -188,28 +190,19 @@ private:
         return info.cols != 0;
     }
 
-    // Gathers chunk j (walked) into K copy j % kBufs and V.
+    // Chunk j (walked): its K (+ rope) and V rows, gathered by the vector cores into slot
+    // j % 2, -> K copy j % kBufs and V in L1, one DMA per tensor.
     __aicore__ inline void IssueChunk(uint32_t j, const ChunkInfo &info)
     {
-        const GatherRun *runs = runs_[j % SPARSE_RUN_LISTS];
         const uint32_t c = p_->blockKv;
+        const uint32_t w = p_->qkDim;
         const uint32_t d = p_->headDim;
-        const uint32_t dr = p_->ropeDim;
-        const AscendC::LocalTensor<T> kL1 = KCopy(j);
-        const AscendC::LocalTensor<T> vL1 = vL1_.Get<T>();
+        const uint64_t slot = (j % 2) * (p_->wsGatherBytes / sizeof(T));
+        AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(FLAG_SPARSE_KV);
         AcquireBuffer(SPARSE_EVT_K + static_cast<int32_t>(j % p_->kBufs));
-        for (uint32_t r = 0; r < info.runCount; ++r) {
-            const GatherRun &run = runs[r];
-            LoadNz(kL1, k_[run.kvRow * d], run.pos, run.len, d, d, c);
-            if (dr != 0) {
-                LoadNz(kL1[d * c], kr_[run.kvRow * dr], run.pos, run.len, dr, dr, c);
-            }
-        }
+        LoadNz(KCopy(j), wsGather_[slot], 0, info.cols, w, w, c);
         AcquireBuffer(SPARSE_EVT_V);
-        for (uint32_t r = 0; r < info.runCount; ++r) {
-            const GatherRun &run = runs[r];
-            LoadNz(vL1, v_[run.kvRow * d], run.pos, run.len, d, d, c);
-        }
+        LoadNz(vL1_.Get<T>(), wsGather_[slot + c * w], 0, info.cols, d, d, c);
     }
 
     // S and dP of chunk j (K/V already gathered) -> slots, then FLAG_SPARSE_SDP.
@@ -411,7 +404,7 @@ private:
     uint32_t core_ = 0;
     AscendC::GlobalTensor<T> q_, k_, v_, dy_, qr_, kr_;
     AscendC::GlobalTensor<float> dq_, dk_, dv_, wsS_, wsDp_;
-    AscendC::GlobalTensor<T> wsP_, wsDs_;
+    AscendC::GlobalTensor<T> wsP_, wsDs_, wsGather_;
     AscendC::TBuf<AscendC::TPosition::A1> qL1_, dyL1_, pL1_, dsL1_;
     AscendC::TBuf<AscendC::TPosition::B1> kL1_, vL1_;
     AscendC::TBuf<AscendC::TPosition::A2> l0a_;

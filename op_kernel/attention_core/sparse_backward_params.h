@@ -51,11 +51,15 @@ struct SparseBackwardParams {
 
     // Workspace (bytes from the user workspace): fp32 accumulators dQ [t1, heads, qkDim],
     // dK [t2, qkDim], dV [t2, headDim], then per-core slots S and dP (fp32, headsPad x
-    // blockKv) and P and dS (input dtype, same shape).
+    // blockKv), P and dS (input dtype, same shape) and two gathered-KV slots (chunk parity):
+    // K rows [blockKv, qkDim] (rope part after the first headDim columns) and V rows
+    // [blockKv, headDim], input dtype, written by the vector cores, loaded by the cube.
     uint64_t wsDq, wsDk, wsDv, wsSlots;
     uint64_t wsSlotBytesPerCore;
     uint64_t wsSlotF32;
     uint64_t wsSlotT;
+    uint64_t wsGather;       // offset of the gathered-KV slots inside a core's slot area
+    uint64_t wsGatherBytes;  // one gathered-KV slot (K then V)
 };
 
 }  // namespace AttentionCore

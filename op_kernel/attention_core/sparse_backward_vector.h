@@ -3,7 +3,9 @@
 //   2. per query token of the core: D = rowsum(dO o O) and 1 / softmax_sum of its heads; per
 //      chunk of gathered keys (sparse_backward_cube.h), on its half of the heads:
 //      P = exp(scale.S - max) / sum, dS = P o (dP - D), both 0 in the columns past the chunk,
-//      cast and handed to the cube;
+//      cast and handed to the cube; and the gather: this core's half of the rows of chunk
+//      j+2 (K + rope, V: one DMA per run and tensor) copied into the chunk's gathered-KV slot
+//      (FLAG_SPARSE_KV), so the cube loads each chunk with one DMA per tensor;
 //   3. cast the accumulators into dq/dk/dv (+ rope parts), dq and dk times the scale.
 // Heads with softmax_sum = 0 (nothing selected in the forward pass) get P = 0.
 #pragma once
@@ -14,18 +16,24 @@
 
 namespace AttentionCore {
 
-constexpr uint32_t SPARSE_ROW_CHUNK = 8;  // heads per pass of the D = rowsum(dO o O) loop
+constexpr uint32_t SPARSE_ROW_CHUNK = 4;  // heads per pass of the D = rowsum(dO o O) loop
 constexpr float SPARSE_MASKED = -1e30f;   // finite "minus infinity": exp gives 0, never NaN
 
 template <typename T>
 class SparseBackwardVector {
 public:
-    __aicore__ inline void Init(const SparseBackwardParams *p, AscendC::TPipe *pipe, GM_ADDR indices, GM_ADDR dy,
+    __aicore__ inline void Init(const SparseBackwardParams *p, AscendC::TPipe *pipe, GM_ADDR key, GM_ADDR value,
+                                GM_ADDR keyRope, GM_ADDR indices, GM_ADDR dy,
                                 GM_ADDR out, GM_ADDR softmaxMax, GM_ADDR softmaxSum, GM_ADDR seqQ, GM_ADDR seqKv,
                                 GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR dqRope, GM_ADDR dkRope, GM_ADDR workspace)
     {
         p_ = p;
         gather_.Init(p, indices, seqQ, seqKv);
+        k_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(key));
+        v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(value));
+        if (p->ropeDim != 0) {
+            kr_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(keyRope));
+        }
         dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dy));
         o_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
         max_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(softmaxMax));
@@ -48,6 +56,7 @@ public:
         wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + p->wsSlotF32));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32));
         wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32 + p->wsSlotT));
+        wsGather_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + p->wsGather));
 
         const uint32_t first = (p->heads + 1) / 2;
         rowOff_ = sub_ == 0 ? 0 : first;
@@ -64,6 +73,11 @@ public:
         pipe->InitBuffer(bTBuf_, wide * 2);
         const uint32_t statRows = AlignUp(p->rowsPerVec, 8);
         pipe->InitBuffer(rawBuf_, statRows * 4 * 3);
+        gatherRows_ = (p->blockKv + 1) / 2;
+        pipe->InitBuffer(kStageBuf_, gatherRows_ * p->qkDim * sizeof(T));
+        pipe->InitBuffer(vStageBuf_, gatherRows_ * p->headDim * sizeof(T));
+        pipe->InitBuffer(idxBuf_, p->topK * (p->index64 != 0 ? 8 : 4));
+        gather_.UseLocalIndices(idxBuf_.Get<int32_t>());
         pipe->InitBuffer(statBuf_, statRows * 32 * 3);
         s_ = sBuf_.Get<float>();
         dp_ = dpBuf_.Get<float>();
@@ -87,22 +101,86 @@ public:
         const uint64_t begin = p_->coreTokenStart[core_];
         const uint64_t end = p_->coreTokenStart[core_ + 1];
         for (uint64_t t = begin; t < end; ++t) {
-            gather_.SetToken(t);
-            uint32_t runCount = 0;
-            uint32_t cols = gather_.NextChunk(runs_, runCount);
-            if (cols != 0 && mine_ != 0) {
-                TokenStats(t);
-            }
-            while (cols != 0) {
-                Chunk(cols);
-                cols = gather_.NextChunk(runs_, runCount);
-            }
+            Token(t);
         }
+        PipeSync<AscendC::HardEvent::MTE3_MTE2>();
         AscendC::SyncAll<false>();
         CastOut();
     }
 
 private:
+    // One query token: chunks j and j+1 are gathered ahead; after handing back P/dS of chunk
+    // j, this core gathers its half of chunk j+2 (the cube has loaded chunk j's slot: it
+    // computed S/dP from it).
+    __aicore__ inline void Token(uint64_t t)
+    {
+        gather_.SetToken(t);
+        uint32_t cols[3];
+        uint32_t runCount = 0;
+        cols[0] = gather_.NextChunk(runs_, runCount);
+        if (cols[0] == 0) {
+            return;
+        }
+        Gather(0, cols[0], runCount);
+        cols[1] = gather_.NextChunk(runs_, runCount);
+        if (cols[1] != 0) {
+            Gather(1, cols[1], runCount);
+        }
+        if (mine_ != 0) {
+            TokenStats(t);
+        }
+        for (uint32_t j = 0; cols[j % 3] != 0; ++j) {
+            Chunk(cols[j % 3]);
+            uint32_t &ahead = cols[(j + 2) % 3];
+            ahead = cols[(j + 1) % 3] != 0 ? gather_.NextChunk(runs_, runCount) : 0;
+            if (ahead != 0) {
+                Gather(j + 2, ahead, runCount);
+            }
+        }
+    }
+
+    // This core's half of the rows of chunk j (cols rows, runs_) -> gathered-KV slot j % 2:
+    // K (+ rope) rows at pitch qkDim and V rows, then FLAG_SPARSE_KV to the cube.
+    __aicore__ inline void Gather(uint32_t j, uint32_t cols, uint32_t runCount)
+    {
+        const uint32_t d = p_->headDim;
+        const uint32_t dr = p_->ropeDim;
+        const uint32_t w = p_->qkDim;
+        const uint32_t half = (cols + 1) / 2;
+        const uint32_t lo = sub_ == 0 ? 0 : half;
+        const uint32_t hi = sub_ == 0 ? half : cols;
+        if (lo < hi) {
+            const AscendC::LocalTensor<T> kStage = kStageBuf_.Get<T>();
+            const AscendC::LocalTensor<T> vStage = vStageBuf_.Get<T>();
+            const AscendC::DataCopyPadExtParams<T> noPad(false, 0, 0, 0);
+            PipeSync<AscendC::HardEvent::MTE3_MTE2>();  // the previous slot write left the staging
+            for (uint32_t r = 0; r < runCount; ++r) {
+                const GatherRun &run = runs_[r];
+                const uint32_t a = run.pos > lo ? run.pos : lo;
+                const uint32_t b = run.pos + run.len < hi ? run.pos + run.len : hi;
+                if (a >= b) {
+                    continue;
+                }
+                const uint64_t row = run.kvRow + (a - run.pos);
+                const uint16_t n = static_cast<uint16_t>(b - a);
+                AscendC::DataCopyPad(kStage[(a - lo) * w], k_[row * d],
+                                     AscendC::DataCopyExtParams(n, d * sizeof(T), 0, (w - d) * sizeof(T) / 32, 0),
+                                     noPad);
+                if (dr != 0) {
+                    AscendC::DataCopyPad(kStage[(a - lo) * w + d], kr_[row * dr],
+                                         AscendC::DataCopyExtParams(n, dr * sizeof(T), 0, (w - dr) * sizeof(T) / 32, 0),
+                                         noPad);
+                }
+                AscendC::DataCopy(vStage[(a - lo) * d], v_[row * d], (b - a) * d);
+            }
+            PipeSync<AscendC::HardEvent::MTE2_MTE3>();
+            const uint64_t slot = (j % 2) * (p_->wsGatherBytes / sizeof(T));
+            AscendC::DataCopy(wsGather_[slot + lo * w], kStage, (hi - lo) * w);
+            AscendC::DataCopy(wsGather_[slot + p_->blockKv * w + lo * d], vStage, (hi - lo) * d);
+        }
+        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_KV);
+    }
+
     // This vector core's share [lo, hi) of `total` items.
     __aicore__ inline void Share(uint64_t total, uint64_t &lo, uint64_t &hi) const
     {
@@ -300,11 +378,11 @@ private:
     const SparseBackwardParams *p_ = nullptr;
     KvGather gather_;
     GatherRun runs_[GATHER_MAX_RUNS];
-    uint32_t vecId_ = 0, core_ = 0, sub_ = 0, rowOff_ = 0, mine_ = 0;
-    AscendC::GlobalTensor<T> dy_, o_, dq_, dk_, dv_, dqr_, dkr_, wsP_, wsDs_;
+    uint32_t vecId_ = 0, core_ = 0, sub_ = 0, rowOff_ = 0, mine_ = 0, gatherRows_ = 0;
+    AscendC::GlobalTensor<T> k_, v_, kr_, dy_, o_, dq_, dk_, dv_, dqr_, dkr_, wsP_, wsDs_, wsGather_;
     AscendC::GlobalTensor<float> max_, sum_, accDq_, accDk_, accDv_, wsS_, wsDp_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, pOutBuf_, dsOutBuf_, aBuf_, bBuf_, aTBuf_, bTBuf_,
-        rawBuf_, statBuf_;
+        rawBuf_, statBuf_, kStageBuf_, vStageBuf_, idxBuf_;
     AscendC::LocalTensor<float> s_, dp_, rawMax_, rawRecip_, rawD_, rowMax_, rowRecip_, rowD_;
 };
 
