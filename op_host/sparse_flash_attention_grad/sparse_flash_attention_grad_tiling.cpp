@@ -113,8 +113,8 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     // Buffers of the cube (L1, L0) and of one vector core (UB), as the kernel allocates them.
     const uint64_t t = prob.dtypeBytes;
     const uint64_t g = out.headsPad, c = BLOCK_KV, wide = g > c ? g : c;
-    // L1: Q (+ rope), dO, P, dS, V and K in two copies when they fit (else one).
-    const uint64_t l1One = g * out.qkDim * t + g * prob.headDim * t + 2 * g * c * t + c * out.qkDim * t +
+    // L1: Q (+ rope), dO, P / dS (one buffer), V and K in two copies when they fit (else one).
+    const uint64_t l1One = g * out.qkDim * t + g * prob.headDim * t + g * c * t + c * out.qkDim * t +
                            c * prob.headDim * t;
     out.kBufs = l1One + c * out.qkDim * t <= budget.l1 ? 2 : 1;
     const uint64_t l1 = l1One + (out.kBufs - 1) * c * out.qkDim * t;
@@ -153,7 +153,7 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
 
     out.wsSlotF32 = Up(g * c * 4, ALIGN);
     out.wsSlotT = Up(g * c * t, ALIGN);
-    out.wsGather = 2 * out.wsSlotF32 + 2 * out.wsSlotT;
+    out.wsGather = 2 * out.wsSlotF32 + 4 * out.wsSlotT;  // P, dS twice (chunk parity)
     out.wsGatherBytes = Up(c * (out.qkDim + prob.headDim) * t, ALIGN);
     out.wsSlotBytesPerCore = out.wsGather + 2 * out.wsGatherBytes;
     out.wsDq = 0;

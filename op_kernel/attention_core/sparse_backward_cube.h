@@ -71,8 +71,7 @@ public:
         const uint32_t wide = g > c ? g : c;
         pipe->InitBuffer(qL1_, g * p->qkDim * sizeof(T));
         pipe->InitBuffer(dyL1_, g * p->headDim * sizeof(T));
-        pipe->InitBuffer(pL1_, g * c * sizeof(T));
-        pipe->InitBuffer(dsL1_, g * c * sizeof(T));
+        pipe->InitBuffer(pdsL1_, g * c * sizeof(T));
         pipe->InitBuffer(kL1_, p->kBufs * c * p->qkDim * sizeof(T));
         pipe->InitBuffer(vL1_, c * p->headDim * sizeof(T));
         pipe->InitBuffer(l0a_, wide * (dc > wide ? dc : wide) * sizeof(T));
@@ -205,6 +204,16 @@ private:
         LoadNz(vL1_.Get<T>(), wsGather_[slot + c * w], 0, info.cols, d, d, c);
     }
 
+    // P or dS of the current chunk (heads x blockKv) from its slot -> the P/dS L1 buffer, once
+    // the previous one was read into L0A (P and dS take turns in one buffer: with G = 128 the
+    // second K copy leaves no room for two).
+    __aicore__ inline void LoadScoreGrad(const AscendC::LocalTensor<T> &pdsL1, const AscendC::GlobalTensor<T> &src)
+    {
+        AcquireBuffer(SPARSE_EVT_PDS);
+        LoadNz(pdsL1, src, 0, p_->heads, p_->blockKv, p_->blockKv, p_->headsPad);
+        PipeSync<AscendC::HardEvent::MTE2_MTE1>();
+    }
+
     // S and dP of chunk j (K/V already gathered) -> slots, then FLAG_SPARSE_SDP.
     __aicore__ inline void Scores(uint32_t j, const ChunkInfo &info)
     {
@@ -237,23 +246,21 @@ private:
         bool hasAfter = hasNext && WalkChunk(2, after);
         for (uint32_t j = 0;; ++j) {
             AscendC::CrossCoreWaitFlag(FLAG_SPARSE_GRAD);
-            const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
-            const AscendC::LocalTensor<T> dsL1 = dsL1_.Get<T>();
-            AcquireBuffer(SPARSE_EVT_PDS);  // the previous P/dS were read into L0
-            LoadNz(pL1, wsP_, 0, p_->heads, p_->blockKv, p_->blockKv, p_->headsPad);
-            LoadNz(dsL1, wsDs_, 0, p_->heads, p_->blockKv, p_->blockKv, p_->headsPad);
-            PipeSync<AscendC::HardEvent::MTE2_MTE1>();
+            const AscendC::LocalTensor<T> pdsL1 = pdsL1_.Get<T>();
+            const GatherRun *runs = runs_[j % SPARSE_RUN_LISTS];
+            const uint64_t pds = (j % 2) * 2 * (p_->wsSlotT / sizeof(T));  // P/dS slot of chunk j
+            LoadScoreGrad(pdsL1, wsP_[pds]);
             if (hasNext) {
                 Scores(j + 1, next);
             }
-            QueryGrad(dsL1, KCopy(j), cur.cols, dq_[t * p_->heads * p_->qkDim]);  // dQ += dS.K
+            KeyGrad(pdsL1, dyL1_.Get<T>(), cur.cols, p_->headDim, dv_, runs, cur.runCount);  // dV += P^T.dO
+            LoadScoreGrad(pdsL1, wsDs_[pds]);
+            QueryGrad(pdsL1, KCopy(j), cur.cols, dq_[t * p_->heads * p_->qkDim]);  // dQ += dS.K
             ReleaseBuffer(SPARSE_EVT_K + static_cast<int32_t>(j % p_->kBufs));
             if (hasAfter) {
                 IssueChunk(j + 2, after);  // into the K copy dQ just released
             }
-            const GatherRun *runs = runs_[j % SPARSE_RUN_LISTS];
-            KeyGrad(pL1, dyL1_.Get<T>(), cur.cols, p_->headDim, dv_, runs, cur.runCount, -1);  // dV += P^T.dO
-            KeyGrad(dsL1, qL1_.Get<T>(), cur.cols, p_->qkDim, dk_, runs, cur.runCount, SPARSE_EVT_PDS);  // dK += dS^T.Q
+            KeyGrad(pdsL1, qL1_.Get<T>(), cur.cols, p_->qkDim, dk_, runs, cur.runCount);  // dK += dS^T.Q
             if (!ahead) {
                 if (!WalkChunk(j + 1, cur)) {
                     break;
@@ -306,13 +313,13 @@ private:
     }
 
     // out[run rows] (width columns, pitch width) += X^T.Y with X (heads x blockKv, Nz) and
-    // Y (heads x width, Nz) in L1; releaseId (>= 0) is the L1 buffer event X frees. The result is built in L0C for keyGradRows keys at a time
+    // Y (heads x width, Nz) in L1. The result is built in L0C for keyGradRows keys at a time
     // over the full width (Nz, keyGradRows rows per fractal column), so each run of gathered
     // rows leaves in one atomic Fixpipe, whatever the width: with single picks the scatter is
     // one Fixpipe per key and tensor, not one per key and 128-column chunk.
     __aicore__ inline void KeyGrad(const AscendC::LocalTensor<T> &xL1, const AscendC::LocalTensor<T> &yL1,
                                    uint32_t cols, uint32_t width, const AscendC::GlobalTensor<float> &out,
-                                   const GatherRun *runs, uint32_t runCount, int32_t releaseId)
+                                   const GatherRun *runs, uint32_t runCount)
     {
         const uint32_t rows = p_->heads;
         const uint32_t m1 = p_->headsPad / 16;
@@ -321,9 +328,7 @@ private:
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
         const AscendC::LocalTensor<float> l0c = l0c_.Get<float>();
         LoadTransposedToL0A(l0a, xL1, n1 * m1);
-        if (releaseId >= 0) {
-            ReleaseBuffer(releaseId);  // X is in L0A for the whole pass
-        }
+        ReleaseBuffer(SPARSE_EVT_PDS);  // X (P or dS) stays in L0A for the whole pass
         const uint32_t step = p_->keyGradRows;
         for (uint32_t k0 = 0; k0 < cols; k0 += step) {
             const uint32_t kLen = cols - k0 < step ? cols - k0 : step;
@@ -373,7 +378,7 @@ private:
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
         const AscendC::LocalTensor<float> l0c = ScoreTile();
-        LoadRowsToL0A(l0a, dsL1, m1, 0, n1);
+        LoadRowsToL0A(l0a, dsL1, m1, 0, n1);  // dS stays in L1 for dK (KeyGrad releases it)
         for (uint32_t dc = 0; dc < width; dc += chunk) {
             const uint32_t dLen = width - dc < chunk ? width - dc : chunk;
             const uint32_t dc1 = (dLen + 15) / 16;
@@ -405,7 +410,7 @@ private:
     AscendC::GlobalTensor<T> q_, k_, v_, dy_, qr_, kr_;
     AscendC::GlobalTensor<float> dq_, dk_, dv_, wsS_, wsDp_;
     AscendC::GlobalTensor<T> wsP_, wsDs_, wsGather_;
-    AscendC::TBuf<AscendC::TPosition::A1> qL1_, dyL1_, pL1_, dsL1_;
+    AscendC::TBuf<AscendC::TPosition::A1> qL1_, dyL1_, pdsL1_;
     AscendC::TBuf<AscendC::TPosition::B1> kL1_, vL1_;
     AscendC::TBuf<AscendC::TPosition::A2> l0a_;
     AscendC::TBuf<AscendC::TPosition::B2> l0b_;

@@ -51,7 +51,8 @@ struct SparseBackwardParams {
 
     // Workspace (bytes from the user workspace): fp32 accumulators dQ [t1, heads, qkDim],
     // dK [t2, qkDim], dV [t2, headDim], then per-core slots S and dP (fp32, headsPad x
-    // blockKv), P and dS (input dtype, same shape) and two gathered-KV slots (chunk parity):
+    // blockKv), P and dS (input dtype, same shape) twice (chunk parity: the cube reads dS of
+    // chunk j after handing S/dP of chunk j+1 to the vector cores) and two gathered-KV slots:
     // K rows [blockKv, qkDim] (rope part after the first headDim columns) and V rows
     // [blockKv, headDim], input dtype, written by the vector cores, loaded by the cube.
     uint64_t wsDq, wsDk, wsDv, wsSlots;

@@ -130,7 +130,7 @@ private:
             TokenStats(t);
         }
         for (uint32_t j = 0; cols[j % 3] != 0; ++j) {
-            Chunk(cols[j % 3]);
+            Chunk(j, cols[j % 3]);
             uint32_t &ahead = cols[(j + 2) % 3];
             ahead = cols[(j + 1) % 3] != 0 ? gather_.NextChunk(runs_, runCount) : 0;
             if (ahead != 0) {
@@ -289,7 +289,7 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
     }
 
-    __aicore__ inline void Chunk(uint32_t cols)
+    __aicore__ inline void Chunk(uint32_t j, uint32_t cols)
     {
         AscendC::CrossCoreWaitFlag(FLAG_SPARSE_SDP);
         if (mine_ != 0) {
@@ -325,8 +325,9 @@ private:
             AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
             AscendC::Cast(dsOut, dp_, AscendC::RoundMode::CAST_RINT, count);
             PipeSync<AscendC::HardEvent::V_MTE3>();
-            AscendC::DataCopy(wsP_[rowOff_ * c], pOut, mine_ * c);
-            AscendC::DataCopy(wsDs_[rowOff_ * c], dsOut, mine_ * c);
+            const uint64_t pds = (j % 2) * 2 * (p_->wsSlotT / sizeof(T));  // chunk parity
+            AscendC::DataCopy(wsP_[pds + rowOff_ * c], pOut, mine_ * c);
+            AscendC::DataCopy(wsDs_[pds + rowOff_ * c], dsOut, mine_ * c);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_GRAD);
     }
