@@ -118,12 +118,23 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
                            c * prob.headDim * t;
     out.kBufs = l1One + c * out.qkDim * t <= budget.l1 ? 2 : 1;
     const uint64_t l1 = l1One + (out.kBufs - 1) * c * out.qkDim * t;
-    const uint64_t l0a = wide * (D_CHUNK > wide ? D_CHUNK : wide) * t;
-    const uint64_t l0b = wide * D_CHUNK * t;
+    out.l0aElems = static_cast<uint32_t>(wide * (D_CHUNK > wide ? D_CHUNK : wide));
+    out.l0bElems = static_cast<uint32_t>(wide * D_CHUNK);
+    out.l0Copies = 2 * uint64_t(out.l0aElems) * t <= budget.l0a && 2 * uint64_t(out.l0bElems) * t <= budget.l0b ? 2 : 1;
+    const uint64_t l0a = out.l0Copies * uint64_t(out.l0aElems) * t;
+    const uint64_t l0b = out.l0Copies * uint64_t(out.l0bElems) * t;
     // L0C: the dK/dV tile (keyGradRows keys over the full width), then the S/dP/dQ region.
     const uint64_t scoreMin = g * c * 4;
-    out.keyGradRows = uint64_t(32) * out.qkDim * 4 + scoreMin <= budget.l0c ? 32 : 16;
-    const uint64_t l0cKeyGrad = uint64_t(out.keyGradRows) * out.qkDim * 4;
+    // Two 16-key tiles when they fit beside the S/dP tile (the scatter of one overlaps the
+    // Mmads of the next), else one tile of 32 or 16 keys.
+    if (2 * 16 * uint64_t(out.qkDim) * 4 + scoreMin <= budget.l0c) {
+        out.keyGradRows = 16;
+        out.keyGradCopies = 2;
+    } else {
+        out.keyGradRows = uint64_t(32) * out.qkDim * 4 + scoreMin <= budget.l0c ? 32 : 16;
+        out.keyGradCopies = 1;
+    }
+    const uint64_t l0cKeyGrad = uint64_t(out.keyGradCopies) * out.keyGradRows * out.qkDim * 4;
     const uint64_t region = budget.l0c > l0cKeyGrad ? budget.l0c - l0cKeyGrad : 0;
     uint64_t qChunk = region / (g * 4) / 16 * 16;
     qChunk = qChunk > D_CHUNK ? D_CHUNK : qChunk;

@@ -34,8 +34,10 @@ constexpr uint32_t SPARSE_RUN_LISTS = 3;
 constexpr int32_t SPARSE_EVT_K = 1;  // + copy
 constexpr int32_t SPARSE_EVT_V = 3;
 constexpr int32_t SPARSE_EVT_PDS = 4;
-constexpr int32_t SPARSE_EVT_KEY_GRAD = 1;
-constexpr int32_t SPARSE_EVT_SCORE = 2;
+constexpr int32_t SPARSE_EVT_L0A = 1;  // M -> MTE1, + copy
+constexpr int32_t SPARSE_EVT_L0B = 3;  // M -> MTE1, + copy
+constexpr int32_t SPARSE_EVT_SCORE = 1;     // FIX -> M: the S/dP/dQ tile
+constexpr int32_t SPARSE_EVT_KEY_GRAD = 2;  // FIX -> M: dK/dV tile, + copy
 
 template <typename T>
 class SparseBackwardCube {
@@ -67,16 +69,14 @@ public:
 
         const uint32_t g = p->headsPad;
         const uint32_t c = p->blockKv;
-        const uint32_t dc = p->dChunk;
-        const uint32_t wide = g > c ? g : c;
         pipe->InitBuffer(qL1_, g * p->qkDim * sizeof(T));
         pipe->InitBuffer(dyL1_, g * p->headDim * sizeof(T));
         pipe->InitBuffer(pdsL1_, g * c * sizeof(T));
         pipe->InitBuffer(kL1_, p->kBufs * c * p->qkDim * sizeof(T));
         pipe->InitBuffer(vL1_, c * p->headDim * sizeof(T));
-        pipe->InitBuffer(l0a_, wide * (dc > wide ? dc : wide) * sizeof(T));
-        pipe->InitBuffer(l0b_, wide * dc * sizeof(T));
-        pipe->InitBuffer(l0c_, (p->keyGradRows * p->qkDim + p->scoreTileElems) * sizeof(float));
+        pipe->InitBuffer(l0a_, p->l0Copies * p->l0aElems * sizeof(T));
+        pipe->InitBuffer(l0b_, p->l0Copies * p->l0bElems * sizeof(T));
+        pipe->InitBuffer(l0c_, (p->keyGradCopies * p->keyGradRows * p->qkDim + p->scoreTileElems) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -108,7 +108,7 @@ private:
 
     __aicore__ inline AscendC::LocalTensor<float> ScoreTile()
     {
-        return l0c_.Get<float>()[p_->keyGradRows * p_->qkDim];
+        return l0c_.Get<float>()[p_->keyGradCopies * p_->keyGradRows * p_->qkDim];
     }
 
     // MTE1 -> MTE2: buffer `id` (a K copy or V) was read into L0; the next load into it waits.
@@ -131,29 +131,27 @@ private:
         for (int32_t id = SPARSE_EVT_K; id <= SPARSE_EVT_PDS; ++id) {
             AcquireBuffer(id);
         }
-        if (keyGradPending_) {
-            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(SPARSE_EVT_KEY_GRAD);
-            keyGradPending_ = false;
+        for (int32_t id = SPARSE_EVT_L0A; id < SPARSE_EVT_L0B + 2; ++id) {
+            WaitL0(id);
         }
-        if (scorePending_) {
-            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(SPARSE_EVT_SCORE);
-            scorePending_ = false;
+        for (int32_t id = SPARSE_EVT_SCORE; id < SPARSE_EVT_KEY_GRAD + 2; ++id) {
+            RegionFree(id);
         }
     }
 
-    // FIX -> M per L0C region: the next Mmad into the region waits for its last write-out.
-    __aicore__ inline void RegionWritten(bool keyGrad)
+    // FIX -> M per L0C tile (`id`: SPARSE_EVT_SCORE or SPARSE_EVT_KEY_GRAD + copy): the next
+    // Mmad into the tile waits for its last write-out.
+    __aicore__ inline void RegionWritten(int32_t id)
     {
-        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(keyGrad ? SPARSE_EVT_KEY_GRAD : SPARSE_EVT_SCORE);
-        (keyGrad ? keyGradPending_ : scorePending_) = true;
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(id);
+        regionPending_[id] = true;
     }
 
-    __aicore__ inline void RegionFree(bool keyGrad)
+    __aicore__ inline void RegionFree(int32_t id)
     {
-        bool &pending = keyGrad ? keyGradPending_ : scorePending_;
-        if (pending) {
-            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(keyGrad ? SPARSE_EVT_KEY_GRAD : SPARSE_EVT_SCORE);
-            pending = false;
+        if (regionPending_[id]) {
+            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(id);
+            regionPending_[id] = false;
         }
     }
 
@@ -280,6 +278,37 @@ private:
         }
     }
 
+    // L0A / L0B copies (l0Copies of each): an L1 -> L0 load into a copy waits for the Mmads
+    // that read it (M -> MTE1, ids SPARSE_EVT_L0A/L0B + copy), so the loads of the next step
+    // run while the current Mmad does.
+    __aicore__ inline AscendC::LocalTensor<T> TakeL0A(uint32_t &copy)
+    {
+        copy = NextCopy(l0aIdx_, p_->l0Copies);
+        WaitL0(SPARSE_EVT_L0A + static_cast<int32_t>(copy));
+        return l0a_.Get<T>()[copy * (p_->l0aElems)];
+    }
+
+    __aicore__ inline AscendC::LocalTensor<T> TakeL0B(uint32_t &copy)
+    {
+        copy = NextCopy(l0bIdx_, p_->l0Copies);
+        WaitL0(SPARSE_EVT_L0B + static_cast<int32_t>(copy));
+        return l0b_.Get<T>()[copy * (p_->l0bElems)];
+    }
+
+    __aicore__ inline void WaitL0(int32_t id)
+    {
+        if (l0Pending_[id]) {
+            AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(id);
+            l0Pending_[id] = false;
+        }
+    }
+
+    __aicore__ inline void ReleaseL0(int32_t id)
+    {
+        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(id);
+        l0Pending_[id] = true;
+    }
+
     // out (heads x cols fp32, pitch blockKv) = A.B^T with A (heads x width, Nz of headsPad
     // rows) and B (cols x width, Nz of blockKv rows) in L1; the tile is the S/dP/dQ region.
     __aicore__ inline void ScoreLike(const AscendC::LocalTensor<T> &aL1, const AscendC::LocalTensor<T> &bL1,
@@ -289,27 +318,32 @@ private:
         const uint32_t m1 = p_->headsPad / 16;
         const uint32_t n1 = AlignUp(cols, 16) / 16;
         const uint32_t bRows1 = p_->blockKv / 16;
-        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
-        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
         const AscendC::LocalTensor<float> l0c = ScoreTile();
-        RegionFree(false);
         for (uint32_t kc = 0; kc < width; kc += p_->dChunk) {
             const uint32_t kLen = width - kc < p_->dChunk ? width - kc : p_->dChunk;
             const uint32_t k1 = (kLen + 15) / 16;
             const uint32_t kd1 = kc / 16;
+            uint32_t ca = 0;
+            uint32_t cb = 0;
+            const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
             LoadRowsToL0A(l0a, aL1, m1, kd1, k1);
+            const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
             LoadTransposeOperandToL0B(l0b, bL1, kd1, k1, n1, bRows1);
             PipeSync<AscendC::HardEvent::MTE1_M>();
+            if (kc == 0) {
+                RegionFree(SPARSE_EVT_SCORE);
+            }
             AscendC::Mmad(l0c, l0a, l0b,
                           AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(cols), static_cast<uint16_t>(kLen),
                                               0, false, kc == 0));
-            PipeSync<AscendC::HardEvent::M_MTE1>();
+            ReleaseL0(SPARSE_EVT_L0A + static_cast<int32_t>(ca));
+            ReleaseL0(SPARSE_EVT_L0B + static_cast<int32_t>(cb));
         }
         PipeSync<AscendC::HardEvent::M_FIX>();
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(cols), static_cast<uint16_t>(rows),
                                        static_cast<uint16_t>(AlignUp(MmadRows(rows), 16)), p_->blockKv, false);
         AscendC::Fixpipe(out, l0c, fix);
-        RegionWritten(false);
+        RegionWritten(SPARSE_EVT_SCORE);
     }
 
     // out[run rows] (width columns, pitch width) += X^T.Y with X (heads x blockKv, Nz) and
@@ -324,9 +358,9 @@ private:
         const uint32_t rows = p_->heads;
         const uint32_t m1 = p_->headsPad / 16;
         const uint32_t n1 = AlignUp(cols, 16) / 16;
-        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
-        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
-        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>();
+        const AscendC::LocalTensor<float> l0cAll = l0c_.Get<float>();
+        uint32_t ca = 0;
+        const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
         LoadTransposedToL0A(l0a, xL1, n1 * m1);
         ReleaseBuffer(SPARSE_EVT_PDS);  // X (P or dS) stays in L0A for the whole pass
         const uint32_t step = p_->keyGradRows;
@@ -334,17 +368,24 @@ private:
             const uint32_t kLen = cols - k0 < step ? cols - k0 : step;
             const uint16_t mRows = MmadRows(kLen);
             const uint32_t tileRows = AlignUp(mRows, 16);
-            RegionFree(true);
+            const uint32_t copy = NextCopy(keyGradIdx_, p_->keyGradCopies);
+            const int32_t tileEvt = SPARSE_EVT_KEY_GRAD + static_cast<int32_t>(copy);
+            const AscendC::LocalTensor<float> l0c = l0cAll[copy * step * p_->qkDim];
             for (uint32_t dc = 0; dc < width; dc += p_->dChunk) {
                 const uint32_t dLen = width - dc < p_->dChunk ? width - dc : p_->dChunk;
                 const uint32_t dc1 = (dLen + 15) / 16;
                 const uint32_t dd1 = dc / 16;
+                uint32_t cb = 0;
+                const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
                 LoadColumnsToL0B(l0b, yL1, dd1, dc1, m1, m1);
                 PipeSync<AscendC::HardEvent::MTE1_M>();
+                if (dc == 0) {
+                    RegionFree(tileEvt);
+                }
                 AscendC::Mmad(l0c[dc * tileRows], l0a[(k0 / 16) * m1 * 256], l0b,
                               AscendC::MmadParams(mRows, static_cast<uint16_t>(dLen), static_cast<uint16_t>(rows), 0,
                                                   false, true));
-                PipeSync<AscendC::HardEvent::M_MTE1>();
+                ReleaseL0(SPARSE_EVT_L0B + static_cast<int32_t>(cb));
             }
             PipeSync<AscendC::HardEvent::M_FIX>();
             AscendC::SetAtomicAdd<float>();
@@ -360,8 +401,9 @@ private:
                 AscendC::Fixpipe(out[(run.kvRow + (lo - run.pos)) * width], l0c[(lo - k0) * 16], fix);
             }
             AscendC::SetAtomicNone();
-            RegionWritten(true);
+            RegionWritten(tileEvt);
         }
+        ReleaseL0(SPARSE_EVT_L0A + static_cast<int32_t>(ca));
     }
 
     // dQ rows of the token (pitch qkDim) += dS.K with dS (heads x cols, Nz) and K (cols x
@@ -375,37 +417,43 @@ private:
         const uint32_t n1 = AlignUp(cols, 16) / 16;
         const uint32_t kRows1 = p_->blockKv / 16;
         const uint32_t chunk = p_->queryGradChunk;
-        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
-        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>();
         const AscendC::LocalTensor<float> l0c = ScoreTile();
+        uint32_t ca = 0;
+        const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
         LoadRowsToL0A(l0a, dsL1, m1, 0, n1);  // dS stays in L1 for dK (KeyGrad releases it)
         for (uint32_t dc = 0; dc < width; dc += chunk) {
             const uint32_t dLen = width - dc < chunk ? width - dc : chunk;
             const uint32_t dc1 = (dLen + 15) / 16;
             const uint32_t dd1 = dc / 16;
+            uint32_t cb = 0;
+            const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
             LoadColumnsToL0B(l0b, kL1, dd1, dc1, n1, kRows1);
             PipeSync<AscendC::HardEvent::MTE1_M>();
-            RegionFree(false);
+            RegionFree(SPARSE_EVT_SCORE);
             AscendC::Mmad(l0c, l0a, l0b,
                           AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(dLen), static_cast<uint16_t>(cols),
                                               0, false, true));
-            PipeSync<AscendC::HardEvent::M_MTE1>();
+            ReleaseL0(SPARSE_EVT_L0B + static_cast<int32_t>(cb));
             PipeSync<AscendC::HardEvent::M_FIX>();
             AscendC::SetAtomicAdd<float>();
             AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(dLen), static_cast<uint16_t>(rows),
                                            static_cast<uint16_t>(AlignUp(MmadRows(rows), 16)), width, false);
             AscendC::Fixpipe(out[dc], l0c, fix);
             AscendC::SetAtomicNone();
-            RegionWritten(false);
+            RegionWritten(SPARSE_EVT_SCORE);
         }
+        ReleaseL0(SPARSE_EVT_L0A + static_cast<int32_t>(ca));
     }
 
     const SparseBackwardParams *p_ = nullptr;
     KvGather gather_;
     GatherRun runs_[SPARSE_RUN_LISTS][GATHER_MAX_RUNS];
     bool bufPending_[SPARSE_EVT_PDS + 1] = {false, false, false, false, false};
-    bool keyGradPending_ = false;
-    bool scorePending_ = false;
+    bool l0Pending_[SPARSE_EVT_L0B + 2] = {false, false, false, false, false};
+    uint32_t l0aIdx_ = 0;
+    uint32_t l0bIdx_ = 0;
+    bool regionPending_[SPARSE_EVT_KEY_GRAD + 2] = {false, false, false, false};
+    uint32_t keyGradIdx_ = 0;
     uint32_t core_ = 0;
     AscendC::GlobalTensor<T> q_, k_, v_, dy_, qr_, kr_;
     AscendC::GlobalTensor<float> dq_, dk_, dv_, wsS_, wsDp_;

@@ -40,12 +40,17 @@ struct SparseBackwardParams {
     // Gathered keys whose dK / dV rows are built in L0C at once over the full width (32, or 16
     // when 32 rows of qkDim fp32 do not fit L0C); each run of keys then leaves in one Fixpipe.
     uint32_t keyGradRows;
+    uint32_t keyGradCopies;  // dK/dV tiles in L0C: 2 lets the next tile's Mmads run during a scatter
     // L0C after the dK/dV tile: the S/dP tile and the dQ passes of queryGradChunk columns
     // (scoreTileElems fp32). K is gathered into kBufs L1 copies (2: chunk j+2 is gathered
     // while chunk j's dQ and chunk j+1's S still read theirs).
     uint32_t scoreTileElems;
     uint32_t queryGradChunk;
     uint32_t kBufs;
+    // L0A / L0B: l0Copies (2 when they fit) copies of l0aElems / l0bElems elements.
+    uint32_t l0Copies;
+    uint32_t l0aElems;
+    uint32_t l0bElems;
     // Core c owns query tokens [coreTokenStart[c], coreTokenStart[c + 1]).
     uint64_t coreTokenStart[MAX_CORES + 1];
 
