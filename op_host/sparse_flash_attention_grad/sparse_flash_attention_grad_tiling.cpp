@@ -123,24 +123,20 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     out.l0Copies = 2 * uint64_t(out.l0aElems) * t <= budget.l0a && 2 * uint64_t(out.l0bElems) * t <= budget.l0b ? 2 : 1;
     const uint64_t l0a = out.l0Copies * uint64_t(out.l0aElems) * t;
     const uint64_t l0b = out.l0Copies * uint64_t(out.l0bElems) * t;
-    // L0C: the dK/dV tile (keyGradRows keys over the full width), then the S/dP/dQ region.
-    const uint64_t scoreMin = g * c * 4;
-    // Two 16-key tiles when they fit beside the S/dP tile (the scatter of one overlaps the
-    // Mmads of the next), else one tile of 32 or 16 keys.
-    if (2 * 16 * uint64_t(out.qkDim) * 4 + scoreMin <= budget.l0c) {
-        out.keyGradRows = 16;
-        out.keyGradCopies = 2;
-    } else {
-        out.keyGradRows = uint64_t(32) * out.qkDim * 4 + scoreMin <= budget.l0c ? 32 : 16;
-        out.keyGradCopies = 1;
-    }
-    const uint64_t l0cKeyGrad = uint64_t(out.keyGradCopies) * out.keyGradRows * out.qkDim * 4;
-    const uint64_t region = budget.l0c > l0cKeyGrad ? budget.l0c - l0cKeyGrad : 0;
-    uint64_t qChunk = region / (g * 4) / 16 * 16;
+    // L0C: a ring of up to three tiles, each large enough for a 16-key dK/dV tile over the
+    // full width, S or dP (headsPad x blockKv) and a dQ pass of at least 16 columns.
+    out.keyGradRows = 16;
+    uint64_t tileElems = uint64_t(out.keyGradRows) * out.qkDim;
+    tileElems = tileElems > g * c ? tileElems : g * c;
+    tileElems = tileElems > g * 16 ? tileElems : g * 16;
+    uint64_t tiles = budget.l0c / (tileElems * 4);
+    tiles = tiles > 3 ? 3 : tiles;
+    out.l0cTiles = static_cast<uint32_t>(tiles);
+    out.l0cTileElems = static_cast<uint32_t>(tileElems);
+    uint64_t qChunk = tileElems / g / 16 * 16;
     qChunk = qChunk > D_CHUNK ? D_CHUNK : qChunk;
     out.queryGradChunk = static_cast<uint32_t>(qChunk);
-    out.scoreTileElems = static_cast<uint32_t>(g * (c > qChunk ? c : qChunk));
-    const uint64_t l0c = l0cKeyGrad + uint64_t(out.scoreTileElems) * 4;
+    const uint64_t l0c = tiles * tileElems * 4;
     const uint64_t statRows = Up(out.rowsPerVec, 8);
     const uint64_t cells = uint64_t(out.rowsPerVec) * c;
     // UB: S, dP (fp32) and P, dS of its heads; the row-term / cast-out passes; the row
@@ -148,7 +144,7 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     const uint64_t gatherRows = (c + 1) / 2;
     const uint64_t ub = cells * (4 + 4 + 2 + 2) + ROW_CHUNK * out.qkDim * (4 + 4 + 2 + 2) + statRows * (12 + 96) +
                         gatherRows * (out.qkDim + prob.headDim) * t + uint64_t(prob.topK) * (prob.index64 ? 8 : 4);
-    if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || l0c > budget.l0c || qChunk < 16 ||
+    if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || tiles == 0 || l0c > budget.l0c ||
         ub + 8192 > budget.ub) {
         why = "the heads (" + std::to_string(prob.heads) + ") and head dims (" + std::to_string(out.qkDim) +
               ") do not fit the core's buffers";

@@ -7,9 +7,9 @@
 //   dV[rows] += P^T.dO, dK[rows] += dS^T.Q   (Fixpipe atomic add, one per run of rows)
 // Two chunks are in flight: S/dP of chunk j+1 go to the vector cores before the dK/dV scatter
 // of chunk j, and the K/V gather of chunk j+2 runs while that scatter drains (K in two L1
-// copies, V in one: V is dead once dP is computed). L0C holds two regions: the dK/dV tile
-// (keyGradRows keys over the full width) and the S/dP/dQ tiles, each guarded by its own
-// events, so the Mmads of one never wait for the Fixpipes of the other.
+// copies, V in one: V is dead once dP is computed). L0C is a ring of tiles (S, dP, dQ column
+// passes, dK/dV tiles of keyGradRows keys over the full width take turns), each guarded by
+// its own event, so Mmads run ahead of the Fixpipe by up to two tiles.
 // The stage structure and the fractal moves are those of the dense backward core
 // (backward_cube.h); what differs is the KV source (gathered runs) and the scatter of dK/dV.
 // A KV row gathered by several tokens receives atomic adds from every core holding one of
@@ -27,8 +27,8 @@ constexpr uint16_t FLAG_SPARSE_GRAD = 8;  // vector -> cube: P and dS of the chu
 constexpr uint16_t FLAG_SPARSE_KV = 9;    // vector -> cube: the chunk's K/V rows are in its gathered-KV slot
 
 // Event ids of the cube's buffer hand-offs (id 0 stays with PipeSync): MTE1 -> MTE2 "this L1
-// buffer was read into L0" for the two K copies, V and P/dS; FIX -> M "this L0C region was written
-// out" for the dK/dV region and the S/dP/dQ region.
+// buffer was read into L0" for the two K copies, V and P/dS; M -> MTE1 per L0A/L0B copy;
+// FIX -> M per L0C tile.
 // Run lists kept at once: chunk j's (its scatter), j+1's and j+2's (gathered ahead).
 constexpr uint32_t SPARSE_RUN_LISTS = 3;
 constexpr int32_t SPARSE_EVT_K = 1;  // + copy
@@ -36,8 +36,8 @@ constexpr int32_t SPARSE_EVT_V = 3;
 constexpr int32_t SPARSE_EVT_PDS = 4;
 constexpr int32_t SPARSE_EVT_L0A = 1;  // M -> MTE1, + copy
 constexpr int32_t SPARSE_EVT_L0B = 3;  // M -> MTE1, + copy
-constexpr int32_t SPARSE_EVT_SCORE = 1;     // FIX -> M: the S/dP/dQ tile
-constexpr int32_t SPARSE_EVT_KEY_GRAD = 2;  // FIX -> M: dK/dV tile, + copy
+constexpr int32_t SPARSE_EVT_TILE = 1;  // FIX -> M: L0C tile written out, + tile (up to 3)
+constexpr uint32_t SPARSE_MAX_TILES = 3;
 
 template <typename T>
 class SparseBackwardCube {
@@ -76,7 +76,7 @@ public:
         pipe->InitBuffer(vL1_, c * p->headDim * sizeof(T));
         pipe->InitBuffer(l0a_, p->l0Copies * p->l0aElems * sizeof(T));
         pipe->InitBuffer(l0b_, p->l0Copies * p->l0bElems * sizeof(T));
-        pipe->InitBuffer(l0c_, (p->keyGradCopies * p->keyGradRows * p->qkDim + p->scoreTileElems) * sizeof(float));
+        pipe->InitBuffer(l0c_, p->l0cTiles * p->l0cTileElems * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -106,11 +106,6 @@ private:
         return kL1_.Get<T>()[(j % p_->kBufs) * p_->blockKv * p_->qkDim];
     }
 
-    __aicore__ inline AscendC::LocalTensor<float> ScoreTile()
-    {
-        return l0c_.Get<float>()[p_->keyGradCopies * p_->keyGradRows * p_->qkDim];
-    }
-
     // MTE1 -> MTE2: buffer `id` (a K copy or V) was read into L0; the next load into it waits.
     __aicore__ inline void ReleaseBuffer(int32_t id)
     {
@@ -134,24 +129,32 @@ private:
         for (int32_t id = SPARSE_EVT_L0A; id < SPARSE_EVT_L0B + 2; ++id) {
             WaitL0(id);
         }
-        for (int32_t id = SPARSE_EVT_SCORE; id < SPARSE_EVT_KEY_GRAD + 2; ++id) {
-            RegionFree(id);
+        for (uint32_t i = 0; i < SPARSE_MAX_TILES; ++i) {
+            TileFree(i);
         }
     }
 
-    // FIX -> M per L0C tile (`id`: SPARSE_EVT_SCORE or SPARSE_EVT_KEY_GRAD + copy): the next
-    // Mmad into the tile waits for its last write-out.
-    __aicore__ inline void RegionWritten(int32_t id)
+    // L0C is a ring of l0cTiles tiles (l0cTileElems fp32 each); every result (S, dP, a dQ
+    // column pass, a dK/dV key tile) takes the next one, so the Mmads of the next results run
+    // while the Fixpipe drains the current one. FIX -> M per tile.
+    __aicore__ inline AscendC::LocalTensor<float> TakeTile(uint32_t &tile)
     {
-        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(id);
-        regionPending_[id] = true;
+        tile = tileIdx_;
+        tileIdx_ = tileIdx_ + 1 == p_->l0cTiles ? 0 : tileIdx_ + 1;
+        return l0c_.Get<float>()[tile * p_->l0cTileElems];
     }
 
-    __aicore__ inline void RegionFree(int32_t id)
+    __aicore__ inline void TileWritten(uint32_t tile)
     {
-        if (regionPending_[id]) {
-            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(id);
-            regionPending_[id] = false;
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(SPARSE_EVT_TILE + static_cast<int32_t>(tile));
+        tilePending_[tile] = true;
+    }
+
+    __aicore__ inline void TileFree(uint32_t tile)
+    {
+        if (tilePending_[tile]) {
+            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(SPARSE_EVT_TILE + static_cast<int32_t>(tile));
+            tilePending_[tile] = false;
         }
     }
 
@@ -310,7 +313,7 @@ private:
     }
 
     // out (heads x cols fp32, pitch blockKv) = A.B^T with A (heads x width, Nz of headsPad
-    // rows) and B (cols x width, Nz of blockKv rows) in L1; the tile is the S/dP/dQ region.
+    // rows) and B (cols x width, Nz of blockKv rows) in L1, into the next L0C tile.
     __aicore__ inline void ScoreLike(const AscendC::LocalTensor<T> &aL1, const AscendC::LocalTensor<T> &bL1,
                                      uint32_t rows, uint32_t cols, uint32_t width,
                                      const AscendC::GlobalTensor<float> &out)
@@ -318,7 +321,8 @@ private:
         const uint32_t m1 = p_->headsPad / 16;
         const uint32_t n1 = AlignUp(cols, 16) / 16;
         const uint32_t bRows1 = p_->blockKv / 16;
-        const AscendC::LocalTensor<float> l0c = ScoreTile();
+        uint32_t tile = 0;
+        const AscendC::LocalTensor<float> l0c = TakeTile(tile);
         for (uint32_t kc = 0; kc < width; kc += p_->dChunk) {
             const uint32_t kLen = width - kc < p_->dChunk ? width - kc : p_->dChunk;
             const uint32_t k1 = (kLen + 15) / 16;
@@ -331,7 +335,7 @@ private:
             LoadTransposeOperandToL0B(l0b, bL1, kd1, k1, n1, bRows1);
             PipeSync<AscendC::HardEvent::MTE1_M>();
             if (kc == 0) {
-                RegionFree(SPARSE_EVT_SCORE);
+                TileFree(tile);
             }
             AscendC::Mmad(l0c, l0a, l0b,
                           AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(cols), static_cast<uint16_t>(kLen),
@@ -343,7 +347,7 @@ private:
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(cols), static_cast<uint16_t>(rows),
                                        static_cast<uint16_t>(AlignUp(MmadRows(rows), 16)), p_->blockKv, false);
         AscendC::Fixpipe(out, l0c, fix);
-        RegionWritten(SPARSE_EVT_SCORE);
+        TileWritten(tile);
     }
 
     // out[run rows] (width columns, pitch width) += X^T.Y with X (heads x blockKv, Nz) and
@@ -358,7 +362,6 @@ private:
         const uint32_t rows = p_->heads;
         const uint32_t m1 = p_->headsPad / 16;
         const uint32_t n1 = AlignUp(cols, 16) / 16;
-        const AscendC::LocalTensor<float> l0cAll = l0c_.Get<float>();
         uint32_t ca = 0;
         const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
         LoadTransposedToL0A(l0a, xL1, n1 * m1);
@@ -368,9 +371,8 @@ private:
             const uint32_t kLen = cols - k0 < step ? cols - k0 : step;
             const uint16_t mRows = MmadRows(kLen);
             const uint32_t tileRows = AlignUp(mRows, 16);
-            const uint32_t copy = NextCopy(keyGradIdx_, p_->keyGradCopies);
-            const int32_t tileEvt = SPARSE_EVT_KEY_GRAD + static_cast<int32_t>(copy);
-            const AscendC::LocalTensor<float> l0c = l0cAll[copy * step * p_->qkDim];
+            uint32_t tile = 0;
+            const AscendC::LocalTensor<float> l0c = TakeTile(tile);
             for (uint32_t dc = 0; dc < width; dc += p_->dChunk) {
                 const uint32_t dLen = width - dc < p_->dChunk ? width - dc : p_->dChunk;
                 const uint32_t dc1 = (dLen + 15) / 16;
@@ -380,7 +382,7 @@ private:
                 LoadColumnsToL0B(l0b, yL1, dd1, dc1, m1, m1);
                 PipeSync<AscendC::HardEvent::MTE1_M>();
                 if (dc == 0) {
-                    RegionFree(tileEvt);
+                    TileFree(tile);
                 }
                 AscendC::Mmad(l0c[dc * tileRows], l0a[(k0 / 16) * m1 * 256], l0b,
                               AscendC::MmadParams(mRows, static_cast<uint16_t>(dLen), static_cast<uint16_t>(rows), 0,
@@ -401,13 +403,13 @@ private:
                 AscendC::Fixpipe(out[(run.kvRow + (lo - run.pos)) * width], l0c[(lo - k0) * 16], fix);
             }
             AscendC::SetAtomicNone();
-            RegionWritten(tileEvt);
+            TileWritten(tile);
         }
         ReleaseL0(SPARSE_EVT_L0A + static_cast<int32_t>(ca));
     }
 
     // dQ rows of the token (pitch qkDim) += dS.K with dS (heads x cols, Nz) and K (cols x
-    // qkDim, Nz of blockKv rows) in L1, queryGradChunk columns per pass in the S/dP/dQ region.
+    // qkDim, Nz of blockKv rows) in L1, queryGradChunk columns per pass, each into the next L0C tile.
     __aicore__ inline void QueryGrad(const AscendC::LocalTensor<T> &dsL1, const AscendC::LocalTensor<T> &kL1,
                                      uint32_t cols, const AscendC::GlobalTensor<float> &out)
     {
@@ -417,7 +419,6 @@ private:
         const uint32_t n1 = AlignUp(cols, 16) / 16;
         const uint32_t kRows1 = p_->blockKv / 16;
         const uint32_t chunk = p_->queryGradChunk;
-        const AscendC::LocalTensor<float> l0c = ScoreTile();
         uint32_t ca = 0;
         const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
         LoadRowsToL0A(l0a, dsL1, m1, 0, n1);  // dS stays in L1 for dK (KeyGrad releases it)
@@ -429,7 +430,9 @@ private:
             const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
             LoadColumnsToL0B(l0b, kL1, dd1, dc1, n1, kRows1);
             PipeSync<AscendC::HardEvent::MTE1_M>();
-            RegionFree(SPARSE_EVT_SCORE);
+            uint32_t tile = 0;
+            const AscendC::LocalTensor<float> l0c = TakeTile(tile);
+            TileFree(tile);
             AscendC::Mmad(l0c, l0a, l0b,
                           AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(dLen), static_cast<uint16_t>(cols),
                                               0, false, true));
@@ -440,7 +443,7 @@ private:
                                            static_cast<uint16_t>(AlignUp(MmadRows(rows), 16)), width, false);
             AscendC::Fixpipe(out[dc], l0c, fix);
             AscendC::SetAtomicNone();
-            RegionWritten(SPARSE_EVT_SCORE);
+            TileWritten(tile);
         }
         ReleaseL0(SPARSE_EVT_L0A + static_cast<int32_t>(ca));
     }
@@ -452,8 +455,8 @@ private:
     bool l0Pending_[SPARSE_EVT_L0B + 2] = {false, false, false, false, false};
     uint32_t l0aIdx_ = 0;
     uint32_t l0bIdx_ = 0;
-    bool regionPending_[SPARSE_EVT_KEY_GRAD + 2] = {false, false, false, false};
-    uint32_t keyGradIdx_ = 0;
+    bool tilePending_[SPARSE_MAX_TILES] = {false, false, false};
+    uint32_t tileIdx_ = 0;
     uint32_t core_ = 0;
     AscendC::GlobalTensor<T> q_, k_, v_, dy_, qr_, kr_;
     AscendC::GlobalTensor<float> dq_, dk_, dv_, wsS_, wsDp_;

@@ -40,12 +40,13 @@ struct SparseBackwardParams {
     // Gathered keys whose dK / dV rows are built in L0C at once over the full width (32, or 16
     // when 32 rows of qkDim fp32 do not fit L0C); each run of keys then leaves in one Fixpipe.
     uint32_t keyGradRows;
-    uint32_t keyGradCopies;  // dK/dV tiles in L0C: 2 lets the next tile's Mmads run during a scatter
-    // L0C after the dK/dV tile: the S/dP tile and the dQ passes of queryGradChunk columns
-    // (scoreTileElems fp32). K is gathered into kBufs L1 copies (2: chunk j+2 is gathered
-    // while chunk j's dQ and chunk j+1's S still read theirs).
-    uint32_t scoreTileElems;
+    // L0C: a ring of l0cTiles (<= 3) tiles of l0cTileElems fp32, each holding one result: S
+    // or dP (headsPad x blockKv), a dQ pass of queryGradChunk columns, a dK/dV key tile.
+    uint32_t l0cTiles;
+    uint32_t l0cTileElems;
     uint32_t queryGradChunk;
+    // K is gathered into kBufs L1 copies (2: chunk j+2 is loaded while chunk j's dQ and chunk
+    // j+1's S still read theirs).
     uint32_t kBufs;
     // L0A / L0B: l0Copies (2 when they fit) copies of l0aElems / l0bElems elements.
     uint32_t l0Copies;
