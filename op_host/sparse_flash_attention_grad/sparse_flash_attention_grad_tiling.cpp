@@ -141,9 +141,12 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     const uint64_t cells = uint64_t(out.rowsPerVec) * c;
     // UB: S, dP (fp32) and P, dS of its heads; the row-term / cast-out passes; the row
     // statistics; the gather staging (half a chunk of K + rope and V rows); the index row.
+    // The K staging also carries two 8-row passes of the fp32 dQ partial add.
     const uint64_t gatherRows = (c + 1) / 2;
+    const uint64_t kStage = gatherRows * out.qkDim * t, dqStage = 2 * 8 * uint64_t(out.qkDim) * 4;
     const uint64_t ub = cells * (4 + 4 + 2 + 2) + ROW_CHUNK * out.qkDim * (4 + 4 + 2 + 2) + statRows * (12 + 96) +
-                        gatherRows * (out.qkDim + prob.headDim) * t + uint64_t(prob.topK) * (prob.index64 ? 8 : 4);
+                        (kStage > dqStage ? kStage : dqStage) + gatherRows * prob.headDim * t +
+                        uint64_t(prob.topK) * (prob.index64 ? 8 : 4);
     if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || tiles == 0 || l0c > budget.l0c ||
         ub + 8192 > budget.ub) {
         why = "the heads (" + std::to_string(prob.heads) + ") and head dims (" + std::to_string(out.qkDim) +
@@ -162,7 +165,8 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     out.wsSlotT = Up(g * c * t, ALIGN);
     out.wsGather = 2 * out.wsSlotF32 + 4 * out.wsSlotT;  // P, dS twice (chunk parity)
     out.wsGatherBytes = Up(c * (out.qkDim + prob.headDim) * t, ALIGN);
-    out.wsSlotBytesPerCore = out.wsGather + 2 * out.wsGatherBytes;
+    out.wsDqPart = out.wsGather + 2 * out.wsGatherBytes;
+    out.wsSlotBytesPerCore = out.wsDqPart + 2 * Up(uint64_t(prob.heads) * out.qkDim * 4, ALIGN);
     out.wsDq = 0;
     out.wsDk = Up(prob.t1 * prob.heads * out.qkDim * 4, ALIGN);
     out.wsDv = out.wsDk + Up(prob.t2 * out.qkDim * 4, ALIGN);

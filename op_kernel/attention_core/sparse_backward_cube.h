@@ -25,6 +25,7 @@ namespace AttentionCore {
 constexpr uint16_t FLAG_SPARSE_SDP = 7;   // cube -> vector: S and dP of the chunk are in their slots
 constexpr uint16_t FLAG_SPARSE_GRAD = 8;  // vector -> cube: P and dS of the chunk are in their slots
 constexpr uint16_t FLAG_SPARSE_KV = 9;    // vector -> cube: the chunk's K/V rows are in its gathered-KV slot
+constexpr uint16_t FLAG_SPARSE_DQ = 10;   // cube -> vector: the chunk's dQ partial is in its dQ slot
 
 // Event ids of the cube's buffer hand-offs (id 0 stays with PipeSync): MTE1 -> MTE2 "this L1
 // buffer was read into L0" for the two K copies, V and P/dS; M -> MTE1 per L0A/L0B copy;
@@ -66,6 +67,7 @@ public:
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32));
         wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32 + p->wsSlotT));
         wsGather_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + p->wsGather));
+        wsDqPart_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + p->wsDqPart));
 
         const uint32_t g = p->headsPad;
         const uint32_t c = p->blockKv;
@@ -256,7 +258,7 @@ private:
             }
             KeyGrad(pdsL1, dyL1_.Get<T>(), cur.cols, p_->headDim, dv_, runs, cur.runCount);  // dV += P^T.dO
             LoadScoreGrad(pdsL1, wsDs_[pds]);
-            QueryGrad(pdsL1, KCopy(j), cur.cols, dq_[t * p_->heads * p_->qkDim]);  // dQ += dS.K
+            QueryGrad(pdsL1, KCopy(j), cur.cols, wsDqPart_[(j % 2) * p_->heads * p_->qkDim]);  // dS.K
             ReleaseBuffer(SPARSE_EVT_K + static_cast<int32_t>(j % p_->kBufs));
             if (hasAfter) {
                 IssueChunk(j + 2, after);  // into the K copy dQ just released
@@ -408,8 +410,10 @@ private:
         ReleaseL0(SPARSE_EVT_L0A + static_cast<int32_t>(ca));
     }
 
-    // dQ rows of the token (pitch qkDim) += dS.K with dS (heads x cols, Nz) and K (cols x
-    // qkDim, Nz of blockKv rows) in L1, queryGradChunk columns per pass, each into the next L0C tile.
+    // out (heads x qkDim fp32, the chunk's dQ slot) = dS.K with dS (heads x cols, Nz) and K
+    // (cols x qkDim, Nz of blockKv rows) in L1, queryGradChunk columns per pass, each into the
+    // next L0C tile; then FLAG_SPARSE_DQ: the vector cores add the partial into dQ (an atomic
+    // Fixpipe here would write twice the bytes through the busiest pipe).
     __aicore__ inline void QueryGrad(const AscendC::LocalTensor<T> &dsL1, const AscendC::LocalTensor<T> &kL1,
                                      uint32_t cols, const AscendC::GlobalTensor<float> &out)
     {
@@ -438,13 +442,12 @@ private:
                                               0, false, true));
             ReleaseL0(SPARSE_EVT_L0B + static_cast<int32_t>(cb));
             PipeSync<AscendC::HardEvent::M_FIX>();
-            AscendC::SetAtomicAdd<float>();
             AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(dLen), static_cast<uint16_t>(rows),
                                            static_cast<uint16_t>(AlignUp(MmadRows(rows), 16)), width, false);
             AscendC::Fixpipe(out[dc], l0c, fix);
-            AscendC::SetAtomicNone();
             TileWritten(tile);
         }
+        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_SPARSE_DQ);
         ReleaseL0(SPARSE_EVT_L0A + static_cast<int32_t>(ca));
     }
 
@@ -459,7 +462,7 @@ private:
     uint32_t tileIdx_ = 0;
     uint32_t core_ = 0;
     AscendC::GlobalTensor<T> q_, k_, v_, dy_, qr_, kr_;
-    AscendC::GlobalTensor<float> dq_, dk_, dv_, wsS_, wsDp_;
+    AscendC::GlobalTensor<float> dq_, dk_, dv_, wsS_, wsDp_, wsDqPart_;
     AscendC::GlobalTensor<T> wsP_, wsDs_, wsGather_;
     AscendC::TBuf<AscendC::TPosition::A1> qL1_, dyL1_, pdsL1_;
     AscendC::TBuf<AscendC::TPosition::B1> kL1_, vL1_;

@@ -67,6 +67,7 @@ struct SparseBackwardParams {
     uint64_t wsSlotT;
     uint64_t wsGather;       // offset of the gathered-KV slots inside a core's slot area
     uint64_t wsGatherBytes;  // one gathered-KV slot (K then V)
+    uint64_t wsDqPart;       // two dQ partial slots (fp32 heads x qkDim, chunk parity), same area
 };
 
 }  // namespace AttentionCore

@@ -17,7 +17,8 @@
 namespace AttentionCore {
 
 constexpr uint32_t SPARSE_ROW_CHUNK = 4;  // heads per pass of the D = rowsum(dO o O) loop
-constexpr float SPARSE_MASKED = -1e30f;   // finite "minus infinity": exp gives 0, never NaN
+constexpr float SPARSE_MASKED = -1e30f;
+constexpr uint32_t SPARSE_DQ_ROWS = 8;    // dQ rows per pass of the dQ partial add (two in the K staging)   // finite "minus infinity": exp gives 0, never NaN
 
 template <typename T>
 class SparseBackwardVector {
@@ -57,6 +58,7 @@ public:
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32));
         wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32 + p->wsSlotT));
         wsGather_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + p->wsGather));
+        wsDqPart_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + p->wsDqPart));
 
         const uint32_t first = (p->heads + 1) / 2;
         rowOff_ = sub_ == 0 ? 0 : first;
@@ -74,7 +76,9 @@ public:
         const uint32_t statRows = AlignUp(p->rowsPerVec, 8);
         pipe->InitBuffer(rawBuf_, statRows * 4 * 3);
         gatherRows_ = (p->blockKv + 1) / 2;
-        pipe->InitBuffer(kStageBuf_, gatherRows_ * p->qkDim * sizeof(T));
+        const uint32_t kStage = gatherRows_ * p->qkDim * sizeof(T);
+        const uint32_t dqStage = 2 * SPARSE_DQ_ROWS * p->qkDim * sizeof(float);
+        pipe->InitBuffer(kStageBuf_, kStage > dqStage ? kStage : dqStage);
         pipe->InitBuffer(vStageBuf_, gatherRows_ * p->headDim * sizeof(T));
         pipe->InitBuffer(idxBuf_, p->topK * (p->index64 != 0 ? 8 : 4));
         gather_.UseLocalIndices(idxBuf_.Get<int32_t>());
@@ -129,12 +133,58 @@ private:
         if (mine_ != 0) {
             TokenStats(t);
         }
-        for (uint32_t j = 0; cols[j % 3] != 0; ++j) {
+        uint32_t j = 0;
+        for (; cols[j % 3] != 0; ++j) {
             Chunk(j, cols[j % 3]);
             uint32_t &ahead = cols[(j + 2) % 3];
             ahead = cols[(j + 1) % 3] != 0 ? gather_.NextChunk(runs_, runCount) : 0;
             if (ahead != 0) {
                 Gather(j + 2, ahead, runCount);
+            }
+            if (j != 0) {
+                AddQueryGrad(t, j - 1);
+            }
+        }
+        AddQueryGrad(t, j - 1);
+    }
+
+    // dQ rows of this core's heads += the cube's dQ partial of chunk j (slot j % 2), in passes
+    // of SPARSE_DQ_ROWS rows through two halves of the K staging buffer (free between gathers).
+    // Done before this core hands back P/dS of chunk j+2, so the cube overwrites the slot only
+    // after it was read.
+    __aicore__ inline void AddQueryGrad(uint64_t t, uint32_t j)
+    {
+        AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(FLAG_SPARSE_DQ);
+        if (mine_ == 0) {
+            return;
+        }
+        const uint32_t w = p_->qkDim;
+        const AscendC::LocalTensor<float> stage = kStageBuf_.Get<float>();
+        const uint64_t part = (j % 2) * p_->heads * w + rowOff_ * w;
+        const uint64_t acc = (t * p_->heads + rowOff_) * w;
+        PipeSync<AscendC::HardEvent::MTE3_MTE2>();  // the gather's slot writes left the staging
+        bool pending[2] = {false, false};
+        uint32_t piece = 0;
+        for (uint32_t r0 = 0; r0 < mine_; r0 += SPARSE_DQ_ROWS, ++piece) {
+            const uint32_t rows = mine_ - r0 < SPARSE_DQ_ROWS ? mine_ - r0 : SPARSE_DQ_ROWS;
+            const uint32_t b = piece % 2;
+            const int32_t evt = 1 + static_cast<int32_t>(b);
+            if (pending[b]) {
+                AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(evt);
+            }
+            const AscendC::LocalTensor<float> buf = stage[b * SPARSE_DQ_ROWS * w];
+            AscendC::DataCopy(buf, wsDqPart_[part + r0 * w], rows * w);
+            AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(evt);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(evt);
+            AscendC::SetAtomicAdd<float>();
+            AscendC::DataCopy(accDq_[acc + r0 * w], buf, rows * w);
+            AscendC::SetAtomicNone();
+            AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(evt);
+            pending[b] = true;
+        }
+        for (uint32_t b = 0; b < 2; ++b) {
+            if (pending[b]) {
+                AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(1 + static_cast<int32_t>(b));
             }
         }
     }
@@ -381,7 +431,7 @@ private:
     GatherRun runs_[GATHER_MAX_RUNS];
     uint32_t vecId_ = 0, core_ = 0, sub_ = 0, rowOff_ = 0, mine_ = 0, gatherRows_ = 0;
     AscendC::GlobalTensor<T> k_, v_, kr_, dy_, o_, dq_, dk_, dv_, dqr_, dkr_, wsP_, wsDs_, wsGather_;
-    AscendC::GlobalTensor<float> max_, sum_, accDq_, accDk_, accDv_, wsS_, wsDp_;
+    AscendC::GlobalTensor<float> max_, sum_, accDq_, accDk_, accDv_, wsS_, wsDp_, wsDqPart_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, pOutBuf_, dsOutBuf_, aBuf_, bBuf_, aTBuf_, bTBuf_,
         rawBuf_, statBuf_, kStageBuf_, vStageBuf_, idxBuf_;
     AscendC::LocalTensor<float> s_, dp_, rawMax_, rawRecip_, rawD_, rowMax_, rowRecip_, rowD_;
