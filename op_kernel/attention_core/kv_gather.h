@@ -35,6 +35,8 @@ public:
         p_ = p;
         idx32_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(indices));
         idx64_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(indices));
+        idxPairs_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(indices));
+        indexCount_ = p->t1 * p->topK;
         seqQ32_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(seqQ));
         seqQ64_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(seqQ));
         seqKv32_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(seqKv));
@@ -129,7 +131,21 @@ private:
             const uint32_t e = static_cast<uint32_t>(i - token_ * p_->topK);
             return p_->index64 != 0 ? loc64_.GetValue(e) : static_cast<int64_t>(loc32_.GetValue(e));
         }
-        return p_->index64 != 0 ? idx64_.GetValue(i) : static_cast<int64_t>(idx32_.GetValue(i));
+        if (p_->index64 != 0) {
+            return idx64_.GetValue(i);
+        }
+        // INT32 indices from GM: one 8-byte scalar load brings an aligned pair of entries (the
+        // walk reads them in order); the last entry of an odd-sized tensor is read alone.
+        const uint64_t pair = i & ~static_cast<uint64_t>(1);
+        if (pair != pairAt_) {
+            if (pair + 1 >= indexCount_) {
+                return static_cast<int64_t>(idx32_.GetValue(i));
+            }
+            pairVal_ = static_cast<uint64_t>(idxPairs_.GetValue(pair / 2));
+            pairAt_ = pair;
+        }
+        const uint32_t half = static_cast<uint32_t>((i & 1) != 0 ? pairVal_ >> 32 : pairVal_ & 0xffffffffULL);
+        return static_cast<int64_t>(static_cast<int32_t>(half));
     }
 
     // Lengths are device data the host cannot check: out-of-range values are clamped so a
@@ -180,7 +196,10 @@ private:
 
     const SparseBackwardParams *p_ = nullptr;
     AscendC::GlobalTensor<int32_t> idx32_, seqQ32_, seqKv32_;
-    AscendC::GlobalTensor<int64_t> idx64_, seqQ64_, seqKv64_;
+    AscendC::GlobalTensor<int64_t> idx64_, idxPairs_, seqQ64_, seqKv64_;
+    uint64_t indexCount_ = 0;
+    uint64_t pairAt_ = ~static_cast<uint64_t>(0);
+    uint64_t pairVal_ = 0;
     AscendC::LocalTensor<int32_t> loc32_;
     AscendC::LocalTensor<int64_t> loc64_;
     bool local_ = false;
