@@ -1,17 +1,19 @@
 // Cube side (AIC) of the sparse backward core. Per query token (its G heads are the M rows)
 // it stages Q (+ rope) and dO in L1 once; then per chunk j of gathered keys (KvGather):
-//   K (+ rope) and V rows, gathered by the vector cores <--FLAG_SPARSE_KV-- -> L1 (one DMA each)
+//   K (+ rope), V rows gathered by the vector cores --FLAG_SPARSE_KV--> L1 (one DMA each)
 //   S = Q.K^T and dP = dO.V^T -> S/dP slots (fp32)        --FLAG_SPARSE_SDP-->  vector cores
 //   P, dS from the P/dS slots <--FLAG_SPARSE_GRAD--       (P from the saved max/sum, dS)
-//   dQ[token] += dS.K
-//   dV[rows] += P^T.dO, dK[rows] += dS^T.Q   (Fixpipe atomic add, one per run of rows)
+//   dV[rows] += P^T.dO, dK[rows] += dS^T.Q   (Fixpipe atomic add, one per run of rows over
+//                                             the full width)
+//   dQ partial = dS.K -> dQ slot --FLAG_SPARSE_DQ--> vector cores (atomic add into dQ)
 // Two chunks are in flight: S/dP of chunk j+1 go to the vector cores before the dK/dV scatter
-// of chunk j, and the K/V gather of chunk j+2 runs while that scatter drains (K in two L1
-// copies, V in one: V is dead once dP is computed). L0C is a ring of tiles (S, dP, dQ column
-// passes, dK/dV tiles of keyGradRows keys over the full width take turns), each guarded by
-// its own event, so Mmads run ahead of the Fixpipe by up to two tiles.
-// The stage structure and the fractal moves are those of the dense backward core
-// (backward_cube.h); what differs is the KV source (gathered runs) and the scatter of dK/dV.
+// of chunk j, and chunk j+2 is loaded once chunk j's dQ released its K copy (K in two L1
+// copies, V in one: V is dead once dP is computed; P and dS take turns in one buffer). L0A
+// and L0B are in two copies; L0C is a ring of three tiles (S, dP, dQ column passes and dK/dV
+// tiles of keyGradRows keys take turns), so Mmads run up to two results ahead of the
+// Fixpipe, which is the busiest pipe (docs/performance.md, "SparseFlashAttentionGrad").
+// The fractal moves are those of the dense backward core (backward_cube.h); what differs is
+// the KV source (gathered rows) and the scatter of dK/dV.
 // A KV row gathered by several tokens receives atomic adds from every core holding one of
 // them (order-free fp32 sum); deterministic mode runs on one core, so the order is fixed.
 #pragma once
@@ -27,11 +29,11 @@ constexpr uint16_t FLAG_SPARSE_GRAD = 8;  // vector -> cube: P and dS of the chu
 constexpr uint16_t FLAG_SPARSE_KV = 9;    // vector -> cube: the chunk's K/V rows are in its gathered-KV slot
 constexpr uint16_t FLAG_SPARSE_DQ = 10;   // cube -> vector: the chunk's dQ partial is in its dQ slot
 
+// Run lists kept at once: chunk j's (its scatter), j+1's and j+2's (walked ahead).
+constexpr uint32_t SPARSE_RUN_LISTS = 3;
 // Event ids of the cube's buffer hand-offs (id 0 stays with PipeSync): MTE1 -> MTE2 "this L1
 // buffer was read into L0" for the two K copies, V and P/dS; M -> MTE1 per L0A/L0B copy;
 // FIX -> M per L0C tile.
-// Run lists kept at once: chunk j's (its scatter), j+1's and j+2's (gathered ahead).
-constexpr uint32_t SPARSE_RUN_LISTS = 3;
 constexpr int32_t SPARSE_EVT_K = 1;  // + copy
 constexpr int32_t SPARSE_EVT_V = 3;
 constexpr int32_t SPARSE_EVT_PDS = 4;
@@ -43,22 +45,17 @@ constexpr uint32_t SPARSE_MAX_TILES = 3;
 template <typename T>
 class SparseBackwardCube {
 public:
-    __aicore__ inline void Init(const SparseBackwardParams *p, AscendC::TPipe *pipe, GM_ADDR query, GM_ADDR key,
-                                GM_ADDR value, GM_ADDR indices, GM_ADDR dy, GM_ADDR seqQ, GM_ADDR seqKv,
-                                GM_ADDR queryRope, GM_ADDR keyRope, GM_ADDR workspace)
+    __aicore__ inline void Init(const SparseBackwardParams *p, AscendC::TPipe *pipe, GM_ADDR query, GM_ADDR indices,
+                                GM_ADDR dy, GM_ADDR seqQ, GM_ADDR seqKv, GM_ADDR queryRope, GM_ADDR workspace)
     {
         p_ = p;
         gather_.Init(p, indices, seqQ, seqKv);
         q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(query));
-        k_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(key));
-        v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(value));
         dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dy));
         if (p->ropeDim != 0) {
             qr_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(queryRope));
-            kr_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(keyRope));
         }
         core_ = AscendC::GetBlockIdx();
-        dq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDq));
         dk_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDk));
         dv_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDv));
         GM_ADDR slots = workspace + p->wsSlots + core_ * p->wsSlotBytesPerCore;
@@ -461,8 +458,8 @@ private:
     bool tilePending_[SPARSE_MAX_TILES] = {false, false, false};
     uint32_t tileIdx_ = 0;
     uint32_t core_ = 0;
-    AscendC::GlobalTensor<T> q_, k_, v_, dy_, qr_, kr_;
-    AscendC::GlobalTensor<float> dq_, dk_, dv_, wsS_, wsDp_, wsDqPart_;
+    AscendC::GlobalTensor<T> q_, dy_, qr_;
+    AscendC::GlobalTensor<float> dk_, dv_, wsS_, wsDp_, wsDqPart_;
     AscendC::GlobalTensor<T> wsP_, wsDs_, wsGather_;
     AscendC::TBuf<AscendC::TPosition::A1> qL1_, dyL1_, pdsL1_;
     AscendC::TBuf<AscendC::TPosition::B1> kL1_, vL1_;
