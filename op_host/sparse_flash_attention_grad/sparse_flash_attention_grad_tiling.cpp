@@ -137,6 +137,12 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     qChunk = qChunk > D_CHUNK ? D_CHUNK : qChunk;
     out.queryGradChunk = static_cast<uint32_t>(qChunk);
     const uint64_t l0c = tiles * tileElems * 4;
+    // Key tiles in pairs (one Q / dO load into L0B for two tiles) when a tile's reload,
+    // headsPad x qkDim at 128 B/cycle into L0B, costs more than half its scatter, 16 rows of
+    // (32-cycle head + qkDim fp32 atomic at 86 B/cycle) through the Fixpipe (cost table).
+    const uint64_t reloadCycles = g * out.qkDim * t / 128;
+    const uint64_t scatterCycles = uint64_t(out.keyGradRows) * (32 + out.qkDim * 8 / 86);
+    out.keyGradGroup = tiles >= 3 && 2 * reloadCycles > scatterCycles ? 2 : 1;
     const uint64_t statRows = Up(out.rowsPerVec, 8);
     const uint64_t cells = uint64_t(out.rowsPerVec) * c;
     // UB: S, dP (fp32) and P, dS of its heads; the row-term / cast-out passes; the row

@@ -143,6 +143,11 @@ private:
         return l0c_.Get<float>()[tile * p_->l0cTileElems];
     }
 
+    __aicore__ inline AscendC::LocalTensor<float> TileAt(uint32_t tile)
+    {
+        return l0c_.Get<float>()[tile * p_->l0cTileElems];
+    }
+
     __aicore__ inline void TileWritten(uint32_t tile)
     {
         AscendC::SetFlag<AscendC::HardEvent::FIX_M>(SPARSE_EVT_TILE + static_cast<int32_t>(tile));
@@ -349,6 +354,27 @@ private:
         TileWritten(tile);
     }
 
+    // Rows [k0, k0 + kLen) of the chunk, held by an L0C key tile (Nz, 16-row fractals of
+    // MmadRows(kLen) rows): one atomic Fixpipe per run of consecutive KV rows, full width.
+    __aicore__ inline void Scatter(const AscendC::LocalTensor<float> &l0c, uint32_t k0, uint32_t kLen, uint32_t width,
+                                   const AscendC::GlobalTensor<float> &out, const GatherRun *runs, uint32_t runCount)
+    {
+        const uint16_t tileRows = static_cast<uint16_t>(AlignUp(MmadRows(kLen), 16));
+        AscendC::SetAtomicAdd<float>();
+        for (uint32_t r = 0; r < runCount; ++r) {
+            const GatherRun &run = runs[r];
+            const uint32_t lo = run.pos > k0 ? run.pos : k0;
+            const uint32_t hi = run.pos + run.len < k0 + kLen ? run.pos + run.len : k0 + kLen;
+            if (lo >= hi) {
+                continue;
+            }
+            AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(width), static_cast<uint16_t>(hi - lo), tileRows,
+                                           width, false);
+            AscendC::Fixpipe(out[(run.kvRow + (lo - run.pos)) * width], l0c[(lo - k0) * 16], fix);
+        }
+        AscendC::SetAtomicNone();
+    }
+
     // out[run rows] (width columns, pitch width) += X^T.Y with X (heads x blockKv, Nz) and
     // Y (heads x width, Nz) in L1. The result is built in L0C for keyGradRows keys at a time
     // over the full width (Nz, keyGradRows rows per fractal column), so each run of gathered
@@ -365,13 +391,17 @@ private:
         const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
         LoadTransposedToL0A(l0a, xL1, n1 * m1);
         ReleaseBuffer(SPARSE_EVT_PDS);  // X (P or dS) stays in L0A for the whole pass
+        // Key tiles go in groups of keyGradGroup (1 or 2): with two, each B column block loaded
+        // into L0B serves both tiles' Mmads, halving the L1 -> L0B traffic of the pass.
         const uint32_t step = p_->keyGradRows;
-        for (uint32_t k0 = 0; k0 < cols; k0 += step) {
-            const uint32_t kLen = cols - k0 < step ? cols - k0 : step;
-            const uint16_t mRows = MmadRows(kLen);
-            const uint32_t tileRows = AlignUp(mRows, 16);
-            uint32_t tile = 0;
-            const AscendC::LocalTensor<float> l0c = TakeTile(tile);
+        const uint32_t group = p_->keyGradGroup;
+        for (uint32_t g0 = 0; g0 < cols; g0 += group * step) {
+            uint32_t tiles = (cols - g0 + step - 1) / step;
+            tiles = tiles > group ? group : tiles;
+            uint32_t tile[2] = {0, 0};
+            for (uint32_t i = 0; i < tiles; ++i) {
+                TakeTile(tile[i]);
+            }
             for (uint32_t dc = 0; dc < width; dc += p_->dChunk) {
                 const uint32_t dLen = width - dc < p_->dChunk ? width - dc : p_->dChunk;
                 const uint32_t dc1 = (dLen + 15) / 16;
@@ -380,29 +410,25 @@ private:
                 const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
                 LoadColumnsToL0B(l0b, yL1, dd1, dc1, m1, m1);
                 PipeSync<AscendC::HardEvent::MTE1_M>();
-                if (dc == 0) {
-                    TileFree(tile);
+                for (uint32_t i = 0; i < tiles; ++i) {
+                    const uint32_t k0 = g0 + i * step;
+                    const uint16_t mRows = MmadRows(cols - k0 < step ? cols - k0 : step);
+                    if (dc == 0) {
+                        TileFree(tile[i]);
+                    }
+                    AscendC::Mmad(TileAt(tile[i])[dc * AlignUp(mRows, 16)], l0a[(k0 / 16) * m1 * 256], l0b,
+                                  AscendC::MmadParams(mRows, static_cast<uint16_t>(dLen), static_cast<uint16_t>(rows),
+                                                      0, false, true));
                 }
-                AscendC::Mmad(l0c[dc * tileRows], l0a[(k0 / 16) * m1 * 256], l0b,
-                              AscendC::MmadParams(mRows, static_cast<uint16_t>(dLen), static_cast<uint16_t>(rows), 0,
-                                                  false, true));
                 ReleaseL0(SPARSE_EVT_L0B + static_cast<int32_t>(cb));
             }
             PipeSync<AscendC::HardEvent::M_FIX>();
-            AscendC::SetAtomicAdd<float>();
-            for (uint32_t r = 0; r < runCount; ++r) {
-                const GatherRun &run = runs[r];
-                const uint32_t lo = run.pos > k0 ? run.pos : k0;
-                const uint32_t hi = run.pos + run.len < k0 + kLen ? run.pos + run.len : k0 + kLen;
-                if (lo >= hi) {
-                    continue;
-                }
-                AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(width), static_cast<uint16_t>(hi - lo),
-                                               static_cast<uint16_t>(tileRows), width, false);
-                AscendC::Fixpipe(out[(run.kvRow + (lo - run.pos)) * width], l0c[(lo - k0) * 16], fix);
+            for (uint32_t i = 0; i < tiles; ++i) {
+                const uint32_t k0 = g0 + i * step;
+                const uint32_t kLen = cols - k0 < step ? cols - k0 : step;
+                Scatter(TileAt(tile[i]), k0, kLen, width, out, runs, runCount);
+                TileWritten(tile[i]);
             }
-            AscendC::SetAtomicNone();
-            TileWritten(tile);
         }
         ReleaseL0(SPARSE_EVT_L0A + static_cast<int32_t>(ca));
     }

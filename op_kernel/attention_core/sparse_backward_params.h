@@ -40,6 +40,9 @@ struct SparseBackwardParams {
     // Gathered keys whose dK / dV rows are built in L0C at once over the full width (32, or 16
     // when 32 rows of qkDim fp32 do not fit L0C); each run of keys then leaves in one Fixpipe.
     uint32_t keyGradRows;
+    // dK/dV key tiles computed together (1 or 2, sharing each L1 -> L0B load of Q / dO): 2 when
+    // reloading Q / dO per tile would cost the MTE1 more than half the tile's scatter.
+    uint32_t keyGradGroup;
     // L0C: a ring of l0cTiles (<= 3) tiles of l0cTileElems fp32, each holding one result: S
     // or dP (headsPad x blockKv), a dQ pass of queryGradChunk columns, a dK/dV key tile.
     uint32_t l0cTiles;
