@@ -102,10 +102,23 @@ public:
         Zero(accDv_, p_->t2 * p_->headDim);
         PipeSync<AscendC::HardEvent::MTE3_V>();
         AscendC::SyncAll<false>();
-        const uint64_t begin = p_->coreTokenStart[core_];
+        // Tokens are a continuous stream: the next token's first two chunks are gathered and its
+        // row statistics computed while the cube still finishes the last chunk of this one.
         const uint64_t end = p_->coreTokenStart[core_ + 1];
-        for (uint64_t t = begin; t < end; ++t) {
-            Token(t);
+        uint32_t cols[3];
+        uint64_t t = p_->coreTokenStart[core_];
+        bool open = false;
+        for (; t < end && !open; ++t) {
+            open = Open(t, cols);
+        }
+        while (open) {
+            const uint64_t cur = t - 1;
+            const uint32_t last = Chunks(cur, cols);
+            open = false;
+            for (; t < end && !open; ++t) {
+                open = Open(t, cols);
+            }
+            AddQueryGrad(cur, last);
         }
         PipeSync<AscendC::HardEvent::MTE3_MTE2>();
         AscendC::SyncAll<false>();
@@ -113,17 +126,15 @@ public:
     }
 
 private:
-    // One query token: chunks j and j+1 are gathered ahead; after handing back P/dS of chunk
-    // j, this core gathers its half of chunk j+2 (the cube has loaded chunk j's slot: it
-    // computed S/dP from it).
-    __aicore__ inline void Token(uint64_t t)
+    // Opens query token t: its first two chunks gathered (chunk widths in cols[0..1]) and its
+    // row statistics; false when it selects nothing (the cube skips it too).
+    __aicore__ inline bool Open(uint64_t t, uint32_t *cols)
     {
         gather_.SetToken(t);
-        uint32_t cols[3];
         uint32_t runCount = 0;
         cols[0] = gather_.NextChunk(runs_, runCount);
         if (cols[0] == 0) {
-            return;
+            return false;
         }
         Gather(0, cols[0], runCount);
         cols[1] = gather_.NextChunk(runs_, runCount);
@@ -133,6 +144,15 @@ private:
         if (mine_ != 0) {
             TokenStats(t);
         }
+        return true;
+    }
+
+    // The chunks of open token t: after handing back P/dS of chunk j, this core gathers its
+    // half of chunk j+2 (the cube has loaded chunk j's slot: it computed S/dP from it) and
+    // adds chunk j-1's dQ partial. Returns the last chunk (its dQ partial is still to add).
+    __aicore__ inline uint32_t Chunks(uint64_t t, uint32_t *cols)
+    {
+        uint32_t runCount = 0;
         uint32_t j = 0;
         for (; cols[j % 3] != 0; ++j) {
             Chunk(j, cols[j % 3]);
@@ -145,7 +165,7 @@ private:
                 AddQueryGrad(t, j - 1);
             }
         }
-        AddQueryGrad(t, j - 1);
+        return j - 1;
     }
 
     // dQ rows of this core's heads += the cube's dQ partial of chunk j (slot j % 2), in passes
