@@ -37,6 +37,8 @@ public:
         idx64_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(indices));
         idxPairs_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(indices));
         indexCount_ = p->t1 * p->topK;
+        // Pairs need an 8-byte aligned tensor (a view at an odd INT32 offset is read singly).
+        pairs_ = (reinterpret_cast<uint64_t>(indices) & 7) == 0;
         seqQ32_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(seqQ));
         seqQ64_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(seqQ));
         seqKv32_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(seqKv));
@@ -138,7 +140,7 @@ private:
         // walk reads them in order); the last entry of an odd-sized tensor is read alone.
         const uint64_t pair = i & ~static_cast<uint64_t>(1);
         if (pair != pairAt_) {
-            if (pair + 1 >= indexCount_) {
+            if (!pairs_ || pair + 1 >= indexCount_) {
                 return static_cast<int64_t>(idx32_.GetValue(i));
             }
             pairVal_ = static_cast<uint64_t>(idxPairs_.GetValue(pair / 2));
@@ -198,6 +200,7 @@ private:
     AscendC::GlobalTensor<int32_t> idx32_, seqQ32_, seqKv32_;
     AscendC::GlobalTensor<int64_t> idx64_, idxPairs_, seqQ64_, seqKv64_;
     uint64_t indexCount_ = 0;
+    bool pairs_ = false;
     uint64_t pairAt_ = ~static_cast<uint64_t>(0);
     uint64_t pairVal_ = 0;
     AscendC::LocalTensor<int32_t> loc32_;
