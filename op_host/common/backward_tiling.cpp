@@ -44,11 +44,12 @@ std::vector<double> UnitCosts(const BackwardProblem &prob, const AttentionCore::
         const AttentionCore::SparseBand band = AttentionCore::MakeSparseBand(
             p.sparseMode, prob.hasMask, p.preTokens, p.nextTokens, sq, sk, prob.prefix.empty() ? 0 : prob.prefix[b],
             b == p.bandBatch);
-        const int64_t blocks = (sk + BLOCK_KV - 1) / BLOCK_KV;
+        const int64_t bk = p.blockKv;
+        const int64_t blocks = (sk + bk - 1) / bk;
         for (int64_t h = 0; h < prob.numKvHeads; ++h) {
             for (int64_t j = 0; j < blocks; ++j) {
-                const int64_t k0 = j * BLOCK_KV;
-                const int64_t cols = std::min<int64_t>(BLOCK_KV, sk - k0);
+                const int64_t k0 = j * bk;
+                const int64_t cols = std::min<int64_t>(bk, sk - k0);
                 int64_t lo = 0, hi = 0;
                 AttentionCore::BackwardVisibleRows(band, k0, cols, sq, lo, hi);
                 const int64_t nb = (hi - lo + p.blockQ - 1) / p.blockQ;
@@ -94,20 +95,22 @@ double CutRanges(const std::vector<double> &cost, uint32_t cores, std::vector<ui
 // Mirrors BackwardVector's buffers: S, dP, scratch (fp32), mask bytes, mask half, P and dS
 // (input dtype), three 8-float stat rows per row, the dsink partial row (<= 256 heads), the
 // alibi key-index row.
-uint64_t BackwardUbBytes(uint32_t r, uint32_t dtypeBytes)
+uint64_t BackwardUbBytes(uint32_t r, uint32_t blockKv, uint32_t dp, uint32_t dtypeBytes)
 {
-    const uint64_t cells = uint64_t(r) * BLOCK_KV;
-    return cells * (3 * 4 + 1 + 2 + 2 * dtypeBytes) + uint64_t(r) * 32 * 3 + (2 * 256 + 32) * 4 + BLOCK_KV * 4;
+    const uint64_t cells = uint64_t(r) * blockKv;
+    const uint64_t rowCells = std::max<uint64_t>(cells, dp);  // S, dP, P and dS also hold a whole D row
+    return rowCells * (2 * 4 + 2 * dtypeBytes) + cells * (4 + 1 + 2) + uint64_t(r) * 32 * 3 + (2 * 256 + 32) * 4 +
+           blockKv * 4;
 }
 
 // Mirrors BackwardCube's L1 tiles: Q, dO (blockQ x D), K, V (blockKv x D), P, dS and the
 // rope tiles Q_rope (blockQ x Dr), K_rope (blockKv x Dr); pipelined, Q, dO, Q_rope, K and
 // K_rope twice.
-uint64_t BackwardL1Bytes(uint32_t bq, uint32_t dp, uint32_t drp, uint32_t dtypeBytes, bool pipelined)
+uint64_t BackwardL1Bytes(uint32_t bq, uint32_t bk, uint32_t dp, uint32_t drp, uint32_t dtypeBytes, bool pipelined)
 {
     const uint64_t sets = pipelined ? 2 : 1;
-    return (sets * (2ull * bq * dp + uint64_t(bq) * drp + uint64_t(BLOCK_KV) * (dp + drp)) + uint64_t(BLOCK_KV) * dp +
-            2ull * bq * BLOCK_KV) *
+    return (sets * (2ull * bq * dp + uint64_t(bq) * drp + uint64_t(bk) * (dp + drp)) + uint64_t(bk) * dp +
+            2ull * bq * bk) *
            dtypeBytes;
 }
 
@@ -118,16 +121,20 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     const uint32_t dp = uint32_t((prob.headDim + 15) / 16 * 16);
     const uint32_t drp = uint32_t((prob.ropeDim + 15) / 16 * 16);
     // The largest query block that fits with the pipelined cube (down to 32 rows, rowsPerVec
-    // 16), else the largest that fits without it.
-    uint32_t r = 0;
+    // 16), else the largest that fits without it; half-size key blocks only where no block of
+    // 128 keys fits (FLOAT32 with a large D).
+    uint32_t r = 0, bk = 0;
     bool pipelined = false;
-    for (bool pipe : {true, false}) {
-        for (uint32_t cand : {64u, 32u, 16u, 8u}) {
-            if ((pipe && cand < 16) || r != 0) continue;
-            if (BackwardUbBytes(cand, prob.dtypeBytes) + UB_API_RESERVE <= budget.ub &&
-                BackwardL1Bytes(2 * cand, dp, drp, prob.dtypeBytes, pipe) <= budget.l1) {
-                r = cand;
-                pipelined = pipe;
+    for (uint32_t kvCand : {BLOCK_KV, BLOCK_KV / 2}) {
+        for (bool pipe : {true, false}) {
+            for (uint32_t cand : {64u, 32u, 16u, 8u}) {
+                if ((pipe && cand < 16) || r != 0) continue;
+                if (BackwardUbBytes(cand, kvCand, dp, prob.dtypeBytes) + UB_API_RESERVE <= budget.ub &&
+                    BackwardL1Bytes(2 * cand, kvCand, dp, drp, prob.dtypeBytes, pipe) <= budget.l1) {
+                    r = cand;
+                    bk = kvCand;
+                    pipelined = pipe;
+                }
             }
         }
     }
@@ -156,7 +163,7 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     p.maskStrideS = prob.mask.s;
     p.bandBatch = BandBatchIndex(prob);
     p.blockQ = 2 * r;
-    p.blockKv = BLOCK_KV;
+    p.blockKv = bk;
     p.rowsPerVec = r;
     p.pipelined = pipelined ? 1 : 0;
     p.dChunk = D_CHUNK;
@@ -218,8 +225,8 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     p.dsinkPitch = uint64_t(prob.numHeads + 7) / 8 * 8;
     p.wsDsink = p.wsDrow + drowBytes;
     p.wsSlots = p.wsDsink + Align512(2ull * AttentionCore::MAX_CORES * p.dsinkPitch * 4);
-    p.wsSlotF32 = uint64_t(p.blockQ) * BLOCK_KV * 4;
-    p.wsSlotT = uint64_t(p.blockQ) * BLOCK_KV * prob.dtypeBytes;
+    p.wsSlotF32 = uint64_t(p.blockQ) * p.blockKv * 4;
+    p.wsSlotT = uint64_t(p.blockQ) * p.blockKv * prob.dtypeBytes;
     p.wsSlotBytesPerCore = Align512(4 * p.wsSlotF32 + 4 * p.wsSlotT);
     return true;
 }

@@ -16,11 +16,8 @@ constexpr uint64_t MAX_SEARCHED_UNITS = uint64_t(1) << 22;  // beyond: streaming
 uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 // Mirror of the kernel's unit geometry (WorkSplit<SplitQBlocks>::Decode + MaskMod::KvRange),
-// priced in score elements: a key block of c keys costs c * max(rows, D / 2) — its scores, or
-// the K/V rows it streams when the block has fewer than D/2 query rows (per AI core on A2 one
-// key row of K and V, 4*D bytes, takes about as long as D/2 score elements of cube and vector
-// work, docs/performance.md) — plus a fixed share per block (hand-off, rescale) and per unit
-// (Q load, normalisation, output).
+// priced per visible key by ForwardKeyCost, plus a fixed share per block (hand-off, rescale)
+// and per unit (Q load, normalisation, output).
 uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams &p, uint32_t b, uint32_t q0)
 {
     const uint32_t rows = std::min<uint32_t>(p.blockQ, p.seqQ - q0);
@@ -37,8 +34,7 @@ uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams
     }
     if (hi <= lo) return fixed;
     const uint64_t blocks = uint64_t((hi - lo + p.blockKv - 1) / p.blockKv);
-    const uint64_t depth = std::max<uint64_t>(uint64_t(valid), p.headDim / 2);
-    return uint64_t(hi - lo) * depth + blocks * p.blockQ * 32 + fixed;
+    return uint64_t(hi - lo) * ForwardKeyCost(uint64_t(valid), p.headDim) + blocks * p.blockQ * 32 + fixed;
 }
 
 // Costs of all units in (batch, head, q-block) order.
@@ -55,6 +51,17 @@ std::vector<uint64_t> UnitCosts(const ForwardProblem &prob, const AttentionCore:
 }
 
 }  // namespace
+
+uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim)
+{
+    // In 1/2048 cube cycles per key (Ascend910B2 model, docs/performance.md "Planner costs"):
+    // cube MTE2 streams 2 D + rows fp16 elements at ~89 B/cycle, the two matmuls take
+    // rows x D / 2048 cycles, a vector core spends ~0.067 cycles per score of its half.
+    const uint64_t mte2 = (2 * headDim + rows) * 46;
+    const uint64_t mmad = rows * headDim;
+    const uint64_t vec = rows * 137;
+    return (std::max({mte2, mmad, vec}) + 136) / 137;  // in score elements (vector-bound: rows)
+}
 
 uint64_t SplitContiguous(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t *starts)
 {
@@ -122,11 +129,15 @@ uint64_t SplitProportional(const ForwardProblem &prob, AttentionCore::ForwardPar
 
 }  // namespace
 
-uint64_t VectorUbBytes(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes)
+uint64_t VectorUbBytes(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes, uint32_t sBufs)
 {
+    // vector_stage.h: S buffers, tmp, P (also the pse / mask scratch), mask bytes, O accumulator,
+    // the O-slot rows (half of them with two S buffers), statistics, broadcast rows.
     const uint64_t s = uint64_t(r) * c * 4;
     const uint64_t tmp = std::max<uint64_t>(s, uint64_t(r) * dp * dtypeBytes);
-    return s + tmp + uint64_t(r) * c * 2 + uint64_t(r) * c + 2ull * r * dp * 4 +
+    const uint64_t partRows = sBufs == 2 ? (r + 1) / 2 : r;
+    return sBufs * s + tmp + uint64_t(r) * c * std::max<uint32_t>(dtypeBytes, 2) + uint64_t(r) * c +
+           uint64_t(r) * dp * 4 + partRows * dp * 4 +
            (6ull + AttentionCore::WS_SLOTS) * AlignUp(r, 8) * 4 +
            uint64_t(r) * 32;
 }
@@ -140,17 +151,21 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
                   uint32_t &blockKv, uint32_t &dChunk, std::string &why)
 {
     const uint32_t dp = static_cast<uint32_t>(AlignUp(static_cast<uint64_t>(headDim), 16));
-    blockKv = BLOCK_KV;
     dChunk = D_CHUNK;
     const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
-    for (uint32_t r : {64u, 32u, 16u, 8u}) {
-        const uint32_t bq = 2 * r;
-        const uint32_t wide = std::max(dChunk, blockKv);
-        if (VectorUbBytes(r, blockKv, dp, dtypeBytes) <= ub && CubeL1Bytes(bq, blockKv, dp, dtypeBytes) <= budget.l1 &&
-            uint64_t(bq) * wide * dtypeBytes <= budget.l0a && uint64_t(blockKv) * dChunk * dtypeBytes <= budget.l0b &&
-            uint64_t(bq) * wide * 4 <= budget.l0c) {
-            rowsPerVec = r;
-            return true;
+    // Half-size key blocks only where K and V of 128 keys do not fit L1 next to Q and P
+    // (FLOAT32 with D > 464).
+    for (uint32_t c : {BLOCK_KV, BLOCK_KV / 2}) {
+        for (uint32_t r : {64u, 32u, 16u, 8u}) {
+            const uint32_t bq = 2 * r;
+            const uint32_t wide = std::max(dChunk, c);
+            if (VectorUbBytes(r, c, dp, dtypeBytes, 1) <= ub && CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1 &&
+                uint64_t(bq) * wide * dtypeBytes <= budget.l0a && uint64_t(c) * dChunk * dtypeBytes <= budget.l0b &&
+                uint64_t(bq) * wide * 4 <= budget.l0c) {
+                rowsPerVec = r;
+                blockKv = c;
+                return true;
+            }
         }
     }
     why = "no block size fits UB " + std::to_string(budget.ub) + " B / L1 " + std::to_string(budget.l1) +
@@ -169,6 +184,9 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
                    : 1;
     // Lazy P.V keeps the accumulator in the second L0C copy: one head-dim chunk, two copies.
     p.lazyO = p.l0Bufs == 2 && p.headDim <= p.dChunk ? 1 : 0;
+    // A second S buffer per vector core where UB has room for it.
+    const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
+    p.vecSBufs = VectorUbBytes(p.rowsPerVec, p.blockKv, p.headDimAlign, dtypeBytes, 2) <= ub ? 2 : 1;
     p.wsSlotS = bq * c * 4;
     p.wsSlotP = bq * c * dtypeBytes;
     p.wsSlotO = bq * dp * 4;

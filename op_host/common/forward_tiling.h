@@ -54,7 +54,13 @@ uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p);
 uint64_t SplitContiguous(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t *starts);
 
 // Bytes of UB / L1 / L0 the core's buffers take for these block sizes (docs/attention_core.md).
-uint64_t VectorUbBytes(uint32_t rowsPerVec, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes);
+// Planned cost of one visible key for a q-block of `rows` query rows, in score elements: the
+// busiest of the cube's MTE2 (K and V rows re-streamed per q-block, so small q-blocks cost more
+// per score), its Mmads and the vector cores (docs/performance.md, "Planner costs").
+uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim);
+
+uint64_t VectorUbBytes(uint32_t rowsPerVec, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes,
+                       uint32_t sBufs);
 uint64_t CubeL1Bytes(uint32_t blockQ, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes);
 
 }  // namespace fa_host

@@ -19,7 +19,7 @@ AttentionCore::SparseBand BandOf(const VarLenProblem &prob, const AttentionCore:
 }
 
 // Units in (b, n, q-block) order, priced like the PFA planner (forward_tiling.cpp, UnitCost):
-// visible keys x max(rows, D/2) + a share per key block and per unit.
+// visible keys x ForwardKeyCost + a share per key block and per unit.
 std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::ForwardParams &p)
 {
     std::vector<uint64_t> costs;
@@ -35,7 +35,7 @@ std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::
             uint64_t cost = uint64_t(p.blockQ) * 64;
             if (hi > lo) {
                 const uint64_t blocks = uint64_t((hi - lo + p.blockKv - 1) / p.blockKv);
-                cost += uint64_t(hi - lo) * std::max<uint64_t>(uint64_t(rows), p.headDim / 2) + blocks * p.blockQ * 32;
+                cost += uint64_t(hi - lo) * ForwardKeyCost(uint64_t(rows), p.headDim) + blocks * p.blockQ * 32;
             }
             perQb.push_back(cost);
         }

@@ -53,7 +53,12 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
     prob.numHeads = q[1];
     prob.numKvHeads = k[1];
     prob.headDim = q[2];
-    prob.dtypeBytes = 2;
+    const ge::DataType dtype = context->GetInputDesc(QUERY)->GetDataType();
+    if (dtype != ge::DT_FLOAT16 && dtype != ge::DT_BF16 && dtype != ge::DT_FLOAT) {
+        FA_LOGE("FlashAttentionScore tiling: query dtype %d is not FLOAT16, BF16 or FLOAT", static_cast<int>(dtype));
+        return ge::GRAPH_FAILED;
+    }
+    prob.dtypeBytes = dtype == ge::DT_FLOAT ? 4 : 2;
     prob.seqQ = fa_host::Lengths(cumQ);
     prob.seqKv = fa_host::Lengths(cumKv);
     prob.prefix = fa_host::Int64Values(context, PREFIX);
@@ -90,13 +95,9 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
         FA_LOGE("FlashAttentionScore tiling: %s", why.c_str());
         return ge::GRAPH_FAILED;
     }
-    const ge::DataType dtype = context->GetInputDesc(QUERY)->GetDataType();
-    if (dtype != ge::DT_FLOAT16 && dtype != ge::DT_BF16) {
-        // The OpDef carries the spec's FLOAT column; the kernel has no FLOAT variant yet.
-        FA_LOGE("FlashAttentionScore tiling: query dtype %d is not implemented (FLOAT16 and BF16 are)", static_cast<int>(dtype));
-        return ge::GRAPH_FAILED;
-    }
-    context->SetTilingKey(dtype == ge::DT_BF16 ? FA_TILING_KEY_BF16 : FA_TILING_KEY_FP16);
+    context->SetTilingKey(dtype == ge::DT_BF16   ? FA_TILING_KEY_BF16
+                          : dtype == ge::DT_FLOAT ? FA_TILING_KEY_FP32
+                                                  : FA_TILING_KEY_FP16);
     context->SetBlockDim(data->params.usedCores);
     size_t *ws = context->GetWorkspaceSizes(1);
     ws[0] = fa_host::WorkspaceBytes(data->params) + platform.GetLibApiWorkSpaceSize();

@@ -108,7 +108,12 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
     prob.headDim = q[2];
     prob.tq = q[0];
     prob.tkv = k[0];
-    prob.dtypeBytes = 2;
+    const ge::DataType dtype = context->GetInputDesc(QUERY)->GetDataType();
+    if (dtype != ge::DT_FLOAT16 && dtype != ge::DT_BF16 && dtype != ge::DT_FLOAT) {
+        FA_LOGE("FlashAttentionScoreGrad tiling: query dtype %d is not FLOAT16, BF16 or FLOAT", static_cast<int>(dtype));
+        return ge::GRAPH_FAILED;
+    }
+    prob.dtypeBytes = dtype == ge::DT_FLOAT ? 4 : 2;
     prob.scale = scale == nullptr ? 1.0f : *scale;
     prob.statsTnd = stats != nullptr && (std::strcmp(stats, "same_as_input") == 0 || std::strcmp(stats, "TND") == 0);
     prob.sparseMode = mode == nullptr ? 0 : *mode;
@@ -173,13 +178,9 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
         FA_LOGE("FlashAttentionScoreGrad tiling: %s", why.c_str());
         return ge::GRAPH_FAILED;
     }
-    const ge::DataType dtype = context->GetInputDesc(QUERY)->GetDataType();
-    if (dtype != ge::DT_FLOAT16 && dtype != ge::DT_BF16) {
-        // The OpDef carries the spec's FLOAT column; the kernel has no FLOAT variant yet.
-        FA_LOGE("FlashAttentionScoreGrad tiling: query dtype %d is not implemented (FLOAT16 and BF16 are)", static_cast<int>(dtype));
-        return ge::GRAPH_FAILED;
-    }
-    context->SetTilingKey(dtype == ge::DT_BF16 ? FAG_TILING_KEY_BF16 : FAG_TILING_KEY_FP16);
+    context->SetTilingKey(dtype == ge::DT_BF16   ? FAG_TILING_KEY_BF16
+                          : dtype == ge::DT_FLOAT ? FAG_TILING_KEY_FP32
+                                                  : FAG_TILING_KEY_FP16);
     const uint32_t cores = recompute && data->forward.usedCores > data->params.usedCores ? data->forward.usedCores
                                                                                          : data->params.usedCores;
     context->SetBlockDim(cores);

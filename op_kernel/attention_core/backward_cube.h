@@ -141,13 +141,14 @@ private:
         return (s.u.kvStart + static_cast<uint64_t>(s.u.k0)) * p_->numKvHeads + s.u.nkv;
     }
 
-    // `rows` TND rows of `depth` elements (pitch heads * depth) from element `offset` -> L1 Nz.
+    // The L1 tile of a rows x cols operand (cube_tiles.h).
+    __aicore__ inline static L1Shape Tile(uint32_t rows, uint32_t cols) { return L1Shape{AlignUp(rows, 16), AlignUp(cols, 16)}; }
+
+    // `rows` TND rows of `depth` elements (pitch heads * depth) from element `offset` -> L1.
     __aicore__ inline void LoadRows(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
                                     uint64_t offset, uint32_t rows, uint32_t heads, uint32_t depth)
     {
-        AscendC::Nd2NzParams nd(1, static_cast<uint16_t>(rows), static_cast<uint16_t>(depth), 0,
-                                static_cast<uint16_t>(heads * depth), static_cast<uint16_t>(AlignUp(rows, 16)), 1, 0);
-        AscendC::DataCopy(dst, src[offset], nd);
+        Tiles::CopyRows(dst, src[offset], rows, depth, static_cast<uint64_t>(heads) * depth, Tile(rows, depth), 0);
     }
 
     // Stages the step's tiles (and K/V when the unit changes), computes S = Q.K^T (+ Q_rope.
@@ -202,10 +203,10 @@ private:
         AscendC::CrossCoreWaitFlag(FlagBwdGrad(slot));
         const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
         const AscendC::LocalTensor<T> dsL1 = dsL1_.Get<T>();
-        AscendC::Nd2NzParams nd(1, static_cast<uint16_t>(s.rows), static_cast<uint16_t>(s.u.cols), 0,
-                                static_cast<uint16_t>(p_->blockKv), static_cast<uint16_t>(AlignUp(s.rows, 16)), 1, 0);
-        AscendC::DataCopy(pL1, wsP_[slot * (p_->wsSlotT / sizeof(T))], nd);
-        AscendC::DataCopy(dsL1, wsDs_[slot * (p_->wsSlotT / sizeof(T))], nd);
+        Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotT / sizeof(T))], s.rows, s.u.cols, p_->blockKv,
+                        Tile(s.rows, s.u.cols), 0);
+        Tiles::CopyRows(dsL1, wsDs_[slot * (p_->wsSlotT / sizeof(T))], s.rows, s.u.cols, p_->blockKv,
+                        Tile(s.rows, s.u.cols), 0);
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
 
         const uint32_t d = p_->headDim;
@@ -226,31 +227,25 @@ private:
         PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // P/dS and the tiles are restaged later
     }
 
-    // L0C copy c (+)= A.B^T with A (rows x depth) and B (cols x depth) Nz in L1; `first` starts
+    // L0C copy c (+)= A.B^T with A (rows x depth) and B (cols x depth) in L1; `first` starts
     // the sum.
     __aicore__ inline void MatmulABt(const AscendC::LocalTensor<T> &aL1, const AscendC::LocalTensor<T> &bL1,
                                      uint32_t rows, uint32_t cols, uint32_t depth, bool first, uint32_t c)
     {
-        const uint32_t m1 = AlignUp(rows, 16) / 16;
-        const uint32_t n1 = AlignUp(cols, 16) / 16;
         const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
         for (uint32_t kc = 0; kc < depth; kc += p_->dChunk) {
             const uint32_t kLen = depth - kc < p_->dChunk ? depth - kc : p_->dChunk;
-            const uint32_t k1 = (kLen + 15) / 16;
-            const uint32_t kd1 = kc / 16;
             if (kc > 0) {
                 PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read them
             }
-            LoadRowsToL0A(l0a, aL1, m1, kd1, k1);
-            LoadTransposeOperandToL0B(l0b, bL1, kd1, k1, n1, n1);
+            Tiles::LoadA(l0a, aL1, Tile(rows, depth), kc, kLen);
+            Tiles::LoadBt(l0b, bL1, Tile(cols, depth), kc, kLen);
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
-            AscendC::Mmad(L0c(c), l0a, l0b,
-                          AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(cols), static_cast<uint16_t>(kLen),
-                                              0, false, first && kc == 0));
+            AscendC::Mmad(L0c(c), l0a, l0b, Tiles::Mmad(MmadRows(rows), cols, kLen, first && kc == 0));
         }
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
     }
@@ -266,66 +261,51 @@ private:
         AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);
     }
 
-    // out (cols x depth, pitch `pitch`) += X^T.Y with X (rows x cols, Nz) and Y (rows x depth,
-    // Nz) in L1. X^T in L0A Zz is X's Nz fractal order with every fractal transposed; Y goes to
-    // L0B Zn.
+    // out (cols x depth, pitch `pitch`) += X^T.Y with X (rows x cols) and Y (rows x depth) in L1.
     __aicore__ inline void KeyGrad(const AscendC::LocalTensor<T> &xL1, const AscendC::LocalTensor<T> &yL1,
                                    uint32_t rows, uint32_t cols, uint32_t depth,
                                    const AscendC::GlobalTensor<float> &out, uint32_t pitch)
     {
-        const uint32_t m1 = AlignUp(rows, 16) / 16;
-        const uint32_t n1 = AlignUp(cols, 16) / 16;
         const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
-        LoadTransposedToL0A(l0a, xL1, n1 * m1);
+        Tiles::LoadAt(l0a, xL1, Tile(rows, cols));
         for (uint32_t dc = 0; dc < depth; dc += p_->dChunk) {
             const uint32_t dLen = depth - dc < p_->dChunk ? depth - dc : p_->dChunk;
-            const uint32_t dc1 = (dLen + 15) / 16;
-            const uint32_t dd1 = dc / 16;
             if (dc > 0) {
                 PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read L0B
             }
-            LoadColumnsToL0B(l0b, yL1, dd1, dc1, m1, m1);
+            Tiles::LoadB(l0b, yL1, Tile(rows, depth), dc, dLen);
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             const uint32_t c = BeginResult();
-            AscendC::Mmad(L0c(c), l0a, l0b,
-                          AscendC::MmadParams(MmadRows(cols), static_cast<uint16_t>(dLen), static_cast<uint16_t>(rows),
-                                              0, false, true));
+            AscendC::Mmad(L0c(c), l0a, l0b, Tiles::Mmad(MmadRows(cols), dLen, rows, true));
             AtomicOut(c, out[dc], dLen, cols, pitch);
         }
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
     }
 
-    // out (rows x depth, pitch `pitch`) += dS.B with dS (rows x cols, Nz) and B (cols x depth,
-    // Nz) in L1.
+    // out (rows x depth, pitch `pitch`) += dS.B with dS (rows x cols) and B (cols x depth) in L1.
     __aicore__ inline void QueryGrad(const AscendC::LocalTensor<T> &dsL1, const AscendC::LocalTensor<T> &bL1,
                                      uint32_t rows, uint32_t cols, uint32_t depth,
                                      const AscendC::GlobalTensor<float> &out, uint32_t pitch)
     {
-        const uint32_t m1 = AlignUp(rows, 16) / 16;
-        const uint32_t n1 = AlignUp(cols, 16) / 16;
         const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
-        LoadRowsToL0A(l0a, dsL1, m1, 0, n1);
+        Tiles::LoadA(l0a, dsL1, Tile(rows, cols), 0, cols);
         for (uint32_t dc = 0; dc < depth; dc += p_->dChunk) {
             const uint32_t dLen = depth - dc < p_->dChunk ? depth - dc : p_->dChunk;
-            const uint32_t dc1 = (dLen + 15) / 16;
-            const uint32_t dd1 = dc / 16;
             if (dc > 0) {
                 PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read L0B
             }
-            LoadColumnsToL0B(l0b, bL1, dd1, dc1, n1, n1);
+            Tiles::LoadB(l0b, bL1, Tile(cols, depth), dc, dLen);
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             const uint32_t c = BeginResult();
-            AscendC::Mmad(L0c(c), l0a, l0b,
-                          AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(dLen), static_cast<uint16_t>(cols),
-                                              0, false, true));
+            AscendC::Mmad(L0c(c), l0a, l0b, Tiles::Mmad(MmadRows(rows), dLen, cols, true));
             AtomicOut(c, out[dc], dLen, rows, pitch);
         }
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
@@ -344,6 +324,8 @@ private:
         AscendC::SetAtomicNone();
         AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);
     }
+
+    using Tiles = CubeTiles<T>;
 
     const BackwardParams *p_ = nullptr;
     BackwardSteps steps_;

@@ -11,6 +11,7 @@
 #include "kernel_operator.h"
 #include "backward_geometry.h"
 #include "policies.h"
+#include "float_cast.h"
 #include "backward_cube.h"  // the flag ids
 
 namespace AttentionCore {
@@ -63,13 +64,15 @@ public:
         wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 4 * p->wsSlotF32 + 2 * p->wsSlotT));
 
         const uint32_t cells = p->rowsPerVec * p->blockKv;
-        pipe->InitBuffer(sBuf_, cells * 4);
-        pipe->InitBuffer(dpBuf_, cells * 4);
+        // the D-term pass (ComputeRowTerms) needs one whole row of dO and O in these four
+        rowCells_ = cells > p->headDimAlign ? cells : p->headDimAlign;
+        pipe->InitBuffer(sBuf_, rowCells_ * 4);
+        pipe->InitBuffer(dpBuf_, rowCells_ * 4);
         pipe->InitBuffer(tmpBuf_, cells * 4);
         pipe->InitBuffer(maskBuf_, cells);
         pipe->InitBuffer(halfBuf_, cells * 2);
-        pipe->InitBuffer(pOutBuf_, cells * 2);
-        pipe->InitBuffer(dsOutBuf_, cells * 2);
+        pipe->InitBuffer(pOutBuf_, rowCells_ * sizeof(T));
+        pipe->InitBuffer(dsOutBuf_, rowCells_ * sizeof(T));
         pipe->InitBuffer(statBuf_, p->rowsPerVec * 32 * 3);
         if (p->hasPse != 0 && p->pseType >= 2) {
             InitAlibi(t, pipe);
@@ -134,7 +137,7 @@ private:
     {
         const uint32_t d = p_->headDim;
         const uint32_t dp = p_->headDimAlign;
-        uint32_t chunk = p_->rowsPerVec * p_->blockKv / dp;
+        uint32_t chunk = rowCells_ / dp;
         chunk = chunk > 255 ? 255 : chunk;
         uint64_t lo, hi;
         Share(p_->tq * p_->numHeads, lo, hi);
@@ -149,8 +152,8 @@ private:
             AscendC::DataCopyPad(oT, o_[r0 * d], copy, zeroPad);
             PipeSync<AscendC::HardEvent::MTE2_V>();
             const int32_t count = static_cast<int32_t>(rows * dp);
-            AscendC::Cast(s_, dyT, AscendC::RoundMode::CAST_NONE, count);
-            AscendC::Cast(dp_, oT, AscendC::RoundMode::CAST_NONE, count);
+            CastToFloat(s_, dyT, count);
+            CastToFloat(dp_, oT, count);
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::Mul(s_, s_, dp_, count);
             AscendC::PipeBarrier<PIPE_V>();
@@ -401,8 +404,8 @@ private:
 
             const AscendC::LocalTensor<T> pOut = pOutBuf_.Get<T>();
             const AscendC::LocalTensor<T> dsOut = dsOutBuf_.Get<T>();
-            AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
-            AscendC::Cast(dsOut, dp_, AscendC::RoundMode::CAST_RINT, count);
+            CastFromFloat(pOut, s_, count);
+            CastFromFloat(dsOut, dp_, count);
             PipeSync<AscendC::HardEvent::V_MTE3>();
             AscendC::DataCopy(wsP_[tSlot + rowOff * c], pOut, mine * c);
             AscendC::DataCopy(wsDs_[tSlot + rowOff * c], dsOut, mine * c);
@@ -429,7 +432,7 @@ private:
                     AscendC::Muls(s_, s_, p_->scaleValue, static_cast<int32_t>(len));
                     AscendC::PipeBarrier<PIPE_V>();
                 }
-                AscendC::Cast(outT, s_, AscendC::RoundMode::CAST_RINT, static_cast<int32_t>(len));
+                CastFromFloat(outT, s_, len);
                 PipeSync<AscendC::HardEvent::V_MTE3>();
                 AscendC::DataCopyPad(out_[a][x], outT,
                                      AscendC::DataCopyExtParams(1, len * static_cast<uint32_t>(sizeof(T)), 0, 0, 0));
@@ -452,6 +455,7 @@ private:
     uint32_t accCount_ = 3;
     AscendC::GlobalTensor<float> max_, sum_, drow_, wsS_, wsDp_, sink_, dsink_, dsinkWs_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;
+    uint32_t rowCells_ = 0;  // elements of sBuf_, dpBuf_, pOutBuf_, dsOutBuf_
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, tmpBuf_, maskBuf_, halfBuf_, pOutBuf_, dsOutBuf_,
         statBuf_, sinkBuf_, idxBuf_;
     AscendC::GlobalTensor<float> slopes_;

@@ -1,8 +1,8 @@
 // Cube side (AIC) of the forward core: per unit it stages the Q block in L1 once, then for
-// every key block computes S = Q.K^T (GM -> L1 with ND->NZ, L1 -> L0A/L0B, Mmad over head-dim
-// chunks, Fixpipe fp32 into an S slot of the workspace) and, once the vector cores returned P,
-// O_blk = P.V (Fixpipe fp32 into an O slot). S of block j+2 is issued before P.V of block j
-// (WS_SLOTS = 3 slots), so the vector cores have the next S while the cube waits for P.
+// every key block computes S = Q.K^T (GM -> L1 tiles -> L0A/L0B as in cube_tiles.h, Mmad over
+// head-dim chunks, Fixpipe fp32 into an S slot of the workspace) and, once the vector cores returned P,
+// O_blk = P.V (Fixpipe fp32 into an O slot). S of block j + WS_SLOTS - 1 is issued before P.V
+// of block j, so the vector cores have the next S while the cube waits for P.
 //
 // Double buffering (ForwardParams::l1Bufs / l0Bufs): the K tile and the P + V tiles in L1, the
 // L0A/L0B operands and the L0C result alternate between two copies, each copy guarded by its
@@ -125,26 +125,7 @@ private:
     // query row is computed as a 16-row fractal whose padding rows are never written out.
     __aicore__ inline static uint16_t MmadRows(uint32_t rows) { return static_cast<uint16_t>(rows == 1 ? 16 : rows); }
 
-    // `rows` GM rows of `cols` elements, `pitch` elements apart -> L1 Nz with mPad rows per
-    // 16-column strip. Nd2Nz's source pitch (srcDValue) is 16-bit: wider pitches (N x D > 65535
-    // in BSH/BSND/TND) take one Nd2Nz per row, row r landing at element r * 16 of the strip.
-    __aicore__ inline static void CopyRowsToNz(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
-                                               uint32_t rows, uint32_t cols, uint32_t pitch, uint32_t mPad)
-    {
-        if (pitch <= 65535) {
-            AscendC::Nd2NzParams nd(1, static_cast<uint16_t>(rows), static_cast<uint16_t>(cols), 0,
-                                    static_cast<uint16_t>(pitch), static_cast<uint16_t>(mPad), 1, 0);
-            AscendC::DataCopy(dst, src, nd);
-            return;
-        }
-        for (uint32_t r = 0; r < rows; ++r) {
-            AscendC::Nd2NzParams nd(1, 1, static_cast<uint16_t>(cols), 0, static_cast<uint16_t>(cols),
-                                    static_cast<uint16_t>(mPad), 1, 0);
-            AscendC::DataCopy(dst[r * 16], src[static_cast<uint64_t>(r) * pitch], nd);
-        }
-    }
-
-    // The K or V rows of a key block -> L1 Nz (kvPad rows per strip), one copy per run of evenly
+    // The K or V rows of a key block -> an L1 tile of kvPad rows, one copy per run of evenly
     // spaced rows (kv_runs.h: a paged cache's page ends a run); run r0 lands at row r0.
     __aicore__ inline void CopyKvRows(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
                                       const WorkUnit &u, const KvBlock &blk, uint32_t kvPad)
@@ -153,8 +134,8 @@ private:
         for (uint32_t r = 0; r < blk.cols;) {
             uint32_t run = KvRowsInRun(kv_, u.b, token0 + r);
             run = run < blk.cols - r ? run : blk.cols - r;
-            CopyRowsToNz(dst[r * 16], src[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(token0 + r))], run,
-                         p_->headDim, kv_.KvRowPitch(), kvPad);
+            Tiles::CopyRows(dst, src[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(token0 + r))], run, p_->headDim,
+                            kv_.KvRowPitch(), L1Shape{kvPad, p_->headDimAlign}, r);
             r += run;
         }
     }
@@ -163,8 +144,8 @@ private:
     {
         const uint32_t mPad = AlignUp(u.rows, 16);
         PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // the previous unit's Q loads are done
-        CopyRowsToNz(qL1_.Get<T>(), q_[kv_.QOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0)], u.rows,
-                     p_->headDim, kv_.QRowPitch(), mPad);
+        Tiles::CopyRows(qL1_.Get<T>(), q_[kv_.QOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0)], u.rows,
+                        p_->headDim, kv_.QRowPitch(), L1Shape{mPad, p_->headDimAlign}, 0);
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
     }
 
@@ -174,8 +155,6 @@ private:
         const uint32_t d = p_->headDim;
         const uint32_t mPad = AlignUp(u.rows, 16);
         const uint32_t kvPad = AlignUp(blk.cols, 16);
-        const uint32_t m1 = mPad / 16;
-        const uint32_t n1 = kvPad / 16;
         const uint32_t kb = NextCopy(kIdx_, l1Bufs_);
         const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
         const uint32_t c = lazy_ ? 0 : x;  // lazy P.V: L0C copy 1 is the accumulator
@@ -193,21 +172,17 @@ private:
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
         for (uint32_t kc = 0; kc < d; kc += p_->dChunk) {
             const uint32_t kLen = d - kc < p_->dChunk ? d - kc : p_->dChunk;
-            const uint32_t k1 = (kLen + 15) / 16;
-            const uint32_t kd1 = kc / 16;
             if (kc > 0) {
                 PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read them
             }
-            LoadRowsToL0A(l0a, qL1, m1, kd1, k1);
-            LoadTransposeOperandToL0B(l0b, kL1, kd1, k1, n1, n1);  // K Nz is Zn of K^T
+            Tiles::LoadA(l0a, qL1, L1Shape{mPad, p_->headDimAlign}, kc, kLen);
+            Tiles::LoadBt(l0b, kL1, L1Shape{kvPad, p_->headDimAlign}, kc, kLen);
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             if (kc == 0) {
                 AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);  // Fixpipe is done with this L0C
             }
-            AscendC::Mmad(l0c, l0a, l0b,
-                          AscendC::MmadParams(MmadRows(u.rows), static_cast<uint16_t>(blk.cols),
-                                              static_cast<uint16_t>(kLen), 0, false, kc == 0));
+            AscendC::Mmad(l0c, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), blk.cols, kLen, kc == 0));
         }
         AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
@@ -227,8 +202,6 @@ private:
         const uint32_t d = p_->headDim;
         const uint32_t mPad = AlignUp(u.rows, 16);
         const uint32_t kvPad = AlignUp(blk.cols, 16);
-        const uint32_t m1 = mPad / 16;
-        const uint32_t n1 = kvPad / 16;
         AscendC::CrossCoreWaitFlag(FlagPReady(slot));
         const uint32_t pb = NextCopy(pvIdx_, l1Bufs_);
         const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
@@ -239,27 +212,24 @@ private:
         const AscendC::LocalTensor<float> l0c = l0c_.Get<float>()[x * l0aElems_];
 
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);  // MTE1 is done with this P/V copy
-        AscendC::Nd2NzParams ndP(1, static_cast<uint16_t>(u.rows), static_cast<uint16_t>(blk.cols), 0,
-                                 static_cast<uint16_t>(p_->blockKv), static_cast<uint16_t>(mPad), 1, 0);
-        AscendC::DataCopy(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], ndP);
+        Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], u.rows, blk.cols, p_->blockKv,
+                        L1Shape{mPad, kvPad}, 0);
         CopyKvRows(vL1, v_, u, blk, kvPad);
         AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_PV + pb);
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_PV + pb);
 
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
-        LoadRowsToL0A(l0a, pL1, m1, 0, n1);  // P, once for all head-dim chunks
+        Tiles::LoadA(l0a, pL1, L1Shape{mPad, kvPad}, 0, blk.cols);  // P, once for all head-dim chunks
         if (lazy_) {
-            AccumulatePV(u, blk, slot, first, last, l0a, l0b, vL1, n1, pb, x);
+            AccumulatePV(u, blk, slot, first, last, l0a, l0b, vL1, kvPad, pb, x);
             return;
         }
         for (uint32_t dc = 0; dc < d; dc += p_->dChunk) {
             const uint32_t dLen = d - dc < p_->dChunk ? d - dc : p_->dChunk;
-            const uint32_t dc1 = (dLen + 15) / 16;
-            const uint32_t dd1 = dc / 16;
             if (dc > 0) {
                 PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read L0B
             }
-            LoadColumnsToL0B(l0b, vL1, dd1, dc1, n1, n1);  // V (kv x d) as the right operand
+            Tiles::LoadB(l0b, vL1, L1Shape{kvPad, p_->headDimAlign}, dc, dLen);  // V (kv x d) as the right operand
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             if (dc == 0) {
@@ -267,9 +237,7 @@ private:
             } else {
                 PipeSync<AscendC::HardEvent::FIX_M>();  // the previous chunk's Fixpipe read it
             }
-            AscendC::Mmad(l0c, l0a, l0b,
-                          AscendC::MmadParams(MmadRows(u.rows), static_cast<uint16_t>(dLen),
-                                              static_cast<uint16_t>(blk.cols), 0, false, true));
+            AscendC::Mmad(l0c, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), dLen, blk.cols, true));
             AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + x);
             AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(dLen), static_cast<uint16_t>(u.rows),
@@ -288,11 +256,11 @@ private:
     // sum to the final O slot.
     __aicore__ inline void AccumulatePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first, bool last,
                                         const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &l0b,
-                                        const AscendC::LocalTensor<T> &vL1, uint32_t n1, uint32_t pb, uint32_t x)
+                                        const AscendC::LocalTensor<T> &vL1, uint32_t kvPad, uint32_t pb, uint32_t x)
     {
         const uint32_t d = p_->headDim;
         const AscendC::LocalTensor<float> acc = l0c_.Get<float>()[l0aElems_];
-        LoadColumnsToL0B(l0b, vL1, 0, (d + 15) / 16, n1, n1);  // V (kv x d) as the right operand
+        Tiles::LoadB(l0b, vL1, L1Shape{kvPad, p_->headDimAlign}, 0, d);  // V (kv x d) as the right operand
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
         AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);
@@ -302,9 +270,7 @@ private:
         if (flush) {
             StoreAccumulator(u, acc, slot);
         }
-        AscendC::Mmad(acc, l0a, l0b,
-                      AscendC::MmadParams(MmadRows(u.rows), static_cast<uint16_t>(d), static_cast<uint16_t>(blk.cols), 0,
-                                          false, first || flush));
+        AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), d, blk.cols, first || flush));
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
         if (last) {
@@ -322,6 +288,8 @@ private:
         AscendC::Fixpipe(wsO_[slot * (p_->wsSlotO / 4)], acc, fix);
         PipeSync<AscendC::HardEvent::FIX_M>();  // the next Mmad may restart the sum
     }
+
+    using Tiles = CubeTiles<T>;
 
     const ForwardParams *p_ = nullptr;
     typename Variant::Split split_;

@@ -1,10 +1,217 @@
-// L1 -> L0A/L0B tile loads shared by every cube stage (forward, backward, sparse backward).
-// Operands live in L1 as Nz: fractal (c1, r1) of a (rows x cols) matrix sits at c1 * R1 + r1,
-// where R1 is the number of 16-row fractals per column of fractals in that L1 buffer.
+// Cube operand tiles shared by every cube stage (forward, backward, sparse backward): how a
+// row-major GM matrix is staged in L1 and how the four operand shapes of the attention matmuls
+// reach L0A/L0B. A fractal is 512 bytes: 16 rows of C0 = 32 / sizeof(T) columns.
+//
+// CubeTiles<T> per element width:
+//   16-bit (half, bfloat16_t): L1 tiles are Nz (what Nd2Nz writes: fractal (c1, r1) at
+//     c1 * R1 + r1, R1 = rowsPad / 16); LoadData transposes a 16x16 fractal on the way.
+//   32-bit (float): LoadDataWithTranspose transposes a 16x16 square made of two 16x8 fractals
+//     that sit side by side, so L1 tiles are Zz (fractal (r1, c1) at r1 * C1 + c1, C1 =
+//     colsPad / 8: every 16-row group is a row of fractals), written by one Nd2Nz per 16-row
+//     group (ndNum). Every k extent is counted in 16s (two fractals) and Mmad runs with
+//     kDirectionAlign, so a transposed operand's k padding matches the plain one's.
+//
+// The operand loads (L0A is Zz, L0B holds B^T's fractals, see the emulator's mm.cpp):
+//   LoadA  : A = tile columns [kOff, kOff + kLen) of every row
+//   LoadBt : B = X^T for the tile X (rows are n, columns [kOff, kOff + kLen) are k)
+//   LoadB  : B = tile columns [nOff, nOff + nLen) (rows are k)
+//   LoadAt : A = X^T for the whole tile X (columns are m, rows are k)
 #pragma once
 #include "kernel_operator.h"
 
 namespace AttentionCore {
+
+// Padded extent of an L1 tile (both multiples of 16).
+struct L1Shape {
+    uint32_t rowsPad;
+    uint32_t colsPad;
+};
+
+template <typename T, bool WIDE = (sizeof(T) == 4)>
+struct CubeTiles;
+
+template <typename T>
+struct CubeTiles<T, false> {
+    static constexpr uint32_t C0 = 16;
+    static constexpr uint32_t FRAC = 256;  // elements per fractal
+
+    // `rows` GM rows of `cols` elements, `pitch` elements apart -> tile rows [row0, row0 + rows).
+    // Nd2Nz's source pitch (srcDValue) is 16-bit: wider pitches (N x D > 65535 in BSH/BSND/TND)
+    // take one Nd2Nz per row.
+    __aicore__ inline static void CopyRows(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
+                                           uint32_t rows, uint32_t cols, uint64_t pitch, const L1Shape &shape,
+                                           uint32_t row0)
+    {
+        if (pitch <= 65535) {
+            AscendC::Nd2NzParams nd(1, static_cast<uint16_t>(rows), static_cast<uint16_t>(cols), 0,
+                                    static_cast<uint16_t>(pitch), static_cast<uint16_t>(shape.rowsPad), 1, 0);
+            AscendC::DataCopy(dst[row0 * C0], src, nd);
+            return;
+        }
+        for (uint32_t r = 0; r < rows; ++r) {
+            AscendC::Nd2NzParams nd(1, 1, static_cast<uint16_t>(cols), 0, static_cast<uint16_t>(cols),
+                                    static_cast<uint16_t>(shape.rowsPad), 1, 0);
+            AscendC::DataCopy(dst[(row0 + r) * C0], src[r * pitch], nd);
+        }
+    }
+
+    // One row of fractals per LoadData.
+    __aicore__ inline static void LoadA(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &src,
+                                        const L1Shape &shape, uint32_t kOff, uint32_t kLen)
+    {
+        const uint32_t m1 = shape.rowsPad / 16;
+        const uint32_t k1 = (kLen + 15) / 16;
+        for (uint32_t i = 0; i < m1; ++i) {
+            AscendC::LoadData(l0a[i * k1 * FRAC], src[(kOff / 16 * m1 + i) * FRAC],
+                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1), static_cast<uint16_t>(m1), 0, 0,
+                                                        false, 0));
+        }
+    }
+
+    // An Nz X already is B^T's fractal order: the column chunk is one run of fractals.
+    __aicore__ inline static void LoadBt(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
+                                         const L1Shape &shape, uint32_t kOff, uint32_t kLen)
+    {
+        const uint32_t n1 = shape.rowsPad / 16;
+        const uint32_t k1 = (kLen + 15) / 16;
+        AscendC::LoadData(l0b, src[kOff / 16 * n1 * FRAC],
+                          AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1 * n1), 1, 0, 0, false, 0));
+    }
+
+    // Every fractal transposed on the way, one row of k fractals per LoadData.
+    __aicore__ inline static void LoadB(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
+                                        const L1Shape &shape, uint32_t nOff, uint32_t nLen)
+    {
+        const uint32_t k1 = shape.rowsPad / 16;
+        const uint32_t n1 = (nLen + 15) / 16;
+        for (uint32_t i = 0; i < k1; ++i) {
+            AscendC::LoadData(l0b[i * n1 * FRAC], src[(nOff / 16 * k1 + i) * FRAC],
+                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), static_cast<uint16_t>(k1), 0, 0,
+                                                        true, 0));
+        }
+    }
+
+    // X^T in Zz is X's Nz fractal order with every fractal transposed: one LoadData.
+    __aicore__ inline static void LoadAt(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &src,
+                                         const L1Shape &shape)
+    {
+        const uint32_t fractals = shape.rowsPad / 16 * (shape.colsPad / 16);
+        AscendC::LoadData(l0a, src, AscendC::LoadData2DParams(0, static_cast<uint8_t>(fractals), 1, 0, 0, true, 0));
+    }
+
+    __aicore__ inline static AscendC::MmadParams Mmad(uint32_t m, uint32_t n, uint32_t k, bool init)
+    {
+        return AscendC::MmadParams(static_cast<uint16_t>(m), static_cast<uint16_t>(n), static_cast<uint16_t>(k), 0,
+                                   false, init);
+    }
+};
+
+template <typename T>
+struct CubeTiles<T, true> {
+    static constexpr uint32_t C0 = 8;
+    static constexpr uint32_t FRAC = 128;  // elements per fractal
+
+    // Rows of a 16-row group land in one Nd2Nz matrix (ndNum groups per call); a copy that
+    // starts inside a group, or whose group stride does not fit Nd2Nz's 16-bit fields, goes
+    // row by row.
+    __aicore__ inline static void CopyRows(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
+                                           uint32_t rows, uint32_t cols, uint64_t pitch, const L1Shape &shape,
+                                           uint32_t row0)
+    {
+        const uint32_t group = shape.colsPad / C0 * FRAC;  // elements per 16-row group
+        uint32_t r = 0;
+        if (row0 % 16 == 0 && 16 * pitch <= 65535) {
+            const uint32_t full = rows / 16;
+            if (full > 0) {
+                AscendC::Nd2NzParams nd(static_cast<uint16_t>(full), 16, static_cast<uint16_t>(cols),
+                                        static_cast<uint16_t>(16 * pitch), static_cast<uint16_t>(pitch), 16, 1,
+                                        static_cast<uint16_t>(group));
+                AscendC::DataCopy(dst[row0 / 16 * group], src, nd);
+            }
+            r = full * 16;
+            if (r < rows) {
+                AscendC::Nd2NzParams nd(1, static_cast<uint16_t>(rows - r), static_cast<uint16_t>(cols), 0,
+                                        static_cast<uint16_t>(pitch), 16, 1, 0);
+                AscendC::DataCopy(dst[(row0 + r) / 16 * group], src[r * pitch], nd);
+                r = rows;
+            }
+        }
+        for (; r < rows; ++r) {
+            const uint32_t row = row0 + r;
+            AscendC::Nd2NzParams nd(1, 1, static_cast<uint16_t>(cols), 0, static_cast<uint16_t>(cols), 16, 1, 0);
+            AscendC::DataCopy(dst[row / 16 * group + row % 16 * C0], src[r * pitch], nd);
+        }
+    }
+
+    // One row of fractals per LoadData (they are contiguous in a Zz tile).
+    __aicore__ inline static void LoadA(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &src,
+                                        const L1Shape &shape, uint32_t kOff, uint32_t kLen)
+    {
+        const uint32_t m1 = shape.rowsPad / 16;
+        const uint32_t c1 = shape.colsPad / C0;
+        const uint32_t k1 = (kLen + 15) / 16 * 2;
+        for (uint32_t i = 0; i < m1; ++i) {
+            AscendC::LoadData(l0a[i * k1 * FRAC], src[(i * c1 + kOff / C0) * FRAC],
+                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1), 1, 0, 0, false, 0));
+        }
+    }
+
+    // B^T's fractal (k1, n1) is X's fractal (n1, k1): one column of fractals per LoadData.
+    __aicore__ inline static void LoadBt(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
+                                         const L1Shape &shape, uint32_t kOff, uint32_t kLen)
+    {
+        const uint32_t n1 = shape.rowsPad / 16;
+        const uint32_t c1 = shape.colsPad / C0;
+        const uint32_t k1 = (kLen + 15) / 16 * 2;
+        for (uint32_t kk = 0; kk < k1; ++kk) {
+            AscendC::LoadData(l0b[kk * n1 * FRAC], src[(kOff / C0 + kk) * FRAC],
+                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), static_cast<uint16_t>(c1), 0, 0,
+                                                        false, 0));
+        }
+    }
+
+    // Per 16-row group (k fractals 2 r1 and 2 r1 + 1): its squares along the chunk, transposed;
+    // a square's two halves are one row of n fractals apart.
+    __aicore__ inline static void LoadB(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
+                                        const L1Shape &shape, uint32_t nOff, uint32_t nLen)
+    {
+        const uint32_t groups = shape.rowsPad / 16;
+        const uint32_t c1 = shape.colsPad / C0;
+        const uint32_t n1 = (nLen + 15) / 16;
+        for (uint32_t r1 = 0; r1 < groups; ++r1) {
+            AscendC::LoadDataWithTranspose(l0b[2 * r1 * n1 * FRAC], src[(r1 * c1 + nOff / C0) * FRAC],
+                                           AscendC::LoadData2dTransposeParams(0, static_cast<uint8_t>(n1), 1, 0,
+                                                                              static_cast<uint16_t>(n1 - 1)));
+        }
+    }
+
+    // Per 16-row group of X (k fractals 2 r1, 2 r1 + 1 of every m row): its squares transposed,
+    // one row of k fractals apart.
+    __aicore__ inline static void LoadAt(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &src,
+                                         const L1Shape &shape)
+    {
+        const uint32_t groups = shape.rowsPad / 16;
+        const uint32_t c1 = shape.colsPad / C0;
+        const uint32_t k1 = 2 * groups;
+        for (uint32_t r1 = 0; r1 < groups; ++r1) {
+            AscendC::LoadDataWithTranspose(l0a[2 * r1 * FRAC], src[r1 * c1 * FRAC],
+                                           AscendC::LoadData2dTransposeParams(0, static_cast<uint8_t>(c1 / 2), 1,
+                                                                              static_cast<uint16_t>(k1 - 1), 0));
+        }
+    }
+
+    // fp32 operands in fp32 (HF32 off, the default mode): docs/golden.md has the precision.
+    __aicore__ inline static AscendC::MmadParams Mmad(uint32_t m, uint32_t n, uint32_t k, bool init)
+    {
+        AscendC::MmadParams p(static_cast<uint16_t>(m), static_cast<uint16_t>(n), static_cast<uint16_t>(k), 0, false,
+                              init);
+        p.kDirectionAlign = true;
+        return p;
+    }
+};
+
+// 16-bit loaders by fractal counts, still used by the sparse backward cube (to be moved onto
+// CubeTiles).
 
 // Columns [kd1*16, (kd1 + k1)*16) of an Nz operand with m1 row fractals -> L0A Zz (the left
 // operand A of Mmad): one row of fractals per LoadData.

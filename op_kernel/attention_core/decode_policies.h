@@ -112,6 +112,7 @@ __aicore__ inline uint32_t KvRowsInRun(const KvSource<KvDecode> &kv, uint32_t, u
 // ------------------------------------------------------------------------- mask
 template <>
 struct MaskMod<MaskDecode> {
+    static constexpr bool USES_SCRATCH = true;  // scratch takes the pse / mask rows as half
     // t.actualSeqLengths holds the KV lengths, t.mask the (B, S)-like mask, t.pse pse_shift.
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
     {

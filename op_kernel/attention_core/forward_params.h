@@ -20,8 +20,10 @@ constexpr float INVALID_ROW_STAT_SUM = 3.4028234663852886e38f;
 
 // Workspace slots of the cube <-> vector hand-off (S, P and O of one key block each): the cube
 // computes S up to WS_SLOTS - 1 blocks ahead of the P.V it waits for, so the vector cores'
-// round trip of a block overlaps the cube's work on the next two.
-constexpr uint32_t WS_SLOTS = 3;
+// round trip of a block overlaps the cube's work on the next ones. Three blocks ahead, because
+// the cube's S chain after a P arrives (P and V loads, then the K load, Q.K^T, Fixpipe: ~1.6 µs
+// modelled at D = 128) is longer than two vector blocks (docs/performance.md).
+constexpr uint32_t WS_SLOTS = 4;
 // Lazy P.V (ForwardParams::lazyO): the cube accumulates P.V over key blocks in L0C and writes it
 // out only when a vector core moved its rows' softmax reference max by more than
 // LAZY_RESCALE_TAU (so P = exp(s - ref) <= 256 stays well inside fp16/bf16), and at the end of
@@ -67,7 +69,7 @@ struct ForwardParams {
 
     // Block geometry chosen by the tiling (docs/attention_core.md, "block sizes").
     uint32_t blockQ;        // query rows per block (two vector cores take half each)
-    uint32_t blockKv;       // keys per block, multiple of 128
+    uint32_t blockKv;       // keys per block: 128, or 64 where 128 does not fit L1 (fp32, D > 464)
     uint32_t rowsPerVec;    // blockQ / 2
     uint32_t dChunk;        // head-dim columns per cube pass (L0 budget), multiple of 16
     uint32_t qBlocksPerHead;  // ceil(seqQ / blockQ)
@@ -78,7 +80,7 @@ struct ForwardParams {
     uint32_t l1Bufs;
     uint32_t l0Bufs;
     uint32_t lazyO;     // 1: lazy P.V (above); needs headDim <= dChunk and L0C for S + the accumulator
-    uint32_t reserved1;
+    uint32_t vecSBufs;  // S buffers per vector core: 2 loads the next block's S during this one's softmax
 
     // Work split: the units (batch, head, q-block) in that order, cut into contiguous ranges
     // of about equal cost; core c takes units [coreUnitStart[c], coreUnitStart[c + 1]).

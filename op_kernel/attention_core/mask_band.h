@@ -14,6 +14,7 @@ struct MaskMod {
 // computed blocks the band and the tensor are applied element-wise by the vector core.
 template <>
 struct MaskMod<MaskTensorBand> {
+    static constexpr bool USES_SCRATCH = false;  // maskHalf is not written (as ScoreMod::UsesScratch)
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t) { Init(p, t.mask); }
     __aicore__ inline void Init(const ForwardParams *p, GM_ADDR mask)
     {
@@ -41,15 +42,16 @@ struct MaskMod<MaskTensorBand> {
 
     // s: rows x cols fp32 scores (row pitch cols) of query rows [row0, row0 + rows) and keys
     // [k0, k0 + colsValid); columns >= colsValid are padding. Excluded entries become
-    // MASKED_SCORE (or lower). tmp (rows x cols fp32), maskBytes (rows x cols) and maskHalf
-    // (rows x cols) are scratch.
+    // MASKED_SCORE (or lower). tmp (rows x cols fp32) and maskBytes (rows x cols) are scratch;
+    // maskHalf (the P buffer) is left alone.
     __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &tmp,
                                  const AscendC::LocalTensor<uint8_t> &maskBytes,
                                  const AscendC::LocalTensor<half> &maskHalf, const WorkUnit &u, uint32_t row0,
                                  uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols) const
     {
+        (void)maskHalf;
         if (p_->hasMask != 0) {
-            AddTensorMask(s, tmp, maskBytes, maskHalf, u, row0, rows, k0, colsValid, cols);
+            AddTensorMask(mask_, p_, s, tmp, maskBytes, u, row0, rows, k0, colsValid, cols);
         }
         if (p_->bandActive == 0) {
             if (colsValid < cols) {
@@ -99,19 +101,11 @@ struct MaskMod<MaskTensorBand> {
     // s := MASKED_SCORE where the mask byte is non-zero (any non-zero excludes): the bytes as
     // half, one compare into a bit per score (kept where the byte is 0), one select. Three
     // vector passes per score (an additive mask takes four: two casts, a multiply, an add).
-    __aicore__ inline void AddTensorMask(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &tmp,
-                                         const AscendC::LocalTensor<uint8_t> &maskBytes,
-                                         const AscendC::LocalTensor<half> &maskHalf, const WorkUnit &u,
-                                         uint32_t row0, uint32_t rows, int64_t k0, uint32_t colsValid,
-                                         uint32_t cols) const
-    {
-        AddTensorMask(mask_, p_, s, tmp, maskBytes, maskHalf, u, row0, rows, k0, colsValid, cols);
-    }
+    // tmp holds both: the keep bits in its first bytes, the half copy in its upper half.
     __aicore__ inline static void AddTensorMask(const AscendC::GlobalTensor<uint8_t> &maskGm, const ForwardParams *params,
                                                 const AscendC::LocalTensor<float> &s,
                                                 const AscendC::LocalTensor<float> &tmp,
-                                                const AscendC::LocalTensor<uint8_t> &maskBytes,
-                                                const AscendC::LocalTensor<half> &maskHalf, const WorkUnit &u,
+                                                const AscendC::LocalTensor<uint8_t> &maskBytes, const WorkUnit &u,
                                                 uint32_t row0, uint32_t rows, int64_t k0, uint32_t colsValid,
                                                 uint32_t cols)
     {
@@ -126,8 +120,11 @@ struct MaskMod<MaskTensorBand> {
         AscendC::DataCopyPad(maskBytes, maskGm[offset], copy, pad);
         AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(0);
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(0);
-        const uint32_t count = rows * cols;  // cols = blockKv, a multiple of 128
+        // whole 256-byte repeats of half (cols = blockKv is 64 or 128; rowsPerVec is even, so a
+        // 64-column block's odd last row rounds up into the buffers)
+        const uint32_t count = (rows * cols + 127) / 128 * 128;
         const AscendC::LocalTensor<uint8_t> keep = tmp.template ReinterpretCast<uint8_t>();
+        const AscendC::LocalTensor<half> maskHalf = tmp[count / 2].template ReinterpretCast<half>();
         AscendC::Cast(maskHalf, maskBytes, AscendC::RoundMode::CAST_NONE, count);
         AscendC::PipeBarrier<PIPE_V>();
         AscendC::CompareScalar(keep, maskHalf, static_cast<half>(0.0f), AscendC::CMPMODE::EQ, count);

@@ -148,9 +148,11 @@ struct ScoreMod {
 
 // S = scale * Q.K^T (fp32, in UB). The Apply interface: s holds `rows` x `cols` fp32 scores
 // of query rows [row0, row0 + rows) of unit u and keys [k0, k0 + colsValid); tmp (fp32) and
-// scratch (input type) are rows x cols scratch buffers.
+// scratch (input type) are rows x cols scratch buffers. UsesScratch(): whether Apply writes
+// scratch (the vector stage's P buffer, which the previous block's P store may still read).
 template <>
 struct ScoreMod<ScoreScale> {
+    __aicore__ inline bool UsesScratch() const { return false; }
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &) { scale_ = p->scaleValue; }
     template <typename T>
     __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &,

@@ -4,6 +4,7 @@
 #pragma once
 #include "sparse_mode.h"
 #include "sync.h"
+#include "float_cast.h"
 
 namespace AttentionCore {
 
@@ -74,6 +75,7 @@ private:
 // computed blocks; modes 0 and 1 also read the user mask [maxSq, maxSkv] (non-zero excludes).
 template <>
 struct MaskMod<MaskSparseMode> {
+    static constexpr bool USES_SCRATCH = false;  // maskHalf is not written
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
     {
         p_ = p;
@@ -117,8 +119,9 @@ struct MaskMod<MaskSparseMode> {
                                  uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols) const
     {
         using Helpers = MaskMod<MaskTensorBand>;
+        (void)maskHalf;
         if (p_->hasMask != 0 && p_->sparseMode <= SPARSE_ALL_MASK) {
-            Helpers::AddTensorMask(mask_, p_, s, tmp, maskBytes, maskHalf, u, row0, rows, k0, colsValid, cols);
+            Helpers::AddTensorMask(mask_, p_, s, tmp, maskBytes, u, row0, rows, k0, colsValid, cols);
         }
         const SparseBand band = Band(u);
         for (uint32_t r = 0; r < rows; ++r) {
@@ -156,6 +159,7 @@ private:
 // past W read 0 (they are masked in the causal modes where compression is allowed).
 template <>
 struct ScoreMod<ScorePse> {
+    __aicore__ inline bool UsesScratch() const { return p_->hasPse != 0; }  // the pse rows
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
     {
         p_ = p;
@@ -206,7 +210,7 @@ struct ScoreMod<ScorePse> {
                 AscendC::DataCopyPad(scratch[r * cols], pse[head + static_cast<uint64_t>(t * w + c0)], copy, pad);
             }
             PipeSync<AscendC::HardEvent::MTE2_V>();
-            AscendC::Cast(tmp, scratch, AscendC::RoundMode::CAST_NONE, count);
+            CastToFloat(tmp, scratch, count);
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::Add(s, s, tmp, static_cast<int32_t>(count));
             AscendC::PipeBarrier<PIPE_V>();

@@ -16,6 +16,7 @@
 #include "forward_params.h"
 #include "policies.h"
 #include "sync.h"
+#include "float_cast.h"
 #include "partial_output.h"
 
 namespace AttentionCore {
@@ -52,12 +53,15 @@ public:
         const uint32_t dp = p->headDimAlign;
         const uint32_t tmpBytes = r * c * 4 > r * dp * sizeof(T) ? r * c * 4 : r * dp * sizeof(T);
         const uint32_t statBytes = AlignUp(r, 8) * 4;
-        pipe->InitBuffer(sBuf_, r * c * 4);
+        sBufs_ = p->vecSBufs == 2 ? 2 : 1;
+        sElems_ = r * c;
+        partRows_ = PartRows(r);
+        pipe->InitBuffer(sBuf_, sBufs_ * r * c * 4);
         pipe->InitBuffer(tmpBuf_, tmpBytes);
-        pipe->InitBuffer(pBuf_, r * c * 2);
+        pipe->InitBuffer(pBuf_, r * c * sizeof(T));  // P out; also pse (T) and mask (half) scratch
         pipe->InitBuffer(maskBuf_, r * c);
         pipe->InitBuffer(accBuf_, r * dp * 4);
-        pipe->InitBuffer(partBuf_, r * dp * 4);
+        pipe->InitBuffer(partBuf_, partRows_ * dp * 4);
         pipe->InitBuffer(statBuf_, statBytes * (6 + WS_SLOTS));
         pipe->InitBuffer(bcastBuf_, r * 32);
         s_ = sBuf_.Get<float>();
@@ -87,6 +91,9 @@ public:
         // of the next ones instead of stalling this core.
         constexpr uint32_t LAG = WS_SLOTS - 1;
         uint64_t g = 0;
+        for (uint32_t b = 0; b < sBufs_; ++b) {  // every S buffer starts free
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
+        }
         for (uint64_t unit = split_.Begin(core_); unit < split_.End(core_); ++unit) {
             WorkUnit u;
             split_.Decode(unit, u);
@@ -98,6 +105,9 @@ public:
             const uint32_t blocks = KvBlockCount(u.kvBegin, u.kvEnd, p_->blockKv);
             for (uint32_t j = 0; j < blocks; ++j) {
                 SoftmaxBlock(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), rowOff, rows, (g + j) % WS_SLOTS);
+                if (j + 1 < blocks) {
+                    PrefetchS(rowOff, rows, (g + j + 1) % WS_SLOTS);
+                }
                 if (j >= LAG) {
                     AccumulateO(rowOff, rows, (g + j - LAG) % WS_SLOTS);
                 }
@@ -107,6 +117,9 @@ public:
             }
             g += blocks;
             FinishUnit(u, rowOff, rows, blocks);
+        }
+        for (uint32_t b = 0; b < sBufs_; ++b) {  // drain
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
         }
     }
 
@@ -123,19 +136,63 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
     }
 
+    // Event ids of the S buffers (id 0 is PipeSync's): MTE2_V EVT_S + b "S is in buffer b",
+    // V_MTE2 EVT_S + b "the vector is done with buffer b".
+    static constexpr int32_t EVT_S = 1;
+    static constexpr bool MASK_SCRATCH = Variant::Mask::USES_SCRATCH;
+
+    // Rows of O per O-slot load: with two S buffers part_ holds half of a core's rows (the UB
+    // this saves holds the second S buffer; lazy P.V loads O slots rarely).
+    __aicore__ inline uint32_t PartRows(uint32_t r) const { return sBufs_ == 2 ? (r + 1) / 2 : r; }
+
+    // This core's rows of S slot `slot` -> S buffer `b` (once the vector is done with it).
+    __aicore__ inline void LoadS(uint32_t slot, uint32_t rowOff, uint32_t rows, uint32_t b)
+    {
+        const uint32_t c = p_->blockKv;
+        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
+        AscendC::DataCopy(sBuf_.Get<float>()[b * sElems_], wsS_[slot * (p_->wsSlotS / 4) + rowOff * c], rows * c);
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_S + b);
+    }
+
+    // With two S buffers (ForwardParams::vecSBufs), the next block's S is loaded as soon as this
+    // block's P is out, so the load overlaps the O fold and the next block's start.
+    __aicore__ inline void PrefetchS(uint32_t rowOff, uint32_t rows, uint32_t slot)
+    {
+        if (sBufs_ == 2 && rows != 0) {
+            AscendC::CrossCoreWaitFlag(FLAG_S_READY);
+            LoadS(slot, rowOff, rows, sIdx_);
+            prefetched_ = true;
+        }
+    }
+
     // One key block: S -> P (online softmax), P to the workspace for the cube.
     __aicore__ inline void SoftmaxBlock(const WorkUnit &u, const KvBlock &blk, uint32_t rowOff, uint32_t rows,
                                         uint32_t slot)
     {
-        AscendC::CrossCoreWaitFlag(FLAG_S_READY);
+        const uint32_t cur = sIdx_;
+        if (!prefetched_) {
+            AscendC::CrossCoreWaitFlag(FLAG_S_READY);
+            if (rows != 0) {
+                LoadS(slot, rowOff, rows, cur);
+            }
+        }
+        prefetched_ = false;
         if (rows != 0) {
             const uint32_t c = p_->blockKv;
             const uint32_t count = rows * c;
-            PipeSync<AscendC::HardEvent::V_MTE2>();
-            AscendC::DataCopy(s_, wsS_[slot * (p_->wsSlotS / 4) + rowOff * c], count);
-            PipeSync<AscendC::HardEvent::MTE2_V>();
-            PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous P store has left pBuf_
+            s_ = sBuf_.Get<float>()[cur * sElems_];
+            AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_S + cur);
+            // The previous block's P store reads pBuf_ until MTE3 is done: wait right before
+            // pBuf_'s first use (as score or mask scratch, else the P cast), so the store
+            // overlaps this block's softmax.
+            const bool scoreScratch = score_.UsesScratch();
+            if (scoreScratch) {
+                PipeSync<AscendC::HardEvent::MTE3_V>();
+            }
             score_.Apply(s_, tmp_, pBuf_.Get<T>(), u, u.q0 + rowOff, rows, blk.k0, blk.cols, c);
+            if (!scoreScratch && MASK_SCRATCH) {
+                PipeSync<AscendC::HardEvent::MTE3_V>();
+            }
             mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, u.q0 + rowOff, rows, blk.k0,
                         blk.cols, c);
 
@@ -179,7 +236,12 @@ private:
             softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, u.q0 + rowOff, rows, blk.k0, blk.cols, c);
 
             const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
-            AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
+            if (!scoreScratch && !MASK_SCRATCH) {
+                PipeSync<AscendC::HardEvent::MTE3_V>();
+            }
+            CastFromFloat(pOut, s_, count);
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
+            sIdx_ = sBufs_ == 2 ? cur ^ 1u : 0u;
             PipeSync<AscendC::HardEvent::V_MTE3>();
             AscendC::DataCopy(wsP_[slot * (p_->wsSlotP / sizeof(T)) + rowOff * c], pOut, count);
         } else {
@@ -217,11 +279,8 @@ private:
         if (lazy_ && ReadCtrl(ctrl_, CtrlFlushed(slot)) == 0) {
             return;
         }
-        LoadPart(rowOff, rows, slot);
-        const int32_t count = static_cast<int32_t>(rows * p_->headDimAlign);
         if (lazy_) {
-            AscendC::Add(acc_, acc_, part_, count);
-            AscendC::PipeBarrier<PIPE_V>();
+            AddSlot(rowOff, rows, slot);
             if (rescaled_[slot]) {
                 Broadcast(alpha_[slot], rows);
                 ScaleRows(acc_, rows);
@@ -230,26 +289,26 @@ private:
         }
         Broadcast(alpha_[slot], rows);
         ScaleRows(acc_, rows);
-        AscendC::Add(acc_, acc_, part_, count);
-        AscendC::PipeBarrier<PIPE_V>();
+        AddSlot(rowOff, rows, slot);
     }
 
     // Lazy P.V: O += the unit's final sum (the cube's last write-out, in the final O slot,
     // relative to the current reference).
-    __aicore__ inline void AddFinalSum(uint32_t rowOff, uint32_t rows)
-    {
-        LoadPart(rowOff, rows, WS_SLOTS);
-        AscendC::Add(acc_, acc_, part_, static_cast<int32_t>(rows * p_->headDimAlign));
-        AscendC::PipeBarrier<PIPE_V>();
-    }
+    __aicore__ inline void AddFinalSum(uint32_t rowOff, uint32_t rows) { AddSlot(rowOff, rows, WS_SLOTS); }
 
-    // part_ := this core's rows of O slot `slot` (WS_SLOTS: the final slot).
-    __aicore__ inline void LoadPart(uint32_t rowOff, uint32_t rows, uint32_t slot)
+    // acc_ += this core's rows of O slot `slot` (WS_SLOTS: the final slot), partRows_ rows per
+    // load.
+    __aicore__ inline void AddSlot(uint32_t rowOff, uint32_t rows, uint32_t slot)
     {
         const uint32_t dp = p_->headDimAlign;
-        PipeSync<AscendC::HardEvent::V_MTE2>();
-        AscendC::DataCopy(part_, wsO_[slot * (p_->wsSlotO / 4) + rowOff * dp], rows * dp);
-        PipeSync<AscendC::HardEvent::MTE2_V>();
+        for (uint32_t r0 = 0; r0 < rows; r0 += partRows_) {
+            const uint32_t n = rows - r0 < partRows_ ? rows - r0 : partRows_;
+            PipeSync<AscendC::HardEvent::V_MTE2>();
+            AscendC::DataCopy(part_, wsO_[slot * (p_->wsSlotO / 4) + (rowOff + r0) * dp], n * dp);
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            AscendC::Add(acc_[r0 * dp], acc_[r0 * dp], part_, static_cast<int32_t>(n * dp));
+            AscendC::PipeBarrier<PIPE_V>();
+        }
     }
 
     // O / l, zero for rows past the query length or without any visible key; cast; store.
@@ -293,10 +352,12 @@ private:
         ScaleRows(acc_, rows);
         const uint32_t dp = p_->headDimAlign;
         const AscendC::LocalTensor<T> o = tmpBuf_.Get<T>();
-        AscendC::Cast(o, acc_, AscendC::RoundMode::CAST_RINT, rows * dp);
+        CastFromFloat(o, acc_, rows * dp);
         PipeSync<AscendC::HardEvent::V_MTE3>();
         const uint32_t d = p_->headDim;
-        AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), d * sizeof(T), 0,
+        // UB rows are dp elements apart: skip the blocks past the row's own (fp32 with D % 16 == 8)
+        const uint32_t rowGap = (dp * sizeof(T) - AlignUp(d * sizeof(T), 32)) / 32;
+        AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), d * sizeof(T), rowGap,
                                         (kv_.OutRowPitch() - d) * sizeof(T), 0);
         AscendC::DataCopyPad(out_[kv_.OutOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0 + rowOff)], o, copy);
         PipeSync<AscendC::HardEvent::MTE3_V>();
@@ -393,6 +454,8 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, tmpBuf_, pBuf_, maskBuf_, accBuf_, partBuf_, statBuf_,
         bcastBuf_;
     AscendC::LocalTensor<float> s_, tmp_, acc_, part_, bcast_;
+    uint32_t sBufs_ = 1, sElems_ = 0, sIdx_ = 0, partRows_ = 0;  // S buffers, elements each, the next one
+    bool prefetched_ = false;                                 // the next block's S is already loading
     AscendC::LocalTensor<float> mOld_, mNew_, sum_, rowTmp_, inv_, mTrue_;
     AscendC::GlobalTensor<int32_t> ctrl_;
     bool lazy_ = false;

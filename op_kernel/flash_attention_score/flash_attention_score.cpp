@@ -33,5 +33,7 @@ extern "C" __global__ __aicore__ void flash_attention_score(GM_ADDR query, GM_AD
         AttentionCore::RunForward<half, VarLenVariant>(&tilingData.params, tensors);
     } else if (TILING_KEY_IS(FA_TILING_KEY_BF16)) {
         AttentionCore::RunForward<bfloat16_t, VarLenVariant>(&tilingData.params, tensors);
+    } else if (TILING_KEY_IS(FA_TILING_KEY_FP32)) {
+        AttentionCore::RunForward<float, VarLenVariant>(&tilingData.params, tensors);
     }
 }

@@ -7,6 +7,7 @@
 
 constexpr uint64_t FA_TILING_KEY_FP16 = 0;
 constexpr uint64_t FA_TILING_KEY_BF16 = 1;
+constexpr uint64_t FA_TILING_KEY_FP32 = 2;
 
 struct FlashAttentionScoreTilingData {
     AttentionCore::ForwardParams params;

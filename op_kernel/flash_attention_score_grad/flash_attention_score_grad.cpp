@@ -77,5 +77,7 @@ extern "C" __global__ __aicore__ void flash_attention_score_grad(
         Run<half>(tilingData, t, userWorkspace);
     } else if (TILING_KEY_IS(FAG_TILING_KEY_BF16)) {
         Run<bfloat16_t>(tilingData, t, userWorkspace);
+    } else if (TILING_KEY_IS(FAG_TILING_KEY_FP32)) {
+        Run<float>(tilingData, t, userWorkspace);
     }
 }

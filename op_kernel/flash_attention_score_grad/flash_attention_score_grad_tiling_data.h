@@ -11,6 +11,7 @@
 
 constexpr uint64_t FAG_TILING_KEY_FP16 = 0;
 constexpr uint64_t FAG_TILING_KEY_BF16 = 1;
+constexpr uint64_t FAG_TILING_KEY_FP32 = 2;
 
 struct FlashAttentionScoreGradTilingData {
     AttentionCore::BackwardParams params;

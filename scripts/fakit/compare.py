@@ -11,7 +11,7 @@ for all outputs or a dict per output; by default it is read from the actual arra
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 import numpy as np
 
@@ -23,6 +23,9 @@ SMALL_VALUE = {"fp16": (2.0 ** -11, 2.0 ** -16), "bf16": (2.0 ** -8, 2.0 ** -16)
 # Commercial-standard level L1: kernel metric / benchmark metric limits.
 RATIO_LIMITS = {"mare": 5.0, "mere": 1.5, "rmse": 1.5}
 SMALL_COUNT_RATIO = 2.0
+# Reseeded runs of small_value_recheck: the standard asks for >= 200 (1000 recommended); the
+# tests use fewer where a run is slow and say so.
+SMALL_RECHECK_RUNS = 200
 REL_EPS = 1e-7          # denominator guard of MARE/MERE: |a - g| / (|g| + 1e-7) (opbase)
 INT8_TOLERANCE = 1      # quantised float -> int8 outputs: |a - g| <= 1 (commercial standard)
 # torch_npu assertRtolEqual "double thousandth" precision p and its denominator guard; reported
@@ -59,6 +62,7 @@ class OutputReport:
     bench: Optional[Metrics] = None
     ratios: Dict[str, float] = dataclasses.field(default_factory=dict)
     nonfinite_mismatches: int = 0
+    small_count_failed: bool = False  # failed the small-value count rule (maybe among others)
     reasons: List[str] = dataclasses.field(default_factory=list)
     notes: List[str] = dataclasses.field(default_factory=list)
 
@@ -92,6 +96,18 @@ class Report:
     @property
     def verdict(self) -> str:
         return "PASS" if self.passed else "FAIL"
+
+    @property
+    def failed_only_on_small_counts(self) -> bool:
+        """True when every failing output failed the small-value count rule and nothing else:
+        the case the commercial standard rechecks (small_value_recheck)."""
+        bad = [o for o in self.outputs if not o.passed]
+        return bool(bad) and all(o.small_count_failed and len(o.reasons) == 1 for o in bad)
+
+    def small_counts(self) -> Dict[str, Any]:
+        """name -> (kernel, benchmark) small-value error counts of the outputs that have both."""
+        return {o.name: (o.metrics.small_errors, o.bench.small_errors) for o in self.outputs
+                if o.metrics is not None and o.bench is not None}
 
     def summary(self) -> str:
         shown = [o for o in self.outputs if o.metrics is not None or o.reasons]   # skip absent ones
@@ -180,6 +196,7 @@ def _judge_float(rep: OutputReport, golden: np.ndarray, bench: Optional[np.ndarr
                 rep.reasons.append(f"{key.upper()} {getattr(m, key):.3g} is {r:.2f}x the benchmark's "
                                    f"{getattr(bm, key):.3g} (limit {limit}x)")
         if m.small_errors > SMALL_COUNT_RATIO * max(bm.small_errors, 1):
+            rep.small_count_failed = True
             rep.reasons.append(f"{m.small_errors} small-value errors vs the benchmark's {bm.small_errors} "
                                f"(limit {SMALL_COUNT_RATIO}x)")
     else:
@@ -248,6 +265,27 @@ def compare(op: str, actual, golden, benchmark=None, dtype=None) -> Report:
         outputs.append(compare_output(name, actual.get(name), golden.get(name),
                                       None if benchmark is None else benchmark.get(name), dt))
     return Report(op, outputs)
+
+
+def small_value_recheck(sample: Callable[[int], Report], runs: int = SMALL_RECHECK_RUNS,
+                        resamples: int = 1000, seed: int = 0):
+    """The commercial standard's recheck of a case that failed only on the small-value count
+    rule (a rule on a handful of elements is noisy: docs/precision.md). `sample(i)` runs the
+    i-th reseeded variant of the case and returns its Report; every output's ratio kernel /
+    max(benchmark, 1) of small-value error counts is collected, and the case fails if the
+    lower bound of the 95 % bootstrap confidence interval of the median ratio exceeds 1.
+    Returns (passed, {output: (median, lower bound)})."""
+    ratios: Dict[str, List[float]] = {}
+    for i in range(runs):
+        for name, (k, b) in sample(i).small_counts().items():
+            ratios.setdefault(name, []).append(k / max(b, 1))
+    rng = np.random.default_rng(seed)
+    result = {}
+    for name, r in ratios.items():
+        r = np.asarray(r)
+        boot = np.median(rng.choice(r, size=(resamples, r.size)), axis=1)
+        result[name] = (float(np.median(r)), float(np.percentile(boot, 2.5)))
+    return all(lo <= 1.0 for _, lo in result.values()), result
 
 
 def _as_dict(x) -> Dict[str, Any]:

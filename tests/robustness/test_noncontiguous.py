@@ -37,27 +37,13 @@ def test_the_contract_lists_the_spec_columns():
     assert len(REJECTING) == 18  # PFA 5 + IFA 13 tensors (the IFA key/value lists are checked in the fuzz suite)
 
 
-def _fp32(case):
-    return np.asarray(case.inputs()["query"]).dtype == np.float32
-
-
-# FLOAT32 cases are left out while the FLOAT32 kernels are missing (README: 161002); the test
-# below fails as soon as FLOAT32 runs, so that these cases join then.
 @pytest.mark.parametrize("view", ["padded", "transposed", "spaced"])
-@pytest.mark.parametrize("op_case", [(op, c.id) for op in SUPPORTING for c in cases.suite(op, "smoke")
-                                     if not _fp32(c)], ids=lambda oc: oc[1])
+@pytest.mark.parametrize("op_case", [(op, c.id) for op in SUPPORTING for c in cases.suite(op, "smoke")],
+                         ids=lambda oc: oc[1])
 def test_supported_noncontiguous_tensors_match_the_golden(op_case, view):
     op, case_id = op_case
     case = next(c for c in cases.suite(op, "smoke") if c.id == case_id)
     run_and_judge(op, case.inputs(), views={name: view for name in supported(op)})
-
-
-def test_float32_smoke_cases_are_still_161002_not_implemented():
-    fp32 = [(op, c) for op in SUPPORTING for c in cases.suite(op, "smoke") if _fp32(c)]
-    assert fp32
-    for op, case in fp32:
-        log = expect_status(161002, "query", call, op, case.inputs())
-        assert "FLOAT32" in log and "not implemented" in log
 
 
 def _present_tensor(op, name, kw):

@@ -22,6 +22,28 @@ struct LoadData2DParams {
     uint8_t addrMode = 0;
 };
 
+// LoadDataWithTranspose (kernel_struct_mm.h): one repeat transposes a square of 512-byte
+// fractals (16x16 for 16-bit elements; for 32-bit ones two consecutive 16x8 fractals, the left
+// and right halves of a 16x16 square, come out as the two 16x8 halves of its transpose,
+// dstFracGap fractals apart).
+struct LoadData2dTransposeParams {
+    LoadData2dTransposeParams() {}
+    LoadData2dTransposeParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                              const uint16_t dstGapIn, const uint16_t dstfracGapIn, const uint8_t addrModeIn)
+        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
+          dstFracGap(dstfracGapIn), addrMode(addrModeIn) {}
+    LoadData2dTransposeParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                              const uint16_t dstGapIn, const uint16_t dstfracGapIn)
+        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
+          dstFracGap(dstfracGapIn) {}
+    uint16_t startIndex = 0;
+    uint8_t repeatTimes = 0;
+    uint16_t srcStride = 0;
+    uint16_t dstGap = 0;
+    uint16_t dstFracGap = 0;
+    uint8_t addrMode = 0;
+};
+
 struct MmadParams {
     MmadParams() {}
     MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const bool isBiasIn, const int32_t fmOffsetIn,
@@ -84,6 +106,8 @@ using FixpipeParams = FixpipeParamsV220;
 namespace emu {
 void LoadData2D(const char *api, LocalRef dst, const void *src, int srcBuf, uint64_t srcBytes, int elemBytes,
                 const AscendC::LoadData2DParams &p);
+void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBuf, uint64_t srcBytes, int elemBytes,
+                       const AscendC::LoadData2dTransposeParams &p);
 void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, const AscendC::MmadParams &p);
 void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt, LocalRef src, DType st, int layout,
              const AscendC::FixpipeParamsV220 &p);
@@ -98,6 +122,12 @@ void LoadData(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LoadDa
 template <typename T>
 void LoadData(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const LoadData2DParams &p) {
     emu::LoadData2D("LoadData(2D, GM)", emu::Ref(dst), src.GetPhyAddr(), static_cast<int>(emu::Buf::GM), 0, sizeof(T), p);
+}
+
+template <typename T>
+void LoadDataWithTranspose(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LoadData2dTransposeParams &p) {
+    emu::LoadDataTranspose("LoadDataWithTranspose", emu::Ref(dst), src.GetPhyAddr(), static_cast<int>(src.EmuBuf()),
+                           src.EmuBytes(), sizeof(T), p);
 }
 
 template <typename T, typename U, typename S>

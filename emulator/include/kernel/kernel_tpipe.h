@@ -6,6 +6,19 @@
 
 namespace AscendC {
 
+// Type traits of the real kernel_tpipe.h's utilities (kernel_utils_ceil_oom_que.h).
+template <bool b>
+struct BoolInst {
+    using Type = BoolInst<b>;
+    static constexpr bool value = b;
+};
+using TrueType = BoolInst<true>;
+using FalseType = BoolInst<false>;
+template <typename T, typename U>
+struct IsSameType : public FalseType {};
+template <typename T>
+struct IsSameType<T, T> : public TrueType {};
+
 constexpr int32_t QBUF_MAX_LEN = 64;
 constexpr int32_t QUE_MAX_EVENT = 8;
 

@@ -152,6 +152,53 @@ void LoadData2D(const char *api, LocalRef dst, const void *src, int srcBuf, uint
     Count(sb == Buf::GM ? Pipe::MTE2 : Pipe::MTE1, n * 512);
 }
 
+// Square i (fractals startIndex + i * srcStride, in squares) -> destination fractal
+// i * (dstGap + 1); for 32-bit elements its second half goes dstFracGap + 1 fractals further.
+void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBuf, uint64_t srcBytes, int es,
+                       const AscendC::LoadData2dTransposeParams &p) {
+    if (p.repeatTimes == 0 || Ctx().mem[dst.buf] == nullptr) return;
+    const Buf db = static_cast<Buf>(dst.buf), sb = static_cast<Buf>(srcBuf);
+    if (sb != Buf::L1 || (db != Buf::L0A && db != Buf::L0B))
+        Fail(api, "%s -> %s is not a LoadDataWithTranspose path (L1 -> L0A/L0B)", BufName(srcBuf), BufName(dst.buf));
+    if (es != 2 && es != 4)
+        Fail(api, "%d-byte elements: only the 16- and 32-bit forms are implemented by the emulator", es);
+    if (p.addrMode != 0) Fail(api, "addrMode 1 (decreasing addresses) is not implemented by the emulator");
+    const uint64_t n = p.repeatTimes;
+    const uint64_t square = es == 4 ? 1024 : 512;  // bytes per repeat
+    const uint64_t dstFracs = es == 4 ? 2 : 1;
+    const uint64_t srcSpan = (p.startIndex + (n - 1) * p.srcStride + 1) * square;
+    const uint64_t lastDst = (n - 1) * (p.dstGap + 1ull) + (dstFracs - 1) * (p.dstFracGap + 1ull);
+    CheckSpan(api, "source", LocalRef{const_cast<void *>(src), srcBytes, srcBuf}, srcSpan, 32);
+    CheckSpan(api, "destination", dst, (lastDst + 1) * 512, 512);
+    const auto *s0 = static_cast<const uint8_t *>(src) + p.startIndex * square;
+    RaceRead(api, Pipe::MTE1, srcBuf, s0, srcSpan - p.startIndex * square);
+    RaceWrite(api, Pipe::MTE1, dst.buf, dst.p, (lastDst + 1) * 512);
+    TimeLoadData(db == Buf::L0B, n * square, api);
+    for (uint64_t i = 0; i < n && !TimingOnly(); ++i) {
+        const uint8_t *sq = s0 + i * p.srcStride * square;
+        uint8_t *d = static_cast<uint8_t *>(dst.p) + i * (p.dstGap + 1ull) * 512;
+        if (es == 2) {
+            uint16_t in[256], out[256];
+            std::memcpy(in, sq, 512);
+            for (int r = 0; r < 16; ++r)
+                for (int c = 0; c < 16; ++c) out[c * 16 + r] = in[r * 16 + c];
+            std::memcpy(d, out, 512);
+            continue;
+        }
+        // The square S (16 x 16): columns 0-7 are the first 16x8 fractal, 8-15 the second.
+        uint32_t in[256], out[2][128];
+        std::memcpy(in, sq, 1024);
+        for (int r = 0; r < 16; ++r)
+            for (int c = 0; c < 16; ++c) {
+                const uint32_t v = in[(c / 8) * 128 + r * 8 + c % 8];  // S[r][c]
+                out[r / 8][c * 8 + r % 8] = v;                         // S^T[c][r]
+            }
+        std::memcpy(d, out[0], 512);
+        std::memcpy(d + (p.dstFracGap + 1ull) * 512, out[1], 512);
+    }
+    Count(Pipe::MTE1, n * square);
+}
+
 void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, const AscendC::MmadParams &p) {
     const char *api = "Mmad";
     if (p.m == 0 || p.n == 0 || p.k == 0 || Ctx().mem[c.buf] == nullptr) return;

@@ -226,8 +226,6 @@ aclnnStatus FlashAttentionVarLenScoreCheckParams(const VarLenScoreArgs &a, const
     Seqs s;
     bool ok = c.DtypeIn(q, "query", {ACL_FLOAT16, ACL_BF16, ACL_FLOAT}) && c.SameDtype(k, "key", q, "query") &&
               c.SameDtype(v, "value", q, "query") &&
-              c.Require(q.dtype != ACL_FLOAT, "query",
-                        "is FLOAT32: not implemented yet by this kernel (FLOAT16 and BFLOAT16 are)") &&
               c.FormatND(q, "query") && c.FormatND(k, "key") && c.FormatND(v, "value") && c.Contiguous(q, "query") &&
               c.Contiguous(k, "key") && c.Contiguous(v, "value") &&
               (!drop.present || (c.DtypeIn(drop, "dropMaskOptional", {ACL_UINT8}) && c.FormatND(drop, "dropMaskOptional"))) &&

@@ -204,8 +204,6 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
     const TensorDesc v = fa_host::Describe(a.value);
     const TensorDesc dy = fa_host::Describe(a.dy);
     if (!c.DtypeIn(q, "query", {ACL_FLOAT16, ACL_BF16, ACL_FLOAT}) ||
-        !c.Require(q.dtype != ACL_FLOAT, "query", "is FLOAT32: the FLOAT32 kernel is not implemented yet "
-                                                  "(use FLOAT16 or BFLOAT16)") ||
         !c.SameDtype(k, "keyIn", q, "query") || !c.SameDtype(v, "value", q, "query") ||
         !c.SameDtype(dy, "dy", q, "query") || !c.FormatND(q, "query") || !c.FormatND(k, "keyIn") ||
         !c.FormatND(v, "value") || !c.FormatND(dy, "dy")) {

@@ -7,9 +7,16 @@ import numpy as np
 
 from ._common import INVALID_ROW_MAX, INVALID_ROW_SUM, gqa_group, round_to, to_f32
 
-# Golden arithmetic precision.  float32 BLAS keeps the big cases within the time budget;
-# set to np.float64 to cross-check the golden itself (tests do this on small cases).
+# Golden arithmetic precision of 16-bit operators.  float32 BLAS keeps the big cases within
+# the time budget; set to np.float64 to cross-check the golden itself (tests do this on small
+# cases).  FLOAT32 operators are always computed in float64 (compute_dtype_for): an fp32 golden
+# would be as far from the truth as the kernel it judges.
 COMPUTE_DTYPE = np.float32
+
+
+def compute_dtype_for(a):
+    """Golden arithmetic dtype for operator inputs of a's dtype."""
+    return np.float64 if np.asarray(a).dtype in (np.float32, np.float64) else COMPUTE_DTYPE
 
 DEFAULT_Q_BLOCK = None    # query rows per golden block (None: sized by SCORE_BUDGET)
 SCORE_BUDGET = 1 << 24    # score elements (heads x rows x keys) per block: 64 MiB of float32
@@ -76,7 +83,7 @@ def scores_block(q, k, scale, *, q_rope=None, k_rope=None, bias=None, bias_befor
 
 def attend_block(q, k, v, *, scale, q_rope=None, k_rope=None, bias=None,
                  bias_before_scale=False, excluded=None, keep=None, keep_prob=1.0,
-                 sink=None, bench_dtype=None):
+                 sink=None, bench_dtype=None, compute_dtype=None):
     """Attention of one block of query rows against all keys of one KV head.
 
     q: [H, R, D] (H query heads sharing this KV head), k: [C, D], v: [C, Dv];
@@ -86,7 +93,8 @@ def attend_block(q, k, v, *, scale, q_rope=None, k_rope=None, bias=None,
     scaled scores (the sink included).  Invalid rows (every key excluded, no sink) give
     out = 0, max = INVALID_ROW_MAX, sum = INVALID_ROW_SUM.
 
-    bench_dtype=None computes the golden (whole rows at once, COMPUTE_DTYPE).  A dtype
+    bench_dtype=None computes the golden (whole rows at once, in compute_dtype, default
+    COMPUTE_DTYPE).  A dtype
     computes the device-like benchmark instead: online softmax over blocks of
     BENCH_KV_BLOCK keys with running max/sum in float32, P rounded to bench_dtype before
     P·V, the output rounded to bench_dtype.
@@ -97,7 +105,7 @@ def attend_block(q, k, v, *, scale, q_rope=None, k_rope=None, bias=None,
     if k_rope is not None:
         k_rope = k_rope[c0:c1]
     bias, excluded, keep = (_slice_cols(a, c0, c1) for a in (bias, excluded, keep))
-    dt = COMPUTE_DTYPE if bench_dtype is None else np.float32
+    dt = (compute_dtype or COMPUTE_DTYPE) if bench_dtype is None else np.float32
     q, k, v = q.astype(dt, copy=False), k.astype(dt, copy=False), v.astype(dt, copy=False)
     if q_rope is not None:
         q_rope, k_rope = q_rope.astype(dt, copy=False), k_rope.astype(dt, copy=False)
@@ -182,16 +190,17 @@ def probs_from_stats(s, row_max, row_sum, excluded):
 
 def attend_block_grad(q, k, v, dy, o, row_max, row_sum, *, scale, q_rope=None, k_rope=None,
                       bias=None, bias_before_scale=False, excluded=None, keep=None,
-                      keep_prob=1.0, sink=None, bench_dtype=None):
+                      keep_prob=1.0, sink=None, bench_dtype=None, compute_dtype=None):
     """Backward of `attend_block` for one block of query rows of H heads sharing a KV head.
 
     dy, o: [H, R, Dv]; row_max/row_sum: [H, R] from the forward.  P is recomputed from
     the statistics, D = rowsum(dy ∘ o), dS = P ∘ (dP − D) with dP = dy·vᵀ (∘ keep/keep_prob).
-    Returns dict(dq [H,R,D], dk [C,D], dv [C,Dv], dq_rope, dk_rope, dsink [H]) in float32;
+    Returns dict(dq [H,R,D], dk [C,D], dv [C,Dv], dq_rope, dk_rope, dsink [H]) in float32
+    (float64 when computed in float64);
     dk/dv/dk_rope are this block's contributions, summed over the H heads.
     bench_dtype rounds P (after dropout) and dS to that dtype before their matmuls.
     """
-    dt = COMPUTE_DTYPE if bench_dtype is None else np.float32
+    dt = (compute_dtype or COMPUTE_DTYPE) if bench_dtype is None else np.float32
     cast = (lambda a: None if a is None else np.asarray(a).astype(dt, copy=False))
     q, k, v, dy, o, q_rope, k_rope = map(cast, (q, k, v, dy, o, q_rope, k_rope))
     h, r = q.shape[0], q.shape[1]
@@ -218,17 +227,17 @@ def attend_block_grad(q, k, v, dy, o, row_max, row_sum, *, scale, q_rope=None, k
     ds2 = ds.reshape(h * r, -1)
     dq = (ds2 @ k).reshape(h, r, -1) * dt(scale)
     dk = (ds2.T @ q.reshape(h * r, -1)) * dt(scale)
-    res = dict(dq=dq.astype(np.float32), dk=dk.astype(np.float32), dv=dv.astype(np.float32),
-               dq_rope=None, dk_rope=None, dsink=None)
+    rt = np.float64 if dt == np.float64 else np.float32
+    res = dict(dq=dq.astype(rt), dk=dk.astype(rt), dv=dv.astype(rt), dq_rope=None, dk_rope=None, dsink=None)
     if q_rope is not None:
-        res["dq_rope"] = ((ds2 @ k_rope).reshape(h, r, -1) * dt(scale)).astype(np.float32)
-        res["dk_rope"] = ((ds2.T @ q_rope.reshape(h * r, -1)) * dt(scale)).astype(np.float32)
+        res["dq_rope"] = ((ds2 @ k_rope).reshape(h, r, -1) * dt(scale)).astype(rt)
+        res["dk_rope"] = ((ds2.T @ q_rope.reshape(h * r, -1)) * dt(scale)).astype(rt)
     if sink is not None:
         sk_ = np.asarray(sink, dt).reshape(h, 1)
         with np.errstate(over="ignore", invalid="ignore"):
             p_sink = np.exp(sk_ - np.asarray(row_max, dt)) / np.asarray(row_sum, dt)
         p_sink = np.where(np.isfinite(p_sink), p_sink, 0)
-        res["dsink"] = (-np.sum(p_sink * d_row[..., 0], axis=-1)).astype(np.float32)
+        res["dsink"] = (-np.sum(p_sink * d_row[..., 0], axis=-1)).astype(rt)
     return res
 
 
@@ -259,6 +268,7 @@ def attention_batch(q, k, v, *, scale, q_rope=None, k_rope=None, excluded_fn=Non
     n, sq = q.shape[0], q.shape[1]
     nkv = k.shape[0]
     g = gqa_group(n, nkv)
+    cdt = compute_dtype_for(q)
     out = np.zeros((n, sq, v.shape[2]), np.float32)
     rmax = np.full((n, sq), INVALID_ROW_MAX, np.float32)
     rsum = np.full((n, sq), INVALID_ROW_SUM, np.float32)
@@ -281,7 +291,7 @@ def attention_batch(q, k, v, *, scale, q_rope=None, k_rope=None, excluded_fn=Non
                 excluded=_head_slice(ex_all, heads),
                 keep=None if keep_fn is None else keep_fn(range(kh * g, (kh + 1) * g), rows),
                 keep_prob=keep_prob, sink=None if sink is None else np.asarray(sink)[heads],
-                bench_dtype=bench_dtype)
+                bench_dtype=bench_dtype, compute_dtype=cdt)
             out[heads, r0:r1], rmax[heads, r0:r1], rsum[heads, r0:r1] = o, m, l
     return out, rmax, rsum
 
@@ -297,12 +307,14 @@ def attention_batch_grad(q, k, v, dy, o, row_max, row_sum, *, scale, q_rope=None
     n, sq, d = q.shape
     nkv, sk = k.shape[0], k.shape[1]
     g = gqa_group(n, nkv)
-    res = dict(dq=np.zeros((n, sq, d), np.float32), dk=np.zeros((nkv, sk, d), np.float32),
-               dv=np.zeros((nkv, sk, v.shape[2]), np.float32), dq_rope=None, dk_rope=None,
-               dsink=None if sink is None else np.zeros(n, np.float32))
+    cdt = compute_dtype_for(q)
+    adt = np.float64 if bench_dtype is None and cdt == np.float64 else np.float32  # sums over blocks
+    res = dict(dq=np.zeros((n, sq, d), adt), dk=np.zeros((nkv, sk, d), adt),
+               dv=np.zeros((nkv, sk, v.shape[2]), adt), dq_rope=None, dk_rope=None,
+               dsink=None if sink is None else np.zeros(n, adt))
     if q_rope is not None:
-        res["dq_rope"] = np.zeros(q_rope.shape, np.float32)
-        res["dk_rope"] = np.zeros(k_rope.shape, np.float32)
+        res["dq_rope"] = np.zeros(q_rope.shape, adt)
+        res["dk_rope"] = np.zeros(k_rope.shape, adt)
     # the backward keeps about four score-sized temporaries alive: a quarter of the budget
     for r0, r1 in row_blocks(sq, q_block or block_rows(g, sk, SCORE_BUDGET // 4)):
         rows = np.arange(r0, r1)
@@ -325,7 +337,7 @@ def attention_batch_grad(q, k, v, dy, o, row_max, row_sum, *, scale, q_rope=None
                 keep=None if keep_fn is None else
                 _slice_cols(keep_fn(range(kh * g, (kh + 1) * g), rows), c0, c1),
                 keep_prob=keep_prob, sink=None if sink is None else np.asarray(sink)[heads],
-                bench_dtype=bench_dtype)
+                bench_dtype=bench_dtype, compute_dtype=cdt)
             res["dq"][heads, r0:r1] = gr["dq"]
             res["dk"][kh, c0:c1] += gr["dk"]
             res["dv"][kh, c0:c1] += gr["dv"]
@@ -334,4 +346,4 @@ def attention_batch_grad(q, k, v, dy, o, row_max, row_sum, *, scale, q_rope=None
                 res["dk_rope"][kh, c0:c1] += gr["dk_rope"]
             if sink is not None:
                 res["dsink"][heads] += gr["dsink"]
-    return res
+    return {name: None if a is None else a.astype(np.float32) for name, a in res.items()}

@@ -343,6 +343,52 @@ static void cube_fractal_layouts() {
     EXPECT(diff > 500, "a wrong L0B layout must change the result (%d of 1024 differ)", diff);
 }
 
+// LoadDataWithTranspose on 32-bit elements: C = Y^T.X for two 16x16 float matrices (k = 16
+// rows), each staged in L1 as two 16x8 fractals side by side (one 16x16 square). Y^T goes to
+// L0A (its square transposed into the k fractals 0 and 1 of the m row: dstGap 1), X to L0B
+// (transposed into k fractals 0 and 1 of the one n column: dstFracGap 0).
+static void cube_transpose_b32() {
+    auto *x = static_cast<float *>(GmAlloc(256 * 4));
+    auto *y = static_cast<float *>(GmAlloc(256 * 4));
+    auto *c = static_cast<float *>(GmAlloc(256 * 4));
+    for (int i = 0; i < 256; ++i) x[i] = float((i * 5) % 11) - 5.0f;
+    for (int i = 0; i < 256; ++i) y[i] = float((i * 7) % 13) - 6.0f;
+    Run(emu::CoreMix::AIC_ONLY, 1, [=] {
+        TPipe pipe;
+        TBuf<TPosition::A1> xb, yb; TBuf<TPosition::A2> a2b; TBuf<TPosition::B2> b2b; TBuf<TPosition::CO1> cb;
+        pipe.InitBuffer(xb, 1024); pipe.InitBuffer(yb, 1024); pipe.InitBuffer(a2b, 1024); pipe.InitBuffer(b2b, 1024);
+        pipe.InitBuffer(cb, 1024);
+        GlobalTensor<float> xg, yg, cg;
+        xg.SetGlobalBuffer(x, 256); yg.SetGlobalBuffer(y, 256); cg.SetGlobalBuffer(c, 256);
+        LocalTensor<float> x1 = xb.Get<float>(), y1 = yb.Get<float>();
+        // one 16-row group: column fractals 0 (cols 0-7) and 1 (cols 8-15) one after the other
+        DataCopy(x1, xg, Nd2NzParams(1, 16, 16, 0, 16, 16, 1, 0));
+        DataCopy(y1, yg, Nd2NzParams(1, 16, 16, 0, 16, 16, 1, 0));
+        LoadDataWithTranspose(a2b.Get<float>(), y1, LoadData2dTransposeParams(0, 1, 1, 1, 0));
+        LoadDataWithTranspose(b2b.Get<float>(), x1, LoadData2dTransposeParams(0, 1, 1, 0, 0));
+        MmadParams mm(16, 16, 16, 0, false, true);
+        Mmad(cb.Get<float>(), a2b.Get<float>(), b2b.Get<float>(), mm);
+        FixpipeParamsV220 fix(16, 16, 16, 16, false);
+        Fixpipe(cg, cb.Get<float>(), fix);
+    });
+    for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 16; ++j) {
+            float s = 0;
+            for (int k = 0; k < 16; ++k) s += y[k * 16 + i] * x[k * 16 + j];
+            EXPECT(c[i * 16 + j] == s, "C[%d][%d] = %g, want (Y^T X) %g", i, j, c[i * 16 + j], s);
+        }
+    GmFree(x); GmFree(y); GmFree(c);
+}
+
+static void misuse_transpose_b8() {
+    Run(emu::CoreMix::AIC_ONLY, 1, [] {
+        TPipe pipe;
+        TBuf<TPosition::A1> a1; TBuf<TPosition::B2> b2;
+        pipe.InitBuffer(a1, 1024); pipe.InitBuffer(b2, 1024);
+        LoadDataWithTranspose(b2.Get<int8_t>(), a1.Get<int8_t>(), LoadData2dTransposeParams(0, 1, 1, 0, 0));
+    });
+}
+
 // int8 x int8 -> int32 through Nd2Nz (C0 = 32) and LoadData, B given as [N, K] so its Nz image
 // is already Zn; then GEMV (m = 1 reads L0A as a plain vector) and Fixpipe with atomic add.
 static void cube_int8_gemv_atomic() {
@@ -612,7 +658,7 @@ int main(int argc, char **argv) {
         {"vec_level0_mask_stride", vec_level0_mask_stride}, {"vec_accumulate_repstride0", vec_accumulate_repstride0},
         {"vec_counter_mode", vec_counter_mode}, {"vec_all_ops", vec_all_ops}, {"half_rounding", half_rounding}, {"cast_round_modes", cast_round_modes},
         {"compare_select", compare_select}, {"reductions", reductions}, {"brcb_copy", brcb_copy},
-        {"data_copy_pad", data_copy_pad}, {"cube_fractal_layouts", cube_fractal_layouts},
+        {"data_copy_pad", data_copy_pad}, {"cube_fractal_layouts", cube_fractal_layouts}, {"cube_transpose_b32", cube_transpose_b32}, {"misuse_transpose_b8", misuse_transpose_b8},
         {"cross_core_pingpong", cross_core_pingpong}, {"sync_all", sync_all}, {"identity", identity}, {"bitwise_axpy", bitwise_axpy}, {"cube_int8_gemv_atomic", cube_int8_gemv_atomic},
         {"list_tensor_desc", list_tensor_desc},
         {"soc_selection", soc_selection}, {"race_vector_synced", race_vector_synced},

@@ -48,8 +48,8 @@ int main()
                         "\"l1Bytes\": %llu, \"starts\": [",
                         p.blockQ, p.rowsPerVec, p.pipelined, p.qSplit, (unsigned long long)p.unitCount, p.usedCores,
                         (unsigned long long)fa_host::BackwardWorkspaceBytes(p), (unsigned long long)p.wsSlots,
-                        (unsigned long long)fa_host::BackwardUbBytes(p.rowsPerVec, 2),
-                        (unsigned long long)fa_host::BackwardL1Bytes(p.blockQ, p.headDimAlign, p.ropeDimAlign, 2,
+                        (unsigned long long)fa_host::BackwardUbBytes(p.rowsPerVec, p.blockKv, p.headDimAlign, 2),
+                        (unsigned long long)fa_host::BackwardL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, p.ropeDimAlign, 2,
                                                                      p.pipelined != 0));
             for (uint32_t c = 0; c <= p.usedCores; ++c) {
                 std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);

@@ -9,7 +9,7 @@ from fakit import compare, golden
 
 OP = "flash_attention_unpadding_score_grad_v5"
 MAX_INT = 2147483647
-DTYPES = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16}
+DTYPES = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16, "fp32": np.float32}
 GRADS = ("dq", "dk", "dv")
 
 

@@ -1,5 +1,5 @@
 """The FlashAttentionUnpaddingScoreGradV5 kernel (CPU target) against the NumPy golden:
-dq/dk/dv for TND batches of unequal lengths, fp16/bf16, GQA, head dims, sparse modes 0-4/7/8
+dq/dk/dv for TND batches of unequal lengths, fp16/bf16/fp32, GQA, head dims, sparse modes 0-4/7/8
 with their generated or user masks, both softmax statistics layouts."""
 import numpy as np
 import pytest
@@ -7,15 +7,17 @@ import pytest
 from fag_helpers import DTYPES, make_kwargs, run_and_judge
 
 
-@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
 def test_varlen_batches_gqa_match_golden(dtype):
     # 3 batches with ragged lengths (one kv block edge crossed), 4 query heads on 2 kv heads.
     run_and_judge(make_kwargs(dtype, q_lens=(37, 130, 5), kv_lens=(50, 140, 9), n=4, nkv=2, d=64))
 
 
+@pytest.mark.parametrize("dtype", ["fp16", "fp32"])
 @pytest.mark.parametrize("d", [16, 40, 128, 200, 768])
-def test_head_dims_match_golden(d):
-    run_and_judge(make_kwargs(q_lens=(48, 20), kv_lens=(33, 70), n=2, d=d, seed=d))
+def test_head_dims_match_golden(dtype, d):
+    # fp32 at D = 768: key blocks of 64 (128 do not fit L1) and D-term rows longer than a block
+    run_and_judge(make_kwargs(dtype, q_lens=(48, 20), kv_lens=(33, 70), n=2, d=d, seed=d))
 
 
 def test_many_query_blocks_and_kv_blocks():
@@ -33,7 +35,7 @@ def _causal(s):
 
 
 @pytest.mark.parametrize("mode", [2, 3])
-@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
 def test_causal_sparse_modes(mode, dtype):
     # Sq != Skv per batch so left-up (2) and right-down (3) causal differ.
     kw = make_kwargs(dtype, q_lens=(150, 40), kv_lens=(200, 40), n=4, nkv=1, d=64,
@@ -113,7 +115,7 @@ def test_sparse_mode_6_prefix():
                               prefix=[150, 30]))
 
 
-@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
 def test_pse_type_1_matches_golden(dtype):
     # pse [B, N, Sq, Skv] added before the scale, bottom-right aligned to each batch.
     rng = np.random.default_rng(11)
@@ -133,14 +135,15 @@ def test_pse_alibi_compressed_rows():
                               mask=_causal(2048).astype(bool), sparse_mode=3))
 
 
+@pytest.mark.parametrize("dtype", ["fp16", "fp32"])
 @pytest.mark.parametrize("keep_prob", [0.9, 0.5])
-def test_dropout_matches_golden(keep_prob):
+def test_dropout_matches_golden(keep_prob, dtype):
     rng = np.random.default_rng(5)
     q_lens, kv_lens, n = (50, 33), (70, 140), 2
     bits = sum(n * q * ((k + 15) // 16 * 16) for q, k in zip(q_lens, kv_lens))
     keep = (rng.random(bits) < keep_prob).astype(np.uint8)
     drop = np.packbits(keep, bitorder="little")
-    run_and_judge(make_kwargs(q_lens=q_lens, kv_lens=kv_lens, n=n, d=32, drop_mask=drop,
+    run_and_judge(make_kwargs(dtype, q_lens=q_lens, kv_lens=kv_lens, n=n, d=32, drop_mask=drop,
                               keep_prob=keep_prob, mask=_causal(2048).astype(bool), sparse_mode=3))
 
 
@@ -204,7 +207,7 @@ def _without_forward_outputs(kw):
     return kw
 
 
-@pytest.mark.parametrize("dtype,mode", [("fp16", 0), ("bf16", 3)])
+@pytest.mark.parametrize("dtype,mode", [("fp16", 0), ("bf16", 3), ("fp32", 3)])
 def test_forward_outputs_recomputed_when_absent(dtype, mode):
     # The kernel first runs the varlen forward core into its workspace (golden: the TND forward).
     mask = None if mode == 0 else _causal(2048).astype(bool)

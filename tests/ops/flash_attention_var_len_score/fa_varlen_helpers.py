@@ -9,7 +9,7 @@ from fakit import compare, golden
 
 OP = "flash_attention_var_len_score"
 MAX_INT = 2147483647
-DTYPES = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16}
+DTYPES = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16, "fp32": np.float32}
 FLT_MAX = float(np.finfo(np.float32).max)
 
 
@@ -39,13 +39,24 @@ def make_kwargs(dtype="fp16", seq_q=(37, 130), seq_kv=None, n=2, nkv=None, d=64,
     return kw
 
 
-def run_and_judge(kw):
-    """The kernel's three outputs vs the golden (+ same-dtype benchmark) by fakit.compare."""
+def judge(kw):
+    """(outputs, golden, report): the kernel's three outputs vs the golden (+ same-dtype
+    benchmark) by fakit.compare."""
     out = fakit.run(OP, backend="cpu", **kw)
     assert out["attention_out"].dtype == kw["query"].dtype
     assert out["softmax_max"].dtype == np.float32 and out["softmax_sum"].dtype == np.float32
     gold = golden.flash_attention_var_len_score(**kw)
-    bench = golden.benchmark(OP, **kw)
-    report = compare.compare(OP, out, gold, bench)
+    return out, gold, compare.compare(OP, out, gold, golden.benchmark(OP, **kw))
+
+
+def run_and_judge(kw, reseed=None, recheck_runs=40):
+    """judge(kw) must pass. A case failing only the small-value count rule gets the
+    standard's reseeded recheck when `reseed(i)` can rebuild it with seed i (recheck_runs
+    runs: fewer than the standard's 200 to keep the suite fast)."""
+    out, gold, report = judge(kw)
+    if not report.passed and report.failed_only_on_small_counts and reseed is not None:
+        ok, medians = compare.small_value_recheck(lambda i: judge(reseed(i + 1))[2], runs=recheck_runs)
+        assert ok, f"{report.summary()}; reseeded recheck (median, 95 % lower bound): {medians}"
+        return out, gold
     assert report.passed, report.summary()
     return out, gold

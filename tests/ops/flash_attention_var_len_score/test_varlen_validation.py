@@ -34,8 +34,6 @@ def q(kw, dtype):
 
 
 CASES = {
-    "query_fp32_not_implemented": (lambda kw: kw.update(query=q(kw, np.float32), key=kw["key"].astype(np.float32),
-                                                       value=kw["value"].astype(np.float32)), "query"),
     "query_int8": (lambda kw: kw.update(query=q(kw, np.int8)), "query"),
     "key_dtype_differs": (lambda kw: kw.update(key=kw["key"].astype(np.float32)), "key"),
     "layout_not_tnd": (lambda kw: kw.update(input_layout="BSND"), "inputLayout"),

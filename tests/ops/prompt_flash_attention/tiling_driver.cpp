@@ -43,7 +43,7 @@ int main()
                         p.blockQ, p.rowsPerVec, p.blockKv, p.dChunk, p.headDimAlign, p.qBlocksPerHead,
                         (unsigned long long)p.unitCount, p.usedCores, (unsigned long long)p.wsBytesPerCore,
                         (unsigned long long)fa_host::WorkspaceBytes(p),
-                        (unsigned long long)fa_host::VectorUbBytes(p.rowsPerVec, p.blockKv, p.headDimAlign, 2),
+                        (unsigned long long)fa_host::VectorUbBytes(p.rowsPerVec, p.blockKv, p.headDimAlign, 2, p.vecSBufs),
                         (unsigned long long)fa_host::CubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2));
             for (uint32_t c = 0; c <= p.usedCores; ++c) std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);
             std::printf("]");
