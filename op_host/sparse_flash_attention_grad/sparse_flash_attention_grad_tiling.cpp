@@ -19,7 +19,7 @@ namespace {
 
 constexpr uint32_t BLOCK_KV = 64;   // gathered keys per cube pass (one 64-lane fp32 repeat per row)
 constexpr uint32_t D_CHUNK = 128;   // head-dim columns per matmul pass
-constexpr uint32_t ROW_CHUNK = 8;   // SPARSE_ROW_CHUNK of the vector stage
+constexpr uint32_t ROW_CHUNK = 4;   // SPARSE_ROW_CHUNK of the vector stage
 constexpr uint64_t ALIGN = 512;
 
 uint64_t Up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
@@ -113,15 +113,48 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     // Buffers of the cube (L1, L0) and of one vector core (UB), as the kernel allocates them.
     const uint64_t t = prob.dtypeBytes;
     const uint64_t g = out.headsPad, c = BLOCK_KV, wide = g > c ? g : c;
-    const uint64_t l1 = g * out.qkDim * t + g * prob.headDim * t + 2 * g * c * t + c * out.qkDim * t +
-                        c * prob.headDim * t;
-    const uint64_t l0a = wide * (D_CHUNK > wide ? D_CHUNK : wide) * t;
-    const uint64_t l0b = wide * D_CHUNK * t;
-    const uint64_t l0c = wide * (D_CHUNK > c ? D_CHUNK : c) * 4;
+    // L1: Q (+ rope), dO, P / dS (one buffer), V and K in two copies when they fit (else one).
+    const uint64_t l1One = g * out.qkDim * t + g * prob.headDim * t + g * c * t + c * out.qkDim * t +
+                           c * prob.headDim * t;
+    out.kBufs = l1One + c * out.qkDim * t <= budget.l1 ? 2 : 1;
+    const uint64_t l1 = l1One + (out.kBufs - 1) * c * out.qkDim * t;
+    out.l0aElems = static_cast<uint32_t>(wide * (D_CHUNK > wide ? D_CHUNK : wide));
+    out.l0bElems = static_cast<uint32_t>(wide * D_CHUNK);
+    out.l0Copies = 2 * uint64_t(out.l0aElems) * t <= budget.l0a && 2 * uint64_t(out.l0bElems) * t <= budget.l0b ? 2 : 1;
+    const uint64_t l0a = out.l0Copies * uint64_t(out.l0aElems) * t;
+    const uint64_t l0b = out.l0Copies * uint64_t(out.l0bElems) * t;
+    // L0C: a ring of up to three tiles, each large enough for a 16-key dK/dV tile over the
+    // full width, S or dP (headsPad x blockKv) and a dQ pass of at least 16 columns.
+    out.keyGradRows = 16;
+    uint64_t tileElems = uint64_t(out.keyGradRows) * out.qkDim;
+    tileElems = tileElems > g * c ? tileElems : g * c;
+    tileElems = tileElems > g * 16 ? tileElems : g * 16;
+    uint64_t tiles = budget.l0c / (tileElems * 4);
+    tiles = tiles > 3 ? 3 : tiles;
+    out.l0cTiles = static_cast<uint32_t>(tiles);
+    out.l0cTileElems = static_cast<uint32_t>(tileElems);
+    uint64_t qChunk = tileElems / g / 16 * 16;
+    qChunk = qChunk > D_CHUNK ? D_CHUNK : qChunk;
+    out.queryGradChunk = static_cast<uint32_t>(qChunk);
+    const uint64_t l0c = tiles * tileElems * 4;
+    // Key tiles in pairs (one Q / dO load into L0B for two tiles) when a tile's reload,
+    // headsPad x qkDim at 128 B/cycle into L0B, costs more than half its scatter, 16 rows of
+    // (32-cycle head + qkDim fp32 atomic at 86 B/cycle) through the Fixpipe (cost table).
+    const uint64_t reloadCycles = g * out.qkDim * t / 128;
+    const uint64_t scatterCycles = uint64_t(out.keyGradRows) * (32 + out.qkDim * 8 / 86);
+    out.keyGradGroup = tiles >= 3 && 2 * reloadCycles > scatterCycles ? 2 : 1;
     const uint64_t statRows = Up(out.rowsPerVec, 8);
     const uint64_t cells = uint64_t(out.rowsPerVec) * c;
-    const uint64_t ub = cells * (4 + 4 + 2 + 2) + ROW_CHUNK * out.qkDim * (4 + 4 + 2 + 2) + statRows * (12 + 96);
-    if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || l0c > budget.l0c || ub + 8192 > budget.ub) {
+    // UB: S, dP (fp32) and P, dS of its heads; the row-term / cast-out passes; the row
+    // statistics; the gather staging (half a chunk of K + rope and V rows); the index row.
+    // The K staging also carries two 8-row passes of the fp32 dQ partial add.
+    const uint64_t gatherRows = (c + 1) / 2;
+    const uint64_t kStage = gatherRows * out.qkDim * t, dqStage = 2 * 8 * uint64_t(out.qkDim) * 4;
+    const uint64_t ub = cells * (4 + 4 + 2 + 2) + ROW_CHUNK * out.qkDim * (4 + 4 + 2 + 2) + statRows * (12 + 96) +
+                        (kStage > dqStage ? kStage : dqStage) + gatherRows * prob.headDim * t +
+                        uint64_t(prob.topK) * (prob.index64 ? 8 : 4);
+    if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || tiles == 0 || l0c > budget.l0c ||
+        ub + 8192 > budget.ub) {
         why = "the heads (" + std::to_string(prob.heads) + ") and head dims (" + std::to_string(out.qkDim) +
               ") do not fit the core's buffers";
         return false;
@@ -136,7 +169,10 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
 
     out.wsSlotF32 = Up(g * c * 4, ALIGN);
     out.wsSlotT = Up(g * c * t, ALIGN);
-    out.wsSlotBytesPerCore = 2 * out.wsSlotF32 + 2 * out.wsSlotT;
+    out.wsGather = 2 * out.wsSlotF32 + 4 * out.wsSlotT;  // P, dS twice (chunk parity)
+    out.wsGatherBytes = Up(c * (out.qkDim + prob.headDim) * t, ALIGN);
+    out.wsDqPart = out.wsGather + 2 * out.wsGatherBytes;
+    out.wsSlotBytesPerCore = out.wsDqPart + 2 * Up(uint64_t(prob.heads) * out.qkDim * 4, ALIGN);
     out.wsDq = 0;
     out.wsDk = Up(prob.t1 * prob.heads * out.qkDim * 4, ALIGN);
     out.wsDv = out.wsDk + Up(prob.t2 * out.qkDim * 4, ALIGN);

@@ -1,8 +1,9 @@
 // KvGather: the KV source of the sparse backward core. For one query token it walks the KV
 // rows its sparse_indices select and hands them out in chunks of at most blockKv gathered rows,
 // each chunk a list of runs of consecutive KV rows (a run lands at row `pos` of the chunk).
-// The cube (to load K/V and scatter dK/dV) and the vector cores (to know the chunk widths)
-// walk the same chunks, so no list is exchanged between them.
+// The cube (to scatter dK/dV) and the vector cores (to gather K/V and know the chunk widths)
+// walk the same chunks, so no list is exchanged between them. A vector core copies the token's
+// index row into UB first (UseLocalIndices), so its walk reads UB, not GM, per entry.
 //
 // Selection rule (docs/golden_decode_sparse.md): index i selects KV tokens
 // [i * blockSize, (i + 1) * blockSize) of the token's batch; only tokens < threshold count,
@@ -15,6 +16,7 @@
 #pragma once
 #include "kernel_operator.h"
 #include "sparse_backward_params.h"
+#include "sync.h"
 
 namespace AttentionCore {
 
@@ -33,10 +35,23 @@ public:
         p_ = p;
         idx32_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(indices));
         idx64_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(indices));
+        idxPairs_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(indices));
+        indexCount_ = p->t1 * p->topK;
+        // Pairs need an 8-byte aligned tensor (a view at an odd INT32 offset is read singly).
+        pairs_ = (reinterpret_cast<uint64_t>(indices) & 7) == 0;
         seqQ32_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(seqQ));
         seqQ64_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(seqQ));
         seqKv32_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(seqKv));
         seqKv64_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(seqKv));
+    }
+
+    // The walk reads sparse_indices from `buf` (UB, topK entries of the index dtype), which
+    // SetToken fills with the token's row.
+    __aicore__ inline void UseLocalIndices(const AscendC::LocalTensor<int32_t> &buf)
+    {
+        local_ = true;
+        loc32_ = buf;
+        loc64_ = buf.ReinterpretCast<int64_t>();
     }
 
     // Positions the walk at the first selected row of query token t.
@@ -56,6 +71,18 @@ public:
         count_ = reach < static_cast<int64_t>(p_->topK) ? static_cast<uint32_t>(reach) : p_->topK;
         entry_ = 0;
         offset_ = 0;
+        if (local_ && count_ != 0) {
+            const uint32_t bytes = count_ * (p_->index64 != 0 ? 8u : 4u);
+            PipeSync<AscendC::HardEvent::S_MTE2>();  // the previous token's row was read
+            if (p_->index64 != 0) {
+                AscendC::DataCopyPad(loc64_, idx64_[t * p_->topK], AscendC::DataCopyExtParams(1, bytes, 0, 0, 0),
+                                     AscendC::DataCopyPadExtParams<int64_t>(false, 0, 0, 0));
+            } else {
+                AscendC::DataCopyPad(loc32_, idx32_[t * p_->topK], AscendC::DataCopyExtParams(1, bytes, 0, 0, 0),
+                                     AscendC::DataCopyPadExtParams<int32_t>(false, 0, 0, 0));
+            }
+            PipeSync<AscendC::HardEvent::MTE2_S>();
+        }
     }
 
     // Next chunk of at most blockKv rows: fills runs[0, runCount) and returns the row count
@@ -100,9 +127,27 @@ public:
     }
 
 private:
-    __aicore__ inline int64_t Index(uint64_t i) const
+    __aicore__ inline int64_t Index(uint64_t i)
     {
-        return p_->index64 != 0 ? idx64_.GetValue(i) : static_cast<int64_t>(idx32_.GetValue(i));
+        if (local_) {
+            const uint32_t e = static_cast<uint32_t>(i - token_ * p_->topK);
+            return p_->index64 != 0 ? loc64_.GetValue(e) : static_cast<int64_t>(loc32_.GetValue(e));
+        }
+        if (p_->index64 != 0) {
+            return idx64_.GetValue(i);
+        }
+        // INT32 indices from GM: one 8-byte scalar load brings an aligned pair of entries (the
+        // walk reads them in order); the last entry of an odd-sized tensor is read alone.
+        const uint64_t pair = i & ~static_cast<uint64_t>(1);
+        if (pair != pairAt_) {
+            if (!pairs_ || pair + 1 >= indexCount_) {
+                return static_cast<int64_t>(idx32_.GetValue(i));
+            }
+            pairVal_ = static_cast<uint64_t>(idxPairs_.GetValue(pair / 2));
+            pairAt_ = pair;
+        }
+        const uint32_t half = static_cast<uint32_t>((i & 1) != 0 ? pairVal_ >> 32 : pairVal_ & 0xffffffffULL);
+        return static_cast<int64_t>(static_cast<int32_t>(half));
     }
 
     // Lengths are device data the host cannot check: out-of-range values are clamped so a
@@ -153,7 +198,14 @@ private:
 
     const SparseBackwardParams *p_ = nullptr;
     AscendC::GlobalTensor<int32_t> idx32_, seqQ32_, seqKv32_;
-    AscendC::GlobalTensor<int64_t> idx64_, seqQ64_, seqKv64_;
+    AscendC::GlobalTensor<int64_t> idx64_, idxPairs_, seqQ64_, seqKv64_;
+    uint64_t indexCount_ = 0;
+    bool pairs_ = false;
+    uint64_t pairAt_ = ~static_cast<uint64_t>(0);
+    uint64_t pairVal_ = 0;
+    AscendC::LocalTensor<int32_t> loc32_;
+    AscendC::LocalTensor<int64_t> loc64_;
+    bool local_ = false;
     uint64_t token_ = 0, kvBase_ = 0, batchQStart_ = 0;
     uint32_t batch_ = 0, count_ = 0, entry_ = 0;
     int64_t threshold_ = 0, reach_ = 0, offset_ = 0;

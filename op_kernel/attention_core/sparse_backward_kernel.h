@@ -1,7 +1,7 @@
 // The sparse backward core (aclnnSparseFlashAttentionGrad): the AIC runs SparseBackwardCube,
 // its two AIVs SparseBackwardVector; they meet in the per-core workspace slots, the
-// cross-core flags FLAG_SPARSE_SDP/GRAD and two SyncAll barriers (after zeroing, before the
-// cast-out pass). KvGather is the KV source both sides walk.
+// cross-core flags FLAG_SPARSE_SDP/GRAD/KV/DQ and two SyncAll barriers (after zeroing, before
+// the cast-out pass). KvGather is the KV source both sides walk; the vector cores gather.
 #pragma once
 #include "kernel_operator.h"
 #include "sparse_backward_cube.h"
@@ -36,13 +36,12 @@ __aicore__ inline void RunSparseBackward(const SparseBackwardParams *p, const Sp
     AscendC::TPipe pipe;
     if ASCEND_IS_AIC {
         SparseBackwardCube<T> cube;
-        cube.Init(p, &pipe, t.query, t.key, t.value, t.sparseIndices, t.dy, t.seqQ, t.seqKv, t.queryRope, t.keyRope,
-                  t.workspace);
+        cube.Init(p, &pipe, t.query, t.sparseIndices, t.dy, t.seqQ, t.seqKv, t.queryRope, t.workspace);
         cube.Process();
     }
     if ASCEND_IS_AIV {
         SparseBackwardVector<T> vec;
-        vec.Init(p, &pipe, t.sparseIndices, t.dy, t.out, t.softmaxMax, t.softmaxSum, t.seqQ, t.seqKv, t.dq, t.dk,
+        vec.Init(p, &pipe, t.key, t.value, t.keyRope, t.sparseIndices, t.dy, t.out, t.softmaxMax, t.softmaxSum, t.seqQ, t.seqKv, t.dq, t.dk,
                  t.dv, t.dqRope, t.dkRope, t.workspace);
         vec.Process();
     }

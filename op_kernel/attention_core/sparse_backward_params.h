@@ -37,16 +37,40 @@ struct SparseBackwardParams {
     uint32_t headsPad;
     uint32_t rowsPerVec;
     uint32_t usedCores;
+    // Gathered keys whose dK / dV rows are built in L0C at once over the full width (32, or 16
+    // when 32 rows of qkDim fp32 do not fit L0C); each run of keys then leaves in one Fixpipe.
+    uint32_t keyGradRows;
+    // dK/dV key tiles computed together (1 or 2, sharing each L1 -> L0B load of Q / dO): 2 when
+    // reloading Q / dO per tile would cost the MTE1 more than half the tile's scatter.
+    uint32_t keyGradGroup;
+    // L0C: a ring of l0cTiles (<= 3) tiles of l0cTileElems fp32, each holding one result: S
+    // or dP (headsPad x blockKv), a dQ pass of queryGradChunk columns, a dK/dV key tile.
+    uint32_t l0cTiles;
+    uint32_t l0cTileElems;
+    uint32_t queryGradChunk;
+    // K is gathered into kBufs L1 copies (2: chunk j+2 is loaded while chunk j's dQ and chunk
+    // j+1's S still read theirs).
+    uint32_t kBufs;
+    // L0A / L0B: l0Copies (2 when they fit) copies of l0aElems / l0bElems elements.
+    uint32_t l0Copies;
+    uint32_t l0aElems;
+    uint32_t l0bElems;
     // Core c owns query tokens [coreTokenStart[c], coreTokenStart[c + 1]).
     uint64_t coreTokenStart[MAX_CORES + 1];
 
     // Workspace (bytes from the user workspace): fp32 accumulators dQ [t1, heads, qkDim],
     // dK [t2, qkDim], dV [t2, headDim], then per-core slots S and dP (fp32, headsPad x
-    // blockKv) and P and dS (input dtype, same shape).
+    // blockKv), P and dS (input dtype, same shape) twice (chunk parity: the cube reads dS of
+    // chunk j after handing S/dP of chunk j+1 to the vector cores) and two gathered-KV slots:
+    // K rows [blockKv, qkDim] (rope part after the first headDim columns) and V rows
+    // [blockKv, headDim], input dtype, written by the vector cores, loaded by the cube.
     uint64_t wsDq, wsDk, wsDv, wsSlots;
     uint64_t wsSlotBytesPerCore;
     uint64_t wsSlotF32;
     uint64_t wsSlotT;
+    uint64_t wsGather;       // offset of the gathered-KV slots inside a core's slot area
+    uint64_t wsGatherBytes;  // one gathered-KV slot (K then V)
+    uint64_t wsDqPart;       // two dQ partial slots (fp32 heads x qkDim, chunk parity), same area
 };
 
 }  // namespace AttentionCore

@@ -3,7 +3,9 @@
 //   2. per query token of the core: D = rowsum(dO o O) and 1 / softmax_sum of its heads; per
 //      chunk of gathered keys (sparse_backward_cube.h), on its half of the heads:
 //      P = exp(scale.S - max) / sum, dS = P o (dP - D), both 0 in the columns past the chunk,
-//      cast and handed to the cube;
+//      cast and handed to the cube; and the gather: this core's half of the rows of chunk
+//      j+2 (K + rope, V: one DMA per run and tensor) copied into the chunk's gathered-KV slot
+//      (FLAG_SPARSE_KV), so the cube loads each chunk with one DMA per tensor;
 //   3. cast the accumulators into dq/dk/dv (+ rope parts), dq and dk times the scale.
 // Heads with softmax_sum = 0 (nothing selected in the forward pass) get P = 0.
 #pragma once
@@ -14,18 +16,25 @@
 
 namespace AttentionCore {
 
-constexpr uint32_t SPARSE_ROW_CHUNK = 8;  // heads per pass of the D = rowsum(dO o O) loop
-constexpr float SPARSE_MASKED = -1e30f;   // finite "minus infinity": exp gives 0, never NaN
+constexpr uint32_t SPARSE_ROW_CHUNK = 4;  // heads per pass of the D = rowsum(dO o O) loop
+constexpr float SPARSE_MASKED = -1e30f;
+constexpr uint32_t SPARSE_DQ_ROWS = 8;    // dQ rows per pass of the dQ partial add (two in the K staging)   // finite "minus infinity": exp gives 0, never NaN
 
 template <typename T>
 class SparseBackwardVector {
 public:
-    __aicore__ inline void Init(const SparseBackwardParams *p, AscendC::TPipe *pipe, GM_ADDR indices, GM_ADDR dy,
+    __aicore__ inline void Init(const SparseBackwardParams *p, AscendC::TPipe *pipe, GM_ADDR key, GM_ADDR value,
+                                GM_ADDR keyRope, GM_ADDR indices, GM_ADDR dy,
                                 GM_ADDR out, GM_ADDR softmaxMax, GM_ADDR softmaxSum, GM_ADDR seqQ, GM_ADDR seqKv,
                                 GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR dqRope, GM_ADDR dkRope, GM_ADDR workspace)
     {
         p_ = p;
         gather_.Init(p, indices, seqQ, seqKv);
+        k_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(key));
+        v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(value));
+        if (p->ropeDim != 0) {
+            kr_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(keyRope));
+        }
         dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dy));
         o_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
         max_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(softmaxMax));
@@ -48,6 +57,8 @@ public:
         wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + p->wsSlotF32));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32));
         wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32 + p->wsSlotT));
+        wsGather_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + p->wsGather));
+        wsDqPart_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + p->wsDqPart));
 
         const uint32_t first = (p->heads + 1) / 2;
         rowOff_ = sub_ == 0 ? 0 : first;
@@ -64,6 +75,13 @@ public:
         pipe->InitBuffer(bTBuf_, wide * 2);
         const uint32_t statRows = AlignUp(p->rowsPerVec, 8);
         pipe->InitBuffer(rawBuf_, statRows * 4 * 3);
+        gatherRows_ = (p->blockKv + 1) / 2;
+        const uint32_t kStage = gatherRows_ * p->qkDim * sizeof(T);
+        const uint32_t dqStage = 2 * SPARSE_DQ_ROWS * p->qkDim * sizeof(float);
+        pipe->InitBuffer(kStageBuf_, kStage > dqStage ? kStage : dqStage);
+        pipe->InitBuffer(vStageBuf_, gatherRows_ * p->headDim * sizeof(T));
+        pipe->InitBuffer(idxBuf_, p->topK * (p->index64 != 0 ? 8 : 4));
+        gather_.UseLocalIndices(idxBuf_.Get<int32_t>());
         pipe->InitBuffer(statBuf_, statRows * 32 * 3);
         s_ = sBuf_.Get<float>();
         dp_ = dpBuf_.Get<float>();
@@ -84,25 +102,155 @@ public:
         Zero(accDv_, p_->t2 * p_->headDim);
         PipeSync<AscendC::HardEvent::MTE3_V>();
         AscendC::SyncAll<false>();
-        const uint64_t begin = p_->coreTokenStart[core_];
+        // Tokens are a continuous stream: the next token's first two chunks are gathered and its
+        // row statistics computed while the cube still finishes the last chunk of this one.
         const uint64_t end = p_->coreTokenStart[core_ + 1];
-        for (uint64_t t = begin; t < end; ++t) {
-            gather_.SetToken(t);
-            uint32_t runCount = 0;
-            uint32_t cols = gather_.NextChunk(runs_, runCount);
-            if (cols != 0 && mine_ != 0) {
-                TokenStats(t);
-            }
-            while (cols != 0) {
-                Chunk(cols);
-                cols = gather_.NextChunk(runs_, runCount);
-            }
+        uint32_t cols[3];
+        uint64_t t = p_->coreTokenStart[core_];
+        bool open = false;
+        for (; t < end && !open; ++t) {
+            open = Open(t, cols);
         }
+        while (open) {
+            const uint64_t cur = t - 1;
+            const uint32_t last = Chunks(cur, cols);
+            open = false;
+            for (; t < end && !open; ++t) {
+                open = Open(t, cols);
+            }
+            AddQueryGrad(cur, last);
+        }
+        PipeSync<AscendC::HardEvent::MTE3_MTE2>();
         AscendC::SyncAll<false>();
         CastOut();
     }
 
 private:
+    // Opens query token t: its first two chunks gathered (chunk widths in cols[0..1]) and its
+    // row statistics; false when it selects nothing (the cube skips it too).
+    __aicore__ inline bool Open(uint64_t t, uint32_t *cols)
+    {
+        gather_.SetToken(t);
+        uint32_t runCount = 0;
+        cols[0] = gather_.NextChunk(runs_, runCount);
+        if (cols[0] == 0) {
+            return false;
+        }
+        Gather(0, cols[0], runCount);
+        cols[1] = gather_.NextChunk(runs_, runCount);
+        if (cols[1] != 0) {
+            Gather(1, cols[1], runCount);
+        }
+        if (mine_ != 0) {
+            TokenStats(t);
+        }
+        return true;
+    }
+
+    // The chunks of open token t: after handing back P/dS of chunk j, this core gathers its
+    // half of chunk j+2 (the cube has loaded chunk j's slot: it computed S/dP from it) and
+    // adds chunk j-1's dQ partial. Returns the last chunk (its dQ partial is still to add).
+    __aicore__ inline uint32_t Chunks(uint64_t t, uint32_t *cols)
+    {
+        uint32_t runCount = 0;
+        uint32_t j = 0;
+        for (; cols[j % 3] != 0; ++j) {
+            Chunk(j, cols[j % 3]);
+            uint32_t &ahead = cols[(j + 2) % 3];
+            ahead = cols[(j + 1) % 3] != 0 ? gather_.NextChunk(runs_, runCount) : 0;
+            if (ahead != 0) {
+                Gather(j + 2, ahead, runCount);
+            }
+            if (j != 0) {
+                AddQueryGrad(t, j - 1);
+            }
+        }
+        return j - 1;
+    }
+
+    // dQ rows of this core's heads += the cube's dQ partial of chunk j (slot j % 2), in passes
+    // of SPARSE_DQ_ROWS rows through two halves of the K staging buffer (free between gathers).
+    // Done before this core hands back P/dS of chunk j+2, so the cube overwrites the slot only
+    // after it was read.
+    __aicore__ inline void AddQueryGrad(uint64_t t, uint32_t j)
+    {
+        AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(FLAG_SPARSE_DQ);
+        if (mine_ == 0) {
+            return;
+        }
+        const uint32_t w = p_->qkDim;
+        const AscendC::LocalTensor<float> stage = kStageBuf_.Get<float>();
+        const uint64_t part = (j % 2) * p_->heads * w + rowOff_ * w;
+        const uint64_t acc = (t * p_->heads + rowOff_) * w;
+        PipeSync<AscendC::HardEvent::MTE3_MTE2>();  // the gather's slot writes left the staging
+        bool pending[2] = {false, false};
+        uint32_t piece = 0;
+        for (uint32_t r0 = 0; r0 < mine_; r0 += SPARSE_DQ_ROWS, ++piece) {
+            const uint32_t rows = mine_ - r0 < SPARSE_DQ_ROWS ? mine_ - r0 : SPARSE_DQ_ROWS;
+            const uint32_t b = piece % 2;
+            const int32_t evt = 1 + static_cast<int32_t>(b);
+            if (pending[b]) {
+                AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(evt);
+            }
+            const AscendC::LocalTensor<float> buf = stage[b * SPARSE_DQ_ROWS * w];
+            AscendC::DataCopy(buf, wsDqPart_[part + r0 * w], rows * w);
+            AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(evt);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(evt);
+            AscendC::SetAtomicAdd<float>();
+            AscendC::DataCopy(accDq_[acc + r0 * w], buf, rows * w);
+            AscendC::SetAtomicNone();
+            AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(evt);
+            pending[b] = true;
+        }
+        for (uint32_t b = 0; b < 2; ++b) {
+            if (pending[b]) {
+                AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(1 + static_cast<int32_t>(b));
+            }
+        }
+    }
+
+    // This core's half of the rows of chunk j (cols rows, runs_) -> gathered-KV slot j % 2:
+    // K (+ rope) rows at pitch qkDim and V rows, then FLAG_SPARSE_KV to the cube.
+    __aicore__ inline void Gather(uint32_t j, uint32_t cols, uint32_t runCount)
+    {
+        const uint32_t d = p_->headDim;
+        const uint32_t dr = p_->ropeDim;
+        const uint32_t w = p_->qkDim;
+        const uint32_t half = (cols + 1) / 2;
+        const uint32_t lo = sub_ == 0 ? 0 : half;
+        const uint32_t hi = sub_ == 0 ? half : cols;
+        if (lo < hi) {
+            const AscendC::LocalTensor<T> kStage = kStageBuf_.Get<T>();
+            const AscendC::LocalTensor<T> vStage = vStageBuf_.Get<T>();
+            const AscendC::DataCopyPadExtParams<T> noPad(false, 0, 0, 0);
+            PipeSync<AscendC::HardEvent::MTE3_MTE2>();  // the previous slot write left the staging
+            for (uint32_t r = 0; r < runCount; ++r) {
+                const GatherRun &run = runs_[r];
+                const uint32_t a = run.pos > lo ? run.pos : lo;
+                const uint32_t b = run.pos + run.len < hi ? run.pos + run.len : hi;
+                if (a >= b) {
+                    continue;
+                }
+                const uint64_t row = run.kvRow + (a - run.pos);
+                const uint16_t n = static_cast<uint16_t>(b - a);
+                AscendC::DataCopyPad(kStage[(a - lo) * w], k_[row * d],
+                                     AscendC::DataCopyExtParams(n, d * sizeof(T), 0, (w - d) * sizeof(T) / 32, 0),
+                                     noPad);
+                if (dr != 0) {
+                    AscendC::DataCopyPad(kStage[(a - lo) * w + d], kr_[row * dr],
+                                         AscendC::DataCopyExtParams(n, dr * sizeof(T), 0, (w - dr) * sizeof(T) / 32, 0),
+                                         noPad);
+                }
+                AscendC::DataCopy(vStage[(a - lo) * d], v_[row * d], (b - a) * d);
+            }
+            PipeSync<AscendC::HardEvent::MTE2_MTE3>();
+            const uint64_t slot = (j % 2) * (p_->wsGatherBytes / sizeof(T));
+            AscendC::DataCopy(wsGather_[slot + lo * w], kStage, (hi - lo) * w);
+            AscendC::DataCopy(wsGather_[slot + p_->blockKv * w + lo * d], vStage, (hi - lo) * d);
+        }
+        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_KV);
+    }
+
     // This vector core's share [lo, hi) of `total` items.
     __aicore__ inline void Share(uint64_t total, uint64_t &lo, uint64_t &hi) const
     {
@@ -211,7 +359,7 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
     }
 
-    __aicore__ inline void Chunk(uint32_t cols)
+    __aicore__ inline void Chunk(uint32_t j, uint32_t cols)
     {
         AscendC::CrossCoreWaitFlag(FLAG_SPARSE_SDP);
         if (mine_ != 0) {
@@ -247,8 +395,9 @@ private:
             AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
             AscendC::Cast(dsOut, dp_, AscendC::RoundMode::CAST_RINT, count);
             PipeSync<AscendC::HardEvent::V_MTE3>();
-            AscendC::DataCopy(wsP_[rowOff_ * c], pOut, mine_ * c);
-            AscendC::DataCopy(wsDs_[rowOff_ * c], dsOut, mine_ * c);
+            const uint64_t pds = (j % 2) * 2 * (p_->wsSlotT / sizeof(T));  // chunk parity
+            AscendC::DataCopy(wsP_[pds + rowOff_ * c], pOut, mine_ * c);
+            AscendC::DataCopy(wsDs_[pds + rowOff_ * c], dsOut, mine_ * c);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_GRAD);
     }
@@ -300,11 +449,11 @@ private:
     const SparseBackwardParams *p_ = nullptr;
     KvGather gather_;
     GatherRun runs_[GATHER_MAX_RUNS];
-    uint32_t vecId_ = 0, core_ = 0, sub_ = 0, rowOff_ = 0, mine_ = 0;
-    AscendC::GlobalTensor<T> dy_, o_, dq_, dk_, dv_, dqr_, dkr_, wsP_, wsDs_;
-    AscendC::GlobalTensor<float> max_, sum_, accDq_, accDk_, accDv_, wsS_, wsDp_;
+    uint32_t vecId_ = 0, core_ = 0, sub_ = 0, rowOff_ = 0, mine_ = 0, gatherRows_ = 0;
+    AscendC::GlobalTensor<T> k_, v_, kr_, dy_, o_, dq_, dk_, dv_, dqr_, dkr_, wsP_, wsDs_, wsGather_;
+    AscendC::GlobalTensor<float> max_, sum_, accDq_, accDk_, accDv_, wsS_, wsDp_, wsDqPart_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, pOutBuf_, dsOutBuf_, aBuf_, bBuf_, aTBuf_, bTBuf_,
-        rawBuf_, statBuf_;
+        rawBuf_, statBuf_, kStageBuf_, vStageBuf_, idxBuf_;
     AscendC::LocalTensor<float> s_, dp_, rawMax_, rawRecip_, rawD_, rowMax_, rowRecip_, rowD_;
 };
 
