@@ -330,9 +330,9 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
 private:
     static constexpr uint32_t IN_COPIES = ANTI_IN_COPIES;    // int8 chunks read, waiting for their cast
     static constexpr uint32_t OUT_COPIES = ANTI_OUT_COPIES;  // cast chunks waiting for their ring write
-    // Event ids: 0 is PipeSync's; V_MTE2 / MTE2_V 1-2 are the vector stage's S buffers
-    // (vector_stage.h EVT_S), so the in copies take 3-6; MTE3_V / V_MTE3 1-4 are free.
-    static constexpr int32_t EVT_IN = 3;
+    // Event ids: V_MTE2 / MTE2_V from sync.h's table; MTE3_V / V_MTE3 1-4 are free.
+    static constexpr int32_t EVT_IN = VEC_EVT_KV_IN;
+    static_assert(VEC_EVT_KV_IN + ANTI_IN_COPIES <= 8, "event ids are 0-7");
     static constexpr int32_t EVT_OUT = 1;
     static constexpr uint32_t NONE = 0xFFFFFFFFu;
     static constexpr uint64_t ALL = ~0ULL;

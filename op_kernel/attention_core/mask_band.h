@@ -1,5 +1,6 @@
 // MaskMod seam: which (query row, key) pairs take part. Included by policies.h.
 #pragma once
+#include "sync.h"
 
 namespace AttentionCore {
 
@@ -113,9 +114,8 @@ struct MaskMod<MaskTensorBand> {
         }
     }
 
-    // Event id (MTE2_V) of a mask load: Apply waits for it (id 0 is PipeSync's, the vector
-    // stage's S buffers take 1 and 2).
-    static constexpr int32_t EVT_MASK = 3;
+    // Event id (MTE2_V) of a mask load: Apply waits for it (sync.h's table).
+    static constexpr int32_t EVT_MASK = VEC_EVT_MASK;
 
     // The mask bytes of query rows [row0, row0 + rows) and keys [k0, k0 + colsValid) into
     // maskBytes (row pitch cols) once the vector is done with it; raises MTE2_V EVT_MASK.

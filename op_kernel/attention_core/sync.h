@@ -21,6 +21,12 @@ constexpr uint16_t FLAG_KV_READY = 3 + WS_SLOTS;
 constexpr uint16_t FLAG_KV_FREE = 4 + WS_SLOTS;
 static_assert(FLAG_KV_FREE <= 10, "cross-core flag ids 0-10 are the user range on Atlas A2");
 
+// Event ids of the vector cores' MTE2 <-> V hand-offs (HardEvent MTE2_V and V_MTE2; ids
+// 0-7, 0 is PipeSync's), one table so that no two users of a kernel share an id.
+constexpr int32_t VEC_EVT_S = 1;      // vector_stage.h: the two S buffers (1, 2)
+constexpr int32_t VEC_EVT_MASK = 3;   // mask_band.h: a block's mask rows loaded ahead of Apply
+constexpr int32_t VEC_EVT_KV_IN = 4;  // kv_antiquant.h: the int8 in-copies (ANTI_IN_COPIES ids)
+
 // Pipe `evt`'s consumer waits for everything its producer issued so far (event id 0 is
 // reserved for these strictly paired uses).
 template <AscendC::HardEvent evt>

@@ -142,7 +142,7 @@ private:
 
     // Event ids of the S buffers (id 0 is PipeSync's): MTE2_V EVT_S + b "S is in buffer b",
     // V_MTE2 EVT_S + b "the vector is done with buffer b".
-    static constexpr int32_t EVT_S = 1;
+    static constexpr int32_t EVT_S = VEC_EVT_S;
     static constexpr bool MASK_SCRATCH = Variant::Mask::USES_SCRATCH;
 
     // Rows of O per O-slot load: with two S buffers part_ holds half of a core's rows (the UB
