@@ -19,8 +19,8 @@ from ._options import SUITES_HELP, add_max_seq, add_op, add_soc, apply_max_seq, 
 LEGEND = {
     "verdict": "PASS/FAIL by the precision standard (docs/precision.md); UNIMPL = the aclnn API answered "
                "161002 'not implemented yet' (README feature matrix)",
-    "MARE/MERE/RMSE": "max / mean relative error and root-mean-square error of the output vs the float32 golden "
-                      "(worst output)",
+    "MARE/MERE/RMSE": "max / mean relative error and root-mean-square error of the output vs the golden "
+                      "(float64 arithmetic for FLOAT32 cases; worst output)",
     "xMARE/xMERE/xRMSE": "the same errors divided by those of the same-dtype benchmark implementation; the "
                          "standard passes a case when each ratio is within its threshold",
     "time[s]": "wall time of the backend call (the build is timed separately)",
