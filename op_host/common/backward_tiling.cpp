@@ -227,7 +227,11 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     p.wsSlots = p.wsDsink + Align512(2ull * AttentionCore::MAX_CORES * p.dsinkPitch * 4);
     p.wsSlotF32 = uint64_t(p.blockQ) * p.blockKv * 4;
     p.wsSlotT = uint64_t(p.blockQ) * p.blockKv * prob.dtypeBytes;
-    p.wsSlotBytesPerCore = Align512(4 * p.wsSlotF32 + 4 * p.wsSlotT);
+    // dQ partials: the cube writes a step's dQ rows once, plain, into slot i % 2; the vector
+    // cores add them into the dQ accumulator with atomic MTE3 copies (backward_vector.h).
+    p.dqPitch = (uint32_t(prob.headDim) + 7) / 8 * 8;
+    p.wsDqSlot = uint64_t(p.blockQ) * p.dqPitch * 4;
+    p.wsSlotBytesPerCore = Align512(4 * p.wsSlotF32 + 4 * p.wsSlotT + 2 * p.wsDqSlot);
     return true;
 }
 

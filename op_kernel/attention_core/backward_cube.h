@@ -3,8 +3,13 @@
 // block of the query rows that may see the keys (one "step", BackwardSteps):
 //   S = Q.K^T and dP = dO.V^T  -> S/dP slot i%2 (fp32)     --FLAG_BWD_SDP-->  vector cores
 //   P, dS from P/dS slot i%2   <--FlagBwdGrad(i%2)--       (P from the saved max/sum, dS)
-//   dV += P^T.dO, dK += dS^T.Q, dQ += dS.K  (Fixpipe with atomic add into fp32 workspace)
-// With a rope part S also sums Q_rope.K_rope^T, and dK_rope += dS^T.Q_rope, dQ_rope += dS.K_rope.
+//   dQ partial = dS.K -> dQ slot i%2 (fp32, plain)  --FLAG_BWD_DQ-->  vector cores, which add
+//                                                    it into dQ with atomic MTE3 copies
+//   dV += P^T.dO, dK += dS^T.Q  (Fixpipe with atomic add into fp32 workspace)
+// The dQ slot of step i is free again once the vector cores hand back P/dS of step i + 2
+// (they add step i's dQ before that, backward_vector.h), so no flag of its own frees it.
+// With a rope part S also sums Q_rope.K_rope^T, and dK_rope += dS^T.Q_rope, dQ_rope += dS.K_rope
+// (both atomic Fixpipes).
 // dK/dV rows belong to the unit, and units are not shared between cores, so their atomic adds
 // come from one core only (deterministic); dQ rows receive adds from every core holding a kv
 // block they see (order-free sum, the spec's default non-deterministic mode).
@@ -20,6 +25,9 @@ constexpr uint16_t FLAG_BWD_SDP = 5;  // cube -> vector: S and dP of the next st
 // a vector core may finish step i + 1 while its partner is still on step i, and a shared id
 // would let the fast core's two announcements stand for the pair.
 __aicore__ inline uint16_t FlagBwdGrad(uint32_t slot) { return slot == 0 ? 6 : 7; }
+// cube -> vector: the step's dQ partial is in its dQ slot. Not one of the forward's ids either
+// (sync.h: 1-8), though the two phases are balanced apart by SyncAll.
+constexpr uint16_t FLAG_BWD_DQ = 9;
 
 template <typename T>
 class BackwardCube {
@@ -34,7 +42,6 @@ public:
         v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.value));
         dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dy));
         GM_ADDR ws = t.workspace;
-        dq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDq));
         dk_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDk));
         dv_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDv));
         GM_ADDR slots = ws + p->wsSlots + core_ * p->wsSlotBytesPerCore;
@@ -42,6 +49,7 @@ public:
         wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + 2 * p->wsSlotF32));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 4 * p->wsSlotF32));
         wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 4 * p->wsSlotF32 + 2 * p->wsSlotT));
+        wsDq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + 4 * p->wsSlotF32 + 4 * p->wsSlotT));
 
         // Pipelined: two sets of the step tiles (Q, dO, Q_rope) and of the unit tiles K,
         // K_rope, so the next step's S/dP is computed while the vector cores work on this one.
@@ -194,7 +202,8 @@ private:
         PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // K/V or a tile may be restaged next
     }
 
-    // dV += P^T.dO, dK += dS^T.Q, dQ += dS.K (and the rope parts) of step i.
+    // dQ partial = dS.K into dQ slot i % 2 (first: the vector cores wait for it), then
+    // dV += P^T.dO, dK += dS^T.Q (and the rope parts) of step i.
     __aicore__ inline void Gradients(const BackwardStep &s, uint32_t i)
     {
         const uint32_t slot = i % 2;
@@ -215,14 +224,17 @@ private:
         const uint64_t kvRow = KvRow(s);
         const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>()[tile * qTile_];
         const AscendC::LocalTensor<T> dyL1 = dyL1_.Get<T>()[tile * qTile_];
+        QueryGrad(dsL1, kL1_.Get<T>()[kb * kTile_], s.rows, s.u.cols, d,
+                  wsDq_[slot * (p_->wsDqSlot / 4)], p_->dqPitch, false);
+        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_BWD_DQ);
         KeyGrad(pL1, dyL1, s.rows, s.u.cols, d, dv_[kvRow * d], kvPitch);  // dV += P^T.dO
         KeyGrad(dsL1, qL1, s.rows, s.u.cols, d, dk_[kvRow * d], kvPitch);  // dK += dS^T.Q
-        QueryGrad(dsL1, kL1_.Get<T>()[kb * kTile_], s.rows, s.u.cols, d, dq_[qRow * d], p_->numHeads * d);
         if (p_->ropeDim != 0) {
             const uint32_t dr = p_->ropeDim;
             KeyGrad(dsL1, qrL1_.Get<T>()[tile * qrTile_], s.rows, s.u.cols, dr, dkr_[kvRow * dr],
                     p_->numKvHeads * dr);
-            QueryGrad(dsL1, krL1_.Get<T>()[kb * krTile_], s.rows, s.u.cols, dr, dqr_[qRow * dr], p_->numHeads * dr);
+            QueryGrad(dsL1, krL1_.Get<T>()[kb * krTile_], s.rows, s.u.cols, dr, dqr_[qRow * dr], p_->numHeads * dr,
+                      true);
         }
         PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // P/dS and the tiles are restaged later
     }
@@ -286,10 +298,11 @@ private:
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
     }
 
-    // out (rows x depth, pitch `pitch`) += dS.B with dS (rows x cols) and B (cols x depth) in L1.
+    // out (rows x depth, pitch `pitch`) += dS.B (`atomic`) or = dS.B with dS (rows x cols) and
+    // B (cols x depth) in L1.
     __aicore__ inline void QueryGrad(const AscendC::LocalTensor<T> &dsL1, const AscendC::LocalTensor<T> &bL1,
                                      uint32_t rows, uint32_t cols, uint32_t depth,
-                                     const AscendC::GlobalTensor<float> &out, uint32_t pitch)
+                                     const AscendC::GlobalTensor<float> &out, uint32_t pitch, bool atomic)
     {
         const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
@@ -306,22 +319,27 @@ private:
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             const uint32_t c = BeginResult();
             AscendC::Mmad(L0c(c), l0a, l0b, Tiles::Mmad(MmadRows(rows), dLen, cols, true));
-            AtomicOut(c, out[dc], dLen, rows, pitch);
+            AtomicOut(c, out[dc], dLen, rows, pitch, atomic);
         }
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
     }
 
-    // L0C copy c (m x n, Nz) += into GM rows of pitch `pitch` floats; frees the copy.
+    // L0C copy c (m x n, Nz) += (`atomic`) or = into GM rows of pitch `pitch` floats; frees
+    // the copy.
     __aicore__ inline void AtomicOut(uint32_t c, const AscendC::GlobalTensor<float> &out, uint32_t n, uint32_t m,
-                                     uint32_t pitch)
+                                     uint32_t pitch, bool atomic = true)
     {
         AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + c);
         AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + c);
-        AscendC::SetAtomicAdd<float>();
+        if (atomic) {
+            AscendC::SetAtomicAdd<float>();
+        }
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(n), static_cast<uint16_t>(m),
                                        static_cast<uint16_t>(AlignUp(MmadRows(m), 16)), pitch, false);
         AscendC::Fixpipe(out, L0c(c), fix);
-        AscendC::SetAtomicNone();
+        if (atomic) {
+            AscendC::SetAtomicNone();
+        }
         AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);
     }
 
@@ -336,7 +354,7 @@ private:
     uint32_t l0Bufs_ = 1, l0aElems_ = 0, l0bElems_ = 0;  // L0 copies and elements per copy
     uint32_t l0Idx_ = 0, l0cIdx_ = 0;                      // the copies the next matmul / result take
     AscendC::GlobalTensor<T> q_, k_, v_, dy_, qr_, kr_;
-    AscendC::GlobalTensor<float> dq_, dk_, dv_, dqr_, dkr_, wsS_, wsDp_;
+    AscendC::GlobalTensor<float> dk_, dv_, dqr_, dkr_, wsS_, wsDp_, wsDq_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;
     AscendC::TBuf<AscendC::TPosition::A1> qL1_, dyL1_, pL1_, dsL1_, qrL1_;
     AscendC::TBuf<AscendC::TPosition::B1> kL1_, vL1_, krL1_;

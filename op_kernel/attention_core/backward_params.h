@@ -67,21 +67,22 @@ struct BackwardParams {
     uint32_t qSplit;
     uint32_t pipelined;  // the cube double-buffers its step tiles (L1 permitting)
     uint32_t l0Bufs;     // 2: the cube's L0A/L0B operands and L0C results ping-pong (L0 permitting)
-    uint32_t reservedL0;
+    uint32_t dqPitch;    // floats per row of a dQ slot (headDim rounded up to 8: whole 32-byte UB blocks)
     uint64_t unitCount;
     uint64_t coreUnitStart[MAX_CORES + 1];
 
     // Workspace (bytes from the user workspace): fp32 accumulators of dQ, dK, dV (and of the
     // rope gradients), the row
     // terms D = rowsum(dY o O) as [tq, numHeads, 8] fp32, then per-core slots: S and dP (fp32,
-    // blockQ x blockKv) and P and dS (input dtype, same shape), two of each (step i uses
-    // slot i % 2).
+    // blockQ x blockKv) and P and dS (input dtype, same shape), then the dQ partial of a step
+    // (fp32, blockQ x dqPitch), two of each (step i uses slot i % 2).
     // wsDsink holds one partial dsink row (dsinkPitch floats) per vector core.
     uint64_t wsDq, wsDk, wsDv, wsDqRope, wsDkRope, wsDrow, wsDsink, wsSlots;
     uint64_t dsinkPitch;
     uint64_t wsSlotBytesPerCore;
     uint64_t wsSlotF32;  // bytes of one fp32 slot
     uint64_t wsSlotT;    // bytes of one input-dtype slot
+    uint64_t wsDqSlot;   // bytes of one dQ slot
 };
 
 // Query rows [lo, hi) of a batch whose visible keys [band.Lo(r), band.Hi(r)) meet the key

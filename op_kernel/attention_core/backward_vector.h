@@ -4,7 +4,8 @@
 //      broadcast reads it as is;
 //   2. per step of the cube (backward_cube.h), on its half of the rows:
 //      P = exp(scale.S - max) / sum (masked entries 0), dS = P o (dP - D),
-//      cast both and hand them to the cube;
+//      cast both and hand them to the cube; then add the cube's dQ partial of the step
+//      before (its dQ slot) into the dQ accumulator with atomic MTE3 copies;
 //   3. cast the accumulators into dq/dk/dv (and dq_rope/dk_rope; input dtype), all but dv
 //      times the scale.
 #pragma once
@@ -62,6 +63,7 @@ public:
         wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + 2 * p->wsSlotF32));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 4 * p->wsSlotF32));
         wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 4 * p->wsSlotF32 + 2 * p->wsSlotT));
+        wsDq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + 4 * p->wsSlotF32 + 4 * p->wsSlotT));
 
         const uint32_t cells = p->rowsPerVec * p->blockKv;
         // the D-term pass (ComputeRowTerms) needs one whole row of dO and O in these four
@@ -95,10 +97,21 @@ public:
             SinkGradPartials();
         }
         AscendC::SyncAll<false>();
-        BackwardStep s;
-        for (uint32_t i = 0; steps_.Next(s); ++i) {
+        // Step i's P/dS, then step i - 1's dQ partial: the cube writes step i + 1's partial into
+        // that slot only after the P/dS of step i + 1 came back, i.e. after this add.
+        BackwardStep s, prev;
+        uint32_t i = 0;
+        for (; steps_.Next(s); ++i) {
             Step(s.u, s.n, s.q0, s.rows, i % 2);
+            if (i != 0) {
+                AddQueryGrad(prev, (i - 1) % 2);
+            }
+            prev = s;
         }
+        if (i != 0) {
+            AddQueryGrad(prev, (i - 1) % 2);
+        }
+        AscendC::PipeBarrier<PIPE_ALL>();  // the last atomic adds are done
         AscendC::SyncAll<false>();
         CastOut();
         if (p_->hasSink != 0 && vecId_ == 0) {
@@ -413,6 +426,47 @@ private:
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagBwdGrad(slot));
     }
 
+    // dQ rows of this core's half of step s += the cube's dQ partial in dQ slot `slot`
+    // (rows x dqPitch fp32), in passes of as many rows as the scratch tmp_ holds (or, for a
+    // head dim wider than tmp_, row by row through s_).
+    __aicore__ inline void AddQueryGrad(const BackwardStep &s, uint32_t slot)
+    {
+        AscendC::CrossCoreWaitFlag(FLAG_BWD_DQ);
+        const uint32_t first = (s.rows + 1) / 2;
+        const uint32_t rowOff = sub_ == 0 ? 0 : first;
+        const uint32_t mine = sub_ == 0 ? first : s.rows - first;
+        if (mine == 0) {
+            return;
+        }
+        const uint32_t d = p_->headDim;
+        const uint32_t pitch = p_->dqPitch;
+        const uint32_t cells = p_->rowsPerVec * p_->blockKv;
+        const bool wide = pitch > cells;
+        const AscendC::LocalTensor<float> buf = wide ? s_ : tmp_;
+        const uint32_t pass = wide ? 1 : cells / pitch;
+        const uint64_t part = slot * (p_->wsDqSlot / 4) + static_cast<uint64_t>(rowOff) * pitch;
+        const uint64_t acc = ((s.u.qStart + s.q0 + rowOff) * p_->numHeads + s.n) * d;
+        const uint64_t accPitch = static_cast<uint64_t>(p_->numHeads) * d;
+        PipeSync<AscendC::HardEvent::V_MTE2>();    // the step's vector work on the buffer is done
+        PipeSync<AscendC::HardEvent::MTE3_MTE2>();  // and the last add out of it
+        for (uint32_t r0 = 0; r0 < mine; r0 += pass) {
+            const uint32_t rows = mine - r0 < pass ? mine - r0 : pass;
+            if (r0 != 0) {
+                PipeSync<AscendC::HardEvent::MTE3_MTE2>();  // the previous pass left the buffer
+            }
+            AscendC::DataCopy(buf, wsDq_[part + static_cast<uint64_t>(r0) * pitch], rows * pitch);
+            PipeSync<AscendC::HardEvent::MTE2_MTE3>();
+            AscendC::SetAtomicAdd<float>();
+            AscendC::DataCopyPad(acc_[0][acc + r0 * accPitch], buf,
+                                 AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), d * 4, 0,
+                                                            static_cast<uint32_t>((accPitch - d) * 4), 0));
+            AscendC::SetAtomicNone();
+        }
+        if (wide) {
+            PipeSync<AscendC::HardEvent::MTE3_MTE2>();  // the next step loads S into s_
+        }
+    }
+
     // dq/dk/dv (input dtype) from the fp32 accumulators, flat, this core's share.
     __aicore__ inline void CastOut()
     {
@@ -453,7 +507,7 @@ private:
     AscendC::GlobalTensor<float> acc_[5];
     uint64_t accLen_[5] = {0, 0, 0, 0, 0};
     uint32_t accCount_ = 3;
-    AscendC::GlobalTensor<float> max_, sum_, drow_, wsS_, wsDp_, sink_, dsink_, dsinkWs_;
+    AscendC::GlobalTensor<float> max_, sum_, drow_, wsS_, wsDp_, wsDq_, sink_, dsink_, dsinkWs_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;
     uint32_t rowCells_ = 0;  // elements of sBuf_, dpBuf_, pOutBuf_, dsOutBuf_
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, tmpBuf_, maskBuf_, halfBuf_, pOutBuf_, dsOutBuf_,
