@@ -254,7 +254,7 @@ private:
                 PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read them
             }
             Tiles::LoadA(l0a, aL1, Tile(rows, depth), kc, kLen);
-            Tiles::LoadBt(l0b, bL1, Tile(cols, depth), kc, kLen);
+            Tiles::LoadBt(l0b, bL1, Tile(cols, depth), cols, kc, kLen);
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::Mmad(L0c(c), l0a, l0b, Tiles::Mmad(MmadRows(rows), cols, kLen, first && kc == 0));
@@ -288,7 +288,7 @@ private:
             if (dc > 0) {
                 PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read L0B
             }
-            Tiles::LoadB(l0b, yL1, Tile(rows, depth), dc, dLen);
+            Tiles::LoadB(l0b, yL1, Tile(rows, depth), rows, dc, dLen);
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             const uint32_t c = BeginResult();
@@ -314,7 +314,7 @@ private:
             if (dc > 0) {
                 PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read L0B
             }
-            Tiles::LoadB(l0b, bL1, Tile(cols, depth), dc, dLen);
+            Tiles::LoadB(l0b, bL1, Tile(cols, depth), cols, dc, dLen);
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             const uint32_t c = BeginResult();

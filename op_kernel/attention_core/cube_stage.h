@@ -179,7 +179,7 @@ private:
                 PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read them
             }
             Tiles::LoadA(l0a, qL1, L1Shape{mPad, p_->headDimAlign}, kc, kLen);
-            Tiles::LoadBt(l0b, kL1, L1Shape{kvPad, p_->headDimAlign}, kc, kLen);
+            Tiles::LoadBt(l0b, kL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, kc, kLen);
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             if (kc == 0) {
@@ -234,7 +234,7 @@ private:
             if (dc > 0) {
                 PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read L0B
             }
-            Tiles::LoadB(l0b, vL1, L1Shape{kvPad, p_->headDimAlign}, dc, dLen);  // V (kv x d) as the right operand
+            Tiles::LoadB(l0b, vL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, dc, dLen);  // V (kv x d)
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             if (dc == 0) {
@@ -265,7 +265,7 @@ private:
     {
         const uint32_t d = p_->headDim;
         const AscendC::LocalTensor<float> acc = l0c_.Get<float>()[l0aElems_];
-        Tiles::LoadB(l0b, vL1, L1Shape{kvPad, p_->headDimAlign}, 0, d);  // V (kv x d) as the right operand
+        Tiles::LoadB(l0b, vL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, 0, d);  // V (kv x d)
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
         AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);

@@ -13,9 +13,12 @@
 //
 // The operand loads (L0A is Zz, L0B holds B^T's fractals, see the emulator's mm.cpp):
 //   LoadA  : A = tile columns [kOff, kOff + kLen) of every row
-//   LoadBt : B = X^T for the tile X (rows are n, columns [kOff, kOff + kLen) are k)
-//   LoadB  : B = tile columns [nOff, nOff + nLen) (rows are k)
+//   LoadBt : B = X^T for the first `rows` rows of the tile X (they are n, columns
+//            [kOff, kOff + kLen) are k)
+//   LoadB  : B = columns [nOff, nOff + nLen) of the first `rows` rows of the tile (they are k)
 //   LoadAt : A = X^T for the whole tile X (columns are m, rows are k)
+// `rows` may be fewer than the tile's rowsPad (a tile sized for a full key block holding a
+// shorter one).
 #pragma once
 #include "kernel_operator.h"
 
@@ -68,25 +71,35 @@ struct CubeTiles<T, false> {
         }
     }
 
-    // An Nz X already is B^T's fractal order: the column chunk is one run of fractals.
+    // An Nz X already is B^T's fractal order: with every row used, the column chunk is one
+    // run of fractals; otherwise one column of fractals per LoadData.
     __aicore__ inline static void LoadBt(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
-                                         const L1Shape &shape, uint32_t kOff, uint32_t kLen)
+                                         const L1Shape &shape, uint32_t rows, uint32_t kOff, uint32_t kLen)
     {
-        const uint32_t n1 = shape.rowsPad / 16;
+        const uint32_t r1 = shape.rowsPad / 16;
+        const uint32_t n1 = (rows + 15) / 16;
         const uint32_t k1 = (kLen + 15) / 16;
-        AscendC::LoadData(l0b, src[kOff / 16 * n1 * FRAC],
-                          AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1 * n1), 1, 0, 0, false, 0));
+        if (n1 == r1) {
+            AscendC::LoadData(l0b, src[kOff / 16 * r1 * FRAC],
+                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1 * n1), 1, 0, 0, false, 0));
+            return;
+        }
+        for (uint32_t kk = 0; kk < k1; ++kk) {
+            AscendC::LoadData(l0b[kk * n1 * FRAC], src[(kOff / 16 + kk) * r1 * FRAC],
+                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), 1, 0, 0, false, 0));
+        }
     }
 
     // Every fractal transposed on the way, one row of k fractals per LoadData.
     __aicore__ inline static void LoadB(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
-                                        const L1Shape &shape, uint32_t nOff, uint32_t nLen)
+                                        const L1Shape &shape, uint32_t rows, uint32_t nOff, uint32_t nLen)
     {
-        const uint32_t k1 = shape.rowsPad / 16;
+        const uint32_t r1 = shape.rowsPad / 16;
+        const uint32_t k1 = (rows + 15) / 16;
         const uint32_t n1 = (nLen + 15) / 16;
         for (uint32_t i = 0; i < k1; ++i) {
-            AscendC::LoadData(l0b[i * n1 * FRAC], src[(nOff / 16 * k1 + i) * FRAC],
-                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), static_cast<uint16_t>(k1), 0, 0,
+            AscendC::LoadData(l0b[i * n1 * FRAC], src[(nOff / 16 * r1 + i) * FRAC],
+                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), static_cast<uint16_t>(r1), 0, 0,
                                                         true, 0));
         }
     }
@@ -158,9 +171,9 @@ struct CubeTiles<T, true> {
 
     // B^T's fractal (k1, n1) is X's fractal (n1, k1): one column of fractals per LoadData.
     __aicore__ inline static void LoadBt(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
-                                         const L1Shape &shape, uint32_t kOff, uint32_t kLen)
+                                         const L1Shape &shape, uint32_t rows, uint32_t kOff, uint32_t kLen)
     {
-        const uint32_t n1 = shape.rowsPad / 16;
+        const uint32_t n1 = (rows + 15) / 16;
         const uint32_t c1 = shape.colsPad / C0;
         const uint32_t k1 = (kLen + 15) / 16 * 2;
         for (uint32_t kk = 0; kk < k1; ++kk) {
@@ -173,9 +186,9 @@ struct CubeTiles<T, true> {
     // Per 16-row group (k fractals 2 r1 and 2 r1 + 1): its squares along the chunk, transposed;
     // a square's two halves are one row of n fractals apart.
     __aicore__ inline static void LoadB(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
-                                        const L1Shape &shape, uint32_t nOff, uint32_t nLen)
+                                        const L1Shape &shape, uint32_t rows, uint32_t nOff, uint32_t nLen)
     {
-        const uint32_t groups = shape.rowsPad / 16;
+        const uint32_t groups = (rows + 15) / 16;
         const uint32_t c1 = shape.colsPad / C0;
         const uint32_t n1 = (nLen + 15) / 16;
         for (uint32_t r1 = 0; r1 < groups; ++r1) {
@@ -209,62 +222,5 @@ struct CubeTiles<T, true> {
         return p;
     }
 };
-
-// 16-bit loaders by fractal counts, still used by the sparse backward cube (to be moved onto
-// CubeTiles).
-
-// Columns [kd1*16, (kd1 + k1)*16) of an Nz operand with m1 row fractals -> L0A Zz (the left
-// operand A of Mmad): one row of fractals per LoadData.
-template <typename T>
-__aicore__ inline void LoadRowsToL0A(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &srcL1,
-                                     uint32_t m1, uint32_t kd1, uint32_t k1)
-{
-    for (uint32_t i = 0; i < m1; ++i) {
-        AscendC::LoadData(l0a[i * k1 * 256], srcL1[(kd1 * m1 + i) * 256],
-                          AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1), static_cast<uint16_t>(m1), 0, 0,
-                                                    false, 0));
-    }
-}
-
-// A whole Nz operand (fractals in Nz order) -> L0A Zz of its transpose: the same fractal order
-// with every 16x16 fractal transposed, one LoadData.
-template <typename T>
-__aicore__ inline void LoadTransposedToL0A(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &srcL1,
-                                           uint32_t fractals)
-{
-    AscendC::LoadData(l0a, srcL1, AscendC::LoadData2DParams(0, static_cast<uint8_t>(fractals), 1, 0, 0, true, 0));
-}
-
-// Columns [kd1*16, (kd1 + k1)*16) of B (n1 row fractals used of srcRows1 per column in L1) ->
-// L0B as the right operand of A.B^T: an Nz B already is Zn of B^T, so with srcRows1 == n1 the
-// chunk is one contiguous run of fractals.
-template <typename T>
-__aicore__ inline void LoadTransposeOperandToL0B(const AscendC::LocalTensor<T> &l0b,
-                                                 const AscendC::LocalTensor<T> &srcL1, uint32_t kd1, uint32_t k1,
-                                                 uint32_t n1, uint32_t srcRows1)
-{
-    if (srcRows1 == n1) {
-        AscendC::LoadData(l0b, srcL1[kd1 * n1 * 256],
-                          AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1 * n1), 1, 0, 0, false, 0));
-        return;
-    }
-    for (uint32_t kk = 0; kk < k1; ++kk) {
-        AscendC::LoadData(l0b[kk * n1 * 256], srcL1[(kd1 + kk) * srcRows1 * 256],
-                          AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), 1, 0, 0, false, 0));
-    }
-}
-
-// Columns [dd1*16, (dd1 + dc1)*16) of B (rows1 row fractals used of srcRows1 per column in L1)
-// -> L0B Zn of B (the right operand of A.B): each 16x16 fractal transposed on the way.
-template <typename T>
-__aicore__ inline void LoadColumnsToL0B(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &srcL1,
-                                        uint32_t dd1, uint32_t dc1, uint32_t rows1, uint32_t srcRows1)
-{
-    for (uint32_t i = 0; i < rows1; ++i) {
-        AscendC::LoadData(l0b[i * dc1 * 256], srcL1[(dd1 * srcRows1 + i) * 256],
-                          AscendC::LoadData2DParams(0, static_cast<uint8_t>(dc1), static_cast<uint16_t>(srcRows1), 0,
-                                                    0, true, 0));
-    }
-}
 
 }  // namespace AttentionCore

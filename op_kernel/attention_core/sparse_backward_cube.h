@@ -91,6 +91,7 @@ public:
     }
 
 private:
+    using Tiles = CubeTiles<T>;  // 16-bit only (the sparse grad takes FLOAT16 and BFLOAT16)
     // Chunk bookkeeping: the runs of a chunk stay until its dK/dV scatter is issued; chunk j
     // uses K copy j % kBufs and run list j % SPARSE_RUN_LISTS.
     struct ChunkInfo {
@@ -322,21 +323,16 @@ private:
                                      uint32_t rows, uint32_t cols, uint32_t width,
                                      const AscendC::GlobalTensor<float> &out)
     {
-        const uint32_t m1 = p_->headsPad / 16;
-        const uint32_t n1 = AlignUp(cols, 16) / 16;
-        const uint32_t bRows1 = p_->blockKv / 16;
         uint32_t tile = 0;
         const AscendC::LocalTensor<float> l0c = TakeTile(tile);
         for (uint32_t kc = 0; kc < width; kc += p_->dChunk) {
             const uint32_t kLen = width - kc < p_->dChunk ? width - kc : p_->dChunk;
-            const uint32_t k1 = (kLen + 15) / 16;
-            const uint32_t kd1 = kc / 16;
             uint32_t ca = 0;
             uint32_t cb = 0;
             const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
-            LoadRowsToL0A(l0a, aL1, m1, kd1, k1);
+            Tiles::LoadA(l0a, aL1, L1Shape{p_->headsPad, AlignUp(width, 16)}, kc, kLen);
             const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
-            LoadTransposeOperandToL0B(l0b, bL1, kd1, k1, n1, bRows1);
+            Tiles::LoadBt(l0b, bL1, L1Shape{p_->blockKv, AlignUp(width, 16)}, cols, kc, kLen);
             PipeSync<AscendC::HardEvent::MTE1_M>();
             if (kc == 0) {
                 TileFree(tile);
@@ -386,10 +382,9 @@ private:
     {
         const uint32_t rows = p_->heads;
         const uint32_t m1 = p_->headsPad / 16;
-        const uint32_t n1 = AlignUp(cols, 16) / 16;
         uint32_t ca = 0;
         const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
-        LoadTransposedToL0A(l0a, xL1, n1 * m1);
+        Tiles::LoadAt(l0a, xL1, L1Shape{p_->headsPad, AlignUp(cols, 16)});
         ReleaseBuffer(SPARSE_EVT_PDS);  // X (P or dS) stays in L0A for the whole pass
         // Key tiles go in groups of keyGradGroup (1 or 2): with two, each B column block loaded
         // into L0B serves both tiles' Mmads, halving the L1 -> L0B traffic of the pass.
@@ -404,11 +399,9 @@ private:
             }
             for (uint32_t dc = 0; dc < width; dc += p_->dChunk) {
                 const uint32_t dLen = width - dc < p_->dChunk ? width - dc : p_->dChunk;
-                const uint32_t dc1 = (dLen + 15) / 16;
-                const uint32_t dd1 = dc / 16;
                 uint32_t cb = 0;
                 const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
-                LoadColumnsToL0B(l0b, yL1, dd1, dc1, m1, m1);
+                Tiles::LoadB(l0b, yL1, L1Shape{p_->headsPad, AlignUp(width, 16)}, p_->headsPad, dc, dLen);
                 PipeSync<AscendC::HardEvent::MTE1_M>();
                 for (uint32_t i = 0; i < tiles; ++i) {
                     const uint32_t k0 = g0 + i * step;
@@ -416,7 +409,7 @@ private:
                     if (dc == 0) {
                         TileFree(tile[i]);
                     }
-                    AscendC::Mmad(TileAt(tile[i])[dc * AlignUp(mRows, 16)], l0a[(k0 / 16) * m1 * 256], l0b,
+                    AscendC::Mmad(TileAt(tile[i])[dc * AlignUp(mRows, 16)], l0a[(k0 / 16) * m1 * Tiles::FRAC], l0b,
                                   AscendC::MmadParams(mRows, static_cast<uint16_t>(dLen), static_cast<uint16_t>(rows),
                                                       0, false, true));
                 }
@@ -442,20 +435,16 @@ private:
     {
         const uint32_t rows = p_->heads;
         const uint32_t width = p_->qkDim;
-        const uint32_t m1 = p_->headsPad / 16;
-        const uint32_t n1 = AlignUp(cols, 16) / 16;
-        const uint32_t kRows1 = p_->blockKv / 16;
         const uint32_t chunk = p_->queryGradChunk;
         uint32_t ca = 0;
         const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
-        LoadRowsToL0A(l0a, dsL1, m1, 0, n1);  // dS stays in L1 for dK (KeyGrad releases it)
+        // dS stays in L1 for dK (KeyGrad releases it)
+        Tiles::LoadA(l0a, dsL1, L1Shape{p_->headsPad, AlignUp(cols, 16)}, 0, cols);
         for (uint32_t dc = 0; dc < width; dc += chunk) {
             const uint32_t dLen = width - dc < chunk ? width - dc : chunk;
-            const uint32_t dc1 = (dLen + 15) / 16;
-            const uint32_t dd1 = dc / 16;
             uint32_t cb = 0;
             const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
-            LoadColumnsToL0B(l0b, kL1, dd1, dc1, n1, kRows1);
+            Tiles::LoadB(l0b, kL1, L1Shape{p_->blockKv, AlignUp(width, 16)}, cols, dc, dLen);
             PipeSync<AscendC::HardEvent::MTE1_M>();
             uint32_t tile = 0;
             const AscendC::LocalTensor<float> l0c = TakeTile(tile);
