@@ -141,13 +141,17 @@ struct MaskMod<MaskTensorBand> {
     // non-zero excludes): the bytes as half, one compare into a bit per score (kept where the
     // byte is 0), one select. Three vector passes per score (an additive mask takes four: two
     // casts, a multiply, an add). tmp holds both: the keep bits in its first bytes, the half
-    // copy in its upper half.
+    // copy in its upper half. A tile without any excluded key (every block of a causal mask
+    // left of its diagonal) skips the three passes (AnyExcluded).
     __aicore__ inline static void AddTensorMask(const AscendC::LocalTensor<float> &s,
                                                 const AscendC::LocalTensor<float> &tmp,
                                                 const AscendC::LocalTensor<uint8_t> &maskBytes, uint32_t rows,
                                                 uint32_t cols)
     {
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_MASK);
+        if (!AnyExcluded(tmp, maskBytes, rows, cols)) {
+            return;
+        }
         // whole 256-byte repeats of half (cols = blockKv is 64 or 128; rowsPerVec is even, so a
         // 64-column block's odd last row rounds up into the buffers)
         const uint32_t count = (rows * cols + 127) / 128 * 128;
@@ -159,6 +163,38 @@ struct MaskMod<MaskTensorBand> {
         AscendC::PipeBarrier<PIPE_V>();
         AscendC::Select(s, keep, s, MASKED_SCORE, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, count);
         AscendC::PipeBarrier<PIPE_V>();
+    }
+
+    // Whether any of the rows x cols mask bytes is non-zero (padding columns past the valid
+    // keys count too: a false "yes" only costs the three passes). The bytes as uint16 are
+    // or-folded in halves (ping-pong between two areas of tmp) down to one 32-byte block, which
+    // the scalar unit reads: ~log2(rows * cols / 32) short instructions, about 1/16 of a pass
+    // over the fp32 scores, and one wait of the scalar unit for the vector pipe.
+    __aicore__ inline static bool AnyExcluded(const AscendC::LocalTensor<float> &tmp,
+                                              const AscendC::LocalTensor<uint8_t> &maskBytes, uint32_t rows,
+                                              uint32_t cols)
+    {
+        constexpr uint32_t BLOCK = 16;  // uint16 per 32-byte block
+        const uint32_t area = rows * cols / 2;  // uint16 of the tile; cols is 64 or 128
+        const AscendC::LocalTensor<uint16_t> work = tmp.template ReinterpretCast<uint16_t>();
+        AscendC::LocalTensor<uint16_t> cur = maskBytes.template ReinterpretCast<uint16_t>();
+        uint32_t blocks = area / BLOCK;
+        uint32_t side = 0;
+        while (blocks > 1) {
+            // the first ceil(n/2) blocks | the last ceil(n/2) (they share the middle one if n is odd)
+            const uint32_t keep = (blocks + 1) / 2;
+            const AscendC::LocalTensor<uint16_t> dst = work[side * area];
+            AscendC::Or(dst, cur, cur[(blocks - keep) * BLOCK], static_cast<int32_t>(keep * BLOCK));
+            AscendC::PipeBarrier<PIPE_V>();
+            cur = dst;
+            side ^= 1u;
+            blocks = keep;
+        }
+        PipeSync<AscendC::HardEvent::V_S>();
+        const AscendC::LocalTensor<uint64_t> words = cur.template ReinterpretCast<uint64_t>();
+        const uint64_t any = words.GetValue(0) | words.GetValue(1) | words.GetValue(2) | words.GetValue(3);
+        PipeSync<AscendC::HardEvent::S_V>();
+        return any != 0;
     }
 
 private:

@@ -38,8 +38,9 @@ struct CoreClock {
 
 // Whether the model runs for this launch (env ASCEND_EMU_TIMING=0 turns it off) and whether the
 // data work is skipped (env ASCEND_EMU_TIMING_ONLY=1: cube, vector and Fixpipe arithmetic and
-// LoadData become no-ops; GM<->local DataCopy still moves data so addresses, block tables and
-// indices read by the kernel stay right; results are garbage).
+// LoadData become no-ops; GM<->local DataCopy and the 16-bit bitwise ops And/Or/Not still move
+// and compute data so addresses, block tables, indices and mask tests read by the kernel stay
+// right; results are garbage).
 extern bool g_timing;
 extern bool g_timingOnly;
 inline bool TimingOnly() { return g_timingOnly; }

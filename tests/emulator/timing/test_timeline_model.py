@@ -77,6 +77,21 @@ def test_vector_exp_loop(run_timing):
     assert out["profile"]["aiv_vec_ratio"] == pytest.approx(n * exp_fp32(c, elems) / cycles(out), rel=1e-9)
 
 
+@pytest.mark.parametrize("byte", [0, 255, 511, 512])
+@pytest.mark.parametrize("timing_only", ["0", "1"])
+def test_bitwise_fold_drives_the_branch_also_in_timing_only_mode(run_timing, byte, timing_only):
+    # Kernels branch on or-folded mask bytes (mask_band.h AnyExcluded): timing-only runs keep the
+    # bitwise ops' data work, so the branch (10 Exp over 4096 fp32 when a byte is set) goes the
+    # same way as in a computed run.
+    out = run_timing("or_branch", byte, 10, env={"ASCEND_EMU_TIMING_ONLY": timing_only})
+    exp_cycles = 10 * exp_fp32(out["costs"], 4096)
+    v_cycles = out["profile"]["aiv_vec_ratio"] * cycles(out)
+    if byte < 512:
+        assert v_cycles > exp_cycles
+    else:
+        assert v_cycles < exp_cycles / 10
+
+
 @pytest.mark.parametrize("check", ["0", "1"])
 def test_single_vs_double_buffered_copy_compute(run_timing, check):
     n, elems = 10, 4096

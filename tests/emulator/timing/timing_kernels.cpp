@@ -7,6 +7,8 @@
 //   copy_compute    AIV only: n tiles of `param` fp32: TQue<VECIN, bufferNum> DataCopy -> Exp in place
 //   sync_all        AIV only, 2 blocks: block 0 runs n Exp over `param` fp32, block 1 none; SyncAll;
 //                   then one Exp each
+//   or_branch       AIV only: 512 bytes GM->UB (byte n is 1 when n < 512, the rest 0), or-folded as
+//                   uint16 into one 32-byte block; when any bit is set, `param` Exp over 4096 fp32
 //   (exp_loop and sync_all take an optional 5th argument: blockDim)
 //   cube_to_vector  MIX 1:2: n rounds of Mmad param^3 on the AIC, CrossCoreSetFlag<2, PIPE_M>;
 //                   each AIV waits for the flag and runs one Exp over 4096 fp32
@@ -143,6 +145,38 @@ extern "C" __global__ __aicore__ void cube_to_vector(GM_ADDR x, GM_ADDR tiling) 
     }
 }
 
+extern "C" __global__ __aicore__ void or_branch(GM_ADDR x, GM_ADDR tiling) {
+    GET_TILING_DATA_WITH_STRUCT(TimingTiling, t, tiling);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bytes, fold, work;
+    pipe.InitBuffer(bytes, 512);
+    pipe.InitBuffer(fold, 256);
+    pipe.InitBuffer(work, 4096 * 4);
+    GlobalTensor<uint8_t> gm;
+    gm.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(x));
+    LocalTensor<uint16_t> in = bytes.Get<uint16_t>(), f = fold.Get<uint16_t>();
+    DataCopy(bytes.Get<uint8_t>(), gm, 512);
+    SetFlag<HardEvent::MTE2_V>(1);
+    WaitFlag<HardEvent::MTE2_V>(1);
+    Or(f, in, in[128], 128);
+    PipeBarrier<PIPE_V>();
+    uint32_t n = 128;
+    while (n > 16) {
+        n /= 2;
+        Or(f, f, f[n], static_cast<int32_t>(n));
+        PipeBarrier<PIPE_V>();
+    }
+    SetFlag<HardEvent::V_S>(1);
+    WaitFlag<HardEvent::V_S>(1);
+    const LocalTensor<uint64_t> w = f.ReinterpretCast<uint64_t>();
+    const bool any = (w.GetValue(0) | w.GetValue(1) | w.GetValue(2) | w.GetValue(3)) != 0;
+    SetFlag<HardEvent::S_V>(1);
+    WaitFlag<HardEvent::S_V>(1);
+    if (any) {
+        for (uint32_t i = 0; i < t.param; ++i) Exp(work.Get<float>(), work.Get<float>(), 4096);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc < 4) return 2;
     const std::string which = argv[1];
@@ -151,8 +185,13 @@ int main(int argc, char **argv) {
     auto *tilingGm = static_cast<uint8_t *>(AscendC::GmAlloc(sizeof tiling));
     std::memcpy(tilingGm, &tiling, sizeof tiling);
     const uint64_t xBytes = which == "stream_copy" ? static_cast<uint64_t>(tiling.n) * tiling.param
-                            : which == "copy_compute" ? static_cast<uint64_t>(tiling.n) * tiling.param * 4 : 64;
+                            : which == "copy_compute" ? static_cast<uint64_t>(tiling.n) * tiling.param * 4
+                            : which == "or_branch" ? 512 : 64;
     auto *x = static_cast<uint8_t *>(AscendC::GmAlloc(xBytes));
+    if (which == "or_branch") {
+        std::memset(x, 0, 512);
+        if (tiling.n < 512) x[tiling.n] = 1;
+    }
     const uint32_t blockDim = argc > 5 ? static_cast<uint32_t>(std::atoi(argv[5])) : 1;
     if (which == "mmad_loop") {
         AscendC::SetKernelMode(KernelMode::AIC_MODE);
@@ -166,6 +205,9 @@ int main(int argc, char **argv) {
     } else if (which == "sync_all") {
         AscendC::SetKernelMode(KernelMode::AIV_MODE);
         ICPU_RUN_KF(sync_all, blockDim, x, tilingGm);
+    } else if (which == "or_branch") {
+        AscendC::SetKernelMode(KernelMode::AIV_MODE);
+        ICPU_RUN_KF(or_branch, 1, x, tilingGm);
     } else if (which == "copy_compute") {
         AscendC::SetKernelMode(KernelMode::AIV_MODE);
         ICPU_RUN_KF(copy_compute, 1, x, tilingGm);

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import fakit
-from fakit import cases
+from fakit import cases, golden
 
 from pfa_helpers import MAX_INT, OP, band_mask, make_kwargs, run_and_judge
 
@@ -39,6 +39,26 @@ def test_mask_shapes_and_dtypes_match_golden(lead, mdtype):
     mask = rng.random(lead + (48, 80)) < 0.3
     mask[..., 0] = False
     run_and_judge(make_kwargs(b=2, n=3, sq=48, skv=80, d=32, mask=mask.astype(mdtype)))
+
+
+@pytest.mark.parametrize("sq,skv", [(256, 384), (100, 200)])
+def test_single_excluded_byte_in_a_clean_tile_is_applied(sq, skv):
+    # Tiles without an excluded key skip the mask passes (mask_band.h AnyExcluded); a tile with
+    # one excluded byte anywhere - its first, its last, one past a fold's half - must still apply
+    # it. The excluded keys carry large values, so a missed exclusion moves its row far past the
+    # precision standard (asserted on the goldens, so the test can fail).
+    hits = [(0, 0), (63, 127), (64, 128), (sq - 1, skv - 1), (37, 65), (sq // 2 + 1, skv // 2 - 1)]
+    mask = np.zeros((sq, skv), np.bool_)
+    for r, k in hits:
+        mask[r, k] = True
+    kw = make_kwargs(sq=sq, skv=skv, d=64, n=1, mask=mask, pre_tokens=MAX_INT, next_tokens=MAX_INT)
+    for _, k in hits:
+        kw["value"][:, :, k, :] = 8.0
+    with_hits = golden.prompt_flash_attention(**kw)
+    without = golden.prompt_flash_attention(**{**kw, "atten_mask": np.zeros_like(mask)})
+    rows = [r for r, _ in hits]
+    assert np.abs(with_hits[0, 0, rows] - without[0, 0, rows]).min(axis=-1).min() > 0.01
+    run_and_judge(kw)
 
 
 def test_mask_padded_wider_than_kv_is_read_from_top_left():
