@@ -88,14 +88,14 @@ def measure(m):
     tensor = sum(pipe(x, "MTE2") for x in aic) - 2 * scores + mask_bytes + out_bytes
     workspace = all_gm - tensor
     # The tiling's q-block, read back from the counters: per unit the cube loads Q once, per
-    # key block K, V and P (3 MTE2 copies) and issues ceil(D/128) Mmads for S and as many for
-    # P.V (the Fixpipe count is no measure: lazy P.V writes its sum out only now and then).
-    blocks = sum(pipe(x, "M", "ops") for x in aic) // (2 * -(-d // 128))
-    units = sum(pipe(x, "MTE2", "ops") for x in aic) - 3 * blocks
-    bq = 1 << (-(-s // (units // n)) - 1).bit_length()
-    visible = 0                                     # keys each q-block pass must read
-    for q0 in range(0, s, bq):
-        visible += min(s, q0 + bq) if m["causal"] else s
+    # key block K, V and P; the K + V bytes are 2 x 2 B x D per key each q-block pass reads, which
+    # only the real q-block size reproduces.
+    def pass_keys(bq):
+        return sum(min(s, q0 + bq) if m["causal"] else s for q0 in range(0, s, bq))
+
+    kv_bytes = sum(pipe(x, "MTE2") for x in aic) - 2 * scores - 2 * n * s * d
+    bq = min((192, 128, 64, 32, 16), key=lambda b: abs(2 * 2 * n * pass_keys(b) * d - kv_bytes))
+    visible = pass_keys(bq)                         # keys each q-block pass must read
     per_pass_min = 2 * (2 * n * s * d) + 2 * 2 * n * visible * d + mask_bytes
     one_pass_min = flops.attention_min_bytes(s, s, n, n, d, d, 2)
     per_core = [pipe(x, "M", "macs") for x in aic]

@@ -9,6 +9,10 @@ namespace {
 
 constexpr uint32_t BLOCK_KV = 128;     // keys per block: 2 fp32 vector repeats per row
 constexpr uint32_t D_CHUNK = 128;      // head-dim columns per cube pass
+// Query rows per vector core (q-block = twice that), largest first. 96 only with lazy P.V: its
+// q-block of 192 rows shares each K/V load (L0C holds a 192 x 128 accumulator next to two
+// 32-row S chunks) and cuts the K/V re-stream per score by a third (docs/performance.md).
+constexpr uint32_t ROWS_PER_VEC[] = {96, 64, 32, 16, 8};
 constexpr uint64_t UB_API_RESERVE = 8 * 1024;  // UB the Ascend C API keeps as scratch
 constexpr int64_t TOKEN_CLAMP = int64_t(1) << 40;
 constexpr uint64_t MAX_SEARCHED_UNITS = uint64_t(1) << 22;  // beyond: streaming split, no cost array
@@ -137,17 +141,63 @@ uint64_t SplitProportional(const ForwardProblem &prob, AttentionCore::ForwardPar
 
 }  // namespace
 
-uint64_t VectorUbBytes(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes, uint32_t sBufs)
+uint64_t VectorUbBytes(uint32_t r, uint32_t v, uint32_t c, uint32_t dp, uint32_t dtypeBytes, uint32_t sBufs)
 {
-    // vector_stage.h: S buffers, tmp, P (also the pse / mask scratch), mask bytes, O accumulator,
-    // the O-slot rows (half of them with two S buffers), statistics, broadcast rows.
-    const uint64_t s = uint64_t(r) * c * 4;
+    // vector_stage.h: S buffers, tmp, P (also the pse / mask scratch) and mask bytes for one
+    // sub-block of v rows; the O accumulator, the O-slot rows (half of them with two S buffers
+    // or sub-blocks), statistics and broadcast rows for all r rows.
+    const uint64_t s = uint64_t(v) * c * 4;
     const uint64_t tmp = std::max<uint64_t>(s, uint64_t(r) * dp * dtypeBytes);
-    const uint64_t partRows = sBufs == 2 ? (r + 1) / 2 : r;
-    return sBufs * s + tmp + uint64_t(r) * c * std::max<uint32_t>(dtypeBytes, 2) + uint64_t(r) * c +
+    const uint64_t partRows = sBufs == 2 || v < r ? (r + 1) / 2 : r;
+    return sBufs * s + tmp + uint64_t(v) * c * std::max<uint32_t>(dtypeBytes, 2) + uint64_t(v) * c +
            uint64_t(r) * dp * 4 + partRows * dp * 4 +
            (6ull + AttentionCore::WS_SLOTS) * AlignUp(r, 8) * 4 +
            uint64_t(r) * 32;
+}
+
+bool ChooseVecRows(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes, uint64_t ub, uint32_t &vecRows,
+                   uint32_t &sBufs)
+{
+    // The fewest sub-blocks (at most 64 rows each: the lazy rescale test reduces a sub-block's
+    // rows in one 64-lane repeat), two S buffers where they fit.
+    for (uint32_t n = 1; n <= r; ++n) {
+        const uint32_t v = static_cast<uint32_t>(AlignUp((r + n - 1) / n, 8));
+        if (v > 64 && n < r) continue;
+        for (uint32_t b : {2u, 1u}) {
+            if (VectorUbBytes(r, v, c, dp, dtypeBytes, b) <= ub) {
+                vecRows = std::min(v, r);
+                sBufs = b;
+                return true;
+            }
+        }
+        if (v <= 8) break;
+    }
+    return false;
+}
+
+bool ChooseSChunk(uint32_t bq, uint32_t c, uint32_t dp, uint32_t dChunk, uint32_t dtypeBytes,
+                  const CoreBudget &budget, uint32_t &sChunk)
+{
+    // Lazy P.V's L0 regions (cube_stage.h): L0A = [P | Q chunk x2], L0B = [K^T | V], L0C =
+    // [accumulator | S chunk x2]; the largest chunk that fits.
+    const uint64_t rows = AlignUp(bq, 16);
+    for (uint32_t sc : {64u, 32u, 16u}) {
+        if (sc > rows && sc > 16) continue;
+        if ((rows * c + 2ull * sc * dChunk) * dtypeBytes <= budget.l0a && 2ull * c * dChunk * dtypeBytes <= budget.l0b &&
+            (rows * dp + 2ull * sc * c) * 4 <= budget.l0c) {
+            sChunk = sc;
+            return true;
+        }
+    }
+    return false;
+}
+
+uint32_t NextRowsPerVec(uint32_t r)
+{
+    for (uint32_t c : ROWS_PER_VEC) {
+        if (c < r) return c;
+    }
+    return 0;
 }
 
 uint64_t CubeL1Bytes(uint32_t bq, uint32_t c, uint32_t dp, uint32_t dtypeBytes)
@@ -164,10 +214,20 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
     // Half-size key blocks only where K and V of 128 keys do not fit L1 next to Q and P
     // (FLOAT32 with D > 464).
     for (uint32_t c : {BLOCK_KV, BLOCK_KV / 2}) {
-        for (uint32_t r : {64u, 32u, 16u, 8u}) {
+        for (uint32_t r : ROWS_PER_VEC) {
             const uint32_t bq = 2 * r;
             const uint32_t wide = std::max(dChunk, c);
-            if (VectorUbBytes(r, c, dp, dtypeBytes, 1) <= ub && CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1 &&
+            uint32_t v = 0, sBufs = 0, sChunk = 0;
+            if (r > 64) {  // lazy P.V only, sub-blocks on the vector cores
+                if (headDim <= dChunk && ChooseSChunk(bq, c, dp, dChunk, dtypeBytes, budget, sChunk) &&
+                    ChooseVecRows(r, c, dp, dtypeBytes, ub, v, sBufs) && CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1) {
+                    rowsPerVec = r;
+                    blockKv = c;
+                    return true;
+                }
+                continue;
+            }
+            if (VectorUbBytes(r, r, c, dp, dtypeBytes, 1) <= ub && CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1 &&
                 uint64_t(bq) * wide * dtypeBytes <= budget.l0a && uint64_t(c) * dChunk * dtypeBytes <= budget.l0b &&
                 uint64_t(bq) * wide * 4 <= budget.l0c) {
                 rowsPerVec = r;
@@ -190,11 +250,20 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
                        2 * bq * wide * 4 <= budget.l0c
                    ? 2
                    : 1;
-    // Lazy P.V keeps the accumulator in the second L0C copy: one head-dim chunk, two copies.
-    p.lazyO = p.l0Bufs == 2 && p.headDim <= p.dChunk ? 1 : 0;
-    // A second S buffer per vector core where UB has room for it.
+    // Lazy P.V keeps the accumulator in L0C next to the S chunks: one head-dim chunk, the
+    // region layout of cube_stage.h.
+    uint32_t sChunk = 0;
+    p.lazyO = p.headDim <= p.dChunk &&
+                      ChooseSChunk(p.blockQ, p.blockKv, p.headDimAlign, p.dChunk, dtypeBytes, budget, sChunk)
+                  ? 1
+                  : 0;
+    p.sChunk = p.lazyO != 0 ? sChunk : p.blockQ;
+    // Sub-blocks and a second S buffer per vector core where UB has room for them.
     const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
-    p.vecSBufs = VectorUbBytes(p.rowsPerVec, p.blockKv, p.headDimAlign, dtypeBytes, 2) <= ub ? 2 : 1;
+    if (!ChooseVecRows(p.rowsPerVec, p.blockKv, p.headDimAlign, dtypeBytes, ub, p.vecRows, p.vecSBufs)) {
+        p.vecRows = p.rowsPerVec;  // ChooseBlocks checked one buffer of all rows
+        p.vecSBufs = 1;
+    }
     p.wsSlotS = bq * c * 4;
     p.wsSlotP = bq * c * dtypeBytes;
     p.wsSlotO = bq * dp * 4;
@@ -242,7 +311,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     // larger block).
     AttentionCore::ForwardParams best = p;
     uint64_t bestSpan = 0;
-    for (uint32_t r = maxRows; r >= 8; r /= 2) {
+    for (uint32_t r = maxRows; r >= 8; r = NextRowsPerVec(r)) {
         AttentionCore::ForwardParams t = p;
         t.rowsPerVec = r;
         t.blockQ = 2 * r;

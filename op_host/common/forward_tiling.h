@@ -61,8 +61,16 @@ uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim);
 // Planned fixed cost of one unit (q-block), in the same score elements.
 uint64_t ForwardUnitCost(const AttentionCore::ForwardParams &p);
 
-uint64_t VectorUbBytes(uint32_t rowsPerVec, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes,
-                       uint32_t sBufs);
+uint64_t VectorUbBytes(uint32_t rowsPerVec, uint32_t vecRows, uint32_t blockKv, uint32_t headDimAlign,
+                       uint32_t dtypeBytes, uint32_t sBufs);
+// The vector cores' sub-block rows and S buffers (ForwardParams::vecRows / vecSBufs) for UB `ub`.
+bool ChooseVecRows(uint32_t rowsPerVec, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes, uint64_t ub,
+                   uint32_t &vecRows, uint32_t &sBufs);
+// Lazy P.V's rows per S chunk (ForwardParams::sChunk) where its L0 regions fit.
+bool ChooseSChunk(uint32_t blockQ, uint32_t blockKv, uint32_t headDimAlign, uint32_t dChunk, uint32_t dtypeBytes,
+                  const CoreBudget &budget, uint32_t &sChunk);
+// The next smaller candidate of rows per vector core (0: none); q-block = 2 x rows.
+uint32_t NextRowsPerVec(uint32_t rowsPerVec);
 uint64_t CubeL1Bytes(uint32_t blockQ, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes);
 
 }  // namespace fa_host

@@ -110,7 +110,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // As PlanForward: the q-block with the smallest planned makespan (within 5 %: the larger).
     AttentionCore::ForwardParams best = p;
     uint64_t bestSpan = 0;
-    for (uint32_t r = maxRows; r >= 8; r /= 2) {
+    for (uint32_t r = maxRows; r >= 8; r = NextRowsPerVec(r)) {
         AttentionCore::ForwardParams t = p;
         t.rowsPerVec = r;
         t.blockQ = 2 * r;

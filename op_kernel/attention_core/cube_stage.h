@@ -11,8 +11,12 @@
 // Fixpipe. Every reuse wait has a set ahead of it: the copies start free (Process sets them)
 // and are drained at the end.
 //
-// Lazy P.V (ForwardParams::lazyO, forward_params.h): S uses the first L0C copy only and the
-// second holds the unit's P.V accumulator across key blocks. Before P.V of block j the cube
+// Lazy P.V (ForwardParams::lazyO, forward_params.h): L0C holds the unit's P.V accumulator
+// across key blocks, so L0 is laid out in regions instead of copies: L0A = [P | Q chunk x2],
+// L0B = [K^T | V], L0C = [accumulator | S chunk x2]. Q.K^T runs in row chunks of sChunk rows
+// (one K^T load per block, the chunks' Mmads and Fixpipes alternate between the two S chunk
+// copies), which is what lets q-blocks of 192 rows share every K and V load (L2 traffic per
+// score: docs/performance.md). Before P.V of block j the cube
 // reads both vector cores' "rescaled" words of the block's slot: if either moved its softmax
 // reference, the accumulator (blocks since the last write-out, all relative to the old
 // reference) goes to the block's O slot and P.V of block j starts a new sum; the cube posts its
@@ -65,6 +69,16 @@ public:
         pipe->InitBuffer(pL1_, l1Bufs_ * pElems_ * sizeof(T));
         pipe->InitBuffer(kL1_, l1Bufs_ * kvElems_ * sizeof(T));
         pipe->InitBuffer(vL1_, l1Bufs_ * kvElems_ * sizeof(T));
+        if (lazy_) {  // regions (top of the file)
+            sChunk_ = p->sChunk;
+            accElems_ = bq * dp;
+            qChunkElems_ = sChunk_ * dc;
+            sChunkElems_ = sChunk_ * bk;
+            pipe->InitBuffer(l0a_, (pElems_ + 2 * qChunkElems_) * sizeof(T));
+            pipe->InitBuffer(l0b_, 2 * l0bElems_ * sizeof(T));
+            pipe->InitBuffer(l0c_, (accElems_ + 2 * sChunkElems_) * sizeof(float));
+            return;
+        }
         pipe->InitBuffer(l0a_, l0Bufs_ * l0aElems_ * sizeof(T));
         pipe->InitBuffer(l0b_, l0Bufs_ * l0bElems_ * sizeof(T));
         pipe->InitBuffer(l0c_, l0Bufs_ * l0aElems_ * sizeof(float));
@@ -77,6 +91,9 @@ public:
             AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + b);
             AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + b);
             AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + b);
+            if (lazy_) {
+                AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_Q + b);
+            }
         }
         Run();
         for (int32_t b = 0; b < 2; ++b) {  // drain: every copy is free again
@@ -84,16 +101,23 @@ public:
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + b);
             AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + b);
             AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + b);
+            if (lazy_) {
+                AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_Q + b);
+            }
         }
     }
 
 private:
     // Event ids of the copies (id 0 is PipeSync's): EVT_K + copy guards the K tile in L1,
     // EVT_PV + copy the P and V tiles, EVT_L0 + copy the L0A/L0B operands (MTE1 <-> M) and the
-    // L0C result (M <-> FIX).
+    // L0C result (M <-> FIX). Lazy P.V's regions: M_MTE1 EVT_L0 guards K^T in L0B, EVT_L0 + 1
+    // P and V in L0A/L0B, EVT_Q + copy a Q chunk in L0A; FIX_M EVT_L0 + copy an S chunk in L0C.
     static constexpr int32_t EVT_K = 1;
     static constexpr int32_t EVT_PV = 3;
     static constexpr int32_t EVT_L0 = 5;
+    static constexpr int32_t EVT_Q = 1;
+    static constexpr int32_t EVT_LKT = EVT_L0;
+    static constexpr int32_t EVT_LPV = EVT_L0 + 1;
 
     __aicore__ inline void Run()
     {
@@ -150,28 +174,38 @@ private:
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
     }
 
+    // The K rows of a key block -> K copy `kb` in L1 (once MTE1 is done with it).
+    __aicore__ inline void LoadK(const WorkUnit &u, const KvBlock &blk, const AscendC::LocalTensor<T> &kL1,
+                                 uint32_t kb)
+    {
+        AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // MTE1 is done with this K copy
+        KvBeforeLoad(kv_, u, blk, false);  // kv_stream.h
+        CopyKvRows(kL1, k_, u, blk, AlignUp(blk.cols, 16));
+        KvAfterLoad(kv_, false);
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
+    }
+
     // S = Q.K^T of one key block into S slot `slot`, then raise FLAG_S_READY.
     __aicore__ inline void ComputeS(const WorkUnit &u, const KvBlock &blk, uint32_t slot)
     {
+        if (lazy_) {
+            ComputeSChunks(u, blk, slot);
+            return;
+        }
         const uint32_t d = p_->headDim;
         const uint32_t mPad = AlignUp(u.rows, 16);
         const uint32_t kvPad = AlignUp(blk.cols, 16);
         const uint32_t kb = NextCopy(kIdx_, l1Bufs_);
         const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
-        const uint32_t c = lazy_ ? 0 : x;  // lazy P.V: L0C copy 1 is the accumulator
+        const uint32_t c = x;
         const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>();
         const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[kb * kvElems_];
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
         const AscendC::LocalTensor<float> l0c = l0c_.Get<float>()[c * l0aElems_];
 
-        AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // MTE1 is done with this K copy
-        KvBeforeLoad(kv_, u, blk, false);  // kv_stream.h
-        CopyKvRows(kL1, k_, u, blk, kvPad);
-        KvAfterLoad(kv_, false);
-        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
-
+        LoadK(u, blk, kL1, kb);
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
         for (uint32_t kc = 0; kc < d; kc += p_->dChunk) {
             const uint32_t kLen = d - kc < p_->dChunk ? d - kc : p_->dChunk;
@@ -198,6 +232,45 @@ private:
         AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);
     }
 
+    // Lazy P.V's S (headDim <= dChunk: one k pass): K^T into its L0B region once, then per row
+    // chunk Q rows -> a Q chunk copy in L0A, Mmad -> an S chunk copy in L0C, Fixpipe into the
+    // chunk's rows of the S slot.
+    __aicore__ inline void ComputeSChunks(const WorkUnit &u, const KvBlock &blk, uint32_t slot)
+    {
+        const uint32_t d = p_->headDim;
+        const uint32_t kvPad = AlignUp(blk.cols, 16);
+        const uint32_t kb = NextCopy(kIdx_, l1Bufs_);
+        const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[kb * kvElems_];
+        const AscendC::LocalTensor<T> kt = l0b_.Get<T>();
+        LoadK(u, blk, kL1, kb);
+        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LKT);  // the previous block's Mmads read K^T
+        Tiles::LoadBt(kt, kL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, 0, d);
+        AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);
+        const L1Shape qShape{AlignUp(u.rows, 16), p_->headDimAlign};
+        for (uint32_t r0 = 0; r0 < u.rows; r0 += sChunk_) {
+            const uint32_t rows = u.rows - r0 < sChunk_ ? u.rows - r0 : sChunk_;
+            const uint32_t x = NextCopy(qIdx_, 2);
+            const uint32_t y = NextCopy(sIdx_, 2);
+            const AscendC::LocalTensor<T> q = l0a_.Get<T>()[pElems_ + x * qChunkElems_];
+            const AscendC::LocalTensor<float> s = l0c_.Get<float>()[accElems_ + y * sChunkElems_];
+            AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_Q + x);  // M is done with this Q chunk copy
+            Tiles::LoadA(q, qL1_.Get<T>(), qShape, 0, d, r0, rows);
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_Q + x);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_Q + x);
+            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + y);  // Fixpipe is done with this S chunk
+            AscendC::Mmad(s, q, kt, Tiles::Mmad(MmadRows(rows), blk.cols, d, true));
+            AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_Q + x);
+            AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + y);
+            AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + y);
+            AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(blk.cols), static_cast<uint16_t>(rows),
+                                           static_cast<uint16_t>(AlignUp(MmadRows(rows), 16)), p_->blockKv, false);
+            AscendC::Fixpipe(wsS_[slot * (p_->wsSlotS / 4) + r0 * p_->blockKv], s, fix);
+            AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + y);
+        }
+        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_LKT);
+        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_S_READY);
+    }
+
     // O_blk = P.V of one key block into O slot `slot` once the vector cores wrote P (lazy P.V:
     // into the accumulator, see the top of the file).
     __aicore__ inline void ComputePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first, bool last)
@@ -207,12 +280,13 @@ private:
         const uint32_t kvPad = AlignUp(blk.cols, 16);
         AscendC::CrossCoreWaitFlag(FlagPReady(slot));
         const uint32_t pb = NextCopy(pvIdx_, l1Bufs_);
-        const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
+        // lazy P.V: the P region of L0A and the V region of L0B (EVT_LPV = EVT_L0 + 1)
+        const uint32_t x = lazy_ ? 1 : NextCopy(l0Idx_, l0Bufs_);
         const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>()[pb * pElems_];
         const AscendC::LocalTensor<T> vL1 = vL1_.Get<T>()[pb * kvElems_];
-        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
+        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[lazy_ ? 0 : x * l0aElems_];
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
-        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>()[x * l0aElems_];
+        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>()[lazy_ ? 0 : x * l0aElems_];
 
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);  // MTE1 is done with this P/V copy
         Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], u.rows, blk.cols, p_->blockKv,
@@ -264,7 +338,7 @@ private:
                                         const AscendC::LocalTensor<T> &vL1, uint32_t kvPad, uint32_t pb, uint32_t x)
     {
         const uint32_t d = p_->headDim;
-        const AscendC::LocalTensor<float> acc = l0c_.Get<float>()[l0aElems_];
+        const AscendC::LocalTensor<float> acc = l0c_.Get<float>();
         Tiles::LoadB(l0b, vL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, 0, d);  // V (kv x d)
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
@@ -317,6 +391,9 @@ private:
     uint32_t l1Bufs_ = 1, l0Bufs_ = 1;                        // copies of the L1 / L0 tiles
     uint32_t pElems_ = 0, kvElems_ = 0, l0aElems_ = 0, l0bElems_ = 0;  // elements per copy
     uint32_t kIdx_ = 0, pvIdx_ = 0, l0Idx_ = 0;               // the copy the next operation takes
+    // lazy P.V: rows per S chunk, region sizes (elements), the next Q / S chunk copy
+    uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;
+    uint32_t qIdx_ = 0, sIdx_ = 0;
 };
 
 }  // namespace AttentionCore

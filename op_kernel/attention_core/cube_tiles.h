@@ -12,7 +12,8 @@
 //     kDirectionAlign, so a transposed operand's k padding matches the plain one's.
 //
 // The operand loads (L0A is Zz, L0B holds B^T's fractals, see the emulator's mm.cpp):
-//   LoadA  : A = tile columns [kOff, kOff + kLen) of every row
+//   LoadA  : A = tile columns [kOff, kOff + kLen) of every row (or of the rows [row0, row0 + rows),
+//            row0 a multiple of 16)
 //   LoadBt : B = X^T for the first `rows` rows of the tile X (they are n, columns
 //            [kOff, kOff + kLen) are k)
 //   LoadB  : B = columns [nOff, nOff + nLen) of the first `rows` rows of the tile (they are k)
@@ -60,12 +61,15 @@ struct CubeTiles<T, false> {
 
     // One row of fractals per LoadData.
     __aicore__ inline static void LoadA(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &src,
-                                        const L1Shape &shape, uint32_t kOff, uint32_t kLen)
+                                        const L1Shape &shape, uint32_t kOff, uint32_t kLen, uint32_t row0 = 0,
+                                        uint32_t rows = 0)
     {
         const uint32_t m1 = shape.rowsPad / 16;
         const uint32_t k1 = (kLen + 15) / 16;
-        for (uint32_t i = 0; i < m1; ++i) {
-            AscendC::LoadData(l0a[i * k1 * FRAC], src[(kOff / 16 * m1 + i) * FRAC],
+        const uint32_t i0 = row0 / 16;
+        const uint32_t i1 = rows == 0 ? m1 : i0 + (rows + 15) / 16;
+        for (uint32_t i = i0; i < i1; ++i) {
+            AscendC::LoadData(l0a[(i - i0) * k1 * FRAC], src[(kOff / 16 * m1 + i) * FRAC],
                               AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1), static_cast<uint16_t>(m1), 0, 0,
                                                         false, 0));
         }
@@ -158,13 +162,16 @@ struct CubeTiles<T, true> {
 
     // One row of fractals per LoadData (they are contiguous in a Zz tile).
     __aicore__ inline static void LoadA(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &src,
-                                        const L1Shape &shape, uint32_t kOff, uint32_t kLen)
+                                        const L1Shape &shape, uint32_t kOff, uint32_t kLen, uint32_t row0 = 0,
+                                        uint32_t rows = 0)
     {
         const uint32_t m1 = shape.rowsPad / 16;
         const uint32_t c1 = shape.colsPad / C0;
         const uint32_t k1 = (kLen + 15) / 16 * 2;
-        for (uint32_t i = 0; i < m1; ++i) {
-            AscendC::LoadData(l0a[i * k1 * FRAC], src[(i * c1 + kOff / C0) * FRAC],
+        const uint32_t i0 = row0 / 16;
+        const uint32_t i1 = rows == 0 ? m1 : i0 + (rows + 15) / 16;
+        for (uint32_t i = i0; i < i1; ++i) {
+            AscendC::LoadData(l0a[(i - i0) * k1 * FRAC], src[(i * c1 + kOff / C0) * FRAC],
                               AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1), 1, 0, 0, false, 0));
         }
     }

@@ -52,15 +52,17 @@ public:
         const uint32_t r = p->rowsPerVec;
         const uint32_t c = p->blockKv;
         const uint32_t dp = p->headDimAlign;
-        const uint32_t tmpBytes = r * c * 4 > r * dp * sizeof(T) ? r * c * 4 : r * dp * sizeof(T);
+        vecRows_ = p->vecRows != 0 && p->vecRows < r ? p->vecRows : r;
+        const uint32_t v = vecRows_;  // S, P and mask buffers hold one sub-block
+        const uint32_t tmpBytes = v * c * 4 > r * dp * sizeof(T) ? v * c * 4 : r * dp * sizeof(T);
         const uint32_t statBytes = AlignUp(r, 8) * 4;
         sBufs_ = p->vecSBufs == 2 ? 2 : 1;
-        sElems_ = r * c;
+        sElems_ = v * c;
         partRows_ = PartRows(r);
-        pipe->InitBuffer(sBuf_, sBufs_ * r * c * 4);
+        pipe->InitBuffer(sBuf_, sBufs_ * v * c * 4);
         pipe->InitBuffer(tmpBuf_, tmpBytes);
-        pipe->InitBuffer(pBuf_, r * c * sizeof(T));  // P out; also pse (T) and mask (half) scratch
-        pipe->InitBuffer(maskBuf_, r * c);
+        pipe->InitBuffer(pBuf_, v * c * sizeof(T));  // P out; also pse (T) and mask (half) scratch
+        pipe->InitBuffer(maskBuf_, v * c);
         pipe->InitBuffer(accBuf_, r * dp * 4);
         pipe->InitBuffer(partBuf_, partRows_ * dp * 4);
         pipe->InitBuffer(statBuf_, statBytes * (6 + WS_SLOTS));
@@ -145,9 +147,15 @@ private:
     static constexpr int32_t EVT_S = VEC_EVT_S;
     static constexpr bool MASK_SCRATCH = Variant::Mask::USES_SCRATCH;
 
-    // Rows of O per O-slot load: with two S buffers part_ holds half of a core's rows (the UB
-    // this saves holds the second S buffer; lazy P.V loads O slots rarely).
-    __aicore__ inline uint32_t PartRows(uint32_t r) const { return sBufs_ == 2 ? (r + 1) / 2 : r; }
+    // Rows of O per O-slot load: with two S buffers or sub-blocks part_ holds half of a core's
+    // rows (the UB this saves holds the second S buffer; lazy P.V loads O slots rarely).
+    __aicore__ inline uint32_t PartRows(uint32_t r) const { return sBufs_ == 2 || vecRows_ < r ? (r + 1) / 2 : r; }
+
+    // Rows of the sub-block that starts at row h0 of this core's `rows`.
+    __aicore__ inline uint32_t SubRows(uint32_t h0, uint32_t rows) const
+    {
+        return rows - h0 < vecRows_ ? rows - h0 : vecRows_;
+    }
 
     // This core's rows of S slot `slot` -> S buffer `b` (once the vector is done with it).
     __aicore__ inline void LoadS(uint32_t slot, uint32_t rowOff, uint32_t rows, uint32_t b)
@@ -167,29 +175,65 @@ private:
         if (rows == 0) {
             return;
         }
+        const uint32_t first = SubRows(0, rows);
         if (sBufs_ == 2) {
             AscendC::CrossCoreWaitFlag(FLAG_S_READY);
-            LoadS(slot, rowOff, rows, sIdx_);
+            LoadS(slot, rowOff, first, sIdx_);
             prefetched_ = true;
         }
-        mask_.Load(maskBuf_.Get<uint8_t>(), u, u.q0 + rowOff, rows, next.k0, next.cols, p_->blockKv);
+        mask_.Load(maskBuf_.Get<uint8_t>(), u, u.q0 + rowOff, first, next.k0, next.cols, p_->blockKv);
     }
 
-    // One key block: S -> P (online softmax), P to the workspace for the cube.
+    // One key block: S -> P (online softmax) sub-block by sub-block, P to the workspace for the
+    // cube. With two S buffers the next sub-block's S loads during this one's softmax.
     __aicore__ inline void SoftmaxBlock(const WorkUnit &u, const KvBlock &blk, uint32_t rowOff, uint32_t rows,
                                         uint32_t slot)
     {
-        const uint32_t cur = sIdx_;
         if (!prefetched_) {
             AscendC::CrossCoreWaitFlag(FLAG_S_READY);
             if (rows != 0) {
-                LoadS(slot, rowOff, rows, cur);
+                LoadS(slot, rowOff, SubRows(0, rows), sIdx_);
             }
         }
         prefetched_ = false;
-        if (rows != 0) {
-            const uint32_t c = p_->blockKv;
-            const uint32_t count = rows * c;
+        bool rescaled = false;
+        for (uint32_t h0 = 0; h0 < rows; h0 += vecRows_) {
+            const uint32_t cur = sIdx_;
+            const uint32_t next = h0 + vecRows_;
+            if (next < rows) {  // the next sub-block's S: now into the other buffer, else after this one
+                if (sBufs_ == 2) {
+                    LoadS(slot, rowOff + next, SubRows(next, rows), cur ^ 1u);
+                }
+            }
+            rescaled = SoftmaxRows(u, blk, rowOff, h0, SubRows(h0, rows), slot, cur) || rescaled;
+            sIdx_ = sBufs_ == 2 ? cur ^ 1u : 0u;
+            if (next < rows && sBufs_ == 1) {
+                LoadS(slot, rowOff + next, SubRows(next, rows), 0);
+            }
+        }
+        rescaled_[slot] = rescaled;
+        if (lazy_) {
+            WriteCtrl(ctrl_, CtrlRescaled(slot, sub_), rescaled ? 1 : 0);
+        }
+        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagPReady(slot));
+    }
+
+    // The online softmax of one sub-block: rows [h0, h0 + rows) of this core's rows (statistics
+    // at offset h0) from S buffer `cur`; P to the slot. Returns whether the rows' reference max
+    // moved (lazy P.V; always true otherwise). A sub-block that keeps its reference while another
+    // one of the block moves gets alpha = 1, so the block's rescale acts on every row alike.
+    __aicore__ inline bool SoftmaxRows(const WorkUnit &u, const KvBlock &blk, uint32_t rowOff, uint32_t h0,
+                                       uint32_t rows, uint32_t slot, uint32_t cur)
+    {
+        const uint32_t c = p_->blockKv;
+        const uint32_t count = rows * c;
+        const uint32_t row0 = u.q0 + rowOff + h0;
+        const AscendC::LocalTensor<float> mOld = mOld_[h0];
+        const AscendC::LocalTensor<float> mNew = mNew_[h0];
+        const AscendC::LocalTensor<float> sum = sum_[h0];
+        const AscendC::LocalTensor<float> mTrue = mTrue_[h0];
+        const AscendC::LocalTensor<float> alpha = alpha_[slot][h0];
+        {
             s_ = sBuf_.Get<float>()[cur * sElems_];
             AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_S + cur);
             // The previous block's P store reads pBuf_ until MTE3 is done: wait right before
@@ -199,32 +243,33 @@ private:
             if (scoreScratch) {
                 PipeSync<AscendC::HardEvent::MTE3_V>();
             }
-            score_.Apply(s_, tmp_, pBuf_.Get<T>(), u, u.q0 + rowOff, rows, blk.k0, blk.cols, c);
+            score_.Apply(s_, tmp_, pBuf_.Get<T>(), u, row0, rows, blk.k0, blk.cols, c);
             if (!scoreScratch && MASK_SCRATCH) {
                 PipeSync<AscendC::HardEvent::MTE3_V>();
             }
-            mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, u.q0 + rowOff, rows, blk.k0,
-                        blk.cols, c);
+            mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, row0, rows, blk.k0, blk.cols, c);
 
             // m_new = max(m_old, rowmax(S)); alpha = exp(m_old - m_new); S = exp(S - m_new). Lazy
             // P.V keeps m_old (and alpha = 1) unless some row moved by more than the threshold.
             RowReduce<true>(rows);
-            AscendC::Max(mNew_, mOld_, rowTmp_, static_cast<int32_t>(rows));
+            AscendC::Max(mNew, mOld, rowTmp_, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
             bool rescale = true;
             if (lazy_) {
-                AscendC::Max(mTrue_, mTrue_, rowTmp_, static_cast<int32_t>(rows));
-                rescale = Moved(rows);
+                AscendC::Max(mTrue, mTrue, rowTmp_, static_cast<int32_t>(rows));
+                rescale = Moved(mNew, mOld, rows);
             }
-            rescaled_[slot] = rescale;
             if (rescale) {
-                AscendC::Sub(alpha_[slot], mOld_, mNew_, static_cast<int32_t>(rows));
+                AscendC::Sub(alpha, mOld, mNew, static_cast<int32_t>(rows));
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Exp(alpha_[slot], alpha_[slot], static_cast<int32_t>(rows));
-                AscendC::Adds(mOld_, mNew_, 0.0f, static_cast<int32_t>(rows));
+                AscendC::Exp(alpha, alpha, static_cast<int32_t>(rows));
+                AscendC::Adds(mOld, mNew, 0.0f, static_cast<int32_t>(rows));
+                AscendC::PipeBarrier<PIPE_V>();
+            } else if (vecRows_ < p_->rowsPerVec) {
+                AscendC::Duplicate(alpha, 1.0f, static_cast<int32_t>(rows));
                 AscendC::PipeBarrier<PIPE_V>();
             }
-            Broadcast(mOld_, rows);
+            Broadcast(mOld, rows);
             for (uint32_t c0 = 0; c0 < c; c0 += 64) {
                 AscendC::Sub(s_[c0], s_[c0], bcast_, 64, static_cast<uint8_t>(rows),
                              AscendC::BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(c / 8),
@@ -238,12 +283,12 @@ private:
             // which stays the plain softmax denominator.
             RowReduce<false>(rows);
             if (rescale) {
-                AscendC::Mul(sum_, sum_, alpha_[slot], static_cast<int32_t>(rows));
+                AscendC::Mul(sum, sum, alpha, static_cast<int32_t>(rows));
                 AscendC::PipeBarrier<PIPE_V>();
             }
-            AscendC::Add(sum_, sum_, rowTmp_, static_cast<int32_t>(rows));
+            AscendC::Add(sum, sum, rowTmp_, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
-            softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, u.q0 + rowOff, rows, blk.k0, blk.cols, c);
+            softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, row0, rows, blk.k0, blk.cols, c);
 
             const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
             if (!scoreScratch && !MASK_SCRATCH) {
@@ -251,23 +296,18 @@ private:
             }
             CastFromFloat(pOut, s_, count);
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
-            sIdx_ = sBufs_ == 2 ? cur ^ 1u : 0u;
             PipeSync<AscendC::HardEvent::V_MTE3>();
-            AscendC::DataCopy(wsP_[slot * (p_->wsSlotP / sizeof(T)) + rowOff * c], pOut, count);
-        } else {
-            rescaled_[slot] = false;
+            AscendC::DataCopy(wsP_[slot * (p_->wsSlotP / sizeof(T)) + (rowOff + h0) * c], pOut, count);
+            return rescale;
         }
-        if (lazy_) {
-            WriteCtrl(ctrl_, CtrlRescaled(slot, sub_), rescaled_[slot] ? 1 : 0);
-        }
-        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagPReady(slot));
     }
 
-    // Lazy P.V: does some row's reference max mOld_ move by more than LAZY_RESCALE_TAU to mNew_
+    // Lazy P.V: does some row's reference max mOld move by more than LAZY_RESCALE_TAU to mNew
     // (a row's first visible key always does: its reference starts at MASKED_SCORE)?
-    __aicore__ inline bool Moved(uint32_t rows)
+    __aicore__ inline bool Moved(const AscendC::LocalTensor<float> &mNew, const AscendC::LocalTensor<float> &mOld,
+                                 uint32_t rows)
     {
-        AscendC::Sub(rowTmp_, mNew_, mOld_, static_cast<int32_t>(rows));
+        AscendC::Sub(rowTmp_, mNew, mOld, static_cast<int32_t>(rows));
         AscendC::PipeBarrier<PIPE_V>();
         AscendC::WholeReduceMax(inv_, rowTmp_, static_cast<int32_t>(rows), 1, 1, 1, 8,
                                 AscendC::ReduceOrder::ORDER_ONLY_VALUE);
@@ -466,6 +506,7 @@ private:
         bcastBuf_;
     AscendC::LocalTensor<float> s_, tmp_, acc_, part_, bcast_;
     uint32_t sBufs_ = 1, sElems_ = 0, sIdx_ = 0, partRows_ = 0;  // S buffers, elements each, the next one
+    uint32_t vecRows_ = 0;                                    // rows per sub-block
     bool prefetched_ = false;                                 // the next block's S is already loading
     AscendC::LocalTensor<float> mOld_, mNew_, sum_, rowTmp_, inv_, mTrue_;
     AscendC::GlobalTensor<int32_t> ctrl_;

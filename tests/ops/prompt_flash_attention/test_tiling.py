@@ -35,13 +35,20 @@ def problem(b=1, n=1, nkv=1, sq=1024, skv=1024, d=128, mask=0, pre=MAX_INT, nxt=
     return (b, n, nkv, sq, skv, d, mask, pre, nxt, ub, aic)
 
 
-@pytest.mark.parametrize("d,rows", [(16, 64), (64, 64), (128, 64), (192, 32), (256, 32), (512, 16)])
+@pytest.mark.parametrize("d,rows", [(16, 96), (64, 96), (128, 96), (192, 32), (256, 32), (512, 16)])
 def test_block_sizes_fit_the_buffers(plan, d, rows):
     (p,) = plan(problem(d=d, sq=8192, skv=8192, n=8))
     assert p["ok"] and p["blockKv"] == 128 and p["dChunk"] == 128
     assert p["rowsPerVec"] == rows and p["blockQ"] == 2 * rows  # the largest that fits, 8 units/core
     assert p["ubBytes"] <= UB_USABLE and p["l1Bytes"] <= 524032
-    assert p["blockQ"] * 128 * 4 <= 131072 and p["blockQ"] * 128 * 2 <= 65536  # L0C, L0A
+    bq, dp, sc = p["blockQ"], p["headDimAlign"], p["sChunk"]
+    if p["lazyO"]:  # L0 regions of cube_stage.h: L0C [acc | S x2], L0A [P | Q x2], L0B [K^T | V]
+        assert sc % 16 == 0 and (bq * dp + 2 * sc * 128) * 4 <= 131072 and (bq * 128 + 2 * sc * 128) * 2 <= 65536
+    else:
+        assert sc == bq and bq * 128 * 4 <= 131072 and bq * 128 * 2 <= 65536  # L0C, L0A
+    # sub-blocks of at most 64 rows (a multiple of 8) on the vector cores
+    assert p["vecRows"] <= min(64, rows) and (p["vecRows"] % 8 == 0 or p["vecRows"] == rows)
+    assert (d <= 128) == bool(p["lazyO"]) and (rows <= 64) == (p["vecRows"] == rows)
 
 
 def test_smaller_ub_gives_smaller_blocks_and_none_fits_is_an_error(plan):

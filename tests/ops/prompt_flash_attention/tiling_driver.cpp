@@ -39,12 +39,14 @@ int main()
         if (ok) {
             std::printf(", \"blockQ\": %u, \"rowsPerVec\": %u, \"blockKv\": %u, \"dChunk\": %u, \"headDimAlign\": %u, "
                         "\"qBlocksPerHead\": %u, \"unitCount\": %llu, \"usedCores\": %u, \"wsBytesPerCore\": %llu, "
-                        "\"workspace\": %llu, \"ubBytes\": %llu, \"l1Bytes\": %llu, \"starts\": [",
+                        "\"workspace\": %llu, \"ubBytes\": %llu, \"l1Bytes\": %llu, \"lazyO\": %u, \"sChunk\": %u, "
+                        "\"vecRows\": %u, \"vecSBufs\": %u, \"starts\": [",
                         p.blockQ, p.rowsPerVec, p.blockKv, p.dChunk, p.headDimAlign, p.qBlocksPerHead,
                         (unsigned long long)p.unitCount, p.usedCores, (unsigned long long)p.wsBytesPerCore,
                         (unsigned long long)fa_host::WorkspaceBytes(p),
-                        (unsigned long long)fa_host::VectorUbBytes(p.rowsPerVec, p.blockKv, p.headDimAlign, 2, p.vecSBufs),
-                        (unsigned long long)fa_host::CubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2));
+                        (unsigned long long)fa_host::VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, 2, p.vecSBufs),
+                        (unsigned long long)fa_host::CubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2), p.lazyO, p.sChunk,
+                        p.vecRows, p.vecSBufs);
             for (uint32_t c = 0; c <= p.usedCores; ++c) std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);
             std::printf("]");
         }
