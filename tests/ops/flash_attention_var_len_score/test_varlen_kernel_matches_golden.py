@@ -71,6 +71,14 @@ def test_causal_modes_match_golden(dtype, mode):
     run_and_judge(make_kwargs(dtype, seq_q=(150, 40, 64), seq_kv=(150, 200, 30), n=2, nkv=1, d=64, mode=mode))
 
 
+@pytest.mark.parametrize("mode", [None, 3, 0])
+def test_192_row_q_blocks_with_statistics_match_golden(mode):
+    # 64 heads give the planner enough units for 192-row q-blocks (Q.K^T in 32-row chunks, the
+    # vector cores in 48-row sub-blocks); batches of 300 and 200 rows end in partial q-blocks.
+    # Mode 0 reads the user mask (the all-zero tiles skip the mask passes).
+    run_and_judge(make_kwargs(seq_q=(300, 200), seq_kv=(320, 200), n=64, nkv=16, d=64, mode=mode))
+
+
 def test_right_down_causal_with_more_queries_than_keys_has_invalid_rows():
     # Mode 3 with Sq > Skv: the first Sq - Skv rows see no key -> out 0, max = fp32 lowest,
     # sum = fp32 max (the official values for invalid rows).

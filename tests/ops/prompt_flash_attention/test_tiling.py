@@ -51,6 +51,14 @@ def test_block_sizes_fit_the_buffers(plan, d, rows):
     assert (d <= 128) == bool(p["lazyO"]) and (rows <= 64) == (p["vecRows"] == rows)
 
 
+@pytest.mark.parametrize("args", [dict(n=64, nkv=16, sq=500, skv=500, d=64), dict(n=64, nkv=64, sq=500, skv=500, d=72, mask=1),
+                                  dict(n=64, nkv=8, sq=500, skv=500, d=128, mask=1)])
+def test_kernel_tests_of_192_row_q_blocks_get_them(plan, args):
+    # the shapes of test_kernel_matches_golden.py::test_192_row_q_blocks_match_golden
+    (p,) = plan(problem(**args))
+    assert p["blockQ"] == 192 and p["lazyO"] == 1 and p["sChunk"] == 32 and p["vecRows"] == 48
+
+
 def test_smaller_ub_gives_smaller_blocks_and_none_fits_is_an_error(plan):
     big, small, none = plan(problem(sq=8192, n=8), problem(sq=8192, n=8, ub=96 * 1024), problem(ub=16 * 1024))
     assert small["ok"] and small["rowsPerVec"] < big["rowsPerVec"] and small["ubBytes"] <= 96 * 1024 - 8192
