@@ -96,6 +96,10 @@ public:
             }
         }
         Run();
+        if (accStoring_) {
+            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
+            accStoring_ = false;
+        }
         for (int32_t b = 0; b < 2; ++b) {  // drain: every copy is free again
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + b);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + b);
@@ -111,11 +115,13 @@ private:
     // Event ids of the copies (id 0 is PipeSync's): EVT_K + copy guards the K tile in L1,
     // EVT_PV + copy the P and V tiles, EVT_L0 + copy the L0A/L0B operands (MTE1 <-> M) and the
     // L0C result (M <-> FIX). Lazy P.V's regions: M_MTE1 EVT_L0 guards K^T in L0B, EVT_L0 + 1
-    // P and V in L0A/L0B, EVT_Q + copy a Q chunk in L0A; FIX_M EVT_L0 + copy an S chunk in L0C.
+    // P and V in L0A/L0B, EVT_Q + copy a Q chunk in L0A; FIX_M EVT_L0 + copy an S chunk in L0C,
+    // EVT_ACC the accumulator.
     static constexpr int32_t EVT_K = 1;
     static constexpr int32_t EVT_PV = 3;
     static constexpr int32_t EVT_L0 = 5;
     static constexpr int32_t EVT_Q = 1;
+    static constexpr int32_t EVT_ACC = 2;  // FIX_M: the accumulator's write-out is done
     static constexpr int32_t EVT_LKT = EVT_L0;
     static constexpr int32_t EVT_LPV = EVT_L0 + 1;
 
@@ -349,6 +355,10 @@ private:
         if (flush) {
             StoreAccumulator(u, acc, slot);
         }
+        if (accStoring_) {  // the last write-out still reads the accumulator
+            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
+            accStoring_ = false;
+        }
         AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), d, blk.cols, first || flush));
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
@@ -358,14 +368,17 @@ private:
         }
     }
 
-    // The accumulator -> O slot `slot` (WS_SLOTS: the final slot), fp32 rows of headDimAlign.
+    // The accumulator -> O slot `slot` (WS_SLOTS: the final slot), fp32 rows of headDimAlign. Only
+    // the next Mmad into the accumulator waits for it (EVT_ACC): after a unit's final write-out
+    // the next unit's Q.K^T chunks go ahead.
     __aicore__ inline void StoreAccumulator(const WorkUnit &u, const AscendC::LocalTensor<float> &acc, uint32_t slot)
     {
         PipeSync<AscendC::HardEvent::M_FIX>();  // the sum so far is complete
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(p_->headDim), static_cast<uint16_t>(u.rows),
                                        static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->headDimAlign, false);
         AscendC::Fixpipe(wsO_[slot * (p_->wsSlotO / 4)], acc, fix);
-        PipeSync<AscendC::HardEvent::FIX_M>();  // the next Mmad may restart the sum
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
+        accStoring_ = true;
     }
 
     using Tiles = CubeTiles<T>;
@@ -394,6 +407,7 @@ private:
     // lazy P.V: rows per S chunk, region sizes (elements), the next Q / S chunk copy
     uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;
     uint32_t qIdx_ = 0, sIdx_ = 0;
+    bool accStoring_ = false;  // a Fixpipe of the accumulator is in flight (EVT_ACC set)
 };
 
 }  // namespace AttentionCore

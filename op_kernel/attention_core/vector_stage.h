@@ -207,8 +207,12 @@ private:
             }
             rescaled = SoftmaxRows(u, blk, rowOff, h0, SubRows(h0, rows), slot, cur) || rescaled;
             sIdx_ = sBufs_ == 2 ? cur ^ 1u : 0u;
-            if (next < rows && sBufs_ == 1) {
-                LoadS(slot, rowOff + next, SubRows(next, rows), 0);
+            if (next < rows) {  // its mask rows (after this sub-block's last mask buffer use)
+                if (sBufs_ == 1) {
+                    LoadS(slot, rowOff + next, SubRows(next, rows), 0);
+                }
+                mask_.Load(maskBuf_.Get<uint8_t>(), u, u.q0 + rowOff + next, SubRows(next, rows), blk.k0, blk.cols,
+                           p_->blockKv);
             }
         }
         rescaled_[slot] = rescaled;
