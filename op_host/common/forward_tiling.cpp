@@ -145,13 +145,14 @@ uint64_t VectorUbBytes(uint32_t r, uint32_t v, uint32_t c, uint32_t dp, uint32_t
 {
     // vector_stage.h: S buffers, tmp, P (also the pse / mask scratch) and mask bytes for one
     // sub-block of v rows; the O accumulator, the O-slot rows (half of them with two S buffers
-    // or sub-blocks), statistics and broadcast rows for all r rows.
+    // or sub-blocks), broadcast rows and statistics (three scratch rows, per workspace slot
+    // alpha and one set of max / sum / true max per unit in flight) for all r rows.
     const uint64_t s = uint64_t(v) * c * 4;
     const uint64_t tmp = std::max<uint64_t>(s, uint64_t(r) * dp * dtypeBytes);
     const uint64_t partRows = sBufs == 2 || v < r ? (r + 1) / 2 : r;
     return sBufs * s + tmp + uint64_t(v) * c * std::max<uint32_t>(dtypeBytes, 2) + uint64_t(v) * c +
            uint64_t(r) * dp * 4 + partRows * dp * 4 +
-           (6ull + AttentionCore::WS_SLOTS) * AlignUp(r, 8) * 4 +
+           (3ull + 4ull * AttentionCore::WS_SLOTS) * AlignUp(r, 8) * 4 +
            uint64_t(r) * 32;
 }
 
@@ -267,7 +268,7 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
     p.wsSlotS = bq * c * 4;
     p.wsSlotP = bq * c * dtypeBytes;
     p.wsSlotO = bq * dp * 4;
-    p.wsBytesPerCore = AttentionCore::WS_SLOTS * (p.wsSlotS + p.wsSlotP) + (AttentionCore::WS_SLOTS + 1) * p.wsSlotO +
+    p.wsBytesPerCore = AttentionCore::WS_SLOTS * (p.wsSlotS + p.wsSlotP) + AttentionCore::O_SLOTS * p.wsSlotO +
                        AttentionCore::CTRL_LINES * AttentionCore::CTRL_LINE_WORDS * 4;
 }
 

@@ -51,7 +51,7 @@ public:
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + WS_SLOTS * p->wsSlotS));
         wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP)));
         ctrl_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) +
-                                                                 (WS_SLOTS + 1) * p->wsSlotO));
+                                                                 O_SLOTS * p->wsSlotO));
         lazy_ = p->lazyO != 0;
 
         const uint32_t bq = p->blockQ;
@@ -125,31 +125,66 @@ private:
     static constexpr int32_t EVT_LKT = EVT_L0;
     static constexpr int32_t EVT_LPV = EVT_L0 + 1;
 
+    // The key blocks of all this core's units form one stream (as on the vector cores): S of
+    // stream block s + WS_SLOTS - 1 is issued before P.V of block s, also across unit
+    // boundaries, so the next unit's first S blocks are ready while this unit's last P.V and its
+    // final sum are still on the way. Block g uses workspace slot g % WS_SLOTS.
     __aicore__ inline void Run()
     {
-        uint64_t g = 0;  // blocks handed over so far: block g uses workspace slot g % WS_SLOTS
         constexpr uint32_t ahead = WS_SLOTS - 1;
-        for (uint64_t unit = split_.Begin(core_); unit < split_.End(core_); ++unit) {
-            WorkUnit u;
-            split_.Decode(unit, u);
-            mask_.KvRange(u);
-            const uint32_t blocks = KvBlockCount(u.kvBegin, u.kvEnd, p_->blockKv);
-            if (blocks == 0) {
-                continue;  // the vector cores write the zero rows on their own
-            }
-            LoadQ(u);
-            for (uint32_t j = 0; j < blocks && j < ahead; ++j) {
-                ComputeS(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), (g + j) % WS_SLOTS);
-            }
-            for (uint32_t j = 0; j < blocks; ++j) {
-                if (j + ahead < blocks) {
-                    ComputeS(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j + ahead), (g + j + ahead) % WS_SLOTS);
-                }
-                ComputePV(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), (g + j) % WS_SLOTS, j == 0,
-                          j + 1 == blocks);
-            }
-            g += blocks;
+        Cursor s;
+        bool sOk = Seek(s, split_.Begin(core_));
+        Cursor v = s;
+        bool vOk = sOk;
+        uint64_t gS = 0, gV = 0;
+        for (uint32_t k = 0; k < ahead && sOk; ++k) {
+            IssueS(s, gS++);
+            sOk = Advance(s);
         }
+        while (vOk) {
+            if (sOk) {
+                IssueS(s, gS++);
+                sOk = Advance(s);
+            }
+            ComputePV(v.u, KvBlockAt(v.u.kvBegin, v.u.kvEnd, p_->blockKv, v.j), gV++ % WS_SLOTS, v.j == 0,
+                      v.j + 1 == v.blocks);
+            vOk = Advance(v);
+        }
+    }
+
+    // A position in the stream: block j of unit `unit` (decoded in u) with `blocks` key blocks.
+    struct Cursor {
+        uint64_t unit = 0;
+        WorkUnit u;
+        uint32_t blocks = 0, j = 0;
+    };
+
+    // c := the first block of the first unit from `unit` on with key blocks (the vector cores
+    // write the zero rows of the others on their own).
+    __aicore__ inline bool Seek(Cursor &c, uint64_t unit)
+    {
+        for (; unit < split_.End(core_); ++unit) {
+            split_.Decode(unit, c.u);
+            mask_.KvRange(c.u);
+            c.unit = unit;
+            c.blocks = KvBlockCount(c.u.kvBegin, c.u.kvEnd, p_->blockKv);
+            c.j = 0;
+            if (c.blocks != 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    __aicore__ inline bool Advance(Cursor &c) { return ++c.j < c.blocks || Seek(c, c.unit + 1); }
+
+    // S of the stream block at c (a unit's first block stages its Q block first).
+    __aicore__ inline void IssueS(const Cursor &c, uint64_t g)
+    {
+        if (c.j == 0) {
+            LoadQ(c.u);
+        }
+        ComputeS(c.u, KvBlockAt(c.u.kvBegin, c.u.kvEnd, p_->blockKv, c.j), g % WS_SLOTS);
     }
 
     // Rows handed to Mmad: m == 1 would switch the cube to GEMV (A read as ND), so a single
@@ -363,7 +398,7 @@ private:
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
         if (last) {
-            StoreAccumulator(u, acc, WS_SLOTS);
+            StoreAccumulator(u, acc, WS_SLOTS + slot);  // the unit's final sum
             AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
         }
     }

@@ -24,6 +24,10 @@ constexpr float INVALID_ROW_STAT_SUM = 3.4028234663852886e38f;
 // the cube's S chain after a P arrives (P and V loads, then the K load, Q.K^T, Fixpipe: ~1.6 µs
 // modelled at D = 128) is longer than two vector blocks (docs/performance.md).
 constexpr uint32_t WS_SLOTS = 4;
+// O slots: per block slot one for a lazy P.V write-out before the block and one for the final
+// sum of a unit ending in that block (units stream through the cores, so up to WS_SLOTS units'
+// final sums are in flight).
+constexpr uint32_t O_SLOTS = 2 * WS_SLOTS;
 // Lazy P.V (ForwardParams::lazyO): the cube accumulates P.V over key blocks in L0C and writes it
 // out only when a vector core moved its rows' softmax reference max by more than
 // LAZY_RESCALE_TAU (so P = exp(s - ref) <= 256 stays well inside fp16/bf16), and at the end of
@@ -94,8 +98,9 @@ struct ForwardParams {
     uint64_t coreUnitStart[MAX_CORES + 1];
 
     // Workspace per core (bytes), laid out as WS_SLOTS S slots (fp32 blockQ x blockKv),
-    // WS_SLOTS P slots (input dtype, same shape), WS_SLOTS + 1 O slots (fp32 blockQ x
-    // headDimAlign; the last one takes a unit's final lazy P.V) and CTRL_LINES control lines.
+    // WS_SLOTS P slots (input dtype, same shape), O_SLOTS O slots (fp32 blockQ x
+    // headDimAlign; slot WS_SLOTS + k takes the final lazy P.V sum of a unit whose last block
+    // used slot k) and CTRL_LINES control lines.
     uint64_t wsBytesPerCore;
     uint64_t wsSlotS;  // bytes of one S slot
     uint64_t wsSlotP;

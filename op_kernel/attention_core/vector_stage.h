@@ -46,7 +46,7 @@ public:
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + WS_SLOTS * p->wsSlotS));
         wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP)));
         ctrl_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) +
-                                                                 (WS_SLOTS + 1) * p->wsSlotO));
+                                                                 O_SLOTS * p->wsSlotO));
         lazy_ = p->lazyO != 0;
 
         const uint32_t r = p->rowsPerVec;
@@ -65,7 +65,7 @@ public:
         pipe->InitBuffer(maskBuf_, v * c);
         pipe->InitBuffer(accBuf_, r * dp * 4);
         pipe->InitBuffer(partBuf_, partRows_ * dp * 4);
-        pipe->InitBuffer(statBuf_, statBytes * (6 + WS_SLOTS));
+        pipe->InitBuffer(statBuf_, statBytes * STAT_ROWS);
         pipe->InitBuffer(bcastBuf_, r * 32);
         s_ = sBuf_.Get<float>();
         tmp_ = tmpBuf_.Get<float>();
@@ -74,55 +74,61 @@ public:
         bcast_ = bcastBuf_.Get<float>();
         const AscendC::LocalTensor<float> stats = statBuf_.Get<float>();
         const uint32_t st = statBytes / 4;
-        mOld_ = stats;
-        mNew_ = stats[st];
-        sum_ = stats[2 * st];
-        rowTmp_ = stats[3 * st];
-        inv_ = stats[4 * st];
-        mTrue_ = stats[5 * st];
+        mNew_ = stats;
+        rowTmp_ = stats[st];
+        inv_ = stats[2 * st];
         for (uint32_t i = 0; i < WS_SLOTS; ++i) {
-            alpha_[i] = stats[(6 + i) * st];
+            alpha_[i] = stats[(3 + i) * st];
+            mOldSet_[i] = stats[(3 + WS_SLOTS + i) * st];
+            sumSet_[i] = stats[(3 + 2 * WS_SLOTS + i) * st];
+            mTrueSet_[i] = stats[(3 + 3 * WS_SLOTS + i) * st];
             rescaled_[i] = true;
         }
+        UseSet(0);
         KvStreamInit(kv_, p, pipe, t);  // kv_stream.h
     }
 
     __aicore__ inline void Process()
     {
-        // Blocks handed over so far: block g uses workspace slot g % WS_SLOTS and rescale factor
-        // alpha_[g % WS_SLOTS]. P.V of block j is folded into O after the softmax of block
-        // j + LAG: the cube's round trip of a block (P load, P.V, Fixpipe) overlaps the softmax
-        // of the next ones instead of stalling this core.
-        constexpr uint32_t LAG = WS_SLOTS - 1;
-        uint64_t g = 0;
+        // The key blocks of all this core's units form one stream: block g uses workspace slot
+        // g % WS_SLOTS and rescale factor alpha_[g % WS_SLOTS]. P.V of block g is folded into O
+        // after the softmax of block g + LAG, across unit boundaries: the cube's round trip of a
+        // block (P load, P.V, Fixpipe) and of a unit's final sum overlap the softmax of the next
+        // blocks, also the next unit's, instead of stalling this core. A unit keeps its softmax
+        // statistics in its own set until it is finished (at most WS_SLOTS units are in flight).
         for (uint32_t b = 0; b < sBufs_; ++b) {  // every S buffer starts free
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
         }
-        for (uint64_t unit = split_.Begin(core_); unit < split_.End(core_); ++unit) {
-            WorkUnit u;
-            split_.Decode(unit, u);
-            mask_.KvRange(u);
-            const uint32_t half = (u.rows + 1) / 2;
-            const uint32_t rowOff = sub_ == 0 ? 0 : half;
-            const uint32_t rows = sub_ == 0 ? half : u.rows - half;
-            StartUnit(rows);
-            const uint32_t blocks = KvBlockCount(u.kvBegin, u.kvEnd, p_->blockKv);
-            for (uint32_t j = 0; j < blocks; ++j) {
-                SoftmaxBlock(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j), rowOff, rows, (g + j) % WS_SLOTS);
-                KvStreamAhead(kv_, g + j);  // after the P store: the cube's P.V does not wait for it
-                if (j + 1 < blocks) {
-                    Prefetch(u, KvBlockAt(u.kvBegin, u.kvEnd, p_->blockKv, j + 1), rowOff, rows, (g + j + 1) % WS_SLOTS);
-                }
-                if (j >= LAG) {
-                    AccumulateO(rowOff, rows, (g + j - LAG) % WS_SLOTS);
-                }
+        AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(p_->rowsPerVec * p_->headDimAlign));
+        AscendC::PipeBarrier<PIPE_V>();
+        Cursor c;
+        bool ok = Seek(c, split_.Begin(core_));
+        while (ok) {
+            if (c.j == 0) {
+                units_[c.set] = c;
+                UseSet(c.set);
+                StartUnit(c.rows);
             }
-            for (uint32_t j = blocks > LAG ? blocks - LAG : 0; j < blocks; ++j) {
-                AccumulateO(rowOff, rows, (g + j) % WS_SLOTS);
+            UseSet(c.set);
+            const uint32_t slot = issued_ % WS_SLOTS;
+            SoftmaxBlock(c.u, KvBlockAt(c.u.kvBegin, c.u.kvEnd, p_->blockKv, c.j), c.rowOff, c.rows, slot);
+            blockSet_[slot] = c.set;
+            blockLast_[slot] = c.j + 1 == c.blocks;
+            KvStreamAhead(kv_, issued_);  // after the P store: the cube's P.V does not wait for it
+            ++issued_;
+            Cursor n = c;
+            ok = Advance(n);
+            if (ok) {
+                UseSet(n.set);
+                Prefetch(n.u, KvBlockAt(n.u.kvBegin, n.u.kvEnd, p_->blockKv, n.j), n.rowOff, n.rows,
+                         issued_ % WS_SLOTS);
             }
-            g += blocks;
-            FinishUnit(u, rowOff, rows, blocks);
+            if (issued_ > LAG) {
+                RetireUpTo(issued_ - LAG);
+            }
+            c = n;
         }
+        RetireUpTo(issued_);
         for (uint32_t b = 0; b < sBufs_; ++b) {  // drain
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
         }
@@ -130,6 +136,73 @@ public:
     }
 
 private:
+    static constexpr uint32_t LAG = WS_SLOTS - 1;
+
+    // A position in the stream: unit `unit` (decoded in u, this core's rows of it), block j of
+    // its `blocks`, statistics set `set`.
+    struct Cursor {
+        uint64_t unit = 0;
+        WorkUnit u;
+        uint32_t rowOff = 0, rows = 0, blocks = 0, j = 0, set = 0;
+    };
+
+    // c := the first block of the first unit from `unit` on with key blocks. A unit without any
+    // (no visible key) is finished on the spot with zero rows, after everything in flight.
+    __aicore__ inline bool Seek(Cursor &c, uint64_t unit)
+    {
+        for (; unit < split_.End(core_); ++unit) {
+            c.unit = unit;
+            split_.Decode(unit, c.u);
+            mask_.KvRange(c.u);
+            const uint32_t half = (c.u.rows + 1) / 2;
+            c.rowOff = sub_ == 0 ? 0 : half;
+            c.rows = sub_ == 0 ? half : c.u.rows - half;
+            c.blocks = KvBlockCount(c.u.kvBegin, c.u.kvEnd, p_->blockKv);
+            c.j = 0;
+            c.set = static_cast<uint32_t>(unitsSeen_++ % WS_SLOTS);
+            if (c.blocks != 0) {
+                return true;
+            }
+            RetireUpTo(issued_);
+            units_[c.set] = c;
+            UseSet(c.set);
+            StartUnit(c.rows);
+            FinishUnit(c.set, 0);  // no key block: no final sum
+        }
+        return false;
+    }
+
+    // The next block of the stream.
+    __aicore__ inline bool Advance(Cursor &c)
+    {
+        if (++c.j < c.blocks) {
+            return true;
+        }
+        return Seek(c, c.unit + 1);
+    }
+
+    // Folds P.V of the stream blocks up to `end` into O; a unit's last block also finishes it.
+    __aicore__ inline void RetireUpTo(uint64_t end)
+    {
+        for (; retired_ < end; ++retired_) {
+            const uint32_t slot = retired_ % WS_SLOTS;
+            const Cursor &c = units_[blockSet_[slot]];
+            AccumulateO(c.rowOff, c.rows, slot);
+            if (blockLast_[slot]) {
+                UseSet(blockSet_[slot]);
+                FinishUnit(blockSet_[slot], slot);
+            }
+        }
+    }
+
+    // mOld_ / sum_ / mTrue_ := statistics set `set`.
+    __aicore__ inline void UseSet(uint32_t set)
+    {
+        mOld_ = mOldSet_[set];
+        sum_ = sumSet_[set];
+        mTrue_ = mTrueSet_[set];
+    }
+
     __aicore__ inline void StartUnit(uint32_t rows)
     {
         if (rows == 0) {
@@ -138,7 +211,6 @@ private:
         AscendC::Duplicate(mOld_, MASKED_SCORE, static_cast<int32_t>(rows));
         AscendC::Duplicate(mTrue_, MASKED_SCORE, static_cast<int32_t>(rows));
         AscendC::Duplicate(sum_, 0.0f, static_cast<int32_t>(rows));
-        AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(rows * p_->headDimAlign));
         AscendC::PipeBarrier<PIPE_V>();
     }
 
@@ -348,7 +420,10 @@ private:
 
     // Lazy P.V: O += the unit's final sum (the cube's last write-out, in the final O slot,
     // relative to the current reference).
-    __aicore__ inline void AddFinalSum(uint32_t rowOff, uint32_t rows) { AddSlot(rowOff, rows, WS_SLOTS); }
+    __aicore__ inline void AddFinalSum(uint32_t rowOff, uint32_t rows, uint32_t lastSlot)
+    {
+        AddSlot(rowOff, rows, WS_SLOTS + lastSlot);
+    }
 
     // acc_ += this core's rows of O slot `slot` (WS_SLOTS: the final slot), partRows_ rows per
     // load.
@@ -365,13 +440,28 @@ private:
         }
     }
 
-    // O / l, zero for rows past the query length or without any visible key; cast; store.
-    __aicore__ inline void FinishUnit(const WorkUnit &u, uint32_t rowOff, uint32_t rows, uint32_t blocks)
+    // O / l, zero for rows past the query length or without any visible key; cast; store. Then
+    // acc_ starts over for the next unit.
+    __aicore__ inline void FinishUnit(uint32_t set, uint32_t lastSlot)
+    {
+        const WorkUnit &u = units_[set].u;
+        const uint32_t rowOff = units_[set].rowOff;
+        const uint32_t rows = units_[set].rows;
+        const uint32_t blocks = units_[set].blocks;
+        FinishRows(u, rowOff, rows, blocks, lastSlot);
+        if (rows != 0) {
+            AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(rows * p_->headDimAlign));
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+    }
+
+    __aicore__ inline void FinishRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows, uint32_t blocks,
+                                      uint32_t lastSlot)
     {
         if (lazy_ && blocks > 0) {
             AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the unit's final P.V sum
             if (rows != 0) {
-                AddFinalSum(rowOff, rows);
+                AddFinalSum(rowOff, rows, lastSlot);
             }
         }
         if (rows == 0) {
@@ -513,6 +603,13 @@ private:
     uint32_t vecRows_ = 0;                                    // rows per sub-block
     bool prefetched_ = false;                                 // the next block's S is already loading
     AscendC::LocalTensor<float> mOld_, mNew_, sum_, rowTmp_, inv_, mTrue_;
+    // Statistics per unit in flight (set = unit count % WS_SLOTS); mOld_ / sum_ / mTrue_ view one.
+    static constexpr uint32_t STAT_ROWS = 3 + 4 * WS_SLOTS;  // mNew, rowTmp, inv + alpha and 3 per set
+    AscendC::LocalTensor<float> mOldSet_[WS_SLOTS], sumSet_[WS_SLOTS], mTrueSet_[WS_SLOTS];
+    Cursor units_[WS_SLOTS];       // the unit of each statistics set
+    uint32_t blockSet_[WS_SLOTS];  // per slot: the set of the block in it and whether it is its unit's last
+    bool blockLast_[WS_SLOTS];
+    uint64_t issued_ = 0, retired_ = 0, unitsSeen_ = 0;  // stream blocks softmaxed / folded; units decoded
     AscendC::GlobalTensor<int32_t> ctrl_;
     bool lazy_ = false;
     bool rescaled_[WS_SLOTS];  // per slot: whether this core moved its reference at that block
