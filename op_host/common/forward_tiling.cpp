@@ -68,11 +68,15 @@ uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim)
 {
     // In 1/2048 cube cycles per key (Ascend910B2 model, docs/performance.md "Planner costs"):
     // cube MTE2 streams 2 D + rows fp16 elements at ~89 B/cycle, the two matmuls take
-    // rows x D / 2048 cycles, a vector core spends ~0.067 cycles per score of its half.
+    // rows x D / 2048 cycles, a vector core spends ~0.067 cycles per score of its half, and the
+    // key's L2 traffic - K and V re-streamed for the q-block (4 D bytes) and the S/P hand-off
+    // (12 B per score) - takes a core's share of the device's L2 bandwidth (7 TB/s over 24
+    // cores at 1.8 GHz: ~162 B/cycle).
     const uint64_t mte2 = (2 * headDim + rows) * 46;
     const uint64_t mmad = rows * headDim;
     const uint64_t vec = rows * 137;
-    return (std::max({mte2, mmad, vec}) + 136) / 137;  // in score elements (vector-bound: rows)
+    const uint64_t l2 = (4 * headDim + 12 * rows) * 2048 / 162;
+    return (std::max({mte2, mmad, vec, l2}) + 136) / 137;  // in score elements (vector-bound: rows)
 }
 
 uint64_t SplitContiguous(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t *starts)
