@@ -194,7 +194,13 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     const uint32_t cores = static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>(aic, p.unitCount)));
     p.usedCores = CutByCost(UnitCosts(prob, t), cores, p.coreUnitStart);
 
-    FinishForwardGeometry(p, prob.dtypeBytes, budget);
+    // The int8 K/V producer keeps its UB: the stage's sub-blocks and S buffers fit the rest.
+    CoreBudget stageBudget = budget;
+    if (prob.antiquant) {
+        const uint64_t reserve = AntiquantUbBytes(d.antiChunkElems, prob.dtypeBytes, prob.dtypeBf16, p.headDimAlign);
+        stageBudget.ub = budget.ub > reserve ? budget.ub - reserve : 0;
+    }
+    FinishForwardGeometry(p, prob.dtypeBytes, stageBudget);
 
     d.combineRows = uint64_t(p.batch) * p.numHeads;
     d.wsPartialOffset = AlignUp(uint64_t(p.usedCores) * p.wsBytesPerCore, 512);

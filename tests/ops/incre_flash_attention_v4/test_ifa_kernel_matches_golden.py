@@ -247,11 +247,13 @@ def test_int8_kv_with_mask_pse_left_padding(d, layout):
     run_and_judge(int8_kv(kw, (2, 2, 1, d)))
 
 
-def test_int8_kv_head_dim_512_bf16_leaves_ub_for_the_cast():
-    # D = 512 with 32-row head blocks fills most of the vector cores' UB: the tiling shrinks the
-    # cast chunk (and if need be the rows) so the int8 producer's buffers still fit.
-    kw = make_kwargs("bf16", "BNSD", b=1, n=64, nkv=1, s=300, d=512)
-    run_and_judge(int8_kv(kw, (2, 1, 1, 512)))
+@pytest.mark.parametrize("d", [512, 128])
+def test_int8_kv_large_group_bf16_leaves_ub_for_the_cast(d):
+    # 32-row head blocks fill most of the vector cores' UB (D = 512: the accumulators; D = 128:
+    # a second S buffer): the tiling shrinks the cast chunk (and if need be the rows) and sizes
+    # the stage's S buffers from what the int8 producer leaves.
+    kw = make_kwargs("bf16", "BNSD", b=1, n=64, nkv=1, s=300, d=d)
+    run_and_judge(int8_kv(kw, (2, 1, 1, d)))
 
 
 def test_int8_kv_with_int8_output():
