@@ -104,12 +104,11 @@ public:
         Cursor c;
         bool ok = Seek(c, split_.Begin(core_));
         while (ok) {
+            UseSet(c.set);
             if (c.j == 0) {
                 units_[c.set] = c;
-                UseSet(c.set);
                 StartUnit(c.rows);
             }
-            UseSet(c.set);
             const uint32_t slot = issued_ % WS_SLOTS;
             SoftmaxBlock(c.u, KvBlockAt(c.u.kvBegin, c.u.kvEnd, p_->blockKv, c.j), c.rowOff, c.rows, slot);
             blockSet_[slot] = c.set;
@@ -119,7 +118,6 @@ public:
             Cursor n = c;
             ok = Advance(n);
             if (ok) {
-                UseSet(n.set);
                 Prefetch(n.u, KvBlockAt(n.u.kvBegin, n.u.kvEnd, p_->blockKv, n.j), n.rowOff, n.rows,
                          issued_ % WS_SLOTS);
             }
@@ -309,73 +307,71 @@ private:
         const AscendC::LocalTensor<float> sum = sum_[h0];
         const AscendC::LocalTensor<float> mTrue = mTrue_[h0];
         const AscendC::LocalTensor<float> alpha = alpha_[slot][h0];
-        {
-            s_ = sBuf_.Get<float>()[cur * sElems_];
-            AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_S + cur);
-            // The previous block's P store reads pBuf_ until MTE3 is done: wait right before
-            // pBuf_'s first use (as score or mask scratch, else the P cast), so the store
-            // overlaps this block's softmax.
-            const bool scoreScratch = score_.UsesScratch();
-            if (scoreScratch) {
-                PipeSync<AscendC::HardEvent::MTE3_V>();
-            }
-            score_.Apply(s_, tmp_, pBuf_.Get<T>(), u, row0, rows, blk.k0, blk.cols, c);
-            if (!scoreScratch && MASK_SCRATCH) {
-                PipeSync<AscendC::HardEvent::MTE3_V>();
-            }
-            mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, row0, rows, blk.k0, blk.cols, c);
-
-            // m_new = max(m_old, rowmax(S)); alpha = exp(m_old - m_new); S = exp(S - m_new). Lazy
-            // P.V keeps m_old (and alpha = 1) unless some row moved by more than the threshold.
-            RowReduce<true>(rows);
-            AscendC::Max(mNew, mOld, rowTmp_, static_cast<int32_t>(rows));
-            AscendC::PipeBarrier<PIPE_V>();
-            bool rescale = true;
-            if (lazy_) {
-                AscendC::Max(mTrue, mTrue, rowTmp_, static_cast<int32_t>(rows));
-                rescale = Moved(mNew, mOld, rows);
-            }
-            if (rescale) {
-                AscendC::Sub(alpha, mOld, mNew, static_cast<int32_t>(rows));
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Exp(alpha, alpha, static_cast<int32_t>(rows));
-                AscendC::Adds(mOld, mNew, 0.0f, static_cast<int32_t>(rows));
-                AscendC::PipeBarrier<PIPE_V>();
-            } else if (vecRows_ < p_->rowsPerVec) {
-                AscendC::Duplicate(alpha, 1.0f, static_cast<int32_t>(rows));
-                AscendC::PipeBarrier<PIPE_V>();
-            }
-            Broadcast(mOld, rows);
-            for (uint32_t c0 = 0; c0 < c; c0 += 64) {
-                AscendC::Sub(s_[c0], s_[c0], bcast_, 64, static_cast<uint8_t>(rows),
-                             AscendC::BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(c / 8),
-                                                         static_cast<uint8_t>(c / 8), 1));
-            }
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Exp(s_, s_, static_cast<int32_t>(count));
-            AscendC::PipeBarrier<PIPE_V>();
-
-            // l = l * alpha + rowsum(P); the softmax extra (dropout) acts on P after the sum,
-            // which stays the plain softmax denominator.
-            RowReduce<false>(rows);
-            if (rescale) {
-                AscendC::Mul(sum, sum, alpha, static_cast<int32_t>(rows));
-                AscendC::PipeBarrier<PIPE_V>();
-            }
-            AscendC::Add(sum, sum, rowTmp_, static_cast<int32_t>(rows));
-            AscendC::PipeBarrier<PIPE_V>();
-            softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, row0, rows, blk.k0, blk.cols, c);
-
-            const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
-            if (!scoreScratch && !MASK_SCRATCH) {
-                PipeSync<AscendC::HardEvent::MTE3_V>();
-            }
-            CastFromFloat(pOut, s_, count);
-            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
-            PipeSync<AscendC::HardEvent::V_MTE3>();
-            AscendC::DataCopy(wsP_[slot * (p_->wsSlotP / sizeof(T)) + (rowOff + h0) * c], pOut, count);
-            return rescale;
+        s_ = sBuf_.Get<float>()[cur * sElems_];
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_S + cur);
+        // The previous block's P store reads pBuf_ until MTE3 is done: wait right before
+        // pBuf_'s first use (as score or mask scratch, else the P cast), so the store
+        // overlaps this block's softmax.
+        const bool scoreScratch = score_.UsesScratch();
+        if (scoreScratch) {
+            PipeSync<AscendC::HardEvent::MTE3_V>();
         }
+        score_.Apply(s_, tmp_, pBuf_.Get<T>(), u, row0, rows, blk.k0, blk.cols, c);
+        if (!scoreScratch && MASK_SCRATCH) {
+            PipeSync<AscendC::HardEvent::MTE3_V>();
+        }
+        mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, row0, rows, blk.k0, blk.cols, c);
+
+        // m_new = max(m_old, rowmax(S)); alpha = exp(m_old - m_new); S = exp(S - m_new). Lazy
+        // P.V keeps m_old (and alpha = 1) unless some row moved by more than the threshold.
+        RowReduce<true>(rows);
+        AscendC::Max(mNew, mOld, rowTmp_, static_cast<int32_t>(rows));
+        AscendC::PipeBarrier<PIPE_V>();
+        bool rescale = true;
+        if (lazy_) {
+            AscendC::Max(mTrue, mTrue, rowTmp_, static_cast<int32_t>(rows));
+            rescale = Moved(mNew, mOld, rows);
+        }
+        if (rescale) {
+            AscendC::Sub(alpha, mOld, mNew, static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Exp(alpha, alpha, static_cast<int32_t>(rows));
+            AscendC::Adds(mOld, mNew, 0.0f, static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+        } else if (vecRows_ < p_->rowsPerVec) {
+            AscendC::Duplicate(alpha, 1.0f, static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+        Broadcast(mOld, rows);
+        for (uint32_t c0 = 0; c0 < c; c0 += 64) {
+            AscendC::Sub(s_[c0], s_[c0], bcast_, 64, static_cast<uint8_t>(rows),
+                         AscendC::BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(c / 8),
+                                                     static_cast<uint8_t>(c / 8), 1));
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Exp(s_, s_, static_cast<int32_t>(count));
+        AscendC::PipeBarrier<PIPE_V>();
+
+        // l = l * alpha + rowsum(P); the softmax extra (dropout) acts on P after the sum,
+        // which stays the plain softmax denominator.
+        RowReduce<false>(rows);
+        if (rescale) {
+            AscendC::Mul(sum, sum, alpha, static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+        AscendC::Add(sum, sum, rowTmp_, static_cast<int32_t>(rows));
+        AscendC::PipeBarrier<PIPE_V>();
+        softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, row0, rows, blk.k0, blk.cols, c);
+
+        const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
+        if (!scoreScratch && !MASK_SCRATCH) {
+            PipeSync<AscendC::HardEvent::MTE3_V>();
+        }
+        CastFromFloat(pOut, s_, count);
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        AscendC::DataCopy(wsP_[slot * (p_->wsSlotP / sizeof(T)) + (rowOff + h0) * c], pOut, count);
+        return rescale;
     }
 
     // Lazy P.V: does some row's reference max mOld move by more than LAZY_RESCALE_TAU to mNew
