@@ -239,12 +239,11 @@ private:
         const uint32_t kvPad = AlignUp(blk.cols, 16);
         const uint32_t kb = NextCopy(kIdx_, l1Bufs_);
         const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
-        const uint32_t c = x;
         const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>();
         const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[kb * kvElems_];
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
-        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>()[c * l0aElems_];
+        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>()[x * l0aElems_];
 
         LoadK(u, blk, kL1, kb);
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
@@ -258,19 +257,19 @@ private:
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             if (kc == 0) {
-                AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);  // Fixpipe is done with this L0C
+                AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + x);  // Fixpipe is done with this L0C
             }
             AscendC::Mmad(l0c, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), blk.cols, kLen, kc == 0));
         }
         AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
-        AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + c);
-        AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + c);
+        AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + x);
+        AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + x);
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(blk.cols), static_cast<uint16_t>(u.rows),
                                        static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->blockKv, false);
         AscendC::Fixpipe(wsS_[slot * (p_->wsSlotS / 4)], l0c, fix);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_S_READY);
-        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + x);
     }
 
     // Lazy P.V's S (headDim <= dChunk: one k pass): K^T into its L0B region once, then per row
@@ -321,8 +320,8 @@ private:
         const uint32_t kvPad = AlignUp(blk.cols, 16);
         AscendC::CrossCoreWaitFlag(FlagPReady(slot));
         const uint32_t pb = NextCopy(pvIdx_, l1Bufs_);
-        // lazy P.V: the P region of L0A and the V region of L0B (EVT_LPV = EVT_L0 + 1)
-        const uint32_t x = lazy_ ? 1 : NextCopy(l0Idx_, l0Bufs_);
+        // lazy P.V: the P region of L0A and the V region of L0B, guarded by EVT_LPV
+        const uint32_t x = lazy_ ? EVT_LPV - EVT_L0 : NextCopy(l0Idx_, l0Bufs_);
         const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>()[pb * pElems_];
         const AscendC::LocalTensor<T> vL1 = vL1_.Get<T>()[pb * kvElems_];
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[lazy_ ? 0 : x * l0aElems_];
