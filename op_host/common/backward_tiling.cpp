@@ -92,14 +92,14 @@ double CutRanges(const std::vector<double> &cost, uint32_t cores, std::vector<ui
 
 }  // namespace
 
-// Mirrors BackwardVector's buffers: S, dP, scratch (fp32), mask bytes, mask half, P and dS
+// Mirrors BackwardVector's buffers: S, dP, scratch (fp32), mask bytes, P and dS
 // (input dtype), three 8-float stat rows per row, the dsink partial row (<= 256 heads), the
 // alibi key-index row.
 uint64_t BackwardUbBytes(uint32_t r, uint32_t blockKv, uint32_t dp, uint32_t dtypeBytes)
 {
     const uint64_t cells = uint64_t(r) * blockKv;
     const uint64_t rowCells = std::max<uint64_t>(cells, dp);  // S, dP, P and dS also hold a whole D row
-    return rowCells * (2 * 4 + 2 * dtypeBytes) + cells * (4 + 1 + 2) + uint64_t(r) * 32 * 3 + (2 * 256 + 32) * 4 +
+    return rowCells * (2 * 4 + 2 * dtypeBytes) + cells * (4 + 1) + uint64_t(r) * 32 * 3 + (2 * 256 + 32) * 4 +
            blockKv * 4;
 }
 

@@ -72,7 +72,6 @@ public:
         pipe->InitBuffer(dpBuf_, rowCells_ * 4);
         pipe->InitBuffer(tmpBuf_, cells * 4);
         pipe->InitBuffer(maskBuf_, cells);
-        pipe->InitBuffer(halfBuf_, cells * 2);
         pipe->InitBuffer(pOutBuf_, rowCells_ * sizeof(T));
         pipe->InitBuffer(dsOutBuf_, rowCells_ * sizeof(T));
         pipe->InitBuffer(statBuf_, p->rowsPerVec * 32 * 3);
@@ -400,7 +399,8 @@ private:
             const uint32_t row0 = q0 + rowOff;
             ApplyScore(wu, row0, mine, u, count);
             RowOp<0>(s_, rowMax_, mine);
-            mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), halfBuf_.Get<half>(), wu, row0, mine, u.k0, u.cols, c);
+            // the mask's half scratch: the P-out buffer, written only after the mask
+            mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pOutBuf_.Get<half>(), wu, row0, mine, u.k0, u.cols, c);
             AscendC::Exp(s_, s_, count);
             AscendC::PipeBarrier<PIPE_V>();
             RowOp<1>(s_, rowSum_, mine);
@@ -510,7 +510,7 @@ private:
     AscendC::GlobalTensor<float> max_, sum_, drow_, wsS_, wsDp_, wsDq_, sink_, dsink_, dsinkWs_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;
     uint32_t rowCells_ = 0;  // elements of sBuf_, dpBuf_, pOutBuf_, dsOutBuf_
-    AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, tmpBuf_, maskBuf_, halfBuf_, pOutBuf_, dsOutBuf_,
+    AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, tmpBuf_, maskBuf_, pOutBuf_, dsOutBuf_,
         statBuf_, sinkBuf_, idxBuf_;
     AscendC::GlobalTensor<float> slopes_;
     AscendC::GlobalTensor<int64_t> qStart_, kvStart_;
