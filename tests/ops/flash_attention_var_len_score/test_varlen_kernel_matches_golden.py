@@ -167,6 +167,20 @@ def test_dropout_keeps_the_masked_bits_and_rescales(dtype, mode, pre, nxt):
     np.testing.assert_allclose(out["softmax_sum"], gold["softmax_sum"], rtol=1e-4)
 
 
+@pytest.mark.parametrize("mode", [0, 3])
+def test_dropout_and_mask_with_192_row_q_blocks(mode):
+    # 64 heads: 192-row q-blocks, two 48-row sub-blocks per vector core; the keep bits and the
+    # mask rows share one UB buffer, which the next sub-block's mask load may only take after
+    # this sub-block's dropout pass. Batch 0 ends inside its first q-block.
+    seq_q, seq_kv = (150, 260), (200, 260)
+
+    def case(seed):
+        kw = make_kwargs("fp16", seq_q=seq_q, seq_kv=seq_kv, n=64, nkv=16, d=64, mode=mode, seed=seed)
+        kw.update(drop_mask=drop_bits(seq_q, seq_kv, 64, 0.8, seed=9 + seed), keep_prob=0.8)
+        return kw
+    run_and_judge(case(0), reseed=case)
+
+
 def test_keep_prob_below_one_without_a_drop_mask_drops_nothing():
     run_and_judge(make_kwargs(seq_q=(20, 30), seq_kv=(40, 30), keep_prob=0.5, inner_precise=2))
 

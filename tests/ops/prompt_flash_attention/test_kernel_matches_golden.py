@@ -59,6 +59,13 @@ def test_192_row_q_blocks_match_golden(dtype, nkv, d, mask, actual):
     run_and_judge(make_kwargs(dtype, "BNSD", n=64, nkv=nkv, sq=500, d=d, **extra))
 
 
+def test_empty_q_blocks_inside_the_unit_stream():
+    # Batch 0's query length 100 leaves its second and third 192-row q-blocks without a valid
+    # row: in the middle of a core's stream the vector cores finish everything in flight, write
+    # those rows as zeros and go on with batch 1.
+    run_and_judge(make_kwargs("fp16", "BNSD", b=2, n=64, nkv=16, sq=500, d=32, actual_seq_lengths=[100, 500]))
+
+
 def test_one_sub_block_moving_its_softmax_reference_alone():
     # Rows 60-69 (the second 48-row sub-block of vector core 0 in a 192-row q-block) meet key 300
     # with a score of 8, far above their earlier maxima (lazy P.V moves a reference only beyond
