@@ -1,8 +1,9 @@
 // Cube side (AIC) of the forward core: per unit it stages the Q block in L1 once, then for
 // every key block computes S = Q.K^T (GM -> L1 tiles -> L0A/L0B as in cube_tiles.h, Mmad over
 // head-dim chunks, Fixpipe fp32 into an S slot of the workspace) and, once the vector cores returned P,
-// O_blk = P.V (Fixpipe fp32 into an O slot). S of block j + WS_SLOTS - 1 is issued before P.V
-// of block j, so the vector cores have the next S while the cube waits for P.
+// O_blk = P.V (Fixpipe fp32 into an O slot). The key blocks of all the core's units form one
+// stream: S of stream block g + WS_SLOTS - 1 is issued before P.V of block g, also across unit
+// boundaries, so the vector cores have the next S while the cube waits for P.
 //
 // Double buffering (ForwardParams::l1Bufs / l0Bufs): the K tile and the P + V tiles in L1, the
 // L0A/L0B operands and the L0C result alternate between two copies, each copy guarded by its
@@ -20,8 +21,10 @@
 // reads both vector cores' "rescaled" words of the block's slot: if either moved its softmax
 // reference, the accumulator (blocks since the last write-out, all relative to the old
 // reference) goes to the block's O slot and P.V of block j starts a new sum; the cube posts its
-// decision as the slot's "flushed" word and raises FLAG_O_READY for every block. After the
-// unit's last block the accumulator goes to the final O slot (one more FLAG_O_READY).
+// decision as the slot's "flushed" word and raises FLAG_O_READY for every block. After a
+// unit's last block (slot k) the accumulator goes to final O slot WS_SLOTS + k (one more
+// FLAG_O_READY): up to WS_SLOTS units' final sums are in flight while the vector cores finish
+// a unit LAG blocks into the next.
 #pragma once
 #include "kernel_operator.h"
 #include "cube_tiles.h"

@@ -1,8 +1,9 @@
 // Vector side (AIV) of the forward core: for each key block of a unit it takes its half of the
-// S rows from the workspace, applies the score and mask policies, runs the online softmax
-// (running max / sum in fp32), hands P back to the cube, folds the cube's P.V block into the
-// fp32 output accumulator with the rescale factor, and at the end of the unit normalises,
-// casts and writes its rows in the output layout.
+// S rows from the workspace (in sub-blocks of ForwardParams::vecRows rows), applies the score
+// and mask policies, runs the online softmax (running max / sum in fp32), hands P back to the
+// cube, folds the cube's P.V block into the fp32 output accumulator with the rescale factor,
+// and at the end of the unit normalises, casts and writes its rows in the output layout. The
+// key blocks of all the core's units form one stream (Process), as on the cube.
 //
 // Lazy P.V (ForwardParams::lazyO; cube_stage.h, forward_params.h): the softmax reference max of
 // the rows (mOld_) moves only when some row's block max exceeds it by more than
