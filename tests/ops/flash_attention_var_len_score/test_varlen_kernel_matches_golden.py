@@ -135,6 +135,17 @@ def test_pse_is_added_before_the_scale(dtype, pse_batch):
     run_and_judge(kw)
 
 
+@pytest.mark.parametrize("pse_batch", [1, 2])
+def test_pse_with_192_row_q_blocks(pse_batch):
+    # 64 heads give 192-row q-blocks: the pse rows of each 48-row sub-block are staged in the P
+    # buffer (one sub-block's worth) before the softmax of that sub-block.
+    kw = make_kwargs("bf16", seq_q=(230, 150), seq_kv=(240, 150), n=64, nkv=8, d=32, mode=3)
+    rng = np.random.default_rng(6)
+    kw["real_shift"] = rng.uniform(-2, 2, (pse_batch, 64, 230, 240)).astype(kw["query"].dtype)
+    kw["scale_value"] = 0.3
+    run_and_judge(kw)
+
+
 def test_alibi_compressed_pse_of_long_causal_sequences():
     # Sq = Skv = 1100 > 1024 stored rows: the rows above are rebuilt along the diagonal.
     s, n = 1100, 1
