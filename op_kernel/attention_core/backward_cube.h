@@ -283,19 +283,7 @@ private:
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
         Tiles::LoadAt(l0a, xL1, Tile(rows, cols));
-        for (uint32_t dc = 0; dc < depth; dc += p_->dChunk) {
-            const uint32_t dLen = depth - dc < p_->dChunk ? depth - dc : p_->dChunk;
-            if (dc > 0) {
-                PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read L0B
-            }
-            Tiles::LoadB(l0b, yL1, Tile(rows, depth), rows, dc, dLen);
-            AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
-            AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
-            const uint32_t c = BeginResult();
-            AscendC::Mmad(L0c(c), l0a, l0b, Tiles::Mmad(MmadRows(cols), dLen, rows, true));
-            AtomicOut(c, out[dc], dLen, cols, pitch);
-        }
-        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
+        MmadByDepthChunks(l0a, l0b, x, yL1, cols, rows, depth, out, pitch, true);
     }
 
     // out (rows x depth, pitch `pitch`) += dS.B (`atomic`) or = dS.B with dS (rows x cols) and
@@ -309,17 +297,27 @@ private:
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
         Tiles::LoadA(l0a, dsL1, Tile(rows, cols), 0, cols);
+        MmadByDepthChunks(l0a, l0b, x, bL1, rows, cols, depth, out, pitch, atomic);
+    }
+
+    // out (m x depth) (+)= A.B with A (m x k) already in L0A copy x and B (k x depth) in L1,
+    // one Mmad and Fixpipe per head-dim chunk of B; releases L0A/L0B copy x at the end.
+    __aicore__ inline void MmadByDepthChunks(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &l0b,
+                                             uint32_t x, const AscendC::LocalTensor<T> &bL1, uint32_t m, uint32_t k,
+                                             uint32_t depth, const AscendC::GlobalTensor<float> &out, uint32_t pitch,
+                                             bool atomic)
+    {
         for (uint32_t dc = 0; dc < depth; dc += p_->dChunk) {
             const uint32_t dLen = depth - dc < p_->dChunk ? depth - dc : p_->dChunk;
             if (dc > 0) {
                 PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read L0B
             }
-            Tiles::LoadB(l0b, bL1, Tile(cols, depth), cols, dc, dLen);
+            Tiles::LoadB(l0b, bL1, Tile(k, depth), k, dc, dLen);
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             const uint32_t c = BeginResult();
-            AscendC::Mmad(L0c(c), l0a, l0b, Tiles::Mmad(MmadRows(rows), dLen, cols, true));
-            AtomicOut(c, out[dc], dLen, rows, pitch, atomic);
+            AscendC::Mmad(L0c(c), l0a, l0b, Tiles::Mmad(MmadRows(m), dLen, k, true));
+            AtomicOut(c, out[dc], dLen, m, pitch, atomic);
         }
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
     }
