@@ -104,11 +104,10 @@ uint64_t BackwardUbBytes(uint32_t r, uint32_t blockKv, uint32_t dp, uint32_t dty
 }
 
 // Mirrors BackwardCube's L1 tiles: Q, dO (blockQ x D), K, V (blockKv x D), P, dS and the
-// rope tiles Q_rope (blockQ x Dr), K_rope (blockKv x Dr); pipelined, Q, dO, Q_rope, K and
-// K_rope twice.
-uint64_t BackwardL1Bytes(uint32_t bq, uint32_t bk, uint32_t dp, uint32_t drp, uint32_t dtypeBytes, bool pipelined)
+// rope tiles Q_rope (blockQ x Dr), K_rope (blockKv x Dr); Q, dO, Q_rope, K and K_rope `sets`
+// times (pipelined + 1).
+uint64_t BackwardL1Bytes(uint32_t bq, uint32_t bk, uint32_t dp, uint32_t drp, uint32_t dtypeBytes, uint32_t sets)
 {
-    const uint64_t sets = pipelined ? 2 : 1;
     return (sets * (2ull * bq * dp + uint64_t(bq) * drp + uint64_t(bk) * (dp + drp)) + uint64_t(bk) * dp +
             2ull * bq * bk) *
            dtypeBytes;
@@ -130,7 +129,7 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
             for (uint32_t cand : {64u, 32u, 16u, 8u}) {
                 if ((pipe && cand < 16) || r != 0) continue;
                 if (BackwardUbBytes(cand, kvCand, dp, prob.dtypeBytes) + UB_API_RESERVE <= budget.ub &&
-                    BackwardL1Bytes(2 * cand, kvCand, dp, drp, prob.dtypeBytes, pipe) <= budget.l1) {
+                    BackwardL1Bytes(2 * cand, kvCand, dp, drp, prob.dtypeBytes, pipe ? 2 : 1) <= budget.l1) {
                     r = cand;
                     bk = kvCand;
                     pipelined = pipe;
@@ -164,17 +163,40 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     p.bandBatch = BandBatchIndex(prob);
     p.blockQ = 2 * r;
     p.blockKv = bk;
+    p.tileKv = bk;
     p.rowsPerVec = r;
-    p.pipelined = pipelined ? 1 : 0;
+    p.pipelined = pipelined ? 1 : 0;  // two steps ahead below, where L1 holds a third tile set
     p.dChunk = D_CHUNK;
     {
         // Two copies of the cube's L0 tiles (backward_cube.h) where they fit.
         const uint64_t wide = std::max(p.blockQ, p.blockKv), deep = std::max<uint64_t>(p.dChunk, wide);
-        p.l0Bufs = 2 * wide * deep * prob.dtypeBytes <= budget.l0a && 2 * wide * p.dChunk * prob.dtypeBytes <= budget.l0b &&
-                           2 * wide * deep * 4 <= budget.l0c
-                       ? 2
-                       : 1;
+        const bool twoL0 = 2 * wide * deep * prob.dtypeBytes <= budget.l0a && 2 * wide * p.dChunk * prob.dtypeBytes <= budget.l0b;
+        p.l0Bufs = twoL0 && 2 * wide * deep * 4 <= budget.l0c ? 2 : 1;
+        p.resElems = uint32_t(wide * deep);
+        // dK/dV accumulated in L0C over a unit (docs/attention_core.md, "Backward"): per step
+        // the Fixpipe then carries S, dP and the dQ partial only. It needs the two
+        // accumulators (blockKv x D fp32 each) beside two result tiles of >= 32 rows, so the
+        // key block shrinks to what fits (96 keys at D = 128); 16-bit inputs without a rope
+        // part and D <= dChunk only (one depth pass per matmul).
+        if (twoL0 && prob.dtypeBytes == 2 && prob.ropeDim == 0 && dp <= D_CHUNK) {
+            for (uint32_t kv = bk; kv >= 32; kv -= 16) {
+                const uint64_t acc = 2ull * kv * dp * 4;
+                const uint64_t res = acc < budget.l0c ? (budget.l0c - acc) / 2 / 4 : 0;
+                if (res >= 32ull * std::max<uint64_t>(dp, kv)) {
+                    p.accumKv = 1;
+                    p.blockKv = kv;
+                    p.resElems = uint32_t(res / 256 * 256);  // whole 16 x 16 fp32 fractals
+                    p.l0Bufs = 2;
+                    break;
+                }
+            }
+        }
     }
+
+    if (pipelined && BackwardL1Bytes(p.blockQ, p.blockKv, dp, drp, prob.dtypeBytes, 3) <= budget.l1) {
+        p.pipelined = 2;
+    }
+    p.slots = std::max<uint32_t>(2, p.pipelined + 1);
 
     // Unit costs: the query rows (all heads of the group) that see the kv block, plus a share
     // for streaming K/V of the block and for each query block.
@@ -230,8 +252,8 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     // dQ partials: the cube writes a step's dQ rows once, plain, into slot i % 2; the vector
     // cores add them into the dQ accumulator with atomic MTE3 copies (backward_vector.h).
     p.dqPitch = (uint32_t(prob.headDim) + 7) / 8 * 8;
-    p.wsDqSlot = uint64_t(p.blockQ) * p.dqPitch * 4;
-    p.wsSlotBytesPerCore = Align512(4 * p.wsSlotF32 + 4 * p.wsSlotT + 2 * p.wsDqSlot);
+    p.wsDqSlot = p.accumKv != 0 ? 0 : uint64_t(p.blockQ) * p.dqPitch * 4;
+    p.wsSlotBytesPerCore = Align512(p.slots * (2 * p.wsSlotF32 + 2 * p.wsSlotT) + 2 * p.wsDqSlot);
     return true;
 }
 

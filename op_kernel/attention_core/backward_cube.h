@@ -3,16 +3,23 @@
 // block of the query rows that may see the keys (one "step", BackwardSteps):
 //   S = Q.K^T and dP = dO.V^T  -> S/dP slot i%2 (fp32)     --FLAG_BWD_SDP-->  vector cores
 //   P, dS from P/dS slot i%2   <--FlagBwdGrad(i%2)--       (P from the saved max/sum, dS)
-//   dQ partial = dS.K -> dQ slot i%2 (fp32, plain)  --FLAG_BWD_DQ-->  vector cores, which add
-//                                                    it into dQ with atomic MTE3 copies
-//   dV += P^T.dO, dK += dS^T.Q  (Fixpipe with atomic add into fp32 workspace)
-// The dQ slot of step i is free again once the vector cores hand back P/dS of step i + 2
-// (they add step i's dQ before that, backward_vector.h), so no flag of its own frees it.
-// With a rope part S also sums Q_rope.K_rope^T, and dK_rope += dS^T.Q_rope, dQ_rope += dS.K_rope
-// (both atomic Fixpipes).
-// dK/dV rows belong to the unit, and units are not shared between cores, so their atomic adds
-// come from one core only (deterministic); dQ rows receive adds from every core holding a kv
-// block they see (order-free sum, the spec's default non-deterministic mode).
+//   dQ partial = dS.K, dV += P^T.dO, dK += dS^T.Q
+// Where the gradients go depends on accumKv (BackwardParams):
+//   1: dV and dK sum in two L0C accumulators over all steps of the unit and go out once, at its
+//      last step (Fixpipe into the fp32 workspace; atomic only when query slices of one kv
+//      block run as several units). The dQ partial goes out with an atomic Fixpipe.
+//   0: dV and dK go out per step with atomic Fixpipes; the dQ partial goes plain into dQ slot
+//      i%2 --FLAG_BWD_DQ--> vector cores, which add it into dQ with atomic MTE3 copies. The
+//      dQ slot of step i is free again once the vector cores hand back P/dS of step i + 2
+//      (they add step i's dQ before that, backward_vector.h), so no flag of its own frees it.
+// Why: the Fixpipe (L0C -> L2) carries every fp32 result and is the cube's busiest pipe; the
+// accumulators take the two per-step dK/dV adds off it (docs/attention_core.md, "Backward").
+// A result larger than an L0C result tile (resElems floats) goes out in chunks of rows.
+// With a rope part (accumKv 0 only) S also sums Q_rope.K_rope^T, and dK_rope += dS^T.Q_rope,
+// dQ_rope += dS.K_rope (both atomic Fixpipes).
+// dK/dV rows belong to the unit, and with one query slice units are not shared between cores,
+// so their adds come from one core only (deterministic); dQ rows receive adds from every core
+// holding a kv block they see (order-free sum, the spec's default non-deterministic mode).
 #pragma once
 #include "kernel_operator.h"
 #include "cube_tiles.h"
@@ -24,7 +31,7 @@ constexpr uint16_t FLAG_BWD_SDP = 5;  // cube -> vector: S and dP of the next st
 // vector -> cube: P and dS of slot `slot` are written. One id per slot: with the pipelined cube
 // a vector core may finish step i + 1 while its partner is still on step i, and a shared id
 // would let the fast core's two announcements stand for the pair.
-__aicore__ inline uint16_t FlagBwdGrad(uint32_t slot) { return slot == 0 ? 6 : 7; }
+__aicore__ inline uint16_t FlagBwdGrad(uint32_t slot) { return slot == 0 ? 6 : (slot == 1 ? 7 : 10); }
 // cube -> vector: the step's dQ partial is in its dQ slot. Not one of the forward's ids either
 // (sync.h: 1-8), though the two phases are balanced apart by SyncAll.
 constexpr uint16_t FLAG_BWD_DQ = 9;
@@ -42,18 +49,20 @@ public:
         v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.value));
         dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dy));
         GM_ADDR ws = t.workspace;
+        dq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDq));
         dk_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDk));
         dv_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDv));
         GM_ADDR slots = ws + p->wsSlots + core_ * p->wsSlotBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots));
-        wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + 2 * p->wsSlotF32));
-        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 4 * p->wsSlotF32));
-        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 4 * p->wsSlotF32 + 2 * p->wsSlotT));
-        wsDq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + 4 * p->wsSlotF32 + 4 * p->wsSlotT));
+        wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + BackwardSlotArea(p, 1)));
+        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + BackwardSlotArea(p, 2)));
+        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + BackwardSlotArea(p, 3)));
+        wsDq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + BackwardSlotArea(p, 4)));
 
-        // Pipelined: two sets of the step tiles (Q, dO, Q_rope) and of the unit tiles K,
-        // K_rope, so the next step's S/dP is computed while the vector cores work on this one.
-        tiles_ = p->pipelined != 0 ? 2 : 1;
+        // Pipelined: pipelined + 1 sets of the step tiles (Q, dO, Q_rope) and of the unit
+        // tiles K, K_rope (the steps in flight may span as many units), so later steps' S/dP
+        // are computed while the vector cores work on this one.
+        tiles_ = p->pipelined + 1;
         const uint32_t bq = p->blockQ;
         const uint32_t bk = p->blockKv;
         const uint32_t dp = p->headDimAlign;
@@ -81,13 +90,16 @@ public:
         l0Bufs_ = p->l0Bufs == 2 ? 2 : 1;
         l0aElems_ = wide * (dc > wide ? dc : wide);
         l0bElems_ = wide * dc;
+        resElems_ = p->resElems;
+        accElems_ = p->accumKv != 0 ? bk * dp : 0;  // L0C: result tiles, then the dV and dK sums
         pipe->InitBuffer(l0a_, l0Bufs_ * l0aElems_ * sizeof(T));
         pipe->InitBuffer(l0b_, l0Bufs_ * l0bElems_ * sizeof(T));
-        pipe->InitBuffer(l0c_, l0Bufs_ * l0aElems_ * sizeof(float));
+        pipe->InitBuffer(l0c_, (l0Bufs_ * resElems_ + 2 * accElems_) * sizeof(float));
     }
 
-    // Step i: S/dP into slot i % 2 (Issue), then the gradients once the vector cores returned
-    // P/dS (Gradients). Pipelined, step i + 1 is issued before the gradients of step i.
+    // Step i: S/dP into slot i % slots (Issue), then the gradients once the vector cores
+    // returned P/dS (Gradients). Pipelined, steps up to i + pipelined are issued before the
+    // gradients of step i, so the vector cores never wait for the cube's gradient work.
     __aicore__ inline void Process()
     {
         AscendC::SyncAll<false>();  // the vector cores zeroed the accumulators and wrote D
@@ -95,38 +107,57 @@ public:
             AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + b);
             AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + b);
         }
-        BackwardStep cur, nxt;
-        bool has = steps_.Next(cur);
-        uint32_t i = 0;
-        if (has) {
-            Issue(cur, 0);
+        if (accElems_ != 0) {
+            AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);  // so are the accumulators
         }
-        while (has) {
-            const bool hasNext = steps_.Next(nxt);
-            if (tiles_ == 2 && hasNext) {
-                Issue(nxt, i + 1);
+        // ring_ holds steps i .. i + pipelined + 1: the issued ones and the next (whose unit
+        // tells whether step i is its unit's last).
+        const uint32_t ahead = p_->pipelined;
+        uint32_t issued = 0;
+        for (uint32_t i = 0;; ++i) {
+            Fetch(i + ahead + 2);
+            for (; issued < fetched_ && issued <= i + ahead; ++issued) {
+                Issue(ring_[issued % RING], issued);
             }
-            Gradients(cur, i);
-            if (tiles_ == 1 && hasNext) {
-                Issue(nxt, i + 1);
+            if (i >= fetched_) {
+                break;
             }
-            cur = nxt;
-            has = hasNext;
-            ++i;
+            const BackwardStep &s = ring_[i % RING];
+            Gradients(s, i, i + 1 >= fetched_ || ring_[(i + 1) % RING].unitSeq != s.unitSeq);
         }
         for (int32_t b = 0; b < 2; ++b) {  // drain: every copy is free again
             AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + b);
             AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + b);
+        }
+        if (accElems_ != 0) {
+            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
         }
         AscendC::PipeBarrier<PIPE_ALL>();  // the last Fixpipes (atomic adds) are done
         AscendC::SyncAll<false>();  // every atomic add landed before the cast-out pass
     }
 
 private:
+    static constexpr uint32_t RING = 4;  // pipelined + 2 steps in flight at most
+
+    // Takes steps from the walk until `count` are known (or the walk ends).
+    __aicore__ inline void Fetch(uint32_t count)
+    {
+        while (!walked_ && fetched_ < count) {
+            if (steps_.Next(ring_[fetched_ % RING])) {
+                ++fetched_;
+            } else {
+                walked_ = true;
+            }
+        }
+    }
+
     // L0 double buffering: every matmul call takes the next L0A/L0B copy (events EVT_L0 + copy,
-    // MTE1 <-> M) and every Mmad -> Fixpipe result the next L0C copy (EVT_L0 + copy, M <-> FIX),
-    // so a result's Fixpipe overlaps the next Mmads; id 0 stays PipeSync's.
+    // MTE1 <-> M) and every Mmad -> Fixpipe result the next L0C result tile (EVT_L0 + copy,
+    // M <-> FIX), so a result's Fixpipe overlaps the next Mmads; EVT_ACC (M <-> FIX) guards
+    // the dK/dV accumulators between a unit's flush and the next unit's first step; id 0
+    // stays PipeSync's.
     static constexpr int32_t EVT_L0 = 1;
+    static constexpr int32_t EVT_ACC = 3;
 
     // The next L0C copy, once Fixpipe is done with it.
     __aicore__ inline uint32_t BeginResult()
@@ -136,7 +167,15 @@ private:
         return c;
     }
 
-    __aicore__ inline AscendC::LocalTensor<float> L0c(uint32_t c) { return l0c_.Get<float>()[c * l0aElems_]; }
+    __aicore__ inline AscendC::LocalTensor<float> L0c(uint32_t c) { return l0c_.Get<float>()[c * resElems_]; }
+    // Accumulator 0 (dV) or 1 (dK), after the result tiles.
+    __aicore__ inline AscendC::LocalTensor<float> Acc(uint32_t a)
+    {
+        return l0c_.Get<float>()[l0Bufs_ * resElems_ + a * accElems_];
+    }
+
+    // Rows of an n-column result per L0C result tile (whole 16-row groups).
+    __aicore__ inline uint32_t ChunkRows(uint32_t n) const { return resElems_ / AlignUp(n, 16) / 16 * 16; }
 
     __aicore__ inline static uint16_t MmadRows(uint32_t rows) { return static_cast<uint16_t>(rows == 1 ? 16 : rows); }
 
@@ -160,7 +199,7 @@ private:
     }
 
     // Stages the step's tiles (and K/V when the unit changes), computes S = Q.K^T (+ Q_rope.
-    // K_rope^T) and dP = dO.V^T into slot i % 2 and tells the vector cores.
+    // K_rope^T) and dP = dO.V^T into slot i % slots and tells the vector cores.
     __aicore__ inline void Issue(const BackwardStep &s, uint32_t i)
     {
         const uint32_t tile = i % tiles_;
@@ -187,26 +226,33 @@ private:
             LoadRows(qrL1_.Get<T>()[tile * qrTile_], qr_, qRow * p_->ropeDim, s.rows, p_->numHeads, p_->ropeDim);
         }
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
-        const uint32_t slot = i % 2;
-        const uint32_t cs = BeginResult();
-        MatmulABt(qL1, kL1, s.rows, s.u.cols, d, true, cs);
-        if (rope) {
-            MatmulABt(qrL1_.Get<T>()[tile * qrTile_], krL1_.Get<T>()[kb * krTile_], s.rows, s.u.cols, p_->ropeDim,
-                      false, cs);
+        const uint32_t slot = i % p_->slots;
+        const AscendC::GlobalTensor<float> sOut = wsS_[slot * (p_->wsSlotF32 / 4)];
+        const AscendC::GlobalTensor<float> dpOut = wsDp_[slot * (p_->wsSlotF32 / 4)];
+        if (!rope && d <= p_->dChunk) {  // one depth pass: the rows go out in result-tile chunks
+            ABtOut(qL1, kL1, s.rows, s.u.cols, d, sOut);
+            ABtOut(dyL1, vL1_.Get<T>(), s.rows, s.u.cols, d, dpOut);
+        } else {  // depth passes (and the rope part) sum in one result tile
+            const uint32_t cs = BeginResult();
+            MatmulABt(qL1, kL1, s.rows, s.u.cols, d, true, cs);
+            if (rope) {
+                MatmulABt(qrL1_.Get<T>()[tile * qrTile_], krL1_.Get<T>()[kb * krTile_], s.rows, s.u.cols,
+                          p_->ropeDim, false, cs);
+            }
+            ScoresOut(sOut, s.rows, s.u.cols, cs);
+            const uint32_t cdp = BeginResult();
+            MatmulABt(dyL1, vL1_.Get<T>(), s.rows, s.u.cols, d, true, cdp);
+            ScoresOut(dpOut, s.rows, s.u.cols, cdp);
         }
-        ScoresOut(wsS_[slot * (p_->wsSlotF32 / 4)], s.rows, s.u.cols, cs);
-        const uint32_t cdp = BeginResult();
-        MatmulABt(dyL1, vL1_.Get<T>(), s.rows, s.u.cols, d, true, cdp);
-        ScoresOut(wsDp_[slot * (p_->wsSlotF32 / 4)], s.rows, s.u.cols, cdp);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_BWD_SDP);
         PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // K/V or a tile may be restaged next
     }
 
-    // dQ partial = dS.K into dQ slot i % 2 (first: the vector cores wait for it), then
-    // dV += P^T.dO, dK += dS^T.Q (and the rope parts) of step i.
-    __aicore__ inline void Gradients(const BackwardStep &s, uint32_t i)
+    // The gradients of step i (the header comment has where they go); `last`: the unit's last
+    // step.
+    __aicore__ inline void Gradients(const BackwardStep &s, uint32_t i, bool last)
     {
-        const uint32_t slot = i % 2;
+        const uint32_t slot = i % p_->slots;
         const uint32_t tile = i % tiles_;
         const uint32_t kb = s.unitSeq % tiles_;
         AscendC::CrossCoreWaitFlag(FlagBwdGrad(slot));
@@ -217,6 +263,10 @@ private:
         Tiles::CopyRows(dsL1, wsDs_[slot * (p_->wsSlotT / sizeof(T))], s.rows, s.u.cols, p_->blockKv,
                         Tile(s.rows, s.u.cols), 0);
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
+        if (accElems_ != 0) {
+            AccumulatedGradients(s, i, last);
+            return;
+        }
 
         const uint32_t d = p_->headDim;
         const uint32_t kvPitch = p_->numKvHeads * d;
@@ -225,7 +275,7 @@ private:
         const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>()[tile * qTile_];
         const AscendC::LocalTensor<T> dyL1 = dyL1_.Get<T>()[tile * qTile_];
         QueryGrad(dsL1, kL1_.Get<T>()[kb * kTile_], s.rows, s.u.cols, d,
-                  wsDq_[slot * (p_->wsDqSlot / 4)], p_->dqPitch, false);
+                  wsDq_[(i % 2) * (p_->wsDqSlot / 4)], p_->dqPitch, false);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_BWD_DQ);
         KeyGrad(pL1, dyL1, s.rows, s.u.cols, d, dv_[kvRow * d], kvPitch);  // dV += P^T.dO
         KeyGrad(dsL1, qL1, s.rows, s.u.cols, d, dk_[kvRow * d], kvPitch);  // dK += dS^T.Q
@@ -237,6 +287,87 @@ private:
                       true);
         }
         PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // P/dS and the tiles are restaged later
+    }
+
+    // accumKv: dQ partial = dS.K added into dQ (atomic Fixpipes), dV += P^T.dO and
+    // dK += dS^T.Q into the unit's accumulators (the first step starts them, once the last
+    // unit's flush has read them), flushed at the unit's last step.
+    __aicore__ inline void AccumulatedGradients(const BackwardStep &s, uint32_t i, bool last)
+    {
+        const uint32_t tile = i % tiles_;
+        const uint32_t kb = s.unitSeq % tiles_;
+        const uint32_t d = p_->headDim;
+        const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
+        const AscendC::LocalTensor<T> dsL1 = dsL1_.Get<T>();
+        QueryGrad(dsL1, kL1_.Get<T>()[kb * kTile_], s.rows, s.u.cols, d, dq_[QRow(s) * d], p_->numHeads * d, true);
+        const bool first = s.unitSeq != accUnit_;
+        if (first) {
+            accUnit_ = s.unitSeq;
+            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
+        }
+        KeyAccumulate(pL1, dyL1_.Get<T>()[tile * qTile_], s.rows, s.u.cols, d, Acc(0), first);  // dV
+        KeyAccumulate(dsL1, qL1_.Get<T>()[tile * qTile_], s.rows, s.u.cols, d, Acc(1), first);  // dK
+        if (last) {
+            const uint64_t kvOff = KvRow(s) * d;
+            const uint32_t pitch = p_->numKvHeads * d;
+            const bool atomic = p_->qSplit > 1;  // slices of one kv block on several units
+            AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_ACC);
+            AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_ACC);
+            FixpipeOut(Acc(0), dv_[kvOff], d, s.u.cols, pitch, atomic);
+            FixpipeOut(Acc(1), dk_[kvOff], d, s.u.cols, pitch, atomic);
+            AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
+        }
+        PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // P/dS and the tiles are restaged later
+    }
+
+    // acc (cols x depth) (+)= X^T.Y with X (rows x cols) and Y (rows x depth) in L1; `first`
+    // starts the sum.
+    __aicore__ inline void KeyAccumulate(const AscendC::LocalTensor<T> &xL1, const AscendC::LocalTensor<T> &yL1,
+                                         uint32_t rows, uint32_t cols, uint32_t depth,
+                                         const AscendC::LocalTensor<float> &acc, bool first)
+    {
+        const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
+        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
+        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
+        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
+        Tiles::LoadAt(l0a, xL1, Tile(rows, cols));
+        Tiles::LoadB(l0b, yL1, Tile(rows, depth), rows, 0, depth);
+        AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+        AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(cols), depth, rows, first));
+        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
+    }
+
+    // out (rows x cols, pitch blockKv) = A.B^T with A (rows x depth) and B (cols x depth) in
+    // L1, depth <= dChunk: one operand load, then the rows in result-tile chunks.
+    __aicore__ inline void ABtOut(const AscendC::LocalTensor<T> &aL1, const AscendC::LocalTensor<T> &bL1,
+                                  uint32_t rows, uint32_t cols, uint32_t depth, const AscendC::GlobalTensor<float> &out)
+    {
+        const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
+        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
+        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
+        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
+        Tiles::LoadA(l0a, aL1, Tile(rows, depth), 0, depth);
+        Tiles::LoadBt(l0b, bL1, Tile(cols, depth), cols, 0, depth);
+        AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+        MmadRowsOut(l0a, l0b, rows, cols, depth, out, p_->blockKv, false);
+        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
+    }
+
+    // out rows [0, m) (pitch `pitch` floats) = or += (`atomic`) A.B with A (m x k) in l0a and
+    // B (k x n) in l0b: one Mmad and Fixpipe per chunk of rows that fits a result tile.
+    __aicore__ inline void MmadRowsOut(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &l0b,
+                                       uint32_t m, uint32_t n, uint32_t k, const AscendC::GlobalTensor<float> &out,
+                                       uint32_t pitch, bool atomic)
+    {
+        const uint32_t chunk = ChunkRows(n);
+        for (uint32_t r0 = 0; r0 < m; r0 += chunk) {
+            const uint32_t mr = m - r0 < chunk ? m - r0 : chunk;
+            const uint32_t c = BeginResult();
+            AscendC::Mmad(L0c(c), l0a[Tiles::ARow(r0, k)], l0b, Tiles::Mmad(MmadRows(mr), n, k, true));
+            AtomicOut(c, out[static_cast<uint64_t>(r0) * pitch], n, mr, pitch, atomic);
+        }
     }
 
     // L0C copy c (+)= A.B^T with A (rows x depth) and B (cols x depth) in L1; `first` starts
@@ -315,9 +446,7 @@ private:
             Tiles::LoadB(l0b, bL1, Tile(k, depth), k, dc, dLen);
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
-            const uint32_t c = BeginResult();
-            AscendC::Mmad(L0c(c), l0a, l0b, Tiles::Mmad(MmadRows(m), dLen, k, true));
-            AtomicOut(c, out[dc], dLen, m, pitch, atomic);
+            MmadRowsOut(l0a, l0b, m, dLen, k, out[dc], pitch, atomic);
         }
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
     }
@@ -329,16 +458,23 @@ private:
     {
         AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + c);
         AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + c);
+        FixpipeOut(L0c(c), out, n, m, pitch, atomic);
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);
+    }
+
+    // src (m x n fp32, Nz in L0C) += (`atomic`) or = into GM rows of pitch `pitch` floats.
+    __aicore__ inline void FixpipeOut(const AscendC::LocalTensor<float> &src, const AscendC::GlobalTensor<float> &out,
+                                      uint32_t n, uint32_t m, uint32_t pitch, bool atomic)
+    {
         if (atomic) {
             AscendC::SetAtomicAdd<float>();
         }
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(n), static_cast<uint16_t>(m),
                                        static_cast<uint16_t>(AlignUp(MmadRows(m), 16)), pitch, false);
-        AscendC::Fixpipe(out, L0c(c), fix);
+        AscendC::Fixpipe(out, src, fix);
         if (atomic) {
             AscendC::SetAtomicNone();
         }
-        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + c);
     }
 
     using Tiles = CubeTiles<T>;
@@ -348,11 +484,16 @@ private:
     uint32_t core_ = 0;
     uint32_t tiles_ = 1;
     uint32_t stagedUnit_ = 0;  // unitSeq of the K/V in L1 (sequence numbers start at 1)
+    BackwardStep ring_[RING];
+    uint32_t fetched_ = 0;  // steps taken from steps_
+    bool walked_ = false;
+    uint32_t accUnit_ = 0;     // unitSeq whose dK/dV sums the accumulators hold
     uint32_t qTile_ = 0, kTile_ = 0, qrTile_ = 0, krTile_ = 0;
     uint32_t l0Bufs_ = 1, l0aElems_ = 0, l0bElems_ = 0;  // L0 copies and elements per copy
+    uint32_t resElems_ = 0, accElems_ = 0;               // L0C result tile, one accumulator
     uint32_t l0Idx_ = 0, l0cIdx_ = 0;                      // the copies the next matmul / result take
     AscendC::GlobalTensor<T> q_, k_, v_, dy_, qr_, kr_;
-    AscendC::GlobalTensor<float> dk_, dv_, dqr_, dkr_, wsS_, wsDp_, wsDq_;
+    AscendC::GlobalTensor<float> dq_, dk_, dv_, dqr_, dkr_, wsS_, wsDp_, wsDq_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;
     AscendC::TBuf<AscendC::TPosition::A1> qL1_, dyL1_, pL1_, dsL1_, qrL1_;
     AscendC::TBuf<AscendC::TPosition::B1> kL1_, vL1_, krL1_;

@@ -51,11 +51,22 @@ struct BackwardParams {
     float keepProbInv;
 
     // Blocks: blockQ query rows (rowsPerVec per vector core) x blockKv keys; dChunk head-dim
-    // columns per cube pass.
+    // columns per cube pass. The vector cores hold a block's rows in UB tiles of tileKv
+    // columns (blockKv rounded up to whole 64-float repeats; the extra columns are masked
+    // like a short last block's), the GM slots are packed at blockKv.
     uint32_t blockQ;
     uint32_t blockKv;
+    uint32_t tileKv;
     uint32_t rowsPerVec;
     uint32_t dChunk;
+    // accumKv 1: the cube keeps dK and dV of the unit in L0C over the unit's steps (two
+    // blockKv x headDimAlign fp32 accumulators after the result tiles) and adds them into the
+    // fp32 workspace once per unit; dQ partials go out with atomic Fixpipes. 0: dK/dV partials
+    // go out per step (atomic), dQ partials through the dQ slots (backward_cube.h).
+    // resElems: floats of one L0C result tile (a matmul whose result is larger goes out in
+    // chunks of rows).
+    uint32_t accumKv;
+    uint32_t resElems;
     uint32_t usedCores;
     uint32_t hasSink;  // sink given: dsink = -sum over rows of exp(sink - max) / sum * D
 
@@ -65,25 +76,36 @@ struct BackwardParams {
     // many slices of whole query blocks (more units than cores on short sequences) whose dK/dV
     // adds then come from several cores.
     uint32_t qSplit;
-    uint32_t pipelined;  // the cube double-buffers its step tiles (L1 permitting)
+    // pipelined: steps the cube issues (S/dP) ahead of the step whose gradients it computes,
+    // 0-2 (L1 permitting: pipelined + 1 sets of the step tiles). slots: S/dP/P/dS slots per
+    // core, max(2, pipelined + 1).
+    uint32_t pipelined;
+    uint32_t slots;
     uint32_t l0Bufs;     // 2: the cube's L0A/L0B operands and L0C results ping-pong (L0 permitting)
     uint32_t dqPitch;    // floats per row of a dQ slot (headDim rounded up to 8: whole 32-byte UB blocks)
     uint64_t unitCount;
     uint64_t coreUnitStart[MAX_CORES + 1];
 
     // Workspace (bytes from the user workspace): fp32 accumulators of dQ, dK, dV (and of the
-    // rope gradients), the row
-    // terms D = rowsum(dY o O) as [tq, numHeads, 8] fp32, then per-core slots: S and dP (fp32,
-    // blockQ x blockKv) and P and dS (input dtype, same shape), then the dQ partial of a step
-    // (fp32, blockQ x dqPitch), two of each (step i uses slot i % 2).
+    // rope gradients), the row terms D = rowsum(dY o O) as [tq, numHeads, 8] fp32, then
+    // per-core slots: S and dP (fp32, blockQ x blockKv, rows blockKv apart) and P and dS
+    // (input dtype, same shape), `slots` of each (step i uses slot i % slots), then two dQ
+    // partial slots of a step (fp32, blockQ x dqPitch; accumKv 0 only; step i uses i % 2).
     // wsDsink holds one partial dsink row (dsinkPitch floats) per vector core.
     uint64_t wsDq, wsDk, wsDv, wsDqRope, wsDkRope, wsDrow, wsDsink, wsSlots;
     uint64_t dsinkPitch;
     uint64_t wsSlotBytesPerCore;
-    uint64_t wsSlotF32;  // bytes of one fp32 slot
+    uint64_t wsSlotF32;  // bytes of one fp32 slot (slot areas: S at 0, dP, P, dS, dQ; BackwardSlotArea)
     uint64_t wsSlotT;    // bytes of one input-dtype slot
     uint64_t wsDqSlot;   // bytes of one dQ slot
 };
+
+// Byte offset of slot area `area` (0 S, 1 dP, 2 P, 3 dS, 4 dQ) in a core's slots.
+__aicore__ inline uint64_t BackwardSlotArea(const BackwardParams *p, uint32_t area)
+{
+    const uint64_t f32 = p->slots * p->wsSlotF32, t = p->slots * p->wsSlotT;
+    return area <= 2 ? area * f32 : 2 * f32 + (area - 2) * t;
+}
 
 // Query rows [lo, hi) of a batch whose visible keys [band.Lo(r), band.Hi(r)) meet the key
 // block [k0, k0 + cols): both ends never decrease with the row (sparse_mode.h), so the rows

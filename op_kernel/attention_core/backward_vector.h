@@ -4,8 +4,8 @@
 //      broadcast reads it as is;
 //   2. per step of the cube (backward_cube.h), on its half of the rows:
 //      P = exp(scale.S - max) / sum (masked entries 0), dS = P o (dP - D),
-//      cast both and hand them to the cube; then add the cube's dQ partial of the step
-//      before (its dQ slot) into the dQ accumulator with atomic MTE3 copies;
+//      cast both and hand them to the cube; then (accumKv 0) add the cube's dQ partial of
+//      the step before (its dQ slot) into the dQ accumulator with atomic MTE3 copies;
 //   3. cast the accumulators into dq/dk/dv (and dq_rope/dk_rope; input dtype), all but dv
 //      times the scale.
 #pragma once
@@ -60,12 +60,12 @@ public:
         steps_.Init(p, t, core_);
         GM_ADDR slots = workspace + p->wsSlots + core_ * p->wsSlotBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots));
-        wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + 2 * p->wsSlotF32));
-        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 4 * p->wsSlotF32));
-        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 4 * p->wsSlotF32 + 2 * p->wsSlotT));
-        wsDq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + 4 * p->wsSlotF32 + 4 * p->wsSlotT));
+        wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + BackwardSlotArea(p, 1)));
+        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + BackwardSlotArea(p, 2)));
+        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + BackwardSlotArea(p, 3)));
+        wsDq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + BackwardSlotArea(p, 4)));
 
-        const uint32_t cells = p->rowsPerVec * p->blockKv;
+        const uint32_t cells = p->rowsPerVec * p->tileKv;
         // the D-term pass (ComputeRowTerms) needs one whole row of dO and O in these four
         rowCells_ = cells > p->headDimAlign ? cells : p->headDimAlign;
         pipe->InitBuffer(sBuf_, rowCells_ * 4);
@@ -97,17 +97,19 @@ public:
         }
         AscendC::SyncAll<false>();
         // Step i's P/dS, then step i - 1's dQ partial: the cube writes step i + 1's partial into
-        // that slot only after the P/dS of step i + 1 came back, i.e. after this add.
+        // that slot only after the P/dS of step i + 1 came back, i.e. after this add. With
+        // accumKv the cube adds the dQ partials itself.
+        const bool addDq = p_->accumKv == 0;
         BackwardStep s, prev;
         uint32_t i = 0;
         for (; steps_.Next(s); ++i) {
-            Step(s.u, s.n, s.q0, s.rows, i % 2);
-            if (i != 0) {
+            Step(s.u, s.n, s.q0, s.rows, i % p_->slots);
+            if (i != 0 && addDq) {
                 AddQueryGrad(prev, (i - 1) % 2);
             }
             prev = s;
         }
-        if (i != 0) {
+        if (i != 0 && addDq) {
             AddQueryGrad(prev, (i - 1) % 2);
         }
         AscendC::PipeBarrier<PIPE_ALL>();  // the last atomic adds are done
@@ -130,7 +132,7 @@ private:
 
     __aicore__ inline void ZeroAccumulators()
     {
-        const uint32_t chunk = p_->rowsPerVec * p_->blockKv;
+        const uint32_t chunk = p_->rowsPerVec * p_->tileKv;
         AscendC::Duplicate(s_, 0.0f, static_cast<int32_t>(chunk));
         PipeSync<AscendC::HardEvent::V_MTE3>();
         for (uint32_t a = 0; a < accCount_; ++a) {
@@ -285,7 +287,7 @@ private:
             return;
         }
         // Type 1 adds the pse before the scale; type 0 (scaled above) adds it with scale 1.
-        score_.Apply(s_, tmp_, pOutBuf_.Get<T>(), wu, row0, rows, u.k0, u.cols, p_->blockKv);
+        score_.Apply(s_, tmp_, pOutBuf_.Get<T>(), wu, row0, rows, u.k0, u.cols, p_->tileKv);
     }
 
     __aicore__ inline void InitAlibi(const BackwardTensors &t, AscendC::TPipe *pipe)
@@ -293,9 +295,9 @@ private:
         slopes_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.pse));
         qStart_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.qStartIdx));
         kvStart_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.kvStartIdx));
-        pipe->InitBuffer(idxBuf_, p_->blockKv * 4);
+        pipe->InitBuffer(idxBuf_, p_->tileKv * 4);
         const AscendC::LocalTensor<float> idx = idxBuf_.Get<float>();
-        for (uint32_t i = 0; i < p_->blockKv; ++i) {
+        for (uint32_t i = 0; i < p_->tileKv; ++i) {
             idx.SetValue(i, static_cast<float>(i));
         }
         PipeSync<AscendC::HardEvent::S_V>();
@@ -307,10 +309,10 @@ private:
     }
 
     // S[r][:] -= slope * |c - r - (Skv - Sq) - qStart + kvStart| (sqrt for type 3), per row on
-    // the key-index vector [0, blockKv).
+    // the key-index vector [0, tileKv).
     __aicore__ inline void AddAlibi(const WorkUnit &wu, uint32_t row0, uint32_t rows, const BackwardUnit &u)
     {
-        const uint32_t c = p_->blockKv;
+        const uint32_t c = p_->tileKv;
         const float slope = slopes_.GetValue(wu.b * p_->slopeStrideB + wu.n);
         const int64_t shift = u.k0 - (u.sk - u.sq) - StartIndex(qStart_, p_->qStartCount, wu.b) +
                               StartIndex(kvStart_, p_->kvStartCount, wu.b);
@@ -343,12 +345,12 @@ private:
                              AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0));
     }
 
-    // x[r][:] op= stat[r] (8 replicated floats per row) over the blockKv columns.
+    // x[r][:] op= stat[r] (8 replicated floats per row) over the tileKv columns.
     template <int op>
     __aicore__ inline void RowOp(const AscendC::LocalTensor<float> &x, const AscendC::LocalTensor<float> &stat,
                                  uint32_t rows)
     {
-        const uint32_t c = p_->blockKv;
+        const uint32_t c = p_->tileKv;
         const AscendC::BinaryRepeatParams rep(1, 1, 0, static_cast<uint8_t>(c / 8), static_cast<uint8_t>(c / 8), 1);
         for (uint32_t c0 = 0; c0 < c; c0 += 64) {
             if (op == 0) {
@@ -369,12 +371,13 @@ private:
         const uint32_t mine = sub_ == 0 ? first : rows - first;
         AscendC::CrossCoreWaitFlag(FLAG_BWD_SDP);
         if (mine != 0) {
-            const uint32_t c = p_->blockKv;
+            const uint32_t c = p_->tileKv;
+            const uint32_t bk = p_->blockKv;
             const int32_t count = static_cast<int32_t>(mine * c);
             const uint64_t t = u.qStart + q0 + rowOff;
             PipeSync<AscendC::HardEvent::V_MTE2>();
-            AscendC::DataCopy(s_, wsS_[f32Slot + rowOff * c], mine * c);
-            AscendC::DataCopy(dp_, wsDp_[f32Slot + rowOff * c], mine * c);
+            SlotRowsIn(s_, wsS_[f32Slot + rowOff * bk], mine);
+            SlotRowsIn(dp_, wsDp_[f32Slot + rowOff * bk], mine);
             LoadStats(rowMax_, max_, t, n, mine, (p_->statsTnd & 1u) != 0);
             LoadStats(rowSum_, sum_, t, n, mine, (p_->statsTnd & 2u) != 0);
             LoadStats(rowD_, drow_, t, n, mine, true);
@@ -420,10 +423,40 @@ private:
             CastFromFloat(pOut, s_, count);
             CastFromFloat(dsOut, dp_, count);
             PipeSync<AscendC::HardEvent::V_MTE3>();
-            AscendC::DataCopy(wsP_[tSlot + rowOff * c], pOut, mine * c);
-            AscendC::DataCopy(wsDs_[tSlot + rowOff * c], dsOut, mine * c);
+            SlotRowsOut(wsP_[tSlot + rowOff * bk], pOut, mine);
+            SlotRowsOut(wsDs_[tSlot + rowOff * bk], dsOut, mine);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagBwdGrad(slot));
+    }
+
+    // `rows` slot rows (blockKv apart in GM) <-> UB rows of tileKv columns: one copy, strided
+    // when the two differ (blockKv a multiple of 16, so a row is whole 32-byte blocks in both
+    // dtypes).
+    template <typename U>
+    __aicore__ inline void SlotRowsIn(const AscendC::LocalTensor<U> &dst, const AscendC::GlobalTensor<U> &src,
+                                      uint32_t rows)
+    {
+        if (p_->blockKv == p_->tileKv) {
+            AscendC::DataCopy(dst, src, rows * p_->tileKv);
+            return;
+        }
+        AscendC::DataCopy(dst, src, SlotRows(rows, sizeof(U), false));
+    }
+    template <typename U>
+    __aicore__ inline void SlotRowsOut(const AscendC::GlobalTensor<U> &dst, const AscendC::LocalTensor<U> &src,
+                                       uint32_t rows)
+    {
+        if (p_->blockKv == p_->tileKv) {
+            AscendC::DataCopy(dst, src, rows * p_->tileKv);
+            return;
+        }
+        AscendC::DataCopy(dst, src, SlotRows(rows, sizeof(U), true));
+    }
+    __aicore__ inline AscendC::DataCopyParams SlotRows(uint32_t rows, uint32_t bytes, bool out) const
+    {
+        const uint16_t len = static_cast<uint16_t>(p_->blockKv * bytes / 32);
+        const uint16_t gap = static_cast<uint16_t>((p_->tileKv - p_->blockKv) * bytes / 32);
+        return AscendC::DataCopyParams(static_cast<uint16_t>(rows), len, out ? gap : 0, out ? 0 : gap);
     }
 
     // dQ rows of this core's half of step s += the cube's dQ partial in dQ slot `slot`
@@ -440,7 +473,7 @@ private:
         }
         const uint32_t d = p_->headDim;
         const uint32_t pitch = p_->dqPitch;
-        const uint32_t cells = p_->rowsPerVec * p_->blockKv;
+        const uint32_t cells = p_->rowsPerVec * p_->tileKv;
         const bool wide = pitch > cells;
         const AscendC::LocalTensor<float> buf = wide ? s_ : tmp_;
         const uint32_t pass = wide ? 1 : cells / pitch;
@@ -470,7 +503,7 @@ private:
     // dq/dk/dv (input dtype) from the fp32 accumulators, flat, this core's share.
     __aicore__ inline void CastOut()
     {
-        const uint32_t chunk = p_->rowsPerVec * p_->blockKv;
+        const uint32_t chunk = p_->rowsPerVec * p_->tileKv;
         const AscendC::LocalTensor<T> outT = pOutBuf_.Get<T>();
         for (uint32_t a = 0; a < accCount_; ++a) {
             uint64_t lo, hi;

@@ -75,6 +75,9 @@ struct CubeTiles<T, false> {
         }
     }
 
+    // Element offset of row row0 (a multiple of 16) in an L0A operand LoadA wrote with kLen.
+    __aicore__ inline static uint32_t ARow(uint32_t row0, uint32_t kLen) { return row0 / 16 * ((kLen + 15) / 16) * FRAC; }
+
     // An Nz X already is B^T's fractal order: with every row used, the column chunk is one
     // run of fractals; otherwise one column of fractals per LoadData.
     __aicore__ inline static void LoadBt(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
@@ -174,6 +177,12 @@ struct CubeTiles<T, true> {
             AscendC::LoadData(l0a[(i - i0) * k1 * FRAC], src[(i * c1 + kOff / C0) * FRAC],
                               AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1), 1, 0, 0, false, 0));
         }
+    }
+
+    // Element offset of row row0 (a multiple of 16) in an L0A operand LoadA wrote with kLen.
+    __aicore__ inline static uint32_t ARow(uint32_t row0, uint32_t kLen)
+    {
+        return row0 / 16 * ((kLen + 15) / 16 * 2) * FRAC;
     }
 
     // B^T's fractal (k1, n1) is X's fractal (n1, k1): one column of fractals per LoadData.

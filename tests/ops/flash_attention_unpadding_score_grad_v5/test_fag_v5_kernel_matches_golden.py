@@ -226,3 +226,38 @@ def test_recompute_with_pse_dropout_and_4d_mask():
     run_and_judge(_without_forward_outputs(make_kwargs(q_lens=q_lens, kv_lens=kv_lens, n=n, d=32, mask=mask,
                                                        sparse_mode=1, pse_shift=pse, drop_mask=drop,
                                                        keep_prob=0.8)))
+
+
+# D = 128, 16-bit: dK/dV sum in L0C over a unit, so key blocks are 96 keys while the vector
+# cores work on 128-column UB tiles (32 padding columns masked like a short block's) and copy
+# rows to and from the 96-key slots with strides. Several kv blocks (96, 96, 96, 12 keys),
+# several query blocks, GQA, and a batch boundary inside a kv block's rows.
+@pytest.mark.parametrize("dtype,mode", [("fp16", 0), ("bf16", 3), ("fp16", 2)])
+def test_d128_key_blocks_of_96_with_padded_vector_tiles(dtype, mode):
+    mask = None if mode == 0 else _causal(2048).astype(bool)
+    run_and_judge(make_kwargs(dtype, q_lens=(300, 77), kv_lens=(300, 100), n=4, nkv=2, d=128, seed=3,
+                              mask=mask, sparse_mode=mode))
+
+
+def test_d128_pse_and_dropout_on_96_key_blocks():
+    # the pse rows and dropout bits are read per key block: 96-key offsets, 128-column tiles
+    rng = np.random.default_rng(21)
+    q_lens, kv_lens, n = (150, 60), (200, 97), 2
+    pse = rng.uniform(-1, 1, (2, n, 150, 200)).astype(np.float16)
+    bits = sum(n * q * ((k + 15) // 16 * 16) for q, k in zip(q_lens, kv_lens))
+    drop = np.packbits((rng.random(bits) < 0.8).astype(np.uint8), bitorder="little")
+    run_and_judge(make_kwargs("fp16", q_lens=q_lens, kv_lens=kv_lens, n=n, d=128, pse_shift=pse, pse_type=1,
+                              drop_mask=drop, keep_prob=0.8))
+
+
+def test_d128_generated_alibi_on_96_key_blocks():
+    run_and_judge(make_kwargs(q_lens=(200, 40), kv_lens=(230, 40), n=2, d=128,
+                              pse_shift=np.asarray([0.5, 0.25], np.float32), pse_type=3,
+                              mask=_causal(2048).astype(bool), sparse_mode=3))
+
+
+def test_d128_user_mask_on_96_key_blocks():
+    rng = np.random.default_rng(8)
+    mask = rng.random((2048, 2048)) < 0.3
+    run_and_judge(make_kwargs(q_lens=(130, 70), kv_lens=(250, 100), n=2, d=128, mask=mask, sparse_mode=0,
+                              pre_tokens=2147483647, next_tokens=2147483647))

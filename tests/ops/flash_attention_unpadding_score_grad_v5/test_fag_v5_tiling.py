@@ -31,13 +31,28 @@ def plan(tmp_path_factory):
     return run
 
 
-@pytest.mark.parametrize("d,dr,rows,pipelined", [(64, 0, 128, 1), (128, 0, 128, 1), (128, 64, 128, 1),
-                                                 (256, 0, 64, 1), (512, 0, 64, 0), (768, 0, 32, 0)])
+@pytest.mark.parametrize("d,dr,rows,pipelined", [(64, 0, 128, 2), (128, 0, 128, 2), (128, 64, 128, 2),
+                                                 (256, 0, 64, 2), (512, 0, 64, 0), (768, 0, 32, 0)])
 def test_blocks_fit_and_pipeline_when_l1_allows(plan, d, dr, rows, pipelined):
     p = plan(d=d, dr=dr)
     assert p["ok"], p
     assert (p["blockQ"], p["pipelined"]) == (rows, pipelined)
+    assert p["slots"] == max(2, pipelined + 1)
     assert p["ubBytes"] + 8192 <= UB_A2 and p["l1Bytes"] <= L1_A2
+
+
+@pytest.mark.parametrize("d,dr,block_kv,accum", [(64, 0, 128, 1), (128, 0, 96, 1), (128, 64, 128, 0),
+                                                 (256, 0, 128, 0)])
+def test_dk_dv_accumulate_in_l0c_where_two_sums_and_two_result_tiles_fit(plan, d, dr, block_kv, accum):
+    # fp16, no rope, D <= 128: the key block shrinks until the two blockKv x D fp32 sums leave
+    # two result tiles of >= 32 rows in L0C (128 KiB); the UB tiles stay whole 64-float repeats
+    p = plan(d=d, dr=dr)
+    assert (p["blockKv"], p["accumKv"]) == (block_kv, accum), p
+    assert p["tileKv"] >= p["blockKv"] and p["tileKv"] % 64 == 0
+    dp = (d + 15) // 16 * 16
+    acc = 2 * p["blockKv"] * dp * 4 if accum else 0
+    assert acc + p["l0Bufs"] * p["resElems"] * 4 <= 131072
+    assert p["resElems"] // max(dp, p["blockKv"]) >= (32 if accum else p["blockQ"])
 
 
 def test_units_are_covered_once_by_contiguous_ranges(plan):
@@ -61,6 +76,8 @@ def test_workspace_holds_every_region(plan):
     p = plan(d=d, dr=64, n=n, nkv=n, q=(t,))
     grads = 4 * t * n * (3 * d + 2 * 64) + 4 * t * n * 8  # dq, dk, dv, rope grads, D rows
     assert p["wsSlots"] >= grads
-    # per core: S, dP (fp32), P, dS (input dtype), two of each, and two fp32 dQ partial slots
-    slots = 4 * p["blockQ"] * 128 * (4 + 2) + 2 * p["blockQ"] * d * 4
+    # per core: S, dP (fp32), P, dS (input dtype), `slots` of each, and two fp32 dQ partial
+    # slots (only without the L0C dK/dV sums: with a rope part here)
+    assert p["accumKv"] == 0
+    slots = 2 * p["slots"] * p["blockQ"] * p["blockKv"] * (4 + 2) + 2 * p["blockQ"] * d * 4
     assert p["workspace"] >= p["wsSlots"] + p["usedCores"] * slots
