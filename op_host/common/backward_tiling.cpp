@@ -105,10 +105,11 @@ uint64_t BackwardUbBytes(uint32_t r, uint32_t blockKv, uint32_t dp, uint32_t dty
 
 // Mirrors BackwardCube's L1 tiles: Q, dO (blockQ x D), K, V (blockKv x D), P, dS and the
 // rope tiles Q_rope (blockQ x Dr), K_rope (blockKv x Dr); Q, dO, Q_rope, K and K_rope `sets`
-// times (pipelined + 1).
+// times (tileSets).
 uint64_t BackwardL1Bytes(uint32_t bq, uint32_t bk, uint32_t dp, uint32_t drp, uint32_t dtypeBytes, uint32_t sets)
 {
-    return (sets * (2ull * bq * dp + uint64_t(bq) * drp + uint64_t(bk) * (dp + drp)) + uint64_t(bk) * dp +
+    return (uint64_t(sets) * (2ull * bq * dp + uint64_t(bq) * drp + uint64_t(bk) * (dp + drp)) +
+            uint64_t(bk) * dp +
             2ull * bq * bk) *
            dtypeBytes;
 }
@@ -165,7 +166,8 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     p.blockKv = bk;
     p.tileKv = bk;
     p.rowsPerVec = r;
-    p.pipelined = pipelined ? 1 : 0;  // two steps ahead below, where L1 holds a third tile set
+    p.pipelined = pipelined ? 1 : 0;  // deeper below, where L1 allows
+    p.tileSets = pipelined ? 2 : 1;
     p.dChunk = D_CHUNK;
     {
         // Two copies of the cube's L0 tiles (backward_cube.h) where they fit.
@@ -193,8 +195,17 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
         }
     }
 
-    if (pipelined && BackwardL1Bytes(p.blockQ, p.blockKv, dp, drp, prob.dtypeBytes, 3) <= budget.l1) {
-        p.pipelined = 2;
+    // Deeper pipelining where L1 holds it, the deepest first: two steps ahead with the tiles
+    // staged a step early (4 sets), else two steps ahead (3 sets).
+    if (pipelined) {
+        const uint32_t deeper[2][2] = {{2, 4}, {2, 3}};  // pipelined, tile sets
+        for (const auto &c : deeper) {
+            if (BackwardL1Bytes(p.blockQ, p.blockKv, dp, drp, prob.dtypeBytes, c[1]) <= budget.l1) {
+                p.pipelined = c[0];
+                p.tileSets = c[1];
+                break;
+            }
+        }
     }
     p.slots = std::max<uint32_t>(2, p.pipelined + 1);
 

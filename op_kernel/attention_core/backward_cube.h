@@ -59,10 +59,13 @@ public:
         wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + BackwardSlotArea(p, 3)));
         wsDq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + BackwardSlotArea(p, 4)));
 
-        // Pipelined: pipelined + 1 sets of the step tiles (Q, dO, Q_rope) and of the unit
-        // tiles K, K_rope (the steps in flight may span as many units), so later steps' S/dP
-        // are computed while the vector cores work on this one.
-        tiles_ = p->pipelined + 1;
+        // Pipelined: tileSets (pipelined + 1, or + 2 with the tiles staged a step early) sets
+        // of the step tiles (Q, dO, Q_rope) and of the unit tiles K, K_rope (the steps in
+        // flight may span as many units), so later steps' tiles load and their S/dP are
+        // computed while the vector cores work on this one. One V: only Issue reads it, and
+        // every Issue is done (MTE1 -> MTE2 barrier) before the next unit's V is staged.
+        tiles_ = p->tileSets;
+        stageEarly_ = p->tileSets > p->pipelined + 1;
         const uint32_t bq = p->blockQ;
         const uint32_t bk = p->blockKv;
         const uint32_t dp = p->headDimAlign;
@@ -112,11 +115,18 @@ public:
         }
         // ring_ holds steps i .. i + pipelined + 1: the issued ones and the next (whose unit
         // tells whether step i is its unit's last).
+        // Staged early, the tiles of step i + pipelined + 1 load right after step i's
+        // gradients are issued, before their MTE1 -> MTE2 barrier: they go into the set step
+        // i - 1 used, whose reads the previous barrier covered, so the load does not wait for
+        // step i's operand loads (in the trace: the next S waited ~0.15 us per step for them).
         const uint32_t ahead = p_->pipelined;
-        uint32_t issued = 0;
+        uint32_t issued = 0, staged = 0;
         for (uint32_t i = 0;; ++i) {
             Fetch(i + ahead + 2);
             for (; issued < fetched_ && issued <= i + ahead; ++issued) {
+                for (; staged <= issued; ++staged) {
+                    StageStep(ring_[staged % RING], staged);
+                }
                 Issue(ring_[issued % RING], issued);
             }
             if (i >= fetched_) {
@@ -124,6 +134,11 @@ public:
             }
             const BackwardStep &s = ring_[i % RING];
             Gradients(s, i, i + 1 >= fetched_ || ring_[(i + 1) % RING].unitSeq != s.unitSeq);
+            if (stageEarly_ && staged < fetched_) {
+                StageStep(ring_[staged % RING], staged);
+                ++staged;
+            }
+            PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // P/dS and this step's tiles are reloaded later
         }
         for (int32_t b = 0; b < 2; ++b) {  // drain: every copy is free again
             AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + b);
@@ -168,6 +183,8 @@ private:
     }
 
     __aicore__ inline AscendC::LocalTensor<float> L0c(uint32_t c) { return l0c_.Get<float>()[c * resElems_]; }
+    __aicore__ inline AscendC::LocalTensor<T> L0a(uint32_t x) { return l0a_.Get<T>()[x * l0aElems_]; }
+    __aicore__ inline AscendC::LocalTensor<T> L0b(uint32_t x) { return l0b_.Get<T>()[x * l0bElems_]; }
     // Accumulator 0 (dV) or 1 (dK), after the result tiles.
     __aicore__ inline AscendC::LocalTensor<float> Acc(uint32_t a)
     {
@@ -198,8 +215,32 @@ private:
         Tiles::CopyRows(dst, src[offset], rows, depth, static_cast<uint64_t>(heads) * depth, Tile(rows, depth), 0);
     }
 
-    // Stages the step's tiles (and K/V when the unit changes), computes S = Q.K^T (+ Q_rope.
-    // K_rope^T) and dP = dO.V^T into slot i % slots and tells the vector cores.
+    // Loads step i's tiles (and K/V when the unit changes) into L1.
+    __aicore__ inline void StageStep(const BackwardStep &s, uint32_t i)
+    {
+        const uint32_t tile = i % tiles_;
+        const uint32_t kb = s.unitSeq % tiles_;
+        const uint32_t d = p_->headDim;
+        if (s.unitSeq != stagedUnit_) {
+            stagedUnit_ = s.unitSeq;
+            const uint64_t kvRow = KvRow(s);
+            LoadRows(kL1_.Get<T>()[kb * kTile_], k_, kvRow * d, s.u.cols, p_->numKvHeads, d);
+            LoadRows(vL1_.Get<T>(), v_, kvRow * d, s.u.cols, p_->numKvHeads, d);
+            if (p_->ropeDim != 0) {
+                LoadRows(krL1_.Get<T>()[kb * krTile_], kr_, kvRow * p_->ropeDim, s.u.cols, p_->numKvHeads,
+                         p_->ropeDim);
+            }
+        }
+        const uint64_t qRow = QRow(s);
+        LoadRows(qL1_.Get<T>()[tile * qTile_], q_, qRow * d, s.rows, p_->numHeads, d);
+        LoadRows(dyL1_.Get<T>()[tile * qTile_], dy_, qRow * d, s.rows, p_->numHeads, d);
+        if (p_->ropeDim != 0) {
+            LoadRows(qrL1_.Get<T>()[tile * qrTile_], qr_, qRow * p_->ropeDim, s.rows, p_->numHeads, p_->ropeDim);
+        }
+    }
+
+    // S = Q.K^T (+ Q_rope.K_rope^T) and dP = dO.V^T of the staged step i into slot i % slots;
+    // tells the vector cores.
     __aicore__ inline void Issue(const BackwardStep &s, uint32_t i)
     {
         const uint32_t tile = i % tiles_;
@@ -207,25 +248,9 @@ private:
         const bool rope = p_->ropeDim != 0;
         const uint32_t d = p_->headDim;
         const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[kb * kTile_];
-        if (s.unitSeq != stagedUnit_) {
-            stagedUnit_ = s.unitSeq;
-            const uint64_t kvRow = KvRow(s);
-            LoadRows(kL1, k_, kvRow * d, s.u.cols, p_->numKvHeads, d);
-            LoadRows(vL1_.Get<T>(), v_, kvRow * d, s.u.cols, p_->numKvHeads, d);
-            if (rope) {
-                LoadRows(krL1_.Get<T>()[kb * krTile_], kr_, kvRow * p_->ropeDim, s.u.cols, p_->numKvHeads,
-                         p_->ropeDim);
-            }
-        }
-        const uint64_t qRow = QRow(s);
         const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>()[tile * qTile_];
         const AscendC::LocalTensor<T> dyL1 = dyL1_.Get<T>()[tile * qTile_];
-        LoadRows(qL1, q_, qRow * d, s.rows, p_->numHeads, d);
-        LoadRows(dyL1, dy_, qRow * d, s.rows, p_->numHeads, d);
-        if (rope) {
-            LoadRows(qrL1_.Get<T>()[tile * qrTile_], qr_, qRow * p_->ropeDim, s.rows, p_->numHeads, p_->ropeDim);
-        }
-        PipeSync<AscendC::HardEvent::MTE2_MTE1>();
+        PipeSync<AscendC::HardEvent::MTE2_MTE1>();  // the step's tiles are in
         const uint32_t slot = i % p_->slots;
         const AscendC::GlobalTensor<float> sOut = wsS_[slot * (p_->wsSlotF32 / 4)];
         const AscendC::GlobalTensor<float> dpOut = wsDp_[slot * (p_->wsSlotF32 / 4)];
@@ -286,7 +311,6 @@ private:
             QueryGrad(dsL1, krL1_.Get<T>()[kb * krTile_], s.rows, s.u.cols, dr, dqr_[qRow * dr], p_->numHeads * dr,
                       true);
         }
-        PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // P/dS and the tiles are restaged later
     }
 
     // accumKv: dQ partial = dS.K added into dQ (atomic Fixpipes), dV += P^T.dO and
@@ -299,14 +323,29 @@ private:
         const uint32_t d = p_->headDim;
         const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
         const AscendC::LocalTensor<T> dsL1 = dsL1_.Get<T>();
-        QueryGrad(dsL1, kL1_.Get<T>()[kb * kTile_], s.rows, s.u.cols, d, dq_[QRow(s) * d], p_->numHeads * d, true);
+        // The dQ chunks' atomic Fixpipes take longer than their Mmads: the dV and dK Mmads run
+        // between them (dQ in L0 copy x, dV then dK in copy y), so the Fixpipe always has a
+        // result queued while the M pipe works on the Fixpipe-free sums.
+        const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
+        const uint32_t y = NextCopy(l0Idx_, l0Bufs_);
+        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
+        Tiles::LoadA(L0a(x), dsL1, Tile(s.rows, s.u.cols), 0, s.u.cols);
+        Tiles::LoadB(L0b(x), kL1_.Get<T>()[kb * kTile_], Tile(s.u.cols, d), s.u.cols, 0, d);
+        AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+        const AscendC::GlobalTensor<float> dq = dq_[QRow(s) * d];
+        const uint32_t pitch = p_->numHeads * d;
+        const uint32_t half = AlignUp((s.rows + 1) / 2, 16) < s.rows ? AlignUp((s.rows + 1) / 2, 16) : s.rows;
+        MmadRowsOut(L0a(x), L0b(x), 0, half, d, s.u.cols, dq, pitch, true);
         const bool first = s.unitSeq != accUnit_;
         if (first) {
             accUnit_ = s.unitSeq;
             AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
         }
-        KeyAccumulate(pL1, dyL1_.Get<T>()[tile * qTile_], s.rows, s.u.cols, d, Acc(0), first);  // dV
-        KeyAccumulate(dsL1, qL1_.Get<T>()[tile * qTile_], s.rows, s.u.cols, d, Acc(1), first);  // dK
+        KeyAccumulate(y, pL1, dyL1_.Get<T>()[tile * qTile_], s.rows, s.u.cols, d, Acc(0), first);  // dV
+        MmadRowsOut(L0a(x), L0b(x), half, s.rows, d, s.u.cols, dq, pitch, true);
+        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
+        KeyAccumulate(y, dsL1, qL1_.Get<T>()[tile * qTile_], s.rows, s.u.cols, d, Acc(1), first);  // dK
         if (last) {
             const uint64_t kvOff = KvRow(s) * d;
             const uint32_t pitch = p_->numKvHeads * d;
@@ -317,18 +356,16 @@ private:
             FixpipeOut(Acc(1), dk_[kvOff], d, s.u.cols, pitch, atomic);
             AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
         }
-        PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // P/dS and the tiles are restaged later
     }
 
-    // acc (cols x depth) (+)= X^T.Y with X (rows x cols) and Y (rows x depth) in L1; `first`
-    // starts the sum.
-    __aicore__ inline void KeyAccumulate(const AscendC::LocalTensor<T> &xL1, const AscendC::LocalTensor<T> &yL1,
-                                         uint32_t rows, uint32_t cols, uint32_t depth,
-                                         const AscendC::LocalTensor<float> &acc, bool first)
+    // acc (cols x depth) (+)= X^T.Y with X (rows x cols) and Y (rows x depth) in L1, through
+    // L0 copy x; `first` starts the sum.
+    __aicore__ inline void KeyAccumulate(uint32_t x, const AscendC::LocalTensor<T> &xL1,
+                                         const AscendC::LocalTensor<T> &yL1, uint32_t rows, uint32_t cols,
+                                         uint32_t depth, const AscendC::LocalTensor<float> &acc, bool first)
     {
-        const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
-        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
-        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
+        const AscendC::LocalTensor<T> l0a = L0a(x);
+        const AscendC::LocalTensor<T> l0b = L0b(x);
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
         Tiles::LoadAt(l0a, xL1, Tile(rows, cols));
         Tiles::LoadB(l0b, yL1, Tile(rows, depth), rows, 0, depth);
@@ -351,18 +388,19 @@ private:
         Tiles::LoadBt(l0b, bL1, Tile(cols, depth), cols, 0, depth);
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
-        MmadRowsOut(l0a, l0b, rows, cols, depth, out, p_->blockKv, false);
+        MmadRowsOut(l0a, l0b, 0, rows, cols, depth, out, p_->blockKv, false);
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
     }
 
-    // out rows [0, m) (pitch `pitch` floats) = or += (`atomic`) A.B with A (m x k) in l0a and
-    // B (k x n) in l0b: one Mmad and Fixpipe per chunk of rows that fits a result tile.
+    // out rows [row0, m) (pitch `pitch` floats) = or += (`atomic`) A.B with A (m x k) in l0a
+    // and B (k x n) in l0b: one Mmad and Fixpipe per chunk of rows that fits a result tile
+    // (row0 a multiple of 16).
     __aicore__ inline void MmadRowsOut(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &l0b,
-                                       uint32_t m, uint32_t n, uint32_t k, const AscendC::GlobalTensor<float> &out,
-                                       uint32_t pitch, bool atomic)
+                                       uint32_t row0, uint32_t m, uint32_t n, uint32_t k,
+                                       const AscendC::GlobalTensor<float> &out, uint32_t pitch, bool atomic)
     {
         const uint32_t chunk = ChunkRows(n);
-        for (uint32_t r0 = 0; r0 < m; r0 += chunk) {
+        for (uint32_t r0 = row0; r0 < m; r0 += chunk) {
             const uint32_t mr = m - r0 < chunk ? m - r0 : chunk;
             const uint32_t c = BeginResult();
             AscendC::Mmad(L0c(c), l0a[Tiles::ARow(r0, k)], l0b, Tiles::Mmad(MmadRows(mr), n, k, true));
@@ -446,7 +484,7 @@ private:
             Tiles::LoadB(l0b, bL1, Tile(k, depth), k, dc, dLen);
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
-            MmadRowsOut(l0a, l0b, m, dLen, k, out[dc], pitch, atomic);
+            MmadRowsOut(l0a, l0b, 0, m, dLen, k, out[dc], pitch, atomic);
         }
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
     }
@@ -482,7 +520,8 @@ private:
     const BackwardParams *p_ = nullptr;
     BackwardSteps steps_;
     uint32_t core_ = 0;
-    uint32_t tiles_ = 1;
+    uint32_t tiles_ = 1;  // sets of the step tiles and K
+    bool stageEarly_ = false;
     uint32_t stagedUnit_ = 0;  // unitSeq of the K/V in L1 (sequence numbers start at 1)
     BackwardStep ring_[RING];
     uint32_t fetched_ = 0;  // steps taken from steps_

@@ -77,9 +77,11 @@ struct BackwardParams {
     // adds then come from several cores.
     uint32_t qSplit;
     // pipelined: steps the cube issues (S/dP) ahead of the step whose gradients it computes,
-    // 0-2 (L1 permitting: pipelined + 1 sets of the step tiles). slots: S/dP/P/dS slots per
-    // core, max(2, pipelined + 1).
+    // 0-2. tileSets: sets of the step tiles (Q, dO, Q_rope) and of K/K_rope in L1, pipelined + 1,
+    // or pipelined + 2 where L1 allows: the cube then loads a step's tiles one step earlier.
+    // slots: S/dP/P/dS slots per core, max(2, pipelined + 1).
     uint32_t pipelined;
+    uint32_t tileSets;
     uint32_t slots;
     uint32_t l0Bufs;     // 2: the cube's L0A/L0B operands and L0C results ping-pong (L0 permitting)
     uint32_t dqPitch;    // floats per row of a dQ slot (headDim rounded up to 8: whole 32-byte UB blocks)

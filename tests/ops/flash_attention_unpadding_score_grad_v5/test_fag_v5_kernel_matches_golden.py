@@ -261,3 +261,11 @@ def test_d128_user_mask_on_96_key_blocks():
     mask = rng.random((2048, 2048)) < 0.3
     run_and_judge(make_kwargs(q_lens=(130, 70), kv_lens=(250, 100), n=2, d=128, mask=mask, sparse_mode=0,
                               pre_tokens=2147483647, next_tokens=2147483647))
+
+
+@pytest.mark.parametrize("dtype,d", [("fp16", 128), ("bf16", 64), ("fp32", 48), ("fp16", 256)])
+def test_one_step_units_rotate_the_staged_tiles(dtype, d):
+    # 20 query rows, one head per kv head: every kv block is a one-step unit, so the steps in
+    # flight (issued ahead, and staged a step early where L1 allows) each hold another unit's
+    # K and V copy in L1
+    run_and_judge(make_kwargs(dtype, q_lens=(20, 3), kv_lens=(700, 260), n=2, nkv=2, d=d, seed=d))

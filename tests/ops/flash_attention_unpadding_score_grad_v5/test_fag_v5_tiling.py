@@ -31,12 +31,14 @@ def plan(tmp_path_factory):
     return run
 
 
-@pytest.mark.parametrize("d,dr,rows,pipelined", [(64, 0, 128, 2), (128, 0, 128, 2), (128, 64, 128, 2),
-                                                 (256, 0, 64, 2), (512, 0, 64, 0), (768, 0, 32, 0)])
-def test_blocks_fit_and_pipeline_when_l1_allows(plan, d, dr, rows, pipelined):
+@pytest.mark.parametrize("d,dr,rows,pipelined,sets", [(64, 0, 128, 2, 4), (128, 0, 128, 2, 4), (128, 64, 128, 2, 3),
+                                                      (256, 0, 64, 2, 3), (512, 0, 64, 0, 1), (768, 0, 32, 0, 1)])
+def test_blocks_fit_and_pipeline_when_l1_allows(plan, d, dr, rows, pipelined, sets):
+    # pipelined: steps issued ahead; sets: L1 tile sets (one more than pipelined + 1 when the
+    # next step's tiles are staged early)
     p = plan(d=d, dr=dr)
     assert p["ok"], p
-    assert (p["blockQ"], p["pipelined"]) == (rows, pipelined)
+    assert (p["blockQ"], p["pipelined"], p["tileSets"]) == (rows, pipelined, sets)
     assert p["slots"] == max(2, pipelined + 1)
     assert p["ubBytes"] + 8192 <= UB_A2 and p["l1Bytes"] <= L1_A2
 
