@@ -342,6 +342,25 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     return true;
 }
 
-uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p) { return uint64_t(p.usedCores) * p.wsBytesPerCore; }
+void PlanMaskSummary(AttentionCore::ForwardParams &p)
+{
+    const bool shared = (p.batch == 1 || p.maskStrideB == 0) && (p.numHeads == 1 || p.maskStrideN == 0);
+    const uint32_t cols = (p.seqKv + AttentionCore::SUMMARY_KEYS - 1) / AttentionCore::SUMMARY_KEYS;
+    const uint32_t scratch = p.rowsPerVec * p.headDimAlign * 4;  // what the vector stage passes
+    if (p.hasMask == 0 || !shared || uint64_t(p.batch) * p.numHeads < 2 ||
+        AttentionCore::MaskSummaryChunk(scratch, cols) == 0) {
+        return;
+    }
+    p.maskSummary = 1;
+    p.summaryCols = cols;
+    p.summaryPitch = uint32_t(AlignUp((p.seqQ + AttentionCore::SUMMARY_ROWS - 1) / AttentionCore::SUMMARY_ROWS, 8) + 8);
+    p.wsMaskSummary = AlignUp(uint64_t(p.usedCores) * p.wsBytesPerCore, 512);
+}
+
+uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p)
+{
+    const uint64_t slots = uint64_t(p.usedCores) * p.wsBytesPerCore;
+    return p.maskSummary != 0 ? p.wsMaskSummary + uint64_t(p.summaryCols) * p.summaryPitch : slots;
+}
 
 }  // namespace fa_host

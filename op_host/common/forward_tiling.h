@@ -47,6 +47,10 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
 bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::ForwardParams &p,
                  std::string &why);
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p);
+// PFA: a mask plane shared by every (batch, head) of more than one gets a summary the vector
+// cores build before the main loop (ForwardParams::maskSummary, mask_band.h); call after
+// PlanForward (it places the summary after the per-core workspace).
+void PlanMaskSummary(AttentionCore::ForwardParams &p);
 
 // Cuts `costs` into at most `cores` contiguous ranges minimising the largest range cost
 // (binary search on that cost, greedy packing); writes the cores + 1 range starts to `starts`

@@ -102,6 +102,7 @@ ge::graphStatus PromptFlashAttentionTiling(gert::TilingContext *context)
         FA_LOGE("PromptFlashAttention tiling: %s", why.c_str());
         return ge::GRAPH_FAILED;
     }
+    fa_host::PlanMaskSummary(data->params);
     context->SetTilingKey(dtype == ge::DT_BF16 ? PFA_TILING_KEY_BF16 : PFA_TILING_KEY_FP16);
     context->SetBlockDim(data->params.usedCores);
     size_t *ws = context->GetWorkspaceSizes(1);

@@ -89,6 +89,9 @@ public:
 
     __aicore__ inline void Process()
     {
+        if (p_->maskSummary != 0) {
+            AscendC::SyncAll<false>();  // the vector cores build the mask summary (mask_band.h)
+        }
         for (int32_t b = 0; b < 2; ++b) {  // every copy starts free
             AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + b);
             AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + b);

@@ -113,6 +113,7 @@ __aicore__ inline uint32_t KvRowsInRun(const KvSource<KvDecode> &kv, uint32_t, u
 template <>
 struct MaskMod<MaskDecode> {
     static constexpr bool USES_SCRATCH = true;  // scratch takes the pse / mask rows as half
+    __aicore__ inline void Prepare(const AscendC::LocalTensor<uint8_t> &, uint32_t, uint32_t, uint32_t) {}  // no summary
     // Mask rows are read inside Apply (one row per query head group): nothing to load ahead.
     __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &, const WorkUnit &, uint32_t, uint32_t, int64_t,
                                 uint32_t, uint32_t)

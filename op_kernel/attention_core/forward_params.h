@@ -4,6 +4,10 @@
 #pragma once
 #include <cstdint>
 
+#ifndef __aicore__  // host builds (tiling) include this header without the kernel headers
+#define __aicore__
+#endif
+
 namespace AttentionCore {
 
 // Most AI cores a tiling can address (Atlas A2/A3 have at most 25 per die).
@@ -124,6 +128,31 @@ struct ForwardParams {
     // the other; a kept P is scaled by 1 / keep_prob (SoftmaxMod<SoftmaxDropout>).
     uint32_t hasDropMask;
     float keepProbInv;
+
+    // Mask summary (PFA, one mask plane shared by every (batch, head); mask_band.h): before the
+    // main loop the vector cores mark, per 16 query rows x 128 keys of the plane, whether any
+    // byte excludes (one byte each, laid out [key column][row group], summaryPitch bytes per
+    // column, at wsMaskSummary bytes from the workspace start); a block whose marks are all
+    // clear then skips its mask load and passes. 0: no summary.
+    uint32_t maskSummary;
+    uint32_t summaryCols;   // ceil(seqKv / 128)
+    uint32_t summaryPitch;  // ceil(seqQ / 16) rounded up to 8, plus 8 (whole uint64 reads)
+    uint32_t reserved1;
+    uint64_t wsMaskSummary;
 };
+
+constexpr uint32_t SUMMARY_ROWS = 16;   // query rows per mask summary mark
+constexpr uint32_t SUMMARY_KEYS = 128;  // keys per mask summary mark
+constexpr uint32_t SUMMARY_BATCH = 32;  // row groups whose marks go out together
+
+// Key columns per pass of the mask summary in `scratch` bytes of UB (marks of a batch of row
+// groups, then 16 mask rows per column); 0 when not even one column fits. The host plans with
+// the scratch the vector stage passes (its accumulator, rowsPerVec x headDimAlign fp32).
+__aicore__ inline uint32_t MaskSummaryChunk(uint32_t scratch, uint32_t cols)
+{
+    const uint32_t marks = cols * SUMMARY_BATCH;
+    const uint32_t chunk = scratch > marks ? (scratch - marks) / (SUMMARY_ROWS * SUMMARY_KEYS) : 0;
+    return chunk > cols ? cols : (chunk > 255 ? 255 : chunk);
+}
 
 }  // namespace AttentionCore

@@ -76,6 +76,7 @@ private:
 template <>
 struct MaskMod<MaskSparseMode> {
     static constexpr bool USES_SCRATCH = false;  // maskHalf is not written
+    __aicore__ inline void Prepare(const AscendC::LocalTensor<uint8_t> &, uint32_t, uint32_t, uint32_t) {}  // no summary
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
     {
         p_ = p;

@@ -97,6 +97,11 @@ public:
         // block (P load, P.V, Fixpipe) and of a unit's final sum overlap the softmax of the next
         // blocks, also the next unit's, instead of stalling this core. A unit keeps its softmax
         // statistics in its own set until it is finished (at most WS_SLOTS units are in flight).
+        if (p_->maskSummary != 0) {  // the mask summary first (the accumulator is free scratch)
+            mask_.Prepare(accBuf_.Get<uint8_t>(), p_->rowsPerVec * p_->headDimAlign * 4, AscendC::GetBlockIdx(),
+                          p_->usedCores * 2);
+            AscendC::SyncAll<false>();
+        }
         for (uint32_t b = 0; b < sBufs_; ++b) {  // every S buffer starts free
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
         }

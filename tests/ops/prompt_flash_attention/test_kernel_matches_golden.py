@@ -77,17 +77,21 @@ def test_one_sub_block_moving_its_softmax_reference_alone():
     run_and_judge(kw)
 
 
-@pytest.mark.parametrize("sq,skv", [(256, 384), (100, 200)])
-def test_single_excluded_byte_in_a_clean_tile_is_applied(sq, skv):
+@pytest.mark.parametrize("sq,skv,b,n", [(256, 384, 1, 1), (100, 200, 1, 1), (256, 384, 2, 3), (100, 200, 1, 4)])
+def test_single_excluded_byte_in_a_clean_tile_is_applied(sq, skv, b, n):
     # Tiles without an excluded key skip the mask passes (mask_band.h AnyExcluded); a tile with
     # one excluded byte anywhere - its first, its last, one past a fold's half - must still apply
-    # it. The excluded keys carry large values, so a missed exclusion moves its row far past the
-    # precision standard (asserted on the goldens, so the test can fail).
-    hits = [(0, 0), (63, 127), (64, 128), (sq - 1, skv - 1), (37, 65), (sq // 2 + 1, skv // 2 - 1)]
+    # it. With more than one (batch, head) the [Sq, Skv] plane is shared and its 16-row x
+    # 128-key marks come from the summary pass (Prepare): hits on both sides of a mark's edges
+    # and in the partial last row group and key column. The excluded keys carry large values,
+    # so a missed exclusion moves its row far past the precision standard (asserted on the
+    # goldens, so the test can fail).
+    hits = [(0, 0), (15, 127), (16, 128), (63, 127), (64, 128), (sq - 1, skv - 1), (37, 65),
+            (sq // 2 + 1, skv // 2 - 1)]
     mask = np.zeros((sq, skv), np.bool_)
     for r, k in hits:
         mask[r, k] = True
-    kw = make_kwargs(sq=sq, skv=skv, d=64, n=1, mask=mask, pre_tokens=MAX_INT, next_tokens=MAX_INT)
+    kw = make_kwargs(sq=sq, skv=skv, d=64, b=b, n=n, mask=mask, pre_tokens=MAX_INT, next_tokens=MAX_INT)
     for _, k in hits:
         kw["value"][:, :, k, :] = 8.0
     with_hits = golden.prompt_flash_attention(**kw)

@@ -98,3 +98,19 @@ def test_workspace_is_four_hand_off_slots_per_core(plan):
 def test_plan_is_deterministic(plan):
     a, b = plan(problem(b=2, n=3, sq=777, mask=1, pre=100, nxt=5), problem(b=2, n=3, sq=777, mask=1, pre=100, nxt=5))
     assert a == b
+
+
+def test_mask_plane_shared_by_heads_gets_a_summary_after_the_slots(plan):
+    # one [Sq, Skv] plane serves all 32 heads: the vector cores mark its 16-row x 128-key tiles
+    # once (mask_band.h Prepare) and the workspace holds the marks after the per-core slots
+    (p,) = plan(problem(n=32, sq=4096, skv=4000, mask=1))
+    assert p["maskSummary"] == 1
+    assert p["summaryCols"] == 32 and p["summaryPitch"] == 256 + 8
+    slots = p["usedCores"] * p["wsBytesPerCore"]
+    assert p["wsMaskSummary"] >= slots and p["wsMaskSummary"] % 512 == 0
+    assert p["workspace"] == p["wsMaskSummary"] + 32 * 264
+    # a single (batch, head) reads each tile once anyway; no mask, no summary
+    (one,) = plan(problem(n=1, sq=4096, mask=1))
+    (none,) = plan(problem(n=32, sq=4096, mask=0))
+    assert one["maskSummary"] == 0 and none["maskSummary"] == 0
+    assert none["workspace"] == none["usedCores"] * none["wsBytesPerCore"]

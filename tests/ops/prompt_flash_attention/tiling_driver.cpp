@@ -35,18 +35,22 @@ int main()
         AttentionCore::ForwardParams p;
         std::string why;
         const bool ok = fa_host::PlanForward(prob, budget, p, why);
+        if (ok) fa_host::PlanMaskSummary(p);  // as the PFA tiling does
         std::printf("{\"ok\": %s, \"why\": \"%s\"", ok ? "true" : "false", why.c_str());
         if (ok) {
             std::printf(", \"blockQ\": %u, \"rowsPerVec\": %u, \"blockKv\": %u, \"dChunk\": %u, \"headDimAlign\": %u, "
                         "\"qBlocksPerHead\": %u, \"unitCount\": %llu, \"usedCores\": %u, \"wsBytesPerCore\": %llu, "
                         "\"workspace\": %llu, \"ubBytes\": %llu, \"l1Bytes\": %llu, \"lazyO\": %u, \"sChunk\": %u, "
-                        "\"vecRows\": %u, \"vecSBufs\": %u, \"starts\": [",
+                        "\"vecRows\": %u, \"vecSBufs\": %u, ",
                         p.blockQ, p.rowsPerVec, p.blockKv, p.dChunk, p.headDimAlign, p.qBlocksPerHead,
                         (unsigned long long)p.unitCount, p.usedCores, (unsigned long long)p.wsBytesPerCore,
                         (unsigned long long)fa_host::WorkspaceBytes(p),
                         (unsigned long long)fa_host::VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, 2, p.vecSBufs),
                         (unsigned long long)fa_host::CubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2), p.lazyO, p.sChunk,
                         p.vecRows, p.vecSBufs);
+            std::printf("\"maskSummary\": %u, \"summaryCols\": %u, \"summaryPitch\": %u, \"wsMaskSummary\": %llu, ",
+                        p.maskSummary, p.summaryCols, p.summaryPitch, (unsigned long long)p.wsMaskSummary);
+            std::printf("\"starts\": [");
             for (uint32_t c = 0; c <= p.usedCores; ++c) std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);
             std::printf("]");
         }
