@@ -64,23 +64,46 @@ std::vector<double> UnitCosts(const BackwardProblem &prob, const AttentionCore::
     return cost;
 }
 
-// Contiguous cut of `cost` into at most `cores` ranges (core c starts where the running cost
-// passes c/cores of the total; trailing empty ranges are dropped); returns the largest range.
+// Fills ranges greedily, each up to `span`; the starts of the ranges, or empty when more
+// than `cores` ranges would be needed.
+std::vector<uint64_t> FillRanges(const std::vector<double> &cost, uint32_t cores, double span)
+{
+    std::vector<uint64_t> starts(1, 0);
+    double run = 0;
+    for (uint64_t u = 0; u < cost.size(); ++u) {
+        if (run > 0 && run + cost[u] > span) {
+            if (starts.size() == cores) return {};
+            starts.push_back(u);
+            run = 0;
+        }
+        run += cost[u];
+    }
+    starts.push_back(cost.size());
+    return starts;
+}
+
+// Contiguous cut of `cost` into at most `cores` ranges with the smallest largest range (the
+// linear partition: bisection on the span, greedy fill); returns that largest range.
 double CutRanges(const std::vector<double> &cost, uint32_t cores, std::vector<uint64_t> &starts)
 {
     cores = std::max<uint32_t>(1, std::min<uint64_t>(cores, std::max<size_t>(1, cost.size())));
-    double total = 0;
-    for (double c : cost) total += c;
-    starts.assign(1, 0);
-    double run = 0;
-    for (uint64_t u = 0; u < cost.size() && starts.size() < cores; ++u) {
-        run += cost[u];
-        while (starts.size() < cores && run >= total * double(starts.size()) / cores) {
-            starts.push_back(u + 1);
+    double total = 0, biggest = 0;
+    for (double c : cost) {
+        total += c;
+        biggest = std::max(biggest, c);
+    }
+    double lo = std::max(biggest, total / cores), hi = total;
+    starts = FillRanges(cost, cores, hi);
+    for (int it = 0; it < 60 && hi - lo > 1e-6 * hi; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        std::vector<uint64_t> s = FillRanges(cost, cores, mid);
+        if (s.empty()) {
+            lo = mid;
+        } else {
+            hi = mid;
+            starts.swap(s);
         }
     }
-    while (starts.size() > 1 && starts.back() >= cost.size()) starts.pop_back();  // empty tails
-    starts.push_back(cost.size());
     double span = 0;
     for (size_t c = 0; c + 1 < starts.size(); ++c) {
         double r = 0;

@@ -105,7 +105,6 @@ public:
     // gradients of step i, so the vector cores never wait for the cube's gradient work.
     __aicore__ inline void Process()
     {
-        AscendC::SyncAll<false>();  // the vector cores zeroed the accumulators and wrote D
         for (int32_t b = 0; b < 2; ++b) {  // every L0 copy starts free
             AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + b);
             AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + b);
@@ -130,7 +129,15 @@ public:
                 Issue(ring_[issued % RING], issued);
             }
             if (i >= fetched_) {
+                if (i == 0) {
+                    AscendC::SyncAll<false>();  // no step: still the launch-wide barrier
+                }
                 break;
+            }
+            if (i == 0) {
+                // The first steps' S/dP went out while the vector cores zeroed the accumulators
+                // and computed D; the gradients add into the accumulators.
+                AscendC::SyncAll<false>();
             }
             const BackwardStep &s = ring_[i % RING];
             Gradients(s, i, i + 1 >= fetched_ || ring_[(i + 1) % RING].unitSeq != s.unitSeq);

@@ -24,6 +24,9 @@ public:
     {
         p_ = p;
         GM_ADDR workspace = t.workspace;
+        seqQ_ = t.seqQ;
+        seqKv_ = t.seqKv;
+        prefix_ = t.prefix;
         InitForwardPolicies(t);
         dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dy));
         o_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.attentionIn));
@@ -130,12 +133,22 @@ private:
         hi = vecId_ < parts ? total * (part + 1) / parts : lo;
     }
 
+    // With accumKv and one query slice per kv block the cube writes every dK/dV row of a unit
+    // with steps, plain (backward_cube.h): only the rows of the units without a visible query
+    // row need zeros (ZeroEmptyUnits).
     __aicore__ inline void ZeroAccumulators()
     {
         const uint32_t chunk = p_->rowsPerVec * p_->tileKv;
         AscendC::Duplicate(s_, 0.0f, static_cast<int32_t>(chunk));
         PipeSync<AscendC::HardEvent::V_MTE3>();
+        const bool ownedKv = p_->accumKv != 0 && p_->qSplit == 1;
+        if (ownedKv) {
+            ZeroEmptyUnits();
+        }
         for (uint32_t a = 0; a < accCount_; ++a) {
+            if (ownedKv && (a == 1 || a == 2)) {
+                continue;
+            }
             uint64_t lo, hi;
             Share(accLen_[a], lo, hi);
             for (uint64_t x = lo; x < hi; x += chunk) {
@@ -144,6 +157,40 @@ private:
             }
         }
         PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // dK and dV rows := 0 for the units in this core's share that no query row sees (s_ holds
+    // zeros).
+    __aicore__ inline void ZeroEmptyUnits()
+    {
+        uint64_t lo, hi;
+        Share(p_->unitCount, lo, hi);
+        if (lo >= hi) {
+            return;
+        }
+        BackwardSchedule sched;
+        sched.Init(p_, seqQ_, seqKv_, prefix_);
+        sched.Seek(lo);
+        const uint32_t d = p_->headDim;
+        const uint32_t gap = (p_->numKvHeads - 1) * d * 4;
+        for (uint64_t unit = lo; unit < hi; ++unit) {
+            if (unit != lo) {
+                sched.Advance();
+            }
+            BackwardUnit u;
+            sched.Current(u);
+            if (u.rowHi > u.rowLo) {
+                continue;
+            }
+            const uint64_t off = ((u.kvStart + static_cast<uint64_t>(u.k0)) * p_->numKvHeads + u.nkv) * d;
+            const uint32_t fit = rowCells_ / AlignUp(d, 8);  // rows of zeros s_ holds (32-byte rows)
+            for (uint32_t r = 0; r < u.cols; r += fit) {
+                const uint32_t n = u.cols - r < fit ? u.cols - r : fit;
+                const AscendC::DataCopyExtParams rows(static_cast<uint16_t>(n), d * 4, 0, gap, 0);
+                AscendC::DataCopyPad(acc_[1][off + static_cast<uint64_t>(r) * p_->numKvHeads * d], s_, rows);
+                AscendC::DataCopyPad(acc_[2][off + static_cast<uint64_t>(r) * p_->numKvHeads * d], s_, rows);
+            }
+        }
     }
 
     // D[t, n] = sum_d dO[t, n, d] * O[t, n, d] for this core's share of the (t, n) rows.
@@ -535,6 +582,9 @@ private:
     ScoreMod<ScorePse> score_;
     SoftmaxMod<SoftmaxDropout> drop_;
     uint32_t vecId_ = 0, core_ = 0, sub_ = 0;
+    GM_ADDR seqQ_ = nullptr;  // for the unit walk of ZeroEmptyUnits
+    GM_ADDR seqKv_ = nullptr;
+    GM_ADDR prefix_ = nullptr;
     AscendC::GlobalTensor<T> dy_, o_;
     AscendC::GlobalTensor<T> out_[5];  // dq, dk, dv, dq_rope, dk_rope
     AscendC::GlobalTensor<float> acc_[5];

@@ -1,0 +1,5 @@
+"""Operator tests run with poisoned device allocations: a kernel that reads workspace it never
+wrote sees NaN instead of zeros (real device memory is not cleared; docs/emulator.md)."""
+import os
+
+os.environ.setdefault("ASCEND_EMU_POISON_ALLOC", "1")
