@@ -34,10 +34,12 @@ int64_t BandBatchIndex(const BackwardProblem &prob)
 
 // Planned cost of every unit (batch, kv head, kv block, query slice), in the kernel's order:
 // the query rows of the group that see the block, a share per query block (hand-off) and per
-// unit (K/V staging).
-std::vector<double> UnitCosts(const BackwardProblem &prob, const AttentionCore::BackwardParams &p, uint32_t qSplit)
+// unit (K/V staging). Per step (UnitStepCosts, the kernel's walk order: heads of the group, then
+// query blocks) the block's rows and its share; the unit's share goes with its first step.
+std::vector<std::vector<double>> UnitStepCosts(const BackwardProblem &prob, const AttentionCore::BackwardParams &p,
+                                               uint32_t qSplit)
 {
-    std::vector<double> cost;
+    std::vector<std::vector<double>> units;
     for (int64_t b = 0; b < int64_t(p.batch); ++b) {
         const int64_t sq = prob.cumQ[b] - (b == 0 ? 0 : prob.cumQ[b - 1]);
         const int64_t sk = prob.cumKv[b] - (b == 0 ? 0 : prob.cumKv[b - 1]);
@@ -55,13 +57,66 @@ std::vector<double> UnitCosts(const BackwardProblem &prob, const AttentionCore::
                 const int64_t nb = (hi - lo + p.blockQ - 1) / p.blockQ;
                 for (uint32_t s = 0; s < qSplit; ++s) {
                     const int64_t b0 = nb * s / qSplit, b1 = nb * (s + 1) / qSplit;
-                    const int64_t rows = std::max<int64_t>(0, std::min(hi, lo + b1 * p.blockQ) - (lo + b0 * p.blockQ));
-                    cost.push_back(double(p.groupSize) * double(rows + 16 * (b1 - b0)) + 32.0);
+                    std::vector<double> steps;
+                    for (uint32_t g = 0; g < p.groupSize; ++g) {
+                        for (int64_t q = b0; q < b1; ++q) {
+                            const int64_t rows = std::min<int64_t>(p.blockQ, hi - (lo + q * p.blockQ));
+                            steps.push_back(double(rows + 16) + (steps.empty() ? 32.0 : 0.0));
+                        }
+                    }
+                    units.push_back(steps);
                 }
             }
         }
     }
+    return units;
+}
+
+std::vector<double> UnitCosts(const std::vector<std::vector<double>> &units)
+{
+    std::vector<double> cost;
+    for (const auto &steps : units) {
+        double c = steps.empty() ? 32.0 : 0.0;
+        for (double s : steps) c += s;
+        cost.push_back(c);
+    }
     return cost;
+}
+
+// Cut at step granularity: core c starts `offsets[c]` steps into unit `starts[c]` (the earlier
+// core takes the steps before), each range about total/cores; returns the largest range. A
+// unit cut there is shared by two cores (its dK/dV sums are added, BackwardStep::shared).
+double CutSteps(const std::vector<std::vector<double>> &units, uint32_t cores, std::vector<uint64_t> &starts,
+                std::vector<uint32_t> &offsets)
+{
+    double total = 0;
+    uint64_t steps = 0;
+    for (const auto &u : units) {
+        for (double s : u) total += s;
+        steps += u.size();
+    }
+    const uint64_t used = std::max<uint64_t>(1, std::min<uint64_t>(cores, steps));
+    starts.assign(1, 0);
+    offsets.assign(1, 0);
+    std::vector<double> range(1, 0.0);
+    double run = 0;
+    for (uint64_t u = 0; u < units.size(); ++u) {
+        for (uint32_t k = 0; k < units[u].size(); ++k) {
+            const double next = run + units[u][k];
+            // a new range starts at this step when that brings the boundary nearer its target
+            const double target = total * double(starts.size()) / double(used);
+            if (starts.size() < used && next > target && target - run < next - target && run > 0) {
+                starts.push_back(u);
+                offsets.push_back(k);
+                range.push_back(0.0);
+            }
+            range.back() += units[u][k];
+            run = next;
+        }
+    }
+    starts.push_back(units.size());
+    offsets.push_back(0);
+    return *std::max_element(range.begin(), range.end());
 }
 
 // Fills ranges greedily, each up to `span`; the starts of the ranges, or empty when more
@@ -254,7 +309,7 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     const uint32_t cores = std::max<uint32_t>(1, std::min<uint32_t>(budget.aicNum, AttentionCore::MAX_CORES));
     double best = 0;
     for (uint32_t qSplit = 1; qSplit <= MAX_Q_SPLIT; qSplit *= 2) {
-        const std::vector<double> cost = UnitCosts(prob, p, qSplit);
+        const std::vector<double> cost = UnitCosts(UnitStepCosts(prob, p, qSplit));
         std::vector<uint64_t> starts;
         const double span = CutRanges(cost, cores, starts);
         if (qSplit == 1 || span < 0.95 * best) {
@@ -262,7 +317,24 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
             p.qSplit = qSplit;
             p.unitCount = cost.size();
             p.usedCores = uint32_t(starts.size() - 1);
-            for (size_t c = 0; c < starts.size(); ++c) p.coreUnitStart[c] = starts[c];
+            for (size_t c = 0; c < starts.size(); ++c) {
+                p.coreUnitStart[c] = starts[c];
+                p.coreStepStart[c] = 0;
+            }
+        }
+    }
+    // Whole units can leave a core a large unit's worth above the mean (a causal head's first
+    // kv blocks see every query row): cut inside units where that takes 2 % off the plan.
+    {
+        std::vector<uint64_t> starts;
+        std::vector<uint32_t> offsets;
+        const double span = CutSteps(UnitStepCosts(prob, p, p.qSplit), cores, starts, offsets);
+        if (span < 0.98 * best) {
+            p.usedCores = uint32_t(starts.size() - 1);
+            for (size_t c = 0; c < starts.size(); ++c) {
+                p.coreUnitStart[c] = starts[c];
+                p.coreStepStart[c] = offsets[c];
+            }
         }
     }
 

@@ -7,7 +7,8 @@
 // Where the gradients go depends on accumKv (BackwardParams):
 //   1: dV and dK sum in two L0C accumulators over all steps of the unit and go out once, at its
 //      last step (Fixpipe into the fp32 workspace; atomic only when query slices of one kv
-//      block run as several units). The dQ partial goes out with an atomic Fixpipe.
+//      block run as several units, or the unit's steps are cut between two cores). The dQ
+//      partial goes out with an atomic Fixpipe.
 //   0: dV and dK go out per step with atomic Fixpipes; the dQ partial goes plain into dQ slot
 //      i%2 --FLAG_BWD_DQ--> vector cores, which add it into dQ with atomic MTE3 copies. The
 //      dQ slot of step i is free again once the vector cores hand back P/dS of step i + 2
@@ -356,7 +357,7 @@ private:
         if (last) {
             const uint64_t kvOff = KvRow(s) * d;
             const uint32_t pitch = p_->numKvHeads * d;
-            const bool atomic = p_->qSplit > 1;  // slices of one kv block on several units
+            const bool atomic = p_->qSplit > 1 || s.shared;  // other units or cores add to these rows
             AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_ACC);
             AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_ACC);
             FixpipeOut(Acc(0), dv_[kvOff], d, s.u.cols, pitch, atomic);

@@ -161,18 +161,21 @@ private:
 
 // One step of a core: query head n, query rows [q0, q0 + rows) (batch-relative) against the
 // kv block of unit u; `unitSeq` counts the units with steps this core has entered (the cube
-// stages K/V when it changes).
+// stages K/V when it changes); `shared`: another core takes other steps of this unit (the
+// dK/dV sums of both are added).
 struct BackwardStep {
     BackwardUnit u;
     uint32_t n;
     uint32_t q0;
     uint32_t rows;
     uint32_t unitSeq;
+    bool shared;
 };
 
-// The steps of one core in order: units of [coreUnitStart[core], coreUnitStart[core + 1]),
-// in each unit the heads of the GQA group, in each head the query blocks. Cube and vector
-// cores walk the same sequence.
+// The steps of one core in order: from step coreStepStart[core] of unit coreUnitStart[core]
+// up to (not including) step coreStepStart[core + 1] of unit coreUnitStart[core + 1]; in each
+// unit the heads of the GQA group, in each head the query blocks. Cube and vector cores walk
+// the same sequence.
 class BackwardSteps {
 public:
     __aicore__ inline void Init(const BackwardParams *p, const BackwardTensors &t, uint32_t core)
@@ -180,54 +183,68 @@ public:
         p_ = p;
         sched_.Init(p, t.seqQ, t.seqKv, t.prefix);
         unit_ = p->coreUnitStart[core];
-        end_ = p->coreUnitStart[core + 1];
-        if (unit_ < end_) {
+        firstUnit_ = unit_;
+        firstStep_ = p->coreStepStart[core];
+        endUnit_ = p->coreUnitStart[core + 1];
+        endStep_ = p->coreStepStart[core + 1];
+        k_ = firstStep_;
+        if (unit_ < p->unitCount) {
             sched_.Seek(unit_);
-            sched_.Current(u_);
-            qBlocks_ = sched_.QBlocks(u_);
+            Load();
         }
     }
 
     // Fills the next step; false when the core has no more.
     __aicore__ inline bool Next(BackwardStep &s)
     {
-        while (unit_ < end_ && (qBlocks_ == 0 || g_ == p_->groupSize)) {
-            if (++unit_ < end_) {
-                sched_.Advance();
-                sched_.Current(u_);
-                qBlocks_ = sched_.QBlocks(u_);
+        for (;;) {
+            if (unit_ > endUnit_ || (unit_ == endUnit_ && k_ >= endStep_)) {
+                return false;
             }
-            g_ = 0;
-            qb_ = 0;
+            if (k_ < steps_) {
+                break;
+            }
+            ++unit_;  // the next unit, from its first step
+            if (unit_ > endUnit_ || (unit_ == endUnit_ && endStep_ == 0)) {
+                return false;
+            }
+            sched_.Advance();
+            Load();
+            k_ = 0;
             entered_ = false;
-        }
-        if (unit_ >= end_) {
-            return false;
         }
         if (!entered_) {
             entered_ = true;
             ++unitSeq_;
         }
+        const uint32_t g = k_ / qBlocks_;
+        const uint32_t qb = k_ % qBlocks_;
         s.u = u_;
-        s.n = u_.nkv * p_->groupSize + g_;
-        const int64_t q0 = u_.rowLo + static_cast<int64_t>(qb_) * p_->blockQ;
+        s.n = u_.nkv * p_->groupSize + g;
+        const int64_t q0 = u_.rowLo + static_cast<int64_t>(qb) * p_->blockQ;
         const int64_t left = u_.rowHi - q0;
         s.q0 = static_cast<uint32_t>(q0);
         s.rows = left < p_->blockQ ? static_cast<uint32_t>(left) : p_->blockQ;
         s.unitSeq = unitSeq_;
-        if (++qb_ == qBlocks_) {
-            qb_ = 0;
-            ++g_;
-        }
+        s.shared = (unit_ == firstUnit_ && firstStep_ > 0) || (unit_ == endUnit_ && endStep_ > 0);
+        ++k_;
         return true;
     }
 
 private:
+    __aicore__ inline void Load()
+    {
+        sched_.Current(u_);
+        qBlocks_ = sched_.QBlocks(u_);
+        steps_ = qBlocks_ * p_->groupSize;
+    }
+
     const BackwardParams *p_ = nullptr;
     BackwardSchedule sched_;
     BackwardUnit u_{};
-    uint64_t unit_ = 0, end_ = 0;
-    uint32_t qBlocks_ = 0, g_ = 0, qb_ = 0, unitSeq_ = 0;
+    uint64_t unit_ = 0, endUnit_ = 0, firstUnit_ = 0;
+    uint32_t firstStep_ = 0, endStep_ = 0;
+    uint32_t qBlocks_ = 0, steps_ = 0, k_ = 0, unitSeq_ = 0;
     bool entered_ = false;
 };
 

@@ -87,6 +87,10 @@ struct BackwardParams {
     uint32_t dqPitch;    // floats per row of a dQ slot (headDim rounded up to 8: whole 32-byte UB blocks)
     uint64_t unitCount;
     uint64_t coreUnitStart[MAX_CORES + 1];
+    // Steps of unit coreUnitStart[c] that cores before c take (0: c starts at a unit's start);
+    // core c runs up to step coreStepStart[c + 1] of unit coreUnitStart[c + 1]. A unit cut
+    // between two cores has its dK/dV rows added by both.
+    uint32_t coreStepStart[MAX_CORES + 1];
 
     // Workspace (bytes from the user workspace): fp32 accumulators of dQ, dK, dV (and of the
     // rope gradients), the row terms D = rowsum(dY o O) as [tq, numHeads, 8] fp32, then

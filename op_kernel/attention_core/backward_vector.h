@@ -135,7 +135,7 @@ private:
 
     // With accumKv and one query slice per kv block the cube writes every dK/dV row of a unit
     // with steps, plain (backward_cube.h): only the rows of the units without a visible query
-    // row need zeros (ZeroEmptyUnits).
+    // row, and of units cut between two cores (both add), need zeros (ZeroEmptyUnits).
     __aicore__ inline void ZeroAccumulators()
     {
         const uint32_t chunk = p_->rowsPerVec * p_->tileKv;
@@ -159,8 +159,8 @@ private:
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
-    // dK and dV rows := 0 for the units in this core's share that no query row sees (s_ holds
-    // zeros).
+    // dK and dV rows := 0 for the units in this core's share that no query row sees or whose
+    // steps two cores share (s_ holds zeros).
     __aicore__ inline void ZeroEmptyUnits()
     {
         uint64_t lo, hi;
@@ -179,7 +179,7 @@ private:
             }
             BackwardUnit u;
             sched.Current(u);
-            if (u.rowHi > u.rowLo) {
+            if (u.rowHi > u.rowLo && !CutBetweenCores(unit)) {
                 continue;
             }
             const uint64_t off = ((u.kvStart + static_cast<uint64_t>(u.k0)) * p_->numKvHeads + u.nkv) * d;
@@ -191,6 +191,16 @@ private:
                 AscendC::DataCopyPad(acc_[2][off + static_cast<uint64_t>(r) * p_->numKvHeads * d], s_, rows);
             }
         }
+    }
+
+    __aicore__ inline bool CutBetweenCores(uint64_t unit) const
+    {
+        for (uint32_t c = 1; c < p_->usedCores; ++c) {
+            if (p_->coreUnitStart[c] == unit && p_->coreStepStart[c] != 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     // D[t, n] = sum_d dO[t, n, d] * O[t, n, d] for this core's share of the (t, n) rows.

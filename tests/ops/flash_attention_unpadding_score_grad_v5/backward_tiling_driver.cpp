@@ -56,6 +56,10 @@ int main()
             for (uint32_t c = 0; c <= p.usedCores; ++c) {
                 std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);
             }
+            std::printf("], \"stepStarts\": [");
+            for (uint32_t c = 0; c <= p.usedCores; ++c) {
+                std::printf("%s%u", c ? ", " : "", p.coreStepStart[c]);
+            }
             std::printf("]");
         }
         std::printf("}\n");

@@ -269,3 +269,12 @@ def test_one_step_units_rotate_the_staged_tiles(dtype, d):
     # flight (issued ahead, and staged a step early where L1 allows) each hold another unit's
     # K and V copy in L1
     run_and_judge(make_kwargs(dtype, q_lens=(20, 3), kv_lens=(700, 260), n=2, nkv=2, d=d, seed=d))
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_units_cut_between_cores(dtype):
+    # Causal, 4 heads, 768 rows, D = 128: one query slice per kv block, and the planner cuts 16
+    # units between two cores (their first kv blocks see every row); both cores add their part
+    # of the unit's dK/dV sums (zeroed first), every other unit writes its rows once.
+    run_and_judge(make_kwargs(dtype, q_lens=(768,), n=4, d=128, seed=9, mask=_causal(2048).astype(bool),
+                              sparse_mode=3))

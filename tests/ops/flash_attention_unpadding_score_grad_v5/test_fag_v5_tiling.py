@@ -83,3 +83,13 @@ def test_workspace_holds_every_region(plan):
     assert p["accumKv"] == 0
     slots = 2 * p["slots"] * p["blockQ"] * p["blockKv"] * (4 + 2) + 2 * p["blockQ"] * d * 4
     assert p["workspace"] >= p["wsSlots"] + p["usedCores"] * slots
+
+
+def test_causal_heads_are_cut_inside_units_to_balance_the_cores(plan):
+    # TND 1 x 4K, 8 heads, causal: a head's 43 units (96 keys) cost from 4096 visible rows down
+    # to 96; whole units leave one core ~4 % above the mean, so ranges start inside units
+    p = plan(n=8, nkv=8, q=(4096,), mode=3, mask=1)
+    assert p["qSplit"] == 1 and p["usedCores"] == 24
+    cut = [(u, s) for u, s in zip(p["starts"], p["stepStarts"]) if s]
+    assert len(cut) >= 8 and all(s < 4096 // 128 for _, s in cut), cut
+    assert p["stepStarts"][0] == 0 and p["stepStarts"][-1] == 0 and p["starts"][-1] == p["unitCount"]
