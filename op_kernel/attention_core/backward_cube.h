@@ -332,8 +332,9 @@ private:
         const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
         const AscendC::LocalTensor<T> dsL1 = dsL1_.Get<T>();
         // The dQ chunks' atomic Fixpipes take longer than their Mmads: the dV and dK Mmads run
-        // between them (dQ in L0 copy x, dV then dK in copy y), so the Fixpipe always has a
-        // result queued while the M pipe works on the Fixpipe-free sums.
+        // between them (dQ in L0 copy x, dV then dK in copy y; the tiling gives accumKv two
+        // copies), so the Fixpipe always has a result queued while the M pipe works on the
+        // Fixpipe-free sums.
         const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
         const uint32_t y = NextCopy(l0Idx_, l0Bufs_);
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
@@ -356,12 +357,12 @@ private:
         KeyAccumulate(y, dsL1, qL1_.Get<T>()[tile * qTile_], s.rows, s.u.cols, d, Acc(1), first);  // dK
         if (last) {
             const uint64_t kvOff = KvRow(s) * d;
-            const uint32_t pitch = p_->numKvHeads * d;
+            const uint32_t kvPitch = p_->numKvHeads * d;
             const bool atomic = p_->qSplit > 1 || s.shared;  // other units or cores add to these rows
             AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_ACC);
             AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_ACC);
-            FixpipeOut(Acc(0), dv_[kvOff], d, s.u.cols, pitch, atomic);
-            FixpipeOut(Acc(1), dk_[kvOff], d, s.u.cols, pitch, atomic);
+            FixpipeOut(Acc(0), dv_[kvOff], d, s.u.cols, kvPitch, atomic);
+            FixpipeOut(Acc(1), dk_[kvOff], d, s.u.cols, kvPitch, atomic);
             AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
         }
     }
