@@ -41,11 +41,8 @@ void *DeviceAllocUsable(size_t usable, size_t bytes, const char *who) {
     // Real device memory comes back with whatever was there: ASCEND_EMU_POISON_ALLOC=1 fills
     // new allocations with 0xFF bytes (NaN in fp16/bf16/fp32) so a kernel that reads a
     // workspace it never initialised shows it.
-    static const bool poison = [] {
-        const char *v = std::getenv("ASCEND_EMU_POISON_ALLOC");
-        return v != nullptr && v[0] == '1';
-    }();
-    std::memset(p, poison ? 0xFF : 0, usable);
+    const char *poison = std::getenv("ASCEND_EMU_POISON_ALLOC");  // read per allocation: tests switch it
+    std::memset(p, poison != nullptr && poison[0] == '1' ? 0xFF : 0, usable);
     DeviceAllocation a;
     a.base = reinterpret_cast<uintptr_t>(p);
     a.requested = bytes;
