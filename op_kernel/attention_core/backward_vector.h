@@ -557,32 +557,51 @@ private:
         }
     }
 
-    // dq/dk/dv (input dtype) from the fp32 accumulators, flat, this core's share.
+    // dq/dk/dv (input dtype) from the fp32 accumulators, flat, this core's share. Two buffer
+    // sets (s_ and the P-out buffer, dp_ and the dS-out buffer) take chunks in turn, each
+    // guarded by its own events, so the next chunk's load and the last one's store run under
+    // this one's cast (one set was MTE2, V and MTE3 in series).
     __aicore__ inline void CastOut()
     {
+        constexpr int32_t EVT_CAST = 1;  // + set; id 0 stays PipeSync's
         const uint32_t chunk = p_->rowsPerVec * p_->tileKv;
-        const AscendC::LocalTensor<T> outT = pOutBuf_.Get<T>();
+        const AscendC::LocalTensor<float> in[2] = {s_, dp_};
+        const AscendC::LocalTensor<T> outT[2] = {pOutBuf_.Get<T>(), dsOutBuf_.Get<T>()};
+        PipeSync<AscendC::HardEvent::MTE3_V>();  // the main loop's last stores left the buffers
+        for (int32_t b = 0; b < 2; ++b) {
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_CAST + b);
+            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_CAST + b);
+        }
+        uint32_t k = 0;
         for (uint32_t a = 0; a < accCount_; ++a) {
             uint64_t lo, hi;
             Share(accLen_[a], lo, hi);
-            for (uint64_t x = lo; x < hi; x += chunk) {
+            for (uint64_t x = lo; x < hi; x += chunk, ++k) {
                 const uint32_t len = hi - x < chunk ? static_cast<uint32_t>(hi - x) : chunk;
-                PipeSync<AscendC::HardEvent::V_MTE2>();
-                AscendC::DataCopyPad(s_, acc_[a][x], AscendC::DataCopyExtParams(1, len * 4, 0, 0, 0),
+                const int32_t b = static_cast<int32_t>(k % 2);
+                AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_CAST + b);  // the cast read it
+                AscendC::DataCopyPad(in[b], acc_[a][x], AscendC::DataCopyExtParams(1, len * 4, 0, 0, 0),
                                      AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0));
-                PipeSync<AscendC::HardEvent::MTE2_V>();
-                PipeSync<AscendC::HardEvent::MTE3_V>();
+                AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_CAST + b);
+                AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_CAST + b);
+                AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_CAST + b);  // its last store is out
                 if (a != 2) {  // dQ, dK and the rope gradients carry the softmax scale
-                    AscendC::Muls(s_, s_, p_->scaleValue, static_cast<int32_t>(len));
+                    AscendC::Muls(in[b], in[b], p_->scaleValue, static_cast<int32_t>(len));
                     AscendC::PipeBarrier<PIPE_V>();
                 }
-                CastFromFloat(outT, s_, len);
-                PipeSync<AscendC::HardEvent::V_MTE3>();
-                AscendC::DataCopyPad(out_[a][x], outT,
+                CastFromFloat(outT[b], in[b], len);
+                AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_CAST + b);
+                AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVT_CAST + b);
+                AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT_CAST + b);
+                AscendC::DataCopyPad(out_[a][x], outT[b],
                                      AscendC::DataCopyExtParams(1, len * static_cast<uint32_t>(sizeof(T)), 0, 0, 0));
+                AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_CAST + b);
             }
         }
-        PipeSync<AscendC::HardEvent::MTE3_V>();
+        for (int32_t b = 0; b < 2; ++b) {
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_CAST + b);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_CAST + b);
+        }
     }
 
     const BackwardParams *p_ = nullptr;
