@@ -68,7 +68,7 @@ struct MaskMod<MaskTensorBand> {
     // before the main loop (a SyncAll follows): this worker's share of the 16-row groups, all key
     // columns. Per group and pass of `chunk` columns: the 16 mask rows in, or-folded as uint16
     // into one row, each 128-byte column folded into its first 32-byte block (two strided Ors),
-    // read by the scalar unit; the marks collect in UB and go out in one copy per worker. The
+    // read by the scalar unit; the marks collect in UB and go out in one copy per 32 groups. The
     // mask plane is read once here instead of once per (batch, head). Only bitwise ops, so a
     // timing-only run marks the same blocks as a computed one. `scratch` is any free UB area of
     // `bytes` bytes (the stage's buffers before the loop).
@@ -144,6 +144,9 @@ struct MaskMod<MaskTensorBand> {
     // or two scalar GM reads of 8 marks per 128-key column.
     __aicore__ inline bool Clean(uint32_t row0, uint32_t rows, int64_t k0, uint32_t cols) const
     {
+        if (rows == 0 || cols == 0) {
+            return true;  // nothing to mask
+        }
         const uint32_t g0 = row0 / SUMMARY_ROWS;
         const uint32_t g1 = (row0 + rows - 1) / SUMMARY_ROWS;
         const uint32_t c0 = static_cast<uint32_t>(k0 / SUMMARY_KEYS);
