@@ -433,8 +433,8 @@ private:
             const int32_t count = static_cast<int32_t>(mine * c);
             const uint64_t t = u.qStart + q0 + rowOff;
             PipeSync<AscendC::HardEvent::V_MTE2>();
-            SlotRowsIn(s_, wsS_[f32Slot + rowOff * bk], mine);
-            SlotRowsIn(dp_, wsDp_[f32Slot + rowOff * bk], mine);
+            AscendC::DataCopy(s_, wsS_[f32Slot + rowOff * bk], SlotRows(mine, 4, false));
+            AscendC::DataCopy(dp_, wsDp_[f32Slot + rowOff * bk], SlotRows(mine, 4, false));
             LoadStats(rowMax_, max_, t, n, mine, (p_->statsTnd & 1u) != 0);
             LoadStats(rowSum_, sum_, t, n, mine, (p_->statsTnd & 2u) != 0);
             LoadStats(rowD_, drow_, t, n, mine, true);
@@ -480,35 +480,15 @@ private:
             CastFromFloat(pOut, s_, count);
             CastFromFloat(dsOut, dp_, count);
             PipeSync<AscendC::HardEvent::V_MTE3>();
-            SlotRowsOut(wsP_[tSlot + rowOff * bk], pOut, mine);
-            SlotRowsOut(wsDs_[tSlot + rowOff * bk], dsOut, mine);
+            AscendC::DataCopy(wsP_[tSlot + rowOff * bk], pOut, SlotRows(mine, sizeof(T), true));
+            AscendC::DataCopy(wsDs_[tSlot + rowOff * bk], dsOut, SlotRows(mine, sizeof(T), true));
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagBwdGrad(slot));
     }
 
-    // `rows` slot rows (blockKv apart in GM) <-> UB rows of tileKv columns: one copy, strided
-    // when the two differ (blockKv a multiple of 16, so a row is whole 32-byte blocks in both
-    // dtypes).
-    template <typename U>
-    __aicore__ inline void SlotRowsIn(const AscendC::LocalTensor<U> &dst, const AscendC::GlobalTensor<U> &src,
-                                      uint32_t rows)
-    {
-        if (p_->blockKv == p_->tileKv) {
-            AscendC::DataCopy(dst, src, rows * p_->tileKv);
-            return;
-        }
-        AscendC::DataCopy(dst, src, SlotRows(rows, sizeof(U), false));
-    }
-    template <typename U>
-    __aicore__ inline void SlotRowsOut(const AscendC::GlobalTensor<U> &dst, const AscendC::LocalTensor<U> &src,
-                                       uint32_t rows)
-    {
-        if (p_->blockKv == p_->tileKv) {
-            AscendC::DataCopy(dst, src, rows * p_->tileKv);
-            return;
-        }
-        AscendC::DataCopy(dst, src, SlotRows(rows, sizeof(U), true));
-    }
+    // One copy of `rows` slot rows (blockKv apart in GM) <-> UB rows of tileKv columns, for
+    // elements of `bytes` bytes (blockKv a multiple of 16, so a row is whole 32-byte blocks in
+    // both dtypes; the UB side skips the tileKv - blockKv padding columns).
     __aicore__ inline AscendC::DataCopyParams SlotRows(uint32_t rows, uint32_t bytes, bool out) const
     {
         const uint16_t len = static_cast<uint16_t>(p_->blockKv * bytes / 32);
