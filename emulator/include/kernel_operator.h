@@ -9,4 +9,5 @@
 #include "kernel/kernel_tpipe.h"
 #include "kernel/kernel_data_copy.h"
 #include "kernel/kernel_vec.h"
+#include "kernel/kernel_proposal.h"
 #include "kernel/kernel_mm.h"

@@ -30,8 +30,8 @@ struct CostTable {
     double fixpNoCastElems;   // Fixpipe f32/s32 out, no conversion
     double fixpHead;          // fixed cycles per Fixpipe
     double vecHead;           // fixed cycles per vector instruction
-    double vecCyclesPerRepeat[8];  // by VClass (a repeat = 256 bytes of the widest operand)
-    double vecElemScale[8];   // 1: cost per repeat as is; else cycles scale with lanes (elements / rate)
+    double vecCyclesPerRepeat[10];  // by VClass (a repeat = 256 bytes of the widest operand)
+    double vecElemScale[10];   // 1: cost per repeat as is; else cycles scale with lanes (elements / rate)
     double dmaHead;           // fixed cycles per DMA instruction (MTE2/MTE3)
     double hbmReadBytes;      // GM->core bytes per cycle per DMA engine when the line comes from HBM
     double l2ReadBytes;       // when it hits L2

@@ -48,7 +48,7 @@ inline bool TimingOnly() { return g_timingOnly; }
 // An instruction of `cycles` on pipe p (issued by the scalar unit, in order in its pipe).
 void TimeOp(Pipe p, double cycles, const char *name);
 // Vector instruction classes of the cost table.
-enum class VClass : int { Simple, Transcendental, Reduce, BlockReduce, Cast, CompareSelect, Brcb, Gather, Count };
+enum class VClass : int { Simple, Transcendental, Reduce, BlockReduce, Cast, CompareSelect, Brcb, Gather, Sort32, MrgSort, Count };
 void TimeVector(VClass c, int widestElemBytes, uint64_t repeats, const char *name);
 // DMA from GM into UB/L1 (MTE2): `count` bursts of `burst` bytes, `pitch` bytes apart.
 void TimeGmRead(Pipe p, const void *gm, uint64_t count, uint64_t burst, uint64_t pitch, const char *name);

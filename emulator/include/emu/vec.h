@@ -48,5 +48,11 @@ void VecBlockReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef s
 void VecReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef src, LocalRef tmp, uint64_t count,
                uint32_t repeat, uint32_t srcRep, bool calIndex);
 void VecBrcb(const char *api, DType t, LocalRef dst, LocalRef src, uint32_t repeat, uint32_t dstBlk, uint32_t dstRep);
+// Sort (A2 layout: 8-byte (score, index) elements, descending, ties in input order) of
+// repeat x 32 scores; full: all of them, else per group of 32. Extract splits them again. Both
+// keep their data work in timing-only mode (kernels sort indices with them).
+void VecSort(const char *api, DType t, LocalRef dst, LocalRef concat, LocalRef index, LocalRef tmp, int32_t repeat,
+             bool full);
+void VecExtract(const char *api, DType t, LocalRef dstValue, LocalRef dstIndex, LocalRef sorted, int32_t repeat);
 
 }  // namespace emu

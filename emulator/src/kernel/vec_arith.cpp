@@ -217,9 +217,11 @@ bool IsTranscendental(VOp op) {
     return op == VOp::Exp || op == VOp::Ln || op == VOp::Sqrt || op == VOp::Reciprocal || op == VOp::Rsqrt || op == VOp::Div;
 }
 // The model's cost of the instruction; true when the data work is to be skipped (timing-only).
-bool TimeV(VOp op, const Lanes &l, int e, const char *api) {
+// Integer instructions keep their data work: kernels compute indices and sort keys with them
+// (the sparse grad's selection sort), and they are cheap on the host.
+bool TimeV(VOp op, const Lanes &l, int e, const char *api, DType t = DType::F32) {
     TimeVector(IsTranscendental(op) ? VClass::Transcendental : VClass::Simple, e, l.repeats, api);
-    return TimingOnly();
+    return TimingOnly() && t != DType::I16 && t != DType::I32 && t != DType::U16 && t != DType::U32;
 }
 
 }  // namespace
@@ -250,7 +252,7 @@ void VecBinary(const char *api, VOp op, DType t, LocalRef dst, LocalRef s0, Loca
     const int es[3] = {e, e, e};
     static const char *names[3] = {"dst", "src0", "src1"};
     Check<3>(api, l, refs, es, g, names);
-    if (TimeV(op, l, e, api)) return CountV(l, 3 * e);
+    if (TimeV(op, l, e, api, t)) return CountV(l, 3 * e);
     uint8_t *base[3] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(s0.p), static_cast<uint8_t *>(s1.p)};
     switch (t) {
         case DType::F16: Binary<half>(op, l, base, es, g.blk, g.rep); break;
@@ -271,7 +273,7 @@ void VecScalar(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, dou
     const int es[2] = {e, e};
     static const char *names[2] = {"dst", "src"};
     Check<2>(api, l, refs, es, g, names);
-    if (TimeV(op, l, e, api)) return CountV(l, 2 * e);
+    if (TimeV(op, l, e, api, t)) return CountV(l, 2 * e);
     uint8_t *base[2] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(src.p)};
     switch (t) {
         case DType::F16: Scalar<half>(op, l, base, es, g.blk, g.rep, scalar); break;
@@ -308,7 +310,7 @@ void VecUnary(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, cons
     const int es[2] = {e, e};
     static const char *names[2] = {"dst", "src"};
     Check<2>(api, l, refs, es, g, names);
-    if (TimeV(op, l, e, api)) return CountV(l, 2 * e);
+    if (TimeV(op, l, e, api, t)) return CountV(l, 2 * e);
     uint8_t *base[2] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(src.p)};
     switch (t) {
         case DType::F16: Unary<half>(op, l, base, es, g.blk, g.rep); break;
@@ -325,7 +327,7 @@ void VecDup(const char *api, DType t, LocalRef dst, double scalar, const VGeom &
     if (e != 2 && e != 4) Fail(api, "element type %s is not supported (b16/b32 only)", DTypeName(t));
     const Lanes l = ResolveLanes(e, g.repeat);
     CheckOperand(api, "dst", dst, OperandSpan(l, e, g.blk[0], g.rep[0]));
-    if (TimeV(VOp::Copy, l, e, api)) return CountV(l, e);
+    if (TimeV(VOp::Copy, l, e, api, t)) return CountV(l, e);
     uint8_t v[4];
     switch (t) {
         case DType::F16: Elem<half>::St(v, static_cast<float>(scalar)); break;

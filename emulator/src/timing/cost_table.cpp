@@ -59,6 +59,8 @@ const Row kRows[] = {
     {"vec_compare_select", V(5), 1, "assumption: Compare/Select one cycle per repeat like simple arithmetic", true},
     {"vec_brcb", V(6), 1, "assumption: Brcb one cycle per repeat", true},
     {"vec_gather", V(7), 5, "[S5] Gather 5 elem/cycle", false},
+    {"vec_sort32", V(8), 1, "assumption: Sort32 one (score, index) element per cycle (32 cycles per repeat)", true},
+    {"vec_mrgsort", V(9), 1, "assumption: MrgSort one merged element per cycle", true},
     {"dma_head", F(dmaHead), 64, "assumption: per DMA instruction start cost (MTE2/MTE3)", true},
     {"hbm_read_bytes", F(hbmReadBytes), 32, "[S1] ddr_rate 32 B/cycle per core", false},
     {"l2_read_bytes", F(l2ReadBytes), 110, "[S1] l2_read_rate 110 B/cycle per core", false},
@@ -78,7 +80,7 @@ const Row kRows[] = {
 
 // The vector rates of [S5] are elements per cycle for some classes: those rows are converted
 // to cycles per repeat by lanes/rate when the table is used (vecElemScale != 0).
-const bool kVecIsElemRate[8] = {false, true, true, false, true, false, false, true};
+const bool kVecIsElemRate[10] = {false, true, true, false, true, false, false, true, true, true};
 
 std::mutex g_mu;
 CostTable g_table;
@@ -93,7 +95,7 @@ void Build() {
     const SocSpec &soc = CurrentSoc();
     CostTable t{};
     for (const Row &r : kRows) FieldOf(t, r) = r.value;
-    for (int i = 0; i < 8; ++i) t.vecElemScale[i] = kVecIsElemRate[i] ? 1 : 0;
+    for (int i = 0; i < 10; ++i) t.vecElemScale[i] = kVecIsElemRate[i] ? 1 : 0;
     t.clockHz = soc.clockMhz * 1e6;
     t.hbmBytesPerSec = soc.hbmBytesPerSec;
     t.l2Capacity = static_cast<double>(soc.l2Bytes);

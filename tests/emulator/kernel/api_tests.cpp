@@ -252,6 +252,67 @@ static void brcb_copy() {
     });
 }
 
+// Sort (A2 layout) and Extract: full sort of 64 float scores with ties (input order kept), the
+// per-group form, a half sort, and int32 key arithmetic that still computes in timing-only mode.
+static void sort_extract() {
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<float> all = buf.Get<float>();
+        LocalTensor<float> score = all, sorted = all[64], tmp = all[192], val = all[320];
+        LocalTensor<uint32_t> idx = all[384].ReinterpretCast<uint32_t>(), out = all[448].ReinterpretCast<uint32_t>();
+        for (int i = 0; i < 64; ++i) {
+            score.SetValue(i, float((i * 37) % 64 / 2));  // every score twice
+            idx.SetValue(i, uint32_t(1000 + i));
+        }
+        Sort<float, true>(sorted, score, idx, tmp, 2);
+        Extract(val, out, sorted, 2);
+        bool ok = true;
+        for (int i = 0; i < 64; ++i) {
+            ok = ok && val.GetValue(i) == float(31 - i / 2);
+            if (i % 2 == 1) ok = ok && out.GetValue(i) > out.GetValue(i - 1);  // ties keep input order
+            const uint32_t src = out.GetValue(i) - 1000;
+            ok = ok && score.GetValue(src) == val.GetValue(i);
+        }
+        EXPECT(ok, "full Sort: %f %u %f %u", val.GetValue(0), out.GetValue(0), val.GetValue(63), out.GetValue(63));
+        EXPECT(sorted.ReinterpretCast<uint32_t>().GetValue(1) == out.GetValue(0), "index in the high 4 bytes");
+        Sort<float, false>(sorted, score, idx, tmp, 2);
+        Extract(val, out, sorted, 2);
+        bool group = true;
+        for (int i = 1; i < 64; ++i)
+            if (i % 32 != 0) group = group && val.GetValue(i) <= val.GetValue(i - 1);
+        for (int i = 0; i < 64; ++i) group = group && (out.GetValue(i) - 1000) / 32 == uint32_t(i / 32);
+        EXPECT(group, "per-group Sort");
+        LocalTensor<half> hs = all[512].ReinterpretCast<half>(), hsorted = all[576].ReinterpretCast<half>(),
+                          hval = all[704].ReinterpretCast<half>();
+        for (int i = 0; i < 32; ++i) hs.SetValue(i, half(float(i % 5)));
+        LocalTensor<half> htmp = tmp.ReinterpretCast<half>();
+        Sort<half, true>(hsorted, hs, idx, htmp, 1);
+        Extract(hval, out, hsorted, 1);
+        EXPECT(float(hval.GetValue(0)) == 4.0f && float(hval.GetValue(31)) == 0.0f && out.GetValue(0) == 1004u &&
+               out.GetValue(31) == 1030u, "half Sort %f %u", float(hval.GetValue(0)), out.GetValue(0));
+    });
+    setenv("ASCEND_EMU_TIMING_ONLY", "1", 1);
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<int32_t> k = buf.Get<int32_t>();
+        for (int i = 0; i < 64; ++i) k.SetValue(i, i);
+        Muls(k, k, int32_t(-1), 64);
+        Adds(k, k, int32_t(100), 64);
+        Duplicate(k[32], int32_t(-5), 32);
+        EXPECT(k.GetValue(3) == 97 && k.GetValue(40) == -5, "integer ops compute in timing-only mode: %d %d",
+               k.GetValue(3), k.GetValue(40));
+    });
+    unsetenv("ASCEND_EMU_TIMING_ONLY");
+}
+
+static void misuse_sort_nan() {
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<float> all = buf.Get<float>();
+        LocalTensor<uint32_t> idx = all[32].ReinterpretCast<uint32_t>();
+        for (int i = 0; i < 32; ++i) all.SetValue(i, i == 7 ? __builtin_nanf("") : 1.0f);
+        LocalTensor<float> tmp = all[128];
+        Sort<float, true>(all[64], all, idx, tmp, 1);
+    });
+}
+
 static void data_copy_pad() {
     auto *gm = static_cast<float *>(GmAlloc(64 * sizeof(float)));
     for (int i = 0; i < 64; ++i) gm[i] = float(i);
@@ -657,7 +718,7 @@ int main(int argc, char **argv) {
     const std::map<std::string, void (*)()> cases = {
         {"vec_level0_mask_stride", vec_level0_mask_stride}, {"vec_accumulate_repstride0", vec_accumulate_repstride0},
         {"vec_counter_mode", vec_counter_mode}, {"vec_all_ops", vec_all_ops}, {"half_rounding", half_rounding}, {"cast_round_modes", cast_round_modes},
-        {"compare_select", compare_select}, {"reductions", reductions}, {"brcb_copy", brcb_copy},
+        {"compare_select", compare_select}, {"reductions", reductions}, {"brcb_copy", brcb_copy}, {"sort_extract", sort_extract}, {"misuse_sort_nan", misuse_sort_nan},
         {"data_copy_pad", data_copy_pad}, {"cube_fractal_layouts", cube_fractal_layouts}, {"cube_transpose_b32", cube_transpose_b32}, {"misuse_transpose_b8", misuse_transpose_b8},
         {"cross_core_pingpong", cross_core_pingpong}, {"sync_all", sync_all}, {"identity", identity}, {"bitwise_axpy", bitwise_axpy}, {"cube_int8_gemv_atomic", cube_int8_gemv_atomic},
         {"list_tensor_desc", list_tensor_desc},
