@@ -147,12 +147,28 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     const uint64_t cells = uint64_t(out.rowsPerVec) * c;
     // UB: S, dP (fp32) and P, dS of its heads; the row-term / cast-out passes; the row
     // statistics; the gather staging (half a chunk of K + rope and V rows); the index row.
-    // The K staging also carries two 8-row passes of the fp32 dQ partial add.
+    // The K staging also carries two 8-row passes of the fp32 dQ partial add and, with the
+    // selection sort, the sorted list and Sort's tmp (8 bytes per entry each); the V staging
+    // the sort keys. The sort needs INT32 indices, at most 255 Sort repeats and KV indices
+    // below the kernel's clamp (SORT_INDEX_CAP).
     const uint64_t gatherRows = (c + 1) / 2;
-    const uint64_t kStage = gatherRows * out.qkDim * t, dqStage = 2 * 8 * uint64_t(out.qkDim) * 4;
-    const uint64_t ub = cells * (4 + 4 + 2 + 2) + ROW_CHUNK * out.qkDim * (4 + 4 + 2 + 2) + statRows * (12 + 96) +
-                        (kStage > dqStage ? kStage : dqStage) + gatherRows * prob.headDim * t +
-                        uint64_t(prob.topK) * (prob.index64 ? 8 : 4);
+    out.sortPad = static_cast<uint32_t>(Up(prob.topK == 0 ? 1 : prob.topK, 32));
+    const auto ubBytes = [&](bool sort) {
+        uint64_t kStage = gatherRows * out.qkDim * t;
+        const uint64_t dqStage = 2 * 8 * uint64_t(out.qkDim) * 4;
+        kStage = kStage > dqStage ? kStage : dqStage;
+        uint64_t vStage = gatherRows * prob.headDim * t;
+        if (sort) {
+            kStage = kStage > 16ull * out.sortPad ? kStage : 16ull * out.sortPad;
+            vStage = vStage > 4ull * out.sortPad ? vStage : 4ull * out.sortPad;
+        }
+        const uint64_t idx = prob.index64 ? 8ull * prob.topK : 4ull * out.sortPad;
+        return cells * (4 + 4 + 2 + 2) + ROW_CHUNK * out.qkDim * (4 + 4 + 2 + 2) + statRows * (12 + 96) + kStage +
+               vStage + idx;
+    };
+    const bool sortable = !prob.index64 && out.sortPad / 32 <= 255 && prob.t2 < 0x7E000000ull;
+    out.sortSelection = sortable && ubBytes(true) + 8192 <= budget.ub ? 1 : 0;
+    const uint64_t ub = ubBytes(out.sortSelection != 0);
     if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || tiles == 0 || l0c > budget.l0c ||
         ub + 8192 > budget.ub) {
         why = "the heads (" + std::to_string(prob.heads) + ") and head dims (" + std::to_string(out.qkDim) +
@@ -177,12 +193,13 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     out.wsDk = Up(prob.t1 * prob.heads * out.qkDim * 4, ALIGN);
     out.wsDv = out.wsDk + Up(prob.t2 * out.qkDim * 4, ALIGN);
     out.wsSlots = out.wsDv + Up(prob.t2 * prob.headDim * 4, ALIGN);
+    out.wsSorted = out.wsSlots + Up(uint64_t(out.usedCores) * out.wsSlotBytesPerCore, ALIGN);
     return true;
 }
 
 uint64_t SparseBackwardWorkspaceBytes(const AttentionCore::SparseBackwardParams &p)
 {
-    return p.wsSlots + uint64_t(p.usedCores) * p.wsSlotBytesPerCore;
+    return p.wsSorted + (p.sortSelection != 0 ? p.t1 * p.topK * 4 : 0);
 }
 
 }  // namespace fa_host

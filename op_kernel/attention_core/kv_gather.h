@@ -85,6 +85,9 @@ public:
         }
     }
 
+    // Entries of the token's row the walk may read (min(K, ceil(threshold / blockSize))).
+    __aicore__ inline uint32_t Entries() const { return count_; }
+
     // Next chunk of at most blockKv rows: fills runs[0, runCount) and returns the row count
     // (0 when the token's selection is exhausted).
     __aicore__ inline uint32_t NextChunk(GatherRun *runs, uint32_t &runCount)

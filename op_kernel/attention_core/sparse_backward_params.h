@@ -55,6 +55,13 @@ struct SparseBackwardParams {
     uint32_t l0Copies;
     uint32_t l0aElems;
     uint32_t l0bElems;
+    // sortSelection: before the first SyncAll the vector cores sort each token's valid entries
+    // (those before the first negative one, at most min(K, reach)) ascending into wsSorted
+    // [t1, topK] INT32 (a -1 after them), and both sides walk that list: consecutive KV rows
+    // then form runs (one gather DMA and one scatter Fixpipe per run, not per row). INT32
+    // indices only (sortPad = topK rounded up to the Sort's 32-element repeat).
+    uint32_t sortSelection;
+    uint32_t sortPad;
     // Core c owns query tokens [coreTokenStart[c], coreTokenStart[c + 1]).
     uint64_t coreTokenStart[MAX_CORES + 1];
 
@@ -71,6 +78,7 @@ struct SparseBackwardParams {
     uint64_t wsGather;       // offset of the gathered-KV slots inside a core's slot area
     uint64_t wsGatherBytes;  // one gathered-KV slot (K then V)
     uint64_t wsDqPart;       // two dQ partial slots (fp32 heads x qkDim, chunk parity), same area
+    uint64_t wsSorted;       // the sorted selection lists (sortSelection), after the slots
 };
 
 }  // namespace AttentionCore

@@ -1,5 +1,6 @@
 // Vector side (AIV) of the sparse backward core, in three passes separated by SyncAll:
-//   1. zero the fp32 dQ/dK/dV accumulators;
+//   1. zero the fp32 dQ/dK/dV accumulators; with sortSelection, sort each token's selection
+//      (SortSelections) so the walks of pass 2 meet consecutive KV rows as runs;
 //   2. per query token of the core: D = rowsum(dO o O) and 1 / softmax_sum of its heads; per
 //      chunk of gathered keys (sparse_backward_cube.h), on its half of the heads:
 //      P = exp(scale.S - max) / sum, dS = P o (dP - D), both 0 in the columns past the chunk,
@@ -18,6 +19,7 @@ namespace AttentionCore {
 
 constexpr uint32_t SPARSE_ROW_CHUNK = 4;  // heads per pass of the D = rowsum(dO o O) loop
 constexpr float SPARSE_MASKED = -1e30f;
+constexpr int32_t SORT_INDEX_CAP = 0x7E000000;  // sortSelection needs t2 below it (tiling)
 constexpr uint32_t SPARSE_DQ_ROWS = 8;    // dQ rows per pass of the dQ partial add (two in the K staging)   // finite "minus infinity": exp gives 0, never NaN
 
 template <typename T>
@@ -29,7 +31,10 @@ public:
                                 GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR dqRope, GM_ADDR dkRope, GM_ADDR workspace)
     {
         p_ = p;
-        gather_.Init(p, indices, seqQ, seqKv);
+        // With sortSelection both sides walk the sorted lists; the original ones are read once.
+        gather_.Init(p, p->sortSelection != 0 ? workspace + p->wsSorted : indices, seqQ, seqKv);
+        raw_.Init(p, indices, seqQ, seqKv);
+        sorted_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(workspace + p->wsSorted));
         k_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(key));
         v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(value));
         if (p->ropeDim != 0) {
@@ -76,12 +81,18 @@ public:
         const uint32_t statRows = AlignUp(p->rowsPerVec, 8);
         pipe->InitBuffer(rawBuf_, statRows * 4 * 3);
         gatherRows_ = (p->blockKv + 1) / 2;
-        const uint32_t kStage = gatherRows_ * p->qkDim * sizeof(T);
+        // The staging buffers also hold the selection sort of pass 1: the sorted (score, index)
+        // list and Sort's tmp in the K staging, the keys in the V staging.
+        const uint32_t sortList = p->sortSelection != 0 ? p->sortPad * 16 : 0;
+        uint32_t kStage = gatherRows_ * p->qkDim * sizeof(T);
         const uint32_t dqStage = 2 * SPARSE_DQ_ROWS * p->qkDim * sizeof(float);
-        pipe->InitBuffer(kStageBuf_, kStage > dqStage ? kStage : dqStage);
-        pipe->InitBuffer(vStageBuf_, gatherRows_ * p->headDim * sizeof(T));
-        pipe->InitBuffer(idxBuf_, p->topK * (p->index64 != 0 ? 8 : 4));
+        kStage = kStage > dqStage ? kStage : dqStage;
+        pipe->InitBuffer(kStageBuf_, kStage > sortList ? kStage : sortList);
+        const uint32_t vStage = gatherRows_ * p->headDim * sizeof(T);
+        pipe->InitBuffer(vStageBuf_, vStage > p->sortPad * 4 ? vStage : p->sortPad * 4);
+        pipe->InitBuffer(idxBuf_, p->index64 != 0 ? p->topK * 8 : p->sortPad * 4);
         gather_.UseLocalIndices(idxBuf_.Get<int32_t>());
+        raw_.UseLocalIndices(idxBuf_.Get<int32_t>());
         pipe->InitBuffer(statBuf_, statRows * 32 * 3);
         s_ = sBuf_.Get<float>();
         dp_ = dpBuf_.Get<float>();
@@ -100,7 +111,11 @@ public:
         Zero(accDq_, p_->t1 * p_->heads * p_->qkDim);
         Zero(accDk_, p_->t2 * p_->qkDim);
         Zero(accDv_, p_->t2 * p_->headDim);
+        if (p_->sortSelection != 0) {
+            SortSelections();
+        }
         PipeSync<AscendC::HardEvent::MTE3_V>();
+        PipeSync<AscendC::HardEvent::MTE3_MTE2>();
         AscendC::SyncAll<false>();
         // Tokens are a continuous stream: the next token's first two chunks are gathered and its
         // row statistics computed while the cube still finishes the last chunk of this one.
@@ -257,6 +272,73 @@ private:
         const uint64_t parts = static_cast<uint64_t>(p_->usedCores) * 2;
         lo = total * vecId_ / parts;
         hi = total * (vecId_ + 1) / parts;
+    }
+
+    // Pass 1, sortSelection: this core's share of the tokens. A token's entries before the
+    // first negative one (at most Entries(), the ones the walk may read) are sorted ascending
+    // by value: key = 0x7F000000 - index read as a float (a positive normal number, larger for
+    // smaller indices: Sort orders descending), entries from the first negative one on get
+    // the key -1.0f and sort last. The indices ride along as Sort's uint32 index and come back
+    // in order from Extract; a -1 after them ends the walk there as before. Any order of the
+    // entries selects the same rows, so the result does not depend on this order.
+    __aicore__ inline void SortSelections()
+    {
+        constexpr int32_t keyBias = 0x7F000000;
+        constexpr int32_t keyLast = static_cast<int32_t>(0xBF800000u);  // -1.0f
+        const AscendC::LocalTensor<int32_t> idx = idxBuf_.Get<int32_t>();
+        const AscendC::LocalTensor<int32_t> key = vStageBuf_.Get<int32_t>();
+        const AscendC::LocalTensor<float> keyF = key.ReinterpretCast<float>();
+        AscendC::LocalTensor<float> sorted = kStageBuf_.Get<float>();
+        AscendC::LocalTensor<float> tmp = sorted[p_->sortPad * 2];
+        const AscendC::LocalTensor<uint32_t> out = tmp.ReinterpretCast<uint32_t>();
+        uint64_t lo, hi;
+        Share(p_->t1, lo, hi);
+        for (uint64_t t = lo; t < hi; ++t) {
+            PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous token's keys were read
+            raw_.SetToken(t);                        // its first Entries() indices -> idx
+            const uint32_t count = raw_.Entries();
+            if (count == 0) {
+                continue;  // the walk reads nothing for this token
+            }
+            uint32_t valid = 0;
+            while (valid < count && idx.GetValue(valid) >= 0) {
+                ++valid;
+            }
+            const uint32_t reps = (count + 31) / 32;
+            const int32_t span = static_cast<int32_t>(reps * 32);
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous token's list left `out`
+            // Indices past any KV length are skipped by the walk whatever their value: clamping
+            // them keeps every key of a non-negative index a positive normal float.
+            AscendC::Mins(idx, idx, SORT_INDEX_CAP, span);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Muls(key, idx, static_cast<int32_t>(-1), span);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Adds(key, key, keyBias, span);
+            PipeSync<AscendC::HardEvent::V_S>();
+            const uint32_t aligned = AlignUp(valid, 8);  // Duplicate starts on a 32-byte block
+            for (uint32_t e = valid; e < aligned && e < static_cast<uint32_t>(span); ++e) {
+                key.SetValue(e, keyLast);
+            }
+            PipeSync<AscendC::HardEvent::S_V>();
+            if (aligned < static_cast<uint32_t>(span)) {
+                AscendC::Duplicate(key[aligned], keyLast, span - static_cast<int32_t>(aligned));
+            }
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Sort<float, true>(sorted, keyF, idx.ReinterpretCast<uint32_t>(), tmp,
+                                       static_cast<int32_t>(reps));
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Extract(keyF, out, sorted, static_cast<int32_t>(reps));
+            PipeSync<AscendC::HardEvent::V_S>();
+            uint32_t len = valid;
+            if (valid < count) {
+                out.SetValue(valid, static_cast<uint32_t>(-1));  // the walk stops here
+                ++len;
+            }
+            PipeSync<AscendC::HardEvent::S_MTE3>();
+            AscendC::DataCopyPad(sorted_[t * p_->topK], out.ReinterpretCast<int32_t>(),
+                                 AscendC::DataCopyExtParams(1, len * 4, 0, 0, 0));
+        }
     }
 
     __aicore__ inline void Zero(const AscendC::GlobalTensor<float> &acc, uint64_t len)
@@ -448,6 +530,8 @@ private:
 
     const SparseBackwardParams *p_ = nullptr;
     KvGather gather_;
+    KvGather raw_;  // the original selection, read by SortSelections
+    AscendC::GlobalTensor<int32_t> sorted_;
     GatherRun runs_[GATHER_MAX_RUNS];
     uint32_t vecId_ = 0, core_ = 0, sub_ = 0, rowOff_ = 0, mine_ = 0, gatherRows_ = 0;
     AscendC::GlobalTensor<T> k_, v_, kr_, dy_, o_, dq_, dk_, dv_, dqr_, dkr_, wsP_, wsDs_, wsGather_;
