@@ -277,10 +277,10 @@ private:
     // Pass 1, sortSelection: this core's share of the tokens. A token's entries before the
     // first negative one (at most Entries(), the ones the walk may read) are sorted ascending
     // by value: key = 0x7F000000 - index read as a float (a positive normal number, larger for
-    // smaller indices: Sort orders descending), entries from the first negative one on get
-    // the key -1.0f and sort last. The indices ride along as Sort's uint32 index and come back
-    // in order from Extract; a -1 after them ends the walk there as before. Any order of the
-    // entries selects the same rows, so the result does not depend on this order.
+    // smaller indices: Sort orders descending); the entries from the first negative one on
+    // become -1 with the key -1.0f and sort last. The indices ride along as Sort's uint32
+    // index and come back in order from Extract; the first -1 ends the walk there as before.
+    // Any order of the entries selects the same rows, so the result does not depend on it.
     __aicore__ inline void SortSelections()
     {
         constexpr int32_t keyBias = 0x7F000000;
@@ -319,25 +319,22 @@ private:
             const uint32_t aligned = AlignUp(valid, 8);  // Duplicate starts on a 32-byte block
             for (uint32_t e = valid; e < aligned && e < static_cast<uint32_t>(span); ++e) {
                 key.SetValue(e, keyLast);
+                idx.SetValue(e, -1);
             }
             PipeSync<AscendC::HardEvent::S_V>();
             if (aligned < static_cast<uint32_t>(span)) {
                 AscendC::Duplicate(key[aligned], keyLast, span - static_cast<int32_t>(aligned));
+                AscendC::Duplicate(idx[aligned], static_cast<int32_t>(-1), span - static_cast<int32_t>(aligned));
             }
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::Sort<float, true>(sorted, keyF, idx.ReinterpretCast<uint32_t>(), tmp,
                                        static_cast<int32_t>(reps));
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::Extract(keyF, out, sorted, static_cast<int32_t>(reps));
-            PipeSync<AscendC::HardEvent::V_S>();
-            uint32_t len = valid;
-            if (valid < count) {
-                out.SetValue(valid, static_cast<uint32_t>(-1));  // the walk stops here
-                ++len;
-            }
-            PipeSync<AscendC::HardEvent::S_MTE3>();
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+            // All the entries the walk may read: the sorted valid ones, then -1 (it stops there).
             AscendC::DataCopyPad(sorted_[t * p_->topK], out.ReinterpretCast<int32_t>(),
-                                 AscendC::DataCopyExtParams(1, len * 4, 0, 0, 0));
+                                 AscendC::DataCopyExtParams(1, count * 4, 0, 0, 0));
         }
     }
 

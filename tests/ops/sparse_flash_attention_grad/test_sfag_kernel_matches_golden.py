@@ -55,7 +55,8 @@ def test_many_chunks_duplicates_and_filler():
 
 def test_out_of_range_indices_are_skipped():
     kw = make_kwargs(batch=1, s1=2, s2=30, heads=2, block=8, picks=3, seed=5)
-    kw["sparse_indices"][0, 0, 0, 3:6] = [100, 3, 2]   # block 100 is past S2; 3 is clipped
+    # block 0x7F000001 is past S2 (and would be a NaN sort key unclamped); 3 is clipped
+    kw["sparse_indices"][0, 0, 0, 3:6] = [0x7F000001, 3, 2]
     kw["sparse_indices"][0, 1, 0, 1] = -7               # any negative ends the list
     run_and_judge(refresh_forward(kw))
 
