@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs the development environment's real-header kernel check (../shared/tools/realheaders) on
-# this repository with two more bisheng builtins in its stub list: load_cbuf_to_ca_transpose
+# this repository with four more bisheng builtins in its stub list: load_cbuf_to_ca_transpose
 # and load_cbuf_to_cb_transpose, which asc-devkit's LoadDataWithTranspose (the FLOAT32 cube
-# path, op_kernel/attention_core/cube_tiles.h) calls inside <asc-devkit>/impl. The check's own
-# list lacks them, so without this its FA-score and FAG kernels fail on "undeclared identifier"
+# path, op_kernel/attention_core/cube_tiles.h) calls inside <asc-devkit>/impl, and vbitsort and
+# vmrgsort4, which its Sort (Sort32 + MrgSort; the sparse grad's selection sort,
+# op_kernel/attention_core/sparse_backward_vector.h) calls there. The check's own list lacks
+# them, so without this the FA-score, FAG and SFAG kernels fail on "undeclared identifier"
 # errors located in asc-devkit, not in project code (see the check's README: new intrinsic
 # names go into stubs/bisheng_intrinsics.inc).
 #   usage: scripts/tools/realheaders_check.sh [path/to/shared/tools/realheaders]
@@ -15,7 +17,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 cp -r "$src" "$tmp/realheaders"
 inc="$tmp/realheaders/stubs/bisheng_intrinsics.inc"
-for name in load_cbuf_to_ca_transpose load_cbuf_to_cb_transpose; do
+for name in load_cbuf_to_ca_transpose load_cbuf_to_cb_transpose vbitsort vmrgsort4; do
     grep -q "REALHEADERS_VOID($name)" "$inc" || echo "REALHEADERS_VOID($name)" >> "$inc"
 done
 bash "$tmp/realheaders/check.sh" "$repo"
