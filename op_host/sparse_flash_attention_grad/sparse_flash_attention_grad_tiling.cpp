@@ -149,8 +149,8 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     // statistics; the gather staging (half a chunk of K + rope and V rows); the index row.
     // The K staging also carries two 8-row passes of the fp32 dQ partial add and, with the
     // selection sort, the sorted list and Sort's tmp (8 bytes per entry each); the V staging
-    // the sort keys. The sort needs INT32 indices, at most 255 Sort repeats and KV indices
-    // below the kernel's clamp (SORT_INDEX_CAP).
+    // the sort keys. The sort needs at most 255 Sort repeats and KV indices below the
+    // kernel's clamp (SORT_INDEX_CAP); INT64 rows are narrowed to INT32 in place first.
     const uint64_t gatherRows = (c + 1) / 2;
     out.sortPad = static_cast<uint32_t>(Up(prob.topK == 0 ? 1 : prob.topK, 32));
     const auto ubBytes = [&](bool sort) {
@@ -162,11 +162,12 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
             kStage = kStage > 16ull * out.sortPad ? kStage : 16ull * out.sortPad;
             vStage = vStage > 4ull * out.sortPad ? vStage : 4ull * out.sortPad;
         }
-        const uint64_t idx = prob.index64 ? 8ull * prob.topK : 4ull * out.sortPad;
+        const uint64_t idx64 = prob.index64 ? 8ull * prob.topK : 0;
+        const uint64_t idx = idx64 > 4ull * out.sortPad ? idx64 : 4ull * out.sortPad;
         return cells * (4 + 4 + 2 + 2) + ROW_CHUNK * out.qkDim * (4 + 4 + 2 + 2) + statRows * (12 + 96) + kStage +
                vStage + idx;
     };
-    const bool sortable = !prob.index64 && out.sortPad / 32 <= 255 && prob.t2 < 0x7E000000ull;
+    const bool sortable = out.sortPad / 32 <= 255 && prob.t2 < 0x7E000000ull;
     out.sortSelection = sortable && ubBytes(true) + 8192 <= budget.ub ? 1 : 0;
     const uint64_t ub = ubBytes(out.sortSelection != 0);
     if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || tiles == 0 || l0c > budget.l0c ||

@@ -30,9 +30,12 @@ struct GatherRun {
 
 class KvGather {
 public:
-    __aicore__ inline void Init(const SparseBackwardParams *p, GM_ADDR indices, GM_ADDR seqQ, GM_ADDR seqKv)
+    // `indices`: sparse_indices (index64 = p->index64) or the sorted INT32 lists (index64 0).
+    __aicore__ inline void Init(const SparseBackwardParams *p, GM_ADDR indices, bool index64, GM_ADDR seqQ,
+                                GM_ADDR seqKv)
     {
         p_ = p;
+        index64_ = index64;
         idx32_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(indices));
         idx64_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(indices));
         idxPairs_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(indices));
@@ -72,9 +75,9 @@ public:
         entry_ = 0;
         offset_ = 0;
         if (local_ && count_ != 0) {
-            const uint32_t bytes = count_ * (p_->index64 != 0 ? 8u : 4u);
+            const uint32_t bytes = count_ * (index64_ ? 8u : 4u);
             PipeSync<AscendC::HardEvent::S_MTE2>();  // the previous token's row was read
-            if (p_->index64 != 0) {
+            if (index64_) {
                 AscendC::DataCopyPad(loc64_, idx64_[t * p_->topK], AscendC::DataCopyExtParams(1, bytes, 0, 0, 0),
                                      AscendC::DataCopyPadExtParams<int64_t>(false, 0, 0, 0));
             } else {
@@ -134,9 +137,9 @@ private:
     {
         if (local_) {
             const uint32_t e = static_cast<uint32_t>(i - token_ * p_->topK);
-            return p_->index64 != 0 ? loc64_.GetValue(e) : static_cast<int64_t>(loc32_.GetValue(e));
+            return index64_ ? loc64_.GetValue(e) : static_cast<int64_t>(loc32_.GetValue(e));
         }
-        if (p_->index64 != 0) {
+        if (index64_) {
             return idx64_.GetValue(i);
         }
         // INT32 indices from GM: one 8-byte scalar load brings an aligned pair of entries (the
@@ -209,6 +212,7 @@ private:
     AscendC::LocalTensor<int32_t> loc32_;
     AscendC::LocalTensor<int64_t> loc64_;
     bool local_ = false;
+    bool index64_ = false;
     uint64_t token_ = 0, kvBase_ = 0, batchQStart_ = 0;
     uint32_t batch_ = 0, count_ = 0, entry_ = 0;
     int64_t threshold_ = 0, reach_ = 0, offset_ = 0;

@@ -49,7 +49,8 @@ public:
                                 GM_ADDR dy, GM_ADDR seqQ, GM_ADDR seqKv, GM_ADDR queryRope, GM_ADDR workspace)
     {
         p_ = p;
-        gather_.Init(p, p->sortSelection != 0 ? workspace + p->wsSorted : indices, seqQ, seqKv);
+        const bool sorted = p->sortSelection != 0;
+        gather_.Init(p, sorted ? workspace + p->wsSorted : indices, !sorted && p->index64 != 0, seqQ, seqKv);
         q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(query));
         dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dy));
         if (p->ropeDim != 0) {

@@ -57,9 +57,9 @@ struct SparseBackwardParams {
     uint32_t l0bElems;
     // sortSelection: before the first SyncAll the vector cores sort each token's valid entries
     // (those before the first negative one, at most min(K, reach)) ascending into wsSorted
-    // [t1, topK] INT32 (a -1 after them), and both sides walk that list: consecutive KV rows
-    // then form runs (one gather DMA and one scatter Fixpipe per run, not per row). INT32
-    // indices only (sortPad = topK rounded up to the Sort's 32-element repeat).
+    // [t1, topK] INT32 (then -1s), and both sides walk that list: consecutive KV rows then form
+    // runs (one gather DMA and one scatter Fixpipe per run, not per row). INT64 rows are
+    // narrowed to INT32 first (sortPad = topK rounded up to the Sort's 32-element repeat).
     uint32_t sortSelection;
     uint32_t sortPad;
     // Core c owns query tokens [coreTokenStart[c], coreTokenStart[c + 1]).

@@ -32,8 +32,9 @@ public:
     {
         p_ = p;
         // With sortSelection both sides walk the sorted lists; the original ones are read once.
-        gather_.Init(p, p->sortSelection != 0 ? workspace + p->wsSorted : indices, seqQ, seqKv);
-        raw_.Init(p, indices, seqQ, seqKv);
+        const bool sorted = p->sortSelection != 0;
+        gather_.Init(p, sorted ? workspace + p->wsSorted : indices, !sorted && p->index64 != 0, seqQ, seqKv);
+        raw_.Init(p, indices, p->index64 != 0, seqQ, seqKv);
         sorted_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(workspace + p->wsSorted));
         k_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(key));
         v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(value));
@@ -90,7 +91,8 @@ public:
         pipe->InitBuffer(kStageBuf_, kStage > sortList ? kStage : sortList);
         const uint32_t vStage = gatherRows_ * p->headDim * sizeof(T);
         pipe->InitBuffer(vStageBuf_, vStage > p->sortPad * 4 ? vStage : p->sortPad * 4);
-        pipe->InitBuffer(idxBuf_, p->index64 != 0 ? p->topK * 8 : p->sortPad * 4);
+        const uint32_t idx64Bytes = p->index64 != 0 ? p->topK * 8 : 0;  // INT64 rows are narrowed in place
+        pipe->InitBuffer(idxBuf_, idx64Bytes > p->sortPad * 4 ? idx64Bytes : p->sortPad * 4);
         gather_.UseLocalIndices(idxBuf_.Get<int32_t>());
         raw_.UseLocalIndices(idxBuf_.Get<int32_t>());
         pipe->InitBuffer(statBuf_, statRows * 32 * 3);
@@ -300,10 +302,8 @@ private:
             if (count == 0) {
                 continue;  // the walk reads nothing for this token
             }
-            uint32_t valid = 0;
-            while (valid < count && idx.GetValue(valid) >= 0) {
-                ++valid;
-            }
+            const uint32_t valid = ValidEntries(idx, count);
+            PipeSync<AscendC::HardEvent::S_V>();  // (INT64) the narrowed row
             const uint32_t reps = (count + 31) / 32;
             const int32_t span = static_cast<int32_t>(reps * 32);
             PipeSync<AscendC::HardEvent::MTE2_V>();
@@ -336,6 +336,30 @@ private:
             AscendC::DataCopyPad(sorted_[t * p_->topK], out.ReinterpretCast<int32_t>(),
                                  AscendC::DataCopyExtParams(1, count * 4, 0, 0, 0));
         }
+    }
+
+    // Entries before the first negative one among the first `count` of the row in `idx`. An
+    // INT64 row is narrowed to INT32 in place on the way (entry e's 4 bytes land at 4e, below
+    // every entry not yet read), indices above SORT_INDEX_CAP as SORT_INDEX_CAP: past any KV
+    // length like the originals, so the walk skips them alike.
+    __aicore__ inline uint32_t ValidEntries(const AscendC::LocalTensor<int32_t> &idx, uint32_t count)
+    {
+        uint32_t valid = 0;
+        if (p_->index64 == 0) {
+            while (valid < count && idx.GetValue(valid) >= 0) {
+                ++valid;
+            }
+            return valid;
+        }
+        const AscendC::LocalTensor<int64_t> wide = idx.ReinterpretCast<int64_t>();
+        for (; valid < count; ++valid) {
+            const int64_t v = wide.GetValue(valid);
+            if (v < 0) {
+                break;
+            }
+            idx.SetValue(valid, v > SORT_INDEX_CAP ? SORT_INDEX_CAP : static_cast<int32_t>(v));
+        }
+        return valid;
     }
 
     __aicore__ inline void Zero(const AscendC::GlobalTensor<float> &acc, uint64_t len)

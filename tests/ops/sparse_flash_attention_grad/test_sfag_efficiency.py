@@ -3,6 +3,7 @@ with G >= 16 heads the cube issues exactly the useful MACs (no padded rows, no c
 past the selection), K/V rows are gathered once per token (cube GM reads close to the
 gathered K + V bytes), and the token split keeps the cores evenly loaded."""
 import numpy as np
+import pytest
 
 import fakit
 from fakit.backends import cpu
@@ -55,12 +56,13 @@ def test_causal_rows_are_split_by_cost():
     assert macs.max() / macs.mean() < 1.25
 
 
-def test_shuffled_selection_is_walked_sorted():
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_shuffled_selection_is_walked_sorted(index_dtype):
     # Each token selects rows 0..127 in a random order (single-row picks): the kernel sorts the
     # selection first, so each 64-row chunk is one run of consecutive rows, gathered with a few
     # DMAs per vector core and scattered with one Fixpipe per key tile and tensor, not per row.
     tokens, picks = 2, 128
-    kw = make_kwargs(batch=1, s1=tokens, s2=256, heads=16, picks=picks, seed=3)
+    kw = make_kwargs(batch=1, s1=tokens, s2=256, heads=16, picks=picks, seed=3, index_dtype=index_dtype)
     rng = np.random.default_rng(11)
     idx = np.full_like(kw["sparse_indices"], -1)
     for t in range(tokens):

@@ -65,6 +65,15 @@ def test_int64_indices_match_golden():
     run_and_judge(make_kwargs(s1=3, s2=50, heads=2, picks=30, index_dtype=np.int64))
 
 
+def test_int64_indices_past_int32_are_skipped():
+    # The sort narrows INT64 rows to INT32: 2**33 + 2 must stay past the KV length (skipped),
+    # not become row 2; a negative entry still ends the list.
+    kw = make_kwargs(s1=2, s2=40, heads=2, picks=6, index_dtype=np.int64, seed=9)
+    kw["sparse_indices"][0, 0, 0, 2] = 2**33 + 2
+    kw["sparse_indices"][0, 1, 0, 3] = -(2**40)
+    run_and_judge(refresh_forward(kw))
+
+
 @pytest.mark.parametrize("mode", [0, 3])
 def test_tnd_with_empty_batch_matches_golden(mode):
     run_and_judge(make_kwargs(layout="TND", q_lens=(3, 0, 4), kv_lens=(50, 20, 90), heads=4, picks=40,
