@@ -18,9 +18,9 @@
 namespace AttentionCore {
 
 constexpr uint32_t SPARSE_ROW_CHUNK = 4;  // heads per pass of the D = rowsum(dO o O) loop
-constexpr float SPARSE_MASKED = -1e30f;
+constexpr float SPARSE_MASKED = -1e30f;    // finite "minus infinity": exp gives 0, never NaN
 constexpr int32_t SORT_INDEX_CAP = 0x7E000000;  // sortSelection needs t2 below it (tiling)
-constexpr uint32_t SPARSE_DQ_ROWS = 8;    // dQ rows per pass of the dQ partial add (two in the K staging)   // finite "minus infinity": exp gives 0, never NaN
+constexpr uint32_t SPARSE_DQ_ROWS = 8;    // dQ rows per pass of the dQ partial add (two in the K staging)
 
 template <typename T>
 class SparseBackwardVector {
@@ -90,7 +90,8 @@ public:
         kStage = kStage > dqStage ? kStage : dqStage;
         pipe->InitBuffer(kStageBuf_, kStage > sortList ? kStage : sortList);
         const uint32_t vStage = gatherRows_ * p->headDim * sizeof(T);
-        pipe->InitBuffer(vStageBuf_, vStage > p->sortPad * 4 ? vStage : p->sortPad * 4);
+        const uint32_t sortKeys = p->sortSelection != 0 ? p->sortPad * 4 : 0;
+        pipe->InitBuffer(vStageBuf_, vStage > sortKeys ? vStage : sortKeys);
         const uint32_t idx64Bytes = p->index64 != 0 ? p->topK * 8 : 0;  // INT64 rows are narrowed in place
         pipe->InitBuffer(idxBuf_, idx64Bytes > p->sortPad * 4 ? idx64Bytes : p->sortPad * 4);
         gather_.UseLocalIndices(idxBuf_.Get<int32_t>());
