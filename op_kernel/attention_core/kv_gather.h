@@ -30,6 +30,15 @@ struct GatherRun {
 
 class KvGather {
 public:
+    // The selection the main loop walks: the sorted INT32 lists in the workspace with
+    // sortSelection (sparse_backward_params.h), else sparse_indices as given.
+    __aicore__ inline void InitSelection(const SparseBackwardParams *p, GM_ADDR indices, GM_ADDR workspace,
+                                         GM_ADDR seqQ, GM_ADDR seqKv)
+    {
+        const bool sorted = p->sortSelection != 0;
+        Init(p, sorted ? workspace + p->wsSorted : indices, !sorted && p->index64 != 0, seqQ, seqKv);
+    }
+
     // `indices`: sparse_indices (index64 = p->index64) or the sorted INT32 lists (index64 0).
     __aicore__ inline void Init(const SparseBackwardParams *p, GM_ADDR indices, bool index64, GM_ADDR seqQ,
                                 GM_ADDR seqKv)

@@ -49,8 +49,7 @@ public:
                                 GM_ADDR dy, GM_ADDR seqQ, GM_ADDR seqKv, GM_ADDR queryRope, GM_ADDR workspace)
     {
         p_ = p;
-        const bool sorted = p->sortSelection != 0;
-        gather_.Init(p, sorted ? workspace + p->wsSorted : indices, !sorted && p->index64 != 0, seqQ, seqKv);
+        gather_.InitSelection(p, indices, workspace, seqQ, seqKv);
         q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(query));
         dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dy));
         if (p->ropeDim != 0) {

@@ -32,8 +32,7 @@ public:
     {
         p_ = p;
         // With sortSelection both sides walk the sorted lists; the original ones are read once.
-        const bool sorted = p->sortSelection != 0;
-        gather_.Init(p, sorted ? workspace + p->wsSorted : indices, !sorted && p->index64 != 0, seqQ, seqKv);
+        gather_.InitSelection(p, indices, workspace, seqQ, seqKv);
         raw_.Init(p, indices, p->index64 != 0, seqQ, seqKv);
         sorted_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(workspace + p->wsSorted));
         k_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(key));

@@ -25,12 +25,11 @@ struct Item {
     uint16_t raw;  // the half score's bits, written back unchanged
 };
 
-void CheckScoreType(const char *api, DType t) {
+// Checks the score type and repeatTime; the number of (score, index) elements they cover.
+uint64_t Elements(const char *api, DType t, int32_t repeat) {
     if (t != DType::F16 && t != DType::F32) Fail(api, "element type %s is not supported on Atlas A2 (half, float)", DTypeName(t));
-}
-
-void CheckRepeat(const char *api, int32_t repeat) {
     if (repeat < 0 || repeat > 255) Fail(api, "repeatTime %d is outside [0, 255]", repeat);
+    return static_cast<uint64_t>(repeat) * kGroup;
 }
 
 bool Overlap(const LocalRef &a, uint64_t an, const LocalRef &b, uint64_t bn) {
@@ -50,11 +49,9 @@ int MergePasses(int32_t repeat) {
 
 void VecSort(const char *api, DType t, LocalRef dst, LocalRef concat, LocalRef index, LocalRef tmp, int32_t repeat,
              bool full) {
-    CheckScoreType(api, t);
-    CheckRepeat(api, repeat);
-    if (repeat == 0 || !Present(dst)) return;
+    const uint64_t n = Elements(api, t, repeat);
+    if (n == 0 || !Present(dst)) return;
     const int e = DTypeSize(t);
-    const uint64_t n = static_cast<uint64_t>(repeat) * kGroup;
     CheckOperand(api, "concat", concat, n * e);
     CheckOperand(api, "index", index, n * 4);
     CheckOperand(api, "dst", dst, n * kPair);
@@ -115,11 +112,9 @@ void VecSort(const char *api, DType t, LocalRef dst, LocalRef concat, LocalRef i
 }
 
 void VecExtract(const char *api, DType t, LocalRef dstValue, LocalRef dstIndex, LocalRef sorted, int32_t repeat) {
-    CheckScoreType(api, t);
-    CheckRepeat(api, repeat);
-    if (repeat == 0 || !Present(dstValue)) return;
+    const uint64_t n = Elements(api, t, repeat);
+    if (n == 0 || !Present(dstValue)) return;
     const int e = DTypeSize(t);
-    const uint64_t n = static_cast<uint64_t>(repeat) * kGroup;
     CheckOperand(api, "sorted", sorted, n * kPair);
     CheckOperand(api, "dstValue", dstValue, n * e);
     CheckOperand(api, "dstIndex", dstIndex, n * 4);
