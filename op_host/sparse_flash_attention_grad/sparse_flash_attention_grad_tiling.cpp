@@ -77,6 +77,40 @@ void SplitTokens(const SparseBackwardProblem &prob, uint64_t used, uint64_t *sta
     }
 }
 
+// The dQ pass's column width (dqPassCols) and accumulator count (dqTiles). Per chunk of a
+// segment and column pass, MTE2 loads the chunk's dS (headsPad x blockKv) and a K column
+// block (blockKv x cols) into one of two L1 staging halves (over the K copies and V), MTE1
+// moves them to L0A / L0B, M accumulates. Wider passes mean fewer dS reloads; two
+// accumulators (when they fit L0C) let a pass's Fixpipe run under the next pass's Mmads, one
+// must drain first. Estimated cycles per chunk with the cost table's rates (L2 read 110 B,
+// DMA head 64, 4096 MACs, Mmad head 16, Fixpipe 86 B + 32 per write): max(MTE2, M) plus,
+// with one accumulator, the passes' Fixpipes spread over the segment.
+void ChooseDqPass(uint64_t g, uint64_t c, uint64_t width, uint64_t t, uint64_t seg, uint64_t kvL1,
+                  const SparseCoreBudget &budget, AttentionCore::SparseBackwardParams &out)
+{
+    double best = 0;
+    out.dqPassCols = 0;
+    out.dqTiles = 0;
+    const uint64_t widthPad = Up(width, 16);
+    for (uint64_t w = 16; w <= widthPad; w += 16) {
+        const uint64_t acc = g * w * 4;
+        const uint64_t accs = 2 * acc <= budget.l0c ? 2 : (acc <= budget.l0c ? 1 : 0);
+        if (accs == 0 || 2 * c * w * t > budget.l0b || 2 * (g * c + c * w) * t > kvL1) {
+            continue;
+        }
+        const uint64_t passes = (width + w - 1) / w;
+        const double mte2 = double(passes * g * c * t + c * width * t) / 110.0 + 2.0 * 64 * passes;
+        const double mmad = double(g * c * width) / 4096.0 + 16.0 * passes;
+        const double fix = accs == 1 ? passes * (32.0 + double(acc) / 86.0) / double(seg) : 0.0;
+        const double cost = (mte2 > mmad ? mte2 : mmad) + fix;
+        if (out.dqPassCols == 0 || cost < best) {
+            best = cost;
+            out.dqPassCols = static_cast<uint32_t>(w);
+            out.dqTiles = static_cast<uint32_t>(accs);
+        }
+    }
+}
+
 }  // namespace
 
 bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudget &budget,
@@ -113,30 +147,36 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     // Buffers of the cube (L1, L0) and of one vector core (UB), as the kernel allocates them.
     const uint64_t t = prob.dtypeBytes;
     const uint64_t g = out.headsPad, c = BLOCK_KV, wide = g > c ? g : c;
-    // L1: Q (+ rope), dO, P / dS (one buffer), V and K in two copies when they fit (else one).
-    const uint64_t l1One = g * out.qkDim * t + g * prob.headDim * t + g * c * t + c * out.qkDim * t +
-                           c * prob.headDim * t;
-    out.kBufs = l1One + c * out.qkDim * t <= budget.l1 ? 2 : 1;
-    const uint64_t l1 = l1One + (out.kBufs - 1) * c * out.qkDim * t;
-    out.l0aElems = static_cast<uint32_t>(wide * (D_CHUNK > wide ? D_CHUNK : wide));
-    out.l0bElems = static_cast<uint32_t>(wide * D_CHUNK);
-    out.l0Copies = 2 * uint64_t(out.l0aElems) * t <= budget.l0a && 2 * uint64_t(out.l0bElems) * t <= budget.l0b ? 2 : 1;
-    const uint64_t l0a = out.l0Copies * uint64_t(out.l0aElems) * t;
-    const uint64_t l0b = out.l0Copies * uint64_t(out.l0bElems) * t;
+    // L1: Q (+ rope), dO, P / dS (one buffer), two K copies and V (the dQ pass stages over
+    // the K copies and V).
+    const uint64_t kvL1 = (2 * c * out.qkDim + c * prob.headDim) * t;
+    const uint64_t l1 = g * out.qkDim * t + g * prob.headDim * t + g * c * t + kvL1;
     // L0C: a ring of up to three tiles, each large enough for a 16-key dK/dV tile over the
-    // full width, S or dP (headsPad x blockKv) and a dQ pass of at least 16 columns.
+    // full width and for S or dP (headsPad x blockKv).
     out.keyGradRows = 16;
     uint64_t tileElems = uint64_t(out.keyGradRows) * out.qkDim;
     tileElems = tileElems > g * c ? tileElems : g * c;
-    tileElems = tileElems > g * 16 ? tileElems : g * 16;
     uint64_t tiles = budget.l0c / (tileElems * 4);
     tiles = tiles > 3 ? 3 : tiles;
     out.l0cTiles = static_cast<uint32_t>(tiles);
     out.l0cTileElems = static_cast<uint32_t>(tileElems);
-    uint64_t qChunk = tileElems / g / 16 * 16;
-    qChunk = qChunk > D_CHUNK ? D_CHUNK : qChunk;
-    out.queryGradChunk = static_cast<uint32_t>(qChunk);
-    const uint64_t l0c = tiles * tileElems * 4;
+    // dQ segments: every chunk of a token with at most SPARSE_MAX_SEG chunks (a token gathers
+    // at most K x sparse_block_size rows, repeats included).
+    const uint64_t maxChunks = (uint64_t(prob.topK) * prob.blockSize + c - 1) / c;
+    out.dqSegChunks = static_cast<uint32_t>(maxChunks == 0 ? 1 :
+                                            maxChunks < AttentionCore::SPARSE_MAX_SEG ? maxChunks :
+                                            AttentionCore::SPARSE_MAX_SEG);
+    out.ringSlots = out.dqSegChunks + 3;
+    ChooseDqPass(g, c, out.qkDim, t, out.dqSegChunks, kvL1, budget, out);
+    out.l0aElems = static_cast<uint32_t>(wide * (D_CHUNK > wide ? D_CHUNK : wide));
+    out.l0bElems = static_cast<uint32_t>(wide * D_CHUNK);
+    out.l0bElems = out.l0bElems > c * out.dqPassCols ? out.l0bElems : static_cast<uint32_t>(c * out.dqPassCols);
+    out.l0Copies = 2 * uint64_t(out.l0aElems) * t <= budget.l0a && 2 * uint64_t(out.l0bElems) * t <= budget.l0b ? 2 : 1;
+    const uint64_t l0a = out.l0Copies * uint64_t(out.l0aElems) * t;
+    const uint64_t l0b = out.l0Copies * uint64_t(out.l0bElems) * t;
+    uint64_t l0c = tiles * tileElems * 4;
+    const uint64_t dqAcc = uint64_t(out.dqTiles) * g * out.dqPassCols * 4;
+    l0c = l0c > dqAcc ? l0c : dqAcc;
     // Key tiles in pairs (one Q / dO load into L0B for two tiles) when a tile's reload,
     // headsPad x qkDim at 128 B/cycle into L0B, costs more than half its scatter, 16 rows of
     // (32-cycle head + qkDim fp32 atomic at 86 B/cycle) through the Fixpipe (cost table).
@@ -147,16 +187,13 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     const uint64_t cells = uint64_t(out.rowsPerVec) * c;
     // UB: S, dP (fp32) and P, dS of its heads; the row-term / cast-out passes; the row
     // statistics; the gather staging (half a chunk of K + rope and V rows); the index row.
-    // The K staging also carries two 8-row passes of the fp32 dQ partial add and, with the
-    // selection sort, the sorted list and Sort's tmp (8 bytes per entry each); the V staging
-    // the sort keys. The sort needs at most 255 Sort repeats and KV indices below the
+    // With the selection sort the K staging also carries the sorted list and Sort's tmp (8
+    // bytes per entry each), the V staging the sort keys. The sort needs at most 255 Sort repeats and KV indices below the
     // kernel's clamp (SORT_INDEX_CAP); INT64 rows are narrowed to INT32 in place first.
     const uint64_t gatherRows = (c + 1) / 2;
     out.sortPad = static_cast<uint32_t>(Up(prob.topK == 0 ? 1 : prob.topK, 32));
     const auto ubBytes = [&](bool sort) {
         uint64_t kStage = gatherRows * out.qkDim * t;
-        const uint64_t dqStage = 2 * 8 * uint64_t(out.qkDim) * 4;
-        kStage = kStage > dqStage ? kStage : dqStage;
         uint64_t vStage = gatherRows * prob.headDim * t;
         if (sort) {
             kStage = kStage > 16ull * out.sortPad ? kStage : 16ull * out.sortPad;
@@ -170,8 +207,8 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     const bool sortable = out.sortPad / 32 <= 255 && prob.t2 < 0x7E000000ull;
     out.sortSelection = sortable && ubBytes(true) + 8192 <= budget.ub ? 1 : 0;
     const uint64_t ub = ubBytes(out.sortSelection != 0);
-    if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || tiles == 0 || l0c > budget.l0c ||
-        ub + 8192 > budget.ub) {
+    if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || tiles == 0 || out.dqPassCols == 0 ||
+        l0c > budget.l0c || ub + 8192 > budget.ub) {
         why = "the heads (" + std::to_string(prob.heads) + ") and head dims (" + std::to_string(out.qkDim) +
               ") do not fit the core's buffers";
         return false;
@@ -184,12 +221,15 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     out.usedCores = static_cast<uint32_t>(used);
     SplitTokens(prob, used, out.coreTokenStart);
 
+    // A core's area: S, dP, P x 2, V x 2, then the dS and K rings.
     out.wsSlotF32 = Up(g * c * 4, ALIGN);
     out.wsSlotT = Up(g * c * t, ALIGN);
-    out.wsGather = 2 * out.wsSlotF32 + 4 * out.wsSlotT;  // P, dS twice (chunk parity)
-    out.wsGatherBytes = Up(c * (out.qkDim + prob.headDim) * t, ALIGN);
-    out.wsDqPart = out.wsGather + 2 * out.wsGatherBytes;
-    out.wsSlotBytesPerCore = out.wsDqPart + 2 * Up(uint64_t(prob.heads) * out.qkDim * 4, ALIGN);
+    out.wsVSlot = Up(c * prob.headDim * t, ALIGN);
+    out.wsKSlot = Up(c * out.qkDim * t, ALIGN);
+    out.wsV = 2 * out.wsSlotF32 + 2 * out.wsSlotT;
+    out.wsDsRing = out.wsV + 2 * out.wsVSlot;
+    out.wsKRing = out.wsDsRing + uint64_t(out.ringSlots) * out.wsSlotT;
+    out.wsSlotBytesPerCore = out.wsKRing + uint64_t(out.ringSlots) * out.wsKSlot;
     out.wsDq = 0;
     out.wsDk = Up(prob.t1 * prob.heads * out.qkDim * 4, ALIGN);
     out.wsDv = out.wsDk + Up(prob.t2 * out.qkDim * 4, ALIGN);

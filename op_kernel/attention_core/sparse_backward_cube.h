@@ -1,17 +1,21 @@
 // Cube side (AIC) of the sparse backward core. Per query token (its G heads are the M rows)
-// it stages Q (+ rope) and dO in L1 once; then per chunk j of gathered keys (KvGather):
+// it stages Q (+ rope) and dO in L1 once; then per chunk n of gathered keys (KvGather; n
+// counts the core's chunks over all its tokens):
 //   K (+ rope), V rows gathered by the vector cores --FLAG_SPARSE_KV--> L1 (one DMA each)
 //   S = Q.K^T and dP = dO.V^T -> S/dP slots (fp32)        --FLAG_SPARSE_SDP-->  vector cores
-//   P, dS from the P/dS slots <--FLAG_SPARSE_GRAD--       (P from the saved max/sum, dS)
+//   P, dS from their slots  <--FLAG_SPARSE_GRAD--         (P from the saved max/sum, dS)
 //   dV[rows] += P^T.dO, dK[rows] += dS^T.Q   (Fixpipe atomic add, one per run of rows over
 //                                             the full width)
-//   dQ partial = dS.K -> dQ slot --FLAG_SPARSE_DQ--> vector cores (atomic add into dQ)
-// Two chunks are in flight: S/dP of chunk j+1 go to the vector cores before the dK/dV scatter
-// of chunk j, and chunk j+2 is loaded once chunk j's dQ released its K copy (K in two L1
-// copies, V in one: V is dead once dP is computed; P and dS take turns in one buffer). L0A
-// and L0B are in two copies; L0C is a ring of three tiles (S, dP, dQ column passes and dK/dV
-// tiles of keyGradRows keys take turns), so Mmads run up to two results ahead of the
-// Fixpipe, which is the busiest pipe (docs/performance.md, "SparseFlashAttentionGrad").
+// and after every dqSegChunks chunks of the token (and its last) the dQ pass: dQ += dS.K of
+// those chunks, summed in L0C over the segment (column passes, one Fixpipe each), dS and K
+// read again from the per-core rings the vector cores wrote them to. A per-chunk dQ partial
+// would put G x qkDim fp32 through the Fixpipe, the busiest pipe, per chunk (a third of its
+// work at G = 128); the pass moves that work to MTE2 and M, which the chunks leave idle.
+// Two chunks are in flight: S/dP of chunk n+1 go to the vector cores before the dK/dV scatter
+// of chunk n, and chunk n+2 is loaded once S/dP of n+1 released V (K in two L1 copies, V in
+// one; P and dS take turns in one buffer). L0A and L0B are in two copies; L0C is a ring of
+// three tiles (S, dP and dK/dV tiles of keyGradRows keys take turns), so Mmads run up to two
+// results ahead of the Fixpipe (docs/performance.md, "SparseFlashAttentionGrad").
 // The fractal moves are those of the dense backward core (backward_cube.h); what differs is
 // the KV source (gathered rows) and the scatter of dK/dV.
 // A KV row gathered by several tokens receives atomic adds from every core holding one of
@@ -26,14 +30,13 @@ namespace AttentionCore {
 
 constexpr uint16_t FLAG_SPARSE_SDP = 7;   // cube -> vector: S and dP of the chunk are in their slots
 constexpr uint16_t FLAG_SPARSE_GRAD = 8;  // vector -> cube: P and dS of the chunk are in their slots
-constexpr uint16_t FLAG_SPARSE_KV = 9;    // vector -> cube: the chunk's K/V rows are in its gathered-KV slot
-constexpr uint16_t FLAG_SPARSE_DQ = 10;   // cube -> vector: the chunk's dQ partial is in its dQ slot
+constexpr uint16_t FLAG_SPARSE_KV = 9;    // vector -> cube: the chunk's K/V rows are in their slots
 
-// Run lists kept at once: chunk j's (its scatter), j+1's and j+2's (walked ahead).
+// Run lists kept at once: chunk n's (its scatter), n+1's and n+2's (walked ahead).
 constexpr uint32_t SPARSE_RUN_LISTS = 3;
 // Event ids of the cube's buffer hand-offs (id 0 stays with PipeSync): MTE1 -> MTE2 "this L1
-// buffer was read into L0" for the two K copies, V and P/dS; M -> MTE1 per L0A/L0B copy;
-// FIX -> M per L0C tile.
+// buffer was read into L0" for the two K copies (also the dQ pass's two staging halves), V and
+// P/dS; M -> MTE1 per L0A/L0B copy; FIX -> M per L0C tile.
 constexpr int32_t SPARSE_EVT_K = 1;  // + copy
 constexpr int32_t SPARSE_EVT_V = 3;
 constexpr int32_t SPARSE_EVT_PDS = 4;
@@ -56,26 +59,30 @@ public:
             qr_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(queryRope));
         }
         core_ = AscendC::GetBlockIdx();
+        dq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDq));
         dk_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDk));
         dv_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDv));
         GM_ADDR slots = workspace + p->wsSlots + core_ * p->wsSlotBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots));
         wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + p->wsSlotF32));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32));
-        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32 + p->wsSlotT));
-        wsGather_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + p->wsGather));
-        wsDqPart_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + p->wsDqPart));
+        wsV_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + p->wsV));
+        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + p->wsDsRing));
+        wsK_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + p->wsKRing));
 
         const uint32_t g = p->headsPad;
         const uint32_t c = p->blockKv;
         pipe->InitBuffer(qL1_, g * p->qkDim * sizeof(T));
         pipe->InitBuffer(dyL1_, g * p->headDim * sizeof(T));
         pipe->InitBuffer(pdsL1_, g * c * sizeof(T));
-        pipe->InitBuffer(kL1_, p->kBufs * c * p->qkDim * sizeof(T));
-        pipe->InitBuffer(vL1_, c * p->headDim * sizeof(T));
+        // Two K copies, then V; the dQ pass stages its operands over all three.
+        pipe->InitBuffer(kvL1_, (2 * c * p->qkDim + c * p->headDim) * sizeof(T));
         pipe->InitBuffer(l0a_, p->l0Copies * p->l0aElems * sizeof(T));
         pipe->InitBuffer(l0b_, p->l0Copies * p->l0bElems * sizeof(T));
-        pipe->InitBuffer(l0c_, p->l0cTiles * p->l0cTileElems * sizeof(float));
+        // L0C: the ring, or the dQ pass's accumulators when they take more.
+        const uint32_t ring = p->l0cTiles * p->l0cTileElems;
+        const uint32_t dqAcc = p->dqTiles * p->headsPad * p->dqPassCols;
+        pipe->InitBuffer(l0c_, (ring > dqAcc ? ring : dqAcc) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -92,8 +99,8 @@ public:
 
 private:
     using Tiles = CubeTiles<T>;  // 16-bit only (the sparse grad takes FLOAT16 and BFLOAT16)
-    // Chunk bookkeeping: the runs of a chunk stay until its dK/dV scatter is issued; chunk j
-    // uses K copy j % kBufs and run list j % SPARSE_RUN_LISTS.
+    // A walked chunk: its width; its runs stay in run list n % SPARSE_RUN_LISTS until its
+    // dK/dV scatter is issued.
     struct ChunkInfo {
         uint32_t cols;
         uint32_t runCount;
@@ -101,10 +108,19 @@ private:
 
     __aicore__ inline static uint16_t MmadRows(uint32_t rows) { return static_cast<uint16_t>(rows == 1 ? 16 : rows); }
 
-    __aicore__ inline AscendC::LocalTensor<T> KCopy(uint32_t j)
+    // Chunk n's K copy in L1 (two, n % 2), V after them.
+    __aicore__ inline AscendC::LocalTensor<T> KCopy(uint64_t n)
     {
-        return kL1_.Get<T>()[(j % p_->kBufs) * p_->blockKv * p_->qkDim];
+        return kvL1_.Get<T>()[(n % 2) * p_->blockKv * p_->qkDim];
     }
+
+    __aicore__ inline AscendC::LocalTensor<T> VBuf() { return kvL1_.Get<T>()[2 * p_->blockKv * p_->qkDim]; }
+
+    // Element offsets of chunk n's slots: P and V by parity, dS and K in their rings.
+    __aicore__ inline uint64_t PSlot(uint64_t n) const { return (n % 2) * (p_->wsSlotT / sizeof(T)); }
+    __aicore__ inline uint64_t VSlot(uint64_t n) const { return (n % 2) * (p_->wsVSlot / sizeof(T)); }
+    __aicore__ inline uint64_t DsSlot(uint64_t n) const { return (n % p_->ringSlots) * (p_->wsSlotT / sizeof(T)); }
+    __aicore__ inline uint64_t KSlot(uint64_t n) const { return (n % p_->ringSlots) * (p_->wsKSlot / sizeof(T)); }
 
     // MTE1 -> MTE2: buffer `id` (a K copy or V) was read into L0; the next load into it waits.
     __aicore__ inline void ReleaseBuffer(int32_t id)
@@ -134,9 +150,9 @@ private:
         }
     }
 
-    // L0C is a ring of l0cTiles tiles (l0cTileElems fp32 each); every result (S, dP, a dQ
-    // column pass, a dK/dV key tile) takes the next one, so the Mmads of the next results run
-    // while the Fixpipe drains the current one. FIX -> M per tile.
+    // L0C is a ring of l0cTiles tiles (l0cTileElems fp32 each); every result (S, dP, a dK/dV
+    // key tile) takes the next one, so the Mmads of the next results run while the Fixpipe
+    // drains the current one. FIX -> M per tile.
     __aicore__ inline AscendC::LocalTensor<float> TakeTile(uint32_t &tile)
     {
         tile = tileIdx_;
@@ -187,27 +203,23 @@ private:
         LoadNz(dyL1_.Get<T>(), dy_[t * g * d], 0, g, d, d, p_->headsPad);
     }
 
-    // Walks the token's selection to chunk j's runs (scalar reads of sparse_indices); false
-    // when the selection is exhausted.
-    __aicore__ inline bool WalkChunk(uint32_t j, ChunkInfo &info)
+    // Walks the token's selection to chunk n's runs (scalar reads of the selection); false
+    // when it is exhausted.
+    __aicore__ inline bool WalkChunk(uint64_t n, ChunkInfo &info)
     {
-        info.cols = gather_.NextChunk(runs_[j % SPARSE_RUN_LISTS], info.runCount);
+        info.cols = gather_.NextChunk(runs_[n % SPARSE_RUN_LISTS], info.runCount);
         return info.cols != 0;
     }
 
-    // Chunk j (walked): its K (+ rope) and V rows, gathered by the vector cores into slot
-    // j % 2, -> K copy j % kBufs and V in L1, one DMA per tensor.
-    __aicore__ inline void IssueChunk(uint32_t j, const ChunkInfo &info)
+    // Chunk n (walked): its K (+ rope) and V rows, gathered by the vector cores into their
+    // slots, -> K copy n % 2 and V in L1, one DMA per tensor.
+    __aicore__ inline void IssueChunk(uint64_t n, const ChunkInfo &info)
     {
-        const uint32_t c = p_->blockKv;
-        const uint32_t w = p_->qkDim;
-        const uint32_t d = p_->headDim;
-        const uint64_t slot = (j % 2) * (p_->wsGatherBytes / sizeof(T));
         AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(FLAG_SPARSE_KV);
-        AcquireBuffer(SPARSE_EVT_K + static_cast<int32_t>(j % p_->kBufs));
-        LoadNz(KCopy(j), wsGather_[slot], 0, info.cols, w, w, c);
+        AcquireBuffer(SPARSE_EVT_K + static_cast<int32_t>(n % 2));
+        LoadNz(KCopy(n), wsK_[KSlot(n)], 0, info.cols, p_->qkDim, p_->qkDim, p_->blockKv);
         AcquireBuffer(SPARSE_EVT_V);
-        LoadNz(vL1_.Get<T>(), wsGather_[slot + c * w], 0, info.cols, d, d, c);
+        LoadNz(VBuf(), wsV_[VSlot(n)], 0, info.cols, p_->headDim, p_->headDim, p_->blockKv);
     }
 
     // P or dS of the current chunk (heads x blockKv) from its slot -> the P/dS L1 buffer, once
@@ -220,70 +232,148 @@ private:
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
     }
 
-    // S and dP of chunk j (K/V already gathered) -> slots, then FLAG_SPARSE_SDP.
-    __aicore__ inline void Scores(uint32_t j, const ChunkInfo &info)
+    // S and dP of chunk n (K/V already loaded) -> slots, then FLAG_SPARSE_SDP; its K copy and
+    // V are free for the next loads once read into L0B.
+    __aicore__ inline void Scores(uint64_t n, const ChunkInfo &info)
     {
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();  // the chunk's K/V landed
-        ScoreLike(qL1_.Get<T>(), KCopy(j), p_->heads, info.cols, p_->qkDim, wsS_);  // S = Q.K^T
-        ScoreLike(dyL1_.Get<T>(), vL1_.Get<T>(), p_->heads, info.cols, p_->headDim, wsDp_);  // dP = dO.V^T
+        ScoreLike(qL1_.Get<T>(), KCopy(n), p_->heads, info.cols, p_->qkDim, wsS_);  // S = Q.K^T
+        ReleaseBuffer(SPARSE_EVT_K + static_cast<int32_t>(n % 2));
+        ScoreLike(dyL1_.Get<T>(), VBuf(), p_->heads, info.cols, p_->headDim, wsDp_);  // dP = dO.V^T
         ReleaseBuffer(SPARSE_EVT_V);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_SPARSE_SDP);
     }
 
-    // One query token: chunk j's gradients are computed while S/dP of chunk j+1 are with the
-    // vector cores and chunk j+2 is being gathered.
+    // One query token: chunk n's gradients are computed while S/dP of chunk n+1 are with the
+    // vector cores and chunk n+2 is being loaded; a full dQ segment (or the token's last
+    // chunk) is followed by its dQ pass, and chunk n+2 is loaded after it (the pass stages its
+    // operands over the K copies and V).
     __aicore__ inline void Token(uint64_t t)
     {
-        const bool ahead = p_->kBufs == 2;  // else: gather chunk j+1 after chunk j's dQ
         gather_.SetToken(t);
         ChunkInfo cur;
         ChunkInfo next;
         ChunkInfo after;
         LoadQueryRows(t);
-        if (!WalkChunk(0, cur)) {
-            return;  // nothing selected: zero gradients
+        uint64_t n = seq_;
+        if (!WalkChunk(n, cur)) {
+            return;  // nothing selected: zero gradients (the vector cores zero its dQ rows)
         }
-        IssueChunk(0, cur);
-        Scores(0, cur);
-        bool hasNext = ahead && WalkChunk(1, next);
+        IssueChunk(n, cur);
+        Scores(n, cur);
+        bool hasNext = WalkChunk(n + 1, next);
         if (hasNext) {
-            IssueChunk(1, next);
+            IssueChunk(n + 1, next);
         }
-        bool hasAfter = hasNext && WalkChunk(2, after);
-        for (uint32_t j = 0;; ++j) {
+        bool hasAfter = hasNext && WalkChunk(n + 2, after);
+        uint64_t segStart = n;
+        bool firstSeg = true;
+        for (;; ++n) {
             AscendC::CrossCoreWaitFlag(FLAG_SPARSE_GRAD);
             const AscendC::LocalTensor<T> pdsL1 = pdsL1_.Get<T>();
-            const GatherRun *runs = runs_[j % SPARSE_RUN_LISTS];
-            const uint64_t pds = (j % 2) * 2 * (p_->wsSlotT / sizeof(T));  // P/dS slot of chunk j
-            LoadScoreGrad(pdsL1, wsP_[pds]);
+            const GatherRun *runs = runs_[n % SPARSE_RUN_LISTS];
+            LoadScoreGrad(pdsL1, wsP_[PSlot(n)]);
             if (hasNext) {
-                Scores(j + 1, next);
+                Scores(n + 1, next);
             }
             KeyGrad(pdsL1, dyL1_.Get<T>(), cur.cols, p_->headDim, dv_, runs, cur.runCount);  // dV += P^T.dO
-            LoadScoreGrad(pdsL1, wsDs_[pds]);
-            QueryGrad(pdsL1, KCopy(j), cur.cols, wsDqPart_[(j % 2) * p_->heads * p_->qkDim]);  // dS.K
-            ReleaseBuffer(SPARSE_EVT_K + static_cast<int32_t>(j % p_->kBufs));
-            if (hasAfter) {
-                IssueChunk(j + 2, after);  // into the K copy dQ just released
+            LoadScoreGrad(pdsL1, wsDs_[DsSlot(n)]);
+            segCols_[n - segStart] = cur.cols;
+            const bool segEnd = !hasNext || n + 1 - segStart == p_->dqSegChunks;
+            if (hasAfter && !segEnd) {
+                IssueChunk(n + 2, after);
             }
             KeyGrad(pdsL1, qL1_.Get<T>(), cur.cols, p_->qkDim, dk_, runs, cur.runCount);  // dK += dS^T.Q
-            if (!ahead) {
-                if (!WalkChunk(j + 1, cur)) {
-                    break;
+            if (segEnd) {
+                QueryGradPass(t, segStart, static_cast<uint32_t>(n + 1 - segStart), firstSeg);
+                firstSeg = false;
+                segStart = n + 1;
+                if (hasAfter) {
+                    IssueChunk(n + 2, after);
                 }
-                IssueChunk(j + 1, cur);
-                Scores(j + 1, cur);
-                continue;
             }
             if (!hasNext) {
                 break;
             }
-            // The next chunk's walk runs while the vector cores work on chunk j+1.
+            // The next chunk's walk runs while the vector cores work on chunk n+1.
             cur = next;
             next = after;
             hasNext = hasAfter;
-            hasAfter = hasNext && WalkChunk(j + 3, after);
+            hasAfter = hasNext && WalkChunk(n + 3, after);
         }
+        seq_ = n + 1;
+    }
+
+    // dQ[t] (+)= dS.K over the segment's `count` chunks from chunk `first` on: per column pass
+    // of dqPassCols, every chunk's dS (its ring slot) and K column block (its ring slot) are
+    // staged in L1 over the K copies and V (two halves taken in turn, MTE1 -> MTE2 events of
+    // the K copies) and summed into one L0C accumulator; one Fixpipe per pass, plain for the
+    // token's first segment (no zeroing of dQ needed), atomic after. L0C is taken whole from
+    // the ring (every ring tile drained first, every pass tile drained at the end).
+    __aicore__ inline void QueryGradPass(uint64_t t, uint64_t first, uint32_t count, bool plain)
+    {
+        const uint32_t rows = p_->heads;
+        const uint32_t width = p_->qkDim;
+        const uint32_t c = p_->blockKv;
+        const uint32_t pass = p_->dqPassCols;
+        const uint32_t dsElems = p_->headsPad * c;
+        const AscendC::LocalTensor<T> stage = kvL1_.Get<T>();
+        // S/dP of the chunk after the segment read the K copies and V: the staging waits for them.
+        AcquireBuffer(SPARSE_EVT_K);
+        AcquireBuffer(SPARSE_EVT_K + 1);
+        AcquireBuffer(SPARSE_EVT_V);
+        for (uint32_t i = 0; i < SPARSE_MAX_TILES; ++i) {
+            TileFree(i);
+        }
+        uint32_t half = 0;
+        uint32_t tile = 0;
+        for (uint32_t p0 = 0; p0 < width; p0 += pass, tile = tile + 1 == p_->dqTiles ? 0 : tile + 1) {
+            const uint32_t wl = width - p0 < pass ? width - p0 : pass;
+            const AscendC::LocalTensor<float> acc = l0c_.Get<float>()[tile * p_->headsPad * pass];
+            for (uint32_t i = 0; i < count; ++i, half ^= 1) {
+                const uint64_t n = first + i;
+                const uint32_t cols = segCols_[i];
+                const AscendC::LocalTensor<T> dsL1 = stage[half * dsElems];
+                const AscendC::LocalTensor<T> kL1 = stage[2 * dsElems + half * c * pass];
+                AcquireBuffer(SPARSE_EVT_K + static_cast<int32_t>(half));
+                LoadNz(dsL1, wsDs_[DsSlot(n)], 0, rows, c, c, p_->headsPad);
+                LoadNz(kL1, wsK_[KSlot(n) + p0], 0, cols, wl, width, c);
+                PipeSync<AscendC::HardEvent::MTE2_MTE1>();
+                uint32_t ca = 0;
+                uint32_t cb = 0;
+                const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
+                Tiles::LoadA(l0a, dsL1, L1Shape{p_->headsPad, AlignUp(cols, 16)}, 0, cols);
+                const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
+                Tiles::LoadB(l0b, kL1, L1Shape{c, AlignUp(wl, 16)}, cols, 0, wl);
+                ReleaseBuffer(SPARSE_EVT_K + static_cast<int32_t>(half));
+                PipeSync<AscendC::HardEvent::MTE1_M>();
+                if (i == 0) {
+                    TileFree(tile);
+                }
+                AscendC::Mmad(acc, l0a, l0b,
+                              AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(wl), static_cast<uint16_t>(cols),
+                                                  0, false, i == 0));
+                ReleaseL0(SPARSE_EVT_L0A + static_cast<int32_t>(ca));
+                ReleaseL0(SPARSE_EVT_L0B + static_cast<int32_t>(cb));
+            }
+            PipeSync<AscendC::HardEvent::M_FIX>();
+            AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(wl), static_cast<uint16_t>(rows),
+                                           static_cast<uint16_t>(AlignUp(MmadRows(rows), 16)), width, false);
+            if (!plain) {
+                AscendC::SetAtomicAdd<float>();
+            }
+            AscendC::Fixpipe(dq_[t * rows * width + p0], acc, fix);
+            if (!plain) {
+                AscendC::SetAtomicNone();
+            }
+            TileWritten(tile);
+        }
+        for (uint32_t i = 0; i < p_->dqTiles; ++i) {
+            TileFree(i);
+        }
+        // The next K/V loads reuse the staging: both halves were read into L0 first.
+        AcquireBuffer(SPARSE_EVT_K);
+        AcquireBuffer(SPARSE_EVT_K + 1);
     }
 
     // L0A / L0B copies (l0Copies of each): an L1 -> L0 load into a copy waits for the Mmads
@@ -426,46 +516,11 @@ private:
         ReleaseL0(SPARSE_EVT_L0A + static_cast<int32_t>(ca));
     }
 
-    // out (heads x qkDim fp32, the chunk's dQ slot) = dS.K with dS (heads x cols, Nz) and K
-    // (cols x qkDim, Nz of blockKv rows) in L1, queryGradChunk columns per pass, each into the
-    // next L0C tile; then FLAG_SPARSE_DQ: the vector cores add the partial into dQ (an atomic
-    // Fixpipe here would write twice the bytes through the busiest pipe).
-    __aicore__ inline void QueryGrad(const AscendC::LocalTensor<T> &dsL1, const AscendC::LocalTensor<T> &kL1,
-                                     uint32_t cols, const AscendC::GlobalTensor<float> &out)
-    {
-        const uint32_t rows = p_->heads;
-        const uint32_t width = p_->qkDim;
-        const uint32_t chunk = p_->queryGradChunk;
-        uint32_t ca = 0;
-        const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
-        // dS stays in L1 for dK (KeyGrad releases it)
-        Tiles::LoadA(l0a, dsL1, L1Shape{p_->headsPad, AlignUp(cols, 16)}, 0, cols);
-        for (uint32_t dc = 0; dc < width; dc += chunk) {
-            const uint32_t dLen = width - dc < chunk ? width - dc : chunk;
-            uint32_t cb = 0;
-            const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
-            Tiles::LoadB(l0b, kL1, L1Shape{p_->blockKv, AlignUp(width, 16)}, cols, dc, dLen);
-            PipeSync<AscendC::HardEvent::MTE1_M>();
-            uint32_t tile = 0;
-            const AscendC::LocalTensor<float> l0c = TakeTile(tile);
-            TileFree(tile);
-            AscendC::Mmad(l0c, l0a, l0b,
-                          AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(dLen), static_cast<uint16_t>(cols),
-                                              0, false, true));
-            ReleaseL0(SPARSE_EVT_L0B + static_cast<int32_t>(cb));
-            PipeSync<AscendC::HardEvent::M_FIX>();
-            AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(dLen), static_cast<uint16_t>(rows),
-                                           static_cast<uint16_t>(AlignUp(MmadRows(rows), 16)), width, false);
-            AscendC::Fixpipe(out[dc], l0c, fix);
-            TileWritten(tile);
-        }
-        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_SPARSE_DQ);
-        ReleaseL0(SPARSE_EVT_L0A + static_cast<int32_t>(ca));
-    }
-
     const SparseBackwardParams *p_ = nullptr;
     KvGather gather_;
     GatherRun runs_[SPARSE_RUN_LISTS][GATHER_MAX_RUNS];
+    uint32_t segCols_[SPARSE_MAX_SEG];  // widths of the current dQ segment's chunks
+    uint64_t seq_ = 0;                  // the core's next chunk number
     bool bufPending_[SPARSE_EVT_PDS + 1] = {false, false, false, false, false};
     bool l0Pending_[SPARSE_EVT_L0B + 2] = {false, false, false, false, false};
     uint32_t l0aIdx_ = 0;
@@ -474,10 +529,10 @@ private:
     uint32_t tileIdx_ = 0;
     uint32_t core_ = 0;
     AscendC::GlobalTensor<T> q_, dy_, qr_;
-    AscendC::GlobalTensor<float> dk_, dv_, wsS_, wsDp_, wsDqPart_;
-    AscendC::GlobalTensor<T> wsP_, wsDs_, wsGather_;
+    AscendC::GlobalTensor<float> dq_, dk_, dv_, wsS_, wsDp_;
+    AscendC::GlobalTensor<T> wsP_, wsDs_, wsV_, wsK_;
     AscendC::TBuf<AscendC::TPosition::A1> qL1_, dyL1_, pdsL1_;
-    AscendC::TBuf<AscendC::TPosition::B1> kL1_, vL1_;
+    AscendC::TBuf<AscendC::TPosition::B1> kvL1_;
     AscendC::TBuf<AscendC::TPosition::A2> l0a_;
     AscendC::TBuf<AscendC::TPosition::B2> l0b_;
     AscendC::TBuf<AscendC::TPosition::CO1> l0c_;

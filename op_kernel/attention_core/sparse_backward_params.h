@@ -8,6 +8,9 @@
 
 namespace AttentionCore {
 
+// Chunks of a dQ segment at most (dqSegChunks; the cube keeps the segment's chunk widths).
+constexpr uint32_t SPARSE_MAX_SEG = 32;
+
 struct SparseBackwardParams {
     // Shapes flattened to tokens: query/dO/out/dq [t1, heads, headDim] (+ rope [t1, heads,
     // ropeDim]); key/value/dk/dv [t2, 1, headDim] (+ key rope [t2, 1, ropeDim]).
@@ -44,13 +47,20 @@ struct SparseBackwardParams {
     // reloading Q / dO per tile would cost the MTE1 more than half the tile's scatter.
     uint32_t keyGradGroup;
     // L0C: a ring of l0cTiles (<= 3) tiles of l0cTileElems fp32, each holding one result: S
-    // or dP (headsPad x blockKv), a dQ pass of queryGradChunk columns, a dK/dV key tile.
+    // or dP (headsPad x blockKv) or a dK/dV key tile.
     uint32_t l0cTiles;
     uint32_t l0cTileElems;
-    uint32_t queryGradChunk;
-    // K is gathered into kBufs L1 copies (2: chunk j+2 is loaded while chunk j's dQ and chunk
-    // j+1's S still read theirs).
-    uint32_t kBufs;
+    // dQ is not written per chunk: after every dqSegChunks chunks of a token (and after its
+    // last) the cube computes dQ += dS.K of those chunks in a separate pass, accumulated in
+    // L0C over the segment in column passes of dqPassCols (dqTiles accumulators: 2 let a
+    // pass's Fixpipe run under the next pass's Mmads), one Fixpipe per pass into the fp32 dQ
+    // (plain for a token's first segment, atomic after). The pass re-reads the segment's dS
+    // and gathered K rows from two rings of ringSlots (= dqSegChunks + 3) per-core slots,
+    // staged in L1 over the K copies and V (two halves, each dS + a K column block).
+    uint32_t dqSegChunks;
+    uint32_t ringSlots;
+    uint32_t dqPassCols;
+    uint32_t dqTiles;
     // L0A / L0B: l0Copies (2 when they fit) copies of l0aElems / l0bElems elements.
     uint32_t l0Copies;
     uint32_t l0aElems;
@@ -66,18 +76,21 @@ struct SparseBackwardParams {
     uint64_t coreTokenStart[MAX_CORES + 1];
 
     // Workspace (bytes from the user workspace): fp32 accumulators dQ [t1, heads, qkDim],
-    // dK [t2, qkDim], dV [t2, headDim], then per-core slots S and dP (fp32, headsPad x
-    // blockKv), P and dS (input dtype, same shape) twice (chunk parity: the cube reads dS of
-    // chunk j after handing S/dP of chunk j+1 to the vector cores) and two gathered-KV slots:
-    // K rows [blockKv, qkDim] (rope part after the first headDim columns) and V rows
-    // [blockKv, headDim], input dtype, written by the vector cores, loaded by the cube.
+    // dK [t2, qkDim], dV [t2, headDim], then per-core slot areas. A core's chunks are numbered
+    // in one sequence over its tokens (chunk n); its area holds S and dP (fp32, headsPad x
+    // blockKv, one slot each), P (input dtype, same shape) and the gathered V rows [blockKv,
+    // headDim] in two slots each (n % 2), and the rings (n % ringSlots) of dS (same shape as P) and of the
+    // gathered K rows [blockKv, qkDim] (rope part after the first headDim columns). The vector
+    // cores write P, dS and the gathered rows; the cube reads them.
     uint64_t wsDq, wsDk, wsDv, wsSlots;
     uint64_t wsSlotBytesPerCore;
-    uint64_t wsSlotF32;
-    uint64_t wsSlotT;
-    uint64_t wsGather;       // offset of the gathered-KV slots inside a core's slot area
-    uint64_t wsGatherBytes;  // one gathered-KV slot (K then V)
-    uint64_t wsDqPart;       // two dQ partial slots (fp32 heads x qkDim, chunk parity), same area
+    uint64_t wsSlotF32;  // bytes of one S / dP slot
+    uint64_t wsSlotT;    // bytes of one P / dS slot
+    uint64_t wsV;        // offset of the two V slots inside a core's area
+    uint64_t wsVSlot;    // bytes of one V slot
+    uint64_t wsDsRing;   // offset of the dS ring
+    uint64_t wsKRing;    // offset of the K ring
+    uint64_t wsKSlot;    // bytes of one K slot
     uint64_t wsSorted;       // the sorted selection lists (sortSelection), after the slots
 };
 

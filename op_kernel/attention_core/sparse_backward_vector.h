@@ -1,12 +1,14 @@
 // Vector side (AIV) of the sparse backward core, in three passes separated by SyncAll:
-//   1. zero the fp32 dQ/dK/dV accumulators; with sortSelection, sort each token's selection
-//      (SortSelections) so the walks of pass 2 meet consecutive KV rows as runs;
+//   1. zero the fp32 dK/dV accumulators (the cube writes each token's dQ rows, plainly
+//      first); with sortSelection, sort each token's selection (SortSelections) so the walks
+//      of pass 2 meet consecutive KV rows as runs;
 //   2. per query token of the core: D = rowsum(dO o O) and 1 / softmax_sum of its heads; per
-//      chunk of gathered keys (sparse_backward_cube.h), on its half of the heads:
+//      chunk n of gathered keys (sparse_backward_cube.h), on its half of the heads:
 //      P = exp(scale.S - max) / sum, dS = P o (dP - D), both 0 in the columns past the chunk,
 //      cast and handed to the cube; and the gather: this core's half of the rows of chunk
-//      j+2 (K + rope, V: one DMA per run and tensor) copied into the chunk's gathered-KV slot
-//      (FLAG_SPARSE_KV), so the cube loads each chunk with one DMA per tensor;
+//      n+2 (K + rope, V: one DMA per run and tensor) copied into the chunk's K and V slots
+//      (FLAG_SPARSE_KV), so the cube loads each chunk with one DMA per tensor. A token that
+//      selects nothing gets its dQ rows zeroed here (the cube skips it);
 //   3. cast the accumulators into dq/dk/dv (+ rope parts), dq and dk times the scale.
 // Heads with softmax_sum = 0 (nothing selected in the forward pass) get P = 0.
 #pragma once
@@ -20,7 +22,6 @@ namespace AttentionCore {
 constexpr uint32_t SPARSE_ROW_CHUNK = 4;  // heads per pass of the D = rowsum(dO o O) loop
 constexpr float SPARSE_MASKED = -1e30f;    // finite "minus infinity": exp gives 0, never NaN
 constexpr int32_t SORT_INDEX_CAP = 0x7E000000;  // sortSelection needs t2 below it (tiling)
-constexpr uint32_t SPARSE_DQ_ROWS = 8;    // dQ rows per pass of the dQ partial add (two in the K staging)
 
 template <typename T>
 class SparseBackwardVector {
@@ -61,9 +62,9 @@ public:
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots));
         wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + p->wsSlotF32));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32));
-        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + 2 * p->wsSlotF32 + p->wsSlotT));
-        wsGather_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + p->wsGather));
-        wsDqPart_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + p->wsDqPart));
+        wsV_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + p->wsV));
+        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + p->wsDsRing));
+        wsK_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + p->wsKRing));
 
         const uint32_t first = (p->heads + 1) / 2;
         rowOff_ = sub_ == 0 ? 0 : first;
@@ -84,9 +85,7 @@ public:
         // The staging buffers also hold the selection sort of pass 1: the sorted (score, index)
         // list and Sort's tmp in the K staging, the keys in the V staging.
         const uint32_t sortList = p->sortSelection != 0 ? p->sortPad * 16 : 0;
-        uint32_t kStage = gatherRows_ * p->qkDim * sizeof(T);
-        const uint32_t dqStage = 2 * SPARSE_DQ_ROWS * p->qkDim * sizeof(float);
-        kStage = kStage > dqStage ? kStage : dqStage;
+        const uint32_t kStage = gatherRows_ * p->qkDim * sizeof(T);
         pipe->InitBuffer(kStageBuf_, kStage > sortList ? kStage : sortList);
         const uint32_t vStage = gatherRows_ * p->headDim * sizeof(T);
         const uint32_t sortKeys = p->sortSelection != 0 ? p->sortPad * 4 : 0;
@@ -110,9 +109,11 @@ public:
 
     __aicore__ inline void Process()
     {
-        Zero(accDq_, p_->t1 * p_->heads * p_->qkDim);
-        Zero(accDk_, p_->t2 * p_->qkDim);
-        Zero(accDv_, p_->t2 * p_->headDim);
+        uint64_t lo, hi;
+        Share(p_->t2 * p_->qkDim, lo, hi);
+        Zero(accDk_, lo, hi);
+        Share(p_->t2 * p_->headDim, lo, hi);
+        Zero(accDv_, lo, hi);
         if (p_->sortSelection != 0) {
             SortSelections();
         }
@@ -129,13 +130,11 @@ public:
             open = Open(t, cols);
         }
         while (open) {
-            const uint64_t cur = t - 1;
-            const uint32_t last = Chunks(cur, cols);
+            Chunks(cols);
             open = false;
             for (; t < end && !open; ++t) {
                 open = Open(t, cols);
             }
-            AddQueryGrad(cur, last);
         }
         PipeSync<AscendC::HardEvent::MTE3_MTE2>();
         AscendC::SyncAll<false>();
@@ -144,19 +143,24 @@ public:
 
 private:
     // Opens query token t: its first two chunks gathered (chunk widths in cols[0..1]) and its
-    // row statistics; false when it selects nothing (the cube skips it too).
+    // row statistics; false when it selects nothing (the cube skips it too: its dQ rows are
+    // zeroed here).
     __aicore__ inline bool Open(uint64_t t, uint32_t *cols)
     {
         gather_.SetToken(t);
         uint32_t runCount = 0;
         cols[0] = gather_.NextChunk(runs_, runCount);
         if (cols[0] == 0) {
+            if (mine_ != 0) {
+                const uint64_t row0 = (t * p_->heads + rowOff_) * p_->qkDim;
+                Zero(accDq_, row0, row0 + mine_ * p_->qkDim);
+            }
             return false;
         }
-        Gather(0, cols[0], runCount);
+        Gather(seq_, cols[0], runCount);
         cols[1] = gather_.NextChunk(runs_, runCount);
         if (cols[1] != 0) {
-            Gather(1, cols[1], runCount);
+            Gather(seq_ + 1, cols[1], runCount);
         }
         if (mine_ != 0) {
             TokenStats(t);
@@ -164,71 +168,33 @@ private:
         return true;
     }
 
-    // The chunks of open token t: after handing back P/dS of chunk j, this core gathers its
-    // half of chunk j+2 (the cube has loaded chunk j's slot: it computed S/dP from it) and
-    // adds chunk j-1's dQ partial. Returns the last chunk (its dQ partial is still to add).
-    __aicore__ inline uint32_t Chunks(uint64_t t, uint32_t *cols)
+    // The chunks of the open token: after handing back P/dS of chunk n, this core gathers its
+    // half of chunk n+2 (the cube has loaded chunk n's K/V: it computed S/dP from them).
+    __aicore__ inline void Chunks(uint32_t *cols)
     {
         uint32_t runCount = 0;
         uint32_t j = 0;
         for (; cols[j % 3] != 0; ++j) {
-            Chunk(j, cols[j % 3]);
+            Chunk(seq_ + j, cols[j % 3]);
             uint32_t &ahead = cols[(j + 2) % 3];
             ahead = cols[(j + 1) % 3] != 0 ? gather_.NextChunk(runs_, runCount) : 0;
             if (ahead != 0) {
-                Gather(j + 2, ahead, runCount);
-            }
-            if (j != 0) {
-                AddQueryGrad(t, j - 1);
+                Gather(seq_ + j + 2, ahead, runCount);
             }
         }
-        return j - 1;
+        seq_ += j;
     }
 
-    // dQ rows of this core's heads += the cube's dQ partial of chunk j (slot j % 2), in passes
-    // of SPARSE_DQ_ROWS rows through two halves of the K staging buffer (free between gathers).
-    // Done before this core hands back P/dS of chunk j+2, so the cube overwrites the slot only
-    // after it was read.
-    __aicore__ inline void AddQueryGrad(uint64_t t, uint32_t j)
-    {
-        AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(FLAG_SPARSE_DQ);
-        if (mine_ == 0) {
-            return;
-        }
-        const uint32_t w = p_->qkDim;
-        const AscendC::LocalTensor<float> stage = kStageBuf_.Get<float>();
-        const uint64_t part = (j % 2) * p_->heads * w + rowOff_ * w;
-        const uint64_t acc = (t * p_->heads + rowOff_) * w;
-        PipeSync<AscendC::HardEvent::MTE3_MTE2>();  // the gather's slot writes left the staging
-        bool pending[2] = {false, false};
-        uint32_t piece = 0;
-        for (uint32_t r0 = 0; r0 < mine_; r0 += SPARSE_DQ_ROWS, ++piece) {
-            const uint32_t rows = mine_ - r0 < SPARSE_DQ_ROWS ? mine_ - r0 : SPARSE_DQ_ROWS;
-            const uint32_t b = piece % 2;
-            const int32_t evt = 1 + static_cast<int32_t>(b);
-            if (pending[b]) {
-                AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(evt);
-            }
-            const AscendC::LocalTensor<float> buf = stage[b * SPARSE_DQ_ROWS * w];
-            AscendC::DataCopy(buf, wsDqPart_[part + r0 * w], rows * w);
-            AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(evt);
-            AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(evt);
-            AscendC::SetAtomicAdd<float>();
-            AscendC::DataCopy(accDq_[acc + r0 * w], buf, rows * w);
-            AscendC::SetAtomicNone();
-            AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(evt);
-            pending[b] = true;
-        }
-        for (uint32_t b = 0; b < 2; ++b) {
-            if (pending[b]) {
-                AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(1 + static_cast<int32_t>(b));
-            }
-        }
-    }
+    // Element offsets of chunk n's slots (as the cube's): P and V by parity, dS and K in rings.
+    __aicore__ inline uint64_t PSlot(uint64_t n) const { return (n % 2) * (p_->wsSlotT / sizeof(T)); }
+    __aicore__ inline uint64_t VSlot(uint64_t n) const { return (n % 2) * (p_->wsVSlot / sizeof(T)); }
+    __aicore__ inline uint64_t DsSlot(uint64_t n) const { return (n % p_->ringSlots) * (p_->wsSlotT / sizeof(T)); }
+    __aicore__ inline uint64_t KSlot(uint64_t n) const { return (n % p_->ringSlots) * (p_->wsKSlot / sizeof(T)); }
 
-    // This core's half of the rows of chunk j (cols rows, runs_) -> gathered-KV slot j % 2:
-    // K (+ rope) rows at pitch qkDim and V rows, then FLAG_SPARSE_KV to the cube.
-    __aicore__ inline void Gather(uint32_t j, uint32_t cols, uint32_t runCount)
+    // This core's half of the rows of chunk n (cols rows, runs_) -> its K slot (ring; rows of
+    // K + rope at pitch qkDim) and V slot, then FLAG_SPARSE_KV to the cube. The ring slot is
+    // free: the cube's dQ pass read it ringSlots chunks ago (sparse_backward_params.h).
+    __aicore__ inline void Gather(uint64_t n, uint32_t cols, uint32_t runCount)
     {
         const uint32_t d = p_->headDim;
         const uint32_t dr = p_->ropeDim;
@@ -261,9 +227,8 @@ private:
                 AscendC::DataCopy(vStage[(a - lo) * d], v_[row * d], (b - a) * d);
             }
             PipeSync<AscendC::HardEvent::MTE2_MTE3>();
-            const uint64_t slot = (j % 2) * (p_->wsGatherBytes / sizeof(T));
-            AscendC::DataCopy(wsGather_[slot + lo * w], kStage, (hi - lo) * w);
-            AscendC::DataCopy(wsGather_[slot + p_->blockKv * w + lo * d], vStage, (hi - lo) * d);
+            AscendC::DataCopy(wsK_[KSlot(n) + lo * w], kStage, (hi - lo) * w);
+            AscendC::DataCopy(wsV_[VSlot(n) + lo * d], vStage, (hi - lo) * d);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_KV);
     }
@@ -362,19 +327,19 @@ private:
         return valid;
     }
 
-    __aicore__ inline void Zero(const AscendC::GlobalTensor<float> &acc, uint64_t len)
+    // acc[lo, hi) := 0.
+    __aicore__ inline void Zero(const AscendC::GlobalTensor<float> &acc, uint64_t lo, uint64_t hi)
     {
         const uint32_t chunk = SPARSE_ROW_CHUNK * p_->qkDim;
         const AscendC::LocalTensor<float> zero = aBuf_.Get<float>();
         PipeSync<AscendC::HardEvent::MTE3_V>();
         AscendC::Duplicate(zero, 0.0f, static_cast<int32_t>(chunk));
         PipeSync<AscendC::HardEvent::V_MTE3>();
-        uint64_t lo, hi;
-        Share(len, lo, hi);
         for (uint64_t x = lo; x < hi; x += chunk) {
             const uint32_t n = hi - x < chunk ? static_cast<uint32_t>(hi - x) : chunk;
             AscendC::DataCopyPad(acc[x], zero, AscendC::DataCopyExtParams(1, n * 4, 0, 0, 0));
         }
+        PipeSync<AscendC::HardEvent::MTE3_V>();  // the row terms of pass 2 reuse aBuf_
     }
 
     // Per-head terms of token t for this core's heads, each replicated 8 times (one 32-byte
@@ -462,7 +427,7 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
     }
 
-    __aicore__ inline void Chunk(uint32_t j, uint32_t cols)
+    __aicore__ inline void Chunk(uint64_t n, uint32_t cols)
     {
         AscendC::CrossCoreWaitFlag(FLAG_SPARSE_SDP);
         if (mine_ != 0) {
@@ -498,9 +463,8 @@ private:
             AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
             AscendC::Cast(dsOut, dp_, AscendC::RoundMode::CAST_RINT, count);
             PipeSync<AscendC::HardEvent::V_MTE3>();
-            const uint64_t pds = (j % 2) * 2 * (p_->wsSlotT / sizeof(T));  // chunk parity
-            AscendC::DataCopy(wsP_[pds + rowOff_ * c], pOut, mine_ * c);
-            AscendC::DataCopy(wsDs_[pds + rowOff_ * c], dsOut, mine_ * c);
+            AscendC::DataCopy(wsP_[PSlot(n) + rowOff_ * c], pOut, mine_ * c);
+            AscendC::DataCopy(wsDs_[DsSlot(n) + rowOff_ * c], dsOut, mine_ * c);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_GRAD);
     }
@@ -554,9 +518,10 @@ private:
     KvGather raw_;  // the original selection, read by SortSelections
     AscendC::GlobalTensor<int32_t> sorted_;
     GatherRun runs_[GATHER_MAX_RUNS];
+    uint64_t seq_ = 0;  // the core's next chunk number (the cube counts alike)
     uint32_t vecId_ = 0, core_ = 0, sub_ = 0, rowOff_ = 0, mine_ = 0, gatherRows_ = 0;
-    AscendC::GlobalTensor<T> k_, v_, kr_, dy_, o_, dq_, dk_, dv_, dqr_, dkr_, wsP_, wsDs_, wsGather_;
-    AscendC::GlobalTensor<float> max_, sum_, accDq_, accDk_, accDv_, wsS_, wsDp_, wsDqPart_;
+    AscendC::GlobalTensor<T> k_, v_, kr_, dy_, o_, dq_, dk_, dv_, dqr_, dkr_, wsP_, wsDs_, wsV_, wsK_;
+    AscendC::GlobalTensor<float> max_, sum_, accDq_, accDk_, accDv_, wsS_, wsDp_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, pOutBuf_, dsOutBuf_, aBuf_, bBuf_, aTBuf_, bTBuf_,
         rawBuf_, statBuf_, kStageBuf_, vStageBuf_, idxBuf_;
     AscendC::LocalTensor<float> s_, dp_, rawMax_, rawRecip_, rawD_, rowMax_, rowRecip_, rowD_;

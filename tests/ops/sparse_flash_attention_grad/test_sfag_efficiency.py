@@ -1,7 +1,8 @@
 """Efficiency properties of the SparseFlashAttentionGrad kernel, from the emulator's counters:
 with G >= 16 heads the cube issues exactly the useful MACs (no padded rows, no chunk columns
 past the selection), K/V rows are gathered once per token (cube GM reads close to the
-gathered K + V bytes), and the token split keeps the cores evenly loaded."""
+gathered K + V bytes plus the dQ pass's second read of K), and the token split keeps the
+cores evenly loaded."""
 import numpy as np
 import pytest
 
@@ -23,8 +24,9 @@ def test_useful_macs_gather_once_and_balance():
     qk = D + DR
     useful = tokens * heads * picks * (3 * qk + 2 * D)
     gathered = tokens * picks * (qk + D) * 2
+    k_again = tokens * picks * qk * 2      # the dQ pass reads the gathered K rows once more
     assert macs.sum() == useful
-    assert mte2 / gathered < 1.25          # the rest: Q, dO once per token and the P/dS hand-off
+    assert mte2 / (gathered + k_again) < 1.2  # the rest: Q, dO once per token, P and dS
     assert macs.max() == macs.min()        # equal tokens on every core
 
 
@@ -37,8 +39,11 @@ def test_block_runs_are_loaded_as_runs():
     aic = [x for x in cores if x["sub"] == "aic"]
     aiv = [x for x in cores if x["sub"] != "aic"]
     chunks_per_core = 4
-    # per token: Q, Q rope, dO; per chunk: K (+ rope) and V from the gathered slot, P and dS
-    assert max(x["MTE2"]["ops"] for x in aic) == 3 + chunks_per_core * 4
+    # per token: Q, Q rope, dO; per chunk: K (+ rope) and V from their slots, P and dS; in the
+    # dQ pass per chunk and column pass: dS and a K column block (3 passes of at most 256
+    # columns: L0B holds two copies of a 64 x 256 fp16 block)
+    dq_passes = 3
+    assert max(x["MTE2"]["ops"] for x in aic) == 3 + chunks_per_core * 4 + chunks_per_core * 2 * dq_passes
     # a vector core's 32 rows of a chunk one DMA per row and tensor would be 96 per chunk; per
     # run it is 3 (plus S and dP, the per-token loads and its share of the cast-out pass)
     assert max(x["MTE2"]["ops"] for x in aiv) < chunks_per_core * 32
@@ -74,7 +79,7 @@ def test_shuffled_selection_is_walked_sorted(index_dtype):
     aiv = [x for x in cores if x["sub"] != "aic"]
     chunks = picks // 64  # per token, one token per core
     # unsorted: 32 rows x 3 tensors per vector core and chunk (192 DMAs); sorted: one run per
-    # chunk, the rest are the S/dP, row-term, dQ-partial and cast-out loads (about 50)
+    # chunk, the rest are the S/dP, row-term and cast-out loads (about 40)
     assert max(x["MTE2"]["ops"] for x in aiv) < chunks * 48
     # unsorted: 2 scatter Fixpipes per key (256 per token); sorted: 2 per 16-key tile
     assert max(x["FIXP"]["ops"] for x in aic) < chunks * 40

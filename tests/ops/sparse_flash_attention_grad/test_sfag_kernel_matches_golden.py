@@ -53,6 +53,13 @@ def test_many_chunks_duplicates_and_filler():
     run_and_judge(make_kwargs(batch=1, s1=3, s2=100, heads=2, picks=150, duplicates=True, seed=7))
 
 
+def test_dq_over_several_segments_matches_golden():
+    # 40 picks of 64-row blocks (every block of S2 = 2560 once, in random order): 40 chunks a
+    # token, so the dQ pass runs for a segment of 32 chunks (written plainly) and one of 8
+    # (added atomically).
+    run_and_judge(make_kwargs(batch=1, s1=3, s2=2560, heads=4, block=64, picks=40, seed=13))
+
+
 def test_out_of_range_indices_are_skipped():
     kw = make_kwargs(batch=1, s1=2, s2=30, heads=2, block=8, picks=3, seed=5)
     # block 0x7F000001 is past S2 (and would be a NaN sort key unclamped); 3 is clipped
