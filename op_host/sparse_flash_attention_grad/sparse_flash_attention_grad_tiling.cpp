@@ -188,8 +188,9 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     // UB: S, dP (fp32) and P, dS of its heads; the row-term / cast-out passes; the row
     // statistics; the gather staging (half a chunk of K + rope and V rows); the index row.
     // With the selection sort the K staging also carries the sorted list and Sort's tmp (8
-    // bytes per entry each), the V staging the sort keys. The sort needs at most 255 Sort repeats and KV indices below the
-    // kernel's clamp (SORT_INDEX_CAP); INT64 rows are narrowed to INT32 in place first.
+    // bytes per entry each), the V staging the sort keys. The sort needs at most 255 Sort
+    // repeats and KV indices below the kernel's clamp (SORT_INDEX_CAP); INT64 rows are
+    // narrowed to INT32 in place first.
     const uint64_t gatherRows = (c + 1) / 2;
     out.sortPad = static_cast<uint32_t>(Up(prob.topK == 0 ? 1 : prob.topK, 32));
     const auto ubBytes = [&](bool sort) {

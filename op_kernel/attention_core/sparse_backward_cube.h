@@ -45,6 +45,28 @@ constexpr int32_t SPARSE_EVT_L0B = 3;  // M -> MTE1, + copy
 constexpr int32_t SPARSE_EVT_TILE = 1;  // FIX -> M: L0C tile written out, + tile (up to 3)
 constexpr uint32_t SPARSE_MAX_TILES = 3;
 
+// Element offsets (in T) of chunk n's slots in a core's workspace area, the same for the cube
+// and its vector cores: P and V by parity, dS and K in their rings (sparse_backward_params.h).
+template <typename T>
+struct SparseSlot {
+    __aicore__ inline static uint64_t P(const SparseBackwardParams *p, uint64_t n)
+    {
+        return (n % 2) * (p->wsSlotT / sizeof(T));
+    }
+    __aicore__ inline static uint64_t V(const SparseBackwardParams *p, uint64_t n)
+    {
+        return (n % 2) * (p->wsVSlot / sizeof(T));
+    }
+    __aicore__ inline static uint64_t Ds(const SparseBackwardParams *p, uint64_t n)
+    {
+        return (n % p->ringSlots) * (p->wsSlotT / sizeof(T));
+    }
+    __aicore__ inline static uint64_t K(const SparseBackwardParams *p, uint64_t n)
+    {
+        return (n % p->ringSlots) * (p->wsKSlot / sizeof(T));
+    }
+};
+
 template <typename T>
 class SparseBackwardCube {
 public:
@@ -98,6 +120,7 @@ public:
     }
 
 private:
+    using Slot = SparseSlot<T>;
     using Tiles = CubeTiles<T>;  // 16-bit only (the sparse grad takes FLOAT16 and BFLOAT16)
     // A walked chunk: its width; its runs stay in run list n % SPARSE_RUN_LISTS until its
     // dK/dV scatter is issued.
@@ -115,12 +138,6 @@ private:
     }
 
     __aicore__ inline AscendC::LocalTensor<T> VBuf() { return kvL1_.Get<T>()[2 * p_->blockKv * p_->qkDim]; }
-
-    // Element offsets of chunk n's slots: P and V by parity, dS and K in their rings.
-    __aicore__ inline uint64_t PSlot(uint64_t n) const { return (n % 2) * (p_->wsSlotT / sizeof(T)); }
-    __aicore__ inline uint64_t VSlot(uint64_t n) const { return (n % 2) * (p_->wsVSlot / sizeof(T)); }
-    __aicore__ inline uint64_t DsSlot(uint64_t n) const { return (n % p_->ringSlots) * (p_->wsSlotT / sizeof(T)); }
-    __aicore__ inline uint64_t KSlot(uint64_t n) const { return (n % p_->ringSlots) * (p_->wsKSlot / sizeof(T)); }
 
     // MTE1 -> MTE2: buffer `id` (a K copy or V) was read into L0; the next load into it waits.
     __aicore__ inline void ReleaseBuffer(int32_t id)
@@ -217,9 +234,9 @@ private:
     {
         AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(FLAG_SPARSE_KV);
         AcquireBuffer(SPARSE_EVT_K + static_cast<int32_t>(n % 2));
-        LoadNz(KCopy(n), wsK_[KSlot(n)], 0, info.cols, p_->qkDim, p_->qkDim, p_->blockKv);
+        LoadNz(KCopy(n), wsK_[Slot::K(p_, n)], 0, info.cols, p_->qkDim, p_->qkDim, p_->blockKv);
         AcquireBuffer(SPARSE_EVT_V);
-        LoadNz(VBuf(), wsV_[VSlot(n)], 0, info.cols, p_->headDim, p_->headDim, p_->blockKv);
+        LoadNz(VBuf(), wsV_[Slot::V(p_, n)], 0, info.cols, p_->headDim, p_->headDim, p_->blockKv);
     }
 
     // P or dS of the current chunk (heads x blockKv) from its slot -> the P/dS L1 buffer, once
@@ -272,12 +289,12 @@ private:
             AscendC::CrossCoreWaitFlag(FLAG_SPARSE_GRAD);
             const AscendC::LocalTensor<T> pdsL1 = pdsL1_.Get<T>();
             const GatherRun *runs = runs_[n % SPARSE_RUN_LISTS];
-            LoadScoreGrad(pdsL1, wsP_[PSlot(n)]);
+            LoadScoreGrad(pdsL1, wsP_[Slot::P(p_, n)]);
             if (hasNext) {
                 Scores(n + 1, next);
             }
             KeyGrad(pdsL1, dyL1_.Get<T>(), cur.cols, p_->headDim, dv_, runs, cur.runCount);  // dV += P^T.dO
-            LoadScoreGrad(pdsL1, wsDs_[DsSlot(n)]);
+            LoadScoreGrad(pdsL1, wsDs_[Slot::Ds(p_, n)]);
             segCols_[n - segStart] = cur.cols;
             const bool segEnd = !hasNext || n + 1 - segStart == p_->dqSegChunks;
             if (hasAfter && !segEnd) {
@@ -336,8 +353,8 @@ private:
                 const AscendC::LocalTensor<T> dsL1 = stage[half * dsElems];
                 const AscendC::LocalTensor<T> kL1 = stage[2 * dsElems + half * c * pass];
                 AcquireBuffer(SPARSE_EVT_K + static_cast<int32_t>(half));
-                LoadNz(dsL1, wsDs_[DsSlot(n)], 0, rows, c, c, p_->headsPad);
-                LoadNz(kL1, wsK_[KSlot(n) + p0], 0, cols, wl, width, c);
+                LoadNz(dsL1, wsDs_[Slot::Ds(p_, n)], 0, rows, c, c, p_->headsPad);
+                LoadNz(kL1, wsK_[Slot::K(p_, n) + p0], 0, cols, wl, width, c);
                 PipeSync<AscendC::HardEvent::MTE2_MTE1>();
                 uint32_t ca = 0;
                 uint32_t cb = 0;

@@ -79,9 +79,9 @@ struct SparseBackwardParams {
     // dK [t2, qkDim], dV [t2, headDim], then per-core slot areas. A core's chunks are numbered
     // in one sequence over its tokens (chunk n); its area holds S and dP (fp32, headsPad x
     // blockKv, one slot each), P (input dtype, same shape) and the gathered V rows [blockKv,
-    // headDim] in two slots each (n % 2), and the rings (n % ringSlots) of dS (same shape as P) and of the
-    // gathered K rows [blockKv, qkDim] (rope part after the first headDim columns). The vector
-    // cores write P, dS and the gathered rows; the cube reads them.
+    // headDim] in two slots each (n % 2), and the rings (n % ringSlots) of dS (same shape as
+    // P) and of the gathered K rows [blockKv, qkDim] (rope part after the first headDim
+    // columns). The vector cores write P, dS and the gathered rows; the cube reads them.
     uint64_t wsDq, wsDk, wsDv, wsSlots;
     uint64_t wsSlotBytesPerCore;
     uint64_t wsSlotF32;  // bytes of one S / dP slot

@@ -185,15 +185,10 @@ private:
         seq_ += j;
     }
 
-    // Element offsets of chunk n's slots (as the cube's): P and V by parity, dS and K in rings.
-    __aicore__ inline uint64_t PSlot(uint64_t n) const { return (n % 2) * (p_->wsSlotT / sizeof(T)); }
-    __aicore__ inline uint64_t VSlot(uint64_t n) const { return (n % 2) * (p_->wsVSlot / sizeof(T)); }
-    __aicore__ inline uint64_t DsSlot(uint64_t n) const { return (n % p_->ringSlots) * (p_->wsSlotT / sizeof(T)); }
-    __aicore__ inline uint64_t KSlot(uint64_t n) const { return (n % p_->ringSlots) * (p_->wsKSlot / sizeof(T)); }
-
     // This core's half of the rows of chunk n (cols rows, runs_) -> its K slot (ring; rows of
     // K + rope at pitch qkDim) and V slot, then FLAG_SPARSE_KV to the cube. The ring slot is
-    // free: the cube's dQ pass read it ringSlots chunks ago (sparse_backward_params.h).
+    // free: the cube's dQ pass read it before this core could get here (docs/attention_core.md,
+    // "dQ by segments").
     __aicore__ inline void Gather(uint64_t n, uint32_t cols, uint32_t runCount)
     {
         const uint32_t d = p_->headDim;
@@ -227,8 +222,8 @@ private:
                 AscendC::DataCopy(vStage[(a - lo) * d], v_[row * d], (b - a) * d);
             }
             PipeSync<AscendC::HardEvent::MTE2_MTE3>();
-            AscendC::DataCopy(wsK_[KSlot(n) + lo * w], kStage, (hi - lo) * w);
-            AscendC::DataCopy(wsV_[VSlot(n) + lo * d], vStage, (hi - lo) * d);
+            AscendC::DataCopy(wsK_[SparseSlot<T>::K(p_, n) + lo * w], kStage, (hi - lo) * w);
+            AscendC::DataCopy(wsV_[SparseSlot<T>::V(p_, n) + lo * d], vStage, (hi - lo) * d);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_KV);
     }
@@ -463,8 +458,8 @@ private:
             AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
             AscendC::Cast(dsOut, dp_, AscendC::RoundMode::CAST_RINT, count);
             PipeSync<AscendC::HardEvent::V_MTE3>();
-            AscendC::DataCopy(wsP_[PSlot(n) + rowOff_ * c], pOut, mine_ * c);
-            AscendC::DataCopy(wsDs_[DsSlot(n) + rowOff_ * c], dsOut, mine_ * c);
+            AscendC::DataCopy(wsP_[SparseSlot<T>::P(p_, n) + rowOff_ * c], pOut, mine_ * c);
+            AscendC::DataCopy(wsDs_[SparseSlot<T>::Ds(p_, n) + rowOff_ * c], dsOut, mine_ * c);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_GRAD);
     }
