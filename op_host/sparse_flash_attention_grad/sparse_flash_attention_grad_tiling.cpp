@@ -77,6 +77,100 @@ void SplitTokens(const SparseBackwardProblem &prob, uint64_t used, uint64_t *sta
     }
 }
 
+// Gathered keys of token t as the chunk cut estimates them: RowCost's keys, at most the KV
+// length (rounded up to a block) where the selection rule reads no further (mode 0, BSND
+// without lengths).
+uint64_t KeyEstimate(const SparseBackwardProblem &prob, uint64_t t)
+{
+    uint64_t keys = TokenCost(prob, t) - 64;
+    if (!prob.tnd && !prob.hasSeqKv && prob.sparseMode != 3) {
+        const uint64_t kv = Up(prob.s2, prob.blockSize);
+        keys = keys < kv ? keys : kv;
+    }
+    return keys;
+}
+
+// Parts of at most `span` estimated cost, in order: each takes whole tokens while they fit,
+// then as many chunks of the next token as fit (a part of a token costs `per` for its Q/dO
+// loads and row terms plus `unit` per chunk). Returns the parts needed (limit + 1 when more
+// than `limit`); with `cutT`/`cutC` records where each part starts.
+uint64_t FillParts(const std::vector<uint64_t> &ch, uint64_t span, uint64_t per, uint64_t unit, uint64_t limit,
+                   uint64_t *cutT, uint32_t *cutC)
+{
+    const uint64_t n = ch.size();
+    uint64_t t = 0, k = 0, parts = 0;
+    while (t < n) {
+        if (parts == limit) return limit + 1;
+        if (cutT != nullptr) {
+            cutT[parts] = t;
+            cutC[parts] = static_cast<uint32_t>(k);
+        }
+        ++parts;
+        uint64_t budget = span;
+        bool took = false;
+        while (t < n) {
+            const uint64_t cost = per + unit * (ch[t] - k);
+            if (cost <= budget) {
+                budget -= cost;
+                ++t;
+                k = 0;
+                took = true;
+                continue;
+            }
+            const uint64_t fit = budget > per ? (budget - per) / unit : 0;
+            if (fit > 0) {
+                k += fit;
+                took = true;
+            }
+            break;
+        }
+        if (!took) return limit + 1;  // span below one chunk
+    }
+    return parts;
+}
+
+// Positions (token, chunk) cut so that the most expensive part is as cheap as it can be
+// (FillParts, bisection on the span), so a token may be shared by cores; taken instead of the
+// token cut when that lowers the estimated makespan by at least 2 %. Only with the sorted
+// selection and blockKv a multiple of the block size, where a core starts inside a token with
+// one scalar read (KvGather::LimitChunks), and with at most 32 tokens per core (beyond, the
+// token cut is within 3 % anyway). With fewer tokens than cores it can use them all: `used`
+// (the token cut's core count) becomes the number of parts.
+void SplitChunks(const SparseBackwardProblem &prob, uint64_t cores, uint64_t blockKv, uint64_t &used,
+                 uint64_t *start, uint32_t *chunk)
+{
+    constexpr uint64_t PER_TOKEN = 64;
+    if (prob.t1 > 32 * cores) return;
+    std::vector<uint64_t> ch(prob.t1);
+    for (uint64_t t = 0; t < prob.t1; ++t) ch[t] = (KeyEstimate(prob, t) + blockKv - 1) / blockKv;
+    uint64_t tokenSpan = 0;  // the token cut under the same costs
+    for (uint64_t c = 0; c < used; ++c) {
+        uint64_t sum = 0;
+        for (uint64_t t = start[c]; t < start[c + 1]; ++t) sum += PER_TOKEN + blockKv * ch[t];
+        tokenSpan = sum > tokenSpan ? sum : tokenSpan;
+    }
+    uint64_t lo = PER_TOKEN + blockKv, hi = tokenSpan;
+    if (FillParts(ch, hi, PER_TOKEN, blockKv, cores, nullptr, nullptr) > cores) return;
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (FillParts(ch, mid, PER_TOKEN, blockKv, cores, nullptr, nullptr) <= cores) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    if (static_cast<long double>(hi) > 0.98L * tokenSpan) return;
+    std::vector<uint64_t> cutT(cores + 1, 0);
+    std::vector<uint32_t> cutC(cores + 1, 0);
+    used = FillParts(ch, hi, PER_TOKEN, blockKv, cores, cutT.data(), cutC.data());
+    for (uint64_t i = 0; i < used; ++i) {
+        start[i] = cutT[i];
+        chunk[i] = cutC[i];
+    }
+    start[used] = prob.t1;
+    chunk[used] = 0;
+}
+
 // The dQ pass's column width (dqPassCols) and accumulator count (dqTiles). Per chunk of a
 // segment and column pass, MTE2 loads the chunk's dS (headsPad x blockKv) and a K column
 // block (blockKv x cols) into one of two L1 staging halves (over the K copies and V), MTE1
@@ -215,12 +309,15 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
         return false;
     }
 
-    const uint64_t cores = prob.deterministic ? 1 : budget.aicNum;
+    uint64_t cores = prob.deterministic ? 1 : budget.aicNum;
+    cores = cores > AttentionCore::MAX_CORES ? AttentionCore::MAX_CORES : cores;
     uint64_t used = prob.t1 < cores ? prob.t1 : cores;
     used = used == 0 ? 1 : used;
-    if (used > AttentionCore::MAX_CORES) used = AttentionCore::MAX_CORES;
-    out.usedCores = static_cast<uint32_t>(used);
     SplitTokens(prob, used, out.coreTokenStart);
+    if (out.sortSelection != 0 && BLOCK_KV % prob.blockSize == 0 && prob.t1 > 0) {
+        SplitChunks(prob, cores, BLOCK_KV, used, out.coreTokenStart, out.coreChunkStart);
+    }
+    out.usedCores = static_cast<uint32_t>(used);
 
     // A core's area: S, dP, P x 2, V x 2, then the dS and K rings.
     out.wsSlotF32 = Up(g * c * 4, ALIGN);

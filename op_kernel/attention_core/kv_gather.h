@@ -37,6 +37,7 @@ public:
     {
         const bool sorted = p->sortSelection != 0;
         Init(p, sorted ? workspace + p->wsSorted : indices, !sorted && p->index64 != 0, seqQ, seqKv);
+        sorted_ = sorted;
     }
 
     // `indices`: sparse_indices (index64 = p->index64) or the sorted INT32 lists (index64 0).
@@ -83,6 +84,7 @@ public:
         count_ = reach < static_cast<int64_t>(p_->topK) ? static_cast<uint32_t>(reach) : p_->topK;
         entry_ = 0;
         offset_ = 0;
+        chunksLeft_ = SPARSE_ALL_CHUNKS;
         if (local_ && count_ != 0) {
             const uint32_t bytes = count_ * (index64_ ? 8u : 4u);
             PipeSync<AscendC::HardEvent::S_MTE2>();  // the previous token's row was read
@@ -97,6 +99,36 @@ public:
         }
     }
 
+    // Restricts the token's walk to its chunks [first, end) (SparseChunkRange; `scratch` takes
+    // the runs of skipped chunks). In a sorted selection every entry before the clipped and
+    // skipped ones (sorted last) is a full block, so with blockKv a multiple of the block size
+    // chunk `first` starts at entry first * blockKv / blockSize when the entry before it is a
+    // full block (one scalar read); otherwise the chunks before it are walked.
+    __aicore__ inline void LimitChunks(uint32_t first, uint32_t end, GatherRun *scratch)
+    {
+        if (first != 0) {
+            const int64_t bs = p_->blockSize;
+            const uint64_t e = static_cast<uint64_t>(first) * (p_->blockKv / p_->blockSize);
+            bool jumped = false;
+            if (sorted_ && p_->blockKv % p_->blockSize == 0) {
+                if (e > count_) {
+                    entry_ = count_;  // fewer chunks than `first`: nothing left
+                    jumped = true;
+                } else {
+                    const int64_t idx = Index(token_ * p_->topK + e - 1);
+                    if (idx >= 0 && idx < reach_ && (idx + 1) * bs <= threshold_) {
+                        entry_ = static_cast<uint32_t>(e);
+                        jumped = true;
+                    }
+                }
+            }
+            uint32_t runCount = 0;
+            for (uint32_t i = 0; !jumped && i < first && NextChunk(scratch, runCount) != 0; ++i) {
+            }
+        }
+        chunksLeft_ = end == SPARSE_ALL_CHUNKS ? SPARSE_ALL_CHUNKS : end - first;
+    }
+
     // Entries of the token's row the walk may read (min(K, ceil(threshold / blockSize))).
     __aicore__ inline uint32_t Entries() const { return count_; }
 
@@ -106,6 +138,9 @@ public:
     {
         uint32_t rows = 0;
         runCount = 0;
+        if (chunksLeft_ == 0) {
+            return 0;  // the end of this core's part of the token
+        }
         const int64_t bs = p_->blockSize;
         while (rows < p_->blockKv && entry_ < count_) {
             const int64_t idx = Index(token_ * p_->topK + entry_);
@@ -137,6 +172,9 @@ public:
                 ++entry_;
                 offset_ = 0;
             }
+        }
+        if (rows != 0 && chunksLeft_ != SPARSE_ALL_CHUNKS) {
+            --chunksLeft_;
         }
         return rows;
     }
@@ -222,6 +260,8 @@ private:
     AscendC::LocalTensor<int64_t> loc64_;
     bool local_ = false;
     bool index64_ = false;
+    bool sorted_ = false;  // walking the sorted lists (InitSelection with sortSelection)
+    uint32_t chunksLeft_ = SPARSE_ALL_CHUNKS;
     uint64_t token_ = 0, kvBase_ = 0, batchQStart_ = 0;
     uint32_t batch_ = 0, count_ = 0, entry_ = 0;
     int64_t threshold_ = 0, reach_ = 0, offset_ = 0;

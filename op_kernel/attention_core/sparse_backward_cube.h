@@ -111,7 +111,7 @@ public:
     {
         AscendC::SyncAll<false>();  // the vector cores zeroed the accumulators
         const uint64_t begin = p_->coreTokenStart[core_];
-        const uint64_t end = p_->coreTokenStart[core_ + 1];
+        const uint64_t end = SparseTokenEnd(p_, core_);
         for (uint64_t t = begin; t < end; ++t) {
             Token(t);
         }
@@ -261,20 +261,25 @@ private:
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_SPARSE_SDP);
     }
 
-    // One query token: chunk n's gradients are computed while S/dP of chunk n+1 are with the
-    // vector cores and chunk n+2 is being loaded; a full dQ segment (or the token's last
-    // chunk) is followed by its dQ pass, and chunk n+2 is loaded after it (the pass stages its
-    // operands over the K copies and V).
+    // This core's chunks of query token t: chunk n's gradients are computed while S/dP of chunk
+    // n+1 are with the vector cores and chunk n+2 is being loaded; a full dQ segment (or the
+    // last chunk) is followed by its dQ pass, and chunk n+2 is loaded after it (the pass
+    // stages its operands over the K copies and V).
     __aicore__ inline void Token(uint64_t t)
     {
+        uint32_t first = 0;
+        uint32_t last = 0;
+        SparseChunkRange(p_, core_, t, first, last);
+        const bool whole = first == 0 && last == SPARSE_ALL_CHUNKS;  // else dQ was zeroed: add
         gather_.SetToken(t);
+        gather_.LimitChunks(first, last, runs_[0]);
         ChunkInfo cur;
         ChunkInfo next;
         ChunkInfo after;
         LoadQueryRows(t);
         uint64_t n = seq_;
         if (!WalkChunk(n, cur)) {
-            return;  // nothing selected: zero gradients (the vector cores zero its dQ rows)
+            return;  // nothing selected here: the vector cores zero the dQ rows of a whole token
         }
         IssueChunk(n, cur);
         Scores(n, cur);
@@ -284,7 +289,7 @@ private:
         }
         bool hasAfter = hasNext && WalkChunk(n + 2, after);
         uint64_t segStart = n;
-        bool firstSeg = true;
+        bool plainDq = whole;
         for (;; ++n) {
             AscendC::CrossCoreWaitFlag(FLAG_SPARSE_GRAD);
             const AscendC::LocalTensor<T> pdsL1 = pdsL1_.Get<T>();
@@ -302,8 +307,8 @@ private:
             }
             KeyGrad(pdsL1, qL1_.Get<T>(), cur.cols, p_->qkDim, dk_, runs, cur.runCount);  // dK += dS^T.Q
             if (segEnd) {
-                QueryGradPass(t, segStart, static_cast<uint32_t>(n + 1 - segStart), firstSeg);
-                firstSeg = false;
+                QueryGradPass(t, segStart, static_cast<uint32_t>(n + 1 - segStart), plainDq);
+                plainDq = false;
                 segStart = n + 1;
                 if (hasAfter) {
                     IssueChunk(n + 2, after);
@@ -325,7 +330,7 @@ private:
     // of dqPassCols, every chunk's dS (its ring slot) and K column block (its ring slot) are
     // staged in L1 over the K copies and V (two halves taken in turn, MTE1 -> MTE2 events of
     // the K copies) and summed into one L0C accumulator; one Fixpipe per pass, plain for the
-    // token's first segment (no zeroing of dQ needed), atomic after. L0C is taken whole from
+    // first segment of a token the core holds whole (no zeroing of dQ needed), atomic after. L0C is taken whole from
     // the ring (every ring tile drained first, every pass tile drained at the end).
     __aicore__ inline void QueryGradPass(uint64_t t, uint64_t first, uint32_t count, bool plain)
     {

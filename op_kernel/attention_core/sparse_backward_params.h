@@ -72,8 +72,11 @@ struct SparseBackwardParams {
     // narrowed to INT32 first (sortPad = topK rounded up to the Sort's 32-element repeat).
     uint32_t sortSelection;
     uint32_t sortPad;
-    // Core c owns query tokens [coreTokenStart[c], coreTokenStart[c + 1]).
+    // Core c owns the (token, chunk) positions from (coreTokenStart[c], coreChunkStart[c]) up
+    // to (coreTokenStart[c + 1], coreChunkStart[c + 1]), exclusive: whole tokens, or with a
+    // nonzero coreChunkStart a token cut between cores (SparseChunkRange).
     uint64_t coreTokenStart[MAX_CORES + 1];
+    uint32_t coreChunkStart[MAX_CORES + 1];
 
     // Workspace (bytes from the user workspace): fp32 accumulators dQ [t1, heads, qkDim],
     // dK [t2, qkDim], dV [t2, headDim], then per-core slot areas. A core's chunks are numbered
@@ -93,5 +96,24 @@ struct SparseBackwardParams {
     uint64_t wsKSlot;    // bytes of one K slot
     uint64_t wsSorted;       // the sorted selection lists (sortSelection), after the slots
 };
+
+constexpr uint32_t SPARSE_ALL_CHUNKS = 0xFFFFFFFFu;
+
+// One past the last token core c holds a part of.
+__aicore__ inline uint64_t SparseTokenEnd(const SparseBackwardParams *p, uint32_t c)
+{
+    return p->coreTokenStart[c + 1] + (p->coreChunkStart[c + 1] != 0 ? 1 : 0);
+}
+
+// The chunks [first, end) of token t that core c computes (end SPARSE_ALL_CHUNKS: to the
+// token's last). A token cut between cores (not first == 0 with end SPARSE_ALL_CHUNKS) has
+// its dQ rows zeroed before the first SyncAll by the vector cores of every core that starts
+// inside it, and every part adds into them.
+__aicore__ inline void SparseChunkRange(const SparseBackwardParams *p, uint32_t c, uint64_t t, uint32_t &first,
+                                        uint32_t &end)
+{
+    first = t == p->coreTokenStart[c] ? p->coreChunkStart[c] : 0;
+    end = t == p->coreTokenStart[c + 1] ? p->coreChunkStart[c + 1] : SPARSE_ALL_CHUNKS;
+}
 
 }  // namespace AttentionCore

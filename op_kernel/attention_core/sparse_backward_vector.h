@@ -114,6 +114,10 @@ public:
         Zero(accDk_, lo, hi);
         Share(p_->t2 * p_->headDim, lo, hi);
         Zero(accDv_, lo, hi);
+        if (p_->coreChunkStart[core_] != 0 && mine_ != 0) {  // a token cut here: its parts add
+            const uint64_t row0 = (p_->coreTokenStart[core_] * p_->heads + rowOff_) * p_->qkDim;
+            Zero(accDq_, row0, row0 + mine_ * p_->qkDim);
+        }
         if (p_->sortSelection != 0) {
             SortSelections();
         }
@@ -122,7 +126,7 @@ public:
         AscendC::SyncAll<false>();
         // Tokens are a continuous stream: the next token's first two chunks are gathered and its
         // row statistics computed while the cube still finishes the last chunk of this one.
-        const uint64_t end = p_->coreTokenStart[core_ + 1];
+        const uint64_t end = SparseTokenEnd(p_, core_);
         uint32_t cols[3];
         uint64_t t = p_->coreTokenStart[core_];
         bool open = false;
@@ -142,16 +146,20 @@ public:
     }
 
 private:
-    // Opens query token t: its first two chunks gathered (chunk widths in cols[0..1]) and its
-    // row statistics; false when it selects nothing (the cube skips it too: its dQ rows are
-    // zeroed here).
+    // Opens this core's part of query token t (SparseChunkRange): its first two chunks
+    // gathered (chunk widths in cols[0..1]) and its row statistics; false when it has no chunk
+    // (the cube skips it too: the dQ rows of a whole token are zeroed here).
     __aicore__ inline bool Open(uint64_t t, uint32_t *cols)
     {
+        uint32_t first = 0;
+        uint32_t last = 0;
+        SparseChunkRange(p_, core_, t, first, last);
         gather_.SetToken(t);
+        gather_.LimitChunks(first, last, runs_);
         uint32_t runCount = 0;
         cols[0] = gather_.NextChunk(runs_, runCount);
         if (cols[0] == 0) {
-            if (mine_ != 0) {
+            if (mine_ != 0 && first == 0 && last == SPARSE_ALL_CHUNKS) {
                 const uint64_t row0 = (t * p_->heads + rowOff_) * p_->qkDim;
                 Zero(accDq_, row0, row0 + mine_ * p_->qkDim);
             }

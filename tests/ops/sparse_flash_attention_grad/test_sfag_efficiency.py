@@ -18,8 +18,9 @@ def _counters(**kw):
 
 
 def test_useful_macs_gather_once_and_balance():
-    # 8 tokens x 200 distinct single-token picks of 256 keys (4 chunks, the last one partial).
-    tokens, heads, picks = 8, 16, 200
+    # 24 tokens (one per core: no token is cut) x 200 distinct single-token picks of 256 keys
+    # (4 chunks, the last one partial).
+    tokens, heads, picks = 24, 16, 200
     macs, mte2 = _counters(batch=1, s1=tokens, s2=256, heads=heads, picks=picks)
     qk = D + DR
     useful = tokens * heads * picks * (3 * qk + 2 * D)
@@ -33,12 +34,14 @@ def test_useful_macs_gather_once_and_balance():
 def test_block_runs_are_loaded_as_runs():
     # bs = 64: a chunk is one run of 64 consecutive rows, so each vector core gathers its half
     # of it with one DMA per tensor, not one per row; the cube loads the gathered chunk with
-    # one Nd2Nz per tensor.
-    fakit.run(OP, backend="cpu", **make_kwargs(batch=1, s1=2, s2=512, heads=16, block=64, picks=4))
+    # one Nd2Nz per tensor. 2 tokens x 8 chunks (every block of S2) are cut into 16 parts of
+    # one chunk each.
+    fakit.run(OP, backend="cpu", **make_kwargs(batch=1, s1=2, s2=512, heads=16, block=64, picks=8))
     cores = cpu.last_counters()["cores"]
     aic = [x for x in cores if x["sub"] == "aic"]
     aiv = [x for x in cores if x["sub"] != "aic"]
-    chunks_per_core = 4
+    assert len(aic) == 16
+    chunks_per_core = 1
     # per token: Q, Q rope, dO; per chunk: K (+ rope) and V from their slots, P and dS; in the
     # dQ pass per chunk and column pass: dS and a K column block (3 passes of at most 256
     # columns: L0B holds two copies of a 64 x 256 fp16 block)
@@ -46,7 +49,7 @@ def test_block_runs_are_loaded_as_runs():
     assert max(x["MTE2"]["ops"] for x in aic) == 3 + chunks_per_core * 4 + chunks_per_core * 2 * dq_passes
     # a vector core's 32 rows of a chunk one DMA per row and tensor would be 96 per chunk; per
     # run it is 3 (plus S and dP, the per-token loads and its share of the cast-out pass)
-    assert max(x["MTE2"]["ops"] for x in aiv) < chunks_per_core * 32
+    assert max(x["MTE2"]["ops"] for x in aiv) < 32
 
 
 def test_causal_rows_are_split_by_cost():
@@ -59,6 +62,20 @@ def test_causal_rows_are_split_by_cost():
     fakit.run(OP, backend="cpu", **refresh_forward(kw))
     macs = np.array([x["M"]["macs"] for x in cpu.last_counters()["cores"] if x["sub"] == "aic"])
     assert macs.max() / macs.mean() < 1.25
+
+
+def test_few_tokens_are_cut_over_every_core():
+    # 4 tokens x 2048 picks (32 chunks each) on 24 cores: cut at chunks, each token is shared
+    # by several cores and no core computes more than 6 chunks (128 / 24 rounded up; a
+    # whole-token cut: 32 chunks on each of 4 cores, 20 idle).
+    kw = make_kwargs(batch=1, s1=4, s2=2048, heads=16, picks=2048, seed=4)
+    fakit.run(OP, backend="cpu", **kw)
+    counters = cpu.last_counters()
+    assert counters["block_dim"] >= 20
+    macs = np.array([x["M"]["macs"] for x in counters["cores"] if x["sub"] == "aic"])
+    chunk = 16 * 64 * (3 * (D + DR) + 2 * D)
+    assert macs.sum() == 4 * 32 * chunk
+    assert macs.max() == 6 * chunk
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])

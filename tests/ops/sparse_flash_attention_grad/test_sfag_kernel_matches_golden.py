@@ -103,6 +103,19 @@ def test_deterministic_mode_is_reproducible_and_matches_golden():
         assert np.array_equal(first[name].view(np.uint16), second[name].view(np.uint16)), name
 
 
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_tokens_cut_between_cores_match_golden(index_dtype):
+    # 3 tokens x 640 picks of 2048 keys (10 chunks each) on 24 cores: every token is cut into
+    # parts on several cores (each starts inside it, its dQ rows zeroed first and added by every
+    # part); one token ends its list early (-1 after 100 picks), so the later parts of it find
+    # no chunk; another repeats rows.
+    kw = make_kwargs(batch=1, s1=3, s2=2048, heads=4, picks=640, seed=21, index_dtype=index_dtype)
+    kw["sparse_indices"][0, 1, 0, 100:] = -1
+    kw["sparse_indices"][0, 2, 0, 10:20] = 7
+    run_and_judge(refresh_forward(kw))
+    assert cpu.last_counters()["block_dim"] == 24
+
+
 def test_tokens_are_split_over_the_cores():
     run_and_judge(make_kwargs(batch=2, s1=4, s2=20, heads=2, picks=20, duplicates=True))
     assert cpu.last_counters()["block_dim"] == 8  # one query token per core
