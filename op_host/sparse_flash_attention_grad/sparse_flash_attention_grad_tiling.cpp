@@ -1,7 +1,8 @@
 // Tiling of SparseFlashAttentionGrad: shapes and attributes from the TilingContext, the core
 // budget from PlatformAscendC, and the plan of the sparse backward core (PlanSparseBackward):
-// blocks that fit the real buffers, query tokens split evenly over the cores (one core in
-// deterministic mode, so the fp32 atomic adds into dK/dV happen in one fixed order).
+// blocks that fit the real buffers, query tokens split over the cores, whole or cut at chunk
+// boundaries (one core in deterministic mode, so the fp32 atomic adds into dK/dV happen in
+// one fixed order).
 #include <cstring>
 #include <string>
 #include <vector>
