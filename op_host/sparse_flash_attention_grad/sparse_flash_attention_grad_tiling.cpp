@@ -238,6 +238,10 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
         why = "headDim must be a multiple of 64 and ropeDim of 16";
         return false;
     }
+    if (prob.blockSize == 0) {  // the op_api rejects it (161002); a graph may not have
+        why = "sparse_block_size must be positive";
+        return false;
+    }
 
     // Buffers of the cube (L1, L0) and of one vector core (UB), as the kernel allocates them.
     const uint64_t t = prob.dtypeBytes;
