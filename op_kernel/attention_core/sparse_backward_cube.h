@@ -330,8 +330,9 @@ private:
     // of dqPassCols, every chunk's dS (its ring slot) and K column block (its ring slot) are
     // staged in L1 over the K copies and V (two halves taken in turn, MTE1 -> MTE2 events of
     // the K copies) and summed into one L0C accumulator; one Fixpipe per pass, plain for the
-    // first segment of a token the core holds whole (no zeroing of dQ needed), atomic after. L0C is taken whole from
-    // the ring (every ring tile drained first, every pass tile drained at the end).
+    // first segment of a token the core holds whole (no zeroing of dQ needed), atomic after.
+    // L0C is taken whole from the ring (every ring tile drained first, every pass tile
+    // drained at the end).
     __aicore__ inline void QueryGradPass(uint64_t t, uint64_t first, uint32_t count, bool plain)
     {
         const uint32_t rows = p_->heads;
