@@ -27,11 +27,12 @@ uint64_t Up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 // Estimated cost of query row s of a batch in gathered rows: BSND without lengths in sparse
 // mode 3 sees min(K * bs, S2 - S1 + s + 1) keys (the selection may be smaller, but the
-// causal limit is what grows along the rows); everything else is taken as uniform. The
-// constant is the per-token work that does not depend on the keys (Q/dO loads, row terms).
+// causal limit is what grows along the rows); everything else is taken as uniform. PER_TOKEN
+// is the per-token work that does not depend on the keys (Q/dO loads, row terms), in rows.
+constexpr uint64_t PER_TOKEN = 64;
+
 uint64_t RowCost(const SparseBackwardProblem &prob, uint64_t s)
 {
-    constexpr uint64_t PER_TOKEN = 64;
     const uint64_t cap = uint64_t(prob.topK) * prob.blockSize;
     if (prob.tnd || prob.hasSeqQ || prob.hasSeqKv || prob.sparseMode != 3) return PER_TOKEN + cap;
     const int64_t thr = int64_t(prob.s2) - int64_t(prob.s1) + int64_t(s) + 1;
@@ -83,7 +84,7 @@ void SplitTokens(const SparseBackwardProblem &prob, uint64_t used, uint64_t *sta
 // without lengths).
 uint64_t KeyEstimate(const SparseBackwardProblem &prob, uint64_t t)
 {
-    uint64_t keys = TokenCost(prob, t) - 64;
+    uint64_t keys = TokenCost(prob, t) - PER_TOKEN;
     if (!prob.tnd && !prob.hasSeqKv && prob.sparseMode != 3) {
         const uint64_t kv = Up(prob.s2, prob.blockSize);
         keys = keys < kv ? keys : kv;
@@ -140,7 +141,6 @@ uint64_t FillParts(const std::vector<uint64_t> &ch, uint64_t span, uint64_t per,
 void SplitChunks(const SparseBackwardProblem &prob, uint64_t cores, uint64_t blockKv, uint64_t &used,
                  uint64_t *start, uint32_t *chunk)
 {
-    constexpr uint64_t PER_TOKEN = 64;
     if (prob.t1 > 32 * cores) return;
     std::vector<uint64_t> ch(prob.t1);
     for (uint64_t t = 0; t < prob.t1; ++t) ch[t] = (KeyEstimate(prob, t) + blockKv - 1) / blockKv;

@@ -114,9 +114,8 @@ public:
         Zero(accDk_, lo, hi);
         Share(p_->t2 * p_->headDim, lo, hi);
         Zero(accDv_, lo, hi);
-        if (p_->coreChunkStart[core_] != 0 && mine_ != 0) {  // a token cut here: its parts add
-            const uint64_t row0 = (p_->coreTokenStart[core_] * p_->heads + rowOff_) * p_->qkDim;
-            Zero(accDq_, row0, row0 + mine_ * p_->qkDim);
+        if (p_->coreChunkStart[core_] != 0) {  // a token cut here: its parts add
+            ZeroQueryRows(p_->coreTokenStart[core_]);
         }
         if (p_->sortSelection != 0) {
             SortSelections();
@@ -159,9 +158,8 @@ private:
         uint32_t runCount = 0;
         cols[0] = gather_.NextChunk(runs_, runCount);
         if (cols[0] == 0) {
-            if (mine_ != 0 && first == 0 && last == SPARSE_ALL_CHUNKS) {
-                const uint64_t row0 = (t * p_->heads + rowOff_) * p_->qkDim;
-                Zero(accDq_, row0, row0 + mine_ * p_->qkDim);
+            if (first == 0 && last == SPARSE_ALL_CHUNKS) {
+                ZeroQueryRows(t);
             }
             return false;
         }
@@ -343,6 +341,15 @@ private:
             AscendC::DataCopyPad(acc[x], zero, AscendC::DataCopyExtParams(1, n * 4, 0, 0, 0));
         }
         PipeSync<AscendC::HardEvent::MTE3_V>();  // the row terms of pass 2 reuse aBuf_
+    }
+
+    // The fp32 dQ rows of token t's heads this core owns := 0.
+    __aicore__ inline void ZeroQueryRows(uint64_t t)
+    {
+        if (mine_ != 0) {
+            const uint64_t row0 = (t * p_->heads + rowOff_) * p_->qkDim;
+            Zero(accDq_, row0, row0 + mine_ * p_->qkDim);
+        }
     }
 
     // Per-head terms of token t for this core's heads, each replicated 8 times (one 32-byte
