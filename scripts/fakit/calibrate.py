@@ -1,12 +1,19 @@
-"""`fakit prof calibrate`: fit the timeline model's assumed costs to msprof results.
+"""`fakit prof calibrate`: fit the timeline model's assumed costs to device measurements.
 
-Input: one `msprof op` (or `msprof op simulator`) output directory per case, named by the case
-id (DIR/<case id>/.../OPPROF_*/OpBasicInfo.csv + PipeUtilization.csv). For every case the
-model runs the same inputs on the emulator; the fit matches msprof's PipeUtilization ratios
-(per unit and pipe, mean over blocks) and the Task Duration (relative) by least squares in the
-assumed costs (Gauss-Newton with finite-difference derivatives; rates are fitted through their
-inverse), pulled gently towards the current values so costs the cases do not exercise stay put. Only entries marked "assumption" in the cost table move; documented rates never do.
-Output: a costs file for env ASCEND_EMU_COSTS and a before/after report.
+Two kinds of measurement:
+* Published kernel times of public Ascend C code that runs on the emulator unchanged
+  (`--catlass DIR`): CATLASS's matmul examples, msprof kernel times on a 910B2 (PUBLISHED). The
+  examples are built with CATLASS's own CMake against the CPU prefix and run in timing-only
+  mode; the fit points move the assumed costs, the held-out points are only reported.
+* msprof output of this project's cases (`--op OP --msprof DIR`, DIR/<case id>/...): `msprof op`
+  OPPROF_* folders (OpBasicInfo.csv + PipeUtilization.csv) or system-profiler PROF_* folders
+  (op_summary_*.csv; PipeUtilization columns when collected with --aic-metrics=PipeUtilization).
+  The fit matches the Task Duration (relative) and the PipeUtilization ratios per unit and pipe.
+
+The fit is least squares in the assumed costs (Levenberg-Marquardt with finite differences;
+rates through their inverse), pulled gently towards the current values so costs the
+measurements do not exercise stay put. Only entries marked "assumption" in the cost table move;
+documented rates never do. Output: a costs file for env ASCEND_EMU_COSTS and a report.
 """
 from __future__ import annotations
 
@@ -35,17 +42,75 @@ def _observables(duration_us: float, ratios: Dict[str, Optional[float]], measure
     return np.array([(ratios.get(m) or 0.0) for m in TARGETS] + [duration_us / measured_us])
 
 
-def measured(opprof_dir: Path) -> Tuple[float, Dict[str, float]]:
-    """(Task Duration µs, {msprof metric: mean ratio}) of one msprof op output."""
-    s = prof.summarise_opprof(prof.latest_opprof(opprof_dir), "npu", "")
-    if s.duration_us is None:
-        raise RuntimeError(f"{opprof_dir}: OpBasicInfo.csv has no Task Duration(us)")
-    ratios = {}
-    for r in s.pipes:
-        for metric, key in prof.PIPE_OF_METRIC.items():
-            if key == (r.unit, r.pipe) and metric in TARGETS:
-                ratios[metric] = r.ratio
-    return s.duration_us, ratios
+class MeasurementError(RuntimeError):
+    """A measurement folder the calibration cannot read; the message says what it expected."""
+
+
+def _ratios(row: Dict[str, str]) -> Dict[str, float]:
+    out = {}
+    for metric in TARGETS:
+        try:
+            out[metric] = float(row.get(metric, ""))
+        except ValueError:
+            continue
+    return out
+
+
+def _op_summary(prof_dir: Path) -> Tuple[float, Dict[str, float]]:
+    """A system-profiler PROF_* folder: op_summary_*.csv, one row per task. The measured time is
+    the sum over kernels of each kernel's mean Task Duration; ratios are means over its rows."""
+    files = sorted(prof_dir.rglob("op_summary_*.csv"))
+    if not files:
+        raise MeasurementError(
+            f"{prof_dir}: a PROF_* folder without op_summary_*.csv. Export it first "
+            f"(msprof --export=on --output={prof_dir}) or profile with msprof op, whose OPPROF_* folders "
+            f"are read as they are")
+    rows = prof._rows(files[-1])
+    durations: Dict[str, List[float]] = {}
+    ratio_rows: List[Dict[str, str]] = []
+    for r in rows:
+        name = r.get("Op Name") or r.get("OP Name") or "?"
+        try:
+            durations.setdefault(name, []).append(float(r.get("Task Duration(us)", "")))
+        except ValueError:
+            continue
+        ratio_rows.append(r)
+    if not durations:
+        raise MeasurementError(f"{files[-1]}: no row with a Task Duration(us)")
+    total = sum(sum(v) / len(v) for v in durations.values())
+    ratios: Dict[str, float] = {}
+    for metric in TARGETS:
+        vals = [x for x in (_ratios(r).get(metric) for r in ratio_rows) if x is not None]
+        if vals:
+            ratios[metric] = sum(vals) / len(vals)
+    return total, ratios
+
+
+def measured(case_dir: Path) -> Tuple[float, Dict[str, float]]:
+    """(Task Duration µs, {msprof metric: mean ratio}) of one case's msprof output: an `msprof op`
+    OPPROF_* folder or a system-profiler PROF_* folder, at case_dir or below it."""
+    case_dir = Path(case_dir)
+    opprof = [p for p in case_dir.rglob("OPPROF_*") if p.is_dir()]
+    if case_dir.name.startswith("OPPROF_"):
+        opprof.append(case_dir)
+    if opprof:
+        s = prof.summarise_opprof(max(opprof, key=lambda p: p.stat().st_mtime), "npu", "")
+        if s.duration_us is None:
+            raise MeasurementError(f"{s.source}: OpBasicInfo.csv has no Task Duration(us)")
+        ratios = {}
+        for r in s.pipes:
+            for metric, key in prof.PIPE_OF_METRIC.items():
+                if key == (r.unit, r.pipe) and metric in TARGETS:
+                    ratios[metric] = r.ratio
+        return s.duration_us, ratios
+    profs = [p for p in case_dir.rglob("PROF_*") if p.is_dir()]
+    if case_dir.name.startswith("PROF_"):
+        profs.append(case_dir)
+    if profs:
+        return _op_summary(max(profs, key=lambda p: p.stat().st_mtime))
+    raise MeasurementError(
+        f"{case_dir}: no msprof output. Expected an `msprof op` folder OPPROF_*/ (OpBasicInfo.csv, "
+        f"PipeUtilization.csv) or a system-profiler folder PROF_*/ (op_summary_*.csv)")
 
 
 class Model:
@@ -59,24 +124,21 @@ class Model:
     def run(self, costs: Dict[str, float]) -> List[Dict[str, Any]]:
         from . import run
         fd, path = tempfile.mkstemp(suffix=".costs")
-        saved = os.environ.get("ASCEND_EMU_COSTS"), os.environ.get("ASCEND_EMU_L2")
+        saved = os.environ.get("ASCEND_EMU_COSTS")
         try:
             with os.fdopen(fd, "w") as f:
                 f.writelines(f"{k} {float(v)!r}\n" for k, v in costs.items())
             os.environ["ASCEND_EMU_COSTS"] = path
-            # deterministic L2 attribution, so finite differences are not host-thread noise
-            os.environ["ASCEND_EMU_L2"] = "per_core"
             out = []
             for kw in self.kwargs_list:
                 run(self.op, backend="cpu", **kw)
                 out.append(self.cpu.last_profile())
             return out
         finally:
-            for key, value in zip(("ASCEND_EMU_COSTS", "ASCEND_EMU_L2"), saved):
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+            if saved is None:
+                os.environ.pop("ASCEND_EMU_COSTS", None)
+            else:
+                os.environ["ASCEND_EMU_COSTS"] = saved
             os.unlink(path)
 
 
