@@ -98,24 +98,22 @@ def test_fusion_attention_causal_mask_maps_to_the_aclnn_parameters():
         torch.testing.assert_close(out[lo:hi].float(), ref.transpose(0, 1), atol=2e-3, rtol=2e-3)
 
 
-def test_fusion_attention_dropout_is_rejected_by_name():
+def test_fusion_attention_dropout_without_a_mask_is_rejected_by_name():
     q, k, v, ql, kl = tnd_case(torch.float16)
-    with pytest.raises(NotImplementedError, match="without a dropout generator, which has no keep_prob"):
+    with pytest.raises(NotImplementedError, match="keep_prob < 1 without dropout_mask.*Philox"):
         OPS.npu_fusion_attention(q, k, v, 2, "TND", keep_prob=0.9, actual_seq_qlen=ql, actual_seq_kvlen=kl)
     dy = torch.zeros_like(q)
-    with pytest.raises(NotImplementedError, match="GradV5 without a dropout generator, which has no keep_prob"):
-        OPS.npu_fusion_attention_grad(q, k, v, dy, 2, "TND", keep_prob=0.9, actual_seq_qlen=ql,
+    with pytest.raises(NotImplementedError, match="keep_prob < 1 without dropout_mask"):
+        OPS.npu_fusion_attention_grad(q, k, v, dy, 2, "TND", keep_prob=0.9, seed=1, actual_seq_qlen=ql,
                                       actual_seq_kvlen=kl)
-    with pytest.raises(NotImplementedError, match="input_layout='TND'"):
-        OPS.npu_fusion_attention_grad(q, k, v, dy, 2, "BSND")
 
 
 def test_fusion_attention_grad_fake_outputs():
     q = torch.empty((24, 4, 64), dtype=torch.bfloat16, device="meta")
     kv = torch.empty((30, 2, 64), dtype=torch.bfloat16, device="meta")
-    dq, dk, dv, dpse = OPS.npu_fusion_attention_grad(q, kv, kv, q, 4, "TND", actual_seq_qlen=[24],
-                                                     actual_seq_kvlen=[30])
-    assert dq.shape == q.shape and dk.shape == dv.shape == kv.shape and dpse.numel() == 0
+    dq, dk, dv, dpse, dsink = OPS.npu_fusion_attention_grad(q, kv, kv, q, 4, "TND", actual_seq_qlen=[24],
+                                                            actual_seq_kvlen=[30])
+    assert dq.shape == q.shape and dk.shape == dv.shape == kv.shape and dpse.numel() == 0 and dsink.numel() == 0
 
 
 # ------------------------------------------------------------------------------------ autograd

@@ -84,10 +84,11 @@ def _mask_2d(op, atten_mask):
     """The one [maxSq, maxSkv] mask the varlen APIs take; a 4-D mask must not vary over batch and head."""
     if atten_mask is None or atten_mask.dim() == 2:
         return atten_mask
-    if atten_mask.dim() == 4 and atten_mask.shape[0] == atten_mask.shape[1] == 1:
-        return atten_mask[0, 0]
+    if atten_mask.dim() == 4 and bool((atten_mask == atten_mask[:1, :1]).all()):
+        return atten_mask[0, 0]         # 11SS, or BNSS / B1SS equal over batch and head
     raise unsupported(op, f"atten_mask of shape {tuple(atten_mask.shape)}: {FWD_API} and {BWD_API} take one "
-                          "[Sq, Skv] mask for every batch and head (11SS or SS); a per-batch or per-head mask "
+                          "[Sq, Skv] mask for every batch and head (SS, 11SS, or BNSS equal over B and N); a mask "
+                          "that differs between batches or heads "
                           "needs aclnnFlashAttentionScore, which this package does not build")
 
 

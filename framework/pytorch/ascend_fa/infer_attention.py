@@ -84,13 +84,20 @@ def _mask_2d(op, atten_mask, sparse_mode, s, kv_s):
     if atten_mask is None:
         return None
     m = atten_mask
-    while m.dim() > 2 and m.shape[0] == 1:
+    while m.dim() > 2 and bool((m == m[:1]).all()):      # equal over batch (and head)
         m = m[0]
     if m.dim() != 2:
         raise unsupported(op, f"atten_mask of shape {tuple(atten_mask.shape)} on {VARLEN}: it takes one "
-                              "[Sq, Skv] mask for every batch and head; a per-batch mask needs the V1 path "
+                              "[Sq, Skv] mask for every batch and head; a mask that differs between batches needs the V1 path "
                               "(no actual_seq_lengths_kv, sparse_mode, pse_shift or TND)")
     return m[:s, :kv_s] if sparse_mode in (0, 1) else m
+
+
+def _per_batch(lens, b, full):
+    """torch_npu's reading of a lengths list: none = full, one value for every batch, else the first B."""
+    if lens is None:
+        return [full] * b
+    return list(lens) * b if len(lens) == 1 else list(lens)[:b]
 
 
 def run_varlen(op, query, key, value, *, atten_mask, pse_shift, q_lens, kv_lens, num_heads, scale,
@@ -113,8 +120,7 @@ def run_varlen(op, query, key, value, *, atten_mask, pse_shift, q_lens, kv_lens,
         lay = _in_layout(input_layout)
         qd, kd, vd = _bsnd(query, lay, num_heads), _bsnd(key, lay, kv_heads), _bsnd(value, lay, kv_heads)
         b, s, kv_s = qd.shape[0], qd.shape[1], kd.shape[1]
-        lq = [s] * b if q_lens is None else list(q_lens)
-        lk = [kv_s] * b if kv_lens is None else list(kv_lens)
+        lq, lk = _per_batch(q_lens, b, s), _per_batch(kv_lens, b, kv_s)
         if len(lq) != b or len(lk) != b or not all(0 <= x <= s for x in lq) or not all(0 <= x <= kv_s for x in lk):
             raise ValueError(f"{NAMESPACE}::{op}: actual lengths {lq} / {lk} do not fit batch {b}, "
                              f"S {s}, Skv {kv_s}")

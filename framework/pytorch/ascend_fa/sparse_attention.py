@@ -27,6 +27,11 @@ def sfa_fake(query, key, value, sparse_indices, scale_value, *, layout_query="BS
     return query.new_empty(query.shape), query.new_empty(stats, dtype=f32), query.new_empty(stats, dtype=f32)
 
 
+def _unbounded(tokens):
+    """torch_npu's "no limit" is INT64_MAX, the API's 2147483647 (the only value its spec allows)."""
+    return 2147483647 if tokens is None or tokens >= 2147483647 else tokens
+
+
 def sfag_cpu(query, key, value, sparse_indices, d_out, out, softmax_max, softmax_sum, scale_value,
              sparse_block_size, query_rope=None, key_rope=None, actual_seq_qlen=None, actual_seq_kvlen=None,
              layout="BSND", sparse_mode=3, pre_tokens=INT64_MAX, next_tokens=INT64_MAX, attention_mode=0):
@@ -42,8 +47,7 @@ def sfag_cpu(query, key, value, sparse_indices, d_out, out, softmax_max, softmax
         actual_seq_lengths_kv=to_numpy(actual_seq_kvlen), query_rope=to_numpy(query_rope),
         key_rope=to_numpy(key_rope), scale_value=scale_value, sparse_block_size=sparse_block_size,
         layout="BSND" if layout is None else layout, sparse_mode=3 if sparse_mode is None else sparse_mode,
-        pre_tokens=INT64_MAX if pre_tokens is None else pre_tokens,
-        next_tokens=INT64_MAX if next_tokens is None else next_tokens, deterministic=True))
+        pre_tokens=_unbounded(pre_tokens), next_tokens=_unbounded(next_tokens), deterministic=True))
 
     def grad(name, like):
         return like.new_empty((0,)) if res[name] is None else from_numpy(res[name], like.dtype).reshape(like.shape)
@@ -53,7 +57,7 @@ def sfag_cpu(query, key, value, sparse_indices, d_out, out, softmax_max, softmax
 
 
 def sfag_fake(query, key, value, sparse_indices, d_out, out, softmax_max, softmax_sum, scale_value,
-              sparse_block_size, query_rope=None, key_rope=None, **_):
+              sparse_block_size, query_rope=None, key_rope=None, *_, **__):
     return (query.new_empty(query.shape), key.new_empty(key.shape),
             query.new_empty((0,)) if value is None else value.new_empty(value.shape),
             query.new_empty((0,)) if query_rope is None else query_rope.new_empty(query_rope.shape),
