@@ -82,7 +82,7 @@ def _register():
         _lib.define(schema)
         _lib.impl(name, cpu_impl, "CPU")
         torch.library.register_fake(f"{NAMESPACE}::{name}", fake_impl, lib=_lib)
-        if torch_npu is not None:
+        if torch_npu is not None and hasattr(torch_npu, name):
             _lib.impl(name, getattr(torch_npu, name), "PrivateUse1")
         if name != "npu_fusion_attention":
             _lib.impl(name, _autograd_kernel(name), "Autograd")

@@ -107,6 +107,16 @@ def _check_softmax_layout(op, softmax_layout, layout):
                          f"got {softmax_layout!r} with input_layout {layout!r}")
 
 
+def _check_sparse_mode(op, sparse_mode, layout):
+    if sparse_mode == 5:
+        raise unsupported(op, "sparse_mode=5 (uncompressed prefix): the varlen APIs do not have it; use "
+                              "sparse_mode=6 (compressed prefix) or aclnnFlashAttentionScore, which this package "
+                              "does not build")
+    if layout != "TND" and sparse_mode in (7, 8):
+        raise ValueError(f"{NAMESPACE}::{op}: sparse_mode {sparse_mode} is for TND input only (torch_npu: "
+                         "sparse_mode in [0, 6] for BSH/SBH/BSND/BNSD)")
+
+
 # --------------------------------------------------------------------------- forward
 
 def _no_dropout_generator(op):
@@ -142,6 +152,7 @@ def fa_cpu(query, key, value, head_num, input_layout, pse=None, padding_mask=Non
     refuse(FA, FWD_API, sink=(sink, None))
     if keep_prob < 1 and dropout_mask is None:
         raise _no_dropout_generator(FA)
+    _check_sparse_mode(FA, sparse_mode, input_layout)
     if input_layout == "TND":
         if actual_seq_qlen is None or actual_seq_kvlen is None:
             raise ValueError(f"{NAMESPACE}::{FA}: input_layout TND needs actual_seq_qlen and actual_seq_kvlen")
@@ -205,6 +216,7 @@ def fag_impl(query, key, value, dy, head_num, input_layout, *, pse=None, atten_m
     """(dq, dk, dv, dpse, dsink) from aclnnFlashAttentionUnpaddingScoreGradV5 (drop_mask: the
     forward's dropout_mask, which torch_npu's grad schema cannot carry)."""
     _check_layout(FAG, input_layout)
+    _check_sparse_mode(FAG, sparse_mode, input_layout)
     if input_layout == "TND":
         if actual_seq_qlen is None or actual_seq_kvlen is None:
             raise ValueError(f"{NAMESPACE}::{FAG}: input_layout TND needs actual_seq_qlen and actual_seq_kvlen")
