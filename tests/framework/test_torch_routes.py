@@ -240,3 +240,12 @@ def test_sparse_ops_trace_with_fake_tensors():
         grads = OPS.npu_sparse_flash_attention_grad(q, kv, kv, idx, out, out, smax, ssum, 0.04, 1, query_rope=qr,
                                                     key_rope=kr, layout="TND")
         assert [g.shape for g in grads] == [q.shape, kv.shape, kv.shape, qr.shape, kr.shape]
+
+
+def test_fusion_attention_gqa_in_a_copied_layout():
+    """SBH (a copy to TND) with 4 query heads on 2 KV heads, against SDPA with enable_gqa."""
+    q, k, v = rand(2, 4, 16, 32, seed=1), rand(2, 2, 16, 32, seed=2), rand(2, 2, 16, 32, seed=3)
+    sbh = LAYOUT["SBH"]
+    out = OPS.npu_fusion_attention(sbh(q), sbh(k), sbh(v), 4, "SBH", scale=0.2)[0]
+    ref = SDPA(q.float(), k.float(), v.float(), scale=0.2, enable_gqa=True)
+    torch.testing.assert_close(out.float(), sbh(ref), atol=2e-3, rtol=2e-3)
