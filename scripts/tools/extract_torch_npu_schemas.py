@@ -16,6 +16,7 @@ The wheel is downloaded with `pip download --no-deps` for this interpreter and p
 YAML files are the same in every platform's wheel of a release). The data file records the
 torch_npu version, the wheel's file name and sha256, and the YAML file each schema came from.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,12 +41,15 @@ def registered_ops():
     """The op names ascend_fa registers (its SCHEMAS table)."""
     sys.path.insert(0, str(ROOT / "framework" / "pytorch"))
     import ascend_fa
+
     return sorted(ascend_fa.SCHEMAS)
 
 
 def download(version: str, into: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(into),
-                    f"torch-npu=={version}"], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(into), f"torch-npu=={version}"],
+        check=True,
+    )
     wheels = sorted(into.glob("torch_npu-*.whl"))
     if len(wheels) != 1:
         raise SystemExit(f"expected one torch_npu wheel in {into}, found {[w.name for w in wheels]}")
@@ -72,7 +76,7 @@ def extract(wheel: Path, ops):
             if not (member.startswith(YAML_DIR) and member.endswith(".yaml")):
                 continue
             for func in _funcs(yaml.safe_load(zf.read(member))):
-                name = re.match(r"[\w.]+", func).group(0)   # bare names list native ops
+                name = re.match(r"[\w.]+", func).group(0)  # bare names list native ops
                 if name not in ops:
                     continue
                 if name in found and found[name][0] != func:
@@ -96,8 +100,12 @@ def main(argv=None) -> int:
         version = wheel.name.split("-")[1]
         sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest()
         found = extract(wheel, ops)
-    data = {"torch_npu_version": version, "wheel": wheel.name, "wheel_sha256": sha256,
-            "schemas": {op: {"func": func, "source": src} for op, (func, src) in sorted(found.items())}}
+    data = {
+        "torch_npu_version": version,
+        "wheel": wheel.name,
+        "wheel_sha256": sha256,
+        "schemas": {op: {"func": func, "source": src} for op, (func, src) in sorted(found.items())},
+    }
     args.out.write_text(json.dumps(data, indent=1) + "\n")
     print(f"{args.out}: {len(found)} schemas from {wheel.name} (sha256 {sha256[:12]}...)")
     return 0

@@ -1,6 +1,7 @@
 """torch_npu's documentation examples (Ascend/op-plugin docs/context/torch_npu-<op>.md), run with
 `torch_npu.` replaced by `torch.ops.ascend_fa.` and `.npu()` dropped (CPU tensors run on the cpu
 target), judged against scaled_dot_product_attention or a float64 reference."""
+
 import math
 
 import numpy as np
@@ -17,12 +18,21 @@ def test_prompt_flash_attention_example():
     q = torch.randn(1, 8, 164, 128, dtype=torch.float16)
     k = torch.randn(1, 8, 1024, 128, dtype=torch.float16)
     v = torch.randn(1, 8, 1024, 128, dtype=torch.float16)
-    scale = 1/math.sqrt(128.0)
+    scale = 1 / math.sqrt(128.0)
     actseqlen = [164]
     actseqlenkv = [1024]
-    out = torch.ops.ascend_fa.npu_prompt_flash_attention(q, k, v,
-        actual_seq_lengths = actseqlen, actual_seq_lengths_kv = actseqlenkv,
-        num_heads = 8, input_layout = "BNSD", scale_value=scale, pre_tokens=65535, next_tokens=65535)
+    out = torch.ops.ascend_fa.npu_prompt_flash_attention(
+        q,
+        k,
+        v,
+        actual_seq_lengths=actseqlen,
+        actual_seq_lengths_kv=actseqlenkv,
+        num_heads=8,
+        input_layout="BNSD",
+        scale_value=scale,
+        pre_tokens=65535,
+        next_tokens=65535,
+    )
     assert out.shape == (1, 8, 164, 128) and out.dtype == torch.float16
     torch.testing.assert_close(out.float(), SDPA(q.float(), k.float(), v.float(), scale=scale), atol=2e-3, rtol=2e-3)
 
@@ -31,7 +41,7 @@ def test_incre_flash_attention_example():
     q = torch.randn(2, 1, 40 * 128, dtype=torch.float16)
     k = torch.randn(2, 1, 40 * 128, dtype=torch.float16)
     v = torch.randn(2, 1, 40 * 128, dtype=torch.float16)
-    scale = 1/math.sqrt(128.0)
+    scale = 1 / math.sqrt(128.0)
     out = torch.ops.ascend_fa.npu_incre_flash_attention(q, k, v, num_heads=40, input_layout="BSH", scale_value=scale)
     # one key per batch: the output is the value
     torch.testing.assert_close(out, v)
@@ -44,16 +54,19 @@ def test_incre_flash_attention_graph_example():
     k = torch.randn(2, 2048, 40 * 128, dtype=torch.float16)
     v = torch.randn(2, 2048, 40 * 128, dtype=torch.float16)
     atten = torch.rand(2, 1, 1, 2048) < 0.1
-    scale_value = 1/math.sqrt(128.0)
+    scale_value = 1 / math.sqrt(128.0)
 
     class Model(torch.nn.Module):
         def forward(self):
-            return torch.ops.ascend_fa.npu_incre_flash_attention(q, k, v, num_heads=40, input_layout="BSH",
-                                                                 scale_value=scale_value, atten_mask=atten)
+            return torch.ops.ascend_fa.npu_incre_flash_attention(
+                q, k, v, num_heads=40, input_layout="BSH", scale_value=scale_value, atten_mask=atten
+            )
+
     with torch.no_grad():
         graph_output = torch.compile(Model(), backend="aot_eager", dynamic=False, fullgraph=True)()
-    single_op = torch.ops.ascend_fa.npu_incre_flash_attention(q, k, v, num_heads=40, input_layout="BSH",
-                                                              scale_value=scale_value, atten_mask=atten)
+    single_op = torch.ops.ascend_fa.npu_incre_flash_attention(
+        q, k, v, num_heads=40, input_layout="BSH", scale_value=scale_value, atten_mask=atten
+    )
     assert single_op.shape == graph_output.shape == (2, 1, 5120)
     torch.testing.assert_close(graph_output, single_op, atol=0, rtol=0)
     bnsd = [t.reshape(2, -1, 40, 128).transpose(1, 2).float() for t in (q, k, v)]
@@ -65,12 +78,21 @@ def test_fused_infer_attention_score_example():
     q = torch.randn(1, 8, 164, 128, dtype=torch.float16)
     k = torch.randn(1, 8, 1024, 128, dtype=torch.float16)
     v = torch.randn(1, 8, 1024, 128, dtype=torch.float16)
-    scale = 1/math.sqrt(128.0)
+    scale = 1 / math.sqrt(128.0)
     actseqlen = [164]
     actseqlenkv = [1024]
-    out, _ = torch.ops.ascend_fa.npu_fused_infer_attention_score(q, k, v,
-        actual_seq_lengths = actseqlen, actual_seq_lengths_kv = actseqlenkv,
-        num_heads = 8, input_layout = "BNSD", scale = scale, pre_tokens=65535, next_tokens=65535)
+    out, _ = torch.ops.ascend_fa.npu_fused_infer_attention_score(
+        q,
+        k,
+        v,
+        actual_seq_lengths=actseqlen,
+        actual_seq_lengths_kv=actseqlenkv,
+        num_heads=8,
+        input_layout="BNSD",
+        scale=scale,
+        pre_tokens=65535,
+        next_tokens=65535,
+    )
     torch.testing.assert_close(out.float(), SDPA(q.float(), k.float(), v.float(), scale=scale), atol=2e-3, rtol=2e-3)
 
 
@@ -97,8 +119,17 @@ class TestNPUFlashAttention:
         if sparse_params[0] == 2 or sparse_params[0] == 3 or sparse_params[0] == 4:
             atten_mask = torch.triu(torch.ones(2048, 2048, dtype=torch.bool), diagonal=1)
         return torch.ops.ascend_fa.npu_fusion_attention(
-            query, key, value, head_num=8, input_layout="BNSD", scale=scale, sparse_mode=sparse_params[0],
-            atten_mask=atten_mask, pre_tockens=sparse_params[1], next_tockens=sparse_params[2])
+            query,
+            key,
+            value,
+            head_num=8,
+            input_layout="BNSD",
+            scale=scale,
+            sparse_mode=sparse_params[0],
+            atten_mask=atten_mask,
+            pre_tockens=sparse_params[1],
+            next_tockens=sparse_params[2],
+        )
 
     def get_atten_mask(self, sparse_mode=0, pre_tokens=65536, next_tokens=65536):
         shape = [1, 8, 256, 256]
@@ -117,8 +148,9 @@ class TestNPUFlashAttention:
         torch.testing.assert_close(fa_result[0].float(), output.half().float(), atol=0.01, rtol=0.01)
 
     # the doc's head size is 256; 64 keeps the cpu target quick
-    @pytest.mark.parametrize("sparse_params", [[0, 128, 128], [1, 65536, 65536], [2, 65536, 0], [3, 65536, 0],
-                                               [4, 128, 128]])
+    @pytest.mark.parametrize(
+        "sparse_params", [[0, 128, 128], [1, 65536, 65536], [2, 65536, 0], [3, 65536, 0], [4, 128, 128]]
+    )
     def test_npu_flash_attention(self, sparse_params):
         query = torch.randn(1, 8, 256, 64, dtype=torch.float16)
         key = torch.randn(1, 8, 256, 64, dtype=torch.float16)
@@ -134,13 +166,25 @@ def test_fusion_attention_backward_returns_five_gradients_like_torch_npu():
     dy = torch.randn_like(out[0])
     out[0].backward(dy)
     grads = torch.ops.ascend_fa.npu_fusion_attention_grad(
-        query.detach(), key.detach(), value.detach(), dy, 8, "BNSD", softmax_max=out[1], softmax_sum=out[2],
-        attention_in=out[0].detach(), scale_value=0.08838)
+        query.detach(),
+        key.detach(),
+        value.detach(),
+        dy,
+        8,
+        "BNSD",
+        softmax_max=out[1],
+        softmax_sum=out[2],
+        attention_in=out[0].detach(),
+        scale_value=0.08838,
+    )
     assert len(grads) == 5 and grads[3].numel() == 0 and grads[4].numel() == 0
     q64, k64, v64 = (t.detach().double().requires_grad_() for t in (query, key, value))
     SDPA(q64, k64, v64, scale=0.08838).backward(dy.double())
-    for ours, op_grad, ref in ((query.grad, grads[0], q64.grad), (key.grad, grads[1], k64.grad),
-                               (value.grad, grads[2], v64.grad)):
+    for ours, op_grad, ref in (
+        (query.grad, grads[0], q64.grad),
+        (key.grad, grads[1], k64.grad),
+        (value.grad, grads[2], v64.grad),
+    ):
         torch.testing.assert_close(ours, op_grad, atol=0, rtol=0)
         torch.testing.assert_close(ours.double(), ref, atol=5e-3, rtol=5e-3)
 
@@ -153,27 +197,52 @@ def test_sparse_flash_attention_grad_call_as_torch_npu_users_make_it():
     u = lambda *s: torch.rand(*s, generator=g).sub(0.5).to(torch.bfloat16)  # noqa: E731
     query, key, value = u(t, n, d), u(t, 1, d), u(t, 1, d)
     query_rope, key_rope = u(t, n, dr), u(t, 1, dr)
-    lengths = torch.tensor([2, 6], dtype=torch.int64)                       # cumulative: batches of 2 and 4
+    lengths = torch.tensor([2, 6], dtype=torch.int64)  # cumulative: batches of 2 and 4
     starts = [0, 0, 2, 2, 2, 2]
     rows = [0, 1, 0, 1, 2, 3]
     sparse_indices = torch.full((t, 1, topk), -1, dtype=torch.int32)
     for i, r in enumerate(rows):
-        sparse_indices[i, 0, :r + 1] = torch.arange(r + 1)                  # causal: every visible key
+        sparse_indices[i, 0, : r + 1] = torch.arange(r + 1)  # causal: every visible key
     scale = (d + dr) ** -0.5
     npy = ascend_fa.to_numpy
-    fwd = fakit.golden.sparse_flash_attention(npy(query), npy(key), npy(value), npy(sparse_indices), scale_value=scale,
-                                              actual_seq_lengths_query=lengths.numpy(),
-                                              actual_seq_lengths_kv=lengths.numpy(), query_rope=npy(query_rope),
-                                              key_rope=npy(key_rope), layout_query="TND", layout_kv="TND",
-                                              sparse_block_size=1, sparse_mode=3)
+    fwd = fakit.golden.sparse_flash_attention(
+        npy(query),
+        npy(key),
+        npy(value),
+        npy(sparse_indices),
+        scale_value=scale,
+        actual_seq_lengths_query=lengths.numpy(),
+        actual_seq_lengths_kv=lengths.numpy(),
+        query_rope=npy(query_rope),
+        key_rope=npy(key_rope),
+        layout_query="TND",
+        layout_kv="TND",
+        sparse_block_size=1,
+        sparse_mode=3,
+    )
     out = ascend_fa.from_numpy(fwd["attention_out"], torch.bfloat16)
     softmax_max = torch.from_numpy(np.asarray(fwd["softmax_max"], np.float32))
     softmax_sum = torch.from_numpy(np.asarray(fwd["softmax_sum"], np.float32))
     d_out = u(t, n, d)
     dq, dk, dv, dqr, dkr = torch.ops.ascend_fa.npu_sparse_flash_attention_grad(
-        query, key, value, sparse_indices, d_out, out, softmax_max, softmax_sum, scale, 1,
-        query_rope=query_rope, key_rope=key_rope, actual_seq_qlen=lengths, actual_seq_kvlen=lengths,
-        layout="TND", sparse_mode=3, attention_mode=0)
+        query,
+        key,
+        value,
+        sparse_indices,
+        d_out,
+        out,
+        softmax_max,
+        softmax_sum,
+        scale,
+        1,
+        query_rope=query_rope,
+        key_rope=key_rope,
+        actual_seq_qlen=lengths,
+        actual_seq_kvlen=lengths,
+        layout="TND",
+        sparse_mode=3,
+        attention_mode=0,
+    )
     leaves = [x.double().requires_grad_() for x in (query, key, value, query_rope, key_rope)]
     q64, k64, v64, qr64, kr64 = leaves
     outs = []

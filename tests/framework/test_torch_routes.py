@@ -1,6 +1,7 @@
 """How ascend_fa routes torch_npu calls to the APIs that compute them, what it refuses by name,
 the fake shapes, and torch.compile / torch.library.opcheck of every op (small shapes: the cpu
 target runs the kernels on the emulator)."""
+
 import pytest
 import torch
 
@@ -18,12 +19,16 @@ def qkv(b=2, n=2, s=16, d=32, kv_s=None, seed=0):
     return rand(b, n, s, d, seed=seed), rand(b, n, kv_s or s, d, seed=seed + 1), rand(b, n, kv_s or s, d, seed=seed + 2)
 
 
-LAYOUT = {"BNSD": lambda x: x, "BSND": lambda x: x.transpose(1, 2).contiguous(),
-          "BSH": lambda x: x.transpose(1, 2).flatten(2).contiguous(),
-          "SBH": lambda x: x.permute(2, 0, 1, 3).flatten(2).contiguous()}
+LAYOUT = {
+    "BNSD": lambda x: x,
+    "BSND": lambda x: x.transpose(1, 2).contiguous(),
+    "BSH": lambda x: x.transpose(1, 2).flatten(2).contiguous(),
+    "SBH": lambda x: x.permute(2, 0, 1, 3).flatten(2).contiguous(),
+}
 
 
 # ------------------------------------------------------------------------- npu_fusion_attention
+
 
 @pytest.mark.parametrize("layout", list(LAYOUT))
 def test_fusion_attention_every_dense_layout_with_autograd(layout):
@@ -32,14 +37,18 @@ def test_fusion_attention_every_dense_layout_with_autograd(layout):
     leaves = [conv(t).requires_grad_() for t in (q, k, v)]
     out, smax, ssum, sout, seed, offset, numels = OPS.npu_fusion_attention(*leaves, 2, layout, scale=0.2)
     assert smax.shape == ssum.shape == (2, 2, 16, 8) and (seed, offset, numels) == (0, 0, 0)
-    torch.testing.assert_close(out.float(), conv(SDPA(q.float(), k.float(), v.float(), scale=0.2)),
-                               atol=2e-3, rtol=2e-3)
+    torch.testing.assert_close(
+        out.float(), conv(SDPA(q.float(), k.float(), v.float(), scale=0.2)), atol=2e-3, rtol=2e-3
+    )
     dy = rand(*out.shape, seed=9)
     out.backward(dy)
     ref = [t.detach().double().requires_grad_() for t in (q, k, v)]
-    to_bnsd = {"BNSD": lambda x: x, "BSND": lambda x: x.transpose(1, 2),
-               "BSH": lambda x: x.unflatten(2, (2, 32)).transpose(1, 2),
-               "SBH": lambda x: x.unflatten(2, (2, 32)).permute(1, 2, 0, 3)}[layout]
+    to_bnsd = {
+        "BNSD": lambda x: x,
+        "BSND": lambda x: x.transpose(1, 2),
+        "BSH": lambda x: x.unflatten(2, (2, 32)).transpose(1, 2),
+        "SBH": lambda x: x.unflatten(2, (2, 32)).permute(1, 2, 0, 3),
+    }[layout]
     SDPA(*ref, scale=0.2).backward(to_bnsd(dy).double())
     for leaf, r in zip(leaves, ref):
         torch.testing.assert_close(leaf.grad.double(), conv(r.grad), atol=4e-3, rtol=4e-3)
@@ -48,6 +57,7 @@ def test_fusion_attention_every_dense_layout_with_autograd(layout):
 def test_fusion_attention_bsh_runs_on_a_view():
     """BSH/BSND reach the kernel as a TND view of the caller's storage (no copy)."""
     from ascend_fa.fusion_attention import _Tnd
+
     q = rand(2, 16, 64)
     tnd = _Tnd(q, q, 2, "BSH")
     assert tnd.rows(q, 2).data_ptr() == q.data_ptr() and tnd.rows(q, 2).shape == (32, 2, 32)
@@ -85,25 +95,48 @@ def test_fusion_attention_refuses_what_it_cannot_compute():
 
 
 def test_fusion_attention_grad_with_sink_returns_dsink():
-    q, k, v = (t[0].transpose(0, 1).contiguous() for t in qkv(b=1, s=8))   # TND [8, 2, 32]
-    out, smax, ssum, *_ = OPS.npu_fusion_attention(q, k, v, 2, "TND", scale=0.2, actual_seq_qlen=[8],
-                                                   actual_seq_kvlen=[8])
+    q, k, v = (t[0].transpose(0, 1).contiguous() for t in qkv(b=1, s=8))  # TND [8, 2, 32]
+    out, smax, ssum, *_ = OPS.npu_fusion_attention(
+        q, k, v, 2, "TND", scale=0.2, actual_seq_qlen=[8], actual_seq_kvlen=[8]
+    )
     dq, dk, dv, dpse, dsink = OPS.npu_fusion_attention_grad(
-        q, k, v, rand(8, 2, 32, seed=5), 2, "TND", softmax_max=smax, softmax_sum=ssum, attention_in=out,
-        scale_value=0.2, actual_seq_qlen=[8], actual_seq_kvlen=[8], sink=torch.zeros(2))
+        q,
+        k,
+        v,
+        rand(8, 2, 32, seed=5),
+        2,
+        "TND",
+        softmax_max=smax,
+        softmax_sum=ssum,
+        attention_in=out,
+        scale_value=0.2,
+        actual_seq_qlen=[8],
+        actual_seq_kvlen=[8],
+        sink=torch.zeros(2),
+    )
     assert dsink.shape == (2,) and dsink.dtype == torch.float32 and dpse.numel() == 0
 
 
 # -------------------------------------------------------------------------- inference routes
 
+
 def test_prompt_flash_attention_honours_pse_shift_and_kv_lengths():
     q, k, v = qkv()
     pse = rand(2, 2, 16, 16, seed=7) * 4
     out = OPS.npu_prompt_flash_attention(q, k, v, pse_shift=pse, num_heads=2, scale_value=0.2, input_layout="BNSD")
-    torch.testing.assert_close(out.float(), SDPA(q.float(), k.float(), v.float(), attn_mask=pse.float(), scale=0.2),
-                               atol=3e-3, rtol=3e-3)
-    out = OPS.npu_prompt_flash_attention(q, k, v, num_heads=2, scale_value=0.2, input_layout="BNSD",
-                                         actual_seq_lengths=[16, 10], actual_seq_lengths_kv=[16, 5])
+    torch.testing.assert_close(
+        out.float(), SDPA(q.float(), k.float(), v.float(), attn_mask=pse.float(), scale=0.2), atol=3e-3, rtol=3e-3
+    )
+    out = OPS.npu_prompt_flash_attention(
+        q,
+        k,
+        v,
+        num_heads=2,
+        scale_value=0.2,
+        input_layout="BNSD",
+        actual_seq_lengths=[16, 10],
+        actual_seq_lengths_kv=[16, 5],
+    )
     ref = SDPA(q[1:, :, :10].float(), k[1:, :, :5].float(), v[1:, :, :5].float(), scale=0.2)
     torch.testing.assert_close(out[1:, :, :10].float(), ref, atol=2e-3, rtol=2e-3)
     assert out[1:, :, 10:].abs().max() == 0
@@ -112,26 +145,38 @@ def test_prompt_flash_attention_honours_pse_shift_and_kv_lengths():
 def test_prompt_flash_attention_pse_it_cannot_map_raises():
     q, k, v = qkv()
     with pytest.raises(NotImplementedError, match="pse_shift of shape"):
-        OPS.npu_prompt_flash_attention(q, k, v, pse_shift=rand(2, 2, 16, 16), num_heads=2, input_layout="BNSD",
-                                       actual_seq_lengths_kv=[16, 5])
+        OPS.npu_prompt_flash_attention(
+            q, k, v, pse_shift=rand(2, 2, 16, 16), num_heads=2, input_layout="BNSD", actual_seq_lengths_kv=[16, 5]
+        )
 
 
 @pytest.mark.parametrize("sparse_mode", [2, 3])
 def test_prompt_flash_attention_sparse_modes_and_tnd(sparse_mode):
     q, k, v = qkv(s=8, kv_s=12)
     mask = torch.triu(torch.ones(2048, 2048, dtype=torch.bool), 1)
-    out = OPS.npu_prompt_flash_attention(q, k, v, atten_mask=mask, sparse_mode=sparse_mode, num_heads=2,
-                                         scale_value=0.2, input_layout="BNSD")
-    shift = 1 if sparse_mode == 2 else 12 - 8 + 1            # top-left / bottom-right causal
+    out = OPS.npu_prompt_flash_attention(
+        q, k, v, atten_mask=mask, sparse_mode=sparse_mode, num_heads=2, scale_value=0.2, input_layout="BNSD"
+    )
+    shift = 1 if sparse_mode == 2 else 12 - 8 + 1  # top-left / bottom-right causal
     keep = ~torch.ones(8, 12, dtype=torch.bool).triu(shift)
-    torch.testing.assert_close(out.float(), SDPA(q.float(), k.float(), v.float(), attn_mask=keep, scale=0.2),
-                               atol=2e-3, rtol=2e-3)
+    torch.testing.assert_close(
+        out.float(), SDPA(q.float(), k.float(), v.float(), attn_mask=keep, scale=0.2), atol=2e-3, rtol=2e-3
+    )
     # the same call in TND
     qt, kt = q.transpose(1, 2).flatten(0, 1), k.transpose(1, 2).flatten(0, 1)
     vt = rand(24, 2, 32, seed=8)
-    out = OPS.npu_prompt_flash_attention(qt, kt, vt, atten_mask=mask, sparse_mode=sparse_mode, num_heads=2,
-                                         scale_value=0.2, input_layout="TND", actual_seq_lengths=[8, 16],
-                                         actual_seq_lengths_kv=[12, 24])
+    out = OPS.npu_prompt_flash_attention(
+        qt,
+        kt,
+        vt,
+        atten_mask=mask,
+        sparse_mode=sparse_mode,
+        num_heads=2,
+        scale_value=0.2,
+        input_layout="TND",
+        actual_seq_lengths=[8, 16],
+        actual_seq_lengths_kv=[12, 24],
+    )
     assert out.shape == (16, 2, 32)
     ref = SDPA(q[0].float(), k[0].float(), vt[:12].transpose(0, 1).float(), attn_mask=keep, scale=0.2)
     torch.testing.assert_close(out[:8].float(), ref.transpose(0, 1), atol=2e-3, rtol=2e-3)
@@ -139,8 +184,9 @@ def test_prompt_flash_attention_sparse_modes_and_tnd(sparse_mode):
 
 def test_prompt_flash_attention_int8_output_on_one_query_row():
     q, k, v = qkv(s=1, kv_s=16)
-    out = OPS.npu_prompt_flash_attention(q, k, v, quant_scale2=torch.tensor([50.0]), num_heads=2,
-                                         scale_value=0.2, input_layout="BNSD")
+    out = OPS.npu_prompt_flash_attention(
+        q, k, v, quant_scale2=torch.tensor([50.0]), num_heads=2, scale_value=0.2, input_layout="BNSD"
+    )
     ref = (SDPA(q.float(), k.float(), v.float(), scale=0.2) * 50).round().clamp(-128, 127)
     assert out.dtype == torch.int8 and (out.float() - ref).abs().max() <= 1
     q, k, v = qkv()
@@ -162,11 +208,19 @@ def test_inference_ops_raise_on_backward():
 def test_fused_infer_attention_score_decode_paged_and_prefill_lse():
     b, n, d, blk = 2, 2, 32, 16
     q = rand(b, 1, n * d, seed=1)
-    cache_k, cache_v = rand(4, blk, n * d, seed=2), rand(4, blk, n * d, seed=3)      # 4 blocks of 16 tokens
+    cache_k, cache_v = rand(4, blk, n * d, seed=2), rand(4, blk, n * d, seed=3)  # 4 blocks of 16 tokens
     table = torch.tensor([[2, 0], [1, 3]], dtype=torch.int32)
-    out, lse = OPS.npu_fused_infer_attention_score(q, cache_k, cache_v, block_table=table, block_size=blk,
-                                                   actual_seq_lengths_kv=[20, 32], num_heads=n, scale=0.2,
-                                                   input_layout="BSH")
+    out, lse = OPS.npu_fused_infer_attention_score(
+        q,
+        cache_k,
+        cache_v,
+        block_table=table,
+        block_size=blk,
+        actual_seq_lengths_kv=[20, 32],
+        num_heads=n,
+        scale=0.2,
+        input_layout="BSH",
+    )
     assert out.shape == (b, 1, n * d) and lse.numel() == 0
     for i, length in enumerate([20, 32]):
         keys = torch.cat([cache_k[j] for j in table[i]])[:length].unflatten(1, (n, d)).transpose(0, 1).float()
@@ -174,16 +228,19 @@ def test_fused_infer_attention_score_decode_paged_and_prefill_lse():
         ref = SDPA(q[i].unflatten(1, (n, d)).transpose(0, 1).float(), keys, vals, scale=0.2)
         torch.testing.assert_close(out[i].unflatten(1, (n, d)).transpose(0, 1).float(), ref, atol=2e-3, rtol=2e-3)
     q, k, v = qkv()
-    out, lse = OPS.npu_fused_infer_attention_score(q, k, v, num_heads=2, scale=0.2, input_layout="BNSD",
-                                                   softmax_lse_flag=True)
+    out, lse = OPS.npu_fused_infer_attention_score(
+        q, k, v, num_heads=2, scale=0.2, input_layout="BNSD", softmax_lse_flag=True
+    )
     assert lse.shape == (2, 2, 16, 1)
-    torch.testing.assert_close(lse, torch.logsumexp(q.float() @ k.float().transpose(-1, -2) * 0.2, -1, keepdim=True),
-                               atol=1e-3, rtol=1e-3)
+    torch.testing.assert_close(
+        lse, torch.logsumexp(q.float() @ k.float().transpose(-1, -2) * 0.2, -1, keepdim=True), atol=1e-3, rtol=1e-3
+    )
     with pytest.raises(NotImplementedError, match="query_rope"):
         OPS.npu_fused_infer_attention_score(q, k, v, num_heads=2, input_layout="BNSD", query_rope=q)
 
 
 # -------------------------------------------------------------------------------- fake shapes
+
 
 def test_fake_shapes_and_dtypes_follow_torch_npu():
     meta = dict(device="meta")
@@ -200,6 +257,7 @@ def test_fake_shapes_and_dtypes_follow_torch_npu():
 
 # ------------------------------------------------------------------- torch.compile and opcheck
 
+
 def _calls():
     q, k, v = qkv(b=1, s=8)
     t = q[0].transpose(0, 1).contiguous()
@@ -209,8 +267,10 @@ def _calls():
         "npu_incre_flash_attention": ((q[:, :, :1], k, v), dict(num_heads=2, input_layout="BNSD")),
         "npu_fused_infer_attention_score": ((q, k, v), dict(num_heads=2, input_layout="BNSD", softmax_lse_flag=True)),
         "npu_fusion_attention": ((q, k, v, 2, "BNSD"), dict(scale=0.2)),
-        "npu_fusion_attention_grad": ((q, k, v, out, 2, "BNSD"), dict(softmax_max=smax, softmax_sum=ssum,
-                                                                       attention_in=out, scale_value=0.2)),
+        "npu_fusion_attention_grad": (
+            (q, k, v, out, 2, "BNSD"),
+            dict(softmax_max=smax, softmax_sum=ssum, attention_in=out, scale_value=0.2),
+        ),
         "npu_fusion_attention_tnd": ((t, t, t, 2, "TND"), dict(actual_seq_qlen=[8], actual_seq_kvlen=[8])),
     }
 
@@ -219,26 +279,41 @@ def _calls():
 def test_opcheck_and_compile(name):
     args, kwargs = _calls()[name]
     op = getattr(OPS, name.replace("_tnd", ""))
-    torch.library.opcheck(op.default, args, kwargs, test_utils=("test_schema", "test_faketensor",
-                                                                "test_autograd_registration"))
+    torch.library.opcheck(
+        op.default, args, kwargs, test_utils=("test_schema", "test_faketensor", "test_autograd_registration")
+    )
     eager = op(*args, **kwargs)
     compiled = torch.compile(lambda *a: op(*a, **kwargs), backend="aot_eager", fullgraph=True)(*args)
-    for e, c in zip(eager if isinstance(eager, tuple) else (eager,), compiled if isinstance(compiled, tuple) else (compiled,)):
+    for e, c in zip(
+        eager if isinstance(eager, tuple) else (eager,), compiled if isinstance(compiled, tuple) else (compiled,)
+    ):
         if isinstance(e, torch.Tensor):
             torch.testing.assert_close(c, e, atol=0, rtol=0)
 
 
 def test_sparse_ops_trace_with_fake_tensors():
     from torch._subclasses.fake_tensor import FakeTensorMode
+
     with FakeTensorMode():
         q, kv = torch.empty(4, 2, 512, dtype=torch.bfloat16), torch.empty(4, 1, 512, dtype=torch.bfloat16)
         qr, kr = torch.empty(4, 2, 64, dtype=torch.bfloat16), torch.empty(4, 1, 64, dtype=torch.bfloat16)
         idx = torch.empty(4, 1, 2048, dtype=torch.int32)
-        out, smax, ssum = OPS.npu_sparse_flash_attention(q, kv, kv, idx, 0.04, query_rope=qr, key_rope=kr,
-                                                         layout_query="TND", layout_kv="TND", return_softmax_lse=True)
+        out, smax, ssum = OPS.npu_sparse_flash_attention(
+            q,
+            kv,
+            kv,
+            idx,
+            0.04,
+            query_rope=qr,
+            key_rope=kr,
+            layout_query="TND",
+            layout_kv="TND",
+            return_softmax_lse=True,
+        )
         assert out.shape == q.shape and smax.shape == (1, 4, 2)
-        grads = OPS.npu_sparse_flash_attention_grad(q, kv, kv, idx, out, out, smax, ssum, 0.04, 1, query_rope=qr,
-                                                    key_rope=kr, layout="TND")
+        grads = OPS.npu_sparse_flash_attention_grad(
+            q, kv, kv, idx, out, out, smax, ssum, 0.04, 1, query_rope=qr, key_rope=kr, layout="TND"
+        )
         assert [g.shape for g in grads] == [q.shape, kv.shape, kv.shape, qr.shape, kr.shape]
 
 

@@ -13,13 +13,15 @@ has the table per op); an argument the routed API cannot honour raises NotImplem
 naming it. npu_fusion_attention has autograd (its backward is npu_fusion_attention_grad); the
 other ops raise on backward.
 """
+
 from __future__ import annotations
 
 try:
     import torch
-except ImportError as exc:          # torch is an optional extra of the project
-    raise ImportError("ascend_fa registers PyTorch ops and needs PyTorch: pip install -e '.[torch]' "
-                      "(or pip install 'torch>=2.1')") from exc
+except ImportError as exc:  # torch is an optional extra of the project
+    raise ImportError(
+        "ascend_fa registers PyTorch ops and needs PyTorch: pip install -e '.[torch]' (or pip install 'torch>=2.1')"
+    ) from exc
 
 from . import fusion_attention, infer_attention, sparse_attention
 from .runtime import NAMESPACE, from_numpy, to_numpy
@@ -29,13 +31,15 @@ __all__ = ["NAMESPACE", "SCHEMAS", "IMPLS", "from_numpy", "to_numpy"]
 
 _lib = torch.library.Library(NAMESPACE, "DEF")
 
-IMPLS = {"npu_prompt_flash_attention": (infer_attention.pfa_cpu, infer_attention.pfa_fake),
-         "npu_incre_flash_attention": (infer_attention.ifa_cpu, infer_attention.ifa_fake),
-         "npu_fused_infer_attention_score": (infer_attention.fia_cpu, infer_attention.fia_fake),
-         "npu_fusion_attention": (fusion_attention.fa_cpu, fusion_attention.fa_fake),
-         "npu_fusion_attention_grad": (fusion_attention.fag_cpu, fusion_attention.fag_fake),
-         "npu_sparse_flash_attention": (sparse_attention.sfa_cpu, sparse_attention.sfa_fake),
-         "npu_sparse_flash_attention_grad": (sparse_attention.sfag_cpu, sparse_attention.sfag_fake)}
+IMPLS = {
+    "npu_prompt_flash_attention": (infer_attention.pfa_cpu, infer_attention.pfa_fake),
+    "npu_incre_flash_attention": (infer_attention.ifa_cpu, infer_attention.ifa_fake),
+    "npu_fused_infer_attention_score": (infer_attention.fia_cpu, infer_attention.fia_fake),
+    "npu_fusion_attention": (fusion_attention.fa_cpu, fusion_attention.fa_fake),
+    "npu_fusion_attention_grad": (fusion_attention.fag_cpu, fusion_attention.fag_fake),
+    "npu_sparse_flash_attention": (sparse_attention.sfa_cpu, sparse_attention.sfa_fake),
+    "npu_sparse_flash_attention_grad": (sparse_attention.sfag_cpu, sparse_attention.sfag_fake),
+}
 
 
 class _NoBackward(torch.autograd.Function):
@@ -50,9 +54,11 @@ class _NoBackward(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        raise NotImplementedError(f"{NAMESPACE}::{ctx.name} has no backward (torch_npu defines none either); "
-                                  "for training use npu_fusion_attention, whose backward is "
-                                  "npu_fusion_attention_grad")
+        raise NotImplementedError(
+            f"{NAMESPACE}::{ctx.name} has no backward (torch_npu defines none either); "
+            "for training use npu_fusion_attention, whose backward is "
+            "npu_fusion_attention_grad"
+        )
 
 
 def _autograd_kernel(name):
@@ -69,12 +75,13 @@ def _autograd_kernel(name):
         outs = out if isinstance(out, tuple) else (out,)
         wrapped = _NoBackward.apply(name, len(outs), *outs, *needs)
         return tuple(wrapped) if isinstance(out, tuple) else wrapped[0]
+
     return kernel
 
 
 def _register():
     try:
-        import torch_npu                                   # noqa: F401  (device path)
+        import torch_npu  # noqa: F401  (device path)
     except ImportError:
         torch_npu = None
     for name, schema in SCHEMAS.items():
@@ -88,8 +95,12 @@ def _register():
             _lib.impl(name, _autograd_kernel(name), "Autograd")
     # One autograd formula for every device: on NPU tensors its backward reaches torch_npu's
     # npu_fusion_attention_grad through the PrivateUse1 kernel registered above.
-    torch.library.register_autograd(f"{NAMESPACE}::npu_fusion_attention", fusion_attention.backward,
-                                    setup_context=fusion_attention.setup_context, lib=_lib)
+    torch.library.register_autograd(
+        f"{NAMESPACE}::npu_fusion_attention",
+        fusion_attention.backward,
+        setup_context=fusion_attention.setup_context,
+        lib=_lib,
+    )
 
 
 _register()

@@ -1,4 +1,5 @@
 """What every op of the adapter shares: tensor conversion, the fakit call, argument refusal."""
+
 from __future__ import annotations
 
 import os
@@ -46,15 +47,19 @@ def run(torch_op: str, fakit_op: str, kwargs: Dict[str, Any]):
     """fakit.run on the selected backend; its failures as the errors a torch user expects."""
     import fakit
     from fakit import ops
+
     if backend() != "golden" and fakit_op not in ops.REGISTRY:
-        raise NotImplementedError(f"{NAMESPACE}::{torch_op}: operator {fakit_op} is not implemented on the "
-                                  f"{backend()} target yet (implemented: {', '.join(sorted(ops.REGISTRY))})")
+        raise NotImplementedError(
+            f"{NAMESPACE}::{torch_op}: operator {fakit_op} is not implemented on the "
+            f"{backend()} target yet (implemented: {', '.join(sorted(ops.REGISTRY))})"
+        )
     emulator_error = getattr(fakit, "EmulatorError", None)
     try:
         return fakit.run(fakit_op, backend=backend(), **kwargs)
     except fakit.BackendUnavailable as exc:
-        raise NotImplementedError(f"{NAMESPACE}::{torch_op}: the {backend()} target cannot run "
-                                  f"{fakit_op}: {exc}") from exc
+        raise NotImplementedError(
+            f"{NAMESPACE}::{torch_op}: the {backend()} target cannot run {fakit_op}: {exc}"
+        ) from exc
     except fakit.AclnnError as exc:
         raise RuntimeError(f"{NAMESPACE}::{torch_op}: {exc}") from exc
     except Exception as exc:
@@ -68,8 +73,10 @@ def refuse(torch_op: str, api: str, **given) -> None:
     the aclnn API the call is routed to cannot honour."""
     bad = [name for name, (value, neutral) in given.items() if value is not None and value != neutral]
     if bad:
-        raise NotImplementedError(f"{NAMESPACE}::{torch_op} runs {api}, which has no "
-                                  f"{', '.join(bad)}; leave {'it' if len(bad) == 1 else 'them'} at the default")
+        raise NotImplementedError(
+            f"{NAMESPACE}::{torch_op} runs {api}, which has no "
+            f"{', '.join(bad)}; leave {'it' if len(bad) == 1 else 'them'} at the default"
+        )
 
 
 def unsupported(torch_op: str, what: str) -> NotImplementedError:
