@@ -1,7 +1,7 @@
 // Split-KV decode (and the INT8 output): when (batch, KV head) units are too few to fill the cores, the host cuts each
 // KV window into kvSplits chunks computed by different cores. Each chunk's vector core stores
-// its unnormalised output rows O_s with the running max m_s and sum l_s (StorePartialOutput,
-// called by the forward vector stage); after a barrier the combine pass merges them per row:
+// its unnormalised output rows O_s with the running max m_s and sum l_s (the split's
+// StorePartialOutput, called by the forward vector stage); after a barrier the combine pass merges them per row:
 //   M = max_s m_s,  w_s = exp(m_s - M),  out = sum_s w_s O_s / sum_s w_s l_s
 // (0 for a row whose M shows no visible key). Workspace (fp32), index i = (s * B + b) * N + n:
 //   O at wsPartialOffset + i * headDimAlign * 4, then m[i], then l[i].
@@ -41,12 +41,13 @@ __aicore__ inline void CopyFloats(const AscendC::LocalTensor<float> &dst, const 
                          AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
 }
 
-// Vector-stage hook (partial_output.h): rows [rowOff, rowOff + rows) of unit u.
-__aicore__ inline bool StorePartialOutput(const WorkSplit<SplitKvCombine> &split, const WorkUnit &u, uint32_t rowOff,
-                                          uint32_t rows, const AscendC::LocalTensor<float> &acc,
-                                          const AscendC::LocalTensor<float> &m, const AscendC::LocalTensor<float> &l)
+// Rows [rowOff, rowOff + rows) of unit u (WorkSplitBase::StorePartialOutput).
+__aicore__ inline bool WorkSplit<SplitKvCombine>::StorePartialOutput(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
+                                                                    const AscendC::LocalTensor<float> &acc,
+                                                                    const AscendC::LocalTensor<float> &m,
+                                                                    const AscendC::LocalTensor<float> &l) const
 {
-    const ForwardParams *p = split.p_;
+    const ForwardParams *p = p_;
     const DecodeParams &d = DecodeOf(p);
     if (!StoresPartials(d)) {
         return false;

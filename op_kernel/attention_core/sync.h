@@ -14,7 +14,7 @@ constexpr uint16_t FLAG_O_READY = 2;  // cube -> vector: P.V block is in its O s
 // may already announce block g+1 while its partner is still on block g, and a shared id would
 // let the two announcements of one core stand for the pair.
 __aicore__ inline uint16_t FlagPReady(uint32_t slot) { return static_cast<uint16_t>(3 + slot); }
-// K/V produced on the chip (kv_stream.h, int8 decode cache): vector -> cube "the next key
+// K/V produced on the chip (KvSourceBase hooks, int8 decode cache): vector -> cube "the next key
 // block's K and V are in the ring" (both vector cores set, the cube waits once), cube -> vector
 // "the oldest ring slot is loaded into L1 and may be overwritten".
 constexpr uint16_t FLAG_KV_READY = 3 + WS_SLOTS;

@@ -18,8 +18,6 @@
 #include "policies.h"
 #include "sync.h"
 #include "float_cast.h"
-#include "partial_output.h"
-#include "kv_stream.h"
 
 namespace AttentionCore {
 
@@ -86,7 +84,7 @@ public:
             rescaled_[i] = true;
         }
         UseSet(0);
-        KvStreamInit(kv_, p, pipe, t);  // kv_stream.h
+        kv_.StreamInit(p, pipe, t);
     }
 
     __aicore__ inline void Process()
@@ -119,7 +117,7 @@ public:
             SoftmaxBlock(c.u, KvBlockAt(c.u.kvBegin, c.u.kvEnd, p_->blockKv, c.j), c.rowOff, c.rows, slot);
             blockSet_[slot] = c.set;
             blockLast_[slot] = c.j + 1 == c.blocks;
-            KvStreamAhead(kv_, issued_);  // after the P store: the cube's P.V does not wait for it
+            kv_.StreamAhead(issued_);  // after the P store: the cube's P.V does not wait for it
             ++issued_;
             Cursor n = c;
             ok = Advance(n);
@@ -136,7 +134,7 @@ public:
         for (uint32_t b = 0; b < sBufs_; ++b) {  // drain
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
         }
-        KvStreamEnd(kv_);
+        kv_.StreamEnd();
     }
 
 private:
@@ -221,7 +219,6 @@ private:
     // Event ids of the S buffers (id 0 is PipeSync's): MTE2_V EVT_S + b "S is in buffer b",
     // V_MTE2 EVT_S + b "the vector is done with buffer b".
     static constexpr int32_t EVT_S = VEC_EVT_S;
-    static constexpr bool MASK_SCRATCH = Variant::Mask::USES_SCRATCH;
 
     // Rows of O per O-slot load: with two S buffers or sub-blocks part_ holds half of a core's
     // rows (the UB this saves holds the second S buffer; lazy P.V loads O slots rarely).
@@ -319,11 +316,12 @@ private:
         // pBuf_'s first use (as score or mask scratch, else the P cast), so the store
         // overlaps this block's softmax.
         const bool scoreScratch = score_.UsesScratch();
+        const bool maskScratch = mask_.UsesScratch();
         if (scoreScratch) {
             PipeSync<AscendC::HardEvent::MTE3_V>();
         }
         score_.Apply(s_, tmp_, pBuf_.Get<T>(), u, row0, rows, blk.k0, blk.cols, c);
-        if (!scoreScratch && MASK_SCRATCH) {
+        if (!scoreScratch && maskScratch) {
             PipeSync<AscendC::HardEvent::MTE3_V>();
         }
         mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, row0, rows, blk.k0, blk.cols, c);
@@ -370,7 +368,7 @@ private:
         softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, row0, rows, blk.k0, blk.cols, c);
 
         const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
-        if (!scoreScratch && !MASK_SCRATCH) {
+        if (!scoreScratch && !maskScratch) {
             PipeSync<AscendC::HardEvent::MTE3_V>();
         }
         CastFromFloat(pOut, s_, count);
@@ -469,9 +467,9 @@ private:
         if (rows == 0) {
             return;
         }
-        KvFinishRows(kv_, u, rowOff, rows, acc_, sum_);  // kv_stream.h
-        if (StorePartialOutput(split_, u, rowOff, rows, acc_, mOld_, sum_)) {
-            return;  // split-KV decode: a combine pass normalises and writes (partial_output.h)
+        kv_.FinishRows(u, rows, acc_, sum_);
+        if (split_.StorePartialOutput(u, rowOff, rows, acc_, mOld_, sum_)) {
+            return;  // split-KV decode: a combine pass normalises and writes
         }
         // Lazy P.V: the statistics are reported against the true max (sum * exp(ref - max)).
         const bool trueStats = lazy_ && p_->hasSoftmaxStats != 0;
