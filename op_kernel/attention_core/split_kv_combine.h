@@ -9,6 +9,7 @@
 #include "kernel_operator.h"
 #include "decode_policies.h"
 #include "sync.h"
+#include "row_ops.h"
 
 namespace AttentionCore {
 
@@ -268,15 +269,8 @@ private:
         const uint32_t dp = p_->headDimAlign;
         const AscendC::LocalTensor<float> bcast = bcastBuf_.Get<float>();
         AscendC::PipeBarrier<PIPE_V>();
-        AscendC::Brcb(bcast, w, static_cast<uint8_t>((rows + 7) / 8), AscendC::BrcbRepeatParams(1, 8));
-        AscendC::PipeBarrier<PIPE_V>();
-        for (uint32_t c0 = 0; c0 < dp; c0 += 64) {
-            const uint32_t lanes = dp - c0 < 64 ? dp - c0 : 64;
-            AscendC::Mul(part[c0], part[c0], bcast, lanes, static_cast<uint8_t>(rows),
-                         AscendC::BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(dp / 8),
-                                                     static_cast<uint8_t>(dp / 8), 1));
-        }
-        AscendC::PipeBarrier<PIPE_V>();
+        BroadcastRows(bcast, w, rows);
+        RowBroadcast<RowOp::Mul>(part, bcast, rows, dp, dp);
         if (add) {
             AscendC::Add(acc, acc, part, static_cast<int32_t>(rows * dp));
             AscendC::PipeBarrier<PIPE_V>();

@@ -18,6 +18,7 @@
 #include "policies.h"
 #include "sync.h"
 #include "float_cast.h"
+#include "row_ops.h"
 
 namespace AttentionCore {
 
@@ -346,13 +347,8 @@ private:
             AscendC::Duplicate(alpha, 1.0f, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
         }
-        Broadcast(mOld, rows);
-        for (uint32_t c0 = 0; c0 < c; c0 += 64) {
-            AscendC::Sub(s_[c0], s_[c0], bcast_, 64, static_cast<uint8_t>(rows),
-                         AscendC::BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(c / 8),
-                                                     static_cast<uint8_t>(c / 8), 1));
-        }
-        AscendC::PipeBarrier<PIPE_V>();
+        BroadcastRows(bcast_, mOld, rows);
+        RowBroadcast<RowOp::Sub>(s_, bcast_, rows, c, c);
         AscendC::Exp(s_, s_, static_cast<int32_t>(count));
         AscendC::PipeBarrier<PIPE_V>();
 
@@ -408,12 +404,12 @@ private:
         if (lazy_) {
             AddSlot(rowOff, rows, slot);
             if (rescaled_[slot]) {
-                Broadcast(alpha_[slot], rows);
+                BroadcastRows(bcast_, alpha_[slot], rows);
                 ScaleRows(acc_, rows);
             }
             return;
         }
-        Broadcast(alpha_[slot], rows);
+        BroadcastRows(bcast_, alpha_[slot], rows);
         ScaleRows(acc_, rows);
         AddSlot(rowOff, rows, slot);
     }
@@ -493,7 +489,7 @@ private:
             }
         }
         PipeSync<AscendC::HardEvent::S_V>();
-        Broadcast(inv_, rows);
+        BroadcastRows(bcast_, inv_, rows);
         ScaleRows(acc_, rows);
         const uint32_t dp = p_->headDimAlign;
         const AscendC::LocalTensor<T> o = tmpBuf_.Get<T>();
@@ -517,7 +513,7 @@ private:
     __aicore__ inline void WriteStat(const AscendC::GlobalTensor<float> &dst, const AscendC::LocalTensor<float> &v,
                                      uint32_t rows)
     {
-        Broadcast(v, rows);
+        BroadcastRows(bcast_, v, rows);
         PipeSync<AscendC::HardEvent::V_MTE3>();
         AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), 32, 0,
                                         static_cast<uint32_t>((p_->statsStrideS - 8) * 4), 0);
@@ -561,24 +557,10 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
     }
 
-    // bcast_ block r (8 floats) := v[r], for a row-wise op with block stride 0.
-    __aicore__ inline void Broadcast(const AscendC::LocalTensor<float> &v, uint32_t rows)
-    {
-        AscendC::Brcb(bcast_, v, static_cast<uint8_t>((rows + 7) / 8), AscendC::BrcbRepeatParams(1, 8));
-        AscendC::PipeBarrier<PIPE_V>();
-    }
-
     // x[r][:] *= bcast_[r] over rows of pitch headDimAlign.
     __aicore__ inline void ScaleRows(const AscendC::LocalTensor<float> &x, uint32_t rows)
     {
-        const uint32_t dp = p_->headDimAlign;
-        for (uint32_t c0 = 0; c0 < dp; c0 += 64) {
-            const uint32_t lanes = dp - c0 < 64 ? dp - c0 : 64;
-            AscendC::Mul(x[c0], x[c0], bcast_, lanes, static_cast<uint8_t>(rows),
-                         AscendC::BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(dp / 8),
-                                                     static_cast<uint8_t>(dp / 8), 1));
-        }
-        AscendC::PipeBarrier<PIPE_V>();
+        RowBroadcast<RowOp::Mul>(x, bcast_, rows, p_->headDimAlign, p_->headDimAlign);
     }
 
     const ForwardParams *p_ = nullptr;
