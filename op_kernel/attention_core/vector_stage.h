@@ -525,7 +525,7 @@ private:
     // each row into tmp (one simple op per chunk), then two block reductions: 64 -> 8 per row
     // (one repeat per row) into bcast_, and 8 -> 1 (one repeat per 8 rows). Two BlockReduce
     // passes cost 2 + 1/4 repeats per row against a WholeReduce's one 64-lane reduction per row
-    // at 64/7 elements per cycle (docs/performance.md, issue 10).
+    // at 64/7 elements per cycle (docs/performance.md).
     template <bool isMax>
     __aicore__ inline void RowReduce(uint32_t rows)
     {
