@@ -82,7 +82,8 @@ class _Tnd:
 
 
 def _mask_2d(op, atten_mask):
-    """The one [maxSq, maxSkv] mask the varlen APIs take; a 4-D mask must not vary over batch and head."""
+    """The one [maxSq, maxSkv] mask the varlen APIs take (a mask that varies over the batch runs
+    per batch before this); a 4-D mask must not vary over the heads."""
     if atten_mask is None or atten_mask.dim() == 2:
         return atten_mask
     if atten_mask.dim() == 4 and bool((atten_mask == atten_mask[:1, :1]).all()):
@@ -90,9 +91,8 @@ def _mask_2d(op, atten_mask):
     raise unsupported(
         op,
         f"atten_mask of shape {tuple(atten_mask.shape)}: {FWD_API} and {BWD_API} take one "
-        "[Sq, Skv] mask for every batch and head (SS, 11SS, or BNSS equal over B and N); a mask "
-        "that differs between batches or heads "
-        "needs aclnnFlashAttentionScore, which this package does not build",
+        "[Sq, Skv] mask per batch (SS, 11SS, B1SS, or BNSS equal over N); a mask that differs between "
+        "heads needs aclnnFlashAttentionScore, which this package does not build",
     )
 
 
@@ -129,6 +129,38 @@ def _check_sparse_mode(op, sparse_mode, layout):
             f"{NAMESPACE}::{op}: sparse_mode {sparse_mode} is for TND input only (torch_npu: "
             "sparse_mode in [0, 6] for BSH/SBH/BSND/BNSD)"
         )
+
+
+def _mask_per_batch(atten_mask, layout, batch):
+    """A BNSS/B1SS mask that differs between batches but not between heads: the varlen APIs take
+    one [Sq, Skv] mask, so such a call runs once per batch."""
+    if layout == "TND" or atten_mask is None or atten_mask.dim() != 4 or atten_mask.shape[0] != batch or batch == 1:
+        return False
+    return not bool((atten_mask == atten_mask[:1]).all()) and bool((atten_mask == atten_mask[:, :1]).all())
+
+
+def _batch_slice(t, layout, b):
+    """Batch b of a dense tensor (the batch axis kept); None stays None."""
+    if t is None:
+        return None
+    return t[:, b : b + 1] if layout == "SBH" else t[b : b + 1]
+
+
+def _drop_mask_slices(op, dropout_mask, keep_prob, batch, bits_per_batch):
+    if keep_prob == 1:
+        return [None] * batch
+    if bits_per_batch % 8:
+        raise unsupported(
+            op,
+            f"dropout_mask with a mask that differs between batches: each batch's {bits_per_batch} mask bits "
+            "must fill whole bytes to split the mask per batch",
+        )
+    n = bits_per_batch // 8
+    return [dropout_mask[b * n : (b + 1) * n] for b in range(batch)]
+
+
+def _pse_slice(pse, b):
+    return pse if pse is None or pse.shape[0] == 1 else pse[b : b + 1]
 
 
 # --------------------------------------------------------------------------- forward
@@ -206,6 +238,21 @@ def fa_cpu(
         )
         tnd = _Tnd(query, key, head_num, input_layout)
         _check_pse(FA, pse, tnd, input_layout)
+        if _mask_per_batch(atten_mask, input_layout, tnd.b):
+            masks = _drop_mask_slices(FA, dropout_mask, keep_prob, tnd.b, head_num * tnd.s * tnd.kv_s)
+            parts = [
+                fa_cpu(
+                    *(_batch_slice(t, input_layout, b) for t in (query, key, value)), head_num, input_layout,
+                    pse=_pse_slice(pse, b), atten_mask=atten_mask[b : b + 1], scale=scale, keep_prob=keep_prob,
+                    pre_tockens=pre_tockens, next_tockens=next_tockens, inner_precise=inner_precise,
+                    prefix=None if prefix is None else ints(prefix)[b : b + 1], sparse_mode=sparse_mode,
+                    dropout_mask=masks[b], seed=seed, offset=offset,
+                )
+                for b in range(tnd.b)
+            ]  # fmt: skip
+            out = torch.cat([p[0] for p in parts], dim=1 if input_layout == "SBH" else 0)
+            smax, ssum = (torch.cat([p[i] for p in parts]) for i in (1, 2))
+            return out, smax, ssum, query.new_empty((0,)), seed, offset, sum(p[6] for p in parts)
         q, k, v = tnd.rows(query, head_num), tnd.rows(key, tnd.kv_heads), tnd.rows(value, tnd.kv_heads)
         qlen, kvlen = tnd.qlen, tnd.kvlen
     res = run(
@@ -321,6 +368,24 @@ def fag_impl(
         )
         tnd = _Tnd(query, key, head_num, input_layout)
         _check_pse(FAG, pse, tnd, input_layout)
+        if _mask_per_batch(atten_mask, input_layout, tnd.b):
+            masks = _drop_mask_slices(FAG, drop_mask, keep_prob, tnd.b, head_num * tnd.s * tnd.kv_s)
+            parts = [
+                fag_impl(
+                    *(_batch_slice(t, input_layout, b) for t in (query, key, value, dy)), head_num, input_layout,
+                    pse=_pse_slice(pse, b), atten_mask=atten_mask[b : b + 1],
+                    softmax_max=softmax_max[b : b + 1], softmax_sum=softmax_sum[b : b + 1],
+                    attention_in=_batch_slice(attention_in, input_layout, b), scale_value=scale_value,
+                    keep_prob=keep_prob, pre_tockens=pre_tockens, next_tockens=next_tockens,
+                    inner_precise=inner_precise, prefix=None if prefix is None else ints(prefix)[b : b + 1],
+                    sparse_mode=sparse_mode, sink=sink, drop_mask=masks[b],
+                )
+                for b in range(tnd.b)
+            ]  # fmt: skip
+            dim = 1 if input_layout == "SBH" else 0
+            dq, dk, dv = (torch.cat([p[i] for p in parts], dim=dim) for i in range(3))
+            dsink = parts[0][4] if sink is None else sum(p[4] for p in parts)
+            return dq, dk, dv, query.new_empty((0,)), dsink
         q, k, v = tnd.rows(query, head_num), tnd.rows(key, tnd.kv_heads), tnd.rows(value, tnd.kv_heads)
         g = tnd.rows(dy, head_num)
         o = None if attention_in is None else tnd.rows(attention_in, head_num)
