@@ -84,14 +84,75 @@ def test_fusion_attention_dropout_with_a_mask():
 
 def test_fusion_attention_refuses_what_it_cannot_compute():
     q, k, v = qkv()
-    with pytest.raises(NotImplementedError, match="has no sink"):
-        OPS.npu_fusion_attention(q, k, v, 2, "BNSD", sink=torch.zeros(2))
+    with pytest.raises(NotImplementedError, match="sink is run as a leading key .* not with sparse_mode 4"):
+        mask = torch.triu(torch.ones(2048, 2048, dtype=torch.bool), 1)
+        OPS.npu_fusion_attention(q, k, v, 2, "BNSD", sink=torch.zeros(2), atten_mask=mask, sparse_mode=4)
     with pytest.raises(NotImplementedError, match="atten_mask of shape \\(1, 2, 16, 16\\)"):
         mask = torch.zeros(1, 2, 16, 16, dtype=torch.bool)
         mask[0, 1, 0, 3] = True  # differs between heads
         OPS.npu_fusion_attention(q, k, v, 2, "BNSD", atten_mask=mask)
     with pytest.raises(NotImplementedError, match="pse of shape \\(2, 2, 1, 16\\)"):
         OPS.npu_fusion_attention(q, k, v, 2, "BNSD", pse=rand(2, 2, 1, 16))
+
+
+def sink_reference(q, k, v, sink, scale, causal_rows=None):
+    """float64 attention with a per-head sink logit in the softmax's denominator ([N, S, D] inputs)."""
+    s = q @ k.transpose(-1, -2) * scale
+    if causal_rows is not None:  # bottom-right causal
+        s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool).triu(s.shape[-1] - s.shape[-2] + 1), float("-inf"))
+    col = sink[:, None, None].expand(-1, s.shape[1], 1)
+    p = torch.softmax(torch.cat([col, s], -1), -1)[..., 1:]
+    return p @ v
+
+
+@pytest.mark.parametrize("layout", ["BNSD", "TND"])
+def test_fusion_attention_sink_forward_and_backward(layout):
+    """sink as a leading key with a realShift column: forward against float64, and the autograd
+    gradients of query/key/value and sink (dsink from the V5 grad) against float64 autograd."""
+    sink = torch.tensor([0.7, -0.4], dtype=torch.float32, requires_grad=True)
+    if layout == "BNSD":
+        q, k, v = (t.requires_grad_() for t in qkv())
+        out = OPS.npu_fusion_attention(q, k, v, 2, "BNSD", scale=0.2, sink=sink)[0]
+        ref_in = [t.detach().double().requires_grad_() for t in (q, k, v)]
+        s64 = sink.detach().double().requires_grad_()
+        ref = torch.stack([sink_reference(*(t[b] for t in ref_in), s64, 0.2) for b in range(2)])
+    else:  # two batches (6 and 10 queries on 8 and 12 keys), causal
+        q, k, v = rand(16, 2, 32, seed=1), rand(20, 2, 32, seed=2), rand(20, 2, 32, seed=3)
+        q, k, v = (t.requires_grad_() for t in (q, k, v))
+        mask = torch.triu(torch.ones(2048, 2048, dtype=torch.bool), 1)
+        out = OPS.npu_fusion_attention(
+            q,
+            k,
+            v,
+            2,
+            "TND",
+            scale=0.2,
+            sink=sink,
+            atten_mask=mask,
+            sparse_mode=3,
+            actual_seq_qlen=[6, 16],
+            actual_seq_kvlen=[8, 20],
+        )[0]
+        ref_in = [t.detach().double().requires_grad_() for t in (q, k, v)]
+        s64 = sink.detach().double().requires_grad_()
+        parts = [
+            sink_reference(
+                ref_in[0][a:b].transpose(0, 1),
+                ref_in[1][c:d].transpose(0, 1),
+                ref_in[2][c:d].transpose(0, 1),
+                s64,
+                0.2,
+                causal_rows=True,
+            ).transpose(0, 1)
+            for a, b, c, d in ((0, 6, 0, 8), (6, 16, 8, 20))
+        ]
+        ref = torch.cat(parts)
+    torch.testing.assert_close(out.double(), ref, atol=3e-3, rtol=3e-3)
+    dy = rand(*out.shape, seed=7)
+    out.backward(dy)
+    ref.backward(dy.double())
+    for leaf, r in zip((q, k, v, sink), (*ref_in, s64)):
+        torch.testing.assert_close(leaf.grad.double(), r.grad, atol=5e-3, rtol=5e-3)
 
 
 def test_fusion_attention_grad_with_sink_returns_dsink():

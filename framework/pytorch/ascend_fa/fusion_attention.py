@@ -221,7 +221,6 @@ def fa_cpu(
     _check_softmax_layout(FA, softmax_layout, input_layout)
     # padding_mask is reserved (unused) in torch_npu; gen_mask_parallel/sync only schedule the
     # device's mask generation, which does not happen here.
-    refuse(FA, FWD_API, sink=(sink, None))
     if keep_prob < 1 and dropout_mask is None:
         raise _no_dropout_generator(FA)
     _check_sparse_mode(FA, sparse_mode, input_layout)
@@ -246,7 +245,7 @@ def fa_cpu(
                     pse=_pse_slice(pse, b), atten_mask=atten_mask[b : b + 1], scale=scale, keep_prob=keep_prob,
                     pre_tockens=pre_tockens, next_tockens=next_tockens, inner_precise=inner_precise,
                     prefix=None if prefix is None else ints(prefix)[b : b + 1], sparse_mode=sparse_mode,
-                    dropout_mask=masks[b], seed=seed, offset=offset,
+                    dropout_mask=masks[b], seed=seed, offset=offset, sink=sink,
                 )
                 for b in range(tnd.b)
             ]  # fmt: skip
@@ -255,6 +254,11 @@ def fa_cpu(
             return out, smax, ssum, query.new_empty((0,)), seed, offset, sum(p[6] for p in parts)
         q, k, v = tnd.rows(query, head_num), tnd.rows(key, tnd.kv_heads), tnd.rows(value, tnd.kv_heads)
         qlen, kvlen = tnd.qlen, tnd.kvlen
+    real_shift, mask, kv_rows, next_tokens = pse, _mask_2d(FA, atten_mask), kvlen, next_tockens
+    if sink is not None:
+        k, v, kv_rows, real_shift, mask, sparse_mode, next_tokens = _sink_as_key(
+            sink, k, v, qlen, kvlen, pse, mask, sparse_mode, pre_tockens, next_tockens, scale, head_num, keep_prob
+        )
     res = run(
         FA,
         "flash_attention_var_len_score",
@@ -262,16 +266,16 @@ def fa_cpu(
             query=to_numpy(q),
             key=to_numpy(k),
             value=to_numpy(v),
-            real_shift=to_numpy(pse),
+            real_shift=to_numpy(real_shift),
             drop_mask=to_numpy(dropout_mask) if keep_prob < 1 else None,
-            atten_mask=to_numpy(_mask_2d(FA, atten_mask)),
+            atten_mask=to_numpy(mask),
             prefix=ints(prefix),
             actual_seq_qlen=qlen,
-            actual_seq_kvlen=kvlen,
+            actual_seq_kvlen=kv_rows,
             scale_value=scale,
             keep_prob=keep_prob,
             pre_tokens=pre_tockens,
-            next_tokens=next_tockens,
+            next_tokens=next_tokens,
             head_num=head_num,
             input_layout="TND",
             inner_precise=inner_precise,
@@ -285,6 +289,51 @@ def fa_cpu(
         out = tnd.unrows(out, head_num)
         smax, ssum = tnd.stats_out(smax), tnd.stats_out(ssum)
     return out.contiguous(), smax, ssum, query.new_empty((0,)), seed, offset, _numels(keep_prob, head_num, qlen, kvlen)
+
+
+def _lengths(cumulative):
+    return [b - a for a, b in zip([0] + cumulative[:-1], cumulative)]
+
+
+def _sink_as_key(sink, k, v, qlen, kvlen, pse, mask, sparse_mode, pre_tokens, next_tokens, scale, heads, keep_prob):
+    """The forward API has no sink input; the sink is one more key, first in each batch: key and
+    value 0 (score 0, nothing added to the output) with a realShift column sink / scale (realShift
+    is added before the scale), so the softmax gains the term exp(sink - m) of the V5 grad's
+    formula and the statistics include it. Returns the TND key/value, cumulative key lengths,
+    realShift, mask, sparse mode and next tokens of that call."""
+    sq, sk = _lengths(qlen), _lengths(kvlen)
+    why = None
+    if keep_prob < 1:
+        why = "keep_prob < 1 (the extra key would shift the dropout mask bits)"
+    elif scale == 0:
+        why = "scale 0"
+    elif sparse_mode == 2 and sq != sk:
+        why = "sparse_mode 2 with Sq != Skv (the leading key would shift the top-left diagonal)"
+    elif sparse_mode not in (0, 1, 2, 3):
+        why = f"sparse_mode {sparse_mode}"
+    elif sparse_mode == 0 and mask is not None and pre_tokens < max(sq):
+        why = "pre_tockens < Sq with a mask (the band would cut the leading key)"
+    elif pse is not None and (pse.shape[2] != max(sq) or pse.shape[3] != max(sk)):
+        why = f"a pse of shape {tuple(pse.shape)} (the sink column needs pse [B or 1, N, maxSq, maxSkv])"
+    if why:
+        raise unsupported(FA, f"sink is run as a leading key with a realShift column; not with {why}")
+    if sparse_mode == 2:
+        sparse_mode = 3  # equal lengths: the top-left and bottom-right diagonals coincide
+    if mask is not None and sparse_mode in (0, 1):
+        mask = torch.cat([mask.new_zeros(mask.shape[0], 1), mask], 1)
+        if sparse_mode == 0 and next_tokens < 2147483647:
+            next_tokens += 1
+    zk, zv = k.new_zeros((1, *k.shape[1:])), v.new_zeros((1, *v.shape[1:]))
+    starts = [0] + kvlen[:-1]
+    k = torch.cat([t for a, b in zip(starts, kvlen) for t in (zk, k[a:b])])
+    v = torch.cat([t for a, b in zip(starts, kvlen) for t in (zv, v[a:b])])
+    width = max(sk) + 1
+    shift = torch.zeros(len(sq), heads, max(sq), width, dtype=torch.float64)
+    if pse is not None:
+        shift[..., 1:] = pse.double()  # realShift is read bottom-right aligned per batch
+    for b, n in enumerate(sk):
+        shift[b, :, :, width - n - 1] = sink.double()[:, None] / scale
+    return k, v, [e + b + 1 for b, e in enumerate(kvlen)], shift.to(k.dtype), mask, sparse_mode, next_tokens
 
 
 def _numels(keep_prob, head_num, qlen, kvlen):
@@ -513,8 +562,9 @@ def setup_context(ctx, inputs, output):
     out, softmax_max, softmax_sum = output[:3]
     mask = args["dropout_mask"] if args["keep_prob"] < 1 else None
     ctx.save_for_backward(
-        args["query"], args["key"], args["value"], args["pse"], args["atten_mask"], out, softmax_max, softmax_sum, mask
-    )
+        args["query"], args["key"], args["value"], args["pse"], args["atten_mask"], out, softmax_max, softmax_sum,
+        mask, args["sink"],
+    )  # fmt: skip
     ctx.attrs = {name: args[name] for name in ATTRS}
     ctx.seed_offset_numels = output[4:]
 
@@ -526,7 +576,7 @@ def backward(ctx, d_out, *_unused_stat_grads):
         raise NotImplementedError(
             f"{NAMESPACE}::{FA} backward: {BWD_API} has no pse gradient (dpseOut is unused); detach pse"
         )
-    query, key, value, pse, atten_mask, out, softmax_max, softmax_sum, mask = ctx.saved_tensors
+    query, key, value, pse, atten_mask, out, softmax_max, softmax_sum, mask, sink = ctx.saved_tensors
     a = ctx.attrs
     dy = torch.zeros_like(out) if d_out is None else d_out.to(out.dtype).contiguous()
     common = dict(
@@ -544,6 +594,7 @@ def backward(ctx, d_out, *_unused_stat_grads):
         actual_seq_qlen=a["actual_seq_qlen"],
         actual_seq_kvlen=a["actual_seq_kvlen"],
         sparse_mode=a["sparse_mode"],
+        sink=sink,
     )
     if mask is not None:
         # torch_npu's grad op regenerates the mask from seed/offset; the mask given to the forward
@@ -553,10 +604,12 @@ def backward(ctx, d_out, *_unused_stat_grads):
                 f"{NAMESPACE}::{FA} backward: a dropout_mask forward on "
                 f"{query.device.type} tensors has no torch_npu grad op to go to"
             )
-        dq, dk, dv, *_ = fag_impl(query, key, value, dy, a["head_num"], a["input_layout"], drop_mask=mask, **common)
+        dq, dk, dv, _, dsink = fag_impl(
+            query, key, value, dy, a["head_num"], a["input_layout"], drop_mask=mask, **common
+        )
     else:
         seed, offset, numels = ctx.seed_offset_numels
-        dq, dk, dv, *_ = torch.ops.ascend_fa.npu_fusion_attention_grad(
+        dq, dk, dv, _, dsink = torch.ops.ascend_fa.npu_fusion_attention_grad(
             query,
             key,
             value,
@@ -571,7 +624,10 @@ def backward(ctx, d_out, *_unused_stat_grads):
             softmax_layout=a["softmax_layout"],
             **common,
         )
-    return (dq, dk, dv) + (None,) * (len(ARGS) - 3)
+    grads = [dq, dk, dv] + [None] * (len(ARGS) - 3)
+    if sink is not None:
+        grads[ARGS.index("sink")] = dsink
+    return tuple(grads)
 
 
 def _arg_names():
