@@ -155,6 +155,16 @@ def test_fusion_attention_sink_forward_and_backward(layout):
         torch.testing.assert_close(leaf.grad.double(), r.grad, atol=5e-3, rtol=5e-3)
 
 
+def test_reserved_arguments_raise_when_given():
+    q, k, v = qkv()
+    with pytest.raises(NotImplementedError, match="padding_mask is reserved"):
+        OPS.npu_fusion_attention(q, k, v, 2, "BNSD", padding_mask=torch.ones(2, 2, 16, 16))
+    with pytest.raises(NotImplementedError, match="padding_mask is reserved"):
+        OPS.npu_prompt_flash_attention(q, k, v, num_heads=2, input_layout="BNSD", padding_mask=torch.ones(1))
+    with pytest.raises(NotImplementedError, match="softmax_in is reserved"):
+        OPS.npu_fusion_attention_grad(q, k, v, q, 2, "BNSD", softmax_in=torch.ones(1))
+
+
 def test_fusion_attention_grad_with_sink_returns_dsink():
     q, k, v = (t[0].transpose(0, 1).contiguous() for t in qkv(b=1, s=8))  # TND [8, 2, 32]
     out, smax, ssum, *_ = OPS.npu_fusion_attention(

@@ -13,7 +13,7 @@ import inspect
 
 import torch
 
-from .runtime import NAMESPACE, from_numpy, ints, refuse, run, to_numpy, unsupported
+from .runtime import NAMESPACE, from_numpy, ints, refuse, refuse_reserved, run, to_numpy, unsupported
 
 FA, FAG = "npu_fusion_attention", "npu_fusion_attention_grad"
 FWD_API, BWD_API = "aclnnFlashAttentionVarLenScore", "aclnnFlashAttentionUnpaddingScoreGradV5"
@@ -219,7 +219,8 @@ def fa_cpu(
 ):
     _check_layout(FA, input_layout)
     _check_softmax_layout(FA, softmax_layout, input_layout)
-    # padding_mask is reserved (unused) in torch_npu; gen_mask_parallel/sync only schedule the
+    refuse_reserved(FA, padding_mask=padding_mask)
+    # gen_mask_parallel/sync only schedule the
     # device's mask generation, which does not happen here.
     if keep_prob < 1 and dropout_mask is None:
         raise _no_dropout_generator(FA)
@@ -515,6 +516,7 @@ def fag_cpu(
 ):
     """dpse is an empty tensor: the V5 API has no pse gradient (its dpseOut is unused).
     padding_mask and softmax_in are reserved in torch_npu."""
+    refuse_reserved(FAG, padding_mask=padding_mask, softmax_in=softmax_in)  # torch_npu passes an empty softmax_in
     _check_softmax_layout(FAG, softmax_layout, input_layout)
     if keep_prob < 1:  # seed/offset/numels address torch_npu's device mask generator
         raise _no_dropout_generator(FAG)

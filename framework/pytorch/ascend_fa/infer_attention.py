@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from .runtime import NAMESPACE, from_numpy, ints, refuse, run, to_numpy, unsupported
+from .runtime import NAMESPACE, from_numpy, ints, refuse, refuse_reserved, run, to_numpy, unsupported
 
 PFA, IFA, FIA = "npu_prompt_flash_attention", "npu_incre_flash_attention", "npu_fused_infer_attention_score"
 V1, VARLEN, V4 = "aclnnPromptFlashAttention", "aclnnFlashAttentionVarLenScore", "aclnnIncreFlashAttentionV4"
@@ -291,7 +291,7 @@ def pfa_cpu(
     actual_seq_lengths_kv=None,
     sparse_mode=0,
 ):
-    # padding_mask is reserved (unused) in torch_npu.
+    refuse_reserved(PFA, padding_mask=padding_mask)
     refuse(
         PFA,
         "no API of this package with an int8 query path (dequantisation)",
@@ -432,7 +432,7 @@ def ifa_cpu(
     block_size=0,
     inner_precise=1,
 ):
-    # padding_mask is reserved (unused) in torch_npu; every other argument is V4's.
+    refuse_reserved(IFA, padding_mask=padding_mask)  # every other argument is V4's
     return run_v4(
         IFA,
         query,
