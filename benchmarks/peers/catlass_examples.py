@@ -3,7 +3,7 @@ own check, after building it with CATLASS's own CMake against the CPU prefix (bu
 sourced through its set_env.sh as CANN's set_env.sh is sourced):
 
     python benchmarks/peers/catlass_examples.py --catlass DIR [--only NAME[,NAME]] [--json PATH]
-        [--build-dir DIR] [-j N]
+        [--build-dir DIR] [--prefix DIR] [-j N]
 
 The examples are the EXAMPLE_ATLASA2 list of DIR/examples/CMakeLists.txt. Each runs with small
 shapes (below); an example with a gen_data.py golden gets its data generated into a scratch copy
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 MM = ["256", "512", "1024", "0"]           # m n k device, the READMEs' shape
 GROUPED = ["128", "512", "1024", "2048", "0"]  # groups m n k device
-FAI = ["1", "128", "256", "2", "1", "128", "0", "0"]  # batch qSeq kvSeq heads kvHeads headSize varied mask
+FAI = ["1", "177", "512", "1", "1", "128", "0", "1"]  # batch qSeq kvSeq heads kvHeads headSize varied mask
 
 # name -> how to run it: args; gen = gen_data.py arguments (the script next to the example) and
 # where it runs; cwd of the run: "bin" (output/bin of the scratch layout, as the READMEs run
@@ -46,7 +46,7 @@ RECIPES = {
     "18_gemv_aic": {"args": ["256", "512", "0"]},
     "19_mla": {"gen": ["4", "1,2,3,4", "128,256,512,1024", "16", "64", "128", "half"],
                "args": ["4", "1,2,3,4", "128,256,512,1024", "16", "64", "128"]},
-    "23_flash_attention_infer": {"gen": FAI + ["half", "0"], "args": FAI + ["--dtype", "half"]},
+    "23_flash_attention_infer": {"gen": FAI + ["bf16", "1"], "args": FAI + ["--dtype", "bf16"]},
     "24_conv_bias": {"gen": ["32", "64", "1", "32", "48", "128", "1", "1", "1", "1", "1", "1", "1", "1", "1",
                              "0", "0", "0", "float16"], "gen_cwd": "bin",
                      "args": ["32", "1", "4", "32", "48", "16", "128", "1", "1", "1", "1", "1", "1", "1", "1",
@@ -57,7 +57,7 @@ RECIPES = {
     "33_basic_conv2d": {"args": ["2", "33", "43", "112", "80", "3", "3", "2", "2", "2", "2", "1", "1", "1", "1",
                                  "0"]},
     "38_w4a4_matmul_per_token_per_channel_dequant": {"gen": ["256", "512", "1024"]},
-    "40_flash_attention_infer_tla": {"gen": FAI + ["half", "0"], "args": FAI + ["--dtype", "half"]},
+    "40_flash_attention_infer_tla": {"gen": FAI + ["bf16", "1"], "args": FAI + ["--dtype", "bf16"]},
     "41_sparse_matmul_tla": {"gen": ["256", "512", "1024"], "gen_script": "sparse_gen_data.py", "cwd": "data"},
     "45_strided_batched_matmul_tla": {"args": ["5", "256", "512", "1024", "0"]},
     "102_dynamic_optimized_matmul": {"args": ["256", "512", "1024", "0", "1", "0"]},
@@ -170,6 +170,7 @@ def main(argv=None):
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--build-dir", type=Path, default=ROOT / "build" / "catlass",
                     help="CATLASS build tree and scratch data (default build/catlass)")
+    ap.add_argument("--prefix", type=Path, help="the CPU prefix (default: build/cpu/install, built when stale)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     args = ap.parse_args(argv)
     catlass = args.catlass.resolve()
@@ -180,9 +181,11 @@ def main(argv=None):
         raise SystemExit(f"not Atlas A2 examples of {catlass}: {', '.join(unknown)}")
     selected = only or examples
 
-    from fakit import build  # the prefix: build/cpu/install, built when missing or stale
-    build.ensure_built("cpu", quiet=False)
-    env = prefix_env(build.install_prefix())
+    if args.prefix is None:
+        from fakit import build  # the prefix: build/cpu/install, built when missing or stale
+        build.ensure_built("cpu", quiet=False)
+        args.prefix = build.install_prefix()
+    env = prefix_env(args.prefix.resolve())
     bdir = args.build_dir.resolve() / "build"
     work = args.build_dir.resolve() / "run"
     work.mkdir(parents=True, exist_ok=True)
