@@ -56,7 +56,7 @@ enum class VClass : int { Simple, Transcendental, Reduce, BlockReduce, Cast, Com
 void TimeVector(VClass c, int widestElemBytes, uint64_t repeats, const char *name);
 // DMA from GM into UB/L1 (MTE2): `count` bursts of `burst` bytes, `pitch` bytes apart.
 void TimeGmRead(Pipe p, const void *gm, uint64_t count, uint64_t burst, uint64_t pitch, const char *name);
-// The same for `groups` x `rows` bursts (Nd2Nz with ndNum matrices).
+// An Nd2Nz copy (ND in GM to NZ in L1) of `groups` x `rows` rows of `burst` bytes (ndNum matrices).
 void TimeGmRead2D(Pipe p, const void *gm, uint64_t groups, uint64_t rows, uint64_t groupPitch, uint64_t rowPitch,
                   uint64_t burst, const char *name);
 // DMA from UB/L1 to GM (MTE3) or a Fixpipe GM write of `elems` converted elements; writes land in L2.

@@ -192,10 +192,10 @@ bool IsGmAccess(const TimingRecord &r) {
     return r.kind == RecKind::GmRead || r.kind == RecKind::GmWrite || r.kind == RecKind::Fixpipe;
 }
 
-// The fixed cost of a GM DMA: its start plus a cost per burst after the first.
+// The fixed cost of a GM DMA: its start, plus a cost per row when it converts ND to NZ.
 double DmaHead(const TimingRecord &r) {
     const CostTable &t = Costs();
-    return t.dmaHead + (static_cast<double>(r.groups) * r.rows - 1) * t.dmaBurstCycles;
+    return t.dmaHead + (r.a ? static_cast<double>(r.groups) * r.rows * t.nd2nzRowCycles : 0.0);
 }
 
 // The GM access of record r (the L2 sees it now).
