@@ -56,9 +56,9 @@ def run(budget, report, fixed=False, echo=print, every=15.0):
                             stderr=subprocess.STDOUT, text=True, errors="replace")
     for line in proc.stdout:
         log.append(line)
-        if line.startswith("FUZZ "):
+        if "FUZZ " in line:   # pytest -q may have put a progress dot before it
             inputs += 1
-            last = line[5:].strip()
+            last = line.split("FUZZ ", 1)[1].strip()
         now = time.monotonic()
         if now - last_echo >= every:
             last_echo = now
@@ -75,13 +75,16 @@ def run(budget, report, fixed=False, echo=print, every=15.0):
 
 
 def summary(counts):
-    """Table lines: per aclnn entry, the calls answered 161001 / 161002 / success."""
+    """Table lines: per aclnn entry, the hostile-argument calls answered 161001 / 161002 / success
+    (other: a tensor description aclCreateTensor itself refused) and the run-stage misuse calls."""
     ops = sorted({op for op, _ in counts if not op.startswith("_")})
-    yield f"{'operator':42} {'161001':>7} {'161002':>7} {'success':>8} {'other':>6}"
+    yield f"{'aclnn entry (fakit name)':42} {'161001':>7} {'161002':>7} {'success':>8} {'other':>6} {'misuse':>7}"
     for op in ops:
         row = {k: n for (o, k), n in counts.items() if o == op}
-        other = sum(n for k, n in row.items() if k not in ("161001", "161002", "success"))
-        yield f"{op:42} {row.get('161001', 0):7} {row.get('161002', 0):7} {row.get('success', 0):8} {other:6}"
+        misuse = sum(n for k, n in row.items() if k.startswith("misuse"))
+        other = row.get("aclCreateTensor refused", 0)
+        yield (f"{op:42} {row.get('161001', 0):7} {row.get('161002', 0):7} {row.get('success', 0):8} {other:6} "
+               f"{misuse:7}")
 
 
 def main(argv=None):

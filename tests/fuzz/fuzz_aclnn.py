@@ -167,7 +167,7 @@ def cross_marked(op):
     return [p["name"] for p in spec["parameters"] if "aclTensor" in p["ctype"] and p["noncontiguous"] == "×"]
 
 
-def _noncontiguous(arr, view):
+def noncontiguous(arr, view):
     """Whether fakit.views places `arr` as a non-contiguous view (size-1 dims take any stride)."""
     strided = make_view(arr, view)
     expect = 1
@@ -185,7 +185,7 @@ def _wrongly_accepted(op, kw, changes):
     values.update(binding.make_outputs(values))
     return [name for kind, name, arg in changes
             if kind == "view" and name in cross_marked(op) and isinstance(values.get(name), np.ndarray)
-            and _noncontiguous(values[name], arg)]
+            and noncontiguous(values[name], arg)]
 
 
 def judge(op, kw, changes):
