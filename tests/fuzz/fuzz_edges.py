@@ -10,7 +10,9 @@ parameter, or a result the golden confirms):
 * every tensor whose spec column 非连续Tensor says x, passed as a non-contiguous view: it must
   be rejected with 161002 naming it (a judge that accepts a matching result would let a
   wrong accept through, so the expectation is stricter here);
-* degenerate lengths, 0 and 1, in every per-batch length list.
+* degenerate lengths, 0 and 1, in every per-batch length list;
+* the dropout mask as the specs size it (dense bits, rows not padded) for odd and degenerate
+  key lengths: such a call must be accepted and match the golden.
 """
 import functools
 import itertools
@@ -247,3 +249,18 @@ def _length_base(op, base):
 @pytest.mark.parametrize("op,base,key,lengths", LENGTH_CASES, ids=lambda x: str(x))
 def test_degenerate_lengths(op, base, key, lengths):
     judge(op, dict(_length_base(op, base)), [("attr", key, lengths)])
+
+
+# ---------------------------------------------------------------------------- spec-sized dropout mask
+
+DROPOUT_LENGTHS = [((20, 33, 7), (50, 27, 13)), ((31, 31, 5), (1, 1, 1)), ((3, 0, 4), (5, 0, 1)), ((1,), (9,))]
+DROPOUT_CASES = [(op, q, kv) for op in ("flash_attention_var_len_score", "flash_attention_unpadding_score_grad_v5")
+                 for q, kv in DROPOUT_LENGTHS]
+
+
+@pytest.mark.parametrize("op,qlens,kvlens", DROPOUT_CASES, ids=lambda x: str(x))
+def test_spec_sized_dropout_mask_is_accepted(op, qlens, kvlens):
+    module = fav_cases if op == "flash_attention_var_len_score" else v5_cases
+    kw = module.make("fp16", qlens=qlens, kvlens=kvlens, N=2, D=16, dropout=True, keep_prob=0.8).inputs()
+    assert kw["drop_mask"].size == -(-sum(2 * q * k for q, k in zip(qlens, kvlens)) // 8)
+    judge(op, kw, [], valid=True)
