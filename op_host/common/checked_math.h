@@ -1,6 +1,7 @@
 // int64 arithmetic on values a caller chose (attributes, lengths, prefixes, start indices, shape
 // dims): a signed overflow is undefined behaviour, so every such sum, difference or product in
-// the checks and planners goes through these helpers. They saturate at INT64_MIN / INT64_MAX,
+// the checks goes through these helpers (the planners clamp the token attributes to +-2^40
+// first and add only lengths the checks bounded). They saturate at INT64_MIN / INT64_MAX,
 // which keeps the sign and the order of the exact result: a saturated value compares with any
 // bound the checks use the way the exact one would, so a check written with them answers the
 // documented status for the extremes instead of wrapping into a wrong "valid".
