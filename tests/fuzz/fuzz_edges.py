@@ -1,5 +1,5 @@
-"""Systematic edges of the five aclnn entries, run with fuzz_aclnn.py by test_fuzz_sanitized.py
-under the ASan/UBSan build (not collected by plain `pytest`: the name does not start with test_).
+"""Systematic edges of the five aclnn entries, run with fuzz_aclnn.py by campaign.py under the
+ASan/UBSan build (not collected by plain `pytest`: the name does not start with test_).
 Where fuzz_aclnn.py draws examples at random, this file walks the classes a random draw is
 unlikely to hit, each with the same property (fuzz_aclnn.judge: a documented status naming a
 parameter, or a result the golden confirms):
@@ -86,9 +86,8 @@ def _extreme_changes(op):
             yield [("attr", "pre_tokens", pre), ("attr", "next_tokens", nxt)]
 
 
-EXTREME_CASES = [(op, name, changes) for op in cases.OPERATORS for name, _ in bases(op)
-                 for changes in _extreme_changes(op)]
 BASES = {(op, name): kw for op in cases.OPERATORS for name, kw in bases(op)}
+EXTREME_CASES = [(op, name, changes) for op, name in BASES for changes in _extreme_changes(op)]
 
 
 @pytest.mark.parametrize("op,base,changes", EXTREME_CASES, ids=lambda x: str(x))
@@ -103,7 +102,7 @@ def _array_cases():
     v5 = "flash_attention_unpadding_score_grad_v5"
     yield "flash_attention_var_len_score", _tnd_base(fav_cases, 6), "prefix"
     yield v5, _tnd_base(v5_cases, 6), "prefix"
-    yield v5, _tnd_base(v5_cases, 0, mask="none"), "prefix"   # mode 0: a prefix given anyway
+    yield v5, _tnd_base(v5_cases, 0, mask="none"), "prefix"   # turned into mode 6 without a mask below
     alibi = v5_cases.make("fp16", qlens=TND_Q, kvlens=TND_KV, N=2, D=16, sparse_mode=3, pse="slopes", pse_type=3,
                           start=[1, 2]).inputs()
     yield v5, alibi, "q_start_idx"
@@ -118,8 +117,7 @@ def test_int_array_extremes(case):
     op, kw, name, v = ARRAY_CASES[case]
     kw = dict(kw)
     n = len(kw["actual_seq_qlen"])
-    mode6 = kw["sparse_mode"] == 6
-    if name == "prefix" and not mode6:
+    if name == "prefix" and kw["sparse_mode"] != 6:
         kw["sparse_mode"] = 6     # a prefix in mode 6 without a mask: checked all the same
         kw["atten_mask"] = None
     judge(op, kw, [("attr", name, [v] * (n if name == "prefix" else 1))])
