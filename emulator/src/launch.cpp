@@ -4,6 +4,7 @@
 #include "emu/launch.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -22,6 +23,7 @@
 #include "emu/race.h"
 #include "emu/soc.h"
 #include "emu/timing.h"
+#include "scalar_divide.h"
 #include "timing/launch_timing.h"
 
 namespace emu {
@@ -55,6 +57,7 @@ struct LaunchShared {
 namespace {
 
 thread_local char t_name[32];
+std::atomic<int> g_divideFaults{0};  // integer divisions by zero in the current launch (scalar_divide.h)
 
 std::mutex g_countersMu;
 std::string g_lastCounters = "{}";
@@ -200,6 +203,7 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
         }
         TimingBeginCore(origin[c->block - first]);
         body();
+        g_divideFaults += TakeScalarDivideFaults();
         TimingEndCore();
         for (int e = 0; e < kHardEventCount; ++e)
             for (int id = 0; id < kEventIds; ++id)
@@ -407,6 +411,8 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
     const char *race = std::getenv("ASCEND_EMU_RACECHECK");
     g_raceCheck = race != nullptr && race[0] == '1';
     TimingBeginLaunch();
+    InstallScalarDivideHandler();
+    g_divideFaults = 0;
     const int perWave = static_cast<int>(cfg.mix == CoreMix::AIV_ONLY ? soc.aivCores : soc.aicCores);
     std::vector<CoreCtx> ctx(cfg.blockDim * 3);
     for (uint32_t b = 0; b < cfg.blockDim; ++b)
@@ -426,6 +432,11 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
     }
     timing.Finish();
     AppendProfileLine();
+    if (g_divideFaults > 0)
+        std::fprintf(stderr,
+                     "[ascendc-emu] warning: kernel %s divided an integer by zero %d time(s); the NPU's scalar unit does "
+                     "not trap, the emulator took quotient 0 and remainder = dividend\n",
+                     cfg.name, g_divideFaults.load());
 
     std::ostringstream o;
     PipeCounter total[static_cast<int>(Pipe::COUNT)];
