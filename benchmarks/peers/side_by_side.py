@@ -88,7 +88,7 @@ def run_peer(exe: Path, prefix: Path, B, N, Nkv, Sq, Skv, D, causal) -> float:
 
 def run_ours(B, N, Nkv, Sq, Skv, D, causal, decode) -> float:
     if decode:
-        case = ifa.make("fp16", "BNSD", B=B, N=N, Nkv=Nkv, S=Skv, D=D, paged=BLOCK)
+        case = ifa.make("fp16", "BNSD", B=B, N=N, Nkv=Nkv, S=Skv, D=D, paged=BLOCK, actual=[Skv] * B)
         fakit.run(ifa.OP, backend="cpu", **case.inputs())
     else:
         extra = dict(mask="causal", mask_shape="SS") if causal else {}
