@@ -129,11 +129,82 @@ void RaceFlagWait(int event, int id) {
     for (int q = 0; q < kPipes; ++q) row[q] = c.raceFlags[event][id][q] > row[q] ? c.raceFlags[event][id][q] : row[q];
 }
 
+namespace {
+constexpr uint64_t kUnitBlock = 512;
+struct UnitBlock {
+    bool set = false;      // the unit flag: the block holds a finished Mmad result
+    RaceSnap snap;         // the instruction that last changed the flag, and when its block was ready
+    double lastEnd = 0;    // when that instruction ended (its last block)
+};
+struct UnitFlags {
+    UnitBlock block[256];  // L0C of arch 2201 (128 KiB) in 512-byte blocks
+    double pendingEnd = 0; // Fixpipe: the latest end of the Mmads it read
+};
+UnitFlags &Units() {
+    CoreCtx &c = Ctx();
+    if (c.unitFlags == nullptr) c.unitFlags = new UnitFlags;
+    return *static_cast<UnitFlags *>(c.unitFlags);
+}
+template <class F>
+void ForBlocks(const L0cRange *r, int n, F f) {
+    for (int i = 0; i < n; ++i)
+        for (uint64_t b = r[i].begin / kUnitBlock; b * kUnitBlock < r[i].end && b < 256; ++b) f(b);
+}
+double &PipeFree(Pipe p) { return Ctx().clock.pipeFree[static_cast<int>(p)]; }
+}  // namespace
+
+void UnitFlagBegin(const char *api, bool fixpipe, uint8_t uf, const L0cRange *r, int n) {
+    if (uf != 2 && uf != 3) return;
+    UnitFlags &u = Units();
+    const Pipe me = fixpipe ? Pipe::FIXP : Pipe::M;
+    double ready = 0;
+    u.pendingEnd = 0;
+    ForBlocks(r, n, [&](uint64_t b) {
+        UnitBlock &k = u.block[b];
+        if (fixpipe && !k.set)
+            Fail(api, "unitFlag %u: L0C+%llu holds no result of a Mmad with unitFlag 3, so the hardware would wait here "
+                      "for a later Mmad (out-of-program-order execution is not modelled)", uf, (unsigned long long)(b * kUnitBlock));
+        if (!fixpipe && k.set)
+            Fail(api, "unitFlag %u: L0C+%llu still holds a Mmad result no Fixpipe with unitFlag 3 has read out, so the "
+                      "hardware would wait here for a later Fixpipe (reset the flags with a Fixpipe of the whole tile)",
+                 uf, (unsigned long long)(b * kUnitBlock));
+        if (g_raceCheck) RaceAcquireVc(me, &k.snap);
+        ready = k.snap.t > ready ? k.snap.t : ready;
+        if (fixpipe && k.lastEnd > u.pendingEnd) u.pendingEnd = k.lastEnd;
+    });
+    if (g_timing && ready > PipeFree(me)) PipeFree(me) = ready;
+}
+
+void UnitFlagEnd(bool fixpipe, uint8_t uf, const L0cRange *r, int n, double cycles) {
+    if (uf != 2 && uf != 3) return;
+    UnitFlags &u = Units();
+    const Pipe me = fixpipe ? Pipe::FIXP : Pipe::M;
+    uint64_t blocks = 0;
+    ForBlocks(r, n, [&](uint64_t) { ++blocks; });
+    const double perBlock = blocks == 0 ? 0 : cycles / static_cast<double>(blocks);
+    // Fine-grained hand-off: a Fixpipe that streams behind a Mmad cannot finish before the
+    // Mmad's last block is done and moved out.
+    if (fixpipe && g_timing && PipeFree(me) < u.pendingEnd + perBlock) PipeFree(me) = u.pendingEnd + perBlock;
+    if (uf != 3) return;
+    RaceSnap snap;
+    if (g_raceCheck) RaceSignalVc(me, &snap);
+    const double end = g_timing ? PipeFree(me) : 0;
+    snap.t = end - cycles + perBlock;  // the first block is ready after one block's share
+    ForBlocks(r, n, [&](uint64_t b) {
+        UnitBlock &k = u.block[b];
+        k.set = !fixpipe;
+        k.snap = snap;
+        k.lastEnd = end;
+    });
+}
+
 void RaceFree(CoreCtx &c) {
     for (void *&s : c.raceShadow) {
         delete[] static_cast<BlockRec *>(s);
         s = nullptr;
     }
+    delete static_cast<UnitFlags *>(c.unitFlags);
+    c.unitFlags = nullptr;
 }
 
 }  // namespace emu

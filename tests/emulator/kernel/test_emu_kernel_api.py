@@ -16,7 +16,7 @@ SEMANTIC_CASES = [
 
 MISUSE_CASES = {
     "misuse_gm_out_of_range": ["DataCopy(GM->local) on aiv0.0", "runs 64 bytes past the end of its allocation"],
-    "misuse_initbuffer_overflow": ["TPipe::InitBuffer(queue) on aiv0.0", "2 x 102400 bytes at VECIN", "of 188416"],
+    "misuse_initbuffer_overflow": ["TPipe::InitBuffer(queue) on aiv0.0", "2 x 102400 bytes at VECIN", "of 196608"],
     "misuse_local_out_of_range": ["Exp on aiv0.0", "dst: the instruction touches 1200 bytes but the tensor has 1024"],
     "misuse_misaligned": ["Add on aiv0.0", "UB+12 is not 32-byte aligned"],
     "misuse_deque_empty": ["TQue::DeQue on aiv0.0", "VECIN queue is empty"],
