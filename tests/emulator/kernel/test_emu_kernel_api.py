@@ -11,12 +11,17 @@ SEMANTIC_CASES = [
     "vec_level0_mask_stride", "vec_accumulate_repstride0", "vec_counter_mode", "vec_all_ops", "half_rounding",
     "cast_round_modes", "compare_select", "reductions", "brcb_copy", "sort_extract", "data_copy_pad",
     "cube_fractal_layouts", "cross_core_pingpong", "sync_all", "identity", "soc_selection", "bitwise_axpy", "cube_int8_gemv_atomic",
-    "list_tensor_desc", "cube_transpose_b32",
+    "list_tensor_desc", "cube_transpose_b32", "unit_flag_timing",
 ]
 
 MISUSE_CASES = {
     "misuse_gm_out_of_range": ["DataCopy(GM->local) on aiv0.0", "runs 64 bytes past the end of its allocation"],
     "misuse_initbuffer_overflow": ["TPipe::InitBuffer(queue) on aiv0.0", "2 x 102400 bytes at VECIN", "of 196608"],
+    "misuse_unit_flag_fixpipe_unset": ["Fixpipe(L0C->GM) on aic0", "unitFlag 3: L0C+0 holds no result of a Mmad with unitFlag 3"],
+    "misuse_unit_flag_mmad_unread": ["Mmad on aic0", "L0C+0 still holds a Mmad result no Fixpipe with unitFlag 3 has read out"],
+    "misuse_sparse_load": ["LoadDataWithSparse on aic0", "not implemented by the emulator"],
+    "misuse_nd2nz_rows_without_stride": ["DataCopy(GM->L1, Nd2NzParams) on aic0", "srcDValue 0 and dstNzNStride 1 must be >= 1 when nValue 2 > 1"],
+    "misuse_initbuffer_fb": ["TPipe::InitBuffer(TBuf) on aic0", "1 x 7200 bytes at C2PIPE2GM", "of 7168"],
     "misuse_local_out_of_range": ["Exp on aiv0.0", "dst: the instruction touches 1200 bytes but the tensor has 1024"],
     "misuse_misaligned": ["Add on aiv0.0", "UB+12 is not 32-byte aligned"],
     "misuse_deque_empty": ["TQue::DeQue on aiv0.0", "VECIN queue is empty"],
