@@ -1,7 +1,7 @@
 // Split-KV decode (and the INT8 output): when (batch, KV head) units are too few to fill the cores, the host cuts each
 // KV window into kvSplits chunks computed by different cores. Each chunk's vector core stores
-// its unnormalised output rows O_s with the running max m_s and sum l_s (StorePartialOutput,
-// called by the forward vector stage); after a barrier the combine pass merges them per row:
+// its unnormalised output rows O_s with the running max m_s and sum l_s (the split's
+// StorePartialOutput, called by the forward vector stage); after a barrier the combine pass merges them per row:
 //   M = max_s m_s,  w_s = exp(m_s - M),  out = sum_s w_s O_s / sum_s w_s l_s
 // (0 for a row whose M shows no visible key). Workspace (fp32), index i = (s * B + b) * N + n:
 //   O at wsPartialOffset + i * headDimAlign * 4, then m[i], then l[i].
@@ -9,6 +9,7 @@
 #include "kernel_operator.h"
 #include "decode_policies.h"
 #include "sync.h"
+#include "row_ops.h"
 
 namespace AttentionCore {
 
@@ -16,11 +17,10 @@ namespace AttentionCore {
 __aicore__ inline bool StoresPartials(const DecodeParams &d) { return d.kvSplits > 1 || d.quantOut != 0; }
 
 struct PartialLayout {
-    __aicore__ inline explicit PartialLayout(const ForwardParams *p)
+    __aicore__ inline PartialLayout(const ForwardParams *p, const DecodeParams &d, GM_ADDR workspace)
     {
-        const DecodeParams &d = DecodeOf(p);
         const uint64_t rowsAll = static_cast<uint64_t>(d.kvSplits) * d.combineRows;
-        GM_ADDR base = reinterpret_cast<GM_ADDR>(d.workspaceAddr) + d.wsPartialOffset;
+        GM_ADDR base = workspace + d.wsPartialOffset;
         o.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base));
         m.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base + rowsAll * p->headDimAlign * 4));
         l.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base + rowsAll * (p->headDimAlign + 1) * 4));
@@ -41,20 +41,21 @@ __aicore__ inline void CopyFloats(const AscendC::LocalTensor<float> &dst, const 
                          AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
 }
 
-// Vector-stage hook (partial_output.h): rows [rowOff, rowOff + rows) of unit u.
-__aicore__ inline bool StorePartialOutput(const WorkSplit<SplitKvCombine> &split, const WorkUnit &u, uint32_t rowOff,
-                                          uint32_t rows, const AscendC::LocalTensor<float> &acc,
-                                          const AscendC::LocalTensor<float> &m, const AscendC::LocalTensor<float> &l)
+// Rows [rowOff, rowOff + rows) of unit u (WorkSplitBase::StorePartialOutput).
+__aicore__ inline bool WorkSplit<SplitKvCombine>::StorePartialOutput(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
+                                                                    const AscendC::LocalTensor<float> &acc,
+                                                                    const AscendC::LocalTensor<float> &m,
+                                                                    const AscendC::LocalTensor<float> &l) const
 {
-    const ForwardParams *p = split.p_;
-    const DecodeParams &d = DecodeOf(p);
+    const ForwardParams *p = p_;
+    const DecodeParams &d = *d_;
     if (!StoresPartials(d)) {
         return false;
     }
     const uint32_t s = u.n % d.kvSplits;
     const uint64_t head = static_cast<uint64_t>(u.n / d.kvSplits) * p->groupSize + u.q0 + rowOff;
     const uint64_t i = (static_cast<uint64_t>(s) * p->batch + u.b) * p->numHeads + head;
-    const PartialLayout ws(p);
+    const PartialLayout ws(p, d, workspace_);
     PipeSync<AscendC::HardEvent::V_MTE3>();
     AscendC::DataCopy(ws.o[i * p->headDimAlign], acc, rows * p->headDimAlign);
     CopyFloats(ws.m[i], m, rows);
@@ -70,10 +71,13 @@ class KvSplitCombiner {
 public:
     static constexpr uint32_t ROWS = 16;  // output rows merged at once
 
-    __aicore__ inline void Run(const ForwardParams *p, GM_ADDR out)
+    __aicore__ inline void Run(const DecodeTiling &td, const ForwardTensors &t)
     {
+        const ForwardParams *p = &td.params;
+        const DecodeParams &d = td.decode;
         p_ = p;
-        const DecodeParams &d = DecodeOf(p);
+        d_ = &d;
+        GM_ADDR out = t.out;
         AscendC::PipeBarrier<PIPE_ALL>();
         AscendC::SyncAll();  // every partial is in the workspace
         const uint32_t v = AscendC::GetBlockIdx();
@@ -94,13 +98,13 @@ public:
             pipe.InitBuffer(int8Buf_, ROWS * dp);
             outInt8_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(out));
             pipe.InitBuffer(qStageBuf_, dp * 2);
-            qScale_ = reinterpret_cast<GM_ADDR>(d.quantScaleAddr);
-            qOffset_ = reinterpret_cast<GM_ADDR>(d.quantOffsetAddr);
+            qScale_ = t.quantScale;
+            qOffset_ = t.quantOffset;
         }
         pipe.InitBuffer(statBuf_, (2 * splits + 5) * ROWS * 4);
         pipe.InitBuffer(bcastBuf_, ROWS * 32);
         out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
-        const PartialLayout ws(p);
+        const PartialLayout ws(p, d, t.workspace);
         for (uint64_t r0 = begin; r0 < end; r0 += ROWS) {
             const uint32_t rows = end - r0 < ROWS ? static_cast<uint32_t>(end - r0) : ROWS;
             MergeRows(ws, r0, rows);
@@ -110,7 +114,7 @@ public:
 private:
     __aicore__ inline void MergeRows(const PartialLayout &ws, uint64_t r0, uint32_t rows)
     {
-        const DecodeParams &d = DecodeOf(p_);
+        const DecodeParams &d = *d_;
         const uint32_t splits = d.kvSplits;
         const uint32_t dp = p_->headDimAlign;
         const AscendC::LocalTensor<float> stats = statBuf_.Get<float>();
@@ -186,7 +190,7 @@ private:
     __aicore__ inline void WriteInt8(const AscendC::LocalTensor<float> &acc, const AscendC::LocalTensor<float> &valid,
                                      uint64_t r0, uint32_t rows)
     {
-        const DecodeParams &d = DecodeOf(p_);
+        const DecodeParams &d = *d_;
         const uint32_t dp = p_->headDimAlign;
         const uint32_t dd = p_->headDim;
         const int32_t count = static_cast<int32_t>(rows * dp);
@@ -236,7 +240,7 @@ private:
         AscendC::GlobalTensor<bfloat16_t> h;
         f.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(src));
         h.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t *>(src));
-        return DecodeOf(p_).quantParamsBf16 != 0 ? static_cast<float>(h.GetValue(0)) : f.GetValue(0);
+        return d_->quantParamsBf16 != 0 ? static_cast<float>(h.GetValue(0)) : f.GetValue(0);
     }
 
     // D parameters from element `at` (fp32 or bf16) -> fp32 UB row `dst`.
@@ -244,7 +248,7 @@ private:
                                         const AscendC::LocalTensor<float> &dst)
     {
         const uint32_t dd = p_->headDim;
-        if (DecodeOf(p_).quantParamsBf16 == 0) {
+        if (d_->quantParamsBf16 == 0) {
             AscendC::GlobalTensor<float> f;
             f.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(src));
             CopyFloats(dst, f[at], dd);
@@ -267,15 +271,8 @@ private:
         const uint32_t dp = p_->headDimAlign;
         const AscendC::LocalTensor<float> bcast = bcastBuf_.Get<float>();
         AscendC::PipeBarrier<PIPE_V>();
-        AscendC::Brcb(bcast, w, static_cast<uint8_t>((rows + 7) / 8), AscendC::BrcbRepeatParams(1, 8));
-        AscendC::PipeBarrier<PIPE_V>();
-        for (uint32_t c0 = 0; c0 < dp; c0 += 64) {
-            const uint32_t lanes = dp - c0 < 64 ? dp - c0 : 64;
-            AscendC::Mul(part[c0], part[c0], bcast, lanes, static_cast<uint8_t>(rows),
-                         AscendC::BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(dp / 8),
-                                                     static_cast<uint8_t>(dp / 8), 1));
-        }
-        AscendC::PipeBarrier<PIPE_V>();
+        BroadcastRows(bcast, w, rows);
+        RowBroadcast<RowOp::Mul>(part, bcast, rows, dp, dp);
         if (add) {
             AscendC::Add(acc, acc, part, static_cast<int32_t>(rows * dp));
             AscendC::PipeBarrier<PIPE_V>();
@@ -283,6 +280,7 @@ private:
     }
 
     const ForwardParams *p_ = nullptr;
+    const DecodeParams *d_ = nullptr;
     AscendC::GlobalTensor<T> out_;
     AscendC::GlobalTensor<int8_t> outInt8_;
     GM_ADDR qScale_ = nullptr;  // fp32 or bf16 (quantParamsBf16)

@@ -25,6 +25,11 @@ struct LaunchConfig {
 // Blocks until all threads end. A misuse or deadlock inside aborts the process with a message.
 void Launch(const LaunchConfig &cfg, const std::function<void()> &body);
 
+// The same with one entry per core kind, as the NPU runs a MIX kernel: bisheng compiles it once
+// for the cube and once for the vector core, and each AIC runs the cube binary, each AIV the
+// vector one. `aic` runs on every AIC thread, `aiv` on every AIV thread of the launch.
+void Launch(const LaunchConfig &cfg, const std::function<void()> &aic, const std::function<void()> &aiv);
+
 // Per-core, per-pipe counters of the most recent Launch, as JSON text:
 // {"kernel":..., "block_dim":..., "cores":[{"core":i,"sub":"aic|aiv0|aiv1",
 //   "MTE2":{"bytes":..,"ops":..}, "MTE1":..., "M":{"ops":..,"macs":..}, "V":..., "MTE3":...,
