@@ -246,12 +246,12 @@ void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBu
     const Buf db = static_cast<Buf>(dst.buf), sb = static_cast<Buf>(srcBuf);
     if (sb != Buf::L1 || (db != Buf::L0A && db != Buf::L0B))
         Fail(api, "%s -> %s is not a LoadDataWithTranspose path (L1 -> L0A/L0B)", BufName(srcBuf), BufName(dst.buf));
-    if (es != 2 && es != 4)
-        Fail(api, "%d-byte elements: only the 16- and 32-bit forms are implemented by the emulator", es);
+    if (es != 1 && es != 2 && es != 4)
+        Fail(api, "%d-byte elements: only the 8-, 16- and 32-bit forms are implemented by the emulator", es);
     if (p.addrMode != 0) Fail(api, "addrMode 1 (decreasing addresses) is not implemented by the emulator");
     const uint64_t n = p.repeatTimes;
-    const uint64_t square = es == 4 ? 1024 : 512;  // bytes per repeat
-    const uint64_t dstFracs = es == 4 ? 2 : 1;
+    const uint64_t square = es == 2 ? 512 : 1024;  // bytes per repeat
+    const uint64_t dstFracs = es == 2 ? 1 : 2;
     const uint64_t srcSpan = (p.startIndex + (n - 1) * p.srcStride + 1) * square;
     const uint64_t lastDst = (n - 1) * (p.dstGap + 1ull) + (dstFracs - 1) * (p.dstFracGap + 1ull);
     CheckSpan(api, "source", LocalRef{const_cast<void *>(src), srcBytes, srcBuf}, srcSpan, 32);
@@ -269,6 +269,14 @@ void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBu
             for (int r = 0; r < 16; ++r)
                 for (int c = 0; c < 16; ++c) out[c * 16 + r] = in[r * 16 + c];
             std::memcpy(d, out, 512);
+            continue;
+        }
+        if (es == 1) {  // the square S (32 x 32): rows 0-15 are the first 16x32 fractal, 16-31 the second
+            uint8_t out[2][512];
+            for (int r = 0; r < 32; ++r)
+                for (int c = 0; c < 32; ++c) out[c / 16][(c % 16) * 32 + r] = sq[(r / 16) * 512 + (r % 16) * 32 + c];
+            std::memcpy(d, out[0], 512);
+            std::memcpy(d + (p.dstFracGap + 1ull) * 512, out[1], 512);
             continue;
         }
         // The square S (16 x 16): columns 0-7 are the first 16x8 fractal, 8-15 the second.
@@ -448,7 +456,7 @@ void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt
         for (uint32_t nd = 0; nd < p.ndNum; ++nd)
             for (uint32_t kb = 0; kb < N1; ++kb) {
                 const uint64_t begin = off + (nd * ndSrc + static_cast<uint64_t>(kb) * p.srcStride * 16) * 4;
-                unit.push_back({begin, begin + static_cast<uint64_t>(p.mSize) * 64});
+                unit.push_back({begin, begin + (p.mSize + 15ull) / 16 * 16 * 64});  // whole 16-row fractals
             }
     }
     UnitFlagBegin(api, true, p.unitFlag, unit.data(), static_cast<int>(unit.size()));

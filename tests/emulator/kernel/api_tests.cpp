@@ -442,13 +442,39 @@ static void cube_transpose_b32() {
     GmFree(x); GmFree(y); GmFree(c);
 }
 
-static void misuse_transpose_b8() {
-    Run(emu::CoreMix::AIC_ONLY, 1, [] {
+// LoadDataWithTranspose on 8-bit elements: C = Y^T.X for two 32x32 int8 matrices (k = 32), each
+// one 32x32 square in L1 (two 16x32 fractals, rows 0-15 and 16-31); the transposed square comes
+// out as two 16x32 fractals: the two m rows of fractals in L0A, the two n columns in L0B.
+static void cube_transpose_b8() {
+    auto *x = static_cast<int8_t *>(GmAlloc(1024));
+    auto *y = static_cast<int8_t *>(GmAlloc(1024));
+    auto *c = static_cast<int32_t *>(GmAlloc(1024 * 4));
+    for (int i = 0; i < 1024; ++i) x[i] = static_cast<int8_t>((i * 5) % 11 - 5);
+    for (int i = 0; i < 1024; ++i) y[i] = static_cast<int8_t>((i * 7) % 13 - 6);
+    Run(emu::CoreMix::AIC_ONLY, 1, [=] {
         TPipe pipe;
-        TBuf<TPosition::A1> a1; TBuf<TPosition::B2> b2;
-        pipe.InitBuffer(a1, 1024); pipe.InitBuffer(b2, 1024);
-        LoadDataWithTranspose(b2.Get<int8_t>(), a1.Get<int8_t>(), LoadData2dTransposeParams(0, 1, 1, 0, 0));
+        TBuf<TPosition::A1> xb, yb; TBuf<TPosition::A2> a2b; TBuf<TPosition::B2> b2b; TBuf<TPosition::CO1> cb;
+        pipe.InitBuffer(xb, 1024); pipe.InitBuffer(yb, 1024); pipe.InitBuffer(a2b, 1024); pipe.InitBuffer(b2b, 1024);
+        pipe.InitBuffer(cb, 4096);
+        GlobalTensor<int8_t> xg, yg; GlobalTensor<int32_t> cg;
+        xg.SetGlobalBuffer(x, 1024); yg.SetGlobalBuffer(y, 1024); cg.SetGlobalBuffer(c, 1024);
+        LocalTensor<int8_t> x1 = xb.Get<int8_t>(), y1 = yb.Get<int8_t>();
+        DataCopy(x1, xg, 1024);
+        DataCopy(y1, yg, 1024);
+        LoadDataWithTranspose(a2b.Get<int8_t>(), y1, LoadData2dTransposeParams(0, 1, 1, 0, 0));
+        LoadDataWithTranspose(b2b.Get<int8_t>(), x1, LoadData2dTransposeParams(0, 1, 1, 0, 0));
+        MmadParams mm(32, 32, 32, 0, false, true);
+        Mmad(cb.Get<int32_t>(), a2b.Get<int8_t>(), b2b.Get<int8_t>(), mm);
+        FixpipeParamsV220 fix(32, 32, 32, 32, false);
+        Fixpipe(cg, cb.Get<int32_t>(), fix);
     });
+    for (int i = 0; i < 32; ++i)
+        for (int j = 0; j < 32; ++j) {
+            int32_t s = 0;
+            for (int k = 0; k < 32; ++k) s += y[k * 32 + i] * x[k * 32 + j];
+            EXPECT(c[i * 32 + j] == s, "C[%d][%d] = %d, want (Y^T X) %d", i, j, c[i * 32 + j], s);
+        }
+    GmFree(x); GmFree(y); GmFree(c);
 }
 
 // int8 x int8 -> int32 through Nd2Nz (C0 = 32) and LoadData, B given as [N, K] so its Nz image
@@ -788,7 +814,7 @@ int main(int argc, char **argv) {
         {"vec_level0_mask_stride", vec_level0_mask_stride}, {"vec_accumulate_repstride0", vec_accumulate_repstride0},
         {"vec_counter_mode", vec_counter_mode}, {"vec_all_ops", vec_all_ops}, {"half_rounding", half_rounding}, {"cast_round_modes", cast_round_modes},
         {"compare_select", compare_select}, {"reductions", reductions}, {"brcb_copy", brcb_copy}, {"sort_extract", sort_extract}, {"misuse_sort_nan", misuse_sort_nan},
-        {"data_copy_pad", data_copy_pad}, {"cube_fractal_layouts", cube_fractal_layouts}, {"cube_transpose_b32", cube_transpose_b32}, {"misuse_transpose_b8", misuse_transpose_b8},
+        {"data_copy_pad", data_copy_pad}, {"cube_fractal_layouts", cube_fractal_layouts}, {"cube_transpose_b32", cube_transpose_b32}, {"cube_transpose_b8", cube_transpose_b8},
         {"cross_core_pingpong", cross_core_pingpong}, {"sync_all", sync_all}, {"identity", identity}, {"bitwise_axpy", bitwise_axpy}, {"cube_int8_gemv_atomic", cube_int8_gemv_atomic},
         {"list_tensor_desc", list_tensor_desc},
         {"soc_selection", soc_selection}, {"race_vector_synced", race_vector_synced},

@@ -11,7 +11,7 @@ SEMANTIC_CASES = [
     "vec_level0_mask_stride", "vec_accumulate_repstride0", "vec_counter_mode", "vec_all_ops", "half_rounding",
     "cast_round_modes", "compare_select", "reductions", "brcb_copy", "sort_extract", "data_copy_pad",
     "cube_fractal_layouts", "cross_core_pingpong", "sync_all", "identity", "soc_selection", "bitwise_axpy", "cube_int8_gemv_atomic",
-    "list_tensor_desc", "cube_transpose_b32", "unit_flag_timing",
+    "list_tensor_desc", "cube_transpose_b32", "cube_transpose_b8", "unit_flag_timing",
 ]
 
 MISUSE_CASES = {
@@ -26,7 +26,6 @@ MISUSE_CASES = {
     "misuse_misaligned": ["Add on aiv0.0", "UB+12 is not 32-byte aligned"],
     "misuse_deque_empty": ["TQue::DeQue on aiv0.0", "VECIN queue is empty"],
     "misuse_wrong_position": ["Mmad on aic0", "fm in L0A (A2)", "got L0C, L1, L1"],
-    "misuse_transpose_b8": ["LoadDataWithTranspose on aic0", "1-byte elements: only the 16- and 32-bit forms"],
     "misuse_sort_nan": ["Sort on aiv0.0", "score 7 is NaN"],
     "misuse_cast_mode": ["Cast on aiv0.0", "CAST_NONE is not supported for float -> bfloat16_t"],
     "misuse_waitflag_unset": ["WaitFlag on aiv0.0", "event MTE2_V id 3 was never set"],
