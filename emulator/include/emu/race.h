@@ -45,13 +45,12 @@ void RaceFree(CoreCtx &c);             // end of a core's run
 // writes only blocks that are clear and a unit-flag Fixpipe reads only blocks that are set, so
 // the pair orders M -> FIX and FIX -> M block by block, for the hazard checker and the timeline
 // model (a Fixpipe starts once the first fractal is done, not after the whole Mmad). `ranges`
-// are byte ranges [begin, end) of L0C; Begin runs before the instruction, End after it was timed
-// with `cycles` of its pipe.
+// are byte ranges [begin, end) of L0C; Begin runs before the instruction is timed, End after.
 struct L0cRange {
     uint64_t begin, end;
 };
 void UnitFlagBegin(const char *api, bool fixpipe, uint8_t unitFlag, const L0cRange *ranges, int count);
-void UnitFlagEnd(bool fixpipe, uint8_t unitFlag, const L0cRange *ranges, int count, double cycles);
+void UnitFlagEnd(bool fixpipe, uint8_t unitFlag, const L0cRange *ranges, int count);
 
 inline void RaceRead(const char *api, Pipe p, int b, const void *ptr, uint64_t bytes) {
     if (g_raceCheck) RaceAccess(api, p, static_cast<Buf>(b), ptr, bytes, false);

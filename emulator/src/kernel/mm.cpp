@@ -347,9 +347,8 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
     RaceRead(api, Pipe::M, b.buf, b.p, static_cast<uint64_t>(K1) * N1 * 512);
     if (!init && bias == nullptr) RaceRead(api, Pipe::M, c.buf, c.p, static_cast<uint64_t>(M1) * N1 * 1024);
     RaceWrite(api, Pipe::M, c.buf, c.p, static_cast<uint64_t>(M1) * N1 * 1024);
-    const double busy = Ctx().clock.busy[static_cast<int>(Pipe::M)];
     TimeMmad(m, n, k, i8 ? 1 : (at == DType::F32 ? 2 : 0));
-    UnitFlagEnd(false, p.unitFlag, &unit, 1, Ctx().clock.busy[static_cast<int>(Pipe::M)] - busy);
+    UnitFlagEnd(false, p.unitFlag, &unit, 1);
     const auto *A = static_cast<const uint8_t *>(a.p);
     const auto *B = static_cast<const uint8_t *>(b.p);
     auto aOff = [&](uint32_t i, uint32_t kk) -> uint64_t {
@@ -475,14 +474,13 @@ void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt
         const bool gm = static_cast<Buf>(dstBuf) == Buf::GM;
         const uint64_t elems = static_cast<uint64_t>(p.ndNum) * p.mSize * p.nSize;
         const int qc = p.quantPre == QM::NoQuant ? 0 : 1;
-        const double busy = Ctx().clock.busy[static_cast<int>(Pipe::FIXP)];
         if (layout == 1)  // ND rows of nSize elements (ndNum matrices approximated as consecutive rows)
             TimeFixpipe(gm ? dst : nullptr, static_cast<uint64_t>(p.ndNum) * p.mSize, static_cast<uint64_t>(p.nSize) * des,
                         static_cast<uint64_t>(p.dstStride) * des, elems, qc, api);
         else  // NZ: N1 column blocks of mSize x 16 elements
             TimeFixpipe(gm ? dst : nullptr, N1, static_cast<uint64_t>(p.mSize) * 16 * des, static_cast<uint64_t>(p.dstStride) * 32,
                         elems, qc, api);
-        UnitFlagEnd(true, p.unitFlag, unit.data(), static_cast<int>(unit.size()), Ctx().clock.busy[static_cast<int>(Pipe::FIXP)] - busy);
+        UnitFlagEnd(true, p.unitFlag, unit.data(), static_cast<int>(unit.size()));
         if (TimingOnly()) return Count(Pipe::FIXP, elems * des);
     }
     float scale = 1.0f;

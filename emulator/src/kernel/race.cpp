@@ -132,13 +132,14 @@ void RaceFlagWait(int event, int id) {
 namespace {
 constexpr uint64_t kUnitBlock = 512;
 struct UnitBlock {
-    bool set = false;      // the unit flag: the block holds a finished Mmad result
-    RaceSnap snap;         // the instruction that last changed the flag, and when its block was ready
-    double lastEnd = 0;    // when that instruction ended (its last block)
+    bool set = false;     // the unit flag: the block holds a finished Mmad result
+    RaceSnap snap;        // the hazard checker's clock of the instruction that last changed the flag
+    uint64_t handle = 0;  // that instruction in the timeline model (TimeLastIssued) ...
+    uint64_t blocks = 0;  // ... and how many blocks it covered
 };
 struct UnitFlags {
     UnitBlock block[256];  // L0C of arch 2201 (128 KiB) in 512-byte blocks
-    double pendingEnd = 0; // Fixpipe: the latest end of the Mmads it read
+    uint64_t handle = 0, blocks = 0;  // the latest instruction the current one waits for
 };
 UnitFlags &Units() {
     CoreCtx &c = Ctx();
@@ -150,15 +151,13 @@ void ForBlocks(const L0cRange *r, int n, F f) {
     for (int i = 0; i < n; ++i)
         for (uint64_t b = r[i].begin / kUnitBlock; b * kUnitBlock < r[i].end && b < 256; ++b) f(b);
 }
-double &PipeFree(Pipe p) { return Ctx().clock.pipeFree[static_cast<int>(p)]; }
 }  // namespace
 
 void UnitFlagBegin(const char *api, bool fixpipe, uint8_t uf, const L0cRange *r, int n) {
     if (uf != 2 && uf != 3) return;
     UnitFlags &u = Units();
     const Pipe me = fixpipe ? Pipe::FIXP : Pipe::M;
-    double ready = 0;
-    u.pendingEnd = 0;
+    u.handle = u.blocks = 0;
     ForBlocks(r, n, [&](uint64_t b) {
         UnitBlock &k = u.block[b];
         if (fixpipe && !k.set)
@@ -169,32 +168,33 @@ void UnitFlagBegin(const char *api, bool fixpipe, uint8_t uf, const L0cRange *r,
                       "hardware would wait here for a later Fixpipe (reset the flags with a Fixpipe of the whole tile)",
                  uf, (unsigned long long)(b * kUnitBlock));
         if (g_raceCheck) RaceAcquireVc(me, &k.snap);
-        ready = k.snap.t > ready ? k.snap.t : ready;
-        if (fixpipe && k.lastEnd > u.pendingEnd) u.pendingEnd = k.lastEnd;
+        if (k.handle > u.handle) {  // handles of one pipe grow in issue order: the latest covers the rest
+            u.handle = k.handle;
+            u.blocks = k.blocks;
+        }
     });
-    if (g_timing && ready > PipeFree(me)) PipeFree(me) = ready;
+    // The instruction may start once the first block of the one it waits for is done.
+    if (u.handle != 0) TimeUnitWait(me, fixpipe ? Pipe::M : Pipe::FIXP, u.handle, u.blocks);
 }
 
-void UnitFlagEnd(bool fixpipe, uint8_t uf, const L0cRange *r, int n, double cycles) {
+void UnitFlagEnd(bool fixpipe, uint8_t uf, const L0cRange *r, int n) {
     if (uf != 2 && uf != 3) return;
     UnitFlags &u = Units();
     const Pipe me = fixpipe ? Pipe::FIXP : Pipe::M;
     uint64_t blocks = 0;
     ForBlocks(r, n, [&](uint64_t) { ++blocks; });
-    const double perBlock = blocks == 0 ? 0 : cycles / static_cast<double>(blocks);
-    // Fine-grained hand-off: a Fixpipe that streams behind a Mmad cannot finish before the
-    // Mmad's last block is done and moved out.
-    if (fixpipe && g_timing && PipeFree(me) < u.pendingEnd + perBlock) PipeFree(me) = u.pendingEnd + perBlock;
+    // A Fixpipe streaming behind a Mmad ends no earlier than one of its blocks after the Mmad.
+    if (fixpipe && u.handle != 0) TimeUnitFinish(me, blocks, Pipe::M, u.handle);
     if (uf != 3) return;
     RaceSnap snap;
     if (g_raceCheck) RaceSignalVc(me, &snap);
-    const double end = g_timing ? PipeFree(me) : 0;
-    snap.t = end - cycles + perBlock;  // the first block is ready after one block's share
+    const uint64_t handle = TimeLastIssued(me);
     ForBlocks(r, n, [&](uint64_t b) {
         UnitBlock &k = u.block[b];
         k.set = !fixpipe;
         k.snap = snap;
-        k.lastEnd = end;
+        k.handle = handle;
+        k.blocks = blocks;
     });
 }
 
