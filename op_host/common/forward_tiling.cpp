@@ -81,6 +81,11 @@ uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim)
     return (std::max({mte2, mmad, vec, l2}) + 136) / 137;  // in score elements (vector-bound: rows)
 }
 
+uint32_t SplitCores(uint32_t aicNum, uint64_t units)
+{
+    return static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>({uint64_t(aicNum), units, AttentionCore::MAX_CORES})));
+}
+
 uint64_t SplitContiguous(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t *starts)
 {
     uint64_t lo = 0, hi = 0;
@@ -317,31 +322,13 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     if (!ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
 
     // The largest q-block keeps K/V re-reads lowest; smaller ones give more units to spread
-    // over the cores. Take the size with the smallest planned makespan (within 5%: the
-    // larger block).
-    AttentionCore::ForwardParams best = p;
-    uint64_t bestSpan = 0;
-    for (uint32_t r = maxRows; r >= 8; r = NextRowsPerVec(r)) {
-        AttentionCore::ForwardParams t = p;
-        t.rowsPerVec = r;
-        t.blockQ = 2 * r;
-        t.qBlocksPerHead = static_cast<uint32_t>((prob.seqQ + t.blockQ - 1) / t.blockQ);
+    // over the cores.
+    ChooseQBlock(maxRows, p, [&](AttentionCore::ForwardParams &t, uint32_t &cores) {
         t.unitCount = uint64_t(t.batch) * t.numHeads * t.qBlocksPerHead;
-        const uint32_t cores = static_cast<uint32_t>(
-            std::max<uint64_t>(1, std::min<uint64_t>({uint64_t(budget.aicNum), t.unitCount, AttentionCore::MAX_CORES})));
-        const uint64_t span = t.unitCount <= MAX_SEARCHED_UNITS ? SplitContiguous(UnitCosts(prob, t, mask), cores, t.coreUnitStart)
-                                                                 : SplitProportional(prob, t, mask, cores);
-        // Ranges are filled from the front: trailing cores may have nothing to do.
-        t.usedCores = 1;
-        while (t.usedCores < cores && t.coreUnitStart[t.usedCores] < t.unitCount) ++t.usedCores;
-        t.coreUnitStart[t.usedCores] = t.unitCount;
-        if (r == maxRows || span * 100 < bestSpan * 95) {
-            best = t;
-            bestSpan = span;
-        }
-        if (t.unitCount >= 8ull * cores) break;  // plenty of units: smaller blocks cannot help
-    }
-    p = best;
+        cores = SplitCores(budget.aicNum, t.unitCount);
+        return t.unitCount <= MAX_SEARCHED_UNITS ? SplitContiguous(UnitCosts(prob, t, mask), cores, t.coreUnitStart)
+                                                 : SplitProportional(prob, t, mask, cores);
+    });
 
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
     return true;
