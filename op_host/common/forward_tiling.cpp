@@ -1,6 +1,6 @@
 #include "forward_tiling.h"
 
-#include "../../op_kernel/attention_core/forward_layout.h"
+#include "../../op_kernel/attention_core/forward/forward_layout.h"
 
 #include <algorithm>
 #include <cstring>
@@ -258,7 +258,7 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
                    ? 2
                    : 1;
     // Lazy P.V keeps the accumulator in L0C next to the S chunks: one head-dim chunk, the
-    // region layout of cube_stage.h.
+    // region layout of forward_cube.h.
     uint32_t sChunk = 0;
     p.lazyO = p.headDim <= p.dChunk &&
                       ChooseSChunk(p.blockQ, p.blockKv, p.headDimAlign, p.dChunk, dtypeBytes, budget, sChunk)

@@ -5,7 +5,7 @@
 // and at the end of the unit normalises, casts and writes its rows in the output layout. The
 // key blocks of all the core's units form one stream (Process), as on the cube.
 //
-// Lazy P.V (ForwardParams::lazyO; cube_stage.h, forward_params.h): the softmax reference max of
+// Lazy P.V (ForwardParams::lazyO; forward_cube.h, forward_params.h): the softmax reference max of
 // the rows (mOld_) moves only when some row's block max exceeds it by more than
 // LAZY_RESCALE_TAU; the core posts that decision per block ("rescaled" word), P is
 // exp(S - reference) <= 256, and the cube writes its P.V sum out only after such a block or at
@@ -16,9 +16,9 @@
 #include "kernel_operator.h"
 #include "forward_params.h"
 #include "policies.h"
-#include "sync.h"
-#include "float_cast.h"
-#include "row_ops.h"
+#include "../common/sync.h"
+#include "../common/float_cast.h"
+#include "../common/row_ops.h"
 #include "forward_layout.h"
 
 namespace AttentionCore {

@@ -27,10 +27,10 @@
 // a unit LAG blocks into the next.
 #pragma once
 #include "kernel_operator.h"
-#include "cube_tiles.h"
+#include "../common/cube_tiles.h"
 #include "forward_params.h"
 #include "policies.h"
-#include "sync.h"
+#include "../common/sync.h"
 #include "forward_layout.h"
 
 namespace AttentionCore {
