@@ -66,7 +66,7 @@ file(CREATE_LINK "${_rel}" "${_devlib}/libascend_hal.so" SYMBOLIC)
 # The ASC language: find_package(ASC) and the compiler driver (cmake/asc).
 file(GLOB _asc_cmake "${FA_ROOT}/cmake/asc/*.cmake" "${FA_ROOT}/cmake/asc/*.cmake.in")
 file(COPY ${_asc_cmake} DESTINATION "${PREFIX}/lib/cmake/ASC")
-file(COPY "${FA_ROOT}/cmake/asc/asc_cc" DESTINATION "${PREFIX}/bin")
+link_to("${FA_ROOT}/cmake/asc/asc_cc" "${PREFIX}/bin/asc_cc")  # finds the prefix from its own path
 
 set(_ld "${PREFIX}/lib64")
 set(_vendor "${PREFIX}/opp/vendors/fa_emu_proof/op_api")

@@ -58,7 +58,7 @@ struct CoreCtx {
     uint64_t raceFlags[kHardEventCount][kEventIds][static_cast<int>(Pipe::COUNT)] = {};
     void *raceShadow[static_cast<int>(Buf::COUNT)] = {};
     LaunchShared *shared = nullptr;
-    CoreClock clock;  // the timeline model (emu/timing.h)
+    TimingLog timeline;  // what this core issued, for the timeline model (emu/timing.h)
 };
 
 // The current core of this thread (set by the launcher); inline because every API reads it.
