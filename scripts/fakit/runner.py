@@ -9,30 +9,32 @@ def run(op: str, backend: str = "cpu", **kwargs):
     function name, the directory, the OpType, the aclnn API or the alias).
 
     Takes exactly the keyword arguments of ``fakit.golden.<op>`` and returns the same structure,
-    with outputs in the operator's output dtype. Raises fakit.AclnnError when the aclnn API
-    rejects the inputs and fakit.BackendUnavailable when the backend cannot run here.
+    with outputs in the operator's output dtype; an unknown keyword is the golden's TypeError
+    (with the closest name). A tensor given as None reaches the C API as a null pointer. Raises
+    fakit.AclnnError when the aclnn API rejects the inputs, fakit.EmulatorError when the
+    emulated kernel faults (cpu) and fakit.BackendUnavailable when the backend cannot run here.
     """
-    op = _canonical(op, backend)
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+    op = _canonical(op, backend)
     if backend == "golden":
+        import inspect
         from . import golden
-        fn = getattr(golden, op, None)
-        if fn is None:
-            raise ValueError(f"unknown operator {op!r}")
+        from .ops import check_keywords
+        fn = getattr(golden, op)
+        check_keywords(op, list(inspect.signature(fn).parameters), kwargs)
         return fn(**kwargs)
     module = importlib.import_module(f".backends.{backend}", __package__)
     return module.run(op, **kwargs)
 
 
 def _canonical(op: str, backend: str) -> str:
-    """The harness name of one of the five operators (any spelling). Another name goes on
-    unchanged to a device backend, which knows its own bindings (tests add operators there) and
-    lists them when the name is not one; the golden backend has only the five."""
-    from .opnames import UnknownOperator, resolve
-    try:
-        return resolve(op)
-    except UnknownOperator:
-        if backend == "golden":
-            raise
-        return op
+    """The harness name of one of the five operators (any spelling), or a binding registered in
+    fakit.ops.REGISTRY (tests add operators there) on a device backend. An unknown name raises
+    fakit.opnames.UnknownOperator listing every name and alias, with the closest."""
+    from .opnames import resolve
+    if backend != "golden":
+        from .ops import REGISTRY
+        if op in REGISTRY:
+            return op
+    return resolve(op)

@@ -11,11 +11,16 @@ namespace emu {
 
 enum class Pipe : int;
 
-// One span of a pipe for the Chrome-trace timeline (only kept when a trace is requested).
+// One span of a pipe for the Chrome-trace timeline (only kept when a trace is requested). A
+// span with pipe kFlowPipe is a cross-core flag instead: set on core `from` at `start`, its wait
+// released on this core at `end`.
+constexpr int8_t kFlowPipe = -1;
 struct TraceSpan {
     double start, end;  // cycles since launch start
     const char *name;   // the API
     int8_t pipe;
+    int32_t from = -1;  // flows: the setting sub-core, block * 3 + (0 aic | 1 aiv0 | 2 aiv1)
+    int8_t flag = -1;   // flows: the flag id
 };
 
 // Per core thread: the issue clock of the scalar unit, the time each pipe is free again, busy
@@ -73,6 +78,8 @@ void TimeBarrierAll();
 // `pipe` is the pipe_t value of the template argument.
 double TimeCrossSet(int pipeT);
 void TimeCrossWait(int pipeT, double t);
+// For the trace: the wait just timed consumed flag `flag` set by sub-core `from` (block*3+kind).
+void TraceCrossFlow(int from, int flag, double t);
 // SyncAll: arrival time of this core (all pipes drained), then the release time for everyone.
 double TimeSyncArrive();
 void TimeSyncRelease(double t);

@@ -267,6 +267,14 @@ void TimeCrossWait(int pipeT, double t) {
     for (double &f : c.pipeFree) f = std::max(f, t);
 }
 
+void TraceCrossFlow(int from, int flag, double t) {
+    CoreClock &c = Clk();
+    if (!g_timing || c.trace == nullptr || c.trace->size() >= CoreClock::kMaxTraceSpans) return;
+    // From the set's completion on the setter (t carries the flag latency) to the release here.
+    c.trace->push_back(TraceSpan{t - Costs().crossFlag, std::max(c.scalar, t), "CrossCoreFlag", kFlowPipe, from,
+                                 static_cast<int8_t>(flag)});
+}
+
 double TimeSyncArrive() {
     if (!g_timing) return 0;
     CoreClock &c = Clk();

@@ -68,25 +68,19 @@ class Arg:
 def binding(op: str):
     """The fakit.ops binding of `op` (the aclnn name and argument order of its API)."""
     from .. import ops
-    try:
-        return ops.REGISTRY[op]
-    except KeyError:
-        raise ValueError(f"operator {op!r} has no aclnn binding; known: "
-                         f"{', '.join(sorted(ops.REGISTRY))}") from None
+    return ops.lookup(op)
 
 
 def plan(op: str, kwargs: Dict[str, Any]):
     """(binding, [Arg]) for fakit.run(op, **kwargs): the binding's prepare() maps the golden's
-    keywords to the aclnn parameters and make_outputs() gives the output arrays."""
+    keywords to the aclnn parameters and make_outputs() gives the output arrays. A tensor given
+    as None (or left out) is an absent argument: the runner passes a null pointer."""
+    from ..ops import prepare, outputs_of
     b = binding(op)
-    values = b.prepare(dict(kwargs)) if getattr(b, "prepare", None) else dict(kwargs)
-    outputs = b.make_outputs(values)
-    args = []
-    for p in b.params:
-        value = outputs.get(p.name) if p.kind == "out_tensor" else values.get(p.name)
-        if value is None and not p.optional:
-            raise ValueError(f"{b.aclnn}: required argument {p.name!r} is missing")
-        args.append(Arg(p.name, p.kind, value))
+    values = prepare(b, kwargs)
+    outputs = outputs_of(b, values)
+    args = [Arg(p.name, p.kind, outputs.get(p.name) if p.kind == "out_tensor" else values.get(p.name))
+            for p in b.params]
     return b, args
 
 
@@ -265,6 +259,7 @@ def run_cann(kind: str, op: str, kwargs: Dict[str, Any], wrap: Optional[Callable
     the simulator libraries are only put on LD_LIBRARY_PATH, not preloaded.
     FAKIT_MSPROF_OUTPUT=DIR runs every call under `msprof op [simulator] --output=DIR`."""
     from .. import cann
+    b, args = plan(op, kwargs)        # the caller's keyword mistakes first, before the toolkit's
     if wrap is None and os.environ.get("FAKIT_MSPROF_OUTPUT"):
         from ..prof import msprof_op_wrap
         wrap = msprof_op_wrap(kind, Path(os.environ["FAKIT_MSPROF_OUTPUT"]).resolve())
@@ -275,8 +270,6 @@ def run_cann(kind: str, op: str, kwargs: Dict[str, Any], wrap: Optional[Callable
     if kind == "npu":
         cann.require_device()
     vendor_dir = cann.find_package(toolkit, vendor, soc)
-
-    b, args = plan(op, kwargs)
     wd = work_dir(kind, op, args)
     case_dir = wd / "case"
     write_case(case_dir, args, {"op": op, "aclnn": b.aclnn, "backend": kind, "soc": soc})
