@@ -1,4 +1,4 @@
-"""Modelled device time of the five operators at real-world shapes (issue 9), from the emulator's
+"""Modelled device time of the five operators at real-world shapes, from the emulator's
 timeline model on the Ascend910B2 table. The numbers are a model, not a measurement: see
 docs/performance.md for the model, its assumptions and its limits.
 
@@ -40,9 +40,9 @@ from fakit.cases import incre_flash_attention_v4 as ifa  # noqa: E402
 from fakit.cases import prompt_flash_attention as pfa  # noqa: E402
 from fakit.cases import sparse_flash_attention_grad as sfag  # noqa: E402
 
-CUBE_PEAK_TFLOPS = 353.9  # 910B2 fp16 [MIG] (performance-anchors.md §1.1)
+CUBE_PEAK_TFLOPS = 353.9  # 910B2 fp16 [MIG] (docs/sources.md)
 HBM_TBPS = 1.6
-# torch_npu FA forward B1 N1 D128 fp16 on 910B2 (performance-anchors.md §2, [S11])
+# torch_npu FA forward B1 N1 D128 fp16 on 910B2 ([S11], docs/sources.md)
 TORCH_NPU_FA = {8192: 97.3, 16384: 122.9, 32768: 150.8}
 
 
@@ -167,7 +167,7 @@ def main(argv=None) -> int:
         print(f"{r['op']:<42} {r['shape']:<34} {r['modelled_us']:>11.1f} {fmt(r.get('tflops'), '.1f'):>7} "
               f"{fmt(r.get('cube_pct'), '.1f'):>6} {fmt(r.get('tbps'), '.3f'):>6} {fmt(r.get('hbm_pct'), '.1f'):>5} "
               f"{r['bound']:<9} {fmt(r['anchor_tflops'], '.1f'):>9}")
-    print("(modelled device time, Ascend910B2 cost table; anchors: torch_npu FA on 910B2, performance-anchors.md §2)")
+    print("(modelled device time, Ascend910B2 cost table; context: torch_npu FA on 910B2, [S11] in docs/sources.md)")
     if args.csv:
         keys = sorted({k for r in rows for k in r})
         with args.csv.open("w", newline="") as f:

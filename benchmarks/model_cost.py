@@ -1,4 +1,4 @@
-"""What the timeline model costs the emulator (issue 9): aclnnPromptFlashAttention B1 N8 S2048
+"""What the timeline model costs the emulator: aclnnPromptFlashAttention B1 N8 S2048
 D128 fp16 on the CPU target with the model off (ASCEND_EMU_TIMING=0), on (default), and in
 timing-only mode (ASCEND_EMU_TIMING_ONLY=1: arithmetic skipped). Each run is a fresh process;
 the best of --repeat wall times of the fakit.run call is kept (the machine is shared).

@@ -1,5 +1,5 @@
 """Efficiency of aclnnPromptFlashAttention on the CPU target, from the emulator's counters
-(issue 4, item 6): cube MACs issued vs the useful MACs of the unmasked region, GM traffic vs
+cube MACs issued vs the useful MACs of the unmasked region, GM traffic vs
 the minimum, and the load balance over the AI cores.
 
     python benchmarks/pfa_efficiency.py [--quick] [--csv PATH] [--json PATH] [--plot PNG]

@@ -1,4 +1,4 @@
-// CANN's CPU-twin launch interface (ascendc-semantics.md §8): ICPU_RUN_KF, ICPU_SET_TILING_KEY,
+// CANN's CPU-twin launch interface (asc-devkit API pages `调试接口/CPU孪生调试/`): ICPU_RUN_KF, ICPU_SET_TILING_KEY,
 // AscendC::GmAlloc/GmFree and AscendC::SetKernelMode, so a kernel unit test written for CANN's
 // CPU twin builds and runs unchanged. Cores are threads here (CANN forks processes).
 #pragma once

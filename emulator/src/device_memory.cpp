@@ -1,6 +1,6 @@
 // The emulated device memory: one table of live allocations shared by aclrtMalloc,
 // AscendC::GmAlloc and the GM bounds checks of the kernel APIs.
-// Rounding rule (acl runtime doc, via ascendc-semantics.md §9): the size is rounded up to a
+// Rounding rule (acl runtime reference, aclrtMalloc): the size is rounded up to a
 // multiple of 32 bytes and 32 bytes are added; the base is 64-byte aligned on the device (we
 // align to 512 bytes, a multiple of it).
 #include "emu/device_memory.h"

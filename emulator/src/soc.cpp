@@ -1,11 +1,11 @@
 // The SoC table. Sources:
 //   [INI]  CANN platform_config/<soc>.ini (ai_core_cnt, vector_core_cnt, memory sizes, clock),
-//          as digested in shared/reference/notes/performance-anchors.md §1.1.
+//          (published copy: the pypto 0.2.0 wheel, pypto/lib/configs/A2A3.ini).
 //   [HDR]  asc-devkit impl/basic_api/utils/kernel_utils_constants.h (__NPU_ARCH__ == 2201):
 //          TOTAL_UB_SIZE 192 KiB, L0A/L0B 64 KiB, L0C 128 KiB, L1 512 KiB.
-//   [ARCH] asc-devkit docs guide NPU架构版本2201.md: BT 1 KB, FB 2 KB (via ascendc-semantics.md §1.1).
+//   [ARCH] asc-devkit docs guide NPU架构版本2201.md: BT 1 KB, FB 2 KB.
 //   [MIG]  CANN cross-platform migration guide: 910B2 353.9 TF fp16, 1.6 TB/s, 64 GB.
-//   (inf.) values inferred in performance-anchors.md (e.g. 910B4 bandwidth from a cost model).
+//   (inf.) values inferred from the above (e.g. 910B4 bandwidth from a cost model).
 #include "emu/soc.h"
 
 #include <cstdio>
@@ -37,7 +37,7 @@ const SocSpec kSocs[] = {
     {"Ascend910_93", 24, 48, EMU_2201_LOCAL_MEM, 1800, 64 * GiB, 1.6e12 /*public est.*/,
      192 * MiB, 353.9e12 /*inf.*/},
 };
-constexpr int kDefault = 1;  // Ascend910B2 (DESIGN.md §6)
+constexpr int kDefault = 1;  // Ascend910B2, the A2 part most published figures use
 
 std::mutex g_mu;
 const SocSpec *g_selected = nullptr;

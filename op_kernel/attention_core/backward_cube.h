@@ -28,15 +28,6 @@
 
 namespace AttentionCore {
 
-constexpr uint16_t FLAG_BWD_SDP = 5;  // cube -> vector: S and dP of the next step are in their slot
-// vector -> cube: P and dS of slot `slot` are written. One id per slot: with the pipelined cube
-// a vector core may finish step i + 1 while its partner is still on step i, and a shared id
-// would let the fast core's two announcements stand for the pair.
-__aicore__ inline uint16_t FlagBwdGrad(uint32_t slot) { return slot == 0 ? 6 : (slot == 1 ? 7 : 10); }
-// cube -> vector: the step's dQ partial is in its dQ slot. Not one of the forward's ids either
-// (sync.h: 1-8), though the two phases are balanced apart by SyncAll.
-constexpr uint16_t FLAG_BWD_DQ = 9;
-
 template <typename T>
 class BackwardCube {
 public:

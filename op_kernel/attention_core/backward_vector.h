@@ -13,6 +13,7 @@
 #include "backward_geometry.h"
 #include "policies.h"
 #include "float_cast.h"
+#include "row_ops.h"
 #include "backward_cube.h"  // the flag ids
 
 namespace AttentionCore {
@@ -403,20 +404,11 @@ private:
     }
 
     // x[r][:] op= stat[r] (8 replicated floats per row) over the tileKv columns.
-    template <int op>
-    __aicore__ inline void RowOp(const AscendC::LocalTensor<float> &x, const AscendC::LocalTensor<float> &stat,
-                                 uint32_t rows)
+    template <RowOp op>
+    __aicore__ inline void RowOpTile(const AscendC::LocalTensor<float> &x, const AscendC::LocalTensor<float> &stat,
+                                     uint32_t rows)
     {
-        const uint32_t c = p_->tileKv;
-        const AscendC::BinaryRepeatParams rep(1, 1, 0, static_cast<uint8_t>(c / 8), static_cast<uint8_t>(c / 8), 1);
-        for (uint32_t c0 = 0; c0 < c; c0 += 64) {
-            if (op == 0) {
-                AscendC::Sub(x[c0], x[c0], stat, 64, static_cast<uint8_t>(rows), rep);
-            } else {
-                AscendC::Div(x[c0], x[c0], stat, 64, static_cast<uint8_t>(rows), rep);
-            }
-        }
-        AscendC::PipeBarrier<PIPE_V>();
+        RowBroadcast<op>(x, stat, rows, p_->tileKv, p_->tileKv);
     }
 
     __aicore__ inline void Step(const BackwardUnit &u, uint32_t n, uint32_t q0, uint32_t rows, uint32_t slot)
@@ -458,19 +450,19 @@ private:
             wu.seqKv = u.sk;
             const uint32_t row0 = q0 + rowOff;
             ApplyScore(wu, row0, mine, u, count);
-            RowOp<0>(s_, rowMax_, mine);
+            RowOpTile<RowOp::Sub>(s_, rowMax_, mine);
             // the mask's half scratch: the P-out buffer, written only after the mask
             mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pOutBuf_.Get<half>(), wu, row0, mine, u.k0, u.cols, c);
             AscendC::Exp(s_, s_, count);
             AscendC::PipeBarrier<PIPE_V>();
-            RowOp<1>(s_, rowSum_, mine);
+            RowOpTile<RowOp::Div>(s_, rowSum_, mine);
 
             // dS = P o (keep.dP / keepProb - D); dV takes the dropped P (keep.P / keepProb).
             // The scale of dQ = scale.dS.K and dK = scale.dS^T.Q is applied in fp32 by the
             // cast-out pass (scaling dS before its rounding would push small values into fp16
             // subnormals).
             drop_.AfterExp(dp_, maskBuf_.Get<uint8_t>(), wu, row0, mine, u.k0, u.cols, c);
-            RowOp<0>(dp_, rowD_, mine);
+            RowOpTile<RowOp::Sub>(dp_, rowD_, mine);
             AscendC::Mul(dp_, dp_, s_, count);
             AscendC::PipeBarrier<PIPE_V>();
             drop_.AfterExp(s_, maskBuf_.Get<uint8_t>(), wu, row0, mine, u.k0, u.cols, c);

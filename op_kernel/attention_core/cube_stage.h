@@ -31,8 +31,6 @@
 #include "forward_params.h"
 #include "policies.h"
 #include "sync.h"
-#include "kv_runs.h"
-#include "kv_stream.h"
 
 namespace AttentionCore {
 
@@ -198,13 +196,13 @@ private:
     __aicore__ inline static uint16_t MmadRows(uint32_t rows) { return static_cast<uint16_t>(rows == 1 ? 16 : rows); }
 
     // The K or V rows of a key block -> an L1 tile of kvPad rows, one copy per run of evenly
-    // spaced rows (kv_runs.h: a paged cache's page ends a run); run r0 lands at row r0.
+    // spaced rows (KvSource::RowsInRun: a paged cache's page ends a run); run r0 lands at row r0.
     __aicore__ inline void CopyKvRows(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
                                       const WorkUnit &u, const KvBlock &blk, uint32_t kvPad)
     {
         const uint64_t token0 = u.kvBase + static_cast<uint64_t>(blk.k0);
         for (uint32_t r = 0; r < blk.cols;) {
-            uint32_t run = KvRowsInRun(kv_, u.b, token0 + r);
+            uint32_t run = kv_.RowsInRun(u.b, token0 + r);
             run = run < blk.cols - r ? run : blk.cols - r;
             Tiles::CopyRows(dst, src[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(token0 + r))], run, p_->headDim,
                             kv_.KvRowPitch(), L1Shape{kvPad, p_->headDimAlign}, r);
@@ -226,9 +224,9 @@ private:
                                  uint32_t kb)
     {
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // MTE1 is done with this K copy
-        KvBeforeLoad(kv_, u, blk, false);  // kv_stream.h
+        kv_.BeforeLoad(u, blk, false);
         CopyKvRows(kL1, k_, u, blk, AlignUp(blk.cols, 16));
-        KvAfterLoad(kv_, false);
+        kv_.AfterLoad(false);
         AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
     }
@@ -337,9 +335,9 @@ private:
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);  // MTE1 is done with this P/V copy
         Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], u.rows, blk.cols, p_->blockKv,
                         L1Shape{mPad, kvPad}, 0);
-        KvBeforeLoad(kv_, u, blk, true);
+        kv_.BeforeLoad(u, blk, true);
         CopyKvRows(vL1, v_, u, blk, kvPad);
-        KvAfterLoad(kv_, true);
+        kv_.AfterLoad(true);
         AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_PV + pb);
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_PV + pb);
 

@@ -24,7 +24,7 @@ __aicore__ inline const DecodeParams &DecodeOf(const ForwardParams *p)
 
 // ------------------------------------------------------------------- work split
 template <>
-struct WorkSplit<SplitKvCombine> {
+struct WorkSplit<SplitKvCombine> : WorkSplitBase {
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &) { p_ = p; }
     __aicore__ inline uint64_t Begin(uint32_t core) const { return p_->coreUnitStart[core]; }
     __aicore__ inline uint64_t End(uint32_t core) const { return p_->coreUnitStart[core + 1]; }
@@ -48,13 +48,18 @@ struct WorkSplit<SplitKvCombine> {
         u.seqQ = 1;
         u.seqKv = p_->seqKv;
     }
+    // The unit's rows go to the combine pass as partials (defined in split_kv_combine.h).
+    __aicore__ inline bool StorePartialOutput(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
+                                              const AscendC::LocalTensor<float> &acc,
+                                              const AscendC::LocalTensor<float> &m,
+                                              const AscendC::LocalTensor<float> &l) const;
 
     const ForwardParams *p_ = nullptr;
 };
 
 // -------------------------------------------------------------------- KV source
 template <>
-struct KvSource<KvDecode> {
+struct KvSource<KvDecode> : KvSourceBase {
     __aicore__ inline void Init(const ForwardParams *p)
     {
         p_ = p;
@@ -69,7 +74,7 @@ struct KvSource<KvDecode> {
         return b * p_->qStrideB + QueryHead(n, row) * p_->qStrideN;
     }
     // Key `token` of batch b; rows from here are KvRowPitch apart up to the end of the page
-    // (KvRowsInRun below).
+    // (RowsInRun).
     __aicore__ inline uint64_t KvOffset(uint32_t b, uint32_t n, uint32_t token) const
     {
         const DecodeParams &d = DecodeOf(p_);
@@ -93,6 +98,13 @@ struct KvSource<KvDecode> {
     __aicore__ inline uint32_t KvRowPitch() const { return static_cast<uint32_t>(p_->kvStrideS); }
     __aicore__ inline uint32_t OutRowPitch() const { return static_cast<uint32_t>(p_->oStrideN); }
 
+    // A paged cache is contiguous up to the end of the token's page.
+    __aicore__ inline uint32_t RowsInRun(uint32_t, uint64_t token) const
+    {
+        const DecodeParams &d = DecodeOf(p_);
+        return d.paged == 0 ? 0xFFFFFFFFu : d.blockSize - static_cast<uint32_t>(token % d.blockSize);
+    }
+
     __aicore__ inline uint64_t QueryHead(uint32_t n, uint32_t row) const
     {
         return static_cast<uint64_t>(n / DecodeOf(p_).kvSplits) * p_->groupSize + row;
@@ -102,23 +114,11 @@ struct KvSource<KvDecode> {
     AscendC::GlobalTensor<int32_t> table_;
 };
 
-// Cube hook (kv_runs.h): a paged cache is contiguous up to the end of the token's page.
-__aicore__ inline uint32_t KvRowsInRun(const KvSource<KvDecode> &kv, uint32_t, uint64_t token)
-{
-    const DecodeParams &d = DecodeOf(kv.p_);
-    return d.paged == 0 ? 0xFFFFFFFFu : d.blockSize - static_cast<uint32_t>(token % d.blockSize);
-}
-
 // ------------------------------------------------------------------------- mask
 template <>
-struct MaskMod<MaskDecode> {
-    static constexpr bool USES_SCRATCH = true;  // scratch takes the pse / mask rows as half
-    __aicore__ inline void Prepare(const AscendC::LocalTensor<uint8_t> &, uint32_t, uint32_t, uint32_t) {}  // no summary
+struct MaskMod<MaskDecode> : MaskModBase {
+    __aicore__ inline bool UsesScratch() const { return true; }  // scratch takes the pse / mask rows as half
     // Mask rows are read inside Apply (one row per query head group): nothing to load ahead.
-    __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &, const WorkUnit &, uint32_t, uint32_t, int64_t,
-                                uint32_t, uint32_t)
-    {
-    }
     // t.actualSeqLengths holds the KV lengths, t.mask the (B, S)-like mask, t.pse pse_shift.
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
     {

@@ -11,11 +11,11 @@
 //     dtype) into the workspace (B x N rows, a few KiB; not a pass over the cache);
 //   * KvSource<KvDecodeInt8<T>>: while the core runs, each vector core casts its half of every key
 //     block's K and V rows (int8 from the cache, contiguous or paged) into a per-core ring in the
-//     workspace, DecodeParams::antiAhead blocks ahead of its own softmax (kv_stream.h hooks), and
+//     workspace, DecodeParams::antiAhead blocks ahead of its own softmax (KvSourceBase hooks), and
 //     the cube loads K and V from the ring instead of the cache. The int8 bytes are read once from
 //     HBM; the ring (a few hundred KiB per core) stays in L2. A2 has no UB -> L1 path, so the
 //     cast rows make this one L2 round trip (2 bytes written + 2 read per element).
-//   * FinishRows (kv_stream.h hook KvFinishRows): each unit's unnormalised output rows become
+//   * FinishRows (KvSourceBase hook): each unit's unnormalised output rows become
 //     acc * s_v + (o_v * s_v) * l before the vector stage normalises them by l (or stores them as
 //     split-KV partials, whose combine weights sum to one): the output is (O + o_v) * s_v.
 // Flags (sync.h): FLAG_KV_READY vector -> cube once both vector cores wrote a block's rows,
@@ -23,7 +23,6 @@
 #pragma once
 #include "kernel_operator.h"
 #include "decode_policies.h"
-#include "kv_stream.h"
 #include "sync.h"
 
 namespace AttentionCore {
@@ -182,8 +181,9 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
         return ringAt_ + (static_cast<uint64_t>(token) - blockToken_) * p_->headDim;
     }
     __aicore__ inline uint32_t KvRowPitch() const { return p_->headDim; }
+    __aicore__ inline uint32_t RowsInRun(uint32_t, uint64_t) const { return 0xFFFFFFFFu; }  // a block is contiguous
 
-    // ---- cube (kv_stream.h): the ring slot of the block the cube loads next
+    // ---- cube (KvSourceBase hooks): the ring slot of the block the cube loads next
     __aicore__ inline void BeforeLoad(const WorkUnit &u, const KvBlock &blk, bool isValue)
     {
         const DecodeParams &d = DecodeOf(p_);
@@ -203,7 +203,7 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
         }
     }
 
-    // ---- vector (kv_stream.h): the producer
+    // ---- vector (KvSourceBase hooks): the producer
     __aicore__ inline void StreamInit(const ForwardParams *p, AscendC::TPipe *pipe, const ForwardTensors &t)
     {
         const DecodeParams &d = DecodeOf(p);
@@ -422,7 +422,7 @@ private:
         const uint32_t pitch = Source::KvRowPitch();
         AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_IN + static_cast<int32_t>(i));  // its last cast is done
         for (uint32_t r = 0; r < c.rows;) {  // runs of evenly spaced rows (a page ends one)
-            uint32_t run = KvRowsInRun(static_cast<const Source &>(*this), u.b, static_cast<uint64_t>(token) + r);
+            uint32_t run = Source::RowsInRun(u.b, static_cast<uint64_t>(token) + r);
             run = run < c.rows - r ? run : c.rows - r;
             const uint64_t from = Source::KvOffset(u.b, u.n, static_cast<uint32_t>(token + r));
             AscendC::DataCopyPad(in[r * dp_], src[from],
@@ -531,50 +531,5 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> inBuf_, outBuf_, halfBuf_, floatBuf_, valueBuf_;
     uint32_t valueHead_ = 0xFFFFFFFFu;  // KV head whose value scale / shift rows are in valueBuf_
 };
-
-// Cube hook (kv_runs.h): a block's rows are contiguous in the ring.
-template <typename T>
-__aicore__ inline uint32_t KvRowsInRun(const KvSource<KvDecodeInt8<T>> &, uint32_t, uint64_t)
-{
-    return 0xFFFFFFFFu;
-}
-
-template <typename T>
-__aicore__ inline void KvBeforeLoad(KvSource<KvDecodeInt8<T>> &kv, const WorkUnit &u, const KvBlock &blk, bool isValue)
-{
-    kv.BeforeLoad(u, blk, isValue);
-}
-
-template <typename T>
-__aicore__ inline void KvAfterLoad(KvSource<KvDecodeInt8<T>> &kv, bool isValue)
-{
-    kv.AfterLoad(isValue);
-}
-
-template <typename T>
-__aicore__ inline void KvStreamInit(KvSource<KvDecodeInt8<T>> &kv, const ForwardParams *p, AscendC::TPipe *pipe,
-                                    const ForwardTensors &t)
-{
-    kv.StreamInit(p, pipe, t);
-}
-
-template <typename T>
-__aicore__ inline void KvStreamAhead(KvSource<KvDecodeInt8<T>> &kv, uint64_t block)
-{
-    kv.StreamAhead(block);
-}
-
-template <typename T>
-__aicore__ inline void KvStreamEnd(KvSource<KvDecodeInt8<T>> &kv)
-{
-    kv.StreamEnd();
-}
-
-template <typename T>
-__aicore__ inline void KvFinishRows(KvSource<KvDecodeInt8<T>> &kv, const WorkUnit &u, uint32_t, uint32_t rows,
-                                    const AscendC::LocalTensor<float> &acc, const AscendC::LocalTensor<float> &sum)
-{
-    kv.FinishRows(u, rows, acc, sum);
-}
 
 }  // namespace AttentionCore

@@ -14,8 +14,7 @@ struct MaskMod {
 // The band bounds the key range of a unit (blocks outside it are never computed); inside the
 // computed blocks the band and the tensor are applied element-wise by the vector core.
 template <>
-struct MaskMod<MaskTensorBand> {
-    static constexpr bool USES_SCRATCH = false;  // maskHalf is not written (as ScoreMod::UsesScratch)
+struct MaskMod<MaskTensorBand> : MaskModBase {
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
     {
         Init(p, t.mask);

@@ -1,16 +1,29 @@
 // The seams of the shared attention core (docs/attention_core.md). Each seam is a primary
 // template over a tag that static_asserts: an operator picks one implemented tag per seam, and
-// a combination nobody implemented fails to compile instead of running a wrong kernel.
+// a combination nobody implemented fails to compile instead of running a wrong kernel. Every
+// policy inherits its seam's base below, which holds the seam's defaults (a policy overrides a
+// default by declaring the same member); the stages call only members, so one mechanism
+// carries all variation. Index of every tag (tests/ops/attention_core/test_policy_index.py
+// keeps it true):
 //
-//   seam        tag (implemented)        planned tags (other operators)
-//   WorkSplit   SplitQBlocks             SplitKvCombine (IFA), SplitKvOwner (FAG)
-//   KvSource    KvStrided                KvPaged (IFA), KvTnd (FA varlen), KvGather (SFAG)
-//   ScoreMod    ScoreScale               ScorePse, ScoreAlibi
-//   MaskMod     MaskTensorBand           MaskSparseMode, MaskSelection
-//   SoftmaxMod  SoftmaxPlain             SoftmaxDropout, SoftmaxSink
+//   seam        tag              file                 operators
+//   WorkSplit   SplitQBlocks     policies.h           PFA
+//               SplitTnd         varlen_policies.h    FA varlen, FAG V5 (recompute)
+//               SplitKvCombine   decode_policies.h    IFA V4
+//   KvSource    KvStrided        policies.h           PFA, FA varlen
+//               KvDecode         decode_policies.h    IFA V4
+//               KvDecodeInt8<T>  kv_antiquant.h       IFA V4 (int8 K/V)
+//   ScoreMod    ScoreScale       policies.h           PFA, IFA V4
+//               ScorePse         varlen_policies.h    FA varlen, FAG V5
+//   MaskMod     MaskTensorBand   mask_band.h          PFA (IFA V4: its pad columns)
+//               MaskSparseMode   varlen_policies.h    FA varlen, FAG V5
+//               MaskDecode       decode_policies.h    IFA V4
+//   SoftmaxMod  SoftmaxPlain     policies.h           PFA, IFA V4
+//               SoftmaxDropout   varlen_policies.h    FA varlen, FAG V5
 #pragma once
 #include "kernel_operator.h"
 #include "forward_params.h"
+#include "sync.h"
 
 namespace AttentionCore {
 
@@ -66,6 +79,70 @@ struct WorkUnit {
     int64_t seqKv;
 };
 
+// ------------------------------------------------------------------ seam bases
+// WorkSplit defaults. StorePartialOutput: a split that cuts a row's keys over several units
+// (decode split-KV) takes the unit's unnormalised output rows with their running max and sum
+// and returns true, and the vector stage then writes nothing (a combine pass merges them).
+struct WorkSplitBase {
+    __aicore__ inline bool StorePartialOutput(const WorkUnit &, uint32_t, uint32_t, const AscendC::LocalTensor<float> &,
+                                              const AscendC::LocalTensor<float> &,
+                                              const AscendC::LocalTensor<float> &) const
+    {
+        return false;
+    }
+};
+
+// KvSource defaults: K/V read straight from GM at evenly spaced rows.
+//   RowsInRun(b, token): how many key rows from `token` on are KvRowPitch apart (the cube
+//     loads a key block as such runs; a paged cache is contiguous only to the end of a page).
+// Hooks for K/V produced on the chip while the core runs (the int8 decode cache): the cube
+// calls BeforeLoad(u, blk, isValue) right before it loads a block's K (V) rows into L1 and
+// AfterLoad(isValue) right after those loads are issued; the vector stage calls
+// StreamInit(p, pipe, t) after its own buffers, StreamAhead(block) after the softmax of its
+// block-th key block (counted over all its units), StreamEnd() after the last unit, and
+// FinishRows(u, rows, acc, sum) on a unit's unnormalised output rows (pitch headDimAlign) and
+// softmax sums before they are normalised or stored as partials.
+struct KvSourceBase {
+    __aicore__ inline uint32_t RowsInRun(uint32_t, uint64_t) const { return 0xFFFFFFFFu; }
+    __aicore__ inline void BeforeLoad(const WorkUnit &, const KvBlock &, bool) {}
+    __aicore__ inline void AfterLoad(bool) {}
+    __aicore__ inline void StreamInit(const ForwardParams *, AscendC::TPipe *, const ForwardTensors &) {}
+    __aicore__ inline void StreamAhead(uint64_t) {}
+    __aicore__ inline void StreamEnd() {}
+    __aicore__ inline void FinishRows(const WorkUnit &, uint32_t, const AscendC::LocalTensor<float> &,
+                                      const AscendC::LocalTensor<float> &)
+    {
+    }
+};
+
+// ScoreMod / MaskMod defaults. UsesScratch(): whether Apply writes its scratch argument (the
+// vector stage's P buffer, which the previous block's P store may still read).
+struct ScoreModBase {
+    __aicore__ inline bool UsesScratch() const { return false; }
+};
+
+// Prepare: a pass over the mask before the main loop (the PFA mask summary); Load: the mask
+// rows of a block into UB ahead of its Apply. Both do nothing by default.
+struct MaskModBase {
+    __aicore__ inline bool UsesScratch() const { return false; }
+    __aicore__ inline void Prepare(const AscendC::LocalTensor<uint8_t> &, uint32_t, uint32_t, uint32_t) {}
+    __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &, const WorkUnit &, uint32_t, uint32_t, int64_t,
+                                uint32_t, uint32_t)
+    {
+    }
+};
+
+// SoftmaxMod default: nothing between exp and the P.V product. AfterExp(P, byte scratch
+// (rows x cols), unit, row0, rows, k0, colsValid, cols) acts on the exponentiated scores after
+// their row sums were taken (dropout).
+struct SoftmaxModBase {
+    __aicore__ inline void Init(const ForwardParams *, const ForwardTensors &) {}
+    __aicore__ inline void AfterExp(const AscendC::LocalTensor<float> &, const AscendC::LocalTensor<uint8_t> &,
+                                    const WorkUnit &, uint32_t, uint32_t, int64_t, uint32_t, uint32_t)
+    {
+    }
+};
+
 // ------------------------------------------------------------------- work split
 template <class Tag>
 struct WorkSplit {
@@ -75,7 +152,7 @@ struct WorkSplit {
 // Units (b, n, q-block) in that order; the host balanced contiguous ranges by cost (number of
 // key blocks in the band), so causal/band shapes spread evenly over the cores.
 template <>
-struct WorkSplit<SplitQBlocks> {
+struct WorkSplit<SplitQBlocks> : WorkSplitBase {
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
     {
         p_ = p;
@@ -119,7 +196,7 @@ struct KvSource {
 // Dense Q/K/V/O addressed by (batch, head, token) element strides: BSH, BSND, BNSD and
 // BNSD_BSND are all one rule. GQA: query head n reads KV head n / groupSize.
 template <>
-struct KvSource<KvStrided> {
+struct KvSource<KvStrided> : KvSourceBase {
     __aicore__ inline void Init(const ForwardParams *p) { p_ = p; }
     __aicore__ inline uint64_t QOffset(uint32_t b, uint32_t n, uint32_t row) const
     {
@@ -148,11 +225,9 @@ struct ScoreMod {
 
 // S = scale * Q.K^T (fp32, in UB). The Apply interface: s holds `rows` x `cols` fp32 scores
 // of query rows [row0, row0 + rows) of unit u and keys [k0, k0 + colsValid); tmp (fp32) and
-// scratch (input type) are rows x cols scratch buffers. UsesScratch(): whether Apply writes
-// scratch (the vector stage's P buffer, which the previous block's P store may still read).
+// scratch (input type) are rows x cols scratch buffers.
 template <>
-struct ScoreMod<ScoreScale> {
-    __aicore__ inline bool UsesScratch() const { return false; }
+struct ScoreMod<ScoreScale> : ScoreModBase {
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &) { scale_ = p->scaleValue; }
     template <typename T>
     __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &,
@@ -172,18 +247,9 @@ struct SoftmaxMod {
     static_assert(AlwaysFalse<Tag>::value, "SoftmaxMod: this softmax extra is not implemented");
 };
 
-// Plain softmax: nothing between exp and the P·V product (dropout/sink hook here). The
-// forward core's interface: AfterExp(P, byte scratch (rows x cols), unit, row0, rows, k0,
-// colsValid, cols) on the exponentiated scores after their row sums were taken.
+// Plain softmax: the base's defaults.
 template <>
-struct SoftmaxMod<SoftmaxPlain> {
-    __aicore__ inline void Init(const ForwardParams *) {}
-    __aicore__ inline void Init(const ForwardParams *, const ForwardTensors &) {}
-    __aicore__ inline void AfterExp(const AscendC::LocalTensor<float> &, uint32_t) const {}
-    __aicore__ inline void AfterExp(const AscendC::LocalTensor<float> &, const AscendC::LocalTensor<uint8_t> &,
-                                    const WorkUnit &, uint32_t, uint32_t, int64_t, uint32_t, uint32_t)
-    {
-    }
+struct SoftmaxMod<SoftmaxPlain> : SoftmaxModBase {
 };
 
 }  // namespace AttentionCore

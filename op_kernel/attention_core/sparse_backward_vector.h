@@ -16,6 +16,7 @@
 #include "kv_gather.h"
 #include "sparse_backward_cube.h"
 #include "sync.h"
+#include "row_ops.h"
 
 namespace AttentionCore {
 
@@ -407,20 +408,11 @@ private:
         }
     }
 
-    // x[r][:] op= stat[r] (8 replicated floats per row) over the blockKv columns.
-    template <int op>
-    __aicore__ inline void RowOp(const AscendC::LocalTensor<float> &x, const AscendC::LocalTensor<float> &stat)
+    // x[r][:] op= stat[r] (8 replicated floats per row) over this core's rows and the blockKv columns.
+    template <RowOp op>
+    __aicore__ inline void RowOpTile(const AscendC::LocalTensor<float> &x, const AscendC::LocalTensor<float> &stat)
     {
-        const uint32_t c = p_->blockKv;
-        const AscendC::BinaryRepeatParams rep(1, 1, 0, static_cast<uint8_t>(c / 8), static_cast<uint8_t>(c / 8), 1);
-        for (uint32_t c0 = 0; c0 < c; c0 += 64) {
-            if (op == 0) {
-                AscendC::Sub(x[c0], x[c0], stat, 64, static_cast<uint8_t>(mine_), rep);
-            } else {
-                AscendC::Mul(x[c0], x[c0], stat, 64, static_cast<uint8_t>(mine_), rep);
-            }
-        }
-        AscendC::PipeBarrier<PIPE_V>();
+        RowBroadcast<op>(x, stat, mine_, p_->blockKv, p_->blockKv);
     }
 
     // Columns [cols, blockKv) of every row of x (stale slot data past the chunk) := value.
@@ -452,16 +444,16 @@ private:
             // P = exp(scale.S - max) / sum, 0 past the chunk's columns.
             AscendC::Muls(s_, s_, p_->scaleValue, count);
             AscendC::PipeBarrier<PIPE_V>();
-            RowOp<0>(s_, rowMax_);
+            RowOpTile<RowOp::Sub>(s_, rowMax_);
             if (cols < c) {
                 MaskTail(s_, cols, SPARSE_MASKED);
             }
             AscendC::Exp(s_, s_, count);
             AscendC::PipeBarrier<PIPE_V>();
-            RowOp<1>(s_, rowRecip_);
+            RowOpTile<RowOp::Mul>(s_, rowRecip_);
 
             // dS = P o (dP - D); the scale of dQ and dK is applied in fp32 by the cast-out.
-            RowOp<0>(dp_, rowD_);
+            RowOpTile<RowOp::Sub>(dp_, rowD_);
             if (cols < c) {
                 MaskTail(dp_, cols, 0.0f);
             }

@@ -1,7 +1,7 @@
 // Split-KV decode (and the INT8 output): when (batch, KV head) units are too few to fill the cores, the host cuts each
 // KV window into kvSplits chunks computed by different cores. Each chunk's vector core stores
-// its unnormalised output rows O_s with the running max m_s and sum l_s (StorePartialOutput,
-// called by the forward vector stage); after a barrier the combine pass merges them per row:
+// its unnormalised output rows O_s with the running max m_s and sum l_s (the split's
+// StorePartialOutput, called by the forward vector stage); after a barrier the combine pass merges them per row:
 //   M = max_s m_s,  w_s = exp(m_s - M),  out = sum_s w_s O_s / sum_s w_s l_s
 // (0 for a row whose M shows no visible key). Workspace (fp32), index i = (s * B + b) * N + n:
 //   O at wsPartialOffset + i * headDimAlign * 4, then m[i], then l[i].
@@ -9,6 +9,7 @@
 #include "kernel_operator.h"
 #include "decode_policies.h"
 #include "sync.h"
+#include "row_ops.h"
 
 namespace AttentionCore {
 
@@ -41,12 +42,13 @@ __aicore__ inline void CopyFloats(const AscendC::LocalTensor<float> &dst, const 
                          AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
 }
 
-// Vector-stage hook (partial_output.h): rows [rowOff, rowOff + rows) of unit u.
-__aicore__ inline bool StorePartialOutput(const WorkSplit<SplitKvCombine> &split, const WorkUnit &u, uint32_t rowOff,
-                                          uint32_t rows, const AscendC::LocalTensor<float> &acc,
-                                          const AscendC::LocalTensor<float> &m, const AscendC::LocalTensor<float> &l)
+// Rows [rowOff, rowOff + rows) of unit u (WorkSplitBase::StorePartialOutput).
+__aicore__ inline bool WorkSplit<SplitKvCombine>::StorePartialOutput(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
+                                                                    const AscendC::LocalTensor<float> &acc,
+                                                                    const AscendC::LocalTensor<float> &m,
+                                                                    const AscendC::LocalTensor<float> &l) const
 {
-    const ForwardParams *p = split.p_;
+    const ForwardParams *p = p_;
     const DecodeParams &d = DecodeOf(p);
     if (!StoresPartials(d)) {
         return false;
@@ -267,15 +269,8 @@ private:
         const uint32_t dp = p_->headDimAlign;
         const AscendC::LocalTensor<float> bcast = bcastBuf_.Get<float>();
         AscendC::PipeBarrier<PIPE_V>();
-        AscendC::Brcb(bcast, w, static_cast<uint8_t>((rows + 7) / 8), AscendC::BrcbRepeatParams(1, 8));
-        AscendC::PipeBarrier<PIPE_V>();
-        for (uint32_t c0 = 0; c0 < dp; c0 += 64) {
-            const uint32_t lanes = dp - c0 < 64 ? dp - c0 : 64;
-            AscendC::Mul(part[c0], part[c0], bcast, lanes, static_cast<uint8_t>(rows),
-                         AscendC::BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(dp / 8),
-                                                     static_cast<uint8_t>(dp / 8), 1));
-        }
-        AscendC::PipeBarrier<PIPE_V>();
+        BroadcastRows(bcast, w, rows);
+        RowBroadcast<RowOp::Mul>(part, bcast, rows, dp, dp);
         if (add) {
             AscendC::Add(acc, acc, part, static_cast<int32_t>(rows * dp));
             AscendC::PipeBarrier<PIPE_V>();

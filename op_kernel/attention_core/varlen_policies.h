@@ -13,7 +13,7 @@ namespace AttentionCore {
 // contiguous unit range in order, so Decode keeps a cursor on the current batch instead of
 // searching from batch 0 each time.
 template <>
-struct WorkSplit<SplitTnd> {
+struct WorkSplit<SplitTnd> : WorkSplitBase {
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
     {
         p_ = p;
@@ -74,9 +74,7 @@ private:
 // a unit (blocks outside it are never computed) and is applied element-wise inside the
 // computed blocks; modes 0 and 1 also read the user mask [maxSq, maxSkv] (non-zero excludes).
 template <>
-struct MaskMod<MaskSparseMode> {
-    static constexpr bool USES_SCRATCH = false;  // maskHalf is not written
-    __aicore__ inline void Prepare(const AscendC::LocalTensor<uint8_t> &, uint32_t, uint32_t, uint32_t) {}  // no summary
+struct MaskMod<MaskSparseMode> : MaskModBase {
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
     {
         p_ = p;
@@ -176,7 +174,7 @@ private:
 // stored ones moves down-right along its diagonal by a multiple of H; columns that then fall
 // past W read 0 (they are masked in the causal modes where compression is allowed).
 template <>
-struct ScoreMod<ScorePse> {
+struct ScoreMod<ScorePse> : ScoreModBase {
     __aicore__ inline bool UsesScratch() const { return p_->hasPse != 0; }  // the pse rows
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
     {
@@ -247,7 +245,7 @@ private:
 // batches before it (N * Sq * pad16(Skv) each, pad16 = rounded up to 16); a core walks its
 // units in order, so a cursor carries that offset from batch to batch.
 template <>
-struct SoftmaxMod<SoftmaxDropout> {
+struct SoftmaxMod<SoftmaxDropout> : SoftmaxModBase {
     __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
     {
         p_ = p;

@@ -18,8 +18,7 @@
 #include "policies.h"
 #include "sync.h"
 #include "float_cast.h"
-#include "partial_output.h"
-#include "kv_stream.h"
+#include "row_ops.h"
 
 namespace AttentionCore {
 
@@ -86,7 +85,7 @@ public:
             rescaled_[i] = true;
         }
         UseSet(0);
-        KvStreamInit(kv_, p, pipe, t);  // kv_stream.h
+        kv_.StreamInit(p, pipe, t);
     }
 
     __aicore__ inline void Process()
@@ -119,7 +118,7 @@ public:
             SoftmaxBlock(c.u, KvBlockAt(c.u.kvBegin, c.u.kvEnd, p_->blockKv, c.j), c.rowOff, c.rows, slot);
             blockSet_[slot] = c.set;
             blockLast_[slot] = c.j + 1 == c.blocks;
-            KvStreamAhead(kv_, issued_);  // after the P store: the cube's P.V does not wait for it
+            kv_.StreamAhead(issued_);  // after the P store: the cube's P.V does not wait for it
             ++issued_;
             Cursor n = c;
             ok = Advance(n);
@@ -136,7 +135,7 @@ public:
         for (uint32_t b = 0; b < sBufs_; ++b) {  // drain
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
         }
-        KvStreamEnd(kv_);
+        kv_.StreamEnd();
     }
 
 private:
@@ -221,7 +220,6 @@ private:
     // Event ids of the S buffers (id 0 is PipeSync's): MTE2_V EVT_S + b "S is in buffer b",
     // V_MTE2 EVT_S + b "the vector is done with buffer b".
     static constexpr int32_t EVT_S = VEC_EVT_S;
-    static constexpr bool MASK_SCRATCH = Variant::Mask::USES_SCRATCH;
 
     // Rows of O per O-slot load: with two S buffers or sub-blocks part_ holds half of a core's
     // rows (the UB this saves holds the second S buffer; lazy P.V loads O slots rarely).
@@ -319,11 +317,12 @@ private:
         // pBuf_'s first use (as score or mask scratch, else the P cast), so the store
         // overlaps this block's softmax.
         const bool scoreScratch = score_.UsesScratch();
+        const bool maskScratch = mask_.UsesScratch();
         if (scoreScratch) {
             PipeSync<AscendC::HardEvent::MTE3_V>();
         }
         score_.Apply(s_, tmp_, pBuf_.Get<T>(), u, row0, rows, blk.k0, blk.cols, c);
-        if (!scoreScratch && MASK_SCRATCH) {
+        if (!scoreScratch && maskScratch) {
             PipeSync<AscendC::HardEvent::MTE3_V>();
         }
         mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, row0, rows, blk.k0, blk.cols, c);
@@ -348,13 +347,8 @@ private:
             AscendC::Duplicate(alpha, 1.0f, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
         }
-        Broadcast(mOld, rows);
-        for (uint32_t c0 = 0; c0 < c; c0 += 64) {
-            AscendC::Sub(s_[c0], s_[c0], bcast_, 64, static_cast<uint8_t>(rows),
-                         AscendC::BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(c / 8),
-                                                     static_cast<uint8_t>(c / 8), 1));
-        }
-        AscendC::PipeBarrier<PIPE_V>();
+        BroadcastRows(bcast_, mOld, rows);
+        RowBroadcast<RowOp::Sub>(s_, bcast_, rows, c, c);
         AscendC::Exp(s_, s_, static_cast<int32_t>(count));
         AscendC::PipeBarrier<PIPE_V>();
 
@@ -370,7 +364,7 @@ private:
         softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, row0, rows, blk.k0, blk.cols, c);
 
         const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
-        if (!scoreScratch && !MASK_SCRATCH) {
+        if (!scoreScratch && !maskScratch) {
             PipeSync<AscendC::HardEvent::MTE3_V>();
         }
         CastFromFloat(pOut, s_, count);
@@ -410,12 +404,12 @@ private:
         if (lazy_) {
             AddSlot(rowOff, rows, slot);
             if (rescaled_[slot]) {
-                Broadcast(alpha_[slot], rows);
+                BroadcastRows(bcast_, alpha_[slot], rows);
                 ScaleRows(acc_, rows);
             }
             return;
         }
-        Broadcast(alpha_[slot], rows);
+        BroadcastRows(bcast_, alpha_[slot], rows);
         ScaleRows(acc_, rows);
         AddSlot(rowOff, rows, slot);
     }
@@ -469,9 +463,9 @@ private:
         if (rows == 0) {
             return;
         }
-        KvFinishRows(kv_, u, rowOff, rows, acc_, sum_);  // kv_stream.h
-        if (StorePartialOutput(split_, u, rowOff, rows, acc_, mOld_, sum_)) {
-            return;  // split-KV decode: a combine pass normalises and writes (partial_output.h)
+        kv_.FinishRows(u, rows, acc_, sum_);
+        if (split_.StorePartialOutput(u, rowOff, rows, acc_, mOld_, sum_)) {
+            return;  // split-KV decode: a combine pass normalises and writes
         }
         // Lazy P.V: the statistics are reported against the true max (sum * exp(ref - max)).
         const bool trueStats = lazy_ && p_->hasSoftmaxStats != 0;
@@ -495,7 +489,7 @@ private:
             }
         }
         PipeSync<AscendC::HardEvent::S_V>();
-        Broadcast(inv_, rows);
+        BroadcastRows(bcast_, inv_, rows);
         ScaleRows(acc_, rows);
         const uint32_t dp = p_->headDimAlign;
         const AscendC::LocalTensor<T> o = tmpBuf_.Get<T>();
@@ -519,7 +513,7 @@ private:
     __aicore__ inline void WriteStat(const AscendC::GlobalTensor<float> &dst, const AscendC::LocalTensor<float> &v,
                                      uint32_t rows)
     {
-        Broadcast(v, rows);
+        BroadcastRows(bcast_, v, rows);
         PipeSync<AscendC::HardEvent::V_MTE3>();
         AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), 32, 0,
                                         static_cast<uint32_t>((p_->statsStrideS - 8) * 4), 0);
@@ -531,7 +525,7 @@ private:
     // each row into tmp (one simple op per chunk), then two block reductions: 64 -> 8 per row
     // (one repeat per row) into bcast_, and 8 -> 1 (one repeat per 8 rows). Two BlockReduce
     // passes cost 2 + 1/4 repeats per row against a WholeReduce's one 64-lane reduction per row
-    // at 64/7 elements per cycle (docs/performance.md, issue 10).
+    // at 64/7 elements per cycle (docs/performance.md).
     template <bool isMax>
     __aicore__ inline void RowReduce(uint32_t rows)
     {
@@ -563,24 +557,10 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
     }
 
-    // bcast_ block r (8 floats) := v[r], for a row-wise op with block stride 0.
-    __aicore__ inline void Broadcast(const AscendC::LocalTensor<float> &v, uint32_t rows)
-    {
-        AscendC::Brcb(bcast_, v, static_cast<uint8_t>((rows + 7) / 8), AscendC::BrcbRepeatParams(1, 8));
-        AscendC::PipeBarrier<PIPE_V>();
-    }
-
     // x[r][:] *= bcast_[r] over rows of pitch headDimAlign.
     __aicore__ inline void ScaleRows(const AscendC::LocalTensor<float> &x, uint32_t rows)
     {
-        const uint32_t dp = p_->headDimAlign;
-        for (uint32_t c0 = 0; c0 < dp; c0 += 64) {
-            const uint32_t lanes = dp - c0 < 64 ? dp - c0 : 64;
-            AscendC::Mul(x[c0], x[c0], bcast_, lanes, static_cast<uint8_t>(rows),
-                         AscendC::BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(dp / 8),
-                                                     static_cast<uint8_t>(dp / 8), 1));
-        }
-        AscendC::PipeBarrier<PIPE_V>();
+        RowBroadcast<RowOp::Mul>(x, bcast_, rows, p_->headDimAlign, p_->headDimAlign);
     }
 
     const ForwardParams *p_ = nullptr;

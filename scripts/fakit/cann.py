@@ -2,7 +2,7 @@
 device are, for the `sim` / `npu` backends and `fakit prof`. Every lookup that fails raises
 fakit.BackendUnavailable with what to install or set (the CLI turns it into exit code 2).
 
-Paths follow CANN's own conventions (reference notes, cann-toolchain-and-precision.md §1-2):
+Paths follow CANN's own conventions (the CANN installation guide and the set_env.sh a toolkit installs):
   <CANN>/tools/simulator/<SocVersion>/lib   libruntime_camodel.so, libnpu_drv_camodel.so
   <vendor dir>/op_api/{include,lib}         the package's aclnn headers and libcust_opapi.so
   vendor dirs: $ASCEND_CUSTOM_OPP_PATH (':'-list, set by the package's set_env.bash), then

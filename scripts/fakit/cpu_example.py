@@ -10,7 +10,7 @@ kind "builtin": ops-transformer docs/context/编译与运行样例.md (links lib
 kind "custom": ops-transformer docs/invocation/op_invocation.md "编译与运行" (adds the custom-op
   vendor's op_api include and libcust_opapi.so found through LD_LIBRARY_PATH .../vendors/...).
 The pages are read from the reference pack (fakit.pack.reference_dir(): env FA_REFERENCE_DIR,
-default ../shared/reference next to the repository); without the pack, an equivalent CMakeLists.txt
+default <repo>/.spec-pack/reference); without the pack, an equivalent CMakeLists.txt
 written for this project is used and `official` in the result says so.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ The OpDefs come from the CPU build (`fakit.backends.cpu.opdefs()`, the JSON that
 `fakit ops --json` file; schema:
   {"ops": [{"op_type", "inputs"/"outputs": [{"name", "param_type", "dtypes", "formats"}],
             "attrs": [{"name", "type", "required", "default"}]}]}
-msopgen's JSON format: reference notes cann-toolchain-and-precision.md §1.1.
+msopgen's JSON format: the msOpGen chapter of the public Ascend C operator development guide.
 """
 from __future__ import annotations
 

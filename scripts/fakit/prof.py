@@ -5,7 +5,7 @@ directories of msprof op). On the cpu backend the emulator's timeline model fill
 table with modelled device time and the per-pipe counters (docs/performance.md), and writes
 the same PROF_* directory msprof would (fakit.prof_dir), which the advisor reads too.
 
-msprof op output (reference notes cann-toolchain-and-precision.md §5.2): OPPROF_<ts>_XXX/
+msprof op output (the msProf `op` mode of the public CANN profiling guide): OPPROF_<ts>_XXX/
 OpBasicInfo.csv (Op Name, Task Duration(us), Block Dim), PipeUtilization.csv (per block:
 aic_cube_ratio / aic_mac_ratio, aic_mte1/mte2/fixpipe/scalar_ratio, aiv_vec/mte2/mte3/
 scalar_ratio), Memory.csv (bandwidths in GB/s).

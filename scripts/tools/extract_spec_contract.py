@@ -10,13 +10,12 @@ column ("√" supported, "×" not, "-" not applicable; null when the spec has no
     python scripts/tools/extract_spec_contract.py            # rewrite tests/data/spec_contract.json
     python scripts/tools/extract_spec_contract.py --out F    # write elsewhere (tests compare)
 
-The specs are read from $FA_SPECS_DIR, default ../shared/seeds next to the repository.
+The specs are read from fakit.pack.specs_dir() ($FA_SPECS_DIR, default <repo>/.spec-pack/seeds).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -35,7 +34,9 @@ DTYPE_WORDS = ("FLOAT16", "BFLOAT16", "FLOAT32", "FLOAT", "INT8", "UINT8", "INT3
 
 
 def specs_dir() -> Path:
-    return Path(os.environ.get("FA_SPECS_DIR", ROOT.parent / "shared" / "seeds"))
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from fakit import pack
+    return pack.specs_dir()
 
 
 def signature(text: str, api: str):
@@ -96,7 +97,7 @@ def extract(seeds: Path) -> dict:
                             "noncontiguous": noncontiguous(text, name)}
                            for ctype, name in signature(text, api)],
         }
-    return {"generated_by": "scripts/tools/extract_spec_contract.py from the specs in ../shared/seeds",
+    return {"generated_by": "scripts/tools/extract_spec_contract.py from the five operator specifications (fakit.pack.specs_dir())",
             "operators": operators}
 
 

@@ -1,10 +1,16 @@
 """The TensorFlow / ONNX parser plugins register every operator type of the package."""
+
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-OFFICIAL = {"PromptFlashAttention", "IncreFlashAttention", "FlashAttentionScore",
-            "FlashAttentionScoreGrad", "SparseFlashAttentionGrad"}
+OFFICIAL = {
+    "PromptFlashAttention",
+    "IncreFlashAttention",
+    "FlashAttentionScore",
+    "FlashAttentionScoreGrad",
+    "SparseFlashAttentionGrad",
+}
 
 
 def registered(path: Path, macro: str):
@@ -23,8 +29,8 @@ def test_tf_plugin_maps_every_official_op_type_once():
 def test_onnx_plugin_maps_every_official_op_type_in_our_domain():
     path = ROOT / "framework/onnx_plugin/onnx_flash_attention_plugin.cc"
     assert sorted(registered(path, "FA_ONNX_OP")) == sorted(OFFICIAL)
-    import sys
     import ascend_fa
+
     assert f'"{ascend_fa.NAMESPACE}::1::" OP_TYPE' in path.read_text()
 
 

@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the five aclnn entries (issue 11), run by test_fuzz_sanitized.py
+"""Property-based fuzzing of the five aclnn entries, run by test_fuzz_sanitized.py
 under the ASan/UBSan build (not collected by plain `pytest`: the file name does not start with
 test_). Every example starts from a valid smoke case and applies a few hostile or careless
 changes around the documented limits; the property is

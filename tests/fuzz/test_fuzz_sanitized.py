@@ -1,4 +1,4 @@
-"""The bounded fuzz run of the default test command (issue 11): tests/fuzz/fuzz_aclnn.py in a
+"""The bounded fuzz run of the default test command: tests/fuzz/fuzz_aclnn.py in a
 subprocess on the ASan/UBSan build (build/cpu-asan, built on first use), FAKIT_FUZZ_EXAMPLES
 examples per aclnn entry (default here 40) plus the stage-2 misuse property. Any crash, hang,
 sanitizer report or property failure fails this test with the log's tail, which names the

@@ -1,5 +1,5 @@
 """Independent dense PyTorch references of the dense-family operators, written from the
-specs (seeds/000, 001, 003 and the sparse-mode page), not from fakit.golden.
+specs (S000, S001, S003 and the sparse-mode page; docs/sources.md), not from fakit.golden.
 
 Everything is float64 with explicit full masks per batch; gradients come from
 torch.autograd.  Only for small test shapes.

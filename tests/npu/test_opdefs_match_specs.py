@@ -3,7 +3,7 @@ every input, output and attribute of the spec's aclnn API, named in snake_case, 
 the spec's dtypes — and `fakit package --msopgen-json` turns them into msopgen JSON.
 
 The spec facts come from tests/data/spec_contract.json (scripts/tools/extract_spec_contract.py
-extracts them from the specs in ../shared/seeds), so these tests run without the spec pack;
+extracts them from the specs, fakit.pack.specs_dir()), so these tests run without the spec pack;
 test_contract_is_what_the_specs_say regenerates it when the specs are present."""
 import json
 import os

@@ -1,4 +1,4 @@
-"""Issue 11: the second stage of a product API given an executor it must not run — one already
+"""The second stage of a product API given an executor it must not run — one already
 run, a null pointer, a pointer no GetWorkspaceSize returned, another operator's — returns an
 error status with a message (CANN forbids reuse), never a use-after-free."""
 import ctypes as c

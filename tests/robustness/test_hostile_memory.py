@@ -1,4 +1,4 @@
-"""Issue 11: tensors whose description would overflow int64 arithmetic, lie about their storage
+"""Tensors whose description would overflow int64 arithmetic, lie about their storage
 or reach past it are rejected by every aclnn API with 161002 and a message naming the parameter,
 never a sanitizer report, a crash or a silent read of foreign memory."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""Issue 11: attribute and value-tensor contents that used to overflow or make a kernel address
+"""Attribute and value-tensor contents that used to overflow or make a kernel address
 outside its tensors — pre/nextTokens of INT64_MIN (PFA), block-table ids outside the cache (IFA),
 cumulative lengths that do not end at T or decrease (SFAG TND) — give 161002 naming the
 parameter; legal neighbours of those values still match the golden."""

@@ -1,4 +1,4 @@
-"""Issue 11: non-contiguous tensors (spec column 非连续Tensor, read from
+"""Non-contiguous tensors (spec column 非连续Tensor, read from
 tests/data/spec_contract.json). Where a spec marks √, every such tensor of every smoke case —
 inputs and outputs — passed as a padded or transposed view gives results that match the golden,
 and the storage around an output view is left untouched. Where it marks ×, the API rejects a

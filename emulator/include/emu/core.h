@@ -12,7 +12,7 @@
 namespace emu {
 
 enum class Pipe : int { MTE2 = 0, MTE1, M, V, MTE3, FIXP, S, COUNT };
-// Physical buffers of arch 2201 (ascendc-semantics.md §1.2).
+// Physical buffers of arch 2201 (asc-devkit `impl/basic_api/utils/kernel_utils_constants.h`, arch 2201).
 enum class Buf : int { GM = 0, UB, L1, L0A, L0B, L0C, BT, FB, COUNT };
 enum CoreKind : int { kMix = 0, kAic = 1, kAiv = 2 };  // AscendC::MIX / AIC / AIV values
 

@@ -1,4 +1,4 @@
-// The timeline model (issue 9): every kernel API call is an instruction issued in program order
+// The timeline model: every kernel API call is an instruction issued in program order
 // by the core's scalar unit into one pipe; it starts when the pipe is free and its hardware
 // dependencies are met and lasts what the cost table (emu/cost_table.h) says. The clocks are
 // model cycles of the selected SoC, never host time. Not a CANN header.

@@ -1,6 +1,6 @@
 // The vector engine interface between kernel_vec.h (templated API surface) and vec_*.cpp.
 // One call = one instruction issue (level 0) with the core's mask register, or a level-2
-// count form that programs counter mode first (ascendc-semantics.md §4.1-4.2).
+// count form that programs counter mode first (asc-devkit `docs/zh/api/SIMD-API/基础API/Memory矢量计算/SIMD计算说明/掩码.md`).
 #pragma once
 #include <cstdint>
 

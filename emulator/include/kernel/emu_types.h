@@ -1,5 +1,5 @@
 // Scalar types and the qualifiers of the Ascend C kernel language as the CANN CPU twin defines
-// them (ascendc-semantics.md §0: __aicore__, __global__, __gm__ are empty in CPU builds).
+// them (__aicore__, __global__, __gm__ are empty in CPU builds, as in asc-devkit's CPU-debug configuration).
 // `half` and `bfloat16_t` are storage types that convert to float for every arithmetic use and
 // round to nearest even when built from a wider value, as the hardware's scalar unit does.
 #pragma once

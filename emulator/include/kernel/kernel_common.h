@@ -1,5 +1,5 @@
 // Enums, core identity, kernel-type and tiling macros of the Ascend C kernel API
-// (ascendc-semantics.md §1.2, §4.7-4.10, §6, §7.1). Names and values follow the CANN headers.
+// (asc-devkit `impl/basic_api/common_types.h`, `impl/basic_api/kernel_event.h`, the Kernel-Tiling API pages). Names and values follow the CANN headers.
 #pragma once
 #include <cstdint>
 #include <cstddef>

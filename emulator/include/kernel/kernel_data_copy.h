@@ -1,4 +1,4 @@
-// Data movement (ascendc-semantics.md §2.1-2.4, §2.8): DataCopy in its count, DataCopyParams
+// Data movement (asc-devkit `include/basic_api/kernel_struct_data_copy.h`, `kernel_operator_data_copy_intf.h`): DataCopy in its count, DataCopyParams
 // and Nd2NzParams forms, DataCopyPad, Copy, and the atomic-write mode of GM stores.
 #pragma once
 #include "emu/dtype.h"

@@ -1,4 +1,4 @@
-// Cube path (ascendc-semantics.md §2.5-2.7, §3): LoadData 2D (L1/GM -> L0A/L0B, transpose),
+// Cube path (asc-devkit `include/basic_api/kernel_struct_mm.h`, `kernel_operator_mm_intf.h`, `kernel_operator_fixpipe_intf.h`): LoadData 2D (L1/GM -> L0A/L0B, transpose),
 // Mmad on the Zz/Zn/Nz fractal layouts, Fixpipe L0C -> GM (NZ -> ND, fp32 -> fp16/bf16).
 #pragma once
 #include "kernel/kernel_data_copy.h"

@@ -1,4 +1,4 @@
-// Synchronisation (ascendc-semantics.md §6): SetFlag/WaitFlag inside a core, PipeBarrier,
+// Synchronisation (asc-devkit `include/basic_api/kernel_operator_block_sync_intf.h`, `impl/basic_api/kernel_event.h`): SetFlag/WaitFlag inside a core, PipeBarrier,
 // SyncAll and the cross-core flags. The emulator executes every instruction at issue, so a
 // correctly synchronised kernel computes what the hardware computes; a WaitFlag that no
 // SetFlag can satisfy is reported (on the hardware the core would hang).

@@ -1,4 +1,4 @@
-// LocalTensor and GlobalTensor (ascendc-semantics.md §1.6, §1.7). In CPU builds GetPhyAddr
+// LocalTensor and GlobalTensor (asc-devkit `include/basic_api/kernel_tensor.h`). In CPU builds GetPhyAddr
 // returns a host pointer, as in CANN's CPU twin. Every access is bounds-checked per call.
 #pragma once
 #include "emu/race.h"

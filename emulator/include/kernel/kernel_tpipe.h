@@ -1,4 +1,4 @@
-// TPipe, TQueBind/TQue and TBuf (ascendc-semantics.md §1.3-1.5). Buffers are carved from the
+// TPipe, TQueBind/TQue and TBuf (asc-devkit `include/basic_api/kernel_tpipe.h`). Buffers are carved from the
 // current core's physical memories; queue misuse that would hang or corrupt on the hardware
 // (DeQue on an empty queue, EnQue past the depth, no free buffer) is reported.
 #pragma once
@@ -50,7 +50,7 @@ constexpr TPosition QueDstOf(TPosition p) {
 }
 
 // The pipes a queue hands its buffers between (producer writes, consumer reads), which is the
-// ordering its EnQue/DeQue events give (ascendc-semantics.md §1.4, GetQueEvt).
+// ordering its EnQue/DeQue events give (asc-devkit `impl/basic_api/kernel_tquebind_impl.h`, GetQueEvt).
 constexpr emu::Pipe QueProducer(TPosition src, TPosition dst) {
     return src == TPosition::GM ? emu::Pipe::MTE2
          : (dst == TPosition::GM && PhysicalOf(src) == emu::Buf::UB) ? emu::Pipe::V

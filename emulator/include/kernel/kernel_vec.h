@@ -1,4 +1,4 @@
-// Vector API surface (ascendc-semantics.md §4): level-0 (mask + repeatTime + repeat params) and
+// Vector API surface (asc-devkit `include/basic_api/kernel_operator_vec_*_intf.h`): level-0 (mask + repeatTime + repeat params) and
 // level-2 (count) forms. Each call forwards one instruction to the engine in vec_*.cpp.
 #pragma once
 #include "emu/vec.h"

@@ -1,4 +1,4 @@
-// DMA engines behind DataCopy / DataCopyPad / Nd2Nz (ascendc-semantics.md §2.1-2.4, §2.8).
+// DMA engines behind DataCopy / DataCopyPad / Nd2Nz (asc-devkit `include/basic_api/kernel_struct_data_copy.h`).
 // Bounds and alignment are checked once per call over the whole strided span.
 #include <cstring>
 #include <mutex>

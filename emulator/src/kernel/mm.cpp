@@ -1,4 +1,4 @@
-// LoadData 2D, Mmad and Fixpipe on the real fractal layouts (ascendc-semantics.md §2.5-2.7, §3):
+// LoadData 2D, Mmad and Fixpipe on the real fractal layouts (asc-devkit API pages `矩阵计算（ISASI）/`):
 // L0A Zz, L0B Zn, L0C Nz. A wrong layout or a wrong LoadData gives wrong numbers.
 #include <immintrin.h>
 

@@ -1,4 +1,4 @@
-// TPipe buffer carving and event-id pools (ascendc-semantics.md §1.3).
+// TPipe buffer carving and event-id pools (asc-devkit `include/basic_api/kernel_tpipe.h`).
 #include "emu/core.h"
 #include "emu/soc.h"
 #include <mutex>

@@ -1,4 +1,4 @@
-// Vector arithmetic, Duplicate, Copy and the mask register (ascendc-semantics.md §4.1-4.6).
+// Vector arithmetic, Duplicate, Copy and the mask register (asc-devkit `include/basic_api/kernel_operator_vec_binary_intf.h` and siblings).
 // fp16/bf16 lanes are computed in fp32 and rounded once to nearest even per instruction.
 #include <algorithm>
 #include <cmath>

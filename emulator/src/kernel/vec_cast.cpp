@@ -1,4 +1,4 @@
-// Cast with RoundMode, Compare/Compares and Select (ascendc-semantics.md §4.7-4.9).
+// Cast with RoundMode, Compare/Compares and Select (asc-devkit `include/basic_api/kernel_operator_vec_vconv_intf.h`, `kernel_operator_vec_cmpsel_intf.h`).
 #include <cfenv>
 #include <cmath>
 #include <cstdint>

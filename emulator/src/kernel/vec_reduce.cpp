@@ -1,4 +1,4 @@
-// Reductions and Brcb (ascendc-semantics.md §4.10-4.11). Sums use the adjacent-pair tree of
+// Reductions and Brcb (asc-devkit `include/basic_api/kernel_operator_vec_reduce_intf.h`, `kernel_operator_vec_brcb_intf.h`). Sums use the adjacent-pair tree of
 // the docs with every addition rounded in the element type; max/min keep the first index.
 #include <algorithm>
 #include <vector>

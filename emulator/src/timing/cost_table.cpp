@@ -1,5 +1,5 @@
 // The cost table (see emu/cost_table.h). Every entry names its source; sources are keyed as in
-// shared/reference/notes/performance-anchors.md:
+// docs/sources.md (public locations):
 //   [S1] pypto A2A3.ini AICoreMemoryRates (ddr_rate 32, l2_read_rate 110, l2_write_rate 86,
 //        ub_to_ddr/ub_to_l2 64 B/cycle/core)
 //   [S4] asc-devkit "Cube指令理论性能汇总" (MACs/cycle per dtype, L1->L0A 256 / L0B 128 B/cycle,

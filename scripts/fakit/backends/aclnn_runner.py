@@ -37,7 +37,7 @@ ACL_DTYPES = {
     np.dtype(np.int64): "ACL_INT64", np.dtype(np.bool_): "ACL_BOOL",
 }
 
-# Public headers, named as the specs' examples include them (DESIGN.md §3.2).
+# Public headers, named as the specs' examples include them (aclnnop/aclnn_<op>.h, as CANN installs them).
 HEADERS = {
     "aclnnPromptFlashAttention": "aclnnop/aclnn_prompt_flash_attention.h",
     "aclnnFlashAttentionVarLenScore": "aclnnop/aclnn_flash_attention_score.h",

@@ -3,7 +3,7 @@ docs/golden_decode_sparse.md).
 
 Each operator has a golden `<op>(...)` (float32 arithmetic from inputs in the operator's
 dtype) and a `<op>_benchmark(...)` with the same keywords and return structure, computed
-the way a device would in the operator's dtype (DESIGN.md §5, the two-golden rule).
+the way a device would in the operator's dtype (the two-golden rule of docs/precision.md).
 `benchmark(op, **kwargs)` dispatches to `<op>_benchmark`.  Every name in the `__all__` of
 the operator modules below is re-exported here.
 """

@@ -1,5 +1,5 @@
-"""Goldens of aclnnFlashAttentionVarLenScore (spec: seeds/001) and of the TND forward that
-matches aclnnFlashAttentionUnpaddingScoreGradV5 (spec: seeds/003).  Choices: docs/golden.md.
+"""Goldens of aclnnFlashAttentionVarLenScore (spec: docs/sources.md) and of the TND forward that
+matches aclnnFlashAttentionUnpaddingScoreGradV5 (spec: docs/sources.md).  Choices: docs/golden.md.
 
 Per batch b of the TND tensors (rows actual_seq_qlen[b-1]..actual_seq_qlen[b]):
   S = mask(scale·(Q·Kᵀ + Qr·Krᵀ) ⊕ pse),  P = softmax(S [+ sink]),  O = dropout(P)·V

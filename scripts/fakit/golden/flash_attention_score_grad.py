@@ -1,4 +1,5 @@
-"""Golden of aclnnFlashAttentionUnpaddingScoreGradV5 (spec: seeds/003; docs/golden.md §V5).
+"""Golden of aclnnFlashAttentionUnpaddingScoreGradV5 (spec: docs/sources.md;
+choices: docs/golden.md §V5).
 
 The backward recomputes P from the forward's softmax statistics, as the kernel does:
   P = exp(S − max) / sum,  D = rowsum(dY ∘ attention_in),

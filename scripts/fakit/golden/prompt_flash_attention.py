@@ -1,4 +1,5 @@
-"""Golden of aclnnPromptFlashAttention (spec: seeds/000; choices: docs/golden.md §PFA).
+"""Golden of aclnnPromptFlashAttention (spec and sources: docs/sources.md;
+choices: docs/golden.md §PFA).
 
 attention_out = softmax(scale · Q·Kᵀ + pse_shift, masked) · V, per batch and head, with
 BSH / BSND / BNSD / BNSD_BSND layouts, GQA, the atten_mask (1 = excluded) combined with the

@@ -21,7 +21,7 @@ def test_unknown_operator_names_the_known_ones():
 
 
 def test_missing_required_argument_is_the_c_apis_161001():
-    # passed as a null pointer: the status and message are the C API's (issue 11)
+    # passed as a null pointer: the status and message are the C API's
     with pytest.raises(fakit.AclnnError) as info:
         cpu.run_binding(AXPY, library=build.proof_library_path(), x=np.ones(4, np.float32), y=None, alpha=1.0,
                         tileLength=0)

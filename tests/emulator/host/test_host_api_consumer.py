@@ -46,7 +46,7 @@ def test_optiling_registration_and_malloc_slack(probe, mode):
     assert done.stdout.startswith("ok ")
 
 
-# (AI cores, vector cores): 910B1/B2/93 have 24 AI cores, 910B3/B4 20 (notes/performance-anchors.md).
+# (AI cores, vector cores): 910B1/B2/93 have 24 AI cores, 910B3/B4 20 ([INI] in docs/sources.md).
 SOCS = {"Ascend910B1": (24, 48), "Ascend910B2": (24, 48), "Ascend910B3": (20, 40), "Ascend910B4": (20, 40),
         "Ascend910_93": (24, 48)}
 

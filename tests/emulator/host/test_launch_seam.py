@@ -86,7 +86,7 @@ def test_run_stage_computes_with_a_correct_workspace(acl, proof, softmax_call):
     acl.aclrtFree(work)
 
 
-# ----------------------------------------------------- executor lifetime (issue 11)
+# ----------------------------------------------------- executor lifetime ----------
 def _workspace(acl, ws):
     work = c.c_void_p()
     assert acl.aclrtMalloc(c.byref(work), ws, 0) == 0

@@ -1,6 +1,6 @@
-"""The timeline model against documented ceilings and against its own counters (issue 9):
+"""The timeline model against documented ceilings and against its own counters:
 a large fp16 GEMM proof kernel stays under the documented GEMM ceiling (89 % of the cube peak,
-torch 4096^3 on 910B2, performance-anchors.md §1.2), a streaming kernel under the HBM bandwidth,
+torch 4096^3 on 910B2, [S21] in docs/sources.md), a streaming kernel under the HBM bandwidth,
 and no launch is ever modelled faster than the per-pipe bound of its own counters at peak rates."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Validation of the timeline model itself (issue 9): small kernels whose modelled time follows
+"""Validation of the timeline model itself: small kernels whose modelled time follows
 by hand from the cost table and the model's rules (emulator/src/timing/timeline.cpp):
   * an API call costs `issue` scalar cycles; the instruction starts when its pipe is free, the
     issue is done and its dependencies are met;
@@ -156,7 +156,7 @@ def test_model_off_reports_no_time(run_timing):
 
 def test_calibrated_cost_file_changes_only_what_it_names(run_timing, tmp_path):
     costs = tmp_path / "costs.txt"
-    costs.write_text("issue 3\nvec_head 5\n")
+    costs.write_text("issue\t3\nvec_head 5\n")  # any whitespace separates key and value
     out = run_timing("exp_loop", 4, 2048, env={"ASCEND_EMU_COSTS": str(costs)})
     c = out["costs"]
     assert c["issue"] == 3 and c["vec_head"] == 5

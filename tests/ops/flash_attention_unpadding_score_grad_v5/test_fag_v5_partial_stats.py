@@ -1,4 +1,4 @@
-"""Issue 11, spec 003: softmaxMax, softmaxSum and attentionIn are optional each. The absent ones
+"""Spec S003: softmaxMax, softmaxSum and attentionIn are optional each. The absent ones
 are recomputed by the forward core in the same launch; the given ones are used as given (a
 perturbed given statistic changes the result exactly as the golden says), in both statistics
 layouts."""

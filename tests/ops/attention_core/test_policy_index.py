@@ -1,0 +1,46 @@
+"""policies.h opens with the index of every seam policy (seam, tag, file). This keeps it true:
+every specialisation of a seam template in op_kernel/attention_core is listed under its seam
+with the file that defines it, every listed tag is defined there, and every policy inherits its
+seam's base (the one place its defaults come from)."""
+import re
+from pathlib import Path
+
+CORE = Path(__file__).resolve().parents[3] / "op_kernel" / "attention_core"
+SEAMS = ("WorkSplit", "KvSource", "ScoreMod", "MaskMod", "SoftmaxMod")
+# struct MaskMod<MaskDecode> : MaskModBase {   /   struct KvSource<KvDecodeInt8<T>> : public ...
+SPECIALISATION = re.compile(r"^struct (" + "|".join(SEAMS) + r")<(\w+)(<\w+>)?>\s*(:[^{]*)?\{", re.M)
+
+
+def index():
+    text = (CORE / "policies.h").read_text()
+    rows, seam = {}, None
+    for line in text.splitlines():
+        if not line.startswith("//"):
+            break
+        m = re.match(r"//\s+(\w+)?\s+(\w+(?:<T>)?)\s+(\w+\.h)\s+\S", line)
+        if not m:
+            continue
+        seam = m.group(1) or seam
+        if seam in SEAMS:
+            rows[(seam, m.group(2).replace("<T>", ""))] = m.group(3)
+    return rows
+
+
+def specialisations():
+    found = {}
+    for header in sorted(CORE.rglob("*.h")):
+        for m in SPECIALISATION.finditer(header.read_text()):
+            found[(m.group(1), m.group(2))] = (header.name, m.group(4) or "")
+    return found
+
+
+def test_index_lists_every_policy_where_it_is_defined():
+    listed, defined = index(), specialisations()
+    assert len(listed) >= 10, "the index table of policies.h was not found"
+    assert {k: f for k, (f, _) in defined.items()} == listed
+
+
+def test_every_policy_inherits_its_seam_base():
+    for (seam, tag), (_, bases) in specialisations().items():
+        # KvDecodeInt8 derives from KvSource<KvDecode>, which inherits the base
+        assert f"{seam}Base" in bases or f"{seam}<" in bases, f"{seam}<{tag}> does not inherit {seam}Base"
