@@ -206,3 +206,31 @@ def test_torch_adapter_without_torch_says_what_to_install():
     code = "import sys; sys.modules['torch'] = None\nimport ascend_fa"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and "pip install -e '.[torch]'" in proc.stderr
+
+
+def test_no_cann_is_said_before_any_progress_bar(monkeypatch, capsys):
+    monkeypatch.delenv("ASCEND_HOME_PATH", raising=False)
+    monkeypatch.delenv("ASCEND_CANN_PACKAGE_PATH", raising=False)
+    ids = [c.id for c in _small()]
+    assert main(["run", "--case", *ids, "--backend", "sim"]) == 2
+    err = capsys.readouterr().err
+    assert "ASCEND_HOME_PATH" in err and "case/s" not in err and "%|" not in err
+
+
+def test_cases_and_run_take_json_alike(tmp_path, capsys):
+    case = _small()[0]
+    assert main(["cases", "--op", PFA, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["op"] == PFA
+    assert main(["cases", "--op", PFA, "--json", str(tmp_path / "c.json")]) == 0
+    assert json.loads((tmp_path / "c.json").read_text())["op"] == PFA
+    capsys.readouterr()                                    # (the table, as with --csv PATH)
+    assert main(["run", "--case", case.id, "--backend", "golden", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["id"] == case.id
+
+
+def test_readme_test_command_is_one_line_that_installs_and_runs():
+    """.ci/run runs the line between the test-command markers verbatim."""
+    import re
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- test-command -->\n```\n(.*?)\n```\n<!-- /test-command -->", readme, re.S).group(1)
+    assert block.splitlines() == ["pip install -e '.[test]' && pytest"]

@@ -174,6 +174,19 @@ def _num(x: float):
     return int(x) if float(x).is_integer() else float(f"{x:.4g}")
 
 
+def _preflight(backend: str) -> None:
+    """sim/npu: the toolkit, simulator and device checks (BackendUnavailable) before any case is
+    computed, so that a missing CANN is said at once, not after a progress bar has started."""
+    if backend in ("sim", "npu"):
+        import os
+        from .. import cann
+        toolkit = cann.find_cann()
+        if backend == "sim":
+            cann.simulator_lib(toolkit, os.environ.get("FAKIT_SOC", cann.DEFAULT_SOC))
+        else:
+            cann.require_device()
+
+
 def _prebuild(backend: str) -> None:
     """The cpu backend's build as a step of its own: visible, with progress, and not charged to
     the first case's time."""
@@ -196,6 +209,7 @@ def main(args) -> int:
     if not selected:
         print("fakit run: no cases selected", file=sys.stderr)
         return 1
+    _preflight(args.backend)
     prof_dir = None
     if args.prof_out is not None:
         if args.backend != "cpu":
