@@ -99,6 +99,7 @@ def test_counters_are_a_table_not_a_blob(monkeypatch, capsys):
     monkeypatch.setattr(fakit, "run", lambda op, backend="cpu", **kw: golden.benchmark(op, **kw).astype(np.float16))
     counters = {"block_dim": 3, "cores": [{"M": {"macs": 2e9}, "MTE2": {"bytes": 5e6}}, {"MTE3": {"bytes": 1e6}}]}
     monkeypatch.setattr("fakit.commands.run.last_counters", lambda backend: counters)
+    monkeypatch.setattr("fakit.commands.run._preflight", lambda backend: None)     # no CANN here
     case = _small()[0]
     assert main(["run", "--case", case.id, "--backend", "sim", "--counters"]) == 0
     out = capsys.readouterr().out
@@ -112,6 +113,8 @@ def test_run_builds_first_as_its_own_step(monkeypatch, capsys):
     monkeypatch.setattr(build, "ensure_built", lambda *a, **kw: calls.append(kw) or Path("lib"))
     monkeypatch.setattr(fakit, "run", lambda op, backend="cpu", **kw: calls.append("case") or
                         golden.benchmark(op, **kw).astype(np.float16))
+    from fakit.backends import cpu
+    monkeypatch.setattr(cpu, "last_profile", lambda: {"task_duration_us": 1.0})
     assert main(["run", "--case", _small()[0].id, "--backend", "cpu"]) == 0
     assert calls[0]["quiet"] is False and calls[1] == "case"
 
@@ -133,7 +136,7 @@ def test_prof_takes_the_operator_from_the_case_id(monkeypatch, capsys):
         def to_json(self):
             return {"ok": 1}
 
-    monkeypatch.setattr(prof, "profile_cpu", lambda op, case_id, trace=None: seen.append((op, case_id)) or Summary())
+    monkeypatch.setattr(prof, "profile_cpu", lambda op, case_id, *a: seen.append((op, case_id)) or Summary())
     case = _small("ifa")[0]
     assert main(["prof", "--backend", "cpu", "--case", case.id, "--json"]) == 0
     assert seen == [("incre_flash_attention_v4", case.id)]

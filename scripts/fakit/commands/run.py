@@ -99,9 +99,9 @@ def run_case(case: cases.Case, backend: str, counters: bool = False, prof_dir=No
     result: Dict[str, Any] = {"id": case.id, "op": case.op, "features": case.features, "backend": backend}
     t0 = time.perf_counter()
     try:
-        if backend == "cpu":
+        if prof_dir is not None:
             from ..prof import run_recorded
-            actual = run_recorded(case.op, kwargs, prof_dir, trace=prof_dir is not None)
+            actual = run_recorded(case.op, kwargs, prof_dir, trace=True)
         else:
             actual = fakit.run(case.op, backend=backend, **kwargs)
     except AclnnError as exc:
