@@ -89,7 +89,7 @@ add_custom_target(cann_prefix ALL
     COMMAND "${CMAKE_COMMAND}" -DFA_ROOT=${FA_ROOT} -DPREFIX=${CMAKE_BINARY_DIR}/install
             -DOPS_LIB=$<TARGET_FILE:fa_ops_cpu>
             -DPROOF_LIB=${_fa_proof_lib}
-            -DFA_OPS=${_fa_ops_csv} -DFA_SOC=${FA_SOC}
+            -DFA_OPS=${_fa_ops_csv} -DFA_SOC=${FA_SOC} -DARCH=${CMAKE_SYSTEM_PROCESSOR}
             -P "${FA_ROOT}/cmake/cpu_install_prefix.cmake"
     DEPENDS ${_fa_prefix_deps}
     COMMENT "Installing the CANN-shaped prefix ${CMAKE_BINARY_DIR}/install"

@@ -1,8 +1,10 @@
 # Lays out the CANN-shaped prefix of the CPU target (run with cmake -P by cmake/cpu.cmake):
 #   include/                   the emulator's headers (acl/acl.h, aclnn/..., kernel_operator.h, ...)
 #   include/aclnnop/           every op_host/<op>/op_api/aclnn_*.h (the public aclnn APIs)
-#   lib64/libascendcl.so, libnnopbase.so, libopapi.so, libopapi_transformer.so
-#                              symlinks to libfa_ops_cpu.so: the names CANN's examples link
+#   lib64/libascendcl.so, libnnopbase.so, libopapi.so, libopapi_transformer.so, libruntime.so, ...
+#                              symlinks to libfa_ops_cpu.so: the names CANN's and CATLASS's examples link
+#   <arch>-linux/devlib/libascend_hal.so   the same
+#   lib/cmake/ASC/, bin/asc_cc  find_package(ASC) and the ASC language (cmake/asc)
 #   opp/vendors/fa_emu_proof/op_api/{include,lib/libcust_opapi.so}
 #                              the proof operators as a custom-op vendor (when built)
 #   set_env.sh, bin/setenv.bash  put lib64 and the vendor lib on LD_LIBRARY_PATH, the prefix on
@@ -15,7 +17,7 @@
 # The libraries are symlinks to the build outputs, never copies written in place: processes that
 # have them loaded keep running while the tree is rebuilt (the linker replaces its output file).
 # Unchanged headers are not rewritten.
-# Inputs: FA_ROOT, PREFIX, OPS_LIB, PROOF_LIB (may be empty), FA_OPS (comma list), FA_SOC.
+# Inputs: FA_ROOT, PREFIX, OPS_LIB, PROOF_LIB (may be empty), FA_OPS (comma list), FA_SOC, ARCH (x86_64, aarch64).
 cmake_minimum_required(VERSION 3.16)
 
 function(link_to target linkname)
@@ -51,9 +53,20 @@ endforeach()
 
 get_filename_component(_ops_name "${OPS_LIB}" NAME)
 link_to("${OPS_LIB}" "${PREFIX}/lib64/${_ops_name}")
-foreach(_name libascendcl.so libnnopbase.so libopapi.so libopapi_transformer.so)
-    file(CREATE_LINK "${_ops_name}" "${PREFIX}/lib64/${_name}" SYMBOLIC)
+# Every library an Ascend C project links (CATLASS's examples link all of these) is the emulator.
+foreach(_name ascendcl nnopbase opapi opapi_transformer ascendc_runtime runtime profapi mmpa ascend_dump c_sec
+              error_manager tiling_api platform register)
+    file(CREATE_LINK "${_ops_name}" "${PREFIX}/lib64/lib${_name}.so" SYMBOLIC)
 endforeach()
+set(_devlib "${PREFIX}/${ARCH}-linux/devlib")
+file(MAKE_DIRECTORY "${_devlib}")
+file(RELATIVE_PATH _rel "${_devlib}" "${PREFIX}/lib64/${_ops_name}")
+file(CREATE_LINK "${_rel}" "${_devlib}/libascend_hal.so" SYMBOLIC)
+
+# The ASC language: find_package(ASC) and the compiler driver (cmake/asc).
+file(GLOB _asc_cmake "${FA_ROOT}/cmake/asc/*.cmake" "${FA_ROOT}/cmake/asc/*.cmake.in")
+file(COPY ${_asc_cmake} DESTINATION "${PREFIX}/lib/cmake/ASC")
+link_to("${FA_ROOT}/cmake/asc/asc_cc" "${PREFIX}/bin/asc_cc")  # finds the prefix from its own path
 
 set(_ld "${PREFIX}/lib64")
 set(_vendor "${PREFIX}/opp/vendors/fa_emu_proof/op_api")

@@ -306,6 +306,23 @@ void AppendCounters(std::ostringstream &o, const PipeCounter *pc) {
     }
 }
 
+// ASCEND_EMU_PROFILE=<file>: every launch appends the modelled profile of last_profile() (kernel,
+// block dim, task_duration_us, the msprof ratios) as one JSON line, so a program that is not
+// driven from Python (a CATLASS example, a user's host driver) still reports its modelled time.
+void AppendProfileLine() {
+    const char *path = std::getenv("ASCEND_EMU_PROFILE");
+    if (path == nullptr || path[0] == '\0') return;
+    static std::mutex mu;
+    std::lock_guard<std::mutex> lock(mu);
+    FILE *out = std::fopen(path, "a");
+    if (out == nullptr) {
+        std::fprintf(stderr, "[ascendc-emu] ASCEND_EMU_PROFILE: cannot append to %s\n", path);
+        return;
+    }
+    std::fprintf(out, "%s\n", LastLaunchProfileJson().c_str());
+    std::fclose(out);
+}
+
 }  // namespace
 
 void SetFaultMode(FaultMode mode) { g_faultMode.store(static_cast<int>(mode)); }
@@ -534,6 +551,7 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
         }
     }
     timing.Finish();
+    AppendProfileLine();
 
     std::ostringstream o;
     PipeCounter total[static_cast<int>(Pipe::COUNT)];
@@ -562,6 +580,10 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
     o << "}}";
     std::lock_guard<std::mutex> lock(g_countersMu);
     g_lastCounters = o.str();
+}
+
+void Launch(const LaunchConfig &cfg, const std::function<void()> &aic, const std::function<void()> &aiv) {
+    Launch(cfg, [&] { (Ctx().kind == kAic ? aic : aiv)(); });
 }
 
 std::string LastLaunchCountersJson() {

@@ -44,8 +44,8 @@ std::vector<std::vector<double>> UnitStepCosts(const BackwardProblem &prob, cons
         const int64_t sq = prob.cumQ[b] - (b == 0 ? 0 : prob.cumQ[b - 1]);
         const int64_t sk = prob.cumKv[b] - (b == 0 ? 0 : prob.cumKv[b - 1]);
         const AttentionCore::SparseBand band = AttentionCore::MakeSparseBand(
-            p.sparseMode, prob.hasMask, p.preTokens, p.nextTokens, sq, sk, prob.prefix.empty() ? 0 : prob.prefix[b],
-            b == p.bandBatch);
+            p.mask.sparseMode, prob.hasMask, p.mask.preTokens, p.mask.nextTokens, sq, sk, prob.prefix.empty() ? 0 : prob.prefix[b],
+            b == p.mask.bandBatch);
         const int64_t bk = p.blockKv;
         const int64_t blocks = (sk + bk - 1) / bk;
         for (int64_t h = 0; h < prob.numKvHeads; ++h) {
@@ -232,14 +232,15 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     p.tkv = uint64_t(prob.tkv);
     p.scaleValue = prob.scale;
     p.statsTnd = (prob.statsTnd ? 1u : 0u) | (prob.sumStatsTnd ? 2u : 0u);
-    p.sparseMode = uint32_t(prob.sparseMode);
-    p.hasMask = prob.hasMask ? 1 : 0;
-    p.preTokens = std::clamp(prob.preTokens, -BAND_LIMIT, BAND_LIMIT);
-    p.nextTokens = std::clamp(prob.nextTokens, -BAND_LIMIT, BAND_LIMIT);
-    p.maskStrideB = prob.mask.b;
-    p.maskStrideN = prob.mask.n;
-    p.maskStrideS = prob.mask.s;
-    p.bandBatch = BandBatchIndex(prob);
+    AttentionCore::SparseMaskParams &mask = p.mask;
+    mask.sparseMode = uint32_t(prob.sparseMode);
+    mask.hasMask = prob.hasMask ? 1 : 0;
+    mask.preTokens = std::clamp(prob.preTokens, -BAND_LIMIT, BAND_LIMIT);
+    mask.nextTokens = std::clamp(prob.nextTokens, -BAND_LIMIT, BAND_LIMIT);
+    mask.strides = {prob.mask.b, prob.mask.n, prob.mask.s};
+    mask.bandBatch = BandBatchIndex(prob);
+    mask.hasPrefix = prob.prefix.empty() ? 0 : 1;
+    mask.keyAlign = prob.hasDropMask ? 16 : 1;
     p.blockQ = 2 * r;
     p.blockKv = bk;
     p.tileKv = bk;
@@ -289,21 +290,25 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
 
     // Unit costs: the query rows (all heads of the group) that see the kv block, plus a share
     // for streaming K/V of the block and for each query block.
-    p.hasPrefix = prob.prefix.empty() ? 0 : 1;
     p.hasPse = prob.hasPse ? 1 : 0;
     p.pseType = uint32_t(prob.pseType);
+    // The forward's ScoreMod<ScorePse> runs types 0/1 (type 0 scales before the pse: its scale
+    // is 1 and the backward applies the scale first).
+    p.score.scaleValue = prob.pseType == 0 ? 1.0f : prob.scale;
+    p.score.hasPse = prob.hasPse && prob.pseType <= 1 ? 1 : 0;
     if (prob.hasPse && prob.pseType >= 2) {
         p.slopeStrideB = prob.pseBatch == 1 ? 0 : uint64_t(prob.numHeads);
         p.qStartCount = uint32_t(prob.qStartCount);
         p.kvStartCount = uint32_t(prob.kvStartCount);
     } else if (prob.hasPse) {
-        p.pseRows = uint32_t(prob.pseRows);
-        p.pseCols = uint32_t(prob.pseCols);
-        p.pseStrideN = uint64_t(prob.pseRows) * uint64_t(prob.pseCols);
-        p.pseStrideB = prob.pseBatch == 1 ? 0 : uint64_t(prob.numHeads) * p.pseStrideN;
+        p.score.pseRows = uint32_t(prob.pseRows);
+        p.score.pseCols = uint32_t(prob.pseCols);
+        p.score.pseStrideN = uint64_t(prob.pseRows) * uint64_t(prob.pseCols);
+        p.score.pseStrideB = prob.pseBatch == 1 ? 0 : uint64_t(prob.numHeads) * p.score.pseStrideN;
     }
-    p.hasDropMask = prob.hasDropMask ? 1 : 0;
-    p.keepProbInv = prob.hasDropMask ? 1.0f / prob.keepProb : 1.0f;
+    p.softmax.hasDropMask = prob.hasDropMask ? 1 : 0;
+    p.softmax.keepProbInv = prob.hasDropMask ? 1.0f / prob.keepProb : 1.0f;
+    p.softmax.numHeads = p.numHeads;
     // Unit split: the qSplit (query slices per kv block) with the smallest planned makespan;
     // within 5 % the smaller one (fewer K/V reloads, and with 1 the dK/dV rows have one writer).
     const uint32_t cores = std::max<uint32_t>(1, std::min<uint32_t>(budget.aicNum, AttentionCore::MAX_CORES));

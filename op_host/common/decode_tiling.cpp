@@ -106,7 +106,6 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     p.kvStrideB = prob.kv.b;
     p.kvStrideN = prob.kv.n;
     p.kvStrideS = prob.kv.s;
-    p.scaleValue = prob.scale;
 
     // Rows of a unit are the G heads of a KV group: no more rows per vector core than needed.
     const uint32_t need = static_cast<uint32_t>(AlignUp(CeilDiv(p.groupSize, 2), 8));
@@ -146,21 +145,25 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     p.blockQ = 2 * p.rowsPerVec;
     p.qBlocksPerHead = static_cast<uint32_t>(CeilDiv(p.groupSize, p.blockQ));
 
-    d.hasKvLengths = prob.kvLengths.empty() ? 0 : 1;
-    d.kvLengthsCount = static_cast<uint32_t>(prob.kvLengths.size());
-    d.hasLeftPadding = prob.leftPadding && !prob.kvLengths.empty() ? 1 : 0;
+    AttentionCore::DecodeMaskParams &mask = t.mask;
+    mask.hasKvLengths = prob.kvLengths.empty() ? 0 : 1;
+    mask.kvLengthsCount = static_cast<uint32_t>(prob.kvLengths.size());
+    mask.hasLeftPadding = prob.leftPadding && !prob.kvLengths.empty() ? 1 : 0;
+    mask.hasMask = prob.hasMask ? 1 : 0;
+    mask.maskStrideB = prob.maskStrideB;
+    AttentionCore::DecodePseParams &score = t.score;
+    score.scaleValue = prob.scale;
+    score.hasPse = prob.hasPse ? 1 : 0;
+    score.pseIsBf16 = prob.pseBf16 ? 1 : 0;
+    score.pseStrideB = prob.pseStrideB;
+    score.pseStrideN = prob.pseStrideN;
+    score.groupSize = p.groupSize;
     d.paged = prob.paged ? 1 : 0;
     d.blockSize = static_cast<uint32_t>(prob.blockSize);
     d.maxBlocks = static_cast<uint32_t>(prob.maxBlocks);
     d.cacheBlocks = static_cast<uint32_t>(prob.cacheBlocks);
     d.pageStride = prob.pageStride;
     d.pageHeadStride = prob.pageHeadStride;
-    d.hasMask = prob.hasMask ? 1 : 0;
-    d.maskStrideB = prob.maskStrideB;
-    d.hasPse = prob.hasPse ? 1 : 0;
-    d.pseIsBf16 = prob.pseBf16 ? 1 : 0;
-    d.pseStrideB = prob.pseStrideB;
-    d.pseStrideN = prob.pseStrideN;
     d.quantOut = prob.quantOut ? 1 : 0;
     d.quantPerChannel = prob.quantPerChannel ? 1 : 0;
     d.hasQuantOffset = prob.hasQuantOffset ? 1 : 0;
@@ -190,6 +193,8 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
                                                   p.blockKv));
     }
     p.unitCount = baseUnits * d.kvSplits;
+    mask.kvSplits = score.kvSplits = d.kvSplits;  // a unit's n is kvHead * kvSplits + split
+    mask.kvChunk = d.kvChunk;
 
     const uint32_t cores = static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>(aic, p.unitCount)));
     p.usedCores = CutByCost(UnitCosts(prob, t), cores, p.coreUnitStart);

@@ -22,7 +22,8 @@ uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 // Mirror of the kernel's unit geometry (WorkSplit<SplitQBlocks>::Decode + MaskMod::KvRange),
 // priced per visible key by ForwardKeyCost, plus a fixed share per block (hand-off, rescale)
 // and per unit (Q load, normalisation, output).
-uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams &p, uint32_t b, uint32_t q0)
+uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams &p,
+                  const AttentionCore::MaskBandParams &mask, uint32_t b, uint32_t q0)
 {
     const uint32_t rows = std::min<uint32_t>(p.blockQ, p.seqQ - q0);
     int64_t len = p.seqQ;
@@ -32,9 +33,9 @@ uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams
     if (valid == 0) return fixed;
     int64_t lo = 0;
     int64_t hi = p.seqKv;
-    if (p.bandActive) {
-        lo = std::max<int64_t>(lo, int64_t(q0) - p.preTokens);
-        hi = std::min<int64_t>(hi, int64_t(q0) + valid - 1 + p.nextTokens + 1);
+    if (mask.bandActive) {
+        lo = std::max<int64_t>(lo, int64_t(q0) - mask.preTokens);
+        hi = std::min<int64_t>(hi, int64_t(q0) + valid - 1 + mask.nextTokens + 1);
     }
     if (hi <= lo) return fixed;
     const uint64_t blocks = uint64_t((hi - lo + p.blockKv - 1) / p.blockKv);
@@ -42,13 +43,14 @@ uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams
 }
 
 // Costs of all units in (batch, head, q-block) order.
-std::vector<uint64_t> UnitCosts(const ForwardProblem &prob, const AttentionCore::ForwardParams &p)
+std::vector<uint64_t> UnitCosts(const ForwardProblem &prob, const AttentionCore::ForwardParams &p,
+                                const AttentionCore::MaskBandParams &mask)
 {
     std::vector<uint64_t> costs;
     costs.reserve(p.unitCount);
     std::vector<uint64_t> perBq(p.qBlocksPerHead);
     for (uint32_t b = 0; b < p.batch; ++b) {
-        for (uint32_t qb = 0; qb < p.qBlocksPerHead; ++qb) perBq[qb] = UnitCost(prob, p, b, qb * p.blockQ);
+        for (uint32_t qb = 0; qb < p.qBlocksPerHead; ++qb) perBq[qb] = UnitCost(prob, p, mask, b, qb * p.blockQ);
         for (uint32_t n = 0; n < p.numHeads; ++n) costs.insert(costs.end(), perBq.begin(), perBq.end());
     }
     return costs;
@@ -114,12 +116,13 @@ namespace {
 
 // For very many units: one streaming pass that cuts where the running cost reaches each
 // core's share of the total (as balanced as the optimal cut to within one unit's cost).
-uint64_t SplitProportional(const ForwardProblem &prob, AttentionCore::ForwardParams &p, uint32_t cores)
+uint64_t SplitProportional(const ForwardProblem &prob, AttentionCore::ForwardParams &p,
+                           const AttentionCore::MaskBandParams &mask, uint32_t cores)
 {
     std::vector<uint64_t> perBq(p.qBlocksPerHead);
     auto forEach = [&](auto &&fn) {
         for (uint32_t b = 0; b < p.batch; ++b) {
-            for (uint32_t qb = 0; qb < p.qBlocksPerHead; ++qb) perBq[qb] = UnitCost(prob, p, b, qb * p.blockQ);
+            for (uint32_t qb = 0; qb < p.qBlocksPerHead; ++qb) perBq[qb] = UnitCost(prob, p, mask, b, qb * p.blockQ);
             for (uint32_t n = 0; n < p.numHeads; ++n)
                 for (uint32_t qb = 0; qb < p.qBlocksPerHead; ++qb) fn(perBq[qb]);
         }
@@ -276,10 +279,11 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
                        AttentionCore::CTRL_LINES * AttentionCore::CTRL_LINE_WORDS * 4;
 }
 
-bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::ForwardParams &p,
+bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::PrefillTiling &tiling,
                  std::string &why)
 {
-    std::memset(&p, 0, sizeof(p));
+    std::memset(&tiling, 0, sizeof(tiling));
+    AttentionCore::ForwardParams &p = tiling.params;
     p.batch = static_cast<uint32_t>(prob.batch);
     p.numHeads = static_cast<uint32_t>(prob.numHeads);
     p.numKvHeads = static_cast<uint32_t>(prob.numKvHeads);
@@ -297,14 +301,15 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     p.oStrideB = prob.out.b;
     p.oStrideN = prob.out.n;
     p.oStrideS = prob.out.s;
-    p.scaleValue = prob.scale;
-    p.hasMask = prob.hasMask ? 1 : 0;
-    p.bandActive = prob.bandActive ? 1 : 0;
-    p.maskStrideB = prob.mask.b;
-    p.maskStrideN = prob.mask.n;
-    p.maskStrideS = prob.mask.s;
-    p.preTokens = std::max(-TOKEN_CLAMP, std::min(TOKEN_CLAMP, prob.preTokens));
-    p.nextTokens = std::max(-TOKEN_CLAMP, std::min(TOKEN_CLAMP, prob.nextTokens));
+    tiling.score.scaleValue = prob.scale;
+    AttentionCore::MaskBandParams &mask = tiling.mask;
+    mask.hasMask = prob.hasMask ? 1 : 0;
+    mask.bandActive = prob.bandActive ? 1 : 0;
+    mask.strides = {prob.mask.b, prob.mask.n, prob.mask.s};
+    mask.preTokens = std::max(-TOKEN_CLAMP, std::min(TOKEN_CLAMP, prob.preTokens));
+    mask.nextTokens = std::max(-TOKEN_CLAMP, std::min(TOKEN_CLAMP, prob.nextTokens));
+    mask.seqQ = p.seqQ;
+    mask.seqKv = p.seqKv;
     p.hasActualSeqLengths = prob.actualSeqLengths.empty() ? 0 : 1;
     p.actualSeqLengthsCount = static_cast<uint32_t>(prob.actualSeqLengths.size());
 
@@ -324,8 +329,8 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
         t.unitCount = uint64_t(t.batch) * t.numHeads * t.qBlocksPerHead;
         const uint32_t cores = static_cast<uint32_t>(
             std::max<uint64_t>(1, std::min<uint64_t>({uint64_t(budget.aicNum), t.unitCount, AttentionCore::MAX_CORES})));
-        const uint64_t span = t.unitCount <= MAX_SEARCHED_UNITS ? SplitContiguous(UnitCosts(prob, t), cores, t.coreUnitStart)
-                                                                 : SplitProportional(prob, t, cores);
+        const uint64_t span = t.unitCount <= MAX_SEARCHED_UNITS ? SplitContiguous(UnitCosts(prob, t, mask), cores, t.coreUnitStart)
+                                                                 : SplitProportional(prob, t, mask, cores);
         // Ranges are filled from the front: trailing cores may have nothing to do.
         t.usedCores = 1;
         while (t.usedCores < cores && t.coreUnitStart[t.usedCores] < t.unitCount) ++t.usedCores;
@@ -342,25 +347,33 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     return true;
 }
 
-void PlanMaskSummary(AttentionCore::ForwardParams &p)
+void PlanMaskSummary(AttentionCore::PrefillTiling &tiling)
 {
-    const bool shared = (p.batch == 1 || p.maskStrideB == 0) && (p.numHeads == 1 || p.maskStrideN == 0);
+    const AttentionCore::ForwardParams &p = tiling.params;
+    AttentionCore::MaskBandParams &m = tiling.mask;
+    const bool shared = (p.batch == 1 || m.strides.b == 0) && (p.numHeads == 1 || m.strides.n == 0);
     const uint32_t cols = (p.seqKv + AttentionCore::SUMMARY_KEYS - 1) / AttentionCore::SUMMARY_KEYS;
     const uint32_t scratch = p.rowsPerVec * p.headDimAlign * 4;  // what the vector stage passes
-    if (p.hasMask == 0 || !shared || uint64_t(p.batch) * p.numHeads < 2 ||
+    if (m.hasMask == 0 || !shared || uint64_t(p.batch) * p.numHeads < 2 ||
         AttentionCore::MaskSummaryChunk(scratch, cols) == 0) {
         return;
     }
-    p.maskSummary = 1;
-    p.summaryCols = cols;
-    p.summaryPitch = uint32_t(AlignUp((p.seqQ + AttentionCore::SUMMARY_ROWS - 1) / AttentionCore::SUMMARY_ROWS, 8) + 8);
-    p.wsMaskSummary = AlignUp(uint64_t(p.usedCores) * p.wsBytesPerCore, 512);
+    m.maskSummary = 1;
+    m.summaryCols = cols;
+    m.summaryPitch = uint32_t(AlignUp((p.seqQ + AttentionCore::SUMMARY_ROWS - 1) / AttentionCore::SUMMARY_ROWS, 8) + 8);
+    m.wsMaskSummary = WorkspaceBytes(p, 512);
 }
 
-uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p)
+uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align)
 {
-    const uint64_t slots = uint64_t(p.usedCores) * p.wsBytesPerCore;
-    return p.maskSummary != 0 ? p.wsMaskSummary + uint64_t(p.summaryCols) * p.summaryPitch : slots;
+    return AlignUp(uint64_t(p.usedCores) * p.wsBytesPerCore, align);
+}
+
+uint64_t PrefillWorkspaceBytes(const AttentionCore::PrefillTiling &tiling)
+{
+    const AttentionCore::MaskBandParams &m = tiling.mask;
+    return m.maskSummary != 0 ? m.wsMaskSummary + uint64_t(m.summaryCols) * m.summaryPitch
+                              : WorkspaceBytes(tiling.params);
 }
 
 }  // namespace fa_host

@@ -44,13 +44,15 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
 void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, const CoreBudget &budget);
 
 // Fills `p` completely. The workspace the kernel needs is WorkspaceBytes(p).
-bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::ForwardParams &p,
+bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::PrefillTiling &tiling,
                  std::string &why);
-uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p);
+// The per-core slots of every core (rounded up to `align` bytes).
+uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align = 1);
 // PFA: a mask plane shared by every (batch, head) of more than one gets a summary the vector
-// cores build before the main loop (ForwardParams::maskSummary, mask_band.h); call after
+// cores build before the main loop (MaskBandParams::maskSummary, mask_band.h); call after
 // PlanForward (it places the summary after the per-core workspace).
-void PlanMaskSummary(AttentionCore::ForwardParams &p);
+void PlanMaskSummary(AttentionCore::PrefillTiling &tiling);
+uint64_t PrefillWorkspaceBytes(const AttentionCore::PrefillTiling &tiling);
 
 // Cuts `costs` into at most `cores` contiguous ranges minimising the largest range cost
 // (binary search on that cost, greedy packing); writes the cores + 1 range starts to `starts`

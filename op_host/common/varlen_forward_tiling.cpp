@@ -11,22 +11,23 @@ namespace {
 
 int64_t Clamp(int64_t v) { return std::max(-AttentionCore::SPARSE_UNBOUNDED, std::min(AttentionCore::SPARSE_UNBOUNDED, v)); }
 
-AttentionCore::SparseBand BandOf(const VarLenProblem &prob, const AttentionCore::ForwardParams &p, size_t b)
+AttentionCore::SparseBand BandOf(const VarLenProblem &prob, const AttentionCore::SparseMaskParams &m, size_t b)
 {
     const int64_t prefix = prob.prefix.empty() ? 0 : prob.prefix[b];
-    return AttentionCore::MakeSparseBand(p.sparseMode, p.hasMask != 0, p.preTokens, p.nextTokens, prob.seqQ[b],
-                                         prob.seqKv[b], prefix, int64_t(b) == p.bandBatch);
+    return AttentionCore::MakeSparseBand(m.sparseMode, m.hasMask != 0, m.preTokens, m.nextTokens, prob.seqQ[b],
+                                         prob.seqKv[b], prefix, int64_t(b) == m.bandBatch);
 }
 
 // Units in (b, n, q-block) order, priced like the PFA planner (forward_tiling.cpp, UnitCost):
 // visible keys x ForwardKeyCost + a share per key block and per unit.
-std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::ForwardParams &p)
+std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::ForwardParams &p,
+                                const AttentionCore::SparseMaskParams &mask)
 {
     std::vector<uint64_t> costs;
     std::vector<uint64_t> perQb;
     for (size_t b = 0; b < prob.seqQ.size(); ++b) {
         const int64_t sq = prob.seqQ[b];
-        const AttentionCore::SparseBand band = BandOf(prob, p, b);
+        const AttentionCore::SparseBand band = BandOf(prob, mask, b);
         perQb.clear();
         for (int64_t q0 = 0; q0 < sq; q0 += p.blockQ) {
             const int64_t rows = std::min<int64_t>(p.blockQ, sq - q0);
@@ -62,10 +63,11 @@ int64_t BandBatch(uint32_t sparseMode, const std::vector<int64_t> &seqQ, const s
     return found;
 }
 
-bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, AttentionCore::ForwardParams &p,
+bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, AttentionCore::VarLenTiling &tiling,
                        std::string &why)
 {
-    std::memset(&p, 0, sizeof(p));
+    std::memset(&tiling, 0, sizeof(tiling));
+    AttentionCore::ForwardParams &p = tiling.params;
     const uint64_t n = uint64_t(prob.numHeads), nkv = uint64_t(prob.numKvHeads), d = uint64_t(prob.headDim);
     p.batch = static_cast<uint32_t>(prob.seqQ.size());
     p.numHeads = static_cast<uint32_t>(n);
@@ -82,27 +84,31 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     p.kvStrideS = nkv * d;
     p.oStrideN = d;
     p.oStrideS = n * d;
-    p.scaleValue = prob.scale;
-    p.hasMask = prob.hasMask ? 1 : 0;
-    p.maskStrideS = uint64_t(prob.maskCols);
-    p.preTokens = Clamp(prob.preTokens);
-    p.nextTokens = Clamp(prob.nextTokens);
-    p.sparseMode = prob.sparseMode;
-    p.hasPrefix = prob.prefix.empty() ? 0 : 1;
-    p.bandBatch = BandBatch(prob.sparseMode, prob.seqQ, prob.seqKv);
     p.hasSoftmaxStats = 1;
     p.statsStrideS = n * 8;
     p.statsStrideN = 8;
-    p.hasPse = prob.hasPse ? 1 : 0;
+    AttentionCore::SparseMaskParams &mask = tiling.mask;
+    mask.hasMask = prob.hasMask ? 1 : 0;
+    mask.strides = {0, 0, uint64_t(prob.maskCols)};
+    mask.preTokens = Clamp(prob.preTokens);
+    mask.nextTokens = Clamp(prob.nextTokens);
+    mask.sparseMode = prob.sparseMode;
+    mask.hasPrefix = prob.prefix.empty() ? 0 : 1;
+    mask.bandBatch = BandBatch(prob.sparseMode, prob.seqQ, prob.seqKv);
+    mask.keyAlign = prob.hasDropMask ? 16 : 1;  // each row's keep bits start on a byte
+    AttentionCore::PseParams &score = tiling.score;
+    score.scaleValue = prob.scale;
+    score.hasPse = prob.hasPse ? 1 : 0;
     if (prob.hasPse) {
-        p.pseRows = static_cast<uint32_t>(prob.pseRows);
-        p.pseCols = static_cast<uint32_t>(prob.pseCols);
-        p.pseStrideN = uint64_t(prob.pseRows) * uint64_t(prob.pseCols);
-        p.pseStrideB = prob.pseBatch == 1 ? 0 : n * p.pseStrideN;
+        score.pseRows = static_cast<uint32_t>(prob.pseRows);
+        score.pseCols = static_cast<uint32_t>(prob.pseCols);
+        score.pseStrideN = uint64_t(prob.pseRows) * uint64_t(prob.pseCols);
+        score.pseStrideB = prob.pseBatch == 1 ? 0 : n * score.pseStrideN;
     }
-
-    p.hasDropMask = prob.hasDropMask ? 1 : 0;
-    p.keepProbInv = prob.hasDropMask ? 1.0f / prob.keepProb : 1.0f;
+    AttentionCore::DropoutParams &softmax = tiling.softmax;
+    softmax.hasDropMask = prob.hasDropMask ? 1 : 0;
+    softmax.keepProbInv = prob.hasDropMask ? 1.0f / prob.keepProb : 1.0f;
+    softmax.numHeads = p.numHeads;
 
     uint32_t maxRows = 0;
     if (!ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
@@ -115,7 +121,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         t.rowsPerVec = r;
         t.blockQ = 2 * r;
         t.qBlocksPerHead = static_cast<uint32_t>((int64_t(p.seqQ) + t.blockQ - 1) / t.blockQ);
-        const std::vector<uint64_t> costs = UnitCosts(prob, t);
+        const std::vector<uint64_t> costs = UnitCosts(prob, t, mask);
         t.unitCount = costs.size();
         const uint32_t cores = static_cast<uint32_t>(
             std::max<uint64_t>(1, std::min<uint64_t>({uint64_t(budget.aicNum), t.unitCount, AttentionCore::MAX_CORES})));

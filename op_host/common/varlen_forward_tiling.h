@@ -30,7 +30,7 @@ struct VarLenProblem {
 // The batch carrying the band of sparse modes 7 (last non-empty) and 8 (first non-empty); -1.
 int64_t BandBatch(uint32_t sparseMode, const std::vector<int64_t> &seqQ, const std::vector<int64_t> &seqKv);
 
-bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, AttentionCore::ForwardParams &p,
+bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, AttentionCore::VarLenTiling &tiling,
                        std::string &why);
 
 }  // namespace fa_host

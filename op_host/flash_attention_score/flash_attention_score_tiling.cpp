@@ -91,7 +91,7 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
 
     FlashAttentionScoreTilingData *data = context->GetTilingData<FlashAttentionScoreTilingData>();
     std::string why;
-    if (!fa_host::PlanVarLenForward(prob, budget, data->params, why)) {
+    if (!fa_host::PlanVarLenForward(prob, budget, *data, why)) {
         FA_LOGE("FlashAttentionScore tiling: %s", why.c_str());
         return ge::GRAPH_FAILED;
     }

@@ -66,11 +66,11 @@ bool PlanRecompute(const fa_host::BackwardProblem &prob, const fa_host::CoreBudg
     v.hasDropMask = prob.hasDropMask;
     v.keepProb = prob.keepProb;
     if (!fa_host::PlanVarLenForward(v, budget, data.forward, why)) return false;
-    data.forward.maskStrideB = prob.mask.b;  // V5 also takes [B, N or 1, Sq, Skv] masks
-    data.forward.maskStrideN = prob.mask.n;
+    data.forward.mask.strides.b = prob.mask.b;  // V5 also takes [B, N or 1, Sq, Skv] masks
+    data.forward.mask.strides.n = prob.mask.n;
     const uint64_t stats = Align512(uint64_t(prob.tq) * prob.numHeads * 8 * 4);
     data.recompute = 1;
-    data.statsMaxOffset = Align512(fa_host::WorkspaceBytes(data.forward));
+    data.statsMaxOffset = Align512(fa_host::WorkspaceBytes(data.forward.params));
     data.statsSumOffset = data.statsMaxOffset + stats;
     data.attentionOffset = data.statsSumOffset + stats;
     data.backwardOffset = data.attentionOffset + Align512(uint64_t(prob.tq) * prob.numHeads * prob.headDim *
@@ -181,7 +181,7 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
     context->SetTilingKey(dtype == ge::DT_BF16   ? FAG_TILING_KEY_BF16
                           : dtype == ge::DT_FLOAT ? FAG_TILING_KEY_FP32
                                                   : FAG_TILING_KEY_FP16);
-    const uint32_t cores = recompute && data->forward.usedCores > data->params.usedCores ? data->forward.usedCores
+    const uint32_t cores = recompute && data->forward.params.usedCores > data->params.usedCores ? data->forward.params.usedCores
                                                                                          : data->params.usedCores;
     context->SetBlockDim(cores);
     size_t *ws = context->GetWorkspaceSizes(1);

@@ -156,7 +156,7 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
     }
     if (list) {
         AttentionCore::DecodeParams &dp = data->decode;
-        dp.kvLengthsCount = static_cast<uint32_t>(lengthsCount);
+        data->mask.kvLengthsCount = static_cast<uint32_t>(lengthsCount);
         dp.kvListBatches = static_cast<uint32_t>(listSeq.size());
         dp.kvListBnsd = layout == fa_host::Layout::BNSD ? 1 : 0;
         for (size_t i = 0; i < listSeq.size(); ++i) dp.kvListSeq[i] = static_cast<uint32_t>(listSeq[i]);

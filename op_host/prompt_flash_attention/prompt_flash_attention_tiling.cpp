@@ -98,15 +98,15 @@ ge::graphStatus PromptFlashAttentionTiling(gert::TilingContext *context)
 
     PromptFlashAttentionTilingData *data = context->GetTilingData<PromptFlashAttentionTilingData>();
     std::string why;
-    if (!fa_host::PlanForward(prob, budget, data->params, why)) {
+    if (!fa_host::PlanForward(prob, budget, *data, why)) {
         FA_LOGE("PromptFlashAttention tiling: %s", why.c_str());
         return ge::GRAPH_FAILED;
     }
-    fa_host::PlanMaskSummary(data->params);
+    fa_host::PlanMaskSummary(*data);
     context->SetTilingKey(dtype == ge::DT_BF16 ? PFA_TILING_KEY_BF16 : PFA_TILING_KEY_FP16);
     context->SetBlockDim(data->params.usedCores);
     size_t *ws = context->GetWorkspaceSizes(1);
-    ws[0] = fa_host::WorkspaceBytes(data->params) + platform.GetLibApiWorkSpaceSize();
+    ws[0] = fa_host::PrefillWorkspaceBytes(*data) + platform.GetLibApiWorkSpaceSize();
     return ge::GRAPH_SUCCESS;
 }
 

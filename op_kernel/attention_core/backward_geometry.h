@@ -64,7 +64,7 @@ public:
         p_ = p;
         cumQ_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(seqQ));
         cumKv_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(seqKv));
-        if (p->hasPrefix != 0) {
+        if (p->mask.hasPrefix != 0) {
             prefix_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(prefix));
         }
     }
@@ -117,9 +117,10 @@ public:
         u.k0 = static_cast<int64_t>(blk_ / p_->qSplit) * p_->blockKv;
         const int64_t left = sk_ - u.k0;
         u.cols = left < static_cast<int64_t>(p_->blockKv) ? static_cast<uint32_t>(left) : p_->blockKv;
-        const int64_t prefix = p_->hasPrefix != 0 ? prefix_.GetValue(b_) : 0;
-        const SparseBand band = MakeSparseBand(p_->sparseMode, p_->hasMask != 0, p_->preTokens, p_->nextTokens, sq_,
-                                               sk_, prefix, static_cast<int64_t>(b_) == p_->bandBatch);
+        const SparseMaskParams &m = p_->mask;
+        const int64_t prefix = m.hasPrefix != 0 ? prefix_.GetValue(b_) : 0;
+        const SparseBand band = MakeSparseBand(m.sparseMode, m.hasMask != 0, m.preTokens, m.nextTokens, sq_, sk_,
+                                               prefix, static_cast<int64_t>(b_) == m.bandBatch);
         BackwardVisibleRows(band, u.k0, u.cols, sq_, u.rowLo, u.rowHi);
         // Query slice: whole query blocks [q0, q1) of the visible rows.
         const uint32_t slice = blk_ % p_->qSplit;

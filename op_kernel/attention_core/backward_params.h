@@ -25,30 +25,25 @@ struct BackwardParams {
     float scaleValue;
     uint32_t statsTnd;  // bit 0: softmax_max is [T, N, 8] (else [N, T, 8]); bit 1: softmax_sum likewise
 
-    // Mask: sparse mode as the spec defines it; with hasMask == 0 the modes do not apply
-    // (full attention). Modes 0/1 read the 1-byte user mask with these strides.
-    uint32_t sparseMode;
-    uint32_t hasMask;
-    int64_t preTokens;   // clamped by the host to +-2^40
-    int64_t nextTokens;
-    uint64_t maskStrideB, maskStrideN, maskStrideS;
-    int64_t bandBatch;  // the batch carrying the band in sparse modes 7/8 (-1: none)
-    uint32_t hasPrefix;  // mode 6: per-batch prefix (int64 GM), keys [0, prefix) always visible
+    // The forward's element-wise policies, run on the recomputed scores with their own Params
+    // (policy_params.h): MaskMod<MaskSparseMode> (sparse mode as the spec defines it; without
+    // a mask the modes do not apply, full attention), ScoreMod<ScorePse> (pse types 0/1; its
+    // scaleValue is 1 for type 0, which scales before the pse, and hasPse is 0 for types 2/3)
+    // and SoftmaxMod<SoftmaxDropout> (keep bits). Modes, band and prefix also shape the
+    // backward's unit walk (backward_geometry.h).
+    PseParams score;
+    SparseMaskParams mask;
+    DropoutParams softmax;
 
     // pse. Types 0/1: an external tensor [Bp, N, pseRows, pseCols] bottom-right aligned as in
-    // the forward (ScoreMod<ScorePse>); type 1 S = scale * (Q.K^T + pse), type 0
-    // S = scale * Q.K^T + pse. Types 2/3: generated alibi S = scale * Q.K^T - slope *
-    // |c - r - (Skv - Sq) - qStart + kvStart| (square root of the distance for type 3), slopes
-    // fp32 [N] (slopeStrideB 0) or [B, N]; start indices from int64 GM (count 0: none, 1: all
-    // batches, else one per batch). Dropout keep bits as SoftmaxMod<SoftmaxDropout> reads them.
+    // the forward (`score`); type 1 S = scale * (Q.K^T + pse), type 0 S = scale * Q.K^T + pse.
+    // Types 2/3: generated alibi S = scale * Q.K^T - slope * |c - r - (Skv - Sq) - qStart +
+    // kvStart| (square root of the distance for type 3), slopes fp32 [N] (slopeStrideB 0) or
+    // [B, N]; start indices from int64 GM (count 0: none, 1: all batches, else one per batch).
     uint32_t hasPse;
     uint32_t pseType;
-    uint64_t pseStrideB, pseStrideN;
-    uint32_t pseRows, pseCols;
     uint64_t slopeStrideB;
     uint32_t qStartCount, kvStartCount;
-    uint32_t hasDropMask;
-    float keepProbInv;
 
     // Blocks: blockQ query rows (rowsPerVec per vector core) x blockKv keys; dChunk head-dim
     // columns per cube pass. The vector cores hold a block's rows in UB tiles of tileKv

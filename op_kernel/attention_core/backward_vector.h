@@ -28,7 +28,7 @@ public:
         seqQ_ = t.seqQ;
         seqKv_ = t.seqKv;
         prefix_ = t.prefix;
-        InitForwardPolicies(t);
+        InitPolicies(t);
         dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dy));
         o_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.attentionIn));
         max_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.softmaxMax));
@@ -298,28 +298,10 @@ private:
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
-    // The forward core's policies read a ForwardParams: fill the fields they use (sparse-mode
-    // mask, pse, dropout) from the backward parameters.
-    __aicore__ inline void InitForwardPolicies(const BackwardTensors &t)
+    // The forward's element-wise policies, on their own Params embedded in BackwardParams
+    // (`score`, `mask`, `softmax`) and the tensors they read.
+    __aicore__ inline void InitPolicies(const BackwardTensors &t)
     {
-        fwd_.numHeads = p_->numHeads;
-        fwd_.scaleValue = p_->pseType == 0 ? 1.0f : p_->scaleValue;  // type 0 scales before the pse
-        fwd_.hasMask = p_->hasMask;
-        fwd_.maskStrideB = p_->maskStrideB;
-        fwd_.maskStrideN = p_->maskStrideN;
-        fwd_.maskStrideS = p_->maskStrideS;
-        fwd_.preTokens = p_->preTokens;
-        fwd_.nextTokens = p_->nextTokens;
-        fwd_.sparseMode = p_->sparseMode;
-        fwd_.hasPrefix = p_->hasPrefix;
-        fwd_.bandBatch = p_->bandBatch;
-        fwd_.hasPse = p_->hasPse != 0 && p_->pseType <= 1 ? 1 : 0;
-        fwd_.pseStrideB = p_->pseStrideB;
-        fwd_.pseStrideN = p_->pseStrideN;
-        fwd_.pseRows = p_->pseRows;
-        fwd_.pseCols = p_->pseCols;
-        fwd_.hasDropMask = p_->hasDropMask;
-        fwd_.keepProbInv = p_->keepProbInv;
         ForwardTensors ft{};
         ft.mask = t.mask;
         ft.actualSeqLengths = t.seqQ;
@@ -327,9 +309,9 @@ private:
         ft.pse = t.pse;
         ft.prefix = t.prefix;
         ft.dropMask = t.dropMask;
-        mask_.Init(&fwd_, ft);
-        score_.Init(&fwd_, ft);
-        drop_.Init(&fwd_, ft);
+        mask_.Init(*p_, ft);
+        score_.Init(*p_, ft);
+        drop_.Init(*p_, ft);
     }
 
     // S = scale.S plus the pse of its type (see BackwardParams).
@@ -578,7 +560,6 @@ private:
 
     const BackwardParams *p_ = nullptr;
     BackwardSteps steps_;
-    ForwardParams fwd_{};
     MaskMod<MaskSparseMode> mask_;
     ScoreMod<ScorePse> score_;
     SoftmaxMod<SoftmaxDropout> drop_;

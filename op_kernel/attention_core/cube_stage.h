@@ -37,12 +37,14 @@ namespace AttentionCore {
 template <typename T, class Variant>
 class ForwardCube {
 public:
-    __aicore__ inline void Init(const ForwardParams *p, AscendC::TPipe *pipe, const ForwardTensors &t)
+    template <class Tiling>
+    __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const ForwardTensors &t)
     {
+        const ForwardParams *p = &tiling.params;
         p_ = p;
-        split_.Init(p, t);
-        kv_.Init(p);
-        mask_.Init(p, t);
+        split_.Init(tiling, t);
+        kv_.Init(tiling, t);
+        mask_.Init(tiling, t);
         q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.query));
         k_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.key));
         v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.value));
@@ -87,7 +89,7 @@ public:
 
     __aicore__ inline void Process()
     {
-        if (p_->maskSummary != 0) {
+        if (mask_.HasPrepass()) {
             AscendC::SyncAll<false>();  // the vector cores build the mask summary (mask_band.h)
         }
         for (int32_t b = 0; b < 2; ++b) {  // every copy starts free

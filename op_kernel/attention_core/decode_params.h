@@ -1,7 +1,7 @@
 // Parameters of the decode (query S = 1) variant of the forward core, used by
-// IncreFlashAttention. The decode tiling is the shared ForwardParams followed by DecodeParams;
-// the decode policies (decode_policies.h) receive the ForwardParams pointer like every policy
-// and reach the DecodeParams behind it through DecodeOf() (decode_policies.h).
+// IncreFlashAttention: DecodeTiling is the shared ForwardParams, the Params of the decode score
+// and mask policies (policy_params.h) and DecodeParams, the piece the decode work split, K/V
+// source, int8 K/V producer and combine pass read.
 //
 // A decode unit is (batch, KV head, head block, KV split): the query heads of one KV group are
 // the rows of the unit (GQA heads batched into the cube's M dimension; forward rows = heads),
@@ -25,9 +25,6 @@ struct DecodeParams {
     // KV window. kvSplits chunks of kvChunk keys (a multiple of blockKv) per (batch, KV head).
     uint32_t kvSplits;
     uint32_t kvChunk;
-    uint32_t hasKvLengths;   // actual_seq_lengths given (count 1 = one value for all batches)
-    uint32_t kvLengthsCount;
-    uint32_t hasLeftPadding; // kv_padding_size given together with actual_seq_lengths
 
     // Paged KV cache: token t of batch b is row t % blockSize of cache block
     // blockTable[b * maxBlocks + t / blockSize]; the block starts at block * pageStride and the
@@ -45,15 +42,6 @@ struct DecodeParams {
     uint32_t kvListBatches;  // 0: one tensor holds every batch
     uint32_t kvListBnsd;
     uint32_t kvListSeq[MAX_KV_LIST];
-
-    // Mask (B, S)-like: one byte row per batch (non-zero = excluded), row pitch maskStrideB.
-    uint32_t hasMask;
-    uint64_t maskStrideB;
-    // pse_shift (B or 1, N, 1, S) in the query dtype: strides per batch (0 = broadcast), head.
-    uint32_t hasPse;
-    uint64_t pseStrideB;
-    uint64_t pseStrideN;
-    uint32_t pseIsBf16;  // pse has the query dtype: bf16 (1) or fp16 (0)
 
     // INT8 output: y = out * quantScale2 + quantOffset2 (fp32 or bf16 parameters, per tensor or per
     // channel n * D + d), through fp16 to int8. It is written by the combine pass, so every
@@ -84,22 +72,12 @@ struct DecodeParams {
     uint64_t wsPartialOffset;  // bytes from the user workspace start
     uint64_t combineRows;      // batch * numHeads
     uint64_t combineRowStart[MAX_CORES * 2 + 1];  // vector core v combines rows [start[v], start[v+1])
-
-    // Runtime GM addresses the KV source and the combine need but ForwardTensors does not
-    // carry, filled by the kernel entry into its copy of the tiling (the host writes 0).
-    uint64_t blockTableAddr;   // int32 (B, maxBlocks)
-    uint64_t kvPaddingAddr;    // int64, one value
-    uint64_t workspaceAddr;  // the user workspace (partial outputs of the combine)
-    uint64_t quantScaleAddr;   // fp32 or bf16
-    uint64_t quantOffsetAddr;  // same dtype, 0 without quantOffset2
-    uint64_t antiKeyAddr;      // int8 key / value of this run (a list: the current batch's)
-    uint64_t antiValueAddr;
-    uint64_t antiScaleAddr;    // query dtype
-    uint64_t antiOffsetAddr;   // 0 without antiquant_offset
 };
 
 struct DecodeTiling {
-    ForwardParams params;  // first member: &tiling == &tiling.params
+    ForwardParams params;
+    DecodePseParams score;
+    DecodeMaskParams mask;
     DecodeParams decode;
 };
 

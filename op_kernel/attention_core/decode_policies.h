@@ -3,9 +3,12 @@
 //                              one KV group are the unit's rows (GQA batched into the cube's M)
 //   KvSource<KvDecode>         Q/O rows = heads of the group; K/V contiguous (BSH/BSND/BNSD) or
 //                              paged through the block table (both cache layouts)
-//   MaskMod<MaskDecode>        the batch's KV window (actual lengths, left padding, split chunk),
-//                              pse_shift (added after the scale) and the (B, 1, 1, S) mask row
-// A unit's `n` encodes the pair (KV head, split) as kvHead * kvSplits + split.
+//   ScoreMod<ScoreDecodePse>   scale, then pse_shift rows of the unit's heads
+//   MaskMod<MaskDecode>        the batch's KV window (actual lengths, left padding, split chunk)
+//                              and the (B, 1, 1, S) mask row
+// A unit's `n` encodes the pair (KV head, split) as kvHead * kvSplits + split. The split and
+// the K/V source read the tiling's core `params` and `decode` pieces; the score and mask
+// policies their own `score` and `mask` (DecodeTiling, decode_params.h).
 #pragma once
 #include "kernel_operator.h"
 #include "decode_params.h"
@@ -15,23 +18,24 @@ namespace AttentionCore {
 
 struct SplitKvCombine {};
 struct KvDecode {};
+struct ScoreDecodePse {};
 struct MaskDecode {};
-
-__aicore__ inline const DecodeParams &DecodeOf(const ForwardParams *p)
-{
-    return reinterpret_cast<const DecodeTiling *>(p)->decode;
-}
 
 // ------------------------------------------------------------------- work split
 template <>
 struct WorkSplit<SplitKvCombine> : WorkSplitBase {
-    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &) { p_ = p; }
+    __aicore__ inline void Init(const DecodeTiling &tiling, const ForwardTensors &t)
+    {
+        p_ = &tiling.params;
+        d_ = &tiling.decode;
+        workspace_ = t.workspace;
+    }
     __aicore__ inline uint64_t Begin(uint32_t core) const { return p_->coreUnitStart[core]; }
     __aicore__ inline uint64_t End(uint32_t core) const { return p_->coreUnitStart[core + 1]; }
     // unit = ((b * numKvHeads + kvHead) * headBlocks + headBlock) * kvSplits + split
     __aicore__ inline void Decode(uint64_t unit, WorkUnit &u) const
     {
-        const uint32_t splits = DecodeOf(p_).kvSplits;
+        const uint32_t splits = d_->kvSplits;
         const uint32_t split = static_cast<uint32_t>(unit % splits);
         uint64_t rest = unit / splits;
         const uint32_t hb = static_cast<uint32_t>(rest % p_->qBlocksPerHead);
@@ -55,17 +59,19 @@ struct WorkSplit<SplitKvCombine> : WorkSplitBase {
                                               const AscendC::LocalTensor<float> &l) const;
 
     const ForwardParams *p_ = nullptr;
+    const DecodeParams *d_ = nullptr;
+    GM_ADDR workspace_ = nullptr;
 };
 
 // -------------------------------------------------------------------- KV source
 template <>
 struct KvSource<KvDecode> : KvSourceBase {
-    __aicore__ inline void Init(const ForwardParams *p)
+    __aicore__ inline void Init(const DecodeTiling &tiling, const ForwardTensors &t)
     {
-        p_ = p;
-        const DecodeParams &d = DecodeOf(p);
-        if (d.paged != 0) {
-            table_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(d.blockTableAddr));
+        p_ = &tiling.params;
+        d_ = &tiling.decode;
+        if (d_->paged != 0) {
+            table_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(t.blockTable));
         }
     }
     // Row `row` of unit head n is query head kvHead * G + row (S = 1: the head pitch is the row pitch).
@@ -77,7 +83,7 @@ struct KvSource<KvDecode> : KvSourceBase {
     // (RowsInRun).
     __aicore__ inline uint64_t KvOffset(uint32_t b, uint32_t n, uint32_t token) const
     {
-        const DecodeParams &d = DecodeOf(p_);
+        const DecodeParams &d = *d_;
         const uint32_t kvHead = n / d.kvSplits;
         if (d.paged == 0) {
             return b * p_->kvStrideB + kvHead * p_->kvStrideN + static_cast<uint64_t>(token) * p_->kvStrideS;
@@ -101,76 +107,45 @@ struct KvSource<KvDecode> : KvSourceBase {
     // A paged cache is contiguous up to the end of the token's page.
     __aicore__ inline uint32_t RowsInRun(uint32_t, uint64_t token) const
     {
-        const DecodeParams &d = DecodeOf(p_);
+        const DecodeParams &d = *d_;
         return d.paged == 0 ? 0xFFFFFFFFu : d.blockSize - static_cast<uint32_t>(token % d.blockSize);
     }
 
     __aicore__ inline uint64_t QueryHead(uint32_t n, uint32_t row) const
     {
-        return static_cast<uint64_t>(n / DecodeOf(p_).kvSplits) * p_->groupSize + row;
+        return static_cast<uint64_t>(n / d_->kvSplits) * p_->groupSize + row;
     }
 
     const ForwardParams *p_ = nullptr;
+    const DecodeParams *d_ = nullptr;
     AscendC::GlobalTensor<int32_t> table_;
 };
 
-// ------------------------------------------------------------------------- mask
+// ------------------------------------------------------------------------ score
+// S = scale * Q.K^T, then the pse_shift rows of the unit's query heads (query dtype, added
+// after the scale).
 template <>
-struct MaskMod<MaskDecode> : MaskModBase {
-    __aicore__ inline bool UsesScratch() const { return true; }  // scratch takes the pse / mask rows as half
-    // Mask rows are read inside Apply (one row per query head group): nothing to load ahead.
-    // t.actualSeqLengths holds the KV lengths, t.mask the (B, S)-like mask, t.pse pse_shift.
-    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
+struct ScoreMod<ScoreDecodePse> : ScoreModBase {
+    using Params = DecodePseParams;
+    __aicore__ inline bool UsesScratch() const { return p_->hasPse != 0; }  // the pse rows as half
+    template <class Tiling>
+    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
     {
-        p_ = p;
-        const DecodeParams &d = DecodeOf(p);
-        if (d.hasKvLengths != 0) lens_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqLengths));
-        if (d.hasLeftPadding != 0) pad_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(d.kvPaddingAddr));
-        if (d.hasMask != 0) mask_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.mask));
-        if (d.hasPse != 0) pse_.SetGlobalBuffer(reinterpret_cast<__gm__ half *>(t.pse));
-        padColumns_.Init(p, t);  // ForwardParams::hasMask/bandActive are 0: it only kills pad columns
-    }
-
-    // The batch's KV window ([0, S), [0, L_b), or [S - pad - L_b, S - pad) with left padding;
-    // empty if it leaves the cache), then the split's chunk of it.
-    __aicore__ inline void KvRange(WorkUnit &u) const
-    {
-        const DecodeParams &d = DecodeOf(p_);
-        int64_t lo = 0;
-        int64_t hi = p_->seqKv;
-        if (d.hasKvLengths != 0) {
-            const int64_t len = lens_.GetValue(d.kvLengthsCount == 1 ? 0 : u.b);
-            hi = len;
-            if (d.hasLeftPadding != 0) {
-                const int64_t pad = pad_.GetValue(0);
-                hi = static_cast<int64_t>(p_->seqKv) - (pad > 0 ? pad : 0);
-                lo = hi - len;
-            }
-        }
-        if (lo < 0 || hi <= lo) {
-            lo = 0;
-            hi = 0;
-        }
-        const int64_t begin = lo + static_cast<int64_t>(u.n % d.kvSplits) * d.kvChunk;
-        const int64_t end = begin + d.kvChunk;
-        u.kvBegin = begin < hi ? begin : hi;
-        u.kvEnd = end < hi ? end : hi;
+        p_ = &tiling.score;
+        if (p_->hasPse != 0) pse_.SetGlobalBuffer(reinterpret_cast<__gm__ half *>(t.pse));
     }
 
     // Scores of query heads (kvHead * G + row0 + r) against keys [k0, k0 + colsValid).
+    template <typename T>
     __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &tmp,
-                                 const AscendC::LocalTensor<uint8_t> &maskBytes,
-                                 const AscendC::LocalTensor<half> &scratch, const WorkUnit &u, uint32_t row0,
+                                 const AscendC::LocalTensor<T> &scratch, const WorkUnit &u, uint32_t row0,
                                  uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols) const
     {
-        const DecodeParams &d = DecodeOf(p_);
-        if (d.hasPse != 0) {
-            AddPse(s, tmp, scratch, u, row0, rows, k0, colsValid, cols);
+        AscendC::Muls(s, s, p_->scaleValue, static_cast<int32_t>(rows * cols));
+        AscendC::PipeBarrier<PIPE_V>();
+        if (p_->hasPse != 0) {
+            AddPse(s, tmp, scratch.template ReinterpretCast<half>(), u, row0, rows, k0, colsValid, cols);
         }
-        if (d.hasMask != 0) {
-            AddMaskRow(s, tmp, maskBytes, scratch, u, rows, k0, colsValid, cols);
-        }
-        padColumns_.Apply(s, tmp, maskBytes, scratch, u, row0, rows, k0, colsValid, cols);
     }
 
 private:
@@ -179,8 +154,8 @@ private:
                                   const AscendC::LocalTensor<half> &scratch, const WorkUnit &u, uint32_t row0,
                                   uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols) const
     {
-        const DecodeParams &d = DecodeOf(p_);
-        const uint64_t head = static_cast<uint64_t>(u.n / d.kvSplits) * p_->groupSize + row0;
+        const DecodePseParams &d = *p_;
+        const uint64_t head = static_cast<uint64_t>(u.n / d.kvSplits) * d.groupSize + row0;
         const uint64_t elem = u.b * d.pseStrideB + head * d.pseStrideN + static_cast<uint64_t>(k0);
         const uint32_t count = rows * cols;
         AscendC::PipeBarrier<PIPE_V>();
@@ -205,13 +180,76 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
     }
 
+    const DecodePseParams *p_ = nullptr;
+    AscendC::GlobalTensor<half> pse_;  // bf16 pse is read through the same 2-byte view
+};
+
+// ------------------------------------------------------------------------- mask
+template <>
+struct MaskMod<MaskDecode> : MaskModBase {
+    using Params = DecodeMaskParams;
+    // Scratch takes the mask row as half. (Also without a mask: the P buffer's wait then stays
+    // ahead of the mask pass, where the pse scratch of the decode score policy puts it.)
+    __aicore__ inline bool UsesScratch() const { return true; }
+    // Mask rows are read inside Apply (one row per query head group): nothing to load ahead.
+    // t.actualSeqLengths holds the KV lengths, t.kvPadding the left padding, t.mask the
+    // (B, S)-like mask.
+    template <class Tiling>
+    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    {
+        p_ = &tiling.mask;
+        if (p_->hasKvLengths != 0) lens_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqLengths));
+        if (p_->hasLeftPadding != 0) pad_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.kvPadding));
+        if (p_->hasMask != 0) mask_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.mask));
+        padColumns_.Init(noBand_, t);  // no tensor, no band: it only kills pad columns
+    }
+
+    // The batch's KV window ([0, S), [0, L_b), or [S - pad - L_b, S - pad) with left padding;
+    // empty if it leaves the cache), then the split's chunk of it.
+    __aicore__ inline void KvRange(WorkUnit &u) const
+    {
+        const DecodeMaskParams &d = *p_;
+        int64_t lo = 0;
+        int64_t hi = u.seqKv;
+        if (d.hasKvLengths != 0) {
+            const int64_t len = lens_.GetValue(d.kvLengthsCount == 1 ? 0 : u.b);
+            hi = len;
+            if (d.hasLeftPadding != 0) {
+                const int64_t pad = pad_.GetValue(0);
+                hi = u.seqKv - (pad > 0 ? pad : 0);
+                lo = hi - len;
+            }
+        }
+        if (lo < 0 || hi <= lo) {
+            lo = 0;
+            hi = 0;
+        }
+        const int64_t begin = lo + static_cast<int64_t>(u.n % d.kvSplits) * d.kvChunk;
+        const int64_t end = begin + d.kvChunk;
+        u.kvBegin = begin < hi ? begin : hi;
+        u.kvEnd = end < hi ? end : hi;
+    }
+
+    // Scores of query heads (kvHead * G + row0 + r) against keys [k0, k0 + colsValid).
+    __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &tmp,
+                                 const AscendC::LocalTensor<uint8_t> &maskBytes,
+                                 const AscendC::LocalTensor<half> &scratch, const WorkUnit &u, uint32_t row0,
+                                 uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols) const
+    {
+        if (p_->hasMask != 0) {
+            AddMaskRow(s, tmp, maskBytes, scratch, u, rows, k0, colsValid, cols);
+        }
+        padColumns_.Apply(s, tmp, maskBytes, scratch, u, row0, rows, k0, colsValid, cols);
+    }
+
+private:
     // s[r][:] += MASKED_SCORE * mask[b][k0 : k0 + cols] for every row (one mask row per batch).
     __aicore__ inline void AddMaskRow(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &tmp,
                                       const AscendC::LocalTensor<uint8_t> &maskBytes,
                                       const AscendC::LocalTensor<half> &scratch, const WorkUnit &u, uint32_t rows,
                                       int64_t k0, uint32_t colsValid, uint32_t cols) const
     {
-        const DecodeParams &d = DecodeOf(p_);
+        const DecodeMaskParams &d = *p_;
         AscendC::PipeBarrier<PIPE_V>();
         // zero bytes: the pad columns pass (they are killed below)
         AscendC::Duplicate(maskBytes.ReinterpretCast<half>(), static_cast<half>(0), static_cast<int32_t>(cols / 2));
@@ -236,10 +274,12 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
     }
 
-    const ForwardParams *p_ = nullptr;
+    const DecodeMaskParams *p_ = nullptr;
     AscendC::GlobalTensor<int64_t> lens_, pad_;
     AscendC::GlobalTensor<uint8_t> mask_;
-    AscendC::GlobalTensor<half> pse_;  // bf16 pse is read through the same 2-byte view
+    struct {
+        MaskBandParams mask;
+    } noBand_{};
     MaskMod<MaskTensorBand> padColumns_;
 };
 

@@ -21,18 +21,20 @@ struct ForwardVariant {
     using Softmax = SoftmaxMod<SoftmaxTag>;
 };
 
-template <typename T, class Variant>
-__aicore__ inline void RunForward(const ForwardParams *p, const ForwardTensors &t)
+// `tiling` is the operator's tiling data: the core's ForwardParams (`params`) and its policies'
+// pieces (policies.h).
+template <typename T, class Variant, class Tiling>
+__aicore__ inline void RunForward(const Tiling &tiling, const ForwardTensors &t)
 {
     AscendC::TPipe pipe;
     if ASCEND_IS_AIC {
         ForwardCube<T, Variant> cube;
-        cube.Init(p, &pipe, t);
+        cube.Init(tiling, &pipe, t);
         cube.Process();
     }
     if ASCEND_IS_AIV {
         ForwardVector<T, Variant> vec;
-        vec.Init(p, &pipe, t);
+        vec.Init(tiling, &pipe, t);
         vec.Process();
     }
 }

@@ -1,8 +1,11 @@
 // Parameters of the shared forward attention core (prefill, varlen and decode operators).
 // A plain POD struct: the host tiling fills it, the kernel reads it from the tiling buffer, so
-// it holds only fixed-width fields and no pointers. Every operator's tiling data embeds it.
+// it holds only fixed-width fields and no pointers. A forward tiling is ForwardParams
+// (`params`: shapes, layout strides, blocks, work split, workspace) next to the Params of its
+// variant's element-wise policies (`score`, `mask`, `softmax`; policy_params.h).
 #pragma once
 #include <cstdint>
+#include "policy_params.h"
 
 #ifndef __aicore__  // host builds (tiling) include this header without the kernel headers
 #define __aicore__
@@ -59,18 +62,6 @@ struct ForwardParams {
     uint64_t kvStrideB, kvStrideN, kvStrideS;
     uint64_t oStrideB, oStrideN, oStrideS;
 
-    // Score stage.
-    float scaleValue;
-    uint32_t reserved0;
-
-    // Mask stage: optional 1-byte mask tensor (non-zero = excluded), read from its top-left
-    // corner with these element strides (0 = broadcast), plus the left-up pre/next band.
-    uint32_t hasMask;
-    uint32_t bandActive;
-    uint64_t maskStrideB, maskStrideN, maskStrideS;
-    int64_t preTokens;   // clamped by the host to +-2^40 so row +- tokens never overflows
-    int64_t nextTokens;
-
     // Query lengths per batch from an int64 GM tensor (count 1 = one value for all batches).
     uint32_t hasActualSeqLengths;
     uint32_t actualSeqLengthsCount;
@@ -110,41 +101,35 @@ struct ForwardParams {
     uint64_t wsSlotP;
     uint64_t wsSlotO;
 
-    // Varlen forward (FlashAttentionVarLenScore; zero for the other operators). sparseMode and
-    // the band are read through sparse_mode.h; bandBatch is the batch carrying the band of
-    // modes 7/8 (-1: none). Softmax max/sum are written as 8 replicated fp32 per (row, head)
-    // at (token base + row) * statsStrideS + head * statsStrideN when hasSoftmaxStats.
-    uint32_t sparseMode;
-    uint32_t hasPrefix;
-    int64_t bandBatch;
+    // Softmax max/sum (varlen) are written as 8 replicated fp32 per (row, head) at
+    // (token base + row) * statsStrideS + head * statsStrideN when hasSoftmaxStats.
     uint32_t hasSoftmaxStats;
-    uint32_t hasPse;
+    uint32_t reserved0;
     uint64_t statsStrideS, statsStrideN;
-    // pse (real_shift) [Bp, N, pseRows, pseCols], bottom-right aligned to each batch's score
-    // matrix; pseRows < Sq is the alibi-compressed form (see ScoreMod<ScorePse>).
-    uint64_t pseStrideB, pseStrideN;
-    uint32_t pseRows, pseCols;
-    // Dropout: keep bits (LSB first) per batch [N, Sq, Skv rounded up to 16], batches one after
-    // the other; a kept P is scaled by 1 / keep_prob (SoftmaxMod<SoftmaxDropout>).
-    uint32_t hasDropMask;
-    float keepProbInv;
+};
 
-    // Mask summary (PFA, one mask plane shared by every (batch, head); mask_band.h): before the
-    // main loop the vector cores mark, per 16 query rows x 128 keys of the plane, whether any
-    // byte excludes (one byte each, laid out [key column][row group], summaryPitch bytes per
-    // column, at wsMaskSummary bytes from the workspace start); a block whose marks are all
-    // clear then skips its mask load and passes. 0: no summary.
-    uint32_t maskSummary;
-    uint32_t summaryCols;   // ceil(seqKv / 128)
-    uint32_t summaryPitch;  // ceil(seqQ / 16) rounded up to 8, plus 8 (whole uint64 reads)
-    uint32_t reserved1;
-    uint64_t wsMaskSummary;
+// The forward tilings of the variants (the members named after the seams they feed).
+struct PrefillTiling {  // PromptFlashAttention
+    ForwardParams params;
+    ScaleParams score;
+    MaskBandParams mask;
+};
+
+struct VarLenTiling {  // FlashAttentionVarLenScore, FAG V5's recompute
+    ForwardParams params;
+    PseParams score;
+    SparseMaskParams mask;
+    DropoutParams softmax;
 };
 
 constexpr uint32_t SUMMARY_ROWS = 16;   // query rows per mask summary mark
 constexpr uint32_t SUMMARY_KEYS = 128;  // keys per mask summary mark
 constexpr uint32_t SUMMARY_BATCH = 32;  // row groups whose marks go out together
 
+// Mask summary (PFA, one mask plane shared by every (batch, head); mask_band.h,
+// MaskBandParams): before the main loop the vector cores mark, per SUMMARY_ROWS query rows x
+// SUMMARY_KEYS keys of the plane, whether any byte excludes; a block whose marks are all clear
+// then skips its mask load and passes.
 // Key columns per pass of the mask summary in `scratch` bytes of UB (marks of a batch of row
 // groups, then 16 mask rows per column); 0 when not even one column fits. The host plans with
 // the scratch the vector stage passes (its accumulator, rowsPerVec x headDimAlign fp32).

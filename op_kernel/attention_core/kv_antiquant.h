@@ -62,15 +62,15 @@ struct Int8CastStages<bfloat16_t> {
 // One antiquant parameter row (kvHead's D values of key (which 0) or value (which 1), or the
 // per-tensor value broadcast) as fp32 into `dst`; `stage` holds D elements of T.
 template <typename T>
-__aicore__ inline void LoadAntiRow(const ForwardParams *p, GM_ADDR src, uint32_t which, uint32_t kvHead,
+__aicore__ inline void LoadAntiRow(const DecodeTiling &td, GM_ADDR src, uint32_t which, uint32_t kvHead,
                                    const AscendC::LocalTensor<T> &stage, const AscendC::LocalTensor<float> &dst)
 {
-    const uint32_t dd = p->headDim;
+    const uint32_t dd = td.params.headDim;
     AscendC::GlobalTensor<T> g;
     g.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(src));
     PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous row's users are done
-    if (DecodeOf(p).antiPerChannel != 0) {
-        const uint64_t at = (static_cast<uint64_t>(which) * p->numKvHeads + kvHead) * dd;
+    if (td.decode.antiPerChannel != 0) {
+        const uint64_t at = (static_cast<uint64_t>(which) * td.params.numKvHeads + kvHead) * dd;
         AscendC::DataCopyPad(stage, g[at], AscendC::DataCopyExtParams(1, dd * sizeof(T), 0, 0, 0),
                              AscendC::DataCopyPadExtParams<T>(false, 0, 0, static_cast<T>(0)));
         PipeSync<AscendC::HardEvent::MTE2_V>();
@@ -89,8 +89,10 @@ __aicore__ inline void LoadAntiRow(const ForwardParams *p, GM_ADDR src, uint32_t
 template <typename T>
 class QueryAntiquant {
 public:
-    __aicore__ inline void Run(const ForwardParams *p, GM_ADDR query, GM_ADDR scaled)
+    __aicore__ inline void Run(const DecodeTiling &td, GM_ADDR query, GM_ADDR scale, GM_ADDR scaled)
     {
+        td_ = &td;
+        const ForwardParams *p = &td.params;
         p_ = p;
         const uint32_t dd = p->headDim;
         dp_ = AlignUp(dd, 16);
@@ -103,7 +105,7 @@ public:
         pipe.InitBuffer(stageBuf_, dp_ * sizeof(T));
         q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(query));
         out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(scaled));
-        scaleAddr_ = reinterpret_cast<GM_ADDR>(DecodeOf(p).antiScaleAddr);
+        scaleAddr_ = scale;
 
         const uint64_t rows = static_cast<uint64_t>(p->batch) * p->numHeads;
         const uint32_t v = AscendC::GetBlockIdx();
@@ -145,7 +147,7 @@ private:
         for (uint32_t r = 0; r < rows; ++r) {
             const uint32_t kvHead = (head0 + r) / p_->groupSize;
             if (kvHead != cachedHead_) {
-                LoadAntiRow<T>(p_, scaleAddr_, 0, kvHead, stageBuf_.Get<T>(), scale);
+                LoadAntiRow<T>(*td_, scaleAddr_, 0, kvHead, stageBuf_.Get<T>(), scale);
                 cachedHead_ = kvHead;
             }
             AscendC::Mul(x[r * dp_], x[r * dp_], scale, static_cast<int32_t>(dd));
@@ -160,6 +162,7 @@ private:
     }
 
     static constexpr uint32_t NO_HEAD = 0xFFFFFFFFu;
+    const DecodeTiling *td_ = nullptr;
     const ForwardParams *p_ = nullptr;
     uint32_t dp_ = 16;
     uint32_t chunk_ = 1;
@@ -186,7 +189,7 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
     // ---- cube (KvSourceBase hooks): the ring slot of the block the cube loads next
     __aicore__ inline void BeforeLoad(const WorkUnit &u, const KvBlock &blk, bool isValue)
     {
-        const DecodeParams &d = DecodeOf(p_);
+        const DecodeParams &d = *d_;
         const uint64_t item = isValue ? vLoads_++ : kLoads_++;
         if (!isValue) {
             AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(FLAG_KV_READY);  // both vector cores wrote it
@@ -204,16 +207,20 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
     }
 
     // ---- vector (KvSourceBase hooks): the producer
-    __aicore__ inline void StreamInit(const ForwardParams *p, AscendC::TPipe *pipe, const ForwardTensors &t)
+    __aicore__ inline void StreamInit(const DecodeTiling &td, AscendC::TPipe *pipe, const ForwardTensors &t)
     {
-        const DecodeParams &d = DecodeOf(p);
-        split_.Init(p, t);
-        mask_.Init(p, t);
+        const ForwardParams *p = &td.params;
+        const DecodeParams &d = td.decode;
+        td_ = &td;
+        antiScale_ = t.antiScale;
+        antiOffset_ = t.antiOffset;
+        split_.Init(td, t);
+        mask_.Init(td, t);
         core_ = AscendC::GetBlockIdx() / 2;
         sub_ = AscendC::GetSubBlockIdx();
         ring_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.key + core_ * d.antiRingCoreBytes));
-        keyIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(d.antiKeyAddr));
-        valueIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(d.antiValueAddr));
+        keyIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(t.antiKey));
+        valueIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(t.antiValue));
         dp_ = AlignUp(p->headDim, 32);  // int8 rows start on 32-byte blocks
         chunk_ = d.antiChunkElems / dp_;
         chunk_ = chunk_ == 0 ? 1 : chunk_;
@@ -257,7 +264,7 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
     // measured slower: every softmax of the ramp waits for two blocks' writes.)
     __aicore__ inline void Advance(uint64_t step)
     {
-        const uint64_t ahead = DecodeOf(p_).antiAhead;
+        const uint64_t ahead = d_->antiAhead;
         WriteUpTo(Target(step, ahead));
         CastUpTo(Target(step + 1, ahead));
         Read(Target(step + 2, ahead));
@@ -272,7 +279,7 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
     {
         CastUpTo(ALL);
         WriteUpTo(ALL);
-        const uint64_t slots = DecodeOf(p_).antiRingSlots;
+        const uint64_t slots = d_->antiRingSlots;
         for (uint64_t i = produced_ > slots ? produced_ - slots : 0; i < produced_; ++i) {
             AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(FLAG_KV_FREE);  // the cube's last releases
         }
@@ -290,20 +297,19 @@ struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
     __aicore__ inline void FinishRows(const WorkUnit &u, uint32_t rows, const AscendC::LocalTensor<float> &acc,
                                       const AscendC::LocalTensor<float> &sum)
     {
-        const DecodeParams &d = DecodeOf(p_);
         const uint32_t dp = p_->headDimAlign;
         const int32_t dd = static_cast<int32_t>(p_->headDim);
         const AscendC::LocalTensor<float> scale = valueBuf_.Get<float>();
         const AscendC::LocalTensor<float> shift = scale[dp];  // o_v * s_v
         const AscendC::LocalTensor<float> tmp = scale[2 * dp];
         const AscendC::LocalTensor<T> stage = valueBuf_.Get<T>()[3 * dp * 2];
-        const bool hasOffset = d.antiOffsetAddr != 0;
-        const uint32_t kvHead = u.n / d.kvSplits;
+        const bool hasOffset = antiOffset_ != nullptr;
+        const uint32_t kvHead = u.n / d_->kvSplits;
         AscendC::PipeBarrier<PIPE_V>();
         if (kvHead != valueHead_) {
-            LoadAntiRow<T>(p_, reinterpret_cast<GM_ADDR>(d.antiScaleAddr), 1, kvHead, stage, scale);
+            LoadAntiRow<T>(*td_, antiScale_, 1, kvHead, stage, scale);
             if (hasOffset) {
-                LoadAntiRow<T>(p_, reinterpret_cast<GM_ADDR>(d.antiOffsetAddr), 1, kvHead, stage, shift);
+                LoadAntiRow<T>(*td_, antiOffset_, 1, kvHead, stage, shift);
                 AscendC::Mul(shift, shift, scale, dd);
                 AscendC::PipeBarrier<PIPE_V>();
             }
@@ -379,7 +385,7 @@ private:
     // This vector core's half of the block's K and V rows, bound for ring slot produced_ % slots.
     __aicore__ inline void ReadBlock(const WorkUnit &u, const KvBlock &blk)
     {
-        const DecodeParams &d = DecodeOf(p_);
+        const DecodeParams &d = *d_;
         const uint32_t half = (blk.cols + 1) / 2;
         const uint32_t r0 = sub_ == 0 ? 0 : half;
         const uint32_t r1 = sub_ == 0 ? half : blk.cols;
@@ -483,7 +489,7 @@ private:
     {
         const uint32_t dd = p_->headDim;
         const Chunk &c = cast_[o];
-        if (c.first && c.item >= DecodeOf(p_).antiRingSlots) {
+        if (c.first && c.item >= d_->antiRingSlots) {
             AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(FLAG_KV_FREE);  // the cube loaded the slot's last block
         }
         AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT_OUT + static_cast<int32_t>(o));
@@ -520,6 +526,9 @@ private:
     MaskMod<MaskDecode> mask_;
     uint32_t core_ = 0, sub_ = 0;
     uint32_t dp_ = 32, chunk_ = 1, inCopy_ = 0, outCopy_ = 0;
+    const DecodeTiling *td_ = nullptr;
+    GM_ADDR antiScale_ = nullptr;
+    GM_ADDR antiOffset_ = nullptr;  // null without antiquant_offset
     Chunk read_[IN_COPIES];  // per in copy: the chunk it holds until cast
     Chunk cast_[OUT_COPIES];  // per out copy: the chunk it holds until written
     uint64_t unit_ = 0, unitEnd_ = 0;

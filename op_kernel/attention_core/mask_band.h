@@ -15,21 +15,20 @@ struct MaskMod {
 // computed blocks the band and the tensor are applied element-wise by the vector core.
 template <>
 struct MaskMod<MaskTensorBand> : MaskModBase {
-    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
+    using Params = MaskBandParams;
+    template <class Tiling>
+    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
     {
-        Init(p, t.mask);
-        if (p->maskSummary != 0) {
-            summary_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.workspace + p->wsMaskSummary));
-            summaryWords_.SetGlobalBuffer(reinterpret_cast<__gm__ uint64_t *>(t.workspace + p->wsMaskSummary));
+        p_ = &tiling.mask;
+        if (p_->hasMask != 0) {
+            mask_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.mask));
+        }
+        if (p_->maskSummary != 0) {
+            summary_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.workspace + p_->wsMaskSummary));
+            summaryWords_.SetGlobalBuffer(reinterpret_cast<__gm__ uint64_t *>(t.workspace + p_->wsMaskSummary));
         }
     }
-    __aicore__ inline void Init(const ForwardParams *p, GM_ADDR mask)
-    {
-        p_ = p;
-        if (p->hasMask != 0) {
-            mask_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(mask));
-        }
-    }
+    __aicore__ inline bool HasPrepass() const { return p_->maskSummary != 0; }
 
     // Keys visible to any valid row of the unit; an empty range means "no block to compute".
     __aicore__ inline void KvRange(WorkUnit &u) const
@@ -59,11 +58,11 @@ struct MaskMod<MaskTensorBand> : MaskModBase {
             clean_ = true;
             return;
         }
-        LoadTensorMask(mask_, p_, maskBytes, u, row0, rows, k0, colsValid, cols);
+        LoadTensorMask(mask_, p_->strides, maskBytes, u, row0, rows, k0, colsValid, cols);
         loaded_ = true;
     }
 
-    // The mask summary (ForwardParams::maskSummary), built by every vector core of the launch
+    // The mask summary (MaskBandParams::maskSummary), built by every vector core of the launch
     // before the main loop (a SyncAll follows): this worker's share of the 16-row groups, all key
     // columns. Per group and pass of `chunk` columns: the 16 mask rows in, or-folded as uint16
     // into one row, each 128-byte column folded into its first 32-byte block (two strided Ors),
@@ -107,9 +106,9 @@ struct MaskMod<MaskTensorBand> : MaskModBase {
                         PipeSync<AscendC::HardEvent::V_MTE2>();
                     }
                     AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), keys,
-                                                    static_cast<uint32_t>(p_->maskStrideS - keys),
+                                                    static_cast<uint32_t>(p_->strides.s - keys),
                                                     (pitch - AlignUp(keys, 32)) / 32, 0);
-                    AscendC::DataCopyPad(rowsArea, mask_[row0 * p_->maskStrideS + k0], copy,
+                    AscendC::DataCopyPad(rowsArea, mask_[row0 * p_->strides.s + k0], copy,
                                          AscendC::DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
                     PipeSync<AscendC::HardEvent::MTE2_V>();
                     for (uint32_t span = SUMMARY_ROWS / 2; span >= 1; span /= 2) {  // 16 rows -> 1
@@ -177,7 +176,7 @@ struct MaskMod<MaskTensorBand> : MaskModBase {
             const bool clean = clean_ || (!loaded_ && p_->maskSummary != 0 && Clean(row0, rows, k0, colsValid));
             if (!clean) {
                 if (!loaded_) {
-                    LoadTensorMask(mask_, p_, maskBytes, u, row0, rows, k0, colsValid, cols);
+                    LoadTensorMask(mask_, p_->strides, maskBytes, u, row0, rows, k0, colsValid, cols);
                 }
                 AddTensorMask(s, tmp, maskBytes, rows, cols);
             }
@@ -235,16 +234,16 @@ struct MaskMod<MaskTensorBand> : MaskModBase {
     // The mask bytes of query rows [row0, row0 + rows) and keys [k0, k0 + colsValid) into
     // maskBytes (row pitch cols) once the vector is done with it; raises MTE2_V EVT_MASK.
     __aicore__ inline static void LoadTensorMask(const AscendC::GlobalTensor<uint8_t> &maskGm,
-                                                 const ForwardParams *params,
+                                                 const MaskStrides &strides,
                                                  const AscendC::LocalTensor<uint8_t> &maskBytes, const WorkUnit &u,
                                                  uint32_t row0, uint32_t rows, int64_t k0, uint32_t colsValid,
                                                  uint32_t cols)
     {
-        const uint64_t offset = u.b * params->maskStrideB + u.n * params->maskStrideN + row0 * params->maskStrideS +
+        const uint64_t offset = u.b * strides.b + u.n * strides.n + row0 * strides.s +
                                 static_cast<uint64_t>(k0);
         const uint32_t rowBlocks = (colsValid + 31) / 32;
         AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), colsValid,
-                                        static_cast<uint32_t>(params->maskStrideS - colsValid), cols / 32 - rowBlocks, 0);
+                                        static_cast<uint32_t>(strides.s - colsValid), cols / 32 - rowBlocks, 0);
         AscendC::DataCopyPadExtParams<uint8_t> pad(false, 0, 0, 0);
         AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(0);
         AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(0);
@@ -313,7 +312,7 @@ struct MaskMod<MaskTensorBand> : MaskModBase {
     }
 
 private:
-    const ForwardParams *p_ = nullptr;
+    const MaskBandParams *p_ = nullptr;
     AscendC::GlobalTensor<uint8_t> mask_, summary_;
     AscendC::GlobalTensor<uint64_t> summaryWords_;
     mutable bool loaded_ = false;  // Load issued the next Apply's mask rows (Apply consumes them)

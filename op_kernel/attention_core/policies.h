@@ -3,8 +3,17 @@
 // a combination nobody implemented fails to compile instead of running a wrong kernel. Every
 // policy inherits its seam's base below, which holds the seam's defaults (a policy overrides a
 // default by declaring the same member); the stages call only members, so one mechanism
-// carries all variation. Index of every tag (tests/ops/attention_core/test_policy_index.py
-// keeps it true):
+// carries all variation.
+//
+// Parameters: a policy is initialised with Init(tiling, tensors), where tiling is the
+// operator's tiling data composed of the core's ForwardParams (`params`) and the Params of
+// its element-wise policies (`score`, `mask`, `softmax`; policy_params.h). A score, mask or
+// softmax policy names its Params (`using Params`) and reads only that member, so the backward,
+// whose BackwardParams embeds the same members, runs the same policies; a work split or K/V
+// source reads the core's geometry (`params`) and its variant's own piece (decode: `decode`).
+// GM addresses come in ForwardTensors.
+//
+// Index of every tag (tests/ops/attention_core/test_policy_index.py keeps it true):
 //
 //   seam        tag              file                 operators
 //   WorkSplit   SplitQBlocks     policies.h           PFA
@@ -13,8 +22,9 @@
 //   KvSource    KvStrided        policies.h           PFA, FA varlen
 //               KvDecode         decode_policies.h    IFA V4
 //               KvDecodeInt8<T>  kv_antiquant.h       IFA V4 (int8 K/V)
-//   ScoreMod    ScoreScale       policies.h           PFA, IFA V4
+//   ScoreMod    ScoreScale       policies.h           PFA
 //               ScorePse         varlen_policies.h    FA varlen, FAG V5
+//               ScoreDecodePse   decode_policies.h    IFA V4
 //   MaskMod     MaskTensorBand   mask_band.h          PFA (IFA V4: its pad columns)
 //               MaskSparseMode   varlen_policies.h    FA varlen, FAG V5
 //               MaskDecode       decode_policies.h    IFA V4
@@ -59,6 +69,15 @@ struct ForwardTensors {
     GM_ADDR softmaxMax = nullptr;
     GM_ADDR softmaxSum = nullptr;
     GM_ADDR dropMask = nullptr;
+    // decode (IncreFlashAttention)
+    GM_ADDR blockTable = nullptr;  // int32 (B, maxBlocks)
+    GM_ADDR kvPadding = nullptr;   // int64, one value
+    GM_ADDR quantScale = nullptr;  // INT8 output: fp32 or bf16
+    GM_ADDR quantOffset = nullptr;  // same dtype, null without quantOffset2
+    GM_ADDR antiKey = nullptr;     // INT8 K/V of this run (a list: the current batch's)
+    GM_ADDR antiValue = nullptr;
+    GM_ADDR antiScale = nullptr;   // query dtype
+    GM_ADDR antiOffset = nullptr;  // null without antiquant_offset
 };
 
 // One unit of work: query rows [q0, q0 + rows) of head n in batch b; rows >= qValid are
@@ -98,7 +117,7 @@ struct WorkSplitBase {
 // Hooks for K/V produced on the chip while the core runs (the int8 decode cache): the cube
 // calls BeforeLoad(u, blk, isValue) right before it loads a block's K (V) rows into L1 and
 // AfterLoad(isValue) right after those loads are issued; the vector stage calls
-// StreamInit(p, pipe, t) after its own buffers, StreamAhead(block) after the softmax of its
+// StreamInit(tiling, pipe, t) after its own buffers, StreamAhead(block) after the softmax of its
 // block-th key block (counted over all its units), StreamEnd() after the last unit, and
 // FinishRows(u, rows, acc, sum) on a unit's unnormalised output rows (pitch headDimAlign) and
 // softmax sums before they are normalised or stored as partials.
@@ -106,7 +125,10 @@ struct KvSourceBase {
     __aicore__ inline uint32_t RowsInRun(uint32_t, uint64_t) const { return 0xFFFFFFFFu; }
     __aicore__ inline void BeforeLoad(const WorkUnit &, const KvBlock &, bool) {}
     __aicore__ inline void AfterLoad(bool) {}
-    __aicore__ inline void StreamInit(const ForwardParams *, AscendC::TPipe *, const ForwardTensors &) {}
+    template <class Tiling>
+    __aicore__ inline void StreamInit(const Tiling &, AscendC::TPipe *, const ForwardTensors &)
+    {
+    }
     __aicore__ inline void StreamAhead(uint64_t) {}
     __aicore__ inline void StreamEnd() {}
     __aicore__ inline void FinishRows(const WorkUnit &, uint32_t, const AscendC::LocalTensor<float> &,
@@ -121,10 +143,12 @@ struct ScoreModBase {
     __aicore__ inline bool UsesScratch() const { return false; }
 };
 
-// Prepare: a pass over the mask before the main loop (the PFA mask summary); Load: the mask
-// rows of a block into UB ahead of its Apply. Both do nothing by default.
+// HasPrepass/Prepare: a pass over the mask before the main loop (the PFA mask summary; the
+// cube and vector cores meet in a SyncAll after it); Load: the mask rows of a block into UB
+// ahead of its Apply. None by default.
 struct MaskModBase {
     __aicore__ inline bool UsesScratch() const { return false; }
+    __aicore__ inline bool HasPrepass() const { return false; }
     __aicore__ inline void Prepare(const AscendC::LocalTensor<uint8_t> &, uint32_t, uint32_t, uint32_t) {}
     __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &, const WorkUnit &, uint32_t, uint32_t, int64_t,
                                 uint32_t, uint32_t)
@@ -136,7 +160,10 @@ struct MaskModBase {
 // (rows x cols), unit, row0, rows, k0, colsValid, cols) acts on the exponentiated scores after
 // their row sums were taken (dropout).
 struct SoftmaxModBase {
-    __aicore__ inline void Init(const ForwardParams *, const ForwardTensors &) {}
+    template <class Tiling>
+    __aicore__ inline void Init(const Tiling &, const ForwardTensors &)
+    {
+    }
     __aicore__ inline void AfterExp(const AscendC::LocalTensor<float> &, const AscendC::LocalTensor<uint8_t> &,
                                     const WorkUnit &, uint32_t, uint32_t, int64_t, uint32_t, uint32_t)
     {
@@ -153,10 +180,11 @@ struct WorkSplit {
 // key blocks in the band), so causal/band shapes spread evenly over the cores.
 template <>
 struct WorkSplit<SplitQBlocks> : WorkSplitBase {
-    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
+    template <class Tiling>
+    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
     {
-        p_ = p;
-        if (p->hasActualSeqLengths != 0) {
+        p_ = &tiling.params;
+        if (p_->hasActualSeqLengths != 0) {
             lens_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqLengths));
         }
     }
@@ -197,7 +225,11 @@ struct KvSource {
 // BNSD_BSND are all one rule. GQA: query head n reads KV head n / groupSize.
 template <>
 struct KvSource<KvStrided> : KvSourceBase {
-    __aicore__ inline void Init(const ForwardParams *p) { p_ = p; }
+    template <class Tiling>
+    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &)
+    {
+        p_ = &tiling.params;
+    }
     __aicore__ inline uint64_t QOffset(uint32_t b, uint32_t n, uint32_t row) const
     {
         return b * p_->qStrideB + n * p_->qStrideN + row * p_->qStrideS;
@@ -228,7 +260,12 @@ struct ScoreMod {
 // scratch (input type) are rows x cols scratch buffers.
 template <>
 struct ScoreMod<ScoreScale> : ScoreModBase {
-    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &) { scale_ = p->scaleValue; }
+    using Params = ScaleParams;
+    template <class Tiling>
+    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &)
+    {
+        scale_ = tiling.score.scaleValue;
+    }
     template <typename T>
     __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &,
                                  const AscendC::LocalTensor<T> &, const WorkUnit &, uint32_t, uint32_t rows,

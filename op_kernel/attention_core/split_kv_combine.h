@@ -17,11 +17,10 @@ namespace AttentionCore {
 __aicore__ inline bool StoresPartials(const DecodeParams &d) { return d.kvSplits > 1 || d.quantOut != 0; }
 
 struct PartialLayout {
-    __aicore__ inline explicit PartialLayout(const ForwardParams *p)
+    __aicore__ inline PartialLayout(const ForwardParams *p, const DecodeParams &d, GM_ADDR workspace)
     {
-        const DecodeParams &d = DecodeOf(p);
         const uint64_t rowsAll = static_cast<uint64_t>(d.kvSplits) * d.combineRows;
-        GM_ADDR base = reinterpret_cast<GM_ADDR>(d.workspaceAddr) + d.wsPartialOffset;
+        GM_ADDR base = workspace + d.wsPartialOffset;
         o.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base));
         m.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base + rowsAll * p->headDimAlign * 4));
         l.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base + rowsAll * (p->headDimAlign + 1) * 4));
@@ -49,14 +48,14 @@ __aicore__ inline bool WorkSplit<SplitKvCombine>::StorePartialOutput(const WorkU
                                                                     const AscendC::LocalTensor<float> &l) const
 {
     const ForwardParams *p = p_;
-    const DecodeParams &d = DecodeOf(p);
+    const DecodeParams &d = *d_;
     if (!StoresPartials(d)) {
         return false;
     }
     const uint32_t s = u.n % d.kvSplits;
     const uint64_t head = static_cast<uint64_t>(u.n / d.kvSplits) * p->groupSize + u.q0 + rowOff;
     const uint64_t i = (static_cast<uint64_t>(s) * p->batch + u.b) * p->numHeads + head;
-    const PartialLayout ws(p);
+    const PartialLayout ws(p, d, workspace_);
     PipeSync<AscendC::HardEvent::V_MTE3>();
     AscendC::DataCopy(ws.o[i * p->headDimAlign], acc, rows * p->headDimAlign);
     CopyFloats(ws.m[i], m, rows);
@@ -72,10 +71,13 @@ class KvSplitCombiner {
 public:
     static constexpr uint32_t ROWS = 16;  // output rows merged at once
 
-    __aicore__ inline void Run(const ForwardParams *p, GM_ADDR out)
+    __aicore__ inline void Run(const DecodeTiling &td, const ForwardTensors &t)
     {
+        const ForwardParams *p = &td.params;
+        const DecodeParams &d = td.decode;
         p_ = p;
-        const DecodeParams &d = DecodeOf(p);
+        d_ = &d;
+        GM_ADDR out = t.out;
         AscendC::PipeBarrier<PIPE_ALL>();
         AscendC::SyncAll();  // every partial is in the workspace
         const uint32_t v = AscendC::GetBlockIdx();
@@ -96,13 +98,13 @@ public:
             pipe.InitBuffer(int8Buf_, ROWS * dp);
             outInt8_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(out));
             pipe.InitBuffer(qStageBuf_, dp * 2);
-            qScale_ = reinterpret_cast<GM_ADDR>(d.quantScaleAddr);
-            qOffset_ = reinterpret_cast<GM_ADDR>(d.quantOffsetAddr);
+            qScale_ = t.quantScale;
+            qOffset_ = t.quantOffset;
         }
         pipe.InitBuffer(statBuf_, (2 * splits + 5) * ROWS * 4);
         pipe.InitBuffer(bcastBuf_, ROWS * 32);
         out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
-        const PartialLayout ws(p);
+        const PartialLayout ws(p, d, t.workspace);
         for (uint64_t r0 = begin; r0 < end; r0 += ROWS) {
             const uint32_t rows = end - r0 < ROWS ? static_cast<uint32_t>(end - r0) : ROWS;
             MergeRows(ws, r0, rows);
@@ -112,7 +114,7 @@ public:
 private:
     __aicore__ inline void MergeRows(const PartialLayout &ws, uint64_t r0, uint32_t rows)
     {
-        const DecodeParams &d = DecodeOf(p_);
+        const DecodeParams &d = *d_;
         const uint32_t splits = d.kvSplits;
         const uint32_t dp = p_->headDimAlign;
         const AscendC::LocalTensor<float> stats = statBuf_.Get<float>();
@@ -188,7 +190,7 @@ private:
     __aicore__ inline void WriteInt8(const AscendC::LocalTensor<float> &acc, const AscendC::LocalTensor<float> &valid,
                                      uint64_t r0, uint32_t rows)
     {
-        const DecodeParams &d = DecodeOf(p_);
+        const DecodeParams &d = *d_;
         const uint32_t dp = p_->headDimAlign;
         const uint32_t dd = p_->headDim;
         const int32_t count = static_cast<int32_t>(rows * dp);
@@ -238,7 +240,7 @@ private:
         AscendC::GlobalTensor<bfloat16_t> h;
         f.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(src));
         h.SetGlobalBuffer(reinterpret_cast<__gm__ bfloat16_t *>(src));
-        return DecodeOf(p_).quantParamsBf16 != 0 ? static_cast<float>(h.GetValue(0)) : f.GetValue(0);
+        return d_->quantParamsBf16 != 0 ? static_cast<float>(h.GetValue(0)) : f.GetValue(0);
     }
 
     // D parameters from element `at` (fp32 or bf16) -> fp32 UB row `dst`.
@@ -246,7 +248,7 @@ private:
                                         const AscendC::LocalTensor<float> &dst)
     {
         const uint32_t dd = p_->headDim;
-        if (DecodeOf(p_).quantParamsBf16 == 0) {
+        if (d_->quantParamsBf16 == 0) {
             AscendC::GlobalTensor<float> f;
             f.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(src));
             CopyFloats(dst, f[at], dd);
@@ -278,6 +280,7 @@ private:
     }
 
     const ForwardParams *p_ = nullptr;
+    const DecodeParams *d_ = nullptr;
     AscendC::GlobalTensor<T> out_;
     AscendC::GlobalTensor<int8_t> outInt8_;
     GM_ADDR qScale_ = nullptr;  // fp32 or bf16 (quantParamsBf16)

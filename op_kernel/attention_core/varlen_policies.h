@@ -14,9 +14,10 @@ namespace AttentionCore {
 // searching from batch 0 each time.
 template <>
 struct WorkSplit<SplitTnd> : WorkSplitBase {
-    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
+    template <class Tiling>
+    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
     {
-        p_ = p;
+        p_ = &tiling.params;
         cumQ_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqLengths));
         cumKv_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqKvLengths));
         Load(0, 0);
@@ -75,13 +76,15 @@ private:
 // computed blocks; modes 0 and 1 also read the user mask [maxSq, maxSkv] (non-zero excludes).
 template <>
 struct MaskMod<MaskSparseMode> : MaskModBase {
-    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
+    using Params = SparseMaskParams;
+    template <class Tiling>
+    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
     {
-        p_ = p;
-        if (p->hasMask != 0) {
+        p_ = &tiling.mask;
+        if (p_->hasMask != 0) {
             mask_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.mask));
         }
-        if (p->hasPrefix != 0) {
+        if (p_->hasPrefix != 0) {
             prefix_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.prefix));
         }
     }
@@ -104,9 +107,9 @@ struct MaskMod<MaskSparseMode> : MaskModBase {
         const int64_t lo = band.Lo(u.q0);
         const int64_t hi = band.Hi(u.q0 + u.qValid - 1);
         if (hi > lo) {
-            // With dropout, blocks start on a multiple of 16 keys so every row's keep bits start
-            // on a byte (the extra keys are masked like any other excluded key).
-            u.kvBegin = p_->hasDropMask != 0 ? lo / 16 * 16 : lo;
+            // With dropout, blocks start on a multiple of 16 keys (keyAlign) so every row's keep
+            // bits start on a byte (the extra keys are masked like any other excluded key).
+            u.kvBegin = lo / p_->keyAlign * p_->keyAlign;
             u.kvEnd = hi;
         }
     }
@@ -116,7 +119,7 @@ struct MaskMod<MaskSparseMode> : MaskModBase {
                                 uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols)
     {
         if (ReadsTensor()) {
-            MaskMod<MaskTensorBand>::LoadTensorMask(mask_, p_, maskBytes, u, row0, rows, k0, colsValid, cols);
+            MaskMod<MaskTensorBand>::LoadTensorMask(mask_, p_->strides, maskBytes, u, row0, rows, k0, colsValid, cols);
             loaded_ = true;
         }
     }
@@ -130,7 +133,7 @@ struct MaskMod<MaskSparseMode> : MaskModBase {
         (void)maskHalf;
         if (ReadsTensor()) {
             if (!loaded_) {
-                Helpers::LoadTensorMask(mask_, p_, maskBytes, u, row0, rows, k0, colsValid, cols);
+                Helpers::LoadTensorMask(mask_, p_->strides, maskBytes, u, row0, rows, k0, colsValid, cols);
             }
             loaded_ = false;
             Helpers::AddTensorMask(s, tmp, maskBytes, rows, cols);
@@ -161,7 +164,7 @@ private:
     // Modes 0 and 1 read the mask tensor; the others generate their band.
     __aicore__ inline bool ReadsTensor() const { return p_->hasMask != 0 && p_->sparseMode <= SPARSE_ALL_MASK; }
 
-    const ForwardParams *p_ = nullptr;
+    const SparseMaskParams *p_ = nullptr;
     AscendC::GlobalTensor<uint8_t> mask_;
     AscendC::GlobalTensor<int64_t> prefix_;
     mutable bool loaded_ = false;  // Load issued the next Apply's mask rows (Apply consumes them)
@@ -175,10 +178,12 @@ private:
 // past W read 0 (they are masked in the causal modes where compression is allowed).
 template <>
 struct ScoreMod<ScorePse> : ScoreModBase {
+    using Params = PseParams;
     __aicore__ inline bool UsesScratch() const { return p_->hasPse != 0; }  // the pse rows
-    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
+    template <class Tiling>
+    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
     {
-        p_ = p;
+        p_ = &tiling.score;
         pse_ = t.pse;
     }
 
@@ -236,7 +241,7 @@ struct ScoreMod<ScorePse> : ScoreModBase {
     }
 
 private:
-    const ForwardParams *p_ = nullptr;
+    const PseParams *p_ = nullptr;
     GM_ADDR pse_ = nullptr;
 };
 
@@ -246,10 +251,12 @@ private:
 // units in order, so a cursor carries that offset from batch to batch.
 template <>
 struct SoftmaxMod<SoftmaxDropout> : SoftmaxModBase {
-    __aicore__ inline void Init(const ForwardParams *p, const ForwardTensors &t)
+    using Params = DropoutParams;
+    template <class Tiling>
+    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
     {
-        p_ = p;
-        if (p->hasDropMask != 0) {
+        p_ = &tiling.softmax;
+        if (p_->hasDropMask != 0) {
             drop_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.dropMask));
             cumQ_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqLengths));
             cumKv_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqKvLengths));
@@ -300,7 +307,7 @@ private:
         }
     }
 
-    const ForwardParams *p_ = nullptr;
+    const DropoutParams *p_ = nullptr;
     AscendC::GlobalTensor<uint8_t> drop_;
     AscendC::GlobalTensor<int64_t> cumQ_, cumKv_;
     uint32_t b_ = 0;

@@ -25,14 +25,16 @@ namespace AttentionCore {
 template <typename T, class Variant>
 class ForwardVector {
 public:
-    __aicore__ inline void Init(const ForwardParams *p, AscendC::TPipe *pipe, const ForwardTensors &t)
+    template <class Tiling>
+    __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const ForwardTensors &t)
     {
+        const ForwardParams *p = &tiling.params;
         p_ = p;
-        split_.Init(p, t);
-        kv_.Init(p);
-        score_.Init(p, t);
-        mask_.Init(p, t);
-        softmax_.Init(p, t);
+        split_.Init(tiling, t);
+        kv_.Init(tiling, t);
+        score_.Init(tiling, t);
+        mask_.Init(tiling, t);
+        softmax_.Init(tiling, t);
         out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.out));
         if (p->hasSoftmaxStats != 0) {
             statMax_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.softmaxMax));
@@ -85,7 +87,7 @@ public:
             rescaled_[i] = true;
         }
         UseSet(0);
-        kv_.StreamInit(p, pipe, t);
+        kv_.StreamInit(tiling, pipe, t);
     }
 
     __aicore__ inline void Process()
@@ -96,7 +98,7 @@ public:
         // block (P load, P.V, Fixpipe) and of a unit's final sum overlap the softmax of the next
         // blocks, also the next unit's, instead of stalling this core. A unit keeps its softmax
         // statistics in its own set until it is finished (at most WS_SLOTS units are in flight).
-        if (p_->maskSummary != 0) {  // the mask summary first (the accumulator is free scratch)
+        if (mask_.HasPrepass()) {  // the mask summary first (the accumulator is free scratch)
             mask_.Prepare(accBuf_.Get<uint8_t>(), p_->rowsPerVec * p_->headDimAlign * 4, AscendC::GetBlockIdx(),
                           p_->usedCores * 2);
             AscendC::SyncAll<false>();

@@ -30,10 +30,10 @@ extern "C" __global__ __aicore__ void flash_attention_score(GM_ADDR query, GM_AD
     tensors.softmaxSum = softmax_sum;
     tensors.dropMask = drop_mask;
     if (TILING_KEY_IS(FA_TILING_KEY_FP16)) {
-        AttentionCore::RunForward<half, VarLenVariant>(&tilingData.params, tensors);
+        AttentionCore::RunForward<half, VarLenVariant>(tilingData, tensors);
     } else if (TILING_KEY_IS(FA_TILING_KEY_BF16)) {
-        AttentionCore::RunForward<bfloat16_t, VarLenVariant>(&tilingData.params, tensors);
+        AttentionCore::RunForward<bfloat16_t, VarLenVariant>(tilingData, tensors);
     } else if (TILING_KEY_IS(FA_TILING_KEY_FP32)) {
-        AttentionCore::RunForward<float, VarLenVariant>(&tilingData.params, tensors);
+        AttentionCore::RunForward<float, VarLenVariant>(tilingData, tensors);
     }
 }

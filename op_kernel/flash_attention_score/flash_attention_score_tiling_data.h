@@ -1,6 +1,7 @@
 // Tiling data of FlashAttentionScore (aclnnFlashAttentionVarLenScore, TND), written by
 // op_host/flash_attention_score and read by the kernel with GET_TILING_DATA_WITH_STRUCT.
-// Everything the core needs is in its ForwardParams; the tiling key selects the element type.
+// The varlen variant's tiling (the core's ForwardParams and the pse, sparse-mode mask and
+// dropout policies' Params); the tiling key selects the element type.
 #pragma once
 #include <cstdint>
 #include "../attention_core/forward_params.h"
@@ -9,6 +10,4 @@ constexpr uint64_t FA_TILING_KEY_FP16 = 0;
 constexpr uint64_t FA_TILING_KEY_BF16 = 1;
 constexpr uint64_t FA_TILING_KEY_FP32 = 2;
 
-struct FlashAttentionScoreTilingData {
-    AttentionCore::ForwardParams params;
-};
+using FlashAttentionScoreTilingData = AttentionCore::VarLenTiling;

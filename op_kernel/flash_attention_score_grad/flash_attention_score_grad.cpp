@@ -25,7 +25,7 @@ __aicore__ inline void Run(const FlashAttentionScoreGradTilingData &tiling, Atte
         f.softmaxMax = userWorkspace + tiling.statsMaxOffset;
         f.softmaxSum = userWorkspace + tiling.statsSumOffset;
         f.dropMask = t.dropMask;
-        AttentionCore::RunForward<T, RecomputeVariant>(&tiling.forward, f);
+        AttentionCore::RunForward<T, RecomputeVariant>(tiling.forward, f);
         AscendC::SyncAll<false>();  // the statistics and the output are in GM for every core
         if (t.softmaxMax == nullptr) t.softmaxMax = f.softmaxMax;
         if (t.softmaxSum == nullptr) t.softmaxSum = f.softmaxSum;

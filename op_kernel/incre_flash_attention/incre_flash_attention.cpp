@@ -1,6 +1,6 @@
 // aclnnIncreFlashAttentionV4 kernel entry: the shared forward core with the decode variant
 // (units = (batch, KV head, head block, KV split) with the GQA heads of a KV group as the cube's
-// rows, contiguous or paged K/V, KV window + pse + mask row, plain softmax), followed by the
+// rows, contiguous or paged K/V, scale + pse, KV window + mask row, plain softmax), followed by the
 // combine pass of the KV splits (attention_core/split_kv_combine.h).
 #include "kernel_operator.h"
 #include "kernel_operator_list_tensor_intf.h"  // ListTensorDesc: not part of kernel_operator.h
@@ -11,41 +11,39 @@
 #include "incre_flash_attention_tiling_data.h"
 
 using DecodeVariant = AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecode,
-                                                    AttentionCore::ScoreScale, AttentionCore::MaskDecode,
+                                                    AttentionCore::ScoreDecodePse, AttentionCore::MaskDecode,
                                                     AttentionCore::SoftmaxPlain>;
 // int8 K/V: the same variant reading K/V from the ring the vector cores fill (kv_antiquant.h).
 template <typename T>
 using DecodeInt8Variant = AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecodeInt8<T>,
-                                                        AttentionCore::ScoreScale, AttentionCore::MaskDecode,
+                                                        AttentionCore::ScoreDecodePse, AttentionCore::MaskDecode,
                                                         AttentionCore::SoftmaxPlain>;
 
 template <typename T>
-__aicore__ inline void RunDecode(IncreFlashAttentionTilingData &td, const AttentionCore::ForwardTensors &in)
+__aicore__ inline void RunDecode(const IncreFlashAttentionTilingData &td, const AttentionCore::ForwardTensors &in)
 {
-    const AttentionCore::ForwardParams *p = &td.params;
-    AttentionCore::DecodeParams &d = td.decode;
+    const AttentionCore::DecodeParams &d = td.decode;
     if (d.antiquant == 0) {
-        AttentionCore::RunForward<T, DecodeVariant>(p, in);
+        AttentionCore::RunForward<T, DecodeVariant>(td, in);
     } else {  // int8 K/V: Q * scale_k, then the core on the cast ring (kv_antiquant.h)
         AttentionCore::ForwardTensors t = in;
-        GM_ADDR ws = reinterpret_cast<GM_ADDR>(d.workspaceAddr);
-        d.antiKeyAddr = reinterpret_cast<uint64_t>(in.key);
-        d.antiValueAddr = reinterpret_cast<uint64_t>(in.value);
-        t.query = ws + d.antiQueryOffset;
-        t.key = ws + d.antiRingOffset;
+        t.antiKey = in.key;
+        t.antiValue = in.value;
+        t.query = in.workspace + d.antiQueryOffset;
+        t.key = in.workspace + d.antiRingOffset;
         t.value = t.key;
         if ASCEND_IS_AIV {
             AttentionCore::QueryAntiquant<T> scaleQuery;
-            scaleQuery.Run(p, in.query, t.query);
+            scaleQuery.Run(td, in.query, in.antiScale, t.query);
             AscendC::PipeBarrier<PIPE_ALL>();
         }
         AscendC::SyncAll<false>();  // cube and vector cores: the scaled query is complete
-        AttentionCore::RunForward<T, DecodeInt8Variant<T>>(p, t);
+        AttentionCore::RunForward<T, DecodeInt8Variant<T>>(td, t);
     }
     if ASCEND_IS_AIV {
         if (AttentionCore::StoresPartials(d)) {
             AttentionCore::KvSplitCombiner<T> combine;
-            combine.Run(p, in.out);
+            combine.Run(td, in);
         }
     }
 }
@@ -56,16 +54,18 @@ template <typename T>
 __aicore__ inline void RunDecodeList(IncreFlashAttentionTilingData &td, const AttentionCore::ForwardTensors &all,
                                      AscendC::ListTensorDesc &keys, AscendC::ListTensorDesc &values)
 {
-    AttentionCore::DecodeParams &d = td.decode;
+    const AttentionCore::DecodeParams &d = td.decode;
     for (uint32_t b = 0; b < d.kvListBatches; ++b) {
         AttentionCore::ForwardTensors t = all;
         t.key = keys.GetDataPtr<uint8_t>(b);
         t.value = values.GetDataPtr<uint8_t>(b);
         t.query = all.query + b * td.params.qStrideB * sizeof(T);
         t.out = all.out + b * td.params.oStrideB * (d.quantOut != 0 ? sizeof(int8_t) : sizeof(T));
-        if (d.hasKvLengths != 0 && d.kvLengthsCount > 1) t.actualSeqLengths = all.actualSeqLengths + b * sizeof(int64_t);
-        if (d.hasMask != 0) t.mask = all.mask + b * d.maskStrideB;
-        if (d.hasPse != 0) t.pse = all.pse + b * d.pseStrideB * sizeof(T);
+        if (td.mask.hasKvLengths != 0 && td.mask.kvLengthsCount > 1) {
+            t.actualSeqLengths = all.actualSeqLengths + b * sizeof(int64_t);
+        }
+        if (td.mask.hasMask != 0) t.mask = all.mask + b * td.mask.maskStrideB;
+        if (td.score.hasPse != 0) t.pse = all.pse + b * td.score.pseStrideB * sizeof(T);
         td.params.seqKv = d.kvListSeq[b];
         if (d.kvListBnsd != 0) td.params.kvStrideN = static_cast<uint64_t>(d.kvListSeq[b]) * td.params.headDim;
         if (b > 0 && d.antiquant != 0) {
@@ -91,19 +91,18 @@ extern "C" __global__ __aicore__ void incre_flash_attention(
     // dequant_scale1 / quant_scale1 / dequant_scale2 apply to an int8 query (rejected by the API)
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     GET_TILING_DATA_WITH_STRUCT(IncreFlashAttentionTilingData, tilingData, tiling);
-    GM_ADDR user = AscendC::GetUserWorkspace(workspace);
-    tilingData.decode.blockTableAddr = reinterpret_cast<uint64_t>(block_table);
-    tilingData.decode.kvPaddingAddr = reinterpret_cast<uint64_t>(kv_padding_size);
-    tilingData.decode.workspaceAddr = reinterpret_cast<uint64_t>(user);
-    tilingData.decode.quantScaleAddr = reinterpret_cast<uint64_t>(quant_scale2);
-    tilingData.decode.quantOffsetAddr = reinterpret_cast<uint64_t>(quant_offset2);
-    tilingData.decode.antiScaleAddr = reinterpret_cast<uint64_t>(antiquant_scale);
-    tilingData.decode.antiOffsetAddr = reinterpret_cast<uint64_t>(antiquant_offset);
     AscendC::ListTensorDesc keys(reinterpret_cast<__gm__ void *>(key));
     AscendC::ListTensorDesc values(reinterpret_cast<__gm__ void *>(value));
     AttentionCore::ForwardTensors tensors{query, keys.GetDataPtr<uint8_t>(0), values.GetDataPtr<uint8_t>(0),
-                                          atten_mask, actual_seq_lengths, attention_out, user};
+                                          atten_mask, actual_seq_lengths, attention_out,
+                                          AscendC::GetUserWorkspace(workspace)};
     tensors.pse = pse_shift;
+    tensors.blockTable = block_table;
+    tensors.kvPadding = kv_padding_size;
+    tensors.quantScale = quant_scale2;
+    tensors.quantOffset = quant_offset2;
+    tensors.antiScale = antiquant_scale;
+    tensors.antiOffset = antiquant_offset;
     const bool list = tilingData.decode.kvListBatches != 0;
     if (TILING_KEY_IS(IFA_TILING_KEY_FP16)) {
         if (list) {

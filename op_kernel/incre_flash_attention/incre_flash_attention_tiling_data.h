@@ -1,6 +1,7 @@
 // Tiling data of IncreFlashAttention, written by op_host/incre_flash_attention and read by the
-// kernel with GET_TILING_DATA_WITH_STRUCT: the shared ForwardParams followed by the decode
-// parameters (attention_core/decode_params.h). The tiling key selects the element type.
+// kernel with GET_TILING_DATA_WITH_STRUCT: the decode variant's tiling (the core's
+// ForwardParams, the decode score and mask policies' Params and the decode parameters;
+// attention_core/decode_params.h). The tiling key selects the element type.
 #pragma once
 #include <cstdint>
 #include "../attention_core/decode_params.h"

@@ -19,8 +19,8 @@ extern "C" __global__ __aicore__ void prompt_flash_attention(GM_ADDR query, GM_A
     const AttentionCore::ForwardTensors tensors{query, key, value, atten_mask, actual_seq_lengths, attention_out,
                                                 AscendC::GetUserWorkspace(workspace)};
     if (TILING_KEY_IS(PFA_TILING_KEY_FP16)) {
-        AttentionCore::RunForward<half, PromptVariant>(&tilingData.params, tensors);
+        AttentionCore::RunForward<half, PromptVariant>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16)) {
-        AttentionCore::RunForward<bfloat16_t, PromptVariant>(&tilingData.params, tensors);
+        AttentionCore::RunForward<bfloat16_t, PromptVariant>(tilingData, tensors);
     }
 }

@@ -51,6 +51,10 @@ ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t *count);
 ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode *runMode);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
 ACL_FUNC_VISIBILITY const char *aclrtGetSocName(void);
+// The base address of the device's hardware (FFTS) cross-core synchronisation block, which a
+// MIX kernel hands to SetSyncBaseAddr. Here the emulator synchronises cores itself: the address
+// only has to be non-null.
+ACL_FUNC_VISIBILITY aclError aclrtGetHardwareSyncAddr(void **addr);
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context);

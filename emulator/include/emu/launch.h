@@ -27,6 +27,11 @@ struct LaunchConfig {
 // a launch stopped by CancelLaunches() throws LaunchFault in either mode.
 void Launch(const LaunchConfig &cfg, const std::function<void()> &body);
 
+// The same with one entry per core kind, as the NPU runs a MIX kernel: bisheng compiles it once
+// for the cube and once for the vector core, and each AIC runs the cube binary, each AIV the
+// vector one. `aic` runs on every AIC thread, `aiv` on every AIV thread of the launch.
+void Launch(const LaunchConfig &cfg, const std::function<void()> &aic, const std::function<void()> &aiv);
+
 // What a kernel misuse or deadlock does. kAbort (the default, for C programs: CANN's runtime ends
 // the process on an AI core exception too) prints the message and aborts. kRaise (the Python
 // harness) records the message, stops every thread of the launch at its next API call or

@@ -86,12 +86,31 @@ enum KernelMetaType : uint8_t {
 #define KERNEL_TASK_TYPE_DEFAULT(value)
 #define KERNEL_TASK_TYPE(key, value)
 
-// CPU-debug forms: run-time tests of the current core kind (§6.7).
+// The core kind the code is compiled for. bisheng compiles a kernel once per core kind with
+// __DAV_C220_CUBE__ / __DAV_C220_VEC__ (and __DAV_CUBE__ / __DAV_VEC__) defined, so g_coreType is a
+// constant there; the ASC driver (cmake/asc) does the same, and compiles the host part with
+// __EMU_ASC_HOST__, where kernel bodies compile as cube code but never run. A source compiled
+// once for every core (our operators, the CPU twin's ICPU_RUN_KF) tests the run-time kind.
+#if defined(__DAV_C220_CUBE__) || defined(__DAV_CUBE__) || defined(__EMU_ASC_HOST__)
+constexpr int32_t g_coreType = AscendC::AIC;
+#elif defined(__DAV_C220_VEC__) || defined(__DAV_VEC__)
+constexpr int32_t g_coreType = AscendC::AIV;
+#else
 #define g_coreType (::emu::Ctx().kind)
+#endif
+// Used as `if ASCEND_IS_AIV { ... }`: a discarded branch where the kind is a constant, as on the NPU.
+#if defined(__DAV_C220_CUBE__) || defined(__DAV_CUBE__) || defined(__EMU_ASC_HOST__) || \
+    defined(__DAV_C220_VEC__) || defined(__DAV_VEC__)
+#define ASCEND_IS_AIV constexpr(g_coreType == AscendC::AIV)
+#define ASCEND_IS_AIC constexpr(g_coreType == AscendC::AIC)
+#define ASCEND_IS_NOT_AIV constexpr(g_coreType != AscendC::AIV)
+#define ASCEND_IS_NOT_AIC constexpr(g_coreType != AscendC::AIC)
+#else
 #define ASCEND_IS_AIV (g_coreType == AscendC::AIV)
 #define ASCEND_IS_AIC (g_coreType == AscendC::AIC)
 #define ASCEND_IS_NOT_AIV (g_coreType != AscendC::AIV)
 #define ASCEND_IS_NOT_AIC (g_coreType != AscendC::AIC)
+#endif
 
 // Tiling (§7.1): a byte copy of the struct the host wrote into the tiling buffer.
 #define GET_TILING_DATA_WITH_STRUCT(tiling_struct, tiling_data, tiling_arg) \

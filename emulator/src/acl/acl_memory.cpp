@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "acl/acl_rt.h"
 #include "emu/device_memory.h"
@@ -32,6 +33,7 @@ struct Allocation {
 
 std::mutex g_mu;
 std::map<uintptr_t, Allocation> g_allocations;  // by base address
+std::set<void *> g_hostAllocations;              // live aclrtMallocHost blocks
 
 size_t RoundUp(size_t n, size_t unit) { return (n + unit - 1) / unit * unit; }
 
@@ -130,10 +132,22 @@ aclError aclrtMallocHost(void **hostPtr, size_t size) {
         return ACL_ERROR_INVALID_PARAM;
     }
     *hostPtr = std::malloc(size);
-    return *hostPtr ? ACL_SUCCESS : ACL_ERROR_BAD_ALLOC;
+    if (*hostPtr == nullptr) return ACL_ERROR_BAD_ALLOC;
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_hostAllocations.insert(*hostPtr);
+    return ACL_SUCCESS;
 }
 
+// A pointer aclrtMallocHost did not return (a stack object, a block freed twice) is refused with
+// an error, as the runtime refuses it, instead of reaching free().
 aclError aclrtFreeHost(void *hostPtr) {
+    {
+        std::lock_guard<std::mutex> lock(g_mu);
+        if (g_hostAllocations.erase(hostPtr) == 0) {
+            emu::LogError("aclrtFreeHost: %p is not a live aclrtMallocHost allocation", hostPtr);
+            return ACL_ERROR_INVALID_PARAM;
+        }
+    }
     std::free(hostPtr);
     return ACL_SUCCESS;
 }

@@ -90,6 +90,16 @@ aclError aclrtSynchronizeDevice(void) { return ACL_SUCCESS; }
 
 const char *aclrtGetSocName(void) { return emu::CurrentSoc().name; }
 
+aclError aclrtGetHardwareSyncAddr(void **addr) {
+    if (addr == nullptr) {
+        emu::LogError("aclrtGetHardwareSyncAddr: addr is null");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    static uint64_t syncBlock[16];  // stands for the device's FFTS block; never written
+    *addr = syncBlock;
+    return ACL_SUCCESS;
+}
+
 aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
     if (context == nullptr) {
         emu::LogError("aclrtCreateContext: context is null");

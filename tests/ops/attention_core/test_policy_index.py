@@ -44,3 +44,20 @@ def test_every_policy_inherits_its_seam_base():
     for (seam, tag), (_, bases) in specialisations().items():
         # KvDecodeInt8 derives from KvSource<KvDecode>, which inherits the base
         assert f"{seam}Base" in bases or f"{seam}<" in bases, f"{seam}<{tag}> does not inherit {seam}Base"
+
+
+def test_every_element_wise_policy_names_host_includable_params():
+    """Score and mask policies (and softmax ones other than the plain default) name their POD
+    Params, defined in the host-includable policy_params.h."""
+    params_header = (CORE / "policy_params.h").read_text()
+    assert "kernel_operator.h" not in params_header
+    for header in sorted(CORE.rglob("*.h")):
+        text = header.read_text()
+        for m in SPECIALISATION.finditer(text):
+            seam, tag = m.group(1), m.group(2)
+            if seam not in ("ScoreMod", "MaskMod", "SoftmaxMod") or tag == "SoftmaxPlain":
+                continue
+            body = text[m.end():m.end() + 400]
+            params = re.search(r"using Params = (\w+);", body)
+            assert params, f"{seam}<{tag}> ({header.name}) names no Params"
+            assert f"struct {params.group(1)} {{" in params_header, f"{params.group(1)} is not in policy_params.h"

@@ -32,10 +32,12 @@ int main()
         budget.l1 = 524032;
         budget.l0a = budget.l0b = 65536;
         budget.l0c = 131072;
-        AttentionCore::ForwardParams p;
+        AttentionCore::PrefillTiling tiling;
+        const AttentionCore::ForwardParams &p = tiling.params;
+        const AttentionCore::MaskBandParams &m = tiling.mask;
         std::string why;
-        const bool ok = fa_host::PlanForward(prob, budget, p, why);
-        if (ok) fa_host::PlanMaskSummary(p);  // as the PFA tiling does
+        const bool ok = fa_host::PlanForward(prob, budget, tiling, why);
+        if (ok) fa_host::PlanMaskSummary(tiling);  // as the PFA tiling does
         std::printf("{\"ok\": %s, \"why\": \"%s\"", ok ? "true" : "false", why.c_str());
         if (ok) {
             std::printf(", \"blockQ\": %u, \"rowsPerVec\": %u, \"blockKv\": %u, \"dChunk\": %u, \"headDimAlign\": %u, "
@@ -44,12 +46,12 @@ int main()
                         "\"vecRows\": %u, \"vecSBufs\": %u, ",
                         p.blockQ, p.rowsPerVec, p.blockKv, p.dChunk, p.headDimAlign, p.qBlocksPerHead,
                         (unsigned long long)p.unitCount, p.usedCores, (unsigned long long)p.wsBytesPerCore,
-                        (unsigned long long)fa_host::WorkspaceBytes(p),
+                        (unsigned long long)fa_host::PrefillWorkspaceBytes(tiling),
                         (unsigned long long)fa_host::VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, 2, p.vecSBufs),
                         (unsigned long long)fa_host::CubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2), p.lazyO, p.sChunk,
                         p.vecRows, p.vecSBufs);
             std::printf("\"maskSummary\": %u, \"summaryCols\": %u, \"summaryPitch\": %u, \"wsMaskSummary\": %llu, ",
-                        p.maskSummary, p.summaryCols, p.summaryPitch, (unsigned long long)p.wsMaskSummary);
+                        m.maskSummary, m.summaryCols, m.summaryPitch, (unsigned long long)m.wsMaskSummary);
             std::printf("\"starts\": [");
             for (uint32_t c = 0; c <= p.usedCores; ++c) std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);
             std::printf("]");

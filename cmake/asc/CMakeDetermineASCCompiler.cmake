@@ -1,0 +1,18 @@
+# The ASC language, step 1: the compiler is the prefix's asc_cc (CMAKE_ASC_COMPILER or env ASC
+# override it, as for any CMake language).
+get_filename_component(_asc_prefix "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
+if(NOT CMAKE_ASC_COMPILER)
+    if(DEFINED ENV{ASC} AND NOT "$ENV{ASC}" STREQUAL "")
+        set(CMAKE_ASC_COMPILER "$ENV{ASC}")
+    else()
+        set(CMAKE_ASC_COMPILER "${_asc_prefix}/bin/asc_cc")
+    endif()
+endif()
+if(NOT EXISTS "${CMAKE_ASC_COMPILER}")
+    message(FATAL_ERROR "ASC compiler not found: '${CMAKE_ASC_COMPILER}' (run ./build.sh, then source set_env.sh)")
+endif()
+set(CMAKE_ASC_COMPILER_ENV_VAR "ASC")
+if(NOT DEFINED CMAKE_ASC_STANDARD_DEFAULT)
+    set(CMAKE_ASC_STANDARD_DEFAULT 17)
+endif()
+configure_file("${CMAKE_CURRENT_LIST_DIR}/CMakeASCCompiler.cmake.in" "${CMAKE_PLATFORM_INFO_DIR}/CMakeASCCompiler.cmake" @ONLY)

@@ -1,0 +1,82 @@
+// `kernel<<<blockDim, l2ctrl, stream>>>(args...)` for Ascend C single-source files built by the
+// ASC compiler driver (cmake/asc/asc_cc). Not a CANN header: the driver includes it first in
+// every pass and rewrites each launch into
+//     ::emu::asc::Launcher(<lambda calling kernel>, "kernel", blockDim, l2ctrl, stream)(args...)
+// The source is compiled once per pass: the host pass (__EMU_ASC_HOST__) and one device pass per
+// core kind (__DAV_C220_CUBE__, __DAV_C220_VEC__), each with its own compile-time g_coreType. A
+// device pass instantiates, for every launch site, an entry that runs the kernel body it
+// compiled, and registers it at start-up under the site's key (the source file and the mangled
+// name of the site's type, the same in every pass). The host pass looks the entries up at launch
+// and runs the cube entry on the AIC threads and the vector entry on the AIV threads.
+#pragma once
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+
+#ifndef __EMU_ASC_UNIT__
+#define __EMU_ASC_UNIT__ __FILE__
+#endif
+
+namespace emu {
+namespace asc {
+
+enum Pass : int { kHostPass = 0, kCubePass = 1, kVectorPass = 2 };
+#if defined(__DAV_C220_CUBE__) || defined(__DAV_CUBE__)
+constexpr int kThisPass = kCubePass;
+#elif defined(__DAV_C220_VEC__) || defined(__DAV_VEC__)
+constexpr int kThisPass = kVectorPass;
+#else
+constexpr int kThisPass = kHostPass;
+#endif
+
+// Runs one core kind's kernel body on the argument pack of a launch.
+using Entry = void (*)(void *pack);
+
+// Called at start-up by a device pass: `entry` is what pass `pass` compiled for launch site `site`
+// of source `unit`. Returns true (the value initialises a static).
+bool RegisterEntry(const char *unit, const char *site, int pass, Entry entry);
+
+// Runs the entries registered for the site: blockDim AI cores; the kernel type (AIV only, AIC
+// only, MIX 1:2) follows from which core kinds have a non-empty body, as bisheng decides it.
+void LaunchSite(const char *unit, const char *site, const char *name, uint32_t blockDim, void *l2ctrl, void *stream,
+                void *pack);
+
+template <class F, class... A>
+struct Site {
+    struct Pack {
+        F call;
+        std::tuple<A...> args;
+    };
+    // Each core gets its own copy of the arguments, as each core of the NPU receives them by value.
+    static void Run(void *p) {
+        const Pack &pack = *static_cast<const Pack *>(p);
+        std::tuple<A...> args = pack.args;
+        std::apply(pack.call, args);
+    }
+    static inline const bool registered = RegisterEntry(__EMU_ASC_UNIT__, typeid(Site).name(), kThisPass, &Run);
+};
+
+template <class F>
+struct Launcher {
+    F call;
+    const char *name;
+    uint32_t blockDim;
+    void *l2ctrl = nullptr;
+    void *stream = nullptr;
+
+    Launcher(F f, const char *kernelName, uint32_t dim, void *l2 = nullptr, void *s = nullptr)
+        : call(f), name(kernelName), blockDim(dim), l2ctrl(l2), stream(s) {}
+
+    template <class... A>
+    void operator()(A &&...args) const {
+        using S = Site<F, std::decay_t<A>...>;
+        if constexpr (kThisPass != kHostPass) (void)S::registered;
+        typename S::Pack pack{call, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...)};
+        LaunchSite(__EMU_ASC_UNIT__, typeid(S).name(), name, blockDim, l2ctrl, stream, &pack);
+    }
+};
+
+}  // namespace asc
+}  // namespace emu
