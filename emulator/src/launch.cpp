@@ -25,6 +25,7 @@
 #include "emu/race.h"
 #include "emu/soc.h"
 #include "emu/timing.h"
+#include "scalar_divide.h"
 #include "timing/launch_timing.h"
 
 namespace emu {
@@ -60,18 +61,15 @@ struct LaunchShared {
     std::vector<int> counter;     // cross-core flag counters, [slot][flag]
     std::vector<int> pending[3];  // per mode 0/1/2: a core's group sets not yet matched, [slot][flag]
     int barArrived[3] = {}, barGen[3] = {};
-    // Timeline model: the model time each counted set carries (FIFO per counter), the times of a
-    // core's unmatched group sets, and the latest arrival / release time of each SyncAll group.
-    std::vector<std::deque<double>> counterT;
-    std::vector<std::deque<int>> counterFrom;  // for the trace: the sub-core each counted set came from
-    std::vector<std::deque<double>> pendingT[3];
-    double barMax[3] = {}, barRelease[3] = {};
+    // Timeline model: the ids of a core's unmatched group sets (emu/timing.h).
+    std::vector<std::deque<uint64_t>> pendingIds[3];
     LaunchStop *stop = nullptr;
 };
 
 namespace {
 
 thread_local char t_name[32];
+std::atomic<int> g_divideFaults{0};  // integer divisions by zero in the current launch (scalar_divide.h)
 
 // Thrown through a core's kernel code to end its part of a stopped launch; caught by the launcher.
 struct CoreStopped {};
@@ -168,31 +166,34 @@ void WaitLocked(std::unique_lock<std::mutex> &lk, const std::string &what, std::
 
 int &Counter(LaunchShared &s, int slot, int flag) { return s.counter[slot * kCrossFlags + flag]; }
 
-void Bump(LaunchShared &s, int slot, int flag, const char *api, double t, int from) {
+// The timeline model's name of flag `flag` of wave slot `slot` (global over the launch's waves).
+int TimingCounter(const LaunchShared &s, int slot, int flag) { return (s.firstBlock * 3 + slot) * kCrossFlags + flag; }
+
+// One more set of `flag` for core `slot`; the timeline model learns which set ids release it.
+void Bump(LaunchShared &s, int slot, int flag, const char *api, const std::vector<uint64_t> &ids) {
     int &c = Counter(s, slot, flag);
     if (++c > 15)
         Fail(api, "flag %d of the target core has more than 15 unconsumed sets (the hardware counter is 4 bits)", flag);
-    s.counterT[slot * kCrossFlags + flag].push_back(t);
-    s.counterFrom[slot * kCrossFlags + flag].push_back(from);
+    TimeCrossBump(TimingCounter(s, slot, flag), ids.data(), static_cast<int>(ids.size()));
 }
 
 // Records a group set by core `slot` and reports whether the group's set is now complete: each
 // member core must have its own unmatched set (two sets by one AIV are not one set by each);
 // completing consumes one set of every member. `members(fn)` calls fn(slot) for each member.
-// The completed set carries the latest of the member sets' times (*t).
+// The completed set is released by the member sets consumed (*ids, for the timeline model).
 template <typename Members>
-bool GroupSetLocked(std::vector<int> &pending, std::vector<std::deque<double>> &times, int slot, int flag,
-                    double setTime, double *t, Members members) {
+bool GroupSetLocked(std::vector<int> &pending, std::vector<std::deque<uint64_t>> &pendingIds, int slot, int flag,
+                    uint64_t setId, std::vector<uint64_t> *ids, Members members) {
     ++pending[slot * kCrossFlags + flag];
-    times[slot * kCrossFlags + flag].push_back(setTime);
+    pendingIds[slot * kCrossFlags + flag].push_back(setId);
     bool complete = true;
     members([&](int m) { complete = complete && pending[m * kCrossFlags + flag] > 0; });
     if (complete) {
-        *t = 0;
+        ids->clear();
         members([&](int m) {
             --pending[m * kCrossFlags + flag];
-            auto &q = times[m * kCrossFlags + flag];
-            *t = std::max(*t, q.front());
+            auto &q = pendingIds[m * kCrossFlags + flag];
+            ids->push_back(q.front());
             q.pop_front();
         });
     }
@@ -211,9 +212,7 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
     s.waiters.resize(count * 3);
     s.counter.assign(count * 3 * kCrossFlags, 0);
     for (auto &p : s.pending) p.assign(count * 3 * kCrossFlags, 0);
-    s.counterT.assign(count * 3 * kCrossFlags, {});
-    s.counterFrom.assign(count * 3 * kCrossFlags, {});
-    for (auto &p : s.pendingT) p.assign(count * 3 * kCrossFlags, {});
+    for (auto &p : s.pendingIds) p.assign(count * 3 * kCrossFlags, {});
 
     std::vector<CoreCtx *> ctxs;
     for (int b = first; b < first + count; ++b) {
@@ -267,6 +266,8 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
                                  " threw " + e.what());
             stopped = true;
         }
+        g_divideFaults += TakeScalarDivideFaults();
+        TimingEndCore();
         if (!stopped)
             for (int e = 0; e < kHardEventCount; ++e)
                 for (int id = 0; id < kEventIds; ++id)
@@ -411,7 +412,7 @@ void CrossCoreSet(int mode, int flagId, int pipeT) {
     if (!(s.hasAic && s.aivPerBlock > 0) && mode != 0)
         Fail(api, "mode %d needs a MIX kernel (KERNEL_TYPE_MIX_AIC_1_2/1_1); this launch has only %s cores", mode,
              s.hasAic ? "AIC" : "AIV");
-    const double now = TimeCrossSet(pipeT);  // the model time the set carries to the waiter
+    const uint64_t setId = TimeCrossSet(pipeT);
     std::unique_lock<std::mutex> lk(s.mu);
     const int b = c.block - s.firstBlock;
     const int me = Slot(c);
@@ -425,16 +426,16 @@ void CrossCoreSet(int mode, int flagId, int pipeT) {
     const auto blockAivs = [&](auto fn) {  // modes 1 and 2: the AIVs of my AI core
         for (int v = 0; v < s.aivPerBlock; ++v) fn(b * 3 + 1 + v);
     };
-    double t = now;
-    const auto bump = [&](int slot) { Bump(s, slot, flagId, api, t, s.firstBlock * 3 + me); };
+    std::vector<uint64_t> ids{setId};
+    const auto bump = [&](int slot) { Bump(s, slot, flagId, api, ids); };
     if (mode == 0) {
-        if (GroupSetLocked(s.pending[0], s.pendingT[0], me, flagId, now, &t, sameKind)) sameKind(bump);
+        if (GroupSetLocked(s.pending[0], s.pendingIds[0], me, flagId, setId, &ids, sameKind)) sameKind(bump);
     } else if (mode == 1) {
         if (c.kind != kAiv) Fail(api, "mode 1 synchronises the AIVs of one AI core; called on an AIC");
-        if (GroupSetLocked(s.pending[1], s.pendingT[1], me, flagId, now, &t, blockAivs)) blockAivs(bump);
+        if (GroupSetLocked(s.pending[1], s.pendingIds[1], me, flagId, setId, &ids, blockAivs)) blockAivs(bump);
     } else if (mode == 2) {
         if (c.kind == kAic) blockAivs(bump);
-        else if (GroupSetLocked(s.pending[2], s.pendingT[2], me, flagId, now, &t, blockAivs)) bump(b * 3);
+        else if (GroupSetLocked(s.pending[2], s.pendingIds[2], me, flagId, setId, &ids, blockAivs)) bump(b * 3);
     } else {
         Fail(api, "modeId %d is not supported on Atlas A2 (modes 0, 1, 2)", mode);
     }
@@ -453,15 +454,9 @@ void CrossCoreWait(int flagId, int pipeT) {
     std::snprintf(what, sizeof what, "CrossCoreWaitFlag(flagId %d)", flagId);
     WaitLocked(lk, what, [cnt] { return *cnt > 0; });
     --*cnt;
-    auto &times = s.counterT[Slot(c) * kCrossFlags + flagId];
-    const double t = times.front();
-    times.pop_front();
-    auto &from = s.counterFrom[Slot(c) * kCrossFlags + flagId];
-    const int setter = from.front();
-    from.pop_front();
+    const int counter = TimingCounter(s, Slot(c), flagId);
     lk.unlock();
-    TimeCrossWait(pipeT, t);
-    TraceCrossFlow(setter, flagId, t);
+    TimeCrossWait(pipeT, counter);
 }
 
 void SyncAllCores(bool aivOnly) {
@@ -473,26 +468,23 @@ void SyncAllCores(bool aivOnly) {
     if (c.blockDim > s.blocks)
         Fail("SyncAll", "blockDim %d exceeds the %d cores that can run at once on %s", c.blockDim, s.blocks,
              CurrentSoc().name);
-    const double arrive = TimeSyncArrive();
     std::unique_lock<std::mutex> lk(s.mu);
     const int gen = s.barGen[group];
-    s.barMax[group] = std::max(s.barMax[group], arrive);
+    // The timeline model's name of this barrier: wave, group and generation.
+    const uint64_t id = (static_cast<uint64_t>(s.firstBlock * 3 + group) << 32) | static_cast<uint32_t>(gen);
+    TimeSyncArrive(id, members);
     if (++s.barArrived[group] == members) {
         s.barArrived[group] = 0;
         ++s.barGen[group];
-        s.barRelease[group] = s.barMax[group];
-        s.barMax[group] = 0;
-        const double release = s.barRelease[group];
         WakeLocked(s);
         lk.unlock();
-        TimeSyncRelease(release);
+        TimeSyncRelease(id);
         return;
     }
     int *g = &s.barGen[group];
     WaitLocked(lk, aivOnly ? "SyncAll<true>" : "SyncAll<false>", [g, gen] { return *g != gen; });
-    const double release = s.barRelease[group];
     lk.unlock();
-    TimeSyncRelease(release);
+    TimeSyncRelease(id);
 }
 
 void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
@@ -512,6 +504,8 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
     const char *race = std::getenv("ASCEND_EMU_RACECHECK");
     g_raceCheck = race != nullptr && race[0] == '1';
     TimingBeginLaunch();
+    InstallScalarDivideHandler();
+    g_divideFaults = 0;
     const int perWave = static_cast<int>(cfg.mix == CoreMix::AIV_ONLY ? soc.aivCores : soc.aicCores);
     std::vector<CoreCtx> ctx(cfg.blockDim * 3);
     for (uint32_t b = 0; b < cfg.blockDim; ++b)
@@ -552,6 +546,11 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
     }
     timing.Finish();
     AppendProfileLine();
+    if (g_divideFaults > 0)
+        std::fprintf(stderr,
+                     "[ascendc-emu] warning: kernel %s divided an integer by zero %d time(s); the NPU's scalar unit does "
+                     "not trap, the emulator took quotient 0 and remainder = dividend\n",
+                     cfg.name, g_divideFaults.load());
 
     std::ostringstream o;
     PipeCounter total[static_cast<int>(Pipe::COUNT)];

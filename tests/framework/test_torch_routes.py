@@ -84,14 +84,85 @@ def test_fusion_attention_dropout_with_a_mask():
 
 def test_fusion_attention_refuses_what_it_cannot_compute():
     q, k, v = qkv()
-    with pytest.raises(NotImplementedError, match="has no sink"):
-        OPS.npu_fusion_attention(q, k, v, 2, "BNSD", sink=torch.zeros(2))
-    with pytest.raises(NotImplementedError, match="atten_mask of shape \\(2, 1, 16, 16\\)"):
-        mask = torch.zeros(2, 1, 16, 16, dtype=torch.bool)
-        mask[1, 0, 0, 3] = True
+    with pytest.raises(NotImplementedError, match="sink is run as a leading key .* not with sparse_mode 4"):
+        mask = torch.triu(torch.ones(2048, 2048, dtype=torch.bool), 1)
+        OPS.npu_fusion_attention(q, k, v, 2, "BNSD", sink=torch.zeros(2), atten_mask=mask, sparse_mode=4)
+    with pytest.raises(NotImplementedError, match="atten_mask of shape \\(1, 2, 16, 16\\)"):
+        mask = torch.zeros(1, 2, 16, 16, dtype=torch.bool)
+        mask[0, 1, 0, 3] = True  # differs between heads
         OPS.npu_fusion_attention(q, k, v, 2, "BNSD", atten_mask=mask)
     with pytest.raises(NotImplementedError, match="pse of shape \\(2, 2, 1, 16\\)"):
         OPS.npu_fusion_attention(q, k, v, 2, "BNSD", pse=rand(2, 2, 1, 16))
+
+
+def sink_reference(q, k, v, sink, scale, causal_rows=None):
+    """float64 attention with a per-head sink logit in the softmax's denominator ([N, S, D] inputs)."""
+    s = q @ k.transpose(-1, -2) * scale
+    if causal_rows is not None:  # bottom-right causal
+        s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool).triu(s.shape[-1] - s.shape[-2] + 1), float("-inf"))
+    col = sink[:, None, None].expand(-1, s.shape[1], 1)
+    p = torch.softmax(torch.cat([col, s], -1), -1)[..., 1:]
+    return p @ v
+
+
+@pytest.mark.parametrize("layout", ["BNSD", "TND"])
+def test_fusion_attention_sink_forward_and_backward(layout):
+    """sink as a leading key with a realShift column: forward against float64, and the autograd
+    gradients of query/key/value and sink (dsink from the V5 grad) against float64 autograd."""
+    sink = torch.tensor([0.7, -0.4], dtype=torch.float32, requires_grad=True)
+    if layout == "BNSD":
+        q, k, v = (t.requires_grad_() for t in qkv())
+        out = OPS.npu_fusion_attention(q, k, v, 2, "BNSD", scale=0.2, sink=sink)[0]
+        ref_in = [t.detach().double().requires_grad_() for t in (q, k, v)]
+        s64 = sink.detach().double().requires_grad_()
+        ref = torch.stack([sink_reference(*(t[b] for t in ref_in), s64, 0.2) for b in range(2)])
+    else:  # two batches (6 and 10 queries on 8 and 12 keys), causal
+        q, k, v = rand(16, 2, 32, seed=1), rand(20, 2, 32, seed=2), rand(20, 2, 32, seed=3)
+        q, k, v = (t.requires_grad_() for t in (q, k, v))
+        mask = torch.triu(torch.ones(2048, 2048, dtype=torch.bool), 1)
+        out = OPS.npu_fusion_attention(
+            q,
+            k,
+            v,
+            2,
+            "TND",
+            scale=0.2,
+            sink=sink,
+            atten_mask=mask,
+            sparse_mode=3,
+            actual_seq_qlen=[6, 16],
+            actual_seq_kvlen=[8, 20],
+        )[0]
+        ref_in = [t.detach().double().requires_grad_() for t in (q, k, v)]
+        s64 = sink.detach().double().requires_grad_()
+        parts = [
+            sink_reference(
+                ref_in[0][a:b].transpose(0, 1),
+                ref_in[1][c:d].transpose(0, 1),
+                ref_in[2][c:d].transpose(0, 1),
+                s64,
+                0.2,
+                causal_rows=True,
+            ).transpose(0, 1)
+            for a, b, c, d in ((0, 6, 0, 8), (6, 16, 8, 20))
+        ]
+        ref = torch.cat(parts)
+    torch.testing.assert_close(out.double(), ref, atol=3e-3, rtol=3e-3)
+    dy = rand(*out.shape, seed=7)
+    out.backward(dy)
+    ref.backward(dy.double())
+    for leaf, r in zip((q, k, v, sink), (*ref_in, s64)):
+        torch.testing.assert_close(leaf.grad.double(), r.grad, atol=5e-3, rtol=5e-3)
+
+
+def test_reserved_arguments_raise_when_given():
+    q, k, v = qkv()
+    with pytest.raises(NotImplementedError, match="padding_mask is reserved"):
+        OPS.npu_fusion_attention(q, k, v, 2, "BNSD", padding_mask=torch.ones(2, 2, 16, 16))
+    with pytest.raises(NotImplementedError, match="padding_mask is reserved"):
+        OPS.npu_prompt_flash_attention(q, k, v, num_heads=2, input_layout="BNSD", padding_mask=torch.ones(1))
+    with pytest.raises(NotImplementedError, match="softmax_in is reserved"):
+        OPS.npu_fusion_attention_grad(q, k, v, q, 2, "BNSD", softmax_in=torch.ones(1))
 
 
 def test_fusion_attention_grad_with_sink_returns_dsink():
@@ -291,30 +362,70 @@ def test_opcheck_and_compile(name):
             torch.testing.assert_close(c, e, atol=0, rtol=0)
 
 
-def test_sparse_ops_trace_with_fake_tensors():
-    from torch._subclasses.fake_tensor import FakeTensorMode
+def _sparse_grad_call():
+    """A two-token TND call of npu_sparse_flash_attention_grad (D 512 + rope 64, one KV head,
+    K = 2048 indices as the API requires) with forward statistics from fakit.golden."""
+    import fakit
 
-    with FakeTensorMode():
-        q, kv = torch.empty(4, 2, 512, dtype=torch.bfloat16), torch.empty(4, 1, 512, dtype=torch.bfloat16)
-        qr, kr = torch.empty(4, 2, 64, dtype=torch.bfloat16), torch.empty(4, 1, 64, dtype=torch.bfloat16)
-        idx = torch.empty(4, 1, 2048, dtype=torch.int32)
-        out, smax, ssum = OPS.npu_sparse_flash_attention(
-            q,
-            kv,
-            kv,
-            idx,
-            0.04,
-            query_rope=qr,
-            key_rope=kr,
-            layout_query="TND",
-            layout_kv="TND",
-            return_softmax_lse=True,
-        )
-        assert out.shape == q.shape and smax.shape == (1, 4, 2)
-        grads = OPS.npu_sparse_flash_attention_grad(
-            q, kv, kv, idx, out, out, smax, ssum, 0.04, 1, query_rope=qr, key_rope=kr, layout="TND"
-        )
-        assert [g.shape for g in grads] == [q.shape, kv.shape, kv.shape, qr.shape, kr.shape]
+    t, n = 2, 2
+    query, key, value = rand(t, n, 512, dtype=torch.bfloat16), rand(t, 1, 512, seed=1), rand(t, 1, 512, seed=2)
+    key, value = key.to(torch.bfloat16), value.to(torch.bfloat16)
+    qr, kr = rand(t, n, 64, dtype=torch.bfloat16, seed=3), rand(t, 1, 64, dtype=torch.bfloat16, seed=4)
+    idx = torch.full((t, 1, 2048), -1, dtype=torch.int32)
+    idx[0, 0, 0], idx[1, 0, :2] = 0, torch.arange(2)
+    lengths = torch.tensor([2])
+    npy = ascend_fa.to_numpy
+    fwd = fakit.golden.sparse_flash_attention(
+        npy(query),
+        npy(key),
+        npy(value),
+        npy(idx),
+        scale_value=0.04,
+        actual_seq_lengths_query=lengths.numpy(),
+        actual_seq_lengths_kv=lengths.numpy(),
+        query_rope=npy(qr),
+        key_rope=npy(kr),
+        layout_query="TND",
+        layout_kv="TND",
+        sparse_block_size=1,
+        sparse_mode=3,
+    )
+    out = ascend_fa.from_numpy(fwd["attention_out"], torch.bfloat16)
+    smax, ssum = (torch.from_numpy(fwd[k].astype("float32")) for k in ("softmax_max", "softmax_sum"))
+    args = (query, key, value, idx, rand(t, n, 512, dtype=torch.bfloat16, seed=5), out, smax, ssum, 0.04, 1)
+    return args, dict(query_rope=qr, key_rope=kr, actual_seq_qlen=lengths, actual_seq_kvlen=lengths, layout="TND")
+
+
+def test_opcheck_and_compile_sparse_grad():
+    args, kwargs = _sparse_grad_call()
+    op = OPS.npu_sparse_flash_attention_grad
+    torch.library.opcheck(
+        op.default, args, kwargs, test_utils=("test_schema", "test_faketensor", "test_autograd_registration")
+    )
+    eager = op(*args, **kwargs)
+    compiled = torch.compile(lambda *a: op(*a, **kwargs), backend="aot_eager", fullgraph=True)(*args)
+    for e, c in zip(eager, compiled):
+        torch.testing.assert_close(c, e, atol=0, rtol=0)
+
+
+def test_sparse_forward_traces_and_compiles_on_meta_tensors():
+    """No kernel computes the sparse forward, so its checks run on meta tensors (the fake kernel)."""
+    meta = dict(device="meta", dtype=torch.bfloat16)
+    q, kv = torch.empty(4, 2, 512, **meta), torch.empty(4, 1, 512, **meta)
+    qr, kr = torch.empty(4, 2, 64, **meta), torch.empty(4, 1, 64, **meta)
+    idx = torch.empty(4, 1, 2048, dtype=torch.int32, device="meta")
+    kwargs = dict(query_rope=qr, key_rope=kr, layout_query="TND", layout_kv="TND", return_softmax_lse=True)
+    op = OPS.npu_sparse_flash_attention
+    torch.library.opcheck(
+        op.default,
+        (q, kv, kv, idx, 0.04),
+        kwargs,
+        test_utils=("test_schema", "test_faketensor", "test_autograd_registration"),
+    )
+    out, smax, ssum = torch.compile(lambda *a: op(*a, **kwargs), backend="aot_eager", fullgraph=True)(
+        q, kv, kv, idx, 0.04
+    )
+    assert out.shape == q.shape and smax.shape == ssum.shape == (1, 4, 2) and smax.dtype == torch.float32
 
 
 def test_fusion_attention_gqa_in_a_copied_layout():
@@ -324,3 +435,46 @@ def test_fusion_attention_gqa_in_a_copied_layout():
     out = OPS.npu_fusion_attention(sbh(q), sbh(k), sbh(v), 4, "SBH", scale=0.2)[0]
     ref = SDPA(q.float(), k.float(), v.float(), scale=0.2, enable_gqa=True)
     torch.testing.assert_close(out.float(), sbh(ref), atol=2e-3, rtol=2e-3)
+
+
+@pytest.mark.parametrize("layout", ["BSH", "SBH"])
+def test_fusion_attention_per_batch_padding_mask_runs_batch_by_batch(layout):
+    """A B1SS mask that differs between batches (key padding) runs one varlen call per batch,
+    forward and backward."""
+    q, k, v = qkv()
+    mask = torch.zeros(2, 1, 16, 16, dtype=torch.bool)
+    mask[1, ..., 11:] = True  # batch 1: 5 padded keys
+    conv = LAYOUT[layout]
+    leaves = [conv(t).requires_grad_() for t in (q, k, v)]
+    out = OPS.npu_fusion_attention(*leaves, 2, layout, atten_mask=mask, scale=0.2)[0]
+    ref = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    expect = SDPA(*ref, attn_mask=~mask, scale=0.2)
+    torch.testing.assert_close(out.double(), conv(expect), atol=2e-3, rtol=2e-3)
+    dy = rand(2, 2, 16, 32, seed=6)
+    out.backward(conv(dy))
+    expect.backward(dy.double())
+    for leaf, r in zip(leaves, ref):
+        torch.testing.assert_close(leaf.grad.double(), conv(r.grad), atol=4e-3, rtol=4e-3)
+
+
+def test_prompt_flash_attention_per_batch_mask_with_kv_lengths():
+    """Key lengths send the call to the varlen API; its per-batch mask then runs batch by batch."""
+    q, k, v = qkv()
+    mask = torch.zeros(2, 1, 16, 16, dtype=torch.bool)
+    mask[0, ..., 2] = True
+    out = OPS.npu_prompt_flash_attention(
+        q,
+        k,
+        v,
+        atten_mask=mask,
+        num_heads=2,
+        scale_value=0.2,
+        input_layout="BNSD",
+        actual_seq_lengths_kv=[16, 12],
+        next_tokens=65535,
+    )
+    keep = ~mask.clone()
+    keep[1, ..., 12:] = False
+    torch.testing.assert_close(
+        out.float(), SDPA(q.float(), k.float(), v.float(), attn_mask=keep, scale=0.2), atol=2e-3, rtol=2e-3
+    )

@@ -42,14 +42,12 @@ def msprof_dir(tmp_path_factory):
     costs.write_text("".join(f"{k} {v}\n" for k, v in DEVICE.items()))
     ids = [c.id for c in cases.suite(OP, "smoke")[:3]]
     os.environ["ASCEND_EMU_COSTS"] = str(costs)
-    os.environ["ASCEND_EMU_L2"] = "per_core"  # the calibration's own (deterministic) L2 mode
     try:
         for i in ids:
             prof.profile_cpu(OP, i)
             write_msprof(root / "cases" / i, cpu.last_profile())
     finally:
         del os.environ["ASCEND_EMU_COSTS"]
-        del os.environ["ASCEND_EMU_L2"]
     return root / "cases"
 
 

@@ -60,7 +60,7 @@ struct CoreCtx {
     void *raceShadow[static_cast<int>(Buf::COUNT)] = {};
     LaunchShared *shared = nullptr;
     const std::atomic<bool> *stop = nullptr;  // set when the launch is to end (fault, cancel)
-    CoreClock clock;  // the timeline model (emu/timing.h)
+    TimingLog timeline;  // what this core issued, for the timeline model (emu/timing.h)
 };
 
 // The current core of this thread (set by the launcher); inline because every API reads it.

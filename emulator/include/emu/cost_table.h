@@ -17,6 +17,7 @@ struct CostEntry {
 struct CostTable {
     double clockHz;           // from the SoC table
     double issue;             // scalar cycles to issue one API call
+    double issueQueueDepth;   // instructions a pipe's issue queue holds before the scalar unit stalls
     double scalarLocal;       // scalar cycles per GetValue/SetValue on a local tensor
     double scalarGm;          // scalar cycles per GlobalTensor GetValue/SetValue
     double macsFp16;          // cube MACs per cycle, fp16/bf16
@@ -33,6 +34,7 @@ struct CostTable {
     double vecCyclesPerRepeat[10];  // by VClass (a repeat = 256 bytes of the widest operand)
     double vecElemScale[10];   // 1: cost per repeat as is; else cycles scale with lanes (elements / rate)
     double dmaHead;           // fixed cycles per DMA instruction (MTE2/MTE3)
+    double dmaBurstCycles;    // cycles per burst (row) of a GM DMA beyond the first
     double hbmReadBytes;      // GM->core bytes per cycle per DMA engine when the line comes from HBM
     double l2ReadBytes;       // when it hits L2
     double l2WriteBytes;      // UB->GM bytes per cycle per engine (writes land in L2)
@@ -52,6 +54,10 @@ struct CostTable {
 // The table for the current SoC (with ASCEND_EMU_COSTS overrides applied); built once per launch.
 const CostTable &Costs();
 void ReloadCosts();
+// The current table with a file of replayed keys applied (ASCEND_EMU_COSTS_ALT); Costs() returns
+// *t while OverrideCosts(t) is in force (nullptr ends it).
+CostTable AlternativeCosts(const char *path);
+void OverrideCosts(const CostTable *t);
 // Every entry with its source, in the order of the table (for docs, the profile and calibration).
 std::string CostTableJson();
 

@@ -17,19 +17,19 @@ extern bool g_raceCheck;  // set per launch from ASCEND_EMU_RACECHECK
 
 struct RaceSnap {
     uint64_t vc[static_cast<int>(Pipe::COUNT)] = {};
-    double t = 0;  // timeline model: when the signalling pipe is done (emu/timing.h)
 };
 
 void RaceAccess(const char *api, Pipe p, Buf b, const void *ptr, uint64_t bytes, bool write);
 void RaceSignalVc(Pipe from, RaceSnap *slot);
 void RaceAcquireVc(Pipe to, const RaceSnap *slot);
-// The producer / consumer side of a TQue hand-over; also a dependency of the timeline model.
+// The producer / consumer side of a TQue hand-over; also a dependency of the timeline model
+// (keyed by the slot).
 inline void RaceSignal(Pipe from, RaceSnap *slot) {
-    slot->t = TimeSignal(from);
+    TimeSignal(from, slot);
     if (g_raceCheck) RaceSignalVc(from, slot);
 }
 inline void RaceAcquire(Pipe to, const RaceSnap *slot) {
-    TimeAcquire(to, slot->t);
+    TimeAcquire(to, slot);
     if (g_raceCheck) RaceAcquireVc(to, slot);
 }
 // These three also drive the timeline model (emu/timing.h), checker on or off.

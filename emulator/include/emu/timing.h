@@ -1,19 +1,28 @@
-// The timeline model: every kernel API call is an instruction issued in program order
-// by the core's scalar unit into one pipe; it starts when the pipe is free and its hardware
-// dependencies are met and lasts what the cost table (emu/cost_table.h) says. The clocks are
-// model cycles of the selected SoC, never host time. Not a CANN header.
+// The timeline model: every kernel API call is an instruction issued in program order by the
+// core's scalar unit into one pipe's issue queue; it starts when the pipe is free and its
+// hardware dependencies are met and lasts what the cost table (emu/cost_table.h) says. The
+// clocks are model cycles of the selected SoC, never host time.
+//
+// The core threads only record what they issue (a log per core); the clocks run in a separate,
+// deterministic pass over those logs (emulator/src/timing/replay.cpp) that takes the cores' GM
+// accesses to the shared L2 in modelled-time order, so the modelled time of a launch depends on
+// the program alone, never on how the host schedules its threads. Not a CANN header.
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <deque>
+#include <mutex>
 #include <string>
 #include <vector>
 
 namespace emu {
 
 enum class Pipe : int;
+struct TimingRecord;
 
-// One span of a pipe for the Chrome-trace timeline (only kept when a trace is requested). A
-// span with pipe kFlowPipe is a cross-core flag instead: set on core `from` at `start`, its wait
-// released on this core at `end`.
+// One span of a pipe for the Chrome-trace timeline (only kept when a trace is requested).
+// A span with pipe kFlowPipe is a cross-core flag instead: set on sub-core `from` at `start`,
+// the wait it released on this sub-core done at `end` (a flow arrow in the trace).
 constexpr int8_t kFlowPipe = -1;
 struct TraceSpan {
     double start, end;  // cycles since launch start
@@ -23,22 +32,17 @@ struct TraceSpan {
     int8_t flag = -1;   // flows: the flag id
 };
 
-// Per core thread: the issue clock of the scalar unit, the time each pipe is free again, busy
-// cycles per pipe, and the set times of pending SetFlag events (a FIFO per event and id).
-struct CoreClock {
-    static constexpr int kPipes = 7;
-    static constexpr int kFifo = 4;  // pending sets kept per event and id (more: the newest absorbs)
-    double origin = 0;              // start of this block (waves start later)
-    double scalar = 0;              // next issue time of the scalar unit
-    double pipeFree[kPipes] = {};   // pipe p is free from this time on
-    double busy[kPipes] = {};       // cycles pipe p was occupied
-    double flagT[35][8][kFifo] = {};
-    uint8_t flagHead[35][8] = {}, flagCount[35][8] = {};
-    uint64_t hbmBytes = 0, l2ReadBytes = 0, l2WriteBytes = 0;
-    std::vector<TraceSpan> *trace = nullptr;
-    bool traceFull = false;  // the trace of this core reached kMaxTraceSpans; later spans dropped
-    static constexpr size_t kMaxTraceSpans = 100000;
-    double End() const;  // the time everything issued so far has finished
+// Per core: its log of timed instructions, written by the core's thread and read by the replay
+// in chunks (the replay frees the chunks it has consumed).
+struct TimingLog {
+    static constexpr uint32_t kChunk = 4096;  // records per chunk
+    std::mutex mu;                             // guards `chunks` (not the records)
+    std::deque<TimingRecord *> chunks;         // not yet consumed, oldest first
+    TimingRecord *tail = nullptr;              // the chunk the core thread writes into
+    std::atomic<uint64_t> published{0};        // records the replay may read
+    uint64_t written = 0;                      // records written by the core thread
+    uint64_t issued[7] = {};                   // instructions issued per pipe (TimeLastIssued)
+    int index = -1;                            // global core index (block * 3 + 0 aic | 1 aiv0 | 2 aiv1)
 };
 
 // Whether the model runs for this launch (env ASCEND_EMU_TIMING=0 turns it off) and whether the
@@ -71,22 +75,36 @@ void TimeScalarAccess(bool gm);
 void TimeFlagSet(int event, int id);
 void TimeFlagWait(int event, int id);
 void TimePresetFlag(int event, int id);  // a set already done at the current time, free of issue cost
-double TimeSignal(Pipe from);              // returns the time the producer's pipe is done
-void TimeAcquire(Pipe to, double t);       // pipe `to` starts nothing before t
+// A hand-over through `key` (a per-core object such as a queue slot): the signal records when
+// pipe `from` is done with everything issued so far; an acquire makes pipe `to` start nothing
+// before the latest signal through the same key.
+void TimeSignal(Pipe from, const void *key);
+void TimeAcquire(Pipe to, const void *key);
 void TimeBarrierAll();
-// Cross-core flags: the set returns its time (the set's pipe done + latency), the wait applies it.
-// `pipe` is the pipe_t value of the template argument.
-double TimeCrossSet(int pipeT);
-void TimeCrossWait(int pipeT, double t);
-// For the trace: the wait just timed consumed flag `flag` set by sub-core `from` (block*3+kind).
-void TraceCrossFlow(int from, int flag, double t);
-// SyncAll: arrival time of this core (all pipes drained), then the release time for everyone.
-double TimeSyncArrive();
-void TimeSyncRelease(double t);
+// Block-wise hand-offs inside a core (unitFlag: Mmad -> Fixpipe through L0C). An instruction is
+// named by the handle TimeLastIssued returns right after it was timed (handles of one pipe grow
+// in issue order, so the latest of several is the largest). TimeUnitWait: pipe `to` starts
+// nothing before the first of `blocks` equal shares of instruction `handle` on pipe `from` is
+// done. TimeUnitFinish: the instruction last issued to `p` (`blocks` shares) ends no earlier
+// than one of its shares after instruction `handle` on pipe `from` ends.
+uint64_t TimeLastIssued(Pipe p);
+void TimeUnitWait(Pipe to, Pipe from, uint64_t handle, uint64_t blocks);
+void TimeUnitFinish(Pipe p, uint64_t blocks, Pipe from, uint64_t handle);
+// Cross-core flags. A set is logged with a launch-unique id (returned); the launcher matches
+// sets to waits exactly as the flag counters do and hands each wait a token: the set ids whose
+// latest time (the set's pipe done + cross_flag) releases it. `counter` = core index * 16 + flag.
+uint64_t TimeCrossSet(int pipeT);
+void TimeCrossBump(int counter, const uint64_t *setIds, int count);
+void TimeCrossWait(int pipeT, int counter);
+// SyncAll: the arrival (all pipes drained) and the release of barrier `id` (launch-unique) of
+// `members` cores: the latest arrival + sync_all.
+void TimeSyncArrive(uint64_t id, int members);
+void TimeSyncRelease(uint64_t id);
 
-// Launch-level: start of a block at `origin` cycles; profile JSON of the last launch.
+// Launch-level: start of a core's log (origin = its block's start in cycles) and its end.
 void TimingBeginLaunch();
 void TimingBeginCore(double origin);
+void TimingEndCore();
 std::string LastLaunchProfileJson();
 // The Chrome-trace JSON of the last launch ("" unless ASCEND_EMU_TRACE=<path> or SetTracePath).
 void SetTracePath(const char *path);

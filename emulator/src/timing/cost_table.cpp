@@ -38,6 +38,7 @@ struct Row {
 // The defaults (clock, HBM bandwidth and L2 size come from the SoC row).
 const Row kRows[] = {
     {"issue", F(issue), 8, "assumption: scalar cycles to compute operands and issue one API call", true},
+    {"issue_queue_depth", F(issueQueueDepth), 16, "assumption: a pipe's issue queue holds 16 instructions that have not started (the depth is not published; the queues are named in the CANN architecture pages)", true},
     {"scalar_local", F(scalarLocal), 2, "assumption: scalar load/store of one UB/L1 element", true},
     {"scalar_gm", F(scalarGm), 100, "assumption: scalar GM access through the data cache (miss)", true},
     {"macs_fp16", F(macsFp16), 4096, "[S4] fp16/bf16 16x16x16 per cycle", false},
@@ -62,6 +63,7 @@ const Row kRows[] = {
     {"vec_sort32", V(8), 1, "assumption: Sort32 one (score, index) element per cycle (32 cycles per repeat)", true},
     {"vec_mrgsort", V(9), 1, "assumption: MrgSort one merged element per cycle", true},
     {"dma_head", F(dmaHead), 64, "assumption: per DMA instruction start cost (MTE2/MTE3)", true},
+    {"dma_burst_cycles", F(dmaBurstCycles), 0, "assumption: no cost per burst of a strided GM DMA beyond its bytes", true},
     {"hbm_read_bytes", F(hbmReadBytes), 32, "[S1] ddr_rate 32 B/cycle per core", false},
     {"l2_read_bytes", F(l2ReadBytes), 110, "[S1] l2_read_rate 110 B/cycle per core", false},
     {"l2_write_bytes", F(l2WriteBytes), 64, "[S1] ub_to_l2_rate / ub_to_ddr_rate 64 B/cycle (MTE3 UB->GM)", false},
@@ -91,6 +93,49 @@ double &FieldOf(CostTable &t, const Row &r) {
     return t.vecCyclesPerRepeat[r.index];
 }
 
+// Keys the replay applies itself (emulator/src/timing/replay.cpp), so a launch's logs can be
+// replayed again under another value (ASCEND_EMU_COSTS_ALT); the others are folded into the
+// logged instructions by the core threads.
+const char *const kReplayedKeys[] = {
+    "issue", "issue_queue_depth", "scalar_local", "scalar_gm", "mmad_head", "mte1_head", "fixp_head", "vec_head",
+    "dma_head", "dma_burst_cycles", "hbm_read_bytes", "l2_read_bytes", "l2_write_bytes", "fixp_l2_write_bytes",
+    "atomic_factor", "burst_align", "cross_flag", "sync_all", "launch_us", "l2_bytes_per_sec"};
+
+// Applies a text file of "key value" lines (fakit prof calibrate writes them) named by env `var`.
+void ApplyFile(const char *var, const char *path, CostTable &t, bool replayedOnly) {
+    FILE *f = std::fopen(path, "r");
+    if (f == nullptr) {
+        std::fprintf(stderr, "[ascendc-emu] %s: %s cannot be opened\n", var, path);
+        std::abort();
+    }
+    char key[64];
+    double v;
+    int got;
+    while ((got = std::fscanf(f, "%63s %lf", key, &v)) == 2) {
+        bool found = false, replayed = false;
+        for (const Row &r : kRows)
+            if (std::strcmp(r.key, key) == 0) {
+                FieldOf(t, r) = v;
+                found = true;
+            }
+        for (const char *k : kReplayedKeys) replayed = replayed || std::strcmp(k, key) == 0;
+        if (!found) {
+            std::fprintf(stderr, "[ascendc-emu] %s: unknown cost key %s in %s\n", var, key, path);
+            std::abort();
+        }
+        if (replayedOnly && !replayed) {
+            std::fprintf(stderr, "[ascendc-emu] %s: %s in %s is folded into the logged instructions and cannot vary "
+                                 "between replays of one launch (set it in ASCEND_EMU_COSTS)\n", var, key, path);
+            std::abort();
+        }
+    }
+    if (got != EOF) {
+        std::fprintf(stderr, "[ascendc-emu] %s=%s: expected \"<key> <number>\" lines\n", var, path);
+        std::abort();
+    }
+    std::fclose(f);
+}
+
 void Build() {
     const SocSpec &soc = CurrentSoc();
     CostTable t{};
@@ -99,43 +144,31 @@ void Build() {
     t.clockHz = soc.clockMhz * 1e6;
     t.hbmBytesPerSec = soc.hbmBytesPerSec;
     t.l2Capacity = static_cast<double>(soc.l2Bytes);
-    // Calibrated values: a text file of "key value" lines (fakit prof calibrate writes it).
-    if (const char *path = std::getenv("ASCEND_EMU_COSTS"); path != nullptr && *path != '\0') {
-        FILE *f = std::fopen(path, "r");
-        if (f == nullptr) {
-            std::fprintf(stderr, "[ascendc-emu] ASCEND_EMU_COSTS=%s cannot be opened\n", path);
-            std::abort();
-        }
-        char key[64];
-        double v;
-        int got;
-        while ((got = std::fscanf(f, "%63s %lf", key, &v)) == 2) {
-            bool found = false;
-            for (const Row &r : kRows)
-                if (std::strcmp(r.key, key) == 0) { FieldOf(t, r) = v; found = true; }
-            if (!found) {
-                std::fprintf(stderr, "[ascendc-emu] ASCEND_EMU_COSTS: unknown cost key %s\n", key);
-                std::abort();
-            }
-        }
-        if (got != EOF) {
-            std::fprintf(stderr, "[ascendc-emu] ASCEND_EMU_COSTS=%s: expected \"<key> <number>\" lines\n", path);
-            std::abort();
-        }
-        std::fclose(f);
-    }
+    if (const char *path = std::getenv("ASCEND_EMU_COSTS"); path != nullptr && *path != '\0')
+        ApplyFile("ASCEND_EMU_COSTS", path, t, false);
     g_table = t;
     g_loaded = true;
 }
+
+const CostTable *g_override = nullptr;
 
 }  // namespace
 
 // Rebuilt by ReloadCosts() at every launch start (before the core threads run), so the core
 // threads only read it.
 const CostTable &Costs() {
+    if (g_override != nullptr) return *g_override;
     if (!g_loaded) ReloadCosts();
     return g_table;
 }
+
+CostTable AlternativeCosts(const char *path) {
+    CostTable t = Costs();
+    ApplyFile("ASCEND_EMU_COSTS_ALT", path, t, true);
+    return t;
+}
+
+void OverrideCosts(const CostTable *t) { g_override = t; }
 
 void ReloadCosts() {
     std::lock_guard<std::mutex> lock(g_mu);

@@ -12,6 +12,7 @@
 #include "emu/soc.h"
 #include "emu/timing.h"
 #include "l2_model.h"
+#include "replay.h"
 
 namespace emu {
 namespace {
@@ -22,7 +23,6 @@ std::string g_tracePath;  // SetTracePath; else env ASCEND_EMU_TRACE
 
 const char *kPipeNames[] = {"MTE2", "MTE1", "M", "V", "MTE3", "FIXP", "S"};
 constexpr int kPipes = 7;
-constexpr int kS = 6;  // Pipe::S, the scalar unit's track
 
 bool EnvFlag(const char *name, bool dflt) {
     const char *v = std::getenv(name);
@@ -57,9 +57,6 @@ void TimingBeginLaunch() {
     g_timing = EnvFlag("ASCEND_EMU_TIMING", true);
     g_timingOnly = g_timing && EnvFlag("ASCEND_EMU_TIMING_ONLY", false);
     ReloadCosts();
-    const CostTable &t = Costs();
-    const char *l2 = std::getenv("ASCEND_EMU_L2");
-    L2Reset(t.l2LineBytes, t.l2Capacity, l2 != nullptr && std::string(l2) == "per_core");
 }
 
 void SetTracePath(const char *path) {
@@ -76,10 +73,44 @@ LaunchTiming::LaunchTiming(const LaunchConfig &cfg, int physicalCores, std::vect
     : cfg_(cfg), ctx_(ctx), physFree_(physicalCores, 0.0), physOf_(cfg.blockDim, 0) {
     aivPerBlock_ = cfg.mix == CoreMix::AIC_ONLY ? 0 : (cfg.mix == CoreMix::MIX_AIC_1_2 ? 2 : 1);
     hasAic_ = cfg.mix != CoreMix::AIV_ONLY;
-    if (g_timing && !TracePath().empty()) {
-        traces_.resize(ctx.size());
-        for (size_t i = 0; i < ctx.size(); ++i) ctx[i].clock.trace = &traces_[i];
+    for (size_t i = 0; i < ctx.size(); ++i) ctx[i].timeline.index = static_cast<int>(i);
+    if (!g_timing) return;
+    if (!TracePath().empty()) traces_.resize(ctx.size());
+    // ASCEND_EMU_COSTS_ALT=<file>[:<file>...]: the launch (one wave) is replayed again under each
+    // file's costs; the profile lists the task durations (calibration's finite differences).
+    if (const char *alt = std::getenv("ASCEND_EMU_COSTS_ALT"); alt != nullptr && *alt != '\0') {
+        std::string list = alt;
+        for (size_t a = 0, e; a <= list.size(); a = e + 1) {
+            e = std::min(list.find(':', a), list.size());
+            if (e > a) altPaths_.push_back(list.substr(a, e - a));
+        }
     }
+    const bool oneWave = static_cast<int>(cfg.blockDim) <= physicalCores;
+    ReplayBeginLaunch(static_cast<int>(ctx.size()), &traces_, oneWave && !altPaths_.empty());
+}
+
+LaunchTiming::~LaunchTiming() {
+    for (CoreCtx &c : ctx_) ReplayDropLog(c.timeline);
+    if (g_timing) ReplayEndLaunch();
+}
+
+// The task duration (µs) of the clocks the replay holds: launch + the longest of the critical
+// path and the device-wide HBM and L2 floors.
+double LaunchTiming::TaskUs(double *criticalUs, double *hbmFloorUs, double *l2FloorUs) const {
+    const CostTable &t = Costs();
+    double critical = 0;
+    uint64_t l2 = 0;
+    for (uint32_t b = 0; b < cfg_.blockDim; ++b)
+        for (int k = 0; k < 3; ++k)
+            if (Active(k)) {
+                const CoreClock &cl = ReplayClock(b * 3 + k);
+                critical = std::max(critical, cl.End());
+                l2 += cl.l2ReadBytes + cl.l2WriteBytes;
+            }
+    *criticalUs = critical * 1e6 / t.clockHz;
+    *hbmFloorUs = L2HbmReadBytes() / t.hbmBytesPerSec * 1e6;  // whole lines, device-wide
+    *l2FloorUs = l2 / t.l2BytesPerSec * 1e6;
+    return t.launchUs + std::max({*criticalUs, *hbmFloorUs, *l2FloorUs});
 }
 
 const std::vector<double> &LaunchTiming::Origins(int first, int count) {
@@ -91,13 +122,22 @@ const std::vector<double> &LaunchTiming::Origins(int first, int count) {
         physOf_[first + i] = p;
         physFree_[p] = 1e300;  // taken in this wave
     }
+    if (g_timing) {
+        std::vector<TimingLog *> logs;
+        for (int b = first; b < first + count; ++b)
+            for (int k = 0; k < 3; ++k)
+                if (Active(k)) logs.push_back(&ctx_[b * 3 + k].timeline);
+        ReplayBeginWave(logs);
+    }
     return origins_;
 }
 
 void LaunchTiming::WaveDone(int first, int count) {
+    if (g_timing) complete_ = ReplayFinishWave() && complete_;
     for (int b = first; b < first + count; ++b) {
         double end = 0;
-        for (int k = 0; k < 3; ++k) end = std::max(end, ctx_[b * 3 + k].clock.End());
+        for (int k = 0; k < 3; ++k)
+            if (g_timing && Active(k)) end = std::max(end, ReplayClock(b * 3 + k).End());
         physFree_[physOf_[b]] = end;
     }
 }
@@ -116,8 +156,10 @@ void LaunchTiming::Finish() {
         g_profile = o.str();
         return;
     }
-    double critical = 0;
-    uint64_t hbm = 0, l2r = 0, l2w = 0;
+    double criticalUs, hbmFloorUs, l2FloorUs;
+    const double taskUs = TaskUs(&criticalUs, &hbmFloorUs, &l2FloorUs);
+    const uint64_t hbm = L2HbmReadBytes();
+    uint64_t l2r = 0, l2w = 0;
     double sum[2][kPipes] = {}, maxBusy[2][kPipes] = {};
     int n[2] = {};
     std::ostringstream cores;
@@ -125,12 +167,9 @@ void LaunchTiming::Finish() {
     bool firstCore = true;
     for (uint32_t b = 0; b < cfg_.blockDim; ++b)
         for (int k = 0; k < 3; ++k) {
-            if (k == 0 ? !hasAic_ : k > aivPerBlock_) continue;
-            const CoreCtx &c = ctx_[b * 3 + k];
-            const CoreClock &cl = c.clock;
+            if (!Active(k)) continue;
+            const CoreClock &cl = ReplayClock(b * 3 + k);
             const double end = cl.End(), elapsed = end - cl.origin;
-            critical = std::max(critical, end);
-            hbm += cl.hbmBytes;
             l2r += cl.l2ReadBytes;
             l2w += cl.l2WriteBytes;
             const int u = k == 0 ? 0 : 1;
@@ -148,11 +187,6 @@ void LaunchTiming::Finish() {
                 cores << (p ? "," : "") << "\"" << kPipeNames[p] << "\":" << (elapsed > 0 ? cl.busy[p] / elapsed : 0.0);
             cores << "}}";
         }
-    hbm = L2HbmReadBytes();  // whole lines, device-wide (the per-core sums are the requested bytes)
-    const double criticalUs = critical * us;
-    const double hbmFloorUs = hbm / t.hbmBytesPerSec * 1e6;
-    const double l2FloorUs = (l2r + l2w) / t.l2BytesPerSec * 1e6;
-    const double bodyUs = std::max({criticalUs, hbmFloorUs, l2FloorUs});
     // The bound: the device-wide floor when it exceeds the critical path, else the pipe with the
     // most busy time on one core (the per-pipe bound of the counters).
     std::string bound = "-";
@@ -165,7 +199,7 @@ void LaunchTiming::Finish() {
             }
     if (hbmFloorUs > criticalUs && hbmFloorUs >= l2FloorUs) bound = "HBM";
     else if (l2FloorUs > criticalUs) bound = "L2";
-    o << ",\"task_duration_us\":" << t.launchUs + bodyUs << ",\"launch_us\":" << t.launchUs
+    o << ",\"task_duration_us\":" << taskUs << ",\"launch_us\":" << t.launchUs
       << ",\"critical_path_us\":" << criticalUs << ",\"hbm_floor_us\":" << hbmFloorUs << ",\"l2_floor_us\":" << l2FloorUs
       << ",\"bound_pipe\":\"" << bound << "\",\"clock_mhz\":" << soc.clockMhz << ",\"hbm_bytes\":" << hbm
       << ",\"l2_read_bytes\":" << l2r << ",\"l2_write_bytes\":" << l2w << ",\"aic_cores\":" << n[0]
@@ -189,7 +223,27 @@ void LaunchTiming::Finish() {
         std::lock_guard<std::mutex> lock(g_mu);
         g_profile = o.str();
     }
+    WriteTrace();
+    if (altPaths_.empty()) return;
+    std::ostringstream alt;
+    alt.precision(15);
+    alt << ",\"alt_task_duration_us\":[";
+    for (size_t i = 0; i < altPaths_.size(); ++i) {
+        const CostTable table = AlternativeCosts(altPaths_[i].c_str());
+        OverrideCosts(&table);
+        double c, h, l;
+        if (i) alt << ",";
+        if (complete_ && ReplayAgain()) alt << TaskUs(&c, &h, &l);
+        else alt << "null";  // more than one wave, or a stopped launch
+        OverrideCosts(nullptr);
+    }
+    alt << "]";
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_profile.insert(g_profile.size() - 1, alt.str());
+}
 
+void LaunchTiming::WriteTrace() {
+    const double us = 1e6 / Costs().clockHz;
     const std::string path = TracePath();
     if (path.empty() || traces_.empty()) return;
     FILE *out = std::fopen(path.c_str(), "w");
@@ -200,22 +254,21 @@ void LaunchTiming::Finish() {
     // Chrome trace / Perfetto: one process per AI core, one thread per (sub-core, pipe) that has
     // spans; µs. A cross-core flag is a flow arrow from a zero-length "CrossCoreSetFlag" slice on
     // the setter's scalar track to a "CrossCoreWaitFlag" slice where the wait was released.
+    constexpr int kS = 6;  // Pipe::S, the scalar unit's track
     int truncated = 0;
-    for (const CoreCtx &c : ctx_) truncated += c.clock.traceFull ? 1 : 0;
+    for (uint32_t b = 0; b < cfg_.blockDim; ++b)
+        for (int k = 0; k < 3; ++k) truncated += Active(k) && ReplayClock(b * 3 + k).traceFull ? 1 : 0;
     std::fprintf(out,
                  "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"kernel\":\"%s\",\"model\":\"modelled device time\","
                  "\"sub_cores_truncated_at_%zu_spans\":%d},\"traceEvents\":[",
                  cfg_.name, CoreClock::kMaxTraceSpans, truncated);
     const char *subName[] = {"aic", "aiv0", "aiv1"};
-    std::vector<uint8_t> used(traces_.size(), 0);  // bit p: sub-core has spans on pipe p
+    std::vector<uint8_t> used(traces_.size(), 0);  // bit p: the sub-core has spans on pipe p
     for (size_t i = 0; i < traces_.size(); ++i)
         for (const TraceSpan &sp : traces_[i]) {
-            if (sp.pipe != kFlowPipe) {
-                used[i] |= 1u << sp.pipe;
-                continue;
-            }
-            used[i] |= 1u << kS;
-            if (sp.from >= 0 && static_cast<size_t>(sp.from) < used.size()) used[sp.from] |= 1u << kS;
+            used[i] |= 1u << (sp.pipe == kFlowPipe ? kS : sp.pipe);
+            if (sp.pipe == kFlowPipe && sp.from >= 0 && static_cast<size_t>(sp.from) < used.size())
+                used[sp.from] |= 1u << kS;
         }
     bool first = true;
     int flowId = 0;
@@ -224,7 +277,7 @@ void LaunchTiming::Finish() {
                      first ? "" : ",", b, b);
         first = false;
         for (int k = 0; k < 3; ++k) {
-            if (k == 0 ? !hasAic_ : k > aivPerBlock_) continue;
+            if (!Active(k)) continue;
             for (int p = 0; p < kPipes; ++p)
                 if (used[b * 3 + k] & (1u << p))
                     std::fprintf(out, ",{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%d,\"args\":{\"name\":\"%s %s\"}}",

@@ -2,6 +2,7 @@
 // profile (task duration, per-core/per-pipe busy time and ratios, bound pipe, HBM/L2 bytes) and
 // the optional Chrome-trace file. Used by launch.cpp only.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "emu/core.h"
@@ -12,8 +13,10 @@ namespace emu {
 class LaunchTiming {
 public:
     LaunchTiming(const LaunchConfig &cfg, int physicalCores, std::vector<CoreCtx> &ctx);
-    // Start times (cycles) of blocks first .. first + count - 1.
+    ~LaunchTiming();
+    // Start times (cycles) of blocks first .. first + count - 1 (the wave's replay starts).
     const std::vector<double> &Origins(int first, int count);
+    // The wave's threads are done: its replay runs to the end.
     void WaveDone(int first, int count);
     void Finish();
 
@@ -26,6 +29,11 @@ private:
     std::vector<std::vector<TraceSpan>> traces_;
     int aivPerBlock_;
     bool hasAic_;
+    bool complete_ = true;  // every wave replayed to its end (not so for a stopped launch)
+    std::vector<std::string> altPaths_;  // ASCEND_EMU_COSTS_ALT
+    bool Active(int k) const { return k == 0 ? hasAic_ : k <= aivPerBlock_; }
+    double TaskUs(double *criticalUs, double *hbmFloorUs, double *l2FloorUs) const;
+    void WriteTrace();
 };
 
 }  // namespace emu

@@ -1,14 +1,11 @@
-// The per-core timeline (see emu/timing.h): in-order issue by the scalar unit, one clock per
-// pipe, and exactly the dependencies the hardware enforces (flags, queue hand-overs, barriers,
-// cross-core flags, SyncAll). Costs come from emu/cost_table.h, GM hit/miss from l2_model.
-#include <algorithm>
+// The core threads' side of the timeline model (see emu/timing.h): every timed API call appends
+// one record to the core's log, with the costs that do not depend on other cores already
+// computed from the cost table; the replay (replay.cpp) runs the clocks.
 #include <cmath>
 
 #include "emu/core.h"
 #include "emu/cost_table.h"
-#include "emu/race.h"
-#include "emu/timing.h"
-#include "l2_model.h"
+#include "replay.h"
 
 namespace emu {
 
@@ -17,82 +14,70 @@ bool g_timingOnly = false;
 
 namespace {
 
-constexpr int kS = static_cast<int>(Pipe::S);
-
-inline CoreClock &Clk() { return Ctx().clock; }
-
-void Record(CoreClock &c, int pipe, double start, double end, const char *name) {
-    if (c.trace == nullptr || end <= start) return;
-    auto &v = *c.trace;
-    // Merge back-to-back runs of the same API on the same pipe (keeps traces small).
-    for (auto it = v.rbegin(); it != v.rend() && it - v.rbegin() < 8; ++it)
-        if (it->pipe == pipe) {
-            if (it->name == name && start - it->end < 0.5) {
-                it->end = end;
-                return;
-            }
-            break;
-        }
-    if (v.size() >= CoreClock::kMaxTraceSpans) {  // keeps a trace of a long launch loadable
-        c.traceFull = true;
-        return;
+TimingRecord &Append(RecKind kind, int pipe = 0, const char *name = nullptr) {
+    TimingLog &l = Ctx().timeline;
+    const uint64_t n = l.written;
+    if (n % TimingLog::kChunk == 0) {
+        auto *chunk = new TimingRecord[TimingLog::kChunk];
+        std::lock_guard<std::mutex> lock(l.mu);
+        l.chunks.push_back(chunk);
+        l.tail = chunk;
     }
-    v.push_back(TraceSpan{start, end, name, static_cast<int8_t>(pipe)});
+    TimingRecord &r = l.tail[n % TimingLog::kChunk];
+    r = TimingRecord{};
+    r.kind = kind;
+    r.pipe = static_cast<int8_t>(pipe);
+    r.name = name;
+    return r;
 }
 
-// The scalar unit spends `cycles` (issuing an instruction or a scalar access).
-inline void Scalar(CoreClock &c, double cycles, const char *name) {
-    Record(c, kS, c.scalar, c.scalar + cycles, name);
-    c.scalar += cycles;
-    c.busy[kS] += cycles;
+// Makes the record appended last visible to the replay; a full chunk lets the replay advance.
+void Publish() {
+    TimingLog &l = Ctx().timeline;
+    l.published.store(++l.written, std::memory_order_release);
+    if (l.written % TimingLog::kChunk == 0) ReplayPoll();
 }
 
-inline void Run(CoreClock &c, int pi, double cycles, const char *name) {
-    Scalar(c, Costs().issue, "issue");
-    if (pi == kS) {
-        Scalar(c, cycles, name);
-        return;
-    }
-    const double start = std::max(c.scalar, c.pipeFree[pi]);
-    c.pipeFree[pi] = start + cycles;
-    c.busy[pi] += cycles;
-    Record(c, pi, start, start + cycles, name);
+// Counts an instruction issued to pipe p (the handles of TimeLastIssued).
+void Issued(Pipe p) {
+    if (p != Pipe::S) ++Ctx().timeline.issued[static_cast<int>(p)];
 }
 
-// The time everything issued so far to pipe p has finished (S: the issue clock).
-inline double DoneOf(const CoreClock &c, int p) { return p == kS ? c.scalar : std::max(c.pipeFree[p], c.scalar); }
-
-// Pipe p starts nothing before t (a wait executes in the waiting pipe; S waits stall issue).
-inline void Hold(CoreClock &c, int p, double t) {
-    if (p == kS) c.scalar = std::max(c.scalar, t);
-    else c.pipeFree[p] = std::max(c.pipeFree[p], t);
+// An instruction of `cycles` plus the head cost `head` (added by the replay).
+void Op(Pipe p, double cycles, const char *name, Head head = Head::None) {
+    Issued(p);
+    TimingRecord &r = Append(RecKind::Op, static_cast<int>(p), name);
+    r.cycles = cycles;
+    r.a = static_cast<uint8_t>(head);
+    Publish();
 }
 
-// pipe_t (kernel_sync.h) -> emu::Pipe; -1 for PIPE_ALL.
-int FromPipeT(int pipeT) {
-    switch (pipeT) {
-        case 0: return kS;
-        case 1: case 9: return static_cast<int>(Pipe::V);
-        case 2: return static_cast<int>(Pipe::M);
-        case 3: return static_cast<int>(Pipe::MTE1);
-        case 4: return static_cast<int>(Pipe::MTE2);
-        case 5: return static_cast<int>(Pipe::MTE3);
-        case 10: return static_cast<int>(Pipe::FIXP);
-        default: return -1;
-    }
+void Gm(RecKind kind, Pipe p, const void *gm, uint64_t groups, uint64_t rows, uint64_t groupPitch, uint64_t rowPitch,
+        uint64_t burst, bool atomic, double cycles, const char *name) {
+    Issued(p);
+    TimingRecord &r = Append(kind, static_cast<int>(p), name);
+    r.addr = reinterpret_cast<uint64_t>(gm);
+    r.groups = static_cast<uint32_t>(groups);
+    r.rows = static_cast<uint32_t>(rows);
+    r.groupPitch = groupPitch;
+    r.rowPitch = rowPitch;
+    r.burst = static_cast<uint32_t>(burst);
+    r.b = atomic ? 1 : 0;
+    r.cycles = cycles;
+    Publish();
+}
+
+void Event(RecKind kind, int event, int id) {
+    TimingRecord &r = Append(kind);
+    r.a = static_cast<uint8_t>(event);
+    r.b = static_cast<uint8_t>(id);
+    Publish();
 }
 
 }  // namespace
 
-double CoreClock::End() const {
-    double t = scalar;
-    for (double f : pipeFree) t = std::max(t, f);
-    return t;
-}
-
 void TimeOp(Pipe p, double cycles, const char *name) {
-    if (!g_timing) return;
-    Run(Clk(), static_cast<int>(p), cycles, name);
+    if (g_timing) Op(p, cycles, name);
 }
 
 void TimeVector(VClass cls, int widestElemBytes, uint64_t repeats, const char *name) {
@@ -101,7 +86,7 @@ void TimeVector(VClass cls, int widestElemBytes, uint64_t repeats, const char *n
     const int k = static_cast<int>(cls);
     const double lanes = 256.0 / widestElemBytes;
     const double perRepeat = t.vecElemScale[k] != 0 ? lanes / t.vecCyclesPerRepeat[k] : t.vecCyclesPerRepeat[k];
-    Run(Clk(), static_cast<int>(Pipe::V), t.vecHead + static_cast<double>(repeats) * perRepeat, name);
+    Op(Pipe::V, static_cast<double>(repeats) * perRepeat, name, Head::Vec);
 }
 
 void TimeGmRead(Pipe p, const void *gm, uint64_t count, uint64_t burst, uint64_t pitch, const char *name) {
@@ -111,46 +96,20 @@ void TimeGmRead(Pipe p, const void *gm, uint64_t count, uint64_t burst, uint64_t
 void TimeGmRead2D(Pipe p, const void *gm, uint64_t groups, uint64_t rows, uint64_t groupPitch, uint64_t rowPitch,
                   uint64_t burst, const char *name) {
     if (!g_timing || groups == 0 || rows == 0 || burst == 0) return;
-    const CostTable &t = Costs();
-    CoreClock &c = Clk();
-    uint64_t miss = 0;
-    const auto *base = static_cast<const uint8_t *>(gm);
-    for (uint64_t g = 0; g < groups; ++g)
-        for (uint64_t i = 0; i < rows; ++i) miss += L2Read(base + g * groupPitch + i * rowPitch, burst);
-    const uint64_t bytes = groups * rows * burst;
-    const uint64_t hit = bytes - miss;
-    // A burst shorter than the DMA granule still moves the whole granule.
-    const double scale = std::ceil(static_cast<double>(burst) / t.burstAlign) * t.burstAlign / static_cast<double>(burst);
-    c.hbmBytes += miss;
-    c.l2ReadBytes += bytes;
-    Run(c, static_cast<int>(p), t.dmaHead + scale * (miss / t.hbmReadBytes + hit / t.l2ReadBytes), name);
+    Gm(RecKind::GmRead, p, gm, groups, rows, groupPitch, rowPitch, burst, false, 0, name);
 }
 
 void TimeGmWrite(Pipe p, void *gm, uint64_t count, uint64_t burst, uint64_t pitch, bool atomic, const char *name) {
     if (!g_timing || count == 0 || burst == 0) return;
-    const CostTable &t = Costs();
-    CoreClock &c = Clk();
-    auto *base = static_cast<uint8_t *>(gm);
-    for (uint64_t i = 0; i < count; ++i) L2Write(base + i * pitch, burst);
-    const uint64_t bytes = count * burst;
-    const double scale = std::ceil(static_cast<double>(burst) / t.burstAlign) * t.burstAlign / static_cast<double>(burst);
-    c.l2WriteBytes += bytes;
-    Run(c, static_cast<int>(p), t.dmaHead + scale * bytes / t.l2WriteBytes * (atomic ? t.atomicFactor : 1.0), name);
+    Gm(RecKind::GmWrite, p, gm, 1, count, 0, pitch, burst, atomic, 0, name);
 }
 
 void TimeFixpipe(void *gm, uint64_t count, uint64_t burst, uint64_t pitch, uint64_t elems, int quantClass, const char *name) {
     if (!g_timing) return;
     const CostTable &t = Costs();
-    CoreClock &c = Clk();
-    double cycles = elems / (quantClass != 0 ? t.fixpCastElems : t.fixpNoCastElems);
-    if (gm != nullptr) {  // into GM: the write lands in L2 at the core's L2 write rate
-        auto *base = static_cast<uint8_t *>(gm);
-        for (uint64_t i = 0; i < count; ++i) L2Write(base + i * pitch, burst);
-        c.l2WriteBytes += count * burst;
-        cycles = std::max(cycles, static_cast<double>(count * burst) / t.fixpL2WriteBytes *
-                                      (Ctx().atomicOp != 0 ? t.atomicFactor : 1.0));
-    }
-    Run(c, static_cast<int>(Pipe::FIXP), t.fixpHead + cycles, name);
+    const double cycles = elems / (quantClass != 0 ? t.fixpCastElems : t.fixpNoCastElems);
+    if (gm == nullptr) Op(Pipe::FIXP, cycles, name, Head::Fixp);
+    else Gm(RecKind::Fixpipe, Pipe::FIXP, gm, 1, count, 0, pitch, burst, Ctx().atomicOp != 0, cycles, name);
 }
 
 void TimeMmad(uint32_t m, uint32_t n, uint32_t k, int dtypeClass) {
@@ -159,146 +118,122 @@ void TimeMmad(uint32_t m, uint32_t n, uint32_t k, int dtypeClass) {
     const double macs = dtypeClass == 1 ? t.macsInt8 : dtypeClass == 2 ? t.macsFp32 : t.macsFp16;
     const double kPerCycle = macs / 256.0;  // the cube is 16 x 16 x (macs / 256) per cycle
     const double fractals = std::ceil(m / 16.0) * std::ceil(n / 16.0) * std::ceil(k / kPerCycle);
-    Run(Clk(), static_cast<int>(Pipe::M), t.mmadHead + fractals, "Mmad");
+    Op(Pipe::M, fractals, "Mmad", Head::Mmad);
 }
 
 void TimeLoadData(bool toL0B, uint64_t bytes, const char *name) {
     if (!g_timing) return;
     const CostTable &t = Costs();
-    Run(Clk(), static_cast<int>(Pipe::MTE1), t.mte1Head + bytes / (toL0B ? t.l0bBytes : t.l0aBytes), name);
+    Op(Pipe::MTE1, bytes / (toL0B ? t.l0bBytes : t.l0aBytes), name, Head::Mte1);
 }
 
 void TimeLocalCopy(Pipe p, uint64_t bytes, const char *name) {
     if (!g_timing) return;
-    const CostTable &t = Costs();
-    Run(Clk(), static_cast<int>(p), t.dmaHead + bytes / t.localCopyBytes, name);
+    Op(p, bytes / Costs().localCopyBytes, name, Head::Dma);
 }
 
 void TimeScalarAccess(bool gm) {
     if (!g_timing || t_currentCore == nullptr) return;
-    Scalar(Clk(), gm ? Costs().scalarGm : Costs().scalarLocal, gm ? "GlobalTensor scalar" : "LocalTensor scalar");
+    Append(RecKind::Scalar, 0, gm ? "GlobalTensor scalar" : "LocalTensor scalar").b = gm ? 1 : 0;
+    Publish();
 }
-
-namespace {
-void PushFlag(CoreClock &c, int event, int id, double t) {
-    uint8_t &n = c.flagCount[event][id];
-    uint8_t &h = c.flagHead[event][id];
-    if (n == CoreClock::kFifo) {  // more pending sets than the FIFO keeps: the newest absorbs
-        double &last = c.flagT[event][id][(h + n - 1) % CoreClock::kFifo];
-        last = std::max(last, t);
-        return;
-    }
-    c.flagT[event][id][(h + n) % CoreClock::kFifo] = t;
-    ++n;
-}
-}  // namespace
 
 void TimePresetFlag(int event, int id) {
-    if (!g_timing) return;
-    PushFlag(Clk(), event, id, Clk().scalar);
+    if (g_timing) Event(RecKind::FlagPreset, event, id);
 }
 
 void TimeFlagSet(int event, int id) {
-    if (!g_timing) return;
-    CoreClock &c = Clk();
-    Scalar(c, Costs().issue, "SetFlag");
-    Pipe from, to;
-    EventPipes(event, &from, &to);
-    (void)to;
-    PushFlag(c, event, id, DoneOf(c, static_cast<int>(from)));
+    if (g_timing) Event(RecKind::FlagSet, event, id);
 }
 
 void TimeFlagWait(int event, int id) {
-    if (!g_timing) return;
-    CoreClock &c = Clk();
-    Scalar(c, Costs().issue, "WaitFlag");
-    Pipe from, to;
-    EventPipes(event, &from, &to);
-    uint8_t &n = c.flagCount[event][id];
-    uint8_t &h = c.flagHead[event][id];
-    if (n == 0) return;  // the functional check reports a wait without a set
-    const double t = c.flagT[event][id][h];
-    h = (h + 1) % CoreClock::kFifo;
-    --n;
-    Hold(c, static_cast<int>(to), t);
+    if (g_timing) Event(RecKind::FlagWait, event, id);
 }
 
-double TimeSignal(Pipe from) {
-    if (!g_timing) return 0;
-    CoreClock &c = Clk();
-    Scalar(c, Costs().issue, "TQue signal");
-    return DoneOf(c, static_cast<int>(from));
+void TimeSignal(Pipe from, const void *key) {
+    if (!g_timing) return;
+    Append(RecKind::Signal, static_cast<int>(from)).addr = reinterpret_cast<uint64_t>(key);
+    Publish();
 }
 
-void TimeAcquire(Pipe to, double t) {
+void TimeAcquire(Pipe to, const void *key) {
     if (!g_timing) return;
-    CoreClock &c = Clk();
-    Scalar(c, Costs().issue, "TQue acquire");
-    Hold(c, static_cast<int>(to), t);
+    Append(RecKind::Acquire, static_cast<int>(to)).addr = reinterpret_cast<uint64_t>(key);
+    Publish();
 }
 
 void TimeBarrierAll() {
     if (!g_timing) return;
-    CoreClock &c = Clk();
-    Scalar(c, Costs().issue, "PipeBarrier");
-    const double t = c.End();
-    c.scalar = t;
-    for (double &f : c.pipeFree) f = std::max(f, t);
+    Append(RecKind::Barrier);
+    Publish();
 }
 
-double TimeCrossSet(int pipeT) {
-    if (!g_timing) return 0;
-    CoreClock &c = Clk();
-    Scalar(c, Costs().issue, "CrossCoreSetFlag");
-    const int p = FromPipeT(pipeT);
-    return (p < 0 ? c.End() : DoneOf(c, p)) + Costs().crossFlag;
-}
+// The core thread counts what it issued per pipe exactly as the replay does (Run: one per
+// instruction on a pipe other than S), so a handle names the same instruction in both.
+uint64_t TimeLastIssued(Pipe p) { return g_timing ? Ctx().timeline.issued[static_cast<int>(p)] : 0; }
 
-void TimeCrossWait(int pipeT, double t) {
+void TimeUnitWait(Pipe to, Pipe from, uint64_t handle, uint64_t blocks) {
     if (!g_timing) return;
-    CoreClock &c = Clk();
-    Scalar(c, Costs().issue, "CrossCoreWaitFlag");
-    const int p = FromPipeT(pipeT);
-    if (p >= 0) {
-        Hold(c, p, t);
-        return;
-    }
-    c.scalar = std::max(c.scalar, t);
-    for (double &f : c.pipeFree) f = std::max(f, t);
+    TimingRecord &r = Append(RecKind::UnitWait, static_cast<int>(to));
+    r.b = static_cast<uint8_t>(from);
+    r.addr = handle;
+    r.rows = static_cast<uint32_t>(blocks);
+    Publish();
 }
 
-void TraceCrossFlow(int from, int flag, double t) {
-    CoreClock &c = Clk();
-    if (!g_timing || c.trace == nullptr || c.trace->size() >= CoreClock::kMaxTraceSpans) return;
-    // From the set's completion on the setter (t carries the flag latency) to the release here.
-    c.trace->push_back(TraceSpan{t - Costs().crossFlag, std::max(c.scalar, t), "CrossCoreFlag", kFlowPipe, from,
-                                 static_cast<int8_t>(flag)});
-}
-
-double TimeSyncArrive() {
-    if (!g_timing) return 0;
-    CoreClock &c = Clk();
-    Scalar(c, Costs().issue, "SyncAll");
-    return c.End();
-}
-
-void TimeSyncRelease(double t) {
+void TimeUnitFinish(Pipe p, uint64_t blocks, Pipe from, uint64_t handle) {
     if (!g_timing) return;
-    CoreClock &c = Clk();
-    const double r = t + Costs().syncAll;
-    Record(c, kS, c.scalar, r, "SyncAll wait");
-    c.scalar = std::max(c.scalar, r);
-    for (double &f : c.pipeFree) f = std::max(f, r);
+    TimingRecord &r = Append(RecKind::UnitFinish, static_cast<int>(p));
+    r.b = static_cast<uint8_t>(from);
+    r.addr = handle;
+    r.rows = static_cast<uint32_t>(blocks);
+    Publish();
+}
+
+uint64_t TimeCrossSet(int pipeT) {
+    if (!g_timing) return 0;
+    TimingRecord &r = Append(RecKind::CrossSet, pipeT);
+    r.addr = ReplayNextSetId(Ctx().timeline.index);
+    const uint64_t id = r.addr;
+    Publish();
+    return id;
+}
+
+void TimeCrossBump(int counter, const uint64_t *setIds, int count) {
+    if (g_timing) ReplayPushToken(counter, setIds, count);
+}
+
+void TimeCrossWait(int pipeT, int counter) {
+    if (!g_timing) return;
+    Append(RecKind::CrossWait, pipeT).addr = static_cast<uint64_t>(counter);
+    Publish();
+}
+
+void TimeSyncArrive(uint64_t id, int members) {
+    if (!g_timing) return;
+    TimingRecord &r = Append(RecKind::SyncArrive);
+    r.addr = id;
+    r.rows = static_cast<uint32_t>(members);
+    Publish();
+}
+
+void TimeSyncRelease(uint64_t id) {
+    if (!g_timing) return;
+    Append(RecKind::SyncRelease).addr = id;
+    Publish();
 }
 
 void TimingBeginCore(double origin) {
-    CoreClock &c = Clk();
-    std::vector<TraceSpan> *trace = c.trace;
-    c = CoreClock{};
-    c.trace = trace;
-    if (trace != nullptr) trace->clear();
-    c.origin = c.scalar = origin;
-    for (double &f : c.pipeFree) f = origin;
+    if (!g_timing) return;
+    Append(RecKind::Begin).cycles = origin;
+    Publish();
+}
+
+void TimingEndCore() {
+    if (!g_timing || t_currentCore == nullptr) return;
+    Append(RecKind::End);
+    Publish();
+    ReplayPoll();
 }
 
 }  // namespace emu

@@ -13,7 +13,7 @@ import inspect
 
 import torch
 
-from .runtime import NAMESPACE, from_numpy, ints, refuse, run, to_numpy, unsupported
+from .runtime import NAMESPACE, from_numpy, ints, refuse, refuse_reserved, run, to_numpy, unsupported
 
 FA, FAG = "npu_fusion_attention", "npu_fusion_attention_grad"
 FWD_API, BWD_API = "aclnnFlashAttentionVarLenScore", "aclnnFlashAttentionUnpaddingScoreGradV5"
@@ -82,7 +82,8 @@ class _Tnd:
 
 
 def _mask_2d(op, atten_mask):
-    """The one [maxSq, maxSkv] mask the varlen APIs take; a 4-D mask must not vary over batch and head."""
+    """The one [maxSq, maxSkv] mask the varlen APIs take (a mask that varies over the batch runs
+    per batch before this); a 4-D mask must not vary over the heads."""
     if atten_mask is None or atten_mask.dim() == 2:
         return atten_mask
     if atten_mask.dim() == 4 and bool((atten_mask == atten_mask[:1, :1]).all()):
@@ -90,9 +91,8 @@ def _mask_2d(op, atten_mask):
     raise unsupported(
         op,
         f"atten_mask of shape {tuple(atten_mask.shape)}: {FWD_API} and {BWD_API} take one "
-        "[Sq, Skv] mask for every batch and head (SS, 11SS, or BNSS equal over B and N); a mask "
-        "that differs between batches or heads "
-        "needs aclnnFlashAttentionScore, which this package does not build",
+        "[Sq, Skv] mask per batch (SS, 11SS, B1SS, or BNSS equal over N); a mask that differs between "
+        "heads needs aclnnFlashAttentionScore, which this package does not build",
     )
 
 
@@ -129,6 +129,38 @@ def _check_sparse_mode(op, sparse_mode, layout):
             f"{NAMESPACE}::{op}: sparse_mode {sparse_mode} is for TND input only (torch_npu: "
             "sparse_mode in [0, 6] for BSH/SBH/BSND/BNSD)"
         )
+
+
+def _mask_per_batch(atten_mask, layout, batch):
+    """A BNSS/B1SS mask that differs between batches but not between heads: the varlen APIs take
+    one [Sq, Skv] mask, so such a call runs once per batch."""
+    if layout == "TND" or atten_mask is None or atten_mask.dim() != 4 or atten_mask.shape[0] != batch or batch == 1:
+        return False
+    return not bool((atten_mask == atten_mask[:1]).all()) and bool((atten_mask == atten_mask[:, :1]).all())
+
+
+def _batch_slice(t, layout, b):
+    """Batch b of a dense tensor (the batch axis kept); None stays None."""
+    if t is None:
+        return None
+    return t[:, b : b + 1] if layout == "SBH" else t[b : b + 1]
+
+
+def _drop_mask_slices(op, dropout_mask, keep_prob, batch, bits_per_batch):
+    if keep_prob == 1:
+        return [None] * batch
+    if bits_per_batch % 8:
+        raise unsupported(
+            op,
+            f"dropout_mask with a mask that differs between batches: each batch's {bits_per_batch} mask bits "
+            "must fill whole bytes to split the mask per batch",
+        )
+    n = bits_per_batch // 8
+    return [dropout_mask[b * n : (b + 1) * n] for b in range(batch)]
+
+
+def _pse_slice(pse, b):
+    return pse if pse is None or pse.shape[0] == 1 else pse[b : b + 1]
 
 
 # --------------------------------------------------------------------------- forward
@@ -187,9 +219,9 @@ def fa_cpu(
 ):
     _check_layout(FA, input_layout)
     _check_softmax_layout(FA, softmax_layout, input_layout)
-    # padding_mask is reserved (unused) in torch_npu; gen_mask_parallel/sync only schedule the
+    refuse_reserved(FA, padding_mask=padding_mask)
+    # gen_mask_parallel/sync only schedule the
     # device's mask generation, which does not happen here.
-    refuse(FA, FWD_API, sink=(sink, None))
     if keep_prob < 1 and dropout_mask is None:
         raise _no_dropout_generator(FA)
     _check_sparse_mode(FA, sparse_mode, input_layout)
@@ -206,8 +238,28 @@ def fa_cpu(
         )
         tnd = _Tnd(query, key, head_num, input_layout)
         _check_pse(FA, pse, tnd, input_layout)
+        if _mask_per_batch(atten_mask, input_layout, tnd.b):
+            masks = _drop_mask_slices(FA, dropout_mask, keep_prob, tnd.b, head_num * tnd.s * tnd.kv_s)
+            parts = [
+                fa_cpu(
+                    *(_batch_slice(t, input_layout, b) for t in (query, key, value)), head_num, input_layout,
+                    pse=_pse_slice(pse, b), atten_mask=atten_mask[b : b + 1], scale=scale, keep_prob=keep_prob,
+                    pre_tockens=pre_tockens, next_tockens=next_tockens, inner_precise=inner_precise,
+                    prefix=None if prefix is None else ints(prefix)[b : b + 1], sparse_mode=sparse_mode,
+                    dropout_mask=masks[b], seed=seed, offset=offset, sink=sink,
+                )
+                for b in range(tnd.b)
+            ]  # fmt: skip
+            out = torch.cat([p[0] for p in parts], dim=1 if input_layout == "SBH" else 0)
+            smax, ssum = (torch.cat([p[i] for p in parts]) for i in (1, 2))
+            return out, smax, ssum, query.new_empty((0,)), seed, offset, sum(p[6] for p in parts)
         q, k, v = tnd.rows(query, head_num), tnd.rows(key, tnd.kv_heads), tnd.rows(value, tnd.kv_heads)
         qlen, kvlen = tnd.qlen, tnd.kvlen
+    real_shift, mask, kv_rows, next_tokens = pse, _mask_2d(FA, atten_mask), kvlen, next_tockens
+    if sink is not None:
+        k, v, kv_rows, real_shift, mask, sparse_mode, next_tokens = _sink_as_key(
+            sink, k, v, qlen, kvlen, pse, mask, sparse_mode, pre_tockens, next_tockens, scale, head_num, keep_prob
+        )
     res = run(
         FA,
         "flash_attention_var_len_score",
@@ -215,16 +267,16 @@ def fa_cpu(
             query=to_numpy(q),
             key=to_numpy(k),
             value=to_numpy(v),
-            real_shift=to_numpy(pse),
+            real_shift=to_numpy(real_shift),
             drop_mask=to_numpy(dropout_mask) if keep_prob < 1 else None,
-            atten_mask=to_numpy(_mask_2d(FA, atten_mask)),
+            atten_mask=to_numpy(mask),
             prefix=ints(prefix),
             actual_seq_qlen=qlen,
-            actual_seq_kvlen=kvlen,
+            actual_seq_kvlen=kv_rows,
             scale_value=scale,
             keep_prob=keep_prob,
             pre_tokens=pre_tockens,
-            next_tokens=next_tockens,
+            next_tokens=next_tokens,
             head_num=head_num,
             input_layout="TND",
             inner_precise=inner_precise,
@@ -238,6 +290,51 @@ def fa_cpu(
         out = tnd.unrows(out, head_num)
         smax, ssum = tnd.stats_out(smax), tnd.stats_out(ssum)
     return out.contiguous(), smax, ssum, query.new_empty((0,)), seed, offset, _numels(keep_prob, head_num, qlen, kvlen)
+
+
+def _lengths(cumulative):
+    return [b - a for a, b in zip([0] + cumulative[:-1], cumulative)]
+
+
+def _sink_as_key(sink, k, v, qlen, kvlen, pse, mask, sparse_mode, pre_tokens, next_tokens, scale, heads, keep_prob):
+    """The forward API has no sink input; the sink is one more key, first in each batch: key and
+    value 0 (score 0, nothing added to the output) with a realShift column sink / scale (realShift
+    is added before the scale), so the softmax gains the term exp(sink - m) of the V5 grad's
+    formula and the statistics include it. Returns the TND key/value, cumulative key lengths,
+    realShift, mask, sparse mode and next tokens of that call."""
+    sq, sk = _lengths(qlen), _lengths(kvlen)
+    why = None
+    if keep_prob < 1:
+        why = "keep_prob < 1 (the extra key would shift the dropout mask bits)"
+    elif scale == 0:
+        why = "scale 0"
+    elif sparse_mode == 2 and sq != sk:
+        why = "sparse_mode 2 with Sq != Skv (the leading key would shift the top-left diagonal)"
+    elif sparse_mode not in (0, 1, 2, 3):
+        why = f"sparse_mode {sparse_mode}"
+    elif sparse_mode == 0 and mask is not None and pre_tokens < max(sq):
+        why = "pre_tockens < Sq with a mask (the band would cut the leading key)"
+    elif pse is not None and (pse.shape[2] != max(sq) or pse.shape[3] != max(sk)):
+        why = f"a pse of shape {tuple(pse.shape)} (the sink column needs pse [B or 1, N, maxSq, maxSkv])"
+    if why:
+        raise unsupported(FA, f"sink is run as a leading key with a realShift column; not with {why}")
+    if sparse_mode == 2:
+        sparse_mode = 3  # equal lengths: the top-left and bottom-right diagonals coincide
+    if mask is not None and sparse_mode in (0, 1):
+        mask = torch.cat([mask.new_zeros(mask.shape[0], 1), mask], 1)
+        if sparse_mode == 0 and next_tokens < 2147483647:
+            next_tokens += 1
+    zk, zv = k.new_zeros((1, *k.shape[1:])), v.new_zeros((1, *v.shape[1:]))
+    starts = [0] + kvlen[:-1]
+    k = torch.cat([t for a, b in zip(starts, kvlen) for t in (zk, k[a:b])])
+    v = torch.cat([t for a, b in zip(starts, kvlen) for t in (zv, v[a:b])])
+    width = max(sk) + 1
+    shift = torch.zeros(len(sq), heads, max(sq), width, dtype=torch.float64)
+    if pse is not None:
+        shift[..., 1:] = pse.double()  # realShift is read bottom-right aligned per batch
+    for b, n in enumerate(sk):
+        shift[b, :, :, width - n - 1] = sink.double()[:, None] / scale
+    return k, v, [e + b + 1 for b, e in enumerate(kvlen)], shift.to(k.dtype), mask, sparse_mode, next_tokens
 
 
 def _numels(keep_prob, head_num, qlen, kvlen):
@@ -321,6 +418,24 @@ def fag_impl(
         )
         tnd = _Tnd(query, key, head_num, input_layout)
         _check_pse(FAG, pse, tnd, input_layout)
+        if _mask_per_batch(atten_mask, input_layout, tnd.b):
+            masks = _drop_mask_slices(FAG, drop_mask, keep_prob, tnd.b, head_num * tnd.s * tnd.kv_s)
+            parts = [
+                fag_impl(
+                    *(_batch_slice(t, input_layout, b) for t in (query, key, value, dy)), head_num, input_layout,
+                    pse=_pse_slice(pse, b), atten_mask=atten_mask[b : b + 1],
+                    softmax_max=softmax_max[b : b + 1], softmax_sum=softmax_sum[b : b + 1],
+                    attention_in=_batch_slice(attention_in, input_layout, b), scale_value=scale_value,
+                    keep_prob=keep_prob, pre_tockens=pre_tockens, next_tockens=next_tockens,
+                    inner_precise=inner_precise, prefix=None if prefix is None else ints(prefix)[b : b + 1],
+                    sparse_mode=sparse_mode, sink=sink, drop_mask=masks[b],
+                )
+                for b in range(tnd.b)
+            ]  # fmt: skip
+            dim = 1 if input_layout == "SBH" else 0
+            dq, dk, dv = (torch.cat([p[i] for p in parts], dim=dim) for i in range(3))
+            dsink = parts[0][4] if sink is None else sum(p[4] for p in parts)
+            return dq, dk, dv, query.new_empty((0,)), dsink
         q, k, v = tnd.rows(query, head_num), tnd.rows(key, tnd.kv_heads), tnd.rows(value, tnd.kv_heads)
         g = tnd.rows(dy, head_num)
         o = None if attention_in is None else tnd.rows(attention_in, head_num)
@@ -401,6 +516,7 @@ def fag_cpu(
 ):
     """dpse is an empty tensor: the V5 API has no pse gradient (its dpseOut is unused).
     padding_mask and softmax_in are reserved in torch_npu."""
+    refuse_reserved(FAG, padding_mask=padding_mask, softmax_in=softmax_in)  # torch_npu passes an empty softmax_in
     _check_softmax_layout(FAG, softmax_layout, input_layout)
     if keep_prob < 1:  # seed/offset/numels address torch_npu's device mask generator
         raise _no_dropout_generator(FAG)
@@ -448,8 +564,9 @@ def setup_context(ctx, inputs, output):
     out, softmax_max, softmax_sum = output[:3]
     mask = args["dropout_mask"] if args["keep_prob"] < 1 else None
     ctx.save_for_backward(
-        args["query"], args["key"], args["value"], args["pse"], args["atten_mask"], out, softmax_max, softmax_sum, mask
-    )
+        args["query"], args["key"], args["value"], args["pse"], args["atten_mask"], out, softmax_max, softmax_sum,
+        mask, args["sink"],
+    )  # fmt: skip
     ctx.attrs = {name: args[name] for name in ATTRS}
     ctx.seed_offset_numels = output[4:]
 
@@ -461,7 +578,7 @@ def backward(ctx, d_out, *_unused_stat_grads):
         raise NotImplementedError(
             f"{NAMESPACE}::{FA} backward: {BWD_API} has no pse gradient (dpseOut is unused); detach pse"
         )
-    query, key, value, pse, atten_mask, out, softmax_max, softmax_sum, mask = ctx.saved_tensors
+    query, key, value, pse, atten_mask, out, softmax_max, softmax_sum, mask, sink = ctx.saved_tensors
     a = ctx.attrs
     dy = torch.zeros_like(out) if d_out is None else d_out.to(out.dtype).contiguous()
     common = dict(
@@ -479,6 +596,7 @@ def backward(ctx, d_out, *_unused_stat_grads):
         actual_seq_qlen=a["actual_seq_qlen"],
         actual_seq_kvlen=a["actual_seq_kvlen"],
         sparse_mode=a["sparse_mode"],
+        sink=sink,
     )
     if mask is not None:
         # torch_npu's grad op regenerates the mask from seed/offset; the mask given to the forward
@@ -488,10 +606,12 @@ def backward(ctx, d_out, *_unused_stat_grads):
                 f"{NAMESPACE}::{FA} backward: a dropout_mask forward on "
                 f"{query.device.type} tensors has no torch_npu grad op to go to"
             )
-        dq, dk, dv, *_ = fag_impl(query, key, value, dy, a["head_num"], a["input_layout"], drop_mask=mask, **common)
+        dq, dk, dv, _, dsink = fag_impl(
+            query, key, value, dy, a["head_num"], a["input_layout"], drop_mask=mask, **common
+        )
     else:
         seed, offset, numels = ctx.seed_offset_numels
-        dq, dk, dv, *_ = torch.ops.ascend_fa.npu_fusion_attention_grad(
+        dq, dk, dv, _, dsink = torch.ops.ascend_fa.npu_fusion_attention_grad(
             query,
             key,
             value,
@@ -506,7 +626,10 @@ def backward(ctx, d_out, *_unused_stat_grads):
             softmax_layout=a["softmax_layout"],
             **common,
         )
-    return (dq, dk, dv) + (None,) * (len(ARGS) - 3)
+    grads = [dq, dk, dv] + [None] * (len(ARGS) - 3)
+    if sink is not None:
+        grads[ARGS.index("sink")] = dsink
+    return tuple(grads)
 
 
 def _arg_names():

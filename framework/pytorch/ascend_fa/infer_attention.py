@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from .runtime import NAMESPACE, from_numpy, ints, refuse, run, to_numpy, unsupported
+from .runtime import NAMESPACE, from_numpy, ints, refuse, refuse_reserved, run, to_numpy, unsupported
 
 PFA, IFA, FIA = "npu_prompt_flash_attention", "npu_incre_flash_attention", "npu_fused_infer_attention_score"
 V1, VARLEN, V4 = "aclnnPromptFlashAttention", "aclnnFlashAttentionVarLenScore", "aclnnIncreFlashAttentionV4"
@@ -119,10 +119,19 @@ def _mask_2d(op, atten_mask, sparse_mode, s, kv_s):
         raise unsupported(
             op,
             f"atten_mask of shape {tuple(atten_mask.shape)} on {VARLEN}: it takes one "
-            "[Sq, Skv] mask for every batch and head; a mask that differs between batches needs the V1 path "
+            "[Sq, Skv] mask per batch; a mask that differs between heads needs the V1 path "
             "(no actual_seq_lengths_kv, sparse_mode, pse_shift or TND)",
         )
     return m[:s, :kv_s] if sparse_mode in (0, 1) else m
+
+
+def _mask_per_batch(atten_mask, b):
+    """A [B, S, Skv] / [B, 1, S, Skv] mask that differs between batches (equal over heads)."""
+    if atten_mask is None or atten_mask.dim() < 3 or atten_mask.shape[0] != b or b == 1:
+        return False
+    m = atten_mask
+    same_heads = m.dim() == 3 or bool((m == m[:, :1]).all())
+    return same_heads and not bool((m == m[:1]).all())
 
 
 def _per_batch(lens, b, full):
@@ -171,6 +180,19 @@ def run_varlen(
         lq, lk = _per_batch(q_lens, b, s), _per_batch(kv_lens, b, kv_s)
         if len(lq) != b or len(lk) != b or not all(0 <= x <= s for x in lq) or not all(0 <= x <= kv_s for x in lk):
             raise ValueError(f"{NAMESPACE}::{op}: actual lengths {lq} / {lk} do not fit batch {b}, S {s}, Skv {kv_s}")
+        if _mask_per_batch(atten_mask, b):
+            # the varlen API takes one [Sq, Skv] mask: a mask that differs between batches runs per batch
+            parts = [
+                run_varlen(
+                    op, query[i : i + 1], key[i : i + 1], value[i : i + 1], atten_mask=atten_mask[i : i + 1],
+                    pse_shift=pse_shift if pse_shift is None or pse_shift.shape[0] == 1 else pse_shift[i : i + 1],
+                    q_lens=[lq[i]], kv_lens=[lk[i]], num_heads=num_heads, scale=scale, pre_tokens=pre_tokens,
+                    next_tokens=next_tokens, input_layout=input_layout, num_key_value_heads=num_key_value_heads,
+                    sparse_mode=sparse_mode, inner_precise=inner_precise,
+                )
+                for i in range(b)
+            ]  # fmt: skip
+            return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
         full = lq == [s] * b and lk == [kv_s] * b
         pack = (
             (lambda t, lens: t.reshape(-1, *t.shape[2:]))
@@ -269,7 +291,7 @@ def pfa_cpu(
     actual_seq_lengths_kv=None,
     sparse_mode=0,
 ):
-    # padding_mask is reserved (unused) in torch_npu.
+    refuse_reserved(PFA, padding_mask=padding_mask)
     refuse(
         PFA,
         "no API of this package with an int8 query path (dequantisation)",
@@ -410,7 +432,7 @@ def ifa_cpu(
     block_size=0,
     inner_precise=1,
 ):
-    # padding_mask is reserved (unused) in torch_npu; every other argument is V4's.
+    refuse_reserved(IFA, padding_mask=padding_mask)  # every other argument is V4's
     return run_v4(
         IFA,
         query,

@@ -81,3 +81,14 @@ def refuse(torch_op: str, api: str, **given) -> None:
 
 def unsupported(torch_op: str, what: str) -> NotImplementedError:
     return NotImplementedError(f"{NAMESPACE}::{torch_op}: {what}")
+
+
+def refuse_reserved(torch_op: str, **given) -> None:
+    """Arguments torch_npu reserves (declared, unused): a non-empty tensor there would be ignored
+    on an NPU as well, so it raises instead."""
+    bad = [name for name, t in given.items() if t is not None and t.numel() > 0]
+    if bad:
+        raise NotImplementedError(
+            f"{NAMESPACE}::{torch_op}: {', '.join(bad)} is reserved (unused) in torch_npu "
+            "and in the aclnn API; pass None"
+        )

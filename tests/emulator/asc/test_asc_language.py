@@ -90,10 +90,11 @@ def test_single_source_kernels_run_with_the_kernel_type_of_their_code(probe, tmp
     profile = tmp_path / "profile.jsonl"
     proc = _run(prefix, exe, ASCEND_EMU_PROFILE=str(profile))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.count("ok ") == 5 and "FAIL" not in proc.stdout, proc.stdout
+    assert proc.stdout.count("ok ") == 6 and "FAIL" not in proc.stdout, proc.stdout
     lines = [json.loads(line) for line in profile.read_text().splitlines()]
     assert [(p["kernel"], p["block_dim"], p["aic_cores"], p["aiv_cores"]) for p in lines] == [
-        ("vec_add", 6, 0, 6), ("cube_only<float>", 4, 4, 0), ("mix_kernel", 3, 3, 6)]
+        ("vec_add", 6, 0, 6), ("cube_only<float>", 4, 4, 0), ("mix_kernel", 3, 3, 6), ("divide", 1, 0, 1)]
+    assert "kernel divide divided an integer by zero" in proc.stderr, proc.stderr
     for p in lines:  # the modelled profile of last_profile(): duration and msprof ratios
         assert p["task_duration_us"] > 0 and "aiv_vec_ratio" in p and "aic_mac_ratio" in p
 
@@ -102,4 +103,4 @@ def test_single_source_kernels_run_with_the_kernel_type_of_their_code(probe, tmp
 def test_single_source_kernels_are_race_clean(probe):
     prefix, exe = probe
     proc = _run(prefix, exe, ASCEND_EMU_RACECHECK="1")
-    assert proc.returncode == 0 and proc.stdout.count("ok ") == 5, proc.stdout + proc.stderr
+    assert proc.returncode == 0 and proc.stdout.count("ok ") == 6, proc.stdout + proc.stderr
