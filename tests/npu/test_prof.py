@@ -108,4 +108,4 @@ def test_prof_cpu_prints_modelled_time_and_writes_a_trace(tmp_path, capsys):
     names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     assert {"aic M", "aic MTE2", "aiv0 V", "aiv1 MTE3"} <= names
     assert {"Mmad", "Exp"} <= {e["name"] for e in spans}
-    assert max(e["ts"] + e["dur"] for e in spans) <= s["duration_us"] * (1 + 1e-6)
+    assert max(e["ts"] + e["dur"] for e in spans) <= s["duration_us"] + 1e-3   # the trace has 0.1 ns steps
