@@ -79,8 +79,12 @@ def plan(op: str, kwargs: Dict[str, Any]):
     b = binding(op)
     values = prepare(b, kwargs)
     outputs = outputs_of(b, values)
-    args = [Arg(p.name, p.kind, outputs.get(p.name) if p.kind == "out_tensor" else values.get(p.name))
-            for p in b.params]
+    args = []
+    for p in b.params:
+        value = outputs.get(p.name) if p.kind == "out_tensor" else values.get(p.name)
+        if value is None and not p.optional and p.kind in ("int64", "double", "bool", "string"):
+            raise ValueError(f"{b.aclnn}: required argument {p.name!r} is missing")
+        args.append(Arg(p.name, p.kind, value))
     return b, args
 
 
@@ -259,7 +263,9 @@ def run_cann(kind: str, op: str, kwargs: Dict[str, Any], wrap: Optional[Callable
     the simulator libraries are only put on LD_LIBRARY_PATH, not preloaded.
     FAKIT_MSPROF_OUTPUT=DIR runs every call under `msprof op [simulator] --output=DIR`."""
     from .. import cann
-    b, args = plan(op, kwargs)        # the caller's keyword mistakes first, before the toolkit's
+    from ..ops import check_keywords, keywords
+    b = binding(op)
+    check_keywords(b.op, keywords(b), kwargs)     # a misspelt keyword first, before the toolkit
     if wrap is None and os.environ.get("FAKIT_MSPROF_OUTPUT"):
         from ..prof import msprof_op_wrap
         wrap = msprof_op_wrap(kind, Path(os.environ["FAKIT_MSPROF_OUTPUT"]).resolve())
@@ -270,6 +276,8 @@ def run_cann(kind: str, op: str, kwargs: Dict[str, Any], wrap: Optional[Callable
     if kind == "npu":
         cann.require_device()
     vendor_dir = cann.find_package(toolkit, vendor, soc)
+
+    b, args = plan(op, kwargs)
     wd = work_dir(kind, op, args)
     case_dir = wd / "case"
     write_case(case_dir, args, {"op": op, "aclnn": b.aclnn, "backend": kind, "soc": soc})

@@ -77,7 +77,9 @@ def test_faults_leave_no_threads_behind(run_fault):
     for mode in (1, 2) * 5:
         with pytest.raises(fakit.EmulatorError):
             run_fault(x=X, mode=mode)
-    assert _threads() <= before
+    # a leak would leave the 3 sub-core threads of every faulted launch (30 here); allow for an
+    # unrelated helper thread (tqdm's monitor, ...) starting meanwhile
+    assert _threads() - before < 3
 
 
 CHILD = textwrap.dedent("""
