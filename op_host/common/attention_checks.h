@@ -15,6 +15,7 @@
 
 #include "aclnn/aclnn_base.h"
 #include "attention_layout.h"
+#include "checked_math.h"
 #include "op_log.h"
 #include "opdev/common_types.h"
 
@@ -83,7 +84,7 @@ inline TensorDesc Describe(const aclTensor *tensor)
     for (uint64_t i = nStrides; i-- > 0;) {
         // size-1 and empty dimensions may carry any stride
         if (t.shape[i] > 1 && strides[i] != expect) t.contiguous = false;
-        if (__builtin_mul_overflow(expect, t.shape[i], &expect)) expect = INT64_MAX;  // saturate: see Numel
+        expect = SaturatingMul(expect, t.shape[i]);
     }
     delete[] strides;
     if (t.Numel() == 0) t.contiguous = true;  // an empty view has no layout to violate
@@ -181,21 +182,51 @@ inline bool SeqLengths::AnyEmptyQuery() const
     return false;
 }
 
-// Keep bits the dropout mask must hold: N * Sq * pad16(Skv) per batch, batches one after the other.
+// Keep bits of the dropout mask as the specs size it: dense, N * Sq * Skv per batch, batches one
+// after the other ((sum over b of N * Sq * Skv) / 8 bytes). A mask padded per row is not a
+// second accepted layout: its size can equal a dense mask's with trailing bytes, so the two
+// cannot be told apart by size.
 inline int64_t DropMaskBits(int64_t heads, const SeqLengths &s)
 {
     int64_t bits = 0;
-    for (size_t b = 0; b < s.q.size(); ++b) bits += heads * s.q[b] * ((s.kv[b] + 15) / 16 * 16);
+    for (size_t b = 0; b < s.q.size(); ++b) {
+        bits = SaturatingAdd(bits, SaturatingMul(heads, SaturatingMul(s.q[b], s.kv[b])));
+    }
     return bits;
 }
 
-// Sparse mode 6 with a mask needs prefixOptional: one value per batch (at most
-// MAX_BATCH_PREFIX batches), each in [Skv - Sq, Skv] (Sq <= Skv) or [0, Skv] (Sq > Skv).
+// 161002 unless a dropout mask of `bytes` bytes holds `bits` keep bits; `name` is the API's
+// name of the mask.
+inline bool CheckDropMaskSize(ParamChecker &c, const char *name, int64_t bytes, int64_t bits)
+{
+    return c.Require(bytes >= bits / 8 + (bits % 8 != 0), name,
+                     "has %lld bytes but the keep bits of all batches need %lld (sum over batches of N x Sq x "
+                     "Skv bits, 8 per byte, rows not padded)",
+                     static_cast<long long>(bytes), static_cast<long long>(bits / 8 + (bits % 8 != 0)));
+}
+
+// The band of sparse modes 0, 4, 7 and 8 with a mask is [-preTokens, nextTokens] around the
+// diagonal; the sparse-mode page requires it to be non-empty (preTokens + nextTokens >= 0,
+// evaluated without overflow for any int64 pair). `preName` / `nextName` are the API's names.
+inline bool CheckBandIntersects(ParamChecker &c, const char *preName, const char *nextName, int64_t sparseMode,
+                                bool hasMask, int64_t pre, int64_t next)
+{
+    const bool band = sparseMode == 0 || sparseMode == 4 || sparseMode == 7 || sparseMode == 8;
+    if (!hasMask || !band) return true;
+    return c.Require(SaturatingAdd(pre, next) >= 0, nextName,
+                     "is %lld with %s %lld: the band [-pre, next] around the diagonal is empty (they must "
+                     "intersect)",
+                     static_cast<long long>(next), preName, static_cast<long long>(pre));
+}
+
+// Sparse mode 6 (prefix, compressed mask): with a mask prefixOptional is required; whenever it
+// is given in mode 6 it holds one value per batch (at most MAX_BATCH_PREFIX batches), each in
+// [Skv - Sq, Skv] (Sq <= Skv) or [0, Skv] (Sq > Skv) (sparse-mode page and specs 001 / 003).
 // `modeName` is the API's name of its sparse-mode parameter.
 inline bool CheckPrefix(ParamChecker &c, const aclIntArray *prefix, const char *modeName, int64_t sparseMode, bool hasMask,
                  const SeqLengths &s)
 {
-    if (sparseMode != 6 || !hasMask) return true;
+    if (sparseMode != 6 || (prefix == nullptr && !hasMask)) return true;
     if (!c.Require(prefix != nullptr, "prefixOptional", "is null but %s 6 with a mask needs it", modeName)) {
         return false;
     }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "aclnn/aclnn_base.h"
+#include "checked_math.h"
 
 namespace fa_host {
 
@@ -24,9 +25,7 @@ struct TensorDesc {
     {
         // Saturating: a hostile shape must not overflow here (tensor_memory_checks.h rejects it).
         int64_t n = 1;
-        for (int64_t d : shape) {
-            if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;
-        }
+        for (int64_t d : shape) n = SaturatingMul(n, d);
         return n;
     }
     std::string ShapeString() const

@@ -4,7 +4,7 @@
 // shape. A caller's page-rounded allocation being large enough is no excuse: the storage shape
 // is the contract. Failures are 161002 with a message naming the parameter.
 // Header-only: op_api code only (it calls libnnopbase; docs/npu.md "Which code goes where").
-// Public: SaturatingMul, CheckTensorMemory (one tensor, null passes), CheckTensorsMemory (a list
+// Public: CheckTensorMemory (one tensor, null passes), CheckTensorsMemory (a list
 // of (tensor, name)), ReadIntTensor (a small contiguous int32/int64 tensor copied to the host
 // with aclrtMemcpy, so host checks can judge block tables and lengths).
 #pragma once
@@ -18,14 +18,13 @@
 #include "aclnn/aclnn_base.h"
 #include "acl/acl_rt.h"
 #include "attention_checks.h"
+#include "checked_math.h"
 
 namespace fa_host {
 
 // Element counts above this are rejected: 2^40 elements is 16x the memory of any Atlas A2 device,
 // and keeping every count below it keeps the checks' products of a few dims inside int64.
 constexpr int64_t MAX_TENSOR_ELEMENTS = int64_t(1) << 40;
-
-inline int64_t SaturatingMul(int64_t a, int64_t b);
 
 namespace memory_detail {
 
@@ -89,14 +88,6 @@ inline int64_t BoundedCount(const std::vector<int64_t> &dims)
 
 }  // namespace memory_detail
 
-
-inline int64_t SaturatingMul(int64_t a, int64_t b)
-{
-    int64_t r = 0;
-    if (__builtin_mul_overflow(a, b, &r)) return INT64_MAX;
-    return r;
-}
-
 inline bool CheckTensorMemory(ParamChecker &c, const aclTensor *tensor, const char *name)
 {
     if (tensor == nullptr) return true;
@@ -124,7 +115,7 @@ inline bool CheckTensorMemory(ParamChecker &c, const aclTensor *tensor, const ch
             return false;
         }
         const int64_t term = SaturatingMul(m.view[i] - 1, m.strides[i]);
-        if (__builtin_add_overflow(last, term, &last)) last = INT64_MAX;
+        last = SaturatingAdd(last, term);
     }
     return c.Require(m.offset < storage && last < storage, name,
                      "has a view (shape %s, strides %s, offset %lld) reaching element %lld, outside its storage shape "

@@ -95,7 +95,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     mask.sparseMode = prob.sparseMode;
     mask.hasPrefix = prob.prefix.empty() ? 0 : 1;
     mask.bandBatch = BandBatch(prob.sparseMode, prob.seqQ, prob.seqKv);
-    mask.keyAlign = prob.hasDropMask ? 16 : 1;  // each row's keep bits start on a byte
+    mask.keyAlign = prob.hasDropMask ? 16 : 1;  // with Skv % 8 == 0 each row's keep bits start on a byte
     AttentionCore::PseParams &score = tiling.score;
     score.scaleValue = prob.scale;
     score.hasPse = prob.hasPse ? 1 : 0;

@@ -63,7 +63,8 @@ struct MaskBandParams {
 
 // MaskMod<MaskSparseMode>: sparse modes 0-8 through sparse_mode.h; modes 0/1 read the user
 // mask. bandBatch carries the band of modes 7/8 (-1: none). keyAlign: a unit's key range
-// starts on a multiple of it (16 with dropout, so each row's keep bits start on a byte).
+// starts on a multiple of it (16 with dropout, so each row's keep bits start on a byte when
+// Skv is a multiple of 8: the dense drop mask's rows then need no shift).
 struct SparseMaskParams {
     uint32_t hasMask;
     uint32_t sparseMode;

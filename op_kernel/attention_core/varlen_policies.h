@@ -107,8 +107,9 @@ struct MaskMod<MaskSparseMode> : MaskModBase {
         const int64_t lo = band.Lo(u.q0);
         const int64_t hi = band.Hi(u.q0 + u.qValid - 1);
         if (hi > lo) {
-            // With dropout, blocks start on a multiple of 16 keys (keyAlign) so every row's keep
-            // bits start on a byte (the extra keys are masked like any other excluded key).
+            // With dropout, blocks start on a multiple of 16 keys (keyAlign) so that, when Skv is a
+            // multiple of 8, every row's keep bits start on a byte (the extra keys are masked like
+            // any other excluded key).
             u.kvBegin = lo / p_->keyAlign * p_->keyAlign;
             u.kvEnd = hi;
         }
@@ -246,9 +247,10 @@ private:
 };
 
 // Dropout with the caller's keep bits: P(r, c) *= keep(r, c) / keep_prob after the row sums
-// (the softmax denominator is the plain one). Bits of batch b start after those of the
-// batches before it (N * Sq * pad16(Skv) each, pad16 = rounded up to 16); a core walks its
-// units in order, so a cursor carries that offset from batch to batch.
+// (the softmax denominator is the plain one). The bits are dense, as the spec sizes the mask
+// ((sum over batches of N * Sq * Skv) / 8 bytes, least-significant bit first): batch b's
+// [N, Sq, Skv] bits start after those of the batches before it, so a row may start in the
+// middle of a byte. A core walks its units in order, so a cursor carries the batch offset.
 template <>
 struct SoftmaxMod<SoftmaxDropout> : SoftmaxModBase {
     using Params = DropoutParams;
@@ -271,17 +273,22 @@ struct SoftmaxMod<SoftmaxDropout> : SoftmaxModBase {
             return;
         }
         Seek(u.b);
-        const uint64_t pitch = static_cast<uint64_t>((u.seqKv + 15) / 16 * 16);
-        const uint64_t firstBit = bitBase_ + (static_cast<uint64_t>(u.n) * u.seqQ + row0) * pitch +
+        const uint64_t skv = static_cast<uint64_t>(u.seqKv);
+        const uint64_t firstBit = bitBase_ + (static_cast<uint64_t>(u.n) * u.seqQ + row0) * skv +
                                   static_cast<uint64_t>(k0);
         const uint32_t bytes = (colsValid + 7) / 8;
-        // One 32-byte UB block per row (DataCopyPad pads each row's <= 16 bytes).
-        AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), bytes, static_cast<uint32_t>(pitch / 8 - bytes), 0,
-                                        0);
         AscendC::DataCopyPadExtParams<uint8_t> pad(false, 0, 0, 0);
         PipeSync<AscendC::HardEvent::V_MTE2>();
-        AscendC::DataCopyPad(bits, drop_[firstBit / 8], copy, pad);
-        PipeSync<AscendC::HardEvent::MTE2_V>();
+        if (firstBit % 8 == 0 && skv % 8 == 0) {
+            // Every row starts on a byte: one strided copy, one 32-byte UB block per row
+            // (DataCopyPad pads each row's <= 16 bytes).
+            AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), bytes,
+                                            static_cast<uint32_t>(skv / 8 - bytes), 0, 0);
+            AscendC::DataCopyPad(bits, drop_[firstBit / 8], copy, pad);
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+        } else {
+            LoadUnaligned(bits, firstBit, skv, rows, colsValid);
+        }
         for (uint32_t r = 0; r < rows; ++r) {
             AscendC::Select(s[r * cols], bits[r * 32], s[r * cols], 0.0f, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE,
                             cols);
@@ -292,6 +299,38 @@ struct SoftmaxMod<SoftmaxDropout> : SoftmaxModBase {
     }
 
 private:
+    // Rows whose keep bits start inside a byte: each row's bytes are copied to its own 32-byte
+    // UB block (at most 17 bytes for <= 128 columns), then the scalar unit shifts the row down
+    // so that column k0's bit is bit 0 of the block, as Select expects.
+    __aicore__ inline void LoadUnaligned(const AscendC::LocalTensor<uint8_t> &bits, uint64_t firstBit, uint64_t skv,
+                                         uint32_t rows, uint32_t colsValid)
+    {
+        AscendC::DataCopyPadExtParams<uint8_t> pad(false, 0, 0, 0);
+        for (uint32_t r = 0; r < rows; ++r) {
+            const uint64_t bit = firstBit + r * skv;
+            const uint32_t span = (static_cast<uint32_t>(bit % 8) + colsValid + 7) / 8;
+            AscendC::DataCopyPad(bits[r * 32], drop_[bit / 8], AscendC::DataCopyExtParams(1, span, 0, 0, 0), pad);
+        }
+        PipeSync<AscendC::HardEvent::MTE2_S>();
+        const uint32_t bytes = (colsValid + 7) / 8;
+        for (uint32_t r = 0; r < rows; ++r) {
+            const uint64_t bit = firstBit + r * skv;
+            const uint32_t shift = static_cast<uint32_t>(bit % 8);
+            if (shift == 0) {
+                continue;
+            }
+            const uint32_t span = (shift + colsValid + 7) / 8;
+            for (uint32_t j = 0; j < bytes; ++j) {
+                uint32_t v = static_cast<uint32_t>(bits.GetValue(r * 32 + j)) >> shift;
+                if (j + 1 < span) {
+                    v |= static_cast<uint32_t>(bits.GetValue(r * 32 + j + 1)) << (8 - shift);
+                }
+                bits.SetValue(r * 32 + j, static_cast<uint8_t>(v & 0xFF));
+            }
+        }
+        PipeSync<AscendC::HardEvent::S_V>();
+    }
+
     __aicore__ inline void Seek(uint32_t b)
     {
         if (b < b_) {
@@ -302,8 +341,8 @@ private:
             const int64_t q0 = b_ == 0 ? 0 : cumQ_.GetValue(b_ - 1);
             const int64_t k0 = b_ == 0 ? 0 : cumKv_.GetValue(b_ - 1);
             const int64_t sq = cumQ_.GetValue(b_) - q0;
-            const int64_t skPad = (cumKv_.GetValue(b_) - k0 + 15) / 16 * 16;
-            bitBase_ += static_cast<uint64_t>(p_->numHeads) * static_cast<uint64_t>(sq) * static_cast<uint64_t>(skPad);
+            const int64_t sk = cumKv_.GetValue(b_) - k0;
+            bitBase_ += static_cast<uint64_t>(p_->numHeads) * static_cast<uint64_t>(sq) * static_cast<uint64_t>(sk);
         }
     }
 

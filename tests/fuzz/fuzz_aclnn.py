@@ -1,7 +1,8 @@
-"""Property-based fuzzing of the five aclnn entries, run by test_fuzz_sanitized.py
-under the ASan/UBSan build (not collected by plain `pytest`: the file name does not start with
-test_). Every example starts from a valid smoke case and applies a few hostile or careless
-changes around the documented limits; the property is
+"""Property-based fuzzing of the five aclnn entries, run with fuzz_edges.py by campaign.py
+(test_fuzz_sanitized.py in the default test command; `python tests/fuzz/campaign.py --budget N`
+by hand) under the ASan/UBSan build; not collected by plain `pytest` (the file name does not
+start with test_). Every example starts from a valid smoke case and applies a few hostile or
+careless changes around the documented limits; the property is
 
     the call returns 161001 / 161002 with a message naming one of the API's parameters, or it
     succeeds and every floating-point output is finite (and, when the changes only re-lay the
@@ -10,8 +11,6 @@ changes around the documented limits; the property is
 never a crash, a hang or a sanitizer report (those kill the process: the example being run is
 printed before it runs, so the log names it). Example counts: FAKIT_FUZZ_EXAMPLES per entry
 (default 30); outcome counts are appended as JSON lines to $FAKIT_FUZZ_REPORT when set.
-
-    FAKIT_FUZZ_EXAMPLES=2000 pytest tests/fuzz/fuzz_aclnn.py -p no:cacheprovider   # long run
 """
 import json
 import os
@@ -26,7 +25,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import fakit
 from fakit import cases, compare, golden, ops
-from fakit.views import Described
+from fakit.views import Described, make as make_view
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "robustness"))
 from robust_helpers import call  # noqa: E402
@@ -159,13 +158,46 @@ def _names(op):
     return [p.name for p in ops.REGISTRY[op].params]
 
 
-def judge(op, kw, changes):
+CONTRACT = json.loads((Path(__file__).resolve().parents[1] / "data" / "spec_contract.json").read_text())["operators"]
+
+
+def cross_marked(op):
+    """aclnn names of the tensors (and tensor lists) whose spec column 非连续Tensor says x."""
+    spec = next(o for o in CONTRACT.values() if o["api"] == ops.REGISTRY[op].aclnn)
+    return [p["name"] for p in spec["parameters"] if "aclTensor" in p["ctype"] and p["noncontiguous"] == "×"]
+
+
+def noncontiguous(arr, view):
+    """Whether fakit.views places `arr` as a non-contiguous view (size-1 dims take any stride)."""
+    strided = make_view(arr, view)
+    expect = 1
+    for n, stride in zip(reversed(strided.array.shape), reversed(strided.strides)):
+        if n > 1 and stride != expect:
+            return True
+        expect *= n
+    return False
+
+
+def _wrongly_accepted(op, kw, changes):
+    """The x-marked tensors a change placed as a non-contiguous view (each must be rejected)."""
+    binding = ops.REGISTRY[op]
+    values = binding.prepare(dict(kw))
+    values.update(binding.make_outputs(values))
+    return [name for kind, name, arg in changes
+            if kind == "view" and name in cross_marked(op) and isinstance(values.get(name), np.ndarray)
+            and noncontiguous(values[name], arg)]
+
+
+def judge(op, kw, changes, valid=False):
+    """Runs one example and asserts the property; `valid`: the call is one the spec allows, so a
+    rejection fails too."""
     override, views, layout_only = apply(op, kw, changes)
     print(f"FUZZ {op} {changes!r}", flush=True)
     try:
         out = call(op, kw, override, views={k: v for k, v in views.items() if k not in override})
     except fakit.AclnnError as err:
         COUNTS[(op, str(err.status))] += 1
+        assert not valid, f"rejected a call the spec allows ({err.status}): {err.log}"
         assert err.status in (161001, 161002), f"undocumented status {err.status}: {err.log}"
         assert any(name.lower() in err.log.lower() for name in _names(op)), f"message names no parameter: {err.log}"
         return
@@ -175,6 +207,8 @@ def judge(op, kw, changes):
             return
         raise
     COUNTS[(op, "success")] += 1
+    crossed = _wrongly_accepted(op, kw, changes)
+    assert not crossed, f"accepted non-contiguous {crossed} (the spec marks them x) after {changes!r}"
     if layout_only:  # the same values as some golden call: judged by the precision standard
         try:
             gold = getattr(golden, op)(**kw)

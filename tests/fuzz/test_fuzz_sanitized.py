@@ -1,38 +1,25 @@
-"""The bounded fuzz run of the default test command: tests/fuzz/fuzz_aclnn.py in a
-subprocess on the ASan/UBSan build (build/cpu-asan, built on first use), FAKIT_FUZZ_EXAMPLES
-examples per aclnn entry (default here 40) plus the stage-2 misuse property. Any crash, hang,
-sanitizer report or property failure fails this test with the log's tail, which names the
-example that was running. The long run is documented in docs/robustness.md."""
-import json
+"""The bounded fuzz campaign of the default test command: campaign.py (the systematic edges of
+fuzz_edges.py plus FAKIT_FUZZ_EXAMPLES random examples per aclnn entry, default 40, fixed seed)
+on the ASan/UBSan build, with its progress on the terminal. Any crash, hang, sanitizer report or
+property failure fails this test with the log's tail, which names the input that was running.
+The long campaign (`python tests/fuzz/campaign.py --budget 5000`) is recorded in
+docs/robustness.md."""
 import os
-import subprocess
-import sys
 
-from fakit import build
+import campaign
 
-BOUNDED_EXAMPLES = os.environ.get("FAKIT_FUZZ_EXAMPLES", "40")
+BOUNDED_EXAMPLES = int(os.environ.get("FAKIT_FUZZ_EXAMPLES", "40"))
 
 
-def test_fuzz_campaign_runs_clean_under_asan_and_ubsan(tmp_path):
-    build.ensure_built("cpu", sanitize=True)
-    libasan = subprocess.run(["g++", "-print-file-name=libasan.so"], capture_output=True, text=True,
-                             check=True).stdout.strip()
-    report = tmp_path / "fuzz.jsonl"
-    env = dict(os.environ, FAKIT_CPU_SANITIZE="1", LD_PRELOAD=libasan, FAKIT_FUZZ_EXAMPLES=BOUNDED_EXAMPLES,
-               FAKIT_FUZZ_REPORT=str(report),
-               ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",  # CPython itself leaks at exit
-               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    env.pop("PYTEST_XDIST_WORKER", None)
-    fuzz = build.ROOT / "tests" / "fuzz" / "fuzz_aclnn.py"
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-p", "no:xdist",
-                           "-o", "addopts=", str(fuzz)], env=env, capture_output=True, text=True, timeout=3600,
-                          cwd=build.ROOT)
-    log = done.stdout + done.stderr
-    assert done.returncode == 0, log[-8000:]
+def test_fuzz_campaign_runs_clean_under_asan_and_ubsan(tmp_path, capsys):
+    def echo(line):
+        with capsys.disabled():
+            print(line, flush=True)
+
+    code, log, counts = campaign.run(5 * BOUNDED_EXAMPLES, tmp_path / "fuzz.jsonl", fixed=True, echo=echo)
+    assert code == 0, log[-8000:]
     assert "AddressSanitizer" not in log and "runtime error:" not in log, log[-8000:]
-    counts = [json.loads(line) for line in report.read_text().splitlines()]
-    assert {"op": "_process", "outcome": "sanitized library loaded", "count": 1} in counts, "not the ASan build"
-    counts = [c for c in counts if c["op"] != "_process"]
-    ops = {c["op"] for c in counts}
+    assert counts[("_process", "sanitized library loaded")] >= 1, "not the ASan build"
+    ops = {op for op, _ in counts if not op.startswith("_")}
     assert len(ops) == 5, ops  # every aclnn entry ran
-    assert sum(c["count"] for c in counts if c["outcome"] == "success") > 0
+    assert sum(n for (op, outcome), n in counts.items() if outcome == "success") > 0

@@ -47,5 +47,5 @@ def tnd_inputs(rng, q_lens, kv_lens, n, nkv, d, dtype, dv=None):
 
 
 def random_drop_mask(rng, n, q_lens, kv_lens):
-    bits = sum(n * q * (math.ceil(k / 16) * 16) for q, k in zip(q_lens, kv_lens))
+    bits = sum(n * q * k for q, k in zip(q_lens, kv_lens))
     return rng.integers(0, 256, size=(bits + 7) // 8, dtype=np.uint8)

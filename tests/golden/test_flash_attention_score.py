@@ -111,8 +111,8 @@ def test_alibi_compressed_last_1024_rows_equal_full_pse(rng, mode, shared):
     compare_forward(res, ref)
 
 
-def test_dropout_bits_lsb_first_with_per_batch_padding(rng):
-    q_lens, kv_lens, n = [5, 0, 7], [13, 0, 20], 2          # 13 and 20 keys pad to 16 and 32
+def test_dropout_bits_lsb_first_dense_across_rows_and_batches(rng):
+    q_lens, kv_lens, n = [5, 0, 7], [13, 0, 20], 2          # rows of 13 keys start inside bytes
     q, k, v, cq, ck = tnd_inputs(rng, q_lens, kv_lens, n, 1, 16, "fp16")
     drop = random_drop_mask(rng, n, q_lens, kv_lens)
     kw = dict(actual_seq_qlen=cq, actual_seq_kvlen=ck, head_num=n, scale_value=0.3,

@@ -151,15 +151,14 @@ def segments(cum):
 
 def unpack_drop(drop_mask, n, q_lens, kv_lens):
     """Per-batch float keep tensors [N,Sq,Sk] from the packed uint8 mask: bit i of the
-    flattened stream is byte i//8, bit i%8 (LSB first); each batch is [N, Sq, pad16(Sk)]."""
+    flattened stream is byte i//8, bit i%8 (LSB first); each batch is a dense [N, Sq, Sk]."""
     flat = torch.from_numpy(np.asarray(drop_mask).reshape(-1).astype(np.int64))
     keeps, base = [], 0
     for sq, sk in zip(q_lens, kv_lens):
-        pad = math.ceil(sk / 16) * 16
-        idx = base + torch.arange(n * sq * pad)
+        idx = base + torch.arange(n * sq * sk)
         bits = (flat[idx // 8] >> (idx % 8)) & 1
-        keeps.append(bits.reshape(n, sq, pad)[:, :, :sk].to(F64))
-        base += n * sq * pad
+        keeps.append(bits.reshape(n, sq, sk).to(F64))
+        base += n * sq * sk
     return keeps
 
 

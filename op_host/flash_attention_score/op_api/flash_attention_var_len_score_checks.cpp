@@ -114,12 +114,8 @@ bool CheckAttributes(ParamChecker &c, const VarLenScoreArgs &a, bool hasMask)
         !c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValueOptional", "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue)) {
         return false;
     }
-    const bool band = m == 0 || m == 4 || m == 7 || m == 8;
-    return !hasMask || !band ||
-           c.Require(a.preTokens + a.nextTokens >= 0, "nextTokensOptional",
-                     "is %lld with preTokensOptional %lld: the band [-pre, next] around the diagonal is empty (they "
-                     "must intersect)",
-                     L(a.nextTokens), L(a.preTokens));
+    return fa_host::CheckBandIntersects(c, "preTokensOptional", "nextTokensOptional", m, hasMask, a.preTokens,
+                                        a.nextTokens);
 }
 
 bool CheckMask(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &m, const Seqs &s)
@@ -187,10 +183,7 @@ bool CheckDropMask(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &
     if (!drop.present || a.keepProb >= 1.0) return true;
     const int64_t bits = fa_host::DropMaskBits(fa_host::Describe(a.query).shape[1], s);
     return c.Contiguous(drop, "dropMaskOptional") &&
-           c.Require(drop.Numel() * 8 >= bits, "dropMaskOptional",
-                     "has %lld bytes but the keep bits of all batches need %lld (sum of N x Sq x Skv rounded up to 16, "
-                     "/ 8)",
-                     L(drop.Numel()), L((bits + 7) / 8));
+           fa_host::CheckDropMaskSize(c, "dropMaskOptional", drop.Numel(), bits);
 }
 
 }  // namespace

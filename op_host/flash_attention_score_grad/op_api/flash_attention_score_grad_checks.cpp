@@ -22,6 +22,7 @@ constexpr int64_t MAX_BATCH = 2097152;  // B: 1 ~ 2M
 constexpr int64_t MAX_HEADS = 256;
 constexpr int64_t MAX_SEQ = 1048576;
 constexpr int64_t MAX_HEAD_DIM = 768;
+constexpr int64_t MAX_START_IDX = int64_t(1) << 40;  // |q/kv start index|: far beyond any S, far from overflow
 
 long long L(int64_t v) { return static_cast<long long>(v); }
 
@@ -85,14 +86,27 @@ bool CheckMask(ParamChecker &c, const TensorDesc &m, const FagV5Args &a, int64_t
                      m.ShapeString().c_str(), L(maxSq), L(maxSkv), L(a.sparseMode));
 }
 
-// Start indices of the generated alibi: one value for all batches or one per batch.
+// Start indices of the generated alibi: one value for all batches or one per batch, each within
+// +-MAX_START_IDX (this implementation's limit: the kernel adds them to key and query positions
+// in int64, which must not overflow).
 bool CheckStartIdx(ParamChecker &c, const aclIntArray *idx, const char *name, size_t batch)
 {
     if (idx == nullptr) return true;
     uint64_t n = 0;
     aclGetIntArraySize(idx, &n);
-    return c.Require(n == 1 || n == batch, name, "has %llu values (must be 1 or one per batch, B = %zu)",
-                     static_cast<unsigned long long>(n), batch);
+    if (!c.Require(n == 1 || n == batch, name, "has %llu values (must be 1 or one per batch, B = %zu)",
+                   static_cast<unsigned long long>(n), batch)) {
+        return false;
+    }
+    for (uint64_t i = 0; i < n; ++i) {
+        const int64_t v = (*idx)[i];
+        if (!c.Require(v >= -MAX_START_IDX && v <= MAX_START_IDX, name,
+                       "[%llu] is %lld (this implementation supports start indices in [-%lld, %lld])",
+                       static_cast<unsigned long long>(i), L(v), L(MAX_START_IDX), L(MAX_START_IDX))) {
+            return false;
+        }
+    }
+    return true;
 }
 
 // Types 0/1: [B or 1, N, H, Skv'] bottom-right aligned; H < maxSq only as the alibi-compressed
@@ -119,13 +133,10 @@ bool CheckPse(ParamChecker &c, const FagV5Args &a, const TensorDesc &p, const Te
            fa_host::CheckPseShape(c, p, "pseShiftOptional", "sparseMode", a.sparseMode, q.shape[1], s);
 }
 
-// Dropout reads N * Sq * pad16(Skv) keep bits per batch, batches one after the other.
+// Dropout reads N * Sq * Skv keep bits per batch, batches one after the other (spec 001's size).
 bool CheckDropMask(ParamChecker &c, const TensorDesc &d, int64_t n, const Seqs &s)
 {
-    const int64_t bits = fa_host::DropMaskBits(n, s);
-    return c.Require(d.Numel() * 8 >= bits, "dropMaskOptional",
-                     "has %lld bytes but the keep bits of all batches need %lld (N x Sq x Skv rounded up to 16 "
-                     "bits per batch)", L(d.Numel()), L((bits + 7) / 8));
+    return fa_host::CheckDropMaskSize(c, "dropMaskOptional", d.Numel(), fa_host::DropMaskBits(n, s));
 }
 
 // Rope parts: both or neither, BFLOAT16 like query, [T, N, Dr] and [Tkv, Nkv, Dr]; their
@@ -262,6 +273,8 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
                    "is %lld (must be 0-8, 5 excluded)", L(a.sparseMode)) ||
         !c.Require(!(a.sparseMode == 6 && (a.queryRope != nullptr || a.keyRope != nullptr)), "sparseMode",
                    "is 6, which is not supported together with queryRope/keyRope") ||
+        !fa_host::CheckBandIntersects(c, "preTokens", "nextTokens", a.sparseMode, a.attenMask != nullptr,
+                                      a.preTokens, a.nextTokens) ||
         !c.Require(a.pseType >= 0 && a.pseType <= 3, "pseType", "is %lld (must be 0-3)", L(a.pseType)) ||
         !c.Require(a.pse != nullptr || a.pseType == 1, "pseType",
                    "is %lld without pseShiftOptional (must be 1 when no pse is given)", L(a.pseType)) ||

@@ -123,16 +123,12 @@ def pse_for(c: Case, rng, dtype: str) -> np.ndarray | None:
 
 
 def drop_mask_for(c: Case, rng) -> np.ndarray | None:
-    """uint8 dropout bits; each bit is 1 (kept) with probability keep_prob. The size
-    follows the golden's layout (batch b: N * Sq_b * pad16(Skv_b) bits)."""
+    """uint8 dropout bits; each bit is 1 (kept) with probability keep_prob. Dense, as the
+    specs size the mask: (sum over batches of N * Sq_b * Skv_b) / 8 bytes, rounded up."""
     s, a = c.shapes, c.attrs
     if not c.options["dropout"]:
         return None
-    try:
-        from fakit.golden._common import tnd_drop_offsets
-        _, total_bits = tnd_drop_offsets(s["qlens"], s["kvlens"], s["N"])
-    except ImportError:
-        total_bits = sum(s["N"] * q * ((k + 15) // 16 * 16) for q, k in zip(s["qlens"], s["kvlens"]))
+    total_bits = sum(s["N"] * q * k for q, k in zip(s["qlens"], s["kvlens"]))
     bits = rng.random(total_bits) < a["keep_prob"]
     return np.packbits(bits, bitorder="little")
 

@@ -287,34 +287,28 @@ def start_index(values, b, name):
 
 
 # ---------------------------------------------------------------------------- dropout
-def drop_row_stride(sk):
-    """Bits per (head, query row) in a dropout mask: Skv padded to a multiple of 16."""
-    return (int(sk) + 15) // 16 * 16
-
-
 def tnd_drop_offsets(q_lens, kv_lens, n_heads):
     """Bit offset of every batch in a flattened TND dropout mask and the total number of
-    bits.  Batch b occupies n_heads * Sq_b * pad16(Skv_b) bits, laid out [N, Sq, pad16(Skv)]."""
-    sizes = [n_heads * int(q) * drop_row_stride(k) for q, k in zip(q_lens, kv_lens)]
+    bits.  The mask is dense, as the specs size it: batch b occupies n_heads * Sq_b * Skv_b
+    bits, laid out [N, Sq, Skv], so a row may start in the middle of a byte."""
+    sizes = [n_heads * int(q) * int(k) for q, k in zip(q_lens, kv_lens)]
     offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     return offs[:-1], int(offs[-1])
 
 
 def drop_keep_rows(drop_mask, bit_offset, head, sq, sk, rows):
     """Bool keep [R, sk] for one head and a contiguous block of query rows, read from the
-    uint8 dropout mask (8 one-bit keeps per byte, least-significant bit first).  Rows are
-    16-bit aligned, so every row starts on a byte boundary."""
-    stride = drop_row_stride(sk)
+    uint8 dropout mask (8 one-bit keeps per byte, least-significant bit first)."""
     rows = np.asarray(rows, np.int64)
     r0, r1 = int(rows[0]), int(rows[-1]) + 1
-    first = bit_offset + (head * sq + r0) * stride
-    nbits = (r1 - r0) * stride
+    first = bit_offset + (head * sq + r0) * sk
+    nbits = (r1 - r0) * sk
     flat = np.asarray(drop_mask).reshape(-1)
     need = (first + nbits + 7) // 8
     if need > flat.size:
         raise ValueError(f"drop_mask: {flat.size} bytes is too short, needs at least {need}")
-    bits = np.unpackbits(flat[first // 8:first // 8 + nbits // 8], bitorder="little")
-    return bits.reshape(r1 - r0, stride)[rows - r0, :sk].astype(bool)
+    bits = np.unpackbits(flat[first // 8:need], bitorder="little")[first % 8:first % 8 + nbits]
+    return bits.reshape(r1 - r0, sk)[rows - r0].astype(bool)
 
 
 # ---------------------------------------------------------------------- softmax stats

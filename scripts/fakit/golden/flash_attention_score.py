@@ -60,6 +60,13 @@ class TndProblem:
         if sparse_mode in (5, 6) and atten_mask is not None:
             if self.prefix is None or self.prefix.size != self.batch:
                 raise ValueError(f"sparse_mode {sparse_mode} needs prefix with {self.batch} values")
+        if sparse_mode in (5, 6) and self.prefix is not None and self.prefix.size == self.batch:
+            # sparse-mode page: prefix N in [Skv - Sq, Skv] (Sq <= Skv) or [0, Skv] (Sq > Skv)
+            lo = np.maximum(self.kv_lens - self.q_lens, 0)
+            bad = np.flatnonzero((self.prefix < lo) | (self.prefix > self.kv_lens))
+            if bad.size:
+                b = int(bad[0])
+                raise ValueError(f"prefix[{b}] = {int(self.prefix[b])} outside [{int(lo[b])}, {int(self.kv_lens[b])}]")
         self.q_start_idx = c.int_seq(q_start_idx, "q_start_idx")
         self.kv_start_idx = c.int_seq(kv_start_idx, "kv_start_idx")
         self.pse, self.pse_type = pse_shift, pse_type
@@ -68,7 +75,7 @@ class TndProblem:
         if self.drop_mask is not None:
             self.drop_offsets, bits = c.tnd_drop_offsets(self.q_lens, self.kv_lens, head_num)
             if np.asarray(drop_mask).size * 8 < bits:
-                raise ValueError(f"drop_mask has {np.asarray(drop_mask).size} bytes, needs {bits // 8}")
+                raise ValueError(f"drop_mask has {np.asarray(drop_mask).size} bytes, needs {(bits + 7) // 8}")
         self.atten_mask, self.sink = atten_mask, None if sink is None else np.asarray(sink, np.float32)
         if self.sink is not None and self.sink.shape != (head_num,):
             raise ValueError(f"sink must have shape ({head_num},), got {self.sink.shape}")

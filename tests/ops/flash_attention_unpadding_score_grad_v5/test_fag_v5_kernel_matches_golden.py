@@ -140,7 +140,7 @@ def test_pse_alibi_compressed_rows():
 def test_dropout_matches_golden(keep_prob, dtype):
     rng = np.random.default_rng(5)
     q_lens, kv_lens, n = (50, 33), (70, 140), 2
-    bits = sum(n * q * ((k + 15) // 16 * 16) for q, k in zip(q_lens, kv_lens))
+    bits = sum(n * q * k for q, k in zip(q_lens, kv_lens))
     keep = (rng.random(bits) < keep_prob).astype(np.uint8)
     drop = np.packbits(keep, bitorder="little")
     run_and_judge(make_kwargs(dtype, q_lens=q_lens, kv_lens=kv_lens, n=n, d=32, drop_mask=drop,
@@ -218,7 +218,7 @@ def test_forward_outputs_recomputed_when_absent(dtype, mode):
 def test_recompute_with_pse_dropout_and_4d_mask():
     rng = np.random.default_rng(21)
     q_lens, kv_lens, n = (48, 30), (64, 50), 2
-    bits = sum(n * q * ((k + 15) // 16 * 16) for q, k in zip(q_lens, kv_lens))
+    bits = sum(n * q * k for q, k in zip(q_lens, kv_lens))
     drop = np.packbits((rng.random(bits) < 0.8).astype(np.uint8), bitorder="little")
     mask = rng.random((2, n, 48, 64)) < 0.2
     mask[..., 0] = False
@@ -244,7 +244,7 @@ def test_d128_pse_and_dropout_on_96_key_blocks():
     rng = np.random.default_rng(21)
     q_lens, kv_lens, n = (150, 60), (200, 97), 2
     pse = rng.uniform(-1, 1, (2, n, 150, 200)).astype(np.float16)
-    bits = sum(n * q * ((k + 15) // 16 * 16) for q, k in zip(q_lens, kv_lens))
+    bits = sum(n * q * k for q, k in zip(q_lens, kv_lens))
     drop = np.packbits((rng.random(bits) < 0.8).astype(np.uint8), bitorder="little")
     run_and_judge(make_kwargs("fp16", q_lens=q_lens, kv_lens=kv_lens, n=n, d=128, pse_shift=pse, pse_type=1,
                               drop_mask=drop, keep_prob=0.8))

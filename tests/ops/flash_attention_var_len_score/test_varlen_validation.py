@@ -103,8 +103,8 @@ def test_invalid_argument_returns_161002_naming_the_parameter(name):
 
 
 def test_drop_mask_shorter_than_the_keep_bits_returns_161002():
-    # 2 heads x (8 x 16 + 4 x 16) bits = 384 bits = 48 bytes
-    expect(base(drop_mask=np.zeros(47, np.uint8), keep_prob=0.5), INVALID, "dropMaskOptional")
+    # dense, as spec 001 sizes it: 2 heads x (8 x 8 + 4 x 6) bits = 176 bits = 22 bytes
+    expect(base(drop_mask=np.zeros(21, np.uint8), keep_prob=0.5), INVALID, "dropMaskOptional")
 
 
 def test_dropout_mask_with_keep_prob_one_is_not_read():
