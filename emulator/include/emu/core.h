@@ -49,6 +49,13 @@ struct CoreCtx {
     uint64_t padValue = 0;   // SetPadValue bits
     bool padValueSet = false;
     float deqScale = 1.0f;
+    // Cube configuration: the feature map of SetFmatrix (left/right), the LoadData 3D pad
+    // value, the Fixpipe quantisation parameters of SetFixPipeConfig (an FB address).
+    uint16_t fmapH[2] = {}, fmapW[2] = {};
+    uint8_t fmapPad[2][4] = {};
+    uint64_t load3dPad = 0;
+    const void *fixQuant = nullptr;
+    void *unitFlags = nullptr;  // L0C unit flags of Mmad/Fixpipe unitFlag (emulator/src/kernel/race.cpp)
     // SetFlag/WaitFlag balance per (HardEvent, id).
     int flags[kHardEventCount][kEventIds] = {};
     void *tpipe = nullptr;   // GetTPipePtr()
