@@ -16,15 +16,18 @@ namespace asc {
 namespace {
 
 struct Entries {
-    Entry pass[3] = {};
+    Entry pass[2] = {};
 };
 
 std::mutex &RegistryMu() {
     static std::mutex mu;
     return mu;
 }
-std::map<std::string, Entries> &Registry() {
-    static std::map<std::string, Entries> r;
+// site -> source file -> entries. The cube pass's entries of a site inside an inline function or
+// a template (the same code in every file, one registration for the program) may be filed under
+// another source file than the vector pass's (one per file).
+std::map<std::string, std::map<std::string, Entries>> &Registry() {
+    static std::map<std::string, std::map<std::string, Entries>> r;
     return r;
 }
 
@@ -55,7 +58,7 @@ bool IsEmptyBody(Entry entry) {
 
 bool RegisterEntry(const char *unit, const char *site, int pass, Entry entry) {
     std::lock_guard<std::mutex> lock(RegistryMu());
-    Registry()[std::string(unit) + '|' + site].pass[pass] = entry;
+    Registry()[site][unit].pass[pass] = entry;
     return true;
 }
 
@@ -64,8 +67,14 @@ void LaunchSite(const char *unit, const char *site, const char *name, uint32_t b
     Entries e;
     {
         std::lock_guard<std::mutex> lock(RegistryMu());
-        auto it = Registry().find(std::string(unit) + '|' + site);
-        if (it != Registry().end()) e = it->second;
+        auto it = Registry().find(site);
+        if (it != Registry().end()) {
+            auto own = it->second.find(unit);
+            if (own != it->second.end()) e = own->second;
+            for (int p = 0; p < 2; ++p)
+                for (const auto &other : it->second)
+                    if (e.pass[p] == nullptr) e.pass[p] = other.second.pass[p];
+        }
     }
     if (e.pass[kCubePass] == nullptr || e.pass[kVectorPass] == nullptr) {
         std::fprintf(stderr,

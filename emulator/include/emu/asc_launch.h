@@ -2,11 +2,11 @@
 // ASC compiler driver (cmake/asc/asc_cc). Not a CANN header: the driver includes it first in
 // every pass and rewrites each launch into
 //     ::emu::asc::Launcher(<lambda calling kernel>, "kernel", blockDim, l2ctrl, stream)(args...)
-// The source is compiled once per pass: the host pass (__EMU_ASC_HOST__) and one device pass per
-// core kind (__DAV_C220_CUBE__, __DAV_C220_VEC__), each with its own compile-time g_coreType. A
-// device pass instantiates, for every launch site, an entry that runs the kernel body it
-// compiled, and registers it at start-up under the site's key (the source file and the mangled
-// name of the site's type, the same in every pass). The host pass looks the entries up at launch
+// The source is compiled once per core kind: the cube pass (__DAV_C220_CUBE__, which also gives
+// the program its host code) and the vector pass (__DAV_C220_VEC__), each with its own
+// compile-time g_coreType. Each pass instantiates, for every launch site, an entry that runs the
+// kernel body it compiled, and registers it at start-up under the site's key (the source file and
+// the mangled name of the site's type, the same in both passes). The launch looks the entries up
 // and runs the cube entry on the AIC threads and the vector entry on the AIV threads.
 #pragma once
 #include <cstdint>
@@ -22,20 +22,18 @@
 namespace emu {
 namespace asc {
 
-enum Pass : int { kHostPass = 0, kCubePass = 1, kVectorPass = 2 };
-#if defined(__DAV_C220_CUBE__) || defined(__DAV_CUBE__)
-constexpr int kThisPass = kCubePass;
-#elif defined(__DAV_C220_VEC__) || defined(__DAV_VEC__)
+enum Pass : int { kCubePass = 0, kVectorPass = 1 };
+#if defined(__DAV_C220_VEC__) || defined(__DAV_VEC__)
 constexpr int kThisPass = kVectorPass;
 #else
-constexpr int kThisPass = kHostPass;
+constexpr int kThisPass = kCubePass;
 #endif
 
 // Runs one core kind's kernel body on the argument pack of a launch.
 using Entry = void (*)(void *pack);
 
-// Called at start-up by a device pass: `entry` is what pass `pass` compiled for launch site `site`
-// of source `unit`. Returns true (the value initialises a static).
+// Called at start-up by each pass: `entry` is what pass `pass` compiled for launch site `site` of
+// source `unit`. Returns true (the value initialises a static).
 bool RegisterEntry(const char *unit, const char *site, int pass, Entry entry);
 
 // Runs the entries registered for the site: blockDim AI cores; the kernel type (AIV only, AIC
@@ -72,7 +70,7 @@ struct Launcher {
     template <class... A>
     void operator()(A &&...args) const {
         using S = Site<F, std::decay_t<A>...>;
-        if constexpr (kThisPass != kHostPass) (void)S::registered;
+        (void)S::registered;
         typename S::Pack pack{call, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...)};
         LaunchSite(__EMU_ASC_UNIT__, typeid(S).name(), name, blockDim, l2ctrl, stream, &pack);
     }

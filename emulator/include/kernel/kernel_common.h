@@ -88,10 +88,9 @@ enum KernelMetaType : uint8_t {
 
 // The core kind the code is compiled for. bisheng compiles a kernel once per core kind with
 // __DAV_C220_CUBE__ / __DAV_C220_VEC__ (and __DAV_CUBE__ / __DAV_VEC__) defined, so g_coreType is a
-// constant there; the ASC driver (cmake/asc) does the same, and compiles the host part with
-// __EMU_ASC_HOST__, where kernel bodies compile as cube code but never run. A source compiled
-// once for every core (our operators, the CPU twin's ICPU_RUN_KF) tests the run-time kind.
-#if defined(__DAV_C220_CUBE__) || defined(__DAV_CUBE__) || defined(__EMU_ASC_HOST__)
+// constant there, as in the ASC driver's passes (cmake/asc/asc_cc). A source compiled once for
+// every core (our operators, the CPU twin's ICPU_RUN_KF) tests the run-time kind.
+#if defined(__DAV_C220_CUBE__) || defined(__DAV_CUBE__)
 constexpr int32_t g_coreType = AscendC::AIC;
 #elif defined(__DAV_C220_VEC__) || defined(__DAV_VEC__)
 constexpr int32_t g_coreType = AscendC::AIV;
@@ -99,8 +98,7 @@ constexpr int32_t g_coreType = AscendC::AIV;
 #define g_coreType (::emu::Ctx().kind)
 #endif
 // Used as `if ASCEND_IS_AIV { ... }`: a discarded branch where the kind is a constant, as on the NPU.
-#if defined(__DAV_C220_CUBE__) || defined(__DAV_CUBE__) || defined(__EMU_ASC_HOST__) || \
-    defined(__DAV_C220_VEC__) || defined(__DAV_VEC__)
+#if defined(__DAV_C220_CUBE__) || defined(__DAV_CUBE__) || defined(__DAV_C220_VEC__) || defined(__DAV_VEC__)
 #define ASCEND_IS_AIV constexpr(g_coreType == AscendC::AIV)
 #define ASCEND_IS_AIC constexpr(g_coreType == AscendC::AIC)
 #define ASCEND_IS_NOT_AIV constexpr(g_coreType != AscendC::AIV)
