@@ -53,6 +53,13 @@ def test_execution_space_list_dropped_only_after_an_inline_specifier():
     assert text == "inline __attribute__((always_inline)) int f(); int g(int *host) { return host[aicore]; }"
 
 
+def test_core_kind_attribute_empties_the_kernel_in_the_other_pass():
+    source = 'extern "C" __attribute__((aic)) void k(int a,\n int b) {\n  f("}");\n}\nvoid g() { h(); }'
+    vector = _driver().apply_core_attributes(source, "vector")
+    assert vector == 'extern "C"  void k(int a,\n int b) {\n\n}\nvoid g() { h(); }'
+    assert _driver().apply_core_attributes(source, "cube") == source.replace("__attribute__((aic))", "")
+
+
 def test_bisheng_options_dropped():
     args, arch = _driver().filter_args(["-O2", "--npu-arch=dav-2201", "-mllvm", "-cce-aicore-record-overflow=true",
                                         "-Xhost-start", "-fstack-protector-strong", "-Xhost-end", "-Xaicore-start",
@@ -90,10 +97,11 @@ def test_single_source_kernels_run_with_the_kernel_type_of_their_code(probe, tmp
     profile = tmp_path / "profile.jsonl"
     proc = _run(prefix, exe, ASCEND_EMU_PROFILE=str(profile))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.count("ok ") == 6 and "FAIL" not in proc.stdout, proc.stdout
+    assert proc.stdout.count("ok ") == 7 and "FAIL" not in proc.stdout, proc.stdout
     lines = [json.loads(line) for line in profile.read_text().splitlines()]
     assert [(p["kernel"], p["block_dim"], p["aic_cores"], p["aiv_cores"]) for p in lines] == [
-        ("vec_add", 6, 0, 6), ("cube_only<float>", 4, 4, 0), ("mix_kernel", 3, 3, 6), ("divide", 1, 0, 1)]
+        ("vec_add", 6, 0, 6), ("cube_only<float>", 4, 4, 0), ("mix_kernel", 3, 3, 6), ("divide", 1, 0, 1),
+        ("marked_cube", 2, 2, 0)]
     assert "kernel divide divided an integer by zero" in proc.stderr, proc.stderr
     for p in lines:  # the modelled profile of last_profile(): duration and msprof ratios
         assert p["task_duration_us"] > 0 and "aiv_vec_ratio" in p and "aic_mac_ratio" in p
@@ -103,4 +111,4 @@ def test_single_source_kernels_run_with_the_kernel_type_of_their_code(probe, tmp
 def test_single_source_kernels_are_race_clean(probe):
     prefix, exe = probe
     proc = _run(prefix, exe, ASCEND_EMU_RACECHECK="1")
-    assert proc.returncode == 0 and proc.stdout.count("ok ") == 6, proc.stdout + proc.stderr
+    assert proc.returncode == 0 and proc.stdout.count("ok ") == 7, proc.stdout + proc.stderr
