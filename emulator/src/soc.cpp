@@ -3,7 +3,10 @@
 //          (published copy: the pypto 0.2.0 wheel, pypto/lib/configs/A2A3.ini).
 //   [HDR]  asc-devkit impl/basic_api/utils/kernel_utils_constants.h (__NPU_ARCH__ == 2201):
 //          TOTAL_UB_SIZE 192 KiB, L0A/L0B 64 KiB, L0C 128 KiB, L1 512 KiB.
-//   [ARCH] asc-devkit docs guide NPU架构版本2201.md: BT 1 KB, FB 2 KB.
+//   [ARCH] asc-devkit docs guide NPU架构版本2201.md: BT 1 KB.
+//   [TWIN] asc-devkit impl/basic_api/utils/kernel_utils_mode_cpu.h (bufferInitLen, arch 2201):
+//          the CPU twin's FB is 7 KiB (the architecture page lists 2 KB, the quantisation-
+//          parameter part; CATLASS's AtlasA2::FIXBUF_SIZE is 7 KiB too).
 //   [MIG]  CANN cross-platform migration guide: 910B2 353.9 TF fp16, 1.6 TB/s, 64 GB.
 //   (inf.) values inferred from the above (e.g. 910B4 bandwidth from a cost model).
 #include "emu/soc.h"
@@ -12,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <strings.h>
 
 namespace emu {
@@ -19,8 +23,8 @@ namespace {
 
 constexpr uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
 
-// Per-core memories are identical on every arch-2201 SoC [HDR][ARCH].
-#define EMU_2201_LOCAL_MEM 192 * KiB, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 2 * KiB
+// Per-core memories are identical on every arch-2201 SoC [HDR][ARCH][TWIN].
+#define EMU_2201_LOCAL_MEM 192 * KiB, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 7 * KiB
 
 const SocSpec kSocs[] = {
     // name, AIC, AIV [INI]; local memories; clock MHz [INI]; HBM [INI]; BW; L2 [INI]; cube peak
@@ -72,6 +76,16 @@ const SocSpec &CurrentSoc() {
     return *g_selected;
 }
 
+namespace {
+std::string CurrentSocJson() {
+    const SocSpec &s = CurrentSoc();
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "{\"name\":\"%s\",\"aic_cores\":%u,\"aiv_cores\":%u,\"clock_mhz\":%u}", s.name,
+                  s.aicCores, s.aivCores, s.clockMhz);
+    return buf;
+}
+}  // namespace
+
 bool SelectSoc(const char *name) {
     const SocSpec *s = FindSoc(name);
     if (s == nullptr) return false;
@@ -81,3 +95,10 @@ bool SelectSoc(const char *name) {
 }
 
 }  // namespace emu
+
+// The selected SoC's name, core counts and clock, as JSON (profilers' device info).
+extern "C" const char *ascendc_emu_soc_json(void) {
+    static thread_local std::string copy;
+    copy = emu::CurrentSocJson();
+    return copy.c_str();
+}

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "../../op_kernel/attention_core/sparse_mode.h"
+#include "../../op_kernel/attention_core/common/sparse_mode.h"
 
 namespace fa_host {
 

@@ -1,5 +1,7 @@
 #include "forward_tiling.h"
 
+#include "../../op_kernel/attention_core/forward/forward_layout.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -18,6 +20,11 @@ constexpr int64_t TOKEN_CLAMP = int64_t(1) << 40;
 constexpr uint64_t MAX_SEARCHED_UNITS = uint64_t(1) << 22;  // beyond: streaming split, no cost array
 
 uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+bool L0Fits(const AttentionCore::ForwardCubeL0 &l0, const CoreBudget &budget)
+{
+    return l0.a <= budget.l0a && l0.b <= budget.l0b && l0.c <= budget.l0c;
+}
 
 // Mirror of the kernel's unit geometry (WorkSplit<SplitQBlocks>::Decode + MaskMod::KvRange),
 // priced per visible key by ForwardKeyCost, plus a fixed share per block (hand-off, rescale)
@@ -79,6 +86,11 @@ uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim)
     const uint64_t vec = rows * 137;
     const uint64_t l2 = (4 * headDim + 12 * rows) * 2048 / 162;
     return (std::max({mte2, mmad, vec, l2}) + 136) / 137;  // in score elements (vector-bound: rows)
+}
+
+uint32_t SplitCores(uint32_t aicNum, uint64_t units)
+{
+    return static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>({uint64_t(aicNum), units, AttentionCore::MAX_CORES})));
 }
 
 uint64_t SplitContiguous(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t *starts)
@@ -150,17 +162,7 @@ uint64_t SplitProportional(const ForwardProblem &prob, AttentionCore::ForwardPar
 
 uint64_t VectorUbBytes(uint32_t r, uint32_t v, uint32_t c, uint32_t dp, uint32_t dtypeBytes, uint32_t sBufs)
 {
-    // vector_stage.h: S buffers, tmp, P (also the pse / mask scratch) and mask bytes for one
-    // sub-block of v rows; the O accumulator, the O-slot rows (half of them with two S buffers
-    // or sub-blocks), broadcast rows and statistics (three scratch rows, per workspace slot
-    // alpha and one set of max / sum / true max per unit in flight) for all r rows.
-    const uint64_t s = uint64_t(v) * c * 4;
-    const uint64_t tmp = std::max<uint64_t>(s, uint64_t(r) * dp * dtypeBytes);
-    const uint64_t partRows = sBufs == 2 || v < r ? (r + 1) / 2 : r;
-    return sBufs * s + tmp + uint64_t(v) * c * std::max<uint32_t>(dtypeBytes, 2) + uint64_t(v) * c +
-           uint64_t(r) * dp * 4 + partRows * dp * 4 +
-           (3ull + 4ull * AttentionCore::WS_SLOTS) * AlignUp(r, 8) * 4 +
-           uint64_t(r) * 32;
+    return AttentionCore::ForwardVectorUbLayout(r, v, c, dp, dtypeBytes, sBufs).Total();
 }
 
 bool ChooseVecRows(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes, uint64_t ub, uint32_t &vecRows,
@@ -186,13 +188,11 @@ bool ChooseVecRows(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes, uin
 bool ChooseSChunk(uint32_t bq, uint32_t c, uint32_t dp, uint32_t dChunk, uint32_t dtypeBytes,
                   const CoreBudget &budget, uint32_t &sChunk)
 {
-    // Lazy P.V's L0 regions (cube_stage.h): L0A = [P | Q chunk x2], L0B = [K^T | V], L0C =
-    // [accumulator | S chunk x2]; the largest chunk that fits.
-    const uint64_t rows = AlignUp(bq, 16);
+    // Lazy P.V's L0 regions (forward_layout.h); the largest chunk that fits.
+    const uint32_t rows = static_cast<uint32_t>(AlignUp(bq, 16));
     for (uint32_t sc : {64u, 32u, 16u}) {
         if (sc > rows && sc > 16) continue;
-        if ((rows * c + 2ull * sc * dChunk) * dtypeBytes <= budget.l0a && 2ull * c * dChunk * dtypeBytes <= budget.l0b &&
-            (rows * dp + 2ull * sc * c) * 4 <= budget.l0c) {
+        if (L0Fits(AttentionCore::ForwardCubeL0Layout(rows, c, dp, dChunk, dtypeBytes, 1, sc), budget)) {
             sChunk = sc;
             return true;
         }
@@ -210,7 +210,7 @@ uint32_t NextRowsPerVec(uint32_t r)
 
 uint64_t CubeL1Bytes(uint32_t bq, uint32_t c, uint32_t dp, uint32_t dtypeBytes)
 {
-    return (uint64_t(bq) * dp + uint64_t(bq) * c + 2ull * c * dp) * dtypeBytes;
+    return AttentionCore::ForwardCubeL1Bytes(bq, c, dp, dtypeBytes, 1);
 }
 
 bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget, uint32_t &rowsPerVec,
@@ -224,7 +224,6 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
     for (uint32_t c : {BLOCK_KV, BLOCK_KV / 2}) {
         for (uint32_t r : ROWS_PER_VEC) {
             const uint32_t bq = 2 * r;
-            const uint32_t wide = std::max(dChunk, c);
             uint32_t v = 0, sBufs = 0, sChunk = 0;
             if (r > 64) {  // lazy P.V only, sub-blocks on the vector cores
                 if (headDim <= dChunk && ChooseSChunk(bq, c, dp, dChunk, dtypeBytes, budget, sChunk) &&
@@ -236,8 +235,7 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
                 continue;
             }
             if (VectorUbBytes(r, r, c, dp, dtypeBytes, 1) <= ub && CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1 &&
-                uint64_t(bq) * wide * dtypeBytes <= budget.l0a && uint64_t(c) * dChunk * dtypeBytes <= budget.l0b &&
-                uint64_t(bq) * wide * 4 <= budget.l0c) {
+                L0Fits(AttentionCore::ForwardCubeL0Layout(bq, c, dp, dChunk, dtypeBytes, 1, 0), budget)) {
                 rowsPerVec = r;
                 blockKv = c;
                 return true;
@@ -251,15 +249,16 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
 
 void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, const CoreBudget &budget)
 {
-    const uint64_t bq = p.blockQ, c = p.blockKv, dp = p.headDimAlign, wide = std::max(p.dChunk, p.blockKv);
-    // L1: Q once, then P, K and V per copy (cube_stage.h).
-    p.l1Bufs = (bq * dp + 2 * (bq * c + 2 * c * dp)) * dtypeBytes <= budget.l1 ? 2 : 1;
-    p.l0Bufs = 2 * bq * wide * dtypeBytes <= budget.l0a && 2 * c * p.dChunk * dtypeBytes <= budget.l0b &&
-                       2 * bq * wide * 4 <= budget.l0c
+    const uint64_t bq = p.blockQ, c = p.blockKv, dp = p.headDimAlign;
+    // Two copies of the cube's L1 tiles (P, K, V) and L0 operands / results where they fit
+    // (forward_layout.h).
+    p.l1Bufs = AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, dtypeBytes, 2) <= budget.l1 ? 2 : 1;
+    p.l0Bufs = L0Fits(AttentionCore::ForwardCubeL0Layout(p.blockQ, p.blockKv, p.headDimAlign, p.dChunk, dtypeBytes, 2, 0),
+                      budget)
                    ? 2
                    : 1;
     // Lazy P.V keeps the accumulator in L0C next to the S chunks: one head-dim chunk, the
-    // region layout of cube_stage.h.
+    // region layout of forward_cube.h.
     uint32_t sChunk = 0;
     p.lazyO = p.headDim <= p.dChunk &&
                       ChooseSChunk(p.blockQ, p.blockKv, p.headDimAlign, p.dChunk, dtypeBytes, budget, sChunk)
@@ -317,31 +316,13 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     if (!ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
 
     // The largest q-block keeps K/V re-reads lowest; smaller ones give more units to spread
-    // over the cores. Take the size with the smallest planned makespan (within 5%: the
-    // larger block).
-    AttentionCore::ForwardParams best = p;
-    uint64_t bestSpan = 0;
-    for (uint32_t r = maxRows; r >= 8; r = NextRowsPerVec(r)) {
-        AttentionCore::ForwardParams t = p;
-        t.rowsPerVec = r;
-        t.blockQ = 2 * r;
-        t.qBlocksPerHead = static_cast<uint32_t>((prob.seqQ + t.blockQ - 1) / t.blockQ);
+    // over the cores.
+    ChooseQBlock(maxRows, p, [&](AttentionCore::ForwardParams &t, uint32_t &cores) {
         t.unitCount = uint64_t(t.batch) * t.numHeads * t.qBlocksPerHead;
-        const uint32_t cores = static_cast<uint32_t>(
-            std::max<uint64_t>(1, std::min<uint64_t>({uint64_t(budget.aicNum), t.unitCount, AttentionCore::MAX_CORES})));
-        const uint64_t span = t.unitCount <= MAX_SEARCHED_UNITS ? SplitContiguous(UnitCosts(prob, t, mask), cores, t.coreUnitStart)
-                                                                 : SplitProportional(prob, t, mask, cores);
-        // Ranges are filled from the front: trailing cores may have nothing to do.
-        t.usedCores = 1;
-        while (t.usedCores < cores && t.coreUnitStart[t.usedCores] < t.unitCount) ++t.usedCores;
-        t.coreUnitStart[t.usedCores] = t.unitCount;
-        if (r == maxRows || span * 100 < bestSpan * 95) {
-            best = t;
-            bestSpan = span;
-        }
-        if (t.unitCount >= 8ull * cores) break;  // plenty of units: smaller blocks cannot help
-    }
-    p = best;
+        cores = SplitCores(budget.aicNum, t.unitCount);
+        return t.unitCount <= MAX_SEARCHED_UNITS ? SplitContiguous(UnitCosts(prob, t, mask), cores, t.coreUnitStart)
+                                                 : SplitProportional(prob, t, mask, cores);
+    });
 
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
     return true;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../../op_kernel/attention_core/forward_params.h"
+#include "../../op_kernel/attention_core/forward/forward_params.h"
 
 namespace fa_host {
 
@@ -78,5 +78,39 @@ bool ChooseSChunk(uint32_t blockQ, uint32_t blockKv, uint32_t headDimAlign, uint
 // The next smaller candidate of rows per vector core (0: none); q-block = 2 x rows.
 uint32_t NextRowsPerVec(uint32_t rowsPerVec);
 uint64_t CubeL1Bytes(uint32_t blockQ, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes);
+
+// The q-block search of the forward planners: for rowsPerVec from maxRows down (NextRowsPerVec),
+// `split(t, cores)` sets t.unitCount and the core count for t's q-block geometry (rowsPerVec,
+// blockQ, qBlocksPerHead set), cuts the units into t.coreUnitStart and returns the planned
+// makespan. Keeps the q-block with the smallest makespan (within 5 %: the larger block, which
+// re-reads K/V less) and stops once there are plenty of units (8 per core). `p` gets the
+// chosen geometry, unit ranges and usedCores (the cores with work).
+template <class Split>
+void ChooseQBlock(uint32_t maxRows, AttentionCore::ForwardParams &p, Split &&split)
+{
+    AttentionCore::ForwardParams best = p;
+    uint64_t bestSpan = 0;
+    for (uint32_t r = maxRows; r >= 8; r = NextRowsPerVec(r)) {
+        AttentionCore::ForwardParams t = p;
+        t.rowsPerVec = r;
+        t.blockQ = 2 * r;
+        t.qBlocksPerHead = static_cast<uint32_t>((uint64_t(t.seqQ) + t.blockQ - 1) / t.blockQ);
+        uint32_t cores = 1;
+        const uint64_t span = split(t, cores);
+        // Ranges are filled from the front: trailing cores may have nothing to do.
+        t.usedCores = 1;
+        while (t.usedCores < cores && t.coreUnitStart[t.usedCores] < t.unitCount) ++t.usedCores;
+        t.coreUnitStart[t.usedCores] = t.unitCount;
+        if (r == maxRows || span * 100 < bestSpan * 95) {
+            best = t;
+            bestSpan = span;
+        }
+        if (t.unitCount >= 8ull * cores) break;  // plenty of units: smaller blocks cannot help
+    }
+    p = best;
+}
+
+// Cores a split of `units` units uses: at most aicNum and MAX_CORES, at least one.
+uint32_t SplitCores(uint32_t aicNum, uint64_t units);
 
 }  // namespace fa_host

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "../../op_kernel/attention_core/sparse_mode.h"
+#include "../../op_kernel/attention_core/common/sparse_mode.h"
 
 namespace fa_host {
 
@@ -113,29 +113,12 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     uint32_t maxRows = 0;
     if (!ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
 
-    // As PlanForward: the q-block with the smallest planned makespan (within 5 %: the larger).
-    AttentionCore::ForwardParams best = p;
-    uint64_t bestSpan = 0;
-    for (uint32_t r = maxRows; r >= 8; r = NextRowsPerVec(r)) {
-        AttentionCore::ForwardParams t = p;
-        t.rowsPerVec = r;
-        t.blockQ = 2 * r;
-        t.qBlocksPerHead = static_cast<uint32_t>((int64_t(p.seqQ) + t.blockQ - 1) / t.blockQ);
+    ChooseQBlock(maxRows, p, [&](AttentionCore::ForwardParams &t, uint32_t &cores) {
         const std::vector<uint64_t> costs = UnitCosts(prob, t, mask);
         t.unitCount = costs.size();
-        const uint32_t cores = static_cast<uint32_t>(
-            std::max<uint64_t>(1, std::min<uint64_t>({uint64_t(budget.aicNum), t.unitCount, AttentionCore::MAX_CORES})));
-        const uint64_t span = SplitContiguous(costs, cores, t.coreUnitStart);
-        t.usedCores = 1;
-        while (t.usedCores < cores && t.coreUnitStart[t.usedCores] < t.unitCount) ++t.usedCores;
-        t.coreUnitStart[t.usedCores] = t.unitCount;
-        if (r == maxRows || span * 100 < bestSpan * 95) {
-            best = t;
-            bestSpan = span;
-        }
-        if (t.unitCount >= 8ull * cores) break;
-    }
-    p = best;
+        cores = SplitCores(budget.aicNum, t.unitCount);
+        return SplitContiguous(costs, cores, t.coreUnitStart);
+    });
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
     return true;
 }

@@ -1,6 +1,6 @@
 // Host planning of the varlen (TND) forward: the shared core's block sizes, units
 // (batch, head, q-block) over per-batch query lengths priced with the sparse-mode geometry
-// (op_kernel/attention_core/sparse_mode.h), the balanced contiguous split and the workspace.
+// (op_kernel/attention_core/common/sparse_mode.h), the balanced contiguous split and the workspace.
 // Pure functions of their arguments.
 #pragma once
 #include <cstdint>

@@ -2,7 +2,7 @@
 // with the varlen variant (q-blocks over TND batches, pse before the scale, sparse modes 0-8,
 // dropout) writing attention_out and the softmax max/sum statistics.
 #include "kernel_operator.h"
-#include "../attention_core/forward_kernel.h"
+#include "../attention_core/forward/forward_kernel.h"
 #include "flash_attention_score_tiling_data.h"
 
 using VarLenVariant = AttentionCore::ForwardVariant<AttentionCore::SplitTnd, AttentionCore::KvStrided,

@@ -1,8 +1,8 @@
 // FlashAttentionScoreGrad kernel entry (aclnnFlashAttentionUnpaddingScoreGradV5, TND): the
 // shared backward core (op_kernel/attention_core/backward_*.h) in the input dtype.
 #include "kernel_operator.h"
-#include "../attention_core/backward_kernel.h"
-#include "../attention_core/forward_kernel.h"
+#include "../attention_core/backward/backward_kernel.h"
+#include "../attention_core/forward/forward_kernel.h"
 #include "flash_attention_score_grad_tiling_data.h"
 
 // The varlen forward (as flash_attention_score's kernel) recomputes missing statistics: when any

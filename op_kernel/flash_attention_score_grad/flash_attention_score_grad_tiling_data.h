@@ -6,8 +6,8 @@
 // dtype) at attentionOffset; the backward's workspace then starts at backwardOffset.
 #pragma once
 #include <cstdint>
-#include "../attention_core/backward_params.h"
-#include "../attention_core/forward_params.h"
+#include "../attention_core/backward/backward_params.h"
+#include "../attention_core/forward/forward_params.h"
 
 constexpr uint64_t FAG_TILING_KEY_FP16 = 0;
 constexpr uint64_t FAG_TILING_KEY_BF16 = 1;

@@ -1,13 +1,13 @@
 // aclnnIncreFlashAttentionV4 kernel entry: the shared forward core with the decode variant
 // (units = (batch, KV head, head block, KV split) with the GQA heads of a KV group as the cube's
 // rows, contiguous or paged K/V, scale + pse, KV window + mask row, plain softmax), followed by the
-// combine pass of the KV splits (attention_core/split_kv_combine.h).
+// combine pass of the KV splits (attention_core/variants/split_kv_combine.h).
 #include "kernel_operator.h"
 #include "kernel_operator_list_tensor_intf.h"  // ListTensorDesc: not part of kernel_operator.h
-#include "../attention_core/forward_kernel.h"
-#include "../attention_core/decode_policies.h"
-#include "../attention_core/split_kv_combine.h"
-#include "../attention_core/kv_antiquant.h"
+#include "../attention_core/forward/forward_kernel.h"
+#include "../attention_core/variants/decode_policies.h"
+#include "../attention_core/variants/split_kv_combine.h"
+#include "../attention_core/variants/kv_antiquant.h"
 #include "incre_flash_attention_tiling_data.h"
 
 using DecodeVariant = AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecode,

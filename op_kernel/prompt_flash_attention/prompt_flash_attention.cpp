@@ -1,7 +1,7 @@
 // aclnnPromptFlashAttention kernel entry: the shared forward core with the prefill variant
 // (q-block split, strided layouts, scale, mask tensor + band, plain softmax).
 #include "kernel_operator.h"
-#include "../attention_core/forward_kernel.h"
+#include "../attention_core/forward/forward_kernel.h"
 #include "prompt_flash_attention_tiling_data.h"
 
 using PromptVariant = AttentionCore::ForwardVariant<AttentionCore::SplitQBlocks, AttentionCore::KvStrided,

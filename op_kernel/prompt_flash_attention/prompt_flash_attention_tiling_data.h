@@ -4,7 +4,7 @@
 // element type.
 #pragma once
 #include <cstdint>
-#include "../attention_core/forward_params.h"
+#include "../attention_core/forward/forward_params.h"
 
 constexpr uint64_t PFA_TILING_KEY_FP16 = 0;
 constexpr uint64_t PFA_TILING_KEY_BF16 = 1;

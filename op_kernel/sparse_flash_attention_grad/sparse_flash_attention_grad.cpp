@@ -2,7 +2,7 @@
 // KV head): the sparse backward core (op_kernel/attention_core/sparse_backward_*.h, KV gathered
 // by kv_gather.h) in the input dtype.
 #include "kernel_operator.h"
-#include "../attention_core/sparse_backward_kernel.h"
+#include "../attention_core/sparse_backward/sparse_backward_kernel.h"
 #include "sparse_flash_attention_grad_tiling_data.h"
 
 extern "C" __global__ __aicore__ void sparse_flash_attention_grad(

@@ -40,6 +40,18 @@ void RaceFlagWait(int event, int id);  // WaitFlag<event>(id)
 void EventPipes(int event, Pipe *from, Pipe *to);
 void RaceFree(CoreCtx &c);             // end of a core's run
 
+// The unit flags of L0C (Mmad / Fixpipe with unitFlag 2 or 3): one per 512-byte block, set by a
+// Mmad with unitFlag 3 when it is done, cleared by a Fixpipe with unitFlag 3. A unit-flag Mmad
+// writes only blocks that are clear and a unit-flag Fixpipe reads only blocks that are set, so
+// the pair orders M -> FIX and FIX -> M block by block, for the hazard checker and the timeline
+// model (a Fixpipe starts once the first fractal is done, not after the whole Mmad). `ranges`
+// are byte ranges [begin, end) of L0C; Begin runs before the instruction is timed, End after.
+struct L0cRange {
+    uint64_t begin, end;
+};
+void UnitFlagBegin(const char *api, bool fixpipe, uint8_t unitFlag, const L0cRange *ranges, int count);
+void UnitFlagEnd(bool fixpipe, uint8_t unitFlag, const L0cRange *ranges, int count);
+
 inline void RaceRead(const char *api, Pipe p, int b, const void *ptr, uint64_t bytes) {
     if (g_raceCheck) RaceAccess(api, p, static_cast<Buf>(b), ptr, bytes, false);
 }

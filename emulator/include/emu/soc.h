@@ -24,9 +24,8 @@ struct SocSpec {
     double cubeFp16FlopsPerSec;  // cube peak, fp16/bf16 (2 FLOP per MAC)
 };
 
-// The reserved tail of UB the API keeps for its own scratch (TMP_UB_OFFSET .. end) and the
-// bytes the platform keeps back from UB/L1 (GetCoreMemSize subtracts them).
-constexpr uint64_t kUbApiReservedBytes = 8 * 1024;
+// The bytes the platform keeps back from UB/L1 in mixed cube+vector kernels (GetCoreMemSize
+// subtracts them).
 constexpr uint64_t kCoreMemPlatformReserve = 256;
 
 // Number of rows in the table and row access (index < SocCount()).

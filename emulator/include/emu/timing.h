@@ -21,10 +21,15 @@ enum class Pipe : int;
 struct TimingRecord;
 
 // One span of a pipe for the Chrome-trace timeline (only kept when a trace is requested).
+// A span with pipe kFlowPipe is a cross-core flag instead: set on sub-core `from` at `start`,
+// the wait it released on this sub-core done at `end` (a flow arrow in the trace).
+constexpr int8_t kFlowPipe = -1;
 struct TraceSpan {
     double start, end;  // cycles since launch start
     const char *name;   // the API
     int8_t pipe;
+    int32_t from = -1;  // flows: the setting sub-core, block * 3 + (0 aic | 1 aiv0 | 2 aiv1)
+    int8_t flag = -1;   // flows: the flag id
 };
 
 // Per core: its log of timed instructions, written by the core's thread and read by the replay

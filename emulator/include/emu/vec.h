@@ -14,6 +14,7 @@ enum class VOp : uint8_t {
     Exp, Ln, Abs, Sqrt, Reciprocal, Rsqrt, Relu, Copy,  // unary
     And, Or, Not,                  // bitwise (int16_t / uint16_t)
     Axpy,                          // dst = src * scalar + dst
+    ShiftLeft,                     // dst = src << scalar (16/32-bit integers)
 };
 const char *VOpName(VOp op);
 
@@ -30,6 +31,8 @@ void BeginCount(uint64_t count);                       // level-2 prologue: coun
 void EndCount();                                       // level-2 epilogue: normal mode, all ones
 
 void VecBinary(const char *api, VOp op, DType t, LocalRef dst, LocalRef s0, LocalRef s1, const VGeom &g);
+// dst = src0 * src1 + dst (dst half/float; half sources into a float dst too).
+void VecMulAddDst(const char *api, DType dt, DType st, LocalRef dst, LocalRef s0, LocalRef s1, const VGeom &g);
 void VecScalar(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, double scalar, const VGeom &g);
 void VecUnary(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, const VGeom &g);
 void VecDup(const char *api, DType t, LocalRef dst, double scalar, const VGeom &g);
@@ -54,5 +57,11 @@ void VecBrcb(const char *api, DType t, LocalRef dst, LocalRef src, uint32_t repe
 void VecSort(const char *api, DType t, LocalRef dst, LocalRef concat, LocalRef index, LocalRef tmp, int32_t repeat,
              bool full);
 void VecExtract(const char *api, DType t, LocalRef dstValue, LocalRef dstIndex, LocalRef sorted, int32_t repeat);
+// TransDataTo5HD: repeat x (16 x 16 transpose of the 32-byte blocks at the 16 source addresses
+// into the 16 destination addresses); strides in 32-byte blocks.
+// The UB operand at an integer address (from LocalTensor::GetPhyAddr), up to the end of UB.
+LocalRef UbAddress(const char *api, const char *what, uint64_t address);
+void TransDataTo5HD(const char *api, const LocalRef dst[16], const LocalRef src[16], int elemBytes, bool dstHigh, bool srcHigh,
+                    uint32_t repeat, uint32_t dstRepStride, uint32_t srcRepStride);
 
 }  // namespace emu

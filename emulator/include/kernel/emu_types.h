@@ -22,6 +22,17 @@
 #ifndef __inline__
 #define __inline__ inline
 #endif
+#ifndef __forceinline__
+#define __forceinline__ inline __attribute__((always_inline))
+#endif
+// Kernel qualifiers naming the core kind (a vector-only / cube-only kernel); the launcher is
+// told the kernel type by the host.
+#ifndef __vector__
+#define __vector__
+#endif
+#ifndef __cube__
+#define __cube__
+#endif
 #ifndef ASCENDC_CPU_DEBUG
 #define ASCENDC_CPU_DEBUG 1
 #endif

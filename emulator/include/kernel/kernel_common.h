@@ -51,6 +51,19 @@ constexpr uint32_t TOTAL_L0A_SIZE = 64 * 1024;
 constexpr uint32_t TOTAL_L0B_SIZE = 64 * 1024;
 constexpr uint32_t TOTAL_L0C_SIZE = 128 * 1024;
 constexpr uint32_t TOTAL_L1_SIZE = 512 * 1024 - 128;
+constexpr uint32_t ONE_BLOCK_SIZE = 32;
+constexpr uint8_t PAD_SIZE = 4;
+
+// A signed 4-bit integer (kernel_utils_constants.h): one element per byte when held in a scalar;
+// tensors of it pack two elements per byte (SizeOfBits<int4b_t> is 4).
+struct int4b_t {
+    uint8_t storage;
+    int4b_t() = default;
+    int4b_t(int32_t v) : storage(static_cast<uint8_t>(v) & 0xf) {}
+    operator int8_t() const { return static_cast<int8_t>((storage & 0x8) ? (storage | 0xf0) : storage); }
+    bool operator==(const int4b_t &o) const { return storage == o.storage; }
+    bool operator!=(const int4b_t &o) const { return storage != o.storage; }
+};
 
 // Core identity (§6.6).
 inline int64_t GetBlockNum() { return emu::Ctx().blockDim; }
@@ -75,6 +88,34 @@ inline void SetSysWorkspaceForce(GM_ADDR) {}
 
 using AscendC::GetBlockIdx;
 using AscendC::GetBlockNum;
+
+// Branch hints (kernel_utils_macros.h).
+#ifndef likely
+#define likely(x) __builtin_expect(!!(x), 1)
+#endif
+#ifndef unlikely
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#endif
+
+// The device compiler's scalar min/max built-ins, one overload per scalar type (a same-type call
+// picks its own; a library's min/max template still wins for mixed operands).
+#define EMU_SCALAR_MINMAX(T)                                 \
+    constexpr T min(const T a, const T b) { return b < a ? b : a; } \
+    constexpr T max(const T a, const T b) { return a < b ? b : a; }
+EMU_SCALAR_MINMAX(int16_t)
+EMU_SCALAR_MINMAX(uint16_t)
+EMU_SCALAR_MINMAX(int32_t)
+EMU_SCALAR_MINMAX(uint32_t)
+EMU_SCALAR_MINMAX(int64_t)
+EMU_SCALAR_MINMAX(uint64_t)
+EMU_SCALAR_MINMAX(float)
+#undef EMU_SCALAR_MINMAX
+
+// The current core's pipe, a global function as in kernel_common.h.
+namespace AscendC {
+class TPipe;
+}
+inline AscendC::TPipe *GetTPipePtr() { return static_cast<AscendC::TPipe *>(::emu::Ctx().tpipe); }
 
 enum KernelMetaType : uint8_t {
     KERNEL_TYPE_AIV_ONLY = 0, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_0,

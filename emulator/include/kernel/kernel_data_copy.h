@@ -81,7 +81,7 @@ struct CopyRepeatParams {
 namespace emu {
 template <class T>
 LocalRef Ref(const AscendC::LocalTensor<T> &t) {
-    return LocalRef{t.GetPhyAddr(), t.EmuBytes(), static_cast<int>(t.EmuBuf())};
+    return LocalRef{t.EmuAddr(), t.EmuBytes(), static_cast<int>(t.EmuBuf())};
 }
 // Strided bursts: `count` bursts of `burstBytes`, pitches in bytes (start to start).
 void DmaToLocal(const char *api, LocalRef dst, const void *gm, uint32_t count, uint64_t burstBytes, uint64_t srcPitch,
@@ -96,6 +96,8 @@ void PadToLocal(const char *api, LocalRef dst, const void *gm, int elemSize, uin
 void PadToGm(const char *api, void *gm, LocalRef src, DType t, uint32_t count, uint64_t blockLen, uint64_t srcGapBlocks,
              uint64_t dstGapBytes);
 void SetAtomic(int op, DType t);
+void BiasLoad(const char *api, LocalRef dst, DType dt, LocalRef src, DType st, uint32_t count, uint32_t blockLen, uint32_t srcGap,
+              uint32_t dstGap);
 }  // namespace emu
 
 namespace AscendC {
@@ -110,10 +112,27 @@ void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src, const DataC
     emu::DmaToGm("DataCopy(local->GM)", dst.GetPhyAddr(0), emu::Ref(src), p.blockCount, p.blockLen * 32ull,
                  (p.blockLen + p.srcStride) * 32ull, (p.blockLen + p.dstStride) * 32ull, emu::DT<T>);
 }
+// UB -> UB / L1 in 32-byte blocks; L1 -> Fixpipe buffer in 128-byte blocks (gaps head to head,
+// the source's in 32 bytes); L1 -> bias table in 64-byte blocks.
 template <typename T>
 void DataCopy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const DataCopyParams &p) {
-    emu::DmaLocalToLocal("DataCopy(local->local)", emu::Ref(dst), emu::Ref(src), p.blockCount, p.blockLen * 32ull,
-                         (p.blockLen + p.srcStride) * 32ull, (p.blockLen + p.dstStride) * 32ull);
+    const emu::Buf d = dst.EmuBuf();
+    if (d == emu::Buf::FB)
+        emu::DmaLocalToLocal("DataCopy(L1->FB)", emu::Ref(dst), emu::Ref(src), p.blockCount, p.blockLen * 128ull,
+                             p.srcStride * 32ull, p.dstStride * 128ull);
+    else if (d == emu::Buf::BT)
+        emu::DmaLocalToLocal("DataCopy(L1->BT)", emu::Ref(dst), emu::Ref(src), p.blockCount, p.blockLen * 64ull,
+                             p.blockLen * 64ull + p.srcStride * 32ull, (p.blockLen + p.dstStride) * 64ull);
+    else
+        emu::DmaLocalToLocal("DataCopy(local->local)", emu::Ref(dst), emu::Ref(src), p.blockCount, p.blockLen * 32ull,
+                             (p.blockLen + p.srcStride) * 32ull, (p.blockLen + p.dstStride) * 32ull);
+}
+// L1 -> bias table with conversion (half / bfloat16_t -> float): blockLen in 64-byte blocks of
+// the source, gaps in 32 bytes (source) and 64 bytes (destination).
+template <typename T, typename U>
+void DataCopy(const LocalTensor<T> &dst, const LocalTensor<U> &src, const DataCopyParams &p) {
+    emu::BiasLoad("DataCopy(L1->BT)", emu::Ref(dst), emu::DT<T>, emu::Ref(src), emu::DT<U>, p.blockCount, p.blockLen, p.srcStride,
+                  p.dstStride);
 }
 template <typename T>
 void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const uint32_t count) {
@@ -145,7 +164,7 @@ void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const Nd2Nz
 }
 template <typename T>
 void DataCopy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const Nd2NzParams &p) {
-    emu::Nd2Nz("DataCopy(UB->L1, Nd2NzParams)", emu::Ref(dst), src.GetPhyAddr(), false, sizeof(T), p);
+    emu::Nd2Nz("DataCopy(UB->L1, Nd2NzParams)", emu::Ref(dst), src.EmuAddr(), false, sizeof(T), p);
 }
 
 template <typename T>

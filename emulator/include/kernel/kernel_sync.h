@@ -12,6 +12,12 @@ enum pipe_t : uint8_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_M
 enum event_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
 enum class MemDsbT : uint8_t { ALL = 0, DDR, UB, SEQ };
 
+// Compiler built-ins with the same meaning as PipeBarrier<pipe> and ICachePreLoad.
+inline void pipe_barrier(pipe_t pipe) {
+    if (pipe == PIPE_ALL) emu::RaceBarrierAll();
+}
+inline void icache_preload(int64_t preFetchLen) { (void)preFetchLen; }
+
 namespace AscendC {
 
 const char *HardEventName(HardEvent e);
@@ -45,6 +51,7 @@ public:
     void WaitFlag(TEventID id);
 };
 
+// Instructions of one pipe already complete in order; only PIPE_ALL orders across pipes.
 template <pipe_t pipe>
 void PipeBarrier() {
     static_assert(pipe != PIPE_S, "PipeBarrier<PIPE_S> is not supported");
@@ -52,6 +59,14 @@ void PipeBarrier() {
 }
 template <MemDsbT arg0>
 void DataSyncBarrier() {}
+
+// Instruction-cache prefetch (kernel_operator_cache_intf.h): no instruction cache is modelled.
+inline void ICachePreLoad(const int64_t preFetchLen) { (void)preFetchLen; }
+inline int64_t GetICachePreloadStatus() { return 0; }
+
+// The base address of the cross-core (FFTS) flag table (kernel_operator_sync_impl.h for 2201);
+// the emulator's cross-core flags need none.
+inline void SetSyncBaseAddr(uint64_t config) { (void)config; }
 // The scalar data cache is not modelled: scalar GM accesses go straight to memory.
 enum class CacheLine : uint8_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
 enum class DcciDst : uint8_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };

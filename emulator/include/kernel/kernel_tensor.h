@@ -20,68 +20,119 @@ constexpr emu::Buf PhysicalOf(TPosition p) {
 }
 const char *PositionName(TPosition p);
 
+}  // namespace AscendC
+
+namespace emu {
+// What LocalTensor::GetPhyAddr returns: the element pointer of CANN's CPU twin and, with an
+// integer byte offset added in front (`bytes + t.GetPhyAddr()`), the integer address an NPU build
+// returns, so kernels that build address lists that way (TransDataTo5HD) run unchanged.
+template <class T>
+struct PhyAddr {
+    T *p;
+    operator T *() const { return p; }
+    friend uint64_t operator+(uint64_t bytes, PhyAddr a) { return bytes + reinterpret_cast<uintptr_t>(a.p); }
+};
+}  // namespace emu
+
+namespace AscendC {
+
+// Bits of one element: 4 for int4b_t, 8 * sizeof(T) otherwise (kernel_utils_constants.h).
+template <typename T>
+struct SizeOfBits {
+    static constexpr uint32_t value = sizeof(T) * 8;
+};
+template <>
+struct SizeOfBits<int4b_t> {
+    static constexpr uint32_t value = 4;
+};
+
+// Where a LocalTensor lives (kernel_tensor_base.h, CPU-debug form): bytes, offset in the
+// physical buffer, the logical position and the host address.
+using TBufHandle = uint8_t *;
+struct TBuffAddr {
+    uint32_t dataLen;
+    uint32_t bufferAddr;
+    TBufHandle bufferHandle;
+    uint8_t logicPos;
+    uint8_t *absAddr;
+};
+
 template <typename T>
 class LocalTensor {
 public:
     using PrimType = T;
-    LocalTensor() = default;
+    LocalTensor() : address_{0, 0, nullptr, static_cast<uint8_t>(TPosition::GM), nullptr} {}
     // A tensor at byte address `addr` of the position's buffer, `tileSize` elements long.
-    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize) : pos_(pos), size_(tileSize) {
-        addr_ = reinterpret_cast<T *>(reinterpret_cast<uintptr_t>(emu::Ctx().mem[static_cast<int>(PhysicalOf(pos))]) + addr);
+    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize) {
+        EmuSet(reinterpret_cast<T *>(reinterpret_cast<uintptr_t>(emu::Ctx().mem[static_cast<int>(PhysicalOf(pos))]) + addr),
+               tileSize, pos);
     }
     LocalTensor operator[](const uint32_t offset) const {
-        if (offset > size_) emu::Fail("LocalTensor::operator[]", "offset %u is past the tensor's %u elements", offset, size_);
+        if (offset > GetSize()) emu::Fail("LocalTensor::operator[]", "offset %u is past the tensor's %u elements", offset, GetSize());
         LocalTensor r(*this);
-        r.addr_ = addr_ + offset;
-        r.size_ = size_ - offset;
+        r.address_.absAddr += Bytes(offset);
+        r.address_.bufferAddr += static_cast<uint32_t>(Bytes(offset));
+        r.address_.dataLen -= static_cast<uint32_t>(Bytes(offset));
         return r;
     }
     T GetValue(const uint32_t index) const {
         CheckIndex("LocalTensor::GetValue", index);
         emu::Count(emu::Pipe::S, sizeof(T));
-        emu::RaceRead("LocalTensor::GetValue", emu::Pipe::S, static_cast<int>(EmuBuf()), addr_ + index, sizeof(T));
-        return addr_[index];
+        emu::RaceRead("LocalTensor::GetValue", emu::Pipe::S, static_cast<int>(EmuBuf()), Addr() + index, sizeof(T));
+        return Addr()[index];
     }
     template <typename S>
     void SetValue(const uint32_t index, const S value) const {
         CheckIndex("LocalTensor::SetValue", index);
         emu::Count(emu::Pipe::S, sizeof(T));
-        emu::RaceWrite("LocalTensor::SetValue", emu::Pipe::S, static_cast<int>(EmuBuf()), addr_ + index, sizeof(T));
-        addr_[index] = static_cast<T>(value);
+        emu::RaceWrite("LocalTensor::SetValue", emu::Pipe::S, static_cast<int>(EmuBuf()), Addr() + index, sizeof(T));
+        Addr()[index] = static_cast<T>(value);
     }
     T &operator()(const uint32_t index) const {
         CheckIndex("LocalTensor::operator()", index);
-        emu::RaceWrite("LocalTensor::operator()", emu::Pipe::S, static_cast<int>(EmuBuf()), addr_ + index, sizeof(T));
-        return addr_[index];
+        emu::RaceWrite("LocalTensor::operator()", emu::Pipe::S, static_cast<int>(EmuBuf()), Addr() + index, sizeof(T));
+        return Addr()[index];
     }
     template <typename U>
     LocalTensor<U> ReinterpretCast() const {
         LocalTensor<U> r;
-        r.EmuSet(reinterpret_cast<U *>(addr_), static_cast<uint32_t>(static_cast<uint64_t>(size_) * sizeof(T) / sizeof(U)), pos_);
+        r.address_ = address_;
         return r;
     }
-    uint32_t GetSize() const { return size_; }
-    void SetSize(const uint32_t size) { size_ = size; }
-    uint32_t GetLength() const { return size_ * sizeof(T); }
-    TPosition GetPosition() const { return pos_; }
-    T *GetPhyAddr() const { return addr_; }
-    T *GetPhyAddr(const uint32_t offset) const { return addr_ + offset; }
+    uint32_t GetSize() const { return static_cast<uint32_t>(static_cast<uint64_t>(address_.dataLen) * 8 / SizeOfBits<T>::value); }
+    void SetSize(const uint32_t size) { address_.dataLen = static_cast<uint32_t>(Bytes(size)); }
+    uint32_t GetLength() const { return address_.dataLen; }
+    TPosition GetPosition() const { return static_cast<TPosition>(address_.logicPos); }
+    emu::PhyAddr<T> GetPhyAddr() const { return {Addr()}; }
+    emu::PhyAddr<T> GetPhyAddr(const uint32_t offset) const { return {reinterpret_cast<T *>(address_.absAddr + Bytes(offset))}; }
     void SetAddrWithOffset(LocalTensor<T> &src, uint32_t offset) { *this = src[offset]; }
+    // Takes over the location of another tensor, e.g. `a.SetAddr(b[i].address_)` (any element type).
+    void SetAddr(const TBuffAddr &address) { address_ = address; }
+    TBufHandle GetBufferHandle() const { return address_.bufferHandle; }
 
     // Emulator internals (not CANN API).
-    void EmuSet(T *addr, uint32_t size, TPosition pos) { addr_ = addr; size_ = size; pos_ = pos; }
-    emu::Buf EmuBuf() const { return PhysicalOf(pos_); }
+    void EmuSet(T *addr, uint32_t size, TPosition pos) {
+        address_.absAddr = reinterpret_cast<uint8_t *>(addr);
+        address_.dataLen = static_cast<uint32_t>(Bytes(size));
+        address_.logicPos = static_cast<uint8_t>(pos);
+        address_.bufferHandle = nullptr;
+        const uint8_t *base = emu::Ctx().mem[static_cast<int>(PhysicalOf(pos))];
+        address_.bufferAddr = base == nullptr ? 0 : static_cast<uint32_t>(address_.absAddr - base);
+    }
+    T *EmuAddr() const { return Addr(); }
+    emu::Buf EmuBuf() const { return PhysicalOf(GetPosition()); }
     bool EmuPresent() const { return emu::Ctx().mem[static_cast<int>(EmuBuf())] != nullptr; }
-    uint64_t EmuBytes() const { return static_cast<uint64_t>(size_) * sizeof(T); }
+    uint64_t EmuBytes() const { return address_.dataLen; }
+
+    TBuffAddr address_;
 
 private:
+    static constexpr uint64_t Bytes(uint64_t elems) { return elems * SizeOfBits<T>::value / 8; }
+    T *Addr() const { return reinterpret_cast<T *>(address_.absAddr); }
     void CheckIndex(const char *api, uint32_t index) const {
-        if (index >= size_) emu::Fail(api, "index %u is outside the tensor's %u elements (%s)", index, size_, PositionName(pos_));
-        emu::CheckLocal(api, "tensor", EmuBuf(), addr_ + index, sizeof(T));
+        if (index >= GetSize()) emu::Fail(api, "index %u is outside the tensor's %u elements (%s)", index, GetSize(), PositionName(GetPosition()));
+        emu::CheckLocal(api, "tensor", EmuBuf(), Addr() + index, sizeof(T));
     }
-    T *addr_ = nullptr;
-    TPosition pos_ = TPosition::GM;
-    uint32_t size_ = 0;
 };
 
 enum class CacheMode { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL = 1, CACHE_MODE_LAST = 2, CACHE_MODE_PERSISTENT = 4 };

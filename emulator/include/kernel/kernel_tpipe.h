@@ -131,7 +131,7 @@ public:
     template <typename T>
     bool EnQue(const LocalTensor<T> &t) {
         Ready("TQue::EnQue");
-        const int i = FindBuffer(t.GetPhyAddr());
+        const int i = FindBuffer(t.EmuAddr());
         if (i < 0) emu::Fail("TQue::EnQue", "the tensor does not start at a buffer of this %s queue", PositionName(kPos));
         if (state_[i] != ALLOCATED) emu::Fail("TQue::EnQue", "buffer %d of the %s queue is not allocated (state %d)", i, PositionName(kPos), state_[i]);
         if (count_ >= depth) emu::Fail("TQue::EnQue", "the %s queue already holds depth=%d tensors", PositionName(kPos), depth);
@@ -162,7 +162,7 @@ public:
     template <typename T>
     void FreeTensor(LocalTensor<T> &t) {
         Ready("TQue::FreeTensor");
-        const int i = FindBuffer(t.GetPhyAddr());
+        const int i = FindBuffer(t.EmuAddr());
         if (i < 0) emu::Fail("TQue::FreeTensor", "the tensor does not start at a buffer of this %s queue", PositionName(kPos));
         if (state_[i] == FREE) emu::Fail("TQue::FreeTensor", "buffer %d of the %s queue is already free", i, PositionName(kPos));
         if (state_[i] == ENQUEUED) emu::Fail("TQue::FreeTensor", "buffer %d of the %s queue is still enqueued (DeQue it first)", i, PositionName(kPos));
@@ -239,7 +239,8 @@ public:
         return true;
     }
     void Reset();
-    void Destroy() { Reset(); }
+    // Waits for the M_MTE1 flags the constructor set (AIC), then PIPE_ALL; the buffers stay.
+    void Destroy();
     void Init() { Reset(); }
     template <HardEvent evt>
     TEventID AllocEventID() { return AllocId(evt, true); }
@@ -256,8 +257,7 @@ private:
     uint64_t used_[static_cast<int>(emu::Buf::COUNT)] = {};
     uint32_t buffers_ = 0;
     uint8_t eventUsed_[static_cast<int>(HardEvent::MAX)] = {};
+    bool presetPending_ = false;  // the constructor's M_MTE1 sets not yet waited for
 };
-
-inline TPipe *GetTPipePtr() { return static_cast<TPipe *>(emu::Ctx().tpipe); }
 
 }  // namespace AscendC

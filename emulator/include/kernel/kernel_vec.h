@@ -156,6 +156,28 @@ void Div(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTenso
     emu::EndCount();
 }
 
+// dst = src0 * src1 + dst (kernel_operator_vec_binary_intf.h).
+template <typename T, typename U, bool isSetMask = true>
+void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<U> &src0, const LocalTensor<U> &src1, const uint64_t mask[],
+               const uint8_t repeatTime, const BinaryRepeatParams &repeatParams) {
+    detail::Mask<T, isSetMask>(mask);
+    emu::VecMulAddDst("MulAddDst", emu::DT<T>, emu::DT<U>, emu::Ref(dst), emu::Ref(src0), emu::Ref(src1), detail::Geom(repeatTime, repeatParams));
+}
+template <typename T, typename U, bool isSetMask = true>
+void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<U> &src0, const LocalTensor<U> &src1, uint64_t mask,
+               const uint8_t repeatTime, const BinaryRepeatParams &repeatParams) {
+    detail::Mask<T, isSetMask>(mask);
+    emu::VecMulAddDst("MulAddDst", emu::DT<T>, emu::DT<U>, emu::Ref(dst), emu::Ref(src0), emu::Ref(src1), detail::Geom(repeatTime, repeatParams));
+}
+template <typename T, typename U>
+void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<U> &src0, const LocalTensor<U> &src1, const int32_t &count) {
+    if (count <= 0) return;
+    emu::BeginCount(static_cast<uint64_t>(count));
+    emu::VecMulAddDst("MulAddDst", emu::DT<T>, emu::DT<U>, emu::Ref(dst), emu::Ref(src0), emu::Ref(src1),
+                      detail::CountGeom(sizeof(T), sizeof(U)));
+    emu::EndCount();
+}
+
 #define EMU_VEC_SCALAR(NAME)                                                                                        \
     template <typename T, bool isSetMask = true>                                                                    \
     void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, const uint64_t mask[],     \
@@ -183,6 +205,7 @@ EMU_VEC_SCALAR(Adds)
 EMU_VEC_SCALAR(Muls)
 EMU_VEC_SCALAR(Maxs)
 EMU_VEC_SCALAR(Mins)
+EMU_VEC_SCALAR(ShiftLeft)
 #undef EMU_VEC_SCALAR
 
 // Axpy: dst = src * scalar + dst (same element type for dst and src on this emulator).
@@ -413,6 +436,16 @@ void WholeReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const 
     emu::VecWholeReduce("WholeReduceSum", 2, emu::DT<T>, emu::Ref(dst), emu::Ref(src), repeatTime, dstRepStride, srcBlkStride, srcRepStride, 2);
 }
 
+// The older name of WholeReduceSum with a lane count (kernel_operator_vec_reduce_intf_impl.h for
+// 2201: the same instruction; dstBlkStride has no effect).
+template <typename T, bool isSetMask = true>
+void RepeatReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t repeatTime, const int32_t mask,
+                     const int32_t dstBlkStride, const int32_t srcBlkStride, const int32_t dstRepStride,
+                     const int32_t srcRepStride) {
+    (void)dstBlkStride;
+    WholeReduceSum<T, isSetMask>(dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride);
+}
+
 #define EMU_BLOCK_REDUCE(NAME, KIND)                                                                              \
     template <typename T, bool isSetMask = true>                                                                  \
     void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t repeatTime, const int32_t mask, \
@@ -491,6 +524,42 @@ void Copy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint64_t m
     g.repeat = repeatTime; g.blk[0] = repeatParams.dstStride; g.blk[1] = repeatParams.srcStride;
     g.rep[0] = repeatParams.dstRepeatSize; g.rep[1] = repeatParams.srcRepeatSize;
     emu::VecUnary("Copy", emu::VOp::Copy, emu::DT<T>, emu::Ref(dst), emu::Ref(src), g);
+}
+
+// NCHW -> NC1HWC0 (kernel_struct_transpose.h / kernel_operator_vec_transpose_intf.h).
+constexpr int32_t NCHW_CONV_ADDR_LIST_SIZE = 16;
+struct TransDataTo5HDParams {
+    constexpr TransDataTo5HDParams() = default;
+    constexpr TransDataTo5HDParams(const bool dstHighHalfIn, const bool srcHighHalfIn, const uint8_t repeatTimesIn,
+                                   const uint16_t dstRepStrideIn, const uint16_t srcRepStrideIn)
+        : dstHighHalf(dstHighHalfIn), srcHighHalf(srcHighHalfIn), repeatTimes(repeatTimesIn), dstRepStride(dstRepStrideIn),
+          srcRepStride(srcRepStrideIn) {}
+    bool dstHighHalf = false;
+    bool srcHighHalf = false;
+    uint8_t repeatTimes = 1;
+    uint16_t dstRepStride = 0;
+    uint16_t srcRepStride = 0;
+};
+template <typename T>
+void TransDataTo5HD(const LocalTensor<T> (&dstList)[NCHW_CONV_ADDR_LIST_SIZE], const LocalTensor<T> (&srcList)[NCHW_CONV_ADDR_LIST_SIZE],
+                    const TransDataTo5HDParams &p) {
+    emu::LocalRef d[16], s[16];
+    for (int i = 0; i < 16; ++i) {
+        d[i] = emu::Ref(dstList[i]);
+        s[i] = emu::Ref(srcList[i]);
+    }
+    emu::TransDataTo5HD("TransDataTo5HD", d, s, sizeof(T), p.dstHighHalf, p.srcHighHalf, p.repeatTimes, p.dstRepStride, p.srcRepStride);
+}
+// The address-list form: UB addresses as integers (`bytes + tensor.GetPhyAddr()`).
+template <typename T>
+void TransDataTo5HD(uint64_t dstList[NCHW_CONV_ADDR_LIST_SIZE], uint64_t srcList[NCHW_CONV_ADDR_LIST_SIZE],
+                    const TransDataTo5HDParams &p) {
+    emu::LocalRef d[16], s[16];
+    for (int i = 0; i < 16; ++i) {
+        d[i] = emu::UbAddress("TransDataTo5HD", "dstList", dstList[i]);
+        s[i] = emu::UbAddress("TransDataTo5HD", "srcList", srcList[i]);
+    }
+    emu::TransDataTo5HD("TransDataTo5HD", d, s, sizeof(T), p.dstHighHalf, p.srcHighHalf, p.repeatTimes, p.dstRepStride, p.srcRepStride);
 }
 
 }  // namespace AscendC

@@ -123,28 +123,59 @@ void DmaLocalToLocal(const char *api, LocalRef dst, LocalRef src, uint32_t count
                      uint64_t dstPitch) {
     if (count == 0 || burst == 0 || !Present(dst) || !Present(src)) return;
     const Buf bd = static_cast<Buf>(dst.buf), bs = static_cast<Buf>(src.buf);
-    if (!(bs == Buf::UB && (bd == Buf::UB || bd == Buf::L1)))
-        Fail(api, "copy %s -> %s is not a DataCopy path on Atlas A2 (UB->UB, UB->L1)", BufName(src.buf), BufName(dst.buf));
+    if (!(bs == Buf::UB && (bd == Buf::UB || bd == Buf::L1)) && !(bs == Buf::L1 && (bd == Buf::FB || bd == Buf::BT)))
+        Fail(api, "copy %s -> %s is not a DataCopy path on Atlas A2 (UB->UB, UB->L1, L1->FB, L1->BT)", BufName(src.buf),
+             BufName(dst.buf));
     CheckLocalSpan(api, "source", src, Span(count, burst, srcPitch));
     CheckLocalSpan(api, "destination", dst, Span(count, burst, dstPitch));
-    const Pipe pipe = bd == Buf::UB ? Pipe::V : Pipe::MTE3;
+    const Pipe pipe = bd == Buf::UB ? Pipe::V : bd == Buf::L1 ? Pipe::MTE3 : bd == Buf::FB ? Pipe::FIXP : Pipe::MTE1;
     RaceRead(api, pipe, src.buf, src.p, Span(count, burst, srcPitch));
     RaceWrite(api, pipe, dst.buf, dst.p, Span(count, burst, dstPitch));
     auto *d = static_cast<uint8_t *>(dst.p);
     auto *s = static_cast<const uint8_t *>(src.p);
     for (uint32_t i = 0; i < count; ++i) std::memmove(d + i * dstPitch, s + i * srcPitch, burst);
     TimeLocalCopy(pipe, count * burst, api);
-    Count(bd == Buf::UB ? Pipe::V : Pipe::MTE3, count * burst);
+    Count(pipe, count * burst);
+}
+
+void BiasLoad(const char *api, LocalRef dst, DType dt, LocalRef src, DType st, uint32_t count, uint32_t blockLen, uint32_t srcGap,
+              uint32_t dstGap) {
+    if (count == 0 || blockLen == 0 || !Present(dst)) return;
+    if (static_cast<Buf>(src.buf) != Buf::L1 || static_cast<Buf>(dst.buf) != Buf::BT)
+        Fail(api, "copy %s -> %s with a type conversion is only the L1 -> BT path", BufName(src.buf), BufName(dst.buf));
+    if (dt != DType::F32 || (st != DType::F16 && st != DType::BF16))
+        Fail(api, "%s -> %s: the converting L1 -> BT copy takes half or bfloat16_t to float", DTypeName(st), DTypeName(dt));
+    const uint64_t burst = blockLen * 64ull, elems = burst / 2;
+    const uint64_t srcPitch = burst + srcGap * 32ull, dstPitch = elems * 4 + dstGap * 64ull;
+    CheckLocalSpan(api, "source", src, Span(count, burst, srcPitch));
+    CheckLocalSpan(api, "destination", dst, Span(count, elems * 4, dstPitch));
+    RaceRead(api, Pipe::MTE1, src.buf, src.p, Span(count, burst, srcPitch));
+    RaceWrite(api, Pipe::MTE1, dst.buf, dst.p, Span(count, elems * 4, dstPitch));
+    for (uint32_t i = 0; i < count; ++i)
+        for (uint64_t e = 0; e < elems; ++e) {
+            uint16_t h;
+            std::memcpy(&h, static_cast<const uint8_t *>(src.p) + i * srcPitch + e * 2, 2);
+            const float f = st == DType::F16 ? HalfBitsToFloat(h) : Bf16BitsToFloat(h);
+            std::memcpy(static_cast<uint8_t *>(dst.p) + i * dstPitch + e * 4, &f, 4);
+        }
+    TimeLocalCopy(Pipe::MTE1, count * burst, api);
+    Count(Pipe::MTE1, count * burst);
 }
 
 void Nd2Nz(const char *api, LocalRef dst, const void *src, bool srcIsGm, int es, const AscendC::Nd2NzParams &p) {
     if (p.ndNum == 0 || p.nValue == 0 || p.dValue == 0 || !Present(dst)) return;
     if (static_cast<Buf>(dst.buf) != Buf::L1) Fail(api, "destination must be in L1 (A1/B1/C1), not %s", BufName(dst.buf));
     if (p.nValue > 16384) Fail(api, "nValue %u exceeds 16384", p.nValue);
-    if (p.srcDValue < p.dValue) Fail(api, "srcDValue %u is smaller than dValue %u", p.srcDValue, p.dValue);
-    if (p.dstNzC0Stride == 0 || p.dstNzNStride == 0) Fail(api, "dstNzC0Stride %u and dstNzNStride %u must be >= 1", p.dstNzC0Stride, p.dstNzNStride);
+    if (p.ndNum > 4095) Fail(api, "ndNum %u exceeds 4095", p.ndNum);
     const int c0 = 32 / es;
     const uint32_t chunks = (p.dValue + c0 - 1) / c0;
+    // A stride is demanded only where it is used: srcDValue / dstNzNStride between rows
+    // (nValue > 1), dstNzC0Stride between C0 chunks (dValue > C0). A single row may come from
+    // anywhere (CATLASS copies rows 65536 or more elements apart one at a time, srcDValue 0).
+    if (p.nValue > 1 && (p.srcDValue == 0 || p.dstNzNStride == 0))
+        Fail(api, "srcDValue %u and dstNzNStride %u must be >= 1 when nValue %u > 1", p.srcDValue, p.dstNzNStride, p.nValue);
+    if (chunks > 1 && p.dstNzC0Stride == 0)
+        Fail(api, "dstNzC0Stride 0 must be >= 1 when dValue %u spans %u C0 chunks", p.dValue, chunks);
     const uint64_t srcSpan = ((p.ndNum - 1ull) * p.srcNdMatrixStride + (p.nValue - 1ull) * p.srcDValue + p.dValue) * es;
     if (srcIsGm) CheckGm(api, "source", src, srcSpan);
     const uint64_t dstSpan = (p.ndNum - 1ull) * p.dstNzMatrixStride * es + (chunks - 1ull) * p.dstNzC0Stride * 32 +

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "emu/core.h"
@@ -152,6 +153,91 @@ void LoadData2D(const char *api, LocalRef dst, const void *src, int srcBuf, uint
     Count(sb == Buf::GM ? Pipe::MTE2 : Pipe::MTE1, n * 512);
 }
 
+void SetFixQuant(const char *api, LocalRef params) {
+    if (Ctx().mem[params.buf] == nullptr) return;
+    if (static_cast<Buf>(params.buf) != Buf::FB)
+        Fail(api, "the quantisation parameters must be in the Fixpipe buffer (C2PIPE2GM), not %s", BufName(params.buf));
+    Ctx().fixQuant = params.p;
+}
+
+void SetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4], int mode) {
+    CoreCtx &c = Ctx();
+    c.fmapH[mode] = l1H;
+    c.fmapW[mode] = l1W;
+    for (int i = 0; i < 4; ++i) c.fmapPad[mode][i] = padList[i];
+}
+
+// Element (m, k) of the image-to-column matrix of an NC1HWC0 feature map: m = ho * Wo + wo (the
+// output position), k = ((c1 * filterH + kh) * filterW + kw) * C0 + c0 (the FracZ order of the
+// weights); positions in the padding read the pad value, channels past channelSize read 0.
+void LoadData3D(const char *api, LocalRef dst, LocalRef src, int es, const Load3dGeom &g) {
+    if (g.l1H == 0 || g.l1W == 0 || g.channelSize == 0 || g.kExtension == 0 || g.mExtension == 0 || g.filterW == 0 ||
+        g.filterH == 0 || Ctx().mem[dst.buf] == nullptr)
+        return;  // documented NOPs; a wrong-core call is a NOP too
+    const Buf db = static_cast<Buf>(dst.buf);
+    if (static_cast<Buf>(src.buf) != Buf::L1 || (db != Buf::L0A && db != Buf::L0B))
+        Fail(api, "%s -> %s is not a LoadData 3D path (L1 -> L0A/L0B)", BufName(src.buf), BufName(dst.buf));
+    if (db == Buf::L0B && es == 1) Fail(api, "8-bit elements cannot be loaded into L0B (B2) by LoadData 3D on Atlas A2");
+    if (db == Buf::L0A && g.transpose && es == 1) Fail(api, "enTranspose with 8-bit elements is not supported on Atlas A2");
+    if (g.strideW == 0 || g.strideH == 0 || g.dilationW == 0 || g.dilationH == 0)
+        Fail(api, "strideW %u, strideH %u, dilationFilterW %u, dilationFilterH %u must be >= 1", g.strideW, g.strideH,
+             g.dilationW, g.dilationH);
+    const uint32_t c0 = 32 / es;
+    if (g.kStartPt % c0 != 0) Fail(api, "kStartPt %u is not a multiple of %u (one 32-byte C0)", g.kStartPt, c0);
+    const int64_t H = g.l1H, W = g.l1W;
+    const int64_t effW = (static_cast<int64_t>(g.filterW) - 1) * g.dilationW + 1, effH = (static_cast<int64_t>(g.filterH) - 1) * g.dilationH + 1;
+    const int64_t wo = (W + g.pad[0] + g.pad[1] - effW) / g.strideW + 1;
+    const int64_t ho = (H + g.pad[2] + g.pad[3] - effH) / g.strideH + 1;
+    if (wo <= 0 || ho <= 0) Fail(api, "the %ux%u filter does not fit the %lldx%lld feature map with its padding", g.filterH, g.filterW,
+                                 (long long)H, (long long)W);
+    const uint32_t c1 = (g.channelSize + c0 - 1) / c0;
+    const uint64_t kTotal = static_cast<uint64_t>(c1) * g.filterH * g.filterW * c0, mTotal = static_cast<uint64_t>(ho) * wo;
+    if (g.kStartPt + static_cast<uint64_t>(g.kExtension) > kTotal)
+        Fail(api, "kStartPt %u + kExtension %u exceed the %llu columns of the expanded matrix", g.kStartPt, g.kExtension,
+             (unsigned long long)kTotal);
+    const uint64_t srcSpan = static_cast<uint64_t>(c1) * H * W * 32;
+    CheckSpan(api, "source (L1 feature map)", src, srcSpan, 32);
+    // The destination matrix: the window itself (L0A) or its transpose (L0A with enTranspose, L0B).
+    const bool tr = g.transpose || db == Buf::L0B;
+    const uint32_t rows = tr ? g.kExtension : g.mExtension, cols = tr ? g.mExtension : g.kExtension;
+    uint64_t dstSpan;
+    std::function<uint64_t(uint32_t, uint32_t)> at;  // element offset of (row, col) in dst
+    if (db == Buf::L0A) {  // Zz: 16 x C0 fractals, row-major
+        const uint32_t colBlocks = (cols + c0 - 1) / c0;
+        dstSpan = static_cast<uint64_t>((rows + 15) / 16) * colBlocks * 512;
+        at = [=](uint32_t r, uint32_t c) { return ((static_cast<uint64_t>(r / 16) * colBlocks + c / c0) * 16 + r % 16) * c0 + c % c0; };
+    } else {  // Zn of B[rows = K][cols = N]: C0 x 16 fractals, K-block-major, N contiguous in rows of C0
+        const uint32_t nBlocks = (cols + 15) / 16;
+        dstSpan = static_cast<uint64_t>((rows + c0 - 1) / c0) * nBlocks * 512;
+        at = [=](uint32_t r, uint32_t c) { return ((static_cast<uint64_t>(r / c0) * nBlocks + c / 16) * 16 + c % 16) * c0 + r % c0; };
+    }
+    CheckSpan(api, "destination", dst, dstSpan, 512);
+    RaceRead(api, Pipe::MTE1, src.buf, src.p, srcSpan);
+    RaceWrite(api, Pipe::MTE1, dst.buf, dst.p, dstSpan);
+    TimeLoadData(db == Buf::L0B, static_cast<uint64_t>(g.mExtension) * g.kExtension * es, api);
+    Count(Pipe::MTE1, static_cast<uint64_t>(g.mExtension) * g.kExtension * es);
+    if (TimingOnly()) return;
+    const auto *S = static_cast<const uint8_t *>(src.p);
+    auto *D = static_cast<uint8_t *>(dst.p);
+    const uint64_t zero = 0;
+    for (uint32_t i = 0; i < g.mExtension; ++i) {
+        const uint64_t m = g.mStartPt + static_cast<uint64_t>(i);
+        const int64_t oh = static_cast<int64_t>(m / wo), ow = static_cast<int64_t>(m % wo);
+        for (uint32_t j = 0; j < g.kExtension; ++j) {
+            const uint64_t k = g.kStartPt + static_cast<uint64_t>(j);
+            const uint64_t cc0 = k % c0, rest = k / c0;
+            const uint64_t kw = rest % g.filterW, kh = (rest / g.filterW) % g.filterH, cc1 = rest / (static_cast<uint64_t>(g.filterW) * g.filterH);
+            const int64_t h = oh * g.strideH - g.pad[2] + static_cast<int64_t>(kh) * g.dilationH;
+            const int64_t w = ow * g.strideW - g.pad[0] + static_cast<int64_t>(kw) * g.dilationW;
+            const void *v;
+            if (m >= mTotal || cc1 * c0 + cc0 >= g.channelSize) v = &zero;
+            else if (h < 0 || h >= H || w < 0 || w >= W) v = &g.padBits;
+            else v = S + ((static_cast<uint64_t>(cc1) * H + h) * W + w) * 32 + cc0 * es;
+            std::memcpy(D + at(tr ? j : i, tr ? i : j) * es, v, es);
+        }
+    }
+}
+
 // Square i (fractals startIndex + i * srcStride, in squares) -> destination fractal
 // i * (dstGap + 1); for 32-bit elements its second half goes dstFracGap + 1 fractals further.
 void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBuf, uint64_t srcBytes, int es,
@@ -160,12 +246,12 @@ void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBu
     const Buf db = static_cast<Buf>(dst.buf), sb = static_cast<Buf>(srcBuf);
     if (sb != Buf::L1 || (db != Buf::L0A && db != Buf::L0B))
         Fail(api, "%s -> %s is not a LoadDataWithTranspose path (L1 -> L0A/L0B)", BufName(srcBuf), BufName(dst.buf));
-    if (es != 2 && es != 4)
-        Fail(api, "%d-byte elements: only the 16- and 32-bit forms are implemented by the emulator", es);
+    if (es != 1 && es != 2 && es != 4)
+        Fail(api, "%d-byte elements: only the 8-, 16- and 32-bit forms are implemented by the emulator", es);
     if (p.addrMode != 0) Fail(api, "addrMode 1 (decreasing addresses) is not implemented by the emulator");
     const uint64_t n = p.repeatTimes;
-    const uint64_t square = es == 4 ? 1024 : 512;  // bytes per repeat
-    const uint64_t dstFracs = es == 4 ? 2 : 1;
+    const uint64_t square = es == 2 ? 512 : 1024;  // bytes per repeat
+    const uint64_t dstFracs = es == 2 ? 1 : 2;
     const uint64_t srcSpan = (p.startIndex + (n - 1) * p.srcStride + 1) * square;
     const uint64_t lastDst = (n - 1) * (p.dstGap + 1ull) + (dstFracs - 1) * (p.dstFracGap + 1ull);
     CheckSpan(api, "source", LocalRef{const_cast<void *>(src), srcBytes, srcBuf}, srcSpan, 32);
@@ -185,6 +271,14 @@ void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBu
             std::memcpy(d, out, 512);
             continue;
         }
+        if (es == 1) {  // the square S (32 x 32): rows 0-15 are the first 16x32 fractal, 16-31 the second
+            uint8_t out[2][512];
+            for (int r = 0; r < 32; ++r)
+                for (int c = 0; c < 32; ++c) out[c / 16][(c % 16) * 32 + r] = sq[(r / 16) * 512 + (r % 16) * 32 + c];
+            std::memcpy(d, out[0], 512);
+            std::memcpy(d + (p.dstFracGap + 1ull) * 512, out[1], 512);
+            continue;
+        }
         // The square S (16 x 16): columns 0-7 are the first 16x8 fractal, 8-15 the second.
         uint32_t in[256], out[2][128];
         std::memcpy(in, sq, 1024);
@@ -199,7 +293,26 @@ void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBu
     Count(Pipe::MTE1, n * square);
 }
 
-void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, const AscendC::MmadParams &p) {
+void Fill(const char *api, LocalRef dst, int es, uint64_t bits, uint32_t repeat, uint32_t blockNum, uint32_t dstGap) {
+    if (repeat == 0 || blockNum == 0 || Ctx().mem[dst.buf] == nullptr) return;
+    const Buf db = static_cast<Buf>(dst.buf);
+    if (db != Buf::L1 && db != Buf::L0A && db != Buf::L0B) Fail(api, "destination must be in L1, L0A or L0B, not %s", BufName(dst.buf));
+    if (es == 1) Fail(api, "8-bit elements are not supported on Atlas A2");
+    const uint64_t block = db == Buf::L1 ? 32 : 512;
+    const uint64_t pitch = (static_cast<uint64_t>(blockNum) + dstGap) * block;
+    const uint64_t span = (repeat - 1ull) * pitch + blockNum * block;
+    CheckSpan(api, "destination", dst, span, block);
+    const Pipe pipe = db == Buf::L1 ? Pipe::MTE2 : Pipe::MTE1;
+    RaceWrite(api, pipe, dst.buf, dst.p, span);
+    TimeLocalCopy(pipe, repeat * blockNum * block, api);
+    Count(pipe, repeat * blockNum * block);
+    for (uint32_t r = 0; r < repeat; ++r) {
+        uint8_t *row = static_cast<uint8_t *>(dst.p) + r * pitch;
+        for (uint64_t e = 0; e < blockNum * block / es; ++e) std::memcpy(row + e * es, &bits, es);
+    }
+}
+
+void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, const AscendC::MmadParams &p, const LocalRef *bias) {
     const char *api = "Mmad";
     if (p.m == 0 || p.n == 0 || p.k == 0 || Ctx().mem[c.buf] == nullptr) return;
     if (static_cast<Buf>(c.buf) != Buf::L0C || static_cast<Buf>(a.buf) != Buf::L0A || static_cast<Buf>(b.buf) != Buf::L0B)
@@ -222,12 +335,20 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
     CheckSpan(api, "fm (L0A)", a, gemv ? static_cast<uint64_t>(k) * es : static_cast<uint64_t>(M1) * K1 * 512, 512);
     CheckSpan(api, "filter (L0B)", b, static_cast<uint64_t>(K1) * N1 * 512, 512);
     CheckSpan(api, "dst (L0C)", c, static_cast<uint64_t>(M1) * N1 * 1024, 1024);
-    const bool init = p.cmatrixInitVal && !p.isBias;
+    const bool init = p.cmatrixInitVal && !p.isBias && bias == nullptr;
+    if (bias != nullptr) {
+        if (!fp) Fail(api, "a bias-table bias needs a floating-point Mmad (got %s)", DTypeName(at));
+        CheckSpan(api, "bias (BT)", *bias, static_cast<uint64_t>(n) * 4, 64);
+    }
+    const uint64_t cOff = LocalOffset(Buf::L0C, c.p);
+    const L0cRange unit{cOff, cOff + static_cast<uint64_t>(M1) * N1 * 1024};
+    UnitFlagBegin(api, false, p.unitFlag, &unit, 1);
     RaceRead(api, Pipe::M, a.buf, a.p, gemv ? static_cast<uint64_t>(k) * es : static_cast<uint64_t>(M1) * K1 * 512);
     RaceRead(api, Pipe::M, b.buf, b.p, static_cast<uint64_t>(K1) * N1 * 512);
-    if (!init) RaceRead(api, Pipe::M, c.buf, c.p, static_cast<uint64_t>(M1) * N1 * 1024);
+    if (!init && bias == nullptr) RaceRead(api, Pipe::M, c.buf, c.p, static_cast<uint64_t>(M1) * N1 * 1024);
     RaceWrite(api, Pipe::M, c.buf, c.p, static_cast<uint64_t>(M1) * N1 * 1024);
     TimeMmad(m, n, k, i8 ? 1 : (at == DType::F32 ? 2 : 0));
+    UnitFlagEnd(false, p.unitFlag, &unit, 1);
     const auto *A = static_cast<const uint8_t *>(a.p);
     const auto *B = static_cast<const uint8_t *>(b.p);
     auto aOff = [&](uint32_t i, uint32_t kk) -> uint64_t {
@@ -271,7 +392,8 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
             for (uint32_t n1 = 0; n1 * 16 < n; ++n1) {
                 const uint32_t len = std::min<uint32_t>(16, n - n1 * 16);
                 float *row = &Cf[static_cast<size_t>(i) * n + n1 * 16];
-                if (init) std::fill(row, row + len, 0.0f);
+                if (bias != nullptr) std::memcpy(row, static_cast<const float *>(bias->p) + n1 * 16, len * sizeof(float));
+                else if (init) std::fill(row, row + len, 0.0f);
                 else std::memcpy(row, C + cIdx(i, n1 * 16), len * sizeof(float));
             }
         Gemm(Af.data(), Bf.data(), Cf.data(), m, n, k);
@@ -307,8 +429,14 @@ void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt
     if (p.quantPre == QM::NoQuant) ok = dt == st && (st == DType::F32 || st == DType::I32);
     else if (p.quantPre == QM::F322F16) ok = st == DType::F32 && dt == DType::F16;
     else if (p.quantPre == QM::F322BF16) ok = st == DType::F32 && dt == DType::BF16;
-    else if (p.quantPre == QM::DEQF16) ok = st == DType::I32 && dt == DType::F16;
-    else Fail(api, "quantPre %d is not implemented by the emulator (NoQuant, F322F16, F322BF16, DEQF16)", q);
+    else if (p.quantPre == QM::DEQF16 || p.quantPre == QM::VDEQF16) ok = st == DType::I32 && dt == DType::F16;
+    else Fail(api, "quantPre %d is not implemented by the emulator (NoQuant, F322F16, F322BF16, DEQF16, VDEQF16)", q);
+    const uint64_t *channelScale = nullptr;  // VDEQF16: one 64-bit parameter per column, from SetFixPipeConfig
+    if (p.quantPre == QM::VDEQF16) {
+        channelScale = static_cast<const uint64_t *>(Ctx().fixQuant);
+        if (channelScale == nullptr) Fail(api, "VDEQF16 needs the per-channel scales of SetFixPipeConfig first");
+        CheckLocal(api, "per-channel scales (FB)", Buf::FB, channelScale, static_cast<uint64_t>(p.nSize) * 8);
+    }
     if (!ok)
         Fail(api, "quantPre %d does not convert L0C %s to %s (fp32->half needs F322F16, fp32->bf16 F322BF16)", q, DTypeName(st),
              DTypeName(dt));
@@ -321,6 +449,16 @@ void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt
     const uint64_t ndSrc = static_cast<uint64_t>(p.srcNdStride) * 256;  // units of one 16x16 fractal (see docs/emulator.md)
     const uint64_t srcSpan = ((p.ndNum - 1ull) * ndSrc + ((N1 - 1ull) * p.srcStride + p.mSize) * 16) * 4;
     CheckSpan(api, "source (L0C)", src, srcSpan, 64);
+    std::vector<L0cRange> unit;  // the L0C rows the Fixpipe reads, per matrix and fractal column
+    if (p.unitFlag == 2 || p.unitFlag == 3) {
+        const uint64_t off = LocalOffset(Buf::L0C, src.p);
+        for (uint32_t nd = 0; nd < p.ndNum; ++nd)
+            for (uint32_t kb = 0; kb < N1; ++kb) {
+                const uint64_t begin = off + (nd * ndSrc + static_cast<uint64_t>(kb) * p.srcStride * 16) * 4;
+                unit.push_back({begin, begin + (p.mSize + 15ull) / 16 * 16 * 64});  // whole 16-row fractals
+            }
+    }
+    UnitFlagBegin(api, true, p.unitFlag, unit.data(), static_cast<int>(unit.size()));
     RaceRead(api, Pipe::FIXP, src.buf, src.p, srcSpan);
     const int des = DTypeSize(dt);
     uint64_t dstSpan;
@@ -342,15 +480,18 @@ void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt
         else  // NZ: N1 column blocks of mSize x 16 elements
             TimeFixpipe(gm ? dst : nullptr, N1, static_cast<uint64_t>(p.mSize) * 16 * des, static_cast<uint64_t>(p.dstStride) * 32,
                         elems, qc, api);
+        UnitFlagEnd(true, p.unitFlag, unit.data(), static_cast<int>(unit.size()));
         if (TimingOnly()) return Count(Pipe::FIXP, elems * des);
     }
     float scale = 1.0f;
     if (p.quantPre == QM::DEQF16) scale = BitsFloat(static_cast<uint32_t>(p.deqScalar) & 0xffffe000u);
     const auto *S = static_cast<const uint8_t *>(src.p);
-    auto convert = [&](uint64_t srcElem, uint8_t *out) {
+    auto convert = [&](uint64_t srcElem, uint32_t col, uint8_t *out) {
         float v;
         if (st == DType::F32) { std::memcpy(&v, S + srcElem * 4, 4); }
-        else { int32_t iv; std::memcpy(&iv, S + srcElem * 4, 4); v = static_cast<float>(iv) * scale;
+        else { int32_t iv; std::memcpy(&iv, S + srcElem * 4, 4);
+               const float sc = channelScale ? BitsFloat(static_cast<uint32_t>(channelScale[col]) & 0xffffe000u) : scale;
+               v = static_cast<float>(iv) * sc;
                if (dt == DType::I32) { if (p.reluEn && iv < 0) iv = 0; std::memcpy(out, &iv, 4); return; } }
         if (p.reluEn && v < 0) v = 0;
         switch (dt) {
@@ -368,13 +509,13 @@ void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt
         for (uint32_t j = 0; j < p.mSize; ++j) {
             if (layout == 1) {
                 for (uint32_t col = 0; col < p.nSize; ++col)
-                    convert(nd * ndSrc + (static_cast<uint64_t>(col / 16) * p.srcStride + j) * 16 + col % 16, &row[static_cast<size_t>(col) * des]);
+                    convert(nd * ndSrc + (static_cast<uint64_t>(col / 16) * p.srcStride + j) * 16 + col % 16, col, &row[static_cast<size_t>(col) * des]);
                 store(static_cast<uint8_t *>(dst) + (static_cast<uint64_t>(nd) * p.dstNdStride + static_cast<uint64_t>(j) * p.dstStride) * des,
                       row.data(), row.size());
             } else {
                 for (uint32_t kb = 0; kb < N1; ++kb) {
                     uint8_t frag[64];
-                    for (int c0 = 0; c0 < 16; ++c0) convert((static_cast<uint64_t>(kb) * p.srcStride + j) * 16 + c0, frag + c0 * des);
+                    for (int c0 = 0; c0 < 16; ++c0) convert((static_cast<uint64_t>(kb) * p.srcStride + j) * 16 + c0, kb * 16 + c0, frag + c0 * des);
                     store(static_cast<uint8_t *>(dst) + kb * p.dstStride * 32ull + static_cast<uint64_t>(j) * 16 * des, frag, 16ull * des);
                 }
             }

@@ -129,11 +129,82 @@ void RaceFlagWait(int event, int id) {
     for (int q = 0; q < kPipes; ++q) row[q] = c.raceFlags[event][id][q] > row[q] ? c.raceFlags[event][id][q] : row[q];
 }
 
+namespace {
+constexpr uint64_t kUnitBlock = 512;
+struct UnitBlock {
+    bool set = false;     // the unit flag: the block holds a finished Mmad result
+    RaceSnap snap;        // the hazard checker's clock of the instruction that last changed the flag
+    uint64_t handle = 0;  // that instruction in the timeline model (TimeLastIssued) ...
+    uint64_t blocks = 0;  // ... and how many blocks it covered
+};
+struct UnitFlags {
+    UnitBlock block[256];  // L0C of arch 2201 (128 KiB) in 512-byte blocks
+    uint64_t handle = 0, blocks = 0;  // the latest instruction the current one waits for
+};
+UnitFlags &Units() {
+    CoreCtx &c = Ctx();
+    if (c.unitFlags == nullptr) c.unitFlags = new UnitFlags;
+    return *static_cast<UnitFlags *>(c.unitFlags);
+}
+template <class F>
+void ForBlocks(const L0cRange *r, int n, F f) {
+    for (int i = 0; i < n; ++i)
+        for (uint64_t b = r[i].begin / kUnitBlock; b * kUnitBlock < r[i].end && b < 256; ++b) f(b);
+}
+}  // namespace
+
+void UnitFlagBegin(const char *api, bool fixpipe, uint8_t uf, const L0cRange *r, int n) {
+    if (uf != 2 && uf != 3) return;
+    UnitFlags &u = Units();
+    const Pipe me = fixpipe ? Pipe::FIXP : Pipe::M;
+    u.handle = u.blocks = 0;
+    ForBlocks(r, n, [&](uint64_t b) {
+        UnitBlock &k = u.block[b];
+        if (fixpipe && !k.set)
+            Fail(api, "unitFlag %u: L0C+%llu holds no result of a Mmad with unitFlag 3, so the hardware would wait here "
+                      "for a later Mmad (out-of-program-order execution is not modelled)", uf, (unsigned long long)(b * kUnitBlock));
+        if (!fixpipe && k.set)
+            Fail(api, "unitFlag %u: L0C+%llu still holds a Mmad result no Fixpipe with unitFlag 3 has read out, so the "
+                      "hardware would wait here for a later Fixpipe (reset the flags with a Fixpipe of the whole tile)",
+                 uf, (unsigned long long)(b * kUnitBlock));
+        if (g_raceCheck) RaceAcquireVc(me, &k.snap);
+        if (k.handle > u.handle) {  // handles of one pipe grow in issue order: the latest covers the rest
+            u.handle = k.handle;
+            u.blocks = k.blocks;
+        }
+    });
+    // The instruction may start once the first block of the one it waits for is done.
+    if (u.handle != 0) TimeUnitWait(me, fixpipe ? Pipe::M : Pipe::FIXP, u.handle, u.blocks);
+}
+
+void UnitFlagEnd(bool fixpipe, uint8_t uf, const L0cRange *r, int n) {
+    if (uf != 2 && uf != 3) return;
+    UnitFlags &u = Units();
+    const Pipe me = fixpipe ? Pipe::FIXP : Pipe::M;
+    uint64_t blocks = 0;
+    ForBlocks(r, n, [&](uint64_t) { ++blocks; });
+    // A Fixpipe streaming behind a Mmad ends no earlier than one of its blocks after the Mmad.
+    if (fixpipe && u.handle != 0) TimeUnitFinish(me, blocks, Pipe::M, u.handle);
+    if (uf != 3) return;
+    RaceSnap snap;
+    if (g_raceCheck) RaceSignalVc(me, &snap);
+    const uint64_t handle = TimeLastIssued(me);
+    ForBlocks(r, n, [&](uint64_t b) {
+        UnitBlock &k = u.block[b];
+        k.set = !fixpipe;
+        k.snap = snap;
+        k.handle = handle;
+        k.blocks = blocks;
+    });
+}
+
 void RaceFree(CoreCtx &c) {
     for (void *&s : c.raceShadow) {
         delete[] static_cast<BlockRec *>(s);
         s = nullptr;
     }
+    delete static_cast<UnitFlags *>(c.unitFlags);
+    c.unitFlags = nullptr;
 }
 
 }  // namespace emu

@@ -9,13 +9,16 @@
 namespace AscendC {
 
 namespace {
-// Bytes a TPipe may hand out per physical buffer: UB keeps the API's 8 KiB scratch
-// (TOTAL_VEC_LOCAL_SIZE), L1 the 128-byte KFC reserve (TOTAL_L1_SIZE).
+// Bytes a TPipe may hand out per physical buffer: the whole buffer, as CANN's CPU twin checks
+// InitBuffer (asc-devkit impl/basic_api/utils/kernel_utils_mode_cpu.h, bufferInitLen for arch
+// 2201: UB 192 KiB, L1 512 KiB, FB 7 KiB). The NPU build does not check at all; the parts the
+// compiler and the API reserve (UB's top 8 KiB for some APIs, 256 B of UB and L1 in mixed
+// kernels, which GetCoreMemSize already leaves out) are the kernel's business there too.
 uint64_t Capacity(emu::Buf b) {
     const emu::SocSpec &s = emu::CurrentSoc();
     switch (b) {
-        case emu::Buf::UB: return s.ubBytes - emu::kUbApiReservedBytes;
-        case emu::Buf::L1: return s.l1Bytes - 128;
+        case emu::Buf::UB: return s.ubBytes;
+        case emu::Buf::L1: return s.l1Bytes;
         case emu::Buf::L0A: return s.l0aBytes;
         case emu::Buf::L0B: return s.l0bBytes;
         case emu::Buf::L0C: return s.l0cBytes;
@@ -71,17 +74,29 @@ TPipe::TPipe() {
             ++c.flags[static_cast<int>(HardEvent::M_MTE1)][id];
             emu::TimePresetFlag(static_cast<int>(HardEvent::M_MTE1), id);
         }
+        presetPending_ = true;
     }
 }
 
 TPipe::~TPipe() {
     emu::CoreCtx &c = emu::Ctx();
     if (c.tpipe == this) c.tpipe = nullptr;
-    if (c.kind == emu::kAic)  // the pre-set M_MTE1 flags are the pipe's own, not the kernel's
+    if (presetPending_)  // the pre-set M_MTE1 flags are the pipe's own, not the kernel's
         for (int id = 0; id < 3; ++id) {
             int &f = c.flags[static_cast<int>(HardEvent::M_MTE1)][id];
             if (f > 0) --f;
         }
+}
+
+void TPipe::Destroy() {
+    if (presetPending_) {
+        for (int id = 0; id < 3; ++id) {
+            WaitFlag<HardEvent::M_MTE1>(id);
+            ReleaseId(HardEvent::M_MTE1, static_cast<TEventID>(id));
+        }
+        presetPending_ = false;
+    }
+    emu::RaceBarrierAll();
 }
 
 void TPipe::Reset() {
@@ -104,7 +119,7 @@ void TPipe::Carve(TQueBindBase &q, TPosition pos, uint32_t num, uint32_t len, co
     if (start + aligned * num > cap)
         emu::Fail(api, "%u x %llu bytes at %s (physical %s) exceed the buffer: %llu already used of %llu", num,
                   (unsigned long long)aligned, PositionName(pos),
-                  b == emu::Buf::UB ? "UB" : b == emu::Buf::L1 ? "L1" : b == emu::Buf::L0A ? "L0A" : b == emu::Buf::L0B ? "L0B" : b == emu::Buf::L0C ? "L0C" : "BT/FB",
+                  b == emu::Buf::UB ? "UB" : b == emu::Buf::L1 ? "L1" : b == emu::Buf::L0A ? "L0A" : b == emu::Buf::L0B ? "L0B" : b == emu::Buf::L0C ? "L0C" : b == emu::Buf::BT ? "BT" : "FB",
                   (unsigned long long)start, (unsigned long long)cap);
     uint8_t *base = reinterpret_cast<uint8_t *>(reinterpret_cast<uintptr_t>(emu::Ctx().mem[static_cast<int>(b)]) + start);
     q.EmuInit(pos, base, num, static_cast<uint32_t>(aligned));

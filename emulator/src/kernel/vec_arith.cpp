@@ -14,7 +14,7 @@ using namespace vec;
 const char *VOpName(VOp op) {
     static const char *n[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins",
                               "Exp", "Ln", "Abs", "Sqrt", "Reciprocal", "Rsqrt", "Relu", "Copy",
-                              "And", "Or", "Not", "Axpy"};
+                              "And", "Or", "Not", "Axpy", "ShiftLeft"};
     return n[static_cast<int>(op)];
 }
 
@@ -263,8 +263,52 @@ void VecBinary(const char *api, VOp op, DType t, LocalRef dst, LocalRef s0, Loca
     CountV(l, 3 * e);
 }
 
+void VecMulAddDst(const char *api, DType dt, DType st, LocalRef dst, LocalRef s0, LocalRef s1, const VGeom &g) {
+    if (!Present(dst)) return;
+    const bool ok = (dt == st && IsFloat(dt)) || (dt == DType::F32 && st == DType::F16);
+    if (!ok) Fail(api, "%s += %s * %s is not supported on Atlas A2 (half, float, or half sources into float)", DTypeName(dt),
+                  DTypeName(st), DTypeName(st));
+    const int ed = DTypeSize(dt), ess = DTypeSize(st);
+    const Lanes l = ResolveLanes(ed, g.repeat);
+    const LocalRef refs[3] = {dst, s0, s1};
+    const int es[3] = {ed, ess, ess};
+    static const char *names[3] = {"dst", "src0", "src1"};
+    Check<3>(api, l, refs, es, g, names);
+    if (TimeV(VOp::Mul, l, ed, api, dt)) return CountV(l, 3 * ed);
+    uint8_t *base[3] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(s0.p), static_cast<uint8_t *>(s1.p)};
+    // The product and the sum in float, rounded once to the destination type.
+    auto ld = [](DType t, const uint8_t *q) { return t == DType::F16 ? Elem<half>::Ld(q) : Elem<float>::Ld(q); };
+    ForLanes<3>(l, base, es, g.blk, g.rep, [&](uint8_t *const q[3]) {
+        const float v = ld(st, q[1]) * ld(st, q[2]) + ld(dt, q[0]);
+        if (dt == DType::F16) Elem<half>::St(q[0], v);
+        else Elem<float>::St(q[0], v);
+    });
+    CountV(l, 3 * ed);
+}
+
 void VecScalar(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, double scalar, const VGeom &g) {
     if (!Present(dst)) return;
+    if (op == VOp::ShiftLeft) {  // on the bits; shifting by the width or more gives 0
+        if (t != DType::I16 && t != DType::U16 && t != DType::I32 && t != DType::U32)
+            Fail(api, "element type %s is not supported on Atlas A2 (int16_t, uint16_t, int32_t, uint32_t)", DTypeName(t));
+        const int e = DTypeSize(t);
+        const Lanes l = ResolveLanes(e, g.repeat);
+        const LocalRef refs[2] = {dst, src};
+        const int es[2] = {e, e};
+        static const char *names[2] = {"dst", "src"};
+        Check<2>(api, l, refs, es, g, names);
+        (void)TimeV(op, l, e, api, t);
+        uint8_t *base[2] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(src.p)};
+        const uint64_t n = scalar < 0 ? 64 : static_cast<uint64_t>(scalar);
+        ForLanes<2>(l, base, es, g.blk, g.rep, [e, n](uint8_t *const p[2]) {
+            uint32_t v = 0;
+            std::memcpy(&v, p[1], e);
+            v = n >= static_cast<uint64_t>(e) * 8 ? 0 : v << n;
+            std::memcpy(p[0], &v, e);
+        });
+        CountV(l, 2 * e);
+        return;
+    }
     if (op == VOp::Axpy ? !IsFloat(t) : !IsArith(t))
         Fail(api, "element type %s is not supported on Atlas A2 (%s)", DTypeName(t), op == VOp::Axpy ? "half, float" : "half, float, int16_t, int32_t");
     const int e = DTypeSize(t);

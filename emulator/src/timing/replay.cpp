@@ -240,6 +240,22 @@ bool TokenReady(Core &core, int counter, double *t) {
     return true;
 }
 
+// The set of a token whose time releases the wait (the latest one).
+uint64_t LatestSet(const std::vector<uint64_t> &token) {
+    uint64_t best = token.front();
+    for (uint64_t id : token)
+        if (g_setTime[id] > g_setTime[best]) best = id;
+    return best;
+}
+
+// For the trace: the flag set by the sub-core in set id `set` (ReplayNextSetId: its low bits)
+// at `from` released this core's wait at `to`.
+void RecordFlow(CoreClock &c, uint64_t set, int flag, double from, double to) {
+    if (c.trace == nullptr || c.trace->size() >= CoreClock::kMaxTraceSpans) return;
+    c.trace->push_back(TraceSpan{from, to, "CrossCoreFlag", kFlowPipe, static_cast<int32_t>(set & kCoreMask),
+                                 static_cast<int8_t>(flag)});
+}
+
 void PopToken(Core &core, int counter) {
     core.token.clear();
     ++g_tokenRead[counter];
@@ -321,11 +337,13 @@ bool Apply(Core &core, const TimingRecord &r) {
         case RecKind::CrossWait: {
             double when;
             if (!TokenReady(core, static_cast<int>(r.addr), &when)) return false;
+            const uint64_t releaser = LatestSet(core.token);
             PopToken(core, static_cast<int>(r.addr));
             Scalar(c, t.issue, "CrossCoreWaitFlag");
             const int p = FromPipeT(r.pipe);
             if (p >= 0) Hold(c, p, when);
             else HoldAll(c, when);
+            RecordFlow(c, releaser, static_cast<int>(r.addr) % kCrossFlags, when - t.crossFlag, std::max(c.scalar, when));
             return true;
         }
         case RecKind::SyncArrive: {

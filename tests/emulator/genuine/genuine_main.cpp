@@ -4,12 +4,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 
 #include "tikicpulib.h"
 
 extern "C" void events_vec_add(GM_ADDR x, GM_ADDR y);
 extern "C" void events_mmad(GM_ADDR a, GM_ADDR b, GM_ADDR c);
 extern "C" void list_gather(GM_ADDR list, GM_ADDR y);
+extern "C" void conv_unit_flag(GM_ADDR fmap, GM_ADDR weights, GM_ADDR bias, GM_ADDR out, GM_ADDR outBias, GM_ADDR filled);
+extern "C" void load3d_layouts(GM_ADDR a, GM_ADDR aT, GM_ADDR bT, GM_ADDR c, GM_ADDR c2);
+extern "C" void vec_5hd(GM_ADDR x, GM_ADDR u, GM_ADDR f, GM_ADDR pq, GM_ADDR out);
 
 namespace {
 int g_failures = 0;
@@ -88,6 +92,117 @@ void ListGather()
     AscendC::GmFree(desc);
     AscendC::GmFree(y);
 }
+template <class T>
+T *Alloc(size_t n)
+{
+    return static_cast<T *>(AscendC::GmAlloc(n * sizeof(T)));
+}
+
+void ConvUnitFlag()
+{
+    constexpr int H = 4, W = 4, C = 16, N = 16, M = H * W, K = 9 * C;
+    half *fmap = Alloc<half>(M * C), *weights = Alloc<half>(K * N), *bias = Alloc<half>(32), *filled = Alloc<half>(48);
+    float *out = Alloc<float>(M * N), *outBias = Alloc<float>(M * N);
+    auto in = [](int p, int c) { return static_cast<float>((p * 7 + c * 3) % 5 - 2); };
+    auto b = [](int k, int n) { return static_cast<float>((k * 5 + n * 3) % 7 - 3); };
+    for (int p = 0; p < M; ++p)
+        for (int c = 0; c < C; ++c) fmap[p * C + c] = half(in(p, c));
+    for (int k = 0; k < K; ++k)  // the L0B (Zn) fractal order: (k / 16, n) rows of 16 k
+        for (int n = 0; n < N; ++n) weights[(k / 16) * 256 + n * 16 + k % 16] = half(b(k, n));
+    for (int n = 0; n < 32; ++n) bias[n] = half(n < N ? static_cast<float>(n - 8) : 0.0f);
+    for (int i = 0; i < 48; ++i) filled[i] = half(static_cast<float>(i));
+    AscendC::SetKernelMode(KernelMode::AIC_MODE);
+    ICPU_RUN_KF(conv_unit_flag, 1, fmap, weights, bias, out, outBias, filled);
+    int bad = 0;
+    for (int oh = 0; oh < H; ++oh)
+        for (int ow = 0; ow < W; ++ow)
+            for (int n = 0; n < N; ++n) {
+                float s = 0.0f;
+                for (int kh = 0; kh < 3; ++kh)
+                    for (int kw = 0; kw < 3; ++kw) {
+                        const int h = oh + kh - 1, w = ow + kw - 1;
+                        if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                        for (int c = 0; c < C; ++c) s += in(h * W + w, c) * b((kh * 3 + kw) * C + c, n);
+                    }
+                const int m = oh * W + ow;
+                bad += out[m * N + n] != s;
+                bad += outBias[m * N + n] != s + static_cast<float>(n - 8);
+            }
+    for (int i = 0; i < 48; ++i) bad += static_cast<float>(filled[i]) != (i / 16 == 1 ? static_cast<float>(i) : 2.5f);
+    Report("conv_unit_flag", bad);
+    for (void *p : {static_cast<void *>(fmap), static_cast<void *>(weights), static_cast<void *>(bias), static_cast<void *>(filled),
+                    static_cast<void *>(out), static_cast<void *>(outBias)})
+        AscendC::GmFree(p);
+}
+
+void Load3dLayouts()
+{
+    constexpr int M = 32, K = 32, N = 48;
+    half *a = Alloc<half>(M * K), *aT = Alloc<half>(K * M), *bT = Alloc<half>(N * K);
+    float *c = Alloc<float>(M * N), *c2 = Alloc<float>(M * N);
+    auto av = [](int m, int k) { return static_cast<float>((m * 3 + k * 5) % 9 - 4); };
+    auto bv = [](int k, int n) { return static_cast<float>((k * 7 + n) % 5 - 2); };
+    for (int m = 0; m < M; ++m)
+        for (int k = 0; k < K; ++k) {
+            a[m * K + k] = half(av(m, k));
+            aT[k * M + m] = half(av(m, k));
+        }
+    for (int k = 0; k < K; ++k)
+        for (int n = 0; n < N; ++n) bT[n * K + k] = half(bv(k, n));
+    AscendC::SetKernelMode(KernelMode::AIC_MODE);
+    ICPU_RUN_KF(load3d_layouts, 1, a, aT, bT, c, c2);
+    int bad = 0;
+    for (int m = 0; m < M; ++m)
+        for (int n = 0; n < N; ++n) {
+            float s = 0.0f;
+            for (int k = 0; k < K; ++k) s += av(m, k) * bv(k, n);
+            bad += (c[m * N + n] != s) + (c2[m * N + n] != s);
+        }
+    Report("load3d_layouts", bad);
+    for (void *p : {static_cast<void *>(a), static_cast<void *>(aT), static_cast<void *>(bT), static_cast<void *>(c),
+                    static_cast<void *>(c2)})
+        AscendC::GmFree(p);
+}
+
+void Vec5hd()
+{
+    half *x = Alloc<half>(256), *pq = Alloc<half>(128);
+    auto *u = Alloc<uint16_t>(256);
+    float *f = Alloc<float>(256);
+    auto *out = Alloc<uint8_t>(3616);
+    for (int i = 0; i < 256; ++i) {
+        x[i] = half(static_cast<float>(i) * 0.5f);
+        u[i] = static_cast<uint16_t>(i * 257);
+        f[i] = static_cast<float>(i % 64 - 20 + i / 64);
+    }
+    for (int j = 0; j < 64; ++j) {
+        pq[j] = half(static_cast<float>(j % 7 - 3));
+        pq[64 + j] = half(static_cast<float>(j % 5) * 0.5f);
+    }
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(vec_5hd, 1, x, u, f, pq, out);
+    const auto *o16 = reinterpret_cast<const half *>(out);
+    const auto *ou = reinterpret_cast<const uint16_t *>(out + 1536);
+    const auto *osum = reinterpret_cast<const float *>(out + 3072);
+    const auto *od = reinterpret_cast<const float *>(out + 3360);
+    int bad = 0;
+    for (int r = 0; r < 16; ++r)
+        for (int col = 0; col < 16; ++col) {
+            bad += static_cast<float>(o16[256 + col * 16 + r]) != static_cast<float>(x[r * 16 + col]);  // y = x^T
+            bad += static_cast<float>(o16[512 + r * 16 + col]) != static_cast<float>(x[r * 16 + col]);  // z = x
+        }
+    for (int i = 0; i < 256; ++i) bad += ou[i] != static_cast<uint16_t>(u[i] << 3);
+    for (int r = 0; r < 4; ++r) {
+        float s = 0.0f;
+        for (int j = 0; j < 64; ++j) s += f[r * 64 + j];
+        bad += osum[r] != s;
+    }
+    for (int j = 0; j < 64; ++j) bad += od[j] != static_cast<float>(pq[j]) * static_cast<float>(pq[64 + j]) + 1.0f;
+    Report("vec_5hd", bad);
+    for (void *p : {static_cast<void *>(x), static_cast<void *>(pq), static_cast<void *>(u), static_cast<void *>(f),
+                    static_cast<void *>(out)})
+        AscendC::GmFree(p);
+}
 }  // namespace
 
 int main()
@@ -95,5 +210,8 @@ int main()
     VecAdd();
     Mmad();
     ListGather();
+    ConvUnitFlag();
+    Load3dLayouts();
+    Vec5hd();
     return g_failures == 0 ? 0 : 1;
 }

@@ -3,6 +3,7 @@
 // expected to abort with a message; pytest runs every case in its own process.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -441,13 +442,39 @@ static void cube_transpose_b32() {
     GmFree(x); GmFree(y); GmFree(c);
 }
 
-static void misuse_transpose_b8() {
-    Run(emu::CoreMix::AIC_ONLY, 1, [] {
+// LoadDataWithTranspose on 8-bit elements: C = Y^T.X for two 32x32 int8 matrices (k = 32), each
+// one 32x32 square in L1 (two 16x32 fractals, rows 0-15 and 16-31); the transposed square comes
+// out as two 16x32 fractals: the two m rows of fractals in L0A, the two n columns in L0B.
+static void cube_transpose_b8() {
+    auto *x = static_cast<int8_t *>(GmAlloc(1024));
+    auto *y = static_cast<int8_t *>(GmAlloc(1024));
+    auto *c = static_cast<int32_t *>(GmAlloc(1024 * 4));
+    for (int i = 0; i < 1024; ++i) x[i] = static_cast<int8_t>((i * 5) % 11 - 5);
+    for (int i = 0; i < 1024; ++i) y[i] = static_cast<int8_t>((i * 7) % 13 - 6);
+    Run(emu::CoreMix::AIC_ONLY, 1, [=] {
         TPipe pipe;
-        TBuf<TPosition::A1> a1; TBuf<TPosition::B2> b2;
-        pipe.InitBuffer(a1, 1024); pipe.InitBuffer(b2, 1024);
-        LoadDataWithTranspose(b2.Get<int8_t>(), a1.Get<int8_t>(), LoadData2dTransposeParams(0, 1, 1, 0, 0));
+        TBuf<TPosition::A1> xb, yb; TBuf<TPosition::A2> a2b; TBuf<TPosition::B2> b2b; TBuf<TPosition::CO1> cb;
+        pipe.InitBuffer(xb, 1024); pipe.InitBuffer(yb, 1024); pipe.InitBuffer(a2b, 1024); pipe.InitBuffer(b2b, 1024);
+        pipe.InitBuffer(cb, 4096);
+        GlobalTensor<int8_t> xg, yg; GlobalTensor<int32_t> cg;
+        xg.SetGlobalBuffer(x, 1024); yg.SetGlobalBuffer(y, 1024); cg.SetGlobalBuffer(c, 1024);
+        LocalTensor<int8_t> x1 = xb.Get<int8_t>(), y1 = yb.Get<int8_t>();
+        DataCopy(x1, xg, 1024);
+        DataCopy(y1, yg, 1024);
+        LoadDataWithTranspose(a2b.Get<int8_t>(), y1, LoadData2dTransposeParams(0, 1, 1, 0, 0));
+        LoadDataWithTranspose(b2b.Get<int8_t>(), x1, LoadData2dTransposeParams(0, 1, 1, 0, 0));
+        MmadParams mm(32, 32, 32, 0, false, true);
+        Mmad(cb.Get<int32_t>(), a2b.Get<int8_t>(), b2b.Get<int8_t>(), mm);
+        FixpipeParamsV220 fix(32, 32, 32, 32, false);
+        Fixpipe(cg, cb.Get<int32_t>(), fix);
     });
+    for (int i = 0; i < 32; ++i)
+        for (int j = 0; j < 32; ++j) {
+            int32_t s = 0;
+            for (int k = 0; k < 32; ++k) s += y[k * 32 + i] * x[k * 32 + j];
+            EXPECT(c[i * 32 + j] == s, "C[%d][%d] = %d, want (Y^T X) %d", i, j, c[i * 32 + j], s);
+        }
+    GmFree(x); GmFree(y); GmFree(c);
 }
 
 // int8 x int8 -> int32 through Nd2Nz (C0 = 32) and LoadData, B given as [N, K] so its Nz image
@@ -627,7 +654,75 @@ static void race_cube_missing_sync() {
     GmFree(gm);
 }
 
+// Modelled duration of a Mmad 128x128x256 followed by its Fixpipe, handed over by unitFlag or
+// by M_FIX events: with unitFlag the Fixpipe streams behind the Mmad, so the launch is shorter.
+static double MmadFixpipeUs(bool unitFlag) {
+    auto *gm = static_cast<float *>(GmAlloc(128 * 128 * sizeof(float)));
+    Run(emu::CoreMix::AIC_ONLY, 1, [gm, unitFlag] {
+        TPipe pipe;
+        TBuf<TPosition::A2> a; TBuf<TPosition::B2> b; TBuf<TPosition::CO1> c;
+        pipe.InitBuffer(a, 64 * 1024); pipe.InitBuffer(b, 64 * 1024); pipe.InitBuffer(c, 64 * 1024);
+        GlobalTensor<float> g; g.SetGlobalBuffer(gm, 128 * 128);
+        MmadParams mm(128, 128, 256, unitFlag ? 3 : 0, false, true);
+        Mmad(c.Get<float>(), a.Get<half>(), b.Get<half>(), mm);
+        FixpipeParamsV220 fix(128, 128, 128, 128, false);
+        fix.unitFlag = unitFlag ? 3 : 0;
+        if (!unitFlag) { SetFlag<HardEvent::M_FIX>(EVENT_ID0); WaitFlag<HardEvent::M_FIX>(EVENT_ID0); }
+        Fixpipe(g, c.Get<float>(), fix);
+    });
+    GmFree(gm);
+    const std::string j = emu::LastLaunchProfileJson();
+    const size_t at = j.find("\"task_duration_us\":");
+    return at == std::string::npos ? -1.0 : std::atof(j.c_str() + at + 19);
+}
+static void unit_flag_timing() {
+    const double flags = MmadFixpipeUs(false), unit = MmadFixpipeUs(true);
+    std::printf("modelled us: M_FIX events %.3f, unitFlag %.3f\n", flags, unit);
+    EXPECT(flags > 0 && unit > 0 && unit < flags, "unitFlag %.3f us should be below the event hand-off %.3f us", unit, flags);
+}
+
 // ---- misuse: each must abort with a message naming the API ----
+static void misuse_unit_flag_fixpipe_unset() {
+    auto *gm = static_cast<float *>(GmAlloc(256 * sizeof(float)));
+    Run(emu::CoreMix::AIC_ONLY, 1, [gm] {
+        TPipe pipe; TBuf<TPosition::CO1> c; pipe.InitBuffer(c, 1024);
+        GlobalTensor<float> g; g.SetGlobalBuffer(gm, 256);
+        FixpipeParamsV220 fix(16, 16, 16, 16, false);
+        fix.unitFlag = 3;  // no Mmad with unitFlag 3 wrote the tile
+        Fixpipe(g, c.Get<float>(), fix);
+    });
+    GmFree(gm);
+}
+static void misuse_unit_flag_mmad_unread() {
+    Run(emu::CoreMix::AIC_ONLY, 1, [] {
+        TPipe pipe; TBuf<TPosition::A2> a; TBuf<TPosition::B2> b; TBuf<TPosition::CO1> c;
+        pipe.InitBuffer(a, 512); pipe.InitBuffer(b, 512); pipe.InitBuffer(c, 1024);
+        MmadParams mm(16, 16, 16, 3, false, true);
+        Mmad(c.Get<float>(), a.Get<half>(), b.Get<half>(), mm);
+        Mmad(c.Get<float>(), a.Get<half>(), b.Get<half>(), mm);  // the first result was never read out
+    });
+}
+static void misuse_sparse_load() {
+    Run(emu::CoreMix::AIC_ONLY, 1, [] {
+        TPipe pipe; TBuf<TPosition::B1> l1; TBuf<TPosition::B2> b; pipe.InitBuffer(l1, 1024); pipe.InitBuffer(b, 512);
+        LoadDataWithSparse(b.Get<int8_t>(), l1.Get<int8_t>(), l1.Get<uint8_t>()[512], LoadData2dParams(0, 1, 1, 0, 0, false, 0));
+    });
+}
+static void misuse_nd2nz_rows_without_stride() {
+    auto *gm = static_cast<half *>(GmAlloc(256 * sizeof(half)));
+    Run(emu::CoreMix::AIC_ONLY, 1, [gm] {
+        TPipe pipe; TBuf<TPosition::A1> l1; pipe.InitBuffer(l1, 1024);
+        GlobalTensor<half> g; g.SetGlobalBuffer(gm, 256);
+        DataCopy(l1.Get<half>(), g, Nd2NzParams(1, 2, 16, 0, 0, 2, 1, 0));  // two rows need a row stride
+    });
+    GmFree(gm);
+}
+static void misuse_initbuffer_fb() {
+    Run(emu::CoreMix::AIC_ONLY, 1, [] {
+        TPipe pipe; TBuf<TPosition::C2PIPE2GM> fb;
+        pipe.InitBuffer(fb, 7 * 1024 + 32);
+    });
+}
 static void misuse_gm_out_of_range() {
     auto *gm = static_cast<float *>(GmAlloc(100 * sizeof(float)));
     Run(emu::CoreMix::AIV_ONLY, 1, [gm] {
@@ -719,11 +814,14 @@ int main(int argc, char **argv) {
         {"vec_level0_mask_stride", vec_level0_mask_stride}, {"vec_accumulate_repstride0", vec_accumulate_repstride0},
         {"vec_counter_mode", vec_counter_mode}, {"vec_all_ops", vec_all_ops}, {"half_rounding", half_rounding}, {"cast_round_modes", cast_round_modes},
         {"compare_select", compare_select}, {"reductions", reductions}, {"brcb_copy", brcb_copy}, {"sort_extract", sort_extract}, {"misuse_sort_nan", misuse_sort_nan},
-        {"data_copy_pad", data_copy_pad}, {"cube_fractal_layouts", cube_fractal_layouts}, {"cube_transpose_b32", cube_transpose_b32}, {"misuse_transpose_b8", misuse_transpose_b8},
+        {"data_copy_pad", data_copy_pad}, {"cube_fractal_layouts", cube_fractal_layouts}, {"cube_transpose_b32", cube_transpose_b32}, {"cube_transpose_b8", cube_transpose_b8},
         {"cross_core_pingpong", cross_core_pingpong}, {"sync_all", sync_all}, {"identity", identity}, {"bitwise_axpy", bitwise_axpy}, {"cube_int8_gemv_atomic", cube_int8_gemv_atomic},
         {"list_tensor_desc", list_tensor_desc},
         {"soc_selection", soc_selection}, {"race_vector_synced", race_vector_synced},
         {"race_vector_missing_sync", race_vector_missing_sync}, {"race_cube_missing_sync", race_cube_missing_sync}, {"misuse_syncall_too_many_cores", misuse_syncall_too_many_cores},
+        {"unit_flag_timing", unit_flag_timing}, {"misuse_unit_flag_fixpipe_unset", misuse_unit_flag_fixpipe_unset},
+        {"misuse_unit_flag_mmad_unread", misuse_unit_flag_mmad_unread}, {"misuse_sparse_load", misuse_sparse_load},
+        {"misuse_nd2nz_rows_without_stride", misuse_nd2nz_rows_without_stride}, {"misuse_initbuffer_fb", misuse_initbuffer_fb},
         {"misuse_gm_out_of_range", misuse_gm_out_of_range}, {"misuse_initbuffer_overflow", misuse_initbuffer_overflow},
         {"misuse_local_out_of_range", misuse_local_out_of_range},
         {"misuse_misaligned", misuse_misaligned}, {"misuse_deque_empty", misuse_deque_empty},

@@ -12,12 +12,12 @@ SPECIALISATION = re.compile(r"^struct (" + "|".join(SEAMS) + r")<(\w+)(<\w+>)?>\
 
 
 def index():
-    text = (CORE / "policies.h").read_text()
+    text = (CORE / "forward" / "policies.h").read_text()
     rows, seam = {}, None
     for line in text.splitlines():
         if not line.startswith("//"):
             break
-        m = re.match(r"//\s+(\w+)?\s+(\w+(?:<T>)?)\s+(\w+\.h)\s+\S", line)
+        m = re.match(r"//\s+(\w+)?\s+(\w+(?:<T>)?)\s+([\w/]+\.h)\s+\S", line)
         if not m:
             continue
         seam = m.group(1) or seam
@@ -30,7 +30,7 @@ def specialisations():
     found = {}
     for header in sorted(CORE.rglob("*.h")):
         for m in SPECIALISATION.finditer(header.read_text()):
-            found[(m.group(1), m.group(2))] = (header.name, m.group(4) or "")
+            found[(m.group(1), m.group(2))] = (header.relative_to(CORE).as_posix(), m.group(4) or "")
     return found
 
 
@@ -49,7 +49,7 @@ def test_every_policy_inherits_its_seam_base():
 def test_every_element_wise_policy_names_host_includable_params():
     """Score and mask policies (and softmax ones other than the plain default) name their POD
     Params, defined in the host-includable policy_params.h."""
-    params_header = (CORE / "policy_params.h").read_text()
+    params_header = (CORE / "forward" / "policy_params.h").read_text()
     assert "kernel_operator.h" not in params_header
     for header in sorted(CORE.rglob("*.h")):
         text = header.read_text()

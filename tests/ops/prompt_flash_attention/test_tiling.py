@@ -42,7 +42,7 @@ def test_block_sizes_fit_the_buffers(plan, d, rows):
     assert p["rowsPerVec"] == rows and p["blockQ"] == 2 * rows  # the largest that fits, 8 units/core
     assert p["ubBytes"] <= UB_USABLE and p["l1Bytes"] <= 524032
     bq, dp, sc = p["blockQ"], p["headDimAlign"], p["sChunk"]
-    if p["lazyO"]:  # L0 regions of cube_stage.h: L0C [acc | S x2], L0A [P | Q x2], L0B [K^T | V]
+    if p["lazyO"]:  # L0 regions of forward_cube.h: L0C [acc | S x2], L0A [P | Q x2], L0B [K^T | V]
         assert sc % 16 == 0 and (bq * dp + 2 * sc * 128) * 4 <= 131072 and (bq * 128 + 2 * sc * 128) * 2 <= 65536
     else:
         assert sc == bq and bq * 128 * 4 <= 131072 and bq * 128 * 2 <= 65536  # L0C, L0A
@@ -87,7 +87,7 @@ def test_causal_single_head_spreads_over_all_cores(plan):
 def test_workspace_is_four_hand_off_slots_per_core(plan):
     # WS_SLOTS = 4 slots of S (fp32) and P (input dtype), 4 + 4 (final lazy P.V sums of units
     # ending in each block slot) of O (fp32) per core and 12 control lines of 64 B: the cube runs
-    # three key blocks ahead of the P.V it waits for (attention_core/forward_params.h)
+    # three key blocks ahead of the P.V it waits for (attention_core/forward/forward_params.h)
     (p,) = plan(problem(d=72, sq=512, n=4))
     bq, dp = p["blockQ"], p["headDimAlign"]
     assert dp == 80

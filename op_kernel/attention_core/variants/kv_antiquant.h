@@ -23,7 +23,7 @@
 #pragma once
 #include "kernel_operator.h"
 #include "decode_policies.h"
-#include "sync.h"
+#include "../common/sync.h"
 
 namespace AttentionCore {
 

@@ -15,8 +15,8 @@
 #include "kernel_operator.h"
 #include "kv_gather.h"
 #include "sparse_backward_cube.h"
-#include "sync.h"
-#include "row_ops.h"
+#include "../common/sync.h"
+#include "../common/row_ops.h"
 
 namespace AttentionCore {
 

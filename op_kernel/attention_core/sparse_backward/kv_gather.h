@@ -16,7 +16,7 @@
 #pragma once
 #include "kernel_operator.h"
 #include "sparse_backward_params.h"
-#include "sync.h"
+#include "../common/sync.h"
 
 namespace AttentionCore {
 

@@ -2,9 +2,9 @@
 // per-batch query lengths, the sparse-mode mask (modes 0-8 through sparse_mode.h) and the
 // pse score modifier. Included by policies.h after the PFA policies.
 #pragma once
-#include "sparse_mode.h"
-#include "sync.h"
-#include "float_cast.h"
+#include "../common/sparse_mode.h"
+#include "../common/sync.h"
+#include "../common/float_cast.h"
 
 namespace AttentionCore {
 

@@ -5,7 +5,7 @@
 // and at the end of the unit normalises, casts and writes its rows in the output layout. The
 // key blocks of all the core's units form one stream (Process), as on the cube.
 //
-// Lazy P.V (ForwardParams::lazyO; cube_stage.h, forward_params.h): the softmax reference max of
+// Lazy P.V (ForwardParams::lazyO; forward_cube.h, forward_params.h): the softmax reference max of
 // the rows (mOld_) moves only when some row's block max exceeds it by more than
 // LAZY_RESCALE_TAU; the core posts that decision per block ("rescaled" word), P is
 // exp(S - reference) <= 256, and the cube writes its P.V sum out only after such a block or at
@@ -16,9 +16,10 @@
 #include "kernel_operator.h"
 #include "forward_params.h"
 #include "policies.h"
-#include "sync.h"
-#include "float_cast.h"
-#include "row_ops.h"
+#include "../common/sync.h"
+#include "../common/float_cast.h"
+#include "../common/row_ops.h"
+#include "forward_layout.h"
 
 namespace AttentionCore {
 
@@ -56,19 +57,19 @@ public:
         const uint32_t dp = p->headDimAlign;
         vecRows_ = p->vecRows != 0 && p->vecRows < r ? p->vecRows : r;
         const uint32_t v = vecRows_;  // S, P and mask buffers hold one sub-block
-        const uint32_t tmpBytes = v * c * 4 > r * dp * sizeof(T) ? v * c * 4 : r * dp * sizeof(T);
-        const uint32_t statBytes = AlignUp(r, 8) * 4;
         sBufs_ = p->vecSBufs == 2 ? 2 : 1;
         sElems_ = v * c;
-        partRows_ = PartRows(r);
-        pipe->InitBuffer(sBuf_, sBufs_ * v * c * 4);
-        pipe->InitBuffer(tmpBuf_, tmpBytes);
-        pipe->InitBuffer(pBuf_, v * c * sizeof(T));  // P out; also pse (T) and mask (half) scratch
-        pipe->InitBuffer(maskBuf_, v * c);
-        pipe->InitBuffer(accBuf_, r * dp * 4);
-        pipe->InitBuffer(partBuf_, partRows_ * dp * 4);
-        pipe->InitBuffer(statBuf_, statBytes * STAT_ROWS);
-        pipe->InitBuffer(bcastBuf_, r * 32);
+        const ForwardVectorUb ub = ForwardVectorUbLayout(r, v, c, dp, sizeof(T), sBufs_);  // forward_layout.h
+        partRows_ = ub.partRows;
+        pipe->InitBuffer(sBuf_, ub.s);
+        pipe->InitBuffer(tmpBuf_, ub.tmp);
+        pipe->InitBuffer(pBuf_, ub.p);
+        pipe->InitBuffer(maskBuf_, ub.mask);
+        pipe->InitBuffer(accBuf_, ub.acc);
+        pipe->InitBuffer(partBuf_, ub.part);
+        pipe->InitBuffer(statBuf_, ub.stats);
+        pipe->InitBuffer(bcastBuf_, ub.bcast);
+        const uint32_t statBytes = AlignUp(r, 8) * 4;  // one row of the VEC_STAT_ROWS
         s_ = sBuf_.Get<float>();
         tmp_ = tmpBuf_.Get<float>();
         acc_ = accBuf_.Get<float>();
@@ -223,9 +224,6 @@ private:
     // V_MTE2 EVT_S + b "the vector is done with buffer b".
     static constexpr int32_t EVT_S = VEC_EVT_S;
 
-    // Rows of O per O-slot load: with two S buffers or sub-blocks part_ holds half of a core's
-    // rows (the UB this saves holds the second S buffer; lazy P.V loads O slots rarely).
-    __aicore__ inline uint32_t PartRows(uint32_t r) const { return sBufs_ == 2 || vecRows_ < r ? (r + 1) / 2 : r; }
 
     // Rows of the sub-block that starts at row h0 of this core's `rows`.
     __aicore__ inline uint32_t SubRows(uint32_t h0, uint32_t rows) const
@@ -588,7 +586,6 @@ private:
     bool prefetched_ = false;                                 // the next block's S is already loading
     AscendC::LocalTensor<float> mOld_, mNew_, sum_, rowTmp_, inv_, mTrue_;
     // Statistics per unit in flight (set = unit count % WS_SLOTS); mOld_ / sum_ / mTrue_ view one.
-    static constexpr uint32_t STAT_ROWS = 3 + 4 * WS_SLOTS;  // mNew, rowTmp, inv + alpha and 3 per set
     AscendC::LocalTensor<float> mOldSet_[WS_SLOTS], sumSet_[WS_SLOTS], mTrueSet_[WS_SLOTS];
     Cursor units_[WS_SLOTS];       // the unit of each statistics set
     uint32_t blockSet_[WS_SLOTS];  // per slot: the set of the block in it and whether it is its unit's last

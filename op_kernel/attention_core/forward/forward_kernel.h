@@ -6,8 +6,8 @@
 #include "kernel_operator.h"
 #include "forward_params.h"
 #include "policies.h"
-#include "cube_stage.h"
-#include "vector_stage.h"
+#include "forward_cube.h"
+#include "forward_vector.h"
 
 namespace AttentionCore {
 

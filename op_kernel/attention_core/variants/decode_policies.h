@@ -12,7 +12,7 @@
 #pragma once
 #include "kernel_operator.h"
 #include "decode_params.h"
-#include "policies.h"
+#include "../forward/policies.h"
 
 namespace AttentionCore {
 

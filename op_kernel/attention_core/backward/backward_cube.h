@@ -23,7 +23,7 @@
 // holding a kv block they see (order-free sum, the spec's default non-deterministic mode).
 #pragma once
 #include "kernel_operator.h"
-#include "cube_tiles.h"
+#include "../common/cube_tiles.h"
 #include "backward_geometry.h"
 
 namespace AttentionCore {

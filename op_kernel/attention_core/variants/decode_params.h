@@ -9,7 +9,7 @@
 // different cores compute; a combine pass merges them (split_kv_combine.h).
 #pragma once
 #include <cstdint>
-#include "forward_params.h"
+#include "../forward/forward_params.h"
 
 namespace AttentionCore {
 

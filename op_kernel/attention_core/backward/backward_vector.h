@@ -11,9 +11,9 @@
 #pragma once
 #include "kernel_operator.h"
 #include "backward_geometry.h"
-#include "policies.h"
-#include "float_cast.h"
-#include "row_ops.h"
+#include "../forward/policies.h"
+#include "../common/float_cast.h"
+#include "../common/row_ops.h"
 #include "backward_cube.h"  // the flag ids
 
 namespace AttentionCore {

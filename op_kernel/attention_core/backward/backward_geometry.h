@@ -7,8 +7,8 @@
 #pragma once
 #include "kernel_operator.h"
 #include "backward_params.h"
-#include "sync.h"
-#include "sparse_mode.h"
+#include "../common/sync.h"
+#include "../common/sparse_mode.h"
 
 namespace AttentionCore {
 

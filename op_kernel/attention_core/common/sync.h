@@ -2,7 +2,7 @@
 // hand-off and a helper for an in-order dependency between two pipes of one core.
 #pragma once
 #include "kernel_operator.h"
-#include "forward_params.h"
+#include "../forward/forward_params.h"
 
 namespace AttentionCore {
 
@@ -13,7 +13,7 @@ namespace AttentionCore {
 // one launch (FAG V5's recompute forward, then its backward) are separated by SyncAll, which
 // leaves no flag pending, so ids may repeat across phases.
 //
-// Forward (cube_stage.h, vector_stage.h, kv_antiquant.h):
+// Forward (forward_cube.h, forward_vector.h, kv_antiquant.h):
 constexpr uint16_t FLAG_S_READY = 1;  // cube -> vector: S block is in its workspace slot
 constexpr uint16_t FLAG_O_READY = 2;  // cube -> vector: P.V block is in its O slot
 // vector -> cube: P block of slot s written (S slot consumed). One id per slot: a vector core
@@ -75,7 +75,7 @@ static_assert(FlagsValid(SPARSE_BACKWARD_FLAGS), "sparse backward cross-core fla
 
 // Event ids of the vector cores' MTE2 <-> V hand-offs (HardEvent MTE2_V and V_MTE2; ids
 // 0-7, 0 is PipeSync's), one table so that no two users of a kernel share an id.
-constexpr int32_t VEC_EVT_S = 1;      // vector_stage.h: the two S buffers (1, 2)
+constexpr int32_t VEC_EVT_S = 1;      // forward_vector.h: the two S buffers (1, 2)
 constexpr int32_t VEC_EVT_MASK = 3;   // mask_band.h: a block's mask rows loaded ahead of Apply
 constexpr int32_t VEC_EVT_KV_IN = 4;  // kv_antiquant.h: the int8 in-copies (ANTI_IN_COPIES ids)
 

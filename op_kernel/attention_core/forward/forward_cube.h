@@ -27,10 +27,11 @@
 // a unit LAG blocks into the next.
 #pragma once
 #include "kernel_operator.h"
-#include "cube_tiles.h"
+#include "../common/cube_tiles.h"
 #include "forward_params.h"
 #include "policies.h"
-#include "sync.h"
+#include "../common/sync.h"
+#include "forward_layout.h"
 
 namespace AttentionCore {
 
@@ -68,6 +69,7 @@ public:
         kvElems_ = bk * dp;
         l0aElems_ = bq * wide;
         l0bElems_ = bk * dc;
+        // L1: Q once, then P, K and V per copy (their total is ForwardCubeL1Bytes, forward_layout.h).
         pipe->InitBuffer(qL1_, bq * dp * sizeof(T));
         pipe->InitBuffer(pL1_, l1Bufs_ * pElems_ * sizeof(T));
         pipe->InitBuffer(kL1_, l1Bufs_ * kvElems_ * sizeof(T));
@@ -77,14 +79,11 @@ public:
             accElems_ = bq * dp;
             qChunkElems_ = sChunk_ * dc;
             sChunkElems_ = sChunk_ * bk;
-            pipe->InitBuffer(l0a_, (pElems_ + 2 * qChunkElems_) * sizeof(T));
-            pipe->InitBuffer(l0b_, 2 * l0bElems_ * sizeof(T));
-            pipe->InitBuffer(l0c_, (accElems_ + 2 * sChunkElems_) * sizeof(float));
-            return;
         }
-        pipe->InitBuffer(l0a_, l0Bufs_ * l0aElems_ * sizeof(T));
-        pipe->InitBuffer(l0b_, l0Bufs_ * l0bElems_ * sizeof(T));
-        pipe->InitBuffer(l0c_, l0Bufs_ * l0aElems_ * sizeof(float));
+        const ForwardCubeL0 l0 = ForwardCubeL0Layout(bq, bk, dp, dc, sizeof(T), l0Bufs_, lazy_ ? sChunk_ : 0);
+        pipe->InitBuffer(l0a_, static_cast<uint32_t>(l0.a));
+        pipe->InitBuffer(l0b_, static_cast<uint32_t>(l0.b));
+        pipe->InitBuffer(l0c_, static_cast<uint32_t>(l0.c));
     }
 
     __aicore__ inline void Process()

@@ -3,8 +3,8 @@
 // Work split and workspace are described in docs/attention_core.md ("Backward").
 #pragma once
 #include <cstdint>
-#include "forward_params.h"
-#include "sparse_mode.h"
+#include "../forward/forward_params.h"
+#include "../common/sparse_mode.h"
 
 namespace AttentionCore {
 

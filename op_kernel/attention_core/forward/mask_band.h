@@ -1,6 +1,6 @@
 // MaskMod seam: which (query row, key) pairs take part. Included by policies.h.
 #pragma once
-#include "sync.h"
+#include "../common/sync.h"
 
 namespace AttentionCore {
 

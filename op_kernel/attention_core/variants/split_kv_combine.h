@@ -8,8 +8,8 @@
 #pragma once
 #include "kernel_operator.h"
 #include "decode_policies.h"
-#include "sync.h"
-#include "row_ops.h"
+#include "../common/sync.h"
+#include "../common/row_ops.h"
 
 namespace AttentionCore {
 

@@ -22,9 +22,9 @@
 // them (order-free fp32 sum); deterministic mode runs on one core, so the order is fixed.
 #pragma once
 #include "kernel_operator.h"
-#include "cube_tiles.h"
+#include "../common/cube_tiles.h"
 #include "kv_gather.h"
-#include "sync.h"
+#include "../common/sync.h"
 
 namespace AttentionCore {
 

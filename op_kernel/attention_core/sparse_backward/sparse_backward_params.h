@@ -4,7 +4,7 @@
 // blocks sparse_indices selects (kv_gather.h). docs/attention_core.md ("Sparse backward").
 #pragma once
 #include <cstdint>
-#include "forward_params.h"
+#include "../forward/forward_params.h"
 
 namespace AttentionCore {
 

@@ -1,0 +1,74 @@
+// Buffer layouts of the forward stages, in bytes: what ForwardCube::Init (forward_cube.h) and
+// ForwardVector::Init (forward_vector.h) allocate, and what the host planner
+// (op_host/common/forward_tiling.cpp) checks against the core's UB / L1 / L0 sizes. One
+// definition for both, host-includable like sparse_mode.h.
+#pragma once
+#include <cstdint>
+#include "forward_params.h"
+
+namespace AttentionCore {
+
+// Statistics rows of a vector core: mNew, rowTmp, inv, then per workspace slot alpha and, per
+// unit in flight, the reference max, sum and true max.
+constexpr uint32_t VEC_STAT_ROWS = 3 + 4 * WS_SLOTS;
+
+// The vector stage's UB for r rows per vector core in sub-blocks of v rows (S, tmp, P and the
+// mask bytes hold one sub-block; the O accumulator, O-slot rows, statistics and broadcast
+// rows all r), blockKv c, head dim dp (aligned), element size tBytes and sBufs S buffers.
+struct ForwardVectorUb {
+    uint32_t s, tmp, p, mask, acc, part, stats, bcast;
+    uint32_t partRows;  // rows of O per O-slot load: half with two S buffers or sub-blocks
+    __aicore__ inline uint64_t Total() const
+    {
+        return uint64_t(s) + tmp + p + mask + acc + part + stats + bcast;
+    }
+};
+
+__aicore__ inline ForwardVectorUb ForwardVectorUbLayout(uint32_t r, uint32_t v, uint32_t c, uint32_t dp,
+                                                        uint32_t tBytes, uint32_t sBufs)
+{
+    ForwardVectorUb l;
+    const uint32_t sBytes = v * c * 4;
+    l.s = sBufs * sBytes;
+    l.tmp = sBytes > r * dp * tBytes ? sBytes : r * dp * tBytes;
+    l.p = v * c * tBytes;  // P out; also the pse (T) and mask (half) scratch
+    l.mask = v * c;
+    l.acc = r * dp * 4;
+    l.partRows = sBufs == 2 || v < r ? (r + 1) / 2 : r;
+    l.part = l.partRows * dp * 4;
+    l.stats = (r + 7) / 8 * 8 * 4 * VEC_STAT_ROWS;
+    l.bcast = r * 32;
+    return l;
+}
+
+// The cube stage's L1 for q-blocks of bq rows: Q once, then P, K and V per copy (l1Bufs).
+__aicore__ inline uint64_t ForwardCubeL1Bytes(uint32_t bq, uint32_t c, uint32_t dp, uint32_t tBytes, uint32_t l1Bufs)
+{
+    return (uint64_t(bq) * dp + uint64_t(l1Bufs) * (uint64_t(bq) * c + 2ull * c * dp)) * tBytes;
+}
+
+// The cube stage's L0A / L0B / L0C. Per-block P.V: l0Bufs copies of a bq x max(dChunk, c)
+// operand / result and a c x dChunk operand. Lazy P.V (sChunk != 0): regions L0A = [P | Q
+// chunk x 2], L0B = [K^T | V], L0C = [accumulator bq x dp | S chunk x 2].
+struct ForwardCubeL0 {
+    uint64_t a, b, c;
+};
+
+__aicore__ inline ForwardCubeL0 ForwardCubeL0Layout(uint32_t bq, uint32_t c, uint32_t dp, uint32_t dChunk,
+                                                    uint32_t tBytes, uint32_t l0Bufs, uint32_t sChunk)
+{
+    ForwardCubeL0 l;
+    if (sChunk != 0) {
+        l.a = (uint64_t(bq) * c + 2ull * sChunk * dChunk) * tBytes;
+        l.b = 2ull * c * dChunk * tBytes;
+        l.c = (uint64_t(bq) * dp + 2ull * sChunk * c) * 4;
+        return l;
+    }
+    const uint64_t wide = dChunk > c ? dChunk : c;
+    l.a = uint64_t(l0Bufs) * bq * wide * tBytes;
+    l.b = uint64_t(l0Bufs) * c * dChunk * tBytes;
+    l.c = uint64_t(l0Bufs) * bq * wide * 4;
+    return l;
+}
+
+}  // namespace AttentionCore
