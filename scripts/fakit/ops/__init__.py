@@ -102,11 +102,20 @@ def _golden(op: str):
     return getattr(golden, op) if op in opnames.NAMES else None
 
 
+def _golden_of_api(aclnn: str):
+    """The golden of the registered operator whose aclnn API is `aclnn` (a test's variant of a
+    binding keeps its API, so it takes that operator's keywords too)."""
+    for op, b in REGISTRY.items():
+        if b.aclnn == aclnn and _golden(op) is not None:
+            return _golden(op)
+    return None
+
+
 def keywords(binding: OpBinding) -> List[str]:
     """The keywords a call of `binding` takes: a registered binding of the five operators takes
     its golden's; a binding made in a test (a variant of one, or a test operator) also takes the
     aclnn parameter names of its inputs and attributes, which its prepare() may pass through."""
-    fn = _golden(binding.op)
+    fn = _golden(binding.op) or _golden_of_api(binding.aclnn)
     golden = list(inspect.signature(fn).parameters) if fn is not None else []
     if golden and REGISTRY.get(binding.op) is binding:
         return golden
