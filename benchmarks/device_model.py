@@ -2,7 +2,7 @@
 timeline model on the Ascend910B2 table. The numbers are a model, not a measurement: see
 docs/performance.md for the model, its assumptions and its limits.
 
-    python benchmarks/device_model.py [--quick] [--csv PATH] [--only SUBSTRING]
+    python benchmarks/device_model.py [--quick] [--ops NAMES] [--csv PATH] [--plot PNG]
 
 One line per shape:
     [PERF] <op>/<shape> :: modelled_us <t>; tflops <x>; cube_pct <p>; bound <pipe>; anchor_tflops <a>
@@ -28,11 +28,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import flops  # noqa: E402
+from perf_report import description, plot_bars  # noqa: E402
 
 os.environ["ASCEND_EMU_TIMING_ONLY"] = "1"  # read by the emulator at every launch
 
 import fakit  # noqa: E402
-from fakit import golden  # noqa: E402
+from fakit import build, golden, opnames  # noqa: E402
 from fakit.backends import cpu  # noqa: E402
 from fakit.cases import flash_attention_unpadding_score_grad_v5 as fag  # noqa: E402
 from fakit.cases import flash_attention_var_len_score as fav  # noqa: E402
@@ -143,16 +144,41 @@ def fmt(v, spec):
     return "-" if v is None else format(v, spec)
 
 
+def selected(m, ops) -> bool:
+    """Whether shape m is asked for: each item of `ops` is an operator (any of its names) or text
+    of '<op>/<shape>'."""
+    if not ops:
+        return True
+    for item in (i.strip() for i in ops.split(",")):
+        try:
+            if opnames.resolve(item) == m["op"]:
+                return True
+        except opnames.UnknownOperator:
+            if item in f"{m['op']}/{m['name']}":
+                return True
+    return False
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=description(__doc__),
+                                 epilog="Modelled device time, not a measurement (docs/performance.md).")
     ap.add_argument("--quick", action="store_true", help="one or two shapes per operator (a few minutes)")
+    ap.add_argument("--ops", "--only", dest="ops", metavar="NAMES",
+                    help="comma-separated operators (any of their names) or text of '<op>/<shape>' to run "
+                         "(default: every shape); --only is the same option")
     ap.add_argument("--csv", type=Path, help="write the rows to this CSV file")
-    ap.add_argument("--only", help="run only shapes whose op/name contains this text")
+    ap.add_argument("--plot", type=Path, help="write a PNG bar chart of the modelled time per shape "
+                                              "(pip install -e '.[plot]')")
     args = ap.parse_args(argv)
+    todo = [m for m in shapes(args.quick) if selected(m, args.ops)]
+    if not todo:
+        print(f"device_model: no shape matches --ops {args.ops!r}; operators: {', '.join(opnames.NAMES)}",
+              file=sys.stderr)
+        return 2
+    build.ensure_built("cpu", sanitize=cpu._sanitize(), quiet=False)   # a step of its own, not in row 1
     rows = []
-    for m in shapes(args.quick):
-        if args.only and args.only not in f"{m['op']}/{m['name']}":
-            continue
+    for i, m in enumerate(todo, 1):
+        print(f"[{i}/{len(todo)}] {m['op']}/{m['name']}", file=sys.stderr, flush=True)
         r = measure(m)
         rows.append(r)
         metric = (f"tflops {r['tflops']:.1f}; cube_pct {r['cube_pct']:.1f}" if "tflops" in r
@@ -168,6 +194,11 @@ def main(argv=None) -> int:
               f"{fmt(r.get('cube_pct'), '.1f'):>6} {fmt(r.get('tbps'), '.3f'):>6} {fmt(r.get('hbm_pct'), '.1f'):>5} "
               f"{r['bound']:<9} {fmt(r['anchor_tflops'], '.1f'):>9}")
     print("(modelled device time, Ascend910B2 cost table; context: torch_npu FA on 910B2, [S11] in docs/sources.md)")
+    if args.plot:
+        plot_bars(args.plot, [f"{r['op']}/{r['shape']}" for r in rows], {"modelled µs": [r["modelled_us"] for r in rows]},
+                  ylabel="modelled device time [µs] (log)", log_scale=True,
+                  title="Modelled device time (Ascend910B2 timeline model; not a measurement)")
+        print(f"plot: {args.plot}")
     if args.csv:
         keys = sorted({k for r in rows for k in r})
         with args.csv.open("w", newline="") as f:

@@ -77,6 +77,11 @@ or
 See docs/npu.md. The cpu target needs no CANN: ./build.sh --target cpu"
 fi
 [[ -d "${CANN}" ]] || die "CANN directory '${CANN}' (from ASCEND_HOME_PATH / ASCEND_CANN_PACKAGE_PATH) does not exist"
+if [[ -f "${CANN}/fa_emulator_prefix.txt" ]]; then
+    die "ASCEND_HOME_PATH points at this project's CPU prefix (${CANN}), set by its set_env.sh: that
+prefix emulates CANN for CPU builds; it cannot build the NPU target. Open a new shell (or unset
+ASCEND_HOME_PATH) and source the CANN toolkit's set_env.sh instead (docs/npu.md)."
+fi
 
 # A package path set by hand has not been through set_env.sh yet: source it for the tools' PATH.
 if [[ -z "${ASCEND_HOME_PATH:-}" ]]; then

@@ -9,7 +9,7 @@
 #endif
 #include "golden.hpp"
 
-namespace golden {
+namespace Catlass::golden {
 inline void SkipComputeMatmul() {}
-}  // namespace golden
+}  // namespace Catlass::golden
 #define ComputeMatmul(...) SkipComputeMatmul()

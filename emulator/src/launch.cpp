@@ -8,12 +8,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -30,6 +32,15 @@ namespace emu {
 
 thread_local CoreCtx *t_currentCore = nullptr;
 #define t_ctx t_currentCore
+
+// How one launch ends early: the first fault's message, or a cancel from the host.
+struct LaunchStop {
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> threadsDone{0};
+    uint64_t threadsPerBlock = 1, blocks = 0;
+    std::mutex mu;
+    std::string message;
+};
 
 // One wave of cores running together, and everything they block on.
 struct LaunchShared {
@@ -52,12 +63,44 @@ struct LaunchShared {
     int barArrived[3] = {}, barGen[3] = {};
     // Timeline model: the ids of a core's unmatched group sets (emu/timing.h).
     std::vector<std::deque<uint64_t>> pendingIds[3];
+    LaunchStop *stop = nullptr;
 };
 
 namespace {
 
 thread_local char t_name[32];
 std::atomic<int> g_divideFaults{0};  // integer divisions by zero in the current launch (scalar_divide.h)
+
+// Thrown through a core's kernel code to end its part of a stopped launch; caught by the launcher.
+struct CoreStopped {};
+
+std::atomic<int> g_faultMode{static_cast<int>(FaultMode::kAbort)};
+std::mutex g_runningMu;
+std::set<LaunchStop *> g_running;
+LaunchStop *g_progress = nullptr;  // the running or last launch, for ascendc_emu_launch_progress
+uint64_t g_lastDone = 0, g_lastTotal = 0;
+std::string g_lastFault;
+
+bool Raising() { return g_faultMode.load() == static_cast<int>(FaultMode::kRaise); }
+
+// Records `message` as the launch's fault (the first one wins) and stops every core of it.
+void StopLaunch(LaunchStop &st, const std::string &message) {
+    {
+        std::lock_guard<std::mutex> lock(st.mu);
+        if (st.message.empty()) st.message = message;
+    }
+    st.stop.store(true);
+}
+
+// A misuse on a core thread in kRaise mode: stop the launch and unwind this core's kernel code.
+// Not while this thread already unwinds (a throw would end the process): then abort as kAbort.
+[[noreturn]] void RaiseOnCore(const std::string &message) {
+    StopLaunch(*t_ctx->shared->stop, message);
+    t_ctx->shared->cv.notify_all();
+    if (std::uncaught_exceptions() == 0) throw CoreStopped{};
+    std::fprintf(stderr, "%s\n", message.c_str());
+    std::abort();
+}
 
 std::mutex g_countersMu;
 std::string g_lastCounters = "{}";
@@ -70,13 +113,17 @@ const char *PipeName(int p) {
 }
 
 void ReportStuck(LaunchShared &s, const char *why) {
-    std::fprintf(stderr, "[ascendc-emu] deadlock in kernel %s: %s\n", t_ctx ? t_ctx->kernel : "?", why);
+    std::string report = std::string("[ascendc-emu] deadlock in kernel ") + (t_ctx ? t_ctx->kernel : "?") + ": " + why;
     for (auto &w : s.waiters)
         if (w.ctx != nullptr && w.blocked) {
             const CoreCtx &c = *w.ctx;
-            std::fprintf(stderr, "[ascendc-emu]   %s%d%s waits in %s\n", c.kind == kAic ? "aic" : "aiv", c.block,
-                         c.kind == kAic ? "" : (c.sub ? ".1" : ".0"), w.what.c_str());
+            char line[160];
+            std::snprintf(line, sizeof line, "\n[ascendc-emu]   %s%d%s waits in %s", c.kind == kAic ? "aic" : "aiv",
+                          c.block, c.kind == kAic ? "" : (c.sub ? ".1" : ".0"), w.what.c_str());
+            report += line;
         }
+    if (Raising() && t_ctx != nullptr) RaiseOnCore(report);
+    std::fprintf(stderr, "%s\n", report.c_str());
     std::fflush(stderr);
     std::abort();
 }
@@ -106,9 +153,13 @@ void WaitLocked(std::unique_lock<std::mutex> &lk, const std::string &what, std::
     me.what = what;
     ++s.blocked;
     CheckAllBlockedLocked(s);
+    // Waits in slices so that a stopped launch (a fault elsewhere, a cancel) ends promptly.
     const auto limit = std::chrono::duration<double>(DeadlockTimeoutSeconds());
+    const auto start = std::chrono::steady_clock::now();
     while (me.blocked) {
-        if (s.cv.wait_for(lk, limit) == std::cv_status::timeout && me.blocked)
+        if (s.stop->stop.load()) throw CoreStopped{};
+        s.cv.wait_for(lk, std::chrono::milliseconds(50));
+        if (me.blocked && !s.stop->stop.load() && std::chrono::steady_clock::now() - start > limit)
             ReportStuck(s, "no progress within ASCEND_EMU_DEADLOCK_TIMEOUT_S");
     }
 }
@@ -150,9 +201,10 @@ bool GroupSetLocked(std::vector<int> &pending, std::vector<std::deque<uint64_t>>
 }
 
 void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int first, int count,
-             std::vector<CoreCtx> &allCtx, const std::vector<double> &origin) {
+             std::vector<CoreCtx> &allCtx, const std::vector<double> &origin, LaunchStop &stop) {
     const SocSpec &soc = CurrentSoc();
     LaunchShared s;
+    s.stop = &stop;
     s.blocks = count;
     s.firstBlock = first;
     s.hasAic = cfg.mix != CoreMix::AIV_ONLY;
@@ -174,6 +226,7 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
         c->tilingKey = cfg.tilingKey;
         c->userWorkspaceOffset = cfg.userWorkspaceOffset;
         c->shared = &s;
+        c->stop = &stop.stop;
         c->taskRation = (c->kind == kAiv && cfg.mix == CoreMix::MIX_AIC_1_2) ? 2 : 1;
         c->subBlockNum = c->taskRation;
         (void)mix;
@@ -201,30 +254,48 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
             alloc(Buf::BT, soc.btBytes);
             alloc(Buf::FB, soc.fbBytes);
         }
-        TimingBeginCore(origin[c->block - first]);
-        body();
+        bool stopped = false;
+        try {
+            TimingBeginCore(origin[c->block - first]);
+            body();
+        } catch (const CoreStopped &) {
+            stopped = true;
+        } catch (const std::exception &e) {
+            if (!Raising()) throw;
+            StopLaunch(stop, std::string("[ascendc-emu] kernel ") + c->kernel + " on " + CoreName() +
+                                 " threw " + e.what());
+            stopped = true;
+        }
         g_divideFaults += TakeScalarDivideFaults();
         TimingEndCore();
-        for (int e = 0; e < kHardEventCount; ++e)
-            for (int id = 0; id < kEventIds; ++id)
-                if (c->flags[e][id] > 0)
-                    std::fprintf(stderr, "[ascendc-emu] warning: %s of kernel %s ended with SetFlag(event %d, id %d) never waited\n",
-                                 CoreName(), c->kernel, e, id);
+        if (!stopped)
+            for (int e = 0; e < kHardEventCount; ++e)
+                for (int id = 0; id < kEventIds; ++id)
+                    if (c->flags[e][id] > 0)
+                        std::fprintf(stderr, "[ascendc-emu] warning: %s of kernel %s ended with SetFlag(event %d, id %d) never waited\n",
+                                     CoreName(), c->kernel, e, id);
         RaceFree(*c);
         for (uint8_t *p : owned) std::free(p);
         for (auto &m : c->mem) m = nullptr;
-        std::unique_lock<std::mutex> lk(s.mu);
-        --s.alive;
-        s.waiters[Slot(*c)].ctx = nullptr;
-        WakeLocked(s);
-        CheckAllBlockedLocked(s);
+        try {
+            std::unique_lock<std::mutex> lk(s.mu);
+            --s.alive;
+            s.waiters[Slot(*c)].ctx = nullptr;
+            WakeLocked(s);
+            if (!stop.stop.load()) CheckAllBlockedLocked(s);
+        } catch (const CoreStopped &) {
+        }
+        ++stop.threadsDone;
         t_ctx = nullptr;
     };
     std::vector<std::thread> threads;
     threads.reserve(ctxs.size());
     for (CoreCtx *c : ctxs) threads.emplace_back(run, c);
     for (auto &t : threads) t.join();
-    for (CoreCtx *c : ctxs) c->shared = nullptr;
+    for (CoreCtx *c : ctxs) {
+        c->shared = nullptr;
+        c->stop = nullptr;
+    }
 }
 
 void AppendCounters(std::ostringstream &o, const PipeCounter *pc) {
@@ -255,6 +326,17 @@ void AppendProfileLine() {
 
 }  // namespace
 
+void SetFaultMode(FaultMode mode) { g_faultMode.store(static_cast<int>(mode)); }
+
+void CancelLaunches() {
+    std::lock_guard<std::mutex> lock(g_runningMu);
+    for (LaunchStop *st : g_running) StopLaunch(*st, "[ascendc-emu] launch cancelled by the host");
+}
+
+void StopPoint() {
+    if (std::uncaught_exceptions() == 0) throw CoreStopped{};
+}
+
 void NoCoreContext() {
     std::fprintf(stderr, "[ascendc-emu] a kernel API was called outside a kernel launch (use ICPU_RUN_KF or emu::Launch)\n");
     std::abort();
@@ -275,8 +357,11 @@ void Fail(const char *api, const char *fmt, ...) {
     va_start(ap, fmt);
     std::vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    std::fprintf(stderr, "[ascendc-emu] %s on %s of kernel %s: %s\n", api, CoreName(),
-                 t_ctx ? t_ctx->kernel : "-", msg);
+    char line[1400];
+    std::snprintf(line, sizeof line, "[ascendc-emu] %s on %s of kernel %s: %s", api, CoreName(),
+                  t_ctx ? t_ctx->kernel : "-", msg);
+    if (Raising() && t_ctx != nullptr && t_ctx->shared != nullptr) RaiseOnCore(line);
+    std::fprintf(stderr, "%s\n", line);
     std::fflush(stderr);
     std::abort();
 }
@@ -405,7 +490,15 @@ void SyncAllCores(bool aivOnly) {
 void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
     const SocSpec &soc = CurrentSoc();
     if (cfg.blockDim == 0 || cfg.blockDim > 65535) {
-        std::fprintf(stderr, "[ascendc-emu] launch of %s: blockDim %u is outside [1, 65535]\n", cfg.name, cfg.blockDim);
+        char line[256];
+        std::snprintf(line, sizeof line, "[ascendc-emu] launch of %s: blockDim %u is outside [1, 65535]", cfg.name,
+                      cfg.blockDim);
+        if (Raising()) {
+            std::lock_guard<std::mutex> lock(g_runningMu);
+            g_lastFault = line;
+            throw LaunchFault(line);
+        }
+        std::fprintf(stderr, "%s\n", line);
         std::abort();
     }
     const char *race = std::getenv("ASCEND_EMU_RACECHECK");
@@ -423,12 +516,33 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
             c.sub = k == 0 ? 0 : k - 1;
         }
     LaunchTiming timing(cfg, perWave, ctx);
+    LaunchStop stop;
+    stop.blocks = cfg.blockDim;
+    stop.threadsPerBlock = (cfg.mix == CoreMix::AIV_ONLY ? 0 : 1) +
+                           (cfg.mix == CoreMix::AIC_ONLY ? 0 : (cfg.mix == CoreMix::MIX_AIC_1_2 ? 2 : 1));
+    {
+        std::lock_guard<std::mutex> lock(g_runningMu);
+        g_running.insert(&stop);
+        g_progress = &stop;
+        g_lastFault.clear();
+    }
     // More blocks than physical cores run in waves, as the hardware schedules them; in the model
     // each block starts on the physical core that is free first.
-    for (int first = 0; first < static_cast<int>(cfg.blockDim); first += perWave) {
+    for (int first = 0; first < static_cast<int>(cfg.blockDim) && !stop.stop.load(); first += perWave) {
         const int count = std::min(perWave, static_cast<int>(cfg.blockDim) - first);
-        RunWave(cfg, body, first, count, ctx, timing.Origins(first, count));
+        RunWave(cfg, body, first, count, ctx, timing.Origins(first, count), stop);
         timing.WaveDone(first, count);
+    }
+    {
+        std::lock_guard<std::mutex> lock(g_runningMu);
+        g_running.erase(&stop);
+        g_lastDone = stop.threadsDone.load() / stop.threadsPerBlock;
+        g_lastTotal = stop.blocks;
+        g_progress = nullptr;
+        if (stop.stop.load()) {
+            g_lastFault = stop.message;
+            throw LaunchFault(stop.message);
+        }
     }
     timing.Finish();
     AppendProfileLine();
@@ -477,6 +591,26 @@ std::string LastLaunchCountersJson() {
 }
 
 }  // namespace emu
+
+extern "C" void ascendc_emu_set_fault_mode(int mode) {
+    emu::SetFaultMode(mode == 1 ? emu::FaultMode::kRaise : emu::FaultMode::kAbort);
+}
+
+extern "C" void ascendc_emu_cancel_launches(void) { emu::CancelLaunches(); }
+
+extern "C" const char *ascendc_emu_last_fault_message(void) {
+    static thread_local std::string copy;
+    std::lock_guard<std::mutex> lock(emu::g_runningMu);
+    copy = emu::g_lastFault;
+    return copy.c_str();
+}
+
+extern "C" void ascendc_emu_launch_progress(uint64_t *done, uint64_t *total) {
+    std::lock_guard<std::mutex> lock(emu::g_runningMu);
+    const emu::LaunchStop *st = emu::g_progress;
+    if (done != nullptr) *done = st ? st->threadsDone.load() / st->threadsPerBlock : emu::g_lastDone;
+    if (total != nullptr) *total = st ? st->blocks : emu::g_lastTotal;
+}
 
 extern "C" const char *ascendc_emu_last_counters_json(void) {
     static thread_local std::string copy;

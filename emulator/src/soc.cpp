@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <strings.h>
 
 namespace emu {
@@ -75,6 +76,16 @@ const SocSpec &CurrentSoc() {
     return *g_selected;
 }
 
+namespace {
+std::string CurrentSocJson() {
+    const SocSpec &s = CurrentSoc();
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "{\"name\":\"%s\",\"aic_cores\":%u,\"aiv_cores\":%u,\"clock_mhz\":%u}", s.name,
+                  s.aicCores, s.aivCores, s.clockMhz);
+    return buf;
+}
+}  // namespace
+
 bool SelectSoc(const char *name) {
     const SocSpec *s = FindSoc(name);
     if (s == nullptr) return false;
@@ -84,3 +95,10 @@ bool SelectSoc(const char *name) {
 }
 
 }  // namespace emu
+
+// The selected SoC's name, core counts and clock, as JSON (profilers' device info).
+extern "C" const char *ascendc_emu_soc_json(void) {
+    static thread_local std::string copy;
+    copy = emu::CurrentSocJson();
+    return copy.c_str();
+}

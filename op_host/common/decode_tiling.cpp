@@ -10,10 +10,13 @@ namespace {
 uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 uint64_t CeilDiv(uint64_t x, uint64_t a) { return (x + a - 1) / a; }
 
+// Keys of batch b's window the kernel may compute: never more than the cache's S (a left-padded
+// window longer than that leaves the cache and is empty; without left padding the checks bound
+// the lengths by S), so a caller's length up to INT64_MAX cannot size the split plan.
 int64_t WindowLength(const DecodeProblem &prob, uint32_t b)
 {
     if (prob.kvLengths.empty()) return prob.seqKv;
-    return prob.kvLengths[prob.kvLengths.size() == 1 ? 0 : b];
+    return std::min<int64_t>(prob.kvLengths[prob.kvLengths.size() == 1 ? 0 : b], prob.seqKv);
 }
 
 // Units in kernel order ((b, kvHead, headBlock), split), priced like the prefill units: keys x

@@ -250,7 +250,7 @@ PUBLISHED = [
 # The example as built at 0dfcf9df differs from the measured one in B's layout.
 PUBLISHED_NOTES = {"34_single_core_splitk_matmul": "built as at 0dfcf9df: B ColumnMajor (measured: RowMajor)"}
 # Assumed costs a CATLASS matmul exercises, all applied by the replay (ASCEND_EMU_COSTS_ALT).
-CATLASS_FIT_KEYS = ["dma_head", "dma_burst_cycles", "mte1_head", "fixp_head"]
+CATLASS_FIT_KEYS = ["dma_head", "nd2nz_row_cycles"]
 
 
 def prefix_env(prefix: Path) -> Dict[str, str]:

@@ -6,7 +6,7 @@ import pkgutil
 import sys
 
 from . import commands
-from .errors import AclnnError, BackendUnavailable
+from .errors import AclnnError, BackendUnavailable, EmulatorError
 
 DESCRIPTION = """\
 fakit: the harness of five FlashAttention operators for Ascend NPUs (Ascend C). It generates
@@ -100,9 +100,12 @@ def main(argv=None) -> int:
     except BackendUnavailable as exc:
         print(f"fakit: {exc}", file=sys.stderr)
         return 2
-    except AclnnError as exc:
+    except (AclnnError, EmulatorError) as exc:
         print(f"fakit: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:           # the launch has been stopped (fakit.backends.cpu)
+        print("fakit: interrupted", file=sys.stderr)
+        return 130
     except (KeyError, ValueError, FileNotFoundError) as exc:
         print(f"fakit: error: {error_text(exc)}", file=sys.stderr)
         return 1

@@ -14,6 +14,14 @@ class AclnnError(RuntimeError):
         self.log = message
 
 
+class EmulatorError(RuntimeError):
+    """The emulated kernel faulted on the cpu backend: a misuse of the Ascend C API (a WaitFlag
+    nothing sets, a GM access past a buffer, a local buffer overflow, ...) or a deadlock. The
+    message is the emulator's ("[ascendc-emu] <api> on <core> of kernel <k>: ..."). Every thread
+    of the launch has stopped and its memory is freed: the process and the next launch are fine.
+    A RuntimeError, so that framework adapters pass it on as one."""
+
+
 class BackendUnavailable(RuntimeError):
     """The requested backend cannot run here (no CANN toolkit, no device, ...).
 

@@ -38,8 +38,9 @@ OPERATORS: List[Operator] = [
 NAMES = tuple(op.name for op in OPERATORS)
 
 
-class UnknownOperator(KeyError):
-    """A name no operator has; the message lists every accepted spelling."""
+class UnknownOperator(KeyError, ValueError):
+    """A name no operator has; the message lists every accepted spelling. A KeyError (a failed
+    look-up) and a ValueError (a bad argument to fakit.run and the CLI)."""
 
     def __str__(self) -> str:          # KeyError would quote the message
         return str(self.args[0])

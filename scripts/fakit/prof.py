@@ -1,8 +1,9 @@
 """Profiling one case: `msprof op` (device) or `msprof op simulator` (CANN simulator) around the
 aclnn runner, summarised as kernel time, per-pipe utilisation and bandwidth; msprof-analyze's
-advisor on a system-profiler run (device only: it reads msprof's PROF_* output, not the
-OPPROF_* directories of msprof op). On the cpu backend the emulator's timeline model fills
-the same table with modelled device time and the per-pipe counters (docs/performance.md).
+advisor on a system-profiler run (it reads msprof's PROF_* output, not the OPPROF_*
+directories of msprof op). On the cpu backend the emulator's timeline model fills the same
+table with modelled device time and the per-pipe counters (docs/performance.md), and writes
+the same PROF_* directory msprof would (fakit.prof_dir), which the advisor reads too.
 
 msprof op output (the msProf `op` mode of the public CANN profiling guide): OPPROF_<ts>_XXX/
 OpBasicInfo.csv (Op Name, Task Duration(us), Block Dim), PipeUtilization.csv (per block:
@@ -236,20 +237,89 @@ def model_summary(profile: Dict[str, Any], counters: Any, kernel: str) -> Summar
     return s
 
 
-def profile_cpu(op: str, case_id: str, trace: Optional[Path] = None) -> Summary:
-    """Runs the case on the emulator; the timeline model gives the time and ratios. With `trace`,
-    also writes the Chrome-trace / Perfetto JSON timeline of the launch there."""
-    from . import run
+def launch_tensors(op: str, kwargs: Dict[str, Any]):
+    """(inputs, outputs): the arrays the aclnn call of fakit.run(op, **kwargs) passes, in the
+    API's order (tensor lists flattened; absent optionals left out), for op_summary's columns."""
+    from . import ops
+    binding = ops.lookup(op)
+    values = ops.prepare(binding, kwargs)
+    outputs = ops.outputs_of(binding, values)
+    inputs: List[Any] = []
+    for p in binding.params:
+        v = values.get(p.name)
+        if v is not None and p.kind == "tensor":
+            inputs.append(v)
+        elif v is not None and p.kind == "tensor_list":
+            inputs.extend(v)
+    return inputs, [outputs[p.name] for p in binding.params if p.kind == "out_tensor" and outputs.get(p.name) is not None]
+
+
+def run_recorded(op: str, kwargs: Dict[str, Any], prof_dir=None, trace: bool = False):
+    """fakit.run(op, backend="cpu", **kwargs), adding the launch to `prof_dir` (a
+    fakit.prof_dir.ProfDir; with its per-core tracks when `trace`). Returns the outputs."""
+    import tempfile
+    from . import opnames, run
     from .backends import cpu
+    raw = None
+    with tempfile.TemporaryDirectory(prefix="fakit-trace-") as tmp:
+        if prof_dir is not None and trace:
+            cpu.set_trace_path(str(Path(tmp) / "trace.json"))
+        try:
+            out = run(op, backend="cpu", **kwargs)
+        finally:
+            if prof_dir is not None and trace:
+                cpu.set_trace_path(None)
+        if prof_dir is not None and trace and (Path(tmp) / "trace.json").exists():
+            raw = json.loads((Path(tmp) / "trace.json").read_text())
+    if prof_dir is not None:
+        profile = cpu.last_profile()
+        if profile.get("task_duration_us") is None:
+            raise RuntimeError("the timeline model is off (ASCEND_EMU_TIMING=0): no modelled time to write")
+        name = opnames.lookup(op)
+        inputs, outputs = launch_tensors(op, kwargs)
+        prof_dir.add(profile, name.op_type, name.op_type, inputs, outputs, raw)
+    return out
+
+
+def profile_cpu(op: str, case_id: str, trace: Optional[Path] = None, out: Optional[Path] = None,
+                analyze: bool = False) -> Summary:
+    """Runs the case on the emulator; the timeline model gives the time and ratios. With `out`,
+    writes an msprof-shaped PROF_* directory there (fakit.prof_dir); with `trace`, the
+    timeline alone (msprof's trace format: a bare JSON array with flow arrows) to that file;
+    with `analyze`, runs msprof-analyze's advisor on the PROF_* directory."""
+    import shutil
+    import tempfile
+    from .backends import cpu
+    from .prof_dir import ProfDir
     kwargs = _case_kwargs(op, case_id)
-    if trace is not None:
-        cpu.set_trace_path(str(Path(trace).resolve()))
-    try:
-        run(op, backend="cpu", **kwargs)
-    finally:
+    with tempfile.TemporaryDirectory(prefix="fakit-prof-") as tmp:
+        pdir = ProfDir(Path(out) if out is not None else Path(tmp), cpu.soc_info()) \
+            if (out is not None or trace is not None) else None
+        run_recorded(op, kwargs, pdir, trace=True)
+        path = pdir.close() if pdir is not None else None
         if trace is not None:
-            cpu.set_trace_path(None)
+            shutil.copyfile(path / "mindstudio_profiler_output" / "trace_view.json", trace)
     s = model_summary(cpu.last_profile(), cpu.last_counters(), op)
     if trace is not None:
-        s.notes.append(f"timeline: {trace} (open in https://ui.perfetto.dev or chrome://tracing)")
+        s.notes.append(f"timeline: {trace} (msprof's trace format; open in MindStudio Insight or ui.perfetto.dev)")
+    if out is not None:
+        s.source = str(path)
+        s.notes.append(f"msprof-shaped profile (modelled): {path}")
+        if analyze:
+            s.notes.extend(advise(path, Path(out) / "advisor"))
     return s
+
+
+def advise(prof: Path, out_dir: Path) -> List[str]:
+    """msprof-analyze's advisor (computation analysis) on a PROF_* directory; notes saying what
+    it wrote, or why it did not run."""
+    import shutil
+    tool = shutil.which("msprof-analyze")
+    if tool is None:
+        return ["msprof-analyze is not installed (pip install -e '.[prof]'): --analyze skipped"]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cmd = [tool, "advisor", "computation", "-d", str(prof), "-o", str(out_dir)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, input="")
+    if proc.returncode != 0:
+        return [f"{' '.join(cmd)} failed: {(proc.stderr or proc.stdout).strip()[-500:]}"]
+    return [f"msprof-analyze advisor report: {out_dir}"]

@@ -9,7 +9,7 @@ built on first use), with progress on the terminal and a summary at the end.
 each; as many run-stage misuse examples as one entry gets); `--fixed` draws the same examples
 each time (Hypothesis derandomized), otherwise every run draws new ones. The campaign fails on any
 crash, hang, sanitizer report or property failure; the log's tail names the input that was
-running. test_fuzz_sanitized.py runs the bounded campaign; docs/robustness.md records the last
+running (the whole log is kept next to the report, `<report>.log`). test_fuzz_sanitized.py runs the bounded campaign; docs/robustness.md records the last
 long one.
 """
 import argparse
@@ -64,6 +64,7 @@ def run(budget, report, fixed=False, echo=print, every=15.0):
             last_echo = now
             echo(f"fuzz: {inputs} inputs in {now - start:.0f} s; running {last[:110]}")
     code = proc.wait()
+    report.with_suffix(".log").write_text("".join(log))   # the whole run, for a post-mortem
     counts = Counter()
     if report.exists():
         for row in map(json.loads, report.read_text().splitlines()):

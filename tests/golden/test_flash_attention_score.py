@@ -284,7 +284,8 @@ def test_random_varlen_problems_match_reference(data):
     rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 31), "seed"))
     q, k, v, cq, ck = tnd_inputs(rng, q_lens, kv_lens, nkv * g, nkv, 8, "bf16")
     mask = {0: rng.random((9, 11)) < 0.1, 1: rng.random((9, 11)) < 0.3, 6: PREFIX_3072}.get(mode, TRIL_2048)
-    prefix = [data.draw(st.integers(0, max(0, k_))) for k_ in kv_lens] if mode == 6 else None
+    # the sparse-mode page's range: [Skv - Sq, Skv] (Sq <= Skv) or [0, Skv] (Sq > Skv)
+    prefix = [data.draw(st.integers(max(0, k_ - q_), k_)) for q_, k_ in zip(q_lens, kv_lens)] if mode == 6 else None
     kw = dict(actual_seq_qlen=cq, actual_seq_kvlen=ck, head_num=nkv * g, scale_value=0.4,
               atten_mask=mask.astype(np.uint8), sparse_mode=mode, pre_tokens=pre,
               next_tokens=nxt, prefix=prefix)

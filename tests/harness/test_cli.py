@@ -102,6 +102,7 @@ def test_run_device_like_backend_passes_and_counters_are_reported(monkeypatch, c
         return np.asarray(golden.benchmark(op, **kw)).astype(np.float16)
 
     monkeypatch.setattr(fakit, "run", like_a_device)
+    monkeypatch.setattr("fakit.commands.run._preflight", lambda backend: None)     # no CANN here
     case = cases.suite(PFA, "smoke")[0]
     assert main(["run", "--case", case.id, "--backend", "sim", "--counters"]) == 0
     out = capsys.readouterr().out

@@ -99,6 +99,7 @@ def test_counters_are_a_table_not_a_blob(monkeypatch, capsys):
     monkeypatch.setattr(fakit, "run", lambda op, backend="cpu", **kw: golden.benchmark(op, **kw).astype(np.float16))
     counters = {"block_dim": 3, "cores": [{"M": {"macs": 2e9}, "MTE2": {"bytes": 5e6}}, {"MTE3": {"bytes": 1e6}}]}
     monkeypatch.setattr("fakit.commands.run.last_counters", lambda backend: counters)
+    monkeypatch.setattr("fakit.commands.run._preflight", lambda backend: None)     # no CANN here
     case = _small()[0]
     assert main(["run", "--case", case.id, "--backend", "sim", "--counters"]) == 0
     out = capsys.readouterr().out
@@ -112,6 +113,8 @@ def test_run_builds_first_as_its_own_step(monkeypatch, capsys):
     monkeypatch.setattr(build, "ensure_built", lambda *a, **kw: calls.append(kw) or Path("lib"))
     monkeypatch.setattr(fakit, "run", lambda op, backend="cpu", **kw: calls.append("case") or
                         golden.benchmark(op, **kw).astype(np.float16))
+    from fakit.backends import cpu
+    monkeypatch.setattr(cpu, "last_profile", lambda: {"task_duration_us": 1.0})
     assert main(["run", "--case", _small()[0].id, "--backend", "cpu"]) == 0
     assert calls[0]["quiet"] is False and calls[1] == "case"
 
@@ -133,7 +136,7 @@ def test_prof_takes_the_operator_from_the_case_id(monkeypatch, capsys):
         def to_json(self):
             return {"ok": 1}
 
-    monkeypatch.setattr(prof, "profile_cpu", lambda op, case_id, trace=None: seen.append((op, case_id)) or Summary())
+    monkeypatch.setattr(prof, "profile_cpu", lambda op, case_id, *a: seen.append((op, case_id)) or Summary())
     case = _small("ifa")[0]
     assert main(["prof", "--backend", "cpu", "--case", case.id, "--json"]) == 0
     assert seen == [("incre_flash_attention_v4", case.id)]
@@ -206,3 +209,31 @@ def test_torch_adapter_without_torch_says_what_to_install():
     code = "import sys; sys.modules['torch'] = None\nimport ascend_fa"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and "pip install -e '.[torch]'" in proc.stderr
+
+
+def test_no_cann_is_said_before_any_progress_bar(monkeypatch, capsys):
+    monkeypatch.delenv("ASCEND_HOME_PATH", raising=False)
+    monkeypatch.delenv("ASCEND_CANN_PACKAGE_PATH", raising=False)
+    ids = [c.id for c in _small()]
+    assert main(["run", "--case", *ids, "--backend", "sim"]) == 2
+    err = capsys.readouterr().err
+    assert "ASCEND_HOME_PATH" in err and "case/s" not in err and "%|" not in err
+
+
+def test_cases_and_run_take_json_alike(tmp_path, capsys):
+    case = _small()[0]
+    assert main(["cases", "--op", PFA, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["op"] == PFA
+    assert main(["cases", "--op", PFA, "--json", str(tmp_path / "c.json")]) == 0
+    assert json.loads((tmp_path / "c.json").read_text())["op"] == PFA
+    capsys.readouterr()                                    # (the table, as with --csv PATH)
+    assert main(["run", "--case", case.id, "--backend", "golden", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["id"] == case.id
+
+
+def test_readme_test_command_is_one_line_that_installs_and_runs():
+    """.ci/run runs the line between the test-command markers verbatim."""
+    import re
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- test-command -->\n```\n(.*?)\n```\n<!-- /test-command -->", readme, re.S).group(1)
+    assert block.splitlines() == ["pip install -e '.[test]' && pytest"]

@@ -8,7 +8,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_device_model_prints_perf_lines_and_csv(tmp_path):
     out = tmp_path / "dm.csv"
-    res = subprocess.run([sys.executable, str(REPO / "benchmarks/device_model.py"), "--quick", "--only",
+    res = subprocess.run([sys.executable, str(REPO / "benchmarks/device_model.py"), "--quick", "--ops",
                           "incre_flash_attention_v4/B16_N32/4_S4K_D128_fp16", "--csv", str(out)],
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
@@ -18,3 +18,12 @@ def test_device_model_prints_perf_lines_and_csv(tmp_path):
     assert len(rows) == 2 and "modelled_us" in rows[0]
     hbm_pct = float(perf[0].split("hbm_pct ")[1].split(";")[0])
     assert 0 < hbm_pct <= 100  # never above the HBM bandwidth
+
+
+def test_device_model_help_is_whole():
+    res = subprocess.run([sys.executable, str(REPO / "benchmarks/device_model.py"), "--help"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0
+    text = " ".join(res.stdout.split())
+    assert "not a measurement" in text and "--ops NAMES" in text and "--plot PLOT" in text
+    assert "--only" in text                                   # the old spelling still works

@@ -81,3 +81,15 @@ def test_peer_records_become_the_cases(module, no_pack):
     first = next(iter(module.peer()))
     assert first.layout == records[0]["layout"] == "BSH"
     assert first.value_range == tuple(records[0]["q_range"])
+
+
+def test_peer_cases_show_the_official_ids(no_pack, capsys):
+    for op, file in (("pfa", "pfa_v3.json"), ("ifa", "ifa_v4.json")):
+        official = {r["official_id"] for r in json.loads((PEER_DIR / file).read_text())["cases"]}
+        labels = [c.features.split()[0] for c in cases.suite(op, "peer")]
+        assert all(lab.startswith("ST#") for lab in labels)
+        assert {int(lab[3:]) for lab in labels} <= official and len(set(labels)) == len(labels)
+    assert cli.main(["cases", "--op", "pfa", "--suite", "peer"]) == 0
+    assert "ST#0 BSH fp16" in capsys.readouterr().out
+    case = cases.suite("pfa", "peer")[0]
+    assert case.label and case.id == type(case)(**{**case.__dict__, "label": ""}).id   # ids unchanged

@@ -55,6 +55,17 @@ def test_toolkit_without_asc_cmake_modules_points_to_msopgen(no_cann_env, tmp_pa
     assert "ASCConfig.cmake" in proc.stderr and "msopgen" in proc.stderr
 
 
+def test_the_cpu_prefix_is_named_not_called_an_old_cann(no_cann_env, tmp_path):
+    # what `source build/cpu/install/set_env.sh` leaves in ASCEND_HOME_PATH, even once the
+    # prefix carries ASC CMake modules of its own
+    prefix = tmp_path / "install"
+    shutil.copytree(FIXTURES / "fake_cann", prefix, symlinks=True)
+    (prefix / "fa_emulator_prefix.txt").write_text("cpu prefix\n")
+    proc = run_script([], dict(no_cann_env, ASCEND_HOME_PATH=str(prefix)))
+    assert proc.returncode == 2
+    assert "this project's CPU prefix" in proc.stderr and "ASCConfig.cmake" not in proc.stderr
+
+
 def _recording_cmake(bin_dir: Path, log: Path) -> None:
     """A `cmake` that records each command line; its build step creates the .run a package
     build leaves in the build directory."""

@@ -103,9 +103,9 @@ def test_prof_cpu_prints_modelled_time_and_writes_a_trace(tmp_path, capsys):
     metrics = {r["metric"]: r["ratio"] for r in s["pipes"]}
     assert set(metrics) >= {"aic_mac_ratio", "aic_mte2_ratio", "aiv_vec_ratio", "aiv_mte3_ratio", "aiv_scalar_ratio"}
     assert all(0 <= metrics[m] <= 1 for m in metrics if m.endswith("_ratio"))
-    events = json.loads(trace.read_text())["traceEvents"]
+    events = json.loads(trace.read_text())            # msprof's format: a bare array
     spans = [e for e in events if e["ph"] == "X"]
     names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     assert {"aic M", "aic MTE2", "aiv0 V", "aiv1 MTE3"} <= names
     assert {"Mmad", "Exp"} <= {e["name"] for e in spans}
-    assert max(e["ts"] + e["dur"] for e in spans) <= s["duration_us"] * (1 + 1e-6)
+    assert max(e["ts"] + e["dur"] for e in spans) <= s["duration_us"] + 1e-3   # the trace has 0.1 ns steps

@@ -127,3 +127,14 @@ def test_scale_not_finite_as_a_float_is_161002(op, scale):
     kw["scale_value"] = scale
     log = expect_status(161002, "scaleValue", fakit.run, op, backend="cpu", **kw)
     assert "finite as a float" in log
+
+
+# ------------------------------------------------------------------ IFA left padding (found by the fuzz campaign)
+@pytest.mark.parametrize("lens,pad", [([4294967296, INT64_MAX], 1), ([INT64_MAX], 1), ([50, 20], INT64_MAX),
+                                      ([INT64_MAX, 3], INT64_MAX)])
+def test_ifa_left_padded_window_leaving_the_cache_gives_zeros(lens, pad):
+    # window [S - pad - L, S - pad): a start below 0 gives an all-zero output (spec 002); lengths
+    # up to INT64_MAX used to size the split plan (an allocation of 64 GiB) and pad - L to wrap
+    kw = smoke(IFA, lambda k: k.get("kv_padding_size") is not None)
+    kw.update(actual_seq_lengths=lens, kv_padding_size=pad)
+    run_and_judge(IFA, kw)

@@ -2,6 +2,7 @@
 // local memories, hidden registers, counters), misuse reporting, GM/local bounds checks and
 // the cross-core primitives. Not a CANN header; kernels never include it directly.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -65,6 +66,7 @@ struct CoreCtx {
     uint64_t raceFlags[kHardEventCount][kEventIds][static_cast<int>(Pipe::COUNT)] = {};
     void *raceShadow[static_cast<int>(Buf::COUNT)] = {};
     LaunchShared *shared = nullptr;
+    const std::atomic<bool> *stop = nullptr;  // set when the launch is to end (fault, cancel)
     TimingLog timeline;  // what this core issued, for the timeline model (emu/timing.h)
 };
 
@@ -79,7 +81,8 @@ inline CoreCtx &Ctx() {
 // "aic0", "aiv3.1" (AI core 3, vector sub-core 1): names the current core in messages.
 const char *CoreName();
 
-// Misuse: prints "[ascendc-emu] <api> on <core> of kernel <k>: <message>" and aborts.
+// Misuse: "[ascendc-emu] <api> on <core> of kernel <k>: <message>"; aborts, or in FaultMode
+// kRaise stops the launch (emu/launch.h).
 [[noreturn]] void Fail(const char *api, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // Checks that [p, p + bytes) lies inside one live device allocation.
@@ -89,8 +92,14 @@ void CheckLocal(const char *api, const char *operand, Buf b, const void *p, uint
 // Byte offset of p inside buffer b of the current core (p must be inside).
 uint64_t LocalOffset(Buf b, const void *p);
 
+// Ends this core's part of a launch that is being stopped (unless it is already unwinding).
+void StopPoint();
+
 inline void Count(Pipe p, uint64_t bytes, uint64_t ops = 1) {
-    PipeCounter &c = Ctx().counters[static_cast<int>(p)];
+    CoreCtx &ctx = Ctx();
+    // Every counted instruction is a point where a stopped launch ends (Ctrl-C, another core's fault).
+    if (ctx.stop != nullptr && ctx.stop->load(std::memory_order_relaxed)) StopPoint();
+    PipeCounter &c = ctx.counters[static_cast<int>(p)];
     c.bytes += bytes;
     c.ops += ops;
     if (p == Pipe::S) TimeScalarAccess(false);

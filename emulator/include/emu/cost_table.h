@@ -34,7 +34,7 @@ struct CostTable {
     double vecCyclesPerRepeat[10];  // by VClass (a repeat = 256 bytes of the widest operand)
     double vecElemScale[10];   // 1: cost per repeat as is; else cycles scale with lanes (elements / rate)
     double dmaHead;           // fixed cycles per DMA instruction (MTE2/MTE3)
-    double dmaBurstCycles;    // cycles per burst (row) of a GM DMA beyond the first
+    double nd2nzRowCycles;    // cycles per row of an Nd2Nz copy (the ND -> NZ conversion in MTE2)
     double hbmReadBytes;      // GM->core bytes per cycle per DMA engine when the line comes from HBM
     double l2ReadBytes;       // when it hits L2
     double l2WriteBytes;      // UB->GM bytes per cycle per engine (writes land in L2)

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 
 namespace emu {
@@ -22,13 +23,29 @@ struct LaunchConfig {
 
 // Runs `body` once on every emulated sub-core thread of `cfg.blockDim` AI cores, with the
 // per-thread core context set (GetBlockIdx, GetSubBlockIdx, ASCEND_IS_AIC/AIV, local memories).
-// Blocks until all threads end. A misuse or deadlock inside aborts the process with a message.
+// Blocks until all threads end. A misuse or deadlock inside is handled as the fault mode says;
+// a launch stopped by CancelLaunches() throws LaunchFault in either mode.
 void Launch(const LaunchConfig &cfg, const std::function<void()> &body);
 
 // The same with one entry per core kind, as the NPU runs a MIX kernel: bisheng compiles it once
 // for the cube and once for the vector core, and each AIC runs the cube binary, each AIV the
 // vector one. `aic` runs on every AIC thread, `aiv` on every AIV thread of the launch.
 void Launch(const LaunchConfig &cfg, const std::function<void()> &aic, const std::function<void()> &aiv);
+
+// What a kernel misuse or deadlock does. kAbort (the default, for C programs: CANN's runtime ends
+// the process on an AI core exception too) prints the message and aborts. kRaise (the Python
+// harness) records the message, stops every thread of the launch at its next API call or
+// blocking point, frees their memories and makes Launch throw LaunchFault with the message;
+// the process and the next launch are unaffected.
+enum class FaultMode : int { kAbort = 0, kRaise = 1 };
+void SetFaultMode(FaultMode mode);
+
+struct LaunchFault : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Stops every running launch (Ctrl-C in the harness): each ends with LaunchFault.
+void CancelLaunches();
 
 // Per-core, per-pipe counters of the most recent Launch, as JSON text:
 // {"kernel":..., "block_dim":..., "cores":[{"core":i,"sub":"aic|aiv0|aiv1",
@@ -41,3 +58,13 @@ std::string LastLaunchCountersJson();
 double DeadlockTimeoutSeconds();
 
 }  // namespace emu
+
+extern "C" {
+// C exports of the above for the harness: mode 0 abort, 1 raise.
+void ascendc_emu_set_fault_mode(int mode);
+void ascendc_emu_cancel_launches(void);
+// The message of the last launch that ended with a fault ("" after a clean launch).
+const char *ascendc_emu_last_fault_message(void);
+// Progress of the running (or last) launch: blocks whose sub-cores all ended, and blockDim.
+void ascendc_emu_launch_progress(uint64_t *done, uint64_t *total);
+}

@@ -21,6 +21,9 @@ extern "C" {
 const char *ascendc_emu_last_error_message(void);
 const char *ascendc_emu_last_warning_message(void);
 void ascendc_emu_clear_last_messages(void);
+// 1 (default): emu::LogError also prints "[ERROR] ..." to stderr. A caller that reports the last
+// error itself (the Python harness raises it) sets 0, so each error is shown once.
+void ascendc_emu_set_errors_to_stderr(int on);
 }
 
 #define EMU_LOGE(fmt, ...) ::emu::LogError(fmt, ##__VA_ARGS__)

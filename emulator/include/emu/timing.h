@@ -21,10 +21,15 @@ enum class Pipe : int;
 struct TimingRecord;
 
 // One span of a pipe for the Chrome-trace timeline (only kept when a trace is requested).
+// A span with pipe kFlowPipe is a cross-core flag instead: set on sub-core `from` at `start`,
+// the wait it released on this sub-core done at `end` (a flow arrow in the trace).
+constexpr int8_t kFlowPipe = -1;
 struct TraceSpan {
     double start, end;  // cycles since launch start
     const char *name;   // the API
     int8_t pipe;
+    int32_t from = -1;  // flows: the setting sub-core, block * 3 + (0 aic | 1 aiv0 | 2 aiv1)
+    int8_t flag = -1;   // flows: the flag id
 };
 
 // Per core: its log of timed instructions, written by the core's thread and read by the replay
@@ -56,7 +61,7 @@ enum class VClass : int { Simple, Transcendental, Reduce, BlockReduce, Cast, Com
 void TimeVector(VClass c, int widestElemBytes, uint64_t repeats, const char *name);
 // DMA from GM into UB/L1 (MTE2): `count` bursts of `burst` bytes, `pitch` bytes apart.
 void TimeGmRead(Pipe p, const void *gm, uint64_t count, uint64_t burst, uint64_t pitch, const char *name);
-// The same for `groups` x `rows` bursts (Nd2Nz with ndNum matrices).
+// An Nd2Nz copy (ND in GM to NZ in L1) of `groups` x `rows` rows of `burst` bytes (ndNum matrices).
 void TimeGmRead2D(Pipe p, const void *gm, uint64_t groups, uint64_t rows, uint64_t groupPitch, uint64_t rowPitch,
                   uint64_t burst, const char *name);
 // DMA from UB/L1 to GM (MTE3) or a Fixpipe GM write of `elems` converted elements; writes land in L2.

@@ -1,6 +1,7 @@
 // Host-side logging: stderr lines plus the last error/warning kept for the harness.
 #include "emu/log.h"
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <mutex>
@@ -9,6 +10,7 @@ namespace emu {
 namespace {
 
 std::mutex g_mu;
+std::atomic<bool> g_errorsToStderr{true};
 std::string g_lastError;
 std::string g_lastWarning;
 
@@ -25,7 +27,7 @@ void LogError(const char *fmt, ...) {
     va_start(args, fmt);
     std::string msg = Format(fmt, args);
     va_end(args);
-    std::fprintf(stderr, "[ERROR] %s\n", msg.c_str());
+    if (g_errorsToStderr.load()) std::fprintf(stderr, "[ERROR] %s\n", msg.c_str());
     std::lock_guard<std::mutex> lock(g_mu);
     g_lastError = msg;
 }
@@ -72,3 +74,5 @@ extern "C" const char *ascendc_emu_last_warning_message(void) {
 }
 
 extern "C" void ascendc_emu_clear_last_messages(void) { emu::ClearLastMessages(); }
+
+extern "C" void ascendc_emu_set_errors_to_stderr(int on) { emu::g_errorsToStderr.store(on != 0); }

@@ -628,7 +628,13 @@ aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t 
     // Outputs are gathered too: a kernel that writes only part of an output (zero-size batches,
     // absent heads) must leave the caller's values there, so the staging starts as the view.
     for (const StagedView &v : exe->staged) CopyStaged(v, true);
-    Launch(cfg, [&] { invoke(kernel, args.data()); });
+    try {
+        Launch(cfg, [&] { invoke(kernel, args.data()); });
+    } catch (const LaunchFault &fault) {  // FaultMode kRaise or a cancel: the process goes on
+        DeviceFree(tiling, "aclnn tiling data");
+        LogError("%s: the kernel %s stopped: %s", call.opType.c_str(), kernelName, fault.what());
+        return ACLNN_ERR_RUNTIME_ERROR;
+    }
     for (const StagedView &v : exe->staged) {
         if (v.output) CopyStaged(v, false);
     }

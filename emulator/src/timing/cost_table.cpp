@@ -8,6 +8,9 @@
 //        Cast f32->f16 64/cycle; ReduceRepeat fp32 64/7 elem/cycle; Gather 5 elem/cycle)
 //   [S6] asc-devkit "L2-Cache切分" (L2 ~7 TB/s mixed read/write)
 //   [SOC] the emulator's SoC table (clock, HBM bandwidth, L2 size; emulator/src/soc.cpp)
+//   [QUEUE] CANN Ascend C guide "Control units": the per-pipe instruction queues
+// Entries marked "fitted" come from `fakit prof calibrate --catlass` (docs/performance.md,
+// "Calibration"); they stay refittable like the assumptions.
 // Entries marked "assumption" are not documented anywhere we could read; they are chosen here,
 // kept in this one place, and are what `fakit prof calibrate` refits from msprof results.
 #include "emu/cost_table.h"
@@ -38,7 +41,7 @@ struct Row {
 // The defaults (clock, HBM bandwidth and L2 size come from the SoC row).
 const Row kRows[] = {
     {"issue", F(issue), 8, "assumption: scalar cycles to compute operands and issue one API call", true},
-    {"issue_queue_depth", F(issueQueueDepth), 16, "assumption: a pipe's issue queue holds 16 instructions that have not started (the depth is not published; the queues are named in the CANN architecture pages)", true},
+    {"issue_queue_depth", F(issueQueueDepth), 16, "assumption: a pipe's issue queue holds 16 instructions that have not started ([QUEUE] names the queues, not their depth)", true},
     {"scalar_local", F(scalarLocal), 2, "assumption: scalar load/store of one UB/L1 element", true},
     {"scalar_gm", F(scalarGm), 100, "assumption: scalar GM access through the data cache (miss)", true},
     {"macs_fp16", F(macsFp16), 4096, "[S4] fp16/bf16 16x16x16 per cycle", false},
@@ -62,8 +65,8 @@ const Row kRows[] = {
     {"vec_gather", V(7), 5, "[S5] Gather 5 elem/cycle", false},
     {"vec_sort32", V(8), 1, "assumption: Sort32 one (score, index) element per cycle (32 cycles per repeat)", true},
     {"vec_mrgsort", V(9), 1, "assumption: MrgSort one merged element per cycle", true},
-    {"dma_head", F(dmaHead), 64, "assumption: per DMA instruction start cost (MTE2/MTE3)", true},
-    {"dma_burst_cycles", F(dmaBurstCycles), 0, "assumption: no cost per burst of a strided GM DMA beyond its bytes", true},
+    {"dma_head", F(dmaHead), 197.3, "fitted: per DMA instruction start cost (MTE2/MTE3), least squares in log time to the four published 00_basic_matmul times (CATLASS, benchmarks/peers/calibration.py; was the assumption 64)", true},
+    {"nd2nz_row_cycles", F(nd2nzRowCycles), 3.67, "fitted: per row of an Nd2Nz copy (ND in GM to NZ in L1), the same fit as dma_head (was the assumption 0)", true},
     {"hbm_read_bytes", F(hbmReadBytes), 32, "[S1] ddr_rate 32 B/cycle per core", false},
     {"l2_read_bytes", F(l2ReadBytes), 110, "[S1] l2_read_rate 110 B/cycle per core", false},
     {"l2_write_bytes", F(l2WriteBytes), 64, "[S1] ub_to_l2_rate / ub_to_ddr_rate 64 B/cycle (MTE3 UB->GM)", false},
@@ -98,7 +101,7 @@ double &FieldOf(CostTable &t, const Row &r) {
 // logged instructions by the core threads.
 const char *const kReplayedKeys[] = {
     "issue", "issue_queue_depth", "scalar_local", "scalar_gm", "mmad_head", "mte1_head", "fixp_head", "vec_head",
-    "dma_head", "dma_burst_cycles", "hbm_read_bytes", "l2_read_bytes", "l2_write_bytes", "fixp_l2_write_bytes",
+    "dma_head", "nd2nz_row_cycles", "hbm_read_bytes", "l2_read_bytes", "l2_write_bytes", "fixp_l2_write_bytes",
     "atomic_factor", "burst_align", "cross_flag", "sync_all", "launch_us", "l2_bytes_per_sec"};
 
 // Applies a text file of "key value" lines (fakit prof calibrate writes them) named by env `var`.

@@ -251,7 +251,10 @@ void LaunchTiming::WriteTrace() {
         std::fprintf(stderr, "[ascendc-emu] cannot write the trace to %s\n", path.c_str());
         return;
     }
-    // Chrome trace / Perfetto: one process per AI core, one thread per (sub-core, pipe); µs.
+    // Chrome trace / Perfetto: one process per AI core, one thread per (sub-core, pipe) that has
+    // spans; µs. A cross-core flag is a flow arrow from a zero-length "CrossCoreSetFlag" slice on
+    // the setter's scalar track to a "CrossCoreWaitFlag" slice where the wait was released.
+    constexpr int kS = 6;  // Pipe::S, the scalar unit's track
     int truncated = 0;
     for (uint32_t b = 0; b < cfg_.blockDim; ++b)
         for (int k = 0; k < 3; ++k) truncated += Active(k) && ReplayClock(b * 3 + k).traceFull ? 1 : 0;
@@ -259,20 +262,44 @@ void LaunchTiming::WriteTrace() {
                  "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"kernel\":\"%s\",\"model\":\"modelled device time\","
                  "\"sub_cores_truncated_at_%zu_spans\":%d},\"traceEvents\":[",
                  cfg_.name, CoreClock::kMaxTraceSpans, truncated);
+    const char *subName[] = {"aic", "aiv0", "aiv1"};
+    std::vector<uint8_t> used(traces_.size(), 0);  // bit p: the sub-core has spans on pipe p
+    for (size_t i = 0; i < traces_.size(); ++i)
+        for (const TraceSpan &sp : traces_[i]) {
+            used[i] |= 1u << (sp.pipe == kFlowPipe ? kS : sp.pipe);
+            if (sp.pipe == kFlowPipe && sp.from >= 0 && static_cast<size_t>(sp.from) < used.size())
+                used[sp.from] |= 1u << kS;
+        }
     bool first = true;
+    int flowId = 0;
     for (uint32_t b = 0; b < cfg_.blockDim; ++b) {
         std::fprintf(out, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":\"core %u\"}}",
                      first ? "" : ",", b, b);
         first = false;
         for (int k = 0; k < 3; ++k) {
             if (!Active(k)) continue;
-            const char *sub = k == 0 ? "aic" : k == 1 ? "aiv0" : "aiv1";
             for (int p = 0; p < kPipes; ++p)
-                std::fprintf(out, ",{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%d,\"args\":{\"name\":\"%s %s\"}}",
-                             b, k * 8 + p, sub, kPipeNames[p]);
-            for (const TraceSpan &s : traces_[b * 3 + k])
-                std::fprintf(out, ",{\"ph\":\"X\",\"name\":\"%s\",\"pid\":%u,\"tid\":%d,\"ts\":%.4f,\"dur\":%.4f}", s.name, b,
-                             k * 8 + s.pipe, s.start * us, (s.end - s.start) * us);
+                if (used[b * 3 + k] & (1u << p))
+                    std::fprintf(out, ",{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%d,\"args\":{\"name\":\"%s %s\"}}",
+                                 b, k * 8 + p, subName[k], kPipeNames[p]);
+            for (const TraceSpan &sp : traces_[b * 3 + k]) {
+                if (sp.pipe != kFlowPipe) {
+                    std::fprintf(out, ",{\"ph\":\"X\",\"name\":\"%s\",\"pid\":%u,\"tid\":%d,\"ts\":%.4f,\"dur\":%.4f}",
+                                 sp.name, b, k * 8 + sp.pipe, sp.start * us, (sp.end - sp.start) * us);
+                    continue;
+                }
+                const int fb = sp.from / 3, fk = sp.from % 3;
+                ++flowId;
+                std::fprintf(out,
+                             ",{\"ph\":\"X\",\"name\":\"CrossCoreSetFlag\",\"pid\":%d,\"tid\":%d,\"ts\":%.4f,\"dur\":0,"
+                             "\"args\":{\"flag\":%d,\"to\":\"core %u %s\"}}"
+                             ",{\"ph\":\"s\",\"name\":\"CrossCoreFlag\",\"cat\":\"CrossCoreFlag\",\"id\":%d,\"pid\":%d,\"tid\":%d,\"ts\":%.4f}"
+                             ",{\"ph\":\"X\",\"name\":\"CrossCoreWaitFlag\",\"pid\":%u,\"tid\":%d,\"ts\":%.4f,\"dur\":0,"
+                             "\"args\":{\"flag\":%d,\"from\":\"core %d %s\"}}"
+                             ",{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"CrossCoreFlag\",\"cat\":\"CrossCoreFlag\",\"id\":%d,\"pid\":%u,\"tid\":%d,\"ts\":%.4f}",
+                             fb, fk * 8 + kS, sp.start * us, sp.flag, b, subName[k], flowId, fb, fk * 8 + kS, sp.start * us,
+                             b, k * 8 + kS, sp.end * us, sp.flag, fb, subName[fk], flowId, b, k * 8 + kS, sp.end * us);
+            }
         }
     }
     std::fprintf(out, "]}\n");

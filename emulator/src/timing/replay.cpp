@@ -192,10 +192,10 @@ bool IsGmAccess(const TimingRecord &r) {
     return r.kind == RecKind::GmRead || r.kind == RecKind::GmWrite || r.kind == RecKind::Fixpipe;
 }
 
-// The fixed cost of a GM DMA: its start plus a cost per burst after the first.
+// The fixed cost of a GM DMA: its start, plus a cost per row when it converts ND to NZ.
 double DmaHead(const TimingRecord &r) {
     const CostTable &t = Costs();
-    return t.dmaHead + (static_cast<double>(r.groups) * r.rows - 1) * t.dmaBurstCycles;
+    return t.dmaHead + (r.a ? static_cast<double>(r.groups) * r.rows * t.nd2nzRowCycles : 0.0);
 }
 
 // The GM access of record r (the L2 sees it now).
@@ -238,6 +238,22 @@ bool TokenReady(Core &core, int counter, double *t) {
     }
     *t = latest;
     return true;
+}
+
+// The set of a token whose time releases the wait (the latest one).
+uint64_t LatestSet(const std::vector<uint64_t> &token) {
+    uint64_t best = token.front();
+    for (uint64_t id : token)
+        if (g_setTime[id] > g_setTime[best]) best = id;
+    return best;
+}
+
+// For the trace: the flag set by the sub-core in set id `set` (ReplayNextSetId: its low bits)
+// at `from` released this core's wait at `to`.
+void RecordFlow(CoreClock &c, uint64_t set, int flag, double from, double to) {
+    if (c.trace == nullptr || c.trace->size() >= CoreClock::kMaxTraceSpans) return;
+    c.trace->push_back(TraceSpan{from, to, "CrossCoreFlag", kFlowPipe, static_cast<int32_t>(set & kCoreMask),
+                                 static_cast<int8_t>(flag)});
 }
 
 void PopToken(Core &core, int counter) {
@@ -321,11 +337,13 @@ bool Apply(Core &core, const TimingRecord &r) {
         case RecKind::CrossWait: {
             double when;
             if (!TokenReady(core, static_cast<int>(r.addr), &when)) return false;
+            const uint64_t releaser = LatestSet(core.token);
             PopToken(core, static_cast<int>(r.addr));
             Scalar(c, t.issue, "CrossCoreWaitFlag");
             const int p = FromPipeT(r.pipe);
             if (p >= 0) Hold(c, p, when);
             else HoldAll(c, when);
+            RecordFlow(c, releaser, static_cast<int>(r.addr) % kCrossFlags, when - t.crossFlag, std::max(c.scalar, when));
             return true;
         }
         case RecKind::SyncArrive: {

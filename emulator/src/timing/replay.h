@@ -29,7 +29,7 @@ enum class Head : uint8_t { None, Mmad, Mte1, Fixp, Vec, Dma };
 struct TimingRecord {
     RecKind kind;
     int8_t pipe;
-    uint8_t a, b;        // HardEvent and id; Op: Head; Scalar: 1 for GM; GM writes: atomic
+    uint8_t a, b;        // HardEvent and id; Op: Head; GmRead: 1 for Nd2Nz; Scalar: 1 for GM; GM writes: atomic
     uint32_t groups;     // GM: bursts are groups x rows
     const char *name;    // the API (trace)
     double cycles;       // Op: cost without its head; Begin: origin; Fixpipe: conversion cycles

@@ -53,7 +53,7 @@ void Op(Pipe p, double cycles, const char *name, Head head = Head::None) {
 }
 
 void Gm(RecKind kind, Pipe p, const void *gm, uint64_t groups, uint64_t rows, uint64_t groupPitch, uint64_t rowPitch,
-        uint64_t burst, bool atomic, double cycles, const char *name) {
+        uint64_t burst, bool atomic, double cycles, const char *name, bool nd2nz = false) {
     Issued(p);
     TimingRecord &r = Append(kind, static_cast<int>(p), name);
     r.addr = reinterpret_cast<uint64_t>(gm);
@@ -62,6 +62,7 @@ void Gm(RecKind kind, Pipe p, const void *gm, uint64_t groups, uint64_t rows, ui
     r.groupPitch = groupPitch;
     r.rowPitch = rowPitch;
     r.burst = static_cast<uint32_t>(burst);
+    r.a = nd2nz ? 1 : 0;
     r.b = atomic ? 1 : 0;
     r.cycles = cycles;
     Publish();
@@ -90,13 +91,14 @@ void TimeVector(VClass cls, int widestElemBytes, uint64_t repeats, const char *n
 }
 
 void TimeGmRead(Pipe p, const void *gm, uint64_t count, uint64_t burst, uint64_t pitch, const char *name) {
-    TimeGmRead2D(p, gm, 1, count, 0, pitch, burst, name);
+    if (!g_timing || count == 0 || burst == 0) return;
+    Gm(RecKind::GmRead, p, gm, 1, count, 0, pitch, burst, false, 0, name);
 }
 
 void TimeGmRead2D(Pipe p, const void *gm, uint64_t groups, uint64_t rows, uint64_t groupPitch, uint64_t rowPitch,
                   uint64_t burst, const char *name) {
     if (!g_timing || groups == 0 || rows == 0 || burst == 0) return;
-    Gm(RecKind::GmRead, p, gm, groups, rows, groupPitch, rowPitch, burst, false, 0, name);
+    Gm(RecKind::GmRead, p, gm, groups, rows, groupPitch, rowPitch, burst, false, 0, name, true);
 }
 
 void TimeGmWrite(Pipe p, void *gm, uint64_t count, uint64_t burst, uint64_t pitch, bool atomic, const char *name) {

@@ -217,7 +217,7 @@ struct MaskMod<MaskDecode> : MaskModBase {
             if (d.hasLeftPadding != 0) {
                 const int64_t pad = pad_.GetValue(0);
                 hi = u.seqKv - (pad > 0 ? pad : 0);
-                lo = hi - len;
+                lo = len <= hi ? hi - len : -1;  // reaching below key 0 leaves the cache (no int64 wrap)
             }
         }
         if (lo < 0 || hi <= lo) {

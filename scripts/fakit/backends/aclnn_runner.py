@@ -68,23 +68,21 @@ class Arg:
 def binding(op: str):
     """The fakit.ops binding of `op` (the aclnn name and argument order of its API)."""
     from .. import ops
-    try:
-        return ops.REGISTRY[op]
-    except KeyError:
-        raise ValueError(f"operator {op!r} has no aclnn binding; known: "
-                         f"{', '.join(sorted(ops.REGISTRY))}") from None
+    return ops.lookup(op)
 
 
 def plan(op: str, kwargs: Dict[str, Any]):
     """(binding, [Arg]) for fakit.run(op, **kwargs): the binding's prepare() maps the golden's
-    keywords to the aclnn parameters and make_outputs() gives the output arrays."""
+    keywords to the aclnn parameters and make_outputs() gives the output arrays. A tensor given
+    as None (or left out) is an absent argument: the runner passes a null pointer."""
+    from ..ops import prepare, outputs_of
     b = binding(op)
-    values = b.prepare(dict(kwargs)) if getattr(b, "prepare", None) else dict(kwargs)
-    outputs = b.make_outputs(values)
+    values = prepare(b, kwargs)
+    outputs = outputs_of(b, values)
     args = []
     for p in b.params:
         value = outputs.get(p.name) if p.kind == "out_tensor" else values.get(p.name)
-        if value is None and not p.optional:
+        if value is None and not p.optional and p.kind in ("int64", "double", "bool", "string"):
             raise ValueError(f"{b.aclnn}: required argument {p.name!r} is missing")
         args.append(Arg(p.name, p.kind, value))
     return b, args
@@ -265,6 +263,9 @@ def run_cann(kind: str, op: str, kwargs: Dict[str, Any], wrap: Optional[Callable
     the simulator libraries are only put on LD_LIBRARY_PATH, not preloaded.
     FAKIT_MSPROF_OUTPUT=DIR runs every call under `msprof op [simulator] --output=DIR`."""
     from .. import cann
+    from ..ops import check_keywords, keywords
+    b = binding(op)
+    check_keywords(b.op, keywords(b), kwargs)     # a misspelt keyword first, before the toolkit
     if wrap is None and os.environ.get("FAKIT_MSPROF_OUTPUT"):
         from ..prof import msprof_op_wrap
         wrap = msprof_op_wrap(kind, Path(os.environ["FAKIT_MSPROF_OUTPUT"]).resolve())

@@ -5,8 +5,14 @@
 builds the library if needed (fakit.build.ensure_built), creates one aclTensor per array in
 device memory (aclrtMalloc + aclrtMemcpy), calls aclnn<Op>GetWorkspaceSize and aclnn<Op>,
 copies the outputs back and destroys everything. A non-zero aclnn status raises
-fakit.AclnnError with the operator's last log line. `last_counters()` gives the emulator's
-per-core pipe counters of the last launch, `opdefs()` the registered OpDefs.
+fakit.AclnnError with the operator's last log line (not printed again on stderr).
+
+The launch runs in a worker thread in the emulator's raise mode: a kernel fault or deadlock
+raises fakit.EmulatorError with the emulator's message (the process and its memory stay
+usable); Ctrl-C stops the launch within a fraction of a second and raises KeyboardInterrupt;
+a launch longer than PROGRESS_AFTER_S seconds shows its blocks done and an ETA on a terminal.
+`last_counters()` gives the emulator's per-core pipe counters of the last launch, `opdefs()`
+the registered OpDefs.
 
 FAKIT_CPU_SANITIZE=1 selects the ASan/UBSan build (the process must preload libasan).
 """
@@ -15,7 +21,9 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -23,7 +31,7 @@ import ml_dtypes
 import numpy as np
 
 from .. import build
-from ..errors import AclnnError
+from ..errors import AclnnError, EmulatorError
 from ..views import Described, Strided, ViewSpec, make as make_view
 
 # numpy dtype -> aclDataType value (acl/acl_base.h)
@@ -38,6 +46,7 @@ ACL_MEMCPY_HOST_TO_DEVICE = 1
 ACL_MEMCPY_DEVICE_TO_HOST = 2
 ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_ERROR_REPEAT_INITIALIZE = 100002
+PROGRESS_AFTER_S = 3.0
 
 _c = ctypes
 _lock = threading.RLock()
@@ -72,10 +81,18 @@ class _Runtime:
             "ascendc_emu_last_error_message": (_c.c_char_p, []),
             "ascendc_emu_clear_last_messages": (None, []),
             "ascendc_emu_opdefs_json": (_c.c_char_p, []),
+            "ascendc_emu_set_fault_mode": (None, [_c.c_int]),
+            "ascendc_emu_set_errors_to_stderr": (None, [_c.c_int]),
+            "ascendc_emu_cancel_launches": (None, []),
+            "ascendc_emu_last_fault_message": (_c.c_char_p, []),
+            "ascendc_emu_launch_progress": (None, [_c.POINTER(_c.c_uint64), _c.POINTER(_c.c_uint64)]),
         }
         for name, (restype, argtypes) in sig.items():
             fn = getattr(lib, name)
             fn.restype, fn.argtypes = restype, argtypes
+        # A fault raises EmulatorError instead of ending the process; errors are raised, not printed.
+        lib.ascendc_emu_set_fault_mode(1)
+        lib.ascendc_emu_set_errors_to_stderr(0)
         status = lib.aclInit(None)
         if status not in (0, ACL_ERROR_REPEAT_INITIALIZE):
             raise RuntimeError(f"aclInit failed with {status}")
@@ -89,6 +106,45 @@ class _Runtime:
 
     def last_error(self) -> str:
         return (self.lib.ascendc_emu_last_error_message() or b"").decode(errors="replace")
+
+    def last_fault(self) -> str:
+        return (self.lib.ascendc_emu_last_fault_message() or b"").decode(errors="replace")
+
+    def progress(self):
+        done, total = _c.c_uint64(), _c.c_uint64()
+        self.lib.ascendc_emu_launch_progress(_c.byref(done), _c.byref(total))
+        return done.value, total.value
+
+    def supervised(self, name: str, call):
+        """call() (an aclnn run stage) in a worker thread, so that this thread stays responsive:
+        Ctrl-C cancels the launch (the emulator stops every core thread at its next API call or
+        blocking point) and re-raises KeyboardInterrupt once the worker has ended; a long launch
+        shows its progress on a terminal."""
+        box: Dict[str, Any] = {}
+
+        def work():
+            try:
+                box["status"] = call()
+            except BaseException as exc:  # noqa: BLE001 - handed to the calling thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=work, name=f"fakit {name}", daemon=True)
+        bar = _LaunchProgress(self, name)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.1)
+                bar.update()
+        except KeyboardInterrupt:
+            while worker.is_alive():      # repeated: the launch may not have started yet
+                self.lib.ascendc_emu_cancel_launches()
+                worker.join(0.05)
+            raise
+        finally:
+            bar.close()
+        if "error" in box:
+            raise box["error"]
+        return box["status"]
 
     # --- device memory and meta objects -------------------------------------------------
     def to_device(self, arr: np.ndarray) -> _c.c_void_p:
@@ -151,6 +207,30 @@ class _Runtime:
         return t, dev
 
 
+class _LaunchProgress:
+    """'<api>: 12/48 blocks, 6.1 s, ETA 18 s' on stderr, redrawn in place, for launches longer than
+    PROGRESS_AFTER_S on a terminal; erased when the launch ends."""
+
+    def __init__(self, rt: _Runtime, name: str):
+        self.rt, self.name, self.start, self.shown = rt, name, time.monotonic(), False
+        self.tty = sys.stderr.isatty()
+
+    def update(self) -> None:
+        elapsed = time.monotonic() - self.start
+        if not self.tty or elapsed < PROGRESS_AFTER_S:
+            return
+        done, total = self.rt.progress()
+        eta = f", ETA {elapsed * (total - done) / done:.0f} s" if 0 < done < total else ""
+        sys.stderr.write(f"\r\033[K{self.name}: {done}/{total} blocks, {elapsed:.1f} s{eta}")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
 def _library(path: Path) -> ctypes.CDLL:
     """Load `path` (once) and initialise the acl runtime it carries."""
     global _runtime
@@ -176,11 +256,7 @@ def runtime() -> _Runtime:
 def run(op: str, **kwargs):
     """fakit.run(op, backend="cpu", **golden_kwargs)."""
     from .. import ops
-    try:
-        binding = ops.REGISTRY[op]
-    except KeyError:
-        raise ValueError(f"operator {op!r} has no aclnn binding; known: {', '.join(sorted(ops.REGISTRY))}") from None
-    return run_binding(binding, **kwargs)
+    return run_binding(ops.lookup(op), **kwargs)
 
 
 def run_binding(binding, library: Optional[Path] = None, views: Optional[Dict[str, ViewSpec]] = None,
@@ -191,12 +267,13 @@ def run_binding(binding, library: Optional[Path] = None, views: Optional[Dict[st
     a function array -> Strided): those tensors are passed as non-contiguous views. `after_launch`
     (tests of the run stage's misuse handling) is called as after_launch(lib, executor, workspace,
     workspace_size, stream) after a successful second stage."""
+    from ..ops import outputs_of, prepare
+    values = prepare(binding, kwargs)     # keyword mistakes before any build
+    outputs = outputs_of(binding, values)
     views = dict(views or {})
     ops_lib = build.ensure_built("cpu", sanitize=_sanitize())
     lib = _library(Path(library) if library is not None else ops_lib)
     rt = runtime()
-    values = binding.prepare(dict(kwargs))
-    outputs = binding.make_outputs(values)
 
     created: List[tuple] = []  # (destroy function, handle)
     device: List[_c.c_void_p] = []
@@ -224,16 +301,11 @@ def run_binding(binding, library: Optional[Path] = None, views: Optional[Dict[st
         return rt.tensor(arr, dev), dev, arr
 
     # A missing required argument goes to the C API as a null pointer: its status (161001) and
-    # message are the answer, not a Python error. Outputs derived from a missing input come out as
-    # object arrays; they are passed as null pointers too.
+    # message are the answer, not a Python error (outputs_of passes their outputs as null too).
     pointer_kinds = ("tensor", "tensor_list", "int_array", "out_tensor")
-    missing_required = any(values.get(p.name) is None for p in binding.params
-                           if p.kind in pointer_kinds[:3] and not p.optional)
     try:
         for p in binding.params:
             value = outputs.get(p.name) if p.kind == "out_tensor" else values.get(p.name)
-            if missing_required and p.kind == "out_tensor" and np.asarray(value).dtype == object:
-                value = None
             if value is None and p.kind in pointer_kinds:
                 args.append(None)
                 argtypes.append(_c.c_void_p)
@@ -289,8 +361,11 @@ def run_binding(binding, library: Optional[Path] = None, views: Optional[Dict[st
             rt._check(rt.lib.aclrtMalloc(_c.byref(workspace), ws_size.value, ACL_MEM_MALLOC_HUGE_FIRST),
                       "aclrtMalloc(workspace)")
             device.append(workspace)
-        status = launch(workspace, ws_size.value, executor, rt.stream)
+        status = rt.supervised(binding.aclnn, lambda: launch(workspace, ws_size.value, executor, rt.stream))
         if status != 0:
+            fault = rt.last_fault()
+            if fault:
+                raise EmulatorError(fault)
             raise AclnnError(status, rt.last_error())
         if after_launch is not None:
             after_launch(lib, executor, workspace, ws_size.value, rt.stream)
@@ -343,6 +418,13 @@ def cost_table() -> List[Dict[str, Any]]:
     """The timeline model's cost table: key, value, source, assumed (emulator/src/timing/cost_table.cpp)."""
     rt = runtime()
     fn = rt.lib.ascendc_emu_cost_table_json
+    fn.restype = _c.c_char_p
+    return json.loads(fn().decode())
+
+
+def soc_info() -> Dict[str, Any]:
+    """The emulated SoC: name, aic_cores, aiv_cores, clock_mhz."""
+    fn = runtime().lib.ascendc_emu_soc_json
     fn.restype = _c.c_char_p
     return json.loads(fn().decode())
 

@@ -79,6 +79,9 @@ class Case:
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     value_range: Tuple[float, float] = (-1.0, 1.0)
     seed: int = 0
+    # A name the case has elsewhere (the official ST case id of a peer case): shown first in
+    # `features`, not part of the id or the inputs.
+    label: str = dataclasses.field(default="", compare=False)
 
     def __hash__(self) -> int:          # the mapping fields are not hashable; the id is
         return hash(self.id)
@@ -99,7 +102,8 @@ class Case:
 
     @property
     def features(self) -> str:
-        return operator_module(self.op).features(self)
+        text = operator_module(self.op).features(self)
+        return f"{self.label} {text}" if self.label else text
 
     def check(self) -> None:
         """Raise Forbidden (with the spec's reason) if the spec does not allow this case."""
@@ -120,13 +124,14 @@ class Case:
         return operator_module(self.op).output_dtypes(self)
 
     def to_json(self) -> Dict[str, Any]:
-        return {"id": self.id, "features": self.features, **self.params()}
+        return {"id": self.id, "features": self.features, **self.params(), **({"label": self.label} if self.label else {})}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Case":
         return cls(op=d["op"], dtype=d["dtype"], layout=d["layout"], shapes=d["shapes"],
                    attrs=d.get("attrs", {}), options=d.get("options", {}),
-                   value_range=tuple(d.get("value_range", (-1.0, 1.0))), seed=d.get("seed", 0))
+                   value_range=tuple(d.get("value_range", (-1.0, 1.0))), seed=d.get("seed", 0),
+                   label=d.get("label", ""))
 
 
 def _plain(x):

@@ -3,6 +3,7 @@ BSH/BSND/BNSD, GQA (ratio <= 64), masks, pse shift, actual KV lengths, KV left p
 tensor-list KV, paged attention (both cache layouts), int8 KV antiquant, int8 output."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -245,9 +246,10 @@ def peer():
         if cap and r["Skv"] > cap:
             continue
         act = r["actual_seq_lengths"]
-        yield make("fp16", r["layout"], B=r["B"], N=r["N"], Nkv=r["Nkv"], S=r["Skv"], D=r["D"],
-                   actual=act * r["B"] if len(act) == 1 else act, scale=r["scale"],
-                   inner_precise=r["inner_precise"], value_range=tuple(r["q_range"]))
+        case = make("fp16", r["layout"], B=r["B"], N=r["N"], Nkv=r["Nkv"], S=r["Skv"], D=r["D"],
+                    actual=act * r["B"] if len(act) == 1 else act, scale=r["scale"],
+                    inner_precise=r["inner_precise"], value_range=tuple(r["q_range"]))
+        yield dataclasses.replace(case, label=f"ST#{r['official_id']}")
 
 
 SUITES = {"smoke": smoke, "full": full, "peer": peer}

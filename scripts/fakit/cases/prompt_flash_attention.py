@@ -2,6 +2,7 @@
 masks of every documented shape and dtype, pre/next-token bands, actual sequence lengths."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -179,8 +180,9 @@ def peer():
     for r in peer_entries(PEER_FILE):
         if cap and max(r["Sq"], r["Skv"]) > cap:
             continue
-        yield make("fp16", r["layout"], B=r["B"], N=r["N"], Nkv=r["Nkv"], Sq=r["Sq"], Skv=r["Skv"], D=r["D"],
-                   pre=r["pre_tokens"], nxt=r["next_tokens"], scale=r["scale"], value_range=tuple(r["q_range"]))
+        case = make("fp16", r["layout"], B=r["B"], N=r["N"], Nkv=r["Nkv"], Sq=r["Sq"], Skv=r["Skv"], D=r["D"],
+                    pre=r["pre_tokens"], nxt=r["next_tokens"], scale=r["scale"], value_range=tuple(r["q_range"]))
+        yield dataclasses.replace(case, label=f"ST#{r['official_id']}")
 
 
 SUITES = {"smoke": smoke, "full": full, "peer": peer}

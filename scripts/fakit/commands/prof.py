@@ -21,10 +21,16 @@ def register(subparsers):
     add_op(p, extra=" (default: the case id's prefix names it)", lenient=True)
     add_soc(p)
     p.add_argument("--case", dest="case_id", help="case id (fakit cases)")
-    p.add_argument("--out", type=Path, default=Path("build/prof"), help="profiler output directory")
-    p.add_argument("--analyze", action="store_true", help="npu: also run msprof-analyze advisor")
+    p.add_argument("--out", type=Path, default=None,
+                   help="profiler output directory (sim/npu default: build/prof); cpu: write an msprof-shaped "
+                        "PROF_* directory of the modelled launch there, which msprof-analyze and MindStudio "
+                        "Insight open")
+    p.add_argument("--analyze", action="store_true",
+                   help="also run msprof-analyze's advisor on the PROF_* directory (cpu, npu; pip install "
+                        "-e '.[prof]'); cpu writes it to --out (default build/prof)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--trace", type=Path, help="cpu: write a Chrome-trace / Perfetto JSON timeline to this file")
+    p.add_argument("--trace", type=Path, help="cpu: write the modelled timeline to this file in msprof's trace "
+                                              "format (a JSON array; flow arrows for cross-core flags)")
     p.add_argument("--msprof", type=Path, help="calibrate: directory with one msprof op output per case id")
     p.add_argument("--catlass", type=Path, help="calibrate: a CATLASS checkout (hicann/catlass) whose matmul "
                    "examples are fitted to their published 910B2 times")
@@ -60,8 +66,18 @@ def main(args) -> int:
     args.op = args.op or op_of(args.case_id)   # like run and golden: the id names its operator
     apply_soc(args)
     if args.backend == "cpu":
-        summary = prof.profile_cpu(args.op, args.case_id, args.trace)
+        out = args.out if args.out is not None or not args.analyze else Path("build/prof")
+        summary = prof.profile_cpu(args.op, args.case_id, args.trace, out, args.analyze)
     else:
-        summary = prof.profile_cann(args.backend, args.op, args.case_id, args.out / args.case_id, args.analyze)
+        if args.trace is not None:
+            print(f"fakit prof: --trace is for the cpu backend; on {args.backend} msprof writes the timeline "
+                  f"under --out", file=sys.stderr)
+            return 2
+        if args.analyze and args.backend == "sim":
+            print("fakit prof: --analyze needs a device run (npu) or the cpu model; msprof-analyze does not "
+                  "read the simulator's OPPROF_* output", file=sys.stderr)
+            return 2
+        out = args.out if args.out is not None else Path("build/prof")
+        summary = prof.profile_cann(args.backend, args.op, args.case_id, out / args.case_id, args.analyze)
     print(json.dumps(summary.to_json(), indent=1) if args.json else prof.format_table(summary))
     return 0

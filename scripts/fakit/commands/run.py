@@ -24,6 +24,8 @@ LEGEND = {
     "xMARE/xMERE/xRMSE": "the same errors divided by those of the same-dtype benchmark implementation; the "
                          "standard passes a case when each ratio is within its threshold",
     "time[s]": "wall time of the backend call (the build is timed separately)",
+    "device[us]": "(modelled) the kernel's device time by the emulator's timeline model (cpu backend): a model, "
+                  "not a measurement (docs/performance.md)",
 }
 COUNTER_COLUMNS = (  # (header, counter key summed over cores, scale, what it is)
     ("cores", "block_dim", 1, "cores launched (block_dim)"),
@@ -54,10 +56,14 @@ def register(sub):
     add_max_seq(p)
     p.add_argument("--counters", action="store_true",
                    help="print a table of the emulator's per-pipe counters per case (cpu backend)")
-    p.add_argument("--json", dest="json_path", default=None, metavar="PATH",
-                   help="write every case's result (metrics, verdict, time, all counters) as JSON ('-': stdout)")
+    p.add_argument("--json", dest="json_path", nargs="?", const="-", default=None, metavar="PATH",
+                   help="write every case's result (metrics, verdict, time, all counters) as JSON to PATH (no "
+                        "PATH or '-': stdout, the table then goes to stderr)")
     p.add_argument("--csv", dest="csv_path", default=None, metavar="PATH",
                    help="write one CSV row per case ('-': stdout)")
+    p.add_argument("--prof-out", dest="prof_out", default=None, metavar="DIR",
+                   help="cpu: also write every launch to an msprof-shaped PROF_* directory under DIR (modelled "
+                        "device time; msprof-analyze and MindStudio Insight open it)")
     p.add_argument("--no-legend", action="store_true", help="do not explain the columns under the table")
     p.set_defaults(func=main)
 
@@ -79,8 +85,9 @@ def select(args) -> List[cases.Case]:
     return selected[: args.limit] if args.limit is not None else selected
 
 
-def run_case(case: cases.Case, backend: str, counters: bool = False) -> Dict[str, Any]:
-    """Run one case; returns a result dict (verdict, metrics, time, report, error, counters)."""
+def run_case(case: cases.Case, backend: str, counters: bool = False, prof_dir=None) -> Dict[str, Any]:
+    """Run one case; returns a result dict (verdict, metrics, time, modelled device time, report,
+    error, counters). `prof_dir` (cpu: a fakit.prof_dir.ProfDir) records the launch."""
     import fakit
     from fakit import golden
     from fakit.compare import compare
@@ -92,7 +99,11 @@ def run_case(case: cases.Case, backend: str, counters: bool = False) -> Dict[str
     result: Dict[str, Any] = {"id": case.id, "op": case.op, "features": case.features, "backend": backend}
     t0 = time.perf_counter()
     try:
-        actual = fakit.run(case.op, backend=backend, **kwargs)
+        if prof_dir is not None:
+            from ..prof import run_recorded
+            actual = run_recorded(case.op, kwargs, prof_dir, trace=True)
+        else:
+            actual = fakit.run(case.op, backend=backend, **kwargs)
     except AclnnError as exc:
         # every suite case is valid by the spec, so a rejection is a failure; one the kernel
         # declares "not implemented yet" gets its own verdict (it is a known gap, not a bug)
@@ -100,6 +111,9 @@ def run_case(case: cases.Case, backend: str, counters: bool = False) -> Dict[str
         result.update(verdict=verdict, time=time.perf_counter() - t0, error=f"AclnnError {exc.status}: {exc.log}")
         return result
     result["time"] = time.perf_counter() - t0
+    if backend == "cpu":
+        from ..backends.cpu import last_profile
+        result["device_us"] = last_profile().get("task_duration_us")
     report = compare(case.op, actual, gold, bench, dtype=case.output_dtypes())
     result.update(verdict=report.verdict, report=report.as_dict(), summary=report.summary(),
                   mare=report.worst("mare"), mere=report.worst("mere"), rmse=report.worst("rmse"),
@@ -160,6 +174,19 @@ def _num(x: float):
     return int(x) if float(x).is_integer() else float(f"{x:.4g}")
 
 
+def _preflight(backend: str) -> None:
+    """sim/npu: the toolkit, simulator and device checks (BackendUnavailable) before any case is
+    computed, so that a missing CANN is said at once, not after a progress bar has started."""
+    if backend in ("sim", "npu"):
+        import os
+        from .. import cann
+        toolkit = cann.find_cann()
+        if backend == "sim":
+            cann.simulator_lib(toolkit, os.environ.get("FAKIT_SOC", cann.DEFAULT_SOC))
+        else:
+            cann.require_device()
+
+
 def _prebuild(backend: str) -> None:
     """The cpu backend's build as a step of its own: visible, with progress, and not charged to
     the first case's time."""
@@ -169,7 +196,8 @@ def _prebuild(backend: str) -> None:
         build.ensure_built("cpu", sanitize=_sanitize(), quiet=False)
 
 
-HEADERS = ("case", "verdict", "MARE", "MERE", "RMSE", "xMARE", "xMERE", "xRMSE", "time[s]", "features")
+HEADERS = ("case", "verdict", "MARE", "MERE", "RMSE", "xMARE", "xMERE", "xRMSE", "time[s]", "device[us]",
+           "features")
 
 
 def main(args) -> int:
@@ -181,13 +209,24 @@ def main(args) -> int:
     if not selected:
         print("fakit run: no cases selected", file=sys.stderr)
         return 1
+    _preflight(args.backend)
+    prof_dir = None
+    if args.prof_out is not None:
+        if args.backend != "cpu":
+            print(f"fakit run: --prof-out writes the cpu model's profile; on {args.backend} run under msprof "
+                  f"(env FAKIT_MSPROF_OUTPUT=DIR, or fakit prof --backend {args.backend})", file=sys.stderr)
+            return 2
     _prebuild(args.backend)
+    if args.prof_out is not None:
+        from ..backends.cpu import soc_info
+        from ..prof_dir import ProfDir
+        prof_dir = ProfDir(args.prof_out, soc_info())
     results = []
     bar = tqdm(selected, desc=f"{args.backend}", unit="case", file=sys.stderr, disable=len(selected) < 2)
     for case in bar:
         bar.set_postfix_str(case.id)
         try:
-            res = run_case(case, args.backend, args.counters)
+            res = run_case(case, args.backend, args.counters, prof_dir)
         except BackendUnavailable:
             raise
         except (ValueError, RuntimeError) as exc:     # golden/backend errors: the case fails
@@ -202,7 +241,7 @@ def main(args) -> int:
 
     rows = [(r["id"], r["verdict"], r.get("mare"), r.get("mere"), r.get("rmse"), r.get("ratio_mare"),
              r.get("ratio_mere"), r.get("ratio_rmse"), None if r.get("time") is None else f"{r['time']:.3f}",
-             r["features"]) for r in results]
+             None if r.get("device_us") is None else f"{r['device_us']:.2f}", r["features"]) for r in results]
     say(table(HEADERS, rows))
     if not args.no_legend:
         say(legend(LEGEND))
@@ -229,6 +268,8 @@ def main(args) -> int:
         write_text(args.csv_path, to_csv(HEADERS + ("error",) + tuple(extra),
                                          (row + (r.get("error"),) + tuple(c[1:]) for row, r, c in
                                           zip(rows, results, crow))))
+    if prof_dir is not None:
+        say(f"profile (modelled device time, msprof's layout): {prof_dir.close()}")
     unimpl = sum(r["verdict"] == "UNIMPL" for r in failed)
     note = f" ({unimpl} not implemented yet: aclnn 161002, see the README feature matrix)" if unimpl else ""
     say(f"{len(results) - len(failed)}/{len(results)} passed on {args.backend}{note}")

@@ -16,13 +16,18 @@ def _opt(kw, name, dtype=None):
     return np.asarray(v) if dtype is None else np.asarray(v, dtype=dtype)
 
 
+def _list(items):
+    """The aclTensorList; None stays None (a null pointer the C API rejects with 161001)."""
+    return None if items is None else [np.asarray(t) for t in items]
+
+
 def _prepare(kw):
     lens = kw.get("actual_seq_lengths")
     pad = kw.get("kv_padding_size")
     return {
         "query": kw["query"],
-        "key": [np.asarray(k) for k in kw["key"]],
-        "value": [np.asarray(v) for v in kw["value"]],
+        "key": _list(kw["key"]),
+        "value": _list(kw["value"]),
         "pseShift": _opt(kw, "pse_shift"),
         "attenMask": _opt(kw, "atten_mask"),
         "actualSeqLengths": None if lens is None else [int(x) for x in np.asarray(lens).reshape(-1)],

@@ -69,7 +69,7 @@ def test_attention_launch_is_never_below_its_counter_bound(causal):
     q, k, v = (rng.standard_normal((1, 2, 256, 128)).astype(np.float16) for _ in range(3))
     kw = dict(num_heads=2, input_layout="BNSD", scale_value=0.088)
     if causal:
-        kw.update(atten_mask=np.triu(np.ones((256, 256), bool), 1), sparse_mode=0, next_tokens=0)
+        kw.update(atten_mask=np.triu(np.ones((256, 256), bool), 1), next_tokens=0)
     fakit.run("prompt_flash_attention", backend="cpu", query=q, key=k, value=v, **kw)
     p = cpu.last_profile()
     assert p["model"] == "timeline"
