@@ -14,6 +14,7 @@ S = 32K fits on a CPU. The outputs of these runs are not meaningful and are not 
 FLOPs follow benchmarks/flops.py (useful pairs, causal at element level); % of cube peak is of
 353.9 TFLOPS fp16 (910B2); decode bandwidth counts K and V once plus Q and O, over 1.6 TB/s.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,15 +52,22 @@ TORCH_NPU_FA = {8192: 97.3, 16384: 122.9, 32768: 150.8}
 def random_forward_stats():
     """The backward cases build their softmax statistics with the NumPy forward, which at these
     sizes would take longer than the model; timing-only runs need only the right shapes."""
+
     def fa_fwd(query, **kw):
         t, n = query.shape[0], query.shape[1]
-        return dict(softmax_max=np.zeros((t, n, 8), np.float32), softmax_sum=np.ones((t, n, 8), np.float32),
-                    attention_out=np.zeros(query.shape, np.float32))
+        return dict(
+            softmax_max=np.zeros((t, n, 8), np.float32),
+            softmax_sum=np.ones((t, n, 8), np.float32),
+            attention_out=np.zeros(query.shape, np.float32),
+        )
 
     def sfa_fwd(query, **kw):
         b, s1, n1 = query.shape[0], query.shape[1], query.shape[2]
-        return dict(softmax_max=np.zeros((b, 1, s1, n1), np.float32), softmax_sum=np.ones((b, 1, s1, n1), np.float32),
-                    attention_out=np.zeros(query.shape, np.float32))
+        return dict(
+            softmax_max=np.zeros((b, 1, s1, n1), np.float32),
+            softmax_sum=np.ones((b, 1, s1, n1), np.float32),
+            attention_out=np.zeros(query.shape, np.float32),
+        )
 
     saved = golden.flash_attention_tnd_forward, golden.sparse_flash_attention
     golden.flash_attention_tnd_forward, golden.sparse_flash_attention = fa_fwd, sfa_fwd
@@ -78,44 +86,94 @@ def shapes(quick: bool):
             out.append(dict(op=op, name=name, factory=factory, kind=kind, work=work, anchor=anchor))
 
     for s in (8192, 16384, 32768):
-        add(pfa.OP, f"B1_N1_S{s // 1024}K_D128_fp16", lambda s=s: pfa.make("fp16", "BNSD", B=1, N=1, Sq=s, D=128),
-            "compute", flops.forward_flops(flops.full_pairs(s, s), 1, 128), TORCH_NPU_FA[s], in_quick=s == 8192)
-    add(pfa.OP, "B1_N32_S4K_D128_fp16", lambda: pfa.make("fp16", "BNSD", B=1, N=32, Sq=4096, D=128),
-        "compute", flops.forward_flops(flops.full_pairs(4096, 4096), 32, 128))
-    add(pfa.OP, "B1_N32_S4K_D128_causal_fp16",
+        add(
+            pfa.OP,
+            f"B1_N1_S{s // 1024}K_D128_fp16",
+            lambda s=s: pfa.make("fp16", "BNSD", B=1, N=1, Sq=s, D=128),
+            "compute",
+            flops.forward_flops(flops.full_pairs(s, s), 1, 128),
+            TORCH_NPU_FA[s],
+            in_quick=s == 8192,
+        )
+    add(
+        pfa.OP,
+        "B1_N32_S4K_D128_fp16",
+        lambda: pfa.make("fp16", "BNSD", B=1, N=32, Sq=4096, D=128),
+        "compute",
+        flops.forward_flops(flops.full_pairs(4096, 4096), 32, 128),
+    )
+    add(
+        pfa.OP,
+        "B1_N32_S4K_D128_causal_fp16",
         lambda: pfa.make("fp16", "BNSD", B=1, N=32, Sq=4096, D=128, mask="causal", mask_shape="SS"),
-        "compute", flops.forward_flops(flops.causal_pairs(4096, 4096), 32, 128), in_quick=True)
-    add(pfa.OP, "B1_N32_S4K_D64_fp16", lambda: pfa.make("fp16", "BNSD", B=1, N=32, Sq=4096, D=64),
-        "compute", flops.forward_flops(flops.full_pairs(4096, 4096), 32, 64))
+        "compute",
+        flops.forward_flops(flops.causal_pairs(4096, 4096), 32, 128),
+        in_quick=True,
+    )
+    add(
+        pfa.OP,
+        "B1_N32_S4K_D64_fp16",
+        lambda: pfa.make("fp16", "BNSD", B=1, N=32, Sq=4096, D=64),
+        "compute",
+        flops.forward_flops(flops.full_pairs(4096, 4096), 32, 64),
+    )
 
     ql = [4096] * 4
-    add(fav.OP, "TND_4x4K_N8_D128_causal_fp16", lambda: fav.make("fp16", qlens=ql, N=8, D=128, sparse_mode=3),
-        "compute", flops.forward_flops(flops.varlen_pairs(ql, ql, "causal_rd"), 8, 128))
+    add(
+        fav.OP,
+        "TND_4x4K_N8_D128_causal_fp16",
+        lambda: fav.make("fp16", qlens=ql, N=8, D=128, sparse_mode=3),
+        "compute",
+        flops.forward_flops(flops.varlen_pairs(ql, ql, "causal_rd"), 8, 128),
+    )
     qv = [512, 1024, 2048, 4096]
-    add(fav.OP, "TND_varlen_7.5K_N8_D128_fp16", lambda: fav.make("fp16", qlens=qv, N=8, D=128),
-        "compute", flops.forward_flops(flops.varlen_pairs(qv, qv), 8, 128), in_quick=True)
+    add(
+        fav.OP,
+        "TND_varlen_7.5K_N8_D128_fp16",
+        lambda: fav.make("fp16", qlens=qv, N=8, D=128),
+        "compute",
+        flops.forward_flops(flops.varlen_pairs(qv, qv), 8, 128),
+        in_quick=True,
+    )
 
     for b, s in ((16, 4096), (16, 32768), (64, 4096)):
         for int8 in (False, True):
             kv_bytes = b * 4 * s * 128 * 2 * (1 if int8 else 2)
             qo_bytes = 2 * b * 32 * 128 * 2
             tag = "int8kv" if int8 else "fp16"
-            add(ifa.OP, f"B{b}_N32/4_S{s // 1024}K_D128_{tag}",
-                lambda b=b, s=s, int8=int8: ifa.make("fp16", "BNSD", B=b, N=32, Nkv=4, S=s, D=128, kv_int8=int8,
-                                                     antiquant="channel"),
-                "memory", kv_bytes + qo_bytes, in_quick=(b, s) == (16, 4096))
+            add(
+                ifa.OP,
+                f"B{b}_N32/4_S{s // 1024}K_D128_{tag}",
+                lambda b=b, s=s, int8=int8: ifa.make(
+                    "fp16", "BNSD", B=b, N=32, Nkv=4, S=s, D=128, kv_int8=int8, antiquant="channel"
+                ),
+                "memory",
+                kv_bytes + qo_bytes,
+                in_quick=(b, s) == (16, 4096),
+            )
 
     for s in (4096, 8192):
-        add(fag.OP, f"TND_1x{s // 1024}K_N8_D128_causal_fp16",
+        add(
+            fag.OP,
+            f"TND_1x{s // 1024}K_N8_D128_causal_fp16",
             lambda s=s: fag.make("fp16", qlens=[s], N=8, D=128, sparse_mode=3),
-            "compute", flops.backward_flops(flops.causal_pairs(s, s), 8, 128), in_quick=s == 4096)
+            "compute",
+            flops.backward_flops(flops.causal_pairs(s, s), 8, 128),
+            in_quick=s == 4096,
+        )
 
     for h in (64, 128):
         tokens = 64 if quick else 256
-        add(sfag.OP, f"BSND_S1_{tokens}_N{h}_K2048_rope_fp16",
-            lambda h=h, tokens=tokens: sfag.make("fp16", "BSND", qlens=[tokens], kvlens=[4096], N1=h, block=1,
-                                                 sparse_mode=0, rope=True, density=0.5),
-            "compute", flops.backward_flops(tokens * 2048, h, 576, 512), in_quick=h == 64)
+        add(
+            sfag.OP,
+            f"BSND_S1_{tokens}_N{h}_K2048_rope_fp16",
+            lambda h=h, tokens=tokens: sfag.make(
+                "fp16", "BSND", qlens=[tokens], kvlens=[4096], N1=h, block=1, sparse_mode=0, rope=True, density=0.5
+            ),
+            "compute",
+            flops.backward_flops(tokens * 2048, h, 576, 512),
+            in_quick=h == 64,
+        )
     return out
 
 
@@ -127,8 +185,15 @@ def measure(m):
     wall = time.time() - t0
     p = cpu.last_profile()
     us = p["task_duration_us"]
-    row = dict(op=m["op"], shape=m["name"], modelled_us=us, bound=p["bound_pipe"], block_dim=p["block_dim"],
-               wall_s=wall, anchor_tflops=m["anchor"])
+    row = dict(
+        op=m["op"],
+        shape=m["name"],
+        modelled_us=us,
+        bound=p["bound_pipe"],
+        block_dim=p["block_dim"],
+        wall_s=wall,
+        anchor_tflops=m["anchor"],
+    )
     if m["kind"] == "compute":
         tf = m["work"] / us / 1e6
         row.update(tflops=tf, cube_pct=100 * tf / CUBE_PEAK_TFLOPS)
@@ -160,44 +225,67 @@ def selected(m, ops) -> bool:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=description(__doc__),
-                                 epilog="Modelled device time, not a measurement (docs/performance.md).")
+    ap = argparse.ArgumentParser(
+        description=description(__doc__), epilog="Modelled device time, not a measurement (docs/performance.md)."
+    )
     ap.add_argument("--quick", action="store_true", help="one or two shapes per operator (a few minutes)")
-    ap.add_argument("--ops", "--only", dest="ops", metavar="NAMES",
-                    help="comma-separated operators (any of their names) or text of '<op>/<shape>' to run "
-                         "(default: every shape); --only is the same option")
+    ap.add_argument(
+        "--ops",
+        "--only",
+        dest="ops",
+        metavar="NAMES",
+        help="comma-separated operators (any of their names) or text of '<op>/<shape>' to run "
+        "(default: every shape); --only is the same option",
+    )
     ap.add_argument("--csv", type=Path, help="write the rows to this CSV file")
-    ap.add_argument("--plot", type=Path, help="write a PNG bar chart of the modelled time per shape "
-                                              "(pip install -e '.[plot]')")
+    ap.add_argument(
+        "--plot", type=Path, help="write a PNG bar chart of the modelled time per shape (pip install -e '.[plot]')"
+    )
     args = ap.parse_args(argv)
     todo = [m for m in shapes(args.quick) if selected(m, args.ops)]
     if not todo:
-        print(f"device_model: no shape matches --ops {args.ops!r}; operators: {', '.join(opnames.NAMES)}",
-              file=sys.stderr)
+        print(
+            f"device_model: no shape matches --ops {args.ops!r}; operators: {', '.join(opnames.NAMES)}", file=sys.stderr
+        )
         return 2
-    build.ensure_built("cpu", sanitize=cpu._sanitize(), quiet=False)   # a step of its own, not in row 1
+    build.ensure_built("cpu", sanitize=cpu._sanitize(), quiet=False)  # a step of its own, not in row 1
     rows = []
     for i, m in enumerate(todo, 1):
         print(f"[{i}/{len(todo)}] {m['op']}/{m['name']}", file=sys.stderr, flush=True)
         r = measure(m)
         rows.append(r)
-        metric = (f"tflops {r['tflops']:.1f}; cube_pct {r['cube_pct']:.1f}" if "tflops" in r
-                  else f"tbps {r['tbps']:.3f}; hbm_pct {r['hbm_pct']:.1f}")
+        metric = (
+            f"tflops {r['tflops']:.1f}; cube_pct {r['cube_pct']:.1f}"
+            if "tflops" in r
+            else f"tbps {r['tbps']:.3f}; hbm_pct {r['hbm_pct']:.1f}"
+        )
         anchor = f"; anchor_tflops {r['anchor_tflops']}" if r["anchor_tflops"] else ""
-        print(f"[PERF] {r['op']}/{r['shape']} :: modelled_us {r['modelled_us']:.1f}; {metric}; bound {r['bound']}"
-              f"{anchor}; emulator_wall_s {r['wall_s']:.1f}", flush=True)
+        print(
+            f"[PERF] {r['op']}/{r['shape']} :: modelled_us {r['modelled_us']:.1f}; {metric}; bound {r['bound']}"
+            f"{anchor}; emulator_wall_s {r['wall_s']:.1f}",
+            flush=True,
+        )
     print()
-    print(f"{'operator':<42} {'shape':<34} {'modelled µs':>11} {'TFLOPS':>7} {'%cube':>6} {'TB/s':>6} {'%HBM':>5} "
-          f"{'bound':<9} {'anchor TF':>9}")
+    print(
+        f"{'operator':<42} {'shape':<34} {'modelled µs':>11} {'TFLOPS':>7} {'%cube':>6} {'TB/s':>6} {'%HBM':>5} "
+        f"{'bound':<9} {'anchor TF':>9}"
+    )
     for r in rows:
-        print(f"{r['op']:<42} {r['shape']:<34} {r['modelled_us']:>11.1f} {fmt(r.get('tflops'), '.1f'):>7} "
-              f"{fmt(r.get('cube_pct'), '.1f'):>6} {fmt(r.get('tbps'), '.3f'):>6} {fmt(r.get('hbm_pct'), '.1f'):>5} "
-              f"{r['bound']:<9} {fmt(r['anchor_tflops'], '.1f'):>9}")
+        print(
+            f"{r['op']:<42} {r['shape']:<34} {r['modelled_us']:>11.1f} {fmt(r.get('tflops'), '.1f'):>7} "
+            f"{fmt(r.get('cube_pct'), '.1f'):>6} {fmt(r.get('tbps'), '.3f'):>6} {fmt(r.get('hbm_pct'), '.1f'):>5} "
+            f"{r['bound']:<9} {fmt(r['anchor_tflops'], '.1f'):>9}"
+        )
     print("(modelled device time, Ascend910B2 cost table; context: torch_npu FA on 910B2, [S11] in docs/sources.md)")
     if args.plot:
-        plot_bars(args.plot, [f"{r['op']}/{r['shape']}" for r in rows], {"modelled µs": [r["modelled_us"] for r in rows]},
-                  ylabel="modelled device time [µs] (log)", log_scale=True,
-                  title="Modelled device time (Ascend910B2 timeline model; not a measurement)")
+        plot_bars(
+            args.plot,
+            [f"{r['op']}/{r['shape']}" for r in rows],
+            {"modelled µs": [r["modelled_us"] for r in rows]},
+            ylabel="modelled device time [µs] (log)",
+            log_scale=True,
+            title="Modelled device time (Ascend910B2 timeline model; not a measurement)",
+        )
         print(f"plot: {args.plot}")
     if args.csv:
         keys = sorted({k for r in rows for k in r})

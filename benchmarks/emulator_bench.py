@@ -6,6 +6,7 @@ Prints FlashInfer-style [PERF] lines and a summary table; --csv / --json also wr
 
     .venv/bin/python benchmarks/emulator_bench.py [--m 1024 --n 1024 --k 1024] [--csv out.csv] [--json out.json]
 """
+
 import argparse
 import math
 import pathlib
@@ -67,7 +68,9 @@ def main():
     perf(rep, "emu_mmad_128x256x128_fp16", "throughput", float(vals["mmad_gflops"]), "GFLOP/s", "one AIC thread")
     perf(rep, "emu_vec_add_fp16_16k", "throughput", float(vals["vec_add_half_melems"]), "Melem/s", "one AIV thread")
     perf(rep, "emu_vec_exp_fp32_16k", "throughput", float(vals["vec_exp_float_melems"]), "Melem/s", "one AIV thread")
-    perf(rep, "emu_launch_mix_24x3", "overhead", float(vals["launch_overhead_ms"]), "ms", "empty MIX kernel, 72 threads")
+    perf(
+        rep, "emu_launch_mix_24x3", "overhead", float(vals["launch_overhead_ms"]), "ms", "empty MIX kernel, 72 threads"
+    )
 
     rep.start(f"cube_matmul {args.m}x{args.n}x{args.k}")
     m, n, k = args.m, args.n, args.k
@@ -84,9 +87,15 @@ def main():
     np_s = time.perf_counter() - t0
     err = float(np.max(np.abs(c.astype(np.float32) - ref)))
     flops = 2.0 * m * n * k
-    perf(rep, f"cube_matmul_{m}x{n}x{k}_fp16", "time", emu_s * 1e3, "ms",
-         f"{flops / emu_s / 1e9:.2f} GFLOP/s incl. process start and I/O; numpy.matmul(fp32) {np_s * 1e3:.2f} ms; "
-         f"ratio {emu_s / np_s:.1f}x; max abs err {err:.3g}")
+    perf(
+        rep,
+        f"cube_matmul_{m}x{n}x{k}_fp16",
+        "time",
+        emu_s * 1e3,
+        "ms",
+        f"{flops / emu_s / 1e9:.2f} GFLOP/s incl. process start and I/O; numpy.matmul(fp32) {np_s * 1e3:.2f} ms; "
+        f"ratio {emu_s / np_s:.1f}x; max abs err {err:.3g}",
+    )
 
     # The score stage of attention B=1 N=8 S=2048 D=128 over 512-key blocks: S = Q K^T on the
     # cube, row softmax on the vector cores, 24 AI cores x 3 threads.
@@ -98,11 +107,20 @@ def main():
     tiling = struct.pack("<6I", rows_q, keys, d, base_m, keys, math.ceil(rows_q / base_m))
     mix_s, _ = run_driver(build, "mix_softmax", 24, "mix", q, kt, tiling, rows_q * keys * 4, 24 * 2 * base_m * keys * 4)
     full = mix_s * (2048 / keys) * 2  # 4 key blocks, and the P*V matmul doubles the cube work
-    perf(rep, f"mix_softmax_{rows_q}x{keys}x{d}", "time", mix_s * 1e3, "ms",
-         f"{2.0 * rows_q * keys * d / mix_s / 1e9:.2f} GFLOP/s cube + {rows_q * keys / mix_s / 1e6:.1f} M softmax elem/s; "
-         f"projected attention B1 N8 S2048 D128 forward ~{full:.1f} s")
-    rep.finish(columns=[k for k in dict.fromkeys(k for r in rep.rows for k in r) if k not in ("name", "note")],
-               csv_path=args.csv, json_path=args.json)
+    perf(
+        rep,
+        f"mix_softmax_{rows_q}x{keys}x{d}",
+        "time",
+        mix_s * 1e3,
+        "ms",
+        f"{2.0 * rows_q * keys * d / mix_s / 1e9:.2f} GFLOP/s cube + {rows_q * keys / mix_s / 1e6:.1f} M softmax elem/s; "
+        f"projected attention B1 N8 S2048 D128 forward ~{full:.1f} s",
+    )
+    rep.finish(
+        columns=[k for k in dict.fromkeys(k for r in rep.rows for k in r) if k not in ("name", "note")],
+        csv_path=args.csv,
+        json_path=args.json,
+    )
     print("(the notes of each row: its [PERF] line above, or --csv/--json)")
 
 

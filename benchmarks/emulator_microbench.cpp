@@ -11,7 +11,8 @@ using Clock = std::chrono::steady_clock;
 
 static double Seconds(Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); }
 
-int main() {
+int main()
+{
     emu::LaunchConfig cfg;
     cfg.name = "bench";
     cfg.blockDim = 1;
@@ -20,14 +21,24 @@ int main() {
     cfg.mix = emu::CoreMix::AIC_ONLY;
     emu::Launch(cfg, [&] {
         TPipe pipe;
-        TBuf<TPosition::A2> a; TBuf<TPosition::B2> b; TBuf<TPosition::CO1> c;
-        pipe.InitBuffer(a, 128 * 128 * 2); pipe.InitBuffer(b, 128 * 256 * 2); pipe.InitBuffer(c, 128 * 256 * 4);
+        TBuf<TPosition::A2> a;
+        TBuf<TPosition::B2> b;
+        TBuf<TPosition::CO1> c;
+        pipe.InitBuffer(a, 128 * 128 * 2);
+        pipe.InitBuffer(b, 128 * 256 * 2);
+        pipe.InitBuffer(c, 128 * 256 * 4);
         LocalTensor<half> at = a.Get<half>(), bt = b.Get<half>();
         for (uint32_t i = 0; i < at.GetSize(); ++i) at.SetValue(i, half(0.01f * (i % 7)));
         for (uint32_t i = 0; i < bt.GetSize(); ++i) bt.SetValue(i, half(0.02f * (i % 5)));
-        MmadParams mm; mm.m = 128; mm.n = 256; mm.k = 128;
+        MmadParams mm;
+        mm.m = 128;
+        mm.n = 256;
+        mm.k = 128;
         const auto t0 = Clock::now();
-        for (int i = 0; i < mmadIters; ++i) { mm.cmatrixInitVal = i == 0; Mmad(c.Get<float>(), at, bt, mm); }
+        for (int i = 0; i < mmadIters; ++i) {
+            mm.cmatrixInitVal = i == 0;
+            Mmad(c.Get<float>(), at, bt, mm);
+        }
         mmadSec = Seconds(t0);
     });
     std::printf("mmad_gflops %.3f\n", 2.0 * 128 * 256 * 128 * mmadIters / mmadSec / 1e9);
@@ -38,7 +49,8 @@ int main() {
     cfg.mix = emu::CoreMix::AIV_ONLY;
     emu::Launch(cfg, [&] {
         TPipe pipe;
-        TBuf<TPosition::VECCALC> buf; pipe.InitBuffer(buf, 3 * n * 2);
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 3 * n * 2);
         LocalTensor<half> all = buf.Get<half>();
         Duplicate(all, half(1.0f), 3 * n);
         const auto t0 = Clock::now();
@@ -50,7 +62,8 @@ int main() {
     double expSec = 0;
     emu::Launch(cfg, [&] {
         TPipe pipe;
-        TBuf<TPosition::VECCALC> buf; pipe.InitBuffer(buf, 2 * n * 4);
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 2 * n * 4);
         LocalTensor<float> all = buf.Get<float>();
         Duplicate(all, 0.5f, 2 * n);
         const auto t0 = Clock::now();

@@ -8,6 +8,7 @@ proportional to its pairs:
 Softmax, scaling and masking are O(pairs) element-wise work and are not counted (as in
 FlashAttention's and FlashInfer's reported TFLOP/s).
 """
+
 from __future__ import annotations
 
 from typing import Iterable, Sequence
@@ -45,8 +46,9 @@ def backward_flops(pairs: int, heads: int, d: int, dv: int | None = None) -> int
 
 def varlen_pairs(q_lens: Sequence[int], kv_lens: Sequence[int], kind: str = "full") -> int:
     """Pairs of a TND batch: kind is 'full', 'causal' (left-up) or 'causal_rd' (right-down)."""
-    fn = {"full": full_pairs, "causal": causal_pairs,
-          "causal_rd": lambda q, k: causal_pairs(q, k, right_down=True)}[kind]
+    fn = {"full": full_pairs, "causal": causal_pairs, "causal_rd": lambda q, k: causal_pairs(q, k, right_down=True)}[
+        kind
+    ]
     return sum(fn(q, k) for q, k in zip(q_lens, kv_lens))
 
 
@@ -55,8 +57,9 @@ def min_bytes(tensors: Iterable[tuple]) -> int:
     return sum(int(n) * int(b) for n, b in tensors)
 
 
-def attention_min_bytes(tq: int, tk: int, heads: int, kv_heads: int, d: int, dv: int, elem: int,
-                        backward: bool = False) -> int:
+def attention_min_bytes(
+    tq: int, tk: int, heads: int, kv_heads: int, d: int, dv: int, elem: int, backward: bool = False
+) -> int:
     """Q, K, V read once and O written once (forward); backward also reads O and dO and
     writes dQ, dK, dV once."""
     q, k, v, o = tq * heads * d, tk * kv_heads * d, tk * kv_heads * dv, tq * heads * dv

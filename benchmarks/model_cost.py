@@ -7,6 +7,7 @@ the best of --repeat wall times of the fakit.run call is kept (the machine is sh
 
     [PERF] model_cost/<mode> :: wall_s <t>; ratio_to_off <r>; modelled_us <u>
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,8 +57,10 @@ def main(argv=None) -> int:
     for mode, r in best.items():
         ratio = r["wall"] / best["off"]["wall"]
         rows.append(dict(mode=mode, wall_s=r["wall"], ratio_to_off=ratio, modelled_us=r["profile_us"]))
-        print(f"[PERF] model_cost/{mode} :: wall_s {r['wall']:.3f}; ratio_to_off {ratio:.2f}; "
-              f"modelled_us {r['profile_us'] if r['profile_us'] is not None else '-'}")
+        print(
+            f"[PERF] model_cost/{mode} :: wall_s {r['wall']:.3f}; ratio_to_off {ratio:.2f}; "
+            f"modelled_us {r['profile_us'] if r['profile_us'] is not None else '-'}"
+        )
     if args.csv:
         with args.csv.open("w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))

@@ -9,6 +9,7 @@ pip install -e '.[plot]').
         rep.add(name, {"time_s": 1.2, "ratio_vs_torch": 0.8}, units={"time_s": "s"})
     rep.finish(csv_path=..., json_path=..., plot_path=..., plot_metrics=["time_s", "torch_time_s"])
 """
+
 from __future__ import annotations
 
 import csv
@@ -41,7 +42,7 @@ class PerfReport:
         # so a sweep from small to large shapes does not promise a finish it cannot keep.
         self.weights = list(weights) if weights is not None else [1.0] * total
         self.rows: List[Dict] = []
-        self.steps = 0                      # measurements started (a step may add several rows)
+        self.steps = 0  # measurements started (a step may add several rows)
         self.units: Dict[str, str] = {}
         self.started = time.perf_counter()
         self.stream = stream if stream is not None else sys.stderr
@@ -53,7 +54,7 @@ class PerfReport:
         if done == 0:
             return None
         spent = sum(self.weights[:done]) or 1e-12
-        left = sum(self.weights[done:self.total])
+        left = sum(self.weights[done : self.total])
         return (time.perf_counter() - self.started) * left / spent
 
     def start(self, name: str) -> None:
@@ -67,8 +68,9 @@ class PerfReport:
         """Record a measurement and print its [PERF] line."""
         self.units.update(units or {})
         self.rows.append({"name": name, **metrics})
-        parts = "; ".join(f"{k} {_fmt(v)}{(' ' + self.units[k]) if k in self.units else ''}"
-                          for k, v in metrics.items())
+        parts = "; ".join(
+            f"{k} {_fmt(v)}{(' ' + self.units[k]) if k in self.units else ''}" for k, v in metrics.items()
+        )
         print(f"[PERF] {name} :: {parts}", flush=True)
 
     def summary(self, columns: Optional[Sequence[str]] = None) -> str:
@@ -76,8 +78,16 @@ class PerfReport:
         heads = [c + (f" [{self.units[c]}]" if c in self.units else "") for c in columns]
         return table(heads + ["name"], ([_fmt(r.get(c)) for c in columns] + [r["name"]] for r in self.rows))
 
-    def finish(self, columns: Optional[Sequence[str]] = None, csv_path=None, json_path=None, plot_path=None,
-               plot_metrics: Sequence[str] = (), plot_title: str = "", log_scale: bool = False) -> None:
+    def finish(
+        self,
+        columns: Optional[Sequence[str]] = None,
+        csv_path=None,
+        json_path=None,
+        plot_path=None,
+        plot_metrics: Sequence[str] = (),
+        plot_title: str = "",
+        log_scale: bool = False,
+    ) -> None:
         print(f"\n{self.title}: {len(self.rows)} measurements in {duration(time.perf_counter() - self.started)}")
         if self.rows:
             print(self.summary(columns))
@@ -88,18 +98,24 @@ class PerfReport:
                 w.writeheader()
                 w.writerows(self.rows)
         if json_path:
-            Path(json_path).write_text(json.dumps({"benchmark": self.title, "units": self.units, "rows": self.rows},
-                                                  indent=1) + "\n")
+            Path(json_path).write_text(
+                json.dumps({"benchmark": self.title, "units": self.units, "rows": self.rows}, indent=1) + "\n"
+            )
         if plot_path and self.rows:
-            plot_bars(plot_path, [r["name"] for r in self.rows],
-                      {m: [float(r[m]) for r in self.rows] for m in plot_metrics},
-                      ylabel=", ".join(m + (f" [{self.units[m]}]" if m in self.units else "") for m in plot_metrics),
-                      title=plot_title or self.title, log_scale=log_scale)
+            plot_bars(
+                plot_path,
+                [r["name"] for r in self.rows],
+                {m: [float(r[m]) for r in self.rows] for m in plot_metrics},
+                ylabel=", ".join(m + (f" [{self.units[m]}]" if m in self.units else "") for m in plot_metrics),
+                title=plot_title or self.title,
+                log_scale=log_scale,
+            )
             print(f"plot: {plot_path}")
 
 
-def plot_bars(path, labels: Sequence[str], series: Dict[str, Sequence[float]], ylabel: str, title: str,
-              log_scale: bool = False) -> None:
+def plot_bars(
+    path, labels: Sequence[str], series: Dict[str, Sequence[float]], ylabel: str, title: str, log_scale: bool = False
+) -> None:
     """Grouped horizontal bars, one group per label, one bar per series, saved as PNG."""
     try:
         import matplotlib
@@ -107,6 +123,7 @@ def plot_bars(path, labels: Sequence[str], series: Dict[str, Sequence[float]], y
         raise SystemExit("--plot needs matplotlib: pip install -e '.[plot]'") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     n = max(1, len(series))
     height = 0.8 / n
     fig, ax = plt.subplots(figsize=(10, 0.5 + 0.45 * len(labels) * max(1, n / 1.5)))

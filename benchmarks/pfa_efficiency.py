@@ -19,6 +19,7 @@ How the numbers are derived (docs/performance.md has the discussion):
 * minimum per pass = Q + O once plus K and V once per q-block pass over its visible keys
   (the issue's "read once per needed pass"); one-pass minimum = Q, K, V, O once each.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,21 +46,26 @@ def measurement(name, s, d, causal, heads=1):
 
 def shapes(quick: bool):
     if quick:
-        return [measurement("causal_s1024_d128", 1024, 128, True),
-                measurement("full_s1024_d128", 1024, 128, False)]
-    return [measurement("causal_s2048_d128", 2048, 128, True),
-            measurement("causal_s4096_d128", 4096, 128, True),
-            measurement("causal_s2048_d64_h4", 2048, 64, True, heads=4),
-            measurement("full_s4096_d128", 4096, 128, False)]
+        return [measurement("causal_s1024_d128", 1024, 128, True), measurement("full_s1024_d128", 1024, 128, False)]
+    return [
+        measurement("causal_s2048_d128", 2048, 128, True),
+        measurement("causal_s4096_d128", 4096, 128, True),
+        measurement("causal_s2048_d64_h4", 2048, 64, True, heads=4),
+        measurement("full_s4096_d128", 4096, 128, False),
+    ]
 
 
 def kwargs_for(m):
     s, d, n = m["s"], m["d"], m["heads"]
     rng = np.random.default_rng(0)
-    kw = dict(query=rng.uniform(-1, 1, (1, n, s, d)).astype(np.float16),
-              key=rng.uniform(-1, 1, (1, n, s, d)).astype(np.float16),
-              value=rng.uniform(-1, 1, (1, n, s, d)).astype(np.float16),
-              num_heads=n, input_layout="BNSD", scale_value=d ** -0.5)
+    kw = dict(
+        query=rng.uniform(-1, 1, (1, n, s, d)).astype(np.float16),
+        key=rng.uniform(-1, 1, (1, n, s, d)).astype(np.float16),
+        value=rng.uniform(-1, 1, (1, n, s, d)).astype(np.float16),
+        num_heads=n,
+        input_layout="BNSD",
+        scale_value=d**-0.5,
+    )
     if m["causal"]:
         kw.update(atten_mask=np.triu(np.ones((s, s), np.bool_), 1), pre_tokens=INT_MAX, next_tokens=0)
     return kw
@@ -81,12 +87,13 @@ def measure(m):
     issued = sum(pipe(x, "M", "macs") for x in aic)
     pairs = flops.causal_pairs(s, s) if m["causal"] else flops.full_pairs(s, s)
     useful = pairs * 2 * d * n
-    scores = issued // (2 * d)                      # sum of r*c over computed blocks
+    scores = issued // (2 * d)  # sum of r*c over computed blocks
     out_bytes = n * s * d * 2
     mask_bytes = scores if m["causal"] else 0
     all_gm = sum(pipe(x, p) for x in cores for p in ("MTE2", "MTE3", "FIXP"))
     tensor = sum(pipe(x, "MTE2") for x in aic) - 2 * scores + mask_bytes + out_bytes
     workspace = all_gm - tensor
+
     # The tiling's q-block, read back from the counters: per unit the cube loads Q once, per
     # key block K, V and P; the K + V bytes are 2 x 2 B x D per key each q-block pass reads, which
     # only the real q-block size reproduces.
@@ -95,18 +102,27 @@ def measure(m):
 
     kv_bytes = sum(pipe(x, "MTE2") for x in aic) - 2 * scores - 2 * n * s * d
     bq = min((192, 128, 64, 32, 16), key=lambda b: abs(2 * 2 * n * pass_keys(b) * d - kv_bytes))
-    visible = pass_keys(bq)                         # keys each q-block pass must read
+    visible = pass_keys(bq)  # keys each q-block pass must read
     per_pass_min = 2 * (2 * n * s * d) + 2 * 2 * n * visible * d + mask_bytes
     one_pass_min = flops.attention_min_bytes(s, s, n, n, d, d, 2)
     per_core = [pipe(x, "M", "macs") for x in aic]
     return {
-        "name": m["name"], "wall_s": round(wall, 2), "block_dim": c["block_dim"],
-        "mac_issued": issued, "mac_useful": useful, "mac_ratio": issued / useful,
-        "gm_bytes": all_gm, "tensor_gm_bytes": tensor, "workspace_bytes": workspace,
-        "per_pass_min_bytes": per_pass_min, "tensor_gm_ratio": tensor / per_pass_min,
-        "one_pass_min_bytes": one_pass_min, "kv_restream_factor": tensor / one_pass_min,
+        "name": m["name"],
+        "wall_s": round(wall, 2),
+        "block_dim": c["block_dim"],
+        "mac_issued": issued,
+        "mac_useful": useful,
+        "mac_ratio": issued / useful,
+        "gm_bytes": all_gm,
+        "tensor_gm_bytes": tensor,
+        "workspace_bytes": workspace,
+        "per_pass_min_bytes": per_pass_min,
+        "tensor_gm_ratio": tensor / per_pass_min,
+        "one_pass_min_bytes": one_pass_min,
+        "kv_restream_factor": tensor / one_pass_min,
         "workspace_bytes_per_score": workspace / scores,
-        "core_balance": max(per_core) / (sum(per_core) / len(per_core)), "block_q": bq,
+        "core_balance": max(per_core) / (sum(per_core) / len(per_core)),
+        "block_q": bq,
     }
 
 
@@ -115,22 +131,41 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="small shapes (S=1024)")
     ap.add_argument("--csv", type=Path, help="also write the rows to this CSV file")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON")
-    ap.add_argument("--plot", type=Path, help="write a PNG of the efficiency ratios per shape (pip install -e '.[plot]')")
+    ap.add_argument(
+        "--plot", type=Path, help="write a PNG of the efficiency ratios per shape (pip install -e '.[plot]')"
+    )
     args = ap.parse_args(argv)
     todo = shapes(args.quick)
     # cost ~ the score pairs the kernel computes (causal: about half)
-    rep = PerfReport("pfa_efficiency", total=len(todo),
-                     weights=[m["s"] ** 2 * m["d"] * m["heads"] / (2 if m["causal"] else 1) for m in todo])
+    rep = PerfReport(
+        "pfa_efficiency",
+        total=len(todo),
+        weights=[m["s"] ** 2 * m["d"] * m["heads"] / (2 if m["causal"] else 1) for m in todo],
+    )
     for m in todo:
         rep.start(f"pfa/{m['name']}")
         r = measure(m)
-        rep.add(f"pfa/{r.pop('name')}", r, units={"wall_s": "s", "gm_bytes": "B", "tensor_gm_bytes": "B",
-                                               "workspace_bytes": "B", "per_pass_min_bytes": "B",
-                                               "one_pass_min_bytes": "B", "workspace_bytes_per_score": "B"})
-    rep.finish(columns=["mac_ratio", "tensor_gm_ratio", "kv_restream_factor", "core_balance", "block_q", "wall_s"],
-               csv_path=args.csv, json_path=args.json, plot_path=args.plot,
-               plot_metrics=["mac_ratio", "tensor_gm_ratio", "core_balance"],
-               plot_title="aclnnPromptFlashAttention on the CPU target: issued / minimum (1 = ideal)")
+        rep.add(
+            f"pfa/{r.pop('name')}",
+            r,
+            units={
+                "wall_s": "s",
+                "gm_bytes": "B",
+                "tensor_gm_bytes": "B",
+                "workspace_bytes": "B",
+                "per_pass_min_bytes": "B",
+                "one_pass_min_bytes": "B",
+                "workspace_bytes_per_score": "B",
+            },
+        )
+    rep.finish(
+        columns=["mac_ratio", "tensor_gm_ratio", "kv_restream_factor", "core_balance", "block_q", "wall_s"],
+        csv_path=args.csv,
+        json_path=args.json,
+        plot_path=args.plot,
+        plot_metrics=["mac_ratio", "tensor_gm_ratio", "core_balance"],
+        plot_title="aclnnPromptFlashAttention on the CPU target: issued / minimum (1 = ideal)",
+    )
     return 0
 
 

@@ -2,6 +2,7 @@
 benchmark shapes use (plain/causal/band masks, GQA, paged and int8 KV, rope). They are the
 "what anyone would write" yardstick of golden_bench.py: per batch and head, full score
 matrix, torch.softmax, autograd for the V5 backward. Not used by the product."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,8 +39,9 @@ def _attend(q, k, v, scale, excluded=None):
     return p @ v
 
 
-def prompt_flash_attention(query, key, value, *, atten_mask=None, num_heads, scale_value=1.0,
-                           input_layout="BSH", num_key_value_heads=0, **_):
+def prompt_flash_attention(
+    query, key, value, *, atten_mask=None, num_heads, scale_value=1.0, input_layout="BSH", num_key_value_heads=0, **_
+):
     nkv = num_key_value_heads or num_heads
     q, k, v = _bnsd(query, input_layout, num_heads), _bnsd(key, input_layout, nkv), _bnsd(value, input_layout, nkv)
     m = None if atten_mask is None else torch.from_numpy(np.asarray(atten_mask) != 0)
@@ -52,22 +54,37 @@ def prompt_flash_attention(query, key, value, *, atten_mask=None, num_heads, sca
     return out
 
 
-def incre_flash_attention_v4(query, key, value, *, actual_seq_lengths=None, antiquant_scale=None,
-                             antiquant_offset=None, block_table=None, num_heads, scale_value=1.0,
-                             input_layout="BSH", num_key_value_heads=0, block_size=0, **_):
+def incre_flash_attention_v4(
+    query,
+    key,
+    value,
+    *,
+    actual_seq_lengths=None,
+    antiquant_scale=None,
+    antiquant_offset=None,
+    block_table=None,
+    num_heads,
+    scale_value=1.0,
+    input_layout="BSH",
+    num_key_value_heads=0,
+    block_size=0,
+    **_,
+):
     nkv = num_key_value_heads or num_heads
     q = _bnsd(query, input_layout, num_heads)
     B, g = q.shape[0], num_heads // nkv
     if block_table is not None:
-        kc, vc = _t(key[0]), _t(value[0])            # (blocks, N, bs, D)
+        kc, vc = _t(key[0]), _t(value[0])  # (blocks, N, bs, D)
         table = torch.from_numpy(np.asarray(block_table).astype(np.int64))
         lens = list(actual_seq_lengths)
 
         def kv(b):
             nb = -(-lens[b] // block_size)
             ids = table[b, :nb]
-            return (kc[ids].permute(1, 0, 2, 3).reshape(nkv, -1, kc.shape[-1])[:, :lens[b]],
-                    vc[ids].permute(1, 0, 2, 3).reshape(nkv, -1, vc.shape[-1])[:, :lens[b]])
+            return (
+                kc[ids].permute(1, 0, 2, 3).reshape(nkv, -1, kc.shape[-1])[:, : lens[b]],
+                vc[ids].permute(1, 0, 2, 3).reshape(nkv, -1, vc.shape[-1])[:, : lens[b]],
+            )
     else:
         k, v = _bnsd(key[0], input_layout, nkv), _bnsd(value[0], input_layout, nkv)
         if antiquant_scale is not None:
@@ -79,6 +96,7 @@ def incre_flash_attention_v4(query, key, value, *, actual_seq_lengths=None, anti
         def kv(b):
             n = k.shape[2] if actual_seq_lengths is None else actual_seq_lengths[b]
             return k[b, :, :n], v[b, :, :n]
+
     out = torch.empty_like(q)
     for b in range(B):
         kb, vb = kv(b)
@@ -102,8 +120,9 @@ def _sparse_excluded(mode, sq, sk):
     return None
 
 
-def flash_attention_var_len_score(query, key, value, *, actual_seq_qlen, actual_seq_kvlen, scale_value=1.0,
-                                  head_num, sparse_mode=0, **_):
+def flash_attention_var_len_score(
+    query, key, value, *, actual_seq_qlen, actual_seq_kvlen, scale_value=1.0, head_num, sparse_mode=0, **_
+):
     q, k, v = _t(query), _t(key), _t(value)
     g = head_num // k.shape[1]
     out = torch.zeros_like(q)
@@ -114,9 +133,21 @@ def flash_attention_var_len_score(query, key, value, *, actual_seq_qlen, actual_
     return out
 
 
-def flash_attention_unpadding_score_grad_v5(query, key, value, dy, *, query_rope=None, key_rope=None,
-                                            actual_seq_qlen, actual_seq_kvlen, scale_value=1.0, head_num,
-                                            sparse_mode=0, **_):
+def flash_attention_unpadding_score_grad_v5(
+    query,
+    key,
+    value,
+    dy,
+    *,
+    query_rope=None,
+    key_rope=None,
+    actual_seq_qlen,
+    actual_seq_kvlen,
+    scale_value=1.0,
+    head_num,
+    sparse_mode=0,
+    **_,
+):
     q, k, v, do = _t(query), _t(key), _t(value), _t(dy)
     qr = None if query_rope is None else _t(query_rope)
     kr = None if key_rope is None else _t(key_rope)
@@ -142,12 +173,29 @@ def flash_attention_unpadding_score_grad_v5(query, key, value, dy, *, query_rope
     return dq, dk, dv
 
 
-def sparse_flash_attention_grad(query, key, value, sparse_indices, d_out, out, softmax_max, softmax_sum, *,
-                                query_rope=None, key_rope=None, scale_value, sparse_block_size=1, layout="BSND",
-                                sparse_mode=0, actual_seq_lengths_query=None, actual_seq_lengths_kv=None, **_):
+def sparse_flash_attention_grad(
+    query,
+    key,
+    value,
+    sparse_indices,
+    d_out,
+    out,
+    softmax_max,
+    softmax_sum,
+    *,
+    query_rope=None,
+    key_rope=None,
+    scale_value,
+    sparse_block_size=1,
+    layout="BSND",
+    sparse_mode=0,
+    actual_seq_lengths_query=None,
+    actual_seq_lengths_kv=None,
+    **_,
+):
     """Per query token: gather the selected KV tokens, recompute P, and accumulate the
     gradients by the usual formulas (dS = P * (dP - rowsum(dO * O)))."""
-    flat = (lambda x: None if x is None else _t(x).reshape(-1, *np.shape(x)[-2:]))
+    flat = lambda x: None if x is None else _t(x).reshape(-1, *np.shape(x)[-2:])
     q, k, v, do, o = flat(query), flat(key), flat(value), flat(d_out), flat(out)
     qr, kr = flat(query_rope), flat(key_rope)
     if qr is not None:

@@ -13,6 +13,7 @@ and last `calibration: fit max |err| A %, held-out max |err| B %`. The fit point
 entries cite that fit); the held-out points are only reported. --costs runs under another cost
 file (env ASCEND_EMU_COSTS format). The largest point runs for minutes on a CPU.
 """
+
 import argparse
 import json
 import sys
@@ -36,9 +37,14 @@ def main(argv=None) -> int:
     costs = None
     if args.costs:
         costs = {k: float(v) for k, v in (line.split() for line in args.costs.read_text().splitlines() if line.strip())}
-    rows = calibrate.catlass_points(args.catlass.resolve(), args.build_dir.resolve(), args.prefix.resolve(),
-                                    costs=costs, only=args.only,
-                                    progress=lambda r: print(calibrate.format_point(r), flush=True))
+    rows = calibrate.catlass_points(
+        args.catlass.resolve(),
+        args.build_dir.resolve(),
+        args.prefix.resolve(),
+        costs=costs,
+        only=args.only,
+        progress=lambda r: print(calibrate.format_point(r), flush=True),
+    )
     for r in rows:
         if r["note"]:
             print(f"note: {r['example']}: {r['note']}")

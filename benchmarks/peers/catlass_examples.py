@@ -13,6 +13,7 @@ ASCEND_EMU_RACECHECK=1 runs them all under the race checker. --json writes one r
 example with its modelled launches (ASCEND_EMU_PROFILE lines: task_duration_us and the msprof
 ratios, modelled, not measured).
 """
+
 import argparse
 import json
 import os
@@ -26,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-MM = ["256", "512", "1024", "0"]           # m n k device, the READMEs' shape
+MM = ["256", "512", "1024", "0"]  # m n k device, the READMEs' shape
 GROUPED = ["128", "512", "1024", "2048", "0"]  # groups m n k device
 FAI = ["1", "177", "512", "1", "1", "128", "0", "1"]  # batch qSeq kvSeq heads kvHeads headSize varied mask
 
@@ -44,18 +45,61 @@ RECIPES = {
     "16_group_gemm": {"args": ["3", "128,256,512", "256,512,128", "512,256,128", "0"]},
     "17_gemv_aiv": {"args": ["256", "512", "0"]},
     "18_gemv_aic": {"args": ["256", "512", "0"]},
-    "19_mla": {"gen": ["4", "1,2,3,4", "128,256,512,1024", "16", "64", "128", "half"],
-               "args": ["4", "1,2,3,4", "128,256,512,1024", "16", "64", "128"]},
+    "19_mla": {
+        "gen": ["4", "1,2,3,4", "128,256,512,1024", "16", "64", "128", "half"],
+        "args": ["4", "1,2,3,4", "128,256,512,1024", "16", "64", "128"],
+    },
     "23_flash_attention_infer": {"gen": FAI + ["bf16", "1"], "args": FAI + ["--dtype", "bf16"]},
-    "24_conv_bias": {"gen": ["32", "64", "1", "32", "48", "128", "1", "1", "1", "1", "1", "1", "1", "1", "1",
-                             "0", "0", "0", "float16"], "gen_cwd": "bin",
-                     "args": ["32", "1", "4", "32", "48", "16", "128", "1", "1", "1", "1", "1", "1", "1", "1",
-                              "1", "0", "0", "0", "0"]},
+    "24_conv_bias": {
+        "gen": [
+            "32",
+            "64",
+            "1",
+            "32",
+            "48",
+            "128",
+            "1",
+            "1",
+            "1",
+            "1",
+            "1",
+            "1",
+            "1",
+            "1",
+            "1",
+            "0",
+            "0",
+            "0",
+            "float16",
+        ],
+        "gen_cwd": "bin",
+        "args": [
+            "32",
+            "1",
+            "4",
+            "32",
+            "48",
+            "16",
+            "128",
+            "1",
+            "1",
+            "1",
+            "1",
+            "1",
+            "1",
+            "1",
+            "1",
+            "1",
+            "0",
+            "0",
+            "0",
+            "0",
+        ],
+    },
     "29_a2_fp8_e4m3_matmul": {"gen": ["256", "512", "1024", "0", "0"], "cwd": "root"},
     "31_small_matmul": {"args": ["256", "1024", "256", "0"]},
     "32_w4a8_matmul": {"gen": ["256", "512", "1024"], "args": ["256", "512", "1024", "0"]},
-    "33_basic_conv2d": {"args": ["2", "33", "43", "112", "80", "3", "3", "2", "2", "2", "2", "1", "1", "1", "1",
-                                 "0"]},
+    "33_basic_conv2d": {"args": ["2", "33", "43", "112", "80", "3", "3", "2", "2", "2", "2", "1", "1", "1", "1", "0"]},
     "38_w4a4_matmul_per_token_per_channel_dequant": {"gen": ["256", "512", "1024"]},
     "40_flash_attention_infer_tla": {"gen": FAI + ["bf16", "1"], "args": FAI + ["--dtype", "bf16"]},
     "41_sparse_matmul_tla": {"gen": ["256", "512", "1024"], "gen_script": "sparse_gen_data.py", "cwd": "data"},
@@ -86,8 +130,7 @@ def first_error(text: str) -> str:
 
 def shell(cmd, env, cwd=None, timeout=1800):
     try:
-        p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                           errors="replace")
+        p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, errors="replace")
         return p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired as e:
         return -1, f"timed out after {timeout} s: {e.cmd}"
@@ -102,8 +145,11 @@ def prefix_env(prefix: Path):
 def configure(catlass: Path, bdir: Path, env) -> str:
     if (bdir / "CMakeCache.txt").exists():
         return ""
-    rc, out = shell(["cmake", "-S", str(catlass), "-B", str(bdir), "-DCATLASS_ARCH=2201",
-                     "-DCMAKE_BUILD_TYPE=Release"] + (["-G", "Ninja"] if shutil.which("ninja") else []), env)
+    rc, out = shell(
+        ["cmake", "-S", str(catlass), "-B", str(bdir), "-DCATLASS_ARCH=2201", "-DCMAKE_BUILD_TYPE=Release"]
+        + (["-G", "Ninja"] if shutil.which("ninja") else []),
+        env,
+    )
     return "" if rc == 0 else "CMake configure failed: " + first_error(out)
 
 
@@ -138,15 +184,20 @@ def run_example(name, catlass, bdir, work, env, jobs):
         if rc != 0:
             missing = re.search(r"No module named '([^']+)'", out)
             rec["status"] = "SKIP" if missing else "FAIL"
-            rec["reason"] = (f"{script} needs the Python module {missing.group(1)}" if missing
-                             else f"{script}: " + first_error(out))
+            rec["reason"] = (
+                f"{script} needs the Python module {missing.group(1)}" if missing else f"{script}: " + first_error(out)
+            )
             return rec
     cwd = {"root": layout, "data": data_dir}.get(recipe.get("cwd"), bin_dir)
     profile = layout / "profile.jsonl"
     run_env = dict(env, ASCEND_EMU_PROFILE=str(profile))
     t0 = time.time()
-    rc, out = shell([str(exe)] + recipe.get("args", recipe["gen"][:3] + ["0"] if "gen" in recipe else MM), run_env,
-                    cwd=cwd, timeout=1800)
+    rc, out = shell(
+        [str(exe)] + recipe.get("args", recipe["gen"][:3] + ["0"] if "gen" in recipe else MM),
+        run_env,
+        cwd=cwd,
+        timeout=1800,
+    )
     rec["run_s"] = round(time.time() - t0, 1)
     if profile.exists():
         rec["launches"] = [json.loads(line) for line in profile.read_text().splitlines() if line.strip()]
@@ -168,8 +219,12 @@ def main(argv=None):
     ap.add_argument("--catlass", required=True, type=Path, help="a CATLASS checkout (hicann/catlass)")
     ap.add_argument("--only", action="append", default=[], help="example name(s), comma-separated")
     ap.add_argument("--json", type=Path, help="write the results here")
-    ap.add_argument("--build-dir", type=Path, default=ROOT / "build" / "catlass",
-                    help="CATLASS build tree and scratch data (default build/catlass)")
+    ap.add_argument(
+        "--build-dir",
+        type=Path,
+        default=ROOT / "build" / "catlass",
+        help="CATLASS build tree and scratch data (default build/catlass)",
+    )
     ap.add_argument("--prefix", type=Path, help="the CPU prefix (default: build/cpu/install, built when stale)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     args = ap.parse_args(argv)
@@ -183,6 +238,7 @@ def main(argv=None):
 
     if args.prefix is None:
         from fakit import build  # the prefix: build/cpu/install, built when missing or stale
+
         build.ensure_built("cpu", quiet=False)
         args.prefix = build.install_prefix()
     env = prefix_env(args.prefix.resolve())

@@ -13,6 +13,7 @@ its inputs from files this script writes (random data, no golden: its comparison
 ignored). The peer's causal mask is its compressed 1024 x 1024 upper-triangle mask (maskType 1);
 ours is the operator's causal mask; both exclude the same keys.
 """
+
 import argparse
 import csv
 import os
@@ -29,6 +30,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ["ASCEND_EMU_TIMING_ONLY"] = "1"
 
 import flops  # noqa: E402
+
 import fakit  # noqa: E402
 from fakit import calibrate  # noqa: E402
 from fakit.backends import cpu  # noqa: E402
@@ -43,13 +45,17 @@ def shapes(quick):
     """name, B, N, Nkv, Sq, Skv, D, causal, decode."""
     out = [("B1_N1_S8K_D128", 1, 1, 1, 8192, 8192, 128, False, False)]
     if not quick:
-        out += [("B1_N1_S16K_D128", 1, 1, 1, 16384, 16384, 128, False, False),
-                ("B1_N1_S32K_D128", 1, 1, 1, 32768, 32768, 128, False, False)]
-    out += [("B1_N32_S4K_D128", 1, 32, 32, 4096, 4096, 128, False, False),
-            ("B1_N32_S4K_D128_causal", 1, 32, 32, 4096, 4096, 128, True, False),
-            ("B1_N32_Nkv8_S4K_D128_GQA", 1, 32, 8, 4096, 4096, 128, False, False),
-            ("B1_N32_S4K_D64", 1, 32, 32, 4096, 4096, 64, False, False),
-            ("B16_N32_Nkv4_S4K_D128_paged_decode", 16, 32, 4, 1, 4096, 128, False, True)]
+        out += [
+            ("B1_N1_S16K_D128", 1, 1, 1, 16384, 16384, 128, False, False),
+            ("B1_N1_S32K_D128", 1, 1, 1, 32768, 32768, 128, False, False),
+        ]
+    out += [
+        ("B1_N32_S4K_D128", 1, 32, 32, 4096, 4096, 128, False, False),
+        ("B1_N32_S4K_D128_causal", 1, 32, 32, 4096, 4096, 128, True, False),
+        ("B1_N32_Nkv8_S4K_D128_GQA", 1, 32, 8, 4096, 4096, 128, False, False),
+        ("B1_N32_S4K_D64", 1, 32, 32, 4096, 4096, 64, False, False),
+        ("B16_N32_Nkv4_S4K_D128_paged_decode", 16, 32, 4, 1, 4096, 128, False, True),
+    ]
     return out
 
 
@@ -76,12 +82,26 @@ def run_peer(exe: Path, prefix: Path, B, N, Nkv, Sq, Skv, D, causal) -> float:
         d = Path(tmp)
         write_peer_inputs(d, B, N, Nkv, Sq, Skv, D, causal)
         env["ASCEND_EMU_PROFILE"] = str(d / "profile.jsonl")
-        args = [str(exe), str(B), str(Sq), str(Skv), str(N), str(Nkv), str(D), "0", "1" if causal else "0",
-                "--datapath", str(d), "--dtype", "half"]
+        args = [
+            str(exe),
+            str(B),
+            str(Sq),
+            str(Skv),
+            str(N),
+            str(Nkv),
+            str(D),
+            "0",
+            "1" if causal else "0",
+            "--datapath",
+            str(d),
+            "--dtype",
+            "half",
+        ]
         res = subprocess.run(args, env=env, cwd=tmp, capture_output=True, text=True)
         if res.returncode != 0:
             raise RuntimeError(f"{PEER} {args[1:8]} failed ({res.returncode}): {res.stderr[-2000:]}")
         import json
+
         lines = [json.loads(x) for x in (d / "profile.jsonl").read_text().splitlines() if x.strip()]
     return sum(p["task_duration_us"] for p in lines)
 
@@ -123,18 +143,33 @@ def main(argv=None) -> int:
         peer = run_peer(exe, args.prefix.resolve(), B, N, Nkv, Sq, Skv, D, causal)
         ours = run_ours(B, N, Nkv, Sq, Skv, D, causal, decode)
         amount, unit = work(B, N, Nkv, Sq, Skv, D, causal, decode)
-        row = dict(shape=name, ours_op=ifa.OP if decode else pfa.OP, ours_us=ours, peer_us=peer, unit=unit,
-                   ours_rate=amount / ours / 1e6, peer_rate=amount / peer / 1e6, ours_over_peer=ours / peer)
+        row = dict(
+            shape=name,
+            ours_op=ifa.OP if decode else pfa.OP,
+            ours_us=ours,
+            peer_us=peer,
+            unit=unit,
+            ours_rate=amount / ours / 1e6,
+            peer_rate=amount / peer / 1e6,
+            ours_over_peer=ours / peer,
+        )
         rows.append(row)
-        print(f"[SBS] {name} :: ours_us {ours:.1f}; peer_us {peer:.1f}; ours_{unit} {row['ours_rate']:.3f}; "
-              f"peer_{unit} {row['peer_rate']:.3f}; ours/peer {row['ours_over_peer']:.3f}", flush=True)
+        print(
+            f"[SBS] {name} :: ours_us {ours:.1f}; peer_us {peer:.1f}; ours_{unit} {row['ours_rate']:.3f}; "
+            f"peer_{unit} {row['peer_rate']:.3f}; ours/peer {row['ours_over_peer']:.3f}",
+            flush=True,
+        )
     print()
     print(f"{'shape':<38} {'ours µs':>9} {'peer µs':>9} {'ours':>8} {'peer':>8} {'unit':<7} {'ours/peer':>9}")
     for r in rows:
-        print(f"{r['shape']:<38} {r['ours_us']:>9.1f} {r['peer_us']:>9.1f} {r['ours_rate']:>8.3f} {r['peer_rate']:>8.3f} "
-              f"{r['unit']:<7} {r['ours_over_peer']:>9.3f}")
-    print(f"(modelled device time, Ascend910B2 table; ours = {pfa.OP} / {ifa.OP}, peer = CATLASS {PEER}; "
-          f"ours/peer < 1: ours models faster)")
+        print(
+            f"{r['shape']:<38} {r['ours_us']:>9.1f} {r['peer_us']:>9.1f} {r['ours_rate']:>8.3f} {r['peer_rate']:>8.3f} "
+            f"{r['unit']:<7} {r['ours_over_peer']:>9.3f}"
+        )
+    print(
+        f"(modelled device time, Ascend910B2 table; ours = {pfa.OP} / {ifa.OP}, peer = CATLASS {PEER}; "
+        f"ours/peer < 1: ours models faster)"
+    )
     if args.csv:
         with args.csv.open("w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -142,8 +177,10 @@ def main(argv=None) -> int:
             w.writerows(rows)
     if args.plot:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+
         fig, ax = plt.subplots(figsize=(10, 4))
         x = np.arange(len(rows))
         ax.bar(x - 0.2, [r["ours_us"] for r in rows], 0.4, label="ours")

@@ -37,11 +37,11 @@ public:
         Initialised("GetSize");
         return count_;
     }
-    template <class T>
-    __gm__ T *GetDataPtr(uint32_t index)
+    template <class T> __gm__ T *GetDataPtr(uint32_t index)
     {
         Initialised("GetDataPtr");
-        if (index >= count_) emu::Fail("ListTensorDesc::GetDataPtr", "index %u is past the list's %u tensors", index, count_);
+        if (index >= count_)
+            emu::Fail("ListTensorDesc::GetDataPtr", "index %u is past the list's %u tensors", index, count_);
         return reinterpret_cast<__gm__ T *>(base_[base_[0] / sizeof(uint64_t) + index]);
     }
 

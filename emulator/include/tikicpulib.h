@@ -18,24 +18,31 @@ inline void *GmAlloc(size_t size) { return emu::DeviceAlloc(size, "AscendC::GmAl
 inline void GmFree(void *ptr) { emu::DeviceFree(ptr, "AscendC::GmFree"); }
 
 namespace cpu {
-inline KernelMode &Mode() {
+inline KernelMode &Mode()
+{
     static KernelMode mode = KernelMode::MIX_MODE;
     return mode;
 }
-inline uint64_t &TilingKey() {
+inline uint64_t &TilingKey()
+{
     static uint64_t key = 0;
     return key;
 }
-inline emu::CoreMix MixOf(KernelMode m) {
+inline emu::CoreMix MixOf(KernelMode m)
+{
     switch (m) {
-        case KernelMode::AIC_MODE: return emu::CoreMix::AIC_ONLY;
-        case KernelMode::AIV_MODE: return emu::CoreMix::AIV_ONLY;
-        case KernelMode::MIX_AIC_1_1: return emu::CoreMix::MIX_AIC_1_1;
-        default: return emu::CoreMix::MIX_AIC_1_2;
+        case KernelMode::AIC_MODE:
+            return emu::CoreMix::AIC_ONLY;
+        case KernelMode::AIV_MODE:
+            return emu::CoreMix::AIV_ONLY;
+        case KernelMode::MIX_AIC_1_1:
+            return emu::CoreMix::MIX_AIC_1_1;
+        default:
+            return emu::CoreMix::MIX_AIC_1_2;
     }
 }
-template <class F, class... Args>
-void RunKernel(F func, const char *name, uint32_t numBlocks, Args... args) {
+template <class F, class... Args> void RunKernel(F func, const char *name, uint32_t numBlocks, Args... args)
+{
     static_assert(sizeof...(Args) <= 32, "ICPU_RUN_KF accepts at most 32 kernel arguments");
     emu::LaunchConfig cfg;
     cfg.name = name;

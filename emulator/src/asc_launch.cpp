@@ -19,14 +19,16 @@ struct Entries {
     Entry pass[2] = {};
 };
 
-std::mutex &RegistryMu() {
+std::mutex &RegistryMu()
+{
     static std::mutex mu;
     return mu;
 }
 // site -> source file -> entries. The cube pass's entries of a site inside an inline function or
 // a template (the same code in every file, one registration for the program) may be filed under
 // another source file than the vector pass's (one per file).
-std::map<std::string, std::map<std::string, Entries>> &Registry() {
+std::map<std::string, std::map<std::string, Entries>> &Registry()
+{
     static std::map<std::string, std::map<std::string, Entries>> r;
     return r;
 }
@@ -35,11 +37,12 @@ std::map<std::string, std::map<std::string, Entries>> &Registry() {
 // kind (the kernel body is empty there after constant folding of g_coreType), which is how bisheng
 // tells a cube-only or vector-only kernel from a MIX one. Device passes are optimised (asc_cc), so
 // an empty body is exactly a return; anything else counts as code.
-bool IsEmptyBody(Entry entry) {
+bool IsEmptyBody(Entry entry)
+{
     const auto *p = reinterpret_cast<const unsigned char *>(entry);
 #if defined(__x86_64__)
     if (std::memcmp(p, "\xf3\x0f\x1e\xfa", 4) == 0) p += 4;  // endbr64
-    return p[0] == 0xc3 || (p[0] == 0xf3 && p[1] == 0xc3);    // ret, rep ret
+    return p[0] == 0xc3 || (p[0] == 0xf3 && p[1] == 0xc3);   // ret, rep ret
 #elif defined(__aarch64__)
     uint32_t w;
     for (;;) {
@@ -56,14 +59,16 @@ bool IsEmptyBody(Entry entry) {
 
 }  // namespace
 
-bool RegisterEntry(const char *unit, const char *site, int pass, Entry entry) {
+bool RegisterEntry(const char *unit, const char *site, int pass, Entry entry)
+{
     std::lock_guard<std::mutex> lock(RegistryMu());
     Registry()[site][unit].pass[pass] = entry;
     return true;
 }
 
 void LaunchSite(const char *unit, const char *site, const char *name, uint32_t blockDim, void * /*l2ctrl*/,
-                void * /*stream*/, void *pack) {
+                void * /*stream*/, void *pack)
+{
     Entries e;
     {
         std::lock_guard<std::mutex> lock(RegistryMu());

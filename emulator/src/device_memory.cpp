@@ -17,7 +17,7 @@
 namespace emu {
 namespace {
 
-std::shared_mutex g_mu;  // many cores look up, few threads allocate
+std::shared_mutex g_mu;                         // many cores look up, few threads allocate
 std::map<uintptr_t, DeviceAllocation> g_table;  // by base
 uint64_t g_live = 0;
 
@@ -25,9 +25,13 @@ size_t Rounded(size_t bytes) { return (bytes + 31) / 32 * 32 + 32; }
 
 }  // namespace
 
-void *DeviceAlloc(size_t bytes, const char *who) { return DeviceAllocUsable(bytes == 0 ? 0 : Rounded(bytes), bytes, who); }
+void *DeviceAlloc(size_t bytes, const char *who)
+{
+    return DeviceAllocUsable(bytes == 0 ? 0 : Rounded(bytes), bytes, who);
+}
 
-void *DeviceAllocUsable(size_t usable, size_t bytes, const char *who) {
+void *DeviceAllocUsable(size_t usable, size_t bytes, const char *who)
+{
     if (bytes == 0 || usable < bytes) return nullptr;
     std::unique_lock<std::shared_mutex> lock(g_mu);
     if (g_live + usable > CurrentSoc().hbmBytes) {
@@ -52,7 +56,8 @@ void *DeviceAllocUsable(size_t usable, size_t bytes, const char *who) {
     return p;
 }
 
-void DeviceFree(void *ptr, const char *who) {
+void DeviceFree(void *ptr, const char *who)
+{
     if (ptr == nullptr) return;
     std::unique_lock<std::shared_mutex> lock(g_mu);
     auto it = g_table.find(reinterpret_cast<uintptr_t>(ptr));
@@ -65,7 +70,8 @@ void DeviceFree(void *ptr, const char *who) {
     std::free(ptr);
 }
 
-bool DeviceFind(const void *ptr, size_t bytes, DeviceAllocation *out) {
+bool DeviceFind(const void *ptr, size_t bytes, DeviceAllocation *out)
+{
     const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     std::shared_lock<std::shared_mutex> lock(g_mu);
     auto it = g_table.upper_bound(p);

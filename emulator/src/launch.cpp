@@ -46,9 +46,9 @@ struct LaunchStop {
 struct LaunchShared {
     std::mutex mu;
     std::condition_variable cv;
-    int blocks = 0;          // AI cores in this wave
-    int firstBlock = 0;      // block index of the wave's first core
-    int aivPerBlock = 0;     // 0, 1 or 2
+    int blocks = 0;       // AI cores in this wave
+    int firstBlock = 0;   // block index of the wave's first core
+    int aivPerBlock = 0;  // 0, 1 or 2
     bool hasAic = false;
     int alive = 0, blocked = 0;
     struct Waiter {
@@ -84,7 +84,8 @@ std::string g_lastFault;
 bool Raising() { return g_faultMode.load() == static_cast<int>(FaultMode::kRaise); }
 
 // Records `message` as the launch's fault (the first one wins) and stops every core of it.
-void StopLaunch(LaunchStop &st, const std::string &message) {
+void StopLaunch(LaunchStop &st, const std::string &message)
+{
     {
         std::lock_guard<std::mutex> lock(st.mu);
         if (st.message.empty()) st.message = message;
@@ -94,7 +95,8 @@ void StopLaunch(LaunchStop &st, const std::string &message) {
 
 // A misuse on a core thread in kRaise mode: stop the launch and unwind this core's kernel code.
 // Not while this thread already unwinds (a throw would end the process): then abort as kAbort.
-[[noreturn]] void RaiseOnCore(const std::string &message) {
+[[noreturn]] void RaiseOnCore(const std::string &message)
+{
     StopLaunch(*t_ctx->shared->stop, message);
     t_ctx->shared->cv.notify_all();
     if (std::uncaught_exceptions() == 0) throw CoreStopped{};
@@ -107,12 +109,14 @@ std::string g_lastCounters = "{}";
 
 int Slot(const CoreCtx &c) { return (c.block - c.shared->firstBlock) * 3 + (c.kind == kAic ? 0 : 1 + c.sub); }
 
-const char *PipeName(int p) {
+const char *PipeName(int p)
+{
     static const char *names[] = {"MTE2", "MTE1", "M", "V", "MTE3", "FIXP", "S"};
     return names[p];
 }
 
-void ReportStuck(LaunchShared &s, const char *why) {
+void ReportStuck(LaunchShared &s, const char *why)
+{
     std::string report = std::string("[ascendc-emu] deadlock in kernel ") + (t_ctx ? t_ctx->kernel : "?") + ": " + why;
     for (auto &w : s.waiters)
         if (w.ctx != nullptr && w.blocked) {
@@ -129,7 +133,8 @@ void ReportStuck(LaunchShared &s, const char *why) {
 }
 
 // Marks every blocked waiter whose condition now holds as runnable. Caller holds s.mu.
-void WakeLocked(LaunchShared &s) {
+void WakeLocked(LaunchShared &s)
+{
     for (auto &w : s.waiters)
         if (w.blocked && w.ready()) {
             w.blocked = false;
@@ -138,13 +143,15 @@ void WakeLocked(LaunchShared &s) {
     s.cv.notify_all();
 }
 
-void CheckAllBlockedLocked(LaunchShared &s) {
+void CheckAllBlockedLocked(LaunchShared &s)
+{
     if (s.alive > 0 && s.blocked == s.alive)
         ReportStuck(s, "every live core is blocked and none can release the others");
 }
 
 // Blocks the current core until ready() holds. Caller holds the lock `lk` on s.mu.
-void WaitLocked(std::unique_lock<std::mutex> &lk, const std::string &what, std::function<bool()> ready) {
+void WaitLocked(std::unique_lock<std::mutex> &lk, const std::string &what, std::function<bool()> ready)
+{
     LaunchShared &s = *t_ctx->shared;
     if (ready()) return;
     auto &me = s.waiters[Slot(*t_ctx)];
@@ -170,7 +177,8 @@ int &Counter(LaunchShared &s, int slot, int flag) { return s.counter[slot * kCro
 int TimingCounter(const LaunchShared &s, int slot, int flag) { return (s.firstBlock * 3 + slot) * kCrossFlags + flag; }
 
 // One more set of `flag` for core `slot`; the timeline model learns which set ids release it.
-void Bump(LaunchShared &s, int slot, int flag, const char *api, const std::vector<uint64_t> &ids) {
+void Bump(LaunchShared &s, int slot, int flag, const char *api, const std::vector<uint64_t> &ids)
+{
     int &c = Counter(s, slot, flag);
     if (++c > 15)
         Fail(api, "flag %d of the target core has more than 15 unconsumed sets (the hardware counter is 4 bits)", flag);
@@ -183,7 +191,8 @@ void Bump(LaunchShared &s, int slot, int flag, const char *api, const std::vecto
 // The completed set is released by the member sets consumed (*ids, for the timeline model).
 template <typename Members>
 bool GroupSetLocked(std::vector<int> &pending, std::vector<std::deque<uint64_t>> &pendingIds, int slot, int flag,
-                    uint64_t setId, std::vector<uint64_t> *ids, Members members) {
+                    uint64_t setId, std::vector<uint64_t> *ids, Members members)
+{
     ++pending[slot * kCrossFlags + flag];
     pendingIds[slot * kCrossFlags + flag].push_back(setId);
     bool complete = true;
@@ -201,7 +210,8 @@ bool GroupSetLocked(std::vector<int> &pending, std::vector<std::deque<uint64_t>>
 }
 
 void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int first, int count,
-             std::vector<CoreCtx> &allCtx, const std::vector<double> &origin, LaunchStop &stop) {
+             std::vector<CoreCtx> &allCtx, const std::vector<double> &origin, LaunchStop &stop)
+{
     const SocSpec &soc = CurrentSoc();
     LaunchShared s;
     s.stop = &stop;
@@ -262,8 +272,8 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
             stopped = true;
         } catch (const std::exception &e) {
             if (!Raising()) throw;
-            StopLaunch(stop, std::string("[ascendc-emu] kernel ") + c->kernel + " on " + CoreName() +
-                                 " threw " + e.what());
+            StopLaunch(stop,
+                       std::string("[ascendc-emu] kernel ") + c->kernel + " on " + CoreName() + " threw " + e.what());
             stopped = true;
         }
         g_divideFaults += TakeScalarDivideFaults();
@@ -272,8 +282,10 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
             for (int e = 0; e < kHardEventCount; ++e)
                 for (int id = 0; id < kEventIds; ++id)
                     if (c->flags[e][id] > 0)
-                        std::fprintf(stderr, "[ascendc-emu] warning: %s of kernel %s ended with SetFlag(event %d, id %d) never waited\n",
-                                     CoreName(), c->kernel, e, id);
+                        std::fprintf(
+                            stderr,
+                            "[ascendc-emu] warning: %s of kernel %s ended with SetFlag(event %d, id %d) never waited\n",
+                            CoreName(), c->kernel, e, id);
         RaceFree(*c);
         for (uint8_t *p : owned) std::free(p);
         for (auto &m : c->mem) m = nullptr;
@@ -298,7 +310,8 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
     }
 }
 
-void AppendCounters(std::ostringstream &o, const PipeCounter *pc) {
+void AppendCounters(std::ostringstream &o, const PipeCounter *pc)
+{
     for (int p = 0; p < static_cast<int>(Pipe::COUNT); ++p) {
         if (p) o << ",";
         o << "\"" << PipeName(p) << "\":{\"bytes\":" << pc[p].bytes << ",\"ops\":" << pc[p].ops;
@@ -310,7 +323,8 @@ void AppendCounters(std::ostringstream &o, const PipeCounter *pc) {
 // ASCEND_EMU_PROFILE=<file>: every launch appends the modelled profile of last_profile() (kernel,
 // block dim, task_duration_us, the msprof ratios) as one JSON line, so a program that is not
 // driven from Python (a CATLASS example, a user's host driver) still reports its modelled time.
-void AppendProfileLine() {
+void AppendProfileLine()
+{
     const char *path = std::getenv("ASCEND_EMU_PROFILE");
     if (path == nullptr || path[0] == '\0') return;
     static std::mutex mu;
@@ -328,21 +342,26 @@ void AppendProfileLine() {
 
 void SetFaultMode(FaultMode mode) { g_faultMode.store(static_cast<int>(mode)); }
 
-void CancelLaunches() {
+void CancelLaunches()
+{
     std::lock_guard<std::mutex> lock(g_runningMu);
     for (LaunchStop *st : g_running) StopLaunch(*st, "[ascendc-emu] launch cancelled by the host");
 }
 
-void StopPoint() {
+void StopPoint()
+{
     if (std::uncaught_exceptions() == 0) throw CoreStopped{};
 }
 
-void NoCoreContext() {
-    std::fprintf(stderr, "[ascendc-emu] a kernel API was called outside a kernel launch (use ICPU_RUN_KF or emu::Launch)\n");
+void NoCoreContext()
+{
+    std::fprintf(stderr,
+                 "[ascendc-emu] a kernel API was called outside a kernel launch (use ICPU_RUN_KF or emu::Launch)\n");
     std::abort();
 }
 
-const char *CoreName() {
+const char *CoreName()
+{
     if (t_ctx == nullptr) return "host";
     if (t_ctx->kind == kAic)
         std::snprintf(t_name, sizeof t_name, "aic%d", t_ctx->block);
@@ -351,7 +370,8 @@ const char *CoreName() {
     return t_name;
 }
 
-void Fail(const char *api, const char *fmt, ...) {
+void Fail(const char *api, const char *fmt, ...)
+{
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -366,12 +386,15 @@ void Fail(const char *api, const char *fmt, ...) {
     std::abort();
 }
 
-void CheckGm(const char *api, const char *operand, const void *p, uint64_t bytes) {
+void CheckGm(const char *api, const char *operand, const void *p, uint64_t bytes)
+{
     if (bytes == 0) return;
     if (!DeviceFind(p, bytes, nullptr)) {
         DeviceAllocation a;
         if (DeviceFind(p, 1, &a))
-            Fail(api, "%s GM range [%p, +%llu bytes) runs %llu bytes past the end of its allocation (base %p, %zu usable bytes)",
+            Fail(api,
+                 "%s GM range [%p, +%llu bytes) runs %llu bytes past the end of its allocation (base %p, %zu usable "
+                 "bytes)",
                  operand, p, (unsigned long long)bytes,
                  (unsigned long long)(reinterpret_cast<uintptr_t>(p) + bytes - a.base - a.usable),
                  reinterpret_cast<void *>(a.base), a.usable);
@@ -380,23 +403,27 @@ void CheckGm(const char *api, const char *operand, const void *p, uint64_t bytes
     }
 }
 
-uint64_t LocalOffset(Buf b, const void *p) {
+uint64_t LocalOffset(Buf b, const void *p)
+{
     return static_cast<uint64_t>(static_cast<const uint8_t *>(p) - Ctx().mem[static_cast<int>(b)]);
 }
 
-void CheckLocal(const char *api, const char *operand, Buf b, const void *p, uint64_t bytes) {
+void CheckLocal(const char *api, const char *operand, Buf b, const void *p, uint64_t bytes)
+{
     static const char *names[] = {"GM", "UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
     CoreCtx &c = Ctx();
     const uint8_t *base = c.mem[static_cast<int>(b)];
     const uint64_t size = c.memSize[static_cast<int>(b)];
-    if (base == nullptr) Fail(api, "%s is in %s, which this core type does not have", operand, names[static_cast<int>(b)]);
+    if (base == nullptr)
+        Fail(api, "%s is in %s, which this core type does not have", operand, names[static_cast<int>(b)]);
     const uint8_t *q = static_cast<const uint8_t *>(p);
     if (q < base || q > base + size || bytes > static_cast<uint64_t>(base + size - q))
         Fail(api, "%s range [%s+%lld, +%llu bytes) is outside %s (%llu bytes)", operand, names[static_cast<int>(b)],
              (long long)(q - base), (unsigned long long)bytes, names[static_cast<int>(b)], (unsigned long long)size);
 }
 
-double DeadlockTimeoutSeconds() {
+double DeadlockTimeoutSeconds()
+{
     const char *e = std::getenv("ASCEND_EMU_DEADLOCK_TIMEOUT_S");
     const double v = e ? std::atof(e) : 0.0;
     return v > 0 ? v : 60.0;
@@ -404,7 +431,8 @@ double DeadlockTimeoutSeconds() {
 
 void CrossCoreSet(int mode, int flagId) { CrossCoreSet(mode, flagId, 6 /* PIPE_ALL */); }
 
-void CrossCoreSet(int mode, int flagId, int pipeT) {
+void CrossCoreSet(int mode, int flagId, int pipeT)
+{
     const char *api = "CrossCoreSetFlag";
     CoreCtx &c = Ctx();
     LaunchShared &s = *c.shared;
@@ -418,7 +446,8 @@ void CrossCoreSet(int mode, int flagId, int pipeT) {
     const int me = Slot(c);
     const auto sameKind = [&](auto fn) {  // mode 0: every core of my kind in the launch
         for (int bb = 0; bb < s.blocks; ++bb) {
-            if (c.kind == kAic) fn(bb * 3);
+            if (c.kind == kAic)
+                fn(bb * 3);
             else
                 for (int v = 0; v < s.aivPerBlock; ++v) fn(bb * 3 + 1 + v);
         }
@@ -434,8 +463,10 @@ void CrossCoreSet(int mode, int flagId, int pipeT) {
         if (c.kind != kAiv) Fail(api, "mode 1 synchronises the AIVs of one AI core; called on an AIC");
         if (GroupSetLocked(s.pending[1], s.pendingIds[1], me, flagId, setId, &ids, blockAivs)) blockAivs(bump);
     } else if (mode == 2) {
-        if (c.kind == kAic) blockAivs(bump);
-        else if (GroupSetLocked(s.pending[2], s.pendingIds[2], me, flagId, setId, &ids, blockAivs)) bump(b * 3);
+        if (c.kind == kAic)
+            blockAivs(bump);
+        else if (GroupSetLocked(s.pending[2], s.pendingIds[2], me, flagId, setId, &ids, blockAivs))
+            bump(b * 3);
     } else {
         Fail(api, "modeId %d is not supported on Atlas A2 (modes 0, 1, 2)", mode);
     }
@@ -444,7 +475,8 @@ void CrossCoreSet(int mode, int flagId, int pipeT) {
 
 void CrossCoreWait(int flagId) { CrossCoreWait(flagId, 0 /* PIPE_S */); }
 
-void CrossCoreWait(int flagId, int pipeT) {
+void CrossCoreWait(int flagId, int pipeT)
+{
     CoreCtx &c = Ctx();
     LaunchShared &s = *c.shared;
     if (flagId < 0 || flagId >= kCrossFlags) Fail("CrossCoreWaitFlag", "flagId %d is outside [0, 15]", flagId);
@@ -459,7 +491,8 @@ void CrossCoreWait(int flagId, int pipeT) {
     TimeCrossWait(pipeT, counter);
 }
 
-void SyncAllCores(bool aivOnly) {
+void SyncAllCores(bool aivOnly)
+{
     CoreCtx &c = Ctx();
     LaunchShared &s = *c.shared;
     const int group = aivOnly ? c.kind : 0;
@@ -487,7 +520,8 @@ void SyncAllCores(bool aivOnly) {
     TimeSyncRelease(id);
 }
 
-void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
+void Launch(const LaunchConfig &cfg, const std::function<void()> &body)
+{
     const SocSpec &soc = CurrentSoc();
     if (cfg.blockDim == 0 || cfg.blockDim > 65535) {
         char line[256];
@@ -547,10 +581,11 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
     timing.Finish();
     AppendProfileLine();
     if (g_divideFaults > 0)
-        std::fprintf(stderr,
-                     "[ascendc-emu] warning: kernel %s divided an integer by zero %d time(s); the NPU's scalar unit does "
-                     "not trap, the emulator took quotient 0 and remainder = dividend\n",
-                     cfg.name, g_divideFaults.load());
+        std::fprintf(
+            stderr,
+            "[ascendc-emu] warning: kernel %s divided an integer by zero %d time(s); the NPU's scalar unit does "
+            "not trap, the emulator took quotient 0 and remainder = dividend\n",
+            cfg.name, g_divideFaults.load());
 
     std::ostringstream o;
     PipeCounter total[static_cast<int>(Pipe::COUNT)];
@@ -581,38 +616,44 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body) {
     g_lastCounters = o.str();
 }
 
-void Launch(const LaunchConfig &cfg, const std::function<void()> &aic, const std::function<void()> &aiv) {
+void Launch(const LaunchConfig &cfg, const std::function<void()> &aic, const std::function<void()> &aiv)
+{
     Launch(cfg, [&] { (Ctx().kind == kAic ? aic : aiv)(); });
 }
 
-std::string LastLaunchCountersJson() {
+std::string LastLaunchCountersJson()
+{
     std::lock_guard<std::mutex> lock(g_countersMu);
     return g_lastCounters;
 }
 
 }  // namespace emu
 
-extern "C" void ascendc_emu_set_fault_mode(int mode) {
+extern "C" void ascendc_emu_set_fault_mode(int mode)
+{
     emu::SetFaultMode(mode == 1 ? emu::FaultMode::kRaise : emu::FaultMode::kAbort);
 }
 
 extern "C" void ascendc_emu_cancel_launches(void) { emu::CancelLaunches(); }
 
-extern "C" const char *ascendc_emu_last_fault_message(void) {
+extern "C" const char *ascendc_emu_last_fault_message(void)
+{
     static thread_local std::string copy;
     std::lock_guard<std::mutex> lock(emu::g_runningMu);
     copy = emu::g_lastFault;
     return copy.c_str();
 }
 
-extern "C" void ascendc_emu_launch_progress(uint64_t *done, uint64_t *total) {
+extern "C" void ascendc_emu_launch_progress(uint64_t *done, uint64_t *total)
+{
     std::lock_guard<std::mutex> lock(emu::g_runningMu);
     const emu::LaunchStop *st = emu::g_progress;
     if (done != nullptr) *done = st ? st->threadsDone.load() / st->threadsPerBlock : emu::g_lastDone;
     if (total != nullptr) *total = st ? st->blocks : emu::g_lastTotal;
 }
 
-extern "C" const char *ascendc_emu_last_counters_json(void) {
+extern "C" const char *ascendc_emu_last_counters_json(void)
+{
     static thread_local std::string copy;
     copy = emu::LastLaunchCountersJson();
     return copy.c_str();

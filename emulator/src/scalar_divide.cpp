@@ -20,7 +20,8 @@ thread_local int t_faults = 0;
 #if defined(__x86_64__) && defined(__linux__)
 // Length of the div/idiv at `p` (legacy prefixes, REX, F6/F7 /6 or /7, ModRM, SIB, displacement)
 // and its operand size in bytes; 0 when `p` is not one.
-int DivLength(const uint8_t *p, int *size) {
+int DivLength(const uint8_t *p, int *size)
+{
     int n = 0;
     bool osize = false, rexw = false;
     while (p[n] == 0x66 || p[n] == 0x67 || p[n] == 0xf2 || p[n] == 0xf3 || p[n] == 0x2e || p[n] == 0x3e ||
@@ -38,15 +39,18 @@ int DivLength(const uint8_t *p, int *size) {
         const uint8_t sib = p[n++];
         if (mod == 0 && (sib & 7) == 5) n += 4;
     }
-    if (mod == 1) n += 1;
-    else if (mod == 2 || (mod == 0 && rm == 5)) n += 4;
+    if (mod == 1)
+        n += 1;
+    else if (mod == 2 || (mod == 0 && rm == 5))
+        n += 4;
     *size = op == 0xf6 ? 1 : (rexw ? 8 : (osize ? 2 : 4));
     return n;
 }
 
 struct sigaction g_previous;
 
-void OnSigfpe(int sig, siginfo_t *info, void *uctx) {
+void OnSigfpe(int sig, siginfo_t *info, void *uctx)
+{
     auto *uc = static_cast<ucontext_t *>(uctx);
     greg_t *r = uc->uc_mcontext.gregs;
     int size = 0;
@@ -74,7 +78,8 @@ void OnSigfpe(int sig, siginfo_t *info, void *uctx) {
 
 }  // namespace
 
-void InstallScalarDivideHandler() {
+void InstallScalarDivideHandler()
+{
 #if defined(__x86_64__) && defined(__linux__)
     static std::once_flag once;
     std::call_once(once, [] {
@@ -88,7 +93,8 @@ void InstallScalarDivideHandler() {
 #endif
 }
 
-int TakeScalarDivideFaults() {
+int TakeScalarDivideFaults()
+{
     const int n = t_faults;
     t_faults = 0;
     return n;

@@ -30,15 +30,11 @@ const SocSpec kSocs[] = {
     // name, AIC, AIV [INI]; local memories; clock MHz [INI]; HBM [INI]; BW; L2 [INI]; cube peak
     {"Ascend910B1", 24, 48, EMU_2201_LOCAL_MEM, 1850, 64 * GiB, 1.6e12 /*inf.*/, 192 * MiB,
      363.7e12 /*inf.: 24 AIC x 4096 MAC x 2 x 1.85 GHz*/},
-    {"Ascend910B2", 24, 48, EMU_2201_LOCAL_MEM, 1800, 64 * GiB, 1.6e12 /*[MIG]*/, 192 * MiB,
-     353.9e12 /*[MIG]*/},
-    {"Ascend910B3", 20, 40, EMU_2201_LOCAL_MEM, 1800, 64 * GiB, 1.6e12 /*inf.*/, 192 * MiB,
-     294.9e12 /*inf.*/},
-    {"Ascend910B4", 20, 40, EMU_2201_LOCAL_MEM, 1500, 32 * GiB, 0.8e12 /*inf.*/, 96 * MiB,
-     245.8e12 /*inf.*/},
+    {"Ascend910B2", 24, 48, EMU_2201_LOCAL_MEM, 1800, 64 * GiB, 1.6e12 /*[MIG]*/, 192 * MiB, 353.9e12 /*[MIG]*/},
+    {"Ascend910B3", 20, 40, EMU_2201_LOCAL_MEM, 1800, 64 * GiB, 1.6e12 /*inf.*/, 192 * MiB, 294.9e12 /*inf.*/},
+    {"Ascend910B4", 20, 40, EMU_2201_LOCAL_MEM, 1500, 32 * GiB, 0.8e12 /*inf.*/, 96 * MiB, 245.8e12 /*inf.*/},
     // One die of an Atlas A3 (910C) package; values of the Ascend910_9382 ini [INI].
-    {"Ascend910_93", 24, 48, EMU_2201_LOCAL_MEM, 1800, 64 * GiB, 1.6e12 /*public est.*/,
-     192 * MiB, 353.9e12 /*inf.*/},
+    {"Ascend910_93", 24, 48, EMU_2201_LOCAL_MEM, 1800, 64 * GiB, 1.6e12 /*public est.*/, 192 * MiB, 353.9e12 /*inf.*/},
 };
 constexpr int kDefault = 1;  // Ascend910B2, the A2 part most published figures use
 
@@ -50,14 +46,16 @@ const SocSpec *g_selected = nullptr;
 int SocCount() { return static_cast<int>(sizeof(kSocs) / sizeof(kSocs[0])); }
 const SocSpec &SocAt(int index) { return kSocs[index]; }
 
-const SocSpec *FindSoc(const char *name) {
+const SocSpec *FindSoc(const char *name)
+{
     if (name == nullptr) return nullptr;
     for (const SocSpec &s : kSocs)
         if (strcasecmp(s.name, name) == 0) return &s;
     return nullptr;
 }
 
-const SocSpec &CurrentSoc() {
+const SocSpec &CurrentSoc()
+{
     std::lock_guard<std::mutex> lock(g_mu);
     if (g_selected != nullptr) return *g_selected;
     const char *env = std::getenv("ASCEND_EMU_SOC");
@@ -77,7 +75,8 @@ const SocSpec &CurrentSoc() {
 }
 
 namespace {
-std::string CurrentSocJson() {
+std::string CurrentSocJson()
+{
     const SocSpec &s = CurrentSoc();
     char buf[256];
     std::snprintf(buf, sizeof buf, "{\"name\":\"%s\",\"aic_cores\":%u,\"aiv_cores\":%u,\"clock_mhz\":%u}", s.name,
@@ -86,7 +85,8 @@ std::string CurrentSocJson() {
 }
 }  // namespace
 
-bool SelectSoc(const char *name) {
+bool SelectSoc(const char *name)
+{
     const SocSpec *s = FindSoc(name);
     if (s == nullptr) return false;
     std::lock_guard<std::mutex> lock(g_mu);
@@ -97,7 +97,8 @@ bool SelectSoc(const char *name) {
 }  // namespace emu
 
 // The selected SoC's name, core counts and clock, as JSON (profilers' device info).
-extern "C" const char *ascendc_emu_soc_json(void) {
+extern "C" const char *ascendc_emu_soc_json(void)
+{
     static thread_local std::string copy;
     copy = emu::CurrentSocJson();
     return copy.c_str();

@@ -23,20 +23,13 @@ constexpr int kOnnxString = 3;
 constexpr int kOnnxInts = 7;
 
 // protobuf's JSON form writes int64 as a string, float as a number and bytes as base64.
-int64_t AsInt(const nlohmann::json &v)
-{
-    return v.is_string() ? std::stoll(v.get<std::string>()) : v.get<int64_t>();
-}
+int64_t AsInt(const nlohmann::json &v) { return v.is_string() ? std::stoll(v.get<std::string>()) : v.get<int64_t>(); }
 
-float AsFloat(const nlohmann::json &v)
-{
-    return v.is_string() ? std::stof(v.get<std::string>()) : v.get<float>();
-}
+float AsFloat(const nlohmann::json &v) { return v.is_string() ? std::stof(v.get<std::string>()) : v.get<float>(); }
 
 std::string FromBase64(const std::string &in)
 {
-    static const std::string kAlphabet =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     std::string out;
     uint32_t bits = 0;
     int count = 0;
@@ -89,12 +82,11 @@ Status CopyOnnxAttributes(const ge::Operator &src, ge::Operator &dst)
 
 }  // namespace
 
-#define FA_ONNX_OP(OP_TYPE)                                                                   \
-    REGISTER_CUSTOM_OP(OP_TYPE)                                                               \
-        .FrameworkType(ONNX)                                                                  \
-        .OriginOpType({ge::AscendString("ascend_fa::1::" OP_TYPE),                            \
-                       ge::AscendString("ascend_fa::11::" OP_TYPE)})                          \
-        .ParseParamsByOperatorFn(CopyOnnxAttributes)                                          \
+#define FA_ONNX_OP(OP_TYPE)                                                                                            \
+    REGISTER_CUSTOM_OP(OP_TYPE)                                                                                        \
+        .FrameworkType(ONNX)                                                                                           \
+        .OriginOpType({ge::AscendString("ascend_fa::1::" OP_TYPE), ge::AscendString("ascend_fa::11::" OP_TYPE)})       \
+        .ParseParamsByOperatorFn(CopyOnnxAttributes)                                                                   \
         .ImplyType(ImplyType::TVM)
 
 FA_ONNX_OP("PromptFlashAttention");

@@ -9,11 +9,11 @@
 
 namespace domi {
 
-#define FA_TF_OP(OP_TYPE)                                                    \
-    REGISTER_CUSTOM_OP(OP_TYPE)                                              \
-        .FrameworkType(TENSORFLOW)                                           \
-        .OriginOpType(OP_TYPE)                                               \
-        .ParseParamsByOperatorFn(AutoMappingByOpFn)                          \
+#define FA_TF_OP(OP_TYPE)                                                                                              \
+    REGISTER_CUSTOM_OP(OP_TYPE)                                                                                        \
+        .FrameworkType(TENSORFLOW)                                                                                     \
+        .OriginOpType(OP_TYPE)                                                                                         \
+        .ParseParamsByOperatorFn(AutoMappingByOpFn)                                                                    \
         .ImplyType(ImplyType::TVM)
 
 FA_TF_OP("PromptFlashAttention");

@@ -94,16 +94,26 @@ inline TensorDesc Describe(const aclTensor *tensor)
 inline const char *DtypeName(aclDataType dtype)
 {
     switch (dtype) {
-        case ACL_FLOAT: return "FLOAT";
-        case ACL_FLOAT16: return "FLOAT16";
-        case ACL_BF16: return "BFLOAT16";
-        case ACL_INT8: return "INT8";
-        case ACL_UINT8: return "UINT8";
-        case ACL_BOOL: return "BOOL";
-        case ACL_INT32: return "INT32";
-        case ACL_INT64: return "INT64";
-        case ACL_DOUBLE: return "DOUBLE";
-        default: return "an unsupported dtype";
+        case ACL_FLOAT:
+            return "FLOAT";
+        case ACL_FLOAT16:
+            return "FLOAT16";
+        case ACL_BF16:
+            return "BFLOAT16";
+        case ACL_INT8:
+            return "INT8";
+        case ACL_UINT8:
+            return "UINT8";
+        case ACL_BOOL:
+            return "BOOL";
+        case ACL_INT32:
+            return "INT32";
+        case ACL_INT64:
+            return "INT64";
+        case ACL_DOUBLE:
+            return "DOUBLE";
+        default:
+            return "an unsupported dtype";
     }
 }
 
@@ -145,14 +155,13 @@ inline bool ParamChecker::DtypeIn(const TensorDesc &t, const char *name, std::in
 
 inline bool ParamChecker::SameDtype(const TensorDesc &t, const char *name, const TensorDesc &ref, const char *refName)
 {
-    return Require(t.dtype == ref.dtype, name, "has dtype %s but %s is %s (they must be the same)",
-                   DtypeName(t.dtype), refName, DtypeName(ref.dtype));
+    return Require(t.dtype == ref.dtype, name, "has dtype %s but %s is %s (they must be the same)", DtypeName(t.dtype),
+                   refName, DtypeName(ref.dtype));
 }
 
 inline bool ParamChecker::FormatND(const TensorDesc &t, const char *name)
 {
-    return Require(t.format == ACL_FORMAT_ND, name, "has format %d (only ND is supported)",
-                   static_cast<int>(t.format));
+    return Require(t.format == ACL_FORMAT_ND, name, "has format %d (only ND is supported)", static_cast<int>(t.format));
 }
 
 inline bool ParamChecker::RankIn(const TensorDesc &t, const char *name, size_t lo, size_t hi)
@@ -223,8 +232,8 @@ inline bool CheckBandIntersects(ParamChecker &c, const char *preName, const char
 // is given in mode 6 it holds one value per batch (at most MAX_BATCH_PREFIX batches), each in
 // [Skv - Sq, Skv] (Sq <= Skv) or [0, Skv] (Sq > Skv) (sparse-mode page and specs 001 / 003).
 // `modeName` is the API's name of its sparse-mode parameter.
-inline bool CheckPrefix(ParamChecker &c, const aclIntArray *prefix, const char *modeName, int64_t sparseMode, bool hasMask,
-                 const SeqLengths &s)
+inline bool CheckPrefix(ParamChecker &c, const aclIntArray *prefix, const char *modeName, int64_t sparseMode,
+                        bool hasMask, const SeqLengths &s)
 {
     if (sparseMode != 6 || (prefix == nullptr && !hasMask)) return true;
     if (!c.Require(prefix != nullptr, "prefixOptional", "is null but %s 6 with a mask needs it", modeName)) {
@@ -242,7 +251,8 @@ inline bool CheckPrefix(ParamChecker &c, const aclIntArray *prefix, const char *
     for (uint64_t b = 0; b < n; ++b) {
         const int64_t p = (*prefix)[b], sq = s.q[b], skv = s.kv[b];
         const int64_t lo = sq > skv ? 0 : skv - sq;
-        if (!c.Require(p >= lo && p <= skv, "prefixOptional", "[%llu] is %lld (must be in [%lld, Skv = %lld] for Sq = %lld)",
+        if (!c.Require(p >= lo && p <= skv, "prefixOptional",
+                       "[%llu] is %lld (must be in [%lld, Skv = %lld] for Sq = %lld)",
                        static_cast<unsigned long long>(b), static_cast<long long>(p), static_cast<long long>(lo),
                        static_cast<long long>(skv), static_cast<long long>(sq))) {
             return false;
@@ -254,8 +264,8 @@ inline bool CheckPrefix(ParamChecker &c, const aclIntArray *prefix, const char *
 // The shape of a position bias of types 0/1 named `name`: [B or 1, N, H, Skv'] with Skv' >=
 // maxSkv, and H >= maxSq unless it is the alibi-compressed form (H = ALIBI_COMPRESSED_ROWS,
 // Sq == Skv in every batch, sparse mode 0, 2 or 3).
-inline bool CheckPseShape(ParamChecker &c, const TensorDesc &p, const char *name, const char *modeName, int64_t sparseMode,
-                   int64_t heads, const SeqLengths &s)
+inline bool CheckPseShape(ParamChecker &c, const TensorDesc &p, const char *name, const char *modeName,
+                          int64_t sparseMode, int64_t heads, const SeqLengths &s)
 {
     const int64_t batch = static_cast<int64_t>(s.q.size());
     if (!c.Require(p.shape.size() == 4 && (p.shape[0] == 1 || p.shape[0] == batch) && p.shape[1] == heads, name,

@@ -52,12 +52,18 @@ inline Layout ParseLayout(const char *text)
 inline const char *LayoutName(Layout layout)
 {
     switch (layout) {
-        case Layout::BSH: return "BSH";
-        case Layout::BSND: return "BSND";
-        case Layout::BNSD: return "BNSD";
-        case Layout::BNSD_BSND: return "BNSD_BSND";
-        case Layout::TND: return "TND";
-        default: return "INVALID";
+        case Layout::BSH:
+            return "BSH";
+        case Layout::BSND:
+            return "BSND";
+        case Layout::BNSD:
+            return "BNSD";
+        case Layout::BNSD_BSND:
+            return "BNSD_BSND";
+        case Layout::TND:
+            return "TND";
+        default:
+            return "INVALID";
     }
 }
 

@@ -43,9 +43,9 @@ std::vector<std::vector<double>> UnitStepCosts(const BackwardProblem &prob, cons
     for (int64_t b = 0; b < int64_t(p.batch); ++b) {
         const int64_t sq = prob.cumQ[b] - (b == 0 ? 0 : prob.cumQ[b - 1]);
         const int64_t sk = prob.cumKv[b] - (b == 0 ? 0 : prob.cumKv[b - 1]);
-        const AttentionCore::SparseBand band = AttentionCore::MakeSparseBand(
-            p.mask.sparseMode, prob.hasMask, p.mask.preTokens, p.mask.nextTokens, sq, sk, prob.prefix.empty() ? 0 : prob.prefix[b],
-            b == p.mask.bandBatch);
+        const AttentionCore::SparseBand band =
+            AttentionCore::MakeSparseBand(p.mask.sparseMode, prob.hasMask, p.mask.preTokens, p.mask.nextTokens, sq, sk,
+                                          prob.prefix.empty() ? 0 : prob.prefix[b], b == p.mask.bandBatch);
         const int64_t bk = p.blockKv;
         const int64_t blocks = (sk + bk - 1) / bk;
         for (int64_t h = 0; h < prob.numKvHeads; ++h) {
@@ -186,8 +186,7 @@ uint64_t BackwardUbBytes(uint32_t r, uint32_t blockKv, uint32_t dp, uint32_t dty
 // times (tileSets).
 uint64_t BackwardL1Bytes(uint32_t bq, uint32_t bk, uint32_t dp, uint32_t drp, uint32_t dtypeBytes, uint32_t sets)
 {
-    return (uint64_t(sets) * (2ull * bq * dp + uint64_t(bq) * drp + uint64_t(bk) * (dp + drp)) +
-            uint64_t(bk) * dp +
+    return (uint64_t(sets) * (2ull * bq * dp + uint64_t(bq) * drp + uint64_t(bk) * (dp + drp)) + uint64_t(bk) * dp +
             2ull * bq * bk) *
            dtypeBytes;
 }
@@ -251,7 +250,8 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     {
         // Two copies of the cube's L0 tiles (backward_cube.h) where they fit.
         const uint64_t wide = std::max(p.blockQ, p.blockKv), deep = std::max<uint64_t>(p.dChunk, wide);
-        const bool twoL0 = 2 * wide * deep * prob.dtypeBytes <= budget.l0a && 2 * wide * p.dChunk * prob.dtypeBytes <= budget.l0b;
+        const bool twoL0 =
+            2 * wide * deep * prob.dtypeBytes <= budget.l0a && 2 * wide * p.dChunk * prob.dtypeBytes <= budget.l0b;
         p.l0Bufs = twoL0 && 2 * wide * deep * 4 <= budget.l0c ? 2 : 1;
         p.resElems = uint32_t(wide * deep);
         // dK/dV accumulated in L0C over a unit (docs/attention_core.md, "Backward"): per step

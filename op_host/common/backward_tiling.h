@@ -30,14 +30,14 @@ struct BackwardProblem {
     int64_t pseType = 1;               // types 2/3: slopes [pseBatch, N] (pseBatch 1 for [N])
     int64_t pseBatch = 0, pseRows = 0, pseCols = 0;
     int64_t qStartCount = 0, kvStartCount = 0;  // q_start_idx / kv_start_idx values (0: none)
-    bool hasDropMask = false;          // dropout active (a mask and keepProb < 1)
+    bool hasDropMask = false;                   // dropout active (a mask and keepProb < 1)
     float keepProb = 1.0f;
 };
 
 // Bytes of UB (per vector core) and L1 the backward core's buffers take for these blocks.
 uint64_t BackwardUbBytes(uint32_t rowsPerVec, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes);
-uint64_t BackwardL1Bytes(uint32_t blockQ, uint32_t blockKv, uint32_t headDimAlign, uint32_t ropeDimAlign, uint32_t dtypeBytes,
-                         uint32_t tileSets);
+uint64_t BackwardL1Bytes(uint32_t blockQ, uint32_t blockKv, uint32_t headDimAlign, uint32_t ropeDimAlign,
+                         uint32_t dtypeBytes, uint32_t tileSets);
 
 bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, AttentionCore::BackwardParams &p,
                   std::string &why);

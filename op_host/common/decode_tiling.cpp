@@ -34,7 +34,8 @@ std::vector<uint64_t> UnitCosts(const DecodeProblem &prob, const AttentionCore::
                 const uint32_t rows = std::min(p.blockQ, p.groupSize - hb * p.blockQ);
                 const uint64_t depth = std::max<uint64_t>(rows, p.headDim / 2);
                 for (uint32_t s = 0; s < d.kvSplits; ++s) {
-                    const int64_t keys = std::max<int64_t>(0, std::min<int64_t>(d.kvChunk, len - int64_t(s) * d.kvChunk));
+                    const int64_t keys =
+                        std::max<int64_t>(0, std::min<int64_t>(d.kvChunk, len - int64_t(s) * d.kvChunk));
                     costs.push_back(uint64_t(keys) * depth + CeilDiv(keys, p.blockKv) * p.blockQ * 32 +
                                     uint64_t(p.blockQ) * 64);
                 }
@@ -88,8 +89,7 @@ uint64_t CoreAndPartialBytes(const AttentionCore::DecodeTiling &t)
 }
 }  // namespace
 
-bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCore::DecodeTiling &t,
-                std::string &why)
+bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCore::DecodeTiling &t, std::string &why)
 {
     std::memset(&t, 0, sizeof(t));
     AttentionCore::ForwardParams &p = t.params;
@@ -192,8 +192,8 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     d.kvChunk = static_cast<uint32_t>(AlignUp(CeilDiv(uint64_t(maxLen), splits), p.blockKv));
     d.kvSplits = static_cast<uint32_t>(CeilDiv(uint64_t(maxLen), d.kvChunk));
     if (d.kvSplits == 1) {  // one chunk holds any window of the cache (left padding: within S)
-        d.kvChunk = static_cast<uint32_t>(AlignUp(std::max<uint64_t>(uint64_t(maxLen), uint64_t(prob.seqKv)) + 1,
-                                                  p.blockKv));
+        d.kvChunk =
+            static_cast<uint32_t>(AlignUp(std::max<uint64_t>(uint64_t(maxLen), uint64_t(prob.seqKv)) + 1, p.blockKv));
     }
     p.unitCount = baseUnits * d.kvSplits;
     mask.kvSplits = score.kvSplits = d.kvSplits;  // a unit's n is kvHead * kvSplits + split

@@ -37,8 +37,7 @@ struct DecodeProblem {
 // Most KV splits of one (batch, KV head) row block.
 constexpr uint32_t MAX_KV_SPLITS = AttentionCore::MAX_CORES;
 
-bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCore::DecodeTiling &t,
-                std::string &why);
+bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCore::DecodeTiling &t, std::string &why);
 uint64_t DecodeWorkspaceBytes(const AttentionCore::DecodeTiling &t);
 
 }  // namespace fa_host

@@ -9,8 +9,8 @@ namespace fa_host {
 
 namespace {
 
-constexpr uint32_t BLOCK_KV = 128;     // keys per block: 2 fp32 vector repeats per row
-constexpr uint32_t D_CHUNK = 128;      // head-dim columns per cube pass
+constexpr uint32_t BLOCK_KV = 128;  // keys per block: 2 fp32 vector repeats per row
+constexpr uint32_t D_CHUNK = 128;   // head-dim columns per cube pass
 // Query rows per vector core (q-block = twice that), largest first. 96 only with lazy P.V: its
 // q-block of 192 rows shares each K/V load (L0C holds a 192 x 128 accumulator next to two
 // 32-row S chunks) and cuts the K/V re-stream per score by a third (docs/performance.md).
@@ -90,7 +90,8 @@ uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim)
 
 uint32_t SplitCores(uint32_t aicNum, uint64_t units)
 {
-    return static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>({uint64_t(aicNum), units, AttentionCore::MAX_CORES})));
+    return static_cast<uint32_t>(
+        std::max<uint64_t>(1, std::min<uint64_t>({uint64_t(aicNum), units, AttentionCore::MAX_CORES})));
 }
 
 uint64_t SplitContiguous(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t *starts)
@@ -116,8 +117,10 @@ uint64_t SplitContiguous(const std::vector<uint64_t> &costs, uint32_t cores, uin
     };
     while (lo < hi) {
         const uint64_t mid = lo + (hi - lo) / 2;
-        if (pack(mid, nullptr) <= cores) hi = mid;
-        else lo = mid + 1;
+        if (pack(mid, nullptr) <= cores)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
     const uint32_t used = pack(lo, starts);
     for (uint32_t c = used; c <= cores; ++c) starts[c] = costs.size();
@@ -185,8 +188,8 @@ bool ChooseVecRows(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes, uin
     return false;
 }
 
-bool ChooseSChunk(uint32_t bq, uint32_t c, uint32_t dp, uint32_t dChunk, uint32_t dtypeBytes,
-                  const CoreBudget &budget, uint32_t &sChunk)
+bool ChooseSChunk(uint32_t bq, uint32_t c, uint32_t dp, uint32_t dChunk, uint32_t dtypeBytes, const CoreBudget &budget,
+                  uint32_t &sChunk)
 {
     // Lazy P.V's L0 regions (forward_layout.h); the largest chunk that fits.
     const uint32_t rows = static_cast<uint32_t>(AlignUp(bq, 16));
@@ -227,7 +230,8 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
             uint32_t v = 0, sBufs = 0, sChunk = 0;
             if (r > 64) {  // lazy P.V only, sub-blocks on the vector cores
                 if (headDim <= dChunk && ChooseSChunk(bq, c, dp, dChunk, dtypeBytes, budget, sChunk) &&
-                    ChooseVecRows(r, c, dp, dtypeBytes, ub, v, sBufs) && CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1) {
+                    ChooseVecRows(r, c, dp, dtypeBytes, ub, v, sBufs) &&
+                    CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1) {
                     rowsPerVec = r;
                     blockKv = c;
                     return true;
@@ -252,18 +256,20 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
     const uint64_t bq = p.blockQ, c = p.blockKv, dp = p.headDimAlign;
     // Two copies of the cube's L1 tiles (P, K, V) and L0 operands / results where they fit
     // (forward_layout.h).
-    p.l1Bufs = AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, dtypeBytes, 2) <= budget.l1 ? 2 : 1;
-    p.l0Bufs = L0Fits(AttentionCore::ForwardCubeL0Layout(p.blockQ, p.blockKv, p.headDimAlign, p.dChunk, dtypeBytes, 2, 0),
-                      budget)
-                   ? 2
-                   : 1;
+    p.l1Bufs =
+        AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, dtypeBytes, 2) <= budget.l1 ? 2 : 1;
+    p.l0Bufs =
+        L0Fits(AttentionCore::ForwardCubeL0Layout(p.blockQ, p.blockKv, p.headDimAlign, p.dChunk, dtypeBytes, 2, 0),
+               budget)
+            ? 2
+            : 1;
     // Lazy P.V keeps the accumulator in L0C next to the S chunks: one head-dim chunk, the
     // region layout of forward_cube.h.
     uint32_t sChunk = 0;
-    p.lazyO = p.headDim <= p.dChunk &&
-                      ChooseSChunk(p.blockQ, p.blockKv, p.headDimAlign, p.dChunk, dtypeBytes, budget, sChunk)
-                  ? 1
-                  : 0;
+    p.lazyO =
+        p.headDim <= p.dChunk && ChooseSChunk(p.blockQ, p.blockKv, p.headDimAlign, p.dChunk, dtypeBytes, budget, sChunk)
+            ? 1
+            : 0;
     p.sChunk = p.lazyO != 0 ? sChunk : p.blockQ;
     // Sub-blocks and a second S buffer per vector core where UB has room for them.
     const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;

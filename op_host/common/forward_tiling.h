@@ -85,8 +85,7 @@ uint64_t CubeL1Bytes(uint32_t blockQ, uint32_t blockKv, uint32_t headDimAlign, u
 // makespan. Keeps the q-block with the smallest makespan (within 5 %: the larger block, which
 // re-reads K/V less) and stops once there are plenty of units (8 per core). `p` gets the
 // chosen geometry, unit ranges and usedCores (the cores with work).
-template <class Split>
-void ChooseQBlock(uint32_t maxRows, AttentionCore::ForwardParams &p, Split &&split)
+template <class Split> void ChooseQBlock(uint32_t maxRows, AttentionCore::ForwardParams &p, Split &&split)
 {
     AttentionCore::ForwardParams best = p;
     uint64_t bestSpan = 0;

@@ -120,11 +120,13 @@ inline bool CheckTensorMemory(ParamChecker &c, const aclTensor *tensor, const ch
     return c.Require(m.offset < storage && last < storage, name,
                      "has a view (shape %s, strides %s, offset %lld) reaching element %lld, outside its storage shape "
                      "%s of %lld elements",
-                     memory_detail::Text(m.view).c_str(), memory_detail::Text(m.strides).c_str(), memory_detail::LL(m.offset), memory_detail::LL(last), memory_detail::Text(m.storage).c_str(),
+                     memory_detail::Text(m.view).c_str(), memory_detail::Text(m.strides).c_str(),
+                     memory_detail::LL(m.offset), memory_detail::LL(last), memory_detail::Text(m.storage).c_str(),
                      memory_detail::LL(storage));
 }
 
-inline bool CheckTensorsMemory(ParamChecker &c, std::initializer_list<std::pair<const aclTensor *, const char *>> tensors)
+inline bool CheckTensorsMemory(ParamChecker &c,
+                               std::initializer_list<std::pair<const aclTensor *, const char *>> tensors)
 {
     for (const auto &t : tensors) {
         if (!CheckTensorMemory(c, t.first, t.second)) return false;

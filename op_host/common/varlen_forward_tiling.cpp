@@ -9,7 +9,10 @@ namespace fa_host {
 
 namespace {
 
-int64_t Clamp(int64_t v) { return std::max(-AttentionCore::SPARSE_UNBOUNDED, std::min(AttentionCore::SPARSE_UNBOUNDED, v)); }
+int64_t Clamp(int64_t v)
+{
+    return std::max(-AttentionCore::SPARSE_UNBOUNDED, std::min(AttentionCore::SPARSE_UNBOUNDED, v));
+}
 
 AttentionCore::SparseBand BandOf(const VarLenProblem &prob, const AttentionCore::SparseMaskParams &m, size_t b)
 {

@@ -18,12 +18,12 @@ struct VarLenProblem {
     std::vector<int64_t> prefix;       // per batch (mode 6) or empty
     float scale = 1.0f;
     bool hasMask = false;
-    int64_t maskCols = 0;              // row pitch of the [maxSq, maxSkv] mask
+    int64_t maskCols = 0;  // row pitch of the [maxSq, maxSkv] mask
     uint32_t sparseMode = 0;
     int64_t preTokens = 0, nextTokens = 0;
     bool hasPse = false;
     int64_t pseBatch = 0, pseRows = 0, pseCols = 0;  // [Bp, N, H, W]
-    bool hasDropMask = false;          // dropout active (a mask and keep_prob < 1)
+    bool hasDropMask = false;                        // dropout active (a mask and keep_prob < 1)
     float keepProb = 1.0f;
 };
 

@@ -17,11 +17,26 @@
 namespace {
 
 enum InputIndex : size_t {
-    QUERY = 0, KEY = 1, VALUE = 2, REAL_SHIFT = 3, DROP_MASK = 4, PADDING_MASK = 5, ATTEN_MASK = 6, PREFIX = 7,
-    ACTUAL_SEQ_QLEN = 8, ACTUAL_SEQ_KVLEN = 9
+    QUERY = 0,
+    KEY = 1,
+    VALUE = 2,
+    REAL_SHIFT = 3,
+    DROP_MASK = 4,
+    PADDING_MASK = 5,
+    ATTEN_MASK = 6,
+    PREFIX = 7,
+    ACTUAL_SEQ_QLEN = 8,
+    ACTUAL_SEQ_KVLEN = 9
 };
 enum AttrIndex : size_t {
-    SCALE_VALUE = 0, KEEP_PROB, PRE_TOKENS, NEXT_TOKENS, HEAD_NUM, INPUT_LAYOUT, INNER_PRECISE, SPARSE_MODE
+    SCALE_VALUE = 0,
+    KEEP_PROB,
+    PRE_TOKENS,
+    NEXT_TOKENS,
+    HEAD_NUM,
+    INPUT_LAYOUT,
+    INNER_PRECISE,
+    SPARSE_MODE
 };
 
 }  // namespace
@@ -95,7 +110,7 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
         FA_LOGE("FlashAttentionScore tiling: %s", why.c_str());
         return ge::GRAPH_FAILED;
     }
-    context->SetTilingKey(dtype == ge::DT_BF16   ? FA_TILING_KEY_BF16
+    context->SetTilingKey(dtype == ge::DT_BF16    ? FA_TILING_KEY_BF16
                           : dtype == ge::DT_FLOAT ? FA_TILING_KEY_FP32
                                                   : FA_TILING_KEY_FP16);
     context->SetBlockDim(data->params.usedCores);

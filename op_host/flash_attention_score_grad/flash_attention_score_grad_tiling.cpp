@@ -16,11 +16,35 @@
 namespace {
 
 enum InputIndex : size_t {
-    QUERY = 0, KEY, VALUE, DY, PSE, DROP_MASK, ATTEN_MASK, SOFTMAX_MAX, SOFTMAX_SUM, ATTENTION_IN, SEQ_Q, SEQ_KV,
-    PREFIX, Q_START, KV_START, SINK, QUERY_ROPE, KEY_ROPE
+    QUERY = 0,
+    KEY,
+    VALUE,
+    DY,
+    PSE,
+    DROP_MASK,
+    ATTEN_MASK,
+    SOFTMAX_MAX,
+    SOFTMAX_SUM,
+    ATTENTION_IN,
+    SEQ_Q,
+    SEQ_KV,
+    PREFIX,
+    Q_START,
+    KV_START,
+    SINK,
+    QUERY_ROPE,
+    KEY_ROPE
 };
 enum AttrIndex : size_t {
-    SCALE = 0, KEEP_PROB, PRE_TOKENS, NEXT_TOKENS, HEAD_NUM, INPUT_LAYOUT, SPARSE_MODE, PSE_TYPE, STATS_LAYOUT
+    SCALE = 0,
+    KEEP_PROB,
+    PRE_TOKENS,
+    NEXT_TOKENS,
+    HEAD_NUM,
+    INPUT_LAYOUT,
+    SPARSE_MODE,
+    PSE_TYPE,
+    STATS_LAYOUT
 };
 
 // (batch, head, row) strides of a [Sq,Skv] / [B,N or 1,Sq,Skv] mask; 0 = broadcast.
@@ -73,8 +97,8 @@ bool PlanRecompute(const fa_host::BackwardProblem &prob, const fa_host::CoreBudg
     data.statsMaxOffset = Align512(fa_host::WorkspaceBytes(data.forward.params));
     data.statsSumOffset = data.statsMaxOffset + stats;
     data.attentionOffset = data.statsSumOffset + stats;
-    data.backwardOffset = data.attentionOffset + Align512(uint64_t(prob.tq) * prob.numHeads * prob.headDim *
-                                                          prob.dtypeBytes);
+    data.backwardOffset =
+        data.attentionOffset + Align512(uint64_t(prob.tq) * prob.numHeads * prob.headDim * prob.dtypeBytes);
     return true;
 }
 
@@ -110,7 +134,8 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
     prob.tkv = k[0];
     const ge::DataType dtype = context->GetInputDesc(QUERY)->GetDataType();
     if (dtype != ge::DT_FLOAT16 && dtype != ge::DT_BF16 && dtype != ge::DT_FLOAT) {
-        FA_LOGE("FlashAttentionScoreGrad tiling: query dtype %d is not FLOAT16, BF16 or FLOAT", static_cast<int>(dtype));
+        FA_LOGE("FlashAttentionScoreGrad tiling: query dtype %d is not FLOAT16, BF16 or FLOAT",
+                static_cast<int>(dtype));
         return ge::GRAPH_FAILED;
     }
     prob.dtypeBytes = dtype == ge::DT_FLOAT ? 4 : 2;
@@ -178,11 +203,12 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
         FA_LOGE("FlashAttentionScoreGrad tiling: %s", why.c_str());
         return ge::GRAPH_FAILED;
     }
-    context->SetTilingKey(dtype == ge::DT_BF16   ? FAG_TILING_KEY_BF16
+    context->SetTilingKey(dtype == ge::DT_BF16    ? FAG_TILING_KEY_BF16
                           : dtype == ge::DT_FLOAT ? FAG_TILING_KEY_FP32
                                                   : FAG_TILING_KEY_FP16);
-    const uint32_t cores = recompute && data->forward.params.usedCores > data->params.usedCores ? data->forward.params.usedCores
-                                                                                         : data->params.usedCores;
+    const uint32_t cores = recompute && data->forward.params.usedCores > data->params.usedCores
+                               ? data->forward.params.usedCores
+                               : data->params.usedCores;
     context->SetBlockDim(cores);
     size_t *ws = context->GetWorkspaceSizes(1);
     ws[0] = data->backwardOffset + fa_host::BackwardWorkspaceBytes(data->params) + platform.GetLibApiWorkSpaceSize();

@@ -16,8 +16,21 @@
 namespace {
 
 enum InputIndex : size_t {
-    QUERY = 0, KEY, VALUE, PSE_SHIFT, ATTEN_MASK, ACTUAL_SEQ_LENGTHS, DEQUANT_SCALE1, QUANT_SCALE1, DEQUANT_SCALE2,
-    QUANT_SCALE2, QUANT_OFFSET2, ANTIQUANT_SCALE, ANTIQUANT_OFFSET, BLOCK_TABLE, KV_PADDING_SIZE
+    QUERY = 0,
+    KEY,
+    VALUE,
+    PSE_SHIFT,
+    ATTEN_MASK,
+    ACTUAL_SEQ_LENGTHS,
+    DEQUANT_SCALE1,
+    QUANT_SCALE1,
+    DEQUANT_SCALE2,
+    QUANT_SCALE2,
+    QUANT_OFFSET2,
+    ANTIQUANT_SCALE,
+    ANTIQUANT_OFFSET,
+    BLOCK_TABLE,
+    KV_PADDING_SIZE
 };
 enum AttrIndex : size_t { NUM_HEADS = 0, SCALE_VALUE, INPUT_LAYOUT, NUM_KV_HEADS, BLOCK_SIZE, INNER_PRECISE };
 
@@ -73,7 +86,7 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
             prob.kv = {0, uint64_t(d), uint64_t(k[2])};
             prob.pageStride = uint64_t(k[1] * k[2]);
             prob.pageHeadStride = uint64_t(d);
-        } else {              // (blocknum, KV_N, blocksize, D)
+        } else {  // (blocknum, KV_N, blocksize, D)
             prob.kv = {0, uint64_t(k[2] * k[3]), uint64_t(k[3])};
             prob.pageStride = uint64_t(k[1] * k[2] * k[3]);
             prob.pageHeadStride = uint64_t(k[2] * k[3]);

@@ -52,8 +52,7 @@ ge::graphStatus PromptFlashAttentionTiling(gert::TilingContext *context)
     const char *layoutText = attrs->GetAttrPointer<char>(INPUT_LAYOUT);
     const int64_t *kvHeadsAttr = attrs->GetAttrPointer<int64_t>(NUM_KV_HEADS);
     const fa_host::Layout layout = fa_host::ParseLayout(layoutText);
-    if (numHeads == nullptr || *numHeads <= 0 || layout == fa_host::Layout::INVALID ||
-        layout == fa_host::Layout::TND) {
+    if (numHeads == nullptr || *numHeads <= 0 || layout == fa_host::Layout::INVALID || layout == fa_host::Layout::TND) {
         FA_LOGE("PromptFlashAttention tiling: num_heads / input_layout missing or invalid");
         return ge::GRAPH_FAILED;
     }

@@ -18,9 +18,9 @@ namespace fa_host {
 
 namespace {
 
-constexpr uint32_t BLOCK_KV = 64;   // gathered keys per cube pass (one 64-lane fp32 repeat per row)
-constexpr uint32_t D_CHUNK = 128;   // head-dim columns per matmul pass
-constexpr uint32_t ROW_CHUNK = 4;   // SPARSE_ROW_CHUNK of the vector stage
+constexpr uint32_t BLOCK_KV = 64;  // gathered keys per cube pass (one 64-lane fp32 repeat per row)
+constexpr uint32_t D_CHUNK = 128;  // head-dim columns per matmul pass
+constexpr uint32_t ROW_CHUNK = 4;  // SPARSE_ROW_CHUNK of the vector stage
 constexpr uint64_t ALIGN = 512;
 
 uint64_t Up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
@@ -138,8 +138,8 @@ uint64_t FillParts(const std::vector<uint64_t> &ch, uint64_t span, uint64_t per,
 // one scalar read (KvGather::LimitChunks), and with at most 32 tokens per core (beyond, the
 // token cut is within 3 % anyway). With fewer tokens than cores it can use them all: `used`
 // (the token cut's core count) becomes the number of parts.
-void SplitChunks(const SparseBackwardProblem &prob, uint64_t cores, uint64_t blockKv, uint64_t &used,
-                 uint64_t *start, uint32_t *chunk)
+void SplitChunks(const SparseBackwardProblem &prob, uint64_t cores, uint64_t blockKv, uint64_t &used, uint64_t *start,
+                 uint32_t *chunk)
 {
     if (prob.t1 > 32 * cores) return;
     std::vector<uint64_t> ch(prob.t1);
@@ -262,9 +262,10 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     // dQ segments: every chunk of a token with at most SPARSE_MAX_SEG chunks (a token gathers
     // at most K x sparse_block_size rows, repeats included).
     const uint64_t maxChunks = (uint64_t(prob.topK) * prob.blockSize + c - 1) / c;
-    out.dqSegChunks = static_cast<uint32_t>(maxChunks == 0 ? 1 :
-                                            maxChunks < AttentionCore::SPARSE_MAX_SEG ? maxChunks :
-                                            AttentionCore::SPARSE_MAX_SEG);
+    out.dqSegChunks =
+        static_cast<uint32_t>(maxChunks == 0                              ? 1
+                              : maxChunks < AttentionCore::SPARSE_MAX_SEG ? maxChunks
+                                                                          : AttentionCore::SPARSE_MAX_SEG);
     out.ringSlots = out.dqSegChunks + 3;
     ChooseDqPass(g, c, out.qkDim, t, out.dqSegChunks, kvL1, budget, out);
     out.l0aElems = static_cast<uint32_t>(wide * (D_CHUNK > wide ? D_CHUNK : wide));
@@ -351,7 +352,18 @@ uint64_t SparseBackwardWorkspaceBytes(const AttentionCore::SparseBackwardParams 
 namespace {
 
 enum InputIndex : size_t {
-    QUERY = 0, KEY, VALUE, SPARSE_INDICES, D_OUT, OUT, SOFTMAX_MAX, SOFTMAX_SUM, SEQ_Q, SEQ_KV, QUERY_ROPE, KEY_ROPE
+    QUERY = 0,
+    KEY,
+    VALUE,
+    SPARSE_INDICES,
+    D_OUT,
+    OUT,
+    SOFTMAX_MAX,
+    SOFTMAX_SUM,
+    SEQ_Q,
+    SEQ_KV,
+    QUERY_ROPE,
+    KEY_ROPE
 };
 enum AttrIndex : size_t { SCALE = 0, BLOCK_SIZE, LAYOUT, SPARSE_MODE, PRE_TOKENS, NEXT_TOKENS, DETERMINISTIC };
 

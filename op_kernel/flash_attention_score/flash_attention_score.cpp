@@ -5,24 +5,23 @@
 #include "../attention_core/forward/forward_kernel.h"
 #include "flash_attention_score_tiling_data.h"
 
-using VarLenVariant = AttentionCore::ForwardVariant<AttentionCore::SplitTnd, AttentionCore::KvStrided,
-                                                    AttentionCore::ScorePse, AttentionCore::MaskSparseMode,
-                                                    AttentionCore::SoftmaxDropout>;
+using VarLenVariant =
+    AttentionCore::ForwardVariant<AttentionCore::SplitTnd, AttentionCore::KvStrided, AttentionCore::ScorePse,
+                                  AttentionCore::MaskSparseMode, AttentionCore::SoftmaxDropout>;
 
 extern "C" __global__ __aicore__ void flash_attention_score(GM_ADDR query, GM_ADDR key, GM_ADDR value,
-                                                            GM_ADDR real_shift, GM_ADDR drop_mask,
-                                                            GM_ADDR padding_mask, GM_ADDR atten_mask, GM_ADDR prefix,
-                                                            GM_ADDR actual_seq_qlen, GM_ADDR actual_seq_kvlen,
-                                                            GM_ADDR softmax_max, GM_ADDR softmax_sum,
-                                                            GM_ADDR softmax_out, GM_ADDR attention_out,
-                                                            GM_ADDR workspace, GM_ADDR tiling)
+                                                            GM_ADDR real_shift, GM_ADDR drop_mask, GM_ADDR padding_mask,
+                                                            GM_ADDR atten_mask, GM_ADDR prefix, GM_ADDR actual_seq_qlen,
+                                                            GM_ADDR actual_seq_kvlen, GM_ADDR softmax_max,
+                                                            GM_ADDR softmax_sum, GM_ADDR softmax_out,
+                                                            GM_ADDR attention_out, GM_ADDR workspace, GM_ADDR tiling)
 {
     (void)padding_mask;  // reserved by the spec
     (void)softmax_out;   // reserved by the spec
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     GET_TILING_DATA_WITH_STRUCT(FlashAttentionScoreTilingData, tilingData, tiling);
-    AttentionCore::ForwardTensors tensors{query, key, value, atten_mask, actual_seq_qlen, attention_out,
-                                          AscendC::GetUserWorkspace(workspace)};
+    AttentionCore::ForwardTensors tensors{
+        query, key, value, atten_mask, actual_seq_qlen, attention_out, AscendC::GetUserWorkspace(workspace)};
     tensors.actualSeqKvLengths = actual_seq_kvlen;
     tensors.pse = real_shift;
     tensors.prefix = prefix;

@@ -8,17 +8,17 @@
 // The varlen forward (as flash_attention_score's kernel) recomputes missing statistics: when any
 // of softmax_max / softmax_sum / attention_in is absent it runs, and the absent ones are taken
 // from it (the given ones are used as given).
-using RecomputeVariant = AttentionCore::ForwardVariant<AttentionCore::SplitTnd, AttentionCore::KvStrided,
-                                                       AttentionCore::ScorePse, AttentionCore::MaskSparseMode,
-                                                       AttentionCore::SoftmaxDropout>;
+using RecomputeVariant =
+    AttentionCore::ForwardVariant<AttentionCore::SplitTnd, AttentionCore::KvStrided, AttentionCore::ScorePse,
+                                  AttentionCore::MaskSparseMode, AttentionCore::SoftmaxDropout>;
 
 template <typename T>
 __aicore__ inline void Run(const FlashAttentionScoreGradTilingData &tiling, AttentionCore::BackwardTensors &t,
                            GM_ADDR userWorkspace)
 {
     if (tiling.recompute != 0) {
-        AttentionCore::ForwardTensors f{t.query, t.key, t.value, t.mask, t.seqQ,
-                                        userWorkspace + tiling.attentionOffset, userWorkspace};
+        AttentionCore::ForwardTensors f{
+            t.query, t.key, t.value, t.mask, t.seqQ, userWorkspace + tiling.attentionOffset, userWorkspace};
         f.actualSeqKvLengths = t.seqKv;
         f.pse = t.pse;
         f.prefix = t.prefix;
@@ -35,12 +35,13 @@ __aicore__ inline void Run(const FlashAttentionScoreGradTilingData &tiling, Atte
     AttentionCore::RunBackward<T>(&tiling.params, t);
 }
 
-extern "C" __global__ __aicore__ void flash_attention_score_grad(
-    GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR dy, GM_ADDR pse_shift, GM_ADDR drop_mask, GM_ADDR atten_mask,
-    GM_ADDR softmax_max, GM_ADDR softmax_sum, GM_ADDR attention_in, GM_ADDR actual_seq_qlen,
-    GM_ADDR actual_seq_kvlen, GM_ADDR prefix, GM_ADDR q_start_idx, GM_ADDR kv_start_idx, GM_ADDR sink,
-    GM_ADDR query_rope, GM_ADDR key_rope, GM_ADDR padding_mask, GM_ADDR softmax_in, GM_ADDR dq, GM_ADDR dk,
-    GM_ADDR dv, GM_ADDR dsink, GM_ADDR dq_rope, GM_ADDR dk_rope, GM_ADDR dpse, GM_ADDR workspace, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void
+flash_attention_score_grad(GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR dy, GM_ADDR pse_shift, GM_ADDR drop_mask,
+                           GM_ADDR atten_mask, GM_ADDR softmax_max, GM_ADDR softmax_sum, GM_ADDR attention_in,
+                           GM_ADDR actual_seq_qlen, GM_ADDR actual_seq_kvlen, GM_ADDR prefix, GM_ADDR q_start_idx,
+                           GM_ADDR kv_start_idx, GM_ADDR sink, GM_ADDR query_rope, GM_ADDR key_rope,
+                           GM_ADDR padding_mask, GM_ADDR softmax_in, GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR dsink,
+                           GM_ADDR dq_rope, GM_ADDR dk_rope, GM_ADDR dpse, GM_ADDR workspace, GM_ADDR tiling)
 {
     (void)padding_mask;  // reserved by the spec: never read
     (void)softmax_in;    // reserved by the spec: never read

@@ -10,9 +10,9 @@
 #include "../attention_core/variants/kv_antiquant.h"
 #include "incre_flash_attention_tiling_data.h"
 
-using DecodeVariant = AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecode,
-                                                    AttentionCore::ScoreDecodePse, AttentionCore::MaskDecode,
-                                                    AttentionCore::SoftmaxPlain>;
+using DecodeVariant =
+    AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecode, AttentionCore::ScoreDecodePse,
+                                  AttentionCore::MaskDecode, AttentionCore::SoftmaxPlain>;
 // int8 K/V: the same variant reading K/V from the ring the vector cores fill (kv_antiquant.h).
 template <typename T>
 using DecodeInt8Variant = AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecodeInt8<T>,
@@ -79,11 +79,12 @@ __aicore__ inline void RunDecodeList(IncreFlashAttentionTilingData &td, const At
     }
 }
 
-extern "C" __global__ __aicore__ void incre_flash_attention(
-    GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR pse_shift, GM_ADDR atten_mask, GM_ADDR actual_seq_lengths,
-    GM_ADDR dequant_scale1, GM_ADDR quant_scale1, GM_ADDR dequant_scale2, GM_ADDR quant_scale2,
-    GM_ADDR quant_offset2, GM_ADDR antiquant_scale, GM_ADDR antiquant_offset, GM_ADDR block_table,
-    GM_ADDR kv_padding_size, GM_ADDR attention_out, GM_ADDR workspace, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void
+incre_flash_attention(GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR pse_shift, GM_ADDR atten_mask,
+                      GM_ADDR actual_seq_lengths, GM_ADDR dequant_scale1, GM_ADDR quant_scale1, GM_ADDR dequant_scale2,
+                      GM_ADDR quant_scale2, GM_ADDR quant_offset2, GM_ADDR antiquant_scale, GM_ADDR antiquant_offset,
+                      GM_ADDR block_table, GM_ADDR kv_padding_size, GM_ADDR attention_out, GM_ADDR workspace,
+                      GM_ADDR tiling)
 {
     (void)dequant_scale1;
     (void)quant_scale1;
@@ -93,8 +94,12 @@ extern "C" __global__ __aicore__ void incre_flash_attention(
     GET_TILING_DATA_WITH_STRUCT(IncreFlashAttentionTilingData, tilingData, tiling);
     AscendC::ListTensorDesc keys(reinterpret_cast<__gm__ void *>(key));
     AscendC::ListTensorDesc values(reinterpret_cast<__gm__ void *>(value));
-    AttentionCore::ForwardTensors tensors{query, keys.GetDataPtr<uint8_t>(0), values.GetDataPtr<uint8_t>(0),
-                                          atten_mask, actual_seq_lengths, attention_out,
+    AttentionCore::ForwardTensors tensors{query,
+                                          keys.GetDataPtr<uint8_t>(0),
+                                          values.GetDataPtr<uint8_t>(0),
+                                          atten_mask,
+                                          actual_seq_lengths,
+                                          attention_out,
                                           AscendC::GetUserWorkspace(workspace)};
     tensors.pse = pse_shift;
     tensors.blockTable = block_table;

@@ -6,6 +6,7 @@ Public entry points:
   fakit.AclnnError                        raised when aclnn...GetWorkspaceSize rejects inputs
   fakit.EmulatorError                     raised when the emulated kernel faults (cpu backend)
 """
+
 from .errors import AclnnError, BackendUnavailable, EmulatorError
 from .runner import run
 
@@ -16,5 +17,6 @@ def __getattr__(name):
     # golden is imported lazily so that `import fakit` stays cheap for the CLI.
     if name == "golden":
         import importlib
+
         return importlib.import_module(".golden", __name__)
     raise AttributeError(name)

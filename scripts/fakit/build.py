@@ -5,6 +5,7 @@ missing, any source is newer than the last successful build or the operator sele
 a file lock keeps parallel pytest workers from building twice, and a failed build raises
 BuildError with the output. Env FAKIT_CPU_OPS=a,b builds only those operators (build.sh --ops).
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -33,8 +34,10 @@ class BuildError(RuntimeError):
 
 def build_dir(target: str = "cpu", sanitize: bool = False) -> Path:
     if target != "cpu":
-        raise ValueError(f"fakit.build builds the cpu target only (got {target!r}); "
-                         "the npu target is built by ./build.sh --target npu")
+        raise ValueError(
+            f"fakit.build builds the cpu target only (got {target!r}); "
+            "the npu target is built by ./build.sh --target npu"
+        )
     return ROOT / "build" / ("cpu-asan" if sanitize else "cpu")
 
 
@@ -89,8 +92,9 @@ def is_stale(target: str = "cpu", sanitize: bool = False) -> bool:
 _checked: Dict[Tuple[str, bool], Path] = {}
 
 
-def ensure_built(target: str = "cpu", sanitize: bool = False, jobs: int = 2, force: bool = False,
-                 quiet: bool = True) -> Path:
+def ensure_built(
+    target: str = "cpu", sanitize: bool = False, jobs: int = 2, force: bool = False, quiet: bool = True
+) -> Path:
     """Path of the CPU library, building it first when missing or out of date. quiet=False shows
     the build as its own step on stderr: what runs, a progress bar over the compile steps and
     the time it took (so a first `fakit run` never sits silent at 0 cases)."""
@@ -153,13 +157,14 @@ def _run_with_progress(cmd) -> Tuple[int, str]:
     """Runs the build, drawing a progress bar over its compile steps on stderr; returns
     (exit status, whole output)."""
     from tqdm import tqdm
+
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
     lines = []
     with tqdm(total=None, desc="build cpu", unit="step", file=sys.stderr, leave=True) as bar:
         for line in proc.stdout:
             lines.append(line)
             got = parse_progress(line)
-            if line.startswith("-- ") and bar.total is None:     # CMake's configure step
+            if line.startswith("-- ") and bar.total is None:  # CMake's configure step
                 bar.set_postfix_str("configure", refresh=True)
             if got:
                 done, total, what = got

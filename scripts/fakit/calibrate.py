@@ -15,6 +15,7 @@ rates through their inverse), pulled gently towards the current values so costs 
 measurements do not exercise stay put. Only entries marked "assumption" in the cost table move;
 documented rates never do. Output: a costs file for env ASCEND_EMU_COSTS and a report.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,10 +29,21 @@ from . import prof
 
 # assumed entries the fit may move: (key, "cost" = cycles per use | "rate" = fitted as 1/value)
 FIT_KEYS: List[Tuple[str, str]] = [
-    ("issue", "cost"), ("scalar_local", "cost"), ("scalar_gm", "cost"), ("mmad_head", "cost"),
-    ("mte1_head", "cost"), ("fixp_head", "cost"), ("fixp_nocast_elems", "rate"), ("vec_head", "cost"),
-    ("vec_block_reduce", "cost"), ("vec_compare_select", "cost"), ("vec_brcb", "cost"), ("dma_head", "cost"),
-    ("local_copy_bytes", "rate"), ("atomic_factor", "cost"), ("launch_us", "cost"),
+    ("issue", "cost"),
+    ("scalar_local", "cost"),
+    ("scalar_gm", "cost"),
+    ("mmad_head", "cost"),
+    ("mte1_head", "cost"),
+    ("fixp_head", "cost"),
+    ("fixp_nocast_elems", "rate"),
+    ("vec_head", "cost"),
+    ("vec_block_reduce", "cost"),
+    ("vec_compare_select", "cost"),
+    ("vec_brcb", "cost"),
+    ("dma_head", "cost"),
+    ("local_copy_bytes", "rate"),
+    ("atomic_factor", "cost"),
+    ("launch_us", "cost"),
 ]
 TARGETS = [m for m in prof.PIPE_OF_METRIC if m != "aic_cube_ratio"]
 RIDGE = 1e-3  # pull towards the current value, relative to the data's scale
@@ -64,7 +76,8 @@ def _op_summary(prof_dir: Path) -> Tuple[float, Dict[str, float]]:
         raise MeasurementError(
             f"{prof_dir}: a PROF_* folder without op_summary_*.csv. Export it first "
             f"(msprof --export=on --output={prof_dir}) or profile with msprof op, whose OPPROF_* folders "
-            f"are read as they are")
+            f"are read as they are"
+        )
     rows = prof._rows(files[-1])
     durations: Dict[str, List[float]] = {}
     ratio_rows: List[Dict[str, str]] = []
@@ -110,7 +123,8 @@ def measured(case_dir: Path) -> Tuple[float, Dict[str, float]]:
         return _op_summary(max(profs, key=lambda p: p.stat().st_mtime))
     raise MeasurementError(
         f"{case_dir}: no msprof output. Expected an `msprof op` folder OPPROF_*/ (OpBasicInfo.csv, "
-        f"PipeUtilization.csv) or a system-profiler folder PROF_*/ (op_summary_*.csv)")
+        f"PipeUtilization.csv) or a system-profiler folder PROF_*/ (op_summary_*.csv)"
+    )
 
 
 class Model:
@@ -118,11 +132,13 @@ class Model:
 
     def __init__(self, op: str, kwargs_list: List[Dict[str, Any]]):
         from .backends import cpu
+
         self.cpu, self.op, self.kwargs_list = cpu, op, kwargs_list
         self.defaults = {c["key"]: c["value"] for c in cpu.cost_table()}
 
     def run(self, costs: Dict[str, float]) -> List[Dict[str, Any]]:
         from . import run
+
         fd, path = tempfile.mkstemp(suffix=".costs")
         saved = os.environ.get("ASCEND_EMU_COSTS")
         try:
@@ -159,8 +175,12 @@ def fit(model: Model, targets: List[Tuple[float, Dict[str, float]]], iterations:
 
     def predict(c):
         profs = model.run(c)
-        return np.concatenate([_observables(p["task_duration_us"], {m: p.get(m) for m in TARGETS}, d)
-                               for p, (d, _) in zip(profs, targets)]), profs
+        return np.concatenate(
+            [
+                _observables(p["task_duration_us"], {m: p.get(m) for m in TARGETS}, d)
+                for p, (d, _) in zip(profs, targets)
+            ]
+        ), profs
 
     before_profiles = model.run(costs)
     base, _ = predict(costs)
@@ -203,6 +223,7 @@ def write_costs(costs: Dict[str, float], path: Path) -> None:
 def calibrate_dir(op: str, msprof_dir: Path, costs_out: Path) -> Dict[str, Any]:
     """Fits the assumed costs to every <case id>/ subdirectory of msprof_dir; writes costs_out."""
     from . import cases
+
     ids = sorted(p.name for p in Path(msprof_dir).iterdir() if p.is_dir())
     if not ids:
         raise RuntimeError(f"{msprof_dir}: no <case id> directories with msprof output")
@@ -222,8 +243,10 @@ def format_result(r: Dict[str, Any]) -> str:
         lines.append(f"{k:<20} {r['defaults'][k]:>12.4g} {v:>12.4g}")
     lines.append(f"{'case':<18} {'msprof us':>10} {'model before':>13} {'model after':>12}")
     for c in r["cases"]:
-        lines.append(f"{c.get('case', '-'):<18} {c['measured_us']:>10.2f} {c['model_before_us']:>13.2f} "
-                     f"{c['model_after_us']:>12.2f}")
+        lines.append(
+            f"{c.get('case', '-'):<18} {c['measured_us']:>10.2f} {c['model_before_us']:>13.2f} "
+            f"{c['model_after_us']:>12.2f}"
+        )
     lines.append(f"costs written to {r.get('costs_file', '-')}: export ASCEND_EMU_COSTS=<that file> to use them")
     return "\n".join(lines)
 
@@ -231,8 +254,10 @@ def format_result(r: Dict[str, Any]) -> str:
 # ------------------------------------------------------- published CATLASS matmul measurements
 
 REPO = Path(__file__).resolve().parents[2]
-PUBLISHED_SOURCE = ("CATLASS examples/34_single_core_splitk_matmul/34_single_splitk_matmul.md (hicann/catlass "
-                    "0dfcf9df): msprof kernel time on a 910B2, CANN 8.2.RC1, fp16, A, B and C RowMajor")
+PUBLISHED_SOURCE = (
+    "CATLASS examples/34_single_core_splitk_matmul/34_single_splitk_matmul.md (hicann/catlass "
+    "0dfcf9df): msprof kernel time on a 910B2, CANN 8.2.RC1, fp16, A, B and C RowMajor"
+)
 # (role, example, (m, n, k), measured µs): the table's BasicMatmul column (耗时[标杆], the
 # 00_basic_matmul kernel) is the fit set; its single-core split-K column (耗时) is held out. The
 # table's last row gives a speed-up of 1.7499 although 57144 / 16850 = 3.39 (1.7499 x 16850 =
@@ -256,6 +281,7 @@ CATLASS_FIT_KEYS = ["dma_head", "nd2nz_row_cycles"]
 def prefix_env(prefix: Path) -> Dict[str, str]:
     """The environment after `. <prefix>/set_env.sh` (the CPU prefix as ASCEND_HOME_PATH)."""
     import subprocess
+
     out = subprocess.run(["bash", "-c", f". {prefix}/set_env.sh && env -0"], capture_output=True, check=True).stdout
     return dict(item.split("=", 1) for item in out.decode().split("\0") if "=" in item)
 
@@ -265,12 +291,21 @@ def build_catlass(catlass: Path, build_dir: Path, examples: List[str], prefix: P
     unchanged; benchmarks/peers/catlass_no_golden.h is force-included to skip the host golden."""
     import shutil
     import subprocess
+
     if not (prefix / "set_env.sh").exists():
         raise MeasurementError(f"{prefix}/set_env.sh missing: build the CPU prefix first (./build.sh)")
     env = prefix_env(prefix)
     if not (build_dir / "CMakeCache.txt").exists():
-        cmd = ["cmake", "-S", str(catlass), "-B", str(build_dir), "-DCATLASS_ARCH=2201", "-DCMAKE_BUILD_TYPE=Release",
-               f"-DCMAKE_ASC_FLAGS=-include {REPO / 'benchmarks' / 'peers' / 'catlass_no_golden.h'}"]
+        cmd = [
+            "cmake",
+            "-S",
+            str(catlass),
+            "-B",
+            str(build_dir),
+            "-DCATLASS_ARCH=2201",
+            "-DCMAKE_BUILD_TYPE=Release",
+            f"-DCMAKE_ASC_FLAGS=-include {REPO / 'benchmarks' / 'peers' / 'catlass_no_golden.h'}",
+        ]
         if shutil.which("ninja"):
             cmd += ["-G", "Ninja"]
         res = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -278,8 +313,12 @@ def build_catlass(catlass: Path, build_dir: Path, examples: List[str], prefix: P
             raise MeasurementError(f"configuring {catlass} failed:\n{res.stdout[-2000:]}{res.stderr[-2000:]}")
     exes = {}
     for name in examples:
-        res = subprocess.run(["cmake", "--build", str(build_dir), "--target", name, "-j", str(jobs)], env=env,
-                             capture_output=True, text=True)
+        res = subprocess.run(
+            ["cmake", "--build", str(build_dir), "--target", name, "-j", str(jobs)],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         if res.returncode != 0:
             raise MeasurementError(f"building {name} failed:\n{res.stdout[-3000:]}{res.stderr[-2000:]}")
         found = [p for p in build_dir.rglob(name) if p.is_file() and os.access(p, os.X_OK)]
@@ -289,11 +328,17 @@ def build_catlass(catlass: Path, build_dir: Path, examples: List[str], prefix: P
     return exes
 
 
-def run_catlass(exe: Path, mnk: Tuple[int, int, int], prefix: Path, costs: Optional[Dict[str, float]] = None,
-                alternatives: Optional[List[Dict[str, float]]] = None) -> Tuple[float, List[float]]:
+def run_catlass(
+    exe: Path,
+    mnk: Tuple[int, int, int],
+    prefix: Path,
+    costs: Optional[Dict[str, float]] = None,
+    alternatives: Optional[List[Dict[str, float]]] = None,
+) -> Tuple[float, List[float]]:
     """Modelled kernel time (µs, the sum over the example's launches, as msprof's kernel total) of
     one timing-only run, and the same under each alternative set of replayed costs."""
     import subprocess
+
     env = prefix_env(prefix)
     env = {k: v for k, v in env.items() if not k.startswith("ASCEND_EMU_")}
     env["ASCEND_EMU_TIMING_ONLY"] = "1"
@@ -311,6 +356,7 @@ def run_catlass(exe: Path, mnk: Tuple[int, int, int], prefix: Path, costs: Optio
         if res.returncode != 0:
             raise MeasurementError(f"{exe.name} {mnk} failed ({res.returncode}):\n{res.stderr[-3000:]}")
         import json
+
         lines = [json.loads(x) for x in Path(env["ASCEND_EMU_PROFILE"]).read_text().splitlines() if x.strip()]
     if not lines:
         raise MeasurementError(f"{exe.name} {mnk}: no launch was profiled")
@@ -319,30 +365,51 @@ def run_catlass(exe: Path, mnk: Tuple[int, int, int], prefix: Path, costs: Optio
     return total, alts
 
 
-def catlass_points(catlass: Path, build_dir: Path, prefix: Path, roles=("fit", "held-out"),
-                   costs: Optional[Dict[str, float]] = None, only: Optional[str] = None,
-                   progress=None) -> List[Dict[str, Any]]:
+def catlass_points(
+    catlass: Path,
+    build_dir: Path,
+    prefix: Path,
+    roles=("fit", "held-out"),
+    costs: Optional[Dict[str, float]] = None,
+    only: Optional[str] = None,
+    progress=None,
+) -> List[Dict[str, Any]]:
     """Runs every published point of the given roles; one dict per point."""
     points = [p for p in PUBLISHED if p[0] in roles and (only is None or only in f"{p[1]} {','.join(map(str, p[2]))}")]
     exes = build_catlass(catlass, build_dir, sorted({p[1] for p in points}), prefix)
     out = []
     for role, example, mnk, us in points:
         modelled, _ = run_catlass(exes[example], mnk, prefix, costs)
-        row = dict(role=role, example=example, mnk=mnk, measured_us=us, modelled_us=modelled,
-                   error_pct=100.0 * (modelled - us) / us, note=PUBLISHED_NOTES.get(example, ""))
+        row = dict(
+            role=role,
+            example=example,
+            mnk=mnk,
+            measured_us=us,
+            modelled_us=modelled,
+            error_pct=100.0 * (modelled - us) / us,
+            note=PUBLISHED_NOTES.get(example, ""),
+        )
         out.append(row)
         if progress:
             progress(row)
     return out
 
 
-def fit_catlass(catlass: Path, build_dir: Path, prefix: Path, keys: List[str] = CATLASS_FIT_KEYS,
-                iterations: int = 4, skip: Tuple[str, ...] = (), progress=None) -> Dict[str, Any]:
+def fit_catlass(
+    catlass: Path,
+    build_dir: Path,
+    prefix: Path,
+    keys: List[str] = CATLASS_FIT_KEYS,
+    iterations: int = 4,
+    skip: Tuple[str, ...] = (),
+    progress=None,
+) -> Dict[str, Any]:
     """Fits `keys` to the fit points: least squares in log(modelled / measured), parameters in
     log space; each iteration runs every point once and gets the derivatives from replays of the
     same launches under perturbed costs (ASCEND_EMU_COSTS_ALT), so a point costs one emulator run
     per iteration. `skip` names points (\"m,n,k\") left out of the fit."""
     from .backends import cpu
+
     defaults = {c["key"]: c["value"] for c in cpu.cost_table()}
     points = [p for p in PUBLISHED if p[0] == "fit" and "%d,%d,%d" % p[2] not in skip]
     exes = build_catlass(catlass, build_dir, sorted({p[1] for p in points}), prefix)
@@ -373,8 +440,12 @@ def fit_catlass(catlass: Path, build_dir: Path, prefix: Path, keys: List[str] = 
         x = x + np.clip(d, -np.log(4), np.log(4))
         x = np.maximum(x, 0.0)  # no cost below one cycle
     best = min(history, key=lambda h: float(np.sum(np.square(h["log_errors"]))))
-    return dict(costs=best["costs"], defaults={k: defaults[k] for k in keys}, history=history,
-                points=[dict(example=p[1], mnk=p[2], measured_us=p[3]) for p in points])
+    return dict(
+        costs=best["costs"],
+        defaults={k: defaults[k] for k in keys},
+        history=history,
+        points=[dict(example=p[1], mnk=p[2], measured_us=p[3]) for p in points],
+    )
 
 
 def calibrate_catlass(catlass: Path, build_dir: Path, prefix: Path, costs_out: Path) -> Dict[str, Any]:
@@ -387,14 +458,17 @@ def calibrate_catlass(catlass: Path, build_dir: Path, prefix: Path, costs_out: P
 
 
 def format_point(row: Dict[str, Any]) -> str:
-    return (f"[CAL] {row['role']} {row['example']} {','.join(map(str, row['mnk']))} :: measured_us "
-            f"{row['measured_us']:.0f}; modelled_us {row['modelled_us']:.1f}; error_pct {row['error_pct']:+.1f}")
+    return (
+        f"[CAL] {row['role']} {row['example']} {','.join(map(str, row['mnk']))} :: measured_us "
+        f"{row['measured_us']:.0f}; modelled_us {row['modelled_us']:.1f}; error_pct {row['error_pct']:+.1f}"
+    )
 
 
 def summary_line(rows: List[Dict[str, Any]]) -> str:
     def worst(role):
         errs = [abs(r["error_pct"]) for r in rows if r["role"] == role]
         return f"{max(errs):.1f}" if errs else "-"
+
     return f"calibration: fit max |err| {worst('fit')} %, held-out max |err| {worst('held-out')} %"
 
 

@@ -1,5 +1,6 @@
 """The `fakit` command line. Each subcommand lives in fakit/commands/<name>.py and exposes
 `register(subparsers)`; the parser is assembled from whatever modules are present."""
+
 import argparse
 import importlib
 import pkgutil
@@ -34,13 +35,15 @@ class HelpFormatter(argparse.HelpFormatter):
 
     def _fill_text(self, text, width, indent):
         import textwrap
+
         out = []
         for para in text.split("\n\n"):
             if any(line.startswith(" ") for line in para.splitlines()[1:]) or para.rstrip().endswith(":"):
                 out.append("\n".join(indent + line for line in para.splitlines()))
             else:
-                out.append(textwrap.fill(" ".join(para.split()), width, initial_indent=indent,
-                                         subsequent_indent=indent))
+                out.append(
+                    textwrap.fill(" ".join(para.split()), width, initial_indent=indent, subsequent_indent=indent)
+                )
         return "\n\n".join(out)
 
     def _get_help_string(self, action):
@@ -53,22 +56,25 @@ class HelpFormatter(argparse.HelpFormatter):
 def version() -> str:
     """The installed package's version (pyproject.toml), or the source tree's when not installed."""
     try:
-        from importlib.metadata import PackageNotFoundError, version as dist_version
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as dist_version
+
         return dist_version("fakit")
     except (ImportError, PackageNotFoundError):
         return "unknown (not installed: pip install -e .)"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fakit", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="fakit", description=DESCRIPTION, epilog=EPILOG, formatter_class=HelpFormatter
+    )
     parser.add_argument("--version", action="version", version=f"fakit {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     # Subcommands inherit the formatter: their defaults are shown too.
     sub.add_parser = _with_formatter(sub.add_parser)
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):       # helpers shared by the commands
+        if info.name.startswith("_"):  # helpers shared by the commands
             continue
         module = importlib.import_module(f"{commands.__name__}.{info.name}")
         module.register(sub)
@@ -81,6 +87,7 @@ def _with_formatter(add_parser):
         if "help" in kwargs and "description" not in kwargs:
             kwargs["description"] = kwargs["help"][0].upper() + kwargs["help"][1:] + "."
         return add_parser(name, **kwargs)
+
     return wrapped
 
 
@@ -103,14 +110,15 @@ def main(argv=None) -> int:
     except (AclnnError, EmulatorError) as exc:
         print(f"fakit: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:           # the launch has been stopped (fakit.backends.cpu)
+    except KeyboardInterrupt:  # the launch has been stopped (fakit.backends.cpu)
         print("fakit: interrupted", file=sys.stderr)
         return 130
     except (KeyError, ValueError, FileNotFoundError) as exc:
         print(f"fakit: error: {error_text(exc)}", file=sys.stderr)
         return 1
-    except BrokenPipeError:             # `fakit ... | head`: the reader has seen enough
+    except BrokenPipeError:  # `fakit ... | head`: the reader has seen enough
         import os
+
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 

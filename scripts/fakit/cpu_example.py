@@ -13,6 +13,7 @@ The pages are read from the reference pack (fakit.pack.reference_dir(): env FA_R
 default <repo>/.spec-pack/reference); without the pack, an equivalent CMakeLists.txt
 written for this project is used and `official` in the result says so.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -27,7 +28,11 @@ from . import build, pack
 
 DOCS = {
     "builtin": ("ops-transformer/docs/context/编译与运行样例.md", "test_flash_attention_score.cpp", "opapi_test"),
-    "custom": ("ops-transformer/docs/invocation/op_invocation.md", "test_aclnn_add_example.cpp", "test_aclnn_add_example"),
+    "custom": (
+        "ops-transformer/docs/invocation/op_invocation.md",
+        "test_aclnn_add_example.cpp",
+        "test_aclnn_add_example",
+    ),
 }
 PROOF_VENDOR = "fa_emu_proof"
 
@@ -48,7 +53,9 @@ project(ACLNN_EXAMPLE)
 set(CMAKE_RUNTIME_OUTPUT_DIRECTORY "./bin")
 add_executable(test_aclnn_add_example test_aclnn_add_example.cpp)
 set(ASCEND_PATH $ENV{ASCEND_HOME_PATH})
-set(VENDOR_API ${ASCEND_PATH}/opp/vendors/""" + PROOF_VENDOR + """/op_api)
+set(VENDOR_API ${ASCEND_PATH}/opp/vendors/"""
+    + PROOF_VENDOR
+    + """/op_api)
 include_directories(${ASCEND_PATH}/include ${VENDOR_API}/include)
 target_link_libraries(test_aclnn_add_example PRIVATE ${ASCEND_PATH}/lib64/libascendcl.so
                       ${ASCEND_PATH}/lib64/libnnopbase.so ${VENDOR_API}/lib/libcust_opapi.so)
@@ -59,7 +66,7 @@ target_link_libraries(test_aclnn_add_example PRIVATE ${ASCEND_PATH}/lib64/libasc
 def spec_example_block(spec_text: str) -> str:
     """The first C++ code block (fenced ```c++ or ```cpp) of a spec's "调用示例" section: the
     example program that tests/data/spec_examples/ stores verbatim."""
-    section = spec_text[spec_text.index("## 调用示例"):]
+    section = spec_text[spec_text.index("## 调用示例") :]
     return re.search(r"```(?:c\+\+|cpp)\n(.*?)```", section, re.S).group(1)
 
 
@@ -82,7 +89,7 @@ def official_cmakelists(kind: str) -> Optional[str]:
 
 @dataclasses.dataclass
 class ExampleRun:
-    official: bool            # the documentation's CMakeLists.txt was used
+    official: bool  # the documentation's CMakeLists.txt was used
     build: subprocess.CompletedProcess
     run: Optional[subprocess.CompletedProcess]
 
@@ -105,8 +112,9 @@ def environment(prefix: Path) -> Dict[str, str]:
     return dict(os.environ, ASCEND_HOME_PATH=str(prefix), LD_LIBRARY_PATH=":".join(ld + ([old] if old else [])))
 
 
-def build_and_run(source: Path, workdir: Path, kind: str = "builtin", sanitize: bool = False,
-                  args=(), timeout: float = 900) -> ExampleRun:
+def build_and_run(
+    source: Path, workdir: Path, kind: str = "builtin", sanitize: bool = False, args=(), timeout: float = 900
+) -> ExampleRun:
     """Copies `source` into workdir under the page's file name, builds it with the page's
     commands (cmake ../ -DCMAKE_CXX_COMPILER=g++ -DCMAKE_SKIP_RPATH=TRUE; make) and runs it."""
     build.ensure_built("cpu", sanitize=sanitize)
@@ -128,6 +136,12 @@ def build_and_run(source: Path, workdir: Path, kind: str = "builtin", sanitize: 
         log.append(proc)
         if proc.returncode != 0:
             return ExampleRun(official, proc, None)
-    run = subprocess.run([str(bdir / "bin" / exe_name), *args], cwd=bdir / "bin", env=env, capture_output=True,
-                         text=True, timeout=timeout)
+    run = subprocess.run(
+        [str(bdir / "bin" / exe_name), *args],
+        cwd=bdir / "bin",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     return ExampleRun(official, log[-1], run)

@@ -8,6 +8,7 @@ with '-' for '_'; an unknown name raises UnknownOperator listing the choices (an
 Standard library only: build.sh runs this file as a script before any package is installed:
     python3 scripts/fakit/opnames.py --dirs pfa,aclnnIncreFlashAttentionV4   -> prompt_flash_attention,incre_flash_attention
 """
+
 from __future__ import annotations
 
 import difflib
@@ -16,24 +17,41 @@ from typing import Dict, List, NamedTuple
 
 
 class Operator(NamedTuple):
-    name: str       # harness name: fakit.golden.<name>, fakit/cases/<name>.py
+    name: str  # harness name: fakit.golden.<name>, fakit/cases/<name>.py
     directory: str  # op_host/<directory>, op_kernel/<directory>, build.sh --ops
-    op_type: str    # OP_ADD(<op_type>), `fakit ops`
-    aclnn: str      # the public API
-    alias: str      # short name, the case-id prefix
+    op_type: str  # OP_ADD(<op_type>), `fakit ops`
+    aclnn: str  # the public API
+    alias: str  # short name, the case-id prefix
 
 
 OPERATORS: List[Operator] = [
-    Operator("prompt_flash_attention", "prompt_flash_attention", "PromptFlashAttention",
-             "aclnnPromptFlashAttention", "pfa"),
-    Operator("flash_attention_var_len_score", "flash_attention_score", "FlashAttentionScore",
-             "aclnnFlashAttentionVarLenScore", "fav"),
-    Operator("incre_flash_attention_v4", "incre_flash_attention", "IncreFlashAttention",
-             "aclnnIncreFlashAttentionV4", "ifa"),
-    Operator("flash_attention_unpadding_score_grad_v5", "flash_attention_score_grad", "FlashAttentionScoreGrad",
-             "aclnnFlashAttentionUnpaddingScoreGradV5", "fag"),
-    Operator("sparse_flash_attention_grad", "sparse_flash_attention_grad", "SparseFlashAttentionGrad",
-             "aclnnSparseFlashAttentionGrad", "sfag"),
+    Operator(
+        "prompt_flash_attention", "prompt_flash_attention", "PromptFlashAttention", "aclnnPromptFlashAttention", "pfa"
+    ),
+    Operator(
+        "flash_attention_var_len_score",
+        "flash_attention_score",
+        "FlashAttentionScore",
+        "aclnnFlashAttentionVarLenScore",
+        "fav",
+    ),
+    Operator(
+        "incre_flash_attention_v4", "incre_flash_attention", "IncreFlashAttention", "aclnnIncreFlashAttentionV4", "ifa"
+    ),
+    Operator(
+        "flash_attention_unpadding_score_grad_v5",
+        "flash_attention_score_grad",
+        "FlashAttentionScoreGrad",
+        "aclnnFlashAttentionUnpaddingScoreGradV5",
+        "fag",
+    ),
+    Operator(
+        "sparse_flash_attention_grad",
+        "sparse_flash_attention_grad",
+        "SparseFlashAttentionGrad",
+        "aclnnSparseFlashAttentionGrad",
+        "sfag",
+    ),
 ]
 NAMES = tuple(op.name for op in OPERATORS)
 
@@ -42,7 +60,7 @@ class UnknownOperator(KeyError, ValueError):
     """A name no operator has; the message lists every accepted spelling. A KeyError (a failed
     look-up) and a ValueError (a bad argument to fakit.run and the CLI)."""
 
-    def __str__(self) -> str:          # KeyError would quote the message
+    def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
 
 
@@ -63,8 +81,9 @@ _INDEX = _index()
 
 def choices() -> str:
     """One line per operator: every accepted spelling."""
-    return "\n".join(f"  {op.name} (dir {op.directory}, OpType {op.op_type}, {op.aclnn}, alias {op.alias})"
-                     for op in OPERATORS)
+    return "\n".join(
+        f"  {op.name} (dir {op.directory}, OpType {op.op_type}, {op.aclnn}, alias {op.alias})" for op in OPERATORS
+    )
 
 
 def lookup(name: str) -> Operator:

@@ -9,6 +9,7 @@ The pack is the five operator specifications (the aclnn API pages of hicann/ops-
 `attention/*/docs/aclnn*.md`) and the reference pages they link; `.spec-pack/` is ignored by
 git, so a developer who has the pack links it there or sets the variables.
 """
+
 from __future__ import annotations
 
 import os

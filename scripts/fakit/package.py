@@ -9,6 +9,7 @@ The OpDefs come from the CPU build (`fakit.backends.cpu.opdefs()`, the JSON that
             "attrs": [{"name", "type", "required", "default"}]}]}
 msopgen's JSON format: the msOpGen chapter of the public Ascend C operator development guide.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,14 +26,30 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 # ge::DataType -> msopgen "type" names
 MSOPGEN_DTYPES = {
-    "DT_FLOAT16": "float16", "DT_BF16": "bfloat16", "DT_FLOAT": "float", "DT_DOUBLE": "double",
-    "DT_INT8": "int8", "DT_UINT8": "uint8", "DT_INT16": "int16", "DT_UINT16": "uint16",
-    "DT_INT32": "int32", "DT_UINT32": "uint32", "DT_INT64": "int64", "DT_UINT64": "uint64",
+    "DT_FLOAT16": "float16",
+    "DT_BF16": "bfloat16",
+    "DT_FLOAT": "float",
+    "DT_DOUBLE": "double",
+    "DT_INT8": "int8",
+    "DT_UINT8": "uint8",
+    "DT_INT16": "int16",
+    "DT_UINT16": "uint16",
+    "DT_INT32": "int32",
+    "DT_UINT32": "uint32",
+    "DT_INT64": "int64",
+    "DT_UINT64": "uint64",
     "DT_BOOL": "bool",
 }
 # OpDef attribute types -> msopgen attr "type" names
-MSOPGEN_ATTR_TYPES = {"int": "int", "float": "float", "bool": "bool", "string": "str",
-                      "list_int": "listInt", "list_float": "listFloat", "list_bool": "listBool"}
+MSOPGEN_ATTR_TYPES = {
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+    "string": "str",
+    "list_int": "listInt",
+    "list_float": "listFloat",
+    "list_bool": "listBool",
+}
 
 
 def snake_case(op_type: str) -> str:
@@ -50,6 +67,7 @@ def load_opdefs(path: Optional[Path] = None) -> List[Dict[str, Any]]:
         data = json.loads(Path(path).read_text())
     else:
         from .backends import cpu
+
         data = cpu.opdefs()
     ops = data["ops"] if isinstance(data, dict) else data
     return sorted(ops, key=lambda op: op["op_type"])
@@ -58,44 +76,56 @@ def load_opdefs(path: Optional[Path] = None) -> List[Dict[str, Any]]:
 def _port(p: Dict[str, Any], op_type: str) -> Dict[str, Any]:
     dtypes, formats = list(p["dtypes"]), list(p.get("formats") or ["FORMAT_ND"])
     if len(formats) == 1 and len(dtypes) > 1:
-        formats *= len(dtypes)          # one format for every dtype
+        formats *= len(dtypes)  # one format for every dtype
     if len(formats) != len(dtypes):
-        raise ValueError(f"{op_type}.{p['name']}: {len(dtypes)} dtypes but {len(formats)} formats; "
-                         "msopgen pairs them position by position")
+        raise ValueError(
+            f"{op_type}.{p['name']}: {len(dtypes)} dtypes but {len(formats)} formats; "
+            "msopgen pairs them position by position"
+        )
     unknown = [d for d in dtypes if d not in MSOPGEN_DTYPES]
     if unknown:
         raise ValueError(f"{op_type}.{p['name']}: no msopgen name for dtype(s) {unknown}")
     if p["param_type"] not in ("required", "optional", "dynamic"):
         raise ValueError(f"{op_type}.{p['name']}: param_type {p['param_type']!r}")
-    return {"name": p["name"], "param_type": p["param_type"],
-            "type": [MSOPGEN_DTYPES[d] for d in dtypes],
-            "format": [f[len("FORMAT_"):] if f.startswith("FORMAT_") else f for f in formats]}
+    return {
+        "name": p["name"],
+        "param_type": p["param_type"],
+        "type": [MSOPGEN_DTYPES[d] for d in dtypes],
+        "format": [f[len("FORMAT_") :] if f.startswith("FORMAT_") else f for f in formats],
+    }
 
 
 def _attr(a: Dict[str, Any], op_type: str) -> Dict[str, Any]:
     if a["type"] not in MSOPGEN_ATTR_TYPES:
         raise ValueError(f"{op_type}.{a['name']}: attribute type {a['type']!r} has no msopgen name")
     required = bool(a.get("required"))
-    return {"name": a["name"], "type": MSOPGEN_ATTR_TYPES[a["type"]],
-            "param_type": "required" if required else "optional",
-            "has_default": not required and a.get("default") is not None,
-            "default_value": a.get("default")}
+    return {
+        "name": a["name"],
+        "type": MSOPGEN_ATTR_TYPES[a["type"]],
+        "param_type": "required" if required else "optional",
+        "has_default": not required and a.get("default") is not None,
+        "default_value": a.get("default"),
+    }
 
 
 def msopgen_op(opdef: Dict[str, Any]) -> Dict[str, Any]:
     t = opdef["op_type"]
-    return {"op_type": t,
-            "inputs": [_port(p, t) for p in opdef.get("inputs", [])],
-            "outputs": [_port(p, t) for p in opdef.get("outputs", [])],
-            "attrs": [_attr(a, t) for a in opdef.get("attrs", [])]}
+    return {
+        "op_type": t,
+        "inputs": [_port(p, t) for p in opdef.get("inputs", [])],
+        "outputs": [_port(p, t) for p in opdef.get("outputs", [])],
+        "attrs": [_attr(a, t) for a in opdef.get("attrs", [])],
+    }
 
 
 def render_msopgen_json(opdef: Dict[str, Any]) -> str:
     import jinja2
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined, keep_trailing_newline=True
+    )
     text = env.get_template("msopgen_op.json.j2").render(op=msopgen_op(opdef))
-    json.loads(text)                     # the template must always produce valid JSON
+    json.loads(text)  # the template must always produce valid JSON
     return text
 
 
@@ -110,14 +140,31 @@ def write_msopgen_json(opdefs: List[Dict[str, Any]], out_dir: Path) -> List[Path
     return written
 
 
-def msopgen_command(json_path: Path, soc_version: str, out_dir: Path, append: bool,
-                    framework: str = "aclnn") -> List[str]:
+def msopgen_command(
+    json_path: Path, soc_version: str, out_dir: Path, append: bool, framework: str = "aclnn"
+) -> List[str]:
     tool = shutil.which("msopgen")
     if tool is None:
-        raise BackendUnavailable("msopgen not found on PATH: install the CANN toolkit and source "
-                                 "its set_env.sh (msopgen is in <CANN>/python/site-packages/bin)")
-    return [tool, "gen", "-i", str(json_path), "-f", framework, "-c", f"ai_core-{soc_version}",
-            "-lan", "cpp", "-out", str(out_dir), "-m", "1" if append else "0"]
+        raise BackendUnavailable(
+            "msopgen not found on PATH: install the CANN toolkit and source "
+            "its set_env.sh (msopgen is in <CANN>/python/site-packages/bin)"
+        )
+    return [
+        tool,
+        "gen",
+        "-i",
+        str(json_path),
+        "-f",
+        framework,
+        "-c",
+        f"ai_core-{soc_version}",
+        "-lan",
+        "cpp",
+        "-out",
+        str(out_dir),
+        "-m",
+        "1" if append else "0",
+    ]
 
 
 def generate_msopgen_project(json_files: List[Path], soc_version: str, out_dir: Path) -> None:

@@ -10,6 +10,7 @@ OpBasicInfo.csv (Op Name, Task Duration(us), Block Dim), PipeUtilization.csv (pe
 aic_cube_ratio / aic_mac_ratio, aic_mte1/mte2/fixpipe/scalar_ratio, aiv_vec/mte2/mte3/
 scalar_ratio), Memory.csv (bandwidths in GB/s).
 """
+
 from __future__ import annotations
 
 import csv
@@ -21,22 +22,37 @@ from typing import Any, Dict, List, Optional
 
 # msprof metric -> (unit, pipe) in the emulator's pipe names (M = cube, V = vector, S = scalar)
 PIPE_OF_METRIC = {
-    "aic_cube_ratio": ("aic", "M"), "aic_mac_ratio": ("aic", "M"), "aic_mte1_ratio": ("aic", "MTE1"),
-    "aic_mte2_ratio": ("aic", "MTE2"), "aic_fixpipe_ratio": ("aic", "FIXP"), "aic_scalar_ratio": ("aic", "S"),
-    "aiv_vec_ratio": ("aiv", "V"), "aiv_mte2_ratio": ("aiv", "MTE2"), "aiv_mte3_ratio": ("aiv", "MTE3"),
+    "aic_cube_ratio": ("aic", "M"),
+    "aic_mac_ratio": ("aic", "M"),
+    "aic_mte1_ratio": ("aic", "MTE1"),
+    "aic_mte2_ratio": ("aic", "MTE2"),
+    "aic_fixpipe_ratio": ("aic", "FIXP"),
+    "aic_scalar_ratio": ("aic", "S"),
+    "aiv_vec_ratio": ("aiv", "V"),
+    "aiv_mte2_ratio": ("aiv", "MTE2"),
+    "aiv_mte3_ratio": ("aiv", "MTE3"),
     "aiv_scalar_ratio": ("aiv", "S"),
 }
-PIPE_ORDER = [("aic", "MTE2"), ("aic", "MTE1"), ("aic", "M"), ("aic", "FIXP"), ("aic", "S"),
-              ("aiv", "MTE2"), ("aiv", "V"), ("aiv", "MTE3"), ("aiv", "S")]
+PIPE_ORDER = [
+    ("aic", "MTE2"),
+    ("aic", "MTE1"),
+    ("aic", "M"),
+    ("aic", "FIXP"),
+    ("aic", "S"),
+    ("aiv", "MTE2"),
+    ("aiv", "V"),
+    ("aiv", "MTE3"),
+    ("aiv", "S"),
+]
 
 
 @dataclasses.dataclass
 class PipeRow:
-    unit: str                       # aic (cube core) | aiv (vector core)
-    pipe: str                       # MTE2, MTE1, M, FIXP, V, MTE3, S
-    metric: str = "-"               # the profiler's column it came from
-    ratio: Optional[float] = None   # busy fraction of the kernel time (mean over blocks)
-    bytes: Optional[int] = None     # emulator counters only
+    unit: str  # aic (cube core) | aiv (vector core)
+    pipe: str  # MTE2, MTE1, M, FIXP, V, MTE3, S
+    metric: str = "-"  # the profiler's column it came from
+    ratio: Optional[float] = None  # busy fraction of the kernel time (mean over blocks)
+    bytes: Optional[int] = None  # emulator counters only
     ops: Optional[int] = None
 
 
@@ -61,12 +77,15 @@ def _fmt(x, spec=""):
 
 def format_table(s: Summary) -> str:
     what = "modelled time" if s.backend == "cpu" and s.duration_us is not None else "time"
-    lines = [f"kernel {s.kernel}  backend {s.backend}  {what} {_fmt(s.duration_us, '.2f')} us  "
-             f"block dim {_fmt(s.block_dim)}"]
+    lines = [
+        f"kernel {s.kernel}  backend {s.backend}  {what} {_fmt(s.duration_us, '.2f')} us  block dim {_fmt(s.block_dim)}"
+    ]
     lines.append(f"{'pipe':<10} {'metric':<18} {'ratio':>7} {'bytes':>14} {'ops':>12}")
     for r in s.pipes:
-        lines.append(f"{r.unit + '.' + r.pipe:<10} {r.metric:<18} {_fmt(r.ratio, '.3f'):>7} "
-                     f"{_fmt(r.bytes):>14} {_fmt(r.ops):>12}")
+        lines.append(
+            f"{r.unit + '.' + r.pipe:<10} {r.metric:<18} {_fmt(r.ratio, '.3f'):>7} "
+            f"{_fmt(r.bytes):>14} {_fmt(r.ops):>12}"
+        )
     for name, value in s.bandwidth_gbps.items():
         lines.append(f"bandwidth {name}: {value:.1f} GB/s")
     lines += [f"note: {n}" for n in s.notes]
@@ -76,6 +95,7 @@ def format_table(s: Summary) -> str:
 
 
 # ------------------------------------------------------------------------ msprof op output
+
 
 def _rows(path: Path) -> List[Dict[str, str]]:
     if not path.exists():
@@ -123,7 +143,7 @@ def summarise_opprof(opprof: Path, backend: str, kernel: str) -> Summary:
             if col.endswith("(GB/s)"):
                 value = _mean([m.get(col, "") for m in _rows(opprof / "Memory.csv")])
                 if value is not None:
-                    s.bandwidth_gbps[col[:-len("(GB/s)")]] = value
+                    s.bandwidth_gbps[col[: -len("(GB/s)")]] = value
     if not pipe:
         s.notes.append("no PipeUtilization.csv: rerun with --aic-metrics=PipeUtilization")
     return s
@@ -131,8 +151,10 @@ def summarise_opprof(opprof: Path, backend: str, kernel: str) -> Summary:
 
 # ------------------------------------------------------------------------------ backends
 
+
 def _case_kwargs(op: str, case_id: str) -> Dict[str, Any]:
     from . import cases
+
     return cases.get(op, case_id).inputs()
 
 
@@ -144,14 +166,22 @@ def msprof_op_wrap(kind: str, out_dir: Path, state: Optional[Dict[str, Any]] = N
         if state is not None:
             state.update(ctx)
         mode = ["op", "simulator", f"--soc-version={cann.soc_version(ctx['soc'])}"] if kind == "sim" else ["op"]
-        return [cann.msprof(ctx["toolkit"]), *mode, f"--output={out_dir}", "--aic-metrics=PipeUtilization",
-                f"--kernel-name={ctx['kernel']}", *cmd]
+        return [
+            cann.msprof(ctx["toolkit"]),
+            *mode,
+            f"--output={out_dir}",
+            "--aic-metrics=PipeUtilization",
+            f"--kernel-name={ctx['kernel']}",
+            *cmd,
+        ]
+
     return wrap
 
 
 def profile_cann(kind: str, op: str, case_id: str, out_dir: Path, analyze: bool = False) -> Summary:
     """Runs the case under `msprof op [simulator]` and summarises the OPPROF output."""
     from .backends import aclnn_runner
+
     kwargs = _case_kwargs(op, case_id)
     out_dir = Path(out_dir).resolve()
     state: Dict[str, Any] = {}
@@ -168,12 +198,18 @@ def _advisor(op: str, kwargs: Dict[str, Any], out_dir: Path) -> List[str]:
     """msprof --application (system profiler, PipeUtilization metrics) then
     `msprof-analyze advisor computation` on its PROF_* directory."""
     import shutil
+
     from . import cann
     from .backends import aclnn_runner
 
     def system_prof(ctx, cmd):
-        return [cann.msprof(ctx["toolkit"]), f"--application={' '.join(cmd)}", f"--output={out_dir / 'msprof'}",
-                "--ai-core=on", "--aic-metrics=PipeUtilization"]
+        return [
+            cann.msprof(ctx["toolkit"]),
+            f"--application={' '.join(cmd)}",
+            f"--output={out_dir / 'msprof'}",
+            "--ai-core=on",
+            "--aic-metrics=PipeUtilization",
+        ]
 
     aclnn_runner.run_cann("npu", op, kwargs, wrap=system_prof)
     tool = shutil.which("msprof-analyze")
@@ -204,8 +240,11 @@ def counters_summary(counters: Any, kernel: str) -> Summary:
                 t["ops"] += int(c.get("ops", 0))
     # the hardware's pipes of each unit always, any other pipe only when it did something
     extra = sorted(k for k, t in totals.items() if k not in PIPE_ORDER and (t["bytes"] or t["ops"]))
-    s.pipes = [PipeRow(u, p, "emulator counters", None, totals[(u, p)]["bytes"], totals[(u, p)]["ops"])
-               for (u, p) in PIPE_ORDER + extra if (u, p) in totals]
+    s.pipes = [
+        PipeRow(u, p, "emulator counters", None, totals[(u, p)]["bytes"], totals[(u, p)]["ops"])
+        for (u, p) in PIPE_ORDER + extra
+        if (u, p) in totals
+    ]
     s.notes.append("the emulator counts work per pipe; it does not time it (ratios need sim or npu)")
     return s
 
@@ -228,12 +267,16 @@ def model_summary(profile: Dict[str, Any], counters: Any, kernel: str) -> Summar
         if metric is not None and profile.get(metric) is not None:
             r.metric, r.ratio = metric, profile[metric]
     dur_s = s.duration_us * 1e-6
-    s.bandwidth_gbps = {"HBM read": profile["hbm_bytes"] / dur_s / 1e9,
-                        "L2 read": profile["l2_read_bytes"] / dur_s / 1e9,
-                        "L2 write": profile["l2_write_bytes"] / dur_s / 1e9}
-    s.notes.append(f"modelled device time ({profile['model']} model, {profile.get('soc')} cost table), not a "
-                   f"measurement; bound: {profile['bound_pipe']}; critical path {profile['critical_path_us']:.2f} us, "
-                   f"HBM floor {profile['hbm_floor_us']:.2f} us, launch {profile['launch_us']:.2f} us")
+    s.bandwidth_gbps = {
+        "HBM read": profile["hbm_bytes"] / dur_s / 1e9,
+        "L2 read": profile["l2_read_bytes"] / dur_s / 1e9,
+        "L2 write": profile["l2_write_bytes"] / dur_s / 1e9,
+    }
+    s.notes.append(
+        f"modelled device time ({profile['model']} model, {profile.get('soc')} cost table), not a "
+        f"measurement; bound: {profile['bound_pipe']}; critical path {profile['critical_path_us']:.2f} us, "
+        f"HBM floor {profile['hbm_floor_us']:.2f} us, launch {profile['launch_us']:.2f} us"
+    )
     return s
 
 
@@ -241,6 +284,7 @@ def launch_tensors(op: str, kwargs: Dict[str, Any]):
     """(inputs, outputs): the arrays the aclnn call of fakit.run(op, **kwargs) passes, in the
     API's order (tensor lists flattened; absent optionals left out), for op_summary's columns."""
     from . import ops
+
     binding = ops.lookup(op)
     values = ops.prepare(binding, kwargs)
     outputs = ops.outputs_of(binding, values)
@@ -251,15 +295,19 @@ def launch_tensors(op: str, kwargs: Dict[str, Any]):
             inputs.append(v)
         elif v is not None and p.kind == "tensor_list":
             inputs.extend(v)
-    return inputs, [outputs[p.name] for p in binding.params if p.kind == "out_tensor" and outputs.get(p.name) is not None]
+    return inputs, [
+        outputs[p.name] for p in binding.params if p.kind == "out_tensor" and outputs.get(p.name) is not None
+    ]
 
 
 def run_recorded(op: str, kwargs: Dict[str, Any], prof_dir=None, trace: bool = False):
     """fakit.run(op, backend="cpu", **kwargs), adding the launch to `prof_dir` (a
     fakit.prof_dir.ProfDir; with its per-core tracks when `trace`). Returns the outputs."""
     import tempfile
+
     from . import opnames, run
     from .backends import cpu
+
     raw = None
     with tempfile.TemporaryDirectory(prefix="fakit-trace-") as tmp:
         if prof_dir is not None and trace:
@@ -281,20 +329,26 @@ def run_recorded(op: str, kwargs: Dict[str, Any], prof_dir=None, trace: bool = F
     return out
 
 
-def profile_cpu(op: str, case_id: str, trace: Optional[Path] = None, out: Optional[Path] = None,
-                analyze: bool = False) -> Summary:
+def profile_cpu(
+    op: str, case_id: str, trace: Optional[Path] = None, out: Optional[Path] = None, analyze: bool = False
+) -> Summary:
     """Runs the case on the emulator; the timeline model gives the time and ratios. With `out`,
     writes an msprof-shaped PROF_* directory there (fakit.prof_dir); with `trace`, the
     timeline alone (msprof's trace format: a bare JSON array with flow arrows) to that file;
     with `analyze`, runs msprof-analyze's advisor on the PROF_* directory."""
     import shutil
     import tempfile
+
     from .backends import cpu
     from .prof_dir import ProfDir
+
     kwargs = _case_kwargs(op, case_id)
     with tempfile.TemporaryDirectory(prefix="fakit-prof-") as tmp:
-        pdir = ProfDir(Path(out) if out is not None else Path(tmp), cpu.soc_info()) \
-            if (out is not None or trace is not None) else None
+        pdir = (
+            ProfDir(Path(out) if out is not None else Path(tmp), cpu.soc_info())
+            if (out is not None or trace is not None)
+            else None
+        )
         run_recorded(op, kwargs, pdir, trace=True)
         path = pdir.close() if pdir is not None else None
         if trace is not None:
@@ -314,6 +368,7 @@ def advise(prof: Path, out_dir: Path) -> List[str]:
     """msprof-analyze's advisor (computation analysis) on a PROF_* directory; notes saying what
     it wrote, or why it did not run."""
     import shutil
+
     tool = shutil.which("msprof-analyze")
     if tool is None:
         return ["msprof-analyze is not installed (pip install -e '.[prof]'): --analyze skipped"]

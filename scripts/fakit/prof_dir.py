@@ -18,6 +18,7 @@ array is also written as trace_view.json (torch_npu's name for it). Launches are
 back in modelled time, from 0 µs. Every number is MODELLED device time, not a measurement (the directory
 says so in a README).
 """
+
 from __future__ import annotations
 
 import csv
@@ -33,25 +34,74 @@ import numpy as np
 
 # The op_summary columns of an Atlas A2 run with --aic-metrics=PipeUtilization, in msprof's order.
 COLUMNS = [
-    "Device_id", "Model ID", "Task ID", "Stream ID", "Op Name", "OP Type", "OP State", "Task Type",
-    "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)", "Block Dim", "Mix Block Dim",
-    "HF32 Eligible", "Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
-    "Output Data Types", "Output Formats", "Context ID", "aicore_time(us)", "aic_total_cycles",
-    "aic_mac_time(us)", "aic_mac_ratio", "aic_scalar_time(us)", "aic_scalar_ratio", "aic_mte1_time(us)",
-    "aic_mte1_ratio", "aic_mte2_time(us)", "aic_mte2_ratio", "aic_fixpipe_time(us)", "aic_fixpipe_ratio",
-    "aic_icache_miss_rate", "aiv_time(us)", "aiv_total_cycles", "aiv_vec_time(us)", "aiv_vec_ratio",
-    "aiv_scalar_time(us)", "aiv_scalar_ratio", "aiv_mte2_time(us)", "aiv_mte2_ratio", "aiv_mte3_time(us)",
-    "aiv_mte3_ratio", "aiv_icache_miss_rate", "cube_utilization( %)",
+    "Device_id",
+    "Model ID",
+    "Task ID",
+    "Stream ID",
+    "Op Name",
+    "OP Type",
+    "OP State",
+    "Task Type",
+    "Task Start Time(us)",
+    "Task Duration(us)",
+    "Task Wait Time(us)",
+    "Block Dim",
+    "Mix Block Dim",
+    "HF32 Eligible",
+    "Input Shapes",
+    "Input Data Types",
+    "Input Formats",
+    "Output Shapes",
+    "Output Data Types",
+    "Output Formats",
+    "Context ID",
+    "aicore_time(us)",
+    "aic_total_cycles",
+    "aic_mac_time(us)",
+    "aic_mac_ratio",
+    "aic_scalar_time(us)",
+    "aic_scalar_ratio",
+    "aic_mte1_time(us)",
+    "aic_mte1_ratio",
+    "aic_mte2_time(us)",
+    "aic_mte2_ratio",
+    "aic_fixpipe_time(us)",
+    "aic_fixpipe_ratio",
+    "aic_icache_miss_rate",
+    "aiv_time(us)",
+    "aiv_total_cycles",
+    "aiv_vec_time(us)",
+    "aiv_vec_ratio",
+    "aiv_scalar_time(us)",
+    "aiv_scalar_ratio",
+    "aiv_mte2_time(us)",
+    "aiv_mte2_ratio",
+    "aiv_mte3_time(us)",
+    "aiv_mte3_ratio",
+    "aiv_icache_miss_rate",
+    "cube_utilization( %)",
 ]
 # msprof metric -> the model's pipe
-PIPES = {"aic": {"mac": "M", "scalar": "S", "mte1": "MTE1", "mte2": "MTE2", "fixpipe": "FIXP"},
-         "aiv": {"vec": "V", "scalar": "S", "mte2": "MTE2", "mte3": "MTE3"}}
-DTYPE_NAMES = {"float16": "FLOAT16", "bfloat16": "DT_BF16", "float32": "FLOAT", "float64": "DOUBLE",
-               "int8": "INT8", "uint8": "UINT8", "int16": "INT16", "int32": "INT32", "int64": "INT64",
-               "uint64": "UINT64", "bool": "BOOL"}
+PIPES = {
+    "aic": {"mac": "M", "scalar": "S", "mte1": "MTE1", "mte2": "MTE2", "fixpipe": "FIXP"},
+    "aiv": {"vec": "V", "scalar": "S", "mte2": "MTE2", "mte3": "MTE3"},
+}
+DTYPE_NAMES = {
+    "float16": "FLOAT16",
+    "bfloat16": "DT_BF16",
+    "float32": "FLOAT",
+    "float64": "DOUBLE",
+    "int8": "INT8",
+    "uint8": "UINT8",
+    "int16": "INT16",
+    "int32": "INT32",
+    "int64": "INT64",
+    "uint64": "UINT64",
+    "bool": "BOOL",
+}
 STREAM_ID = 2
-MODEL_ID = 4294967295          # msprof's value for a task outside any model (single operators)
-HARDWARE_PID = 1               # the "Ascend Hardware" process; AI core b is process 2 + b
+MODEL_ID = 4294967295  # msprof's value for a task outside any model (single operators)
+HARDWARE_PID = 1  # the "Ascend Hardware" process; AI core b is process 2 + b
 NOTE = "modelled device time (the emulator's timeline model), not a measurement"
 
 
@@ -71,8 +121,16 @@ def tensor_columns(tensors: Iterable[Any]) -> Tuple[str, str, str]:
     return f'"{";".join(shapes)}"', ";".join(dtypes), ";".join("ND" for _ in shapes)
 
 
-def summary_row(profile: Dict[str, Any], soc: Dict[str, Any], task_id: int, start_us: float, op_name: str,
-                op_type: str, inputs: Iterable[Any], outputs: Iterable[Any]) -> Dict[str, str]:
+def summary_row(
+    profile: Dict[str, Any],
+    soc: Dict[str, Any],
+    task_id: int,
+    start_us: float,
+    op_name: str,
+    op_type: str,
+    inputs: Iterable[Any],
+    outputs: Iterable[Any],
+) -> Dict[str, str]:
     """One op_summary row from the emulator's profile of a launch (backends.cpu.last_profile)."""
     cores = profile.get("cores", [])
     units = {"aic": [c for c in cores if c["sub"] == "aic"], "aiv": [c for c in cores if c["sub"] != "aic"]}
@@ -82,21 +140,36 @@ def summary_row(profile: Dict[str, Any], soc: Dict[str, Any], task_id: int, star
     in_shapes, in_types, in_formats = tensor_columns(inputs)
     out_shapes, out_types, out_formats = tensor_columns(outputs)
     row = {c: "" for c in COLUMNS}
-    row.update({
-        "Device_id": "0", "Model ID": str(MODEL_ID), "Task ID": str(task_id), "Stream ID": str(STREAM_ID),
-        "Op Name": op_name, "OP Type": op_type, "OP State": "dynamic", "Task Type": task_type,
-        "Task Start Time(us)": _number(start_us), "Task Duration(us)": _number(duration),
-        "Task Wait Time(us)": "0", "Block Dim": str(profile.get("block_dim", "")),
-        "Mix Block Dim": str(len(units["aiv"])) if mix else "N/A", "HF32 Eligible": "NO",
-        "Input Shapes": in_shapes, "Input Data Types": in_types, "Input Formats": in_formats,
-        "Output Shapes": out_shapes, "Output Data Types": out_types, "Output Formats": out_formats,
-        "Context ID": "N/A",
-    })
+    row.update(
+        {
+            "Device_id": "0",
+            "Model ID": str(MODEL_ID),
+            "Task ID": str(task_id),
+            "Stream ID": str(STREAM_ID),
+            "Op Name": op_name,
+            "OP Type": op_type,
+            "OP State": "dynamic",
+            "Task Type": task_type,
+            "Task Start Time(us)": _number(start_us),
+            "Task Duration(us)": _number(duration),
+            "Task Wait Time(us)": "0",
+            "Block Dim": str(profile.get("block_dim", "")),
+            "Mix Block Dim": str(len(units["aiv"])) if mix else "N/A",
+            "HF32 Eligible": "NO",
+            "Input Shapes": in_shapes,
+            "Input Data Types": in_types,
+            "Input Formats": in_formats,
+            "Output Shapes": out_shapes,
+            "Output Data Types": out_types,
+            "Output Formats": out_formats,
+            "Context ID": "N/A",
+        }
+    )
     mhz = float(profile.get("clock_mhz") or soc.get("clock_mhz") or 0)
     for unit, metrics in PIPES.items():
         members = units[unit]
         if not members:
-            continue                       # msprof leaves the other unit's columns empty too
+            continue  # msprof leaves the other unit's columns empty too
         elapsed = [c["end_us"] - c["start_us"] for c in members]
         row["aicore_time(us)" if unit == "aic" else "aiv_time(us)"] = _number(sum(elapsed) / len(elapsed))
         row[f"{unit}_total_cycles"] = str(int(round(sum(elapsed) * mhz)))
@@ -154,8 +227,15 @@ class ProfDir:
         else:
             self._event({"name": "thread_name", "pid": pid, "tid": tid, "ph": "M", "args": {"name": name}})
 
-    def add(self, profile: Dict[str, Any], op_name: str, op_type: str, inputs: Iterable[Any],
-            outputs: Iterable[Any], raw_trace: Optional[Dict[str, Any]] = None) -> None:
+    def add(
+        self,
+        profile: Dict[str, Any],
+        op_name: str,
+        op_type: str,
+        inputs: Iterable[Any],
+        outputs: Iterable[Any],
+        raw_trace: Optional[Dict[str, Any]] = None,
+    ) -> None:
         """One launch: its profile (cpu.last_profile()), the operator's names, its input and
         output arrays, and the emulator's raw trace of it (cpu.set_trace_path) for the per-core
         tracks (None: the task only)."""
@@ -164,12 +244,29 @@ class ProfDir:
         row = summary_row(profile, self.soc, task_id, start, op_name, op_type, inputs, outputs)
         self.rows.append(row)
         duration = profile["task_duration_us"]
-        self._event({"name": op_name, "pid": HARDWARE_PID, "tid": STREAM_ID, "ts": start, "dur": duration,
-                     "ph": "X", "args": {"Model Id": MODEL_ID, "Task Type": row["Task Type"],
-                                         "Physic Stream Id": STREAM_ID, "Stream Id": STREAM_ID,
-                                         "Task Id": task_id, "Batch Id": 0, "Subtask Id": 4294967295,
-                                         "connection_id": task_id, "Block Dim": row["Block Dim"],
-                                         "Mix Block Dim": row["Mix Block Dim"], "note": NOTE}})
+        self._event(
+            {
+                "name": op_name,
+                "pid": HARDWARE_PID,
+                "tid": STREAM_ID,
+                "ts": start,
+                "dur": duration,
+                "ph": "X",
+                "args": {
+                    "Model Id": MODEL_ID,
+                    "Task Type": row["Task Type"],
+                    "Physic Stream Id": STREAM_ID,
+                    "Stream Id": STREAM_ID,
+                    "Task Id": task_id,
+                    "Batch Id": 0,
+                    "Subtask Id": 4294967295,
+                    "connection_id": task_id,
+                    "Block Dim": row["Block Dim"],
+                    "Mix Block Dim": row["Mix Block Dim"],
+                    "note": NOTE,
+                },
+            }
+        )
         if raw_trace is not None:
             self._cores(raw_trace, start + profile.get("launch_us", 0.0), op_name)
         self.clock_us = start + duration
@@ -196,7 +293,7 @@ class ProfDir:
                 sub, _, pipe = track.partition(" ")
                 out["dur"] = e["dur"]
                 out["args"] = {"Op Name": op_name, "Core": f"core {core} {sub}", "Pipe": pipe, **e.get("args", {})}
-            else:                                   # a flow: s (at the set) / f (at the release)
+            else:  # a flow: s (at the set) / f (at the release)
                 out.update(cat=e.get("cat", "CrossCoreFlag"), id=self._flow_base + int(e["id"]))
                 if "bp" in e:
                     out["bp"] = e["bp"]
@@ -217,12 +314,24 @@ class ProfDir:
             w = csv.DictWriter(f, fieldnames=COLUMNS)
             w.writeheader()
             w.writerows(self.rows)
-        info = {"DeviceInfo": [{"id": 0, "env_type": 3, "ai_core_num": self.soc.get("aic_cores"),
-                                "aiv_num": self.soc.get("aiv_cores"), "aic_frequency": self.soc.get("clock_mhz"),
-                                "aiv_frequency": self.soc.get("clock_mhz"), "soc": self.soc.get("name")}],
-                "platform_version": self.soc.get("name"), "note": NOTE}
+        info = {
+            "DeviceInfo": [
+                {
+                    "id": 0,
+                    "env_type": 3,
+                    "ai_core_num": self.soc.get("aic_cores"),
+                    "aiv_num": self.soc.get("aiv_cores"),
+                    "aic_frequency": self.soc.get("clock_mhz"),
+                    "aiv_frequency": self.soc.get("clock_mhz"),
+                    "soc": self.soc.get("name"),
+                }
+            ],
+            "platform_version": self.soc.get("name"),
+            "note": NOTE,
+        }
         (self.path / "device_0" / "info.json.0").write_text(json.dumps(info, indent=1))
         (self.path / "README.txt").write_text(
             f"Written by fakit from the cpu backend: {NOTE}.\nSoC {self.soc.get('name')}; "
-            f"{len(self.rows)} task(s). Open with msprof-analyze or MindStudio Insight.\n")
+            f"{len(self.rows)} task(s). Open with msprof-analyze or MindStudio Insight.\n"
+        )
         return self.path

@@ -1,4 +1,5 @@
 """Plain-text tables, legends and CSV for the CLI (no dependency beyond the standard library)."""
+
 from __future__ import annotations
 
 import csv
@@ -24,8 +25,7 @@ def terminal_width() -> Optional[int]:
     return shutil.get_terminal_size((120, 24)).columns
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence], max_width: int = 60,
-          width: Optional[int] = None) -> str:
+def table(headers: Sequence[str], rows: Iterable[Sequence], max_width: int = 60, width: Optional[int] = None) -> str:
     """Left-aligned columns separated by two spaces. Cells longer than max_width are cut, except
     in the last column, which is only cut to fit `width` (default: the terminal's; no limit when
     stdout is not a terminal). Put the long free-text column last."""
@@ -48,6 +48,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence], max_width: int = 60,
 def legend(explanations: Dict[str, str]) -> str:
     """'Columns: NAME what it is; ...' wrapped to the terminal (or 100 columns)."""
     import textwrap
+
     text = "; ".join(f"{k} {v}" for k, v in explanations.items())
     return textwrap.fill("Columns: " + text, width=min(terminal_width() or 100, 120), subsequent_indent="  ")
 

@@ -1,4 +1,5 @@
 """fakit.run: execute an operator on a backend with the golden's calling convention."""
+
 import importlib
 
 BACKENDS = ("golden", "cpu", "sim", "npu")
@@ -19,8 +20,10 @@ def run(op: str, backend: str = "cpu", **kwargs):
     op = _canonical(op, backend)
     if backend == "golden":
         import inspect
+
         from . import golden
         from .ops import check_keywords
+
         fn = getattr(golden, op)
         check_keywords(op, list(inspect.signature(fn).parameters), kwargs)
         return fn(**kwargs)
@@ -34,6 +37,7 @@ def _canonical(op: str, backend: str) -> str:
     operators there) raises fakit.opnames.UnknownOperator listing every name and alias, with the
     closest, as the golden backend does here."""
     from .opnames import UnknownOperator, resolve
+
     try:
         return resolve(op)
     except UnknownOperator:

@@ -12,6 +12,7 @@ view, so a smaller declared storage tests the API's own check. Storage elements 
 are filled with `fill` (NaN for floats: a kernel that reads them shows it); for outputs the
 backend checks after the run that they are unchanged.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -45,8 +46,9 @@ class Strided:
 
     def view_of(self, store: np.ndarray) -> np.ndarray:
         item = store.itemsize
-        return np.lib.stride_tricks.as_strided(store[self.offset:], self.array.shape,
-                                               [s * item for s in self.strides], writeable=True)
+        return np.lib.stride_tricks.as_strided(
+            store[self.offset :], self.array.shape, [s * item for s in self.strides], writeable=True
+        )
 
 
 def padded(array: np.ndarray, pad: int = 3, offset: int = 5) -> Strided:
@@ -106,9 +108,10 @@ class Described:
     """A tensor argument described freely — any view shape, strides, offset and storage shape —
     over `alloc_bytes` of device memory (filled with zeros). For probing an API's checks with
     shapes no array could hold (dims of 2^62) or storage that lies about its size."""
+
     shape: Tuple[int, ...]
     dtype: np.dtype
-    strides: Optional[Tuple[int, ...]] = None   # default: contiguous packing of `shape`
+    strides: Optional[Tuple[int, ...]] = None  # default: contiguous packing of `shape`
     offset: int = 0
-    storage: Optional[Tuple[int, ...]] = None   # default: `shape`
+    storage: Optional[Tuple[int, ...]] = None  # default: `shape`
     alloc_bytes: int = 4096

@@ -12,6 +12,7 @@ column ("√" supported, "×" not, "-" not applicable; null when the spec has no
 
 The specs are read from fakit.pack.specs_dir() ($FA_SPECS_DIR, default <repo>/.spec-pack/seeds).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,6 +37,7 @@ DTYPE_WORDS = ("FLOAT16", "BFLOAT16", "FLOAT32", "FLOAT", "INT8", "UINT8", "INT3
 def specs_dir() -> Path:
     sys.path.insert(0, str(ROOT / "scripts"))
     from fakit import pack
+
     return pack.specs_dir()
 
 
@@ -93,12 +95,15 @@ def extract(seeds: Path) -> dict:
         operators[op_type] = {
             "spec": spec_file,
             "api": api,
-            "parameters": [{"name": name, "ctype": ctype, "dtypes": dtypes(text, name),
-                            "noncontiguous": noncontiguous(text, name)}
-                           for ctype, name in signature(text, api)],
+            "parameters": [
+                {"name": name, "ctype": ctype, "dtypes": dtypes(text, name), "noncontiguous": noncontiguous(text, name)}
+                for ctype, name in signature(text, api)
+            ],
         }
-    return {"generated_by": "scripts/tools/extract_spec_contract.py from the five operator specifications (fakit.pack.specs_dir())",
-            "operators": operators}
+    return {
+        "generated_by": "scripts/tools/extract_spec_contract.py from the five operator specifications (fakit.pack.specs_dir())",
+        "operators": operators,
+    }
 
 
 def render(contract: dict) -> str:

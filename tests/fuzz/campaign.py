@@ -12,6 +12,7 @@ crash, hang, sanitizer report or property failure; the log's tail names the inpu
 running (the whole log is kept next to the report, `<report>.log`). test_fuzz_sanitized.py runs the bounded campaign; docs/robustness.md records the last
 long one.
 """
+
 import argparse
 import json
 import os
@@ -27,12 +28,18 @@ ROOT = HERE.parents[1]
 
 
 def _sanitizer_env(per_entry, report, fixed):
-    libasan = subprocess.run(["g++", "-print-file-name=libasan.so"], capture_output=True, text=True,
-                             check=True).stdout.strip()
-    env = dict(os.environ, FAKIT_CPU_SANITIZE="1", LD_PRELOAD=libasan, FAKIT_FUZZ_EXAMPLES=str(per_entry),
-               FAKIT_FUZZ_REPORT=str(report),
-               ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",  # CPython itself leaks at exit
-               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+    libasan = subprocess.run(
+        ["g++", "-print-file-name=libasan.so"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    env = dict(
+        os.environ,
+        FAKIT_CPU_SANITIZE="1",
+        LD_PRELOAD=libasan,
+        FAKIT_FUZZ_EXAMPLES=str(per_entry),
+        FAKIT_FUZZ_REPORT=str(report),
+        ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",  # CPython itself leaks at exit
+        UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1",
+    )
     env.pop("PYTEST_XDIST_WORKER", None)
     env.pop("FAKIT_FUZZ_RANDOM", None)
     if not fixed:
@@ -44,19 +51,40 @@ def run(budget, report, fixed=False, echo=print, every=15.0):
     """Runs the campaign; returns (return code, log, outcome counts). `echo` gets a progress line
     every `every` seconds (inputs run so far, the last one) and the summary."""
     from fakit import build
+
     build.ensure_built("cpu", sanitize=True)
     per_entry = max(1, -(-budget // 5))
     report = Path(report)
     report.unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-p", "no:xdist", "-o", "addopts=",
-           str(HERE / "fuzz_edges.py"), str(HERE / "fuzz_aclnn.py")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-s",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:xdist",
+        "-o",
+        "addopts=",
+        str(HERE / "fuzz_edges.py"),
+        str(HERE / "fuzz_aclnn.py"),
+    ]
     start = last_echo = time.monotonic()
     inputs, last, log = 0, "", []
-    proc = subprocess.Popen(cmd, env=_sanitizer_env(per_entry, report, fixed), cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, errors="replace")
+    proc = subprocess.Popen(
+        cmd,
+        env=_sanitizer_env(per_entry, report, fixed),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+    )
     for line in proc.stdout:
         log.append(line)
-        if "FUZZ " in line:   # pytest -q may have put a progress dot before it
+        if "FUZZ " in line:  # pytest -q may have put a progress dot before it
             inputs += 1
             last = line.split("FUZZ ", 1)[1].strip()
         now = time.monotonic()
@@ -64,7 +92,7 @@ def run(budget, report, fixed=False, echo=print, every=15.0):
             last_echo = now
             echo(f"fuzz: {inputs} inputs in {now - start:.0f} s; running {last[:110]}")
     code = proc.wait()
-    report.with_suffix(".log").write_text("".join(log))   # the whole run, for a post-mortem
+    report.with_suffix(".log").write_text("".join(log))  # the whole run, for a post-mortem
     counts = Counter()
     if report.exists():
         for row in map(json.loads, report.read_text().splitlines()):
@@ -84,15 +112,21 @@ def summary(counts):
         row = {k: n for (o, k), n in counts.items() if o == op}
         misuse = sum(n for k, n in row.items() if k.startswith("misuse"))
         other = row.get("aclCreateTensor refused", 0)
-        yield (f"{op:42} {row.get('161001', 0):7} {row.get('161002', 0):7} {row.get('success', 0):8} {other:6} "
-               f"{misuse:7}")
+        yield (
+            f"{op:42} {row.get('161001', 0):7} {row.get('161002', 0):7} {row.get('success', 0):8} {other:6} {misuse:7}"
+        )
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--budget", type=int, default=5000,
-                        help="random hostile-argument examples over the five aclnn entries (default 5000)")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--budget",
+        type=int,
+        default=5000,
+        help="random hostile-argument examples over the five aclnn entries (default 5000)",
+    )
     parser.add_argument("--fixed", action="store_true", help="the same examples every run (derandomized)")
     parser.add_argument("--report", default=None, help="outcome counts as JSON lines (default: a temporary file)")
     args = parser.parse_args(argv)

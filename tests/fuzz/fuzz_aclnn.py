@@ -12,6 +12,7 @@ never a crash, a hang or a sanitizer report (those kill the process: the example
 printed before it runs, so the log names it). Example counts: FAKIT_FUZZ_EXAMPLES per entry
 (default 30); outcome counts are appended as JSON lines to $FAKIT_FUZZ_REPORT when set.
 """
+
 import json
 import os
 import sys
@@ -21,24 +22,31 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import fakit
 from fakit import cases, compare, golden, ops
-from fakit.views import Described, make as make_view
+from fakit.views import Described
+from fakit.views import make as make_view
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "robustness"))
 from robust_helpers import call  # noqa: E402
 
 EXAMPLES = int(os.environ.get("FAKIT_FUZZ_EXAMPLES", "30"))
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=os.environ.get("FAKIT_FUZZ_RANDOM") is None,
-                suppress_health_check=list(HealthCheck), database=None, print_blob=True)
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=os.environ.get("FAKIT_FUZZ_RANDOM") is None,
+    suppress_health_check=list(HealthCheck),
+    database=None,
+    print_blob=True,
+)
 
-INTS = [0, 1, -1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 64, 128, 1024, 2 ** 31 - 1, -2 ** 31, 2 ** 32, 2 ** 62,
-        2 ** 63 - 1, -2 ** 63]
+INTS = [0, 1, -1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 64, 128, 1024, 2**31 - 1, -(2**31), 2**32, 2**62, 2**63 - 1, -(2**63)]
 DOUBLES = [0.0, -1.0, 1e-3, 0.5, 1.0, 2.0, float("nan"), float("inf"), float("-inf"), 1e300, -0.0]
 STRINGS = ["BSH", "BSND", "BNSD", "TND", "BNSD_BSND", "NTD", "same_as_input", "", "xyz"]  # null: a "null" change
-DIMS = [0, 1, 2, 3, 7, 16, 64, 2 ** 31, 2 ** 40, 2 ** 62]
+DIMS = [0, 1, 2, 3, 7, 16, 64, 2**31, 2**40, 2**62]
 DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32, np.int8, np.uint8, np.int32, np.int64, np.bool_, np.float64]
 COUNTS = Counter()
 
@@ -55,11 +63,24 @@ def _params(op, *kinds):
 
 
 # Attributes changed at the golden's level, so that an accepted call can be judged by the golden.
-GOLDEN_ATTRS = {"scale_value": DOUBLES, "keep_prob": DOUBLES, "pre_tokens": INTS, "next_tokens": INTS,
-                "sparse_mode": INTS, "num_heads": INTS, "head_num": INTS, "num_key_value_heads": INTS,
-                "inner_precise": INTS, "block_size": INTS, "pse_type": INTS, "sparse_block_size": INTS,
-                "input_layout": STRINGS, "layout": STRINGS, "softmax_in_layout": STRINGS,
-                "deterministic": [True, False]}
+GOLDEN_ATTRS = {
+    "scale_value": DOUBLES,
+    "keep_prob": DOUBLES,
+    "pre_tokens": INTS,
+    "next_tokens": INTS,
+    "sparse_mode": INTS,
+    "num_heads": INTS,
+    "head_num": INTS,
+    "num_key_value_heads": INTS,
+    "inner_precise": INTS,
+    "block_size": INTS,
+    "pse_type": INTS,
+    "sparse_block_size": INTS,
+    "input_layout": STRINGS,
+    "layout": STRINGS,
+    "softmax_in_layout": STRINGS,
+    "deterministic": [True, False],
+}
 
 
 def _attrs(op):
@@ -81,26 +102,33 @@ def mutation(op):
         st.tuples(st.just("dtype"), st.sampled_from(tensors), st.sampled_from(DTYPES)),
         st.tuples(st.just("shape"), st.sampled_from(tensors), st.lists(st.sampled_from(DIMS), max_size=6)),
         st.tuples(st.just("view"), st.sampled_from(tensors), st.sampled_from(["padded", "transposed", "spaced"])),
-        st.tuples(st.just("storage"), st.sampled_from(tensors),
-                  st.sampled_from(["short", "offset_past", "huge_stride", "negative_stride", "zero_stride"])),
-        st.tuples(st.just("array"), st.sampled_from(_params(op, "int_array") or ["-"]),
-                  st.lists(st.sampled_from(INTS), max_size=5)),
-        st.tuples(st.just("element"), st.sampled_from(tensors), st.tuples(st.integers(0, 2 ** 20),
-                                                                          st.sampled_from(INTS))),
+        st.tuples(
+            st.just("storage"),
+            st.sampled_from(tensors),
+            st.sampled_from(["short", "offset_past", "huge_stride", "negative_stride", "zero_stride"]),
+        ),
+        st.tuples(
+            st.just("array"),
+            st.sampled_from(_params(op, "int_array") or ["-"]),
+            st.lists(st.sampled_from(INTS), max_size=5),
+        ),
+        st.tuples(
+            st.just("element"), st.sampled_from(tensors), st.tuples(st.integers(0, 2**20), st.sampled_from(INTS))
+        ),
     )
 
 
 def _storage(arr, how):
     arr = np.asarray(arr)
     n = max(arr.size, 1)
-    contiguous = [int(np.prod(arr.shape[i + 1:])) for i in range(arr.ndim)]
+    contiguous = [int(np.prod(arr.shape[i + 1 :])) for i in range(arr.ndim)]
     if how == "short":
         return Described(arr.shape, arr.dtype, storage=(n - 1,), alloc_bytes=arr.nbytes + 64)
     if how == "offset_past":
         return Described(arr.shape, arr.dtype, offset=n, storage=(n,), alloc_bytes=2 * arr.nbytes + 64)
     strides = list(contiguous)
     if strides:
-        strides[0] = {"huge_stride": 2 ** 62, "negative_stride": -1, "zero_stride": 0}[how]
+        strides[0] = {"huge_stride": 2**62, "negative_stride": -1, "zero_stride": 0}[how]
     return Described(arr.shape, arr.dtype, strides=tuple(strides), storage=arr.shape, alloc_bytes=arr.nbytes + 64)
 
 
@@ -183,9 +211,14 @@ def _wrongly_accepted(op, kw, changes):
     binding = ops.REGISTRY[op]
     values = binding.prepare(dict(kw))
     values.update(binding.make_outputs(values))
-    return [name for kind, name, arg in changes
-            if kind == "view" and name in cross_marked(op) and isinstance(values.get(name), np.ndarray)
-            and noncontiguous(values[name], arg)]
+    return [
+        name
+        for kind, name, arg in changes
+        if kind == "view"
+        and name in cross_marked(op)
+        and isinstance(values.get(name), np.ndarray)
+        and noncontiguous(values[name], arg)
+    ]
 
 
 def judge(op, kw, changes, valid=False):
@@ -235,8 +268,11 @@ def judge(op, kw, changes, valid=False):
 
 
 def _overflows(gold, kw):
-    limit = float(np.finfo(np.asarray(kw["query"]).dtype).max) if np.asarray(kw["query"]).dtype.kind == "f" \
+    limit = (
+        float(np.finfo(np.asarray(kw["query"]).dtype).max)
+        if np.asarray(kw["query"]).dtype.kind == "f"
         else float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
+    )
     values = gold.values() if isinstance(gold, dict) else [gold]
     for v in values:
         if v is None:
@@ -269,6 +305,7 @@ MISUSE = ["again", "foreign", "other_op", "destroy_then_run", "null"]
 @given(st.sampled_from(list(cases.OPERATORS)), st.lists(st.sampled_from(MISUSE), min_size=1, max_size=4))
 def test_second_stage_misuse(op, misuses):
     import ctypes as c
+
     print(f"FUZZ misuse {op} {misuses!r}", flush=True)
     statuses = []
 
@@ -296,6 +333,7 @@ def test_second_stage_misuse(op, misuses):
     call_kw = dict(SMOKE[op][0])
     binding = ops.REGISTRY[op]
     from fakit.backends import cpu
+
     cpu.run_binding(binding, after_launch=after, **call_kw)
     for how, status in statuses:
         COUNTS[(op, f"misuse {how} -> {status}")] += 1
@@ -307,7 +345,15 @@ def teardown_module():
     if path:
         maps = Path("/proc/self/maps").read_text()
         with open(path, "a") as f:
-            f.write(json.dumps({"op": "_process", "outcome": "sanitized library loaded",
-                                "count": int("cpu-asan/libfa_ops_cpu.so" in maps and "libasan" in maps)}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "op": "_process",
+                        "outcome": "sanitized library loaded",
+                        "count": int("cpu-asan/libfa_ops_cpu.so" in maps and "libasan" in maps),
+                    }
+                )
+                + "\n"
+            )
             for (op, outcome), n in sorted(COUNTS.items()):
                 f.write(json.dumps({"op": op, "outcome": outcome, "count": n}) + "\n")

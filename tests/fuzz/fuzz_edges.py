@@ -14,35 +14,50 @@ parameter, or a result the golden confirms):
 * the dropout mask as the specs size it (dense bits, rows not padded) for odd and degenerate
   key lengths: such a call must be accepted and match the golden.
 """
+
 import functools
 import itertools
 
 import numpy as np
 import pytest
+from fuzz_aclnn import COUNTS, SMOKE, call, cross_marked, judge, noncontiguous
 
 import fakit
 from fakit import cases
 from fakit.cases import flash_attention_unpadding_score_grad_v5 as v5_cases
 from fakit.cases import flash_attention_var_len_score as fav_cases
-from fakit.views import Strided, make as make_view
+from fakit.views import Strided
+from fakit.views import make as make_view
 
-from fuzz_aclnn import COUNTS, SMOKE, call, cross_marked, judge, noncontiguous
-
-INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 EXTREMES = (INT64_MIN, INT64_MAX)
 # int64 attributes (golden keyword names) of each operator
 INT64_ATTRS = {
     "prompt_flash_attention": ["num_heads", "pre_tokens", "next_tokens", "num_key_value_heads"],
     "flash_attention_var_len_score": ["pre_tokens", "next_tokens", "head_num", "inner_precise", "sparse_mode"],
     "incre_flash_attention_v4": ["num_heads", "num_key_value_heads", "block_size", "inner_precise"],
-    "flash_attention_unpadding_score_grad_v5": ["pre_tokens", "next_tokens", "head_num", "inner_precise",
-                                                "sparse_mode", "pse_type"],
+    "flash_attention_unpadding_score_grad_v5": [
+        "pre_tokens",
+        "next_tokens",
+        "head_num",
+        "inner_precise",
+        "sparse_mode",
+        "pse_type",
+    ],
     "sparse_flash_attention_grad": ["sparse_block_size", "sparse_mode", "pre_tokens", "next_tokens"],
 }
 # (batch lengths q, kv) of the small TND cases, and the valid band of the modes that read one
 TND_Q, TND_KV = (5, 20), (9, 24)
-TND_MODES = {0: {}, 1: {}, 2: {}, 3: {}, 4: dict(pre=8, nxt=2), 6: dict(prefix=[6, 10]),
-             7: dict(pre=24, nxt=-4), 8: dict(pre=9, nxt=0)}
+TND_MODES = {
+    0: {},
+    1: {},
+    2: {},
+    3: {},
+    4: dict(pre=8, nxt=2),
+    6: dict(prefix=[6, 10]),
+    7: dict(pre=24, nxt=-4),
+    8: dict(pre=9, nxt=0),
+}
 
 
 def _tnd_base(module, mode, **extra):
@@ -57,8 +72,11 @@ def _tnd_base(module, mode, **extra):
 def _inputs(op):
     """Golden keywords of the smoke cases of `op`, and of its full suite where that is cheap to
     generate (the backward suites run a golden forward or a large sparse gather per case)."""
-    suites = ("smoke",) if op in ("flash_attention_unpadding_score_grad_v5", "sparse_flash_attention_grad") \
+    suites = (
+        ("smoke",)
+        if op in ("flash_attention_unpadding_score_grad_v5", "sparse_flash_attention_grad")
         else ("smoke", "full")
+    )
     return [c.inputs() for suite in suites for c in cases.suite(op, suite)]
 
 
@@ -95,16 +113,17 @@ def test_int64_attribute_extremes(op, base, changes):
     judge(op, dict(BASES[(op, base)]), changes)
 
 
-ARRAY_EXTREMES = [INT64_MIN, -1, 10 ** 9, INT64_MAX]
+ARRAY_EXTREMES = [INT64_MIN, -1, 10**9, INT64_MAX]
 
 
 def _array_cases():
     v5 = "flash_attention_unpadding_score_grad_v5"
     yield "flash_attention_var_len_score", _tnd_base(fav_cases, 6), "prefix"
     yield v5, _tnd_base(v5_cases, 6), "prefix"
-    yield v5, _tnd_base(v5_cases, 0, mask="none"), "prefix"   # turned into mode 6 without a mask below
-    alibi = v5_cases.make("fp16", qlens=TND_Q, kvlens=TND_KV, N=2, D=16, sparse_mode=3, pse="slopes", pse_type=3,
-                          start=[1, 2]).inputs()
+    yield v5, _tnd_base(v5_cases, 0, mask="none"), "prefix"  # turned into mode 6 without a mask below
+    alibi = v5_cases.make(
+        "fp16", qlens=TND_Q, kvlens=TND_KV, N=2, D=16, sparse_mode=3, pse="slopes", pse_type=3, start=[1, 2]
+    ).inputs()
     yield v5, alibi, "q_start_idx"
     yield v5, alibi, "kv_start_idx"
 
@@ -118,12 +137,13 @@ def test_int_array_extremes(case):
     kw = dict(kw)
     n = len(kw["actual_seq_qlen"])
     if name == "prefix" and kw["sparse_mode"] != 6:
-        kw["sparse_mode"] = 6     # a prefix in mode 6 without a mask: checked all the same
+        kw["sparse_mode"] = 6  # a prefix in mode 6 without a mask: checked all the same
         kw["atten_mask"] = None
     judge(op, kw, [("attr", name, [v] * (n if name == "prefix" else 1))])
 
 
 # ---------------------------------------------------------------------------- non-contiguity
+
 
 def _with_tensor(op, name):
     """Golden keywords of a case whose aclnn argument `name` has more than one element, and that value."""
@@ -157,9 +177,13 @@ def swapped(array):
 # x-marked tensors no case passes because the API refuses them whenever given (an INT8 query's
 # scales on IFA): a made-up value must be refused as a view too
 REJECTED_WHENEVER_GIVEN = {"incre_flash_attention_v4": ("dequantScale1", "quantScale1", "dequantScale2")}
-NO_VIEW_CASE = {"pseShift": "PFA: reserved by the spec, never read", "kvPaddingSize": "one element: contiguous in any view"}
-NONCONTIGUOUS = [(op, name, view) for op in cases.OPERATORS for name in cross_marked(op)
-                 for view in ("spaced", "swapped")]
+NO_VIEW_CASE = {
+    "pseShift": "PFA: reserved by the spec, never read",
+    "kvPaddingSize": "one element: contiguous in any view",
+}
+NONCONTIGUOUS = [
+    (op, name, view) for op in cases.OPERATORS for name in cross_marked(op) for view in ("spaced", "swapped")
+]
 
 
 @pytest.mark.parametrize("op,name,view", NONCONTIGUOUS, ids=lambda x: str(x))
@@ -185,6 +209,7 @@ def test_cross_marked_tensor_as_a_view_is_161002(op, name, view):
 
 
 # ---------------------------------------------------------------------------- degenerate lengths
+
 
 def _cumulative(lengths):
     return [int(x) for x in np.cumsum(lengths)]
@@ -214,20 +239,30 @@ def _length_cases():
             for key, lens in (("actual_seq_qlen", TND_Q), ("actual_seq_kvlen", TND_KV)):
                 for lengths in _degenerate(list(lens)):
                     yield op, f"mode{mode}", key, _cumulative(lengths)
-    for op, key in (("prompt_flash_attention", "actual_seq_lengths"), ("incre_flash_attention_v4", "actual_seq_lengths")):
+    for op, key in (
+        ("prompt_flash_attention", "actual_seq_lengths"),
+        ("incre_flash_attention_v4", "actual_seq_lengths"),
+    ):
         kw = SMOKE[op][0]
         batch = np.asarray(kw["query"]).shape[0]
         for v in (0, 1):
             yield op, "smoke", key, [v] * batch
             if batch > 1:
-                yield op, "smoke", key, [v] + [int(np.asarray(kw["query"]).shape[2] if op == "prompt_flash_attention"
-                                                   else 1)] * (batch - 1)
+                yield (
+                    op,
+                    "smoke",
+                    key,
+                    [v]
+                    + [int(np.asarray(kw["query"]).shape[2] if op == "prompt_flash_attention" else 1)] * (batch - 1),
+                )
     sfag = "sparse_flash_attention_grad"
     tnd = [kw for kw in _inputs(sfag) if kw["layout"] == "TND"]
     if tnd:
         kw = min(tnd, key=lambda k: np.asarray(k["query"]).size)
-        for key, total in (("actual_seq_lengths_query", np.asarray(kw["query"]).shape[0]),
-                           ("actual_seq_lengths_kv", np.asarray(kw["key"]).shape[0])):
+        for key, total in (
+            ("actual_seq_lengths_query", np.asarray(kw["query"]).shape[0]),
+            ("actual_seq_lengths_kv", np.asarray(kw["key"]).shape[0]),
+        ):
             n = len(kw[key])
             for lengths in _degenerate([total // n] * (n - 1) + [total - total // n * (n - 1)]):
                 yield sfag, "tnd", key, _cumulative(lengths)
@@ -252,8 +287,11 @@ def test_degenerate_lengths(op, base, key, lengths):
 # ---------------------------------------------------------------------------- spec-sized dropout mask
 
 DROPOUT_LENGTHS = [((20, 33, 7), (50, 27, 13)), ((31, 31, 5), (1, 1, 1)), ((3, 0, 4), (5, 0, 1)), ((1,), (9,))]
-DROPOUT_CASES = [(op, q, kv) for op in ("flash_attention_var_len_score", "flash_attention_unpadding_score_grad_v5")
-                 for q, kv in DROPOUT_LENGTHS]
+DROPOUT_CASES = [
+    (op, q, kv)
+    for op in ("flash_attention_var_len_score", "flash_attention_unpadding_score_grad_v5")
+    for q, kv in DROPOUT_LENGTHS
+]
 
 
 @pytest.mark.parametrize("op,qlens,kvlens", DROPOUT_CASES, ids=lambda x: str(x))

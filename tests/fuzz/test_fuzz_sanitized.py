@@ -4,6 +4,7 @@ on the ASan/UBSan build, with its progress on the terminal. Any crash, hang, san
 property failure fails this test with the log's tail, which names the input that was running.
 The long campaign (`python tests/fuzz/campaign.py --budget 5000`) is recorded in
 docs/robustness.md."""
+
 import os
 
 import campaign

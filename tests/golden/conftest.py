@@ -1,5 +1,5 @@
 """Shared helpers of the golden tests (import path + input generators)."""
-import math
+
 import os
 import sys
 import zlib
@@ -8,7 +8,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))     # torch_dense_ref lives next to the tests
+sys.path.insert(0, os.path.dirname(__file__))  # torch_dense_ref lives next to the tests
 
 DTYPES = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16, "fp32": np.float32}
 
@@ -33,9 +33,10 @@ def rng(request):
     return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
-TRIL_2048 = np.triu(np.ones((2048, 2048), np.uint8), 1)     # the compressed mask of modes 2-8
-PREFIX_3072 = np.concatenate([TRIL_2048, np.concatenate(
-    [np.zeros((1024, 1024), np.uint8), np.ones((1024, 1024), np.uint8)], 1)], 0)
+TRIL_2048 = np.triu(np.ones((2048, 2048), np.uint8), 1)  # the compressed mask of modes 2-8
+PREFIX_3072 = np.concatenate(
+    [TRIL_2048, np.concatenate([np.zeros((1024, 1024), np.uint8), np.ones((1024, 1024), np.uint8)], 1)], 0
+)
 
 
 def tnd_inputs(rng, q_lens, kv_lens, n, nkv, d, dtype, dv=None):

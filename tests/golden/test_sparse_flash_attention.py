@@ -1,5 +1,6 @@
 """Sparse flash attention goldens (forward + aclnnSparseFlashAttentionGrad) against an
 independent torch reference (dense per-token selection, autograd) and properties."""
+
 import os
 import sys
 
@@ -10,16 +11,34 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from torch_decode_sparse_ref import sparse_reference, sparse_selection  # noqa: E402
 
-from fakit.golden import (sparse_flash_attention as sfa,  # noqa: E402
-                          sparse_flash_attention_benchmark as sfa_bench,
-                          sparse_flash_attention_grad as sfag,
-                          sparse_flash_attention_grad_benchmark as sfag_bench)
+from fakit.golden import sparse_flash_attention as sfa  # noqa: E402
+from fakit.golden import sparse_flash_attention_benchmark as sfa_bench
+from fakit.golden import sparse_flash_attention_grad as sfag
+from fakit.golden import sparse_flash_attention_grad_benchmark as sfag_bench
 
 BF16 = ml_dtypes.bfloat16
 
 
-def case(rng, *, layout="BSND", B=2, S1=4, S2=40, N1=4, N2=1, D=16, Dr=8, K=6, block=4,
-         lq=None, lkv=None, dtype=np.float16, mode=3, negatives=False, wild=False):
+def case(
+    rng,
+    *,
+    layout="BSND",
+    B=2,
+    S1=4,
+    S2=40,
+    N1=4,
+    N2=1,
+    D=16,
+    Dr=8,
+    K=6,
+    block=4,
+    lq=None,
+    lkv=None,
+    dtype=np.float16,
+    mode=3,
+    negatives=False,
+    wild=False,
+):
     """Random inputs; TND uses cumulative lengths lq/lkv (per batch counts given)."""
     lq = [S1] * B if lq is None else lq
     lkv = [S2] * B if lkv is None else lkv
@@ -39,14 +58,14 @@ def case(rng, *, layout="BSND", B=2, S1=4, S2=40, N1=4, N2=1, D=16, Dr=8, K=6, b
         nblk = max(-(-thr // block), 0)
         for n2 in range(N2):
             pick = rng.permutation(max(nblk, 1))[:K] if nblk else np.array([], int)
-            if wild:   # indices beyond the KV length and duplicates
-                pick = np.concatenate([pick[:K - 2], [nblk + 3, pick[0] if pick.size else 0]])
+            if wild:  # indices beyond the KV length and duplicates
+                pick = np.concatenate([pick[: K - 2], [nblk + 3, pick[0] if pick.size else 0]])
                 # in-range junk after the first ceil(threshold / block) entries is never read
                 pick = np.concatenate([pick, rng.integers(0, max(nblk, 1), K - pick.size)])
             where = (t,) if layout == "TND" else (b, s)
             idx[where + (n2, slice(0, pick.size))] = pick
             if negatives and pick.size > 2:
-                idx[where + (n2, 2)] = -7   # a negative index ends the list
+                idx[where + (n2, 2)] = -7  # a negative index ends the list
     x["sparse_indices"] = idx
     kw = dict(scale_value=0.3, sparse_block_size=block, sparse_mode=mode)
     if layout == "TND":
@@ -72,7 +91,7 @@ FORWARD_CASES = {
     "bsnd_mqa_one_head": dict(N1=1),
     "bsnd_negative_indices": dict(negatives=True, mode=0),
     "bsnd_out_of_range_and_duplicates": dict(wild=True, mode=0),
-    "bsnd_causal_short_kv": dict(S1=6, S2=4, block=2, K=3),     # early rows select nothing
+    "bsnd_causal_short_kv": dict(S1=6, S2=4, block=2, K=3),  # early rows select nothing
     "bsnd_causal_unread_tail": dict(wild=True, S2=20, K=8),
     "tnd_causal": dict(layout="TND", lq=[3, 0, 5], lkv=[20, 7, 33], B=3),
     "tnd_mode0_bf16": dict(layout="TND", lq=[2, 4], lkv=[9, 30], mode=0, dtype=BF16),
@@ -95,10 +114,10 @@ def test_forward_matches_reference(name):
 def test_softmax_stat_shapes():
     x, kw = case(np.random.default_rng(0), N1=8, N2=2, S1=3)
     got = fwd(x, kw, "BSND")
-    assert got["softmax_max"].shape == (2, 2, 3, 4)     # (B, N2, S1, G)
+    assert got["softmax_max"].shape == (2, 2, 3, 4)  # (B, N2, S1, G)
     x, kw = case(np.random.default_rng(0), layout="TND", lq=[3, 2], lkv=[10, 10], N1=8, N2=2)
     got = fwd(x, kw, "TND")
-    assert got["softmax_sum"].shape == (2, 5, 4)        # (N2, T1, G)
+    assert got["softmax_sum"].shape == (2, 5, 4)  # (N2, T1, G)
 
 
 def test_selection_rule_on_a_hand_case():
@@ -112,11 +131,13 @@ def test_selection_rule_on_a_hand_case():
     q = np.zeros((1, 1, 1, 10), np.float16)
     k = np.zeros((1, 10, 1, 10), np.float16)
     v = np.eye(10, dtype=np.float16).reshape(1, 10, 1, 10)
-    out = sfa(q, k, v, np.array([[[[2, 0, 1, 1]]]], np.int32), scale_value=1.0,
-              sparse_block_size=4, sparse_mode=0)["attention_out"].reshape(-1)
+    out = sfa(q, k, v, np.array([[[[2, 0, 1, 1]]]], np.int32), scale_value=1.0, sparse_block_size=4, sparse_mode=0)[
+        "attention_out"
+    ].reshape(-1)
     np.testing.assert_allclose(out, np.full(10, 0.1), atol=1e-7)
-    dup = sfa(q, k, v, np.array([[[[0, 0, -1]]]], np.int32), scale_value=1.0,
-              sparse_block_size=4, sparse_mode=0)["attention_out"].reshape(-1)
+    dup = sfa(q, k, v, np.array([[[[0, 0, -1]]]], np.int32), scale_value=1.0, sparse_block_size=4, sparse_mode=0)[
+        "attention_out"
+    ].reshape(-1)
     np.testing.assert_allclose(dup, [0.25] * 4 + [0] * 6, atol=1e-7)  # duplicates count twice
 
 
@@ -132,7 +153,7 @@ def test_selecting_all_blocks_equals_dense_attention(mode, block):
     idx = np.broadcast_to(np.arange(nblk, dtype=np.int32), (B, S1, 1, nblk)).copy()
     got = sfa(q, k, v, idx, scale_value=0.25, sparse_block_size=block, sparse_mode=mode)
     s = np.einsum("bqnd,bkd->bnqk", q.astype(np.float64), k[:, :, 0].astype(np.float64)) * 0.25
-    if mode == 3:   # right-down causal: key j visible to row i iff j <= S2 - S1 + i
+    if mode == 3:  # right-down causal: key j visible to row i iff j <= S2 - S1 + i
         s = np.where(np.arange(S2)[None, :] <= (S2 - S1 + np.arange(S1))[:, None], s, -np.inf)
     p = np.exp(s - s.max(-1, keepdims=True))
     dense = np.einsum("bnqk,bkd->bqnd", p / p.sum(-1, keepdims=True), v[:, :, 0].astype(np.float64))
@@ -151,7 +172,7 @@ def test_paged_kv_equals_contiguous_kv():
         for j in range(-(-n // bs)):
             table[b, j] = ids[used]
             for name, cache in caches.items():
-                cache[ids[used]] = x[name][b, j * bs:(j + 1) * bs]
+                cache[ids[used]] = x[name][b, j * bs : (j + 1) * bs]
             used += 1
     px = dict(x, **caches)
     paged = sfa(**px, **kw, block_table=table, layout_query="BSND", layout_kv="PA_BSND")
@@ -192,8 +213,15 @@ def test_grad_matches_autograd_of_sparse_forward(name):
     x, kw = case(rng, **opts)
     fw = fwd(x, kw, layout)
     d_out = rng.standard_normal(fw["attention_out"].shape).astype(np.float32)
-    grads = sfag(**x, d_out=d_out, out=fw["attention_out"], softmax_max=fw["softmax_max"],
-                 softmax_sum=fw["softmax_sum"], layout=layout, **kw)
+    grads = sfag(
+        **x,
+        d_out=d_out,
+        out=fw["attention_out"],
+        softmax_max=fw["softmax_max"],
+        softmax_sum=fw["softmax_sum"],
+        layout=layout,
+        **kw,
+    )
     _, want = ref(x, kw, layout, d_out=d_out)
     for key, val in want.items():
         if val is None:
@@ -207,9 +235,15 @@ def test_grad_benchmark_is_close_and_in_dtype():
     rng = np.random.default_rng(7)
     x, kw = case(rng, S2=200, K=40, block=4, dtype=np.float16, mode=0)
     fw = fwd(x, kw, "BSND")
-    args = dict(x, d_out=rng.standard_normal(fw["attention_out"].shape).astype(np.float16),
-                out=fw["attention_out"].astype(np.float16), softmax_max=fw["softmax_max"],
-                softmax_sum=fw["softmax_sum"], layout="BSND", **kw)
+    args = dict(
+        x,
+        d_out=rng.standard_normal(fw["attention_out"].shape).astype(np.float16),
+        out=fw["attention_out"].astype(np.float16),
+        softmax_max=fw["softmax_max"],
+        softmax_sum=fw["softmax_sum"],
+        layout="BSND",
+        **kw,
+    )
     gold, bench = sfag(**args), sfag_bench(**args)
     for key in gold:
         scale = np.abs(gold[key]).max()
@@ -217,17 +251,27 @@ def test_grad_benchmark_is_close_and_in_dtype():
         assert np.array_equal(bench[key], bench[key].astype(np.float16).astype(np.float32))
 
 
-@pytest.mark.parametrize("bad,match", [
-    (dict(sparse_mode=1), "sparse_mode"),
-    (dict(sparse_block_size=3), "sparse_block_size"),
-    (dict(pre_tokens=100), "pre_tokens"),
-    (dict(layout="BNSD"), "layout"),
-])
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        (dict(sparse_mode=1), "sparse_mode"),
+        (dict(sparse_block_size=3), "sparse_block_size"),
+        (dict(pre_tokens=100), "pre_tokens"),
+        (dict(layout="BNSD"), "layout"),
+    ],
+)
 def test_grad_invalid_arguments_name_the_parameter(bad, match):
     x, kw = case(np.random.default_rng(8), dtype=np.float32)
     fw = fwd(x, kw, "BSND")
-    args = dict(x, d_out=fw["attention_out"], out=fw["attention_out"],
-                softmax_max=fw["softmax_max"], softmax_sum=fw["softmax_sum"], layout="BSND", **kw)
+    args = dict(
+        x,
+        d_out=fw["attention_out"],
+        out=fw["attention_out"],
+        softmax_max=fw["softmax_max"],
+        softmax_sum=fw["softmax_sum"],
+        layout="BSND",
+        **kw,
+    )
     args.update(bad)
     with pytest.raises(ValueError, match=match):
         sfag(**args)
@@ -239,7 +283,13 @@ def test_mla_sized_grad_runs_bounded():
     rng = np.random.default_rng(9)
     x, kw = case(rng, S1=64, S2=1024, N1=16, D=512, Dr=64, K=256, block=1, dtype=np.float16)
     fw = fwd(x, kw, "BSND")
-    grads = sfag(**x, d_out=fw["attention_out"].astype(np.float16),
-                 out=fw["attention_out"].astype(np.float16), softmax_max=fw["softmax_max"],
-                 softmax_sum=fw["softmax_sum"], layout="BSND", **kw)
+    grads = sfag(
+        **x,
+        d_out=fw["attention_out"].astype(np.float16),
+        out=fw["attention_out"].astype(np.float16),
+        softmax_max=fw["softmax_max"],
+        softmax_sum=fw["softmax_sum"],
+        layout="BSND",
+        **kw,
+    )
     assert all(np.isfinite(g).all() for g in grads.values() if g is not None)

@@ -5,6 +5,7 @@ different style from the NumPy goldens: explicit per-token loops, dense boolean 
 vectors over absolute KV positions, torch.softmax, float64 throughout, and gradients by
 torch.autograd instead of hand-written backward formulas. Small shapes only.
 """
+
 import math
 
 import numpy as np
@@ -37,13 +38,29 @@ def _softmax_rows(scores, allowed):
 
 
 # ------------------------------------------------------------------------------- IFA V4
-def ifa_reference(query, key, value, *, pse_shift=None, atten_mask=None, actual_seq_lengths=None,
-                  quant_scale2=None, quant_offset2=None, antiquant_scale=None,
-                  antiquant_offset=None, block_table=None, kv_padding_size=None, num_heads,
-                  scale_value=1.0, input_layout="BSH", num_key_value_heads=0, block_size=0,
-                  **unused):
+def ifa_reference(
+    query,
+    key,
+    value,
+    *,
+    pse_shift=None,
+    atten_mask=None,
+    actual_seq_lengths=None,
+    quant_scale2=None,
+    quant_offset2=None,
+    antiquant_scale=None,
+    antiquant_offset=None,
+    block_table=None,
+    kv_padding_size=None,
+    num_heads,
+    scale_value=1.0,
+    input_layout="BSH",
+    num_key_value_heads=0,
+    block_size=0,
+    **unused,
+):
     n_kv = num_key_value_heads or num_heads
-    q = _heads_first(query, input_layout, num_heads)[:, :, 0, :]          # (B, N, D)
+    q = _heads_first(query, input_layout, num_heads)[:, :, 0, :]  # (B, N, D)
     B, N, D = q.shape
     group = N // n_kv
     lengths = None if actual_seq_lengths is None else [int(x) for x in actual_seq_lengths]
@@ -55,9 +72,8 @@ def ifa_reference(query, key, value, *, pse_shift=None, atten_mask=None, actual_
         if antiquant_scale is None:
             return x
         sc = t64(antiquant_scale).reshape(2, -1)[which]
-        off = (t64(antiquant_offset).reshape(2, -1)[which] if antiquant_offset is not None
-               else torch.zeros_like(sc))
-        if sc.numel() > 1:                          # per channel: (N_kv, D) over the last axes
+        off = t64(antiquant_offset).reshape(2, -1)[which] if antiquant_offset is not None else torch.zeros_like(sc)
+        if sc.numel() > 1:  # per channel: (N_kv, D) over the last axes
             sc, off = sc.reshape(n_kv, 1, D), off.reshape(n_kv, 1, D)
         return (x + off) * sc
 
@@ -67,7 +83,7 @@ def ifa_reference(query, key, value, *, pse_shift=None, atten_mask=None, actual_
             kc, vc = np.asarray(key[0]), np.asarray(value[0])
             L = lengths[b]
             ks, vs = [], []
-            for t in range(L):                       # token by token through the table
+            for t in range(L):  # token by token through the table
                 blk, off = int(block_table[b][t // block_size]), t % block_size
                 if kc.ndim == 3:
                     ks.append(kc[blk, off].reshape(n_kv, D))
@@ -79,8 +95,8 @@ def ifa_reference(query, key, value, *, pse_shift=None, atten_mask=None, actual_
             v = np.stack(vs, axis=1) if vs else np.zeros((n_kv, 0, D), vc.dtype)
             return dequant(k, 0), dequant(v, 1)
         if len(key) == 1:
-            k = _heads_first(key[0][b:b + 1], input_layout, n_kv)[0]
-            v = _heads_first(value[0][b:b + 1], input_layout, n_kv)[0]
+            k = _heads_first(key[0][b : b + 1], input_layout, n_kv)[0]
+            v = _heads_first(value[0][b : b + 1], input_layout, n_kv)[0]
         else:
             k = _heads_first(key[b], input_layout, n_kv)[0]
             v = _heads_first(value[b], input_layout, n_kv)[0]
@@ -105,7 +121,7 @@ def ifa_reference(query, key, value, *, pse_shift=None, atten_mask=None, actual_
         if atten_mask is not None:
             m = torch.as_tensor(np.asarray(atten_mask)[b].reshape(-1)[:S].astype(bool))
             allowed = allowed & ~m
-        k = k.repeat_interleave(group, dim=0)       # GQA: query head n reads KV head n // G
+        k = k.repeat_interleave(group, dim=0)  # GQA: query head n reads KV head n // G
         v = v.repeat_interleave(group, dim=0)
         scores = torch.einsum("nd,nsd->ns", q[b], k) * scale_value
         if pse_shift is not None:
@@ -154,9 +170,22 @@ def _token_table(layout, x_shape, lengths):
     return lens, starts
 
 
-def sparse_reference(query, key, value, sparse_indices, *, scale_value, actual_seq_lengths_query=None,
-                     actual_seq_lengths_kv=None, query_rope=None, key_rope=None,
-                     sparse_block_size=1, layout="BSND", sparse_mode=3, d_out=None):
+def sparse_reference(
+    query,
+    key,
+    value,
+    sparse_indices,
+    *,
+    scale_value,
+    actual_seq_lengths_query=None,
+    actual_seq_lengths_kv=None,
+    query_rope=None,
+    key_rope=None,
+    sparse_block_size=1,
+    layout="BSND",
+    sparse_mode=3,
+    d_out=None,
+):
     """Sparse attention forward (out, softmax_max, softmax_sum as float64 tensors in the
     operator layouts) and, when d_out is given, autograd gradients dict."""
     qx, kx, vx = (t64(x).requires_grad_(True) for x in (query, key, value))
@@ -182,14 +211,14 @@ def sparse_reference(query, key, value, sparse_indices, *, scale_value, actual_s
             heads = []
             for n2 in range(N2):
                 sel = sparse_selection(idx[t, n2], thr, sparse_block_size)
-                qh = qf[t, n2 * G:(n2 + 1) * G]
+                qh = qf[t, n2 * G : (n2 + 1) * G]
                 if not sel:
                     heads.append(torch.zeros(G, vf.shape[-1], dtype=F64))
                     continue
                 rows = torch.tensor([kv_starts[b] + j for j in sel])
                 sc = qh @ kf[rows, n2].T
                 if rope:
-                    sc = sc + qrf[t, n2 * G:(n2 + 1) * G] @ krf[rows, n2].T
+                    sc = sc + qrf[t, n2 * G : (n2 + 1) * G] @ krf[rows, n2].T
                 sc = sc * scale_value
                 mx = sc.max(dim=-1).values
                 smax[t, n2] = mx.detach()
@@ -215,5 +244,4 @@ def sparse_reference(query, key, value, sparse_indices, *, scale_value, actual_s
         ssum = ssum.reshape(B, S1, N2, G).permute(0, 2, 1, 3)
     else:
         smax, ssum = smax.permute(1, 0, 2), ssum.permute(1, 0, 2)
-    return dict(attention_out=out.numpy(), softmax_max=smax.numpy(),
-                softmax_sum=ssum.numpy()), grads
+    return dict(attention_out=out.numpy(), softmax_max=smax.numpy(), softmax_sum=ssum.numpy()), grads

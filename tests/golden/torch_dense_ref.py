@@ -4,7 +4,6 @@ specs (S000, S001, S003 and the sparse-mode page; docs/sources.md), not from fak
 Everything is float64 with explicit full masks per batch; gradients come from
 torch.autograd.  Only for small test shapes.
 """
-import math
 
 import numpy as np
 import torch
@@ -34,8 +33,8 @@ def band_mask(sq, sk, pre, nxt, right_down):
     """True = excluded; keeps key j of query i when i+off-pre <= j <= i+off+nxt."""
     off = sk - sq if right_down else 0
     ones = torch.ones(sq, sk, dtype=torch.bool)
-    upper = torch.triu(ones, diagonal=off + nxt + 1)          # too far right
-    lower = torch.tril(ones, diagonal=off - pre - 1)          # too far left
+    upper = torch.triu(ones, diagonal=off + nxt + 1)  # too far right
+    lower = torch.tril(ones, diagonal=off - pre - 1)  # too far left
     return upper | lower
 
 
@@ -46,25 +45,38 @@ def mode_mask(mode, sq, sk, pre, nxt, prefix_n=None, band=False):
     if mode == 1:
         return None
     if mode == 2:
-        return band_mask(sq, sk, 10 ** 9, 0, False)
+        return band_mask(sq, sk, 10**9, 0, False)
     if mode == 3:
-        return band_mask(sq, sk, 10 ** 9, 0, True)
+        return band_mask(sq, sk, 10**9, 0, True)
     if mode == 4:
         return band_mask(sq, sk, pre, nxt, True)
     if mode in (5, 6):
-        m = band_mask(sq, sk, 10 ** 9, 0, True)
+        m = band_mask(sq, sk, 10**9, 0, True)
         m[:, :prefix_n] = False
         return m
     if mode == 7:
-        return band_mask(sq, sk, pre, nxt, True) if band else band_mask(sq, sk, 10 ** 9, 0, True)
+        return band_mask(sq, sk, pre, nxt, True) if band else band_mask(sq, sk, 10**9, 0, True)
     if mode == 8:
-        return band_mask(sq, sk, pre, nxt, True) if band else band_mask(sq, sk, 10 ** 9, 0, False)
+        return band_mask(sq, sk, pre, nxt, True) if band else band_mask(sq, sk, 10**9, 0, False)
     raise ValueError(mode)
 
 
 # -------------------------------------------------------------------------- attention
-def dense_attention(q, k, v, scale, *, mask=None, bias=None, bias_first=False, keep=None,
-                    keep_prob=1.0, sink=None, q_rope=None, k_rope=None):
+def dense_attention(
+    q,
+    k,
+    v,
+    scale,
+    *,
+    mask=None,
+    bias=None,
+    bias_first=False,
+    keep=None,
+    keep_prob=1.0,
+    sink=None,
+    q_rope=None,
+    k_rope=None,
+):
     """q [N,Sq,D], k/v [Nkv,Sk,*] (GQA by repeat_interleave); mask bool broadcast to
     [N,Sq,Sk] (True = excluded); keep float 0/1 [N,Sq,Sk]; sink [N].
     Returns out [N,Sq,Dv], max [N,Sq], sum [N,Sq] (invalid rows: 0, FMIN, FMAX)."""
@@ -102,9 +114,21 @@ def dense_attention(q, k, v, scale, *, mask=None, bias=None, bias_first=False, k
 
 
 # ------------------------------------------------------------------------------- PFA
-def pfa_reference(query, key, value, *, num_heads, num_key_value_heads=0, scale_value=1.0,
-                  atten_mask=None, pse_shift=None, actual_seq_lengths=None,
-                  pre_tokens=2147483647, next_tokens=0, input_layout="BSH"):
+def pfa_reference(
+    query,
+    key,
+    value,
+    *,
+    num_heads,
+    num_key_value_heads=0,
+    scale_value=1.0,
+    atten_mask=None,
+    pse_shift=None,
+    actual_seq_lengths=None,
+    pre_tokens=2147483647,
+    next_tokens=0,
+    input_layout="BSH",
+):
     """Dense reference of aclnnPromptFlashAttention; returns float64 NumPy in the
     output layout."""
     nkv = num_key_value_heads or num_heads
@@ -162,11 +186,33 @@ def unpack_drop(drop_mask, n, q_lens, kv_lens):
     return keeps
 
 
-def tnd_reference(query, key, value, *, head_num, actual_seq_qlen, actual_seq_kvlen,
-                  scale_value=1.0, atten_mask=None, sparse_mode=0, pre_tokens=2147483647,
-                  next_tokens=2147483647, prefix=None, pse=None, pse_type=1, full_pse=None,
-                  q_start_idx=0, kv_start_idx=0, drop_mask=None, keep_prob=1.0, sink=None,
-                  query_rope=None, key_rope=None, dy=None, inner_precise=0):
+def tnd_reference(
+    query,
+    key,
+    value,
+    *,
+    head_num,
+    actual_seq_qlen,
+    actual_seq_kvlen,
+    scale_value=1.0,
+    atten_mask=None,
+    sparse_mode=0,
+    pre_tokens=2147483647,
+    next_tokens=2147483647,
+    prefix=None,
+    pse=None,
+    pse_type=1,
+    full_pse=None,
+    q_start_idx=0,
+    kv_start_idx=0,
+    drop_mask=None,
+    keep_prob=1.0,
+    sink=None,
+    query_rope=None,
+    key_rope=None,
+    dy=None,
+    inner_precise=0,
+):
     """Dense reference of the TND forward (and with dy, its autograd backward).
 
     full_pse: list of per-batch [1 or N, Sq, Sk] float64 biases (types 0/1) given
@@ -190,7 +236,6 @@ def tnd_reference(query, key, value, *, head_num, actual_seq_qlen, actual_seq_kv
     nonempty = [i for i in range(len(ql)) if ql[i] > 0 and kl[i] > 0]
     band_b = (nonempty[-1] if sparse_mode == 7 else nonempty[0]) if nonempty else -1
     keeps = None if (drop_mask is None or keep_prob >= 1) else unpack_drop(drop_mask, head_num, ql, kl)
-    outs, maxs, sums = [], [], []
     t = q.shape[0]
     out_full = torch.zeros(t, head_num, v.shape[2], dtype=F64)
     mx = torch.zeros(t, head_num, dtype=F64)
@@ -200,13 +245,14 @@ def tnd_reference(query, key, value, *, head_num, actual_seq_qlen, actual_seq_kv
         sq, sk = ql[b], kl[b]
         if sq == 0:
             continue
-        qb = q[qs[b]:qs[b] + sq].transpose(0, 1)
-        kb = k[ks[b]:ks[b] + sk].transpose(0, 1)
-        vb = v[ks[b]:ks[b] + sk].transpose(0, 1)
+        qb = q[qs[b] : qs[b] + sq].transpose(0, 1)
+        kb = k[ks[b] : ks[b] + sk].transpose(0, 1)
+        vb = v[ks[b] : ks[b] + sk].transpose(0, 1)
         mask = None
         if atten_mask is not None:
-            gen = mode_mask(sparse_mode, sq, sk, pre_tokens, next_tokens,
-                            None if prefix is None else int(prefix[b]), b == band_b)
+            gen = mode_mask(
+                sparse_mode, sq, sk, pre_tokens, next_tokens, None if prefix is None else int(prefix[b]), b == band_b
+            )
             if sparse_mode in (0, 1):
                 um = as_b1ss(atten_mask)
                 um = um[0 if um.shape[0] == 1 else b][:, :sq, :sk]
@@ -226,15 +272,24 @@ def tnd_reference(query, key, value, *, head_num, actual_seq_qlen, actual_seq_kv
         elif full_pse is not None:
             bias = full_pse[b]
         o, m, s = dense_attention(
-            qb, kb, vb, scale_value, mask=mask, bias=bias, bias_first=(pse_type == 1),
-            keep=None if keeps is None else keeps[b], keep_prob=keep_prob, sink=sk_t,
-            q_rope=None if qr is None else qr[qs[b]:qs[b] + sq].transpose(0, 1),
-            k_rope=None if kr is None else kr[ks[b]:ks[b] + sk].transpose(0, 1))
+            qb,
+            kb,
+            vb,
+            scale_value,
+            mask=mask,
+            bias=bias,
+            bias_first=(pse_type == 1),
+            keep=None if keeps is None else keeps[b],
+            keep_prob=keep_prob,
+            sink=sk_t,
+            q_rope=None if qr is None else qr[qs[b] : qs[b] + sq].transpose(0, 1),
+            k_rope=None if kr is None else kr[ks[b] : ks[b] + sk].transpose(0, 1),
+        )
         pieces.append((qs[b], sq, o, m, s))
     for start, sq, o, m, s in pieces:
         out_full = out_full.index_put((torch.arange(start, start + sq),), o.transpose(0, 1))
-        mx[start:start + sq] = m.detach().T
-        sm[start:start + sq] = s.detach().T
+        mx[start : start + sq] = m.detach().T
+        sm[start : start + sq] = s.detach().T
     res = dict(out=out_full.detach().numpy(), max=mx.numpy(), sum=sm.numpy())
     if dy is not None:
         out_full.backward(t64(dy))

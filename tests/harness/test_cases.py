@@ -1,4 +1,5 @@
 """fakit.cases: stable unique ids, deterministic inputs, spec rejections, suite limits."""
+
 import dataclasses
 
 import numpy as np
@@ -36,8 +37,15 @@ def test_case_id_is_pinned_and_readable():
 
 def test_case_id_depends_on_every_parameter():
     base = pfa.make()
-    variants = [pfa.make(dtype="bf16"), pfa.make(layout="BSH"), pfa.make(Sq=65), pfa.make(mask="random"),
-                pfa.make(seed=1), pfa.make(value_range=(-2, 2)), pfa.make(pre=5, nxt=1, mask="band")]
+    variants = [
+        pfa.make(dtype="bf16"),
+        pfa.make(layout="BSH"),
+        pfa.make(Sq=65),
+        pfa.make(mask="random"),
+        pfa.make(seed=1),
+        pfa.make(value_range=(-2, 2)),
+        pfa.make(pre=5, nxt=1, mask="band"),
+    ]
     ids = {v.id for v in variants}
     assert base.id not in ids and len(ids) == len(variants)
     assert pfa.make().id == base.id
@@ -49,7 +57,7 @@ def test_suite_ids_unique_and_get_round_trips(op):
         suite = cases.suite(op, name)
         assert suite, f"{op}/{name} is empty"
         ids = [c.id for c in suite]
-        assert len(ids) == len(set(ids)) == len(set(suite))   # Case hashes by id
+        assert len(ids) == len(set(ids)) == len(set(suite))  # Case hashes by id
     smoke = cases.suite(op, "smoke")
     assert cases.get(op, smoke[-1].id) == smoke[-1]
     assert cases.get(None, smoke[0].id) == smoke[0]
@@ -73,8 +81,15 @@ def test_case_json_round_trip():
         assert again.id == c.id
 
 
-@pytest.mark.parametrize("op", ["prompt_flash_attention", "incre_flash_attention_v4",
-                                "flash_attention_var_len_score", "flash_attention_unpadding_score_grad_v5"])
+@pytest.mark.parametrize(
+    "op",
+    [
+        "prompt_flash_attention",
+        "incre_flash_attention_v4",
+        "flash_attention_var_len_score",
+        "flash_attention_unpadding_score_grad_v5",
+    ],
+)
 def test_inputs_are_deterministic_and_in_dtype(op):
     c = cases.suite(op, "smoke")[1]
     a, b = _arrays(c.inputs()), _arrays(c.inputs())
@@ -94,33 +109,36 @@ def test_values_respect_range_and_rounding():
     assert np.array_equal(f.astype(DTYPES["bf16"]).astype(np.float32), f)
 
 
-@pytest.mark.parametrize("case, reason", [
-    (pfa.make(N=6, Nkv=4), "not divisible"),
-    (pfa.make(N=128, Nkv=1), "exceeds 64"),
-    (pfa.make(dtype="fp32"), "FLOAT16 and BFLOAT16"),
-    (pfa.make(layout="BSH", N=256, D=256), "N*D"),
-    (pfa.make(B=200, D=72), "16-aligned"),
-    (pfa.make(pse=True), "reserved"),
-    (pfa.make(B=2, actual=[65, 3]), "actualSeqLengths"),
-    (fav.make(sparse_mode=5), "sparse_mode=5"),
-    (fav.make(qlens=[8, 8], kvlens=[8, 0]), "Skv = 0"),
-    (fav.make(sparse_mode=7, pre=200, nxt=-16, pse="full"), "does not support pse"),
-    (fav.make(qlens=[64, 64], kvlens=[32, 64], sparse_mode=6, prefix=[40, 10]), "prefix 40"),
-    (fav.make(sparse_mode=4, pre=-20, nxt=10), "band is empty"),
-    (fav.make(keep_prob=0.0, dropout=True), "keep_prob"),
-    (ifa.make(paged=16), "needs actualSeqLengths"),
-    (ifa.make(layout="BSH", actual=[128], paged=64, cache="bnsd"), "BNSD query"),
-    (ifa.make(actual=[128], paged=16, kv_int8=True), "32 for int8"),
-    (ifa.make(S=64, actual=[60], pad=10), "kvPaddingSize"),
-    (fag.make(rope=True), "BFLOAT16 only"),
-    (fag.make("bf16", rope=True, dropout=True, keep_prob=0.9), "not compatible with rope"),
-    (fag.make(pse_type=0), "pse_type must be 1"),
-    (fag.make(D=800), "768"),
-    (sfag.make(N1=3), "N1"),
-    (sfag.make(block=4), "sparse_block_size"),
-    (sfag.make(sparse_mode=2), "only 0 and 3"),
-    (sfag.make(K=512), "K = 2048"),
-])
+@pytest.mark.parametrize(
+    "case, reason",
+    [
+        (pfa.make(N=6, Nkv=4), "not divisible"),
+        (pfa.make(N=128, Nkv=1), "exceeds 64"),
+        (pfa.make(dtype="fp32"), "FLOAT16 and BFLOAT16"),
+        (pfa.make(layout="BSH", N=256, D=256), "N*D"),
+        (pfa.make(B=200, D=72), "16-aligned"),
+        (pfa.make(pse=True), "reserved"),
+        (pfa.make(B=2, actual=[65, 3]), "actualSeqLengths"),
+        (fav.make(sparse_mode=5), "sparse_mode=5"),
+        (fav.make(qlens=[8, 8], kvlens=[8, 0]), "Skv = 0"),
+        (fav.make(sparse_mode=7, pre=200, nxt=-16, pse="full"), "does not support pse"),
+        (fav.make(qlens=[64, 64], kvlens=[32, 64], sparse_mode=6, prefix=[40, 10]), "prefix 40"),
+        (fav.make(sparse_mode=4, pre=-20, nxt=10), "band is empty"),
+        (fav.make(keep_prob=0.0, dropout=True), "keep_prob"),
+        (ifa.make(paged=16), "needs actualSeqLengths"),
+        (ifa.make(layout="BSH", actual=[128], paged=64, cache="bnsd"), "BNSD query"),
+        (ifa.make(actual=[128], paged=16, kv_int8=True), "32 for int8"),
+        (ifa.make(S=64, actual=[60], pad=10), "kvPaddingSize"),
+        (fag.make(rope=True), "BFLOAT16 only"),
+        (fag.make("bf16", rope=True, dropout=True, keep_prob=0.9), "not compatible with rope"),
+        (fag.make(pse_type=0), "pse_type must be 1"),
+        (fag.make(D=800), "768"),
+        (sfag.make(N1=3), "N1"),
+        (sfag.make(block=4), "sparse_block_size"),
+        (sfag.make(sparse_mode=2), "only 0 and 3"),
+        (sfag.make(K=512), "K = 2048"),
+    ],
+)
 def test_forbidden_combinations_are_rejected_with_reason(case, reason):
     with pytest.raises(Forbidden, match=None) as info:
         case.check()
@@ -148,24 +166,43 @@ def test_smoke_cases_are_small(op):
         heads = s.get("N", s.get("N1"))
         batch = s.get("B", len(s.get("qlens", [1])))
         assert batch * heads <= 8, c.features
-        if op != "sparse_flash_attention_grad":          # spec 004 fixes D = 512
+        if op != "sparse_flash_attention_grad":  # spec 004 fixes D = 512
             assert s["D"] <= 128, c.features
 
 
 def test_smoke_covers_main_features():
     feats = " ".join(c.features for op in OPS for c in cases.suite(op, "smoke"))
-    for word in ("BSH", "BSND", "BNSD_BSND", "bf16", "mask=", "paged[", "int8kv", "int8out", "leftpad",
-                 "sparse2", "sparse3", "sparse4", "sparse6", "dropout", "rope64", "sink", "type2", "blk64"):
+    for word in (
+        "BSH",
+        "BSND",
+        "BNSD_BSND",
+        "bf16",
+        "mask=",
+        "paged[",
+        "int8kv",
+        "int8out",
+        "leftpad",
+        "sparse2",
+        "sparse3",
+        "sparse4",
+        "sparse6",
+        "dropout",
+        "rope64",
+        "sink",
+        "type2",
+        "blk64",
+    ):
         assert word in feats, word
 
 
 def test_backward_inputs_come_from_the_forward_golden():
     c = fag.make("fp16", qlens=[32, 20], kvlens=[40, 20], N=2, D=32, sparse_mode=3, stats="")
     kw = c.inputs()
-    fwd_kw = {k: v for k, v in kw.items() if k not in ("dy", "softmax_max", "softmax_sum", "softmax_in",
-                                                       "attention_in")}
+    fwd_kw = {
+        k: v for k, v in kw.items() if k not in ("dy", "softmax_max", "softmax_sum", "softmax_in", "attention_in")
+    }
     fwd = golden.flash_attention_tnd_forward(**fwd_kw)
-    assert kw["softmax_max"].shape == (2, 52, 8)           # NTD for softmax_in_layout ""
+    assert kw["softmax_max"].shape == (2, 52, 8)  # NTD for softmax_in_layout ""
     np.testing.assert_array_equal(kw["softmax_max"], fwd["softmax_max"])
     np.testing.assert_array_equal(kw["attention_in"], fwd["attention_out"].astype(np.float16))
 

@@ -1,4 +1,5 @@
 """CLI round trips: `fakit cases`, `fakit golden`, `fakit run` (with the real goldens)."""
+
 import json
 
 import numpy as np
@@ -15,11 +16,13 @@ PFA = "prompt_flash_attention"
 
 def _fastest_smoke(op):
     """The smoke case with the fewest query tokens x KV tokens (keeps the tests quick)."""
+
     def cost(c):
         s = c.shapes
         q = s.get("Sq", 1) * s.get("B", 1) if "Sq" in s else sum(s.get("qlens", [1]))
         k = s.get("Skv", s.get("S", 0)) or max(s.get("kvlens", [1]))
         return q * k * max(1, c.attrs.get("sparse_block_size", 1))
+
     return min(cases.suite(op, "smoke"), key=cost)
 
 
@@ -102,7 +105,7 @@ def test_run_device_like_backend_passes_and_counters_are_reported(monkeypatch, c
         return np.asarray(golden.benchmark(op, **kw)).astype(np.float16)
 
     monkeypatch.setattr(fakit, "run", like_a_device)
-    monkeypatch.setattr("fakit.commands.run._preflight", lambda backend: None)     # no CANN here
+    monkeypatch.setattr("fakit.commands.run._preflight", lambda backend: None)  # no CANN here
     case = cases.suite(PFA, "smoke")[0]
     assert main(["run", "--case", case.id, "--backend", "sim", "--counters"]) == 0
     out = capsys.readouterr().out
@@ -128,8 +131,13 @@ def test_run_unknown_case_and_missing_op(capsys):
 
 def test_counters_are_summed_over_cores():
     from fakit.commands.run import summarise_counters
-    counters = {"kernel": "k", "block_dim": 2, "cores": [
-        {"core": 0, "sub": "aic", "M": {"macs": 10, "ops": 1}, "MTE2": {"bytes": 64, "ops": 2}},
-        {"core": 1, "sub": "aiv0", "M": {"macs": 5, "ops": 1}, "MTE2": {"bytes": 32, "ops": 1}}]}
-    assert summarise_counters(counters) == {"block_dim": 2, "M.macs": 15, "M.ops": 2,
-                                            "MTE2.bytes": 96, "MTE2.ops": 3}
+
+    counters = {
+        "kernel": "k",
+        "block_dim": 2,
+        "cores": [
+            {"core": 0, "sub": "aic", "M": {"macs": 10, "ops": 1}, "MTE2": {"bytes": 64, "ops": 2}},
+            {"core": 1, "sub": "aiv0", "M": {"macs": 5, "ops": 1}, "MTE2": {"bytes": 32, "ops": 1}},
+        ],
+    }
+    assert summarise_counters(counters) == {"block_dim": 2, "M.macs": 15, "M.ops": 2, "MTE2.bytes": 96, "MTE2.ops": 3}

@@ -1,6 +1,7 @@
 """What a newcomer sees: --version, help that is not cut, defaults shown, errors without stray
 quotes, a visible build step, tables with a legend, --csv/--json, the UNIMPL verdict, the
 counters table, prof deriving --op, --soc, and sim/npu telling the emulator prefix from CANN."""
+
 import csv
 import io
 import json
@@ -13,7 +14,7 @@ import pytest
 
 import fakit
 from fakit import build, cann, cases, golden
-from fakit.cli import build_parser, main
+from fakit.cli import main
 from fakit.errors import AclnnError, BackendUnavailable
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +30,7 @@ def test_version(capsys):
         main(["--version"])
     assert info.value.code == 0
     from importlib.metadata import version
+
     assert capsys.readouterr().out.strip() == f"fakit {version('fakit')}"
 
 
@@ -37,7 +39,7 @@ def test_help_is_whole_and_shows_defaults(capsys):
         main(["--help"])
     out = capsys.readouterr().out
     assert "compares the results with the precision standard." in " ".join(out.split())
-    assert "sfag sparse_flash_attention_grad" in out          # the operator table stays a table
+    assert "sfag sparse_flash_attention_grad" in out  # the operator table stays a table
     with pytest.raises(SystemExit):
         main(["run", "--help"])
     out = " ".join(capsys.readouterr().out.split())
@@ -46,10 +48,11 @@ def test_help_is_whole_and_shows_defaults(capsys):
 
 @pytest.mark.parametrize("script", ["golden_bench.py", "pfa_efficiency.py", "emulator_bench.py"])
 def test_benchmark_help_is_whole(script):
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--help"], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), "--help"], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
-    first = proc.stdout.split("\n\n")[1]                     # the description paragraph
+    first = proc.stdout.split("\n\n")[1]  # the description paragraph
     assert first.rstrip().endswith("."), first
 
 
@@ -68,7 +71,7 @@ def test_run_table_legend_csv_and_json(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Columns:" in out and "xMARE/xMERE/xRMSE" in out
     for c in _small():
-        assert c.features in out                             # never cut when stdout is not a terminal
+        assert c.features in out  # never cut when stdout is not a terminal
     rows = list(csv.DictReader(io.StringIO(csv_path.read_text())))
     assert [r["case"] for r in rows] == ids and all(r["verdict"] == "PASS" for r in rows)
     assert float(rows[0]["MARE"]) >= 0 and rows[0]["features"] == _small()[0].features
@@ -79,9 +82,10 @@ def test_run_table_legend_csv_and_json(tmp_path, capsys):
 
 def test_table_cuts_only_the_last_column_to_the_terminal():
     from fakit.report import table
+
     text = table(("a", "features"), [("x" * 5, "f" * 200)], width=40)
     assert all(len(line) <= 40 for line in text.splitlines()) and text.splitlines()[-1].endswith("…")
-    assert "f" * 200 in table(("a", "features"), [("x", "f" * 200)])   # stdout is not a terminal here
+    assert "f" * 200 in table(("a", "features"), [("x", "f" * 200)])  # stdout is not a terminal here
 
 
 def test_not_implemented_rejection_has_its_own_verdict(monkeypatch, capsys):
@@ -90,7 +94,7 @@ def test_not_implemented_rejection_has_its_own_verdict(monkeypatch, capsys):
 
     monkeypatch.setattr(fakit, "run", fp32_gap)
     case = _small()[0]
-    assert main(["run", "--case", case.id, "--backend", "golden"]) == 1     # still not a pass
+    assert main(["run", "--case", case.id, "--backend", "golden"]) == 1  # still not a pass
     out = capsys.readouterr().out
     assert f"UNIMPL {case.id}" in out and "1 not implemented yet" in out
 
@@ -99,7 +103,7 @@ def test_counters_are_a_table_not_a_blob(monkeypatch, capsys):
     monkeypatch.setattr(fakit, "run", lambda op, backend="cpu", **kw: golden.benchmark(op, **kw).astype(np.float16))
     counters = {"block_dim": 3, "cores": [{"M": {"macs": 2e9}, "MTE2": {"bytes": 5e6}}, {"MTE3": {"bytes": 1e6}}]}
     monkeypatch.setattr("fakit.commands.run.last_counters", lambda backend: counters)
-    monkeypatch.setattr("fakit.commands.run._preflight", lambda backend: None)     # no CANN here
+    monkeypatch.setattr("fakit.commands.run._preflight", lambda backend: None)  # no CANN here
     case = _small()[0]
     assert main(["run", "--case", case.id, "--backend", "sim", "--counters"]) == 0
     out = capsys.readouterr().out
@@ -111,9 +115,13 @@ def test_counters_are_a_table_not_a_blob(monkeypatch, capsys):
 def test_run_builds_first_as_its_own_step(monkeypatch, capsys):
     calls = []
     monkeypatch.setattr(build, "ensure_built", lambda *a, **kw: calls.append(kw) or Path("lib"))
-    monkeypatch.setattr(fakit, "run", lambda op, backend="cpu", **kw: calls.append("case") or
-                        golden.benchmark(op, **kw).astype(np.float16))
+    monkeypatch.setattr(
+        fakit,
+        "run",
+        lambda op, backend="cpu", **kw: calls.append("case") or golden.benchmark(op, **kw).astype(np.float16),
+    )
     from fakit.backends import cpu
+
     monkeypatch.setattr(cpu, "last_profile", lambda: {"task_duration_us": 1.0})
     assert main(["run", "--case", _small()[0].id, "--backend", "cpu"]) == 0
     assert calls[0]["quiet"] is False and calls[1] == "case"
@@ -130,6 +138,7 @@ def test_build_progress_is_parsed_and_drawn(capsys):
 
 def test_prof_takes_the_operator_from_the_case_id(monkeypatch, capsys):
     from fakit import prof
+
     seen = []
 
     class Summary:
@@ -144,15 +153,17 @@ def test_prof_takes_the_operator_from_the_case_id(monkeypatch, capsys):
     monkeypatch.setenv("ASCEND_EMU_SOC", "x")
     assert main(["prof", "--backend", "cpu", "--case", case.id, "--soc", "ascend910b4", "--json"]) == 0
     import os
+
     assert os.environ["FAKIT_SOC"] == "ascend910b4"
 
 
 def test_soc_option(monkeypatch, capsys):
-    monkeypatch.setenv("FAKIT_SOC", "x")             # restored after the test
+    monkeypatch.setenv("FAKIT_SOC", "x")  # restored after the test
     monkeypatch.setenv("ASCEND_EMU_SOC", "x")
     case = _small()[0]
     assert main(["run", "--case", case.id, "--backend", "golden", "--soc", "ascend910b3", "--no-legend"]) == 0
     import os
+
     assert os.environ["FAKIT_SOC"] == os.environ["ASCEND_EMU_SOC"] == "ascend910b3"
     assert main(["run", "--case", case.id, "--backend", "golden", "--soc", "ascend310p"]) == 1
     assert "unsupported SoC 'ascend310p'" in capsys.readouterr().err
@@ -170,7 +181,7 @@ def test_sim_tells_the_emulator_prefix_from_a_toolkit(tmp_path, monkeypatch, cap
     assert "pick another --soc" not in capsys.readouterr().err
     real = tmp_path / "cann"
     real.mkdir()
-    monkeypatch.setenv("ASCEND_CANN_PACKAGE_PATH", str(real))         # a toolkit beside it is used
+    monkeypatch.setenv("ASCEND_CANN_PACKAGE_PATH", str(real))  # a toolkit beside it is used
     assert cann.find_cann() == real
 
 
@@ -181,9 +192,18 @@ def test_the_built_prefix_is_recognised():
 
 def test_ascend_fa_imports_from_any_directory(tmp_path):
     env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.run([sys.executable, "-c", "import ascend_fa, torch; "
-                           "print(callable(torch.ops.ascend_fa.npu_prompt_flash_attention))"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import ascend_fa, torch; print(callable(torch.ops.ascend_fa.npu_prompt_flash_attention))",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0 and proc.stdout.strip() == "True", proc.stderr
 
 
@@ -191,15 +211,18 @@ def test_default_job_needs_no_torch_and_the_quick_start_installs_none():
     """The quick start installs the base package only; the default job's code path must not
     import torch (or matplotlib)."""
     import re
+
     readme = (ROOT / "README.md").read_text()
     quick = re.search(r"## Quick start.*?```\n(.*?)\n```", readme, re.S).group(1)
     assert "pip install -e . &&" in quick and "fakit run --op prompt_flash_attention --suite smoke" in quick
     base = re.search(r"^dependencies = \[(.*?)\]", (ROOT / "pyproject.toml").read_text(), re.S | re.M).group(1)
     assert "numpy" in base and "torch" not in base and "matplotlib" not in base
-    code = ("import sys; sys.modules['torch'] = None; sys.modules['matplotlib'] = None\n"
-            "from fakit.cli import main\n"
-            "sys.exit(main(['run', '--op', 'prompt_flash_attention', '--suite', 'smoke', '--backend', 'golden',"
-            " '--limit', '2']))")
+    code = (
+        "import sys; sys.modules['torch'] = None; sys.modules['matplotlib'] = None\n"
+        "from fakit.cli import main\n"
+        "sys.exit(main(['run', '--op', 'prompt_flash_attention', '--suite', 'smoke', '--backend', 'golden',"
+        " '--limit', '2']))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "2/2 passed on golden" in proc.stdout
@@ -226,7 +249,7 @@ def test_cases_and_run_take_json_alike(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["op"] == PFA
     assert main(["cases", "--op", PFA, "--json", str(tmp_path / "c.json")]) == 0
     assert json.loads((tmp_path / "c.json").read_text())["op"] == PFA
-    capsys.readouterr()                                    # (the table, as with --csv PATH)
+    capsys.readouterr()  # (the table, as with --csv PATH)
     assert main(["run", "--case", case.id, "--backend", "golden", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["results"][0]["id"] == case.id
 
@@ -234,6 +257,7 @@ def test_cases_and_run_take_json_alike(tmp_path, capsys):
 def test_readme_test_command_is_one_line_that_installs_and_runs():
     """.ci/run runs the line between the test-command markers verbatim."""
     import re
+
     readme = (ROOT / "README.md").read_text()
     block = re.search(r"<!-- test-command -->\n```\n(.*?)\n```\n<!-- /test-command -->", readme, re.S).group(1)
     assert block.splitlines() == ["pip install -e '.[test]' && pytest"]

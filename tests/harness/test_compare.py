@@ -1,4 +1,5 @@
 """fakit.compare: the precision standard on hand-made arrays and on real goldens."""
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ def _golden_like(shape=(4, 64, 32), seed=0):
 def _device_like(g, dtype, seed=1, ulps=1.0):
     """g rounded to dtype plus a few-ulp random error: what a decent kernel produces."""
     rng = np.random.default_rng(seed)
-    eps = {np.float16: 2.0 ** -11, BF16: 2.0 ** -8}[dtype]
+    eps = {np.float16: 2.0**-11, BF16: 2.0**-8}[dtype]
     noisy = g * (1 + rng.uniform(-ulps, ulps, size=g.shape) * eps)
     return noisy.astype(dtype)
 
@@ -27,15 +28,14 @@ def test_metrics_by_hand():
     a = np.array([1.5, -2.0, 3.0, 0.5], np.float32)
     m = metrics(a, g, "fp32")
     assert m.max_abs == pytest.approx(1.0)
-    assert m.mare == pytest.approx(0.5, rel=1e-6)                 # 0.5 / 1
+    assert m.mare == pytest.approx(0.5, rel=1e-6)  # 0.5 / 1
     assert m.mere == pytest.approx((0.5 + 0 + 0.25 + 0) / 4, rel=1e-6)
     assert m.rmse == pytest.approx(np.sqrt((0.25 + 1.0) / 4))
 
 
 def test_golden_against_itself_passes_and_reports_zero():
     g = _golden_like()
-    rep = compare("prompt_flash_attention", g.astype(np.float16), g.astype(np.float16).astype(np.float32),
-                  dtype="fp16")
+    rep = compare("prompt_flash_attention", g.astype(np.float16), g.astype(np.float16).astype(np.float32), dtype="fp16")
     assert rep.passed, rep.summary()
     assert rep.outputs[0].metrics.mare == 0 and rep.summary().startswith("PASS")
 
@@ -54,7 +54,7 @@ def test_device_like_output_passes_the_two_golden_rule(dtype, name):
 def test_perturbed_output_fails(dtype, name):
     g = _golden_like()
     bench = _device_like(g, dtype, seed=1)
-    actual = _device_like(g, dtype, seed=2, ulps=8.0)       # 8x the benchmark's error
+    actual = _device_like(g, dtype, seed=2, ulps=8.0)  # 8x the benchmark's error
     rep = compare("x", actual, g, bench, dtype=name)
     assert not rep.passed
     assert "benchmark" in rep.summary()
@@ -63,7 +63,7 @@ def test_perturbed_output_fails(dtype, name):
 def test_exact_benchmark_does_not_make_the_ratio_stricter_than_the_ecosystem_bound():
     # fp32 statistics: the benchmark shares the golden's arithmetic and is exact
     g = _golden_like() + 2.0
-    close = (g * (1 + 1e-6)).astype(np.float32)           # accumulation-order noise
+    close = (g * (1 + 1e-6)).astype(np.float32)  # accumulation-order noise
     assert compare("x", close, g, g.copy(), dtype="fp32").passed
     far = (g * (1 + 4 * THRESHOLD["fp32"])).astype(np.float32)
     assert not compare("x", far, g, g.copy(), dtype="fp32").passed
@@ -114,20 +114,20 @@ def test_near_zero_golden_values_use_the_small_value_domain():
     # relative error of tiny golden values would explode with the 1e-7 guard alone
     g = np.concatenate([np.ones(1000, np.float32), np.full(10, 1e-6, np.float32)])
     a = g.copy()
-    a[1000:] = 3e-6                                        # abs error 2e-6 < 2^-11
+    a[1000:] = 3e-6  # abs error 2e-6 < 2^-11
     rep = compare("x", a.astype(np.float16), g, dtype="fp16")
     assert rep.passed, rep.summary()
-    assert rep.outputs[0].metrics.mare == 0               # tiny values are outside MARE/MERE
-    a[1000:] = 1e-2                                        # abs error 1e-2 > 2^-11
+    assert rep.outputs[0].metrics.mare == 0  # tiny values are outside MARE/MERE
+    a[1000:] = 1e-2  # abs error 1e-2 > 2^-11
     assert not compare("x", a.astype(np.float16), g, dtype="fp16").passed
 
 
 def test_small_value_error_count_against_benchmark():
     g = np.concatenate([np.ones(100, np.float32), np.zeros(100, np.float32)])
     bench = g.copy()
-    bench[100:110] = 1e-4                                  # 10 small-value errors (> 2^-16)
+    bench[100:110] = 1e-4  # 10 small-value errors (> 2^-16)
     actual = g.copy()
-    actual[100:125] = 1e-4                                 # 25 > 2 x 10
+    actual[100:125] = 1e-4  # 25 > 2 x 10
     rep = compare("x", actual, g, bench, dtype="fp16")
     assert not rep.passed and "small-value" in rep.summary()
     actual[120:125] = 0
@@ -139,7 +139,7 @@ def test_int8_outputs_allow_one_quantisation_step_only():
     assert compare("x", g.astype(np.int8), g, dtype="int8").passed
     a = g.astype(np.int8)
     a[3] += 1
-    assert compare("x", a, g, dtype="int8").passed        # |a - g| <= 1 (commercial standard)
+    assert compare("x", a, g, dtype="int8").passed  # |a - g| <= 1 (commercial standard)
     a[4] += 2
     rep = compare("x", a, g, dtype="int8")
     assert not rep.passed and "exceeds 1" in rep.summary()

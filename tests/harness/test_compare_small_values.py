@@ -3,6 +3,7 @@ below the small-value threshold are judged by the small-value error count only, 
 ratio metrics. An output that is analytically zero (every golden element 0) with rounding
 residue far below the small-value error bound therefore passes, whatever the ratio of the
 residues; residue above the bound still fails by the count."""
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -41,7 +42,7 @@ def test_small_elements_do_not_enter_the_rmse_of_a_mixed_output():
     g = np.concatenate([np.linspace(0.5, 1.0, 512), np.zeros(512)]).astype(np.float32)
     bench = g.astype(np.float16)
     actual = g.astype(np.float16)
-    actual[512:] = _residue(512, 1e-7, 3).astype(np.float16)   # residue in the small domain only
+    actual[512:] = _residue(512, 1e-7, 3).astype(np.float16)  # residue in the small domain only
     rep = compare("x", actual, g, bench, dtype="fp16")
     assert rep.passed, rep.summary()
     assert rep.outputs[0].ratios["rmse"] <= 1.0

@@ -1,4 +1,5 @@
 """benchmarks/device_model.py runs and prints a [PERF] line and the table (one small shape)."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -8,9 +9,20 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_device_model_prints_perf_lines_and_csv(tmp_path):
     out = tmp_path / "dm.csv"
-    res = subprocess.run([sys.executable, str(REPO / "benchmarks/device_model.py"), "--quick", "--ops",
-                          "incre_flash_attention_v4/B16_N32/4_S4K_D128_fp16", "--csv", str(out)],
-                         capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks/device_model.py"),
+            "--quick",
+            "--ops",
+            "incre_flash_attention_v4/B16_N32/4_S4K_D128_fp16",
+            "--csv",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     perf = [l for l in res.stdout.splitlines() if l.startswith("[PERF]")]
     assert len(perf) == 1 and "modelled_us" in perf[0] and "hbm_pct" in perf[0] and "bound" in perf[0]
@@ -21,9 +33,13 @@ def test_device_model_prints_perf_lines_and_csv(tmp_path):
 
 
 def test_device_model_help_is_whole():
-    res = subprocess.run([sys.executable, str(REPO / "benchmarks/device_model.py"), "--help"],
-                         capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks/device_model.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0
     text = " ".join(res.stdout.split())
     assert "not a measurement" in text and "--ops NAMES" in text and "--plot PLOT" in text
-    assert "--only" in text                                   # the old spelling still works
+    assert "--only" in text  # the old spelling still works

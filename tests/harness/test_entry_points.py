@@ -1,6 +1,7 @@
 """fakit.run and the bindings are strict: a misspelt keyword is the golden's TypeError with the
 closest name, an unknown operator lists every name and alias, and a tensor given as None reaches
 the C API as a null pointer (its 161001 names the argument), for every operator."""
+
 import numpy as np
 import pytest
 
@@ -19,8 +20,11 @@ def _smallest(op):
 def test_misspelt_keyword_raises_with_the_closest_name(backend):
     kw = _smallest(PFA)
     kw["atten_msk"] = kw.pop("atten_mask", None)
-    with pytest.raises(TypeError, match=r"prompt_flash_attention\(\) got an unexpected keyword argument "
-                                        r"'atten_msk'\. Did you mean 'atten_mask'\?"):
+    with pytest.raises(
+        TypeError,
+        match=r"prompt_flash_attention\(\) got an unexpected keyword argument "
+        r"'atten_msk'\. Did you mean 'atten_mask'\?",
+    ):
         fakit.run("pfa", backend=backend, **kw)
 
 
@@ -35,7 +39,7 @@ def test_the_message_is_the_goldens():
 
 
 def test_every_binding_rejects_unknown_keywords():
-    for op, binding in ops.REGISTRY.items():
+    for binding in ops.REGISTRY.values():
         with pytest.raises(TypeError, match="unexpected keyword argument 'no_such'"):
             ops.prepare(binding, {"no_such": 1})
 
@@ -66,11 +70,15 @@ def _required_tensors(op):
     for name in kw:
         try:
             values = binding.prepare(ops._Absent({**kw, name: None}))
-        except TypeError:                      # an attribute: None is not a value for it
+        except TypeError:  # an attribute: None is not a value for it
             continue
         for p in binding.params:
-            if p.kind in ("tensor", "tensor_list") and not p.optional and full.get(p.name) is not None \
-                    and values.get(p.name) is None:
+            if (
+                p.kind in ("tensor", "tensor_list")
+                and not p.optional
+                and full.get(p.name) is not None
+                and values.get(p.name) is None
+            ):
                 pairs.append((name, p.name))
     return pairs
 
@@ -79,7 +87,7 @@ def _required_tensors(op):
 def test_none_for_a_required_tensor_is_the_c_apis_161001(op):
     pairs = _required_tensors(op)
     assert pairs, op
-    for name, param in pairs:
+    for name, _param in pairs:
         kw = _smallest(op)
         kw[name] = None
         with pytest.raises(fakit.AclnnError) as info:

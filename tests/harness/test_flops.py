@@ -1,4 +1,5 @@
 """benchmarks/flops.py: pair counts against brute force, FLOP and byte formulas."""
+
 import sys
 from pathlib import Path
 
@@ -9,8 +10,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import flops  # noqa: E402
 
 
-@pytest.mark.parametrize("sq, sk, pre, nxt, diag", [
-    (7, 7, flops.INT_MAX, 0, 0), (5, 9, 2, 1, 0), (9, 5, flops.INT_MAX, 0, -4), (6, 6, 3, -1, 0), (4, 8, -1, 3, 4)])
+@pytest.mark.parametrize(
+    "sq, sk, pre, nxt, diag",
+    [(7, 7, flops.INT_MAX, 0, 0), (5, 9, 2, 1, 0), (9, 5, flops.INT_MAX, 0, -4), (6, 6, 3, -1, 0), (4, 8, -1, 3, 4)],
+)
 def test_band_pairs_match_brute_force(sq, sk, pre, nxt, diag):
     i = np.arange(sq)[:, None] + diag
     j = np.arange(sk)[None, :]

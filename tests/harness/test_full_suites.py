@@ -1,5 +1,6 @@
 """Every case of every full suite builds inputs the golden accepts, and `fakit run
 --backend golden` passes on it (slow: run with -m slow)."""
+
 import pytest
 
 from fakit import cases

@@ -1,5 +1,6 @@
 """One name per operator everywhere (fakit/opnames.py): every spelling works in every entry
 point, and an unknown name lists the choices."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -14,8 +15,15 @@ from fakit.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 
 SPELLINGS = {  # every name of the decode operator, as the README table, case ids and `fakit ops` show them
-    "incre_flash_attention_v4": ["incre_flash_attention", "IncreFlashAttention", "aclnnIncreFlashAttentionV4",
-                                 "ifa", "IFA", "incre-flash-attention", "incre_flash_attention_v4"],
+    "incre_flash_attention_v4": [
+        "incre_flash_attention",
+        "IncreFlashAttention",
+        "aclnnIncreFlashAttentionV4",
+        "ifa",
+        "IFA",
+        "incre-flash-attention",
+        "incre_flash_attention_v4",
+    ],
 }
 
 
@@ -45,15 +53,17 @@ def test_unknown_name_lists_the_choices_and_suggests():
     with pytest.raises(opnames.UnknownOperator) as info:
         opnames.resolve("prompt_flash_atention")
     text = str(info.value)
-    assert text.startswith("unknown operator 'prompt_flash_atention'")     # not wrapped in quotes
+    assert text.startswith("unknown operator 'prompt_flash_atention'")  # not wrapped in quotes
     assert "Did you mean 'prompt_flash_attention'?" in text
     for op in opnames.OPERATORS:
         assert op.name in text and op.aclnn in text and f"alias {op.alias}" in text
 
 
 def test_resolve_list():
-    assert opnames.resolve_list("pfa,FlashAttentionScoreGrad,pfa", "directory") == \
-        ["prompt_flash_attention", "flash_attention_score_grad"]
+    assert opnames.resolve_list("pfa,FlashAttentionScoreGrad,pfa", "directory") == [
+        "prompt_flash_attention",
+        "flash_attention_score_grad",
+    ]
     assert opnames.resolve_list("all") == list(opnames.NAMES)
 
 
@@ -85,14 +95,16 @@ def test_python_api_takes_every_spelling():
 
 
 def test_script_mode_for_build_sh():
-    out = subprocess.run([sys.executable, str(ROOT / "scripts/fakit/opnames.py"), "--dirs", "ifa,fag"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/fakit/opnames.py"), "--dirs", "ifa,fag"], capture_output=True, text=True
+    )
     assert out.returncode == 0 and out.stdout.strip() == "incre_flash_attention,flash_attention_score_grad"
 
 
 def test_build_sh_rejects_an_unknown_operator_before_building():
-    proc = subprocess.run(["bash", str(ROOT / "build.sh"), "--ops", "pfa,nope"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        ["bash", str(ROOT / "build.sh"), "--ops", "pfa,nope"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2
     assert "unknown operator 'nope'" in proc.stderr and "alias sfag" in proc.stderr
     assert "cmake" not in proc.stdout.lower()
@@ -105,10 +117,27 @@ def test_package_ops_filter_takes_every_spelling(tmp_path, capsys):
 
 
 def test_run_all_operators(capsys):
-    assert main(["run", "--op", "all", "--suite", "smoke", "--backend", "golden", "--filter", "fp16",
-                 "--no-legend", "--csv", "-"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--op",
+                "all",
+                "--suite",
+                "smoke",
+                "--backend",
+                "golden",
+                "--filter",
+                "fp16",
+                "--no-legend",
+                "--csv",
+                "-",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
-    lines = captured.out.splitlines()                  # stdout holds the CSV only
+    lines = captured.out.splitlines()  # stdout holds the CSV only
     assert lines[0].startswith("case,verdict,")
     assert {line.split(",")[0].split("-")[0] for line in lines[1:]} == {op.alias for op in opnames.OPERATORS}
     assert "passed on golden" in captured.err
@@ -117,5 +146,5 @@ def test_run_all_operators(capsys):
 def test_python_api_unknown_operator_lists_the_choices():
     with pytest.raises(opnames.UnknownOperator, match="alias pfa"):
         fakit.run("nope", backend="golden")
-    with pytest.raises(ValueError, match="prompt_flash_attention"):     # the cpu backend's own bindings
+    with pytest.raises(ValueError, match="prompt_flash_attention"):  # the cpu backend's own bindings
         fakit.run("nope", backend="cpu")

@@ -1,8 +1,11 @@
 """The peer suites (the official PFA V3 / IFA V4 ST case parameters) are the project's own data
 (fakit/suites/peer/): they work in a clone with nothing beside it, match their source when the
 reference pack is present, and --max-seq caps their size."""
+
 import json
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -10,9 +13,6 @@ from fakit import cases, cli, pack
 from fakit.cases import incre_flash_attention_v4 as ifa
 from fakit.cases import prompt_flash_attention as pfa
 from fakit.cases.core import PEER_DIR
-
-import sys
-from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "tools"))
 import import_peer_cases  # noqa: E402
@@ -33,7 +33,7 @@ def no_pack(tmp_path, monkeypatch):
 def test_peer_suites_need_nothing_beside_the_clone(no_pack):
     p = cases.suite("prompt_flash_attention", "peer")
     i = cases.suite("incre_flash_attention_v4", "peer")
-    assert len(p) == 181 and len(i) == 181      # 201 official cases minus 20 duplicate pairs
+    assert len(p) == 181 and len(i) == 181  # 201 official cases minus 20 duplicate pairs
     assert {c.shapes["D"] for c in p} == {128} and {c.dtype for c in i} == {"fp16"}
     assert {c.layout for c in p} == {"BNSD", "BSH"}
     assert cases.get("pfa", p[5].id) == p[5]
@@ -92,4 +92,4 @@ def test_peer_cases_show_the_official_ids(no_pack, capsys):
     assert cli.main(["cases", "--op", "pfa", "--suite", "peer"]) == 0
     assert "ST#0 BSH fp16" in capsys.readouterr().out
     case = cases.suite("pfa", "peer")[0]
-    assert case.label and case.id == type(case)(**{**case.__dict__, "label": ""}).id   # ids unchanged
+    assert case.label and case.id == type(case)(**{**case.__dict__, "label": ""}).id  # ids unchanged

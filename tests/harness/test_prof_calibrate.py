@@ -6,6 +6,7 @@ known, different assumed costs. The calibration starts from the default table an
 assumed costs it can identify towards the device's values and shrink the duration error; the
 documented rates must not move.
 """
+
 import csv
 import os
 
@@ -25,8 +26,15 @@ def write_msprof(dirpath, profile):
     with (d / "OpBasicInfo.csv").open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["Op Name", "Op Type", "Task Duration(us)", "Block Dim", "Mix Block Dim"])
-        w.writerow([profile["kernel"], "mix", f"{profile['task_duration_us']:.3f}", profile["block_dim"],
-                    profile["block_dim"] * 2])
+        w.writerow(
+            [
+                profile["kernel"],
+                "mix",
+                f"{profile['task_duration_us']:.3f}",
+                profile["block_dim"],
+                profile["block_dim"] * 2,
+            ]
+        )
     metrics = calibrate.TARGETS
     with (d / "PipeUtilization.csv").open("w", newline="") as f:
         w = csv.writer(f)
@@ -60,8 +68,11 @@ def test_msprof_fixture_reads_back(msprof_dir):
 
 def test_calibration_moves_assumed_costs_towards_the_device(msprof_dir, tmp_path, capsys):
     out = tmp_path / "fitted.costs"
-    assert cli.main(["prof", "calibrate", "--op", OP, "--msprof", str(msprof_dir), "--costs-out", str(out), "--json"]) == 0
+    assert (
+        cli.main(["prof", "calibrate", "--op", OP, "--msprof", str(msprof_dir), "--costs-out", str(out), "--json"]) == 0
+    )
     import json
+
     r = json.loads(capsys.readouterr().out)
     fitted, defaults = r["costs"], r["defaults"]
     for key in ("issue", "mmad_head", "dma_head"):

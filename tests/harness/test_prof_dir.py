@@ -2,19 +2,19 @@
 PROF_* directory: op_summary with msprof's columns, the timeline in msprof's trace format (a bare
 array, args on events, flow arrows for cross-core flags, no empty tracks), device info; and
 msprof-analyze's advisor reads it and reports on the operator (when it is installed)."""
+
 import csv
 import json
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from fakit import prof_dir
 from fakit.cli import main
 
-FAV = "fav-00b090bf0e"      # a MIX FlashAttentionScore launch: msprof-analyze has FA rules
+FAV = "fav-00b090bf0e"  # a MIX FlashAttentionScore launch: msprof-analyze has FA rules
 
 
 def _prof(tmp_path, *extra):
@@ -33,7 +33,7 @@ def _summary(path):
 
 def test_layout_and_op_summary_columns(tmp_path, capsys):
     path = _prof(tmp_path)
-    assert re.fullmatch(r"PROF_\d{6}_\d{17}_\w+", path.name)      # msprof-analyze's pattern
+    assert re.fullmatch(r"PROF_\d{6}_\d{17}_\w+", path.name)  # msprof-analyze's pattern
     assert str(path) in capsys.readouterr().out
     header, rows = _summary(path)
     assert header == prof_dir.COLUMNS
@@ -41,11 +41,17 @@ def test_layout_and_op_summary_columns(tmp_path, capsys):
     assert row["Op Name"] == row["OP Type"] == "FlashAttentionScore"
     assert row["Task Type"] == "MIX_AIC" and int(row["Block Dim"]) >= 1 and int(row["Mix Block Dim"]) >= 1
     assert float(row["Task Duration(us)"]) > 0 and row["Input Data Types"].startswith("FLOAT16;")
-    assert row["Input Shapes"].startswith('"') and row["Input Shapes"].endswith('"')   # as msprof quotes them
-    for col in ("aicore_time(us)", "aic_total_cycles", "aic_mac_ratio", "aiv_vec_time(us)", "aiv_mte3_ratio",
-                "cube_utilization( %)"):
+    assert row["Input Shapes"].startswith('"') and row["Input Shapes"].endswith('"')  # as msprof quotes them
+    for col in (
+        "aicore_time(us)",
+        "aic_total_cycles",
+        "aic_mac_ratio",
+        "aiv_vec_time(us)",
+        "aiv_mte3_ratio",
+        "cube_utilization( %)",
+    ):
         assert float(row[col]) >= 0, col
-    assert row["aic_icache_miss_rate"] == row["aiv_icache_miss_rate"] == ""       # not modelled: empty
+    assert row["aic_icache_miss_rate"] == row["aiv_icache_miss_rate"] == ""  # not modelled: empty
     info = json.loads((path / "device_0" / "info.json.0").read_text())
     assert info["DeviceInfo"][0]["ai_core_num"] == 24 and info["DeviceInfo"][0]["aiv_num"] == 48
 
@@ -56,22 +62,22 @@ def test_trace_is_msprofs_format_with_flows(tmp_path):
     (timeline,) = out.glob("msprof_*.json")
     assert re.fullmatch(r"msprof_\d{14}\.json", timeline.name)
     events = json.loads(timeline.read_text())
-    assert isinstance(events, list)                                   # a bare array, as msprof writes
+    assert isinstance(events, list)  # a bare array, as msprof writes
     assert json.loads((out / "trace_view.json").read_text()) == events
     tracks = {(e["pid"], e["tid"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     busy = {(e["pid"], e["tid"]) for e in events if e["ph"] == "X"}
-    assert tracks and tracks == busy                                  # no empty tracks
+    assert tracks and tracks == busy  # no empty tracks
     assert all(isinstance(e.get("args"), dict) and e["args"] for e in events if e["ph"] == "X")
     task = [e for e in events if e["ph"] == "X" and e["args"].get("Task Type") == "MIX_AIC"]
     assert len(task) == 1 and task[0]["name"] == "FlashAttentionScore"
     starts = {e["id"]: e for e in events if e["ph"] == "s"}
     ends = {e["id"]: e for e in events if e["ph"] == "f"}
-    assert starts and set(starts) == set(ends)                        # cross-core set -> wait arrows
+    assert starts and set(starts) == set(ends)  # cross-core set -> wait arrows
     for i, s in starts.items():
         f = ends[i]
         assert s["cat"] == f["cat"] == "CrossCoreFlag" and f["bp"] == "e"
         assert s["ts"] <= f["ts"] and (s["pid"], s["tid"]) in tracks and (f["pid"], f["tid"]) in tracks
-        assert (s["pid"], s["tid"]) != (f["pid"], f["tid"])           # from one core to another
+        assert (s["pid"], s["tid"]) != (f["pid"], f["tid"])  # from one core to another
 
 
 def test_trace_alone(tmp_path):
@@ -109,10 +115,15 @@ def test_analyze_says_why_not_without_msprof_analyze(tmp_path, capsys, monkeypat
 def test_msprof_analyze_advisor_reports_on_the_operator(tmp_path):
     path = _prof(tmp_path)
     out = tmp_path / "advisor"
-    proc = subprocess.run(["msprof-analyze", "advisor", "all", "-d", str(path), "-o", str(out)],
-                          capture_output=True, text=True, input="", timeout=600)
+    proc = subprocess.run(
+        ["msprof-analyze", "advisor", "all", "-d", str(path), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        input="",
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     (report,) = out.glob("mstt_advisor_*.html")
     text = report.read_text()
-    assert "FlashAttentionScore" in text          # the FA rules found the operator ...
-    assert "164,2,64" in text                     # ... with its shapes from op_summary
+    assert "FlashAttentionScore" in text  # the FA rules found the operator ...
+    assert "164,2,64" in text  # ... with its shapes from op_summary

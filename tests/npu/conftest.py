@@ -1,6 +1,7 @@
 """Fixtures of the CANN-path tests: a fake ASCEND_HOME_PATH tree whose stub tools (msopgen,
 msprof, msprof-analyze, a compiler wrapper, set_env.sh, the ASC CMake package) record their
 arguments in a JSON-lines log, and an environment with no real CANN in it."""
+
 import json
 import os
 import shutil
@@ -10,8 +11,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-CANN_VARS = ("ASCEND_HOME_PATH", "ASCEND_CANN_PACKAGE_PATH", "ASCEND_OPP_PATH",
-             "ASCEND_CUSTOM_OPP_PATH", "ASCEND_TOOLKIT_HOME", "LD_PRELOAD")
+CANN_VARS = (
+    "ASCEND_HOME_PATH",
+    "ASCEND_CANN_PACKAGE_PATH",
+    "ASCEND_OPP_PATH",
+    "ASCEND_CUSTOM_OPP_PATH",
+    "ASCEND_TOOLKIT_HOME",
+    "LD_PRELOAD",
+)
 
 
 @pytest.fixture

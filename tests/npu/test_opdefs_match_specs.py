@@ -5,6 +5,7 @@ the spec's dtypes — and `fakit package --msopgen-json` turns them into msopgen
 The spec facts come from tests/data/spec_contract.json (scripts/tools/extract_spec_contract.py
 extracts them from the specs, fakit.pack.specs_dir()), so these tests run without the spec pack;
 test_contract_is_what_the_specs_say regenerates it when the specs are present."""
+
 import json
 import os
 import subprocess
@@ -20,16 +21,28 @@ CONTRACT_FILE = ROOT / "tests" / "data" / "spec_contract.json"
 EXTRACTOR = ROOT / "scripts" / "tools" / "extract_spec_contract.py"
 SPECS_DIR = pack.specs_dir()
 CONTRACT = json.loads(CONTRACT_FILE.read_text(encoding="utf-8"))["operators"]
-SPEC_DTYPES = {"FLOAT16": "DT_FLOAT16", "BFLOAT16": "DT_BF16", "FLOAT32": "DT_FLOAT", "FLOAT": "DT_FLOAT",
-               "INT8": "DT_INT8", "UINT8": "DT_UINT8", "INT32": "DT_INT32", "INT64": "DT_INT64", "BOOL": "DT_BOOL"}
+SPEC_DTYPES = {
+    "FLOAT16": "DT_FLOAT16",
+    "BFLOAT16": "DT_BF16",
+    "FLOAT32": "DT_FLOAT",
+    "FLOAT": "DT_FLOAT",
+    "INT8": "DT_INT8",
+    "UINT8": "DT_UINT8",
+    "INT32": "DT_INT32",
+    "INT64": "DT_INT64",
+    "BOOL": "DT_BOOL",
+}
 ATTR_TYPES = {"int64_t": "int", "double": "float", "char": "string", "bool": "bool"}
 
 
 def signature(op_type: str):
     """[(C base type, name, spec dtypes or None)] of the GetWorkspaceSize parameters of the
     operator's aclnn API, without workspaceSize/executor."""
-    return [(p["ctype"].replace("const", "").replace("*", "").strip(), p["name"], p["dtypes"])
-            for p in CONTRACT[op_type]["parameters"] if p["name"] not in ("workspaceSize", "executor")]
+    return [
+        (p["ctype"].replace("const", "").replace("*", "").strip(), p["name"], p["dtypes"])
+        for p in CONTRACT[op_type]["parameters"]
+        if p["name"] not in ("workspaceSize", "executor")
+    ]
 
 
 def snake(name: str) -> str:
@@ -37,8 +50,11 @@ def snake(name: str) -> str:
 
 
 # aclnn parameters whose port in CANN's official OpDef has a name no suffix rule derives
-OPDEF_ALIASES = {"keyInRope": "key_rope", "actualSeqLengthsQueryOptional": "actual_seq_qlen",
-                 "actualSeqLengthskvOptional": "actual_seq_kvlen"}
+OPDEF_ALIASES = {
+    "keyInRope": "key_rope",
+    "actualSeqLengthsQueryOptional": "actual_seq_qlen",
+    "actualSeqLengthskvOptional": "actual_seq_kvlen",
+}
 
 
 def spelling(name: str) -> str:
@@ -53,7 +69,7 @@ def candidates(name: str):
     names, base = {snake(name)}, name
     for suffix in ("Optional", "Out", "In"):
         if base.endswith(suffix) and len(base) > len(suffix):
-            base = base[:-len(suffix)]
+            base = base[: -len(suffix)]
             names.add(snake(base))
     if name in OPDEF_ALIASES:
         names.add(OPDEF_ALIASES[name])
@@ -83,21 +99,24 @@ def test_opdefs_carry_every_spec_parameter_with_its_dtypes(opdefs):
         attrs = {a["name"]: a for a in opdef["attrs"]}
         for ctype, name, dtypes in signature(op_type):
             found = opdef_names(name, set(ports) | set(attrs))
-            assert found, f"{op_type}: spec parameter {name} ({ctype}) has no OpDef port/attr " \
-                          f"named {sorted(candidates(name))}"
+            assert found, (
+                f"{op_type}: spec parameter {name} ({ctype}) has no OpDef port/attr named {sorted(candidates(name))}"
+            )
             key = found.pop()
             if ctype in ("aclTensor", "aclTensorList"):
                 assert key in ports, f"{op_type}.{key} is a tensor in the spec but an attribute in the OpDef"
-                want = {SPEC_DTYPES[t] for t in dtypes or ()}   # none for reserved parameters
+                want = {SPEC_DTYPES[t] for t in dtypes or ()}  # none for reserved parameters
                 if want:
-                    assert want <= set(ports[key]["dtypes"]), \
+                    assert want <= set(ports[key]["dtypes"]), (
                         f"{op_type}.{key}: spec dtypes {sorted(want)} not all in OpDef {sorted(set(ports[key]['dtypes']))}"
+                    )
                     dtype_checked += 1
             elif ctype in ATTR_TYPES:
-                assert key in attrs and attrs[key]["type"] == ATTR_TYPES[ctype], \
+                assert key in attrs and attrs[key]["type"] == ATTR_TYPES[ctype], (
                     f"{op_type}.{key}: spec type {ctype}, OpDef {attrs.get(key)}"
+                )
             checked += 1
-    assert checked >= 13 and dtype_checked >= 6    # aclnnPromptFlashAttention: 13 parameters, 6 tensors
+    assert checked >= 13 and dtype_checked >= 6  # aclnnPromptFlashAttention: 13 parameters, 6 tensors
 
 
 def test_contract_holds_the_five_apis():
@@ -106,12 +125,18 @@ def test_contract_holds_the_five_apis():
         "FlashAttentionScore": "aclnnFlashAttentionVarLenScore",
         "IncreFlashAttention": "aclnnIncreFlashAttentionV4",
         "FlashAttentionScoreGrad": "aclnnFlashAttentionUnpaddingScoreGradV5",
-        "SparseFlashAttentionGrad": "aclnnSparseFlashAttentionGrad"}
+        "SparseFlashAttentionGrad": "aclnnSparseFlashAttentionGrad",
+    }
     pfa = CONTRACT["PromptFlashAttention"]["parameters"]
     assert [(p["ctype"], p["name"]) for p in pfa][:7] == [
-        ("const aclTensor *", "query"), ("const aclTensor *", "key"), ("const aclTensor *", "value"),
-        ("const aclTensor *", "pseShift"), ("const aclTensor *", "attenMask"),
-        ("const aclIntArray *", "actualSeqLengths"), ("int64_t", "numHeads")]
+        ("const aclTensor *", "query"),
+        ("const aclTensor *", "key"),
+        ("const aclTensor *", "value"),
+        ("const aclTensor *", "pseShift"),
+        ("const aclTensor *", "attenMask"),
+        ("const aclIntArray *", "actualSeqLengths"),
+        ("int64_t", "numHeads"),
+    ]
     assert pfa[-1] == {"name": "executor", "ctype": "aclOpExecutor **", "dtypes": None, "noncontiguous": "-"}
     assert pfa[4]["dtypes"] == ["BOOL", "INT8", "UINT8"]
     for op, c in CONTRACT.items():
@@ -122,27 +147,48 @@ def test_contract_holds_the_five_apis():
 @pytest.mark.skipif(not SPECS_DIR.is_dir(), reason=f"the specs ({SPECS_DIR}; env FA_SPECS_DIR) are not present")
 def test_contract_is_what_the_specs_say(tmp_path):
     out = tmp_path / "spec_contract.json"
-    proc = subprocess.run([sys.executable, str(EXTRACTOR), "--out", str(out)], capture_output=True, text=True,
-                          env=dict(os.environ, FA_SPECS_DIR=str(SPECS_DIR)))
+    proc = subprocess.run(
+        [sys.executable, str(EXTRACTOR), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, FA_SPECS_DIR=str(SPECS_DIR)),
+    )
     assert proc.returncode == 0, proc.stderr
-    assert out.read_text(encoding="utf-8") == CONTRACT_FILE.read_text(encoding="utf-8"), \
+    assert out.read_text(encoding="utf-8") == CONTRACT_FILE.read_text(encoding="utf-8"), (
         f"{CONTRACT_FILE} is stale: rerun {EXTRACTOR.relative_to(ROOT)}"
+    )
 
 
 def test_extractor_names_a_missing_specs_dir(tmp_path):
     missing = tmp_path / "no-specs"
-    proc = subprocess.run([sys.executable, str(EXTRACTOR), "--out", str(tmp_path / "x.json")],
-                          capture_output=True, text=True, env=dict(os.environ, FA_SPECS_DIR=str(missing)))
+    proc = subprocess.run(
+        [sys.executable, str(EXTRACTOR), "--out", str(tmp_path / "x.json")],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, FA_SPECS_DIR=str(missing)),
+    )
     assert proc.returncode == 2 and str(missing) in proc.stderr and "FA_SPECS_DIR" in proc.stderr
 
 
 def test_pfa_ports_and_attributes_in_spec_order(opdefs):
     pfa = opdefs["PromptFlashAttention"]
-    assert [p["name"] for p in pfa["inputs"]] == ["query", "key", "value", "pse_shift", "atten_mask",
-                                                  "actual_seq_lengths"]
+    assert [p["name"] for p in pfa["inputs"]] == [
+        "query",
+        "key",
+        "value",
+        "pse_shift",
+        "atten_mask",
+        "actual_seq_lengths",
+    ]
     assert [p["name"] for p in pfa["outputs"]] == ["attention_out"]
-    assert [a["name"] for a in pfa["attrs"]] == ["num_heads", "scale_value", "pre_tokens", "next_tokens",
-                                                 "input_layout", "num_key_value_heads"]
+    assert [a["name"] for a in pfa["attrs"]] == [
+        "num_heads",
+        "scale_value",
+        "pre_tokens",
+        "next_tokens",
+        "input_layout",
+        "num_key_value_heads",
+    ]
 
 
 def test_msopgen_json_from_the_real_export(tmp_path, capsys):

@@ -1,19 +1,22 @@
 """fakit prof: msprof op / msprof op simulator command lines and their summary, the emulator
 counters in the same table, and the error path without CANN."""
-from pathlib import Path
 
-import numpy as np
 import pytest
+from test_cann_backends import demo_binding, demo_kwargs
 
 from fakit import cli, prof
 from fakit.backends import aclnn_runner
-from test_cann_backends import demo_binding, demo_kwargs
 
-COUNTERS = {"kernel": "prompt_flash_attention", "block_dim": 2, "cores": [
-    {"core": 0, "sub": "aic", "MTE2": {"bytes": 4096, "ops": 4}, "M": {"ops": 8, "macs": 65536}},
-    {"core": 0, "sub": "aiv0", "V": {"bytes": 0, "ops": 30}, "MTE3": {"bytes": 1024, "ops": 2}},
-    {"core": 1, "sub": "aiv1", "V": {"bytes": 0, "ops": 10}, "MTE3": {"bytes": 1024, "ops": 2}}],
-    "total": {}}
+COUNTERS = {
+    "kernel": "prompt_flash_attention",
+    "block_dim": 2,
+    "cores": [
+        {"core": 0, "sub": "aic", "MTE2": {"bytes": 4096, "ops": 4}, "M": {"ops": 8, "macs": 65536}},
+        {"core": 0, "sub": "aiv0", "V": {"bytes": 0, "ops": 30}, "MTE3": {"bytes": 1024, "ops": 2}},
+        {"core": 1, "sub": "aiv1", "V": {"bytes": 0, "ops": 10}, "MTE3": {"bytes": 1024, "ops": 2}},
+    ],
+    "total": {},
+}
 
 
 @pytest.fixture
@@ -25,15 +28,22 @@ def demo_case(monkeypatch):
 def test_prof_sim_runs_msprof_op_simulator_and_summarises(fake_cann, demo_case, monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("FAKIT_CXX", str(fake_cann.root / "bin/fake-cxx"))
     fake_cann.install_package()
-    assert cli.main(["prof", "--backend", "sim", "--op", "demo_all_kinds", "--case", "c1",
-                     "--out", str(tmp_path / "p")]) == 0
+    assert (
+        cli.main(["prof", "--backend", "sim", "--op", "demo_all_kinds", "--case", "c1", "--out", str(tmp_path / "p")])
+        == 0
+    )
     [call] = fake_cann.calls("msprof")
-    assert call["argv"][:6] == ["op", "simulator", "--soc-version=Ascend910B2",
-                                f"--output={tmp_path / 'p' / 'c1' / 'msprof_op'}",
-                                "--aic-metrics=PipeUtilization", "--kernel-name=demo_all_kinds"]
+    assert call["argv"][:6] == [
+        "op",
+        "simulator",
+        "--soc-version=Ascend910B2",
+        f"--output={tmp_path / 'p' / 'c1' / 'msprof_op'}",
+        "--aic-metrics=PipeUtilization",
+        "--kernel-name=demo_all_kinds",
+    ]
     table = capsys.readouterr().out
     assert "kernel prompt_flash_attention_1  backend sim  time 123.50 us  block dim 20" in table
-    assert "aic.M      aic_cube_ratio       0.700" in table        # mean of 0.60 and 0.80
+    assert "aic.M      aic_cube_ratio       0.700" in table  # mean of 0.60 and 0.80
     assert "aiv.V      aiv_vec_ratio        0.500" in table
     assert "bandwidth GM_to_L1_bw: 500.0 GB/s" in table
     assert "msprof-analyze applies to device runs only" in table
@@ -45,8 +55,23 @@ def test_prof_npu_runs_msprof_op(fake_cann, demo_case, monkeypatch, tmp_path, ca
     (tmp_path / "dev/davinci0").touch()
     monkeypatch.setenv("FAKIT_ASCEND_DEV", str(tmp_path / "dev"))
     fake_cann.install_package()
-    assert cli.main(["prof", "--backend", "npu", "--op", "demo_all_kinds", "--case", "c1", "--json",
-                     "--out", str(tmp_path / "p")]) == 0
+    assert (
+        cli.main(
+            [
+                "prof",
+                "--backend",
+                "npu",
+                "--op",
+                "demo_all_kinds",
+                "--case",
+                "c1",
+                "--json",
+                "--out",
+                str(tmp_path / "p"),
+            ]
+        )
+        == 0
+    )
     [call] = fake_cann.calls("msprof")
     assert call["argv"][0] == "op" and call["argv"][1].startswith("--output=")
     assert "simulator" not in call["env"]["LD_LIBRARY_PATH"]
@@ -82,6 +107,7 @@ def test_summary_of_an_opprof_directory_without_pipe_data(tmp_path):
 
 def test_prof_cpu_prints_the_emulator_counters_of_a_real_case(capsys):
     from fakit import cases
+
     case = cases.suite("prompt_flash_attention", "smoke")[0]
     assert cli.main(["prof", "--backend", "cpu", "--op", "prompt_flash_attention", "--case", case.id]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -93,19 +119,36 @@ def test_prof_cpu_prints_the_emulator_counters_of_a_real_case(capsys):
 
 def test_prof_cpu_prints_modelled_time_and_writes_a_trace(tmp_path, capsys):
     import json
+
     from fakit import cases
+
     case = cases.suite("prompt_flash_attention", "smoke")[0]
     trace = tmp_path / "t.json"
-    assert cli.main(["prof", "--backend", "cpu", "--op", "prompt_flash_attention", "--case", case.id, "--json",
-                     "--trace", str(trace)]) == 0
+    assert (
+        cli.main(
+            [
+                "prof",
+                "--backend",
+                "cpu",
+                "--op",
+                "prompt_flash_attention",
+                "--case",
+                case.id,
+                "--json",
+                "--trace",
+                str(trace),
+            ]
+        )
+        == 0
+    )
     s = json.loads(capsys.readouterr().out)
     assert s["duration_us"] > 0 and s["block_dim"] >= 1
     metrics = {r["metric"]: r["ratio"] for r in s["pipes"]}
     assert set(metrics) >= {"aic_mac_ratio", "aic_mte2_ratio", "aiv_vec_ratio", "aiv_mte3_ratio", "aiv_scalar_ratio"}
     assert all(0 <= metrics[m] <= 1 for m in metrics if m.endswith("_ratio"))
-    events = json.loads(trace.read_text())            # msprof's format: a bare array
+    events = json.loads(trace.read_text())  # msprof's format: a bare array
     spans = [e for e in events if e["ph"] == "X"]
     names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     assert {"aic M", "aic MTE2", "aiv0 V", "aiv1 MTE3"} <= names
     assert {"Mmad", "Exp"} <= {e["name"] for e in spans}
-    assert max(e["ts"] + e["dur"] for e in spans) <= s["duration_us"] + 1e-3   # the trace has 0.1 ns steps
+    assert max(e["ts"] + e["dur"] for e in spans) <= s["duration_us"] + 1e-3  # the trace has 0.1 ns steps

@@ -1,5 +1,6 @@
 """Operator tests run with poisoned device allocations: a kernel that reads workspace it never
 wrote sees NaN instead of zeros (real device memory is not cleared; docs/emulator.md)."""
+
 import pytest
 
 

@@ -1,9 +1,9 @@
 """Helpers of the robustness tests: call an aclnn API with hand-made (possibly hostile) argument
 values on top of a valid smoke case, and judge results with the precision standard.
 (A plain module, not a conftest: see tests/ops/prompt_flash_attention/pfa_helpers.py.)"""
+
 import dataclasses
 
-import numpy as np
 import pytest
 
 import fakit
@@ -34,9 +34,12 @@ def call(op, kw, override=None, views=None):
     for name, value in override.items():
         (outputs if name in out_names else values)[name] = value
     relaxed = dataclasses.replace(
-        binding, params=[dataclasses.replace(p, optional=True) for p in binding.params],
-        prepare=lambda v: v, make_outputs=lambda v: {k: o for k, o in outputs.items() if o is not None},
-        result=lambda outs: outs)
+        binding,
+        params=[dataclasses.replace(p, optional=True) for p in binding.params],
+        prepare=lambda v: v,
+        make_outputs=lambda v: {k: o for k, o in outputs.items() if o is not None},
+        result=lambda outs: outs,
+    )
     return cpu.run_binding(relaxed, views=views, **values)
 
 

@@ -1,6 +1,7 @@
 """The second stage of a product API given an executor it must not run — one already
 run, a null pointer, a pointer no GetWorkspaceSize returned, another operator's — returns an
 error status with a message (CANN forbids reuse), never a use-after-free."""
+
 import ctypes as c
 
 import numpy as np
@@ -8,8 +9,18 @@ import pytest
 
 from fakit.backends import cpu
 
-PFA_SIG = [c.c_void_p] * 5 + [c.c_void_p, c.c_int64, c.c_double, c.c_int64, c.c_int64, c.c_char_p, c.c_int64,
-                              c.c_void_p, c.POINTER(c.c_uint64), c.POINTER(c.c_void_p)]
+PFA_SIG = [c.c_void_p] * 5 + [
+    c.c_void_p,
+    c.c_int64,
+    c.c_double,
+    c.c_int64,
+    c.c_int64,
+    c.c_char_p,
+    c.c_int64,
+    c.c_void_p,
+    c.POINTER(c.c_uint64),
+    c.POINTER(c.c_void_p),
+]
 
 
 @pytest.fixture
@@ -26,8 +37,23 @@ def pfa():
 
     def prepare():
         ws, exe = c.c_uint64(), c.c_void_p()
-        status = get(tensors[0], tensors[1], tensors[2], None, None, None, 2, 0.25, 2147483647, 0, b"BNSD", 0,
-                     tensors[3], c.byref(ws), c.byref(exe))
+        status = get(
+            tensors[0],
+            tensors[1],
+            tensors[2],
+            None,
+            None,
+            None,
+            2,
+            0.25,
+            2147483647,
+            0,
+            b"BNSD",
+            0,
+            tensors[3],
+            c.byref(ws),
+            c.byref(exe),
+        )
         assert status == 0, rt.last_error()
         work = c.c_void_p()
         assert lib.aclrtMalloc(c.byref(work), ws.value, 0) == 0

@@ -1,15 +1,15 @@
 """Tensors whose description would overflow int64 arithmetic, lie about their storage
 or reach past it are rejected by every aclnn API with 161002 and a message naming the parameter,
 never a sanitizer report, a crash or a silent read of foreign memory."""
+
 import numpy as np
 import pytest
+from robust_helpers import OPS, call, expect_status, smoke
 
 import fakit
 from fakit.views import Described
 
-from robust_helpers import OPS, call, expect_status, smoke
-
-HUGE = 2 ** 62
+HUGE = 2**62
 
 
 def _query(op, kw):
@@ -32,8 +32,9 @@ def test_negative_storage_dimension_is_161002(op):
     kw = smoke(op)
     q = _query(op, kw)
     # aclCreateTensor itself refuses a negative view dim; a negative storage dim reaches the API
-    expect_status(161002, "query", call, op, kw,
-                  {"query": Described(q.shape, q.dtype, storage=(-5,), alloc_bytes=q.nbytes + 64)})
+    expect_status(
+        161002, "query", call, op, kw, {"query": Described(q.shape, q.dtype, storage=(-5,), alloc_bytes=q.nbytes + 64)}
+    )
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -41,8 +42,14 @@ def test_storage_smaller_than_the_view_is_161002(op):
     kw = smoke(op)
     q = _query(op, kw)
     # the allocation is large enough (page rounding); the declared storage is one element short
-    log = expect_status(161002, "query", call, op, kw,
-                        {"query": Described(q.shape, q.dtype, storage=(q.size - 1,), alloc_bytes=q.nbytes + 4096)})
+    log = expect_status(
+        161002,
+        "query",
+        call,
+        op,
+        kw,
+        {"query": Described(q.shape, q.dtype, storage=(q.size - 1,), alloc_bytes=q.nbytes + 4096)},
+    )
     assert "storage shape" in log
 
 
@@ -50,9 +57,14 @@ def test_storage_smaller_than_the_view_is_161002(op):
 def test_storage_offset_past_the_storage_is_161002(op):
     kw = smoke(op)
     q = _query(op, kw)
-    log = expect_status(161002, "query", call, op, kw,
-                        {"query": Described(q.shape, q.dtype, offset=q.size, storage=(q.size,),
-                                            alloc_bytes=2 * q.nbytes + 4096)})
+    log = expect_status(
+        161002,
+        "query",
+        call,
+        op,
+        kw,
+        {"query": Described(q.shape, q.dtype, offset=q.size, storage=(q.size,), alloc_bytes=2 * q.nbytes + 4096)},
+    )
     assert "storage shape" in log
 
 
@@ -62,15 +74,21 @@ def test_huge_stride_is_161002(op):
     q = _query(op, kw)
     strides = [1] * q.ndim
     strides[0] = HUGE
-    expect_status(161002, "query", call, op, kw,
-                  {"query": Described(q.shape, q.dtype, strides=tuple(strides), storage=q.shape,
-                                      alloc_bytes=q.nbytes)})
+    expect_status(
+        161002,
+        "query",
+        call,
+        op,
+        kw,
+        {"query": Described(q.shape, q.dtype, strides=tuple(strides), storage=q.shape, alloc_bytes=q.nbytes)},
+    )
 
 
 @pytest.mark.parametrize("op", OPS)
 def test_huge_output_is_161002(op):
     kw = smoke(op)
     from fakit import ops
+
     out = next(p.name for p in ops.REGISTRY[op].params if p.kind == "out_tensor")
     q = _query(op, kw)
     expect_status(161002, out, call, op, kw, {out: Described((HUGE,) + q.shape[1:], q.dtype)})

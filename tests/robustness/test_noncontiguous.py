@@ -3,15 +3,15 @@ tests/data/spec_contract.json). Where a spec marks √, every such tensor of eve
 inputs and outputs — passed as a padded or transposed view gives results that match the golden,
 and the storage around an output view is left untouched. Where it marks ×, the API rejects a
 non-contiguous tensor with 161002 naming it."""
+
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from robust_helpers import call, expect_status, run_and_judge, smoke
 
 from fakit import cases, ops
-
-from robust_helpers import call, expect_status, run_and_judge, smoke
 
 CONTRACT = json.loads((Path(__file__).resolve().parents[1] / "data" / "spec_contract.json").read_text())["operators"]
 API_OF = {o["api"]: o for o in CONTRACT.values()}
@@ -38,8 +38,9 @@ def test_the_contract_lists_the_spec_columns():
 
 
 @pytest.mark.parametrize("view", ["padded", "transposed", "spaced"])
-@pytest.mark.parametrize("op_case", [(op, c.id) for op in SUPPORTING for c in cases.suite(op, "smoke")],
-                         ids=lambda oc: oc[1])
+@pytest.mark.parametrize(
+    "op_case", [(op, c.id) for op in SUPPORTING for c in cases.suite(op, "smoke")], ids=lambda oc: oc[1]
+)
 def test_supported_noncontiguous_tensors_match_the_golden(op_case, view):
     op, case_id = op_case
     case = next(c for c in cases.suite(op, "smoke") if c.id == case_id)
@@ -85,5 +86,6 @@ def test_unsupported_noncontiguous_tensor_is_161002(op, name):
 @pytest.mark.parametrize("name", ["dequantScale1", "quantScale1", "dequantScale2"])
 def test_ifa_int8_query_scales_are_rejected_whenever_given(name):
     kw = smoke("incre_flash_attention_v4")
-    expect_status(161002, name, call, "incre_flash_attention_v4", kw, {name: np.ones((2, 2), np.float32)},
-                  views={name: "spaced"})
+    expect_status(
+        161002, name, call, "incre_flash_attention_v4", kw, {name: np.ones((2, 2), np.float32)}, views={name: "spaced"}
+    )

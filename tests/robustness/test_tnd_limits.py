@@ -9,16 +9,16 @@ and with the dropout mask as the specs size it:
 * the dropout mask is dense, (sum over batches of N x Sq x Skv) / 8 bytes, rows not padded: a
   mask of exactly that size works for any Skv in both APIs, one byte less is 161002.
 """
+
 import numpy as np
 import pytest
+from robust_helpers import expect_status, run_and_judge
 
+import fakit
 from fakit.cases import flash_attention_unpadding_score_grad_v5 as v5_cases
 from fakit.cases import flash_attention_var_len_score as fav_cases
 
-from robust_helpers import expect_status, run_and_judge
-import fakit
-
-INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 FAV, V5 = "flash_attention_var_len_score", "flash_attention_unpadding_score_grad_v5"
 MODULES = {FAV: fav_cases, V5: v5_cases}
 BAND = {0: dict(mask="band", pre=12, nxt=3), 4: dict(pre=8, nxt=2), 7: dict(pre=24, nxt=-4), 8: dict(pre=9, nxt=0)}
@@ -61,7 +61,7 @@ def test_modes_that_ignore_the_tokens_ignore_their_extremes(op, mode, pre, nxt):
 
 
 @pytest.mark.parametrize("op", [FAV, V5])
-@pytest.mark.parametrize("prefix", [[-1, -1], [10 ** 9, 10 ** 9], [INT64_MIN, 10], [6, INT64_MAX], [3, 10]])
+@pytest.mark.parametrize("prefix", [[-1, -1], [10**9, 10**9], [INT64_MIN, 10], [6, INT64_MAX], [3, 10]])
 @pytest.mark.parametrize("mask", [True, False])
 def test_prefix_outside_the_sparse_mode_range_is_161002(op, prefix, mask):
     # batch 0: Sq 5 <= Skv 9 -> [4, 9]; batch 1: Sq 20 <= Skv 24 -> [4, 24]
@@ -74,10 +74,11 @@ def test_prefix_outside_the_sparse_mode_range_is_161002(op, prefix, mask):
 
 
 @pytest.mark.parametrize("which", ["q_start_idx", "kv_start_idx"])
-@pytest.mark.parametrize("value", [INT64_MIN, INT64_MAX, 2 ** 40 + 1])
+@pytest.mark.parametrize("value", [INT64_MIN, INT64_MAX, 2**40 + 1])
 def test_v5_start_index_beyond_the_position_range_is_161002(which, value):
-    kw = v5_cases.make("fp16", qlens=(5, 20), kvlens=(9, 24), N=2, D=16, sparse_mode=3, pse="slopes", pse_type=3,
-                       start=[1, 2]).inputs()
+    kw = v5_cases.make(
+        "fp16", qlens=(5, 20), kvlens=(9, 24), N=2, D=16, sparse_mode=3, pse="slopes", pse_type=3, start=[1, 2]
+    ).inputs()
     kw[which] = [value]
     name = "qStartIdxOptional" if which == "q_start_idx" else "kvStartIdxOptional"
     expect_status(161002, name, fakit.run, V5, backend="cpu", **kw)
@@ -85,12 +86,15 @@ def test_v5_start_index_beyond_the_position_range_is_161002(which, value):
 
 # ------------------------------------------------------------------ dropout mask as the spec sizes it
 Q_LENS, KV_LENS, N = (20, 33, 7), (50, 27, 13), 2
-SPEC_BYTES = -(-sum(N * q * k for q, k in zip(Q_LENS, KV_LENS)) // 8)    # 3964 bits -> 496 bytes
+SPEC_BYTES = -(-sum(N * q * k for q, k in zip(Q_LENS, KV_LENS)) // 8)  # 3964 bits -> 496 bytes
 
 
 def _dropout_case(op, dtype, mode, seed=0):
-    return MODULES[op].make(dtype, qlens=Q_LENS, kvlens=KV_LENS, N=N, D=16, sparse_mode=mode, dropout=True,
-                            keep_prob=0.8, seed=seed).inputs()
+    return (
+        MODULES[op]
+        .make(dtype, qlens=Q_LENS, kvlens=KV_LENS, N=N, D=16, sparse_mode=mode, dropout=True, keep_prob=0.8, seed=seed)
+        .inputs()
+    )
 
 
 def test_the_spec_sized_mask_of_the_example_is_496_bytes():

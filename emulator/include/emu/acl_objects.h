@@ -16,12 +16,13 @@ struct aclTensor {
     std::vector<int64_t> storageShape;
     aclDataType dataType = ACL_DT_UNDEFINED;
     aclFormat format = ACL_FORMAT_ND;
-    void *data = nullptr;          // device address of the storage
+    void *data = nullptr;  // device address of the storage
 
     size_t GetDimNum() const { return viewShape.size(); }
     int64_t GetDim(size_t i) const { return viewShape[i]; }
     const std::vector<int64_t> &GetViewShape() const { return viewShape; }
-    int64_t Numel() const {  // saturating: a hostile shape must not overflow (the aclnn checks reject it)
+    int64_t Numel() const
+    {  // saturating: a hostile shape must not overflow (the aclnn checks reject it)
         int64_t n = 1;
         for (int64_t d : viewShape) {
             if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;

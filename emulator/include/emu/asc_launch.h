@@ -41,14 +41,14 @@ bool RegisterEntry(const char *unit, const char *site, int pass, Entry entry);
 void LaunchSite(const char *unit, const char *site, const char *name, uint32_t blockDim, void *l2ctrl, void *stream,
                 void *pack);
 
-template <class F, class... A>
-struct Site {
+template <class F, class... A> struct Site {
     struct Pack {
         F call;
         std::tuple<A...> args;
     };
     // Each core gets its own copy of the arguments, as each core of the NPU receives them by value.
-    static void Run(void *p) {
+    static void Run(void *p)
+    {
         const Pack &pack = *static_cast<const Pack *>(p);
         std::tuple<A...> args = pack.args;
         std::apply(pack.call, args);
@@ -56,8 +56,7 @@ struct Site {
     static inline const bool registered = RegisterEntry(__EMU_ASC_UNIT__, typeid(Site).name(), kThisPass, &Run);
 };
 
-template <class F>
-struct Launcher {
+template <class F> struct Launcher {
     F call;
     const char *name;
     uint32_t blockDim;
@@ -65,10 +64,12 @@ struct Launcher {
     void *stream = nullptr;
 
     Launcher(F f, const char *kernelName, uint32_t dim, void *l2 = nullptr, void *s = nullptr)
-        : call(f), name(kernelName), blockDim(dim), l2ctrl(l2), stream(s) {}
+        : call(f), name(kernelName), blockDim(dim), l2ctrl(l2), stream(s)
+    {
+    }
 
-    template <class... A>
-    void operator()(A &&...args) const {
+    template <class... A> void operator()(A &&...args) const
+    {
         using S = Site<F, std::decay_t<A>...>;
         (void)S::registered;
         typename S::Pack pack{call, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...)};

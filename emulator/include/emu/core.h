@@ -30,11 +30,11 @@ struct LaunchShared;
 
 struct CoreCtx {
     const char *kernel = "kernel";
-    int block = 0;          // AI core index
-    int sub = 0;            // 0 for AIC; 0/1 for AIV
-    int kind = kAiv;        // kAic or kAiv
+    int block = 0;    // AI core index
+    int sub = 0;      // 0 for AIC; 0/1 for AIV
+    int kind = kAiv;  // kAic or kAiv
     int blockDim = 1;
-    int taskRation = 1;     // GetTaskRation()
+    int taskRation = 1;  // GetTaskRation()
     int subBlockNum = 1;
     uint64_t tilingKey = 0;
     uint64_t userWorkspaceOffset = 0;
@@ -45,9 +45,9 @@ struct CoreCtx {
     bool maskCounterMode = false;
     uint64_t maskHigh = ~0ull, maskLow = ~0ull;
     uint64_t cmpMask[2] = {0, 0};
-    int atomicOp = 0;        // 0 none, 1 add, 2 max, 3 min
-    int atomicDtype = 0;     // emu::DType of the atomic element type
-    uint64_t padValue = 0;   // SetPadValue bits
+    int atomicOp = 0;       // 0 none, 1 add, 2 max, 3 min
+    int atomicDtype = 0;    // emu::DType of the atomic element type
+    uint64_t padValue = 0;  // SetPadValue bits
     bool padValueSet = false;
     float deqScale = 1.0f;
     // Cube configuration: the feature map of SetFmatrix (left/right), the LoadData 3D pad
@@ -59,7 +59,7 @@ struct CoreCtx {
     void *unitFlags = nullptr;  // L0C unit flags of Mmad/Fixpipe unitFlag (emulator/src/kernel/race.cpp)
     // SetFlag/WaitFlag balance per (HardEvent, id).
     int flags[kHardEventCount][kEventIds] = {};
-    void *tpipe = nullptr;   // GetTPipePtr()
+    void *tpipe = nullptr;  // GetTPipePtr()
     // Hazard checker state (emu/race.h), only used with ASCEND_EMU_RACECHECK=1.
     uint64_t raceNow = 0;
     uint64_t raceVc[static_cast<int>(Pipe::COUNT)][static_cast<int>(Pipe::COUNT)] = {};
@@ -67,13 +67,14 @@ struct CoreCtx {
     void *raceShadow[static_cast<int>(Buf::COUNT)] = {};
     LaunchShared *shared = nullptr;
     const std::atomic<bool> *stop = nullptr;  // set when the launch is to end (fault, cancel)
-    TimingLog timeline;  // what this core issued, for the timeline model (emu/timing.h)
+    TimingLog timeline;                       // what this core issued, for the timeline model (emu/timing.h)
 };
 
 // The current core of this thread (set by the launcher); inline because every API reads it.
 extern thread_local CoreCtx *t_currentCore;
 [[noreturn]] void NoCoreContext();
-inline CoreCtx &Ctx() {
+inline CoreCtx &Ctx()
+{
     CoreCtx *c = t_currentCore;
     if (c == nullptr) NoCoreContext();
     return *c;
@@ -95,7 +96,8 @@ uint64_t LocalOffset(Buf b, const void *p);
 // Ends this core's part of a launch that is being stopped (unless it is already unwinding).
 void StopPoint();
 
-inline void Count(Pipe p, uint64_t bytes, uint64_t ops = 1) {
+inline void Count(Pipe p, uint64_t bytes, uint64_t ops = 1)
+{
     CoreCtx &ctx = Ctx();
     // Every counted instruction is a point where a stopped launch ends (Ctrl-C, another core's fault).
     if (ctx.stop != nullptr && ctx.stop->load(std::memory_order_relaxed)) StopPoint();
@@ -105,7 +107,8 @@ inline void Count(Pipe p, uint64_t bytes, uint64_t ops = 1) {
     if (p == Pipe::S) TimeScalarAccess(false);
 }
 // A scalar GlobalTensor access: counted like a local one, timed as a trip through the data cache.
-inline void CountScalarGm(uint64_t bytes) {
+inline void CountScalarGm(uint64_t bytes)
+{
     PipeCounter &c = Ctx().counters[static_cast<int>(Pipe::S)];
     c.bytes += bytes;
     c.ops += 1;

@@ -12,10 +12,10 @@ namespace emu {
 enum class CoreMix : int { AIV_ONLY = 0, AIC_ONLY = 1, MIX_AIC_1_1 = 2, MIX_AIC_1_2 = 3 };
 
 struct LaunchConfig {
-    const char *name = "kernel";   // for messages and counters
-    uint32_t blockDim = 1;         // number of AI cores (MIX: cube cores)
+    const char *name = "kernel";  // for messages and counters
+    uint32_t blockDim = 1;        // number of AI cores (MIX: cube cores)
     CoreMix mix = CoreMix::MIX_AIC_1_2;
-    uint64_t tilingKey = 0;        // what TILING_KEY_IS() compares against
+    uint64_t tilingKey = 0;  // what TILING_KEY_IS() compares against
     // Bytes GetUserWorkspace() skips: 0 = CPU-twin convention (workspace is the user part);
     // 16 MiB when the workspace starts with the system part as on the NPU (aclnn path).
     uint64_t userWorkspaceOffset = 0;

@@ -22,9 +22,9 @@ namespace emu {
 struct OpCallTensor {
     gert::StorageShape shape;
     gert::CompileTimeTensorDesc desc;
-    gert::Tensor tensor;                // shape/dtype/format (+ host data for value inputs)
-    void *deviceAddr = nullptr;         // GM address handed to the kernel
-    const aclTensor *acl = nullptr;     // the caller's tensor, when there is one
+    gert::Tensor tensor;                               // shape/dtype/format (+ host data for value inputs)
+    void *deviceAddr = nullptr;                        // GM address handed to the kernel
+    const aclTensor *acl = nullptr;                    // the caller's tensor, when there is one
     std::shared_ptr<std::vector<int64_t>> hostValues;  // aclIntArray contents (value inputs)
 };
 

@@ -42,8 +42,8 @@ namespace emu {
 // the caller's strided view before the launch (inputs) or scattered back into it after (outputs),
 // as CANN's aclnn layer does with its Contiguous / ViewCopy kernels around the operator.
 struct StagedView {
-    void *view = nullptr;     // device address of the view's element 0
-    void *staging = nullptr;  // contiguous copy (owned by the executor)
+    void *view = nullptr;                 // device address of the view's element 0
+    void *staging = nullptr;              // contiguous copy (owned by the executor)
     std::vector<int64_t> shape, strides;  // elements
     size_t elementBytes = 0;
     bool output = false;
@@ -53,9 +53,9 @@ struct StagedView {
 // What GetWorkspaceSize hands to the run stage.
 struct aclOpExecutor {
     std::shared_ptr<emu::OpCall> call;
-    std::vector<void *> args;             // GM addresses of inputs then outputs, IR order
+    std::vector<void *> args;               // GM addresses of inputs then outputs, IR order
     std::vector<void *> ownedDeviceMemory;  // device copies of value inputs, staging copies; freed with the executor
-    std::vector<emu::StagedView> staged;  // non-contiguous arguments
+    std::vector<emu::StagedView> staged;    // non-contiguous arguments
     uint64_t workspaceSize = 0;
     ~aclOpExecutor();
 };
@@ -109,24 +109,21 @@ private:
 // addresses (inputs, outputs) + workspace + tiling through the kernel entry on the emulated
 // cores, then releases the executor (as CANN's second-stage call does).
 aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t workspaceSize, aclrtStream stream,
-                             CoreMix mix, const char *kernelName,
-                             void (*invoke)(void *kernel, void *const *args), void *kernel, size_t kernelArgc);
+                             CoreMix mix, const char *kernelName, void (*invoke)(void *kernel, void *const *args),
+                             void *kernel, size_t kernelArgc);
 
 namespace detail {
-template <size_t... I>
-struct IndexSeq {};
-template <size_t N, size_t... I>
-struct MakeIndexSeq : MakeIndexSeq<N - 1, N - 1, I...> {};
-template <size_t... I>
-struct MakeIndexSeq<0, I...> {
+template <size_t... I> struct IndexSeq {};
+template <size_t N, size_t... I> struct MakeIndexSeq : MakeIndexSeq<N - 1, N - 1, I...> {};
+template <size_t... I> struct MakeIndexSeq<0, I...> {
     using type = IndexSeq<I...>;
 };
-template <typename... Args, size_t... I>
-void InvokeWith(void (*fn)(Args...), void *const *args, IndexSeq<I...>) {
+template <typename... Args, size_t... I> void InvokeWith(void (*fn)(Args...), void *const *args, IndexSeq<I...>)
+{
     fn(static_cast<Args>(args[I])...);
 }
-template <typename... Args>
-void Invoke(void *kernel, void *const *args) {
+template <typename... Args> void Invoke(void *kernel, void *const *args)
+{
     auto fn = reinterpret_cast<void (*)(Args...)>(kernel);
     InvokeWith(fn, args, typename MakeIndexSeq<sizeof...(Args)>::type());
 }
@@ -134,7 +131,8 @@ void Invoke(void *kernel, void *const *args) {
 
 template <typename... Args>
 aclnnStatus LaunchKernel(aclOpExecutor *executor, void *workspace, uint64_t workspaceSize, aclrtStream stream,
-                         void (*kernel)(Args...), CoreMix mix, const char *kernelName = "kernel") {
+                         void (*kernel)(Args...), CoreMix mix, const char *kernelName = "kernel")
+{
     return LaunchKernelArgs(executor, workspace, workspaceSize, stream, mix, kernelName, &detail::Invoke<Args...>,
                             reinterpret_cast<void *>(kernel), sizeof...(Args));
 }

@@ -24,11 +24,13 @@ void RaceSignalVc(Pipe from, RaceSnap *slot);
 void RaceAcquireVc(Pipe to, const RaceSnap *slot);
 // The producer / consumer side of a TQue hand-over; also a dependency of the timeline model
 // (keyed by the slot).
-inline void RaceSignal(Pipe from, RaceSnap *slot) {
+inline void RaceSignal(Pipe from, RaceSnap *slot)
+{
     TimeSignal(from, slot);
     if (g_raceCheck) RaceSignalVc(from, slot);
 }
-inline void RaceAcquire(Pipe to, const RaceSnap *slot) {
+inline void RaceAcquire(Pipe to, const RaceSnap *slot)
+{
     TimeAcquire(to, slot);
     if (g_raceCheck) RaceAcquireVc(to, slot);
 }
@@ -38,7 +40,7 @@ void RaceFlagSet(int event, int id);   // SetFlag<event>(id)
 void RaceFlagWait(int event, int id);  // WaitFlag<event>(id)
 // Source and destination pipe of a HardEvent (X_Y: pipe Y waits for pipe X).
 void EventPipes(int event, Pipe *from, Pipe *to);
-void RaceFree(CoreCtx &c);             // end of a core's run
+void RaceFree(CoreCtx &c);  // end of a core's run
 
 // The unit flags of L0C (Mmad / Fixpipe with unitFlag 2 or 3): one per 512-byte block, set by a
 // Mmad with unitFlag 3 when it is done, cleared by a Fixpipe with unitFlag 3. A unit-flag Mmad
@@ -52,10 +54,12 @@ struct L0cRange {
 void UnitFlagBegin(const char *api, bool fixpipe, uint8_t unitFlag, const L0cRange *ranges, int count);
 void UnitFlagEnd(bool fixpipe, uint8_t unitFlag, const L0cRange *ranges, int count);
 
-inline void RaceRead(const char *api, Pipe p, int b, const void *ptr, uint64_t bytes) {
+inline void RaceRead(const char *api, Pipe p, int b, const void *ptr, uint64_t bytes)
+{
     if (g_raceCheck) RaceAccess(api, p, static_cast<Buf>(b), ptr, bytes, false);
 }
-inline void RaceWrite(const char *api, Pipe p, int b, const void *ptr, uint64_t bytes) {
+inline void RaceWrite(const char *api, Pipe p, int b, const void *ptr, uint64_t bytes)
+{
     if (g_raceCheck) RaceAccess(api, p, static_cast<Buf>(b), ptr, bytes, true);
 }
 

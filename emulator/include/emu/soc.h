@@ -7,20 +7,20 @@
 namespace emu {
 
 struct SocSpec {
-    const char *name;          // CANN SoC version string, e.g. "Ascend910B2"
-    uint32_t aicCores;         // AI cores = cube cores (max blockDim of a MIX/AIC launch)
-    uint32_t aivCores;         // vector cores (2 per AI core on arch 2201)
-    uint64_t ubBytes;          // Unified Buffer per vector core (physical)
-    uint64_t l1Bytes;          // L1 per cube core (physical)
-    uint64_t l0aBytes;         // L0A per cube core
-    uint64_t l0bBytes;         // L0B per cube core
-    uint64_t l0cBytes;         // L0C per cube core
-    uint64_t btBytes;          // bias table per cube core
-    uint64_t fbBytes;          // fixpipe buffer per cube core
-    uint32_t clockMhz;         // AI core clock
-    uint64_t hbmBytes;         // device memory capacity
-    double hbmBytesPerSec;     // device memory bandwidth
-    uint64_t l2Bytes;          // L2 cache
+    const char *name;            // CANN SoC version string, e.g. "Ascend910B2"
+    uint32_t aicCores;           // AI cores = cube cores (max blockDim of a MIX/AIC launch)
+    uint32_t aivCores;           // vector cores (2 per AI core on arch 2201)
+    uint64_t ubBytes;            // Unified Buffer per vector core (physical)
+    uint64_t l1Bytes;            // L1 per cube core (physical)
+    uint64_t l0aBytes;           // L0A per cube core
+    uint64_t l0bBytes;           // L0B per cube core
+    uint64_t l0cBytes;           // L0C per cube core
+    uint64_t btBytes;            // bias table per cube core
+    uint64_t fbBytes;            // fixpipe buffer per cube core
+    uint32_t clockMhz;           // AI core clock
+    uint64_t hbmBytes;           // device memory capacity
+    double hbmBytesPerSec;       // device memory bandwidth
+    uint64_t l2Bytes;            // L2 cache
     double cubeFp16FlopsPerSec;  // cube peak, fp16/bf16 (2 FLOP per MAC)
 };
 

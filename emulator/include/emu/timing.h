@@ -36,13 +36,13 @@ struct TraceSpan {
 // in chunks (the replay frees the chunks it has consumed).
 struct TimingLog {
     static constexpr uint32_t kChunk = 4096;  // records per chunk
-    std::mutex mu;                             // guards `chunks` (not the records)
-    std::deque<TimingRecord *> chunks;         // not yet consumed, oldest first
-    TimingRecord *tail = nullptr;              // the chunk the core thread writes into
-    std::atomic<uint64_t> published{0};        // records the replay may read
-    uint64_t written = 0;                      // records written by the core thread
-    uint64_t issued[7] = {};                   // instructions issued per pipe (TimeLastIssued)
-    int index = -1;                            // global core index (block * 3 + 0 aic | 1 aiv0 | 2 aiv1)
+    std::mutex mu;                            // guards `chunks` (not the records)
+    std::deque<TimingRecord *> chunks;        // not yet consumed, oldest first
+    TimingRecord *tail = nullptr;             // the chunk the core thread writes into
+    std::atomic<uint64_t> published{0};       // records the replay may read
+    uint64_t written = 0;                     // records written by the core thread
+    uint64_t issued[7] = {};                  // instructions issued per pipe (TimeLastIssued)
+    int index = -1;                           // global core index (block * 3 + 0 aic | 1 aiv0 | 2 aiv1)
 };
 
 // Whether the model runs for this launch (env ASCEND_EMU_TIMING=0 turns it off) and whether the
@@ -57,7 +57,19 @@ inline bool TimingOnly() { return g_timingOnly; }
 // An instruction of `cycles` on pipe p (issued by the scalar unit, in order in its pipe).
 void TimeOp(Pipe p, double cycles, const char *name);
 // Vector instruction classes of the cost table.
-enum class VClass : int { Simple, Transcendental, Reduce, BlockReduce, Cast, CompareSelect, Brcb, Gather, Sort32, MrgSort, Count };
+enum class VClass : int {
+    Simple,
+    Transcendental,
+    Reduce,
+    BlockReduce,
+    Cast,
+    CompareSelect,
+    Brcb,
+    Gather,
+    Sort32,
+    MrgSort,
+    Count
+};
 void TimeVector(VClass c, int widestElemBytes, uint64_t repeats, const char *name);
 // DMA from GM into UB/L1 (MTE2): `count` bursts of `burst` bytes, `pitch` bytes apart.
 void TimeGmRead(Pipe p, const void *gm, uint64_t count, uint64_t burst, uint64_t pitch, const char *name);
@@ -66,7 +78,8 @@ void TimeGmRead2D(Pipe p, const void *gm, uint64_t groups, uint64_t rows, uint64
                   uint64_t burst, const char *name);
 // DMA from UB/L1 to GM (MTE3) or a Fixpipe GM write of `elems` converted elements; writes land in L2.
 void TimeGmWrite(Pipe p, void *gm, uint64_t count, uint64_t burst, uint64_t pitch, bool atomic, const char *name);
-void TimeFixpipe(void *gm, uint64_t count, uint64_t burst, uint64_t pitch, uint64_t elems, int quantClass, const char *name);
+void TimeFixpipe(void *gm, uint64_t count, uint64_t burst, uint64_t pitch, uint64_t elems, int quantClass,
+                 const char *name);
 void TimeMmad(uint32_t m, uint32_t n, uint32_t k, int dtypeClass);
 void TimeLoadData(bool toL0B, uint64_t bytes, const char *name);
 void TimeLocalCopy(Pipe p, uint64_t bytes, const char *name);

@@ -9,12 +9,29 @@
 namespace emu {
 
 enum class VOp : uint8_t {
-    Add, Sub, Mul, Div, Max, Min,  // binary
-    Adds, Muls, Maxs, Mins,        // tensor-scalar
-    Exp, Ln, Abs, Sqrt, Reciprocal, Rsqrt, Relu, Copy,  // unary
-    And, Or, Not,                  // bitwise (int16_t / uint16_t)
-    Axpy,                          // dst = src * scalar + dst
-    ShiftLeft,                     // dst = src << scalar (16/32-bit integers)
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Max,
+    Min,  // binary
+    Adds,
+    Muls,
+    Maxs,
+    Mins,  // tensor-scalar
+    Exp,
+    Ln,
+    Abs,
+    Sqrt,
+    Reciprocal,
+    Rsqrt,
+    Relu,
+    Copy,  // unary
+    And,
+    Or,
+    Not,        // bitwise (int16_t / uint16_t)
+    Axpy,       // dst = src * scalar + dst
+    ShiftLeft,  // dst = src << scalar (16/32-bit integers)
 };
 const char *VOpName(VOp op);
 
@@ -61,7 +78,7 @@ void VecExtract(const char *api, DType t, LocalRef dstValue, LocalRef dstIndex, 
 // into the 16 destination addresses); strides in 32-byte blocks.
 // The UB operand at an integer address (from LocalTensor::GetPhyAddr), up to the end of UB.
 LocalRef UbAddress(const char *api, const char *what, uint64_t address);
-void TransDataTo5HD(const char *api, const LocalRef dst[16], const LocalRef src[16], int elemBytes, bool dstHigh, bool srcHigh,
-                    uint32_t repeat, uint32_t dstRepStride, uint32_t srcRepStride);
+void TransDataTo5HD(const char *api, const LocalRef dst[16], const LocalRef src[16], int elemBytes, bool dstHigh,
+                    bool srcHigh, uint32_t repeat, uint32_t dstRepStride, uint32_t srcRepStride);
 
 }  // namespace emu

@@ -44,11 +44,22 @@
 
 namespace emu {
 
-inline uint32_t FloatBits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
-inline float BitsFloat(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline uint32_t FloatBits(float f)
+{
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+inline float BitsFloat(uint32_t u)
+{
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
 
 // IEEE binary16 <-> binary32, round to nearest even (F. Giesen's branch-light formulation).
-inline float HalfBitsToFloat(uint16_t h) {
+inline float HalfBitsToFloat(uint16_t h)
+{
     const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
     uint32_t em = static_cast<uint32_t>(h & 0x7fffu) << 13;
     const uint32_t exp = em & 0x0f800000u;
@@ -61,7 +72,8 @@ inline float HalfBitsToFloat(uint16_t h) {
     }
     return BitsFloat(em | sign);
 }
-inline uint16_t FloatToHalfBits(float fl) {
+inline uint16_t FloatToHalfBits(float fl)
+{
     uint32_t f = FloatBits(fl);
     const uint32_t sign = f & 0x80000000u;
     f ^= sign;
@@ -80,7 +92,8 @@ inline uint16_t FloatToHalfBits(float fl) {
     return static_cast<uint16_t>(o | (sign >> 16));
 }
 inline float Bf16BitsToFloat(uint16_t b) { return BitsFloat(static_cast<uint32_t>(b) << 16); }
-inline uint16_t FloatToBf16Bits(float fl) {
+inline uint16_t FloatToBf16Bits(float fl)
+{
     uint32_t u = FloatBits(fl);
     if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
     u += 0x7fffu + ((u >> 16) & 1u);
@@ -88,15 +101,21 @@ inline uint16_t FloatToBf16Bits(float fl) {
 }
 
 // A 16-bit float storage type: arithmetic happens in float, every store rounds once (RNE).
-template <class Tag>
-struct Float16Storage {
+template <class Tag> struct Float16Storage {
     uint16_t bits;
     Float16Storage() = default;
     template <class U, class = typename std::enable_if<std::is_arithmetic<U>::value>::type>
-    Float16Storage(U v) : bits(Tag::FromFloat(static_cast<float>(v))) {}
+    Float16Storage(U v) : bits(Tag::FromFloat(static_cast<float>(v)))
+    {
+    }
     operator float() const { return Tag::ToFloat(bits); }
     float ToFloat() const { return Tag::ToFloat(bits); }
-    static Float16Storage FromBits(uint16_t b) { Float16Storage r; r.bits = b; return r; }
+    static Float16Storage FromBits(uint16_t b)
+    {
+        Float16Storage r;
+        r.bits = b;
+        return r;
+    }
     template <class U> Float16Storage &operator+=(U v) { return *this = Float16Storage(float(*this) + float(v)); }
     template <class U> Float16Storage &operator-=(U v) { return *this = Float16Storage(float(*this) - float(v)); }
     template <class U> Float16Storage &operator*=(U v) { return *this = Float16Storage(float(*this) * float(v)); }

@@ -12,20 +12,78 @@
 namespace AscendC {
 
 enum class TPosition : uint8_t {
-    GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, SPM, SHM = SPM,
-    TSCM, C2PIPE2GM, C2PIPE2LOCAL, MAX
+    GM,
+    A1,
+    A2,
+    B1,
+    B2,
+    C1,
+    C2,
+    CO1,
+    CO2,
+    VECIN,
+    VECOUT,
+    VECCALC,
+    LCM = VECCALC,
+    SPM,
+    SHM = SPM,
+    TSCM,
+    C2PIPE2GM,
+    C2PIPE2LOCAL,
+    MAX
 };
 using QuePosition = TPosition;
 
 enum class HardEvent : uint8_t {
-    MTE2_MTE1, MTE1_MTE2, MTE1_M, M_MTE1, MTE2_V, V_MTE2, MTE3_V, V_MTE3, M_V, V_M, V_V,
-    MTE3_MTE1, MTE1_MTE3, MTE1_V, MTE2_M, M_MTE2, V_MTE1, M_FIX, FIX_M, MTE3_MTE2, MTE2_MTE3,
-    S_V, V_S, S_MTE2, MTE2_S, S_MTE3, MTE3_S, MTE2_FIX, FIX_MTE2, FIX_S, M_S, FIX_MTE3,
-    MTE1_FIX, FIX_MTE1, FIX_FIX, MAX
+    MTE2_MTE1,
+    MTE1_MTE2,
+    MTE1_M,
+    M_MTE1,
+    MTE2_V,
+    V_MTE2,
+    MTE3_V,
+    V_MTE3,
+    M_V,
+    V_M,
+    V_V,
+    MTE3_MTE1,
+    MTE1_MTE3,
+    MTE1_V,
+    MTE2_M,
+    M_MTE2,
+    V_MTE1,
+    M_FIX,
+    FIX_M,
+    MTE3_MTE2,
+    MTE2_MTE3,
+    S_V,
+    V_S,
+    S_MTE2,
+    MTE2_S,
+    S_MTE3,
+    MTE3_S,
+    MTE2_FIX,
+    FIX_MTE2,
+    FIX_S,
+    M_S,
+    FIX_MTE3,
+    MTE1_FIX,
+    FIX_MTE1,
+    FIX_FIX,
+    MAX
 };
 using TEventID = int8_t;
 
-enum class RoundMode : uint8_t { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD, UNKNOWN = 0xFF };
+enum class RoundMode : uint8_t {
+    CAST_NONE = 0,
+    CAST_RINT,
+    CAST_FLOOR,
+    CAST_CEIL,
+    CAST_ROUND,
+    CAST_TRUNC,
+    CAST_ODD,
+    UNKNOWN = 0xFF
+};
 enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
 enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
 enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE, ORDER_ONLY_VALUE, ORDER_ONLY_INDEX };
@@ -67,7 +125,8 @@ struct int4b_t {
 
 // Core identity (§6.6).
 inline int64_t GetBlockNum() { return emu::Ctx().blockDim; }
-inline int64_t GetBlockIdx() {
+inline int64_t GetBlockIdx()
+{
     const emu::CoreCtx &c = emu::Ctx();
     return c.kind == emu::kAiv ? static_cast<int64_t>(c.block) * c.taskRation + c.sub : c.block;
 }
@@ -77,7 +136,8 @@ inline int64_t GetTaskRation() { return emu::Ctx().taskRation; }
 inline int64_t GetTaskRatio() { return emu::Ctx().taskRation; }
 
 // Workspace (§1.8): the user part starts after the system part when the launch says so.
-inline __gm__ uint8_t *GetUserWorkspace(GM_ADDR workspace) {
+inline __gm__ uint8_t *GetUserWorkspace(GM_ADDR workspace)
+{
     return workspace == nullptr ? nullptr : workspace + emu::Ctx().userWorkspaceOffset;
 }
 __gm__ uint8_t *GetSysWorkSpacePtr();
@@ -99,8 +159,8 @@ using AscendC::GetBlockNum;
 
 // The device compiler's scalar min/max built-ins, one overload per scalar type (a same-type call
 // picks its own; a library's min/max template still wins for mixed operands).
-#define EMU_SCALAR_MINMAX(T)                                 \
-    constexpr T min(const T a, const T b) { return b < a ? b : a; } \
+#define EMU_SCALAR_MINMAX(T)                                                                                           \
+    constexpr T min(const T a, const T b) { return b < a ? b : a; }                                                    \
     constexpr T max(const T a, const T b) { return a < b ? b : a; }
 EMU_SCALAR_MINMAX(int16_t)
 EMU_SCALAR_MINMAX(uint16_t)
@@ -118,9 +178,17 @@ class TPipe;
 inline AscendC::TPipe *GetTPipePtr() { return static_cast<AscendC::TPipe *>(::emu::Ctx().tpipe); }
 
 enum KernelMetaType : uint8_t {
-    KERNEL_TYPE_AIV_ONLY = 0, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_0,
-    KERNEL_TYPE_MIX_AIC_1_1, KERNEL_TYPE_MIX_AIC_1_2, KERNEL_TYPE_AICORE, KERNEL_TYPE_VECTORCORE,
-    KERNEL_TYPE_MIX_AICORE, KERNEL_TYPE_MIX_VECTOR_CORE, KERNEL_TYPE_MAX
+    KERNEL_TYPE_AIV_ONLY = 0,
+    KERNEL_TYPE_AIC_ONLY,
+    KERNEL_TYPE_MIX_AIV_1_0,
+    KERNEL_TYPE_MIX_AIC_1_0,
+    KERNEL_TYPE_MIX_AIC_1_1,
+    KERNEL_TYPE_MIX_AIC_1_2,
+    KERNEL_TYPE_AICORE,
+    KERNEL_TYPE_VECTORCORE,
+    KERNEL_TYPE_MIX_AICORE,
+    KERNEL_TYPE_MIX_VECTOR_CORE,
+    KERNEL_TYPE_MAX
 };
 
 // Read by CANN's pre-compile pass only; the launcher is told the kernel type by the host.
@@ -152,33 +220,36 @@ constexpr int32_t g_coreType = AscendC::AIV;
 #endif
 
 // Tiling (§7.1): a byte copy of the struct the host wrote into the tiling buffer.
-#define GET_TILING_DATA_WITH_STRUCT(tiling_struct, tiling_data, tiling_arg) \
-    tiling_struct tiling_data;                                              \
+#define GET_TILING_DATA_WITH_STRUCT(tiling_struct, tiling_data, tiling_arg)                                            \
+    tiling_struct tiling_data;                                                                                         \
     ::emu::CopyTiling(&tiling_data, tiling_arg, sizeof(tiling_struct), #tiling_struct)
-#define GET_TILING_DATA_PTR_WITH_STRUCT(tiling_struct, dst_ptr, tiling_arg)                        \
-    ::emu::CheckGm("GET_TILING_DATA_PTR_WITH_STRUCT", "tiling", tiling_arg, sizeof(tiling_struct)); \
+#define GET_TILING_DATA_PTR_WITH_STRUCT(tiling_struct, dst_ptr, tiling_arg)                                            \
+    ::emu::CheckGm("GET_TILING_DATA_PTR_WITH_STRUCT", "tiling", tiling_arg, sizeof(tiling_struct));                    \
     const __gm__ tiling_struct *dst_ptr = reinterpret_cast<const __gm__ tiling_struct *>(tiling_arg)
-#define GET_TILING_DATA_MEMBER(tiling_struct, member, var, tiling_arg)                                   \
-    decltype(reinterpret_cast<tiling_struct *>(0)->member) var;                                          \
+#define GET_TILING_DATA_MEMBER(tiling_struct, member, var, tiling_arg)                                                 \
+    decltype(reinterpret_cast<tiling_struct *>(0)->member) var;                                                        \
     ::emu::CopyTiling(&var, (tiling_arg) + offsetof(tiling_struct, member), sizeof(var), #tiling_struct "." #member)
-#define COPY_TILING_WITH_STRUCT(tiling_struct, src_ptr, dst_ptr) \
-    tiling_struct dst_ptr##_copy = *(src_ptr);                   \
+#define COPY_TILING_WITH_STRUCT(tiling_struct, src_ptr, dst_ptr)                                                       \
+    tiling_struct dst_ptr##_copy = *(src_ptr);                                                                         \
     const tiling_struct *dst_ptr = &dst_ptr##_copy
 // Records the default tiling type so GET_TILING_DATA can name it (a metadata macro in CANN).
 #define REGISTER_TILING_DEFAULT(tiling_struct) using EmuDefaultTilingStruct = tiling_struct
-#define GET_TILING_DATA(tiling_data, tiling_arg) GET_TILING_DATA_WITH_STRUCT(EmuDefaultTilingStruct, tiling_data, tiling_arg)
+#define GET_TILING_DATA(tiling_data, tiling_arg)                                                                       \
+    GET_TILING_DATA_WITH_STRUCT(EmuDefaultTilingStruct, tiling_data, tiling_arg)
 #define REGISTER_TILING_FOR_TILINGKEY(cond, tiling_struct)
 #define REGISTER_NONE_TILING
 #define TILING_KEY_IS(key) (::emu::Ctx().tilingKey == static_cast<uint64_t>(key))
 #define TILING_KEY_LIST(...) (::emu::TilingKeyIn({__VA_ARGS__}))
 
 namespace emu {
-inline bool TilingKeyIn(std::initializer_list<uint64_t> keys) {
+inline bool TilingKeyIn(std::initializer_list<uint64_t> keys)
+{
     for (uint64_t k : keys)
         if (k == Ctx().tilingKey) return true;
     return false;
 }
-inline void CopyTiling(void *dst, const void *tiling, size_t bytes, const char *what) {
+inline void CopyTiling(void *dst, const void *tiling, size_t bytes, const char *what)
+{
     CheckGm("GET_TILING_DATA", what, tiling, bytes);
     std::memcpy(dst, tiling, bytes);
 }

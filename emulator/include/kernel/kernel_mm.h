@@ -3,16 +3,33 @@
 #pragma once
 #include "kernel/kernel_data_copy.h"
 
-enum class QuantMode_t : uint8_t { NoQuant = 0, F322F16, F322BF16, DEQF16, VDEQF16, QF322B8_PRE, VQF322B8_PRE, REQ8, VREQ8 };
+enum class QuantMode_t : uint8_t {
+    NoQuant = 0,
+    F322F16,
+    F322BF16,
+    DEQF16,
+    VDEQF16,
+    QF322B8_PRE,
+    VQF322B8_PRE,
+    REQ8,
+    VREQ8
+};
 
 namespace AscendC {
 
 struct LoadData2DParams {
     LoadData2DParams() {}
-    LoadData2DParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn, const uint8_t sidIn,
-                     const uint16_t dstGapIn, const bool ifTransposeIn, const uint8_t addrModeIn)
-        : startIndex(startIndexIn), dstGap(dstGapIn), srcStride(srcStrideIn), ifTranspose(ifTransposeIn),
-          repeatTimes(repeatTimesIn), sid(sidIn), addrMode(addrModeIn) {}
+    LoadData2DParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                     const uint8_t sidIn, const uint16_t dstGapIn, const bool ifTransposeIn, const uint8_t addrModeIn)
+        : startIndex(startIndexIn),
+          dstGap(dstGapIn),
+          srcStride(srcStrideIn),
+          ifTranspose(ifTransposeIn),
+          repeatTimes(repeatTimesIn),
+          sid(sidIn),
+          addrMode(addrModeIn)
+    {
+    }
     uint16_t startIndex = 0;
     uint16_t dstGap = 0;
     uint16_t srcStride = 0;
@@ -27,29 +44,44 @@ using LoadData2dParams = LoadData2DParams;
 // LoadData 3D v2 (kernel_struct_mm.h): image-to-column of an NC1HWC0 feature map in L1, a
 // window [mStartPt, +mExtension) x [kStartPt, +kExtension) of the expanded matrix written to
 // L0A (Zz) or, transposed, to L0B (Zn). padList is {left, right, top, bottom}.
-template <typename T>
-struct LoadData3DParamsV2 {
+template <typename T> struct LoadData3DParamsV2 {
     LoadData3DParamsV2() {}
     LoadData3DParamsV2(const uint8_t padListIn[PAD_SIZE], const uint16_t l1HIn, const uint16_t l1WIn,
                        const uint16_t channelSizeIn, const uint16_t kExtensionIn, const uint16_t mExtensionIn,
-                       const uint16_t kStartPtIn, const uint16_t mStartPtIn, const uint8_t strideWIn, const uint8_t strideHIn,
-                       const uint8_t filterWIn, const uint8_t filterHIn, const uint8_t dilationFilterWIn,
-                       const uint8_t dilationFilterHIn, const bool enTransposeIn, const bool enSmallKIn, const T padValueIn)
-        : l1H(l1HIn), l1W(l1WIn), channelSize(channelSizeIn), kExtension(kExtensionIn), mExtension(mExtensionIn),
-          kStartPt(kStartPtIn), mStartPt(mStartPtIn), strideW(strideWIn), strideH(strideHIn), filterW(filterWIn),
-          filterH(filterHIn), dilationFilterW(dilationFilterWIn), dilationFilterH(dilationFilterHIn),
-          enTranspose(enTransposeIn), enSmallK(enSmallKIn), padValue(padValueIn) {
+                       const uint16_t kStartPtIn, const uint16_t mStartPtIn, const uint8_t strideWIn,
+                       const uint8_t strideHIn, const uint8_t filterWIn, const uint8_t filterHIn,
+                       const uint8_t dilationFilterWIn, const uint8_t dilationFilterHIn, const bool enTransposeIn,
+                       const bool enSmallKIn, const T padValueIn)
+        : l1H(l1HIn),
+          l1W(l1WIn),
+          channelSize(channelSizeIn),
+          kExtension(kExtensionIn),
+          mExtension(mExtensionIn),
+          kStartPt(kStartPtIn),
+          mStartPt(mStartPtIn),
+          strideW(strideWIn),
+          strideH(strideHIn),
+          filterW(filterWIn),
+          filterH(filterHIn),
+          dilationFilterW(dilationFilterWIn),
+          dilationFilterH(dilationFilterHIn),
+          enTranspose(enTransposeIn),
+          enSmallK(enSmallKIn),
+          padValue(padValueIn)
+    {
         for (int i = 0; i < PAD_SIZE; ++i) padList[i] = padListIn[i];
     }
     LoadData3DParamsV2(const uint8_t padListIn[PAD_SIZE], const uint16_t l1HIn, const uint16_t l1WIn,
                        const uint16_t channelSizeIn, const uint16_t kExtensionIn, const uint16_t mExtensionIn,
-                       const uint16_t kStartPtIn, const uint16_t mStartPtIn, const uint8_t strideWIn, const uint8_t strideHIn,
-                       const uint8_t filterWIn, const uint8_t filterHIn, const uint8_t dilationFilterWIn,
-                       const uint8_t dilationFilterHIn, const bool enTransposeIn, const bool enSmallKIn, const T padValueIn,
-                       const bool filterSizeWIn, const bool filterSizeHIn, const bool fMatrixCtrlIn)
+                       const uint16_t kStartPtIn, const uint16_t mStartPtIn, const uint8_t strideWIn,
+                       const uint8_t strideHIn, const uint8_t filterWIn, const uint8_t filterHIn,
+                       const uint8_t dilationFilterWIn, const uint8_t dilationFilterHIn, const bool enTransposeIn,
+                       const bool enSmallKIn, const T padValueIn, const bool filterSizeWIn, const bool filterSizeHIn,
+                       const bool fMatrixCtrlIn)
         : LoadData3DParamsV2(padListIn, l1HIn, l1WIn, channelSizeIn, kExtensionIn, mExtensionIn, kStartPtIn, mStartPtIn,
-                             strideWIn, strideHIn, filterWIn, filterHIn, dilationFilterWIn, dilationFilterHIn, enTransposeIn,
-                             enSmallKIn, padValueIn) {
+                             strideWIn, strideHIn, filterWIn, filterHIn, dilationFilterWIn, dilationFilterHIn,
+                             enTransposeIn, enSmallKIn, padValueIn)
+    {
         filterSizeW = filterSizeWIn;
         filterSizeH = filterSizeHIn;
         fMatrixCtrl = fMatrixCtrlIn;
@@ -84,8 +116,16 @@ struct LoadData3DParamsV2Pro {
     LoadData3DParamsV2Pro(const uint16_t channelSizeIn, const bool enTransposeIn, const bool enSmallKIn,
                           const bool filterSizeWIn, const bool filterSizeHIn, const bool fMatrixCtrlIn,
                           const uint64_t extConfigIn, const uint64_t filterConfigIn)
-        : channelSize(channelSizeIn), enTranspose(enTransposeIn), enSmallK(enSmallKIn), filterSizeW(filterSizeWIn),
-          filterSizeH(filterSizeHIn), fMatrixCtrl(fMatrixCtrlIn), extConfig(extConfigIn), filterConfig(filterConfigIn) {}
+        : channelSize(channelSizeIn),
+          enTranspose(enTransposeIn),
+          enSmallK(enSmallKIn),
+          filterSizeW(filterSizeWIn),
+          filterSizeH(filterSizeHIn),
+          fMatrixCtrl(fMatrixCtrlIn),
+          extConfig(extConfigIn),
+          filterConfig(filterConfigIn)
+    {
+    }
     uint16_t channelSize = 0;
     bool enTranspose = false;
     bool enSmallK = false;
@@ -98,12 +138,17 @@ struct LoadData3DParamsV2Pro {
 
 // Fill / InitConstValue: repeatTimes x blockNum blocks (32 B in L1, 512 B in L0A/L0B), dstGap
 // blocks between repeats.
-template <typename T>
-struct InitConstValueParams {
+template <typename T> struct InitConstValueParams {
     InitConstValueParams() {}
-    InitConstValueParams(const uint16_t repeatTimesIn, const uint16_t blockNumIn, const uint16_t dstGapIn, const T initValueIn)
-        : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
-    InitConstValueParams(const uint16_t repeatTimesIn, const T initValueIn) : repeatTimes(repeatTimesIn), initValue(initValueIn) {}
+    InitConstValueParams(const uint16_t repeatTimesIn, const uint16_t blockNumIn, const uint16_t dstGapIn,
+                         const T initValueIn)
+        : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn)
+    {
+    }
+    InitConstValueParams(const uint16_t repeatTimesIn, const T initValueIn)
+        : repeatTimes(repeatTimesIn), initValue(initValueIn)
+    {
+    }
     uint16_t repeatTimes = 0;
     uint16_t blockNum = 0;
     uint16_t dstGap = 0;
@@ -127,12 +172,23 @@ struct LoadData2dTransposeParams {
     LoadData2dTransposeParams() {}
     LoadData2dTransposeParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
                               const uint16_t dstGapIn, const uint16_t dstfracGapIn, const uint8_t addrModeIn)
-        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
-          dstFracGap(dstfracGapIn), addrMode(addrModeIn) {}
+        : startIndex(startIndexIn),
+          repeatTimes(repeatTimesIn),
+          srcStride(srcStrideIn),
+          dstGap(dstGapIn),
+          dstFracGap(dstfracGapIn),
+          addrMode(addrModeIn)
+    {
+    }
     LoadData2dTransposeParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
                               const uint16_t dstGapIn, const uint16_t dstfracGapIn)
-        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
-          dstFracGap(dstfracGapIn) {}
+        : startIndex(startIndexIn),
+          repeatTimes(repeatTimesIn),
+          srcStride(srcStrideIn),
+          dstGap(dstGapIn),
+          dstFracGap(dstfracGapIn)
+    {
+    }
     uint16_t startIndex = 0;
     uint8_t repeatTimes = 0;
     uint16_t srcStride = 0;
@@ -143,13 +199,23 @@ struct LoadData2dTransposeParams {
 
 struct MmadParams {
     MmadParams() {}
-    MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const bool isBiasIn, const int32_t fmOffsetIn,
-               const bool enSsparseIn, const bool enWinogradAIn, const bool enWinogradBIn)
-        : m(mIn), n(nIn), k(kIn), isBias(isBiasIn), fmOffset(fmOffsetIn), enSsparse(enSsparseIn), enWinogradA(enWinogradAIn),
-          enWinogradB(enWinogradBIn) {}
-    MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const uint8_t unitFlagIn, const bool cmatrixSourceIn,
-               const bool cmatrixInitValIn)
-        : m(mIn), n(nIn), k(kIn), unitFlag(unitFlagIn), cmatrixSource(cmatrixSourceIn), cmatrixInitVal(cmatrixInitValIn) {}
+    MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const bool isBiasIn,
+               const int32_t fmOffsetIn, const bool enSsparseIn, const bool enWinogradAIn, const bool enWinogradBIn)
+        : m(mIn),
+          n(nIn),
+          k(kIn),
+          isBias(isBiasIn),
+          fmOffset(fmOffsetIn),
+          enSsparse(enSsparseIn),
+          enWinogradA(enWinogradAIn),
+          enWinogradB(enWinogradBIn)
+    {
+    }
+    MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const uint8_t unitFlagIn,
+               const bool cmatrixSourceIn, const bool cmatrixInitValIn)
+        : m(mIn), n(nIn), k(kIn), unitFlag(unitFlagIn), cmatrixSource(cmatrixSourceIn), cmatrixInitVal(cmatrixInitValIn)
+    {
+    }
     uint16_t m = 0;
     uint16_t n = 0;
     uint16_t k = 0;
@@ -173,16 +239,29 @@ constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR};
 
 struct FixpipeParamsV220 {
     FixpipeParamsV220() {}
-    FixpipeParamsV220(const uint16_t nSizeIn, const uint16_t mSizeIn, const uint16_t srcStrideIn, const uint32_t dstStrideIn,
-                      const bool reluEnIn)
-        : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), reluEn(reluEnIn) {}
-    FixpipeParamsV220(const uint16_t nSizeIn, const uint16_t mSizeIn, const uint16_t srcStrideIn, const uint32_t dstStrideIn,
-                      const bool reluEnIn, const QuantMode_t quantPreIn, const int64_t deqScalarIn, const uint16_t ndNumIn,
-                      const uint16_t srcNdStrideIn, const uint16_t dstNdStrideIn, const uint8_t unitFlagIn,
-                      const bool isChannelSplitIn = false)
-        : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), quantPre(quantPreIn),
-          deqScalar(static_cast<uint64_t>(deqScalarIn)), ndNum(ndNumIn), srcNdStride(srcNdStrideIn), dstNdStride(dstNdStrideIn),
-          reluEn(reluEnIn), unitFlag(unitFlagIn), isChannelSplit(isChannelSplitIn) {}
+    FixpipeParamsV220(const uint16_t nSizeIn, const uint16_t mSizeIn, const uint16_t srcStrideIn,
+                      const uint32_t dstStrideIn, const bool reluEnIn)
+        : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), reluEn(reluEnIn)
+    {
+    }
+    FixpipeParamsV220(const uint16_t nSizeIn, const uint16_t mSizeIn, const uint16_t srcStrideIn,
+                      const uint32_t dstStrideIn, const bool reluEnIn, const QuantMode_t quantPreIn,
+                      const int64_t deqScalarIn, const uint16_t ndNumIn, const uint16_t srcNdStrideIn,
+                      const uint16_t dstNdStrideIn, const uint8_t unitFlagIn, const bool isChannelSplitIn = false)
+        : nSize(nSizeIn),
+          mSize(mSizeIn),
+          srcStride(srcStrideIn),
+          dstStride(dstStrideIn),
+          quantPre(quantPreIn),
+          deqScalar(static_cast<uint64_t>(deqScalarIn)),
+          ndNum(ndNumIn),
+          srcNdStride(srcNdStrideIn),
+          dstNdStride(dstNdStrideIn),
+          reluEn(reluEnIn),
+          unitFlag(unitFlagIn),
+          isChannelSplit(isChannelSplitIn)
+    {
+    }
     uint16_t nSize = 0;
     uint16_t mSize = 0;
     uint16_t srcStride = 0;
@@ -218,7 +297,8 @@ void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBu
 // `bias` (a float vector in the bias table, or null): C starts from bias[column] instead of 0 or L0C.
 void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, const AscendC::MmadParams &p,
           const LocalRef *bias = nullptr);
-void Fill(const char *api, LocalRef dst, int elemBytes, uint64_t valueBits, uint32_t repeat, uint32_t blockNum, uint32_t dstGap);
+void Fill(const char *api, LocalRef dst, int elemBytes, uint64_t valueBits, uint32_t repeat, uint32_t blockNum,
+          uint32_t dstGap);
 void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt, LocalRef src, DType st, int layout,
              const AscendC::FixpipeParamsV220 &p);
 void SetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4], int mode);
@@ -227,17 +307,20 @@ void SetFixQuant(const char *api, LocalRef params);
 
 namespace AscendC {
 
-template <typename T>
-void LoadData(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LoadData2DParams &p) {
-    emu::LoadData2D("LoadData(2D)", emu::Ref(dst), src.EmuAddr(), static_cast<int>(src.EmuBuf()), src.EmuBytes(), sizeof(T), p);
+template <typename T> void LoadData(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LoadData2DParams &p)
+{
+    emu::LoadData2D("LoadData(2D)", emu::Ref(dst), src.EmuAddr(), static_cast<int>(src.EmuBuf()), src.EmuBytes(),
+                    sizeof(T), p);
 }
-template <typename T>
-void LoadData(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const LoadData2DParams &p) {
-    emu::LoadData2D("LoadData(2D, GM)", emu::Ref(dst), src.GetPhyAddr(), static_cast<int>(emu::Buf::GM), 0, sizeof(T), p);
+template <typename T> void LoadData(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const LoadData2DParams &p)
+{
+    emu::LoadData2D("LoadData(2D, GM)", emu::Ref(dst), src.GetPhyAddr(), static_cast<int>(emu::Buf::GM), 0, sizeof(T),
+                    p);
 }
 
 template <typename T>
-void LoadDataWithTranspose(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LoadData2dTransposeParams &p) {
+void LoadDataWithTranspose(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LoadData2dTransposeParams &p)
+{
     emu::LoadDataTranspose("LoadDataWithTranspose", emu::Ref(dst), src.EmuAddr(), static_cast<int>(src.EmuBuf()),
                            src.EmuBytes(), sizeof(T), p);
 }
@@ -246,7 +329,8 @@ void LoadDataWithTranspose(const LocalTensor<T> &dst, const LocalTensor<T> &src,
 // SetFmatrix / SetLoadDataPaddingValue.
 template <typename T, const IsResetLoad3dConfig &defaultConfig = IS_RESER_LOAD3D_DEFAULT_CONFIG, typename U = T,
           typename std::enable_if<std::is_same<T, U>::value, bool>::type = true>
-void LoadData(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LoadData3DParamsV2<U> &p) {
+void LoadData(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LoadData3DParamsV2<U> &p)
+{
     emu::CoreCtx &c = emu::Ctx();
     const int f = p.fMatrixCtrl ? 1 : 0;
     if (defaultConfig.isSetFMatrix) emu::SetFmatrix(p.l1H, p.l1W, p.padList, f);
@@ -254,57 +338,94 @@ void LoadData(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LoadDa
         c.load3dPad = 0;
         std::memcpy(&c.load3dPad, &p.padValue, sizeof(T));
     }
-    emu::Load3dGeom g{c.fmapH[f], c.fmapW[f], {c.fmapPad[f][0], c.fmapPad[f][1], c.fmapPad[f][2], c.fmapPad[f][3]},
-                      p.channelSize, p.kExtension, p.mExtension, p.kStartPt, p.mStartPt, p.strideW, p.strideH,
-                      p.filterW + (p.filterSizeW ? 256u : 0u), p.filterH + (p.filterSizeH ? 256u : 0u),
-                      p.dilationFilterW, p.dilationFilterH, p.enTranspose, c.load3dPad};
+    emu::Load3dGeom g{c.fmapH[f],
+                      c.fmapW[f],
+                      {c.fmapPad[f][0], c.fmapPad[f][1], c.fmapPad[f][2], c.fmapPad[f][3]},
+                      p.channelSize,
+                      p.kExtension,
+                      p.mExtension,
+                      p.kStartPt,
+                      p.mStartPt,
+                      p.strideW,
+                      p.strideH,
+                      p.filterW + (p.filterSizeW ? 256u : 0u),
+                      p.filterH + (p.filterSizeH ? 256u : 0u),
+                      p.dilationFilterW,
+                      p.dilationFilterH,
+                      p.enTranspose,
+                      c.load3dPad};
     emu::LoadData3D("LoadData(3D v2)", emu::Ref(dst), emu::Ref(src), sizeof(T), g);
 }
 template <typename T>
-void LoadData(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LoadData3DParamsV2Pro &p) {
+void LoadData(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LoadData3DParamsV2Pro &p)
+{
     emu::CoreCtx &c = emu::Ctx();
     const int f = p.fMatrixCtrl ? 1 : 0;
     const uint64_t e = p.extConfig, fc = p.filterConfig;
-    emu::Load3dGeom g{c.fmapH[f], c.fmapW[f], {c.fmapPad[f][0], c.fmapPad[f][1], c.fmapPad[f][2], c.fmapPad[f][3]},
-                      p.channelSize, static_cast<uint16_t>(e), static_cast<uint16_t>(e >> 16), static_cast<uint16_t>(e >> 32),
-                      static_cast<uint16_t>(e >> 48), static_cast<uint8_t>(fc), static_cast<uint8_t>(fc >> 8),
+    emu::Load3dGeom g{c.fmapH[f],
+                      c.fmapW[f],
+                      {c.fmapPad[f][0], c.fmapPad[f][1], c.fmapPad[f][2], c.fmapPad[f][3]},
+                      p.channelSize,
+                      static_cast<uint16_t>(e),
+                      static_cast<uint16_t>(e >> 16),
+                      static_cast<uint16_t>(e >> 32),
+                      static_cast<uint16_t>(e >> 48),
+                      static_cast<uint8_t>(fc),
+                      static_cast<uint8_t>(fc >> 8),
                       static_cast<uint8_t>(fc >> 16) + (p.filterSizeW ? 256u : 0u),
-                      static_cast<uint8_t>(fc >> 24) + (p.filterSizeH ? 256u : 0u), static_cast<uint8_t>(fc >> 32),
-                      static_cast<uint8_t>(fc >> 40), p.enTranspose, c.load3dPad};
+                      static_cast<uint8_t>(fc >> 24) + (p.filterSizeH ? 256u : 0u),
+                      static_cast<uint8_t>(fc >> 32),
+                      static_cast<uint8_t>(fc >> 40),
+                      p.enTranspose,
+                      c.load3dPad};
     emu::LoadData3D("LoadData(3D v2 Pro)", emu::Ref(dst), emu::Ref(src), sizeof(T), g);
 }
-inline void SetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4], const FmatrixMode &fmatrixMode) {
+inline void SetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4], const FmatrixMode &fmatrixMode)
+{
     emu::SetFmatrix(l1H, l1W, padList, static_cast<int>(fmatrixMode));
 }
 // The left feature map register, as SetFmatrix(..., FMATRIX_LEFT) (kernel_operator_mm_impl.h).
-inline void Load3DSetFMatrixCal(uint16_t l1H, uint16_t l1W, const uint8_t padList[4]) { emu::SetFmatrix(l1H, l1W, padList, 0); }
-inline void Load3DSetFMatrixBCal(uint16_t l1H, uint16_t l1W, const uint8_t padList[4]) { emu::SetFmatrix(l1H, l1W, padList, 1); }
-template <typename T>
-void SetLoadDataPaddingValue(const T padValue) {
+inline void Load3DSetFMatrixCal(uint16_t l1H, uint16_t l1W, const uint8_t padList[4])
+{
+    emu::SetFmatrix(l1H, l1W, padList, 0);
+}
+inline void Load3DSetFMatrixBCal(uint16_t l1H, uint16_t l1W, const uint8_t padList[4])
+{
+    emu::SetFmatrix(l1H, l1W, padList, 1);
+}
+template <typename T> void SetLoadDataPaddingValue(const T padValue)
+{
     emu::Ctx().load3dPad = 0;
     std::memcpy(&emu::Ctx().load3dPad, &padValue, sizeof(T));
 }
 // The L1 wrap-around boundary of LoadData 3D: 0 (the default) is the only value modelled.
-inline void SetLoadDataBoundary(uint32_t boundaryValue) {
-    if (boundaryValue != 0) emu::Fail("SetLoadDataBoundary", "boundary %u: only 0 (no wrap-around) is implemented by the emulator", boundaryValue);
+inline void SetLoadDataBoundary(uint32_t boundaryValue)
+{
+    if (boundaryValue != 0)
+        emu::Fail("SetLoadDataBoundary", "boundary %u: only 0 (no wrap-around) is implemented by the emulator",
+                  boundaryValue);
 }
 
 // The 2:4 structured-sparse load of int8 weights (MmadWithSparse): not implemented.
 template <typename T = int8_t, typename U = uint8_t,
           typename std::enable_if<std::is_same<T, int8_t>::value, bool>::type = true,
           typename std::enable_if<std::is_same<U, uint8_t>::value, bool>::type = true>
-void LoadDataWithSparse(const LocalTensor<T> &, const LocalTensor<T> &, const LocalTensor<U> &, const LoadData2dParams &) {
+void LoadDataWithSparse(const LocalTensor<T> &, const LocalTensor<T> &, const LocalTensor<U> &,
+                        const LoadData2dParams &)
+{
     emu::Fail("LoadDataWithSparse", "the sparse (2:4 index) load is not implemented by the emulator");
 }
 template <typename T = int32_t, typename U = int8_t,
           typename std::enable_if<std::is_same<T, int32_t>::value, bool>::type = true,
           typename std::enable_if<std::is_same<U, int8_t>::value, bool>::type = true>
-void MmadWithSparse(const LocalTensor<T> &, const LocalTensor<U> &, const LocalTensor<U> &, const MmadParams &) {
+void MmadWithSparse(const LocalTensor<T> &, const LocalTensor<U> &, const LocalTensor<U> &, const MmadParams &)
+{
     emu::Fail("MmadWithSparse", "the sparse matrix multiply is not implemented by the emulator");
 }
 
 template <typename T, typename U, typename S>
-void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const LocalTensor<S> &filter, const MmadParams &p) {
+void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const LocalTensor<S> &filter, const MmadParams &p)
+{
     emu::Mmad(emu::Ref(dst), emu::DT<T>, emu::Ref(fm), emu::DT<U>, emu::Ref(filter), emu::DT<S>, p);
 }
 
@@ -312,7 +433,8 @@ void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const LocalTensor
 // in L0C is the accumulator itself.
 template <typename T, typename U, typename S, typename V>
 void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const LocalTensor<S> &filter, const LocalTensor<V> &bias,
-          const MmadParams &p) {
+          const MmadParams &p)
+{
     if (bias.EmuBuf() == emu::Buf::L0C) {
         if (bias.EmuAddr() != static_cast<void *>(dst.EmuAddr()))
             emu::Fail("Mmad", "a bias tensor in L0C must be the destination itself (accumulate)");
@@ -327,27 +449,31 @@ void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const LocalTensor
 }
 
 template <typename T, typename U = T, typename std::enable_if<std::is_same<T, U>::value, bool>::type = true>
-void Fill(const LocalTensor<T> &dst, const InitConstValueParams<U> &p) {
+void Fill(const LocalTensor<T> &dst, const InitConstValueParams<U> &p)
+{
     uint64_t bits = 0;
     std::memcpy(&bits, &p.initValue, sizeof(T));
     emu::Fill("Fill", emu::Ref(dst), sizeof(T), bits, p.repeatTimes, p.blockNum, p.dstGap);
 }
 template <typename T, typename U = T, typename std::enable_if<std::is_same<T, U>::value, bool>::type = true>
-void InitConstValue(const LocalTensor<T> &dst, const InitConstValueParams<U> &p) {
+void InitConstValue(const LocalTensor<T> &dst, const InitConstValueParams<U> &p)
+{
     uint64_t bits = 0;
     std::memcpy(&bits, &p.initValue, sizeof(T));
     emu::Fill("InitConstValue", emu::Ref(dst), sizeof(T), bits, p.repeatTimes, p.blockNum, p.dstGap);
 }
 
 template <typename T, typename U, const FixpipeConfig &config = CFG_ROW_MAJOR>
-void Fixpipe(const GlobalTensor<T> &dst, const LocalTensor<U> &src, const FixpipeParamsV220 &p) {
-    emu::Fixpipe("Fixpipe(L0C->GM)", dst.GetPhyAddr(0), static_cast<int>(emu::Buf::GM), 0, emu::DT<T>, emu::Ref(src), emu::DT<U>,
-                 static_cast<int>(config.format), p);
+void Fixpipe(const GlobalTensor<T> &dst, const LocalTensor<U> &src, const FixpipeParamsV220 &p)
+{
+    emu::Fixpipe("Fixpipe(L0C->GM)", dst.GetPhyAddr(0), static_cast<int>(emu::Buf::GM), 0, emu::DT<T>, emu::Ref(src),
+                 emu::DT<U>, static_cast<int>(config.format), p);
 }
 template <typename T, typename U, const FixpipeConfig &config = CFG_ROW_MAJOR>
-void Fixpipe(const LocalTensor<T> &dst, const LocalTensor<U> &src, const FixpipeParamsV220 &p) {
-    emu::Fixpipe("Fixpipe(L0C->L1)", dst.EmuAddr(), static_cast<int>(dst.EmuBuf()), dst.EmuBytes(), emu::DT<T>, emu::Ref(src),
-                 emu::DT<U>, static_cast<int>(config.format), p);
+void Fixpipe(const LocalTensor<T> &dst, const LocalTensor<U> &src, const FixpipeParamsV220 &p)
+{
+    emu::Fixpipe("Fixpipe(L0C->L1)", dst.EmuAddr(), static_cast<int>(dst.EmuBuf()), dst.EmuBytes(), emu::DT<T>,
+                 emu::Ref(src), emu::DT<U>, static_cast<int>(config.format), p);
 }
 
 inline void SetHF32Mode(bool) {}
@@ -360,16 +486,20 @@ inline void SetMMColumnMajor() {}
 // Per-channel quantisation (and ReLU) parameters of the Fixpipe, from the Fixpipe buffer
 // (kernel_operator_fixpipe_intf.h). `isUnitFlag` is a scheduling hint only.
 template <typename T, bool setRelu = false>
-void SetFixPipeConfig(const LocalTensor<T> &reluPre, const LocalTensor<T> &quantPre, bool isUnitFlag = false) {
+void SetFixPipeConfig(const LocalTensor<T> &reluPre, const LocalTensor<T> &quantPre, bool isUnitFlag = false)
+{
     (void)isUnitFlag;
-    if (setRelu) emu::Fail("SetFixPipeConfig", "per-channel ReLU parameters (setRelu) are not implemented by the emulator");
+    if (setRelu)
+        emu::Fail("SetFixPipeConfig", "per-channel ReLU parameters (setRelu) are not implemented by the emulator");
     (void)reluPre;
     emu::SetFixQuant("SetFixPipeConfig", emu::Ref(quantPre));
 }
 template <typename T, bool setRelu = false>
-void SetFixPipeConfig(const LocalTensor<T> &preData, bool isUnitFlag = false) {
+void SetFixPipeConfig(const LocalTensor<T> &preData, bool isUnitFlag = false)
+{
     (void)isUnitFlag;
-    if (setRelu) emu::Fail("SetFixPipeConfig", "per-channel ReLU parameters (setRelu) are not implemented by the emulator");
+    if (setRelu)
+        emu::Fail("SetFixPipeConfig", "per-channel ReLU parameters (setRelu) are not implemented by the emulator");
     emu::SetFixQuant("SetFixPipeConfig", emu::Ref(preData));
 }
 

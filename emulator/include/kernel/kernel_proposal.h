@@ -11,14 +11,16 @@ namespace AscendC {
 
 template <typename T, bool isFullSort>
 void Sort(const LocalTensor<T> &dst, const LocalTensor<T> &concat, const LocalTensor<uint32_t> &index,
-          LocalTensor<T> &tmp, const int32_t repeatTime) {
+          LocalTensor<T> &tmp, const int32_t repeatTime)
+{
     emu::VecSort("Sort", emu::DT<T>, emu::Ref(dst), emu::Ref(concat), emu::Ref(index), emu::Ref(tmp), repeatTime,
                  isFullSort);
 }
 
 template <typename T>
 void Extract(const LocalTensor<T> &dstValue, const LocalTensor<uint32_t> &dstIndex, const LocalTensor<T> &sorted,
-             const int32_t repeatTime) {
+             const int32_t repeatTime)
+{
     emu::VecExtract("Extract", emu::DT<T>, emu::Ref(dstValue), emu::Ref(dstIndex), emu::Ref(sorted), repeatTime);
 }
 

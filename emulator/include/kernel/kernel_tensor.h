@@ -7,16 +7,18 @@
 namespace AscendC {
 
 // Physical buffer of a logical position on arch 2201 (§1.2).
-constexpr emu::Buf PhysicalOf(TPosition p) {
+constexpr emu::Buf PhysicalOf(TPosition p)
+{
     return (p == TPosition::VECIN || p == TPosition::VECOUT || p == TPosition::VECCALC) ? emu::Buf::UB
-         : (p == TPosition::A1 || p == TPosition::B1 || p == TPosition::C1 || p == TPosition::TSCM ||
-            p == TPosition::SHM) ? emu::Buf::L1
-         : p == TPosition::A2 ? emu::Buf::L0A
-         : p == TPosition::B2 ? emu::Buf::L0B
-         : p == TPosition::CO1 ? emu::Buf::L0C
-         : p == TPosition::C2 ? emu::Buf::BT
-         : p == TPosition::C2PIPE2GM ? emu::Buf::FB
-         : emu::Buf::GM;
+           : (p == TPosition::A1 || p == TPosition::B1 || p == TPosition::C1 || p == TPosition::TSCM ||
+              p == TPosition::SHM)
+               ? emu::Buf::L1
+           : p == TPosition::A2        ? emu::Buf::L0A
+           : p == TPosition::B2        ? emu::Buf::L0B
+           : p == TPosition::CO1       ? emu::Buf::L0C
+           : p == TPosition::C2        ? emu::Buf::BT
+           : p == TPosition::C2PIPE2GM ? emu::Buf::FB
+                                       : emu::Buf::GM;
 }
 const char *PositionName(TPosition p);
 
@@ -26,8 +28,7 @@ namespace emu {
 // What LocalTensor::GetPhyAddr returns: the element pointer of CANN's CPU twin and, with an
 // integer byte offset added in front (`bytes + t.GetPhyAddr()`), the integer address an NPU build
 // returns, so kernels that build address lists that way (TransDataTo5HD) run unchanged.
-template <class T>
-struct PhyAddr {
+template <class T> struct PhyAddr {
     T *p;
     operator T *() const { return p; }
     friend uint64_t operator+(uint64_t bytes, PhyAddr a) { return bytes + reinterpret_cast<uintptr_t>(a.p); }
@@ -37,12 +38,10 @@ struct PhyAddr {
 namespace AscendC {
 
 // Bits of one element: 4 for int4b_t, 8 * sizeof(T) otherwise (kernel_utils_constants.h).
-template <typename T>
-struct SizeOfBits {
+template <typename T> struct SizeOfBits {
     static constexpr uint32_t value = sizeof(T) * 8;
 };
-template <>
-struct SizeOfBits<int4b_t> {
+template <> struct SizeOfBits<int4b_t> {
     static constexpr uint32_t value = 4;
 };
 
@@ -57,61 +56,73 @@ struct TBuffAddr {
     uint8_t *absAddr;
 };
 
-template <typename T>
-class LocalTensor {
+template <typename T> class LocalTensor {
 public:
     using PrimType = T;
     LocalTensor() : address_{0, 0, nullptr, static_cast<uint8_t>(TPosition::GM), nullptr} {}
     // A tensor at byte address `addr` of the position's buffer, `tileSize` elements long.
-    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize) {
-        EmuSet(reinterpret_cast<T *>(reinterpret_cast<uintptr_t>(emu::Ctx().mem[static_cast<int>(PhysicalOf(pos))]) + addr),
+    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize)
+    {
+        EmuSet(reinterpret_cast<T *>(reinterpret_cast<uintptr_t>(emu::Ctx().mem[static_cast<int>(PhysicalOf(pos))]) +
+                                     addr),
                tileSize, pos);
     }
-    LocalTensor operator[](const uint32_t offset) const {
-        if (offset > GetSize()) emu::Fail("LocalTensor::operator[]", "offset %u is past the tensor's %u elements", offset, GetSize());
+    LocalTensor operator[](const uint32_t offset) const
+    {
+        if (offset > GetSize())
+            emu::Fail("LocalTensor::operator[]", "offset %u is past the tensor's %u elements", offset, GetSize());
         LocalTensor r(*this);
         r.address_.absAddr += Bytes(offset);
         r.address_.bufferAddr += static_cast<uint32_t>(Bytes(offset));
         r.address_.dataLen -= static_cast<uint32_t>(Bytes(offset));
         return r;
     }
-    T GetValue(const uint32_t index) const {
+    T GetValue(const uint32_t index) const
+    {
         CheckIndex("LocalTensor::GetValue", index);
         emu::Count(emu::Pipe::S, sizeof(T));
         emu::RaceRead("LocalTensor::GetValue", emu::Pipe::S, static_cast<int>(EmuBuf()), Addr() + index, sizeof(T));
         return Addr()[index];
     }
-    template <typename S>
-    void SetValue(const uint32_t index, const S value) const {
+    template <typename S> void SetValue(const uint32_t index, const S value) const
+    {
         CheckIndex("LocalTensor::SetValue", index);
         emu::Count(emu::Pipe::S, sizeof(T));
         emu::RaceWrite("LocalTensor::SetValue", emu::Pipe::S, static_cast<int>(EmuBuf()), Addr() + index, sizeof(T));
         Addr()[index] = static_cast<T>(value);
     }
-    T &operator()(const uint32_t index) const {
+    T &operator()(const uint32_t index) const
+    {
         CheckIndex("LocalTensor::operator()", index);
         emu::RaceWrite("LocalTensor::operator()", emu::Pipe::S, static_cast<int>(EmuBuf()), Addr() + index, sizeof(T));
         return Addr()[index];
     }
-    template <typename U>
-    LocalTensor<U> ReinterpretCast() const {
+    template <typename U> LocalTensor<U> ReinterpretCast() const
+    {
         LocalTensor<U> r;
         r.address_ = address_;
         return r;
     }
-    uint32_t GetSize() const { return static_cast<uint32_t>(static_cast<uint64_t>(address_.dataLen) * 8 / SizeOfBits<T>::value); }
+    uint32_t GetSize() const
+    {
+        return static_cast<uint32_t>(static_cast<uint64_t>(address_.dataLen) * 8 / SizeOfBits<T>::value);
+    }
     void SetSize(const uint32_t size) { address_.dataLen = static_cast<uint32_t>(Bytes(size)); }
     uint32_t GetLength() const { return address_.dataLen; }
     TPosition GetPosition() const { return static_cast<TPosition>(address_.logicPos); }
     emu::PhyAddr<T> GetPhyAddr() const { return {Addr()}; }
-    emu::PhyAddr<T> GetPhyAddr(const uint32_t offset) const { return {reinterpret_cast<T *>(address_.absAddr + Bytes(offset))}; }
+    emu::PhyAddr<T> GetPhyAddr(const uint32_t offset) const
+    {
+        return {reinterpret_cast<T *>(address_.absAddr + Bytes(offset))};
+    }
     void SetAddrWithOffset(LocalTensor<T> &src, uint32_t offset) { *this = src[offset]; }
     // Takes over the location of another tensor, e.g. `a.SetAddr(b[i].address_)` (any element type).
     void SetAddr(const TBuffAddr &address) { address_ = address; }
     TBufHandle GetBufferHandle() const { return address_.bufferHandle; }
 
     // Emulator internals (not CANN API).
-    void EmuSet(T *addr, uint32_t size, TPosition pos) {
+    void EmuSet(T *addr, uint32_t size, TPosition pos)
+    {
         address_.absAddr = reinterpret_cast<uint8_t *>(addr);
         address_.dataLen = static_cast<uint32_t>(Bytes(size));
         address_.logicPos = static_cast<uint8_t>(pos);
@@ -129,8 +140,11 @@ public:
 private:
     static constexpr uint64_t Bytes(uint64_t elems) { return elems * SizeOfBits<T>::value / 8; }
     T *Addr() const { return reinterpret_cast<T *>(address_.absAddr); }
-    void CheckIndex(const char *api, uint32_t index) const {
-        if (index >= GetSize()) emu::Fail(api, "index %u is outside the tensor's %u elements (%s)", index, GetSize(), PositionName(GetPosition()));
+    void CheckIndex(const char *api, uint32_t index) const
+    {
+        if (index >= GetSize())
+            emu::Fail(api, "index %u is outside the tensor's %u elements (%s)", index, GetSize(),
+                      PositionName(GetPosition()));
         emu::CheckLocal(api, "tensor", EmuBuf(), Addr() + index, sizeof(T));
     }
 };
@@ -138,37 +152,47 @@ private:
 enum class CacheMode { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL = 1, CACHE_MODE_LAST = 2, CACHE_MODE_PERSISTENT = 4 };
 enum class CacheRwMode { READ = 1, WRITE = 2, RW = 3 };
 
-template <typename T>
-class GlobalTensor {
+template <typename T> class GlobalTensor {
 public:
     using PrimType = T;
     GlobalTensor() = default;
-    void SetGlobalBuffer(__gm__ T *buffer, uint64_t bufferSize) { addr_ = buffer; size_ = bufferSize; }
-    void SetGlobalBuffer(__gm__ T *buffer) { addr_ = buffer; size_ = 0; }
+    void SetGlobalBuffer(__gm__ T *buffer, uint64_t bufferSize)
+    {
+        addr_ = buffer;
+        size_ = bufferSize;
+    }
+    void SetGlobalBuffer(__gm__ T *buffer)
+    {
+        addr_ = buffer;
+        size_ = 0;
+    }
     const __gm__ T *GetPhyAddr() const { return addr_; }
     __gm__ T *GetPhyAddr(const uint64_t offset) const { return addr_ + offset; }
-    T GetValue(const uint64_t offset) const {
+    T GetValue(const uint64_t offset) const
+    {
         emu::CheckGm("GlobalTensor::GetValue", "element", addr_ + offset, sizeof(T));
         emu::CountScalarGm(sizeof(T));
         return addr_[offset];
     }
-    void SetValue(const uint64_t offset, T value) const {
+    void SetValue(const uint64_t offset, T value) const
+    {
         emu::CheckGm("GlobalTensor::SetValue", "element", addr_ + offset, sizeof(T));
         emu::CountScalarGm(sizeof(T));
         addr_[offset] = value;
     }
-    T &operator()(const uint64_t offset) const {
+    T &operator()(const uint64_t offset) const
+    {
         emu::CheckGm("GlobalTensor::operator()", "element", addr_ + offset, sizeof(T));
         return addr_[offset];
     }
     uint64_t GetSize() const { return size_; }
-    GlobalTensor operator[](const uint64_t offset) const {
+    GlobalTensor operator[](const uint64_t offset) const
+    {
         GlobalTensor r(*this);
         r.addr_ = addr_ + offset;
         return r;
     }
-    template <CacheRwMode rwMode = CacheRwMode::RW>
-    void SetL2CacheHint(CacheMode) {}
+    template <CacheRwMode rwMode = CacheRwMode::RW> void SetL2CacheHint(CacheMode) {}
 
 private:
     __gm__ T *addr_ = nullptr;

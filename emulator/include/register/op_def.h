@@ -19,31 +19,37 @@ enum class FormatCheckOption : uint32_t { DEFAULT = 0, STRICT = 1, MAX };
 class OpParamDef {
 public:
     explicit OpParamDef(const char *name) : name_(name) {}
-    OpParamDef &ParamType(Option type) {
+    OpParamDef &ParamType(Option type)
+    {
         paramType_ = type;
         return *this;
     }
-    OpParamDef &DataType(std::vector<ge::DataType> types) {
+    OpParamDef &DataType(std::vector<ge::DataType> types)
+    {
         dataTypes_ = std::move(types);
         return *this;
     }
     // One dtype valid with every combination of the other parameters.
-    OpParamDef &DataTypeList(std::vector<ge::DataType> types) {
+    OpParamDef &DataTypeList(std::vector<ge::DataType> types)
+    {
         dataTypes_ = std::move(types);
         dataTypeIsList_ = true;
         return *this;
     }
-    OpParamDef &Format(std::vector<ge::Format> formats) {
+    OpParamDef &Format(std::vector<ge::Format> formats)
+    {
         formats_ = std::move(formats);
         return *this;
     }
-    OpParamDef &FormatList(std::vector<ge::Format> formats) {
+    OpParamDef &FormatList(std::vector<ge::Format> formats)
+    {
         formats_ = std::move(formats);
         formatIsList_ = true;
         return *this;
     }
     OpParamDef &UnknownShapeFormat(std::vector<ge::Format> formats) { return Format(std::move(formats)); }
-    OpParamDef &ValueDepend(Option option) {
+    OpParamDef &ValueDepend(Option option)
+    {
         valueDepend_ = option;
         return *this;
     }
@@ -52,11 +58,13 @@ public:
     OpParamDef &IgnoreContiguous() { return *this; }
     OpParamDef &Scalar() { return *this; }
     OpParamDef &ScalarList() { return *this; }
-    OpParamDef &Version(uint32_t version) {
+    OpParamDef &Version(uint32_t version)
+    {
         version_ = version;
         return *this;
     }
-    OpParamDef &Follow(const char *name) {
+    OpParamDef &Follow(const char *name)
+    {
         follow_ = name;
         return *this;
     }
@@ -88,42 +96,50 @@ public:
     enum class Type { UNSET, BOOL, FLOAT, INT, STRING, LIST_BOOL, LIST_FLOAT, LIST_INT, LIST_LIST_INT };
 
     explicit OpAttrDef(const char *name) : name_(name) {}
-    OpAttrDef &AttrType(Option type) {
+    OpAttrDef &AttrType(Option type)
+    {
         required_ = (type == REQUIRED);
         return *this;
     }
     OpAttrDef &Bool() { return Set(Type::BOOL); }
-    OpAttrDef &Bool(bool value) {
+    OpAttrDef &Bool(bool value)
+    {
         defaultBool_ = value;
         return SetWithDefault(Type::BOOL);
     }
     OpAttrDef &Float() { return Set(Type::FLOAT); }
-    OpAttrDef &Float(float value) {
+    OpAttrDef &Float(float value)
+    {
         defaultFloat_ = value;
         return SetWithDefault(Type::FLOAT);
     }
     OpAttrDef &Int() { return Set(Type::INT); }
-    OpAttrDef &Int(int64_t value) {
+    OpAttrDef &Int(int64_t value)
+    {
         defaultInt_ = value;
         return SetWithDefault(Type::INT);
     }
     OpAttrDef &String() { return Set(Type::STRING); }
-    OpAttrDef &String(const char *value) {
+    OpAttrDef &String(const char *value)
+    {
         defaultString_ = value;
         return SetWithDefault(Type::STRING);
     }
     OpAttrDef &ListBool() { return Set(Type::LIST_BOOL); }
-    OpAttrDef &ListBool(std::vector<bool> value) {
+    OpAttrDef &ListBool(std::vector<bool> value)
+    {
         defaultListBool_ = std::move(value);
         return SetWithDefault(Type::LIST_BOOL);
     }
     OpAttrDef &ListFloat() { return Set(Type::LIST_FLOAT); }
-    OpAttrDef &ListFloat(std::vector<float> value) {
+    OpAttrDef &ListFloat(std::vector<float> value)
+    {
         defaultListFloat_ = std::move(value);
         return SetWithDefault(Type::LIST_FLOAT);
     }
     OpAttrDef &ListInt() { return Set(Type::LIST_INT); }
-    OpAttrDef &ListInt(std::vector<int64_t> value) {
+    OpAttrDef &ListInt(std::vector<int64_t> value)
+    {
         defaultListInt_ = std::move(value);
         return SetWithDefault(Type::LIST_INT);
     }
@@ -145,11 +161,13 @@ public:
     const std::vector<int64_t> &GetDefaultListInt() const { return defaultListInt_; }
 
 private:
-    OpAttrDef &Set(Type type) {
+    OpAttrDef &Set(Type type)
+    {
         type_ = type;
         return *this;
     }
-    OpAttrDef &SetWithDefault(Type type) {
+    OpAttrDef &SetWithDefault(Type type)
+    {
         hasDefault_ = true;
         return Set(type);
     }
@@ -187,7 +205,8 @@ private:
 
 class OpAICoreDef {
 public:
-    OpAICoreDef &SetTiling(gert::OpImplRegisterV2::TilingKernelFunc func) {
+    OpAICoreDef &SetTiling(gert::OpImplRegisterV2::TilingKernelFunc func)
+    {
         tiling_ = func;
         return *this;
     }
@@ -209,11 +228,13 @@ public:
     OpParamDef &Input(const char *name) { return FindOrAdd(inputs_, name); }
     OpParamDef &Output(const char *name) { return FindOrAdd(outputs_, name); }
     OpAttrDef &Attr(const char *name);
-    OpDef &SetInferShape(gert::OpImplRegisterV2::InferShapeKernelFunc func) {
+    OpDef &SetInferShape(gert::OpImplRegisterV2::InferShapeKernelFunc func)
+    {
         inferShape_ = func;
         return *this;
     }
-    OpDef &SetInferDataType(gert::OpImplRegisterV2::InferDataTypeKernelFunc func) {
+    OpDef &SetInferDataType(gert::OpImplRegisterV2::InferDataTypeKernelFunc func)
+    {
         inferDataType_ = func;
         return *this;
     }

@@ -27,10 +27,7 @@ public:
     OpImplRegisterV2 &InferShape(InferShapeKernelFunc func);
     OpImplRegisterV2 &InferDataType(InferDataTypeKernelFunc func);
     // Accepted for source compatibility; the CPU target has no compile-info stage.
-    template <typename CompileInfo>
-    OpImplRegisterV2 &TilingParse(TilingParseFunc) {
-        return *this;
-    }
+    template <typename CompileInfo> OpImplRegisterV2 &TilingParse(TilingParseFunc) { return *this; }
     OpImplRegisterV2 &TilingInputsDataDependency(std::initializer_list<int32_t>) { return *this; }
     OpImplRegisterV2 &InputsDataDependency(std::initializer_list<int32_t>) { return *this; }
 
@@ -43,9 +40,9 @@ private:
 #define EMU_OP_IMPL_CONCAT_(a, b) a##b
 #define EMU_OP_IMPL_CONCAT(a, b) EMU_OP_IMPL_CONCAT_(a, b)
 // The registration happens in the chained calls; the static only gives them a place to run.
-#define IMPL_OP(opType)                                                                              \
-    static gert::OpImplRegisterV2 EMU_OP_IMPL_CONCAT(g_emuOpImpl_##opType##_, __COUNTER__) \
-        __attribute__((unused)) = gert::OpImplRegisterV2(#opType)
+#define IMPL_OP(opType)                                                                                                \
+    static gert::OpImplRegisterV2 EMU_OP_IMPL_CONCAT(g_emuOpImpl_##opType##_, __COUNTER__) __attribute__((unused)) =   \
+        gert::OpImplRegisterV2(#opType)
 #define IMPL_OP_OPTILING(opType) IMPL_OP(opType)
 #define IMPL_OP_INFERSHAPE(opType) IMPL_OP(opType)
 

@@ -33,11 +33,12 @@ struct Allocation {
 
 std::mutex g_mu;
 std::map<uintptr_t, Allocation> g_allocations;  // by base address
-std::set<void *> g_hostAllocations;              // live aclrtMallocHost blocks
+std::set<void *> g_hostAllocations;             // live aclrtMallocHost blocks
 
 size_t RoundUp(size_t n, size_t unit) { return (n + unit - 1) / unit * unit; }
 
-size_t UsableSize(size_t size, aclrtMemMallocPolicy policy) {
+size_t UsableSize(size_t size, aclrtMemMallocPolicy policy)
+{
     switch (static_cast<unsigned>(policy) & 0xFFu) {
         case ACL_MEM_MALLOC_HUGE_ONLY:
         case ACL_MEM_MALLOC_HUGE_ONLY_P2P:
@@ -53,7 +54,8 @@ size_t UsableSize(size_t size, aclrtMemMallocPolicy policy) {
 }
 
 // The live allocation containing p, or nullptr.
-const std::pair<const uintptr_t, Allocation> *Owner(const void *p) {
+const std::pair<const uintptr_t, Allocation> *Owner(const void *p)
+{
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
     auto it = g_allocations.upper_bound(a);
     if (it == g_allocations.begin()) return nullptr;
@@ -62,7 +64,8 @@ const std::pair<const uintptr_t, Allocation> *Owner(const void *p) {
 }
 
 // Checks [p, p + count) of device memory for `what` ("destination"/"source").
-aclError CheckDeviceRange(const char *api, const char *what, const void *p, size_t count) {
+aclError CheckDeviceRange(const char *api, const char *what, const void *p, size_t count)
+{
     const auto *owner = Owner(p);
     if (owner == nullptr) {
         emu::LogError("%s: %s %p is not inside a live device allocation (aclrtMalloc)", api, what, p);
@@ -88,7 +91,8 @@ aclError CheckDeviceRange(const char *api, const char *what, const void *p, size
 
 extern "C" {
 
-aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
+aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+{
     if (devPtr == nullptr) {
         emu::LogError("aclrtMalloc: devPtr is null");
         return ACL_ERROR_INVALID_PARAM;
@@ -112,7 +116,8 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
     return ACL_SUCCESS;
 }
 
-aclError aclrtFree(void *devPtr) {
+aclError aclrtFree(void *devPtr)
+{
     {
         std::lock_guard<std::mutex> lock(g_mu);
         auto it = g_allocations.find(reinterpret_cast<uintptr_t>(devPtr));
@@ -126,7 +131,8 @@ aclError aclrtFree(void *devPtr) {
     return ACL_SUCCESS;
 }
 
-aclError aclrtMallocHost(void **hostPtr, size_t size) {
+aclError aclrtMallocHost(void **hostPtr, size_t size)
+{
     if (hostPtr == nullptr || size == 0) {
         emu::LogError("aclrtMallocHost: %s", hostPtr == nullptr ? "hostPtr is null" : "size is 0");
         return ACL_ERROR_INVALID_PARAM;
@@ -140,7 +146,8 @@ aclError aclrtMallocHost(void **hostPtr, size_t size) {
 
 // A pointer aclrtMallocHost did not return (a stack object, a block freed twice) is refused with
 // an error, as the runtime refuses it, instead of reaching free().
-aclError aclrtFreeHost(void *hostPtr) {
+aclError aclrtFreeHost(void *hostPtr)
+{
     {
         std::lock_guard<std::mutex> lock(g_mu);
         if (g_hostAllocations.erase(hostPtr) == 0) {
@@ -152,7 +159,8 @@ aclError aclrtFreeHost(void *hostPtr) {
     return ACL_SUCCESS;
 }
 
-aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {
+aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
+{
     if (devPtr == nullptr) {
         emu::LogError("aclrtMemset: devPtr is null");
         return ACL_ERROR_INVALID_PARAM;
@@ -168,7 +176,8 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
     return ACL_SUCCESS;
 }
 
-aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
+aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind)
+{
     const char *api = "aclrtMemcpy";
     if (dst == nullptr || src == nullptr) {
         emu::LogError("%s: %s is null", api, dst == nullptr ? "dst" : "src");
@@ -183,14 +192,27 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, a
     const bool srcDevice = Owner(src) != nullptr;
     bool wantDst = dstDevice, wantSrc = srcDevice;
     switch (kind) {
-        case ACL_MEMCPY_HOST_TO_HOST: wantDst = false; wantSrc = false; break;
+        case ACL_MEMCPY_HOST_TO_HOST:
+            wantDst = false;
+            wantSrc = false;
+            break;
         case ACL_MEMCPY_HOST_TO_DEVICE:
-        case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: wantDst = true; wantSrc = false; break;
-        case ACL_MEMCPY_DEVICE_TO_HOST: wantDst = false; wantSrc = true; break;
+        case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE:
+            wantDst = true;
+            wantSrc = false;
+            break;
+        case ACL_MEMCPY_DEVICE_TO_HOST:
+            wantDst = false;
+            wantSrc = true;
+            break;
         case ACL_MEMCPY_DEVICE_TO_DEVICE:
         case ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
-        case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: wantDst = true; wantSrc = true; break;
-        case ACL_MEMCPY_DEFAULT: break;  // the runtime infers the direction from the pointers
+        case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE:
+            wantDst = true;
+            wantSrc = true;
+            break;
+        case ACL_MEMCPY_DEFAULT:
+            break;  // the runtime infers the direction from the pointers
         default:
             emu::LogError("%s: unknown kind %d", api, static_cast<int>(kind));
             return ACL_ERROR_INVALID_PARAM;
@@ -214,8 +236,8 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, a
     return ACL_SUCCESS;
 }
 
-aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
-                          aclrtStream) {
+aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind, aclrtStream)
+{
     return aclrtMemcpy(dst, destMax, src, count, kind);  // every stream is synchronous here
 }
 

@@ -7,7 +7,8 @@
 #include "emu/acl_objects.h"
 #include "emu/log.h"
 
-bool aclTensor::IsContiguous() const {
+bool aclTensor::IsContiguous() const
+{
     if (IsEmpty()) return true;  // no element to place: any strides describe it
     int64_t expected = 1;
     for (size_t i = viewShape.size(); i-- > 0;) {
@@ -19,25 +20,27 @@ bool aclTensor::IsContiguous() const {
 
 ge::Format aclTensor::GetStorageFormat() const { return static_cast<ge::Format>(format); }
 
-void *aclTensor::ViewData() const {
+void *aclTensor::ViewData() const
+{
     if (data == nullptr) return nullptr;
     return static_cast<uint8_t *>(data) + offset * static_cast<int64_t>(aclDataTypeSize(dataType));
 }
 
 namespace {
 
-int64_t *CopyOut(const std::vector<int64_t> &values) {
+int64_t *CopyOut(const std::vector<int64_t> &values)
+{
     auto *out = new int64_t[values.empty() ? 1 : values.size()];
     for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
     return out;
 }
 
-#define EMU_CHECK_NOT_NULL(api, ptr)                       \
-    do {                                                   \
-        if ((ptr) == nullptr) {                            \
-            emu::LogError("%s: %s is null", api, #ptr);    \
-            return ACLNN_ERR_PARAM_NULLPTR;                \
-        }                                                  \
+#define EMU_CHECK_NOT_NULL(api, ptr)                                                                                   \
+    do {                                                                                                               \
+        if ((ptr) == nullptr) {                                                                                        \
+            emu::LogError("%s: %s is null", api, #ptr);                                                                \
+            return ACLNN_ERR_PARAM_NULLPTR;                                                                            \
+        }                                                                                                              \
     } while (0)
 
 }  // namespace
@@ -46,9 +49,11 @@ extern "C" {
 
 aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t *stride,
                            int64_t offset, aclFormat format, const int64_t *storageDims, uint64_t storageDimsNum,
-                           void *tensorData) {
+                           void *tensorData)
+{
     if ((viewDims == nullptr && viewDimsNum > 0) || (storageDims == nullptr && storageDimsNum > 0)) {
-        emu::LogError("aclCreateTensor: %s is null but its length is not 0", viewDims == nullptr ? "viewDims" : "storageDims");
+        emu::LogError("aclCreateTensor: %s is null but its length is not 0",
+                      viewDims == nullptr ? "viewDims" : "storageDims");
         return nullptr;
     }
     if (offset < 0) {
@@ -59,7 +64,8 @@ aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDat
     t->viewShape.assign(viewDims, viewDims + viewDimsNum);
     for (int64_t d : t->viewShape) {
         if (d < 0) {
-            emu::LogError("aclCreateTensor: view shape %s has a negative dimension", emu::ShapeString(t->viewShape).c_str());
+            emu::LogError("aclCreateTensor: view shape %s has a negative dimension",
+                          emu::ShapeString(t->viewShape).c_str());
             delete t;
             return nullptr;
         }
@@ -78,7 +84,8 @@ aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDat
     return t;
 }
 
-aclScalar *aclCreateScalar(void *value, aclDataType dataType) {
+aclScalar *aclCreateScalar(void *value, aclDataType dataType)
+{
     const size_t size = aclDataTypeSize(dataType);
     if (value == nullptr || size == 0) {
         emu::LogError("aclCreateScalar: %s", value == nullptr ? "value is null" : "unsupported data type");
@@ -90,7 +97,8 @@ aclScalar *aclCreateScalar(void *value, aclDataType dataType) {
     return s;
 }
 
-aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size) {
+aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size)
+{
     if (value == nullptr && size > 0) {
         emu::LogError("aclCreateIntArray: value is null but size is %llu", static_cast<unsigned long long>(size));
         return nullptr;
@@ -100,7 +108,8 @@ aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size) {
     return a;
 }
 
-aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size) {
+aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size)
+{
     if (value == nullptr && size > 0) {
         emu::LogError("aclCreateFloatArray: value is null but size is %llu", static_cast<unsigned long long>(size));
         return nullptr;
@@ -110,7 +119,8 @@ aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size) {
     return a;
 }
 
-aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size) {
+aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size)
+{
     if (value == nullptr && size > 0) {
         emu::LogError("aclCreateBoolArray: value is null but size is %llu", static_cast<unsigned long long>(size));
         return nullptr;
@@ -121,7 +131,8 @@ aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size) {
 }
 
 // The list takes ownership of the tensors: aclDestroyTensorList destroys them.
-aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size) {
+aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size)
+{
     if (value == nullptr && size > 0) {
         emu::LogError("aclCreateTensorList: value is null but size is %llu", static_cast<unsigned long long>(size));
         return nullptr;
@@ -131,7 +142,8 @@ aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size)
     return l;
 }
 
-aclScalarList *aclCreateScalarList(const aclScalar *const *value, uint64_t size) {
+aclScalarList *aclCreateScalarList(const aclScalar *const *value, uint64_t size)
+{
     if (value == nullptr && size > 0) {
         emu::LogError("aclCreateScalarList: value is null but size is %llu", static_cast<unsigned long long>(size));
         return nullptr;
@@ -141,40 +153,48 @@ aclScalarList *aclCreateScalarList(const aclScalar *const *value, uint64_t size)
     return l;
 }
 
-aclnnStatus aclDestroyTensor(const aclTensor *tensor) {
+aclnnStatus aclDestroyTensor(const aclTensor *tensor)
+{
     delete tensor;
     return ACLNN_SUCCESS;
 }
-aclnnStatus aclDestroyScalar(const aclScalar *scalar) {
+aclnnStatus aclDestroyScalar(const aclScalar *scalar)
+{
     delete scalar;
     return ACLNN_SUCCESS;
 }
-aclnnStatus aclDestroyIntArray(const aclIntArray *array) {
+aclnnStatus aclDestroyIntArray(const aclIntArray *array)
+{
     delete array;
     return ACLNN_SUCCESS;
 }
-aclnnStatus aclDestroyFloatArray(const aclFloatArray *array) {
+aclnnStatus aclDestroyFloatArray(const aclFloatArray *array)
+{
     delete array;
     return ACLNN_SUCCESS;
 }
-aclnnStatus aclDestroyBoolArray(const aclBoolArray *array) {
+aclnnStatus aclDestroyBoolArray(const aclBoolArray *array)
+{
     delete array;
     return ACLNN_SUCCESS;
 }
-aclnnStatus aclDestroyTensorList(const aclTensorList *array) {
+aclnnStatus aclDestroyTensorList(const aclTensorList *array)
+{
     if (array != nullptr)
         for (aclTensor *t : array->tensors) delete t;
     delete array;
     return ACLNN_SUCCESS;
 }
-aclnnStatus aclDestroyScalarList(const aclScalarList *array) {
+aclnnStatus aclDestroyScalarList(const aclScalarList *array)
+{
     if (array != nullptr)
         for (aclScalar *s : array->scalars) delete s;
     delete array;
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclGetViewShape(const aclTensor *tensor, int64_t **viewDims, uint64_t *viewDimsNum) {
+aclnnStatus aclGetViewShape(const aclTensor *tensor, int64_t **viewDims, uint64_t *viewDimsNum)
+{
     EMU_CHECK_NOT_NULL("aclGetViewShape", tensor);
     EMU_CHECK_NOT_NULL("aclGetViewShape", viewDims);
     EMU_CHECK_NOT_NULL("aclGetViewShape", viewDimsNum);
@@ -183,7 +203,8 @@ aclnnStatus aclGetViewShape(const aclTensor *tensor, int64_t **viewDims, uint64_
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclGetViewStrides(const aclTensor *tensor, int64_t **stridesValue, uint64_t *stridesNum) {
+aclnnStatus aclGetViewStrides(const aclTensor *tensor, int64_t **stridesValue, uint64_t *stridesNum)
+{
     EMU_CHECK_NOT_NULL("aclGetViewStrides", tensor);
     EMU_CHECK_NOT_NULL("aclGetViewStrides", stridesValue);
     EMU_CHECK_NOT_NULL("aclGetViewStrides", stridesNum);
@@ -192,14 +213,16 @@ aclnnStatus aclGetViewStrides(const aclTensor *tensor, int64_t **stridesValue, u
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset) {
+aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset)
+{
     EMU_CHECK_NOT_NULL("aclGetViewOffset", tensor);
     EMU_CHECK_NOT_NULL("aclGetViewOffset", offset);
     *offset = tensor->offset;
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclGetStorageShape(const aclTensor *tensor, int64_t **storageDims, uint64_t *storageDimsNum) {
+aclnnStatus aclGetStorageShape(const aclTensor *tensor, int64_t **storageDims, uint64_t *storageDimsNum)
+{
     EMU_CHECK_NOT_NULL("aclGetStorageShape", tensor);
     EMU_CHECK_NOT_NULL("aclGetStorageShape", storageDims);
     EMU_CHECK_NOT_NULL("aclGetStorageShape", storageDimsNum);
@@ -208,62 +231,71 @@ aclnnStatus aclGetStorageShape(const aclTensor *tensor, int64_t **storageDims, u
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format) {
+aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format)
+{
     EMU_CHECK_NOT_NULL("aclGetFormat", tensor);
     EMU_CHECK_NOT_NULL("aclGetFormat", format);
     *format = tensor->format;
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType) {
+aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType)
+{
     EMU_CHECK_NOT_NULL("aclGetDataType", tensor);
     EMU_CHECK_NOT_NULL("aclGetDataType", dataType);
     *dataType = tensor->dataType;
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclGetRawTensorAddr(const aclTensor *tensor, void **addr) {
+aclnnStatus aclGetRawTensorAddr(const aclTensor *tensor, void **addr)
+{
     EMU_CHECK_NOT_NULL("aclGetRawTensorAddr", tensor);
     EMU_CHECK_NOT_NULL("aclGetRawTensorAddr", addr);
     *addr = tensor->data;
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclSetRawTensorAddr(aclTensor *tensor, void *addr) {
+aclnnStatus aclSetRawTensorAddr(aclTensor *tensor, void *addr)
+{
     EMU_CHECK_NOT_NULL("aclSetRawTensorAddr", tensor);
     tensor->data = addr;
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclGetIntArraySize(const aclIntArray *array, uint64_t *size) {
+aclnnStatus aclGetIntArraySize(const aclIntArray *array, uint64_t *size)
+{
     EMU_CHECK_NOT_NULL("aclGetIntArraySize", array);
     EMU_CHECK_NOT_NULL("aclGetIntArraySize", size);
     *size = array->values.size();
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclGetFloatArraySize(const aclFloatArray *array, uint64_t *size) {
+aclnnStatus aclGetFloatArraySize(const aclFloatArray *array, uint64_t *size)
+{
     EMU_CHECK_NOT_NULL("aclGetFloatArraySize", array);
     EMU_CHECK_NOT_NULL("aclGetFloatArraySize", size);
     *size = array->values.size();
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclGetBoolArraySize(const aclBoolArray *array, uint64_t *size) {
+aclnnStatus aclGetBoolArraySize(const aclBoolArray *array, uint64_t *size)
+{
     EMU_CHECK_NOT_NULL("aclGetBoolArraySize", array);
     EMU_CHECK_NOT_NULL("aclGetBoolArraySize", size);
     *size = array->values.size();
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclGetTensorListSize(const aclTensorList *tensorList, uint64_t *size) {
+aclnnStatus aclGetTensorListSize(const aclTensorList *tensorList, uint64_t *size)
+{
     EMU_CHECK_NOT_NULL("aclGetTensorListSize", tensorList);
     EMU_CHECK_NOT_NULL("aclGetTensorListSize", size);
     *size = tensorList->tensors.size();
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclGetScalarListSize(const aclScalarList *scalarList, uint64_t *size) {
+aclnnStatus aclGetScalarListSize(const aclScalarList *scalarList, uint64_t *size)
+{
     EMU_CHECK_NOT_NULL("aclGetScalarListSize", scalarList);
     EMU_CHECK_NOT_NULL("aclGetScalarListSize", size);
     *size = scalarList->scalars.size();

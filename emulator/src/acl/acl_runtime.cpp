@@ -21,7 +21,8 @@ void *g_currentContext = nullptr;
 
 constexpr uint32_t kDeviceCount = 1;
 
-aclError CheckDevice(const char *api, int32_t deviceId) {
+aclError CheckDevice(const char *api, int32_t deviceId)
+{
     if (deviceId < 0 || static_cast<uint32_t>(deviceId) >= kDeviceCount) {
         emu::LogError("%s: device %d does not exist (the CPU target has %u device, id 0)", api, deviceId, kDeviceCount);
         return ACL_ERROR_RT_INVALID_DEVICEID;
@@ -33,14 +34,16 @@ aclError CheckDevice(const char *api, int32_t deviceId) {
 
 extern "C" {
 
-aclError aclInit(const char *) {
+aclError aclInit(const char *)
+{
     std::lock_guard<std::mutex> lock(g_mu);
     if (g_initialized) return ACL_ERROR_REPEAT_INITIALIZE;
     g_initialized = true;
     return ACL_SUCCESS;
 }
 
-aclError aclFinalize(void) {
+aclError aclFinalize(void)
+{
     std::lock_guard<std::mutex> lock(g_mu);
     if (!g_initialized) return ACL_ERROR_UNINITIALIZE;
     g_initialized = false;
@@ -50,7 +53,8 @@ aclError aclFinalize(void) {
 aclnnStatus aclnnInit(const char *) { return ACLNN_SUCCESS; }
 aclnnStatus aclnnFinalize(void) { return ACLNN_SUCCESS; }
 
-aclError aclrtSetDevice(int32_t deviceId) {
+aclError aclrtSetDevice(int32_t deviceId)
+{
     aclError err = CheckDevice("aclrtSetDevice", deviceId);
     if (err != ACL_SUCCESS) return err;
     std::lock_guard<std::mutex> lock(g_mu);
@@ -58,7 +62,8 @@ aclError aclrtSetDevice(int32_t deviceId) {
     return ACL_SUCCESS;
 }
 
-aclError aclrtResetDevice(int32_t deviceId) {
+aclError aclrtResetDevice(int32_t deviceId)
+{
     aclError err = CheckDevice("aclrtResetDevice", deviceId);
     if (err != ACL_SUCCESS) return err;
     std::lock_guard<std::mutex> lock(g_mu);
@@ -66,7 +71,8 @@ aclError aclrtResetDevice(int32_t deviceId) {
     return ACL_SUCCESS;
 }
 
-aclError aclrtGetDevice(int32_t *deviceId) {
+aclError aclrtGetDevice(int32_t *deviceId)
+{
     if (deviceId == nullptr) return ACL_ERROR_INVALID_PARAM;
     std::lock_guard<std::mutex> lock(g_mu);
     if (g_currentDevice < 0) return ACL_ERROR_RT_CONTEXT_NULL;
@@ -74,13 +80,15 @@ aclError aclrtGetDevice(int32_t *deviceId) {
     return ACL_SUCCESS;
 }
 
-aclError aclrtGetDeviceCount(uint32_t *count) {
+aclError aclrtGetDeviceCount(uint32_t *count)
+{
     if (count == nullptr) return ACL_ERROR_INVALID_PARAM;
     *count = kDeviceCount;
     return ACL_SUCCESS;
 }
 
-aclError aclrtGetRunMode(aclrtRunMode *runMode) {
+aclError aclrtGetRunMode(aclrtRunMode *runMode)
+{
     if (runMode == nullptr) return ACL_ERROR_INVALID_PARAM;
     *runMode = ACL_HOST;
     return ACL_SUCCESS;
@@ -90,7 +98,8 @@ aclError aclrtSynchronizeDevice(void) { return ACL_SUCCESS; }
 
 const char *aclrtGetSocName(void) { return emu::CurrentSoc().name; }
 
-aclError aclrtGetHardwareSyncAddr(void **addr) {
+aclError aclrtGetHardwareSyncAddr(void **addr)
+{
     if (addr == nullptr) {
         emu::LogError("aclrtGetHardwareSyncAddr: addr is null");
         return ACL_ERROR_INVALID_PARAM;
@@ -100,7 +109,8 @@ aclError aclrtGetHardwareSyncAddr(void **addr) {
     return ACL_SUCCESS;
 }
 
-aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
+aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
+{
     if (context == nullptr) {
         emu::LogError("aclrtCreateContext: context is null");
         return ACL_ERROR_INVALID_PARAM;
@@ -114,7 +124,8 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
     return ACL_SUCCESS;
 }
 
-aclError aclrtDestroyContext(aclrtContext context) {
+aclError aclrtDestroyContext(aclrtContext context)
+{
     std::lock_guard<std::mutex> lock(g_mu);
     if (g_contexts.erase(context) == 0) {
         emu::LogError("aclrtDestroyContext: %p is not a live context", context);
@@ -125,7 +136,8 @@ aclError aclrtDestroyContext(aclrtContext context) {
     return ACL_SUCCESS;
 }
 
-aclError aclrtSetCurrentContext(aclrtContext context) {
+aclError aclrtSetCurrentContext(aclrtContext context)
+{
     std::lock_guard<std::mutex> lock(g_mu);
     if (g_contexts.count(context) == 0) {
         emu::LogError("aclrtSetCurrentContext: %p is not a live context", context);
@@ -135,7 +147,8 @@ aclError aclrtSetCurrentContext(aclrtContext context) {
     return ACL_SUCCESS;
 }
 
-aclError aclrtGetCurrentContext(aclrtContext *context) {
+aclError aclrtGetCurrentContext(aclrtContext *context)
+{
     if (context == nullptr) return ACL_ERROR_INVALID_PARAM;
     std::lock_guard<std::mutex> lock(g_mu);
     if (g_currentContext == nullptr) return ACL_ERROR_RT_CONTEXT_NULL;
@@ -143,7 +156,8 @@ aclError aclrtGetCurrentContext(aclrtContext *context) {
     return ACL_SUCCESS;
 }
 
-aclError aclrtCreateStream(aclrtStream *stream) {
+aclError aclrtCreateStream(aclrtStream *stream)
+{
     if (stream == nullptr) {
         emu::LogError("aclrtCreateStream: stream is null");
         return ACL_ERROR_INVALID_PARAM;
@@ -154,7 +168,8 @@ aclError aclrtCreateStream(aclrtStream *stream) {
     return ACL_SUCCESS;
 }
 
-aclError aclrtDestroyStream(aclrtStream stream) {
+aclError aclrtDestroyStream(aclrtStream stream)
+{
     std::lock_guard<std::mutex> lock(g_mu);
     if (g_streams.erase(stream) == 0) {
         emu::LogError("aclrtDestroyStream: %p is not a live stream", stream);
@@ -164,7 +179,8 @@ aclError aclrtDestroyStream(aclrtStream stream) {
     return ACL_SUCCESS;
 }
 
-aclError aclrtSynchronizeStream(aclrtStream stream) {
+aclError aclrtSynchronizeStream(aclrtStream stream)
+{
     std::lock_guard<std::mutex> lock(g_mu);
     if (stream != nullptr && g_streams.count(stream) == 0) {  // nullptr: the default stream
         emu::LogError("aclrtSynchronizeStream: %p is not a live stream", stream);

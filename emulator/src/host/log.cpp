@@ -14,7 +14,8 @@ std::atomic<bool> g_errorsToStderr{true};
 std::string g_lastError;
 std::string g_lastWarning;
 
-std::string Format(const char *fmt, va_list args) {
+std::string Format(const char *fmt, va_list args)
+{
     char buf[2048];
     std::vsnprintf(buf, sizeof(buf), fmt, args);
     return buf;
@@ -22,7 +23,8 @@ std::string Format(const char *fmt, va_list args) {
 
 }  // namespace
 
-void LogError(const char *fmt, ...) {
+void LogError(const char *fmt, ...)
+{
     va_list args;
     va_start(args, fmt);
     std::string msg = Format(fmt, args);
@@ -32,7 +34,8 @@ void LogError(const char *fmt, ...) {
     g_lastError = msg;
 }
 
-void LogWarning(const char *fmt, ...) {
+void LogWarning(const char *fmt, ...)
+{
     va_list args;
     va_start(args, fmt);
     std::string msg = Format(fmt, args);
@@ -42,17 +45,20 @@ void LogWarning(const char *fmt, ...) {
     g_lastWarning = msg;
 }
 
-std::string LastErrorMessage() {
+std::string LastErrorMessage()
+{
     std::lock_guard<std::mutex> lock(g_mu);
     return g_lastError;
 }
 
-std::string LastWarningMessage() {
+std::string LastWarningMessage()
+{
     std::lock_guard<std::mutex> lock(g_mu);
     return g_lastWarning;
 }
 
-void ClearLastMessages() {
+void ClearLastMessages()
+{
     std::lock_guard<std::mutex> lock(g_mu);
     g_lastError.clear();
     g_lastWarning.clear();
@@ -61,13 +67,15 @@ void ClearLastMessages() {
 }  // namespace emu
 
 // The C exports hand out a copy that stays valid until the next call from the same thread.
-extern "C" const char *ascendc_emu_last_error_message(void) {
+extern "C" const char *ascendc_emu_last_error_message(void)
+{
     thread_local std::string copy;
     copy = emu::LastErrorMessage();
     return copy.c_str();
 }
 
-extern "C" const char *ascendc_emu_last_warning_message(void) {
+extern "C" const char *ascendc_emu_last_warning_message(void)
+{
     thread_local std::string copy;
     copy = emu::LastWarningMessage();
     return copy.c_str();

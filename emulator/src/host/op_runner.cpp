@@ -19,19 +19,22 @@ namespace {
 std::mutex g_liveMu;
 std::set<const aclOpExecutor *> g_liveExecutors;
 
-void RegisterExecutor(const aclOpExecutor *e) {
+void RegisterExecutor(const aclOpExecutor *e)
+{
     std::lock_guard<std::mutex> lock(g_liveMu);
     g_liveExecutors.insert(e);
 }
 
 // True (and the executor is no longer live) when `e` was live: exactly one caller gets it.
-bool TakeExecutor(const aclOpExecutor *e) {
+bool TakeExecutor(const aclOpExecutor *e)
+{
     std::lock_guard<std::mutex> lock(g_liveMu);
     return g_liveExecutors.erase(e) == 1;
 }
 
 // "PromptFlashAttention" -> "prompt_flash_attention": the kernel entry named after the op type.
-std::string SnakeCase(const std::string &type) {
+std::string SnakeCase(const std::string &type)
+{
     std::string out;
     for (char ch : type) {
         if (ch >= 'A' && ch <= 'Z') {
@@ -46,7 +49,8 @@ std::string SnakeCase(const std::string &type) {
 
 // 0 and the executor taken when it is live and was built for the operator whose kernel is
 // `kernelName`; otherwise a status and `why` (the executor stays as it was).
-aclnnStatus TakeExecutorFor(aclOpExecutor *e, const char *kernelName, std::string &why) {
+aclnnStatus TakeExecutorFor(aclOpExecutor *e, const char *kernelName, std::string &why)
+{
     std::lock_guard<std::mutex> lock(g_liveMu);
     auto it = g_liveExecutors.find(e);
     if (it == g_liveExecutors.end()) {
@@ -64,16 +68,19 @@ aclnnStatus TakeExecutorFor(aclOpExecutor *e, const char *kernelName, std::strin
 }
 }  // namespace
 
-aclOpExecutor::~aclOpExecutor() {
+aclOpExecutor::~aclOpExecutor()
+{
     TakeExecutor(this);
     for (void *p : ownedDeviceMemory) emu::DeviceFree(p, "aclOpExecutor");
 }
 
-extern "C" aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
+extern "C" aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
+{
     if (executor == nullptr) return ACLNN_SUCCESS;
     if (!TakeExecutor(executor)) {
         emu::LogError("aclDestroyAclOpExecutor: executor %p is not live (already run or destroyed, or never created "
-                      "by a GetWorkspaceSize)", static_cast<void *>(executor));
+                      "by a GetWorkspaceSize)",
+                      static_cast<void *>(executor));
         return ACLNN_ERR_PARAM_INVALID;
     }
     delete executor;
@@ -85,29 +92,32 @@ namespace {
 
 constexpr uint64_t kSystemWorkspaceBytes = 16ull * 1024 * 1024;  // PlatformAscendC::GetLibApiWorkSpaceSize
 
-gert::Shape ToShape(const std::vector<int64_t> &dims) {
+gert::Shape ToShape(const std::vector<int64_t> &dims)
+{
     gert::Shape s;
     for (int64_t d : dims) s.AppendDim(d);
     return s;
 }
 
 // Bytes spanned by a strided view (0 for an empty one).
-uint64_t ViewBytes(const aclTensor &t) {
+uint64_t ViewBytes(const aclTensor &t)
+{
     if (t.IsEmpty()) return 0;
     int64_t last = 0;
     for (size_t i = 0; i < t.viewShape.size(); ++i) last += (t.viewShape[i] - 1) * t.strides[i];
     return static_cast<uint64_t>(last + 1) * aclDataTypeSize(t.dataType);
 }
 
-template <typename T>
-std::string ListText(const std::vector<T> &items, const char *(*name)(T)) {
+template <typename T> std::string ListText(const std::vector<T> &items, const char *(*name)(T))
+{
     std::string s = "{";
     for (size_t i = 0; i < items.size(); ++i) s += std::string(i ? ", " : "") + name(items[i]);
     return s + "}";
 }
 
 // A contiguous staging buffer for the non-contiguous `tensor`, recorded in the executor.
-void *Stage(aclOpExecutor &exe, const aclTensor &tensor, bool output) {
+void *Stage(aclOpExecutor &exe, const aclTensor &tensor, bool output)
+{
     StagedView v;
     v.view = tensor.ViewData();
     v.shape = tensor.viewShape;
@@ -122,7 +132,8 @@ void *Stage(aclOpExecutor &exe, const aclTensor &tensor, bool output) {
 }
 
 // Element-wise copy between a strided view and its contiguous staging copy (row-major order).
-void CopyStaged(const StagedView &v, bool toStaging) {
+void CopyStaged(const StagedView &v, bool toStaging)
+{
     const size_t rank = v.shape.size();
     int64_t count = 1;
     for (int64_t d : v.shape) count *= d;
@@ -152,7 +163,8 @@ void CopyStaged(const StagedView &v, bool toStaging) {
 //   per tensor: uint32 dim, uint32 index, uint64 shape[dim]
 //   uint64 dataPtr[count]
 // (layout of asc-devkit "如何开发动态输入算子" / ListTensorDesc).
-void *BuildListTensorDesc(const OpCallParam &param) {
+void *BuildListTensorDesc(const OpCallParam &param)
+{
     std::vector<uint64_t> words(1, 0);
     for (size_t i = 0; i < param.instances.size(); ++i) {
         const gert::Shape &s = param.instances[i].shape.GetStorageShape();
@@ -168,7 +180,8 @@ void *BuildListTensorDesc(const OpCallParam &param) {
 
 }  // namespace
 
-OpRunner::OpRunner(const char *opType) : call_(std::make_shared<OpCall>()) {
+OpRunner::OpRunner(const char *opType) : call_(std::make_shared<OpCall>())
+{
     call_->opType = opType;
     const ops::OpDef *def = FindOpDef(opType);
     if (def == nullptr) {
@@ -187,39 +200,62 @@ OpRunner::OpRunner(const char *opType) : call_(std::make_shared<OpCall>()) {
         const ops::OpAttrDef &a = def->GetAttrs()[i];
         gert::AttrValue &v = values[i];
         switch (a.GetType()) {
-            case T::INT: v.kind = K::INT; v.i = a.GetDefaultInt(); break;
-            case T::FLOAT: v.kind = K::FLOAT; v.f = a.GetDefaultFloat(); break;
-            case T::BOOL: v.kind = K::BOOL; v.b = a.GetDefaultBool(); break;
-            case T::STRING: v.kind = K::STRING; v.s = a.GetDefaultString(); break;
-            case T::LIST_INT: v.kind = K::LIST_INT; v.listInt = gert::TypedContinuousVector<int64_t>(a.GetDefaultListInt()); break;
-            case T::LIST_FLOAT: v.kind = K::LIST_FLOAT; v.listFloat = gert::TypedContinuousVector<float>(a.GetDefaultListFloat()); break;
-            default: break;
+            case T::INT:
+                v.kind = K::INT;
+                v.i = a.GetDefaultInt();
+                break;
+            case T::FLOAT:
+                v.kind = K::FLOAT;
+                v.f = a.GetDefaultFloat();
+                break;
+            case T::BOOL:
+                v.kind = K::BOOL;
+                v.b = a.GetDefaultBool();
+                break;
+            case T::STRING:
+                v.kind = K::STRING;
+                v.s = a.GetDefaultString();
+                break;
+            case T::LIST_INT:
+                v.kind = K::LIST_INT;
+                v.listInt = gert::TypedContinuousVector<int64_t>(a.GetDefaultListInt());
+                break;
+            case T::LIST_FLOAT:
+                v.kind = K::LIST_FLOAT;
+                v.listFloat = gert::TypedContinuousVector<float>(a.GetDefaultListFloat());
+                break;
+            default:
+                break;
         }
     }
 }
 
-void OpRunner::Fail(aclnnStatus status, const std::string &message) {
+void OpRunner::Fail(aclnnStatus status, const std::string &message)
+{
     if (firstError_ != ACLNN_SUCCESS) return;  // report the first problem only
     firstError_ = status;
     LogError("%s: %s", call_->opType.c_str(), message.c_str());
 }
 
-OpCallParam *OpRunner::NextParam(bool output) {
+OpCallParam *OpRunner::NextParam(bool output)
+{
     if (def_ == nullptr) return nullptr;
     size_t &next = output ? nextOutput_ : nextInput_;
     auto &params = output ? call_->outputs : call_->inputs;
     if (next >= params.size()) {
-        Fail(ACLNN_ERR_INNER, std::string("more ") + (output ? "outputs" : "inputs") + " given than the OpDef declares (" +
-                                  std::to_string(params.size()) + ")");
+        Fail(ACLNN_ERR_INNER, std::string("more ") + (output ? "outputs" : "inputs") +
+                                  " given than the OpDef declares (" + std::to_string(params.size()) + ")");
         return nullptr;
     }
     return &params[next++];
 }
 
-bool OpRunner::CheckTensor(const std::string &what, const aclTensor &tensor, bool allowStrided) {
+bool OpRunner::CheckTensor(const std::string &what, const aclTensor &tensor, bool allowStrided)
+{
     for (int64_t st : tensor.strides) {
         if (st < 0) {
-            Fail(ACLNN_ERR_PARAM_INVALID, what + " has a negative stride (strides " + ShapeString(tensor.strides) + ")");
+            Fail(ACLNN_ERR_PARAM_INVALID,
+                 what + " has a negative stride (strides " + ShapeString(tensor.strides) + ")");
             return false;
         }
     }
@@ -238,7 +274,8 @@ bool OpRunner::CheckTensor(const std::string &what, const aclTensor &tensor, boo
     return true;
 }
 
-OpCallTensor OpRunner::MakeInstance(const aclTensor *tensor) {
+OpCallTensor OpRunner::MakeInstance(const aclTensor *tensor)
+{
     OpCallTensor t;
     const gert::Shape shape = ToShape(tensor->viewShape);
     t.shape = gert::StorageShape(shape, shape);
@@ -249,13 +286,15 @@ OpCallTensor OpRunner::MakeInstance(const aclTensor *tensor) {
     return t;
 }
 
-OpRunner &OpRunner::Input(const aclTensor *tensor) {
+OpRunner &OpRunner::Input(const aclTensor *tensor)
+{
     const size_t index = nextInput_;
     OpCallParam *param = NextParam(false);
     if (param == nullptr) return *this;
     const ops::OpParamDef &pd = def_->GetInputs()[index];
     if (tensor == nullptr) {
-        if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required input " + pd.GetName() + " is null");
+        if (pd.GetParamType() == ops::REQUIRED)
+            Fail(ACLNN_ERR_PARAM_NULLPTR, "required input " + pd.GetName() + " is null");
         return *this;
     }
     if (!CheckTensor("input " + pd.GetName(), *tensor, true)) return *this;
@@ -264,13 +303,15 @@ OpRunner &OpRunner::Input(const aclTensor *tensor) {
     return *this;
 }
 
-OpRunner &OpRunner::Input(const aclIntArray *values) {
+OpRunner &OpRunner::Input(const aclIntArray *values)
+{
     const size_t index = nextInput_;
     OpCallParam *param = NextParam(false);
     if (param == nullptr) return *this;
     const ops::OpParamDef &pd = def_->GetInputs()[index];
     if (values == nullptr) {
-        if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required input " + pd.GetName() + " is null");
+        if (pd.GetParamType() == ops::REQUIRED)
+            Fail(ACLNN_ERR_PARAM_NULLPTR, "required input " + pd.GetName() + " is null");
         return *this;
     }
     OpCallTensor t;
@@ -284,7 +325,8 @@ OpRunner &OpRunner::Input(const aclIntArray *values) {
     return *this;
 }
 
-OpRunner &OpRunner::Input(const aclTensorList *list) {
+OpRunner &OpRunner::Input(const aclTensorList *list)
+{
     const size_t index = nextInput_;
     OpCallParam *param = NextParam(false);
     if (param == nullptr) return *this;
@@ -312,13 +354,15 @@ OpRunner &OpRunner::Input(const aclTensorList *list) {
     return *this;
 }
 
-OpRunner &OpRunner::Output(const aclTensor *tensor) {
+OpRunner &OpRunner::Output(const aclTensor *tensor)
+{
     const size_t index = nextOutput_;
     OpCallParam *param = NextParam(true);
     if (param == nullptr) return *this;
     const ops::OpParamDef &pd = def_->GetOutputs()[index];
     if (tensor == nullptr) {
-        if (pd.GetParamType() == ops::REQUIRED) Fail(ACLNN_ERR_PARAM_NULLPTR, "required output " + pd.GetName() + " is null");
+        if (pd.GetParamType() == ops::REQUIRED)
+            Fail(ACLNN_ERR_PARAM_NULLPTR, "required output " + pd.GetName() + " is null");
         return *this;
     }
     if (!CheckTensor("output " + pd.GetName(), *tensor, true)) return *this;
@@ -330,7 +374,8 @@ OpRunner &OpRunner::Output(const aclTensor *tensor) {
 namespace {
 
 // Index of attribute `name` in the OpDef, or -1.
-int AttrIndex(const ops::OpDef &def, const char *name) {
+int AttrIndex(const ops::OpDef &def, const char *name)
+{
     for (size_t i = 0; i < def.GetAttrs().size(); ++i)
         if (def.GetAttrs()[i].GetName() == name) return static_cast<int>(i);
     return -1;
@@ -338,7 +383,8 @@ int AttrIndex(const ops::OpDef &def, const char *name) {
 
 }  // namespace
 
-gert::AttrValue *OpRunner::AttrSlot(const char *name) {
+gert::AttrValue *OpRunner::AttrSlot(const char *name)
+{
     if (def_ == nullptr) return nullptr;
     const int idx = AttrIndex(*def_, name);
     if (idx < 0) {
@@ -349,54 +395,73 @@ gert::AttrValue *OpRunner::AttrSlot(const char *name) {
     return &call_->attrs.MutableValues()[idx];
 }
 
-void OpRunner::WrongAttrType(const char *name, const char *given) {
-    Fail(ACLNN_ERR_INNER, std::string("attribute ") + name + " was given a " + given + " value; the OpDef declares another type");
+void OpRunner::WrongAttrType(const char *name, const char *given)
+{
+    Fail(ACLNN_ERR_INNER,
+         std::string("attribute ") + name + " was given a " + given + " value; the OpDef declares another type");
 }
 
 using AttrKind = gert::AttrValue::Kind;
 
-OpRunner &OpRunner::Attr(const char *name, int64_t value) {
+OpRunner &OpRunner::Attr(const char *name, int64_t value)
+{
     gert::AttrValue *v = AttrSlot(name);
     if (v == nullptr) return *this;
-    if (v->kind == AttrKind::INT) v->i = value;
-    else if (v->kind == AttrKind::FLOAT) v->f = static_cast<float>(value);
-    else WrongAttrType(name, "int");
+    if (v->kind == AttrKind::INT)
+        v->i = value;
+    else if (v->kind == AttrKind::FLOAT)
+        v->f = static_cast<float>(value);
+    else
+        WrongAttrType(name, "int");
     return *this;
 }
 
-OpRunner &OpRunner::Attr(const char *name, double value) {
+OpRunner &OpRunner::Attr(const char *name, double value)
+{
     gert::AttrValue *v = AttrSlot(name);
     if (v == nullptr) return *this;
-    if (v->kind == AttrKind::FLOAT) v->f = static_cast<float>(value);
-    else WrongAttrType(name, "float");
+    if (v->kind == AttrKind::FLOAT)
+        v->f = static_cast<float>(value);
+    else
+        WrongAttrType(name, "float");
     return *this;
 }
 
-OpRunner &OpRunner::Attr(const char *name, bool value) {
+OpRunner &OpRunner::Attr(const char *name, bool value)
+{
     gert::AttrValue *v = AttrSlot(name);
     if (v == nullptr) return *this;
-    if (v->kind == AttrKind::BOOL) v->b = value;
-    else WrongAttrType(name, "bool");
+    if (v->kind == AttrKind::BOOL)
+        v->b = value;
+    else
+        WrongAttrType(name, "bool");
     return *this;
 }
 
-OpRunner &OpRunner::Attr(const char *name, const char *value) {
+OpRunner &OpRunner::Attr(const char *name, const char *value)
+{
     gert::AttrValue *v = AttrSlot(name);
     if (v == nullptr) return *this;
-    if (v->kind == AttrKind::STRING) v->s = value ? value : "";
-    else WrongAttrType(name, "string");
+    if (v->kind == AttrKind::STRING)
+        v->s = value ? value : "";
+    else
+        WrongAttrType(name, "string");
     return *this;
 }
 
-OpRunner &OpRunner::Attr(const char *name, const std::vector<int64_t> &values) {
+OpRunner &OpRunner::Attr(const char *name, const std::vector<int64_t> &values)
+{
     gert::AttrValue *v = AttrSlot(name);
     if (v == nullptr) return *this;
-    if (v->kind == AttrKind::LIST_INT) v->listInt = gert::TypedContinuousVector<int64_t>(values);
-    else WrongAttrType(name, "list_int");
+    if (v->kind == AttrKind::LIST_INT)
+        v->listInt = gert::TypedContinuousVector<int64_t>(values);
+    else
+        WrongAttrType(name, "list_int");
     return *this;
 }
 
-std::vector<std::vector<int64_t>> OpRunner::InferOutputShapes() {
+std::vector<std::vector<int64_t>> OpRunner::InferOutputShapes()
+{
     std::vector<std::vector<int64_t>> shapes;
     auto fn = FindInferShapeFunc(call_->opType);
     if (fn == nullptr || firstError_ != ACLNN_SUCCESS) return shapes;
@@ -420,25 +485,28 @@ std::vector<std::vector<int64_t>> OpRunner::InferOutputShapes() {
 namespace {
 
 // Does column `col` of the OpDef's dtype/format table accept the call?
-bool ColumnMatches(const std::vector<ops::OpParamDef> &defs, const std::vector<OpCallParam> &params, size_t col) {
+bool ColumnMatches(const std::vector<ops::OpParamDef> &defs, const std::vector<OpCallParam> &params, size_t col)
+{
     for (size_t i = 0; i < defs.size() && i < params.size(); ++i) {
         if (!params[i].present) continue;
         const auto &dts = defs[i].GetDataTypes();
         const auto &fmts = defs[i].GetFormats();
         for (const OpCallTensor &t : params[i].instances) {
-            const bool dtOk = dts.empty() ||
-                              (defs[i].IsDataTypeList() ? std::find(dts.begin(), dts.end(), t.desc.GetDataType()) != dts.end()
-                                                        : col < dts.size() && dts[col] == t.desc.GetDataType());
-            const bool fmtOk = fmts.empty() ||
-                               (defs[i].IsFormatList() ? std::find(fmts.begin(), fmts.end(), t.desc.GetStorageFormat()) != fmts.end()
-                                                       : col < fmts.size() && fmts[col] == t.desc.GetStorageFormat());
+            const bool dtOk = dts.empty() || (defs[i].IsDataTypeList()
+                                                  ? std::find(dts.begin(), dts.end(), t.desc.GetDataType()) != dts.end()
+                                                  : col < dts.size() && dts[col] == t.desc.GetDataType());
+            const bool fmtOk =
+                fmts.empty() ||
+                (defs[i].IsFormatList() ? std::find(fmts.begin(), fmts.end(), t.desc.GetStorageFormat()) != fmts.end()
+                                        : col < fmts.size() && fmts[col] == t.desc.GetStorageFormat());
             if (!dtOk || !fmtOk) return false;
         }
     }
     return true;
 }
 
-size_t ColumnCount(const ops::OpDef &def) {
+size_t ColumnCount(const ops::OpDef &def)
+{
     size_t n = 0;
     for (const auto *list : {&def.GetInputs(), &def.GetOutputs()})
         for (const ops::OpParamDef &p : *list) {
@@ -450,7 +518,8 @@ size_t ColumnCount(const ops::OpDef &def) {
 
 }  // namespace
 
-aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor) {
+aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor)
+{
     if (workspaceSize == nullptr || executor == nullptr) {
         Fail(ACLNN_ERR_PARAM_NULLPTR, workspaceSize == nullptr ? "workspaceSize is null" : "executor is null");
     }
@@ -464,13 +533,15 @@ aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor) {
     }
     for (size_t i = nextOutput_; i < def.GetOutputs().size(); ++i) {
         if (def.GetOutputs()[i].GetParamType() == ops::REQUIRED) {
-            Fail(ACLNN_ERR_INNER, "required output " + def.GetOutputs()[i].GetName() + " was not given to the op runner");
+            Fail(ACLNN_ERR_INNER,
+                 "required output " + def.GetOutputs()[i].GetName() + " was not given to the op runner");
             return firstError_;
         }
     }
     for (size_t i = 0; i < def.GetAttrs().size(); ++i) {
         if (def.GetAttrs()[i].IsRequired() && !attrSet_[i]) {
-            Fail(ACLNN_ERR_INNER, "required attribute " + def.GetAttrs()[i].GetName() + " was not given to the op runner");
+            Fail(ACLNN_ERR_INNER,
+                 "required attribute " + def.GetAttrs()[i].GetName() + " was not given to the op runner");
             return firstError_;
         }
     }
@@ -501,7 +572,8 @@ aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor) {
     const size_t columns = ColumnCount(def);
     bool matched = columns == 0;
     for (size_t col = 0; col < columns && !matched; ++col)
-        matched = ColumnMatches(def.GetInputs(), call_->inputs, col) && ColumnMatches(def.GetOutputs(), call_->outputs, col);
+        matched =
+            ColumnMatches(def.GetInputs(), call_->inputs, col) && ColumnMatches(def.GetOutputs(), call_->outputs, col);
     if (!matched) {
         std::string got;
         for (int side = 0; side < 2; ++side) {
@@ -576,9 +648,10 @@ aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor) {
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t workspaceSize, aclrtStream,
-                             CoreMix mix, const char *kernelName, void (*invoke)(void *kernel, void *const *args),
-                             void *kernel, size_t kernelArgc) {
+aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t workspaceSize, aclrtStream, CoreMix mix,
+                             const char *kernelName, void (*invoke)(void *kernel, void *const *args), void *kernel,
+                             size_t kernelArgc)
+{
     if (executor == nullptr) {
         LogError("%s: executor is null", kernelName);
         return ACLNN_ERR_PARAM_NULLPTR;

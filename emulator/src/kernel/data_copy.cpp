@@ -11,7 +11,8 @@
 namespace emu {
 namespace {
 
-const char *BufName(int b) {
+const char *BufName(int b)
+{
     static const char *n[] = {"GM", "UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
     return n[b];
 }
@@ -19,7 +20,8 @@ const char *BufName(int b) {
 bool Present(const LocalRef &r) { return Ctx().mem[r.buf] != nullptr; }
 
 // Checks a local operand touched over [0, span) bytes from its start, 32-byte aligned start.
-void CheckLocalSpan(const char *api, const char *what, const LocalRef &r, uint64_t span) {
+void CheckLocalSpan(const char *api, const char *what, const LocalRef &r, uint64_t span)
+{
     CheckLocal(api, what, static_cast<Buf>(r.buf), r.p, span);
     if (span > r.bytes)
         Fail(api, "%s needs %llu bytes but the %s tensor has %llu", what, (unsigned long long)span, BufName(r.buf),
@@ -33,8 +35,8 @@ uint64_t Span(uint32_t count, uint64_t burst, uint64_t pitch) { return count == 
 
 std::mutex g_atomicMu;  // atomic GM writes from all cores are serialised (any order is legal)
 
-template <class T>
-void AtomicApply(uint8_t *dst, const uint8_t *src, uint64_t bytes, int op) {
+template <class T> void AtomicApply(uint8_t *dst, const uint8_t *src, uint64_t bytes, int op)
+{
     const uint64_t n = bytes / sizeof(T);
     for (uint64_t i = 0; i < n; ++i) {
         T a, b;
@@ -45,8 +47,8 @@ void AtomicApply(uint8_t *dst, const uint8_t *src, uint64_t bytes, int op) {
         std::memcpy(dst + i * sizeof(T), &r, sizeof(T));
     }
 }
-template <>
-void AtomicApply<int32_t>(uint8_t *dst, const uint8_t *src, uint64_t bytes, int op) {
+template <> void AtomicApply<int32_t>(uint8_t *dst, const uint8_t *src, uint64_t bytes, int op)
+{
     const uint64_t n = bytes / 4;
     for (uint64_t i = 0; i < n; ++i) {
         int32_t a, b;
@@ -62,7 +64,8 @@ void AtomicApply<int32_t>(uint8_t *dst, const uint8_t *src, uint64_t bytes, int 
 }  // namespace
 
 // A GM store honouring the core's atomic mode.
-void GmStore(const char *api, uint8_t *dst, const uint8_t *src, uint64_t bytes) {
+void GmStore(const char *api, uint8_t *dst, const uint8_t *src, uint64_t bytes)
+{
     CoreCtx &c = Ctx();
     if (c.atomicOp == 0) {
         std::memcpy(dst, src, bytes);
@@ -71,15 +74,25 @@ void GmStore(const char *api, uint8_t *dst, const uint8_t *src, uint64_t bytes) 
     const DType t = static_cast<DType>(c.atomicDtype);
     std::lock_guard<std::mutex> lock(g_atomicMu);
     switch (t) {
-        case DType::F32: AtomicApply<float>(dst, src, bytes, c.atomicOp); break;
-        case DType::F16: AtomicApply<half>(dst, src, bytes, c.atomicOp); break;
-        case DType::BF16: AtomicApply<bfloat16_t>(dst, src, bytes, c.atomicOp); break;
-        case DType::I32: AtomicApply<int32_t>(dst, src, bytes, c.atomicOp); break;
-        default: Fail(api, "atomic mode with element type %s is not supported", DTypeName(t));
+        case DType::F32:
+            AtomicApply<float>(dst, src, bytes, c.atomicOp);
+            break;
+        case DType::F16:
+            AtomicApply<half>(dst, src, bytes, c.atomicOp);
+            break;
+        case DType::BF16:
+            AtomicApply<bfloat16_t>(dst, src, bytes, c.atomicOp);
+            break;
+        case DType::I32:
+            AtomicApply<int32_t>(dst, src, bytes, c.atomicOp);
+            break;
+        default:
+            Fail(api, "atomic mode with element type %s is not supported", DTypeName(t));
     }
 }
 
-void SetAtomic(int op, DType t) {
+void SetAtomic(int op, DType t)
+{
     if (op != 0 && t != DType::F32 && t != DType::F16 && t != DType::BF16 && t != DType::I32 && t != DType::I16 &&
         t != DType::I8)
         Fail("SetAtomicAdd", "element type %s is not supported (half, float, bfloat16_t, int8/16/32)", DTypeName(t));
@@ -88,7 +101,8 @@ void SetAtomic(int op, DType t) {
 }
 
 void DmaToLocal(const char *api, LocalRef dst, const void *gm, uint32_t count, uint64_t burst, uint64_t srcPitch,
-                uint64_t dstPitch) {
+                uint64_t dstPitch)
+{
     if (count == 0 || burst == 0 || !Present(dst)) return;  // NOP; a wrong-core call is a NOP on hardware too
     if (count > 4095) Fail(api, "blockCount %u exceeds 4095", count);
     const Buf b = static_cast<Buf>(dst.buf);
@@ -103,8 +117,9 @@ void DmaToLocal(const char *api, LocalRef dst, const void *gm, uint32_t count, u
     Count(Pipe::MTE2, count * burst);
 }
 
-void DmaToGm(const char *api, void *gm, LocalRef src, uint32_t count, uint64_t burst, uint64_t srcPitch, uint64_t dstPitch,
-             DType) {
+void DmaToGm(const char *api, void *gm, LocalRef src, uint32_t count, uint64_t burst, uint64_t srcPitch,
+             uint64_t dstPitch, DType)
+{
     if (count == 0 || burst == 0 || !Present(src)) return;
     if (count > 4095) Fail(api, "blockCount %u exceeds 4095", count);
     const Buf b = static_cast<Buf>(src.buf);
@@ -120,7 +135,8 @@ void DmaToGm(const char *api, void *gm, LocalRef src, uint32_t count, uint64_t b
 }
 
 void DmaLocalToLocal(const char *api, LocalRef dst, LocalRef src, uint32_t count, uint64_t burst, uint64_t srcPitch,
-                     uint64_t dstPitch) {
+                     uint64_t dstPitch)
+{
     if (count == 0 || burst == 0 || !Present(dst) || !Present(src)) return;
     const Buf bd = static_cast<Buf>(dst.buf), bs = static_cast<Buf>(src.buf);
     if (!(bs == Buf::UB && (bd == Buf::UB || bd == Buf::L1)) && !(bs == Buf::L1 && (bd == Buf::FB || bd == Buf::BT)))
@@ -138,13 +154,15 @@ void DmaLocalToLocal(const char *api, LocalRef dst, LocalRef src, uint32_t count
     Count(pipe, count * burst);
 }
 
-void BiasLoad(const char *api, LocalRef dst, DType dt, LocalRef src, DType st, uint32_t count, uint32_t blockLen, uint32_t srcGap,
-              uint32_t dstGap) {
+void BiasLoad(const char *api, LocalRef dst, DType dt, LocalRef src, DType st, uint32_t count, uint32_t blockLen,
+              uint32_t srcGap, uint32_t dstGap)
+{
     if (count == 0 || blockLen == 0 || !Present(dst)) return;
     if (static_cast<Buf>(src.buf) != Buf::L1 || static_cast<Buf>(dst.buf) != Buf::BT)
         Fail(api, "copy %s -> %s with a type conversion is only the L1 -> BT path", BufName(src.buf), BufName(dst.buf));
     if (dt != DType::F32 || (st != DType::F16 && st != DType::BF16))
-        Fail(api, "%s -> %s: the converting L1 -> BT copy takes half or bfloat16_t to float", DTypeName(st), DTypeName(dt));
+        Fail(api, "%s -> %s: the converting L1 -> BT copy takes half or bfloat16_t to float", DTypeName(st),
+             DTypeName(dt));
     const uint64_t burst = blockLen * 64ull, elems = burst / 2;
     const uint64_t srcPitch = burst + srcGap * 32ull, dstPitch = elems * 4 + dstGap * 64ull;
     CheckLocalSpan(api, "source", src, Span(count, burst, srcPitch));
@@ -162,9 +180,11 @@ void BiasLoad(const char *api, LocalRef dst, DType dt, LocalRef src, DType st, u
     Count(Pipe::MTE1, count * burst);
 }
 
-void Nd2Nz(const char *api, LocalRef dst, const void *src, bool srcIsGm, int es, const AscendC::Nd2NzParams &p) {
+void Nd2Nz(const char *api, LocalRef dst, const void *src, bool srcIsGm, int es, const AscendC::Nd2NzParams &p)
+{
     if (p.ndNum == 0 || p.nValue == 0 || p.dValue == 0 || !Present(dst)) return;
-    if (static_cast<Buf>(dst.buf) != Buf::L1) Fail(api, "destination must be in L1 (A1/B1/C1), not %s", BufName(dst.buf));
+    if (static_cast<Buf>(dst.buf) != Buf::L1)
+        Fail(api, "destination must be in L1 (A1/B1/C1), not %s", BufName(dst.buf));
     if (p.nValue > 16384) Fail(api, "nValue %u exceeds 16384", p.nValue);
     if (p.ndNum > 4095) Fail(api, "ndNum %u exceeds 4095", p.ndNum);
     const int c0 = 32 / es;
@@ -173,7 +193,8 @@ void Nd2Nz(const char *api, LocalRef dst, const void *src, bool srcIsGm, int es,
     // (nValue > 1), dstNzC0Stride between C0 chunks (dValue > C0). A single row may come from
     // anywhere (CATLASS copies rows 65536 or more elements apart one at a time, srcDValue 0).
     if (p.nValue > 1 && (p.srcDValue == 0 || p.dstNzNStride == 0))
-        Fail(api, "srcDValue %u and dstNzNStride %u must be >= 1 when nValue %u > 1", p.srcDValue, p.dstNzNStride, p.nValue);
+        Fail(api, "srcDValue %u and dstNzNStride %u must be >= 1 when nValue %u > 1", p.srcDValue, p.dstNzNStride,
+             p.nValue);
     if (chunks > 1 && p.dstNzC0Stride == 0)
         Fail(api, "dstNzC0Stride 0 must be >= 1 when dValue %u spans %u C0 chunks", p.dValue, chunks);
     const uint64_t srcSpan = ((p.ndNum - 1ull) * p.srcNdMatrixStride + (p.nValue - 1ull) * p.srcDValue + p.dValue) * es;
@@ -187,8 +208,10 @@ void Nd2Nz(const char *api, LocalRef dst, const void *src, bool srcIsGm, int es,
     auto *s = static_cast<const uint8_t *>(src);
     for (uint32_t i = 0; i < p.ndNum; ++i)
         for (uint32_t r = 0; r < p.nValue; ++r) {
-            const uint8_t *row = s + (static_cast<uint64_t>(i) * p.srcNdMatrixStride + static_cast<uint64_t>(r) * p.srcDValue) * es;
-            uint8_t *out = d + static_cast<uint64_t>(i) * p.dstNzMatrixStride * es + static_cast<uint64_t>(r) * p.dstNzNStride * 32;
+            const uint8_t *row =
+                s + (static_cast<uint64_t>(i) * p.srcNdMatrixStride + static_cast<uint64_t>(r) * p.srcDValue) * es;
+            uint8_t *out = d + static_cast<uint64_t>(i) * p.dstNzMatrixStride * es +
+                           static_cast<uint64_t>(r) * p.dstNzNStride * 32;
             for (uint32_t c = 0; c < chunks; ++c) {
                 const uint32_t valid = std::min<uint32_t>(c0, p.dValue - c * c0);
                 uint8_t *o = out + static_cast<uint64_t>(c) * p.dstNzC0Stride * 32;
@@ -205,13 +228,15 @@ void Nd2Nz(const char *api, LocalRef dst, const void *src, bool srcIsGm, int es,
     Count(srcIsGm ? Pipe::MTE2 : Pipe::MTE3, moved);
 }
 
-void PadToLocal(const char *api, LocalRef dst, const void *gm, int es, uint32_t count, uint64_t blockLen, uint64_t srcGap,
-                uint64_t dstGapBlocks, bool isPad, uint32_t left, uint32_t right, uint64_t padBits) {
+void PadToLocal(const char *api, LocalRef dst, const void *gm, int es, uint32_t count, uint64_t blockLen,
+                uint64_t srcGap, uint64_t dstGapBlocks, bool isPad, uint32_t left, uint32_t right, uint64_t padBits)
+{
     if (count == 0 || blockLen == 0 || !Present(dst)) return;
     if (static_cast<Buf>(dst.buf) != Buf::UB && static_cast<Buf>(dst.buf) != Buf::L1)
         Fail(api, "destination must be in UB or L1, not %s", BufName(dst.buf));
     if (count > 4095) Fail(api, "blockCount %u exceeds 4095", count);
-    if (blockLen % es != 0) Fail(api, "blockLen %llu bytes is not a multiple of the element size %d", (unsigned long long)blockLen, es);
+    if (blockLen % es != 0)
+        Fail(api, "blockLen %llu bytes is not a multiple of the element size %d", (unsigned long long)blockLen, es);
     if (blockLen > 2097151) Fail(api, "blockLen %llu exceeds 2097151 bytes", (unsigned long long)blockLen);
     if ((left + right) * static_cast<uint64_t>(es) > 64 || left * es > 32 || right * es > 32)
         Fail(api, "leftPadding %u / rightPadding %u elements exceed 32 bytes each", left, right);
@@ -232,10 +257,14 @@ void PadToLocal(const char *api, LocalRef dst, const void *gm, int es, uint32_t 
         const uint64_t tail = rowBlocks * 32 - rowBytes;
         uint64_t fill = 0;
         bool doFill = true;
-        if (isPad) fill = padBits;
-        else if (c.padValueSet) fill = c.padValue;
-        else if (left == 0 && right == 0) std::memcpy(&fill, in, es);  // documented: first element of the row
-        else doFill = false;                                            // documented as undefined: left as is
+        if (isPad)
+            fill = padBits;
+        else if (c.padValueSet)
+            fill = c.padValue;
+        else if (left == 0 && right == 0)
+            std::memcpy(&fill, in, es);  // documented: first element of the row
+        else
+            doFill = false;  // documented as undefined: left as is
         if (!doFill) continue;
         for (uint32_t k = 0; k < left; ++k) std::memcpy(row + k * es, &fill, es);
         uint8_t *after = row + left * es + blockLen;
@@ -246,7 +275,8 @@ void PadToLocal(const char *api, LocalRef dst, const void *gm, int es, uint32_t 
 }
 
 void PadToGm(const char *api, void *gm, LocalRef src, DType t, uint32_t count, uint64_t blockLen, uint64_t srcGapBlocks,
-             uint64_t dstGap) {
+             uint64_t dstGap)
+{
     (void)t;
     if (count == 0 || blockLen == 0 || !Present(src)) return;
     if (count > 4095) Fail(api, "blockCount %u exceeds 4095", count);
@@ -264,12 +294,14 @@ void PadToGm(const char *api, void *gm, LocalRef src, DType t, uint32_t count, u
     Count(Pipe::MTE3, count * blockLen);
 }
 
-const char *DTypeName(DType t) {
-    static const char *n[] = {"half", "bfloat16_t", "float", "int8_t", "uint8_t", "int16_t", "uint16_t",
-                              "int32_t", "uint32_t", "int64_t", "uint64_t", "unknown"};
+const char *DTypeName(DType t)
+{
+    static const char *n[] = {"half",     "bfloat16_t", "float",    "int8_t",  "uint8_t",  "int16_t",
+                              "uint16_t", "int32_t",    "uint32_t", "int64_t", "uint64_t", "unknown"};
     return n[static_cast<int>(t)];
 }
-int DTypeSize(DType t) {
+int DTypeSize(DType t)
+{
     static const int s[] = {2, 2, 4, 1, 1, 2, 2, 4, 4, 8, 8, 0};
     return s[static_cast<int>(t)];
 }

@@ -20,27 +20,35 @@ void GmStore(const char *api, uint8_t *dst, const uint8_t *src, uint64_t bytes);
 
 namespace {
 
-const char *BufName(int b) {
+const char *BufName(int b)
+{
     static const char *n[] = {"GM", "UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
     return n[b];
 }
 
-void CheckSpan(const char *api, const char *what, const LocalRef &r, uint64_t span, uint64_t align) {
+void CheckSpan(const char *api, const char *what, const LocalRef &r, uint64_t span, uint64_t align)
+{
     CheckLocal(api, what, static_cast<Buf>(r.buf), r.p, span);
     if (span > r.bytes)
         Fail(api, "%s needs %llu bytes but the %s tensor has %llu", what, (unsigned long long)span, BufName(r.buf),
              (unsigned long long)r.bytes);
     const uint64_t off = LocalOffset(static_cast<Buf>(r.buf), r.p);
     if (off % align != 0)
-        Fail(api, "%s address %s+%llu is not %llu-byte aligned", what, BufName(r.buf), (unsigned long long)off, (unsigned long long)align);
+        Fail(api, "%s address %s+%llu is not %llu-byte aligned", what, BufName(r.buf), (unsigned long long)off,
+             (unsigned long long)align);
 }
 
 // `count` contiguous elements of type t to float.
-void ConvertRun(DType t, const uint8_t *src, float *dst, uint32_t count) {
+void ConvertRun(DType t, const uint8_t *src, float *dst, uint32_t count)
+{
     if (t == DType::F16) {
         HalfToFloatN(reinterpret_cast<const uint16_t *>(src), dst, count);
     } else if (t == DType::BF16) {
-        for (uint32_t i = 0; i < count; ++i) { uint16_t b; std::memcpy(&b, src + 2 * i, 2); dst[i] = Bf16BitsToFloat(b); }
+        for (uint32_t i = 0; i < count; ++i) {
+            uint16_t b;
+            std::memcpy(&b, src + 2 * i, 2);
+            dst[i] = Bf16BitsToFloat(b);
+        }
     } else {
         std::memcpy(dst, src, count * sizeof(float));
     }
@@ -48,7 +56,9 @@ void ConvertRun(DType t, const uint8_t *src, float *dst, uint32_t count) {
 
 // C[m][n] += A[m][k] * B[k][n], row-major floats. Every C element is updated in ascending k
 // with a rounded multiply then a rounded add, so all code paths give identical bits.
-__attribute__((optimize("fp-contract=off"))) void GemmScalar(const float *A, const float *B, float *C, uint32_t m, uint32_t n, uint32_t k) {
+__attribute__((optimize("fp-contract=off"))) void GemmScalar(const float *A, const float *B, float *C, uint32_t m,
+                                                             uint32_t n, uint32_t k)
+{
     for (uint32_t i = 0; i < m; ++i) {
         float *crow = C + static_cast<size_t>(i) * n;
         const float *arow = A + static_cast<size_t>(i) * k;
@@ -62,7 +72,9 @@ __attribute__((optimize("fp-contract=off"))) void GemmScalar(const float *A, con
 
 #if defined(__x86_64__)
 // AVX2 (no FMA, to keep the multiply and the add separately rounded): 4 x 16 register tiles.
-__attribute__((target("avx2"))) void GemmAvx2(const float *A, const float *B, float *C, uint32_t m, uint32_t n, uint32_t k) {
+__attribute__((target("avx2"))) void GemmAvx2(const float *A, const float *B, float *C, uint32_t m, uint32_t n,
+                                              uint32_t k)
+{
     uint32_t i = 0;
     for (; i + 4 <= m; i += 4) {
         uint32_t j = 0;
@@ -89,7 +101,8 @@ __attribute__((target("avx2"))) void GemmAvx2(const float *A, const float *B, fl
         for (; j < n; ++j)
             for (uint32_t r = 0; r < 4; ++r) {
                 float acc = C[static_cast<size_t>(i + r) * n + j];
-                for (uint32_t kk = 0; kk < k; ++kk) acc += A[static_cast<size_t>(i + r) * k + kk] * B[static_cast<size_t>(kk) * n + j];
+                for (uint32_t kk = 0; kk < k; ++kk)
+                    acc += A[static_cast<size_t>(i + r) * k + kk] * B[static_cast<size_t>(kk) * n + j];
                 C[static_cast<size_t>(i + r) * n + j] = acc;
             }
     }
@@ -98,7 +111,8 @@ __attribute__((target("avx2"))) void GemmAvx2(const float *A, const float *B, fl
 const bool kHasAvx2 = __builtin_cpu_supports("avx2");
 #endif
 
-void Gemm(const float *A, const float *B, float *C, uint32_t m, uint32_t n, uint32_t k) {
+void Gemm(const float *A, const float *B, float *C, uint32_t m, uint32_t n, uint32_t k)
+{
 #if defined(__x86_64__)
     if (kHasAvx2) return GemmAvx2(A, B, C, m, n, k);
 #endif
@@ -108,36 +122,45 @@ void Gemm(const float *A, const float *B, float *C, uint32_t m, uint32_t n, uint
 }  // namespace
 
 void LoadData2D(const char *api, LocalRef dst, const void *src, int srcBuf, uint64_t srcBytes, int es,
-                const AscendC::LoadData2DParams &p) {
+                const AscendC::LoadData2DParams &p)
+{
     if (p.repeatTimes == 0 || Ctx().mem[dst.buf] == nullptr) return;
     const Buf db = static_cast<Buf>(dst.buf), sb = static_cast<Buf>(srcBuf);
     const bool toL0 = db == Buf::L0A || db == Buf::L0B;
     if (!(toL0 && sb == Buf::L1) && !(sb == Buf::GM && (toL0 || db == Buf::L1)))
-        Fail(api, "%s -> %s is not a LoadData 2D path (L1 -> L0A/L0B, GM -> L1/L0A/L0B)", BufName(srcBuf), BufName(dst.buf));
+        Fail(api, "%s -> %s is not a LoadData 2D path (L1 -> L0A/L0B, GM -> L1/L0A/L0B)", BufName(srcBuf),
+             BufName(dst.buf));
     if (p.ifTranspose && (es != 2 || sb != Buf::L1))
-        Fail(api, "ifTranspose needs 16-bit elements loaded from L1 (got %d-byte elements from %s)", es, BufName(srcBuf));
+        Fail(api, "ifTranspose needs 16-bit elements loaded from L1 (got %d-byte elements from %s)", es,
+             BufName(srcBuf));
     const bool down = p.addrMode == 1 && sb == Buf::GM;
     const uint64_t n = p.repeatTimes;
     const int64_t lastSrc = down ? static_cast<int64_t>(p.startIndex) - static_cast<int64_t>((n - 1) * p.srcStride)
                                  : static_cast<int64_t>(p.startIndex + (n - 1) * p.srcStride);
-    if (lastSrc < 0) Fail(api, "addrMode 1 walks below fractal 0 (startIndex %u, srcStride %u)", p.startIndex, p.srcStride);
+    if (lastSrc < 0)
+        Fail(api, "addrMode 1 walks below fractal 0 (startIndex %u, srcStride %u)", p.startIndex, p.srcStride);
     const uint64_t srcSpan = (static_cast<uint64_t>(down ? p.startIndex : lastSrc) + 1) * 512;
-    if (sb == Buf::GM) CheckGm(api, "source", src, srcSpan);
-    else CheckSpan(api, "source", LocalRef{const_cast<void *>(src), srcBytes, srcBuf}, srcSpan, 32);
+    if (sb == Buf::GM)
+        CheckGm(api, "source", src, srcSpan);
+    else
+        CheckSpan(api, "source", LocalRef{const_cast<void *>(src), srcBytes, srcBuf}, srcSpan, 32);
     CheckSpan(api, "destination", dst, ((n - 1) * (p.dstGap + 1ull) + 1) * 512, 512);
     if (sb != Buf::GM) {
         const int64_t lo = down ? lastSrc : p.startIndex, hi = down ? p.startIndex : lastSrc;
-        RaceRead(api, Pipe::MTE1, srcBuf, static_cast<const uint8_t *>(src) + lo * 512, static_cast<uint64_t>(hi - lo + 1) * 512);
+        RaceRead(api, Pipe::MTE1, srcBuf, static_cast<const uint8_t *>(src) + lo * 512,
+                 static_cast<uint64_t>(hi - lo + 1) * 512);
     }
     RaceWrite(api, sb == Buf::GM ? Pipe::MTE2 : Pipe::MTE1, dst.buf, dst.p, ((n - 1) * (p.dstGap + 1ull) + 1) * 512);
     if (sb == Buf::GM) {
         const int64_t lo = down ? lastSrc : p.startIndex;
-        TimeGmRead(Pipe::MTE2, static_cast<const uint8_t *>(src) + lo * 512, n, 512, static_cast<uint64_t>(p.srcStride) * 512, api);
+        TimeGmRead(Pipe::MTE2, static_cast<const uint8_t *>(src) + lo * 512, n, 512,
+                   static_cast<uint64_t>(p.srcStride) * 512, api);
     } else {
         TimeLoadData(db == Buf::L0B, n * 512, api);
     }
     for (uint64_t i = 0; i < n && !TimingOnly(); ++i) {
-        const int64_t si = down ? p.startIndex - static_cast<int64_t>(i * p.srcStride) : p.startIndex + static_cast<int64_t>(i * p.srcStride);
+        const int64_t si = down ? p.startIndex - static_cast<int64_t>(i * p.srcStride)
+                                : p.startIndex + static_cast<int64_t>(i * p.srcStride);
         const uint8_t *s = static_cast<const uint8_t *>(src) + si * 512;
         uint8_t *d = static_cast<uint8_t *>(dst.p) + i * (p.dstGap + 1ull) * 512;
         if (!p.ifTranspose) {
@@ -153,14 +176,16 @@ void LoadData2D(const char *api, LocalRef dst, const void *src, int srcBuf, uint
     Count(sb == Buf::GM ? Pipe::MTE2 : Pipe::MTE1, n * 512);
 }
 
-void SetFixQuant(const char *api, LocalRef params) {
+void SetFixQuant(const char *api, LocalRef params)
+{
     if (Ctx().mem[params.buf] == nullptr) return;
     if (static_cast<Buf>(params.buf) != Buf::FB)
         Fail(api, "the quantisation parameters must be in the Fixpipe buffer (C2PIPE2GM), not %s", BufName(params.buf));
     Ctx().fixQuant = params.p;
 }
 
-void SetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4], int mode) {
+void SetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4], int mode)
+{
     CoreCtx &c = Ctx();
     c.fmapH[mode] = l1H;
     c.fmapW[mode] = l1W;
@@ -170,31 +195,37 @@ void SetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4], int mode) 
 // Element (m, k) of the image-to-column matrix of an NC1HWC0 feature map: m = ho * Wo + wo (the
 // output position), k = ((c1 * filterH + kh) * filterW + kw) * C0 + c0 (the FracZ order of the
 // weights); positions in the padding read the pad value, channels past channelSize read 0.
-void LoadData3D(const char *api, LocalRef dst, LocalRef src, int es, const Load3dGeom &g) {
+void LoadData3D(const char *api, LocalRef dst, LocalRef src, int es, const Load3dGeom &g)
+{
     if (g.l1H == 0 || g.l1W == 0 || g.channelSize == 0 || g.kExtension == 0 || g.mExtension == 0 || g.filterW == 0 ||
         g.filterH == 0 || Ctx().mem[dst.buf] == nullptr)
         return;  // documented NOPs; a wrong-core call is a NOP too
     const Buf db = static_cast<Buf>(dst.buf);
     if (static_cast<Buf>(src.buf) != Buf::L1 || (db != Buf::L0A && db != Buf::L0B))
         Fail(api, "%s -> %s is not a LoadData 3D path (L1 -> L0A/L0B)", BufName(src.buf), BufName(dst.buf));
-    if (db == Buf::L0B && es == 1) Fail(api, "8-bit elements cannot be loaded into L0B (B2) by LoadData 3D on Atlas A2");
-    if (db == Buf::L0A && g.transpose && es == 1) Fail(api, "enTranspose with 8-bit elements is not supported on Atlas A2");
+    if (db == Buf::L0B && es == 1)
+        Fail(api, "8-bit elements cannot be loaded into L0B (B2) by LoadData 3D on Atlas A2");
+    if (db == Buf::L0A && g.transpose && es == 1)
+        Fail(api, "enTranspose with 8-bit elements is not supported on Atlas A2");
     if (g.strideW == 0 || g.strideH == 0 || g.dilationW == 0 || g.dilationH == 0)
         Fail(api, "strideW %u, strideH %u, dilationFilterW %u, dilationFilterH %u must be >= 1", g.strideW, g.strideH,
              g.dilationW, g.dilationH);
     const uint32_t c0 = 32 / es;
     if (g.kStartPt % c0 != 0) Fail(api, "kStartPt %u is not a multiple of %u (one 32-byte C0)", g.kStartPt, c0);
     const int64_t H = g.l1H, W = g.l1W;
-    const int64_t effW = (static_cast<int64_t>(g.filterW) - 1) * g.dilationW + 1, effH = (static_cast<int64_t>(g.filterH) - 1) * g.dilationH + 1;
+    const int64_t effW = (static_cast<int64_t>(g.filterW) - 1) * g.dilationW + 1,
+                  effH = (static_cast<int64_t>(g.filterH) - 1) * g.dilationH + 1;
     const int64_t wo = (W + g.pad[0] + g.pad[1] - effW) / g.strideW + 1;
     const int64_t ho = (H + g.pad[2] + g.pad[3] - effH) / g.strideH + 1;
-    if (wo <= 0 || ho <= 0) Fail(api, "the %ux%u filter does not fit the %lldx%lld feature map with its padding", g.filterH, g.filterW,
-                                 (long long)H, (long long)W);
+    if (wo <= 0 || ho <= 0)
+        Fail(api, "the %ux%u filter does not fit the %lldx%lld feature map with its padding", g.filterH, g.filterW,
+             (long long)H, (long long)W);
     const uint32_t c1 = (g.channelSize + c0 - 1) / c0;
-    const uint64_t kTotal = static_cast<uint64_t>(c1) * g.filterH * g.filterW * c0, mTotal = static_cast<uint64_t>(ho) * wo;
+    const uint64_t kTotal = static_cast<uint64_t>(c1) * g.filterH * g.filterW * c0,
+                   mTotal = static_cast<uint64_t>(ho) * wo;
     if (g.kStartPt + static_cast<uint64_t>(g.kExtension) > kTotal)
-        Fail(api, "kStartPt %u + kExtension %u exceed the %llu columns of the expanded matrix", g.kStartPt, g.kExtension,
-             (unsigned long long)kTotal);
+        Fail(api, "kStartPt %u + kExtension %u exceed the %llu columns of the expanded matrix", g.kStartPt,
+             g.kExtension, (unsigned long long)kTotal);
     const uint64_t srcSpan = static_cast<uint64_t>(c1) * H * W * 32;
     CheckSpan(api, "source (L1 feature map)", src, srcSpan, 32);
     // The destination matrix: the window itself (L0A) or its transpose (L0A with enTranspose, L0B).
@@ -202,14 +233,18 @@ void LoadData3D(const char *api, LocalRef dst, LocalRef src, int es, const Load3
     const uint32_t rows = tr ? g.kExtension : g.mExtension, cols = tr ? g.mExtension : g.kExtension;
     uint64_t dstSpan;
     std::function<uint64_t(uint32_t, uint32_t)> at;  // element offset of (row, col) in dst
-    if (db == Buf::L0A) {  // Zz: 16 x C0 fractals, row-major
+    if (db == Buf::L0A) {                            // Zz: 16 x C0 fractals, row-major
         const uint32_t colBlocks = (cols + c0 - 1) / c0;
         dstSpan = static_cast<uint64_t>((rows + 15) / 16) * colBlocks * 512;
-        at = [=](uint32_t r, uint32_t c) { return ((static_cast<uint64_t>(r / 16) * colBlocks + c / c0) * 16 + r % 16) * c0 + c % c0; };
+        at = [=](uint32_t r, uint32_t c) {
+            return ((static_cast<uint64_t>(r / 16) * colBlocks + c / c0) * 16 + r % 16) * c0 + c % c0;
+        };
     } else {  // Zn of B[rows = K][cols = N]: C0 x 16 fractals, K-block-major, N contiguous in rows of C0
         const uint32_t nBlocks = (cols + 15) / 16;
         dstSpan = static_cast<uint64_t>((rows + c0 - 1) / c0) * nBlocks * 512;
-        at = [=](uint32_t r, uint32_t c) { return ((static_cast<uint64_t>(r / c0) * nBlocks + c / 16) * 16 + c % 16) * c0 + r % c0; };
+        at = [=](uint32_t r, uint32_t c) {
+            return ((static_cast<uint64_t>(r / c0) * nBlocks + c / 16) * 16 + c % 16) * c0 + r % c0;
+        };
     }
     CheckSpan(api, "destination", dst, dstSpan, 512);
     RaceRead(api, Pipe::MTE1, src.buf, src.p, srcSpan);
@@ -226,13 +261,17 @@ void LoadData3D(const char *api, LocalRef dst, LocalRef src, int es, const Load3
         for (uint32_t j = 0; j < g.kExtension; ++j) {
             const uint64_t k = g.kStartPt + static_cast<uint64_t>(j);
             const uint64_t cc0 = k % c0, rest = k / c0;
-            const uint64_t kw = rest % g.filterW, kh = (rest / g.filterW) % g.filterH, cc1 = rest / (static_cast<uint64_t>(g.filterW) * g.filterH);
+            const uint64_t kw = rest % g.filterW, kh = (rest / g.filterW) % g.filterH,
+                           cc1 = rest / (static_cast<uint64_t>(g.filterW) * g.filterH);
             const int64_t h = oh * g.strideH - g.pad[2] + static_cast<int64_t>(kh) * g.dilationH;
             const int64_t w = ow * g.strideW - g.pad[0] + static_cast<int64_t>(kw) * g.dilationW;
             const void *v;
-            if (m >= mTotal || cc1 * c0 + cc0 >= g.channelSize) v = &zero;
-            else if (h < 0 || h >= H || w < 0 || w >= W) v = &g.padBits;
-            else v = S + ((static_cast<uint64_t>(cc1) * H + h) * W + w) * 32 + cc0 * es;
+            if (m >= mTotal || cc1 * c0 + cc0 >= g.channelSize)
+                v = &zero;
+            else if (h < 0 || h >= H || w < 0 || w >= W)
+                v = &g.padBits;
+            else
+                v = S + ((static_cast<uint64_t>(cc1) * H + h) * W + w) * 32 + cc0 * es;
             std::memcpy(D + at(tr ? j : i, tr ? i : j) * es, v, es);
         }
     }
@@ -241,7 +280,8 @@ void LoadData3D(const char *api, LocalRef dst, LocalRef src, int es, const Load3
 // Square i (fractals startIndex + i * srcStride, in squares) -> destination fractal
 // i * (dstGap + 1); for 32-bit elements its second half goes dstFracGap + 1 fractals further.
 void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBuf, uint64_t srcBytes, int es,
-                       const AscendC::LoadData2dTransposeParams &p) {
+                       const AscendC::LoadData2dTransposeParams &p)
+{
     if (p.repeatTimes == 0 || Ctx().mem[dst.buf] == nullptr) return;
     const Buf db = static_cast<Buf>(dst.buf), sb = static_cast<Buf>(srcBuf);
     if (sb != Buf::L1 || (db != Buf::L0A && db != Buf::L0B))
@@ -293,10 +333,12 @@ void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBu
     Count(Pipe::MTE1, n * square);
 }
 
-void Fill(const char *api, LocalRef dst, int es, uint64_t bits, uint32_t repeat, uint32_t blockNum, uint32_t dstGap) {
+void Fill(const char *api, LocalRef dst, int es, uint64_t bits, uint32_t repeat, uint32_t blockNum, uint32_t dstGap)
+{
     if (repeat == 0 || blockNum == 0 || Ctx().mem[dst.buf] == nullptr) return;
     const Buf db = static_cast<Buf>(dst.buf);
-    if (db != Buf::L1 && db != Buf::L0A && db != Buf::L0B) Fail(api, "destination must be in L1, L0A or L0B, not %s", BufName(dst.buf));
+    if (db != Buf::L1 && db != Buf::L0A && db != Buf::L0B)
+        Fail(api, "destination must be in L1, L0A or L0B, not %s", BufName(dst.buf));
     if (es == 1) Fail(api, "8-bit elements are not supported on Atlas A2");
     const uint64_t block = db == Buf::L1 ? 32 : 512;
     const uint64_t pitch = (static_cast<uint64_t>(blockNum) + dstGap) * block;
@@ -312,19 +354,24 @@ void Fill(const char *api, LocalRef dst, int es, uint64_t bits, uint32_t repeat,
     }
 }
 
-void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, const AscendC::MmadParams &p, const LocalRef *bias) {
+void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, const AscendC::MmadParams &p,
+          const LocalRef *bias)
+{
     const char *api = "Mmad";
     if (p.m == 0 || p.n == 0 || p.k == 0 || Ctx().mem[c.buf] == nullptr) return;
-    if (static_cast<Buf>(c.buf) != Buf::L0C || static_cast<Buf>(a.buf) != Buf::L0A || static_cast<Buf>(b.buf) != Buf::L0B)
-        Fail(api, "operands must be dst in L0C (CO1), fm in L0A (A2), filter in L0B (B2); got %s, %s, %s", BufName(c.buf),
-             BufName(a.buf), BufName(b.buf));
+    if (static_cast<Buf>(c.buf) != Buf::L0C || static_cast<Buf>(a.buf) != Buf::L0A ||
+        static_cast<Buf>(b.buf) != Buf::L0B)
+        Fail(api, "operands must be dst in L0C (CO1), fm in L0A (A2), filter in L0B (B2); got %s, %s, %s",
+             BufName(c.buf), BufName(a.buf), BufName(b.buf));
     const bool fp = (at == DType::F16 && bt == DType::F16) || (at == DType::BF16 && bt == DType::BF16) ||
                     (at == DType::F32 && bt == DType::F32);
     const bool i8 = at == DType::I8 && bt == DType::I8;
     if (!((fp && ct == DType::F32) || (i8 && ct == DType::I32)))
-        Fail(api, "%s x %s -> %s is not a supported cube type combination on Atlas A2", DTypeName(at), DTypeName(bt), DTypeName(ct));
+        Fail(api, "%s x %s -> %s is not a supported cube type combination on Atlas A2", DTypeName(at), DTypeName(bt),
+             DTypeName(ct));
     if (p.m > 4095 || p.n > 4095 || p.k > 4095) Fail(api, "m %u, n %u, k %u must each be <= 4095", p.m, p.n, p.k);
-    if (p.cmatrixSource) Fail(api, "cmatrixSource (C initialised from the bias table) is not implemented by the emulator");
+    if (p.cmatrixSource)
+        Fail(api, "cmatrixSource (C initialised from the bias table) is not implemented by the emulator");
     const int es = DTypeSize(at);
     const int K0 = 32 / es;
     const uint32_t m = p.m, n = p.n, k = p.k;
@@ -392,9 +439,12 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
             for (uint32_t n1 = 0; n1 * 16 < n; ++n1) {
                 const uint32_t len = std::min<uint32_t>(16, n - n1 * 16);
                 float *row = &Cf[static_cast<size_t>(i) * n + n1 * 16];
-                if (bias != nullptr) std::memcpy(row, static_cast<const float *>(bias->p) + n1 * 16, len * sizeof(float));
-                else if (init) std::fill(row, row + len, 0.0f);
-                else std::memcpy(row, C + cIdx(i, n1 * 16), len * sizeof(float));
+                if (bias != nullptr)
+                    std::memcpy(row, static_cast<const float *>(bias->p) + n1 * 16, len * sizeof(float));
+                else if (init)
+                    std::fill(row, row + len, 0.0f);
+                else
+                    std::memcpy(row, C + cIdx(i, n1 * 16), len * sizeof(float));
             }
         Gemm(Af.data(), Bf.data(), Cf.data(), m, n, k);
         for (uint32_t i = 0; i < m; ++i)
@@ -408,8 +458,11 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
             for (uint32_t j = 0; j < n; ++j) {
                 int64_t acc = init ? 0 : C[cIdx(i, j)];
                 for (uint32_t kk = 0; kk < k; ++kk)
-                    acc += static_cast<int64_t>(static_cast<int8_t>(A[aOff(i, kk)])) * static_cast<int8_t>(B[bOff(kk, j)]);
-                acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;  // integer accumulation saturates
+                    acc +=
+                        static_cast<int64_t>(static_cast<int8_t>(A[aOff(i, kk)])) * static_cast<int8_t>(B[bOff(kk, j)]);
+                acc = acc > INT32_MAX   ? INT32_MAX
+                      : acc < INT32_MIN ? INT32_MIN
+                                        : acc;  // integer accumulation saturates
                 C[cIdx(i, j)] = static_cast<int32_t>(acc);
             }
     }
@@ -420,17 +473,23 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
 }
 
 void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt, LocalRef src, DType st, int layout,
-             const AscendC::FixpipeParamsV220 &p) {
+             const AscendC::FixpipeParamsV220 &p)
+{
     if (p.mSize == 0 || p.nSize == 0 || p.ndNum == 0 || Ctx().mem[src.buf] == nullptr) return;
     if (static_cast<Buf>(src.buf) != Buf::L0C) Fail(api, "source must be in L0C (CO1), not %s", BufName(src.buf));
     const int q = static_cast<int>(p.quantPre);
     using QM = QuantMode_t;
     bool ok = false;
-    if (p.quantPre == QM::NoQuant) ok = dt == st && (st == DType::F32 || st == DType::I32);
-    else if (p.quantPre == QM::F322F16) ok = st == DType::F32 && dt == DType::F16;
-    else if (p.quantPre == QM::F322BF16) ok = st == DType::F32 && dt == DType::BF16;
-    else if (p.quantPre == QM::DEQF16 || p.quantPre == QM::VDEQF16) ok = st == DType::I32 && dt == DType::F16;
-    else Fail(api, "quantPre %d is not implemented by the emulator (NoQuant, F322F16, F322BF16, DEQF16, VDEQF16)", q);
+    if (p.quantPre == QM::NoQuant)
+        ok = dt == st && (st == DType::F32 || st == DType::I32);
+    else if (p.quantPre == QM::F322F16)
+        ok = st == DType::F32 && dt == DType::F16;
+    else if (p.quantPre == QM::F322BF16)
+        ok = st == DType::F32 && dt == DType::BF16;
+    else if (p.quantPre == QM::DEQF16 || p.quantPre == QM::VDEQF16)
+        ok = st == DType::I32 && dt == DType::F16;
+    else
+        Fail(api, "quantPre %d is not implemented by the emulator (NoQuant, F322F16, F322BF16, DEQF16, VDEQF16)", q);
     const uint64_t *channelScale = nullptr;  // VDEQF16: one 64-bit parameter per column, from SetFixPipeConfig
     if (p.quantPre == QM::VDEQF16) {
         channelScale = static_cast<const uint64_t *>(Ctx().fixQuant);
@@ -438,15 +497,16 @@ void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt
         CheckLocal(api, "per-channel scales (FB)", Buf::FB, channelScale, static_cast<uint64_t>(p.nSize) * 8);
     }
     if (!ok)
-        Fail(api, "quantPre %d does not convert L0C %s to %s (fp32->half needs F322F16, fp32->bf16 F322BF16)", q, DTypeName(st),
-             DTypeName(dt));
+        Fail(api, "quantPre %d does not convert L0C %s to %s (fp32->half needs F322F16, fp32->bf16 F322BF16)", q,
+             DTypeName(st), DTypeName(dt));
     if (layout == 2) Fail(api, "CFG_COLUMN_MAJOR is not available on Atlas A2");
     if (layout == 0 && p.nSize % 16 != 0) Fail(api, "nSize %u must be a multiple of 16 for the NZ layout", p.nSize);
     if (layout == 1 && p.mSize > 8192) Fail(api, "mSize %u exceeds 8192 for NZ2ND", p.mSize);
     if (p.srcStride < p.mSize && (p.nSize > 16))
         Fail(api, "srcStride %u (rows between fractal columns in L0C) is smaller than mSize %u", p.srcStride, p.mSize);
     const uint32_t N1 = (p.nSize + 15) / 16;
-    const uint64_t ndSrc = static_cast<uint64_t>(p.srcNdStride) * 256;  // units of one 16x16 fractal (see docs/emulator.md)
+    const uint64_t ndSrc =
+        static_cast<uint64_t>(p.srcNdStride) * 256;  // units of one 16x16 fractal (see docs/emulator.md)
     const uint64_t srcSpan = ((p.ndNum - 1ull) * ndSrc + ((N1 - 1ull) * p.srcStride + p.mSize) * 16) * 4;
     CheckSpan(api, "source (L0C)", src, srcSpan, 64);
     std::vector<L0cRange> unit;  // the L0C rows the Fixpipe reads, per matrix and fractal column
@@ -462,24 +522,27 @@ void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt
     RaceRead(api, Pipe::FIXP, src.buf, src.p, srcSpan);
     const int des = DTypeSize(dt);
     uint64_t dstSpan;
-    if (layout == 1) dstSpan = ((p.ndNum - 1ull) * p.dstNdStride + (p.mSize - 1ull) * p.dstStride + p.nSize) * des;
-    else dstSpan = ((N1 - 1ull) * p.dstStride * 32 + static_cast<uint64_t>(p.mSize) * 16 * des);
-    if (static_cast<Buf>(dstBuf) == Buf::GM) CheckGm(api, "destination", dst, dstSpan);
+    if (layout == 1)
+        dstSpan = ((p.ndNum - 1ull) * p.dstNdStride + (p.mSize - 1ull) * p.dstStride + p.nSize) * des;
+    else
+        dstSpan = ((N1 - 1ull) * p.dstStride * 32 + static_cast<uint64_t>(p.mSize) * 16 * des);
+    if (static_cast<Buf>(dstBuf) == Buf::GM)
+        CheckGm(api, "destination", dst, dstSpan);
     else if (static_cast<Buf>(dstBuf) == Buf::L1) {
         CheckSpan(api, "destination", LocalRef{dst, dstBytes, dstBuf}, dstSpan, 32);
         RaceWrite(api, Pipe::FIXP, dstBuf, dst, dstSpan);
-    }
-    else Fail(api, "destination must be GM or L1 (A1/B1), not %s", BufName(dstBuf));
+    } else
+        Fail(api, "destination must be GM or L1 (A1/B1), not %s", BufName(dstBuf));
     {
         const bool gm = static_cast<Buf>(dstBuf) == Buf::GM;
         const uint64_t elems = static_cast<uint64_t>(p.ndNum) * p.mSize * p.nSize;
         const int qc = p.quantPre == QM::NoQuant ? 0 : 1;
         if (layout == 1)  // ND rows of nSize elements (ndNum matrices approximated as consecutive rows)
-            TimeFixpipe(gm ? dst : nullptr, static_cast<uint64_t>(p.ndNum) * p.mSize, static_cast<uint64_t>(p.nSize) * des,
-                        static_cast<uint64_t>(p.dstStride) * des, elems, qc, api);
+            TimeFixpipe(gm ? dst : nullptr, static_cast<uint64_t>(p.ndNum) * p.mSize,
+                        static_cast<uint64_t>(p.nSize) * des, static_cast<uint64_t>(p.dstStride) * des, elems, qc, api);
         else  // NZ: N1 column blocks of mSize x 16 elements
-            TimeFixpipe(gm ? dst : nullptr, N1, static_cast<uint64_t>(p.mSize) * 16 * des, static_cast<uint64_t>(p.dstStride) * 32,
-                        elems, qc, api);
+            TimeFixpipe(gm ? dst : nullptr, N1, static_cast<uint64_t>(p.mSize) * 16 * des,
+                        static_cast<uint64_t>(p.dstStride) * 32, elems, qc, api);
         UnitFlagEnd(true, p.unitFlag, unit.data(), static_cast<int>(unit.size()));
         if (TimingOnly()) return Count(Pipe::FIXP, elems * des);
     }
@@ -488,35 +551,59 @@ void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt
     const auto *S = static_cast<const uint8_t *>(src.p);
     auto convert = [&](uint64_t srcElem, uint32_t col, uint8_t *out) {
         float v;
-        if (st == DType::F32) { std::memcpy(&v, S + srcElem * 4, 4); }
-        else { int32_t iv; std::memcpy(&iv, S + srcElem * 4, 4);
-               const float sc = channelScale ? BitsFloat(static_cast<uint32_t>(channelScale[col]) & 0xffffe000u) : scale;
-               v = static_cast<float>(iv) * sc;
-               if (dt == DType::I32) { if (p.reluEn && iv < 0) iv = 0; std::memcpy(out, &iv, 4); return; } }
+        if (st == DType::F32) {
+            std::memcpy(&v, S + srcElem * 4, 4);
+        } else {
+            int32_t iv;
+            std::memcpy(&iv, S + srcElem * 4, 4);
+            const float sc = channelScale ? BitsFloat(static_cast<uint32_t>(channelScale[col]) & 0xffffe000u) : scale;
+            v = static_cast<float>(iv) * sc;
+            if (dt == DType::I32) {
+                if (p.reluEn && iv < 0) iv = 0;
+                std::memcpy(out, &iv, 4);
+                return;
+            }
+        }
         if (p.reluEn && v < 0) v = 0;
         switch (dt) {
-            case DType::F16: { const uint16_t b = FloatToHalfBits(v); std::memcpy(out, &b, 2); break; }
-            case DType::BF16: { const uint16_t b = FloatToBf16Bits(v); std::memcpy(out, &b, 2); break; }
-            default: std::memcpy(out, &v, 4); break;
+            case DType::F16: {
+                const uint16_t b = FloatToHalfBits(v);
+                std::memcpy(out, &b, 2);
+                break;
+            }
+            case DType::BF16: {
+                const uint16_t b = FloatToBf16Bits(v);
+                std::memcpy(out, &b, 2);
+                break;
+            }
+            default:
+                std::memcpy(out, &v, 4);
+                break;
         }
     };
     std::vector<uint8_t> row(static_cast<size_t>(p.nSize) * des);
     auto store = [&](uint8_t *d, const uint8_t *s, uint64_t bytes) {
-        if (static_cast<Buf>(dstBuf) == Buf::GM) GmStore(api, d, s, bytes);
-        else std::memcpy(d, s, bytes);
+        if (static_cast<Buf>(dstBuf) == Buf::GM)
+            GmStore(api, d, s, bytes);
+        else
+            std::memcpy(d, s, bytes);
     };
     for (uint32_t nd = 0; nd < p.ndNum; ++nd)
         for (uint32_t j = 0; j < p.mSize; ++j) {
             if (layout == 1) {
                 for (uint32_t col = 0; col < p.nSize; ++col)
-                    convert(nd * ndSrc + (static_cast<uint64_t>(col / 16) * p.srcStride + j) * 16 + col % 16, col, &row[static_cast<size_t>(col) * des]);
-                store(static_cast<uint8_t *>(dst) + (static_cast<uint64_t>(nd) * p.dstNdStride + static_cast<uint64_t>(j) * p.dstStride) * des,
+                    convert(nd * ndSrc + (static_cast<uint64_t>(col / 16) * p.srcStride + j) * 16 + col % 16, col,
+                            &row[static_cast<size_t>(col) * des]);
+                store(static_cast<uint8_t *>(dst) +
+                          (static_cast<uint64_t>(nd) * p.dstNdStride + static_cast<uint64_t>(j) * p.dstStride) * des,
                       row.data(), row.size());
             } else {
                 for (uint32_t kb = 0; kb < N1; ++kb) {
                     uint8_t frag[64];
-                    for (int c0 = 0; c0 < 16; ++c0) convert((static_cast<uint64_t>(kb) * p.srcStride + j) * 16 + c0, kb * 16 + c0, frag + c0 * des);
-                    store(static_cast<uint8_t *>(dst) + kb * p.dstStride * 32ull + static_cast<uint64_t>(j) * 16 * des, frag, 16ull * des);
+                    for (int c0 = 0; c0 < 16; ++c0)
+                        convert((static_cast<uint64_t>(kb) * p.srcStride + j) * 16 + c0, kb * 16 + c0, frag + c0 * des);
+                    store(static_cast<uint8_t *>(dst) + kb * p.dstStride * 32ull + static_cast<uint64_t>(j) * 16 * des,
+                          frag, 16ull * des);
                 }
             }
         }

@@ -17,29 +17,32 @@ struct BlockRec {
     int8_t wpipe;  // -1: never written inside this launch
 };
 
-const char *PipeName(int p) {
+const char *PipeName(int p)
+{
     static const char *n[] = {"MTE2", "MTE1", "M", "V", "MTE3", "FIX", "S"};
     return n[p];
 }
-const char *BufName(Buf b) {
+const char *BufName(Buf b)
+{
     static const char *n[] = {"GM", "UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
     return n[static_cast<int>(b)];
 }
 
 // Source and destination pipe of each HardEvent (X_Y: pipe Y waits for pipe X), in enum order.
 const Pipe kEventPipes[][2] = {
-    {Pipe::MTE2, Pipe::MTE1}, {Pipe::MTE1, Pipe::MTE2}, {Pipe::MTE1, Pipe::M}, {Pipe::M, Pipe::MTE1},
-    {Pipe::MTE2, Pipe::V}, {Pipe::V, Pipe::MTE2}, {Pipe::MTE3, Pipe::V}, {Pipe::V, Pipe::MTE3},
-    {Pipe::M, Pipe::V}, {Pipe::V, Pipe::M}, {Pipe::V, Pipe::V}, {Pipe::MTE3, Pipe::MTE1},
-    {Pipe::MTE1, Pipe::MTE3}, {Pipe::MTE1, Pipe::V}, {Pipe::MTE2, Pipe::M}, {Pipe::M, Pipe::MTE2},
-    {Pipe::V, Pipe::MTE1}, {Pipe::M, Pipe::FIXP}, {Pipe::FIXP, Pipe::M}, {Pipe::MTE3, Pipe::MTE2},
-    {Pipe::MTE2, Pipe::MTE3}, {Pipe::S, Pipe::V}, {Pipe::V, Pipe::S}, {Pipe::S, Pipe::MTE2},
-    {Pipe::MTE2, Pipe::S}, {Pipe::S, Pipe::MTE3}, {Pipe::MTE3, Pipe::S}, {Pipe::MTE2, Pipe::FIXP},
-    {Pipe::FIXP, Pipe::MTE2}, {Pipe::FIXP, Pipe::S}, {Pipe::M, Pipe::S}, {Pipe::FIXP, Pipe::MTE3},
+    {Pipe::MTE2, Pipe::MTE1}, {Pipe::MTE1, Pipe::MTE2}, {Pipe::MTE1, Pipe::M},    {Pipe::M, Pipe::MTE1},
+    {Pipe::MTE2, Pipe::V},    {Pipe::V, Pipe::MTE2},    {Pipe::MTE3, Pipe::V},    {Pipe::V, Pipe::MTE3},
+    {Pipe::M, Pipe::V},       {Pipe::V, Pipe::M},       {Pipe::V, Pipe::V},       {Pipe::MTE3, Pipe::MTE1},
+    {Pipe::MTE1, Pipe::MTE3}, {Pipe::MTE1, Pipe::V},    {Pipe::MTE2, Pipe::M},    {Pipe::M, Pipe::MTE2},
+    {Pipe::V, Pipe::MTE1},    {Pipe::M, Pipe::FIXP},    {Pipe::FIXP, Pipe::M},    {Pipe::MTE3, Pipe::MTE2},
+    {Pipe::MTE2, Pipe::MTE3}, {Pipe::S, Pipe::V},       {Pipe::V, Pipe::S},       {Pipe::S, Pipe::MTE2},
+    {Pipe::MTE2, Pipe::S},    {Pipe::S, Pipe::MTE3},    {Pipe::MTE3, Pipe::S},    {Pipe::MTE2, Pipe::FIXP},
+    {Pipe::FIXP, Pipe::MTE2}, {Pipe::FIXP, Pipe::S},    {Pipe::M, Pipe::S},       {Pipe::FIXP, Pipe::MTE3},
     {Pipe::MTE1, Pipe::FIXP}, {Pipe::FIXP, Pipe::MTE1}, {Pipe::FIXP, Pipe::FIXP},
 };
 
-BlockRec *Shadow(CoreCtx &c, Buf b) {
+BlockRec *Shadow(CoreCtx &c, Buf b)
+{
     void *&s = c.raceShadow[static_cast<int>(b)];
     if (s == nullptr) {
         const uint64_t blocks = (c.memSize[static_cast<int>(b)] + 31) / 32;
@@ -55,7 +58,8 @@ BlockRec *Shadow(CoreCtx &c, Buf b) {
 
 }  // namespace
 
-void RaceAccess(const char *api, Pipe p, Buf b, const void *ptr, uint64_t bytes, bool write) {
+void RaceAccess(const char *api, Pipe p, Buf b, const void *ptr, uint64_t bytes, bool write)
+{
     CoreCtx &c = Ctx();
     if (bytes == 0 || c.mem[static_cast<int>(b)] == nullptr) return;
     const int pi = static_cast<int>(p);
@@ -67,15 +71,17 @@ void RaceAccess(const char *api, Pipe p, Buf b, const void *ptr, uint64_t bytes,
     for (uint64_t k = first; k <= last; ++k) {
         BlockRec &r = recs[k];
         if (r.wpipe >= 0 && r.wpipe != pi && r.wtime > c.raceVc[pi][r.wpipe])
-            Fail(api, "pipe %s %s %s+%llu, which pipe %s wrote without an ordering %s -> %s in between "
-                      "(SetFlag/WaitFlag<HardEvent::%s_%s>, a TQue EnQue/DeQue or PipeBarrier<PIPE_ALL>)",
-                 PipeName(pi), write ? "overwrites" : "reads", BufName(b), (unsigned long long)(k * 32), PipeName(r.wpipe),
-                 PipeName(r.wpipe), PipeName(pi), PipeName(r.wpipe), PipeName(pi));
+            Fail(api,
+                 "pipe %s %s %s+%llu, which pipe %s wrote without an ordering %s -> %s in between "
+                 "(SetFlag/WaitFlag<HardEvent::%s_%s>, a TQue EnQue/DeQue or PipeBarrier<PIPE_ALL>)",
+                 PipeName(pi), write ? "overwrites" : "reads", BufName(b), (unsigned long long)(k * 32),
+                 PipeName(r.wpipe), PipeName(r.wpipe), PipeName(pi), PipeName(r.wpipe), PipeName(pi));
         if (write)
             for (int q = 0; q < kPipes; ++q)
                 if (q != pi && q != static_cast<int>(Pipe::S) && r.rtime[q] > c.raceVc[pi][q])
-                    Fail(api, "pipe %s overwrites %s+%llu while pipe %s may still read it: no ordering %s -> %s in between "
-                              "(SetFlag/WaitFlag<HardEvent::%s_%s>, TQue FreeTensor/AllocTensor or PipeBarrier<PIPE_ALL>)",
+                    Fail(api,
+                         "pipe %s overwrites %s+%llu while pipe %s may still read it: no ordering %s -> %s in between "
+                         "(SetFlag/WaitFlag<HardEvent::%s_%s>, TQue FreeTensor/AllocTensor or PipeBarrier<PIPE_ALL>)",
                          PipeName(pi), BufName(b), (unsigned long long)(k * 32), PipeName(q), PipeName(q), PipeName(pi),
                          PipeName(q), PipeName(pi));
         if (write) {
@@ -87,23 +93,27 @@ void RaceAccess(const char *api, Pipe p, Buf b, const void *ptr, uint64_t bytes,
     }
 }
 
-void EventPipes(int event, Pipe *from, Pipe *to) {
+void EventPipes(int event, Pipe *from, Pipe *to)
+{
     *from = kEventPipes[event][0];
     *to = kEventPipes[event][1];
 }
 
-void RaceSignalVc(Pipe from, RaceSnap *slot) {
+void RaceSignalVc(Pipe from, RaceSnap *slot)
+{
     CoreCtx &c = Ctx();
     std::memcpy(slot->vc, c.raceVc[static_cast<int>(from)], sizeof slot->vc);
     slot->vc[static_cast<int>(from)] = c.raceVc[static_cast<int>(from)][static_cast<int>(from)];
 }
 
-void RaceAcquireVc(Pipe to, const RaceSnap *slot) {
+void RaceAcquireVc(Pipe to, const RaceSnap *slot)
+{
     uint64_t *row = Ctx().raceVc[static_cast<int>(to)];
     for (int q = 0; q < kPipes; ++q) row[q] = slot->vc[q] > row[q] ? slot->vc[q] : row[q];
 }
 
-void RaceBarrierAll() {
+void RaceBarrierAll()
+{
     TimeBarrierAll();
     if (!g_raceCheck) return;
     CoreCtx &c = Ctx();
@@ -113,7 +123,8 @@ void RaceBarrierAll() {
     for (int p = 0; p < kPipes; ++p) std::memcpy(c.raceVc[p], all, sizeof all);
 }
 
-void RaceFlagSet(int event, int id) {
+void RaceFlagSet(int event, int id)
+{
     TimeFlagSet(event, id);
     if (!g_raceCheck) return;
     CoreCtx &c = Ctx();
@@ -121,7 +132,8 @@ void RaceFlagSet(int event, int id) {
     std::memcpy(c.raceFlags[event][id], c.raceVc[from], sizeof c.raceFlags[event][id]);
 }
 
-void RaceFlagWait(int event, int id) {
+void RaceFlagWait(int event, int id)
+{
     TimeFlagWait(event, id);
     if (!g_raceCheck) return;
     CoreCtx &c = Ctx();
@@ -138,22 +150,24 @@ struct UnitBlock {
     uint64_t blocks = 0;  // ... and how many blocks it covered
 };
 struct UnitFlags {
-    UnitBlock block[256];  // L0C of arch 2201 (128 KiB) in 512-byte blocks
+    UnitBlock block[256];             // L0C of arch 2201 (128 KiB) in 512-byte blocks
     uint64_t handle = 0, blocks = 0;  // the latest instruction the current one waits for
 };
-UnitFlags &Units() {
+UnitFlags &Units()
+{
     CoreCtx &c = Ctx();
     if (c.unitFlags == nullptr) c.unitFlags = new UnitFlags;
     return *static_cast<UnitFlags *>(c.unitFlags);
 }
-template <class F>
-void ForBlocks(const L0cRange *r, int n, F f) {
+template <class F> void ForBlocks(const L0cRange *r, int n, F f)
+{
     for (int i = 0; i < n; ++i)
         for (uint64_t b = r[i].begin / kUnitBlock; b * kUnitBlock < r[i].end && b < 256; ++b) f(b);
 }
 }  // namespace
 
-void UnitFlagBegin(const char *api, bool fixpipe, uint8_t uf, const L0cRange *r, int n) {
+void UnitFlagBegin(const char *api, bool fixpipe, uint8_t uf, const L0cRange *r, int n)
+{
     if (uf != 2 && uf != 3) return;
     UnitFlags &u = Units();
     const Pipe me = fixpipe ? Pipe::FIXP : Pipe::M;
@@ -161,11 +175,14 @@ void UnitFlagBegin(const char *api, bool fixpipe, uint8_t uf, const L0cRange *r,
     ForBlocks(r, n, [&](uint64_t b) {
         UnitBlock &k = u.block[b];
         if (fixpipe && !k.set)
-            Fail(api, "unitFlag %u: L0C+%llu holds no result of a Mmad with unitFlag 3, so the hardware would wait here "
-                      "for a later Mmad (out-of-program-order execution is not modelled)", uf, (unsigned long long)(b * kUnitBlock));
+            Fail(api,
+                 "unitFlag %u: L0C+%llu holds no result of a Mmad with unitFlag 3, so the hardware would wait here "
+                 "for a later Mmad (out-of-program-order execution is not modelled)",
+                 uf, (unsigned long long)(b * kUnitBlock));
         if (!fixpipe && k.set)
-            Fail(api, "unitFlag %u: L0C+%llu still holds a Mmad result no Fixpipe with unitFlag 3 has read out, so the "
-                      "hardware would wait here for a later Fixpipe (reset the flags with a Fixpipe of the whole tile)",
+            Fail(api,
+                 "unitFlag %u: L0C+%llu still holds a Mmad result no Fixpipe with unitFlag 3 has read out, so the "
+                 "hardware would wait here for a later Fixpipe (reset the flags with a Fixpipe of the whole tile)",
                  uf, (unsigned long long)(b * kUnitBlock));
         if (g_raceCheck) RaceAcquireVc(me, &k.snap);
         if (k.handle > u.handle) {  // handles of one pipe grow in issue order: the latest covers the rest
@@ -177,7 +194,8 @@ void UnitFlagBegin(const char *api, bool fixpipe, uint8_t uf, const L0cRange *r,
     if (u.handle != 0) TimeUnitWait(me, fixpipe ? Pipe::M : Pipe::FIXP, u.handle, u.blocks);
 }
 
-void UnitFlagEnd(bool fixpipe, uint8_t uf, const L0cRange *r, int n) {
+void UnitFlagEnd(bool fixpipe, uint8_t uf, const L0cRange *r, int n)
+{
     if (uf != 2 && uf != 3) return;
     UnitFlags &u = Units();
     const Pipe me = fixpipe ? Pipe::FIXP : Pipe::M;
@@ -198,7 +216,8 @@ void UnitFlagEnd(bool fixpipe, uint8_t uf, const L0cRange *r, int n) {
     });
 }
 
-void RaceFree(CoreCtx &c) {
+void RaceFree(CoreCtx &c)
+{
     for (void *&s : c.raceShadow) {
         delete[] static_cast<BlockRec *>(s);
         s = nullptr;

@@ -12,11 +12,15 @@ using namespace vec;
 namespace {
 
 float Ld(DType t, const uint8_t *p) { return t == DType::F16 ? Elem<half>::Ld(p) : Elem<float>::Ld(p); }
-void St(DType t, uint8_t *p, float v) {
-    if (t == DType::F16) Elem<half>::St(p, v);
-    else Elem<float>::St(p, v);
+void St(DType t, uint8_t *p, float v)
+{
+    if (t == DType::F16)
+        Elem<half>::St(p, v);
+    else
+        Elem<float>::St(p, v);
 }
-float RoundT(DType t, float v) {
+float RoundT(DType t, float v)
+{
     uint8_t b[4];
     St(t, b, v);
     return Ld(t, b);
@@ -24,7 +28,8 @@ float RoundT(DType t, float v) {
 
 // Adjacent-pair tree over count (<= 128) values, padded with zeros to a power of two,
 // every addition rounded in t. Works in place on a copy.
-float TreeSum(DType t, const float *in, size_t count) {
+float TreeSum(DType t, const float *in, size_t count)
+{
     if (count == 0) return 0;
     float v[128];
     size_t n = 1;
@@ -43,26 +48,40 @@ struct Best {
     uint32_t index;
     bool any;
 };
-void Consider(Best &b, float v, uint32_t idx, int kind) {
-    if (!b.any) { b = {v, idx, true}; return; }
+void Consider(Best &b, float v, uint32_t idx, int kind)
+{
+    if (!b.any) {
+        b = {v, idx, true};
+        return;
+    }
     if (b.value != b.value) return;  // NaN already wins
     const bool better = (v != v) || (kind == 0 ? v > b.value : v < b.value);
-    if (better) { b.value = v; b.index = idx; }
+    if (better) {
+        b.value = v;
+        b.index = idx;
+    }
 }
 
-void CheckType(const char *api, DType t) {
-    if (t != DType::F16 && t != DType::F32) Fail(api, "element type %s is not supported on Atlas A2 (half, float)", DTypeName(t));
+void CheckType(const char *api, DType t)
+{
+    if (t != DType::F16 && t != DType::F32)
+        Fail(api, "element type %s is not supported on Atlas A2 (half, float)", DTypeName(t));
 }
 
-void StoreIndex(DType t, uint8_t *p, uint32_t idx) {
-    if (t == DType::F16) { const uint16_t v = static_cast<uint16_t>(idx); std::memcpy(p, &v, 2); }
-    else std::memcpy(p, &idx, 4);
+void StoreIndex(DType t, uint8_t *p, uint32_t idx)
+{
+    if (t == DType::F16) {
+        const uint16_t v = static_cast<uint16_t>(idx);
+        std::memcpy(p, &v, 2);
+    } else
+        std::memcpy(p, &idx, 4);
 }
 
 }  // namespace
 
 void VecWholeReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef src, uint32_t repeat, uint32_t dstRep,
-                    uint32_t srcBlk, uint32_t srcRep, int order) {
+                    uint32_t srcBlk, uint32_t srcRep, int order)
+{
     if (!Present(dst)) return;
     CheckType(api, t);
     if (repeat > 255) Fail(api, "repeatTime %u exceeds 255", repeat);
@@ -81,7 +100,8 @@ void VecWholeReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef s
         uint8_t *out = d + static_cast<uint64_t>(r) * dstRep * slot;
         if (kind == 2) {
             float v[128];
-            for (int i = 0; i < l.L; ++i) v[i] = l.active(r, i) ? Ld(t, base + LaneOffset(r, i, e, srcBlk, srcRep)) : 0.0f;
+            for (int i = 0; i < l.L; ++i)
+                v[i] = l.active(r, i) ? Ld(t, base + LaneOffset(r, i, e, srcBlk, srcRep)) : 0.0f;
             St(t, out, TreeSum(t, v, l.L));
             continue;
         }
@@ -90,17 +110,28 @@ void VecWholeReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef s
             if (l.active(r, i)) Consider(b, Ld(t, base + LaneOffset(r, i, e, srcBlk, srcRep)), i, kind);
         if (!b.any) continue;
         switch (order) {
-            case 0: St(t, out, b.value); StoreIndex(t, out + e, b.index); break;
-            case 1: StoreIndex(t, out, b.index); St(t, out + e, b.value); break;
-            case 2: St(t, out, b.value); break;
-            default: std::memcpy(out, &b.index, 4); break;
+            case 0:
+                St(t, out, b.value);
+                StoreIndex(t, out + e, b.index);
+                break;
+            case 1:
+                StoreIndex(t, out, b.index);
+                St(t, out + e, b.value);
+                break;
+            case 2:
+                St(t, out, b.value);
+                break;
+            default:
+                std::memcpy(out, &b.index, 4);
+                break;
         }
     }
     Count(Pipe::V, ActiveLanes(l) * e, l.repeats);
 }
 
 void VecBlockReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef src, uint32_t repeat, uint32_t dstRep,
-                    uint32_t srcBlk, uint32_t srcRep) {
+                    uint32_t srcBlk, uint32_t srcRep)
+{
     if (!Present(dst)) return;
     CheckType(api, t);
     if (repeat > 255) Fail(api, "repeatTime %u exceeds 255", repeat);
@@ -131,7 +162,8 @@ void VecBlockReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef s
 }
 
 void VecReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef src, LocalRef tmp, uint64_t count,
-               uint32_t repeat, uint32_t srcRep, bool calIndex) {
+               uint32_t repeat, uint32_t srcRep, bool calIndex)
+{
     if (!Present(dst)) return;
     CheckType(api, t);
     const int e = DTypeSize(t);
@@ -187,7 +219,8 @@ void VecReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef src, L
     Count(Pipe::V, vals.size() * e, (vals.size() + L - 1) / L + 1);
 }
 
-void VecBrcb(const char *api, DType t, LocalRef dst, LocalRef src, uint32_t repeat, uint32_t dstBlk, uint32_t dstRep) {
+void VecBrcb(const char *api, DType t, LocalRef dst, LocalRef src, uint32_t repeat, uint32_t dstBlk, uint32_t dstRep)
+{
     if (!Present(dst) || repeat == 0) return;
     const int e = DTypeSize(t);
     if (e != 2 && e != 4) Fail(api, "element type %s is not supported (b16/b32 only)", DTypeName(t));
@@ -201,7 +234,8 @@ void VecBrcb(const char *api, DType t, LocalRef dst, LocalRef src, uint32_t repe
     for (uint32_t r = 0; r < repeat; ++r)
         for (int j = 0; j < 8; ++j) {
             const uint8_t *v = static_cast<uint8_t *>(src.p) + (static_cast<uint64_t>(r) * 8 + j) * e;
-            uint8_t *blk = static_cast<uint8_t *>(dst.p) + (static_cast<uint64_t>(r) * dstRep + static_cast<uint64_t>(j) * dstBlk) * 32;
+            uint8_t *blk = static_cast<uint8_t *>(dst.p) +
+                           (static_cast<uint64_t>(r) * dstRep + static_cast<uint64_t>(j) * dstBlk) * 32;
             for (int k = 0; k < epb; ++k) std::memcpy(blk + k * e, v, e);
         }
     Count(Pipe::V, static_cast<uint64_t>(repeat) * (8 * e + 256), repeat);

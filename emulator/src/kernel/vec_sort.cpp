@@ -26,20 +26,24 @@ struct Item {
 };
 
 // Checks the score type and repeatTime; the number of (score, index) elements they cover.
-uint64_t Elements(const char *api, DType t, int32_t repeat) {
-    if (t != DType::F16 && t != DType::F32) Fail(api, "element type %s is not supported on Atlas A2 (half, float)", DTypeName(t));
+uint64_t Elements(const char *api, DType t, int32_t repeat)
+{
+    if (t != DType::F16 && t != DType::F32)
+        Fail(api, "element type %s is not supported on Atlas A2 (half, float)", DTypeName(t));
     if (repeat < 0 || repeat > 255) Fail(api, "repeatTime %d is outside [0, 255]", repeat);
     return static_cast<uint64_t>(repeat) * kGroup;
 }
 
-bool Overlap(const LocalRef &a, uint64_t an, const LocalRef &b, uint64_t bn) {
+bool Overlap(const LocalRef &a, uint64_t an, const LocalRef &b, uint64_t bn)
+{
     const auto *pa = static_cast<const uint8_t *>(a.p);
     const auto *pb = static_cast<const uint8_t *>(b.p);
     return pa < pb + bn && pb < pa + an;
 }
 
 // Number of MrgSort passes of a full sort of `repeat` sorted groups (4 lists merged per pass).
-int MergePasses(int32_t repeat) {
+int MergePasses(int32_t repeat)
+{
     int passes = 0;
     for (int32_t lists = repeat; lists > 1; lists = (lists + 3) / 4) ++passes;
     return passes;
@@ -48,7 +52,8 @@ int MergePasses(int32_t repeat) {
 }  // namespace
 
 void VecSort(const char *api, DType t, LocalRef dst, LocalRef concat, LocalRef index, LocalRef tmp, int32_t repeat,
-             bool full) {
+             bool full)
+{
     const uint64_t n = Elements(api, t, repeat);
     if (n == 0 || !Present(dst)) return;
     const int e = DTypeSize(t);
@@ -103,15 +108,18 @@ void VecSort(const char *api, DType t, LocalRef dst, LocalRef concat, LocalRef i
     for (uint64_t i = 0; i < n; ++i) {
         uint8_t *p = out + i * kPair;
         std::memset(p, 0, kPair);
-        if (t == DType::F16) std::memcpy(p, &items[i].raw, 2);
-        else std::memcpy(p, &items[i].score, 4);
+        if (t == DType::F16)
+            std::memcpy(p, &items[i].raw, 2);
+        else
+            std::memcpy(p, &items[i].score, 4);
         std::memcpy(p + 4, &items[i].index, 4);
     }
     if (full) std::memcpy(tmp.p, dst.p, n * kPair);  // the last pass leaves the list in tmp as well
     Count(Pipe::V, bytes, repeats);
 }
 
-void VecExtract(const char *api, DType t, LocalRef dstValue, LocalRef dstIndex, LocalRef sorted, int32_t repeat) {
+void VecExtract(const char *api, DType t, LocalRef dstValue, LocalRef dstIndex, LocalRef sorted, int32_t repeat)
+{
     const uint64_t n = Elements(api, t, repeat);
     if (n == 0 || !Present(dstValue)) return;
     const int e = DTypeSize(t);

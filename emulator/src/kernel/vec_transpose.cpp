@@ -8,7 +8,8 @@ namespace emu {
 
 using namespace vec;
 
-LocalRef UbAddress(const char *api, const char *what, uint64_t address) {
+LocalRef UbAddress(const char *api, const char *what, uint64_t address)
+{
     CoreCtx &c = Ctx();
     const int ub = static_cast<int>(Buf::UB);
     auto *p = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(address));
@@ -18,10 +19,13 @@ LocalRef UbAddress(const char *api, const char *what, uint64_t address) {
     return LocalRef{p, static_cast<uint64_t>(c.mem[ub] + c.memSize[ub] - p), ub};
 }
 
-void TransDataTo5HD(const char *api, const LocalRef dst[16], const LocalRef src[16], int elemBytes, bool dstHigh, bool srcHigh,
-                    uint32_t repeat, uint32_t dstRepStride, uint32_t srcRepStride) {
+void TransDataTo5HD(const char *api, const LocalRef dst[16], const LocalRef src[16], int elemBytes, bool dstHigh,
+                    bool srcHigh, uint32_t repeat, uint32_t dstRepStride, uint32_t srcRepStride)
+{
     if (repeat == 0 || !Present(dst[0])) return;
-    if (elemBytes != 2) Fail(api, "%d-byte elements: only the 16-bit form (half, int16_t, uint16_t) is implemented by the emulator", elemBytes);
+    if (elemBytes != 2)
+        Fail(api, "%d-byte elements: only the 16-bit form (half, int16_t, uint16_t) is implemented by the emulator",
+             elemBytes);
     (void)dstHigh;  // the high/low half selects a 16-byte half for 8-bit elements only
     (void)srcHigh;
     // With one repeat the strides are not used.

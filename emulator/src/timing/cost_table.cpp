@@ -41,7 +41,10 @@ struct Row {
 // The defaults (clock, HBM bandwidth and L2 size come from the SoC row).
 const Row kRows[] = {
     {"issue", F(issue), 8, "assumption: scalar cycles to compute operands and issue one API call", true},
-    {"issue_queue_depth", F(issueQueueDepth), 16, "assumption: a pipe's issue queue holds 16 instructions that have not started ([QUEUE] names the queues, not their depth)", true},
+    {"issue_queue_depth", F(issueQueueDepth), 16,
+     "assumption: a pipe's issue queue holds 16 instructions that have not started ([QUEUE] names the queues, not "
+     "their depth)",
+     true},
     {"scalar_local", F(scalarLocal), 2, "assumption: scalar load/store of one UB/L1 element", true},
     {"scalar_gm", F(scalarGm), 100, "assumption: scalar GM access through the data cache (miss)", true},
     {"macs_fp16", F(macsFp16), 4096, "[S4] fp16/bf16 16x16x16 per cycle", false},
@@ -51,13 +54,16 @@ const Row kRows[] = {
     {"l0a_bytes", F(l0aBytes), 256, "[S4] LoadData L1->L0A 256 B/cycle (API doc; the ini says 512)", false},
     {"l0b_bytes", F(l0bBytes), 128, "[S4] LoadData L1->L0B 128 B/cycle (API doc; the ini says 256)", false},
     {"mte1_head", F(mte1Head), 8, "assumption: per-LoadData start cost", true},
-    {"fixp_cast_elems", F(fixpCastElems), 64, "[S4] Fixpipe 64 elem/cycle with f32->f16/bf16 (also used for DEQF16)", false},
-    {"fixp_nocast_elems", F(fixpNoCastElems), 32, "assumption: Fixpipe f32 out without cast, 32 elem/cycle (the 950 doc value, [S13])", true},
+    {"fixp_cast_elems", F(fixpCastElems), 64, "[S4] Fixpipe 64 elem/cycle with f32->f16/bf16 (also used for DEQF16)",
+     false},
+    {"fixp_nocast_elems", F(fixpNoCastElems), 32,
+     "assumption: Fixpipe f32 out without cast, 32 elem/cycle (the 950 doc value, [S13])", true},
     {"fixp_head", F(fixpHead), 32, "assumption: per-Fixpipe start cost", true},
     {"vec_head", F(vecHead), 2, "assumption: per vector instruction start cost", true},
     {"vec_simple", V(0), 1, "[S5] 256 B per cycle: add/mul/max/min, scalar forms, Duplicate, Copy, bitwise", false},
     {"vec_transcendental", V(1), 32, "[S5] exp/ln/sqrt 32 elem/cycle; Div, Reciprocal, Rsqrt assumed the same", false},
-    {"vec_reduce", V(2), 64.0 / 7.0, "[S5] ReduceRepeat fp32 64/7 elem/cycle (fp16 assumed the same element rate)", false},
+    {"vec_reduce", V(2), 64.0 / 7.0, "[S5] ReduceRepeat fp32 64/7 elem/cycle (fp16 assumed the same element rate)",
+     false},
     {"vec_block_reduce", V(3), 2, "assumption: BlockReduce 2 cycles per repeat", true},
     {"vec_cast", V(4), 64, "[S5] Cast f32->f16 64 elem/cycle (other pairs assumed the same)", false},
     {"vec_compare_select", V(5), 1, "assumption: Compare/Select one cycle per repeat like simple arithmetic", true},
@@ -65,18 +71,24 @@ const Row kRows[] = {
     {"vec_gather", V(7), 5, "[S5] Gather 5 elem/cycle", false},
     {"vec_sort32", V(8), 1, "assumption: Sort32 one (score, index) element per cycle (32 cycles per repeat)", true},
     {"vec_mrgsort", V(9), 1, "assumption: MrgSort one merged element per cycle", true},
-    {"dma_head", F(dmaHead), 197.3, "fitted: per DMA instruction start cost (MTE2/MTE3), least squares in log time to the four published 00_basic_matmul times (CATLASS, benchmarks/peers/calibration.py; was the assumption 64)", true},
-    {"nd2nz_row_cycles", F(nd2nzRowCycles), 3.67, "fitted: per row of an Nd2Nz copy (ND in GM to NZ in L1), the same fit as dma_head (was the assumption 0)", true},
+    {"dma_head", F(dmaHead), 197.3,
+     "fitted: per DMA instruction start cost (MTE2/MTE3), least squares in log time to the four published "
+     "00_basic_matmul times (CATLASS, benchmarks/peers/calibration.py; was the assumption 64)",
+     true},
+    {"nd2nz_row_cycles", F(nd2nzRowCycles), 3.67,
+     "fitted: per row of an Nd2Nz copy (ND in GM to NZ in L1), the same fit as dma_head (was the assumption 0)", true},
     {"hbm_read_bytes", F(hbmReadBytes), 32, "[S1] ddr_rate 32 B/cycle per core", false},
     {"l2_read_bytes", F(l2ReadBytes), 110, "[S1] l2_read_rate 110 B/cycle per core", false},
     {"l2_write_bytes", F(l2WriteBytes), 64, "[S1] ub_to_l2_rate / ub_to_ddr_rate 64 B/cycle (MTE3 UB->GM)", false},
     {"fixp_l2_write_bytes", F(fixpL2WriteBytes), 86, "[S1] l2_write_rate 86 B/cycle per core (Fixpipe L0C->GM)", false},
-    {"atomic_factor", F(atomicFactor), 2, "assumption: an atomic-add GM write is a read-modify-write in L2, twice a write", true},
+    {"atomic_factor", F(atomicFactor), 2,
+     "assumption: an atomic-add GM write is a read-modify-write in L2, twice a write", true},
     {"local_copy_bytes", F(localCopyBytes), 64, "assumption: UB->UB / UB->L1 DataCopy 64 B/cycle", true},
     {"burst_align", F(burstAlign), 32, "assumption: a DMA burst moves at least one 32 B block", true},
     {"cross_flag", F(crossFlag), 100, "assumption: cross-core flag latency (set to visible wait)", true},
     {"sync_all", F(syncAll), 500, "assumption: SyncAll release after the last arrival", true},
-    {"launch_us", F(launchUs), 2, "assumption: fixed task start cost in µs (A3 small-kernel fixed cost ~10 µs incl. host, [S10])", true},
+    {"launch_us", F(launchUs), 2,
+     "assumption: fixed task start cost in µs (A3 small-kernel fixed cost ~10 µs incl. host, [S10])", true},
     {"l2_line_bytes", F(l2LineBytes), 512, "assumption: L2 first-touch granularity 512 B", true},
     {"l2_bytes_per_sec", F(l2BytesPerSec), 7e12, "[S6] L2 ~7 TB/s mixed read/write (device-wide)", false},
 };
@@ -91,7 +103,8 @@ std::mutex g_mu;
 CostTable g_table;
 bool g_loaded = false;
 
-double &FieldOf(CostTable &t, const Row &r) {
+double &FieldOf(CostTable &t, const Row &r)
+{
     if (r.field != nullptr) return t.*(r.field);
     return t.vecCyclesPerRepeat[r.index];
 }
@@ -99,13 +112,20 @@ double &FieldOf(CostTable &t, const Row &r) {
 // Keys the replay applies itself (emulator/src/timing/replay.cpp), so a launch's logs can be
 // replayed again under another value (ASCEND_EMU_COSTS_ALT); the others are folded into the
 // logged instructions by the core threads.
-const char *const kReplayedKeys[] = {
-    "issue", "issue_queue_depth", "scalar_local", "scalar_gm", "mmad_head", "mte1_head", "fixp_head", "vec_head",
-    "dma_head", "nd2nz_row_cycles", "hbm_read_bytes", "l2_read_bytes", "l2_write_bytes", "fixp_l2_write_bytes",
-    "atomic_factor", "burst_align", "cross_flag", "sync_all", "launch_us", "l2_bytes_per_sec"};
+const char *const kReplayedKeys[] = {"issue",          "issue_queue_depth",
+                                     "scalar_local",   "scalar_gm",
+                                     "mmad_head",      "mte1_head",
+                                     "fixp_head",      "vec_head",
+                                     "dma_head",       "nd2nz_row_cycles",
+                                     "hbm_read_bytes", "l2_read_bytes",
+                                     "l2_write_bytes", "fixp_l2_write_bytes",
+                                     "atomic_factor",  "burst_align",
+                                     "cross_flag",     "sync_all",
+                                     "launch_us",      "l2_bytes_per_sec"};
 
 // Applies a text file of "key value" lines (fakit prof calibrate writes them) named by env `var`.
-void ApplyFile(const char *var, const char *path, CostTable &t, bool replayedOnly) {
+void ApplyFile(const char *var, const char *path, CostTable &t, bool replayedOnly)
+{
     FILE *f = std::fopen(path, "r");
     if (f == nullptr) {
         std::fprintf(stderr, "[ascendc-emu] %s: %s cannot be opened\n", var, path);
@@ -127,8 +147,10 @@ void ApplyFile(const char *var, const char *path, CostTable &t, bool replayedOnl
             std::abort();
         }
         if (replayedOnly && !replayed) {
-            std::fprintf(stderr, "[ascendc-emu] %s: %s in %s is folded into the logged instructions and cannot vary "
-                                 "between replays of one launch (set it in ASCEND_EMU_COSTS)\n", var, key, path);
+            std::fprintf(stderr,
+                         "[ascendc-emu] %s: %s in %s is folded into the logged instructions and cannot vary "
+                         "between replays of one launch (set it in ASCEND_EMU_COSTS)\n",
+                         var, key, path);
             std::abort();
         }
     }
@@ -139,7 +161,8 @@ void ApplyFile(const char *var, const char *path, CostTable &t, bool replayedOnl
     std::fclose(f);
 }
 
-void Build() {
+void Build()
+{
     const SocSpec &soc = CurrentSoc();
     CostTable t{};
     for (const Row &r : kRows) FieldOf(t, r) = r.value;
@@ -159,13 +182,15 @@ const CostTable *g_override = nullptr;
 
 // Rebuilt by ReloadCosts() at every launch start (before the core threads run), so the core
 // threads only read it.
-const CostTable &Costs() {
+const CostTable &Costs()
+{
     if (g_override != nullptr) return *g_override;
     if (!g_loaded) ReloadCosts();
     return g_table;
 }
 
-CostTable AlternativeCosts(const char *path) {
+CostTable AlternativeCosts(const char *path)
+{
     CostTable t = Costs();
     ApplyFile("ASCEND_EMU_COSTS_ALT", path, t, true);
     return t;
@@ -173,12 +198,14 @@ CostTable AlternativeCosts(const char *path) {
 
 void OverrideCosts(const CostTable *t) { g_override = t; }
 
-void ReloadCosts() {
+void ReloadCosts()
+{
     std::lock_guard<std::mutex> lock(g_mu);
     Build();
 }
 
-std::string CostTableJson() {
+std::string CostTableJson()
+{
     ReloadCosts();  // reflect the current ASCEND_EMU_COSTS, not the last launch's
     const CostTable &t = Costs();
     std::ostringstream o;

@@ -17,14 +17,15 @@ namespace {
 constexpr int kRegionShift = 21;  // 2 MiB regions
 
 std::unordered_map<uint64_t, std::unique_ptr<uint32_t[]>> g_regions;
-uint64_t g_clock = 1;    // lines inserted into L2 so far in this launch, + 1
+uint64_t g_clock = 1;     // lines inserted into L2 so far in this launch, + 1
 uint64_t g_hbmLines = 0;  // lines the L2 read from HBM (first touch or after eviction)
 int g_lineShift = 9;
 uint64_t g_capacityLines = 1;
 uint64_t g_lastRegion = ~0ull;
 uint32_t *g_last = nullptr;
 
-uint32_t *Region(uint64_t region) {
+uint32_t *Region(uint64_t region)
+{
     if (region == g_lastRegion) return g_last;
     auto &r = g_regions[region];
     if (!r) r.reset(new uint32_t[size_t{1} << (kRegionShift - g_lineShift)]());
@@ -34,7 +35,8 @@ uint32_t *Region(uint64_t region) {
 }
 
 // Touches the lines of [p, p + bytes); returns the bytes that fell in lines not resident.
-uint64_t Touch(const void *p, uint64_t bytes, bool read) {
+uint64_t Touch(const void *p, uint64_t bytes, bool read)
+{
     const uint64_t a = reinterpret_cast<uintptr_t>(p), e = a + bytes;
     const uint64_t lineBytes = uint64_t{1} << g_lineShift;
     const uint64_t first = a >> g_lineShift, last = (e - 1) >> g_lineShift;
@@ -57,7 +59,8 @@ uint64_t Touch(const void *p, uint64_t bytes, bool read) {
 
 }  // namespace
 
-void L2Reset(double lineBytes, double capacityBytes) {
+void L2Reset(double lineBytes, double capacityBytes)
+{
     g_regions.clear();
     g_lastRegion = ~0ull;
     g_last = nullptr;
@@ -72,7 +75,8 @@ void L2Reset(double lineBytes, double capacityBytes) {
 
 uint64_t L2Read(const void *p, uint64_t bytes) { return bytes ? Touch(p, bytes, true) : 0; }
 
-void L2Write(const void *p, uint64_t bytes) {
+void L2Write(const void *p, uint64_t bytes)
+{
     if (bytes) Touch(p, bytes, false);
 }
 

@@ -24,13 +24,15 @@ std::string g_tracePath;  // SetTracePath; else env ASCEND_EMU_TRACE
 const char *kPipeNames[] = {"MTE2", "MTE1", "M", "V", "MTE3", "FIXP", "S"};
 constexpr int kPipes = 7;
 
-bool EnvFlag(const char *name, bool dflt) {
+bool EnvFlag(const char *name, bool dflt)
+{
     const char *v = std::getenv(name);
     if (v == nullptr || *v == '\0') return dflt;
     return v[0] == '1';
 }
 
-std::string TracePath() {
+std::string TracePath()
+{
     std::lock_guard<std::mutex> lock(g_mu);
     if (!g_tracePath.empty()) return g_tracePath;
     const char *e = std::getenv("ASCEND_EMU_TRACE");
@@ -44,33 +46,37 @@ struct Metric {
     Pipe pipe;
 };
 const Metric kMetrics[] = {
-    {"aic_mac_ratio", true, Pipe::M},       {"aic_mte1_ratio", true, Pipe::MTE1},
-    {"aic_mte2_ratio", true, Pipe::MTE2},   {"aic_fixpipe_ratio", true, Pipe::FIXP},
-    {"aic_scalar_ratio", true, Pipe::S},    {"aiv_vec_ratio", false, Pipe::V},
-    {"aiv_mte2_ratio", false, Pipe::MTE2},  {"aiv_mte3_ratio", false, Pipe::MTE3},
+    {"aic_mac_ratio", true, Pipe::M},      {"aic_mte1_ratio", true, Pipe::MTE1},
+    {"aic_mte2_ratio", true, Pipe::MTE2},  {"aic_fixpipe_ratio", true, Pipe::FIXP},
+    {"aic_scalar_ratio", true, Pipe::S},   {"aiv_vec_ratio", false, Pipe::V},
+    {"aiv_mte2_ratio", false, Pipe::MTE2}, {"aiv_mte3_ratio", false, Pipe::MTE3},
     {"aiv_scalar_ratio", false, Pipe::S},
 };
 
 }  // namespace
 
-void TimingBeginLaunch() {
+void TimingBeginLaunch()
+{
     g_timing = EnvFlag("ASCEND_EMU_TIMING", true);
     g_timingOnly = g_timing && EnvFlag("ASCEND_EMU_TIMING_ONLY", false);
     ReloadCosts();
 }
 
-void SetTracePath(const char *path) {
+void SetTracePath(const char *path)
+{
     std::lock_guard<std::mutex> lock(g_mu);
     g_tracePath = path != nullptr ? path : "";
 }
 
-std::string LastLaunchProfileJson() {
+std::string LastLaunchProfileJson()
+{
     std::lock_guard<std::mutex> lock(g_mu);
     return g_profile;
 }
 
 LaunchTiming::LaunchTiming(const LaunchConfig &cfg, int physicalCores, std::vector<CoreCtx> &ctx)
-    : cfg_(cfg), ctx_(ctx), physFree_(physicalCores, 0.0), physOf_(cfg.blockDim, 0) {
+    : cfg_(cfg), ctx_(ctx), physFree_(physicalCores, 0.0), physOf_(cfg.blockDim, 0)
+{
     aivPerBlock_ = cfg.mix == CoreMix::AIC_ONLY ? 0 : (cfg.mix == CoreMix::MIX_AIC_1_2 ? 2 : 1);
     hasAic_ = cfg.mix != CoreMix::AIV_ONLY;
     for (size_t i = 0; i < ctx.size(); ++i) ctx[i].timeline.index = static_cast<int>(i);
@@ -89,14 +95,16 @@ LaunchTiming::LaunchTiming(const LaunchConfig &cfg, int physicalCores, std::vect
     ReplayBeginLaunch(static_cast<int>(ctx.size()), &traces_, oneWave && !altPaths_.empty());
 }
 
-LaunchTiming::~LaunchTiming() {
+LaunchTiming::~LaunchTiming()
+{
     for (CoreCtx &c : ctx_) ReplayDropLog(c.timeline);
     if (g_timing) ReplayEndLaunch();
 }
 
 // The task duration (µs) of the clocks the replay holds: launch + the longest of the critical
 // path and the device-wide HBM and L2 floors.
-double LaunchTiming::TaskUs(double *criticalUs, double *hbmFloorUs, double *l2FloorUs) const {
+double LaunchTiming::TaskUs(double *criticalUs, double *hbmFloorUs, double *l2FloorUs) const
+{
     const CostTable &t = Costs();
     double critical = 0;
     uint64_t l2 = 0;
@@ -113,7 +121,8 @@ double LaunchTiming::TaskUs(double *criticalUs, double *hbmFloorUs, double *l2Fl
     return t.launchUs + std::max({*criticalUs, *hbmFloorUs, *l2FloorUs});
 }
 
-const std::vector<double> &LaunchTiming::Origins(int first, int count) {
+const std::vector<double> &LaunchTiming::Origins(int first, int count)
+{
     origins_.assign(count, 0.0);
     for (int i = 0; i < count; ++i) {
         // The block goes to the physical core that is free first (ties: the lowest index).
@@ -132,7 +141,8 @@ const std::vector<double> &LaunchTiming::Origins(int first, int count) {
     return origins_;
 }
 
-void LaunchTiming::WaveDone(int first, int count) {
+void LaunchTiming::WaveDone(int first, int count)
+{
     if (g_timing) complete_ = ReplayFinishWave() && complete_;
     for (int b = first; b < first + count; ++b) {
         double end = 0;
@@ -142,7 +152,8 @@ void LaunchTiming::WaveDone(int first, int count) {
     }
 }
 
-void LaunchTiming::Finish() {
+void LaunchTiming::Finish()
+{
     const CostTable &t = Costs();
     const SocSpec &soc = CurrentSoc();
     const double us = 1e6 / t.clockHz;
@@ -174,7 +185,10 @@ void LaunchTiming::Finish() {
             l2w += cl.l2WriteBytes;
             const int u = k == 0 ? 0 : 1;
             ++n[u];
-            cores << (firstCore ? "" : ",") << "{\"core\":" << b << ",\"sub\":\"" << (k == 0 ? "aic" : k == 1 ? "aiv0" : "aiv1")
+            cores << (firstCore ? "" : ",") << "{\"core\":" << b << ",\"sub\":\""
+                  << (k == 0   ? "aic"
+                      : k == 1 ? "aiv0"
+                               : "aiv1")
                   << "\",\"start_us\":" << cl.origin * us << ",\"end_us\":" << end * us << ",\"busy_us\":{";
             firstCore = false;
             for (int p = 0; p < kPipes; ++p) {
@@ -197,18 +211,21 @@ void LaunchTiming::Finish() {
                 best = maxBusy[u][p];
                 bound = std::string(u == 0 ? "aic." : "aiv.") + kPipeNames[p];
             }
-    if (hbmFloorUs > criticalUs && hbmFloorUs >= l2FloorUs) bound = "HBM";
-    else if (l2FloorUs > criticalUs) bound = "L2";
-    o << ",\"task_duration_us\":" << taskUs << ",\"launch_us\":" << t.launchUs
-      << ",\"critical_path_us\":" << criticalUs << ",\"hbm_floor_us\":" << hbmFloorUs << ",\"l2_floor_us\":" << l2FloorUs
-      << ",\"bound_pipe\":\"" << bound << "\",\"clock_mhz\":" << soc.clockMhz << ",\"hbm_bytes\":" << hbm
-      << ",\"l2_read_bytes\":" << l2r << ",\"l2_write_bytes\":" << l2w << ",\"aic_cores\":" << n[0]
-      << ",\"aiv_cores\":" << n[1];
+    if (hbmFloorUs > criticalUs && hbmFloorUs >= l2FloorUs)
+        bound = "HBM";
+    else if (l2FloorUs > criticalUs)
+        bound = "L2";
+    o << ",\"task_duration_us\":" << taskUs << ",\"launch_us\":" << t.launchUs << ",\"critical_path_us\":" << criticalUs
+      << ",\"hbm_floor_us\":" << hbmFloorUs << ",\"l2_floor_us\":" << l2FloorUs << ",\"bound_pipe\":\"" << bound
+      << "\",\"clock_mhz\":" << soc.clockMhz << ",\"hbm_bytes\":" << hbm << ",\"l2_read_bytes\":" << l2r
+      << ",\"l2_write_bytes\":" << l2w << ",\"aic_cores\":" << n[0] << ",\"aiv_cores\":" << n[1];
     for (const Metric &m : kMetrics) {
         const int u = m.aic ? 0 : 1;
         o << ",\"" << m.name << "\":";
-        if (n[u] == 0) o << "null";
-        else o << sum[u][static_cast<int>(m.pipe)] / n[u];
+        if (n[u] == 0)
+            o << "null";
+        else
+            o << sum[u][static_cast<int>(m.pipe)] / n[u];
     }
     o << ",\"max_busy_us\":{";
     bool f = true;
@@ -233,8 +250,10 @@ void LaunchTiming::Finish() {
         OverrideCosts(&table);
         double c, h, l;
         if (i) alt << ",";
-        if (complete_ && ReplayAgain()) alt << TaskUs(&c, &h, &l);
-        else alt << "null";  // more than one wave, or a stopped launch
+        if (complete_ && ReplayAgain())
+            alt << TaskUs(&c, &h, &l);
+        else
+            alt << "null";  // more than one wave, or a stopped launch
         OverrideCosts(nullptr);
     }
     alt << "]";
@@ -242,7 +261,8 @@ void LaunchTiming::Finish() {
     g_profile.insert(g_profile.size() - 1, alt.str());
 }
 
-void LaunchTiming::WriteTrace() {
+void LaunchTiming::WriteTrace()
+{
     const double us = 1e6 / Costs().clockHz;
     const std::string path = TracePath();
     if (path.empty() || traces_.empty()) return;
@@ -280,8 +300,10 @@ void LaunchTiming::WriteTrace() {
             if (!Active(k)) continue;
             for (int p = 0; p < kPipes; ++p)
                 if (used[b * 3 + k] & (1u << p))
-                    std::fprintf(out, ",{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%d,\"args\":{\"name\":\"%s %s\"}}",
-                                 b, k * 8 + p, subName[k], kPipeNames[p]);
+                    std::fprintf(
+                        out,
+                        ",{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%d,\"args\":{\"name\":\"%s %s\"}}",
+                        b, k * 8 + p, subName[k], kPipeNames[p]);
             for (const TraceSpan &sp : traces_[b * 3 + k]) {
                 if (sp.pipe != kFlowPipe) {
                     std::fprintf(out, ",{\"ph\":\"X\",\"name\":\"%s\",\"pid\":%u,\"tid\":%d,\"ts\":%.4f,\"dur\":%.4f}",
@@ -290,15 +312,18 @@ void LaunchTiming::WriteTrace() {
                 }
                 const int fb = sp.from / 3, fk = sp.from % 3;
                 ++flowId;
-                std::fprintf(out,
-                             ",{\"ph\":\"X\",\"name\":\"CrossCoreSetFlag\",\"pid\":%d,\"tid\":%d,\"ts\":%.4f,\"dur\":0,"
-                             "\"args\":{\"flag\":%d,\"to\":\"core %u %s\"}}"
-                             ",{\"ph\":\"s\",\"name\":\"CrossCoreFlag\",\"cat\":\"CrossCoreFlag\",\"id\":%d,\"pid\":%d,\"tid\":%d,\"ts\":%.4f}"
-                             ",{\"ph\":\"X\",\"name\":\"CrossCoreWaitFlag\",\"pid\":%u,\"tid\":%d,\"ts\":%.4f,\"dur\":0,"
-                             "\"args\":{\"flag\":%d,\"from\":\"core %d %s\"}}"
-                             ",{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"CrossCoreFlag\",\"cat\":\"CrossCoreFlag\",\"id\":%d,\"pid\":%u,\"tid\":%d,\"ts\":%.4f}",
-                             fb, fk * 8 + kS, sp.start * us, sp.flag, b, subName[k], flowId, fb, fk * 8 + kS, sp.start * us,
-                             b, k * 8 + kS, sp.end * us, sp.flag, fb, subName[fk], flowId, b, k * 8 + kS, sp.end * us);
+                std::fprintf(
+                    out,
+                    ",{\"ph\":\"X\",\"name\":\"CrossCoreSetFlag\",\"pid\":%d,\"tid\":%d,\"ts\":%.4f,\"dur\":0,"
+                    "\"args\":{\"flag\":%d,\"to\":\"core %u %s\"}}"
+                    ",{\"ph\":\"s\",\"name\":\"CrossCoreFlag\",\"cat\":\"CrossCoreFlag\",\"id\":%d,\"pid\":%d,\"tid\":%"
+                    "d,\"ts\":%.4f}"
+                    ",{\"ph\":\"X\",\"name\":\"CrossCoreWaitFlag\",\"pid\":%u,\"tid\":%d,\"ts\":%.4f,\"dur\":0,"
+                    "\"args\":{\"flag\":%d,\"from\":\"core %d %s\"}}"
+                    ",{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"CrossCoreFlag\",\"cat\":\"CrossCoreFlag\",\"id\":%d,"
+                    "\"pid\":%u,\"tid\":%d,\"ts\":%.4f}",
+                    fb, fk * 8 + kS, sp.start * us, sp.flag, b, subName[k], flowId, fb, fk * 8 + kS, sp.start * us, b,
+                    k * 8 + kS, sp.end * us, sp.flag, fb, subName[fk], flowId, b, k * 8 + kS, sp.end * us);
             }
         }
     }
@@ -308,13 +333,15 @@ void LaunchTiming::WriteTrace() {
 
 }  // namespace emu
 
-extern "C" const char *ascendc_emu_last_profile_json(void) {
+extern "C" const char *ascendc_emu_last_profile_json(void)
+{
     static thread_local std::string copy;
     copy = emu::LastLaunchProfileJson();
     return copy.c_str();
 }
 
-extern "C" const char *ascendc_emu_cost_table_json(void) {
+extern "C" const char *ascendc_emu_cost_table_json(void)
+{
     static thread_local std::string copy;
     copy = emu::CostTableJson();
     return copy.c_str();

@@ -29,7 +29,7 @@ private:
     std::vector<std::vector<TraceSpan>> traces_;
     int aivPerBlock_;
     bool hasAic_;
-    bool complete_ = true;  // every wave replayed to its end (not so for a stopped launch)
+    bool complete_ = true;               // every wave replayed to its end (not so for a stopped launch)
     std::vector<std::string> altPaths_;  // ASCEND_EMU_COSTS_ALT
     bool Active(int k) const { return k == 0 ? hasAic_ : k <= aivPerBlock_; }
     double TaskUs(double *criticalUs, double *hbmFloorUs, double *l2FloorUs) const;

@@ -54,16 +54,17 @@ std::priority_queue<HeapEntry> g_heap;
 std::unordered_map<uint64_t, double> g_setTime;  // cross-core set id -> its time, once replayed
 std::unordered_map<uint64_t, Barrier> g_barriers;
 std::atomic<uint64_t> g_nextId{0};
-std::mutex g_tokenMu;  // the tokens are written by the core threads
+std::mutex g_tokenMu;                                      // the tokens are written by the core threads
 std::vector<std::vector<std::vector<uint64_t>>> g_tokens;  // per counter, in bump order
-std::vector<uint32_t> g_tokenRead;                          // per counter: tokens the replay consumed
-bool g_keep = false;                                        // keep the logs for another replay
-bool g_borrow = false;                                      // reading kept chunks: never free them
-std::vector<std::vector<TimingRecord *>> g_kept;            // per core: its whole log, in order
-std::vector<uint64_t> g_keptRecords;                        // per core: records in it
+std::vector<uint32_t> g_tokenRead;                         // per counter: tokens the replay consumed
+bool g_keep = false;                                       // keep the logs for another replay
+bool g_borrow = false;                                     // reading kept chunks: never free them
+std::vector<std::vector<TimingRecord *>> g_kept;           // per core: its whole log, in order
+std::vector<uint64_t> g_keptRecords;                       // per core: records in it
 double g_queueDepth = 16;
 
-void Record(CoreClock &c, int pipe, double start, double end, const char *name) {
+void Record(CoreClock &c, int pipe, double start, double end, const char *name)
+{
     if (c.trace == nullptr || end <= start) return;
     auto &v = *c.trace;
     // Merge back-to-back runs of the same API on the same pipe (keeps traces small).
@@ -83,7 +84,8 @@ void Record(CoreClock &c, int pipe, double start, double end, const char *name) 
 }
 
 // The scalar unit spends `cycles` (issuing an instruction or a scalar access).
-void Scalar(CoreClock &c, double cycles, const char *name) {
+void Scalar(CoreClock &c, double cycles, const char *name)
+{
     Record(c, kS, c.scalar, c.scalar + cycles, name);
     c.scalar += cycles;
     c.busy[kS] += cycles;
@@ -92,7 +94,8 @@ void Scalar(CoreClock &c, double cycles, const char *name) {
 // The issue of an instruction into pipe pi: the scalar unit spends `issue` cycles, then waits
 // while the pipe's queue holds `depth` instructions that have not started. Returns the
 // instruction's earliest start.
-double Issue(CoreClock &c, int pi) {
+double Issue(CoreClock &c, int pi)
+{
     Scalar(c, Costs().issue, "issue");
     const uint32_t n = c.issued[pi], depth = static_cast<uint32_t>(g_queueDepth);
     if (n >= depth) {
@@ -106,14 +109,16 @@ double Issue(CoreClock &c, int pi) {
 }
 
 // When the next instruction issued to pi would start (the replay's order key for GM accesses).
-double NextStart(const CoreClock &c, int pi) {
+double NextStart(const CoreClock &c, int pi)
+{
     double s = c.scalar + Costs().issue;
     const uint32_t n = c.issued[pi], depth = static_cast<uint32_t>(g_queueDepth);
     if (n >= depth) s = std::max(s, c.queued[pi][(n - depth) % kMaxQueueDepth]);
     return std::max(s, c.pipeFree[pi]);
 }
 
-void Run(CoreClock &c, int pi, double cycles, const char *name) {
+void Run(CoreClock &c, int pi, double cycles, const char *name)
+{
     if (pi == kS) {
         Scalar(c, Costs().issue, "issue");
         Scalar(c, cycles, name);
@@ -133,31 +138,46 @@ void Run(CoreClock &c, int pi, double cycles, const char *name) {
 double DoneOf(const CoreClock &c, int p) { return p == kS ? c.scalar : std::max(c.pipeFree[p], c.scalar); }
 
 // Pipe p starts nothing before t (a wait executes in the waiting pipe; S waits stall issue).
-void Hold(CoreClock &c, int p, double t) {
-    if (p == kS) c.scalar = std::max(c.scalar, t);
-    else c.pipeFree[p] = std::max(c.pipeFree[p], t);
+void Hold(CoreClock &c, int p, double t)
+{
+    if (p == kS)
+        c.scalar = std::max(c.scalar, t);
+    else
+        c.pipeFree[p] = std::max(c.pipeFree[p], t);
 }
 
-void HoldAll(CoreClock &c, double t) {
+void HoldAll(CoreClock &c, double t)
+{
     c.scalar = std::max(c.scalar, t);
     for (double &f : c.pipeFree) f = std::max(f, t);
 }
 
 // pipe_t (kernel_sync.h) -> emu::Pipe; -1 for PIPE_ALL.
-int FromPipeT(int pipeT) {
+int FromPipeT(int pipeT)
+{
     switch (pipeT) {
-        case 0: return kS;
-        case 1: case 9: return static_cast<int>(Pipe::V);
-        case 2: return static_cast<int>(Pipe::M);
-        case 3: return static_cast<int>(Pipe::MTE1);
-        case 4: return static_cast<int>(Pipe::MTE2);
-        case 5: return static_cast<int>(Pipe::MTE3);
-        case 10: return static_cast<int>(Pipe::FIXP);
-        default: return -1;
+        case 0:
+            return kS;
+        case 1:
+        case 9:
+            return static_cast<int>(Pipe::V);
+        case 2:
+            return static_cast<int>(Pipe::M);
+        case 3:
+            return static_cast<int>(Pipe::MTE1);
+        case 4:
+            return static_cast<int>(Pipe::MTE2);
+        case 5:
+            return static_cast<int>(Pipe::MTE3);
+        case 10:
+            return static_cast<int>(Pipe::FIXP);
+        default:
+            return -1;
     }
 }
 
-void PushFlag(CoreClock &c, int event, int id, double t) {
+void PushFlag(CoreClock &c, int event, int id, double t)
+{
     uint8_t &n = c.flagCount[event][id];
     uint8_t &h = c.flagHead[event][id];
     if (n == CoreClock::kFifo) {  // more pending sets than the FIFO keeps: the newest absorbs
@@ -170,36 +190,47 @@ void PushFlag(CoreClock &c, int event, int id, double t) {
 }
 
 // A burst shorter than the DMA granule still moves the whole granule.
-double BurstScale(uint64_t burst) {
+double BurstScale(uint64_t burst)
+{
     const double align = Costs().burstAlign;
     return std::ceil(static_cast<double>(burst) / align) * align / static_cast<double>(burst);
 }
 
-double HeadCycles(Head h) {
+double HeadCycles(Head h)
+{
     const CostTable &t = Costs();
     switch (h) {
-        case Head::Mmad: return t.mmadHead;
-        case Head::Mte1: return t.mte1Head;
-        case Head::Fixp: return t.fixpHead;
-        case Head::Vec: return t.vecHead;
-        case Head::Dma: return t.dmaHead;
-        case Head::None: break;
+        case Head::Mmad:
+            return t.mmadHead;
+        case Head::Mte1:
+            return t.mte1Head;
+        case Head::Fixp:
+            return t.fixpHead;
+        case Head::Vec:
+            return t.vecHead;
+        case Head::Dma:
+            return t.dmaHead;
+        case Head::None:
+            break;
     }
     return 0;
 }
 
-bool IsGmAccess(const TimingRecord &r) {
+bool IsGmAccess(const TimingRecord &r)
+{
     return r.kind == RecKind::GmRead || r.kind == RecKind::GmWrite || r.kind == RecKind::Fixpipe;
 }
 
 // The fixed cost of a GM DMA: its start, plus a cost per row when it converts ND to NZ.
-double DmaHead(const TimingRecord &r) {
+double DmaHead(const TimingRecord &r)
+{
     const CostTable &t = Costs();
     return t.dmaHead + (r.a ? static_cast<double>(r.groups) * r.rows * t.nd2nzRowCycles : 0.0);
 }
 
 // The GM access of record r (the L2 sees it now).
-void ApplyGm(CoreClock &c, const TimingRecord &r) {
+void ApplyGm(CoreClock &c, const TimingRecord &r)
+{
     const CostTable &t = Costs();
     const auto *base = reinterpret_cast<const uint8_t *>(r.addr);
     const uint64_t bytes = static_cast<uint64_t>(r.groups) * r.rows * r.burst;
@@ -225,7 +256,8 @@ void ApplyGm(CoreClock &c, const TimingRecord &r) {
 
 // The token of the wait on `counter` (it exists: the launcher matched the wait before the core
 // logged it); true with its time when every set in it was replayed.
-bool TokenReady(Core &core, int counter, double *t) {
+bool TokenReady(Core &core, int counter, double *t)
+{
     if (core.token.empty()) {
         std::lock_guard<std::mutex> lock(g_tokenMu);
         core.token = g_tokens[counter][g_tokenRead[counter]];
@@ -241,7 +273,8 @@ bool TokenReady(Core &core, int counter, double *t) {
 }
 
 // The set of a token whose time releases the wait (the latest one).
-uint64_t LatestSet(const std::vector<uint64_t> &token) {
+uint64_t LatestSet(const std::vector<uint64_t> &token)
+{
     uint64_t best = token.front();
     for (uint64_t id : token)
         if (g_setTime[id] > g_setTime[best]) best = id;
@@ -250,19 +283,22 @@ uint64_t LatestSet(const std::vector<uint64_t> &token) {
 
 // For the trace: the flag set by the sub-core in set id `set` (ReplayNextSetId: its low bits)
 // at `from` released this core's wait at `to`.
-void RecordFlow(CoreClock &c, uint64_t set, int flag, double from, double to) {
+void RecordFlow(CoreClock &c, uint64_t set, int flag, double from, double to)
+{
     if (c.trace == nullptr || c.trace->size() >= CoreClock::kMaxTraceSpans) return;
     c.trace->push_back(TraceSpan{from, to, "CrossCoreFlag", kFlowPipe, static_cast<int32_t>(set & kCoreMask),
                                  static_cast<int8_t>(flag)});
 }
 
-void PopToken(Core &core, int counter) {
+void PopToken(Core &core, int counter)
+{
     core.token.clear();
     ++g_tokenRead[counter];
 }
 
 // Applies record r to core c. False: r waits for another core's set or arrival (not applied).
-bool Apply(Core &core, const TimingRecord &r) {
+bool Apply(Core &core, const TimingRecord &r)
+{
     CoreClock &c = core.clock;
     const CostTable &t = Costs();
     switch (r.kind) {
@@ -270,9 +306,17 @@ bool Apply(Core &core, const TimingRecord &r) {
             c.origin = c.scalar = r.cycles;
             for (double &f : c.pipeFree) f = r.cycles;
             return true;
-        case RecKind::Op: Run(c, r.pipe, r.cycles + HeadCycles(static_cast<Head>(r.a)), r.name); return true;
-        case RecKind::Scalar: Scalar(c, r.b ? t.scalarGm : t.scalarLocal, r.name); return true;
-        case RecKind::GmRead: case RecKind::GmWrite: case RecKind::Fixpipe: ApplyGm(c, r); return true;
+        case RecKind::Op:
+            Run(c, r.pipe, r.cycles + HeadCycles(static_cast<Head>(r.a)), r.name);
+            return true;
+        case RecKind::Scalar:
+            Scalar(c, r.b ? t.scalarGm : t.scalarLocal, r.name);
+            return true;
+        case RecKind::GmRead:
+        case RecKind::GmWrite:
+        case RecKind::Fixpipe:
+            ApplyGm(c, r);
+            return true;
         case RecKind::FlagSet: {
             Scalar(c, t.issue, "SetFlag");
             Pipe from, to;
@@ -293,7 +337,9 @@ bool Apply(Core &core, const TimingRecord &r) {
             Hold(c, static_cast<int>(to), when);
             return true;
         }
-        case RecKind::FlagPreset: PushFlag(c, r.a, r.b, c.scalar); return true;
+        case RecKind::FlagPreset:
+            PushFlag(c, r.a, r.b, c.scalar);
+            return true;
         case RecKind::Signal:
             Scalar(c, t.issue, "TQue signal");
             c.handOver[reinterpret_cast<const void *>(r.addr)] = DoneOf(c, r.pipe);
@@ -320,7 +366,8 @@ bool Apply(Core &core, const TimingRecord &r) {
             const int p = r.pipe, from = r.b;
             if (r.addr == 0 || c.issued[p] == 0 || c.issued[from] - r.addr >= kRecent) return true;
             double *mine = c.recent[p][(c.issued[p] - 1) % kRecent];
-            const double end = c.recent[from][(r.addr - 1) % kRecent][1] + (mine[1] - mine[0]) / std::max<uint32_t>(r.rows, 1);
+            const double end =
+                c.recent[from][(r.addr - 1) % kRecent][1] + (mine[1] - mine[0]) / std::max<uint32_t>(r.rows, 1);
             if (end > mine[1]) {
                 c.busy[p] += end - mine[1];
                 mine[1] = end;
@@ -341,9 +388,12 @@ bool Apply(Core &core, const TimingRecord &r) {
             PopToken(core, static_cast<int>(r.addr));
             Scalar(c, t.issue, "CrossCoreWaitFlag");
             const int p = FromPipeT(r.pipe);
-            if (p >= 0) Hold(c, p, when);
-            else HoldAll(c, when);
-            RecordFlow(c, releaser, static_cast<int>(r.addr) % kCrossFlags, when - t.crossFlag, std::max(c.scalar, when));
+            if (p >= 0)
+                Hold(c, p, when);
+            else
+                HoldAll(c, when);
+            RecordFlow(c, releaser, static_cast<int>(r.addr) % kCrossFlags, when - t.crossFlag,
+                       std::max(c.scalar, when));
             return true;
         }
         case RecKind::SyncArrive: {
@@ -362,14 +412,16 @@ bool Apply(Core &core, const TimingRecord &r) {
             HoldAll(c, when);
             return true;
         }
-        case RecKind::End: return true;
+        case RecKind::End:
+            return true;
     }
     return true;
 }
 
 bool Available(const Core &c) { return c.log->published.load(std::memory_order_acquire) > c.consumed; }
 
-const TimingRecord &Peek(Core &c) {
+const TimingRecord &Peek(Core &c)
+{
     if (c.cur == nullptr) {
         std::lock_guard<std::mutex> lock(c.log->mu);
         c.cur = c.log->chunks.front();
@@ -377,11 +429,14 @@ const TimingRecord &Peek(Core &c) {
     return c.cur[c.consumed % TimingLog::kChunk];
 }
 
-void Consume(Core &c) {
+void Consume(Core &c)
+{
     if (++c.consumed % TimingLog::kChunk == 0) {
         std::lock_guard<std::mutex> lock(c.log->mu);
-        if (g_keep) g_kept[c.log->index].push_back(c.log->chunks.front());
-        else if (!g_borrow) delete[] c.log->chunks.front();
+        if (g_keep)
+            g_kept[c.log->index].push_back(c.log->chunks.front());
+        else if (!g_borrow)
+            delete[] c.log->chunks.front();
         c.log->chunks.pop_front();
         c.cur = nullptr;
     }
@@ -391,7 +446,8 @@ void Unpark();
 
 // Runs core i over its records until a GM access (queued in the heap by its start), a wait on
 // another core, its end, or the end of what its thread has written so far.
-void Advance(int i) {
+void Advance(int i)
+{
     Core &core = g_cores[i];
     while (Available(core)) {
         const TimingRecord &r = Peek(core);
@@ -419,14 +475,16 @@ void Advance(int i) {
 }
 
 // Cores waiting on a set or an arrival that was just replayed try again.
-void Unpark() {
+void Unpark()
+{
     std::vector<int> parked;
     parked.swap(g_parked);
     for (int i : parked) Advance(i);
 }
 
 // Whether parked core i may be released by a core whose log is still being written.
-bool WaitsOnStarved(int i) {
+bool WaitsOnStarved(int i)
+{
     Core &core = g_cores[i];
     if (core.state == State::Starved) return true;
     if (core.state != State::Parked || core.visiting) return false;
@@ -434,7 +492,8 @@ bool WaitsOnStarved(int i) {
     core.visiting = true;
     bool starved = false;
     for (uint64_t id : core.token)
-        if (!starved && g_setTime.find(id) == g_setTime.end()) starved = WaitsOnStarved(static_cast<int>(id & kCoreMask));
+        if (!starved && g_setTime.find(id) == g_setTime.end())
+            starved = WaitsOnStarved(static_cast<int>(id & kCoreMask));
     core.visiting = false;
     return starved;
 }
@@ -442,7 +501,8 @@ bool WaitsOnStarved(int i) {
 // The next GM access (key, core) may go only if no core still writing its log could produce an
 // earlier one: its future accesses start after its scalar clock, and so do those of cores it
 // would release.
-bool MayGo(double key) {
+bool MayGo(double key)
+{
     for (int i : g_starved)
         if (g_cores[i].clock.scalar <= key) return false;
     if (g_starved.empty()) return true;
@@ -452,14 +512,17 @@ bool MayGo(double key) {
 }
 
 // Replays as far as the logs written so far determine.
-void Run() {
+void Run()
+{
     for (;;) {
         std::vector<int> starved;
         starved.swap(g_starved);
         for (int i : starved) {
             if (g_cores[i].state != State::Starved) continue;
-            if (Available(g_cores[i])) Advance(i);
-            else g_starved.push_back(i);
+            if (Available(g_cores[i]))
+                Advance(i);
+            else
+                g_starved.push_back(i);
         }
         if (g_heap.empty()) return;
         const HeapEntry top = g_heap.top();
@@ -474,14 +537,16 @@ void Run() {
 
 }  // namespace
 
-double CoreClock::End() const {
+double CoreClock::End() const
+{
     double t = scalar;
     for (double f : pipeFree) t = std::max(t, f);
     return t;
 }
 
 // The replay's state at the start of a launch (the tokens and kept logs are the caller's).
-void Reset(int cores, std::vector<std::vector<TraceSpan>> *traces) {
+void Reset(int cores, std::vector<std::vector<TraceSpan>> *traces)
+{
     const CostTable &t = Costs();
     g_queueDepth = std::min<double>(std::max<double>(t.issueQueueDepth, 1), kMaxQueueDepth);
     g_cores.clear();
@@ -498,14 +563,16 @@ void Reset(int cores, std::vector<std::vector<TraceSpan>> *traces) {
     L2Reset(t.l2LineBytes, t.l2Capacity);
 }
 
-void FreeKept() {
+void FreeKept()
+{
     for (auto &v : g_kept)
         for (TimingRecord *c : v) delete[] c;
     g_kept.clear();
     g_keptRecords.clear();
 }
 
-void ReplayBeginLaunch(int cores, std::vector<std::vector<TraceSpan>> *traces, bool keep) {
+void ReplayBeginLaunch(int cores, std::vector<std::vector<TraceSpan>> *traces, bool keep)
+{
     std::lock_guard<std::mutex> lock(g_mu);
     FreeKept();
     g_keep = keep;
@@ -521,7 +588,8 @@ void ReplayBeginLaunch(int cores, std::vector<std::vector<TraceSpan>> *traces, b
     Reset(cores, traces);
 }
 
-void ReplayBeginWave(const std::vector<TimingLog *> &logs) {
+void ReplayBeginWave(const std::vector<TimingLog *> &logs)
+{
     std::lock_guard<std::mutex> lock(g_mu);
     g_wave.clear();
     g_starved.clear();
@@ -534,12 +602,14 @@ void ReplayBeginWave(const std::vector<TimingLog *> &logs) {
     }
 }
 
-void ReplayPoll() {
+void ReplayPoll()
+{
     std::unique_lock<std::mutex> lock(g_mu, std::try_to_lock);
     if (lock.owns_lock() && !g_wave.empty()) Run();
 }
 
-bool ReplayFinishWave() {
+bool ReplayFinishWave()
+{
     std::lock_guard<std::mutex> lock(g_mu);
     Run();
     bool done = true;
@@ -564,12 +634,14 @@ const CoreClock &ReplayClock(int index) { return g_cores[index].clock; }
 
 uint64_t ReplayNextSetId(int core) { return g_nextId.fetch_add(1) << 18 | static_cast<uint64_t>(core); }
 
-void ReplayPushToken(int counter, const uint64_t *ids, int count) {
+void ReplayPushToken(int counter, const uint64_t *ids, int count)
+{
     std::lock_guard<std::mutex> lock(g_tokenMu);
     g_tokens[counter].emplace_back(ids, ids + count);
 }
 
-bool ReplayAgain() {
+bool ReplayAgain()
+{
     if (!g_keep) return false;
     std::vector<std::unique_ptr<TimingLog>> logs;
     std::vector<TimingLog *> wave;
@@ -594,13 +666,15 @@ bool ReplayAgain() {
     return done;
 }
 
-void ReplayEndLaunch() {
+void ReplayEndLaunch()
+{
     std::lock_guard<std::mutex> lock(g_mu);
     FreeKept();
     g_keep = false;
 }
 
-void ReplayDropLog(TimingLog &log) {
+void ReplayDropLog(TimingLog &log)
+{
     std::lock_guard<std::mutex> lock(log.mu);
     for (TimingRecord *c : log.chunks) delete[] c;
     log.chunks.clear();

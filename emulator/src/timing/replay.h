@@ -19,8 +19,25 @@
 namespace emu {
 
 enum class RecKind : uint8_t {
-    Begin, Op, Scalar, GmRead, GmWrite, Fixpipe, FlagSet, FlagWait, FlagPreset, Signal, Acquire, Barrier,
-    UnitWait, UnitFinish, CrossSet, CrossWait, SyncArrive, SyncRelease, End
+    Begin,
+    Op,
+    Scalar,
+    GmRead,
+    GmWrite,
+    Fixpipe,
+    FlagSet,
+    FlagWait,
+    FlagPreset,
+    Signal,
+    Acquire,
+    Barrier,
+    UnitWait,
+    UnitFinish,
+    CrossSet,
+    CrossWait,
+    SyncArrive,
+    SyncRelease,
+    End
 };
 
 // The fixed start cost an Op record adds in the replay (the cost table's *_head entries).
@@ -29,11 +46,11 @@ enum class Head : uint8_t { None, Mmad, Mte1, Fixp, Vec, Dma };
 struct TimingRecord {
     RecKind kind;
     int8_t pipe;
-    uint8_t a, b;        // HardEvent and id; Op: Head; GmRead: 1 for Nd2Nz; Scalar: 1 for GM; GM writes: atomic
-    uint32_t groups;     // GM: bursts are groups x rows
-    const char *name;    // the API (trace)
-    double cycles;       // Op: cost without its head; Begin: origin; Fixpipe: conversion cycles
-    uint64_t addr;       // GM address; hand-over key; set, barrier or counter id
+    uint8_t a, b;      // HardEvent and id; Op: Head; GmRead: 1 for Nd2Nz; Scalar: 1 for GM; GM writes: atomic
+    uint32_t groups;   // GM: bursts are groups x rows
+    const char *name;  // the API (trace)
+    double cycles;     // Op: cost without its head; Begin: origin; Fixpipe: conversion cycles
+    uint64_t addr;     // GM address; hand-over key; set, barrier or counter id
     uint64_t rowPitch, groupPitch;
     uint32_t rows, burst;
 };
@@ -44,14 +61,14 @@ constexpr int kRecent = 1024;  // (start, end) of the last instructions per pipe
 
 // The clocks of one sub-core.
 struct CoreClock {
-    double origin = 0;              // start of this block (waves start later)
-    double scalar = 0;              // next issue time of the scalar unit
-    double pipeFree[kTimedPipes] = {};   // pipe p is free from this time on
-    double busy[kTimedPipes] = {};       // cycles pipe p was occupied
+    double origin = 0;                                // start of this block (waves start later)
+    double scalar = 0;                                // next issue time of the scalar unit
+    double pipeFree[kTimedPipes] = {};                // pipe p is free from this time on
+    double busy[kTimedPipes] = {};                    // cycles pipe p was occupied
     double queued[kTimedPipes][kMaxQueueDepth] = {};  // start times of the last instructions per pipe (ring)
     uint32_t issued[kTimedPipes] = {};
     double recent[kTimedPipes][kRecent][2] = {};  // by issue number % kRecent
-    static constexpr int kFifo = 4;  // pending sets kept per event and id (more: the newest absorbs)
+    static constexpr int kFifo = 4;               // pending sets kept per event and id (more: the newest absorbs)
     double flagT[35][8][kFifo] = {};
     uint8_t flagHead[35][8] = {}, flagCount[35][8] = {};
     std::unordered_map<const void *, double> handOver;  // TimeSignal key -> time

@@ -20,11 +20,28 @@ extern "C" aclnnStatus aclnnFlashAttentionVarLenScoreGetWorkspaceSize(
     const aclTensor *softmaxSumOut, const aclTensor *softmaxOutOut, const aclTensor *attentionOutOut,
     uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-    VarLenScoreArgs a{query, key, value, realShiftOptional, dropMaskOptional, paddingMaskOptional,
-                      attenMaskOptional, prefixOptional, actualSeqQLenOptional, actualSeqKvLenOptional,
-                      scaleValueOptional, keepProbOptional, preTokensOptional, nextTokensOptional, headNum,
-                      inputLayout, innerPreciseOptional, sparseModeOptional, softmaxMaxOut, softmaxSumOut,
-                      softmaxOutOut, attentionOutOut};
+    VarLenScoreArgs a{query,
+                      key,
+                      value,
+                      realShiftOptional,
+                      dropMaskOptional,
+                      paddingMaskOptional,
+                      attenMaskOptional,
+                      prefixOptional,
+                      actualSeqQLenOptional,
+                      actualSeqKvLenOptional,
+                      scaleValueOptional,
+                      keepProbOptional,
+                      preTokensOptional,
+                      nextTokensOptional,
+                      headNum,
+                      inputLayout,
+                      innerPreciseOptional,
+                      sparseModeOptional,
+                      softmaxMaxOut,
+                      softmaxSumOut,
+                      softmaxOutOut,
+                      attentionOutOut};
     const aclnnStatus status = FlashAttentionVarLenScoreCheckParams(a, workspaceSize, executor);
     if (status != ACLNN_SUCCESS) return status;
     if (paddingMaskOptional != nullptr) {
@@ -37,12 +54,12 @@ extern "C" aclnnStatus aclnnFlashAttentionVarLenScoreGetWorkspaceSize(
         query, key, value, realShiftOptional, keepProbOptional < 1.0 ? dropMaskOptional : nullptr, nullptr,
         attenMaskOptional, VarLenScoreUsesPrefix(a) ? prefixOptional : nullptr, actualSeqQLenOptional,
         actualSeqKvLenOptional, scaleValueOptional, keepProbOptional, preTokensOptional, nextTokensOptional, headNum,
-        inputLayout, innerPreciseOptional, sparseModeOptional, softmaxMaxOut, softmaxSumOut, nullptr,
-        attentionOutOut, workspaceSize, executor);
+        inputLayout, innerPreciseOptional, sparseModeOptional, softmaxMaxOut, softmaxSumOut, nullptr, attentionOutOut,
+        workspaceSize, executor);
 }
 
-extern "C" aclnnStatus aclnnFlashAttentionVarLenScore(void *workspace, uint64_t workspaceSize,
-                                                      aclOpExecutor *executor, const aclrtStream stream)
+extern "C" aclnnStatus aclnnFlashAttentionVarLenScore(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                                      const aclrtStream stream)
 {
     return aclnnInnerFlashAttentionScore(workspace, workspaceSize, executor, stream);
 }

@@ -21,10 +21,20 @@ extern "C" aclnnStatus aclnnInnerFlashAttentionScoreGetWorkspaceSize(
     const aclTensor *attentionOutOut, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     emu::OpRunner runner("FlashAttentionScore");
-    runner.Input(query).Input(key).Input(value).Input(realShiftOptional).Input(dropMaskOptional)
-        .Input(paddingMaskOptional).Input(attenMaskOptional).Input(prefixOptional).Input(actualSeqQlenOptional)
+    runner.Input(query)
+        .Input(key)
+        .Input(value)
+        .Input(realShiftOptional)
+        .Input(dropMaskOptional)
+        .Input(paddingMaskOptional)
+        .Input(attenMaskOptional)
+        .Input(prefixOptional)
+        .Input(actualSeqQlenOptional)
         .Input(actualSeqKvlenOptional)
-        .Output(softmaxMaxOut).Output(softmaxSumOut).Output(softmaxOutOutOptional).Output(attentionOutOut);
+        .Output(softmaxMaxOut)
+        .Output(softmaxSumOut)
+        .Output(softmaxOutOutOptional)
+        .Output(attentionOutOut);
     runner.Attr("scale_value", scaleValue)
         .Attr("keep_prob", keepProb)
         .Attr("pre_tockens", preTockens)

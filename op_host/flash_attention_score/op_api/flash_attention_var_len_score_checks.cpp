@@ -66,20 +66,20 @@ bool CheckShapes(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &q,
         }
     }
     const int64_t n = q.shape[1], nkv = k.shape[1], d = q.shape[2];
-    if (!c.Require(a.headNum >= 1 && a.headNum <= MAX_HEADS, "headNum", "is %lld (must be in [1, %lld])",
-                   L(a.headNum), L(MAX_HEADS)) ||
+    if (!c.Require(a.headNum >= 1 && a.headNum <= MAX_HEADS, "headNum", "is %lld (must be in [1, %lld])", L(a.headNum),
+                   L(MAX_HEADS)) ||
         !c.Require(n == a.headNum, "headNum", "is %lld but query has N = %lld", L(a.headNum), L(n)) ||
         !c.Require(v.shape == k.shape, "value", "has shape %s but key has %s (they must match)",
                    v.ShapeString().c_str(), k.ShapeString().c_str()) ||
         !c.Require(k.shape[2] == d, "key", "has head dim D = %lld but query has %lld", L(k.shape[2]), L(d)) ||
-        !c.Require(nkv >= 1 && n % nkv == 0, "key", "has N = %lld: query heads %lld must be a multiple of it",
-                   L(nkv), L(n)) ||
+        !c.Require(nkv >= 1 && n % nkv == 0, "key", "has N = %lld: query heads %lld must be a multiple of it", L(nkv),
+                   L(n)) ||
         !c.Require(d >= 1 && d <= MAX_HEAD_DIM, "query", "has head dim D = %lld (must be in [1, %lld])", L(d),
                    L(MAX_HEAD_DIM)) ||
         !c.Require(q.shape[0] >= 1 && q.shape[0] <= MAX_T, "query", "has T = %lld (must be in [1, %lld])",
                    L(q.shape[0]), L(MAX_T)) ||
-        !c.Require(k.shape[0] >= 1 && k.shape[0] <= MAX_T, "key", "has T = %lld (must be in [1, %lld])",
-                   L(k.shape[0]), L(MAX_T))) {
+        !c.Require(k.shape[0] >= 1 && k.shape[0] <= MAX_T, "key", "has T = %lld (must be in [1, %lld])", L(k.shape[0]),
+                   L(MAX_T))) {
         return false;
     }
     if (!c.NotNull(a.actualSeqQLen, "actualSeqQLenOptional", "required with the TND layout") ||
@@ -111,7 +111,8 @@ bool CheckAttributes(ParamChecker &c, const VarLenScoreArgs &a, bool hasMask)
                    L(a.innerPrecise)) ||
         !c.Require(a.keepProb > 0.0 && a.keepProb <= 1.0, "keepProbOptional", "is %g (must lie in (0, 1])",
                    a.keepProb) ||
-        !c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValueOptional", "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue)) {
+        !c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValueOptional",
+                   "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue)) {
         return false;
     }
     return fa_host::CheckBandIntersects(c, "preTokensOptional", "nextTokensOptional", m, hasMask, a.preTokens,
@@ -128,14 +129,12 @@ bool CheckMask(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &m, c
         return false;
     }
     // Modes 0 and 1 read the mask itself; the others generate their mask from the mode.
-    return a.sparseMode > 1 ||
-           c.Require(m.shape[0] >= s.maxQ && m.shape[1] >= s.maxKv, "attenMaskOptional",
-                     "has shape %s which does not cover maxSq x maxSkv = %lld x %lld", m.ShapeString().c_str(),
-                     L(s.maxQ), L(s.maxKv));
+    return a.sparseMode > 1 || c.Require(m.shape[0] >= s.maxQ && m.shape[1] >= s.maxKv, "attenMaskOptional",
+                                         "has shape %s which does not cover maxSq x maxSkv = %lld x %lld",
+                                         m.ShapeString().c_str(), L(s.maxQ), L(s.maxKv));
 }
 
-bool CheckPse(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &p, const TensorDesc &q,
-              const Seqs &s)
+bool CheckPse(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &p, const TensorDesc &q, const Seqs &s)
 {
     if (!p.present) return true;
     if (!c.SameDtype(p, "realShiftOptional", q, "query") || !c.FormatND(p, "realShiftOptional") ||
@@ -197,16 +196,23 @@ aclnnStatus FlashAttentionVarLenScoreCheckParams(const VarLenScoreArgs &a, const
     if (!c.NotNull(a.query, "query", "a required input") || !c.NotNull(a.key, "key", "a required input") ||
         !c.NotNull(a.value, "value", "a required input") ||
         !c.NotNull(a.inputLayout, "inputLayout", "a required attribute") ||
-        !c.NotNull(a.softmaxMax, "softmaxMaxOut", "an output") || !c.NotNull(a.softmaxSum, "softmaxSumOut", "an output") ||
+        !c.NotNull(a.softmaxMax, "softmaxMaxOut", "an output") ||
+        !c.NotNull(a.softmaxSum, "softmaxSumOut", "an output") ||
         !c.NotNull(a.attentionOut, "attentionOutOut", "an output") ||
         !c.NotNull(workspaceSize, "workspaceSize", "an output") || !c.NotNull(executor, "executor", "an output")) {
         return c.Status();
     }
-    if (!fa_host::CheckTensorsMemory(c, {{a.query, "query"}, {a.key, "key"}, {a.value, "value"},
-                                         {a.realShift, "realShiftOptional"}, {a.dropMask, "dropMaskOptional"},
-                                         {a.paddingMask, "paddingMaskOptional"}, {a.attenMask, "attenMaskOptional"},
-                                         {a.softmaxMax, "softmaxMaxOut"}, {a.softmaxSum, "softmaxSumOut"},
-                                         {a.softmaxOut, "softmaxOutOut"}, {a.attentionOut, "attentionOutOut"}})) {
+    if (!fa_host::CheckTensorsMemory(c, {{a.query, "query"},
+                                         {a.key, "key"},
+                                         {a.value, "value"},
+                                         {a.realShift, "realShiftOptional"},
+                                         {a.dropMask, "dropMaskOptional"},
+                                         {a.paddingMask, "paddingMaskOptional"},
+                                         {a.attenMask, "attenMaskOptional"},
+                                         {a.softmaxMax, "softmaxMaxOut"},
+                                         {a.softmaxSum, "softmaxSumOut"},
+                                         {a.softmaxOut, "softmaxOutOut"},
+                                         {a.attentionOut, "attentionOutOut"}})) {
         return c.Status();
     }
     const TensorDesc q = fa_host::Describe(a.query);
@@ -217,16 +223,16 @@ aclnnStatus FlashAttentionVarLenScoreCheckParams(const VarLenScoreArgs &a, const
     const TensorDesc drop = fa_host::Describe(a.dropMask);
     const TensorDesc pad = fa_host::Describe(a.paddingMask);
     Seqs s;
-    bool ok = c.DtypeIn(q, "query", {ACL_FLOAT16, ACL_BF16, ACL_FLOAT}) && c.SameDtype(k, "key", q, "query") &&
-              c.SameDtype(v, "value", q, "query") &&
-              c.FormatND(q, "query") && c.FormatND(k, "key") && c.FormatND(v, "value") && c.Contiguous(q, "query") &&
-              c.Contiguous(k, "key") && c.Contiguous(v, "value") &&
-              (!drop.present || (c.DtypeIn(drop, "dropMaskOptional", {ACL_UINT8}) && c.FormatND(drop, "dropMaskOptional"))) &&
-              (!pad.present || (c.DtypeIn(pad, "paddingMaskOptional", {ACL_FLOAT16, ACL_BF16, ACL_FLOAT}) &&
-                                c.FormatND(pad, "paddingMaskOptional"))) &&
-              CheckShapes(c, a, q, k, v, s) && CheckAttributes(c, a, m.present) && CheckMask(c, a, m, s) &&
-              fa_host::CheckPrefix(c, a.prefix, "sparseModeOptional", a.sparseMode, m.present, s) &&
-              CheckPse(c, a, p, q, s) && CheckOutputs(c, a, q);
+    bool ok =
+        c.DtypeIn(q, "query", {ACL_FLOAT16, ACL_BF16, ACL_FLOAT}) && c.SameDtype(k, "key", q, "query") &&
+        c.SameDtype(v, "value", q, "query") && c.FormatND(q, "query") && c.FormatND(k, "key") &&
+        c.FormatND(v, "value") && c.Contiguous(q, "query") && c.Contiguous(k, "key") && c.Contiguous(v, "value") &&
+        (!drop.present || (c.DtypeIn(drop, "dropMaskOptional", {ACL_UINT8}) && c.FormatND(drop, "dropMaskOptional"))) &&
+        (!pad.present || (c.DtypeIn(pad, "paddingMaskOptional", {ACL_FLOAT16, ACL_BF16, ACL_FLOAT}) &&
+                          c.FormatND(pad, "paddingMaskOptional"))) &&
+        CheckShapes(c, a, q, k, v, s) && CheckAttributes(c, a, m.present) && CheckMask(c, a, m, s) &&
+        fa_host::CheckPrefix(c, a.prefix, "sparseModeOptional", a.sparseMode, m.present, s) &&
+        CheckPse(c, a, p, q, s) && CheckOutputs(c, a, q);
     ok = ok && CheckDropMask(c, a, drop, s);
     return ok ? ACLNN_SUCCESS : c.Status();
 }

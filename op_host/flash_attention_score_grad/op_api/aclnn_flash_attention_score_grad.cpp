@@ -22,13 +22,45 @@ extern "C" aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
     const aclTensor *dkRopeOut, const aclTensor *dvOut, const aclTensor *dpseOut, const aclTensor *dsinkOut,
     uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-    const FagV5Args args{query, queryRope, keyIn, keyInRope, value, dy, pseShiftOptional, dropMaskOptional,
-                         paddingMaskOptional, attenMaskOptional, softmaxMaxOptional, softmaxSumOptional,
-                         softmaxInOptional, attentionInOptional, sinkInOptional, prefixOptional,
-                         actualSeqQLenOptional, actualSeqKvLenOptional, qStartIdxOptional, kvStartIdxOptional,
-                         scaleValue, keepProb, preTokens, nextTokens, headNum, inputLayout, innerPrecise,
-                         sparseMode, pseType, softmaxInLayout, dqOut, dqRopeOut, dkOut, dkRopeOut, dvOut, dpseOut,
-                         dsinkOut, workspaceSize, executor};
+    const FagV5Args args{query,
+                         queryRope,
+                         keyIn,
+                         keyInRope,
+                         value,
+                         dy,
+                         pseShiftOptional,
+                         dropMaskOptional,
+                         paddingMaskOptional,
+                         attenMaskOptional,
+                         softmaxMaxOptional,
+                         softmaxSumOptional,
+                         softmaxInOptional,
+                         attentionInOptional,
+                         sinkInOptional,
+                         prefixOptional,
+                         actualSeqQLenOptional,
+                         actualSeqKvLenOptional,
+                         qStartIdxOptional,
+                         kvStartIdxOptional,
+                         scaleValue,
+                         keepProb,
+                         preTokens,
+                         nextTokens,
+                         headNum,
+                         inputLayout,
+                         innerPrecise,
+                         sparseMode,
+                         pseType,
+                         softmaxInLayout,
+                         dqOut,
+                         dqRopeOut,
+                         dkOut,
+                         dkRopeOut,
+                         dvOut,
+                         dpseOut,
+                         dsinkOut,
+                         workspaceSize,
+                         executor};
     const aclnnStatus status = FagV5CheckParams(args);
     if (status != ACLNN_SUCCESS) return status;
 
@@ -42,15 +74,14 @@ extern "C" aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5GetWorkspaceSize(
         query, keyIn, value, dy, pseShiftOptional, dropout ? dropMaskOptional : nullptr, attenMaskOptional,
         softmaxMaxOptional, softmaxSumOptional, attentionInOptional, actualSeqQLenOptional, actualSeqKvLenOptional,
         prefix ? prefixOptional : nullptr, alibi ? qStartIdxOptional : nullptr, alibi ? kvStartIdxOptional : nullptr,
-        sinkInOptional, queryRope, keyInRope, nullptr, nullptr,
-        scaleValue, keepProb, preTokens, nextTokens, headNum, inputLayout, sparseMode, pseType, softmaxInLayout,
-        innerPrecise, dqOut, dkOut, dvOut, sinkInOptional != nullptr ? dsinkOut : nullptr,
-        queryRope != nullptr ? dqRopeOut : nullptr, queryRope != nullptr ? dkRopeOut : nullptr, nullptr,
-        workspaceSize, executor);
+        sinkInOptional, queryRope, keyInRope, nullptr, nullptr, scaleValue, keepProb, preTokens, nextTokens, headNum,
+        inputLayout, sparseMode, pseType, softmaxInLayout, innerPrecise, dqOut, dkOut, dvOut,
+        sinkInOptional != nullptr ? dsinkOut : nullptr, queryRope != nullptr ? dqRopeOut : nullptr,
+        queryRope != nullptr ? dkRopeOut : nullptr, nullptr, workspaceSize, executor);
 }
 
 extern "C" aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5(void *workspace, uint64_t workspaceSize,
-                                                              aclOpExecutor *executor, const aclrtStream stream)
+                                                               aclOpExecutor *executor, const aclrtStream stream)
 {
     return aclnnInnerFlashAttentionScoreGrad(workspace, workspaceSize, executor, stream);
 }

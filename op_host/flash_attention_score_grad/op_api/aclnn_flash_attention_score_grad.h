@@ -24,8 +24,10 @@ __attribute__((visibility("default"))) aclnnStatus aclnnFlashAttentionUnpaddingS
     const aclTensor *dkRopeOut, const aclTensor *dvOut, const aclTensor *dpseOut, const aclTensor *dsinkOut,
     uint64_t *workspaceSize, aclOpExecutor **executor);
 
-__attribute__((visibility("default"))) aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5(
-    void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, const aclrtStream stream);
+__attribute__((visibility("default"))) aclnnStatus aclnnFlashAttentionUnpaddingScoreGradV5(void *workspace,
+                                                                                           uint64_t workspaceSize,
+                                                                                           aclOpExecutor *executor,
+                                                                                           const aclrtStream stream);
 
 #ifdef __cplusplus
 }

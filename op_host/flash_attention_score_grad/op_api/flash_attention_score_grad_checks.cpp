@@ -42,8 +42,9 @@ bool CheckCumulative(ParamChecker &c, const aclIntArray *a, const char *name, in
 {
     uint64_t n = 0;
     aclGetIntArraySize(a, &n);
-    if (!c.Require(n >= 1 && static_cast<int64_t>(n) <= MAX_BATCH, name, "has %llu values (batch B must be in [1, %lld])",
-                   static_cast<unsigned long long>(n), L(MAX_BATCH))) {
+    if (!c.Require(n >= 1 && static_cast<int64_t>(n) <= MAX_BATCH, name,
+                   "has %llu values (batch B must be in [1, %lld])", static_cast<unsigned long long>(n),
+                   L(MAX_BATCH))) {
         return false;
     }
     int64_t prev = 0;
@@ -75,7 +76,8 @@ bool CheckMask(ParamChecker &c, const TensorDesc &m, const FagV5Args &a, int64_t
     if (m.shape.size() == 4 &&
         !c.Require((m.shape[0] == 1 || m.shape[0] == batch) && (m.shape[1] == 1 || m.shape[1] == heads) &&
                        !(m.shape[0] == 1 && m.shape[1] != 1),
-                   "attenMaskOptional", "has shape %s: leading dims must be (B,N), (B,1) or (1,1) with B = %lld, N = %lld",
+                   "attenMaskOptional",
+                   "has shape %s: leading dims must be (B,N), (B,1) or (1,1) with B = %lld, N = %lld",
                    m.ShapeString().c_str(), L(batch), L(heads))) {
         return false;
     }
@@ -120,8 +122,10 @@ bool CheckPse(ParamChecker &c, const FagV5Args &a, const TensorDesc &p, const Te
         const int64_t batch = static_cast<int64_t>(s.q.size());
         return c.DtypeIn(p, "pseShiftOptional", {ACL_FLOAT}) && c.FormatND(p, "pseShiftOptional") &&
                c.Require(p.shape == std::vector<int64_t>{n} || p.shape == std::vector<int64_t>{batch, n},
-                         "pseShiftOptional", "has shape %s (pseType %lld needs alibi slopes [N] or [B, N], N = %lld, "
-                         "B = %lld)", p.ShapeString().c_str(), L(a.pseType), L(n), L(batch)) &&
+                         "pseShiftOptional",
+                         "has shape %s (pseType %lld needs alibi slopes [N] or [B, N], N = %lld, "
+                         "B = %lld)",
+                         p.ShapeString().c_str(), L(a.pseType), L(n), L(batch)) &&
                CheckStartIdx(c, a.qStartIdx, "qStartIdxOptional", s.q.size()) &&
                CheckStartIdx(c, a.kvStartIdx, "kvStartIdxOptional", s.q.size());
     }
@@ -154,8 +158,9 @@ bool CheckRope(ParamChecker &c, const FagV5Args &a, const TensorDesc &q, const T
     const TensorDesc kr = fa_host::Describe(a.keyRope);
     if (!c.DtypeIn(qr, "queryRope", {ACL_BF16}) || !c.SameDtype(qr, "queryRope", q, "query") ||
         !c.SameDtype(kr, "keyInRope", q, "query") || !c.FormatND(qr, "queryRope") || !c.FormatND(kr, "keyInRope") ||
-        !c.Require(!dropout, "dropMaskOptional", "is given with keepProb < 1 together with queryRope/keyInRope "
-                                                 "(dropout is not compatible with rope)") ||
+        !c.Require(!dropout, "dropMaskOptional",
+                   "is given with keepProb < 1 together with queryRope/keyInRope "
+                   "(dropout is not compatible with rope)") ||
         !c.Require(qr.shape.size() == 3 && qr.shape[0] == q.shape[0] && qr.shape[1] == q.shape[1], "queryRope",
                    "has shape %s (must be [T = %lld, N = %lld, Dr])", qr.ShapeString().c_str(), L(q.shape[0]),
                    L(q.shape[1]))) {
@@ -200,24 +205,37 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
         !c.NotNull(a.executor, "executor", "an output")) {
         return c.Status();
     }
-    if (!fa_host::CheckTensorsMemory(
-            c, {{a.query, "query"}, {a.queryRope, "queryRopeOptional"}, {a.key, "keyIn"}, {a.keyRope, "keyInRopeOptional"},
-                {a.value, "value"}, {a.dy, "dy"}, {a.pse, "pseShiftOptional"}, {a.dropMask, "dropMaskOptional"},
-                {a.paddingMask, "paddingMaskOptional"}, {a.attenMask, "attenMaskOptional"},
-                {a.softmaxMax, "softmaxMaxOptional"}, {a.softmaxSum, "softmaxSumOptional"},
-                {a.softmaxIn, "softmaxInOptional"}, {a.attentionIn, "attentionInOptional"}, {a.sink, "sinkInOptional"},
-                {a.dq, "dqOut"}, {a.dqRope, "dqRopeOut"}, {a.dk, "dkOut"}, {a.dkRope, "dkRopeOut"}, {a.dv, "dvOut"},
-                {a.dpse, "dpseOut"}, {a.dsink, "dsinkOut"}})) {
+    if (!fa_host::CheckTensorsMemory(c, {{a.query, "query"},
+                                         {a.queryRope, "queryRopeOptional"},
+                                         {a.key, "keyIn"},
+                                         {a.keyRope, "keyInRopeOptional"},
+                                         {a.value, "value"},
+                                         {a.dy, "dy"},
+                                         {a.pse, "pseShiftOptional"},
+                                         {a.dropMask, "dropMaskOptional"},
+                                         {a.paddingMask, "paddingMaskOptional"},
+                                         {a.attenMask, "attenMaskOptional"},
+                                         {a.softmaxMax, "softmaxMaxOptional"},
+                                         {a.softmaxSum, "softmaxSumOptional"},
+                                         {a.softmaxIn, "softmaxInOptional"},
+                                         {a.attentionIn, "attentionInOptional"},
+                                         {a.sink, "sinkInOptional"},
+                                         {a.dq, "dqOut"},
+                                         {a.dqRope, "dqRopeOut"},
+                                         {a.dk, "dkOut"},
+                                         {a.dkRope, "dkRopeOut"},
+                                         {a.dv, "dvOut"},
+                                         {a.dpse, "dpseOut"},
+                                         {a.dsink, "dsinkOut"}})) {
         return c.Status();
     }
     const TensorDesc q = fa_host::Describe(a.query);
     const TensorDesc k = fa_host::Describe(a.key);
     const TensorDesc v = fa_host::Describe(a.value);
     const TensorDesc dy = fa_host::Describe(a.dy);
-    if (!c.DtypeIn(q, "query", {ACL_FLOAT16, ACL_BF16, ACL_FLOAT}) ||
-        !c.SameDtype(k, "keyIn", q, "query") || !c.SameDtype(v, "value", q, "query") ||
-        !c.SameDtype(dy, "dy", q, "query") || !c.FormatND(q, "query") || !c.FormatND(k, "keyIn") ||
-        !c.FormatND(v, "value") || !c.FormatND(dy, "dy")) {
+    if (!c.DtypeIn(q, "query", {ACL_FLOAT16, ACL_BF16, ACL_FLOAT}) || !c.SameDtype(k, "keyIn", q, "query") ||
+        !c.SameDtype(v, "value", q, "query") || !c.SameDtype(dy, "dy", q, "query") || !c.FormatND(q, "query") ||
+        !c.FormatND(k, "keyIn") || !c.FormatND(v, "value") || !c.FormatND(dy, "dy")) {
         return c.Status();
     }
     if (!c.Require(std::strcmp(a.inputLayout, "TND") == 0, "inputLayout", "is \"%s\" (must be TND)", a.inputLayout) ||
@@ -233,8 +251,8 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
     const int64_t tkv = k.shape[0], nkv = k.shape[1];
     if (!c.Require(a.headNum == n, "headNum", "is %lld but query has N = %lld (they must match)", L(a.headNum), L(n)) ||
         !c.Require(n >= 1 && n <= MAX_HEADS, "query", "has N = %lld (must be in [1, %lld])", L(n), L(MAX_HEADS)) ||
-        !c.Require(nkv >= 1 && n % nkv == 0, "keyIn", "has N = %lld: query's N = %lld must be a non-zero multiple of it",
-                   L(nkv), L(n)) ||
+        !c.Require(nkv >= 1 && n % nkv == 0, "keyIn",
+                   "has N = %lld: query's N = %lld must be a non-zero multiple of it", L(nkv), L(n)) ||
         !c.Require(k.shape[2] == d, "keyIn", "has D = %lld but query has %lld (only equal head dims are supported)",
                    L(k.shape[2]), L(d)) ||
         !c.Require(d >= 1 && d <= MAX_HEAD_DIM, "query", "has D = %lld (must be in [1, %lld])", L(d),
@@ -267,14 +285,15 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
     const int64_t maxSq = seqs.maxQ, maxSkv = seqs.maxKv;
     // Attributes.
     const bool statsTnd = std::strcmp(a.softmaxInLayout, "same_as_input") == 0;
-    if (!c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValue", "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue) ||
+    if (!c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValue",
+                   "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue) ||
         !c.Require(a.keepProb > 0.0 && a.keepProb <= 1.0, "keepProb", "is %g (must be in (0, 1])", a.keepProb) ||
         !c.Require(a.sparseMode >= 0 && a.sparseMode <= 8 && a.sparseMode != 5, "sparseMode",
                    "is %lld (must be 0-8, 5 excluded)", L(a.sparseMode)) ||
         !c.Require(!(a.sparseMode == 6 && (a.queryRope != nullptr || a.keyRope != nullptr)), "sparseMode",
                    "is 6, which is not supported together with queryRope/keyRope") ||
-        !fa_host::CheckBandIntersects(c, "preTokens", "nextTokens", a.sparseMode, a.attenMask != nullptr,
-                                      a.preTokens, a.nextTokens) ||
+        !fa_host::CheckBandIntersects(c, "preTokens", "nextTokens", a.sparseMode, a.attenMask != nullptr, a.preTokens,
+                                      a.nextTokens) ||
         !c.Require(a.pseType >= 0 && a.pseType <= 3, "pseType", "is %lld (must be 0-3)", L(a.pseType)) ||
         !c.Require(a.pse != nullptr || a.pseType == 1, "pseType",
                    "is %lld without pseShiftOptional (must be 1 when no pse is given)", L(a.pseType)) ||
@@ -309,8 +328,8 @@ aclnnStatus FagV5CheckParams(const FagV5Args &a)
     // checked and used, the absent ones recomputed by the varlen forward core in the same launch,
     // which has no rope part, sink or pse types other than 1.
     const bool recompute = !sMax.present || !sSum.present || !o.present;
-    const char *absent = !sMax.present ? "softmaxMaxOptional" : (!sSum.present ? "softmaxSumOptional"
-                                                                               : "attentionInOptional");
+    const char *absent =
+        !sMax.present ? "softmaxMaxOptional" : (!sSum.present ? "softmaxSumOptional" : "attentionInOptional");
     if ((recompute && !c.Require(a.queryRope == nullptr && a.keyRope == nullptr && !sink.present &&
                                      (a.pse == nullptr || a.pseType == 1),
                                  absent,

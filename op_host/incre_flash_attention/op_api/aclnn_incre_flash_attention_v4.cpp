@@ -14,14 +14,15 @@ extern "C" aclnnStatus aclnnIncreFlashAttentionV4GetWorkspaceSize(
     const aclTensor *attenMask, const aclIntArray *actualSeqLengths, const aclTensor *dequantScale1,
     const aclTensor *quantScale1, const aclTensor *dequantScale2, const aclTensor *quantScale2,
     const aclTensor *quantOffset2, const aclTensor *antiquantScale, const aclTensor *antiquantOffset,
-    const aclTensor *blocktable, const aclTensor *kvPaddingSize, int64_t numHeads, double scaleValue,
-    char *inputLayout, int64_t numKeyValueHeads, int64_t blockSize, int64_t innerPrecise,
-    const aclTensor *attentionOut, uint64_t *workspaceSize, aclOpExecutor **executor)
+    const aclTensor *blocktable, const aclTensor *kvPaddingSize, int64_t numHeads, double scaleValue, char *inputLayout,
+    int64_t numKeyValueHeads, int64_t blockSize, int64_t innerPrecise, const aclTensor *attentionOut,
+    uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-    IfaArgs args{query, key, value, pseShift, attenMask, actualSeqLengths, dequantScale1, quantScale1,
-                 dequantScale2, quantScale2, quantOffset2, antiquantScale, antiquantOffset, blocktable,
-                 kvPaddingSize, numHeads, scaleValue, inputLayout, numKeyValueHeads, blockSize, innerPrecise,
-                 attentionOut, workspaceSize, executor};
+    IfaArgs args{
+        query,         key,           value,       pseShift,     attenMask,        actualSeqLengths, dequantScale1,
+        quantScale1,   dequantScale2, quantScale2, quantOffset2, antiquantScale,   antiquantOffset,  blocktable,
+        kvPaddingSize, numHeads,      scaleValue,  inputLayout,  numKeyValueHeads, blockSize,        innerPrecise,
+        attentionOut,  workspaceSize, executor};
     const aclnnStatus status = IncreFlashAttentionCheckParams(args);
     if (status != ACLNN_SUCCESS) return status;
 

@@ -17,9 +17,9 @@ __attribute__((visibility("default"))) aclnnStatus aclnnIncreFlashAttentionV4Get
     const aclTensor *attenMask, const aclIntArray *actualSeqLengths, const aclTensor *dequantScale1,
     const aclTensor *quantScale1, const aclTensor *dequantScale2, const aclTensor *quantScale2,
     const aclTensor *quantOffset2, const aclTensor *antiquantScale, const aclTensor *antiquantOffset,
-    const aclTensor *blocktable, const aclTensor *kvPaddingSize, int64_t numHeads, double scaleValue,
-    char *inputLayout, int64_t numKeyValueHeads, int64_t blockSize, int64_t innerPrecise,
-    const aclTensor *attentionOut, uint64_t *workspaceSize, aclOpExecutor **executor);
+    const aclTensor *blocktable, const aclTensor *kvPaddingSize, int64_t numHeads, double scaleValue, char *inputLayout,
+    int64_t numKeyValueHeads, int64_t blockSize, int64_t innerPrecise, const aclTensor *attentionOut,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
 
 __attribute__((visibility("default"))) aclnnStatus aclnnIncreFlashAttentionV4(void *workspace, uint64_t workspaceSize,
                                                                               aclOpExecutor *executor,

@@ -87,8 +87,8 @@ bool CheckQuery(ParamChecker &c, const IfaArgs &a, const TensorDesc &q, State &s
         return false;
     }
     fa_host::DimsOf(q, s.layout, a.numHeads, s.q);
-    return c.Require(s.q.n == a.numHeads, "numHeads", "is %lld but query has N = %lld (%s)", LL(a.numHeads),
-                     LL(s.q.n), name) &&
+    return c.Require(s.q.n == a.numHeads, "numHeads", "is %lld but query has N = %lld (%s)", LL(a.numHeads), LL(s.q.n),
+                     name) &&
            c.Require(s.q.s == 1, "query", "has S = %lld (incremental inference needs query S = 1)", LL(s.q.s)) &&
            c.Require(s.q.b <= MAX_BATCH, "query", "has batch B = %lld (at most %lld)", LL(s.q.b), LL(MAX_BATCH)) &&
            c.Require(s.q.d > 0 && s.q.d <= MAX_HEAD_DIM, "query", "has head dim D = %lld (must be in [1, %lld])",
@@ -109,14 +109,17 @@ bool CheckAntiquantParams(ParamChecker &c, const IfaArgs &a, const TensorDesc &q
         !c.Contiguous(sc, "antiquantScale") ||
         !c.Require(perTensor || perChannel, "antiquantScale",
                    "has shape %s (per tensor (2); per channel (2, N, 1, D), (2, N, D) or (2, H) with N = %lld, "
-                   "D = %lld)", sc.ShapeString().c_str(), LL(n), LL(d))) {
+                   "D = %lld)",
+                   sc.ShapeString().c_str(), LL(n), LL(d))) {
         return false;
     }
     if (a.antiquantOffset == nullptr) return true;
     const TensorDesc of = fa_host::Describe(a.antiquantOffset);
     return c.SameDtype(of, "antiquantOffset", sc, "antiquantScale") && c.Contiguous(of, "antiquantOffset") &&
-           c.Require(of.shape == sc.shape, "antiquantOffset", "has shape %s but antiquantScale has %s (they must "
-                     "match)", of.ShapeString().c_str(), sc.ShapeString().c_str());
+           c.Require(of.shape == sc.shape, "antiquantOffset",
+                     "has shape %s but antiquantScale has %s (they must "
+                     "match)",
+                     of.ShapeString().c_str(), sc.ShapeString().c_str());
 }
 
 // key/value lists: presence, dtypes, formats, pairwise shapes.
@@ -183,8 +186,8 @@ bool CheckContiguousKv(ParamChecker &c, State &s)
             !c.Require(s.layout == Layout::BSH ? k.shape[2] == s.kvHeads * s.q.d : kd.n == s.kvHeads, "key",
                        "[%zu] has shape %s: N must be numKeyValueHeads = %lld (%s, H = N x D = %lld)", i,
                        k.ShapeString().c_str(), LL(s.kvHeads), name, LL(s.kvHeads * s.q.d)) ||
-            !c.Require(s.layout == Layout::BSH || kd.d == s.q.d, "key", "[%zu] has head dim D = %lld but query has %lld",
-                       i, LL(kd.d), LL(s.q.d))) {
+            !c.Require(s.layout == Layout::BSH || kd.d == s.q.d, "key",
+                       "[%zu] has head dim D = %lld but query has %lld", i, LL(kd.d), LL(s.q.d))) {
             return false;
         }
     }
@@ -216,8 +219,7 @@ bool CheckBlockIds(ParamChecker &c, const IfaArgs &a, const State &s, const Tens
 bool CheckPaged(ParamChecker &c, const IfaArgs &a, State &s)
 {
     const TensorDesc t = fa_host::Describe(a.blockTable);
-    if (!c.DtypeIn(t, "blocktable", {ACL_INT32}) || !c.FormatND(t, "blocktable") ||
-        !c.Contiguous(t, "blocktable") ||
+    if (!c.DtypeIn(t, "blocktable", {ACL_INT32}) || !c.FormatND(t, "blocktable") || !c.Contiguous(t, "blocktable") ||
         !c.Require(t.shape.size() == 2 && t.shape[0] == s.q.b, "blocktable",
                    "has shape %s (must be (B = %lld, maxBlockNumPerSeq))", t.ShapeString().c_str(), LL(s.q.b)) ||
         !c.Require(s.keys.size() == 1, "key", "holds %zu tensors (page attention needs one cache tensor)",
@@ -241,8 +243,8 @@ bool CheckPaged(ParamChecker &c, const IfaArgs &a, State &s)
                        LL(a.blockSize), LL(h)) &&
              c.Require(h <= MAX_PAGED_H, "key",
                        "has H = numKeyValueHeads x D = %lld above %lld, the hardware limit of the (blocknum, "
-                       "blocksize, H) cache (use (blocknum, KV_N, blocksize, D) or fewer KV heads)", LL(h),
-                       LL(MAX_PAGED_H));
+                       "blocksize, H) cache (use (blocknum, KV_N, blocksize, D) or fewer KV heads)",
+                       LL(h), LL(MAX_PAGED_H));
     } else {
         ok = c.Require(k.shape.size() == 4, "key", "has shape %s (a paged cache is 3-D or 4-D)",
                        k.ShapeString().c_str()) &&
@@ -259,14 +261,14 @@ bool CheckPaged(ParamChecker &c, const IfaArgs &a, State &s)
     for (size_t b = 0; b < static_cast<size_t>(s.q.b); ++b) {
         const int64_t len = s.lens.empty() ? 0 : s.lens[s.lens.size() == 1 ? 0 : b];
         if (!c.Require(len <= s.seqKv, "blocktable",
-                       "has %lld columns of %lld tokens but actualSeqLengths[%zu] = %lld needs more",
-                       LL(t.shape[1]), LL(a.blockSize), b, LL(len))) {
+                       "has %lld columns of %lld tokens but actualSeqLengths[%zu] = %lld needs more", LL(t.shape[1]),
+                       LL(a.blockSize), b, LL(len))) {
             return false;
         }
         blocks += (len + a.blockSize - 1) / a.blockSize;
     }
-    return c.Require(blocks <= k.shape[0], "key", "has %lld blocks but actualSeqLengths need %lld",
-                     LL(k.shape[0]), LL(blocks)) &&
+    return c.Require(blocks <= k.shape[0], "key", "has %lld blocks but actualSeqLengths need %lld", LL(k.shape[0]),
+                     LL(blocks)) &&
            CheckBlockIds(c, a, s, t, k.shape[0]);
 }
 
@@ -330,10 +332,14 @@ bool CheckMaskPse(ParamChecker &c, const IfaArgs &a, const TensorDesc &q, const 
         }
         bool ones = true;
         for (size_t i = 1; i + 1 < m.shape.size(); ++i) ones = ones && m.shape[i] == 1;
-        if (!c.Require(m.shape[0] == s.q.b && ones, "attenMask", "has shape %s (must be (B, S), (B, 1, S) or "
-                       "(B, 1, 1, S) with B = %lld)", m.ShapeString().c_str(), LL(s.q.b)) ||
-            !c.Require(m.shape.back() >= need, "attenMask", "has shape %s: its last dim must cover the %lld KV "
-                       "positions used", m.ShapeString().c_str(), LL(need))) {
+        if (!c.Require(m.shape[0] == s.q.b && ones, "attenMask",
+                       "has shape %s (must be (B, S), (B, 1, S) or "
+                       "(B, 1, 1, S) with B = %lld)",
+                       m.ShapeString().c_str(), LL(s.q.b)) ||
+            !c.Require(m.shape.back() >= need, "attenMask",
+                       "has shape %s: its last dim must cover the %lld KV "
+                       "positions used",
+                       m.ShapeString().c_str(), LL(need))) {
             return false;
         }
     }
@@ -346,8 +352,10 @@ bool CheckMaskPse(ParamChecker &c, const IfaArgs &a, const TensorDesc &q, const 
                            p.shape[2] == 1,
                        "pseShift", "has shape %s (must be (B, N, 1, S) or (1, N, 1, S) with B = %lld, N = %lld)",
                        p.ShapeString().c_str(), LL(s.q.b), LL(s.q.n)) ||
-            !c.Require(p.shape[3] >= need, "pseShift", "has shape %s: its last dim must cover the %lld KV "
-                       "positions used", p.ShapeString().c_str(), LL(need))) {
+            !c.Require(p.shape[3] >= need, "pseShift",
+                       "has shape %s: its last dim must cover the %lld KV "
+                       "positions used",
+                       p.ShapeString().c_str(), LL(need))) {
             return false;
         }
     }
@@ -359,10 +367,11 @@ bool CheckQuantAndOutput(ParamChecker &c, const IfaArgs &a, const TensorDesc &q,
     const struct {
         const aclTensor *t;
         const char *name;
-    } unused[] = {{a.dequantScale1, "dequantScale1"}, {a.quantScale1, "quantScale1"},
-                  {a.dequantScale2, "dequantScale2"}};
+    } unused[] = {
+        {a.dequantScale1, "dequantScale1"}, {a.quantScale1, "quantScale1"}, {a.dequantScale2, "dequantScale2"}};
     for (const auto &u : unused) {
-        if (!c.Require(u.t == nullptr, u.name, "must be null: it applies to an int8 query, which Atlas A2 does not "
+        if (!c.Require(u.t == nullptr, u.name,
+                       "must be null: it applies to an int8 query, which Atlas A2 does not "
                        "support (query/key/value all INT8), and fp16/bf16 input with INT8 output forbids it")) {
             return false;
         }
@@ -384,8 +393,7 @@ bool CheckQuantAndOutput(ParamChecker &c, const IfaArgs &a, const TensorDesc &q,
             !c.Require(qs.dtype == ACL_FLOAT || q.dtype == ACL_BF16, "quantScale2",
                        "is BFLOAT16 but query is %s (BFLOAT16 quantisation parameters need a BFLOAT16 query)",
                        fa_host::DtypeName(q.dtype)) ||
-            !c.FormatND(qs, "quantScale2") ||
-            !c.Contiguous(qs, "quantScale2") ||
+            !c.FormatND(qs, "quantScale2") || !c.Contiguous(qs, "quantScale2") ||
             !c.Require(qs.Numel() == 1 || qs.Numel() == channels, "quantScale2",
                        "has shape %s (per-tensor: 1 element; per-channel: N x D = %lld elements)",
                        qs.ShapeString().c_str(), LL(channels))) {
@@ -415,12 +423,19 @@ aclnnStatus IncreFlashAttentionCheckParams(const IfaArgs &a)
         return c.Status();
     }
     if (!CheckListMemory(c, a.key, "key") || !CheckListMemory(c, a.value, "value") ||
-        !fa_host::CheckTensorsMemory(
-            c, {{a.query, "query"}, {a.pseShift, "pseShift"}, {a.attenMask, "attenMask"},
-                {a.dequantScale1, "dequantScale1"}, {a.quantScale1, "quantScale1"}, {a.dequantScale2, "dequantScale2"},
-                {a.quantScale2, "quantScale2"}, {a.quantOffset2, "quantOffset2"}, {a.antiquantScale, "antiquantScale"},
-                {a.antiquantOffset, "antiquantOffset"}, {a.blockTable, "blocktable"},
-                {a.kvPaddingSize, "kvPaddingSize"}, {a.attentionOut, "attentionOut"}})) {
+        !fa_host::CheckTensorsMemory(c, {{a.query, "query"},
+                                         {a.pseShift, "pseShift"},
+                                         {a.attenMask, "attenMask"},
+                                         {a.dequantScale1, "dequantScale1"},
+                                         {a.quantScale1, "quantScale1"},
+                                         {a.dequantScale2, "dequantScale2"},
+                                         {a.quantScale2, "quantScale2"},
+                                         {a.quantOffset2, "quantOffset2"},
+                                         {a.antiquantScale, "antiquantScale"},
+                                         {a.antiquantOffset, "antiquantOffset"},
+                                         {a.blockTable, "blocktable"},
+                                         {a.kvPaddingSize, "kvPaddingSize"},
+                                         {a.attentionOut, "attentionOut"}})) {
         return c.Status();
     }
     const TensorDesc q = fa_host::Describe(a.query);
@@ -430,6 +445,7 @@ aclnnStatus IncreFlashAttentionCheckParams(const IfaArgs &a)
     ok = ok && CheckLengthsFitCache(c, s) && CheckMaskPse(c, a, q, s) && CheckQuantAndOutput(c, a, q, s) &&
          c.Require(a.innerPrecise == 0 || a.innerPrecise == 1, "innerPrecise",
                    "is %lld (0 = high precision, 1 = high performance)", LL(a.innerPrecise)) &&
-         c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValue", "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue);
+         c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValue",
+                   "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue);
     return ok ? ACLNN_SUCCESS : c.Status();
 }

@@ -22,12 +22,11 @@ aclnnStatus aclnnInnerIncreFlashAttentionGetWorkspaceSize(
     const aclTensor *query, const aclTensorList *key, const aclTensorList *value, const aclTensor *pseShiftOptional,
     const aclTensor *attenMaskOptional, const aclIntArray *actualSeqLengthsOptional,
     const aclTensor *dequantScale1Optional, const aclTensor *quantScale1Optional,
-    const aclTensor *dequantScale2Optional, const aclTensor *quantScale2Optional,
-    const aclTensor *quantOffset2Optional, const aclTensor *antiquantScaleOptional,
-    const aclTensor *antiquantOffsetOptional, const aclTensor *blockTableOptional,
-    const aclTensor *kvPaddingSizeOptional, int64_t numHeads, double scaleValue, char *inputLayoutOptional,
-    int64_t numKeyValueHeads, int64_t blockSize, int64_t innerPrecise, const aclTensor *out, uint64_t *workspaceSize,
-    aclOpExecutor **executor);
+    const aclTensor *dequantScale2Optional, const aclTensor *quantScale2Optional, const aclTensor *quantOffset2Optional,
+    const aclTensor *antiquantScaleOptional, const aclTensor *antiquantOffsetOptional,
+    const aclTensor *blockTableOptional, const aclTensor *kvPaddingSizeOptional, int64_t numHeads, double scaleValue,
+    char *inputLayoutOptional, int64_t numKeyValueHeads, int64_t blockSize, int64_t innerPrecise, const aclTensor *out,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
 
 aclnnStatus aclnnInnerIncreFlashAttention(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                           aclrtStream stream);

@@ -16,19 +16,29 @@ extern "C" aclnnStatus aclnnInnerIncreFlashAttentionGetWorkspaceSize(
     const aclTensor *query, const aclTensorList *key, const aclTensorList *value, const aclTensor *pseShiftOptional,
     const aclTensor *attenMaskOptional, const aclIntArray *actualSeqLengthsOptional,
     const aclTensor *dequantScale1Optional, const aclTensor *quantScale1Optional,
-    const aclTensor *dequantScale2Optional, const aclTensor *quantScale2Optional,
-    const aclTensor *quantOffset2Optional, const aclTensor *antiquantScaleOptional,
-    const aclTensor *antiquantOffsetOptional, const aclTensor *blockTableOptional,
-    const aclTensor *kvPaddingSizeOptional, int64_t numHeads, double scaleValue, char *inputLayoutOptional,
-    int64_t numKeyValueHeads, int64_t blockSize, int64_t innerPrecise, const aclTensor *out, uint64_t *workspaceSize,
-    aclOpExecutor **executor)
+    const aclTensor *dequantScale2Optional, const aclTensor *quantScale2Optional, const aclTensor *quantOffset2Optional,
+    const aclTensor *antiquantScaleOptional, const aclTensor *antiquantOffsetOptional,
+    const aclTensor *blockTableOptional, const aclTensor *kvPaddingSizeOptional, int64_t numHeads, double scaleValue,
+    char *inputLayoutOptional, int64_t numKeyValueHeads, int64_t blockSize, int64_t innerPrecise, const aclTensor *out,
+    uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     emu::OpRunner runner("IncreFlashAttention");
-    runner.Input(query).Input(key).Input(value).Input(pseShiftOptional).Input(attenMaskOptional)
-        .Input(actualSeqLengthsOptional).Input(dequantScale1Optional).Input(quantScale1Optional)
-        .Input(dequantScale2Optional).Input(quantScale2Optional).Input(quantOffset2Optional)
-        .Input(antiquantScaleOptional).Input(antiquantOffsetOptional).Input(blockTableOptional)
-        .Input(kvPaddingSizeOptional).Output(out);
+    runner.Input(query)
+        .Input(key)
+        .Input(value)
+        .Input(pseShiftOptional)
+        .Input(attenMaskOptional)
+        .Input(actualSeqLengthsOptional)
+        .Input(dequantScale1Optional)
+        .Input(quantScale1Optional)
+        .Input(dequantScale2Optional)
+        .Input(quantScale2Optional)
+        .Input(quantOffset2Optional)
+        .Input(antiquantScaleOptional)
+        .Input(antiquantOffsetOptional)
+        .Input(blockTableOptional)
+        .Input(kvPaddingSizeOptional)
+        .Output(out);
     runner.Attr("num_heads", numHeads)
         .Attr("scale_value", scaleValue)
         .Attr("input_layout", static_cast<const char *>(inputLayoutOptional))

@@ -17,13 +17,12 @@ constexpr const char *API = "aclnnPromptFlashAttention";
 extern "C" aclnnStatus aclnnPromptFlashAttentionGetWorkspaceSize(
     const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *pseShift,
     const aclTensor *attenMask, const aclIntArray *actualSeqLengths, int64_t numHeads, double scaleValue,
-    int64_t preTokens, int64_t nextTokens, char *inputLayout, int64_t numKeyValueHeads,
-    const aclTensor *attentionOut, uint64_t *workspaceSize, aclOpExecutor **executor)
+    int64_t preTokens, int64_t nextTokens, char *inputLayout, int64_t numKeyValueHeads, const aclTensor *attentionOut,
+    uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-    const aclnnStatus status =
-        PromptFlashAttentionCheckParams(query, key, value, attenMask, actualSeqLengths, numHeads, scaleValue, preTokens,
-                                        nextTokens, inputLayout, numKeyValueHeads, attentionOut, workspaceSize,
-                                        executor);
+    const aclnnStatus status = PromptFlashAttentionCheckParams(query, key, value, attenMask, actualSeqLengths, numHeads,
+                                                               scaleValue, preTokens, nextTokens, inputLayout,
+                                                               numKeyValueHeads, attentionOut, workspaceSize, executor);
     if (status != ACLNN_SUCCESS) return status;
     if (pseShift != nullptr) {
         FA_LOGW("%s: pseShift is reserved by the spec and forced to nullptr; the tensor passed is ignored", API);

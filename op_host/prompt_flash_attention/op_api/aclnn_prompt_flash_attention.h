@@ -14,11 +14,10 @@ extern "C" {
 __attribute__((visibility("default"))) aclnnStatus aclnnPromptFlashAttentionGetWorkspaceSize(
     const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *pseShift,
     const aclTensor *attenMask, const aclIntArray *actualSeqLengths, int64_t numHeads, double scaleValue,
-    int64_t preTokens, int64_t nextTokens, char *inputLayout, int64_t numKeyValueHeads,
-    const aclTensor *attentionOut, uint64_t *workspaceSize, aclOpExecutor **executor);
+    int64_t preTokens, int64_t nextTokens, char *inputLayout, int64_t numKeyValueHeads, const aclTensor *attentionOut,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
 
-__attribute__((visibility("default"))) aclnnStatus aclnnPromptFlashAttention(void *workspace,
-                                                                             uint64_t workspaceSize,
+__attribute__((visibility("default"))) aclnnStatus aclnnPromptFlashAttention(void *workspace, uint64_t workspaceSize,
                                                                              aclOpExecutor *executor,
                                                                              const aclrtStream stream);
 

@@ -37,18 +37,20 @@ bool CheckLayoutAndShapes(ParamChecker &c, const TensorDesc &q, const TensorDesc
 {
     out.layout = fa_host::ParseLayout(inputLayout);
     if (out.layout == Layout::TND) {
-        return c.Require(false, "inputLayout", "is TND: TND needs per-batch key/value lengths "
-                                               "(actualSeqLengthsKv), which aclnnPromptFlashAttention (V1) cannot pass");
+        return c.Require(false, "inputLayout",
+                         "is TND: TND needs per-batch key/value lengths "
+                         "(actualSeqLengthsKv), which aclnnPromptFlashAttention (V1) cannot pass");
     }
-    if (!c.Require(out.layout != Layout::INVALID, "inputLayout",
-                   "is \"%s\" (supported: BSH, BSND, BNSD, BNSD_BSND)", inputLayout)) {
+    if (!c.Require(out.layout != Layout::INVALID, "inputLayout", "is \"%s\" (supported: BSH, BSND, BNSD, BNSD_BSND)",
+                   inputLayout)) {
         return false;
     }
     const size_t rank = out.layout == Layout::BSH ? 3 : 4;
     const char *layoutName = fa_host::LayoutName(out.layout);
     for (const auto &named : {std::make_pair(&q, "query"), std::make_pair(&k, "key"), std::make_pair(&v, "value")}) {
-        if (!c.Require(named.first->shape.size() == rank, named.second, "has shape %s but inputLayout %s needs %zu dims",
-                       named.first->ShapeString().c_str(), layoutName, rank)) {
+        if (!c.Require(named.first->shape.size() == rank, named.second,
+                       "has shape %s but inputLayout %s needs %zu dims", named.first->ShapeString().c_str(), layoutName,
+                       rank)) {
             return false;
         }
     }
@@ -61,9 +63,8 @@ bool CheckLayoutAndShapes(ParamChecker &c, const TensorDesc &q, const TensorDesc
         return false;
     }
     out.kvHeads = numKeyValueHeads == 0 ? numHeads : numKeyValueHeads;
-    if (!c.Require(numHeads % out.kvHeads == 0, "numKeyValueHeads",
-                   "is %lld but numHeads %lld is not a multiple of it", static_cast<long long>(out.kvHeads),
-                   static_cast<long long>(numHeads)) ||
+    if (!c.Require(numHeads % out.kvHeads == 0, "numKeyValueHeads", "is %lld but numHeads %lld is not a multiple of it",
+                   static_cast<long long>(out.kvHeads), static_cast<long long>(numHeads)) ||
         !c.Require(numHeads / out.kvHeads <= MAX_GQA_RATIO, "numKeyValueHeads",
                    "is %lld: numHeads / numKeyValueHeads = %lld exceeds %lld", static_cast<long long>(out.kvHeads),
                    static_cast<long long>(numHeads / out.kvHeads), static_cast<long long>(MAX_GQA_RATIO))) {
@@ -81,9 +82,9 @@ bool CheckLayoutAndShapes(ParamChecker &c, const TensorDesc &q, const TensorDesc
     fa_host::DimsOf(v, out.layout, out.kvHeads, vd);
     if (out.layout == Layout::BSH) {
         if (!c.Require(k.shape[2] == out.kvHeads * out.q.d, "key",
-                       "has H = %lld but numKeyValueHeads %lld x D %lld = %lld (BSH)", static_cast<long long>(k.shape[2]),
-                       static_cast<long long>(out.kvHeads), static_cast<long long>(out.q.d),
-                       static_cast<long long>(out.kvHeads * out.q.d))) {
+                       "has H = %lld but numKeyValueHeads %lld x D %lld = %lld (BSH)",
+                       static_cast<long long>(k.shape[2]), static_cast<long long>(out.kvHeads),
+                       static_cast<long long>(out.q.d), static_cast<long long>(out.kvHeads * out.q.d))) {
             return false;
         }
     } else {
@@ -111,8 +112,8 @@ bool CheckLayoutAndShapes(ParamChecker &c, const TensorDesc &q, const TensorDesc
                      "has batch B = %lld with D = %lld not a multiple of 16 (then B is at most %lld)",
                      static_cast<long long>(d.b), static_cast<long long>(d.d),
                      static_cast<long long>(MAX_BATCH_UNALIGNED_D)) &&
-           c.Require(d.d <= MAX_HEAD_DIM, "query", "has head dim D = %lld (at most %lld)",
-                     static_cast<long long>(d.d), static_cast<long long>(MAX_HEAD_DIM)) &&
+           c.Require(d.d <= MAX_HEAD_DIM, "query", "has head dim D = %lld (at most %lld)", static_cast<long long>(d.d),
+                     static_cast<long long>(MAX_HEAD_DIM)) &&
            c.Require(d.s <= MAX_SEQ, "query", "has S = %lld (at most %lld)", static_cast<long long>(d.s),
                      static_cast<long long>(MAX_SEQ)) &&
            c.Require(out.k.s <= MAX_SEQ, "key", "has S = %lld (at most %lld)", static_cast<long long>(out.k.s),
@@ -151,18 +152,18 @@ bool CheckBand(ParamChecker &c, bool hasMask, int64_t pre, int64_t next, const C
     if (!hasMask) return true;  // without a mask the band is ignored
     // For x < 0: |x| < S  <=>  x > -S (S >= 0), and other >= |x|  <=>  other + x >= 0 (no overflow:
     // other >= 0 is required first, so other + x lies in [INT64_MIN, INT64_MAX)).
-    if (next < 0 && !c.Require(pre >= 0 && pre + next >= 0 && next > -s.k.s, "nextTokens",
-                               "is %lld: a negative nextTokens needs preTokens (%lld) >= -nextTokens and "
-                               "|nextTokens| < KV_S (%lld)",
-                               static_cast<long long>(next), static_cast<long long>(pre),
-                               static_cast<long long>(s.k.s))) {
+    if (next < 0 &&
+        !c.Require(pre >= 0 && pre + next >= 0 && next > -s.k.s, "nextTokens",
+                   "is %lld: a negative nextTokens needs preTokens (%lld) >= -nextTokens and "
+                   "|nextTokens| < KV_S (%lld)",
+                   static_cast<long long>(next), static_cast<long long>(pre), static_cast<long long>(s.k.s))) {
         return false;
     }
-    return pre >= 0 || c.Require(next >= 0 && next + pre >= 0 && pre > -s.q.s, "preTokens",
-                                 "is %lld: a negative preTokens needs nextTokens (%lld) >= -preTokens and "
-                                 "|preTokens| < Q_S (%lld)",
-                                 static_cast<long long>(pre), static_cast<long long>(next),
-                                 static_cast<long long>(s.q.s));
+    return pre >= 0 ||
+           c.Require(next >= 0 && next + pre >= 0 && pre > -s.q.s, "preTokens",
+                     "is %lld: a negative preTokens needs nextTokens (%lld) >= -preTokens and "
+                     "|preTokens| < Q_S (%lld)",
+                     static_cast<long long>(pre), static_cast<long long>(next), static_cast<long long>(s.q.s));
 }
 
 bool CheckActualSeqLengths(ParamChecker &c, const aclIntArray *lens, const Checked &s)
@@ -210,19 +211,23 @@ bool CheckOutput(ParamChecker &c, const TensorDesc &o, const TensorDesc &q, cons
 
 aclnnStatus PromptFlashAttentionCheckParams(const aclTensor *query, const aclTensor *key, const aclTensor *value,
                                             const aclTensor *attenMask, const aclIntArray *actualSeqLengths,
-                                            int64_t numHeads, double scaleValue, int64_t preTokens,
-                                            int64_t nextTokens, const char *inputLayout, int64_t numKeyValueHeads,
+                                            int64_t numHeads, double scaleValue, int64_t preTokens, int64_t nextTokens,
+                                            const char *inputLayout, int64_t numKeyValueHeads,
                                             const aclTensor *attentionOut, const uint64_t *workspaceSize,
                                             aclOpExecutor *const *executor)
 {
     ParamChecker c("aclnnPromptFlashAttention");
     if (!c.NotNull(query, "query", "a required input") || !c.NotNull(key, "key", "a required input") ||
-        !c.NotNull(value, "value", "a required input") || !c.NotNull(inputLayout, "inputLayout", "a required attribute") ||
+        !c.NotNull(value, "value", "a required input") ||
+        !c.NotNull(inputLayout, "inputLayout", "a required attribute") ||
         !c.NotNull(attentionOut, "attentionOut", "an output") ||
         !c.NotNull(workspaceSize, "workspaceSize", "an output") || !c.NotNull(executor, "executor", "an output")) {
         return c.Status();
     }
-    if (!fa_host::CheckTensorsMemory(c, {{query, "query"}, {key, "key"}, {value, "value"}, {attenMask, "attenMask"},
+    if (!fa_host::CheckTensorsMemory(c, {{query, "query"},
+                                         {key, "key"},
+                                         {value, "value"},
+                                         {attenMask, "attenMask"},
                                          {attentionOut, "attentionOut"}})) {
         return c.Status();
     }
@@ -239,6 +244,7 @@ aclnnStatus PromptFlashAttentionCheckParams(const aclTensor *query, const aclTen
                     CheckLayoutAndShapes(c, q, k, v, inputLayout, numHeads, numKeyValueHeads, s) &&
                     CheckMask(c, m, s) && CheckBand(c, m.present, preTokens, nextTokens, s) &&
                     CheckActualSeqLengths(c, actualSeqLengths, s) && CheckOutput(c, o, q, s) &&
-                    c.Require(std::isfinite(scaleValue) && std::fabs(scaleValue) <= FLT_MAX, "scaleValue", "is %g (must be finite as a float: the kernel scales in float)", scaleValue);
+                    c.Require(std::isfinite(scaleValue) && std::fabs(scaleValue) <= FLT_MAX, "scaleValue",
+                              "is %g (must be finite as a float: the kernel scales in float)", scaleValue);
     return ok ? ACLNN_SUCCESS : c.Status();
 }

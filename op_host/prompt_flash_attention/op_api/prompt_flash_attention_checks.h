@@ -8,7 +8,7 @@
 
 aclnnStatus PromptFlashAttentionCheckParams(const aclTensor *query, const aclTensor *key, const aclTensor *value,
                                             const aclTensor *attenMask, const aclIntArray *actualSeqLengths,
-                                            int64_t numHeads, double scaleValue, int64_t preTokens,
-                                            int64_t nextTokens, const char *inputLayout, int64_t numKeyValueHeads,
+                                            int64_t numHeads, double scaleValue, int64_t preTokens, int64_t nextTokens,
+                                            const char *inputLayout, int64_t numKeyValueHeads,
                                             const aclTensor *attentionOut, const uint64_t *workspaceSize,
                                             aclOpExecutor *const *executor);

@@ -16,8 +16,13 @@ extern "C" aclnnStatus aclnnInnerPromptFlashAttentionGetWorkspaceSize(
     const aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     emu::OpRunner runner("PromptFlashAttention");
-    runner.Input(query).Input(key).Input(value).Input(pseShiftOptional).Input(attenMaskOptional)
-        .Input(actualSeqLengthsOptional).Output(out);
+    runner.Input(query)
+        .Input(key)
+        .Input(value)
+        .Input(pseShiftOptional)
+        .Input(attenMaskOptional)
+        .Input(actualSeqLengthsOptional)
+        .Output(out);
     runner.Attr("num_heads", numHeads)
         .Attr("scale_value", scaleValue)
         .Attr("pre_tokens", preTokens)
@@ -27,8 +32,8 @@ extern "C" aclnnStatus aclnnInnerPromptFlashAttentionGetWorkspaceSize(
     return runner.Build(workspaceSize, executor);
 }
 
-extern "C" aclnnStatus aclnnInnerPromptFlashAttention(void *workspace, uint64_t workspaceSize,
-                                                      aclOpExecutor *executor, aclrtStream stream)
+extern "C" aclnnStatus aclnnInnerPromptFlashAttention(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                                      aclrtStream stream)
 {
     return emu::LaunchKernel(executor, workspace, workspaceSize, stream, prompt_flash_attention,
                              emu::CoreMix::MIX_AIC_1_2, "prompt_flash_attention");

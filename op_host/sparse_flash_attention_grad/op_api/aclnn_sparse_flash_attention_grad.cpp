@@ -19,11 +19,32 @@ extern "C" aclnnStatus aclnnSparseFlashAttentionGradGetWorkspaceSize(
     const aclTensor *dQueryRopeOutOptional, const aclTensor *dKeyRopeOutOptional, uint64_t *workspaceSize,
     aclOpExecutor **executor)
 {
-    const SfagArgs args{query, key, value, sparseIndices, dOut, out, softmaxMax, softmaxSum,
-                        actualSeqLengthsQueryOptional, actualSeqLengthskvOptional, queryRopeOptional,
-                        keyRopeOptional, scaleValue, sparseBlockSize, layoutOptional, sparseMode, preTokens,
-                        nextTokens, deterministic, dQueryOut, dKeyOut, dValueOut, dQueryRopeOutOptional,
-                        dKeyRopeOutOptional, workspaceSize, executor};
+    const SfagArgs args{query,
+                        key,
+                        value,
+                        sparseIndices,
+                        dOut,
+                        out,
+                        softmaxMax,
+                        softmaxSum,
+                        actualSeqLengthsQueryOptional,
+                        actualSeqLengthskvOptional,
+                        queryRopeOptional,
+                        keyRopeOptional,
+                        scaleValue,
+                        sparseBlockSize,
+                        layoutOptional,
+                        sparseMode,
+                        preTokens,
+                        nextTokens,
+                        deterministic,
+                        dQueryOut,
+                        dKeyOut,
+                        dValueOut,
+                        dQueryRopeOutOptional,
+                        dKeyRopeOutOptional,
+                        workspaceSize,
+                        executor};
     const aclnnStatus status = SfagCheckParams(args);
     if (status != ACLNN_SUCCESS) return status;
 

@@ -16,11 +16,11 @@ namespace {
 using fa_host::ParamChecker;
 using fa_host::TensorDesc;
 
-constexpr int64_t HEAD_DIM = 512;     // D
-constexpr int64_t ROPE_DIM = 64;      // Dr
-constexpr int64_t TOP_K = 2048;       // K of sparse_indices (spec: "K：2048")
-constexpr int64_t MAX_BATCH = 256;    // B: 1 ~ 256
-constexpr int64_t MAX_SEQ = 131072;   // S1, S2: 1 ~ 128K
+constexpr int64_t HEAD_DIM = 512;    // D
+constexpr int64_t ROPE_DIM = 64;     // Dr
+constexpr int64_t TOP_K = 2048;      // K of sparse_indices (spec: "K：2048")
+constexpr int64_t MAX_BATCH = 256;   // B: 1 ~ 256
+constexpr int64_t MAX_SEQ = 131072;  // S1, S2: 1 ~ 128K
 constexpr int64_t NO_BAND = 2147483647;
 
 long long L(int64_t v) { return static_cast<long long>(v); }
@@ -56,8 +56,10 @@ bool CheckSeqValues(ParamChecker &c, const aclTensor *t, const char *name, bool 
     if (!fa_host::ReadIntTensor(c, t, name, v)) return false;
     int64_t prev = 0;
     for (size_t i = 0; i < v.size(); ++i) {
-        if (tnd ? !c.Require(v[i] >= prev, name, "[%zu] is %lld, below the previous cumulative value %lld (cumulative "
-                             "lengths must not decrease)", i, L(v[i]), L(prev))
+        if (tnd ? !c.Require(v[i] >= prev, name,
+                             "[%zu] is %lld, below the previous cumulative value %lld (cumulative "
+                             "lengths must not decrease)",
+                             i, L(v[i]), L(prev))
                 : !c.Require(v[i] >= 0 && v[i] <= total, name, "[%zu] is %lld (must be in [0, %s = %lld])", i, L(v[i]),
                              seqName, L(total))) {
             return false;
@@ -81,9 +83,8 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
         !c.NotNull(a.sparseIndices, "sparseIndices", "a required input") ||
         !c.NotNull(a.dOut, "dOut", "a required input") || !c.NotNull(a.out, "out", "a required input") ||
         !c.NotNull(a.softmaxMax, "softmaxMax", "a required input") ||
-        !c.NotNull(a.softmaxSum, "softmaxSum", "a required input") ||
-        !c.NotNull(a.dq, "dQueryOut", "an output") || !c.NotNull(a.dk, "dKeyOut", "an output") ||
-        !c.NotNull(a.dv, "dValueOut", "an output") ||
+        !c.NotNull(a.softmaxSum, "softmaxSum", "a required input") || !c.NotNull(a.dq, "dQueryOut", "an output") ||
+        !c.NotNull(a.dk, "dKeyOut", "an output") || !c.NotNull(a.dv, "dValueOut", "an output") ||
         (rope && !c.NotNull(a.keyRope, "keyRopeOptional", "required with queryRopeOptional")) ||
         (rope && !c.NotNull(a.dqRope, "dQueryRopeOutOptional", "an output required with queryRopeOptional")) ||
         (rope && !c.NotNull(a.dkRope, "dKeyRopeOutOptional", "an output required with queryRopeOptional")) ||
@@ -91,20 +92,31 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
         !c.NotNull(a.executor, "executor", "a required output")) {
         return c.Status();
     }
-    if (!fa_host::CheckTensorsMemory(
-            c, {{a.query, "query"}, {a.key, "key"}, {a.value, "value"}, {a.sparseIndices, "sparseIndices"},
-                {a.dOut, "dOut"}, {a.out, "out"}, {a.softmaxMax, "softmaxMax"}, {a.softmaxSum, "softmaxSum"},
-                {a.seqQ, "actualSeqLengthsQueryOptional"}, {a.seqKv, "actualSeqLengthskvOptional"},
-                {a.queryRope, "queryRopeOptional"}, {a.keyRope, "keyRopeOptional"}, {a.dq, "dQueryOut"},
-                {a.dk, "dKeyOut"}, {a.dv, "dValueOut"}, {a.dqRope, "dQueryRopeOutOptional"},
-                {a.dkRope, "dKeyRopeOutOptional"}})) {
+    if (!fa_host::CheckTensorsMemory(c, {{a.query, "query"},
+                                         {a.key, "key"},
+                                         {a.value, "value"},
+                                         {a.sparseIndices, "sparseIndices"},
+                                         {a.dOut, "dOut"},
+                                         {a.out, "out"},
+                                         {a.softmaxMax, "softmaxMax"},
+                                         {a.softmaxSum, "softmaxSum"},
+                                         {a.seqQ, "actualSeqLengthsQueryOptional"},
+                                         {a.seqKv, "actualSeqLengthskvOptional"},
+                                         {a.queryRope, "queryRopeOptional"},
+                                         {a.keyRope, "keyRopeOptional"},
+                                         {a.dq, "dQueryOut"},
+                                         {a.dk, "dKeyOut"},
+                                         {a.dv, "dValueOut"},
+                                         {a.dqRope, "dQueryRopeOutOptional"},
+                                         {a.dkRope, "dKeyRopeOutOptional"}})) {
         return c.Status();
     }
     const char *layout = SfagLayout(a.layout);
     const bool tnd = std::strcmp(layout, "TND") == 0;
     if (!c.Require(tnd || std::strcmp(layout, "BSND") == 0, "layoutOptional",
                    "is \"%s\": the supported layouts are BSND and TND", layout) ||
-        !c.Require(!(a.keyRope != nullptr && !rope), "keyRopeOptional", "is given without queryRopeOptional (the "
+        !c.Require(!(a.keyRope != nullptr && !rope), "keyRopeOptional",
+                   "is given without queryRopeOptional (the "
                    "rope parts come together)") ||
         (tnd && !c.NotNull(a.seqQ, "actualSeqLengthsQueryOptional", "required with layout TND")) ||
         (tnd && !c.NotNull(a.seqKv, "actualSeqLengthskvOptional", "required with layout TND")) ||
@@ -125,14 +137,14 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
     const TensorDesc q = fa_host::Describe(a.query);
     const size_t rank = tnd ? 3 : 4;
     if (!c.DtypeIn(q, "query", {ACL_FLOAT16, ACL_BF16}) || !c.FormatND(q, "query") ||
-        !c.Require(q.shape.size() == rank, "query", "has shape %s: layout %s needs %s", q.ShapeString().c_str(),
-                   layout, tnd ? "(T1, N1, D)" : "(B, S1, N1, D)")) {
+        !c.Require(q.shape.size() == rank, "query", "has shape %s: layout %s needs %s", q.ShapeString().c_str(), layout,
+                   tnd ? "(T1, N1, D)" : "(B, S1, N1, D)")) {
         return c.Status();
     }
     const TensorDesc k = fa_host::Describe(a.key);
     if (!c.SameDtype(k, "key", q, "query") ||
-        !c.Require(k.shape.size() == rank, "key", "has shape %s: layout %s needs %s", k.ShapeString().c_str(),
-                   layout, tnd ? "(T2, N2, D)" : "(B, S2, N2, D)")) {
+        !c.Require(k.shape.size() == rank, "key", "has shape %s: layout %s needs %s", k.ShapeString().c_str(), layout,
+                   tnd ? "(T2, N2, D)" : "(B, S2, N2, D)")) {
         return c.Status();
     }
     // Token dims: BSND (B, S1) / (B, S2); TND (T1) / (T2).
@@ -144,8 +156,7 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
     if (!c.Require(PowerOfTwoHeads(n1), "query", "has N1 = %lld heads: supported are 1, 2, 4, 8, 16, 32, 64, 128",
                    L(n1)) ||
         !c.Require(q.shape[rank - 1] == HEAD_DIM, "query", "has D = %lld: D must be 512", L(q.shape[rank - 1])) ||
-        !c.Require(k.shape[rank - 2] == 1, "key", "has N2 = %lld KV heads: N2 must be 1 (MQA)",
-                   L(k.shape[rank - 2])) ||
+        !c.Require(k.shape[rank - 2] == 1, "key", "has N2 = %lld KV heads: N2 must be 1 (MQA)", L(k.shape[rank - 2])) ||
         !c.Require(k.shape[rank - 1] == HEAD_DIM, "key", "has D = %lld: D must be 512", L(k.shape[rank - 1]))) {
         return c.Status();
     }
@@ -169,8 +180,8 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
         return v;
     };
     const std::vector<int64_t> qShape = q.shape, kShape = k.shape;
-    const std::vector<int64_t> stats = tnd ? std::vector<int64_t>{1, t1, n1}
-                                           : std::vector<int64_t>{q.shape[0], 1, q.shape[1], n1};
+    const std::vector<int64_t> stats =
+        tnd ? std::vector<int64_t>{1, t1, n1} : std::vector<int64_t>{q.shape[0], 1, q.shape[1], n1};
     const TensorDesc v = fa_host::Describe(a.value), idx = fa_host::Describe(a.sparseIndices);
     const TensorDesc dO = fa_host::Describe(a.dOut), o = fa_host::Describe(a.out);
     const TensorDesc smax = fa_host::Describe(a.softmaxMax), ssum = fa_host::Describe(a.softmaxSum);
@@ -194,7 +205,8 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
         if (!t.present) continue;
         const int64_t len = t.shape.size() == 1 ? t.shape[0] : -1;
         if (!c.DtypeIn(t, name, {ACL_INT32, ACL_INT64}) || !c.FormatND(t, name) ||
-            !c.Require(t.contiguous, name, "is non-contiguous: the lengths are read on the host and must be contiguous") ||
+            !c.Require(t.contiguous, name,
+                       "is non-contiguous: the lengths are read on the host and must be contiguous") ||
             !c.Require(len >= 1 && len <= MAX_BATCH && (batch < 0 || len == batch), name,
                        "has shape %s but must be (B,) with B in [1, 256]%s", t.ShapeString().c_str(),
                        batch < 0 ? "" : " equal to query's B")) {
@@ -203,9 +215,10 @@ aclnnStatus SfagCheckParams(const SfagArgs &a)
     }
     if (sq.present && skv.present &&
         (!c.SameDtype(skv, "actualSeqLengthskvOptional", sq, "actualSeqLengthsQueryOptional") ||
-         !c.Require(skv.shape == sq.shape, "actualSeqLengthskvOptional", "has shape %s but "
-                    "actualSeqLengthsQueryOptional has %s (one length per batch each)", skv.ShapeString().c_str(),
-                    sq.ShapeString().c_str()))) {
+         !c.Require(skv.shape == sq.shape, "actualSeqLengthskvOptional",
+                    "has shape %s but "
+                    "actualSeqLengthsQueryOptional has %s (one length per batch each)",
+                    skv.ShapeString().c_str(), sq.ShapeString().c_str()))) {
         return c.Status();
     }
 

@@ -22,12 +22,11 @@ extern "C" {
 aclnnStatus aclnnInnerSparseFlashAttentionGradGetWorkspaceSize(
     const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *sparseIndices,
     const aclTensor *dOut, const aclTensor *out, const aclTensor *softmaxMax, const aclTensor *softmaxSum,
-    const aclTensor *actualSeqQlenOptional, const aclTensor *actualSeqKvlenOptional,
-    const aclTensor *queryRopeOptional, const aclTensor *keyRopeOptional, double scaleValue, int64_t sparseBlockSize,
-    char *layoutOptional, int64_t sparseMode, int64_t preTokens, int64_t nextTokens, bool deterministic,
-    const aclTensor *dQueryOut, const aclTensor *dKeyOut, const aclTensor *dValueOut,
-    const aclTensor *dQueryRopeOutOptional, const aclTensor *dKeyRopeOutOptional, uint64_t *workspaceSize,
-    aclOpExecutor **executor);
+    const aclTensor *actualSeqQlenOptional, const aclTensor *actualSeqKvlenOptional, const aclTensor *queryRopeOptional,
+    const aclTensor *keyRopeOptional, double scaleValue, int64_t sparseBlockSize, char *layoutOptional,
+    int64_t sparseMode, int64_t preTokens, int64_t nextTokens, bool deterministic, const aclTensor *dQueryOut,
+    const aclTensor *dKeyOut, const aclTensor *dValueOut, const aclTensor *dQueryRopeOutOptional,
+    const aclTensor *dKeyRopeOutOptional, uint64_t *workspaceSize, aclOpExecutor **executor);
 
 aclnnStatus aclnnInnerSparseFlashAttentionGrad(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                                aclrtStream stream);

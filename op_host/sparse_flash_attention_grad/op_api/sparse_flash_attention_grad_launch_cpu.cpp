@@ -14,17 +14,29 @@ extern "C" void sparse_flash_attention_grad(uint8_t *query, uint8_t *key, uint8_
 extern "C" aclnnStatus aclnnInnerSparseFlashAttentionGradGetWorkspaceSize(
     const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *sparseIndices,
     const aclTensor *dOut, const aclTensor *out, const aclTensor *softmaxMax, const aclTensor *softmaxSum,
-    const aclTensor *actualSeqQlenOptional, const aclTensor *actualSeqKvlenOptional,
-    const aclTensor *queryRopeOptional, const aclTensor *keyRopeOptional, double scaleValue, int64_t sparseBlockSize,
-    char *layoutOptional, int64_t sparseMode, int64_t preTokens, int64_t nextTokens, bool deterministic,
-    const aclTensor *dQueryOut, const aclTensor *dKeyOut, const aclTensor *dValueOut,
-    const aclTensor *dQueryRopeOutOptional, const aclTensor *dKeyRopeOutOptional, uint64_t *workspaceSize,
-    aclOpExecutor **executor)
+    const aclTensor *actualSeqQlenOptional, const aclTensor *actualSeqKvlenOptional, const aclTensor *queryRopeOptional,
+    const aclTensor *keyRopeOptional, double scaleValue, int64_t sparseBlockSize, char *layoutOptional,
+    int64_t sparseMode, int64_t preTokens, int64_t nextTokens, bool deterministic, const aclTensor *dQueryOut,
+    const aclTensor *dKeyOut, const aclTensor *dValueOut, const aclTensor *dQueryRopeOutOptional,
+    const aclTensor *dKeyRopeOutOptional, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     emu::OpRunner runner("SparseFlashAttentionGrad");
-    runner.Input(query).Input(key).Input(value).Input(sparseIndices).Input(dOut).Input(out).Input(softmaxMax)
-        .Input(softmaxSum).Input(actualSeqQlenOptional).Input(actualSeqKvlenOptional).Input(queryRopeOptional)
-        .Input(keyRopeOptional).Output(dQueryOut).Output(dKeyOut).Output(dValueOut).Output(dQueryRopeOutOptional)
+    runner.Input(query)
+        .Input(key)
+        .Input(value)
+        .Input(sparseIndices)
+        .Input(dOut)
+        .Input(out)
+        .Input(softmaxMax)
+        .Input(softmaxSum)
+        .Input(actualSeqQlenOptional)
+        .Input(actualSeqKvlenOptional)
+        .Input(queryRopeOptional)
+        .Input(keyRopeOptional)
+        .Output(dQueryOut)
+        .Output(dKeyOut)
+        .Output(dValueOut)
+        .Output(dQueryRopeOutOptional)
         .Output(dKeyRopeOutOptional);
     runner.Attr("scale_value", scaleValue)
         .Attr("sparse_block_size", sparseBlockSize)

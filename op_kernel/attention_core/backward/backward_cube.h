@@ -28,8 +28,7 @@
 
 namespace AttentionCore {
 
-template <typename T>
-class BackwardCube {
+template <typename T> class BackwardCube {
 public:
     __aicore__ inline void Init(const BackwardParams *p, AscendC::TPipe *pipe, const BackwardTensors &t)
     {
@@ -147,7 +146,7 @@ public:
             AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
         }
         AscendC::PipeBarrier<PIPE_ALL>();  // the last Fixpipes (atomic adds) are done
-        AscendC::SyncAll<false>();  // every atomic add landed before the cast-out pass
+        AscendC::SyncAll<false>();         // every atomic add landed before the cast-out pass
     }
 
 private:
@@ -195,17 +194,17 @@ private:
 
     __aicore__ inline static uint16_t MmadRows(uint32_t rows) { return static_cast<uint16_t>(rows == 1 ? 16 : rows); }
 
-    __aicore__ inline uint64_t QRow(const BackwardStep &s) const
-    {
-        return (s.u.qStart + s.q0) * p_->numHeads + s.n;
-    }
+    __aicore__ inline uint64_t QRow(const BackwardStep &s) const { return (s.u.qStart + s.q0) * p_->numHeads + s.n; }
     __aicore__ inline uint64_t KvRow(const BackwardStep &s) const
     {
         return (s.u.kvStart + static_cast<uint64_t>(s.u.k0)) * p_->numKvHeads + s.u.nkv;
     }
 
     // The L1 tile of a rows x cols operand (cube_tiles.h).
-    __aicore__ inline static L1Shape Tile(uint32_t rows, uint32_t cols) { return L1Shape{AlignUp(rows, 16), AlignUp(cols, 16)}; }
+    __aicore__ inline static L1Shape Tile(uint32_t rows, uint32_t cols)
+    {
+        return L1Shape{AlignUp(rows, 16), AlignUp(cols, 16)};
+    }
 
     // `rows` TND rows of `depth` elements (pitch heads * depth) from element `offset` -> L1.
     __aicore__ inline void LoadRows(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
@@ -226,8 +225,7 @@ private:
             LoadRows(kL1_.Get<T>()[kb * kTile_], k_, kvRow * d, s.u.cols, p_->numKvHeads, d);
             LoadRows(vL1_.Get<T>(), v_, kvRow * d, s.u.cols, p_->numKvHeads, d);
             if (p_->ropeDim != 0) {
-                LoadRows(krL1_.Get<T>()[kb * krTile_], kr_, kvRow * p_->ropeDim, s.u.cols, p_->numKvHeads,
-                         p_->ropeDim);
+                LoadRows(krL1_.Get<T>()[kb * krTile_], kr_, kvRow * p_->ropeDim, s.u.cols, p_->numKvHeads, p_->ropeDim);
             }
         }
         const uint64_t qRow = QRow(s);
@@ -260,8 +258,8 @@ private:
             const uint32_t cs = BeginResult();
             MatmulABt(qL1, kL1, s.rows, s.u.cols, d, true, cs);
             if (rope) {
-                MatmulABt(qrL1_.Get<T>()[tile * qrTile_], krL1_.Get<T>()[kb * krTile_], s.rows, s.u.cols,
-                          p_->ropeDim, false, cs);
+                MatmulABt(qrL1_.Get<T>()[tile * qrTile_], krL1_.Get<T>()[kb * krTile_], s.rows, s.u.cols, p_->ropeDim,
+                          false, cs);
             }
             ScoresOut(sOut, s.rows, s.u.cols, cs);
             const uint32_t cdp = BeginResult();
@@ -298,15 +296,14 @@ private:
         const uint64_t kvRow = KvRow(s);
         const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>()[tile * qTile_];
         const AscendC::LocalTensor<T> dyL1 = dyL1_.Get<T>()[tile * qTile_];
-        QueryGrad(dsL1, kL1_.Get<T>()[kb * kTile_], s.rows, s.u.cols, d,
-                  wsDq_[(i % 2) * (p_->wsDqSlot / 4)], p_->dqPitch, false);
+        QueryGrad(dsL1, kL1_.Get<T>()[kb * kTile_], s.rows, s.u.cols, d, wsDq_[(i % 2) * (p_->wsDqSlot / 4)],
+                  p_->dqPitch, false);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_BWD_DQ);
         KeyGrad(pL1, dyL1, s.rows, s.u.cols, d, dv_[kvRow * d], kvPitch);  // dV += P^T.dO
         KeyGrad(dsL1, qL1, s.rows, s.u.cols, d, dk_[kvRow * d], kvPitch);  // dK += dS^T.Q
         if (p_->ropeDim != 0) {
             const uint32_t dr = p_->ropeDim;
-            KeyGrad(dsL1, qrL1_.Get<T>()[tile * qrTile_], s.rows, s.u.cols, dr, dkr_[kvRow * dr],
-                    p_->numKvHeads * dr);
+            KeyGrad(dsL1, qrL1_.Get<T>()[tile * qrTile_], s.rows, s.u.cols, dr, dkr_[kvRow * dr], p_->numKvHeads * dr);
             QueryGrad(dsL1, krL1_.Get<T>()[kb * krTile_], s.rows, s.u.cols, dr, dqr_[qRow * dr], p_->numHeads * dr,
                       true);
         }
@@ -377,8 +374,8 @@ private:
 
     // out (rows x cols, pitch blockKv) = A.B^T with A (rows x depth) and B (cols x depth) in
     // L1, depth <= dChunk: one operand load, then the rows in result-tile chunks.
-    __aicore__ inline void ABtOut(const AscendC::LocalTensor<T> &aL1, const AscendC::LocalTensor<T> &bL1,
-                                  uint32_t rows, uint32_t cols, uint32_t depth, const AscendC::GlobalTensor<float> &out)
+    __aicore__ inline void ABtOut(const AscendC::LocalTensor<T> &aL1, const AscendC::LocalTensor<T> &bL1, uint32_t rows,
+                                  uint32_t cols, uint32_t depth, const AscendC::GlobalTensor<float> &out)
     {
         const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
@@ -526,11 +523,11 @@ private:
     BackwardStep ring_[RING];
     uint32_t fetched_ = 0;  // steps taken from steps_
     bool walked_ = false;
-    uint32_t accUnit_ = 0;     // unitSeq whose dK/dV sums the accumulators hold
+    uint32_t accUnit_ = 0;  // unitSeq whose dK/dV sums the accumulators hold
     uint32_t qTile_ = 0, kTile_ = 0, qrTile_ = 0, krTile_ = 0;
     uint32_t l0Bufs_ = 1, l0aElems_ = 0, l0bElems_ = 0;  // L0 copies and elements per copy
     uint32_t resElems_ = 0, accElems_ = 0;               // L0C result tile, one accumulator
-    uint32_t l0Idx_ = 0, l0cIdx_ = 0;                      // the copies the next matmul / result take
+    uint32_t l0Idx_ = 0, l0cIdx_ = 0;                    // the copies the next matmul / result take
     AscendC::GlobalTensor<T> q_, k_, v_, dy_, qr_, kr_;
     AscendC::GlobalTensor<float> dq_, dk_, dv_, dqr_, dkr_, wsS_, wsDp_, wsDq_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;

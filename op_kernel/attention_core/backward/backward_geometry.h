@@ -12,7 +12,6 @@
 
 namespace AttentionCore {
 
-
 // The GM tensors of a backward launch (nullptr for absent optional ones).
 struct BackwardTensors {
     GM_ADDR query;

@@ -9,9 +9,7 @@
 
 namespace AttentionCore {
 
-
-template <typename T>
-__aicore__ inline void RunBackward(const BackwardParams *p, const BackwardTensors &t)
+template <typename T> __aicore__ inline void RunBackward(const BackwardParams *p, const BackwardTensors &t)
 {
     AscendC::TPipe pipe;
     if ASCEND_IS_AIC {

@@ -78,8 +78,8 @@ struct BackwardParams {
     uint32_t pipelined;
     uint32_t tileSets;
     uint32_t slots;
-    uint32_t l0Bufs;     // 2: the cube's L0A/L0B operands and L0C results ping-pong (L0 permitting)
-    uint32_t dqPitch;    // floats per row of a dQ slot (headDim rounded up to 8: whole 32-byte UB blocks)
+    uint32_t l0Bufs;   // 2: the cube's L0A/L0B operands and L0C results ping-pong (L0 permitting)
+    uint32_t dqPitch;  // floats per row of a dQ slot (headDim rounded up to 8: whole 32-byte UB blocks)
     uint64_t unitCount;
     uint64_t coreUnitStart[MAX_CORES + 1];
     // Steps of unit coreUnitStart[c] that cores before c take (0: c starts at a unit's start);
@@ -111,8 +111,8 @@ __aicore__ inline uint64_t BackwardSlotArea(const BackwardParams *p, uint32_t ar
 // Query rows [lo, hi) of a batch whose visible keys [band.Lo(r), band.Hi(r)) meet the key
 // block [k0, k0 + cols): both ends never decrease with the row (sparse_mode.h), so the rows
 // form one range. Shared by the kernel's unit walk and the host's unit pricing.
-__aicore__ inline void BackwardVisibleRows(const SparseBand &band, int64_t k0, int64_t cols, int64_t seqQ,
-                                           int64_t &lo, int64_t &hi)
+__aicore__ inline void BackwardVisibleRows(const SparseBand &band, int64_t k0, int64_t cols, int64_t seqQ, int64_t &lo,
+                                           int64_t &hi)
 {
     lo = band.prefix > k0 ? 0 : k0 - band.diag - band.next;
     hi = k0 + cols - band.diag + band.pre;

@@ -18,8 +18,7 @@
 
 namespace AttentionCore {
 
-template <typename T>
-class BackwardVector {
+template <typename T> class BackwardVector {
 public:
     __aicore__ inline void Init(const BackwardParams *p, AscendC::TPipe *pipe, const BackwardTensors &t)
     {
@@ -236,8 +235,8 @@ private:
                              AscendC::BinaryRepeatParams(1, 1, 1, pitch, pitch, pitch));
                 AscendC::PipeBarrier<PIPE_V>();
             }
-            AscendC::WholeReduceSum(rowD_, s_, static_cast<int32_t>(dp < 64 ? dp : 64), static_cast<int32_t>(rows), 1, 1,
-                                    pitch);
+            AscendC::WholeReduceSum(rowD_, s_, static_cast<int32_t>(dp < 64 ? dp : 64), static_cast<int32_t>(rows), 1,
+                                    1, pitch);
             AscendC::PipeBarrier<PIPE_V>();
             PipeSync<AscendC::HardEvent::MTE3_V>();
             AscendC::Brcb(tmp_, rowD_, static_cast<uint8_t>((rows + 7) / 8), AscendC::BrcbRepeatParams(1, 8));
@@ -491,7 +490,7 @@ private:
         const uint64_t part = slot * (p_->wsDqSlot / 4) + static_cast<uint64_t>(rowOff) * pitch;
         const uint64_t acc = ((s.u.qStart + s.q0 + rowOff) * p_->numHeads + s.n) * d;
         const uint64_t accPitch = static_cast<uint64_t>(p_->numHeads) * d;
-        PipeSync<AscendC::HardEvent::V_MTE2>();    // the step's vector work on the buffer is done
+        PipeSync<AscendC::HardEvent::V_MTE2>();     // the step's vector work on the buffer is done
         PipeSync<AscendC::HardEvent::MTE3_MTE2>();  // and the last add out of it
         for (uint32_t r0 = 0; r0 < mine; r0 += pass) {
             const uint32_t rows = mine - r0 < pass ? mine - r0 : pass;
@@ -575,8 +574,8 @@ private:
     AscendC::GlobalTensor<float> max_, sum_, drow_, wsS_, wsDp_, wsDq_, sink_, dsink_, dsinkWs_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;
     uint32_t rowCells_ = 0;  // elements of sBuf_, dpBuf_, pOutBuf_, dsOutBuf_
-    AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, tmpBuf_, maskBuf_, pOutBuf_, dsOutBuf_,
-        statBuf_, sinkBuf_, idxBuf_;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, tmpBuf_, maskBuf_, pOutBuf_, dsOutBuf_, statBuf_,
+        sinkBuf_, idxBuf_;
     AscendC::GlobalTensor<float> slopes_;
     AscendC::GlobalTensor<int64_t> qStart_, kvStart_;
     AscendC::LocalTensor<float> s_, dp_, tmp_, rowMax_, rowSum_, rowD_;

@@ -31,11 +31,9 @@ struct L1Shape {
     uint32_t colsPad;
 };
 
-template <typename T, bool WIDE = (sizeof(T) == 4)>
-struct CubeTiles;
+template <typename T, bool WIDE = (sizeof(T) == 4)> struct CubeTiles;
 
-template <typename T>
-struct CubeTiles<T, false> {
+template <typename T> struct CubeTiles<T, false> {
     static constexpr uint32_t C0 = 16;
     static constexpr uint32_t FRAC = 256;  // elements per fractal
 
@@ -69,14 +67,17 @@ struct CubeTiles<T, false> {
         const uint32_t i0 = row0 / 16;
         const uint32_t i1 = rows == 0 ? m1 : i0 + (rows + 15) / 16;
         for (uint32_t i = i0; i < i1; ++i) {
-            AscendC::LoadData(l0a[(i - i0) * k1 * FRAC], src[(kOff / 16 * m1 + i) * FRAC],
-                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1), static_cast<uint16_t>(m1), 0, 0,
-                                                        false, 0));
+            AscendC::LoadData(
+                l0a[(i - i0) * k1 * FRAC], src[(kOff / 16 * m1 + i) * FRAC],
+                AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1), static_cast<uint16_t>(m1), 0, 0, false, 0));
         }
     }
 
     // Element offset of row row0 (a multiple of 16) in an L0A operand LoadA wrote with kLen.
-    __aicore__ inline static uint32_t ARow(uint32_t row0, uint32_t kLen) { return row0 / 16 * ((kLen + 15) / 16) * FRAC; }
+    __aicore__ inline static uint32_t ARow(uint32_t row0, uint32_t kLen)
+    {
+        return row0 / 16 * ((kLen + 15) / 16) * FRAC;
+    }
 
     // An Nz X already is B^T's fractal order: with every row used, the column chunk is one
     // run of fractals; otherwise one column of fractals per LoadData.
@@ -105,9 +106,9 @@ struct CubeTiles<T, false> {
         const uint32_t k1 = (rows + 15) / 16;
         const uint32_t n1 = (nLen + 15) / 16;
         for (uint32_t i = 0; i < k1; ++i) {
-            AscendC::LoadData(l0b[i * n1 * FRAC], src[(nOff / 16 * r1 + i) * FRAC],
-                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), static_cast<uint16_t>(r1), 0, 0,
-                                                        true, 0));
+            AscendC::LoadData(
+                l0b[i * n1 * FRAC], src[(nOff / 16 * r1 + i) * FRAC],
+                AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), static_cast<uint16_t>(r1), 0, 0, true, 0));
         }
     }
 
@@ -126,8 +127,7 @@ struct CubeTiles<T, false> {
     }
 };
 
-template <typename T>
-struct CubeTiles<T, true> {
+template <typename T> struct CubeTiles<T, true> {
     static constexpr uint32_t C0 = 8;
     static constexpr uint32_t FRAC = 128;  // elements per fractal
 
@@ -193,9 +193,9 @@ struct CubeTiles<T, true> {
         const uint32_t c1 = shape.colsPad / C0;
         const uint32_t k1 = (kLen + 15) / 16 * 2;
         for (uint32_t kk = 0; kk < k1; ++kk) {
-            AscendC::LoadData(l0b[kk * n1 * FRAC], src[(kOff / C0 + kk) * FRAC],
-                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), static_cast<uint16_t>(c1), 0, 0,
-                                                        false, 0));
+            AscendC::LoadData(
+                l0b[kk * n1 * FRAC], src[(kOff / C0 + kk) * FRAC],
+                AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), static_cast<uint16_t>(c1), 0, 0, false, 0));
         }
     }
 
@@ -208,9 +208,9 @@ struct CubeTiles<T, true> {
         const uint32_t c1 = shape.colsPad / C0;
         const uint32_t n1 = (nLen + 15) / 16;
         for (uint32_t r1 = 0; r1 < groups; ++r1) {
-            AscendC::LoadDataWithTranspose(l0b[2 * r1 * n1 * FRAC], src[(r1 * c1 + nOff / C0) * FRAC],
-                                           AscendC::LoadData2dTransposeParams(0, static_cast<uint8_t>(n1), 1, 0,
-                                                                              static_cast<uint16_t>(n1 - 1)));
+            AscendC::LoadDataWithTranspose(
+                l0b[2 * r1 * n1 * FRAC], src[(r1 * c1 + nOff / C0) * FRAC],
+                AscendC::LoadData2dTransposeParams(0, static_cast<uint8_t>(n1), 1, 0, static_cast<uint16_t>(n1 - 1)));
         }
     }
 

@@ -22,8 +22,7 @@ template <RowOp op>
 __aicore__ inline void RowBroadcast(const AscendC::LocalTensor<float> &x, const AscendC::LocalTensor<float> &blocks,
                                     uint32_t rows, uint32_t cols, uint32_t pitch)
 {
-    const AscendC::BinaryRepeatParams rep(1, 1, 0, static_cast<uint8_t>(pitch / 8), static_cast<uint8_t>(pitch / 8),
-                                          1);
+    const AscendC::BinaryRepeatParams rep(1, 1, 0, static_cast<uint8_t>(pitch / 8), static_cast<uint8_t>(pitch / 8), 1);
     for (uint32_t c0 = 0; c0 < cols; c0 += 64) {
         const uint64_t lanes = cols - c0 < 64 ? cols - c0 : 64;
         if constexpr (op == RowOp::Sub) {

@@ -22,8 +22,8 @@ enum SparseMode : uint32_t {
     SPARSE_ALL_MASK = 1,      // user mask only
     SPARSE_LEFT_UP_CAUSAL = 2,
     SPARSE_RIGHT_DOWN_CAUSAL = 3,
-    SPARSE_BAND = 4,          // right-down band (pre/next)
-    SPARSE_PREFIX = 5,        // not supported by FlashAttentionVarLenScore
+    SPARSE_BAND = 4,    // right-down band (pre/next)
+    SPARSE_PREFIX = 5,  // not supported by FlashAttentionVarLenScore
     SPARSE_PREFIX_COMPRESS = 6,
     SPARSE_RIGHT_DOWN_CAUSAL_BAND = 7,  // band on the last non-empty batch, others right-down causal
     SPARSE_BAND_LEFT_UP_CAUSAL = 8,     // band on the first non-empty batch, others left-up causal

@@ -51,8 +51,7 @@ struct FlagRange {
     uint16_t first;
     uint16_t count;
 };
-template <uint32_t N>
-constexpr bool FlagsValid(const FlagRange (&ranges)[N])
+template <uint32_t N> constexpr bool FlagsValid(const FlagRange (&ranges)[N])
 {
     for (uint32_t i = 0; i < N; ++i) {
         if (ranges[i].first < 1 || ranges[i].first + ranges[i].count - 1 > 10) return false;
@@ -64,10 +63,10 @@ constexpr bool FlagsValid(const FlagRange (&ranges)[N])
     }
     return true;
 }
-constexpr FlagRange FORWARD_FLAGS[] = {{FLAG_S_READY, 1}, {FLAG_O_READY, 1}, {FLAG_P_READY0, WS_SLOTS},
-                                       {FLAG_KV_READY, 1}, {FLAG_KV_FREE, 1}};
-constexpr FlagRange BACKWARD_FLAGS[] = {{FLAG_BWD_SDP, 1}, {FLAG_BWD_GRAD0, 1}, {FLAG_BWD_GRAD1, 1},
-                                        {FLAG_BWD_GRAD2, 1}, {FLAG_BWD_DQ, 1}};
+constexpr FlagRange FORWARD_FLAGS[] = {
+    {FLAG_S_READY, 1}, {FLAG_O_READY, 1}, {FLAG_P_READY0, WS_SLOTS}, {FLAG_KV_READY, 1}, {FLAG_KV_FREE, 1}};
+constexpr FlagRange BACKWARD_FLAGS[] = {
+    {FLAG_BWD_SDP, 1}, {FLAG_BWD_GRAD0, 1}, {FLAG_BWD_GRAD1, 1}, {FLAG_BWD_GRAD2, 1}, {FLAG_BWD_DQ, 1}};
 constexpr FlagRange SPARSE_BACKWARD_FLAGS[] = {{FLAG_SPARSE_SDP, 1}, {FLAG_SPARSE_GRAD, 1}, {FLAG_SPARSE_KV, 1}};
 static_assert(FlagsValid(FORWARD_FLAGS), "forward cross-core flag ids overlap or leave 1-10");
 static_assert(FlagsValid(BACKWARD_FLAGS), "backward cross-core flag ids overlap or leave 1-10");
@@ -81,8 +80,7 @@ constexpr int32_t VEC_EVT_KV_IN = 4;  // kv_antiquant.h: the int8 in-copies (ANT
 
 // Pipe `evt`'s consumer waits for everything its producer issued so far (event id 0 is
 // reserved for these strictly paired uses).
-template <AscendC::HardEvent evt>
-__aicore__ inline void PipeSync()
+template <AscendC::HardEvent evt> __aicore__ inline void PipeSync()
 {
     AscendC::SetFlag<evt>(0);
     AscendC::WaitFlag<evt>(0);
@@ -107,7 +105,8 @@ __aicore__ inline uint32_t CtrlFlushed(uint32_t slot) { return (slot * 3 + 2) * 
 __aicore__ inline int32_t ReadCtrl(const AscendC::GlobalTensor<int32_t> &ctrl, uint32_t word)
 {
     AscendC::GlobalTensor<int32_t> w = ctrl[word];
-    AscendC::DataCacheCleanAndInvalid<int32_t, AscendC::CacheLine::SINGLE_CACHE_LINE, AscendC::DcciDst::CACHELINE_OUT>(w);
+    AscendC::DataCacheCleanAndInvalid<int32_t, AscendC::CacheLine::SINGLE_CACHE_LINE, AscendC::DcciDst::CACHELINE_OUT>(
+        w);
     return w.GetValue(0);
 }
 
@@ -115,7 +114,8 @@ __aicore__ inline void WriteCtrl(const AscendC::GlobalTensor<int32_t> &ctrl, uin
 {
     AscendC::GlobalTensor<int32_t> w = ctrl[word];
     w.SetValue(0, value);
-    AscendC::DataCacheCleanAndInvalid<int32_t, AscendC::CacheLine::SINGLE_CACHE_LINE, AscendC::DcciDst::CACHELINE_OUT>(w);
+    AscendC::DataCacheCleanAndInvalid<int32_t, AscendC::CacheLine::SINGLE_CACHE_LINE, AscendC::DcciDst::CACHELINE_OUT>(
+        w);
 }
 
 // Block index of a unit's key range [kvBegin, kvEnd): blocks start at kvBegin, so a band

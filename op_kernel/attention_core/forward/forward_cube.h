@@ -35,8 +35,7 @@
 
 namespace AttentionCore {
 
-template <typename T, class Variant>
-class ForwardCube {
+template <typename T, class Variant> class ForwardCube {
 public:
     template <class Tiling>
     __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const ForwardTensors &t)
@@ -54,8 +53,8 @@ public:
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + WS_SLOTS * p->wsSlotS));
         wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP)));
-        ctrl_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) +
-                                                                 O_SLOTS * p->wsSlotO));
+        ctrl_.SetGlobalBuffer(
+            reinterpret_cast<__gm__ int32_t *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) + O_SLOTS * p->wsSlotO));
         lazy_ = p->lazyO != 0;
 
         const uint32_t bq = p->blockQ;
@@ -221,8 +220,7 @@ private:
     }
 
     // The K rows of a key block -> K copy `kb` in L1 (once MTE1 is done with it).
-    __aicore__ inline void LoadK(const WorkUnit &u, const KvBlock &blk, const AscendC::LocalTensor<T> &kL1,
-                                 uint32_t kb)
+    __aicore__ inline void LoadK(const WorkUnit &u, const KvBlock &blk, const AscendC::LocalTensor<T> &kL1, uint32_t kb)
     {
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // MTE1 is done with this K copy
         kv_.BeforeLoad(u, blk, false);
@@ -389,7 +387,8 @@ private:
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
         AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);
 
-        const bool flush = !first && (ReadCtrl(ctrl_, CtrlRescaled(slot, 0)) | ReadCtrl(ctrl_, CtrlRescaled(slot, 1))) != 0;
+        const bool flush =
+            !first && (ReadCtrl(ctrl_, CtrlRescaled(slot, 0)) | ReadCtrl(ctrl_, CtrlRescaled(slot, 1))) != 0;
         WriteCtrl(ctrl_, CtrlFlushed(slot), flush ? 1 : 0);
         if (flush) {
             StoreAccumulator(u, acc, slot);
@@ -440,9 +439,9 @@ private:
     AscendC::TBuf<AscendC::TPosition::A2> l0a_;
     AscendC::TBuf<AscendC::TPosition::B2> l0b_;
     AscendC::TBuf<AscendC::TPosition::CO1> l0c_;
-    uint32_t l1Bufs_ = 1, l0Bufs_ = 1;                        // copies of the L1 / L0 tiles
+    uint32_t l1Bufs_ = 1, l0Bufs_ = 1;                                 // copies of the L1 / L0 tiles
     uint32_t pElems_ = 0, kvElems_ = 0, l0aElems_ = 0, l0bElems_ = 0;  // elements per copy
-    uint32_t kIdx_ = 0, pvIdx_ = 0, l0Idx_ = 0;               // the copy the next operation takes
+    uint32_t kIdx_ = 0, pvIdx_ = 0, l0Idx_ = 0;                        // the copy the next operation takes
     // lazy P.V: rows per S chunk, region sizes (elements), the next Q / S chunk copy
     uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;
     uint32_t qIdx_ = 0, sIdx_ = 0;

@@ -12,8 +12,7 @@
 namespace AttentionCore {
 
 // A forward variant names one implemented policy per seam.
-template <class SplitTag, class KvTag, class ScoreTag, class MaskTag, class SoftmaxTag>
-struct ForwardVariant {
+template <class SplitTag, class KvTag, class ScoreTag, class MaskTag, class SoftmaxTag> struct ForwardVariant {
     using Split = WorkSplit<SplitTag>;
     using Kv = KvSource<KvTag>;
     using Score = ScoreMod<ScoreTag>;

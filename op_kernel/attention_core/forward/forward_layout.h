@@ -18,10 +18,7 @@ constexpr uint32_t VEC_STAT_ROWS = 3 + 4 * WS_SLOTS;
 struct ForwardVectorUb {
     uint32_t s, tmp, p, mask, acc, part, stats, bcast;
     uint32_t partRows;  // rows of O per O-slot load: half with two S buffers or sub-blocks
-    __aicore__ inline uint64_t Total() const
-    {
-        return uint64_t(s) + tmp + p + mask + acc + part + stats + bcast;
-    }
+    __aicore__ inline uint64_t Total() const { return uint64_t(s) + tmp + p + mask + acc + part + stats + bcast; }
 };
 
 __aicore__ inline ForwardVectorUb ForwardVectorUbLayout(uint32_t r, uint32_t v, uint32_t c, uint32_t dp,

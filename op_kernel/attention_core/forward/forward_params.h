@@ -42,7 +42,7 @@ constexpr uint32_t O_SLOTS = 2 * WS_SLOTS;
 // (scalar GM accesses with DataCacheCleanAndInvalid): per slot one "rescaled" word per vector
 // core and the cube's "flushed" word.
 constexpr float LAZY_RESCALE_TAU = 5.545177444479562f;  // ln(256)
-constexpr uint32_t CTRL_LINE_WORDS = 16;                  // int32 words per 64-byte line
+constexpr uint32_t CTRL_LINE_WORDS = 16;                // int32 words per 64-byte line
 constexpr uint32_t CTRL_LINES = WS_SLOTS * 3;
 
 struct ForwardParams {
@@ -67,12 +67,12 @@ struct ForwardParams {
     uint32_t actualSeqLengthsCount;
 
     // Block geometry chosen by the tiling (docs/attention_core.md, "block sizes").
-    uint32_t blockQ;        // query rows per block (two vector cores take half each)
-    uint32_t blockKv;       // keys per block: 128, or 64 where 128 does not fit L1 (fp32, D > 464)
-    uint32_t rowsPerVec;    // blockQ / 2
-    uint32_t dChunk;        // head-dim columns per cube pass (L0 budget), multiple of 16
+    uint32_t blockQ;          // query rows per block (two vector cores take half each)
+    uint32_t blockKv;         // keys per block: 128, or 64 where 128 does not fit L1 (fp32, D > 464)
+    uint32_t rowsPerVec;      // blockQ / 2
+    uint32_t dChunk;          // head-dim columns per cube pass (L0 budget), multiple of 16
     uint32_t qBlocksPerHead;  // ceil(seqQ / blockQ)
-    uint32_t usedCores;     // blockDim
+    uint32_t usedCores;       // blockDim
     // Cube double buffering (ChooseCubeBuffers): 2 = the K, V and P tiles in L1 (l1Bufs) and the
     // L0A/L0B/L0C tiles (l0Bufs) ping-pong so that loads, Mmad and Fixpipe of consecutive
     // operations overlap; 1 where two copies do not fit.

@@ -23,8 +23,7 @@
 
 namespace AttentionCore {
 
-template <typename T, class Variant>
-class ForwardVector {
+template <typename T, class Variant> class ForwardVector {
 public:
     template <class Tiling>
     __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const ForwardTensors &t)
@@ -48,8 +47,8 @@ public:
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + WS_SLOTS * p->wsSlotS));
         wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP)));
-        ctrl_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) +
-                                                                 O_SLOTS * p->wsSlotO));
+        ctrl_.SetGlobalBuffer(
+            reinterpret_cast<__gm__ int32_t *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) + O_SLOTS * p->wsSlotO));
         lazy_ = p->lazyO != 0;
 
         const uint32_t r = p->rowsPerVec;
@@ -223,7 +222,6 @@ private:
     // Event ids of the S buffers (id 0 is PipeSync's): MTE2_V EVT_S + b "S is in buffer b",
     // V_MTE2 EVT_S + b "the vector is done with buffer b".
     static constexpr int32_t EVT_S = VEC_EVT_S;
-
 
     // Rows of the sub-block that starts at row h0 of this core's `rows`.
     __aicore__ inline uint32_t SubRows(uint32_t h0, uint32_t rows) const
@@ -526,8 +524,7 @@ private:
     // (one repeat per row) into bcast_, and 8 -> 1 (one repeat per 8 rows). Two BlockReduce
     // passes cost 2 + 1/4 repeats per row against a WholeReduce's one 64-lane reduction per row
     // at 64/7 elements per cycle (docs/performance.md).
-    template <bool isMax>
-    __aicore__ inline void RowReduce(uint32_t rows)
+    template <bool isMax> __aicore__ inline void RowReduce(uint32_t rows)
     {
         const uint32_t c = p_->blockKv;
         const uint8_t rep = static_cast<uint8_t>(rows);
@@ -578,12 +575,11 @@ private:
     AscendC::GlobalTensor<T> wsP_;
     AscendC::GlobalTensor<float> wsO_;
 
-    AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, tmpBuf_, pBuf_, maskBuf_, accBuf_, partBuf_, statBuf_,
-        bcastBuf_;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, tmpBuf_, pBuf_, maskBuf_, accBuf_, partBuf_, statBuf_, bcastBuf_;
     AscendC::LocalTensor<float> s_, tmp_, acc_, part_, bcast_;
     uint32_t sBufs_ = 1, sElems_ = 0, sIdx_ = 0, partRows_ = 0;  // S buffers, elements each, the next one
-    uint32_t vecRows_ = 0;                                    // rows per sub-block
-    bool prefetched_ = false;                                 // the next block's S is already loading
+    uint32_t vecRows_ = 0;                                       // rows per sub-block
+    bool prefetched_ = false;                                    // the next block's S is already loading
     AscendC::LocalTensor<float> mOld_, mNew_, sum_, rowTmp_, inv_, mTrue_;
     // Statistics per unit in flight (set = unit count % WS_SLOTS); mOld_ / sum_ / mTrue_ view one.
     AscendC::LocalTensor<float> mOldSet_[WS_SLOTS], sumSet_[WS_SLOTS], mTrueSet_[WS_SLOTS];
@@ -593,7 +589,7 @@ private:
     uint64_t issued_ = 0, retired_ = 0, unitsSeen_ = 0;  // stream blocks softmaxed / folded; units decoded
     AscendC::GlobalTensor<int32_t> ctrl_;
     bool lazy_ = false;
-    bool rescaled_[WS_SLOTS];  // per slot: whether this core moved its reference at that block
+    bool rescaled_[WS_SLOTS];                      // per slot: whether this core moved its reference at that block
     AscendC::LocalTensor<float> alpha_[WS_SLOTS];  // per workspace slot: its block's rescale factor
 };
 

@@ -4,8 +4,7 @@
 
 namespace AttentionCore {
 
-template <class Tag>
-struct MaskMod {
+template <class Tag> struct MaskMod {
     static_assert(AlwaysFalse<Tag>::value, "MaskMod: this mask mode is not implemented");
 };
 
@@ -13,11 +12,9 @@ struct MaskMod {
 // that mask is given, the left-up band  row - preTokens <= key <= row + nextTokens.
 // The band bounds the key range of a unit (blocks outside it are never computed); inside the
 // computed blocks the band and the tensor are applied element-wise by the vector core.
-template <>
-struct MaskMod<MaskTensorBand> : MaskModBase {
+template <> struct MaskMod<MaskTensorBand> : MaskModBase {
     using Params = MaskBandParams;
-    template <class Tiling>
-    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
     {
         p_ = &tiling.mask;
         if (p_->hasMask != 0) {
@@ -81,7 +78,7 @@ struct MaskMod<MaskTensorBand> : MaskModBase {
         const uint32_t ga = groups * worker / workers;
         const uint32_t gb = groups * (worker + 1) / workers;
         const uint32_t chunk = MaskSummaryChunk(bytes, cols);  // >= 1: the host checked
-        const AscendC::LocalTensor<uint8_t> out = scratch;      // [column][SUMMARY_BATCH] marks
+        const AscendC::LocalTensor<uint8_t> out = scratch;     // [column][SUMMARY_BATCH] marks
         const AscendC::LocalTensor<uint8_t> rowsArea = scratch[cols * SUMMARY_BATCH];
         const AscendC::LocalTensor<uint16_t> words = rowsArea.template ReinterpretCast<uint16_t>();
         const AscendC::LocalTensor<uint64_t> folded = rowsArea.template ReinterpretCast<uint64_t>();
@@ -116,8 +113,8 @@ struct MaskMod<MaskTensorBand> : MaskModBase {
                         AscendC::PipeBarrier<PIPE_V>();
                     }
                     for (uint32_t b = COL_BLOCKS / 2; b >= 1; b /= 2) {  // per column: 4 blocks -> 1
-                        AscendC::Or(words, words, words[b * 16], static_cast<uint64_t>(b * 16),
-                                    static_cast<uint8_t>(n), perCol);
+                        AscendC::Or(words, words, words[b * 16], static_cast<uint64_t>(b * 16), static_cast<uint8_t>(n),
+                                    perCol);
                         AscendC::PipeBarrier<PIPE_V>();
                     }
                     PipeSync<AscendC::HardEvent::V_S>();
@@ -153,7 +150,8 @@ struct MaskMod<MaskTensorBand> : MaskModBase {
             for (uint32_t w = g0 / 8; w <= g1 / 8; ++w) {
                 const uint32_t lo = g0 > w * 8 ? g0 - w * 8 : 0;
                 const uint32_t hi = g1 < w * 8 + 7 ? g1 - w * 8 : 7;
-                const uint64_t bytes = hi == 7 ? ~0ULL << (8 * lo) : ((1ULL << (8 * (hi + 1))) - 1) & (~0ULL << (8 * lo));
+                const uint64_t bytes =
+                    hi == 7 ? ~0ULL << (8 * lo) : ((1ULL << (8 * (hi + 1))) - 1) & (~0ULL << (8 * lo));
                 if ((summaryWords_.GetValue(c * (p_->summaryPitch / 8) + w) & bytes) != 0) {
                     return false;
                 }
@@ -239,8 +237,7 @@ struct MaskMod<MaskTensorBand> : MaskModBase {
                                                  uint32_t row0, uint32_t rows, int64_t k0, uint32_t colsValid,
                                                  uint32_t cols)
     {
-        const uint64_t offset = u.b * strides.b + u.n * strides.n + row0 * strides.s +
-                                static_cast<uint64_t>(k0);
+        const uint64_t offset = u.b * strides.b + u.n * strides.n + row0 * strides.s + static_cast<uint64_t>(k0);
         const uint32_t rowBlocks = (colsValid + 31) / 32;
         AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), colsValid,
                                         static_cast<uint32_t>(strides.s - colsValid), cols / 32 - rowBlocks, 0);
@@ -288,7 +285,7 @@ struct MaskMod<MaskTensorBand> : MaskModBase {
                                               const AscendC::LocalTensor<uint8_t> &maskBytes, uint32_t rows,
                                               uint32_t cols)
     {
-        constexpr uint32_t BLOCK = 16;  // uint16 per 32-byte block
+        constexpr uint32_t BLOCK = 16;          // uint16 per 32-byte block
         const uint32_t area = rows * cols / 2;  // uint16 of the tile; cols is 64 or 128
         const AscendC::LocalTensor<uint16_t> work = tmp.template ReinterpretCast<uint16_t>();
         AscendC::LocalTensor<uint16_t> cur = maskBytes.template ReinterpretCast<uint16_t>();

@@ -37,8 +37,7 @@
 
 namespace AttentionCore {
 
-template <class Tag>
-struct AlwaysFalse {
+template <class Tag> struct AlwaysFalse {
     static constexpr bool value = false;
 };
 
@@ -62,7 +61,7 @@ struct ForwardTensors {
     GM_ADDR mask;
     GM_ADDR actualSeqLengths;  // PFA: query lengths; TND: cumulative query lengths
     GM_ADDR out;
-    GM_ADDR workspace;  // the user workspace (after GetUserWorkspace)
+    GM_ADDR workspace;                     // the user workspace (after GetUserWorkspace)
     GM_ADDR actualSeqKvLengths = nullptr;  // TND: cumulative key/value lengths
     GM_ADDR pse = nullptr;
     GM_ADDR prefix = nullptr;
@@ -70,11 +69,11 @@ struct ForwardTensors {
     GM_ADDR softmaxSum = nullptr;
     GM_ADDR dropMask = nullptr;
     // decode (IncreFlashAttention)
-    GM_ADDR blockTable = nullptr;  // int32 (B, maxBlocks)
-    GM_ADDR kvPadding = nullptr;   // int64, one value
-    GM_ADDR quantScale = nullptr;  // INT8 output: fp32 or bf16
+    GM_ADDR blockTable = nullptr;   // int32 (B, maxBlocks)
+    GM_ADDR kvPadding = nullptr;    // int64, one value
+    GM_ADDR quantScale = nullptr;   // INT8 output: fp32 or bf16
     GM_ADDR quantOffset = nullptr;  // same dtype, null without quantOffset2
-    GM_ADDR antiKey = nullptr;     // INT8 K/V of this run (a list: the current batch's)
+    GM_ADDR antiKey = nullptr;      // INT8 K/V of this run (a list: the current batch's)
     GM_ADDR antiValue = nullptr;
     GM_ADDR antiScale = nullptr;   // query dtype
     GM_ADDR antiOffset = nullptr;  // null without antiquant_offset
@@ -125,8 +124,7 @@ struct KvSourceBase {
     __aicore__ inline uint32_t RowsInRun(uint32_t, uint64_t) const { return 0xFFFFFFFFu; }
     __aicore__ inline void BeforeLoad(const WorkUnit &, const KvBlock &, bool) {}
     __aicore__ inline void AfterLoad(bool) {}
-    template <class Tiling>
-    __aicore__ inline void StreamInit(const Tiling &, AscendC::TPipe *, const ForwardTensors &)
+    template <class Tiling> __aicore__ inline void StreamInit(const Tiling &, AscendC::TPipe *, const ForwardTensors &)
     {
     }
     __aicore__ inline void StreamAhead(uint64_t) {}
@@ -160,10 +158,7 @@ struct MaskModBase {
 // (rows x cols), unit, row0, rows, k0, colsValid, cols) acts on the exponentiated scores after
 // their row sums were taken (dropout).
 struct SoftmaxModBase {
-    template <class Tiling>
-    __aicore__ inline void Init(const Tiling &, const ForwardTensors &)
-    {
-    }
+    template <class Tiling> __aicore__ inline void Init(const Tiling &, const ForwardTensors &) {}
     __aicore__ inline void AfterExp(const AscendC::LocalTensor<float> &, const AscendC::LocalTensor<uint8_t> &,
                                     const WorkUnit &, uint32_t, uint32_t, int64_t, uint32_t, uint32_t)
     {
@@ -171,17 +166,14 @@ struct SoftmaxModBase {
 };
 
 // ------------------------------------------------------------------- work split
-template <class Tag>
-struct WorkSplit {
+template <class Tag> struct WorkSplit {
     static_assert(AlwaysFalse<Tag>::value, "WorkSplit: this split is not implemented");
 };
 
 // Units (b, n, q-block) in that order; the host balanced contiguous ranges by cost (number of
 // key blocks in the band), so causal/band shapes spread evenly over the cores.
-template <>
-struct WorkSplit<SplitQBlocks> : WorkSplitBase {
-    template <class Tiling>
-    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
+    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
     {
         p_ = &tiling.params;
         if (p_->hasActualSeqLengths != 0) {
@@ -216,17 +208,14 @@ struct WorkSplit<SplitQBlocks> : WorkSplitBase {
 };
 
 // -------------------------------------------------------------------- KV source
-template <class Tag>
-struct KvSource {
+template <class Tag> struct KvSource {
     static_assert(AlwaysFalse<Tag>::value, "KvSource: this K/V layout is not implemented");
 };
 
 // Dense Q/K/V/O addressed by (batch, head, token) element strides: BSH, BSND, BNSD and
 // BNSD_BSND are all one rule. GQA: query head n reads KV head n / groupSize.
-template <>
-struct KvSource<KvStrided> : KvSourceBase {
-    template <class Tiling>
-    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &)
+template <> struct KvSource<KvStrided> : KvSourceBase {
+    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &)
     {
         p_ = &tiling.params;
     }
@@ -250,26 +239,23 @@ struct KvSource<KvStrided> : KvSourceBase {
 };
 
 // ---------------------------------------------------------------- score modifier
-template <class Tag>
-struct ScoreMod {
+template <class Tag> struct ScoreMod {
     static_assert(AlwaysFalse<Tag>::value, "ScoreMod: this score modifier is not implemented");
 };
 
 // S = scale * Q.K^T (fp32, in UB). The Apply interface: s holds `rows` x `cols` fp32 scores
 // of query rows [row0, row0 + rows) of unit u and keys [k0, k0 + colsValid); tmp (fp32) and
 // scratch (input type) are rows x cols scratch buffers.
-template <>
-struct ScoreMod<ScoreScale> : ScoreModBase {
+template <> struct ScoreMod<ScoreScale> : ScoreModBase {
     using Params = ScaleParams;
-    template <class Tiling>
-    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &)
+    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &)
     {
         scale_ = tiling.score.scaleValue;
     }
     template <typename T>
     __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &,
-                                 const AscendC::LocalTensor<T> &, const WorkUnit &, uint32_t, uint32_t rows,
-                                 int64_t, uint32_t, uint32_t cols) const
+                                 const AscendC::LocalTensor<T> &, const WorkUnit &, uint32_t, uint32_t rows, int64_t,
+                                 uint32_t, uint32_t cols) const
     {
         const uint32_t count = rows * cols;
         AscendC::Muls(s, s, scale_, static_cast<int32_t>(count));
@@ -279,15 +265,12 @@ struct ScoreMod<ScoreScale> : ScoreModBase {
 };
 
 // ---------------------------------------------------------------- softmax extras
-template <class Tag>
-struct SoftmaxMod {
+template <class Tag> struct SoftmaxMod {
     static_assert(AlwaysFalse<Tag>::value, "SoftmaxMod: this softmax extra is not implemented");
 };
 
 // Plain softmax: the base's defaults.
-template <>
-struct SoftmaxMod<SoftmaxPlain> : SoftmaxModBase {
-};
+template <> struct SoftmaxMod<SoftmaxPlain> : SoftmaxModBase {};
 
 }  // namespace AttentionCore
 

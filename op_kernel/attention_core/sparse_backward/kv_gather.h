@@ -25,7 +25,7 @@ constexpr uint32_t GATHER_MAX_RUNS = 128;  // >= blockKv: one run per gathered r
 struct GatherRun {
     uint64_t kvRow;  // first KV token row (flat over the batches)
     uint32_t len;
-    uint32_t pos;    // first row of the run inside the chunk
+    uint32_t pos;  // first row of the run inside the chunk
 };
 
 class KvGather {
@@ -123,8 +123,7 @@ public:
                 }
             }
             uint32_t runCount = 0;
-            for (uint32_t i = 0; !jumped && i < first && NextChunk(scratch, runCount) != 0; ++i) {
-            }
+            for (uint32_t i = 0; !jumped && i < first && NextChunk(scratch, runCount) != 0; ++i) {}
         }
         chunksLeft_ = end == SPARSE_ALL_CHUNKS ? SPARSE_ALL_CHUNKS : end - first;
     }

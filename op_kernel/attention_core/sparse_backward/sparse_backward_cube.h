@@ -36,15 +36,14 @@ constexpr uint32_t SPARSE_RUN_LISTS = 3;
 constexpr int32_t SPARSE_EVT_K = 1;  // + copy
 constexpr int32_t SPARSE_EVT_V = 3;
 constexpr int32_t SPARSE_EVT_PDS = 4;
-constexpr int32_t SPARSE_EVT_L0A = 1;  // M -> MTE1, + copy
-constexpr int32_t SPARSE_EVT_L0B = 3;  // M -> MTE1, + copy
+constexpr int32_t SPARSE_EVT_L0A = 1;   // M -> MTE1, + copy
+constexpr int32_t SPARSE_EVT_L0B = 3;   // M -> MTE1, + copy
 constexpr int32_t SPARSE_EVT_TILE = 1;  // FIX -> M: L0C tile written out, + tile (up to 3)
 constexpr uint32_t SPARSE_MAX_TILES = 3;
 
 // Element offsets (in T) of chunk n's slots in a core's workspace area, the same for the cube
 // and its vector cores: P and V by parity, dS and K in their rings (sparse_backward_params.h).
-template <typename T>
-struct SparseSlot {
+template <typename T> struct SparseSlot {
     __aicore__ inline static uint64_t P(const SparseBackwardParams *p, uint64_t n)
     {
         return (n % 2) * (p->wsSlotT / sizeof(T));
@@ -63,8 +62,7 @@ struct SparseSlot {
     }
 };
 
-template <typename T>
-class SparseBackwardCube {
+template <typename T> class SparseBackwardCube {
 public:
     __aicore__ inline void Init(const SparseBackwardParams *p, AscendC::TPipe *pipe, GM_ADDR query, GM_ADDR indices,
                                 GM_ADDR dy, GM_ADDR seqQ, GM_ADDR seqKv, GM_ADDR queryRope, GM_ADDR workspace)
@@ -194,8 +192,8 @@ private:
 
     // `rows` rows of `width` elements (pitch `pitch`) -> L1 Nz with `dstRows` rows per fractal
     // column, starting at row `row0` of the destination.
-    __aicore__ inline void LoadNz(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src, uint32_t row0,
-                                  uint32_t rows, uint32_t width, uint32_t pitch, uint32_t dstRows)
+    __aicore__ inline void LoadNz(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
+                                  uint32_t row0, uint32_t rows, uint32_t width, uint32_t pitch, uint32_t dstRows)
     {
         AscendC::Nd2NzParams nd(1, static_cast<uint16_t>(rows), static_cast<uint16_t>(width), 0,
                                 static_cast<uint16_t>(pitch), static_cast<uint16_t>(dstRows), 1, 0);
@@ -249,7 +247,7 @@ private:
     // V are free for the next loads once read into L0B.
     __aicore__ inline void Scores(uint64_t n, const ChunkInfo &info)
     {
-        PipeSync<AscendC::HardEvent::MTE2_MTE1>();  // the chunk's K/V landed
+        PipeSync<AscendC::HardEvent::MTE2_MTE1>();                                  // the chunk's K/V landed
         ScoreLike(qL1_.Get<T>(), KCopy(n), p_->heads, info.cols, p_->qkDim, wsS_);  // S = Q.K^T
         ReleaseBuffer(SPARSE_EVT_K + static_cast<int32_t>(n % 2));
         ScoreLike(dyL1_.Get<T>(), VBuf(), p_->heads, info.cols, p_->headDim, wsDp_);  // dP = dO.V^T
@@ -370,8 +368,8 @@ private:
                     TileFree(tile);
                 }
                 AscendC::Mmad(acc, l0a, l0b,
-                              AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(wl), static_cast<uint16_t>(cols),
-                                                  0, false, i == 0));
+                              AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(wl),
+                                                  static_cast<uint16_t>(cols), 0, false, i == 0));
                 ReleaseL0(SPARSE_EVT_L0A + static_cast<int32_t>(ca));
                 ReleaseL0(SPARSE_EVT_L0B + static_cast<int32_t>(cb));
             }

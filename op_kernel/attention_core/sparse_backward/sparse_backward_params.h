@@ -15,21 +15,21 @@ struct SparseBackwardParams {
     // Shapes flattened to tokens: query/dO/out/dq [t1, heads, headDim] (+ rope [t1, heads,
     // ropeDim]); key/value/dk/dv [t2, 1, headDim] (+ key rope [t2, 1, ropeDim]).
     uint32_t batch;
-    uint32_t heads;     // G = N1 (one KV head)
-    uint32_t headDim;   // D of value and of the non-rope part of query/key
-    uint32_t ropeDim;   // 0 without rope
-    uint32_t qkDim;     // headDim + ropeDim: the score's contraction length
+    uint32_t heads;    // G = N1 (one KV head)
+    uint32_t headDim;  // D of value and of the non-rope part of query/key
+    uint32_t ropeDim;  // 0 without rope
+    uint32_t qkDim;    // headDim + ropeDim: the score's contraction length
     uint64_t t1;
     uint64_t t2;
-    uint64_t s1;        // BSND: rows per batch of query / key (0 for TND)
+    uint64_t s1;  // BSND: rows per batch of query / key (0 for TND)
     uint64_t s2;
-    uint32_t tnd;       // 1: actual_seq_lengths_* are cumulative (TND), 0: per-batch (BSND)
-    uint32_t hasSeqQ;   // the optional per-batch lengths are given (BSND)
+    uint32_t tnd;      // 1: actual_seq_lengths_* are cumulative (TND), 0: per-batch (BSND)
+    uint32_t hasSeqQ;  // the optional per-batch lengths are given (BSND)
     uint32_t hasSeqKv;
-    uint32_t seq64;     // actual_seq_lengths_* are INT64 (1) or INT32 (0)
-    uint32_t index64;   // sparse_indices are INT64 (1) or INT32 (0)
-    uint32_t topK;      // K: entries per query token
-    uint32_t blockSize; // sparse_block_size
+    uint32_t seq64;       // actual_seq_lengths_* are INT64 (1) or INT32 (0)
+    uint32_t index64;     // sparse_indices are INT64 (1) or INT32 (0)
+    uint32_t topK;        // K: entries per query token
+    uint32_t blockSize;   // sparse_block_size
     uint32_t sparseMode;  // 0 or 3 (right-down causal on the selection)
     float scaleValue;
 
@@ -94,7 +94,7 @@ struct SparseBackwardParams {
     uint64_t wsDsRing;   // offset of the dS ring
     uint64_t wsKRing;    // offset of the K ring
     uint64_t wsKSlot;    // bytes of one K slot
-    uint64_t wsSorted;       // the sorted selection lists (sortSelection), after the slots
+    uint64_t wsSorted;   // the sorted selection lists (sortSelection), after the slots
 };
 
 constexpr uint32_t SPARSE_ALL_CHUNKS = 0xFFFFFFFFu;

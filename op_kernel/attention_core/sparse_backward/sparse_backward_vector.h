@@ -20,17 +20,16 @@
 
 namespace AttentionCore {
 
-constexpr uint32_t SPARSE_ROW_CHUNK = 4;  // heads per pass of the D = rowsum(dO o O) loop
-constexpr float SPARSE_MASKED = -1e30f;    // finite "minus infinity": exp gives 0, never NaN
+constexpr uint32_t SPARSE_ROW_CHUNK = 4;        // heads per pass of the D = rowsum(dO o O) loop
+constexpr float SPARSE_MASKED = -1e30f;         // finite "minus infinity": exp gives 0, never NaN
 constexpr int32_t SORT_INDEX_CAP = 0x7E000000;  // sortSelection needs t2 below it (tiling)
 
-template <typename T>
-class SparseBackwardVector {
+template <typename T> class SparseBackwardVector {
 public:
     __aicore__ inline void Init(const SparseBackwardParams *p, AscendC::TPipe *pipe, GM_ADDR key, GM_ADDR value,
-                                GM_ADDR keyRope, GM_ADDR indices, GM_ADDR dy,
-                                GM_ADDR out, GM_ADDR softmaxMax, GM_ADDR softmaxSum, GM_ADDR seqQ, GM_ADDR seqKv,
-                                GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR dqRope, GM_ADDR dkRope, GM_ADDR workspace)
+                                GM_ADDR keyRope, GM_ADDR indices, GM_ADDR dy, GM_ADDR out, GM_ADDR softmaxMax,
+                                GM_ADDR softmaxSum, GM_ADDR seqQ, GM_ADDR seqKv, GM_ADDR dq, GM_ADDR dk, GM_ADDR dv,
+                                GM_ADDR dqRope, GM_ADDR dkRope, GM_ADDR workspace)
     {
         p_ = p;
         // With sortSelection both sides walk the sorted lists; the original ones are read once.
@@ -294,8 +293,7 @@ private:
                 AscendC::Duplicate(idx[aligned], static_cast<int32_t>(-1), span - static_cast<int32_t>(aligned));
             }
             AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Sort<float, true>(sorted, keyF, idx.ReinterpretCast<uint32_t>(), tmp,
-                                       static_cast<int32_t>(reps));
+            AscendC::Sort<float, true>(sorted, keyF, idx.ReinterpretCast<uint32_t>(), tmp, static_cast<int32_t>(reps));
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::Extract(keyF, out, sorted, static_cast<int32_t>(reps));
             PipeSync<AscendC::HardEvent::V_MTE3>();
@@ -497,12 +495,13 @@ private:
             AscendC::Cast(aT, a, AscendC::RoundMode::CAST_RINT, count);
             PipeSync<AscendC::HardEvent::V_MTE3>();
             const uint32_t gap = dr * sizeof(T);  // skip the rope part of each UB row
-            AscendC::DataCopyPad(dst[r0 * d], aT,
-                                 AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), d * sizeof(T), gap / 32, 0, 0));
+            AscendC::DataCopyPad(
+                dst[r0 * d], aT,
+                AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), d * sizeof(T), gap / 32, 0, 0));
             if (dr != 0) {
-                AscendC::DataCopyPad(dstRope[r0 * dr], aT[d],
-                                     AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dr * sizeof(T),
-                                                                d * sizeof(T) / 32, 0, 0));
+                AscendC::DataCopyPad(
+                    dstRope[r0 * dr], aT[d],
+                    AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dr * sizeof(T), d * sizeof(T) / 32, 0, 0));
             }
         }
         PipeSync<AscendC::HardEvent::MTE3_V>();

@@ -69,8 +69,8 @@ struct DecodeParams {
 
     // Combine pass (kvSplits > 1 or quantOut): per (batch, query head, split) a partial output row
     // (fp32, headDimAlign) and its running max and sum, in the workspace after the core slots.
-    uint64_t wsPartialOffset;  // bytes from the user workspace start
-    uint64_t combineRows;      // batch * numHeads
+    uint64_t wsPartialOffset;                     // bytes from the user workspace start
+    uint64_t combineRows;                         // batch * numHeads
     uint64_t combineRowStart[MAX_CORES * 2 + 1];  // vector core v combines rows [start[v], start[v+1])
 };
 

@@ -22,8 +22,7 @@ struct ScoreDecodePse {};
 struct MaskDecode {};
 
 // ------------------------------------------------------------------- work split
-template <>
-struct WorkSplit<SplitKvCombine> : WorkSplitBase {
+template <> struct WorkSplit<SplitKvCombine> : WorkSplitBase {
     __aicore__ inline void Init(const DecodeTiling &tiling, const ForwardTensors &t)
     {
         p_ = &tiling.params;
@@ -64,8 +63,7 @@ struct WorkSplit<SplitKvCombine> : WorkSplitBase {
 };
 
 // -------------------------------------------------------------------- KV source
-template <>
-struct KvSource<KvDecode> : KvSourceBase {
+template <> struct KvSource<KvDecode> : KvSourceBase {
     __aicore__ inline void Init(const DecodeTiling &tiling, const ForwardTensors &t)
     {
         p_ = &tiling.params;
@@ -124,12 +122,10 @@ struct KvSource<KvDecode> : KvSourceBase {
 // ------------------------------------------------------------------------ score
 // S = scale * Q.K^T, then the pse_shift rows of the unit's query heads (query dtype, added
 // after the scale).
-template <>
-struct ScoreMod<ScoreDecodePse> : ScoreModBase {
+template <> struct ScoreMod<ScoreDecodePse> : ScoreModBase {
     using Params = DecodePseParams;
     __aicore__ inline bool UsesScratch() const { return p_->hasPse != 0; }  // the pse rows as half
-    template <class Tiling>
-    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
     {
         p_ = &tiling.score;
         if (p_->hasPse != 0) pse_.SetGlobalBuffer(reinterpret_cast<__gm__ half *>(t.pse));
@@ -185,8 +181,7 @@ private:
 };
 
 // ------------------------------------------------------------------------- mask
-template <>
-struct MaskMod<MaskDecode> : MaskModBase {
+template <> struct MaskMod<MaskDecode> : MaskModBase {
     using Params = DecodeMaskParams;
     // Scratch takes the mask row as half. (Also without a mask: the P buffer's wait then stays
     // ahead of the mask pass, where the pse scratch of the decode score policy puts it.)
@@ -194,8 +189,7 @@ struct MaskMod<MaskDecode> : MaskModBase {
     // Mask rows are read inside Apply (one row per query head group): nothing to load ahead.
     // t.actualSeqLengths holds the KV lengths, t.kvPadding the left padding, t.mask the
     // (B, S)-like mask.
-    template <class Tiling>
-    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
     {
         p_ = &tiling.mask;
         if (p_->hasKvLengths != 0) lens_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqLengths));

@@ -27,8 +27,7 @@
 
 namespace AttentionCore {
 
-template <typename T>
-struct KvDecodeInt8 {};
+template <typename T> struct KvDecodeInt8 {};
 
 // int8 -> the query dtype: one cast for fp16; bf16 goes through fp16 and fp32 (both exact).
 __aicore__ inline void CastInt8Rows(const AscendC::LocalTensor<half> &dst, const AscendC::LocalTensor<int8_t> &src,
@@ -50,12 +49,10 @@ __aicore__ inline void CastInt8Rows(const AscendC::LocalTensor<bfloat16_t> &dst,
 }
 
 // Whether the int8 -> T cast needs the fp16 / fp32 stages (bf16).
-template <typename T>
-struct Int8CastStages {
+template <typename T> struct Int8CastStages {
     static constexpr bool value = false;
 };
-template <>
-struct Int8CastStages<bfloat16_t> {
+template <> struct Int8CastStages<bfloat16_t> {
     static constexpr bool value = true;
 };
 
@@ -86,8 +83,7 @@ __aicore__ inline void LoadAntiRow(const DecodeTiling &td, GM_ADDR src, uint32_t
 
 // Q * s_k for every (batch, head) row of the run, written at the query's own element offsets
 // (S = 1) of `scaled`; run by every vector core on its share of the rows before the core starts.
-template <typename T>
-class QueryAntiquant {
+template <typename T> class QueryAntiquant {
 public:
     __aicore__ inline void Run(const DecodeTiling &td, GM_ADDR query, GM_ADDR scale, GM_ADDR scaled)
     {
@@ -175,8 +171,7 @@ private:
 // ------------------------------------------------------------------ KV source
 // The decode source (batch windows, paged cache: KvSource<KvDecode>) for the producer's int8
 // reads; the cube sees the ring: a block's rows from ringAt_ on, headDim elements apart.
-template <typename T>
-struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
+template <typename T> struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
     using Source = KvSource<KvDecode>;
 
     __aicore__ inline uint64_t KvOffset(uint32_t, uint32_t, uint32_t token) const
@@ -529,8 +524,8 @@ private:
     const DecodeTiling *td_ = nullptr;
     GM_ADDR antiScale_ = nullptr;
     GM_ADDR antiOffset_ = nullptr;  // null without antiquant_offset
-    Chunk read_[IN_COPIES];  // per in copy: the chunk it holds until cast
-    Chunk cast_[OUT_COPIES];  // per out copy: the chunk it holds until written
+    Chunk read_[IN_COPIES];         // per in copy: the chunk it holds until cast
+    Chunk cast_[OUT_COPIES];        // per out copy: the chunk it holds until written
     uint64_t unit_ = 0, unitEnd_ = 0;
     uint32_t blockInUnit_ = 0, blocksInUnit_ = 0;
     WorkUnit cur_;

@@ -43,9 +43,9 @@ __aicore__ inline void CopyFloats(const AscendC::LocalTensor<float> &dst, const 
 
 // Rows [rowOff, rowOff + rows) of unit u (WorkSplitBase::StorePartialOutput).
 __aicore__ inline bool WorkSplit<SplitKvCombine>::StorePartialOutput(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
-                                                                    const AscendC::LocalTensor<float> &acc,
-                                                                    const AscendC::LocalTensor<float> &m,
-                                                                    const AscendC::LocalTensor<float> &l) const
+                                                                     const AscendC::LocalTensor<float> &acc,
+                                                                     const AscendC::LocalTensor<float> &m,
+                                                                     const AscendC::LocalTensor<float> &l) const
 {
     const ForwardParams *p = p_;
     const DecodeParams &d = *d_;
@@ -66,8 +66,7 @@ __aicore__ inline bool WorkSplit<SplitKvCombine>::StorePartialOutput(const WorkU
 
 // The combine pass, run by every vector core after the forward core has finished; T is the
 // query dtype (the output's unless quantOut: INT8).
-template <typename T>
-class KvSplitCombiner {
+template <typename T> class KvSplitCombiner {
 public:
     static constexpr uint32_t ROWS = 16;  // output rows merged at once
 
@@ -118,7 +117,7 @@ private:
         const uint32_t splits = d.kvSplits;
         const uint32_t dp = p_->headDimAlign;
         const AscendC::LocalTensor<float> stats = statBuf_.Get<float>();
-        const AscendC::LocalTensor<float> mAll = stats;               // splits x ROWS
+        const AscendC::LocalTensor<float> mAll = stats;  // splits x ROWS
         const AscendC::LocalTensor<float> lAll = stats[splits * ROWS];
         const AscendC::LocalTensor<float> mMax = stats[2 * splits * ROWS];
         const AscendC::LocalTensor<float> w = stats[(2 * splits + 1) * ROWS];
@@ -180,8 +179,8 @@ private:
         AscendC::Cast(o, acc, AscendC::RoundMode::CAST_RINT, rows * dp);
         PipeSync<AscendC::HardEvent::V_MTE3>();
         // S = 1: output row i = b * N + n sits at i * D in every layout.
-        AscendC::DataCopyPad(out_[r0 * dd], o, AscendC::DataCopyExtParams(static_cast<uint16_t>(rows),
-                                                                          dd * sizeof(T), 0, 0, 0));
+        AscendC::DataCopyPad(out_[r0 * dd], o,
+                             AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dd * sizeof(T), 0, 0, 0));
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
@@ -244,8 +243,7 @@ private:
     }
 
     // D parameters from element `at` (fp32 or bf16) -> fp32 UB row `dst`.
-    __aicore__ inline void LoadQuantRow(GM_ADDR src, uint64_t at,
-                                        const AscendC::LocalTensor<float> &dst)
+    __aicore__ inline void LoadQuantRow(GM_ADDR src, uint64_t at, const AscendC::LocalTensor<float> &dst)
     {
         const uint32_t dd = p_->headDim;
         if (d_->quantParamsBf16 == 0) {

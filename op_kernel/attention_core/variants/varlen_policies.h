@@ -12,10 +12,8 @@ namespace AttentionCore {
 // q-blocks per head, Sq_b and Skv_b from the cumulative int64 lengths in GM. A core walks its
 // contiguous unit range in order, so Decode keeps a cursor on the current batch instead of
 // searching from batch 0 each time.
-template <>
-struct WorkSplit<SplitTnd> : WorkSplitBase {
-    template <class Tiling>
-    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+template <> struct WorkSplit<SplitTnd> : WorkSplitBase {
+    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
     {
         p_ = &tiling.params;
         cumQ_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqLengths));
@@ -64,8 +62,8 @@ private:
     const ForwardParams *p_ = nullptr;
     AscendC::GlobalTensor<int64_t> cumQ_, cumKv_;
     uint32_t b_ = 0;
-    uint64_t base_ = 0;    // first unit of batch b_
-    uint64_t units_ = 0;   // units of batch b_
+    uint64_t base_ = 0;   // first unit of batch b_
+    uint64_t units_ = 0;  // units of batch b_
     uint64_t qBlocks_ = 0;
     uint64_t qStart_ = 0, kvStart_ = 0;
     int64_t seqQ_ = 0, seqKv_ = 0;
@@ -74,11 +72,9 @@ private:
 // Sparse modes 0-8 (sparse_mode.h) per batch of a TND problem: the band bounds the key range of
 // a unit (blocks outside it are never computed) and is applied element-wise inside the
 // computed blocks; modes 0 and 1 also read the user mask [maxSq, maxSkv] (non-zero excludes).
-template <>
-struct MaskMod<MaskSparseMode> : MaskModBase {
+template <> struct MaskMod<MaskSparseMode> : MaskModBase {
     using Params = SparseMaskParams;
-    template <class Tiling>
-    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
     {
         p_ = &tiling.mask;
         if (p_->hasMask != 0) {
@@ -92,8 +88,8 @@ struct MaskMod<MaskSparseMode> : MaskModBase {
     __aicore__ inline SparseBand Band(const WorkUnit &u) const
     {
         const int64_t prefix = p_->hasPrefix != 0 ? prefix_.GetValue(u.b) : 0;
-        return MakeSparseBand(p_->sparseMode, p_->hasMask != 0, p_->preTokens, p_->nextTokens, u.seqQ, u.seqKv,
-                              prefix, static_cast<int64_t>(u.b) == p_->bandBatch);
+        return MakeSparseBand(p_->sparseMode, p_->hasMask != 0, p_->preTokens, p_->nextTokens, u.seqQ, u.seqKv, prefix,
+                              static_cast<int64_t>(u.b) == p_->bandBatch);
     }
 
     __aicore__ inline void KvRange(WorkUnit &u) const
@@ -177,12 +173,10 @@ private:
 // (the alibi-compressed form: the last H = 1024 rows of a Toeplitz bias) a row above the
 // stored ones moves down-right along its diagonal by a multiple of H; columns that then fall
 // past W read 0 (they are masked in the causal modes where compression is allowed).
-template <>
-struct ScoreMod<ScorePse> : ScoreModBase {
+template <> struct ScoreMod<ScorePse> : ScoreModBase {
     using Params = PseParams;
     __aicore__ inline bool UsesScratch() const { return p_->hasPse != 0; }  // the pse rows
-    template <class Tiling>
-    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
     {
         p_ = &tiling.score;
         pse_ = t.pse;
@@ -251,11 +245,9 @@ private:
 // ((sum over batches of N * Sq * Skv) / 8 bytes, least-significant bit first): batch b's
 // [N, Sq, Skv] bits start after those of the batches before it, so a row may start in the
 // middle of a byte. A core walks its units in order, so a cursor carries the batch offset.
-template <>
-struct SoftmaxMod<SoftmaxDropout> : SoftmaxModBase {
+template <> struct SoftmaxMod<SoftmaxDropout> : SoftmaxModBase {
     using Params = DropoutParams;
-    template <class Tiling>
-    __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
     {
         p_ = &tiling.softmax;
         if (p_->hasDropMask != 0) {
@@ -274,16 +266,16 @@ struct SoftmaxMod<SoftmaxDropout> : SoftmaxModBase {
         }
         Seek(u.b);
         const uint64_t skv = static_cast<uint64_t>(u.seqKv);
-        const uint64_t firstBit = bitBase_ + (static_cast<uint64_t>(u.n) * u.seqQ + row0) * skv +
-                                  static_cast<uint64_t>(k0);
+        const uint64_t firstBit =
+            bitBase_ + (static_cast<uint64_t>(u.n) * u.seqQ + row0) * skv + static_cast<uint64_t>(k0);
         const uint32_t bytes = (colsValid + 7) / 8;
         AscendC::DataCopyPadExtParams<uint8_t> pad(false, 0, 0, 0);
         PipeSync<AscendC::HardEvent::V_MTE2>();
         if (firstBit % 8 == 0 && skv % 8 == 0) {
             // Every row starts on a byte: one strided copy, one 32-byte UB block per row
             // (DataCopyPad pads each row's <= 16 bytes).
-            AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), bytes,
-                                            static_cast<uint32_t>(skv / 8 - bytes), 0, 0);
+            AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), bytes, static_cast<uint32_t>(skv / 8 - bytes),
+                                            0, 0);
             AscendC::DataCopyPad(bits, drop_[firstBit / 8], copy, pad);
             PipeSync<AscendC::HardEvent::MTE2_V>();
         } else {

@@ -10,6 +10,7 @@ The runner takes the case directory as argv[1], so one build serves every run of
 source; its status file tells a rejected call (aclnn status, raised as fakit.AclnnError) from
 a crash.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -30,11 +31,16 @@ KINDS = ("tensor", "tensor_list", "int_array", "int64", "double", "bool", "strin
 
 # numpy dtype -> aclDataType enumerator (acl/acl_base.h)
 ACL_DTYPES = {
-    np.dtype(np.float16): "ACL_FLOAT16", np.dtype(ml_dtypes.bfloat16): "ACL_BF16",
-    np.dtype(np.float32): "ACL_FLOAT", np.dtype(np.float64): "ACL_DOUBLE",
-    np.dtype(np.int8): "ACL_INT8", np.dtype(np.uint8): "ACL_UINT8",
-    np.dtype(np.int16): "ACL_INT16", np.dtype(np.int32): "ACL_INT32",
-    np.dtype(np.int64): "ACL_INT64", np.dtype(np.bool_): "ACL_BOOL",
+    np.dtype(np.float16): "ACL_FLOAT16",
+    np.dtype(ml_dtypes.bfloat16): "ACL_BF16",
+    np.dtype(np.float32): "ACL_FLOAT",
+    np.dtype(np.float64): "ACL_DOUBLE",
+    np.dtype(np.int8): "ACL_INT8",
+    np.dtype(np.uint8): "ACL_UINT8",
+    np.dtype(np.int16): "ACL_INT16",
+    np.dtype(np.int32): "ACL_INT32",
+    np.dtype(np.int64): "ACL_INT64",
+    np.dtype(np.bool_): "ACL_BOOL",
 }
 
 # Public headers, named as the specs' examples include them (aclnnop/aclnn_<op>.h, as CANN installs them).
@@ -54,6 +60,7 @@ class Arg:
     """One aclnn argument: `value` is an ndarray (tensor; for out_tensor an array of the output's
     shape and dtype), a list of ndarrays (tensor_list), a list of ints (int_array), a scalar or a
     string — or None for an absent optional."""
+
     name: str
     kind: str
     value: Any
@@ -65,9 +72,11 @@ class Arg:
 
 # ------------------------------------------------------------------ arguments from the bindings
 
+
 def binding(op: str):
     """The fakit.ops binding of `op` (the aclnn name and argument order of its API)."""
     from .. import ops
+
     return ops.lookup(op)
 
 
@@ -75,7 +84,8 @@ def plan(op: str, kwargs: Dict[str, Any]):
     """(binding, [Arg]) for fakit.run(op, **kwargs): the binding's prepare() maps the golden's
     keywords to the aclnn parameters and make_outputs() gives the output arrays. A tensor given
     as None (or left out) is an absent argument: the runner passes a null pointer."""
-    from ..ops import prepare, outputs_of
+    from ..ops import outputs_of, prepare
+
     b = binding(op)
     values = prepare(b, kwargs)
     outputs = outputs_of(b, values)
@@ -93,6 +103,7 @@ def header_of(b) -> str:
 
 
 # ------------------------------------------------------------------------------ case data
+
 
 def _file(name: str) -> str:
     return f"{name}.bin"
@@ -116,8 +127,7 @@ def write_case(case_dir: Path, args: Sequence[Arg], meta: Optional[Dict[str, Any
             for i, item in enumerate(a.value):
                 arr = np.ascontiguousarray(item)
                 arr.tofile(case_dir / _file(f"{a.name}_{i}"))
-                d["items"].append({"dtype": str(arr.dtype), "shape": list(arr.shape),
-                                   "file": _file(f"{a.name}_{i}")})
+                d["items"].append({"dtype": str(arr.dtype), "shape": list(arr.shape), "file": _file(f"{a.name}_{i}")})
         elif a.kind == "out_tensor":
             arr = np.asarray(a.value)
             d.update(dtype=str(arr.dtype), shape=list(arr.shape), file=_file(f"out_{a.name}"))
@@ -147,6 +157,7 @@ def read_outputs(case_dir: Path, args: Sequence[Arg]) -> Dict[str, np.ndarray]:
 
 # ------------------------------------------------------------------------------ rendering
 
+
 def _acl_dtype(arr: np.ndarray, name: str) -> str:
     try:
         return ACL_DTYPES[np.dtype(arr.dtype)]
@@ -156,8 +167,12 @@ def _acl_dtype(arr: np.ndarray, name: str) -> str:
 
 def _tensor_ctx(arr, name: str, file: str) -> Dict[str, Any]:
     arr = np.asarray(arr)
-    return {"dtype": _acl_dtype(arr, name), "elem_bytes": arr.dtype.itemsize,
-            "shape": [int(d) for d in arr.shape], "file": file}
+    return {
+        "dtype": _acl_dtype(arr, name),
+        "elem_bytes": arr.dtype.itemsize,
+        "shape": [int(d) for d in arr.shape],
+        "file": file,
+    }
 
 
 def _double_literal(x: float) -> str:
@@ -170,12 +185,11 @@ def _double_literal(x: float) -> str:
 
 
 def _c_string(s: str) -> str:
-    return json.dumps(str(s))      # a JSON string of ASCII text is a valid C string literal
+    return json.dumps(str(s))  # a JSON string of ASCII text is a valid C string literal
 
 
 def arg_context(a: Arg) -> Dict[str, Any]:
-    ctx: Dict[str, Any] = {"name": a.name, "kind": a.kind, "var": f"arg_{a.name}",
-                           "present": a.value is not None}
+    ctx: Dict[str, Any] = {"name": a.name, "kind": a.kind, "var": f"arg_{a.name}", "present": a.value is not None}
     if a.value is None:
         if a.kind in ("int64", "double", "bool", "string"):
             raise ValueError(f"scalar argument {a.name!r} must have a value")
@@ -201,13 +215,15 @@ def arg_context(a: Arg) -> Dict[str, Any]:
 
 def render(aclnn: str, header: str, args: Sequence[Arg]) -> str:
     import jinja2
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    return env.get_template("runner.cpp.j2").render(
-        aclnn=aclnn, header=header, args=[arg_context(a) for a in args])
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)), undefined=jinja2.StrictUndefined, keep_trailing_newline=True
+    )
+    return env.get_template("runner.cpp.j2").render(aclnn=aclnn, header=header, args=[arg_context(a) for a in args])
 
 
 # ------------------------------------------------------------------------ build and execute
+
 
 def build(source: str, work_dir: Path, compile_command: Callable[[Path, Path], List[str]]) -> Path:
     """Writes runner.cpp and builds it, reusing the binary when the source has not changed."""
@@ -248,12 +264,13 @@ def work_dir(kind: str, op: str, args: Sequence[Arg]) -> Path:
     for a in args:
         h.update(json.dumps(arg_context(a), sort_keys=True, default=str).encode())
         if a.kind in ("tensor", "tensor_list") and a.value is not None:
-            for item in (a.value if a.kind == "tensor_list" else [a.value]):
+            for item in a.value if a.kind == "tensor_list" else [a.value]:
                 h.update(np.ascontiguousarray(item).tobytes())
     return root / f"fakit-{kind}" / op / h.hexdigest()[:12]
 
 
 # ------------------------------------------------------------------------ the sim / npu flow
+
 
 def run_cann(kind: str, op: str, kwargs: Dict[str, Any], wrap: Optional[Callable] = None):
     """fakit.run(op, backend=kind) for kind "sim" (CANN simulator) or "npu" (device): checks
@@ -264,10 +281,12 @@ def run_cann(kind: str, op: str, kwargs: Dict[str, Any], wrap: Optional[Callable
     FAKIT_MSPROF_OUTPUT=DIR runs every call under `msprof op [simulator] --output=DIR`."""
     from .. import cann
     from ..ops import check_keywords, keywords
+
     b = binding(op)
-    check_keywords(b.op, keywords(b), kwargs)     # a misspelt keyword first, before the toolkit
+    check_keywords(b.op, keywords(b), kwargs)  # a misspelt keyword first, before the toolkit
     if wrap is None and os.environ.get("FAKIT_MSPROF_OUTPUT"):
         from ..prof import msprof_op_wrap
+
         wrap = msprof_op_wrap(kind, Path(os.environ["FAKIT_MSPROF_OUTPUT"]).resolve())
     toolkit = cann.find_cann()
     soc = os.environ.get("FAKIT_SOC", cann.DEFAULT_SOC)
@@ -281,12 +300,12 @@ def run_cann(kind: str, op: str, kwargs: Dict[str, Any], wrap: Optional[Callable
     wd = work_dir(kind, op, args)
     case_dir = wd / "case"
     write_case(case_dir, args, {"op": op, "aclnn": b.aclnn, "backend": kind, "soc": soc})
-    exe = build(render(b.aclnn, header_of(b), args), wd,
-                lambda src, out: cann.compile_command(src, out, toolkit, vendor_dir))
+    exe = build(
+        render(b.aclnn, header_of(b), args), wd, lambda src, out: cann.compile_command(src, out, toolkit, vendor_dir)
+    )
     cmd = [str(exe), str(case_dir), os.environ.get("FAKIT_DEVICE_ID", "0")]
     if wrap is not None:
-        ctx = dict(toolkit=toolkit, soc=soc, kind=kind, binding=b, case_dir=case_dir,
-                   kernel=_kernel_prefix(b))
+        ctx = dict(toolkit=toolkit, soc=soc, kind=kind, binding=b, case_dir=case_dir, kernel=_kernel_prefix(b))
         cmd = wrap(ctx, cmd)
     env = cann.run_env(toolkit, vendor_dir, sim_lib, preload=kind == "sim" and wrap is None)
     execute(cmd, env, case_dir, b.aclnn)

@@ -16,6 +16,7 @@ the registered OpDefs.
 
 FAKIT_CPU_SANITIZE=1 selects the ASan/UBSan build (the process must preload libasan).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -32,13 +33,23 @@ import numpy as np
 
 from .. import build
 from ..errors import AclnnError, EmulatorError
-from ..views import Described, Strided, ViewSpec, make as make_view
+from ..views import Described, Strided, ViewSpec
+from ..views import make as make_view
 
 # numpy dtype -> aclDataType value (acl/acl_base.h)
 ACL_DTYPES = {
-    np.dtype(np.float32): 0, np.dtype(np.float16): 1, np.dtype(np.int8): 2, np.dtype(np.int32): 3,
-    np.dtype(np.uint8): 4, np.dtype(np.int16): 6, np.dtype(np.uint16): 7, np.dtype(np.uint32): 8,
-    np.dtype(np.int64): 9, np.dtype(np.uint64): 10, np.dtype(np.float64): 11, np.dtype(np.bool_): 12,
+    np.dtype(np.float32): 0,
+    np.dtype(np.float16): 1,
+    np.dtype(np.int8): 2,
+    np.dtype(np.int32): 3,
+    np.dtype(np.uint8): 4,
+    np.dtype(np.int16): 6,
+    np.dtype(np.uint16): 7,
+    np.dtype(np.uint32): 8,
+    np.dtype(np.int64): 9,
+    np.dtype(np.uint64): 10,
+    np.dtype(np.float64): 11,
+    np.dtype(np.bool_): 12,
     np.dtype(ml_dtypes.bfloat16): 27,
 }
 ACL_FORMAT_ND = 2
@@ -71,8 +82,20 @@ class _Runtime:
             "aclrtMalloc": (_c.c_int, [_c.POINTER(_c.c_void_p), _c.c_size_t, _c.c_int]),
             "aclrtFree": (_c.c_int, [_c.c_void_p]),
             "aclrtMemcpy": (_c.c_int, [_c.c_void_p, _c.c_size_t, _c.c_void_p, _c.c_size_t, _c.c_int]),
-            "aclCreateTensor": (_c.c_void_p, [_c.POINTER(_c.c_int64), _c.c_uint64, _c.c_int, _c.POINTER(_c.c_int64),
-                                              _c.c_int64, _c.c_int, _c.POINTER(_c.c_int64), _c.c_uint64, _c.c_void_p]),
+            "aclCreateTensor": (
+                _c.c_void_p,
+                [
+                    _c.POINTER(_c.c_int64),
+                    _c.c_uint64,
+                    _c.c_int,
+                    _c.POINTER(_c.c_int64),
+                    _c.c_int64,
+                    _c.c_int,
+                    _c.POINTER(_c.c_int64),
+                    _c.c_uint64,
+                    _c.c_void_p,
+                ],
+            ),
             "aclCreateIntArray": (_c.c_void_p, [_c.POINTER(_c.c_int64), _c.c_uint64]),
             "aclCreateTensorList": (_c.c_void_p, [_c.POINTER(_c.c_void_p), _c.c_uint64]),
             "aclDestroyTensor": (_c.c_int, [_c.c_void_p]),
@@ -136,7 +159,7 @@ class _Runtime:
                 worker.join(0.1)
                 bar.update()
         except KeyboardInterrupt:
-            while worker.is_alive():      # repeated: the launch may not have started yet
+            while worker.is_alive():  # repeated: the launch may not have started yet
                 self.lib.ascendc_emu_cancel_launches()
                 worker.join(0.05)
             raise
@@ -151,15 +174,19 @@ class _Runtime:
         dev = _c.c_void_p()
         if arr.nbytes:
             self._check(self.lib.aclrtMalloc(_c.byref(dev), arr.nbytes, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")
-            self._check(self.lib.aclrtMemcpy(dev, arr.nbytes, arr.ctypes.data, arr.nbytes, ACL_MEMCPY_HOST_TO_DEVICE),
-                        "aclrtMemcpy")
+            self._check(
+                self.lib.aclrtMemcpy(dev, arr.nbytes, arr.ctypes.data, arr.nbytes, ACL_MEMCPY_HOST_TO_DEVICE),
+                "aclrtMemcpy",
+            )
         return dev
 
     def from_device(self, dev: _c.c_void_p, template: np.ndarray) -> np.ndarray:
         out = np.empty(template.shape, template.dtype)
         if out.nbytes:
-            self._check(self.lib.aclrtMemcpy(out.ctypes.data, out.nbytes, dev, out.nbytes, ACL_MEMCPY_DEVICE_TO_HOST),
-                        "aclrtMemcpy")
+            self._check(
+                self.lib.aclrtMemcpy(out.ctypes.data, out.nbytes, dev, out.nbytes, ACL_MEMCPY_DEVICE_TO_HOST),
+                "aclrtMemcpy",
+            )
         return out
 
     def tensor(self, arr: np.ndarray, dev: _c.c_void_p, strided: Optional[Strided] = None) -> int:
@@ -183,24 +210,36 @@ class _Runtime:
             raise RuntimeError(f"aclCreateTensor failed: {self.last_error()}")
         return t
 
-
     def described_tensor(self, d: Described):
         dev = _c.c_void_p()
-        self._check(self.lib.aclrtMalloc(_c.byref(dev), max(d.alloc_bytes, 1), ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")
+        self._check(
+            self.lib.aclrtMalloc(_c.byref(dev), max(d.alloc_bytes, 1), ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc"
+        )
         zeros = np.zeros(max(d.alloc_bytes, 1), np.uint8)
-        self._check(self.lib.aclrtMemcpy(dev, zeros.nbytes, zeros.ctypes.data, zeros.nbytes, ACL_MEMCPY_HOST_TO_DEVICE),
-                    "aclrtMemcpy")
+        self._check(
+            self.lib.aclrtMemcpy(dev, zeros.nbytes, zeros.ctypes.data, zeros.nbytes, ACL_MEMCPY_HOST_TO_DEVICE),
+            "aclrtMemcpy",
+        )
         nd = len(d.shape)
         if d.strides is None:
             strides = [1] * nd
             for i in range(nd - 2, -1, -1):
-                strides[i] = min(strides[i + 1] * max(d.shape[i + 1], 1), 2 ** 63 - 1)
+                strides[i] = min(strides[i + 1] * max(d.shape[i + 1], 1), 2**63 - 1)
         else:
             strides = list(d.strides)
         storage = list(d.shape if d.storage is None else d.storage)
         arr = lambda v: (_c.c_int64 * max(len(v), 1))(*v)  # noqa: E731
-        t = self.lib.aclCreateTensor(arr(d.shape), nd, ACL_DTYPES[np.dtype(d.dtype)], arr(strides), d.offset,
-                                     ACL_FORMAT_ND, arr(storage), len(storage), dev)
+        t = self.lib.aclCreateTensor(
+            arr(d.shape),
+            nd,
+            ACL_DTYPES[np.dtype(d.dtype)],
+            arr(strides),
+            d.offset,
+            ACL_FORMAT_ND,
+            arr(storage),
+            len(storage),
+            dev,
+        )
         if not t:
             self.lib.aclrtFree(dev)
             raise RuntimeError(f"aclCreateTensor failed: {self.last_error()}")
@@ -256,11 +295,13 @@ def runtime() -> _Runtime:
 def run(op: str, **kwargs):
     """fakit.run(op, backend="cpu", **golden_kwargs)."""
     from .. import ops
+
     return run_binding(ops.lookup(op), **kwargs)
 
 
-def run_binding(binding, library: Optional[Path] = None, views: Optional[Dict[str, ViewSpec]] = None,
-                after_launch=None, **kwargs):
+def run_binding(
+    binding, library: Optional[Path] = None, views: Optional[Dict[str, ViewSpec]] = None, after_launch=None, **kwargs
+):
     """Runs one call of `binding` (a fakit.ops.OpBinding) from the given library (default: the
     product library; the proof operators pass fakit.build.proof_library_path()). `views` maps
     aclnn parameter names (inputs or outputs) to a fakit.views layout ("padded", "transposed" or
@@ -268,7 +309,8 @@ def run_binding(binding, library: Optional[Path] = None, views: Optional[Dict[st
     (tests of the run stage's misuse handling) is called as after_launch(lib, executor, workspace,
     workspace_size, stream) after a successful second stage."""
     from ..ops import outputs_of, prepare
-    values = prepare(binding, kwargs)     # keyword mistakes before any build
+
+    values = prepare(binding, kwargs)  # keyword mistakes before any build
     outputs = outputs_of(binding, values)
     views = dict(views or {})
     ops_lib = build.ensure_built("cpu", sanitize=_sanitize())
@@ -358,8 +400,10 @@ def run_binding(binding, library: Optional[Path] = None, views: Optional[Dict[st
             raise AclnnError(status, rt.last_error())
         workspace = _c.c_void_p()
         if ws_size.value:
-            rt._check(rt.lib.aclrtMalloc(_c.byref(workspace), ws_size.value, ACL_MEM_MALLOC_HUGE_FIRST),
-                      "aclrtMalloc(workspace)")
+            rt._check(
+                rt.lib.aclrtMalloc(_c.byref(workspace), ws_size.value, ACL_MEM_MALLOC_HUGE_FIRST),
+                "aclrtMalloc(workspace)",
+            )
             device.append(workspace)
         status = rt.supervised(binding.aclnn, lambda: launch(workspace, ws_size.value, executor, rt.stream))
         if status != 0:

@@ -2,6 +2,7 @@
 simulator (camodel libraries of FAKIT_SOC, default ascend910b2). Needs a CANN toolkit with its
 simulator and the package installed (docs/npu.md); otherwise raises BackendUnavailable.
 FAKIT_MSPROF_OUTPUT=DIR runs each call under `msprof op simulator --output=DIR`."""
+
 from .aclnn_runner import run_cann
 
 

@@ -7,6 +7,7 @@
     DIR/golden.<out>.bin    each golden output (float32)
     DIR/benchmark.<out>.bin each same-dtype benchmark output (float32), when written
 """
+
 from __future__ import annotations
 
 import json
@@ -17,10 +18,18 @@ import ml_dtypes
 import numpy as np
 
 FORMAT_VERSION = 1
-_NAMES = {np.dtype(np.float16): "float16", np.dtype(ml_dtypes.bfloat16): "bfloat16",
-          np.dtype(np.float32): "float32", np.dtype(np.float64): "float64", np.dtype(np.int8): "int8",
-          np.dtype(np.uint8): "uint8", np.dtype(np.int32): "int32", np.dtype(np.int64): "int64",
-          np.dtype(np.uint64): "uint64", np.dtype(bool): "bool"}
+_NAMES = {
+    np.dtype(np.float16): "float16",
+    np.dtype(ml_dtypes.bfloat16): "bfloat16",
+    np.dtype(np.float32): "float32",
+    np.dtype(np.float64): "float64",
+    np.dtype(np.int8): "int8",
+    np.dtype(np.uint8): "uint8",
+    np.dtype(np.int32): "int32",
+    np.dtype(np.int64): "int64",
+    np.dtype(np.uint64): "uint64",
+    np.dtype(bool): "bool",
+}
 _BY_NAME = {v: k for k, v in _NAMES.items()}
 
 
@@ -36,8 +45,7 @@ def _write_tensor(out: Path, stem: str, arr: np.ndarray) -> Dict[str, Any]:
     fname = f"{stem}.bin"
     # raw bytes, little-endian (bf16 as its 16-bit pattern, bool as one byte 0/1)
     arr.astype(arr.dtype.newbyteorder("<"), copy=False).tofile(out / fname)
-    return {"dtype": dtype_name(arr.dtype), "shape": list(arr.shape), "file": fname,
-            "bytes": int(arr.nbytes)}
+    return {"dtype": dtype_name(arr.dtype), "shape": list(arr.shape), "file": fname, "bytes": int(arr.nbytes)}
 
 
 def _read_tensor(root: Path, entry: Mapping[str, Any]) -> np.ndarray:
@@ -72,23 +80,39 @@ def write_case_dir(out_dir, case, inputs: Mapping[str, Any], golden, benchmark=N
         for name, arr in _outputs_dict(result).items():
             if arr is None:
                 continue
-            entry = {"name": name, "kind": kind, "output_dtype": dtypes.get(name),
-                     **_write_tensor(out, f"{kind}.{name}", np.asarray(arr, np.float32))}
+            entry = {
+                "name": name,
+                "kind": kind,
+                "output_dtype": dtypes.get(name),
+                **_write_tensor(out, f"{kind}.{name}", np.asarray(arr, np.float32)),
+            }
             outputs.append(entry)
-    meta = {"format_version": FORMAT_VERSION, "op": case.op, "case_id": case.id, "features": case.features,
-            "case": case.params(), "inputs": tensors, "attributes": attributes, "absent_inputs": absent,
-            "outputs": outputs, "absent_outputs": absent_outputs, "output_dtypes": dtypes}
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "op": case.op,
+        "case_id": case.id,
+        "features": case.features,
+        "case": case.params(),
+        "inputs": tensors,
+        "attributes": attributes,
+        "absent_inputs": absent,
+        "outputs": outputs,
+        "absent_outputs": absent_outputs,
+        "output_dtypes": dtypes,
+    }
     (out / "case.json").write_text(json.dumps(meta, indent=2) + "\n")
     return out
 
 
-def read_case_dir(path) -> Tuple[Dict[str, Any], Dict[str, Any], Dict[str, np.ndarray], Optional[Dict[str, np.ndarray]]]:
+def read_case_dir(
+    path,
+) -> Tuple[Dict[str, Any], Dict[str, Any], Dict[str, np.ndarray], Optional[Dict[str, np.ndarray]]]:
     """(meta, kwargs for fakit.golden.<op>, golden outputs, benchmark outputs or None)."""
     root = Path(path)
     meta = json.loads((root / "case.json").read_text())
     kwargs: Dict[str, Any] = {name: None for name in meta["absent_inputs"]}
     for t in meta["inputs"]:
-        kwargs[t["name"]] = ([_read_tensor(root, e) for e in t["list"]] if "list" in t else _read_tensor(root, t))
+        kwargs[t["name"]] = [_read_tensor(root, e) for e in t["list"]] if "list" in t else _read_tensor(root, t)
     kwargs.update(meta["attributes"])
     golden: Dict[str, np.ndarray] = {}
     bench: Dict[str, np.ndarray] = {}

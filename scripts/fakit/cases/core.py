@@ -6,6 +6,7 @@ across runs and machines and changes whenever anything that affects the inputs c
 Each operator module (fakit/cases/<op>.py) knows how to validate a case against its spec
 (`check`), generate its inputs (`make_inputs`) and describe it (`features`).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -59,6 +60,7 @@ def peer_cap() -> int:
     """FAKIT_MAX_SEQ (set by `fakit run/cases --max-seq N`): peer cases with a longer sequence
     are left out, so a small machine runs the short ones. 0 = no cap."""
     import os
+
     return int(os.environ.get("FAKIT_MAX_SEQ", "0") or 0)
 
 
@@ -83,15 +85,19 @@ class Case:
     # `features`, not part of the id or the inputs.
     label: str = dataclasses.field(default="", compare=False)
 
-    def __hash__(self) -> int:          # the mapping fields are not hashable; the id is
+    def __hash__(self) -> int:  # the mapping fields are not hashable; the id is
         return hash(self.id)
 
     def params(self) -> Dict[str, Any]:
         """The canonical, JSON-serialisable description the id is computed from."""
         return {
-            "op": self.op, "dtype": self.dtype, "layout": self.layout,
-            "shapes": _plain(self.shapes), "attrs": _plain(self.attrs),
-            "options": _plain(self.options), "value_range": list(self.value_range),
+            "op": self.op,
+            "dtype": self.dtype,
+            "layout": self.layout,
+            "shapes": _plain(self.shapes),
+            "attrs": _plain(self.attrs),
+            "options": _plain(self.options),
+            "value_range": list(self.value_range),
             "seed": self.seed,
         }
 
@@ -124,14 +130,26 @@ class Case:
         return operator_module(self.op).output_dtypes(self)
 
     def to_json(self) -> Dict[str, Any]:
-        return {"id": self.id, "features": self.features, **self.params(), **({"label": self.label} if self.label else {})}
+        return {
+            "id": self.id,
+            "features": self.features,
+            **self.params(),
+            **({"label": self.label} if self.label else {}),
+        }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Case":
-        return cls(op=d["op"], dtype=d["dtype"], layout=d["layout"], shapes=d["shapes"],
-                   attrs=d.get("attrs", {}), options=d.get("options", {}),
-                   value_range=tuple(d.get("value_range", (-1.0, 1.0))), seed=d.get("seed", 0),
-                   label=d.get("label", ""))
+        return cls(
+            op=d["op"],
+            dtype=d["dtype"],
+            layout=d["layout"],
+            shapes=d["shapes"],
+            attrs=d.get("attrs", {}),
+            options=d.get("options", {}),
+            value_range=tuple(d.get("value_range", (-1.0, 1.0))),
+            seed=d.get("seed", 0),
+            label=d.get("label", ""),
+        )
 
 
 def _plain(x):
@@ -150,6 +168,7 @@ def operator_module(op: str):
 
 
 # ---------------------------------------------------------------- input generation helpers
+
 
 def uniform(rng: np.random.Generator, shape, dtype: str, lo: float = -1.0, hi: float = 1.0):
     """Uniform values in [lo, hi), rounded to `dtype` (the array is in that dtype)."""
@@ -194,6 +213,7 @@ def call_filtered(fn, **kwargs):
     """Call `fn` with the subset of kwargs its signature accepts (forward goldens whose
     exact keyword set is owned by the golden module)."""
     import inspect
+
     params = inspect.signature(fn).parameters
     if any(p.kind == p.VAR_KEYWORD for p in params.values()):
         return fn(**kwargs)

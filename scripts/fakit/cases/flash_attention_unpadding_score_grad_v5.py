@@ -2,6 +2,7 @@
 parts, attention sink, pse types 0-3 (with q/kv start indices), dropout, sparse modes
 0-8 (not 5), prefix, both softmax-statistics layouts. The forward inputs (softmax max/sum,
 attention_in) come from fakit.golden.flash_attention_tnd_forward on the same inputs."""
+
 from __future__ import annotations
 
 import itertools
@@ -16,24 +17,70 @@ MAX_INT = tnd.MAX_INT
 ROPE_D = 64
 
 
-def make(dtype="fp16", qlens=(64,), kvlens=None, N=2, Nkv=None, D=64, sparse_mode=0, mask="none",
-         mask_dtype="bool", pre=MAX_INT, nxt=MAX_INT, prefix=None, pse="none", pse_type=1,
-         start=None, dropout=False, keep_prob=1.0, rope=False, sink=False, stats="same_as_input",
-         value_range=(-1.0, 1.0), seed=0) -> Case:
+def make(
+    dtype="fp16",
+    qlens=(64,),
+    kvlens=None,
+    N=2,
+    Nkv=None,
+    D=64,
+    sparse_mode=0,
+    mask="none",
+    mask_dtype="bool",
+    pre=MAX_INT,
+    nxt=MAX_INT,
+    prefix=None,
+    pse="none",
+    pse_type=1,
+    start=None,
+    dropout=False,
+    keep_prob=1.0,
+    rope=False,
+    sink=False,
+    stats="same_as_input",
+    value_range=(-1.0, 1.0),
+    seed=0,
+) -> Case:
     kvlens = qlens if kvlens is None else kvlens
     if sparse_mode != 0 and mask == "none":
         mask = "mode"
-    return Case(OP, dtype, "TND",
-                {"qlens": list(qlens), "kvlens": list(kvlens), "N": N, "Nkv": N if Nkv is None else Nkv,
-                 "D": D, "Dr": ROPE_D if rope else 0},
-                attrs={"head_num": N, "scale_value": (D + (ROPE_D if rope else 0)) ** -0.5,
-                       "keep_prob": keep_prob, "pre_tokens": pre, "next_tokens": nxt, "input_layout": "TND",
-                       "inner_precise": 0, "sparse_mode": sparse_mode, "pse_type": pse_type,
-                       "softmax_in_layout": stats},
-                options={"mask": mask, "mask_dtype": mask_dtype, "prefix": None if prefix is None else list(prefix),
-                         "pse": pse, "dropout": dropout, "rope": rope, "sink": sink,
-                         "start": None if start is None else list(start)},
-                value_range=tuple(value_range), seed=seed)
+    return Case(
+        OP,
+        dtype,
+        "TND",
+        {
+            "qlens": list(qlens),
+            "kvlens": list(kvlens),
+            "N": N,
+            "Nkv": N if Nkv is None else Nkv,
+            "D": D,
+            "Dr": ROPE_D if rope else 0,
+        },
+        attrs={
+            "head_num": N,
+            "scale_value": (D + (ROPE_D if rope else 0)) ** -0.5,
+            "keep_prob": keep_prob,
+            "pre_tokens": pre,
+            "next_tokens": nxt,
+            "input_layout": "TND",
+            "inner_precise": 0,
+            "sparse_mode": sparse_mode,
+            "pse_type": pse_type,
+            "softmax_in_layout": stats,
+        },
+        options={
+            "mask": mask,
+            "mask_dtype": mask_dtype,
+            "prefix": None if prefix is None else list(prefix),
+            "pse": pse,
+            "dropout": dropout,
+            "rope": rope,
+            "sink": sink,
+            "start": None if start is None else list(start),
+        },
+        value_range=tuple(value_range),
+        seed=seed,
+    )
 
 
 def check(c: Case) -> None:
@@ -86,6 +133,7 @@ def _forward_inputs(c: Case, rng) -> dict:
 
 def make_inputs(c: Case, rng) -> dict:
     from fakit import golden
+
     kw = _forward_inputs(c, rng)
     kw["dy"] = uniform(rng, kw["query"].shape, c.dtype, *c.value_range)
     fwd = call_filtered(golden.flash_attention_tnd_forward, **kw)
@@ -122,23 +170,30 @@ def features(c: Case) -> str:
 
 # ------------------------------------------------------------------------------- suites
 
+
 def smoke():
     return [
         make("fp16", qlens=[64, 100], kvlens=[64, 128], N=2, D=64),
         make("bf16", qlens=[128], N=4, Nkv=2, D=128, sparse_mode=3, rope=True, stats=""),
         make("fp16", qlens=[96, 64], kvlens=[96, 80], N=2, D=64, sparse_mode=2, sink=True),
         make("bf16", qlens=[64, 64], N=2, D=64, sparse_mode=3, pse="slopes", pse_type=2, start=[0, 0]),
-        make("fp32", qlens=[64], N=2, Nkv=1, D=64, mask="random", pse="full1", pse_type=0,
-             dropout=True, keep_prob=0.9),
+        make("fp32", qlens=[64], N=2, Nkv=1, D=64, mask="random", pse="full1", pse_type=0, dropout=True, keep_prob=0.9),
         make("fp16", qlens=[128], N=2, D=64, sparse_mode=4, pre=32, nxt=0),
     ]
 
 
 def full():
-    modes = {0: {}, 1: {"mask": "random"}, 2: {}, 3: {}, 4: {"pre": 40, "nxt": 10}, 6: {"prefix": [100, 100]},
-             7: {"pre": 200, "nxt": -16, "qlens": [64, 48]}, 8: {"pre": 200, "nxt": 0}}
-    for dtype, (mode, extra), (N, Nkv) in itertools.product(("fp16", "bf16", "fp32"), modes.items(),
-                                                            ((2, 2), (4, 1))):
+    modes = {
+        0: {},
+        1: {"mask": "random"},
+        2: {},
+        3: {},
+        4: {"pre": 40, "nxt": 10},
+        6: {"prefix": [100, 100]},
+        7: {"pre": 200, "nxt": -16, "qlens": [64, 48]},
+        8: {"pre": 200, "nxt": 0},
+    }
+    for dtype, (mode, extra), (N, Nkv) in itertools.product(("fp16", "bf16", "fp32"), modes.items(), ((2, 2), (4, 1))):
         extra = {"qlens": [64, 112], **extra}
         yield make(dtype, kvlens=[144, 112], N=N, Nkv=Nkv, D=64, sparse_mode=mode, **extra)
     # pse types x shapes (types 0/1: tensors; 2/3: slopes, with start indices).
@@ -150,8 +205,18 @@ def full():
         yield make("fp16", qlens=[1040], N=2, D=64, sparse_mode=3, pse=pse, pse_type=1)
     # rope x sink x stats layout x causal modes; dropout x sink.
     for rope, sink, stats, mode in itertools.product((False, True), (False, True), ("", "same_as_input"), (0, 3)):
-        yield make("bf16", qlens=[80, 48], kvlens=[80, 96], N=4, Nkv=2, D=128, sparse_mode=mode, rope=rope,
-                   sink=sink, stats=stats)
+        yield make(
+            "bf16",
+            qlens=[80, 48],
+            kvlens=[80, 96],
+            N=4,
+            Nkv=2,
+            D=128,
+            sparse_mode=mode,
+            rope=rope,
+            sink=sink,
+            stats=stats,
+        )
     for dtype, sink in itertools.product(("fp16", "bf16", "fp32"), (False, True)):
         yield make(dtype, qlens=[64, 32], kvlens=[64, 48], sparse_mode=2, dropout=True, keep_prob=0.8, sink=sink)
     # Invalid rows, empty batches, D sweep up to 768.

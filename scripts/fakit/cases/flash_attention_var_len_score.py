@@ -1,5 +1,6 @@
 """Cases for aclnnFlashAttentionVarLenScore (spec 001): TND training forward with sparse
 modes 0-8 (not 5), prefix, pse (full and alibi-compressed), dropout, GQA, empty batches."""
+
 from __future__ import annotations
 
 import itertools
@@ -11,20 +12,54 @@ OP = "flash_attention_var_len_score"
 MAX_INT = tnd.MAX_INT
 
 
-def make(dtype="fp16", qlens=(64,), kvlens=None, N=2, Nkv=None, D=64, sparse_mode=0, mask="none",
-         mask_dtype="bool", pre=MAX_INT, nxt=MAX_INT, prefix=None, pse="none", dropout=False,
-         keep_prob=1.0, inner_precise=0, value_range=(-1.0, 1.0), seed=0) -> Case:
+def make(
+    dtype="fp16",
+    qlens=(64,),
+    kvlens=None,
+    N=2,
+    Nkv=None,
+    D=64,
+    sparse_mode=0,
+    mask="none",
+    mask_dtype="bool",
+    pre=MAX_INT,
+    nxt=MAX_INT,
+    prefix=None,
+    pse="none",
+    dropout=False,
+    keep_prob=1.0,
+    inner_precise=0,
+    value_range=(-1.0, 1.0),
+    seed=0,
+) -> Case:
     kvlens = qlens if kvlens is None else kvlens
     if sparse_mode != 0 and mask == "none":
-        mask = "mode"      # the compressed mask the sparse mode takes
-    return Case(OP, dtype, "TND",
-                {"qlens": list(qlens), "kvlens": list(kvlens), "N": N, "Nkv": N if Nkv is None else Nkv, "D": D},
-                attrs={"head_num": N, "scale_value": D ** -0.5, "keep_prob": keep_prob, "pre_tokens": pre,
-                       "next_tokens": nxt, "input_layout": "TND", "inner_precise": inner_precise,
-                       "sparse_mode": sparse_mode},
-                options={"mask": mask, "mask_dtype": mask_dtype, "prefix": None if prefix is None else list(prefix),
-                         "pse": pse, "dropout": dropout},
-                value_range=tuple(value_range), seed=seed)
+        mask = "mode"  # the compressed mask the sparse mode takes
+    return Case(
+        OP,
+        dtype,
+        "TND",
+        {"qlens": list(qlens), "kvlens": list(kvlens), "N": N, "Nkv": N if Nkv is None else Nkv, "D": D},
+        attrs={
+            "head_num": N,
+            "scale_value": D**-0.5,
+            "keep_prob": keep_prob,
+            "pre_tokens": pre,
+            "next_tokens": nxt,
+            "input_layout": "TND",
+            "inner_precise": inner_precise,
+            "sparse_mode": sparse_mode,
+        },
+        options={
+            "mask": mask,
+            "mask_dtype": mask_dtype,
+            "prefix": None if prefix is None else list(prefix),
+            "pse": pse,
+            "dropout": dropout,
+        },
+        value_range=tuple(value_range),
+        seed=seed,
+    )
 
 
 def check(c: Case) -> None:
@@ -63,24 +98,33 @@ def features(c: Case) -> str:
 
 # ------------------------------------------------------------------------------- suites
 
+
 def smoke():
     return [
         make("fp16", qlens=[64, 100], kvlens=[64, 128], N=2, D=64),
         make("bf16", qlens=[128], N=4, Nkv=2, D=128, sparse_mode=2),
         make("fp16", qlens=[96, 0, 64], kvlens=[160, 0, 64], N=2, D=64, sparse_mode=3),
-        make("fp32", qlens=[64, 48], kvlens=[64, 80], N=2, Nkv=1, D=64, mask="random", mask_dtype="uint8",
-             pse="full1"),
+        make("fp32", qlens=[64, 48], kvlens=[64, 80], N=2, Nkv=1, D=64, mask="random", mask_dtype="uint8", pse="full1"),
         make("fp16", qlens=[128], N=2, D=64, sparse_mode=4, pre=32, nxt=8, dropout=True, keep_prob=0.9),
         make("bf16", qlens=[64, 64], kvlens=[128, 96], N=2, D=64, sparse_mode=6, prefix=[80, 40]),
     ]
 
 
 def full():
-    modes = {0: {}, 1: {"mask": "random"}, 2: {}, 3: {}, 4: {"pre": 40, "nxt": 10}, 6: {"prefix": [100, 100]},
-             7: {"pre": 200, "nxt": -16, "qlens": [64, 48]}, 8: {"pre": 200, "nxt": 0}}
+    modes = {
+        0: {},
+        1: {"mask": "random"},
+        2: {},
+        3: {},
+        4: {"pre": 40, "nxt": 10},
+        6: {"prefix": [100, 100]},
+        7: {"pre": 200, "nxt": -16, "qlens": [64, 48]},
+        8: {"pre": 200, "nxt": 0},
+    }
     # Core product: dtype x sparse mode x head grouping, on two batches of unequal lengths.
-    for dtype, (mode, extra), (N, Nkv) in itertools.product(("fp16", "bf16", "fp32"), modes.items(),
-                                                            ((2, 2), (4, 1), (8, 2))):
+    for dtype, (mode, extra), (N, Nkv) in itertools.product(
+        ("fp16", "bf16", "fp32"), modes.items(), ((2, 2), (4, 1), (8, 2))
+    ):
         extra = {"qlens": [64, 112], **extra}
         yield make(dtype, kvlens=[144, 112], N=N, Nkv=Nkv, D=64, sparse_mode=mode, **extra)
     # Mode 0 user masks (random / causal / band) in both mask dtypes.
@@ -88,8 +132,15 @@ def full():
         yield make("fp16", qlens=[80, 48], kvlens=[80, 96], mask=kind, mask_dtype=mdt, pre=24, nxt=4)
     # pse shapes, dropout and their combinations with the causal modes.
     for pse, mode, drop in itertools.product(("none", "full", "full1"), (0, 2, 3), (False, True)):
-        yield make("bf16", qlens=[64, 32], kvlens=[64, 32], sparse_mode=mode, pse=pse, dropout=drop,
-                   keep_prob=0.8 if drop else 1.0)
+        yield make(
+            "bf16",
+            qlens=[64, 32],
+            kvlens=[64, 32],
+            sparse_mode=mode,
+            pse=pse,
+            dropout=drop,
+            keep_prob=0.8 if drop else 1.0,
+        )
     for pse in ("alibi", "alibi1"):
         yield make("fp16", qlens=[1040], N=2, D=64, sparse_mode=3, pse=pse)
     # Invalid rows: Sq > Skv right-down causal (detected automatically) and negative bands.

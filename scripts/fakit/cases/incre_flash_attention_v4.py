@@ -1,6 +1,7 @@
 """Cases for aclnnIncreFlashAttentionV4 (spec 002): decode (query S = 1) over a KV cache —
 BSH/BSND/BNSD, GQA (ratio <= 64), masks, pse shift, actual KV lengths, KV left padding,
 tensor-list KV, paged attention (both cache layouts), int8 KV antiquant, int8 output."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -8,21 +9,52 @@ import itertools
 
 import numpy as np
 
-from .core import DTYPES, Case, Forbidden, mask_as, uniform, peer_cap, peer_entries
+from .core import DTYPES, Case, Forbidden, mask_as, peer_cap, peer_entries, uniform
 
 OP = "incre_flash_attention_v4"
 LAYOUTS = ("BSH", "BSND", "BNSD")
-PEER_FILE = "ifa_v4.json"   # in fakit/suites/peer/
+PEER_FILE = "ifa_v4.json"  # in fakit/suites/peer/
 
 
-def make(dtype="fp16", layout="BNSD", B=1, N=2, Nkv=None, S=128, D=64, actual=None, mask="none",
-         mask_shape="B11S", mask_dtype="bool", pse="none", pad=None, kv_list=False, paged=None,
-         cache="bsh", kv_int8=False, antiquant="tensor", antiquant_offset=True, quant=None,
-         quant_offset=True, quant_dtype="fp32", inner_precise=1, scale=None,
-         value_range=(-1.0, 1.0), seed=0) -> Case:
+def make(
+    dtype="fp16",
+    layout="BNSD",
+    B=1,
+    N=2,
+    Nkv=None,
+    S=128,
+    D=64,
+    actual=None,
+    mask="none",
+    mask_shape="B11S",
+    mask_dtype="bool",
+    pse="none",
+    pad=None,
+    kv_list=False,
+    paged=None,
+    cache="bsh",
+    kv_int8=False,
+    antiquant="tensor",
+    antiquant_offset=True,
+    quant=None,
+    quant_offset=True,
+    quant_dtype="fp32",
+    inner_precise=1,
+    scale=None,
+    value_range=(-1.0, 1.0),
+    seed=0,
+) -> Case:
     Nkv = N if Nkv is None else Nkv
-    options = {"actual": None if actual is None else list(actual), "mask": mask, "pse": pse,
-               "pad": pad, "kv_list": kv_list, "paged": paged, "kv_int8": kv_int8, "quant": quant}
+    options = {
+        "actual": None if actual is None else list(actual),
+        "mask": mask,
+        "pse": pse,
+        "pad": pad,
+        "kv_list": kv_list,
+        "paged": paged,
+        "kv_int8": kv_int8,
+        "quant": quant,
+    }
     if mask != "none":
         options.update(mask_shape=mask_shape, mask_dtype=mask_dtype)
     if paged:
@@ -31,11 +63,23 @@ def make(dtype="fp16", layout="BNSD", B=1, N=2, Nkv=None, S=128, D=64, actual=No
         options.update(antiquant=antiquant, antiquant_offset=antiquant_offset)
     if quant:
         options.update(quant_offset=quant_offset, quant_dtype=quant_dtype)
-    return Case(OP, dtype, layout, {"B": B, "N": N, "Nkv": Nkv, "S": S, "D": D},
-                attrs={"num_heads": N, "scale_value": float(D ** -0.5 if scale is None else scale),
-                       "input_layout": layout, "num_key_value_heads": 0 if Nkv == N else Nkv,
-                       "block_size": paged or 0, "inner_precise": inner_precise},
-                options=options, value_range=tuple(value_range), seed=seed)
+    return Case(
+        OP,
+        dtype,
+        layout,
+        {"B": B, "N": N, "Nkv": Nkv, "S": S, "D": D},
+        attrs={
+            "num_heads": N,
+            "scale_value": float(D**-0.5 if scale is None else scale),
+            "input_layout": layout,
+            "num_key_value_heads": 0 if Nkv == N else Nkv,
+            "block_size": paged or 0,
+            "inner_precise": inner_precise,
+        },
+        options=options,
+        value_range=tuple(value_range),
+        seed=seed,
+    )
 
 
 def check(c: Case) -> None:
@@ -91,7 +135,7 @@ def _paged(c: Case, rng, k_bnsd, v_bnsd):
     B, Nkv, D, bs = s["B"], s["Nkv"], s["D"], o["paged"]
     nblk = [-(-a // bs) for a in o["actual"]]
     max_blk = max(max(nblk), 1)
-    pool = sum(nblk) + 2                       # a couple of unused blocks in the pool
+    pool = sum(nblk) + 2  # a couple of unused blocks in the pool
     order = rng.permutation(pool)
     table = np.full((B, max_blk), -1, np.int32)
     kc = np.zeros((pool, Nkv, bs, D), k_bnsd.dtype)
@@ -115,7 +159,7 @@ def make_inputs(c: Case, rng) -> dict:
     s, o = c.shapes, c.options
     B, N, Nkv, S, D = (s[k] for k in ("B", "N", "Nkv", "S", "D"))
     kw = {"query": uniform(rng, _kv_shape(c.layout, B, N, 1, D), c.dtype, *c.value_range)}
-    span = S                                      # positions that masks / pse index
+    span = S  # positions that masks / pse index
     if o["paged"]:
         kc, vc, table, span = _paged(c, rng, _kv_values(c, rng, (B, Nkv, S, D)), _kv_values(c, rng, (B, Nkv, S, D)))
         span = max(span, S)
@@ -142,8 +186,11 @@ def make_inputs(c: Case, rng) -> dict:
         if o["antiquant_offset"]:
             kw["antiquant_offset"] = rng.uniform(-3, 3, size=shape).astype(DTYPES[c.dtype])
     if o["quant"]:
-        shape = (1,) if o["quant"] == "tensor" else \
-            {"BSH": (1, 1, N * D), "BSND": (1, 1, N, D), "BNSD": (1, N, 1, D)}[c.layout]
+        shape = (
+            (1,)
+            if o["quant"] == "tensor"
+            else {"BSH": (1, 1, N * D), "BSND": (1, 1, N, D), "BNSD": (1, N, 1, D)}[c.layout]
+        )
         kw["quant_scale2"] = rng.uniform(40, 100, size=shape).astype(DTYPES[o["quant_dtype"]])
         if o["quant_offset"]:
             kw["quant_offset2"] = np.round(rng.uniform(-8, 8, size=shape)).astype(DTYPES[o["quant_dtype"]])
@@ -183,6 +230,7 @@ def features(c: Case) -> str:
 
 # ------------------------------------------------------------------------------- suites
 
+
 def smoke():
     return [
         make("fp16", "BNSD", B=2, N=4, Nkv=1, S=256, D=128, actual=[256, 100]),
@@ -197,24 +245,37 @@ def smoke():
 def full():
     # Core product: dtype x layout x head grouping x (mask, pse).
     for dtype, layout, (N, Nkv), (mask, pse) in itertools.product(
-            ("fp16", "bf16"), LAYOUTS, ((4, 4), (8, 1), (16, 2)),
-            (("none", "none"), ("random", "none"), ("none", "BN1S"), ("random", "1N1S"))):
+        ("fp16", "bf16"),
+        LAYOUTS,
+        ((4, 4), (8, 1), (16, 2)),
+        (("none", "none"), ("random", "none"), ("none", "BN1S"), ("random", "1N1S")),
+    ):
         yield make(dtype, layout, B=2, N=N, Nkv=Nkv, S=160, D=64, mask=mask, pse=pse, actual=[160, 77])
     # Mask shapes and dtypes.
     for shape, mdt in itertools.product(("BS", "B1S", "B11S"), ("bool", "int8", "uint8")):
         yield make("fp16", "BSND", B=2, N=2, S=64, D=64, mask="random", mask_shape=shape, mask_dtype=mdt)
     # Paged attention: block sizes x both cache layouts x mask/pse on top.
-    for bs, cache, layout, extra in itertools.product((16, 128, 512), ("bsh", "bnsd"), LAYOUTS,
-                                                      ({}, {"mask": "random", "pse": "BN1S"})):
-        yield make("fp16", layout, B=3, N=4, Nkv=2, S=600, D=64, actual=[600, 1, 257], paged=bs,
-                   cache=cache, **extra)
+    for bs, cache, layout, extra in itertools.product(
+        (16, 128, 512), ("bsh", "bnsd"), LAYOUTS, ({}, {"mask": "random", "pse": "BN1S"})
+    ):
+        yield make("fp16", layout, B=3, N=4, Nkv=2, S=600, D=64, actual=[600, 1, 257], paged=bs, cache=cache, **extra)
     # int8 KV antiquant: per-tensor / per-channel, with and without offset, every layout, paged.
-    for dtype, layout, mode, off in itertools.product(("fp16", "bf16"), LAYOUTS, ("tensor", "channel"),
-                                                      (True, False)):
-        yield make(dtype, layout, B=2, N=4, Nkv=2, S=96, D=64, kv_int8=True, antiquant=mode,
-                   antiquant_offset=off)
-    yield make("fp16", "BNSD", B=2, N=4, Nkv=1, S=256, D=128, actual=[256, 64], kv_int8=True,
-               antiquant="channel", paged=32, cache="bnsd")
+    for dtype, layout, mode, off in itertools.product(("fp16", "bf16"), LAYOUTS, ("tensor", "channel"), (True, False)):
+        yield make(dtype, layout, B=2, N=4, Nkv=2, S=96, D=64, kv_int8=True, antiquant=mode, antiquant_offset=off)
+    yield make(
+        "fp16",
+        "BNSD",
+        B=2,
+        N=4,
+        Nkv=1,
+        S=256,
+        D=128,
+        actual=[256, 64],
+        kv_int8=True,
+        antiquant="channel",
+        paged=32,
+        cache="bnsd",
+    )
     # int8 output: per-tensor / per-channel, offsets, bf16 scales.
     for dtype, layout, q, off in itertools.product(("fp16", "bf16"), LAYOUTS, ("tensor", "channel"), (True, False)):
         yield make(dtype, layout, B=2, N=4, Nkv=2, S=128, D=64, quant=q, quant_offset=off)
@@ -246,9 +307,19 @@ def peer():
         if cap and r["Skv"] > cap:
             continue
         act = r["actual_seq_lengths"]
-        case = make("fp16", r["layout"], B=r["B"], N=r["N"], Nkv=r["Nkv"], S=r["Skv"], D=r["D"],
-                    actual=act * r["B"] if len(act) == 1 else act, scale=r["scale"],
-                    inner_precise=r["inner_precise"], value_range=tuple(r["q_range"]))
+        case = make(
+            "fp16",
+            r["layout"],
+            B=r["B"],
+            N=r["N"],
+            Nkv=r["Nkv"],
+            S=r["Skv"],
+            D=r["D"],
+            actual=act * r["B"] if len(act) == 1 else act,
+            scale=r["scale"],
+            inner_precise=r["inner_precise"],
+            value_range=tuple(r["q_range"]),
+        )
         yield dataclasses.replace(case, label=f"ST#{r['official_id']}")
 
 

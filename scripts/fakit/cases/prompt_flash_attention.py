@@ -1,5 +1,6 @@
 """Cases for aclnnPromptFlashAttention (spec 000): prefill, BSH/BSND/BNSD/BNSD_BSND, GQA,
 masks of every documented shape and dtype, pre/next-token bands, actual sequence lengths."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -7,19 +8,36 @@ import itertools
 
 import numpy as np
 
-from .core import Case, Forbidden, band_mask, mask_as, uniform, peer_cap, peer_entries
+from .core import Case, Forbidden, band_mask, mask_as, peer_cap, peer_entries, uniform
 
 OP = "prompt_flash_attention"
 LAYOUTS = ("BSH", "BSND", "BNSD", "BNSD_BSND")
-MASK_SHAPES = ("SS", "BSS", "1SS", "B1SS", "11SS")   # spec 000, attenMask shape list
+MASK_SHAPES = ("SS", "BSS", "1SS", "B1SS", "11SS")  # spec 000, attenMask shape list
 MASK_DTYPES = ("bool", "int8", "uint8")
 MAX_INT = 2147483647
-PEER_FILE = "pfa_v3.json"   # in fakit/suites/peer/
+PEER_FILE = "pfa_v3.json"  # in fakit/suites/peer/
 
 
-def make(dtype="fp16", layout="BNSD", B=1, N=2, Nkv=None, Sq=64, Skv=None, D=64, mask="none",
-         mask_shape="B1SS", mask_dtype="bool", pre=MAX_INT, nxt=0, actual=None, pse=False,
-         scale=None, value_range=(-1.0, 1.0), seed=0) -> Case:
+def make(
+    dtype="fp16",
+    layout="BNSD",
+    B=1,
+    N=2,
+    Nkv=None,
+    Sq=64,
+    Skv=None,
+    D=64,
+    mask="none",
+    mask_shape="B1SS",
+    mask_dtype="bool",
+    pre=MAX_INT,
+    nxt=0,
+    actual=None,
+    pse=False,
+    scale=None,
+    value_range=(-1.0, 1.0),
+    seed=0,
+) -> Case:
     Nkv = N if Nkv is None else Nkv
     Skv = Sq if Skv is None else Skv
     if mask == "causal":
@@ -27,11 +45,23 @@ def make(dtype="fp16", layout="BNSD", B=1, N=2, Nkv=None, Sq=64, Skv=None, D=64,
     options = {"mask": mask, "actual_seq_lengths": actual, "pse_shift": pse}
     if mask != "none":
         options.update(mask_shape=mask_shape, mask_dtype=mask_dtype)
-    return Case(OP, dtype, layout, {"B": B, "N": N, "Nkv": Nkv, "Sq": Sq, "Skv": Skv, "D": D},
-                attrs={"num_heads": N, "num_key_value_heads": 0 if Nkv == N else Nkv,
-                       "scale_value": float(D ** -0.5 if scale is None else scale),
-                       "pre_tokens": pre, "next_tokens": nxt, "input_layout": layout},
-                options=options, value_range=tuple(value_range), seed=seed)
+    return Case(
+        OP,
+        dtype,
+        layout,
+        {"B": B, "N": N, "Nkv": Nkv, "Sq": Sq, "Skv": Skv, "D": D},
+        attrs={
+            "num_heads": N,
+            "num_key_value_heads": 0 if Nkv == N else Nkv,
+            "scale_value": float(D**-0.5 if scale is None else scale),
+            "pre_tokens": pre,
+            "next_tokens": nxt,
+            "input_layout": layout,
+        },
+        options=options,
+        value_range=tuple(value_range),
+        seed=seed,
+    )
 
 
 def check(c: Case) -> None:
@@ -84,7 +114,7 @@ def _mask(c: Case, rng) -> np.ndarray:
     lead = {"SS": (), "BSS": (B,), "1SS": (1,), "B1SS": (B, 1), "11SS": (1, 1)}[shape]
     if kind == "random":
         m = rng.random(lead + (Sq, Skv)) < 0.3
-        m[..., 0] = False    # keep every row valid; invalid rows have their own cases
+        m[..., 0] = False  # keep every row valid; invalid rows have their own cases
     else:
         m = np.broadcast_to(band_mask(Sq, Skv, a["pre_tokens"], a["next_tokens"]), lead + (Sq, Skv))
     return mask_as(np.ascontiguousarray(m), o["mask_dtype"])
@@ -125,33 +155,48 @@ def features(c: Case) -> str:
 
 # ------------------------------------------------------------------------------- suites
 
+
 def smoke():
     return [
         make("fp16", "BNSD", B=1, N=2, Sq=128, D=64, mask="causal"),
         make("bf16", "BSH", B=2, N=4, Nkv=2, Sq=64, Skv=96, D=64),
-        make("fp16", "BSND", B=2, N=4, Nkv=1, Sq=100, Skv=100, D=128, mask="random",
-             mask_shape="BSS", mask_dtype="uint8"),
-        make("fp16", "BNSD_BSND", B=1, N=4, Nkv=4, Sq=96, Skv=160, D=72, mask="band",
-             pre=32, nxt=16, mask_shape="SS", mask_dtype="int8"),
+        make(
+            "fp16", "BSND", B=2, N=4, Nkv=1, Sq=100, Skv=100, D=128, mask="random", mask_shape="BSS", mask_dtype="uint8"
+        ),
+        make(
+            "fp16",
+            "BNSD_BSND",
+            B=1,
+            N=4,
+            Nkv=4,
+            Sq=96,
+            Skv=160,
+            D=72,
+            mask="band",
+            pre=32,
+            nxt=16,
+            mask_shape="SS",
+            mask_dtype="int8",
+        ),
         make("bf16", "BNSD", B=2, N=2, Sq=128, D=64, mask="causal", actual=[128, 77]),
-        make("fp16", "BNSD", B=1, N=2, Sq=64, Skv=256, D=128, mask="band", pre=64, nxt=-16,
-             mask_shape="11SS"),
+        make("fp16", "BNSD", B=1, N=2, Sq=64, Skv=256, D=128, mask="band", pre=64, nxt=-16, mask_shape="11SS"),
     ]
 
 
 def full():
     # Core product: dtype x layout x head grouping x mask kind.
     for dtype, layout, (N, Nkv), mask in itertools.product(
-            ("fp16", "bf16"), LAYOUTS, ((4, 4), (4, 1), (8, 2)), ("none", "causal", "band", "random")):
+        ("fp16", "bf16"), LAYOUTS, ((4, 4), (4, 1), (8, 2)), ("none", "causal", "band", "random")
+    ):
         yield make(dtype, layout, B=2, N=N, Nkv=Nkv, Sq=128, Skv=192, D=64, mask=mask, pre=48, nxt=8)
     # Shapes: unaligned S and D, Sq > Skv, long S, D up to 512.
-    for (Sq, Skv), D in itertools.product(((1, 1), (17, 33), (200, 77), (256, 1024), (1024, 1024)),
-                                          (16, 40, 128, 256, 512)):
+    for (Sq, Skv), D in itertools.product(
+        ((1, 1), (17, 33), (200, 77), (256, 1024), (1024, 1024)), (16, 40, 128, 256, 512)
+    ):
         yield make("fp16", "BNSD", B=1, N=2, Sq=Sq, Skv=Skv, D=D, mask="causal")
     # Every mask shape x mask dtype.
     for shape, mdt in itertools.product(MASK_SHAPES, MASK_DTYPES):
-        yield make("bf16", "BSND", B=2, N=2, Sq=64, Skv=80, D=64, mask="random",
-                   mask_shape=shape, mask_dtype=mdt)
+        yield make("bf16", "BSND", B=2, N=2, Sq=64, Skv=80, D=64, mask="random", mask_shape=shape, mask_dtype=mdt)
     # Bands with negative bounds (leading/trailing rows fully excluded).
     for pre, nxt in ((0, 0), (16, -8), (-8, 24), (200, 200), (5, -10)):
         yield make("fp16", "BNSD", B=1, N=2, Sq=64, Skv=64, D=64, mask="band", pre=pre, nxt=nxt)
@@ -180,8 +225,20 @@ def peer():
     for r in peer_entries(PEER_FILE):
         if cap and max(r["Sq"], r["Skv"]) > cap:
             continue
-        case = make("fp16", r["layout"], B=r["B"], N=r["N"], Nkv=r["Nkv"], Sq=r["Sq"], Skv=r["Skv"], D=r["D"],
-                    pre=r["pre_tokens"], nxt=r["next_tokens"], scale=r["scale"], value_range=tuple(r["q_range"]))
+        case = make(
+            "fp16",
+            r["layout"],
+            B=r["B"],
+            N=r["N"],
+            Nkv=r["Nkv"],
+            Sq=r["Sq"],
+            Skv=r["Skv"],
+            D=r["D"],
+            pre=r["pre_tokens"],
+            nxt=r["next_tokens"],
+            scale=r["scale"],
+            value_range=tuple(r["q_range"]),
+        )
         yield dataclasses.replace(case, label=f"ST#{r['official_id']}")
 
 

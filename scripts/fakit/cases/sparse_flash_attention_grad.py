@@ -2,6 +2,7 @@
 MQA (N2 = 1), D = 512 (+ rope 64), K = 2048 selected blocks of 1/8/16/32/64 tokens, sparse
 modes 0 and 3, BSND and TND. out / softmax_max / softmax_sum come from
 fakit.golden.sparse_flash_attention on the same inputs."""
+
 from __future__ import annotations
 
 import itertools
@@ -17,16 +18,39 @@ D, ROPE_D, TOPK = 512, 64, 2048
 MAX_INT = 2147483647
 
 
-def make(dtype="bf16", layout="BSND", qlens=(64,), kvlens=(128,), N1=4, block=1, sparse_mode=3,
-         rope=False, density=0.5, oob=False, K=TOPK, value_range=(-1.0, 1.0), seed=0) -> Case:
-    return Case(OP, dtype, layout,
-                {"qlens": list(qlens), "kvlens": list(kvlens), "N1": N1, "N2": 1, "D": D,
-                 "Dr": ROPE_D if rope else 0, "K": K},
-                attrs={"scale_value": (D + (ROPE_D if rope else 0)) ** -0.5, "sparse_block_size": block,
-                       "layout": layout, "sparse_mode": sparse_mode, "pre_tokens": MAX_INT,
-                       "next_tokens": MAX_INT, "deterministic": False},
-                options={"rope": rope, "density": density, "oob": oob},
-                value_range=tuple(value_range), seed=seed)
+def make(
+    dtype="bf16",
+    layout="BSND",
+    qlens=(64,),
+    kvlens=(128,),
+    N1=4,
+    block=1,
+    sparse_mode=3,
+    rope=False,
+    density=0.5,
+    oob=False,
+    K=TOPK,
+    value_range=(-1.0, 1.0),
+    seed=0,
+) -> Case:
+    return Case(
+        OP,
+        dtype,
+        layout,
+        {"qlens": list(qlens), "kvlens": list(kvlens), "N1": N1, "N2": 1, "D": D, "Dr": ROPE_D if rope else 0, "K": K},
+        attrs={
+            "scale_value": (D + (ROPE_D if rope else 0)) ** -0.5,
+            "sparse_block_size": block,
+            "layout": layout,
+            "sparse_mode": sparse_mode,
+            "pre_tokens": MAX_INT,
+            "next_tokens": MAX_INT,
+            "deterministic": False,
+        },
+        options={"rope": rope, "density": density, "oob": oob},
+        value_range=tuple(value_range),
+        seed=seed,
+    )
 
 
 def check(c: Case) -> None:
@@ -62,15 +86,14 @@ def _indices(c: Case, rng) -> np.ndarray:
     rows = []
     for sq, sk in zip(s["qlens"], s["kvlens"]):
         for i in range(sq):
-            limit = sk - sq + i + 1 if a["sparse_mode"] == 3 else sk      # right-down causal
+            limit = sk - sq + i + 1 if a["sparse_mode"] == 3 else sk  # right-down causal
             nblk = max(0, -(-limit // bs))
             chosen = rng.permutation(nblk)[: max(1, int(nblk * c.options["density"]))] if nblk else []
             row = np.full(s["K"], -1, np.int64)
             row[: len(chosen)] = chosen
             if c.options["oob"] and len(chosen) < s["K"]:
-                row[len(chosen)] = nblk + 3        # beyond the visible range: skipped
-                row = np.concatenate([row[: len(chosen) + 1][rng.permutation(len(chosen) + 1)],
-                                      row[len(chosen) + 1:]])
+                row[len(chosen)] = nblk + 3  # beyond the visible range: skipped
+                row = np.concatenate([row[: len(chosen) + 1][rng.permutation(len(chosen) + 1)], row[len(chosen) + 1 :]])
             rows.append(row)
     idx = np.asarray(rows, np.int32).reshape(-1, 1, s["K"])
     if c.layout == "BSND":
@@ -87,6 +110,7 @@ def _tensor(c: Case, rng, lens, heads, d):
 
 def make_inputs(c: Case, rng) -> dict:
     from fakit import golden
+
     s, a = c.shapes, c.attrs
     ql, kl = s["qlens"], s["kvlens"]
     kw = {
@@ -117,10 +141,21 @@ def output_dtypes(c: Case) -> dict:
 
 def features(c: Case) -> str:
     s, a, o = c.shapes, c.attrs, c.options
-    seq = (f"S{s['qlens'][0]}x{s['kvlens'][0]} B{len(s['qlens'])}" if c.layout == "BSND"
-           else f"q{s['qlens']} kv{s['kvlens']}")
-    f = [c.layout, c.dtype, seq, f"N{s['N1']}/1", f"D{s['D']}", f"blk{a['sparse_block_size']}",
-         f"sparse{a['sparse_mode']}", f"density={o['density']}"]
+    seq = (
+        f"S{s['qlens'][0]}x{s['kvlens'][0]} B{len(s['qlens'])}"
+        if c.layout == "BSND"
+        else f"q{s['qlens']} kv{s['kvlens']}"
+    )
+    f = [
+        c.layout,
+        c.dtype,
+        seq,
+        f"N{s['N1']}/1",
+        f"D{s['D']}",
+        f"blk{a['sparse_block_size']}",
+        f"sparse{a['sparse_mode']}",
+        f"density={o['density']}",
+    ]
     if o["rope"]:
         f.append(f"rope{s['Dr']}")
     if o["oob"]:
@@ -129,6 +164,7 @@ def features(c: Case) -> str:
 
 
 # ------------------------------------------------------------------------------- suites
+
 
 def smoke():
     # The golden's cost grows with query tokens x K x block size, so the big-block cases
@@ -143,8 +179,9 @@ def smoke():
 
 
 def full():
-    for dtype, layout, block, mode, rope in itertools.product(("fp16", "bf16"), ("BSND", "TND"), BLOCK_SIZES,
-                                                              (0, 3), (False, True)):
+    for dtype, layout, block, mode, rope in itertools.product(
+        ("fp16", "bf16"), ("BSND", "TND"), BLOCK_SIZES, (0, 3), (False, True)
+    ):
         q, kv = ([48, 48], [320, 320]) if layout == "BSND" else ([40, 56], [300, 96])
         yield make(dtype, layout, qlens=q, kvlens=kv, N1=4, block=block, sparse_mode=mode, rope=rope)
     for n1 in N1_VALUES:
@@ -152,7 +189,7 @@ def full():
     for density, oob in itertools.product((0.05, 1.0), (False, True)):
         yield make("bf16", "TND", qlens=[32, 1], kvlens=[500, 33], block=32, density=density, oob=oob)
     yield make("bf16", "BSND", qlens=[64], kvlens=[4096], N1=16, block=64, sparse_mode=3, rope=True)
-    yield make("fp16", "TND", qlens=[100], kvlens=[50], block=1, sparse_mode=3)   # rows with nothing selected
+    yield make("fp16", "TND", qlens=[100], kvlens=[50], block=1, sparse_mode=3)  # rows with nothing selected
     # Forbidden by spec 004 (kept so the rejections are listed).
     yield make("bf16", N1=3)
     yield make("bf16", block=4)

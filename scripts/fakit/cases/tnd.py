@@ -1,5 +1,6 @@
 """What the two TND training operators (varlen forward, V5 backward) share: per-batch
 sequence lengths, sparse modes with the mask each mode takes, pse shapes and dropout."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +9,7 @@ from .core import DTYPES, Case, Forbidden, compressed_causal_mask, cumulative, m
 
 MAX_INT = 2147483647
 SPARSE_MODES = (0, 1, 2, 3, 4, 6, 7, 8)
-COMPRESSED_MODES = (2, 3, 4, 7, 8)       # take the 2048x2048 optimised causal mask
+COMPRESSED_MODES = (2, 3, 4, 7, 8)  # take the 2048x2048 optimised causal mask
 
 
 def check_common(c: Case, *, max_d: int, max_b: int) -> None:
@@ -68,13 +69,15 @@ def check_common(c: Case, *, max_d: int, max_b: int) -> None:
         bi = live[-1] if mode == 7 else live[0]
         if mode == 7:
             if pre < kl[bi] or not ql[bi] - kl[bi] <= nxt <= 0:
-                raise Forbidden(f"sparse_mode=7 band batch needs pre_tokens >= {kl[bi]} and "
-                                f"{ql[bi] - kl[bi]} <= next_tokens <= 0")
+                raise Forbidden(
+                    f"sparse_mode=7 band batch needs pre_tokens >= {kl[bi]} and {ql[bi] - kl[bi]} <= next_tokens <= 0"
+                )
             if any(ql[i] > kl[i] for i in live if i != bi):
                 raise Forbidden("sparse_mode=7: non-band batches need Sq <= Skv")
         elif pre < kl[bi] or nxt < ql[bi] - kl[bi]:
-            raise Forbidden(f"sparse_mode=8 band batch needs pre_tokens >= {kl[bi]} and "
-                            f"next_tokens >= {ql[bi] - kl[bi]}")
+            raise Forbidden(
+                f"sparse_mode=8 band batch needs pre_tokens >= {kl[bi]} and next_tokens >= {ql[bi] - kl[bi]}"
+            )
     if o["dropout"] and a["keep_prob"] >= 1:
         raise Forbidden("dropout needs keep_prob < 1")
 
@@ -90,12 +93,12 @@ def mask_for(c: Case, rng) -> np.ndarray | None:
         m = prefix_compressed_mask()
     else:
         sq, sk = max(s["qlens"]), max(s["kvlens"])
-        if kind in ("random", "mode"):    # mode 1 (allMask) takes a full user mask
+        if kind in ("random", "mode"):  # mode 1 (allMask) takes a full user mask
             m = rng.random((sq, sk)) < 0.3
-            m[:, 0] = False            # a full row of 1 is not allowed in the user mask
+            m[:, 0] = False  # a full row of 1 is not allowed in the user mask
         elif kind == "causal":
             m = np.triu(np.ones((sq, sk), dtype=bool), k=1)
-        else:                          # band, left-up (mode 0)
+        else:  # band, left-up (mode 0)
             i, j = np.arange(sq)[:, None], np.arange(sk)[None, :]
             m = (j - i > a["next_tokens"]) | (i - j > a["pre_tokens"])
     return mask_as(m, o["mask_dtype"])
@@ -134,8 +137,7 @@ def drop_mask_for(c: Case, rng) -> np.ndarray | None:
 
 
 def seq_kwargs(c: Case) -> dict:
-    return {"actual_seq_qlen": cumulative(c.shapes["qlens"]),
-            "actual_seq_kvlen": cumulative(c.shapes["kvlens"])}
+    return {"actual_seq_qlen": cumulative(c.shapes["qlens"]), "actual_seq_kvlen": cumulative(c.shapes["kvlens"])}
 
 
 def tnd(rng, lens, heads, d, dtype, value_range):
@@ -144,8 +146,14 @@ def tnd(rng, lens, heads, d, dtype, value_range):
 
 def describe(c: Case) -> list:
     s, a, o = c.shapes, c.attrs, c.options
-    f = [c.dtype, f"q{list(s['qlens'])}", f"kv{list(s['kvlens'])}", f"N{s['N']}/{s['Nkv']}", f"D{s['D']}",
-         f"sparse{a['sparse_mode']}"]
+    f = [
+        c.dtype,
+        f"q{list(s['qlens'])}",
+        f"kv{list(s['kvlens'])}",
+        f"N{s['N']}/{s['Nkv']}",
+        f"D{s['D']}",
+        f"sparse{a['sparse_mode']}",
+    ]
     if o["mask"] != "none":
         f.append(f"mask={o['mask']}[{o['mask_dtype']}]")
     if a["sparse_mode"] in (0, 4, 7, 8) and (a["pre_tokens"], a["next_tokens"]) != (MAX_INT, MAX_INT):

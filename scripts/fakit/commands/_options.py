@@ -1,5 +1,6 @@
 """Options several subcommands share: the operator name (through the one resolver,
 fakit.opnames), the SoC and the peer suites' size cap."""
+
 import argparse
 import os
 
@@ -16,7 +17,8 @@ def operator(value: str) -> str:
         return opnames.resolve(value)
     except opnames.UnknownOperator as exc:
         from .. import ops
-        if value in ops.REGISTRY:      # an extra binding (tests, proof operators): its own name
+
+        if value in ops.REGISTRY:  # an extra binding (tests, proof operators): its own name
             return value
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -31,16 +33,25 @@ def operator_or_binding(value: str) -> str:
 
 
 def add_op(parser, required: bool = False, allow_all: bool = False, extra: str = "", lenient: bool = False) -> None:
-    parser.add_argument("--op", type=operator_or_binding if lenient else operator, required=required, metavar="OP",
-                        help="operator, by any of its names: pfa, prompt_flash_attention, "
-                             "PromptFlashAttention, aclnnPromptFlashAttention, ..."
-                             + (" or 'all'" if allow_all else "") + extra)
+    parser.add_argument(
+        "--op",
+        type=operator_or_binding if lenient else operator,
+        required=required,
+        metavar="OP",
+        help="operator, by any of its names: pfa, prompt_flash_attention, "
+        "PromptFlashAttention, aclnnPromptFlashAttention, ..." + (" or 'all'" if allow_all else "") + extra,
+    )
 
 
 def add_max_seq(parser) -> None:
-    parser.add_argument("--max-seq", type=int, default=None, metavar="N",
-                        help="leave out peer cases with a sequence longer than N (small machines: "
-                             "--max-seq 1025 keeps lengths up to 1025)")
+    parser.add_argument(
+        "--max-seq",
+        type=int,
+        default=None,
+        metavar="N",
+        help="leave out peer cases with a sequence longer than N (small machines: "
+        "--max-seq 1025 keeps lengths up to 1025)",
+    )
 
 
 def apply_max_seq(args) -> None:
@@ -49,8 +60,9 @@ def apply_max_seq(args) -> None:
 
 
 def add_soc(parser) -> None:
-    parser.add_argument("--soc", default=None,
-                        help="SoC to emulate (cpu) or simulate (sim), e.g. ascend910b3; default: ascend910b2")
+    parser.add_argument(
+        "--soc", default=None, help="SoC to emulate (cpu) or simulate (sim), e.g. ascend910b3; default: ascend910b2"
+    )
 
 
 def apply_soc(args) -> None:
@@ -58,6 +70,7 @@ def apply_soc(args) -> None:
     An unsupported SoC fails here, before any work."""
     if getattr(args, "soc", None):
         from .. import cann
+
         cann.soc_version(args.soc)
         os.environ["FAKIT_SOC"] = args.soc
         os.environ["ASCEND_EMU_SOC"] = args.soc

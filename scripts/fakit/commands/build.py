@@ -1,4 +1,5 @@
 """`fakit build`: build the CPU target (or hand the NPU build to build.sh)."""
+
 import os
 import subprocess
 import sys
@@ -10,8 +11,12 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("build", help="build the operators for a target")
     p.add_argument("--target", choices=("cpu", "npu"), default="cpu")
     p.add_argument("--sanitize", action="store_true", help="ASan/UBSan build (build/cpu-asan)")
-    p.add_argument("--ops", default=None, metavar="A,B",
-                   help="build only these operators, by any of their names (env FAKIT_CPU_OPS)")
+    p.add_argument(
+        "--ops",
+        default=None,
+        metavar="A,B",
+        help="build only these operators, by any of their names (env FAKIT_CPU_OPS)",
+    )
     p.add_argument("--force", action="store_true", help="rebuild even when up to date")
     p.add_argument("-j", "--jobs", type=int, default=2)
     p.set_defaults(func=run)

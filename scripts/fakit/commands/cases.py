@@ -1,4 +1,5 @@
 """`fakit cases`: list the cases of a suite (and, with --rejected, what the spec forbids)."""
+
 import json
 
 from .. import cases
@@ -10,11 +11,21 @@ def register(sub):
     p = sub.add_parser("cases", help="list the test cases of an operator's suite")
     add_op(p, required=True, allow_all=True)
     p.add_argument("--suite", default="smoke", help=SUITES_HELP)
-    p.add_argument("--json", dest="json_path", nargs="?", const="-", default=None, metavar="PATH",
-                   help="write the cases as JSON to PATH (no PATH or '-': stdout), as `fakit run --json`")
-    p.add_argument("--csv", dest="csv_path", metavar="PATH", help="write id, operator, suite, features as CSV ('-': stdout)")
-    p.add_argument("--rejected", action="store_true",
-                   help="also list the swept combinations the spec forbids, with the reason")
+    p.add_argument(
+        "--json",
+        dest="json_path",
+        nargs="?",
+        const="-",
+        default=None,
+        metavar="PATH",
+        help="write the cases as JSON to PATH (no PATH or '-': stdout), as `fakit run --json`",
+    )
+    p.add_argument(
+        "--csv", dest="csv_path", metavar="PATH", help="write id, operator, suite, features as CSV ('-': stdout)"
+    )
+    p.add_argument(
+        "--rejected", action="store_true", help="also list the swept combinations the spec forbids, with the reason"
+    )
     add_max_seq(p)
     p.set_defaults(func=main)
 
@@ -32,9 +43,15 @@ def main(args) -> int:
         accepted, rejected = cases.sweep(op, args.suite)
         result.append((op, accepted, rejected))
     if args.json_path:
-        doc = [{"op": op, "suite": args.suite, "cases": [c.to_json() for c in acc],
-                "rejected": [{"params": c.params(), "features": c.features, "reason": why} for c, why in rej]}
-               for op, acc, rej in result]
+        doc = [
+            {
+                "op": op,
+                "suite": args.suite,
+                "cases": [c.to_json() for c in acc],
+                "rejected": [{"params": c.params(), "features": c.features, "reason": why} for c, why in rej],
+            }
+            for op, acc, rej in result
+        ]
         write_text(args.json_path, json.dumps(doc[0] if len(doc) == 1 else doc, indent=1) + "\n")
         if args.json_path == "-":
             return 0

@@ -1,4 +1,5 @@
 """fakit ops: the registered OpDefs (inputs, outputs, attributes) exported by the CPU build."""
+
 import json
 from pathlib import Path
 
@@ -13,8 +14,11 @@ def register(subparsers):
 
 
 def _ports(ports):
-    return ", ".join(f"{p['name']}{'?' if p['param_type'] == 'optional' else '*' if p['param_type'] == 'dynamic' else ''}"
-                     f"[{'|'.join(dict.fromkeys(d.replace('DT_', '').lower() for d in p['dtypes']))}]" for p in ports)
+    return ", ".join(
+        f"{p['name']}{'?' if p['param_type'] == 'optional' else '*' if p['param_type'] == 'dynamic' else ''}"
+        f"[{'|'.join(dict.fromkeys(d.replace('DT_', '').lower() for d in p['dtypes']))}]"
+        for p in ports
+    )
 
 
 def _names(op_type: str) -> str:
@@ -36,8 +40,10 @@ def main(args) -> int:
         print(op["op_type"] + _names(op["op_type"]))
         print(f"  inputs : {_ports(op.get('inputs', []))}")
         print(f"  outputs: {_ports(op.get('outputs', []))}")
-        attrs = ", ".join(f"{a['name']}:{a['type']}" + ("" if a.get("required") else f"={json.dumps(a.get('default'))}")
-                          for a in op.get("attrs", []))
+        attrs = ", ".join(
+            f"{a['name']}:{a['type']}" + ("" if a.get("required") else f"={json.dumps(a.get('default'))}")
+            for a in op.get("attrs", [])
+        )
         print(f"  attrs  : {attrs}")
     print("(? optional, * dynamic; every name after '=' works with --op; --json for the full export)")
     return 0

@@ -1,4 +1,5 @@
 """fakit package: build the custom-op package, or write msopgen's operator JSON (and project)."""
+
 from pathlib import Path
 
 from .. import cann, opnames, package
@@ -6,14 +7,24 @@ from .. import cann, opnames, package
 
 def register(subparsers):
     p = subparsers.add_parser(
-        "package", help="build the custom-op .run package (CANN) or write msopgen operator JSON",
+        "package",
+        help="build the custom-op .run package (CANN) or write msopgen operator JSON",
         description="Without options: ./build.sh --target npu --pkg. With --msopgen-json DIR: "
-                    "one msopgen operator JSON per registered OpDef (no CANN needed).")
+        "one msopgen operator JSON per registered OpDef (no CANN needed).",
+    )
     p.add_argument("--msopgen-json", type=Path, metavar="DIR", help="write <op>.json files to DIR")
-    p.add_argument("--msopgen-project", type=Path, metavar="DIR",
-                   help="also run msopgen on them to generate a project in DIR (needs CANN)")
-    p.add_argument("--opdefs", type=Path, metavar="FILE",
-                   help="OpDefs from a saved `fakit ops --json` file instead of the CPU build")
+    p.add_argument(
+        "--msopgen-project",
+        type=Path,
+        metavar="DIR",
+        help="also run msopgen on them to generate a project in DIR (needs CANN)",
+    )
+    p.add_argument(
+        "--opdefs",
+        type=Path,
+        metavar="FILE",
+        help="OpDefs from a saved `fakit ops --json` file instead of the CPU build",
+    )
     p.add_argument("--soc", default=cann.DEFAULT_SOC, help="SoC (default %(default)s)")
     p.add_argument("--vendor", default=cann.DEFAULT_VENDOR, help="vendor name (default %(default)s)")
     p.add_argument("--ops", help="comma-separated operators to package, by any of their names (default: all)")

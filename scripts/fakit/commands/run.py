@@ -1,5 +1,6 @@
 """`fakit run`: run cases on a backend, compare with the golden by the precision standard,
 print a table and exit non-zero when any case fails."""
+
 from __future__ import annotations
 
 import importlib
@@ -15,17 +16,16 @@ from ..report import legend, table, to_csv, write_text
 from ..runner import BACKENDS
 from ._options import SUITES_HELP, add_max_seq, add_op, add_soc, apply_max_seq, apply_soc
 
-
 LEGEND = {
     "verdict": "PASS/FAIL by the precision standard (docs/precision.md); UNIMPL = the aclnn API answered "
-               "161002 'not implemented yet' (README feature matrix)",
+    "161002 'not implemented yet' (README feature matrix)",
     "MARE/MERE/RMSE": "max / mean relative error and root-mean-square error of the output vs the golden "
-                      "(float64 arithmetic for FLOAT32 cases; worst output)",
+    "(float64 arithmetic for FLOAT32 cases; worst output)",
     "xMARE/xMERE/xRMSE": "the same errors divided by those of the same-dtype benchmark implementation; the "
-                         "standard passes a case when each ratio is within its threshold",
+    "standard passes a case when each ratio is within its threshold",
     "time[s]": "wall time of the backend call (the build is timed separately)",
     "device[us]": "(modelled) the kernel's device time by the emulator's timeline model (cpu backend): a model, "
-                  "not a measurement (docs/performance.md)",
+    "not a measurement (docs/performance.md)",
 }
 COUNTER_COLUMNS = (  # (header, counter key summed over cores, scale, what it is)
     ("cores", "block_dim", 1, "cores launched (block_dim)"),
@@ -38,32 +38,55 @@ COUNTER_COLUMNS = (  # (header, counter key summed over cores, scale, what it is
 
 
 def register(sub):
-    p = sub.add_parser("run", help="run cases on a backend and compare them with the golden",
-                       description="Run the cases of a suite (or given case ids) on a backend, compare each "
-                                   "with the NumPy golden by the precision standard, print a table and exit 1 "
-                                   "when any case does not pass. The cpu backend builds the CPU target first "
-                                   "when it is missing or out of date (shown as its own step).")
+    p = sub.add_parser(
+        "run",
+        help="run cases on a backend and compare them with the golden",
+        description="Run the cases of a suite (or given case ids) on a backend, compare each "
+        "with the NumPy golden by the precision standard, print a table and exit 1 "
+        "when any case does not pass. The cpu backend builds the CPU target first "
+        "when it is missing or out of date (shown as its own step).",
+    )
     add_op(p, allow_all=True, extra=" (optional with --case: the id's prefix names it)")
     sel = p.add_mutually_exclusive_group(required=True)
     sel.add_argument("--suite", help=SUITES_HELP)
     sel.add_argument("--case", nargs="+", dest="case_ids", metavar="ID", help="case id(s) (see `fakit cases`)")
-    p.add_argument("--backend", default="cpu", choices=BACKENDS,
-                   help="golden (the golden itself), cpu (the emulator build), sim or npu (CANN)")
+    p.add_argument(
+        "--backend",
+        default="cpu",
+        choices=BACKENDS,
+        help="golden (the golden itself), cpu (the emulator build), sim or npu (CANN)",
+    )
     add_soc(p)
     p.add_argument("--filter", default=None, help="only cases whose features contain this text")
     p.add_argument("--exclude", default=None, help="leave out cases whose features contain this text")
     p.add_argument("--limit", type=int, default=None, help="run at most this many cases")
     add_max_seq(p)
-    p.add_argument("--counters", action="store_true",
-                   help="print a table of the emulator's per-pipe counters per case (cpu backend)")
-    p.add_argument("--json", dest="json_path", nargs="?", const="-", default=None, metavar="PATH",
-                   help="write every case's result (metrics, verdict, time, all counters) as JSON to PATH (no "
-                        "PATH or '-': stdout, the table then goes to stderr)")
-    p.add_argument("--csv", dest="csv_path", default=None, metavar="PATH",
-                   help="write one CSV row per case ('-': stdout)")
-    p.add_argument("--prof-out", dest="prof_out", default=None, metavar="DIR",
-                   help="cpu: also write every launch to an msprof-shaped PROF_* directory under DIR (modelled "
-                        "device time; msprof-analyze and MindStudio Insight open it)")
+    p.add_argument(
+        "--counters",
+        action="store_true",
+        help="print a table of the emulator's per-pipe counters per case (cpu backend)",
+    )
+    p.add_argument(
+        "--json",
+        dest="json_path",
+        nargs="?",
+        const="-",
+        default=None,
+        metavar="PATH",
+        help="write every case's result (metrics, verdict, time, all counters) as JSON to PATH (no "
+        "PATH or '-': stdout, the table then goes to stderr)",
+    )
+    p.add_argument(
+        "--csv", dest="csv_path", default=None, metavar="PATH", help="write one CSV row per case ('-': stdout)"
+    )
+    p.add_argument(
+        "--prof-out",
+        dest="prof_out",
+        default=None,
+        metavar="DIR",
+        help="cpu: also write every launch to an msprof-shaped PROF_* directory under DIR (modelled "
+        "device time; msprof-analyze and MindStudio Insight open it)",
+    )
     p.add_argument("--no-legend", action="store_true", help="do not explain the columns under the table")
     p.set_defaults(func=main)
 
@@ -76,8 +99,12 @@ def select(args) -> List[cases.Case]:
         if not args.op:
             raise ValueError("--suite needs --op (any operator name: fakit --help lists them)")
         ops = cases.OPERATORS if args.op == "all" else [args.op]
-        selected = [c for op in ops if args.op != "all" or args.suite in cases.suite_names(op)
-                    for c in cases.suite(op, args.suite)]
+        selected = [
+            c
+            for op in ops
+            if args.op != "all" or args.suite in cases.suite_names(op)
+            for c in cases.suite(op, args.suite)
+        ]
     if args.filter:
         selected = [c for c in selected if args.filter in c.features]
     if args.exclude:
@@ -101,6 +128,7 @@ def run_case(case: cases.Case, backend: str, counters: bool = False, prof_dir=No
     try:
         if prof_dir is not None:
             from ..prof import run_recorded
+
             actual = run_recorded(case.op, kwargs, prof_dir, trace=True)
         else:
             actual = fakit.run(case.op, backend=backend, **kwargs)
@@ -113,12 +141,20 @@ def run_case(case: cases.Case, backend: str, counters: bool = False, prof_dir=No
     result["time"] = time.perf_counter() - t0
     if backend == "cpu":
         from ..backends.cpu import last_profile
+
         result["device_us"] = last_profile().get("task_duration_us")
     report = compare(case.op, actual, gold, bench, dtype=case.output_dtypes())
-    result.update(verdict=report.verdict, report=report.as_dict(), summary=report.summary(),
-                  mare=report.worst("mare"), mere=report.worst("mere"), rmse=report.worst("rmse"),
-                  ratio_mare=report.worst("ratio_mare"), ratio_mere=report.worst("ratio_mere"),
-                  ratio_rmse=report.worst("ratio_rmse"))
+    result.update(
+        verdict=report.verdict,
+        report=report.as_dict(),
+        summary=report.summary(),
+        mare=report.worst("mare"),
+        mere=report.worst("mere"),
+        rmse=report.worst("rmse"),
+        ratio_mare=report.worst("ratio_mare"),
+        ratio_mere=report.worst("ratio_mere"),
+        ratio_rmse=report.worst("ratio_rmse"),
+    )
     if counters:
         result["counters"] = last_counters(backend)
     return result
@@ -165,8 +201,10 @@ def counter_rows(results) -> List[tuple]:
             rows.append((r["id"],) + (None,) * len(COUNTER_COLUMNS))
             continue
         totals = summarise_counters(c)
-        rows.append((r["id"],) + tuple(None if key not in totals else _num(totals[key] * scale)
-                                       for _, key, scale, _ in COUNTER_COLUMNS))
+        rows.append(
+            (r["id"],)
+            + tuple(None if key not in totals else _num(totals[key] * scale) for _, key, scale, _ in COUNTER_COLUMNS)
+        )
     return rows
 
 
@@ -179,7 +217,9 @@ def _preflight(backend: str) -> None:
     computed, so that a missing CANN is said at once, not after a progress bar has started."""
     if backend in ("sim", "npu"):
         import os
+
         from .. import cann
+
         toolkit = cann.find_cann()
         if backend == "sim":
             cann.simulator_lib(toolkit, os.environ.get("FAKIT_SOC", cann.DEFAULT_SOC))
@@ -193,11 +233,11 @@ def _prebuild(backend: str) -> None:
     if backend == "cpu":
         from .. import build
         from ..backends.cpu import _sanitize
+
         build.ensure_built("cpu", sanitize=_sanitize(), quiet=False)
 
 
-HEADERS = ("case", "verdict", "MARE", "MERE", "RMSE", "xMARE", "xMERE", "xRMSE", "time[s]", "device[us]",
-           "features")
+HEADERS = ("case", "verdict", "MARE", "MERE", "RMSE", "xMARE", "xMERE", "xRMSE", "time[s]", "device[us]", "features")
 
 
 def main(args) -> int:
@@ -213,13 +253,17 @@ def main(args) -> int:
     prof_dir = None
     if args.prof_out is not None:
         if args.backend != "cpu":
-            print(f"fakit run: --prof-out writes the cpu model's profile; on {args.backend} run under msprof "
-                  f"(env FAKIT_MSPROF_OUTPUT=DIR, or fakit prof --backend {args.backend})", file=sys.stderr)
+            print(
+                f"fakit run: --prof-out writes the cpu model's profile; on {args.backend} run under msprof "
+                f"(env FAKIT_MSPROF_OUTPUT=DIR, or fakit prof --backend {args.backend})",
+                file=sys.stderr,
+            )
             return 2
     _prebuild(args.backend)
     if args.prof_out is not None:
         from ..backends.cpu import soc_info
         from ..prof_dir import ProfDir
+
         prof_dir = ProfDir(args.prof_out, soc_info())
     results = []
     bar = tqdm(selected, desc=f"{args.backend}", unit="case", file=sys.stderr, disable=len(selected) < 2)
@@ -229,9 +273,16 @@ def main(args) -> int:
             res = run_case(case, args.backend, args.counters, prof_dir)
         except BackendUnavailable:
             raise
-        except (ValueError, RuntimeError) as exc:     # golden/backend errors: the case fails
-            res = {"id": case.id, "op": case.op, "features": case.features, "backend": args.backend,
-                   "verdict": "FAIL", "time": None, "error": f"{type(exc).__name__}: {exc}"}
+        except (ValueError, RuntimeError) as exc:  # golden/backend errors: the case fails
+            res = {
+                "id": case.id,
+                "op": case.op,
+                "features": case.features,
+                "backend": args.backend,
+                "verdict": "FAIL",
+                "time": None,
+                "error": f"{type(exc).__name__}: {exc}",
+            }
         results.append(res)
     # With --csv - or --json - stdout carries only that document; the table goes to stderr.
     human = sys.stderr if "-" in (args.csv_path, args.json_path) else sys.stdout
@@ -239,9 +290,22 @@ def main(args) -> int:
     def say(*parts):
         print(*parts, file=human)
 
-    rows = [(r["id"], r["verdict"], r.get("mare"), r.get("mere"), r.get("rmse"), r.get("ratio_mare"),
-             r.get("ratio_mere"), r.get("ratio_rmse"), None if r.get("time") is None else f"{r['time']:.3f}",
-             None if r.get("device_us") is None else f"{r['device_us']:.2f}", r["features"]) for r in results]
+    rows = [
+        (
+            r["id"],
+            r["verdict"],
+            r.get("mare"),
+            r.get("mere"),
+            r.get("rmse"),
+            r.get("ratio_mare"),
+            r.get("ratio_mere"),
+            r.get("ratio_rmse"),
+            None if r.get("time") is None else f"{r['time']:.3f}",
+            None if r.get("device_us") is None else f"{r['device_us']:.2f}",
+            r["features"],
+        )
+        for r in results
+    ]
     say(table(HEADERS, rows))
     if not args.no_legend:
         say(legend(LEGEND))
@@ -260,14 +324,21 @@ def main(args) -> int:
                 say(f"[counters] {r['id']}: none ({why})")
         say("(every counter, per core: --json PATH)")
     if args.json_path:
-        write_text(args.json_path, json.dumps({"backend": args.backend, "passed": not failed, "results": results},
-                                              indent=1, default=str) + "\n")
+        write_text(
+            args.json_path,
+            json.dumps({"backend": args.backend, "passed": not failed, "results": results}, indent=1, default=str)
+            + "\n",
+        )
     if args.csv_path:
         extra = (h for h, _, _, _ in COUNTER_COLUMNS) if args.counters else ()
         crow = counter_rows(results) if args.counters else [()] * len(results)
-        write_text(args.csv_path, to_csv(HEADERS + ("error",) + tuple(extra),
-                                         (row + (r.get("error"),) + tuple(c[1:]) for row, r, c in
-                                          zip(rows, results, crow))))
+        write_text(
+            args.csv_path,
+            to_csv(
+                HEADERS + ("error",) + tuple(extra),
+                (row + (r.get("error"),) + tuple(c[1:]) for row, r, c in zip(rows, results, crow)),
+            ),
+        )
     if prof_dir is not None:
         say(f"profile (modelled device time, msprof's layout): {prof_dir.close()}")
     unimpl = sum(r["verdict"] == "UNIMPL" for r in failed)

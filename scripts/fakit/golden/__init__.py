@@ -7,10 +7,16 @@ the way a device would in the operator's dtype (the two-golden rule of docs/prec
 `benchmark(op, **kwargs)` dispatches to `<op>_benchmark`.  Every name in the `__all__` of
 the operator modules below is re-exported here.
 """
+
 import importlib
 
-_MODULES = ("prompt_flash_attention", "flash_attention_score", "flash_attention_score_grad",
-            "incre_flash_attention", "sparse_flash_attention")
+_MODULES = (
+    "prompt_flash_attention",
+    "flash_attention_score",
+    "flash_attention_score_grad",
+    "incre_flash_attention",
+    "sparse_flash_attention",
+)
 
 __all__ = ["benchmark"]
 for _module in _MODULES:
@@ -24,6 +30,6 @@ def benchmark(op, **kwargs):
     """Run the same-dtype benchmark variant of operator `op` (e.g. "prompt_flash_attention")."""
     fn = globals().get(f"{op}_benchmark")
     if fn is None:
-        known = sorted(n[:-len("_benchmark")] for n in __all__ if n.endswith("_benchmark"))
+        known = sorted(n[: -len("_benchmark")] for n in __all__ if n.endswith("_benchmark"))
         raise ValueError(f"unknown operator {op!r} for benchmark(); known: {', '.join(known)}")
     return fn(**kwargs)

@@ -3,6 +3,7 @@ head, against that head's keys (forward, device-like benchmark, backward), and t
 drivers that walk those blocks.  Semantics (masks, pse, dropout bits) come from _common; the
 choices are in docs/golden.md.
 """
+
 import numpy as np
 
 from ._common import INVALID_ROW_MAX, INVALID_ROW_SUM, gqa_group, round_to, to_f32
@@ -18,9 +19,10 @@ def compute_dtype_for(a):
     """Golden arithmetic dtype for operator inputs of a's dtype."""
     return np.float64 if np.asarray(a).dtype in (np.float32, np.float64) else COMPUTE_DTYPE
 
-DEFAULT_Q_BLOCK = None    # query rows per golden block (None: sized by SCORE_BUDGET)
-SCORE_BUDGET = 1 << 24    # score elements (heads x rows x keys) per block: 64 MiB of float32
-BENCH_KV_BLOCK = 128      # keys per online-softmax step of the benchmark variant
+
+DEFAULT_Q_BLOCK = None  # query rows per golden block (None: sized by SCORE_BUDGET)
+SCORE_BUDGET = 1 << 24  # score elements (heads x rows x keys) per block: 64 MiB of float32
+BENCH_KV_BLOCK = 128  # keys per online-softmax step of the benchmark variant
 
 
 def block_rows(heads, keys, budget=SCORE_BUDGET):
@@ -55,8 +57,7 @@ def _slice_cols(a, c0, c1):
     return a[..., c0:c1]
 
 
-def scores_block(q, k, scale, *, q_rope=None, k_rope=None, bias=None, bias_before_scale=False,
-                 fold_scale=True):
+def scores_block(q, k, scale, *, q_rope=None, k_rope=None, bias=None, bias_before_scale=False, fold_scale=True):
     """Float [H, R, C] scores of one block: (q·kᵀ + q_rope·k_ropeᵀ) * scale + bias
     (bias_before_scale: (q·kᵀ + bias) * scale, pse type 1).  q: [H, R, D]; k: [C, D].
     fold_scale (golden) multiplies q instead of the scores (R·D instead of R·C multiplies);
@@ -81,9 +82,23 @@ def scores_block(q, k, scale, *, q_rope=None, k_rope=None, bias=None, bias_befor
     return s
 
 
-def attend_block(q, k, v, *, scale, q_rope=None, k_rope=None, bias=None,
-                 bias_before_scale=False, excluded=None, keep=None, keep_prob=1.0,
-                 sink=None, bench_dtype=None, compute_dtype=None):
+def attend_block(
+    q,
+    k,
+    v,
+    *,
+    scale,
+    q_rope=None,
+    k_rope=None,
+    bias=None,
+    bias_before_scale=False,
+    excluded=None,
+    keep=None,
+    keep_prob=1.0,
+    sink=None,
+    bench_dtype=None,
+    compute_dtype=None,
+):
     """Attention of one block of query rows against all keys of one KV head.
 
     q: [H, R, D] (H query heads sharing this KV head), k: [C, D], v: [C, Dv];
@@ -110,8 +125,16 @@ def attend_block(q, k, v, *, scale, q_rope=None, k_rope=None, bias=None,
     if q_rope is not None:
         q_rope, k_rope = q_rope.astype(dt, copy=False), k_rope.astype(dt, copy=False)
     sink_b = None if sink is None else np.asarray(sink, dt).reshape(h, 1)
-    s = scores_block(q, k, scale, q_rope=q_rope, k_rope=k_rope, bias=bias,
-                     bias_before_scale=bias_before_scale, fold_scale=bench_dtype is None)
+    s = scores_block(
+        q,
+        k,
+        scale,
+        q_rope=q_rope,
+        k_rope=k_rope,
+        bias=bias,
+        bias_before_scale=bias_before_scale,
+        fold_scale=bench_dtype is None,
+    )
     if excluded is not None:
         np.copyto(s, -np.inf, where=excluded)
     kp = None if keep is None else np.broadcast_to(keep, s.shape)
@@ -120,16 +143,16 @@ def attend_block(q, k, v, *, scale, q_rope=None, k_rope=None, bias=None,
         c = None
     else:
         m, p, c = _online_numerators(s, sink_b)
-    valid = np.isfinite(m)                      # False only without a sink (invalid row)
+    valid = np.isfinite(m)  # False only without a sink (invalid row)
     m_safe = np.where(valid, m, 0)
     l = p.sum(axis=-1, keepdims=True) if c is None else (p.sum(axis=-1) * c).sum(-1)[..., None]
-    if sink_b is not None:                      # the sink's own exp(sink - max) term
+    if sink_b is not None:  # the sink's own exp(sink - max) term
         l = l + np.exp(sink_b[:, None] - m_safe)
     if kp is not None:
         kp = kp if c is None else _pad_blocks(kp, False)
         p = np.where(kp, p * dt(1.0 / keep_prob), dt(0))
-    if bench_dtype is not None:                 # P in the operator's dtype, rescaled in fp32
-        p = (round_to(p, bench_dtype) * c[..., None]).reshape(h, r, -1)[..., :k.shape[0]]
+    if bench_dtype is not None:  # P in the operator's dtype, rescaled in fp32
+        p = (round_to(p, bench_dtype) * c[..., None]).reshape(h, r, -1)[..., : k.shape[0]]
     acc = np.matmul(p, v)
     l_safe = np.where(valid & (l > 0), l, 1)
     out = np.where(valid, acc / l_safe, 0).astype(np.float32)
@@ -166,7 +189,7 @@ def _online_numerators(s, sink_b):
     Returns (m_final [H,R,1], p [H,R,nb,B] = exp(s_j - m_j), c [H,R,nb])."""
     sb = _pad_blocks(s, -np.inf)
     bmax = sb.max(axis=-1) if sb.shape[2] else np.full(s.shape[:2] + (1,), -np.inf, s.dtype)
-    if sink_b is not None:                      # the sink starts the running max
+    if sink_b is not None:  # the sink starts the running max
         bmax[..., 0] = np.maximum(bmax[..., 0], sink_b)
     run = np.maximum.accumulate(bmax, axis=-1)
     run_ok = np.isfinite(run)
@@ -188,9 +211,27 @@ def probs_from_stats(s, row_max, row_sum, excluded):
     return np.where(np.isfinite(p), p, 0).astype(s.dtype, copy=False)
 
 
-def attend_block_grad(q, k, v, dy, o, row_max, row_sum, *, scale, q_rope=None, k_rope=None,
-                      bias=None, bias_before_scale=False, excluded=None, keep=None,
-                      keep_prob=1.0, sink=None, bench_dtype=None, compute_dtype=None):
+def attend_block_grad(
+    q,
+    k,
+    v,
+    dy,
+    o,
+    row_max,
+    row_sum,
+    *,
+    scale,
+    q_rope=None,
+    k_rope=None,
+    bias=None,
+    bias_before_scale=False,
+    excluded=None,
+    keep=None,
+    keep_prob=1.0,
+    sink=None,
+    bench_dtype=None,
+    compute_dtype=None,
+):
     """Backward of `attend_block` for one block of query rows of H heads sharing a KV head.
 
     dy, o: [H, R, Dv]; row_max/row_sum: [H, R] from the forward.  P is recomputed from
@@ -201,17 +242,31 @@ def attend_block_grad(q, k, v, dy, o, row_max, row_sum, *, scale, q_rope=None, k
     bench_dtype rounds P (after dropout) and dS to that dtype before their matmuls.
     """
     dt = (compute_dtype or COMPUTE_DTYPE) if bench_dtype is None else np.float32
-    cast = (lambda a: None if a is None else np.asarray(a).astype(dt, copy=False))
+    cast = lambda a: None if a is None else np.asarray(a).astype(dt, copy=False)
     q, k, v, dy, o, q_rope, k_rope = map(cast, (q, k, v, dy, o, q_rope, k_rope))
     h, r = q.shape[0], q.shape[1]
     # GQA (h > 1): the h heads' rows form one [h*r, .] operand, so each product is one
     # large GEMM instead of h stacked ones (same per-element sums)
     if bias is None:
-        s = scores_block(_rows(q), k, scale, q_rope=None if q_rope is None else _rows(q_rope),
-                         k_rope=k_rope, fold_scale=bench_dtype is None).reshape(h, r, -1)
+        s = scores_block(
+            _rows(q),
+            k,
+            scale,
+            q_rope=None if q_rope is None else _rows(q_rope),
+            k_rope=k_rope,
+            fold_scale=bench_dtype is None,
+        ).reshape(h, r, -1)
     else:
-        s = scores_block(q, k, scale, q_rope=q_rope, k_rope=k_rope, bias=bias,
-                         bias_before_scale=bias_before_scale, fold_scale=bench_dtype is None)
+        s = scores_block(
+            q,
+            k,
+            scale,
+            q_rope=q_rope,
+            k_rope=k_rope,
+            bias=bias,
+            bias_before_scale=bias_before_scale,
+            fold_scale=bench_dtype is None,
+        )
     p = probs_from_stats(s, np.asarray(row_max, dt), np.asarray(row_sum, dt), excluded)
     dp = np.matmul(_rows(dy), v.T).reshape(h, r, -1)
     d_row = np.sum(dy * o, axis=-1, keepdims=True)
@@ -254,9 +309,23 @@ def _head_slice(a, heads):
     return a[heads]
 
 
-def attention_batch(q, k, v, *, scale, q_rope=None, k_rope=None, excluded_fn=None,
-                    bias_fn=None, bias_before_scale=False, keep_fn=None, keep_prob=1.0,
-                    sink=None, bench_dtype=None, q_block=DEFAULT_Q_BLOCK):
+def attention_batch(
+    q,
+    k,
+    v,
+    *,
+    scale,
+    q_rope=None,
+    k_rope=None,
+    excluded_fn=None,
+    bias_fn=None,
+    bias_before_scale=False,
+    keep_fn=None,
+    keep_prob=1.0,
+    sink=None,
+    bench_dtype=None,
+    q_block=DEFAULT_Q_BLOCK,
+):
     """Forward attention of one batch, one KV head and one block of query rows at a time.
 
     q: [N, Sq, D], k: [Nkv, Sk, D], v: [Nkv, Sk, Dv] (any float dtype; GQA: query head h
@@ -284,22 +353,46 @@ def attention_batch(q, k, v, *, scale, q_rope=None, k_rope=None, excluded_fn=Non
             heads = slice(kh * g, (kh + 1) * g)
             kk, vv = to_f32(k[kh]), to_f32(v[kh])
             o, m, l = attend_block(
-                to_f32(q[heads, r0:r1]), kk, vv, scale=scale,
+                to_f32(q[heads, r0:r1]),
+                kk,
+                vv,
+                scale=scale,
                 q_rope=None if q_rope is None else to_f32(q_rope[heads, r0:r1]),
                 k_rope=None if k_rope is None else to_f32(k_rope[kh]),
-                bias=_head_slice(bias_all, heads), bias_before_scale=bias_before_scale,
+                bias=_head_slice(bias_all, heads),
+                bias_before_scale=bias_before_scale,
                 excluded=_head_slice(ex_all, heads),
                 keep=None if keep_fn is None else keep_fn(range(kh * g, (kh + 1) * g), rows),
-                keep_prob=keep_prob, sink=None if sink is None else np.asarray(sink)[heads],
-                bench_dtype=bench_dtype, compute_dtype=cdt)
+                keep_prob=keep_prob,
+                sink=None if sink is None else np.asarray(sink)[heads],
+                bench_dtype=bench_dtype,
+                compute_dtype=cdt,
+            )
             out[heads, r0:r1], rmax[heads, r0:r1], rsum[heads, r0:r1] = o, m, l
     return out, rmax, rsum
 
 
-def attention_batch_grad(q, k, v, dy, o, row_max, row_sum, *, scale, q_rope=None,
-                         k_rope=None, excluded_fn=None, bias_fn=None, bias_before_scale=False,
-                         keep_fn=None, keep_prob=1.0, sink=None, bench_dtype=None,
-                         q_block=DEFAULT_Q_BLOCK):
+def attention_batch_grad(
+    q,
+    k,
+    v,
+    dy,
+    o,
+    row_max,
+    row_sum,
+    *,
+    scale,
+    q_rope=None,
+    k_rope=None,
+    excluded_fn=None,
+    bias_fn=None,
+    bias_before_scale=False,
+    keep_fn=None,
+    keep_prob=1.0,
+    sink=None,
+    bench_dtype=None,
+    q_block=DEFAULT_Q_BLOCK,
+):
     """Backward of `attention_batch` for one batch (same argument conventions; dy, o:
     [N, Sq, Dv]; row_max/row_sum: [N, Sq]).  Returns dict(dq, dk, dv, dq_rope, dk_rope,
     dsink) float32; dk/dv are summed over the query heads of each KV head (GQA),
@@ -309,9 +402,14 @@ def attention_batch_grad(q, k, v, dy, o, row_max, row_sum, *, scale, q_rope=None
     g = gqa_group(n, nkv)
     cdt = compute_dtype_for(q)
     adt = np.float64 if bench_dtype is None and cdt == np.float64 else np.float32  # sums over blocks
-    res = dict(dq=np.zeros((n, sq, d), adt), dk=np.zeros((nkv, sk, d), adt),
-               dv=np.zeros((nkv, sk, v.shape[2]), adt), dq_rope=None, dk_rope=None,
-               dsink=None if sink is None else np.zeros(n, adt))
+    res = dict(
+        dq=np.zeros((n, sq, d), adt),
+        dk=np.zeros((nkv, sk, d), adt),
+        dv=np.zeros((nkv, sk, v.shape[2]), adt),
+        dq_rope=None,
+        dk_rope=None,
+        dsink=None if sink is None else np.zeros(n, adt),
+    )
     if q_rope is not None:
         res["dq_rope"] = np.zeros(q_rope.shape, adt)
         res["dk_rope"] = np.zeros(k_rope.shape, adt)
@@ -325,19 +423,27 @@ def attention_batch_grad(q, k, v, dy, o, row_max, row_sum, *, scale, q_rope=None
             ex = _head_slice(ex_all, heads)
             c0, c1 = _trim_columns(ex, sk)
             if c1 <= c0:
-                continue                         # every key excluded: all gradients 0
+                continue  # every key excluded: all gradients 0
             gr = attend_block_grad(
-                to_f32(q[heads, r0:r1]), to_f32(k[kh, c0:c1]), to_f32(v[kh, c0:c1]),
-                to_f32(dy[heads, r0:r1]), to_f32(o[heads, r0:r1]),
-                row_max[heads, r0:r1], row_sum[heads, r0:r1], scale=scale,
+                to_f32(q[heads, r0:r1]),
+                to_f32(k[kh, c0:c1]),
+                to_f32(v[kh, c0:c1]),
+                to_f32(dy[heads, r0:r1]),
+                to_f32(o[heads, r0:r1]),
+                row_max[heads, r0:r1],
+                row_sum[heads, r0:r1],
+                scale=scale,
                 q_rope=None if q_rope is None else to_f32(q_rope[heads, r0:r1]),
                 k_rope=None if k_rope is None else to_f32(k_rope[kh, c0:c1]),
                 bias=_slice_cols(_head_slice(bias_all, heads), c0, c1),
-                bias_before_scale=bias_before_scale, excluded=_slice_cols(ex, c0, c1),
-                keep=None if keep_fn is None else
-                _slice_cols(keep_fn(range(kh * g, (kh + 1) * g), rows), c0, c1),
-                keep_prob=keep_prob, sink=None if sink is None else np.asarray(sink)[heads],
-                bench_dtype=bench_dtype, compute_dtype=cdt)
+                bias_before_scale=bias_before_scale,
+                excluded=_slice_cols(ex, c0, c1),
+                keep=None if keep_fn is None else _slice_cols(keep_fn(range(kh * g, (kh + 1) * g), rows), c0, c1),
+                keep_prob=keep_prob,
+                sink=None if sink is None else np.asarray(sink)[heads],
+                bench_dtype=bench_dtype,
+                compute_dtype=cdt,
+            )
             res["dq"][heads, r0:r1] = gr["dq"]
             res["dk"][kh, c0:c1] += gr["dk"]
             res["dv"][kh, c0:c1] += gr["dv"]

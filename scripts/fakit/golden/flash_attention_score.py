@@ -5,11 +5,18 @@ Per batch b of the TND tensors (rows actual_seq_qlen[b-1]..actual_seq_qlen[b]):
   S = mask(scale·(Q·Kᵀ + Qr·Krᵀ) ⊕ pse),  P = softmax(S [+ sink]),  O = dropout(P)·V
 with ⊕ = "add then multiply" (pse_type 1) or "multiply then add" (0, 2, 3).
 """
+
 import numpy as np
 
-from . import _blockwise as bw, _common as c
+from . import _blockwise as bw
+from . import _common as c
 
-__all__ = ["flash_attention_var_len_score", "flash_attention_var_len_score_benchmark", "flash_attention_tnd_forward", "flash_attention_tnd_forward_benchmark"]
+__all__ = [
+    "flash_attention_var_len_score",
+    "flash_attention_var_len_score_benchmark",
+    "flash_attention_tnd_forward",
+    "flash_attention_tnd_forward_benchmark",
+]
 
 _TND_STATS = ("same_as_input", "TND")
 _NTD_STATS = ("", "NTD")
@@ -19,10 +26,34 @@ class TndProblem:
     """Validated, normalised arguments of a TND attention call (shared by the forward and
     the V5 backward)."""
 
-    def __init__(self, query, key, value, *, query_rope, key_rope, pse_shift, drop_mask,
-                 atten_mask, sink, prefix, actual_seq_qlen, actual_seq_kvlen, q_start_idx,
-                 kv_start_idx, scale_value, keep_prob, pre_tokens, next_tokens, head_num,
-                 input_layout, inner_precise, sparse_mode, pse_type, op):
+    def __init__(
+        self,
+        query,
+        key,
+        value,
+        *,
+        query_rope,
+        key_rope,
+        pse_shift,
+        drop_mask,
+        atten_mask,
+        sink,
+        prefix,
+        actual_seq_qlen,
+        actual_seq_kvlen,
+        q_start_idx,
+        kv_start_idx,
+        scale_value,
+        keep_prob,
+        pre_tokens,
+        next_tokens,
+        head_num,
+        input_layout,
+        inner_precise,
+        sparse_mode,
+        pse_type,
+        op,
+    ):
         if input_layout != "TND":
             raise ValueError(f"input_layout {input_layout!r}: {op} supports only TND")
         self.dtype = c.float_dtype_of(query, "query")
@@ -85,12 +116,15 @@ class TndProblem:
 
     def batch_views(self, b):
         """[N, S, D] views of Q, K, V (and rope parts) of batch b."""
-        qs, ql, ks, kl = (int(self.q_starts[b]), int(self.q_lens[b]),
-                          int(self.kv_starts[b]), int(self.kv_lens[b]))
+        qs, ql, ks, kl = (int(self.q_starts[b]), int(self.q_lens[b]), int(self.kv_starts[b]), int(self.kv_lens[b]))
         view = c.tnd_view
-        return dict(q=view(self.q, qs, ql), k=view(self.k, ks, kl), v=view(self.v, ks, kl),
-                    q_rope=None if self.q_rope is None else view(self.q_rope, qs, ql),
-                    k_rope=None if self.k_rope is None else view(self.k_rope, ks, kl))
+        return dict(
+            q=view(self.q, qs, ql),
+            k=view(self.k, ks, kl),
+            v=view(self.v, ks, kl),
+            q_rope=None if self.q_rope is None else view(self.q_rope, qs, ql),
+            k_rope=None if self.k_rope is None else view(self.k_rope, ks, kl),
+        )
 
     def hooks(self, b):
         """excluded_fn / bias_fn / keep_fn / bias_before_scale for batch b (see
@@ -101,11 +135,17 @@ class TndProblem:
             # Without atten_mask the sparse mode and pre/next tokens do not apply (spec 001).
             if self.atten_mask is None:
                 return None
-            gen = c.sparse_excluded(self.mode, rows, sq, sk, pre_tokens=self.pre,
-                                    next_tokens=self.next,
-                                    prefix_n=None if self.prefix is None else self.prefix[b],
-                                    is_band_batch=(b == self.band_index))
-            if self.mode in (0, 1):      # the user's mask is read; other modes generate it
+            gen = c.sparse_excluded(
+                self.mode,
+                rows,
+                sq,
+                sk,
+                pre_tokens=self.pre,
+                next_tokens=self.next,
+                prefix_n=None if self.prefix is None else self.prefix[b],
+                is_band_batch=(b == self.band_index),
+            )
+            if self.mode in (0, 1):  # the user's mask is read; other modes generate it
                 user = c.user_mask_rows(self.atten_mask, b, rows, sk)
                 return user if gen is None else user | gen[None]
             return gen[None]
@@ -115,19 +155,28 @@ class TndProblem:
             if self.pse_type in (2, 3):
                 qs = c.start_index(self.q_start_idx, b, "q_start_idx")
                 ks = c.start_index(self.kv_start_idx, b, "kv_start_idx")
+
                 def bias_fn(rows):
                     return c.alibi_rows(self.pse, b, rows, sq, sk, qs, ks, self.pse_type == 3)
             else:
+
                 def bias_fn(rows):
                     return c.pse_rows(self.pse, b, rows, sq, sk, "pse_shift")
 
         keep_fn = None
         if self.drop_mask is not None:
+
             def keep_fn(heads, rows):
-                return np.stack([c.drop_keep_rows(self.drop_mask, self.drop_offsets[b], h, sq, sk, rows)
-                                 for h in heads])
-        return dict(excluded_fn=excluded_fn, bias_fn=bias_fn, keep_fn=keep_fn,
-                    bias_before_scale=(self.pse is not None and self.pse_type == 1))
+                return np.stack(
+                    [c.drop_keep_rows(self.drop_mask, self.drop_offsets[b], h, sq, sk, rows) for h in heads]
+                )
+
+        return dict(
+            excluded_fn=excluded_fn,
+            bias_fn=bias_fn,
+            keep_fn=keep_fn,
+            bias_before_scale=(self.pse is not None and self.pse_type == 1),
+        )
 
 
 def stats_layout(softmax_in_layout):
@@ -150,10 +199,18 @@ def run_forward(p, bench, stats="TND"):
         if sq == 0:
             continue
         views = p.batch_views(b)
-        o, m, s = bw.attention_batch(views["q"], views["k"], views["v"], scale=p.scale,
-                                    q_rope=views["q_rope"], k_rope=views["k_rope"],
-                                    keep_prob=p.keep_prob, sink=p.sink,
-                                    bench_dtype=p.dtype if bench else None, **p.hooks(b))
+        o, m, s = bw.attention_batch(
+            views["q"],
+            views["k"],
+            views["v"],
+            scale=p.scale,
+            q_rope=views["q_rope"],
+            k_rope=views["k_rope"],
+            keep_prob=p.keep_prob,
+            sink=p.sink,
+            bench_dtype=p.dtype if bench else None,
+            **p.hooks(b),
+        )
         r = slice(int(p.q_starts[b]), int(p.q_starts[b]) + sq)
         out[r] = o.transpose(1, 0, 2)
         mx[:, r], sm[:, r] = m, s
@@ -162,91 +219,320 @@ def run_forward(p, bench, stats="TND"):
     return dict(softmax_max=c.replicate8(mx), softmax_sum=c.replicate8(sm), attention_out=out)
 
 
-def _var_len(query, key, value, real_shift, drop_mask, padding_mask, atten_mask, prefix,
-             actual_seq_qlen, actual_seq_kvlen, scale_value, keep_prob, pre_tokens,
-             next_tokens, head_num, input_layout, inner_precise, sparse_mode, bench):
-    p = TndProblem(query, key, value, query_rope=None, key_rope=None, pse_shift=real_shift,
-                   drop_mask=drop_mask, atten_mask=atten_mask, sink=None, prefix=prefix,
-                   actual_seq_qlen=actual_seq_qlen, actual_seq_kvlen=actual_seq_kvlen,
-                   q_start_idx=None, kv_start_idx=None, scale_value=scale_value,
-                   keep_prob=keep_prob, pre_tokens=pre_tokens, next_tokens=next_tokens,
-                   head_num=head_num, input_layout=input_layout, inner_precise=inner_precise,
-                   sparse_mode=sparse_mode, pse_type=1, op="aclnnFlashAttentionVarLenScore")
+def _var_len(
+    query,
+    key,
+    value,
+    real_shift,
+    drop_mask,
+    padding_mask,
+    atten_mask,
+    prefix,
+    actual_seq_qlen,
+    actual_seq_kvlen,
+    scale_value,
+    keep_prob,
+    pre_tokens,
+    next_tokens,
+    head_num,
+    input_layout,
+    inner_precise,
+    sparse_mode,
+    bench,
+):
+    p = TndProblem(
+        query,
+        key,
+        value,
+        query_rope=None,
+        key_rope=None,
+        pse_shift=real_shift,
+        drop_mask=drop_mask,
+        atten_mask=atten_mask,
+        sink=None,
+        prefix=prefix,
+        actual_seq_qlen=actual_seq_qlen,
+        actual_seq_kvlen=actual_seq_kvlen,
+        q_start_idx=None,
+        kv_start_idx=None,
+        scale_value=scale_value,
+        keep_prob=keep_prob,
+        pre_tokens=pre_tokens,
+        next_tokens=next_tokens,
+        head_num=head_num,
+        input_layout=input_layout,
+        inner_precise=inner_precise,
+        sparse_mode=sparse_mode,
+        pse_type=1,
+        op="aclnnFlashAttentionVarLenScore",
+    )
     return run_forward(p, bench, "TND")
 
 
-def flash_attention_var_len_score(query, key, value, *, real_shift=None, drop_mask=None,
-                                  padding_mask=None, atten_mask=None, prefix=None,
-                                  actual_seq_qlen, actual_seq_kvlen, scale_value=1.0,
-                                  keep_prob=1.0, pre_tokens=2147483647,
-                                  next_tokens=2147483647, head_num, input_layout="TND",
-                                  inner_precise=0, sparse_mode=0):
+def flash_attention_var_len_score(
+    query,
+    key,
+    value,
+    *,
+    real_shift=None,
+    drop_mask=None,
+    padding_mask=None,
+    atten_mask=None,
+    prefix=None,
+    actual_seq_qlen,
+    actual_seq_kvlen,
+    scale_value=1.0,
+    keep_prob=1.0,
+    pre_tokens=2147483647,
+    next_tokens=2147483647,
+    head_num,
+    input_layout="TND",
+    inner_precise=0,
+    sparse_mode=0,
+):
     """aclnnFlashAttentionVarLenScore: dict(softmax_max [T,N,8], softmax_sum [T,N,8],
     attention_out [T,N,Dv]) float32.  pse (real_shift) is added before the scale."""
-    return _var_len(query, key, value, real_shift, drop_mask, padding_mask, atten_mask, prefix,
-                    actual_seq_qlen, actual_seq_kvlen, scale_value, keep_prob, pre_tokens,
-                    next_tokens, head_num, input_layout, inner_precise, sparse_mode, False)
+    return _var_len(
+        query,
+        key,
+        value,
+        real_shift,
+        drop_mask,
+        padding_mask,
+        atten_mask,
+        prefix,
+        actual_seq_qlen,
+        actual_seq_kvlen,
+        scale_value,
+        keep_prob,
+        pre_tokens,
+        next_tokens,
+        head_num,
+        input_layout,
+        inner_precise,
+        sparse_mode,
+        False,
+    )
 
 
-def flash_attention_var_len_score_benchmark(query, key, value, *, real_shift=None,
-                                            drop_mask=None, padding_mask=None, atten_mask=None,
-                                            prefix=None, actual_seq_qlen, actual_seq_kvlen,
-                                            scale_value=1.0, keep_prob=1.0,
-                                            pre_tokens=2147483647, next_tokens=2147483647,
-                                            head_num, input_layout="TND", inner_precise=0,
-                                            sparse_mode=0):
+def flash_attention_var_len_score_benchmark(
+    query,
+    key,
+    value,
+    *,
+    real_shift=None,
+    drop_mask=None,
+    padding_mask=None,
+    atten_mask=None,
+    prefix=None,
+    actual_seq_qlen,
+    actual_seq_kvlen,
+    scale_value=1.0,
+    keep_prob=1.0,
+    pre_tokens=2147483647,
+    next_tokens=2147483647,
+    head_num,
+    input_layout="TND",
+    inner_precise=0,
+    sparse_mode=0,
+):
     """Device-like same-dtype variant of flash_attention_var_len_score."""
-    return _var_len(query, key, value, real_shift, drop_mask, padding_mask, atten_mask, prefix,
-                    actual_seq_qlen, actual_seq_kvlen, scale_value, keep_prob, pre_tokens,
-                    next_tokens, head_num, input_layout, inner_precise, sparse_mode, True)
+    return _var_len(
+        query,
+        key,
+        value,
+        real_shift,
+        drop_mask,
+        padding_mask,
+        atten_mask,
+        prefix,
+        actual_seq_qlen,
+        actual_seq_kvlen,
+        scale_value,
+        keep_prob,
+        pre_tokens,
+        next_tokens,
+        head_num,
+        input_layout,
+        inner_precise,
+        sparse_mode,
+        True,
+    )
 
 
-def _tnd_forward(bench, query, key, value, query_rope, key_rope, pse_shift, drop_mask,
-                 padding_mask, atten_mask, sink, prefix, actual_seq_qlen, actual_seq_kvlen,
-                 q_start_idx, kv_start_idx, scale_value, keep_prob, pre_tokens, next_tokens,
-                 head_num, input_layout, inner_precise, sparse_mode, pse_type,
-                 softmax_in_layout):
-    p = TndProblem(query, key, value, query_rope=query_rope, key_rope=key_rope,
-                   pse_shift=pse_shift, drop_mask=drop_mask, atten_mask=atten_mask, sink=sink,
-                   prefix=prefix, actual_seq_qlen=actual_seq_qlen,
-                   actual_seq_kvlen=actual_seq_kvlen, q_start_idx=q_start_idx,
-                   kv_start_idx=kv_start_idx, scale_value=scale_value, keep_prob=keep_prob,
-                   pre_tokens=pre_tokens, next_tokens=next_tokens, head_num=head_num,
-                   input_layout=input_layout, inner_precise=inner_precise,
-                   sparse_mode=sparse_mode, pse_type=pse_type, op="flash_attention_tnd_forward")
+def _tnd_forward(
+    bench,
+    query,
+    key,
+    value,
+    query_rope,
+    key_rope,
+    pse_shift,
+    drop_mask,
+    padding_mask,
+    atten_mask,
+    sink,
+    prefix,
+    actual_seq_qlen,
+    actual_seq_kvlen,
+    q_start_idx,
+    kv_start_idx,
+    scale_value,
+    keep_prob,
+    pre_tokens,
+    next_tokens,
+    head_num,
+    input_layout,
+    inner_precise,
+    sparse_mode,
+    pse_type,
+    softmax_in_layout,
+):
+    p = TndProblem(
+        query,
+        key,
+        value,
+        query_rope=query_rope,
+        key_rope=key_rope,
+        pse_shift=pse_shift,
+        drop_mask=drop_mask,
+        atten_mask=atten_mask,
+        sink=sink,
+        prefix=prefix,
+        actual_seq_qlen=actual_seq_qlen,
+        actual_seq_kvlen=actual_seq_kvlen,
+        q_start_idx=q_start_idx,
+        kv_start_idx=kv_start_idx,
+        scale_value=scale_value,
+        keep_prob=keep_prob,
+        pre_tokens=pre_tokens,
+        next_tokens=next_tokens,
+        head_num=head_num,
+        input_layout=input_layout,
+        inner_precise=inner_precise,
+        sparse_mode=sparse_mode,
+        pse_type=pse_type,
+        op="flash_attention_tnd_forward",
+    )
     return run_forward(p, bench, stats_layout(softmax_in_layout))
 
 
-def flash_attention_tnd_forward(query, key, value, *, query_rope=None, key_rope=None,
-                                pse_shift=None, drop_mask=None, padding_mask=None,
-                                atten_mask=None, sink=None, prefix=None, actual_seq_qlen,
-                                actual_seq_kvlen, q_start_idx=None, kv_start_idx=None,
-                                scale_value=1.0, keep_prob=1.0, pre_tokens=2147483647,
-                                next_tokens=2147483647, head_num, input_layout="TND",
-                                inner_precise=0, sparse_mode=0, pse_type=1,
-                                softmax_in_layout=""):
+def flash_attention_tnd_forward(
+    query,
+    key,
+    value,
+    *,
+    query_rope=None,
+    key_rope=None,
+    pse_shift=None,
+    drop_mask=None,
+    padding_mask=None,
+    atten_mask=None,
+    sink=None,
+    prefix=None,
+    actual_seq_qlen,
+    actual_seq_kvlen,
+    q_start_idx=None,
+    kv_start_idx=None,
+    scale_value=1.0,
+    keep_prob=1.0,
+    pre_tokens=2147483647,
+    next_tokens=2147483647,
+    head_num,
+    input_layout="TND",
+    inner_precise=0,
+    sparse_mode=0,
+    pse_type=1,
+    softmax_in_layout="",
+):
     """The forward the V5 grad differentiates (its forward-relevant keywords): rope parts,
     sink, pse types 0-3, q/kv start indices.  Returns dict(softmax_max, softmax_sum,
     attention_out); the stats are [T,N,8] for softmax_in_layout="same_as_input" and
     [N,T,8] (NTD) for "", ready to pass to flash_attention_unpadding_score_grad_v5."""
-    return _tnd_forward(False, query, key, value, query_rope, key_rope, pse_shift, drop_mask,
-                        padding_mask, atten_mask, sink, prefix, actual_seq_qlen,
-                        actual_seq_kvlen, q_start_idx, kv_start_idx, scale_value, keep_prob,
-                        pre_tokens, next_tokens, head_num, input_layout, inner_precise,
-                        sparse_mode, pse_type, softmax_in_layout)
+    return _tnd_forward(
+        False,
+        query,
+        key,
+        value,
+        query_rope,
+        key_rope,
+        pse_shift,
+        drop_mask,
+        padding_mask,
+        atten_mask,
+        sink,
+        prefix,
+        actual_seq_qlen,
+        actual_seq_kvlen,
+        q_start_idx,
+        kv_start_idx,
+        scale_value,
+        keep_prob,
+        pre_tokens,
+        next_tokens,
+        head_num,
+        input_layout,
+        inner_precise,
+        sparse_mode,
+        pse_type,
+        softmax_in_layout,
+    )
 
 
-def flash_attention_tnd_forward_benchmark(query, key, value, *, query_rope=None, key_rope=None,
-                                          pse_shift=None, drop_mask=None, padding_mask=None,
-                                          atten_mask=None, sink=None, prefix=None,
-                                          actual_seq_qlen, actual_seq_kvlen, q_start_idx=None,
-                                          kv_start_idx=None, scale_value=1.0, keep_prob=1.0,
-                                          pre_tokens=2147483647, next_tokens=2147483647,
-                                          head_num, input_layout="TND", inner_precise=0,
-                                          sparse_mode=0, pse_type=1, softmax_in_layout=""):
+def flash_attention_tnd_forward_benchmark(
+    query,
+    key,
+    value,
+    *,
+    query_rope=None,
+    key_rope=None,
+    pse_shift=None,
+    drop_mask=None,
+    padding_mask=None,
+    atten_mask=None,
+    sink=None,
+    prefix=None,
+    actual_seq_qlen,
+    actual_seq_kvlen,
+    q_start_idx=None,
+    kv_start_idx=None,
+    scale_value=1.0,
+    keep_prob=1.0,
+    pre_tokens=2147483647,
+    next_tokens=2147483647,
+    head_num,
+    input_layout="TND",
+    inner_precise=0,
+    sparse_mode=0,
+    pse_type=1,
+    softmax_in_layout="",
+):
     """Device-like same-dtype variant of flash_attention_tnd_forward."""
-    return _tnd_forward(True, query, key, value, query_rope, key_rope, pse_shift, drop_mask,
-                        padding_mask, atten_mask, sink, prefix, actual_seq_qlen,
-                        actual_seq_kvlen, q_start_idx, kv_start_idx, scale_value, keep_prob,
-                        pre_tokens, next_tokens, head_num, input_layout, inner_precise,
-                        sparse_mode, pse_type, softmax_in_layout)
+    return _tnd_forward(
+        True,
+        query,
+        key,
+        value,
+        query_rope,
+        key_rope,
+        pse_shift,
+        drop_mask,
+        padding_mask,
+        atten_mask,
+        sink,
+        prefix,
+        actual_seq_qlen,
+        actual_seq_kvlen,
+        q_start_idx,
+        kv_start_idx,
+        scale_value,
+        keep_prob,
+        pre_tokens,
+        next_tokens,
+        head_num,
+        input_layout,
+        inner_precise,
+        sparse_mode,
+        pse_type,
+        softmax_in_layout,
+    )

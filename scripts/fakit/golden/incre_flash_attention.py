@@ -12,9 +12,11 @@ quant_scale2 quantises the output to int8 (round half to even, saturate to [-128
 `incre_flash_attention_v4` computes in float64 from the given (already rounded) inputs;
 `incre_flash_attention_v4_benchmark` computes the way a device does in the operator's dtype.
 """
+
 import numpy as np
 
-from ._common import int_seq, round_to as _round_to
+from ._common import int_seq
+from ._common import round_to as _round_to
 
 __all__ = ["incre_flash_attention_v4", "incre_flash_attention_v4_benchmark"]
 
@@ -27,8 +29,9 @@ def _split_heads(x, layout, num_heads, name):
     """Query/output-like (B, S, H) | (B, S, N, D) | (B, N, S, D) -> (B, N, S, D) view."""
     if layout == "BSH":
         if x.ndim != 3 or x.shape[2] % num_heads:
-            raise ValueError(f"{name} with input_layout BSH must be (B, S, H) with H divisible by "
-                             f"{num_heads} heads, got {x.shape}")
+            raise ValueError(
+                f"{name} with input_layout BSH must be (B, S, H) with H divisible by {num_heads} heads, got {x.shape}"
+            )
         b, s, h = x.shape
         return x.reshape(b, s, num_heads, h // num_heads).transpose(0, 2, 1, 3)
     if x.ndim != 4:
@@ -52,10 +55,29 @@ def _astype_in_memory_order(x, dtype):
 class _Problem:
     """Inputs normalised to per-batch (N_kv, L, D) KV slices plus masks/pse/quant params."""
 
-    def __init__(self, query, key, value, pse_shift, atten_mask, actual_seq_lengths,
-                 dequant_scale1, quant_scale1, dequant_scale2, quant_scale2, quant_offset2,
-                 antiquant_scale, antiquant_offset, block_table, kv_padding_size, num_heads,
-                 input_layout, num_key_value_heads, block_size, inner_precise):
+    def __init__(
+        self,
+        query,
+        key,
+        value,
+        pse_shift,
+        atten_mask,
+        actual_seq_lengths,
+        dequant_scale1,
+        quant_scale1,
+        dequant_scale2,
+        quant_scale2,
+        quant_offset2,
+        antiquant_scale,
+        antiquant_offset,
+        block_table,
+        kv_padding_size,
+        num_heads,
+        input_layout,
+        num_key_value_heads,
+        block_size,
+        inner_precise,
+    ):
         if input_layout not in ("BSH", "BSND", "BNSD"):
             raise ValueError(f"input_layout must be BSH, BSND or BNSD, got {input_layout!r}")
         query = np.asarray(query)
@@ -65,15 +87,20 @@ class _Problem:
             raise ValueError(f"num_heads must be positive, got {num_heads}")
         n_kv = num_key_value_heads or num_heads
         if num_heads % n_kv or num_heads // n_kv > 64:
-            raise ValueError(f"num_heads ({num_heads}) must be a multiple of num_key_value_heads "
-                             f"({n_kv}) with a ratio of at most 64")
+            raise ValueError(
+                f"num_heads ({num_heads}) must be a multiple of num_key_value_heads ({n_kv}) with a ratio of at most 64"
+            )
         if inner_precise not in (0, 1):
             raise ValueError(f"inner_precise must be 0 or 1, got {inner_precise}")
-        for name, val in (("dequant_scale1", dequant_scale1), ("quant_scale1", quant_scale1),
-                          ("dequant_scale2", dequant_scale2)):
+        for name, val in (
+            ("dequant_scale1", dequant_scale1),
+            ("quant_scale1", quant_scale1),
+            ("dequant_scale2", dequant_scale2),
+        ):
             if val is not None:
-                raise ValueError(f"{name} is only used with int8 query, which "
-                                 "aclnnIncreFlashAttentionV4 does not support; pass None")
+                raise ValueError(
+                    f"{name} is only used with int8 query, which aclnnIncreFlashAttentionV4 does not support; pass None"
+                )
         q4 = _split_heads(query, input_layout, num_heads, "query")
         if q4.shape[1] != num_heads or q4.shape[2] != 1:
             raise ValueError(f"query must have N = num_heads = {num_heads} and S = 1, got {query.shape}")
@@ -92,8 +119,9 @@ class _Problem:
             if self.lengths.size == 1:
                 self.lengths = np.repeat(self.lengths, self.B)
             if self.lengths.size != self.B or (self.lengths < 0).any():
-                raise ValueError(f"actual_seq_lengths must hold B={self.B} (or 1) values >= 0, "
-                                 f"got {list(self.lengths)}")
+                raise ValueError(
+                    f"actual_seq_lengths must hold B={self.B} (or 1) values >= 0, got {list(self.lengths)}"
+                )
         self.paged = block_table is not None
         if self.paged:
             self._init_paged(key, value, np.asarray(block_table), block_size, kv_padding_size)
@@ -118,22 +146,24 @@ class _Problem:
             seq = [k.shape[2] for k in ks]
             shapes = [k.shape for k in ks]
         else:
-            raise ValueError(f"key list must hold 1 tensor of batch B={self.B} or B tensors of "
-                             f"batch 1, got shapes {[np.shape(k) for k in key]}")
+            raise ValueError(
+                f"key list must hold 1 tensor of batch B={self.B} or B tensors of "
+                f"batch 1, got shapes {[np.shape(k) for k in key]}"
+            )
         for shp in shapes:
             if shp[1] != self.n_kv or shp[3] != self.D:
-                raise ValueError(f"key/value must have N = num_key_value_heads = {self.n_kv} and "
-                                 f"D = {self.D}, got (B, N, S, D) = {shp}")
+                raise ValueError(
+                    f"key/value must have N = num_key_value_heads = {self.n_kv} and "
+                    f"D = {self.D}, got (B, N, S, D) = {shp}"
+                )
         self.seq = np.asarray(seq, dtype=np.int64)
-        pad = None if kv_padding_size is None else \
-            int_seq(np.atleast_1d(kv_padding_size), "kv_padding_size", length=1)
+        pad = None if kv_padding_size is None else int_seq(np.atleast_1d(kv_padding_size), "kv_padding_size", length=1)
         starts = np.zeros(self.B, np.int64)
         if self.lengths is None:
             ends = self.seq.copy()
         elif pad is None:
             if (self.lengths > self.seq).any():
-                raise ValueError(f"actual_seq_lengths {list(self.lengths)} exceed the KV S "
-                                 f"{list(self.seq)}")
+                raise ValueError(f"actual_seq_lengths {list(self.lengths)} exceed the KV S {list(self.seq)}")
             ends = self.lengths.copy()
         else:
             # Left padding: valid tokens end `pad` before S; negative pad counts as 0.
@@ -153,30 +183,31 @@ class _Problem:
         kc, vc = np.asarray(key[0]), np.asarray(value[0])
         if table.ndim != 2 or table.shape[0] != self.B:
             raise ValueError(f"block_table must be (B={self.B}, maxBlockNumPerSeq), got {table.shape}")
-        if kc.ndim == 3:      # (blocknum, blocksize, H)
+        if kc.ndim == 3:  # (blocknum, blocksize, H)
             bs = kc.shape[1]
             if kc.shape[2] != self.n_kv * self.D:
-                raise ValueError(f"paged key (blocknum, blocksize, H) needs H = {self.n_kv * self.D}, "
-                                 f"got {kc.shape}")
-        elif kc.ndim == 4:    # (blocknum, KV_N, blocksize, D): only with BNSD query
+                raise ValueError(f"paged key (blocknum, blocksize, H) needs H = {self.n_kv * self.D}, got {kc.shape}")
+        elif kc.ndim == 4:  # (blocknum, KV_N, blocksize, D): only with BNSD query
             if self.layout != "BNSD":
                 raise ValueError("paged cache (blocknum, KV_N, blocksize, D) needs input_layout BNSD")
             bs = kc.shape[2]
             if kc.shape[1] != self.n_kv or kc.shape[3] != self.D:
-                raise ValueError(f"paged key must be (blocknum, {self.n_kv}, blocksize, {self.D}), "
-                                 f"got {kc.shape}")
+                raise ValueError(f"paged key must be (blocknum, {self.n_kv}, blocksize, {self.D}), got {kc.shape}")
         else:
             raise ValueError(f"paged key must be 3-D or 4-D, got {kc.shape}")
         if block_size != bs or bs <= 0 or bs > 512:
-            raise ValueError(f"block_size ({block_size}) must equal the cache block size ({bs}), "
-                             "non-zero and at most 512")
+            raise ValueError(
+                f"block_size ({block_size}) must equal the cache block size ({bs}), non-zero and at most 512"
+            )
         nblk = -(-self.lengths // bs)
         if (nblk > table.shape[1]).any():
-            raise ValueError(f"block_table has {table.shape[1]} columns, fewer than the blocks "
-                             f"needed by actual_seq_lengths {list(self.lengths)}")
+            raise ValueError(
+                f"block_table has {table.shape[1]} columns, fewer than the blocks "
+                f"needed by actual_seq_lengths {list(self.lengths)}"
+            )
 
         def gather(cache, b):
-            ids = table[b, :nblk[b]].astype(np.int64)
+            ids = table[b, : nblk[b]].astype(np.int64)
             if ((ids < 0) | (ids >= cache.shape[0])).any():
                 raise ValueError(f"block_table[{b}] holds block ids outside [0, {cache.shape[0]})")
             if cache.ndim == 3:
@@ -197,21 +228,18 @@ class _Problem:
         if atten_mask is not None:
             m = np.asarray(atten_mask)
             if m.shape[0] != self.B or m.ndim not in (2, 3, 4) or any(d != 1 for d in m.shape[1:-1]):
-                raise ValueError(f"atten_mask must be (B, S), (B, 1, S) or (B, 1, 1, S) with B={self.B}, "
-                                 f"got {m.shape}")
+                raise ValueError(f"atten_mask must be (B, S), (B, 1, S) or (B, 1, 1, S) with B={self.B}, got {m.shape}")
             self.mask = m.reshape(self.B, -1) != 0
         self.pse = None
         if pse_shift is not None:
             p = np.asarray(pse_shift)
             if p.ndim != 4 or p.shape[0] not in (1, self.B) or p.shape[1] != self.N or p.shape[2] != 1:
-                raise ValueError(f"pse_shift must be (B, N, 1, S) or (1, N, 1, S) with N={self.N}, "
-                                 f"got {p.shape}")
+                raise ValueError(f"pse_shift must be (B, N, 1, S) or (1, N, 1, S) with N={self.N}, got {p.shape}")
             self.pse = p[:, :, 0, :]
         need = int(self.ends.max(initial=0))
         for name, arr in (("atten_mask", self.mask), ("pse_shift", self.pse)):
             if arr is not None and arr.shape[-1] < need:
-                raise ValueError(f"{name} last dim ({arr.shape[-1]}) is shorter than the KV "
-                                 f"positions used ({need})")
+                raise ValueError(f"{name} last dim ({arr.shape[-1]}) is shorter than the KV positions used ({need})")
 
     def _init_antiquant(self, scale, offset):
         self.anti = None
@@ -224,12 +252,13 @@ class _Problem:
 
         def params(arr, name):
             a = np.asarray(arr, dtype=np.float64)
-            if a.size == 2:                                  # per-tensor: [key, value]
+            if a.size == 2:  # per-tensor: [key, value]
                 return a.reshape(2, 1, 1, 1)
             if a.size == 2 * self.n_kv * self.D and a.shape[0] == 2:  # (2,N,1,D)|(2,N,D)|(2,H)
                 return a.reshape(2, self.n_kv, 1, self.D)
-            raise ValueError(f"{name} must be (2,), (2, N, 1, D), (2, N, D) or (2, H) with "
-                             f"N={self.n_kv}, D={self.D}, got {a.shape}")
+            raise ValueError(
+                f"{name} must be (2,), (2, N, 1, D), (2, N, D) or (2, H) with N={self.n_kv}, D={self.D}, got {a.shape}"
+            )
 
         s = params(scale, "antiquant_scale")
         o = params(offset, "antiquant_offset") if offset is not None else np.zeros_like(s)
@@ -244,13 +273,14 @@ class _Problem:
                 raise ValueError("quant_offset2 needs quant_scale2")
             return
         s = np.asarray(scale, dtype=np.float64).reshape(-1)
-        o = (np.asarray(offset, dtype=np.float64).reshape(-1) if offset is not None
-             else np.zeros_like(s))
+        o = np.asarray(offset, dtype=np.float64).reshape(-1) if offset is not None else np.zeros_like(s)
         if offset is not None and np.asarray(offset).shape != np.asarray(scale).shape:
             raise ValueError("quant_offset2 must have the shape of quant_scale2")
         if s.size not in (1, self.N * self.D):
-            raise ValueError(f"quant_scale2 must be per-tensor (1) or per-channel with N*D = "
-                             f"{self.N * self.D} elements, got {np.shape(scale)}")
+            raise ValueError(
+                f"quant_scale2 must be per-tensor (1) or per-channel with N*D = "
+                f"{self.N * self.D} elements, got {np.shape(scale)}"
+            )
         # per-channel index is head * D + d over the output heads
         shape = (1, 1) if s.size == 1 else (self.N, self.D)
         self.quant = (s.reshape(shape), o.reshape(shape))
@@ -292,7 +322,7 @@ def _quantize(out, quant, via_fp16):
     """y = out * scale + offset, rounded half to even and saturated to int8 (as float)."""
     s, o = quant
     if via_fp16:  # A2 has no direct fp32 -> int8 cast: the kernel goes through fp16
-        y = (out.astype(np.float32) * s.astype(np.float32) + o.astype(np.float32))
+        y = out.astype(np.float32) * s.astype(np.float32) + o.astype(np.float32)
         y = y.astype(np.float16).astype(np.float32)
     else:
         y = out * s + o
@@ -327,13 +357,13 @@ def online_softmax_attention(scores, v, p_dtype, block=KV_BLOCK):
     l = np.zeros(lead + (1,), np.float32)
     acc = np.zeros(lead + (v.shape[-1],), np.float32)
     for j in range(0, scores.shape[-1], block):
-        s = scores[..., j:j + block]
+        s = scores[..., j : j + block]
         m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
         base = np.where(np.isfinite(m_new), m_new, np.float32(0))
         alpha = np.exp(m - base)
         p = np.exp(s - base)
         l = l * alpha + p.sum(axis=-1, keepdims=True, dtype=np.float32)
-        pv = np.matmul(_round_to(p, p_dtype), v[..., j:j + block, :].astype(np.float32))
+        pv = np.matmul(_round_to(p, p_dtype), v[..., j : j + block, :].astype(np.float32))
         acc = acc * alpha + pv
         m = m_new
     out = np.where(l > 0, acc / np.where(l > 0, l, 1), np.float32(0))
@@ -359,8 +389,7 @@ def _run(benchmark, query, key, value, **kw):
             k = pb.dequant(k_raw, 0, np.float64)
             v = pb.dequant(v_raw, 1, np.float64)
             bias = None if bias is None else bias.astype(np.float64)
-            out[b] = _exact_attention(q.astype(np.float64), k, v, bias, excluded,
-                                      scale).reshape(pb.N, pb.D)
+            out[b] = _exact_attention(q.astype(np.float64), k, v, bias, excluded, scale).reshape(pb.N, pb.D)
             continue
         # device path: K/V in the query dtype (int8 dequantised then rounded), QK^T in fp32
         k = _round_to(pb.dequant(k_raw, 0, np.float32), pb.dtype)
@@ -380,25 +409,59 @@ def _run(benchmark, query, key, value, **kw):
     return pb.finish(out)
 
 
-def incre_flash_attention_v4(query, key, value, *, pse_shift=None, atten_mask=None,
-                             actual_seq_lengths=None, dequant_scale1=None, quant_scale1=None,
-                             dequant_scale2=None, quant_scale2=None, quant_offset2=None,
-                             antiquant_scale=None, antiquant_offset=None, block_table=None,
-                             kv_padding_size=None, num_heads, scale_value=1.0, input_layout="BSH",
-                             num_key_value_heads=0, block_size=0, inner_precise=1):
+def incre_flash_attention_v4(
+    query,
+    key,
+    value,
+    *,
+    pse_shift=None,
+    atten_mask=None,
+    actual_seq_lengths=None,
+    dequant_scale1=None,
+    quant_scale1=None,
+    dequant_scale2=None,
+    quant_scale2=None,
+    quant_offset2=None,
+    antiquant_scale=None,
+    antiquant_offset=None,
+    block_table=None,
+    kv_padding_size=None,
+    num_heads,
+    scale_value=1.0,
+    input_layout="BSH",
+    num_key_value_heads=0,
+    block_size=0,
+    inner_precise=1,
+):
     """High-precision golden of aclnnIncreFlashAttentionV4; returns attentionOut as float32."""
     args = dict(locals())
     return _run(False, **args)
 
 
-def incre_flash_attention_v4_benchmark(query, key, value, *, pse_shift=None, atten_mask=None,
-                                       actual_seq_lengths=None, dequant_scale1=None,
-                                       quant_scale1=None, dequant_scale2=None, quant_scale2=None,
-                                       quant_offset2=None, antiquant_scale=None,
-                                       antiquant_offset=None, block_table=None,
-                                       kv_padding_size=None, num_heads, scale_value=1.0,
-                                       input_layout="BSH", num_key_value_heads=0, block_size=0,
-                                       inner_precise=1):
+def incre_flash_attention_v4_benchmark(
+    query,
+    key,
+    value,
+    *,
+    pse_shift=None,
+    atten_mask=None,
+    actual_seq_lengths=None,
+    dequant_scale1=None,
+    quant_scale1=None,
+    dequant_scale2=None,
+    quant_scale2=None,
+    quant_offset2=None,
+    antiquant_scale=None,
+    antiquant_offset=None,
+    block_table=None,
+    kv_padding_size=None,
+    num_heads,
+    scale_value=1.0,
+    input_layout="BSH",
+    num_key_value_heads=0,
+    block_size=0,
+    inner_precise=1,
+):
     """Same-dtype, blockwise (128-key online softmax) benchmark of aclnnIncreFlashAttentionV4."""
     args = dict(locals())
     return _run(True, **args)

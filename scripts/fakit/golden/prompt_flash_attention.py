@@ -5,15 +5,31 @@ attention_out = softmax(scale · Q·Kᵀ + pse_shift, masked) · V, per batch an
 BSH / BSND / BNSD / BNSD_BSND layouts, GQA, the atten_mask (1 = excluded) combined with the
 left-up pre/next-tokens band, and actual_seq_lengths limiting the query rows.
 """
+
 import numpy as np
 
-from . import _blockwise as bw, _common as c
+from . import _blockwise as bw
+from . import _common as c
 
 __all__ = ["prompt_flash_attention", "prompt_flash_attention_benchmark"]
 
 
-def _pfa(query, key, value, *, pse_shift, atten_mask, actual_seq_lengths, num_heads,
-         scale_value, pre_tokens, next_tokens, input_layout, num_key_value_heads, bench):
+def _pfa(
+    query,
+    key,
+    value,
+    *,
+    pse_shift,
+    atten_mask,
+    actual_seq_lengths,
+    num_heads,
+    scale_value,
+    pre_tokens,
+    next_tokens,
+    input_layout,
+    num_key_value_heads,
+    bench,
+):
     layout = str(input_layout)
     if layout not in ("BSH", "BSND", "BNSD", "BNSD_BSND"):
         raise ValueError(f"input_layout {layout!r} is not one of BSH, BSND, BNSD, BNSD_BSND")
@@ -47,7 +63,7 @@ def _pfa(query, key, value, *, pse_shift, atten_mask, actual_seq_lengths, num_he
     for bi in range(b):
         sq = s1 if lens is None else int(lens[bi])
         if sq == 0 or s2 == 0:
-            continue                     # empty key/value: the spec fills zeros
+            continue  # empty key/value: the spec fills zeros
 
         def excluded_fn(rows, bi=bi):
             # Without a mask the PFA docs ignore pre/next tokens (full attention).
@@ -62,32 +78,82 @@ def _pfa(query, key, value, *, pse_shift, atten_mask, actual_seq_lengths, num_he
             # pse_shift [B or 1, N, >=S1, >=S2] is read from its top-left corner.
             return c.pse_rows(pse_shift, bi, rows, s1, s2, "pse_shift", align="top_left")
 
-        o, _, _ = bw.attention_batch(q[bi, :, :sq], k[bi], v[bi], scale=scale_value,
-                                    excluded_fn=excluded_fn, bias_fn=bias_fn,
-                                    bench_dtype=dtype if bench else None)
+        o, _, _ = bw.attention_batch(
+            q[bi, :, :sq],
+            k[bi],
+            v[bi],
+            scale=scale_value,
+            excluded_fn=excluded_fn,
+            bias_fn=bias_fn,
+            bench_dtype=dtype if bench else None,
+        )
         out[bi, :, :sq] = o
     return np.ascontiguousarray(c.from_bnsd(out, layout))
 
 
-def prompt_flash_attention(query, key, value, *, pse_shift=None, atten_mask=None,
-                           actual_seq_lengths=None, num_heads, scale_value=1.0,
-                           pre_tokens=2147483647, next_tokens=0, input_layout="BSH",
-                           num_key_value_heads=0):
+def prompt_flash_attention(
+    query,
+    key,
+    value,
+    *,
+    pse_shift=None,
+    atten_mask=None,
+    actual_seq_lengths=None,
+    num_heads,
+    scale_value=1.0,
+    pre_tokens=2147483647,
+    next_tokens=0,
+    input_layout="BSH",
+    num_key_value_heads=0,
+):
     """attention_out of aclnnPromptFlashAttention as float32 (query's layout; BSND for
     BNSD_BSND).  Query rows at or beyond actual_seq_lengths[b] output 0."""
-    return _pfa(query, key, value, pse_shift=pse_shift, atten_mask=atten_mask,
-                actual_seq_lengths=actual_seq_lengths, num_heads=num_heads,
-                scale_value=scale_value, pre_tokens=pre_tokens, next_tokens=next_tokens,
-                input_layout=input_layout, num_key_value_heads=num_key_value_heads, bench=False)
+    return _pfa(
+        query,
+        key,
+        value,
+        pse_shift=pse_shift,
+        atten_mask=atten_mask,
+        actual_seq_lengths=actual_seq_lengths,
+        num_heads=num_heads,
+        scale_value=scale_value,
+        pre_tokens=pre_tokens,
+        next_tokens=next_tokens,
+        input_layout=input_layout,
+        num_key_value_heads=num_key_value_heads,
+        bench=False,
+    )
 
 
-def prompt_flash_attention_benchmark(query, key, value, *, pse_shift=None, atten_mask=None,
-                                     actual_seq_lengths=None, num_heads, scale_value=1.0,
-                                     pre_tokens=2147483647, next_tokens=0, input_layout="BSH",
-                                     num_key_value_heads=0):
+def prompt_flash_attention_benchmark(
+    query,
+    key,
+    value,
+    *,
+    pse_shift=None,
+    atten_mask=None,
+    actual_seq_lengths=None,
+    num_heads,
+    scale_value=1.0,
+    pre_tokens=2147483647,
+    next_tokens=0,
+    input_layout="BSH",
+    num_key_value_heads=0,
+):
     """Same result computed the way a device would in query's dtype (online softmax over
     blocks of 128 keys, P rounded to the dtype, output rounded to the dtype)."""
-    return _pfa(query, key, value, pse_shift=pse_shift, atten_mask=atten_mask,
-                actual_seq_lengths=actual_seq_lengths, num_heads=num_heads,
-                scale_value=scale_value, pre_tokens=pre_tokens, next_tokens=next_tokens,
-                input_layout=input_layout, num_key_value_heads=num_key_value_heads, bench=True)
+    return _pfa(
+        query,
+        key,
+        value,
+        pse_shift=pse_shift,
+        atten_mask=atten_mask,
+        actual_seq_lengths=actual_seq_lengths,
+        num_heads=num_heads,
+        scale_value=scale_value,
+        pre_tokens=pre_tokens,
+        next_tokens=next_tokens,
+        input_layout=input_layout,
+        num_key_value_heads=num_key_value_heads,
+        bench=True,
+    )

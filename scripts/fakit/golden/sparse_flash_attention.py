@@ -12,13 +12,20 @@ score = scale_value * [q, q_rope] . [k, k_rope]; softmax over the selected token
 nothing selected output 0 and softmax_max = softmax_sum = 0. softmax_max is the row max of the
 scaled scores, softmax_sum the sum of exp(score - max); shapes (B, N2, S1, G) or (N2, T1, G).
 """
+
 import numpy as np
 
-from ._common import int_seq as _int_seq, round_to as _round_to, tnd_segments
+from ._common import int_seq as _int_seq
+from ._common import round_to as _round_to
+from ._common import tnd_segments
 from .incre_flash_attention import online_softmax_attention
 
-__all__ = ["sparse_flash_attention", "sparse_flash_attention_benchmark",
-           "sparse_flash_attention_grad", "sparse_flash_attention_grad_benchmark"]
+__all__ = [
+    "sparse_flash_attention",
+    "sparse_flash_attention_benchmark",
+    "sparse_flash_attention_grad",
+    "sparse_flash_attention_grad_benchmark",
+]
 
 _BIG = 2147483647
 _CHUNK_ELEMS = 1 << 22  # gathered K elements per query chunk (~32 MiB in float64)
@@ -42,8 +49,9 @@ class _Tokens:
             b, s = x.shape[:2]
             self.lengths = np.full(b, s, np.int64) if lengths is None else lengths
             if self.lengths.size != b or (self.lengths < 0).any() or (self.lengths > s).any():
-                raise ValueError(f"actual lengths of {name} must hold B={b} values in [0, {s}], "
-                                 f"got {list(self.lengths)}")
+                raise ValueError(
+                    f"actual lengths of {name} must hold B={b} values in [0, {s}], got {list(self.lengths)}"
+                )
             self.offsets = np.arange(b, dtype=np.int64) * s
             self.flat, self.seq = x.reshape(b * s, *x.shape[2:]), s
         else:
@@ -61,9 +69,25 @@ class _Tokens:
 class _Sparse:
     """Validated problem: flattened Q/K/V, per-query-token batch, threshold and indices."""
 
-    def __init__(self, query, key, value, sparse_indices, query_rope, key_rope, lq, lkv,
-                 layout_q, layout_kv, scale_value, sparse_block_size, sparse_mode,
-                 pre_tokens, next_tokens, block_table=None):
+    def __init__(
+        self,
+        query,
+        key,
+        value,
+        sparse_indices,
+        query_rope,
+        key_rope,
+        lq,
+        lkv,
+        layout_q,
+        layout_kv,
+        scale_value,
+        sparse_block_size,
+        sparse_mode,
+        pre_tokens,
+        next_tokens,
+        block_table=None,
+    ):
         if sparse_mode not in (0, 3):
             raise ValueError(f"sparse_mode must be 0 or 3, got {sparse_mode}")
         if pre_tokens < _BIG or next_tokens < _BIG:
@@ -90,16 +114,14 @@ class _Sparse:
         T1, N1, D = self.q.flat.shape
         T2, N2 = self.k.flat.shape[:2]
         if self.v.flat.shape[:2] != (T2, N2) or self.k.flat.shape[2] != D:
-            raise ValueError(f"key/value shapes {np.shape(key)}/{np.shape(value)} do not match query "
-                             f"{query.shape}")
+            raise ValueError(f"key/value shapes {np.shape(key)}/{np.shape(value)} do not match query {query.shape}")
         if N2 == 0 or N1 % N2:
             raise ValueError(f"query heads ({N1}) must be a multiple of key heads ({N2})")
         self.N1, self.N2, self.G = N1, N2, N1 // N2
         idx = np.asarray(sparse_indices)
         want = (T1, N2) if layout_q == "TND" else (B, self.q.seq, N2)
         if idx.shape[:-1] != want or not np.issubdtype(idx.dtype, np.integer) or idx.shape[-1] < 1:
-            raise ValueError(f"sparse_indices must be integer {want + ('K',)} with K > 0, got "
-                             f"{idx.shape} {idx.dtype}")
+            raise ValueError(f"sparse_indices must be integer {want + ('K',)} with K > 0, got {idx.shape} {idx.dtype}")
         self.idx = idx.reshape(T1, N2, -1).astype(np.int64)
         # per query token: batch, row in batch, and whether it is a real (non-padding) row
         self.tb = np.zeros(T1, np.int64)
@@ -107,7 +129,7 @@ class _Sparse:
         self.tvalid = np.zeros(T1, bool)
         for b in range(B):
             o, n = self.q.offsets[b], self.q.lengths[b]
-            self.tb[o:o + n], self.ts[o:o + n], self.tvalid[o:o + n] = b, np.arange(n), True
+            self.tb[o : o + n], self.ts[o : o + n], self.tvalid[o : o + n] = b, np.arange(n), True
         act_q, act_kv = self.q.lengths[self.tb], self.k.lengths[self.tb]
         thr = act_kv if sparse_mode == 0 else act_kv - act_q + self.ts + 1
         self.threshold = np.where(self.tvalid, np.maximum(thr, 0), 0)
@@ -123,12 +145,12 @@ class _Sparse:
     def selection(self, lo, hi):
         """Flat KV rows (c, N2, K*block) and their validity for query tokens [lo, hi)."""
         thr = self.threshold[lo:hi, None, None]
-        count = np.minimum(self.idx.shape[-1], -(-thr // self.block))   # indices read per row
-        K = max(int(count.max(initial=0)), 1)                           # entries worth reading
+        count = np.minimum(self.idx.shape[-1], -(-thr // self.block))  # indices read per row
+        K = max(int(count.max(initial=0)), 1)  # entries worth reading
         idx = self.idx[lo:hi, :, :K]
         k_pos = np.arange(K)[None, None, :]
-        live = (k_pos < count) & (np.cumsum(idx < 0, axis=-1) == 0)      # stop at first negative
-        tok = idx[..., None] * self.block + np.arange(self.block)        # (c, N2, K, block)
+        live = (k_pos < count) & (np.cumsum(idx < 0, axis=-1) == 0)  # stop at first negative
+        tok = idx[..., None] * self.block + np.arange(self.block)  # (c, N2, K, block)
         ok = live[..., None] & (tok < thr[..., None])
         c = hi - lo
         base = self.k.offsets[self.tb[lo:hi]][:, None, None, None]
@@ -166,8 +188,7 @@ class _Sparse:
     def stats_flat(self, x, name):
         x = np.asarray(x, dtype=np.float64)
         T1 = self.tvalid.size
-        want = (self.N2, T1, self.G) if self.q.seq is None else \
-            (self.q.lengths.size, self.N2, self.q.seq, self.G)
+        want = (self.N2, T1, self.G) if self.q.seq is None else (self.q.lengths.size, self.N2, self.q.seq, self.G)
         if x.shape != want:
             raise ValueError(f"{name} must have shape {want}, got {x.shape}")
         if self.q.seq is None:
@@ -215,10 +236,27 @@ def _scores(pb, q, k, ok, benchmark):
     return np.where(ok[:, :, None, :], s, -np.inf)
 
 
-def _forward(benchmark, query, key, value, sparse_indices, scale_value, block_table,
-             actual_seq_lengths_query, actual_seq_lengths_kv, query_rope, key_rope,
-             sparse_block_size, layout_query, layout_kv, sparse_mode, pre_tokens, next_tokens,
-             attention_mode, return_softmax_lse):
+def _forward(
+    benchmark,
+    query,
+    key,
+    value,
+    sparse_indices,
+    scale_value,
+    block_table,
+    actual_seq_lengths_query,
+    actual_seq_lengths_kv,
+    query_rope,
+    key_rope,
+    sparse_block_size,
+    layout_query,
+    layout_kv,
+    sparse_mode,
+    pre_tokens,
+    next_tokens,
+    attention_mode,
+    return_softmax_lse,
+):
     if attention_mode not in (0, 2):
         raise ValueError(f"attention_mode must be 2 (MLA-absorb) or 0, got {attention_mode}")
     if layout_kv == "PA_BSND":
@@ -227,9 +265,24 @@ def _forward(benchmark, query, key, value, sparse_indices, scale_value, block_ta
         layout_kv = None
     elif block_table is not None:
         raise ValueError("block_table needs layout_kv PA_BSND")
-    pb = _Sparse(query, key, value, sparse_indices, query_rope, key_rope, actual_seq_lengths_query,
-                 actual_seq_lengths_kv, layout_query, layout_kv, scale_value, sparse_block_size,
-                 sparse_mode, min(pre_tokens, _BIG), min(next_tokens, _BIG), block_table)
+    pb = _Sparse(
+        query,
+        key,
+        value,
+        sparse_indices,
+        query_rope,
+        key_rope,
+        actual_seq_lengths_query,
+        actual_seq_lengths_kv,
+        layout_query,
+        layout_kv,
+        scale_value,
+        sparse_block_size,
+        sparse_mode,
+        min(pre_tokens, _BIG),
+        min(next_tokens, _BIG),
+        block_table,
+    )
     T1, Dv, rope = pb.tvalid.size, pb.v.flat.shape[-1], query_rope is not None
     out = np.zeros((T1, pb.N2, pb.G, Dv))
     smax = np.zeros((T1, pb.N2, pb.G))
@@ -253,17 +306,52 @@ def _forward(benchmark, query, key, value, sparse_indices, scale_value, block_ta
     if benchmark:
         out = _round_to(out, pb.dtype)
     att = pb.q.unflatten(out.reshape(T1, pb.N1, Dv))
-    return dict(attention_out=np.ascontiguousarray(att, dtype=np.float32),
-                softmax_max=pb.stats_layout(smax).astype(np.float32),
-                softmax_sum=pb.stats_layout(ssum).astype(np.float32))
+    return dict(
+        attention_out=np.ascontiguousarray(att, dtype=np.float32),
+        softmax_max=pb.stats_layout(smax).astype(np.float32),
+        softmax_sum=pb.stats_layout(ssum).astype(np.float32),
+    )
 
 
-def _backward(benchmark, query, key, value, sparse_indices, d_out, out, softmax_max, softmax_sum,
-              actual_seq_lengths_query, actual_seq_lengths_kv, query_rope, key_rope, scale_value,
-              sparse_block_size, layout, sparse_mode, pre_tokens, next_tokens, deterministic):
-    pb = _Sparse(query, key, value, sparse_indices, query_rope, key_rope, actual_seq_lengths_query,
-                 actual_seq_lengths_kv, layout, layout, scale_value, sparse_block_size, sparse_mode,
-                 pre_tokens, next_tokens)
+def _backward(
+    benchmark,
+    query,
+    key,
+    value,
+    sparse_indices,
+    d_out,
+    out,
+    softmax_max,
+    softmax_sum,
+    actual_seq_lengths_query,
+    actual_seq_lengths_kv,
+    query_rope,
+    key_rope,
+    scale_value,
+    sparse_block_size,
+    layout,
+    sparse_mode,
+    pre_tokens,
+    next_tokens,
+    deterministic,
+):
+    pb = _Sparse(
+        query,
+        key,
+        value,
+        sparse_indices,
+        query_rope,
+        key_rope,
+        actual_seq_lengths_query,
+        actual_seq_lengths_kv,
+        layout,
+        layout,
+        scale_value,
+        sparse_block_size,
+        sparse_mode,
+        pre_tokens,
+        next_tokens,
+    )
     T1, T2, rope = pb.tvalid.size, pb.k.flat.shape[0], query_rope is not None
     Dv = pb.v.flat.shape[-1]
     ftype = np.float32 if benchmark else np.float64
@@ -300,7 +388,7 @@ def _backward(benchmark, query, key, value, sparse_indices, d_out, out, softmax_
         delta = (do[lo:hi] * o[lo:hi]).sum(axis=-1, keepdims=True)
         for h in range(pb.N2):
             # 2-D (c*G, .) operands: one large matmul each instead of c small stacked ones
-            k, v = kf[base:base + W, h], vf[base:base + W, h]
+            k, v = kf[base : base + W, h], vf[base : base + W, h]
             q = qf[lo:hi, h].reshape(c * G, -1)
             d_o = do[lo:hi, h].reshape(c * G, Dv)
             p = np.matmul(q, k.T)
@@ -313,7 +401,7 @@ def _backward(benchmark, query, key, value, sparse_indices, d_out, out, softmax_
             np.exp(p, out=p)
             p /= np.where(l > 0, l, 1)
             np.copyto(p, 0, where=~(l > 0))
-            ds = np.matmul(d_o, v.T)                                       # dP
+            ds = np.matmul(d_o, v.T)  # dP
             ds -= delta[:, h].reshape(-1, 1)
             ds *= p
             ds, p = cast(ds), cast(p)
@@ -321,8 +409,8 @@ def _backward(benchmark, query, key, value, sparse_indices, d_out, out, softmax_
                 ds.reshape(c, G, W)[...] *= mult[:, h]
                 p.reshape(c, G, W)[...] *= mult[:, h]
             dq[lo:hi, h] = (np.matmul(ds, k) * pb.scale).reshape(c, G, -1)
-            dk[base:base + W, h] += np.matmul(ds.T, q) * pb.scale
-            dv[base:base + W, h] += np.matmul(p.T, d_o)
+            dk[base : base + W, h] += np.matmul(ds.T, q) * pb.scale
+            dv[base : base + W, h] += np.matmul(p.T, d_o)
     dq[~pb.tvalid] = 0.0
     if benchmark:
         dq, dk, dv = (_round_to(x, pb.dtype) for x in (dq, dk, dv))
@@ -335,53 +423,117 @@ def _backward(benchmark, query, key, value, sparse_indices, d_out, out, softmax_
     def out_k(x):
         return np.ascontiguousarray(pb.k.unflatten(x), dtype=np.float32)
 
-    return dict(d_query=out_q(dq[..., :D]), d_key=out_k(dk[..., :D]), d_value=out_k(dv),
-                d_query_rope=out_q(dq[..., D:]) if rope else None,
-                d_key_rope=out_k(dk[..., D:]) if rope else None)
+    return dict(
+        d_query=out_q(dq[..., :D]),
+        d_key=out_k(dk[..., :D]),
+        d_value=out_k(dv),
+        d_query_rope=out_q(dq[..., D:]) if rope else None,
+        d_key_rope=out_k(dk[..., D:]) if rope else None,
+    )
 
 
-def sparse_flash_attention(query, key, value, sparse_indices, *, scale_value, block_table=None,
-                           actual_seq_lengths_query=None, actual_seq_lengths_kv=None,
-                           query_rope=None, key_rope=None, sparse_block_size=1,
-                           layout_query="BSND", layout_kv="BSND", sparse_mode=3,
-                           pre_tokens=(1 << 63) - 1, next_tokens=(1 << 63) - 1, attention_mode=2,
-                           return_softmax_lse=True):
+def sparse_flash_attention(
+    query,
+    key,
+    value,
+    sparse_indices,
+    *,
+    scale_value,
+    block_table=None,
+    actual_seq_lengths_query=None,
+    actual_seq_lengths_kv=None,
+    query_rope=None,
+    key_rope=None,
+    sparse_block_size=1,
+    layout_query="BSND",
+    layout_kv="BSND",
+    sparse_mode=3,
+    pre_tokens=(1 << 63) - 1,
+    next_tokens=(1 << 63) - 1,
+    attention_mode=2,
+    return_softmax_lse=True,
+):
     """Golden of the SparseFlashAttention forward -> dict(attention_out, softmax_max, softmax_sum)."""
     args = dict(locals())
     return _forward(False, **args)
 
 
-def sparse_flash_attention_benchmark(query, key, value, sparse_indices, *, scale_value,
-                                     block_table=None, actual_seq_lengths_query=None,
-                                     actual_seq_lengths_kv=None, query_rope=None, key_rope=None,
-                                     sparse_block_size=1, layout_query="BSND", layout_kv="BSND",
-                                     sparse_mode=3, pre_tokens=(1 << 63) - 1,
-                                     next_tokens=(1 << 63) - 1, attention_mode=2,
-                                     return_softmax_lse=True):
+def sparse_flash_attention_benchmark(
+    query,
+    key,
+    value,
+    sparse_indices,
+    *,
+    scale_value,
+    block_table=None,
+    actual_seq_lengths_query=None,
+    actual_seq_lengths_kv=None,
+    query_rope=None,
+    key_rope=None,
+    sparse_block_size=1,
+    layout_query="BSND",
+    layout_kv="BSND",
+    sparse_mode=3,
+    pre_tokens=(1 << 63) - 1,
+    next_tokens=(1 << 63) - 1,
+    attention_mode=2,
+    return_softmax_lse=True,
+):
     """Same-dtype blockwise benchmark of the SparseFlashAttention forward."""
     args = dict(locals())
     return _forward(True, **args)
 
 
-def sparse_flash_attention_grad(query, key, value, sparse_indices, d_out, out, softmax_max,
-                                softmax_sum, *, actual_seq_lengths_query=None,
-                                actual_seq_lengths_kv=None, query_rope=None, key_rope=None,
-                                scale_value, sparse_block_size=1, layout="BSND", sparse_mode=0,
-                                pre_tokens=2147483647, next_tokens=2147483647,
-                                deterministic=False):
+def sparse_flash_attention_grad(
+    query,
+    key,
+    value,
+    sparse_indices,
+    d_out,
+    out,
+    softmax_max,
+    softmax_sum,
+    *,
+    actual_seq_lengths_query=None,
+    actual_seq_lengths_kv=None,
+    query_rope=None,
+    key_rope=None,
+    scale_value,
+    sparse_block_size=1,
+    layout="BSND",
+    sparse_mode=0,
+    pre_tokens=2147483647,
+    next_tokens=2147483647,
+    deterministic=False,
+):
     """Golden of aclnnSparseFlashAttentionGrad -> dict(d_query, d_key, d_value, d_query_rope,
     d_key_rope); the rope grads are None without rope inputs."""
     args = dict(locals())
     return _backward(False, **args)
 
 
-def sparse_flash_attention_grad_benchmark(query, key, value, sparse_indices, d_out, out,
-                                          softmax_max, softmax_sum, *,
-                                          actual_seq_lengths_query=None,
-                                          actual_seq_lengths_kv=None, query_rope=None,
-                                          key_rope=None, scale_value, sparse_block_size=1,
-                                          layout="BSND", sparse_mode=0, pre_tokens=2147483647,
-                                          next_tokens=2147483647, deterministic=False):
+def sparse_flash_attention_grad_benchmark(
+    query,
+    key,
+    value,
+    sparse_indices,
+    d_out,
+    out,
+    softmax_max,
+    softmax_sum,
+    *,
+    actual_seq_lengths_query=None,
+    actual_seq_lengths_kv=None,
+    query_rope=None,
+    key_rope=None,
+    scale_value,
+    sparse_block_size=1,
+    layout="BSND",
+    sparse_mode=0,
+    pre_tokens=2147483647,
+    next_tokens=2147483647,
+    deterministic=False,
+):
     """Same-dtype benchmark of aclnnSparseFlashAttentionGrad (P and dS rounded to the dtype)."""
     args = dict(locals())
     return _backward(True, **args)

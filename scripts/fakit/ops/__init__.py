@@ -16,6 +16,7 @@ return structure:
 
 Every module fakit/ops/<op>.py defines BINDING; REGISTRY maps op -> binding.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -35,6 +36,7 @@ class Param:
     """One aclnn parameter. Values: ndarray (tensor), list of ndarrays (tensor_list), list of
     ints (int_array), int (int64), float (double), bool, str (string); out_tensor values come
     from make_outputs. None is allowed for optional parameters (passed as a null pointer)."""
+
     name: str
     kind: str
     optional: bool = False
@@ -99,6 +101,7 @@ class _Absent(dict):
 
 def _golden(op: str):
     from .. import golden, opnames
+
     return getattr(golden, op) if op in opnames.NAMES else None
 
 
@@ -141,19 +144,26 @@ def prepare(binding: OpBinding, kwargs: Dict[str, Any]) -> Dict[str, Any]:
         fn = _golden(binding.op)
         if fn is None:
             raise
-        missing = [n for n, p in inspect.signature(fn).parameters.items()
-                   if p.kind == p.KEYWORD_ONLY and p.default is p.empty and kwargs.get(n) is None]
+        missing = [
+            n
+            for n, p in inspect.signature(fn).parameters.items()
+            if p.kind == p.KEYWORD_ONLY and p.default is p.empty and kwargs.get(n) is None
+        ]
         if not missing:
             raise
-        raise TypeError(f"{binding.op}() missing required keyword argument(s): "
-                        f"{', '.join(map(repr, missing))}") from exc
+        raise TypeError(
+            f"{binding.op}() missing required keyword argument(s): {', '.join(map(repr, missing))}"
+        ) from exc
 
 
 def outputs_of(binding: OpBinding, values: Dict[str, Any]) -> Dict[str, Any]:
     """binding.make_outputs(values); with a required input missing, the outputs whose shapes
     derive from it are None (null pointers): the C API rejects the missing input first."""
-    missing = any(values.get(p.name) is None for p in binding.params
-                  if p.kind in ("tensor", "tensor_list", "int_array") and not p.optional)
+    missing = any(
+        values.get(p.name) is None
+        for p in binding.params
+        if p.kind in ("tensor", "tensor_list", "int_array") and not p.optional
+    )
     try:
         outputs = binding.make_outputs(values)
     except Exception:
@@ -169,6 +179,7 @@ def lookup(op: str) -> OpBinding:
     """The binding of `op`: any name of the five operators (fakit.opnames) or a registered test
     binding; an unknown name lists every operator name and alias and suggests the closest."""
     from .. import opnames
+
     if op in REGISTRY:
         return REGISTRY[op]
     try:

@@ -4,6 +4,7 @@ fakit.run("flash_attention_var_len_score", backend="cpu", **kw) takes the keywor
 fakit.golden.flash_attention_var_len_score and returns dict(softmax_max [T,N,8] float32,
 softmax_sum [T,N,8] float32, attention_out [T,N,D] in query's dtype), as the golden does.
 """
+
 import numpy as np
 
 from . import OpBinding, Param
@@ -42,8 +43,11 @@ def _make_outputs(kw):
     # Zero-filled: rows of T past the last cumulative length are not written (as in the golden).
     q = np.asarray(kw["query"])
     stat = (q.shape[0], q.shape[1], 8) if q.ndim == 3 else (0,)
-    return {"softmaxMaxOut": np.zeros(stat, np.float32), "softmaxSumOut": np.zeros(stat, np.float32),
-            "attentionOutOut": np.zeros(q.shape, q.dtype)}
+    return {
+        "softmaxMaxOut": np.zeros(stat, np.float32),
+        "softmaxSumOut": np.zeros(stat, np.float32),
+        "attentionOutOut": np.zeros(q.shape, q.dtype),
+    }
 
 
 BINDING = OpBinding(
@@ -74,8 +78,11 @@ BINDING = OpBinding(
         Param("attentionOutOut", "out_tensor"),
     ],
     make_outputs=_make_outputs,
-    result=lambda outs: {"softmax_max": outs["softmaxMaxOut"], "softmax_sum": outs["softmaxSumOut"],
-                         "attention_out": outs["attentionOutOut"]},
+    result=lambda outs: {
+        "softmax_max": outs["softmaxMaxOut"],
+        "softmax_sum": outs["softmaxSumOut"],
+        "attention_out": outs["attentionOutOut"],
+    },
     prepare=_prepare,
     header="aclnnop/aclnn_flash_attention_score.h",
 )

@@ -4,6 +4,7 @@ fakit.run("incre_flash_attention_v4", backend="cpu", **kw) takes the keywords of
 fakit.golden.incre_flash_attention_v4 (key/value are lists of arrays: the aclTensorList) and
 returns attention_out in the query's dtype (int8 when quant_scale2 is given).
 """
+
 import numpy as np
 
 from . import OpBinding, Param

@@ -4,6 +4,7 @@ fakit.run("prompt_flash_attention", backend="cpu", **kw) takes the keywords of
 fakit.golden.prompt_flash_attention and returns attention_out in query's dtype (the BSND form
 of query for input_layout BNSD_BSND).
 """
+
 import numpy as np
 
 from . import OpBinding, Param

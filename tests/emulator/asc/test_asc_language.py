@@ -2,6 +2,7 @@
 language build a single-source .asc file (one compile pass per core kind, <<<>>> launches), the
 launch picks the kernel type from the code each core kind has, and ASCEND_EMU_PROFILE gets one
 JSON line per launch."""
+
 import importlib.machinery
 import importlib.util
 import json
@@ -26,14 +27,25 @@ def _driver():
     return module
 
 
-@pytest.mark.parametrize("source, kernel, config, args", [
-    ("Catlass::KernelAdapter<GemmKernel><<<blockDim, nullptr, stream>>>(params_);",
-     "Catlass::KernelAdapter<GemmKernel>", "blockDim, nullptr, stream", "(params_);"),
-    ("ns::K<A<B<int>>, (3 > 2)>\n    <<<t.blockDim, nullptr, stream>>>(dA);",
-     "ns::K<A<B<int>>, (3 > 2)>", "t.blockDim, nullptr, stream", "\n(dA);"),
-    ("::add<<<n>>>(x);", "::add", "n", "(x);"),
-    ("int a = 1'000; k<<<f(a, b), l2, s>>>(z);", "k", "f(a, b), l2, s", "(z);"),
-])
+@pytest.mark.parametrize(
+    "source, kernel, config, args",
+    [
+        (
+            "Catlass::KernelAdapter<GemmKernel><<<blockDim, nullptr, stream>>>(params_);",
+            "Catlass::KernelAdapter<GemmKernel>",
+            "blockDim, nullptr, stream",
+            "(params_);",
+        ),
+        (
+            "ns::K<A<B<int>>, (3 > 2)>\n    <<<t.blockDim, nullptr, stream>>>(dA);",
+            "ns::K<A<B<int>>, (3 > 2)>",
+            "t.blockDim, nullptr, stream",
+            "\n(dA);",
+        ),
+        ("::add<<<n>>>(x);", "::add", "n", "(x);"),
+        ("int a = 1'000; k<<<f(a, b), l2, s>>>(z);", "k", "f(a, b), l2, s", "(z);"),
+    ],
+)
 def test_launch_rewrite(source, kernel, config, args):
     text, count = _driver().rewrite_launches(source)
     assert count == 1
@@ -49,7 +61,8 @@ def test_launch_rewrite_leaves_strings_and_shifts_alone():
 
 def test_execution_space_list_dropped_only_after_an_inline_specifier():
     text, _ = _driver().rewrite_launches(
-        "inline __attribute__((always_inline))[host, aicore] int f(); int g(int *host) { return host[aicore]; }")
+        "inline __attribute__((always_inline))[host, aicore] int f(); int g(int *host) { return host[aicore]; }"
+    )
     assert text == "inline __attribute__((always_inline)) int f(); int g(int *host) { return host[aicore]; }"
 
 
@@ -61,15 +74,30 @@ def test_core_kind_attribute_empties_the_kernel_in_the_other_pass():
 
 
 def test_bisheng_options_dropped():
-    args, arch = _driver().filter_args(["-O2", "--npu-arch=dav-2201", "-mllvm", "-cce-aicore-record-overflow=true",
-                                        "-Xhost-start", "-fstack-protector-strong", "-Xhost-end", "-Xaicore-start",
-                                        "-fno-x", "-Xaicore-end", "--cce-enable-print", "-c", "a.asc"])
+    args, arch = _driver().filter_args(
+        [
+            "-O2",
+            "--npu-arch=dav-2201",
+            "-mllvm",
+            "-cce-aicore-record-overflow=true",
+            "-Xhost-start",
+            "-fstack-protector-strong",
+            "-Xhost-end",
+            "-Xaicore-start",
+            "-fno-x",
+            "-Xaicore-end",
+            "--cce-enable-print",
+            "-c",
+            "a.asc",
+        ]
+    )
     assert (args, arch) == (["-O2", "-fstack-protector-strong", "-c", "a.asc"], "dav-2201")
 
 
-needs_tools = pytest.mark.skipif(shutil.which("clang++") is None or shutil.which("cmake") is None
-                                 or shutil.which("objcopy") is None,
-                                 reason="the ASC driver needs clang++, objcopy and cmake")
+needs_tools = pytest.mark.skipif(
+    shutil.which("clang++") is None or shutil.which("cmake") is None or shutil.which("objcopy") is None,
+    reason="the ASC driver needs clang++, objcopy and cmake",
+)
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +106,10 @@ def probe(tmp_path_factory):
     build.ensure_built("cpu")
     prefix = build.install_prefix()
     bdir = tmp_path_factory.mktemp("asc_probe")
-    cmd = f". {prefix}/set_env.sh && cmake -S {HERE / 'project'} -B {bdir} -DCMAKE_BUILD_TYPE=Release " \
-          f"&& cmake --build {bdir}"
+    cmd = (
+        f". {prefix}/set_env.sh && cmake -S {HERE / 'project'} -B {bdir} -DCMAKE_BUILD_TYPE=Release "
+        f"&& cmake --build {bdir}"
+    )
     proc = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return prefix, bdir / "asc_probe"
@@ -100,8 +130,12 @@ def test_single_source_kernels_run_with_the_kernel_type_of_their_code(probe, tmp
     assert proc.stdout.count("ok ") == 7 and "FAIL" not in proc.stdout, proc.stdout
     lines = [json.loads(line) for line in profile.read_text().splitlines()]
     assert [(p["kernel"], p["block_dim"], p["aic_cores"], p["aiv_cores"]) for p in lines] == [
-        ("vec_add", 6, 0, 6), ("cube_only<float>", 4, 4, 0), ("mix_kernel", 3, 3, 6), ("divide", 1, 0, 1),
-        ("marked_cube", 2, 2, 0)]
+        ("vec_add", 6, 0, 6),
+        ("cube_only<float>", 4, 4, 0),
+        ("mix_kernel", 3, 3, 6),
+        ("divide", 1, 0, 1),
+        ("marked_cube", 2, 2, 0),
+    ]
     assert "kernel divide divided an integer by zero" in proc.stderr, proc.stderr
     for p in lines:  # the modelled profile of last_profile(): duration and msprof ratios
         assert p["task_duration_us"] > 0 and "aiv_vec_ratio" in p and "aic_mac_ratio" in p

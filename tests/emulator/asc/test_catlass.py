@@ -1,5 +1,6 @@
 """CATLASS's own examples, built with CATLASS's own CMake against the CPU prefix, pass their own
 checks (benchmarks/peers/catlass_examples.py). Needs a checkout: CATLASS_DIR=<hicann/catlass>."""
+
 import os
 import shutil
 import subprocess
@@ -19,8 +20,20 @@ pytestmark = [
 
 @pytest.mark.parametrize("example", ["00_basic_matmul", "23_flash_attention_infer"])
 def test_example_passes_its_own_check(example, tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "peers" / "catlass_examples.py"),
-                           "--catlass", CATLASS, "--only", example, "--build-dir", str(ROOT / "build" / "catlass")],
-                          capture_output=True, text=True, timeout=3600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "peers" / "catlass_examples.py"),
+            "--catlass",
+            CATLASS,
+            "--only",
+            example,
+            "--build-dir",
+            str(ROOT / "build" / "catlass"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     assert f"PASS {example}" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "catlass: 1/1 A2 examples pass" in proc.stdout

@@ -16,7 +16,7 @@ constexpr uint32_t FILLED = 16384;
 }  // namespace
 
 extern "C" __global__ __aicore__ void conv_unit_flag(GM_ADDR fmap, GM_ADDR weights, GM_ADDR bias, GM_ADDR out,
-                                                      GM_ADDR outBias, GM_ADDR filled)
+                                                     GM_ADDR outBias, GM_ADDR filled)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
     AscendC::TPipe pipe;

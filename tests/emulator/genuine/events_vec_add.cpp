@@ -3,8 +3,8 @@
 #include "kernel_operator.h"
 
 namespace {
-constexpr uint32_t TILE = 256;   // halves per tile
-constexpr uint32_t TILES = 4;    // tiles per block
+constexpr uint32_t TILE = 256;  // halves per tile
+constexpr uint32_t TILES = 4;   // tiles per block
 }
 
 extern "C" __global__ __aicore__ void events_vec_add(GM_ADDR x, GM_ADDR y)

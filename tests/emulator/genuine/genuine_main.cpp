@@ -11,7 +11,8 @@
 extern "C" void events_vec_add(GM_ADDR x, GM_ADDR y);
 extern "C" void events_mmad(GM_ADDR a, GM_ADDR b, GM_ADDR c);
 extern "C" void list_gather(GM_ADDR list, GM_ADDR y);
-extern "C" void conv_unit_flag(GM_ADDR fmap, GM_ADDR weights, GM_ADDR bias, GM_ADDR out, GM_ADDR outBias, GM_ADDR filled);
+extern "C" void conv_unit_flag(GM_ADDR fmap, GM_ADDR weights, GM_ADDR bias, GM_ADDR out, GM_ADDR outBias,
+                               GM_ADDR filled);
 extern "C" void load3d_layouts(GM_ADDR a, GM_ADDR aT, GM_ADDR bT, GM_ADDR c, GM_ADDR c2);
 extern "C" void vec_5hd(GM_ADDR x, GM_ADDR u, GM_ADDR f, GM_ADDR pq, GM_ADDR out);
 
@@ -92,11 +93,7 @@ void ListGather()
     AscendC::GmFree(desc);
     AscendC::GmFree(y);
 }
-template <class T>
-T *Alloc(size_t n)
-{
-    return static_cast<T *>(AscendC::GmAlloc(n * sizeof(T)));
-}
+template <class T> T *Alloc(size_t n) { return static_cast<T *>(AscendC::GmAlloc(n * sizeof(T))); }
 
 void ConvUnitFlag()
 {
@@ -130,8 +127,8 @@ void ConvUnitFlag()
             }
     for (int i = 0; i < 48; ++i) bad += static_cast<float>(filled[i]) != (i / 16 == 1 ? static_cast<float>(i) : 2.5f);
     Report("conv_unit_flag", bad);
-    for (void *p : {static_cast<void *>(fmap), static_cast<void *>(weights), static_cast<void *>(bias), static_cast<void *>(filled),
-                    static_cast<void *>(out), static_cast<void *>(outBias)})
+    for (void *p : {static_cast<void *>(fmap), static_cast<void *>(weights), static_cast<void *>(bias),
+                    static_cast<void *>(filled), static_cast<void *>(out), static_cast<void *>(outBias)})
         AscendC::GmFree(p);
 }
 

@@ -1,4 +1,5 @@
 """Fixtures of the host-side tests: the CPU library loaded through fakit.backends.cpu."""
+
 import ctypes
 
 import pytest
@@ -25,8 +26,20 @@ def acl():
         "aclrtCreateContext": (c.c_int, [c.POINTER(c.c_void_p), c.c_int32]),
         "aclrtDestroyContext": (c.c_int, [c.c_void_p]),
         "aclrtGetSocName": (c.c_char_p, []),
-        "aclCreateTensor": (c.c_void_p, [c.POINTER(c.c_int64), c.c_uint64, c.c_int, c.POINTER(c.c_int64), c.c_int64,
-                                         c.c_int, c.POINTER(c.c_int64), c.c_uint64, c.c_void_p]),
+        "aclCreateTensor": (
+            c.c_void_p,
+            [
+                c.POINTER(c.c_int64),
+                c.c_uint64,
+                c.c_int,
+                c.POINTER(c.c_int64),
+                c.c_int64,
+                c.c_int,
+                c.POINTER(c.c_int64),
+                c.c_uint64,
+                c.c_void_p,
+            ],
+        ),
         "aclDestroyTensor": (c.c_int, [c.c_void_p]),
         "aclGetViewShape": (c.c_int, [c.c_void_p, c.POINTER(c.POINTER(c.c_int64)), c.POINTER(c.c_uint64)]),
         "aclGetViewStrides": (c.c_int, [c.c_void_p, c.POINTER(c.POINTER(c.c_int64)), c.POINTER(c.c_uint64)]),

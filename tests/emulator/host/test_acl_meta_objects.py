@@ -1,4 +1,5 @@
 """aclCreateTensor / aclCreateIntArray / aclCreateTensorList and their queries."""
+
 import ctypes
 
 c = ctypes

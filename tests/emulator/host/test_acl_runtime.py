@@ -1,5 +1,6 @@
 """The acl runtime of the CPU target: device memory with the device's page rounding, copies that
 must never leave an allocation, lifecycle calls and error codes."""
+
 import ctypes
 
 import numpy as np

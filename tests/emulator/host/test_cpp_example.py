@@ -1,6 +1,7 @@
 """A seed-style C++ program (aclInit ... aclnnCubeMatmulGetWorkspaceSize ... aclnnCubeMatmul ...
 aclFinalize) built with CANN's custom-operator example CMakeLists.txt, unchanged, against the
 CPU target's prefix build/cpu/install, runs to the end with the right numbers."""
+
 from pathlib import Path
 
 from fakit import cpu_example

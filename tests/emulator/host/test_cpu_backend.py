@@ -1,4 +1,5 @@
 """fakit.backends.cpu: argument handling around the aclnn calls."""
+
 import numpy as np
 import pytest
 
@@ -8,11 +9,18 @@ from fakit.backends import cpu
 from fakit.ops import OpBinding, Param
 
 AXPY = OpBinding(
-    op="vector_axpy", aclnn="aclnnVectorAxpy",
-    params=[Param("x", "tensor"), Param("y", "tensor"), Param("alpha", "double"), Param("tileLength", "int64"),
-            Param("z", "out_tensor")],
+    op="vector_axpy",
+    aclnn="aclnnVectorAxpy",
+    params=[
+        Param("x", "tensor"),
+        Param("y", "tensor"),
+        Param("alpha", "double"),
+        Param("tileLength", "int64"),
+        Param("z", "out_tensor"),
+    ],
     make_outputs=lambda kw: {"z": np.empty(kw["x"].shape, kw["x"].dtype)},
-    result=lambda outs: outs["z"])
+    result=lambda outs: outs["z"],
+)
 
 
 def test_unknown_operator_names_the_known_ones():
@@ -23,8 +31,9 @@ def test_unknown_operator_names_the_known_ones():
 def test_missing_required_argument_is_the_c_apis_161001():
     # passed as a null pointer: the status and message are the C API's
     with pytest.raises(fakit.AclnnError) as info:
-        cpu.run_binding(AXPY, library=build.proof_library_path(), x=np.ones(4, np.float32), y=None, alpha=1.0,
-                        tileLength=0)
+        cpu.run_binding(
+            AXPY, library=build.proof_library_path(), x=np.ones(4, np.float32), y=None, alpha=1.0, tileLength=0
+        )
     assert info.value.status == 161001 and "required input y is null" in info.value.log
 
 
@@ -37,8 +46,14 @@ def test_multidimensional_and_noncontiguous_numpy_inputs_are_packed():
 
 def test_unknown_numpy_dtype_is_rejected():
     with pytest.raises(ValueError, match="has no aclDataType"):
-        cpu.run_binding(AXPY, library=build.proof_library_path(), x=np.ones(4, np.complex64),
-                        y=np.ones(4, np.complex64), alpha=1.0, tileLength=0)
+        cpu.run_binding(
+            AXPY,
+            library=build.proof_library_path(),
+            x=np.ones(4, np.complex64),
+            y=np.ones(4, np.complex64),
+            alpha=1.0,
+            tileLength=0,
+        )
 
 
 def test_opdefs_is_the_parsed_registry():

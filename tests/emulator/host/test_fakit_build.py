@@ -1,5 +1,6 @@
 """fakit.build: the harness builds the CPU target when needed, once, under a file lock; build.sh
 routes its options."""
+
 import subprocess
 import sys
 
@@ -55,14 +56,16 @@ def test_build_sh_rejects_npu_only_and_unknown_options():
 
 
 def test_unknown_operator_in_fa_ops_fails_configuration(tmp_path):
-    done = subprocess.run(["cmake", "-S", str(build.ROOT), "-B", str(tmp_path), "-DFA_OPS=no_such_op"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["cmake", "-S", str(build.ROOT), "-B", str(tmp_path), "-DFA_OPS=no_such_op"], capture_output=True, text=True
+    )
     assert done.returncode != 0
     assert "FA_OPS: unknown operator 'no_such_op'" in done.stderr
 
 
 def test_unknown_target_fails_configuration(tmp_path):
-    done = subprocess.run(["cmake", "-S", str(build.ROOT), "-B", str(tmp_path), "-DFA_TARGET=gpu"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["cmake", "-S", str(build.ROOT), "-B", str(tmp_path), "-DFA_TARGET=gpu"], capture_output=True, text=True
+    )
     assert done.returncode != 0
     assert "FA_TARGET must be cpu or npu, got 'gpu'" in done.stderr

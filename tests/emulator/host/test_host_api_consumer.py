@@ -2,6 +2,7 @@
 ascendc_emu): its host-API probe checks OpDef registration, gert::TilingContext, the op runner's
 error codes and PlatformAscendC per SoC. The probe does not build unless the ascendc_emu target
 gives its consumers ASCENDC_CPU_DEBUG (CANN samples test it before including tikicpulib.h)."""
+
 import fcntl
 import json
 import os
@@ -23,8 +24,12 @@ def probe():
     with open(BUILD.parent / ".emulator-consumer.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test workers share the build directory
         if not (BUILD / "CMakeCache.txt").exists():
-            subprocess.run(["cmake", "-S", str(SOURCE), "-B", str(BUILD), *gen, "-DCMAKE_BUILD_TYPE=Release"],
-                           check=True, capture_output=True, text=True)
+            subprocess.run(
+                ["cmake", "-S", str(SOURCE), "-B", str(BUILD), *gen, "-DCMAKE_BUILD_TYPE=Release"],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
         done = subprocess.run(["cmake", "--build", str(BUILD), "-j", "2"], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     return BUILD / "host_api_probe"
@@ -47,8 +52,13 @@ def test_optiling_registration_and_malloc_slack(probe, mode):
 
 
 # (AI cores, vector cores): 910B1/B2/93 have 24 AI cores, 910B3/B4 20 ([INI] in docs/sources.md).
-SOCS = {"Ascend910B1": (24, 48), "Ascend910B2": (24, 48), "Ascend910B3": (20, 40), "Ascend910B4": (20, 40),
-        "Ascend910_93": (24, 48)}
+SOCS = {
+    "Ascend910B1": (24, 48),
+    "Ascend910B2": (24, 48),
+    "Ascend910B3": (20, 40),
+    "Ascend910B4": (20, 40),
+    "Ascend910_93": (24, 48),
+}
 
 
 @pytest.mark.parametrize("soc", sorted(SOCS))

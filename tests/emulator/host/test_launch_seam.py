@@ -1,5 +1,6 @@
 """The run stage of the aclnn seam (emu::LaunchKernel): workspace checks, the executor consumed
 by the second call, tiling data handed to the kernel from device memory."""
+
 import ctypes
 
 import numpy as np
@@ -14,8 +15,14 @@ c = ctypes
 def proof(acl):
     lib = c.CDLL(str(build.proof_library_path()), mode=c.RTLD_GLOBAL)
     lib.aclnnMixSoftmaxGetWorkspaceSize.restype = c.c_int
-    lib.aclnnMixSoftmaxGetWorkspaceSize.argtypes = [c.c_void_p, c.c_void_p, c.c_int64, c.c_void_p,
-                                                    c.POINTER(c.c_uint64), c.POINTER(c.c_void_p)]
+    lib.aclnnMixSoftmaxGetWorkspaceSize.argtypes = [
+        c.c_void_p,
+        c.c_void_p,
+        c.c_int64,
+        c.c_void_p,
+        c.POINTER(c.c_uint64),
+        c.POINTER(c.c_void_p),
+    ]
     lib.aclnnMixSoftmax.restype = c.c_int
     lib.aclnnMixSoftmax.argtypes = [c.c_void_p, c.c_uint64, c.c_void_p, c.c_void_p]
     return lib

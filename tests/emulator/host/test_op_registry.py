@@ -1,5 +1,6 @@
 """The OpDef registry's JSON export (ascendc_emu_opdefs_json): the schema another tool turns
 into msopgen JSON, for the product library and, separately, for the proof operators."""
+
 import ctypes
 import json
 
@@ -30,14 +31,33 @@ def test_schema_of_every_entry():
             assert all(f.startswith("FORMAT_") for f in p["formats"])
         for a in op["attrs"]:
             assert set(a) == {"name", "type", "required", "default"}
-            assert a["type"] in ("int", "float", "bool", "string", "list_int", "list_float", "list_bool", "list_list_int")
+            assert a["type"] in (
+                "int",
+                "float",
+                "bool",
+                "string",
+                "list_int",
+                "list_float",
+                "list_bool",
+                "list_list_int",
+            )
 
 
 def test_proof_operator_declarations_are_exported_exactly():
     axpy = _all_opdefs()["VectorAxpy"]
     assert axpy["inputs"] == [
-        {"name": "x", "param_type": "required", "dtypes": ["DT_FLOAT", "DT_FLOAT16"], "formats": ["FORMAT_ND", "FORMAT_ND"]},
-        {"name": "y", "param_type": "required", "dtypes": ["DT_FLOAT", "DT_FLOAT16"], "formats": ["FORMAT_ND", "FORMAT_ND"]},
+        {
+            "name": "x",
+            "param_type": "required",
+            "dtypes": ["DT_FLOAT", "DT_FLOAT16"],
+            "formats": ["FORMAT_ND", "FORMAT_ND"],
+        },
+        {
+            "name": "y",
+            "param_type": "required",
+            "dtypes": ["DT_FLOAT", "DT_FLOAT16"],
+            "formats": ["FORMAT_ND", "FORMAT_ND"],
+        },
     ]
     assert axpy["outputs"][0]["name"] == "z"
     assert axpy["attrs"] == [

@@ -1,5 +1,6 @@
 """docs/own_program.md: the one-line g++ recipe and the find_package(AscendFaCpu) CMakeLists.txt,
 read from the page as written, build the PFA spec example against the CPU prefix and it runs."""
+
 import re
 import shutil
 import subprocess
@@ -13,8 +14,9 @@ ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "docs" / "own_program.md"
 EXAMPLE = ROOT / "tests" / "data" / "spec_examples" / "aclnn_prompt_flash_attention_example.cpp"
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None or shutil.which("cmake") is None,
-                                reason="needs g++ and cmake")
+pytestmark = pytest.mark.skipif(
+    shutil.which("g++") is None or shutil.which("cmake") is None, reason="needs g++ and cmake"
+)
 
 
 def recipe(name: str) -> str:
@@ -34,7 +36,7 @@ def _check_ran(proc):
 def test_gxx_one_liner_builds_and_runs_the_spec_example(tmp_path):
     build.ensure_built("cpu")
     line = recipe("gxx-recipe").strip()
-    assert "\n" not in line                                     # one line, as the page promises
+    assert "\n" not in line  # one line, as the page promises
     shutil.copy(EXAMPLE, tmp_path / "my_app.cpp")
     # run from the repository root as the page says; the program's files live in tmp_path
     app = str(tmp_path / "my_app")
@@ -63,8 +65,12 @@ def test_package_config_fails_clearly_when_a_library_is_missing(tmp_path):
     src.mkdir()
     (src / "CMakeLists.txt").write_text(recipe("cmake-recipe"))
     (src / "my_app.cpp").write_text("int main() { return 0; }\n")
-    proc = subprocess.run(["cmake", "-S", str(src), "-B", str(tmp_path / "b"), f"-DCMAKE_PREFIX_PATH={fake}"],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        ["cmake", "-S", str(src), "-B", str(tmp_path / "b"), f"-DCMAKE_PREFIX_PATH={fake}"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode != 0
-    said = " ".join((proc.stdout + proc.stderr).split())      # CMake wraps its messages
+    said = " ".join((proc.stdout + proc.stderr).split())  # CMake wraps its messages
     assert "libascendcl.so is missing: run ./build.sh" in said

@@ -1,6 +1,7 @@
 """The ASan/UBSan build (./build.sh --sanitize, build/cpu-asan) runs the three proof kernels and
 the acl/op-runner paths without a sanitizer report. Slow: the sanitized build compiles the whole
 tree (several minutes on two cores) the first time."""
+
 import os
 import subprocess
 import sys
@@ -44,14 +45,20 @@ SCRIPT = textwrap.dedent("""
 @pytest.mark.slow
 def test_proof_kernels_run_clean_under_asan_and_ubsan():
     build.ensure_built("cpu", sanitize=True)
-    libasan = subprocess.run(["g++", "-print-file-name=libasan.so"], capture_output=True, text=True,
-                             check=True).stdout.strip()
-    env = dict(os.environ, FAKIT_CPU_SANITIZE="1", LD_PRELOAD=libasan,
-               ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",  # CPython itself leaks at exit
-               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+    libasan = subprocess.run(
+        ["g++", "-print-file-name=libasan.so"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    env = dict(
+        os.environ,
+        FAKIT_CPU_SANITIZE="1",
+        LD_PRELOAD=libasan,
+        ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",  # CPython itself leaks at exit
+        UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1",
+    )
     kernels = str(build.ROOT / "tests" / "emulator" / "kernels")
-    done = subprocess.run([sys.executable, "-c", SCRIPT.format(kernels=kernels)], env=env, capture_output=True,
-                          text=True, timeout=1800)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT.format(kernels=kernels)], env=env, capture_output=True, text=True, timeout=1800
+    )
     report = done.stdout + done.stderr
     assert done.returncode == 0, report[-6000:]
     assert "SANITIZED RUN OK" in done.stdout
@@ -63,12 +70,27 @@ def test_host_api_probe_runs_clean_under_asan_and_ubsan():
     source = build.ROOT / "tests" / "emulator" / "host" / "consumer"
     bdir = build.ROOT / "build" / "emulator-consumer-asan"
     flags = "-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
-    subprocess.run(["cmake", "-S", str(source), "-B", str(bdir), f"-DCMAKE_CXX_FLAGS={flags}",
-                    f"-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "cmake",
+            "-S",
+            str(source),
+            "-B",
+            str(bdir),
+            f"-DCMAKE_CXX_FLAGS={flags}",
+            "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined",
+        ],
+        check=True,
+        capture_output=True,
+    )
     done = subprocess.run(["cmake", "--build", str(bdir), "-j", "2"], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    run = subprocess.run([str(bdir / "host_api_probe"), "tiling"], capture_output=True, text=True,
-                         env=dict(os.environ, ASAN_OPTIONS="detect_leaks=1"))
+    run = subprocess.run(
+        [str(bdir / "host_api_probe"), "tiling"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, ASAN_OPTIONS="detect_leaks=1"),
+    )
     report = run.stdout + run.stderr
     assert run.returncode == 0 and run.stdout.startswith("ok "), report[-6000:]
     assert "AddressSanitizer" not in report and "runtime error:" not in report, report[-6000:]

@@ -16,24 +16,26 @@
 using namespace AscendC;
 
 static int g_failures = 0;
-#define EXPECT(cond, ...)                                             \
-    do {                                                              \
-        if (!(cond)) {                                                \
-            std::printf("FAIL %s:%d: ", __FILE__, __LINE__);          \
-            std::printf(__VA_ARGS__);                                 \
-            std::printf("\n");                                        \
-            ++g_failures;                                             \
-        }                                                             \
+#define EXPECT(cond, ...)                                                                                              \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            std::printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                           \
+            std::printf(__VA_ARGS__);                                                                                  \
+            std::printf("\n");                                                                                         \
+            ++g_failures;                                                                                              \
+        }                                                                                                              \
     } while (0)
 
-static void Run(emu::CoreMix mix, uint32_t blockDim, const std::function<void()> &body) {
+static void Run(emu::CoreMix mix, uint32_t blockDim, const std::function<void()> &body)
+{
     emu::LaunchConfig cfg;
     cfg.name = "api_test";
     cfg.mix = mix;
     cfg.blockDim = blockDim;
     emu::Launch(cfg, body);
 }
-static void OnOneAiv(const std::function<void(TPipe &, TBuf<TPosition::VECCALC> &)> &body) {
+static void OnOneAiv(const std::function<void(TPipe &, TBuf<TPosition::VECCALC> &)> &body)
+{
     Run(emu::CoreMix::AIV_ONLY, 1, [&] {
         TPipe pipe;
         TBuf<TPosition::VECCALC> buf;
@@ -43,11 +45,15 @@ static void OnOneAiv(const std::function<void(TPipe &, TBuf<TPosition::VECCALC> 
 }
 
 // Level-0 binary op: partial continuous mask, 2 repeats, src0 block stride 2.
-static void vec_level0_mask_stride() {
+static void vec_level0_mask_stride()
+{
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
         LocalTensor<float> all = buf.Get<float>();
         LocalTensor<float> a = all, b = all[1024], d = all[2048];
-        for (int i = 0; i < 1024; ++i) { a.SetValue(i, float(i)); b.SetValue(i, 1000.0f); }
+        for (int i = 0; i < 1024; ++i) {
+            a.SetValue(i, float(i));
+            b.SetValue(i, 1000.0f);
+        }
         Duplicate(d, -1.0f, 256);
         BinaryRepeatParams p(1, 2, 1, 8, 16, 8);
         Add(d, a, b, 20, 2, p);  // lanes 0..19 of each of 2 repeats
@@ -65,8 +71,8 @@ static void vec_level0_mask_stride() {
 
 // Every level-2 arithmetic op against its scalar definition, float and half (half results are
 // the float result rounded once).
-template <typename T>
-static void AllOpsOf(LocalTensor<T> all) {
+template <typename T> static void AllOpsOf(LocalTensor<T> all)
+{
     LocalTensor<T> a = all, b = all[256], d = all[512];
     for (int i = 0; i < 128; ++i) {
         a.SetValue(i, T(0.25f * (i - 64)));
@@ -77,25 +83,41 @@ static void AllOpsOf(LocalTensor<T> all) {
             const float x = float(a.GetValue(i)), y = float(b.GetValue(i));
             const float w = float(T(want(x, y)));
             const float got = float(d.GetValue(i));
-            EXPECT(got == w || (std::isnan(got) && std::isnan(w)), "%s(%g, %g) = %g, want %g (%zu-byte)", name, x, y, got, w, sizeof(T));
+            EXPECT(got == w || (std::isnan(got) && std::isnan(w)), "%s(%g, %g) = %g, want %g (%zu-byte)", name, x, y,
+                   got, w, sizeof(T));
         }
     };
-    Sub(d, a, b, 128); check("Sub", [](float x, float y) { return x - y; });
-    Div(d, a, b, 128); check("Div", [](float x, float y) { return x / y; });
-    Max(d, a, b, 128); check("Max", [](float x, float y) { return x > y ? x : y; });
-    Min(d, a, b, 128); check("Min", [](float x, float y) { return x < y ? x : y; });
-    Adds(d, a, T(0.75f), 128); check("Adds", [](float x, float) { return x + 0.75f; });
-    Maxs(d, a, T(1.0f), 128); check("Maxs", [](float x, float) { return x > 1.0f ? x : 1.0f; });
-    Mins(d, a, T(1.0f), 128); check("Mins", [](float x, float) { return x < 1.0f ? x : 1.0f; });
-    Exp(d, a, 128); check("Exp", [](float x, float) { return std::exp(x); });
-    Ln(d, b, 128); check("Ln", [](float, float y) { return std::log(y); });
-    Abs(d, a, 128); check("Abs", [](float x, float) { return std::fabs(x); });
-    Sqrt(d, b, 128); check("Sqrt", [](float, float y) { return std::sqrt(y); });
-    Reciprocal(d, b, 128); check("Reciprocal", [](float, float y) { return 1.0f / y; });
-    Rsqrt(d, b, 128); check("Rsqrt", [](float, float y) { return 1.0f / std::sqrt(y); });
-    Relu(d, a, 128); check("Relu", [](float x, float) { return x > 0 ? x : 0.0f; });
+    Sub(d, a, b, 128);
+    check("Sub", [](float x, float y) { return x - y; });
+    Div(d, a, b, 128);
+    check("Div", [](float x, float y) { return x / y; });
+    Max(d, a, b, 128);
+    check("Max", [](float x, float y) { return x > y ? x : y; });
+    Min(d, a, b, 128);
+    check("Min", [](float x, float y) { return x < y ? x : y; });
+    Adds(d, a, T(0.75f), 128);
+    check("Adds", [](float x, float) { return x + 0.75f; });
+    Maxs(d, a, T(1.0f), 128);
+    check("Maxs", [](float x, float) { return x > 1.0f ? x : 1.0f; });
+    Mins(d, a, T(1.0f), 128);
+    check("Mins", [](float x, float) { return x < 1.0f ? x : 1.0f; });
+    Exp(d, a, 128);
+    check("Exp", [](float x, float) { return std::exp(x); });
+    Ln(d, b, 128);
+    check("Ln", [](float, float y) { return std::log(y); });
+    Abs(d, a, 128);
+    check("Abs", [](float x, float) { return std::fabs(x); });
+    Sqrt(d, b, 128);
+    check("Sqrt", [](float, float y) { return std::sqrt(y); });
+    Reciprocal(d, b, 128);
+    check("Reciprocal", [](float, float y) { return 1.0f / y; });
+    Rsqrt(d, b, 128);
+    check("Rsqrt", [](float, float y) { return 1.0f / std::sqrt(y); });
+    Relu(d, a, 128);
+    check("Relu", [](float x, float) { return x > 0 ? x : 0.0f; });
 }
-static void vec_all_ops() {
+static void vec_all_ops()
+{
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
         AllOpsOf(buf.Get<float>());
         AllOpsOf(buf.Get<half>()[2048]);
@@ -103,7 +125,8 @@ static void vec_all_ops() {
 }
 
 // dst overlapping src1 with repStride 0 accumulates repeat after repeat.
-static void vec_accumulate_repstride0() {
+static void vec_accumulate_repstride0()
+{
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
         LocalTensor<float> all = buf.Get<float>();
         LocalTensor<float> rows = all, acc = all[4096];
@@ -115,7 +138,8 @@ static void vec_accumulate_repstride0() {
 }
 
 // Counter mode: the count spans repeats; level-2 calls leave the mask all ones, normal mode.
-static void vec_counter_mode() {
+static void vec_counter_mode()
+{
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
         LocalTensor<half> all = buf.Get<half>();
         LocalTensor<half> a = all, d = all[1024];
@@ -134,7 +158,8 @@ static void vec_counter_mode() {
 }
 
 // fp16 arithmetic rounds once per instruction to nearest even.
-static void half_rounding() {
+static void half_rounding()
+{
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
         LocalTensor<half> all = buf.Get<half>();
         LocalTensor<half> a = all, b = all[128], d = all[256];
@@ -144,7 +169,8 @@ static void half_rounding() {
         EXPECT(float(d.GetValue(0)) == 1.0f, "1 + 2^-11 ties to even: %g", float(d.GetValue(0)));
         Duplicate(a, half(1.0f + std::ldexp(1.0f, -10)), 128);
         Add(d, a, b, 128);
-        EXPECT(float(d.GetValue(0)) == 1.0f + std::ldexp(1.0f, -9), "(1+2^-10) + 2^-11 ties up to even: %g", float(d.GetValue(0)));
+        EXPECT(float(d.GetValue(0)) == 1.0f + std::ldexp(1.0f, -9), "(1+2^-10) + 2^-11 ties up to even: %g",
+               float(d.GetValue(0)));
         Duplicate(a, half(60000.0f), 128);
         Add(d, a, a, 128);
         EXPECT(std::isinf(float(d.GetValue(0))), "overflow gives inf in INF/NAN mode");
@@ -152,36 +178,54 @@ static void half_rounding() {
 }
 
 // Cast: every implemented round mode on float -> half, float -> int32 and float -> bfloat16_t.
-static void cast_round_modes() {
+static void cast_round_modes()
+{
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
         LocalTensor<float> f = buf.Get<float>();
         LocalTensor<half> h = f[256].ReinterpretCast<half>();
         LocalTensor<int32_t> i32 = f[512].ReinterpretCast<int32_t>();
         LocalTensor<bfloat16_t> bf = f[768].ReinterpretCast<bfloat16_t>();
-        const float up = 1.0f + std::ldexp(1.0f, -10);          // next half above 1
-        const float q = 1.0f + std::ldexp(1.0f, -12);           // a quarter ulp above 1
-        const float tie = 1.0f + std::ldexp(1.0f, -11);         // exactly between 1 and up
-        f.SetValue(0, q); f.SetValue(1, -q); f.SetValue(2, tie); f.SetValue(3, -2.5f); f.SetValue(4, 2.5f);
-        f.SetValue(5, 1e6f); f.SetValue(6, NAN); f.SetValue(7, 3.7f);
-        struct { RoundMode m; float w0, w1, w2; } hc[] = {
-            {RoundMode::CAST_RINT, 1.0f, -1.0f, 1.0f}, {RoundMode::CAST_NONE, 1.0f, -1.0f, 1.0f},
-            {RoundMode::CAST_FLOOR, 1.0f, -up, 1.0f}, {RoundMode::CAST_CEIL, up, -1.0f, up},
-            {RoundMode::CAST_TRUNC, 1.0f, -1.0f, 1.0f}, {RoundMode::CAST_ROUND, 1.0f, -1.0f, up},
-            {RoundMode::CAST_ODD, up, -up, up}};
+        const float up = 1.0f + std::ldexp(1.0f, -10);   // next half above 1
+        const float q = 1.0f + std::ldexp(1.0f, -12);    // a quarter ulp above 1
+        const float tie = 1.0f + std::ldexp(1.0f, -11);  // exactly between 1 and up
+        f.SetValue(0, q);
+        f.SetValue(1, -q);
+        f.SetValue(2, tie);
+        f.SetValue(3, -2.5f);
+        f.SetValue(4, 2.5f);
+        f.SetValue(5, 1e6f);
+        f.SetValue(6, NAN);
+        f.SetValue(7, 3.7f);
+        struct {
+            RoundMode m;
+            float w0, w1, w2;
+        } hc[] = {{RoundMode::CAST_RINT, 1.0f, -1.0f, 1.0f},  {RoundMode::CAST_NONE, 1.0f, -1.0f, 1.0f},
+                  {RoundMode::CAST_FLOOR, 1.0f, -up, 1.0f},   {RoundMode::CAST_CEIL, up, -1.0f, up},
+                  {RoundMode::CAST_TRUNC, 1.0f, -1.0f, 1.0f}, {RoundMode::CAST_ROUND, 1.0f, -1.0f, up},
+                  {RoundMode::CAST_ODD, up, -up, up}};
         for (auto &c : hc) {
             Cast(h, f, c.m, 64);
             EXPECT(float(h.GetValue(0)) == c.w0 && float(h.GetValue(1)) == c.w1 && float(h.GetValue(2)) == c.w2,
-                   "half mode %d: %.8g %.8g %.8g", int(c.m), float(h.GetValue(0)), float(h.GetValue(1)), float(h.GetValue(2)));
+                   "half mode %d: %.8g %.8g %.8g", int(c.m), float(h.GetValue(0)), float(h.GetValue(1)),
+                   float(h.GetValue(2)));
             EXPECT(std::isinf(float(h.GetValue(5))) || c.m == RoundMode::CAST_FLOOR || c.m == RoundMode::CAST_TRUNC ||
-                   c.m == RoundMode::CAST_ODD, "1e6 overflows to inf in mode %d", int(c.m));
+                       c.m == RoundMode::CAST_ODD,
+                   "1e6 overflows to inf in mode %d", int(c.m));
         }
-        struct { RoundMode m; int w3, w4, w7; } ic[] = {
-            {RoundMode::CAST_RINT, -2, 2, 4}, {RoundMode::CAST_FLOOR, -3, 2, 3}, {RoundMode::CAST_CEIL, -2, 3, 4},
-            {RoundMode::CAST_ROUND, -3, 3, 4}, {RoundMode::CAST_TRUNC, -2, 2, 3}};
+        struct {
+            RoundMode m;
+            int w3, w4, w7;
+        } ic[] = {{RoundMode::CAST_RINT, -2, 2, 4},
+                  {RoundMode::CAST_FLOOR, -3, 2, 3},
+                  {RoundMode::CAST_CEIL, -2, 3, 4},
+                  {RoundMode::CAST_ROUND, -3, 3, 4},
+                  {RoundMode::CAST_TRUNC, -2, 2, 3}};
         for (auto &c : ic) {
             Cast(i32, f, c.m, 64);
-            EXPECT(i32.GetValue(3) == c.w3 && i32.GetValue(4) == c.w4 && i32.GetValue(7) == c.w7 && i32.GetValue(6) == 0,
-                   "int32 mode %d: %d %d %d nan->%d", int(c.m), i32.GetValue(3), i32.GetValue(4), i32.GetValue(7), i32.GetValue(6));
+            EXPECT(i32.GetValue(3) == c.w3 && i32.GetValue(4) == c.w4 && i32.GetValue(7) == c.w7 &&
+                       i32.GetValue(6) == 0,
+                   "int32 mode %d: %d %d %d nan->%d", int(c.m), i32.GetValue(3), i32.GetValue(4), i32.GetValue(7),
+                   i32.GetValue(6));
         }
         f.SetValue(0, 1.0f + std::ldexp(1.0f, -8));  // bf16 tie between 1 and 1+2^-7
         Cast(bf, f, RoundMode::CAST_RINT, 64);
@@ -193,28 +237,38 @@ static void cast_round_modes() {
     });
 }
 
-static void compare_select() {
+static void compare_select()
+{
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
         LocalTensor<float> all = buf.Get<float>();
         LocalTensor<float> a = all, b = all[256], d = all[512];
         LocalTensor<uint8_t> bits = all[768].ReinterpretCast<uint8_t>();
-        for (int i = 0; i < 128; ++i) { a.SetValue(i, float(i)); b.SetValue(i, 64.0f); }
+        for (int i = 0; i < 128; ++i) {
+            a.SetValue(i, float(i));
+            b.SetValue(i, 64.0f);
+        }
         Compare(bits, a, b, CMPMODE::LT, 128);
-        EXPECT(bits.GetValue(0) == 0xff && bits.GetValue(7) == 0xff && bits.GetValue(8) == 0 && bits.GetValue(15) == 0, "LT bits");
+        EXPECT(bits.GetValue(0) == 0xff && bits.GetValue(7) == 0xff && bits.GetValue(8) == 0 && bits.GetValue(15) == 0,
+               "LT bits");
         Select(d, bits, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, 128);
-        EXPECT(d.GetValue(10) == 10.0f && d.GetValue(100) == 64.0f, "Select tensor-tensor %f %f", d.GetValue(10), d.GetValue(100));
+        EXPECT(d.GetValue(10) == 10.0f && d.GetValue(100) == 64.0f, "Select tensor-tensor %f %f", d.GetValue(10),
+               d.GetValue(100));
         Compares(bits, a, 3.0f, CMPMODE::EQ, 64);
         EXPECT(bits.GetValue(0) == 0x08, "Compares EQ bits %x", bits.GetValue(0));
-        Compare(bits, a, b, CMPMODE::GE, 128);  // lanes 64..127 set
+        Compare(bits, a, b, CMPMODE::GE, 128);                             // lanes 64..127 set
         Select(d, bits, a, -5.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 128);  // bits consumed across repeats
-        EXPECT(d.GetValue(3) == -5.0f && d.GetValue(70) == 70.0f, "Select tensor-scalar %f %f", d.GetValue(3), d.GetValue(70));
+        EXPECT(d.GetValue(3) == -5.0f && d.GetValue(70) == 70.0f, "Select tensor-scalar %f %f", d.GetValue(3),
+               d.GetValue(70));
         Duplicate(d, 0.0f, 128);
-        Select(d, bits, a, b, SELMODE::VSEL_CMPMASK_SPR, 64, 2, BinaryRepeatParams());  // first 64 bits reused per repeat
-        EXPECT(d.GetValue(70) == 64.0f && d.GetValue(6) == 64.0f, "Select mode 0 reuses the first bits %f", d.GetValue(70));
+        Select(d, bits, a, b, SELMODE::VSEL_CMPMASK_SPR, 64, 2,
+               BinaryRepeatParams());  // first 64 bits reused per repeat
+        EXPECT(d.GetValue(70) == 64.0f && d.GetValue(6) == 64.0f, "Select mode 0 reuses the first bits %f",
+               d.GetValue(70));
     });
 }
 
-static void reductions() {
+static void reductions()
+{
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
         LocalTensor<half> all = buf.Get<half>();
         LocalTensor<half> a = all, d = all[1024], tmp = all[2048];
@@ -227,7 +281,8 @@ static void reductions() {
         WholeReduceMax(d, a, 128, 1, 1, 1, 8);
         uint16_t idx;
         std::memcpy(&idx, &d.GetPhyAddr()[1], 2);
-        EXPECT(float(d.GetValue(0)) == 1000.0f && idx == 77, "WholeReduceMax value %g index %u", float(d.GetValue(0)), idx);
+        EXPECT(float(d.GetValue(0)) == 1000.0f && idx == 77, "WholeReduceMax value %g index %u", float(d.GetValue(0)),
+               idx);
         BlockReduceSum(d, a, 1, 128, 1, 1, 8);
         EXPECT(float(d.GetValue(1)) == 0.25f * (16 * 16 + 120), "BlockReduceSum block 1: %g", float(d.GetValue(1)));
         ReduceMax(d, a, tmp, 256, true);
@@ -241,13 +296,15 @@ static void reductions() {
     });
 }
 
-static void brcb_copy() {
+static void brcb_copy()
+{
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
         LocalTensor<float> all = buf.Get<float>();
         LocalTensor<float> s = all, d = all[256], c = all[1024];
         for (int i = 0; i < 16; ++i) s.SetValue(i, float(i));
         Brcb(d, s, 2, BrcbRepeatParams(1, 8));
-        EXPECT(d.GetValue(0) == 0.0f && d.GetValue(7) == 0.0f && d.GetValue(8) == 1.0f && d.GetValue(64 + 8) == 9.0f, "Brcb");
+        EXPECT(d.GetValue(0) == 0.0f && d.GetValue(7) == 0.0f && d.GetValue(8) == 1.0f && d.GetValue(64 + 8) == 9.0f,
+               "Brcb");
         Copy(c, d, 64, 2, CopyRepeatParams(1, 1, 8, 8));
         EXPECT(c.GetValue(72) == 9.0f, "Copy");
     });
@@ -255,7 +312,8 @@ static void brcb_copy() {
 
 // Sort (A2 layout) and Extract: full sort of 64 float scores with ties (input order kept), the
 // per-group form, a half sort, and int32 key arithmetic that still computes in timing-only mode.
-static void sort_extract() {
+static void sort_extract()
+{
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
         LocalTensor<float> all = buf.Get<float>();
         LocalTensor<float> score = all, sorted = all[64], tmp = all[192], val = all[320];
@@ -289,7 +347,8 @@ static void sort_extract() {
         Sort<half, true>(hsorted, hs, idx, htmp, 1);
         Extract(hval, out, hsorted, 1);
         EXPECT(float(hval.GetValue(0)) == 4.0f && float(hval.GetValue(31)) == 0.0f && out.GetValue(0) == 1004u &&
-               out.GetValue(31) == 1030u, "half Sort %f %u", float(hval.GetValue(0)), out.GetValue(0));
+                   out.GetValue(31) == 1030u,
+               "half Sort %f %u", float(hval.GetValue(0)), out.GetValue(0));
     });
     setenv("ASCEND_EMU_TIMING_ONLY", "1", 1);
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
@@ -304,7 +363,8 @@ static void sort_extract() {
     unsetenv("ASCEND_EMU_TIMING_ONLY");
 }
 
-static void misuse_sort_nan() {
+static void misuse_sort_nan()
+{
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
         LocalTensor<float> all = buf.Get<float>();
         LocalTensor<uint32_t> idx = all[32].ReinterpretCast<uint32_t>();
@@ -314,7 +374,8 @@ static void misuse_sort_nan() {
     });
 }
 
-static void data_copy_pad() {
+static void data_copy_pad()
+{
     auto *gm = static_cast<float *>(GmAlloc(64 * sizeof(float)));
     for (int i = 0; i < 64; ++i) gm[i] = float(i);
     Run(emu::CoreMix::AIV_ONLY, 1, [gm] {
@@ -327,7 +388,8 @@ static void data_copy_pad() {
         // 3 rows of 5 floats, GM gap 3 floats: each UB row takes 1 block; pad with -7.
         DataCopyPad(u, g, DataCopyExtParams(3, 5 * 4, 3 * 4, 0, 0), DataCopyPadExtParams<float>(true, 0, 0, -7.0f));
         EXPECT(u.GetValue(0) == 0.0f && u.GetValue(4) == 4.0f && u.GetValue(5) == -7.0f && u.GetValue(8) == 8.0f &&
-               u.GetValue(16) == 16.0f, "GM->UB pad rows %f %f %f %f", u.GetValue(4), u.GetValue(5), u.GetValue(8), u.GetValue(16));
+                   u.GetValue(16) == 16.0f,
+               "GM->UB pad rows %f %f %f %f", u.GetValue(4), u.GetValue(5), u.GetValue(8), u.GetValue(16));
         DataCopyPad(g[40], u, DataCopyExtParams(2, 5 * 4, 0, 4, 0));  // UB gap 0 blocks, GM gap 1 float
         EXPECT(g.GetValue(40) == 0.0f && g.GetValue(44) == 4.0f && g.GetValue(45) == 45.0f && g.GetValue(46) == 8.0f,
                "UB->GM rows %f %f %f", g.GetValue(44), g.GetValue(45), g.GetValue(46));
@@ -337,7 +399,8 @@ static void data_copy_pad() {
 
 // ListTensorDesc over the block the op runner builds for a tensor-list input: header word,
 // per-tensor (dimNum | index << 32) + dims, then the data pointers.
-static void list_tensor_desc() {
+static void list_tensor_desc()
+{
     auto *a = static_cast<float *>(GmAlloc(8 * sizeof(float)));
     auto *b = static_cast<float *>(GmAlloc(8 * sizeof(float)));
     a[0] = 1.5f;
@@ -360,7 +423,8 @@ static void list_tensor_desc() {
 
 // A 32x16 (M x K) times 16x32 (K x N) product through the fractal path; a LoadData of B
 // without the transpose (wrong Zn layout) must give different numbers.
-static void cube_fractal(bool transposeB, float *out) {
+static void cube_fractal(bool transposeB, float *out)
+{
     auto *a = static_cast<half *>(GmAlloc(32 * 16 * 2));
     auto *b = static_cast<half *>(GmAlloc(16 * 32 * 2));
     auto *c = static_cast<float *>(GmAlloc(32 * 32 * 4));
@@ -368,21 +432,39 @@ static void cube_fractal(bool transposeB, float *out) {
     for (int i = 0; i < 16 * 32; ++i) b[i] = half(float((i * 5) % 9) - 4.0f);
     Run(emu::CoreMix::AIC_ONLY, 1, [=] {
         TPipe pipe;
-        TBuf<TPosition::A1> a1b; TBuf<TPosition::B1> b1b; TBuf<TPosition::A2> a2b; TBuf<TPosition::B2> b2b; TBuf<TPosition::CO1> cb;
-        pipe.InitBuffer(a1b, 1024); pipe.InitBuffer(b1b, 1024); pipe.InitBuffer(a2b, 1024); pipe.InitBuffer(b2b, 1024); pipe.InitBuffer(cb, 4096);
-        GlobalTensor<half> ag, bg; GlobalTensor<float> cg;
-        ag.SetGlobalBuffer(a, 512); bg.SetGlobalBuffer(b, 512); cg.SetGlobalBuffer(c, 1024);
+        TBuf<TPosition::A1> a1b;
+        TBuf<TPosition::B1> b1b;
+        TBuf<TPosition::A2> a2b;
+        TBuf<TPosition::B2> b2b;
+        TBuf<TPosition::CO1> cb;
+        pipe.InitBuffer(a1b, 1024);
+        pipe.InitBuffer(b1b, 1024);
+        pipe.InitBuffer(a2b, 1024);
+        pipe.InitBuffer(b2b, 1024);
+        pipe.InitBuffer(cb, 4096);
+        GlobalTensor<half> ag, bg;
+        GlobalTensor<float> cg;
+        ag.SetGlobalBuffer(a, 512);
+        bg.SetGlobalBuffer(b, 512);
+        cg.SetGlobalBuffer(c, 1024);
         LocalTensor<half> a1 = a1b.Get<half>(), b1 = b1b.Get<half>(), a2 = a2b.Get<half>(), b2 = b2b.Get<half>();
         LocalTensor<float> c1 = cb.Get<float>();
         DataCopy(a1, ag, Nd2NzParams(1, 32, 16, 0, 16, 32, 1, 0));
         DataCopy(b1, bg, Nd2NzParams(1, 16, 32, 0, 32, 16, 1, 0));
         for (int i = 0; i < 2; ++i) LoadData(a2[i * 256], a1, LoadData2DParams(i, 1, 2, 0, 0, false, 0));
         LoadData(b2, b1, LoadData2DParams(0, 2, 1, 0, 0, transposeB, 0));
-        MmadParams mm; mm.m = 32; mm.n = 32; mm.k = 16;
+        MmadParams mm;
+        mm.m = 32;
+        mm.n = 32;
+        mm.k = 16;
         Mmad(c1, a2, b2, mm);
         mm.cmatrixInitVal = false;  // accumulate a second time: C = 2AB
         Mmad(c1, a2, b2, mm);
-        FixpipeParamsV220 fix; fix.nSize = 32; fix.mSize = 32; fix.srcStride = 32; fix.dstStride = 32;
+        FixpipeParamsV220 fix;
+        fix.nSize = 32;
+        fix.mSize = 32;
+        fix.srcStride = 32;
+        fix.dstStride = 32;
         Fixpipe(cg, c1, fix);
     });
     for (int i = 0; i < 32 * 32; ++i) out[i] = c[i];
@@ -394,9 +476,12 @@ static void cube_fractal(bool transposeB, float *out) {
                 EXPECT(c[i * 32 + j] == 2 * s, "C[%d][%d] = %g, want %g", i, j, c[i * 32 + j], 2 * s);
             }
     }
-    GmFree(a); GmFree(b); GmFree(c);
+    GmFree(a);
+    GmFree(b);
+    GmFree(c);
 }
-static void cube_fractal_layouts() {
+static void cube_fractal_layouts()
+{
     static float right[1024], wrong[1024];
     cube_fractal(true, right);
     cube_fractal(false, wrong);
@@ -409,7 +494,8 @@ static void cube_fractal_layouts() {
 // rows), each staged in L1 as two 16x8 fractals side by side (one 16x16 square). Y^T goes to
 // L0A (its square transposed into the k fractals 0 and 1 of the m row: dstGap 1), X to L0B
 // (transposed into k fractals 0 and 1 of the one n column: dstFracGap 0).
-static void cube_transpose_b32() {
+static void cube_transpose_b32()
+{
     auto *x = static_cast<float *>(GmAlloc(256 * 4));
     auto *y = static_cast<float *>(GmAlloc(256 * 4));
     auto *c = static_cast<float *>(GmAlloc(256 * 4));
@@ -417,11 +503,19 @@ static void cube_transpose_b32() {
     for (int i = 0; i < 256; ++i) y[i] = float((i * 7) % 13) - 6.0f;
     Run(emu::CoreMix::AIC_ONLY, 1, [=] {
         TPipe pipe;
-        TBuf<TPosition::A1> xb, yb; TBuf<TPosition::A2> a2b; TBuf<TPosition::B2> b2b; TBuf<TPosition::CO1> cb;
-        pipe.InitBuffer(xb, 1024); pipe.InitBuffer(yb, 1024); pipe.InitBuffer(a2b, 1024); pipe.InitBuffer(b2b, 1024);
+        TBuf<TPosition::A1> xb, yb;
+        TBuf<TPosition::A2> a2b;
+        TBuf<TPosition::B2> b2b;
+        TBuf<TPosition::CO1> cb;
+        pipe.InitBuffer(xb, 1024);
+        pipe.InitBuffer(yb, 1024);
+        pipe.InitBuffer(a2b, 1024);
+        pipe.InitBuffer(b2b, 1024);
         pipe.InitBuffer(cb, 1024);
         GlobalTensor<float> xg, yg, cg;
-        xg.SetGlobalBuffer(x, 256); yg.SetGlobalBuffer(y, 256); cg.SetGlobalBuffer(c, 256);
+        xg.SetGlobalBuffer(x, 256);
+        yg.SetGlobalBuffer(y, 256);
+        cg.SetGlobalBuffer(c, 256);
         LocalTensor<float> x1 = xb.Get<float>(), y1 = yb.Get<float>();
         // one 16-row group: column fractals 0 (cols 0-7) and 1 (cols 8-15) one after the other
         DataCopy(x1, xg, Nd2NzParams(1, 16, 16, 0, 16, 16, 1, 0));
@@ -439,13 +533,16 @@ static void cube_transpose_b32() {
             for (int k = 0; k < 16; ++k) s += y[k * 16 + i] * x[k * 16 + j];
             EXPECT(c[i * 16 + j] == s, "C[%d][%d] = %g, want (Y^T X) %g", i, j, c[i * 16 + j], s);
         }
-    GmFree(x); GmFree(y); GmFree(c);
+    GmFree(x);
+    GmFree(y);
+    GmFree(c);
 }
 
 // LoadDataWithTranspose on 8-bit elements: C = Y^T.X for two 32x32 int8 matrices (k = 32), each
 // one 32x32 square in L1 (two 16x32 fractals, rows 0-15 and 16-31); the transposed square comes
 // out as two 16x32 fractals: the two m rows of fractals in L0A, the two n columns in L0B.
-static void cube_transpose_b8() {
+static void cube_transpose_b8()
+{
     auto *x = static_cast<int8_t *>(GmAlloc(1024));
     auto *y = static_cast<int8_t *>(GmAlloc(1024));
     auto *c = static_cast<int32_t *>(GmAlloc(1024 * 4));
@@ -453,11 +550,20 @@ static void cube_transpose_b8() {
     for (int i = 0; i < 1024; ++i) y[i] = static_cast<int8_t>((i * 7) % 13 - 6);
     Run(emu::CoreMix::AIC_ONLY, 1, [=] {
         TPipe pipe;
-        TBuf<TPosition::A1> xb, yb; TBuf<TPosition::A2> a2b; TBuf<TPosition::B2> b2b; TBuf<TPosition::CO1> cb;
-        pipe.InitBuffer(xb, 1024); pipe.InitBuffer(yb, 1024); pipe.InitBuffer(a2b, 1024); pipe.InitBuffer(b2b, 1024);
+        TBuf<TPosition::A1> xb, yb;
+        TBuf<TPosition::A2> a2b;
+        TBuf<TPosition::B2> b2b;
+        TBuf<TPosition::CO1> cb;
+        pipe.InitBuffer(xb, 1024);
+        pipe.InitBuffer(yb, 1024);
+        pipe.InitBuffer(a2b, 1024);
+        pipe.InitBuffer(b2b, 1024);
         pipe.InitBuffer(cb, 4096);
-        GlobalTensor<int8_t> xg, yg; GlobalTensor<int32_t> cg;
-        xg.SetGlobalBuffer(x, 1024); yg.SetGlobalBuffer(y, 1024); cg.SetGlobalBuffer(c, 1024);
+        GlobalTensor<int8_t> xg, yg;
+        GlobalTensor<int32_t> cg;
+        xg.SetGlobalBuffer(x, 1024);
+        yg.SetGlobalBuffer(y, 1024);
+        cg.SetGlobalBuffer(c, 1024);
         LocalTensor<int8_t> x1 = xb.Get<int8_t>(), y1 = yb.Get<int8_t>();
         DataCopy(x1, xg, 1024);
         DataCopy(y1, yg, 1024);
@@ -474,12 +580,15 @@ static void cube_transpose_b8() {
             for (int k = 0; k < 32; ++k) s += y[k * 32 + i] * x[k * 32 + j];
             EXPECT(c[i * 32 + j] == s, "C[%d][%d] = %d, want (Y^T X) %d", i, j, c[i * 32 + j], s);
         }
-    GmFree(x); GmFree(y); GmFree(c);
+    GmFree(x);
+    GmFree(y);
+    GmFree(c);
 }
 
 // int8 x int8 -> int32 through Nd2Nz (C0 = 32) and LoadData, B given as [N, K] so its Nz image
 // is already Zn; then GEMV (m = 1 reads L0A as a plain vector) and Fixpipe with atomic add.
-static void cube_int8_gemv_atomic() {
+static void cube_int8_gemv_atomic()
+{
     const int M = 20, N = 24, K = 40;
     auto *a = static_cast<int8_t *>(GmAlloc(M * K));
     auto *bt = static_cast<int8_t *>(GmAlloc(N * K));
@@ -494,34 +603,62 @@ static void cube_int8_gemv_atomic() {
     for (int i = 0; i < N; ++i) y[i] = 100.0f;
     Run(emu::CoreMix::AIC_ONLY, 1, [=] {
         TPipe pipe;
-        TBuf<TPosition::A1> a1b; TBuf<TPosition::B1> b1b; TBuf<TPosition::A2> a2b; TBuf<TPosition::B2> b2b; TBuf<TPosition::CO1> cb;
-        pipe.InitBuffer(a1b, 4096); pipe.InitBuffer(b1b, 8192); pipe.InitBuffer(a2b, 4096); pipe.InitBuffer(b2b, 8192); pipe.InitBuffer(cb, 8192);
-        GlobalTensor<int8_t> ag, bg; GlobalTensor<int32_t> cg;
-        ag.SetGlobalBuffer(a, M * K); bg.SetGlobalBuffer(bt, N * K); cg.SetGlobalBuffer(c, M * N);
-        LocalTensor<int8_t> a1 = a1b.Get<int8_t>(), b1 = b1b.Get<int8_t>(), a2 = a2b.Get<int8_t>(), b2 = b2b.Get<int8_t>();
+        TBuf<TPosition::A1> a1b;
+        TBuf<TPosition::B1> b1b;
+        TBuf<TPosition::A2> a2b;
+        TBuf<TPosition::B2> b2b;
+        TBuf<TPosition::CO1> cb;
+        pipe.InitBuffer(a1b, 4096);
+        pipe.InitBuffer(b1b, 8192);
+        pipe.InitBuffer(a2b, 4096);
+        pipe.InitBuffer(b2b, 8192);
+        pipe.InitBuffer(cb, 8192);
+        GlobalTensor<int8_t> ag, bg;
+        GlobalTensor<int32_t> cg;
+        ag.SetGlobalBuffer(a, M * K);
+        bg.SetGlobalBuffer(bt, N * K);
+        cg.SetGlobalBuffer(c, M * N);
+        LocalTensor<int8_t> a1 = a1b.Get<int8_t>(), b1 = b1b.Get<int8_t>(), a2 = a2b.Get<int8_t>(),
+                            b2 = b2b.Get<int8_t>();
         // M1 = 2, N1 = 2, K1 = 2 (K0 = 32): A Nz with row pitch 32, B^T Nz with row pitch 32.
         DataCopy(a1, ag, Nd2NzParams(1, M, K, 0, K, 32, 1, 0));
         DataCopy(b1, bg, Nd2NzParams(1, N, K, 0, K, 32, 1, 0));
         for (int i = 0; i < 2; ++i) LoadData(a2[i * 2 * 512], a1, LoadData2DParams(i, 2, 2, 0, 0, false, 0));
         for (int kk = 0; kk < 2; ++kk) LoadData(b2[kk * 2 * 512], b1, LoadData2DParams(kk * 2, 2, 1, 0, 0, false, 0));
-        MmadParams mm; mm.m = M; mm.n = N; mm.k = K;
+        MmadParams mm;
+        mm.m = M;
+        mm.n = N;
+        mm.k = K;
         LocalTensor<int32_t> c1 = cb.Get<int32_t>();
         Mmad(c1, a2, b2, mm);
-        FixpipeParamsV220 fix; fix.nSize = N; fix.mSize = M; fix.srcStride = 32; fix.dstStride = N;
+        FixpipeParamsV220 fix;
+        fix.nSize = N;
+        fix.mSize = M;
+        fix.srcStride = 32;
+        fix.dstStride = N;
         Fixpipe(cg, c1, fix);
         // GEMV (m = 1): y += v * W, v a plain float vector in L0A, W given as W^T [N, K] (K0 = 8).
         GlobalTensor<float> vg, wg, yg;
-        vg.SetGlobalBuffer(v, K); wg.SetGlobalBuffer(w, K * N); yg.SetGlobalBuffer(y, N);
+        vg.SetGlobalBuffer(v, K);
+        wg.SetGlobalBuffer(w, K * N);
+        yg.SetGlobalBuffer(y, N);
         LocalTensor<float> v1 = a1b.Get<float>(), va = a2b.Get<float>(), w1 = b1b.Get<float>(), w2 = b2b.Get<float>();
         DataCopy(v1, vg, K);
         LoadData(va, v1, LoadData2DParams(0, 1, 1, 0, 0, false, 0));
         DataCopy(w1, wg, Nd2NzParams(1, N, K, 0, K, 32, 1, 0));
         LoadData(w2, w1, LoadData2DParams(0, 10, 1, 0, 0, false, 0));  // K1 = 5, N1 = 2: already Zn
         LocalTensor<float> cf = cb.Get<float>();
-        MmadParams gemv; gemv.m = 1; gemv.n = N; gemv.k = K;
+        MmadParams gemv;
+        gemv.m = 1;
+        gemv.n = N;
+        gemv.k = K;
         Mmad(cf, va, w2, gemv);
         SetAtomicAdd<float>();
-        FixpipeParamsV220 fy; fy.nSize = N; fy.mSize = 1; fy.srcStride = 16; fy.dstStride = N;
+        FixpipeParamsV220 fy;
+        fy.nSize = N;
+        fy.mSize = 1;
+        fy.srcStride = 16;
+        fy.dstStride = N;
         Fixpipe(yg, cf, fy);
         SetAtomicNone();
     });
@@ -538,11 +675,17 @@ static void cube_int8_gemv_atomic() {
         s += dot;
         EXPECT(y[j] == s, "GEMV + atomic y[%d] = %g, want %g", j, y[j], s);
     }
-    GmFree(a); GmFree(bt); GmFree(c); GmFree(v); GmFree(w); GmFree(y);
+    GmFree(a);
+    GmFree(bt);
+    GmFree(c);
+    GmFree(v);
+    GmFree(w);
+    GmFree(y);
 }
 
 // Cube and vector cores ping-pong 20 times through cross-core flags (mode 2).
-static void cross_core_pingpong() {
+static void cross_core_pingpong()
+{
     auto *g = static_cast<int32_t *>(GmAlloc(64 * sizeof(int32_t)));
     Run(emu::CoreMix::MIX_AIC_1_2, 3, [g] {
         const int b = static_cast<int>(GetBlockIdx() / GetTaskRation());
@@ -563,31 +706,37 @@ static void cross_core_pingpong() {
     GmFree(g);
 }
 
-static void sync_all() {
+static void sync_all()
+{
     auto *g = static_cast<int32_t *>(GmAlloc(48 * sizeof(int32_t)));
     Run(emu::CoreMix::AIV_ONLY, 40, [g] {
         const int i = static_cast<int>(GetBlockIdx());
         for (int round = 1; round <= 5; ++round) {
             g[i] = round;
             SyncAll();
-            for (int j = 0; j < 40; ++j) EXPECT(g[j] >= round, "core %d saw core %d at %d in round %d", i, j, g[j], round);
+            for (int j = 0; j < 40; ++j)
+                EXPECT(g[j] >= round, "core %d saw core %d at %d in round %d", i, j, g[j], round);
             SyncAll();
         }
     });
     GmFree(g);
 }
 
-static void identity() {
+static void identity()
+{
     Run(emu::CoreMix::MIX_AIC_1_2, 2, [] {
         if ASCEND_IS_AIV {
-            EXPECT(GetBlockIdx() == emu::Ctx().block * 2 + GetSubBlockIdx() && GetTaskRation() == 2 && GetBlockNum() == 2, "AIV identity");
+            EXPECT(GetBlockIdx() == emu::Ctx().block * 2 + GetSubBlockIdx() && GetTaskRation() == 2 &&
+                       GetBlockNum() == 2,
+                   "AIV identity");
         } else {
             EXPECT(GetBlockIdx() == emu::Ctx().block && GetTaskRation() == 1 && GetSubBlockIdx() == 0, "AIC identity");
         }
     });
 }
 
-static void bitwise_axpy() {
+static void bitwise_axpy()
+{
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
         LocalTensor<uint16_t> u = buf.Get<uint16_t>();
         LocalTensor<uint16_t> a = u, b = u[128], d = u[256];
@@ -608,7 +757,8 @@ static void bitwise_axpy() {
 }
 
 // The SoC in use (ASCEND_EMU_SOC) sizes the local memories; launches wider than the SoC run in waves.
-static void soc_selection() {
+static void soc_selection()
+{
     const emu::SocSpec &soc = emu::CurrentSoc();
     std::printf("soc %s aic %u aiv %u ub %llu l1 %llu\n", soc.name, soc.aicCores, soc.aivCores,
                 (unsigned long long)soc.ubBytes, (unsigned long long)soc.l1Bytes);
@@ -623,32 +773,55 @@ static void soc_selection() {
 
 // Hazard checker (run with ASCEND_EMU_RACECHECK=1): a DMA-in read by the vector unit, with
 // and without the MTE2 -> V ordering; a Mmad result read by Fixpipe without M -> FIX.
-static void race_vector(bool synced) {
+static void race_vector(bool synced)
+{
     auto *gm = static_cast<float *>(GmAlloc(256 * sizeof(float)));
     Run(emu::CoreMix::AIV_ONLY, 1, [gm, synced] {
-        TPipe pipe; TBuf<TPosition::VECCALC> buf; pipe.InitBuffer(buf, 4096);
-        GlobalTensor<float> g; g.SetGlobalBuffer(gm, 256);
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 4096);
+        GlobalTensor<float> g;
+        g.SetGlobalBuffer(gm, 256);
         LocalTensor<float> t = buf.Get<float>();
         DataCopy(t, g, 256);
-        if (synced) { SetFlag<HardEvent::MTE2_V>(0); WaitFlag<HardEvent::MTE2_V>(0); }
+        if (synced) {
+            SetFlag<HardEvent::MTE2_V>(0);
+            WaitFlag<HardEvent::MTE2_V>(0);
+        }
         Adds(t[256], t, 1.0f, 256);
-        if (synced) { SetFlag<HardEvent::V_MTE3>(0); WaitFlag<HardEvent::V_MTE3>(0); }
+        if (synced) {
+            SetFlag<HardEvent::V_MTE3>(0);
+            WaitFlag<HardEvent::V_MTE3>(0);
+        }
         DataCopy(g, t[256], 256);
     });
     GmFree(gm);
 }
 static void race_vector_synced() { race_vector(true); }
 static void race_vector_missing_sync() { race_vector(false); }
-static void race_cube_missing_sync() {
+static void race_cube_missing_sync()
+{
     auto *gm = static_cast<float *>(GmAlloc(256 * sizeof(float)));
     Run(emu::CoreMix::AIC_ONLY, 1, [gm] {
         TPipe pipe;
-        TBuf<TPosition::A2> a; TBuf<TPosition::B2> b; TBuf<TPosition::CO1> c;
-        pipe.InitBuffer(a, 512); pipe.InitBuffer(b, 512); pipe.InitBuffer(c, 1024);
-        GlobalTensor<float> g; g.SetGlobalBuffer(gm, 256);
-        MmadParams mm; mm.m = 16; mm.n = 16; mm.k = 16;
+        TBuf<TPosition::A2> a;
+        TBuf<TPosition::B2> b;
+        TBuf<TPosition::CO1> c;
+        pipe.InitBuffer(a, 512);
+        pipe.InitBuffer(b, 512);
+        pipe.InitBuffer(c, 1024);
+        GlobalTensor<float> g;
+        g.SetGlobalBuffer(gm, 256);
+        MmadParams mm;
+        mm.m = 16;
+        mm.n = 16;
+        mm.k = 16;
         Mmad(c.Get<float>(), a.Get<half>(), b.Get<half>(), mm);  // L0A/L0B hold whatever is there
-        FixpipeParamsV220 fix; fix.nSize = 16; fix.mSize = 16; fix.srcStride = 16; fix.dstStride = 16;
+        FixpipeParamsV220 fix;
+        fix.nSize = 16;
+        fix.mSize = 16;
+        fix.srcStride = 16;
+        fix.dstStride = 16;
         Fixpipe(g, c.Get<float>(), fix);  // no SetFlag/WaitFlag<M_FIX>
     });
     GmFree(gm);
@@ -656,18 +829,27 @@ static void race_cube_missing_sync() {
 
 // Modelled duration of a Mmad 128x128x256 followed by its Fixpipe, handed over by unitFlag or
 // by M_FIX events: with unitFlag the Fixpipe streams behind the Mmad, so the launch is shorter.
-static double MmadFixpipeUs(bool unitFlag) {
+static double MmadFixpipeUs(bool unitFlag)
+{
     auto *gm = static_cast<float *>(GmAlloc(128 * 128 * sizeof(float)));
     Run(emu::CoreMix::AIC_ONLY, 1, [gm, unitFlag] {
         TPipe pipe;
-        TBuf<TPosition::A2> a; TBuf<TPosition::B2> b; TBuf<TPosition::CO1> c;
-        pipe.InitBuffer(a, 64 * 1024); pipe.InitBuffer(b, 64 * 1024); pipe.InitBuffer(c, 64 * 1024);
-        GlobalTensor<float> g; g.SetGlobalBuffer(gm, 128 * 128);
+        TBuf<TPosition::A2> a;
+        TBuf<TPosition::B2> b;
+        TBuf<TPosition::CO1> c;
+        pipe.InitBuffer(a, 64 * 1024);
+        pipe.InitBuffer(b, 64 * 1024);
+        pipe.InitBuffer(c, 64 * 1024);
+        GlobalTensor<float> g;
+        g.SetGlobalBuffer(gm, 128 * 128);
         MmadParams mm(128, 128, 256, unitFlag ? 3 : 0, false, true);
         Mmad(c.Get<float>(), a.Get<half>(), b.Get<half>(), mm);
         FixpipeParamsV220 fix(128, 128, 128, 128, false);
         fix.unitFlag = unitFlag ? 3 : 0;
-        if (!unitFlag) { SetFlag<HardEvent::M_FIX>(EVENT_ID0); WaitFlag<HardEvent::M_FIX>(EVENT_ID0); }
+        if (!unitFlag) {
+            SetFlag<HardEvent::M_FIX>(EVENT_ID0);
+            WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
+        }
         Fixpipe(g, c.Get<float>(), fix);
     });
     GmFree(gm);
@@ -675,159 +857,259 @@ static double MmadFixpipeUs(bool unitFlag) {
     const size_t at = j.find("\"task_duration_us\":");
     return at == std::string::npos ? -1.0 : std::atof(j.c_str() + at + 19);
 }
-static void unit_flag_timing() {
+static void unit_flag_timing()
+{
     const double flags = MmadFixpipeUs(false), unit = MmadFixpipeUs(true);
     std::printf("modelled us: M_FIX events %.3f, unitFlag %.3f\n", flags, unit);
-    EXPECT(flags > 0 && unit > 0 && unit < flags, "unitFlag %.3f us should be below the event hand-off %.3f us", unit, flags);
+    EXPECT(flags > 0 && unit > 0 && unit < flags, "unitFlag %.3f us should be below the event hand-off %.3f us", unit,
+           flags);
 }
 
 // ---- misuse: each must abort with a message naming the API ----
-static void misuse_unit_flag_fixpipe_unset() {
+static void misuse_unit_flag_fixpipe_unset()
+{
     auto *gm = static_cast<float *>(GmAlloc(256 * sizeof(float)));
     Run(emu::CoreMix::AIC_ONLY, 1, [gm] {
-        TPipe pipe; TBuf<TPosition::CO1> c; pipe.InitBuffer(c, 1024);
-        GlobalTensor<float> g; g.SetGlobalBuffer(gm, 256);
+        TPipe pipe;
+        TBuf<TPosition::CO1> c;
+        pipe.InitBuffer(c, 1024);
+        GlobalTensor<float> g;
+        g.SetGlobalBuffer(gm, 256);
         FixpipeParamsV220 fix(16, 16, 16, 16, false);
         fix.unitFlag = 3;  // no Mmad with unitFlag 3 wrote the tile
         Fixpipe(g, c.Get<float>(), fix);
     });
     GmFree(gm);
 }
-static void misuse_unit_flag_mmad_unread() {
+static void misuse_unit_flag_mmad_unread()
+{
     Run(emu::CoreMix::AIC_ONLY, 1, [] {
-        TPipe pipe; TBuf<TPosition::A2> a; TBuf<TPosition::B2> b; TBuf<TPosition::CO1> c;
-        pipe.InitBuffer(a, 512); pipe.InitBuffer(b, 512); pipe.InitBuffer(c, 1024);
+        TPipe pipe;
+        TBuf<TPosition::A2> a;
+        TBuf<TPosition::B2> b;
+        TBuf<TPosition::CO1> c;
+        pipe.InitBuffer(a, 512);
+        pipe.InitBuffer(b, 512);
+        pipe.InitBuffer(c, 1024);
         MmadParams mm(16, 16, 16, 3, false, true);
         Mmad(c.Get<float>(), a.Get<half>(), b.Get<half>(), mm);
         Mmad(c.Get<float>(), a.Get<half>(), b.Get<half>(), mm);  // the first result was never read out
     });
 }
-static void misuse_sparse_load() {
+static void misuse_sparse_load()
+{
     Run(emu::CoreMix::AIC_ONLY, 1, [] {
-        TPipe pipe; TBuf<TPosition::B1> l1; TBuf<TPosition::B2> b; pipe.InitBuffer(l1, 1024); pipe.InitBuffer(b, 512);
-        LoadDataWithSparse(b.Get<int8_t>(), l1.Get<int8_t>(), l1.Get<uint8_t>()[512], LoadData2dParams(0, 1, 1, 0, 0, false, 0));
+        TPipe pipe;
+        TBuf<TPosition::B1> l1;
+        TBuf<TPosition::B2> b;
+        pipe.InitBuffer(l1, 1024);
+        pipe.InitBuffer(b, 512);
+        LoadDataWithSparse(b.Get<int8_t>(), l1.Get<int8_t>(), l1.Get<uint8_t>()[512],
+                           LoadData2dParams(0, 1, 1, 0, 0, false, 0));
     });
 }
-static void misuse_nd2nz_rows_without_stride() {
+static void misuse_nd2nz_rows_without_stride()
+{
     auto *gm = static_cast<half *>(GmAlloc(256 * sizeof(half)));
     Run(emu::CoreMix::AIC_ONLY, 1, [gm] {
-        TPipe pipe; TBuf<TPosition::A1> l1; pipe.InitBuffer(l1, 1024);
-        GlobalTensor<half> g; g.SetGlobalBuffer(gm, 256);
+        TPipe pipe;
+        TBuf<TPosition::A1> l1;
+        pipe.InitBuffer(l1, 1024);
+        GlobalTensor<half> g;
+        g.SetGlobalBuffer(gm, 256);
         DataCopy(l1.Get<half>(), g, Nd2NzParams(1, 2, 16, 0, 0, 2, 1, 0));  // two rows need a row stride
     });
     GmFree(gm);
 }
-static void misuse_initbuffer_fb() {
+static void misuse_initbuffer_fb()
+{
     Run(emu::CoreMix::AIC_ONLY, 1, [] {
-        TPipe pipe; TBuf<TPosition::C2PIPE2GM> fb;
+        TPipe pipe;
+        TBuf<TPosition::C2PIPE2GM> fb;
         pipe.InitBuffer(fb, 7 * 1024 + 32);
     });
 }
-static void misuse_gm_out_of_range() {
+static void misuse_gm_out_of_range()
+{
     auto *gm = static_cast<float *>(GmAlloc(100 * sizeof(float)));
     Run(emu::CoreMix::AIV_ONLY, 1, [gm] {
-        TPipe pipe; TBuf<TPosition::VECCALC> buf; pipe.InitBuffer(buf, 4096);
-        GlobalTensor<float> g; g.SetGlobalBuffer(gm, 100);
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 4096);
+        GlobalTensor<float> g;
+        g.SetGlobalBuffer(gm, 100);
         DataCopy(buf.Get<float>(), g[64], 64);  // reads floats 64..127 of a 100-float allocation
     });
 }
-static void misuse_local_out_of_range() {
+static void misuse_local_out_of_range()
+{
     Run(emu::CoreMix::AIV_ONLY, 1, [] {
-        TPipe pipe; TQue<TPosition::VECIN, 1> q; pipe.InitBuffer(q, 1, 1024);
+        TPipe pipe;
+        TQue<TPosition::VECIN, 1> q;
+        pipe.InitBuffer(q, 1, 1024);
         LocalTensor<float> t = q.AllocTensor<float>();
         Exp(t, t, 300);  // 300 floats in a 256-float buffer
     });
 }
-static void misuse_initbuffer_overflow() {
+static void misuse_initbuffer_overflow()
+{
     Run(emu::CoreMix::AIV_ONLY, 1, [] {
-        TPipe pipe; TQue<TPosition::VECIN, 2> q;
+        TPipe pipe;
+        TQue<TPosition::VECIN, 2> q;
         pipe.InitBuffer(q, 2, 100 * 1024);
     });
 }
-static void misuse_misaligned() {
+static void misuse_misaligned()
+{
     Run(emu::CoreMix::AIV_ONLY, 1, [] {
-        TPipe pipe; TBuf<TPosition::VECCALC> buf; pipe.InitBuffer(buf, 4096);
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 4096);
         LocalTensor<float> t = buf.Get<float>();
         Add(t[3], t[64], t[128], 64);
     });
 }
-static void misuse_deque_empty() {
+static void misuse_deque_empty()
+{
     Run(emu::CoreMix::AIV_ONLY, 1, [] {
-        TPipe pipe; TQue<TPosition::VECIN, 1> q; pipe.InitBuffer(q, 1, 1024);
+        TPipe pipe;
+        TQue<TPosition::VECIN, 1> q;
+        pipe.InitBuffer(q, 1, 1024);
         LocalTensor<float> t = q.DeQue<float>();
         (void)t;
     });
 }
-static void misuse_wrong_position() {
+static void misuse_wrong_position()
+{
     Run(emu::CoreMix::AIC_ONLY, 1, [] {
-        TPipe pipe; TBuf<TPosition::A1> a1; TBuf<TPosition::CO1> c; pipe.InitBuffer(a1, 1024); pipe.InitBuffer(c, 1024);
-        MmadParams mm; mm.m = 16; mm.n = 16; mm.k = 16;
+        TPipe pipe;
+        TBuf<TPosition::A1> a1;
+        TBuf<TPosition::CO1> c;
+        pipe.InitBuffer(a1, 1024);
+        pipe.InitBuffer(c, 1024);
+        MmadParams mm;
+        mm.m = 16;
+        mm.n = 16;
+        mm.k = 16;
         Mmad(c.Get<float>(), a1.Get<half>(), a1.Get<half>(), mm);  // fm must be in L0A, not L1
     });
 }
-static void misuse_cast_mode() {
+static void misuse_cast_mode()
+{
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
         LocalTensor<float> f = buf.Get<float>();
         Cast(f[256].ReinterpretCast<bfloat16_t>(), f, RoundMode::CAST_NONE, 64);
     });
 }
-static void misuse_waitflag_unset() {
+static void misuse_waitflag_unset()
+{
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &) { WaitFlag<HardEvent::MTE2_V>(3); });
 }
-static void misuse_syncall_too_many_cores() {
+static void misuse_syncall_too_many_cores()
+{
     Run(emu::CoreMix::AIV_ONLY, 60, [] { SyncAll(); });  // 60 > 48 AIVs of Ascend910B2
 }
-static void misuse_event_wrong_core() {
+static void misuse_event_wrong_core()
+{
     Run(emu::CoreMix::AIC_ONLY, 1, [] { SetFlag<HardEvent::V_MTE3>(0); });  // a vector-core event on the cube
 }
-static void deadlock_missing_set() {
+static void deadlock_missing_set()
+{
     Run(emu::CoreMix::MIX_AIC_1_2, 2, [] {
-        if ASCEND_IS_AIC { CrossCoreWaitFlag(5); }  // no vector core ever sets flag 5
+        if ASCEND_IS_AIC {
+            CrossCoreWaitFlag(5);
+        }  // no vector core ever sets flag 5
     });
 }
-static void deadlock_cycle() {
+static void deadlock_cycle()
+{
     Run(emu::CoreMix::MIX_AIC_1_2, 1, [] {
-        if ASCEND_IS_AIC { CrossCoreWaitFlag(1); CrossCoreSetFlag<2, PIPE_FIX>(2); }
-        if ASCEND_IS_AIV { CrossCoreWaitFlag(2); CrossCoreSetFlag<2, PIPE_MTE3>(1); }
-    });
-}
-// Each vector core's CrossCoreSetFlag is its own: two sets by AIV 0 are not one set by each AIV.
-static void deadlock_mode2_one_aiv_sets_twice() {
-    Run(emu::CoreMix::MIX_AIC_1_2, 1, [] {
-        if ASCEND_IS_AIC { CrossCoreWaitFlag(3); }  // needs a set from both AIVs of core 0
+        if ASCEND_IS_AIC {
+            CrossCoreWaitFlag(1);
+            CrossCoreSetFlag<2, PIPE_FIX>(2);
+        }
         if ASCEND_IS_AIV {
-            if (GetSubBlockIdx() == 0) { CrossCoreSetFlag<2, PIPE_MTE3>(3); CrossCoreSetFlag<2, PIPE_MTE3>(3); }
+            CrossCoreWaitFlag(2);
+            CrossCoreSetFlag<2, PIPE_MTE3>(1);
         }
     });
 }
-static void deadlock_mode1_one_aiv_sets_twice() {
+// Each vector core's CrossCoreSetFlag is its own: two sets by AIV 0 are not one set by each AIV.
+static void deadlock_mode2_one_aiv_sets_twice()
+{
+    Run(emu::CoreMix::MIX_AIC_1_2, 1, [] {
+        if ASCEND_IS_AIC {
+            CrossCoreWaitFlag(3);
+        }  // needs a set from both AIVs of core 0
+        if ASCEND_IS_AIV {
+            if (GetSubBlockIdx() == 0) {
+                CrossCoreSetFlag<2, PIPE_MTE3>(3);
+                CrossCoreSetFlag<2, PIPE_MTE3>(3);
+            }
+        }
+    });
+}
+static void deadlock_mode1_one_aiv_sets_twice()
+{
     Run(emu::CoreMix::MIX_AIC_1_2, 1, [] {
         if ASCEND_IS_AIV {
-            if (GetSubBlockIdx() == 0) { CrossCoreSetFlag<1, PIPE_MTE3>(4); CrossCoreSetFlag<1, PIPE_MTE3>(4); }
-            else { CrossCoreWaitFlag(4); }  // the group set needs AIV 1's own set too
+            if (GetSubBlockIdx() == 0) {
+                CrossCoreSetFlag<1, PIPE_MTE3>(4);
+                CrossCoreSetFlag<1, PIPE_MTE3>(4);
+            } else {
+                CrossCoreWaitFlag(4);
+            }  // the group set needs AIV 1's own set too
         }
     });
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     const std::map<std::string, void (*)()> cases = {
-        {"vec_level0_mask_stride", vec_level0_mask_stride}, {"vec_accumulate_repstride0", vec_accumulate_repstride0},
-        {"vec_counter_mode", vec_counter_mode}, {"vec_all_ops", vec_all_ops}, {"half_rounding", half_rounding}, {"cast_round_modes", cast_round_modes},
-        {"compare_select", compare_select}, {"reductions", reductions}, {"brcb_copy", brcb_copy}, {"sort_extract", sort_extract}, {"misuse_sort_nan", misuse_sort_nan},
-        {"data_copy_pad", data_copy_pad}, {"cube_fractal_layouts", cube_fractal_layouts}, {"cube_transpose_b32", cube_transpose_b32}, {"cube_transpose_b8", cube_transpose_b8},
-        {"cross_core_pingpong", cross_core_pingpong}, {"sync_all", sync_all}, {"identity", identity}, {"bitwise_axpy", bitwise_axpy}, {"cube_int8_gemv_atomic", cube_int8_gemv_atomic},
+        {"vec_level0_mask_stride", vec_level0_mask_stride},
+        {"vec_accumulate_repstride0", vec_accumulate_repstride0},
+        {"vec_counter_mode", vec_counter_mode},
+        {"vec_all_ops", vec_all_ops},
+        {"half_rounding", half_rounding},
+        {"cast_round_modes", cast_round_modes},
+        {"compare_select", compare_select},
+        {"reductions", reductions},
+        {"brcb_copy", brcb_copy},
+        {"sort_extract", sort_extract},
+        {"misuse_sort_nan", misuse_sort_nan},
+        {"data_copy_pad", data_copy_pad},
+        {"cube_fractal_layouts", cube_fractal_layouts},
+        {"cube_transpose_b32", cube_transpose_b32},
+        {"cube_transpose_b8", cube_transpose_b8},
+        {"cross_core_pingpong", cross_core_pingpong},
+        {"sync_all", sync_all},
+        {"identity", identity},
+        {"bitwise_axpy", bitwise_axpy},
+        {"cube_int8_gemv_atomic", cube_int8_gemv_atomic},
         {"list_tensor_desc", list_tensor_desc},
-        {"soc_selection", soc_selection}, {"race_vector_synced", race_vector_synced},
-        {"race_vector_missing_sync", race_vector_missing_sync}, {"race_cube_missing_sync", race_cube_missing_sync}, {"misuse_syncall_too_many_cores", misuse_syncall_too_many_cores},
-        {"unit_flag_timing", unit_flag_timing}, {"misuse_unit_flag_fixpipe_unset", misuse_unit_flag_fixpipe_unset},
-        {"misuse_unit_flag_mmad_unread", misuse_unit_flag_mmad_unread}, {"misuse_sparse_load", misuse_sparse_load},
-        {"misuse_nd2nz_rows_without_stride", misuse_nd2nz_rows_without_stride}, {"misuse_initbuffer_fb", misuse_initbuffer_fb},
-        {"misuse_gm_out_of_range", misuse_gm_out_of_range}, {"misuse_initbuffer_overflow", misuse_initbuffer_overflow},
+        {"soc_selection", soc_selection},
+        {"race_vector_synced", race_vector_synced},
+        {"race_vector_missing_sync", race_vector_missing_sync},
+        {"race_cube_missing_sync", race_cube_missing_sync},
+        {"misuse_syncall_too_many_cores", misuse_syncall_too_many_cores},
+        {"unit_flag_timing", unit_flag_timing},
+        {"misuse_unit_flag_fixpipe_unset", misuse_unit_flag_fixpipe_unset},
+        {"misuse_unit_flag_mmad_unread", misuse_unit_flag_mmad_unread},
+        {"misuse_sparse_load", misuse_sparse_load},
+        {"misuse_nd2nz_rows_without_stride", misuse_nd2nz_rows_without_stride},
+        {"misuse_initbuffer_fb", misuse_initbuffer_fb},
+        {"misuse_gm_out_of_range", misuse_gm_out_of_range},
+        {"misuse_initbuffer_overflow", misuse_initbuffer_overflow},
         {"misuse_local_out_of_range", misuse_local_out_of_range},
-        {"misuse_misaligned", misuse_misaligned}, {"misuse_deque_empty", misuse_deque_empty},
-        {"misuse_wrong_position", misuse_wrong_position}, {"misuse_cast_mode", misuse_cast_mode},
-        {"misuse_waitflag_unset", misuse_waitflag_unset}, {"misuse_event_wrong_core", misuse_event_wrong_core}, {"deadlock_missing_set", deadlock_missing_set},
-        {"deadlock_cycle", deadlock_cycle}, {"deadlock_mode2_one_aiv_sets_twice", deadlock_mode2_one_aiv_sets_twice},
+        {"misuse_misaligned", misuse_misaligned},
+        {"misuse_deque_empty", misuse_deque_empty},
+        {"misuse_wrong_position", misuse_wrong_position},
+        {"misuse_cast_mode", misuse_cast_mode},
+        {"misuse_waitflag_unset", misuse_waitflag_unset},
+        {"misuse_event_wrong_core", misuse_event_wrong_core},
+        {"deadlock_missing_set", deadlock_missing_set},
+        {"deadlock_cycle", deadlock_cycle},
+        {"deadlock_mode2_one_aiv_sets_twice", deadlock_mode2_one_aiv_sets_twice},
         {"deadlock_mode1_one_aiv_sets_twice", deadlock_mode1_one_aiv_sets_twice},
     };
     if (argc != 2 || cases.count(argv[1]) == 0) {

@@ -1,5 +1,6 @@
 """Builds the emulator's C++ kernel tests (tests/emulator/kernel/CMakeLists.txt) once per
 session into build/tests/emulator_kernel; CMake's own dependency tracking makes it a cache."""
+
 import pathlib
 import subprocess
 
@@ -13,7 +14,11 @@ SANITIZE_FLAGS = "-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sani
 def _build(sanitize=False):
     build = BUILD.with_name(BUILD.name + "_san") if sanitize else BUILD
     build.mkdir(parents=True, exist_ok=True)
-    flags = ["-DCMAKE_BUILD_TYPE=Debug", f"-DCMAKE_CXX_FLAGS={SANITIZE_FLAGS}"] if sanitize else ["-DCMAKE_BUILD_TYPE=Release"]
+    flags = (
+        ["-DCMAKE_BUILD_TYPE=Debug", f"-DCMAKE_CXX_FLAGS={SANITIZE_FLAGS}"]
+        if sanitize
+        else ["-DCMAKE_BUILD_TYPE=Release"]
+    )
     cfg = ["cmake", "-S", str(pathlib.Path(__file__).parent), "-B", str(build), *flags]
     for cmd in (cfg, ["cmake", "--build", str(build), "-j2"]):
         res = subprocess.run(cmd, capture_output=True, text=True)

@@ -2,25 +2,53 @@
 
 Each case runs in its own process (api_tests <case>); misuse and deadlock cases must abort
 with a message naming the API, the core and the offending values."""
+
 import os
 import subprocess
 
 import pytest
 
 SEMANTIC_CASES = [
-    "vec_level0_mask_stride", "vec_accumulate_repstride0", "vec_counter_mode", "vec_all_ops", "half_rounding",
-    "cast_round_modes", "compare_select", "reductions", "brcb_copy", "sort_extract", "data_copy_pad",
-    "cube_fractal_layouts", "cross_core_pingpong", "sync_all", "identity", "soc_selection", "bitwise_axpy", "cube_int8_gemv_atomic",
-    "list_tensor_desc", "cube_transpose_b32", "cube_transpose_b8", "unit_flag_timing",
+    "vec_level0_mask_stride",
+    "vec_accumulate_repstride0",
+    "vec_counter_mode",
+    "vec_all_ops",
+    "half_rounding",
+    "cast_round_modes",
+    "compare_select",
+    "reductions",
+    "brcb_copy",
+    "sort_extract",
+    "data_copy_pad",
+    "cube_fractal_layouts",
+    "cross_core_pingpong",
+    "sync_all",
+    "identity",
+    "soc_selection",
+    "bitwise_axpy",
+    "cube_int8_gemv_atomic",
+    "list_tensor_desc",
+    "cube_transpose_b32",
+    "cube_transpose_b8",
+    "unit_flag_timing",
 ]
 
 MISUSE_CASES = {
     "misuse_gm_out_of_range": ["DataCopy(GM->local) on aiv0.0", "runs 64 bytes past the end of its allocation"],
     "misuse_initbuffer_overflow": ["TPipe::InitBuffer(queue) on aiv0.0", "2 x 102400 bytes at VECIN", "of 196608"],
-    "misuse_unit_flag_fixpipe_unset": ["Fixpipe(L0C->GM) on aic0", "unitFlag 3: L0C+0 holds no result of a Mmad with unitFlag 3"],
-    "misuse_unit_flag_mmad_unread": ["Mmad on aic0", "L0C+0 still holds a Mmad result no Fixpipe with unitFlag 3 has read out"],
+    "misuse_unit_flag_fixpipe_unset": [
+        "Fixpipe(L0C->GM) on aic0",
+        "unitFlag 3: L0C+0 holds no result of a Mmad with unitFlag 3",
+    ],
+    "misuse_unit_flag_mmad_unread": [
+        "Mmad on aic0",
+        "L0C+0 still holds a Mmad result no Fixpipe with unitFlag 3 has read out",
+    ],
     "misuse_sparse_load": ["LoadDataWithSparse on aic0", "not implemented by the emulator"],
-    "misuse_nd2nz_rows_without_stride": ["DataCopy(GM->L1, Nd2NzParams) on aic0", "srcDValue 0 and dstNzNStride 1 must be >= 1 when nValue 2 > 1"],
+    "misuse_nd2nz_rows_without_stride": [
+        "DataCopy(GM->L1, Nd2NzParams) on aic0",
+        "srcDValue 0 and dstNzNStride 1 must be >= 1 when nValue 2 > 1",
+    ],
     "misuse_initbuffer_fb": ["TPipe::InitBuffer(TBuf) on aic0", "1 x 7200 bytes at C2PIPE2GM", "of 7168"],
     "misuse_local_out_of_range": ["Exp on aiv0.0", "dst: the instruction touches 1200 bytes but the tensor has 1024"],
     "misuse_misaligned": ["Add on aiv0.0", "UB+12 is not 32-byte aligned"],
@@ -29,12 +57,22 @@ MISUSE_CASES = {
     "misuse_sort_nan": ["Sort on aiv0.0", "score 7 is NaN"],
     "misuse_cast_mode": ["Cast on aiv0.0", "CAST_NONE is not supported for float -> bfloat16_t"],
     "misuse_waitflag_unset": ["WaitFlag on aiv0.0", "event MTE2_V id 3 was never set"],
-    "misuse_syncall_too_many_cores": ["SyncAll on aiv", "blockDim 60 exceeds the 48 cores that can run at once on Ascend910B2"],
+    "misuse_syncall_too_many_cores": [
+        "SyncAll on aiv",
+        "blockDim 60 exceeds the 48 cores that can run at once on Ascend910B2",
+    ],
     "misuse_event_wrong_core": ["SetFlag on aic0", "event V_MTE3 does not exist on this core type"],
-    "deadlock_missing_set": ["deadlock in kernel api_test", "aic0 waits in CrossCoreWaitFlag(flagId 5)",
-                             "aic1 waits in CrossCoreWaitFlag(flagId 5)"],
-    "deadlock_cycle": ["deadlock in kernel api_test", "aic0 waits in CrossCoreWaitFlag(flagId 1)",
-                       "aiv0.0 waits in CrossCoreWaitFlag(flagId 2)", "aiv0.1 waits in CrossCoreWaitFlag(flagId 2)"],
+    "deadlock_missing_set": [
+        "deadlock in kernel api_test",
+        "aic0 waits in CrossCoreWaitFlag(flagId 5)",
+        "aic1 waits in CrossCoreWaitFlag(flagId 5)",
+    ],
+    "deadlock_cycle": [
+        "deadlock in kernel api_test",
+        "aic0 waits in CrossCoreWaitFlag(flagId 1)",
+        "aiv0.0 waits in CrossCoreWaitFlag(flagId 2)",
+        "aiv0.1 waits in CrossCoreWaitFlag(flagId 2)",
+    ],
     # a mode-1/2 group set needs one set from EACH vector core; one AIV setting twice is not enough
     "deadlock_mode2_one_aiv_sets_twice": ["deadlock in kernel api_test", "aic0 waits in CrossCoreWaitFlag(flagId 3)"],
     "deadlock_mode1_one_aiv_sets_twice": ["deadlock in kernel api_test", "aiv0.1 waits in CrossCoreWaitFlag(flagId 4)"],
@@ -42,18 +80,29 @@ MISUSE_CASES = {
 
 
 def _run(emu_build, case, timeout=60, env=None):
-    return subprocess.run([str(emu_build / "api_tests"), case], capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        [str(emu_build / "api_tests"), case], capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 RACE_CASES = {
-    "race_vector_missing_sync": ["Adds on aiv0.0", "pipe V reads UB+0, which pipe MTE2 wrote without an ordering MTE2 -> V",
-                                 "HardEvent::MTE2_V"],
-    "race_cube_missing_sync": ["Fixpipe(L0C->GM) on aic0", "pipe FIX reads L0C+0, which pipe M wrote", "HardEvent::M_FIX"],
+    "race_vector_missing_sync": [
+        "Adds on aiv0.0",
+        "pipe V reads UB+0, which pipe MTE2 wrote without an ordering MTE2 -> V",
+        "HardEvent::MTE2_V",
+    ],
+    "race_cube_missing_sync": [
+        "Fixpipe(L0C->GM) on aic0",
+        "pipe FIX reads L0C+0, which pipe M wrote",
+        "HardEvent::M_FIX",
+    ],
 }
 
 
 def test_every_case_is_listed(emu_build):
-    listed = set(subprocess.run([str(emu_build / "api_tests"), "--list"], capture_output=True, text=True).stdout.split())
+    listed = set(
+        subprocess.run([str(emu_build / "api_tests"), "--list"], capture_output=True, text=True).stdout.split()
+    )
     assert listed == set(SEMANTIC_CASES) | set(MISUSE_CASES) | set(RACE_CASES) | {"race_vector_synced"}
 
 
@@ -87,8 +136,13 @@ def test_misuse_aborts_with_message(emu_build, case):
         assert fragment in res.stderr, res.stderr
 
 
-@pytest.mark.parametrize("soc,line", [(None, "soc Ascend910B2 aic 24 aiv 48 ub 196608 l1 524288"),
-                                      ("Ascend910B4", "soc Ascend910B4 aic 20 aiv 40 ub 196608 l1 524288")])
+@pytest.mark.parametrize(
+    "soc,line",
+    [
+        (None, "soc Ascend910B2 aic 24 aiv 48 ub 196608 l1 524288"),
+        ("Ascend910B4", "soc Ascend910B4 aic 20 aiv 40 ub 196608 l1 524288"),
+    ],
+)
 def test_soc_table_selection(emu_build, soc, line):
     env = {k: v for k, v in os.environ.items() if k != "ASCEND_EMU_SOC"}
     if soc:

@@ -1,8 +1,9 @@
 """The three proof kernels (tests/emulator/kernels/) run through ICPU_RUN_KF against NumPy,
 plus their per-pipe counters against hand-computed totals."""
+
 import json
-import os
 import math
+import os
 import struct
 import subprocess
 
@@ -16,8 +17,9 @@ def _launch(emu_build, tmp_path, kernel, block_dim, mode, key, in0, in1, tiling,
     in1.tofile(tmp_path / "in1.bin")
     (tmp_path / "tiling.bin").write_bytes(tiling)
     (tmp_path / "launch.txt").write_text(f"{kernel} {block_dim} {mode} {key} {out_bytes} {ws_bytes}\n")
-    res = subprocess.run([str(emu_build / "kernel_driver"), str(tmp_path)], capture_output=True, text=True, timeout=300,
-                         env=env)
+    res = subprocess.run(
+        [str(emu_build / "kernel_driver"), str(tmp_path)], capture_output=True, text=True, timeout=300, env=env
+    )
     assert res.returncode == 0, res.stderr
     return (tmp_path / "out.bin").read_bytes(), json.loads((tmp_path / "counters.json").read_text())
 
@@ -58,18 +60,26 @@ def _hand_macs(m, n, k, base_m, base_n, base_k):
 
 
 @pytest.mark.parametrize("dtype,key", [(np.float16, 0), (ml_dtypes.bfloat16, 1)])
-@pytest.mark.parametrize("m,n,k,base,cores", [(77, 93, 200, (32, 32, 64), 4), (128, 128, 256, (64, 64, 128), 3),
-                                              (1, 17, 5, (16, 16, 16), 2), (33, 250, 31, (32, 128, 32), 5)])
+@pytest.mark.parametrize(
+    "m,n,k,base,cores",
+    [
+        (77, 93, 200, (32, 32, 64), 4),
+        (128, 128, 256, (64, 64, 128), 3),
+        (1, 17, 5, (16, 16, 16), 2),
+        (33, 250, 31, (32, 128, 32), 5),
+    ],
+)
 def test_cube_matmul_matches_numpy(emu_build, tmp_path, dtype, key, m, n, k, base, cores):
     rng = np.random.default_rng(m * n + k)
     a = rng.uniform(-1, 1, (m, k)).astype(dtype)
     b = rng.uniform(-1, 1, (k, n)).astype(dtype)
-    out, counters = _launch(emu_build, tmp_path, "cube_matmul", cores, "aic", key, a, b, _matmul_tiling(m, n, k, *base),
-                            m * n * 2)
+    out, counters = _launch(
+        emu_build, tmp_path, "cube_matmul", cores, "aic", key, a, b, _matmul_tiling(m, n, k, *base), m * n * 2
+    )
     c = np.frombuffer(out, dtype=dtype).reshape(m, n).astype(np.float32)
     exact = a.astype(np.float64) @ b.astype(np.float64)
     want = exact.astype(np.float32).astype(dtype).astype(np.float32)
-    ulp = 2.0 ** -10 if dtype == np.float16 else 2.0 ** -7
+    ulp = 2.0**-10 if dtype == np.float16 else 2.0**-7
     np.testing.assert_allclose(c, want, rtol=ulp * 1.01, atol=1e-3 * math.sqrt(k) * ulp)
     t = counters["total"]
     assert t["M"]["macs"] == _hand_macs(m, n, k, *base)
@@ -92,8 +102,8 @@ def test_mix_softmax_matches_numpy(emu_build, tmp_path, m, n, k, base_m, cores):
     e = np.exp(s - s.max(axis=1, keepdims=True))
     np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=2e-5, atol=1e-6)
     t = counters["total"]
-    assert t["FIXP"]["bytes"] == m * n * 4       # S written once, fp32
-    assert t["MTE3"]["bytes"] == m * n * 4       # Y written once
+    assert t["FIXP"]["bytes"] == m * n * 4  # S written once, fp32
+    assert t["MTE3"]["bytes"] == m * n * 4  # Y written once
     assert t["MTE2"]["bytes"] >= m * n_align * 4  # S read back by the vector cores
 
 
@@ -102,10 +112,46 @@ def test_proof_kernels_have_no_missing_synchronisation(emu_build, tmp_path):
     proof kernels is ordered by a queue, a flag pair or a barrier."""
     env = {**os.environ, "ASCEND_EMU_RACECHECK": "1"}
     x = np.arange(1000, dtype=np.float16)
-    _launch(emu_build, tmp_path, "vector_axpy", 3, "aiv", 1, x, x, struct.pack("<IIIf", 1000, 336, 128, 2.0), x.nbytes, env=env)
+    _launch(
+        emu_build,
+        tmp_path,
+        "vector_axpy",
+        3,
+        "aiv",
+        1,
+        x,
+        x,
+        struct.pack("<IIIf", 1000, 336, 128, 2.0),
+        x.nbytes,
+        env=env,
+    )
     a = np.ones((37, 40), np.float16)
     b = np.ones((40, 21), np.float16)
-    _launch(emu_build, tmp_path, "cube_matmul", 2, "aic", 0, a, b, _matmul_tiling(37, 21, 40, 16, 16, 16), 37 * 21 * 2, env=env)
+    _launch(
+        emu_build,
+        tmp_path,
+        "cube_matmul",
+        2,
+        "aic",
+        0,
+        a,
+        b,
+        _matmul_tiling(37, 21, 40, 16, 16, 16),
+        37 * 21 * 2,
+        env=env,
+    )
     tiling = struct.pack("<6I", 37, 21, 40, 32, 32, 2)
-    _launch(emu_build, tmp_path, "mix_softmax", 2, "mix", 0, a, np.ones((21, 40), np.float16), tiling, 37 * 21 * 4,
-            2 * 2 * 32 * 32 * 4, env=env)
+    _launch(
+        emu_build,
+        tmp_path,
+        "mix_softmax",
+        2,
+        "mix",
+        0,
+        a,
+        np.ones((21, 40), np.float16),
+        tiling,
+        37 * 21 * 4,
+        2 * 2 * 32 * 32 * 4,
+        env=env,
+    )

@@ -1,12 +1,12 @@
 """The proof kernels and the semantic API cases under AddressSanitizer + UBSan: they must
 run clean (any report makes the process fail: -fno-sanitize-recover)."""
+
 import math
 import struct
 import subprocess
 
 import numpy as np
 import pytest
-
 from test_emu_kernel_api import SEMANTIC_CASES
 from test_emu_proof_kernels import _launch, _matmul_tiling
 
@@ -19,12 +19,36 @@ def test_api_case_is_sanitizer_clean(emu_build_sanitized, case):
 
 def test_proof_kernels_are_sanitizer_clean(emu_build_sanitized, tmp_path):
     x = np.arange(1000, dtype=np.float32)
-    _launch(emu_build_sanitized, tmp_path, "vector_axpy", 3, "aiv", 0, x, x, struct.pack("<IIIf", 1000, 336, 128, 2.0), x.nbytes)
+    _launch(
+        emu_build_sanitized,
+        tmp_path,
+        "vector_axpy",
+        3,
+        "aiv",
+        0,
+        x,
+        x,
+        struct.pack("<IIIf", 1000, 336, 128, 2.0),
+        x.nbytes,
+    )
     a = np.ones((37, 40), np.float16)
     b = np.ones((40, 21), np.float16)
-    out, _ = _launch(emu_build_sanitized, tmp_path, "cube_matmul", 2, "aic", 0, a, b, _matmul_tiling(37, 21, 40, 16, 16, 16), 37 * 21 * 2)
+    out, _ = _launch(
+        emu_build_sanitized,
+        tmp_path,
+        "cube_matmul",
+        2,
+        "aic",
+        0,
+        a,
+        b,
+        _matmul_tiling(37, 21, 40, 16, 16, 16),
+        37 * 21 * 2,
+    )
     assert np.all(np.frombuffer(out, np.float16) == 40)
     bt = np.ones((21, 40), np.float16)
     tiling = struct.pack("<6I", 37, 21, 40, 32, 32, math.ceil(37 / 32))
-    out, _ = _launch(emu_build_sanitized, tmp_path, "mix_softmax", 2, "mix", 0, a, bt, tiling, 37 * 21 * 4, 2 * 2 * 32 * 32 * 4)
+    out, _ = _launch(
+        emu_build_sanitized, tmp_path, "mix_softmax", 2, "mix", 0, a, bt, tiling, 37 * 21 * 4, 2 * 2 * 32 * 32 * 4
+    )
     np.testing.assert_allclose(np.frombuffer(out, np.float32), 1 / 21, rtol=1e-6)

@@ -2,6 +2,7 @@
 a large fp16 GEMM proof kernel stays under the documented GEMM ceiling (89 % of the cube peak,
 torch 4096^3 on 910B2, [S21] in docs/sources.md), a streaming kernel under the HBM bandwidth,
 and no launch is ever modelled faster than the per-pipe bound of its own counters at peak rates."""
+
 import numpy as np
 import pytest
 
@@ -21,8 +22,11 @@ def assert_not_below_counter_bound(profile, counters):
     c = costs()
     mhz = profile["clock_mhz"]
     fastest = {  # cycles per counted unit at the fastest documented rate of each pipe
-        "MTE2": ("bytes", 1 / c["l2_read_bytes"]), "MTE1": ("bytes", 1 / c["l0a_bytes"]),
-        "M": ("macs", 1 / c["macs_int8"]), "V": ("ops", 1.0), "MTE3": ("bytes", 1 / c["l2_write_bytes"]),
+        "MTE2": ("bytes", 1 / c["l2_read_bytes"]),
+        "MTE1": ("bytes", 1 / c["l0a_bytes"]),
+        "M": ("macs", 1 / c["macs_int8"]),
+        "V": ("ops", 1.0),
+        "MTE3": ("bytes", 1 / c["l2_write_bytes"]),
         "FIXP": ("bytes", 1 / (4 * c["fixp_cast_elems"])),
     }
     by_core = {(x["core"], x["sub"]): x for x in profile["cores"]}
@@ -73,16 +77,34 @@ def test_attention_launch_is_never_below_its_counter_bound(causal):
     fakit.run("prompt_flash_attention", backend="cpu", query=q, key=k, value=v, **kw)
     p = cpu.last_profile()
     assert p["model"] == "timeline"
-    for name in ("aic_mac_ratio", "aic_mte1_ratio", "aic_mte2_ratio", "aic_fixpipe_ratio", "aic_scalar_ratio",
-                 "aiv_vec_ratio", "aiv_mte2_ratio", "aiv_mte3_ratio", "aiv_scalar_ratio"):
+    for name in (
+        "aic_mac_ratio",
+        "aic_mte1_ratio",
+        "aic_mte2_ratio",
+        "aic_fixpipe_ratio",
+        "aic_scalar_ratio",
+        "aiv_vec_ratio",
+        "aiv_mte2_ratio",
+        "aiv_mte3_ratio",
+        "aiv_scalar_ratio",
+    ):
         assert 0 <= p[name] <= 1
     assert_not_below_counter_bound(p, cpu.last_counters())
 
 
-@pytest.mark.parametrize("op", ["prompt_flash_attention", "flash_attention_var_len_score", "incre_flash_attention_v4",
-                                "flash_attention_unpadding_score_grad_v5", "sparse_flash_attention_grad"])
+@pytest.mark.parametrize(
+    "op",
+    [
+        "prompt_flash_attention",
+        "flash_attention_var_len_score",
+        "incre_flash_attention_v4",
+        "flash_attention_unpadding_score_grad_v5",
+        "sparse_flash_attention_grad",
+    ],
+)
 def test_every_operator_is_modelled_and_never_below_its_counter_bound(op):
     from fakit import cases
+
     case = cases.suite(op, "smoke")[0]
     fakit.run(op, backend="cpu", **case.inputs())
     p = cpu.last_profile()

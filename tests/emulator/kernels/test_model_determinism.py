@@ -3,6 +3,7 @@ hogs a CPU and with this process's threads confined to one CPU or spread over al
 the same profile to the last digit (the replay takes the cores' L2 accesses in modelled-time
 order, not in the order the host runs the threads). A MIX flash-attention launch (cross-core
 flags, shared K/V in L2) and a multi-core matmul (B shared by every core) are checked."""
+
 import json
 import os
 import subprocess

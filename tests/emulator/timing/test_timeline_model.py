@@ -9,10 +9,10 @@ by hand from the cost table and the model's rules (emulator/src/timing/timeline.
 The expected cycles are computed here from the cost table the binary reports, so the tests keep
 holding when calibration changes an assumed constant, and fail when the model's rules change.
 """
+
 import math
 
 import pytest
-
 
 
 def cycles(out):
@@ -42,7 +42,9 @@ def test_back_to_back_mmad_loop_is_issue_plus_n_mmads(run_timing, n, size):
     [aic] = out["profile"]["cores"]
     assert aic["ratio"]["M"] == pytest.approx(n * mmad(c, size, size, size) / cycles(out), rel=1e-9)
     assert out["profile"]["bound_pipe"] == "aic.M"
-    assert out["profile"]["task_duration_us"] == pytest.approx(c["launch_us"] + cycles(out) / out["profile"]["clock_mhz"])
+    assert out["profile"]["task_duration_us"] == pytest.approx(
+        c["launch_us"] + cycles(out) / out["profile"]["clock_mhz"]
+    )
 
 
 def test_streaming_copy_first_touch_from_hbm_then_l2(run_timing):

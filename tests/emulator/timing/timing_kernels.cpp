@@ -29,7 +29,8 @@ struct TimingTiling {
     uint32_t bufferNum;
 };
 
-extern "C" __global__ __aicore__ void mmad_loop(GM_ADDR x, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void mmad_loop(GM_ADDR x, GM_ADDR tiling)
+{
     (void)x;
     GET_TILING_DATA_WITH_STRUCT(TimingTiling, t, tiling);
     TPipe pipe;
@@ -52,7 +53,8 @@ extern "C" __global__ __aicore__ void mmad_loop(GM_ADDR x, GM_ADDR tiling) {
     }
 }
 
-extern "C" __global__ __aicore__ void stream_copy(GM_ADDR x, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void stream_copy(GM_ADDR x, GM_ADDR tiling)
+{
     GET_TILING_DATA_WITH_STRUCT(TimingTiling, t, tiling);
     TPipe pipe;
     TBuf<TPosition::VECCALC> buf;
@@ -64,7 +66,8 @@ extern "C" __global__ __aicore__ void stream_copy(GM_ADDR x, GM_ADDR tiling) {
         for (uint32_t i = 0; i < t.n; ++i) DataCopy(ub, gm[static_cast<uint64_t>(i) * t.param], t.param);
 }
 
-extern "C" __global__ __aicore__ void exp_loop(GM_ADDR x, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void exp_loop(GM_ADDR x, GM_ADDR tiling)
+{
     (void)x;
     GET_TILING_DATA_WITH_STRUCT(TimingTiling, t, tiling);
     TPipe pipe;
@@ -74,7 +77,8 @@ extern "C" __global__ __aicore__ void exp_loop(GM_ADDR x, GM_ADDR tiling) {
     for (uint32_t i = 0; i < t.n; ++i) Exp(v, v, static_cast<int32_t>(t.param));
 }
 
-extern "C" __global__ __aicore__ void sync_all(GM_ADDR x, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void sync_all(GM_ADDR x, GM_ADDR tiling)
+{
     (void)x;
     GET_TILING_DATA_WITH_STRUCT(TimingTiling, t, tiling);
     TPipe pipe;
@@ -87,8 +91,8 @@ extern "C" __global__ __aicore__ void sync_all(GM_ADDR x, GM_ADDR tiling) {
     Exp(v, v, static_cast<int32_t>(t.param));
 }
 
-template <int BUFS>
-void CopyCompute(GM_ADDR x, const TimingTiling &t) {
+template <int BUFS> void CopyCompute(GM_ADDR x, const TimingTiling &t)
+{
     TPipe pipe;
     TQue<TPosition::VECIN, BUFS> in;
     pipe.InitBuffer(in, BUFS, t.param * 4);
@@ -104,13 +108,17 @@ void CopyCompute(GM_ADDR x, const TimingTiling &t) {
     }
 }
 
-extern "C" __global__ __aicore__ void copy_compute(GM_ADDR x, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void copy_compute(GM_ADDR x, GM_ADDR tiling)
+{
     GET_TILING_DATA_WITH_STRUCT(TimingTiling, t, tiling);
-    if (t.bufferNum == 2) CopyCompute<2>(x, t);
-    else CopyCompute<1>(x, t);
+    if (t.bufferNum == 2)
+        CopyCompute<2>(x, t);
+    else
+        CopyCompute<1>(x, t);
 }
 
-extern "C" __global__ __aicore__ void cube_to_vector(GM_ADDR x, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void cube_to_vector(GM_ADDR x, GM_ADDR tiling)
+{
     (void)x;
     GET_TILING_DATA_WITH_STRUCT(TimingTiling, t, tiling);
     TPipe pipe;
@@ -145,7 +153,8 @@ extern "C" __global__ __aicore__ void cube_to_vector(GM_ADDR x, GM_ADDR tiling) 
     }
 }
 
-extern "C" __global__ __aicore__ void or_branch(GM_ADDR x, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void or_branch(GM_ADDR x, GM_ADDR tiling)
+{
     GET_TILING_DATA_WITH_STRUCT(TimingTiling, t, tiling);
     TPipe pipe;
     TBuf<TPosition::VECCALC> bytes, fold, work;
@@ -177,16 +186,18 @@ extern "C" __global__ __aicore__ void or_branch(GM_ADDR x, GM_ADDR tiling) {
     }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     if (argc < 4) return 2;
     const std::string which = argv[1];
     TimingTiling tiling{static_cast<uint32_t>(std::atoi(argv[2])), static_cast<uint32_t>(std::atoi(argv[3])),
                         static_cast<uint32_t>(argc > 4 ? std::atoi(argv[4]) : 1)};
     auto *tilingGm = static_cast<uint8_t *>(AscendC::GmAlloc(sizeof tiling));
     std::memcpy(tilingGm, &tiling, sizeof tiling);
-    const uint64_t xBytes = which == "stream_copy" ? static_cast<uint64_t>(tiling.n) * tiling.param
+    const uint64_t xBytes = which == "stream_copy"    ? static_cast<uint64_t>(tiling.n) * tiling.param
                             : which == "copy_compute" ? static_cast<uint64_t>(tiling.n) * tiling.param * 4
-                            : which == "or_branch" ? 512 : 64;
+                            : which == "or_branch"    ? 512
+                                                      : 64;
     auto *x = static_cast<uint8_t *>(AscendC::GmAlloc(xBytes));
     if (which == "or_branch") {
         std::memset(x, 0, 512);

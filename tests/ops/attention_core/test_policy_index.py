@@ -2,6 +2,7 @@
 every specialisation of a seam template in op_kernel/attention_core is listed under its seam
 with the file that defines it, every listed tag is defined there, and every policy inherits its
 seam's base (the one place its defaults come from)."""
+
 import re
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def test_every_element_wise_policy_names_host_includable_params():
             seam, tag = m.group(1), m.group(2)
             if seam not in ("ScoreMod", "MaskMod", "SoftmaxMod") or tag == "SoftmaxPlain":
                 continue
-            body = text[m.end():m.end() + 400]
+            body = text[m.end() : m.end() + 400]
             params = re.search(r"using Params = (\w+);", body)
             assert params, f"{seam}<{tag}> ({header.name}) names no Params"
             assert f"struct {params.group(1)} {{" in params_header, f"{params.group(1)} is not in policy_params.h"

@@ -44,15 +44,16 @@ int main()
         std::printf("{\"ok\": %s, \"why\": \"%s\"", ok ? "true" : "false", why.c_str());
         if (ok) {
             std::printf(", \"blockKv\": %u, \"tileKv\": %u, \"accumKv\": %u, \"resElems\": %u, \"slots\": %u, "
-                        "\"l0Bufs\": %u, \"tileSets\": %u", p.blockKv, p.tileKv, p.accumKv, p.resElems, p.slots, p.l0Bufs, p.tileSets);
+                        "\"l0Bufs\": %u, \"tileSets\": %u",
+                        p.blockKv, p.tileKv, p.accumKv, p.resElems, p.slots, p.l0Bufs, p.tileSets);
             std::printf(", \"blockQ\": %u, \"rowsPerVec\": %u, \"pipelined\": %u, \"qSplit\": %u, \"unitCount\": %llu, "
                         "\"usedCores\": %u, \"workspace\": %llu, \"wsSlots\": %llu, \"ubBytes\": %llu, "
                         "\"l1Bytes\": %llu, \"starts\": [",
                         p.blockQ, p.rowsPerVec, p.pipelined, p.qSplit, (unsigned long long)p.unitCount, p.usedCores,
                         (unsigned long long)fa_host::BackwardWorkspaceBytes(p), (unsigned long long)p.wsSlots,
                         (unsigned long long)fa_host::BackwardUbBytes(p.rowsPerVec, p.tileKv, p.headDimAlign, 2),
-                        (unsigned long long)fa_host::BackwardL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, p.ropeDimAlign, 2,
-                                                                     p.tileSets));
+                        (unsigned long long)fa_host::BackwardL1Bytes(p.blockQ, p.blockKv, p.headDimAlign,
+                                                                     p.ropeDimAlign, 2, p.tileSets));
             for (uint32_t c = 0; c <= p.usedCores; ++c) {
                 std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);
             }

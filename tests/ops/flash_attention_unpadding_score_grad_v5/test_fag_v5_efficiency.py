@@ -2,14 +2,13 @@
 the useful multiply-accumulates only (five matmuls per visible (query, key) pair: S, dP, dV,
 dK, dQ — kv blocks outside a causal band are never computed), and the (batch, kv head, kv
 block) units spread over the AI cores."""
+
 import numpy as np
-import pytest
+from fag_helpers import OP, make_kwargs
 
 import fakit
 from fakit.backends import cpu
 from fakit.golden import _common
-
-from fag_helpers import OP, make_kwargs
 
 
 def measure(kw):
@@ -44,8 +43,9 @@ def test_causal_blocks_outside_the_band_are_skipped():
 
 
 def test_units_spread_over_the_cores():
-    issued, useful, per_core, block_dim = measure(make_kwargs(q_lens=(1024, 300), kv_lens=(1024, 500), n=4,
-                                                              nkv=2, d=64, mask=_causal(2048), sparse_mode=3))
+    issued, useful, per_core, block_dim = measure(
+        make_kwargs(q_lens=(1024, 300), kv_lens=(1024, 500), n=4, nkv=2, d=64, mask=_causal(2048), sparse_mode=3)
+    )
     busy = [m for m in per_core if m > 0]
     assert block_dim >= 20 and len(busy) >= 20, per_core
     assert max(busy) <= 1.5 * (sum(busy) / len(busy)), per_core

@@ -1,9 +1,9 @@
 """The FlashAttentionUnpaddingScoreGradV5 kernel (CPU target) against the NumPy golden:
 dq/dk/dv for TND batches of unequal lengths, fp16/bf16/fp32, GQA, head dims, sparse modes 0-4/7/8
 with their generated or user masks, both softmax statistics layouts."""
+
 import numpy as np
 import pytest
-
 from fag_helpers import DTYPES, make_kwargs, run_and_judge
 
 
@@ -38,17 +38,21 @@ def _causal(s):
 @pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
 def test_causal_sparse_modes(mode, dtype):
     # Sq != Skv per batch so left-up (2) and right-down (3) causal differ.
-    kw = make_kwargs(dtype, q_lens=(150, 40), kv_lens=(200, 40), n=4, nkv=1, d=64,
-                     mask=_causal(2048).astype(bool), sparse_mode=mode)
+    kw = make_kwargs(
+        dtype, q_lens=(150, 40), kv_lens=(200, 40), n=4, nkv=1, d=64, mask=_causal(2048).astype(bool), sparse_mode=mode
+    )
     run_and_judge(kw)
 
 
 def test_sparse_mode_0_user_mask_and_band():
     rng = np.random.default_rng(3)
-    mask = (rng.random((2, 1, 96, 160)) < 0.2)
+    mask = rng.random((2, 1, 96, 160)) < 0.2
     mask[..., 0] = False
-    run_and_judge(make_kwargs(q_lens=(96, 64), kv_lens=(160, 100), n=2, d=64, mask=mask,
-                              sparse_mode=0, pre_tokens=40, next_tokens=30))
+    run_and_judge(
+        make_kwargs(
+            q_lens=(96, 64), kv_lens=(160, 100), n=2, d=64, mask=mask, sparse_mode=0, pre_tokens=40, next_tokens=30
+        )
+    )
 
 
 def test_sparse_mode_1_user_mask_per_head():
@@ -59,16 +63,34 @@ def test_sparse_mode_1_user_mask_per_head():
 
 
 def test_sparse_mode_4_right_down_band():
-    run_and_judge(make_kwargs(q_lens=(100, 60), kv_lens=(180, 60), n=2, d=64,
-                              mask=_causal(2048).astype(bool), sparse_mode=4, pre_tokens=50,
-                              next_tokens=10))
+    run_and_judge(
+        make_kwargs(
+            q_lens=(100, 60),
+            kv_lens=(180, 60),
+            n=2,
+            d=64,
+            mask=_causal(2048).astype(bool),
+            sparse_mode=4,
+            pre_tokens=50,
+            next_tokens=10,
+        )
+    )
 
 
 @pytest.mark.parametrize("mode", [7, 8])
 def test_sparse_modes_7_8_band_batch(mode):
-    run_and_judge(make_kwargs(q_lens=(64, 80, 48), kv_lens=(64, 130, 48), n=2, d=32,
-                              mask=_causal(2048).astype(bool), sparse_mode=mode, pre_tokens=30,
-                              next_tokens=5))
+    run_and_judge(
+        make_kwargs(
+            q_lens=(64, 80, 48),
+            kv_lens=(64, 130, 48),
+            n=2,
+            d=32,
+            mask=_causal(2048).astype(bool),
+            sparse_mode=mode,
+            pre_tokens=30,
+            next_tokens=5,
+        )
+    )
 
 
 def test_mask_modes_ignored_without_mask():
@@ -86,33 +108,50 @@ def test_empty_query_batch_and_trailing_rows_give_zero():
 def test_wrong_kernel_would_fail():
     # The judgement is sharp: a gradient scaled by 1.01 does not pass.
     from fakit import compare, golden
+
     kw = make_kwargs(q_lens=(64,), n=2, d=64)
     gold = golden.flash_attention_unpadding_score_grad_v5(**kw)
     bench = golden.benchmark("flash_attention_unpadding_score_grad_v5", **kw)
     bad = (gold["dq"] * 1.01).astype(kw["query"].dtype)
-    rep = compare.compare("flash_attention_unpadding_score_grad_v5", {"dq": bad}, {"dq": gold["dq"]},
-                          {"dq": bench["dq"]})
+    rep = compare.compare(
+        "flash_attention_unpadding_score_grad_v5", {"dq": bad}, {"dq": gold["dq"]}, {"dq": bench["dq"]}
+    )
     assert not rep.passed
 
 
 @pytest.mark.parametrize("dtype,stats", [("fp16", "same_as_input"), ("bf16", "")])
 def test_sink_gradients_match_golden(dtype, stats):
-    from fakit import compare, golden
-    import fakit
     sink = np.array([0.5, -1.0, 2.0], np.float32)
-    kw = make_kwargs(dtype, q_lens=(40, 70), kv_lens=(60, 70), n=3, d=32, sink=sink,
-                     mask=_causal(2048).astype(bool), sparse_mode=3, softmax_in_layout=stats)
+    kw = make_kwargs(
+        dtype,
+        q_lens=(40, 70),
+        kv_lens=(60, 70),
+        n=3,
+        d=32,
+        sink=sink,
+        mask=_causal(2048).astype(bool),
+        sparse_mode=3,
+        softmax_in_layout=stats,
+    )
     out, gold = run_and_judge(kw)
     assert out["dsink"].dtype == np.float32 and out["dsink"].shape == (3,)
     np.testing.assert_allclose(out["dsink"], gold["dsink"], rtol=1e-3, atol=1e-4)
-    assert np.abs(gold["dsink"]).max() > 1e-2   # the check has something to see
+    assert np.abs(gold["dsink"]).max() > 1e-2  # the check has something to see
 
 
 def test_sparse_mode_6_prefix():
     # Keys [0, prefix) stay visible to every row on top of the right-down causal band.
-    run_and_judge(make_kwargs(q_lens=(60, 100), kv_lens=(200, 100), n=2, d=32,
-                              mask=np.triu(np.ones((3072, 2048), bool), 1), sparse_mode=6,
-                              prefix=[150, 30]))
+    run_and_judge(
+        make_kwargs(
+            q_lens=(60, 100),
+            kv_lens=(200, 100),
+            n=2,
+            d=32,
+            mask=np.triu(np.ones((3072, 2048), bool), 1),
+            sparse_mode=6,
+            prefix=[150, 30],
+        )
+    )
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
@@ -120,8 +159,7 @@ def test_pse_type_1_matches_golden(dtype):
     # pse [B, N, Sq, Skv] added before the scale, bottom-right aligned to each batch.
     rng = np.random.default_rng(11)
     pse = rng.uniform(-1, 1, (2, 2, 72, 150)).astype(DTYPES[dtype])
-    run_and_judge(make_kwargs(dtype, q_lens=(72, 40), kv_lens=(150, 90), n=2, d=64, pse_shift=pse,
-                              pse_type=1))
+    run_and_judge(make_kwargs(dtype, q_lens=(72, 40), kv_lens=(150, 90), n=2, d=64, pse_shift=pse, pse_type=1))
 
 
 def test_pse_alibi_compressed_rows():
@@ -131,8 +169,11 @@ def test_pse_alibi_compressed_rows():
     i = np.arange(s)
     full = -np.abs(i[None, :] - i[:, None]).astype(np.float32) * 0.05
     pse = np.ascontiguousarray(full[-1024:][None, None]).astype(np.float16)
-    run_and_judge(make_kwargs("fp16", q_lens=(s,), n=1, d=16, pse_shift=pse, pse_type=1,
-                              mask=_causal(2048).astype(bool), sparse_mode=3))
+    run_and_judge(
+        make_kwargs(
+            "fp16", q_lens=(s,), n=1, d=16, pse_shift=pse, pse_type=1, mask=_causal(2048).astype(bool), sparse_mode=3
+        )
+    )
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "fp32"])
@@ -143,27 +184,52 @@ def test_dropout_matches_golden(keep_prob, dtype):
     bits = sum(n * q * k for q, k in zip(q_lens, kv_lens))
     keep = (rng.random(bits) < keep_prob).astype(np.uint8)
     drop = np.packbits(keep, bitorder="little")
-    run_and_judge(make_kwargs(dtype, q_lens=q_lens, kv_lens=kv_lens, n=n, d=32, drop_mask=drop,
-                              keep_prob=keep_prob, mask=_causal(2048).astype(bool), sparse_mode=3))
+    run_and_judge(
+        make_kwargs(
+            dtype,
+            q_lens=q_lens,
+            kv_lens=kv_lens,
+            n=n,
+            d=32,
+            drop_mask=drop,
+            keep_prob=keep_prob,
+            mask=_causal(2048).astype(bool),
+            sparse_mode=3,
+        )
+    )
 
 
 @pytest.mark.parametrize("dr,mode", [(64, 0), (32, 3)])
 def test_rope_gradients_match_golden(dr, mode):
     # S = scale * (Q.K^T + Q_rope.K_rope^T); dq_rope / dk_rope from the same dS (bf16, spec).
     from fakit import compare, golden
-    import fakit
+
     rng = np.random.default_rng(dr)
     q_lens, kv_lens, n, nkv = (70, 40), (90, 140), 4, 2
     qr = rng.uniform(-1, 1, (sum(q_lens), n, dr)).astype(DTYPES["bf16"])
     kr = rng.uniform(-1, 1, (sum(kv_lens), nkv, dr)).astype(DTYPES["bf16"])
     mask = None if mode == 0 else _causal(2048).astype(bool)
-    kw = make_kwargs("bf16", q_lens=q_lens, kv_lens=kv_lens, n=n, nkv=nkv, d=64, query_rope=qr, key_rope=kr,
-                     mask=mask, sparse_mode=mode)
+    kw = make_kwargs(
+        "bf16",
+        q_lens=q_lens,
+        kv_lens=kv_lens,
+        n=n,
+        nkv=nkv,
+        d=64,
+        query_rope=qr,
+        key_rope=kr,
+        mask=mask,
+        sparse_mode=mode,
+    )
     out, gold = run_and_judge(kw)
     bench = golden.benchmark("flash_attention_unpadding_score_grad_v5", **kw)
     names = ("dq_rope", "dk_rope")
-    rep = compare.compare("flash_attention_unpadding_score_grad_v5", {k: out[k] for k in names},
-                          {k: gold[k] for k in names}, {k: bench[k] for k in names})
+    rep = compare.compare(
+        "flash_attention_unpadding_score_grad_v5",
+        {k: out[k] for k in names},
+        {k: gold[k] for k in names},
+        {k: bench[k] for k in names},
+    )
     assert rep.passed, rep.summary()
 
 
@@ -173,17 +239,30 @@ def test_pse_type_0_multiply_then_add():
     run_and_judge(make_kwargs(q_lens=(64, 30), kv_lens=(96, 50), n=2, d=32, pse_shift=pse, pse_type=0))
 
 
-@pytest.mark.parametrize("pse_type,slopes,starts", [
-    (2, [0.5, 0.25], None),
-    (3, [[0.5, 0.25], [0.125, 1.0]], ([3, -2], [0, 5])),
-    (2, [[0.3, 0.1], [0.2, 0.05]], ([4], [1])),
-])
+@pytest.mark.parametrize(
+    "pse_type,slopes,starts",
+    [
+        (2, [0.5, 0.25], None),
+        (3, [[0.5, 0.25], [0.125, 1.0]], ([3, -2], [0, 5])),
+        (2, [[0.3, 0.1], [0.2, 0.05]], ([4], [1])),
+    ],
+)
 def test_generated_alibi_pse_types_2_3(pse_type, slopes, starts):
     qs, ks = starts if starts else (None, None)
-    run_and_judge(make_kwargs(q_lens=(70, 40), kv_lens=(150, 40), n=2, d=32,
-                              pse_shift=np.asarray(slopes, np.float32), pse_type=pse_type,
-                              q_start_idx=qs, kv_start_idx=ks, mask=_causal(2048).astype(bool),
-                              sparse_mode=3))
+    run_and_judge(
+        make_kwargs(
+            q_lens=(70, 40),
+            kv_lens=(150, 40),
+            n=2,
+            d=32,
+            pse_shift=np.asarray(slopes, np.float32),
+            pse_type=pse_type,
+            q_start_idx=qs,
+            kv_start_idx=ks,
+            mask=_causal(2048).astype(bool),
+            sparse_mode=3,
+        )
+    )
 
 
 def test_single_query_rows_and_tiny_batches():
@@ -195,9 +274,18 @@ def test_single_query_rows_and_tiny_batches():
 @pytest.mark.parametrize("mode", [0, 2, 3])
 def test_long_causal_sequences(mode):
     s = 2048
-    kw = make_kwargs("bf16", q_lens=(s, 700), kv_lens=(s, 900), n=4, nkv=2, d=128,
-                     mask=_causal(s).astype(bool), sparse_mode=mode, pre_tokens=2147483647,
-                     next_tokens=0)
+    kw = make_kwargs(
+        "bf16",
+        q_lens=(s, 700),
+        kv_lens=(s, 900),
+        n=4,
+        nkv=2,
+        d=128,
+        mask=_causal(s).astype(bool),
+        sparse_mode=mode,
+        pre_tokens=2147483647,
+        next_tokens=0,
+    )
     run_and_judge(kw)
 
 
@@ -211,8 +299,11 @@ def _without_forward_outputs(kw):
 def test_forward_outputs_recomputed_when_absent(dtype, mode):
     # The kernel first runs the varlen forward core into its workspace (golden: the TND forward).
     mask = None if mode == 0 else _causal(2048).astype(bool)
-    run_and_judge(_without_forward_outputs(make_kwargs(dtype, q_lens=(130, 40), kv_lens=(150, 90), n=4, nkv=2,
-                                                       d=64, mask=mask, sparse_mode=mode)))
+    run_and_judge(
+        _without_forward_outputs(
+            make_kwargs(dtype, q_lens=(130, 40), kv_lens=(150, 90), n=4, nkv=2, d=64, mask=mask, sparse_mode=mode)
+        )
+    )
 
 
 def test_recompute_with_pse_dropout_and_4d_mask():
@@ -223,9 +314,21 @@ def test_recompute_with_pse_dropout_and_4d_mask():
     mask = rng.random((2, n, 48, 64)) < 0.2
     mask[..., 0] = False
     pse = rng.uniform(-1, 1, (2, n, 48, 64)).astype(np.float16)
-    run_and_judge(_without_forward_outputs(make_kwargs(q_lens=q_lens, kv_lens=kv_lens, n=n, d=32, mask=mask,
-                                                       sparse_mode=1, pse_shift=pse, drop_mask=drop,
-                                                       keep_prob=0.8)))
+    run_and_judge(
+        _without_forward_outputs(
+            make_kwargs(
+                q_lens=q_lens,
+                kv_lens=kv_lens,
+                n=n,
+                d=32,
+                mask=mask,
+                sparse_mode=1,
+                pse_shift=pse,
+                drop_mask=drop,
+                keep_prob=0.8,
+            )
+        )
+    )
 
 
 # D = 128, 16-bit: dK/dV sum in L0C over a unit, so key blocks are 96 keys while the vector
@@ -235,8 +338,9 @@ def test_recompute_with_pse_dropout_and_4d_mask():
 @pytest.mark.parametrize("dtype,mode", [("fp16", 0), ("bf16", 3), ("fp16", 2)])
 def test_d128_key_blocks_of_96_with_padded_vector_tiles(dtype, mode):
     mask = None if mode == 0 else _causal(2048).astype(bool)
-    run_and_judge(make_kwargs(dtype, q_lens=(300, 77), kv_lens=(300, 100), n=4, nkv=2, d=128, seed=3,
-                              mask=mask, sparse_mode=mode))
+    run_and_judge(
+        make_kwargs(dtype, q_lens=(300, 77), kv_lens=(300, 100), n=4, nkv=2, d=128, seed=3, mask=mask, sparse_mode=mode)
+    )
 
 
 def test_d128_pse_and_dropout_on_96_key_blocks():
@@ -246,21 +350,43 @@ def test_d128_pse_and_dropout_on_96_key_blocks():
     pse = rng.uniform(-1, 1, (2, n, 150, 200)).astype(np.float16)
     bits = sum(n * q * k for q, k in zip(q_lens, kv_lens))
     drop = np.packbits((rng.random(bits) < 0.8).astype(np.uint8), bitorder="little")
-    run_and_judge(make_kwargs("fp16", q_lens=q_lens, kv_lens=kv_lens, n=n, d=128, pse_shift=pse, pse_type=1,
-                              drop_mask=drop, keep_prob=0.8))
+    run_and_judge(
+        make_kwargs(
+            "fp16", q_lens=q_lens, kv_lens=kv_lens, n=n, d=128, pse_shift=pse, pse_type=1, drop_mask=drop, keep_prob=0.8
+        )
+    )
 
 
 def test_d128_generated_alibi_on_96_key_blocks():
-    run_and_judge(make_kwargs(q_lens=(200, 40), kv_lens=(230, 40), n=2, d=128,
-                              pse_shift=np.asarray([0.5, 0.25], np.float32), pse_type=3,
-                              mask=_causal(2048).astype(bool), sparse_mode=3))
+    run_and_judge(
+        make_kwargs(
+            q_lens=(200, 40),
+            kv_lens=(230, 40),
+            n=2,
+            d=128,
+            pse_shift=np.asarray([0.5, 0.25], np.float32),
+            pse_type=3,
+            mask=_causal(2048).astype(bool),
+            sparse_mode=3,
+        )
+    )
 
 
 def test_d128_user_mask_on_96_key_blocks():
     rng = np.random.default_rng(8)
     mask = rng.random((2048, 2048)) < 0.3
-    run_and_judge(make_kwargs(q_lens=(130, 70), kv_lens=(250, 100), n=2, d=128, mask=mask, sparse_mode=0,
-                              pre_tokens=2147483647, next_tokens=2147483647))
+    run_and_judge(
+        make_kwargs(
+            q_lens=(130, 70),
+            kv_lens=(250, 100),
+            n=2,
+            d=128,
+            mask=mask,
+            sparse_mode=0,
+            pre_tokens=2147483647,
+            next_tokens=2147483647,
+        )
+    )
 
 
 @pytest.mark.parametrize("dtype,d", [("fp16", 128), ("bf16", 64), ("fp32", 48), ("fp16", 256)])
@@ -276,5 +402,4 @@ def test_units_cut_between_cores(dtype):
     # Causal, 4 heads, 768 rows, D = 128: one query slice per kv block, and the planner cuts 16
     # units between two cores (their first kv blocks see every row); both cores add their part
     # of the unit's dK/dV sums (zeroed first), every other unit writes its rows once.
-    run_and_judge(make_kwargs(dtype, q_lens=(768,), n=4, d=128, seed=9, mask=_causal(2048).astype(bool),
-                              sparse_mode=3))
+    run_and_judge(make_kwargs(dtype, q_lens=(768,), n=4, d=128, seed=9, mask=_causal(2048).astype(bool), sparse_mode=3))

@@ -2,11 +2,11 @@
 are recomputed by the forward core in the same launch; the given ones are used as given (a
 perturbed given statistic changes the result exactly as the golden says), in both statistics
 layouts."""
+
 import itertools
 
 import numpy as np
 import pytest
-
 from fag_helpers import make_kwargs, run_and_judge
 
 NAMES = ("softmax_max", "softmax_sum", "attention_in")
@@ -24,8 +24,9 @@ def test_partial_forward_outputs_match_the_golden(absent, layout):
 
 @pytest.mark.parametrize("given", ["softmax_max", "softmax_sum", "attention_in"])
 def test_given_outputs_are_used_not_recomputed(given):
-    kw = make_kwargs("bf16", q_lens=(48,), kv_lens=(64,), n=2, d=32, sparse_mode=3,
-                     mask=np.triu(np.ones((2048, 2048), bool), 1))
+    kw = make_kwargs(
+        "bf16", q_lens=(48,), kv_lens=(64,), n=2, d=32, sparse_mode=3, mask=np.triu(np.ones((2048, 2048), bool), 1)
+    )
     for name in NAMES:
         if name != given:
             kw[name] = None

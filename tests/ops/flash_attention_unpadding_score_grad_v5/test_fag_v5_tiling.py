@@ -1,6 +1,7 @@
 """The backward-core planning (op_host/common/backward_tiling.cpp) on its own: block sizes and
 the pipelined cube fit UB/L1, every unit is covered once by contiguous per-core ranges, short
 sequences are sliced over the cores, and the workspace holds every region."""
+
 import json
 import shutil
 import subprocess
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-UB_A2 = 196352          # Ascend910B2 UB as PlatformAscendC reports it
+UB_A2 = 196352  # Ascend910B2 UB as PlatformAscendC reports it
 L1_A2 = 524032
 
 
@@ -18,9 +19,21 @@ def plan(tmp_path_factory):
     if shutil.which("g++") is None:
         pytest.fail("g++ is required (the CPU target is built with it)")
     exe = tmp_path_factory.mktemp("bwd_tiling") / "driver"
-    subprocess.run(["g++", "-std=c++17", "-O1", f"-I{ROOT / 'op_host'}", f"-I{ROOT / 'op_kernel'}", f"-I{ROOT}",
-                    str(Path(__file__).with_name("backward_tiling_driver.cpp")),
-                    str(ROOT / "op_host/common/backward_tiling.cpp"), "-o", str(exe)], check=True)
+    subprocess.run(
+        [
+            "g++",
+            "-std=c++17",
+            "-O1",
+            f"-I{ROOT / 'op_host'}",
+            f"-I{ROOT / 'op_kernel'}",
+            f"-I{ROOT}",
+            str(Path(__file__).with_name("backward_tiling_driver.cpp")),
+            str(ROOT / "op_host/common/backward_tiling.cpp"),
+            "-o",
+            str(exe),
+        ],
+        check=True,
+    )
 
     def run(d=128, dr=0, n=2, nkv=2, mode=0, mask=0, q=(1024,), kv=None, ub=UB_A2, aic=24):
         kv = q if kv is None else kv
@@ -31,8 +44,17 @@ def plan(tmp_path_factory):
     return run
 
 
-@pytest.mark.parametrize("d,dr,rows,pipelined,sets", [(64, 0, 128, 2, 4), (128, 0, 128, 2, 4), (128, 64, 128, 2, 3),
-                                                      (256, 0, 64, 2, 3), (512, 0, 64, 0, 1), (768, 0, 32, 0, 1)])
+@pytest.mark.parametrize(
+    "d,dr,rows,pipelined,sets",
+    [
+        (64, 0, 128, 2, 4),
+        (128, 0, 128, 2, 4),
+        (128, 64, 128, 2, 3),
+        (256, 0, 64, 2, 3),
+        (512, 0, 64, 0, 1),
+        (768, 0, 32, 0, 1),
+    ],
+)
 def test_blocks_fit_and_pipeline_when_l1_allows(plan, d, dr, rows, pipelined, sets):
     # pipelined: steps issued ahead; sets: L1 tile sets (one more than pipelined + 1 when the
     # next step's tiles are staged early)
@@ -43,8 +65,7 @@ def test_blocks_fit_and_pipeline_when_l1_allows(plan, d, dr, rows, pipelined, se
     assert p["ubBytes"] + 8192 <= UB_A2 and p["l1Bytes"] <= L1_A2
 
 
-@pytest.mark.parametrize("d,dr,block_kv,accum", [(64, 0, 128, 1), (128, 0, 96, 1), (128, 64, 128, 0),
-                                                 (256, 0, 128, 0)])
+@pytest.mark.parametrize("d,dr,block_kv,accum", [(64, 0, 128, 1), (128, 0, 96, 1), (128, 64, 128, 0), (256, 0, 128, 0)])
 def test_dk_dv_accumulate_in_l0c_where_two_sums_and_two_result_tiles_fit(plan, d, dr, block_kv, accum):
     # fp16, no rope, D <= 128: the key block shrinks until the two blockKv x D fp32 sums leave
     # two result tiles of >= 32 rows in L0C (128 KiB); the UB tiles stay whole 64-float repeats

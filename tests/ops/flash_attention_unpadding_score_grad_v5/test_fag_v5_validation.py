@@ -2,20 +2,19 @@
 spec 003 (Atlas A2) with the documented status — 161001 for a null required argument, 161002
 for dtype/format/shape/attribute violations and for the features this kernel does not
 implement yet — and a log line naming the parameter."""
+
 import dataclasses
 
 import numpy as np
 import pytest
+from fag_helpers import OP, make_kwargs
 
 import fakit
 from fakit import AclnnError, ops
 from fakit.backends import cpu
 
-from fag_helpers import OP, make_kwargs
-
 BINDING = ops.REGISTRY[OP]
-LOOSE = dataclasses.replace(BINDING, params=[ops.Param(p.name, p.kind, optional=True)
-                                             for p in BINDING.params])
+LOOSE = dataclasses.replace(BINDING, params=[ops.Param(p.name, p.kind, optional=True) for p in BINDING.params])
 
 
 def base(dtype="fp16", **over):
@@ -27,6 +26,7 @@ def base(dtype="fp16", **over):
 def status_of(kw, null=(), outputs=None):
     """(status, log) of the call; `null` names aclnn parameters passed as null pointers,
     `outputs` overrides output arrays by aclnn name."""
+
     def prepare(k):
         v = BINDING.prepare(k)
         v.update({name: None for name in null})
@@ -49,9 +49,22 @@ def test_valid_call_is_accepted():
     assert status_of(base()) == (0, "")
 
 
-@pytest.mark.parametrize("name", ["query", "keyIn", "value", "dy", "actualSeqQLenOptional",
-                                  "actualSeqKvLenOptional", "inputLayout", "softmaxInLayout",
-                                  "dqOut", "dkOut", "dvOut"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "query",
+        "keyIn",
+        "value",
+        "dy",
+        "actualSeqQLenOptional",
+        "actualSeqKvLenOptional",
+        "inputLayout",
+        "softmaxInLayout",
+        "dqOut",
+        "dkOut",
+        "dvOut",
+    ],
+)
 def test_null_required_argument_is_161001(name):
     status, log = status_of(base(), null=(name,))
     assert status == 161001 and name in log, log
@@ -69,11 +82,25 @@ def _cases():
     yield "headNum mismatch", base(head_num=3), "headNum"
     yield "kv heads not a divisor", base(key=np.zeros((40, 3, 16), f16), value=np.zeros((40, 3, 16), f16)), "keyIn"
     yield "head dims differ", base(key=np.zeros((40, 2, 32), f16), value=np.zeros((40, 2, 32), f16)), "keyIn"
-    yield "D above 768", base(**{n: np.zeros((32, 2, 784), f16) for n in ("query", "dy", "attention_in")},
-                              key=np.zeros((40, 2, 784), f16), value=np.zeros((40, 2, 784), f16)), "query"
-    yield "heads above 256", base(**{n: np.zeros((32, 257, 16), f16) for n in ("query", "dy", "attention_in")},
-                                  key=np.zeros((40, 1, 16), f16), value=np.zeros((40, 1, 16), f16),
-                                  head_num=257), "query"
+    yield (
+        "D above 768",
+        base(
+            **{n: np.zeros((32, 2, 784), f16) for n in ("query", "dy", "attention_in")},
+            key=np.zeros((40, 2, 784), f16),
+            value=np.zeros((40, 2, 784), f16),
+        ),
+        "query",
+    )
+    yield (
+        "heads above 256",
+        base(
+            **{n: np.zeros((32, 257, 16), f16) for n in ("query", "dy", "attention_in")},
+            key=np.zeros((40, 1, 16), f16),
+            value=np.zeros((40, 1, 16), f16),
+            head_num=257,
+        ),
+        "query",
+    )
     yield "qlen decreasing", base(actual_seq_qlen=[20, 10]), "actualSeqQLenOptional"
     yield "qlen beyond T", base(actual_seq_qlen=[20, 40]), "actualSeqQLenOptional"
     yield "batch counts differ", base(actual_seq_kvlen=[24]), "actualSeqKvLenOptional"
@@ -102,23 +129,49 @@ def _cases():
     kb = base(dtype="bf16")
     bf = kb["query"].dtype
     yield "rope only query", base(dtype="bf16", query_rope=np.zeros((32, 2, 16), bf)), "keyInRope"
-    yield "rope shape", base(dtype="bf16", query_rope=np.zeros((32, 2, 16), bf),
-                             key_rope=np.zeros((40, 2, 8), bf)), "keyInRope"
-    yield "rope rows", base(dtype="bf16", query_rope=np.zeros((31, 2, 16), bf),
-                            key_rope=np.zeros((40, 2, 16), bf)), "queryRope"
-    yield "rope too deep", base(dtype="bf16", query_rope=np.zeros((32, 2, 768), bf),
-                                key_rope=np.zeros((40, 2, 768), bf)), "queryRope"
-    yield "rope with dropout", base(dtype="bf16", query_rope=np.zeros((32, 2, 16), bf),
-                                    key_rope=np.zeros((40, 2, 16), bf), drop_mask=np.zeros((256,), np.uint8),
-                                    keep_prob=0.9), "dropMaskOptional"
-    yield "rope with mode 6", base(dtype="bf16", query_rope=np.zeros((32, 2, 16), bf),
-                                   key_rope=np.zeros((40, 2, 16), bf), sparse_mode=6), "sparseMode"
+    yield (
+        "rope shape",
+        base(dtype="bf16", query_rope=np.zeros((32, 2, 16), bf), key_rope=np.zeros((40, 2, 8), bf)),
+        "keyInRope",
+    )
+    yield (
+        "rope rows",
+        base(dtype="bf16", query_rope=np.zeros((31, 2, 16), bf), key_rope=np.zeros((40, 2, 16), bf)),
+        "queryRope",
+    )
+    yield (
+        "rope too deep",
+        base(dtype="bf16", query_rope=np.zeros((32, 2, 768), bf), key_rope=np.zeros((40, 2, 768), bf)),
+        "queryRope",
+    )
+    yield (
+        "rope with dropout",
+        base(
+            dtype="bf16",
+            query_rope=np.zeros((32, 2, 16), bf),
+            key_rope=np.zeros((40, 2, 16), bf),
+            drop_mask=np.zeros((256,), np.uint8),
+            keep_prob=0.9,
+        ),
+        "dropMaskOptional",
+    )
+    yield (
+        "rope with mode 6",
+        base(dtype="bf16", query_rope=np.zeros((32, 2, 16), bf), key_rope=np.zeros((40, 2, 16), bf), sparse_mode=6),
+        "sparseMode",
+    )
     yield "alibi slopes dtype", base(pse_shift=np.zeros((2,), f16), pse_type=2), "pseShiftOptional"
     yield "alibi slopes shape", base(pse_shift=np.zeros((3,), np.float32), pse_type=3), "pseShiftOptional"
-    yield "alibi q start count", base(pse_shift=np.zeros((2,), np.float32), pse_type=2, q_start_idx=[0, 1, 2]),\
-        "qStartIdxOptional"
-    yield "alibi kv start count", base(pse_shift=np.zeros((2, 2), np.float32), pse_type=2, kv_start_idx=[0, 1, 2]),\
-        "kvStartIdxOptional"
+    yield (
+        "alibi q start count",
+        base(pse_shift=np.zeros((2,), np.float32), pse_type=2, q_start_idx=[0, 1, 2]),
+        "qStartIdxOptional",
+    )
+    yield (
+        "alibi kv start count",
+        base(pse_shift=np.zeros((2, 2), np.float32), pse_type=2, kv_start_idx=[0, 1, 2]),
+        "kvStartIdxOptional",
+    )
     yield "pse type 0 dtype", base(pse_shift=np.zeros((2, 2, 20, 24), np.float32), pse_type=0), "pseShiftOptional"
     # pse (type 1), dropout and prefix rules
     yield "pse dtype", base(pse_shift=np.zeros((2, 2, 20, 24), np.float32)), "pseShiftOptional"
@@ -126,11 +179,20 @@ def _cases():
     yield "pse heads", base(pse_shift=np.zeros((2, 3, 20, 24), f16)), "pseShiftOptional"
     yield "pse columns", base(pse_shift=np.zeros((2, 2, 20, 16), f16)), "pseShiftOptional"
     yield "pse rows", base(pse_shift=np.zeros((1, 2, 8, 24), f16)), "pseShiftOptional"
-    yield "pse mode 7", base(pse_shift=np.zeros((1, 2, 20, 24), f16), sparse_mode=7,
-                             atten_mask=np.zeros((20, 24), np.bool_)), "pseShiftOptional"
-    empty = base(pse_shift=np.zeros((1, 2, 20, 24), f16), actual_seq_qlen=[20, 20], query=q[:20],
-                 dy=kw["dy"][:20], attention_in=kw["attention_in"][:20],
-                 softmax_max=kw["softmax_max"][:20], softmax_sum=kw["softmax_sum"][:20])
+    yield (
+        "pse mode 7",
+        base(pse_shift=np.zeros((1, 2, 20, 24), f16), sparse_mode=7, atten_mask=np.zeros((20, 24), np.bool_)),
+        "pseShiftOptional",
+    )
+    empty = base(
+        pse_shift=np.zeros((1, 2, 20, 24), f16),
+        actual_seq_qlen=[20, 20],
+        query=q[:20],
+        dy=kw["dy"][:20],
+        attention_in=kw["attention_in"][:20],
+        softmax_max=kw["softmax_max"][:20],
+        softmax_sum=kw["softmax_sum"][:20],
+    )
     yield "pse empty batch", empty, "pseShiftOptional"
     yield "drop mask too small", base(drop_mask=np.zeros((100,), np.uint8), keep_prob=0.9), "dropMaskOptional"
     yield "prefix missing", base(sparse_mode=6, atten_mask=np.zeros((20, 24), np.bool_)), "prefixOptional"
@@ -172,16 +234,25 @@ def test_one_missing_forward_output_with_rope_is_161002_naming_it(name):
 def test_recompute_without_its_features_is_161002(extra):
     kw = base(dtype="bf16")
     bf = kw["query"].dtype
-    kw.update({"rope": dict(query_rope=np.zeros((32, 2, 16), bf), key_rope=np.zeros((40, 2, 16), bf)),
-               "sink": dict(sink=np.zeros((2,), np.float32)),
-               "alibi": dict(pse_shift=np.zeros((2,), np.float32), pse_type=2)}[extra])
+    kw.update(
+        {
+            "rope": dict(query_rope=np.zeros((32, 2, 16), bf), key_rope=np.zeros((40, 2, 16), bf)),
+            "sink": dict(sink=np.zeros((2,), np.float32)),
+            "alibi": dict(pse_shift=np.zeros((2,), np.float32), pse_type=2),
+        }[extra]
+    )
     status, log = status_of(kw, null=("softmaxMaxOptional", "softmaxSumOptional", "attentionInOptional"))
     assert status == 161002 and "softmaxMaxOptional" in log and "recomput" in log, log
 
 
-@pytest.mark.parametrize("name,arr", [("dqOut", np.zeros((32, 2, 16), np.float32)),
-                                      ("dkOut", np.zeros((39, 2, 16), np.float16)),
-                                      ("dvOut", np.zeros((40, 1, 16), np.float16))])
+@pytest.mark.parametrize(
+    "name,arr",
+    [
+        ("dqOut", np.zeros((32, 2, 16), np.float32)),
+        ("dkOut", np.zeros((39, 2, 16), np.float16)),
+        ("dvOut", np.zeros((40, 1, 16), np.float16)),
+    ],
+)
 def test_bad_output_is_161002(name, arr):
     status, log = status_of(base(), outputs={name: arr})
     assert status == 161002 and name in log, log
@@ -190,8 +261,9 @@ def test_bad_output_is_161002(name, arr):
 def test_unused_arguments_are_accepted():
     # softmaxIn and dpse are unused by the spec; the drop mask is not read with keepProb 1;
     # start indices only shift generated pse.
-    kw = base(softmax_in=np.zeros((1,), np.float32), drop_mask=np.zeros((64,), np.uint8),
-              q_start_idx=[0], kv_start_idx=[0])
+    kw = base(
+        softmax_in=np.zeros((1,), np.float32), drop_mask=np.zeros((64,), np.uint8), q_start_idx=[0], kv_start_idx=[0]
+    )
     out = fakit.run(OP, backend="cpu", **kw)
     gold = fakit.golden.flash_attention_unpadding_score_grad_v5(**kw)
     assert np.allclose(out["dv"].astype(np.float32), gold["dv"], atol=2e-3)

@@ -1,6 +1,7 @@
 """Helpers of the aclnnFlashAttentionVarLenScore tests: TND inputs, a run on the CPU target
 through fakit.run, and the verdict of the precision standard against the golden. (A plain
 module, not a conftest, so that importing it by name cannot pick up another directory's.)"""
+
 import ml_dtypes
 import numpy as np
 
@@ -13,8 +14,9 @@ DTYPES = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16, "fp32": np.float32}
 FLT_MAX = float(np.finfo(np.float32).max)
 
 
-def make_kwargs(dtype="fp16", seq_q=(37, 130), seq_kv=None, n=2, nkv=None, d=64, mode=None, mask=None,
-                seed=0, extra_t=0, **attrs):
+def make_kwargs(
+    dtype="fp16", seq_q=(37, 130), seq_kv=None, n=2, nkv=None, d=64, mode=None, mask=None, seed=0, extra_t=0, **attrs
+):
     """Golden keyword arguments: uniform(-1, 1) TND inputs rounded to `dtype` for batches of
     query lengths seq_q and key lengths seq_kv (cumulative lengths derived). mode: sparse mode
     with a generated upper-triangular [maxSq, maxSkv] mask unless `mask` is given. extra_t
@@ -24,11 +26,16 @@ def make_kwargs(dtype="fp16", seq_q=(37, 130), seq_kv=None, n=2, nkv=None, d=64,
     nkv = n if nkv is None else nkv
     dt = DTYPES[dtype]
     tq, tk = sum(seq_q) + extra_t, sum(seq_kv) + extra_t
-    kw = dict(query=rng.uniform(-1, 1, (tq, n, d)).astype(dt),
-              key=rng.uniform(-1, 1, (tk, nkv, d)).astype(dt),
-              value=rng.uniform(-1, 1, (tk, nkv, d)).astype(dt),
-              actual_seq_qlen=np.cumsum(seq_q).tolist(), actual_seq_kvlen=np.cumsum(seq_kv).tolist(),
-              head_num=n, scale_value=d ** -0.5, input_layout="TND")
+    kw = dict(
+        query=rng.uniform(-1, 1, (tq, n, d)).astype(dt),
+        key=rng.uniform(-1, 1, (tk, nkv, d)).astype(dt),
+        value=rng.uniform(-1, 1, (tk, nkv, d)).astype(dt),
+        actual_seq_qlen=np.cumsum(seq_q).tolist(),
+        actual_seq_kvlen=np.cumsum(seq_kv).tolist(),
+        head_num=n,
+        scale_value=d**-0.5,
+        input_layout="TND",
+    )
     if mode is not None:
         kw["sparse_mode"] = mode
         if mask is None:

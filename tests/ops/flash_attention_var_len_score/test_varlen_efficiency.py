@@ -1,14 +1,14 @@
 """Efficiency properties read from the emulator's counters: key blocks a sparse mode excludes
 are never computed (the cube issues about the useful multiply-accumulates only), and the
 varlen units spread over the AI cores."""
+
 import numpy as np
 import pytest
+from fa_varlen_helpers import OP, make_kwargs
 
 import fakit
 from fakit.backends import cpu
 from fakit.golden import _common
-
-from fa_varlen_helpers import OP, make_kwargs
 
 
 def issued_and_useful(kw):
@@ -22,8 +22,14 @@ def issued_and_useful(kw):
     visible = 0
     for b in range(len(cq) - 1):
         sq, sk = cq[b + 1] - cq[b], ck[b + 1] - ck[b]
-        ex = _common.sparse_excluded(mode, np.arange(sq), sq, sk, pre_tokens=kw.get("pre_tokens", 2**31 - 1),
-                                     next_tokens=kw.get("next_tokens", 2**31 - 1))
+        ex = _common.sparse_excluded(
+            mode,
+            np.arange(sq),
+            sq,
+            sk,
+            pre_tokens=kw.get("pre_tokens", 2**31 - 1),
+            next_tokens=kw.get("next_tokens", 2**31 - 1),
+        )
         visible += sq * sk if ex is None else int((~ex).sum())
     return issued, visible * 2 * d * n, [c.get("M", {}).get("macs", 0) for c in aic]
 
@@ -40,16 +46,16 @@ def test_causal_blocks_outside_the_band_are_skipped(mode):
 
 
 def test_band_mode_computes_only_blocks_near_the_diagonal():
-    issued, useful, _ = issued_and_useful(make_kwargs(seq_q=(1024,), n=1, d=64, mode=4, pre_tokens=64,
-                                                      next_tokens=0))
+    issued, useful, _ = issued_and_useful(make_kwargs(seq_q=(1024,), n=1, d=64, mode=4, pre_tokens=64, next_tokens=0))
     full = 1024 * 1024 * 2 * 64
     assert issued <= 0.25 * full, (issued, full)
     assert issued >= useful
 
 
 def test_varlen_batches_spread_over_the_cores():
-    _, _, per_core = issued_and_useful(make_kwargs(seq_q=(700, 60, 300, 20), seq_kv=(700, 80, 300, 500),
-                                                   n=4, d=64, mode=3))
+    _, _, per_core = issued_and_useful(
+        make_kwargs(seq_q=(700, 60, 300, 20), seq_kv=(700, 80, 300, 500), n=4, d=64, mode=3)
+    )
     busy = [m for m in per_core if m > 0]
     assert len(busy) >= 16, per_core
     assert max(busy) <= 1.6 * (sum(busy) / len(busy)), per_core

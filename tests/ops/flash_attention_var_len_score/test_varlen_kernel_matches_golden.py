@@ -2,13 +2,12 @@
 against the NumPy golden: attention_out and the softmax max/sum statistics, feature by feature
 (dtypes, GQA, varlen batches incl. empty ones, sparse modes 0-8, prefix, pse/alibi, invalid
 rows, block edges, head dims)."""
+
 import numpy as np
 import pytest
-
-import fakit
-from fakit import cases
-
 from fa_varlen_helpers import FLT_MAX, MAX_INT, OP, make_kwargs, run_and_judge
+
+from fakit import cases
 
 
 @pytest.mark.parametrize("case", cases.suite(OP, "smoke"), ids=lambda c: c.id)
@@ -93,8 +92,7 @@ def test_mode0_band_and_user_mask_match_golden(pre, nxt):
     rng = np.random.default_rng(3)
     mask = rng.random((160, 170)) < 0.2
     mask[:, :2] = False
-    run_and_judge(make_kwargs(seq_q=(96, 160), seq_kv=(170, 100), mode=0, mask=mask,
-                              pre_tokens=pre, next_tokens=nxt))
+    run_and_judge(make_kwargs(seq_q=(96, 160), seq_kv=(170, 100), mode=0, mask=mask, pre_tokens=pre, next_tokens=nxt))
 
 
 def test_mode1_reads_the_user_mask_only_and_ignores_the_band():
@@ -117,8 +115,7 @@ def test_mode6_prefix_keys_stay_visible():
 def test_modes_7_and_8_put_the_band_on_one_batch(mode):
     # Batch 0 and the last batch are empty: the band goes to the last (7) / first (8)
     # non-empty batch; the others are right-down (7) / left-up (8) causal.
-    run_and_judge(make_kwargs(seq_q=(0, 60, 90, 0), seq_kv=(0, 80, 130, 0), mode=mode, pre_tokens=30,
-                              next_tokens=10))
+    run_and_judge(make_kwargs(seq_q=(0, 60, 90, 0), seq_kv=(0, 80, 130, 0), mode=mode, pre_tokens=30, next_tokens=10))
 
 
 def test_without_mask_sparse_mode_and_band_do_not_apply():
@@ -169,10 +166,12 @@ def test_dropout_keeps_the_masked_bits_and_rescales(dtype, mode, pre, nxt):
     seq_q, seq_kv = (37, 0, 150), (70, 9, 181)
 
     def case(seed):
-        kw = make_kwargs(dtype, seq_q=seq_q, seq_kv=seq_kv, n=2, d=32, mode=mode, pre_tokens=pre,
-                         next_tokens=nxt, seed=seed)
+        kw = make_kwargs(
+            dtype, seq_q=seq_q, seq_kv=seq_kv, n=2, d=32, mode=mode, pre_tokens=pre, next_tokens=nxt, seed=seed
+        )
         kw.update(drop_mask=drop_bits(seq_q, seq_kv, 2, 0.8, seed=9 + seed), keep_prob=0.8)
         return kw
+
     out, gold = run_and_judge(case(0), reseed=case)
     # the statistics are those of the plain softmax (dropout acts on P after the row sums)
     np.testing.assert_allclose(out["softmax_sum"], gold["softmax_sum"], rtol=1e-4)
@@ -189,6 +188,7 @@ def test_dropout_and_mask_with_192_row_q_blocks(mode):
         kw = make_kwargs("fp16", seq_q=seq_q, seq_kv=seq_kv, n=64, nkv=16, d=64, mode=mode, seed=seed)
         kw.update(drop_mask=drop_bits(seq_q, seq_kv, 64, 0.8, seed=9 + seed), keep_prob=0.8)
         return kw
+
     run_and_judge(case(0), reseed=case)
 
 
@@ -207,7 +207,6 @@ def test_keep_prob_one_ignores_the_drop_mask():
 @pytest.mark.parametrize("mode,pre,nxt", [(2, MAX_INT, MAX_INT), (3, MAX_INT, MAX_INT), (4, 300, 20), (0, 500, 100)])
 def test_large_varlen_batches_match_golden(dtype, mode, pre, nxt):
     seq_q, seq_kv = (2048, 700, 1, 1300), (2048, 900, 64, 1300)
-    kw = make_kwargs(dtype, seq_q=seq_q, seq_kv=seq_kv, n=4, nkv=2, d=128, mode=mode, pre_tokens=pre,
-                     next_tokens=nxt)
+    kw = make_kwargs(dtype, seq_q=seq_q, seq_kv=seq_kv, n=4, nkv=2, d=128, mode=mode, pre_tokens=pre, next_tokens=nxt)
     kw.update(drop_mask=drop_bits(seq_q, seq_kv, 4, 0.9), keep_prob=0.9)
     run_and_judge(kw)

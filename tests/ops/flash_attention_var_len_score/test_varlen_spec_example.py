@@ -3,6 +3,7 @@ mask) builds, unchanged, against the CPU target's CANN-shaped prefix and runs to
 the expected statistics (inputs of fp16 bit pattern 1: softmax_max 0, softmax_sum 256).
 The program is stored verbatim in tests/data/spec_examples/ (checked against the spec when the
 pack is present)."""
+
 import re
 import shutil
 from pathlib import Path

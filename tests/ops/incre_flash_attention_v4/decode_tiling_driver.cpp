@@ -36,12 +36,12 @@ int main()
         const bool ok = fa_host::PlanDecode(prob, budget, t, why);
         const auto &p = t.params;
         const auto &dp = t.decode;
-        std::cout << "{\"ok\": " << (ok ? "true" : "false") << ", \"why\": \"" << why << "\", \"rowsPerVec\": "
-                  << p.rowsPerVec << ", \"blockQ\": " << p.blockQ << ", \"headBlocks\": " << p.qBlocksPerHead
-                  << ", \"headDimAlign\": " << p.headDimAlign << ", \"kvSplits\": " << dp.kvSplits
-                  << ", \"kvChunk\": " << dp.kvChunk << ", \"unitCount\": " << p.unitCount
-                  << ", \"usedCores\": " << p.usedCores << ", \"combineRows\": " << dp.combineRows
-                  << ", \"workspace\": " << fa_host::DecodeWorkspaceBytes(t)
+        std::cout << "{\"ok\": " << (ok ? "true" : "false") << ", \"why\": \"" << why
+                  << "\", \"rowsPerVec\": " << p.rowsPerVec << ", \"blockQ\": " << p.blockQ
+                  << ", \"headBlocks\": " << p.qBlocksPerHead << ", \"headDimAlign\": " << p.headDimAlign
+                  << ", \"kvSplits\": " << dp.kvSplits << ", \"kvChunk\": " << dp.kvChunk
+                  << ", \"unitCount\": " << p.unitCount << ", \"usedCores\": " << p.usedCores
+                  << ", \"combineRows\": " << dp.combineRows << ", \"workspace\": " << fa_host::DecodeWorkspaceBytes(t)
                   << ", \"coreBytes\": " << uint64_t(p.usedCores) * p.wsBytesPerCore << ", \"starts\": [";
         for (uint32_t c = 0; c <= p.usedCores; ++c) std::cout << (c ? ", " : "") << p.coreUnitStart[c];
         std::cout << "], \"combineStarts\": [";

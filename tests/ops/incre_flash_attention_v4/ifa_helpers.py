@@ -1,6 +1,7 @@
 """Helpers of the aclnnIncreFlashAttentionV4 tests: build decode inputs (contiguous, paged),
 run the kernel on the CPU target through fakit.run, and judge it against the golden with the
 precision standard. (A plain module, not a conftest.)"""
+
 import ml_dtypes
 import numpy as np
 
@@ -29,9 +30,15 @@ def make_kwargs(dtype="fp16", layout="BNSD", b=2, n=4, nkv=None, s=200, d=64, se
     q = rng.uniform(-1, 1, (b, n, 1, d)).astype(dt)
     k = rng.uniform(-1, 1, (b, nkv, s, d)).astype(dt)
     v = rng.uniform(-1, 1, (b, nkv, s, d)).astype(dt)
-    kw = dict(query=to_layout(q, layout), key=[to_layout(k, layout)], value=[to_layout(v, layout)],
-              num_heads=n, num_key_value_heads=0 if nkv == n else nkv, input_layout=layout,
-              scale_value=d ** -0.5)
+    kw = dict(
+        query=to_layout(q, layout),
+        key=[to_layout(k, layout)],
+        value=[to_layout(v, layout)],
+        num_heads=n,
+        num_key_value_heads=0 if nkv == n else nkv,
+        input_layout=layout,
+        scale_value=d**-0.5,
+    )
     kw.update(extra)
     return kw
 
@@ -73,8 +80,13 @@ def page(kw, lengths, block_size, cache="BSH", seed=1):
         kc = kc.transpose(0, 2, 1, 3).reshape(total, block_size, nkv * d)
         vc = vc.transpose(0, 2, 1, 3).reshape(total, block_size, nkv * d)
     out = dict(kw)
-    out.update(key=[np.ascontiguousarray(kc)], value=[np.ascontiguousarray(vc)], block_table=table,
-               block_size=block_size, actual_seq_lengths=list(lengths))
+    out.update(
+        key=[np.ascontiguousarray(kc)],
+        value=[np.ascontiguousarray(vc)],
+        block_table=table,
+        block_size=block_size,
+        actual_seq_lengths=list(lengths),
+    )
     return out
 
 

@@ -2,6 +2,7 @@
 rows per unit, long sequences on few rows are split over the cores (chunks of whole key
 blocks), many rows are not split, every unit is planned once in contiguous per-core ranges,
 the combine rows cover every output row once, and the workspace holds what the kernel uses."""
+
 import json
 import shutil
 import subprocess
@@ -17,10 +18,22 @@ def plan(tmp_path_factory):
     if shutil.which("g++") is None:
         pytest.fail("g++ is required (the CPU target is built with it)")
     exe = tmp_path_factory.mktemp("decode_tiling") / "decode_tiling_driver"
-    subprocess.run(["g++", "-std=c++17", "-O1", f"-I{ROOT / 'op_host'}", f"-I{ROOT / 'op_kernel'}", f"-I{ROOT}",
-                    str(Path(__file__).with_name("decode_tiling_driver.cpp")),
-                    str(ROOT / "op_host/common/decode_tiling.cpp"), str(ROOT / "op_host/common/forward_tiling.cpp"),
-                    "-o", str(exe)], check=True)
+    subprocess.run(
+        [
+            "g++",
+            "-std=c++17",
+            "-O1",
+            f"-I{ROOT / 'op_host'}",
+            f"-I{ROOT / 'op_kernel'}",
+            f"-I{ROOT}",
+            str(Path(__file__).with_name("decode_tiling_driver.cpp")),
+            str(ROOT / "op_host/common/decode_tiling.cpp"),
+            str(ROOT / "op_host/common/forward_tiling.cpp"),
+            "-o",
+            str(exe),
+        ],
+        check=True,
+    )
 
     def run(b=1, n=8, nkv=1, s=4096, d=128, aic=24, quant=0, lengths=()):
         line = f"{b} {n} {nkv} {s} {d} {aic} {quant} {len(lengths)} {' '.join(map(str, lengths))}\n"
@@ -38,8 +51,10 @@ def check_cover(p):
     assert cs[0] == 0 and cs[-1] == p["combineRows"] and cs == sorted(cs)
 
 
-@pytest.mark.parametrize("n,nkv,d,rows,blocks", [(8, 1, 128, 8, 1), (64, 1, 128, 32, 1), (64, 1, 512, 16, 2),
-                                                  (4, 4, 64, 8, 1), (48, 2, 256, 16, 1)])
+@pytest.mark.parametrize(
+    "n,nkv,d,rows,blocks",
+    [(8, 1, 128, 8, 1), (64, 1, 128, 32, 1), (64, 1, 512, 16, 2), (4, 4, 64, 8, 1), (48, 2, 256, 16, 1)],
+)
 def test_group_sets_the_rows_per_unit(plan, n, nkv, d, rows, blocks):
     p = plan(n=n, nkv=nkv, d=d)
     assert p["ok"] and p["rowsPerVec"] == rows and p["headBlocks"] == blocks

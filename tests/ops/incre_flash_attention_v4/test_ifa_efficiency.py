@@ -1,13 +1,12 @@
 """Efficiency properties of the decode split, read from the emulator's counters: the GQA
 heads of a KV group share one Mmad (no per-head GEMV), the cube issues exactly the useful MACs,
 K/V are streamed once, and a single long sequence spreads over many cores (split-KV)."""
-import numpy as np
+
 import pytest
+from ifa_helpers import OP, make_kwargs, page
 
 import fakit
 from fakit.backends import cpu
-
-from ifa_helpers import OP, make_kwargs, page
 
 
 def measure(kw, g, d, keys):
@@ -17,8 +16,14 @@ def measure(kw, g, d, keys):
     macs = sum(x["M"]["macs"] for x in aic)
     mmads = sum(x["M"]["ops"] for x in aic)
     kv_bytes = 2 * keys * d * 2  # K and V, fp16, per KV head
-    return dict(mac_ratio=macs / (2.0 * g * keys * d), mmads=mmads, busy=sum(1 for x in aic if x["M"]["macs"]),
-                cores=len(aic), mte2=sum(x["MTE2"]["bytes"] for x in aic), kv_bytes=kv_bytes)
+    return dict(
+        mac_ratio=macs / (2.0 * g * keys * d),
+        mmads=mmads,
+        busy=sum(1 for x in aic if x["M"]["macs"]),
+        cores=len(aic),
+        mte2=sum(x["MTE2"]["bytes"] for x in aic),
+        kv_bytes=kv_bytes,
+    )
 
 
 @pytest.fixture(scope="module")

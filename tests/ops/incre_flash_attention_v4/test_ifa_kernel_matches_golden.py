@@ -1,13 +1,13 @@
 """The IncreFlashAttentionV4 kernel on the CPU target against the NumPy golden, feature by
 feature: layouts, dtypes, GQA (heads batched as rows, several head blocks), KV lengths, the
 split-KV combine, masks, pse_shift, KV left padding, paged caches, head dims."""
+
 import numpy as np
 import pytest
+from ifa_helpers import OP, make_kwargs, page, run_and_judge
 
 import fakit
 from fakit import golden
-
-from ifa_helpers import OP, make_kwargs, page, run_and_judge
 
 
 def out_f32(kw):
@@ -66,7 +66,7 @@ def test_split_kv_with_ragged_lengths_and_empty_chunks():
 def test_mask_shapes_and_dtypes(shape, mdtype):
     b, s = 2, 300
     rng = np.random.default_rng(3)
-    m = rng.random((b, s + 20)) < 0.4   # wider than the KV S: only the first S positions count
+    m = rng.random((b, s + 20)) < 0.4  # wider than the KV S: only the first S positions count
     m = m.reshape({"BS": (b, s + 20), "B1S": (b, 1, s + 20), "B11S": (b, 1, 1, s + 20)}[shape])
     run_and_judge(make_kwargs("fp16", "BNSD", b=b, n=4, nkv=2, s=s, d=64, atten_mask=m.astype(mdtype)))
 
@@ -93,7 +93,7 @@ def test_pse_mask_and_lengths_together():
     rng = np.random.default_rng(6)
     kw = make_kwargs("bf16", "BNSD", b=3, n=8, nkv=2, s=500, d=64, actual_seq_lengths=[500, 260, 1])
     kw["pse_shift"] = rng.uniform(-1, 1, (3, 8, 1, 500)).astype(kw["query"].dtype)
-    kw["atten_mask"] = (rng.random((3, 1, 1, 500)) < 0.3)
+    kw["atten_mask"] = rng.random((3, 1, 1, 500)) < 0.3
     run_and_judge(kw)
 
 
@@ -101,8 +101,17 @@ def test_pse_mask_and_lengths_together():
 def test_kv_left_padding(pad, lengths):
     # window [S - pad - L, S - pad); (150, 51) leaves the cache (200 - 150 - 51 < 0): zeros
     rng = np.random.default_rng(9)
-    kw = make_kwargs("fp16", "BSH", b=2, n=4, nkv=2, s=200, d=32, actual_seq_lengths=lengths,
-                     kv_padding_size=np.array([pad], np.int64))
+    kw = make_kwargs(
+        "fp16",
+        "BSH",
+        b=2,
+        n=4,
+        nkv=2,
+        s=200,
+        d=32,
+        actual_seq_lengths=lengths,
+        kv_padding_size=np.array([pad], np.int64),
+    )
     kw["atten_mask"] = rng.random((2, 200)) < 0.2
     kw["pse_shift"] = rng.uniform(-1, 1, (1, 4, 1, 200)).astype(np.float16)
     out, _ = run_and_judge(kw)
@@ -143,8 +152,9 @@ def split_list(kw, seqs):
     out = dict(kw)
     for name in ("key", "value"):
         full = kw[name][0]
-        out[name] = [np.ascontiguousarray(np.take(full[b:b + 1], np.arange(s), axis=axis))
-                     for b, s in enumerate(seqs)]
+        out[name] = [
+            np.ascontiguousarray(np.take(full[b : b + 1], np.arange(s), axis=axis)) for b, s in enumerate(seqs)
+        ]
     return out
 
 
@@ -170,7 +180,7 @@ def test_int8_output_quant(shape, split):
     b, n, d = (1, 4, 32) if split else (24, 2, 32)
     kw = make_kwargs("fp16", "BSH", b=b, n=n, nkv=1, s=300, d=d, seed=4)
     sizes = {"tensor": (1,), "H": (n * d,), "1N1D": (1, n, 1, d), "ND": (n, d)}[shape]
-    kw["quant_scale2"] = rng.uniform(500, 4000, sizes).astype(np.float32)   # saturates some values
+    kw["quant_scale2"] = rng.uniform(500, 4000, sizes).astype(np.float32)  # saturates some values
     kw["quant_offset2"] = rng.uniform(-3, 3, sizes).astype(np.float32)
     out = fakit.run(OP, backend="cpu", **kw)
     assert out.dtype == np.int8
@@ -212,8 +222,9 @@ def int8_kv(kw, per_channel_shape=None, offset=True, seed=21):
     return out
 
 
-@pytest.mark.parametrize("layout,shape", [("BNSD", None), ("BNSD", (2, 2, 1, 64)), ("BSND", (2, 2, 64)),
-                                          ("BSH", (2, 128)), ("BSH", None)])
+@pytest.mark.parametrize(
+    "layout,shape", [("BNSD", None), ("BNSD", (2, 2, 1, 64)), ("BSND", (2, 2, 64)), ("BSH", (2, 128)), ("BSH", None)]
+)
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_int8_kv_antiquant(layout, shape, dtype):
     kw = make_kwargs(dtype, layout, b=2, n=8, nkv=2, s=300, d=64, actual_seq_lengths=[300, 170])
@@ -240,8 +251,17 @@ def test_int8_kv_with_mask_pse_left_padding(d, layout):
     # D not a multiple of 32 (padded int8 / cast rows), the scale folded into the query next to
     # pse and mask, and a KV window moved by left padding.
     rng = np.random.default_rng(5)
-    kw = make_kwargs("bf16", layout, b=2, n=4, nkv=2, s=300, d=d, actual_seq_lengths=[200, 131],
-                     kv_padding_size=np.array([37], np.int64))
+    kw = make_kwargs(
+        "bf16",
+        layout,
+        b=2,
+        n=4,
+        nkv=2,
+        s=300,
+        d=d,
+        actual_seq_lengths=[200, 131],
+        kv_padding_size=np.array([37], np.int64),
+    )
     kw["pse_shift"] = rng.uniform(-2, 2, (2, 4, 1, 300)).astype(kw["query"].dtype)
     kw["atten_mask"] = rng.random((2, 1, 1, 300)) < 0.2
     run_and_judge(int8_kv(kw, (2, 2, 1, d)))
@@ -290,6 +310,7 @@ def test_bsh_kv_wider_than_one_copy_pitch():
 @pytest.mark.parametrize("shape", [(1,), (1, 4, 1, 48)])
 def test_int8_output_with_bf16_quant_parameters(shape):
     import ml_dtypes
+
     rng = np.random.default_rng(14)
     kw = make_kwargs("bf16", "BNSD", b=2, n=4, nkv=2, s=200, d=48)
     kw["quant_scale2"] = rng.uniform(500, 3000, shape).astype(ml_dtypes.bfloat16)

@@ -5,6 +5,7 @@ The program is stored verbatim in tests/data/spec_examples/ (checked against the
 spec pack is present). It prints the fp16 output read back as doubles, so only the element
 count is checked there; the last test runs the same call through fakit and checks the values.
 """
+
 import re
 import shutil
 from pathlib import Path
@@ -40,8 +41,19 @@ def test_spec_example_call_through_fakit_gives_ones():
     # B=1, N=2, D=16, KV S=16, BNSD, all-ones fp16 inputs, int8 (B,1,1,S) zero mask,
     # actualSeqLengths {16}, blockSize 1 without a block table (ignored), innerPrecise 1.
     ones = lambda *s: np.ones(s, np.float16)
-    out = fakit.run("incre_flash_attention_v4", backend="cpu", query=ones(1, 2, 1, 16), key=[ones(1, 2, 16, 16)],
-                    value=[ones(1, 2, 16, 16)], atten_mask=np.zeros((1, 1, 1, 16), np.int8),
-                    actual_seq_lengths=[16], num_heads=2, scale_value=0.25, input_layout="BNSD",
-                    num_key_value_heads=2, block_size=1, inner_precise=1)
+    out = fakit.run(
+        "incre_flash_attention_v4",
+        backend="cpu",
+        query=ones(1, 2, 1, 16),
+        key=[ones(1, 2, 16, 16)],
+        value=[ones(1, 2, 16, 16)],
+        atten_mask=np.zeros((1, 1, 1, 16), np.int8),
+        actual_seq_lengths=[16],
+        num_heads=2,
+        scale_value=0.25,
+        input_layout="BNSD",
+        num_key_value_heads=2,
+        block_size=1,
+        inner_precise=1,
+    )
     np.testing.assert_array_equal(out, ones(1, 2, 1, 16))

@@ -2,16 +2,16 @@
 (Atlas A2) with the documented status — 161001 for null required arguments, 161002 for
 dtype/format/shape/attribute violations and for the features this implementation does not
 provide — and a log line naming the parameter."""
+
 import dataclasses
 
 import numpy as np
 import pytest
+from ifa_helpers import OP, make_kwargs, page
 
 import fakit
 from fakit import ops
 from fakit.backends import cpu
-
-from ifa_helpers import OP, make_kwargs, page
 
 BINDING = ops.REGISTRY[OP]
 
@@ -37,10 +37,11 @@ def _raw(drop=(), out=True, kw=None, **override):
         values[name] = None
     values.update(override)
     relaxed = dataclasses.replace(
-        BINDING, params=[dataclasses.replace(p, optional=True) for p in BINDING.params],
+        BINDING,
+        params=[dataclasses.replace(p, optional=True) for p in BINDING.params],
         prepare=lambda kw: kw,
-        make_outputs=(lambda kw: {"attentionOut": np.zeros((2, 4, 1, 32), np.float16)}) if out
-        else (lambda kw: {}))
+        make_outputs=(lambda kw: {"attentionOut": np.zeros((2, 4, 1, 32), np.float16)}) if out else (lambda kw: {}),
+    )
     return cpu.run_binding(relaxed, **values)
 
 
@@ -75,8 +76,9 @@ def test_unsupported_layouts(layout):
     expect(161002, "inputLayout", base(input_layout=layout))
 
 
-@pytest.mark.parametrize("n,nkv,param", [(4, 3, "numKeyValueHeads"), (0, 0, "numHeads"), (4, -1, "numKeyValueHeads"),
-                                         (3, 0, "numHeads")])
+@pytest.mark.parametrize(
+    "n,nkv,param", [(4, 3, "numKeyValueHeads"), (0, 0, "numHeads"), (4, -1, "numKeyValueHeads"), (3, 0, "numHeads")]
+)
 def test_head_counts(n, nkv, param):
     expect(161002, param, base(num_heads=n, num_key_value_heads=nkv))
 
@@ -145,8 +147,17 @@ def test_int8_kv_needs_antiquant_scale_of_the_right_shape():
     for shape in [(3,), (2, 2, 16), (2, 64, 2)]:
         expect(161002, "antiquantScale", dict(kw, key=k8, value=k8, antiquant_scale=np.ones(shape, np.float16)))
     expect(161002, "antiquantScale", dict(kw, key=k8, value=k8, antiquant_scale=np.ones(2, np.float32)))
-    expect(161002, "antiquantOffset", dict(kw, key=k8, value=k8, antiquant_scale=np.ones(2, np.float16),
-                                           antiquant_offset=np.ones((2, 2, 32), np.float16)))
+    expect(
+        161002,
+        "antiquantOffset",
+        dict(
+            kw,
+            key=k8,
+            value=k8,
+            antiquant_scale=np.ones(2, np.float16),
+            antiquant_offset=np.ones((2, 2, 32), np.float16),
+        ),
+    )
 
 
 def test_antiquant_with_float_kv():
@@ -198,16 +209,19 @@ def test_pse_dtype():
 # ------------------------------------------------------------------------ quantisation
 @pytest.mark.parametrize("name", ["dequant_scale1", "quant_scale1", "dequant_scale2"])
 def test_int8_query_quant_parameters_must_be_null(name):
-    expect(161002, {"dequant_scale1": "dequantScale1", "quant_scale1": "quantScale1",
-                    "dequant_scale2": "dequantScale2"}[name],
-           base(**{name: np.ones(1, np.uint64 if "dequant" in name else np.float32)}))
+    expect(
+        161002,
+        {"dequant_scale1": "dequantScale1", "quant_scale1": "quantScale1", "dequant_scale2": "dequantScale2"}[name],
+        base(**{name: np.ones(1, np.uint64 if "dequant" in name else np.float32)}),
+    )
 
 
 def test_int8_output_needs_quant_scale2():
     kw = base()
     with pytest.raises(fakit.AclnnError) as info:
-        relaxed = dataclasses.replace(BINDING, prepare=lambda x: x,
-                                      make_outputs=lambda x: {"attentionOut": np.zeros((2, 4, 1, 32), np.int8)})
+        relaxed = dataclasses.replace(
+            BINDING, prepare=lambda x: x, make_outputs=lambda x: {"attentionOut": np.zeros((2, 4, 1, 32), np.int8)}
+        )
         cpu.run_binding(relaxed, **BINDING.prepare(dict(kw)))
     assert info.value.status == 161002 and "quantScale2" in info.value.log
 
@@ -218,13 +232,17 @@ def test_quant_scale2_shape(shape):
 
 
 def test_quant_offset2_must_match_scale():
-    expect(161002, "quantOffset2", base(quant_scale2=np.ones((4, 32), np.float32),
-                                        quant_offset2=np.ones((128,), np.float32)))
+    expect(
+        161002,
+        "quantOffset2",
+        base(quant_scale2=np.ones((4, 32), np.float32), quant_offset2=np.ones((128,), np.float32)),
+    )
     expect(161002, "quantOffset2", base(quant_scale2=np.ones(1, np.float32), quant_offset2=np.ones(1, np.float16)))
 
 
 def test_quant_scale2_dtypes():
     import ml_dtypes
+
     expect(161002, "quantScale2", base(quant_scale2=np.ones(1, np.float16)))
     # BFLOAT16 parameters need a BFLOAT16 query
     expect(161002, "quantScale2", base(quant_scale2=np.ones(1, ml_dtypes.bfloat16)))
@@ -287,13 +305,15 @@ def test_paged_too_few_cache_blocks():
 def test_output_shape_and_dtype():
     kw = base()
     values = BINDING.prepare(dict(kw))
-    wrong = dataclasses.replace(BINDING, prepare=lambda x: x,
-                                make_outputs=lambda x: {"attentionOut": np.zeros((2, 4, 1, 16), np.float16)})
+    wrong = dataclasses.replace(
+        BINDING, prepare=lambda x: x, make_outputs=lambda x: {"attentionOut": np.zeros((2, 4, 1, 16), np.float16)}
+    )
     with pytest.raises(fakit.AclnnError) as info:
         cpu.run_binding(wrong, **values)
     assert info.value.status == 161002 and "attentionOut" in info.value.log
-    wrong = dataclasses.replace(BINDING, prepare=lambda x: x,
-                                make_outputs=lambda x: {"attentionOut": np.zeros((2, 4, 1, 32), np.float32)})
+    wrong = dataclasses.replace(
+        BINDING, prepare=lambda x: x, make_outputs=lambda x: {"attentionOut": np.zeros((2, 4, 1, 32), np.float32)}
+    )
     with pytest.raises(fakit.AclnnError) as info:
         cpu.run_binding(wrong, **values)
     assert info.value.status == 161002 and "attentionOut" in info.value.log

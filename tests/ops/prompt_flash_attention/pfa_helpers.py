@@ -2,6 +2,7 @@
 target through fakit.run, and judge it against the golden with the precision standard.
 (A plain module, not a conftest, so that importing it by name cannot pick up another test
 directory's conftest.)"""
+
 import ml_dtypes
 import numpy as np
 
@@ -23,18 +24,22 @@ def band_mask(sq, skv, pre=MAX_INT, nxt=0, lead=()):
     return np.ascontiguousarray(np.broadcast_to((rel > nxt) | (rel < -pre), lead + (sq, skv)))
 
 
-def make_kwargs(dtype="fp16", layout="BNSD", b=1, n=2, nkv=None, sq=64, skv=None, d=64, mask=None,
-                seed=0, **attrs):
+def make_kwargs(dtype="fp16", layout="BNSD", b=1, n=2, nkv=None, sq=64, skv=None, d=64, mask=None, seed=0, **attrs):
     """Golden keyword arguments with uniform(-1, 1) inputs rounded to `dtype`."""
     rng = np.random.default_rng(seed)
     nkv = n if nkv is None else nkv
     skv = sq if skv is None else skv
     dt = DTYPES[dtype]
-    kw = dict(query=rng.uniform(-1, 1, qkv_shape(layout, b, n, sq, d)).astype(dt),
-              key=rng.uniform(-1, 1, qkv_shape(layout, b, nkv, skv, d)).astype(dt),
-              value=rng.uniform(-1, 1, qkv_shape(layout, b, nkv, skv, d)).astype(dt),
-              atten_mask=mask, num_heads=n, num_key_value_heads=0 if nkv == n else nkv,
-              input_layout=layout, scale_value=d ** -0.5)
+    kw = dict(
+        query=rng.uniform(-1, 1, qkv_shape(layout, b, n, sq, d)).astype(dt),
+        key=rng.uniform(-1, 1, qkv_shape(layout, b, nkv, skv, d)).astype(dt),
+        value=rng.uniform(-1, 1, qkv_shape(layout, b, nkv, skv, d)).astype(dt),
+        atten_mask=mask,
+        num_heads=n,
+        num_key_value_heads=0 if nkv == n else nkv,
+        input_layout=layout,
+        scale_value=d**-0.5,
+    )
     kw.update(attrs)
     return kw
 

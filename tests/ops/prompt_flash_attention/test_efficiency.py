@@ -1,6 +1,7 @@
 """Efficiency properties read from the emulator's counters: blocks outside the causal band
 are skipped, Q is read once per unit and K/V once per pass, the work spreads over the cores.
 (The full-size figures come from benchmarks/pfa_efficiency.py and live in docs/performance.md.)"""
+
 import sys
 from pathlib import Path
 

@@ -1,12 +1,12 @@
 """The PromptFlashAttention kernel on the CPU target against the NumPy golden, feature by
 feature (layouts, dtypes, GQA, masks and bands, query lengths, block edges, head dims)."""
+
 import numpy as np
 import pytest
+from pfa_helpers import MAX_INT, OP, band_mask, make_kwargs, run_and_judge
 
 import fakit
 from fakit import cases, golden
-
-from pfa_helpers import MAX_INT, OP, band_mask, make_kwargs, run_and_judge
 
 
 @pytest.mark.parametrize("case", cases.suite(OP, "smoke"), ids=lambda c: c.id)
@@ -28,12 +28,17 @@ def test_multiple_query_and_key_blocks_online_softmax():
 
 
 def test_causal_gqa_bsh_bf16_skips_blocks_and_matches():
-    run_and_judge(make_kwargs("bf16", "BSH", n=8, nkv=2, sq=256, d=64, mask=band_mask(256, 256),
-                              pre_tokens=MAX_INT, next_tokens=0))
+    run_and_judge(
+        make_kwargs(
+            "bf16", "BSH", n=8, nkv=2, sq=256, d=64, mask=band_mask(256, 256), pre_tokens=MAX_INT, next_tokens=0
+        )
+    )
 
 
-@pytest.mark.parametrize("lead,mdtype", [((), np.bool_), ((1,), np.int8), ((2,), np.uint8),
-                                         ((2, 1), np.bool_), ((1, 1), np.uint8), ((2, 3), np.int8)])
+@pytest.mark.parametrize(
+    "lead,mdtype",
+    [((), np.bool_), ((1,), np.int8), ((2,), np.uint8), ((2, 1), np.bool_), ((1, 1), np.uint8), ((2, 3), np.int8)],
+)
 def test_mask_shapes_and_dtypes_match_golden(lead, mdtype):
     rng = np.random.default_rng(7)
     mask = rng.random(lead + (48, 80)) < 0.3
@@ -41,12 +46,15 @@ def test_mask_shapes_and_dtypes_match_golden(lead, mdtype):
     run_and_judge(make_kwargs(b=2, n=3, sq=48, skv=80, d=32, mask=mask.astype(mdtype)))
 
 
-@pytest.mark.parametrize("dtype,nkv,d,mask,actual", [
-    ("fp16", 16, 64, None, None),                 # 500 rows: q-blocks of 192, 192 and 116
-    ("bf16", 64, 72, "causal", None),             # head dim 72 (rows of 80), causal mask tiles
-    ("fp16", 8, 128, "causal", [500]),            # D = 128: lazy P.V with a 192 x 128 accumulator
-    ("fp16", 64, 32, None, [389]),                # a query length cutting the second q-block
-])
+@pytest.mark.parametrize(
+    "dtype,nkv,d,mask,actual",
+    [
+        ("fp16", 16, 64, None, None),  # 500 rows: q-blocks of 192, 192 and 116
+        ("bf16", 64, 72, "causal", None),  # head dim 72 (rows of 80), causal mask tiles
+        ("fp16", 8, 128, "causal", [500]),  # D = 128: lazy P.V with a 192 x 128 accumulator
+        ("fp16", 64, 32, None, [389]),  # a query length cutting the second q-block
+    ],
+)
 def test_192_row_q_blocks_match_golden(dtype, nkv, d, mask, actual):
     # 64 heads of 500 queries give the planner enough units to take 192-row q-blocks
     # (test_tiling.py asserts that plan): Q.K^T in 32-row chunks, the vector cores in sub-blocks
@@ -86,8 +94,16 @@ def test_single_excluded_byte_in_a_clean_tile_is_applied(sq, skv, b, n):
     # and in the partial last row group and key column. The excluded keys carry large values,
     # so a missed exclusion moves its row far past the precision standard (asserted on the
     # goldens, so the test can fail).
-    hits = [(0, 0), (15, 127), (16, 128), (63, 127), (64, 128), (sq - 1, skv - 1), (37, 65),
-            (sq // 2 + 1, skv // 2 - 1)]
+    hits = [
+        (0, 0),
+        (15, 127),
+        (16, 128),
+        (63, 127),
+        (64, 128),
+        (sq - 1, skv - 1),
+        (37, 65),
+        (sq // 2 + 1, skv // 2 - 1),
+    ]
     mask = np.zeros((sq, skv), np.bool_)
     for r, k in hits:
         mask[r, k] = True
@@ -102,7 +118,7 @@ def test_single_excluded_byte_in_a_clean_tile_is_applied(sq, skv, b, n):
 
 
 def test_mask_padded_wider_than_kv_is_read_from_top_left():
-    mask = np.zeros((1, 1, 64, 96), np.bool_)   # KV_S 70 padded to 96 columns
+    mask = np.zeros((1, 1, 64, 96), np.bool_)  # KV_S 70 padded to 96 columns
     mask[..., 64:, :] = True
     mask[..., :, 70:] = True
     mask[..., 5, 10:40] = True
@@ -111,8 +127,7 @@ def test_mask_padded_wider_than_kv_is_read_from_top_left():
 
 @pytest.mark.parametrize("pre,nxt", [(32, 16), (64, -16), (-8, 24), (0, 0)])
 def test_band_with_mask_matches_golden(pre, nxt):
-    run_and_judge(make_kwargs(sq=96, skv=160, d=64, mask=band_mask(96, 160, pre, nxt),
-                              pre_tokens=pre, next_tokens=nxt))
+    run_and_judge(make_kwargs(sq=96, skv=160, d=64, mask=band_mask(96, 160, pre, nxt), pre_tokens=pre, next_tokens=nxt))
 
 
 def test_band_excludes_more_than_the_mask_says():

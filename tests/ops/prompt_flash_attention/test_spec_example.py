@@ -7,6 +7,7 @@ spec pack is present); the CMakeLists.txt comes from the reference pack's page, 
 pack from fakit.cpu_example's project-written equivalent. The example is saved under the source
 file name the page uses.
 """
+
 import re
 import shutil
 from pathlib import Path
@@ -22,8 +23,9 @@ SPEC = pack.specs_dir() / "000_c6e29851992f4c4d.txt"
 
 @pytest.mark.skipif(not SPEC.exists(), reason=f"spec 000 ({SPEC}; env FA_SPECS_DIR) is not present")
 def test_stored_example_is_the_spec_program():
-    assert EXAMPLE.read_text(encoding="utf-8") == cpu_example.spec_example_block(SPEC.read_text(encoding="utf-8")), \
+    assert EXAMPLE.read_text(encoding="utf-8") == cpu_example.spec_example_block(SPEC.read_text(encoding="utf-8")), (
         f"{EXAMPLE} differs from the 调用示例 block of {SPEC}"
+    )
 
 
 @pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("g++") is None, reason="needs cmake and g++")

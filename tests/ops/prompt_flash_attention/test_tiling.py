@@ -1,6 +1,7 @@
 """The forward-core planning (op_host/common/forward_tiling.cpp) on its own: block sizes fit
 the UB/L1/L0 budget, the work split covers every unit once in contiguous per-core ranges,
 causal work spreads over all cores, and the plan is deterministic."""
+
 import json
 import shutil
 import subprocess
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-UB_A2 = 196352          # Ascend910B2 UB as PlatformAscendC reports it (192 KiB - 256 B)
+UB_A2 = 196352  # Ascend910B2 UB as PlatformAscendC reports it (192 KiB - 256 B)
 UB_USABLE = UB_A2 - 8192
 MAX_INT = 2147483647
 
@@ -19,9 +20,21 @@ def plan(tmp_path_factory):
     if shutil.which("g++") is None:
         pytest.fail("g++ is required (the CPU target is built with it)")
     exe = tmp_path_factory.mktemp("tiling") / "tiling_driver"
-    subprocess.run(["g++", "-std=c++17", "-O1", f"-I{ROOT / 'op_host'}", f"-I{ROOT / 'op_kernel'}", f"-I{ROOT}",
-                    str(Path(__file__).with_name("tiling_driver.cpp")), str(ROOT / "op_host/common/forward_tiling.cpp"),
-                    "-o", str(exe)], check=True)
+    subprocess.run(
+        [
+            "g++",
+            "-std=c++17",
+            "-O1",
+            f"-I{ROOT / 'op_host'}",
+            f"-I{ROOT / 'op_kernel'}",
+            f"-I{ROOT}",
+            str(Path(__file__).with_name("tiling_driver.cpp")),
+            str(ROOT / "op_host/common/forward_tiling.cpp"),
+            "-o",
+            str(exe),
+        ],
+        check=True,
+    )
 
     def run(*problems):
         text = "".join(" ".join(str(v) for v in p) + "\n" for p in problems)
@@ -51,8 +64,14 @@ def test_block_sizes_fit_the_buffers(plan, d, rows):
     assert (d <= 128) == bool(p["lazyO"]) and (rows <= 64) == (p["vecRows"] == rows)
 
 
-@pytest.mark.parametrize("args", [dict(n=64, nkv=16, sq=500, skv=500, d=64), dict(n=64, nkv=64, sq=500, skv=500, d=72, mask=1),
-                                  dict(n=64, nkv=8, sq=500, skv=500, d=128, mask=1)])
+@pytest.mark.parametrize(
+    "args",
+    [
+        dict(n=64, nkv=16, sq=500, skv=500, d=64),
+        dict(n=64, nkv=64, sq=500, skv=500, d=72, mask=1),
+        dict(n=64, nkv=8, sq=500, skv=500, d=128, mask=1),
+    ],
+)
 def test_kernel_tests_of_192_row_q_blocks_get_them(plan, args):
     # the shapes of test_kernel_matches_golden.py::test_192_row_q_blocks_match_golden
     (p,) = plan(problem(**args))
@@ -65,8 +84,17 @@ def test_smaller_ub_gives_smaller_blocks_and_none_fits_is_an_error(plan):
     assert not none["ok"] and "no block size fits UB" in none["why"]
 
 
-@pytest.mark.parametrize("args", [dict(), dict(mask=1), dict(b=3, n=5, sq=300, skv=77, mask=1, pre=40, nxt=-8),
-                                  dict(sq=1, skv=16, d=16), dict(b=2, n=2, sq=0), dict(n=64, sq=4096, mask=1)])
+@pytest.mark.parametrize(
+    "args",
+    [
+        dict(),
+        dict(mask=1),
+        dict(b=3, n=5, sq=300, skv=77, mask=1, pre=40, nxt=-8),
+        dict(sq=1, skv=16, d=16),
+        dict(b=2, n=2, sq=0),
+        dict(n=64, sq=4096, mask=1),
+    ],
+)
 def test_split_covers_every_unit_once_in_contiguous_ranges(plan, args):
     (p,) = plan(problem(**args))
     starts = p["starts"]

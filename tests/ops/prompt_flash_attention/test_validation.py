@@ -1,6 +1,7 @@
 """aclnnPromptFlashAttentionGetWorkspaceSize rejects every violated constraint of spec 000
 (Atlas A2) with the documented status — 161001 for null required arguments, 161002 for
 dtype/format/shape/attribute violations — and a log line naming the parameter."""
+
 import ctypes as C
 import math
 
@@ -11,8 +12,15 @@ import pytest
 from fakit.backends import cpu
 
 FP16, BF16 = np.float16, ml_dtypes.bfloat16
-ACL = {np.dtype(np.float16): 1, np.dtype(ml_dtypes.bfloat16): 27, np.dtype(np.float32): 0,
-       np.dtype(np.int8): 2, np.dtype(np.uint8): 4, np.dtype(np.bool_): 12, np.dtype(np.int64): 9}
+ACL = {
+    np.dtype(np.float16): 1,
+    np.dtype(ml_dtypes.bfloat16): 27,
+    np.dtype(np.float32): 0,
+    np.dtype(np.int8): 2,
+    np.dtype(np.uint8): 4,
+    np.dtype(np.bool_): 12,
+    np.dtype(np.int64): 9,
+}
 NULL = object()  # marks an argument passed as a null pointer
 
 
@@ -23,8 +31,22 @@ class Strided:
         self.arr, self.strides = arr, strides
 
 
-def call(query, key, value, *, mask=None, lens=None, num_heads=2, scale=0.25, pre=2147483647, nxt=0,
-         layout="BNSD", kv_heads=0, out=None, pse=None):
+def call(
+    query,
+    key,
+    value,
+    *,
+    mask=None,
+    lens=None,
+    num_heads=2,
+    scale=0.25,
+    pre=2147483647,
+    nxt=0,
+    layout="BNSD",
+    kv_heads=0,
+    out=None,
+    pse=None,
+):
     """Status and log line of GetWorkspaceSize for these arguments (out defaults to query's
     shape and dtype; NULL passes a null pointer)."""
     rt = cpu.runtime()
@@ -54,12 +76,36 @@ def call(query, key, value, *, mask=None, lens=None, num_heads=2, scale=0.25, pr
         ia = lib.aclCreateIntArray(buf, len(lens))
     fn = lib.aclnnPromptFlashAttentionGetWorkspaceSize
     fn.restype = C.c_int
-    fn.argtypes = [C.c_void_p] * 6 + [C.c_int64, C.c_double, C.c_int64, C.c_int64, C.c_char_p, C.c_int64,
-                                      C.c_void_p, C.POINTER(C.c_uint64), C.POINTER(C.c_void_p)]
+    fn.argtypes = [C.c_void_p] * 6 + [
+        C.c_int64,
+        C.c_double,
+        C.c_int64,
+        C.c_int64,
+        C.c_char_p,
+        C.c_int64,
+        C.c_void_p,
+        C.POINTER(C.c_uint64),
+        C.POINTER(C.c_void_p),
+    ]
     lib.ascendc_emu_clear_last_messages()
     ws, exe = C.c_uint64(0), C.c_void_p()
-    status = fn(tensor(query), tensor(key), tensor(value), tensor(pse), tensor(mask), ia, num_heads, scale, pre,
-                nxt, None if layout is NULL else layout.encode(), kv_heads, tensor(out), C.byref(ws), C.byref(exe))
+    status = fn(
+        tensor(query),
+        tensor(key),
+        tensor(value),
+        tensor(pse),
+        tensor(mask),
+        ia,
+        num_heads,
+        scale,
+        pre,
+        nxt,
+        None if layout is NULL else layout.encode(),
+        kv_heads,
+        tensor(out),
+        C.byref(ws),
+        C.byref(exe),
+    )
     log = rt.last_error()
     if status == 0:  # release the executor by running it on a workspace of the asked size
         wsp = C.c_void_p()
@@ -107,51 +153,103 @@ REJECTED = [
     ("TND cannot be expressed", lambda: call(*q_k_v(), layout="TND"), 161002, "actualSeqLengthsKv"),
     ("rank vs layout", lambda: call(*q_k_v(), layout="BSH"), 161002, "query has shape"),
     ("numHeads zero", lambda: call(*q_k_v(), num_heads=0), 161002, "numHeads"),
-    ("numHeads above 256", lambda: call(*(np.zeros((1, 2, 257 * 16), FP16),) * 3, layout="BSH", num_heads=257),
-     161002, "numHeads"),
+    (
+        "numHeads above 256",
+        lambda: call(*(np.zeros((1, 2, 257 * 16), FP16),) * 3, layout="BSH", num_heads=257),
+        161002,
+        "numHeads",
+    ),
     ("numHeads vs query N", lambda: call(*q_k_v(), num_heads=4), 161002, "numHeads is 4"),
     ("numKeyValueHeads negative", lambda: call(*q_k_v(), kv_heads=-1), 161002, "numKeyValueHeads"),
-    ("numHeads not divisible", lambda: call(bnsd(n=6), bnsd(n=4), bnsd(n=4), num_heads=6, kv_heads=4), 161002,
-     "not a multiple"),
-    ("GQA ratio above 64", lambda: call(bnsd(n=128), bnsd(n=1), bnsd(n=1), num_heads=128, kv_heads=1), 161002,
-     "exceeds 64"),
-    ("key N vs numKeyValueHeads", lambda: call(bnsd(n=2), bnsd(n=2), bnsd(n=2), kv_heads=1), 161002,
-     "key has N = 2"),
-    ("BSH key hidden size", lambda: call(np.zeros((1, 4, 32), FP16), np.zeros((1, 4, 48), FP16),
-                                         np.zeros((1, 4, 48), FP16), layout="BSH"), 161002, "key has H"),
+    (
+        "numHeads not divisible",
+        lambda: call(bnsd(n=6), bnsd(n=4), bnsd(n=4), num_heads=6, kv_heads=4),
+        161002,
+        "not a multiple",
+    ),
+    (
+        "GQA ratio above 64",
+        lambda: call(bnsd(n=128), bnsd(n=1), bnsd(n=1), num_heads=128, kv_heads=1),
+        161002,
+        "exceeds 64",
+    ),
+    ("key N vs numKeyValueHeads", lambda: call(bnsd(n=2), bnsd(n=2), bnsd(n=2), kv_heads=1), 161002, "key has N = 2"),
+    (
+        "BSH key hidden size",
+        lambda: call(np.zeros((1, 4, 32), FP16), np.zeros((1, 4, 48), FP16), np.zeros((1, 4, 48), FP16), layout="BSH"),
+        161002,
+        "key has H",
+    ),
     ("value shape differs", lambda: call(bnsd(), bnsd(), bnsd(s=8)), 161002, "value has shape"),
     ("batch differs", lambda: call(bnsd(b=2), bnsd(), bnsd()), 161002, "key has batch"),
     ("head dim differs", lambda: call(bnsd(), bnsd(d=32), bnsd(d=32)), 161002, "key has head dim"),
     ("B above 65536", lambda: call(*q_k_v(b=65537, n=1, s=1, d=16), num_heads=1), 161002, "at most 65536"),
-    ("B above 128 with unaligned D", lambda: call(*q_k_v(b=129, n=1, s=1, d=8), num_heads=1), 161002,
-     "not a multiple of 16"),
+    (
+        "B above 128 with unaligned D",
+        lambda: call(*q_k_v(b=129, n=1, s=1, d=8), num_heads=1),
+        161002,
+        "not a multiple of 16",
+    ),
     ("D above 512", lambda: call(*q_k_v(d=528)), 161002, "D = 528"),
-    ("N*D for BSND", lambda: call(*(np.zeros((1, 1, 256, 256), FP16),) * 3, layout="BSND", num_heads=256),
-     161002, "N x D"),
-    ("S above 20M", lambda: call(np.zeros((1, 20971521, 1), FP16), np.zeros((1, 1, 1), FP16),
-                                 np.zeros((1, 1, 1), FP16), layout="BSH", num_heads=1), 161002, "S = 20971521"),
+    (
+        "N*D for BSND",
+        lambda: call(*(np.zeros((1, 1, 256, 256), FP16),) * 3, layout="BSND", num_heads=256),
+        161002,
+        "N x D",
+    ),
+    (
+        "S above 20M",
+        lambda: call(
+            np.zeros((1, 20971521, 1), FP16),
+            np.zeros((1, 1, 1), FP16),
+            np.zeros((1, 1, 1), FP16),
+            layout="BSH",
+            num_heads=1,
+        ),
+        161002,
+        "S = 20971521",
+    ),
     ("mask dtype", lambda: call(*q_k_v(), mask=np.zeros((16, 16), FP16)), 161002, "attenMask has dtype"),
     ("mask rank", lambda: call(*q_k_v(), mask=np.zeros((16,), np.bool_)), 161002, "attenMask has shape"),
     ("mask too small", lambda: call(*q_k_v(), mask=np.zeros((16, 8), np.bool_)), 161002, "does not cover"),
     ("mask batch", lambda: call(*q_k_v(), mask=np.zeros((3, 1, 16, 16), np.bool_)), 161002, "leading dims"),
     ("mask heads", lambda: call(*q_k_v(), mask=np.zeros((1, 3, 16, 16), np.uint8)), 161002, "leading dims"),
-    ("negative nextTokens not covered", lambda: call(*q_k_v(), mask=np.zeros((16, 16), np.bool_), pre=5, nxt=-10),
-     161002, "nextTokens is -10"),
-    ("negative nextTokens beyond KV_S", lambda: call(*q_k_v(), mask=np.zeros((16, 16), np.bool_), pre=100, nxt=-16),
-     161002, "nextTokens is -16"),
-    ("negative preTokens not covered", lambda: call(*q_k_v(), mask=np.zeros((16, 16), np.bool_), pre=-4, nxt=2),
-     161002, "preTokens is -4"),
+    (
+        "negative nextTokens not covered",
+        lambda: call(*q_k_v(), mask=np.zeros((16, 16), np.bool_), pre=5, nxt=-10),
+        161002,
+        "nextTokens is -10",
+    ),
+    (
+        "negative nextTokens beyond KV_S",
+        lambda: call(*q_k_v(), mask=np.zeros((16, 16), np.bool_), pre=100, nxt=-16),
+        161002,
+        "nextTokens is -16",
+    ),
+    (
+        "negative preTokens not covered",
+        lambda: call(*q_k_v(), mask=np.zeros((16, 16), np.bool_), pre=-4, nxt=2),
+        161002,
+        "preTokens is -4",
+    ),
     ("actualSeqLengths count", lambda: call(*q_k_v(b=2), lens=[16, 16, 16]), 161002, "actualSeqLengths"),
     ("actualSeqLengths above S", lambda: call(*q_k_v(), lens=[17]), 161002, "actualSeqLengths"),
     ("actualSeqLengths negative", lambda: call(*q_k_v(), lens=[-1]), 161002, "actualSeqLengths"),
-    ("int8 output needs quant params", lambda: call(*q_k_v(), out=np.zeros((1, 2, 16, 16), np.int8)), 161002,
-     "quantScale2"),
+    (
+        "int8 output needs quant params",
+        lambda: call(*q_k_v(), out=np.zeros((1, 2, 16, 16), np.int8)),
+        161002,
+        "quantScale2",
+    ),
     ("output dtype differs", lambda: call(*q_k_v(), out=bnsd(dtype=BF16)), 161002, "attentionOut has dtype"),
     ("output shape", lambda: call(*q_k_v(), out=bnsd(s=8)), 161002, "attentionOut has shape"),
-    ("BNSD_BSND output is BSND", lambda: call(*q_k_v(n=2, s=16), layout="BNSD_BSND", out=bnsd()), 161002,
-     "BNSD_BSND"),
-    ("non-contiguous query", lambda: call(Strided(bnsd(), [512, 16, 1, 16]), bnsd(), bnsd()), 161002,
-     "query is not contiguous"),
+    ("BNSD_BSND output is BSND", lambda: call(*q_k_v(n=2, s=16), layout="BNSD_BSND", out=bnsd()), 161002, "BNSD_BSND"),
+    (
+        "non-contiguous query",
+        lambda: call(Strided(bnsd(), [512, 16, 1, 16]), bnsd(), bnsd()),
+        161002,
+        "query is not contiguous",
+    ),
     ("scaleValue NaN", lambda: call(*q_k_v(), scale=math.nan), 161002, "scaleValue"),
 ]
 

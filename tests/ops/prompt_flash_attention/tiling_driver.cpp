@@ -47,13 +47,15 @@ int main()
                         p.blockQ, p.rowsPerVec, p.blockKv, p.dChunk, p.headDimAlign, p.qBlocksPerHead,
                         (unsigned long long)p.unitCount, p.usedCores, (unsigned long long)p.wsBytesPerCore,
                         (unsigned long long)fa_host::PrefillWorkspaceBytes(tiling),
-                        (unsigned long long)fa_host::VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, 2, p.vecSBufs),
-                        (unsigned long long)fa_host::CubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2), p.lazyO, p.sChunk,
-                        p.vecRows, p.vecSBufs);
+                        (unsigned long long)fa_host::VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign,
+                                                                   2, p.vecSBufs),
+                        (unsigned long long)fa_host::CubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2), p.lazyO,
+                        p.sChunk, p.vecRows, p.vecSBufs);
             std::printf("\"maskSummary\": %u, \"summaryCols\": %u, \"summaryPitch\": %u, \"wsMaskSummary\": %llu, ",
                         m.maskSummary, m.summaryCols, m.summaryPitch, (unsigned long long)m.wsMaskSummary);
             std::printf("\"starts\": [");
-            for (uint32_t c = 0; c <= p.usedCores; ++c) std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);
+            for (uint32_t c = 0; c <= p.usedCores; ++c)
+                std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);
             std::printf("]");
         }
         std::printf("}\n");

@@ -1,6 +1,7 @@
 """Helpers of the aclnnSparseFlashAttentionGrad tests: consistent inputs (the sparse forward
 golden gives out, softmax_max and softmax_sum), the kernel through fakit.run on the CPU
 target, and the judgement by the precision standard (fakit.compare)."""
+
 import ml_dtypes
 import numpy as np
 
@@ -24,9 +25,25 @@ def make_indices(rng, tokens, kv_lens, block, picks, duplicates=False, index_dty
     return idx
 
 
-def make_kwargs(dtype="fp16", batch=1, s1=4, s2=64, heads=2, block=1, picks=16, mode=0, rope=True,
-                seed=0, layout="BSND", q_lens=None, kv_lens=None, duplicates=False,
-                index_dtype=np.int32, deterministic=False, top_k=TOP_K):
+def make_kwargs(
+    dtype="fp16",
+    batch=1,
+    s1=4,
+    s2=64,
+    heads=2,
+    block=1,
+    picks=16,
+    mode=0,
+    rope=True,
+    seed=0,
+    layout="BSND",
+    q_lens=None,
+    kv_lens=None,
+    duplicates=False,
+    index_dtype=np.int32,
+    deterministic=False,
+    top_k=TOP_K,
+):
     """Golden keywords of the grad: uniform(-1, 1) inputs and the forward golden's outputs.
     TND takes per-batch q_lens/kv_lens (passed cumulative, as the golden takes them)."""
     rng = np.random.default_rng(seed)
@@ -48,10 +65,18 @@ def make_kwargs(dtype="fp16", batch=1, s1=4, s2=64, heads=2, block=1, picks=16, 
         return rng.uniform(-1, 1, shape).astype(dt)
 
     tokens = int(np.prod(qs))
-    kw = dict(query=u(*qs, heads, D), key=u(*ks, 1, D), value=u(*ks, 1, D),
-              sparse_indices=make_indices(rng, tokens, tok_kv, block, picks, duplicates, index_dtype, top_k)
-              .reshape(*qs, 1, top_k),
-              scale_value=(D + DR) ** -0.5, sparse_block_size=block, sparse_mode=mode, **seq)
+    kw = dict(
+        query=u(*qs, heads, D),
+        key=u(*ks, 1, D),
+        value=u(*ks, 1, D),
+        sparse_indices=make_indices(rng, tokens, tok_kv, block, picks, duplicates, index_dtype, top_k).reshape(
+            *qs, 1, top_k
+        ),
+        scale_value=(D + DR) ** -0.5,
+        sparse_block_size=block,
+        sparse_mode=mode,
+        **seq,
+    )
     if rope:
         kw.update(query_rope=u(*qs, heads, DR), key_rope=u(*ks, 1, DR))
     kw.update(d_out=u(*qs, heads, D), layout=layout, deterministic=deterministic)
@@ -60,12 +85,27 @@ def make_kwargs(dtype="fp16", batch=1, s1=4, s2=64, heads=2, block=1, picks=16, 
 
 def refresh_forward(kw):
     """(Re)computes out, softmax_max and softmax_sum of kw with the forward golden."""
-    fwd_keys = ("query", "key", "value", "sparse_indices", "scale_value", "sparse_block_size", "sparse_mode",
-                "actual_seq_lengths_query", "actual_seq_lengths_kv", "query_rope", "key_rope")
-    fwd = golden.sparse_flash_attention(**{k: kw[k] for k in fwd_keys if k in kw},
-                                        layout_query=kw["layout"], layout_kv=kw["layout"])
-    kw.update(out=fwd["attention_out"].astype(kw["query"].dtype), softmax_max=fwd["softmax_max"],
-              softmax_sum=fwd["softmax_sum"])
+    fwd_keys = (
+        "query",
+        "key",
+        "value",
+        "sparse_indices",
+        "scale_value",
+        "sparse_block_size",
+        "sparse_mode",
+        "actual_seq_lengths_query",
+        "actual_seq_lengths_kv",
+        "query_rope",
+        "key_rope",
+    )
+    fwd = golden.sparse_flash_attention(
+        **{k: kw[k] for k in fwd_keys if k in kw}, layout_query=kw["layout"], layout_kv=kw["layout"]
+    )
+    kw.update(
+        out=fwd["attention_out"].astype(kw["query"].dtype),
+        softmax_max=fwd["softmax_max"],
+        softmax_sum=fwd["softmax_sum"],
+    )
     return kw
 
 
@@ -77,7 +117,6 @@ def run_and_judge(kw):
     names = [n for n in GRADS if gold[n] is not None]
     for name in names:
         assert out[name].dtype == kw["query"].dtype, f"{name} dtype {out[name].dtype}"
-    report = compare.compare(OP, {k: out[k] for k in names}, {k: gold[k] for k in names},
-                             {k: bench[k] for k in names})
+    report = compare.compare(OP, {k: out[k] for k in names}, {k: gold[k] for k in names}, {k: bench[k] for k in names})
     assert report.passed, report.summary()
     return out, gold

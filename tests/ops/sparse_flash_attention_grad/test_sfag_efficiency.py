@@ -3,12 +3,13 @@ with G >= 16 heads the cube issues exactly the useful MACs (no padded rows, no c
 past the selection), K/V rows are gathered once per token (cube GM reads close to the
 gathered K + V bytes plus the dQ pass's second read of K), and the token split keeps the
 cores evenly loaded."""
+
 import numpy as np
 import pytest
+from sfag_helpers import DR, OP, D, make_kwargs, refresh_forward
 
 import fakit
 from fakit.backends import cpu
-from sfag_helpers import D, DR, OP, make_kwargs, refresh_forward
 
 
 def _counters(**kw):
@@ -25,10 +26,10 @@ def test_useful_macs_gather_once_and_balance():
     qk = D + DR
     useful = tokens * heads * picks * (3 * qk + 2 * D)
     gathered = tokens * picks * (qk + D) * 2
-    k_again = tokens * picks * qk * 2      # the dQ pass reads the gathered K rows once more
+    k_again = tokens * picks * qk * 2  # the dQ pass reads the gathered K rows once more
     assert macs.sum() == useful
     assert mte2 / (gathered + k_again) < 1.2  # the rest: Q, dO once per token, P and dS
-    assert macs.max() == macs.min()        # equal tokens on every core
+    assert macs.max() == macs.min()  # equal tokens on every core
 
 
 def test_block_runs_are_loaded_as_runs():

@@ -2,12 +2,13 @@
 fp16/bf16, rope on/off, G = 1..128 query heads on the one KV head, block sizes 1-64, sparse
 modes 0 and 3, duplicate / out-of-range / -1 indices, several chunks of gathered keys per
 token (more than 64 rows), INT32/INT64 indices, deterministic mode."""
+
 import numpy as np
 import pytest
+from sfag_helpers import make_kwargs, refresh_forward, run_and_judge
 
 import fakit
 from fakit.backends import cpu
-from sfag_helpers import make_kwargs, refresh_forward, run_and_judge
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
@@ -37,8 +38,7 @@ def test_block_sizes_match_golden(block):
 @pytest.mark.parametrize("block", [1, 16])
 def test_mode3_right_down_causal_matches_golden(dtype, block):
     # S1 < S2: early rows see a prefix only; picks past the threshold are skipped or clipped.
-    run_and_judge(make_kwargs(dtype, batch=2, s1=6, s2=70, heads=2, block=block, picks=64, mode=3,
-                              seed=block + 3))
+    run_and_judge(make_kwargs(dtype, batch=2, s1=6, s2=70, heads=2, block=block, picks=64, mode=3, seed=block + 3))
 
 
 def test_mode3_rows_without_keys_get_zero_gradients():
@@ -64,7 +64,7 @@ def test_out_of_range_indices_are_skipped():
     kw = make_kwargs(batch=1, s1=2, s2=30, heads=2, block=8, picks=3, seed=5)
     # block 0x7F000001 is past S2 (and would be a NaN sort key unclamped); 3 is clipped
     kw["sparse_indices"][0, 0, 0, 3:6] = [0x7F000001, 3, 2]
-    kw["sparse_indices"][0, 1, 0, 1] = -7               # any negative ends the list
+    kw["sparse_indices"][0, 1, 0, 1] = -7  # any negative ends the list
     run_and_judge(refresh_forward(kw))
 
 
@@ -83,14 +83,23 @@ def test_int64_indices_past_int32_are_skipped():
 
 @pytest.mark.parametrize("mode", [0, 3])
 def test_tnd_with_empty_batch_matches_golden(mode):
-    run_and_judge(make_kwargs(layout="TND", q_lens=(3, 0, 4), kv_lens=(50, 20, 90), heads=4, picks=40,
-                              block=8 if mode else 1, mode=mode, seed=11))
+    run_and_judge(
+        make_kwargs(
+            layout="TND",
+            q_lens=(3, 0, 4),
+            kv_lens=(50, 20, 90),
+            heads=4,
+            picks=40,
+            block=8 if mode else 1,
+            mode=mode,
+            seed=11,
+        )
+    )
 
 
 def test_bsnd_actual_lengths_match_golden():
     # Per-batch lengths in BSND: query rows past act_q get nothing, keys past act_kv are unread.
-    run_and_judge(make_kwargs(batch=2, s1=4, s2=64, heads=2, picks=30, q_lens=[2, 4], kv_lens=[40, 64],
-                              mode=3))
+    run_and_judge(make_kwargs(batch=2, s1=4, s2=64, heads=2, picks=30, q_lens=[2, 4], kv_lens=[40, 64], mode=3))
 
 
 def test_deterministic_mode_is_reproducible_and_matches_golden():

@@ -2,6 +2,7 @@
 keys, INT64 lengths, rope) builds, unchanged, against the CPU target's CANN-shaped prefix
 and runs to the end. The program is stored verbatim in tests/data/spec_examples/ (checked
 against the spec when the spec pack is present)."""
+
 import re
 import shutil
 from pathlib import Path

@@ -2,6 +2,7 @@
 against the CPU target's library: the dQ pass fits L0C / L0B / the L1 staging, the rings are
 one segment plus three slots, and the (token, chunk) cut covers every position once in order,
 cuts tokens only where it pays and uses every core for few tokens."""
+
 import json
 import math
 import shutil
@@ -22,9 +23,22 @@ def plan(tmp_path_factory):
         pytest.fail("g++ is required (the CPU target is built with it)")
     lib = build.ensure_built("cpu")
     exe = tmp_path_factory.mktemp("sfag_tiling") / "driver"
-    subprocess.run(["g++", "-std=c++17", "-O1", f"-I{ROOT / 'emulator/include'}", f"-I{ROOT / 'op_host'}",
-                    f"-I{ROOT / 'op_kernel'}", str(Path(__file__).with_name("sparse_tiling_driver.cpp")), str(lib),
-                    f"-Wl,-rpath,{lib.parent}", "-o", str(exe)], check=True)
+    subprocess.run(
+        [
+            "g++",
+            "-std=c++17",
+            "-O1",
+            f"-I{ROOT / 'emulator/include'}",
+            f"-I{ROOT / 'op_host'}",
+            f"-I{ROOT / 'op_kernel'}",
+            str(Path(__file__).with_name("sparse_tiling_driver.cpp")),
+            str(lib),
+            f"-Wl,-rpath,{lib.parent}",
+            "-o",
+            str(exe),
+        ],
+        check=True,
+    )
 
     def run(heads=64, dr=64, top_k=2048, bs=1, mode=0, s1=256, s2=4096, batch=1, aic=24, det=0):
         line = f"{heads} {dr} {top_k} {bs} {mode} {s1} {s2} {batch} {aic} {det}\n"

@@ -2,24 +2,42 @@
 (Atlas A2) with the documented status — 161001 for null required arguments, 161002 for
 dtype/format/shape/attribute violations — and a log line naming the parameter; the spec's edge
 cases (empty query) and non-contiguous tensors (非连续Tensor √) succeed."""
+
 import ctypes as C
 import dataclasses
 
 import ml_dtypes
 import numpy as np
 import pytest
+from sfag_helpers import OP, make_kwargs
 
 import fakit
 from fakit import cases
 from fakit.backends import cpu
 
-from sfag_helpers import OP, make_kwargs
-
-ACL = {np.dtype(np.float16): 1, np.dtype(ml_dtypes.bfloat16): 27, np.dtype(np.float32): 0,
-       np.dtype(np.int32): 3, np.dtype(np.int64): 9, np.dtype(np.int16): 6}
+ACL = {
+    np.dtype(np.float16): 1,
+    np.dtype(ml_dtypes.bfloat16): 27,
+    np.dtype(np.float32): 0,
+    np.dtype(np.int32): 3,
+    np.dtype(np.int64): 9,
+    np.dtype(np.int16): 6,
+}
 FORMAT_ND, FORMAT_NCHW = 2, 0
-INPUTS = ["query", "key", "value", "sparseIndices", "dOut", "out", "softmaxMax", "softmaxSum",
-          "actualSeqLengthsQueryOptional", "actualSeqLengthskvOptional", "queryRopeOptional", "keyRopeOptional"]
+INPUTS = [
+    "query",
+    "key",
+    "value",
+    "sparseIndices",
+    "dOut",
+    "out",
+    "softmaxMax",
+    "softmaxSum",
+    "actualSeqLengthsQueryOptional",
+    "actualSeqLengthskvOptional",
+    "queryRopeOptional",
+    "keyRopeOptional",
+]
 OUTPUTS = ["dQueryOut", "dKeyOut", "dValueOut", "dQueryRopeOutOptional", "dKeyRopeOutOptional"]
 
 
@@ -29,15 +47,20 @@ class Desc:
 
     def __init__(self, shape, dtype, strides=None, fmt=FORMAT_ND, data=None):
         self.shape, self.dtype, self.fmt, self.data = tuple(shape), np.dtype(dtype), fmt, data
-        self.strides = strides if strides is not None else \
-            [int(np.prod(self.shape[i + 1:])) for i in range(len(self.shape))]
+        self.strides = (
+            strides if strides is not None else [int(np.prod(self.shape[i + 1 :])) for i in range(len(self.shape))]
+        )
 
 
 def base_values(layout="BSND", rope=True):
     """aclnn argument values of a small valid call (tensors as Desc)."""
-    kw = (make_kwargs(layout="TND", q_lens=(2, 1), kv_lens=(20, 30), heads=2, picks=4, rope=rope)
-          if layout == "TND" else make_kwargs(batch=2, s1=2, s2=20, heads=2, picks=4, rope=rope))
+    kw = (
+        make_kwargs(layout="TND", q_lens=(2, 1), kv_lens=(20, 30), heads=2, picks=4, rope=rope)
+        if layout == "TND"
+        else make_kwargs(batch=2, s1=2, s2=20, heads=2, picks=4, rope=rope)
+    )
     from fakit import ops
+
     binding = ops.REGISTRY[OP]
     values = binding.prepare(dict(kw))
     values.update(binding.make_outputs(values))
@@ -71,14 +94,24 @@ def call(values):
 
     v = values
     args = [tensor(v.get(n)) for n in INPUTS]
-    args += [C.c_double(v["scaleValue"]), C.c_int64(v["sparseBlockSize"]),
-             None if v["layoutOptional"] is None else v["layoutOptional"].encode(), C.c_int64(v["sparseMode"]),
-             C.c_int64(v["preTokens"]), C.c_int64(v["nextTokens"]), C.c_bool(v["deterministic"])]
+    args += [
+        C.c_double(v["scaleValue"]),
+        C.c_int64(v["sparseBlockSize"]),
+        None if v["layoutOptional"] is None else v["layoutOptional"].encode(),
+        C.c_int64(v["sparseMode"]),
+        C.c_int64(v["preTokens"]),
+        C.c_int64(v["nextTokens"]),
+        C.c_bool(v["deterministic"]),
+    ]
     args += [tensor(v.get(n)) for n in OUTPUTS]
     fn = lib.aclnnSparseFlashAttentionGradGetWorkspaceSize
     fn.restype = C.c_int
-    fn.argtypes = ([C.c_void_p] * 12 + [C.c_double, C.c_int64, C.c_char_p, C.c_int64, C.c_int64, C.c_int64,
-                                        C.c_bool] + [C.c_void_p] * 5 + [C.POINTER(C.c_uint64), C.POINTER(C.c_void_p)])
+    fn.argtypes = (
+        [C.c_void_p] * 12
+        + [C.c_double, C.c_int64, C.c_char_p, C.c_int64, C.c_int64, C.c_int64, C.c_bool]
+        + [C.c_void_p] * 5
+        + [C.POINTER(C.c_uint64), C.POINTER(C.c_void_p)]
+    )
     lib.ascendc_emu_clear_last_messages()
     ws, exe = C.c_uint64(0), C.c_void_p()
     status = fn(*args, C.byref(ws), C.byref(exe))
@@ -111,9 +144,25 @@ def test_valid_calls_succeed():
 
 
 # ------------------------------------------------------------------ 161001: null pointers
-@pytest.mark.parametrize("name", ["query", "key", "value", "sparseIndices", "dOut", "out", "softmaxMax",
-                                  "softmaxSum", "dQueryOut", "dKeyOut", "dValueOut", "keyRopeOptional",
-                                  "dQueryRopeOutOptional", "dKeyRopeOutOptional"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "query",
+        "key",
+        "value",
+        "sparseIndices",
+        "dOut",
+        "out",
+        "softmaxMax",
+        "softmaxSum",
+        "dQueryOut",
+        "dKeyOut",
+        "dValueOut",
+        "keyRopeOptional",
+        "dQueryRopeOutOptional",
+        "dKeyRopeOutOptional",
+    ],
+)
 def test_null_required_argument_is_161001(name):
     expect(161001, name, with_(base_values(), **{name: None}))
 
@@ -143,8 +192,7 @@ def test_sparse_modes_other_than_0_and_3(mode):
     expect(161002, "sparseMode", with_(base_values(), sparseMode=mode))
 
 
-@pytest.mark.parametrize("name,value", [("preTokens", 100), ("preTokens", 0), ("nextTokens", 0),
-                                        ("nextTokens", 2 ** 31)])
+@pytest.mark.parametrize("name,value", [("preTokens", 100), ("preTokens", 0), ("nextTokens", 0), ("nextTokens", 2**31)])
 def test_pre_next_tokens_only_the_default(name, value):
     expect(161002, name, with_(base_values(), **{name: value}))
 
@@ -165,9 +213,22 @@ def test_query_dtype_float32():
     expect(161002, "query", v)
 
 
-@pytest.mark.parametrize("name", ["key", "value", "dOut", "out", "queryRopeOptional", "keyRopeOptional",
-                                  "dQueryOut", "dKeyOut", "dValueOut", "dQueryRopeOutOptional",
-                                  "dKeyRopeOutOptional"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "key",
+        "value",
+        "dOut",
+        "out",
+        "queryRopeOptional",
+        "keyRopeOptional",
+        "dQueryOut",
+        "dKeyOut",
+        "dValueOut",
+        "dQueryRopeOutOptional",
+        "dKeyRopeOutOptional",
+    ],
+)
 def test_dtype_must_match_query(name):
     expect(161002, name, retype(base_values(), name, BF16))
 
@@ -188,8 +249,7 @@ def test_actual_lengths_dtype(name):
 
 
 def test_actual_lengths_same_dtype():
-    expect(161002, "actualSeqLengthskvOptional", retype(base_values("TND"), "actualSeqLengthskvOptional",
-                                                        np.int32))
+    expect(161002, "actualSeqLengthskvOptional", retype(base_values("TND"), "actualSeqLengthskvOptional", np.int32))
 
 
 @pytest.mark.parametrize("name", ["query", "key", "sparseIndices", "softmaxMax", "dQueryOut"])
@@ -239,8 +299,10 @@ def test_batch_at_most_256():
     expect(161002, "query", reshape(v, "key", (257, 20, 1, 512)))
 
 
-@pytest.mark.parametrize("name,shape,axis", [("query", (2, 131073, 2, 512), "S1"), ("key", (2, 131073, 1, 512), "S2"),
-                                             ("key", (2, 0, 1, 512), "S2")])
+@pytest.mark.parametrize(
+    "name,shape,axis",
+    [("query", (2, 131073, 2, 512), "S1"), ("key", (2, 131073, 1, 512), "S2"), ("key", (2, 0, 1, 512), "S2")],
+)
 def test_sequence_lengths_1_to_128k(name, shape, axis):
     v = base_values()
     d = v[name]
@@ -248,24 +310,46 @@ def test_sequence_lengths_1_to_128k(name, shape, axis):
     assert axis in expect(161002, name, huge)
 
 
-@pytest.mark.parametrize("name,shape", [
-    ("value", (2, 21, 1, 512)), ("dOut", (2, 2, 2, 64)), ("out", (2, 3, 2, 512)),
-    ("sparseIndices", (2, 2, 1, 4096)), ("sparseIndices", (2, 2, 1, 512)), ("sparseIndices", (2, 2, 1, 0)), ("sparseIndices", (2, 2, 2, 2048)),
-    ("sparseIndices", (2, 2, 2048)), ("sparseIndices", (2, 3, 1, 2048)),
-    ("softmaxMax", (2, 2, 2)), ("softmaxMax", (2, 2, 1, 2)), ("softmaxSum", (2, 1, 2, 8)),
-    ("queryRopeOptional", (2, 2, 2, 32)), ("keyRopeOptional", (2, 20, 2, 64)), ("keyRopeOptional", (2, 19, 1, 64)),
-    ("dQueryOut", (2, 2, 2, 64)), ("dKeyOut", (2, 21, 1, 512)), ("dValueOut", (1, 20, 1, 512)),
-    ("dQueryRopeOutOptional", (2, 2, 2, 32)), ("dKeyRopeOutOptional", (2, 20, 1, 32)),
-])
+@pytest.mark.parametrize(
+    "name,shape",
+    [
+        ("value", (2, 21, 1, 512)),
+        ("dOut", (2, 2, 2, 64)),
+        ("out", (2, 3, 2, 512)),
+        ("sparseIndices", (2, 2, 1, 4096)),
+        ("sparseIndices", (2, 2, 1, 512)),
+        ("sparseIndices", (2, 2, 1, 0)),
+        ("sparseIndices", (2, 2, 2, 2048)),
+        ("sparseIndices", (2, 2, 2048)),
+        ("sparseIndices", (2, 3, 1, 2048)),
+        ("softmaxMax", (2, 2, 2)),
+        ("softmaxMax", (2, 2, 1, 2)),
+        ("softmaxSum", (2, 1, 2, 8)),
+        ("queryRopeOptional", (2, 2, 2, 32)),
+        ("keyRopeOptional", (2, 20, 2, 64)),
+        ("keyRopeOptional", (2, 19, 1, 64)),
+        ("dQueryOut", (2, 2, 2, 64)),
+        ("dKeyOut", (2, 21, 1, 512)),
+        ("dValueOut", (1, 20, 1, 512)),
+        ("dQueryRopeOutOptional", (2, 2, 2, 32)),
+        ("dKeyRopeOutOptional", (2, 20, 1, 32)),
+    ],
+)
 def test_shapes_must_match_bsnd(name, shape):
     expect(161002, name, reshape(base_values(), name, shape))
 
 
-@pytest.mark.parametrize("name,shape", [
-    ("softmaxMax", (2, 3, 1)), ("softmaxSum", (3, 2)), ("sparseIndices", (3, 1, 2048, 1)),
-    ("actualSeqLengthsQueryOptional", (3,)), ("actualSeqLengthskvOptional", (257,)),
-    ("actualSeqLengthsQueryOptional", (2, 1)),
-])
+@pytest.mark.parametrize(
+    "name,shape",
+    [
+        ("softmaxMax", (2, 3, 1)),
+        ("softmaxSum", (3, 2)),
+        ("sparseIndices", (3, 1, 2048, 1)),
+        ("actualSeqLengthsQueryOptional", (3,)),
+        ("actualSeqLengthskvOptional", (257,)),
+        ("actualSeqLengthsQueryOptional", (2, 1)),
+    ],
+)
 def test_shapes_must_match_tnd(name, shape):
     expect(161002, name, reshape(base_values("TND"), name, shape))
 
@@ -309,8 +393,7 @@ def test_empty_query_returns_zero_key_and_value_gradients():
 def _sendable(forbidden):
     """The full suite's forbidden cases that are tensors at all (a BSND call with batches of
     different lengths has no array shape, so there is nothing to send)."""
-    return [(c, r) for c, r in forbidden
-            if not (c.layout == "BSND" and len(set(c.shapes["qlens"])) > 1)]
+    return [(c, r) for c, r in forbidden if not (c.layout == "BSND" and len(set(c.shapes["qlens"])) > 1)]
 
 
 def _inputs(case):

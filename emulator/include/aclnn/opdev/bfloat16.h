@@ -13,8 +13,11 @@ struct bfloat16 {
 
     bfloat16() = default;
     template <class T, class = std::enable_if_t<std::is_arithmetic<T>::value>>
-    bfloat16(T v) : value(FromFloat(static_cast<float>(v))) {}
-    operator float() const {
+    bfloat16(T v) : value(FromFloat(static_cast<float>(v)))
+    {
+    }
+    operator float() const
+    {
         const uint32_t bits = static_cast<uint32_t>(value) << 16;
         float f;
         std::memcpy(&f, &bits, sizeof f);
@@ -22,7 +25,8 @@ struct bfloat16 {
     }
 
 private:
-    static uint16_t FromFloat(float f) {
+    static uint16_t FromFloat(float f)
+    {
         uint32_t bits;
         std::memcpy(&bits, &f, sizeof bits);
         if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);  // NaN

@@ -14,7 +14,9 @@ struct fp16_t {
 
     fp16_t() = default;
     template <class T, class = std::enable_if_t<std::is_arithmetic<T>::value>>
-    fp16_t(T v) : val(aclFloatToFloat16(static_cast<float>(v))) {}
+    fp16_t(T v) : val(aclFloatToFloat16(static_cast<float>(v)))
+    {
+    }
     operator float() const { return aclFloat16ToFloat(val); }
     float toFloat() const { return aclFloat16ToFloat(val); }
 };

@@ -9,8 +9,7 @@
 
 namespace gert {
 
-template <typename T>
-class TypedContinuousVector {
+template <typename T> class TypedContinuousVector {
 public:
     TypedContinuousVector() = default;
     explicit TypedContinuousVector(std::vector<T> values) : values_(std::move(values)) {}

@@ -28,7 +28,9 @@ class Tensor {
 public:
     Tensor() = default;
     Tensor(const StorageShape &shape, ge::DataType dtype, ge::Format format, const void *addr)
-        : shape_(shape), dtype_(dtype), format_(format), addr_(addr) {}
+        : shape_(shape), dtype_(dtype), format_(format), addr_(addr)
+    {
+    }
     const Shape &GetOriginShape() const { return shape_.GetOriginShape(); }
     const Shape &GetStorageShape() const { return shape_.GetStorageShape(); }
     int64_t GetShapeSize() const { return shape_.GetStorageShape().GetShapeSize(); }
@@ -38,10 +40,7 @@ public:
     const void *GetAddr() const { return addr_; }
     // Host-readable data: set for value-dependent inputs (aclIntArray arguments); nullptr for
     // device tensors, whose contents tiling must not read.
-    template <typename T>
-    const T *GetData() const {
-        return static_cast<const T *>(addr_);
-    }
+    template <typename T> const T *GetData() const { return static_cast<const T *>(addr_); }
 
 private:
     StorageShape shape_;

@@ -43,34 +43,39 @@ public:
 
     TilingData *GetRawTilingData() { return &call_->tilingData; }
     // Typed view of the tiling buffer; sets the data size to sizeof(T).
-    template <typename T>
-    T *GetTilingData() {
+    template <typename T> T *GetTilingData()
+    {
         static_assert(sizeof(T) <= TilingData::kCapacity, "tiling struct larger than the tiling buffer");
         call_->tilingData.SetDataSize(sizeof(T));
         return static_cast<T *>(call_->tilingData.GetData());
     }
 
-    ge::graphStatus SetBlockDim(uint32_t blockDim) {
+    ge::graphStatus SetBlockDim(uint32_t blockDim)
+    {
         call_->blockDim = blockDim;
         return ge::GRAPH_SUCCESS;
     }
     ge::graphStatus SetSimdNumBlocks(uint32_t blockDim) { return SetBlockDim(blockDim); }
     uint32_t GetBlockDim() const { return call_->blockDim; }
-    ge::graphStatus SetTilingKey(uint64_t key) {
+    ge::graphStatus SetTilingKey(uint64_t key)
+    {
         call_->tilingKey = key;
         return ge::GRAPH_SUCCESS;
     }
     uint64_t GetTilingKey() const { return call_->tilingKey; }
-    ge::graphStatus SetScheduleMode(uint32_t mode) {
+    ge::graphStatus SetScheduleMode(uint32_t mode)
+    {
         call_->scheduleMode = mode;
         return ge::GRAPH_SUCCESS;
     }
-    ge::graphStatus SetNeedAtomic(bool atomic) {
+    ge::graphStatus SetNeedAtomic(bool atomic)
+    {
         call_->needAtomic = atomic;
         return ge::GRAPH_SUCCESS;
     }
     // Room for `count` workspace sizes; the run stage allocates their sum.
-    size_t *GetWorkspaceSizes(size_t count) {
+    size_t *GetWorkspaceSizes(size_t count)
+    {
         if (call_->workspaceSizes.size() < count) call_->workspaceSizes.resize(count, 0);
         return call_->workspaceSizes.data();
     }
@@ -78,10 +83,7 @@ public:
     fe::PlatFormInfos *GetPlatformInfo() { return &call_->platform; }
     int32_t GetDeterministic() const { return 0; }
     // The CPU target has no compile-info stage: operators get nullptr and must not need it.
-    template <typename T>
-    const T *GetCompileInfo() const {
-        return nullptr;
-    }
+    template <typename T> const T *GetCompileInfo() const { return nullptr; }
 
 private:
     emu::OpCall *call_;

@@ -50,7 +50,8 @@ public:
     uint32_t GetLibApiWorkSpaceSize() const { return 16u * 1024u * 1024u; }
     // blockDim of a MIX kernel that has sliceNum vector tasks (CANN's rule; 0 on overflow).
     uint32_t CalcTschBlockDim(uint32_t sliceNum, uint32_t aicCoreNum, uint32_t aivCoreNum) const;
-    uint32_t CalcTschNumBlocks(uint32_t sliceNum, uint32_t aicCoreNum, uint32_t aivCoreNum) const {
+    uint32_t CalcTschNumBlocks(uint32_t sliceNum, uint32_t aicCoreNum, uint32_t aivCoreNum) const
+    {
         return CalcTschBlockDim(sliceNum, aicCoreNum, aivCoreNum);
     }
     uint32_t GetVecRegLen() const { return 256; }

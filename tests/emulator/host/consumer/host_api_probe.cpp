@@ -29,13 +29,13 @@ namespace {
 int g_checks = 0;
 int g_failures = 0;
 
-#define CHECK(cond)                                                           \
-    do {                                                                      \
-        ++g_checks;                                                           \
-        if (!(cond)) {                                                        \
-            ++g_failures;                                                     \
-            std::printf("FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);     \
-        }                                                                     \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        ++g_checks;                                                                                                    \
+        if (!(cond)) {                                                                                                 \
+            ++g_failures;                                                                                              \
+            std::printf("FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);                                              \
+        }                                                                                                              \
     } while (0)
 
 // What the probe's tiling function observed.
@@ -58,7 +58,8 @@ struct Seen {
 
 bool g_failTiling = false;
 
-ge::graphStatus ProbeTiling(gert::TilingContext *context) {
+ge::graphStatus ProbeTiling(gert::TilingContext *context)
+{
     ++g_seen.calls;
     if (g_failTiling) {
         EMU_LOGE("ProbeOp tiling: rejected on purpose");
@@ -98,7 +99,8 @@ ge::graphStatus ProbeTiling(gert::TilingContext *context) {
 }
 
 // y: x with its last dimension doubled (registered with IMPL_OP_INFERSHAPE below).
-ge::graphStatus ProbeInferShape(gert::InferShapeContext *context) {
+ge::graphStatus ProbeInferShape(gert::InferShapeContext *context)
+{
     const gert::Shape *x = context->GetInputShape(0);
     gert::Shape *y = context->GetOutputShape(0);
     *y = *x;
@@ -112,7 +114,8 @@ struct SeenList {
     bool pastEndIsNull = false;
 } g_seenList;
 
-ge::graphStatus ProbeListTiling(gert::TilingContext *context) {
+ge::graphStatus ProbeListTiling(gert::TilingContext *context)
+{
     g_seenList.secondListDim1 = context->GetDynamicInputShape(0, 1)->GetStorageShape().GetDim(1);
     g_seenList.plainDim0 = context->GetInputShape(2)->GetStorageShape().GetDim(0);
     g_seenList.pastEndIsNull = context->GetDynamicInputShape(0, 2) == nullptr;
@@ -125,11 +128,25 @@ ge::graphStatus ProbeListTiling(gert::TilingContext *context) {
 namespace ops {
 class ProbeOp : public OpDef {
 public:
-    explicit ProbeOp(const char *name) : OpDef(name) {
-        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_BF16}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
-        this->Input("bias").ParamType(OPTIONAL).DataType({ge::DT_FLOAT16, ge::DT_BF16}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
-        this->Input("seq_lens").ParamType(OPTIONAL).ValueDepend(OPTIONAL).DataTypeList({ge::DT_INT64}).FormatList({ge::FORMAT_ND});
-        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_BF16}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
+    explicit ProbeOp(const char *name) : OpDef(name)
+    {
+        this->Input("x")
+            .ParamType(REQUIRED)
+            .DataType({ge::DT_FLOAT16, ge::DT_BF16})
+            .Format({ge::FORMAT_ND, ge::FORMAT_ND});
+        this->Input("bias")
+            .ParamType(OPTIONAL)
+            .DataType({ge::DT_FLOAT16, ge::DT_BF16})
+            .Format({ge::FORMAT_ND, ge::FORMAT_ND});
+        this->Input("seq_lens")
+            .ParamType(OPTIONAL)
+            .ValueDepend(OPTIONAL)
+            .DataTypeList({ge::DT_INT64})
+            .FormatList({ge::FORMAT_ND});
+        this->Output("y")
+            .ParamType(REQUIRED)
+            .DataType({ge::DT_FLOAT16, ge::DT_BF16})
+            .Format({ge::FORMAT_ND, ge::FORMAT_ND});
         this->Attr("heads").AttrType(REQUIRED).Int();
         this->Attr("scale").AttrType(OPTIONAL).Float(0.5f);
         this->Attr("flag").AttrType(OPTIONAL).Bool(false);
@@ -145,7 +162,8 @@ IMPL_OP_INFERSHAPE(ProbeOp).InferShape(ProbeInferShape);
 // A dynamic (tensor-list) input followed by a plain one.
 class ProbeListOp : public OpDef {
 public:
-    explicit ProbeListOp(const char *name) : OpDef(name) {
+    explicit ProbeListOp(const char *name) : OpDef(name)
+    {
         this->Input("xs").ParamType(DYNAMIC).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
         this->Input("w").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
         this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
@@ -168,7 +186,8 @@ IMPL_OP_OPTILING(ProbeOptilingParsed).Tiling(ProbeOtherTiling).TilingParse<Probe
 
 namespace {
 
-aclTensor *DeviceTensor(std::vector<int64_t> shape, aclDataType dtype, void **dev) {
+aclTensor *DeviceTensor(std::vector<int64_t> shape, aclDataType dtype, void **dev)
+{
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
     aclrtMalloc(dev, static_cast<size_t>(n) * aclDataTypeSize(dtype), ACL_MEM_MALLOC_HUGE_FIRST);
@@ -178,7 +197,8 @@ aclTensor *DeviceTensor(std::vector<int64_t> shape, aclDataType dtype, void **de
                            shape.size(), *dev);
 }
 
-int ProbeTilingContext() {
+int ProbeTilingContext()
+{
     void *xDev = nullptr, *yDev = nullptr, *f32Dev = nullptr;
     aclTensor *x = DeviceTensor({4, 8}, ACL_FLOAT16, &xDev);
     aclTensor *y = DeviceTensor({4, 8}, ACL_FLOAT16, &yDev);
@@ -408,7 +428,8 @@ int ProbeTilingContext() {
     return g_failures == 0 ? 0 : 1;
 }
 
-int ProbeOptiling() {
+int ProbeOptiling()
+{
     CHECK(emu::FindTilingFunc("ProbeOptilingOnly") == optiling::ProbeOnlyTiling);
     CHECK(emu::FindTilingFunc("ProbeOptilingParsed") == optiling::ProbeOtherTiling);
     CHECK(emu::FindTilingFunc("ProbeOptilingNever") == nullptr);
@@ -416,7 +437,8 @@ int ProbeOptiling() {
     return g_failures == 0 ? 0 : 1;
 }
 
-int ProbeMalloc() {
+int ProbeMalloc()
+{
     // 100 bytes with ACL_MEM_MALLOC_NORMAL_ONLY: one 4 KiB page, and not a byte more.
     const size_t page = 4096;
     void *dev = nullptr;
@@ -433,7 +455,8 @@ int ProbeMalloc() {
     return g_failures == 0 ? 0 : 1;
 }
 
-int PrintPlatform() {
+int PrintPlatform()
+{
     fe::PlatFormInfos infos;  // empty name: the emulator's current SoC
     platform_ascendc::PlatformAscendC p(&infos);
     const platform_ascendc::CoreMemType types[] = {
@@ -454,7 +477,8 @@ int PrintPlatform() {
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     const std::string mode = argc > 1 ? argv[1] : "";
     if (mode == "tiling") return ProbeTilingContext();
     if (mode == "platform") return PrintPlatform();

@@ -14,8 +14,7 @@ constexpr uint32_t FRACTAL_ELEMS = 256;
 __aicore__ inline uint32_t Align16(uint32_t v) { return (v + FRACTAL - 1) / FRACTAL * FRACTAL; }
 __aicore__ inline uint32_t MinU(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
-template <typename T, QuantMode_t QUANT>
-class CubeMatmul {
+template <typename T, QuantMode_t QUANT> class CubeMatmul {
 public:
     __aicore__ inline CubeMatmul() {}
     __aicore__ inline void Init(GM_ADDR a, GM_ADDR b, GM_ADDR c, const CubeMatmulTilingData &tiling)
@@ -34,7 +33,8 @@ public:
     __aicore__ inline void Process()
     {
         const uint32_t tiles = t_.mTiles * t_.nTiles;
-        for (uint32_t tile = static_cast<uint32_t>(GetBlockIdx()); tile < tiles; tile += static_cast<uint32_t>(GetBlockNum())) {
+        for (uint32_t tile = static_cast<uint32_t>(GetBlockIdx()); tile < tiles;
+             tile += static_cast<uint32_t>(GetBlockNum())) {
             ComputeTile(tile / t_.nTiles, tile % t_.nTiles);
         }
     }
@@ -53,14 +53,14 @@ private:
             const uint32_t kAlign = Align16(kLen);
             // A block: rows x kLen of the row-major A -> Nz in L1 (row pitch rowsAlign).
             LocalTensor<T> a1 = a1_.AllocTensor<T>();
-            Nd2NzParams aNd2Nz(1, static_cast<uint16_t>(rows), static_cast<uint16_t>(kLen), 0, static_cast<uint16_t>(t_.k),
-                               static_cast<uint16_t>(rowsAlign), 1, 0);
+            Nd2NzParams aNd2Nz(1, static_cast<uint16_t>(rows), static_cast<uint16_t>(kLen), 0,
+                               static_cast<uint16_t>(t_.k), static_cast<uint16_t>(rowsAlign), 1, 0);
             DataCopy(a1, aGm_[static_cast<uint64_t>(mi) * t_.baseM * t_.k + ks * t_.baseK], aNd2Nz);
             a1_.EnQue(a1);
             // B block: kLen x cols of the row-major B -> Nz in L1 (row pitch kAlign).
             LocalTensor<T> b1 = b1_.AllocTensor<T>();
-            Nd2NzParams bNd2Nz(1, static_cast<uint16_t>(kLen), static_cast<uint16_t>(cols), 0, static_cast<uint16_t>(t_.n),
-                               static_cast<uint16_t>(kAlign), 1, 0);
+            Nd2NzParams bNd2Nz(1, static_cast<uint16_t>(kLen), static_cast<uint16_t>(cols), 0,
+                               static_cast<uint16_t>(t_.n), static_cast<uint16_t>(kAlign), 1, 0);
             DataCopy(b1, bGm_[static_cast<uint64_t>(ks) * t_.baseK * t_.n + ni * t_.baseN], bNd2Nz);
             b1_.EnQue(b1);
             LoadAndMultiply(rows, cols, kLen, rowsAlign, colsAlign, kAlign, c1, ks == 0);
@@ -78,8 +78,9 @@ private:
         c1_.FreeTensor(c1);
     }
 
-    __aicore__ inline void LoadAndMultiply(uint32_t rows, uint32_t cols, uint32_t kLen, uint32_t rowsAlign, uint32_t colsAlign,
-                                           uint32_t kAlign, const LocalTensor<float> &c1, bool first)
+    __aicore__ inline void LoadAndMultiply(uint32_t rows, uint32_t cols, uint32_t kLen, uint32_t rowsAlign,
+                                           uint32_t colsAlign, uint32_t kAlign, const LocalTensor<float> &c1,
+                                           bool first)
     {
         const uint32_t m1 = rowsAlign / FRACTAL;
         const uint32_t n1 = colsAlign / FRACTAL;
@@ -87,7 +88,8 @@ private:
         LocalTensor<T> a1 = a1_.DeQue<T>();
         LocalTensor<T> a2 = a2_.AllocTensor<T>();
         for (uint32_t i = 0; i < m1; ++i) {  // one row of fractals of A per load: Nz -> Zz
-            LoadData2DParams load(static_cast<uint16_t>(i), static_cast<uint8_t>(k1), static_cast<uint16_t>(m1), 0, 0, false, 0);
+            LoadData2DParams load(static_cast<uint16_t>(i), static_cast<uint8_t>(k1), static_cast<uint16_t>(m1), 0, 0,
+                                  false, 0);
             LoadData(a2[i * k1 * FRACTAL_ELEMS], a1, load);
         }
         a1_.FreeTensor(a1);
@@ -95,7 +97,8 @@ private:
         LocalTensor<T> b1 = b1_.DeQue<T>();
         LocalTensor<T> b2 = b2_.AllocTensor<T>();
         for (uint32_t i = 0; i < k1; ++i) {  // one row of fractals of B per load, transposed: Nz -> Zn
-            LoadData2DParams load(static_cast<uint16_t>(i), static_cast<uint8_t>(n1), static_cast<uint16_t>(k1), 0, 0, true, 0);
+            LoadData2DParams load(static_cast<uint16_t>(i), static_cast<uint8_t>(n1), static_cast<uint16_t>(k1), 0, 0,
+                                  true, 0);
             LoadData(b2[i * n1 * FRACTAL_ELEMS], b1, load);
         }
         b1_.FreeTensor(b1);
@@ -127,7 +130,8 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void cube_matmul(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR /* workspace */, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void cube_matmul(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR /* workspace */,
+                                                  GM_ADDR tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
     GET_TILING_DATA_WITH_STRUCT(CubeMatmulTilingData, tilingData, tiling);

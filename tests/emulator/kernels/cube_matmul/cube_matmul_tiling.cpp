@@ -18,12 +18,14 @@ constexpr uint32_t kBaseK = 64;
 uint32_t Align16(int64_t v) { return static_cast<uint32_t>((v + 15) / 16 * 16); }
 }  // namespace
 
-ge::graphStatus CubeMatmulTiling(gert::TilingContext *context) {
+ge::graphStatus CubeMatmulTiling(gert::TilingContext *context)
+{
     const gert::Shape &a = context->GetInputShape(0)->GetStorageShape();
     const gert::Shape &b = context->GetInputShape(1)->GetStorageShape();
     const gert::Shape &c = context->GetOutputShape(0)->GetStorageShape();
     if (a.GetDimNum() != 2 || b.GetDimNum() != 2 || c.GetDimNum() != 2) {
-        EMU_LOGE("CubeMatmul: a, b and c must be 2-D (got %zu, %zu, %zu dims)", a.GetDimNum(), b.GetDimNum(), c.GetDimNum());
+        EMU_LOGE("CubeMatmul: a, b and c must be 2-D (got %zu, %zu, %zu dims)", a.GetDimNum(), b.GetDimNum(),
+                 c.GetDimNum());
         return ge::GRAPH_FAILED;
     }
     const int64_t m = a.GetDim(0), k = a.GetDim(1), n = b.GetDim(1);

@@ -1,5 +1,6 @@
 """The cube proof kernel (GM -> L1 Nd2Nz -> LoadData -> Mmad -> Fixpipe, K-loop accumulation)
 against NumPy for fp16 and bf16, aligned and unaligned shapes, with hand-computed counters."""
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ def test_matmul_matches_numpy(run_proof, dtype, m, k, n):
     assert c.dtype == np.dtype(dtype) and c.shape == (m, n)
     expected = reference(a, b, dtype).astype(np.float32)
     # Accumulation order inside the cube differs from NumPy's: allow a few output ulps.
-    tol = 2.0 ** -9 if dtype == np.float16 else 2.0 ** -6
+    tol = 2.0**-9 if dtype == np.float16 else 2.0**-6
     np.testing.assert_allclose(c.astype(np.float32), expected, rtol=tol, atol=tol * np.sqrt(k))
 
 
@@ -40,6 +41,6 @@ def test_matmul_counters_equal_hand_computed_values(run_proof):
     m_tiles, n_tiles = 2, 2
     assert t["MTE2"]["bytes"] == (m * k * n_tiles + k * n * m_tiles) * 2  # A once per N tile, B per M tile
     assert t["M"]["macs"] == m * n * k
-    assert t["M"]["ops"] == m_tiles * n_tiles * 3                         # one Mmad per K step
-    assert t["FIXP"]["bytes"] == m * n * 2                                # C written once as fp16
+    assert t["M"]["ops"] == m_tiles * n_tiles * 3  # one Mmad per K step
+    assert t["FIXP"]["bytes"] == m * n * 2  # C written once as fp16
     assert t["V"]["ops"] == 0

@@ -9,7 +9,8 @@ namespace ops {
 
 class EmuFault : public OpDef {
 public:
-    explicit EmuFault(const char *name) : OpDef(name) {
+    explicit EmuFault(const char *name) : OpDef(name)
+    {
         this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
         this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
         this->Attr("mode").AttrType(OPTIONAL).Int(0);

@@ -6,7 +6,8 @@
 
 namespace optiling {
 
-ge::graphStatus EmuFaultTiling(gert::TilingContext *context) {
+ge::graphStatus EmuFaultTiling(gert::TilingContext *context)
+{
     const int64_t length = context->GetInputShape(0)->GetStorageShape().GetShapeSize();
     const int64_t mode = *context->GetAttrs()->GetInt(0);
     const int64_t iterations = *context->GetAttrs()->GetInt(1);

@@ -6,13 +6,13 @@
 #include <cstdint>
 
 // mode: what the launch does besides y = x.
-constexpr uint32_t EMU_FAULT_NONE = 0;         // nothing: a clean launch
-constexpr uint32_t EMU_FAULT_UNSET_FLAG = 1;   // the AIC waits on a cross-core flag nobody sets
-constexpr uint32_t EMU_FAULT_GM_OVERRUN = 2;   // the AIV reads 64 elements past the end of x (past
-                                               // its device memory when x fills whole pages)
+constexpr uint32_t EMU_FAULT_NONE = 0;        // nothing: a clean launch
+constexpr uint32_t EMU_FAULT_UNSET_FLAG = 1;  // the AIC waits on a cross-core flag nobody sets
+constexpr uint32_t EMU_FAULT_GM_OVERRUN = 2;  // the AIV reads 64 elements past the end of x (past
+                                              // its device memory when x fills whole pages)
 constexpr uint32_t EMU_FAULT_MODES = 3;
 
-constexpr uint32_t EMU_FAULT_OVERRUN = 64;     // elements read past x in EMU_FAULT_GM_OVERRUN
+constexpr uint32_t EMU_FAULT_OVERRUN = 64;  // elements read past x in EMU_FAULT_GM_OVERRUN
 
 struct EmuFaultTilingData {
     uint32_t length;      // elements of x and y (a multiple of 8)

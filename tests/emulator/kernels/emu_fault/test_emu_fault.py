@@ -3,6 +3,7 @@ the fault proof operator (a CrossCoreWaitFlag nobody sets, a GM read past its bu
 fakit.EmulatorError with the emulator's message, leaves no thread behind, and the next launch in
 the same process passes. Ctrl-C stops a long launch within a second; on a terminal a long launch
 shows its progress."""
+
 import os
 import pty
 import select
@@ -24,11 +25,13 @@ from fakit.ops import OpBinding, Param
 ROOT = Path(__file__).resolve().parents[4]
 
 FAULT = OpBinding(
-    op="emu_fault", aclnn="aclnnEmuFault",
+    op="emu_fault",
+    aclnn="aclnnEmuFault",
     params=[Param("x", "tensor"), Param("mode", "int64"), Param("iterations", "int64"), Param("y", "out_tensor")],
     make_outputs=lambda kw: {"y": np.zeros(np.shape(kw["x"]), np.float32)},
     result=lambda outs: outs["y"],
-    prepare=lambda kw: {"mode": kw["mode"] or 0, "iterations": kw["iterations"] or 0, "x": kw["x"]})
+    prepare=lambda kw: {"mode": kw["mode"] or 0, "iterations": kw["iterations"] or 0, "x": kw["x"]},
+)
 
 
 @pytest.fixture
@@ -43,7 +46,7 @@ def _threads():
     return len(os.listdir("/proc/self/task"))
 
 
-X = np.arange(1024, dtype=np.float32)   # one 4 KiB page of device memory: the overrun leaves it
+X = np.arange(1024, dtype=np.float32)  # one 4 KiB page of device memory: the overrun leaves it
 
 
 def test_clean_launch(run_fault):
@@ -60,13 +63,20 @@ def test_unset_flag_raises_and_the_next_launch_passes(run_fault):
     case = min(cases.suite("pfa", "smoke"), key=lambda c: c.shapes["Sq"] * c.shapes["Skv"])
     kw = case.inputs()
     out = fakit.run("pfa", backend="cpu", **kw)
-    report = compare.compare("prompt_flash_attention", out, fakit.golden.prompt_flash_attention(**kw),
-                             fakit.golden.benchmark("prompt_flash_attention", **kw), dtype=case.output_dtypes())
+    report = compare.compare(
+        "prompt_flash_attention",
+        out,
+        fakit.golden.prompt_flash_attention(**kw),
+        fakit.golden.benchmark("prompt_flash_attention", **kw),
+        dtype=case.output_dtypes(),
+    )
     assert report.passed, report.summary()
 
 
 def test_gm_overrun_raises_with_the_emulators_message(run_fault):
-    with pytest.raises(fakit.EmulatorError, match=r"DataCopy\(GM->local\) on aiv0\.0 of kernel emu_fault: .*256 bytes past the end"):
+    with pytest.raises(
+        fakit.EmulatorError, match=r"DataCopy\(GM->local\) on aiv0\.0 of kernel emu_fault: .*256 bytes past the end"
+    ):
         run_fault(x=X, mode=2)
     np.testing.assert_array_equal(run_fault(x=X), X)
 

@@ -7,7 +7,8 @@
 extern "C" void mix_softmax(uint8_t *a, uint8_t *b, uint8_t *y, uint8_t *workspace, uint8_t *tiling);
 
 aclnnStatus aclnnMixSoftmaxGetWorkspaceSize(const aclTensor *a, const aclTensor *b, int64_t maxCores, aclTensor *y,
-                                            uint64_t *workspaceSize, aclOpExecutor **executor) {
+                                            uint64_t *workspaceSize, aclOpExecutor **executor)
+{
     if (maxCores < 0) {
         EMU_LOGE("aclnnMixSoftmax: maxCores %lld is negative", static_cast<long long>(maxCores));
         return ACLNN_ERR_PARAM_INVALID;
@@ -17,7 +18,8 @@ aclnnStatus aclnnMixSoftmaxGetWorkspaceSize(const aclTensor *a, const aclTensor 
     return runner.Build(workspaceSize, executor);
 }
 
-aclnnStatus aclnnMixSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream) {
+aclnnStatus aclnnMixSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
+{
     return emu::LaunchKernel(executor, workspace, workspaceSize, stream, mix_softmax, emu::CoreMix::MIX_AIC_1_2,
                              "mix_softmax");
 }

@@ -9,7 +9,8 @@ namespace ops {
 
 class MixSoftmax : public OpDef {
 public:
-    explicit MixSoftmax(const char *name) : OpDef(name) {
+    explicit MixSoftmax(const char *name) : OpDef(name)
+    {
         this->Input("a").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
         this->Input("b").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
         this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});

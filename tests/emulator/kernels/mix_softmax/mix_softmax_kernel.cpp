@@ -10,9 +10,9 @@ namespace {
 
 constexpr uint32_t FRACTAL = 16;
 constexpr uint32_t FRACTAL_ELEMS = 256;
-constexpr uint32_t K_STEP = 64;          // K per Mmad: L0B holds n (<= 512) x 64 halves
-constexpr uint16_t FLAG_S_READY = 0;     // + slot: cube -> vector, S block written
-constexpr uint16_t FLAG_SLOT_FREE = 2;   // + slot: vector -> cube, slot consumed
+constexpr uint32_t K_STEP = 64;         // K per Mmad: L0B holds n (<= 512) x 64 halves
+constexpr uint16_t FLAG_S_READY = 0;    // + slot: cube -> vector, S block written
+constexpr uint16_t FLAG_SLOT_FREE = 2;  // + slot: vector -> cube, slot consumed
 constexpr uint32_t SLOTS = 2;
 
 __aicore__ inline uint32_t Align16(uint32_t v) { return (v + FRACTAL - 1) / FRACTAL * FRACTAL; }
@@ -25,7 +25,8 @@ public:
         t_ = tiling;
         aGm_.SetGlobalBuffer(reinterpret_cast<__gm__ half *>(a), static_cast<uint64_t>(t_.m) * t_.k);
         bGm_.SetGlobalBuffer(reinterpret_cast<__gm__ half *>(b), static_cast<uint64_t>(t_.n) * t_.k);
-        sGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws), static_cast<uint64_t>(GetBlockNum()) * SLOTS * t_.baseM * t_.nAlign);
+        sGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws),
+                             static_cast<uint64_t>(GetBlockNum()) * SLOTS * t_.baseM * t_.nAlign);
         pipe_.InitBuffer(a1_, 1, t_.baseM * K_STEP * sizeof(half));
         pipe_.InitBuffer(b1_, 1, t_.nAlign * K_STEP * sizeof(half));
         pipe_.InitBuffer(a2_, 1, t_.baseM * K_STEP * sizeof(half));
@@ -36,7 +37,8 @@ public:
     __aicore__ inline void Process()
     {
         uint32_t iter = 0;
-        for (uint32_t blk = static_cast<uint32_t>(GetBlockIdx()); blk < t_.rowBlocks; blk += static_cast<uint32_t>(GetBlockNum())) {
+        for (uint32_t blk = static_cast<uint32_t>(GetBlockIdx()); blk < t_.rowBlocks;
+             blk += static_cast<uint32_t>(GetBlockNum())) {
             const uint32_t slot = iter % SLOTS;
             if (iter >= SLOTS) {
                 CrossCoreWaitFlag(FLAG_SLOT_FREE + slot);
@@ -63,20 +65,21 @@ private:
             const uint32_t k1 = Align16(kLen) / FRACTAL;
             LocalTensor<half> a1 = a1_.AllocTensor<half>();
             DataCopy(a1, aGm_[static_cast<uint64_t>(blk) * t_.baseM * t_.k + k0],
-                     Nd2NzParams(1, static_cast<uint16_t>(rows), static_cast<uint16_t>(kLen), 0, static_cast<uint16_t>(t_.k),
-                                 static_cast<uint16_t>(rowsAlign), 1, 0));
+                     Nd2NzParams(1, static_cast<uint16_t>(rows), static_cast<uint16_t>(kLen), 0,
+                                 static_cast<uint16_t>(t_.k), static_cast<uint16_t>(rowsAlign), 1, 0));
             a1_.EnQue(a1);
             // B is [n, k] row-major: its Nz image (row pitch nAlign) is already the Zn layout of B^T.
             LocalTensor<half> b1 = b1_.AllocTensor<half>();
             DataCopy(b1, bGm_[k0],
-                     Nd2NzParams(1, static_cast<uint16_t>(t_.n), static_cast<uint16_t>(kLen), 0, static_cast<uint16_t>(t_.k),
-                                 static_cast<uint16_t>(t_.nAlign), 1, 0));
+                     Nd2NzParams(1, static_cast<uint16_t>(t_.n), static_cast<uint16_t>(kLen), 0,
+                                 static_cast<uint16_t>(t_.k), static_cast<uint16_t>(t_.nAlign), 1, 0));
             b1_.EnQue(b1);
             a1 = a1_.DeQue<half>();
             LocalTensor<half> a2 = a2_.AllocTensor<half>();
             for (uint32_t i = 0; i < m1; ++i) {
                 LoadData(a2[i * k1 * FRACTAL_ELEMS], a1,
-                         LoadData2DParams(static_cast<uint16_t>(i), static_cast<uint8_t>(k1), static_cast<uint16_t>(m1), 0, 0, false, 0));
+                         LoadData2DParams(static_cast<uint16_t>(i), static_cast<uint8_t>(k1), static_cast<uint16_t>(m1),
+                                          0, 0, false, 0));
             }
             a1_.FreeTensor(a1);
             a2_.EnQue(a2);
@@ -133,7 +136,8 @@ public:
         cube_ = static_cast<uint32_t>(GetBlockIdx() / GetTaskRation());
         sub_ = static_cast<uint32_t>(GetSubBlockIdx());
         yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(y), static_cast<uint64_t>(t_.m) * t_.n);
-        sGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws), static_cast<uint64_t>(GetBlockNum()) * SLOTS * t_.baseM * t_.nAlign);
+        sGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws),
+                             static_cast<uint64_t>(GetBlockNum()) * SLOTS * t_.baseM * t_.nAlign);
         pipe_.InitBuffer(inQ_, 2, t_.nAlign * sizeof(float));
         pipe_.InitBuffer(outQ_, 2, t_.nAlign * sizeof(float));
         pipe_.InitBuffer(tmp_, 256);

@@ -17,7 +17,8 @@ constexpr uint32_t kSlots = 2;
 constexpr uint32_t kAttrMaxCores = 0;
 }  // namespace
 
-ge::graphStatus MixSoftmaxTiling(gert::TilingContext *context) {
+ge::graphStatus MixSoftmaxTiling(gert::TilingContext *context)
+{
     const gert::Shape &a = context->GetInputShape(0)->GetStorageShape();
     const gert::Shape &b = context->GetInputShape(1)->GetStorageShape();
     const gert::Shape &y = context->GetOutputShape(0)->GetStorageShape();

@@ -1,5 +1,6 @@
 """The MIX proof kernel: the cube core computes S = A * B^T into a GM workspace slot, its two
 vector cores take the row softmax, cross-core flags ping-pong two slots per core."""
+
 import numpy as np
 import pytest
 

@@ -7,7 +7,8 @@
 extern "C" void vector_axpy(uint8_t *x, uint8_t *y, uint8_t *z, uint8_t *workspace, uint8_t *tiling);
 
 aclnnStatus aclnnVectorAxpyGetWorkspaceSize(const aclTensor *x, const aclTensor *y, double alpha, int64_t tileLength,
-                                            aclTensor *z, uint64_t *workspaceSize, aclOpExecutor **executor) {
+                                            aclTensor *z, uint64_t *workspaceSize, aclOpExecutor **executor)
+{
     if (x != nullptr && y != nullptr && x->GetDataType() != y->GetDataType()) {
         EMU_LOGE("aclnnVectorAxpy: x (%s) and y (%s) must have the same dtype", emu::AclDataTypeName(x->dataType),
                  emu::AclDataTypeName(y->dataType));
@@ -22,7 +23,8 @@ aclnnStatus aclnnVectorAxpyGetWorkspaceSize(const aclTensor *x, const aclTensor 
     return runner.Build(workspaceSize, executor);
 }
 
-aclnnStatus aclnnVectorAxpy(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream) {
+aclnnStatus aclnnVectorAxpy(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
+{
     return emu::LaunchKernel(executor, workspace, workspaceSize, stream, vector_axpy, emu::CoreMix::AIV_ONLY,
                              "vector_axpy");
 }

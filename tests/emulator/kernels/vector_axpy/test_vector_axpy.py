@@ -1,5 +1,6 @@
 """The double-buffered vector proof kernel (z = alpha * x + y) against NumPy, with its
 per-pipe counters checked against hand-computed byte and instruction counts."""
+
 import numpy as np
 import pytest
 
@@ -46,11 +47,11 @@ def test_axpy_counters_equal_hand_computed_values(run_proof):
     assert counters["kernel"] == "vector_axpy"
     assert counters["block_dim"] == ceil_div(total, per_core_length(total, eb, 48))  # 47 cores
     t = counters["total"]
-    assert t["MTE2"]["bytes"] == 2 * total * eb      # x and y read once
-    assert t["MTE3"]["bytes"] == total * eb          # z written once
-    assert t["MTE2"]["ops"] == 2 * len(lengths)      # one copy of x and one of y per tile
+    assert t["MTE2"]["bytes"] == 2 * total * eb  # x and y read once
+    assert t["MTE3"]["bytes"] == total * eb  # z written once
+    assert t["MTE2"]["ops"] == 2 * len(lengths)  # one copy of x and one of y per tile
     assert t["MTE3"]["ops"] == len(lengths)
-    assert t["V"]["bytes"] == 5 * total * eb         # Muls reads+writes, Add reads two and writes
+    assert t["V"]["bytes"] == 5 * total * eb  # Muls reads+writes, Add reads two and writes
     # Muls and Add: one repeat per 256 bytes of a tile
     assert t["V"]["ops"] == sum(2 * ceil_div(n * eb, 256) for n in lengths)
     assert t["M"]["macs"] == 0
@@ -72,7 +73,8 @@ def test_axpy_rejects_dtypes_the_opdef_does_not_list(run_proof):
 
 def test_axpy_tile_larger_than_ub_fails_tiling(run_proof):
     with pytest.raises(AclnnError) as err:
-        run_proof("vector_axpy", x=np.ones(1 << 16, np.float32), y=np.ones(1 << 16, np.float32), alpha=1.0,
-                  tileLength=1 << 16)
+        run_proof(
+            "vector_axpy", x=np.ones(1 << 16, np.float32), y=np.ones(1 << 16, np.float32), alpha=1.0, tileLength=1 << 16
+        )
     assert err.value.status == 561002
     assert "exceeds the" in err.value.log

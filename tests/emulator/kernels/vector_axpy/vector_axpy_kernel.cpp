@@ -9,15 +9,16 @@ namespace {
 
 constexpr int32_t BUFFER_NUM = 2;
 
-template <typename T>
-class VectorAxpy {
+template <typename T> class VectorAxpy {
 public:
     __aicore__ inline VectorAxpy() {}
     __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR z, const VectorAxpyTilingData &tiling)
     {
         const uint32_t start = static_cast<uint32_t>(GetBlockIdx()) * tiling.perCoreLength;
-        length_ = start >= tiling.totalLength ? 0 :
-            (tiling.totalLength - start < tiling.perCoreLength ? tiling.totalLength - start : tiling.perCoreLength);
+        length_ = start >= tiling.totalLength
+                      ? 0
+                      : (tiling.totalLength - start < tiling.perCoreLength ? tiling.totalLength - start
+                                                                           : tiling.perCoreLength);
         tileLength_ = tiling.tileLength;
         alpha_ = static_cast<T>(tiling.alpha);
         xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(x) + start, length_);
@@ -97,7 +98,8 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void vector_axpy(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR /* workspace */, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void vector_axpy(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR /* workspace */,
+                                                  GM_ADDR tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     GET_TILING_DATA_WITH_STRUCT(VectorAxpyTilingData, tilingData, tiling);

@@ -17,7 +17,8 @@ constexpr uint32_t kAttrAlpha = 0;
 constexpr uint32_t kAttrTileLength = 1;
 }  // namespace
 
-ge::graphStatus VectorAxpyTiling(gert::TilingContext *context) {
+ge::graphStatus VectorAxpyTiling(gert::TilingContext *context)
+{
     const ge::DataType dtype = context->GetInputDesc(0)->GetDataType();
     const uint32_t elemBytes = dtype == ge::DT_FLOAT ? 4 : 2;
     const uint32_t align = 32 / elemBytes;  // elements per 32-byte block
@@ -45,7 +46,8 @@ ge::graphStatus VectorAxpyTiling(gert::TilingContext *context) {
     uint32_t tile = std::min(perCore, maxTile);
     if (requestedTile > 0) tile = static_cast<uint32_t>((requestedTile + align - 1) / align * align);
     if (tile > maxTile) {
-        EMU_LOGE("VectorAxpy: tile_length %lld exceeds the %u elements the UB holds", static_cast<long long>(requestedTile), maxTile);
+        EMU_LOGE("VectorAxpy: tile_length %lld exceeds the %u elements the UB holds",
+                 static_cast<long long>(requestedTile), maxTile);
         return ge::GRAPH_FAILED;
     }
 
