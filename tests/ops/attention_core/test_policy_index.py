@@ -9,7 +9,9 @@ from pathlib import Path
 CORE = Path(__file__).resolve().parents[3] / "op_kernel" / "attention_core"
 SEAMS = ("WorkSplit", "KvSource", "ScoreMod", "MaskMod", "SoftmaxMod")
 # [template <...>] struct MaskMod<MaskDecode> : MaskModBase {   /   struct KvSource<KvDecodeInt8<T>> : public ...
-SPECIALISATION = re.compile(r"^(?:template <[^>]*>\s*)?struct (" + "|".join(SEAMS) + r")<(\w+)(<\w+>)?>\s*(:[^{]*)?\{", re.M)
+SPECIALISATION = re.compile(
+    r"^(?:template <[^>]*>\s*)?struct (" + "|".join(SEAMS) + r")<(\w+)(<\w+>)?>\s*(:[^{]*)?\{", re.M
+)
 
 
 def index():
