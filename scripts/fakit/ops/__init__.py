@@ -106,12 +106,14 @@ def _golden(op: str):
 
 
 def _golden_of_api(aclnn: str):
-    """The golden of the registered operator whose aclnn API is `aclnn` (a test's variant of a
-    binding keeps its API, so it takes that operator's keywords too)."""
-    for op, b in REGISTRY.items():
-        if b.aclnn == aclnn and _golden(op) is not None:
-            return _golden(op)
-    return None
+    """The golden of the operator whose aclnn API is `aclnn` (a test's variant of a binding
+    keeps its API, so it takes that operator's keywords too)."""
+    from .. import opnames
+
+    try:
+        return _golden(opnames.lookup(aclnn).name)
+    except opnames.UnknownOperator:
+        return None
 
 
 def keywords(binding: OpBinding) -> List[str]:
