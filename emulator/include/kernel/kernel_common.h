@@ -123,7 +123,7 @@ struct int4b_t {
     bool operator!=(const int4b_t &o) const { return storage != o.storage; }
 };
 
-// Core identity (§6.6).
+// Core identity.
 inline int64_t GetBlockNum() { return emu::Ctx().blockDim; }
 inline int64_t GetBlockIdx()
 {
@@ -135,7 +135,7 @@ inline int64_t GetSubBlockNum() { return emu::Ctx().subBlockNum; }
 inline int64_t GetTaskRation() { return emu::Ctx().taskRation; }
 inline int64_t GetTaskRatio() { return emu::Ctx().taskRation; }
 
-// Workspace (§1.8): the user part starts after the system part when the launch says so.
+// Workspace: the user part starts after the system part when the launch says so.
 inline __gm__ uint8_t *GetUserWorkspace(GM_ADDR workspace)
 {
     return workspace == nullptr ? nullptr : workspace + emu::Ctx().userWorkspaceOffset;
@@ -219,7 +219,7 @@ constexpr int32_t g_coreType = AscendC::AIV;
 #define ASCEND_IS_NOT_AIC (g_coreType != AscendC::AIC)
 #endif
 
-// Tiling (§7.1): a byte copy of the struct the host wrote into the tiling buffer.
+// Tiling: a byte copy of the struct the host wrote into the tiling buffer.
 #define GET_TILING_DATA_WITH_STRUCT(tiling_struct, tiling_data, tiling_arg)                                            \
     tiling_struct tiling_data;                                                                                         \
     ::emu::CopyTiling(&tiling_data, tiling_arg, sizeof(tiling_struct), #tiling_struct)

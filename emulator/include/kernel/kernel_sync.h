@@ -34,7 +34,7 @@ inline void icache_preload(int64_t preFetchLen) { (void)preFetchLen; }
 namespace AscendC {
 
 const char *HardEventName(HardEvent e);
-// Whether `e` has an event-id pool on the current core kind (§6.1): e.g. V_MTE3 exists only on
+// Whether `e` has an event-id pool on the current core kind: e.g. V_MTE3 exists only on
 // the AIV, M_FIX only on the AIC.
 bool HardEventOnThisCore(HardEvent e);
 

@@ -6,7 +6,7 @@
 
 namespace AscendC {
 
-// Physical buffer of a logical position on arch 2201 (§1.2).
+// Physical buffer of a logical position on arch 2201.
 constexpr emu::Buf PhysicalOf(TPosition p)
 {
     return (p == TPosition::VECIN || p == TPosition::VECOUT || p == TPosition::VECCALC) ? emu::Buf::UB

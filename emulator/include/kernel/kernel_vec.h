@@ -78,7 +78,7 @@ struct BrcbRepeatParams {
 struct DivConfig {};
 constexpr DivConfig DEFAULT_DIV_CONFIG = {};
 
-// Mask register (§4.2).
+// Mask register.
 // Writes the mask register; the mode itself only changes with SetMaskCount/SetMaskNorm.
 template <typename T, MaskMode mode = MaskMode::NORMAL>
 void SetVectorMask(const uint64_t maskHigh, const uint64_t maskLow)
@@ -324,7 +324,7 @@ EMU_VEC_UNARY(Relu)
 EMU_VEC_UNARY(Not)
 #undef EMU_VEC_UNARY
 
-// Duplicate (§4.6): the level-0 form takes the two dst strides as scalars.
+// Duplicate: the level-0 form takes the two dst strides as scalars.
 template <typename T, bool isSetMask = true>
 void Duplicate(const LocalTensor<T> &dst, const T &scalarValue, uint64_t mask, const uint8_t repeatTime,
                const uint16_t dstBlockStride, const uint8_t dstRepeatStride)
@@ -356,7 +356,7 @@ template <typename T> void Duplicate(const LocalTensor<T> &dst, const T &scalarV
     emu::EndCount();
 }
 
-// Cast (§4.7).
+// Cast.
 template <typename T, typename U, bool isSetMask = true>
 void Cast(const LocalTensor<T> &dst, const LocalTensor<U> &src, const RoundMode &roundMode, const uint64_t mask[],
           const uint8_t repeatTime, const UnaryRepeatParams &repeatParams)
@@ -383,7 +383,7 @@ void Cast(const LocalTensor<T> &dst, const LocalTensor<U> &src, const RoundMode 
     emu::EndCount();
 }
 
-// Compare / Compares / CompareScalar (§4.8). On A2 the mask is reserved: all lanes compare.
+// Compare / Compares / CompareScalar. On A2 the mask is reserved: all lanes compare.
 template <typename T, typename U, bool isSetMask = true>
 void Compare(const LocalTensor<U> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, CMPMODE cmpMode,
              const uint64_t mask[], uint8_t repeatTime, const BinaryRepeatParams &repeatParams)
@@ -451,7 +451,7 @@ void CompareScalar(const LocalTensor<U> &dst, const LocalTensor<T> &src0, const 
     Compares<T, U>(dst, src0, src1Scalar, cmpMode, count);
 }
 
-// Select (§4.9).
+// Select.
 template <typename T, typename U, bool isSetMask = true>
 void Select(const LocalTensor<T> &dst, const LocalTensor<U> &selMask, const LocalTensor<T> &src0,
             const LocalTensor<T> &src1, SELMODE selMode, uint64_t mask, uint8_t repeatTime,
@@ -507,7 +507,7 @@ void Select(const LocalTensor<T> &dst, const LocalTensor<U> &selMask, const Loca
     emu::EndCount();
 }
 
-// Reductions (§4.10).
+// Reductions.
 #define EMU_WHOLE_REDUCE_MAXMIN(NAME, KIND)                                                                            \
     template <typename T, bool isSetMask = true>                                                                       \
     void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t mask, const int32_t repeatTime,      \
@@ -633,7 +633,7 @@ void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, const Local
                    srcRepStride, false);
 }
 
-// Brcb (§4.11) and Copy (§2.2).
+// Brcb and Copy.
 template <typename T>
 void Brcb(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint8_t repeatTime,
           const BrcbRepeatParams &repeatParams)

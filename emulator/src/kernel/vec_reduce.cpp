@@ -88,7 +88,7 @@ void VecWholeReduce(const char *api, int kind, DType t, LocalRef dst, LocalRef s
     const int e = DTypeSize(t);
     const Lanes l = ResolveLanes(e, repeat);
     CheckOperand(api, "src", src, OperandSpan(l, e, srcBlk, srcRep));
-    // Output slot per repeat: value+index pairs, a value, or a 4-byte index (§4.10).
+    // Output slot per repeat: value+index pairs, a value, or a 4-byte index.
     const uint64_t slot = kind == 2 ? e : (order == 3 ? 4 : (order == 2 ? e : 2 * e));
     const uint64_t dstSpan = l.repeats == 0 ? 0 : (static_cast<uint64_t>(l.repeats) - 1) * dstRep * slot + slot;
     CheckOperand(api, "dst", dst, dstSpan, kind == 2 ? e : 4);
