@@ -228,6 +228,20 @@ inline bool CheckBandIntersects(ParamChecker &c, const char *preName, const char
                      static_cast<long long>(next), preName, static_cast<long long>(pre));
 }
 
+// Sparse modes 2, 3, 4, 7 and 8 take the optimised compressed causal mask, 2048 x 2048, and
+// mode 6 the 3072 x 2048 causal-plus-prefix one (sparse-mode page): the kernels generate the
+// mask from the mode, and any other shape is not the documented tensor. `m` is the mask's
+// description; its last two dims are checked (leading dims are the API's own rule).
+inline bool CheckCompressedMask(ParamChecker &c, const char *name, const TensorDesc &m, int64_t sparseMode)
+{
+    if (!m.present || sparseMode < 2 || sparseMode == 5 || sparseMode > 8 || m.shape.size() < 2) return true;
+    const int64_t rows = sparseMode == 6 ? 3072 : 2048;
+    const size_t r = m.shape.size();
+    return c.Require(m.shape[r - 2] == rows && m.shape[r - 1] == 2048, name,
+                     "has shape %s but sparse mode %lld takes the compressed %lld x 2048 mask", m.ShapeString().c_str(),
+                     static_cast<long long>(sparseMode), static_cast<long long>(rows));
+}
+
 // Sparse mode 6 (prefix, compressed mask): with a mask prefixOptional is required; whenever it
 // is given in mode 6 it holds one value per batch (at most MAX_BATCH_PREFIX batches), each in
 // [Skv - Sq, Skv] (Sq <= Skv) or [0, Skv] (Sq > Skv) (sparse-mode page and specs 001 / 003).

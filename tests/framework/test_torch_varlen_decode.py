@@ -125,7 +125,7 @@ def test_fusion_attention_causal_mask_maps_to_the_aclnn_parameters():
     """sparse_mode / atten_mask / pre_tockens / next_tockens reach the operator: a causal
     (sparse_mode 3, bottom-right) varlen run equals per-batch masked dense attention."""
     q, k, v, ql, kl = tnd_case(torch.float16, qlen=(8, 20), kvlen=(8, 20))
-    mask = torch.triu(torch.ones(12, 12, dtype=torch.bool), diagonal=1)
+    mask = torch.triu(torch.ones(2048, 2048, dtype=torch.bool), diagonal=1)  # sparse mode 3's compressed mask
     out = OPS.npu_fusion_attention(
         q, k, v, 2, "TND", atten_mask=mask, scale=0.2, actual_seq_qlen=ql, actual_seq_kvlen=kl, sparse_mode=3
     )[0]
@@ -184,7 +184,7 @@ def test_fusion_attention_autograd_matches_v5_golden_and_float64_dense(dtype, ca
     q = rand(ql[-1], n, 32, dtype=dtype, gen=g).requires_grad_()
     k, v = (rand(kl[-1], nkv, 32, dtype=dtype, gen=g).requires_grad_() for _ in range(2))
     dy = rand(ql[-1], n, 32, dtype=dtype, gen=g)
-    extra = dict(atten_mask=torch.triu(torch.ones(16, 16, dtype=torch.bool), 1), sparse_mode=3) if causal else {}
+    extra = dict(atten_mask=torch.triu(torch.ones(2048, 2048, dtype=torch.bool), 1), sparse_mode=3) if causal else {}
     out, smax, ssum, *_ = OPS.npu_fusion_attention(
         q, k, v, n, "TND", scale=0.25, actual_seq_qlen=ql, actual_seq_kvlen=kl, **extra
     )

@@ -10,41 +10,41 @@ parameter, or a result the golden confirms):
 * every tensor whose spec column 非连续Tensor says x, passed as a non-contiguous view: it must
   be rejected with 161002 naming it (a judge that accepts a matching result would let a
   wrong accept through, so the expectation is stricter here);
-* degenerate lengths, 0 and 1, in every per-batch length list;
+* degenerate lengths, 0 and 1, and the int64 extremes in every per-batch length list;
+* the tensors with a rule of their own: PFA's reserved pseShift (ignored whatever it is) and
+  IFA's kvPaddingSize (values around the padding window's edges and the int64 extremes, with
+  and without a mask and pse; dtype, size, empty);
 * the dropout mask as the specs size it (dense bits, rows not padded) for odd and degenerate
   key lengths: such a call must be accepted and match the golden.
 """
 
 import functools
 import itertools
+import re
 
 import numpy as np
 import pytest
 from fuzz_aclnn import COUNTS, SMOKE, call, cross_marked, judge, noncontiguous
 
 import fakit
-from fakit import cases
+from fakit import cases, compare, golden, ops
 from fakit.cases import flash_attention_unpadding_score_grad_v5 as v5_cases
 from fakit.cases import flash_attention_var_len_score as fav_cases
-from fakit.views import Strided
+from fakit.views import Described, Strided
 from fakit.views import make as make_view
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 EXTREMES = (INT64_MIN, INT64_MAX)
-# int64 attributes (golden keyword names) of each operator
+
+
+def _keyword(aclnn_name):
+    """The golden keyword of an aclnn attribute: preTokensOptional -> pre_tokens."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", aclnn_name.removesuffix("Optional")).lower()
+
+
+# every int64 attribute of each operator (golden keyword names), from its aclnn signature
 INT64_ATTRS = {
-    "prompt_flash_attention": ["num_heads", "pre_tokens", "next_tokens", "num_key_value_heads"],
-    "flash_attention_var_len_score": ["pre_tokens", "next_tokens", "head_num", "inner_precise", "sparse_mode"],
-    "incre_flash_attention_v4": ["num_heads", "num_key_value_heads", "block_size", "inner_precise"],
-    "flash_attention_unpadding_score_grad_v5": [
-        "pre_tokens",
-        "next_tokens",
-        "head_num",
-        "inner_precise",
-        "sparse_mode",
-        "pse_type",
-    ],
-    "sparse_flash_attention_grad": ["sparse_block_size", "sparse_mode", "pre_tokens", "next_tokens"],
+    op: [_keyword(p.name) for p in ops.REGISTRY[op].params if p.kind == "int64"] for op in cases.OPERATORS
 }
 # (batch lengths q, kv) of the small TND cases, and the valid band of the modes that read one
 TND_Q, TND_KV = (5, 20), (9, 24)
@@ -95,6 +95,34 @@ def bases(op):
     return [(f"mask{m}", _smallest(op, lambda kw, m=m: (kw.get("atten_mask") is not None) == m)) for m in (0, 1)]
 
 
+@functools.lru_cache(maxsize=None)
+def _ifa_smoke(option):
+    """The IFA smoke case with `option` set (paged KV, left padding)."""
+    suite = cases.suite("incre_flash_attention_v4", "smoke")
+    return next(SMOKE["incre_flash_attention_v4"][i] for i, c in enumerate(suite) if c.options[option])
+
+
+def _length_base(op, base):
+    if base.startswith("mode"):
+        return BASES[(op, base)] if (op, base) in BASES else None
+    if base in ("tnd", "bsnd"):
+        return _smallest(op, lambda kw: kw["layout"] == base.upper())
+    if base == "lengths":
+        return next(kw for kw in SMOKE[op] if kw.get("actual_seq_lengths") is not None)
+    if base in ("paged", "padded"):
+        return _ifa_smoke("paged" if base == "paged" else "pad")
+    return SMOKE[op][0]
+
+
+def _with_lengths(op, base, key):
+    kw = dict(_length_base(op, base))
+    if kw.get(key) is None:  # BSND SFAG: one full length per batch
+        tensor = "query" if key.endswith("query") else "key"
+        shape = np.asarray(kw[tensor]).shape
+        kw[key] = [shape[1]] * shape[0]
+    return kw
+
+
 def _extreme_changes(op):
     for attr in INT64_ATTRS[op]:
         for v in EXTREMES:
@@ -142,6 +170,38 @@ def test_int_array_extremes(case):
     judge(op, kw, [("attr", name, [v] * (n if name == "prefix" else 1))])
 
 
+# the per-batch length lists (cumulative for TND): INT64_MIN, -1 and INT64_MAX in the first and
+# the last batch (SFAG's lengths are INT64 tensors, the others aclIntArrays)
+LENGTH_EXTREMES = [INT64_MIN, -1, INT64_MAX]
+
+
+def _length_lists():
+    """(op, base name, length keyword) of every per-batch length list."""
+    for op in ("flash_attention_var_len_score", "flash_attention_unpadding_score_grad_v5"):
+        for mode in (0, 3):
+            for key in ("actual_seq_qlen", "actual_seq_kvlen"):
+                yield op, f"mode{mode}", key
+    yield "prompt_flash_attention", "lengths", "actual_seq_lengths"
+    for base in ("smoke", "paged", "padded"):
+        yield "incre_flash_attention_v4", base, "actual_seq_lengths"
+    for base in ("tnd", "bsnd"):
+        for key in ("actual_seq_lengths_query", "actual_seq_lengths_kv"):
+            yield "sparse_flash_attention_grad", base, key
+
+
+LENGTH_EXTREME_CASES = [
+    (op, base, key, position, v) for op, base, key in _length_lists() for position in (0, -1) for v in LENGTH_EXTREMES
+]
+
+
+@pytest.mark.parametrize("op,base,key,position,value", LENGTH_EXTREME_CASES, ids=lambda x: str(x))
+def test_length_list_extremes(op, base, key, position, value):
+    kw = _with_lengths(op, base, key)
+    lengths = [int(x) for x in np.asarray(kw[key]).reshape(-1)]
+    lengths[position] = value
+    judge(op, kw, [("attr", key, lengths)])
+
+
 # ---------------------------------------------------------------------------- non-contiguity
 
 
@@ -178,7 +238,7 @@ def swapped(array):
 # scales on IFA): a made-up value must be refused as a view too
 REJECTED_WHENEVER_GIVEN = {"incre_flash_attention_v4": ("dequantScale1", "quantScale1", "dequantScale2")}
 NO_VIEW_CASE = {
-    "pseShift": "PFA: reserved by the spec, never read",
+    "pseShift": "PFA: reserved by the spec, never read (test_pfa_reserved_pse_shift_is_ignored)",
     "kvPaddingSize": "one element: contiguous in any view",
 }
 NONCONTIGUOUS = [
@@ -206,6 +266,80 @@ def test_cross_marked_tensor_as_a_view_is_161002(op, name, view):
     assert info.value.status == 161002 and name in info.value.log, info.value.log
     assert unsupported or "contiguous" in info.value.log, info.value.log
     COUNTS[(op, "161002")] += 1
+
+
+# ---------------------------------------------------------------------------- reserved and one-value tensors
+
+# PFA pseShift: reserved by spec 000 and forced to null, so whatever is passed (shape, dtype,
+# strides, storage) is never read and the result is the one without it.
+PSE_SHIFTS = {
+    "valid": lambda q, k: np.ones((q[0], q[1], q[2], k[2]), np.float16),
+    "spaced": lambda q, k: make_view(np.ones((q[0], q[1], q[2], k[2]), np.float16), "spaced"),
+    "swapped": lambda q, k: swapped(np.ones((q[0], q[1], q[2], k[2]), np.float16)),
+    "int8": lambda q, k: np.ones((q[0], q[1], q[2], k[2]), np.int8),
+    "rank 1": lambda q, k: np.ones((3,), np.float16),
+    "huge dims": lambda q, k: Described((2**40, 2**20), np.float16, strides=(0, 0), storage=(1,), alloc_bytes=64),
+    "short storage": lambda q, k: Described((q[0], q[1], q[2], k[2]), np.float16, storage=(1,), alloc_bytes=64),
+}
+
+
+@pytest.mark.parametrize("how", list(PSE_SHIFTS))
+def test_pfa_reserved_pse_shift_is_ignored(how):
+    op = "prompt_flash_attention"
+    kw = dict(_smallest(op, lambda kw: kw["input_layout"] == "BNSD"))
+    print(f"FUZZ {op} pseShift {how}", flush=True)
+    out = call(op, kw, {"pseShift": PSE_SHIFTS[how](np.shape(kw["query"]), np.shape(kw["key"]))})
+    report = compare.compare(
+        op, ops.REGISTRY[op].result(out), golden.prompt_flash_attention(**kw), golden.benchmark(op, **kw)
+    )
+    assert report.passed, report.summary()
+    COUNTS[(op, "success")] += 1
+
+
+# IFA kvPaddingSize (spec 002: KV left padding, one INT64 value): the valid window of batch b is
+# [S - pad - L_b, S - pad); values that put it outside the cache give that batch zeros, a
+# negative pad counts as 0, and without actualSeqLengths the value is not used. The values
+# around those edges and at both int64 extremes, with and without a mask and pse (indexed by the
+# absolute KV position), must compute what the golden computes.
+PAD_S, PAD_LENGTHS = 64, [40, 7]
+PAD_VALUES = [INT64_MIN, -1, 0, 1, PAD_S - 40, PAD_S - 40 + 1, PAD_S - 7, PAD_S, PAD_S + 1, 10**9, 2**40, INT64_MAX]
+
+
+@functools.lru_cache(maxsize=None)
+def _padded_base(extras):
+    from fakit.cases import incre_flash_attention_v4 as ifa_cases
+
+    options = dict(mask="random", mask_shape="B11S", pse="BN1S") if extras else {}
+    return ifa_cases.make("fp16", "BNSD", B=2, N=2, S=PAD_S, D=32, actual=PAD_LENGTHS, pad=0, **options).inputs()
+
+
+PAD_CASES = [(extras, pad) for extras in (False, True) for pad in PAD_VALUES]
+
+
+@pytest.mark.parametrize("extras,pad", PAD_CASES, ids=lambda x: str(x))
+def test_ifa_kv_padding_size_values(extras, pad):
+    judge("incre_flash_attention_v4", dict(_padded_base(extras)), [("attr", "kv_padding_size", [pad])])
+
+
+@pytest.mark.parametrize("pad", [INT64_MIN, INT64_MAX])
+def test_ifa_kv_padding_size_without_lengths_is_unused(pad):
+    kw = dict(_padded_base(False), actual_seq_lengths=None)
+    judge("incre_flash_attention_v4", kw, [("attr", "kv_padding_size", [pad])], valid=True)
+
+
+PAD_TENSORS = [("dtype", np.int32), ("dtype", np.float32), ("shape", [2]), ("shape", [1, 1])]
+
+
+@pytest.mark.parametrize("kind,arg", PAD_TENSORS, ids=lambda x: str(x))
+def test_ifa_kv_padding_size_tensor(kind, arg):
+    judge("incre_flash_attention_v4", dict(_padded_base(False), kv_padding_size=[3]), [(kind, "kvPaddingSize", arg)])
+
+
+@pytest.mark.parametrize("base", ["padded", "paged"])
+def test_ifa_empty_kv_padding_size_pads_nothing(base):
+    """Spec 002 allows kvPaddingSize as an empty tensor: no padding, with or without page attention."""
+    kw = _padded_base(False) if base == "padded" else _ifa_smoke("paged")
+    judge("incre_flash_attention_v4", dict(kw), [("attr", "kv_padding_size", np.zeros(0, np.int64))], valid=True)
 
 
 # ---------------------------------------------------------------------------- degenerate lengths
@@ -239,22 +373,18 @@ def _length_cases():
             for key, lens in (("actual_seq_qlen", TND_Q), ("actual_seq_kvlen", TND_KV)):
                 for lengths in _degenerate(list(lens)):
                     yield op, f"mode{mode}", key, _cumulative(lengths)
-    for op, key in (
-        ("prompt_flash_attention", "actual_seq_lengths"),
-        ("incre_flash_attention_v4", "actual_seq_lengths"),
-    ):
-        kw = SMOKE[op][0]
-        batch = np.asarray(kw["query"]).shape[0]
+    per_batch = [("prompt_flash_attention", "lengths", "actual_seq_lengths")]
+    per_batch += [("incre_flash_attention_v4", base, "actual_seq_lengths") for base in ("smoke", "paged", "padded")]
+    per_batch += [
+        ("sparse_flash_attention_grad", "bsnd", key) for key in ("actual_seq_lengths_query", "actual_seq_lengths_kv")
+    ]
+    for op, base, key in per_batch:
+        full = [int(x) for x in _with_lengths(op, base, key)[key]]
         for v in (0, 1):
-            yield op, "smoke", key, [v] * batch
-            if batch > 1:
-                yield (
-                    op,
-                    "smoke",
-                    key,
-                    [v]
-                    + [int(np.asarray(kw["query"]).shape[2] if op == "prompt_flash_attention" else 1)] * (batch - 1),
-                )
+            yield op, base, key, [v] * len(full)
+            if len(full) > 1:
+                yield op, base, key, [v] + full[1:]
+                yield op, base, key, full[:-1] + [v]
     sfag = "sparse_flash_attention_grad"
     tnd = [kw for kw in _inputs(sfag) if kw["layout"] == "TND"]
     if tnd:
@@ -271,17 +401,9 @@ def _length_cases():
 LENGTH_CASES = list(_length_cases())
 
 
-def _length_base(op, base):
-    if base.startswith("mode"):
-        return BASES[(op, base)] if (op, base) in BASES else None
-    if base == "tnd":
-        return _smallest(op, lambda kw: kw["layout"] == "TND")
-    return SMOKE[op][0]
-
-
 @pytest.mark.parametrize("op,base,key,lengths", LENGTH_CASES, ids=lambda x: str(x))
 def test_degenerate_lengths(op, base, key, lengths):
-    judge(op, dict(_length_base(op, base)), [("attr", key, lengths)])
+    judge(op, _with_lengths(op, base, key), [("attr", key, lengths)])
 
 
 # ---------------------------------------------------------------------------- spec-sized dropout mask

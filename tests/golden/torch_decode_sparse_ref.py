@@ -110,7 +110,7 @@ def ifa_reference(
         pos = torch.arange(S)
         if lengths is None:
             allowed = torch.ones(S, dtype=torch.bool)
-        elif kv_padding_size is None or block_table is not None:
+        elif kv_padding_size is None or np.size(kv_padding_size) == 0 or block_table is not None:
             allowed = pos < lengths[b]
         else:
             pad = max(int(np.asarray(kv_padding_size).reshape(-1)[0]), 0)

@@ -102,3 +102,27 @@ def test_missing_query_is_aclnn_error_161001_with_the_c_message(op):
         fakit.run(op, backend="cpu", **kw)
     assert info.value.status == 161001
     assert "query is a null pointer" in info.value.log
+
+
+# A broadcast view (zero strides) can describe far more elements than its storage holds. V5 and
+# SFAG accept views, and CANN's aclnn layer makes them contiguous on the device first; when that
+# copy cannot be allocated the call answers 561103 naming the tensor, never a crash.
+BROADCAST_MASK = Described((2**20, 2**20), np.uint8, strides=(0, 0), storage=(1,), alloc_bytes=64)
+
+
+def test_broadcast_view_too_large_to_copy_is_561103():
+    op = "flash_attention_unpadding_score_grad_v5"
+    kw = smoke(op, lambda kw: kw["sparse_mode"] == 0 and kw["atten_mask"] is not None)
+    log = expect_status(561103, "atten_mask", call, op, kw, {"attenMaskOptional": BROADCAST_MASK})
+    assert "does not fit in device memory" in log
+
+
+@pytest.mark.parametrize("mode", [3, 4])
+def test_broadcast_mask_in_a_compressed_mode_is_161002(mode):
+    # the fuzz campaign's V5 input: a [16, 2^31] zero-stride mask in a generated-mask mode, which
+    # the launch tried to copy (32 GiB); those modes take only the compressed mask
+    op = "flash_attention_unpadding_score_grad_v5"
+    kw = smoke(op, lambda kw: kw["sparse_mode"] == mode)
+    mask = Described((16, 2**31), np.uint8, strides=(0, 0), storage=(1,), alloc_bytes=64)
+    log = expect_status(161002, "attenMaskOptional", call, op, kw, {"attenMaskOptional": mask})
+    assert "compressed" in log

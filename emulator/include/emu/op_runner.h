@@ -16,7 +16,8 @@
 //                              emu::CoreMix::MIX_AIC_1_2);
 //
 // Failures log a line (emu/log.h) and return an aclnn status: 161001 for null required
-// arguments, 161002 for arguments the OpDef does not accept, 561002 when tiling fails.
+// arguments, 161002 for arguments the OpDef does not accept, 561002 when tiling fails, 561103
+// when device memory cannot hold the contiguous copy of a non-contiguous argument.
 // Not a CANN header.
 #pragma once
 #include <cstddef>
@@ -98,6 +99,7 @@ private:
     size_t nextOutput_ = 0;
     std::vector<bool> attrSet_;
     void Fail(aclnnStatus status, const std::string &message);
+    aclnnStatus FailStaging(aclOpExecutor *exe, const std::string &name, const aclTensor &tensor);
     bool CheckTensor(const std::string &what, const aclTensor &tensor, bool allowStrided = false);
     gert::AttrValue *AttrSlot(const char *name);  // marks the attribute as set
     void WrongAttrType(const char *name, const char *given);

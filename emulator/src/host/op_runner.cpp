@@ -115,7 +115,9 @@ template <typename T> std::string ListText(const std::vector<T> &items, const ch
     return s + "}";
 }
 
-// A contiguous staging buffer for the non-contiguous `tensor`, recorded in the executor.
+// A contiguous staging buffer for the non-contiguous `tensor`, recorded in the executor; null
+// when device memory cannot hold it (a broadcast view, e.g. zero strides, can describe far more
+// elements than its storage holds).
 void *Stage(aclOpExecutor &exe, const aclTensor &tensor, bool output)
 {
     StagedView v;
@@ -126,6 +128,7 @@ void *Stage(aclOpExecutor &exe, const aclTensor &tensor, bool output)
     v.output = output;
     const size_t bytes = static_cast<size_t>(tensor.Numel()) * v.elementBytes;
     v.staging = DeviceAlloc(bytes > 0 ? bytes : 1, "aclnn non-contiguous staging");
+    if (v.staging == nullptr) return nullptr;
     exe.ownedDeviceMemory.push_back(v.staging);
     exe.staged.push_back(v);
     return v.staging;
@@ -235,6 +238,18 @@ void OpRunner::Fail(aclnnStatus status, const std::string &message)
     if (firstError_ != ACLNN_SUCCESS) return;  // report the first problem only
     firstError_ = status;
     LogError("%s: %s", call_->opType.c_str(), message.c_str());
+}
+
+// CANN's aclnn layer makes a non-contiguous argument contiguous on the device first
+// (l0op::Contiguous); when that allocation fails the API answers 561103 (inner null pointer).
+aclnnStatus OpRunner::FailStaging(aclOpExecutor *exe, const std::string &name, const aclTensor &tensor)
+{
+    delete exe;  // unregisters it and frees the staging copies made so far
+    Fail(ACLNN_ERR_INNER_NULLPTR, name + ": the contiguous copy of its non-contiguous view (" +
+                                      std::to_string(tensor.Numel()) + " elements of " +
+                                      std::to_string(aclDataTypeSize(tensor.dataType)) +
+                                      " bytes) does not fit in device memory");
+    return firstError_;
 }
 
 OpCallParam *OpRunner::NextParam(bool output)
@@ -624,6 +639,7 @@ aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor)
         OpCallTensor &t = p.instances[0];
         if (t.acl != nullptr && !t.acl->IsContiguous()) {
             t.deviceAddr = Stage(*exe, *t.acl, false);
+            if (t.deviceAddr == nullptr) return FailStaging(exe, def.GetInputs()[i].GetName(), *t.acl);
         }
         if (t.hostValues) {  // value input: the kernel reads a device copy
             const size_t bytes = t.hostValues->size() * sizeof(int64_t);
@@ -634,9 +650,13 @@ aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor)
         }
         exe->args.push_back(t.deviceAddr);
     }
-    for (OpCallParam &p : call_->outputs) {
+    for (size_t i = 0; i < call_->outputs.size(); ++i) {
+        OpCallParam &p = call_->outputs[i];
         if (p.present && p.instances[0].acl != nullptr && !p.instances[0].acl->IsContiguous()) {
             p.instances[0].deviceAddr = Stage(*exe, *p.instances[0].acl, true);
+            if (p.instances[0].deviceAddr == nullptr) {
+                return FailStaging(exe, def.GetOutputs()[i].GetName(), *p.instances[0].acl);
+            }
         }
         exe->args.push_back(p.present ? p.instances[0].deviceAddr : nullptr);
     }

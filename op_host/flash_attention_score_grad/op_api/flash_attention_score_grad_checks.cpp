@@ -81,7 +81,8 @@ bool CheckMask(ParamChecker &c, const TensorDesc &m, const FagV5Args &a, int64_t
                    m.ShapeString().c_str(), L(batch), L(heads))) {
         return false;
     }
-    if (a.sparseMode > 1) return true;  // modes 2-8 generate the mask; the tensor is a compressed form
+    // modes 2-8 generate the mask; the tensor is a compressed form
+    if (a.sparseMode > 1) return fa_host::CheckCompressedMask(c, "attenMaskOptional", m, a.sparseMode);
     const size_t r = m.shape.size();
     return c.Require(m.shape[r - 2] >= maxSq && m.shape[r - 1] >= maxSkv, "attenMaskOptional",
                      "has shape %s which does not cover the largest batch Sq x Skv = %lld x %lld (sparseMode %lld)",

@@ -26,8 +26,7 @@ extern "C" aclnnStatus aclnnIncreFlashAttentionV4GetWorkspaceSize(
     const aclnnStatus status = IncreFlashAttentionCheckParams(args);
     if (status != ACLNN_SUCCESS) return status;
 
-    // Without actual_seq_lengths kv_padding_size has no effect (right padding): not passed on.
-    const aclTensor *padding = actualSeqLengths == nullptr ? nullptr : kvPaddingSize;
+    const aclTensor *padding = IncreFlashAttentionLeftPadding(args);
     return aclnnInnerIncreFlashAttentionGetWorkspaceSize(
         query, key, value, pseShift, attenMask, actualSeqLengths, dequantScale1, quantScale1, dequantScale2,
         quantScale2, quantOffset2, antiquantScale, antiquantOffset, blocktable, padding, numHeads, scaleValue,

@@ -30,6 +30,12 @@ constexpr int64_t MAX_PAGED_H = 65535;  // (blocknum, blocksize, H) caches: H li
 
 long long LL(int64_t v) { return static_cast<long long>(v); }
 
+// An empty kvPaddingSize (spec 002 allows empty tensors) holds no padding: as if not given.
+bool HoldsPadding(const aclTensor *kvPaddingSize)
+{
+    return kvPaddingSize != nullptr && fa_host::Describe(kvPaddingSize).Numel() != 0;
+}
+
 struct State {
     Layout layout = Layout::INVALID;
     BnsdDims q;
@@ -225,7 +231,7 @@ bool CheckPaged(ParamChecker &c, const IfaArgs &a, State &s)
         !c.Require(s.keys.size() == 1, "key", "holds %zu tensors (page attention needs one cache tensor)",
                    s.keys.size()) ||
         !c.Require(a.actualSeqLengths != nullptr, "actualSeqLengths", "is null (required with blocktable)") ||
-        !c.Require(a.kvPaddingSize == nullptr, "kvPaddingSize",
+        !c.Require(!HoldsPadding(a.kvPaddingSize), "kvPaddingSize",
                    "is given with blocktable (KV left padding applies to contiguous caches only)") ||
         !c.Require(a.blockSize > 0 && a.blockSize <= MAX_BLOCK_SIZE && a.blockSize % 16 == 0, "blockSize",
                    "is %lld (page attention needs a multiple of 16 in [16, %lld])", LL(a.blockSize),
@@ -309,9 +315,10 @@ bool CheckPadding(ParamChecker &c, const IfaArgs &a, State &s)
 {
     if (a.kvPaddingSize == nullptr) return true;
     const TensorDesc p = fa_host::Describe(a.kvPaddingSize);
-    s.leftPadding = a.actualSeqLengths != nullptr;
+    s.leftPadding = a.actualSeqLengths != nullptr && p.Numel() != 0;
     return c.DtypeIn(p, "kvPaddingSize", {ACL_INT64}) &&
-           c.Require(p.Numel() == 1, "kvPaddingSize", "has shape %s (must hold one value)", p.ShapeString().c_str());
+           c.Require(p.Numel() <= 1, "kvPaddingSize", "has shape %s (must hold one value, or none)",
+                     p.ShapeString().c_str());
 }
 
 // KV positions the mask / pse must cover.
@@ -448,4 +455,9 @@ aclnnStatus IncreFlashAttentionCheckParams(const IfaArgs &a)
          c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValue",
                    "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue);
     return ok ? ACLNN_SUCCESS : c.Status();
+}
+
+const aclTensor *IncreFlashAttentionLeftPadding(const IfaArgs &a)
+{
+    return a.actualSeqLengths != nullptr && HoldsPadding(a.kvPaddingSize) ? a.kvPaddingSize : nullptr;
 }

@@ -35,3 +35,7 @@ struct IfaArgs {
 };
 
 aclnnStatus IncreFlashAttentionCheckParams(const IfaArgs &a);
+
+// The kvPaddingSize the kernel gets once the checks passed: null unless the call asks for KV left
+// padding (one value, with actualSeqLengths; without them the padding is the ordinary right one).
+const aclTensor *IncreFlashAttentionLeftPadding(const IfaArgs &a);

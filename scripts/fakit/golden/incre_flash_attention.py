@@ -5,7 +5,7 @@ Semantics (sources and every choice in docs/golden_decode_sparse.md):
   positions j outside the batch's KV range, or with atten_mask[b, j] != 0, are excluded;
   out[n] = softmax(score[n]) @ v[n // G]; a row with no position left outputs 0.
 The KV range of batch b is [0, S) by default, [0, L_b) with actual_seq_lengths, and
-[S - pad - L_b, S - pad) with kv_padding_size (KV left padding). Masks and pse are indexed by
+[S - pad - L_b, S - pad) with kv_padding_size (KV left padding; an empty one pads nothing). Masks and pse are indexed by
 the absolute KV position. int8 KV is dequantised as (x + antiquant_offset) * antiquant_scale;
 quant_scale2 quantises the output to int8 (round half to even, saturate to [-128, 127]).
 
@@ -25,6 +25,11 @@ _FLOAT_QUERY = ("float16", "bfloat16", "float32")
 
 
 # ----------------------------------------------------------------------------- small helpers
+def _no_padding(kv_padding_size):
+    """None or an empty tensor (spec 002 allows one): no KV left padding."""
+    return kv_padding_size is None or np.size(kv_padding_size) == 0
+
+
 def _split_heads(x, layout, num_heads, name):
     """Query/output-like (B, S, H) | (B, S, N, D) | (B, N, S, D) -> (B, N, S, D) view."""
     if layout == "BSH":
@@ -157,7 +162,11 @@ class _Problem:
                     f"D = {self.D}, got (B, N, S, D) = {shp}"
                 )
         self.seq = np.asarray(seq, dtype=np.int64)
-        pad = None if kv_padding_size is None else int_seq(np.atleast_1d(kv_padding_size), "kv_padding_size", length=1)
+        pad = (
+            None
+            if _no_padding(kv_padding_size)
+            else int_seq(np.atleast_1d(kv_padding_size), "kv_padding_size", length=1)
+        )
         starts = np.zeros(self.B, np.int64)
         if self.lengths is None:
             ends = self.seq.copy()
@@ -176,7 +185,7 @@ class _Problem:
     def _init_paged(self, key, value, table, block_size, kv_padding_size):
         if len(key) != 1:
             raise ValueError("with block_table, key/value must be lists of exactly one cache tensor")
-        if kv_padding_size is not None:
+        if not _no_padding(kv_padding_size):
             raise ValueError("kv_padding_size cannot be combined with block_table (paged attention)")
         if self.lengths is None:
             raise ValueError("actual_seq_lengths is required with block_table (paged attention)")

@@ -181,7 +181,7 @@ def _cases():
     yield "pse rows", base(pse_shift=np.zeros((1, 2, 8, 24), f16)), "pseShiftOptional"
     yield (
         "pse mode 7",
-        base(pse_shift=np.zeros((1, 2, 20, 24), f16), sparse_mode=7, atten_mask=np.zeros((20, 24), np.bool_)),
+        base(pse_shift=np.zeros((1, 2, 20, 24), f16), sparse_mode=7, atten_mask=np.zeros((2048, 2048), np.bool_)),
         "pseShiftOptional",
     )
     empty = base(
@@ -195,9 +195,13 @@ def _cases():
     )
     yield "pse empty batch", empty, "pseShiftOptional"
     yield "drop mask too small", base(drop_mask=np.zeros((100,), np.uint8), keep_prob=0.9), "dropMaskOptional"
-    yield "prefix missing", base(sparse_mode=6, atten_mask=np.zeros((20, 24), np.bool_)), "prefixOptional"
-    yield "prefix count", base(sparse_mode=6, atten_mask=np.zeros((20, 24), np.bool_), prefix=[4]), "prefixOptional"
-    yield "prefix range", base(sparse_mode=6, atten_mask=np.zeros((20, 24), np.bool_), prefix=[2, 4]), "prefixOptional"
+    prefix_mask = np.zeros((3072, 2048), np.bool_)
+    yield "prefix missing", base(sparse_mode=6, atten_mask=prefix_mask), "prefixOptional"
+    yield "prefix count", base(sparse_mode=6, atten_mask=prefix_mask, prefix=[4]), "prefixOptional"
+    yield "prefix range", base(sparse_mode=6, atten_mask=prefix_mask, prefix=[2, 4]), "prefixOptional"
+    # modes 2-4, 7, 8 take the compressed 2048 x 2048 mask, mode 6 the 3072 x 2048 one
+    yield "mask not compressed", base(sparse_mode=3, atten_mask=np.zeros((20, 24), np.bool_)), "attenMaskOptional"
+    yield "mask not compressed (4D)", base(sparse_mode=2, atten_mask=np.zeros((1, 1, 20, 24), np.bool_)), "attenMaskOptional"
 
 
 @pytest.mark.parametrize("what,kw,name", list(_cases()), ids=[c[0] for c in _cases()])

@@ -7,6 +7,7 @@ import numpy as np
 
 import fakit
 from fakit import compare, golden
+from fakit.cases.core import compressed_causal_mask, prefix_compressed_mask
 
 OP = "flash_attention_var_len_score"
 MAX_INT = 2147483647
@@ -19,7 +20,8 @@ def make_kwargs(
 ):
     """Golden keyword arguments: uniform(-1, 1) TND inputs rounded to `dtype` for batches of
     query lengths seq_q and key lengths seq_kv (cumulative lengths derived). mode: sparse mode
-    with a generated upper-triangular [maxSq, maxSkv] mask unless `mask` is given. extra_t
+    with a generated upper-triangular [maxSq, maxSkv] mask (modes 0 and 1; the others take the
+compressed mask of the sparse-mode page) unless `mask` is given. extra_t
     appends rows to the T axes that no batch covers."""
     rng = np.random.default_rng(seed)
     seq_kv = seq_q if seq_kv is None else seq_kv
@@ -38,7 +40,11 @@ def make_kwargs(
     )
     if mode is not None:
         kw["sparse_mode"] = mode
-        if mask is None:
+        if mask is None and mode == 6:
+            mask = prefix_compressed_mask()
+        elif mask is None and mode > 1:
+            mask = compressed_causal_mask()
+        elif mask is None:
             mask = np.triu(np.ones((max(seq_q), max(seq_kv)), np.bool_), 1)
     if mask is not None:
         kw["atten_mask"] = mask

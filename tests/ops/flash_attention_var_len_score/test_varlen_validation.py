@@ -76,16 +76,25 @@ CASES = {
     "mask_float": (lambda kw: kw.update(atten_mask=np.zeros((8, 8), np.float16)), "attenMaskOptional"),
     "mask_rank_3": (lambda kw: kw.update(atten_mask=np.zeros((1, 8, 8), np.bool_)), "attenMaskOptional"),
     "mask_too_small": (lambda kw: kw.update(atten_mask=np.zeros((8, 7), np.bool_)), "attenMaskOptional"),
+    # modes 2-4, 7, 8 take the compressed 2048 x 2048 mask, mode 6 the 3072 x 2048 one
+    "mask_not_compressed_in_mode3": (
+        lambda kw: kw.update(atten_mask=np.zeros((8, 8), np.bool_), sparse_mode=3),
+        "attenMaskOptional",
+    ),
+    "mask_not_compressed_in_mode6": (
+        lambda kw: kw.update(atten_mask=np.zeros((2048, 2048), np.bool_), sparse_mode=6, prefix=[4, 4]),
+        "attenMaskOptional",
+    ),
     "prefix_missing_in_mode6": (
-        lambda kw: kw.update(atten_mask=np.zeros((8, 8), np.bool_), sparse_mode=6),
+        lambda kw: kw.update(atten_mask=np.zeros((3072, 2048), np.bool_), sparse_mode=6),
         "prefixOptional",
     ),
     "prefix_count": (
-        lambda kw: kw.update(atten_mask=np.zeros((8, 8), np.bool_), sparse_mode=6, prefix=[8]),
+        lambda kw: kw.update(atten_mask=np.zeros((3072, 2048), np.bool_), sparse_mode=6, prefix=[8]),
         "prefixOptional",
     ),
     "prefix_below_skv_minus_sq": (
-        lambda kw: kw.update(atten_mask=np.zeros((8, 8), np.bool_), sparse_mode=6, prefix=[8, 1]),
+        lambda kw: kw.update(atten_mask=np.zeros((3072, 2048), np.bool_), sparse_mode=6, prefix=[8, 1]),
         "prefixOptional",
     ),
     "pse_dtype": (lambda kw: kw.update(real_shift=np.zeros((1, 2, 8, 8), np.float32)), "realShiftOptional"),
@@ -94,7 +103,7 @@ CASES = {
     "pse_too_few_rows": (lambda kw: kw.update(real_shift=np.zeros((1, 2, 7, 8), np.float16)), "realShiftOptional"),
     "pse_with_mode7": (
         lambda kw: kw.update(
-            real_shift=np.zeros((1, 2, 8, 8), np.float16), atten_mask=np.zeros((8, 8), np.bool_), sparse_mode=7
+            real_shift=np.zeros((1, 2, 8, 8), np.float16), atten_mask=np.zeros((2048, 2048), np.bool_), sparse_mode=7
         ),
         "realShiftOptional",
     ),
@@ -128,7 +137,7 @@ CASES = {
             actual_seq_qlen=[0] * 1024 + [12],
             actual_seq_kvlen=[0] * 1024 + [14],
             sparse_mode=6,
-            atten_mask=np.zeros((12, 14), np.bool_),
+            atten_mask=np.zeros((3072, 2048), np.bool_),
             prefix=[0] * 1024 + [2],
         ),
         "prefixOptional",

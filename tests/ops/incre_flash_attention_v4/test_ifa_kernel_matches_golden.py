@@ -126,6 +126,14 @@ def test_kv_padding_without_lengths_is_ignored():
     np.testing.assert_array_equal(out.astype(np.float32), ref)
 
 
+def test_empty_kv_padding_size_pads_nothing():
+    # spec 002 allows kvPaddingSize as an empty tensor: the same result as without it
+    kw = make_kwargs("fp16", "BNSD", b=2, n=2, s=140, d=32, actual_seq_lengths=[100, 7])
+    ref = out_f32(kw)
+    out, _ = run_and_judge(dict(kw, kv_padding_size=np.zeros(0, np.int64)))
+    np.testing.assert_array_equal(out.astype(np.float32), ref)
+
+
 @pytest.mark.parametrize("cache", ["BSH", "BNSD"])
 @pytest.mark.parametrize("block", [128, 256])
 def test_paged_attention_matches_contiguous(cache, block):
