@@ -43,9 +43,7 @@ def _keyword(aclnn_name):
 
 
 # every int64 attribute of each operator (golden keyword names), from its aclnn signature
-INT64_ATTRS = {
-    op: [_keyword(p.name) for p in ops.REGISTRY[op].params if p.kind == "int64"] for op in cases.OPERATORS
-}
+INT64_ATTRS = {op: [_keyword(p.name) for p in ops.REGISTRY[op].params if p.kind == "int64"] for op in cases.OPERATORS}
 # (batch lengths q, kv) of the small TND cases, and the valid band of the modes that read one
 TND_Q, TND_KV = (5, 20), (9, 24)
 TND_MODES = {

@@ -131,8 +131,8 @@ bool CheckMask(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &m, c
     // Modes 0 and 1 read the mask itself; the others generate their mask from the mode.
     if (a.sparseMode > 1) return fa_host::CheckCompressedMask(c, "attenMaskOptional", m, a.sparseMode);
     return c.Require(m.shape[0] >= s.maxQ && m.shape[1] >= s.maxKv, "attenMaskOptional",
-                                         "has shape %s which does not cover maxSq x maxSkv = %lld x %lld",
-                                         m.ShapeString().c_str(), L(s.maxQ), L(s.maxKv));
+                     "has shape %s which does not cover maxSq x maxSkv = %lld x %lld", m.ShapeString().c_str(),
+                     L(s.maxQ), L(s.maxKv));
 }
 
 bool CheckPse(ParamChecker &c, const VarLenScoreArgs &a, const TensorDesc &p, const TensorDesc &q, const Seqs &s)

@@ -201,7 +201,11 @@ def _cases():
     yield "prefix range", base(sparse_mode=6, atten_mask=prefix_mask, prefix=[2, 4]), "prefixOptional"
     # modes 2-4, 7, 8 take the compressed 2048 x 2048 mask, mode 6 the 3072 x 2048 one
     yield "mask not compressed", base(sparse_mode=3, atten_mask=np.zeros((20, 24), np.bool_)), "attenMaskOptional"
-    yield "mask not compressed (4D)", base(sparse_mode=2, atten_mask=np.zeros((1, 1, 20, 24), np.bool_)), "attenMaskOptional"
+    yield (
+        "mask not compressed (4D)",
+        base(sparse_mode=2, atten_mask=np.zeros((1, 1, 20, 24), np.bool_)),
+        "attenMaskOptional",
+    )
 
 
 @pytest.mark.parametrize("what,kw,name", list(_cases()), ids=[c[0] for c in _cases()])

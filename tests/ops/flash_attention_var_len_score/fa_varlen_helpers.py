@@ -19,10 +19,10 @@ def make_kwargs(
     dtype="fp16", seq_q=(37, 130), seq_kv=None, n=2, nkv=None, d=64, mode=None, mask=None, seed=0, extra_t=0, **attrs
 ):
     """Golden keyword arguments: uniform(-1, 1) TND inputs rounded to `dtype` for batches of
-    query lengths seq_q and key lengths seq_kv (cumulative lengths derived). mode: sparse mode
-    with a generated upper-triangular [maxSq, maxSkv] mask (modes 0 and 1; the others take the
-compressed mask of the sparse-mode page) unless `mask` is given. extra_t
-    appends rows to the T axes that no batch covers."""
+        query lengths seq_q and key lengths seq_kv (cumulative lengths derived). mode: sparse mode
+        with a generated upper-triangular [maxSq, maxSkv] mask (modes 0 and 1; the others take the
+    compressed mask of the sparse-mode page) unless `mask` is given. extra_t
+        appends rows to the T axes that no batch covers."""
     rng = np.random.default_rng(seed)
     seq_kv = seq_q if seq_kv is None else seq_kv
     nkv = n if nkv is None else nkv
