@@ -224,6 +224,9 @@ def full():
     yield make("fp16", qlens=[0, 50, 0], kvlens=[0, 70, 0], sparse_mode=2)
     for D in (16, 40, 192, 512, 768):
         yield make("bf16", qlens=[33, 65], kvlens=[47, 65], D=D, sparse_mode=3)
+    # Every KV length 1: dQ and dK are analytically 0 (judged by the small-value rule).
+    for dtype in ("fp16", "bf16"):
+        yield make(dtype, qlens=[31, 31, 5], kvlens=[1, 1, 1], N=4, Nkv=2, D=16)
     # Forbidden by spec 003 (kept so the rejections are listed).
     yield make("fp16", rope=True)
     yield make("bf16", rope=True, dropout=True, keep_prob=0.9)
