@@ -199,30 +199,38 @@ def cross_marked(op):
     return [p["name"] for p in spec["parameters"] if "aclTensor" in p["ctype"] and p["noncontiguous"] == "×"]
 
 
-def noncontiguous(arr, view):
-    """Whether fakit.views places `arr` as a non-contiguous view (size-1 dims take any stride)."""
-    strided = make_view(arr, view)
+def _strided(shape, strides):
+    """Whether a view of `shape` with element `strides` is non-contiguous (size-1 dims take any stride)."""
     expect = 1
-    for n, stride in zip(reversed(strided.array.shape), reversed(strided.strides)):
+    for n, stride in zip(reversed(shape), reversed(strides)):
         if n > 1 and stride != expect:
             return True
         expect *= n
     return False
 
 
+def noncontiguous(arr, view):
+    """Whether fakit.views places `arr` as a non-contiguous view."""
+    strided = make_view(arr, view)
+    return _strided(strided.array.shape, strided.strides)
+
+
 def _wrongly_accepted(op, kw, changes):
-    """The x-marked tensors a change placed as a non-contiguous view (each must be rejected)."""
+    """The x-marked tensors passed as non-contiguous views (each must be rejected): judged on
+    what reached the API (the last view of a tensor; a storage or shape change replaces views)."""
+    override, views, _ = apply(op, dict(kw), [c for c in changes if c[0] != "attr"])
     binding = ops.REGISTRY[op]
     values = binding.prepare(dict(kw))
     values.update(binding.make_outputs(values))
-    return [
-        name
-        for kind, name, arg in changes
-        if kind == "view"
-        and name in cross_marked(op)
-        and isinstance(values.get(name), np.ndarray)
-        and noncontiguous(values[name], arg)
-    ]
+    crossed = []
+    for name in cross_marked(op):
+        if name in override:
+            arg = override[name]
+            if isinstance(arg, Described) and arg.strides is not None and _strided(arg.shape, arg.strides):
+                crossed.append(name)
+        elif name in views and isinstance(values.get(name), np.ndarray) and noncontiguous(values[name], views[name]):
+            crossed.append(name)
+    return crossed
 
 
 def judge(op, kw, changes, valid=False):
