@@ -394,7 +394,7 @@ private:
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[(EVT_LPV - EVT_L0) * l0bElems_];
         const AscendC::LocalTensor<float> acc = l0c_.Get<float>();
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);  // M is done with the P and V regions
-        Tiles::LoadA(l0a, pL1_.Get<T>()[pb * pElems_], L1Shape{mPad, kvPad}, 0, blk.cols);       // P
+        Tiles::LoadA(l0a, pL1_.Get<T>()[pb * pElems_], L1Shape{mPad, kvPad}, 0, blk.cols);                  // P
         Tiles::LoadB(l0b, vL1_.Get<T>()[pb * kvElems_], L1Shape{kvPad, p_->headDimAlign}, blk.cols, 0, d);  // V
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);

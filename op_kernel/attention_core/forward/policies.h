@@ -15,22 +15,22 @@
 //
 // Index of every tag (tests/ops/attention_core/test_policy_index.py keeps it true):
 //
-//   seam        tag              file (in attention_core/)   operators
-//   WorkSplit   SplitQBlocks     forward/policies.h          PFA
-//               SplitTnd         variants/varlen_policies.h  FA varlen, FAG V5 (recompute)
-//               SplitKvCombine   variants/decode_policies.h  IFA V4
-//   KvSource    KvStrided        forward/policies.h          PFA, FA varlen
-//               KvDecode         variants/decode_policies.h  IFA V4
-//               KvDecodeInt8<T>  variants/kv_antiquant.h     IFA V4 (int8 K/V)
-//   ScoreMod    ScoreScale       forward/policies.h          PFA
-//               ScorePse         variants/varlen_policies.h  FA varlen, FAG V5
-//               ScoreDecodePse   variants/decode_policies.h  IFA V4
-//   MaskMod     MaskTensorBand   forward/mask_band.h         PFA (IFA V4: its pad columns)
-//               MaskTensorBandSummary forward/mask_band.h    PFA, a mask plane shared by all (b, n)
-//               MaskSparseMode   variants/varlen_policies.h  FA varlen, FAG V5
-//               MaskDecode       variants/decode_policies.h  IFA V4
-//   SoftmaxMod  SoftmaxPlain     forward/policies.h          PFA, IFA V4
-//               SoftmaxDropout   variants/varlen_policies.h  FA varlen, FAG V5
+//   seam        tag                    file (in attention_core/)   operators
+//   WorkSplit   SplitQBlocks           forward/policies.h          PFA
+//               SplitTnd               variants/varlen_policies.h  FA varlen, FAG V5 (recompute)
+//               SplitKvCombine         variants/decode_policies.h  IFA V4
+//   KvSource    KvStrided              forward/policies.h          PFA, FA varlen
+//               KvDecode               variants/decode_policies.h  IFA V4
+//               KvDecodeInt8<T>        variants/kv_antiquant.h     IFA V4 (int8 K/V)
+//   ScoreMod    ScoreScale             forward/policies.h          PFA
+//               ScorePse               variants/varlen_policies.h  FA varlen, FAG V5
+//               ScoreDecodePse         variants/decode_policies.h  IFA V4
+//   MaskMod     MaskTensorBand         forward/mask_band.h         PFA (IFA V4: its pad columns)
+//               MaskTensorBandSummary  forward/mask_band.h         PFA, a mask plane shared by all (b, n)
+//               MaskSparseMode         variants/varlen_policies.h  FA varlen, FAG V5
+//               MaskDecode             variants/decode_policies.h  IFA V4
+//   SoftmaxMod  SoftmaxPlain           forward/policies.h          PFA, IFA V4
+//               SoftmaxDropout         variants/varlen_policies.h  FA varlen, FAG V5
 #pragma once
 #include "kernel_operator.h"
 #include "forward_params.h"
