@@ -9,13 +9,13 @@
 namespace fa_host {
 
 // Cost table rows (per core, per cube cycle).
-constexpr double L2_READ_BYTES_PER_CYCLE = 110;       // l2_read_bytes: MTE2 from L2
-constexpr double FIXP_WRITE_BYTES_PER_CYCLE = 86;     // fixp_l2_write_bytes: Fixpipe L0C -> GM
-constexpr double DMA_HEAD_CYCLES = 64;                // start cost of one MTE2 copy
-constexpr double MMAD_MACS_PER_CYCLE = 4096;          // fp16 16 x 16 x 16 fractal per cycle
-constexpr double MMAD_HEAD_CYCLES = 16;               // start cost of one Mmad
-constexpr double FIXP_HEAD_CYCLES = 32;               // start cost of one Fixpipe write
-constexpr uint64_t L1_TO_L0_BYTES_PER_CYCLE = 128;    // MTE1 L1 -> L0A/L0B
+constexpr double L2_READ_BYTES_PER_CYCLE = 110;            // l2_read_bytes: MTE2 from L2
+constexpr double FIXP_WRITE_BYTES_PER_CYCLE = 86;          // fixp_l2_write_bytes: Fixpipe L0C -> GM
+constexpr double DMA_HEAD_CYCLES = 64;                     // start cost of one MTE2 copy
+constexpr double MMAD_MACS_PER_CYCLE = 4096;               // fp16 16 x 16 x 16 fractal per cycle
+constexpr double MMAD_HEAD_CYCLES = 16;                    // start cost of one Mmad
+constexpr double FIXP_HEAD_CYCLES = 32;                    // start cost of one Fixpipe write
+constexpr uint64_t L1_TO_L0_BYTES_PER_CYCLE = 128;         // MTE1 L1 -> L0A/L0B
 constexpr uint64_t L2_DEVICE_SHARE_BYTES_PER_CYCLE = 162;  // l2_bytes_per_sec 7 TB/s over 24 cores at 1.8 GHz
 
 // ForwardKeyCost's fixed point: 1/2048 cube cycle per key, and the per-pipe rates fitted to the
