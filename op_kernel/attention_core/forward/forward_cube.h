@@ -28,6 +28,7 @@
 #pragma once
 #include "kernel_operator.h"
 #include "../common/cube_tiles.h"
+#include "../common/nz_handoff.h"
 #include "forward_params.h"
 #include "policies.h"
 #include "../common/sync.h"
@@ -332,8 +333,12 @@ private:
         const AscendC::LocalTensor<float> l0c = l0c_.Get<float>()[lazy_ ? 0 : x * l0aElems_];
 
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);  // MTE1 is done with this P/V copy
-        Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], u.rows, blk.cols, p_->blockKv,
-                        L1Shape{mPad, kvPad}, 0);
+        if constexpr (NzHandoff<T>::ENABLED) {  // the vector cores wrote P in Nz order
+            NzHandoff<T>::Load(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], mPad, kvPad, p_->blockQ);
+        } else {
+            Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], u.rows, blk.cols, p_->blockKv,
+                            L1Shape{mPad, kvPad}, 0);
+        }
         kv_.BeforeLoad(u, blk, true);
         CopyKvRows(vL1, v_, u, blk, kvPad);
         kv_.AfterLoad(true);

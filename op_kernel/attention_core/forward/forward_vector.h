@@ -18,6 +18,7 @@
 #include "policies.h"
 #include "../common/sync.h"
 #include "../common/float_cast.h"
+#include "../common/nz_handoff.h"
 #include "../common/row_ops.h"
 #include "forward_layout.h"
 
@@ -362,13 +363,27 @@ private:
         softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, row0, rows, blk.k0, blk.cols, c);
 
         const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
+        const AscendC::GlobalTensor<T> pSlot = wsP_[slot * (p_->wsSlotP / sizeof(T))];
+        if constexpr (NzHandoff<T>::ENABLED) {  // P in the cube's Nz order (nz_handoff.h)
+            const AscendC::LocalTensor<T> pNd = tmpBuf_.Get<T>();
+            CastFromFloat(pNd, s_, count);
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
+            AscendC::PipeBarrier<PIPE_V>();
+            if (!scoreScratch && !maskScratch) {
+                PipeSync<AscendC::HardEvent::MTE3_V>();
+            }
+            NzHandoff<T>::Arrange(pOut, pNd, rows, c);
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+            NzHandoff<T>::Store(pSlot, pOut, rowOff + h0, rows, c, p_->blockQ);
+            return rescale;
+        }
         if (!scoreScratch && !maskScratch) {
             PipeSync<AscendC::HardEvent::MTE3_V>();
         }
         CastFromFloat(pOut, s_, count);
         AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
         PipeSync<AscendC::HardEvent::V_MTE3>();
-        AscendC::DataCopy(wsP_[slot * (p_->wsSlotP / sizeof(T)) + (rowOff + h0) * c], pOut, count);
+        AscendC::DataCopy(pSlot[(rowOff + h0) * c], pOut, count);
         return rescale;
     }
 
