@@ -21,6 +21,7 @@
 #include "../common/nz_handoff.h"
 #include "../common/row_ops.h"
 #include "forward_layout.h"
+#include "kv_nz.h"
 
 namespace AttentionCore {
 
@@ -43,6 +44,7 @@ public:
         }
 
         core_ = AscendC::GetBlockIdx() / 2;  // MIX 1:2: vector cores 2b and 2b+1 serve cube b
+        kvNz_.Init(p, t.key, t.value, t.workspace);
         sub_ = AscendC::GetSubBlockIdx();
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
@@ -99,9 +101,14 @@ public:
         // block (P load, P.V, Fixpipe) and of a unit's final sum overlap the softmax of the next
         // blocks, also the next unit's, instead of stalling this core. A unit keeps its softmax
         // statistics in its own set until it is finished (at most WS_SLOTS units are in flight).
+        if (kvNz_.On()) {  // K/V in Nz order for the cube (the accumulator and tmp are free scratch)
+            kvNz_.Prepare(accBuf_.Get<T>(), tmpBuf_.Get<T>(), AscendC::GetBlockIdx(), p_->usedCores * 2);
+        }
         if (mask_.HasPrepass()) {  // the mask summary first (the accumulator is free scratch)
             mask_.Prepare(accBuf_.Get<uint8_t>(), p_->rowsPerVec * p_->headDimAlign * 4, AscendC::GetBlockIdx(),
                           p_->usedCores * 2);
+        }
+        if (mask_.HasPrepass() || kvNz_.On()) {
             AscendC::SyncAll<false>();
         }
         for (uint32_t b = 0; b < sBufs_; ++b) {  // every S buffer starts free
@@ -588,6 +595,7 @@ private:
     AscendC::GlobalTensor<float> statMax_, statSum_;
     AscendC::GlobalTensor<float> wsS_;
     AscendC::GlobalTensor<T> wsP_;
+    KvNz<T> kvNz_;
     AscendC::GlobalTensor<float> wsO_;
 
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, tmpBuf_, pBuf_, maskBuf_, accBuf_, partBuf_, statBuf_, bcastBuf_;
