@@ -356,9 +356,10 @@ void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seq
 {
     p.kvNz = 0;
     const uint64_t dp = p.headDimAlign;
-    // Loads of each K/V row: one per q-block of every query head of its group (causal: about
-    // half), so staging pays off from two on; bounded by Nz copy strides (16-bit, in 32-byte
-    // rows) and by a workspace of at most KV_NZ_MAX_BYTES.
+    // Loads of each K/V row: one per q-block of every query head of its group. The estimate
+    // counts every q-block (a causal mask about halves it) and staging pays off from about two
+    // real loads, so it is planned from four; bounded by the Nz copies' 16-bit strides (in
+    // 32-byte rows) and by a workspace of at most KV_NZ_MAX_BYTES.
     const uint64_t reuse = uint64_t(p.groupSize) * p.unitCount / std::max<uint64_t>(1, uint64_t(p.numHeads) * batches);
     const uint64_t rows = AlignUp(seqRows, 16) + 16;
     const AttentionCore::ForwardVectorUb ub =
