@@ -11,7 +11,7 @@ namespace AttentionCore {
 
 template <typename T> struct NzHandoff {
     static constexpr bool ENABLED = sizeof(T) == 2;
-    static constexpr uint32_t C0 = 16;     // elements per 32-byte block
+    static constexpr uint32_t C0 = 16;      // elements per 32-byte block
     static constexpr uint32_t LANES = 128;  // 16-bit elements per Copy repeat (8 blocks)
 
     // rows x cols in UB (row pitch cols, a multiple of 16) -> nz: column block j holds the
@@ -24,8 +24,9 @@ template <typename T> struct NzHandoff {
         const AscendC::LocalTensor<uint16_t> src = nd.template ReinterpretCast<uint16_t>();
         for (uint32_t k0 = 0; k0 < cols; k0 += LANES) {
             const uint32_t lanes = cols - k0 < LANES ? cols - k0 : LANES;
-            AscendC::Copy(dst[k0 * rows], src[k0], lanes, static_cast<uint8_t>(rows),
-                          AscendC::CopyRepeatParams(static_cast<uint16_t>(rows), 1, 1, static_cast<uint16_t>(cols / C0)));
+            AscendC::Copy(
+                dst[k0 * rows], src[k0], lanes, static_cast<uint8_t>(rows),
+                AscendC::CopyRepeatParams(static_cast<uint16_t>(rows), 1, 1, static_cast<uint16_t>(cols / C0)));
         }
     }
 

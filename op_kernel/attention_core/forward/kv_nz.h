@@ -35,8 +35,8 @@ template <typename T> struct KvNz {
     // Element offset of token `token` (of batch b's rows; TND: the token axis) of KV head kvHead.
     __aicore__ inline uint64_t Offset(uint32_t tensor, uint32_t b, uint32_t kvHead, uint64_t token) const
     {
-        const uint64_t region = (uint64_t(tensor) * p_->numKvHeads + kvHead) * p_->kvNzBatches +
-                                (p_->kvNzBatches == 1 ? 0 : b);
+        const uint64_t region =
+            (uint64_t(tensor) * p_->numKvHeads + kvHead) * p_->kvNzBatches + (p_->kvNzBatches == 1 ? 0 : b);
         return (region * (p_->headDimAlign / 16) * p_->kvNzRows + token) * 16;
     }
 
@@ -72,8 +72,8 @@ template <typename T> struct KvNz {
                                    static_cast<int32_t>((rows - real) * dp));
             }
             if (real > 0) {
-                const uint64_t at = (p_->kvNzBatches == 1 ? 0 : b * p_->kvStrideB) + h * p_->kvStrideN +
-                                    uint64_t(s0) * p_->kvStrideS;
+                const uint64_t at =
+                    (p_->kvNzBatches == 1 ? 0 : b * p_->kvStrideB) + h * p_->kvStrideN + uint64_t(s0) * p_->kvStrideS;
                 AscendC::DataCopyExtParams copy(static_cast<uint16_t>(real), p_->headDim * sizeof(T),
                                                 static_cast<uint32_t>((p_->kvStrideS - p_->headDim) * sizeof(T)), 0, 0);
                 AscendC::DataCopyPad(nd, src_[tensor][at], copy, AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
@@ -83,8 +83,8 @@ template <typename T> struct KvNz {
             NzHandoff<T>::Arrange(nz, nd, rows, dp);
             PipeSync<AscendC::HardEvent::V_MTE3>();
             NzHandoff<T>::Store(nz_[Offset(tensor, b, h, 0)], nz, s0, rows, dp, p_->kvNzRows);
-            PipeSync<AscendC::HardEvent::MTE3_V>();   // nz is free again
-            PipeSync<AscendC::HardEvent::V_MTE2>();   // nd is free again
+            PipeSync<AscendC::HardEvent::MTE3_V>();  // nz is free again
+            PipeSync<AscendC::HardEvent::V_MTE2>();  // nd is free again
         }
         AscendC::PipeBarrier<PIPE_ALL>();
     }
