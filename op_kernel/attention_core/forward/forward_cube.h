@@ -120,16 +120,16 @@ public:
     }
 
 private:
-    // Event ids of the copies (id 0 is PipeSync's): EVT_K + copy guards the K tile in L1,
+    // Event ids of the copies (sync.h's table): EVT_K + copy guards the K tile in L1,
     // EVT_PV + copy the P and V tiles, EVT_L0 + copy the L0A/L0B operands (MTE1 <-> M) and the
     // L0C result (M <-> FIX). Lazy P.V's regions: M_MTE1 EVT_L0 guards K^T in L0B, EVT_L0 + 1
     // P and V in L0A/L0B, EVT_Q + copy a Q chunk in L0A; FIX_M EVT_L0 + copy an S chunk in L0C,
     // EVT_ACC the accumulator.
-    static constexpr int32_t EVT_K = 1;
-    static constexpr int32_t EVT_PV = 3;
-    static constexpr int32_t EVT_L0 = 5;
-    static constexpr int32_t EVT_Q = 1;
-    static constexpr int32_t EVT_ACC = 2;  // FIX_M: the accumulator's write-out is done
+    static constexpr int32_t EVT_K = FWD_EVT_K;
+    static constexpr int32_t EVT_PV = FWD_EVT_PV;
+    static constexpr int32_t EVT_L0 = FWD_EVT_L0;
+    static constexpr int32_t EVT_Q = FWD_EVT_Q;
+    static constexpr int32_t EVT_ACC = FWD_EVT_ACC;
     static constexpr int32_t EVT_LKT = EVT_L0;
     static constexpr int32_t EVT_LPV = EVT_L0 + 1;
 
