@@ -194,16 +194,16 @@ void PushFlag(CoreClock &c, int event, int id, double t)
 // covers it (the cost table's dma_min_transfer is the smallest).
 uint64_t MovedBytes(uint64_t addr, uint64_t len)
 {
-    const uint64_t line = kDmaLine, minimum = static_cast<uint64_t>(Costs().dmaMinTransfer);
-    uint64_t moved = 0;
-    for (uint64_t s = addr, end = addr + len; s < end;) {
-        const uint64_t e = std::min(end, (s / line + 1) * line);
+    const uint64_t line = kDmaLine, minimum = std::max<uint64_t>(1, static_cast<uint64_t>(Costs().dmaMinTransfer));
+    auto piece = [&](uint64_t s, uint64_t e) {  // [s, e) inside one line
         uint64_t size = minimum;
         while (size < line && s / size != (e - 1) / size) size *= 2;
-        moved += std::min(size, line);
-        s = e;
-    }
-    return moved;
+        return std::min(size, line);
+    };
+    const uint64_t end = addr + len, firstEnd = std::min(end, (addr / line + 1) * line);
+    if (firstEnd == end) return piece(addr, end);
+    const uint64_t lastStart = std::max(firstEnd, (end - 1) / line * line);
+    return piece(addr, firstEnd) + (lastStart - firstEnd) + piece(lastStart, end);
 }
 
 // Moved over useful bytes of the bursts of r (contiguous rows are one burst).
