@@ -3,10 +3,16 @@ timeline model on the Ascend910B2 table. The numbers are a model, not a measurem
 docs/performance.md for the model, its assumptions and its limits.
 
     python benchmarks/device_model.py [--quick] [--ops NAMES] [--csv PATH] [--plot PNG]
+    python benchmarks/device_model.py --sweep [--only CLASSES|NAMES]
 
 One line per shape:
     [PERF] <op>/<shape> :: modelled_us <t>; tflops <x>; cube_pct <p>; bound <pipe>; anchor_tflops <a>
 (decode: tbps and hbm_pct instead of tflops / cube_pct), then a summary table.
+
+--sweep runs the goal sweep instead (benchmarks/sweep.py: every class of the speed goals, ~40
+shapes the table above does not list): per shape the modelled µs, % of peak (causal on useful
+FLOPs, decode of HBM bandwidth), the shape's goal and the bound pipe, then a table per class
+and the last line `sweep: P/T shapes at goal`. `--only` also takes class names there.
 
 Every launch runs in the emulator's timing-only mode (env ASCEND_EMU_TIMING_ONLY=1): cube,
 vector and Fixpipe arithmetic are skipped while control flow, addresses and every cost stay, so
@@ -29,6 +35,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import flops  # noqa: E402
+import sweep  # noqa: E402
 from perf_report import description, plot_bars  # noqa: E402
 
 os.environ["ASCEND_EMU_TIMING_ONLY"] = "1"  # read by the emulator at every launch
@@ -215,6 +222,8 @@ def selected(m, ops) -> bool:
     if not ops:
         return True
     for item in (i.strip() for i in ops.split(",")):
+        if item == m.get("cls"):
+            return True
         try:
             if opnames.resolve(item) == m["op"]:
                 return True
@@ -222,6 +231,50 @@ def selected(m, ops) -> bool:
             if item in f"{m['op']}/{m['name']}":
                 return True
     return False
+
+
+def run_sweep(todo, csv_path) -> int:
+    t0 = time.time()
+    rows = []
+    for i, m in enumerate(todo, 1):
+        print(f"[{i}/{len(todo)}] {m['cls']} {m['op']}/{m['name']}", file=sys.stderr, flush=True)
+        r = measure(m)
+        r.update(cls=m["cls"], goal_pct=m["goal"])
+        r["pct"] = r.get("cube_pct", r.get("hbm_pct"))
+        r["of_goal"] = r["pct"] / m["goal"]
+        rows.append(r)
+        unit = "HBM" if "hbm_pct" in r else "cube"
+        verdict = "AT GOAL" if r["of_goal"] >= 1 else f"{r['of_goal']:.2f} of goal"
+        print(
+            f"[SWEEP] {m['cls']:<11} {r['op']}/{r['shape']} :: modelled_us {r['modelled_us']:.1f}; "
+            f"pct {r['pct']:.1f} of {unit}; goal {m['goal']:.1f}; "
+            f"{verdict}; bound {r['bound']}",
+            flush=True,
+        )
+    print()
+    print(f"{'class':<11} {'shape':<44} {'modelled µs':>11} {'%':>6} {'goal':>5} {'of goal':>7} {'bound':<9}")
+    for r in rows:
+        print(
+            f"{r['cls']:<11} {r['shape']:<44} {r['modelled_us']:>11.1f} {r['pct']:>6.1f} {r['goal_pct']:>5.1f} "
+            f"{r['of_goal']:>7.2f} {r['bound']:<9}"
+        )
+    print()
+    print(f"{'class':<11} {'goal':<60} {'at goal':>7} {'worst':>6} {'median':>6}")
+    for cls, (desc, goal, unit) in sweep.CLASSES.items():
+        got = sorted(r["of_goal"] for r in rows if r["cls"] == cls)
+        if got:
+            text = f"{desc}: {goal:.0f} % of {unit}" if goal else desc
+            at = sum(g >= 1 for g in got)
+            print(f"{cls:<11} {text:<60} {at:>3}/{len(got):<3} {got[0]:>6.2f} {got[len(got) // 2]:>6.2f}")
+    print(f"(modelled device time, Ascend910B2 cost table; sweep wall time {time.time() - t0:.0f} s)")
+    if csv_path:
+        keys = sorted({k for r in rows for k in r})
+        with csv_path.open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=keys)
+            w.writeheader()
+            w.writerows(rows)
+    print(f"sweep: {sum(r['of_goal'] >= 1 for r in rows)}/{len(rows)} shapes at goal")
+    return 0
 
 
 def main(argv=None) -> int:
@@ -241,14 +294,23 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--plot", type=Path, help="write a PNG bar chart of the modelled time per shape (pip install -e '.[plot]')"
     )
+    ap.add_argument(
+        "--sweep",
+        action="store_true",
+        help="run the goal sweep (benchmarks/sweep.py; --only also takes its classes: "
+        + ", ".join(sweep.CLASSES)
+        + ")",
+    )
     args = ap.parse_args(argv)
-    todo = [m for m in shapes(args.quick) if selected(m, args.ops)]
+    todo = [m for m in (sweep.shapes() if args.sweep else shapes(args.quick)) if selected(m, args.ops)]
     if not todo:
         print(
             f"device_model: no shape matches --ops {args.ops!r}; operators: {', '.join(opnames.NAMES)}", file=sys.stderr
         )
         return 2
     build.ensure_built("cpu", sanitize=cpu._sanitize(), quiet=False)  # a step of its own, not in row 1
+    if args.sweep:
+        return run_sweep(todo, args.csv)
     rows = []
     for i, m in enumerate(todo, 1):
         print(f"[{i}/{len(todo)}] {m['op']}/{m['name']}", file=sys.stderr, flush=True)

@@ -104,8 +104,16 @@ RECIPES = {
     "40_flash_attention_infer_tla": {"gen": FAI + ["bf16", "1"], "args": FAI + ["--dtype", "bf16"]},
     "41_sparse_matmul_tla": {"gen": ["256", "512", "1024"], "gen_script": "sparse_gen_data.py", "cwd": "data"},
     "45_strided_batched_matmul_tla": {"args": ["5", "256", "512", "1024", "0"]},
-    "102_dynamic_optimized_matmul": {"args": ["256", "512", "1024", "0", "1", "0"]},
-    "103_dynamic_optimized_quant_matmul_per_token_basic": {"args": ["256", "512", "1024", "0", "1", "0"]},
+    # CATLASS's scripts/build.sh configures these two with an option that generates their kernel
+    # wrappers into the source tree first: the runner does the same in a copy of the checkout.
+    "102_dynamic_optimized_matmul": {
+        "args": ["256", "512", "1024", "0", "1", "0"],
+        "option": "COMPILE_DYNAMIC_OPTIMIZED_MATMUL",
+    },
+    "103_dynamic_optimized_quant_matmul_per_token_basic": {
+        "args": ["256", "512", "1024", "0", "1", "0"],
+        "option": "COMPILE_DYNAMIC_QBMM_OPTIMIZED_MATMUL",
+    },
 }
 # What an example prints when its own check passes / fails.
 PASSED = re.compile(r"Compare success|compare success|Precision check passed|\bpassed\b", re.I)
@@ -142,15 +150,39 @@ def prefix_env(prefix: Path):
     return dict(item.split("=", 1) for item in out.decode().split("\0") if "=" in item)
 
 
-def configure(catlass: Path, bdir: Path, env) -> str:
+def configure(catlass: Path, bdir: Path, env, options=()) -> str:
     if (bdir / "CMakeCache.txt").exists():
         return ""
     rc, out = shell(
         ["cmake", "-S", str(catlass), "-B", str(bdir), "-DCATLASS_ARCH=2201", "-DCMAKE_BUILD_TYPE=Release"]
+        + [f"-D{option}=ON" for option in options]
         + (["-G", "Ninja"] if shutil.which("ninja") else []),
         env,
     )
     return "" if rc == 0 else "CMake configure failed: " + first_error(out)
+
+
+def source_copy(catlass: Path, dst: Path) -> Path:
+    """A copy of the checkout's tracked files, for the examples whose configure writes into the
+    source tree (the checkout itself stays unchanged). Refreshed when the checkout's commit moves."""
+    head = subprocess.run(["git", "-C", str(catlass), "rev-parse", "HEAD"], capture_output=True, text=True)
+    stamp = (head.stdout.strip() or "untracked") + "\n"
+    if (dst / ".catlass-commit").exists() and (dst / ".catlass-commit").read_text() == stamp:
+        return dst
+    shutil.rmtree(dst, ignore_errors=True)
+    listed = subprocess.run(["git", "-C", str(catlass), "ls-files", "-z"], capture_output=True)
+    files = [f for f in listed.stdout.decode().split("\0") if f] if listed.returncode == 0 else []
+    if files:
+        for rel in files:
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            if (catlass / rel).is_dir():  # a submodule
+                shutil.copytree(catlass / rel, dst / rel, ignore=shutil.ignore_patterns(".git"), dirs_exist_ok=True)
+            else:
+                shutil.copy2(catlass / rel, dst / rel)
+    else:
+        shutil.copytree(catlass, dst, ignore=shutil.ignore_patterns(".git"))
+    (dst / ".catlass-commit").write_text(stamp)
+    return dst
 
 
 def run_example(name, catlass, bdir, work, env, jobs):
@@ -170,6 +202,11 @@ def run_example(name, catlass, bdir, work, env, jobs):
     if exe is None:
         rec["reason"] = f"build: no executable {name} under {bdir}"
         return rec
+    # The example's own shared libraries (no RPATH in a Release build: the READMEs export
+    # LD_LIBRARY_PATH, and so does the runner).
+    libdirs = sorted({str(p.parent) for p in exe.parent.glob("lib*.so")})
+    if libdirs:
+        env = dict(env, LD_LIBRARY_PATH=":".join(libdirs + [env.get("LD_LIBRARY_PATH", "")]))
     data_dir = layout / "examples" / name
     data_dir.mkdir(parents=True)
     if "gen" in recipe:
@@ -245,13 +282,20 @@ def main(argv=None):
     bdir = args.build_dir.resolve() / "build"
     work = args.build_dir.resolve() / "run"
     work.mkdir(parents=True, exist_ok=True)
-    failure = configure(catlass, bdir, env)
+    plain = [n for n in selected if "option" not in RECIPES.get(n, {})]
+    options = [RECIPES[n]["option"] for n in selected if n not in plain]
+    failure = configure(catlass, bdir, env) if plain else ""
+    if options:  # a second tree, configured from a copy with every such option on
+        generated = source_copy(catlass, args.build_dir.resolve() / "src")
+        gbdir = args.build_dir.resolve() / "build-generated"
+        gfailure = configure(generated, gbdir, env, sorted(options))
     results = []
     for name in selected:
-        if failure:
-            rec = {"example": name, "status": "FAIL", "reason": failure, "launches": []}
+        tree, why = (bdir, failure) if name in plain else (gbdir, gfailure)
+        if why:
+            rec = {"example": name, "status": "FAIL", "reason": why, "launches": []}
         else:
-            rec = run_example(name, catlass, bdir, work, env, args.jobs)
+            rec = run_example(name, catlass, tree, work, env, args.jobs)
         results.append(rec)
         print(f"{rec['status']} {name} {rec['reason']}", flush=True)
     passed = sum(r["status"] == "PASS" for r in results)

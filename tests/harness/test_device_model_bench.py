@@ -43,3 +43,18 @@ def test_device_model_help_is_whole():
     text = " ".join(res.stdout.split())
     assert "not a measurement" in text and "--ops NAMES" in text and "--plot PLOT" in text
     assert "--only" in text  # the old spelling still works
+
+
+def test_device_model_sweep_prints_goal_lines_and_the_summary():
+    res = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks/device_model.py"), "--sweep", "--only", "B4_N64/1_S8K"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    lines = res.stdout.splitlines()
+    sweep = [l for l in lines if l.startswith("[SWEEP]")]
+    assert len(sweep) == 1 and "decode" in sweep[0] and "of HBM" in sweep[0] and "goal 80.0" in sweep[0]
+    assert "bound " in sweep[0] and "modelled_us" in sweep[0]
+    assert lines[-1] in ("sweep: 0/1 shapes at goal", "sweep: 1/1 shapes at goal")

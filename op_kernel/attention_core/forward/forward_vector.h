@@ -5,7 +5,7 @@
 // and at the end of the unit normalises, casts and writes its rows in the output layout. The
 // key blocks of all the core's units form one stream (Process), as on the cube.
 //
-// Lazy P.V (ForwardParams::lazyO; forward_cube.h, forward_params.h): the softmax reference max of
+// Lazy P.V (LAZY_PV, the tiling key's mode; forward_cube.h, forward_params.h): the reference max of
 // the rows (mOld_) moves only when some row's block max exceeds it by more than
 // LAZY_RESCALE_TAU; the core posts that decision per block ("rescaled" word), P is
 // exp(S - reference) <= 256, and the cube writes its P.V sum out only after such a block or at
@@ -18,15 +18,17 @@
 #include "policies.h"
 #include "../common/sync.h"
 #include "../common/float_cast.h"
+#include "../common/nz_handoff.h"
 #include "../common/row_ops.h"
 #include "forward_layout.h"
+#include "kv_nz.h"
 
 namespace AttentionCore {
 
-template <typename T, class Variant> class ForwardVector {
+template <typename T, class Variant, bool LAZY_PV> class ForwardVector {
 public:
-    template <class Tiling>
-    __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const ForwardTensors &t)
+    template <class Tiling, class GmTensors>
+    __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const GmTensors &t)
     {
         const ForwardParams *p = &tiling.params;
         p_ = p;
@@ -42,6 +44,7 @@ public:
         }
 
         core_ = AscendC::GetBlockIdx() / 2;  // MIX 1:2: vector cores 2b and 2b+1 serve cube b
+        kvNz_.Init(p, t.key, t.value, t.workspace);
         sub_ = AscendC::GetSubBlockIdx();
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
@@ -49,7 +52,6 @@ public:
         wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP)));
         ctrl_.SetGlobalBuffer(
             reinterpret_cast<__gm__ int32_t *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) + O_SLOTS * p->wsSlotO));
-        lazy_ = p->lazyO != 0;
 
         const uint32_t r = p->rowsPerVec;
         const uint32_t c = p->blockKv;
@@ -98,9 +100,14 @@ public:
         // block (P load, P.V, Fixpipe) and of a unit's final sum overlap the softmax of the next
         // blocks, also the next unit's, instead of stalling this core. A unit keeps its softmax
         // statistics in its own set until it is finished (at most WS_SLOTS units are in flight).
-        if (mask_.HasPrepass()) {  // the mask summary first (the accumulator is free scratch)
+        if (kvNz_.On()) {  // K/V in Nz order for the cube (the accumulator and tmp are free scratch)
+            kvNz_.Prepare(accBuf_.Get<T>(), tmpBuf_.Get<T>(), AscendC::GetBlockIdx(), p_->usedCores * 2);
+        }
+        if constexpr (Variant::Mask::HasPrepass()) {  // the mask summary (the accumulator is free scratch)
             mask_.Prepare(accBuf_.Get<uint8_t>(), p_->rowsPerVec * p_->headDimAlign * 4, AscendC::GetBlockIdx(),
                           p_->usedCores * 2);
+        }
+        if (Variant::Mask::HasPrepass() || kvNz_.On()) {
             AscendC::SyncAll<false>();
         }
         for (uint32_t b = 0; b < sBufs_; ++b) {  // every S buffer starts free
@@ -288,7 +295,7 @@ private:
             }
         }
         rescaled_[slot] = rescaled;
-        if (lazy_) {
+        if constexpr (LAZY_PV) {
             WriteCtrl(ctrl_, CtrlRescaled(slot, sub_), rescaled ? 1 : 0);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagPReady(slot));
@@ -331,7 +338,7 @@ private:
         AscendC::Max(mNew, mOld, rowTmp_, static_cast<int32_t>(rows));
         AscendC::PipeBarrier<PIPE_V>();
         bool rescale = true;
-        if (lazy_) {
+        if constexpr (LAZY_PV) {
             AscendC::Max(mTrue, mTrue, rowTmp_, static_cast<int32_t>(rows));
             rescale = Moved(mNew, mOld, rows);
         }
@@ -362,13 +369,27 @@ private:
         softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, row0, rows, blk.k0, blk.cols, c);
 
         const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
+        const AscendC::GlobalTensor<T> pSlot = wsP_[slot * (p_->wsSlotP / sizeof(T))];
+        if constexpr (NzHandoff<T>::ENABLED) {  // P in the cube's Nz order (nz_handoff.h)
+            const AscendC::LocalTensor<T> pNd = tmpBuf_.Get<T>();
+            CastFromFloat(pNd, s_, count);
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
+            AscendC::PipeBarrier<PIPE_V>();
+            if (!scoreScratch && !maskScratch) {
+                PipeSync<AscendC::HardEvent::MTE3_V>();
+            }
+            NzHandoff<T>::Arrange(pOut, pNd, rows, c);
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+            NzHandoff<T>::Store(pSlot, pOut, rowOff + h0, rows, c, p_->blockQ);
+            return rescale;
+        }
         if (!scoreScratch && !maskScratch) {
             PipeSync<AscendC::HardEvent::MTE3_V>();
         }
         CastFromFloat(pOut, s_, count);
         AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
         PipeSync<AscendC::HardEvent::V_MTE3>();
-        AscendC::DataCopy(wsP_[slot * (p_->wsSlotP / sizeof(T)) + (rowOff + h0) * c], pOut, count);
+        AscendC::DataCopy(pSlot[(rowOff + h0) * c], pOut, count);
         return rescale;
     }
 
@@ -396,20 +417,19 @@ private:
         if (rows == 0) {
             return;
         }
-        if (lazy_ && ReadCtrl(ctrl_, CtrlFlushed(slot)) == 0) {
-            return;
-        }
-        if (lazy_) {
-            AddSlot(rowOff, rows, slot);
-            if (rescaled_[slot]) {
-                BroadcastRows(bcast_, alpha_[slot], rows);
-                ScaleRows(acc_, rows);
+        if constexpr (LAZY_PV) {
+            if (ReadCtrl(ctrl_, CtrlFlushed(slot)) != 0) {
+                AddSlot(rowOff, rows, slot);
+                if (rescaled_[slot]) {
+                    BroadcastRows(bcast_, alpha_[slot], rows);
+                    ScaleRows(acc_, rows);
+                }
             }
-            return;
+        } else {
+            BroadcastRows(bcast_, alpha_[slot], rows);
+            ScaleRows(acc_, rows);
+            AddSlot(rowOff, rows, slot);
         }
-        BroadcastRows(bcast_, alpha_[slot], rows);
-        ScaleRows(acc_, rows);
-        AddSlot(rowOff, rows, slot);
     }
 
     // Lazy P.V: O += the unit's final sum (the cube's last write-out, in the final O slot,
@@ -452,10 +472,12 @@ private:
     __aicore__ inline void FinishRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows, uint32_t blocks,
                                       uint32_t lastSlot)
     {
-        if (lazy_ && blocks > 0) {
-            AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the unit's final P.V sum
-            if (rows != 0) {
-                AddFinalSum(rowOff, rows, lastSlot);
+        if constexpr (LAZY_PV) {
+            if (blocks > 0) {
+                AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the unit's final P.V sum
+                if (rows != 0) {
+                    AddFinalSum(rowOff, rows, lastSlot);
+                }
             }
         }
         if (rows == 0) {
@@ -466,7 +488,7 @@ private:
             return;  // split-KV decode: a combine pass normalises and writes
         }
         // Lazy P.V: the statistics are reported against the true max (sum * exp(ref - max)).
-        const bool trueStats = lazy_ && p_->hasSoftmaxStats != 0;
+        const bool trueStats = LAZY_PV && p_->hasSoftmaxStats != 0;
         if (trueStats) {
             AscendC::Sub(rowTmp_, mOld_, mTrue_, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
@@ -573,6 +595,7 @@ private:
     AscendC::GlobalTensor<float> statMax_, statSum_;
     AscendC::GlobalTensor<float> wsS_;
     AscendC::GlobalTensor<T> wsP_;
+    KvNz<T> kvNz_;
     AscendC::GlobalTensor<float> wsO_;
 
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, tmpBuf_, pBuf_, maskBuf_, accBuf_, partBuf_, statBuf_, bcastBuf_;
@@ -588,7 +611,6 @@ private:
     bool blockLast_[WS_SLOTS];
     uint64_t issued_ = 0, retired_ = 0, unitsSeen_ = 0;  // stream blocks softmaxed / folded; units decoded
     AscendC::GlobalTensor<int32_t> ctrl_;
-    bool lazy_ = false;
     bool rescaled_[WS_SLOTS];                      // per slot: whether this core moved its reference at that block
     AscendC::LocalTensor<float> alpha_[WS_SLOTS];  // per workspace slot: its block's rescale factor
 };

@@ -53,6 +53,8 @@ int main()
                         p.sChunk, p.vecRows, p.vecSBufs);
             std::printf("\"maskSummary\": %u, \"summaryCols\": %u, \"summaryPitch\": %u, \"wsMaskSummary\": %llu, ",
                         m.maskSummary, m.summaryCols, m.summaryPitch, (unsigned long long)m.wsMaskSummary);
+            std::printf("\"kvNz\": %u, \"kvNzRows\": %u, \"kvNzChunk\": %u, \"kvNzOffset\": %llu, ", p.kvNz, p.kvNzRows,
+                        p.kvNzChunk, (unsigned long long)p.kvNzOffset);
             std::printf("\"starts\": [");
             for (uint32_t c = 0; c <= p.usedCores; ++c)
                 std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);

@@ -5,6 +5,7 @@
 //   host_api_probe platform  -> PlatformAscendC numbers of the current SoC as JSON
 //   host_api_probe optiling  -> IMPL_OP_OPTILING(X).Tiling(f) registers f for X: "ok <n> checks"
 //   host_api_probe malloc    -> aclrtMalloc's page rounding is the only slack: "ok <n> checks"
+//   host_api_probe fp16      -> op::fp16_t arithmetic rounds each result to half: "ok <n> checks"
 // CANN's CPU-debug samples test this before including tikicpulib.h: linking ascendc_emu must define it.
 #if !defined(ASCENDC_CPU_DEBUG) || ASCENDC_CPU_DEBUG != 1
 #error "the ascendc_emu target must define ASCENDC_CPU_DEBUG=1 for its consumers"
@@ -17,6 +18,7 @@
 
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
+#include "aclnn/opdev/fp16_t.h"
 #include "emu/device_memory.h"
 #include "emu/log.h"
 #include "emu/op_registry.h"
@@ -455,6 +457,31 @@ int ProbeMalloc()
     return g_failures == 0 ? 0 : 1;
 }
 
+// A host golden of a dequant, (b + zeroPoint) * scale in fp16_t, rounds after the add and after
+// the multiply, as the vector unit's Adds then Muls do: 2 + 0.1 is 2.099609375 in half, times 1.5
+// is 3.1484375; one rounding of the float result would give 3.150390625.
+int ProbeFp16()
+{
+    using op::fp16_t;
+    const fp16_t b = 2, zero = 0.1, scale = 1.5;
+    CHECK(float(b + zero) == 2.099609375f);
+    CHECK(float((b + zero) * scale) == 3.1484375f);
+    CHECK(float(fp16_t((2.0f + float(zero)) * float(scale))) == 3.150390625f);
+    CHECK(float(fp16_t(2048) + fp16_t(1)) == 2048.0f);  // tie to even
+    CHECK(float(fp16_t(2048) + fp16_t(3)) == 2052.0f);
+    CHECK(float(fp16_t(1) / fp16_t(3)) == 0.333251953125f);
+    CHECK(float(fp16_t(60000) * fp16_t(2)) == INFINITY);
+    fp16_t acc = 1;
+    acc -= fp16_t(0.25);
+    acc *= fp16_t(4);
+    acc /= fp16_t(2);
+    acc += fp16_t(0.5);
+    CHECK(float(acc) == 2.0f);
+    CHECK(fp16_t(-5).toDouble() == -5.0);
+    std::printf("ok %d checks\n", g_checks);
+    return g_failures == 0 ? 0 : 1;
+}
+
 int PrintPlatform()
 {
     fe::PlatFormInfos infos;  // empty name: the emulator's current SoC
@@ -484,6 +511,7 @@ int main(int argc, char **argv)
     if (mode == "platform") return PrintPlatform();
     if (mode == "optiling") return ProbeOptiling();
     if (mode == "malloc") return ProbeMalloc();
-    std::fprintf(stderr, "usage: %s tiling|platform|optiling|malloc\n", argv[0]);
+    if (mode == "fp16") return ProbeFp16();
+    std::fprintf(stderr, "usage: %s tiling|platform|optiling|malloc|fp16\n", argv[0]);
     return 2;
 }
