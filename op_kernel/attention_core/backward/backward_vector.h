@@ -459,11 +459,11 @@ private:
                 CastFromFloat(nd, s_, count);
                 CastFromFloat(nd[count], dp_, count);
                 AscendC::PipeBarrier<PIPE_V>();
-                NzHandoff<T>::Arrange(pOut, nd, mine, c);
-                NzHandoff<T>::Arrange(dsOut, nd[count], mine, c);
+                NzHandoff<T>::Arrange(pOut, nd, mine, bk, c);  // the slot's blockKv of the tile's tileKv columns
+                NzHandoff<T>::Arrange(dsOut, nd[count], mine, bk, c);
                 PipeSync<AscendC::HardEvent::V_MTE3>();
-                NzHandoff<T>::Store(wsP_[tSlot], pOut, rowOff, mine, c, p_->blockQ);
-                NzHandoff<T>::Store(wsDs_[tSlot], dsOut, rowOff, mine, c, p_->blockQ);
+                NzHandoff<T>::Store(wsP_[tSlot], pOut, rowOff, mine, bk, p_->blockQ);
+                NzHandoff<T>::Store(wsDs_[tSlot], dsOut, rowOff, mine, bk, p_->blockQ);
             } else {
                 CastFromFloat(pOut, s_, count);
                 CastFromFloat(dsOut, dp_, count);

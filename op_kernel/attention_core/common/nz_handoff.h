@@ -14,19 +14,19 @@ template <typename T> struct NzHandoff {
     static constexpr uint32_t C0 = 16;      // elements per 32-byte block
     static constexpr uint32_t LANES = 128;  // 16-bit elements per Copy repeat (8 blocks)
 
-    // rows x cols in UB (row pitch cols, a multiple of 16) -> nz: column block j holds the
-    // rows' elements [16 j, 16 j + 16), `rows` rows apart. One Copy per LANES columns, one
-    // repeat per row (rows <= 255).
+    // rows x cols in UB (row pitch `pitch`, default cols; both multiples of 16) -> nz: column
+    // block j holds the rows' elements [16 j, 16 j + 16), `rows` rows apart. One Copy per LANES
+    // columns, one repeat per row (rows <= 255).
     __aicore__ inline static void Arrange(const AscendC::LocalTensor<T> &nz, const AscendC::LocalTensor<T> &nd,
-                                          uint32_t rows, uint32_t cols)
+                                          uint32_t rows, uint32_t cols, uint32_t pitch = 0)
     {
         const AscendC::LocalTensor<uint16_t> dst = nz.template ReinterpretCast<uint16_t>();
         const AscendC::LocalTensor<uint16_t> src = nd.template ReinterpretCast<uint16_t>();
+        const uint16_t srcRepeat = static_cast<uint16_t>((pitch == 0 ? cols : pitch) / C0);
         for (uint32_t k0 = 0; k0 < cols; k0 += LANES) {
             const uint32_t lanes = cols - k0 < LANES ? cols - k0 : LANES;
-            AscendC::Copy(
-                dst[k0 * rows], src[k0], lanes, static_cast<uint8_t>(rows),
-                AscendC::CopyRepeatParams(static_cast<uint16_t>(rows), 1, 1, static_cast<uint16_t>(cols / C0)));
+            AscendC::Copy(dst[k0 * rows], src[k0], lanes, static_cast<uint8_t>(rows),
+                          AscendC::CopyRepeatParams(static_cast<uint16_t>(rows), 1, 1, srcRepeat));
         }
     }
 
