@@ -39,8 +39,8 @@ namespace AttentionCore {
 
 template <typename T, class Variant, bool LAZY_PV> class ForwardCube {
 public:
-    template <class Tiling>
-    __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const ForwardTensors &t)
+    template <class Tiling, class GmTensors>
+    __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const GmTensors &t)
     {
         const ForwardParams *p = &tiling.params;
         p_ = p;
