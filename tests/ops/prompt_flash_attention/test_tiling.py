@@ -1,4 +1,4 @@
-"""The forward-core planning (op_host/common/forward_tiling.cpp) on its own: block sizes fit
+"""The forward-core planning (op_host/common/tiling/forward_tiling.cpp) on its own: block sizes fit
 the UB/L1/L0 budget, the work split covers every unit once in contiguous per-core ranges,
 causal work spreads over all cores, and the plan is deterministic."""
 
@@ -29,7 +29,7 @@ def plan(tmp_path_factory):
             f"-I{ROOT / 'op_kernel'}",
             f"-I{ROOT}",
             str(Path(__file__).with_name("tiling_driver.cpp")),
-            str(ROOT / "op_host/common/forward_tiling.cpp"),
+            str(ROOT / "op_host/common/tiling/forward_tiling.cpp"),
             "-o",
             str(exe),
         ],

@@ -1,4 +1,4 @@
-// Test driver of the forward-core planning (op_host/common/forward_tiling.cpp), pure host
+// Test driver of the forward-core planning (op_host/common/tiling/forward_tiling.cpp), pure host
 // code: reads one problem per line from stdin
 //   B N Nkv Sq Skv D hasMask pre next ubBytes aicNum
 // and prints one JSON object per line with the planned ForwardParams fields the tests check.
@@ -6,7 +6,7 @@
 #include <iostream>
 #include <string>
 
-#include "common/forward_tiling.h"
+#include "common/tiling/forward_tiling.h"
 
 int main()
 {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "../../op_kernel/attention_core/common/sparse_mode.h"
+#include "../../../op_kernel/attention_core/common/sparse_mode.h"
 
 namespace fa_host {
 

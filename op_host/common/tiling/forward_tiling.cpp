@@ -1,7 +1,7 @@
 #include "forward_tiling.h"
 
 #include "cost_rates.h"
-#include "../../op_kernel/attention_core/forward/forward_layout.h"
+#include "../../../op_kernel/attention_core/forward/forward_layout.h"
 
 #include <algorithm>
 #include <cstring>

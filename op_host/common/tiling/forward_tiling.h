@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../../op_kernel/attention_core/forward/forward_params.h"
+#include "../../../op_kernel/attention_core/forward/forward_params.h"
 
 namespace fa_host {
 
