@@ -1,9 +1,9 @@
-// A 16-bit matrix the vector cores hand to the cube through a GM slot (the forward's P), in the
-// cube's Nz order: column blocks of 16 elements, `slotRows` rows each. The cube then stages it
-// in L1 with one plain copy instead of an Nd2Nz that converts every row on the way (a row cost
-// the hardware pays per converted row, docs/performance.md "Calibration"); the vector cores pay
-// one Copy per row (a 32-byte block stride) in UB. 32-bit hand-offs keep their Nd2Nz
-// (CubeTiles<float> stages Zz tiles).
+// A 16-bit matrix the vector cores hand to the cube through a GM slot (P; the backward's P and
+// dS; K/V staged by kv_nz.h) in the cube's Nz order: column blocks of 16 elements, `slotRows`
+// rows each. The cube then stages it in L1 with one plain copy instead of an Nd2Nz that
+// converts every row on the way (a cost per converted row, docs/performance.md "Calibration");
+// the vector cores pay one Copy per row (a 32-byte block stride) in UB. 32-bit hand-offs keep
+// their Nd2Nz (CubeTiles<float> stages Zz tiles).
 #pragma once
 #include "kernel_operator.h"
 
