@@ -283,12 +283,11 @@ def main(argv=None):
     work = args.build_dir.resolve() / "run"
     work.mkdir(parents=True, exist_ok=True)
     plain = [n for n in selected if "option" not in RECIPES.get(n, {})]
-    options = [RECIPES[n]["option"] for n in selected if n not in plain]
     failure = configure(catlass, bdir, env) if plain else ""
-    if options:  # a second tree, configured from a copy with every such option on
+    if len(plain) < len(selected):  # a second tree, configured from a copy with every such option on
         generated = source_copy(catlass, args.build_dir.resolve() / "src")
         gbdir = args.build_dir.resolve() / "build-generated"
-        gfailure = configure(generated, gbdir, env, sorted(options))
+        gfailure = configure(generated, gbdir, env, sorted(r["option"] for r in RECIPES.values() if "option" in r))
     results = []
     for name in selected:
         tree, why = (bdir, failure) if name in plain else (gbdir, gfailure)

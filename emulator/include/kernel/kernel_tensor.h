@@ -167,7 +167,7 @@ public:
         size_ = 0;
     }
     const __gm__ T *GetPhyAddr() const { return addr_; }
-    __gm__ T *GetPhyAddr(const uint64_t offset) const { return addr_ + offset; }
+    __gm__ T *GetPhyAddr(const uint64_t offset) const { return At("GlobalTensor::GetPhyAddr", offset); }
     T GetValue(const uint64_t offset) const
     {
         emu::CheckGm("GlobalTensor::GetValue", "element", addr_ + offset, sizeof(T));
@@ -189,12 +189,22 @@ public:
     GlobalTensor operator[](const uint64_t offset) const
     {
         GlobalTensor r(*this);
-        r.addr_ = addr_ + offset;
+        r.addr_ = At("GlobalTensor::operator[]", offset);
         return r;
     }
     template <CacheRwMode rwMode = CacheRwMode::RW> void SetL2CacheHint(CacheMode) {}
 
 private:
+    // Element `offset` of the buffer: int4b_t packs two elements per byte, so an offset moves
+    // offset / 2 bytes and an odd one, which names the high half of a byte, is not an address.
+    __gm__ T *At(const char *api, uint64_t offset) const
+    {
+        if (SizeOfBits<T>::value < 8) {
+            if (offset % 2 != 0) emu::Fail(api, "int4b_t offset %llu is odd (two elements per byte)", (unsigned long long)offset);
+            return reinterpret_cast<__gm__ T *>(reinterpret_cast<__gm__ uint8_t *>(addr_) + offset / 2);
+        }
+        return addr_ + offset;
+    }
     __gm__ T *addr_ = nullptr;
     uint64_t size_ = 0;
 };

@@ -397,6 +397,51 @@ static void data_copy_pad()
     GmFree(gm);
 }
 
+// int4b_t: two elements per byte, element 2j in the low nibble. A GlobalTensor offset counts
+// elements (g[64] is byte 32), DataCopy's count too (64 elements = 32 bytes), and Cast to half
+// reads nibbles, sign-extended.
+static void int4_copy_cast()
+{
+    auto *gm = static_cast<uint8_t *>(GmAlloc(64));
+    for (int i = 0; i < 64; ++i) gm[i] = static_cast<uint8_t>((i % 16) | ((15 - i % 16) << 4));
+    Run(emu::CoreMix::AIV_ONLY, 1, [gm] {
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 4096);
+        LocalTensor<int4b_t> q = buf.Get<int4b_t>();
+        LocalTensor<half> h = buf.Get<half>()[512];
+        GlobalTensor<int4b_t> g;
+        g.SetGlobalBuffer(reinterpret_cast<__gm__ int4b_t *>(gm), 128);
+        EXPECT(q.GetSize() == 8192, "a 4096-byte int4b_t tensor holds %u elements", q.GetSize());
+        DataCopy(q, g[64], 64);  // bytes 32..63
+        Duplicate(h, half(99.0f), 256);
+        Cast(h, q, RoundMode::CAST_NONE, 100);  // counter mode: 100 of the 128 lanes of one repeat
+        for (int j = 0; j < 32; ++j) {
+            const int lo = (32 + j) % 16, hi = 15 - lo;
+            const float wantLo = float(lo >= 8 ? lo - 16 : lo), wantHi = float(hi >= 8 ? hi - 16 : hi);
+            if (2 * j + 1 < 100)
+                EXPECT(float(h.GetValue(2 * j)) == wantLo && float(h.GetValue(2 * j + 1)) == wantHi,
+                       "byte %d: %g %g, want %g %g", 32 + j, float(h.GetValue(2 * j)), float(h.GetValue(2 * j + 1)),
+                       wantLo, wantHi);
+        }
+        EXPECT(float(h.GetValue(100)) == 99.0f, "lane 100 is past the count: %g", float(h.GetValue(100)));
+        DataCopy(q, g, 128);  // the whole 64 bytes
+        Cast(h, q, RoundMode::CAST_NONE, 128);
+        EXPECT(float(h.GetValue(126)) == -1.0f && float(h.GetValue(127)) == 0.0f, "byte 63 (0x0f): %g %g",
+               float(h.GetValue(126)), float(h.GetValue(127)));
+    });
+    GmFree(gm);
+}
+static void misuse_int4_odd_offset()
+{
+    auto *gm = static_cast<uint8_t *>(GmAlloc(64));
+    Run(emu::CoreMix::AIV_ONLY, 1, [gm] {
+        GlobalTensor<int4b_t> g;
+        g.SetGlobalBuffer(reinterpret_cast<__gm__ int4b_t *>(gm), 128);
+        (void)g[3];
+    });
+}
+
 // ListTensorDesc over the block the op runner builds for a tensor-list input: header word,
 // per-tensor (dimNum | index << 32) + dims, then the data pointers.
 static void list_tensor_desc()
@@ -1078,6 +1123,8 @@ int main(int argc, char **argv)
         {"sort_extract", sort_extract},
         {"misuse_sort_nan", misuse_sort_nan},
         {"data_copy_pad", data_copy_pad},
+        {"int4_copy_cast", int4_copy_cast},
+        {"misuse_int4_odd_offset", misuse_int4_odd_offset},
         {"cube_fractal_layouts", cube_fractal_layouts},
         {"cube_transpose_b32", cube_transpose_b32},
         {"cube_transpose_b8", cube_transpose_b8},

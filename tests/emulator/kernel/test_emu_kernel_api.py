@@ -20,6 +20,7 @@ SEMANTIC_CASES = [
     "brcb_copy",
     "sort_extract",
     "data_copy_pad",
+    "int4_copy_cast",
     "cube_fractal_layouts",
     "cross_core_pingpong",
     "sync_all",
@@ -44,6 +45,7 @@ MISUSE_CASES = {
         "Mmad on aic0",
         "L0C+0 still holds a Mmad result no Fixpipe with unitFlag 3 has read out",
     ],
+    "misuse_int4_odd_offset": ["GlobalTensor::operator[] on aiv0.0", "int4b_t offset 3 is odd"],
     "misuse_sparse_load": ["LoadDataWithSparse on aic0", "not implemented by the emulator"],
     "misuse_nd2nz_rows_without_stride": [
         "DataCopy(GM->L1, Nd2NzParams) on aic0",
