@@ -292,7 +292,7 @@ struct Load3dGeom {
 void LoadData3D(const char *api, LocalRef dst, LocalRef src, int elemBytes, const Load3dGeom &g);
 void LoadData2D(const char *api, LocalRef dst, const void *src, int srcBuf, uint64_t srcBytes, int elemBytes,
                 const AscendC::LoadData2DParams &p);
-void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBuf, uint64_t srcBytes, int elemBytes,
+void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBuf, uint64_t srcBytes, int elemBits,
                        const AscendC::LoadData2dTransposeParams &p);
 // `bias` (a float vector in the bias table, or null): C starts from bias[column] instead of 0 or L0C.
 void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, const AscendC::MmadParams &p,
@@ -322,7 +322,7 @@ template <typename T>
 void LoadDataWithTranspose(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LoadData2dTransposeParams &p)
 {
     emu::LoadDataTranspose("LoadDataWithTranspose", emu::Ref(dst), src.EmuAddr(), static_cast<int>(src.EmuBuf()),
-                           src.EmuBytes(), sizeof(T), p);
+                           src.EmuBytes(), SizeOfBits<T>::value, p);
 }
 
 // LoadData 3D v2: the feature map and pad value from the parameters or, per defaultConfig, from

@@ -25,13 +25,25 @@ const char *PositionName(TPosition p);
 }  // namespace AscendC
 
 namespace emu {
-// What LocalTensor::GetPhyAddr returns: the element pointer of CANN's CPU twin and, with an
-// integer byte offset added in front (`bytes + t.GetPhyAddr()`), the integer address an NPU build
-// returns, so kernels that build address lists that way (TransDataTo5HD) run unchanged.
+// What LocalTensor::GetPhyAddr returns: the element pointer of CANN's CPU twin (`T *p =
+// t.GetPhyAddr()`) and, in integer arithmetic (`t.GetPhyAddr() + bytes`, `bytes + t.GetPhyAddr()`,
+// `(uint64_t)t.GetPhyAddr()`), the integer byte address an NPU build returns (the prototype is
+// `uint64_t GetPhyAddr() const`), so kernels that build address lists that way (TransDataTo5HD)
+// run unchanged.
 template <class T> struct PhyAddr {
     T *p;
     operator T *() const { return p; }
-    friend uint64_t operator+(uint64_t bytes, PhyAddr a) { return bytes + reinterpret_cast<uintptr_t>(a.p); }
+    explicit operator uint64_t() const { return reinterpret_cast<uintptr_t>(p); }
+    template <class I, class = typename std::enable_if<std::is_integral<I>::value>::type>
+    friend uint64_t operator+(I bytes, PhyAddr a)
+    {
+        return static_cast<uint64_t>(bytes) + reinterpret_cast<uintptr_t>(a.p);
+    }
+    template <class I, class = typename std::enable_if<std::is_integral<I>::value>::type>
+    friend uint64_t operator+(PhyAddr a, I bytes)
+    {
+        return reinterpret_cast<uintptr_t>(a.p) + static_cast<uint64_t>(bytes);
+    }
 };
 }  // namespace emu
 

@@ -397,6 +397,57 @@ static void data_copy_pad()
     GmFree(gm);
 }
 
+// The same for int4b_t, two elements per byte: a 64 x 64 square is four 16 x 64 fractals, and
+// LoadDataWithTranspose turns it into four transposed ones; Mmad multiplies nibbles.
+static int Nibble(const uint8_t *p, int e)
+{
+    const int v = (p[e / 2] >> (e % 2 * 4)) & 0xf;
+    return v >= 8 ? v - 16 : v;
+}
+static void cube_transpose_b4()
+{
+    auto *x = static_cast<uint8_t *>(GmAlloc(2048));
+    auto *y = static_cast<uint8_t *>(GmAlloc(2048));
+    auto *c = static_cast<int32_t *>(GmAlloc(4096 * 4));
+    for (int i = 0; i < 2048; ++i) x[i] = static_cast<uint8_t>((i * 5 + i / 7) % 256);
+    for (int i = 0; i < 2048; ++i) y[i] = static_cast<uint8_t>((i * 11 + 3) % 256);
+    Run(emu::CoreMix::AIC_ONLY, 1, [=] {
+        TPipe pipe;
+        TBuf<TPosition::A1> xb, yb;
+        TBuf<TPosition::A2> a2b;
+        TBuf<TPosition::B2> b2b;
+        TBuf<TPosition::CO1> cb;
+        pipe.InitBuffer(xb, 2048);
+        pipe.InitBuffer(yb, 2048);
+        pipe.InitBuffer(a2b, 2048);
+        pipe.InitBuffer(b2b, 2048);
+        pipe.InitBuffer(cb, 4096 * 4);
+        GlobalTensor<int4b_t> xg, yg;
+        GlobalTensor<int32_t> cg;
+        xg.SetGlobalBuffer(reinterpret_cast<__gm__ int4b_t *>(x), 4096);
+        yg.SetGlobalBuffer(reinterpret_cast<__gm__ int4b_t *>(y), 4096);
+        cg.SetGlobalBuffer(c, 4096);
+        LocalTensor<int4b_t> x1 = xb.Get<int4b_t>(), y1 = yb.Get<int4b_t>();
+        DataCopy(x1, xg, 4096);
+        DataCopy(y1, yg, 4096);
+        LoadDataWithTranspose(a2b.Get<int4b_t>(), y1, LoadData2dTransposeParams(0, 1, 1, 0, 0));
+        LoadDataWithTranspose(b2b.Get<int4b_t>(), x1, LoadData2dTransposeParams(0, 1, 1, 0, 0));
+        MmadParams mm(64, 64, 64, 0, false, true);
+        Mmad(cb.Get<int32_t>(), a2b.Get<int4b_t>(), b2b.Get<int4b_t>(), mm);
+        FixpipeParamsV220 fix(64, 64, 64, 64, false);
+        Fixpipe(cg, cb.Get<int32_t>(), fix);
+    });
+    for (int i = 0; i < 64; ++i)
+        for (int j = 0; j < 64; ++j) {
+            int32_t s = 0;
+            for (int k = 0; k < 64; ++k) s += Nibble(y, k * 64 + i) * Nibble(x, k * 64 + j);
+            EXPECT(c[i * 64 + j] == s, "C[%d][%d] = %d, want (Y^T X) %d", i, j, c[i * 64 + j], s);
+        }
+    GmFree(x);
+    GmFree(y);
+    GmFree(c);
+}
+
 // int4b_t: two elements per byte, element 2j in the low nibble. A GlobalTensor offset counts
 // elements (g[64] is byte 32), DataCopy's count too (64 elements = 32 bytes), and Cast to half
 // reads nibbles, sign-extended.
@@ -1128,6 +1179,7 @@ int main(int argc, char **argv)
         {"cube_fractal_layouts", cube_fractal_layouts},
         {"cube_transpose_b32", cube_transpose_b32},
         {"cube_transpose_b8", cube_transpose_b8},
+        {"cube_transpose_b4", cube_transpose_b4},
         {"cross_core_pingpong", cross_core_pingpong},
         {"sync_all", sync_all},
         {"identity", identity},

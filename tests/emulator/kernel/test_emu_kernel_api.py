@@ -31,6 +31,7 @@ SEMANTIC_CASES = [
     "list_tensor_desc",
     "cube_transpose_b32",
     "cube_transpose_b8",
+    "cube_transpose_b4",
     "unit_flag_timing",
 ]
 
