@@ -165,7 +165,8 @@ template <typename T> void DataCopy(const LocalTensor<T> &dst, const GlobalTenso
 {
     const uint64_t bytes = static_cast<uint64_t>(count) * SizeOfBits<T>::value / 8;  // int4b_t: 2 per byte
     if (bytes % 32 != 0)
-        emu::Fail("DataCopy(GM->local)", "count %u elements = %llu bytes is not a multiple of 32 bytes (use DataCopyPad)", count,
+        emu::Fail("DataCopy(GM->local)",
+                  "count %u elements = %llu bytes is not a multiple of 32 bytes (use DataCopyPad)", count,
                   (unsigned long long)bytes);
     emu::DmaToLocal("DataCopy(GM->local)", emu::Ref(dst), src.GetPhyAddr(), 1, bytes, bytes, bytes);
 }
@@ -173,7 +174,8 @@ template <typename T> void DataCopy(const GlobalTensor<T> &dst, const LocalTenso
 {
     const uint64_t bytes = static_cast<uint64_t>(count) * SizeOfBits<T>::value / 8;  // int4b_t: 2 per byte
     if (bytes % 32 != 0)
-        emu::Fail("DataCopy(local->GM)", "count %u elements = %llu bytes is not a multiple of 32 bytes (use DataCopyPad)", count,
+        emu::Fail("DataCopy(local->GM)",
+                  "count %u elements = %llu bytes is not a multiple of 32 bytes (use DataCopyPad)", count,
                   (unsigned long long)bytes);
     emu::DmaToGm("DataCopy(local->GM)", dst.GetPhyAddr(0), emu::Ref(src), 1, bytes, bytes, bytes, emu::DT<T>);
 }

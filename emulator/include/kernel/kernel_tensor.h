@@ -212,7 +212,8 @@ private:
     __gm__ T *At(const char *api, uint64_t offset) const
     {
         if (SizeOfBits<T>::value < 8) {
-            if (offset % 2 != 0) emu::Fail(api, "int4b_t offset %llu is odd (two elements per byte)", (unsigned long long)offset);
+            if (offset % 2 != 0)
+                emu::Fail(api, "int4b_t offset %llu is odd (two elements per byte)", (unsigned long long)offset);
             return reinterpret_cast<__gm__ T *>(reinterpret_cast<__gm__ uint8_t *>(addr_) + offset / 2);
         }
         return addr_ + offset;

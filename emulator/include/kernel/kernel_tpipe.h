@@ -122,7 +122,8 @@ public:
                 cursor_ = (i + 1) % static_cast<int>(num_);
                 emu::RaceAcquire(kProducer, &freeSnap_[i]);
                 LocalTensor<T> t;
-                t.EmuSet(reinterpret_cast<T *>(base_ + static_cast<uintptr_t>(i) * len_), static_cast<uint32_t>(len_ * 8ull / SizeOfBits<T>::value), kPos);
+                t.EmuSet(reinterpret_cast<T *>(base_ + static_cast<uintptr_t>(i) * len_),
+                         static_cast<uint32_t>(len_ * 8ull / SizeOfBits<T>::value), kPos);
                 return t;
             }
         }
@@ -163,7 +164,8 @@ public:
         state_[i] = DEQUEUED;
         emu::RaceAcquire(kConsumer, &enqSnap_[i]);
         LocalTensor<T> t;
-        t.EmuSet(reinterpret_cast<T *>(base_ + static_cast<uintptr_t>(i) * len_), static_cast<uint32_t>(len_ * 8ull / SizeOfBits<T>::value), kPos);
+        t.EmuSet(reinterpret_cast<T *>(base_ + static_cast<uintptr_t>(i) * len_),
+                 static_cast<uint32_t>(len_ * 8ull / SizeOfBits<T>::value), kPos);
         return t;
     }
     template <typename T> void DeQue(LocalTensor<T> &t) { t = DeQue<T>(); }
@@ -207,7 +209,10 @@ class TQue : public TQueBind<QueSrcOf(pos), QueDstOf(pos), depth, mask> {
 
 template <TPosition pos = TPosition::LCM> class TBuf : public TQueBindBase {
 public:
-    template <typename T> LocalTensor<T> Get() { return Get<T>(static_cast<uint32_t>(len_ * 8ull / SizeOfBits<T>::value)); }
+    template <typename T> LocalTensor<T> Get()
+    {
+        return Get<T>(static_cast<uint32_t>(len_ * 8ull / SizeOfBits<T>::value));
+    }
     template <typename T> LocalTensor<T> Get(uint32_t len)
     {
         if (!inited_)

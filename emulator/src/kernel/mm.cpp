@@ -176,6 +176,29 @@ void LoadData2D(const char *api, LocalRef dst, const void *src, int srcBuf, uint
     Count(sb == Buf::GM ? Pipe::MTE2 : Pipe::MTE1, n * 512);
 }
 
+void LoadDataSparse(const char *api, LocalRef dst, LocalRef src, LocalRef idx, const AscendC::LoadData2DParams &p)
+{
+    if (p.repeatTimes == 0 || Ctx().mem[dst.buf] == nullptr) return;
+    if (static_cast<Buf>(dst.buf) != Buf::L0B || static_cast<Buf>(src.buf) != Buf::L1 ||
+        static_cast<Buf>(idx.buf) != Buf::L1)
+        Fail(api, "dst must be in B2, src and idx in B1; got %s, %s, %s", BufName(dst.buf), BufName(src.buf),
+             BufName(idx.buf));
+    if (p.ifTranspose) Fail(api, "ifTranspose is not supported by the sparse load");
+    if (p.addrMode != 0) Fail(api, "addrMode 1 is not supported by the sparse load");
+    const uint64_t n = p.repeatTimes;
+    const uint64_t lastSrc = p.startIndex + (n - 1) * p.srcStride;
+    CheckSpan(api, "idx", idx, (lastSrc + 1) * 128, 32);
+    RaceRead(api, Pipe::MTE1, idx.buf, static_cast<const uint8_t *>(idx.p) + p.startIndex * 128ull,
+             (lastSrc + 1 - p.startIndex) * 128);
+    LoadData2D(api, dst, src.p, src.buf, src.bytes, 1, p);
+    if (TimingOnly()) return;
+    const uint64_t at = LocalOffset(Buf::L0B, dst.p);
+    for (uint64_t i = 0; i < n; ++i)
+        std::memcpy(Ctx().sparseIndex + (at + i * (p.dstGap + 1ull) * 512) / 4,
+                    static_cast<const uint8_t *>(idx.p) + (p.startIndex + i * p.srcStride) * 128, 128);
+    Count(Pipe::MTE1, n * 128);
+}
+
 void SetFixQuant(const char *api, LocalRef params)
 {
     if (Ctx().mem[params.buf] == nullptr) return;
@@ -367,9 +390,9 @@ void Fill(const char *api, LocalRef dst, int es, uint64_t bits, uint32_t repeat,
 }
 
 void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, const AscendC::MmadParams &p,
-          const LocalRef *bias)
+          const LocalRef *bias, bool sparse)
 {
-    const char *api = "Mmad";
+    const char *api = sparse ? "MmadWithSparse" : "Mmad";
     if (p.m == 0 || p.n == 0 || p.k == 0 || Ctx().mem[c.buf] == nullptr) return;
     if (static_cast<Buf>(c.buf) != Buf::L0C || static_cast<Buf>(a.buf) != Buf::L0A ||
         static_cast<Buf>(b.buf) != Buf::L0B)
@@ -379,6 +402,9 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
                     (at == DType::F32 && bt == DType::F32);
     const bool i4 = at == DType::I4 && bt == DType::I4;
     const bool i8 = (at == DType::I8 && bt == DType::I8) || i4;
+    if (sparse && !(at == DType::I8 && bt == DType::I8 && ct == DType::I32))
+        Fail(api, "%s x %s -> %s: the sparse matmul is int8_t x int8_t -> int32_t", DTypeName(at), DTypeName(bt),
+             DTypeName(ct));
     if (!((fp && ct == DType::F32) || (i8 && ct == DType::I32)))
         Fail(api, "%s x %s -> %s is not a supported cube type combination on Atlas A2", DTypeName(at), DTypeName(bt),
              DTypeName(ct));
@@ -394,8 +420,10 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
     const uint32_t M1 = (m + 15) / 16, N1 = (n + 15) / 16;
     const uint32_t kAlign = (at == DType::F32 && p.kDirectionAlign) ? 16 : K0;
     const uint32_t K1 = (k + kAlign - 1) / kAlign * kAlign / K0;
+    // The densified filter of MmadWithSparse keeps two of every four K elements.
+    const uint32_t kB = sparse ? (k + 3) / 4 * 2 : k, KB1 = (kB + K0 - 1) / K0;
     CheckSpan(api, "fm (L0A)", a, gemv ? bytesOf(k) : static_cast<uint64_t>(M1) * K1 * 512, 512);
-    CheckSpan(api, "filter (L0B)", b, static_cast<uint64_t>(K1) * N1 * 512, 512);
+    CheckSpan(api, "filter (L0B)", b, static_cast<uint64_t>(KB1) * N1 * 512, 512);
     CheckSpan(api, "dst (L0C)", c, static_cast<uint64_t>(M1) * N1 * 1024, 1024);
     const bool init = p.cmatrixInitVal && !p.isBias && bias == nullptr;
     if (bias != nullptr) {
@@ -406,7 +434,7 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
     const L0cRange unit{cOff, cOff + static_cast<uint64_t>(M1) * N1 * 1024};
     UnitFlagBegin(api, false, p.unitFlag, &unit, 1);
     RaceRead(api, Pipe::M, a.buf, a.p, gemv ? bytesOf(k) : static_cast<uint64_t>(M1) * K1 * 512);
-    RaceRead(api, Pipe::M, b.buf, b.p, static_cast<uint64_t>(K1) * N1 * 512);
+    RaceRead(api, Pipe::M, b.buf, b.p, static_cast<uint64_t>(KB1) * N1 * 512);
     if (!init && bias == nullptr) RaceRead(api, Pipe::M, c.buf, c.p, static_cast<uint64_t>(M1) * N1 * 1024);
     RaceWrite(api, Pipe::M, c.buf, c.p, static_cast<uint64_t>(M1) * N1 * 1024);
     TimeMmad(m, n, k, i8 ? 1 : (at == DType::F32 ? 2 : 0));  // assumption: int4b_t at the int8 rate
@@ -420,6 +448,13 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
     };
     auto bElem = [&](uint32_t kk, uint32_t j) -> uint64_t {
         return (((static_cast<uint64_t>(kk / K0) * N1 + j / 16) * 16 + j % 16) * K0) + kk % K0;
+    };
+    // MmadWithSparse: the fm column of kept filter element kd (group kd / 2), from its 2-bit index.
+    const uint8_t *sparseIdx = sparse ? Ctx().sparseIndex + LocalOffset(Buf::L0B, b.p) / 4 : nullptr;
+    auto sparseCol = [&](uint32_t kd, uint32_t j) -> uint32_t {
+        const uint64_t e = bElem(kd, j);
+        const uint32_t index = (sparseIdx[e / 4] >> (e % 4 * 2)) & 3;
+        return kd / 2 * 4 + (kd % 2) + index;
     };
     auto aOff = [&](uint32_t i, uint32_t kk) -> uint64_t { return aElem(i, kk) * es; };
     auto bOff = [&](uint32_t kk, uint32_t j) -> uint64_t { return bElem(kk, j) * es; };
@@ -481,7 +516,14 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
         for (uint32_t i = 0; i < m; ++i)
             for (uint32_t j = 0; j < n; ++j) {
                 int64_t acc = init ? 0 : C[cIdx(i, j)];
-                for (uint32_t kk = 0; kk < k; ++kk) acc += intAt(A, aElem(i, kk)) * intAt(B, bElem(kk, j));
+                if (sparse) {
+                    for (uint32_t kd = 0; kd < kB; ++kd) {
+                        const uint32_t col = sparseCol(kd, j);
+                        if (col < k) acc += intAt(A, aElem(i, col)) * intAt(B, bElem(kd, j));
+                    }
+                } else {
+                    for (uint32_t kk = 0; kk < k; ++kk) acc += intAt(A, aElem(i, kk)) * intAt(B, bElem(kk, j));
+                }
                 acc = acc > INT32_MAX   ? INT32_MAX
                       : acc < INT32_MIN ? INT32_MIN
                                         : acc;  // integer accumulation saturates

@@ -397,6 +397,69 @@ static void data_copy_pad()
     GmFree(gm);
 }
 
+// 4:2 sparse matmul, C = A (16 x 64) * B^T with B (16 x 64) keeping two non-zeros in every four
+// K elements: the filter is densified to 16 x 32 with one 2-bit index per kept element (first of
+// a group: its position 0-2; second: its position minus 1), packed four per byte from bit 0.
+static void cube_sparse()
+{
+    auto *a = static_cast<int8_t *>(GmAlloc(1024));
+    auto *bd = static_cast<int8_t *>(GmAlloc(512));
+    auto *idx = static_cast<uint8_t *>(GmAlloc(128));
+    auto *c = static_cast<int32_t *>(GmAlloc(256 * 4));
+    int8_t b[16][64] = {};
+    for (int j = 0; j < 16; ++j)
+        for (int g = 0; g < 16; ++g) {
+            const int p0 = (j + g) % 3, p1 = p0 + 1 + (j * 7 + g) % (3 - p0);  // 0 <= p0 < p1 <= 3
+            b[j][4 * g + p0] = static_cast<int8_t>((j * 3 + g) % 9 + 1);
+            b[j][4 * g + p1] = static_cast<int8_t>(-((j + g * 5) % 7 + 1));
+            const int e0 = j * 32 + 2 * g, e1 = e0 + 1;  // the L0B Zn fractal: row j, K contiguous
+            bd[e0] = b[j][4 * g + p0];
+            bd[e1] = b[j][4 * g + p1];
+            idx[e0 / 4] |= static_cast<uint8_t>(p0 << (e0 % 4 * 2));
+            idx[e1 / 4] |= static_cast<uint8_t>((p1 - 1) << (e1 % 4 * 2));
+        }
+    // A in L0A's Zz order: two 16 x 32 fractals along K.
+    for (int i = 0; i < 16; ++i)
+        for (int k = 0; k < 64; ++k)
+            a[(k / 32) * 512 + i * 32 + k % 32] = static_cast<int8_t>((i * 5 + k * 3) % 15 - 7);
+    Run(emu::CoreMix::AIC_ONLY, 1, [=] {
+        TPipe pipe;
+        TBuf<TPosition::B1> l1;
+        TBuf<TPosition::A2> a2;
+        TBuf<TPosition::B2> b2;
+        TBuf<TPosition::CO1> co1;
+        pipe.InitBuffer(l1, 1024);
+        pipe.InitBuffer(a2, 1024);
+        pipe.InitBuffer(b2, 512);
+        pipe.InitBuffer(co1, 1024);
+        GlobalTensor<int8_t> ag, bg;
+        GlobalTensor<uint8_t> ig;
+        GlobalTensor<int32_t> cg;
+        ag.SetGlobalBuffer(a, 1024);
+        bg.SetGlobalBuffer(bd, 512);
+        ig.SetGlobalBuffer(idx, 128);
+        cg.SetGlobalBuffer(c, 256);
+        LocalTensor<int8_t> bl1 = l1.Get<int8_t>();
+        LocalTensor<uint8_t> il1 = l1.Get<uint8_t>()[512];
+        DataCopy(bl1, bg, 512);
+        DataCopy(il1, ig, 128);
+        LoadData(a2.Get<int8_t>(), ag, LoadData2DParams(0, 2, 1, 0, 0, false, 0));
+        LoadDataWithSparse(b2.Get<int8_t>(), bl1, il1, LoadData2dParams(0, 1, 1, 0, 0, false, 0));
+        MmadWithSparse(co1.Get<int32_t>(), a2.Get<int8_t>(), b2.Get<int8_t>(), MmadParams(16, 16, 64, 0, false, true));
+        Fixpipe(cg, co1.Get<int32_t>(), FixpipeParamsV220(16, 16, 16, 16, false));
+    });
+    for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 16; ++j) {
+            int32_t s = 0;
+            for (int k = 0; k < 64; ++k) s += a[(k / 32) * 512 + i * 32 + k % 32] * b[j][k];
+            EXPECT(c[i * 16 + j] == s, "C[%d][%d] = %d, want %d", i, j, c[i * 16 + j], s);
+        }
+    GmFree(a);
+    GmFree(bd);
+    GmFree(idx);
+    GmFree(c);
+}
+
 // The same for int4b_t, two elements per byte: a 64 x 64 square is four 16 x 64 fractals, and
 // LoadDataWithTranspose turns it into four transposed ones; Mmad multiplies nibbles.
 static int Nibble(const uint8_t *p, int e)
@@ -997,10 +1060,10 @@ static void misuse_sparse_load()
     Run(emu::CoreMix::AIC_ONLY, 1, [] {
         TPipe pipe;
         TBuf<TPosition::B1> l1;
-        TBuf<TPosition::B2> b;
+        TBuf<TPosition::A2> a;
         pipe.InitBuffer(l1, 1024);
-        pipe.InitBuffer(b, 512);
-        LoadDataWithSparse(b.Get<int8_t>(), l1.Get<int8_t>(), l1.Get<uint8_t>()[512],
+        pipe.InitBuffer(a, 512);
+        LoadDataWithSparse(a.Get<int8_t>(), l1.Get<int8_t>(), l1.Get<uint8_t>()[512],
                            LoadData2dParams(0, 1, 1, 0, 0, false, 0));
     });
 }
@@ -1180,6 +1243,7 @@ int main(int argc, char **argv)
         {"cube_transpose_b32", cube_transpose_b32},
         {"cube_transpose_b8", cube_transpose_b8},
         {"cube_transpose_b4", cube_transpose_b4},
+        {"cube_sparse", cube_sparse},
         {"cross_core_pingpong", cross_core_pingpong},
         {"sync_all", sync_all},
         {"identity", identity},
