@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "../../op_kernel/attention_core/backward/backward_layout.h"
 #include "../../op_kernel/attention_core/common/sparse_mode.h"
 
 namespace fa_host {
@@ -170,25 +171,17 @@ double CutRanges(const std::vector<double> &cost, uint32_t cores, std::vector<ui
 
 }  // namespace
 
-// Mirrors BackwardVector's buffers: S, dP, scratch (fp32), mask bytes, P and dS
-// (input dtype), three 8-float stat rows per row, the dsink partial row (<= 256 heads), the
-// alibi key-index row.
+// BackwardVector's UB (backward_layout.h) with the alibi row and the dsink row of the most heads
+// (256) the operator takes.
 uint64_t BackwardUbBytes(uint32_t r, uint32_t blockKv, uint32_t dp, uint32_t dtypeBytes)
 {
-    const uint64_t cells = uint64_t(r) * blockKv;
-    const uint64_t rowCells = std::max<uint64_t>(cells, dp);  // S, dP, P and dS also hold a whole D row
-    return rowCells * (2 * 4 + 2 * dtypeBytes) + cells * (4 + 1) + uint64_t(r) * 32 * 3 + (2 * 256 + 32) * 4 +
-           blockKv * 4;
+    return AttentionCore::BackwardVectorUbLayout(r, blockKv, dp, dtypeBytes, 256).Total();
 }
 
-// Mirrors BackwardCube's L1 tiles: Q, dO (blockQ x D), K, V (blockKv x D), P, dS and the
-// rope tiles Q_rope (blockQ x Dr), K_rope (blockKv x Dr); Q, dO, Q_rope, K and K_rope `sets`
-// times (tileSets).
+// BackwardCube's L1 (backward_layout.h) with `sets` step tile sets (tileSets).
 uint64_t BackwardL1Bytes(uint32_t bq, uint32_t bk, uint32_t dp, uint32_t drp, uint32_t dtypeBytes, uint32_t sets)
 {
-    return (uint64_t(sets) * (2ull * bq * dp + uint64_t(bq) * drp + uint64_t(bk) * (dp + drp)) + uint64_t(bk) * dp +
-            2ull * bq * bk) *
-           dtypeBytes;
+    return AttentionCore::BackwardCubeL1Layout(bq, bk, dp, drp, dtypeBytes, sets).Total();
 }
 
 bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, AttentionCore::BackwardParams &p,

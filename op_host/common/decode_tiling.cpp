@@ -1,5 +1,8 @@
 #include "decode_tiling.h"
 
+#include "cost_rates.h"
+#include "../../op_kernel/attention_core/variants/kv_antiquant_layout.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -36,7 +39,7 @@ std::vector<uint64_t> UnitCosts(const DecodeProblem &prob, const AttentionCore::
                 for (uint32_t s = 0; s < d.kvSplits; ++s) {
                     const int64_t keys =
                         std::max<int64_t>(0, std::min<int64_t>(d.kvChunk, len - int64_t(s) * d.kvChunk));
-                    costs.push_back(uint64_t(keys) * depth + CeilDiv(keys, p.blockKv) * p.blockQ * 32 +
+                    costs.push_back(uint64_t(keys) * depth + CeilDiv(keys, p.blockKv) * p.blockQ * BLOCK_COST_PER_ROW +
                                     uint64_t(p.blockQ) * 64);
                 }
             }
@@ -72,13 +75,13 @@ namespace {
 constexpr uint32_t ANTI_AHEAD = AttentionCore::WS_SLOTS;
 constexpr uint32_t ANTI_RING_SLOTS = AttentionCore::WS_SLOTS + ANTI_AHEAD;
 
-// UB of the int8 K/V producer for cast chunks of `chunk` int8 elements: the int8 copies, the
-// copies in the query dtype, for bf16 the fp16 and fp32 stages, and the value scale / shift rows
-// (kv_antiquant.h).
-uint64_t AntiquantUbBytes(uint64_t chunk, uint32_t dtypeBytes, bool bf16, uint64_t headDimAlign)
+// UB of the int8 K/V producer for cast chunks of up to `chunk` int8 elements
+// (kv_antiquant_layout.h).
+uint64_t AntiquantUbBytes(uint32_t chunk, const DecodeProblem &prob, uint32_t headDimAlign)
 {
-    return chunk * (AttentionCore::ANTI_IN_COPIES + AttentionCore::ANTI_OUT_COPIES * dtypeBytes + (bf16 ? 6 : 0)) +
-           headDimAlign * (3 * 4 + dtypeBytes);
+    return AttentionCore::AntiquantUbLayout(chunk, static_cast<uint32_t>(prob.headDim), headDimAlign, prob.dtypeBytes,
+                                            prob.dtypeBf16)
+        .Total();
 }
 
 uint64_t CoreAndPartialBytes(const AttentionCore::DecodeTiling &t)
@@ -125,7 +128,7 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
             if (chunk < rowBytes && chosen != 0) break;
             const uint32_t c = static_cast<uint32_t>(std::max<uint64_t>(chunk, rowBytes));
             CoreBudget reduced = budget;
-            const uint64_t reserve = AntiquantUbBytes(c, prob.dtypeBytes, prob.dtypeBf16, p.headDimAlign);
+            const uint64_t reserve = AntiquantUbBytes(c, prob, p.headDimAlign);
             reduced.ub = budget.ub > reserve ? budget.ub - reserve : 0;
             uint32_t rows = 0, bk = 0, dc = 0;
             std::string ignored;
@@ -205,7 +208,7 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     // The int8 K/V producer keeps its UB: the stage's sub-blocks and S buffers fit the rest.
     CoreBudget stageBudget = budget;
     if (prob.antiquant) {
-        const uint64_t reserve = AntiquantUbBytes(d.antiChunkElems, prob.dtypeBytes, prob.dtypeBf16, p.headDimAlign);
+        const uint64_t reserve = AntiquantUbBytes(d.antiChunkElems, prob, p.headDimAlign);
         stageBudget.ub = budget.ub > reserve ? budget.ub - reserve : 0;
     }
     FinishForwardGeometry(p, prob.dtypeBytes, stageBudget);

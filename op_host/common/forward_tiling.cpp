@@ -1,5 +1,6 @@
 #include "forward_tiling.h"
 
+#include "cost_rates.h"
 #include "../../op_kernel/attention_core/forward/forward_layout.h"
 
 #include <algorithm>
@@ -46,7 +47,8 @@ uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams
     }
     if (hi <= lo) return fixed;
     const uint64_t blocks = uint64_t((hi - lo + p.blockKv - 1) / p.blockKv);
-    return uint64_t(hi - lo) * ForwardKeyCost(uint64_t(valid), p.headDim) + blocks * p.blockQ * 32 + fixed;
+    return uint64_t(hi - lo) * ForwardKeyCost(uint64_t(valid), p.headDim) + blocks * p.blockQ * BLOCK_COST_PER_ROW +
+           fixed;
 }
 
 // Costs of all units in (batch, head, q-block) order.
@@ -75,17 +77,17 @@ uint64_t ForwardUnitCost(const AttentionCore::ForwardParams &p)
 
 uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim)
 {
-    // In 1/2048 cube cycles per key (Ascend910B2 model, docs/performance.md "Planner costs"):
-    // cube MTE2 streams 2 D + rows fp16 elements at ~89 B/cycle, the two matmuls take
-    // rows x D / 2048 cycles, a vector core spends ~0.067 cycles per score of its half, and the
-    // key's L2 traffic - K and V re-streamed for the q-block (4 D bytes) and the S/P hand-off
-    // (12 B per score) - takes a core's share of the device's L2 bandwidth (7 TB/s over 24
-    // cores at 1.8 GHz: ~162 B/cycle).
-    const uint64_t mte2 = (2 * headDim + rows) * 46;
-    const uint64_t mmad = rows * headDim;
-    const uint64_t vec = rows * 137;
-    const uint64_t l2 = (4 * headDim + 12 * rows) * 2048 / 162;
-    return (std::max({mte2, mmad, vec, l2}) + 136) / 137;  // in score elements (vector-bound: rows)
+    // In 1/KEY_COST_SCALE cube cycles per key (the rates: cost_rates.h): cube MTE2 streams
+    // 2 D + rows fp16 elements, the two matmuls take 2 rows x D MACs, a vector core spends
+    // KEY_VEC_PER_SCORE per score of its half, and the key's L2 traffic - K and V re-streamed
+    // for the q-block (4 D bytes) and the S/P hand-off (12 B per score) - takes a core's share
+    // of the device's L2 bandwidth.
+    const uint64_t mte2 = (2 * headDim + rows) * KEY_MTE2_PER_ELEM;
+    const uint64_t mmad = 2 * rows * headDim * KEY_COST_SCALE / static_cast<uint64_t>(MMAD_MACS_PER_CYCLE);
+    const uint64_t vec = rows * KEY_VEC_PER_SCORE;
+    const uint64_t l2 = (4 * headDim + 12 * rows) * KEY_COST_SCALE / L2_DEVICE_SHARE_BYTES_PER_CYCLE;
+    // in score elements (vector-bound: rows)
+    return (std::max({mte2, mmad, vec, l2}) + KEY_VEC_PER_SCORE - 1) / KEY_VEC_PER_SCORE;
 }
 
 uint32_t SplitCores(uint32_t aicNum, uint64_t units)

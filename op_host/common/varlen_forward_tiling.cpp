@@ -1,5 +1,7 @@
 #include "varlen_forward_tiling.h"
 
+#include "cost_rates.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -39,7 +41,8 @@ std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::
             uint64_t cost = ForwardUnitCost(p);
             if (hi > lo) {
                 const uint64_t blocks = uint64_t((hi - lo + p.blockKv - 1) / p.blockKv);
-                cost += uint64_t(hi - lo) * ForwardKeyCost(uint64_t(rows), p.headDim) + blocks * p.blockQ * 32;
+                cost += uint64_t(hi - lo) * ForwardKeyCost(uint64_t(rows), p.headDim) +
+                        blocks * p.blockQ * BLOCK_COST_PER_ROW;
             }
             perQb.push_back(cost);
         }

@@ -203,9 +203,10 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
         FA_LOGE("FlashAttentionScoreGrad tiling: %s", why.c_str());
         return ge::GRAPH_FAILED;
     }
-    context->SetTilingKey(dtype == ge::DT_BF16    ? FAG_TILING_KEY_BF16
-                          : dtype == ge::DT_FLOAT ? FAG_TILING_KEY_FP32
-                                                  : FAG_TILING_KEY_FP16);
+    const uint64_t dtypeKey = dtype == ge::DT_BF16    ? FAG_TILING_KEY_BF16
+                              : dtype == ge::DT_FLOAT ? FAG_TILING_KEY_FP32
+                                                      : FAG_TILING_KEY_FP16;
+    context->SetTilingKey(AttentionCore::ForwardTilingKey(dtypeKey, recompute && data->forward.params.lazyO != 0));
     const uint32_t cores = recompute && data->forward.params.usedCores > data->params.usedCores
                                ? data->forward.params.usedCores
                                : data->params.usedCores;

@@ -174,7 +174,8 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
         dp.kvListBnsd = layout == fa_host::Layout::BNSD ? 1 : 0;
         for (size_t i = 0; i < listSeq.size(); ++i) dp.kvListSeq[i] = static_cast<uint32_t>(listSeq[i]);
     }
-    context->SetTilingKey(dtype == ge::DT_BF16 ? IFA_TILING_KEY_BF16 : IFA_TILING_KEY_FP16);
+    context->SetTilingKey(AttentionCore::ForwardTilingKey(
+        dtype == ge::DT_BF16 ? IFA_TILING_KEY_BF16 : IFA_TILING_KEY_FP16, data->params.lazyO != 0));
     context->SetBlockDim(data->params.usedCores);
     size_t *ws = context->GetWorkspaceSizes(1);
     ws[0] = fa_host::DecodeWorkspaceBytes(*data) + platform.GetLibApiWorkSpaceSize();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/cost_rates.h"
 #include "../common/op_log.h"
 #include "../common/tiling_inputs.h"
 #include "../../op_kernel/sparse_flash_attention_grad/sparse_flash_attention_grad_tiling_data.h"
@@ -177,9 +178,8 @@ void SplitChunks(const SparseBackwardProblem &prob, uint64_t cores, uint64_t blo
 // block (blockKv x cols) into one of two L1 staging halves (over the K copies and V), MTE1
 // moves them to L0A / L0B, M accumulates. Wider passes mean fewer dS reloads; two
 // accumulators (when they fit L0C) let a pass's Fixpipe run under the next pass's Mmads, one
-// must drain first. Estimated cycles per chunk with the cost table's rates (L2 read 110 B,
-// DMA head 64, 4096 MACs, Mmad head 16, Fixpipe 86 B + 32 per write): max(MTE2, M) plus,
-// with one accumulator, the passes' Fixpipes spread over the segment.
+// must drain first. Estimated cycles per chunk with the cost table's rates (cost_rates.h):
+// max(MTE2, M) plus, with one accumulator, the passes' Fixpipes spread over the segment.
 void ChooseDqPass(uint64_t g, uint64_t c, uint64_t width, uint64_t t, uint64_t seg, uint64_t kvL1,
                   const SparseCoreBudget &budget, AttentionCore::SparseBackwardParams &out)
 {
@@ -194,9 +194,11 @@ void ChooseDqPass(uint64_t g, uint64_t c, uint64_t width, uint64_t t, uint64_t s
             continue;
         }
         const uint64_t passes = (width + w - 1) / w;
-        const double mte2 = double(passes * g * c * t + c * width * t) / 110.0 + 2.0 * 64 * passes;
-        const double mmad = double(g * c * width) / 4096.0 + 16.0 * passes;
-        const double fix = accs == 1 ? passes * (32.0 + double(acc) / 86.0) / double(seg) : 0.0;
+        const double mte2 =
+            double(passes * g * c * t + c * width * t) / L2_READ_BYTES_PER_CYCLE + 2.0 * DMA_HEAD_CYCLES * passes;
+        const double mmad = double(g * c * width) / MMAD_MACS_PER_CYCLE + MMAD_HEAD_CYCLES * passes;
+        const double fix =
+            accs == 1 ? passes * (FIXP_HEAD_CYCLES + double(acc) / FIXP_WRITE_BYTES_PER_CYCLE) / double(seg) : 0.0;
         const double cost = (mte2 > mmad ? mte2 : mmad) + fix;
         if (out.dqPassCols == 0 || cost < best) {
             best = cost;
@@ -278,10 +280,12 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     const uint64_t dqAcc = uint64_t(out.dqTiles) * g * out.dqPassCols * 4;
     l0c = l0c > dqAcc ? l0c : dqAcc;
     // Key tiles in pairs (one Q / dO load into L0B for two tiles) when a tile's reload,
-    // headsPad x qkDim at 128 B/cycle into L0B, costs more than half its scatter, 16 rows of
-    // (32-cycle head + qkDim fp32 atomic at 86 B/cycle) through the Fixpipe (cost table).
-    const uint64_t reloadCycles = g * out.qkDim * t / 128;
-    const uint64_t scatterCycles = uint64_t(out.keyGradRows) * (32 + out.qkDim * 8 / 86);
+    // headsPad x qkDim into L0B, costs more than half its scatter, 16 rows of (Fixpipe head +
+    // qkDim fp32 atomic) through the Fixpipe (cost_rates.h).
+    const uint64_t reloadCycles = g * out.qkDim * t / L1_TO_L0_BYTES_PER_CYCLE;
+    const uint64_t scatterCycles =
+        uint64_t(out.keyGradRows) *
+        (static_cast<uint64_t>(FIXP_HEAD_CYCLES) + out.qkDim * 8 / static_cast<uint64_t>(FIXP_WRITE_BYTES_PER_CYCLE));
     out.keyGradGroup = tiles >= 3 && 2 * reloadCycles > scatterCycles ? 2 : 1;
     const uint64_t statRows = Up(out.rowsPerVec, 8);
     const uint64_t cells = uint64_t(out.rowsPerVec) * c;

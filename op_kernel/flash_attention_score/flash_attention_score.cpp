@@ -28,11 +28,18 @@ extern "C" __global__ __aicore__ void flash_attention_score(GM_ADDR query, GM_AD
     tensors.softmaxMax = softmax_max;
     tensors.softmaxSum = softmax_sum;
     tensors.dropMask = drop_mask;
-    if (TILING_KEY_IS(FA_TILING_KEY_FP16)) {
-        AttentionCore::RunForward<half, VarLenVariant>(tilingData, tensors);
-    } else if (TILING_KEY_IS(FA_TILING_KEY_BF16)) {
-        AttentionCore::RunForward<bfloat16_t, VarLenVariant>(tilingData, tensors);
-    } else if (TILING_KEY_IS(FA_TILING_KEY_FP32)) {
-        AttentionCore::RunForward<float, VarLenVariant>(tilingData, tensors);
+    using AttentionCore::ForwardTilingKey;  // the dtype and the P.V mode
+    if (TILING_KEY_IS(ForwardTilingKey(FA_TILING_KEY_FP16, false))) {
+        AttentionCore::RunForward<half, VarLenVariant, false>(tilingData, tensors);
+    } else if (TILING_KEY_IS(ForwardTilingKey(FA_TILING_KEY_FP16, true))) {
+        AttentionCore::RunForward<half, VarLenVariant, true>(tilingData, tensors);
+    } else if (TILING_KEY_IS(ForwardTilingKey(FA_TILING_KEY_BF16, false))) {
+        AttentionCore::RunForward<bfloat16_t, VarLenVariant, false>(tilingData, tensors);
+    } else if (TILING_KEY_IS(ForwardTilingKey(FA_TILING_KEY_BF16, true))) {
+        AttentionCore::RunForward<bfloat16_t, VarLenVariant, true>(tilingData, tensors);
+    } else if (TILING_KEY_IS(ForwardTilingKey(FA_TILING_KEY_FP32, false))) {
+        AttentionCore::RunForward<float, VarLenVariant, false>(tilingData, tensors);
+    } else if (TILING_KEY_IS(ForwardTilingKey(FA_TILING_KEY_FP32, true))) {
+        AttentionCore::RunForward<float, VarLenVariant, true>(tilingData, tensors);
     }
 }

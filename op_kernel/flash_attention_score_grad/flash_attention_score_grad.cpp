@@ -7,12 +7,12 @@
 
 // The varlen forward (as flash_attention_score's kernel) recomputes missing statistics: when any
 // of softmax_max / softmax_sum / attention_in is absent it runs, and the absent ones are taken
-// from it (the given ones are used as given).
+// from it (the given ones are used as given); LAZY_PV is its P.V mode (the tiling key's).
 using RecomputeVariant =
     AttentionCore::ForwardVariant<AttentionCore::SplitTnd, AttentionCore::KvStrided, AttentionCore::ScorePse,
                                   AttentionCore::MaskSparseMode, AttentionCore::SoftmaxDropout>;
 
-template <typename T>
+template <typename T, bool LAZY_PV>
 __aicore__ inline void Run(const FlashAttentionScoreGradTilingData &tiling, AttentionCore::BackwardTensors &t,
                            GM_ADDR userWorkspace)
 {
@@ -25,7 +25,7 @@ __aicore__ inline void Run(const FlashAttentionScoreGradTilingData &tiling, Atte
         f.softmaxMax = userWorkspace + tiling.statsMaxOffset;
         f.softmaxSum = userWorkspace + tiling.statsSumOffset;
         f.dropMask = t.dropMask;
-        AttentionCore::RunForward<T, RecomputeVariant>(tiling.forward, f);
+        AttentionCore::RunForward<T, RecomputeVariant, LAZY_PV>(tiling.forward, f);
         AscendC::SyncAll<false>();  // the statistics and the output are in GM for every core
         if (t.softmaxMax == nullptr) t.softmaxMax = f.softmaxMax;
         if (t.softmaxSum == nullptr) t.softmaxSum = f.softmaxSum;
@@ -74,11 +74,18 @@ flash_attention_score_grad(GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR dy
     t.dqRope = dq_rope;
     t.dkRope = dk_rope;
     GM_ADDR userWorkspace = AscendC::GetUserWorkspace(workspace);
-    if (TILING_KEY_IS(FAG_TILING_KEY_FP16)) {
-        Run<half>(tilingData, t, userWorkspace);
-    } else if (TILING_KEY_IS(FAG_TILING_KEY_BF16)) {
-        Run<bfloat16_t>(tilingData, t, userWorkspace);
-    } else if (TILING_KEY_IS(FAG_TILING_KEY_FP32)) {
-        Run<float>(tilingData, t, userWorkspace);
+    using AttentionCore::ForwardTilingKey;  // the dtype and the recompute forward's P.V mode
+    if (TILING_KEY_IS(ForwardTilingKey(FAG_TILING_KEY_FP16, false))) {
+        Run<half, false>(tilingData, t, userWorkspace);
+    } else if (TILING_KEY_IS(ForwardTilingKey(FAG_TILING_KEY_FP16, true))) {
+        Run<half, true>(tilingData, t, userWorkspace);
+    } else if (TILING_KEY_IS(ForwardTilingKey(FAG_TILING_KEY_BF16, false))) {
+        Run<bfloat16_t, false>(tilingData, t, userWorkspace);
+    } else if (TILING_KEY_IS(ForwardTilingKey(FAG_TILING_KEY_BF16, true))) {
+        Run<bfloat16_t, true>(tilingData, t, userWorkspace);
+    } else if (TILING_KEY_IS(ForwardTilingKey(FAG_TILING_KEY_FP32, false))) {
+        Run<float, false>(tilingData, t, userWorkspace);
+    } else if (TILING_KEY_IS(ForwardTilingKey(FAG_TILING_KEY_FP32, true))) {
+        Run<float, true>(tilingData, t, userWorkspace);
     }
 }

@@ -1,7 +1,8 @@
 // aclnnIncreFlashAttentionV4 kernel entry: the shared forward core with the decode variant
 // (units = (batch, KV head, head block, KV split) with the GQA heads of a KV group as the cube's
 // rows, contiguous or paged K/V, scale + pse, KV window + mask row, plain softmax), followed by the
-// combine pass of the KV splits (attention_core/variants/split_kv_combine.h).
+// combine pass of the KV splits (attention_core/variants/split_kv_combine.h). The tiling key
+// selects the dtype and the core's P.V mode.
 #include "kernel_operator.h"
 #include "kernel_operator_list_tensor_intf.h"  // ListTensorDesc: not part of kernel_operator.h
 #include "../attention_core/forward/forward_kernel.h"
@@ -19,12 +20,12 @@ using DecodeInt8Variant = AttentionCore::ForwardVariant<AttentionCore::SplitKvCo
                                                         AttentionCore::ScoreDecodePse, AttentionCore::MaskDecode,
                                                         AttentionCore::SoftmaxPlain>;
 
-template <typename T>
+template <typename T, bool LAZY_PV>
 __aicore__ inline void RunDecode(const IncreFlashAttentionTilingData &td, const AttentionCore::ForwardTensors &in)
 {
     const AttentionCore::DecodeParams &d = td.decode;
     if (d.antiquant == 0) {
-        AttentionCore::RunForward<T, DecodeVariant>(td, in);
+        AttentionCore::RunForward<T, DecodeVariant, LAZY_PV>(td, in);
     } else {  // int8 K/V: Q * scale_k, then the core on the cast ring (kv_antiquant.h)
         AttentionCore::ForwardTensors t = in;
         t.antiKey = in.key;
@@ -38,7 +39,7 @@ __aicore__ inline void RunDecode(const IncreFlashAttentionTilingData &td, const 
             AscendC::PipeBarrier<PIPE_ALL>();
         }
         AscendC::SyncAll<false>();  // cube and vector cores: the scaled query is complete
-        AttentionCore::RunForward<T, DecodeInt8Variant<T>>(td, t);
+        AttentionCore::RunForward<T, DecodeInt8Variant<T>, LAZY_PV>(td, t);
     }
     if ASCEND_IS_AIV {
         if (AttentionCore::StoresPartials(d)) {
@@ -50,7 +51,7 @@ __aicore__ inline void RunDecode(const IncreFlashAttentionTilingData &td, const 
 
 // Tensor-list form with one batch-1 tensor per batch (each with its own S): the core runs
 // once per batch on that batch's tensors; the plan is the one of a single batch.
-template <typename T>
+template <typename T, bool LAZY_PV>
 __aicore__ inline void RunDecodeList(IncreFlashAttentionTilingData &td, const AttentionCore::ForwardTensors &all,
                                      AscendC::ListTensorDesc &keys, AscendC::ListTensorDesc &values)
 {
@@ -75,7 +76,18 @@ __aicore__ inline void RunDecodeList(IncreFlashAttentionTilingData &td, const At
                 AscendC::SyncAll();  // every core has combined the previous batch's partials
             }
         }
-        RunDecode<T>(td, t);
+        RunDecode<T, LAZY_PV>(td, t);
+    }
+}
+
+template <typename T, bool LAZY_PV>
+__aicore__ inline void Run(IncreFlashAttentionTilingData &td, const AttentionCore::ForwardTensors &t,
+                           AscendC::ListTensorDesc &keys, AscendC::ListTensorDesc &values)
+{
+    if (td.decode.kvListBatches != 0) {
+        RunDecodeList<T, LAZY_PV>(td, t, keys, values);
+    } else {
+        RunDecode<T, LAZY_PV>(td, t);
     }
 }
 
@@ -108,18 +120,13 @@ incre_flash_attention(GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR pse_shi
     tensors.quantOffset = quant_offset2;
     tensors.antiScale = antiquant_scale;
     tensors.antiOffset = antiquant_offset;
-    const bool list = tilingData.decode.kvListBatches != 0;
-    if (TILING_KEY_IS(IFA_TILING_KEY_FP16)) {
-        if (list) {
-            RunDecodeList<half>(tilingData, tensors, keys, values);
-        } else {
-            RunDecode<half>(tilingData, tensors);
-        }
-    } else if (TILING_KEY_IS(IFA_TILING_KEY_BF16)) {
-        if (list) {
-            RunDecodeList<bfloat16_t>(tilingData, tensors, keys, values);
-        } else {
-            RunDecode<bfloat16_t>(tilingData, tensors);
-        }
+    if (TILING_KEY_IS(AttentionCore::ForwardTilingKey(IFA_TILING_KEY_FP16, false))) {
+        Run<half, false>(tilingData, tensors, keys, values);
+    } else if (TILING_KEY_IS(AttentionCore::ForwardTilingKey(IFA_TILING_KEY_FP16, true))) {
+        Run<half, true>(tilingData, tensors, keys, values);
+    } else if (TILING_KEY_IS(AttentionCore::ForwardTilingKey(IFA_TILING_KEY_BF16, false))) {
+        Run<bfloat16_t, false>(tilingData, tensors, keys, values);
+    } else if (TILING_KEY_IS(AttentionCore::ForwardTilingKey(IFA_TILING_KEY_BF16, true))) {
+        Run<bfloat16_t, true>(tilingData, tensors, keys, values);
     }
 }

@@ -1,12 +1,16 @@
 // aclnnPromptFlashAttention kernel entry: the shared forward core with the prefill variant
-// (q-block split, strided layouts, scale, mask tensor + band, plain softmax).
+// (q-block split, strided layouts, scale, mask tensor + band, plain softmax). The tiling key
+// selects the dtype, the P.V mode and whether the mask goes through the mask summary.
 #include "kernel_operator.h"
 #include "../attention_core/forward/forward_kernel.h"
 #include "prompt_flash_attention_tiling_data.h"
 
-using PromptVariant =
-    AttentionCore::ForwardVariant<AttentionCore::SplitQBlocks, AttentionCore::KvStrided, AttentionCore::ScoreScale,
-                                  AttentionCore::MaskTensorBand, AttentionCore::SoftmaxPlain>;
+template <class MaskTag>
+using PromptVariant = AttentionCore::ForwardVariant<AttentionCore::SplitQBlocks, AttentionCore::KvStrided,
+                                                    AttentionCore::ScoreScale, MaskTag, AttentionCore::SoftmaxPlain>;
+using Plain = PromptVariant<AttentionCore::MaskTensorBand>;
+using Summary = PromptVariant<AttentionCore::MaskTensorBandSummary>;
+using AttentionCore::ForwardTilingKey;
 
 extern "C" __global__ __aicore__ void prompt_flash_attention(GM_ADDR query, GM_ADDR key, GM_ADDR value,
                                                              GM_ADDR pse_shift, GM_ADDR atten_mask,
@@ -18,9 +22,21 @@ extern "C" __global__ __aicore__ void prompt_flash_attention(GM_ADDR query, GM_A
     GET_TILING_DATA_WITH_STRUCT(PromptFlashAttentionTilingData, tilingData, tiling);
     const AttentionCore::ForwardTensors tensors{
         query, key, value, atten_mask, actual_seq_lengths, attention_out, AscendC::GetUserWorkspace(workspace)};
-    if (TILING_KEY_IS(PFA_TILING_KEY_FP16)) {
-        AttentionCore::RunForward<half, PromptVariant>(tilingData, tensors);
-    } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16)) {
-        AttentionCore::RunForward<bfloat16_t, PromptVariant>(tilingData, tensors);
+    if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_FP16, false, false))) {
+        AttentionCore::RunForward<half, Plain, false>(tilingData, tensors);
+    } else if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_FP16, true, false))) {
+        AttentionCore::RunForward<half, Plain, true>(tilingData, tensors);
+    } else if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_FP16, false, true))) {
+        AttentionCore::RunForward<half, Summary, false>(tilingData, tensors);
+    } else if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_FP16, true, true))) {
+        AttentionCore::RunForward<half, Summary, true>(tilingData, tensors);
+    } else if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_BF16, false, false))) {
+        AttentionCore::RunForward<bfloat16_t, Plain, false>(tilingData, tensors);
+    } else if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_BF16, true, false))) {
+        AttentionCore::RunForward<bfloat16_t, Plain, true>(tilingData, tensors);
+    } else if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_BF16, false, true))) {
+        AttentionCore::RunForward<bfloat16_t, Summary, false>(tilingData, tensors);
+    } else if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_BF16, true, true))) {
+        AttentionCore::RunForward<bfloat16_t, Summary, true>(tilingData, tensors);
     }
 }

@@ -25,6 +25,7 @@
 #include "kernel_operator.h"
 #include "../common/cube_tiles.h"
 #include "backward_geometry.h"
+#include "backward_layout.h"
 
 namespace AttentionCore {
 
@@ -63,12 +64,14 @@ public:
         const uint32_t drp = p->ropeDimAlign;
         const uint32_t dc = p->dChunk;
         const uint32_t wide = bq > bk ? bq : bk;
-        pipe->InitBuffer(qL1_, tiles_ * bq * dp * sizeof(T));
-        pipe->InitBuffer(dyL1_, tiles_ * bq * dp * sizeof(T));
-        pipe->InitBuffer(pL1_, bq * bk * sizeof(T));
-        pipe->InitBuffer(dsL1_, bq * bk * sizeof(T));
-        pipe->InitBuffer(kL1_, tiles_ * bk * dp * sizeof(T));
-        pipe->InitBuffer(vL1_, bk * dp * sizeof(T));
+        // L1 (backward_layout.h, the planner's BackwardL1Bytes)
+        const BackwardCubeL1 l1 = BackwardCubeL1Layout(bq, bk, dp, p->ropeDim != 0 ? drp : 0, sizeof(T), tiles_);
+        pipe->InitBuffer(qL1_, l1.q);
+        pipe->InitBuffer(dyL1_, l1.dy);
+        pipe->InitBuffer(pL1_, l1.p);
+        pipe->InitBuffer(dsL1_, l1.ds);
+        pipe->InitBuffer(kL1_, l1.k);
+        pipe->InitBuffer(vL1_, l1.v);
         qTile_ = bq * dp;
         kTile_ = bk * dp;
         if (p->ropeDim != 0) {
@@ -76,8 +79,8 @@ public:
             kr_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.keyRope));
             dqr_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDqRope));
             dkr_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDkRope));
-            pipe->InitBuffer(qrL1_, tiles_ * bq * drp * sizeof(T));
-            pipe->InitBuffer(krL1_, tiles_ * bk * drp * sizeof(T));
+            pipe->InitBuffer(qrL1_, l1.qr);
+            pipe->InitBuffer(krL1_, l1.kr);
             qrTile_ = bq * drp;
             krTile_ = bk * drp;
         }
@@ -169,8 +172,8 @@ private:
     // M <-> FIX), so a result's Fixpipe overlaps the next Mmads; EVT_ACC (M <-> FIX) guards
     // the dK/dV accumulators between a unit's flush and the next unit's first step; id 0
     // stays PipeSync's.
-    static constexpr int32_t EVT_L0 = 1;
-    static constexpr int32_t EVT_ACC = 3;
+    static constexpr int32_t EVT_L0 = BWD_EVT_L0;  // sync.h's table
+    static constexpr int32_t EVT_ACC = BWD_EVT_ACC;
 
     // The next L0C copy, once Fixpipe is done with it.
     __aicore__ inline uint32_t BeginResult()

@@ -11,6 +11,7 @@
 #pragma once
 #include "kernel_operator.h"
 #include "backward_geometry.h"
+#include "backward_layout.h"
 #include "../forward/policies.h"
 #include "../common/float_cast.h"
 #include "../common/row_ops.h"
@@ -68,20 +69,22 @@ public:
         wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + BackwardSlotArea(p, 3)));
         wsDq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + BackwardSlotArea(p, 4)));
 
-        const uint32_t cells = p->rowsPerVec * p->tileKv;
-        // the D-term pass (ComputeRowTerms) needs one whole row of dO and O in these four
-        rowCells_ = cells > p->headDimAlign ? cells : p->headDimAlign;
-        pipe->InitBuffer(sBuf_, rowCells_ * 4);
-        pipe->InitBuffer(dpBuf_, rowCells_ * 4);
-        pipe->InitBuffer(tmpBuf_, cells * 4);
-        pipe->InitBuffer(maskBuf_, cells);
-        pipe->InitBuffer(pOutBuf_, rowCells_ * sizeof(T));
-        pipe->InitBuffer(dsOutBuf_, rowCells_ * sizeof(T));
-        pipe->InitBuffer(statBuf_, p->rowsPerVec * 32 * 3);
+        // UB (backward_layout.h, the planner's BackwardUbBytes); the D-term pass
+        // (ComputeRowTerms) needs one whole row of dO and O in S, dP, P and dS
+        const BackwardVectorUb ub = BackwardVectorUbLayout(p->rowsPerVec, p->tileKv, p->headDimAlign, sizeof(T),
+                                                           static_cast<uint32_t>(p->dsinkPitch));
+        rowCells_ = ub.rowCells;
+        pipe->InitBuffer(sBuf_, ub.s);
+        pipe->InitBuffer(dpBuf_, ub.dp);
+        pipe->InitBuffer(tmpBuf_, ub.tmp);
+        pipe->InitBuffer(maskBuf_, ub.mask);
+        pipe->InitBuffer(pOutBuf_, ub.pOut);
+        pipe->InitBuffer(dsOutBuf_, ub.dsOut);
+        pipe->InitBuffer(statBuf_, ub.stats);
         if (p->hasPse != 0 && p->pseType >= 2) {
-            InitAlibi(t, pipe);
+            InitAlibi(t, pipe, ub.alibi);
         }
-        pipe->InitBuffer(sinkBuf_, (2 * p->dsinkPitch + 32) * 4);  // partial row + 3 scratch lanes
+        pipe->InitBuffer(sinkBuf_, ub.sink);  // partial row + 3 scratch lanes
         s_ = sBuf_.Get<float>();
         dp_ = dpBuf_.Get<float>();
         tmp_ = tmpBuf_.Get<float>();
@@ -329,12 +332,12 @@ private:
         score_.Apply(s_, tmp_, pOutBuf_.Get<T>(), wu, row0, rows, u.k0, u.cols, p_->tileKv);
     }
 
-    __aicore__ inline void InitAlibi(const BackwardTensors &t, AscendC::TPipe *pipe)
+    __aicore__ inline void InitAlibi(const BackwardTensors &t, AscendC::TPipe *pipe, uint32_t bytes)
     {
         slopes_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.pse));
         qStart_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.qStartIdx));
         kvStart_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.kvStartIdx));
-        pipe->InitBuffer(idxBuf_, p_->tileKv * 4);
+        pipe->InitBuffer(idxBuf_, bytes);
         const AscendC::LocalTensor<float> idx = idxBuf_.Get<float>();
         for (uint32_t i = 0; i < p_->tileKv; ++i) {
             idx.SetValue(i, static_cast<float>(i));
@@ -516,7 +519,7 @@ private:
     // this one's cast (one set was MTE2, V and MTE3 in series).
     __aicore__ inline void CastOut()
     {
-        constexpr int32_t EVT_CAST = 1;  // + set; id 0 stays PipeSync's
+        constexpr int32_t EVT_CAST = BWD_EVT_CAST;  // + set (sync.h's table)
         const uint32_t chunk = p_->rowsPerVec * p_->tileKv;
         const AscendC::LocalTensor<float> in[2] = {s_, dp_};
         const AscendC::LocalTensor<T> outT[2] = {pOutBuf_.Get<T>(), dsOutBuf_.Get<T>()};

@@ -1,8 +1,10 @@
 // Synchronisation vocabulary of the core: the cross-core flag ids of the cube <-> vector
-// hand-off and a helper for an in-order dependency between two pipes of one core.
+// hand-off, the in-core event ids of every stage (one table each, checked at compile time) and
+// a helper for an in-order dependency between two pipes of one core.
 #pragma once
 #include "kernel_operator.h"
 #include "../forward/forward_params.h"
+#include "../variants/decode_params.h"
 
 namespace AttentionCore {
 
@@ -72,11 +74,90 @@ static_assert(FlagsValid(FORWARD_FLAGS), "forward cross-core flag ids overlap or
 static_assert(FlagsValid(BACKWARD_FLAGS), "backward cross-core flag ids overlap or leave 1-10");
 static_assert(FlagsValid(SPARSE_BACKWARD_FLAGS), "sparse backward cross-core flag ids overlap or leave 1-10");
 
-// Event ids of the vector cores' MTE2 <-> V hand-offs (HardEvent MTE2_V and V_MTE2; ids
-// 0-7, 0 is PipeSync's), one table so that no two users of a kernel share an id.
-constexpr int32_t VEC_EVT_S = 1;      // forward_vector.h: the two S buffers (1, 2)
-constexpr int32_t VEC_EVT_MASK = 3;   // mask_band.h: a block's mask rows loaded ahead of Apply
-constexpr int32_t VEC_EVT_KV_IN = 4;  // kv_antiquant.h: the int8 in-copies (ANTI_IN_COPIES ids)
+// ---------------------------------------------------------------- in-core events
+// Every SetFlag/WaitFlag event id of the stages, one table (an event id belongs to one
+// HardEvent, i.e. one producer -> consumer pipe pair; ids 0-7 on Atlas A2, 0 is PipeSync's).
+// A `+ copy` id takes one id per copy of a double-buffered tile. Each stage's list below is
+// checked at compile time: every id in 1-7, and no two ranges of one HardEvent overlap.
+//
+// Forward cube (forward_cube.h):
+constexpr int32_t FWD_EVT_K = 1;    // + copy: the K tile in L1 (MTE1_MTE2 free / MTE2_MTE1 loaded)
+constexpr int32_t FWD_EVT_PV = 3;   // + copy: the P and V tiles in L1 (same pair)
+constexpr int32_t FWD_EVT_L0 = 5;   // + copy: L0A/L0B operands (M_MTE1 / MTE1_M), L0C results (FIX_M /
+                                    // M_FIX); lazy P.V: + 0 K^T, + 1 the P and V regions, S chunks
+constexpr int32_t FWD_EVT_Q = 1;    // + copy: lazy P.V's Q chunk copies in L0A (M_MTE1 / MTE1_M)
+constexpr int32_t FWD_EVT_ACC = 2;  // FIX_M: lazy P.V's accumulator written out
+//
+// Forward vector (forward_vector.h, mask_band.h, kv_antiquant.h):
+constexpr int32_t VEC_EVT_S = 1;       // + buffer: the two S buffers (MTE2_V loaded / V_MTE2 free)
+constexpr int32_t VEC_EVT_MASK = 3;    // MTE2_V: a block's mask rows loaded ahead of Apply
+constexpr int32_t VEC_EVT_KV_IN = 4;   // + copy: the int8 in-copies (MTE2_V / V_MTE2, ANTI_IN_COPIES)
+constexpr int32_t VEC_EVT_KV_OUT = 1;  // + copy: the cast out-copies (V_MTE3 / MTE3_V, ANTI_OUT_COPIES)
+//
+// Backward cube (backward_cube.h):
+constexpr int32_t BWD_EVT_L0 = 1;   // + copy: L0A/L0B (M_MTE1 / MTE1_M), L0C results (FIX_M / M_FIX)
+constexpr int32_t BWD_EVT_ACC = 3;  // FIX_M / M_FIX: the dK/dV accumulators between units
+//
+// Backward vector (backward_vector.h; with the forward's mask policies, VEC_EVT_MASK):
+constexpr int32_t BWD_EVT_CAST = 1;  // + set: the cast-out's two buffer sets (V_MTE2, MTE2_V,
+                                     // MTE3_V, V_MTE3)
+//
+// Sparse backward cube (sparse_backward_cube.h):
+constexpr int32_t SPARSE_EVT_K = 1;     // + copy: MTE1_MTE2, the two K copies (the dQ pass's halves)
+constexpr int32_t SPARSE_EVT_V = 3;     // MTE1_MTE2: V
+constexpr int32_t SPARSE_EVT_PDS = 4;   // MTE1_MTE2: P/dS
+constexpr int32_t SPARSE_EVT_L0A = 1;   // + copy: M_MTE1, L0A
+constexpr int32_t SPARSE_EVT_L0B = 3;   // + copy: M_MTE1, L0B
+constexpr int32_t SPARSE_EVT_TILE = 1;  // + tile: FIX_M, an L0C tile written out (SPARSE_MAX_TILES)
+constexpr uint32_t SPARSE_MAX_TILES = 3;
+
+struct EventRange {
+    AscendC::HardEvent evt;
+    int32_t first;
+    int32_t count;
+};
+template <uint32_t N> constexpr bool EventsValid(const EventRange (&ranges)[N])
+{
+    for (uint32_t i = 0; i < N; ++i) {
+        if (ranges[i].first < 1 || ranges[i].first + ranges[i].count - 1 > 7) return false;
+        for (uint32_t j = 0; j < i; ++j) {
+            const bool apart = ranges[i].evt != ranges[j].evt || ranges[i].first >= ranges[j].first + ranges[j].count ||
+                               ranges[j].first >= ranges[i].first + ranges[i].count;
+            if (!apart) return false;
+        }
+    }
+    return true;
+}
+using HE = AscendC::HardEvent;
+constexpr EventRange FORWARD_CUBE_EVENTS[] = {
+    {HE::MTE1_MTE2, FWD_EVT_K, 2},  {HE::MTE2_MTE1, FWD_EVT_K, 2}, {HE::MTE1_MTE2, FWD_EVT_PV, 2},
+    {HE::MTE2_MTE1, FWD_EVT_PV, 2}, {HE::M_MTE1, FWD_EVT_L0, 2},   {HE::MTE1_M, FWD_EVT_L0, 2},
+    {HE::FIX_M, FWD_EVT_L0, 2},     {HE::M_FIX, FWD_EVT_L0, 2},    {HE::M_MTE1, FWD_EVT_Q, 2},
+    {HE::MTE1_M, FWD_EVT_Q, 2},     {HE::FIX_M, FWD_EVT_ACC, 1}};
+constexpr EventRange FORWARD_VECTOR_EVENTS[] = {{HE::MTE2_V, VEC_EVT_S, 2},
+                                                {HE::V_MTE2, VEC_EVT_S, 2},
+                                                {HE::MTE2_V, VEC_EVT_MASK, 1},
+                                                {HE::MTE2_V, VEC_EVT_KV_IN, static_cast<int32_t>(ANTI_IN_COPIES)},
+                                                {HE::V_MTE2, VEC_EVT_KV_IN, static_cast<int32_t>(ANTI_IN_COPIES)},
+                                                {HE::V_MTE3, VEC_EVT_KV_OUT, static_cast<int32_t>(ANTI_OUT_COPIES)},
+                                                {HE::MTE3_V, VEC_EVT_KV_OUT, static_cast<int32_t>(ANTI_OUT_COPIES)}};
+constexpr EventRange BACKWARD_CUBE_EVENTS[] = {{HE::M_MTE1, BWD_EVT_L0, 2}, {HE::MTE1_M, BWD_EVT_L0, 2},
+                                               {HE::FIX_M, BWD_EVT_L0, 2},  {HE::M_FIX, BWD_EVT_L0, 2},
+                                               {HE::FIX_M, BWD_EVT_ACC, 1}, {HE::M_FIX, BWD_EVT_ACC, 1}};
+constexpr EventRange BACKWARD_VECTOR_EVENTS[] = {{HE::V_MTE2, BWD_EVT_CAST, 2},
+                                                 {HE::MTE2_V, BWD_EVT_CAST, 2},
+                                                 {HE::MTE3_V, BWD_EVT_CAST, 2},
+                                                 {HE::V_MTE3, BWD_EVT_CAST, 2},
+                                                 {HE::MTE2_V, VEC_EVT_MASK, 1}};  // the mask policies
+constexpr EventRange SPARSE_BACKWARD_CUBE_EVENTS[] = {
+    {HE::MTE1_MTE2, SPARSE_EVT_K, 2},   {HE::MTE1_MTE2, SPARSE_EVT_V, 1},
+    {HE::MTE1_MTE2, SPARSE_EVT_PDS, 1}, {HE::M_MTE1, SPARSE_EVT_L0A, 2},
+    {HE::M_MTE1, SPARSE_EVT_L0B, 2},    {HE::FIX_M, SPARSE_EVT_TILE, static_cast<int32_t>(SPARSE_MAX_TILES)}};
+static_assert(EventsValid(FORWARD_CUBE_EVENTS), "forward cube event ids overlap or leave 1-7");
+static_assert(EventsValid(FORWARD_VECTOR_EVENTS), "forward vector event ids overlap or leave 1-7");
+static_assert(EventsValid(BACKWARD_CUBE_EVENTS), "backward cube event ids overlap or leave 1-7");
+static_assert(EventsValid(BACKWARD_VECTOR_EVENTS), "backward vector event ids overlap or leave 1-7");
+static_assert(EventsValid(SPARSE_BACKWARD_CUBE_EVENTS), "sparse backward cube event ids overlap or leave 1-7");
 
 // Pipe `evt`'s consumer waits for everything its producer issued so far (event id 0 is
 // reserved for these strictly paired uses).

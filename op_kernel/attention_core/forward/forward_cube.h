@@ -12,7 +12,7 @@
 // Fixpipe. Every reuse wait has a set ahead of it: the copies start free (Process sets them)
 // and are drained at the end.
 //
-// Lazy P.V (ForwardParams::lazyO, forward_params.h): L0C holds the unit's P.V accumulator
+// Lazy P.V (LAZY_PV, the tiling key's mode; ForwardParams::lazyO, forward_params.h): L0C holds the unit's P.V accumulator
 // across key blocks, so L0 is laid out in regions instead of copies: L0A = [P | Q chunk x2],
 // L0B = [K^T | V], L0C = [accumulator | S chunk x2]. Q.K^T runs in row chunks of sChunk rows
 // (one K^T load per block, the chunks' Mmads and Fixpipes alternate between the two S chunk
@@ -35,7 +35,7 @@
 
 namespace AttentionCore {
 
-template <typename T, class Variant> class ForwardCube {
+template <typename T, class Variant, bool LAZY_PV> class ForwardCube {
 public:
     template <class Tiling>
     __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const ForwardTensors &t)
@@ -55,7 +55,6 @@ public:
         wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP)));
         ctrl_.SetGlobalBuffer(
             reinterpret_cast<__gm__ int32_t *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) + O_SLOTS * p->wsSlotO));
-        lazy_ = p->lazyO != 0;
 
         const uint32_t bq = p->blockQ;
         const uint32_t bk = p->blockKv;
@@ -73,13 +72,13 @@ public:
         pipe->InitBuffer(pL1_, l1Bufs_ * pElems_ * sizeof(T));
         pipe->InitBuffer(kL1_, l1Bufs_ * kvElems_ * sizeof(T));
         pipe->InitBuffer(vL1_, l1Bufs_ * kvElems_ * sizeof(T));
-        if (lazy_) {  // regions (top of the file)
+        if constexpr (LAZY_PV) {  // regions (top of the file)
             sChunk_ = p->sChunk;
             accElems_ = bq * dp;
             qChunkElems_ = sChunk_ * dc;
             sChunkElems_ = sChunk_ * bk;
         }
-        const ForwardCubeL0 l0 = ForwardCubeL0Layout(bq, bk, dp, dc, sizeof(T), l0Bufs_, lazy_ ? sChunk_ : 0);
+        const ForwardCubeL0 l0 = ForwardCubeL0Layout(bq, bk, dp, dc, sizeof(T), l0Bufs_, LAZY_PV ? sChunk_ : 0);
         pipe->InitBuffer(l0a_, static_cast<uint32_t>(l0.a));
         pipe->InitBuffer(l0b_, static_cast<uint32_t>(l0.b));
         pipe->InitBuffer(l0c_, static_cast<uint32_t>(l0.c));
@@ -87,7 +86,7 @@ public:
 
     __aicore__ inline void Process()
     {
-        if (mask_.HasPrepass()) {
+        if constexpr (Variant::Mask::HasPrepass()) {
             AscendC::SyncAll<false>();  // the vector cores build the mask summary (mask_band.h)
         }
         for (int32_t b = 0; b < 2; ++b) {  // every copy starts free
@@ -95,37 +94,39 @@ public:
             AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + b);
             AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + b);
             AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + b);
-            if (lazy_) {
+            if constexpr (LAZY_PV) {
                 AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_Q + b);
             }
         }
         Run();
-        if (accStoring_) {
-            AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
-            accStoring_ = false;
+        if constexpr (LAZY_PV) {
+            if (accStoring_) {
+                AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
+                accStoring_ = false;
+            }
         }
         for (int32_t b = 0; b < 2; ++b) {  // drain: every copy is free again
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + b);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + b);
             AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + b);
             AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + b);
-            if (lazy_) {
+            if constexpr (LAZY_PV) {
                 AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_Q + b);
             }
         }
     }
 
 private:
-    // Event ids of the copies (id 0 is PipeSync's): EVT_K + copy guards the K tile in L1,
+    // Event ids of the copies (sync.h's table): EVT_K + copy guards the K tile in L1,
     // EVT_PV + copy the P and V tiles, EVT_L0 + copy the L0A/L0B operands (MTE1 <-> M) and the
     // L0C result (M <-> FIX). Lazy P.V's regions: M_MTE1 EVT_L0 guards K^T in L0B, EVT_L0 + 1
     // P and V in L0A/L0B, EVT_Q + copy a Q chunk in L0A; FIX_M EVT_L0 + copy an S chunk in L0C,
     // EVT_ACC the accumulator.
-    static constexpr int32_t EVT_K = 1;
-    static constexpr int32_t EVT_PV = 3;
-    static constexpr int32_t EVT_L0 = 5;
-    static constexpr int32_t EVT_Q = 1;
-    static constexpr int32_t EVT_ACC = 2;  // FIX_M: the accumulator's write-out is done
+    static constexpr int32_t EVT_K = FWD_EVT_K;
+    static constexpr int32_t EVT_PV = FWD_EVT_PV;
+    static constexpr int32_t EVT_L0 = FWD_EVT_L0;
+    static constexpr int32_t EVT_Q = FWD_EVT_Q;
+    static constexpr int32_t EVT_ACC = FWD_EVT_ACC;
     static constexpr int32_t EVT_LKT = EVT_L0;
     static constexpr int32_t EVT_LPV = EVT_L0 + 1;
 
@@ -150,8 +151,12 @@ private:
                 IssueS(s, gS++);
                 sOk = Advance(s);
             }
-            ComputePV(v.u, KvBlockAt(v.u.kvBegin, v.u.kvEnd, p_->blockKv, v.j), gV++ % WS_SLOTS, v.j == 0,
-                      v.j + 1 == v.blocks);
+            const KvBlock blk = KvBlockAt(v.u.kvBegin, v.u.kvEnd, p_->blockKv, v.j);
+            if constexpr (LAZY_PV) {
+                AccumulatePV(v.u, blk, gV++ % WS_SLOTS, v.j == 0, v.j + 1 == v.blocks);
+            } else {
+                ComputePV(v.u, blk, gV++ % WS_SLOTS);
+            }
             vOk = Advance(v);
         }
     }
@@ -188,7 +193,12 @@ private:
         if (c.j == 0) {
             LoadQ(c.u);
         }
-        ComputeS(c.u, KvBlockAt(c.u.kvBegin, c.u.kvEnd, p_->blockKv, c.j), g % WS_SLOTS);
+        const KvBlock blk = KvBlockAt(c.u.kvBegin, c.u.kvEnd, p_->blockKv, c.j);
+        if constexpr (LAZY_PV) {
+            ComputeSChunks(c.u, blk, g % WS_SLOTS);
+        } else {
+            ComputeS(c.u, blk, g % WS_SLOTS);
+        }
     }
 
     // Rows handed to Mmad: m == 1 would switch the cube to GEMV (A read as ND), so a single
@@ -233,10 +243,6 @@ private:
     // S = Q.K^T of one key block into S slot `slot`, then raise FLAG_S_READY.
     __aicore__ inline void ComputeS(const WorkUnit &u, const KvBlock &blk, uint32_t slot)
     {
-        if (lazy_) {
-            ComputeSChunks(u, blk, slot);
-            return;
-        }
         const uint32_t d = p_->headDim;
         const uint32_t mPad = AlignUp(u.rows, 16);
         const uint32_t kvPad = AlignUp(blk.cols, 16);
@@ -314,38 +320,40 @@ private:
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_S_READY);
     }
 
-    // O_blk = P.V of one key block into O slot `slot` once the vector cores wrote P (lazy P.V:
-    // into the accumulator, see the top of the file).
-    __aicore__ inline void ComputePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first, bool last)
+    // P of slot `slot` and the block's V rows -> a P/V copy in L1 once the vector cores wrote P;
+    // returns the copy.
+    __aicore__ inline uint32_t LoadPV(const WorkUnit &u, const KvBlock &blk, uint32_t slot)
     {
-        const uint32_t d = p_->headDim;
         const uint32_t mPad = AlignUp(u.rows, 16);
         const uint32_t kvPad = AlignUp(blk.cols, 16);
         AscendC::CrossCoreWaitFlag(FlagPReady(slot));
         const uint32_t pb = NextCopy(pvIdx_, l1Bufs_);
-        // lazy P.V: the P region of L0A and the V region of L0B, guarded by EVT_LPV
-        const uint32_t x = lazy_ ? EVT_LPV - EVT_L0 : NextCopy(l0Idx_, l0Bufs_);
-        const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>()[pb * pElems_];
-        const AscendC::LocalTensor<T> vL1 = vL1_.Get<T>()[pb * kvElems_];
-        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[lazy_ ? 0 : x * l0aElems_];
-        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
-        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>()[lazy_ ? 0 : x * l0aElems_];
-
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);  // MTE1 is done with this P/V copy
-        Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], u.rows, blk.cols, p_->blockKv,
-                        L1Shape{mPad, kvPad}, 0);
+        Tiles::CopyRows(pL1_.Get<T>()[pb * pElems_], wsP_[slot * (p_->wsSlotP / sizeof(T))], u.rows, blk.cols,
+                        p_->blockKv, L1Shape{mPad, kvPad}, 0);
         kv_.BeforeLoad(u, blk, true);
-        CopyKvRows(vL1, v_, u, blk, kvPad);
+        CopyKvRows(vL1_.Get<T>()[pb * kvElems_], v_, u, blk, kvPad);
         kv_.AfterLoad(true);
         AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_PV + pb);
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_PV + pb);
+        return pb;
+    }
+
+    // O_blk = P.V of one key block into O slot `slot`, head-dim chunk by chunk.
+    __aicore__ inline void ComputePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot)
+    {
+        const uint32_t d = p_->headDim;
+        const uint32_t mPad = AlignUp(u.rows, 16);
+        const uint32_t kvPad = AlignUp(blk.cols, 16);
+        const uint32_t pb = LoadPV(u, blk, slot);
+        const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
+        const AscendC::LocalTensor<T> vL1 = vL1_.Get<T>()[pb * kvElems_];
+        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
+        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
+        const AscendC::LocalTensor<float> l0c = l0c_.Get<float>()[x * l0aElems_];
 
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
-        Tiles::LoadA(l0a, pL1, L1Shape{mPad, kvPad}, 0, blk.cols);  // P, once for all head-dim chunks
-        if (lazy_) {
-            AccumulatePV(u, blk, slot, first, last, l0a, l0b, vL1, kvPad, pb, x);
-            return;
-        }
+        Tiles::LoadA(l0a, pL1_.Get<T>()[pb * pElems_], L1Shape{mPad, kvPad}, 0, blk.cols);  // P, once for all chunks
         for (uint32_t dc = 0; dc < d; dc += p_->dChunk) {
             const uint32_t dLen = d - dc < p_->dChunk ? d - dc : p_->dChunk;
             if (dc > 0) {
@@ -373,18 +381,23 @@ private:
         AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + x);
     }
 
-    // Lazy P.V of one key block (headDim <= dChunk: one L0B load): write the accumulator out
-    // first when a vector core rescaled, then accumulate P.V; the unit's last block writes the
-    // sum to the final O slot.
-    __aicore__ inline void AccumulatePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first, bool last,
-                                        const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &l0b,
-                                        const AscendC::LocalTensor<T> &vL1, uint32_t kvPad, uint32_t pb, uint32_t x)
+    // Lazy P.V of one key block (headDim <= dChunk: one L0B load; the P region of L0A and the
+    // V region of L0B, guarded by EVT_LPV): write the accumulator out first when a vector core
+    // rescaled, then accumulate P.V; the unit's last block writes the sum to the final O slot.
+    __aicore__ inline void AccumulatePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first, bool last)
     {
         const uint32_t d = p_->headDim;
+        const uint32_t mPad = AlignUp(u.rows, 16);
+        const uint32_t kvPad = AlignUp(blk.cols, 16);
+        const uint32_t pb = LoadPV(u, blk, slot);
+        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
+        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[(EVT_LPV - EVT_L0) * l0bElems_];
         const AscendC::LocalTensor<float> acc = l0c_.Get<float>();
-        Tiles::LoadB(l0b, vL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, 0, d);  // V (kv x d)
-        AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
+        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);  // M is done with the P and V regions
+        Tiles::LoadA(l0a, pL1_.Get<T>()[pb * pElems_], L1Shape{mPad, kvPad}, 0, blk.cols);                  // P
+        Tiles::LoadB(l0b, vL1_.Get<T>()[pb * kvElems_], L1Shape{kvPad, p_->headDimAlign}, blk.cols, 0, d);  // V
+        AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
         AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);
 
         const bool flush =
@@ -398,7 +411,7 @@ private:
             accStoring_ = false;
         }
         AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), d, blk.cols, first || flush));
-        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);
+        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
         if (last) {
             StoreAccumulator(u, acc, WS_SLOTS + slot);  // the unit's final sum
@@ -432,7 +445,6 @@ private:
     AscendC::GlobalTensor<T> wsP_;
     AscendC::GlobalTensor<float> wsO_;
     AscendC::GlobalTensor<int32_t> ctrl_;
-    bool lazy_ = false;
 
     AscendC::TBuf<AscendC::TPosition::A1> qL1_, pL1_;
     AscendC::TBuf<AscendC::TPosition::B1> kL1_, vL1_;

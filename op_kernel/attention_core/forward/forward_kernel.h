@@ -21,18 +21,19 @@ template <class SplitTag, class KvTag, class ScoreTag, class MaskTag, class Soft
 };
 
 // `tiling` is the operator's tiling data: the core's ForwardParams (`params`) and its policies'
-// pieces (policies.h).
-template <typename T, class Variant, class Tiling>
+// pieces (policies.h). LAZY_PV: the P.V mode the host chose (ForwardParams::lazyO), which the
+// kernel entry reads from the tiling key (ForwardTilingKey).
+template <typename T, class Variant, bool LAZY_PV, class Tiling>
 __aicore__ inline void RunForward(const Tiling &tiling, const ForwardTensors &t)
 {
     AscendC::TPipe pipe;
     if ASCEND_IS_AIC {
-        ForwardCube<T, Variant> cube;
+        ForwardCube<T, Variant, LAZY_PV> cube;
         cube.Init(tiling, &pipe, t);
         cube.Process();
     }
     if ASCEND_IS_AIV {
-        ForwardVector<T, Variant> vec;
+        ForwardVector<T, Variant, LAZY_PV> vec;
         vec.Init(tiling, &pipe, t);
         vec.Process();
     }

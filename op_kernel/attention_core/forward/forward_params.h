@@ -45,6 +45,17 @@ constexpr float LAZY_RESCALE_TAU = 5.545177444479562f;  // ln(256)
 constexpr uint32_t CTRL_LINE_WORDS = 16;                // int32 words per 64-byte line
 constexpr uint32_t CTRL_LINES = WS_SLOTS * 3;
 
+// The core's compile-time modes travel in the tiling key next to the operator's dtype key
+// (0-2): lazy P.V (ForwardParams::lazyO) and the PFA mask summary (MaskBandParams::
+// maskSummary). The kernel entry instantiates the core once per key, so every stage reads as
+// one straight path for its mode instead of branching on it at run time.
+constexpr uint64_t TILING_KEY_LAZY_PV = 10;
+constexpr uint64_t TILING_KEY_MASK_SUMMARY = 100;
+__aicore__ constexpr uint64_t ForwardTilingKey(uint64_t dtypeKey, bool lazyPv, bool maskSummary = false)
+{
+    return dtypeKey + (lazyPv ? TILING_KEY_LAZY_PV : 0) + (maskSummary ? TILING_KEY_MASK_SUMMARY : 0);
+}
+
 struct ForwardParams {
     // Problem shape. groupSize = numHeads / numKvHeads (GQA).
     uint32_t batch;
@@ -78,7 +89,7 @@ struct ForwardParams {
     // operations overlap; 1 where two copies do not fit.
     uint32_t l1Bufs;
     uint32_t l0Bufs;
-    uint32_t lazyO;     // 1: lazy P.V (above); needs headDim <= dChunk and L0C for S + the accumulator
+    uint32_t lazyO;     // 1: lazy P.V (above; the tiling key's mode); needs headDim <= dChunk and L0C for S + acc
     uint32_t vecSBufs;  // S buffers per vector core: 2 loads the next sub-block's S during this one's softmax
     // Lazy P.V: Q.K^T runs in row chunks of sChunk rows (a multiple of 16; L0C holds the
     // blockQ x D accumulator next to two S chunks), so q-blocks of up to 192 rows share each K/V

@@ -5,7 +5,7 @@
 // and at the end of the unit normalises, casts and writes its rows in the output layout. The
 // key blocks of all the core's units form one stream (Process), as on the cube.
 //
-// Lazy P.V (ForwardParams::lazyO; forward_cube.h, forward_params.h): the softmax reference max of
+// Lazy P.V (LAZY_PV, the tiling key's mode; forward_cube.h, forward_params.h): the reference max of
 // the rows (mOld_) moves only when some row's block max exceeds it by more than
 // LAZY_RESCALE_TAU; the core posts that decision per block ("rescaled" word), P is
 // exp(S - reference) <= 256, and the cube writes its P.V sum out only after such a block or at
@@ -23,7 +23,7 @@
 
 namespace AttentionCore {
 
-template <typename T, class Variant> class ForwardVector {
+template <typename T, class Variant, bool LAZY_PV> class ForwardVector {
 public:
     template <class Tiling>
     __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const ForwardTensors &t)
@@ -49,7 +49,6 @@ public:
         wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP)));
         ctrl_.SetGlobalBuffer(
             reinterpret_cast<__gm__ int32_t *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) + O_SLOTS * p->wsSlotO));
-        lazy_ = p->lazyO != 0;
 
         const uint32_t r = p->rowsPerVec;
         const uint32_t c = p->blockKv;
@@ -98,7 +97,7 @@ public:
         // block (P load, P.V, Fixpipe) and of a unit's final sum overlap the softmax of the next
         // blocks, also the next unit's, instead of stalling this core. A unit keeps its softmax
         // statistics in its own set until it is finished (at most WS_SLOTS units are in flight).
-        if (mask_.HasPrepass()) {  // the mask summary first (the accumulator is free scratch)
+        if constexpr (Variant::Mask::HasPrepass()) {  // the mask summary first (the accumulator is free scratch)
             mask_.Prepare(accBuf_.Get<uint8_t>(), p_->rowsPerVec * p_->headDimAlign * 4, AscendC::GetBlockIdx(),
                           p_->usedCores * 2);
             AscendC::SyncAll<false>();
@@ -288,7 +287,7 @@ private:
             }
         }
         rescaled_[slot] = rescaled;
-        if (lazy_) {
+        if constexpr (LAZY_PV) {
             WriteCtrl(ctrl_, CtrlRescaled(slot, sub_), rescaled ? 1 : 0);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagPReady(slot));
@@ -331,7 +330,7 @@ private:
         AscendC::Max(mNew, mOld, rowTmp_, static_cast<int32_t>(rows));
         AscendC::PipeBarrier<PIPE_V>();
         bool rescale = true;
-        if (lazy_) {
+        if constexpr (LAZY_PV) {
             AscendC::Max(mTrue, mTrue, rowTmp_, static_cast<int32_t>(rows));
             rescale = Moved(mNew, mOld, rows);
         }
@@ -396,20 +395,19 @@ private:
         if (rows == 0) {
             return;
         }
-        if (lazy_ && ReadCtrl(ctrl_, CtrlFlushed(slot)) == 0) {
-            return;
-        }
-        if (lazy_) {
-            AddSlot(rowOff, rows, slot);
-            if (rescaled_[slot]) {
-                BroadcastRows(bcast_, alpha_[slot], rows);
-                ScaleRows(acc_, rows);
+        if constexpr (LAZY_PV) {
+            if (ReadCtrl(ctrl_, CtrlFlushed(slot)) != 0) {
+                AddSlot(rowOff, rows, slot);
+                if (rescaled_[slot]) {
+                    BroadcastRows(bcast_, alpha_[slot], rows);
+                    ScaleRows(acc_, rows);
+                }
             }
-            return;
+        } else {
+            BroadcastRows(bcast_, alpha_[slot], rows);
+            ScaleRows(acc_, rows);
+            AddSlot(rowOff, rows, slot);
         }
-        BroadcastRows(bcast_, alpha_[slot], rows);
-        ScaleRows(acc_, rows);
-        AddSlot(rowOff, rows, slot);
     }
 
     // Lazy P.V: O += the unit's final sum (the cube's last write-out, in the final O slot,
@@ -452,10 +450,12 @@ private:
     __aicore__ inline void FinishRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows, uint32_t blocks,
                                       uint32_t lastSlot)
     {
-        if (lazy_ && blocks > 0) {
-            AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the unit's final P.V sum
-            if (rows != 0) {
-                AddFinalSum(rowOff, rows, lastSlot);
+        if constexpr (LAZY_PV) {
+            if (blocks > 0) {
+                AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the unit's final P.V sum
+                if (rows != 0) {
+                    AddFinalSum(rowOff, rows, lastSlot);
+                }
             }
         }
         if (rows == 0) {
@@ -466,7 +466,7 @@ private:
             return;  // split-KV decode: a combine pass normalises and writes
         }
         // Lazy P.V: the statistics are reported against the true max (sum * exp(ref - max)).
-        const bool trueStats = lazy_ && p_->hasSoftmaxStats != 0;
+        const bool trueStats = LAZY_PV && p_->hasSoftmaxStats != 0;
         if (trueStats) {
             AscendC::Sub(rowTmp_, mOld_, mTrue_, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
@@ -588,7 +588,6 @@ private:
     bool blockLast_[WS_SLOTS];
     uint64_t issued_ = 0, retired_ = 0, unitsSeen_ = 0;  // stream blocks softmaxed / folded; units decoded
     AscendC::GlobalTensor<int32_t> ctrl_;
-    bool lazy_ = false;
     bool rescaled_[WS_SLOTS];                      // per slot: whether this core moved its reference at that block
     AscendC::LocalTensor<float> alpha_[WS_SLOTS];  // per workspace slot: its block's rescale factor
 };

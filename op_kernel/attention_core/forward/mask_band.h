@@ -20,12 +20,7 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
         if (p_->hasMask != 0) {
             mask_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.mask));
         }
-        if (p_->maskSummary != 0) {
-            summary_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.workspace + p_->wsMaskSummary));
-            summaryWords_.SetGlobalBuffer(reinterpret_cast<__gm__ uint64_t *>(t.workspace + p_->wsMaskSummary));
-        }
     }
-    __aicore__ inline bool HasPrepass() const { return p_->maskSummary != 0; }
 
     // Keys visible to any valid row of the unit; an empty range means "no block to compute".
     __aicore__ inline void KvRange(WorkUnit &u) const
@@ -51,113 +46,8 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
         if (p_->hasMask == 0) {
             return;
         }
-        if (p_->maskSummary != 0 && Clean(row0, rows, k0, colsValid)) {
-            clean_ = true;
-            return;
-        }
         LoadTensorMask(mask_, p_->strides, maskBytes, u, row0, rows, k0, colsValid, cols);
         loaded_ = true;
-    }
-
-    // The mask summary (MaskBandParams::maskSummary), built by every vector core of the launch
-    // before the main loop (a SyncAll follows): this worker's share of the 16-row groups, all key
-    // columns. Per group and pass of `chunk` columns: the 16 mask rows in, or-folded as uint16
-    // into one row, each 128-byte column folded into its first 32-byte block (two strided Ors),
-    // read by the scalar unit; the marks collect in UB and go out in one copy per 32 groups. The
-    // mask plane is read once here instead of once per (batch, head). Only bitwise ops, so a
-    // timing-only run marks the same blocks as a computed one. `scratch` is any free UB area of
-    // `bytes` bytes (the stage's buffers before the loop).
-    __aicore__ inline void Prepare(const AscendC::LocalTensor<uint8_t> &scratch, uint32_t bytes, uint32_t worker,
-                                   uint32_t workers)
-    {
-        if (p_->maskSummary == 0) {
-            return;
-        }
-        const uint32_t groups = (p_->seqQ + SUMMARY_ROWS - 1) / SUMMARY_ROWS;
-        const uint32_t cols = p_->summaryCols;
-        const uint32_t ga = groups * worker / workers;
-        const uint32_t gb = groups * (worker + 1) / workers;
-        const uint32_t chunk = MaskSummaryChunk(bytes, cols);  // >= 1: the host checked
-        const AscendC::LocalTensor<uint8_t> out = scratch;     // [column][SUMMARY_BATCH] marks
-        const AscendC::LocalTensor<uint8_t> rowsArea = scratch[cols * SUMMARY_BATCH];
-        const AscendC::LocalTensor<uint16_t> words = rowsArea.template ReinterpretCast<uint16_t>();
-        const AscendC::LocalTensor<uint64_t> folded = rowsArea.template ReinterpretCast<uint64_t>();
-        constexpr uint32_t COL_BLOCKS = SUMMARY_KEYS / 32;  // 32-byte blocks per column
-        const AscendC::BinaryRepeatParams perCol(1, 1, 1, COL_BLOCKS, COL_BLOCKS, COL_BLOCKS);
-        for (uint32_t gs = ga; gs < gb; gs += SUMMARY_BATCH) {
-            const uint32_t batch = gb - gs < SUMMARY_BATCH ? gb - gs : SUMMARY_BATCH;
-            PipeSync<AscendC::HardEvent::MTE3_S>();  // the last batch's marks left the UB
-            for (uint32_t g = gs; g < gs + batch; ++g) {
-                const uint32_t row0 = g * SUMMARY_ROWS;
-                const uint32_t rows = p_->seqQ - row0 < SUMMARY_ROWS ? p_->seqQ - row0 : SUMMARY_ROWS;
-                for (uint32_t c0 = 0; c0 < cols; c0 += chunk) {
-                    const uint32_t n = cols - c0 < chunk ? cols - c0 : chunk;
-                    const uint32_t pitch = n * SUMMARY_KEYS;  // UB bytes per mask row
-                    const uint64_t k0 = static_cast<uint64_t>(c0) * SUMMARY_KEYS;
-                    const uint32_t keys = p_->seqKv - k0 < pitch ? static_cast<uint32_t>(p_->seqKv - k0) : pitch;
-                    PipeSync<AscendC::HardEvent::S_MTE2>();  // the scalar reads of the last pass are done
-                    if (rows < SUMMARY_ROWS || AlignUp(keys, 32) < pitch) {  // zero what the copy leaves
-                        PipeSync<AscendC::HardEvent::S_V>();
-                        AscendC::Duplicate(words, static_cast<uint16_t>(0),
-                                           static_cast<int32_t>(SUMMARY_ROWS * pitch / 2));
-                        PipeSync<AscendC::HardEvent::V_MTE2>();
-                    }
-                    AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), keys,
-                                                    static_cast<uint32_t>(p_->strides.s - keys),
-                                                    (pitch - AlignUp(keys, 32)) / 32, 0);
-                    AscendC::DataCopyPad(rowsArea, mask_[row0 * p_->strides.s + k0], copy,
-                                         AscendC::DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
-                    PipeSync<AscendC::HardEvent::MTE2_V>();
-                    for (uint32_t span = SUMMARY_ROWS / 2; span >= 1; span /= 2) {  // 16 rows -> 1
-                        AscendC::Or(words, words, words[span * pitch / 2], static_cast<int32_t>(span * pitch / 2));
-                        AscendC::PipeBarrier<PIPE_V>();
-                    }
-                    for (uint32_t b = COL_BLOCKS / 2; b >= 1; b /= 2) {  // per column: 4 blocks -> 1
-                        AscendC::Or(words, words, words[b * 16], static_cast<uint64_t>(b * 16), static_cast<uint8_t>(n),
-                                    perCol);
-                        AscendC::PipeBarrier<PIPE_V>();
-                    }
-                    PipeSync<AscendC::HardEvent::V_S>();
-                    for (uint32_t j = 0; j < n; ++j) {
-                        const uint32_t w = j * SUMMARY_KEYS / 8;
-                        const uint64_t any = folded.GetValue(w) | folded.GetValue(w + 1) | folded.GetValue(w + 2) |
-                                             folded.GetValue(w + 3);
-                        out.SetValue((c0 + j) * SUMMARY_BATCH + (g - gs), any != 0 ? 1 : 0);
-                    }
-                }
-            }
-            PipeSync<AscendC::HardEvent::S_MTE3>();
-            AscendC::DataCopyPad(summary_[gs], out,
-                                 AscendC::DataCopyExtParams(static_cast<uint16_t>(cols), batch,
-                                                            (SUMMARY_BATCH - AlignUp(batch, 32)) / 32,
-                                                            p_->summaryPitch - batch, 0));
-        }
-        PipeSync<AscendC::HardEvent::MTE3_V>();
-    }
-
-    // Whether the summary marks rows [row0, row0 + rows) x keys [k0, k0 + cols) all clear: one
-    // or two scalar GM reads of 8 marks per 128-key column.
-    __aicore__ inline bool Clean(uint32_t row0, uint32_t rows, int64_t k0, uint32_t cols) const
-    {
-        if (rows == 0 || cols == 0) {
-            return true;  // nothing to mask
-        }
-        const uint32_t g0 = row0 / SUMMARY_ROWS;
-        const uint32_t g1 = (row0 + rows - 1) / SUMMARY_ROWS;
-        const uint32_t c0 = static_cast<uint32_t>(k0 / SUMMARY_KEYS);
-        const uint32_t c1 = static_cast<uint32_t>((k0 + cols - 1) / SUMMARY_KEYS);
-        for (uint32_t c = c0; c <= c1; ++c) {
-            for (uint32_t w = g0 / 8; w <= g1 / 8; ++w) {
-                const uint32_t lo = g0 > w * 8 ? g0 - w * 8 : 0;
-                const uint32_t hi = g1 < w * 8 + 7 ? g1 - w * 8 : 7;
-                const uint64_t bytes =
-                    hi == 7 ? ~0ULL << (8 * lo) : ((1ULL << (8 * (hi + 1))) - 1) & (~0ULL << (8 * lo));
-                if ((summaryWords_.GetValue(c * (p_->summaryPitch / 8) + w) & bytes) != 0) {
-                    return false;
-                }
-            }
-        }
-        return true;
     }
 
     // s: rows x cols fp32 scores (row pitch cols) of query rows [row0, row0 + rows) and keys
@@ -171,16 +61,19 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
     {
         (void)maskHalf;
         if (p_->hasMask != 0) {
-            const bool clean = clean_ || (!loaded_ && p_->maskSummary != 0 && Clean(row0, rows, k0, colsValid));
-            if (!clean) {
-                if (!loaded_) {
-                    LoadTensorMask(mask_, p_->strides, maskBytes, u, row0, rows, k0, colsValid, cols);
-                }
-                AddTensorMask(s, tmp, maskBytes, rows, cols);
+            if (!loaded_) {
+                LoadTensorMask(mask_, p_->strides, maskBytes, u, row0, rows, k0, colsValid, cols);
             }
+            AddTensorMask(s, tmp, maskBytes, rows, cols);
             loaded_ = false;
-            clean_ = false;
         }
+        ApplyBand(s, row0, rows, k0, colsValid, cols);
+    }
+
+    // The band (bandActive) and the padding columns past colsValid of Apply's scores.
+    __aicore__ inline void ApplyBand(const AscendC::LocalTensor<float> &s, uint32_t row0, uint32_t rows, int64_t k0,
+                                     uint32_t colsValid, uint32_t cols) const
+    {
         if (p_->bandActive == 0) {
             if (colsValid < cols) {
                 KillColumns(s, colsValid, cols, rows, cols);
@@ -308,12 +201,152 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
         return any != 0;
     }
 
-private:
+protected:
     const MaskBandParams *p_ = nullptr;
-    AscendC::GlobalTensor<uint8_t> mask_, summary_;
-    AscendC::GlobalTensor<uint64_t> summaryWords_;
+    AscendC::GlobalTensor<uint8_t> mask_;
     mutable bool loaded_ = false;  // Load issued the next Apply's mask rows (Apply consumes them)
-    mutable bool clean_ = false;   // Load found the next Apply's rows clear in the summary
+};
+
+// PFA with a mask plane every (batch, head) shares (MaskBandParams::maskSummary, the tiling
+// key's mode): MaskTensorBand plus the mask summary. Before the main loop the vector cores mark
+// per 16 query rows x 128 keys whether any mask byte excludes; a block whose marks are all clear
+// skips its mask load and passes and only gets the band.
+template <> struct MaskMod<MaskTensorBandSummary> : MaskMod<MaskTensorBand> {
+    using Params = MaskBandParams;
+    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    {
+        MaskMod<MaskTensorBand>::Init(tiling, t);
+        summary_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.workspace + p_->wsMaskSummary));
+        summaryWords_.SetGlobalBuffer(reinterpret_cast<__gm__ uint64_t *>(t.workspace + p_->wsMaskSummary));
+    }
+    __aicore__ inline static constexpr bool HasPrepass() { return true; }
+
+    __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &maskBytes, const WorkUnit &u, uint32_t row0,
+                                uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols)
+    {
+        if (Clean(row0, rows, k0, colsValid)) {
+            clean_ = true;
+            return;
+        }
+        MaskMod<MaskTensorBand>::Load(maskBytes, u, row0, rows, k0, colsValid, cols);
+    }
+
+    __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &tmp,
+                                 const AscendC::LocalTensor<uint8_t> &maskBytes,
+                                 const AscendC::LocalTensor<half> &maskHalf, const WorkUnit &u, uint32_t row0,
+                                 uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols) const
+    {
+        const bool clean = clean_ || (!loaded_ && Clean(row0, rows, k0, colsValid));
+        clean_ = false;
+        if (clean) {
+            ApplyBand(s, row0, rows, k0, colsValid, cols);
+            return;
+        }
+        MaskMod<MaskTensorBand>::Apply(s, tmp, maskBytes, maskHalf, u, row0, rows, k0, colsValid, cols);
+    }
+
+    // The mask summary (MaskBandParams::maskSummary), built by every vector core of the launch
+    // before the main loop (a SyncAll follows): this worker's share of the 16-row groups, all key
+    // columns. Per group and pass of `chunk` columns: the 16 mask rows in, or-folded as uint16
+    // into one row, each 128-byte column folded into its first 32-byte block (two strided Ors),
+    // read by the scalar unit; the marks collect in UB and go out in one copy per 32 groups. The
+    // mask plane is read once here instead of once per (batch, head). Only bitwise ops, so a
+    // timing-only run marks the same blocks as a computed one. `scratch` is any free UB area of
+    // `bytes` bytes (the stage's buffers before the loop).
+    __aicore__ inline void Prepare(const AscendC::LocalTensor<uint8_t> &scratch, uint32_t bytes, uint32_t worker,
+                                   uint32_t workers)
+    {
+        const uint32_t groups = (p_->seqQ + SUMMARY_ROWS - 1) / SUMMARY_ROWS;
+        const uint32_t cols = p_->summaryCols;
+        const uint32_t ga = groups * worker / workers;
+        const uint32_t gb = groups * (worker + 1) / workers;
+        const uint32_t chunk = MaskSummaryChunk(bytes, cols);  // >= 1: the host checked
+        const AscendC::LocalTensor<uint8_t> out = scratch;     // [column][SUMMARY_BATCH] marks
+        const AscendC::LocalTensor<uint8_t> rowsArea = scratch[cols * SUMMARY_BATCH];
+        const AscendC::LocalTensor<uint16_t> words = rowsArea.template ReinterpretCast<uint16_t>();
+        const AscendC::LocalTensor<uint64_t> folded = rowsArea.template ReinterpretCast<uint64_t>();
+        constexpr uint32_t COL_BLOCKS = SUMMARY_KEYS / 32;  // 32-byte blocks per column
+        const AscendC::BinaryRepeatParams perCol(1, 1, 1, COL_BLOCKS, COL_BLOCKS, COL_BLOCKS);
+        for (uint32_t gs = ga; gs < gb; gs += SUMMARY_BATCH) {
+            const uint32_t batch = gb - gs < SUMMARY_BATCH ? gb - gs : SUMMARY_BATCH;
+            PipeSync<AscendC::HardEvent::MTE3_S>();  // the last batch's marks left the UB
+            for (uint32_t g = gs; g < gs + batch; ++g) {
+                const uint32_t row0 = g * SUMMARY_ROWS;
+                const uint32_t rows = p_->seqQ - row0 < SUMMARY_ROWS ? p_->seqQ - row0 : SUMMARY_ROWS;
+                for (uint32_t c0 = 0; c0 < cols; c0 += chunk) {
+                    const uint32_t n = cols - c0 < chunk ? cols - c0 : chunk;
+                    const uint32_t pitch = n * SUMMARY_KEYS;  // UB bytes per mask row
+                    const uint64_t k0 = static_cast<uint64_t>(c0) * SUMMARY_KEYS;
+                    const uint32_t keys = p_->seqKv - k0 < pitch ? static_cast<uint32_t>(p_->seqKv - k0) : pitch;
+                    PipeSync<AscendC::HardEvent::S_MTE2>();  // the scalar reads of the last pass are done
+                    if (rows < SUMMARY_ROWS || AlignUp(keys, 32) < pitch) {  // zero what the copy leaves
+                        PipeSync<AscendC::HardEvent::S_V>();
+                        AscendC::Duplicate(words, static_cast<uint16_t>(0),
+                                           static_cast<int32_t>(SUMMARY_ROWS * pitch / 2));
+                        PipeSync<AscendC::HardEvent::V_MTE2>();
+                    }
+                    AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), keys,
+                                                    static_cast<uint32_t>(p_->strides.s - keys),
+                                                    (pitch - AlignUp(keys, 32)) / 32, 0);
+                    AscendC::DataCopyPad(rowsArea, mask_[row0 * p_->strides.s + k0], copy,
+                                         AscendC::DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
+                    PipeSync<AscendC::HardEvent::MTE2_V>();
+                    for (uint32_t span = SUMMARY_ROWS / 2; span >= 1; span /= 2) {  // 16 rows -> 1
+                        AscendC::Or(words, words, words[span * pitch / 2], static_cast<int32_t>(span * pitch / 2));
+                        AscendC::PipeBarrier<PIPE_V>();
+                    }
+                    for (uint32_t b = COL_BLOCKS / 2; b >= 1; b /= 2) {  // per column: 4 blocks -> 1
+                        AscendC::Or(words, words, words[b * 16], static_cast<uint64_t>(b * 16), static_cast<uint8_t>(n),
+                                    perCol);
+                        AscendC::PipeBarrier<PIPE_V>();
+                    }
+                    PipeSync<AscendC::HardEvent::V_S>();
+                    for (uint32_t j = 0; j < n; ++j) {
+                        const uint32_t w = j * SUMMARY_KEYS / 8;
+                        const uint64_t any = folded.GetValue(w) | folded.GetValue(w + 1) | folded.GetValue(w + 2) |
+                                             folded.GetValue(w + 3);
+                        out.SetValue((c0 + j) * SUMMARY_BATCH + (g - gs), any != 0 ? 1 : 0);
+                    }
+                }
+            }
+            PipeSync<AscendC::HardEvent::S_MTE3>();
+            AscendC::DataCopyPad(summary_[gs], out,
+                                 AscendC::DataCopyExtParams(static_cast<uint16_t>(cols), batch,
+                                                            (SUMMARY_BATCH - AlignUp(batch, 32)) / 32,
+                                                            p_->summaryPitch - batch, 0));
+        }
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // Whether the summary marks rows [row0, row0 + rows) x keys [k0, k0 + cols) all clear: one
+    // or two scalar GM reads of 8 marks per 128-key column.
+    __aicore__ inline bool Clean(uint32_t row0, uint32_t rows, int64_t k0, uint32_t cols) const
+    {
+        if (rows == 0 || cols == 0) {
+            return true;  // nothing to mask
+        }
+        const uint32_t g0 = row0 / SUMMARY_ROWS;
+        const uint32_t g1 = (row0 + rows - 1) / SUMMARY_ROWS;
+        const uint32_t c0 = static_cast<uint32_t>(k0 / SUMMARY_KEYS);
+        const uint32_t c1 = static_cast<uint32_t>((k0 + cols - 1) / SUMMARY_KEYS);
+        for (uint32_t c = c0; c <= c1; ++c) {
+            for (uint32_t w = g0 / 8; w <= g1 / 8; ++w) {
+                const uint32_t lo = g0 > w * 8 ? g0 - w * 8 : 0;
+                const uint32_t hi = g1 < w * 8 + 7 ? g1 - w * 8 : 7;
+                const uint64_t bytes =
+                    hi == 7 ? ~0ULL << (8 * lo) : ((1ULL << (8 * (hi + 1))) - 1) & (~0ULL << (8 * lo));
+                if ((summaryWords_.GetValue(c * (p_->summaryPitch / 8) + w) & bytes) != 0) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+private:
+    AscendC::GlobalTensor<uint8_t> summary_;
+    AscendC::GlobalTensor<uint64_t> summaryWords_;
+    mutable bool clean_ = false;  // Load found the next Apply's rows clear in the summary
 };
 
 }  // namespace AttentionCore

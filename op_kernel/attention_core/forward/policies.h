@@ -15,21 +15,22 @@
 //
 // Index of every tag (tests/ops/attention_core/test_policy_index.py keeps it true):
 //
-//   seam        tag              file (in attention_core/)   operators
-//   WorkSplit   SplitQBlocks     forward/policies.h          PFA
-//               SplitTnd         variants/varlen_policies.h  FA varlen, FAG V5 (recompute)
-//               SplitKvCombine   variants/decode_policies.h  IFA V4
-//   KvSource    KvStrided        forward/policies.h          PFA, FA varlen
-//               KvDecode         variants/decode_policies.h  IFA V4
-//               KvDecodeInt8<T>  variants/kv_antiquant.h     IFA V4 (int8 K/V)
-//   ScoreMod    ScoreScale       forward/policies.h          PFA
-//               ScorePse         variants/varlen_policies.h  FA varlen, FAG V5
-//               ScoreDecodePse   variants/decode_policies.h  IFA V4
-//   MaskMod     MaskTensorBand   forward/mask_band.h         PFA (IFA V4: its pad columns)
-//               MaskSparseMode   variants/varlen_policies.h  FA varlen, FAG V5
-//               MaskDecode       variants/decode_policies.h  IFA V4
-//   SoftmaxMod  SoftmaxPlain     forward/policies.h          PFA, IFA V4
-//               SoftmaxDropout   variants/varlen_policies.h  FA varlen, FAG V5
+//   seam        tag                    file (in attention_core/)   operators
+//   WorkSplit   SplitQBlocks           forward/policies.h          PFA
+//               SplitTnd               variants/varlen_policies.h  FA varlen, FAG V5 (recompute)
+//               SplitKvCombine         variants/decode_policies.h  IFA V4
+//   KvSource    KvStrided              forward/policies.h          PFA, FA varlen
+//               KvDecode               variants/decode_policies.h  IFA V4
+//               KvDecodeInt8<T>        variants/kv_antiquant.h     IFA V4 (int8 K/V)
+//   ScoreMod    ScoreScale             forward/policies.h          PFA
+//               ScorePse               variants/varlen_policies.h  FA varlen, FAG V5
+//               ScoreDecodePse         variants/decode_policies.h  IFA V4
+//   MaskMod     MaskTensorBand         forward/mask_band.h         PFA (IFA V4: its pad columns)
+//               MaskTensorBandSummary  forward/mask_band.h         PFA, a mask plane shared by all (b, n)
+//               MaskSparseMode         variants/varlen_policies.h  FA varlen, FAG V5
+//               MaskDecode             variants/decode_policies.h  IFA V4
+//   SoftmaxMod  SoftmaxPlain           forward/policies.h          PFA, IFA V4
+//               SoftmaxDropout         variants/varlen_policies.h  FA varlen, FAG V5
 #pragma once
 #include "kernel_operator.h"
 #include "forward_params.h"
@@ -46,6 +47,7 @@ struct SplitQBlocks {};
 struct KvStrided {};
 struct ScoreScale {};
 struct MaskTensorBand {};
+struct MaskTensorBandSummary {};
 struct SoftmaxPlain {};
 struct SplitTnd {};        // varlen_policies.h
 struct ScorePse {};        // varlen_policies.h
@@ -142,11 +144,11 @@ struct ScoreModBase {
 };
 
 // HasPrepass/Prepare: a pass over the mask before the main loop (the PFA mask summary; the
-// cube and vector cores meet in a SyncAll after it); Load: the mask rows of a block into UB
-// ahead of its Apply. None by default.
+// cube and vector cores meet in a SyncAll after it), a compile-time trait; Load: the mask rows
+// of a block into UB ahead of its Apply. None by default.
 struct MaskModBase {
     __aicore__ inline bool UsesScratch() const { return false; }
-    __aicore__ inline bool HasPrepass() const { return false; }
+    __aicore__ inline static constexpr bool HasPrepass() { return false; }
     __aicore__ inline void Prepare(const AscendC::LocalTensor<uint8_t> &, uint32_t, uint32_t, uint32_t) {}
     __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &, const WorkUnit &, uint32_t, uint32_t, int64_t,
                                 uint32_t, uint32_t)

@@ -30,16 +30,9 @@ namespace AttentionCore {
 
 // Run lists kept at once: chunk n's (its scatter), n+1's and n+2's (walked ahead).
 constexpr uint32_t SPARSE_RUN_LISTS = 3;
-// Event ids of the cube's buffer hand-offs (id 0 stays with PipeSync): MTE1 -> MTE2 "this L1
-// buffer was read into L0" for the two K copies (also the dQ pass's two staging halves), V and
-// P/dS; M -> MTE1 per L0A/L0B copy; FIX -> M per L0C tile.
-constexpr int32_t SPARSE_EVT_K = 1;  // + copy
-constexpr int32_t SPARSE_EVT_V = 3;
-constexpr int32_t SPARSE_EVT_PDS = 4;
-constexpr int32_t SPARSE_EVT_L0A = 1;   // M -> MTE1, + copy
-constexpr int32_t SPARSE_EVT_L0B = 3;   // M -> MTE1, + copy
-constexpr int32_t SPARSE_EVT_TILE = 1;  // FIX -> M: L0C tile written out, + tile (up to 3)
-constexpr uint32_t SPARSE_MAX_TILES = 3;
+// Event ids of the cube's buffer hand-offs: SPARSE_EVT_* in sync.h's table (MTE1 -> MTE2 "this
+// L1 buffer was read into L0" for the two K copies, V and P/dS; M -> MTE1 per L0A/L0B copy;
+// FIX -> M per L0C tile).
 
 // Element offsets (in T) of chunk n's slots in a core's workspace area, the same for the cube
 // and its vector cores: P and V by parity, dS and K in their rings (sparse_backward_params.h).

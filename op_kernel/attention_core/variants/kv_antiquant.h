@@ -23,6 +23,7 @@
 #pragma once
 #include "kernel_operator.h"
 #include "decode_policies.h"
+#include "kv_antiquant_layout.h"
 #include "../common/sync.h"
 
 namespace AttentionCore {
@@ -216,16 +217,18 @@ template <typename T> struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecod
         ring_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.key + core_ * d.antiRingCoreBytes));
         keyIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(t.antiKey));
         valueIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(t.antiValue));
-        dp_ = AlignUp(p->headDim, 32);  // int8 rows start on 32-byte blocks
-        chunk_ = d.antiChunkElems / dp_;
-        chunk_ = chunk_ == 0 ? 1 : chunk_;
-        pipe->InitBuffer(inBuf_, IN_COPIES * chunk_ * dp_);
-        pipe->InitBuffer(outBuf_, OUT_COPIES * chunk_ * dp_ * sizeof(T));
+        // UB (kv_antiquant_layout.h, what the planner reserved): int8 rows start on 32-byte blocks
+        const AntiquantUb ub =
+            AntiquantUbLayout(d.antiChunkElems, p->headDim, p->headDimAlign, sizeof(T), Int8CastStages<T>::value);
+        dp_ = ub.rowElems;
+        chunk_ = ub.chunkRows;
+        pipe->InitBuffer(inBuf_, ub.in);
+        pipe->InitBuffer(outBuf_, ub.out);
         if (Int8CastStages<T>::value) {
-            pipe->InitBuffer(halfBuf_, chunk_ * dp_ * 2);
-            pipe->InitBuffer(floatBuf_, chunk_ * dp_ * 4);
+            pipe->InitBuffer(halfBuf_, ub.half);
+            pipe->InitBuffer(floatBuf_, ub.flt);
         }
-        pipe->InitBuffer(valueBuf_, 3 * p->headDimAlign * 4 + p->headDimAlign * sizeof(T));
+        pipe->InitBuffer(valueBuf_, ub.value);
         unit_ = split_.Begin(core_);
         unitEnd_ = split_.End(core_);
         for (int32_t i = 0; i < static_cast<int32_t>(IN_COPIES); ++i) {  // every copy starts free
@@ -331,10 +334,9 @@ template <typename T> struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecod
 private:
     static constexpr uint32_t IN_COPIES = ANTI_IN_COPIES;    // int8 chunks read, waiting for their cast
     static constexpr uint32_t OUT_COPIES = ANTI_OUT_COPIES;  // cast chunks waiting for their ring write
-    // Event ids: V_MTE2 / MTE2_V from sync.h's table; MTE3_V / V_MTE3 1-4 are free.
+    // Event ids: sync.h's table.
     static constexpr int32_t EVT_IN = VEC_EVT_KV_IN;
-    static_assert(VEC_EVT_KV_IN + ANTI_IN_COPIES <= 8, "event ids are 0-7");
-    static constexpr int32_t EVT_OUT = 1;
+    static constexpr int32_t EVT_OUT = VEC_EVT_KV_OUT;
     static constexpr uint32_t NONE = 0xFFFFFFFFu;
     static constexpr uint64_t ALL = ~0ULL;
 
