@@ -75,7 +75,7 @@ endif()
 # form the OpDef / infershape / tiling libraries (opbuild's input, op_proto, op_tiling), which
 # link no libnnopbase; op_host/<op>/op_api/*.cpp form the public API library cust_opapi, which
 # does. Code both sides share is header-only (op_host/common/attention_layout.h); the aclnn
-# tensor checks (op_host/common/attention_checks.h) are op_api-only.
+# tensor checks (op_host/common/op_api/attention_checks.h) are op_api-only.
 file(GLOB_RECURSE _common_srcs "${_src}/op_host/common/*.cpp")
 set(_host_srcs ${_common_srcs})
 set(_api_srcs "")

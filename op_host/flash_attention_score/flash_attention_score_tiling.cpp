@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "../common/forward_tiling.h"
+#include "../common/tiling/forward_tiling.h"
 #include "../common/op_log.h"
-#include "../common/tiling_inputs.h"
-#include "../common/varlen_forward_tiling.h"
+#include "../common/tiling/tiling_inputs.h"
+#include "../common/tiling/varlen_forward_tiling.h"
 #include "../../op_kernel/flash_attention_score/flash_attention_score_tiling_data.h"
 #include "exe_graph/runtime/tiling_context.h"
 #include "flash_attention_score_tiling.h"

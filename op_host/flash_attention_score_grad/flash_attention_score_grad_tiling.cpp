@@ -4,10 +4,10 @@
 #include <cstring>
 #include <string>
 
-#include "../common/backward_tiling.h"
-#include "../common/varlen_forward_tiling.h"
+#include "../common/tiling/backward_tiling.h"
+#include "../common/tiling/varlen_forward_tiling.h"
 #include "../common/op_log.h"
-#include "../common/tiling_inputs.h"
+#include "../common/tiling/tiling_inputs.h"
 #include "../../op_kernel/flash_attention_score_grad/flash_attention_score_grad_tiling_data.h"
 #include "exe_graph/runtime/tiling_context.h"
 #include "flash_attention_score_grad_tiling.h"

@@ -1,13 +1,13 @@
 // Tiling of IncreFlashAttention: reads shapes/attributes from the TilingContext (the aclnn API
 // validated them) and the core budget from PlatformAscendC, plans the decode variant of the
-// forward core (op_host/common/decode_tiling) and selects the kernel by element type.
+// forward core (op_host/common/tiling/decode_tiling) and selects the kernel by element type.
 #include <algorithm>
 #include <string>
 
 #include "../common/attention_layout.h"
-#include "../common/decode_tiling.h"
+#include "../common/tiling/decode_tiling.h"
 #include "../common/op_log.h"
-#include "../common/tiling_inputs.h"
+#include "../common/tiling/tiling_inputs.h"
 #include "../../op_kernel/incre_flash_attention/incre_flash_attention_tiling_data.h"
 #include "exe_graph/runtime/tiling_context.h"
 #include "incre_flash_attention_tiling.h"

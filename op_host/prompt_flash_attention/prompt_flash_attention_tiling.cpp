@@ -4,9 +4,9 @@
 #include <string>
 
 #include "../common/attention_layout.h"
-#include "../common/forward_tiling.h"
+#include "../common/tiling/forward_tiling.h"
 #include "../common/op_log.h"
-#include "../common/tiling_inputs.h"
+#include "../common/tiling/tiling_inputs.h"
 #include "../../op_kernel/prompt_flash_attention/prompt_flash_attention_tiling_data.h"
 #include "exe_graph/runtime/tiling_context.h"
 #include "prompt_flash_attention_tiling.h"

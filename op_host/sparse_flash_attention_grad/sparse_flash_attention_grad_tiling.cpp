@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "../common/cost_rates.h"
+#include "../common/tiling/cost_rates.h"
 #include "../common/op_log.h"
-#include "../common/tiling_inputs.h"
+#include "../common/tiling/tiling_inputs.h"
 #include "../../op_kernel/sparse_flash_attention_grad/sparse_flash_attention_grad_tiling_data.h"
 #include "exe_graph/runtime/tiling_context.h"
 #include "sparse_flash_attention_grad_tiling.h"

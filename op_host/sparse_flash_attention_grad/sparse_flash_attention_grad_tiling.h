@@ -7,7 +7,7 @@
 #include "exe_graph/runtime/infer_shape_context.h"
 #include "exe_graph/runtime/tiling_context.h"
 #include "../../op_kernel/attention_core/sparse_backward/sparse_backward_params.h"
-#include "../common/forward_tiling.h"
+#include "../common/tiling/forward_tiling.h"
 
 namespace optiling {
 ge::graphStatus SparseFlashAttentionGradTiling(gert::TilingContext *context);

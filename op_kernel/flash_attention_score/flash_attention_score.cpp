@@ -20,14 +20,18 @@ extern "C" __global__ __aicore__ void flash_attention_score(GM_ADDR query, GM_AD
     (void)softmax_out;   // reserved by the spec
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     GET_TILING_DATA_WITH_STRUCT(FlashAttentionScoreTilingData, tilingData, tiling);
-    AttentionCore::ForwardTensors tensors{
-        query, key, value, atten_mask, actual_seq_qlen, attention_out, AscendC::GetUserWorkspace(workspace)};
-    tensors.actualSeqKvLengths = actual_seq_kvlen;
-    tensors.pse = real_shift;
-    tensors.prefix = prefix;
+    AttentionCore::ForwardTensors<VarLenVariant> tensors;
+    tensors.query = query;
+    tensors.key = key;
+    tensors.value = value;
+    tensors.out = attention_out;
+    tensors.workspace = AscendC::GetUserWorkspace(workspace);
     tensors.softmaxMax = softmax_max;
     tensors.softmaxSum = softmax_sum;
-    tensors.dropMask = drop_mask;
+    tensors.split = {actual_seq_qlen, actual_seq_kvlen};
+    tensors.score.pse = real_shift;
+    tensors.mask = {atten_mask, prefix};
+    tensors.softmax = {drop_mask, actual_seq_qlen, actual_seq_kvlen};
     using AttentionCore::ForwardTilingKey;  // the dtype and the P.V mode
     if (TILING_KEY_IS(ForwardTilingKey(FA_TILING_KEY_FP16, false))) {
         AttentionCore::RunForward<half, VarLenVariant, false>(tilingData, tensors);

@@ -17,14 +17,18 @@ __aicore__ inline void Run(const FlashAttentionScoreGradTilingData &tiling, Atte
                            GM_ADDR userWorkspace)
 {
     if (tiling.recompute != 0) {
-        AttentionCore::ForwardTensors f{
-            t.query, t.key, t.value, t.mask, t.seqQ, userWorkspace + tiling.attentionOffset, userWorkspace};
-        f.actualSeqKvLengths = t.seqKv;
-        f.pse = t.pse;
-        f.prefix = t.prefix;
+        AttentionCore::ForwardTensors<RecomputeVariant> f;
+        f.query = t.query;
+        f.key = t.key;
+        f.value = t.value;
+        f.out = userWorkspace + tiling.attentionOffset;
+        f.workspace = userWorkspace;
         f.softmaxMax = userWorkspace + tiling.statsMaxOffset;
         f.softmaxSum = userWorkspace + tiling.statsSumOffset;
-        f.dropMask = t.dropMask;
+        f.split = {t.seqQ, t.seqKv};
+        f.score.pse = t.pse;
+        f.mask = {t.mask, t.prefix};
+        f.softmax = {t.dropMask, t.seqQ, t.seqKv};
         AttentionCore::RunForward<T, RecomputeVariant, LAZY_PV>(tiling.forward, f);
         AscendC::SyncAll<false>();  // the statistics and the output are in GM for every core
         if (t.softmaxMax == nullptr) t.softmaxMax = f.softmaxMax;

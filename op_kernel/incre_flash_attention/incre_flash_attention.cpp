@@ -19,23 +19,26 @@ template <typename T>
 using DecodeInt8Variant = AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecodeInt8<T>,
                                                         AttentionCore::ScoreDecodePse, AttentionCore::MaskDecode,
                                                         AttentionCore::SoftmaxPlain>;
+// The launch's GM tensors: the int8 variant's K/V piece extends the paged one, so one struct
+// serves both variants (its int8 members stay null without antiquant).
+using DecodeTensors = AttentionCore::ForwardTensors<DecodeInt8Variant<half>>;
 
 template <typename T, bool LAZY_PV>
-__aicore__ inline void RunDecode(const IncreFlashAttentionTilingData &td, const AttentionCore::ForwardTensors &in)
+__aicore__ inline void RunDecode(const IncreFlashAttentionTilingData &td, const DecodeTensors &in)
 {
     const AttentionCore::DecodeParams &d = td.decode;
     if (d.antiquant == 0) {
         AttentionCore::RunForward<T, DecodeVariant, LAZY_PV>(td, in);
     } else {  // int8 K/V: Q * scale_k, then the core on the cast ring (kv_antiquant.h)
-        AttentionCore::ForwardTensors t = in;
-        t.antiKey = in.key;
-        t.antiValue = in.value;
+        DecodeTensors t = in;
+        t.kv.antiKey = in.key;
+        t.kv.antiValue = in.value;
         t.query = in.workspace + d.antiQueryOffset;
         t.key = in.workspace + d.antiRingOffset;
         t.value = t.key;
         if ASCEND_IS_AIV {
             AttentionCore::QueryAntiquant<T> scaleQuery;
-            scaleQuery.Run(td, in.query, in.antiScale, t.query);
+            scaleQuery.Run(td, in.query, in.kv.antiScale, t.query);
             AscendC::PipeBarrier<PIPE_ALL>();
         }
         AscendC::SyncAll<false>();  // cube and vector cores: the scaled query is complete
@@ -52,21 +55,21 @@ __aicore__ inline void RunDecode(const IncreFlashAttentionTilingData &td, const 
 // Tensor-list form with one batch-1 tensor per batch (each with its own S): the core runs
 // once per batch on that batch's tensors; the plan is the one of a single batch.
 template <typename T, bool LAZY_PV>
-__aicore__ inline void RunDecodeList(IncreFlashAttentionTilingData &td, const AttentionCore::ForwardTensors &all,
+__aicore__ inline void RunDecodeList(IncreFlashAttentionTilingData &td, const DecodeTensors &all,
                                      AscendC::ListTensorDesc &keys, AscendC::ListTensorDesc &values)
 {
     const AttentionCore::DecodeParams &d = td.decode;
     for (uint32_t b = 0; b < d.kvListBatches; ++b) {
-        AttentionCore::ForwardTensors t = all;
+        DecodeTensors t = all;
         t.key = keys.GetDataPtr<uint8_t>(b);
         t.value = values.GetDataPtr<uint8_t>(b);
         t.query = all.query + b * td.params.qStrideB * sizeof(T);
         t.out = all.out + b * td.params.oStrideB * (d.quantOut != 0 ? sizeof(int8_t) : sizeof(T));
         if (td.mask.hasKvLengths != 0 && td.mask.kvLengthsCount > 1) {
-            t.actualSeqLengths = all.actualSeqLengths + b * sizeof(int64_t);
+            t.mask.kvLengths = all.mask.kvLengths + b * sizeof(int64_t);
         }
-        if (td.mask.hasMask != 0) t.mask = all.mask + b * td.mask.maskStrideB;
-        if (td.score.hasPse != 0) t.pse = all.pse + b * td.score.pseStrideB * sizeof(T);
+        if (td.mask.hasMask != 0) t.mask.mask = all.mask.mask + b * td.mask.maskStrideB;
+        if (td.score.hasPse != 0) t.score.pse = all.score.pse + b * td.score.pseStrideB * sizeof(T);
         td.params.seqKv = d.kvListSeq[b];
         if (d.kvListBnsd != 0) td.params.kvStrideN = static_cast<uint64_t>(d.kvListSeq[b]) * td.params.headDim;
         if (b > 0 && d.antiquant != 0) {
@@ -81,8 +84,8 @@ __aicore__ inline void RunDecodeList(IncreFlashAttentionTilingData &td, const At
 }
 
 template <typename T, bool LAZY_PV>
-__aicore__ inline void Run(IncreFlashAttentionTilingData &td, const AttentionCore::ForwardTensors &t,
-                           AscendC::ListTensorDesc &keys, AscendC::ListTensorDesc &values)
+__aicore__ inline void Run(IncreFlashAttentionTilingData &td, const DecodeTensors &t, AscendC::ListTensorDesc &keys,
+                           AscendC::ListTensorDesc &values)
 {
     if (td.decode.kvListBatches != 0) {
         RunDecodeList<T, LAZY_PV>(td, t, keys, values);
@@ -106,20 +109,18 @@ incre_flash_attention(GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR pse_shi
     GET_TILING_DATA_WITH_STRUCT(IncreFlashAttentionTilingData, tilingData, tiling);
     AscendC::ListTensorDesc keys(reinterpret_cast<__gm__ void *>(key));
     AscendC::ListTensorDesc values(reinterpret_cast<__gm__ void *>(value));
-    AttentionCore::ForwardTensors tensors{query,
-                                          keys.GetDataPtr<uint8_t>(0),
-                                          values.GetDataPtr<uint8_t>(0),
-                                          atten_mask,
-                                          actual_seq_lengths,
-                                          attention_out,
-                                          AscendC::GetUserWorkspace(workspace)};
-    tensors.pse = pse_shift;
-    tensors.blockTable = block_table;
-    tensors.kvPadding = kv_padding_size;
-    tensors.quantScale = quant_scale2;
-    tensors.quantOffset = quant_offset2;
-    tensors.antiScale = antiquant_scale;
-    tensors.antiOffset = antiquant_offset;
+    DecodeTensors tensors;
+    tensors.query = query;
+    tensors.key = keys.GetDataPtr<uint8_t>(0);
+    tensors.value = values.GetDataPtr<uint8_t>(0);
+    tensors.out = attention_out;
+    tensors.workspace = AscendC::GetUserWorkspace(workspace);
+    tensors.split = {quant_scale2, quant_offset2};
+    tensors.kv.blockTable = block_table;
+    tensors.kv.antiScale = antiquant_scale;
+    tensors.kv.antiOffset = antiquant_offset;
+    tensors.score.pse = pse_shift;
+    tensors.mask = {atten_mask, actual_seq_lengths, kv_padding_size};
     if (TILING_KEY_IS(AttentionCore::ForwardTilingKey(IFA_TILING_KEY_FP16, false))) {
         Run<half, false>(tilingData, tensors, keys, values);
     } else if (TILING_KEY_IS(AttentionCore::ForwardTilingKey(IFA_TILING_KEY_FP16, true))) {

@@ -20,8 +20,14 @@ extern "C" __global__ __aicore__ void prompt_flash_attention(GM_ADDR query, GM_A
     (void)pse_shift;  // reserved by the spec: the V1 API always passes nullptr
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     GET_TILING_DATA_WITH_STRUCT(PromptFlashAttentionTilingData, tilingData, tiling);
-    const AttentionCore::ForwardTensors tensors{
-        query, key, value, atten_mask, actual_seq_lengths, attention_out, AscendC::GetUserWorkspace(workspace)};
+    AttentionCore::ForwardTensors<Plain> tensors;  // Summary's tensors are the same
+    tensors.query = query;
+    tensors.key = key;
+    tensors.value = value;
+    tensors.out = attention_out;
+    tensors.workspace = AscendC::GetUserWorkspace(workspace);
+    tensors.split.actualSeqLengths = actual_seq_lengths;
+    tensors.mask.mask = atten_mask;
     if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_FP16, false, false))) {
         AttentionCore::RunForward<half, Plain, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_FP16, true, false))) {

@@ -12,7 +12,7 @@ from robust_helpers import call, expect_status, run_and_judge, smoke
 
 import fakit
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops" / "incre_flash_attention_v4"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops" / "incre_flash_attention"))
 from ifa_helpers import make_kwargs as ifa_kwargs  # noqa: E402
 from ifa_helpers import page
 

@@ -18,6 +18,7 @@ struct CostTable {
     double clockHz;                 // from the SoC table
     double issue;                   // scalar cycles to issue one API call
     double issueQueueDepth;         // instructions a pipe's issue queue holds before the scalar unit stalls
+    double cubeQueueDepth;          // the same for the MTE1 and M queues
     double scalarLocal;             // scalar cycles per GetValue/SetValue on a local tensor
     double scalarGm;                // scalar cycles per GlobalTensor GetValue/SetValue
     double macsFp16;                // cube MACs per cycle, fp16/bf16
@@ -41,7 +42,7 @@ struct CostTable {
     double fixpL2WriteBytes;        // L0C->GM (Fixpipe) bytes per cycle
     double atomicFactor;            // atomic-add writes cost this many times a plain write
     double localCopyBytes;          // UB->UB, UB->L1 bytes per cycle
-    double burstAlign;              // every burst moves at least this many bytes
+    double dmaMinTransfer;          // the smallest GM transfer (bursts are cut into 128/256/512 B transfers)
     double crossFlag;               // cycles from a cross-core set to the wait seeing it
     double syncAll;                 // cycles of a SyncAll after the last core arrives
     double launchUs;                // fixed task start cost (µs)

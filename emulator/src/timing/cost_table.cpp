@@ -9,6 +9,8 @@
 //   [S6] asc-devkit "L2-Cache切分" (L2 ~7 TB/s mixed read/write)
 //   [SOC] the emulator's SoC table (clock, HBM bandwidth, L2 size; emulator/src/soc.cpp)
 //   [QUEUE] CANN Ascend C guide "Control units": the per-pipe instruction queues
+//   [HWC] asc-devkit "硬件约束/NPU架构版本2201" (MTE1 and MMAD queues 32 deep; a GM move is cut into
+//        128/256/512 B transfers, unaligned pieces rounded up)
 // Entries marked "fitted" come from `fakit prof calibrate --catlass` (docs/performance.md,
 // "Calibration"); they stay refittable like the assumptions.
 // Entries marked "assumption" are not documented anywhere we could read; they are chosen here,
@@ -43,8 +45,9 @@ const Row kRows[] = {
     {"issue", F(issue), 8, "assumption: scalar cycles to compute operands and issue one API call", true},
     {"issue_queue_depth", F(issueQueueDepth), 16,
      "assumption: a pipe's issue queue holds 16 instructions that have not started ([QUEUE] names the queues, not "
-     "their depth)",
+     "their depth); the MTE1 and M queues are cube_queue_depth",
      true},
+    {"cube_queue_depth", F(cubeQueueDepth), 32, "[HWC] the MTE1 and MMAD instruction queues are 32 deep", false},
     {"scalar_local", F(scalarLocal), 2, "assumption: scalar load/store of one UB/L1 element", true},
     {"scalar_gm", F(scalarGm), 100, "assumption: scalar GM access through the data cache (miss)", true},
     {"macs_fp16", F(macsFp16), 4096, "[S4] fp16/bf16 16x16x16 per cycle", false},
@@ -71,11 +74,12 @@ const Row kRows[] = {
     {"vec_gather", V(7), 5, "[S5] Gather 5 elem/cycle", false},
     {"vec_sort32", V(8), 1, "assumption: Sort32 one (score, index) element per cycle (32 cycles per repeat)", true},
     {"vec_mrgsort", V(9), 1, "assumption: MrgSort one merged element per cycle", true},
-    {"dma_head", F(dmaHead), 197.3,
+    {"dma_head", F(dmaHead), 197.9,
      "fitted: per DMA instruction start cost (MTE2/MTE3), least squares in log time to the four published "
-     "00_basic_matmul times (CATLASS, benchmarks/peers/calibration.py; was the assumption 64)",
+     "00_basic_matmul times (CATLASS, benchmarks/peers/calibration.py; fit errors -15.8/+15.6/+2.3/0.0 %; was the "
+     "assumption 64)",
      true},
-    {"nd2nz_row_cycles", F(nd2nzRowCycles), 3.67,
+    {"nd2nz_row_cycles", F(nd2nzRowCycles), 3.36,
      "fitted: per row of an Nd2Nz copy (ND in GM to NZ in L1), the same fit as dma_head (was the assumption 0)", true},
     {"hbm_read_bytes", F(hbmReadBytes), 32, "[S1] ddr_rate 32 B/cycle per core", false},
     {"l2_read_bytes", F(l2ReadBytes), 110, "[S1] l2_read_rate 110 B/cycle per core", false},
@@ -84,7 +88,8 @@ const Row kRows[] = {
     {"atomic_factor", F(atomicFactor), 2,
      "assumption: an atomic-add GM write is a read-modify-write in L2, twice a write", true},
     {"local_copy_bytes", F(localCopyBytes), 64, "assumption: UB->UB / UB->L1 DataCopy 64 B/cycle", true},
-    {"burst_align", F(burstAlign), 32, "assumption: a DMA burst moves at least one 32 B block", true},
+    {"dma_min_transfer", F(dmaMinTransfer), 128,
+     "[HWC] a GM move is cut at 512 B boundaries into aligned 128/256/512 B transfers, each piece rounded up", false},
     {"cross_flag", F(crossFlag), 100, "assumption: cross-core flag latency (set to visible wait)", true},
     {"sync_all", F(syncAll), 500, "assumption: SyncAll release after the last arrival", true},
     {"launch_us", F(launchUs), 2,
@@ -112,16 +117,13 @@ double &FieldOf(CostTable &t, const Row &r)
 // Keys the replay applies itself (emulator/src/timing/replay.cpp), so a launch's logs can be
 // replayed again under another value (ASCEND_EMU_COSTS_ALT); the others are folded into the
 // logged instructions by the core threads.
-const char *const kReplayedKeys[] = {"issue",          "issue_queue_depth",
-                                     "scalar_local",   "scalar_gm",
-                                     "mmad_head",      "mte1_head",
-                                     "fixp_head",      "vec_head",
-                                     "dma_head",       "nd2nz_row_cycles",
-                                     "hbm_read_bytes", "l2_read_bytes",
-                                     "l2_write_bytes", "fixp_l2_write_bytes",
-                                     "atomic_factor",  "burst_align",
-                                     "cross_flag",     "sync_all",
-                                     "launch_us",      "l2_bytes_per_sec"};
+const char *const kReplayedKeys[] = {"issue",         "issue_queue_depth", "cube_queue_depth",
+                                     "scalar_local",  "scalar_gm",         "mmad_head",
+                                     "mte1_head",     "fixp_head",         "vec_head",
+                                     "dma_head",      "nd2nz_row_cycles",  "hbm_read_bytes",
+                                     "l2_read_bytes", "l2_write_bytes",    "fixp_l2_write_bytes",
+                                     "atomic_factor", "dma_min_transfer",  "cross_flag",
+                                     "sync_all",      "launch_us",         "l2_bytes_per_sec"};
 
 // Applies a text file of "key value" lines (fakit prof calibrate writes them) named by env `var`.
 void ApplyFile(const char *var, const char *path, CostTable &t, bool replayedOnly)

@@ -61,7 +61,7 @@ bool g_keep = false;                                       // keep the logs for 
 bool g_borrow = false;                                     // reading kept chunks: never free them
 std::vector<std::vector<TimingRecord *>> g_kept;           // per core: its whole log, in order
 std::vector<uint64_t> g_keptRecords;                       // per core: records in it
-double g_queueDepth = 16;
+uint32_t g_depth[kTimedPipes] = {};                        // issue-queue depth per pipe
 
 void Record(CoreClock &c, int pipe, double start, double end, const char *name)
 {
@@ -97,7 +97,7 @@ void Scalar(CoreClock &c, double cycles, const char *name)
 double Issue(CoreClock &c, int pi)
 {
     Scalar(c, Costs().issue, "issue");
-    const uint32_t n = c.issued[pi], depth = static_cast<uint32_t>(g_queueDepth);
+    const uint32_t n = c.issued[pi], depth = g_depth[pi];
     if (n >= depth) {
         const double slot = c.queued[pi][(n - depth) % kMaxQueueDepth];
         if (slot > c.scalar) {
@@ -112,7 +112,7 @@ double Issue(CoreClock &c, int pi)
 double NextStart(const CoreClock &c, int pi)
 {
     double s = c.scalar + Costs().issue;
-    const uint32_t n = c.issued[pi], depth = static_cast<uint32_t>(g_queueDepth);
+    const uint32_t n = c.issued[pi], depth = g_depth[pi];
     if (n >= depth) s = std::max(s, c.queued[pi][(n - depth) % kMaxQueueDepth]);
     return std::max(s, c.pipeFree[pi]);
 }
@@ -189,11 +189,36 @@ void PushFlag(CoreClock &c, int event, int id, double t)
     ++n;
 }
 
-// A burst shorter than the DMA granule still moves the whole granule.
-double BurstScale(uint64_t burst)
+// The bytes a burst of `len` bytes at GM address `addr` moves: the DMA cuts it at 512 B
+// boundaries and moves each piece as one aligned 128, 256 or 512 B transfer, the smallest that
+// covers it (the cost table's dma_min_transfer is the smallest).
+uint64_t MovedBytes(uint64_t addr, uint64_t len)
 {
-    const double align = Costs().burstAlign;
-    return std::ceil(static_cast<double>(burst) / align) * align / static_cast<double>(burst);
+    const uint64_t line = kDmaLine, minimum = std::max<uint64_t>(1, static_cast<uint64_t>(Costs().dmaMinTransfer));
+    auto piece = [&](uint64_t s, uint64_t e) {  // [s, e) inside one line
+        uint64_t size = minimum;
+        while (size < line && s / size != (e - 1) / size) size *= 2;
+        return std::min(size, line);
+    };
+    const uint64_t end = addr + len, firstEnd = std::min(end, (addr / line + 1) * line);
+    if (firstEnd == end) return piece(addr, end);
+    const uint64_t lastStart = std::max(firstEnd, (end - 1) / line * line);
+    return piece(addr, firstEnd) + (lastStart - firstEnd) + piece(lastStart, end);
+}
+
+// Moved over useful bytes of the bursts of r (contiguous rows are one burst).
+double BurstScale(const TimingRecord &r)
+{
+    const uint64_t burst = r.burst;
+    if (burst == 0) return 1.0;
+    const bool rowsJoin = r.rows <= 1 || r.rowPitch == burst;
+    const uint64_t len = rowsJoin ? burst * std::max<uint32_t>(r.rows, 1) : burst;
+    const uint32_t runs = rowsJoin ? 1 : r.rows;
+    uint64_t moved = 0;
+    for (uint32_t g = 0; g < std::max<uint32_t>(r.groups, 1); ++g)
+        for (uint32_t i = 0; i < runs; ++i) moved += MovedBytes(r.addr + g * r.groupPitch + i * r.rowPitch, len);
+    const double useful = static_cast<double>(std::max<uint32_t>(r.groups, 1)) * runs * len;
+    return static_cast<double>(moved) / useful;
 }
 
 double HeadCycles(Head h)
@@ -241,17 +266,17 @@ void ApplyGm(CoreClock &c, const TimingRecord &r)
         const uint64_t hit = bytes - miss;
         c.hbmBytes += miss;
         c.l2ReadBytes += bytes;
-        Run(c, r.pipe, DmaHead(r) + BurstScale(r.burst) * (miss / t.hbmReadBytes + hit / t.l2ReadBytes), r.name);
+        Run(c, r.pipe, DmaHead(r) + BurstScale(r) * (miss / t.hbmReadBytes + hit / t.l2ReadBytes), r.name);
         return;
     }
     for (uint32_t i = 0; i < r.rows; ++i) L2Write(base + i * r.rowPitch, r.burst);
     c.l2WriteBytes += bytes;
     const double atomic = r.b ? t.atomicFactor : 1.0;
     if (r.kind == RecKind::GmWrite) {
-        Run(c, r.pipe, DmaHead(r) + BurstScale(r.burst) * bytes / t.l2WriteBytes * atomic, r.name);
+        Run(c, r.pipe, DmaHead(r) + BurstScale(r) * bytes / t.l2WriteBytes * atomic, r.name);
         return;
     }
-    Run(c, r.pipe, t.fixpHead + std::max(r.cycles, bytes / t.fixpL2WriteBytes * atomic), r.name);
+    Run(c, r.pipe, t.fixpHead + std::max(r.cycles, BurstScale(r) * bytes / t.fixpL2WriteBytes * atomic), r.name);
 }
 
 // The token of the wait on `counter` (it exists: the launcher matched the wait before the core
@@ -548,7 +573,11 @@ double CoreClock::End() const
 void Reset(int cores, std::vector<std::vector<TraceSpan>> *traces)
 {
     const CostTable &t = Costs();
-    g_queueDepth = std::min<double>(std::max<double>(t.issueQueueDepth, 1), kMaxQueueDepth);
+    for (int p = 0; p < kTimedPipes; ++p) {
+        const bool cube = p == static_cast<int>(Pipe::MTE1) || p == static_cast<int>(Pipe::M);
+        const double d = cube ? t.cubeQueueDepth : t.issueQueueDepth;
+        g_depth[p] = static_cast<uint32_t>(std::min<double>(std::max<double>(d, 1), kMaxQueueDepth));
+    }
     g_cores.clear();
     g_cores.resize(cores);
     for (int i = 0; i < cores; ++i)

@@ -57,7 +57,8 @@ struct TimingRecord {
 
 constexpr int kTimedPipes = 7;  // MTE2, MTE1, M, V, MTE3, FIXP, S (emu::Pipe order)
 constexpr int kMaxQueueDepth = 64;
-constexpr int kRecent = 1024;  // (start, end) of the last instructions per pipe, for TimeUnitWait/Finish
+constexpr uint64_t kDmaLine = 512;  // a DMA moves at most 512 B per transfer ([HWC], cost_table.cpp)
+constexpr int kRecent = 1024;       // (start, end) of the last instructions per pipe, for TimeUnitWait/Finish
 
 // The clocks of one sub-core.
 struct CoreClock {

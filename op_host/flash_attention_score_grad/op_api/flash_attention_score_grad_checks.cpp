@@ -1,6 +1,6 @@
 // Validation of aclnnFlashAttentionUnpaddingScoreGradV5's arguments against spec 003 (Atlas A2
 // rules), plus the features this implementation does not provide yet (161002 with a message
-// saying so; docs/ops/flash_attention_unpadding_score_grad_v5.md lists them).
+// saying so; docs/ops/flash_attention_score_grad.md lists them).
 #include "flash_attention_score_grad_checks.h"
 
 #include <cfloat>
@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "../../common/attention_checks.h"
-#include "../../common/tensor_memory_checks.h"
+#include "../../common/op_api/attention_checks.h"
+#include "../../common/op_api/tensor_memory_checks.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // Validation of aclnnIncreFlashAttentionV4's arguments against spec 002 (Atlas A2 rules), plus
 // the features this implementation does not provide yet (161002 with a message saying so; the
-// list is in docs/ops/incre_flash_attention_v4.md). Target-neutral.
+// list is in docs/ops/incre_flash_attention.md). Target-neutral.
 #include "incre_flash_attention_checks.h"
 
 #include <algorithm>
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "../../common/attention_checks.h"
-#include "../../common/tensor_memory_checks.h"
+#include "../../common/op_api/attention_checks.h"
+#include "../../common/op_api/tensor_memory_checks.h"
 
 namespace {
 

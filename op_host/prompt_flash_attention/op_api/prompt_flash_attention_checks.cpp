@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <utility>
 
-#include "../../common/attention_checks.h"
-#include "../../common/tensor_memory_checks.h"
+#include "../../common/op_api/attention_checks.h"
+#include "../../common/op_api/tensor_memory_checks.h"
 
 namespace {
 

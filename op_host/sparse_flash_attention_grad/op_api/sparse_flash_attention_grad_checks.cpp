@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "../../common/attention_checks.h"
-#include "../../common/tensor_memory_checks.h"
+#include "../../common/op_api/attention_checks.h"
+#include "../../common/op_api/tensor_memory_checks.h"
 
 namespace {
 

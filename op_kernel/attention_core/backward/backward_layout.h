@@ -1,6 +1,6 @@
 // Buffer layouts of the backward stages, in bytes: what BackwardCube::Init (backward_cube.h) and
 // BackwardVector::Init (backward_vector.h) allocate, and what the host planner
-// (op_host/common/backward_tiling.cpp) checks against the core's L1 / UB sizes. One definition
+// (op_host/common/tiling/backward_tiling.cpp) checks against the core's L1 / UB sizes. One definition
 // for both, host-includable like forward_layout.h.
 #pragma once
 #include <cstdint>

@@ -301,16 +301,20 @@ private:
     }
 
     // The forward's element-wise policies, on their own Params embedded in BackwardParams
-    // (`score`, `mask`, `softmax`) and the tensors they read.
+    // (`score`, `mask`, `softmax`) and their own Tensors.
     __aicore__ inline void InitPolicies(const BackwardTensors &t)
     {
-        ForwardTensors ft{};
-        ft.mask = t.mask;
-        ft.actualSeqLengths = t.seqQ;
-        ft.actualSeqKvLengths = t.seqKv;
-        ft.pse = t.pse;
-        ft.prefix = t.prefix;
-        ft.dropMask = t.dropMask;
+        struct {
+            PseTensors score;
+            SparseMaskTensors mask;
+            DropoutTensors softmax;
+        } ft;
+        ft.score.pse = t.pse;
+        ft.mask.mask = t.mask;
+        ft.mask.prefix = t.prefix;
+        ft.softmax.dropMask = t.dropMask;
+        ft.softmax.cumSeqQ = t.seqQ;
+        ft.softmax.cumSeqKv = t.seqKv;
         mask_.Init(*p_, ft);
         score_.Init(*p_, ft);
         drop_.Init(*p_, ft);

@@ -28,17 +28,19 @@
 #pragma once
 #include "kernel_operator.h"
 #include "../common/cube_tiles.h"
+#include "../common/nz_handoff.h"
 #include "forward_params.h"
 #include "policies.h"
 #include "../common/sync.h"
 #include "forward_layout.h"
+#include "kv_nz.h"
 
 namespace AttentionCore {
 
 template <typename T, class Variant, bool LAZY_PV> class ForwardCube {
 public:
-    template <class Tiling>
-    __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const ForwardTensors &t)
+    template <class Tiling, class GmTensors>
+    __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const GmTensors &t)
     {
         const ForwardParams *p = &tiling.params;
         p_ = p;
@@ -49,6 +51,7 @@ public:
         k_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.key));
         v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.value));
         core_ = AscendC::GetBlockIdx();
+        kvNz_.Init(p, t.key, t.value, t.workspace);
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + WS_SLOTS * p->wsSlotS));
@@ -86,8 +89,8 @@ public:
 
     __aicore__ inline void Process()
     {
-        if constexpr (Variant::Mask::HasPrepass()) {
-            AscendC::SyncAll<false>();  // the vector cores build the mask summary (mask_band.h)
+        if (Variant::Mask::HasPrepass() || kvNz_.On()) {
+            AscendC::SyncAll<false>();  // the vector cores build the mask summary (mask_band.h), stage K/V (kv_nz.h)
         }
         for (int32_t b = 0; b < 2; ++b) {  // every copy starts free
             AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + b);
@@ -207,10 +210,17 @@ private:
 
     // The K or V rows of a key block -> an L1 tile of kvPad rows, one copy per run of evenly
     // spaced rows (KvSource::RowsInRun: a paged cache's page ends a run); run r0 lands at row r0.
+    // With K/V staged in Nz order (kv_nz.h): one plain copy of rows [k0, k0 + kvPad).
     __aicore__ inline void CopyKvRows(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
-                                      const WorkUnit &u, const KvBlock &blk, uint32_t kvPad)
+                                      const WorkUnit &u, const KvBlock &blk, uint32_t kvPad, uint32_t tensor)
     {
         const uint64_t token0 = u.kvBase + static_cast<uint64_t>(blk.k0);
+        if constexpr (NzHandoff<T>::ENABLED) {
+            if (kvNz_.On()) {
+                kvNz_.Load(dst, tensor, u.b, u.n / p_->groupSize, token0, kvPad);
+                return;
+            }
+        }
         for (uint32_t r = 0; r < blk.cols;) {
             uint32_t run = kv_.RowsInRun(u.b, token0 + r);
             run = run < blk.cols - r ? run : blk.cols - r;
@@ -234,7 +244,7 @@ private:
     {
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // MTE1 is done with this K copy
         kv_.BeforeLoad(u, blk, false);
-        CopyKvRows(kL1, k_, u, blk, AlignUp(blk.cols, 16));
+        CopyKvRows(kL1, k_, u, blk, AlignUp(blk.cols, 16), 0);
         kv_.AfterLoad(false);
         AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
@@ -329,10 +339,15 @@ private:
         AscendC::CrossCoreWaitFlag(FlagPReady(slot));
         const uint32_t pb = NextCopy(pvIdx_, l1Bufs_);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);  // MTE1 is done with this P/V copy
-        Tiles::CopyRows(pL1_.Get<T>()[pb * pElems_], wsP_[slot * (p_->wsSlotP / sizeof(T))], u.rows, blk.cols,
-                        p_->blockKv, L1Shape{mPad, kvPad}, 0);
+        const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>()[pb * pElems_];
+        if constexpr (NzHandoff<T>::ENABLED) {  // the vector cores wrote P in Nz order
+            NzHandoff<T>::Load(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], mPad, kvPad, p_->blockQ);
+        } else {
+            Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], u.rows, blk.cols, p_->blockKv,
+                            L1Shape{mPad, kvPad}, 0);
+        }
         kv_.BeforeLoad(u, blk, true);
-        CopyKvRows(vL1_.Get<T>()[pb * kvElems_], v_, u, blk, kvPad);
+        CopyKvRows(vL1_.Get<T>()[pb * kvElems_], v_, u, blk, kvPad, 1);
         kv_.AfterLoad(true);
         AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_PV + pb);
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_PV + pb);
@@ -438,6 +453,7 @@ private:
     typename Variant::Split split_;
     typename Variant::Kv kv_;
     typename Variant::Mask mask_;
+    KvNz<T> kvNz_;
     uint32_t core_ = 0;
 
     AscendC::GlobalTensor<T> q_, k_, v_;

@@ -21,10 +21,11 @@ template <class SplitTag, class KvTag, class ScoreTag, class MaskTag, class Soft
 };
 
 // `tiling` is the operator's tiling data: the core's ForwardParams (`params`) and its policies'
-// pieces (policies.h). LAZY_PV: the P.V mode the host chose (ForwardParams::lazyO), which the
-// kernel entry reads from the tiling key (ForwardTilingKey).
-template <typename T, class Variant, bool LAZY_PV, class Tiling>
-__aicore__ inline void RunForward(const Tiling &tiling, const ForwardTensors &t)
+// pieces (policies.h); `t` its GM tensors, composed the same way (ForwardTensors<Variant> or a
+// struct with the same members). LAZY_PV: the P.V mode the host chose (ForwardParams::lazyO),
+// which the kernel entry reads from the tiling key (ForwardTilingKey).
+template <typename T, class Variant, bool LAZY_PV, class Tiling, class GmTensors>
+__aicore__ inline void RunForward(const Tiling &tiling, const GmTensors &t)
 {
     AscendC::TPipe pipe;
     if ASCEND_IS_AIC {

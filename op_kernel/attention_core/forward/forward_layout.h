@@ -1,6 +1,6 @@
 // Buffer layouts of the forward stages, in bytes: what ForwardCube::Init (forward_cube.h) and
 // ForwardVector::Init (forward_vector.h) allocate, and what the host planner
-// (op_host/common/forward_tiling.cpp) checks against the core's UB / L1 / L0 sizes. One
+// (op_host/common/tiling/forward_tiling.cpp) checks against the core's UB / L1 / L0 sizes. One
 // definition for both, host-includable like sparse_mode.h.
 #pragma once
 #include <cstdint>

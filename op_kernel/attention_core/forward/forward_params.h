@@ -117,6 +117,18 @@ struct ForwardParams {
     uint32_t hasSoftmaxStats;
     uint32_t reserved0;
     uint64_t statsStrideS, statsStrideN;
+
+    // K and V staged once in Nz order (kv_nz.h; 16-bit types, D a multiple of 16, set by the
+    // host where key blocks are loaded several times): per (tensor, KV head, batch) kvNzRows
+    // rows (kvNzSeq of them from the tensor: seqKv, or every token of a TND tensor with
+    // kvNzBatches 1), converted in chunks of kvNzChunk rows, at byte kvNzOffset of the workspace.
+    uint32_t kvNz;
+    uint32_t kvNzChunk;
+    uint32_t kvNzRows;
+    uint32_t kvNzSeq;
+    uint32_t kvNzBatches;
+    uint32_t reserved1;
+    uint64_t kvNzOffset;
 };
 
 // The forward tilings of the variants (the members named after the seams they feed).

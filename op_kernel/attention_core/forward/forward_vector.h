@@ -18,15 +18,17 @@
 #include "policies.h"
 #include "../common/sync.h"
 #include "../common/float_cast.h"
+#include "../common/nz_handoff.h"
 #include "../common/row_ops.h"
 #include "forward_layout.h"
+#include "kv_nz.h"
 
 namespace AttentionCore {
 
 template <typename T, class Variant, bool LAZY_PV> class ForwardVector {
 public:
-    template <class Tiling>
-    __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const ForwardTensors &t)
+    template <class Tiling, class GmTensors>
+    __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const GmTensors &t)
     {
         const ForwardParams *p = &tiling.params;
         p_ = p;
@@ -42,6 +44,7 @@ public:
         }
 
         core_ = AscendC::GetBlockIdx() / 2;  // MIX 1:2: vector cores 2b and 2b+1 serve cube b
+        kvNz_.Init(p, t.key, t.value, t.workspace);
         sub_ = AscendC::GetSubBlockIdx();
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
@@ -97,9 +100,14 @@ public:
         // block (P load, P.V, Fixpipe) and of a unit's final sum overlap the softmax of the next
         // blocks, also the next unit's, instead of stalling this core. A unit keeps its softmax
         // statistics in its own set until it is finished (at most WS_SLOTS units are in flight).
-        if constexpr (Variant::Mask::HasPrepass()) {  // the mask summary first (the accumulator is free scratch)
+        if (kvNz_.On()) {  // K/V in Nz order for the cube (the accumulator and tmp are free scratch)
+            kvNz_.Prepare(accBuf_.Get<T>(), tmpBuf_.Get<T>(), AscendC::GetBlockIdx(), p_->usedCores * 2);
+        }
+        if constexpr (Variant::Mask::HasPrepass()) {  // the mask summary (the accumulator is free scratch)
             mask_.Prepare(accBuf_.Get<uint8_t>(), p_->rowsPerVec * p_->headDimAlign * 4, AscendC::GetBlockIdx(),
                           p_->usedCores * 2);
+        }
+        if (Variant::Mask::HasPrepass() || kvNz_.On()) {
             AscendC::SyncAll<false>();
         }
         for (uint32_t b = 0; b < sBufs_; ++b) {  // every S buffer starts free
@@ -361,13 +369,27 @@ private:
         softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, row0, rows, blk.k0, blk.cols, c);
 
         const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
+        const AscendC::GlobalTensor<T> pSlot = wsP_[slot * (p_->wsSlotP / sizeof(T))];
+        if constexpr (NzHandoff<T>::ENABLED) {  // P in the cube's Nz order (nz_handoff.h)
+            const AscendC::LocalTensor<T> pNd = tmpBuf_.Get<T>();
+            CastFromFloat(pNd, s_, count);
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
+            AscendC::PipeBarrier<PIPE_V>();
+            if (!scoreScratch && !maskScratch) {
+                PipeSync<AscendC::HardEvent::MTE3_V>();
+            }
+            NzHandoff<T>::Arrange(pOut, pNd, rows, c);
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+            NzHandoff<T>::Store(pSlot, pOut, rowOff + h0, rows, c, p_->blockQ);
+            return rescale;
+        }
         if (!scoreScratch && !maskScratch) {
             PipeSync<AscendC::HardEvent::MTE3_V>();
         }
         CastFromFloat(pOut, s_, count);
         AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
         PipeSync<AscendC::HardEvent::V_MTE3>();
-        AscendC::DataCopy(wsP_[slot * (p_->wsSlotP / sizeof(T)) + (rowOff + h0) * c], pOut, count);
+        AscendC::DataCopy(pSlot[(rowOff + h0) * c], pOut, count);
         return rescale;
     }
 
@@ -573,6 +595,7 @@ private:
     AscendC::GlobalTensor<float> statMax_, statSum_;
     AscendC::GlobalTensor<float> wsS_;
     AscendC::GlobalTensor<T> wsP_;
+    KvNz<T> kvNz_;
     AscendC::GlobalTensor<float> wsO_;
 
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, tmpBuf_, pBuf_, maskBuf_, accBuf_, partBuf_, statBuf_, bcastBuf_;

@@ -14,11 +14,12 @@ template <class Tag> struct MaskMod {
 // computed blocks the band and the tensor are applied element-wise by the vector core.
 template <> struct MaskMod<MaskTensorBand> : MaskModBase {
     using Params = MaskBandParams;
-    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    using Tensors = MaskTensors;
+    template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &t)
     {
         p_ = &tiling.mask;
         if (p_->hasMask != 0) {
-            mask_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.mask));
+            mask_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.mask.mask));
         }
     }
 
@@ -213,7 +214,8 @@ protected:
 // skips its mask load and passes and only gets the band.
 template <> struct MaskMod<MaskTensorBandSummary> : MaskMod<MaskTensorBand> {
     using Params = MaskBandParams;
-    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    using Tensors = MaskTensors;
+    template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &t)
     {
         MaskMod<MaskTensorBand>::Init(tiling, t);
         summary_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.workspace + p_->wsMaskSummary));

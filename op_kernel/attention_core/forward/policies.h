@@ -11,7 +11,10 @@
 // softmax policy names its Params (`using Params`) and reads only that member, so the backward,
 // whose BackwardParams embeds the same members, runs the same policies; a work split or K/V
 // source reads the core's geometry (`params`) and its variant's own piece (decode: `decode`).
-// GM addresses come in ForwardTensors.
+// GM addresses are composed the same way (ForwardTensors<Variant>): the core's (CoreTensors)
+// and per seam the piece its policy names (`using Tensors`, NoTensors by default), in the
+// members `split`, `kv`, `score`, `mask` and `softmax`; a policy reads its own piece and, where
+// it needs scratch, the core's workspace.
 //
 // Index of every tag (tests/ops/attention_core/test_policy_index.py keeps it true):
 //
@@ -54,31 +57,37 @@ struct ScorePse {};        // varlen_policies.h
 struct MaskSparseMode {};  // varlen_policies.h
 struct SoftmaxDropout {};  // varlen_policies.h
 
-// The GM tensors of one forward launch (absent optional tensors are null). Policies take what
-// they need from it in Init.
-struct ForwardTensors {
-    GM_ADDR query;
-    GM_ADDR key;
-    GM_ADDR value;
-    GM_ADDR mask;
-    GM_ADDR actualSeqLengths;  // PFA: query lengths; TND: cumulative query lengths
-    GM_ADDR out;
-    GM_ADDR workspace;                     // the user workspace (after GetUserWorkspace)
-    GM_ADDR actualSeqKvLengths = nullptr;  // TND: cumulative key/value lengths
-    GM_ADDR pse = nullptr;
-    GM_ADDR prefix = nullptr;
-    GM_ADDR softmaxMax = nullptr;
+// ---------------------------------------------------------------------- tensors
+// The GM tensors of one forward launch (absent optional tensors are null): the core's, and per
+// seam its policy's own piece (the policies' Tensors structs sit next to them).
+struct NoTensors {};
+
+struct CoreTensors {
+    GM_ADDR query = nullptr;
+    GM_ADDR key = nullptr;
+    GM_ADDR value = nullptr;
+    GM_ADDR out = nullptr;
+    GM_ADDR workspace = nullptr;   // the user workspace (after GetUserWorkspace)
+    GM_ADDR softmaxMax = nullptr;  // the statistics (ForwardParams::hasSoftmaxStats)
     GM_ADDR softmaxSum = nullptr;
-    GM_ADDR dropMask = nullptr;
-    // decode (IncreFlashAttention)
-    GM_ADDR blockTable = nullptr;   // int32 (B, maxBlocks)
-    GM_ADDR kvPadding = nullptr;    // int64, one value
-    GM_ADDR quantScale = nullptr;   // INT8 output: fp32 or bf16
-    GM_ADDR quantOffset = nullptr;  // same dtype, null without quantOffset2
-    GM_ADDR antiKey = nullptr;      // INT8 K/V of this run (a list: the current batch's)
-    GM_ADDR antiValue = nullptr;
-    GM_ADDR antiScale = nullptr;   // query dtype
-    GM_ADDR antiOffset = nullptr;  // null without antiquant_offset
+};
+
+template <class Variant> struct ForwardTensors : CoreTensors {
+    typename Variant::Split::Tensors split;
+    typename Variant::Kv::Tensors kv;
+    typename Variant::Score::Tensors score;
+    typename Variant::Mask::Tensors mask;
+    typename Variant::Softmax::Tensors softmax;
+};
+
+// WorkSplit<SplitQBlocks>: the query lengths (int64, count 1 = one value for all batches).
+struct SeqLengthsTensors {
+    GM_ADDR actualSeqLengths = nullptr;
+};
+
+// MaskMod<MaskTensorBand> and MaskMod<MaskTensorBandSummary>: the 1-byte mask.
+struct MaskTensors {
+    GM_ADDR mask = nullptr;
 };
 
 // One unit of work: query rows [q0, q0 + rows) of head n in batch b; rows >= qValid are
@@ -104,6 +113,7 @@ struct WorkUnit {
 // (decode split-KV) takes the unit's unnormalised output rows with their running max and sum
 // and returns true, and the vector stage then writes nothing (a combine pass merges them).
 struct WorkSplitBase {
+    using Tensors = NoTensors;
     __aicore__ inline bool StorePartialOutput(const WorkUnit &, uint32_t, uint32_t, const AscendC::LocalTensor<float> &,
                                               const AscendC::LocalTensor<float> &,
                                               const AscendC::LocalTensor<float> &) const
@@ -123,10 +133,12 @@ struct WorkSplitBase {
 // FinishRows(u, rows, acc, sum) on a unit's unnormalised output rows (pitch headDimAlign) and
 // softmax sums before they are normalised or stored as partials.
 struct KvSourceBase {
+    using Tensors = NoTensors;
     __aicore__ inline uint32_t RowsInRun(uint32_t, uint64_t) const { return 0xFFFFFFFFu; }
     __aicore__ inline void BeforeLoad(const WorkUnit &, const KvBlock &, bool) {}
     __aicore__ inline void AfterLoad(bool) {}
-    template <class Tiling> __aicore__ inline void StreamInit(const Tiling &, AscendC::TPipe *, const ForwardTensors &)
+    template <class Tiling, class GmTensors>
+    __aicore__ inline void StreamInit(const Tiling &, AscendC::TPipe *, const GmTensors &)
     {
     }
     __aicore__ inline void StreamAhead(uint64_t) {}
@@ -140,6 +152,7 @@ struct KvSourceBase {
 // ScoreMod / MaskMod defaults. UsesScratch(): whether Apply writes its scratch argument (the
 // vector stage's P buffer, which the previous block's P store may still read).
 struct ScoreModBase {
+    using Tensors = NoTensors;
     __aicore__ inline bool UsesScratch() const { return false; }
 };
 
@@ -147,6 +160,7 @@ struct ScoreModBase {
 // cube and vector cores meet in a SyncAll after it), a compile-time trait; Load: the mask rows
 // of a block into UB ahead of its Apply. None by default.
 struct MaskModBase {
+    using Tensors = NoTensors;
     __aicore__ inline bool UsesScratch() const { return false; }
     __aicore__ inline static constexpr bool HasPrepass() { return false; }
     __aicore__ inline void Prepare(const AscendC::LocalTensor<uint8_t> &, uint32_t, uint32_t, uint32_t) {}
@@ -160,7 +174,8 @@ struct MaskModBase {
 // (rows x cols), unit, row0, rows, k0, colsValid, cols) acts on the exponentiated scores after
 // their row sums were taken (dropout).
 struct SoftmaxModBase {
-    template <class Tiling> __aicore__ inline void Init(const Tiling &, const ForwardTensors &) {}
+    using Tensors = NoTensors;
+    template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &, const GmTensors &) {}
     __aicore__ inline void AfterExp(const AscendC::LocalTensor<float> &, const AscendC::LocalTensor<uint8_t> &,
                                     const WorkUnit &, uint32_t, uint32_t, int64_t, uint32_t, uint32_t)
     {
@@ -175,11 +190,12 @@ template <class Tag> struct WorkSplit {
 // Units (b, n, q-block) in that order; the host balanced contiguous ranges by cost (number of
 // key blocks in the band), so causal/band shapes spread evenly over the cores.
 template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
-    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    using Tensors = SeqLengthsTensors;
+    template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &t)
     {
         p_ = &tiling.params;
         if (p_->hasActualSeqLengths != 0) {
-            lens_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqLengths));
+            lens_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.split.actualSeqLengths));
         }
     }
     __aicore__ inline uint64_t Begin(uint32_t core) const { return p_->coreUnitStart[core]; }
@@ -217,7 +233,7 @@ template <class Tag> struct KvSource {
 // Dense Q/K/V/O addressed by (batch, head, token) element strides: BSH, BSND, BNSD and
 // BNSD_BSND are all one rule. GQA: query head n reads KV head n / groupSize.
 template <> struct KvSource<KvStrided> : KvSourceBase {
-    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &)
+    template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &)
     {
         p_ = &tiling.params;
     }
@@ -250,7 +266,7 @@ template <class Tag> struct ScoreMod {
 // scratch (input type) are rows x cols scratch buffers.
 template <> struct ScoreMod<ScoreScale> : ScoreModBase {
     using Params = ScaleParams;
-    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &)
+    template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &)
     {
         scale_ = tiling.score.scaleValue;
     }

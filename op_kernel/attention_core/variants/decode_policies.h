@@ -21,9 +21,25 @@ struct KvDecode {};
 struct ScoreDecodePse {};
 struct MaskDecode {};
 
+// The policies' GM tensors (ForwardTensors' `split`, `kv`, `mask`; the score's is PseTensors):
+// the INT8 output's quantisation (the combine pass), the block table, the KV window and mask.
+struct SplitKvTensors {
+    GM_ADDR quantScale = nullptr;   // INT8 output: fp32 or bf16
+    GM_ADDR quantOffset = nullptr;  // same dtype, null without quantOffset2
+};
+struct PagedKvTensors {
+    GM_ADDR blockTable = nullptr;  // int32 (B, maxBlocks)
+};
+struct DecodeMaskTensors {
+    GM_ADDR mask = nullptr;       // (B, S)-like, one row per batch
+    GM_ADDR kvLengths = nullptr;  // actual_seq_lengths (int64)
+    GM_ADDR kvPadding = nullptr;  // kv_padding_size (int64, one value)
+};
+
 // ------------------------------------------------------------------- work split
 template <> struct WorkSplit<SplitKvCombine> : WorkSplitBase {
-    __aicore__ inline void Init(const DecodeTiling &tiling, const ForwardTensors &t)
+    using Tensors = SplitKvTensors;
+    template <class GmTensors> __aicore__ inline void Init(const DecodeTiling &tiling, const GmTensors &t)
     {
         p_ = &tiling.params;
         d_ = &tiling.decode;
@@ -64,12 +80,13 @@ template <> struct WorkSplit<SplitKvCombine> : WorkSplitBase {
 
 // -------------------------------------------------------------------- KV source
 template <> struct KvSource<KvDecode> : KvSourceBase {
-    __aicore__ inline void Init(const DecodeTiling &tiling, const ForwardTensors &t)
+    using Tensors = PagedKvTensors;
+    template <class GmTensors> __aicore__ inline void Init(const DecodeTiling &tiling, const GmTensors &t)
     {
         p_ = &tiling.params;
         d_ = &tiling.decode;
         if (d_->paged != 0) {
-            table_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(t.blockTable));
+            table_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(t.kv.blockTable));
         }
     }
     // Row `row` of unit head n is query head kvHead * G + row (S = 1: the head pitch is the row pitch).
@@ -124,11 +141,12 @@ template <> struct KvSource<KvDecode> : KvSourceBase {
 // after the scale).
 template <> struct ScoreMod<ScoreDecodePse> : ScoreModBase {
     using Params = DecodePseParams;
+    using Tensors = PseTensors;
     __aicore__ inline bool UsesScratch() const { return p_->hasPse != 0; }  // the pse rows as half
-    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &t)
     {
         p_ = &tiling.score;
-        if (p_->hasPse != 0) pse_.SetGlobalBuffer(reinterpret_cast<__gm__ half *>(t.pse));
+        if (p_->hasPse != 0) pse_.SetGlobalBuffer(reinterpret_cast<__gm__ half *>(t.score.pse));
     }
 
     // Scores of query heads (kvHead * G + row0 + r) against keys [k0, k0 + colsValid).
@@ -187,14 +205,13 @@ template <> struct MaskMod<MaskDecode> : MaskModBase {
     // ahead of the mask pass, where the pse scratch of the decode score policy puts it.)
     __aicore__ inline bool UsesScratch() const { return true; }
     // Mask rows are read inside Apply (one row per query head group): nothing to load ahead.
-    // t.actualSeqLengths holds the KV lengths, t.kvPadding the left padding, t.mask the
-    // (B, S)-like mask.
-    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    using Tensors = DecodeMaskTensors;
+    template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &t)
     {
         p_ = &tiling.mask;
-        if (p_->hasKvLengths != 0) lens_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqLengths));
-        if (p_->hasLeftPadding != 0) pad_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.kvPadding));
-        if (p_->hasMask != 0) mask_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.mask));
+        if (p_->hasKvLengths != 0) lens_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.mask.kvLengths));
+        if (p_->hasLeftPadding != 0) pad_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.mask.kvPadding));
+        if (p_->hasMask != 0) mask_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.mask.mask));
         padColumns_.Init(noBand_, t);  // no tensor, no band: it only kills pad columns
     }
 

@@ -172,8 +172,18 @@ private:
 // ------------------------------------------------------------------ KV source
 // The decode source (batch windows, paged cache: KvSource<KvDecode>) for the producer's int8
 // reads; the cube sees the ring: a block's rows from ringAt_ on, headDim elements apart.
+// Its GM tensors: the block table (KvDecode's) and the int8 K/V of this run (a list: the current
+// batch's) with their antiquant scale (query dtype) and offset (null without antiquant_offset).
+struct Int8KvTensors : PagedKvTensors {
+    GM_ADDR antiKey = nullptr;
+    GM_ADDR antiValue = nullptr;
+    GM_ADDR antiScale = nullptr;
+    GM_ADDR antiOffset = nullptr;
+};
+
 template <typename T> struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecode> {
     using Source = KvSource<KvDecode>;
+    using Tensors = Int8KvTensors;
 
     __aicore__ inline uint64_t KvOffset(uint32_t, uint32_t, uint32_t token) const
     {
@@ -203,20 +213,21 @@ template <typename T> struct KvSource<KvDecodeInt8<T>> : public KvSource<KvDecod
     }
 
     // ---- vector (KvSourceBase hooks): the producer
-    __aicore__ inline void StreamInit(const DecodeTiling &td, AscendC::TPipe *pipe, const ForwardTensors &t)
+    template <class GmTensors>
+    __aicore__ inline void StreamInit(const DecodeTiling &td, AscendC::TPipe *pipe, const GmTensors &t)
     {
         const ForwardParams *p = &td.params;
         const DecodeParams &d = td.decode;
         td_ = &td;
-        antiScale_ = t.antiScale;
-        antiOffset_ = t.antiOffset;
+        antiScale_ = t.kv.antiScale;
+        antiOffset_ = t.kv.antiOffset;
         split_.Init(td, t);
         mask_.Init(td, t);
         core_ = AscendC::GetBlockIdx() / 2;
         sub_ = AscendC::GetSubBlockIdx();
         ring_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.key + core_ * d.antiRingCoreBytes));
-        keyIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(t.antiKey));
-        valueIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(t.antiValue));
+        keyIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(t.kv.antiKey));
+        valueIn_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(t.kv.antiValue));
         // UB (kv_antiquant_layout.h, what the planner reserved): int8 rows start on 32-byte blocks
         const AntiquantUb ub =
             AntiquantUbLayout(d.antiChunkElems, p->headDim, p->headDimAlign, sizeof(T), Int8CastStages<T>::value);

@@ -1,6 +1,6 @@
 // UB layout of the int8 K/V producer (KvSource<KvDecodeInt8<T>>::StreamInit, kv_antiquant.h), in
 // bytes: what it allocates next to the forward vector stage, and what the decode planner
-// (op_host/common/decode_tiling.cpp) reserves before it fits the stage into the rest of UB. One
+// (op_host/common/tiling/decode_tiling.cpp) reserves before it fits the stage into the rest of UB. One
 // definition for both, host-includable like forward_layout.h.
 #pragma once
 #include <cstdint>

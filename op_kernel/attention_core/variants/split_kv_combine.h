@@ -70,7 +70,7 @@ template <typename T> class KvSplitCombiner {
 public:
     static constexpr uint32_t ROWS = 16;  // output rows merged at once
 
-    __aicore__ inline void Run(const DecodeTiling &td, const ForwardTensors &t)
+    template <class GmTensors> __aicore__ inline void Run(const DecodeTiling &td, const GmTensors &t)
     {
         const ForwardParams *p = &td.params;
         const DecodeParams &d = td.decode;
@@ -97,8 +97,8 @@ public:
             pipe.InitBuffer(int8Buf_, ROWS * dp);
             outInt8_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(out));
             pipe.InitBuffer(qStageBuf_, dp * 2);
-            qScale_ = t.quantScale;
-            qOffset_ = t.quantOffset;
+            qScale_ = t.split.quantScale;
+            qOffset_ = t.split.quantOffset;
         }
         pipe.InitBuffer(statBuf_, (2 * splits + 5) * ROWS * 4);
         pipe.InitBuffer(bcastBuf_, ROWS * 32);

@@ -8,16 +8,36 @@
 
 namespace AttentionCore {
 
+// The policies' GM tensors (ForwardTensors' `split`, `score`, `mask`, `softmax`): the cumulative
+// int64 query / key lengths (TND), the pse, the mask and prefix, the keep bits.
+struct TndTensors {
+    GM_ADDR cumSeqQ = nullptr;
+    GM_ADDR cumSeqKv = nullptr;
+};
+struct PseTensors {
+    GM_ADDR pse = nullptr;
+};
+struct SparseMaskTensors {
+    GM_ADDR mask = nullptr;
+    GM_ADDR prefix = nullptr;
+};
+struct DropoutTensors {
+    GM_ADDR dropMask = nullptr;
+    GM_ADDR cumSeqQ = nullptr;  // the keep bits of batch b start after those of the batches before it
+    GM_ADDR cumSeqKv = nullptr;
+};
+
 // Units (b, n, q-block) in that order over TND tensors: batch b has ceil(Sq_b / blockQ)
 // q-blocks per head, Sq_b and Skv_b from the cumulative int64 lengths in GM. A core walks its
 // contiguous unit range in order, so Decode keeps a cursor on the current batch instead of
 // searching from batch 0 each time.
 template <> struct WorkSplit<SplitTnd> : WorkSplitBase {
-    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    using Tensors = TndTensors;
+    template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &t)
     {
         p_ = &tiling.params;
-        cumQ_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqLengths));
-        cumKv_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqKvLengths));
+        cumQ_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.split.cumSeqQ));
+        cumKv_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.split.cumSeqKv));
         Load(0, 0);
     }
     __aicore__ inline uint64_t Begin(uint32_t core) const { return p_->coreUnitStart[core]; }
@@ -74,14 +94,15 @@ private:
 // computed blocks; modes 0 and 1 also read the user mask [maxSq, maxSkv] (non-zero excludes).
 template <> struct MaskMod<MaskSparseMode> : MaskModBase {
     using Params = SparseMaskParams;
-    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    using Tensors = SparseMaskTensors;
+    template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &t)
     {
         p_ = &tiling.mask;
         if (p_->hasMask != 0) {
-            mask_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.mask));
+            mask_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.mask.mask));
         }
         if (p_->hasPrefix != 0) {
-            prefix_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.prefix));
+            prefix_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.mask.prefix));
         }
     }
 
@@ -175,11 +196,12 @@ private:
 // past W read 0 (they are masked in the causal modes where compression is allowed).
 template <> struct ScoreMod<ScorePse> : ScoreModBase {
     using Params = PseParams;
+    using Tensors = PseTensors;
     __aicore__ inline bool UsesScratch() const { return p_->hasPse != 0; }  // the pse rows
-    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &t)
     {
         p_ = &tiling.score;
-        pse_ = t.pse;
+        pse_ = t.score.pse;
     }
 
     template <typename T>
@@ -247,13 +269,14 @@ private:
 // middle of a byte. A core walks its units in order, so a cursor carries the batch offset.
 template <> struct SoftmaxMod<SoftmaxDropout> : SoftmaxModBase {
     using Params = DropoutParams;
-    template <class Tiling> __aicore__ inline void Init(const Tiling &tiling, const ForwardTensors &t)
+    using Tensors = DropoutTensors;
+    template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &t)
     {
         p_ = &tiling.softmax;
         if (p_->hasDropMask != 0) {
-            drop_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.dropMask));
-            cumQ_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqLengths));
-            cumKv_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.actualSeqKvLengths));
+            drop_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.softmax.dropMask));
+            cumQ_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.softmax.cumSeqQ));
+            cumKv_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.softmax.cumSeqKv));
         }
     }
 

@@ -59,6 +59,37 @@ def test_streaming_copy_first_touch_from_hbm_then_l2(run_timing):
     assert p["bound_pipe"] == "aiv.MTE2"
 
 
+def moved_bytes(addr, length, line=512, smallest=128):
+    """The documented transfer rule: cut at 512 B boundaries, each piece moved as the smallest
+    aligned 128/256/512 B transfer that covers it."""
+    out, s, end = 0, addr, addr + length
+    while s < end:
+        e = min(end, (s // line + 1) * line)
+        size = smallest
+        while size < line and s // size != (e - 1) // size:
+            size *= 2
+        out, s = out + size, e
+    return out
+
+
+@pytest.mark.parametrize("size", [64, 320, 768])
+def test_unaligned_copies_move_whole_transfers(run_timing, size):
+    n = 16
+    out = run_timing("stream_copy", n, size)
+    c = out["costs"]
+    assert c["dma_min_transfer"] == 128
+    seen, expected = set(), c["issue"]
+    for _ in range(2):
+        for i in range(n):
+            a = i * size
+            lines = range(a // 512, (a + size - 1) // 512 + 1)
+            miss = sum(min(a + size, (ln + 1) * 512) - max(a, ln * 512) for ln in lines if ln not in seen)
+            seen.update(lines)
+            scale = moved_bytes(a, size) / size
+            expected += c["dma_head"] + scale * (miss / c["hbm_read_bytes"] + (size - miss) / c["l2_read_bytes"])
+    assert cycles(out) == pytest.approx(expected, rel=1e-9)
+
+
 @pytest.mark.parametrize("mib,second_pass_hits", [(128, True), (256, False)])
 def test_l2_capacity_decides_whether_a_second_pass_hits(run_timing, mib, second_pass_hits):
     size = 65536

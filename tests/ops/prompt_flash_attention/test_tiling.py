@@ -1,4 +1,4 @@
-"""The forward-core planning (op_host/common/forward_tiling.cpp) on its own: block sizes fit
+"""The forward-core planning (op_host/common/tiling/forward_tiling.cpp) on its own: block sizes fit
 the UB/L1/L0 budget, the work split covers every unit once in contiguous per-core ranges,
 causal work spreads over all cores, and the plan is deterministic."""
 
@@ -29,7 +29,7 @@ def plan(tmp_path_factory):
             f"-I{ROOT / 'op_kernel'}",
             f"-I{ROOT}",
             str(Path(__file__).with_name("tiling_driver.cpp")),
-            str(ROOT / "op_host/common/forward_tiling.cpp"),
+            str(ROOT / "op_host/common/tiling/forward_tiling.cpp"),
             "-o",
             str(exe),
         ],
@@ -141,4 +141,18 @@ def test_mask_plane_shared_by_heads_gets_a_summary_after_the_slots(plan):
     (one,) = plan(problem(n=1, sq=4096, mask=1))
     (none,) = plan(problem(n=32, sq=4096, mask=0))
     assert one["maskSummary"] == 0 and none["maskSummary"] == 0
-    assert none["workspace"] == none["usedCores"] * none["wsBytesPerCore"]
+    staged = 2 * 128 * none["kvNzRows"] * 2  # one KV head: K and V in Nz order after the slots
+    assert none["workspace"] == none["kvNzOffset"] + staged
+
+
+def test_key_value_staged_in_nz_only_where_key_blocks_are_loaded_several_times(plan):
+    # 4096 queries in q-blocks: every key row is loaded once per q-block, so the vector cores
+    # stage K and V once in the cube's Nz order (kv_nz.h) after the per-core slots; a single
+    # q-block (or a head dim the 16-element columns do not divide) loads them as they are.
+    many, single, odd = plan(problem(sq=4096, skv=4000), problem(sq=16, skv=4000), problem(sq=4096, d=72))
+    assert many["kvNz"] == 1 and many["kvNzRows"] == 4000 + 16 and many["kvNzChunk"] % 16 == 0
+    slots = many["usedCores"] * many["wsBytesPerCore"]
+    assert many["kvNzOffset"] >= slots and many["kvNzOffset"] % 512 == 0
+    assert many["workspace"] == many["kvNzOffset"] + 2 * 128 * many["kvNzRows"] * 2
+    assert single["kvNz"] == 0 and odd["kvNz"] == 0
+    assert single["workspace"] == single["usedCores"] * single["wsBytesPerCore"]

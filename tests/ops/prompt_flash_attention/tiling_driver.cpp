@@ -1,4 +1,4 @@
-// Test driver of the forward-core planning (op_host/common/forward_tiling.cpp), pure host
+// Test driver of the forward-core planning (op_host/common/tiling/forward_tiling.cpp), pure host
 // code: reads one problem per line from stdin
 //   B N Nkv Sq Skv D hasMask pre next ubBytes aicNum
 // and prints one JSON object per line with the planned ForwardParams fields the tests check.
@@ -6,7 +6,7 @@
 #include <iostream>
 #include <string>
 
-#include "common/forward_tiling.h"
+#include "common/tiling/forward_tiling.h"
 
 int main()
 {
@@ -53,6 +53,8 @@ int main()
                         p.sChunk, p.vecRows, p.vecSBufs);
             std::printf("\"maskSummary\": %u, \"summaryCols\": %u, \"summaryPitch\": %u, \"wsMaskSummary\": %llu, ",
                         m.maskSummary, m.summaryCols, m.summaryPitch, (unsigned long long)m.wsMaskSummary);
+            std::printf("\"kvNz\": %u, \"kvNzRows\": %u, \"kvNzChunk\": %u, \"kvNzOffset\": %llu, ", p.kvNz, p.kvNzRows,
+                        p.kvNzChunk, (unsigned long long)p.kvNzOffset);
             std::printf("\"starts\": [");
             for (uint32_t c = 0; c <= p.usedCores; ++c)
                 std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "../../op_kernel/attention_core/common/sparse_mode.h"
+#include "../../../op_kernel/attention_core/common/sparse_mode.h"
 
 namespace fa_host {
 
@@ -126,6 +126,9 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         return SplitContiguous(costs, cores, t.coreUnitStart);
     });
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
+    uint64_t tokens = 0;  // the TND token axis is one "batch" of the staged K/V
+    for (const int64_t len : prob.seqKv) tokens += uint64_t(std::max<int64_t>(0, len));
+    PlanKvNz(p, prob.dtypeBytes, tokens, 1);
     return true;
 }
 

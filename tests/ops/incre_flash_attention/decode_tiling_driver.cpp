@@ -1,11 +1,11 @@
-// Test driver of the decode planning (op_host/common/decode_tiling.cpp), pure host code: reads
+// Test driver of the decode planning (op_host/common/tiling/decode_tiling.cpp), pure host code: reads
 // one problem per line from stdin
 //   B N Nkv S D aicNum quantOut lengthCount [lengths...]
 // and prints one JSON object per line with the planned fields the tests check.
 #include <iostream>
 #include <string>
 
-#include "common/decode_tiling.h"
+#include "common/tiling/decode_tiling.h"
 
 int main()
 {

@@ -1,4 +1,4 @@
-"""The decode planning (op_host/common/decode_tiling.cpp) on its own: the GQA group sets the
+"""The decode planning (op_host/common/tiling/decode_tiling.cpp) on its own: the GQA group sets the
 rows per unit, long sequences on few rows are split over the cores (chunks of whole key
 blocks), many rows are not split, every unit is planned once in contiguous per-core ranges,
 the combine rows cover every output row once, and the workspace holds what the kernel uses."""
@@ -27,8 +27,8 @@ def plan(tmp_path_factory):
             f"-I{ROOT / 'op_kernel'}",
             f"-I{ROOT}",
             str(Path(__file__).with_name("decode_tiling_driver.cpp")),
-            str(ROOT / "op_host/common/decode_tiling.cpp"),
-            str(ROOT / "op_host/common/forward_tiling.cpp"),
+            str(ROOT / "op_host/common/tiling/decode_tiling.cpp"),
+            str(ROOT / "op_host/common/tiling/forward_tiling.cpp"),
             "-o",
             str(exe),
         ],

@@ -1,4 +1,4 @@
-// Test driver of the backward-core planning (op_host/common/backward_tiling.cpp), pure host
+// Test driver of the backward-core planning (op_host/common/tiling/backward_tiling.cpp), pure host
 // code: reads one problem per line from stdin
 //   D Dr N Nkv sparseMode hasMask ubBytes aicNum B sq_0 .. sq_B-1 skv_0 .. skv_B-1
 // and prints one JSON object per line with the planned BackwardParams fields the tests check.
@@ -6,7 +6,7 @@
 #include <iostream>
 #include <string>
 
-#include "common/backward_tiling.h"
+#include "common/tiling/backward_tiling.h"
 
 int main()
 {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../../op_kernel/attention_core/forward/forward_params.h"
+#include "../../../op_kernel/attention_core/forward/forward_params.h"
 
 namespace fa_host {
 
@@ -46,7 +46,12 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
 // Fills `p` completely. The workspace the kernel needs is WorkspaceBytes(p).
 bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::PrefillTiling &tiling,
                  std::string &why);
-// The per-core slots of every core (rounded up to `align` bytes).
+// K/V staged in Nz order (ForwardParams::kvNz, kv_nz.h) where key rows are loaded several
+// times: seqRows rows per (KV head, batch) of `batches` (TND: every token, one batch). Call
+// after FinishForwardGeometry and the work split; the region follows the per-core slots.
+constexpr uint64_t KV_NZ_MAX_BYTES = 1ull << 30;
+void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches);
+// The per-core slots of every core and the staged K/V (rounded up to `align` bytes).
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align = 1);
 // PFA: a mask plane shared by every (batch, head) of more than one gets a summary the vector
 // cores build before the main loop (MaskBandParams::maskSummary, mask_band.h); call after

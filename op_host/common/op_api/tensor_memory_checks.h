@@ -18,7 +18,7 @@
 #include "aclnn/aclnn_base.h"
 #include "acl/acl_rt.h"
 #include "attention_checks.h"
-#include "checked_math.h"
+#include "../checked_math.h"
 
 namespace fa_host {
 

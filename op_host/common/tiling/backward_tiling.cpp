@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "../../op_kernel/attention_core/backward/backward_layout.h"
-#include "../../op_kernel/attention_core/common/sparse_mode.h"
+#include "../../../op_kernel/attention_core/backward/backward_layout.h"
+#include "../../../op_kernel/attention_core/common/sparse_mode.h"
 
 namespace fa_host {
 

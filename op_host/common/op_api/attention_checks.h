@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "aclnn/aclnn_base.h"
-#include "attention_layout.h"
-#include "checked_math.h"
-#include "op_log.h"
+#include "../attention_layout.h"
+#include "../checked_math.h"
+#include "../op_log.h"
 #include "opdev/common_types.h"
 
 namespace fa_host {

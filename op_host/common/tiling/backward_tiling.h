@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../../op_kernel/attention_core/backward/backward_params.h"
+#include "../../../op_kernel/attention_core/backward/backward_params.h"
 #include "forward_tiling.h"
 
 namespace fa_host {

@@ -1,7 +1,7 @@
 #include "forward_tiling.h"
 
 #include "cost_rates.h"
-#include "../../op_kernel/attention_core/forward/forward_layout.h"
+#include "../../../op_kernel/attention_core/forward/forward_layout.h"
 
 #include <algorithm>
 #include <cstring>
@@ -333,6 +333,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     });
 
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
+    PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch);
     return true;
 }
 
@@ -353,9 +354,39 @@ void PlanMaskSummary(AttentionCore::PrefillTiling &tiling)
     m.wsMaskSummary = WorkspaceBytes(p, 512);
 }
 
+void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches)
+{
+    p.kvNz = 0;
+    const uint64_t dp = p.headDimAlign;
+    // Loads of each K/V row: one per q-block of every query head of its group. The estimate
+    // counts every q-block (a causal mask about halves it) and staging pays off from about two
+    // real loads, so it is planned from four; bounded by the Nz copies' 16-bit strides (in
+    // 32-byte rows) and by a workspace of at most KV_NZ_MAX_BYTES.
+    const uint64_t reuse = uint64_t(p.groupSize) * p.unitCount / std::max<uint64_t>(1, uint64_t(p.numHeads) * batches);
+    const uint64_t rows = AlignUp(seqRows, 16) + 16;
+    const AttentionCore::ForwardVectorUb ub = AttentionCore::ForwardVectorUbLayout(
+        p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs);
+    const uint64_t chunk = std::min<uint64_t>(240, std::min(ub.acc, ub.tmp) / (dp * dtypeBytes)) / 16 * 16;
+    const uint64_t bytes = 2 * uint64_t(p.numKvHeads) * batches * dp * rows * dtypeBytes;
+    if (dtypeBytes != 2 || p.headDim % 16 != 0 || reuse < 4 || rows > 65535 || chunk < 16 || bytes > KV_NZ_MAX_BYTES) {
+        return;
+    }
+    p.kvNz = 1;
+    p.kvNzChunk = static_cast<uint32_t>(chunk);
+    p.kvNzRows = static_cast<uint32_t>(rows);
+    p.kvNzSeq = static_cast<uint32_t>(seqRows);
+    p.kvNzBatches = batches;
+    p.kvNzOffset = AlignUp(uint64_t(p.usedCores) * p.wsBytesPerCore, 512);
+}
+
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align)
 {
-    return AlignUp(uint64_t(p.usedCores) * p.wsBytesPerCore, align);
+    const uint64_t slots = uint64_t(p.usedCores) * p.wsBytesPerCore;
+    if (p.kvNz == 0) {
+        return AlignUp(slots, align);
+    }
+    const uint64_t nz = 2 * uint64_t(p.numKvHeads) * p.kvNzBatches * p.headDimAlign * p.kvNzRows * 2;
+    return AlignUp(p.kvNzOffset + nz, align);
 }
 
 uint64_t PrefillWorkspaceBytes(const AttentionCore::PrefillTiling &tiling)

@@ -1,4 +1,4 @@
-"""The backward-core planning (op_host/common/backward_tiling.cpp) on its own: block sizes and
+"""The backward-core planning (op_host/common/tiling/backward_tiling.cpp) on its own: block sizes and
 the pipelined cube fit UB/L1, every unit is covered once by contiguous per-core ranges, short
 sequences are sliced over the cores, and the workspace holds every region."""
 
@@ -28,7 +28,7 @@ def plan(tmp_path_factory):
             f"-I{ROOT / 'op_kernel'}",
             f"-I{ROOT}",
             str(Path(__file__).with_name("backward_tiling_driver.cpp")),
-            str(ROOT / "op_host/common/backward_tiling.cpp"),
+            str(ROOT / "op_host/common/tiling/backward_tiling.cpp"),
             "-o",
             str(exe),
         ],

@@ -1,7 +1,7 @@
 #include "decode_tiling.h"
 
 #include "cost_rates.h"
-#include "../../op_kernel/attention_core/variants/kv_antiquant_layout.h"
+#include "../../../op_kernel/attention_core/variants/kv_antiquant_layout.h"
 
 #include <algorithm>
 #include <cstring>

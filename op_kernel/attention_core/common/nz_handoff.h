@@ -1,0 +1,52 @@
+// A 16-bit matrix the vector cores hand to the cube through a GM slot (the forward's P), in the
+// cube's Nz order: column blocks of 16 elements, `slotRows` rows each. The cube then stages it
+// in L1 with one plain copy instead of an Nd2Nz that converts every row on the way (a row cost
+// the hardware pays per converted row, docs/performance.md "Calibration"); the vector cores pay
+// one Copy per row (a 32-byte block stride) in UB. 32-bit hand-offs keep their Nd2Nz
+// (CubeTiles<float> stages Zz tiles).
+#pragma once
+#include "kernel_operator.h"
+
+namespace AttentionCore {
+
+template <typename T> struct NzHandoff {
+    static constexpr bool ENABLED = sizeof(T) == 2;
+    static constexpr uint32_t C0 = 16;      // elements per 32-byte block
+    static constexpr uint32_t LANES = 128;  // 16-bit elements per Copy repeat (8 blocks)
+
+    // rows x cols in UB (row pitch cols, a multiple of 16) -> nz: column block j holds the
+    // rows' elements [16 j, 16 j + 16), `rows` rows apart. One Copy per LANES columns, one
+    // repeat per row (rows <= 255).
+    __aicore__ inline static void Arrange(const AscendC::LocalTensor<T> &nz, const AscendC::LocalTensor<T> &nd,
+                                          uint32_t rows, uint32_t cols)
+    {
+        const AscendC::LocalTensor<uint16_t> dst = nz.template ReinterpretCast<uint16_t>();
+        const AscendC::LocalTensor<uint16_t> src = nd.template ReinterpretCast<uint16_t>();
+        for (uint32_t k0 = 0; k0 < cols; k0 += LANES) {
+            const uint32_t lanes = cols - k0 < LANES ? cols - k0 : LANES;
+            AscendC::Copy(
+                dst[k0 * rows], src[k0], lanes, static_cast<uint8_t>(rows),
+                AscendC::CopyRepeatParams(static_cast<uint16_t>(rows), 1, 1, static_cast<uint16_t>(cols / C0)));
+        }
+    }
+
+    // Arranged rows -> rows [row0, row0 + rows) of the slot (slotRows rows per column block).
+    __aicore__ inline static void Store(const AscendC::GlobalTensor<T> &slot, const AscendC::LocalTensor<T> &nz,
+                                        uint32_t row0, uint32_t rows, uint32_t cols, uint32_t slotRows)
+    {
+        AscendC::DataCopy(slot[row0 * C0], nz,
+                          AscendC::DataCopyParams(static_cast<uint16_t>(cols / C0), static_cast<uint16_t>(rows), 0,
+                                                  static_cast<uint16_t>(slotRows - rows)));
+    }
+
+    // The slot's first rowsPad rows of its first colsPad columns -> an Nz L1 tile of rowsPad rows.
+    __aicore__ inline static void Load(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &slot,
+                                       uint32_t rowsPad, uint32_t colsPad, uint32_t slotRows)
+    {
+        AscendC::DataCopy(dst, slot,
+                          AscendC::DataCopyParams(static_cast<uint16_t>(colsPad / C0), static_cast<uint16_t>(rowsPad),
+                                                  static_cast<uint16_t>(slotRows - rowsPad), 0));
+    }
+};
+
+}  // namespace AttentionCore

@@ -1,0 +1,97 @@
+// K and V staged once in the cube's Nz order (ForwardParams::kvNz). Every q-block of a head
+// streams all of its keys again; from the caller's row-major K/V each of those loads is an
+// Nd2Nz that converts every key row on the way. With kvNz the vector cores convert K and V once
+// before the main loop (GM -> UB rows, one Copy per row into Nz order, UB -> a workspace region)
+// and the cube loads every key block from that region with one plain copy
+// (docs/performance.md, "Sweep").
+//
+// Region layout: per tensor (K, V), KV head h and batch b (one "batch" for TND, whose tokens are
+// already one axis) a matrix of kvNzRows rows in Nz order: column block j (head-dim elements
+// [16 j, 16 j + 16)) holds kvNzRows rows of 16 elements. Rows past the tensor's kvNzSeq rows are
+// zero: a key block whose padded extent runs past the end reads them (its pad columns of S are
+// masked, P is zero there), and never NaN.
+#pragma once
+#include "kernel_operator.h"
+#include "forward_params.h"
+#include "../common/nz_handoff.h"
+#include "../common/sync.h"
+
+namespace AttentionCore {
+
+template <typename T> struct KvNz {
+    __aicore__ inline void Init(const ForwardParams *p, GM_ADDR key, GM_ADDR value, GM_ADDR workspace)
+    {
+        p_ = p;
+        if (p->kvNz == 0) {
+            return;
+        }
+        src_[0].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(key));
+        src_[1].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(value));
+        nz_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(workspace + p->kvNzOffset));
+    }
+
+    __aicore__ inline bool On() const { return p_->kvNz != 0; }
+
+    // Element offset of token `token` (of batch b's rows; TND: the token axis) of KV head kvHead.
+    __aicore__ inline uint64_t Offset(uint32_t tensor, uint32_t b, uint32_t kvHead, uint64_t token) const
+    {
+        const uint64_t region =
+            (uint64_t(tensor) * p_->numKvHeads + kvHead) * p_->kvNzBatches + (p_->kvNzBatches == 1 ? 0 : b);
+        return (region * (p_->headDimAlign / 16) * p_->kvNzRows + token) * 16;
+    }
+
+    // Key rows [token, token + rowsPad) -> an Nz L1 tile of rowsPad rows (cube).
+    __aicore__ inline void Load(const AscendC::LocalTensor<T> &dst, uint32_t tensor, uint32_t b, uint32_t kvHead,
+                                uint64_t token, uint32_t rowsPad) const
+    {
+        NzHandoff<T>::Load(dst, nz_[Offset(tensor, b, kvHead, token)], rowsPad, p_->headDimAlign, p_->kvNzRows);
+    }
+
+    // The conversion (vector core `vec` of `vecCount`): chunks of kvNzChunk rows, nd and nz
+    // each at least kvNzChunk x headDimAlign elements of UB. Ends with every pipe drained.
+    __aicore__ inline void Prepare(const AscendC::LocalTensor<T> &nd, const AscendC::LocalTensor<T> &nz, uint32_t vec,
+                                   uint32_t vecCount) const
+    {
+        const uint32_t ch = p_->kvNzChunk;
+        const uint32_t dp = p_->headDimAlign;
+        const uint32_t perRegion = (p_->kvNzRows + ch - 1) / ch;
+        const uint64_t items = 2ull * p_->numKvHeads * p_->kvNzBatches * perRegion;
+        const uint64_t first = items * vec / vecCount;
+        const uint64_t last = items * (vec + 1) / vecCount;
+        for (uint64_t i = first; i < last; ++i) {
+            const uint32_t c = static_cast<uint32_t>(i % perRegion);
+            const uint64_t region = i / perRegion;
+            const uint32_t b = static_cast<uint32_t>(region % p_->kvNzBatches);
+            const uint32_t h = static_cast<uint32_t>(region / p_->kvNzBatches % p_->numKvHeads);
+            const uint32_t tensor = static_cast<uint32_t>(region / p_->kvNzBatches / p_->numKvHeads);
+            const uint32_t s0 = c * ch;
+            const uint32_t rows = p_->kvNzRows - s0 < ch ? p_->kvNzRows - s0 : ch;
+            const uint32_t real = s0 >= p_->kvNzSeq ? 0 : (p_->kvNzSeq - s0 < rows ? p_->kvNzSeq - s0 : rows);
+            if (real < rows) {  // the zero rows past the tensor's end
+                AscendC::Duplicate(nd.template ReinterpretCast<uint16_t>()[real * dp], static_cast<uint16_t>(0),
+                                   static_cast<int32_t>((rows - real) * dp));
+            }
+            if (real > 0) {
+                const uint64_t at =
+                    (p_->kvNzBatches == 1 ? 0 : b * p_->kvStrideB) + h * p_->kvStrideN + uint64_t(s0) * p_->kvStrideS;
+                AscendC::DataCopyExtParams copy(static_cast<uint16_t>(real), p_->headDim * sizeof(T),
+                                                static_cast<uint32_t>((p_->kvStrideS - p_->headDim) * sizeof(T)), 0, 0);
+                AscendC::DataCopyPad(nd, src_[tensor][at], copy, AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
+                PipeSync<AscendC::HardEvent::MTE2_V>();
+            }
+            AscendC::PipeBarrier<PIPE_V>();
+            NzHandoff<T>::Arrange(nz, nd, rows, dp);
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+            NzHandoff<T>::Store(nz_[Offset(tensor, b, h, 0)], nz, s0, rows, dp, p_->kvNzRows);
+            PipeSync<AscendC::HardEvent::MTE3_V>();  // nz is free again
+            PipeSync<AscendC::HardEvent::V_MTE2>();  // nd is free again
+        }
+        AscendC::PipeBarrier<PIPE_ALL>();
+    }
+
+    const ForwardParams *p_ = nullptr;
+    AscendC::GlobalTensor<T> src_[2];
+    AscendC::GlobalTensor<T> nz_;
+};
+
+}  // namespace AttentionCore
