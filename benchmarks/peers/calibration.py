@@ -10,8 +10,12 @@ Prints per point
     [CAL] <fit|held-out> <example> M,N,K :: measured_us X; modelled_us Y; error_pct Z
 and last `calibration: fit max |err| A %, held-out max |err| B %`. The fit points are those
 `fakit prof calibrate --catlass DIR` fits the assumed costs to (the default table's fitted
-entries cite that fit); the held-out points are only reported. --costs runs under another cost
-file (env ASCEND_EMU_COSTS format). The largest point runs for minutes on a CPU.
+entries cite that fit); the held-out points are only reported. The split-K example's held-out
+points run twice: as built at the pinned commit (B ColumnMajor) and as measured (B RowMajor:
+`34_single_core_splitk_matmul/b_rowmajor`, the example's source with that one host line
+switched, compiled with the example's own commands; fakit.calibrate.VARIANTS). --costs runs
+under another cost file (env ASCEND_EMU_COSTS format). The largest point runs for minutes on a
+CPU.
 """
 
 import argparse
@@ -45,9 +49,8 @@ def main(argv=None) -> int:
         only=args.only,
         progress=lambda r: print(calibrate.format_point(r), flush=True),
     )
-    for r in rows:
-        if r["note"]:
-            print(f"note: {r['example']}: {r['note']}")
+    for example, note in dict((r["example"], r["note"]) for r in rows if r["note"]).items():
+        print(f"note: {example}: {note}")
     print(calibrate.summary_line(rows))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))

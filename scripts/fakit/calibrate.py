@@ -271,9 +271,24 @@ PUBLISHED = [
     ("held-out", "34_single_core_splitk_matmul", (4096, 4096, 8000), 917.0),
     ("held-out", "34_single_core_splitk_matmul", (4096, 4096, 40000), 4669.0),
     ("held-out", "34_single_core_splitk_matmul", (2048, 4096, 80000), 16850.0),
+    ("held-out", "34_single_core_splitk_matmul/b_rowmajor", (2048, 4096, 4000), 261.0),
+    ("held-out", "34_single_core_splitk_matmul/b_rowmajor", (4096, 4096, 8000), 917.0),
+    ("held-out", "34_single_core_splitk_matmul/b_rowmajor", (4096, 4096, 40000), 4669.0),
+    ("held-out", "34_single_core_splitk_matmul/b_rowmajor", (2048, 4096, 80000), 16850.0),
 ]
 # The example as built at 0dfcf9df differs from the measured one in B's layout.
-PUBLISHED_NOTES = {"34_single_core_splitk_matmul": "built as at 0dfcf9df: B ColumnMajor (measured: RowMajor)"}
+PUBLISHED_NOTES = {
+    "34_single_core_splitk_matmul": "built as at 0dfcf9df: B ColumnMajor (measured: RowMajor)",
+    "34_single_core_splitk_matmul/b_rowmajor": "the example's host code with B RowMajor, as measured",
+}
+# Host-side variants of an example: "<example>/<variant>" -> (the example's source line, its
+# replacement). The kernel is the example's; only the host's choice of a layout changes.
+VARIANTS = {
+    "34_single_core_splitk_matmul/b_rowmajor": (
+        "using LayoutB = layout::ColumnMajor;",
+        "using LayoutB = layout::RowMajor;",
+    ),
+}
 # Assumed costs a CATLASS matmul exercises, all applied by the replay (ASCEND_EMU_COSTS_ALT).
 CATLASS_FIT_KEYS = ["dma_head", "nd2nz_row_cycles"]
 
@@ -328,6 +343,48 @@ def build_catlass(catlass: Path, build_dir: Path, examples: List[str], prefix: P
     return exes
 
 
+def build_variant(build_dir: Path, name: str, prefix: Path) -> Path:
+    """Builds a host-side variant of an example (VARIANTS): its source with one line replaced,
+    compiled and linked with the example's own commands (CATLASS's compile_commands.json and
+    the generator's link command)."""
+    import json
+    import shlex
+    import subprocess
+
+    example, variant = name.split("/")
+    old, new = VARIANTS[name]
+    entries = [e for e in json.loads((build_dir / "compile_commands.json").read_text()) if f"/{example}/" in e["file"]]
+    if len(entries) != 1:
+        raise MeasurementError(f"{build_dir}/compile_commands.json: expected one source of {example}")
+    entry = entries[0]
+    source = Path(entry["file"]).read_text()
+    if source.count(old) != 1:
+        raise MeasurementError(f"{entry['file']}: the line {old!r} is not there once; the {variant} variant needs it")
+    out = build_dir / "variants" / variant
+    out.mkdir(parents=True, exist_ok=True)
+    src, obj, exe = out / Path(entry["file"]).name, out / f"{example}.o", out / example
+    src.write_text(source.replace(old, new))
+    args = shlex.split(entry["command"])
+    i = args.index("-o")
+    args[i + 1] = str(obj)
+    args[-1] = str(src)
+    args = [a for j, a in enumerate(args) if a not in ("-MD", "-MT", "-MF") and args[j - 1] not in ("-MT", "-MF")]
+    link = subprocess.run(["ninja", "-C", str(build_dir), "-t", "commands", example], capture_output=True, text=True)
+    if link.returncode != 0 or not link.stdout.strip():
+        raise MeasurementError(f"{build_dir}: the link command of {example} (a Ninja build) is not found")
+    link_args = shlex.split(link.stdout.strip().splitlines()[-1].strip(": &"))
+    k = link_args.index("-o")
+    objs = [j for j, a in enumerate(link_args) if a.endswith(".o")]
+    link_args[objs[0]] = str(obj)
+    link_args[k + 1] = str(exe)
+    env = prefix_env(prefix)
+    for cmd, cwd in ((args, entry["directory"]), (link_args, str(build_dir))):
+        res = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise MeasurementError(f"building {name} failed:\n{res.stdout[-2000:]}{res.stderr[-2000:]}")
+    return exe
+
+
 def run_catlass(
     exe: Path,
     mnk: Tuple[int, int, int],
@@ -376,7 +433,8 @@ def catlass_points(
 ) -> List[Dict[str, Any]]:
     """Runs every published point of the given roles; one dict per point."""
     points = [p for p in PUBLISHED if p[0] in roles and (only is None or only in f"{p[1]} {','.join(map(str, p[2]))}")]
-    exes = build_catlass(catlass, build_dir, sorted({p[1] for p in points}), prefix)
+    exes = build_catlass(catlass, build_dir, sorted({p[1].split("/")[0] for p in points}), prefix)
+    exes.update({v: build_variant(build_dir, v, prefix) for v in sorted({p[1] for p in points if p[1] in VARIANTS})})
     out = []
     for role, example, mnk, us in points:
         modelled, _ = run_catlass(exes[example], mnk, prefix, costs)
