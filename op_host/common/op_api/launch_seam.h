@@ -14,10 +14,11 @@
 
 #define FA_SEAM_PARAM(type, name, ...) type name,
 
-#define FA_DECLARE_LAUNCH_SEAM(OpType, PARAMS)                                                                  \
-    extern "C" {                                                                                                \
-    aclnnStatus aclnnInner##OpType##GetWorkspaceSize(PARAMS(FA_SEAM_PARAM, FA_SEAM_PARAM, FA_SEAM_PARAM)       \
-                                                         uint64_t *workspaceSize, aclOpExecutor **executor);   \
-    aclnnStatus aclnnInner##OpType(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,            \
-                                   aclrtStream stream);                                                         \
+#define FA_DECLARE_LAUNCH_SEAM(OpType, PARAMS)                                                                         \
+    extern "C" {                                                                                                       \
+    aclnnStatus aclnnInner##OpType##GetWorkspaceSize(PARAMS(FA_SEAM_PARAM, FA_SEAM_PARAM, FA_SEAM_PARAM)               \
+                                                         uint64_t *workspaceSize,                                      \
+                                                     aclOpExecutor **executor);                                        \
+    aclnnStatus aclnnInner##OpType(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,                   \
+                                   aclrtStream stream);                                                                \
     }

@@ -13,19 +13,19 @@
 #define FA_SEAM_OUTPUT(type, name, ...) runner.Output(name);
 #define FA_SEAM_ATTR(type, name, attr) runner.Attr(attr, name);
 
-#define FA_DEFINE_LAUNCH_SEAM_CPU(OpType, kernel, PARAMS)                                                       \
-    extern "C" void kernel(PARAMS(FA_SEAM_KERNEL_ARG, FA_SEAM_NONE, FA_SEAM_KERNEL_ARG) uint8_t *, uint8_t *); \
-    extern "C" aclnnStatus aclnnInner##OpType##GetWorkspaceSize(                                              \
-        PARAMS(FA_SEAM_PARAM, FA_SEAM_PARAM, FA_SEAM_PARAM) uint64_t *workspaceSize, aclOpExecutor **executor)  \
-    {                                                                                                           \
-        emu::OpRunner runner(#OpType);                                                                          \
-        PARAMS(FA_SEAM_INPUT, FA_SEAM_NONE, FA_SEAM_OUTPUT)                                                     \
-        PARAMS(FA_SEAM_NONE, FA_SEAM_ATTR, FA_SEAM_NONE)                                                        \
-        return runner.Build(workspaceSize, executor);                                                           \
-    }                                                                                                           \
-    extern "C" aclnnStatus aclnnInner##OpType(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, \
-                                              aclrtStream stream)                                               \
-    {                                                                                                           \
-        return emu::LaunchKernel(executor, workspace, workspaceSize, stream, kernel, emu::CoreMix::MIX_AIC_1_2, \
-                                 #kernel);                                                                      \
+#define FA_DEFINE_LAUNCH_SEAM_CPU(OpType, kernel, PARAMS)                                                              \
+    extern "C" void kernel(PARAMS(FA_SEAM_KERNEL_ARG, FA_SEAM_NONE, FA_SEAM_KERNEL_ARG) uint8_t *, uint8_t *);         \
+    extern "C" aclnnStatus aclnnInner##OpType##GetWorkspaceSize(                                                       \
+        PARAMS(FA_SEAM_PARAM, FA_SEAM_PARAM, FA_SEAM_PARAM) uint64_t *workspaceSize, aclOpExecutor **executor)         \
+    {                                                                                                                  \
+        emu::OpRunner runner(#OpType);                                                                                 \
+        PARAMS(FA_SEAM_INPUT, FA_SEAM_NONE, FA_SEAM_OUTPUT)                                                            \
+        PARAMS(FA_SEAM_NONE, FA_SEAM_ATTR, FA_SEAM_NONE)                                                               \
+        return runner.Build(workspaceSize, executor);                                                                  \
+    }                                                                                                                  \
+    extern "C" aclnnStatus aclnnInner##OpType(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,        \
+                                              aclrtStream stream)                                                      \
+    {                                                                                                                  \
+        return emu::LaunchKernel(executor, workspace, workspaceSize, stream, kernel, emu::CoreMix::MIX_AIC_1_2,        \
+                                 #kernel);                                                                             \
     }
