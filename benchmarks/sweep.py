@@ -29,8 +29,19 @@ CLASSES = {
     "sparse_grad": ("SparseFlashAttentionGrad H 64/128", 40.0, "cube"),
 }
 
-# shape name -> (proven bound in % of its unit, where the arithmetic is); goal = 95 % of it
-BOUNDS: dict = {}
+# Proven bounds (docs/performance.md, "Sweep"): the shape's goal is 95 % of its bound.
+# D = 64 forward: the S/P hand-off through L2 alone, 12 B per score of 4 D = 256 FLOP, at the
+# 7 TB/s L2 floor: 256 / 12 x 7e12 = 149.3 TFLOPS = 42.2 % of the cube peak.
+D64_BOUND = 42.2
+# shape name -> proven bound in % of its unit
+BOUNDS = {
+    # int8 K/V decode through the cast ring: 5.4 B of L2 per int8 byte, 80.6 % of HBM at the L2
+    # floor, and at B16 S4K the 2 us launch on top: 77.8 %
+    "B16_N32/4_S4K_D128_int8kv": 77.8,
+    # G = 64: the atomic Fixpipe scatter of dK/dV alone, 101.2 + 6.0 cycles per (token, key)
+    # pair against 43 of useful Mmad: 40.1 %
+    "BSND_S1_128_N64_K2048_rope": 40.1,
+}
 
 
 def _k(s: int) -> str:
@@ -41,10 +52,11 @@ def shapes():
     """(cls, goal, op, name, factory, kind, work) per sweep shape."""
     out = []
 
-    def add(cls, op, name, factory, kind, work, goal=None):
+    def add(cls, op, name, factory, kind, work, goal=None, bound=None):
         goal = CLASSES[cls][1] if goal is None else goal
-        if name in BOUNDS:
-            goal = min(goal, 0.95 * BOUNDS[name][0])
+        bound = BOUNDS.get(name, bound)
+        if bound is not None:
+            goal = min(goal, 0.95 * bound)
         out.append(dict(cls=cls, goal=goal, op=op, name=name, factory=factory, kind=kind, work=work, anchor=None))
 
     def prompt(cls, b, n, s, d, causal=False, nkv=None, skv=None):
@@ -61,6 +73,7 @@ def shapes():
             lambda: pfa.make("fp16", "BNSD", B=b, N=n, Nkv=nkv, Sq=s, Skv=skv, D=d, **mask),
             "compute",
             flops.forward_flops(pairs, n, d) * b,
+            bound=D64_BOUND if d == 64 else None,
         )
 
     for b, n, s in ((1, 1, 8192), (1, 2, 8192), (1, 8, 4096), (2, 8, 2048), (4, 16, 1024), (8, 8, 1024)):
@@ -88,6 +101,7 @@ def shapes():
             "compute",
             flops.forward_flops(flops.varlen_pairs(lens, lens, "causal_rd" if causal else kind), n, d),
             goal=CLASSES[goal_cls][1],
+            bound=D64_BOUND if d == 64 else None,
         )
 
     varlen([1024] * 6, 16, 128, False, "dense")

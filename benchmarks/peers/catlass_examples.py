@@ -3,7 +3,7 @@ own check, after building it with CATLASS's own CMake against the CPU prefix (bu
 sourced through its set_env.sh as CANN's set_env.sh is sourced):
 
     python benchmarks/peers/catlass_examples.py --catlass DIR [--only NAME[,NAME]] [--json PATH]
-        [--build-dir DIR] [--prefix DIR] [-j N]
+        [--build-dir DIR] [--prefix DIR] [-j N] [--run-only]
 
 The examples are the EXAMPLE_ATLASA2 list of DIR/examples/CMakeLists.txt. Each runs with small
 shapes (below); an example with a gen_data.py golden gets its data generated into a scratch copy
@@ -185,10 +185,10 @@ def source_copy(catlass: Path, dst: Path) -> Path:
     return dst
 
 
-def run_example(name, catlass, bdir, work, env, jobs):
+def run_example(name, catlass, bdir, work, env, jobs, build=True):
     rec = {"example": name, "status": "FAIL", "reason": "", "launches": []}
     t0 = time.time()
-    rc, out = shell(["cmake", "--build", str(bdir), "--target", name, "-j", str(jobs)], env)
+    rc, out = shell(["cmake", "--build", str(bdir), "--target", name, "-j", str(jobs)], env) if build else (0, "")
     rec["build_s"] = round(time.time() - t0, 1)
     if rc != 0:
         rec["reason"] = "build: " + first_error(out)
@@ -264,6 +264,11 @@ def main(argv=None):
     )
     ap.add_argument("--prefix", type=Path, help="the CPU prefix (default: build/cpu/install, built when stale)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument(
+        "--run-only",
+        action="store_true",
+        help="run what an earlier invocation built, without building (e.g. again under ASCEND_EMU_RACECHECK=1)",
+    )
     args = ap.parse_args(argv)
     catlass = args.catlass.resolve()
     examples = a2_examples(catlass)
@@ -283,19 +288,18 @@ def main(argv=None):
     work = args.build_dir.resolve() / "run"
     work.mkdir(parents=True, exist_ok=True)
     plain = [n for n in selected if "option" not in RECIPES.get(n, {})]
-    options = [RECIPES[n]["option"] for n in selected if n not in plain]
     failure = configure(catlass, bdir, env) if plain else ""
-    if options:  # a second tree, configured from a copy with every such option on
+    if len(plain) < len(selected):  # a second tree, configured from a copy with every such option on
         generated = source_copy(catlass, args.build_dir.resolve() / "src")
         gbdir = args.build_dir.resolve() / "build-generated"
-        gfailure = configure(generated, gbdir, env, sorted(options))
+        gfailure = configure(generated, gbdir, env, sorted(r["option"] for r in RECIPES.values() if "option" in r))
     results = []
     for name in selected:
         tree, why = (bdir, failure) if name in plain else (gbdir, gfailure)
         if why:
             rec = {"example": name, "status": "FAIL", "reason": why, "launches": []}
         else:
-            rec = run_example(name, catlass, tree, work, env, args.jobs)
+            rec = run_example(name, catlass, tree, work, env, args.jobs, build=not args.run_only)
         results.append(rec)
         print(f"{rec['status']} {name} {rec['reason']}", flush=True)
     passed = sum(r["status"] == "PASS" for r in results)

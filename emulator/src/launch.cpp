@@ -260,6 +260,8 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
             alloc(Buf::L1, soc.l1Bytes);
             alloc(Buf::L0A, soc.l0aBytes);
             alloc(Buf::L0B, soc.l0bBytes);
+            c->sparseIndex = static_cast<uint8_t *>(std::calloc(soc.l0bBytes / 4, 1));
+            owned.push_back(c->sparseIndex);
             alloc(Buf::L0C, soc.l0cBytes);
             alloc(Buf::BT, soc.btBytes);
             alloc(Buf::FB, soc.fbBytes);

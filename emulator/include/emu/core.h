@@ -57,6 +57,8 @@ struct CoreCtx {
     uint64_t load3dPad = 0;
     const void *fixQuant = nullptr;
     void *unitFlags = nullptr;  // L0C unit flags of Mmad/Fixpipe unitFlag (emulator/src/kernel/race.cpp)
+    // The 2-bit indices LoadDataWithSparse loads beside L0B: the byte for L0B bytes 4i..4i+3 at i.
+    uint8_t *sparseIndex = nullptr;
     // SetFlag/WaitFlag balance per (HardEvent, id).
     int flags[kHardEventCount][kEventIds] = {};
     void *tpipe = nullptr;  // GetTPipePtr()

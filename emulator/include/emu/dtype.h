@@ -6,7 +6,9 @@
 
 namespace emu {
 
-enum class DType : uint8_t { F16, BF16, F32, I8, U8, I16, U16, I32, U32, I64, U64, UNKNOWN };
+// I4 is AscendC::int4b_t, two elements per byte (its DTypeSize is the byte that holds a pair;
+// the engines that take it count its elements in nibbles).
+enum class DType : uint8_t { F16, BF16, F32, I8, U8, I16, U16, I32, U32, I64, U64, I4, UNKNOWN };
 
 template <class T> struct DTypeOf {
     static constexpr DType value = DType::UNKNOWN;

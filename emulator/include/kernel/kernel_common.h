@@ -7,6 +7,7 @@
 #include <initializer_list>
 
 #include "emu/core.h"
+#include "emu/dtype.h"
 #include "kernel/emu_types.h"
 
 namespace AscendC {
@@ -122,6 +123,11 @@ struct int4b_t {
     bool operator==(const int4b_t &o) const { return storage == o.storage; }
     bool operator!=(const int4b_t &o) const { return storage != o.storage; }
 };
+}  // namespace AscendC
+template <> struct emu::DTypeOf<AscendC::int4b_t> {
+    static constexpr DType value = DType::I4;
+};
+namespace AscendC {
 
 // Core identity.
 inline int64_t GetBlockNum() { return emu::Ctx().blockDim; }

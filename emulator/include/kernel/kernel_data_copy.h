@@ -163,26 +163,28 @@ void DataCopy(const LocalTensor<T> &dst, const LocalTensor<U> &src, const DataCo
 }
 template <typename T> void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const uint32_t count)
 {
-    const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+    const uint64_t bytes = static_cast<uint64_t>(count) * SizeOfBits<T>::value / 8;  // int4b_t: 2 per byte
     if (bytes % 32 != 0)
-        emu::Fail("DataCopy(GM->local)", "count %u x %zu bytes = %llu is not a multiple of 32 bytes (use DataCopyPad)",
-                  count, sizeof(T), (unsigned long long)bytes);
+        emu::Fail("DataCopy(GM->local)",
+                  "count %u elements = %llu bytes is not a multiple of 32 bytes (use DataCopyPad)", count,
+                  (unsigned long long)bytes);
     emu::DmaToLocal("DataCopy(GM->local)", emu::Ref(dst), src.GetPhyAddr(), 1, bytes, bytes, bytes);
 }
 template <typename T> void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t count)
 {
-    const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+    const uint64_t bytes = static_cast<uint64_t>(count) * SizeOfBits<T>::value / 8;  // int4b_t: 2 per byte
     if (bytes % 32 != 0)
-        emu::Fail("DataCopy(local->GM)", "count %u x %zu bytes = %llu is not a multiple of 32 bytes (use DataCopyPad)",
-                  count, sizeof(T), (unsigned long long)bytes);
+        emu::Fail("DataCopy(local->GM)",
+                  "count %u elements = %llu bytes is not a multiple of 32 bytes (use DataCopyPad)", count,
+                  (unsigned long long)bytes);
     emu::DmaToGm("DataCopy(local->GM)", dst.GetPhyAddr(0), emu::Ref(src), 1, bytes, bytes, bytes, emu::DT<T>);
 }
 template <typename T> void DataCopy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t count)
 {
-    const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+    const uint64_t bytes = static_cast<uint64_t>(count) * SizeOfBits<T>::value / 8;  // int4b_t: 2 per byte
     if (bytes % 32 != 0)
-        emu::Fail("DataCopy(local->local)", "count %u x %zu bytes = %llu is not a multiple of 32 bytes", count,
-                  sizeof(T), (unsigned long long)bytes);
+        emu::Fail("DataCopy(local->local)", "count %u elements = %llu bytes is not a multiple of 32 bytes", count,
+                  (unsigned long long)bytes);
     emu::DmaLocalToLocal("DataCopy(local->local)", emu::Ref(dst), emu::Ref(src), 1, bytes, bytes, bytes);
 }
 template <typename T> void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const Nd2NzParams &p)

@@ -292,11 +292,15 @@ struct Load3dGeom {
 void LoadData3D(const char *api, LocalRef dst, LocalRef src, int elemBytes, const Load3dGeom &g);
 void LoadData2D(const char *api, LocalRef dst, const void *src, int srcBuf, uint64_t srcBytes, int elemBytes,
                 const AscendC::LoadData2DParams &p);
-void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBuf, uint64_t srcBytes, int elemBytes,
+void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBuf, uint64_t srcBytes, int elemBits,
                        const AscendC::LoadData2dTransposeParams &p);
 // `bias` (a float vector in the bias table, or null): C starts from bias[column] instead of 0 or L0C.
+// `sparse`: MmadWithSparse, b is the 4:2-densified filter whose indices LoadDataWithSparse loaded.
 void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, const AscendC::MmadParams &p,
-          const LocalRef *bias = nullptr);
+          const LocalRef *bias = nullptr, bool sparse = false);
+// LoadData 2D of the densified filter (L1 -> L0B, 512-byte fractals) and, beside each fractal,
+// its 128 bytes of 2-bit indices from `idx` (one index byte per 4 filter bytes).
+void LoadDataSparse(const char *api, LocalRef dst, LocalRef src, LocalRef idx, const AscendC::LoadData2DParams &p);
 void Fill(const char *api, LocalRef dst, int elemBytes, uint64_t valueBits, uint32_t repeat, uint32_t blockNum,
           uint32_t dstGap);
 void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt, LocalRef src, DType st, int layout,
@@ -322,7 +326,7 @@ template <typename T>
 void LoadDataWithTranspose(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LoadData2dTransposeParams &p)
 {
     emu::LoadDataTranspose("LoadDataWithTranspose", emu::Ref(dst), src.EmuAddr(), static_cast<int>(src.EmuBuf()),
-                           src.EmuBytes(), sizeof(T), p);
+                           src.EmuBytes(), SizeOfBits<T>::value, p);
 }
 
 // LoadData 3D v2: the feature map and pad value from the parameters or, per defaultConfig, from
@@ -406,21 +410,25 @@ inline void SetLoadDataBoundary(uint32_t boundaryValue)
                   boundaryValue);
 }
 
-// The 2:4 structured-sparse load of int8 weights (MmadWithSparse): not implemented.
+// The 4:2 structured-sparse matmul of int8: LoadDataWithSparse moves the densified filter (two
+// of every four K elements kept) from B1 to B2 with its 2-bit indices; MmadWithSparse picks, per
+// kept element, the fm column its index names (first: 0-2 of the group, second: 1-3).
 template <typename T = int8_t, typename U = uint8_t,
           typename std::enable_if<std::is_same<T, int8_t>::value, bool>::type = true,
           typename std::enable_if<std::is_same<U, uint8_t>::value, bool>::type = true>
-void LoadDataWithSparse(const LocalTensor<T> &, const LocalTensor<T> &, const LocalTensor<U> &,
-                        const LoadData2dParams &)
+void LoadDataWithSparse(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LocalTensor<U> &idx,
+                        const LoadData2dParams &loadDataParam)
 {
-    emu::Fail("LoadDataWithSparse", "the sparse (2:4 index) load is not implemented by the emulator");
+    emu::LoadDataSparse("LoadDataWithSparse", emu::Ref(dst), emu::Ref(src), emu::Ref(idx), loadDataParam);
 }
 template <typename T = int32_t, typename U = int8_t,
           typename std::enable_if<std::is_same<T, int32_t>::value, bool>::type = true,
           typename std::enable_if<std::is_same<U, int8_t>::value, bool>::type = true>
-void MmadWithSparse(const LocalTensor<T> &, const LocalTensor<U> &, const LocalTensor<U> &, const MmadParams &)
+void MmadWithSparse(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const LocalTensor<U> &filter,
+                    const MmadParams &mmadParams)
 {
-    emu::Fail("MmadWithSparse", "the sparse matrix multiply is not implemented by the emulator");
+    emu::Mmad(emu::Ref(dst), emu::DT<T>, emu::Ref(fm), emu::DT<U>, emu::Ref(filter), emu::DT<U>, mmadParams, nullptr,
+              true);
 }
 
 template <typename T, typename U, typename S>

@@ -25,13 +25,25 @@ const char *PositionName(TPosition p);
 }  // namespace AscendC
 
 namespace emu {
-// What LocalTensor::GetPhyAddr returns: the element pointer of CANN's CPU twin and, with an
-// integer byte offset added in front (`bytes + t.GetPhyAddr()`), the integer address an NPU build
-// returns, so kernels that build address lists that way (TransDataTo5HD) run unchanged.
+// What LocalTensor::GetPhyAddr returns: the element pointer of CANN's CPU twin (`T *p =
+// t.GetPhyAddr()`) and, in integer arithmetic (`t.GetPhyAddr() + bytes`, `bytes + t.GetPhyAddr()`,
+// `(uint64_t)t.GetPhyAddr()`), the integer byte address an NPU build returns (the prototype is
+// `uint64_t GetPhyAddr() const`), so kernels that build address lists that way (TransDataTo5HD)
+// run unchanged.
 template <class T> struct PhyAddr {
     T *p;
     operator T *() const { return p; }
-    friend uint64_t operator+(uint64_t bytes, PhyAddr a) { return bytes + reinterpret_cast<uintptr_t>(a.p); }
+    explicit operator uint64_t() const { return reinterpret_cast<uintptr_t>(p); }
+    template <class I, class = typename std::enable_if<std::is_integral<I>::value>::type>
+    friend uint64_t operator+(I bytes, PhyAddr a)
+    {
+        return static_cast<uint64_t>(bytes) + reinterpret_cast<uintptr_t>(a.p);
+    }
+    template <class I, class = typename std::enable_if<std::is_integral<I>::value>::type>
+    friend uint64_t operator+(PhyAddr a, I bytes)
+    {
+        return reinterpret_cast<uintptr_t>(a.p) + static_cast<uint64_t>(bytes);
+    }
 };
 }  // namespace emu
 
@@ -167,7 +179,7 @@ public:
         size_ = 0;
     }
     const __gm__ T *GetPhyAddr() const { return addr_; }
-    __gm__ T *GetPhyAddr(const uint64_t offset) const { return addr_ + offset; }
+    __gm__ T *GetPhyAddr(const uint64_t offset) const { return At("GlobalTensor::GetPhyAddr", offset); }
     T GetValue(const uint64_t offset) const
     {
         emu::CheckGm("GlobalTensor::GetValue", "element", addr_ + offset, sizeof(T));
@@ -189,12 +201,23 @@ public:
     GlobalTensor operator[](const uint64_t offset) const
     {
         GlobalTensor r(*this);
-        r.addr_ = addr_ + offset;
+        r.addr_ = At("GlobalTensor::operator[]", offset);
         return r;
     }
     template <CacheRwMode rwMode = CacheRwMode::RW> void SetL2CacheHint(CacheMode) {}
 
 private:
+    // Element `offset` of the buffer: int4b_t packs two elements per byte, so an offset moves
+    // offset / 2 bytes and an odd one, which names the high half of a byte, is not an address.
+    __gm__ T *At(const char *api, uint64_t offset) const
+    {
+        if (SizeOfBits<T>::value < 8) {
+            if (offset % 2 != 0)
+                emu::Fail(api, "int4b_t offset %llu is odd (two elements per byte)", (unsigned long long)offset);
+            return reinterpret_cast<__gm__ T *>(reinterpret_cast<__gm__ uint8_t *>(addr_) + offset / 2);
+        }
+        return addr_ + offset;
+    }
     __gm__ T *addr_ = nullptr;
     uint64_t size_ = 0;
 };

@@ -122,7 +122,8 @@ public:
                 cursor_ = (i + 1) % static_cast<int>(num_);
                 emu::RaceAcquire(kProducer, &freeSnap_[i]);
                 LocalTensor<T> t;
-                t.EmuSet(reinterpret_cast<T *>(base_ + static_cast<uintptr_t>(i) * len_), len_ / sizeof(T), kPos);
+                t.EmuSet(reinterpret_cast<T *>(base_ + static_cast<uintptr_t>(i) * len_),
+                         static_cast<uint32_t>(len_ * 8ull / SizeOfBits<T>::value), kPos);
                 return t;
             }
         }
@@ -163,7 +164,8 @@ public:
         state_[i] = DEQUEUED;
         emu::RaceAcquire(kConsumer, &enqSnap_[i]);
         LocalTensor<T> t;
-        t.EmuSet(reinterpret_cast<T *>(base_ + static_cast<uintptr_t>(i) * len_), len_ / sizeof(T), kPos);
+        t.EmuSet(reinterpret_cast<T *>(base_ + static_cast<uintptr_t>(i) * len_),
+                 static_cast<uint32_t>(len_ * 8ull / SizeOfBits<T>::value), kPos);
         return t;
     }
     template <typename T> void DeQue(LocalTensor<T> &t) { t = DeQue<T>(); }
@@ -207,13 +209,17 @@ class TQue : public TQueBind<QueSrcOf(pos), QueDstOf(pos), depth, mask> {
 
 template <TPosition pos = TPosition::LCM> class TBuf : public TQueBindBase {
 public:
-    template <typename T> LocalTensor<T> Get() { return Get<T>(len_ / sizeof(T)); }
+    template <typename T> LocalTensor<T> Get()
+    {
+        return Get<T>(static_cast<uint32_t>(len_ * 8ull / SizeOfBits<T>::value));
+    }
     template <typename T> LocalTensor<T> Get(uint32_t len)
     {
         if (!inited_)
             emu::Fail("TBuf::Get", "the %s buffer was not given memory with TPipe::InitBuffer", PositionName(pos));
-        if (static_cast<uint64_t>(len) * sizeof(T) > len_)
-            emu::Fail("TBuf::Get", "%u elements of %zu bytes exceed the buffer's %u bytes", len, sizeof(T), len_);
+        if (static_cast<uint64_t>(len) * SizeOfBits<T>::value > len_ * 8ull)
+            emu::Fail("TBuf::Get", "%u elements of %u bits exceed the buffer's %u bytes", len, SizeOfBits<T>::value,
+                      len_);
         LocalTensor<T> t;
         t.EmuSet(reinterpret_cast<T *>(base_), len, pos);
         return t;
@@ -225,9 +231,9 @@ public:
                       PositionName(pos));
         if (bufOffset % 32 != 0)
             emu::Fail("TBuf::GetWithOffset", "bufOffset %u bytes is not 32-byte aligned", bufOffset);
-        if (bufOffset + static_cast<uint64_t>(size) * sizeof(T) > len_)
-            emu::Fail("TBuf::GetWithOffset", "offset %u + %u elements of %zu bytes exceed the buffer's %u bytes",
-                      bufOffset, size, sizeof(T), len_);
+        if (bufOffset * 8ull + static_cast<uint64_t>(size) * SizeOfBits<T>::value > len_ * 8ull)
+            emu::Fail("TBuf::GetWithOffset", "offset %u + %u elements of %u bits exceed the buffer's %u bytes",
+                      bufOffset, size, SizeOfBits<T>::value, len_);
         LocalTensor<T> t;
         t.EmuSet(reinterpret_cast<T *>(base_ + bufOffset), size, pos);
         return t;

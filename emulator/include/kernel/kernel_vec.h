@@ -128,6 +128,7 @@ template <typename T, bool isSetMask> void Mask(const uint64_t mask[])
     if (isSetMask) emu::SetMaskBits(mask[1], sizeof(T) == 4 ? mask[0] : mask[0]);
 }
 // Level-2 geometry for `count` elements of the widest operand: contiguous repeats.
+// Default strides of a contiguous level-2 call (element sizes in bytes, or both in bits).
 inline emu::VGeom CountGeom(int dstBytes, int srcBytes)
 {
     emu::VGeom g;
@@ -379,7 +380,7 @@ void Cast(const LocalTensor<T> &dst, const LocalTensor<U> &src, const RoundMode 
     if (count == 0) return;
     emu::BeginCount(count);
     emu::VecCast("Cast", emu::DT<T>, emu::DT<U>, static_cast<int>(roundMode), emu::Ref(dst), emu::Ref(src),
-                 detail::CountGeom(sizeof(T), sizeof(U)));
+                 detail::CountGeom(SizeOfBits<T>::value, SizeOfBits<U>::value));  // int4b_t: half a byte
     emu::EndCount();
 }
 

@@ -296,13 +296,13 @@ void PadToGm(const char *api, void *gm, LocalRef src, DType t, uint32_t count, u
 
 const char *DTypeName(DType t)
 {
-    static const char *n[] = {"half",     "bfloat16_t", "float",    "int8_t",  "uint8_t",  "int16_t",
-                              "uint16_t", "int32_t",    "uint32_t", "int64_t", "uint64_t", "unknown"};
+    static const char *n[] = {"half",    "bfloat16_t", "float",   "int8_t",   "uint8_t", "int16_t", "uint16_t",
+                              "int32_t", "uint32_t",   "int64_t", "uint64_t", "int4b_t", "unknown"};
     return n[static_cast<int>(t)];
 }
 int DTypeSize(DType t)
 {
-    static const int s[] = {2, 2, 4, 1, 1, 2, 2, 4, 4, 8, 8, 0};
+    static const int s[] = {2, 2, 4, 1, 1, 2, 2, 4, 4, 8, 8, 1, 0};
     return s[static_cast<int>(t)];
 }
 

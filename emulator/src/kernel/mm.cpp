@@ -176,6 +176,29 @@ void LoadData2D(const char *api, LocalRef dst, const void *src, int srcBuf, uint
     Count(sb == Buf::GM ? Pipe::MTE2 : Pipe::MTE1, n * 512);
 }
 
+void LoadDataSparse(const char *api, LocalRef dst, LocalRef src, LocalRef idx, const AscendC::LoadData2DParams &p)
+{
+    if (p.repeatTimes == 0 || Ctx().mem[dst.buf] == nullptr) return;
+    if (static_cast<Buf>(dst.buf) != Buf::L0B || static_cast<Buf>(src.buf) != Buf::L1 ||
+        static_cast<Buf>(idx.buf) != Buf::L1)
+        Fail(api, "dst must be in B2, src and idx in B1; got %s, %s, %s", BufName(dst.buf), BufName(src.buf),
+             BufName(idx.buf));
+    if (p.ifTranspose) Fail(api, "ifTranspose is not supported by the sparse load");
+    if (p.addrMode != 0) Fail(api, "addrMode 1 is not supported by the sparse load");
+    const uint64_t n = p.repeatTimes;
+    const uint64_t lastSrc = p.startIndex + (n - 1) * p.srcStride;
+    CheckSpan(api, "idx", idx, (lastSrc + 1) * 128, 32);
+    RaceRead(api, Pipe::MTE1, idx.buf, static_cast<const uint8_t *>(idx.p) + p.startIndex * 128ull,
+             (lastSrc + 1 - p.startIndex) * 128);
+    LoadData2D(api, dst, src.p, src.buf, src.bytes, 1, p);
+    if (TimingOnly()) return;
+    const uint64_t at = LocalOffset(Buf::L0B, dst.p);
+    for (uint64_t i = 0; i < n; ++i)
+        std::memcpy(Ctx().sparseIndex + (at + i * (p.dstGap + 1ull) * 512) / 4,
+                    static_cast<const uint8_t *>(idx.p) + (p.startIndex + i * p.srcStride) * 128, 128);
+    Count(Pipe::MTE1, n * 128);
+}
+
 void SetFixQuant(const char *api, LocalRef params)
 {
     if (Ctx().mem[params.buf] == nullptr) return;
@@ -278,20 +301,22 @@ void LoadData3D(const char *api, LocalRef dst, LocalRef src, int es, const Load3
 }
 
 // Square i (fractals startIndex + i * srcStride, in squares) -> destination fractal
-// i * (dstGap + 1); for 32-bit elements its second half goes dstFracGap + 1 fractals further.
-void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBuf, uint64_t srcBytes, int es,
+// i * (dstGap + 1); a square of 8- or 32-bit elements gives two fractals, of int4b_t four (a
+// 64 x 64 square of four 16 x 64 fractals), each dstFracGap + 1 fractals after the previous.
+void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBuf, uint64_t srcBytes, int bits,
                        const AscendC::LoadData2dTransposeParams &p)
 {
+    const int es = bits / 8;  // 0 for int4b_t
     if (p.repeatTimes == 0 || Ctx().mem[dst.buf] == nullptr) return;
     const Buf db = static_cast<Buf>(dst.buf), sb = static_cast<Buf>(srcBuf);
     if (sb != Buf::L1 || (db != Buf::L0A && db != Buf::L0B))
         Fail(api, "%s -> %s is not a LoadDataWithTranspose path (L1 -> L0A/L0B)", BufName(srcBuf), BufName(dst.buf));
-    if (es != 1 && es != 2 && es != 4)
-        Fail(api, "%d-byte elements: only the 8-, 16- and 32-bit forms are implemented by the emulator", es);
+    if (bits != 4 && bits != 8 && bits != 16 && bits != 32)
+        Fail(api, "%d-bit elements: only the 4-, 8-, 16- and 32-bit forms exist", bits);
     if (p.addrMode != 0) Fail(api, "addrMode 1 (decreasing addresses) is not implemented by the emulator");
     const uint64_t n = p.repeatTimes;
-    const uint64_t square = es == 2 ? 512 : 1024;  // bytes per repeat
-    const uint64_t dstFracs = es == 2 ? 1 : 2;
+    const uint64_t dstFracs = bits == 16 ? 1 : bits == 4 ? 4 : 2;
+    const uint64_t square = dstFracs * 512;  // bytes per repeat
     const uint64_t srcSpan = (p.startIndex + (n - 1) * p.srcStride + 1) * square;
     const uint64_t lastDst = (n - 1) * (p.dstGap + 1ull) + (dstFracs - 1) * (p.dstFracGap + 1ull);
     CheckSpan(api, "source", LocalRef{const_cast<void *>(src), srcBytes, srcBuf}, srcSpan, 32);
@@ -303,6 +328,16 @@ void LoadDataTranspose(const char *api, LocalRef dst, const void *src, int srcBu
     for (uint64_t i = 0; i < n && !TimingOnly(); ++i) {
         const uint8_t *sq = s0 + i * p.srcStride * square;
         uint8_t *d = static_cast<uint8_t *>(dst.p) + i * (p.dstGap + 1ull) * 512;
+        if (bits == 4) {  // S[r][c] (64 x 64): rows 16f..16f+15 are source fractal f, two per byte
+            uint8_t out[4][512] = {};
+            for (int r = 0; r < 64; ++r)
+                for (int c = 0; c < 64; ++c) {
+                    const int v = (sq[(r / 16) * 512 + (r % 16) * 32 + c / 2] >> (c % 2 * 4)) & 0xf;
+                    out[c / 16][(c % 16) * 32 + r / 2] |= static_cast<uint8_t>(v << (r % 2 * 4));  // S^T[c][r]
+                }
+            for (int f = 0; f < 4; ++f) std::memcpy(d + f * (p.dstFracGap + 1ull) * 512, out[f], 512);
+            continue;
+        }
         if (es == 2) {
             uint16_t in[256], out[256];
             std::memcpy(in, sq, 512);
@@ -355,9 +390,9 @@ void Fill(const char *api, LocalRef dst, int es, uint64_t bits, uint32_t repeat,
 }
 
 void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, const AscendC::MmadParams &p,
-          const LocalRef *bias)
+          const LocalRef *bias, bool sparse)
 {
-    const char *api = "Mmad";
+    const char *api = sparse ? "MmadWithSparse" : "Mmad";
     if (p.m == 0 || p.n == 0 || p.k == 0 || Ctx().mem[c.buf] == nullptr) return;
     if (static_cast<Buf>(c.buf) != Buf::L0C || static_cast<Buf>(a.buf) != Buf::L0A ||
         static_cast<Buf>(b.buf) != Buf::L0B)
@@ -365,22 +400,30 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
              BufName(c.buf), BufName(a.buf), BufName(b.buf));
     const bool fp = (at == DType::F16 && bt == DType::F16) || (at == DType::BF16 && bt == DType::BF16) ||
                     (at == DType::F32 && bt == DType::F32);
-    const bool i8 = at == DType::I8 && bt == DType::I8;
+    const bool i4 = at == DType::I4 && bt == DType::I4;
+    const bool i8 = (at == DType::I8 && bt == DType::I8) || i4;
+    if (sparse && !(at == DType::I8 && bt == DType::I8 && ct == DType::I32))
+        Fail(api, "%s x %s -> %s: the sparse matmul is int8_t x int8_t -> int32_t", DTypeName(at), DTypeName(bt),
+             DTypeName(ct));
     if (!((fp && ct == DType::F32) || (i8 && ct == DType::I32)))
         Fail(api, "%s x %s -> %s is not a supported cube type combination on Atlas A2", DTypeName(at), DTypeName(bt),
              DTypeName(ct));
     if (p.m > 4095 || p.n > 4095 || p.k > 4095) Fail(api, "m %u, n %u, k %u must each be <= 4095", p.m, p.n, p.k);
     if (p.cmatrixSource)
         Fail(api, "cmatrixSource (C initialised from the bias table) is not implemented by the emulator");
-    const int es = DTypeSize(at);
-    const int K0 = 32 / es;
+    const int es = DTypeSize(at);  // bytes per element; int4b_t: two elements per byte
+    const int K0 = i4 ? 64 : 32 / es;
+    // Bytes of `elems` contiguous elements.
+    auto bytesOf = [&](uint64_t elems) -> uint64_t { return i4 ? (elems + 1) / 2 : elems * es; };
     const uint32_t m = p.m, n = p.n, k = p.k;
     const bool gemv = m == 1;  // A2 switches to GEMV: L0A is a plain vector of k elements
     const uint32_t M1 = (m + 15) / 16, N1 = (n + 15) / 16;
     const uint32_t kAlign = (at == DType::F32 && p.kDirectionAlign) ? 16 : K0;
     const uint32_t K1 = (k + kAlign - 1) / kAlign * kAlign / K0;
-    CheckSpan(api, "fm (L0A)", a, gemv ? static_cast<uint64_t>(k) * es : static_cast<uint64_t>(M1) * K1 * 512, 512);
-    CheckSpan(api, "filter (L0B)", b, static_cast<uint64_t>(K1) * N1 * 512, 512);
+    // The densified filter of MmadWithSparse keeps two of every four K elements.
+    const uint32_t kB = sparse ? (k + 3) / 4 * 2 : k, KB1 = (kB + K0 - 1) / K0;
+    CheckSpan(api, "fm (L0A)", a, gemv ? bytesOf(k) : static_cast<uint64_t>(M1) * K1 * 512, 512);
+    CheckSpan(api, "filter (L0B)", b, static_cast<uint64_t>(KB1) * N1 * 512, 512);
     CheckSpan(api, "dst (L0C)", c, static_cast<uint64_t>(M1) * N1 * 1024, 1024);
     const bool init = p.cmatrixInitVal && !p.isBias && bias == nullptr;
     if (bias != nullptr) {
@@ -390,20 +433,36 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
     const uint64_t cOff = LocalOffset(Buf::L0C, c.p);
     const L0cRange unit{cOff, cOff + static_cast<uint64_t>(M1) * N1 * 1024};
     UnitFlagBegin(api, false, p.unitFlag, &unit, 1);
-    RaceRead(api, Pipe::M, a.buf, a.p, gemv ? static_cast<uint64_t>(k) * es : static_cast<uint64_t>(M1) * K1 * 512);
-    RaceRead(api, Pipe::M, b.buf, b.p, static_cast<uint64_t>(K1) * N1 * 512);
+    RaceRead(api, Pipe::M, a.buf, a.p, gemv ? bytesOf(k) : static_cast<uint64_t>(M1) * K1 * 512);
+    RaceRead(api, Pipe::M, b.buf, b.p, static_cast<uint64_t>(KB1) * N1 * 512);
     if (!init && bias == nullptr) RaceRead(api, Pipe::M, c.buf, c.p, static_cast<uint64_t>(M1) * N1 * 1024);
     RaceWrite(api, Pipe::M, c.buf, c.p, static_cast<uint64_t>(M1) * N1 * 1024);
-    TimeMmad(m, n, k, i8 ? 1 : (at == DType::F32 ? 2 : 0));
+    TimeMmad(m, n, k, i8 ? 1 : (at == DType::F32 ? 2 : 0));  // assumption: int4b_t at the int8 rate
     UnitFlagEnd(false, p.unitFlag, &unit, 1);
     const auto *A = static_cast<const uint8_t *>(a.p);
     const auto *B = static_cast<const uint8_t *>(b.p);
-    auto aOff = [&](uint32_t i, uint32_t kk) -> uint64_t {
-        if (gemv) return static_cast<uint64_t>(kk) * es;
-        return ((((static_cast<uint64_t>(i / 16) * K1 + kk / K0) * 16 + i % 16) * K0) + kk % K0) * es;
+    // Element indices in L0A (Zz fractals, or the GEMV vector) and L0B (Zn fractals).
+    auto aElem = [&](uint32_t i, uint32_t kk) -> uint64_t {
+        if (gemv) return kk;
+        return (((static_cast<uint64_t>(i / 16) * K1 + kk / K0) * 16 + i % 16) * K0) + kk % K0;
     };
-    auto bOff = [&](uint32_t kk, uint32_t j) -> uint64_t {
-        return ((((static_cast<uint64_t>(kk / K0) * N1 + j / 16) * 16 + j % 16) * K0) + kk % K0) * es;
+    auto bElem = [&](uint32_t kk, uint32_t j) -> uint64_t {
+        return (((static_cast<uint64_t>(kk / K0) * N1 + j / 16) * 16 + j % 16) * K0) + kk % K0;
+    };
+    // MmadWithSparse: the fm column of kept filter element kd (group kd / 2), from its 2-bit index.
+    const uint8_t *sparseIdx = sparse ? Ctx().sparseIndex + LocalOffset(Buf::L0B, b.p) / 4 : nullptr;
+    auto sparseCol = [&](uint32_t kd, uint32_t j) -> uint32_t {
+        const uint64_t e = bElem(kd, j);
+        const uint32_t index = (sparseIdx[e / 4] >> (e % 4 * 2)) & 3;
+        return kd / 2 * 4 + (kd % 2) + index;
+    };
+    auto aOff = [&](uint32_t i, uint32_t kk) -> uint64_t { return aElem(i, kk) * es; };
+    auto bOff = [&](uint32_t kk, uint32_t j) -> uint64_t { return bElem(kk, j) * es; };
+    // An integer operand element: int8_t, or the nibble of an int4b_t (element 2j low), sign-extended.
+    auto intAt = [&](const uint8_t *base, uint64_t e) -> int64_t {
+        if (!i4) return static_cast<int8_t>(base[e]);
+        const int v = (base[e / 2] >> (e % 2 * 4)) & 0xf;
+        return v >= 8 ? v - 16 : v;
     };
     auto cIdx = [&](uint32_t i, uint32_t j) -> uint64_t {
         return ((static_cast<uint64_t>(j / 16) * M1 + i / 16) * 16 + i % 16) * 16 + j % 16;
@@ -457,9 +516,14 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
         for (uint32_t i = 0; i < m; ++i)
             for (uint32_t j = 0; j < n; ++j) {
                 int64_t acc = init ? 0 : C[cIdx(i, j)];
-                for (uint32_t kk = 0; kk < k; ++kk)
-                    acc +=
-                        static_cast<int64_t>(static_cast<int8_t>(A[aOff(i, kk)])) * static_cast<int8_t>(B[bOff(kk, j)]);
+                if (sparse) {
+                    for (uint32_t kd = 0; kd < kB; ++kd) {
+                        const uint32_t col = sparseCol(kd, j);
+                        if (col < k) acc += intAt(A, aElem(i, col)) * intAt(B, bElem(kd, j));
+                    }
+                } else {
+                    for (uint32_t kk = 0; kk < k; ++kk) acc += intAt(A, aElem(i, kk)) * intAt(B, bElem(kk, j));
+                }
                 acc = acc > INT32_MAX   ? INT32_MAX
                       : acc < INT32_MIN ? INT32_MIN
                                         : acc;  // integer accumulation saturates
@@ -469,7 +533,7 @@ void Mmad(LocalRef c, DType ct, LocalRef a, DType at, LocalRef b, DType bt, cons
     PipeCounter &pc = Ctx().counters[static_cast<int>(Pipe::M)];
     pc.ops += 1;
     pc.macs += static_cast<uint64_t>(m) * n * k;
-    pc.bytes += (static_cast<uint64_t>(m) * k + static_cast<uint64_t>(k) * n) * es;
+    pc.bytes += bytesOf(static_cast<uint64_t>(m) * k) + bytesOf(static_cast<uint64_t>(k) * n);
 }
 
 void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt, LocalRef src, DType st, int layout,

@@ -197,6 +197,7 @@ const CastRule kRules[] = {
     {DType::F16, DType::I16, kFive | kNone},
     {DType::F32, DType::I32, kFive | kNone},
     {DType::F32, DType::I64, kFive},
+    {DType::F16, DType::I4, kNone},
 };
 
 const char *RoundName(int m)
@@ -204,6 +205,34 @@ const char *RoundName(int m)
     static const char *n[] = {"CAST_NONE",  "CAST_RINT",  "CAST_FLOOR", "CAST_CEIL",
                               "CAST_ROUND", "CAST_TRUNC", "CAST_ODD"};
     return m >= 0 && m <= 6 ? n[m] : "UNKNOWN";
+}
+
+// int4b_t -> half: the half lanes as any Cast; the source packs two lanes per byte (lane 2j in
+// the low nibble), so its 32-byte blocks hold 64 lanes and a lane sits at a nibble.
+void CastFromInt4(const char *api, LocalRef dst, LocalRef src, const VGeom &g)
+{
+    const Lanes l = ResolveLanes(2, g.repeat);
+    auto nibble = [&](uint32_t r, int i) -> uint64_t {
+        return (static_cast<uint64_t>(r) * g.rep[1] * 32 + static_cast<uint64_t>(i / 64) * g.blk[1] * 32) * 2 + i % 64;
+    };
+    uint64_t srcSpan = 0;
+    for (uint32_t r = 0; r < l.repeats; ++r)
+        if (l.maxLane(r) >= 0) srcSpan = std::max(srcSpan, nibble(r, l.maxLane(r)) / 2 + 1);
+    CheckOperand(api, "dst", dst, OperandSpan(l, 2, g.blk[0], g.rep[0]));
+    CheckOperand(api, "src", src, srcSpan);
+    TimeVector(VClass::Cast, 2, l.repeats, api);
+    if (!TimingOnly()) {
+        auto *d = static_cast<uint8_t *>(dst.p);
+        const auto *s = static_cast<const uint8_t *>(src.p);
+        for (uint32_t r = 0; r < l.repeats; ++r)
+            for (int i = 0; i <= l.maxLane(r); ++i) {
+                if (!(l.full || l.active(r, i))) continue;
+                const uint64_t at = nibble(r, i);
+                const int v = (s[at / 2] >> (at % 2 * 4)) & 0xf;
+                Elem<half>::St(d + LaneOffset(r, i, 2, g.blk[0], g.rep[0]), half(v >= 8 ? v - 16 : v));
+            }
+    }
+    Count(Pipe::V, ActiveLanes(l) * 2 + (ActiveLanes(l) + 1) / 2, l.repeats);
 }
 
 }  // namespace
@@ -217,6 +246,7 @@ void VecCast(const char *api, DType dt, DType st, int mode, LocalRef dst, LocalR
     if (rule == nullptr) Fail(api, "%s -> %s is not a supported Cast on Atlas A2", DTypeName(st), DTypeName(dt));
     if (mode < 0 || mode > 6 || !(rule->modes & (1u << mode)))
         Fail(api, "round mode %s is not supported for %s -> %s", RoundName(mode), DTypeName(st), DTypeName(dt));
+    if (st == DType::I4) return CastFromInt4(api, dst, src, g);
     const int ed = DTypeSize(dt), esrc = DTypeSize(st);
     const Lanes l = ResolveLanes(ed > esrc ? ed : esrc, g.repeat);
     CheckOperand(api, "dst", dst, OperandSpan(l, ed, g.blk[0], g.rep[0]));

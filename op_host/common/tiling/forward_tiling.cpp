@@ -240,7 +240,9 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
                 }
                 continue;
             }
-            if (VectorUbBytes(r, r, c, dp, dtypeBytes, 1) <= ub && CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1 &&
+            // Vector sub-blocks where all r rows at once do not fit UB (D = 256: 64 rows per
+            // vector core in two sub-blocks halve the K/V loads per score against 32 rows).
+            if (ChooseVecRows(r, c, dp, dtypeBytes, ub, v, sBufs) && CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1 &&
                 L0Fits(AttentionCore::ForwardCubeL0Layout(bq, c, dp, dChunk, dtypeBytes, 1, 0), budget)) {
                 rowsPerVec = r;
                 blockKv = c;

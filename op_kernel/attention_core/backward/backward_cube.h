@@ -24,6 +24,7 @@
 #pragma once
 #include "kernel_operator.h"
 #include "../common/cube_tiles.h"
+#include "../common/nz_handoff.h"
 #include "backward_geometry.h"
 #include "backward_layout.h"
 
@@ -283,10 +284,16 @@ private:
         AscendC::CrossCoreWaitFlag(FlagBwdGrad(slot));
         const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
         const AscendC::LocalTensor<T> dsL1 = dsL1_.Get<T>();
-        Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotT / sizeof(T))], s.rows, s.u.cols, p_->blockKv,
-                        Tile(s.rows, s.u.cols), 0);
-        Tiles::CopyRows(dsL1, wsDs_[slot * (p_->wsSlotT / sizeof(T))], s.rows, s.u.cols, p_->blockKv,
-                        Tile(s.rows, s.u.cols), 0);
+        if constexpr (NzHandoff<T>::ENABLED) {  // the vector cores wrote P and dS in Nz order
+            const L1Shape t = Tile(s.rows, s.u.cols);
+            NzHandoff<T>::Load(pL1, wsP_[slot * (p_->wsSlotT / sizeof(T))], t.rowsPad, t.colsPad, p_->blockQ);
+            NzHandoff<T>::Load(dsL1, wsDs_[slot * (p_->wsSlotT / sizeof(T))], t.rowsPad, t.colsPad, p_->blockQ);
+        } else {
+            Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotT / sizeof(T))], s.rows, s.u.cols, p_->blockKv,
+                            Tile(s.rows, s.u.cols), 0);
+            Tiles::CopyRows(dsL1, wsDs_[slot * (p_->wsSlotT / sizeof(T))], s.rows, s.u.cols, p_->blockKv,
+                            Tile(s.rows, s.u.cols), 0);
+        }
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
         if (accElems_ != 0) {
             AccumulatedGradients(s, i, last);

@@ -15,6 +15,7 @@
 #include "../forward/policies.h"
 #include "../common/float_cast.h"
 #include "../common/row_ops.h"
+#include "../common/nz_handoff.h"
 #include "backward_cube.h"  // the flag ids
 
 namespace AttentionCore {
@@ -457,11 +458,23 @@ private:
 
             const AscendC::LocalTensor<T> pOut = pOutBuf_.Get<T>();
             const AscendC::LocalTensor<T> dsOut = dsOutBuf_.Get<T>();
-            CastFromFloat(pOut, s_, count);
-            CastFromFloat(dsOut, dp_, count);
-            PipeSync<AscendC::HardEvent::V_MTE3>();
-            AscendC::DataCopy(wsP_[tSlot + rowOff * bk], pOut, SlotRows(mine, sizeof(T), true));
-            AscendC::DataCopy(wsDs_[tSlot + rowOff * bk], dsOut, SlotRows(mine, sizeof(T), true));
+            if constexpr (NzHandoff<T>::ENABLED) {  // P and dS in the cube's Nz order (nz_handoff.h)
+                const AscendC::LocalTensor<T> nd = tmpBuf_.Get<T>();
+                CastFromFloat(nd, s_, count);
+                CastFromFloat(nd[count], dp_, count);
+                AscendC::PipeBarrier<PIPE_V>();
+                NzHandoff<T>::Arrange(pOut, nd, mine, bk, c);  // the slot's blockKv of the tile's tileKv columns
+                NzHandoff<T>::Arrange(dsOut, nd[count], mine, bk, c);
+                PipeSync<AscendC::HardEvent::V_MTE3>();
+                NzHandoff<T>::Store(wsP_[tSlot], pOut, rowOff, mine, bk, p_->blockQ);
+                NzHandoff<T>::Store(wsDs_[tSlot], dsOut, rowOff, mine, bk, p_->blockQ);
+            } else {
+                CastFromFloat(pOut, s_, count);
+                CastFromFloat(dsOut, dp_, count);
+                PipeSync<AscendC::HardEvent::V_MTE3>();
+                AscendC::DataCopy(wsP_[tSlot + rowOff * bk], pOut, SlotRows(mine, sizeof(T), true));
+                AscendC::DataCopy(wsDs_[tSlot + rowOff * bk], dsOut, SlotRows(mine, sizeof(T), true));
+            }
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagBwdGrad(slot));
     }

@@ -1,9 +1,9 @@
-// A 16-bit matrix the vector cores hand to the cube through a GM slot (the forward's P), in the
-// cube's Nz order: column blocks of 16 elements, `slotRows` rows each. The cube then stages it
-// in L1 with one plain copy instead of an Nd2Nz that converts every row on the way (a row cost
-// the hardware pays per converted row, docs/performance.md "Calibration"); the vector cores pay
-// one Copy per row (a 32-byte block stride) in UB. 32-bit hand-offs keep their Nd2Nz
-// (CubeTiles<float> stages Zz tiles).
+// A 16-bit matrix the vector cores hand to the cube through a GM slot (P; the backward's P and
+// dS; K/V staged by kv_nz.h) in the cube's Nz order: column blocks of 16 elements, `slotRows`
+// rows each. The cube then stages it in L1 with one plain copy instead of an Nd2Nz that
+// converts every row on the way (a cost per converted row, docs/performance.md "Calibration");
+// the vector cores pay one Copy per row (a 32-byte block stride) in UB. 32-bit hand-offs keep
+// their Nd2Nz (CubeTiles<float> stages Zz tiles).
 #pragma once
 #include "kernel_operator.h"
 
@@ -14,19 +14,19 @@ template <typename T> struct NzHandoff {
     static constexpr uint32_t C0 = 16;      // elements per 32-byte block
     static constexpr uint32_t LANES = 128;  // 16-bit elements per Copy repeat (8 blocks)
 
-    // rows x cols in UB (row pitch cols, a multiple of 16) -> nz: column block j holds the
-    // rows' elements [16 j, 16 j + 16), `rows` rows apart. One Copy per LANES columns, one
-    // repeat per row (rows <= 255).
+    // rows x cols in UB (row pitch `pitch`, default cols; both multiples of 16) -> nz: column
+    // block j holds the rows' elements [16 j, 16 j + 16), `rows` rows apart. One Copy per LANES
+    // columns, one repeat per row (rows <= 255).
     __aicore__ inline static void Arrange(const AscendC::LocalTensor<T> &nz, const AscendC::LocalTensor<T> &nd,
-                                          uint32_t rows, uint32_t cols)
+                                          uint32_t rows, uint32_t cols, uint32_t pitch = 0)
     {
         const AscendC::LocalTensor<uint16_t> dst = nz.template ReinterpretCast<uint16_t>();
         const AscendC::LocalTensor<uint16_t> src = nd.template ReinterpretCast<uint16_t>();
+        const uint16_t srcRepeat = static_cast<uint16_t>((pitch == 0 ? cols : pitch) / C0);
         for (uint32_t k0 = 0; k0 < cols; k0 += LANES) {
             const uint32_t lanes = cols - k0 < LANES ? cols - k0 : LANES;
-            AscendC::Copy(
-                dst[k0 * rows], src[k0], lanes, static_cast<uint8_t>(rows),
-                AscendC::CopyRepeatParams(static_cast<uint16_t>(rows), 1, 1, static_cast<uint16_t>(cols / C0)));
+            AscendC::Copy(dst[k0 * rows], src[k0], lanes, static_cast<uint8_t>(rows),
+                          AscendC::CopyRepeatParams(static_cast<uint16_t>(rows), 1, 1, srcRepeat));
         }
     }
 

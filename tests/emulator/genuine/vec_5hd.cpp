@@ -1,7 +1,8 @@
 // Vector instructions CATLASS's A2 tiles use, on one AIV core with the whole UB as one buffer:
 // TransDataTo5HD in its tensor-list form (y = x^T for a 16 x 16 fp16 tile) and in its address
-// form (`bytes + tensor.GetPhyAddr()`, z = y^T = x), ShiftLeft of uint16_t, RepeatReduceSum of
-// 4 x 64 floats, and MulAddDst of fp16 sources into a float accumulator.
+// form (`bytes + tensor.GetPhyAddr()` and `tensor.GetPhyAddr() + bytes`, z = y^T = x), ShiftLeft
+// of uint16_t, RepeatReduceSum of 4 x 64 floats, and MulAddDst of fp16 sources into a float
+// accumulator.
 #include "kernel_operator.h"
 
 namespace {
@@ -55,7 +56,7 @@ extern "C" __global__ __aicore__ void vec_5hd(GM_ADDR x, GM_ADDR u, GM_ADDR f, G
     uint64_t dstAddr[16];
     for (uint32_t i = 0; i < 16; ++i) {
         srcAddr[i] = i * 32 + yUb.GetPhyAddr();
-        dstAddr[i] = i * 32 + zUb.GetPhyAddr();
+        dstAddr[i] = zUb.GetPhyAddr() + i * 32;
     }
     AscendC::TransDataTo5HD<half>(dstAddr, srcAddr, AscendC::TransDataTo5HDParams(false, false, 1, 0, 0));
     AscendC::ShiftLeft(uUb, uUb, static_cast<uint16_t>(3), 256);

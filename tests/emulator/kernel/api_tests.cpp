@@ -397,6 +397,165 @@ static void data_copy_pad()
     GmFree(gm);
 }
 
+// 4:2 sparse matmul, C = A (16 x 64) * B^T with B (16 x 64) keeping two non-zeros in every four
+// K elements: the filter is densified to 16 x 32 with one 2-bit index per kept element (first of
+// a group: its position 0-2; second: its position minus 1), packed four per byte from bit 0.
+static void cube_sparse()
+{
+    auto *a = static_cast<int8_t *>(GmAlloc(1024));
+    auto *bd = static_cast<int8_t *>(GmAlloc(512));
+    auto *idx = static_cast<uint8_t *>(GmAlloc(128));
+    auto *c = static_cast<int32_t *>(GmAlloc(256 * 4));
+    int8_t b[16][64] = {};
+    for (int j = 0; j < 16; ++j)
+        for (int g = 0; g < 16; ++g) {
+            const int p0 = (j + g) % 3, p1 = p0 + 1 + (j * 7 + g) % (3 - p0);  // 0 <= p0 < p1 <= 3
+            b[j][4 * g + p0] = static_cast<int8_t>((j * 3 + g) % 9 + 1);
+            b[j][4 * g + p1] = static_cast<int8_t>(-((j + g * 5) % 7 + 1));
+            const int e0 = j * 32 + 2 * g, e1 = e0 + 1;  // the L0B Zn fractal: row j, K contiguous
+            bd[e0] = b[j][4 * g + p0];
+            bd[e1] = b[j][4 * g + p1];
+            idx[e0 / 4] |= static_cast<uint8_t>(p0 << (e0 % 4 * 2));
+            idx[e1 / 4] |= static_cast<uint8_t>((p1 - 1) << (e1 % 4 * 2));
+        }
+    // A in L0A's Zz order: two 16 x 32 fractals along K.
+    for (int i = 0; i < 16; ++i)
+        for (int k = 0; k < 64; ++k)
+            a[(k / 32) * 512 + i * 32 + k % 32] = static_cast<int8_t>((i * 5 + k * 3) % 15 - 7);
+    Run(emu::CoreMix::AIC_ONLY, 1, [=] {
+        TPipe pipe;
+        TBuf<TPosition::B1> l1;
+        TBuf<TPosition::A2> a2;
+        TBuf<TPosition::B2> b2;
+        TBuf<TPosition::CO1> co1;
+        pipe.InitBuffer(l1, 1024);
+        pipe.InitBuffer(a2, 1024);
+        pipe.InitBuffer(b2, 512);
+        pipe.InitBuffer(co1, 1024);
+        GlobalTensor<int8_t> ag, bg;
+        GlobalTensor<uint8_t> ig;
+        GlobalTensor<int32_t> cg;
+        ag.SetGlobalBuffer(a, 1024);
+        bg.SetGlobalBuffer(bd, 512);
+        ig.SetGlobalBuffer(idx, 128);
+        cg.SetGlobalBuffer(c, 256);
+        LocalTensor<int8_t> bl1 = l1.Get<int8_t>();
+        LocalTensor<uint8_t> il1 = l1.Get<uint8_t>()[512];
+        DataCopy(bl1, bg, 512);
+        DataCopy(il1, ig, 128);
+        LoadData(a2.Get<int8_t>(), ag, LoadData2DParams(0, 2, 1, 0, 0, false, 0));
+        LoadDataWithSparse(b2.Get<int8_t>(), bl1, il1, LoadData2dParams(0, 1, 1, 0, 0, false, 0));
+        MmadWithSparse(co1.Get<int32_t>(), a2.Get<int8_t>(), b2.Get<int8_t>(), MmadParams(16, 16, 64, 0, false, true));
+        Fixpipe(cg, co1.Get<int32_t>(), FixpipeParamsV220(16, 16, 16, 16, false));
+    });
+    for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 16; ++j) {
+            int32_t s = 0;
+            for (int k = 0; k < 64; ++k) s += a[(k / 32) * 512 + i * 32 + k % 32] * b[j][k];
+            EXPECT(c[i * 16 + j] == s, "C[%d][%d] = %d, want %d", i, j, c[i * 16 + j], s);
+        }
+    GmFree(a);
+    GmFree(bd);
+    GmFree(idx);
+    GmFree(c);
+}
+
+// The same for int4b_t, two elements per byte: a 64 x 64 square is four 16 x 64 fractals, and
+// LoadDataWithTranspose turns it into four transposed ones; Mmad multiplies nibbles.
+static int Nibble(const uint8_t *p, int e)
+{
+    const int v = (p[e / 2] >> (e % 2 * 4)) & 0xf;
+    return v >= 8 ? v - 16 : v;
+}
+static void cube_transpose_b4()
+{
+    auto *x = static_cast<uint8_t *>(GmAlloc(2048));
+    auto *y = static_cast<uint8_t *>(GmAlloc(2048));
+    auto *c = static_cast<int32_t *>(GmAlloc(4096 * 4));
+    for (int i = 0; i < 2048; ++i) x[i] = static_cast<uint8_t>((i * 5 + i / 7) % 256);
+    for (int i = 0; i < 2048; ++i) y[i] = static_cast<uint8_t>((i * 11 + 3) % 256);
+    Run(emu::CoreMix::AIC_ONLY, 1, [=] {
+        TPipe pipe;
+        TBuf<TPosition::A1> xb, yb;
+        TBuf<TPosition::A2> a2b;
+        TBuf<TPosition::B2> b2b;
+        TBuf<TPosition::CO1> cb;
+        pipe.InitBuffer(xb, 2048);
+        pipe.InitBuffer(yb, 2048);
+        pipe.InitBuffer(a2b, 2048);
+        pipe.InitBuffer(b2b, 2048);
+        pipe.InitBuffer(cb, 4096 * 4);
+        GlobalTensor<int4b_t> xg, yg;
+        GlobalTensor<int32_t> cg;
+        xg.SetGlobalBuffer(reinterpret_cast<__gm__ int4b_t *>(x), 4096);
+        yg.SetGlobalBuffer(reinterpret_cast<__gm__ int4b_t *>(y), 4096);
+        cg.SetGlobalBuffer(c, 4096);
+        LocalTensor<int4b_t> x1 = xb.Get<int4b_t>(), y1 = yb.Get<int4b_t>();
+        DataCopy(x1, xg, 4096);
+        DataCopy(y1, yg, 4096);
+        LoadDataWithTranspose(a2b.Get<int4b_t>(), y1, LoadData2dTransposeParams(0, 1, 1, 0, 0));
+        LoadDataWithTranspose(b2b.Get<int4b_t>(), x1, LoadData2dTransposeParams(0, 1, 1, 0, 0));
+        MmadParams mm(64, 64, 64, 0, false, true);
+        Mmad(cb.Get<int32_t>(), a2b.Get<int4b_t>(), b2b.Get<int4b_t>(), mm);
+        FixpipeParamsV220 fix(64, 64, 64, 64, false);
+        Fixpipe(cg, cb.Get<int32_t>(), fix);
+    });
+    for (int i = 0; i < 64; ++i)
+        for (int j = 0; j < 64; ++j) {
+            int32_t s = 0;
+            for (int k = 0; k < 64; ++k) s += Nibble(y, k * 64 + i) * Nibble(x, k * 64 + j);
+            EXPECT(c[i * 64 + j] == s, "C[%d][%d] = %d, want (Y^T X) %d", i, j, c[i * 64 + j], s);
+        }
+    GmFree(x);
+    GmFree(y);
+    GmFree(c);
+}
+
+// int4b_t: two elements per byte, element 2j in the low nibble. A GlobalTensor offset counts
+// elements (g[64] is byte 32), DataCopy's count too (64 elements = 32 bytes), and Cast to half
+// reads nibbles, sign-extended.
+static void int4_copy_cast()
+{
+    auto *gm = static_cast<uint8_t *>(GmAlloc(64));
+    for (int i = 0; i < 64; ++i) gm[i] = static_cast<uint8_t>((i % 16) | ((15 - i % 16) << 4));
+    Run(emu::CoreMix::AIV_ONLY, 1, [gm] {
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 4096);
+        LocalTensor<int4b_t> q = buf.Get<int4b_t>();
+        LocalTensor<half> h = buf.Get<half>()[512];
+        GlobalTensor<int4b_t> g;
+        g.SetGlobalBuffer(reinterpret_cast<__gm__ int4b_t *>(gm), 128);
+        EXPECT(q.GetSize() == 8192, "a 4096-byte int4b_t tensor holds %u elements", q.GetSize());
+        DataCopy(q, g[64], 64);  // bytes 32..63
+        Duplicate(h, half(99.0f), 256);
+        Cast(h, q, RoundMode::CAST_NONE, 100);  // counter mode: 100 of the 128 lanes of one repeat
+        for (int j = 0; j < 32; ++j) {
+            const int lo = (32 + j) % 16, hi = 15 - lo;
+            const float wantLo = float(lo >= 8 ? lo - 16 : lo), wantHi = float(hi >= 8 ? hi - 16 : hi);
+            if (2 * j + 1 < 100)
+                EXPECT(float(h.GetValue(2 * j)) == wantLo && float(h.GetValue(2 * j + 1)) == wantHi,
+                       "byte %d: %g %g, want %g %g", 32 + j, float(h.GetValue(2 * j)), float(h.GetValue(2 * j + 1)),
+                       wantLo, wantHi);
+        }
+        EXPECT(float(h.GetValue(100)) == 99.0f, "lane 100 is past the count: %g", float(h.GetValue(100)));
+        DataCopy(q, g, 128);  // the whole 64 bytes
+        Cast(h, q, RoundMode::CAST_NONE, 128);
+        EXPECT(float(h.GetValue(126)) == -1.0f && float(h.GetValue(127)) == 0.0f, "byte 63 (0x0f): %g %g",
+               float(h.GetValue(126)), float(h.GetValue(127)));
+    });
+    GmFree(gm);
+}
+static void misuse_int4_odd_offset()
+{
+    auto *gm = static_cast<uint8_t *>(GmAlloc(64));
+    Run(emu::CoreMix::AIV_ONLY, 1, [gm] {
+        GlobalTensor<int4b_t> g;
+        g.SetGlobalBuffer(reinterpret_cast<__gm__ int4b_t *>(gm), 128);
+        (void)g[3];
+    });
+}
+
 // ListTensorDesc over the block the op runner builds for a tensor-list input: header word,
 // per-tensor (dimNum | index << 32) + dims, then the data pointers.
 static void list_tensor_desc()
@@ -901,10 +1060,10 @@ static void misuse_sparse_load()
     Run(emu::CoreMix::AIC_ONLY, 1, [] {
         TPipe pipe;
         TBuf<TPosition::B1> l1;
-        TBuf<TPosition::B2> b;
+        TBuf<TPosition::A2> a;
         pipe.InitBuffer(l1, 1024);
-        pipe.InitBuffer(b, 512);
-        LoadDataWithSparse(b.Get<int8_t>(), l1.Get<int8_t>(), l1.Get<uint8_t>()[512],
+        pipe.InitBuffer(a, 512);
+        LoadDataWithSparse(a.Get<int8_t>(), l1.Get<int8_t>(), l1.Get<uint8_t>()[512],
                            LoadData2dParams(0, 1, 1, 0, 0, false, 0));
     });
 }
@@ -1078,9 +1237,13 @@ int main(int argc, char **argv)
         {"sort_extract", sort_extract},
         {"misuse_sort_nan", misuse_sort_nan},
         {"data_copy_pad", data_copy_pad},
+        {"int4_copy_cast", int4_copy_cast},
+        {"misuse_int4_odd_offset", misuse_int4_odd_offset},
         {"cube_fractal_layouts", cube_fractal_layouts},
         {"cube_transpose_b32", cube_transpose_b32},
         {"cube_transpose_b8", cube_transpose_b8},
+        {"cube_transpose_b4", cube_transpose_b4},
+        {"cube_sparse", cube_sparse},
         {"cross_core_pingpong", cross_core_pingpong},
         {"sync_all", sync_all},
         {"identity", identity},

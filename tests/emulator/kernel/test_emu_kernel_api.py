@@ -20,6 +20,7 @@ SEMANTIC_CASES = [
     "brcb_copy",
     "sort_extract",
     "data_copy_pad",
+    "int4_copy_cast",
     "cube_fractal_layouts",
     "cross_core_pingpong",
     "sync_all",
@@ -30,6 +31,8 @@ SEMANTIC_CASES = [
     "list_tensor_desc",
     "cube_transpose_b32",
     "cube_transpose_b8",
+    "cube_transpose_b4",
+    "cube_sparse",
     "unit_flag_timing",
 ]
 
@@ -44,7 +47,8 @@ MISUSE_CASES = {
         "Mmad on aic0",
         "L0C+0 still holds a Mmad result no Fixpipe with unitFlag 3 has read out",
     ],
-    "misuse_sparse_load": ["LoadDataWithSparse on aic0", "not implemented by the emulator"],
+    "misuse_int4_odd_offset": ["GlobalTensor::operator[] on aiv0.0", "int4b_t offset 3 is odd"],
+    "misuse_sparse_load": ["LoadDataWithSparse on aic0", "dst must be in B2, src and idx in B1; got L0A, L1, L1"],
     "misuse_nd2nz_rows_without_stride": [
         "DataCopy(GM->L1, Nd2NzParams) on aic0",
         "srcDValue 0 and dstNzNStride 1 must be >= 1 when nValue 2 > 1",

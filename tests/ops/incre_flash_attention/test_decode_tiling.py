@@ -53,7 +53,7 @@ def check_cover(p):
 
 @pytest.mark.parametrize(
     "n,nkv,d,rows,blocks",
-    [(8, 1, 128, 8, 1), (64, 1, 128, 32, 1), (64, 1, 512, 16, 2), (4, 4, 64, 8, 1), (48, 2, 256, 16, 1)],
+    [(8, 1, 128, 8, 1), (64, 1, 128, 32, 1), (64, 1, 512, 32, 1), (4, 4, 64, 8, 1), (48, 2, 256, 16, 1)],
 )
 def test_group_sets_the_rows_per_unit(plan, n, nkv, d, rows, blocks):
     p = plan(n=n, nkv=nkv, d=d)

@@ -48,7 +48,7 @@ def problem(b=1, n=1, nkv=1, sq=1024, skv=1024, d=128, mask=0, pre=MAX_INT, nxt=
     return (b, n, nkv, sq, skv, d, mask, pre, nxt, ub, aic)
 
 
-@pytest.mark.parametrize("d,rows", [(16, 96), (64, 96), (128, 96), (192, 32), (256, 32), (512, 16)])
+@pytest.mark.parametrize("d,rows", [(16, 96), (64, 96), (128, 96), (192, 64), (256, 64), (512, 32)])
 def test_block_sizes_fit_the_buffers(plan, d, rows):
     (p,) = plan(problem(d=d, sq=8192, skv=8192, n=8))
     assert p["ok"] and p["blockKv"] == 128 and p["dChunk"] == 128
@@ -61,7 +61,7 @@ def test_block_sizes_fit_the_buffers(plan, d, rows):
         assert sc == bq and bq * 128 * 4 <= 131072 and bq * 128 * 2 <= 65536  # L0C, L0A
     # sub-blocks of at most 64 rows (a multiple of 8) on the vector cores
     assert p["vecRows"] <= min(64, rows) and (p["vecRows"] % 8 == 0 or p["vecRows"] == rows)
-    assert (d <= 128) == bool(p["lazyO"]) and (rows <= 64) == (p["vecRows"] == rows)
+    assert (d <= 128) == bool(p["lazyO"])
 
 
 @pytest.mark.parametrize(
