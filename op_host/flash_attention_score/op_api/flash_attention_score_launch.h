@@ -7,29 +7,34 @@
 //    the generated one, which the compiler checks (both are seen in one TU);
 //  - CPU target: flash_attention_score_launch_cpu.cpp (the emulator's op runner).
 #pragma once
-#include <cstdint>
-
-#include "aclnn/aclnn_base.h"
+#include "../../common/op_api/launch_seam.h"
 #ifdef FA_NPU_BUILD
 #include "aclnnInner_flash_attention_score.h"
 #endif
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+// aclnnInnerFlashAttentionScore's parameters in OpDef order (launch_seam.h).
+#define FLASH_ATTENTION_SCORE_SEAM(IN, ATTR, OUT)                                                                      \
+    IN(const aclTensor *, query)                                                                                       \
+    IN(const aclTensor *, key)                                                                                         \
+    IN(const aclTensor *, value)                                                                                       \
+    IN(const aclTensor *, realShiftOptional)                                                                           \
+    IN(const aclTensor *, dropMaskOptional)                                                                            \
+    IN(const aclTensor *, paddingMaskOptional)                                                                         \
+    IN(const aclTensor *, attenMaskOptional)                                                                           \
+    IN(const aclIntArray *, prefixOptional)                                                                            \
+    IN(const aclIntArray *, actualSeqQlenOptional)                                                                     \
+    IN(const aclIntArray *, actualSeqKvlenOptional)                                                                    \
+    ATTR(double, scaleValue, "scale_value")                                                                            \
+    ATTR(double, keepProb, "keep_prob")                                                                                \
+    ATTR(int64_t, preTockens, "pre_tockens")                                                                           \
+    ATTR(int64_t, nextTockens, "next_tockens")                                                                         \
+    ATTR(int64_t, headNum, "head_num")                                                                                 \
+    ATTR(char *, inputLayout, "input_layout")                                                                          \
+    ATTR(int64_t, innerPrecise, "inner_precise")                                                                       \
+    ATTR(int64_t, sparseMode, "sparse_mode")                                                                           \
+    OUT(const aclTensor *, softmaxMaxOut)                                                                              \
+    OUT(const aclTensor *, softmaxSumOut)                                                                              \
+    OUT(const aclTensor *, softmaxOutOutOptional)                                                                      \
+    OUT(const aclTensor *, attentionOutOut)
 
-aclnnStatus aclnnInnerFlashAttentionScoreGetWorkspaceSize(
-    const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *realShiftOptional,
-    const aclTensor *dropMaskOptional, const aclTensor *paddingMaskOptional, const aclTensor *attenMaskOptional,
-    const aclIntArray *prefixOptional, const aclIntArray *actualSeqQlenOptional,
-    const aclIntArray *actualSeqKvlenOptional, double scaleValue, double keepProb, int64_t preTockens,
-    int64_t nextTockens, int64_t headNum, char *inputLayout, int64_t innerPrecise, int64_t sparseMode,
-    const aclTensor *softmaxMaxOut, const aclTensor *softmaxSumOut, const aclTensor *softmaxOutOutOptional,
-    const aclTensor *attentionOutOut, uint64_t *workspaceSize, aclOpExecutor **executor);
-
-aclnnStatus aclnnInnerFlashAttentionScore(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                          aclrtStream stream);
-
-#ifdef __cplusplus
-}
-#endif
+FA_DECLARE_LAUNCH_SEAM(FlashAttentionScore, FLASH_ATTENTION_SCORE_SEAM)

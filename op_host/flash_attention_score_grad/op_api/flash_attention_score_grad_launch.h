@@ -7,33 +7,49 @@
 //    with the generated one, which the compiler checks (both are seen in one TU);
 //  - CPU target: flash_attention_score_grad_launch_cpu.cpp (the emulator's op runner).
 #pragma once
-#include <cstdint>
-
-#include "aclnn/aclnn_base.h"
+#include "../../common/op_api/launch_seam.h"
 #ifdef FA_NPU_BUILD
 #include "aclnnInner_flash_attention_score_grad.h"
 #endif
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+// aclnnInnerFlashAttentionScoreGrad's parameters in OpDef order (launch_seam.h).
+#define FLASH_ATTENTION_SCORE_GRAD_SEAM(IN, ATTR, OUT)                                                                 \
+    IN(const aclTensor *, query)                                                                                       \
+    IN(const aclTensor *, key)                                                                                         \
+    IN(const aclTensor *, value)                                                                                       \
+    IN(const aclTensor *, dy)                                                                                          \
+    IN(const aclTensor *, pseShiftOptional)                                                                            \
+    IN(const aclTensor *, dropMaskOptional)                                                                            \
+    IN(const aclTensor *, attenMaskOptional)                                                                           \
+    IN(const aclTensor *, softmaxMaxOptional)                                                                          \
+    IN(const aclTensor *, softmaxSumOptional)                                                                          \
+    IN(const aclTensor *, attentionInOptional)                                                                         \
+    IN(const aclIntArray *, actualSeqQlen)                                                                             \
+    IN(const aclIntArray *, actualSeqKvlen)                                                                            \
+    IN(const aclIntArray *, prefixOptional)                                                                            \
+    IN(const aclIntArray *, qStartIdxOptional)                                                                         \
+    IN(const aclIntArray *, kvStartIdxOptional)                                                                        \
+    IN(const aclTensor *, sinkOptional)                                                                                \
+    IN(const aclTensor *, queryRopeOptional)                                                                           \
+    IN(const aclTensor *, keyRopeOptional)                                                                             \
+    IN(const aclTensor *, paddingMaskOptional)                                                                         \
+    IN(const aclTensor *, softmaxInOptional)                                                                           \
+    ATTR(double, scaleValue, "scale_value")                                                                            \
+    ATTR(double, keepProb, "keep_prob")                                                                                \
+    ATTR(int64_t, preTokens, "pre_tokens")                                                                             \
+    ATTR(int64_t, nextTokens, "next_tokens")                                                                           \
+    ATTR(int64_t, headNum, "head_num")                                                                                 \
+    ATTR(char *, inputLayout, "input_layout")                                                                          \
+    ATTR(int64_t, sparseMode, "sparse_mode")                                                                           \
+    ATTR(int64_t, pseType, "pse_type")                                                                                 \
+    ATTR(char *, softmaxInLayoutOptional, "softmax_in_layout")                                                         \
+    ATTR(int64_t, innerPrecise, "inner_precise")                                                                       \
+    OUT(const aclTensor *, dqOut)                                                                                      \
+    OUT(const aclTensor *, dkOut)                                                                                      \
+    OUT(const aclTensor *, dvOut)                                                                                      \
+    OUT(const aclTensor *, dsinkOutOptional)                                                                           \
+    OUT(const aclTensor *, dqRopeOutOptional)                                                                          \
+    OUT(const aclTensor *, dkRopeOutOptional)                                                                          \
+    OUT(const aclTensor *, dpseOutOptional)
 
-aclnnStatus aclnnInnerFlashAttentionScoreGradGetWorkspaceSize(
-    const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *dy,
-    const aclTensor *pseShiftOptional, const aclTensor *dropMaskOptional, const aclTensor *attenMaskOptional,
-    const aclTensor *softmaxMaxOptional, const aclTensor *softmaxSumOptional, const aclTensor *attentionInOptional,
-    const aclIntArray *actualSeqQlen, const aclIntArray *actualSeqKvlen, const aclIntArray *prefixOptional,
-    const aclIntArray *qStartIdxOptional, const aclIntArray *kvStartIdxOptional, const aclTensor *sinkOptional,
-    const aclTensor *queryRopeOptional, const aclTensor *keyRopeOptional, const aclTensor *paddingMaskOptional,
-    const aclTensor *softmaxInOptional, double scaleValue, double keepProb, int64_t preTokens, int64_t nextTokens,
-    int64_t headNum, char *inputLayout, int64_t sparseMode, int64_t pseType, char *softmaxInLayoutOptional,
-    int64_t innerPrecise, const aclTensor *dqOut, const aclTensor *dkOut, const aclTensor *dvOut,
-    const aclTensor *dsinkOutOptional, const aclTensor *dqRopeOutOptional, const aclTensor *dkRopeOutOptional,
-    const aclTensor *dpseOutOptional, uint64_t *workspaceSize, aclOpExecutor **executor);
-
-aclnnStatus aclnnInnerFlashAttentionScoreGrad(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                              aclrtStream stream);
-
-#ifdef __cplusplus
-}
-#endif
+FA_DECLARE_LAUNCH_SEAM(FlashAttentionScoreGrad, FLASH_ATTENTION_SCORE_GRAD_SEAM)

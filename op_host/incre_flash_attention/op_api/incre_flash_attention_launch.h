@@ -7,30 +7,34 @@
 //    the generated one, which the compiler checks (both are seen in one TU);
 //  - CPU target: incre_flash_attention_launch_cpu.cpp (the emulator's op runner).
 #pragma once
-#include <cstdint>
-
-#include "aclnn/aclnn_base.h"
+#include "../../common/op_api/launch_seam.h"
 #ifdef FA_NPU_BUILD
 #include "aclnnInner_incre_flash_attention.h"
 #endif
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+// aclnnInnerIncreFlashAttention's parameters in OpDef order (launch_seam.h).
+#define INCRE_FLASH_ATTENTION_SEAM(IN, ATTR, OUT)                                                                      \
+    IN(const aclTensor *, query)                                                                                       \
+    IN(const aclTensorList *, key)                                                                                     \
+    IN(const aclTensorList *, value)                                                                                   \
+    IN(const aclTensor *, pseShiftOptional)                                                                            \
+    IN(const aclTensor *, attenMaskOptional)                                                                           \
+    IN(const aclIntArray *, actualSeqLengthsOptional)                                                                  \
+    IN(const aclTensor *, dequantScale1Optional)                                                                       \
+    IN(const aclTensor *, quantScale1Optional)                                                                         \
+    IN(const aclTensor *, dequantScale2Optional)                                                                       \
+    IN(const aclTensor *, quantScale2Optional)                                                                         \
+    IN(const aclTensor *, quantOffset2Optional)                                                                        \
+    IN(const aclTensor *, antiquantScaleOptional)                                                                      \
+    IN(const aclTensor *, antiquantOffsetOptional)                                                                     \
+    IN(const aclTensor *, blockTableOptional)                                                                          \
+    IN(const aclTensor *, kvPaddingSizeOptional)                                                                       \
+    ATTR(int64_t, numHeads, "num_heads")                                                                               \
+    ATTR(double, scaleValue, "scale_value")                                                                            \
+    ATTR(char *, inputLayoutOptional, "input_layout")                                                                  \
+    ATTR(int64_t, numKeyValueHeads, "num_key_value_heads")                                                             \
+    ATTR(int64_t, blockSize, "block_size")                                                                             \
+    ATTR(int64_t, innerPrecise, "inner_precise")                                                                       \
+    OUT(const aclTensor *, out)
 
-aclnnStatus aclnnInnerIncreFlashAttentionGetWorkspaceSize(
-    const aclTensor *query, const aclTensorList *key, const aclTensorList *value, const aclTensor *pseShiftOptional,
-    const aclTensor *attenMaskOptional, const aclIntArray *actualSeqLengthsOptional,
-    const aclTensor *dequantScale1Optional, const aclTensor *quantScale1Optional,
-    const aclTensor *dequantScale2Optional, const aclTensor *quantScale2Optional, const aclTensor *quantOffset2Optional,
-    const aclTensor *antiquantScaleOptional, const aclTensor *antiquantOffsetOptional,
-    const aclTensor *blockTableOptional, const aclTensor *kvPaddingSizeOptional, int64_t numHeads, double scaleValue,
-    char *inputLayoutOptional, int64_t numKeyValueHeads, int64_t blockSize, int64_t innerPrecise, const aclTensor *out,
-    uint64_t *workspaceSize, aclOpExecutor **executor);
-
-aclnnStatus aclnnInnerIncreFlashAttention(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                          aclrtStream stream);
-
-#ifdef __cplusplus
-}
-#endif
+FA_DECLARE_LAUNCH_SEAM(IncreFlashAttention, INCRE_FLASH_ATTENTION_SEAM)

@@ -7,26 +7,25 @@
 //    the generated one, which the compiler checks (both are seen in one TU);
 //  - CPU target: prompt_flash_attention_launch_cpu.cpp (the emulator's op runner).
 #pragma once
-#include <cstdint>
-
-#include "aclnn/aclnn_base.h"
+#include "../../common/op_api/launch_seam.h"
 #ifdef FA_NPU_BUILD
 #include "aclnnInner_prompt_flash_attention.h"
 #endif
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+// aclnnInnerPromptFlashAttention's parameters in OpDef order (launch_seam.h).
+#define PROMPT_FLASH_ATTENTION_SEAM(IN, ATTR, OUT)                                                                     \
+    IN(const aclTensor *, query)                                                                                       \
+    IN(const aclTensor *, key)                                                                                         \
+    IN(const aclTensor *, value)                                                                                       \
+    IN(const aclTensor *, pseShiftOptional)                                                                            \
+    IN(const aclTensor *, attenMaskOptional)                                                                           \
+    IN(const aclIntArray *, actualSeqLengthsOptional)                                                                  \
+    ATTR(int64_t, numHeads, "num_heads")                                                                               \
+    ATTR(double, scaleValue, "scale_value")                                                                            \
+    ATTR(int64_t, preTokens, "pre_tokens")                                                                             \
+    ATTR(int64_t, nextTokens, "next_tokens")                                                                           \
+    ATTR(char *, inputLayoutOptional, "input_layout")                                                                  \
+    ATTR(int64_t, numKeyValueHeads, "num_key_value_heads")                                                             \
+    OUT(const aclTensor *, out)
 
-aclnnStatus aclnnInnerPromptFlashAttentionGetWorkspaceSize(
-    const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *pseShiftOptional,
-    const aclTensor *attenMaskOptional, const aclIntArray *actualSeqLengthsOptional, int64_t numHeads,
-    double scaleValue, int64_t preTokens, int64_t nextTokens, char *inputLayoutOptional, int64_t numKeyValueHeads,
-    const aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
-
-aclnnStatus aclnnInnerPromptFlashAttention(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                           aclrtStream stream);
-
-#ifdef __cplusplus
-}
-#endif
+FA_DECLARE_LAUNCH_SEAM(PromptFlashAttention, PROMPT_FLASH_ATTENTION_SEAM)

@@ -8,29 +8,36 @@
 //    with the generated one, which the compiler checks (both are seen in one TU);
 //  - CPU target: sparse_flash_attention_grad_launch_cpu.cpp (the emulator's op runner).
 #pragma once
-#include <cstdint>
-
-#include "aclnn/aclnn_base.h"
+#include "../../common/op_api/launch_seam.h"
 #ifdef FA_NPU_BUILD
 #include "aclnnInner_sparse_flash_attention_grad.h"
 #endif
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+// aclnnInnerSparseFlashAttentionGrad's parameters in OpDef order (launch_seam.h).
+#define SPARSE_FLASH_ATTENTION_GRAD_SEAM(IN, ATTR, OUT)                                                                \
+    IN(const aclTensor *, query)                                                                                       \
+    IN(const aclTensor *, key)                                                                                         \
+    IN(const aclTensor *, value)                                                                                       \
+    IN(const aclTensor *, sparseIndices)                                                                               \
+    IN(const aclTensor *, dOut)                                                                                        \
+    IN(const aclTensor *, out)                                                                                         \
+    IN(const aclTensor *, softmaxMax)                                                                                  \
+    IN(const aclTensor *, softmaxSum)                                                                                  \
+    IN(const aclTensor *, actualSeqQlenOptional)                                                                       \
+    IN(const aclTensor *, actualSeqKvlenOptional)                                                                      \
+    IN(const aclTensor *, queryRopeOptional)                                                                           \
+    IN(const aclTensor *, keyRopeOptional)                                                                             \
+    ATTR(double, scaleValue, "scale_value")                                                                            \
+    ATTR(int64_t, sparseBlockSize, "sparse_block_size")                                                                \
+    ATTR(char *, layoutOptional, "layout")                                                                             \
+    ATTR(int64_t, sparseMode, "sparse_mode")                                                                           \
+    ATTR(int64_t, preTokens, "pre_tokens")                                                                             \
+    ATTR(int64_t, nextTokens, "next_tokens")                                                                           \
+    ATTR(bool, deterministic, "deterministic")                                                                         \
+    OUT(const aclTensor *, dQueryOut)                                                                                  \
+    OUT(const aclTensor *, dKeyOut)                                                                                    \
+    OUT(const aclTensor *, dValueOut)                                                                                  \
+    OUT(const aclTensor *, dQueryRopeOutOptional)                                                                      \
+    OUT(const aclTensor *, dKeyRopeOutOptional)
 
-aclnnStatus aclnnInnerSparseFlashAttentionGradGetWorkspaceSize(
-    const aclTensor *query, const aclTensor *key, const aclTensor *value, const aclTensor *sparseIndices,
-    const aclTensor *dOut, const aclTensor *out, const aclTensor *softmaxMax, const aclTensor *softmaxSum,
-    const aclTensor *actualSeqQlenOptional, const aclTensor *actualSeqKvlenOptional, const aclTensor *queryRopeOptional,
-    const aclTensor *keyRopeOptional, double scaleValue, int64_t sparseBlockSize, char *layoutOptional,
-    int64_t sparseMode, int64_t preTokens, int64_t nextTokens, bool deterministic, const aclTensor *dQueryOut,
-    const aclTensor *dKeyOut, const aclTensor *dValueOut, const aclTensor *dQueryRopeOutOptional,
-    const aclTensor *dKeyRopeOutOptional, uint64_t *workspaceSize, aclOpExecutor **executor);
-
-aclnnStatus aclnnInnerSparseFlashAttentionGrad(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                               aclrtStream stream);
-
-#ifdef __cplusplus
-}
-#endif
+FA_DECLARE_LAUNCH_SEAM(SparseFlashAttentionGrad, SPARSE_FLASH_ATTENTION_GRAD_SEAM)
