@@ -32,18 +32,17 @@ extern "C" __global__ __aicore__ void flash_attention_score(GM_ADDR query, GM_AD
     tensors.score.pse = real_shift;
     tensors.mask = {atten_mask, prefix};
     tensors.softmax = {drop_mask, actual_seq_qlen, actual_seq_kvlen};
-    using AttentionCore::ForwardTilingKey;  // the dtype and the P.V mode
-    if (TILING_KEY_IS(ForwardTilingKey(FA_TILING_KEY_FP16, false))) {
+    if (TILING_KEY_IS(FA_TILING_KEY_FP16)) {
         AttentionCore::RunForward<half, VarLenVariant, false>(tilingData, tensors);
-    } else if (TILING_KEY_IS(ForwardTilingKey(FA_TILING_KEY_FP16, true))) {
+    } else if (TILING_KEY_IS(FA_TILING_KEY_FP16_LAZY)) {
         AttentionCore::RunForward<half, VarLenVariant, true>(tilingData, tensors);
-    } else if (TILING_KEY_IS(ForwardTilingKey(FA_TILING_KEY_BF16, false))) {
+    } else if (TILING_KEY_IS(FA_TILING_KEY_BF16)) {
         AttentionCore::RunForward<bfloat16_t, VarLenVariant, false>(tilingData, tensors);
-    } else if (TILING_KEY_IS(ForwardTilingKey(FA_TILING_KEY_BF16, true))) {
+    } else if (TILING_KEY_IS(FA_TILING_KEY_BF16_LAZY)) {
         AttentionCore::RunForward<bfloat16_t, VarLenVariant, true>(tilingData, tensors);
-    } else if (TILING_KEY_IS(ForwardTilingKey(FA_TILING_KEY_FP32, false))) {
+    } else if (TILING_KEY_IS(FA_TILING_KEY_FP32)) {
         AttentionCore::RunForward<float, VarLenVariant, false>(tilingData, tensors);
-    } else if (TILING_KEY_IS(ForwardTilingKey(FA_TILING_KEY_FP32, true))) {
+    } else if (TILING_KEY_IS(FA_TILING_KEY_FP32_LAZY)) {
         AttentionCore::RunForward<float, VarLenVariant, true>(tilingData, tensors);
     }
 }

@@ -6,8 +6,21 @@
 #include <cstdint>
 #include "../attention_core/forward/forward_params.h"
 
-constexpr uint64_t FA_TILING_KEY_FP16 = 0;
-constexpr uint64_t FA_TILING_KEY_BF16 = 1;
-constexpr uint64_t FA_TILING_KEY_FP32 = 2;
+// Tiling keys are macros that expand to integer literals: CANN's kernel compiler collects the
+// keys of an entry by matching `g_tilingKey == (<integer>` in the preprocessed source
+// (TILING_KEY_IS(k) is `(g_tilingKey == (k))`) and rejects a constexpr name or a call there.
+// Key = dtype (0 fp16, 1 bf16, 2 fp32) + 10 for lazy P.V (AttentionCore::ForwardTilingKey; the static_asserts keep both in step).
+#define FA_TILING_KEY_FP16 0
+#define FA_TILING_KEY_BF16 1
+#define FA_TILING_KEY_FP32 2
+#define FA_TILING_KEY_FP16_LAZY 10
+#define FA_TILING_KEY_BF16_LAZY 11
+#define FA_TILING_KEY_FP32_LAZY 12
+static_assert(AttentionCore::ForwardTilingKey(FA_TILING_KEY_FP16, true) == FA_TILING_KEY_FP16_LAZY,
+              "tiling key macros out of step with ForwardTilingKey");
+static_assert(AttentionCore::ForwardTilingKey(FA_TILING_KEY_BF16, true) == FA_TILING_KEY_BF16_LAZY,
+              "tiling key macros out of step with ForwardTilingKey");
+static_assert(AttentionCore::ForwardTilingKey(FA_TILING_KEY_FP32, true) == FA_TILING_KEY_FP32_LAZY,
+              "tiling key macros out of step with ForwardTilingKey");
 
 using FlashAttentionScoreTilingData = AttentionCore::VarLenTiling;

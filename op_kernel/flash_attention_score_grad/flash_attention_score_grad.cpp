@@ -78,18 +78,17 @@ flash_attention_score_grad(GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR dy
     t.dqRope = dq_rope;
     t.dkRope = dk_rope;
     GM_ADDR userWorkspace = AscendC::GetUserWorkspace(workspace);
-    using AttentionCore::ForwardTilingKey;  // the dtype and the recompute forward's P.V mode
-    if (TILING_KEY_IS(ForwardTilingKey(FAG_TILING_KEY_FP16, false))) {
+    if (TILING_KEY_IS(FAG_TILING_KEY_FP16)) {
         Run<half, false>(tilingData, t, userWorkspace);
-    } else if (TILING_KEY_IS(ForwardTilingKey(FAG_TILING_KEY_FP16, true))) {
+    } else if (TILING_KEY_IS(FAG_TILING_KEY_FP16_LAZY)) {
         Run<half, true>(tilingData, t, userWorkspace);
-    } else if (TILING_KEY_IS(ForwardTilingKey(FAG_TILING_KEY_BF16, false))) {
+    } else if (TILING_KEY_IS(FAG_TILING_KEY_BF16)) {
         Run<bfloat16_t, false>(tilingData, t, userWorkspace);
-    } else if (TILING_KEY_IS(ForwardTilingKey(FAG_TILING_KEY_BF16, true))) {
+    } else if (TILING_KEY_IS(FAG_TILING_KEY_BF16_LAZY)) {
         Run<bfloat16_t, true>(tilingData, t, userWorkspace);
-    } else if (TILING_KEY_IS(ForwardTilingKey(FAG_TILING_KEY_FP32, false))) {
+    } else if (TILING_KEY_IS(FAG_TILING_KEY_FP32)) {
         Run<float, false>(tilingData, t, userWorkspace);
-    } else if (TILING_KEY_IS(ForwardTilingKey(FAG_TILING_KEY_FP32, true))) {
+    } else if (TILING_KEY_IS(FAG_TILING_KEY_FP32_LAZY)) {
         Run<float, true>(tilingData, t, userWorkspace);
     }
 }

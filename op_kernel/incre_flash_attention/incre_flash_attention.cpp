@@ -121,13 +121,13 @@ incre_flash_attention(GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR pse_shi
     tensors.kv.antiOffset = antiquant_offset;
     tensors.score.pse = pse_shift;
     tensors.mask = {atten_mask, actual_seq_lengths, kv_padding_size};
-    if (TILING_KEY_IS(AttentionCore::ForwardTilingKey(IFA_TILING_KEY_FP16, false))) {
+    if (TILING_KEY_IS(IFA_TILING_KEY_FP16)) {
         Run<half, false>(tilingData, tensors, keys, values);
-    } else if (TILING_KEY_IS(AttentionCore::ForwardTilingKey(IFA_TILING_KEY_FP16, true))) {
+    } else if (TILING_KEY_IS(IFA_TILING_KEY_FP16_LAZY)) {
         Run<half, true>(tilingData, tensors, keys, values);
-    } else if (TILING_KEY_IS(AttentionCore::ForwardTilingKey(IFA_TILING_KEY_BF16, false))) {
+    } else if (TILING_KEY_IS(IFA_TILING_KEY_BF16)) {
         Run<bfloat16_t, false>(tilingData, tensors, keys, values);
-    } else if (TILING_KEY_IS(AttentionCore::ForwardTilingKey(IFA_TILING_KEY_BF16, true))) {
+    } else if (TILING_KEY_IS(IFA_TILING_KEY_BF16_LAZY)) {
         Run<bfloat16_t, true>(tilingData, tensors, keys, values);
     }
 }

@@ -10,7 +10,6 @@ using PromptVariant = AttentionCore::ForwardVariant<AttentionCore::SplitQBlocks,
                                                     AttentionCore::ScoreScale, MaskTag, AttentionCore::SoftmaxPlain>;
 using Plain = PromptVariant<AttentionCore::MaskTensorBand>;
 using Summary = PromptVariant<AttentionCore::MaskTensorBandSummary>;
-using AttentionCore::ForwardTilingKey;
 
 extern "C" __global__ __aicore__ void prompt_flash_attention(GM_ADDR query, GM_ADDR key, GM_ADDR value,
                                                              GM_ADDR pse_shift, GM_ADDR atten_mask,
@@ -28,21 +27,21 @@ extern "C" __global__ __aicore__ void prompt_flash_attention(GM_ADDR query, GM_A
     tensors.workspace = AscendC::GetUserWorkspace(workspace);
     tensors.split.actualSeqLengths = actual_seq_lengths;
     tensors.mask.mask = atten_mask;
-    if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_FP16, false, false))) {
+    if (TILING_KEY_IS(PFA_TILING_KEY_FP16)) {
         AttentionCore::RunForward<half, Plain, false>(tilingData, tensors);
-    } else if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_FP16, true, false))) {
+    } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_LAZY)) {
         AttentionCore::RunForward<half, Plain, true>(tilingData, tensors);
-    } else if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_FP16, false, true))) {
+    } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_SUMMARY)) {
         AttentionCore::RunForward<half, Summary, false>(tilingData, tensors);
-    } else if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_FP16, true, true))) {
+    } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_LAZY_SUMMARY)) {
         AttentionCore::RunForward<half, Summary, true>(tilingData, tensors);
-    } else if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_BF16, false, false))) {
+    } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16)) {
         AttentionCore::RunForward<bfloat16_t, Plain, false>(tilingData, tensors);
-    } else if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_BF16, true, false))) {
+    } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_LAZY)) {
         AttentionCore::RunForward<bfloat16_t, Plain, true>(tilingData, tensors);
-    } else if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_BF16, false, true))) {
+    } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_SUMMARY)) {
         AttentionCore::RunForward<bfloat16_t, Summary, false>(tilingData, tensors);
-    } else if (TILING_KEY_IS(ForwardTilingKey(PFA_TILING_KEY_BF16, true, true))) {
+    } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_LAZY_SUMMARY)) {
         AttentionCore::RunForward<bfloat16_t, Summary, true>(tilingData, tensors);
     }
 }

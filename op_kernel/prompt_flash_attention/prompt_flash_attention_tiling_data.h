@@ -6,7 +6,26 @@
 #include <cstdint>
 #include "../attention_core/forward/forward_params.h"
 
-constexpr uint64_t PFA_TILING_KEY_FP16 = 0;
-constexpr uint64_t PFA_TILING_KEY_BF16 = 1;
+// Tiling keys are macros that expand to integer literals: CANN's kernel compiler collects the
+// keys of an entry by matching `g_tilingKey == (<integer>` in the preprocessed source
+// (TILING_KEY_IS(k) is `(g_tilingKey == (k))`) and rejects a constexpr name or a call there.
+// Key = dtype (0 fp16, 1 bf16) + 10 for lazy P.V + 100 for the mask
+// summary (AttentionCore::ForwardTilingKey; the static_asserts keep both in step).
+#define PFA_TILING_KEY_FP16 0
+#define PFA_TILING_KEY_BF16 1
+#define PFA_TILING_KEY_FP16_LAZY 10
+#define PFA_TILING_KEY_BF16_LAZY 11
+#define PFA_TILING_KEY_FP16_SUMMARY 100
+#define PFA_TILING_KEY_FP16_LAZY_SUMMARY 110
+#define PFA_TILING_KEY_BF16_SUMMARY 101
+#define PFA_TILING_KEY_BF16_LAZY_SUMMARY 111
+static_assert(AttentionCore::ForwardTilingKey(PFA_TILING_KEY_FP16, true, false) == PFA_TILING_KEY_FP16_LAZY &&
+                  AttentionCore::ForwardTilingKey(PFA_TILING_KEY_FP16, false, true) == PFA_TILING_KEY_FP16_SUMMARY &&
+                  AttentionCore::ForwardTilingKey(PFA_TILING_KEY_FP16, true, true) == PFA_TILING_KEY_FP16_LAZY_SUMMARY,
+              "tiling key macros out of step with ForwardTilingKey");
+static_assert(AttentionCore::ForwardTilingKey(PFA_TILING_KEY_BF16, true, false) == PFA_TILING_KEY_BF16_LAZY &&
+                  AttentionCore::ForwardTilingKey(PFA_TILING_KEY_BF16, false, true) == PFA_TILING_KEY_BF16_SUMMARY &&
+                  AttentionCore::ForwardTilingKey(PFA_TILING_KEY_BF16, true, true) == PFA_TILING_KEY_BF16_LAZY_SUMMARY,
+              "tiling key macros out of step with ForwardTilingKey");
 
 using PromptFlashAttentionTilingData = AttentionCore::PrefillTiling;

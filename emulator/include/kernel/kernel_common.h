@@ -244,10 +244,26 @@ constexpr int32_t g_coreType = AscendC::AIV;
     GET_TILING_DATA_WITH_STRUCT(EmuDefaultTilingStruct, tiling_data, tiling_arg)
 #define REGISTER_TILING_FOR_TILINGKEY(cond, tiling_struct)
 #define REGISTER_NONE_TILING
-#define TILING_KEY_IS(key) (::emu::Ctx().tilingKey == static_cast<uint64_t>(key))
+// CANN's kernel compiler collects an entry's tiling keys by matching `g_tilingKey == (<integer>`
+// in the preprocessed source, so the key must expand to an integer literal (a macro for one is
+// fine; a constexpr name or a call fails the CANN build). The second macro sees the argument
+// expanded and checks its spelling, so such a key aborts the launch here too.
+#define TILING_KEY_IS(key) EMU_TILING_KEY_IS_EXPANDED(key)
+#define EMU_TILING_KEY_IS_EXPANDED(key) (::emu::TilingKeyIs(#key, static_cast<uint64_t>(key)))
 #define TILING_KEY_LIST(...) (::emu::TilingKeyIn({__VA_ARGS__}))
 
 namespace emu {
+inline bool TilingKeyIs(const char *spelling, uint64_t key)
+{
+    const char *c = spelling;  // `(0)` fails too: the match wants a digit right after `(`
+    if (*c == '-') ++c;
+    if (*c < '0' || *c > '9')
+        Fail("TILING_KEY_IS",
+             "the key '%s' does not expand to an integer literal; CANN's kernel compiler finds tiling keys "
+             "as `g_tilingKey == (<integer>` in the preprocessed source (use a literal or a #define of one)",
+             spelling);
+    return Ctx().tilingKey == key;
+}
 inline bool TilingKeyIn(std::initializer_list<uint64_t> keys)
 {
     for (uint64_t k : keys)

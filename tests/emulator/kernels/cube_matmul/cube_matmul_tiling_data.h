@@ -9,8 +9,8 @@
 #include <cstdint>
 
 // Tiling keys (dtype of A, B and C).
-constexpr uint64_t CUBE_MATMUL_KEY_HALF = 0;
-constexpr uint64_t CUBE_MATMUL_KEY_BF16 = 1;
+#define CUBE_MATMUL_KEY_HALF 0
+#define CUBE_MATMUL_KEY_BF16 1
 
 struct CubeMatmulTilingData {
     uint32_t m;       // rows of A and C (any value >= 1)

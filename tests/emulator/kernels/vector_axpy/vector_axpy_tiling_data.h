@@ -8,8 +8,8 @@
 #include <cstdint>
 
 // Tiling keys (dtype of x, y, z).
-constexpr uint64_t VECTOR_AXPY_KEY_FLOAT = 0;
-constexpr uint64_t VECTOR_AXPY_KEY_HALF = 1;
+#define VECTOR_AXPY_KEY_FLOAT 0
+#define VECTOR_AXPY_KEY_HALF 1
 
 struct VectorAxpyTilingData {
     uint32_t totalLength;    // elements in x, y and z
