@@ -1080,6 +1080,13 @@ static void misuse_nd2nz_rows_without_stride()
     });
     GmFree(gm);
 }
+static void misuse_tiling_key_not_a_literal()
+{
+    Run(emu::CoreMix::AIV_ONLY, 1, [] {
+        constexpr uint64_t key = 3;  // a constexpr name: CANN's kernel compiler cannot collect it
+        if (TILING_KEY_IS(key)) std::printf("unreachable\n");
+    });
+}
 static void misuse_initbuffer_fb()
 {
     Run(emu::CoreMix::AIC_ONLY, 1, [] {
@@ -1261,6 +1268,7 @@ int main(int argc, char **argv)
         {"misuse_sparse_load", misuse_sparse_load},
         {"misuse_nd2nz_rows_without_stride", misuse_nd2nz_rows_without_stride},
         {"misuse_initbuffer_fb", misuse_initbuffer_fb},
+        {"misuse_tiling_key_not_a_literal", misuse_tiling_key_not_a_literal},
         {"misuse_gm_out_of_range", misuse_gm_out_of_range},
         {"misuse_initbuffer_overflow", misuse_initbuffer_overflow},
         {"misuse_local_out_of_range", misuse_local_out_of_range},

@@ -54,6 +54,10 @@ MISUSE_CASES = {
         "srcDValue 0 and dstNzNStride 1 must be >= 1 when nValue 2 > 1",
     ],
     "misuse_initbuffer_fb": ["TPipe::InitBuffer(TBuf) on aic0", "1 x 7200 bytes at C2PIPE2GM", "of 7168"],
+    "misuse_tiling_key_not_a_literal": [
+        "TILING_KEY_IS on aiv0.0",
+        "the key 'key' does not expand to an integer literal",
+    ],
     "misuse_local_out_of_range": ["Exp on aiv0.0", "dst: the instruction touches 1200 bytes but the tensor has 1024"],
     "misuse_misaligned": ["Add on aiv0.0", "UB+12 is not 32-byte aligned"],
     "misuse_deque_empty": ["TQue::DeQue on aiv0.0", "VECIN queue is empty"],
