@@ -93,7 +93,7 @@ const Row kRows[] = {
     {"cross_flag", F(crossFlag), 100, "assumption: cross-core flag latency (set to visible wait)", true},
     {"sync_all", F(syncAll), 500, "assumption: SyncAll release after the last arrival", true},
     {"launch_us", F(launchUs), 2,
-     "assumption: fixed task start cost in µs (A3 small-kernel fixed cost ~10 µs incl. host, [S10])", true},
+     "assumption: fixed task start cost in µs on the device, host launch excluded", true},
     {"l2_line_bytes", F(l2LineBytes), 512, "assumption: L2 first-touch granularity 512 B", true},
     {"l2_bytes_per_sec", F(l2BytesPerSec), 7e12, "[S6] L2 ~7 TB/s mixed read/write (device-wide)", false},
 };
