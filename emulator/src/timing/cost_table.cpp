@@ -92,8 +92,7 @@ const Row kRows[] = {
      "[HWC] a GM move is cut at 512 B boundaries into aligned 128/256/512 B transfers, each piece rounded up", false},
     {"cross_flag", F(crossFlag), 100, "assumption: cross-core flag latency (set to visible wait)", true},
     {"sync_all", F(syncAll), 500, "assumption: SyncAll release after the last arrival", true},
-    {"launch_us", F(launchUs), 2,
-     "assumption: fixed task start cost in µs on the device, host launch excluded", true},
+    {"launch_us", F(launchUs), 2, "assumption: fixed task start cost in µs on the device, host launch excluded", true},
     {"l2_line_bytes", F(l2LineBytes), 512, "assumption: L2 first-touch granularity 512 B", true},
     {"l2_bytes_per_sec", F(l2BytesPerSec), 7e12, "[S6] L2 ~7 TB/s mixed read/write (device-wide)", false},
 };
