@@ -6,10 +6,9 @@
 #include <cstdint>
 #include "../attention_core/variants/decode_params.h"
 
-// Tiling keys are macros that expand to integer literals: CANN's kernel compiler collects the
-// keys of an entry by matching `g_tilingKey == (<integer>` in the preprocessed source
-// (TILING_KEY_IS(k) is `(g_tilingKey == (k))`) and rejects a constexpr name or a call there.
-// Key = dtype (0 fp16, 1 bf16) + 10 for lazy P.V (AttentionCore::ForwardTilingKey; the static_asserts keep both in step).
+// Tiling keys: macros of integer literals, the only key CANN's kernel compiler collects
+// (forward_params.h, ForwardTilingKey).
+// Key = dtype (0 fp16, 1 bf16) + 10 for lazy P.V; the static_asserts keep it equal to ForwardTilingKey.
 #define IFA_TILING_KEY_FP16 0
 #define IFA_TILING_KEY_BF16 1
 #define IFA_TILING_KEY_FP16_LAZY 10

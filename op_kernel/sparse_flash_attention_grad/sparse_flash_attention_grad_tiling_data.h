@@ -4,9 +4,8 @@
 #include <cstdint>
 #include "../attention_core/sparse_backward/sparse_backward_params.h"
 
-// Tiling keys are macros that expand to integer literals: CANN's kernel compiler collects the
-// keys of an entry by matching `g_tilingKey == (<integer>` in the preprocessed source
-// (TILING_KEY_IS(k) is `(g_tilingKey == (k))`) and rejects a constexpr name or a call there.
+// Tiling keys: macros of integer literals, the only key CANN's kernel compiler collects
+// (forward_params.h, ForwardTilingKey).
 #define SFAG_TILING_KEY_FP16 0
 #define SFAG_TILING_KEY_BF16 1
 

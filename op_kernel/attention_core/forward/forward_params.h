@@ -49,6 +49,10 @@ constexpr uint32_t CTRL_LINES = WS_SLOTS * 3;
 // (0-2): lazy P.V (ForwardParams::lazyO) and the PFA mask summary (MaskBandParams::
 // maskSummary). The kernel entry instantiates the core once per key, so every stage reads as
 // one straight path for its mode instead of branching on it at run time.
+// The host computes the key with ForwardTilingKey; each entry tests literal keys that its
+// *_tiling_data.h defines as macros, because CANN's kernel compiler collects an entry's keys by
+// matching `g_tilingKey == (<integer>` in the preprocessed source (TILING_KEY_IS(k) is
+// `(g_tilingKey == (k))`) and rejects a constexpr name or a call there.
 constexpr uint64_t TILING_KEY_LAZY_PV = 10;
 constexpr uint64_t TILING_KEY_MASK_SUMMARY = 100;
 __aicore__ constexpr uint64_t ForwardTilingKey(uint64_t dtypeKey, bool lazyPv, bool maskSummary = false)
