@@ -217,8 +217,8 @@ private:
     {
         const uint64_t token0 = u.kvBase + static_cast<uint64_t>(blk.k0);
         if constexpr (NzHandoff<T>::ENABLED && Variant::Kv::StagedNz()) {
-            NzHandoff<T>::Load(dst, src[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(token0))], kvPad,
-                               p_->headDimAlign, kv_.NzSlotRows());
+            NzHandoff<T>::Load(dst, src[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(token0))], kvPad, p_->headDimAlign,
+                               kv_.NzSlotRows());
             return;
         }
         if constexpr (NzHandoff<T>::ENABLED) {

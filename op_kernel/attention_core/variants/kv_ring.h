@@ -288,13 +288,12 @@ private:
             uint32_t run = Source::RowsInRun(u.b, static_cast<uint64_t>(token) + r);
             run = run < real - r ? run : real - r;
             const uint64_t from = Source::KvOffset(u.b, u.n, static_cast<uint32_t>(token + r));
-            AscendC::DataCopyPad(in[r * dp_], src[from],
-                                 AscendC::DataCopyExtParams(static_cast<uint16_t>(run), dd * sizeof(Src),
-                                                            (pitch - dd) * sizeof(Src),
-                                                            (dp_ * sizeof(Src) - AlignUp(dd * sizeof(Src), 32)) / 32,
-                                                            0),
-                                 AscendC::DataCopyPadExtParams<Src>(padElems != 0, 0, static_cast<uint8_t>(padElems),
-                                                                    static_cast<Src>(0)));
+            AscendC::DataCopyPad(
+                in[r * dp_], src[from],
+                AscendC::DataCopyExtParams(static_cast<uint16_t>(run), dd * sizeof(Src), (pitch - dd) * sizeof(Src),
+                                           (dp_ * sizeof(Src) - AlignUp(dd * sizeof(Src), 32)) / 32, 0),
+                AscendC::DataCopyPadExtParams<Src>(padElems != 0, 0, static_cast<uint8_t>(padElems),
+                                                   static_cast<Src>(0)));
             r += run;
         }
         AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_IN + static_cast<int32_t>(i));
@@ -335,10 +334,7 @@ private:
         read_[i].rows = NONE;
     }
 
-    __aicore__ inline AscendC::LocalTensor<Src> InCopy(uint32_t i)
-    {
-        return inBuf_.Get<Src>()[i * chunk_ * dp_];
-    }
+    __aicore__ inline AscendC::LocalTensor<Src> InCopy(uint32_t i) { return inBuf_.Get<Src>()[i * chunk_ * dp_]; }
 
     // The chunks read / converted so far of blocks before `count`, oldest first, through their
     // next stage (the copies hold one contiguous run of chunks in block order, ending before
@@ -389,7 +385,7 @@ private:
     MaskMod<MaskDecode> mask_;
     uint32_t core_ = 0, sub_ = 0;
     uint32_t dp_ = 32, chunk_ = 1, inCopy_ = 0, outCopy_ = 0;
-    Chunk read_[IN_COPIES];  // per in copy: the chunk it holds until converted
+    Chunk read_[IN_COPIES];   // per in copy: the chunk it holds until converted
     Chunk conv_[OUT_COPIES];  // per out copy: the chunk it holds until written
     uint64_t unit_ = 0, unitEnd_ = 0;
     uint32_t blockInUnit_ = 0, blocksInUnit_ = 0;

@@ -21,8 +21,8 @@ struct KvRingUb {
     __aicore__ inline uint64_t Total() const { return uint64_t(in) + nd + out + half + flt + value; }
 };
 
-__aicore__ inline KvRingUb KvRingUbLayout(uint32_t chunkElems, uint32_t headDim, uint32_t headDimAlign,
-                                          uint32_t tBytes, uint32_t srcBytes, bool bf16Stages, bool cast)
+__aicore__ inline KvRingUb KvRingUbLayout(uint32_t chunkElems, uint32_t headDim, uint32_t headDimAlign, uint32_t tBytes,
+                                          uint32_t srcBytes, bool bf16Stages, bool cast)
 {
     KvRingUb l;
     const uint32_t perBlock = 32 / srcBytes;
