@@ -312,6 +312,22 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
     }
 }
 
+// "peak":{"UB":...}: the highest byte of each local buffer in use (CoreCtx::peak), for the
+// buffers of one core kind (AIV: UB; AIC: L1, L0A, L0B, L0C, BT, FB) or, for the launch, all.
+void AppendPeak(std::ostringstream &o, const uint64_t *peak, int kind)
+{
+    static const char *names[] = {"GM", "UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
+    o << "\"peak\":{";
+    bool first = true;
+    for (int b = static_cast<int>(Buf::UB); b < static_cast<int>(Buf::COUNT); ++b) {
+        if ((kind == kAiv && b != static_cast<int>(Buf::UB)) || (kind == kAic && b == static_cast<int>(Buf::UB)))
+            continue;
+        o << (first ? "" : ",") << "\"" << names[b] << "\":" << peak[b];
+        first = false;
+    }
+    o << "}";
+}
+
 void AppendCounters(std::ostringstream &o, const PipeCounter *pc)
 {
     for (int p = 0; p < static_cast<int>(Pipe::COUNT); ++p) {
@@ -591,6 +607,7 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body)
 
     std::ostringstream o;
     PipeCounter total[static_cast<int>(Pipe::COUNT)];
+    uint64_t peak[static_cast<int>(Buf::COUNT)] = {};  // max over the cores
     o << "{\"kernel\":\"" << cfg.name << "\",\"block_dim\":" << cfg.blockDim << ",\"soc\":\"" << soc.name
       << "\",\"cores\":[";
     bool firstCore = true;
@@ -604,7 +621,10 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body)
             firstCore = false;
             o << "{\"core\":" << b << ",\"sub\":\"" << (k == 0 ? "aic" : (k == 1 ? "aiv0" : "aiv1")) << "\",";
             AppendCounters(o, c.counters);
+            o << ",";
+            AppendPeak(o, c.peak, c.kind);
             o << "}";
+            for (int m = 0; m < static_cast<int>(Buf::COUNT); ++m) peak[m] = std::max(peak[m], c.peak[m]);
             for (int p = 0; p < static_cast<int>(Pipe::COUNT); ++p) {
                 total[p].bytes += c.counters[p].bytes;
                 total[p].ops += c.counters[p].ops;
@@ -613,7 +633,9 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body)
         }
     o << "],\"total\":{";
     AppendCounters(o, total);
-    o << "}}";
+    o << "},";
+    AppendPeak(o, peak, kMix);
+    o << "}";
     std::lock_guard<std::mutex> lock(g_countersMu);
     g_lastCounters = o.str();
 }

@@ -41,6 +41,9 @@ struct CoreCtx {
     uint8_t *mem[static_cast<int>(Buf::COUNT)] = {};
     uint64_t memSize[static_cast<int>(Buf::COUNT)] = {};
     PipeCounter counters[static_cast<int>(Pipe::COUNT)];
+    // Per physical buffer, the highest byte offset handed out in this launch (TPipe::InitBuffer,
+    // LocalTensor's address constructor): the core's peak use, reported with the counters.
+    uint64_t peak[static_cast<int>(Buf::COUNT)] = {};
     // Hidden registers.
     bool maskCounterMode = false;
     uint64_t maskHigh = ~0ull, maskLow = ~0ull;
@@ -94,6 +97,13 @@ void CheckGm(const char *api, const char *operand, const void *p, uint64_t bytes
 void CheckLocal(const char *api, const char *operand, Buf b, const void *p, uint64_t bytes);
 // Byte offset of p inside buffer b of the current core (p must be inside).
 uint64_t LocalOffset(Buf b, const void *p);
+
+// Records that bytes [0, end) of buffer b are in use on the current core (CoreCtx::peak).
+inline void NoteLocalUse(Buf b, uint64_t end)
+{
+    uint64_t &peak = Ctx().peak[static_cast<int>(b)];
+    if (end > peak) peak = end;
+}
 
 // Ends this core's part of a launch that is being stopped (unless it is already unwinding).
 void StopPoint();

@@ -151,6 +151,7 @@ void TPipe::Carve(TQueBindBase &q, TPosition pos, uint32_t num, uint32_t len, co
     q.EmuInit(pos, base, num, static_cast<uint32_t>(aligned));
     used = start + aligned * num;
     buffers_ += num;
+    emu::NoteLocalUse(b, used);
 }
 
 TEventID TPipe::AllocId(HardEvent evt, bool mark)
