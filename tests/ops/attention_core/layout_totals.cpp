@@ -47,7 +47,7 @@ void Forward(Totals &t, const ForwardParams &p, uint32_t tBytes, bool lazy, uint
     Max(t, "UB", ForwardVectorUbLayout(r, v, p.blockKv, p.headDimAlign, tBytes, sBufs).Total() + extraUb);
     Max(t, "L1", ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, tBytes, p.l1Bufs == 2 ? 2 : 1));
     const ForwardCubeL0 l0 = ForwardCubeL0Layout(p.blockQ, p.blockKv, p.headDimAlign, p.dChunk, tBytes,
-                                                  p.l0Bufs == 2 ? 2 : 1, lazy ? p.sChunk : 0);
+                                                 p.l0Bufs == 2 ? 2 : 1, lazy ? p.sChunk : 0);
     Max(t, "L0A", l0.a);
     Max(t, "L0B", l0.b);
     Max(t, "L0C", l0.c);
@@ -65,9 +65,10 @@ void Backward(Totals &t, const BackwardParams &p, uint32_t tBytes)
         BackwardVectorUbLayout(p.rowsPerVec, p.tileKv, p.headDimAlign, tBytes, static_cast<uint32_t>(p.dsinkPitch));
     const bool alibi = p.hasPse != 0 && p.pseType >= 2;  // the key-index row only for pse types 2/3
     Max(t, "UB", ub.Total() - (alibi ? 0 : ub.alibi));
-    Max(t, "L1", BackwardCubeL1Layout(p.blockQ, p.blockKv, p.headDimAlign, p.ropeDim != 0 ? p.ropeDimAlign : 0, tBytes,
-                                      p.tileSets)
-                     .Total());
+    Max(t, "L1",
+        BackwardCubeL1Layout(p.blockQ, p.blockKv, p.headDimAlign, p.ropeDim != 0 ? p.ropeDimAlign : 0, tBytes,
+                             p.tileSets)
+            .Total());
     g_modes["tileSets"] = p.tileSets;
     g_modes["rope"] = p.ropeDim != 0;
     g_modes["alibi"] = alibi;
@@ -107,10 +108,11 @@ int main(int argc, char **argv)
         static IncreFlashAttentionTilingData d;
         if (!Read(bytes, d)) return 1;
         const uint32_t tBytes = ElementBytes(key);
-        const uint64_t antiquant = d.decode.antiquant == 0 ? 0
-                                   : AntiquantUbLayout(d.decode.antiChunkElems, d.params.headDim,
-                                                       d.params.headDimAlign, tBytes, key % 10 == 1)
-                                         .Total();
+        const uint64_t antiquant = d.decode.antiquant == 0
+                                       ? 0
+                                       : AntiquantUbLayout(d.decode.antiChunkElems, d.params.headDim,
+                                                           d.params.headDimAlign, tBytes, key % 10 == 1)
+                                             .Total();
         Forward(t, d.params, tBytes, LazyPv(key), antiquant);
         g_modes["antiquant"] = d.decode.antiquant != 0;
         g_modes["kvSplits"] = d.decode.kvSplits;
