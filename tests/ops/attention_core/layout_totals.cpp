@@ -1,6 +1,6 @@
 // What each stage of an operator's kernel should allocate, from the host-includable layout
 // headers its stages' Init and its planner share (forward_layout.h, backward_layout.h,
-// kv_antiquant_layout.h), given the tiling data of a launch:
+// kv_ring_layout.h, split_kv_combine_layout.h), given the tiling data of a launch:
 //     layout_totals <op> <tiling key>  < tiling bytes
 // prints {"UB": ..., "L1": ..., "L0A": ..., "L0B": ..., "L0C": ...} in bytes per core: the
 // largest phase of the launch for each buffer; a buffer no layout header describes is left out.
@@ -22,7 +22,8 @@
 #include "prompt_flash_attention/prompt_flash_attention_tiling_data.h"
 #include "attention_core/backward/backward_layout.h"
 #include "attention_core/forward/forward_layout.h"
-#include "attention_core/variants/kv_antiquant_layout.h"
+#include "attention_core/variants/kv_ring_layout.h"
+#include "attention_core/variants/split_kv_combine_layout.h"
 
 namespace {
 using namespace AttentionCore;
@@ -108,13 +109,19 @@ int main(int argc, char **argv)
         static IncreFlashAttentionTilingData d;
         if (!Read(bytes, d)) return 1;
         const uint32_t tBytes = ElementBytes(key);
-        const uint64_t antiquant = d.decode.antiquant == 0
-                                       ? 0
-                                       : AntiquantUbLayout(d.decode.antiChunkElems, d.params.headDim,
-                                                           d.params.headDimAlign, tBytes, key % 10 == 1)
-                                             .Total();
-        Forward(t, d.params, tBytes, LazyPv(key), antiquant);
-        g_modes["antiquant"] = d.decode.antiquant != 0;
+        const bool int8 = d.decode.antiquant != 0;
+        const uint64_t ring = d.decode.ring == 0
+                                  ? 0
+                                  : KvRingUbLayout(d.decode.ringChunkElems, d.params.headDim, d.params.headDimAlign,
+                                                   tBytes, int8 ? 1 : tBytes, int8 && key % 10 == 1, int8)
+                                        .Total();
+        Forward(t, d.params, tBytes, LazyPv(key), ring);
+        if (d.decode.kvSplits > 1 || d.decode.quantOut != 0) {  // the combine pass, after the core
+            Max(t, "UB",
+                CombineUbLayout(d.decode.kvSplits, d.params.headDimAlign, tBytes, d.decode.quantOut != 0).Total());
+        }
+        g_modes["antiquant"] = int8;
+        g_modes["ring"] = d.decode.ring;
         g_modes["kvSplits"] = d.decode.kvSplits;
     } else if (op == "flash_attention_score_grad") {
         static FlashAttentionScoreGradTilingData d;
