@@ -83,6 +83,7 @@ static_assert(FlagsValid(SPARSE_BACKWARD_FLAGS), "sparse backward cross-core fla
 // Forward cube (forward_cube.h):
 constexpr int32_t FWD_EVT_K = 1;    // + copy: the K tile in L1 (MTE1_MTE2 free / MTE2_MTE1 loaded)
 constexpr int32_t FWD_EVT_PV = 3;   // + copy: the P and V tiles in L1 (same pair)
+constexpr int32_t FWD_EVT_QL1 = 5;  // + copy: the Q block in L1 (same pair)
 constexpr int32_t FWD_EVT_L0 = 5;   // + copy: L0A/L0B operands (M_MTE1 / MTE1_M), L0C results (FIX_M /
                                     // M_FIX); lazy P.V: + 0 K^T, + 1 the P and V regions, S chunks
 constexpr int32_t FWD_EVT_Q = 1;    // + copy: lazy P.V's Q chunk copies in L0A (M_MTE1 / MTE1_M)
@@ -134,7 +135,8 @@ constexpr EventRange FORWARD_CUBE_EVENTS[] = {
     {HE::MTE1_MTE2, FWD_EVT_K, 2},  {HE::MTE2_MTE1, FWD_EVT_K, 2}, {HE::MTE1_MTE2, FWD_EVT_PV, 2},
     {HE::MTE2_MTE1, FWD_EVT_PV, 2}, {HE::M_MTE1, FWD_EVT_L0, 2},   {HE::MTE1_M, FWD_EVT_L0, 2},
     {HE::FIX_M, FWD_EVT_L0, 2},     {HE::M_FIX, FWD_EVT_L0, 2},    {HE::M_MTE1, FWD_EVT_Q, 2},
-    {HE::MTE1_M, FWD_EVT_Q, 2},     {HE::FIX_M, FWD_EVT_ACC, 1}};
+    {HE::MTE1_M, FWD_EVT_Q, 2},     {HE::FIX_M, FWD_EVT_ACC, 1},   {HE::MTE1_MTE2, FWD_EVT_QL1, 2},
+    {HE::MTE2_MTE1, FWD_EVT_QL1, 2}};
 constexpr EventRange FORWARD_VECTOR_EVENTS[] = {{HE::MTE2_V, VEC_EVT_S, 2},
                                                 {HE::V_MTE2, VEC_EVT_S, 2},
                                                 {HE::MTE2_V, VEC_EVT_MASK, 1},

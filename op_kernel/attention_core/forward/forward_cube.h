@@ -5,7 +5,8 @@
 // stream: S of stream block g + WS_SLOTS - 1 is issued before P.V of block g, also across unit
 // boundaries, so the vector cores have the next S while the cube waits for P.
 //
-// Double buffering (ForwardParams::l1Bufs / l0Bufs): the K tile and the P + V tiles in L1, the
+// Double buffering (ForwardParams::l1Bufs / l0Bufs): the Q block, the K tile and the P + V tiles
+// in L1 (the next unit's Q loads while this unit's last S blocks still read its own), the
 // L0A/L0B operands and the L0C result alternate between two copies, each copy guarded by its
 // own event id in both directions (producer -> consumer before use, consumer -> producer before
 // reuse), so the next operation's loads overlap this one's Mmad and its Mmad this one's
@@ -70,12 +71,13 @@ public:
         const uint32_t wide = dc > bk ? dc : bk;
         l1Bufs_ = p->l1Bufs == 2 ? 2 : 1;
         l0Bufs_ = p->l0Bufs == 2 ? 2 : 1;
+        qElems_ = bq * dp;
         pElems_ = bq * bk;
         kvElems_ = bk * dp;
         l0aElems_ = bq * wide;
         l0bElems_ = bk * dc;
-        // L1: Q once, then P, K and V per copy (their total is ForwardCubeL1Bytes, forward_layout.h).
-        pipe->InitBuffer(qL1_, bq * dp * sizeof(T));
+        // L1: Q, P, K and V per copy (their total is ForwardCubeL1Bytes, forward_layout.h).
+        pipe->InitBuffer(qL1_, l1Bufs_ * qElems_ * sizeof(T));
         pipe->InitBuffer(pL1_, l1Bufs_ * pElems_ * sizeof(T));
         pipe->InitBuffer(kL1_, l1Bufs_ * kvElems_ * sizeof(T));
         pipe->InitBuffer(vL1_, l1Bufs_ * kvElems_ * sizeof(T));
@@ -99,6 +101,7 @@ public:
         for (int32_t b = 0; b < 2; ++b) {  // every copy starts free
             AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + b);
             AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + b);
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_QL1 + b);
             AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + b);
             AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + b);
             if constexpr (LAZY_PV) {
@@ -115,6 +118,7 @@ public:
         for (int32_t b = 0; b < 2; ++b) {  // drain: every copy is free again
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + b);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + b);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_QL1 + b);
             AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + b);
             AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + b);
             if constexpr (LAZY_PV) {
@@ -124,13 +128,14 @@ public:
     }
 
 private:
-    // Event ids of the copies (sync.h's table): EVT_K + copy guards the K tile in L1,
-    // EVT_PV + copy the P and V tiles, EVT_L0 + copy the L0A/L0B operands (MTE1 <-> M) and the
+    // Event ids of the copies (sync.h's table): EVT_QL1 + copy guards the Q block in L1,
+    // EVT_K + copy the K tile, EVT_PV + copy the P and V tiles, EVT_L0 + copy the L0A/L0B operands (MTE1 <-> M) and the
     // L0C result (M <-> FIX). Lazy P.V's regions: M_MTE1 EVT_L0 guards K^T in L0B, EVT_L0 + 1
     // P and V in L0A/L0B, EVT_Q + copy a Q chunk in L0A; FIX_M EVT_L0 + copy an S chunk in L0C,
     // EVT_ACC the accumulator.
     static constexpr int32_t EVT_K = FWD_EVT_K;
     static constexpr int32_t EVT_PV = FWD_EVT_PV;
+    static constexpr int32_t EVT_QL1 = FWD_EVT_QL1;
     static constexpr int32_t EVT_L0 = FWD_EVT_L0;
     static constexpr int32_t EVT_Q = FWD_EVT_Q;
     static constexpr int32_t EVT_ACC = FWD_EVT_ACC;
@@ -194,7 +199,8 @@ private:
 
     __aicore__ inline bool Advance(Cursor &c) { return ++c.j < c.blocks || Seek(c, c.unit + 1); }
 
-    // S of the stream block at c (a unit's first block stages its Q block first).
+    // S of the stream block at c (a unit's first block stages its Q block first, its last
+    // frees the Q copy).
     __aicore__ inline void IssueS(const Cursor &c, uint64_t g)
     {
         if (c.j == 0) {
@@ -205,6 +211,9 @@ private:
             ComputeSChunks(c.u, blk, g % WS_SLOTS);
         } else {
             ComputeS(c.u, blk, g % WS_SLOTS);
+        }
+        if (c.j + 1 == c.blocks) {
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_QL1 + qb_);  // MTE1 is done with this Q copy
         }
     }
 
@@ -238,14 +247,19 @@ private:
         }
     }
 
+    // The unit's Q rows -> the next Q copy in L1 (once MTE1 is done with it); qL1() is it.
     __aicore__ inline void LoadQ(const WorkUnit &u)
     {
         const uint32_t mPad = AlignUp(u.rows, 16);
-        PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // the previous unit's Q loads are done
-        Tiles::CopyRows(qL1_.Get<T>(), q_[kv_.QOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0)], u.rows,
-                        p_->headDim, kv_.QRowPitch(), L1Shape{mPad, p_->headDimAlign}, 0);
-        PipeSync<AscendC::HardEvent::MTE2_MTE1>();
+        qb_ = NextCopy(qlIdx_, l1Bufs_);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_QL1 + qb_);  // the unit before last is done with it
+        Tiles::CopyRows(QL1(), q_[kv_.QOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0)], u.rows, p_->headDim,
+                        kv_.QRowPitch(), L1Shape{mPad, p_->headDimAlign}, 0);
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb_);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb_);
     }
+
+    __aicore__ inline AscendC::LocalTensor<T> QL1() { return qL1_.Get<T>()[qb_ * qElems_]; }
 
     // The K rows of a key block -> K copy `kb` in L1 (once MTE1 is done with it).
     __aicore__ inline void LoadK(const WorkUnit &u, const KvBlock &blk, const AscendC::LocalTensor<T> &kL1, uint32_t kb)
@@ -266,7 +280,7 @@ private:
         const uint32_t kvPad = AlignUp(blk.cols, 16);
         const uint32_t kb = NextCopy(kIdx_, l1Bufs_);
         const uint32_t x = NextCopy(l0Idx_, l0Bufs_);
-        const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>();
+        const AscendC::LocalTensor<T> qL1 = QL1();
         const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[kb * kvElems_];
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>()[x * l0aElems_];
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
@@ -321,7 +335,7 @@ private:
             const AscendC::LocalTensor<T> q = l0a_.Get<T>()[pElems_ + x * qChunkElems_];
             const AscendC::LocalTensor<float> s = l0c_.Get<float>()[accElems_ + y * sChunkElems_];
             AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_Q + x);  // M is done with this Q chunk copy
-            Tiles::LoadA(q, qL1_.Get<T>(), qShape, 0, d, r0, rows);
+            Tiles::LoadA(q, QL1(), qShape, 0, d, r0, rows);
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_Q + x);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_Q + x);
             AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + y);  // Fixpipe is done with this S chunk
@@ -475,9 +489,10 @@ private:
     AscendC::TBuf<AscendC::TPosition::A2> l0a_;
     AscendC::TBuf<AscendC::TPosition::B2> l0b_;
     AscendC::TBuf<AscendC::TPosition::CO1> l0c_;
-    uint32_t l1Bufs_ = 1, l0Bufs_ = 1;                                 // copies of the L1 / L0 tiles
-    uint32_t pElems_ = 0, kvElems_ = 0, l0aElems_ = 0, l0bElems_ = 0;  // elements per copy
-    uint32_t kIdx_ = 0, pvIdx_ = 0, l0Idx_ = 0;                        // the copy the next operation takes
+    uint32_t l1Bufs_ = 1, l0Bufs_ = 1;                                              // copies of the L1 / L0 tiles
+    uint32_t qElems_ = 0, pElems_ = 0, kvElems_ = 0, l0aElems_ = 0, l0bElems_ = 0;  // elements per copy
+    uint32_t qlIdx_ = 0, kIdx_ = 0, pvIdx_ = 0, l0Idx_ = 0;                         // the copy the next operation takes
+    uint32_t qb_ = 0;  // the Q copy of the unit whose S is issued
     // lazy P.V: rows per S chunk, region sizes (elements), the next Q / S chunk copy
     uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;
     uint32_t qIdx_ = 0, sIdx_ = 0;

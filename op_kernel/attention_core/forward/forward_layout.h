@@ -38,10 +38,10 @@ __aicore__ inline ForwardVectorUb ForwardVectorUbLayout(uint32_t r, uint32_t v, 
     return l;
 }
 
-// The cube stage's L1 for q-blocks of bq rows: Q once, then P, K and V per copy (l1Bufs).
+// The cube stage's L1 for q-blocks of bq rows: Q, P, K and V per copy (l1Bufs).
 __aicore__ inline uint64_t ForwardCubeL1Bytes(uint32_t bq, uint32_t c, uint32_t dp, uint32_t tBytes, uint32_t l1Bufs)
 {
-    return (uint64_t(bq) * dp + uint64_t(l1Bufs) * (uint64_t(bq) * c + 2ull * c * dp)) * tBytes;
+    return uint64_t(l1Bufs) * (uint64_t(bq) * dp + uint64_t(bq) * c + 2ull * c * dp) * tBytes;
 }
 
 // The cube stage's L0A / L0B / L0C. Per-block P.V: l0Bufs copies of a bq x max(dChunk, c)
