@@ -8,41 +8,51 @@
 #include "../attention_core/forward/forward_kernel.h"
 #include "../attention_core/variants/decode_policies.h"
 #include "../attention_core/variants/split_kv_combine.h"
+#include "../attention_core/variants/kv_ring.h"
 #include "../attention_core/variants/kv_antiquant.h"
 #include "incre_flash_attention_tiling_data.h"
 
 using DecodeVariant =
     AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecode, AttentionCore::ScoreDecodePse,
                                   AttentionCore::MaskDecode, AttentionCore::SoftmaxPlain>;
-// int8 K/V: the same variant reading K/V from the ring the vector cores fill (kv_antiquant.h).
+// The same variant reading K/V from the ring the vector cores fill in the cube's Nz order
+// (kv_ring.h): fp16 / bf16 K/V copied, int8 K/V cast (kv_antiquant.h).
+template <typename T>
+using DecodeRingVariant = AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecodeRing<T>,
+                                                        AttentionCore::ScoreDecodePse, AttentionCore::MaskDecode,
+                                                        AttentionCore::SoftmaxPlain>;
 template <typename T>
 using DecodeInt8Variant = AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecodeInt8<T>,
                                                         AttentionCore::ScoreDecodePse, AttentionCore::MaskDecode,
                                                         AttentionCore::SoftmaxPlain>;
-// The launch's GM tensors: the int8 variant's K/V piece extends the paged one, so one struct
-// serves both variants (its int8 members stay null without antiquant).
+// The launch's GM tensors: the int8 variant's K/V piece extends the ring's and the paged one,
+// so one struct serves every variant (its ring and int8 members stay null where unused).
 using DecodeTensors = AttentionCore::ForwardTensors<DecodeInt8Variant<half>>;
 
 template <typename T, bool LAZY_PV>
 __aicore__ inline void RunDecode(const IncreFlashAttentionTilingData &td, const DecodeTensors &in)
 {
     const AttentionCore::DecodeParams &d = td.decode;
-    if (d.antiquant == 0) {
+    if (d.ring == 0) {
         AttentionCore::RunForward<T, DecodeVariant, LAZY_PV>(td, in);
-    } else {  // int8 K/V: Q * scale_k, then the core on the cast ring (kv_antiquant.h)
+    } else {  // the cube reads K/V from the ring; the vector cores read the cache
         DecodeTensors t = in;
-        t.kv.antiKey = in.key;
-        t.kv.antiValue = in.value;
-        t.query = in.workspace + d.antiQueryOffset;
-        t.key = in.workspace + d.antiRingOffset;
+        t.kv.cacheKey = in.key;
+        t.kv.cacheValue = in.value;
+        t.key = in.workspace + d.ringOffset;
         t.value = t.key;
-        if ASCEND_IS_AIV {
-            AttentionCore::QueryAntiquant<T> scaleQuery;
-            scaleQuery.Run(td, in.query, in.kv.antiScale, t.query);
-            AscendC::PipeBarrier<PIPE_ALL>();
+        if (d.antiquant == 0) {
+            AttentionCore::RunForward<T, DecodeRingVariant<T>, LAZY_PV>(td, t);
+        } else {  // int8 K/V: Q * scale_k, then the core on the cast ring (kv_antiquant.h)
+            t.query = in.workspace + d.antiQueryOffset;
+            if ASCEND_IS_AIV {
+                AttentionCore::QueryAntiquant<T> scaleQuery;
+                scaleQuery.Run(td, in.query, in.kv.antiScale, t.query);
+                AscendC::PipeBarrier<PIPE_ALL>();
+            }
+            AscendC::SyncAll<false>();  // cube and vector cores: the scaled query is complete
+            AttentionCore::RunForward<T, DecodeInt8Variant<T>, LAZY_PV>(td, t);
         }
-        AscendC::SyncAll<false>();  // cube and vector cores: the scaled query is complete
-        AttentionCore::RunForward<T, DecodeInt8Variant<T>, LAZY_PV>(td, t);
     }
     if ASCEND_IS_AIV {
         if (AttentionCore::StoresPartials(d)) {
@@ -72,7 +82,7 @@ __aicore__ inline void RunDecodeList(IncreFlashAttentionTilingData &td, const De
         if (td.score.hasPse != 0) t.score.pse = all.score.pse + b * td.score.pseStrideB * sizeof(T);
         td.params.seqKv = d.kvListSeq[b];
         if (d.kvListBnsd != 0) td.params.kvStrideN = static_cast<uint64_t>(d.kvListSeq[b]) * td.params.headDim;
-        if (b > 0 && d.antiquant != 0) {
+        if (b > 0 && d.ring != 0) {
             AscendC::SyncAll<false>();  // no core still reads the previous batch's ring or scaled query
         } else if (b > 0 && AttentionCore::StoresPartials(d)) {
             if ASCEND_IS_AIV {

@@ -140,3 +140,7 @@ aclnnStatus LaunchKernel(aclOpExecutor *executor, void *workspace, uint64_t work
 }
 
 }  // namespace emu
+
+// The tiling data (its size in *bytes) and tiling key of the last launch through
+// LaunchKernelArgs, for tests that check a kernel against what its tiling planned.
+extern "C" const uint8_t *ascendc_emu_last_tiling(uint64_t *bytes, uint64_t *key);

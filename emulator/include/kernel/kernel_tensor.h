@@ -78,6 +78,7 @@ public:
         EmuSet(reinterpret_cast<T *>(reinterpret_cast<uintptr_t>(emu::Ctx().mem[static_cast<int>(PhysicalOf(pos))]) +
                                      addr),
                tileSize, pos);
+        emu::NoteLocalUse(PhysicalOf(pos), uint64_t(addr) + Bytes(tileSize));
     }
     LocalTensor operator[](const uint32_t offset) const
     {

@@ -17,6 +17,9 @@
 // memory corruption, so no pointer is dereferenced before it is found (and taken) here.
 namespace {
 std::mutex g_liveMu;
+// The tiling data and key of the last aclnn launch (ascendc_emu_last_tiling), under g_liveMu.
+std::vector<uint8_t> g_lastTiling;
+uint64_t g_lastTilingKey = 0;
 std::set<const aclOpExecutor *> g_liveExecutors;
 
 void RegisterExecutor(const aclOpExecutor *e)
@@ -72,6 +75,16 @@ aclOpExecutor::~aclOpExecutor()
 {
     TakeExecutor(this);
     for (void *p : ownedDeviceMemory) emu::DeviceFree(p, "aclOpExecutor");
+}
+
+extern "C" const uint8_t *ascendc_emu_last_tiling(uint64_t *bytes, uint64_t *key)
+{
+    static thread_local std::vector<uint8_t> copy;
+    std::lock_guard<std::mutex> lock(g_liveMu);
+    copy = g_lastTiling;
+    if (bytes != nullptr) *bytes = copy.size();
+    if (key != nullptr) *key = g_lastTilingKey;
+    return copy.data();
 }
 
 extern "C" aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
@@ -706,6 +719,12 @@ aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t 
     void *tiling = DeviceAlloc(tilingBytes > 0 ? tilingBytes : 1, "aclnn tiling data");
     if (tiling == nullptr) return ACLNN_ERR_RUNTIME_ERROR;
     std::memcpy(tiling, call.tilingData.GetData(), tilingBytes);
+    {
+        std::lock_guard<std::mutex> lock(g_liveMu);
+        const auto *data = static_cast<const uint8_t *>(call.tilingData.GetData());
+        g_lastTiling.assign(data, data + tilingBytes);
+        g_lastTilingKey = call.tilingKey;
+    }
     std::vector<void *> args = exe->args;
     args.push_back(exe->workspaceSize > 0 ? workspace : nullptr);
     args.push_back(tiling);

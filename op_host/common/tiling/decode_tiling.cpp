@@ -1,7 +1,8 @@
 #include "decode_tiling.h"
 
 #include "cost_rates.h"
-#include "../../../op_kernel/attention_core/variants/kv_antiquant_layout.h"
+#include "../../../op_kernel/attention_core/variants/kv_ring_layout.h"
+#include "../../../op_kernel/attention_core/variants/split_kv_combine_layout.h"
 
 #include <algorithm>
 #include <cstring>
@@ -68,19 +69,19 @@ uint32_t CutByCost(const std::vector<uint64_t> &costs, uint32_t cores, uint64_t 
 }  // namespace
 
 namespace {
-// INT8 K/V ring (kv_antiquant.h): the cube computes S WS_SLOTS - 1 blocks ahead of the P.V it
-// waits for, so the vector cores keep the ring filled ANTI_AHEAD = WS_SLOTS blocks ahead of their
-// softmax (the cube never waits for a block it needs before that P.V), and
-// WS_SLOTS + ANTI_AHEAD slots never make them wait for a slot the cube still needs.
-constexpr uint32_t ANTI_AHEAD = AttentionCore::WS_SLOTS;
-constexpr uint32_t ANTI_RING_SLOTS = AttentionCore::WS_SLOTS + ANTI_AHEAD;
+// K/V ring (kv_ring.h): the cube computes S WS_SLOTS - 1 blocks ahead of the P.V it waits for,
+// so the vector cores keep the ring filled RING_AHEAD = WS_SLOTS blocks ahead of their softmax
+// (the cube never waits for a block it needs before that P.V), and WS_SLOTS + RING_AHEAD slots
+// never make them wait for a slot the cube still needs.
+constexpr uint32_t RING_AHEAD = AttentionCore::WS_SLOTS;
+constexpr uint32_t RING_SLOTS = AttentionCore::WS_SLOTS + RING_AHEAD;
 
-// UB of the int8 K/V producer for cast chunks of up to `chunk` int8 elements
-// (kv_antiquant_layout.h).
-uint64_t AntiquantUbBytes(uint32_t chunk, const DecodeProblem &prob, uint32_t headDimAlign)
+// UB of the ring's producer for chunks of up to `chunk` cache elements (kv_ring_layout.h).
+uint64_t RingUbBytes(uint32_t chunk, const DecodeProblem &prob, uint32_t headDimAlign)
 {
-    return AttentionCore::AntiquantUbLayout(chunk, static_cast<uint32_t>(prob.headDim), headDimAlign, prob.dtypeBytes,
-                                            prob.dtypeBf16)
+    return AttentionCore::KvRingUbLayout(chunk, static_cast<uint32_t>(prob.headDim), headDimAlign, prob.dtypeBytes,
+                                         prob.antiquant ? 1 : prob.dtypeBytes, prob.antiquant && prob.dtypeBf16,
+                                         prob.antiquant)
         .Total();
 }
 
@@ -88,7 +89,7 @@ uint64_t CoreAndPartialBytes(const AttentionCore::DecodeTiling &t)
 {
     const AttentionCore::DecodeParams &d = t.decode;
     if (d.kvSplits <= 1 && d.quantOut == 0) return uint64_t(t.params.usedCores) * t.params.wsBytesPerCore;
-    return d.wsPartialOffset + uint64_t(d.kvSplits) * d.combineRows * (t.params.headDimAlign + 2) * 4;
+    return d.wsPartialOffset + AttentionCore::PartialRowsLayout(d.kvSplits, d.combineRows, t.params.headDimAlign).total;
 }
 }  // namespace
 
@@ -117,35 +118,43 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     const uint32_t need = static_cast<uint32_t>(AlignUp(CeilDiv(p.groupSize, 2), 8));
     uint32_t maxRows = 0;
     if (!ChooseBlocks(p.headDimAlign, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
-    if (prob.antiquant) {
-        // The int8 K/V producer (kv_antiquant.h) shares the vector cores' UB with the stage: the
-        // largest cast chunk that leaves the rows the full UB gives; below 4096 elements, fewer
-        // rows rather than smaller chunks (DMA start costs).
+    // The K/V ring's producer (kv_ring.h) shares the vector cores' UB with the stage: the largest
+    // chunk that leaves the rows the full UB gives; below 4096 elements, fewer rows rather than
+    // smaller chunks (DMA start costs). int8 K/V always go through the ring; fp16 / bf16 K/V only
+    // when it leaves the stage those rows (else the cube reads the cache: another head block
+    // would stream every key again).
+    {
         const uint32_t fullRows = std::min(maxRows, need);
         const uint64_t rowBytes = AlignUp(uint64_t(prob.headDim), 32);
-        uint32_t chosen = 0;
+        uint32_t chosen = 0, chosenRows = 0, chosenKv = 0, chosenDc = 0;
         for (uint32_t chunk : {8192u, 4096u, 2048u, 1024u, 512u}) {
             if (chunk < rowBytes && chosen != 0) break;
             const uint32_t c = static_cast<uint32_t>(std::max<uint64_t>(chunk, rowBytes));
             CoreBudget reduced = budget;
-            const uint64_t reserve = AntiquantUbBytes(c, prob, p.headDimAlign);
+            const uint64_t reserve = RingUbBytes(c, prob, p.headDimAlign);
             reduced.ub = budget.ub > reserve ? budget.ub - reserve : 0;
             uint32_t rows = 0, bk = 0, dc = 0;
             std::string ignored;
             if (!ChooseBlocks(p.headDimAlign, prob.dtypeBytes, reduced, rows, bk, dc, ignored)) continue;
             if (chosen == 0 || std::min(rows, need) == fullRows) {
                 chosen = c;
-                maxRows = rows;
-                p.blockKv = bk;
-                p.dChunk = dc;
+                chosenRows = rows;
+                chosenKv = bk;
+                chosenDc = dc;
             }
             if (std::min(rows, need) == fullRows || chunk <= 4096) break;
         }
-        if (chosen == 0) {
+        if (chosen == 0 && prob.antiquant) {
             why = "no block size leaves UB for the int8 key/value cast at head dim " + std::to_string(prob.headDim);
             return false;
         }
-        d.antiChunkElems = chosen;
+        if (chosen != 0 && (prob.antiquant || std::min(chosenRows, need) == fullRows)) {
+            d.ring = 1;
+            d.ringChunkElems = chosen;
+            maxRows = chosenRows;
+            p.blockKv = chosenKv;
+            p.dChunk = chosenDc;
+        }
     }
     p.rowsPerVec = std::min(maxRows, need);
     p.blockQ = 2 * p.rowsPerVec;
@@ -199,43 +208,51 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
             static_cast<uint32_t>(AlignUp(std::max<uint64_t>(uint64_t(maxLen), uint64_t(prob.seqKv)) + 1, p.blockKv));
     }
     p.unitCount = baseUnits * d.kvSplits;
+    // The combine pass runs after the core with the whole UB (split_kv_combine_layout.h).
+    if (AttentionCore::CombineUbLayout(d.kvSplits, p.headDimAlign, prob.dtypeBytes, prob.quantOut).Total() >
+        budget.ub) {
+        why = "the split-KV combine does not fit UB at head dim " + std::to_string(prob.headDim);
+        return false;
+    }
     mask.kvSplits = score.kvSplits = d.kvSplits;  // a unit's n is kvHead * kvSplits + split
     mask.kvChunk = d.kvChunk;
 
     const uint32_t cores = static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>(aic, p.unitCount)));
     p.usedCores = CutByCost(UnitCosts(prob, t), cores, p.coreUnitStart);
 
-    // The int8 K/V producer keeps its UB: the stage's sub-blocks and S buffers fit the rest.
+    // The ring's producer keeps its UB: the stage's sub-blocks and S buffers fit the rest.
     CoreBudget stageBudget = budget;
-    if (prob.antiquant) {
-        const uint64_t reserve = AntiquantUbBytes(d.antiChunkElems, prob, p.headDimAlign);
+    if (d.ring != 0) {
+        const uint64_t reserve = RingUbBytes(d.ringChunkElems, prob, p.headDimAlign);
         stageBudget.ub = budget.ub > reserve ? budget.ub - reserve : 0;
     }
     FinishForwardGeometry(p, prob.dtypeBytes, stageBudget);
 
     d.combineRows = uint64_t(p.batch) * p.numHeads;
     d.wsPartialOffset = AlignUp(uint64_t(p.usedCores) * p.wsBytesPerCore, 512);
-    if (prob.antiquant) {
-        d.antiquant = 1;
-        d.antiPerChannel = prob.antiPerChannel ? 1 : 0;
-        d.antiRingSlots = ANTI_RING_SLOTS;
-        d.antiAhead = ANTI_AHEAD;
-        d.antiRingCoreBytes = AlignUp(uint64_t(d.antiRingSlots) * 2 * p.blockKv * p.headDim * prob.dtypeBytes, 512);
+    d.antiquant = prob.antiquant ? 1 : 0;
+    d.antiPerChannel = prob.antiPerChannel ? 1 : 0;
+    if (d.ring != 0) {
+        d.ringSlots = RING_SLOTS;
+        d.ringAhead = RING_AHEAD;
+        d.ringCoreBytes = AlignUp(uint64_t(d.ringSlots) * 2 * p.blockKv * p.headDimAlign * prob.dtypeBytes, 512);
     }
     const uint32_t vecCores = 2 * p.usedCores;
     for (uint32_t v = 0; v <= vecCores; ++v) d.combineRowStart[v] = d.combineRows * v / vecCores;
+    uint64_t end = AlignUp(CoreAndPartialBytes(t), 512);
     if (d.antiquant != 0) {
-        d.antiQueryOffset = AlignUp(CoreAndPartialBytes(t), 512);
-        d.antiRingOffset = AlignUp(d.antiQueryOffset + uint64_t(p.batch) * p.qStrideB * prob.dtypeBytes, 512);
+        d.antiQueryOffset = end;
+        end = AlignUp(d.antiQueryOffset + uint64_t(p.batch) * p.qStrideB * prob.dtypeBytes, 512);
     }
+    d.ringOffset = end;
     return true;
 }
 
 uint64_t DecodeWorkspaceBytes(const AttentionCore::DecodeTiling &t)
 {
     const AttentionCore::DecodeParams &d = t.decode;
-    if (d.antiquant == 0) return CoreAndPartialBytes(t);
-    return d.antiRingOffset + uint64_t(t.params.usedCores) * d.antiRingCoreBytes;
+    if (d.ring == 0) return CoreAndPartialBytes(t);
+    return d.ringOffset + uint64_t(t.params.usedCores) * d.ringCoreBytes;
 }
 
 }  // namespace fa_host

@@ -15,7 +15,7 @@ namespace AttentionCore {
 // one launch (FAG V5's recompute forward, then its backward) are separated by SyncAll, which
 // leaves no flag pending, so ids may repeat across phases.
 //
-// Forward (forward_cube.h, forward_vector.h, kv_antiquant.h):
+// Forward (forward_cube.h, forward_vector.h, kv_ring.h):
 constexpr uint16_t FLAG_S_READY = 1;  // cube -> vector: S block is in its workspace slot
 constexpr uint16_t FLAG_O_READY = 2;  // cube -> vector: P.V block is in its O slot
 // vector -> cube: P block of slot s written (S slot consumed). One id per slot: a vector core
@@ -88,15 +88,16 @@ constexpr int32_t FWD_EVT_L0 = 5;   // + copy: L0A/L0B operands (M_MTE1 / MTE1_M
 constexpr int32_t FWD_EVT_Q = 1;    // + copy: lazy P.V's Q chunk copies in L0A (M_MTE1 / MTE1_M)
 constexpr int32_t FWD_EVT_ACC = 2;  // FIX_M: lazy P.V's accumulator written out
 //
-// Forward vector (forward_vector.h, mask_band.h, kv_antiquant.h):
+// Forward vector (forward_vector.h, mask_band.h, kv_ring.h):
 constexpr int32_t VEC_EVT_S = 1;       // + buffer: the two S buffers (MTE2_V loaded / V_MTE2 free)
 constexpr int32_t VEC_EVT_MASK = 3;    // MTE2_V: a block's mask rows loaded ahead of Apply
-constexpr int32_t VEC_EVT_KV_IN = 4;   // + copy: the int8 in-copies (MTE2_V / V_MTE2, ANTI_IN_COPIES)
-constexpr int32_t VEC_EVT_KV_OUT = 1;  // + copy: the cast out-copies (V_MTE3 / MTE3_V, ANTI_OUT_COPIES)
+constexpr int32_t VEC_EVT_KV_IN = 4;   // + copy: the K/V ring's in-copies (MTE2_V / V_MTE2, KV_RING_IN_COPIES)
+constexpr int32_t VEC_EVT_KV_OUT = 1;  // + copy: the K/V ring's Nz out-copies (V_MTE3 / MTE3_V, KV_RING_OUT_COPIES)
 //
 // Backward cube (backward_cube.h):
-constexpr int32_t BWD_EVT_L0 = 1;   // + copy: L0A/L0B (M_MTE1 / MTE1_M), L0C results (FIX_M / M_FIX)
-constexpr int32_t BWD_EVT_ACC = 3;  // FIX_M / M_FIX: the dK/dV accumulators between units
+constexpr int32_t BWD_EVT_L0 = 1;      // + copy: L0A/L0B (M_MTE1 / MTE1_M), L0C results (FIX_M / M_FIX)
+constexpr int32_t BWD_EVT_ACC = 3;     // FIX_M / M_FIX: the dK/dV accumulators between units
+constexpr int32_t BWD_EVT_STAGED = 1;  // MTE2_MTE1: a step's staged tiles are in L1
 //
 // Backward vector (backward_vector.h; with the forward's mask policies, VEC_EVT_MASK):
 constexpr int32_t BWD_EVT_CAST = 1;  // + set: the cast-out's two buffer sets (V_MTE2, MTE2_V,
@@ -137,13 +138,14 @@ constexpr EventRange FORWARD_CUBE_EVENTS[] = {
 constexpr EventRange FORWARD_VECTOR_EVENTS[] = {{HE::MTE2_V, VEC_EVT_S, 2},
                                                 {HE::V_MTE2, VEC_EVT_S, 2},
                                                 {HE::MTE2_V, VEC_EVT_MASK, 1},
-                                                {HE::MTE2_V, VEC_EVT_KV_IN, static_cast<int32_t>(ANTI_IN_COPIES)},
-                                                {HE::V_MTE2, VEC_EVT_KV_IN, static_cast<int32_t>(ANTI_IN_COPIES)},
-                                                {HE::V_MTE3, VEC_EVT_KV_OUT, static_cast<int32_t>(ANTI_OUT_COPIES)},
-                                                {HE::MTE3_V, VEC_EVT_KV_OUT, static_cast<int32_t>(ANTI_OUT_COPIES)}};
-constexpr EventRange BACKWARD_CUBE_EVENTS[] = {{HE::M_MTE1, BWD_EVT_L0, 2}, {HE::MTE1_M, BWD_EVT_L0, 2},
-                                               {HE::FIX_M, BWD_EVT_L0, 2},  {HE::M_FIX, BWD_EVT_L0, 2},
-                                               {HE::FIX_M, BWD_EVT_ACC, 1}, {HE::M_FIX, BWD_EVT_ACC, 1}};
+                                                {HE::MTE2_V, VEC_EVT_KV_IN, static_cast<int32_t>(KV_RING_IN_COPIES)},
+                                                {HE::V_MTE2, VEC_EVT_KV_IN, static_cast<int32_t>(KV_RING_IN_COPIES)},
+                                                {HE::V_MTE3, VEC_EVT_KV_OUT, static_cast<int32_t>(KV_RING_OUT_COPIES)},
+                                                {HE::MTE3_V, VEC_EVT_KV_OUT, static_cast<int32_t>(KV_RING_OUT_COPIES)}};
+constexpr EventRange BACKWARD_CUBE_EVENTS[] = {{HE::M_MTE1, BWD_EVT_L0, 2},       {HE::MTE1_M, BWD_EVT_L0, 2},
+                                               {HE::FIX_M, BWD_EVT_L0, 2},        {HE::M_FIX, BWD_EVT_L0, 2},
+                                               {HE::FIX_M, BWD_EVT_ACC, 1},       {HE::M_FIX, BWD_EVT_ACC, 1},
+                                               {HE::MTE2_MTE1, BWD_EVT_STAGED, 1}};
 constexpr EventRange BACKWARD_VECTOR_EVENTS[] = {{HE::V_MTE2, BWD_EVT_CAST, 2},
                                                  {HE::MTE2_V, BWD_EVT_CAST, 2},
                                                  {HE::MTE3_V, BWD_EVT_CAST, 2},

@@ -210,11 +210,17 @@ private:
 
     // The K or V rows of a key block -> an L1 tile of kvPad rows, one copy per run of evenly
     // spaced rows (KvSource::RowsInRun: a paged cache's page ends a run); run r0 lands at row r0.
-    // With K/V staged in Nz order (kv_nz.h): one plain copy of rows [k0, k0 + kvPad).
+    // With K/V staged in Nz order (kv_nz.h, or by the K/V source): one plain copy of rows
+    // [k0, k0 + kvPad).
     __aicore__ inline void CopyKvRows(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
                                       const WorkUnit &u, const KvBlock &blk, uint32_t kvPad, uint32_t tensor)
     {
         const uint64_t token0 = u.kvBase + static_cast<uint64_t>(blk.k0);
+        if constexpr (NzHandoff<T>::ENABLED && Variant::Kv::StagedNz()) {
+            NzHandoff<T>::Load(dst, src[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(token0))], kvPad, p_->headDimAlign,
+                               kv_.NzSlotRows());
+            return;
+        }
         if constexpr (NzHandoff<T>::ENABLED) {
             if (kvNz_.On()) {
                 kvNz_.Load(dst, tensor, u.b, u.n / p_->groupSize, token0, kvPad);

@@ -24,6 +24,7 @@
 //               SplitKvCombine         variants/decode_policies.h  IFA V4
 //   KvSource    KvStrided              forward/policies.h          PFA, FA varlen
 //               KvDecode               variants/decode_policies.h  IFA V4
+//               KvDecodeRing<T>        variants/kv_ring.h          IFA V4 (fp16 / bf16 K/V)
 //               KvDecodeInt8<T>        variants/kv_antiquant.h     IFA V4 (int8 K/V)
 //   ScoreMod    ScoreScale             forward/policies.h          PFA
 //               ScorePse               variants/varlen_policies.h  FA varlen, FAG V5
@@ -125,7 +126,9 @@ struct WorkSplitBase {
 // KvSource defaults: K/V read straight from GM at evenly spaced rows.
 //   RowsInRun(b, token): how many key rows from `token` on are KvRowPitch apart (the cube
 //     loads a key block as such runs; a paged cache is contiguous only to the end of a page).
-// Hooks for K/V produced on the chip while the core runs (the int8 decode cache): the cube
+//   StagedNz(): a key block's rows are already in the cube's Nz order (common/nz_handoff.h)
+//     at KvOffset(b, n, k0), NzSlotRows() rows per column block: one plain copy, no Nd2Nz.
+// Hooks for K/V produced on the chip while the core runs (the decode K/V ring): the cube
 // calls BeforeLoad(u, blk, isValue) right before it loads a block's K (V) rows into L1 and
 // AfterLoad(isValue) right after those loads are issued; the vector stage calls
 // StreamInit(tiling, pipe, t) after its own buffers, StreamAhead(block) after the softmax of its
@@ -135,6 +138,8 @@ struct WorkSplitBase {
 struct KvSourceBase {
     using Tensors = NoTensors;
     __aicore__ inline uint32_t RowsInRun(uint32_t, uint64_t) const { return 0xFFFFFFFFu; }
+    __aicore__ inline static constexpr bool StagedNz() { return false; }
+    __aicore__ inline uint32_t NzSlotRows() const { return 0; }
     __aicore__ inline void BeforeLoad(const WorkUnit &, const KvBlock &, bool) {}
     __aicore__ inline void AfterLoad(bool) {}
     template <class Tiling, class GmTensors>

@@ -16,10 +16,11 @@ namespace AttentionCore {
 // Most tensors of a per-batch K/V tensor list (spec: B <= 256 in that form).
 constexpr uint32_t MAX_KV_LIST = 256;
 
-// INT8 K/V producer (kv_antiquant.h): int8 chunks that wait in UB for their cast, cast chunks
-// that wait for their ring write.
-constexpr uint32_t ANTI_IN_COPIES = 4;
-constexpr uint32_t ANTI_OUT_COPIES = 4;
+// K/V ring producer (kv_ring.h): chunks of cache rows that wait in UB for their conversion, Nz
+// chunks that wait for their ring write; a chunk holds at most one key block's rows.
+constexpr uint32_t KV_RING_IN_COPIES = 4;
+constexpr uint32_t KV_RING_OUT_COPIES = 4;
+constexpr uint32_t KV_RING_MAX_CHUNK_ROWS = 128;
 
 struct DecodeParams {
     // KV window. kvSplits chunks of kvChunk keys (a multiple of blockKv) per (batch, KV head).
@@ -51,21 +52,25 @@ struct DecodeParams {
     uint32_t hasQuantOffset;
     uint32_t quantParamsBf16;  // quantScale2/quantOffset2 in BFLOAT16 (else FLOAT32)
 
-    // INT8 key/value (kv_antiquant.h), dequantised inside the kernel with the scale and offset
-    // folded out of the cache: the cube reads Q * scale_k from antiQueryOffset (same element
-    // offsets as the query) against K cast to the query dtype, and the vector cores map each
-    // unit's output rows to (O + offset_v) * scale_v before normalising them. The vector cores cast each key block's K and V into a per-core
-    // ring of antiRingSlots (K, V) slot pairs at antiRingOffset + core * antiRingCoreBytes (a
-    // slot holds blockKv rows of headDim elements), antiAhead blocks ahead of their softmax.
+    // K/V through the ring (kv_ring.h): the vector cores copy (int8: cast) each key block's K
+    // and V into a per-core ring of ringSlots (K, V) slot pairs at ringOffset + core *
+    // ringCoreBytes (a slot holds blockKv rows of headDimAlign elements in the cube's Nz order),
+    // ringAhead blocks ahead of their softmax, in chunks of ringChunkElems cache elements (whole
+    // rows; UB left by the stage).
+    // INT8 key/value (kv_antiquant.h, always through the ring), dequantised inside the kernel
+    // with the scale and offset folded out of the cache: the cube reads Q * scale_k from
+    // antiQueryOffset (same element offsets as the query) against K cast to the query dtype, and
+    // the vector cores map each unit's output rows to (O + offset_v) * scale_v before
+    // normalising them.
     uint32_t antiquant;
     uint32_t antiPerChannel;
-    uint32_t antiRingSlots;
-    uint32_t antiAhead;
-    uint32_t antiChunkElems;  // int8 elements per cast (whole rows; UB left by the stage)
-    uint32_t reserved2;
+    uint32_t ring;
+    uint32_t ringSlots;
+    uint32_t ringAhead;
+    uint32_t ringChunkElems;
     uint64_t antiQueryOffset;
-    uint64_t antiRingOffset;
-    uint64_t antiRingCoreBytes;
+    uint64_t ringOffset;
+    uint64_t ringCoreBytes;
 
     // Combine pass (kvSplits > 1 or quantOut): per (batch, query head, split) a partial output row
     // (fp32, headDimAlign) and its running max and sum, in the workspace after the core slots.

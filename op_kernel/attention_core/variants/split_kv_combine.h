@@ -3,11 +3,12 @@
 // its unnormalised output rows O_s with the running max m_s and sum l_s (the split's
 // StorePartialOutput, called by the forward vector stage); after a barrier the combine pass merges them per row:
 //   M = max_s m_s,  w_s = exp(m_s - M),  out = sum_s w_s O_s / sum_s w_s l_s
-// (0 for a row whose M shows no visible key). Workspace (fp32), index i = (s * B + b) * N + n:
-//   O at wsPartialOffset + i * headDimAlign * 4, then m[i], then l[i].
+// (0 for a row whose M shows no visible key). The partials' workspace and the pass's UB:
+// split_kv_combine_layout.h.
 #pragma once
 #include "kernel_operator.h"
 #include "decode_policies.h"
+#include "split_kv_combine_layout.h"
 #include "../common/sync.h"
 #include "../common/row_ops.h"
 
@@ -19,11 +20,11 @@ __aicore__ inline bool StoresPartials(const DecodeParams &d) { return d.kvSplits
 struct PartialLayout {
     __aicore__ inline PartialLayout(const ForwardParams *p, const DecodeParams &d, GM_ADDR workspace)
     {
-        const uint64_t rowsAll = static_cast<uint64_t>(d.kvSplits) * d.combineRows;
+        const PartialRows at = PartialRowsLayout(d.kvSplits, d.combineRows, p->headDimAlign);
         GM_ADDR base = workspace + d.wsPartialOffset;
-        o.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base));
-        m.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base + rowsAll * p->headDimAlign * 4));
-        l.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base + rowsAll * (p->headDimAlign + 1) * 4));
+        o.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base + at.o));
+        m.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base + at.m));
+        l.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base + at.l));
     }
     AscendC::GlobalTensor<float> o, m, l;
 };
@@ -68,7 +69,7 @@ __aicore__ inline bool WorkSplit<SplitKvCombine>::StorePartialOutput(const WorkU
 // query dtype (the output's unless quantOut: INT8).
 template <typename T> class KvSplitCombiner {
 public:
-    static constexpr uint32_t ROWS = 16;  // output rows merged at once
+    static constexpr uint32_t ROWS = COMBINE_ROWS;
 
     template <class GmTensors> __aicore__ inline void Run(const DecodeTiling &td, const GmTensors &t)
     {
@@ -86,22 +87,21 @@ public:
             return;
         }
         AscendC::TPipe pipe;
-        const uint32_t dp = p->headDimAlign;
-        const uint32_t splits = d.kvSplits;
-        pipe.InitBuffer(accBuf_, ROWS * dp * 4);
-        pipe.InitBuffer(partBuf_, ROWS * dp * 4);
-        pipe.InitBuffer(outBuf_, ROWS * dp * sizeof(T));
+        const CombineUb ub = CombineUbLayout(d.kvSplits, p->headDimAlign, sizeof(T), d.quantOut != 0);
+        pipe.InitBuffer(accBuf_, ub.acc);
+        pipe.InitBuffer(partBuf_, ub.part);
+        pipe.InitBuffer(outBuf_, ub.out);
         if (d.quantOut != 0) {
-            pipe.InitBuffer(qScaleBuf_, ROWS * dp * 4);
-            pipe.InitBuffer(qOffsetBuf_, ROWS * dp * 4);
-            pipe.InitBuffer(int8Buf_, ROWS * dp);
+            pipe.InitBuffer(qScaleBuf_, ub.qScale);
+            pipe.InitBuffer(qOffsetBuf_, ub.qOffset);
+            pipe.InitBuffer(int8Buf_, ub.int8);
             outInt8_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(out));
-            pipe.InitBuffer(qStageBuf_, dp * 2);
+            pipe.InitBuffer(qStageBuf_, ub.qStage);
             qScale_ = t.split.quantScale;
             qOffset_ = t.split.quantOffset;
         }
-        pipe.InitBuffer(statBuf_, (2 * splits + 5) * ROWS * 4);
-        pipe.InitBuffer(bcastBuf_, ROWS * 32);
+        pipe.InitBuffer(statBuf_, ub.stat);
+        pipe.InitBuffer(bcastBuf_, ub.bcast);
         out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
         const PartialLayout ws(p, d, t.workspace);
         for (uint64_t r0 = begin; r0 < end; r0 += ROWS) {

@@ -11,7 +11,8 @@ The launch runs in a worker thread in the emulator's raise mode: a kernel fault 
 raises fakit.EmulatorError with the emulator's message (the process and its memory stay
 usable); Ctrl-C stops the launch within a fraction of a second and raises KeyboardInterrupt;
 a launch longer than PROGRESS_AFTER_S seconds shows its blocks done and an ETA on a terminal.
-`last_counters()` gives the emulator's per-core pipe counters of the last launch, `opdefs()`
+`last_counters()` gives the emulator's per-core pipe counters and buffer peaks of the last launch,
+`last_tiling()` its tiling key and data, `opdefs()`
 the registered OpDefs.
 
 FAKIT_CPU_SANITIZE=1 selects the ASan/UBSan build (the process must preload libasan).
@@ -440,11 +441,23 @@ def _read_output(rt: _Runtime, name: str, dev, placed) -> np.ndarray:
 
 
 def last_counters() -> Dict[str, Any]:
-    """Per-core, per-pipe counters of the last kernel launch (emu::LastLaunchCountersJson)."""
+    """Per-core, per-pipe counters of the last kernel launch (emu::LastLaunchCountersJson), and
+    each core's and the launch's peak bytes in use per local buffer (``peak``: UB, L1, L0A, ...)."""
     rt = runtime()
     fn = rt.lib.ascendc_emu_last_counters_json
     fn.restype = _c.c_char_p
     return json.loads(fn().decode())
+
+
+def last_tiling() -> tuple:
+    """(tiling key, tiling data bytes) of the last operator launch (ascendc_emu_last_tiling)."""
+    rt = runtime()
+    fn = rt.lib.ascendc_emu_last_tiling
+    fn.restype = _c.c_void_p
+    fn.argtypes = [_c.POINTER(_c.c_uint64), _c.POINTER(_c.c_uint64)]
+    size, key = _c.c_uint64(), _c.c_uint64()
+    data = fn(_c.byref(size), _c.byref(key))
+    return key.value, _c.string_at(data, size.value) if size.value else b""
 
 
 def last_profile() -> Dict[str, Any]:

@@ -34,6 +34,7 @@ SEMANTIC_CASES = [
     "cube_transpose_b4",
     "cube_sparse",
     "unit_flag_timing",
+    "buffer_peaks",
 ]
 
 MISUSE_CASES = {
@@ -54,6 +55,19 @@ MISUSE_CASES = {
         "srcDValue 0 and dstNzNStride 1 must be >= 1 when nValue 2 > 1",
     ],
     "misuse_initbuffer_fb": ["TPipe::InitBuffer(TBuf) on aic0", "1 x 7200 bytes at C2PIPE2GM", "of 7168"],
+    # the A2 core's physical sizes (UB 192 KiB above): L1 512 KiB, L0A / L0B 64 KiB, L0C 128 KiB
+    "misuse_initbuffer_l1": [
+        "TPipe::InitBuffer(TBuf) on aic0",
+        "32 bytes at A1 (physical L1)",
+        "524288 already used of 524288",
+    ],
+    "misuse_initbuffer_l0a": ["TPipe::InitBuffer(TBuf) on aic0", "at A2 (physical L0A)", "65536 already used of 65536"],
+    "misuse_initbuffer_l0b": ["TPipe::InitBuffer(TBuf) on aic0", "at B2 (physical L0B)", "65536 already used of 65536"],
+    "misuse_initbuffer_l0c": [
+        "TPipe::InitBuffer(TBuf) on aic0",
+        "at CO1 (physical L0C)",
+        "131072 already used of 131072",
+    ],
     "misuse_tiling_key_not_a_literal": [
         "TILING_KEY_IS on aiv0.0",
         "the key 'key' does not expand to an integer literal",

@@ -42,7 +42,9 @@ int main()
                   << ", \"kvSplits\": " << dp.kvSplits << ", \"kvChunk\": " << dp.kvChunk
                   << ", \"unitCount\": " << p.unitCount << ", \"usedCores\": " << p.usedCores
                   << ", \"combineRows\": " << dp.combineRows << ", \"workspace\": " << fa_host::DecodeWorkspaceBytes(t)
-                  << ", \"coreBytes\": " << uint64_t(p.usedCores) * p.wsBytesPerCore << ", \"starts\": [";
+                  << ", \"coreBytes\": " << uint64_t(p.usedCores) * p.wsBytesPerCore << ", \"ring\": " << dp.ring
+                  << ", \"ringOffset\": " << dp.ringOffset
+                  << ", \"ringBytes\": " << uint64_t(p.usedCores) * dp.ringCoreBytes << ", \"starts\": [";
         for (uint32_t c = 0; c <= p.usedCores; ++c) std::cout << (c ? ", " : "") << p.coreUnitStart[c];
         std::cout << "], \"combineStarts\": [";
         for (uint32_t v = 0; v <= 2 * p.usedCores; ++v) std::cout << (v ? ", " : "") << dp.combineRowStart[v];

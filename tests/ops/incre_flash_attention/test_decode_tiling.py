@@ -73,7 +73,11 @@ def test_long_sequence_on_one_row_is_split_over_the_cores(plan):
 def test_many_rows_are_not_split(plan):
     p = plan(b=64, n=32, nkv=8, s=2048)
     assert p["kvSplits"] == 1 and p["unitCount"] == 64 * 8
-    assert p["workspace"] == p["coreBytes"]
+    # no partials: the core slots, then the K/V ring the vector cores fill for the cube
+    assert p["ring"] == 1 and p["ringOffset"] >= p["coreBytes"]
+    assert p["workspace"] == p["ringOffset"] + p["ringBytes"]
+    # a slot pair per ring slot: 128 keys x D for K and V, fp16
+    assert p["ringBytes"] == p["usedCores"] * 8 * 2 * 128 * 128 * 2
     check_cover(p)
 
 
