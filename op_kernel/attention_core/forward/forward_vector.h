@@ -282,10 +282,11 @@ private:
     }
 
     // One key block: S -> P (online softmax) sub-block by sub-block, P to the workspace for the
-    // cube. With two S buffers the next sub-block's S loads during this one's softmax, and during
-    // the last one the first S rows of `after` (the unit's next block, if any): its S is ready
-    // (the cube computes S WS_SLOTS - 1 blocks ahead of the P it waits for), so its load does
-    // not sit between this block's P and the next block's softmax.
+    // cube. With two S buffers the next sub-block's S loads during this one's softmax. Where the
+    // mask reads rows per block (the vector cores then pace the pipeline, the cube's S is
+    // ready early) the last sub-block's softmax also overlaps the load of the first S rows of
+    // `after` (the unit's next block, if any); elsewhere that wait for the next S would hold
+    // this block's P back from a cube that is waiting for it, so those rows load after P.
     __aicore__ inline void SoftmaxBlock(const WorkUnit &u, const KvBlock &blk, uint32_t rowOff, uint32_t rows,
                                         uint32_t slot, const KvBlock *after)
     {
@@ -308,7 +309,7 @@ private:
                 }
             } else if (after != nullptr) {
                 ahead = {u.q0 + rowOff, SubRows(0, rows), *after};
-                if (sBufs_ == 2) {
+                if (sBufs_ == 2 && mask_.LoadsRows()) {
                     AscendC::CrossCoreWaitFlag(FLAG_S_READY);
                     LoadS((slot + 1) % WS_SLOTS, rowOff, ahead.rows, cur ^ 1u);
                     prefetched_ = true;

@@ -173,6 +173,9 @@ struct MaskModBase {
                                 uint32_t, uint32_t)
     {
     }
+    // Whether Load reads rows from GM for every block: the vector cores' mask work per block
+    // then tends to pace the pipeline (forward_vector.h loads S ahead across blocks for it).
+    __aicore__ inline bool LoadsRows() const { return false; }
 };
 
 // SoftmaxMod default: nothing between exp and the P.V product. AfterExp(P, byte scratch
