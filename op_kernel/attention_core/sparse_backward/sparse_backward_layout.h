@@ -69,9 +69,9 @@ struct SparseVectorUb {
     }
 };
 
-__aicore__ inline SparseVectorUb SparseBackwardVectorUbLayout(uint32_t r, uint32_t c, uint32_t qkDim,
-                                                              uint32_t headDim, uint32_t tBytes, bool sort,
-                                                              uint32_t sortPad, uint32_t idx64Bytes)
+__aicore__ inline SparseVectorUb SparseBackwardVectorUbLayout(uint32_t r, uint32_t c, uint32_t qkDim, uint32_t headDim,
+                                                              uint32_t tBytes, bool sort, uint32_t sortPad,
+                                                              uint32_t idx64Bytes)
 {
     SparseVectorUb l;
     const uint32_t cells = r * c;
