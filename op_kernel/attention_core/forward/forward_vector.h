@@ -25,7 +25,7 @@
 
 namespace AttentionCore {
 
-template <typename T, class Variant, bool LAZY_PV> class ForwardVector {
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ> class ForwardVector {
 public:
     template <class Tiling, class GmTensors>
     __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const GmTensors &t)
@@ -44,7 +44,9 @@ public:
         }
 
         core_ = AscendC::GetBlockIdx() / 2;  // MIX 1:2: vector cores 2b and 2b+1 serve cube b
-        kvNz_.Init(p, t.key, t.value, t.workspace);
+        if constexpr (KV_NZ) {
+            kvNz_.Init(p, t.key, t.value, t.workspace);
+        }
         sub_ = AscendC::GetSubBlockIdx();
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
@@ -100,14 +102,14 @@ public:
         // block (P load, P.V, Fixpipe) and of a unit's final sum overlap the softmax of the next
         // blocks, also the next unit's, instead of stalling this core. A unit keeps its softmax
         // statistics in its own set until it is finished (at most WS_SLOTS units are in flight).
-        if (kvNz_.On()) {  // K/V in Nz order for the cube (the accumulator and tmp are free scratch)
+        if constexpr (KV_NZ) {  // K/V in Nz order for the cube (the accumulator and tmp are free scratch)
             kvNz_.Prepare(accBuf_.Get<T>(), tmpBuf_.Get<T>(), AscendC::GetBlockIdx(), p_->usedCores * 2);
         }
         if constexpr (Variant::Mask::HasPrepass()) {  // the mask summary (the accumulator is free scratch)
             mask_.Prepare(accBuf_.Get<uint8_t>(), p_->rowsPerVec * p_->headDimAlign * 4, AscendC::GetBlockIdx(),
                           p_->usedCores * 2);
         }
-        if (Variant::Mask::HasPrepass() || kvNz_.On()) {
+        if constexpr (Variant::Mask::HasPrepass() || KV_NZ) {
             AscendC::SyncAll<false>();
         }
         for (uint32_t b = 0; b < sBufs_; ++b) {  // every S buffer starts free
