@@ -312,22 +312,6 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
     }
 }
 
-// "peak":{"UB":...}: the highest byte of each local buffer in use (CoreCtx::peak), for the
-// buffers of one core kind (AIV: UB; AIC: L1, L0A, L0B, L0C, BT, FB) or, for the launch, all.
-void AppendPeak(std::ostringstream &o, const uint64_t *peak, int kind)
-{
-    static const char *names[] = {"GM", "UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
-    o << "\"peak\":{";
-    bool first = true;
-    for (int b = static_cast<int>(Buf::UB); b < static_cast<int>(Buf::COUNT); ++b) {
-        if ((kind == kAiv && b != static_cast<int>(Buf::UB)) || (kind == kAic && b == static_cast<int>(Buf::UB)))
-            continue;
-        o << (first ? "" : ",") << "\"" << names[b] << "\":" << peak[b];
-        first = false;
-    }
-    o << "}";
-}
-
 void AppendCounters(std::ostringstream &o, const PipeCounter *pc)
 {
     for (int p = 0; p < static_cast<int>(Pipe::COUNT); ++p) {
@@ -357,6 +341,19 @@ void AppendProfileLine()
 }
 
 }  // namespace
+
+void AppendPeakJson(std::string &out, const uint64_t *peak, int kind)
+{
+    out += "\"peak\":{";
+    bool first = true;
+    for (int b = static_cast<int>(Buf::UB); b < static_cast<int>(Buf::COUNT); ++b) {
+        if ((kind == kAiv && b != static_cast<int>(Buf::UB)) || (kind == kAic && b == static_cast<int>(Buf::UB)))
+            continue;
+        out += std::string(first ? "\"" : ",\"") + BufName(static_cast<Buf>(b)) + "\":" + std::to_string(peak[b]);
+        first = false;
+    }
+    out += "}";
+}
 
 void SetFaultMode(FaultMode mode) { g_faultMode.store(static_cast<int>(mode)); }
 
@@ -428,16 +425,14 @@ uint64_t LocalOffset(Buf b, const void *p)
 
 void CheckLocal(const char *api, const char *operand, Buf b, const void *p, uint64_t bytes)
 {
-    static const char *names[] = {"GM", "UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
     CoreCtx &c = Ctx();
     const uint8_t *base = c.mem[static_cast<int>(b)];
     const uint64_t size = c.memSize[static_cast<int>(b)];
-    if (base == nullptr)
-        Fail(api, "%s is in %s, which this core type does not have", operand, names[static_cast<int>(b)]);
+    if (base == nullptr) Fail(api, "%s is in %s, which this core type does not have", operand, BufName(b));
     const uint8_t *q = static_cast<const uint8_t *>(p);
     if (q < base || q > base + size || bytes > static_cast<uint64_t>(base + size - q))
-        Fail(api, "%s range [%s+%lld, +%llu bytes) is outside %s (%llu bytes)", operand, names[static_cast<int>(b)],
-             (long long)(q - base), (unsigned long long)bytes, names[static_cast<int>(b)], (unsigned long long)size);
+        Fail(api, "%s range [%s+%lld, +%llu bytes) is outside %s (%llu bytes)", operand, BufName(b),
+             (long long)(q - base), (unsigned long long)bytes, BufName(b), (unsigned long long)size);
 }
 
 double DeadlockTimeoutSeconds()
@@ -621,9 +616,9 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body)
             firstCore = false;
             o << "{\"core\":" << b << ",\"sub\":\"" << (k == 0 ? "aic" : (k == 1 ? "aiv0" : "aiv1")) << "\",";
             AppendCounters(o, c.counters);
-            o << ",";
-            AppendPeak(o, c.peak, c.kind);
-            o << "}";
+            std::string peakJson;
+            AppendPeakJson(peakJson, c.peak, c.kind);
+            o << "," << peakJson << "}";
             for (int m = 0; m < static_cast<int>(Buf::COUNT); ++m) peak[m] = std::max(peak[m], c.peak[m]);
             for (int p = 0; p < static_cast<int>(Pipe::COUNT); ++p) {
                 total[p].bytes += c.counters[p].bytes;
@@ -633,9 +628,9 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body)
         }
     o << "],\"total\":{";
     AppendCounters(o, total);
-    o << "},";
-    AppendPeak(o, peak, kMix);
-    o << "}";
+    std::string peakJson;
+    AppendPeakJson(peakJson, peak, kMix);
+    o << "}," << peakJson << "}";
     std::lock_guard<std::mutex> lock(g_countersMu);
     g_lastCounters = o.str();
 }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "emu/launch.h"
 #include "emu/timing.h"
@@ -14,6 +15,11 @@ namespace emu {
 enum class Pipe : int { MTE2 = 0, MTE1, M, V, MTE3, FIXP, S, COUNT };
 // Physical buffers of arch 2201 (asc-devkit `impl/basic_api/utils/kernel_utils_constants.h`, arch 2201).
 enum class Buf : int { GM = 0, UB, L1, L0A, L0B, L0C, BT, FB, COUNT };
+inline const char *BufName(Buf b)
+{
+    static const char *names[] = {"GM", "UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
+    return names[static_cast<int>(b)];
+}
 enum CoreKind : int { kMix = 0, kAic = 1, kAiv = 2 };  // AscendC::MIX / AIC / AIV values
 
 struct PipeCounter {
@@ -98,12 +104,18 @@ void CheckLocal(const char *api, const char *operand, Buf b, const void *p, uint
 // Byte offset of p inside buffer b of the current core (p must be inside).
 uint64_t LocalOffset(Buf b, const void *p);
 
-// Records that bytes [0, end) of buffer b are in use on the current core (CoreCtx::peak).
+// Records that bytes [0, end) of buffer b are in use on the current core (CoreCtx::peak), if it has b.
+// AppendPeakJson writes "peak":{"UB":...} for the buffers of core kind `kind` (AIV: UB; AIC: L1,
+// L0A, L0B, L0C, BT, FB; kMix: all of them).
 inline void NoteLocalUse(Buf b, uint64_t end)
 {
-    uint64_t &peak = Ctx().peak[static_cast<int>(b)];
+    CoreCtx &c = Ctx();
+    if (c.mem[static_cast<int>(b)] == nullptr) return;  // not this core type's buffer (the API is a no-op there)
+    uint64_t &peak = c.peak[static_cast<int>(b)];
     if (end > peak) peak = end;
 }
+
+void AppendPeakJson(std::string &out, const uint64_t *peak, int kind);
 
 // Ends this core's part of a launch that is being stopped (unless it is already unwinding).
 void StopPoint();

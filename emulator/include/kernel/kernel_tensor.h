@@ -78,7 +78,7 @@ public:
         EmuSet(reinterpret_cast<T *>(reinterpret_cast<uintptr_t>(emu::Ctx().mem[static_cast<int>(PhysicalOf(pos))]) +
                                      addr),
                tileSize, pos);
-        if (EmuPresent()) emu::NoteLocalUse(PhysicalOf(pos), uint64_t(addr) + Bytes(tileSize));
+        emu::NoteLocalUse(PhysicalOf(pos), uint64_t(addr) + Bytes(tileSize));
     }
     LocalTensor operator[](const uint32_t offset) const
     {

@@ -20,11 +20,7 @@ void GmStore(const char *api, uint8_t *dst, const uint8_t *src, uint64_t bytes);
 
 namespace {
 
-const char *BufName(int b)
-{
-    static const char *n[] = {"GM", "UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
-    return n[b];
-}
+const char *BufName(int b) { return emu::BufName(static_cast<Buf>(b)); }  // LocalRef::buf
 
 void CheckSpan(const char *api, const char *what, const LocalRef &r, uint64_t span, uint64_t align)
 {

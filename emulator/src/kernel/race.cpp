@@ -22,11 +22,6 @@ const char *PipeName(int p)
     static const char *n[] = {"MTE2", "MTE1", "M", "V", "MTE3", "FIX", "S"};
     return n[p];
 }
-const char *BufName(Buf b)
-{
-    static const char *n[] = {"GM", "UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
-    return n[static_cast<int>(b)];
-}
 
 // Source and destination pipe of each HardEvent (X_Y: pipe Y waits for pipe X), in enum order.
 const Pipe kEventPipes[][2] = {

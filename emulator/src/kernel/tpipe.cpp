@@ -137,15 +137,8 @@ void TPipe::Carve(TQueBindBase &q, TPosition pos, uint32_t num, uint32_t len, co
     const uint64_t cap = Capacity(b);
     if (start + aligned * num > cap)
         emu::Fail(api, "%u x %llu bytes at %s (physical %s) exceed the buffer: %llu already used of %llu", num,
-                  (unsigned long long)aligned, PositionName(pos),
-                  b == emu::Buf::UB    ? "UB"
-                  : b == emu::Buf::L1  ? "L1"
-                  : b == emu::Buf::L0A ? "L0A"
-                  : b == emu::Buf::L0B ? "L0B"
-                  : b == emu::Buf::L0C ? "L0C"
-                  : b == emu::Buf::BT  ? "BT"
-                                       : "FB",
-                  (unsigned long long)start, (unsigned long long)cap);
+                  (unsigned long long)aligned, PositionName(pos), emu::BufName(b), (unsigned long long)start,
+                  (unsigned long long)cap);
     uint8_t *base =
         reinterpret_cast<uint8_t *>(reinterpret_cast<uintptr_t>(emu::Ctx().mem[static_cast<int>(b)]) + start);
     q.EmuInit(pos, base, num, static_cast<uint32_t>(aligned));

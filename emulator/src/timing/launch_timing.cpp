@@ -235,7 +235,12 @@ void LaunchTiming::Finish()
             o << (f ? "" : ",") << "\"" << (u == 0 ? "aic." : "aiv.") << kPipeNames[p] << "\":" << maxBusy[u][p] * us;
             f = false;
         }
-    o << "},\"cores\":[" << cores.str() << "]}";
+    uint64_t peak[static_cast<int>(Buf::COUNT)] = {};  // the launch's: max over its cores
+    for (const CoreCtx &c : ctx_)
+        for (int b = 0; b < static_cast<int>(Buf::COUNT); ++b) peak[b] = std::max(peak[b], c.peak[b]);
+    std::string peakJson;
+    AppendPeakJson(peakJson, peak, kMix);
+    o << "}," << peakJson << ",\"cores\":[" << cores.str() << "]}";
     {
         std::lock_guard<std::mutex> lock(g_mu);
         g_profile = o.str();

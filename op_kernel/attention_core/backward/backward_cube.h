@@ -117,6 +117,12 @@ public:
         uint32_t issued = 0, staged = 0;
         for (uint32_t i = 0;; ++i) {
             Fetch(i + ahead + 2);
+            if (i != 0 && i < fetched_) {
+                // P/dS of step i load before the S/dP of step i + pipelined go out: the
+                // vector cores returned them while working ahead, and their copy then runs
+                // under the S/dP Mmads and Fixpipes instead of in front of the dQ Mmads.
+                LoadGradOperands(ring_[i % RING], i);
+            }
             for (; issued < fetched_ && issued <= i + ahead; ++issued) {
                 for (; staged <= issued; ++staged) {
                     StageStep(ring_[staged % RING], staged);
@@ -133,6 +139,7 @@ public:
                 // The first steps' S/dP went out while the vector cores zeroed the accumulators
                 // and computed D; the gradients add into the accumulators.
                 AscendC::SyncAll<false>();
+                LoadGradOperands(ring_[0], 0);
             }
             const BackwardStep &s = ring_[i % RING];
             Gradients(s, i, i + 1 >= fetched_ || ring_[(i + 1) % RING].unitSeq != s.unitSeq);
@@ -175,6 +182,7 @@ private:
     // stays PipeSync's.
     static constexpr int32_t EVT_L0 = BWD_EVT_L0;  // sync.h's table
     static constexpr int32_t EVT_ACC = BWD_EVT_ACC;
+    static constexpr int32_t EVT_STAGED = BWD_EVT_STAGED;
 
     // The next L0C copy, once Fixpipe is done with it.
     __aicore__ inline uint32_t BeginResult()
@@ -238,6 +246,7 @@ private:
         if (p_->ropeDim != 0) {
             LoadRows(qrL1_.Get<T>()[tile * qrTile_], qr_, qRow * p_->ropeDim, s.rows, p_->numHeads, p_->ropeDim);
         }
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_STAGED);  // Issue waits for these loads only
     }
 
     // S = Q.K^T (+ Q_rope.K_rope^T) and dP = dO.V^T of the staged step i into slot i % slots;
@@ -251,7 +260,7 @@ private:
         const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[kb * kTile_];
         const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>()[tile * qTile_];
         const AscendC::LocalTensor<T> dyL1 = dyL1_.Get<T>()[tile * qTile_];
-        PipeSync<AscendC::HardEvent::MTE2_MTE1>();  // the step's tiles are in
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_STAGED);  // the step's tiles are in (StageStep)
         const uint32_t slot = i % p_->slots;
         const AscendC::GlobalTensor<float> sOut = wsS_[slot * (p_->wsSlotF32 / 4)];
         const AscendC::GlobalTensor<float> dpOut = wsDp_[slot * (p_->wsSlotF32 / 4)];
@@ -274,13 +283,11 @@ private:
         PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // K/V or a tile may be restaged next
     }
 
-    // The gradients of step i (the header comment has where they go); `last`: the unit's last
-    // step.
-    __aicore__ inline void Gradients(const BackwardStep &s, uint32_t i, bool last)
+    // P and dS of step i into L1, once the vector cores returned them. The previous step's
+    // operand loads are done (the MTE1 -> MTE2 barrier that ends each step).
+    __aicore__ inline void LoadGradOperands(const BackwardStep &s, uint32_t i)
     {
         const uint32_t slot = i % p_->slots;
-        const uint32_t tile = i % tiles_;
-        const uint32_t kb = s.unitSeq % tiles_;
         AscendC::CrossCoreWaitFlag(FlagBwdGrad(slot));
         const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
         const AscendC::LocalTensor<T> dsL1 = dsL1_.Get<T>();
@@ -294,6 +301,16 @@ private:
             Tiles::CopyRows(dsL1, wsDs_[slot * (p_->wsSlotT / sizeof(T))], s.rows, s.u.cols, p_->blockKv,
                             Tile(s.rows, s.u.cols), 0);
         }
+    }
+
+    // The gradients of step i from its P and dS in L1 (the header comment has where they go);
+    // `last`: the unit's last step.
+    __aicore__ inline void Gradients(const BackwardStep &s, uint32_t i, bool last)
+    {
+        const uint32_t tile = i % tiles_;
+        const uint32_t kb = s.unitSeq % tiles_;
+        const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
+        const AscendC::LocalTensor<T> dsL1 = dsL1_.Get<T>();
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
         if (accElems_ != 0) {
             AccumulatedGradients(s, i, last);

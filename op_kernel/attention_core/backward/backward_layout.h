@@ -37,7 +37,7 @@ __aicore__ inline BackwardCubeL1 BackwardCubeL1Layout(uint32_t bq, uint32_t bk, 
 // The vector stage's UB for r rows per vector core and key tiles of c keys: S, dP (fp32), P and
 // dS (element size tBytes) of rowCells = max(r x c, dp) (the D-term pass holds a whole dO and O
 // row in them), the fp32 scratch and mask bytes of r x c, three 8-float statistics rows per
-// row, the alibi key-index row (c fp32; pse types 2/3) and the dsink partial row (sinkPitch
+// row in two sets (the next step's load into one while a step reads the other), the alibi key-index row (c fp32; pse types 2/3) and the dsink partial row (sinkPitch
 // floats, twice, plus 32 scratch lanes).
 struct BackwardVectorUb {
     uint32_t s, dp, tmp, mask, pOut, dsOut, stats, alibi, sink;
@@ -60,7 +60,7 @@ __aicore__ inline BackwardVectorUb BackwardVectorUbLayout(uint32_t r, uint32_t c
     l.mask = cells;
     l.pOut = l.rowCells * tBytes;
     l.dsOut = l.pOut;
-    l.stats = r * 32 * 3;
+    l.stats = r * 32 * 3 * 2;
     l.alibi = c * 4;
     l.sink = (2 * sinkPitch + 32) * 4;
     return l;

@@ -89,10 +89,7 @@ public:
         s_ = sBuf_.Get<float>();
         dp_ = dpBuf_.Get<float>();
         tmp_ = tmpBuf_.Get<float>();
-        const AscendC::LocalTensor<float> stats = statBuf_.Get<float>();
-        rowMax_ = stats;
-        rowSum_ = stats[p->rowsPerVec * 8];
-        rowD_ = stats[p->rowsPerVec * 16];
+        rowD_ = StatRows(0, STAT_D);  // the D-term pass's scratch
     }
 
     __aicore__ inline void Process()
@@ -106,15 +103,18 @@ public:
         // Step i's P/dS, then step i - 1's dQ partial: the cube writes step i + 1's partial into
         // that slot only after the P/dS of step i + 1 came back, i.e. after this add. With
         // accumKv the cube adds the dQ partials itself.
+        // The row statistics of step i + 1 load into the other set while step i computes.
         const bool addDq = p_->accumKv == 0;
-        BackwardStep s, prev;
+        BackwardStep s, next, prev;
         uint32_t i = 0;
-        for (; steps_.Next(s); ++i) {
-            Step(s.u, s.n, s.q0, s.rows, i % p_->slots);
+        for (bool more = steps_.Next(s); more; ++i) {
+            more = steps_.Next(next);
+            Step(s, i % p_->slots, i % 2, i == 0, more ? &next : nullptr);
             if (i != 0 && addDq) {
                 AddQueryGrad(prev, (i - 1) % 2);
             }
             prev = s;
+            s = next;
         }
         if (i != 0 && addDq) {
             AddQueryGrad(prev, (i - 1) % 2);
@@ -392,6 +392,36 @@ private:
                              AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0));
     }
 
+    // Statistics set `set` (0/1), row kind `kind`: rowsPerVec rows of 8 replicated floats.
+    static constexpr uint32_t STAT_MAX = 0, STAT_SUM = 1, STAT_D = 2;
+    __aicore__ inline AscendC::LocalTensor<float> StatRows(uint32_t set, uint32_t kind)
+    {
+        return statBuf_.Get<float>()[(set * 3 + kind) * p_->rowsPerVec * 8];
+    }
+
+    // This vector core's rows of a step of `rows` rows: the first (rows + 1) / 2 on
+    // sub-block 0, the rest on sub-block 1.
+    __aicore__ inline void MyRows(uint32_t rows, uint32_t &rowOff, uint32_t &mine) const
+    {
+        const uint32_t first = (rows + 1) / 2;
+        rowOff = sub_ == 0 ? 0 : first;
+        mine = sub_ == 0 ? first : rows - first;
+    }
+
+    // softmax max, sum and D of this core's rows of step s into statistics set `set`.
+    __aicore__ inline void LoadStepStats(const BackwardStep &s, uint32_t set)
+    {
+        uint32_t rowOff, mine;
+        MyRows(s.rows, rowOff, mine);
+        if (mine == 0) {
+            return;
+        }
+        const uint64_t t = s.u.qStart + s.q0 + rowOff;
+        LoadStats(StatRows(set, STAT_MAX), max_, t, s.n, mine, (p_->statsTnd & 1u) != 0);
+        LoadStats(StatRows(set, STAT_SUM), sum_, t, s.n, mine, (p_->statsTnd & 2u) != 0);
+        LoadStats(StatRows(set, STAT_D), drow_, t, s.n, mine, true);
+    }
+
     // x[r][:] op= stat[r] (8 replicated floats per row) over the tileKv columns.
     template <RowOp op>
     __aicore__ inline void RowOpTile(const AscendC::LocalTensor<float> &x, const AscendC::LocalTensor<float> &stat,
@@ -400,27 +430,36 @@ private:
         RowBroadcast<op>(x, stat, rows, p_->tileKv, p_->tileKv);
     }
 
-    __aicore__ inline void Step(const BackwardUnit &u, uint32_t n, uint32_t q0, uint32_t rows, uint32_t slot)
+    // P and dS of step s (S/dP slot `slot`) from its row statistics in set `set` (loaded
+    // here when `load`, else by the step before); then the next step's statistics go into the
+    // other set while this step computes (its V work there ended before this step's loads).
+    __aicore__ inline void Step(const BackwardStep &s, uint32_t slot, uint32_t set, bool load, const BackwardStep *next)
     {
+        const BackwardUnit &u = s.u;
+        const uint32_t n = s.n, q0 = s.q0, rows = s.rows;
         const uint64_t f32Slot = slot * (p_->wsSlotF32 / 4);
         const uint64_t tSlot = slot * (p_->wsSlotT / sizeof(T));
-        const uint32_t first = (rows + 1) / 2;
-        const uint32_t rowOff = sub_ == 0 ? 0 : first;
-        const uint32_t mine = sub_ == 0 ? first : rows - first;
+        uint32_t rowOff, mine;
+        MyRows(rows, rowOff, mine);
         AscendC::CrossCoreWaitFlag(FLAG_BWD_SDP);
+        PipeSync<AscendC::HardEvent::V_MTE2>();
         if (mine != 0) {
             const uint32_t c = p_->tileKv;
             const uint32_t bk = p_->blockKv;
             const int32_t count = static_cast<int32_t>(mine * c);
-            const uint64_t t = u.qStart + q0 + rowOff;
-            PipeSync<AscendC::HardEvent::V_MTE2>();
             AscendC::DataCopy(s_, wsS_[f32Slot + rowOff * bk], SlotRows(mine, 4, false));
             AscendC::DataCopy(dp_, wsDp_[f32Slot + rowOff * bk], SlotRows(mine, 4, false));
-            LoadStats(rowMax_, max_, t, n, mine, (p_->statsTnd & 1u) != 0);
-            LoadStats(rowSum_, sum_, t, n, mine, (p_->statsTnd & 2u) != 0);
-            LoadStats(rowD_, drow_, t, n, mine, true);
+            if (load) {
+                LoadStepStats(s, set);
+            }
             PipeSync<AscendC::HardEvent::MTE2_V>();
+            if (next != nullptr) {
+                LoadStepStats(*next, set ^ 1u);
+            }
             PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous P/dS stores left the UB
+            const AscendC::LocalTensor<float> rowMax = StatRows(set, STAT_MAX);
+            const AscendC::LocalTensor<float> rowSum = StatRows(set, STAT_SUM);
+            const AscendC::LocalTensor<float> rowD = StatRows(set, STAT_D);
 
             // P = exp(scale.(S + pse) - max) / sum; the mask turns excluded entries (and the
             // padding columns) into -1e30 before exp, so they, and rows without a visible key,
@@ -439,19 +478,28 @@ private:
             wu.seqKv = u.sk;
             const uint32_t row0 = q0 + rowOff;
             ApplyScore(wu, row0, mine, u, count);
-            RowOpTile<RowOp::Sub>(s_, rowMax_, mine);
-            // the mask's half scratch: the P-out buffer, written only after the mask
-            mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pOutBuf_.Get<half>(), wu, row0, mine, u.k0, u.cols, c);
+            RowOpTile<RowOp::Sub>(s_, rowMax, mine);
+            // The tile's padding columns [cols, tileKv) go in one pass over all rows; the band
+            // then sees the whole tile, so only rows the band cuts take a pass of their own
+            // (with cols valid it would kill the padding row by row). A mask tensor is read for
+            // the valid columns only. The mask's half scratch: the P-out buffer, written only
+            // after the mask.
+            const bool tensorMask = p_->mask.hasMask != 0 && p_->mask.sparseMode <= SPARSE_ALL_MASK;
+            if (!tensorMask && u.cols < c) {
+                MaskMod<MaskTensorBand>::KillColumns(s_, u.cols, c, mine, c);
+            }
+            mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pOutBuf_.Get<half>(), wu, row0, mine, u.k0,
+                        tensorMask ? u.cols : c, c);
             AscendC::Exp(s_, s_, count);
             AscendC::PipeBarrier<PIPE_V>();
-            RowOpTile<RowOp::Div>(s_, rowSum_, mine);
+            RowOpTile<RowOp::Div>(s_, rowSum, mine);
 
             // dS = P o (keep.dP / keepProb - D); dV takes the dropped P (keep.P / keepProb).
             // The scale of dQ = scale.dS.K and dK = scale.dS^T.Q is applied in fp32 by the
             // cast-out pass (scaling dS before its rounding would push small values into fp16
             // subnormals).
             drop_.AfterExp(dp_, maskBuf_.Get<uint8_t>(), wu, row0, mine, u.k0, u.cols, c);
-            RowOpTile<RowOp::Sub>(dp_, rowD_, mine);
+            RowOpTile<RowOp::Sub>(dp_, rowD, mine);
             AscendC::Mul(dp_, dp_, s_, count);
             AscendC::PipeBarrier<PIPE_V>();
             drop_.AfterExp(s_, maskBuf_.Get<uint8_t>(), wu, row0, mine, u.k0, u.cols, c);
@@ -475,6 +523,8 @@ private:
                 AscendC::DataCopy(wsP_[tSlot + rowOff * bk], pOut, SlotRows(mine, sizeof(T), true));
                 AscendC::DataCopy(wsDs_[tSlot + rowOff * bk], dsOut, SlotRows(mine, sizeof(T), true));
             }
+        } else if (next != nullptr) {
+            LoadStepStats(*next, set ^ 1u);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagBwdGrad(slot));
     }
@@ -598,7 +648,7 @@ private:
         sinkBuf_, idxBuf_;
     AscendC::GlobalTensor<float> slopes_;
     AscendC::GlobalTensor<int64_t> qStart_, kvStart_;
-    AscendC::LocalTensor<float> s_, dp_, tmp_, rowMax_, rowSum_, rowD_;
+    AscendC::LocalTensor<float> s_, dp_, tmp_, rowD_;
 };
 
 }  // namespace AttentionCore

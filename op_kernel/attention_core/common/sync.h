@@ -96,8 +96,9 @@ constexpr int32_t VEC_EVT_KV_OUT = 1;  // + copy: the K/V ring's Nz out-copies (
 constexpr int32_t VEC_EVT_P = 5;       // MTE3_V: the P buffer's store is done
 //
 // Backward cube (backward_cube.h):
-constexpr int32_t BWD_EVT_L0 = 1;   // + copy: L0A/L0B (M_MTE1 / MTE1_M), L0C results (FIX_M / M_FIX)
-constexpr int32_t BWD_EVT_ACC = 3;  // FIX_M / M_FIX: the dK/dV accumulators between units
+constexpr int32_t BWD_EVT_L0 = 1;      // + copy: L0A/L0B (M_MTE1 / MTE1_M), L0C results (FIX_M / M_FIX)
+constexpr int32_t BWD_EVT_ACC = 3;     // FIX_M / M_FIX: the dK/dV accumulators between units
+constexpr int32_t BWD_EVT_STAGED = 1;  // MTE2_MTE1: a step's staged tiles are in L1
 //
 // Backward vector (backward_vector.h; with the forward's mask policies, VEC_EVT_MASK):
 constexpr int32_t BWD_EVT_CAST = 1;  // + set: the cast-out's two buffer sets (V_MTE2, MTE2_V,
@@ -143,9 +144,10 @@ constexpr EventRange FORWARD_VECTOR_EVENTS[] = {{HE::MTE2_V, VEC_EVT_S, 2},
                                                 {HE::V_MTE3, VEC_EVT_KV_OUT, static_cast<int32_t>(KV_RING_OUT_COPIES)},
                                                 {HE::MTE3_V, VEC_EVT_KV_OUT, static_cast<int32_t>(KV_RING_OUT_COPIES)},
                                                 {HE::MTE3_V, VEC_EVT_P, 1}};
-constexpr EventRange BACKWARD_CUBE_EVENTS[] = {{HE::M_MTE1, BWD_EVT_L0, 2}, {HE::MTE1_M, BWD_EVT_L0, 2},
-                                               {HE::FIX_M, BWD_EVT_L0, 2},  {HE::M_FIX, BWD_EVT_L0, 2},
-                                               {HE::FIX_M, BWD_EVT_ACC, 1}, {HE::M_FIX, BWD_EVT_ACC, 1}};
+constexpr EventRange BACKWARD_CUBE_EVENTS[] = {{HE::M_MTE1, BWD_EVT_L0, 2},       {HE::MTE1_M, BWD_EVT_L0, 2},
+                                               {HE::FIX_M, BWD_EVT_L0, 2},        {HE::M_FIX, BWD_EVT_L0, 2},
+                                               {HE::FIX_M, BWD_EVT_ACC, 1},       {HE::M_FIX, BWD_EVT_ACC, 1},
+                                               {HE::MTE2_MTE1, BWD_EVT_STAGED, 1}};
 constexpr EventRange BACKWARD_VECTOR_EVENTS[] = {{HE::V_MTE2, BWD_EVT_CAST, 2},
                                                  {HE::MTE2_V, BWD_EVT_CAST, 2},
                                                  {HE::MTE3_V, BWD_EVT_CAST, 2},

@@ -1140,6 +1140,9 @@ static void buffer_peaks()
                          "\"FB\":0}}";
     EXPECT(j.size() > std::strlen(launch) && j.compare(j.size() - std::strlen(launch), std::string::npos, launch) == 0,
            "launch peak: %s", j.c_str());
+    const std::string profile = emu::LastLaunchProfileJson();
+    EXPECT(profile.find(std::string(launch, std::strlen(launch) - 1) + ",\"cores\":[") != std::string::npos,
+           "profile peak: %s", profile.c_str());
     EXPECT(j.find("\"sub\":\"aiv0\",") != std::string::npos && j.find("\"peak\":{\"UB\":2048}") != std::string::npos,
            "an AIV's peak: %s", j.c_str());
     EXPECT(j.find("\"peak\":{\"L1\":524288,\"L0A\":65536,\"L0B\":1024,\"L0C\":131072,\"BT\":0,\"FB\":0}") !=

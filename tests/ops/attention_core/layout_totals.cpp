@@ -122,7 +122,8 @@ int main(int argc, char **argv)
         }
         g_modes["antiquant"] = int8;
         g_modes["ring"] = d.decode.ring;
-        g_modes["kvSplits"] = d.decode.kvSplits;
+        g_modes["split"] = d.decode.kvSplits > 1;
+        g_modes["quantOut"] = d.decode.quantOut != 0;
     } else if (op == "flash_attention_score_grad") {
         static FlashAttentionScoreGradTilingData d;
         if (!Read(bytes, d)) return 1;

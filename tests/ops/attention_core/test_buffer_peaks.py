@@ -1,7 +1,7 @@
 """Each launch's peak UB / L1 / L0 use equals what the layout headers say.
 
 The stages' Init and the host planners share host-includable layout headers
-(forward_layout.h, backward_layout.h, kv_antiquant_layout.h): the planner checks a layout's
+(forward_layout.h, backward_layout.h, kv_ring_layout.h, split_kv_combine_layout.h): the planner checks a layout's
 total against the core's buffers, the stage allocates its pieces. The emulator reports, per
 launch, the highest byte of each local buffer any core allocated (``last_counters()["peak"]``);
 ``layout_totals.cpp`` computes the headers' totals from the launch's tiling data. A stage that
@@ -109,10 +109,9 @@ IFA = [
     dict(b=2, n=4, s=64, d=64),  # one split
     dict(b=1, n=8, nkv=2, s=300, d=128, dtype="bf16", int8=True),  # int8 K/V (bf16 cast stages)
     dict(b=2, n=8, nkv=2, s=300, d=64, int8=True),
-]
-IFA_SPLIT = [
     dict(b=1, n=8, nkv=1, s=4096, d=128),  # 16 splits: the combine's statistics rows
-    dict(b=2, n=4, s=300, d=256, dtype="bf16"),  # 3 splits, D = 256
+    dict(b=2, n=4, s=300, d=256, dtype="bf16"),  # 3 splits, D = 256: the combine is the larger phase
+    dict(b=1, n=4, nkv=1, s=300, d=32, quant=True),  # int8 output: the combine's quantisation rows
 ]
 FAG = [
     dict(q_lens=(64,), d=64),
@@ -137,8 +136,13 @@ def fav_kwargs(p):
 def ifa_kwargs(p):
     p = dict(p)
     int8 = p.pop("int8", False)
+    quant = p.pop("quant", False)
     dtype = p.pop("dtype", "fp16")
-    kw = ifa.make_kwargs(dtype, "BNSD", **p)
+    kw = ifa.make_kwargs(dtype, "BSH", **p)
+    if quant:
+        rng = np.random.default_rng(13)
+        kw["quant_scale2"] = rng.uniform(500, 4000, (1,)).astype(np.float32)
+        kw["quant_offset2"] = rng.uniform(-3, 3, (1,)).astype(np.float32)
     return int8_kv(kw) if int8 else kw
 
 
@@ -188,11 +192,6 @@ def test_incre_flash_attention(layout_totals, seen, shape):
     check(layout_totals, ifa.OP, ifa_kwargs(shape), seen.setdefault(ifa.OP, {}))
 
 
-@pytest.mark.parametrize("shape", IFA_SPLIT, ids=range(len(IFA_SPLIT)))
-def test_incre_flash_attention_split_kv(layout_totals, shape):
-    check(layout_totals, ifa.OP, ifa_kwargs(shape), {})
-
-
 @pytest.mark.parametrize("shape", FAG, ids=range(len(FAG)))
 def test_flash_attention_score_grad(layout_totals, seen, shape):
     check(layout_totals, fag.OP, fag_kwargs(shape), seen.setdefault(fag.OP, {}))
@@ -203,7 +202,7 @@ def test_the_shapes_cover_every_layout_choice(seen):
     want = {
         pfa.OP: {"lazyPv": {0, 1}, "l1Bufs": {1, 2}, "l0Bufs": {1, 2}, "subBlocks": {0, 1}},
         fav.OP: forward,
-        ifa.OP: {"antiquant": {0, 1}},
+        ifa.OP: {"antiquant": {0, 1}, "split": {0, 1}, "quantOut": {0, 1}},
         fag.OP: {"tileSets": {2, 3, 4}, "rope": {0, 1}, "alibi": {0, 1}, "sink": {0, 1}, "recompute": {0, 1}},
     }
     if len(seen) < len(want):
