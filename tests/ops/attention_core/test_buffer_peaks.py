@@ -1,15 +1,15 @@
 """Each launch's peak UB / L1 / L0 use equals what the layout headers say.
 
-The stages' Init and the host planners share host-includable layout headers
-(forward_layout.h, backward_layout.h, kv_ring_layout.h, split_kv_combine_layout.h): the planner checks a layout's
+The stages' Init and the host planners share host-includable layout headers (forward_layout.h,
+backward_layout.h, kv_ring_layout.h, split_kv_combine_layout.h): the planner checks a layout's
 total against the core's buffers, the stage allocates its pieces. The emulator reports, per
 launch, the highest byte of each local buffer any core allocated (``last_counters()["peak"]``);
 ``layout_totals.cpp`` computes the headers' totals from the launch's tiling data. A stage that
 allocates more than its layout (a buffer the planner never budgeted) or a layout that reserves
 what no stage allocates makes them differ. The shapes cover every layout choice the planners
-make (lazy or per-block P.V, one or two copies of the L1 / L0 tiles and of the S buffer,
-vector sub-blocks, int8 K/V, split-KV, pipelined backward tile sets, rope, alibi, sink).
-"""
+make on an A2 core (lazy or per-block P.V, one or two copies of the L1 / L0 tiles, vector
+sub-blocks, int8 K/V, split-KV, int8 output, the backward's tile sets, rope, alibi, sink, the
+recompute forward)."""
 
 import json
 import shutil
