@@ -113,7 +113,8 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
     const uint64_t dtypeKey = dtype == ge::DT_BF16    ? FA_TILING_KEY_BF16
                               : dtype == ge::DT_FLOAT ? FA_TILING_KEY_FP32
                                                       : FA_TILING_KEY_FP16;
-    context->SetTilingKey(AttentionCore::ForwardTilingKey(dtypeKey, data->params.lazyO != 0));
+    context->SetTilingKey(
+        AttentionCore::ForwardTilingKey(dtypeKey, data->params.lazyO != 0, false, data->params.kvNz != 0));
     context->SetBlockDim(data->params.usedCores);
     size_t *ws = context->GetWorkspaceSizes(1);
     ws[0] = fa_host::WorkspaceBytes(data->params) + platform.GetLibApiWorkSpaceSize();

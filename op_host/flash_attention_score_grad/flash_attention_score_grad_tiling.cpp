@@ -206,7 +206,9 @@ ge::graphStatus FlashAttentionScoreGradTiling(gert::TilingContext *context)
     const uint64_t dtypeKey = dtype == ge::DT_BF16    ? FAG_TILING_KEY_BF16
                               : dtype == ge::DT_FLOAT ? FAG_TILING_KEY_FP32
                                                       : FAG_TILING_KEY_FP16;
-    context->SetTilingKey(AttentionCore::ForwardTilingKey(dtypeKey, recompute && data->forward.params.lazyO != 0));
+    const AttentionCore::ForwardParams &f = data->forward.params;
+    context->SetTilingKey(
+        AttentionCore::ForwardTilingKey(dtypeKey, recompute && f.lazyO != 0, false, recompute && f.kvNz != 0));
     const uint32_t cores = recompute && data->forward.params.usedCores > data->params.usedCores
                                ? data->forward.params.usedCores
                                : data->params.usedCores;

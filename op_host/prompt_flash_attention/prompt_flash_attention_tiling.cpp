@@ -104,7 +104,7 @@ ge::graphStatus PromptFlashAttentionTiling(gert::TilingContext *context)
     fa_host::PlanMaskSummary(*data);
     context->SetTilingKey(
         AttentionCore::ForwardTilingKey(dtype == ge::DT_BF16 ? PFA_TILING_KEY_BF16 : PFA_TILING_KEY_FP16,
-                                        data->params.lazyO != 0, data->mask.maskSummary != 0));
+                                        data->params.lazyO != 0, data->mask.maskSummary != 0, data->params.kvNz != 0));
     context->SetBlockDim(data->params.usedCores);
     size_t *ws = context->GetWorkspaceSizes(1);
     ws[0] = fa_host::PrefillWorkspaceBytes(*data) + platform.GetLibApiWorkSpaceSize();

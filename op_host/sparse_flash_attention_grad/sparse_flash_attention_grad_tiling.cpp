@@ -10,6 +10,7 @@
 #include "../common/tiling/cost_rates.h"
 #include "../common/op_log.h"
 #include "../common/tiling/tiling_inputs.h"
+#include "../../op_kernel/attention_core/sparse_backward/sparse_backward_layout.h"
 #include "../../op_kernel/sparse_flash_attention_grad/sparse_flash_attention_grad_tiling_data.h"
 #include "exe_graph/runtime/tiling_context.h"
 #include "sparse_flash_attention_grad_tiling.h"
@@ -21,7 +22,6 @@ namespace {
 
 constexpr uint32_t BLOCK_KV = 64;  // gathered keys per cube pass (one 64-lane fp32 repeat per row)
 constexpr uint32_t D_CHUNK = 128;  // head-dim columns per matmul pass
-constexpr uint32_t ROW_CHUNK = 4;  // SPARSE_ROW_CHUNK of the vector stage
 constexpr uint64_t ALIGN = 512;
 
 uint64_t Up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
@@ -245,13 +245,14 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
         return false;
     }
 
-    // Buffers of the cube (L1, L0) and of one vector core (UB), as the kernel allocates them.
+    // Buffers of the cube (L1, L0) and of one vector core (UB), as the kernel allocates them
+    // (sparse_backward_layout.h).
     const uint64_t t = prob.dtypeBytes;
     const uint64_t g = out.headsPad, c = BLOCK_KV, wide = g > c ? g : c;
-    // L1: Q (+ rope), dO, P / dS (one buffer), two K copies and V (the dQ pass stages over
-    // the K copies and V).
-    const uint64_t kvL1 = (2 * c * out.qkDim + c * prob.headDim) * t;
-    const uint64_t l1 = g * out.qkDim * t + g * prob.headDim * t + g * c * t + kvL1;
+    const AttentionCore::SparseCubeL1 l1Layout = AttentionCore::SparseBackwardCubeL1Layout(
+        uint32_t(g), uint32_t(c), out.qkDim, uint32_t(prob.headDim), uint32_t(t));
+    const uint64_t kvL1 = l1Layout.kv;  // two K copies and V, where the dQ pass stages
+    const uint64_t l1 = l1Layout.Total();
     // L0C: a ring of up to three tiles, each large enough for a 16-key dK/dV tile over the
     // full width and for S or dP (headsPad x blockKv).
     out.keyGradRows = 16;
@@ -274,11 +275,10 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     out.l0bElems = static_cast<uint32_t>(wide * D_CHUNK);
     out.l0bElems = out.l0bElems > c * out.dqPassCols ? out.l0bElems : static_cast<uint32_t>(c * out.dqPassCols);
     out.l0Copies = 2 * uint64_t(out.l0aElems) * t <= budget.l0a && 2 * uint64_t(out.l0bElems) * t <= budget.l0b ? 2 : 1;
-    const uint64_t l0a = out.l0Copies * uint64_t(out.l0aElems) * t;
-    const uint64_t l0b = out.l0Copies * uint64_t(out.l0bElems) * t;
-    uint64_t l0c = tiles * tileElems * 4;
-    const uint64_t dqAcc = uint64_t(out.dqTiles) * g * out.dqPassCols * 4;
-    l0c = l0c > dqAcc ? l0c : dqAcc;
+    const AttentionCore::SparseCubeL0 l0 = AttentionCore::SparseBackwardCubeL0Layout(
+        out.l0Copies, out.l0aElems, out.l0bElems, uint32_t(tiles), uint32_t(tileElems), out.dqTiles, uint32_t(g),
+        out.dqPassCols, uint32_t(t));
+    const uint64_t l0a = l0.a, l0b = l0.b, l0c = l0.c;
     // Key tiles in pairs (one Q / dO load into L0B for two tiles) when a tile's reload,
     // headsPad x qkDim into L0B, costs more than half its scatter, 16 rows of (Fixpipe head +
     // qkDim fp32 atomic) through the Fixpipe (cost_rates.h).
@@ -287,27 +287,15 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
         uint64_t(out.keyGradRows) *
         (static_cast<uint64_t>(FIXP_HEAD_CYCLES) + out.qkDim * 8 / static_cast<uint64_t>(FIXP_WRITE_BYTES_PER_CYCLE));
     out.keyGradGroup = tiles >= 3 && 2 * reloadCycles > scatterCycles ? 2 : 1;
-    const uint64_t statRows = Up(out.rowsPerVec, 8);
-    const uint64_t cells = uint64_t(out.rowsPerVec) * c;
-    // UB: S, dP (fp32) and P, dS of its heads; the row-term / cast-out passes; the row
-    // statistics; the gather staging (half a chunk of K + rope and V rows); the index row.
-    // With the selection sort the K staging also carries the sorted list and Sort's tmp (8
-    // bytes per entry each), the V staging the sort keys. The sort needs at most 255 Sort
-    // repeats and KV indices below the kernel's clamp (SORT_INDEX_CAP); INT64 rows are
-    // narrowed to INT32 in place first.
-    const uint64_t gatherRows = (c + 1) / 2;
+    // UB (sparse_backward_layout.h), with and without the selection sort. The sort needs at
+    // most 255 Sort repeats and KV indices below the kernel's clamp (SORT_INDEX_CAP); INT64
+    // rows are narrowed to INT32 in place first.
     out.sortPad = static_cast<uint32_t>(Up(prob.topK == 0 ? 1 : prob.topK, 32));
     const auto ubBytes = [&](bool sort) {
-        uint64_t kStage = gatherRows * out.qkDim * t;
-        uint64_t vStage = gatherRows * prob.headDim * t;
-        if (sort) {
-            kStage = kStage > 16ull * out.sortPad ? kStage : 16ull * out.sortPad;
-            vStage = vStage > 4ull * out.sortPad ? vStage : 4ull * out.sortPad;
-        }
-        const uint64_t idx64 = prob.index64 ? 8ull * prob.topK : 0;
-        const uint64_t idx = idx64 > 4ull * out.sortPad ? idx64 : 4ull * out.sortPad;
-        return cells * (4 + 4 + 2 + 2) + ROW_CHUNK * out.qkDim * (4 + 4 + 2 + 2) + statRows * (12 + 96) + kStage +
-               vStage + idx;
+        return AttentionCore::SparseBackwardVectorUbLayout(out.rowsPerVec, uint32_t(c), out.qkDim,
+                                                           uint32_t(prob.headDim), uint32_t(t), sort, out.sortPad,
+                                                           prob.index64 ? uint32_t(8 * prob.topK) : 0)
+            .Total();
     };
     const bool sortable = out.sortPad / 32 <= 255 && prob.t2 < 0x7E000000ull;
     out.sortSelection = sortable && ubBytes(true) + 8192 <= budget.ub ? 1 : 0;

@@ -1,6 +1,7 @@
 // FlashAttentionScore kernel entry (aclnnFlashAttentionVarLenScore): the shared forward core
 // with the varlen variant (q-blocks over TND batches, pse before the scale, sparse modes 0-8,
-// dropout) writing attention_out and the softmax max/sum statistics.
+// dropout) writing attention_out and the softmax max/sum statistics. The tiling key selects the
+// dtype, the P.V mode and whether K/V are staged in Nz order.
 #include "kernel_operator.h"
 #include "../attention_core/forward/forward_kernel.h"
 #include "flash_attention_score_tiling_data.h"
@@ -36,10 +37,18 @@ extern "C" __global__ __aicore__ void flash_attention_score(GM_ADDR query, GM_AD
         AttentionCore::RunForward<half, VarLenVariant, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(FA_TILING_KEY_FP16_LAZY)) {
         AttentionCore::RunForward<half, VarLenVariant, true>(tilingData, tensors);
+    } else if (TILING_KEY_IS(FA_TILING_KEY_FP16_KV_NZ)) {
+        AttentionCore::RunForward<half, VarLenVariant, false, true>(tilingData, tensors);
+    } else if (TILING_KEY_IS(FA_TILING_KEY_FP16_LAZY_KV_NZ)) {
+        AttentionCore::RunForward<half, VarLenVariant, true, true>(tilingData, tensors);
     } else if (TILING_KEY_IS(FA_TILING_KEY_BF16)) {
         AttentionCore::RunForward<bfloat16_t, VarLenVariant, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(FA_TILING_KEY_BF16_LAZY)) {
         AttentionCore::RunForward<bfloat16_t, VarLenVariant, true>(tilingData, tensors);
+    } else if (TILING_KEY_IS(FA_TILING_KEY_BF16_KV_NZ)) {
+        AttentionCore::RunForward<bfloat16_t, VarLenVariant, false, true>(tilingData, tensors);
+    } else if (TILING_KEY_IS(FA_TILING_KEY_BF16_LAZY_KV_NZ)) {
+        AttentionCore::RunForward<bfloat16_t, VarLenVariant, true, true>(tilingData, tensors);
     } else if (TILING_KEY_IS(FA_TILING_KEY_FP32)) {
         AttentionCore::RunForward<float, VarLenVariant, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(FA_TILING_KEY_FP32_LAZY)) {

@@ -7,12 +7,13 @@
 
 // The varlen forward (as flash_attention_score's kernel) recomputes missing statistics: when any
 // of softmax_max / softmax_sum / attention_in is absent it runs, and the absent ones are taken
-// from it (the given ones are used as given); LAZY_PV is its P.V mode (the tiling key's).
+// from it (the given ones are used as given); LAZY_PV and KV_NZ are its P.V mode and K/V staging
+// (the tiling key's).
 using RecomputeVariant =
     AttentionCore::ForwardVariant<AttentionCore::SplitTnd, AttentionCore::KvStrided, AttentionCore::ScorePse,
                                   AttentionCore::MaskSparseMode, AttentionCore::SoftmaxDropout>;
 
-template <typename T, bool LAZY_PV>
+template <typename T, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void Run(const FlashAttentionScoreGradTilingData &tiling, AttentionCore::BackwardTensors &t,
                            GM_ADDR userWorkspace)
 {
@@ -29,7 +30,7 @@ __aicore__ inline void Run(const FlashAttentionScoreGradTilingData &tiling, Atte
         f.score.pse = t.pse;
         f.mask = {t.mask, t.prefix};
         f.softmax = {t.dropMask, t.seqQ, t.seqKv};
-        AttentionCore::RunForward<T, RecomputeVariant, LAZY_PV>(tiling.forward, f);
+        AttentionCore::RunForward<T, RecomputeVariant, LAZY_PV, KV_NZ>(tiling.forward, f);
         AscendC::SyncAll<false>();  // the statistics and the output are in GM for every core
         if (t.softmaxMax == nullptr) t.softmaxMax = f.softmaxMax;
         if (t.softmaxSum == nullptr) t.softmaxSum = f.softmaxSum;
@@ -79,16 +80,24 @@ flash_attention_score_grad(GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR dy
     t.dkRope = dk_rope;
     GM_ADDR userWorkspace = AscendC::GetUserWorkspace(workspace);
     if (TILING_KEY_IS(FAG_TILING_KEY_FP16)) {
-        Run<half, false>(tilingData, t, userWorkspace);
+        Run<half, false, false>(tilingData, t, userWorkspace);
     } else if (TILING_KEY_IS(FAG_TILING_KEY_FP16_LAZY)) {
-        Run<half, true>(tilingData, t, userWorkspace);
+        Run<half, true, false>(tilingData, t, userWorkspace);
+    } else if (TILING_KEY_IS(FAG_TILING_KEY_FP16_KV_NZ)) {
+        Run<half, false, true>(tilingData, t, userWorkspace);
+    } else if (TILING_KEY_IS(FAG_TILING_KEY_FP16_LAZY_KV_NZ)) {
+        Run<half, true, true>(tilingData, t, userWorkspace);
     } else if (TILING_KEY_IS(FAG_TILING_KEY_BF16)) {
-        Run<bfloat16_t, false>(tilingData, t, userWorkspace);
+        Run<bfloat16_t, false, false>(tilingData, t, userWorkspace);
     } else if (TILING_KEY_IS(FAG_TILING_KEY_BF16_LAZY)) {
-        Run<bfloat16_t, true>(tilingData, t, userWorkspace);
+        Run<bfloat16_t, true, false>(tilingData, t, userWorkspace);
+    } else if (TILING_KEY_IS(FAG_TILING_KEY_BF16_KV_NZ)) {
+        Run<bfloat16_t, false, true>(tilingData, t, userWorkspace);
+    } else if (TILING_KEY_IS(FAG_TILING_KEY_BF16_LAZY_KV_NZ)) {
+        Run<bfloat16_t, true, true>(tilingData, t, userWorkspace);
     } else if (TILING_KEY_IS(FAG_TILING_KEY_FP32)) {
-        Run<float, false>(tilingData, t, userWorkspace);
+        Run<float, false, false>(tilingData, t, userWorkspace);
     } else if (TILING_KEY_IS(FAG_TILING_KEY_FP32_LAZY)) {
-        Run<float, true>(tilingData, t, userWorkspace);
+        Run<float, true, false>(tilingData, t, userWorkspace);
     }
 }

@@ -1,6 +1,7 @@
 // aclnnPromptFlashAttention kernel entry: the shared forward core with the prefill variant
 // (q-block split, strided layouts, scale, mask tensor + band, plain softmax). The tiling key
-// selects the dtype, the P.V mode and whether the mask goes through the mask summary.
+// selects the dtype, the P.V mode, whether the mask goes through the mask summary and whether
+// K/V are staged in Nz order.
 #include "kernel_operator.h"
 #include "../attention_core/forward/forward_kernel.h"
 #include "prompt_flash_attention_tiling_data.h"
@@ -28,20 +29,36 @@ extern "C" __global__ __aicore__ void prompt_flash_attention(GM_ADDR query, GM_A
     tensors.split.actualSeqLengths = actual_seq_lengths;
     tensors.mask.mask = atten_mask;
     if (TILING_KEY_IS(PFA_TILING_KEY_FP16)) {
-        AttentionCore::RunForward<half, Plain, false>(tilingData, tensors);
+        AttentionCore::RunForward<half, Plain, false, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_LAZY)) {
-        AttentionCore::RunForward<half, Plain, true>(tilingData, tensors);
+        AttentionCore::RunForward<half, Plain, true, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_SUMMARY)) {
-        AttentionCore::RunForward<half, Summary, false>(tilingData, tensors);
+        AttentionCore::RunForward<half, Summary, false, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_LAZY_SUMMARY)) {
-        AttentionCore::RunForward<half, Summary, true>(tilingData, tensors);
+        AttentionCore::RunForward<half, Summary, true, false>(tilingData, tensors);
+    } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_KV_NZ)) {
+        AttentionCore::RunForward<half, Plain, false, true>(tilingData, tensors);
+    } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_LAZY_KV_NZ)) {
+        AttentionCore::RunForward<half, Plain, true, true>(tilingData, tensors);
+    } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_SUMMARY_KV_NZ)) {
+        AttentionCore::RunForward<half, Summary, false, true>(tilingData, tensors);
+    } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_LAZY_SUMMARY_KV_NZ)) {
+        AttentionCore::RunForward<half, Summary, true, true>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16)) {
-        AttentionCore::RunForward<bfloat16_t, Plain, false>(tilingData, tensors);
+        AttentionCore::RunForward<bfloat16_t, Plain, false, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_LAZY)) {
-        AttentionCore::RunForward<bfloat16_t, Plain, true>(tilingData, tensors);
+        AttentionCore::RunForward<bfloat16_t, Plain, true, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_SUMMARY)) {
-        AttentionCore::RunForward<bfloat16_t, Summary, false>(tilingData, tensors);
+        AttentionCore::RunForward<bfloat16_t, Summary, false, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_LAZY_SUMMARY)) {
-        AttentionCore::RunForward<bfloat16_t, Summary, true>(tilingData, tensors);
+        AttentionCore::RunForward<bfloat16_t, Summary, true, false>(tilingData, tensors);
+    } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_KV_NZ)) {
+        AttentionCore::RunForward<bfloat16_t, Plain, false, true>(tilingData, tensors);
+    } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_LAZY_KV_NZ)) {
+        AttentionCore::RunForward<bfloat16_t, Plain, true, true>(tilingData, tensors);
+    } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_SUMMARY_KV_NZ)) {
+        AttentionCore::RunForward<bfloat16_t, Summary, false, true>(tilingData, tensors);
+    } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_LAZY_SUMMARY_KV_NZ)) {
+        AttentionCore::RunForward<bfloat16_t, Summary, true, true>(tilingData, tensors);
     }
 }

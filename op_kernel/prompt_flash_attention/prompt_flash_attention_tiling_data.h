@@ -8,23 +8,43 @@
 
 // Tiling keys: macros of integer literals, the only key CANN's kernel compiler collects
 // (forward_params.h, ForwardTilingKey).
-// Key = dtype (0 fp16, 1 bf16) + 10 for lazy P.V + 100 for the mask summary; the
-// static_asserts keep it equal to ForwardTilingKey.
+// Key = dtype (0 fp16, 1 bf16) + 10 for lazy P.V + 100 for the mask summary + 1000 for K/V in
+// Nz order; the static_asserts keep it equal to ForwardTilingKey.
 #define PFA_TILING_KEY_FP16 0
 #define PFA_TILING_KEY_BF16 1
 #define PFA_TILING_KEY_FP16_LAZY 10
 #define PFA_TILING_KEY_BF16_LAZY 11
 #define PFA_TILING_KEY_FP16_SUMMARY 100
-#define PFA_TILING_KEY_FP16_LAZY_SUMMARY 110
 #define PFA_TILING_KEY_BF16_SUMMARY 101
+#define PFA_TILING_KEY_FP16_LAZY_SUMMARY 110
 #define PFA_TILING_KEY_BF16_LAZY_SUMMARY 111
-static_assert(AttentionCore::ForwardTilingKey(PFA_TILING_KEY_FP16, true, false) == PFA_TILING_KEY_FP16_LAZY &&
-                  AttentionCore::ForwardTilingKey(PFA_TILING_KEY_FP16, false, true) == PFA_TILING_KEY_FP16_SUMMARY &&
-                  AttentionCore::ForwardTilingKey(PFA_TILING_KEY_FP16, true, true) == PFA_TILING_KEY_FP16_LAZY_SUMMARY,
-              "tiling key macros out of step with ForwardTilingKey");
-static_assert(AttentionCore::ForwardTilingKey(PFA_TILING_KEY_BF16, true, false) == PFA_TILING_KEY_BF16_LAZY &&
-                  AttentionCore::ForwardTilingKey(PFA_TILING_KEY_BF16, false, true) == PFA_TILING_KEY_BF16_SUMMARY &&
-                  AttentionCore::ForwardTilingKey(PFA_TILING_KEY_BF16, true, true) == PFA_TILING_KEY_BF16_LAZY_SUMMARY,
-              "tiling key macros out of step with ForwardTilingKey");
+#define PFA_TILING_KEY_FP16_KV_NZ 1000
+#define PFA_TILING_KEY_BF16_KV_NZ 1001
+#define PFA_TILING_KEY_FP16_LAZY_KV_NZ 1010
+#define PFA_TILING_KEY_BF16_LAZY_KV_NZ 1011
+#define PFA_TILING_KEY_FP16_SUMMARY_KV_NZ 1100
+#define PFA_TILING_KEY_BF16_SUMMARY_KV_NZ 1101
+#define PFA_TILING_KEY_FP16_LAZY_SUMMARY_KV_NZ 1110
+#define PFA_TILING_KEY_BF16_LAZY_SUMMARY_KV_NZ 1111
+static_assert(
+    AttentionCore::ForwardTilingKey(PFA_TILING_KEY_FP16, true, false, false) == PFA_TILING_KEY_FP16_LAZY &&
+        AttentionCore::ForwardTilingKey(PFA_TILING_KEY_FP16, false, true, false) == PFA_TILING_KEY_FP16_SUMMARY &&
+        AttentionCore::ForwardTilingKey(PFA_TILING_KEY_FP16, true, true, false) == PFA_TILING_KEY_FP16_LAZY_SUMMARY &&
+        AttentionCore::ForwardTilingKey(PFA_TILING_KEY_FP16, false, false, true) == PFA_TILING_KEY_FP16_KV_NZ &&
+        AttentionCore::ForwardTilingKey(PFA_TILING_KEY_FP16, true, false, true) == PFA_TILING_KEY_FP16_LAZY_KV_NZ &&
+        AttentionCore::ForwardTilingKey(PFA_TILING_KEY_FP16, false, true, true) == PFA_TILING_KEY_FP16_SUMMARY_KV_NZ &&
+        AttentionCore::ForwardTilingKey(PFA_TILING_KEY_FP16, true, true, true) ==
+            PFA_TILING_KEY_FP16_LAZY_SUMMARY_KV_NZ,
+    "tiling key macros out of step with ForwardTilingKey");
+static_assert(
+    AttentionCore::ForwardTilingKey(PFA_TILING_KEY_BF16, true, false, false) == PFA_TILING_KEY_BF16_LAZY &&
+        AttentionCore::ForwardTilingKey(PFA_TILING_KEY_BF16, false, true, false) == PFA_TILING_KEY_BF16_SUMMARY &&
+        AttentionCore::ForwardTilingKey(PFA_TILING_KEY_BF16, true, true, false) == PFA_TILING_KEY_BF16_LAZY_SUMMARY &&
+        AttentionCore::ForwardTilingKey(PFA_TILING_KEY_BF16, false, false, true) == PFA_TILING_KEY_BF16_KV_NZ &&
+        AttentionCore::ForwardTilingKey(PFA_TILING_KEY_BF16, true, false, true) == PFA_TILING_KEY_BF16_LAZY_KV_NZ &&
+        AttentionCore::ForwardTilingKey(PFA_TILING_KEY_BF16, false, true, true) == PFA_TILING_KEY_BF16_SUMMARY_KV_NZ &&
+        AttentionCore::ForwardTilingKey(PFA_TILING_KEY_BF16, true, true, true) ==
+            PFA_TILING_KEY_BF16_LAZY_SUMMARY_KV_NZ,
+    "tiling key macros out of step with ForwardTilingKey");
 
 using PromptFlashAttentionTilingData = AttentionCore::PrefillTiling;

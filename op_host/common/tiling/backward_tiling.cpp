@@ -15,6 +15,12 @@ constexpr uint32_t D_CHUNK = 128;
 constexpr uint64_t UB_API_RESERVE = 8192;
 constexpr uint32_t MAX_Q_SPLIT = 16;
 constexpr int64_t BAND_LIMIT = AttentionCore::SPARSE_UNBOUNDED;
+// Unit pricing in query rows (a step of 128 rows at D = 128 is ~3050 Fixpipe cycles, ~21 per
+// row): a step's fixed share, its twelve 32-cycle Fixpipe heads (~18 rows, rounded to 16); a
+// unit's, the flush of its dK/dV accumulators with accumKv, 2 x (32 + 96 x 128 x 4 / 86) = 1208
+// Fixpipe cycles (~57 rows, rounded to 64).
+constexpr double STEP_SHARE = 16;
+constexpr double UNIT_SHARE = 64;
 
 uint64_t Align512(uint64_t x) { return (x + 511) / 512 * 512; }
 
@@ -62,7 +68,7 @@ std::vector<std::vector<double>> UnitStepCosts(const BackwardProblem &prob, cons
                     for (uint32_t g = 0; g < p.groupSize; ++g) {
                         for (int64_t q = b0; q < b1; ++q) {
                             const int64_t rows = std::min<int64_t>(p.blockQ, hi - (lo + q * p.blockQ));
-                            steps.push_back(double(rows + 16) + (steps.empty() ? 32.0 : 0.0));
+                            steps.push_back(double(rows + STEP_SHARE) + (steps.empty() ? UNIT_SHARE : 0.0));
                         }
                     }
                     units.push_back(steps);

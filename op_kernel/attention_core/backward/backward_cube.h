@@ -117,10 +117,12 @@ public:
         uint32_t issued = 0, staged = 0;
         for (uint32_t i = 0;; ++i) {
             Fetch(i + ahead + 2);
-            if (i != 0 && i < fetched_) {
-                // P/dS of step i load before the S/dP of step i + pipelined go out: the
-                // vector cores returned them while working ahead, and their copy then runs
-                // under the S/dP Mmads and Fixpipes instead of in front of the dQ Mmads.
+            // Pipelined, step i's S/dP went out in an earlier round: its P/dS load before the
+            // S/dP of step i + pipelined go out (the vector cores returned them while working
+            // ahead), so the copy runs under those Mmads and Fixpipes, not in front of the dQ
+            // Mmads.
+            const bool early = i != 0 && i < issued;
+            if (early) {
                 LoadGradOperands(ring_[i % RING], i);
             }
             for (; issued < fetched_ && issued <= i + ahead; ++issued) {
@@ -139,7 +141,9 @@ public:
                 // The first steps' S/dP went out while the vector cores zeroed the accumulators
                 // and computed D; the gradients add into the accumulators.
                 AscendC::SyncAll<false>();
-                LoadGradOperands(ring_[0], 0);
+            }
+            if (!early) {
+                LoadGradOperands(ring_[i % RING], i);
             }
             const BackwardStep &s = ring_[i % RING];
             Gradients(s, i, i + 1 >= fetched_ || ring_[(i + 1) % RING].unitSeq != s.unitSeq);

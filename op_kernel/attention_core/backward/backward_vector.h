@@ -207,29 +207,43 @@ private:
         return false;
     }
 
-    // D[t, n] = sum_d dO[t, n, d] * O[t, n, d] for this core's share of the (t, n) rows.
+    // D[t, n] = sum_d dO[t, n, d] * O[t, n, d] for this core's share of the (t, n) rows. Two
+    // buffer sets (halves of the P-out and dS-out buffers for dO and O, of tmp_ for the
+    // broadcast D rows) take passes in turn, each guarded by its own events, so the next pass's
+    // loads and the last one's store run under this one's vector work.
     __aicore__ inline void ComputeRowTerms()
     {
+        constexpr int32_t EVT = BWD_EVT_CAST;  // + set (sync.h's table; the cast-out's ids)
         const uint32_t d = p_->headDim;
         const uint32_t dp = p_->headDimAlign;
-        uint32_t chunk = rowCells_ / dp;
+        const uint32_t sets = rowCells_ / dp >= 2 ? 2 : 1;
+        uint32_t chunk = rowCells_ / sets / dp;
         chunk = chunk > 255 ? 255 : chunk;
         uint64_t lo, hi;
         Share(p_->tq * p_->numHeads, lo, hi);
-        const AscendC::LocalTensor<T> dyT = pOutBuf_.Get<T>();
-        const AscendC::LocalTensor<T> oT = dsOutBuf_.Get<T>();
+        const AscendC::LocalTensor<T> dyT[2] = {pOutBuf_.Get<T>(), pOutBuf_.Get<T>()[chunk * dp]};
+        const AscendC::LocalTensor<T> oT[2] = {dsOutBuf_.Get<T>(), dsOutBuf_.Get<T>()[chunk * dp]};
+        const AscendC::LocalTensor<float> rows8[2] = {tmp_, tmp_[chunk * 8]};
         const AscendC::DataCopyPadExtParams<T> zeroPad(true, 0, static_cast<uint8_t>(dp - d), 0);
-        for (uint64_t r0 = lo; r0 < hi; r0 += chunk) {
+        for (uint32_t b = 0; b < sets; ++b) {
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT + b);
+            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT + b);
+        }
+        uint32_t k = 0;
+        for (uint64_t r0 = lo; r0 < hi; r0 += chunk, ++k) {
+            const uint32_t b = k % sets;
             const uint32_t rows = hi - r0 < chunk ? static_cast<uint32_t>(hi - r0) : chunk;
             const AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), d * sizeof(T), 0, 0, 0);
-            PipeSync<AscendC::HardEvent::V_MTE2>();
-            AscendC::DataCopyPad(dyT, dy_[r0 * d], copy, zeroPad);
-            AscendC::DataCopyPad(oT, o_[r0 * d], copy, zeroPad);
-            PipeSync<AscendC::HardEvent::MTE2_V>();
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT + b);  // the casts read set b
+            AscendC::DataCopyPad(dyT[b], dy_[r0 * d], copy, zeroPad);
+            AscendC::DataCopyPad(oT[b], o_[r0 * d], copy, zeroPad);
+            AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT + b);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT + b);
             const int32_t count = static_cast<int32_t>(rows * dp);
-            CastToFloat(s_, dyT, count);
-            CastToFloat(dp_, oT, count);
+            CastToFloat(s_, dyT[b], count);
+            CastToFloat(dp_, oT[b], count);
             AscendC::PipeBarrier<PIPE_V>();
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT + b);
             AscendC::Mul(s_, s_, dp_, count);
             AscendC::PipeBarrier<PIPE_V>();
             const uint8_t pitch = static_cast<uint8_t>(dp / 8);
@@ -242,12 +256,17 @@ private:
             AscendC::WholeReduceSum(rowD_, s_, static_cast<int32_t>(dp < 64 ? dp : 64), static_cast<int32_t>(rows), 1,
                                     1, pitch);
             AscendC::PipeBarrier<PIPE_V>();
-            PipeSync<AscendC::HardEvent::MTE3_V>();
-            AscendC::Brcb(tmp_, rowD_, static_cast<uint8_t>((rows + 7) / 8), AscendC::BrcbRepeatParams(1, 8));
-            PipeSync<AscendC::HardEvent::V_MTE3>();
-            AscendC::DataCopy(drow_[r0 * 8], tmp_, rows * 8);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT + b);  // set b's last D rows are out
+            AscendC::Brcb(rows8[b], rowD_, static_cast<uint8_t>((rows + 7) / 8), AscendC::BrcbRepeatParams(1, 8));
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVT + b);
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT + b);
+            AscendC::DataCopy(drow_[r0 * 8], rows8[b], rows * 8);
+            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT + b);
         }
-        PipeSync<AscendC::HardEvent::MTE3_V>();
+        for (uint32_t b = 0; b < sets; ++b) {
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT + b);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT + b);
+        }
     }
 
     // dsink partial of this core: -sum over its (t, n) rows of exp(sink[n] - max) / sum * D,

@@ -37,7 +37,9 @@
 
 namespace AttentionCore {
 
-template <typename T, class Variant, bool LAZY_PV> class ForwardCube {
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ> class ForwardCube {
+    static_assert(!KV_NZ || NzHandoff<T>::ENABLED, "K/V in Nz order needs a 16-bit type");
+
 public:
     template <class Tiling, class GmTensors>
     __aicore__ inline void Init(const Tiling &tiling, AscendC::TPipe *pipe, const GmTensors &t)
@@ -51,7 +53,9 @@ public:
         k_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.key));
         v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.value));
         core_ = AscendC::GetBlockIdx();
-        kvNz_.Init(p, t.key, t.value, t.workspace);
+        if constexpr (KV_NZ) {
+            kvNz_.Init(p, t.key, t.value, t.workspace);
+        }
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + WS_SLOTS * p->wsSlotS));
@@ -89,7 +93,7 @@ public:
 
     __aicore__ inline void Process()
     {
-        if (Variant::Mask::HasPrepass() || kvNz_.On()) {
+        if constexpr (Variant::Mask::HasPrepass() || KV_NZ) {
             AscendC::SyncAll<false>();  // the vector cores build the mask summary (mask_band.h), stage K/V (kv_nz.h)
         }
         for (int32_t b = 0; b < 2; ++b) {  // every copy starts free
@@ -210,22 +214,20 @@ private:
 
     // The K or V rows of a key block -> an L1 tile of kvPad rows, one copy per run of evenly
     // spaced rows (KvSource::RowsInRun: a paged cache's page ends a run); run r0 lands at row r0.
-    // With K/V staged in Nz order (kv_nz.h, or by the K/V source): one plain copy of rows
+    // With K/V staged in Nz order (KV_NZ, kv_nz.h, or by the K/V source): one plain copy of rows
     // [k0, k0 + kvPad).
     __aicore__ inline void CopyKvRows(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
                                       const WorkUnit &u, const KvBlock &blk, uint32_t kvPad, uint32_t tensor)
     {
         const uint64_t token0 = u.kvBase + static_cast<uint64_t>(blk.k0);
+        if constexpr (KV_NZ) {
+            kvNz_.Load(dst, tensor, u.b, u.n / p_->groupSize, token0, kvPad);
+            return;
+        }
         if constexpr (NzHandoff<T>::ENABLED && Variant::Kv::StagedNz()) {
             NzHandoff<T>::Load(dst, src[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(token0))], kvPad, p_->headDimAlign,
                                kv_.NzSlotRows());
             return;
-        }
-        if constexpr (NzHandoff<T>::ENABLED) {
-            if (kvNz_.On()) {
-                kvNz_.Load(dst, tensor, u.b, u.n / p_->groupSize, token0, kvPad);
-                return;
-            }
         }
         for (uint32_t r = 0; r < blk.cols;) {
             uint32_t run = kv_.RowsInRun(u.b, token0 + r);

@@ -22,19 +22,20 @@ template <class SplitTag, class KvTag, class ScoreTag, class MaskTag, class Soft
 
 // `tiling` is the operator's tiling data: the core's ForwardParams (`params`) and its policies'
 // pieces (policies.h); `t` its GM tensors, composed the same way (ForwardTensors<Variant> or a
-// struct with the same members). LAZY_PV: the P.V mode the host chose (ForwardParams::lazyO),
-// which the kernel entry reads from the tiling key (ForwardTilingKey).
-template <typename T, class Variant, bool LAZY_PV, class Tiling, class GmTensors>
+// struct with the same members). LAZY_PV and KV_NZ: the P.V mode and the K/V staging the host
+// chose (ForwardParams::lazyO, ::kvNz), which the kernel entry reads from the tiling key
+// (ForwardTilingKey).
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ = false, class Tiling, class GmTensors>
 __aicore__ inline void RunForward(const Tiling &tiling, const GmTensors &t)
 {
     AscendC::TPipe pipe;
     if ASCEND_IS_AIC {
-        ForwardCube<T, Variant, LAZY_PV> cube;
+        ForwardCube<T, Variant, LAZY_PV, KV_NZ> cube;
         cube.Init(tiling, &pipe, t);
         cube.Process();
     }
     if ASCEND_IS_AIV {
-        ForwardVector<T, Variant, LAZY_PV> vec;
+        ForwardVector<T, Variant, LAZY_PV, KV_NZ> vec;
         vec.Init(tiling, &pipe, t);
         vec.Process();
     }

@@ -46,8 +46,8 @@ constexpr uint32_t CTRL_LINE_WORDS = 16;                // int32 words per 64-by
 constexpr uint32_t CTRL_LINES = WS_SLOTS * 3;
 
 // The core's compile-time modes travel in the tiling key next to the operator's dtype key
-// (0-2): lazy P.V (ForwardParams::lazyO) and the PFA mask summary (MaskBandParams::
-// maskSummary). The kernel entry instantiates the core once per key, so every stage reads as
+// (0-2): lazy P.V (ForwardParams::lazyO), the PFA mask summary (MaskBandParams::maskSummary)
+// and K/V staged in Nz order (ForwardParams::kvNz, 16-bit types only). The kernel entry instantiates the core once per key, so every stage reads as
 // one straight path for its mode instead of branching on it at run time.
 // The host computes the key with ForwardTilingKey; each entry tests literal keys that its
 // *_tiling_data.h defines as macros, because CANN's kernel compiler collects an entry's keys by
@@ -55,9 +55,12 @@ constexpr uint32_t CTRL_LINES = WS_SLOTS * 3;
 // `(g_tilingKey == (k))`) and rejects a constexpr name or a call there.
 constexpr uint64_t TILING_KEY_LAZY_PV = 10;
 constexpr uint64_t TILING_KEY_MASK_SUMMARY = 100;
-__aicore__ constexpr uint64_t ForwardTilingKey(uint64_t dtypeKey, bool lazyPv, bool maskSummary = false)
+constexpr uint64_t TILING_KEY_KV_NZ = 1000;
+__aicore__ constexpr uint64_t ForwardTilingKey(uint64_t dtypeKey, bool lazyPv, bool maskSummary = false,
+                                               bool kvNz = false)
 {
-    return dtypeKey + (lazyPv ? TILING_KEY_LAZY_PV : 0) + (maskSummary ? TILING_KEY_MASK_SUMMARY : 0);
+    return dtypeKey + (lazyPv ? TILING_KEY_LAZY_PV : 0) + (maskSummary ? TILING_KEY_MASK_SUMMARY : 0) +
+           (kvNz ? TILING_KEY_KV_NZ : 0);
 }
 
 struct ForwardParams {
@@ -103,7 +106,11 @@ struct ForwardParams {
     uint32_t vecRows;
 
     // Work split: the units (batch, head, q-block) in that order, cut into contiguous ranges
-    // of about equal cost; core c takes units [coreUnitStart[c], coreUnitStart[c + 1]).
+    // of about equal cost; core c takes units [coreUnitStart[c], coreUnitStart[c + 1]). With
+    // foldQBlocks a head's q-blocks come as 0, last, 1, last - 1, ... (policies.h FoldedQBlock),
+    // where the host's plan balances better so (a causal mask's light and heavy q-blocks).
+    uint32_t foldQBlocks;
+    uint32_t reserved2;
     uint64_t unitCount;
     uint64_t coreUnitStart[MAX_CORES + 1];
 
@@ -122,10 +129,11 @@ struct ForwardParams {
     uint32_t reserved0;
     uint64_t statsStrideS, statsStrideN;
 
-    // K and V staged once in Nz order (kv_nz.h; 16-bit types, D a multiple of 16, set by the
-    // host where key blocks are loaded several times): per (tensor, KV head, batch) kvNzRows
-    // rows (kvNzSeq of them from the tensor: seqKv, or every token of a TND tensor with
-    // kvNzBatches 1), converted in chunks of kvNzChunk rows, at byte kvNzOffset of the workspace.
+    // K and V staged once in Nz order (kv_nz.h; the tiling key's mode; 16-bit types, D a
+    // multiple of 16, set by the host where key blocks are loaded several times): per (tensor,
+    // KV head, batch) kvNzRows rows (kvNzSeq of them from the tensor: seqKv, or every token of
+    // a TND tensor with kvNzBatches 1), converted in chunks of kvNzChunk rows, at byte
+    // kvNzOffset of the workspace.
     uint32_t kvNz;
     uint32_t kvNzChunk;
     uint32_t kvNzRows;

@@ -1,7 +1,7 @@
-// K and V staged once in the cube's Nz order (ForwardParams::kvNz). Every q-block of a head
-// streams all of its keys again; from the caller's row-major K/V each of those loads is an
-// Nd2Nz that converts every key row on the way. With kvNz the vector cores convert K and V once
-// before the main loop (GM -> UB rows, one Copy per row into Nz order, UB -> a workspace region)
+// K and V staged once in the cube's Nz order (KV_NZ, the tiling key's mode; ForwardParams::kvNz).
+// Every q-block of a head streams all of its keys again; from the caller's row-major K/V each of
+// those loads is an Nd2Nz that converts every key row on the way. In this mode the vector cores
+// convert K and V once before the main loop (GM -> UB rows, one Copy per row into Nz order, UB -> a workspace region)
 // and the cube loads every key block from that region with one plain copy
 // (docs/performance.md, "Sweep").
 //
@@ -22,15 +22,10 @@ template <typename T> struct KvNz {
     __aicore__ inline void Init(const ForwardParams *p, GM_ADDR key, GM_ADDR value, GM_ADDR workspace)
     {
         p_ = p;
-        if (p->kvNz == 0) {
-            return;
-        }
         src_[0].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(key));
         src_[1].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(value));
         nz_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(workspace + p->kvNzOffset));
     }
-
-    __aicore__ inline bool On() const { return p_->kvNz != 0; }
 
     // Element offset of token `token` (of batch b's rows; TND: the token axis) of KV head kvHead.
     __aicore__ inline uint64_t Offset(uint32_t tensor, uint32_t b, uint32_t kvHead, uint64_t token) const

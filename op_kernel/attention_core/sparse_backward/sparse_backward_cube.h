@@ -24,6 +24,7 @@
 #include "kernel_operator.h"
 #include "../common/cube_tiles.h"
 #include "kv_gather.h"
+#include "sparse_backward_layout.h"
 #include "../common/sync.h"
 
 namespace AttentionCore {
@@ -79,19 +80,20 @@ public:
         wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + p->wsDsRing));
         wsK_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + p->wsKRing));
 
-        const uint32_t g = p->headsPad;
-        const uint32_t c = p->blockKv;
-        pipe->InitBuffer(qL1_, g * p->qkDim * sizeof(T));
-        pipe->InitBuffer(dyL1_, g * p->headDim * sizeof(T));
-        pipe->InitBuffer(pdsL1_, g * c * sizeof(T));
-        // Two K copies, then V; the dQ pass stages its operands over all three.
-        pipe->InitBuffer(kvL1_, (2 * c * p->qkDim + c * p->headDim) * sizeof(T));
-        pipe->InitBuffer(l0a_, p->l0Copies * p->l0aElems * sizeof(T));
-        pipe->InitBuffer(l0b_, p->l0Copies * p->l0bElems * sizeof(T));
-        // L0C: the ring, or the dQ pass's accumulators when they take more.
-        const uint32_t ring = p->l0cTiles * p->l0cTileElems;
-        const uint32_t dqAcc = p->dqTiles * p->headsPad * p->dqPassCols;
-        pipe->InitBuffer(l0c_, (ring > dqAcc ? ring : dqAcc) * sizeof(float));
+        // L1 and L0 (sparse_backward_layout.h, the planner's checks): two K copies, then V in
+        // kvL1_ (the dQ pass stages its operands over all three); L0C the ring, or the dQ
+        // pass's accumulators when they take more.
+        const SparseCubeL1 l1 = SparseBackwardCubeL1Layout(p->headsPad, p->blockKv, p->qkDim, p->headDim, sizeof(T));
+        const SparseCubeL0 l0 =
+            SparseBackwardCubeL0Layout(p->l0Copies, p->l0aElems, p->l0bElems, p->l0cTiles, p->l0cTileElems, p->dqTiles,
+                                       p->headsPad, p->dqPassCols, sizeof(T));
+        pipe->InitBuffer(qL1_, l1.q);
+        pipe->InitBuffer(dyL1_, l1.dy);
+        pipe->InitBuffer(pdsL1_, l1.pds);
+        pipe->InitBuffer(kvL1_, l1.kv);
+        pipe->InitBuffer(l0a_, l0.a);
+        pipe->InitBuffer(l0b_, l0.b);
+        pipe->InitBuffer(l0c_, l0.c);
     }
 
     __aicore__ inline void Process()

@@ -15,12 +15,12 @@
 #include "kernel_operator.h"
 #include "kv_gather.h"
 #include "sparse_backward_cube.h"
+#include "sparse_backward_layout.h"
 #include "../common/sync.h"
 #include "../common/row_ops.h"
 
 namespace AttentionCore {
 
-constexpr uint32_t SPARSE_ROW_CHUNK = 4;        // heads per pass of the D = rowsum(dO o O) loop
 constexpr float SPARSE_MASKED = -1e30f;         // finite "minus infinity": exp gives 0, never NaN
 constexpr int32_t SORT_INDEX_CAP = 0x7E000000;  // sortSelection needs t2 below it (tiling)
 
@@ -69,32 +69,29 @@ public:
         const uint32_t first = (p->heads + 1) / 2;
         rowOff_ = sub_ == 0 ? 0 : first;
         mine_ = sub_ == 0 ? first : p->heads - first;
-        const uint32_t cells = p->rowsPerVec * p->blockKv;
-        const uint32_t wide = SPARSE_ROW_CHUNK * p->qkDim;  // also the cast-out chunk
-        pipe->InitBuffer(sBuf_, cells * 4);
-        pipe->InitBuffer(dpBuf_, cells * 4);
-        pipe->InitBuffer(pOutBuf_, cells * 2);
-        pipe->InitBuffer(dsOutBuf_, cells * 2);
-        pipe->InitBuffer(aBuf_, wide * 4);
-        pipe->InitBuffer(bBuf_, wide * 4);
-        pipe->InitBuffer(aTBuf_, wide * 2);
-        pipe->InitBuffer(bTBuf_, wide * 2);
+        // UB (sparse_backward_layout.h, the planner's check). The gather staging also holds
+        // the selection sort of pass 1: the sorted (score, index) list and Sort's tmp in the
+        // K staging, the keys in the V staging; INT64 index rows are narrowed in place.
+        const SparseVectorUb ub =
+            SparseBackwardVectorUbLayout(p->rowsPerVec, p->blockKv, p->qkDim, p->headDim, sizeof(T),
+                                         p->sortSelection != 0, p->sortPad, p->index64 != 0 ? p->topK * 8 : 0);
+        pipe->InitBuffer(sBuf_, ub.s);
+        pipe->InitBuffer(dpBuf_, ub.dp);
+        pipe->InitBuffer(pOutBuf_, ub.pOut);
+        pipe->InitBuffer(dsOutBuf_, ub.dsOut);
+        pipe->InitBuffer(aBuf_, ub.a);
+        pipe->InitBuffer(bBuf_, ub.b);
+        pipe->InitBuffer(aTBuf_, ub.aT);
+        pipe->InitBuffer(bTBuf_, ub.bT);
         const uint32_t statRows = AlignUp(p->rowsPerVec, 8);
-        pipe->InitBuffer(rawBuf_, statRows * 4 * 3);
+        pipe->InitBuffer(rawBuf_, ub.raw);
         gatherRows_ = (p->blockKv + 1) / 2;
-        // The staging buffers also hold the selection sort of pass 1: the sorted (score, index)
-        // list and Sort's tmp in the K staging, the keys in the V staging.
-        const uint32_t sortList = p->sortSelection != 0 ? p->sortPad * 16 : 0;
-        const uint32_t kStage = gatherRows_ * p->qkDim * sizeof(T);
-        pipe->InitBuffer(kStageBuf_, kStage > sortList ? kStage : sortList);
-        const uint32_t vStage = gatherRows_ * p->headDim * sizeof(T);
-        const uint32_t sortKeys = p->sortSelection != 0 ? p->sortPad * 4 : 0;
-        pipe->InitBuffer(vStageBuf_, vStage > sortKeys ? vStage : sortKeys);
-        const uint32_t idx64Bytes = p->index64 != 0 ? p->topK * 8 : 0;  // INT64 rows are narrowed in place
-        pipe->InitBuffer(idxBuf_, idx64Bytes > p->sortPad * 4 ? idx64Bytes : p->sortPad * 4);
+        pipe->InitBuffer(kStageBuf_, ub.kStage);
+        pipe->InitBuffer(vStageBuf_, ub.vStage);
+        pipe->InitBuffer(idxBuf_, ub.idx);
         gather_.UseLocalIndices(idxBuf_.Get<int32_t>());
         raw_.UseLocalIndices(idxBuf_.Get<int32_t>());
-        pipe->InitBuffer(statBuf_, statRows * 32 * 3);
+        pipe->InitBuffer(statBuf_, ub.stats);
         s_ = sBuf_.Get<float>();
         dp_ = dpBuf_.Get<float>();
         const AscendC::LocalTensor<float> raw = rawBuf_.Get<float>();

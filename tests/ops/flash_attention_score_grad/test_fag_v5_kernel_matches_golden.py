@@ -20,6 +20,13 @@ def test_head_dims_match_golden(dtype, d):
     run_and_judge(make_kwargs(dtype, q_lens=(48, 20), kv_lens=(33, 70), n=2, d=d, seed=d))
 
 
+def test_unpipelined_cube_with_several_steps_per_core():
+    # D = 512: L1 holds one set of step tiles (pipelined 0), so the cube issues S/dP of a step
+    # only when the previous step's gradients are out; 8 query blocks x 4 kv blocks x 4 heads,
+    # more steps than cores.
+    run_and_judge(make_kwargs(q_lens=(512,), kv_lens=(512,), n=4, d=512, seed=5))
+
+
 def test_many_query_blocks_and_kv_blocks():
     # Sq 300 > blockQ and Skv 400 > blockKv: dK/dV sum over several query blocks, dQ over
     # several kv blocks (atomic adds from different units).
