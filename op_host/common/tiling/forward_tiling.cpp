@@ -51,16 +51,28 @@ uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams
            fixed;
 }
 
-// Costs of all units in (batch, head, q-block) order.
+// The costs of a batch's q-blocks in the kernel's order of a head's units (WorkSplit<SplitQBlocks>;
+// with foldQBlocks 0, last, 1, last - 1, ..., FoldedQBlock in policies.h).
+void HeadCosts(const ForwardProblem &prob, const AttentionCore::ForwardParams &p,
+               const AttentionCore::MaskBandParams &mask, uint32_t b, std::vector<uint64_t> &perPos)
+{
+    const uint32_t count = p.qBlocksPerHead;
+    for (uint32_t pos = 0; pos < count; ++pos) {
+        const uint32_t qb = p.foldQBlocks == 0 ? pos : pos % 2 == 0 ? pos / 2 : count - 1 - pos / 2;
+        perPos[pos] = UnitCost(prob, p, mask, b, qb * p.blockQ);
+    }
+}
+
+// Costs of all units in the kernel's order: (batch, head, q-block).
 std::vector<uint64_t> UnitCosts(const ForwardProblem &prob, const AttentionCore::ForwardParams &p,
                                 const AttentionCore::MaskBandParams &mask)
 {
     std::vector<uint64_t> costs;
     costs.reserve(p.unitCount);
-    std::vector<uint64_t> perBq(p.qBlocksPerHead);
+    std::vector<uint64_t> perPos(p.qBlocksPerHead);
     for (uint32_t b = 0; b < p.batch; ++b) {
-        for (uint32_t qb = 0; qb < p.qBlocksPerHead; ++qb) perBq[qb] = UnitCost(prob, p, mask, b, qb * p.blockQ);
-        for (uint32_t n = 0; n < p.numHeads; ++n) costs.insert(costs.end(), perBq.begin(), perBq.end());
+        HeadCosts(prob, p, mask, b, perPos);
+        for (uint32_t n = 0; n < p.numHeads; ++n) costs.insert(costs.end(), perPos.begin(), perPos.end());
     }
     return costs;
 }
@@ -136,12 +148,12 @@ namespace {
 uint64_t SplitProportional(const ForwardProblem &prob, AttentionCore::ForwardParams &p,
                            const AttentionCore::MaskBandParams &mask, uint32_t cores)
 {
-    std::vector<uint64_t> perBq(p.qBlocksPerHead);
+    std::vector<uint64_t> perPos(p.qBlocksPerHead);
     auto forEach = [&](auto &&fn) {
         for (uint32_t b = 0; b < p.batch; ++b) {
-            for (uint32_t qb = 0; qb < p.qBlocksPerHead; ++qb) perBq[qb] = UnitCost(prob, p, mask, b, qb * p.blockQ);
+            HeadCosts(prob, p, mask, b, perPos);
             for (uint32_t n = 0; n < p.numHeads; ++n)
-                for (uint32_t qb = 0; qb < p.qBlocksPerHead; ++qb) fn(perBq[qb]);
+                for (uint64_t c : perPos) fn(c);
         }
     };
     uint64_t total = 0;
@@ -327,17 +339,29 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
 
     // The largest q-block keeps K/V re-reads lowest; smaller ones give more units to spread
     // over the cores.
+    // Per q-block size the plain and the folded order of a head's q-blocks; the folded one
+    // where its planned makespan is smaller (a causal mask's q-blocks differ in cost).
     ChooseQBlock(maxRows, p, [&](AttentionCore::ForwardParams &t, uint32_t &cores) {
         t.unitCount = uint64_t(t.batch) * t.numHeads * t.qBlocksPerHead;
         cores = SplitCores(budget.aicNum, t.unitCount);
-        return t.unitCount <= MAX_SEARCHED_UNITS ? SplitContiguous(UnitCosts(prob, t, mask), cores, t.coreUnitStart)
-                                                 : SplitProportional(prob, t, mask, cores);
+        auto split = [&](uint32_t fold) {
+            t.foldQBlocks = fold;
+            return t.unitCount <= MAX_SEARCHED_UNITS ? SplitContiguous(UnitCosts(prob, t, mask), cores, t.coreUnitStart)
+                                                     : SplitProportional(prob, t, mask, cores);
+        };
+        const uint64_t plain = split(0);
+        if (t.qBlocksPerHead <= 2) return plain;  // folding changes nothing
+        const uint64_t folded = split(1);
+        return folded < plain ? folded : split(0);
     });
 
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
     PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch);
     return true;
 }
+
+constexpr uint64_t SUMMARY_MIN_USES = 16;
+constexpr uint32_t SUMMARY_MAX_HEAD_DIM = 64;
 
 void PlanMaskSummary(AttentionCore::PrefillTiling &tiling)
 {
@@ -346,7 +370,14 @@ void PlanMaskSummary(AttentionCore::PrefillTiling &tiling)
     const bool shared = (p.batch == 1 || m.strides.b == 0) && (p.numHeads == 1 || m.strides.n == 0);
     const uint32_t cols = (p.seqKv + AttentionCore::SUMMARY_KEYS - 1) / AttentionCore::SUMMARY_KEYS;
     const uint32_t scratch = p.rowsPerVec * p.headDimAlign * 4;  // what the vector stage passes
-    if (m.hasMask == 0 || !shared || uint64_t(p.batch) * p.numHeads < 2 ||
+    // The summary pass reads the whole plane (from HBM) before the main loop; without it each
+    // computed tile's mask rows load during the previous rows' softmax and cost one or-fold.
+    // Modelled on causal planes, the pass pays off only where the forward is bound by L2 and
+    // the vector cores (D <= 64) and the plane serves 16 or more (batch, head) pairs (PFA
+    // causal S4K D64: N16 3 %, N32 5 % faster; N8 and every D = 128 shape tried, N2 to N64,
+    // slower or even: docs/performance.md "Sweep").
+    const uint64_t uses = uint64_t(p.batch) * p.numHeads;
+    if (m.hasMask == 0 || !shared || uses < SUMMARY_MIN_USES || p.headDim > SUMMARY_MAX_HEAD_DIM ||
         AttentionCore::MaskSummaryChunk(scratch, cols) == 0) {
         return;
     }

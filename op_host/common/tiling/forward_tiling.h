@@ -53,8 +53,8 @@ constexpr uint64_t KV_NZ_MAX_BYTES = 1ull << 30;
 void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches);
 // The per-core slots of every core and the staged K/V (rounded up to `align` bytes).
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align = 1);
-// PFA: a mask plane shared by every (batch, head) of more than one gets a summary the vector
-// cores build before the main loop (MaskBandParams::maskSummary, mask_band.h); call after
+// PFA: a mask plane shared by every (batch, head) of many gets a summary the vector cores build
+// before the main loop where that pays off (MaskBandParams::maskSummary, mask_band.h); call after
 // PlanForward (it places the summary after the per-core workspace).
 void PlanMaskSummary(AttentionCore::PrefillTiling &tiling);
 uint64_t PrefillWorkspaceBytes(const AttentionCore::PrefillTiling &tiling);

@@ -30,6 +30,19 @@ template <typename T> struct NzHandoff {
         }
     }
 
+    // rows x cols floats in UB (row-major, cols a multiple of 64) -> T in the layout Arrange
+    // produces, rounded as CastFromFloat: the cast's destination block stride puts a row's
+    // 16-column blocks `rows` blocks apart, so the cast itself arranges (no Copy pass). One
+    // Cast per 64 columns, one repeat per row (rows <= 255).
+    __aicore__ inline static void CastArranged(const AscendC::LocalTensor<T> &nz,
+                                               const AscendC::LocalTensor<float> &src, uint32_t rows, uint32_t cols)
+    {
+        for (uint32_t k0 = 0; k0 < cols; k0 += 64) {
+            AscendC::Cast(
+                nz[k0 * rows], src[k0], AscendC::RoundMode::CAST_RINT, 64, static_cast<uint8_t>(rows),
+                AscendC::UnaryRepeatParams(static_cast<uint16_t>(rows), 1, 1, static_cast<uint8_t>(cols / 8)));
+        }
+    }
     // Arranged rows -> rows [row0, row0 + rows) of the slot (slotRows rows per column block).
     __aicore__ inline static void Store(const AscendC::GlobalTensor<T> &slot, const AscendC::LocalTensor<T> &nz,
                                         uint32_t row0, uint32_t rows, uint32_t cols, uint32_t slotRows)

@@ -106,7 +106,11 @@ struct ForwardParams {
     uint32_t vecRows;
 
     // Work split: the units (batch, head, q-block) in that order, cut into contiguous ranges
-    // of about equal cost; core c takes units [coreUnitStart[c], coreUnitStart[c + 1]).
+    // of about equal cost; core c takes units [coreUnitStart[c], coreUnitStart[c + 1]). With
+    // foldQBlocks a head's q-blocks come as 0, last, 1, last - 1, ... (policies.h FoldedQBlock),
+    // where the host's plan balances better so (a causal mask's light and heavy q-blocks).
+    uint32_t foldQBlocks;
+    uint32_t reserved2;
     uint64_t unitCount;
     uint64_t coreUnitStart[MAX_CORES + 1];
 

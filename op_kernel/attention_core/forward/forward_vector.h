@@ -126,7 +126,9 @@ public:
                 StartUnit(c.rows);
             }
             const uint32_t slot = issued_ % WS_SLOTS;
-            SoftmaxBlock(c.u, KvBlockAt(c.u.kvBegin, c.u.kvEnd, p_->blockKv, c.j), c.rowOff, c.rows, slot);
+            const KvBlock after = KvBlockAt(c.u.kvBegin, c.u.kvEnd, p_->blockKv, c.j + 1);
+            SoftmaxBlock(c.u, KvBlockAt(c.u.kvBegin, c.u.kvEnd, p_->blockKv, c.j), c.rowOff, c.rows, slot,
+                         c.j + 1 < c.blocks ? &after : nullptr);
             blockSet_[slot] = c.set;
             blockLast_[slot] = c.j + 1 == c.blocks;
             kv_.StreamAhead(issued_);  // after the P store: the cube's P.V does not wait for it
@@ -257,18 +259,38 @@ private:
             return;
         }
         const uint32_t first = SubRows(0, rows);
-        if (sBufs_ == 2) {
+        if (sBufs_ == 2 && !prefetched_) {
             AscendC::CrossCoreWaitFlag(FLAG_S_READY);
             LoadS(slot, rowOff, first, sIdx_);
             prefetched_ = true;
         }
-        mask_.Load(maskBuf_.Get<uint8_t>(), u, u.q0 + rowOff, first, next.k0, next.cols, p_->blockKv);
+        LoadMask(u, {u.q0 + rowOff, first, next});
+    }
+
+    // Mask rows of one sub-block: query rows [row0, row0 + rows), the keys of blk.
+    struct MaskRows {
+        uint32_t row0 = 0, rows = 0;
+        KvBlock blk = {0, 0};
+    };
+
+    // The mask rows of the next Apply, unless SoftmaxRows already issued them.
+    __aicore__ inline void LoadMask(const WorkUnit &u, const MaskRows &m)
+    {
+        if (maskAhead_) {
+            maskAhead_ = false;
+            return;
+        }
+        mask_.Load(maskBuf_.Get<uint8_t>(), u, m.row0, m.rows, m.blk.k0, m.blk.cols, p_->blockKv);
     }
 
     // One key block: S -> P (online softmax) sub-block by sub-block, P to the workspace for the
-    // cube. With two S buffers the next sub-block's S loads during this one's softmax.
+    // cube. With two S buffers the next sub-block's S loads during this one's softmax. Where the
+    // mask reads rows per block (the vector cores then pace the pipeline, the cube's S is
+    // ready early) the last sub-block's softmax also overlaps the load of the first S rows of
+    // `after` (the unit's next block, if any); elsewhere that wait for the next S would hold
+    // this block's P back from a cube that is waiting for it, so those rows load after P.
     __aicore__ inline void SoftmaxBlock(const WorkUnit &u, const KvBlock &blk, uint32_t rowOff, uint32_t rows,
-                                        uint32_t slot)
+                                        uint32_t slot, const KvBlock *after)
     {
         if (!prefetched_) {
             AscendC::CrossCoreWaitFlag(FLAG_S_READY);
@@ -281,19 +303,27 @@ private:
         for (uint32_t h0 = 0; h0 < rows; h0 += vecRows_) {
             const uint32_t cur = sIdx_;
             const uint32_t next = h0 + vecRows_;
-            if (next < rows) {  // the next sub-block's S: now into the other buffer, else after this one
-                if (sBufs_ == 2) {
-                    LoadS(slot, rowOff + next, SubRows(next, rows), cur ^ 1u);
+            MaskRows ahead;  // the mask rows of the next Apply, when they are known here
+            if (next < rows) {
+                ahead = {u.q0 + rowOff + next, SubRows(next, rows), blk};
+                if (sBufs_ == 2) {  // the next sub-block's S: now into the other buffer, else after this one
+                    LoadS(slot, rowOff + next, ahead.rows, cur ^ 1u);
+                }
+            } else if (after != nullptr) {
+                ahead = {u.q0 + rowOff, SubRows(0, rows), *after};
+                if (sBufs_ == 2 && mask_.LoadsRows()) {
+                    AscendC::CrossCoreWaitFlag(FLAG_S_READY);
+                    LoadS((slot + 1) % WS_SLOTS, rowOff, ahead.rows, cur ^ 1u);
+                    prefetched_ = true;
                 }
             }
-            rescaled = SoftmaxRows(u, blk, rowOff, h0, SubRows(h0, rows), slot, cur) || rescaled;
+            rescaled = SoftmaxRows(u, blk, rowOff, h0, SubRows(h0, rows), slot, cur, ahead) || rescaled;
             sIdx_ = sBufs_ == 2 ? cur ^ 1u : 0u;
-            if (next < rows) {  // its mask rows (after this sub-block's last mask buffer use)
+            if (next < rows) {
                 if (sBufs_ == 1) {
-                    LoadS(slot, rowOff + next, SubRows(next, rows), 0);
+                    LoadS(slot, rowOff + next, ahead.rows, 0);
                 }
-                mask_.Load(maskBuf_.Get<uint8_t>(), u, u.q0 + rowOff + next, SubRows(next, rows), blk.k0, blk.cols,
-                           p_->blockKv);
+                LoadMask(u, ahead);
             }
         }
         rescaled_[slot] = rescaled;
@@ -308,7 +338,7 @@ private:
     // moved (lazy P.V; always true otherwise). A sub-block that keeps its reference while another
     // one of the block moves gets alpha = 1, so the block's rescale acts on every row alike.
     __aicore__ inline bool SoftmaxRows(const WorkUnit &u, const KvBlock &blk, uint32_t rowOff, uint32_t h0,
-                                       uint32_t rows, uint32_t slot, uint32_t cur)
+                                       uint32_t rows, uint32_t slot, uint32_t cur, const MaskRows &ahead)
     {
         const uint32_t c = p_->blockKv;
         const uint32_t count = rows * c;
@@ -333,6 +363,12 @@ private:
             PipeSync<AscendC::HardEvent::MTE3_V>();
         }
         mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, row0, rows, blk.k0, blk.cols, c);
+        if constexpr (!Variant::Softmax::UsesMaskBuffer()) {  // the mask buffer is free: the next rows now
+            if (ahead.rows != 0) {
+                mask_.Load(maskBuf_.Get<uint8_t>(), u, ahead.row0, ahead.rows, ahead.blk.k0, ahead.blk.cols, c);
+                maskAhead_ = true;
+            }
+        }
 
         // m_new = max(m_old, rowmax(S)); alpha = exp(m_old - m_new); S = exp(S - m_new). Lazy
         // P.V keeps m_old (and alpha = 1) unless some row moved by more than the threshold.
@@ -373,14 +409,11 @@ private:
         const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
         const AscendC::GlobalTensor<T> pSlot = wsP_[slot * (p_->wsSlotP / sizeof(T))];
         if constexpr (NzHandoff<T>::ENABLED) {  // P in the cube's Nz order (nz_handoff.h)
-            const AscendC::LocalTensor<T> pNd = tmpBuf_.Get<T>();
-            CastFromFloat(pNd, s_, count);
-            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
-            AscendC::PipeBarrier<PIPE_V>();
             if (!scoreScratch && !maskScratch) {
                 PipeSync<AscendC::HardEvent::MTE3_V>();
             }
-            NzHandoff<T>::Arrange(pOut, pNd, rows, c);
+            NzHandoff<T>::CastArranged(pOut, s_, rows, c);
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
             PipeSync<AscendC::HardEvent::V_MTE3>();
             NzHandoff<T>::Store(pSlot, pOut, rowOff + h0, rows, c, p_->blockQ);
             return rescale;
@@ -543,39 +576,64 @@ private:
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
-    // rowTmp[r] = max (or sum) over the block's columns of row r: fold the 64-lane chunks of
-    // each row into tmp (one simple op per chunk), then two block reductions: 64 -> 8 per row
-    // (one repeat per row) into bcast_, and 8 -> 1 (one repeat per 8 rows). Two BlockReduce
-    // passes cost 2 + 1/4 repeats per row against a WholeReduce's one 64-lane reduction per row
-    // at 64/7 elements per cycle (docs/performance.md).
+    // rowTmp[r] = max (or sum) over the block's columns of row r. The 64-lane column groups of
+    // each row fold into tmp in plane order (block b of row r at tmp block b * rows + r: a
+    // destination block stride of `rows`), so the 8 blocks of every row then fold as the two
+    // contiguous halves of tmp (rows / 2, / 4, / 8 repeats) and one BlockReduce takes each
+    // row's last block to its value: 1 + 7/8 + 1/4 repeats per row (BlockReduce costs two),
+    // against 1 + 2 + 1/4 for a BlockReduce of all 8 blocks per row (docs/performance.md).
+    // A 64-column block has nothing to fold: two BlockReduce passes.
     template <bool isMax> __aicore__ inline void RowReduce(uint32_t rows)
     {
         const uint32_t c = p_->blockKv;
         const uint8_t rep = static_cast<uint8_t>(rows);
         const uint8_t pitch = static_cast<uint8_t>(c / 8);
-        for (uint32_t c0 = 64; c0 < c; c0 += 64) {
-            const AscendC::LocalTensor<float> acc = c0 == 64 ? s_ : tmp_;
-            const uint8_t accPitch = c0 == 64 ? pitch : 8;
-            if (isMax) {
-                AscendC::Max(tmp_, acc, s_[c0], 64, rep, AscendC::BinaryRepeatParams(1, 1, 1, 8, accPitch, pitch));
-            } else {
-                AscendC::Add(tmp_, acc, s_[c0], 64, rep, AscendC::BinaryRepeatParams(1, 1, 1, 8, accPitch, pitch));
-            }
-            AscendC::PipeBarrier<PIPE_V>();
-        }
-        const AscendC::LocalTensor<float> folded = c > 64 ? tmp_ : s_;
-        const int32_t foldedPitch = c > 64 ? 8 : pitch;
         const int32_t groups = static_cast<int32_t>((rows + 7) / 8);
-        if (isMax) {
-            AscendC::BlockReduceMax(bcast_, folded, static_cast<int32_t>(rows), 64, 1, 1, foldedPitch);
+        if (c == 64) {
+            BlockReduce<isMax>(bcast_, s_, static_cast<int32_t>(rows), pitch);
             AscendC::PipeBarrier<PIPE_V>();
-            AscendC::BlockReduceMax(rowTmp_, bcast_, groups, 64, 1, 1, 8);
-        } else {
-            AscendC::BlockReduceSum(bcast_, folded, static_cast<int32_t>(rows), 64, 1, 1, foldedPitch);
+            BlockReduce<isMax>(rowTmp_, bcast_, groups, 8);
             AscendC::PipeBarrier<PIPE_V>();
-            AscendC::BlockReduceSum(rowTmp_, bcast_, groups, 64, 1, 1, 8);
+            return;
         }
+        for (uint32_t c0 = 64; c0 < c; c0 += 64) {
+            const bool first = c0 == 64;
+            const AscendC::BinaryRepeatParams planes(rep, first ? 1 : rep, 1, 1, first ? pitch : 1, pitch);
+            Fold<isMax>(tmp_, first ? s_ : tmp_, s_[c0], 64, rep, planes);
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+        for (uint32_t half = 4; half >= 1; half /= 2) {
+            const uint32_t n = half * rows * 8;
+            Fold<isMax>(tmp_, tmp_, tmp_[n], static_cast<int32_t>(n));
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+        BlockReduce<isMax>(rowTmp_, tmp_, groups, 8);
         AscendC::PipeBarrier<PIPE_V>();
+    }
+
+    // dst = max (or sum) of a and b.
+    template <bool isMax, class... Shape>
+    __aicore__ inline static void Fold(const AscendC::LocalTensor<float> &dst, const AscendC::LocalTensor<float> &a,
+                                       const AscendC::LocalTensor<float> &b, Shape... shape)
+    {
+        if constexpr (isMax) {
+            AscendC::Max(dst, a, b, shape...);
+        } else {
+            AscendC::Add(dst, a, b, shape...);
+        }
+    }
+
+    // dst[i] = max (or sum) of the 8 floats of block i of `repeats` repeats of 8 blocks, repeats
+    // `repPitch` blocks apart.
+    template <bool isMax>
+    __aicore__ inline static void BlockReduce(const AscendC::LocalTensor<float> &dst,
+                                              const AscendC::LocalTensor<float> &src, int32_t repeats, int32_t repPitch)
+    {
+        if constexpr (isMax) {
+            AscendC::BlockReduceMax(dst, src, repeats, 64, 1, 1, repPitch);
+        } else {
+            AscendC::BlockReduceSum(dst, src, repeats, 64, 1, 1, repPitch);
+        }
     }
 
     // x[r][:] *= bcast_[r] over rows of pitch headDimAlign.
@@ -605,6 +663,7 @@ private:
     uint32_t sBufs_ = 1, sElems_ = 0, sIdx_ = 0, partRows_ = 0;  // S buffers, elements each, the next one
     uint32_t vecRows_ = 0;                                       // rows per sub-block
     bool prefetched_ = false;                                    // the next block's S is already loading
+    bool maskAhead_ = false;                                     // the next Apply's mask rows are already loading
     AscendC::LocalTensor<float> mOld_, mNew_, sum_, rowTmp_, inv_, mTrue_;
     // Statistics per unit in flight (set = unit count % WS_SLOTS); mOld_ / sum_ / mTrue_ view one.
     AscendC::LocalTensor<float> mOldSet_[WS_SLOTS], sumSet_[WS_SLOTS], mTrueSet_[WS_SLOTS];

@@ -39,6 +39,8 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
         }
     }
 
+    __aicore__ inline bool LoadsRows() const { return p_->hasMask != 0; }
+
     // The mask rows of a block (Apply's arguments) into maskBytes ahead of its Apply, so the
     // load overlaps the vector work before it; nothing when the summary marks them all clear.
     __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &maskBytes, const WorkUnit &u, uint32_t row0,

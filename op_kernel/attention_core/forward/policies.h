@@ -173,6 +173,9 @@ struct MaskModBase {
                                 uint32_t, uint32_t)
     {
     }
+    // Whether Load reads rows from GM for every block: the vector cores' mask work per block
+    // then tends to pace the pipeline (forward_vector.h loads S ahead across blocks for it).
+    __aicore__ inline bool LoadsRows() const { return false; }
 };
 
 // SoftmaxMod default: nothing between exp and the P.V product. AfterExp(P, byte scratch
@@ -181,6 +184,9 @@ struct MaskModBase {
 struct SoftmaxModBase {
     using Tensors = NoTensors;
     template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &, const GmTensors &) {}
+    // Whether AfterExp uses its byte buffer (the stage's mask buffer): if not, the stage loads
+    // the next rows' mask into it as soon as the mask policy's Apply is done with it.
+    __aicore__ inline static constexpr bool UsesMaskBuffer() { return true; }
     __aicore__ inline void AfterExp(const AscendC::LocalTensor<float> &, const AscendC::LocalTensor<uint8_t> &,
                                     const WorkUnit &, uint32_t, uint32_t, int64_t, uint32_t, uint32_t)
     {
@@ -192,8 +198,18 @@ template <class Tag> struct WorkSplit {
     static_assert(AlwaysFalse<Tag>::value, "WorkSplit: this split is not implemented");
 };
 
-// Units (b, n, q-block) in that order; the host balanced contiguous ranges by cost (number of
-// key blocks in the band), so causal/band shapes spread evenly over the cores.
+// The q-block at position pos of a head's `count` in the folded order (ForwardParams::
+// foldQBlocks): 0, count - 1, 1, count - 2, ... (a bijection; op_host/common/tiling/
+// forward_tiling.cpp orders its costs alike).
+__aicore__ inline uint64_t FoldedQBlock(uint64_t pos, uint64_t count)
+{
+    return pos % 2 == 0 ? pos / 2 : count - 1 - pos / 2;
+}
+
+// Units (b, n, q-block) in that order, a head's q-blocks folded where the host planned so (a
+// causal mask's light early q-blocks next to its heavy late ones); the host balanced contiguous
+// ranges by cost (number of key blocks in the band), so causal/band shapes spread evenly over
+// the cores even with one or two heads.
 template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
     using Tensors = SeqLengthsTensors;
     template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &t)
@@ -207,7 +223,8 @@ template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
     __aicore__ inline uint64_t End(uint32_t core) const { return p_->coreUnitStart[core + 1]; }
     __aicore__ inline void Decode(uint64_t unit, WorkUnit &u) const
     {
-        const uint64_t qb = unit % p_->qBlocksPerHead;
+        const uint64_t pos = unit % p_->qBlocksPerHead;
+        const uint64_t qb = p_->foldQBlocks != 0 ? FoldedQBlock(pos, p_->qBlocksPerHead) : pos;
         const uint64_t bn = unit / p_->qBlocksPerHead;
         u.n = static_cast<uint32_t>(bn % p_->numHeads);
         u.b = static_cast<uint32_t>(bn / p_->numHeads);
@@ -293,7 +310,9 @@ template <class Tag> struct SoftmaxMod {
 };
 
 // Plain softmax: the base's defaults.
-template <> struct SoftmaxMod<SoftmaxPlain> : SoftmaxModBase {};
+template <> struct SoftmaxMod<SoftmaxPlain> : SoftmaxModBase {
+    __aicore__ inline static constexpr bool UsesMaskBuffer() { return false; }
+};
 
 }  // namespace AttentionCore
 

@@ -85,13 +85,15 @@ def test_one_sub_block_moving_its_softmax_reference_alone():
     run_and_judge(kw)
 
 
-@pytest.mark.parametrize("sq,skv,b,n", [(256, 384, 1, 1), (100, 200, 1, 1), (256, 384, 2, 3), (100, 200, 1, 4)])
+@pytest.mark.parametrize(
+    "sq,skv,b,n", [(256, 384, 1, 1), (100, 200, 1, 1), (256, 384, 2, 3), (100, 200, 1, 4), (100, 200, 2, 8)]
+)
 def test_single_excluded_byte_in_a_clean_tile_is_applied(sq, skv, b, n):
     # Tiles without an excluded key skip the mask passes (mask_band.h AnyExcluded); a tile with
     # one excluded byte anywhere - its first, its last, one past a fold's half - must still apply
-    # it. With more than one (batch, head) the [Sq, Skv] plane is shared and its 16-row x
-    # 128-key marks come from the summary pass (Prepare): hits on both sides of a mark's edges
-    # and in the partial last row group and key column. The excluded keys carry large values,
+    # it. With 16 (batch, head) pairs or more at D = 64 the [Sq, Skv] plane is shared and its
+    # 16-row x 128-key marks come from the summary pass (Prepare): hits on both sides of a
+    # mark's edges and in the partial last row group and key column. The excluded keys carry large values,
     # so a missed exclusion moves its row far past the precision standard (asserted on the
     # goldens, so the test can fail).
     hits = [

@@ -106,10 +106,25 @@ def test_split_covers_every_unit_once_in_contiguous_ranges(plan, args):
 
 def test_causal_single_head_spreads_over_all_cores(plan):
     (p,) = plan(problem(sq=2048, skv=2048, mask=1))
-    assert p["usedCores"] >= 20 and p["blockQ"] == 64
+    assert p["usedCores"] >= 20 and p["blockQ"] == 64 and p["foldQBlocks"] == 0
     sizes = [b - a for a, b in zip(p["starts"], p["starts"][1:])]
     # every planned core works; the light early q-blocks are grouped, the heavy late ones alone
     assert min(sizes) >= 1 and sizes[0] > sizes[-1]
+
+
+def test_causal_single_head_with_long_rows_folds_its_q_blocks(plan):
+    # S = 8K in 192-row q-blocks: in the plain order the 16 heaviest q-blocks need a core each
+    # and the other 27 share 8 cores; folded (0, last, 1, last - 1, ...) a light and a heavy
+    # one pair up, so every core gets about the same number of key blocks
+    (p,) = plan(problem(sq=8192, skv=8192, mask=1))
+    assert p["blockQ"] == 192 and p["foldQBlocks"] == 1
+    count = p["qBlocksPerHead"]
+    order = [i // 2 if i % 2 == 0 else count - 1 - i // 2 for i in range(count)]
+    assert sorted(order) == list(range(count))
+    blocks = [-(-min(192 * (q + 1), 8192) // 128) for q in order]  # key blocks of each unit
+    starts = p["starts"]
+    per_core = [sum(blocks[a:b]) for a, b in zip(starts, starts[1:])]
+    assert max(per_core) <= 1.2 * sum(blocks) / len(per_core)
 
 
 def test_workspace_is_four_hand_off_slots_per_core(plan):
@@ -129,18 +144,25 @@ def test_plan_is_deterministic(plan):
 
 
 def test_mask_plane_shared_by_heads_gets_a_summary_after_the_slots(plan):
-    # one [Sq, Skv] plane serves all 32 heads: the vector cores mark its 16-row x 128-key tiles
-    # once (mask_band.h Prepare) and the workspace holds the marks after the per-core slots
-    (p,) = plan(problem(n=32, sq=4096, skv=4000, mask=1))
+    # one [Sq, Skv] plane serves all 32 heads at D = 64: the vector cores mark its 16-row x
+    # 128-key tiles once (mask_band.h Prepare) and the workspace holds the marks after the
+    # per-core slots
+    (p,) = plan(problem(n=32, sq=4096, skv=4000, d=64, mask=1))
     assert p["maskSummary"] == 1
     assert p["summaryCols"] == 32 and p["summaryPitch"] == 256 + 8
     slots = p["usedCores"] * p["wsBytesPerCore"]
     assert p["wsMaskSummary"] >= slots and p["wsMaskSummary"] % 512 == 0
     assert p["workspace"] == p["wsMaskSummary"] + 32 * 264
-    # a single (batch, head) reads each tile once anyway; no mask, no summary
-    (one,) = plan(problem(n=1, sq=4096, mask=1))
-    (none,) = plan(problem(n=32, sq=4096, mask=0))
-    assert one["maskSummary"] == 0 and none["maskSummary"] == 0
+    # the pass reads the whole plane before the main loop: not for a single (batch, head), nor
+    # for a few, nor at D = 128 (the tiles' mask rows load during the previous softmax); no
+    # mask, no summary
+    one, few, d128, none = plan(
+        problem(n=1, sq=4096, d=64, mask=1),
+        problem(n=8, sq=4096, d=64, mask=1),
+        problem(n=32, sq=4096, mask=1),
+        problem(n=32, sq=4096, mask=0),
+    )
+    assert one["maskSummary"] == few["maskSummary"] == d128["maskSummary"] == none["maskSummary"] == 0
     staged = 2 * 128 * none["kvNzRows"] * 2  # one KV head: K and V in Nz order after the slots
     assert none["workspace"] == none["kvNzOffset"] + staged
 

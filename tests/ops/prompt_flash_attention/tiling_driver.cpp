@@ -43,14 +43,14 @@ int main()
             std::printf(", \"blockQ\": %u, \"rowsPerVec\": %u, \"blockKv\": %u, \"dChunk\": %u, \"headDimAlign\": %u, "
                         "\"qBlocksPerHead\": %u, \"unitCount\": %llu, \"usedCores\": %u, \"wsBytesPerCore\": %llu, "
                         "\"workspace\": %llu, \"ubBytes\": %llu, \"l1Bytes\": %llu, \"lazyO\": %u, \"sChunk\": %u, "
-                        "\"vecRows\": %u, \"vecSBufs\": %u, ",
+                        "\"vecRows\": %u, \"vecSBufs\": %u, \"foldQBlocks\": %u, ",
                         p.blockQ, p.rowsPerVec, p.blockKv, p.dChunk, p.headDimAlign, p.qBlocksPerHead,
                         (unsigned long long)p.unitCount, p.usedCores, (unsigned long long)p.wsBytesPerCore,
                         (unsigned long long)fa_host::PrefillWorkspaceBytes(tiling),
                         (unsigned long long)fa_host::VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign,
                                                                    2, p.vecSBufs),
                         (unsigned long long)fa_host::CubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2), p.lazyO,
-                        p.sChunk, p.vecRows, p.vecSBufs);
+                        p.sChunk, p.vecRows, p.vecSBufs, p.foldQBlocks);
             std::printf("\"maskSummary\": %u, \"summaryCols\": %u, \"summaryPitch\": %u, \"wsMaskSummary\": %llu, ",
                         m.maskSummary, m.summaryCols, m.summaryPitch, (unsigned long long)m.wsMaskSummary);
             std::printf("\"kvNz\": %u, \"kvNzRows\": %u, \"kvNzChunk\": %u, \"kvNzOffset\": %llu, ", p.kvNz, p.kvNzRows,
