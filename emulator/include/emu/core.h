@@ -105,8 +105,6 @@ void CheckLocal(const char *api, const char *operand, Buf b, const void *p, uint
 uint64_t LocalOffset(Buf b, const void *p);
 
 // Records that bytes [0, end) of buffer b are in use on the current core (CoreCtx::peak), if it has b.
-// AppendPeakJson writes "peak":{"UB":...} for the buffers of core kind `kind` (AIV: UB; AIC: L1,
-// L0A, L0B, L0C, BT, FB; kMix: all of them).
 inline void NoteLocalUse(Buf b, uint64_t end)
 {
     CoreCtx &c = Ctx();
@@ -115,6 +113,8 @@ inline void NoteLocalUse(Buf b, uint64_t end)
     if (end > peak) peak = end;
 }
 
+// Appends "peak":{"UB":...} for the buffers of core kind `kind` (AIV: UB; AIC: L1, L0A, L0B,
+// L0C, BT, FB; kMix, a launch: all of them).
 void AppendPeakJson(std::string &out, const uint64_t *peak, int kind);
 
 // Ends this core's part of a launch that is being stopped (unless it is already unwinding).

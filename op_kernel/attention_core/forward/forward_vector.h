@@ -115,6 +115,7 @@ public:
         for (uint32_t b = 0; b < sBufs_; ++b) {  // every S buffer starts free
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
         }
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);  // and the P buffer
         AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(p_->rowsPerVec * p_->headDimAlign));
         AscendC::PipeBarrier<PIPE_V>();
         Cursor c;
@@ -131,14 +132,16 @@ public:
                          c.j + 1 < c.blocks ? &after : nullptr);
             blockSet_[slot] = c.set;
             blockLast_[slot] = c.j + 1 == c.blocks;
-            kv_.StreamAhead(issued_);  // after the P store: the cube's P.V does not wait for it
-            ++issued_;
+            const uint64_t done = issued_++;
             Cursor n = c;
             ok = Advance(n);
             if (ok) {
                 Prefetch(n.u, KvBlockAt(n.u.kvBegin, n.u.kvEnd, p_->blockKv, n.j), n.rowOff, n.rows,
                          issued_ % WS_SLOTS);
             }
+            // After the P store (the cube's P.V does not wait for it) and the next block's first
+            // S load (which would queue behind the source's reads).
+            kv_.StreamAhead(done);
             if (issued_ > LAG) {
                 RetireUpTo(issued_ - LAG);
             }
@@ -148,6 +151,7 @@ public:
         for (uint32_t b = 0; b < sBufs_; ++b) {  // drain
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
         }
+        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
         kv_.StreamEnd();
     }
 
@@ -233,6 +237,7 @@ private:
     // Event ids of the S buffers (id 0 is PipeSync's): MTE2_V EVT_S + b "S is in buffer b",
     // V_MTE2 EVT_S + b "the vector is done with buffer b".
     static constexpr int32_t EVT_S = VEC_EVT_S;
+    static constexpr int32_t EVT_P = VEC_EVT_P;
 
     // Rows of the sub-block that starts at row h0 of this core's `rows`.
     __aicore__ inline uint32_t SubRows(uint32_t h0, uint32_t rows) const
@@ -352,15 +357,16 @@ private:
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_S + cur);
         // The previous block's P store reads pBuf_ until MTE3 is done: wait right before
         // pBuf_'s first use (as score or mask scratch, else the P cast), so the store
-        // overlaps this block's softmax.
+        // overlaps this block's softmax. The wait is the P store's own event: stores issued
+        // after it (the K/V source's ring writes) do not hold this softmax back.
         const bool scoreScratch = score_.UsesScratch();
         const bool maskScratch = mask_.UsesScratch();
         if (scoreScratch) {
-            PipeSync<AscendC::HardEvent::MTE3_V>();
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
         }
         score_.Apply(s_, tmp_, pBuf_.Get<T>(), u, row0, rows, blk.k0, blk.cols, c);
         if (!scoreScratch && maskScratch) {
-            PipeSync<AscendC::HardEvent::MTE3_V>();
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
         }
         mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, row0, rows, blk.k0, blk.cols, c);
         if constexpr (!Variant::Softmax::UsesMaskBuffer()) {  // the mask buffer is free: the next rows now
@@ -410,21 +416,23 @@ private:
         const AscendC::GlobalTensor<T> pSlot = wsP_[slot * (p_->wsSlotP / sizeof(T))];
         if constexpr (NzHandoff<T>::ENABLED) {  // P in the cube's Nz order (nz_handoff.h)
             if (!scoreScratch && !maskScratch) {
-                PipeSync<AscendC::HardEvent::MTE3_V>();
+                AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
             }
             NzHandoff<T>::CastArranged(pOut, s_, rows, c);
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
             PipeSync<AscendC::HardEvent::V_MTE3>();
             NzHandoff<T>::Store(pSlot, pOut, rowOff + h0, rows, c, p_->blockQ);
+            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
             return rescale;
         }
         if (!scoreScratch && !maskScratch) {
-            PipeSync<AscendC::HardEvent::MTE3_V>();
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
         }
         CastFromFloat(pOut, s_, count);
         AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
         PipeSync<AscendC::HardEvent::V_MTE3>();
         AscendC::DataCopy(pSlot[(rowOff + h0) * c], pOut, count);
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
         return rescale;
     }
 

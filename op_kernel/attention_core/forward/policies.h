@@ -132,7 +132,8 @@ struct WorkSplitBase {
 // calls BeforeLoad(u, blk, isValue) right before it loads a block's K (V) rows into L1 and
 // AfterLoad(isValue) right after those loads are issued; the vector stage calls
 // StreamInit(tiling, pipe, t) after its own buffers, StreamAhead(block) after the softmax of its
-// block-th key block (counted over all its units), StreamEnd() after the last unit, and
+// block-th key block (counted over all its units) and the next block's first S load,
+// StreamEnd() after the last unit, and
 // FinishRows(u, rows, acc, sum) on a unit's unnormalised output rows (pitch headDimAlign) and
 // softmax sums before they are normalised or stored as partials.
 struct KvSourceBase {

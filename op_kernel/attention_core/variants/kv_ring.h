@@ -138,11 +138,11 @@ template <typename T, typename Src> struct KvRingSource : public KvSource<KvDeco
         WriteUpTo(lead);
     }
 
-    // After the softmax of this core's block `block`: three stages one call apart — write the
-    // rows converted at the previous call to the ring, convert the rows read at the previous
-    // call, read new blocks. The next softmax waits for every earlier store of this core
-    // (PipeSync<MTE3_V>) and queues behind these conversions, so only writes and conversions
-    // whose inputs are ready sit between two softmaxes.
+    // After the softmax of this core's block `block` (and the next block's first S load): three
+    // stages one call apart — write the rows converted at the previous call to the ring,
+    // convert the rows read at the previous call, read new blocks. The next softmax queues
+    // behind these conversions in the vector pipe, so only writes and conversions whose inputs
+    // are ready sit between two softmaxes.
     __aicore__ inline void StreamAhead(uint64_t block) { Advance(block + 1); }
 
     // Stage targets of the call before softmax `step` (step 0: StreamInit, which writes all it

@@ -104,8 +104,10 @@ public:
         pipe.InitBuffer(bcastBuf_, ub.bcast);
         out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
         const PartialLayout ws(p, d, t.workspace);
-        for (uint64_t r0 = begin; r0 < end; r0 += ROWS) {
-            const uint32_t rows = end - r0 < ROWS ? static_cast<uint32_t>(end - r0) : ROWS;
+        rowsAtOnce_ = ub.rows;
+        splitsPerCopy_ = ub.splitsPerCopy;
+        for (uint64_t r0 = begin; r0 < end; r0 += rowsAtOnce_) {
+            const uint32_t rows = end - r0 < rowsAtOnce_ ? static_cast<uint32_t>(end - r0) : rowsAtOnce_;
             MergeRows(ws, r0, rows);
         }
     }
@@ -126,11 +128,13 @@ private:
         const AscendC::LocalTensor<float> valid = stats[(2 * splits + 4) * ROWS];
         const uint64_t stride = d.combineRows;
 
+        // m and l of every split for these rows: one strided copy each (ROWS apart in UB)
+        const AscendC::DataCopyExtParams statCopy(static_cast<uint16_t>(splits), rows * 4,
+                                                  static_cast<uint32_t>((stride - rows) * 4),
+                                                  (ROWS * 4 - AlignUp(rows * 4, 32)) / 32, 0);
         PipeSync<AscendC::HardEvent::V_MTE2>();
-        for (uint32_t s = 0; s < splits; ++s) {
-            CopyFloats(mAll[s * ROWS], ws.m[s * stride + r0], rows);
-            CopyFloats(lAll[s * ROWS], ws.l[s * stride + r0], rows);
-        }
+        AscendC::DataCopyPad(mAll, ws.m[r0], statCopy, AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
+        AscendC::DataCopyPad(lAll, ws.l[r0], statCopy, AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
         PipeSync<AscendC::HardEvent::MTE2_V>();
         // M = max_s m_s; denom = sum_s exp(m_s - M) * l_s
         AscendC::Adds(mMax, mAll, 0.0f, static_cast<int32_t>(rows));
@@ -163,12 +167,20 @@ private:
         const AscendC::LocalTensor<float> acc = accBuf_.Get<float>();
         const AscendC::LocalTensor<float> part = partBuf_.Get<float>();
         AscendC::Duplicate(acc, 0.0f, static_cast<int32_t>(rows * dp));
-        for (uint32_t s = 0; s < splits; ++s) {
-            AscendC::Mul(w, mAll[s * ROWS], inv, static_cast<int32_t>(rows));
+        // the partial rows of splitsPerCopy_ splits at a time: one strided copy
+        for (uint32_t s0 = 0; s0 < splits; s0 += splitsPerCopy_) {
+            const uint32_t n = splits - s0 < splitsPerCopy_ ? splits - s0 : splitsPerCopy_;
             PipeSync<AscendC::HardEvent::V_MTE2>();
-            AscendC::DataCopy(part, ws.o[(s * stride + r0) * dp], rows * dp);
+            AscendC::DataCopyPad(part, ws.o[(s0 * stride + r0) * dp],
+                                 AscendC::DataCopyExtParams(static_cast<uint16_t>(n), rows * dp * 4,
+                                                            static_cast<uint32_t>((stride - rows) * dp * 4), 0, 0),
+                                 AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
             PipeSync<AscendC::HardEvent::MTE2_V>();
-            ScaleRowsAdd(acc, part, w, rows);
+            for (uint32_t k = 0; k < n; ++k) {
+                AscendC::PipeBarrier<PIPE_V>();  // the previous split's broadcast has read w
+                AscendC::Mul(w, mAll[(s0 + k) * ROWS], inv, static_cast<int32_t>(rows));
+                ScaleRowsAdd(acc, part[k * rows * dp], w, rows);
+            }
         }
         const uint32_t dd = p_->headDim;
         if (d.quantOut != 0) {
@@ -279,6 +291,7 @@ private:
 
     const ForwardParams *p_ = nullptr;
     const DecodeParams *d_ = nullptr;
+    uint32_t rowsAtOnce_ = ROWS, splitsPerCopy_ = 1;
     AscendC::GlobalTensor<T> out_;
     AscendC::GlobalTensor<int8_t> outInt8_;
     GM_ADDR qScale_ = nullptr;  // fp32 or bf16 (quantParamsBf16)

@@ -9,8 +9,11 @@
 
 namespace AttentionCore {
 
-// Output rows merged at once by the combine pass.
+// Output rows merged at once by the combine pass (at most; the statistics' pitch), and the UB
+// its partial rows may take: fewer rows when every split's rows would not fit, and the splits
+// read by one strided copy.
 constexpr uint32_t COMBINE_ROWS = 16;
+constexpr uint32_t COMBINE_PART_BYTES = 64 * 1024;
 
 // Partials of rowsAll = kvSplits x combineRows rows (index i = (s * B + b) * N + n), fp32, from
 // DecodeParams::wsPartialOffset: the O rows (headDimAlign each), then m[i], then l[i].
@@ -29,11 +32,14 @@ __aicore__ inline PartialRows PartialRowsLayout(uint32_t kvSplits, uint64_t comb
     return l;
 }
 
-// The combine pass's UB for COMBINE_ROWS rows of dp (headDimAlign) elements: the fp32
-// accumulator and partial, the output rows (tBytes), the per-split statistics (m and l of every
-// split, then M, w, denom, 1/denom and the valid flags), the broadcast rows; with INT8 output
-// the scale and offset rows, the int8 rows and one parameter row's staging.
+// The combine pass's UB for `rows` output rows at once (COMBINE_ROWS, or fewer when every
+// split's partial rows would not fit COMBINE_PART_BYTES) of dp (headDimAlign) elements: the fp32
+// accumulator, the partial rows of `splitsPerCopy` splits (one strided copy), the output rows
+// (tBytes), the per-split statistics (m and l of every split, then M, w, denom, 1/denom and the
+// valid flags, COMBINE_ROWS apart), the broadcast rows; with INT8 output the scale and offset
+// rows, the int8 rows and one parameter row's staging.
 struct CombineUb {
+    uint32_t rows, splitsPerCopy;
     uint32_t acc, part, out, stat, bcast, qScale, qOffset, int8, qStage;
     __aicore__ inline uint64_t Total() const
     {
@@ -44,14 +50,20 @@ struct CombineUb {
 __aicore__ inline CombineUb CombineUbLayout(uint32_t kvSplits, uint32_t dp, uint32_t tBytes, bool quantOut)
 {
     CombineUb l;
-    l.acc = COMBINE_ROWS * dp * 4;
-    l.part = COMBINE_ROWS * dp * 4;
-    l.out = COMBINE_ROWS * dp * tBytes;
-    l.stat = (2 * kvSplits + 5) * COMBINE_ROWS * 4;
+    const uint32_t rowBytes = dp * 4;
+    const uint32_t splits = kvSplits == 0 ? 1 : kvSplits;
+    l.rows = COMBINE_PART_BYTES / (splits * rowBytes);
+    l.rows = l.rows == 0 ? 1 : (l.rows > COMBINE_ROWS ? COMBINE_ROWS : l.rows);
+    l.splitsPerCopy = COMBINE_PART_BYTES / (l.rows * rowBytes);
+    l.splitsPerCopy = l.splitsPerCopy == 0 ? 1 : (l.splitsPerCopy > splits ? splits : l.splitsPerCopy);
+    l.acc = l.rows * rowBytes;
+    l.part = l.splitsPerCopy * l.rows * rowBytes;
+    l.out = l.rows * dp * tBytes;
+    l.stat = (2 * splits + 5) * COMBINE_ROWS * 4;
     l.bcast = COMBINE_ROWS * 32;
-    l.qScale = quantOut ? COMBINE_ROWS * dp * 4 : 0;
+    l.qScale = quantOut ? l.rows * rowBytes : 0;
     l.qOffset = l.qScale;
-    l.int8 = quantOut ? COMBINE_ROWS * dp : 0;
+    l.int8 = quantOut ? l.rows * dp : 0;
     l.qStage = quantOut ? dp * 2 : 0;
     return l;
 }

@@ -11,9 +11,8 @@ The launch runs in a worker thread in the emulator's raise mode: a kernel fault 
 raises fakit.EmulatorError with the emulator's message (the process and its memory stay
 usable); Ctrl-C stops the launch within a fraction of a second and raises KeyboardInterrupt;
 a launch longer than PROGRESS_AFTER_S seconds shows its blocks done and an ETA on a terminal.
-`last_counters()` gives the emulator's per-core pipe counters and buffer peaks of the last launch,
-`last_tiling()` its tiling key and data, `opdefs()`
-the registered OpDefs.
+`last_counters()` gives the emulator's per-core pipe counters and buffer peaks of the last
+launch, `last_tiling()` its tiling key and data, `opdefs()` the registered OpDefs.
 
 FAKIT_CPU_SANITIZE=1 selects the ASan/UBSan build (the process must preload libasan).
 """
@@ -27,7 +26,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import ml_dtypes
 import numpy as np
@@ -449,7 +448,7 @@ def last_counters() -> Dict[str, Any]:
     return json.loads(fn().decode())
 
 
-def last_tiling() -> tuple:
+def last_tiling() -> Tuple[int, bytes]:
     """(tiling key, tiling data bytes) of the last operator launch (ascendc_emu_last_tiling)."""
     rt = runtime()
     fn = rt.lib.ascendc_emu_last_tiling

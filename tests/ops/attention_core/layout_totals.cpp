@@ -1,6 +1,7 @@
 // What each stage of an operator's kernel should allocate, from the host-includable layout
 // headers its stages' Init and its planner share (forward_layout.h, backward_layout.h,
-// kv_ring_layout.h, split_kv_combine_layout.h), given the tiling data of a launch:
+// kv_ring_layout.h, split_kv_combine_layout.h, sparse_backward_layout.h), given the tiling data
+// of a launch:
 //     layout_totals <op> <tiling key>  < tiling bytes
 // prints {"UB": ..., "L1": ..., "L0A": ..., "L0B": ..., "L0C": ...} in bytes per core: the
 // largest phase of the launch for each buffer; a buffer no layout header describes is left out.
@@ -20,8 +21,10 @@
 #include "flash_attention_score_grad/flash_attention_score_grad_tiling_data.h"
 #include "incre_flash_attention/incre_flash_attention_tiling_data.h"
 #include "prompt_flash_attention/prompt_flash_attention_tiling_data.h"
+#include "sparse_flash_attention_grad/sparse_flash_attention_grad_tiling_data.h"
 #include "attention_core/backward/backward_layout.h"
 #include "attention_core/forward/forward_layout.h"
+#include "attention_core/sparse_backward/sparse_backward_layout.h"
 #include "attention_core/variants/kv_ring_layout.h"
 #include "attention_core/variants/split_kv_combine_layout.h"
 
@@ -74,6 +77,25 @@ void Backward(Totals &t, const BackwardParams &p, uint32_t tBytes)
     g_modes["rope"] = p.ropeDim != 0;
     g_modes["alibi"] = alibi;
     g_modes["sink"] = p.hasSink != 0;
+}
+
+// SparseBackwardCube::Init and SparseBackwardVector::Init (sparse_backward_cube.h, _vector.h).
+void SparseBackward(Totals &t, const SparseBackwardParams &p, uint32_t tBytes)
+{
+    Max(t, "L1", SparseBackwardCubeL1Layout(p.headsPad, p.blockKv, p.qkDim, p.headDim, tBytes).Total());
+    const SparseCubeL0 l0 = SparseBackwardCubeL0Layout(p.l0Copies, p.l0aElems, p.l0bElems, p.l0cTiles, p.l0cTileElems,
+                                                       p.dqTiles, p.headsPad, p.dqPassCols, tBytes);
+    Max(t, "L0A", l0.a);
+    Max(t, "L0B", l0.b);
+    Max(t, "L0C", l0.c);
+    Max(t, "UB",
+        SparseBackwardVectorUbLayout(p.rowsPerVec, p.blockKv, p.qkDim, p.headDim, tBytes, p.sortSelection != 0,
+                                     p.sortPad, p.index64 != 0 ? p.topK * 8 : 0)
+            .Total());
+    g_modes["sort"] = p.sortSelection != 0;
+    g_modes["index64"] = p.index64 != 0;
+    g_modes["rope"] = p.qkDim != p.headDim;
+    g_modes["l0Copies"] = p.l0Copies;
 }
 
 template <class Tiling> bool Read(const std::vector<char> &bytes, Tiling &out)
@@ -135,6 +157,10 @@ int main(int argc, char **argv)
             t.erase("L0B");
             t.erase("L0C");
         }
+    } else if (op == "sparse_flash_attention_grad") {
+        static SparseFlashAttentionGradTilingData d;
+        if (!Read(bytes, d)) return 1;
+        SparseBackward(t, d.params, ElementBytes(key));
     } else {
         std::fprintf(stderr, "no layout header for %s\n", op.c_str());
         return 1;

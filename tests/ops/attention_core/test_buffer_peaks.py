@@ -1,14 +1,15 @@
 """Each launch's peak UB / L1 / L0 use equals what the layout headers say.
 
-The stages' Init and the host planners share host-includable layout headers
-(forward_layout.h, backward_layout.h, kv_ring_layout.h, split_kv_combine_layout.h): the planner checks a layout's
-total against the core's buffers, the stage allocates its pieces. The emulator reports, per
-launch, the highest byte of each local buffer any core allocated (``last_counters()["peak"]``);
-``layout_totals.cpp`` computes the headers' totals from the launch's tiling data. A stage that
-allocates more than its layout (a buffer the planner never budgeted) or a layout that reserves
-what no stage allocates makes them differ. The shapes cover every layout choice the planners
-make (lazy or per-block P.V, one or two copies of the L1 / L0 tiles and of the S buffer,
-vector sub-blocks, int8 K/V, split-KV, pipelined backward tile sets, rope, alibi, sink).
+The stages' Init and the host planners share host-includable layout headers (forward_layout.h,
+backward_layout.h, kv_ring_layout.h, split_kv_combine_layout.h, sparse_backward_layout.h): the
+planner checks a layout's total against the core's buffers, the stage allocates its pieces. The
+emulator reports, per launch, the highest byte of each local buffer any core allocated
+(``last_counters()["peak"]``); ``layout_totals.cpp`` computes the headers' totals from the
+launch's tiling data. A stage that allocates more than its layout (a buffer the planner never
+budgeted) or a layout that reserves what no stage allocates makes them differ. The shapes cover
+every layout choice the planners make on an A2 core (lazy or per-block P.V, one or two copies of
+the L1 / L0 tiles, vector sub-blocks, int8 K/V, split-KV, int8 output, the backward's tile sets,
+rope, alibi, sink, the recompute forward; the sparse backward's rope and INT64 indices).
 """
 
 import json
@@ -30,12 +31,14 @@ for folder in (
     "flash_attention_score",
     "incre_flash_attention",
     "flash_attention_score_grad",
+    "sparse_flash_attention_grad",
 ):
     sys.path.insert(0, str(ROOT / "tests/ops" / folder))
 import fa_varlen_helpers as fav  # noqa: E402
 import fag_helpers as fag  # noqa: E402
 import ifa_helpers as ifa  # noqa: E402
 import pfa_helpers as pfa  # noqa: E402
+import sfag_helpers as sfag  # noqa: E402
 
 # harness name -> kernel folder (OpType in snake case), which layout_totals.cpp reads
 KERNELS = {
@@ -43,6 +46,7 @@ KERNELS = {
     fav.OP: "flash_attention_score",
     ifa.OP: "incre_flash_attention",
     fag.OP: "flash_attention_score_grad",
+    sfag.OP: "sparse_flash_attention_grad",
 }
 
 
@@ -123,6 +127,13 @@ FAG = [
     dict(dtype="bf16", q_lens=(70, 40), kv_lens=(90, 140), n=4, nkv=2, d=64, rope=64),
     dict(q_lens=(130, 40), kv_lens=(150, 90), n=4, nkv=2, d=64, recompute=True),
 ]
+SFAG = [
+    dict(),  # rope, INT32 indices
+    dict(rope=False, dtype="bf16"),
+    dict(s1=3, s2=50, heads=2, picks=30, index_dtype=np.int64),  # INT64 indices narrowed in place
+    dict(heads=128, s1=1, s2=64, picks=16),  # L0 and most of L1
+    dict(layout="TND", q_lens=[3, 2], kv_lens=[70, 40], heads=4),
+]
 
 
 def pfa_kwargs(p):
@@ -197,6 +208,11 @@ def test_flash_attention_score_grad(layout_totals, seen, shape):
     check(layout_totals, fag.OP, fag_kwargs(shape), seen.setdefault(fag.OP, {}))
 
 
+@pytest.mark.parametrize("shape", SFAG, ids=range(len(SFAG)))
+def test_sparse_flash_attention_grad(layout_totals, seen, shape):
+    check(layout_totals, sfag.OP, sfag.make_kwargs(**shape), seen.setdefault(sfag.OP, {}))
+
+
 def test_the_shapes_cover_every_layout_choice(seen):
     forward = {"lazyPv": {0, 1}, "l1Bufs": {1, 2}, "l0Bufs": {1, 2}, "subBlocks": {0, 1}, "elementBytes": {2, 4}}
     want = {
@@ -204,6 +220,7 @@ def test_the_shapes_cover_every_layout_choice(seen):
         fav.OP: forward,
         ifa.OP: {"antiquant": {0, 1}, "split": {0, 1}, "quantOut": {0, 1}},
         fag.OP: {"tileSets": {2, 3, 4}, "rope": {0, 1}, "alibi": {0, 1}, "sink": {0, 1}, "recompute": {0, 1}},
+        sfag.OP: {"rope": {0, 1}, "index64": {0, 1}},
     }
     if len(seen) < len(want):
         pytest.skip("runs with the per-operator tests (pytest -k peaks)")
