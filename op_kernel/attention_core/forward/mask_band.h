@@ -83,28 +83,74 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
             }
             return;
         }
-        for (uint32_t r = 0; r < rows; ++r) {
-            const int64_t row = static_cast<int64_t>(row0 + r);
-            int64_t lo = row - p_->preTokens - k0;
-            int64_t hi = row + p_->nextTokens + 1 - k0;
-            lo = lo < 0 ? 0 : lo;
-            hi = hi > static_cast<int64_t>(colsValid) ? static_cast<int64_t>(colsValid) : hi;
-            const AscendC::LocalTensor<float> line = s[r * cols];
-            if (hi <= lo) {
-                KillColumns(line, 0, cols, 1, cols);
-                continue;
-            }
-            if (lo > 0) {
-                KillColumns(line, 0, static_cast<uint32_t>(lo), 1, cols);
-            }
-            if (hi < static_cast<int64_t>(cols)) {
-                KillColumns(line, static_cast<uint32_t>(hi), cols, 1, cols);
+        const LeftUpBand band{static_cast<int64_t>(row0) - k0, p_->preTokens, p_->nextTokens, colsValid};
+        KillOutside(s, rows, cols, band);
+    }
+
+    // The visible columns [lo, hi) of row r of a tile whose row 0 is `first` columns after its
+    // first key: the left-up band, clamped to the tile's valid columns.
+    struct LeftUpBand {
+        int64_t first, pre, next;
+        uint32_t colsValid;
+        __aicore__ inline void operator()(uint32_t r, int64_t &lo, int64_t &hi) const
+        {
+            const int64_t row = first + static_cast<int64_t>(r);
+            lo = row - pre < 0 ? 0 : row - pre;
+            hi = row + next + 1 > static_cast<int64_t>(colsValid) ? static_cast<int64_t>(colsValid) : row + next + 1;
+        }
+    };
+
+    // The helpers below are shared with MaskMod<MaskSparseMode> (varlen_policies.h).
+    // Every score of row r outside [lo, hi) (band(r, lo, hi); all of the row when hi <= lo) :=
+    // MASKED_SCORE. Per 64-column chunk a run of rows that lose all of it takes one Duplicate
+    // (a repeat per row) and a row that loses part of it one with a lane mask, so the staircase
+    // of a diagonal tile costs about one instruction per row instead of one per row and chunk.
+    template <class Band>
+    __aicore__ inline static void KillOutside(const AscendC::LocalTensor<float> &s, uint32_t rows, uint32_t cols,
+                                              const Band &band)
+    {
+        for (uint32_t c0 = 0; c0 < cols; c0 += 64) {
+            const int64_t w = cols - c0 < 64 ? cols - c0 : 64;
+            const uint64_t all = LanesBelow(w);
+            uint32_t run = 0;  // the rows just before r that lose the whole chunk
+            for (uint32_t r = 0; r <= rows; ++r) {
+                uint64_t lanes = 0;
+                if (r < rows) {
+                    int64_t lo = 0;
+                    int64_t hi = 0;
+                    band(r, lo, hi);
+                    lanes = hi <= lo ? all : all & (LanesBelow(lo - c0) | ~LanesBelow(hi - c0));
+                    if (lanes == all) {
+                        ++run;
+                        continue;
+                    }
+                }
+                if (run != 0) {
+                    KillLanes(s[(r - run) * cols + c0], all, run, cols);
+                    run = 0;
+                }
+                if (lanes != 0) {
+                    KillLanes(s[r * cols + c0], lanes, 1, cols);
+                }
             }
         }
         AscendC::PipeBarrier<PIPE_V>();
     }
 
-    // The helpers below are shared with MaskMod<MaskSparseMode> (varlen_policies.h).
+    // Lanes [0, n) of a 64-lane chunk (n clamped to [0, 64]).
+    __aicore__ inline static uint64_t LanesBelow(int64_t n)
+    {
+        return n <= 0 ? 0ULL : (n >= 64 ? ~0ULL : (1ULL << n) - 1ULL);
+    }
+
+    // The lanes of `rows` rows (pitch cols) from s := MASKED_SCORE.
+    __aicore__ inline static void KillLanes(const AscendC::LocalTensor<float> &s, uint64_t lanes, uint32_t rows,
+                                            uint32_t cols)
+    {
+        uint64_t mask[2] = {lanes, 0};
+        AscendC::Duplicate(s, MASKED_SCORE, mask, static_cast<uint8_t>(rows), 1, static_cast<uint8_t>(cols / 8));
+    }
+
     // Columns [from, to) of `rows` rows (pitch cols) := MASKED_SCORE, 64 fp32 lanes per repeat
     // with a lane bit mask for the partial first/last chunk (one repeat per row).
     __aicore__ inline static void KillColumns(const AscendC::LocalTensor<float> &s, uint32_t from, uint32_t to,

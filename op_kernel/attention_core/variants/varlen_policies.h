@@ -156,29 +156,26 @@ template <> struct MaskMod<MaskSparseMode> : MaskModBase {
             loaded_ = false;
             Helpers::AddTensorMask(s, tmp, maskBytes, rows, cols);
         }
-        const SparseBand band = Band(u);
-        for (uint32_t r = 0; r < rows; ++r) {
-            const int64_t row = static_cast<int64_t>(row0 + r);
-            int64_t lo = band.Lo(row) - k0;
-            int64_t hi = band.Hi(row) - k0;
-            lo = lo < 0 ? 0 : lo;
-            hi = hi > static_cast<int64_t>(colsValid) ? static_cast<int64_t>(colsValid) : hi;
-            const AscendC::LocalTensor<float> line = s[r * cols];
-            if (hi <= lo) {
-                Helpers::KillColumns(line, 0, cols, 1, cols);
-                continue;
-            }
-            if (lo > 0) {
-                Helpers::KillColumns(line, 0, static_cast<uint32_t>(lo), 1, cols);
-            }
-            if (hi < static_cast<int64_t>(cols)) {
-                Helpers::KillColumns(line, static_cast<uint32_t>(hi), cols, 1, cols);
-            }
-        }
-        AscendC::PipeBarrier<PIPE_V>();
+        Helpers::KillOutside(s, rows, cols, TileBand{Band(u), row0, k0, colsValid});
     }
 
 private:
+    // The visible columns [lo, hi) of row r of a tile (query rows from row0, keys from k0):
+    // the band, clamped to the tile's valid columns.
+    struct TileBand {
+        SparseBand band;
+        uint32_t row0;
+        int64_t k0;
+        uint32_t colsValid;
+        __aicore__ inline void operator()(uint32_t r, int64_t &lo, int64_t &hi) const
+        {
+            const int64_t row = static_cast<int64_t>(row0 + r);
+            lo = band.Lo(row) - k0 < 0 ? 0 : band.Lo(row) - k0;
+            hi = band.Hi(row) - k0 > static_cast<int64_t>(colsValid) ? static_cast<int64_t>(colsValid)
+                                                                     : band.Hi(row) - k0;
+        }
+    };
+
     // Modes 0 and 1 read the mask tensor; the others generate their band.
     __aicore__ inline bool ReadsTensor() const { return p_->hasMask != 0 && p_->sparseMode <= SPARSE_ALL_MASK; }
 
