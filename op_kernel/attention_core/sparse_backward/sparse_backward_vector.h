@@ -7,9 +7,9 @@
 //      P = exp(scale.S - max) / sum, dS = P o (dP - D), both 0 in the columns past the chunk,
 //      cast and handed to the cube; and the gather: this core's half of the rows of chunk
 //      n+2 (K + rope, V: one DMA per span of nearby runs and tensor, GatherRows) copied into
-//      the chunk's K and V slots
-//      (FLAG_SPARSE_KV), so the cube loads each chunk with one DMA per tensor. A token that
-//      selects nothing gets its dQ rows zeroed here (the cube skips it);
+//      the chunk's K and V slots (FLAG_SPARSE_KV), so the cube loads each chunk with one DMA
+//      per tensor. A token that selects nothing gets its dQ rows zeroed here (the cube
+//      skips it);
 //   3. cast the accumulators into dq/dk/dv (+ rope parts), dq and dk times the scale.
 // Heads with softmax_sum = 0 (nothing selected in the forward pass) get P = 0.
 #pragma once
@@ -76,10 +76,9 @@ public:
         // UB (sparse_backward_layout.h, the planner's check). The gather staging also holds
         // the selection sort of pass 1: the sorted (score, index) list and Sort's tmp in the
         // K staging, the keys in the V staging; INT64 index rows are narrowed in place.
-        const SparseVectorUb ub =
-            SparseBackwardVectorUbLayout(p->rowsPerVec, p->blockKv, p->qkDim, p->headDim, sizeof(T),
-                                         p->sortSelection != 0, p->sortPad, p->index64 != 0 ? p->topK * 8 : 0,
-                                         p->gatherSpanBytes);
+        const SparseVectorUb ub = SparseBackwardVectorUbLayout(p->rowsPerVec, p->blockKv, p->qkDim, p->headDim,
+                                                               sizeof(T), p->sortSelection != 0, p->sortPad,
+                                                               p->index64 != 0 ? p->topK * 8 : 0, p->gatherSpanBytes);
         pipe->InitBuffer(sBuf_, ub.s);
         pipe->InitBuffer(dpBuf_, ub.dp);
         pipe->InitBuffer(pOutBuf_, ub.pOut);
@@ -271,11 +270,10 @@ private:
                 ++e;
             }
             if (e == r + 1) {
-                AscendC::DataCopyPad(
-                    stage[x.pos * pitch + col], src[x.kvRow * width],
-                    AscendC::DataCopyExtParams(static_cast<uint16_t>(x.len), rowBytes, 0,
-                                               (pitch - width) * sizeof(T) / 32, 0),
-                    noPad);
+                AscendC::DataCopyPad(stage[x.pos * pitch + col], src[x.kvRow * width],
+                                     AscendC::DataCopyExtParams(static_cast<uint16_t>(x.len), rowBytes, 0,
+                                                                (pitch - width) * sizeof(T) / 32, 0),
+                                     noPad);
             } else {
                 const AscendC::LocalTensor<T> span = spanBuf_.Get<T>();
                 PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous span was copied out
@@ -302,7 +300,8 @@ private:
         const uint16_t srcRep = static_cast<uint16_t>(width * sizeof(T) / 32);
         for (uint32_t c0 = 0; c0 < width; c0 += lanes) {
             const uint32_t m = width - c0 < lanes ? width - c0 : lanes;
-            AscendC::Copy(d16[c0], s16[c0], m, static_cast<uint8_t>(n), AscendC::CopyRepeatParams(1, 1, dstRep, srcRep));
+            AscendC::Copy(d16[c0], s16[c0], m, static_cast<uint8_t>(n),
+                          AscendC::CopyRepeatParams(1, 1, dstRep, srcRep));
         }
     }
 
