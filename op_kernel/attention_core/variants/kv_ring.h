@@ -360,18 +360,31 @@ private:
     }
 
     // Out copy o -> its rows of the ring slot; a block's first write waits until the cube freed
-    // its slot, its last one announces the block.
+    // its slot, its last one announces the block. K rows and the same V rows of a block in the
+    // next out copy go in one copy: the block's V slot follows its K slot, so in both UB and the
+    // ring the pair is one run of column blocks, 2 headDimAlign / 16 of them.
     __aicore__ inline void Write(uint32_t o)
     {
         const Chunk &c = conv_[o];
+        const uint32_t o2 = o + 1;
+        const bool pair = o2 < OUT_COPIES && c.rows == chunk_ && conv_[o2].rows == c.rows &&
+                          conv_[o2].row0 == c.row0 && conv_[o2].item == c.item && conv_[o2].slot == c.slot + SlotElems();
+        const bool last = pair ? conv_[o2].last : c.last;
         if (c.first && c.item >= d_->ringSlots) {
             AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(FLAG_KV_FREE);  // the cube loaded the slot's last block
         }
         AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT_OUT + static_cast<int32_t>(o));
+        if (pair) {
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT_OUT + static_cast<int32_t>(o2));
+        }
         NzHandoff<T>::Store(ring_[c.slot], outBuf_.Get<T>()[o * chunk_ * p_->headDimAlign], c.row0, c.rows,
-                            p_->headDimAlign, p_->blockKv);
+                            (pair ? 2 : 1) * p_->headDimAlign, p_->blockKv);
         AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + static_cast<int32_t>(o));
-        if (c.last) {
+        if (pair) {
+            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + static_cast<int32_t>(o2));
+            conv_[o2].rows = NONE;
+        }
+        if (last) {
             AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_KV_READY);
         }
         conv_[o].rows = NONE;
