@@ -44,8 +44,8 @@ int main()
                   << ", \"combineRows\": " << dp.combineRows << ", \"workspace\": " << fa_host::DecodeWorkspaceBytes(t)
                   << ", \"coreBytes\": " << uint64_t(p.usedCores) * p.wsBytesPerCore << ", \"ring\": " << dp.ring
                   << ", \"ringOffset\": " << dp.ringOffset
-                  << ", \"ringBytes\": " << uint64_t(p.usedCores) * dp.ringCoreBytes
-                  << ", \"ringCopies\": [" << dp.ringInCopies << ", " << dp.ringOutCopies << "]"
+                  << ", \"ringBytes\": " << uint64_t(p.usedCores) * dp.ringCoreBytes << ", \"ringCopies\": ["
+                  << dp.ringInCopies << ", " << dp.ringOutCopies << "]"
                   << ", \"vecRows\": " << p.vecRows << ", \"vecSBufs\": " << p.vecSBufs << ", \"starts\": [";
         for (uint32_t c = 0; c <= p.usedCores; ++c) std::cout << (c ? ", " : "") << p.coreUnitStart[c];
         std::cout << "], \"combineStarts\": [";
