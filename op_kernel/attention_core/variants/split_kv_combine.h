@@ -101,6 +101,8 @@ public:
             qOffset_ = t.split.quantOffset;
         }
         pipe.InitBuffer(statBuf_, ub.stat);
+        // lanes past a group's rows are broadcast too: defined once
+        AscendC::Duplicate(statBuf_.Get<float>(), 0.0f, static_cast<int32_t>(ub.stat / 4));
         pipe.InitBuffer(bcastBuf_, ub.bcast);
         out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
         const PartialLayout ws(p, d, t.workspace);
@@ -113,20 +115,26 @@ public:
     }
 
 private:
+    // Every split's statistics sit ROWS floats apart: one instruction covers all splits (a
+    // repeat per split, `rows` lanes), and a sum or max over the splits folds halves onto each
+    // other, so the pass costs a few instructions per row group rather than a few per split.
     __aicore__ inline void MergeRows(const PartialLayout &ws, uint64_t r0, uint32_t rows)
     {
         const DecodeParams &d = *d_;
         const uint32_t splits = d.kvSplits;
         const uint32_t dp = p_->headDimAlign;
         const AscendC::LocalTensor<float> stats = statBuf_.Get<float>();
-        const AscendC::LocalTensor<float> mAll = stats;  // splits x ROWS
+        const AscendC::LocalTensor<float> mAll = stats;  // splits x ROWS; becomes the weights
         const AscendC::LocalTensor<float> lAll = stats[splits * ROWS];
-        const AscendC::LocalTensor<float> mMax = stats[2 * splits * ROWS];
-        const AscendC::LocalTensor<float> w = stats[(2 * splits + 1) * ROWS];
-        const AscendC::LocalTensor<float> denom = stats[(2 * splits + 2) * ROWS];
-        const AscendC::LocalTensor<float> inv = stats[(2 * splits + 3) * ROWS];
-        const AscendC::LocalTensor<float> valid = stats[(2 * splits + 4) * ROWS];
+        const AscendC::LocalTensor<float> mMax = stats[2 * splits * ROWS];  // splits x ROWS folded
+        const AscendC::LocalTensor<float> inv = stats[3 * splits * ROWS];
+        const AscendC::LocalTensor<float> valid = stats[(3 * splits + 1) * ROWS];
+        const AscendC::LocalTensor<float> &denom = lAll;  // l folded
         const uint64_t stride = d.combineRows;
+        const uint8_t reps = static_cast<uint8_t>(splits);
+        constexpr uint8_t PITCH = ROWS / 8;
+        const AscendC::UnaryRepeatParams each(1, 1, PITCH, PITCH);
+        const AscendC::BinaryRepeatParams withRow(1, 1, 1, PITCH, PITCH, 0);  // src1: one row for all
 
         // m and l of every split for these rows: one strided copy each (ROWS apart in UB)
         const AscendC::DataCopyExtParams statCopy(static_cast<uint16_t>(splits), rows * 4,
@@ -136,25 +144,17 @@ private:
         AscendC::DataCopyPad(mAll, ws.m[r0], statCopy, AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
         AscendC::DataCopyPad(lAll, ws.l[r0], statCopy, AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
         PipeSync<AscendC::HardEvent::MTE2_V>();
-        // M = max_s m_s; denom = sum_s exp(m_s - M) * l_s
-        AscendC::Adds(mMax, mAll, 0.0f, static_cast<int32_t>(rows));
+        // M = max_s m_s; e_s = exp(m_s - M); denom = sum_s e_s * l_s
+        AscendC::Adds(mMax, mAll, 0.0f, rows, reps, each);
         AscendC::PipeBarrier<PIPE_V>();
-        for (uint32_t s = 1; s < splits; ++s) {
-            AscendC::Max(mMax, mMax, mAll[s * ROWS], static_cast<int32_t>(rows));
-            AscendC::PipeBarrier<PIPE_V>();
-        }
-        AscendC::Duplicate(denom, 0.0f, static_cast<int32_t>(rows));
-        for (uint32_t s = 0; s < splits; ++s) {
-            const AscendC::LocalTensor<float> e = mAll[s * ROWS];  // becomes exp(m_s - M)
-            AscendC::Sub(e, e, mMax, static_cast<int32_t>(rows));
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Exp(e, e, static_cast<int32_t>(rows));
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Mul(w, e, lAll[s * ROWS], static_cast<int32_t>(rows));
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Add(denom, denom, w, static_cast<int32_t>(rows));
-            AscendC::PipeBarrier<PIPE_V>();
-        }
+        FoldSplits<true>(mMax, splits, rows);
+        AscendC::Sub(mAll, mAll, mMax, rows, reps, withRow);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Exp(mAll, mAll, rows, reps, each);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Mul(lAll, lAll, mAll, rows, reps, AscendC::BinaryRepeatParams(1, 1, 1, PITCH, PITCH, PITCH));
+        AscendC::PipeBarrier<PIPE_V>();
+        FoldSplits<false>(lAll, splits, rows);
         PipeSync<AscendC::HardEvent::V_S>();
         for (uint32_t r = 0; r < rows; ++r) {
             const float l = denom.GetValue(r);
@@ -163,6 +163,12 @@ private:
             valid.SetValue(r, visible ? 1.0f : 0.0f);
         }
         PipeSync<AscendC::HardEvent::S_V>();
+        // w_s = e_s / denom, each broadcast to a block: split s, row r -> block s * ROWS + r
+        const AscendC::LocalTensor<float> bcast = bcastBuf_.Get<float>();
+        AscendC::Mul(mAll, mAll, inv, rows, reps, withRow);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Brcb(bcast, mAll, static_cast<uint8_t>(splits * PITCH), AscendC::BrcbRepeatParams(1, 8));
+        AscendC::PipeBarrier<PIPE_V>();
 
         const AscendC::LocalTensor<float> acc = accBuf_.Get<float>();
         const AscendC::LocalTensor<float> part = partBuf_.Get<float>();
@@ -176,11 +182,16 @@ private:
                                                             static_cast<uint32_t>((stride - rows) * dp * 4), 0, 0),
                                  AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
             PipeSync<AscendC::HardEvent::MTE2_V>();
-            for (uint32_t k = 0; k < n; ++k) {
-                AscendC::PipeBarrier<PIPE_V>();  // the previous split's broadcast has read w
-                AscendC::Mul(w, mAll[(s0 + k) * ROWS], inv, static_cast<int32_t>(rows));
-                ScaleRowsAdd(acc, part[k * rows * dp], w, rows);
+            WeighSplits(part, bcast[s0 * ROWS * 8], n, rows);
+            // acc += sum over the n splits (halves folded onto each other)
+            for (uint32_t m = n; m > 1;) {
+                const uint32_t h = m / 2;
+                AscendC::Add(part, part, part[(m - h) * rows * dp], static_cast<int32_t>(h * rows * dp));
+                AscendC::PipeBarrier<PIPE_V>();
+                m -= h;
             }
+            AscendC::Add(acc, acc, part, static_cast<int32_t>(rows * dp));
+            AscendC::PipeBarrier<PIPE_V>();
         }
         const uint32_t dd = p_->headDim;
         if (d.quantOut != 0) {
@@ -272,6 +283,44 @@ private:
         PipeSync<AscendC::HardEvent::MTE2_V>();
         AscendC::Cast(dst, stage, AscendC::RoundMode::CAST_NONE, dd);
         PipeSync<AscendC::HardEvent::V_MTE2>();
+    }
+
+    // x[0..rows) := max (or sum) over the first `splits` rows of ROWS floats (halves folded).
+    template <bool isMax>
+    __aicore__ inline static void FoldSplits(const AscendC::LocalTensor<float> &x, uint32_t splits, uint32_t rows)
+    {
+        constexpr uint8_t PITCH = ROWS / 8;
+        const AscendC::BinaryRepeatParams rep(1, 1, 1, PITCH, PITCH, PITCH);
+        for (uint32_t m = splits; m > 1;) {
+            const uint32_t h = m / 2;
+            if constexpr (isMax) {
+                AscendC::Max(x, x, x[(m - h) * ROWS], rows, static_cast<uint8_t>(h), rep);
+            } else {
+                AscendC::Add(x, x, x[(m - h) * ROWS], rows, static_cast<uint8_t>(h), rep);
+            }
+            AscendC::PipeBarrier<PIPE_V>();
+            m -= h;
+        }
+    }
+
+    // part row r of split k (n splits of `rows` rows of headDimAlign) *= block k * ROWS + r of
+    // `blocks`: one repeat per row; a single row per split takes every split in one pass.
+    __aicore__ inline void WeighSplits(const AscendC::LocalTensor<float> &part,
+                                       const AscendC::LocalTensor<float> &blocks, uint32_t n, uint32_t rows)
+    {
+        const uint32_t dp = p_->headDimAlign;
+        const uint8_t rowPitch = static_cast<uint8_t>(dp / 8);
+        const uint32_t passes = rows == 1 ? 1 : n;
+        const uint8_t reps = static_cast<uint8_t>(rows == 1 ? n : rows);
+        const AscendC::BinaryRepeatParams rep(1, 1, 0, rowPitch, rowPitch, rows == 1 ? ROWS : 1);
+        for (uint32_t k = 0; k < passes; ++k) {
+            for (uint32_t c0 = 0; c0 < dp; c0 += 64) {
+                const uint64_t lanes = dp - c0 < 64 ? dp - c0 : 64;
+                const uint32_t at = k * rows * dp + c0;
+                AscendC::Mul(part[at], part[at], blocks[k * ROWS * 8], lanes, reps, rep);
+            }
+        }
+        AscendC::PipeBarrier<PIPE_V>();
     }
 
     // part[r][:] *= w[r], then (add) acc += part

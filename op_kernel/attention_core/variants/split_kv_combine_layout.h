@@ -35,9 +35,9 @@ __aicore__ inline PartialRows PartialRowsLayout(uint32_t kvSplits, uint64_t comb
 // The combine pass's UB for `rows` output rows at once (COMBINE_ROWS, or fewer when every
 // split's partial rows would not fit COMBINE_PART_BYTES) of dp (headDimAlign) elements: the fp32
 // accumulator, the partial rows of `splitsPerCopy` splits (one strided copy), the output rows
-// (tBytes), the per-split statistics (m and l of every split, then M, w, denom, 1/denom and the
-// valid flags, COMBINE_ROWS apart), the broadcast rows; with INT8 output the scale and offset
-// rows, the int8 rows and one parameter row's staging.
+// (tBytes), the per-split statistics (m, l and a folding copy of every split, then 1/denom and
+// the valid flags, COMBINE_ROWS apart), every split's weights broadcast to blocks;
+// with INT8 output the scale and offset rows, the int8 rows and one parameter row's staging.
 struct CombineUb {
     uint32_t rows, splitsPerCopy;
     uint32_t acc, part, out, stat, bcast, qScale, qOffset, int8, qStage;
@@ -59,8 +59,8 @@ __aicore__ inline CombineUb CombineUbLayout(uint32_t kvSplits, uint32_t dp, uint
     l.acc = l.rows * rowBytes;
     l.part = l.splitsPerCopy * l.rows * rowBytes;
     l.out = l.rows * dp * tBytes;
-    l.stat = (2 * splits + 5) * COMBINE_ROWS * 4;
-    l.bcast = COMBINE_ROWS * 32;
+    l.stat = (3 * splits + 2) * COMBINE_ROWS * 4;
+    l.bcast = splits * COMBINE_ROWS * 32;
     l.qScale = quantOut ? l.rows * rowBytes : 0;
     l.qOffset = l.qScale;
     l.int8 = quantOut ? l.rows * dp : 0;
