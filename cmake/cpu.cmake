@@ -87,6 +87,7 @@ if(FA_PROOF_OPS)
 endif()
 add_custom_target(cann_prefix ALL
     COMMAND "${CMAKE_COMMAND}" -DFA_ROOT=${FA_ROOT} -DPREFIX=${CMAKE_BINARY_DIR}/install
+            -DEMU_GENERATED_INCLUDE=${ASCENDC_EMU_GENERATED_INCLUDE}
             -DOPS_LIB=$<TARGET_FILE:fa_ops_cpu>
             -DPROOF_LIB=${_fa_proof_lib}
             -DFA_OPS=${_fa_ops_csv} -DFA_SOC=${FA_SOC} -DARCH=${CMAKE_SYSTEM_PROCESSOR}

@@ -17,7 +17,8 @@
 # The libraries are symlinks to the build outputs, never copies written in place: processes that
 # have them loaded keep running while the tree is rebuilt (the linker replaces its output file).
 # Unchanged headers are not rewritten.
-# Inputs: FA_ROOT, PREFIX, OPS_LIB, PROOF_LIB (may be empty), FA_OPS (comma list), FA_SOC, ARCH (x86_64, aarch64).
+# Inputs: FA_ROOT, PREFIX, EMU_GENERATED_INCLUDE (the emulator's generated headers: emu/abi_stamp.h),
+# OPS_LIB, PROOF_LIB (may be empty), FA_OPS (comma list), FA_SOC, ARCH (x86_64, aarch64).
 cmake_minimum_required(VERSION 3.16)
 
 function(link_to target linkname)
@@ -29,6 +30,7 @@ endfunction()
 
 # Public headers: the emulator's, then the operators' aclnn APIs (stale ones removed).
 file(COPY "${FA_ROOT}/emulator/include/" DESTINATION "${PREFIX}/include")
+file(COPY "${EMU_GENERATED_INCLUDE}/" DESTINATION "${PREFIX}/include")  # emu/abi_stamp.h
 file(MAKE_DIRECTORY "${PREFIX}/include/aclnnop")
 file(GLOB _api_headers "${FA_ROOT}/op_host/*/op_api/aclnn_*.h")
 string(REPLACE "," ";" _ops "${FA_OPS}")

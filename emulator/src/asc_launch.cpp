@@ -17,6 +17,7 @@ namespace {
 
 struct Entries {
     Entry pass[2] = {};
+    uint64_t stamp[2] = {};  // ASCEND_EMU_ABI_STAMP of the headers each pass was built with
 };
 
 std::mutex &RegistryMu()
@@ -59,11 +60,21 @@ bool IsEmptyBody(Entry entry)
 
 }  // namespace
 
-bool RegisterEntry(const char *unit, const char *site, int pass, Entry entry)
+bool RegisterEntry(const char *unit, const char *site, int pass, Entry entry, uint64_t abiStamp)
 {
     std::lock_guard<std::mutex> lock(RegistryMu());
-    Registry()[site][unit].pass[pass] = entry;
+    Entries &e = Registry()[site][unit];
+    e.pass[pass] = entry;
+    e.stamp[pass] = abiStamp;
     return true;
+}
+
+// What kernels built against headers older than the stamp call (same name, no stamp): kept so
+// that such a binary still loads and its launch is refused with a message instead of crashing.
+bool RegisterEntry(const char *unit, const char *site, int pass, Entry entry);
+bool RegisterEntry(const char *unit, const char *site, int pass, Entry entry)
+{
+    return RegisterEntry(unit, site, pass, entry, 0);
 }
 
 void LaunchSite(const char *unit, const char *site, const char *name, uint32_t blockDim, void * /*l2ctrl*/,
@@ -78,7 +89,10 @@ void LaunchSite(const char *unit, const char *site, const char *name, uint32_t b
             if (own != it->second.end()) e = own->second;
             for (int p = 0; p < 2; ++p)
                 for (const auto &other : it->second)
-                    if (e.pass[p] == nullptr) e.pass[p] = other.second.pass[p];
+                    if (e.pass[p] == nullptr) {
+                        e.pass[p] = other.second.pass[p];
+                        e.stamp[p] = other.second.stamp[p];
+                    }
         }
     }
     if (e.pass[kCubePass] == nullptr || e.pass[kVectorPass] == nullptr) {
@@ -86,6 +100,25 @@ void LaunchSite(const char *unit, const char *site, const char *name, uint32_t b
                      "[ascendc-emu] launch of %s<<<%u>>> from %s: no %s entry was compiled for this launch; build the "
                      "source with the ASC compiler driver (find_package(ASC), LANGUAGE ASC)\n",
                      name, blockDim, unit, e.pass[kCubePass] == nullptr ? "cube" : "vector");
+        std::abort();
+    }
+    for (uint64_t stamp : e.stamp) {
+        if (stamp == ASCEND_EMU_ABI_STAMP) continue;
+        // The kernel's objects were compiled against other headers: the runtime's types (TPipe,
+        // queues, tensors) may be laid out differently, so running it would corrupt memory.
+        if (stamp == 0)
+            std::fprintf(stderr,
+                         "[ascendc-emu] launch of %s<<<%u>>> from %s: the kernel was built against emulator headers "
+                         "older than this runtime (they carry no ABI stamp); rebuild it against the include/ of "
+                         "the prefix whose lib64 it runs with\n",
+                         name, blockDim, unit);
+        else
+            std::fprintf(stderr,
+                         "[ascendc-emu] launch of %s<<<%u>>> from %s: the kernel was built against other emulator "
+                         "headers (ABI stamp %016llx, this runtime %016llx); rebuild it against the include/ of the "
+                         "prefix whose lib64 it runs with\n",
+                         name, blockDim, unit, static_cast<unsigned long long>(stamp),
+                         static_cast<unsigned long long>(ASCEND_EMU_ABI_STAMP));
         std::abort();
     }
     const bool cube = !IsEmptyBody(e.pass[kCubePass]);

@@ -23,6 +23,9 @@ namespace {
 constexpr uint32_t BLOCK_KV = 64;  // gathered keys per cube pass (one 64-lane fp32 repeat per row)
 constexpr uint32_t D_CHUNK = 128;  // head-dim columns per matmul pass
 constexpr uint64_t ALIGN = 512;
+// Largest span staging of the gather (gatherSpanBytes): 32 rows of D = 512 in 16 bits, half a
+// chunk's K or V rows.
+constexpr uint64_t GATHER_SPAN_MAX = 32768;
 
 uint64_t Up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
@@ -291,15 +294,20 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     // most 255 Sort repeats and KV indices below the kernel's clamp (SORT_INDEX_CAP); INT64
     // rows are narrowed to INT32 in place first.
     out.sortPad = static_cast<uint32_t>(Up(prob.topK == 0 ? 1 : prob.topK, 32));
-    const auto ubBytes = [&](bool sort) {
+    const auto ubBytes = [&](bool sort, uint32_t span) {
         return AttentionCore::SparseBackwardVectorUbLayout(out.rowsPerVec, uint32_t(c), out.qkDim,
                                                            uint32_t(prob.headDim), uint32_t(t), sort, out.sortPad,
-                                                           prob.index64 ? uint32_t(8 * prob.topK) : 0)
+                                                           prob.index64 ? uint32_t(8 * prob.topK) : 0, span)
             .Total();
     };
     const bool sortable = out.sortPad / 32 <= 255 && prob.t2 < 0x7E000000ull;
-    out.sortSelection = sortable && ubBytes(true) + 8192 <= budget.ub ? 1 : 0;
-    const uint64_t ub = ubBytes(out.sortSelection != 0);
+    out.sortSelection = sortable && ubBytes(true, 0) + 8192 <= budget.ub ? 1 : 0;
+    // The gather's span staging takes the UB left over, up to GATHER_SPAN_MAX (none left: every
+    // run is read on its own).
+    const uint64_t ubBase = ubBytes(out.sortSelection != 0, 0);
+    const uint64_t spare = ubBase + 8192 <= budget.ub ? (budget.ub - 8192 - ubBase) / 1024 * 1024 : 0;
+    out.gatherSpanBytes = static_cast<uint32_t>(spare < GATHER_SPAN_MAX ? spare : GATHER_SPAN_MAX);
+    const uint64_t ub = ubBytes(out.sortSelection != 0, out.gatherSpanBytes);
     if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || tiles == 0 || out.dqPassCols == 0 ||
         l0c > budget.l0c || ub + 8192 > budget.ub) {
         why = "the heads (" + std::to_string(prob.heads) + ") and head dims (" + std::to_string(out.qkDim) +

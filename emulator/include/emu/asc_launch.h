@@ -15,6 +15,8 @@
 #include <typeinfo>
 #include <utility>
 
+#include "emu/abi_stamp.h"
+
 #ifndef __EMU_ASC_UNIT__
 #define __EMU_ASC_UNIT__ __FILE__
 #endif
@@ -33,8 +35,10 @@ constexpr int kThisPass = kCubePass;
 using Entry = void (*)(void *pack);
 
 // Called at start-up by each pass: `entry` is what pass `pass` compiled for launch site `site` of
-// source `unit`. Returns true (the value initialises a static).
-bool RegisterEntry(const char *unit, const char *site, int pass, Entry entry);
+// source `unit`, against the headers whose digest is `abiStamp` (ASCEND_EMU_ABI_STAMP). Returns
+// true (the value initialises a static). A site registered with another stamp than the runtime's
+// does not launch: its kernel was built against another emulator's headers.
+bool RegisterEntry(const char *unit, const char *site, int pass, Entry entry, uint64_t abiStamp);
 
 // Runs the entries registered for the site: blockDim AI cores; the kernel type (AIV only, AIC
 // only, MIX 1:2) follows from which core kinds have a non-empty body, as bisheng decides it.
@@ -53,7 +57,8 @@ template <class F, class... A> struct Site {
         std::tuple<A...> args = pack.args;
         std::apply(pack.call, args);
     }
-    static inline const bool registered = RegisterEntry(__EMU_ASC_UNIT__, typeid(Site).name(), kThisPass, &Run);
+    static inline const bool registered =
+        RegisterEntry(__EMU_ASC_UNIT__, typeid(Site).name(), kThisPass, &Run, ASCEND_EMU_ABI_STAMP);
 };
 
 template <class F> struct Launcher {

@@ -13,10 +13,13 @@ namespace {
 
 constexpr uint32_t BLOCK_KV = 128;  // keys per block: 2 fp32 vector repeats per row
 constexpr uint32_t D_CHUNK = 128;   // head-dim columns per cube pass
-// Query rows per vector core (q-block = twice that), largest first. 96 only with lazy P.V: its
-// q-block of 192 rows shares each K/V load (L0C holds a 192 x 128 accumulator next to two
-// 32-row S chunks) and cuts the K/V re-stream per score by a third (docs/performance.md).
-constexpr uint32_t ROWS_PER_VEC[] = {96, 64, 32, 16, 8};
+// Query rows per vector core (q-block = twice that), largest first. Above 64 only with lazy
+// P.V: its q-block of up to 192 rows shares each K/V load (L0C holds a 192 x 128 accumulator
+// next to two 32-row S chunks) and cuts the K/V re-stream per score by a third
+// (docs/performance.md). The steps between them let a head's q-blocks come out even over the
+// cores (S8K on 24 cores: 47 q-blocks of 176 rows, two per core, where 43 of 192 rows leave
+// the busiest cores two 192-row units and five cores one).
+constexpr uint32_t ROWS_PER_VEC[] = {96, 88, 80, 72, 64, 56, 48, 32, 16, 8};
 constexpr uint64_t UB_API_RESERVE = 8 * 1024;  // UB the Ascend C API keeps as scratch
 constexpr int64_t TOKEN_CLAMP = int64_t(1) << 40;
 constexpr uint64_t MAX_SEARCHED_UNITS = uint64_t(1) << 22;  // beyond: streaming split, no cost array

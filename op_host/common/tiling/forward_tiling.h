@@ -3,6 +3,7 @@
 // arguments (unit-testable without a TilingContext); every forward operator's tiling fills a
 // ForwardProblem and calls PlanForward.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -88,7 +89,8 @@ bool ChooseSChunk(uint32_t blockQ, uint32_t blockKv, uint32_t headDimAlign, uint
 uint32_t NextRowsPerVec(uint32_t rowsPerVec);
 uint64_t CubeL1Bytes(uint32_t blockQ, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes);
 
-// The q-block search of the forward planners: for rowsPerVec from maxRows down (NextRowsPerVec),
+// The q-block search of the forward planners: for rowsPerVec from maxRows down (NextRowsPerVec,
+// each evened out over the head's rows),
 // `split(t, cores)` sets t.unitCount and the core count for t's q-block geometry (rowsPerVec,
 // blockQ, qBlocksPerHead set), cuts the units into t.coreUnitStart and returns the planned
 // makespan. Keeps the q-block with the smallest makespan (within 5 %: the larger block, which
@@ -100,8 +102,14 @@ template <class Split> void ChooseQBlock(uint32_t maxRows, AttentionCore::Forwar
     uint64_t bestSpan = 0;
     for (uint32_t r = maxRows; r >= 8; r = NextRowsPerVec(r)) {
         AttentionCore::ForwardParams t = p;
-        t.rowsPerVec = r;
-        t.blockQ = 2 * r;
+        // As many q-blocks per head as 2 r rows need, evened out: the smallest multiple of 16
+        // rows that needs no more (S1K in six q-blocks of 176 rows, not five of 192 and one of
+        // 64): the same K/V loads, a shorter longest unit.
+        const uint64_t count = std::max<uint64_t>(1, (uint64_t(t.seqQ) + 2 * r - 1) / (2 * r));
+        const uint64_t even = (uint64_t(t.seqQ) + count - 1) / count;
+        t.rowsPerVec =
+            t.seqQ == 0 ? r : static_cast<uint32_t>(std::min<uint64_t>(r, std::max<uint64_t>(8, (even + 15) / 16 * 8)));
+        t.blockQ = 2 * t.rowsPerVec;
         t.qBlocksPerHead = static_cast<uint32_t>((uint64_t(t.seqQ) + t.blockQ - 1) / t.blockQ);
         uint32_t cores = 1;
         const uint64_t span = split(t, cores);

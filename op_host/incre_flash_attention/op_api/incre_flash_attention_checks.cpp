@@ -30,11 +30,13 @@ constexpr int64_t MAX_PAGED_H = 65535;  // (blocknum, blocksize, H) caches: H li
 
 long long LL(int64_t v) { return static_cast<long long>(v); }
 
-// An empty kvPaddingSize (spec 002 allows empty tensors) holds no padding: as if not given.
-bool HoldsPadding(const aclTensor *kvPaddingSize)
+const aclTensor *NullIfEmpty(const aclTensor *t)
 {
-    return kvPaddingSize != nullptr && fa_host::Describe(kvPaddingSize).Numel() != 0;
+    return t != nullptr && fa_host::Describe(t).Numel() == 0 ? nullptr : t;
 }
+
+// An empty kvPaddingSize holds no padding: as if not given.
+bool HoldsPadding(const aclTensor *kvPaddingSize) { return NullIfEmpty(kvPaddingSize) != nullptr; }
 
 struct State {
     Layout layout = Layout::INVALID;
@@ -455,6 +457,15 @@ aclnnStatus IncreFlashAttentionCheckParams(const IfaArgs &a)
          c.Require(std::isfinite(a.scaleValue) && std::fabs(a.scaleValue) <= FLT_MAX, "scaleValue",
                    "is %g (must be finite as a float: the kernel scales in float)", a.scaleValue);
     return ok ? ACLNN_SUCCESS : c.Status();
+}
+
+IfaArgs IncreFlashAttentionDropEmptyOptionals(IfaArgs a)
+{
+    for (const aclTensor **t :
+         {&a.pseShift, &a.attenMask, &a.dequantScale1, &a.quantScale1, &a.dequantScale2, &a.quantScale2,
+          &a.quantOffset2, &a.antiquantScale, &a.antiquantOffset, &a.blockTable, &a.kvPaddingSize})
+        *t = NullIfEmpty(*t);
+    return a;
 }
 
 const aclTensor *IncreFlashAttentionLeftPadding(const IfaArgs &a)

@@ -34,6 +34,10 @@ struct IfaArgs {
     aclOpExecutor *const *executor;
 };
 
+// The arguments with every optional tensor that is given as an empty tensor set to null: spec 002
+// lets each of them be empty, and an empty one means the same as one not passed.
+IfaArgs IncreFlashAttentionDropEmptyOptionals(IfaArgs a);
+
 aclnnStatus IncreFlashAttentionCheckParams(const IfaArgs &a);
 
 // The kvPaddingSize the kernel gets once the checks passed: null unless the call asks for KV left

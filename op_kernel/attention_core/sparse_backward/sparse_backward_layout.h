@@ -60,18 +60,18 @@ __aicore__ inline SparseCubeL0 SparseBackwardCubeL0Layout(uint32_t copies, uint3
 // chunk of K (+ rope) and of V rows, which with the selection sort (sortPad > 0 entries) also
 // holds the sorted (score, index) list and Sort's tmp (16 bytes per entry) and the sort keys
 // (4 bytes per entry); the index row (sortPad int32, or idx64Bytes of INT64 indices narrowed in
-// place, whichever is larger).
+// place, whichever is larger); the span staging of the gather (spanBytes, gatherSpanBytes).
 struct SparseVectorUb {
-    uint32_t s, dp, pOut, dsOut, a, b, aT, bT, raw, stats, kStage, vStage, idx;
+    uint32_t s, dp, pOut, dsOut, a, b, aT, bT, raw, stats, kStage, vStage, idx, span;
     __aicore__ inline uint64_t Total() const
     {
-        return uint64_t(s) + dp + pOut + dsOut + a + b + aT + bT + raw + stats + kStage + vStage + idx;
+        return uint64_t(s) + dp + pOut + dsOut + a + b + aT + bT + raw + stats + kStage + vStage + idx + span;
     }
 };
 
 __aicore__ inline SparseVectorUb SparseBackwardVectorUbLayout(uint32_t r, uint32_t c, uint32_t qkDim, uint32_t headDim,
                                                               uint32_t tBytes, bool sort, uint32_t sortPad,
-                                                              uint32_t idx64Bytes)
+                                                              uint32_t idx64Bytes, uint32_t spanBytes)
 {
     SparseVectorUb l;
     const uint32_t cells = r * c;
@@ -93,6 +93,7 @@ __aicore__ inline SparseVectorUb SparseBackwardVectorUbLayout(uint32_t r, uint32
     l.kStage = kStage > sortList ? kStage : sortList;
     l.vStage = vStage > sortKeys ? vStage : sortKeys;
     l.idx = idx64Bytes > sortPad * 4 ? idx64Bytes : sortPad * 4;
+    l.span = spanBytes;
     return l;
 }
 

@@ -6,9 +6,10 @@
 //      chunk n of gathered keys (sparse_backward_cube.h), on its half of the heads:
 //      P = exp(scale.S - max) / sum, dS = P o (dP - D), both 0 in the columns past the chunk,
 //      cast and handed to the cube; and the gather: this core's half of the rows of chunk
-//      n+2 (K + rope, V: one DMA per run and tensor) copied into the chunk's K and V slots
-//      (FLAG_SPARSE_KV), so the cube loads each chunk with one DMA per tensor. A token that
-//      selects nothing gets its dQ rows zeroed here (the cube skips it);
+//      n+2 (K + rope, V: one DMA per span of nearby runs and tensor, GatherRows) copied into
+//      the chunk's K and V slots (FLAG_SPARSE_KV), so the cube loads each chunk with one DMA
+//      per tensor. A token that selects nothing gets its dQ rows zeroed here (the cube
+//      skips it);
 //   3. cast the accumulators into dq/dk/dv (+ rope parts), dq and dk times the scale.
 // Heads with softmax_sum = 0 (nothing selected in the forward pass) get P = 0.
 #pragma once
@@ -23,6 +24,9 @@ namespace AttentionCore {
 
 constexpr float SPARSE_MASKED = -1e30f;         // finite "minus infinity": exp gives 0, never NaN
 constexpr int32_t SORT_INDEX_CAP = 0x7E000000;  // sortSelection needs t2 below it (tiling)
+// Unselected bytes a gather span may read between two runs: at the L2 rate about a third of a
+// DMA's fixed start, at the HBM rate about one (docs/performance.md, cost table).
+constexpr uint32_t GATHER_GAP_BYTES = 8192;
 
 template <typename T> class SparseBackwardVector {
 public:
@@ -72,9 +76,9 @@ public:
         // UB (sparse_backward_layout.h, the planner's check). The gather staging also holds
         // the selection sort of pass 1: the sorted (score, index) list and Sort's tmp in the
         // K staging, the keys in the V staging; INT64 index rows are narrowed in place.
-        const SparseVectorUb ub =
-            SparseBackwardVectorUbLayout(p->rowsPerVec, p->blockKv, p->qkDim, p->headDim, sizeof(T),
-                                         p->sortSelection != 0, p->sortPad, p->index64 != 0 ? p->topK * 8 : 0);
+        const SparseVectorUb ub = SparseBackwardVectorUbLayout(p->rowsPerVec, p->blockKv, p->qkDim, p->headDim,
+                                                               sizeof(T), p->sortSelection != 0, p->sortPad,
+                                                               p->index64 != 0 ? p->topK * 8 : 0, p->gatherSpanBytes);
         pipe->InitBuffer(sBuf_, ub.s);
         pipe->InitBuffer(dpBuf_, ub.dp);
         pipe->InitBuffer(pOutBuf_, ub.pOut);
@@ -89,6 +93,9 @@ public:
         pipe->InitBuffer(kStageBuf_, ub.kStage);
         pipe->InitBuffer(vStageBuf_, ub.vStage);
         pipe->InitBuffer(idxBuf_, ub.idx);
+        if (ub.span != 0) {
+            pipe->InitBuffer(spanBuf_, ub.span);
+        }
         gather_.UseLocalIndices(idxBuf_.Get<int32_t>());
         raw_.UseLocalIndices(idxBuf_.Get<int32_t>());
         pipe->InitBuffer(statBuf_, ub.stats);
@@ -203,32 +210,99 @@ private:
         if (lo < hi) {
             const AscendC::LocalTensor<T> kStage = kStageBuf_.Get<T>();
             const AscendC::LocalTensor<T> vStage = vStageBuf_.Get<T>();
-            const AscendC::DataCopyPadExtParams<T> noPad(false, 0, 0, 0);
             PipeSync<AscendC::HardEvent::MTE3_MTE2>();  // the previous slot write left the staging
-            for (uint32_t r = 0; r < runCount; ++r) {
-                const GatherRun &run = runs_[r];
-                const uint32_t a = run.pos > lo ? run.pos : lo;
-                const uint32_t b = run.pos + run.len < hi ? run.pos + run.len : hi;
-                if (a >= b) {
-                    continue;
-                }
-                const uint64_t row = run.kvRow + (a - run.pos);
-                const uint16_t n = static_cast<uint16_t>(b - a);
-                AscendC::DataCopyPad(kStage[(a - lo) * w], k_[row * d],
-                                     AscendC::DataCopyExtParams(n, d * sizeof(T), 0, (w - d) * sizeof(T) / 32, 0),
-                                     noPad);
-                if (dr != 0) {
-                    AscendC::DataCopyPad(kStage[(a - lo) * w + d], kr_[row * dr],
-                                         AscendC::DataCopyExtParams(n, dr * sizeof(T), 0, (w - dr) * sizeof(T) / 32, 0),
-                                         noPad);
-                }
-                AscendC::DataCopy(vStage[(a - lo) * d], v_[row * d], (b - a) * d);
+            PipeSync<AscendC::HardEvent::MTE3_V>();
+            GatherRows(k_, d, kStage, w, 0, lo, hi, runCount);
+            if (dr != 0) {
+                GatherRows(kr_, dr, kStage, w, d, lo, hi, runCount);
             }
+            GatherRows(v_, d, vStage, d, 0, lo, hi, runCount);
             PipeSync<AscendC::HardEvent::MTE2_MTE3>();
+            PipeSync<AscendC::HardEvent::V_MTE3>();
             AscendC::DataCopy(wsK_[SparseSlot<T>::K(p_, n) + lo * w], kStage, (hi - lo) * w);
             AscendC::DataCopy(wsV_[SparseSlot<T>::V(p_, n) + lo * d], vStage, (hi - lo) * d);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_KV);
+    }
+
+    // Run r of the chunk clipped to the chunk rows [lo, hi): its first KV row, its row count
+    // and its first row in the staging; false when nothing of it lies there.
+    __aicore__ inline bool Clip(uint32_t r, uint32_t lo, uint32_t hi, GatherRun &x) const
+    {
+        const GatherRun &run = runs_[r];
+        const uint32_t a = run.pos > lo ? run.pos : lo;
+        const uint32_t b = run.pos + run.len < hi ? run.pos + run.len : hi;
+        if (a >= b) {
+            return false;
+        }
+        x.kvRow = run.kvRow + (a - run.pos);
+        x.len = b - a;
+        x.pos = a - lo;
+        return true;
+    }
+
+    // The chunk rows [lo, hi) of `src` (KV rows of `width` elements) into `stage` (rows of
+    // qkDim for K, headDim for V) at column `col`. A DMA costs a fixed start besides its bytes,
+    // so runs lying close together in `src` (ascending, at most GATHER_GAP_BYTES of unselected
+    // rows between them, the whole span within gatherSpanBytes) are read as one span into the
+    // span staging and each copied to its place by the vector unit; a run alone is read
+    // straight into the stage.
+    __aicore__ inline void GatherRows(const AscendC::GlobalTensor<T> &src, uint32_t width,
+                                      const AscendC::LocalTensor<T> &stage, uint32_t pitch, uint32_t col, uint32_t lo,
+                                      uint32_t hi, uint32_t runCount)
+    {
+        const uint32_t rowBytes = width * sizeof(T);
+        const uint64_t cap = p_->gatherSpanBytes / rowBytes;
+        const uint64_t maxGap = GATHER_GAP_BYTES / rowBytes;
+        const AscendC::DataCopyPadExtParams<T> noPad(false, 0, 0, 0);
+        GatherRun x, y;
+        uint32_t r = 0;
+        while (r < runCount) {
+            if (!Clip(r, lo, hi, x)) {
+                ++r;
+                continue;
+            }
+            uint64_t end = x.kvRow + x.len;
+            uint32_t e = r + 1;
+            while (e < runCount && Clip(e, lo, hi, y) && y.kvRow >= end && y.kvRow - end <= maxGap &&
+                   y.kvRow + y.len - x.kvRow <= cap) {
+                end = y.kvRow + y.len;
+                ++e;
+            }
+            if (e == r + 1) {
+                AscendC::DataCopyPad(stage[x.pos * pitch + col], src[x.kvRow * width],
+                                     AscendC::DataCopyExtParams(static_cast<uint16_t>(x.len), rowBytes, 0,
+                                                                (pitch - width) * sizeof(T) / 32, 0),
+                                     noPad);
+            } else {
+                const AscendC::LocalTensor<T> span = spanBuf_.Get<T>();
+                PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous span was copied out
+                AscendC::DataCopy(span, src[x.kvRow * width], static_cast<uint32_t>(end - x.kvRow) * width);
+                PipeSync<AscendC::HardEvent::MTE2_V>();
+                for (uint32_t q = r; q < e; ++q) {
+                    Clip(q, lo, hi, y);
+                    CopyRows(stage[y.pos * pitch + col], span[(y.kvRow - x.kvRow) * width], y.len, width, pitch);
+                }
+            }
+            r = e;
+        }
+    }
+
+    // n rows of `width` 16-bit elements (contiguous in `src`) -> `dst` at row pitch `pitch`:
+    // one Copy per 128 columns, one repeat per row.
+    __aicore__ inline static void CopyRows(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src,
+                                           uint32_t n, uint32_t width, uint32_t pitch)
+    {
+        constexpr uint32_t lanes = 128;
+        const AscendC::LocalTensor<uint16_t> d16 = dst.template ReinterpretCast<uint16_t>();
+        const AscendC::LocalTensor<uint16_t> s16 = src.template ReinterpretCast<uint16_t>();
+        const uint16_t dstRep = static_cast<uint16_t>(pitch * sizeof(T) / 32);
+        const uint16_t srcRep = static_cast<uint16_t>(width * sizeof(T) / 32);
+        for (uint32_t c0 = 0; c0 < width; c0 += lanes) {
+            const uint32_t m = width - c0 < lanes ? width - c0 : lanes;
+            AscendC::Copy(d16[c0], s16[c0], m, static_cast<uint8_t>(n),
+                          AscendC::CopyRepeatParams(1, 1, dstRep, srcRep));
+        }
     }
 
     // This vector core's share [lo, hi) of `total` items.
@@ -521,7 +595,7 @@ private:
     AscendC::GlobalTensor<T> k_, v_, kr_, dy_, o_, dq_, dk_, dv_, dqr_, dkr_, wsP_, wsDs_, wsV_, wsK_;
     AscendC::GlobalTensor<float> max_, sum_, accDq_, accDk_, accDv_, wsS_, wsDp_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, pOutBuf_, dsOutBuf_, aBuf_, bBuf_, aTBuf_, bTBuf_,
-        rawBuf_, statBuf_, kStageBuf_, vStageBuf_, idxBuf_;
+        rawBuf_, statBuf_, kStageBuf_, vStageBuf_, idxBuf_, spanBuf_;
     AscendC::LocalTensor<float> s_, dp_, rawMax_, rawRecip_, rawD_, rowMax_, rowRecip_, rowD_;
 };
 

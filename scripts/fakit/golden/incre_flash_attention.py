@@ -25,9 +25,15 @@ _FLOAT_QUERY = ("float16", "bfloat16", "float32")
 
 
 # ----------------------------------------------------------------------------- small helpers
+def _given(x):
+    """An optional tensor, or None when it is not passed or empty (spec 002 allows every optional
+    tensor to be empty, which means the same as not passing it)."""
+    return None if x is None or np.size(x) == 0 else x
+
+
 def _no_padding(kv_padding_size):
-    """None or an empty tensor (spec 002 allows one): no KV left padding."""
-    return kv_padding_size is None or np.size(kv_padding_size) == 0
+    """No KV left padding: kvPaddingSize not passed or empty."""
+    return _given(kv_padding_size) is None
 
 
 def _split_heads(x, layout, num_heads, name):
@@ -85,6 +91,14 @@ class _Problem:
     ):
         if input_layout not in ("BSH", "BSND", "BNSD"):
             raise ValueError(f"input_layout must be BSH, BSND or BNSD, got {input_layout!r}")
+        pse_shift, atten_mask, block_table = _given(pse_shift), _given(atten_mask), _given(block_table)
+        dequant_scale1, quant_scale1, dequant_scale2 = (
+            _given(dequant_scale1),
+            _given(quant_scale1),
+            _given(dequant_scale2),
+        )
+        quant_scale2, quant_offset2 = _given(quant_scale2), _given(quant_offset2)
+        antiquant_scale, antiquant_offset = _given(antiquant_scale), _given(antiquant_offset)
         query = np.asarray(query)
         if query.dtype.name not in _FLOAT_QUERY:
             raise ValueError(f"query dtype must be float16 or bfloat16, got {query.dtype}")

@@ -2,7 +2,7 @@
 
 fakit.run("incre_flash_attention_v4", backend="cpu", **kw) takes the keywords of
 fakit.golden.incre_flash_attention_v4 (key/value are lists of arrays: the aclTensorList) and
-returns attention_out in the query's dtype (int8 when quant_scale2 is given).
+returns attention_out in the query's dtype (int8 when a non-empty quant_scale2 is given).
 """
 
 import numpy as np
@@ -52,7 +52,8 @@ def _prepare(kw):
 
 def _make_outputs(kw):
     q = np.asarray(kw["query"])
-    dtype = np.int8 if kw.get("quantScale2") is not None else q.dtype
+    scale = kw.get("quantScale2")
+    dtype = np.int8 if scale is not None and np.size(scale) else q.dtype
     return {"attentionOut": np.zeros(q.shape, dtype)}
 
 

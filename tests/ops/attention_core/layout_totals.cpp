@@ -90,7 +90,7 @@ void SparseBackward(Totals &t, const SparseBackwardParams &p, uint32_t tBytes)
     Max(t, "L0C", l0.c);
     Max(t, "UB",
         SparseBackwardVectorUbLayout(p.rowsPerVec, p.blockKv, p.qkDim, p.headDim, tBytes, p.sortSelection != 0,
-                                     p.sortPad, p.index64 != 0 ? p.topK * 8 : 0)
+                                     p.sortPad, p.index64 != 0 ? p.topK * 8 : 0, p.gatherSpanBytes)
             .Total());
     g_modes["sort"] = p.sortSelection != 0;
     g_modes["index64"] = p.index64 != 0;

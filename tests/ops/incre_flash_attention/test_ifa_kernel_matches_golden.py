@@ -126,11 +126,27 @@ def test_kv_padding_without_lengths_is_ignored():
     np.testing.assert_array_equal(out.astype(np.float32), ref)
 
 
-def test_empty_kv_padding_size_pads_nothing():
-    # spec 002 allows kvPaddingSize as an empty tensor: the same result as without it
+@pytest.mark.parametrize(
+    "name, empty",
+    [
+        ("kv_padding_size", np.zeros(0, np.int64)),
+        ("pse_shift", np.zeros((0, 2, 1, 140), np.float16)),
+        ("atten_mask", np.zeros((2, 0), np.bool_)),
+        ("dequant_scale1", np.zeros(0, np.float32)),
+        ("quant_scale1", np.zeros(0, np.float32)),
+        ("dequant_scale2", np.zeros(0, np.float32)),
+        ("quant_scale2", np.zeros(0, np.float32)),
+        ("quant_offset2", np.zeros(0, np.float32)),
+        ("antiquant_scale", np.zeros(0, np.float16)),
+        ("antiquant_offset", np.zeros((2, 0), np.float16)),
+        ("block_table", np.zeros((0, 4), np.int32)),
+    ],
+)
+def test_an_empty_optional_tensor_is_as_if_not_passed(name, empty):
+    # spec 002: every optional tensor "supports empty Tensor"; it changes nothing
     kw = make_kwargs("fp16", "BNSD", b=2, n=2, s=140, d=32, actual_seq_lengths=[100, 7])
     ref = out_f32(kw)
-    out, _ = run_and_judge(dict(kw, kv_padding_size=np.zeros(0, np.int64)))
+    out, _ = run_and_judge(dict(kw, **{name: empty}))
     np.testing.assert_array_equal(out.astype(np.float32), ref)
 
 

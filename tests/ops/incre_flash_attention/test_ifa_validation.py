@@ -144,6 +144,7 @@ def test_int8_kv_needs_antiquant_scale_of_the_right_shape():
     kw = base()
     k8 = [np.zeros(kw["key"][0].shape, np.int8)]
     expect(161002, "antiquantScale", dict(kw, key=k8, value=k8))
+    expect(161002, "antiquantScale", dict(kw, key=k8, value=k8, antiquant_scale=np.ones(0, np.float16)))  # empty
     for shape in [(3,), (2, 2, 16), (2, 64, 2)]:
         expect(161002, "antiquantScale", dict(kw, key=k8, value=k8, antiquant_scale=np.ones(shape, np.float16)))
     expect(161002, "antiquantScale", dict(kw, key=k8, value=k8, antiquant_scale=np.ones(2, np.float32)))

@@ -49,33 +49,33 @@ def test_mask_shapes_and_dtypes_match_golden(lead, mdtype):
 @pytest.mark.parametrize(
     "dtype,nkv,d,mask,actual",
     [
-        ("fp16", 16, 64, None, None),  # 500 rows: q-blocks of 192, 192 and 116
+        ("fp16", 16, 64, None, None),  # 570 rows: q-blocks of 192, 192 and 186
         ("bf16", 64, 72, "causal", None),  # head dim 72 (rows of 80), causal mask tiles
-        ("fp16", 8, 128, "causal", [500]),  # D = 128: lazy P.V with a 192 x 128 accumulator
+        ("fp16", 8, 128, "causal", [570]),  # D = 128: lazy P.V with a 192 x 128 accumulator
         ("fp16", 64, 32, None, [389]),  # a query length cutting the second q-block
     ],
 )
 def test_192_row_q_blocks_match_golden(dtype, nkv, d, mask, actual):
-    # 64 heads of 500 queries give the planner enough units to take 192-row q-blocks
+    # 64 heads of 570 queries give the planner enough units to take 192-row q-blocks
     # (test_tiling.py asserts that plan): Q.K^T in 32-row chunks, the vector cores in sub-blocks
-    # of 48 rows (the last q-block: 58 rows per core, sub-blocks of 48 and 10).
+    # of 48 rows (the last q-block: 93 rows per core, sub-blocks of 48 and 45).
     extra = {}
     if mask == "causal":
-        extra = dict(mask=band_mask(500, 500), pre_tokens=MAX_INT, next_tokens=0)
+        extra = dict(mask=band_mask(570, 570), pre_tokens=MAX_INT, next_tokens=0)
     if actual is not None:
         extra["actual_seq_lengths"] = actual
-    run_and_judge(make_kwargs(dtype, "BNSD", n=64, nkv=nkv, sq=500, d=d, **extra))
+    run_and_judge(make_kwargs(dtype, "BNSD", n=64, nkv=nkv, sq=570, d=d, **extra))
 
 
 def test_empty_q_blocks_inside_the_unit_stream():
-    # Batch 0's query length 100 leaves its second and third 192-row q-blocks without a valid
+    # Batch 0's query length 100 leaves its second and third q-blocks (176 rows) without a valid
     # row: in the middle of a core's stream the vector cores finish everything in flight, write
     # those rows as zeros and go on with batch 1.
     run_and_judge(make_kwargs("fp16", "BNSD", b=2, n=64, nkv=16, sq=500, d=32, actual_seq_lengths=[100, 500]))
 
 
 def test_one_sub_block_moving_its_softmax_reference_alone():
-    # Rows 60-69 (the second 48-row sub-block of vector core 0 in a 192-row q-block) meet key 300
+    # Rows 60-69 (the second sub-block of vector core 0 in a 176-row q-block) meet key 300
     # with a score of 8, far above their earlier maxima (lazy P.V moves a reference only beyond
     # ln 256): at that key block only their sub-block rescales, the other one must keep alpha = 1.
     kw = make_kwargs("fp16", "BNSD", n=64, nkv=16, sq=500, d=64)
