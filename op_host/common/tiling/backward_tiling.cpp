@@ -16,11 +16,14 @@ constexpr uint64_t UB_API_RESERVE = 8192;
 constexpr uint32_t MAX_Q_SPLIT = 16;
 constexpr int64_t BAND_LIMIT = AttentionCore::SPARSE_UNBOUNDED;
 // Unit pricing in query rows (a step of 128 rows at D = 128 is ~3050 Fixpipe cycles, ~21 per
-// row): a step's fixed share, its twelve 32-cycle Fixpipe heads (~18 rows, rounded to 16); a
-// unit's, the flush of its dK/dV accumulators with accumKv, 2 x (32 + 96 x 128 x 4 / 86) = 1208
-// Fixpipe cycles (~57 rows, rounded to 64).
-constexpr double STEP_SHARE = 16;
-constexpr double UNIT_SHARE = 64;
+// row): a step's fixed share, its twelve 32-cycle Fixpipe heads (~18 rows) and its flag
+// round trips; a unit's, the flush of its dK/dV accumulators with accumKv (dK fp32 and dV
+// fp16: 2 x 32 + 96 x 128 x (4 / 86 + 2 / 86) = 922 Fixpipe cycles, ~44 rows), during which
+// the next unit's first dV Mmad waits. Both set from the modelled timeline of TND 1 x 4K N8
+// causal, where the cores holding 25 short units ended ~10 us after those holding 9 long
+// ones at the same planned cost with 16 and 64.
+constexpr double STEP_SHARE = 32;
+constexpr double UNIT_SHARE = 96;
 
 uint64_t Align512(uint64_t x) { return (x + 511) / 512 * 512; }
 

@@ -7,8 +7,9 @@
 // Where the gradients go depends on accumKv (BackwardParams):
 //   1: dV and dK sum in two L0C accumulators over all steps of the unit and go out once, at its
 //      last step (Fixpipe into the fp32 workspace; atomic only when query slices of one kv
-//      block run as several units, or the unit's steps are cut between two cores). The dQ
-//      partial goes out with an atomic Fixpipe.
+//      block run as several units, or the unit's steps are cut between two cores; otherwise
+//      dV, which carries no scale, goes straight into dv in the input dtype). The dQ partial
+//      goes out with an atomic Fixpipe.
 //   0: dV and dK go out per step with atomic Fixpipes; the dQ partial goes plain into dQ slot
 //      i%2 --FLAG_BWD_DQ--> vector cores, which add it into dQ with atomic MTE3 copies. The
 //      dQ slot of step i is free again once the vector cores hand back P/dS of step i + 2
@@ -45,6 +46,7 @@ public:
         dq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDq));
         dk_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDk));
         dv_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + p->wsDv));
+        dvOut_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dv));
         GM_ADDR slots = ws + p->wsSlots + core_ * p->wsSlotBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots));
         wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + BackwardSlotArea(p, 1)));
@@ -380,7 +382,11 @@ private:
             const bool atomic = p_->qSplit > 1 || s.shared;  // other units or cores add to these rows
             AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_ACC);
             AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_ACC);
-            FixpipeOut(Acc(0), dv_[kvOff], d, s.u.cols, kvPitch, atomic);
+            if (atomic) {
+                FixpipeOut(Acc(0), dv_[kvOff], d, s.u.cols, kvPitch, true);
+            } else {  // the only writer of these dV rows, which carry no scale: straight into dv
+                FixpipeCastOut(Acc(0), dvOut_[kvOff], d, s.u.cols, kvPitch);
+            }
             FixpipeOut(Acc(1), dk_[kvOff], d, s.u.cols, kvPitch, atomic);
             AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
         }
@@ -543,6 +549,21 @@ private:
         }
     }
 
+    // src (m x n fp32, Nz in L0C) -> GM rows of pitch `pitch` elements in the input dtype (the
+    // Fixpipe converts on the way out, twice the elements per cycle of an fp32 copy).
+    __aicore__ inline void FixpipeCastOut(const AscendC::LocalTensor<float> &src, const AscendC::GlobalTensor<T> &out,
+                                          uint32_t n, uint32_t m, uint32_t pitch)
+    {
+        AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(n), static_cast<uint16_t>(m),
+                                       static_cast<uint16_t>(AlignUp(MmadRows(m), 16)), pitch, false);
+        if constexpr (AscendC::IsSameType<T, half>::value) {
+            fix.quantPre = QuantMode_t::F322F16;
+        } else if constexpr (AscendC::IsSameType<T, bfloat16_t>::value) {
+            fix.quantPre = QuantMode_t::F322BF16;
+        }
+        AscendC::Fixpipe(out, src, fix);
+    }
+
     using Tiles = CubeTiles<T>;
 
     const BackwardParams *p_ = nullptr;
@@ -559,7 +580,7 @@ private:
     uint32_t l0Bufs_ = 1, l0aElems_ = 0, l0bElems_ = 0;  // L0 copies and elements per copy
     uint32_t resElems_ = 0, accElems_ = 0;               // L0C result tile, one accumulator
     uint32_t l0Idx_ = 0, l0cIdx_ = 0;                    // the copies the next matmul / result take
-    AscendC::GlobalTensor<T> q_, k_, v_, dy_, qr_, kr_;
+    AscendC::GlobalTensor<T> q_, k_, v_, dy_, qr_, kr_, dvOut_;
     AscendC::GlobalTensor<float> dq_, dk_, dv_, dqr_, dkr_, wsS_, wsDp_, wsDq_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;
     AscendC::TBuf<AscendC::TPosition::A1> qL1_, dyL1_, pL1_, dsL1_, qrL1_;

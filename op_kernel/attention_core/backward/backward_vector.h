@@ -7,7 +7,8 @@
 //      cast both and hand them to the cube; then (accumKv 0) add the cube's dQ partial of
 //      the step before (its dQ slot) into the dQ accumulator with atomic MTE3 copies;
 //   3. cast the accumulators into dq/dk/dv (and dq_rope/dk_rope; input dtype), all but dv
-//      times the scale.
+//      times the scale (with accumKv and one query slice the cube writes dv itself, but for
+//      the units two cores share).
 #pragma once
 #include "kernel_operator.h"
 #include "backward_geometry.h"
@@ -138,8 +139,9 @@ private:
     }
 
     // With accumKv and one query slice per kv block the cube writes every dK/dV row of a unit
-    // with steps, plain (backward_cube.h): only the rows of the units without a visible query
-    // row, and of units cut between two cores (both add), need zeros (ZeroEmptyUnits).
+    // with steps, plain (dV straight into dv, backward_cube.h): only the rows of the units
+    // without a visible query row, and of units cut between two cores (both add), need zeros
+    // (UnflushedKvUnits).
     __aicore__ inline void ZeroAccumulators()
     {
         const uint32_t chunk = p_->rowsPerVec * p_->tileKv;
@@ -147,7 +149,7 @@ private:
         PipeSync<AscendC::HardEvent::V_MTE3>();
         const bool ownedKv = p_->accumKv != 0 && p_->qSplit == 1;
         if (ownedKv) {
-            ZeroEmptyUnits();
+            UnflushedKvUnits(false);
         }
         for (uint32_t a = 0; a < accCount_; ++a) {
             if (ownedKv && (a == 1 || a == 2)) {
@@ -163,9 +165,11 @@ private:
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
-    // dK and dV rows := 0 for the units in this core's share that no query row sees or whose
-    // steps two cores share (s_ holds zeros).
-    __aicore__ inline void ZeroEmptyUnits()
+    // The units in this core's share whose dK/dV rows the cube's flush does not write alone:
+    // those no query row sees (their dK accumulator rows and dv rows := 0) and those whose
+    // steps two cores share (dK and dV accumulator rows := 0, both cores add; `cast`: after the
+    // main loop, their dv rows from the dV accumulator). s_ holds zeros when not `cast`.
+    __aicore__ inline void UnflushedKvUnits(bool cast)
     {
         uint64_t lo, hi;
         Share(p_->unitCount, lo, hi);
@@ -176,24 +180,67 @@ private:
         sched.Init(p_, seqQ_, seqKv_, prefix_);
         sched.Seek(lo);
         const uint32_t d = p_->headDim;
-        const uint32_t gap = (p_->numKvHeads - 1) * d * 4;
+        const uint64_t pitch = static_cast<uint64_t>(p_->numKvHeads) * d;
+        const uint32_t fit = rowCells_ / AlignUp(d, 8);  // rows of zeros s_ holds (32-byte rows)
         for (uint64_t unit = lo; unit < hi; ++unit) {
             if (unit != lo) {
                 sched.Advance();
             }
             BackwardUnit u;
             sched.Current(u);
-            if (u.rowHi > u.rowLo && !CutBetweenCores(unit)) {
+            const bool empty = u.rowHi <= u.rowLo;
+            if ((!empty && !CutBetweenCores(unit)) || (cast && empty)) {
                 continue;
             }
             const uint64_t off = ((u.kvStart + static_cast<uint64_t>(u.k0)) * p_->numKvHeads + u.nkv) * d;
-            const uint32_t fit = rowCells_ / AlignUp(d, 8);  // rows of zeros s_ holds (32-byte rows)
+            if (cast) {
+                CastDvRows(off, u.cols);
+                continue;
+            }
             for (uint32_t r = 0; r < u.cols; r += fit) {
                 const uint32_t n = u.cols - r < fit ? u.cols - r : fit;
-                const AscendC::DataCopyExtParams rows(static_cast<uint16_t>(n), d * 4, 0, gap, 0);
-                AscendC::DataCopyPad(acc_[1][off + static_cast<uint64_t>(r) * p_->numKvHeads * d], s_, rows);
-                AscendC::DataCopyPad(acc_[2][off + static_cast<uint64_t>(r) * p_->numKvHeads * d], s_, rows);
+                const uint64_t x = off + r * pitch;
+                AscendC::DataCopyPad(acc_[1][x], s_, KvRows(n, 4));
+                if (empty) {
+                    AscendC::DataCopyPad(out_[2][x], s_.template ReinterpretCast<T>(), KvRows(n, sizeof(T)));
+                } else {
+                    AscendC::DataCopyPad(acc_[2][x], s_, KvRows(n, 4));
+                }
             }
+        }
+        if (cast) {
+            PipeSync<AscendC::HardEvent::MTE3_V>();
+        }
+    }
+
+    // `rows` dK/dV rows of headDim elements of `bytes` bytes, numKvHeads rows apart in GM, UB
+    // rows 32-byte aligned; `load`: GM -> UB, else UB -> GM.
+    __aicore__ inline AscendC::DataCopyExtParams KvRows(uint32_t rows, uint32_t bytes, bool load = false) const
+    {
+        const uint32_t d = p_->headDim;
+        const uint32_t gap = (p_->numKvHeads - 1) * d * bytes;
+        return AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), d * bytes, load ? gap : 0, load ? 0 : gap, 0);
+    }
+
+    // dv rows [off, + rows) of a shared unit from the dV accumulator: as many rows per pass as
+    // s_ holds when a cast row stays whole 32-byte blocks, else a row at a time.
+    __aicore__ inline void CastDvRows(uint64_t off, uint32_t rows)
+    {
+        const uint32_t d = p_->headDim;
+        const uint32_t da = AlignUp(d, 8);  // floats per UB row
+        const uint64_t pitch = static_cast<uint64_t>(p_->numKvHeads) * d;
+        const uint32_t fit = (da * sizeof(T)) % 32 == 0 ? rowCells_ / da : 1;
+        const AscendC::LocalTensor<T> outT = pOutBuf_.Get<T>();
+        for (uint32_t r = 0; r < rows; r += fit) {
+            const uint32_t n = rows - r < fit ? rows - r : fit;
+            PipeSync<AscendC::HardEvent::V_MTE2>();
+            AscendC::DataCopyPad(s_, acc_[2][off + r * pitch], KvRows(n, 4, true),
+                                 AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0));
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            PipeSync<AscendC::HardEvent::MTE3_V>();
+            CastFromFloat(outT, s_, static_cast<int32_t>(n * da));
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+            AscendC::DataCopyPad(out_[2][off + r * pitch], outT, KvRows(n, sizeof(T)));
         }
     }
 
@@ -614,8 +661,12 @@ private:
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_CAST + b);
             AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_CAST + b);
         }
+        const bool ownedKv = p_->accumKv != 0 && p_->qSplit == 1;  // dv written by the cube (but shared units)
         uint32_t k = 0;
         for (uint32_t a = 0; a < accCount_; ++a) {
+            if (ownedKv && a == 2) {
+                continue;
+            }
             uint64_t lo, hi;
             Share(accLen_[a], lo, hi);
             for (uint64_t x = lo; x < hi; x += chunk, ++k) {
@@ -644,6 +695,9 @@ private:
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_CAST + b);
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_CAST + b);
         }
+        if (ownedKv) {
+            UnflushedKvUnits(true);
+        }
     }
 
     const BackwardParams *p_ = nullptr;
@@ -652,7 +706,7 @@ private:
     ScoreMod<ScorePse> score_;
     SoftmaxMod<SoftmaxDropout> drop_;
     uint32_t vecId_ = 0, core_ = 0, sub_ = 0;
-    GM_ADDR seqQ_ = nullptr;  // for the unit walk of ZeroEmptyUnits
+    GM_ADDR seqQ_ = nullptr;  // for the unit walk of UnflushedKvUnits
     GM_ADDR seqKv_ = nullptr;
     GM_ADDR prefix_ = nullptr;
     AscendC::GlobalTensor<T> dy_, o_;
