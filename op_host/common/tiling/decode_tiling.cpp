@@ -76,13 +76,33 @@ namespace {
 constexpr uint32_t RING_AHEAD = AttentionCore::WS_SLOTS;
 constexpr uint32_t RING_SLOTS = AttentionCore::WS_SLOTS + RING_AHEAD;
 
+// Chunks the ring's producer holds in UB (kv_ring.h): read, and converted.
+struct RingCopies {
+    uint32_t in, out;
+};
+constexpr RingCopies RING_FULL{AttentionCore::KV_RING_IN_COPIES, AttentionCore::KV_RING_OUT_COPIES};
+constexpr RingCopies RING_LEAN{AttentionCore::KV_RING_LEAN_IN_COPIES, AttentionCore::KV_RING_LEAN_OUT_COPIES};
+
 // UB of the ring's producer for chunks of up to `chunk` cache elements (kv_ring_layout.h).
-uint64_t RingUbBytes(uint32_t chunk, const DecodeProblem &prob, uint32_t headDimAlign)
+uint64_t RingUbBytes(uint32_t chunk, const DecodeProblem &prob, uint32_t headDimAlign, RingCopies copies)
 {
     return AttentionCore::KvRingUbLayout(chunk, static_cast<uint32_t>(prob.headDim), headDimAlign, prob.dtypeBytes,
                                          prob.antiquant ? 1 : prob.dtypeBytes, prob.antiquant && prob.dtypeBf16,
-                                         prob.antiquant)
+                                         prob.antiquant, copies.in, copies.out)
         .Total();
+}
+
+// Whether the forward stage keeps `rows` rows per vector core in one sub-block with two S
+// buffers (the next block's S loads during this one's softmax) in UB `budget`.
+bool StageWhole(AttentionCore::ForwardParams p, uint32_t rows, uint32_t blockKv, uint32_t dChunk, uint32_t dtypeBytes,
+                const CoreBudget &budget)
+{
+    p.rowsPerVec = rows;
+    p.blockQ = 2 * rows;
+    p.blockKv = blockKv;
+    p.dChunk = dChunk;
+    FinishForwardGeometry(p, dtypeBytes, budget);
+    return p.vecRows >= rows && p.vecSBufs == 2;
 }
 
 uint64_t CoreAndPartialBytes(const AttentionCore::DecodeTiling &t)
@@ -119,30 +139,47 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     uint32_t maxRows = 0;
     if (!ChooseBlocks(p.headDimAlign, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
     // The K/V ring's producer (kv_ring.h) shares the vector cores' UB with the stage: the largest
-    // chunk that leaves the rows the full UB gives; below 4096 elements, fewer rows rather than
-    // smaller chunks (DMA start costs). int8 K/V always go through the ring; fp16 / bf16 K/V only
-    // when it leaves the stage those rows (else the cube reads the cache: another head block
-    // would stream every key again).
+    // chunk that leaves the stage all its rows in one sub-block with two S buffers, first with
+    // the full set of copies, then (K/V copied, not cast) the lean set; else the largest chunk
+    // that leaves the rows the full UB gives; below 4096 elements, fewer rows rather than
+    // smaller chunks (DMA start costs). With G = 64 (32 rows per vector core) the full set left
+    // two sub-blocks and one S buffer, the lean set one of each: modelled B4 N64/1 S8K 20.5 ->
+    // 16.8 us. The int8 cast keeps the full set (its conversions wait for their ring writes
+    // with fewer: B16 N32/4 S4K 66.5 -> 83.7 us). int8 K/V always go through the ring; fp16 /
+    // bf16 K/V only when it leaves the stage those rows (else the cube reads the cache: another
+    // head block would stream every key again).
     {
         const uint32_t fullRows = std::min(maxRows, need);
         const uint64_t rowBytes = AlignUp(uint64_t(prob.headDim), 32);
         uint32_t chosen = 0, chosenRows = 0, chosenKv = 0, chosenDc = 0;
+        RingCopies chosenCopies = RING_FULL;
+        bool whole = false;
         for (uint32_t chunk : {8192u, 4096u, 2048u, 1024u, 512u}) {
             if (chunk < rowBytes && chosen != 0) break;
+            bool fits = false;  // the full set fits this chunk
             const uint32_t c = static_cast<uint32_t>(std::max<uint64_t>(chunk, rowBytes));
-            CoreBudget reduced = budget;
-            const uint64_t reserve = RingUbBytes(c, prob, p.headDimAlign);
-            reduced.ub = budget.ub > reserve ? budget.ub - reserve : 0;
-            uint32_t rows = 0, bk = 0, dc = 0;
-            std::string ignored;
-            if (!ChooseBlocks(p.headDimAlign, prob.dtypeBytes, reduced, rows, bk, dc, ignored)) continue;
-            if (chosen == 0 || std::min(rows, need) == fullRows) {
-                chosen = c;
-                chosenRows = rows;
-                chosenKv = bk;
-                chosenDc = dc;
+            for (const RingCopies copies : {RING_FULL, RING_LEAN}) {
+                if (prob.antiquant && copies.in != RING_FULL.in) continue;
+                CoreBudget reduced = budget;
+                const uint64_t reserve = RingUbBytes(c, prob, p.headDimAlign, copies);
+                reduced.ub = budget.ub > reserve ? budget.ub - reserve : 0;
+                uint32_t rows = 0, bk = 0, dc = 0;
+                std::string ignored;
+                if (!ChooseBlocks(p.headDimAlign, prob.dtypeBytes, reduced, rows, bk, dc, ignored)) continue;
+                const bool full = std::min(rows, need) == fullRows;
+                fits = fits || copies.in == RING_FULL.in;
+                whole = full && StageWhole(p, fullRows, bk, dc, prob.dtypeBytes, reduced);
+                // the full set as before; the lean one only where it makes the stage whole
+                if (whole || (copies.in == RING_FULL.in && (chosen == 0 || full))) {
+                    chosen = c;
+                    chosenRows = rows;
+                    chosenKv = bk;
+                    chosenDc = dc;
+                    chosenCopies = copies;
+                }
+                if (whole) break;
             }
-            if (std::min(rows, need) == fullRows || chunk <= 4096) break;
+            if (whole || (fits && (std::min(chosenRows, need) == fullRows || chunk <= 4096))) break;
         }
         if (chosen == 0 && prob.antiquant) {
             why = "no block size leaves UB for the int8 key/value cast at head dim " + std::to_string(prob.headDim);
@@ -151,6 +188,8 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
         if (chosen != 0 && (prob.antiquant || std::min(chosenRows, need) == fullRows)) {
             d.ring = 1;
             d.ringChunkElems = chosen;
+            d.ringInCopies = chosenCopies.in;
+            d.ringOutCopies = chosenCopies.out;
             maxRows = chosenRows;
             p.blockKv = chosenKv;
             p.dChunk = chosenDc;
@@ -223,7 +262,7 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     // The ring's producer keeps its UB: the stage's sub-blocks and S buffers fit the rest.
     CoreBudget stageBudget = budget;
     if (d.ring != 0) {
-        const uint64_t reserve = RingUbBytes(d.ringChunkElems, prob, p.headDimAlign);
+        const uint64_t reserve = RingUbBytes(d.ringChunkElems, prob, p.headDimAlign, {d.ringInCopies, d.ringOutCopies});
         stageBudget.ub = budget.ub > reserve ? budget.ub - reserve : 0;
     }
     FinishForwardGeometry(p, prob.dtypeBytes, stageBudget);

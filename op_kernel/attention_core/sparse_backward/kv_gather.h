@@ -135,13 +135,36 @@ public:
     // (0 when the token's selection is exhausted).
     __aicore__ inline uint32_t NextChunk(GatherRun *runs, uint32_t &runCount)
     {
-        uint32_t rows = 0;
-        runCount = 0;
-        if (chunksLeft_ == 0) {
-            return 0;  // the end of this core's part of the token
+        BeginChunk();
+        StepChunk(runs, WALK_ALL);
+        return ChunkRows(runCount);
+    }
+
+    // The same walk in steps (the cube spreads it between the issues of a scatter, so its
+    // scalar reads of the selection do not hold the pipes' queues back): BeginChunk, then
+    // StepChunk until it returns true (each call reads at most `budget` entries), then
+    // ChunkRows as NextChunk returns it.
+    static constexpr uint32_t WALK_ALL = 0xFFFFFFFFu;
+
+    __aicore__ inline void BeginChunk()
+    {
+        walkRows_ = 0;
+        walkRuns_ = 0;
+        walkDone_ = chunksLeft_ == 0;  // the end of this core's part of the token
+    }
+
+    __aicore__ inline bool StepChunk(GatherRun *runs, uint32_t budget)
+    {
+        if (walkDone_) {
+            return true;
         }
         const int64_t bs = p_->blockSize;
-        while (rows < p_->blockKv && entry_ < count_) {
+        uint32_t &rows = walkRows_;
+        uint32_t &runCount = walkRuns_;
+        for (uint32_t read = 0; rows < p_->blockKv && entry_ < count_; ++read) {
+            if (read == budget) {
+                return false;
+            }
             const int64_t idx = Index(token_ * p_->topK + entry_);
             if (idx < 0) {
                 count_ = entry_;  // -1 fills the list after the valid entries
@@ -175,7 +198,14 @@ public:
         if (rows != 0 && chunksLeft_ != SPARSE_ALL_CHUNKS) {
             --chunksLeft_;
         }
-        return rows;
+        walkDone_ = true;
+        return true;
+    }
+
+    __aicore__ inline uint32_t ChunkRows(uint32_t &runCount) const
+    {
+        runCount = walkRuns_;
+        return walkRows_;
     }
 
 private:
@@ -264,6 +294,8 @@ private:
     uint64_t token_ = 0, kvBase_ = 0, batchQStart_ = 0;
     uint32_t batch_ = 0, count_ = 0, entry_ = 0;
     int64_t threshold_ = 0, reach_ = 0, offset_ = 0;
+    uint32_t walkRows_ = 0, walkRuns_ = 0;  // the chunk being walked
+    bool walkDone_ = true;
 };
 
 }  // namespace AttentionCore

@@ -31,6 +31,9 @@ namespace AttentionCore {
 
 // Run lists kept at once: chunk n's (its scatter), n+1's and n+2's (walked ahead).
 constexpr uint32_t SPARSE_RUN_LISTS = 3;
+// Selection entries the cube walks after each dK/dV key tile group's scatter (StepWalk): a
+// 64-key chunk of single picks is 32 scalar GM reads, spread over a chunk's four dV groups.
+constexpr uint32_t SPARSE_WALK_STEP = 2;
 // Event ids of the cube's buffer hand-offs: SPARSE_EVT_* in sync.h's table (MTE1 -> MTE2 "this
 // L1 buffer was read into L0" for the two K copies, V and P/dS; M -> MTE1 per L0A/L0B copy;
 // FIX -> M per L0C tile).
@@ -217,6 +220,30 @@ private:
         return info.cols != 0;
     }
 
+    // The same walk in steps: BeginWalk, then StepWalk between the dV scatter's key tiles
+    // (SPARSE_WALK_STEP entries each: the Fixpipe queue stays fed while the scalar unit
+    // reads the selection), then FinishWalk before the chunk's width is needed.
+    __aicore__ inline void BeginWalk(uint64_t n)
+    {
+        walkN_ = n;
+        walking_ = true;
+        gather_.BeginChunk();
+    }
+
+    __aicore__ inline void StepWalk(uint32_t budget)
+    {
+        if (walking_ && gather_.StepChunk(runs_[walkN_ % SPARSE_RUN_LISTS], budget)) {
+            walking_ = false;
+        }
+    }
+
+    __aicore__ inline bool FinishWalk(ChunkInfo &info)
+    {
+        StepWalk(KvGather::WALK_ALL);
+        info.cols = gather_.ChunkRows(info.runCount);
+        return info.cols != 0;
+    }
+
     // Chunk n (walked): its K (+ rope) and V rows, gathered by the vector cores into their
     // slots, -> K copy n % 2 and V in L1, one DMA per tensor.
     __aicore__ inline void IssueChunk(uint64_t n, const ChunkInfo &info)
@@ -277,6 +304,7 @@ private:
             IssueChunk(n + 1, next);
         }
         bool hasAfter = hasNext && WalkChunk(n + 2, after);
+        bool afterWalking = false;  // chunk n+2's walk is under way (BeginWalk), not finished
         uint64_t segStart = n;
         bool plainDq = whole;
         for (;; ++n) {
@@ -288,6 +316,10 @@ private:
                 Scores(n + 1, next);
             }
             KeyGrad(pdsL1, dyL1_.Get<T>(), cur.cols, p_->headDim, dv_, runs, cur.runCount);  // dV += P^T.dO
+            if (afterWalking) {
+                hasAfter = FinishWalk(after);
+                afterWalking = false;
+            }
             LoadScoreGrad(pdsL1, wsDs_[Slot::Ds(p_, n)]);
             segCols_[n - segStart] = cur.cols;
             const bool segEnd = !hasNext || n + 1 - segStart == p_->dqSegChunks;
@@ -306,11 +338,16 @@ private:
             if (!hasNext) {
                 break;
             }
-            // The next chunk's walk runs while the vector cores work on chunk n+1.
+            // The walk of chunk n+3 runs while the vector cores work on chunk n+1, spread over
+            // the next chunk's dV scatter.
             cur = next;
             next = after;
             hasNext = hasAfter;
-            hasAfter = hasNext && WalkChunk(n + 3, after);
+            hasAfter = false;
+            if (hasNext) {
+                BeginWalk(n + 3);
+                afterWalking = true;
+            }
         }
         seq_ = n + 1;
     }
@@ -469,6 +506,7 @@ private:
             AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(width), static_cast<uint16_t>(hi - lo), tileRows,
                                            width, false);
             AscendC::Fixpipe(out[(run.kvRow + (lo - run.pos)) * width], l0c[(lo - k0) * 16], fix);
+            StepWalk(SPARSE_WALK_STEP);
         }
         AscendC::SetAtomicNone();
     }
@@ -533,6 +571,8 @@ private:
     GatherRun runs_[SPARSE_RUN_LISTS][GATHER_MAX_RUNS];
     uint32_t segCols_[SPARSE_MAX_SEG];  // widths of the current dQ segment's chunks
     uint64_t seq_ = 0;                  // the core's next chunk number
+    uint64_t walkN_ = 0;                // the chunk StepWalk walks
+    bool walking_ = false;
     bool bufPending_[SPARSE_EVT_PDS + 1] = {false, false, false, false, false};
     bool l0Pending_[SPARSE_EVT_L0B + 2] = {false, false, false, false, false};
     uint32_t l0aIdx_ = 0;

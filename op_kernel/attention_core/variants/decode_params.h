@@ -17,9 +17,14 @@ namespace AttentionCore {
 constexpr uint32_t MAX_KV_LIST = 256;
 
 // K/V ring producer (kv_ring.h): chunks of cache rows that wait in UB for their conversion, Nz
-// chunks that wait for their ring write; a chunk holds at most one key block's rows.
+// chunks that wait for their ring write (at most; DecodeParams::ringInCopies / ringOutCopies);
+// a chunk holds at most one key block's rows. The lean set is what the producer's three stages
+// hold in the steady state with one chunk per tensor and block (a block's K and V read, the
+// previous block's converted): it leaves the forward stage the UB of many rows per core.
 constexpr uint32_t KV_RING_IN_COPIES = 4;
 constexpr uint32_t KV_RING_OUT_COPIES = 4;
+constexpr uint32_t KV_RING_LEAN_IN_COPIES = 3;
+constexpr uint32_t KV_RING_LEAN_OUT_COPIES = 2;
 constexpr uint32_t KV_RING_MAX_CHUNK_ROWS = 128;
 
 struct DecodeParams {
@@ -56,7 +61,7 @@ struct DecodeParams {
     // and V into a per-core ring of ringSlots (K, V) slot pairs at ringOffset + core *
     // ringCoreBytes (a slot holds blockKv rows of headDimAlign elements in the cube's Nz order),
     // ringAhead blocks ahead of their softmax, in chunks of ringChunkElems cache elements (whole
-    // rows; UB left by the stage).
+    // rows; UB left by the stage), ringInCopies / ringOutCopies chunks in UB.
     // INT8 key/value (kv_antiquant.h, always through the ring), dequantised inside the kernel
     // with the scale and offset folded out of the cache: the cube reads Q * scale_k from
     // antiQueryOffset (same element offsets as the query) against K cast to the query dtype, and
@@ -68,6 +73,8 @@ struct DecodeParams {
     uint32_t ringSlots;
     uint32_t ringAhead;
     uint32_t ringChunkElems;
+    uint32_t ringInCopies;
+    uint32_t ringOutCopies;
     uint64_t antiQueryOffset;
     uint64_t ringOffset;
     uint64_t ringCoreBytes;

@@ -159,8 +159,9 @@ template <typename T> struct KvSource<KvDecodeInt8<T>> : public KvRingSource<T, 
         antiScale_ = t.kv.antiScale;
         antiOffset_ = t.kv.antiOffset;
         Ring::StreamInit(td, pipe, t);
-        const KvRingUb ub = KvRingUbLayout(td.decode.ringChunkElems, td.params.headDim, td.params.headDimAlign,
-                                           sizeof(T), 1, Int8CastStages<T>::value, true);
+        const KvRingUb ub =
+            KvRingUbLayout(td.decode.ringChunkElems, td.params.headDim, td.params.headDimAlign, sizeof(T), 1,
+                           Int8CastStages<T>::value, true, td.decode.ringInCopies, td.decode.ringOutCopies);
         pipe->InitBuffer(valueBuf_, ub.value);
     }
 

@@ -104,8 +104,10 @@ template <typename T, typename Src> struct KvRingSource : public KvSource<KvDeco
         keyIn_.SetGlobalBuffer(reinterpret_cast<__gm__ Src *>(t.kv.cacheKey));
         valueIn_.SetGlobalBuffer(reinterpret_cast<__gm__ Src *>(t.kv.cacheValue));
         // UB (kv_ring_layout.h, what the planner reserved)
-        const KvRingUb ub =
-            KvRingUbLayout(d.ringChunkElems, p->headDim, p->headDimAlign, sizeof(T), sizeof(Src), BF16_STAGES, CAST);
+        inCopies_ = d.ringInCopies;
+        outCopies_ = d.ringOutCopies;
+        const KvRingUb ub = KvRingUbLayout(d.ringChunkElems, p->headDim, p->headDimAlign, sizeof(T), sizeof(Src),
+                                           BF16_STAGES, CAST, inCopies_, outCopies_);
         dp_ = ub.rowElems;
         chunk_ = ub.chunkRows;
         pipe->InitBuffer(inBuf_, ub.in);
@@ -123,11 +125,11 @@ template <typename T, typename Src> struct KvRingSource : public KvSource<KvDeco
         AscendC::PipeBarrier<PIPE_V>();
         unit_ = split_.Begin(core_);
         unitEnd_ = split_.End(core_);
-        for (int32_t i = 0; i < static_cast<int32_t>(IN_COPIES); ++i) {  // every copy starts free
+        for (int32_t i = 0; i < static_cast<int32_t>(inCopies_); ++i) {  // every copy starts free
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_IN + i);
             read_[i].rows = NONE;
         }
-        for (int32_t o = 0; o < static_cast<int32_t>(OUT_COPIES); ++o) {
+        for (int32_t o = 0; o < static_cast<int32_t>(outCopies_); ++o) {
             AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + o);
             conv_[o].rows = NONE;
         }
@@ -172,17 +174,17 @@ template <typename T, typename Src> struct KvRingSource : public KvSource<KvDeco
         for (uint64_t i = produced_ > slots ? produced_ - slots : 0; i < produced_; ++i) {
             AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(FLAG_KV_FREE);  // the cube's last releases
         }
-        for (int32_t i = 0; i < static_cast<int32_t>(IN_COPIES); ++i) {
+        for (int32_t i = 0; i < static_cast<int32_t>(inCopies_); ++i) {
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_IN + i);
         }
-        for (int32_t o = 0; o < static_cast<int32_t>(OUT_COPIES); ++o) {
+        for (int32_t o = 0; o < static_cast<int32_t>(outCopies_); ++o) {
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + o);
         }
     }
 
 private:
-    static constexpr uint32_t IN_COPIES = KV_RING_IN_COPIES;    // chunks read, waiting for their conversion
-    static constexpr uint32_t OUT_COPIES = KV_RING_OUT_COPIES;  // Nz chunks waiting for their ring write
+    static constexpr uint32_t IN_COPIES = KV_RING_IN_COPIES;    // at most: chunks read, waiting for their conversion
+    static constexpr uint32_t OUT_COPIES = KV_RING_OUT_COPIES;  // at most: Nz chunks waiting for their ring write
     // Event ids: sync.h's table.
     static constexpr int32_t EVT_IN = VEC_EVT_KV_IN;
     static constexpr int32_t EVT_OUT = VEC_EVT_KV_OUT;
@@ -272,7 +274,7 @@ private:
     {
         const uint32_t dd = p_->headDim;
         const uint32_t i = inCopy_;
-        inCopy_ = (inCopy_ + 1) % IN_COPIES;
+        inCopy_ = (inCopy_ + 1) % inCopies_;
         if (read_[i].rows != NONE) {
             Convert(i);
         }
@@ -305,7 +307,7 @@ private:
     __aicore__ inline void Convert(uint32_t i)
     {
         const uint32_t o = outCopy_;
-        outCopy_ = (outCopy_ + 1) % OUT_COPIES;
+        outCopy_ = (outCopy_ + 1) % outCopies_;
         if (conv_[o].rows != NONE) {
             Write(o);
         }
@@ -341,8 +343,8 @@ private:
     // the next copy to fill).
     __aicore__ inline void ConvertUpTo(uint64_t count)
     {
-        for (uint32_t k = 0; k < IN_COPIES; ++k) {
-            const uint32_t i = (inCopy_ + k) % IN_COPIES;
+        for (uint32_t k = 0; k < inCopies_; ++k) {
+            const uint32_t i = (inCopy_ + k) % inCopies_;
             if (read_[i].rows == NONE) continue;
             if (read_[i].item >= count) break;
             Convert(i);
@@ -351,8 +353,8 @@ private:
 
     __aicore__ inline void WriteUpTo(uint64_t count)
     {
-        for (uint32_t k = 0; k < OUT_COPIES; ++k) {
-            const uint32_t o = (outCopy_ + k) % OUT_COPIES;
+        for (uint32_t k = 0; k < outCopies_; ++k) {
+            const uint32_t o = (outCopy_ + k) % outCopies_;
             if (conv_[o].rows == NONE) continue;
             if (conv_[o].item >= count) break;
             Write(o);
@@ -360,18 +362,31 @@ private:
     }
 
     // Out copy o -> its rows of the ring slot; a block's first write waits until the cube freed
-    // its slot, its last one announces the block.
+    // its slot, its last one announces the block. K rows and the same V rows of a block in the
+    // next out copy go in one copy: the block's V slot follows its K slot, so in both UB and the
+    // ring the pair is one run of column blocks, 2 headDimAlign / 16 of them.
     __aicore__ inline void Write(uint32_t o)
     {
         const Chunk &c = conv_[o];
+        const uint32_t o2 = o + 1;
+        const bool pair = o2 < outCopies_ && c.rows == chunk_ && conv_[o2].rows == c.rows && conv_[o2].row0 == c.row0 &&
+                          conv_[o2].item == c.item && conv_[o2].slot == c.slot + SlotElems();
+        const bool last = pair ? conv_[o2].last : c.last;
         if (c.first && c.item >= d_->ringSlots) {
             AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(FLAG_KV_FREE);  // the cube loaded the slot's last block
         }
         AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT_OUT + static_cast<int32_t>(o));
+        if (pair) {
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT_OUT + static_cast<int32_t>(o2));
+        }
         NzHandoff<T>::Store(ring_[c.slot], outBuf_.Get<T>()[o * chunk_ * p_->headDimAlign], c.row0, c.rows,
-                            p_->headDimAlign, p_->blockKv);
+                            (pair ? 2 : 1) * p_->headDimAlign, p_->blockKv);
         AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + static_cast<int32_t>(o));
-        if (c.last) {
+        if (pair) {
+            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + static_cast<int32_t>(o2));
+            conv_[o2].rows = NONE;
+        }
+        if (last) {
             AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_KV_READY);
         }
         conv_[o].rows = NONE;
@@ -385,8 +400,9 @@ private:
     MaskMod<MaskDecode> mask_;
     uint32_t core_ = 0, sub_ = 0;
     uint32_t dp_ = 32, chunk_ = 1, inCopy_ = 0, outCopy_ = 0;
-    Chunk read_[IN_COPIES];   // per in copy: the chunk it holds until converted
-    Chunk conv_[OUT_COPIES];  // per out copy: the chunk it holds until written
+    uint32_t inCopies_ = IN_COPIES, outCopies_ = OUT_COPIES;  // in use (DecodeParams)
+    Chunk read_[IN_COPIES];                                   // per in copy: the chunk it holds until converted
+    Chunk conv_[OUT_COPIES];                                  // per out copy: the chunk it holds until written
     uint64_t unit_ = 0, unitEnd_ = 0;
     uint32_t blockInUnit_ = 0, blocksInUnit_ = 0;
     WorkUnit cur_;

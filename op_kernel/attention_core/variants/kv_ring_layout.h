@@ -10,8 +10,8 @@
 namespace AttentionCore {
 
 // Chunks of up to chunkElems cache elements in whole rows (rowElems: the cache row rounded up
-// to 32 bytes, at least headDimAlign; at least one row, at most one key block): KV_RING_IN_COPIES
-// copies of cache rows (srcBytes per element), KV_RING_OUT_COPIES copies of Nz rows in the query
+// to 32 bytes, at least headDimAlign; at least one row, at most one key block): inCopies copies
+// of cache rows (srcBytes per element), outCopies copies of Nz rows in the query
 // dtype (tBytes, headDimAlign columns); int8 (cast): one cast row staging (tBytes), for bf16 the
 // fp16 and fp32 cast stages, and the value scale / shift rows (three fp32 rows and one in the
 // query dtype, headDimAlign).
@@ -22,7 +22,8 @@ struct KvRingUb {
 };
 
 __aicore__ inline KvRingUb KvRingUbLayout(uint32_t chunkElems, uint32_t headDim, uint32_t headDimAlign, uint32_t tBytes,
-                                          uint32_t srcBytes, bool bf16Stages, bool cast)
+                                          uint32_t srcBytes, bool bf16Stages, bool cast, uint32_t inCopies,
+                                          uint32_t outCopies)
 {
     KvRingUb l;
     const uint32_t perBlock = 32 / srcBytes;
@@ -31,9 +32,9 @@ __aicore__ inline KvRingUb KvRingUbLayout(uint32_t chunkElems, uint32_t headDim,
     l.chunkRows = chunkElems / l.rowElems;
     l.chunkRows = l.chunkRows == 0 ? 1 : (l.chunkRows > KV_RING_MAX_CHUNK_ROWS ? KV_RING_MAX_CHUNK_ROWS : l.chunkRows);
     const uint32_t elems = l.chunkRows * l.rowElems;
-    l.in = KV_RING_IN_COPIES * elems * srcBytes;
+    l.in = inCopies * elems * srcBytes;
     l.nd = cast ? elems * tBytes : 0;
-    l.out = KV_RING_OUT_COPIES * l.chunkRows * headDimAlign * tBytes;
+    l.out = outCopies * l.chunkRows * headDimAlign * tBytes;
     l.half = bf16Stages ? elems * 2 : 0;
     l.flt = bf16Stages ? elems * 4 : 0;
     l.value = cast ? 3 * headDimAlign * 4 + headDimAlign * tBytes : 0;

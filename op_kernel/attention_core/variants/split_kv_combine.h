@@ -136,13 +136,16 @@ private:
         const AscendC::UnaryRepeatParams each(1, 1, PITCH, PITCH);
         const AscendC::BinaryRepeatParams withRow(1, 1, 1, PITCH, PITCH, 0);  // src1: one row for all
 
-        // m and l of every split for these rows: one strided copy each (ROWS apart in UB)
-        const AscendC::DataCopyExtParams statCopy(static_cast<uint16_t>(splits), rows * 4,
+        // m and l of every split for these rows: l follows m in the workspace (kvSplits x
+        // combineRows each) and lAll follows mAll in UB, so one strided copy of 2 x splits runs
+        // (ROWS apart in UB) takes both; the first splits' partial rows load with it.
+        const AscendC::DataCopyExtParams statCopy(static_cast<uint16_t>(2 * splits), rows * 4,
                                                   static_cast<uint32_t>((stride - rows) * 4),
                                                   (ROWS * 4 - AlignUp(rows * 4, 32)) / 32, 0);
+        const AscendC::LocalTensor<float> part = partBuf_.Get<float>();
         PipeSync<AscendC::HardEvent::V_MTE2>();
         AscendC::DataCopyPad(mAll, ws.m[r0], statCopy, AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
-        AscendC::DataCopyPad(lAll, ws.l[r0], statCopy, AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
+        LoadPartials(ws, part, 0, r0, rows);
         PipeSync<AscendC::HardEvent::MTE2_V>();
         // M = max_s m_s; e_s = exp(m_s - M); denom = sum_s e_s * l_s
         AscendC::Adds(mMax, mAll, 0.0f, rows, reps, each);
@@ -171,17 +174,15 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
 
         const AscendC::LocalTensor<float> acc = accBuf_.Get<float>();
-        const AscendC::LocalTensor<float> part = partBuf_.Get<float>();
         AscendC::Duplicate(acc, 0.0f, static_cast<int32_t>(rows * dp));
         // the partial rows of splitsPerCopy_ splits at a time: one strided copy
         for (uint32_t s0 = 0; s0 < splits; s0 += splitsPerCopy_) {
             const uint32_t n = splits - s0 < splitsPerCopy_ ? splits - s0 : splitsPerCopy_;
-            PipeSync<AscendC::HardEvent::V_MTE2>();
-            AscendC::DataCopyPad(part, ws.o[(s0 * stride + r0) * dp],
-                                 AscendC::DataCopyExtParams(static_cast<uint16_t>(n), rows * dp * 4,
-                                                            static_cast<uint32_t>((stride - rows) * dp * 4), 0, 0),
-                                 AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
-            PipeSync<AscendC::HardEvent::MTE2_V>();
+            if (s0 != 0) {
+                PipeSync<AscendC::HardEvent::V_MTE2>();
+                LoadPartials(ws, part, s0, r0, rows);
+                PipeSync<AscendC::HardEvent::MTE2_V>();
+            }
             WeighSplits(part, bcast[s0 * ROWS * 8], n, rows);
             // acc += sum over the n splits (halves folded onto each other)
             for (uint32_t m = n; m > 1;) {
@@ -283,6 +284,20 @@ private:
         PipeSync<AscendC::HardEvent::MTE2_V>();
         AscendC::Cast(dst, stage, AscendC::RoundMode::CAST_NONE, dd);
         PipeSync<AscendC::HardEvent::V_MTE2>();
+    }
+
+    // The partial rows [r0, r0 + rows) of splits [s0, s0 + splitsPerCopy_) -> part: one strided copy.
+    __aicore__ inline void LoadPartials(const PartialLayout &ws, const AscendC::LocalTensor<float> &part, uint32_t s0,
+                                        uint64_t r0, uint32_t rows)
+    {
+        const uint32_t splits = d_->kvSplits;
+        const uint32_t n = splits - s0 < splitsPerCopy_ ? splits - s0 : splitsPerCopy_;
+        const uint32_t dp = p_->headDimAlign;
+        const uint64_t stride = d_->combineRows;
+        AscendC::DataCopyPad(part, ws.o[(s0 * stride + r0) * dp],
+                             AscendC::DataCopyExtParams(static_cast<uint16_t>(n), rows * dp * 4,
+                                                        static_cast<uint32_t>((stride - rows) * dp * 4), 0, 0),
+                             AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
     }
 
     // x[0..rows) := max (or sum) over the first `splits` rows of ROWS floats (halves folded).

@@ -135,7 +135,8 @@ int main(int argc, char **argv)
         const uint64_t ring = d.decode.ring == 0
                                   ? 0
                                   : KvRingUbLayout(d.decode.ringChunkElems, d.params.headDim, d.params.headDimAlign,
-                                                   tBytes, int8 ? 1 : tBytes, int8 && key % 10 == 1, int8)
+                                                   tBytes, int8 ? 1 : tBytes, int8 && key % 10 == 1, int8,
+                                                   d.decode.ringInCopies, d.decode.ringOutCopies)
                                         .Total();
         Forward(t, d.params, tBytes, LazyPv(key), ring);
         if (d.decode.kvSplits > 1 || d.decode.quantOut != 0) {  // the combine pass, after the core

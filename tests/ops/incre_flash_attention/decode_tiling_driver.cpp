@@ -44,7 +44,9 @@ int main()
                   << ", \"combineRows\": " << dp.combineRows << ", \"workspace\": " << fa_host::DecodeWorkspaceBytes(t)
                   << ", \"coreBytes\": " << uint64_t(p.usedCores) * p.wsBytesPerCore << ", \"ring\": " << dp.ring
                   << ", \"ringOffset\": " << dp.ringOffset
-                  << ", \"ringBytes\": " << uint64_t(p.usedCores) * dp.ringCoreBytes << ", \"starts\": [";
+                  << ", \"ringBytes\": " << uint64_t(p.usedCores) * dp.ringCoreBytes << ", \"ringCopies\": ["
+                  << dp.ringInCopies << ", " << dp.ringOutCopies << "]"
+                  << ", \"vecRows\": " << p.vecRows << ", \"vecSBufs\": " << p.vecSBufs << ", \"starts\": [";
         for (uint32_t c = 0; c <= p.usedCores; ++c) std::cout << (c ? ", " : "") << p.coreUnitStart[c];
         std::cout << "], \"combineStarts\": [";
         for (uint32_t v = 0; v <= 2 * p.usedCores; ++v) std::cout << (v ? ", " : "") << dp.combineRowStart[v];

@@ -61,6 +61,16 @@ def test_group_sets_the_rows_per_unit(plan, n, nkv, d, rows, blocks):
     assert p["blockQ"] * p["headBlocks"] >= n // nkv
 
 
+@pytest.mark.parametrize("n,copies", [(8, [4, 4]), (16, [4, 4]), (64, [3, 2])])
+def test_the_ring_leaves_the_stage_whole(plan, n, copies):
+    # the ring's producer takes the full set of UB copies where the stage still gets all its rows
+    # in one sub-block with two S buffers; G = 64 needs the lean set for that
+    p = plan(b=4, n=n, nkv=1, s=8192)
+    rows = max(8, n // 2)
+    assert p["ring"] == 1 and p["ringCopies"] == copies
+    assert p["rowsPerVec"] == rows and p["vecRows"] == rows and p["vecSBufs"] == 2
+
+
 def test_long_sequence_on_one_row_is_split_over_the_cores(plan):
     p = plan(b=1, n=8, nkv=1, s=32768)
     assert p["kvSplits"] >= 12 and p["kvChunk"] % 128 == 0 and p["kvSplits"] * p["kvChunk"] >= 32768
