@@ -110,8 +110,8 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
         FA_LOGE("FlashAttentionScore tiling: %s", why.c_str());
         return ge::GRAPH_FAILED;
     }
-    // Without pse the scale may ride on the staged K (forward_tiling.h); the backward's
-    // recompute never does (its cube reads the staged K for dQ).
+    // Without pse the scale may ride on the staged K (forward_tiling.h); FAG's recompute of
+    // this forward (its own tiling) keeps the vector scale pass.
     data->score.scaleInKey =
         !prob.hasPse && fa_host::ScaleInKeyExact(prob.scale, dtype == ge::DT_FLOAT16, data->params) ? 1 : 0;
     const uint64_t dtypeKey = dtype == ge::DT_BF16    ? FA_TILING_KEY_BF16
