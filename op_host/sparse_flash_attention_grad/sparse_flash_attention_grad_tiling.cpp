@@ -181,8 +181,10 @@ void SplitChunks(const SparseBackwardProblem &prob, uint64_t cores, uint64_t blo
 // block (blockKv x cols) into one of two L1 staging halves (over the K copies and V), MTE1
 // moves them to L0A / L0B, M accumulates. Wider passes mean fewer dS reloads; two
 // accumulators (when they fit L0C) let a pass's Fixpipe run under the next pass's Mmads, one
-// must drain first. Estimated cycles per chunk with the cost table's rates (cost_rates.h):
-// max(MTE2, M) plus, with one accumulator, the passes' Fixpipes spread over the segment.
+// must drain first. A K column block wider than one L0B copy takes both (the pass's loads
+// and Mmads then alternate), which wider passes pay for with fewer dS reloads. Estimated
+// cycles per chunk with the cost table's rates (cost_rates.h): max(MTE2, M) plus, with one
+// accumulator, the passes' Fixpipes spread over the segment.
 void ChooseDqPass(uint64_t g, uint64_t c, uint64_t width, uint64_t t, uint64_t seg, uint64_t kvL1,
                   const SparseCoreBudget &budget, AttentionCore::SparseBackwardParams &out)
 {
@@ -193,7 +195,7 @@ void ChooseDqPass(uint64_t g, uint64_t c, uint64_t width, uint64_t t, uint64_t s
     for (uint64_t w = 16; w <= widthPad; w += 16) {
         const uint64_t acc = g * w * 4;
         const uint64_t accs = 2 * acc <= budget.l0c ? 2 : (acc <= budget.l0c ? 1 : 0);
-        if (accs == 0 || 2 * c * w * t > budget.l0b || 2 * (g * c + c * w) * t > kvL1) {
+        if (accs == 0 || c * w * t > budget.l0b || 2 * (g * c + c * w) * t > kvL1) {
             continue;
         }
         const uint64_t passes = (width + w - 1) / w;
@@ -275,9 +277,21 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     out.ringSlots = out.dqSegChunks + 3;
     ChooseDqPass(g, c, out.qkDim, t, out.dqSegChunks, kvL1, budget, out);
     out.l0aElems = static_cast<uint32_t>(wide * (D_CHUNK > wide ? D_CHUNK : wide));
-    out.l0bElems = static_cast<uint32_t>(wide * D_CHUNK);
-    out.l0bElems = out.l0bElems > c * out.dqPassCols ? out.l0bElems : static_cast<uint32_t>(c * out.dqPassCols);
+    // L0B: a copy holds the main loop's operand tiles and the dQ pass's K column block, or
+    // half of a block that then takes both copies (SparseBackwardCube::QueryGradPass).
+    const uint64_t passB = c * out.dqPassCols;
+    const uint64_t mainB = wide * D_CHUNK;
+    const uint64_t halfB = (passB + 1) / 2;
+    uint64_t copyB = mainB > passB ? mainB : passB;
+    if (2 * copyB * t > budget.l0b && 2 * mainB * t <= budget.l0b) {
+        copyB = mainB > halfB ? mainB : halfB;
+    }
+    out.l0bElems = static_cast<uint32_t>(copyB);
     out.l0Copies = 2 * uint64_t(out.l0aElems) * t <= budget.l0a && 2 * uint64_t(out.l0bElems) * t <= budget.l0b ? 2 : 1;
+    if (passB > uint64_t(out.l0Copies) * out.l0bElems) {
+        why = "the dQ pass's K column block does not fit L0B";
+        return false;
+    }
     const AttentionCore::SparseCubeL0 l0 = AttentionCore::SparseBackwardCubeL0Layout(
         out.l0Copies, out.l0aElems, out.l0bElems, uint32_t(tiles), uint32_t(tileElems), out.dqTiles, uint32_t(g),
         out.dqPassCols, uint32_t(t));

@@ -19,11 +19,12 @@ constexpr int64_t BAND_LIMIT = AttentionCore::SPARSE_UNBOUNDED;
 // row): a step's fixed share, its twelve 32-cycle Fixpipe heads (~18 rows) and its flag
 // round trips; a unit's, the flush of its dK/dV accumulators with accumKv (dK fp32 and dV
 // fp16: 2 x 32 + 96 x 128 x (4 / 86 + 2 / 86) = 922 Fixpipe cycles, ~44 rows), during which
-// the next unit's first dV Mmad waits. Both set from the modelled timeline of TND 1 x 4K N8
-// causal, where the cores holding 25 short units ended ~10 us after those holding 9 long
-// ones at the same planned cost with 16 and 64.
+// the next unit's first dV Mmad waits, the K/V staging and the vector cores' cast of its dK.
+// Both set from the modelled timeline of TND 1 x 4K N8 causal, where the cores holding 25
+// short units ended ~10 us after those holding 9 long ones at the same planned cost with 16
+// and 64 (now within ~3 us).
 constexpr double STEP_SHARE = 32;
-constexpr double UNIT_SHARE = 96;
+constexpr double UNIT_SHARE = 128;
 
 uint64_t Align512(uint64_t x) { return (x + 511) / 512 * 512; }
 

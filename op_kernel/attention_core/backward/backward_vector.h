@@ -7,8 +7,9 @@
 //      cast both and hand them to the cube; then (accumKv 0) add the cube's dQ partial of
 //      the step before (its dQ slot) into the dQ accumulator with atomic MTE3 copies;
 //   3. cast the accumulators into dq/dk/dv (and dq_rope/dk_rope; input dtype), all but dv
-//      times the scale (with accumKv and one query slice the cube writes dv itself, but for
-//      the units two cores share).
+//      times the scale (with accumKv and one query slice the cube writes dv itself and the
+//      vector cores cast a unit's dk in the main loop once its flush is out, but for the
+//      units two cores share).
 #pragma once
 #include "kernel_operator.h"
 #include "backward_geometry.h"
@@ -105,6 +106,8 @@ public:
         // that slot only after the P/dS of step i + 1 came back, i.e. after this add. With
         // accumKv the cube adds the dQ partials itself.
         // The row statistics of step i + 1 load into the other set while step i computes.
+        // With the units' dK rows owned (OwnedKv), a unit's dK is cast into dk once its flush is
+        // out (FlushedKeys).
         const bool addDq = p_->accumKv == 0;
         BackwardStep s, next, prev;
         uint32_t i = 0;
@@ -113,6 +116,12 @@ public:
             Step(s, i % p_->slots, i % 2, i == 0, more ? &next : nullptr);
             if (i != 0 && addDq) {
                 AddQueryGrad(prev, (i - 1) % 2);
+            }
+            if (OwnedKv()) {
+                if (!s.shared && (!more || next.unitSeq != s.unitSeq)) {
+                    pending_[pendTail_++ % PENDING] = PendingKeys{KvOffset(s.u), s.u.cols, i};
+                }
+                FlushedKeys(i, false);
             }
             prev = s;
             s = next;
@@ -139,15 +148,15 @@ private:
     }
 
     // With accumKv and one query slice per kv block the cube writes every dK/dV row of a unit
-    // with steps, plain (dV straight into dv, backward_cube.h): only the rows of the units
-    // without a visible query row, and of units cut between two cores (both add), need zeros
-    // (UnflushedKvUnits).
+    // with steps, plain (dV straight into dv, backward_cube.h; dK cast in the main loop,
+    // FlushedKeys): only the units without a visible query row (zero dk/dv rows) and those cut
+    // between two cores (both add into zeroed accumulators) need a pass (UnflushedKvUnits).
     __aicore__ inline void ZeroAccumulators()
     {
         const uint32_t chunk = p_->rowsPerVec * p_->tileKv;
         AscendC::Duplicate(s_, 0.0f, static_cast<int32_t>(chunk));
         PipeSync<AscendC::HardEvent::V_MTE3>();
-        const bool ownedKv = p_->accumKv != 0 && p_->qSplit == 1;
+        const bool ownedKv = OwnedKv();
         if (ownedKv) {
             UnflushedKvUnits(false);
         }
@@ -165,10 +174,19 @@ private:
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
+    // accumKv with one query slice per kv block: the cube's flush writes every dK/dV row of a
+    // unit alone (dV straight into dv), unless two cores share the unit's steps.
+    __aicore__ inline bool OwnedKv() const { return p_->accumKv != 0 && p_->qSplit == 1; }
+
+    __aicore__ inline uint64_t KvOffset(const BackwardUnit &u) const
+    {
+        return ((u.kvStart + static_cast<uint64_t>(u.k0)) * p_->numKvHeads + u.nkv) * p_->headDim;
+    }
+
     // The units in this core's share whose dK/dV rows the cube's flush does not write alone:
-    // those no query row sees (their dK accumulator rows and dv rows := 0) and those whose
-    // steps two cores share (dK and dV accumulator rows := 0, both cores add; `cast`: after the
-    // main loop, their dv rows from the dV accumulator). s_ holds zeros when not `cast`.
+    // those no query row sees (their dk and dv rows := 0) and those whose steps two cores share
+    // (dK and dV accumulator rows := 0, both cores add; `cast`: after the main loop, their dk
+    // and dv rows from the accumulators). s_ holds zeros when not `cast`.
     __aicore__ inline void UnflushedKvUnits(bool cast)
     {
         uint64_t lo, hi;
@@ -192,24 +210,45 @@ private:
             if ((!empty && !CutBetweenCores(unit)) || (cast && empty)) {
                 continue;
             }
-            const uint64_t off = ((u.kvStart + static_cast<uint64_t>(u.k0)) * p_->numKvHeads + u.nkv) * d;
+            const uint64_t off = KvOffset(u);
             if (cast) {
-                CastDvRows(off, u.cols);
+                CastKvRows(1, off, u.cols);
+                CastKvRows(2, off, u.cols);
                 continue;
             }
             for (uint32_t r = 0; r < u.cols; r += fit) {
                 const uint32_t n = u.cols - r < fit ? u.cols - r : fit;
                 const uint64_t x = off + r * pitch;
-                AscendC::DataCopyPad(acc_[1][x], s_, KvRows(n, 4));
-                if (empty) {
-                    AscendC::DataCopyPad(out_[2][x], s_.template ReinterpretCast<T>(), KvRows(n, sizeof(T)));
-                } else {
-                    AscendC::DataCopyPad(acc_[2][x], s_, KvRows(n, 4));
+                for (uint32_t a = 1; a <= 2; ++a) {
+                    if (empty) {
+                        AscendC::DataCopyPad(out_[a][x], s_.template ReinterpretCast<T>(), KvRows(n, sizeof(T)));
+                    } else {
+                        AscendC::DataCopyPad(acc_[a][x], s_, KvRows(n, 4));
+                    }
                 }
             }
         }
-        if (cast) {
-            PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // dK of this core's units whose flush is out, into dk: each vector core its half of the
+    // unit's rows. In the main loop (`all` false) after step i, the units whose last step is at
+    // most i - pipelined - 1 (the cube issues the S/dP of step i only after the gradients, and
+    // so the flush, of that step: the Fixpipe runs them in order, backward_cube.h); after the
+    // final barrier (`all`) the rest.
+    __aicore__ inline void FlushedKeys(uint32_t i, bool all)
+    {
+        while (pendHead_ != pendTail_) {
+            const PendingKeys &k = pending_[pendHead_ % PENDING];
+            if (!all && k.last + p_->pipelined + 1 > i) {
+                return;
+            }
+            const uint32_t first = (k.cols + 1) / 2;
+            if (sub_ == 0) {
+                CastKvRows(1, k.off, first);
+            } else if (k.cols > first) {
+                CastKvRows(1, k.off + static_cast<uint64_t>(first) * p_->numKvHeads * p_->headDim, k.cols - first);
+            }
+            ++pendHead_;
         }
     }
 
@@ -222,25 +261,33 @@ private:
         return AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), d * bytes, load ? gap : 0, load ? 0 : gap, 0);
     }
 
-    // dv rows [off, + rows) of a shared unit from the dV accumulator: as many rows per pass as
-    // s_ holds when a cast row stays whole 32-byte blocks, else a row at a time.
-    __aicore__ inline void CastDvRows(uint64_t off, uint32_t rows)
+    // Output rows [off, + rows) of accumulator a (1 dK, times the scale; 2 dV) from the
+    // accumulator, through s_ and tmp_: as many rows per pass as s_ holds when a cast row stays
+    // whole 32-byte blocks, else a row at a time. Between steps of the main loop s_ and tmp_
+    // are free (the next step loads S into s_ after this V work, and casts into tmp_ after
+    // this store).
+    __aicore__ inline void CastKvRows(uint32_t a, uint64_t off, uint32_t rows)
     {
         const uint32_t d = p_->headDim;
         const uint32_t da = AlignUp(d, 8);  // floats per UB row
         const uint64_t pitch = static_cast<uint64_t>(p_->numKvHeads) * d;
         const uint32_t fit = (da * sizeof(T)) % 32 == 0 ? rowCells_ / da : 1;
-        const AscendC::LocalTensor<T> outT = pOutBuf_.Get<T>();
+        const AscendC::LocalTensor<T> outT = tmpBuf_.Get<T>();
         for (uint32_t r = 0; r < rows; r += fit) {
             const uint32_t n = rows - r < fit ? rows - r : fit;
+            const int32_t count = static_cast<int32_t>(n * da);
             PipeSync<AscendC::HardEvent::V_MTE2>();
-            AscendC::DataCopyPad(s_, acc_[2][off + r * pitch], KvRows(n, 4, true),
+            AscendC::DataCopyPad(s_, acc_[a][off + r * pitch], KvRows(n, 4, true),
                                  AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0));
             PipeSync<AscendC::HardEvent::MTE2_V>();
+            if (a == 1) {
+                AscendC::Muls(s_, s_, p_->scaleValue, count);
+                AscendC::PipeBarrier<PIPE_V>();
+            }
             PipeSync<AscendC::HardEvent::MTE3_V>();
-            CastFromFloat(outT, s_, static_cast<int32_t>(n * da));
+            CastFromFloat(outT, s_, count);
             PipeSync<AscendC::HardEvent::V_MTE3>();
-            AscendC::DataCopyPad(out_[2][off + r * pitch], outT, KvRows(n, sizeof(T)));
+            AscendC::DataCopyPad(out_[a][off + r * pitch], outT, KvRows(n, sizeof(T)));
         }
     }
 
@@ -270,7 +317,8 @@ private:
         Share(p_->tq * p_->numHeads, lo, hi);
         const AscendC::LocalTensor<T> dyT[2] = {pOutBuf_.Get<T>(), pOutBuf_.Get<T>()[chunk * dp]};
         const AscendC::LocalTensor<T> oT[2] = {dsOutBuf_.Get<T>(), dsOutBuf_.Get<T>()[chunk * dp]};
-        const AscendC::LocalTensor<float> rows8[2] = {tmp_, tmp_[chunk * 8]};
+        // a Brcb writes whole groups of 8 rows: set 1 starts past set 0's last group
+        const AscendC::LocalTensor<float> rows8[2] = {tmp_, tmp_[AlignUp(chunk, 8) * 8]};
         const AscendC::DataCopyPadExtParams<T> zeroPad(true, 0, static_cast<uint8_t>(dp - d), 0);
         for (uint32_t b = 0; b < sets; ++b) {
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT + b);
@@ -661,10 +709,10 @@ private:
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_CAST + b);
             AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_CAST + b);
         }
-        const bool ownedKv = p_->accumKv != 0 && p_->qSplit == 1;  // dv written by the cube (but shared units)
+        const bool ownedKv = OwnedKv();  // dk and dv written in the main loop (but shared units)
         uint32_t k = 0;
         for (uint32_t a = 0; a < accCount_; ++a) {
-            if (ownedKv && a == 2) {
+            if (ownedKv && (a == 1 || a == 2)) {
                 continue;
             }
             uint64_t lo, hi;
@@ -696,7 +744,9 @@ private:
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_CAST + b);
         }
         if (ownedKv) {
+            FlushedKeys(0, true);
             UnflushedKvUnits(true);
+            PipeSync<AscendC::HardEvent::MTE3_V>();
         }
     }
 
@@ -717,6 +767,16 @@ private:
     AscendC::GlobalTensor<float> max_, sum_, drow_, wsS_, wsDp_, wsDq_, sink_, dsink_, dsinkWs_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;
     uint32_t rowCells_ = 0;  // elements of sBuf_, dpBuf_, pOutBuf_, dsOutBuf_
+    // Units of this core whose dK waits for the flush (FlushedKeys): offset of the first dK
+    // element, rows, last step. At most pipelined + 2 units are in flight (a unit has a step).
+    struct PendingKeys {
+        uint64_t off;
+        uint32_t cols;
+        uint32_t last;
+    };
+    static constexpr uint32_t PENDING = 8;
+    PendingKeys pending_[PENDING] = {};
+    uint32_t pendHead_ = 0, pendTail_ = 0;
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, tmpBuf_, maskBuf_, pOutBuf_, dsOutBuf_, statBuf_,
         sinkBuf_, idxBuf_;
     AscendC::GlobalTensor<float> slopes_;

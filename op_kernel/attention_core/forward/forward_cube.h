@@ -159,11 +159,12 @@ private:
             sOk = Advance(s);
         }
         while (vOk) {
+            const KvBlock blk = KvBlockAt(v.u.kvBegin, v.u.kvEnd, p_->blockKv, v.j);
+            LoadV(v.u, blk);  // ahead of S below and of the wait for P: only P's load is left after it
             if (sOk) {
                 IssueS(s, gS++);
                 sOk = Advance(s);
             }
-            const KvBlock blk = KvBlockAt(v.u.kvBegin, v.u.kvEnd, p_->blockKv, v.j);
             if constexpr (LAZY_PV) {
                 AccumulatePV(v.u, blk, gV++ % WS_SLOTS, v.j == 0, v.j + 1 == v.blocks);
             } else {
@@ -352,15 +353,25 @@ private:
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_S_READY);
     }
 
-    // P of slot `slot` and the block's V rows -> a P/V copy in L1 once the vector cores wrote P;
-    // returns the copy.
+    // The block's V rows -> the next P/V copy in L1 (once MTE1 is done with it), before the
+    // cube waits for the block's P: V does not depend on the vector cores.
+    __aicore__ inline void LoadV(const WorkUnit &u, const KvBlock &blk)
+    {
+        pb_ = NextCopy(pvIdx_, l1Bufs_);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb_);  // MTE1 is done with this P/V copy
+        kv_.BeforeLoad(u, blk, true);
+        CopyKvRows(vL1_.Get<T>()[pb_ * kvElems_], v_, u, blk, AlignUp(blk.cols, 16), 1);
+        kv_.AfterLoad(true);
+    }
+
+    // P of slot `slot` -> the P/V copy LoadV filled with the block's V, once the vector cores
+    // wrote P; returns the copy.
     __aicore__ inline uint32_t LoadPV(const WorkUnit &u, const KvBlock &blk, uint32_t slot)
     {
         const uint32_t mPad = AlignUp(u.rows, 16);
         const uint32_t kvPad = AlignUp(blk.cols, 16);
         AscendC::CrossCoreWaitFlag(FlagPReady(slot));
-        const uint32_t pb = NextCopy(pvIdx_, l1Bufs_);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);  // MTE1 is done with this P/V copy
+        const uint32_t pb = pb_;
         const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>()[pb * pElems_];
         if constexpr (NzHandoff<T>::ENABLED) {  // the vector cores wrote P in Nz order
             NzHandoff<T>::Load(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], mPad, kvPad, p_->blockQ);
@@ -368,9 +379,6 @@ private:
             Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], u.rows, blk.cols, p_->blockKv,
                             L1Shape{mPad, kvPad}, 0);
         }
-        kv_.BeforeLoad(u, blk, true);
-        CopyKvRows(vL1_.Get<T>()[pb * kvElems_], v_, u, blk, kvPad, 1);
-        kv_.AfterLoad(true);
         AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_PV + pb);
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_PV + pb);
         return pb;
@@ -493,6 +501,7 @@ private:
     uint32_t qElems_ = 0, pElems_ = 0, kvElems_ = 0, l0aElems_ = 0, l0bElems_ = 0;  // elements per copy
     uint32_t qlIdx_ = 0, kIdx_ = 0, pvIdx_ = 0, l0Idx_ = 0;                         // the copy the next operation takes
     uint32_t qb_ = 0;  // the Q copy of the unit whose S is issued
+    uint32_t pb_ = 0;  // the P/V copy LoadV filled for the next P.V
     // lazy P.V: rows per S chunk, region sizes (elements), the next Q / S chunk copy
     uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;
     uint32_t qIdx_ = 0, sIdx_ = 0;

@@ -374,6 +374,8 @@ private:
         for (uint32_t i = 0; i < SPARSE_MAX_TILES; ++i) {
             TileFree(i);
         }
+        // A K column block wider than one L0B copy takes both copies (the planner's choice).
+        const bool wholeL0b = c * pass > p_->l0bElems;
         uint32_t half = 0;
         uint32_t tile = 0;
         for (uint32_t p0 = 0; p0 < width; p0 += pass, tile = tile + 1 == p_->dqTiles ? 0 : tile + 1) {
@@ -392,7 +394,7 @@ private:
                 uint32_t cb = 0;
                 const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
                 Tiles::LoadA(l0a, dsL1, L1Shape{p_->headsPad, AlignUp(cols, 16)}, 0, cols);
-                const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
+                const AscendC::LocalTensor<T> l0b = wholeL0b ? TakeL0BWhole() : TakeL0B(cb);
                 Tiles::LoadB(l0b, kL1, L1Shape{c, AlignUp(wl, 16)}, cols, 0, wl);
                 ReleaseBuffer(SPARSE_EVT_K + static_cast<int32_t>(half));
                 PipeSync<AscendC::HardEvent::MTE1_M>();
@@ -404,6 +406,9 @@ private:
                                                   static_cast<uint16_t>(cols), 0, false, i == 0));
                 ReleaseL0(SPARSE_EVT_L0A + static_cast<int32_t>(ca));
                 ReleaseL0(SPARSE_EVT_L0B + static_cast<int32_t>(cb));
+                if (wholeL0b) {
+                    ReleaseL0(SPARSE_EVT_L0B + 1);
+                }
             }
             PipeSync<AscendC::HardEvent::M_FIX>();
             AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(wl), static_cast<uint16_t>(rows),
@@ -440,6 +445,15 @@ private:
         copy = NextCopy(l0bIdx_, p_->l0Copies);
         WaitL0(SPARSE_EVT_L0B + static_cast<int32_t>(copy));
         return l0b_.Get<T>()[copy * (p_->l0bElems)];
+    }
+
+    // Both L0B copies as one buffer (the planner makes two copies whenever this is used);
+    // released as copies 0 and 1.
+    __aicore__ inline AscendC::LocalTensor<T> TakeL0BWhole()
+    {
+        WaitL0(SPARSE_EVT_L0B);
+        WaitL0(SPARSE_EVT_L0B + 1);
+        return l0b_.Get<T>();
     }
 
     __aicore__ inline void WaitL0(int32_t id)

@@ -44,9 +44,9 @@ def test_block_runs_are_loaded_as_runs():
     assert len(aic) == 16
     chunks_per_core = 1
     # per token: Q, Q rope, dO; per chunk: K (+ rope) and V from their slots, P and dS; in the
-    # dQ pass per chunk and column pass: dS and a K column block (3 passes of at most 256
-    # columns: L0B holds two copies of a 64 x 256 fp16 block)
-    dq_passes = 3
+    # dQ pass per chunk and column pass: dS and a K column block (2 passes of 288 columns: a
+    # 64 x 288 fp16 block takes both L0B copies)
+    dq_passes = 2
     assert max(x["MTE2"]["ops"] for x in aic) == 3 + chunks_per_core * 4 + chunks_per_core * 2 * dq_passes
     # a vector core's 32 rows of a chunk one DMA per row and tensor would be 96 per chunk; per
     # run it is 3 (plus S and dP, the per-token loads and its share of the cast-out pass)
