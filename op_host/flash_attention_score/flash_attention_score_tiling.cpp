@@ -110,6 +110,10 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
         FA_LOGE("FlashAttentionScore tiling: %s", why.c_str());
         return ge::GRAPH_FAILED;
     }
+    // Without pse the scale may ride on the staged K (forward_tiling.h); FAG's recompute of
+    // this forward (its own tiling) keeps the vector scale pass.
+    data->score.scaleInKey =
+        !prob.hasPse && fa_host::ScaleInKeyExact(prob.scale, dtype == ge::DT_FLOAT16, data->params) ? 1 : 0;
     const uint64_t dtypeKey = dtype == ge::DT_BF16    ? FA_TILING_KEY_BF16
                               : dtype == ge::DT_FLOAT ? FA_TILING_KEY_FP32
                                                       : FA_TILING_KEY_FP16;

@@ -102,6 +102,7 @@ ge::graphStatus PromptFlashAttentionTiling(gert::TilingContext *context)
         return ge::GRAPH_FAILED;
     }
     fa_host::PlanMaskSummary(*data);
+    data->score.scaleInKey = fa_host::ScaleInKeyExact(prob.scale, dtype == ge::DT_FLOAT16, data->params) ? 1 : 0;
     context->SetTilingKey(
         AttentionCore::ForwardTilingKey(dtype == ge::DT_BF16 ? PFA_TILING_KEY_BF16 : PFA_TILING_KEY_FP16,
                                         data->params.lazyO != 0, data->mask.maskSummary != 0, data->params.kvNz != 0));

@@ -4,6 +4,7 @@
 #include "../../../op_kernel/attention_core/forward/forward_layout.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace fa_host {
@@ -388,6 +389,18 @@ void PlanMaskSummary(AttentionCore::PrefillTiling &tiling)
     m.summaryCols = cols;
     m.summaryPitch = uint32_t(AlignUp((p.seqQ + AttentionCore::SUMMARY_ROWS - 1) / AttentionCore::SUMMARY_ROWS, 8) + 8);
     m.wsMaskSummary = WorkspaceBytes(p, 512);
+}
+
+bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams &p)
+{
+    // A power of two scales an fp16 K exactly (an fp16 product fits fp32, so the cube's fp32
+    // sums are exactly the scaled ones): the vector cores' scale pass over every score goes
+    // for one pass over K at staging. Up to 1 (no fp16 overflow) and from 2^-14 (the
+    // scaled keys stay normal but for keys below 2^-11, whose products are below any score's
+    // rounding).
+    int exp = 0;
+    const float mant = std::frexp(std::fabs(scale), &exp);
+    return fp16 && p.kvNz != 0 && mant == 0.5f && exp >= -13 && exp <= 1;
 }
 
 void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches)

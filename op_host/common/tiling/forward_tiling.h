@@ -59,6 +59,10 @@ uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align = 
 // PlanForward (it places the summary after the per-core workspace).
 void PlanMaskSummary(AttentionCore::PrefillTiling &tiling);
 uint64_t PrefillWorkspaceBytes(const AttentionCore::PrefillTiling &tiling);
+// Whether the K/V staging may multiply K by the scale (ScaleParams / PseParams::scaleInKey)
+// because that is exact: fp16, K/V staged (call after PlanKvNz), |scale| a power of two in
+// [2^-14, 1].
+bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams &p);
 
 // Cuts `costs` into at most `cores` contiguous ranges minimising the largest range cost
 // (binary search on that cost, greedy packing); writes the cores + 1 range starts to `starts`

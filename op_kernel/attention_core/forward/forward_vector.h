@@ -103,7 +103,8 @@ public:
         // blocks, also the next unit's, instead of stalling this core. A unit keeps its softmax
         // statistics in its own set until it is finished (at most WS_SLOTS units are in flight).
         if constexpr (KV_NZ) {  // K/V in Nz order for the cube (the accumulator and tmp are free scratch)
-            kvNz_.Prepare(accBuf_.Get<T>(), tmpBuf_.Get<T>(), AscendC::GetBlockIdx(), p_->usedCores * 2);
+            kvNz_.Prepare(accBuf_.Get<T>(), tmpBuf_.Get<T>(), AscendC::GetBlockIdx(), p_->usedCores * 2,
+                          score_.KeyScale());
         }
         if constexpr (Variant::Mask::HasPrepass()) {  // the mask summary (the accumulator is free scratch)
             mask_.Prepare(accBuf_.Get<uint8_t>(), p_->rowsPerVec * p_->headDimAlign * 4, AscendC::GetBlockIdx(),

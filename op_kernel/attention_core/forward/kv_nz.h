@@ -43,9 +43,10 @@ template <typename T> struct KvNz {
     }
 
     // The conversion (vector core `vec` of `vecCount`): chunks of kvNzChunk rows, nd and nz
-    // each at least kvNzChunk x headDimAlign elements of UB. Ends with every pipe drained.
+    // each at least kvNzChunk x headDimAlign elements of UB; K multiplied by keyScale on the way
+    // (fp16; the host passes 1 or a power of two, which is exact). Ends with every pipe drained.
     __aicore__ inline void Prepare(const AscendC::LocalTensor<T> &nd, const AscendC::LocalTensor<T> &nz, uint32_t vec,
-                                   uint32_t vecCount) const
+                                   uint32_t vecCount, float keyScale = 1.0f) const
     {
         const uint32_t ch = p_->kvNzChunk;
         const uint32_t dp = p_->headDimAlign;
@@ -75,6 +76,12 @@ template <typename T> struct KvNz {
                 PipeSync<AscendC::HardEvent::MTE2_V>();
             }
             AscendC::PipeBarrier<PIPE_V>();
+            if constexpr (AscendC::IsSameType<T, half>::value) {
+                if (tensor == 0 && real > 0 && keyScale != 1.0f) {
+                    AscendC::Muls(nd, nd, static_cast<half>(keyScale), static_cast<int32_t>(real * dp));
+                    AscendC::PipeBarrier<PIPE_V>();
+                }
+            }
             NzHandoff<T>::Arrange(nz, nd, rows, dp);
             PipeSync<AscendC::HardEvent::V_MTE3>();
             NzHandoff<T>::Store(nz_[Offset(tensor, b, h, 0)], nz, s0, rows, dp, p_->kvNzRows);

@@ -160,6 +160,9 @@ struct KvSourceBase {
 struct ScoreModBase {
     using Tensors = NoTensors;
     __aicore__ inline bool UsesScratch() const { return false; }
+    // The factor the K/V staging (kv_nz.h) multiplies K by, so that Apply need not scale S (1:
+    // none).
+    __aicore__ inline float KeyScale() const { return 1.0f; }
 };
 
 // HasPrepass/Prepare: a pass over the mask before the main loop (the PFA mask summary; the
@@ -286,23 +289,31 @@ template <class Tag> struct ScoreMod {
 
 // S = scale * Q.K^T (fp32, in UB). The Apply interface: s holds `rows` x `cols` fp32 scores
 // of query rows [row0, row0 + rows) of unit u and keys [k0, k0 + colsValid); tmp (fp32) and
-// scratch (input type) are rows x cols scratch buffers.
+// scratch (input type) are rows x cols scratch buffers. Where the host folded the scale into
+// the staged K (ScaleParams::scaleInKey: a power of two, so Q.(scale K) equals scale (Q.K)
+// bit for bit in fp32) S arrives scaled and the vector pass goes.
 template <> struct ScoreMod<ScoreScale> : ScoreModBase {
     using Params = ScaleParams;
     template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &)
     {
         scale_ = tiling.score.scaleValue;
+        inKey_ = tiling.score.scaleInKey != 0;
     }
+    __aicore__ inline float KeyScale() const { return inKey_ ? scale_ : 1.0f; }
     template <typename T>
     __aicore__ inline void Apply(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<float> &,
                                  const AscendC::LocalTensor<T> &, const WorkUnit &, uint32_t, uint32_t rows, int64_t,
                                  uint32_t, uint32_t cols) const
     {
+        if (inKey_) {
+            return;
+        }
         const uint32_t count = rows * cols;
         AscendC::Muls(s, s, scale_, static_cast<int32_t>(count));
         AscendC::PipeBarrier<PIPE_V>();
     }
     float scale_ = 1.0f;
+    bool inKey_ = false;
 };
 
 // ---------------------------------------------------------------- softmax extras

@@ -15,10 +15,11 @@ struct MaskStrides {
     uint64_t b, n, s;
 };
 
-// ScoreMod<ScoreScale>: S = scale * Q.K^T.
+// ScoreMod<ScoreScale>: S = scale * Q.K^T. scaleInKey: the K/V staging (kv_nz.h) multiplies K
+// by the scale, an exact power of two, so the cube's S is already scaled (fp16 only).
 struct ScaleParams {
     float scaleValue;
-    uint32_t reserved;
+    uint32_t scaleInKey;
 };
 
 // ScoreMod<ScorePse>: S = (Q.K^T + pse) * scale, pse [Bp, N, pseRows, pseCols] bottom-right
@@ -28,6 +29,8 @@ struct PseParams {
     uint32_t hasPse;
     uint64_t pseStrideB, pseStrideN;
     uint32_t pseRows, pseCols;
+    uint32_t scaleInKey;  // as ScaleParams::scaleInKey, without pse only
+    uint32_t reserved;
 };
 
 // ScoreMod<ScoreDecodePse>: S = scale * Q.K^T + pse_shift rows (B or 1, N, 1, S) in the query

@@ -250,9 +250,13 @@ template <> struct ScoreMod<ScorePse> : ScoreModBase {
             AscendC::Add(s, s, tmp, static_cast<int32_t>(count));
             AscendC::PipeBarrier<PIPE_V>();
         }
+        if (p_->scaleInKey != 0) {  // S arrives scaled (ScoreMod<ScoreScale>)
+            return;
+        }
         AscendC::Muls(s, s, p_->scaleValue, static_cast<int32_t>(count));
         AscendC::PipeBarrier<PIPE_V>();
     }
+    __aicore__ inline float KeyScale() const { return p_->scaleInKey != 0 ? p_->scaleValue : 1.0f; }
 
 private:
     const PseParams *p_ = nullptr;

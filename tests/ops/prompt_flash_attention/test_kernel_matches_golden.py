@@ -209,3 +209,14 @@ def test_full_suite_forbidden_cases_are_rejected(case, reason):
     with pytest.raises(fakit.AclnnError) as err:
         fakit.run(OP, backend="cpu", **kw)
     assert err.value.status == 161002, reason
+
+
+@pytest.mark.parametrize("scale", [0.5, -0.25, 1.0, 0.3])
+def test_scale_on_the_staged_key_matches_golden(scale):
+    # Key rows loaded by several q-blocks are staged in Nz order (kv_nz.h); a power-of-two scale
+    # (0.5, -0.25, 1) is then multiplied into K there and the vector cores skip their scale
+    # pass, any other (0.3) stays a vector pass. A scale applied twice or not at all moves
+    # every row far past the precision standard.
+    kw = make_kwargs("fp16", "BNSD", n=64, nkv=16, sq=500, d=64)
+    kw["scale_value"] = scale
+    run_and_judge(kw)
