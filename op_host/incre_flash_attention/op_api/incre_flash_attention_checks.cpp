@@ -35,9 +35,6 @@ const aclTensor *NullIfEmpty(const aclTensor *t)
     return t != nullptr && fa_host::Describe(t).Numel() == 0 ? nullptr : t;
 }
 
-// An empty kvPaddingSize holds no padding: as if not given.
-bool HoldsPadding(const aclTensor *kvPaddingSize) { return NullIfEmpty(kvPaddingSize) != nullptr; }
-
 struct State {
     Layout layout = Layout::INVALID;
     BnsdDims q;
@@ -233,7 +230,7 @@ bool CheckPaged(ParamChecker &c, const IfaArgs &a, State &s)
         !c.Require(s.keys.size() == 1, "key", "holds %zu tensors (page attention needs one cache tensor)",
                    s.keys.size()) ||
         !c.Require(a.actualSeqLengths != nullptr, "actualSeqLengths", "is null (required with blocktable)") ||
-        !c.Require(!HoldsPadding(a.kvPaddingSize), "kvPaddingSize",
+        !c.Require(a.kvPaddingSize == nullptr, "kvPaddingSize",
                    "is given with blocktable (KV left padding applies to contiguous caches only)") ||
         !c.Require(a.blockSize > 0 && a.blockSize <= MAX_BLOCK_SIZE && a.blockSize % 16 == 0, "blockSize",
                    "is %lld (page attention needs a multiple of 16 in [16, %lld])", LL(a.blockSize),
@@ -470,5 +467,5 @@ IfaArgs IncreFlashAttentionDropEmptyOptionals(IfaArgs a)
 
 const aclTensor *IncreFlashAttentionLeftPadding(const IfaArgs &a)
 {
-    return a.actualSeqLengths != nullptr && HoldsPadding(a.kvPaddingSize) ? a.kvPaddingSize : nullptr;
+    return a.actualSeqLengths != nullptr ? a.kvPaddingSize : nullptr;
 }

@@ -35,7 +35,8 @@ struct IfaArgs {
 };
 
 // The arguments with every optional tensor that is given as an empty tensor set to null: spec 002
-// lets each of them be empty, and an empty one means the same as one not passed.
+// lets each of them be empty, and an empty one means the same as one not passed. The functions
+// below take the arguments after it.
 IfaArgs IncreFlashAttentionDropEmptyOptionals(IfaArgs a);
 
 aclnnStatus IncreFlashAttentionCheckParams(const IfaArgs &a);

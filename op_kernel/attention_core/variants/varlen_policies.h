@@ -250,7 +250,7 @@ template <> struct ScoreMod<ScorePse> : ScoreModBase {
             AscendC::Add(s, s, tmp, static_cast<int32_t>(count));
             AscendC::PipeBarrier<PIPE_V>();
         }
-        if (p_->scaleInKey != 0) {  // S arrives scaled (ScoreMod<ScoreScale>)
+        if (p_->scaleInKey != 0) {  // set without pse only: S arrives scaled (ScoreMod<ScoreScale>)
             return;
         }
         AscendC::Muls(s, s, p_->scaleValue, static_cast<int32_t>(count));
