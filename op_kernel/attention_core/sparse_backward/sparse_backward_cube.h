@@ -23,6 +23,7 @@
 #pragma once
 #include "kernel_operator.h"
 #include "../common/cube_tiles.h"
+#include "../common/nz_handoff.h"
 #include "kv_gather.h"
 #include "sparse_backward_layout.h"
 #include "../common/sync.h"
@@ -261,7 +262,7 @@ private:
     __aicore__ inline void LoadScoreGrad(const AscendC::LocalTensor<T> &pdsL1, const AscendC::GlobalTensor<T> &src)
     {
         AcquireBuffer(SPARSE_EVT_PDS);
-        LoadNz(pdsL1, src, 0, p_->heads, p_->blockKv, p_->blockKv, p_->headsPad);
+        NzHandoff<T>::Load(pdsL1, src, p_->headsPad, p_->blockKv, p_->headsPad);
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
     }
 
@@ -387,7 +388,7 @@ private:
                 const AscendC::LocalTensor<T> dsL1 = stage[half * dsElems];
                 const AscendC::LocalTensor<T> kL1 = stage[2 * dsElems + half * c * pass];
                 AcquireBuffer(SPARSE_EVT_K + static_cast<int32_t>(half));
-                LoadNz(dsL1, wsDs_[Slot::Ds(p_, n)], 0, rows, c, c, p_->headsPad);
+                NzHandoff<T>::Load(dsL1, wsDs_[Slot::Ds(p_, n)], p_->headsPad, c, p_->headsPad);
                 LoadNz(kL1, wsK_[Slot::K(p_, n) + p0], 0, cols, wl, width, c);
                 PipeSync<AscendC::HardEvent::MTE2_MTE1>();
                 uint32_t ca = 0;

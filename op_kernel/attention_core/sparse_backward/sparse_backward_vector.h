@@ -19,6 +19,7 @@
 #include "sparse_backward_layout.h"
 #include "../common/sync.h"
 #include "../common/row_ops.h"
+#include "../common/nz_handoff.h"
 
 namespace AttentionCore {
 
@@ -531,11 +532,12 @@ private:
 
             const AscendC::LocalTensor<T> pOut = pOutBuf_.Get<T>();
             const AscendC::LocalTensor<T> dsOut = dsOutBuf_.Get<T>();
-            AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
-            AscendC::Cast(dsOut, dp_, AscendC::RoundMode::CAST_RINT, count);
+            // P and dS in the cube's Nz order (nz_handoff.h): the cube stages them with plain copies.
+            NzHandoff<T>::CastArranged(pOut, s_, mine_, c);
+            NzHandoff<T>::CastArranged(dsOut, dp_, mine_, c);
             PipeSync<AscendC::HardEvent::V_MTE3>();
-            AscendC::DataCopy(wsP_[SparseSlot<T>::P(p_, n) + rowOff_ * c], pOut, mine_ * c);
-            AscendC::DataCopy(wsDs_[SparseSlot<T>::Ds(p_, n) + rowOff_ * c], dsOut, mine_ * c);
+            NzHandoff<T>::Store(wsP_[SparseSlot<T>::P(p_, n)], pOut, rowOff_, mine_, c, p_->headsPad);
+            NzHandoff<T>::Store(wsDs_[SparseSlot<T>::Ds(p_, n)], dsOut, rowOff_, mine_, c, p_->headsPad);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_GRAD);
     }
