@@ -323,7 +323,7 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     out.gatherSpanBytes = static_cast<uint32_t>(spare < GATHER_SPAN_MAX ? spare : GATHER_SPAN_MAX);
     const uint64_t ub = ubBytes(out.sortSelection != 0, out.gatherSpanBytes);
     if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || tiles == 0 || out.dqPassCols == 0 ||
-        l0c > budget.l0c || ub + 8192 > budget.ub) {
+        l0c > budget.l0c || ub + 8192 > budget.ub || out.gatherSpanBytes < prob.headDim * t) {
         why = "the heads (" + std::to_string(prob.heads) + ") and head dims (" + std::to_string(out.qkDim) +
               ") do not fit the core's buffers";
         return false;

@@ -199,6 +199,18 @@ private:
         AscendC::DataCopy(dst[row0 * 16], src, nd);
     }
 
+    // The first `rows` rows (rounded up to 16) of `width` columns of an Nz slot of blockKv rows
+    // per column block -> an L1 tile of the same layout, one plain copy.
+    __aicore__ inline void LoadSlotNz(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
+                                      uint32_t rows, uint32_t width)
+    {
+        const uint32_t rowsPad = AlignUp(rows, 16);
+        const uint16_t gap = static_cast<uint16_t>(p_->blockKv - rowsPad);
+        AscendC::DataCopy(dst, src,
+                          AscendC::DataCopyParams(static_cast<uint16_t>(AlignUp(width, 16) / 16),
+                                                  static_cast<uint16_t>(rowsPad), gap, gap));
+    }
+
     __aicore__ inline void LoadQueryRows(uint64_t t)
     {
         const uint32_t g = p_->heads;
@@ -251,9 +263,9 @@ private:
     {
         AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(FLAG_SPARSE_KV);
         AcquireBuffer(SPARSE_EVT_K + static_cast<int32_t>(n % 2));
-        LoadNz(KCopy(n), wsK_[Slot::K(p_, n)], 0, info.cols, p_->qkDim, p_->qkDim, p_->blockKv);
+        LoadSlotNz(KCopy(n), wsK_[Slot::K(p_, n)], info.cols, p_->qkDim);
         AcquireBuffer(SPARSE_EVT_V);
-        LoadNz(VBuf(), wsV_[Slot::V(p_, n)], 0, info.cols, p_->headDim, p_->headDim, p_->blockKv);
+        LoadSlotNz(VBuf(), wsV_[Slot::V(p_, n)], info.cols, p_->headDim);
     }
 
     // P or dS of the current chunk (heads x blockKv) from its slot -> the P/dS L1 buffer, once
@@ -389,7 +401,7 @@ private:
                 const AscendC::LocalTensor<T> kL1 = stage[2 * dsElems + half * c * pass];
                 AcquireBuffer(SPARSE_EVT_K + static_cast<int32_t>(half));
                 NzHandoff<T>::Load(dsL1, wsDs_[Slot::Ds(p_, n)], p_->headsPad, c, p_->headsPad);
-                LoadNz(kL1, wsK_[Slot::K(p_, n) + p0], 0, cols, wl, width, c);
+                LoadSlotNz(kL1, wsK_[Slot::K(p_, n) + p0 * c], cols, wl);  // column blocks [p0, p0 + wl)
                 PipeSync<AscendC::HardEvent::MTE2_MTE1>();
                 uint32_t ca = 0;
                 uint32_t cb = 0;

@@ -72,9 +72,11 @@ struct SparseBackwardParams {
     // narrowed to INT32 first (sortPad = topK rounded up to the Sort's 32-element repeat).
     uint32_t sortSelection;
     uint32_t sortPad;
-    // Bytes of a vector core's span staging in UB (the UB the other buffers leave, capped):
-    // neighbouring runs of a chunk are read from K / rope / V as one span of KV rows into it
-    // and copied to their places by the vector unit (SparseBackwardVector::GatherRows).
+    // Bytes of a vector core's span staging in UB (the UB the other buffers leave, capped, at
+    // least one K row): the runs of a chunk are read from K / rope / V into it (neighbouring
+    // ones as one span of KV rows) and copied by the vector unit into the chunk's K and V slots
+    // in the cube's Nz order (SparseBackwardVector::GatherRows); the cube loads a chunk's K and
+    // V, and the dQ pass its K column blocks, with plain copies.
     uint32_t gatherSpanBytes;
     // Core c owns the (token, chunk) positions from (coreTokenStart[c], coreChunkStart[c]) up
     // to (coreTokenStart[c + 1], coreChunkStart[c + 1]), exclusive: whole tokens, or with a
