@@ -276,6 +276,7 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
                                                                           : AttentionCore::SPARSE_MAX_SEG);
     out.ringSlots = out.dqSegChunks + 3;
     ChooseDqPass(g, c, out.qkDim, t, out.dqSegChunks, kvL1, budget, out);
+    out.dqPassChunks = 4 * (g * c + c * out.dqPassCols) * t <= kvL1 ? 2 : 1;
     out.l0aElems = static_cast<uint32_t>(wide * (D_CHUNK > wide ? D_CHUNK : wide));
     // L0B: a copy holds the main loop's operand tiles and the dQ pass's K column block, or
     // half of a block that then takes both copies (SparseBackwardCube::QueryGradPass).

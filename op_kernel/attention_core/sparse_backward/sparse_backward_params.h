@@ -61,6 +61,10 @@ struct SparseBackwardParams {
     uint32_t ringSlots;
     uint32_t dqPassCols;
     uint32_t dqTiles;
+    // Chunks whose dS and K column block the pass stages with one copy each (1 or 2: two full
+    // chunks in adjacent ring slots share the copies' fixed start cost, when the L1 staging
+    // holds two of them per half).
+    uint32_t dqPassChunks;
     // L0A / L0B: l0Copies (2 when they fit) copies of l0aElems / l0bElems elements.
     uint32_t l0Copies;
     uint32_t l0aElems;
