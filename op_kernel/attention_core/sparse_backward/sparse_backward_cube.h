@@ -412,10 +412,10 @@ private:
                 if (m == 1) {
                     LoadSlotNz(kL1, wsK_[Slot::K(p_, n) + p0 * c], segCols_[i], wl);  // column blocks [p0, p0 + wl)
                 } else {
-                    AscendC::DataCopy(kL1, wsK_[Slot::K(p_, n) + p0 * c],
-                                      AscendC::DataCopyParams(2, static_cast<uint16_t>(c * wlPad * sizeof(T) / 32),
-                                                              static_cast<uint16_t>((kSlot - c * wlPad) * sizeof(T) / 32),
-                                                              0));
+                    AscendC::DataCopy(
+                        kL1, wsK_[Slot::K(p_, n) + p0 * c],
+                        AscendC::DataCopyParams(2, static_cast<uint16_t>(c * wlPad * sizeof(T) / 32),
+                                                static_cast<uint16_t>((kSlot - c * wlPad) * sizeof(T) / 32), 0));
                 }
                 PipeSync<AscendC::HardEvent::MTE2_MTE1>();
                 for (uint32_t j = 0; j < m; ++j, ++i) {
