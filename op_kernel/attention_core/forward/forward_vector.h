@@ -347,14 +347,21 @@ private:
                                        uint32_t rows, uint32_t slot, uint32_t cur, const MaskRows &ahead)
     {
         const uint32_t c = p_->blockKv;
-        const uint32_t count = rows * c;
-        const uint32_t row0 = u.q0 + rowOff + h0;
-        const AscendC::LocalTensor<float> mOld = mOld_[h0];
-        const AscendC::LocalTensor<float> mNew = mNew_[h0];
-        const AscendC::LocalTensor<float> sum = sum_[h0];
-        const AscendC::LocalTensor<float> mTrue = mTrue_[h0];
-        const AscendC::LocalTensor<float> alpha = alpha_[slot][h0];
-        s_ = sBuf_.Get<float>()[cur * sElems_];
+        // The leading rows that see no key of this block (a diagonal tile's upper rows) keep
+        // their statistics (alpha 1) and get P = 0 without the softmax passes: `live` rows from
+        // h0 + dead on take them. A multiple of 8 (32-byte aligned statistics), one row at least.
+        const uint32_t before = mask_.RowsBefore(u, u.q0 + rowOff + h0, rows, blk.k0);
+        const uint32_t dead = (before < rows ? before : rows - 1) / 8 * 8;
+        const uint32_t live = rows - dead;
+        const uint32_t count = live * c;
+        const uint32_t row0 = u.q0 + rowOff + h0 + dead;
+        const AscendC::LocalTensor<float> mOld = mOld_[h0 + dead];
+        const AscendC::LocalTensor<float> mNew = mNew_[h0 + dead];
+        const AscendC::LocalTensor<float> sum = sum_[h0 + dead];
+        const AscendC::LocalTensor<float> mTrue = mTrue_[h0 + dead];
+        const AscendC::LocalTensor<float> alpha = alpha_[slot][h0 + dead];
+        const AscendC::LocalTensor<float> sAll = sBuf_.Get<float>()[cur * sElems_];
+        s_ = sAll[dead * c];
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_S + cur);
         // The previous block's P store reads pBuf_ until MTE3 is done: wait right before
         // pBuf_'s first use (as score or mask scratch, else the P cast), so the store
@@ -365,11 +372,11 @@ private:
         if (scoreScratch) {
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
         }
-        score_.Apply(s_, tmp_, pBuf_.Get<T>(), u, row0, rows, blk.k0, blk.cols, c);
+        score_.Apply(s_, tmp_, pBuf_.Get<T>(), u, row0, live, blk.k0, blk.cols, c);
         if (!scoreScratch && maskScratch) {
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
         }
-        mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>(), pBuf_.Get<half>(), u, row0, rows, blk.k0, blk.cols, c);
+        mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>()[dead * c], pBuf_.Get<half>(), u, row0, live, blk.k0, blk.cols, c);
         if constexpr (!Variant::Softmax::UsesMaskBuffer()) {  // the mask buffer is free: the next rows now
             if (ahead.rows != 0) {
                 mask_.Load(maskBuf_.Get<uint8_t>(), u, ahead.row0, ahead.rows, ahead.blk.k0, ahead.blk.cols, c);
@@ -379,39 +386,45 @@ private:
 
         // m_new = max(m_old, rowmax(S)); alpha = exp(m_old - m_new); S = exp(S - m_new). Lazy
         // P.V keeps m_old (and alpha = 1) unless some row moved by more than the threshold.
-        RowReduce<true>(rows);
-        AscendC::Max(mNew, mOld, rowTmp_, static_cast<int32_t>(rows));
+        RowReduce<true>(live);
+        AscendC::Max(mNew, mOld, rowTmp_, static_cast<int32_t>(live));
         AscendC::PipeBarrier<PIPE_V>();
         bool rescale = true;
         if constexpr (LAZY_PV) {
-            AscendC::Max(mTrue, mTrue, rowTmp_, static_cast<int32_t>(rows));
-            rescale = Moved(mNew, mOld, rows);
+            AscendC::Max(mTrue, mTrue, rowTmp_, static_cast<int32_t>(live));
+            rescale = Moved(mNew, mOld, live);
         }
         if (rescale) {
-            AscendC::Sub(alpha, mOld, mNew, static_cast<int32_t>(rows));
+            AscendC::Sub(alpha, mOld, mNew, static_cast<int32_t>(live));
             AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Exp(alpha, alpha, static_cast<int32_t>(rows));
-            AscendC::Adds(mOld, mNew, 0.0f, static_cast<int32_t>(rows));
+            AscendC::Exp(alpha, alpha, static_cast<int32_t>(live));
+            AscendC::Adds(mOld, mNew, 0.0f, static_cast<int32_t>(live));
+            if (dead != 0) {
+                AscendC::Duplicate(alpha_[slot][h0], 1.0f, static_cast<int32_t>(dead));
+            }
             AscendC::PipeBarrier<PIPE_V>();
         } else if (vecRows_ < p_->rowsPerVec) {
-            AscendC::Duplicate(alpha, 1.0f, static_cast<int32_t>(rows));
+            AscendC::Duplicate(alpha_[slot][h0], 1.0f, static_cast<int32_t>(rows));
             AscendC::PipeBarrier<PIPE_V>();
         }
-        BroadcastRows(bcast_, mOld, rows);
-        RowBroadcast<RowOp::Sub>(s_, bcast_, rows, c, c);
+        BroadcastRows(bcast_, mOld, live);
+        RowBroadcast<RowOp::Sub>(s_, bcast_, live, c, c);
         AscendC::Exp(s_, s_, static_cast<int32_t>(count));
         AscendC::PipeBarrier<PIPE_V>();
 
         // l = l * alpha + rowsum(P); the softmax extra (dropout) acts on P after the sum,
         // which stays the plain softmax denominator.
-        RowReduce<false>(rows);
+        RowReduce<false>(live);
         if (rescale) {
-            AscendC::Mul(sum, sum, alpha, static_cast<int32_t>(rows));
+            AscendC::Mul(sum, sum, alpha, static_cast<int32_t>(live));
             AscendC::PipeBarrier<PIPE_V>();
         }
-        AscendC::Add(sum, sum, rowTmp_, static_cast<int32_t>(rows));
+        AscendC::Add(sum, sum, rowTmp_, static_cast<int32_t>(live));
+        if (dead != 0) {
+            AscendC::Duplicate(sAll, 0.0f, static_cast<int32_t>(dead * c));
+        }
         AscendC::PipeBarrier<PIPE_V>();
-        softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, row0, rows, blk.k0, blk.cols, c);
+        softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, row0, live, blk.k0, blk.cols, c);
 
         const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
         const AscendC::GlobalTensor<T> pSlot = wsP_[slot * (p_->wsSlotP / sizeof(T))];
@@ -419,7 +432,7 @@ private:
             if (!scoreScratch && !maskScratch) {
                 AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
             }
-            NzHandoff<T>::CastArranged(pOut, s_, rows, c);
+            NzHandoff<T>::CastArranged(pOut, sAll, rows, c);
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
             PipeSync<AscendC::HardEvent::V_MTE3>();
             NzHandoff<T>::Store(pSlot, pOut, rowOff + h0, rows, c, p_->blockQ);
@@ -429,10 +442,10 @@ private:
         if (!scoreScratch && !maskScratch) {
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
         }
-        CastFromFloat(pOut, s_, count);
+        CastFromFloat(pOut, sAll, rows * c);
         AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
         PipeSync<AscendC::HardEvent::V_MTE3>();
-        AscendC::DataCopy(pSlot[(rowOff + h0) * c], pOut, count);
+        AscendC::DataCopy(pSlot[(rowOff + h0) * c], pOut, rows * c);
         AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
         return rescale;
     }

@@ -41,6 +41,17 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
 
     __aicore__ inline bool LoadsRows() const { return p_->hasMask != 0; }
 
+    // MaskModBase::RowsBefore: row r sees no key from k0 on when r + nextTokens < k0.
+    __aicore__ inline uint32_t RowsBefore(const WorkUnit &u, uint32_t row0, uint32_t rows, int64_t k0) const
+    {
+        (void)u;
+        if (p_->bandActive == 0) {
+            return 0;
+        }
+        const int64_t n = k0 - p_->nextTokens - static_cast<int64_t>(row0);
+        return n <= 0 ? 0 : (n >= static_cast<int64_t>(rows) ? rows : static_cast<uint32_t>(n));
+    }
+
     // The mask rows of a block (Apply's arguments) into maskBytes ahead of its Apply, so the
     // load overlaps the vector work before it; nothing when the summary marks them all clear.
     __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &maskBytes, const WorkUnit &u, uint32_t row0,

@@ -132,6 +132,24 @@ template <> struct MaskMod<MaskSparseMode> : MaskModBase {
         }
     }
 
+    // MaskModBase::RowsBefore: the band's end never decreases with the row (sparse_mode.h), so
+    // the rows that end at or before k0 come first; a binary search for the first that does not.
+    __aicore__ inline uint32_t RowsBefore(const WorkUnit &u, uint32_t row0, uint32_t rows, int64_t k0) const
+    {
+        const SparseBand band = Band(u);
+        uint32_t lo = 0;
+        uint32_t hi = rows;
+        while (lo < hi) {
+            const uint32_t mid = (lo + hi) / 2;
+            if (band.Hi(static_cast<int64_t>(row0 + mid)) <= k0) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
     // Same contracts as MaskMod<MaskTensorBand>::Load and ::Apply.
     __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &maskBytes, const WorkUnit &u, uint32_t row0,
                                 uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols)
