@@ -109,8 +109,8 @@ template <typename T> struct KvNz {
         AscendC::PipeBarrier<PIPE_ALL>();
     }
 
-    static constexpr int32_t EVT_IN = VEC_EVT_S;         // + copy: MTE2_V loaded / V_MTE2 free
-    static constexpr int32_t EVT_OUT = VEC_EVT_KV_OUT;   // + copy: V_MTE3 arranged / MTE3_V stored
+    static constexpr int32_t EVT_IN = VEC_EVT_S;        // + copy: MTE2_V loaded / V_MTE2 free
+    static constexpr int32_t EVT_OUT = VEC_EVT_KV_OUT;  // + copy: V_MTE3 arranged / MTE3_V stored
 
     const ForwardParams *p_ = nullptr;
     AscendC::GlobalTensor<T> src_[2];
