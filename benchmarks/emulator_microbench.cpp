@@ -3,6 +3,7 @@
 // benchmarks/emulator_bench.py turns them into [PERF] lines.
 #include <chrono>
 #include <cstdio>
+#include <functional>
 
 #include "tikicpulib.h"
 
@@ -10,6 +11,12 @@ using namespace AscendC;
 using Clock = std::chrono::steady_clock;
 
 static double Seconds(Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); }
+
+// Built with the emulator, so the launch carries the stamp of the headers it runs with.
+static void Run(const emu::LaunchConfig &cfg, const std::function<void()> &body)
+{
+    emu::Launch(cfg, body, ASCEND_EMU_ABI_STAMP);
+}
 
 int main()
 {
@@ -19,7 +26,7 @@ int main()
     const int mmadIters = 40;
     double mmadSec = 0;
     cfg.mix = emu::CoreMix::AIC_ONLY;
-    emu::Launch(cfg, [&] {
+    Run(cfg, [&] {
         TPipe pipe;
         TBuf<TPosition::A2> a;
         TBuf<TPosition::B2> b;
@@ -47,7 +54,7 @@ int main()
     const int n = 16384;
     double vecSec = 0;
     cfg.mix = emu::CoreMix::AIV_ONLY;
-    emu::Launch(cfg, [&] {
+    Run(cfg, [&] {
         TPipe pipe;
         TBuf<TPosition::VECCALC> buf;
         pipe.InitBuffer(buf, 3 * n * 2);
@@ -60,7 +67,7 @@ int main()
     std::printf("vec_add_half_melems %.3f\n", double(n) * vecIters / vecSec / 1e6);
     const auto t1 = Clock::now();
     double expSec = 0;
-    emu::Launch(cfg, [&] {
+    Run(cfg, [&] {
         TPipe pipe;
         TBuf<TPosition::VECCALC> buf;
         pipe.InitBuffer(buf, 2 * n * 4);
@@ -77,7 +84,7 @@ int main()
     cfg.blockDim = 24;
     const int launches = 20;
     const auto t2 = Clock::now();
-    for (int i = 0; i < launches; ++i) emu::Launch(cfg, [] {});
+    for (int i = 0; i < launches; ++i) Run(cfg, [] {});
     std::printf("launch_overhead_ms %.3f\n", Seconds(t2) / launches * 1e3);
     return 0;
 }

@@ -72,7 +72,8 @@ if(FA_PROOF_OPS)
     add_library(fa_proof_ops SHARED ${FA_PROOF_SOURCES})
     # The runtime comes from libfa_ops_cpu.so, so both libraries share one device and registry.
     target_link_libraries(fa_proof_ops PRIVATE fa_ops_cpu Threads::Threads)
-    target_include_directories(fa_proof_ops PRIVATE "${FA_ROOT}/emulator/include" "${FA_ROOT}/tests/emulator/kernels")
+    target_include_directories(fa_proof_ops PRIVATE "${FA_ROOT}/emulator/include" "${ASCENDC_EMU_GENERATED_INCLUDE}"
+                                                    "${FA_ROOT}/tests/emulator/kernels")
     set_target_properties(fa_proof_ops PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}"
                                                    BUILD_RPATH "$ORIGIN")
 endif()

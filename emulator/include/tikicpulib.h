@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "emu/abi_stamp.h"
 #include "emu/device_memory.h"
 #include "emu/launch.h"
 #include "kernel_operator.h"
@@ -49,7 +50,7 @@ template <class F, class... Args> void RunKernel(F func, const char *name, uint3
     cfg.blockDim = numBlocks;
     cfg.mix = MixOf(Mode());
     cfg.tilingKey = TilingKey();
-    emu::Launch(cfg, [&] { func(reinterpret_cast<GM_ADDR>(args)...); });
+    emu::Launch(cfg, [&] { func(reinterpret_cast<GM_ADDR>(args)...); }, ASCEND_EMU_ABI_STAMP);
 }
 }  // namespace cpu
 

@@ -128,7 +128,7 @@ void LaunchSite(const char *unit, const char *site, const char *name, uint32_t b
     cfg.blockDim = blockDim;
     cfg.mix = cube && vector ? CoreMix::MIX_AIC_1_2 : (cube ? CoreMix::AIC_ONLY : CoreMix::AIV_ONLY);
     const Entry aic = e.pass[kCubePass], aiv = e.pass[kVectorPass];
-    Launch(cfg, [aic, pack] { aic(pack); }, [aiv, pack] { aiv(pack); });
+    Launch(cfg, [aic, pack] { aic(pack); }, [aiv, pack] { aiv(pack); }, ASCEND_EMU_ABI_STAMP);
 }
 
 }  // namespace asc

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "emu/abi_stamp.h"
 #include "emu/core.h"
 #include "emu/device_memory.h"
 #include "emu/race.h"
@@ -533,20 +534,44 @@ void SyncAllCores(bool aivOnly)
     TimeSyncRelease(id);
 }
 
-void Launch(const LaunchConfig &cfg, const std::function<void()> &body)
+namespace {
+// A launch refused before any core starts: a LaunchFault in kRaise mode, else message and abort.
+[[noreturn]] void RefuseLaunch(const char *line)
 {
+    if (Raising()) {
+        std::lock_guard<std::mutex> lock(g_runningMu);
+        g_lastFault = line;
+        throw LaunchFault(line);
+    }
+    std::fprintf(stderr, "%s\n", line);
+    std::abort();
+}
+}  // namespace
+
+void Launch(const LaunchConfig &cfg, const std::function<void()> &body, uint64_t abiStamp)
+{
+    char line[512];
+    if (abiStamp != ASCEND_EMU_ABI_STAMP) {
+        if (abiStamp == 0)
+            std::snprintf(line, sizeof line,
+                          "[ascendc-emu] launch of %s: the calling code was built against emulator headers older "
+                          "than this runtime (they carry no ABI stamp); rebuild it against the include/ of the "
+                          "prefix whose lib64 it runs with",
+                          cfg.name);
+        else
+            std::snprintf(line, sizeof line,
+                          "[ascendc-emu] launch of %s: the calling code was built against other emulator headers "
+                          "(ABI stamp %016llx, this runtime %016llx); rebuild it against the include/ of the "
+                          "prefix whose lib64 it runs with",
+                          cfg.name, static_cast<unsigned long long>(abiStamp),
+                          static_cast<unsigned long long>(ASCEND_EMU_ABI_STAMP));
+        RefuseLaunch(line);
+    }
     const SocSpec &soc = CurrentSoc();
     if (cfg.blockDim == 0 || cfg.blockDim > 65535) {
-        char line[256];
         std::snprintf(line, sizeof line, "[ascendc-emu] launch of %s: blockDim %u is outside [1, 65535]", cfg.name,
                       cfg.blockDim);
-        if (Raising()) {
-            std::lock_guard<std::mutex> lock(g_runningMu);
-            g_lastFault = line;
-            throw LaunchFault(line);
-        }
-        std::fprintf(stderr, "%s\n", line);
-        std::abort();
+        RefuseLaunch(line);
     }
     const char *race = std::getenv("ASCEND_EMU_RACECHECK");
     g_raceCheck = race != nullptr && race[0] == '1';
@@ -635,9 +660,20 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body)
     g_lastCounters = o.str();
 }
 
+void Launch(const LaunchConfig &cfg, const std::function<void()> &aic, const std::function<void()> &aiv,
+            uint64_t abiStamp)
+{
+    Launch(cfg, [&] { (Ctx().kind == kAic ? aic : aiv)(); }, abiStamp);
+}
+
+// What code built against headers older than the ABI stamp calls (same names, no stamp): kept so
+// that such a binary still loads and its launch is refused with a message instead of crashing.
+void Launch(const LaunchConfig &cfg, const std::function<void()> &body);
+void Launch(const LaunchConfig &cfg, const std::function<void()> &body) { Launch(cfg, body, uint64_t{0}); }
+void Launch(const LaunchConfig &cfg, const std::function<void()> &aic, const std::function<void()> &aiv);
 void Launch(const LaunchConfig &cfg, const std::function<void()> &aic, const std::function<void()> &aiv)
 {
-    Launch(cfg, [&] { (Ctx().kind == kAic ? aic : aiv)(); });
+    Launch(cfg, aic, aiv, uint64_t{0});
 }
 
 std::string LastLaunchCountersJson()

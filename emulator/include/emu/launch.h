@@ -25,12 +25,16 @@ struct LaunchConfig {
 // per-thread core context set (GetBlockIdx, GetSubBlockIdx, ASCEND_IS_AIC/AIV, local memories).
 // Blocks until all threads end. A misuse or deadlock inside is handled as the fault mode says;
 // a launch stopped by CancelLaunches() throws LaunchFault in either mode.
-void Launch(const LaunchConfig &cfg, const std::function<void()> &body);
+// `abiStamp` is ASCEND_EMU_ABI_STAMP (emu/abi_stamp.h, generated: the digest of the emulator's
+// headers) as the caller was compiled: a launch from code built against other headers than the
+// runtime's is refused with a message, as their types may be laid out differently.
+void Launch(const LaunchConfig &cfg, const std::function<void()> &body, uint64_t abiStamp);
 
 // The same with one entry per core kind, as the NPU runs a MIX kernel: bisheng compiles it once
 // for the cube and once for the vector core, and each AIC runs the cube binary, each AIV the
 // vector one. `aic` runs on every AIC thread, `aiv` on every AIV thread of the launch.
-void Launch(const LaunchConfig &cfg, const std::function<void()> &aic, const std::function<void()> &aiv);
+void Launch(const LaunchConfig &cfg, const std::function<void()> &aic, const std::function<void()> &aiv,
+            uint64_t abiStamp);
 
 // What a kernel misuse or deadlock does. kAbort (the default, for C programs: CANN's runtime ends
 // the process on an AI core exception too) prints the message and aborts. kRaise (the Python

@@ -30,6 +30,7 @@
 #include "acl/acl_rt.h"
 #include "aclnn/aclnn_base.h"
 #include "aclnn/opdev/op_errno.h"
+#include "emu/abi_stamp.h"
 #include "emu/acl_objects.h"
 #include "emu/launch.h"
 #include "emu/op_call.h"
@@ -109,10 +110,10 @@ private:
 
 // Run stage: checks the workspace, copies the tiling data to device memory, runs `argc` GM
 // addresses (inputs, outputs) + workspace + tiling through the kernel entry on the emulated
-// cores, then releases the executor (as CANN's second-stage call does).
+// cores, then releases the executor (as CANN's second-stage call does). `abiStamp`: as for Launch.
 aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t workspaceSize, aclrtStream stream,
                              CoreMix mix, const char *kernelName, void (*invoke)(void *kernel, void *const *args),
-                             void *kernel, size_t kernelArgc);
+                             void *kernel, size_t kernelArgc, uint64_t abiStamp);
 
 namespace detail {
 template <size_t... I> struct IndexSeq {};
@@ -136,7 +137,7 @@ aclnnStatus LaunchKernel(aclOpExecutor *executor, void *workspace, uint64_t work
                          void (*kernel)(Args...), CoreMix mix, const char *kernelName = "kernel")
 {
     return LaunchKernelArgs(executor, workspace, workspaceSize, stream, mix, kernelName, &detail::Invoke<Args...>,
-                            reinterpret_cast<void *>(kernel), sizeof...(Args));
+                            reinterpret_cast<void *>(kernel), sizeof...(Args), ASCEND_EMU_ABI_STAMP);
 }
 
 }  // namespace emu

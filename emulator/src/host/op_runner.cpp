@@ -683,7 +683,7 @@ aclnnStatus OpRunner::Build(uint64_t *workspaceSize, aclOpExecutor **executor)
 
 aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t workspaceSize, aclrtStream, CoreMix mix,
                              const char *kernelName, void (*invoke)(void *kernel, void *const *args), void *kernel,
-                             size_t kernelArgc)
+                             size_t kernelArgc, uint64_t abiStamp)
 {
     if (executor == nullptr) {
         LogError("%s: executor is null", kernelName);
@@ -741,7 +741,7 @@ aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t 
     // absent heads) must leave the caller's values there, so the staging starts as the view.
     for (const StagedView &v : exe->staged) CopyStaged(v, true);
     try {
-        Launch(cfg, [&] { invoke(kernel, args.data()); });
+        Launch(cfg, [&] { invoke(kernel, args.data()); }, abiStamp);
     } catch (const LaunchFault &fault) {  // FaultMode kRaise or a cancel: the process goes on
         DeviceFree(tiling, "aclnn tiling data");
         LogError("%s: the kernel %s stopped: %s", call.opType.c_str(), kernelName, fault.what());
@@ -752,6 +752,17 @@ aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t 
     }
     DeviceFree(tiling, "aclnn tiling data");
     return ACLNN_SUCCESS;
+}
+
+// What op_api code built against headers older than the ABI stamp calls: its launch is refused.
+aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t workspaceSize, aclrtStream stream,
+                             CoreMix mix, const char *kernelName, void (*invoke)(void *kernel, void *const *args),
+                             void *kernel, size_t kernelArgc);
+aclnnStatus LaunchKernelArgs(aclOpExecutor *executor, void *workspace, uint64_t workspaceSize, aclrtStream stream,
+                             CoreMix mix, const char *kernelName, void (*invoke)(void *kernel, void *const *args),
+                             void *kernel, size_t kernelArgc)
+{
+    return LaunchKernelArgs(executor, workspace, workspaceSize, stream, mix, kernelName, invoke, kernel, kernelArgc, 0);
 }
 
 }  // namespace emu

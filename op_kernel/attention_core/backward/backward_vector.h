@@ -1,7 +1,7 @@
 // Vector side (AIV) of the backward core, in three passes separated by SyncAll:
-//   1. zero the fp32 dQ/dK/dV accumulators and compute D = rowsum(dO o O) per (token, head),
-//      stored replicated 8 times ([T, N, 8], the layout of softmax_max/sum) so a row-wise
-//      broadcast reads it as is;
+//   1. compute D = rowsum(dO o O) per (token, head), stored replicated 8 times ([T, N, 8],
+//      the layout of softmax_max/sum) so a row-wise broadcast reads it as is, and under its
+//      reads zero the fp32 dQ/dK/dV accumulators;
 //   2. per step of the cube (backward_cube.h), on its half of the rows:
 //      P = exp(scale.S - max) / sum (masked entries 0), dS = P o (dP - D),
 //      cast both and hand them to the cube; then (accumKv 0) add the cube's dQ partial of
@@ -96,7 +96,7 @@ public:
 
     __aicore__ inline void Process()
     {
-        ZeroAccumulators();
+        ZeroKvUnits();
         ComputeRowTerms();
         if (p_->hasSink != 0) {
             SinkGradPartials();
@@ -151,27 +151,43 @@ private:
     // with steps, plain (dV straight into dv, backward_cube.h; dK cast in the main loop,
     // FlushedKeys): only the units without a visible query row (zero dk/dv rows) and those cut
     // between two cores (both add into zeroed accumulators) need a pass (UnflushedKvUnits).
-    __aicore__ inline void ZeroAccumulators()
+    // The other accumulators are zeroed under the D-term pass (ZeroShare).
+    __aicore__ inline void ZeroKvUnits()
     {
-        const uint32_t chunk = p_->rowsPerVec * p_->tileKv;
-        AscendC::Duplicate(s_, 0.0f, static_cast<int32_t>(chunk));
-        PipeSync<AscendC::HardEvent::V_MTE3>();
-        const bool ownedKv = OwnedKv();
-        if (ownedKv) {
-            UnflushedKvUnits(false);
-        }
         for (uint32_t a = 0; a < accCount_; ++a) {
-            if (ownedKv && (a == 1 || a == 2)) {
+            if (!OwnedKv() || a == 0 || a > 2) {
+                uint64_t lo, hi;
+                Share(accLen_[a], lo, hi);
+                zeroTotal_ += hi - lo;
+            }
+        }
+        if (!OwnedKv()) {
+            return;
+        }
+        AscendC::Duplicate(s_, 0.0f, static_cast<int32_t>(rowCells_));
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        UnflushedKvUnits(false);
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // Zeros this core's shares of the accumulators (all but dK/dV with OwnedKv) from `zeros`
+    // (`len` floats) until `upto` of their zeroTotal_ elements are written.
+    __aicore__ inline void ZeroShare(const AscendC::LocalTensor<float> &zeros, uint32_t len, uint64_t upto)
+    {
+        while (zeroDone_ < upto && zeroAcc_ < accCount_) {
+            uint64_t lo, hi;
+            Share(accLen_[zeroAcc_], lo, hi);
+            zeroAt_ = zeroAt_ < lo ? lo : zeroAt_;
+            if (zeroAt_ >= hi || (OwnedKv() && (zeroAcc_ == 1 || zeroAcc_ == 2))) {
+                ++zeroAcc_;
+                zeroAt_ = 0;
                 continue;
             }
-            uint64_t lo, hi;
-            Share(accLen_[a], lo, hi);
-            for (uint64_t x = lo; x < hi; x += chunk) {
-                const uint32_t len = hi - x < chunk ? static_cast<uint32_t>(hi - x) : chunk;
-                AscendC::DataCopyPad(acc_[a][x], s_, AscendC::DataCopyExtParams(1, len * 4, 0, 0, 0));
-            }
+            const uint32_t n = hi - zeroAt_ < len ? static_cast<uint32_t>(hi - zeroAt_) : len;
+            AscendC::DataCopyPad(acc_[zeroAcc_][zeroAt_], zeros, AscendC::DataCopyExtParams(1, n * 4, 0, 0, 0));
+            zeroAt_ += n;
+            zeroDone_ += n;
         }
-        PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
     // accumKv with one query slice per kv block: the cube's flush writes every dK/dV row of a
@@ -319,6 +335,16 @@ private:
         const AscendC::LocalTensor<T> oT[2] = {dsOutBuf_.Get<T>(), dsOutBuf_.Get<T>()[chunk * dp]};
         // a Brcb writes whole groups of 8 rows: set 1 starts past set 0's last group
         const AscendC::LocalTensor<float> rows8[2] = {tmp_, tmp_[AlignUp(chunk, 8) * 8]};
+        // The accumulators' zeros come from the rest of tmp_ (the D rows take at most half of
+        // its r x c >= 512 floats plus 112); their writes (MTE3, to L2) go out between the D
+        // rows' stores, a share after each chunk, under the dO and O reads (MTE2, from HBM)
+        // that bound the pass.
+        const uint32_t zeros0 = 2 * AlignUp(chunk, 8) * 8;
+        const uint32_t zerosLen = (p_->rowsPerVec * p_->tileKv - zeros0) / 8 * 8;
+        const AscendC::LocalTensor<float> zeros = tmp_[zeros0];
+        AscendC::Duplicate(zeros, 0.0f, static_cast<int32_t>(zerosLen));
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        const uint64_t chunks = (hi - lo + chunk - 1) / chunk;
         const AscendC::DataCopyPadExtParams<T> zeroPad(true, 0, static_cast<uint8_t>(dp - d), 0);
         for (uint32_t b = 0; b < sets; ++b) {
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT + b);
@@ -357,11 +383,14 @@ private:
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT + b);
             AscendC::DataCopy(drow_[r0 * 8], rows8[b], rows * 8);
             AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT + b);
+            ZeroShare(zeros, zerosLen, zeroTotal_ * (k + 1) / chunks);
         }
+        ZeroShare(zeros, zerosLen, zeroTotal_);
         for (uint32_t b = 0; b < sets; ++b) {
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT + b);
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT + b);
         }
+        PipeSync<AscendC::HardEvent::MTE3_V>();  // the last zeros are out before tmp_ is reused
     }
 
     // dsink partial of this core: -sum over its (t, n) rows of exp(sink[n] - max) / sum * D,
@@ -777,6 +806,8 @@ private:
     static constexpr uint32_t PENDING = 8;
     PendingKeys pending_[PENDING] = {};
     uint32_t pendHead_ = 0, pendTail_ = 0;
+    uint64_t zeroTotal_ = 0, zeroDone_ = 0, zeroAt_ = 0;  // ZeroShare's progress: elements, position
+    uint32_t zeroAcc_ = 0;                                // in accumulator zeroAcc_
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, tmpBuf_, maskBuf_, pOutBuf_, dsOutBuf_, statBuf_,
         sinkBuf_, idxBuf_;
     AscendC::GlobalTensor<float> slopes_;

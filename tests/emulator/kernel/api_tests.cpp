@@ -32,7 +32,7 @@ static void Run(emu::CoreMix mix, uint32_t blockDim, const std::function<void()>
     cfg.name = "api_test";
     cfg.mix = mix;
     cfg.blockDim = blockDim;
-    emu::Launch(cfg, body);
+    emu::Launch(cfg, body, ASCEND_EMU_ABI_STAMP);
 }
 static void OnOneAiv(const std::function<void(TPipe &, TBuf<TPosition::VECCALC> &)> &body)
 {

@@ -1,6 +1,7 @@
 """Builds the emulator's C++ kernel tests (tests/emulator/kernel/CMakeLists.txt) once per
 session into build/tests/emulator_kernel; CMake's own dependency tracking makes it a cache."""
 
+import fcntl
 import pathlib
 import subprocess
 
@@ -20,10 +21,14 @@ def _build(sanitize=False):
         else ["-DCMAKE_BUILD_TYPE=Release"]
     )
     cfg = ["cmake", "-S", str(pathlib.Path(__file__).parent), "-B", str(build), *flags]
-    for cmd in (cfg, ["cmake", "--build", str(build), "-j2"]):
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed:\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}")
+    # Parallel test workers share the build directory: one builds while the others wait, so none
+    # runs a program another is relinking.
+    with open(build.with_name(f".{build.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for cmd in (cfg, ["cmake", "--build", str(build), "-j2"]):
+            res = subprocess.run(cmd, capture_output=True, text=True)
+            if res.returncode != 0:
+                raise RuntimeError(f"{' '.join(cmd)} failed:\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}")
     return build
 
 

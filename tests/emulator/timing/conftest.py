@@ -2,6 +2,7 @@
 and runs one scenario: run_timing(scenario, n, param, buffers=1, env=None) -> {"profile",
 "costs", "counters"}."""
 
+import fcntl
 import json
 import os
 import pathlib
@@ -16,13 +17,16 @@ BUILD = REPO / "build" / "tests" / "emulator_timing"
 @pytest.fixture(scope="session")
 def timing_build():
     BUILD.mkdir(parents=True, exist_ok=True)
-    for cmd in (
-        ["cmake", "-S", str(pathlib.Path(__file__).parent), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release"],
-        ["cmake", "--build", str(BUILD), "-j2"],
-    ):
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed:\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}")
+    # Parallel test workers share the build directory: one builds while the others wait.
+    with open(BUILD.with_name(f".{BUILD.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for cmd in (
+            ["cmake", "-S", str(pathlib.Path(__file__).parent), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release"],
+            ["cmake", "--build", str(BUILD), "-j2"],
+        ):
+            res = subprocess.run(cmd, capture_output=True, text=True)
+            if res.returncode != 0:
+                raise RuntimeError(f"{' '.join(cmd)} failed:\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}")
     return BUILD
 
 
