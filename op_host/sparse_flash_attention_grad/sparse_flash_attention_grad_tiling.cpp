@@ -276,6 +276,7 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
                                                                           : AttentionCore::SPARSE_MAX_SEG);
     out.ringSlots = out.dqSegChunks + 3;
     ChooseDqPass(g, c, out.qkDim, t, out.dqSegChunks, kvL1, budget, out);
+    out.dqPassChunks = 4 * (g * c + c * out.dqPassCols) * t <= kvL1 ? 2 : 1;
     out.l0aElems = static_cast<uint32_t>(wide * (D_CHUNK > wide ? D_CHUNK : wide));
     // L0B: a copy holds the main loop's operand tiles and the dQ pass's K column block, or
     // half of a block that then takes both copies (SparseBackwardCube::QueryGradPass).
@@ -323,7 +324,7 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     out.gatherSpanBytes = static_cast<uint32_t>(spare < GATHER_SPAN_MAX ? spare : GATHER_SPAN_MAX);
     const uint64_t ub = ubBytes(out.sortSelection != 0, out.gatherSpanBytes);
     if (l1 > budget.l1 || l0a > budget.l0a || l0b > budget.l0b || tiles == 0 || out.dqPassCols == 0 ||
-        l0c > budget.l0c || ub + 8192 > budget.ub) {
+        l0c > budget.l0c || ub + 8192 > budget.ub || out.gatherSpanBytes < prob.headDim * t) {
         why = "the heads (" + std::to_string(prob.heads) + ") and head dims (" + std::to_string(out.qkDim) +
               ") do not fit the core's buffers";
         return false;

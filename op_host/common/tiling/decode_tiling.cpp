@@ -1,6 +1,7 @@
 #include "decode_tiling.h"
 
 #include "cost_rates.h"
+#include "../../../op_kernel/attention_core/forward/forward_layout.h"
 #include "../../../op_kernel/attention_core/variants/kv_ring_layout.h"
 #include "../../../op_kernel/attention_core/variants/split_kv_combine_layout.h"
 
@@ -275,6 +276,16 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
         d.ringSlots = RING_SLOTS;
         d.ringAhead = RING_AHEAD;
         d.ringCoreBytes = AlignUp(uint64_t(d.ringSlots) * 2 * p.blockKv * p.headDimAlign * prob.dtypeBytes, 512);
+        // int8 K/V: a block's K and V slots in one copy where L1 holds WS_SLOTS pairs (the cube
+        // loads K WS_SLOTS - 1 blocks before P.V needs V): one DMA start less per block on the
+        // cube's MTE2, which bounds the cast ring (the vector cores read half the bytes they
+        // write). fp16 / bf16 are bound by the vector cores' reads, and G = 64 lost with pairs
+        // (modelled B4 N64/1 S8K 16.5 -> 17.1 us; docs/performance.md "Decode").
+        if (prob.antiquant && p.lazyO != 0 &&
+            AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, prob.dtypeBytes, p.l1Bufs,
+                                              AttentionCore::WS_SLOTS) <= budget.l1) {
+            d.kvPairCopies = AttentionCore::WS_SLOTS;
+        }
     }
     const uint32_t vecCores = 2 * p.usedCores;
     for (uint32_t v = 0; v <= vecCores; ++v) d.combineRowStart[v] = d.combineRows * v / vecCores;

@@ -23,6 +23,7 @@
 #pragma once
 #include "kernel_operator.h"
 #include "../common/cube_tiles.h"
+#include "../common/nz_handoff.h"
 #include "kv_gather.h"
 #include "sparse_backward_layout.h"
 #include "../common/sync.h"
@@ -198,6 +199,18 @@ private:
         AscendC::DataCopy(dst[row0 * 16], src, nd);
     }
 
+    // The first `rows` rows (rounded up to 16) of `width` columns of an Nz slot of blockKv rows
+    // per column block -> an L1 tile of the same layout, one plain copy.
+    __aicore__ inline void LoadSlotNz(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
+                                      uint32_t rows, uint32_t width)
+    {
+        const uint32_t rowsPad = AlignUp(rows, 16);
+        const uint16_t gap = static_cast<uint16_t>(p_->blockKv - rowsPad);
+        AscendC::DataCopy(dst, src,
+                          AscendC::DataCopyParams(static_cast<uint16_t>(AlignUp(width, 16) / 16),
+                                                  static_cast<uint16_t>(rowsPad), gap, gap));
+    }
+
     __aicore__ inline void LoadQueryRows(uint64_t t)
     {
         const uint32_t g = p_->heads;
@@ -250,9 +263,9 @@ private:
     {
         AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(FLAG_SPARSE_KV);
         AcquireBuffer(SPARSE_EVT_K + static_cast<int32_t>(n % 2));
-        LoadNz(KCopy(n), wsK_[Slot::K(p_, n)], 0, info.cols, p_->qkDim, p_->qkDim, p_->blockKv);
+        LoadSlotNz(KCopy(n), wsK_[Slot::K(p_, n)], info.cols, p_->qkDim);
         AcquireBuffer(SPARSE_EVT_V);
-        LoadNz(VBuf(), wsV_[Slot::V(p_, n)], 0, info.cols, p_->headDim, p_->headDim, p_->blockKv);
+        LoadSlotNz(VBuf(), wsV_[Slot::V(p_, n)], info.cols, p_->headDim);
     }
 
     // P or dS of the current chunk (heads x blockKv) from its slot -> the P/dS L1 buffer, once
@@ -261,7 +274,7 @@ private:
     __aicore__ inline void LoadScoreGrad(const AscendC::LocalTensor<T> &pdsL1, const AscendC::GlobalTensor<T> &src)
     {
         AcquireBuffer(SPARSE_EVT_PDS);
-        LoadNz(pdsL1, src, 0, p_->heads, p_->blockKv, p_->blockKv, p_->headsPad);
+        NzHandoff<T>::Load(pdsL1, src, p_->headsPad, p_->blockKv, p_->headsPad);
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
     }
 
@@ -376,38 +389,58 @@ private:
         }
         // A K column block wider than one L0B copy takes both copies (the planner's choice).
         const bool wholeL0b = c * pass > p_->l0bElems;
+        // Staging halves of dqPassChunks chunks: two full chunks in adjacent ring slots (the
+        // dS slots are exactly headsPad x blockKv) are staged with one copy per tensor.
+        const uint32_t most = p_->dqPassChunks;
+        const uint64_t kSlot = p_->wsKSlot / sizeof(T);
         uint32_t half = 0;
         uint32_t tile = 0;
         for (uint32_t p0 = 0; p0 < width; p0 += pass, tile = tile + 1 == p_->dqTiles ? 0 : tile + 1) {
             const uint32_t wl = width - p0 < pass ? width - p0 : pass;
+            const uint32_t wlPad = AlignUp(wl, 16);
             const AscendC::LocalTensor<float> acc = l0c_.Get<float>()[tile * p_->headsPad * pass];
-            for (uint32_t i = 0; i < count; ++i, half ^= 1) {
+            for (uint32_t i = 0; i < count; half ^= 1) {
                 const uint64_t n = first + i;
-                const uint32_t cols = segCols_[i];
-                const AscendC::LocalTensor<T> dsL1 = stage[half * dsElems];
-                const AscendC::LocalTensor<T> kL1 = stage[2 * dsElems + half * c * pass];
+                const uint32_t m = most == 2 && i + 1 < count && segCols_[i] == c && segCols_[i + 1] == c &&
+                                           n % p_->ringSlots + 1 < p_->ringSlots
+                                       ? 2
+                                       : 1;
+                const AscendC::LocalTensor<T> dsL1 = stage[half * most * dsElems];
+                const AscendC::LocalTensor<T> kL1 = stage[2 * most * dsElems + half * most * c * pass];
                 AcquireBuffer(SPARSE_EVT_K + static_cast<int32_t>(half));
-                LoadNz(dsL1, wsDs_[Slot::Ds(p_, n)], 0, rows, c, c, p_->headsPad);
-                LoadNz(kL1, wsK_[Slot::K(p_, n) + p0], 0, cols, wl, width, c);
-                PipeSync<AscendC::HardEvent::MTE2_MTE1>();
-                uint32_t ca = 0;
-                uint32_t cb = 0;
-                const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
-                Tiles::LoadA(l0a, dsL1, L1Shape{p_->headsPad, AlignUp(cols, 16)}, 0, cols);
-                const AscendC::LocalTensor<T> l0b = wholeL0b ? TakeL0BWhole() : TakeL0B(cb);
-                Tiles::LoadB(l0b, kL1, L1Shape{c, AlignUp(wl, 16)}, cols, 0, wl);
-                ReleaseBuffer(SPARSE_EVT_K + static_cast<int32_t>(half));
-                PipeSync<AscendC::HardEvent::MTE1_M>();
-                if (i == 0) {
-                    TileFree(tile);
+                NzHandoff<T>::Load(dsL1, wsDs_[Slot::Ds(p_, n)], p_->headsPad, m * c, p_->headsPad);
+                if (m == 1) {
+                    LoadSlotNz(kL1, wsK_[Slot::K(p_, n) + p0 * c], segCols_[i], wl);  // column blocks [p0, p0 + wl)
+                } else {
+                    AscendC::DataCopy(
+                        kL1, wsK_[Slot::K(p_, n) + p0 * c],
+                        AscendC::DataCopyParams(2, static_cast<uint16_t>(c * wlPad * sizeof(T) / 32),
+                                                static_cast<uint16_t>((kSlot - c * wlPad) * sizeof(T) / 32), 0));
                 }
-                AscendC::Mmad(acc, l0a, l0b,
-                              AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(wl),
-                                                  static_cast<uint16_t>(cols), 0, false, i == 0));
-                ReleaseL0(SPARSE_EVT_L0A + static_cast<int32_t>(ca));
-                ReleaseL0(SPARSE_EVT_L0B + static_cast<int32_t>(cb));
-                if (wholeL0b) {
-                    ReleaseL0(SPARSE_EVT_L0B + 1);
+                PipeSync<AscendC::HardEvent::MTE2_MTE1>();
+                for (uint32_t j = 0; j < m; ++j, ++i) {
+                    const uint32_t cols = segCols_[i];
+                    uint32_t ca = 0;
+                    uint32_t cb = 0;
+                    const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
+                    Tiles::LoadA(l0a, dsL1[j * dsElems], L1Shape{p_->headsPad, AlignUp(cols, 16)}, 0, cols);
+                    const AscendC::LocalTensor<T> l0b = wholeL0b ? TakeL0BWhole() : TakeL0B(cb);
+                    Tiles::LoadB(l0b, kL1[j * c * wlPad], L1Shape{c, wlPad}, cols, 0, wl);
+                    if (j + 1 == m) {
+                        ReleaseBuffer(SPARSE_EVT_K + static_cast<int32_t>(half));
+                    }
+                    PipeSync<AscendC::HardEvent::MTE1_M>();
+                    if (i == 0) {
+                        TileFree(tile);
+                    }
+                    AscendC::Mmad(acc, l0a, l0b,
+                                  AscendC::MmadParams(MmadRows(rows), static_cast<uint16_t>(wl),
+                                                      static_cast<uint16_t>(cols), 0, false, i == 0));
+                    ReleaseL0(SPARSE_EVT_L0A + static_cast<int32_t>(ca));
+                    ReleaseL0(SPARSE_EVT_L0B + static_cast<int32_t>(cb));
+                    if (wholeL0b) {
+                        ReleaseL0(SPARSE_EVT_L0B + 1);
+                    }
                 }
             }
             PipeSync<AscendC::HardEvent::M_FIX>();

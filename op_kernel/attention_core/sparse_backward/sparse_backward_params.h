@@ -61,6 +61,10 @@ struct SparseBackwardParams {
     uint32_t ringSlots;
     uint32_t dqPassCols;
     uint32_t dqTiles;
+    // Chunks whose dS and K column block the pass stages with one copy each (1 or 2: two full
+    // chunks in adjacent ring slots share the copies' fixed start cost, when the L1 staging
+    // holds two of them per half).
+    uint32_t dqPassChunks;
     // L0A / L0B: l0Copies (2 when they fit) copies of l0aElems / l0bElems elements.
     uint32_t l0Copies;
     uint32_t l0aElems;
@@ -72,9 +76,11 @@ struct SparseBackwardParams {
     // narrowed to INT32 first (sortPad = topK rounded up to the Sort's 32-element repeat).
     uint32_t sortSelection;
     uint32_t sortPad;
-    // Bytes of a vector core's span staging in UB (the UB the other buffers leave, capped):
-    // neighbouring runs of a chunk are read from K / rope / V as one span of KV rows into it
-    // and copied to their places by the vector unit (SparseBackwardVector::GatherRows).
+    // Bytes of a vector core's span staging in UB (the UB the other buffers leave, capped, at
+    // least one K row): the runs of a chunk are read from K / rope / V into it (neighbouring
+    // ones as one span of KV rows) and copied by the vector unit into the chunk's K and V slots
+    // in the cube's Nz order (SparseBackwardVector::GatherRows); the cube loads a chunk's K and
+    // V, and the dQ pass its K column blocks, with plain copies.
     uint32_t gatherSpanBytes;
     // Core c owns the (token, chunk) positions from (coreTokenStart[c], coreChunkStart[c]) up
     // to (coreTokenStart[c + 1], coreChunkStart[c + 1]), exclusive: whole tokens, or with a

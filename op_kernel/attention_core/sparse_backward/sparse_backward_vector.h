@@ -19,6 +19,7 @@
 #include "sparse_backward_layout.h"
 #include "../common/sync.h"
 #include "../common/row_ops.h"
+#include "../common/nz_handoff.h"
 
 namespace AttentionCore {
 
@@ -210,17 +211,15 @@ private:
         if (lo < hi) {
             const AscendC::LocalTensor<T> kStage = kStageBuf_.Get<T>();
             const AscendC::LocalTensor<T> vStage = vStageBuf_.Get<T>();
-            PipeSync<AscendC::HardEvent::MTE3_MTE2>();  // the previous slot write left the staging
-            PipeSync<AscendC::HardEvent::MTE3_V>();
-            GatherRows(k_, d, kStage, w, 0, lo, hi, runCount);
+            PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous slot write left the staging
+            GatherRows(k_, d, kStage, 0, lo, hi, runCount);
             if (dr != 0) {
-                GatherRows(kr_, dr, kStage, w, d, lo, hi, runCount);
+                GatherRows(kr_, dr, kStage, d, lo, hi, runCount);
             }
-            GatherRows(v_, d, vStage, d, 0, lo, hi, runCount);
-            PipeSync<AscendC::HardEvent::MTE2_MTE3>();
+            GatherRows(v_, d, vStage, 0, lo, hi, runCount);
             PipeSync<AscendC::HardEvent::V_MTE3>();
-            AscendC::DataCopy(wsK_[SparseSlot<T>::K(p_, n) + lo * w], kStage, (hi - lo) * w);
-            AscendC::DataCopy(wsV_[SparseSlot<T>::V(p_, n) + lo * d], vStage, (hi - lo) * d);
+            NzHandoff<T>::Store(wsK_[SparseSlot<T>::K(p_, n)], kStage, lo, hi - lo, w, p_->blockKv);
+            NzHandoff<T>::Store(wsV_[SparseSlot<T>::V(p_, n)], vStage, lo, hi - lo, d, p_->blockKv);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_KV);
     }
@@ -241,25 +240,37 @@ private:
         return true;
     }
 
-    // The chunk rows [lo, hi) of `src` (KV rows of `width` elements) into `stage` (rows of
-    // qkDim for K, headDim for V) at column `col`. A DMA costs a fixed start besides its bytes,
-    // so runs lying close together in `src` (ascending, at most GATHER_GAP_BYTES of unselected
-    // rows between them, the whole span within gatherSpanBytes) are read as one span into the
-    // span staging and each copied to its place by the vector unit; a run alone is read
-    // straight into the stage.
+    // The chunk rows [lo, hi) of `src` (KV rows of `width` elements) into `stage` in the cube's
+    // Nz order (hi - lo rows per column block of 16) from column `col` on. Every run is read
+    // into the span staging (a run longer than it in pieces) and copied to its place by the
+    // vector unit; a DMA costs a fixed start besides its bytes, so runs lying close together
+    // in `src` (ascending, at most GATHER_GAP_BYTES of unselected rows between them, the whole
+    // span within gatherSpanBytes) share one read.
     __aicore__ inline void GatherRows(const AscendC::GlobalTensor<T> &src, uint32_t width,
-                                      const AscendC::LocalTensor<T> &stage, uint32_t pitch, uint32_t col, uint32_t lo,
-                                      uint32_t hi, uint32_t runCount)
+                                      const AscendC::LocalTensor<T> &stage, uint32_t col, uint32_t lo, uint32_t hi,
+                                      uint32_t runCount)
     {
         const uint32_t rowBytes = width * sizeof(T);
-        const uint64_t cap = p_->gatherSpanBytes / rowBytes;
+        const uint64_t cap = p_->gatherSpanBytes / rowBytes;  // >= 1 (the planner's check)
         const uint64_t maxGap = GATHER_GAP_BYTES / rowBytes;
-        const AscendC::DataCopyPadExtParams<T> noPad(false, 0, 0, 0);
+        const uint32_t nzRows = hi - lo;
         GatherRun x, y;
         uint32_t r = 0;
+        uint32_t done = 0;  // rows of run r already read (a run longer than the span)
         while (r < runCount) {
             if (!Clip(r, lo, hi, x)) {
                 ++r;
+                done = 0;
+                continue;
+            }
+            x.kvRow += done;
+            x.pos += done;
+            x.len -= done;
+            if (x.len > cap) {  // the span's worth of the run, then the rest
+                x.len = static_cast<uint32_t>(cap);
+                ReadSpan(src, width, x.kvRow, x.kvRow + x.len);
+                PlaceRows(stage, col, x.pos, x.len, width, 0, nzRows);
+                done += x.len;
                 continue;
             }
             uint64_t end = x.kvRow + x.len;
@@ -269,39 +280,39 @@ private:
                 end = y.kvRow + y.len;
                 ++e;
             }
-            if (e == r + 1) {
-                AscendC::DataCopyPad(stage[x.pos * pitch + col], src[x.kvRow * width],
-                                     AscendC::DataCopyExtParams(static_cast<uint16_t>(x.len), rowBytes, 0,
-                                                                (pitch - width) * sizeof(T) / 32, 0),
-                                     noPad);
-            } else {
-                const AscendC::LocalTensor<T> span = spanBuf_.Get<T>();
-                PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous span was copied out
-                AscendC::DataCopy(span, src[x.kvRow * width], static_cast<uint32_t>(end - x.kvRow) * width);
-                PipeSync<AscendC::HardEvent::MTE2_V>();
-                for (uint32_t q = r; q < e; ++q) {
-                    Clip(q, lo, hi, y);
-                    CopyRows(stage[y.pos * pitch + col], span[(y.kvRow - x.kvRow) * width], y.len, width, pitch);
-                }
+            ReadSpan(src, width, x.kvRow, end);
+            PlaceRows(stage, col, x.pos, x.len, width, 0, nzRows);
+            for (uint32_t q = r + 1; q < e; ++q) {
+                Clip(q, lo, hi, y);
+                PlaceRows(stage, col, y.pos, y.len, width, static_cast<uint32_t>(y.kvRow - x.kvRow), nzRows);
             }
             r = e;
+            done = 0;
         }
     }
 
-    // n rows of `width` 16-bit elements (contiguous in `src`) -> `dst` at row pitch `pitch`:
-    // one Copy per 128 columns, one repeat per row.
-    __aicore__ inline static void CopyRows(const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &src,
-                                           uint32_t n, uint32_t width, uint32_t pitch)
+    // KV rows [first, end) of `src` -> the span staging, once its previous rows were copied out.
+    __aicore__ inline void ReadSpan(const AscendC::GlobalTensor<T> &src, uint32_t width, uint64_t first, uint64_t end)
+    {
+        PipeSync<AscendC::HardEvent::V_MTE2>();
+        AscendC::DataCopy(spanBuf_.Get<T>(), src[first * width], static_cast<uint32_t>(end - first) * width);
+        PipeSync<AscendC::HardEvent::MTE2_V>();
+    }
+
+    // n rows of the span staging from its row `from` -> rows [pos, pos + n) of the Nz stage
+    // (nzRows rows per column block) from column `col` on: a row's 16-column blocks nzRows
+    // blocks apart, one Copy per 128 columns, one repeat per row.
+    __aicore__ inline void PlaceRows(const AscendC::LocalTensor<T> &stage, uint32_t col, uint32_t pos, uint32_t n,
+                                     uint32_t width, uint32_t from, uint32_t nzRows)
     {
         constexpr uint32_t lanes = 128;
-        const AscendC::LocalTensor<uint16_t> d16 = dst.template ReinterpretCast<uint16_t>();
-        const AscendC::LocalTensor<uint16_t> s16 = src.template ReinterpretCast<uint16_t>();
-        const uint16_t dstRep = static_cast<uint16_t>(pitch * sizeof(T) / 32);
+        const AscendC::LocalTensor<uint16_t> d16 = stage.template ReinterpretCast<uint16_t>();
+        const AscendC::LocalTensor<uint16_t> s16 = spanBuf_.Get<T>()[from * width].template ReinterpretCast<uint16_t>();
         const uint16_t srcRep = static_cast<uint16_t>(width * sizeof(T) / 32);
         for (uint32_t c0 = 0; c0 < width; c0 += lanes) {
             const uint32_t m = width - c0 < lanes ? width - c0 : lanes;
-            AscendC::Copy(d16[c0], s16[c0], m, static_cast<uint8_t>(n),
-                          AscendC::CopyRepeatParams(1, 1, dstRep, srcRep));
+            AscendC::Copy(d16[(col + c0) * nzRows + pos * 16], s16[c0], m, static_cast<uint8_t>(n),
+                          AscendC::CopyRepeatParams(static_cast<uint16_t>(nzRows), 1, 1, srcRep));
         }
     }
 
@@ -531,11 +542,12 @@ private:
 
             const AscendC::LocalTensor<T> pOut = pOutBuf_.Get<T>();
             const AscendC::LocalTensor<T> dsOut = dsOutBuf_.Get<T>();
-            AscendC::Cast(pOut, s_, AscendC::RoundMode::CAST_RINT, count);
-            AscendC::Cast(dsOut, dp_, AscendC::RoundMode::CAST_RINT, count);
+            // P and dS in the cube's Nz order (nz_handoff.h): the cube stages them with plain copies.
+            NzHandoff<T>::CastArranged(pOut, s_, mine_, c);
+            NzHandoff<T>::CastArranged(dsOut, dp_, mine_, c);
             PipeSync<AscendC::HardEvent::V_MTE3>();
-            AscendC::DataCopy(wsP_[SparseSlot<T>::P(p_, n) + rowOff_ * c], pOut, mine_ * c);
-            AscendC::DataCopy(wsDs_[SparseSlot<T>::Ds(p_, n) + rowOff_ * c], dsOut, mine_ * c);
+            NzHandoff<T>::Store(wsP_[SparseSlot<T>::P(p_, n)], pOut, rowOff_, mine_, c, p_->headsPad);
+            NzHandoff<T>::Store(wsDs_[SparseSlot<T>::Ds(p_, n)], dsOut, rowOff_, mine_, c, p_->headsPad);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_GRAD);
     }
