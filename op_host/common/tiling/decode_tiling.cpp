@@ -84,12 +84,22 @@ struct RingCopies {
 constexpr RingCopies RING_FULL{AttentionCore::KV_RING_IN_COPIES, AttentionCore::KV_RING_OUT_COPIES};
 constexpr RingCopies RING_LEAN{AttentionCore::KV_RING_LEAN_IN_COPIES, AttentionCore::KV_RING_LEAN_OUT_COPIES};
 
+// KV heads whose value antiquant rows (scale and offset, query dtype) stay in UB: all of them
+// where per-channel rows fit ANTI_TABLE_MAX_BYTES, else none (loaded per unit). A per-unit load
+// waits for the ring reads in flight at every unit boundary (modelled ~0.5 us per unit).
+uint32_t AntiTableHeads(const DecodeProblem &prob, uint32_t headDimAlign)
+{
+    if (!prob.antiquant || !prob.antiPerChannel) return 0;
+    const uint64_t bytes = 2ull * uint64_t(prob.numKvHeads) * headDimAlign * prob.dtypeBytes;
+    return bytes <= AttentionCore::ANTI_TABLE_MAX_BYTES ? static_cast<uint32_t>(prob.numKvHeads) : 0;
+}
+
 // UB of the ring's producer for chunks of up to `chunk` cache elements (kv_ring_layout.h).
 uint64_t RingUbBytes(uint32_t chunk, const DecodeProblem &prob, uint32_t headDimAlign, RingCopies copies)
 {
     return AttentionCore::KvRingUbLayout(chunk, static_cast<uint32_t>(prob.headDim), headDimAlign, prob.dtypeBytes,
                                          prob.antiquant ? 1 : prob.dtypeBytes, prob.antiquant && prob.dtypeBf16,
-                                         prob.antiquant, copies.in, copies.out)
+                                         prob.antiquant, copies.in, copies.out, AntiTableHeads(prob, headDimAlign))
         .Total();
 }
 
@@ -191,6 +201,7 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
             d.ringChunkElems = chosen;
             d.ringInCopies = chosenCopies.in;
             d.ringOutCopies = chosenCopies.out;
+            d.antiTableHeads = AntiTableHeads(prob, p.headDimAlign);
             maxRows = chosenRows;
             p.blockKv = chosenKv;
             p.dChunk = chosenDc;

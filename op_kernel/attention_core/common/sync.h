@@ -93,10 +93,12 @@ constexpr int32_t FWD_EVT_Q = 1;    // + copy: lazy P.V's Q chunk copies in L0A 
 constexpr int32_t FWD_EVT_ACC = 2;  // FIX_M: lazy P.V's accumulator written out
 //
 // Forward vector (forward_vector.h, mask_band.h, kv_ring.h):
-constexpr int32_t VEC_EVT_S = 1;       // + buffer: the two S buffers (MTE2_V loaded / V_MTE2 free)
+constexpr int32_t VEC_EVT_S = 1;       // + buffer: the two S buffers (MTE2_V loaded / V_MTE2 free); before the
+                                       // main loop also kv_nz.h's two staging in-copies
 constexpr int32_t VEC_EVT_MASK = 3;    // MTE2_V: a block's mask rows loaded ahead of Apply
 constexpr int32_t VEC_EVT_KV_IN = 4;   // + copy: the K/V ring's in-copies (MTE2_V / V_MTE2, KV_RING_IN_COPIES)
-constexpr int32_t VEC_EVT_KV_OUT = 1;  // + copy: the K/V ring's Nz out-copies (V_MTE3 / MTE3_V, KV_RING_OUT_COPIES)
+constexpr int32_t VEC_EVT_KV_OUT = 1;  // + copy: the K/V ring's Nz out-copies (V_MTE3 / MTE3_V, KV_RING_OUT_COPIES);
+                                       // kv_nz.h's two staging out-copies (before the main loop)
 constexpr int32_t VEC_EVT_P = 5;       // MTE3_V: the P buffer's store is done
 //
 // Backward cube (backward_cube.h):

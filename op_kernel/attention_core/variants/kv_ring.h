@@ -110,7 +110,7 @@ template <typename T, typename Src> struct KvRingSource : public KvSource<KvDeco
         inCopies_ = d.ringInCopies;
         outCopies_ = d.ringOutCopies;
         const KvRingUb ub = KvRingUbLayout(d.ringChunkElems, p->headDim, p->headDimAlign, sizeof(T), sizeof(Src),
-                                           BF16_STAGES, CAST, inCopies_, outCopies_);
+                                           BF16_STAGES, CAST, inCopies_, outCopies_, d.antiTableHeads);
         dp_ = ub.rowElems;
         chunk_ = ub.chunkRows;
         pipe->InitBuffer(inBuf_, ub.in);

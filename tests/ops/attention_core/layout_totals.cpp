@@ -132,12 +132,12 @@ int main(int argc, char **argv)
         if (!Read(bytes, d)) return 1;
         const uint32_t tBytes = ElementBytes(key);
         const bool int8 = d.decode.antiquant != 0;
-        const uint64_t ring = d.decode.ring == 0
-                                  ? 0
-                                  : KvRingUbLayout(d.decode.ringChunkElems, d.params.headDim, d.params.headDimAlign,
-                                                   tBytes, int8 ? 1 : tBytes, int8 && key % 10 == 1, int8,
-                                                   d.decode.ringInCopies, d.decode.ringOutCopies)
-                                        .Total();
+        const uint64_t ring =
+            d.decode.ring == 0 ? 0
+                               : KvRingUbLayout(d.decode.ringChunkElems, d.params.headDim, d.params.headDimAlign,
+                                                tBytes, int8 ? 1 : tBytes, int8 && key % 10 == 1, int8,
+                                                d.decode.ringInCopies, d.decode.ringOutCopies, d.decode.antiTableHeads)
+                                     .Total();
         Forward(t, d.params, tBytes, LazyPv(key), ring, d.decode.kvPairCopies);
         if (d.decode.kvSplits > 1 || d.decode.quantOut != 0) {  // the combine pass, after the core
             Max(t, "UB",
@@ -146,6 +146,7 @@ int main(int argc, char **argv)
         g_modes["antiquant"] = int8;
         g_modes["ring"] = d.decode.ring;
         g_modes["kvPairs"] = d.decode.kvPairCopies != 0;
+        g_modes["antiTable"] = d.decode.antiTableHeads != 0;
         g_modes["split"] = d.decode.kvSplits > 1;
         g_modes["quantOut"] = d.decode.quantOut != 0;
     } else if (op == "flash_attention_score_grad") {
