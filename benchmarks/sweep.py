@@ -38,9 +38,6 @@ BOUNDS = {
     # int8 K/V decode through the cast ring: 5.4 B of L2 per int8 byte, 80.6 % of HBM at the L2
     # floor, and at B16 S4K the 2 us launch on top: 77.8 %
     "B16_N32/4_S4K_D128_int8kv": 77.8,
-    # G = 64: the atomic Fixpipe scatter of dK/dV alone, 101.2 + 6.0 cycles per (token, key)
-    # pair against 43 of useful Mmad: 40.1 %
-    "BSND_S1_128_N64_K2048_rope": 40.1,
 }
 
 
