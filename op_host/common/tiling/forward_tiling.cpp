@@ -12,14 +12,20 @@ namespace fa_host {
 namespace {
 
 constexpr uint32_t BLOCK_KV = 128;  // keys per block: 2 fp32 vector repeats per row
-constexpr uint32_t D_CHUNK = 128;   // head-dim columns per cube pass
+constexpr uint32_t D_CHUNK = 128;   // head-dim columns per cube pass (at most)
 // Query rows per vector core (q-block = twice that), largest first. Above 64 only with lazy
-// P.V: its q-block of up to 192 rows shares each K/V load (L0C holds a 192 x 128 accumulator
-// next to two 32-row S chunks) and cuts the K/V re-stream per score by a third
-// (docs/performance.md). The steps between them let a head's q-blocks come out even over the
-// cores (S8K on 24 cores: 47 q-blocks of 176 rows, two per core, where 43 of 192 rows leave
-// the busiest cores two 192-row units and five cores one).
-constexpr uint32_t ROWS_PER_VEC[] = {96, 88, 80, 72, 64, 56, 48, 32, 16, 8};
+// P.V: its q-block shares each K/V load (L0C holds the q-block x D accumulator next to two S
+// chunks) and cuts the K/V re-stream per score (docs/performance.md). At D = 128 L0C stops it
+// at 192 rows; below, L0A (P of the whole q-block next to two Q chunks of D columns) at 224
+// (D = 64) or 240 (D = 16) rows. The steps between them let a head's q-blocks come out even
+// over the cores (S8K on 24 cores: 47 q-blocks of 176 rows, two per core, where 43 of 192
+// rows leave the busiest cores two 192-row units and five cores one).
+constexpr uint32_t ROWS_PER_VEC[] = {120, 112, 104, 96, 88, 80, 72, 64, 56, 48, 32, 16, 8};
+// Above 192 rows only with S chunks of 32 rows or more: 16-row chunks double the cube's
+// issue and flags per block (D = 64, 224-row q-blocks in 16-row chunks: the cube's scalar unit
+// bound the launch, slower than 192 rows).
+constexpr uint32_t LARGE_Q_ROWS = 96;
+constexpr uint32_t LARGE_Q_MIN_S_CHUNK = 32;
 constexpr uint64_t UB_API_RESERVE = 8 * 1024;  // UB the Ascend C API keeps as scratch
 constexpr int64_t TOKEN_CLAMP = int64_t(1) << 40;
 constexpr uint64_t MAX_SEARCHED_UNITS = uint64_t(1) << 22;  // beyond: streaming split, no cost array
@@ -238,7 +244,7 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
                   uint32_t &blockKv, uint32_t &dChunk, std::string &why)
 {
     const uint32_t dp = static_cast<uint32_t>(AlignUp(static_cast<uint64_t>(headDim), 16));
-    dChunk = D_CHUNK;
+    dChunk = std::min(D_CHUNK, dp);  // lazy P.V's Q chunks in L0A: no wider than the head
     const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
     // Half-size key blocks only where K and V of 128 keys do not fit L1 next to Q and P
     // (FLOAT32 with D > 464).
@@ -248,6 +254,7 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
             uint32_t v = 0, sBufs = 0, sChunk = 0;
             if (r > 64) {  // lazy P.V only, sub-blocks on the vector cores
                 if (headDim <= dChunk && ChooseSChunk(bq, c, dp, dChunk, dtypeBytes, budget, sChunk) &&
+                    (r <= LARGE_Q_ROWS || sChunk >= LARGE_Q_MIN_S_CHUNK) &&
                     ChooseVecRows(r, c, dp, dtypeBytes, ub, v, sBufs) &&
                     CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1) {
                     rowsPerVec = r;

@@ -51,7 +51,7 @@ public:
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots));
         wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + BackwardSlotArea(p, 1)));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + BackwardSlotArea(p, 2)));
-        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + BackwardSlotArea(p, 3)));
+        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + BackwardSlotArea(p, 2) + p->wsSlotT));
         wsDq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + BackwardSlotArea(p, 4)));
 
         // Pipelined: tileSets (pipelined + 1, or + 2 with the tiles staged a step early) sets
@@ -71,8 +71,7 @@ public:
         const BackwardCubeL1 l1 = BackwardCubeL1Layout(bq, bk, dp, p->ropeDim != 0 ? drp : 0, sizeof(T), tiles_);
         pipe->InitBuffer(qL1_, l1.q);
         pipe->InitBuffer(dyL1_, l1.dy);
-        pipe->InitBuffer(pL1_, l1.p);
-        pipe->InitBuffer(dsL1_, l1.ds);
+        pipe->InitBuffer(pL1_, l1.p + l1.ds);  // a step's dS tile right behind its P tile (DsL1)
         pipe->InitBuffer(kL1_, l1.k);
         pipe->InitBuffer(vL1_, l1.v);
         qTile_ = bq * dp;
@@ -296,17 +295,26 @@ private:
         const uint32_t slot = i % p_->slots;
         AscendC::CrossCoreWaitFlag(FlagBwdGrad(slot));
         const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
-        const AscendC::LocalTensor<T> dsL1 = dsL1_.Get<T>();
+        const uint64_t at = BackwardPdsSlot(p_, slot, sizeof(T));
+        const L1Shape t = Tile(s.rows, s.u.cols);
         if constexpr (NzHandoff<T>::ENABLED) {  // the vector cores wrote P and dS in Nz order
-            const L1Shape t = Tile(s.rows, s.u.cols);
-            NzHandoff<T>::Load(pL1, wsP_[slot * (p_->wsSlotT / sizeof(T))], t.rowsPad, t.colsPad, p_->blockQ);
-            NzHandoff<T>::Load(dsL1, wsDs_[slot * (p_->wsSlotT / sizeof(T))], t.rowsPad, t.colsPad, p_->blockQ);
+            if (t.colsPad == p_->blockKv) {     // dS's column blocks continue P's: one copy
+                NzHandoff<T>::Load(pL1, wsP_[at], t.rowsPad, 2 * t.colsPad, p_->blockQ);
+            } else {
+                NzHandoff<T>::Load(pL1, wsP_[at], t.rowsPad, t.colsPad, p_->blockQ);
+                NzHandoff<T>::Load(DsL1(s), wsDs_[at], t.rowsPad, t.colsPad, p_->blockQ);
+            }
         } else {
-            Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotT / sizeof(T))], s.rows, s.u.cols, p_->blockKv,
-                            Tile(s.rows, s.u.cols), 0);
-            Tiles::CopyRows(dsL1, wsDs_[slot * (p_->wsSlotT / sizeof(T))], s.rows, s.u.cols, p_->blockKv,
-                            Tile(s.rows, s.u.cols), 0);
+            Tiles::CopyRows(pL1, wsP_[at], s.rows, s.u.cols, p_->blockKv, t, 0);
+            Tiles::CopyRows(DsL1(s), wsDs_[at], s.rows, s.u.cols, p_->blockKv, t, 0);
         }
+    }
+
+    // A step's dS tile in L1: right behind its P tile (one copy brings both, LoadGradOperands).
+    __aicore__ inline AscendC::LocalTensor<T> DsL1(const BackwardStep &s)
+    {
+        const L1Shape t = Tile(s.rows, s.u.cols);
+        return pL1_.Get<T>()[t.rowsPad * t.colsPad];
     }
 
     // The gradients of step i from its P and dS in L1 (the header comment has where they go);
@@ -316,7 +324,7 @@ private:
         const uint32_t tile = i % tiles_;
         const uint32_t kb = s.unitSeq % tiles_;
         const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
-        const AscendC::LocalTensor<T> dsL1 = dsL1_.Get<T>();
+        const AscendC::LocalTensor<T> dsL1 = DsL1(s);
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
         if (accElems_ != 0) {
             AccumulatedGradients(s, i, last);
@@ -351,7 +359,7 @@ private:
         const uint32_t kb = s.unitSeq % tiles_;
         const uint32_t d = p_->headDim;
         const AscendC::LocalTensor<T> pL1 = pL1_.Get<T>();
-        const AscendC::LocalTensor<T> dsL1 = dsL1_.Get<T>();
+        const AscendC::LocalTensor<T> dsL1 = DsL1(s);
         // The dQ chunks' atomic Fixpipes take longer than their Mmads: the dV and dK Mmads run
         // between them (dQ in L0 copy x, dV then dK in copy y; the tiling gives accumKv two
         // copies), so the Fixpipe always has a result queued while the M pipe works on the
@@ -583,7 +591,7 @@ private:
     AscendC::GlobalTensor<T> q_, k_, v_, dy_, qr_, kr_, dvOut_;
     AscendC::GlobalTensor<float> dq_, dk_, dv_, dqr_, dkr_, wsS_, wsDp_, wsDq_;
     AscendC::GlobalTensor<T> wsP_, wsDs_;
-    AscendC::TBuf<AscendC::TPosition::A1> qL1_, dyL1_, pL1_, dsL1_, qrL1_;
+    AscendC::TBuf<AscendC::TPosition::A1> qL1_, dyL1_, pL1_, qrL1_;  // pL1_: P and dS
     AscendC::TBuf<AscendC::TPosition::B1> kL1_, vL1_, krL1_;
     AscendC::TBuf<AscendC::TPosition::A2> l0a_;
     AscendC::TBuf<AscendC::TPosition::B2> l0b_;

@@ -101,11 +101,19 @@ struct BackwardParams {
     uint64_t wsDqSlot;   // bytes of one dQ slot
 };
 
-// Byte offset of slot area `area` (0 S, 1 dP, 2 P, 3 dS, 4 dQ) in a core's slots.
+// Byte offset of slot area `area` (0 S, 1 dP, 2 P, 3 dS, 4 dQ) in a core's slots. Areas 2 and
+// 3 hold the P/dS slots in pairs (BackwardPdsSlot).
 __aicore__ inline uint64_t BackwardSlotArea(const BackwardParams *p, uint32_t area)
 {
     const uint64_t f32 = p->slots * p->wsSlotF32, t = p->slots * p->wsSlotT;
     return area <= 2 ? area * f32 : 2 * f32 + (area - 2) * t;
+}
+
+// Element offset of slot `slot`'s P from area 2; its dS follows P (wsSlotT bytes on), so in
+// the cube's Nz order a full key block's P and dS column blocks form one run: one copy into L1.
+__aicore__ inline uint64_t BackwardPdsSlot(const BackwardParams *p, uint32_t slot, uint32_t elemBytes)
+{
+    return 2ull * slot * (p->wsSlotT / elemBytes);
 }
 
 // Query rows [lo, hi) of a batch whose visible keys [band.Lo(r), band.Hi(r)) meet the key

@@ -69,7 +69,7 @@ public:
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots));
         wsDp_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + BackwardSlotArea(p, 1)));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + BackwardSlotArea(p, 2)));
-        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + BackwardSlotArea(p, 3)));
+        wsDs_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(slots + BackwardSlotArea(p, 2) + p->wsSlotT));
         wsDq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(slots + BackwardSlotArea(p, 4)));
 
         // UB (backward_layout.h, the planner's BackwardUbBytes); the D-term pass
@@ -581,7 +581,7 @@ private:
         const BackwardUnit &u = s.u;
         const uint32_t n = s.n, q0 = s.q0, rows = s.rows;
         const uint64_t f32Slot = slot * (p_->wsSlotF32 / 4);
-        const uint64_t tSlot = slot * (p_->wsSlotT / sizeof(T));
+        const uint64_t tSlot = BackwardPdsSlot(p_, slot, sizeof(T));
         uint32_t rowOff, mine;
         MyRows(rows, rowOff, mine);
         AscendC::CrossCoreWaitFlag(FLAG_BWD_SDP);

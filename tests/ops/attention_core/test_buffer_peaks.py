@@ -102,6 +102,7 @@ PFA = [
     dict(sq=128, skv=128, d=256, dtype="bf16"),  # per-block P.V, two L0 copies
     dict(sq=256, skv=256, d=512),  # one L1 copy
     dict(sq=64, skv=300, d=64, layout="BSH", mask=pfa.band_mask(64, 300, pre=40, nxt=20, lead=(1, 1))),
+    dict(sq=660, skv=660, d=64, n=64, nkv=16),  # 224-row q-blocks: Q chunks of D = 64 columns
 ]
 FAV = [
     dict(dtype="fp32", d=256, seq_q=(200,)),  # one L1 and one L0 copy

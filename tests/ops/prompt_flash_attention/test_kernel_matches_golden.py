@@ -57,7 +57,7 @@ def test_mask_shapes_and_dtypes_match_golden(lead, mdtype):
 )
 def test_192_row_q_blocks_match_golden(dtype, nkv, d, mask, actual):
     # 64 heads of 570 queries give the planner enough units to take 192-row q-blocks
-    # (test_tiling.py asserts that plan): Q.K^T in 32-row chunks, the vector cores in sub-blocks
+    # (test_tiling.py asserts that plan): Q.K^T in 32-row chunks (64 at D = 64), the vector cores in sub-blocks
     # of 48 rows (the last q-block: 93 rows per core, sub-blocks of 48 and 45).
     extra = {}
     if mask == "causal":
@@ -65,6 +65,21 @@ def test_192_row_q_blocks_match_golden(dtype, nkv, d, mask, actual):
     if actual is not None:
         extra["actual_seq_lengths"] = actual
     run_and_judge(make_kwargs(dtype, "BNSD", n=64, nkv=nkv, sq=570, d=d, **extra))
+
+
+@pytest.mark.parametrize(
+    "dtype,nkv,d,sq,causal",
+    [
+        ("fp16", 16, 64, 660, False),  # 224-row q-blocks: L0A holds P and two 32 x 64 Q chunks
+        ("bf16", 64, 64, 660, True),
+        ("fp16", 16, 16, 700, False),  # 240 rows, Q chunks of 16 columns
+    ],
+)
+def test_q_blocks_above_192_rows_below_d128_match_golden(dtype, nkv, d, sq, causal):
+    # 64 heads give three q-blocks of 224 / 240 rows (test_tiling.py asserts the plan), the
+    # vector cores in sub-blocks of 56 / 64 rows, the last q-block cut short.
+    extra = dict(mask=band_mask(sq, sq), pre_tokens=MAX_INT, next_tokens=0) if causal else {}
+    run_and_judge(make_kwargs(dtype, "BNSD", n=64, nkv=nkv, sq=sq, d=d, **extra))
 
 
 def test_empty_q_blocks_inside_the_unit_stream():

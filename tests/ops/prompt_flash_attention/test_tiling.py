@@ -48,15 +48,18 @@ def problem(b=1, n=1, nkv=1, sq=1024, skv=1024, d=128, mask=0, pre=MAX_INT, nxt=
     return (b, n, nkv, sq, skv, d, mask, pre, nxt, ub, aic)
 
 
-@pytest.mark.parametrize("d,rows", [(16, 96), (64, 96), (128, 96), (192, 64), (256, 64), (512, 32)])
+# D = 16 and 64: L0A (P of the q-block next to two Q chunks of D columns) allows 240 / 224
+# rows (q-blocks of 235 / 222 rows, evened out over S8K); D = 128: L0C's accumulator 192
+@pytest.mark.parametrize("d,rows", [(16, 120), (64, 112), (128, 96), (192, 64), (256, 64), (512, 32)])
 def test_block_sizes_fit_the_buffers(plan, d, rows):
     (p,) = plan(problem(d=d, sq=8192, skv=8192, n=8))
-    assert p["ok"] and p["blockKv"] == 128 and p["dChunk"] == 128
+    assert p["ok"] and p["blockKv"] == 128 and p["dChunk"] == min(128, p["headDimAlign"])
     assert p["rowsPerVec"] == rows and p["blockQ"] == 2 * rows  # the largest that fits, 8 units/core
     assert p["ubBytes"] <= UB_USABLE and p["l1Bytes"] <= 524032
-    bq, dp, sc = p["blockQ"], p["headDimAlign"], p["sChunk"]
+    bq, dp, sc, dc = p["blockQ"], p["headDimAlign"], p["sChunk"], p["dChunk"]
     if p["lazyO"]:  # L0 regions of forward_cube.h: L0C [acc | S x2], L0A [P | Q x2], L0B [K^T | V]
-        assert sc % 16 == 0 and (bq * dp + 2 * sc * 128) * 4 <= 131072 and (bq * 128 + 2 * sc * 128) * 2 <= 65536
+        assert sc % 16 == 0 and (bq * dp + 2 * sc * 128) * 4 <= 131072 and (bq * 128 + 2 * sc * dc) * 2 <= 65536
+        assert bq <= 192 or sc >= 32  # above 192 rows no 16-row S chunks
     else:
         assert sc == bq and bq * 128 * 4 <= 131072 and bq * 128 * 2 <= 65536  # L0C, L0A
     # sub-blocks of at most 64 rows (a multiple of 8) on the vector cores
@@ -76,9 +79,19 @@ def test_kernel_tests_of_192_row_q_blocks_get_them(plan, args):
     # the shapes of test_kernel_matches_golden.py::test_192_row_q_blocks_match_golden (570 rows:
     # three q-blocks, evened out to 190 rows, rounded up to 192); 500 rows come out even at 176
     (p,) = plan(problem(**args))
-    assert p["blockQ"] == 192 and p["lazyO"] == 1 and p["sChunk"] == 32 and p["vecRows"] == 48
+    # S chunks of 64 rows at D = 64 (its Q chunks are 64 columns wide), else of 32
+    assert p["blockQ"] == 192 and p["lazyO"] == 1 and p["vecRows"] == 48
+    assert p["sChunk"] == (64 if args["d"] == 64 else 32)
     (p,) = plan(problem(**dict(args, sq=500, skv=500)))
     assert p["blockQ"] == 176 and p["qBlocksPerHead"] == 3 and p["lazyO"] == 1
+
+
+@pytest.mark.parametrize("d,sq,bq", [(64, 660, 224), (16, 700, 240)])
+def test_kernel_tests_of_larger_q_blocks_get_them(plan, d, sq, bq):
+    # the shapes of test_kernel_matches_golden.py::test_q_blocks_above_192_rows_below_d128_...
+    for mask in (0, 1):
+        (p,) = plan(problem(n=64, nkv=16, sq=sq, skv=sq, d=d, mask=mask))
+        assert p["blockQ"] == bq and p["qBlocksPerHead"] == 3 and p["lazyO"] == 1 and p["sChunk"] >= 32
 
 
 def test_smaller_ub_gives_smaller_blocks_and_none_fits_is_an_error(plan):
