@@ -1,6 +1,7 @@
 #include "decode_tiling.h"
 
 #include "cost_rates.h"
+#include "../../../op_kernel/attention_core/forward/forward_layout.h"
 #include "../../../op_kernel/attention_core/variants/kv_ring_layout.h"
 #include "../../../op_kernel/attention_core/variants/split_kv_combine_layout.h"
 
@@ -83,12 +84,22 @@ struct RingCopies {
 constexpr RingCopies RING_FULL{AttentionCore::KV_RING_IN_COPIES, AttentionCore::KV_RING_OUT_COPIES};
 constexpr RingCopies RING_LEAN{AttentionCore::KV_RING_LEAN_IN_COPIES, AttentionCore::KV_RING_LEAN_OUT_COPIES};
 
+// KV heads whose value antiquant rows (scale and offset, query dtype) stay in UB: all of them
+// where per-channel rows fit ANTI_TABLE_MAX_BYTES, else none (loaded per unit). A per-unit load
+// waits for the ring reads in flight at every unit boundary (modelled ~0.5 us per unit).
+uint32_t AntiTableHeads(const DecodeProblem &prob, uint32_t headDimAlign)
+{
+    if (!prob.antiquant || !prob.antiPerChannel) return 0;
+    const uint64_t bytes = 2ull * uint64_t(prob.numKvHeads) * headDimAlign * prob.dtypeBytes;
+    return bytes <= AttentionCore::ANTI_TABLE_MAX_BYTES ? static_cast<uint32_t>(prob.numKvHeads) : 0;
+}
+
 // UB of the ring's producer for chunks of up to `chunk` cache elements (kv_ring_layout.h).
 uint64_t RingUbBytes(uint32_t chunk, const DecodeProblem &prob, uint32_t headDimAlign, RingCopies copies)
 {
     return AttentionCore::KvRingUbLayout(chunk, static_cast<uint32_t>(prob.headDim), headDimAlign, prob.dtypeBytes,
                                          prob.antiquant ? 1 : prob.dtypeBytes, prob.antiquant && prob.dtypeBf16,
-                                         prob.antiquant, copies.in, copies.out)
+                                         prob.antiquant, copies.in, copies.out, AntiTableHeads(prob, headDimAlign))
         .Total();
 }
 
@@ -190,6 +201,7 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
             d.ringChunkElems = chosen;
             d.ringInCopies = chosenCopies.in;
             d.ringOutCopies = chosenCopies.out;
+            d.antiTableHeads = AntiTableHeads(prob, p.headDimAlign);
             maxRows = chosenRows;
             p.blockKv = chosenKv;
             p.dChunk = chosenDc;
@@ -275,6 +287,16 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
         d.ringSlots = RING_SLOTS;
         d.ringAhead = RING_AHEAD;
         d.ringCoreBytes = AlignUp(uint64_t(d.ringSlots) * 2 * p.blockKv * p.headDimAlign * prob.dtypeBytes, 512);
+        // int8 K/V: a block's K and V slots in one copy where L1 holds WS_SLOTS pairs (the cube
+        // loads K WS_SLOTS - 1 blocks before P.V needs V): one DMA start less per block on the
+        // cube's MTE2, which bounds the cast ring (the vector cores read half the bytes they
+        // write). fp16 / bf16 are bound by the vector cores' reads, and G = 64 lost with pairs
+        // (modelled B4 N64/1 S8K 16.5 -> 17.1 us; docs/performance.md "Decode").
+        if (prob.antiquant && p.lazyO != 0 &&
+            AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, prob.dtypeBytes, p.l1Bufs,
+                                              AttentionCore::WS_SLOTS) <= budget.l1) {
+            d.kvPairCopies = AttentionCore::WS_SLOTS;
+        }
     }
     const uint32_t vecCores = 2 * p.usedCores;
     for (uint32_t v = 0; v <= vecCores; ++v) d.combineRowStart[v] = d.combineRows * v / vecCores;

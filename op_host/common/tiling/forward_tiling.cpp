@@ -422,7 +422,8 @@ void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seq
     const uint64_t rows = AlignUp(seqRows, 16) + 16;
     const AttentionCore::ForwardVectorUb ub = AttentionCore::ForwardVectorUbLayout(
         p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs);
-    const uint64_t chunk = std::min<uint64_t>(240, std::min(ub.acc, ub.tmp) / (dp * dtypeBytes)) / 16 * 16;
+    // Two copies of a chunk in each of the accumulator and tmp (kv_nz.h's staging pass).
+    const uint64_t chunk = std::min<uint64_t>(240, std::min(ub.acc, ub.tmp) / 2 / (dp * dtypeBytes)) / 16 * 16;
     const uint64_t bytes = 2 * uint64_t(p.numKvHeads) * batches * dp * rows * dtypeBytes;
     if (dtypeBytes != 2 || p.headDim % 16 != 0 || reuse < 4 || rows > 65535 || chunk < 16 || bytes > KV_NZ_MAX_BYTES) {
         return;

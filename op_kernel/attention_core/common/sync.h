@@ -81,8 +81,11 @@ static_assert(FlagsValid(SPARSE_BACKWARD_FLAGS), "sparse backward cross-core fla
 // checked at compile time: every id in 1-7, and no two ranges of one HardEvent overlap.
 //
 // Forward cube (forward_cube.h):
-constexpr int32_t FWD_EVT_K = 1;    // + copy: the K tile in L1 (MTE1_MTE2 free / MTE2_MTE1 loaded)
-constexpr int32_t FWD_EVT_PV = 3;   // + copy: the P and V tiles in L1 (same pair)
+constexpr int32_t FWD_EVT_K = 1;   // + copy: the K tile in L1 (MTE1_MTE2 free / MTE2_MTE1 loaded)
+constexpr int32_t FWD_EVT_PV = 3;  // + copy: the P and V tiles in L1 (same pair)
+// K/V pairs (the K/V source's KvPairCopies(), lazy P.V): pair copy c (K and V of one block,
+// WS_SLOTS copies) takes id FWD_EVT_K + c, the K and P/V ranges together, and P its own:
+constexpr int32_t FWD_EVT_P = 7;    // the P tile in L1 with K/V pairs (same pair)
 constexpr int32_t FWD_EVT_QL1 = 5;  // + copy: the Q block in L1 (same pair)
 constexpr int32_t FWD_EVT_L0 = 5;   // + copy: L0A/L0B operands (M_MTE1 / MTE1_M), L0C results (FIX_M /
                                     // M_FIX); lazy P.V: + 0 K^T, + 1 the P and V regions, S chunks
@@ -90,10 +93,12 @@ constexpr int32_t FWD_EVT_Q = 1;    // + copy: lazy P.V's Q chunk copies in L0A 
 constexpr int32_t FWD_EVT_ACC = 2;  // FIX_M: lazy P.V's accumulator written out
 //
 // Forward vector (forward_vector.h, mask_band.h, kv_ring.h):
-constexpr int32_t VEC_EVT_S = 1;       // + buffer: the two S buffers (MTE2_V loaded / V_MTE2 free)
+constexpr int32_t VEC_EVT_S = 1;       // + buffer: the two S buffers (MTE2_V loaded / V_MTE2 free); before the
+                                       // main loop also kv_nz.h's two staging in-copies
 constexpr int32_t VEC_EVT_MASK = 3;    // MTE2_V: a block's mask rows loaded ahead of Apply
 constexpr int32_t VEC_EVT_KV_IN = 4;   // + copy: the K/V ring's in-copies (MTE2_V / V_MTE2, KV_RING_IN_COPIES)
-constexpr int32_t VEC_EVT_KV_OUT = 1;  // + copy: the K/V ring's Nz out-copies (V_MTE3 / MTE3_V, KV_RING_OUT_COPIES)
+constexpr int32_t VEC_EVT_KV_OUT = 1;  // + copy: the K/V ring's Nz out-copies (V_MTE3 / MTE3_V, KV_RING_OUT_COPIES);
+                                       // kv_nz.h's two staging out-copies (before the main loop)
 constexpr int32_t VEC_EVT_P = 5;       // MTE3_V: the P buffer's store is done
 //
 // Backward cube (backward_cube.h):
@@ -133,11 +138,12 @@ template <uint32_t N> constexpr bool EventsValid(const EventRange (&ranges)[N])
 }
 using HE = AscendC::HardEvent;
 constexpr EventRange FORWARD_CUBE_EVENTS[] = {
-    {HE::MTE1_MTE2, FWD_EVT_K, 2},  {HE::MTE2_MTE1, FWD_EVT_K, 2}, {HE::MTE1_MTE2, FWD_EVT_PV, 2},
-    {HE::MTE2_MTE1, FWD_EVT_PV, 2}, {HE::M_MTE1, FWD_EVT_L0, 2},   {HE::MTE1_M, FWD_EVT_L0, 2},
-    {HE::FIX_M, FWD_EVT_L0, 2},     {HE::M_FIX, FWD_EVT_L0, 2},    {HE::M_MTE1, FWD_EVT_Q, 2},
-    {HE::MTE1_M, FWD_EVT_Q, 2},     {HE::FIX_M, FWD_EVT_ACC, 1},   {HE::MTE1_MTE2, FWD_EVT_QL1, 2},
-    {HE::MTE2_MTE1, FWD_EVT_QL1, 2}};
+    {HE::MTE1_MTE2, FWD_EVT_K, 2},   {HE::MTE2_MTE1, FWD_EVT_K, 2}, {HE::MTE1_MTE2, FWD_EVT_PV, 2},
+    {HE::MTE2_MTE1, FWD_EVT_PV, 2},  {HE::M_MTE1, FWD_EVT_L0, 2},   {HE::MTE1_M, FWD_EVT_L0, 2},
+    {HE::FIX_M, FWD_EVT_L0, 2},      {HE::M_FIX, FWD_EVT_L0, 2},    {HE::M_MTE1, FWD_EVT_Q, 2},
+    {HE::MTE1_M, FWD_EVT_Q, 2},      {HE::FIX_M, FWD_EVT_ACC, 1},   {HE::MTE1_MTE2, FWD_EVT_QL1, 2},
+    {HE::MTE2_MTE1, FWD_EVT_QL1, 2}, {HE::MTE1_MTE2, FWD_EVT_P, 1}, {HE::MTE2_MTE1, FWD_EVT_P, 1}};
+static_assert(FWD_EVT_PV == FWD_EVT_K + 2 && WS_SLOTS == 4, "K/V pair copies take the K and P/V ids");
 constexpr EventRange FORWARD_VECTOR_EVENTS[] = {{HE::MTE2_V, VEC_EVT_S, 2},
                                                 {HE::V_MTE2, VEC_EVT_S, 2},
                                                 {HE::MTE2_V, VEC_EVT_MASK, 1},
@@ -173,12 +179,12 @@ template <AscendC::HardEvent evt> __aicore__ inline void PipeSync()
     AscendC::WaitFlag<evt>(0);
 }
 
-// Double buffering: the copy (0 or 1) the next operation takes, advancing `idx`; with one copy
-// it is always 0.
+// Double buffering: the copy (0 .. copies - 1, in turn) the next operation takes, advancing
+// `idx`; with one copy it is always 0.
 __aicore__ inline uint32_t NextCopy(uint32_t &idx, uint32_t copies)
 {
     const uint32_t cur = idx;
-    idx = copies == 2 ? idx ^ 1u : 0u;
+    idx = idx + 1 < copies ? idx + 1 : 0u;
     return cur;
 }
 

@@ -42,9 +42,12 @@ template <typename T> struct KvNz {
         NzHandoff<T>::Load(dst, nz_[Offset(tensor, b, kvHead, token)], rowsPad, p_->headDimAlign, p_->kvNzRows);
     }
 
-    // The conversion (vector core `vec` of `vecCount`): chunks of kvNzChunk rows, nd and nz
-    // each at least kvNzChunk x headDimAlign elements of UB; K multiplied by keyScale on the way
-    // (fp16; the host passes 1 or a power of two, which is exact). Ends with every pipe drained.
+    // The conversion (vector core `vec` of `vecCount`): chunks of kvNzChunk rows through two
+    // copies, so that a chunk's load overlaps the previous chunk's conversion and store; nd and
+    // nz each at least 2 x kvNzChunk x headDimAlign elements of UB; K multiplied by keyScale on
+    // the way (fp16; the host passes 1 or a power of two, which is exact). Runs before the main
+    // loop, on the S buffers' and the ring's event ids (sync.h: free until then); ends with every
+    // pipe drained.
     __aicore__ inline void Prepare(const AscendC::LocalTensor<T> &nd, const AscendC::LocalTensor<T> &nz, uint32_t vec,
                                    uint32_t vecCount, float keyScale = 1.0f) const
     {
@@ -54,42 +57,60 @@ template <typename T> struct KvNz {
         const uint64_t items = 2ull * p_->numKvHeads * p_->kvNzBatches * perRegion;
         const uint64_t first = items * vec / vecCount;
         const uint64_t last = items * (vec + 1) / vecCount;
+        for (int32_t b = 0; b < 2; ++b) {  // both copies start free
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_IN + b);
+            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + b);
+        }
         for (uint64_t i = first; i < last; ++i) {
+            const int32_t b = static_cast<int32_t>((i - first) & 1);
+            const AscendC::LocalTensor<T> in = nd[b * ch * dp];
+            const AscendC::LocalTensor<T> out = nz[b * ch * dp];
             const uint32_t c = static_cast<uint32_t>(i % perRegion);
             const uint64_t region = i / perRegion;
-            const uint32_t b = static_cast<uint32_t>(region % p_->kvNzBatches);
+            const uint32_t bt = static_cast<uint32_t>(region % p_->kvNzBatches);
             const uint32_t h = static_cast<uint32_t>(region / p_->kvNzBatches % p_->numKvHeads);
             const uint32_t tensor = static_cast<uint32_t>(region / p_->kvNzBatches / p_->numKvHeads);
             const uint32_t s0 = c * ch;
             const uint32_t rows = p_->kvNzRows - s0 < ch ? p_->kvNzRows - s0 : ch;
             const uint32_t real = s0 >= p_->kvNzSeq ? 0 : (p_->kvNzSeq - s0 < rows ? p_->kvNzSeq - s0 : rows);
-            if (real < rows) {  // the zero rows past the tensor's end
-                AscendC::Duplicate(nd.template ReinterpretCast<uint16_t>()[real * dp], static_cast<uint16_t>(0),
-                                   static_cast<int32_t>((rows - real) * dp));
-            }
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_IN + b);  // the conversion two chunks back read it
             if (real > 0) {
                 const uint64_t at =
-                    (p_->kvNzBatches == 1 ? 0 : b * p_->kvStrideB) + h * p_->kvStrideN + uint64_t(s0) * p_->kvStrideS;
+                    (p_->kvNzBatches == 1 ? 0 : bt * p_->kvStrideB) + h * p_->kvStrideN + uint64_t(s0) * p_->kvStrideS;
                 AscendC::DataCopyExtParams copy(static_cast<uint16_t>(real), p_->headDim * sizeof(T),
                                                 static_cast<uint32_t>((p_->kvStrideS - p_->headDim) * sizeof(T)), 0, 0);
-                AscendC::DataCopyPad(nd, src_[tensor][at], copy, AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
-                PipeSync<AscendC::HardEvent::MTE2_V>();
+                AscendC::DataCopyPad(in, src_[tensor][at], copy, AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
+            }
+            AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_IN + b);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_IN + b);
+            if (real < rows) {  // the zero rows past the tensor's end
+                AscendC::Duplicate(in.template ReinterpretCast<uint16_t>()[real * dp], static_cast<uint16_t>(0),
+                                   static_cast<int32_t>((rows - real) * dp));
             }
             AscendC::PipeBarrier<PIPE_V>();
             if constexpr (AscendC::IsSameType<T, half>::value) {
                 if (tensor == 0 && real > 0 && keyScale != 1.0f) {
-                    AscendC::Muls(nd, nd, static_cast<half>(keyScale), static_cast<int32_t>(real * dp));
+                    AscendC::Muls(in, in, static_cast<half>(keyScale), static_cast<int32_t>(real * dp));
                     AscendC::PipeBarrier<PIPE_V>();
                 }
             }
-            NzHandoff<T>::Arrange(nz, nd, rows, dp);
-            PipeSync<AscendC::HardEvent::V_MTE3>();
-            NzHandoff<T>::Store(nz_[Offset(tensor, b, h, 0)], nz, s0, rows, dp, p_->kvNzRows);
-            PipeSync<AscendC::HardEvent::MTE3_V>();  // nz is free again
-            PipeSync<AscendC::HardEvent::V_MTE2>();  // nd is free again
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + b);  // the store two chunks back read it
+            NzHandoff<T>::Arrange(out, in, rows, dp);
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_IN + b);
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVT_OUT + b);
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT_OUT + b);
+            NzHandoff<T>::Store(nz_[Offset(tensor, bt, h, 0)], out, s0, rows, dp, p_->kvNzRows);
+            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + b);
+        }
+        for (int32_t b = 0; b < 2; ++b) {  // drain
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_IN + b);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + b);
         }
         AscendC::PipeBarrier<PIPE_ALL>();
     }
+
+    static constexpr int32_t EVT_IN = VEC_EVT_S;        // + copy: MTE2_V loaded / V_MTE2 free
+    static constexpr int32_t EVT_OUT = VEC_EVT_KV_OUT;  // + copy: V_MTE3 arranged / MTE3_V stored
 
     const ForwardParams *p_ = nullptr;
     AscendC::GlobalTensor<T> src_[2];

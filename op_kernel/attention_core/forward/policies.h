@@ -141,6 +141,9 @@ struct KvSourceBase {
     __aicore__ inline uint32_t RowsInRun(uint32_t, uint64_t) const { return 0xFFFFFFFFu; }
     __aicore__ inline static constexpr bool StagedNz() { return false; }
     __aicore__ inline uint32_t NzSlotRows() const { return 0; }
+    // Copies of a block's K and V in one L1 tile pair, loaded with one copy (a staged source
+    // whose V slot follows the K slot); 0: K and V tiles of their own.
+    __aicore__ inline uint32_t KvPairCopies() const { return 0; }
     __aicore__ inline void BeforeLoad(const WorkUnit &, const KvBlock &, bool) {}
     __aicore__ inline void AfterLoad(bool) {}
     template <class Tiling, class GmTensors>

@@ -75,6 +75,12 @@ struct DecodeParams {
     uint32_t ringChunkElems;
     uint32_t ringInCopies;
     uint32_t ringOutCopies;
+    // The cube loads a ring block's K and V slots with one copy into one of kvPairCopies L1
+    // pairs (forward_cube.h; 0: K and V apart), where L1 holds WS_SLOTS pairs (lazy P.V).
+    uint32_t kvPairCopies;
+    // Per-channel int8 antiquant: every KV head's value scale and offset rows stay in UB from
+    // the start (kv_antiquant.h) when they fit ANTI_TABLE_MAX_BYTES (0: loaded per unit).
+    uint32_t antiTableHeads;
     uint64_t antiQueryOffset;
     uint64_t ringOffset;
     uint64_t ringCoreBytes;

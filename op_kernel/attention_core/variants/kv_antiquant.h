@@ -158,11 +158,19 @@ template <typename T> struct KvSource<KvDecodeInt8<T>> : public KvRingSource<T, 
         td_ = &td;
         antiScale_ = t.kv.antiScale;
         antiOffset_ = t.kv.antiOffset;
-        Ring::StreamInit(td, pipe, t);
-        const KvRingUb ub =
-            KvRingUbLayout(td.decode.ringChunkElems, td.params.headDim, td.params.headDimAlign, sizeof(T), 1,
-                           Int8CastStages<T>::value, true, td.decode.ringInCopies, td.decode.ringOutCopies);
+        const KvRingUb ub = KvRingUbLayout(td.decode.ringChunkElems, td.params.headDim, td.params.headDimAlign,
+                                           sizeof(T), 1, Int8CastStages<T>::value, true, td.decode.ringInCopies,
+                                           td.decode.ringOutCopies, td.decode.antiTableHeads);
         pipe->InitBuffer(valueBuf_, ub.value);
+        tableHeads_ = td.decode.antiTableHeads;
+        if (tableHeads_ != 0) {  // every KV head's value scale and offset rows, before the ring's reads
+            LoadTable(antiScale_, 0);
+            if (antiOffset_ != nullptr) {
+                LoadTable(antiOffset_, tableHeads_);
+            }
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+        }
+        Ring::StreamInit(td, pipe, t);
     }
 
     // The value antiquant on a unit's rows before they are normalised (or stored as partials,
@@ -180,6 +188,16 @@ template <typename T> struct KvSource<KvDecodeInt8<T>> : public KvRingSource<T, 
         const bool hasOffset = antiOffset_ != nullptr;
         const uint32_t kvHead = u.n / this->d_->kvSplits;
         AscendC::PipeBarrier<PIPE_V>();
+        if (kvHead != valueHead_ && tableHeads_ != 0) {  // the rows are in UB: casts only
+            AscendC::Cast(scale, Table(kvHead), AscendC::RoundMode::CAST_NONE, dd);
+            if (hasOffset) {
+                AscendC::Cast(shift, Table(tableHeads_ + kvHead), AscendC::RoundMode::CAST_NONE, dd);
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Mul(shift, shift, scale, dd);
+            }
+            AscendC::PipeBarrier<PIPE_V>();
+            valueHead_ = kvHead;
+        }
         if (kvHead != valueHead_) {
             LoadAntiRow<T>(*td_, antiScale_, 1, kvHead, stage, scale);
             if (hasOffset) {
@@ -208,7 +226,31 @@ template <typename T> struct KvSource<KvDecodeInt8<T>> : public KvRingSource<T, 
     }
 
 private:
+    // Row `row` of the table (after the fp32 rows and the stage row, kv_ring_layout.h): rows
+    // [0, heads) the value scales, [heads, 2 heads) the offsets, headDimAlign apart.
+    __aicore__ inline AscendC::LocalTensor<T> Table(uint32_t row)
+    {
+        const uint32_t dp = td_->params.headDimAlign;
+        return valueBuf_.Get<T>()[3 * dp * (4 / sizeof(T)) + (1 + row) * dp];
+    }
+
+    // The value rows ([2, N_kv, D]: key rows, then value rows) of `src` -> table rows from `row0`.
+    __aicore__ inline void LoadTable(GM_ADDR src, uint32_t row0)
+    {
+        const uint32_t dd = td_->params.headDim;
+        const uint32_t dp = td_->params.headDimAlign;
+        AscendC::GlobalTensor<T> g;
+        g.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(src));
+        const uint32_t padElems = AlignUp(dd * sizeof(T), 32) / sizeof(T) - dd;
+        AscendC::DataCopyPad(
+            Table(row0), g[static_cast<uint64_t>(tableHeads_) * dd],
+            AscendC::DataCopyExtParams(static_cast<uint16_t>(tableHeads_), dd * sizeof(T), 0,
+                                       (dp * sizeof(T) - AlignUp(dd * sizeof(T), 32)) / 32, 0),
+            AscendC::DataCopyPadExtParams<T>(padElems != 0, 0, static_cast<uint8_t>(padElems), static_cast<T>(0)));
+    }
+
     const DecodeTiling *td_ = nullptr;
+    uint32_t tableHeads_ = 0;  // KV heads whose value rows are in the table (0: loaded per unit)
     GM_ADDR antiScale_ = nullptr;
     GM_ADDR antiOffset_ = nullptr;  // null without antiquant_offset
     AscendC::TBuf<AscendC::TPosition::VECCALC> valueBuf_;

@@ -11,7 +11,8 @@
 //   KvSource<KvDecodeRing<T>>   fp16 / bf16 K/V, copied
 //   KvSource<KvDecodeInt8<T>>   int8 K/V cast to the query dtype (exact: |x| <= 128), kv_antiquant.h
 // Flags (sync.h): FLAG_KV_READY vector -> cube once both vector cores wrote a block's rows,
-// FLAG_KV_FREE cube -> vector once the cube's MTE2 loaded the block's V (after its K) into L1.
+// FLAG_KV_FREE cube -> vector once the cube's MTE2 loaded the block's V (after its K, or with it:
+// DecodeParams::kvPairCopies) into L1.
 // A slot holds blockKv rows of headDimAlign columns per tensor; rows of a short last block up to
 // the next multiple of 16 (the cube's padded extent) are written as zeros.
 #pragma once
@@ -71,6 +72,8 @@ template <typename T, typename Src> struct KvRingSource : public KvSource<KvDeco
     __aicore__ inline static constexpr bool StagedNz() { return true; }
     __aicore__ inline uint64_t KvOffset(uint32_t, uint32_t, uint32_t) const { return ringAt_; }
     __aicore__ inline uint32_t NzSlotRows() const { return p_->blockKv; }
+    // A block's V slot follows its K slot: the cube may load both with one copy.
+    __aicore__ inline uint32_t KvPairCopies() const { return d_->kvPairCopies; }
 
     // The ring slot of the block the cube loads next.
     __aicore__ inline void BeforeLoad(const WorkUnit &, const KvBlock &, bool isValue)
@@ -107,7 +110,7 @@ template <typename T, typename Src> struct KvRingSource : public KvSource<KvDeco
         inCopies_ = d.ringInCopies;
         outCopies_ = d.ringOutCopies;
         const KvRingUb ub = KvRingUbLayout(d.ringChunkElems, p->headDim, p->headDimAlign, sizeof(T), sizeof(Src),
-                                           BF16_STAGES, CAST, inCopies_, outCopies_);
+                                           BF16_STAGES, CAST, inCopies_, outCopies_, d.antiTableHeads);
         dp_ = ub.rowElems;
         chunk_ = ub.chunkRows;
         pipe->InitBuffer(inBuf_, ub.in);

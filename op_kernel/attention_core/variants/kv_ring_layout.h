@@ -14,7 +14,9 @@ namespace AttentionCore {
 // of cache rows (srcBytes per element), outCopies copies of Nz rows in the query
 // dtype (tBytes, headDimAlign columns); int8 (cast): one cast row staging (tBytes), for bf16 the
 // fp16 and fp32 cast stages, and the value scale / shift rows (three fp32 rows and one in the
-// query dtype, headDimAlign).
+// query dtype, headDimAlign) with tableHeads KV heads' value scale and offset rows (query dtype,
+// DecodeParams::antiTableHeads).
+constexpr uint32_t ANTI_TABLE_MAX_BYTES = 16384;  // the value antiquant rows kept in UB, at most
 struct KvRingUb {
     uint32_t in, nd, out, half, flt, value;
     uint32_t rowElems, chunkRows;
@@ -23,7 +25,7 @@ struct KvRingUb {
 
 __aicore__ inline KvRingUb KvRingUbLayout(uint32_t chunkElems, uint32_t headDim, uint32_t headDimAlign, uint32_t tBytes,
                                           uint32_t srcBytes, bool bf16Stages, bool cast, uint32_t inCopies,
-                                          uint32_t outCopies)
+                                          uint32_t outCopies, uint32_t tableHeads)
 {
     KvRingUb l;
     const uint32_t perBlock = 32 / srcBytes;
@@ -37,7 +39,7 @@ __aicore__ inline KvRingUb KvRingUbLayout(uint32_t chunkElems, uint32_t headDim,
     l.out = outCopies * l.chunkRows * headDimAlign * tBytes;
     l.half = bf16Stages ? elems * 2 : 0;
     l.flt = bf16Stages ? elems * 4 : 0;
-    l.value = cast ? 3 * headDimAlign * 4 + headDimAlign * tBytes : 0;
+    l.value = cast ? 3 * headDimAlign * 4 + (1 + 2 * tableHeads) * headDimAlign * tBytes : 0;
     return l;
 }
 

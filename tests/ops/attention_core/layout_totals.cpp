@@ -43,13 +43,13 @@ uint32_t ElementBytes(uint64_t key) { return key % 10 == 2 ? 4 : 2; }
 bool LazyPv(uint64_t key) { return key / 10 % 10 == 1; }
 
 // ForwardCube::Init and ForwardVector::Init (forward_cube.h, forward_vector.h) on `p`.
-void Forward(Totals &t, const ForwardParams &p, uint32_t tBytes, bool lazy, uint64_t extraUb = 0)
+void Forward(Totals &t, const ForwardParams &p, uint32_t tBytes, bool lazy, uint64_t extraUb = 0, uint32_t kvPairs = 0)
 {
     const uint32_t r = p.rowsPerVec;
     const uint32_t v = p.vecRows != 0 && p.vecRows < r ? p.vecRows : r;
     const uint32_t sBufs = p.vecSBufs == 2 ? 2 : 1;
     Max(t, "UB", ForwardVectorUbLayout(r, v, p.blockKv, p.headDimAlign, tBytes, sBufs).Total() + extraUb);
-    Max(t, "L1", ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, tBytes, p.l1Bufs == 2 ? 2 : 1));
+    Max(t, "L1", ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, tBytes, p.l1Bufs == 2 ? 2 : 1, kvPairs));
     const ForwardCubeL0 l0 = ForwardCubeL0Layout(p.blockQ, p.blockKv, p.headDimAlign, p.dChunk, tBytes,
                                                  p.l0Bufs == 2 ? 2 : 1, lazy ? p.sChunk : 0);
     Max(t, "L0A", l0.a);
@@ -132,19 +132,21 @@ int main(int argc, char **argv)
         if (!Read(bytes, d)) return 1;
         const uint32_t tBytes = ElementBytes(key);
         const bool int8 = d.decode.antiquant != 0;
-        const uint64_t ring = d.decode.ring == 0
-                                  ? 0
-                                  : KvRingUbLayout(d.decode.ringChunkElems, d.params.headDim, d.params.headDimAlign,
-                                                   tBytes, int8 ? 1 : tBytes, int8 && key % 10 == 1, int8,
-                                                   d.decode.ringInCopies, d.decode.ringOutCopies)
-                                        .Total();
-        Forward(t, d.params, tBytes, LazyPv(key), ring);
+        const uint64_t ring =
+            d.decode.ring == 0 ? 0
+                               : KvRingUbLayout(d.decode.ringChunkElems, d.params.headDim, d.params.headDimAlign,
+                                                tBytes, int8 ? 1 : tBytes, int8 && key % 10 == 1, int8,
+                                                d.decode.ringInCopies, d.decode.ringOutCopies, d.decode.antiTableHeads)
+                                     .Total();
+        Forward(t, d.params, tBytes, LazyPv(key), ring, d.decode.kvPairCopies);
         if (d.decode.kvSplits > 1 || d.decode.quantOut != 0) {  // the combine pass, after the core
             Max(t, "UB",
                 CombineUbLayout(d.decode.kvSplits, d.params.headDimAlign, tBytes, d.decode.quantOut != 0).Total());
         }
         g_modes["antiquant"] = int8;
         g_modes["ring"] = d.decode.ring;
+        g_modes["kvPairs"] = d.decode.kvPairCopies != 0;
+        g_modes["antiTable"] = d.decode.antiTableHeads != 0;
         g_modes["split"] = d.decode.kvSplits > 1;
         g_modes["quantOut"] = d.decode.quantOut != 0;
     } else if (op == "flash_attention_score_grad") {

@@ -82,13 +82,14 @@ def check(layout_totals, op, kw, seen):
     assert not differ, f"emulator peak vs layout total, bytes per core: {differ} (modes {modes})"
 
 
-def int8_kv(kw, seed=21):
+def int8_kv(kw, seed=21, shape=(2,)):
+    """int8 K/V with per-tensor antiquant, or per channel with shape (2, H_kv) (BSH)."""
     rng = np.random.default_rng(seed)
     out = dict(kw)
     out["key"] = [rng.integers(-127, 128, np.shape(kw["key"][0])).astype(np.int8)]
     out["value"] = [rng.integers(-127, 128, np.shape(kw["value"][0])).astype(np.int8)]
-    out["antiquant_scale"] = rng.uniform(0.002, 0.01, (2,)).astype(kw["query"].dtype)
-    out["antiquant_offset"] = rng.integers(-4, 5, (2,)).astype(kw["query"].dtype)
+    out["antiquant_scale"] = rng.uniform(0.002, 0.01, shape).astype(kw["query"].dtype)
+    out["antiquant_offset"] = rng.integers(-4, 5, shape).astype(kw["query"].dtype)
     return out
 
 
@@ -114,7 +115,7 @@ FAV = [
 IFA = [
     dict(b=2, n=4, s=64, d=64),  # one split
     dict(b=1, n=8, nkv=2, s=300, d=128, dtype="bf16", int8=True),  # int8 K/V (bf16 cast stages)
-    dict(b=2, n=8, nkv=2, s=300, d=64, int8=True),
+    dict(b=2, n=8, nkv=2, s=300, d=64, int8="channel"),  # per channel: the value rows in UB
     dict(b=1, n=8, nkv=1, s=4096, d=128),  # 16 splits: the combine's statistics rows
     dict(b=2, n=4, s=300, d=256, dtype="bf16"),  # 3 splits, D = 256: the combine is the larger phase
     dict(b=1, n=4, nkv=1, s=300, d=32, quant=True),  # int8 output: the combine's quantisation rows
@@ -156,6 +157,8 @@ def ifa_kwargs(p):
         rng = np.random.default_rng(13)
         kw["quant_scale2"] = rng.uniform(500, 4000, (1,)).astype(np.float32)
         kw["quant_offset2"] = rng.uniform(-3, 3, (1,)).astype(np.float32)
+    if int8 == "channel":
+        return int8_kv(kw, shape=(2, np.shape(kw["key"][0])[-1]))
     return int8_kv(kw) if int8 else kw
 
 
@@ -220,7 +223,7 @@ def test_the_shapes_cover_every_layout_choice(seen):
     want = {
         pfa.OP: {"lazyPv": {0, 1}, "l1Bufs": {1, 2}, "l0Bufs": {1, 2}, "subBlocks": {0, 1}},
         fav.OP: forward,
-        ifa.OP: {"antiquant": {0, 1}, "split": {0, 1}, "quantOut": {0, 1}},
+        ifa.OP: {"antiquant": {0, 1}, "split": {0, 1}, "quantOut": {0, 1}, "kvPairs": {0, 1}, "antiTable": {0, 1}},
         fag.OP: {"tileSets": {2, 3, 4}, "rope": {0, 1}, "alibi": {0, 1}, "sink": {0, 1}, "recompute": {0, 1}},
         sfag.OP: {"rope": {0, 1}, "index64": {0, 1}},
     }
