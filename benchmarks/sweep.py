@@ -41,9 +41,6 @@ BOUNDS = {
     # the same at B64 S4K: the model's 1464.1 MB of L2 traffic at 7 TB/s = 209.2 us, + 2 us
     # launch, against the 168.2 us HBM floor: 79.7 %
     "B64_N32/4_S4K_D128_int8kv": 79.7,
-    # G = 64: the atomic Fixpipe scatter of dK/dV alone, 101.2 + 6.0 cycles per (token, key)
-    # pair against 43 of useful Mmad: 40.1 %
-    "BSND_S1_128_N64_K2048_rope": 40.1,
 }
 
 

@@ -93,6 +93,8 @@ public:
         gatherRows_ = (p->blockKv + 1) / 2;
         pipe->InitBuffer(kStageBuf_, ub.kStage);
         pipe->InitBuffer(vStageBuf_, ub.vStage);
+        kStageBytes_ = ub.kStage;
+        vStageBytes_ = ub.vStage;
         pipe->InitBuffer(idxBuf_, ub.idx);
         if (ub.span != 0) {
             pipe->InitBuffer(spanBuf_, ub.span);
@@ -409,11 +411,12 @@ private:
         return valid;
     }
 
-    // acc[lo, hi) := 0.
+    // acc[lo, hi) := 0, from zeros in the K staging (a DMA costs a fixed start: few large
+    // ones; a gather's slot store has left it, the next gather waits for these copies).
     __aicore__ inline void Zero(const AscendC::GlobalTensor<float> &acc, uint64_t lo, uint64_t hi)
     {
-        const uint32_t chunk = SPARSE_ROW_CHUNK * p_->qkDim;
-        const AscendC::LocalTensor<float> zero = aBuf_.Get<float>();
+        const uint32_t chunk = kStageBytes_ / 32 * 8;
+        const AscendC::LocalTensor<float> zero = kStageBuf_.Get<float>();
         PipeSync<AscendC::HardEvent::MTE3_V>();
         AscendC::Duplicate(zero, 0.0f, static_cast<int32_t>(chunk));
         PipeSync<AscendC::HardEvent::V_MTE3>();
@@ -421,7 +424,7 @@ private:
             const uint32_t n = hi - x < chunk ? static_cast<uint32_t>(hi - x) : chunk;
             AscendC::DataCopyPad(acc[x], zero, AscendC::DataCopyExtParams(1, n * 4, 0, 0, 0));
         }
-        PipeSync<AscendC::HardEvent::MTE3_V>();  // the row terms of pass 2 reuse aBuf_
+        PipeSync<AscendC::HardEvent::MTE3_V>();  // the sort and the gathers reuse the staging
     }
 
     // The fp32 dQ rows of token t's heads this core owns := 0.
@@ -553,19 +556,24 @@ private:
     }
 
     // Rows of `width` fp32 accumulators -> `dst` (first headDim columns) and `dstRope` (the
-    // rest), in the input dtype, times `scale`; this core's share of the rows.
+    // rest), in the input dtype, times `scale`; this core's share of the rows, as many at a
+    // time as the gather stagings hold (fp32 in the K staging, the cast in the V staging: a
+    // DMA costs a fixed start, so few large ones).
     __aicore__ inline void CastRows(const AscendC::GlobalTensor<float> &acc, uint64_t rowsTotal, uint32_t width,
                                     float scale, const AscendC::GlobalTensor<T> &dst,
                                     const AscendC::GlobalTensor<T> &dstRope)
     {
         const uint32_t d = p_->headDim;
         const uint32_t dr = width - d;
-        const AscendC::LocalTensor<float> a = aBuf_.Get<float>();
-        const AscendC::LocalTensor<T> aT = aTBuf_.Get<T>();
+        const AscendC::LocalTensor<float> a = kStageBuf_.Get<float>();
+        const AscendC::LocalTensor<T> aT = vStageBuf_.Get<T>();
+        const uint32_t fit32 = kStageBytes_ / (width * 4);
+        const uint32_t fitT = vStageBytes_ / (width * sizeof(T));
+        const uint32_t step = fit32 < fitT ? fit32 : fitT;
         uint64_t lo, hi;
         Share(rowsTotal, lo, hi);
-        for (uint64_t r0 = lo; r0 < hi; r0 += SPARSE_ROW_CHUNK) {
-            const uint32_t rows = hi - r0 < SPARSE_ROW_CHUNK ? static_cast<uint32_t>(hi - r0) : SPARSE_ROW_CHUNK;
+        for (uint64_t r0 = lo; r0 < hi; r0 += step) {
+            const uint32_t rows = hi - r0 < step ? static_cast<uint32_t>(hi - r0) : step;
             const int32_t count = static_cast<int32_t>(rows * width);
             PipeSync<AscendC::HardEvent::V_MTE2>();
             AscendC::DataCopy(a, acc[r0 * width], rows * width);
@@ -604,6 +612,7 @@ private:
     GatherRun runs_[GATHER_MAX_RUNS];
     uint64_t seq_ = 0;  // the core's next chunk number (the cube counts alike)
     uint32_t vecId_ = 0, core_ = 0, sub_ = 0, rowOff_ = 0, mine_ = 0, gatherRows_ = 0;
+    uint32_t kStageBytes_ = 0, vStageBytes_ = 0;
     AscendC::GlobalTensor<T> k_, v_, kr_, dy_, o_, dq_, dk_, dv_, dqr_, dkr_, wsP_, wsDs_, wsV_, wsK_;
     AscendC::GlobalTensor<float> max_, sum_, accDq_, accDk_, accDv_, wsS_, wsDp_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, pOutBuf_, dsOutBuf_, aBuf_, bBuf_, aTBuf_, bTBuf_,

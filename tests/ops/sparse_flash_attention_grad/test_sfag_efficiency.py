@@ -35,7 +35,7 @@ def test_useful_macs_gather_once_and_balance():
 def test_block_runs_are_loaded_as_runs():
     # bs = 64: a chunk is one run of 64 consecutive rows, so each vector core gathers its half
     # of it with one DMA per tensor, not one per row; the cube loads the gathered chunk with
-    # one Nd2Nz per tensor. 2 tokens x 8 chunks (every block of S2) are cut into 16 parts of
+    # one copy per tensor. 2 tokens x 8 chunks (every block of S2) are cut into 16 parts of
     # one chunk each.
     fakit.run(OP, backend="cpu", **make_kwargs(batch=1, s1=2, s2=512, heads=16, block=64, picks=8))
     cores = cpu.last_counters()["cores"]
