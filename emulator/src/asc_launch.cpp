@@ -10,6 +10,7 @@
 #include <string>
 
 #include "emu/launch.h"
+#include "foreign_headers.h"
 
 namespace emu {
 namespace asc {
@@ -106,19 +107,8 @@ void LaunchSite(const char *unit, const char *site, const char *name, uint32_t b
         if (stamp == ASCEND_EMU_ABI_STAMP) continue;
         // The kernel's objects were compiled against other headers: the runtime's types (TPipe,
         // queues, tensors) may be laid out differently, so running it would corrupt memory.
-        if (stamp == 0)
-            std::fprintf(stderr,
-                         "[ascendc-emu] launch of %s<<<%u>>> from %s: the kernel was built against emulator headers "
-                         "older than this runtime (they carry no ABI stamp); rebuild it against the include/ of "
-                         "the prefix whose lib64 it runs with\n",
-                         name, blockDim, unit);
-        else
-            std::fprintf(stderr,
-                         "[ascendc-emu] launch of %s<<<%u>>> from %s: the kernel was built against other emulator "
-                         "headers (ABI stamp %016llx, this runtime %016llx); rebuild it against the include/ of the "
-                         "prefix whose lib64 it runs with\n",
-                         name, blockDim, unit, static_cast<unsigned long long>(stamp),
-                         static_cast<unsigned long long>(ASCEND_EMU_ABI_STAMP));
+        const std::string launch = std::string(name) + "<<<" + std::to_string(blockDim) + ">>> from " + unit;
+        std::fprintf(stderr, "%s\n", ForeignHeadersMessage(launch, "the kernel", stamp).c_str());
         std::abort();
     }
     const bool cube = !IsEmptyBody(e.pass[kCubePass]);

@@ -24,6 +24,7 @@
 #include "emu/core.h"
 #include "emu/device_memory.h"
 #include "emu/race.h"
+#include "foreign_headers.h"
 #include "emu/soc.h"
 #include "emu/timing.h"
 #include "scalar_divide.h"
@@ -548,25 +549,29 @@ namespace {
 }
 }  // namespace
 
-void Launch(const LaunchConfig &cfg, const std::function<void()> &body, uint64_t abiStamp)
+std::string ForeignHeadersMessage(const std::string &launch, const char *subject, uint64_t stamp)
 {
     char line[512];
-    if (abiStamp != ASCEND_EMU_ABI_STAMP) {
-        if (abiStamp == 0)
-            std::snprintf(line, sizeof line,
-                          "[ascendc-emu] launch of %s: the calling code was built against emulator headers older "
-                          "than this runtime (they carry no ABI stamp); rebuild it against the include/ of the "
-                          "prefix whose lib64 it runs with",
-                          cfg.name);
-        else
-            std::snprintf(line, sizeof line,
-                          "[ascendc-emu] launch of %s: the calling code was built against other emulator headers "
-                          "(ABI stamp %016llx, this runtime %016llx); rebuild it against the include/ of the "
-                          "prefix whose lib64 it runs with",
-                          cfg.name, static_cast<unsigned long long>(abiStamp),
-                          static_cast<unsigned long long>(ASCEND_EMU_ABI_STAMP));
-        RefuseLaunch(line);
-    }
+    if (stamp == 0)
+        std::snprintf(line, sizeof line,
+                      "[ascendc-emu] launch of %s: %s was built against emulator headers older than this runtime "
+                      "(they carry no ABI stamp); rebuild it against the include/ of the prefix whose lib64 it "
+                      "runs with",
+                      launch.c_str(), subject);
+    else
+        std::snprintf(line, sizeof line,
+                      "[ascendc-emu] launch of %s: %s was built against other emulator headers (ABI stamp %016llx, "
+                      "this runtime %016llx); rebuild it against the include/ of the prefix whose lib64 it runs with",
+                      launch.c_str(), subject, static_cast<unsigned long long>(stamp),
+                      static_cast<unsigned long long>(ASCEND_EMU_ABI_STAMP));
+    return line;
+}
+
+void Launch(const LaunchConfig &cfg, const std::function<void()> &body, uint64_t abiStamp)
+{
+    if (abiStamp != ASCEND_EMU_ABI_STAMP)
+        RefuseLaunch(ForeignHeadersMessage(cfg.name, "the calling code", abiStamp).c_str());
+    char line[256];
     const SocSpec &soc = CurrentSoc();
     if (cfg.blockDim == 0 || cfg.blockDim > 65535) {
         std::snprintf(line, sizeof line, "[ascendc-emu] launch of %s: blockDim %u is outside [1, 65535]", cfg.name,
