@@ -116,13 +116,21 @@ public:
 
     __aicore__ inline void Process()
     {
+        // The zeros come from the span staging when it is not much smaller than the K staging:
+        // then the selection sort (K and V stagings) runs while the zeroing DMAs go out.
+        const bool spanZeros = p_->gatherSpanBytes * 2 >= kStageBytes_;
+        const AscendC::LocalTensor<float> zero = spanZeros ? spanBuf_.Get<float>() : kStageBuf_.Get<float>();
+        const uint32_t zeroElems = (spanZeros ? p_->gatherSpanBytes : kStageBytes_) / 4;
         uint64_t lo, hi;
         Share(p_->t2 * p_->qkDim, lo, hi);
-        Zero(accDk_, lo, hi);
+        Zero(accDk_, lo, hi, zero, zeroElems);
         Share(p_->t2 * p_->headDim, lo, hi);
-        Zero(accDv_, lo, hi);
+        Zero(accDv_, lo, hi, zero, zeroElems);
         if (p_->coreChunkStart[core_] != 0) {  // a token cut here: its parts add
-            ZeroQueryRows(p_->coreTokenStart[core_]);
+            ZeroQueryRows(p_->coreTokenStart[core_], zero, zeroElems);
+        }
+        if (!spanZeros) {
+            PipeSync<AscendC::HardEvent::MTE3_V>();  // the sort reuses the staging
         }
         if (p_->sortSelection != 0) {
             SortSelections();
@@ -345,6 +353,7 @@ private:
         const AscendC::LocalTensor<uint32_t> out = tmp.ReinterpretCast<uint32_t>();
         uint64_t lo, hi;
         Share(p_->t1, lo, hi);
+        bool stored = false;  // a list was stored from `out` (the first sort need not wait)
         for (uint64_t t = lo; t < hi; ++t) {
             PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous token's keys were read
             raw_.SetToken(t);                        // its first Entries() indices -> idx
@@ -352,12 +361,15 @@ private:
             if (count == 0) {
                 continue;  // the walk reads nothing for this token
             }
-            const uint32_t valid = ValidEntries(idx, count);
+            const uint32_t valid = ValidEntries(idx, count, keyF, sorted);
             PipeSync<AscendC::HardEvent::S_V>();  // (INT64) the narrowed row
             const uint32_t reps = (count + 31) / 32;
             const int32_t span = static_cast<int32_t>(reps * 32);
             PipeSync<AscendC::HardEvent::MTE2_V>();
-            PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous token's list left `out`
+            if (stored) {
+                PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous token's list left `out`
+            }
+            stored = true;
             // Indices past any KV length are skipped by the walk whatever their value: clamping
             // them keeps every key of a non-negative index a positive normal float.
             AscendC::Mins(idx, idx, SORT_INDEX_CAP, span);
@@ -391,10 +403,22 @@ private:
     // INT64 row is narrowed to INT32 in place on the way (entry e's 4 bytes land at 4e, below
     // every entry not yet read), indices above SORT_INDEX_CAP as SORT_INDEX_CAP: past any KV
     // length like the originals, so the walk skips them alike.
-    __aicore__ inline uint32_t ValidEntries(const AscendC::LocalTensor<int32_t> &idx, uint32_t count)
+    // An INT32 row without a negative entry (the usual case) needs no scalar scan: its minimum
+    // from the vector unit (cast into `asFloat`, reduced in `work`: 2 x sortPad floats) says so.
+    __aicore__ inline uint32_t ValidEntries(const AscendC::LocalTensor<int32_t> &idx, uint32_t count,
+                                            const AscendC::LocalTensor<float> &asFloat,
+                                            const AscendC::LocalTensor<float> &work)
     {
         uint32_t valid = 0;
         if (p_->index64 == 0) {
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            AscendC::Cast(asFloat, idx, AscendC::RoundMode::CAST_NONE, count);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::ReduceMin(work, asFloat, work[8], static_cast<int32_t>(count));
+            PipeSync<AscendC::HardEvent::V_S>();
+            if (work.GetValue(0) >= 0.0f) {
+                return count;
+            }
             while (valid < count && idx.GetValue(valid) >= 0) {
                 ++valid;
             }
@@ -411,12 +435,12 @@ private:
         return valid;
     }
 
-    // acc[lo, hi) := 0, from zeros in the K staging (a DMA costs a fixed start: few large
-    // ones; a gather's slot store has left it, the next gather waits for these copies).
-    __aicore__ inline void Zero(const AscendC::GlobalTensor<float> &acc, uint64_t lo, uint64_t hi)
+    // acc[lo, hi) := 0 from `zero` (elems floats: a DMA costs a fixed start, so few large
+    // ones), which is filled first, once the copies out of it before have left.
+    __aicore__ inline void Zero(const AscendC::GlobalTensor<float> &acc, uint64_t lo, uint64_t hi,
+                                const AscendC::LocalTensor<float> &zero, uint32_t elems)
     {
-        const uint32_t chunk = kStageBytes_ / 32 * 8;
-        const AscendC::LocalTensor<float> zero = kStageBuf_.Get<float>();
+        const uint32_t chunk = elems / 8 * 8;
         PipeSync<AscendC::HardEvent::MTE3_V>();
         AscendC::Duplicate(zero, 0.0f, static_cast<int32_t>(chunk));
         PipeSync<AscendC::HardEvent::V_MTE3>();
@@ -424,16 +448,23 @@ private:
             const uint32_t n = hi - x < chunk ? static_cast<uint32_t>(hi - x) : chunk;
             AscendC::DataCopyPad(acc[x], zero, AscendC::DataCopyExtParams(1, n * 4, 0, 0, 0));
         }
-        PipeSync<AscendC::HardEvent::MTE3_V>();  // the sort and the gathers reuse the staging
     }
 
     // The fp32 dQ rows of token t's heads this core owns := 0.
-    __aicore__ inline void ZeroQueryRows(uint64_t t)
+    __aicore__ inline void ZeroQueryRows(uint64_t t, const AscendC::LocalTensor<float> &zero, uint32_t elems)
     {
         if (mine_ != 0) {
             const uint64_t row0 = (t * p_->heads + rowOff_) * p_->qkDim;
-            Zero(accDq_, row0, row0 + mine_ * p_->qkDim);
+            Zero(accDq_, row0, row0 + mine_ * p_->qkDim, zero, elems);
         }
+    }
+
+    // The same from the K staging in the main loop (a gather's slot store has left it; the
+    // next gather waits for these copies).
+    __aicore__ inline void ZeroQueryRows(uint64_t t)
+    {
+        ZeroQueryRows(t, kStageBuf_.Get<float>(), kStageBytes_ / 4);
+        PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
     // Per-head terms of token t for this core's heads, each replicated 8 times (one 32-byte
