@@ -148,10 +148,21 @@ public:
             open = Open(t, cols);
         }
         while (open) {
+            const uint64_t mineT = t - 1;
             Chunks(cols);
             open = false;
             for (; t < end && !open; ++t) {
                 open = Open(t, cols);
+            }
+            // A token this core holds whole has its dQ once the cube's last pass is out
+            // (FLAG_SPARSE_DQ, set before the next token's first S/dP): cast while the cube
+            // loads that token.
+            uint32_t first = 0;
+            uint32_t last = 0;
+            SparseChunkRange(p_, core_, mineT, first, last);
+            if (first == 0 && last == SPARSE_ALL_CHUNKS) {
+                AscendC::CrossCoreWaitFlag(FLAG_SPARSE_DQ);
+                CastQueryRows(mineT);
             }
         }
         PipeSync<AscendC::HardEvent::MTE3_MTE2>();
@@ -175,6 +186,8 @@ private:
         if (cols[0] == 0) {
             if (first == 0 && last == SPARSE_ALL_CHUNKS) {
                 ZeroQueryRows(t);
+                PipeSync<AscendC::HardEvent::MTE3_MTE2>();
+                CastQueryRows(t);
             }
             return false;
         }
@@ -586,11 +599,11 @@ private:
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_GRAD);
     }
 
-    // Rows of `width` fp32 accumulators -> `dst` (first headDim columns) and `dstRope` (the
-    // rest), in the input dtype, times `scale`; this core's share of the rows, as many at a
-    // time as the gather stagings hold (fp32 in the K staging, the cast in the V staging: a
-    // DMA costs a fixed start, so few large ones).
-    __aicore__ inline void CastRows(const AscendC::GlobalTensor<float> &acc, uint64_t rowsTotal, uint32_t width,
+    // Rows [lo, hi) of `width` fp32 accumulators -> `dst` (first headDim columns) and
+    // `dstRope` (the rest), in the input dtype, times `scale`; as many rows at a time as the
+    // gather stagings hold (fp32 in the K staging, the cast in the V staging: a DMA costs a
+    // fixed start, so few large ones).
+    __aicore__ inline void CastRows(const AscendC::GlobalTensor<float> &acc, uint64_t lo, uint64_t hi, uint32_t width,
                                     float scale, const AscendC::GlobalTensor<T> &dst,
                                     const AscendC::GlobalTensor<T> &dstRope)
     {
@@ -601,8 +614,6 @@ private:
         const uint32_t fit32 = kStageBytes_ / (width * 4);
         const uint32_t fitT = vStageBytes_ / (width * sizeof(T));
         const uint32_t step = fit32 < fitT ? fit32 : fitT;
-        uint64_t lo, hi;
-        Share(rowsTotal, lo, hi);
         for (uint64_t r0 = lo; r0 < hi; r0 += step) {
             const uint32_t rows = hi - r0 < step ? static_cast<uint32_t>(hi - r0) : step;
             const int32_t count = static_cast<int32_t>(rows * width);
@@ -629,11 +640,27 @@ private:
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
+    // dq / dq_rope of token t's heads this core owns, from their fp32 accumulator rows.
+    __aicore__ inline void CastQueryRows(uint64_t t)
+    {
+        const uint64_t row0 = t * p_->heads + rowOff_;
+        CastRows(accDq_, row0, row0 + mine_, p_->qkDim, p_->scaleValue, dq_, dqr_);
+    }
+
+    // After the last SyncAll: dK and dV (this core's share of the rows), and the dQ of a token
+    // cut between cores, by the core holding its last part (the others cast theirs in the
+    // main loop).
     __aicore__ inline void CastOut()
     {
-        CastRows(accDq_, p_->t1 * p_->heads, p_->qkDim, p_->scaleValue, dq_, dqr_);
-        CastRows(accDk_, p_->t2, p_->qkDim, p_->scaleValue, dk_, dkr_);
-        CastRows(accDv_, p_->t2, p_->headDim, 1.0f, dv_, dv_);
+        const uint64_t cut = p_->coreTokenStart[core_];
+        if (p_->coreChunkStart[core_] != 0 &&
+            !(p_->coreTokenStart[core_ + 1] == cut && p_->coreChunkStart[core_ + 1] != 0)) {
+            CastQueryRows(cut);
+        }
+        uint64_t lo, hi;
+        Share(p_->t2, lo, hi);
+        CastRows(accDk_, lo, hi, p_->qkDim, p_->scaleValue, dk_, dkr_);
+        CastRows(accDv_, lo, hi, p_->headDim, 1.0f, dv_, dv_);
     }
 
     const SparseBackwardParams *p_ = nullptr;
