@@ -128,10 +128,7 @@ private:
     __aicore__ inline static uint16_t MmadRows(uint32_t rows) { return static_cast<uint16_t>(rows == 1 ? 16 : rows); }
 
     // Chunk n's K copy in L1 (two, n % 2), V after them.
-    __aicore__ inline AscendC::LocalTensor<T> KCopy(uint64_t n)
-    {
-        return kvL1_[(n % 2) * p_->blockKv * p_->qkDim];
-    }
+    __aicore__ inline AscendC::LocalTensor<T> KCopy(uint64_t n) { return kvL1_[(n % 2) * p_->blockKv * p_->qkDim]; }
 
     __aicore__ inline AscendC::LocalTensor<T> VBuf() { return kvL1_[2 * p_->blockKv * p_->qkDim]; }
 
@@ -285,7 +282,7 @@ private:
     // V are free for the next loads once read into L0B.
     __aicore__ inline void Scores(uint64_t n, const ChunkInfo &info)
     {
-        PipeSync<AscendC::HardEvent::MTE2_MTE1>();                                  // the chunk's K/V landed
+        PipeSync<AscendC::HardEvent::MTE2_MTE1>();                         // the chunk's K/V landed
         ScoreLike(qL1_, KCopy(n), p_->heads, info.cols, p_->qkDim, wsS_);  // S = Q.K^T
         ReleaseBuffer(SPARSE_EVT_K + static_cast<int32_t>(n % 2));
         ScoreLike(dyL1_, VBuf(), p_->heads, info.cols, p_->headDim, wsDp_);  // dP = dO.V^T
