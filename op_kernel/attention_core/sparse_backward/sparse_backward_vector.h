@@ -374,7 +374,7 @@ private:
             if (count == 0) {
                 continue;  // the walk reads nothing for this token
             }
-            const uint32_t valid = ValidEntries(idx, count, keyF, sorted);
+            const uint32_t valid = ValidEntries(idx, count);
             PipeSync<AscendC::HardEvent::S_V>();  // (INT64) the narrowed row
             const uint32_t reps = (count + 31) / 32;
             const int32_t span = static_cast<int32_t>(reps * 32);
@@ -416,22 +416,10 @@ private:
     // INT64 row is narrowed to INT32 in place on the way (entry e's 4 bytes land at 4e, below
     // every entry not yet read), indices above SORT_INDEX_CAP as SORT_INDEX_CAP: past any KV
     // length like the originals, so the walk skips them alike.
-    // An INT32 row without a negative entry (the usual case) needs no scalar scan: its minimum
-    // from the vector unit (cast into `asFloat`, reduced in `work`: 2 x sortPad floats) says so.
-    __aicore__ inline uint32_t ValidEntries(const AscendC::LocalTensor<int32_t> &idx, uint32_t count,
-                                            const AscendC::LocalTensor<float> &asFloat,
-                                            const AscendC::LocalTensor<float> &work)
+    __aicore__ inline uint32_t ValidEntries(const AscendC::LocalTensor<int32_t> &idx, uint32_t count)
     {
         uint32_t valid = 0;
         if (p_->index64 == 0) {
-            PipeSync<AscendC::HardEvent::MTE2_V>();
-            AscendC::Cast(asFloat, idx, AscendC::RoundMode::CAST_NONE, count);
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::ReduceMin(work, asFloat, work[8], static_cast<int32_t>(count));
-            PipeSync<AscendC::HardEvent::V_S>();
-            if (work.GetValue(0) >= 0.0f) {
-                return count;
-            }
             while (valid < count && idx.GetValue(valid) >= 0) {
                 ++valid;
             }
@@ -614,6 +602,7 @@ private:
         const uint32_t fit32 = kStageBytes_ / (width * 4);
         const uint32_t fitT = vStageBytes_ / (width * sizeof(T));
         const uint32_t step = fit32 < fitT ? fit32 : fitT;
+        PipeSync<AscendC::HardEvent::MTE3_MTE2>();  // in the main loop: a gather's slot stores left the K staging
         for (uint64_t r0 = lo; r0 < hi; r0 += step) {
             const uint32_t rows = hi - r0 < step ? static_cast<uint32_t>(hi - r0) : step;
             const int32_t count = static_cast<int32_t>(rows * width);
