@@ -277,14 +277,16 @@ void ApplyGm(CoreClock &c, const TimingRecord &r)
     const uint64_t bytes = static_cast<uint64_t>(r.groups) * r.rows * r.burst;
     const double scale = BurstScale(r);
     if (r.kind == RecKind::GmRead) {
-        uint64_t miss = 0;
+        uint64_t miss = 0, lines = 0;
         for (uint32_t g = 0; g < r.groups; ++g)
-            for (uint32_t i = 0; i < r.rows; ++i) miss += L2Read(base + g * r.groupPitch + i * r.rowPitch, r.burst);
+            for (uint32_t i = 0; i < r.rows; ++i)
+                miss += L2Read(base + g * r.groupPitch + i * r.rowPitch, r.burst, &lines);
         const uint64_t hit = bytes - miss;
         c.hbmBytes += miss;
         c.l2ReadBytes += bytes;
         const double transfer = scale * (miss / t.hbmReadBytes + hit / t.l2ReadBytes);
-        Run(c, r.pipe, Shared(c, r, DmaHead(r), transfer, scale * bytes, scale * miss), r.name);
+        // HBM delivers whole lines: the first reader of a line pays for all of it.
+        Run(c, r.pipe, Shared(c, r, DmaHead(r), transfer, scale * bytes, static_cast<double>(lines)), r.name);
         return;
     }
     for (uint32_t i = 0; i < r.rows; ++i) L2Write(base + i * r.rowPitch, r.burst);
