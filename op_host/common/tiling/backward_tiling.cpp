@@ -183,9 +183,9 @@ double CutRanges(const std::vector<double> &cost, uint32_t cores, std::vector<ui
 
 // BackwardVector's UB (backward_layout.h) with the alibi row and the dsink row of the most heads
 // (256) the operator takes.
-uint64_t BackwardUbBytes(uint32_t r, uint32_t blockKv, uint32_t dp, uint32_t dtypeBytes)
+uint64_t BackwardUbBytes(uint32_t r, uint32_t blockKv, uint32_t dp, uint32_t dtypeBytes, uint32_t prefetchRows)
 {
-    return AttentionCore::BackwardVectorUbLayout(r, blockKv, dp, dtypeBytes, 256).Total();
+    return AttentionCore::BackwardVectorUbLayout(r, blockKv, dp, dtypeBytes, 256, prefetchRows).Total();
 }
 
 // BackwardCube's L1 (backward_layout.h) with `sets` step tile sets (tileSets).
@@ -290,6 +290,10 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
         }
     }
     p.slots = std::max<uint32_t>(2, p.pipelined + 1);
+    // The K/V prefetch where its landing rows fit UB beside the rest.
+    if (BackwardUbBytes(r, p.tileKv, dp, prob.dtypeBytes, p.blockKv) + UB_API_RESERVE <= budget.ub) {
+        p.prefetchRows = p.blockKv;
+    }
 
     // Unit costs: the query rows (all heads of the group) that see the kv block, plus a share
     // for streaming K/V of the block and for each query block.

@@ -35,7 +35,8 @@ struct BackwardProblem {
 };
 
 // Bytes of UB (per vector core) and L1 the backward core's buffers take for these blocks.
-uint64_t BackwardUbBytes(uint32_t rowsPerVec, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes);
+uint64_t BackwardUbBytes(uint32_t rowsPerVec, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes,
+                         uint32_t prefetchRows = 0);
 uint64_t BackwardL1Bytes(uint32_t blockQ, uint32_t blockKv, uint32_t headDimAlign, uint32_t ropeDimAlign,
                          uint32_t dtypeBytes, uint32_t tileSets);
 

@@ -34,35 +34,38 @@ __aicore__ inline BackwardCubeL1 BackwardCubeL1Layout(uint32_t bq, uint32_t bk, 
     return l;
 }
 
-// The vector stage's UB for r rows per vector core and key tiles of c keys: S, dP (fp32), P and
-// dS (element size tBytes) of rowCells = max(r x c, dp) (the D-term pass holds a whole dO and O
-// row in them), the fp32 scratch and mask bytes of r x c, three 8-float statistics rows per
-// row in two sets (the next step's load into one while a step reads the other), the alibi key-index row (c fp32; pse types 2/3) and the dsink partial row (sinkPitch
-// floats, twice, plus 32 scratch lanes).
+// The vector stage's UB for r rows per vector core and key tiles of c keys: S, dP, the fp32
+// scratch (fp32), P and dS (element size tBytes) of rowCells = max(r x c, 2 dp) (the D-term
+// pass stages two rows of dO and O in S and casts them into the scratch), mask bytes of r x c, three 8-float statistics rows per
+// row in two sets (the next step's load into one while a step reads the other), the alibi
+// key-index row (c fp32; pse types 2/3), the dsink partial row (sinkPitch floats, twice, plus
+// 32 scratch lanes) and the landing rows of the K/V prefetch (prefetchRows rows of dp
+// elements; 0: none).
 struct BackwardVectorUb {
-    uint32_t s, dp, tmp, mask, pOut, dsOut, stats, alibi, sink;
+    uint32_t s, dp, tmp, mask, pOut, dsOut, stats, alibi, sink, prefetch;
     uint32_t rowCells;
     __aicore__ inline uint64_t Total() const
     {
-        return uint64_t(s) + dp + tmp + mask + pOut + dsOut + stats + alibi + sink;
+        return uint64_t(s) + dp + tmp + mask + pOut + dsOut + stats + alibi + sink + prefetch;
     }
 };
 
 __aicore__ inline BackwardVectorUb BackwardVectorUbLayout(uint32_t r, uint32_t c, uint32_t dp, uint32_t tBytes,
-                                                          uint32_t sinkPitch)
+                                                          uint32_t sinkPitch, uint32_t prefetchRows = 0)
 {
     BackwardVectorUb l;
     const uint32_t cells = r * c;
-    l.rowCells = cells > dp ? cells : dp;
+    l.rowCells = cells > 2 * dp ? cells : 2 * dp;
     l.s = l.rowCells * 4;
     l.dp = l.s;
-    l.tmp = cells * 4;
+    l.tmp = l.s;
     l.mask = cells;
     l.pOut = l.rowCells * tBytes;
     l.dsOut = l.pOut;
     l.stats = r * 32 * 3 * 2;
     l.alibi = c * 4;
     l.sink = (2 * sinkPitch + 32) * 4;
+    l.prefetch = prefetchRows * dp * tBytes;
     return l;
 }
 

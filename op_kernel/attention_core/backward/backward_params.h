@@ -64,6 +64,10 @@ struct BackwardParams {
     uint32_t resElems;
     uint32_t usedCores;
     uint32_t hasSink;  // sink given: dsink = -sum over rows of exp(sink - max) / sum * D
+    // prefetchRows (0 or blockKv): the vector cores read each unit's K (sub-block 0) and V
+    // (sub-block 1) into UB some steps before the cube stages them, and drop them, so that the
+    // cube's Nd2Nz copies find them in L2 (backward_vector.h, PrefetchKv).
+    uint32_t prefetchRows;
 
     // Units (batch, kv head, kv block, query slice) in that order; core c takes
     // [coreUnitStart[c], coreUnitStart[c + 1]). With qSplit 1 a core owns the dK/dV rows of its

@@ -34,6 +34,8 @@ public:
         InitPolicies(t);
         dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dy));
         o_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.attentionIn));
+        kv_[0].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.key));
+        kv_[1].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.value));
         max_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.softmaxMax));
         sum_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.softmaxSum));
         out_[0].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dq));
@@ -75,7 +77,7 @@ public:
         // UB (backward_layout.h, the planner's BackwardUbBytes); the D-term pass
         // (ComputeRowTerms) needs one whole row of dO and O in S, dP, P and dS
         const BackwardVectorUb ub = BackwardVectorUbLayout(p->rowsPerVec, p->tileKv, p->headDimAlign, sizeof(T),
-                                                           static_cast<uint32_t>(p->dsinkPitch));
+                                                           static_cast<uint32_t>(p->dsinkPitch), p->prefetchRows);
         rowCells_ = ub.rowCells;
         pipe->InitBuffer(sBuf_, ub.s);
         pipe->InitBuffer(dpBuf_, ub.dp);
@@ -88,10 +90,12 @@ public:
             InitAlibi(t, pipe, ub.alibi);
         }
         pipe->InitBuffer(sinkBuf_, ub.sink);  // partial row + 3 scratch lanes
+        if (ub.prefetch != 0) {
+            pipe->InitBuffer(prefBuf_, ub.prefetch);
+        }
         s_ = sBuf_.Get<float>();
         dp_ = dpBuf_.Get<float>();
         tmp_ = tmpBuf_.Get<float>();
-        rowD_ = StatRows(0, STAT_D);  // the D-term pass's scratch
     }
 
     __aicore__ inline void Process()
@@ -111,9 +115,12 @@ public:
         const bool addDq = p_->accumKv == 0;
         BackwardStep s, next, prev;
         uint32_t i = 0;
+        if (p_->prefetchRows != 0) {
+            ahead_.Init(p_, StepTensors(), core_);
+        }
         for (bool more = steps_.Next(s); more; ++i) {
             more = steps_.Next(next);
-            Step(s, i % p_->slots, i % 2, i == 0, more ? &next : nullptr);
+            Step(s, i, more ? &next : nullptr);
             if (i != 0 && addDq) {
                 AddQueryGrad(prev, (i - 1) % 2);
             }
@@ -317,42 +324,50 @@ private:
         return false;
     }
 
-    // D[t, n] = sum_d dO[t, n, d] * O[t, n, d] for this core's share of the (t, n) rows. Two
-    // buffer sets (halves of the P-out and dS-out buffers for dO and O, of tmp_ for the
-    // broadcast D rows) take passes in turn, each guarded by its own events, so the next pass's
-    // loads and the last one's store run under this one's vector work.
+    // D[t, n] = sum_d dO[t, n, d] * O[t, n, d] for this core's share of the (t, n) rows, in
+    // chunks of rows whose dO and O come in with one copy each (the pass reads HBM and a
+    // copy's start, ~200 cycles, cost more than its 8 KiB of 32-row chunks). Two staging sets
+    // (the P-out and dS-out buffers; the halves of S) take chunks in turn, each guarded by its
+    // own events, so the next chunk's loads and the last one's D rows run under this one's
+    // vector work, which goes through the fp32 scratch in sub-chunks (cast, product, row sum).
     __aicore__ inline void ComputeRowTerms()
     {
         constexpr int32_t EVT = BWD_EVT_CAST;  // + set (sync.h's table; the cast-out's ids)
         const uint32_t d = p_->headDim;
         const uint32_t dp = p_->headDimAlign;
-        const uint32_t sets = rowCells_ / dp >= 2 ? 2 : 1;
-        uint32_t chunk = rowCells_ / sets / dp;
+        const uint32_t cells = p_->rowsPerVec * p_->tileKv;
+        // rows per chunk: what a staging set holds (half of S holds rowCells x 2 bytes), at
+        // most 255 (a repeat count) and what the mask buffer holds of two sets' D rows
+        uint32_t chunk = rowCells_ * (sizeof(T) < 2 ? sizeof(T) : 2) / sizeof(T) / dp;
         chunk = chunk > 255 ? 255 : chunk;
+        chunk = chunk > cells / 64 ? cells / 64 : chunk;
+        const uint32_t sub = rowCells_ / 2 / dp;  // rows per sub-chunk: two fp32 rows in the scratch
         uint64_t lo, hi;
         Share(p_->tq * p_->numHeads, lo, hi);
-        const AscendC::LocalTensor<T> dyT[2] = {pOutBuf_.Get<T>(), pOutBuf_.Get<T>()[chunk * dp]};
-        const AscendC::LocalTensor<T> oT[2] = {dsOutBuf_.Get<T>(), dsOutBuf_.Get<T>()[chunk * dp]};
+        const uint32_t half = rowCells_ * 2 / sizeof(T);  // T elements in half of S
+        const AscendC::LocalTensor<T> sT = sBuf_.Get<T>();
+        const AscendC::LocalTensor<T> dyT[2] = {pOutBuf_.Get<T>(), sT};
+        const AscendC::LocalTensor<T> oT[2] = {dsOutBuf_.Get<T>(), sT[half]};
+        const AscendC::LocalTensor<float> prod = tmp_, other = tmp_[rowCells_ / 2];
+        const AscendC::LocalTensor<float> rowD = statBuf_.Get<float>();  // one float per row
         // a Brcb writes whole groups of 8 rows: set 1 starts past set 0's last group
-        const AscendC::LocalTensor<float> rows8[2] = {tmp_, tmp_[AlignUp(chunk, 8) * 8]};
-        // The accumulators' zeros come from the rest of tmp_ (the D rows take at most half of
-        // its r x c >= 512 floats plus 112); their writes (MTE3, to L2) go out between the D
-        // rows' stores, a share after each chunk, under the dO and O reads (MTE2, from HBM)
-        // that bound the pass.
-        const uint32_t zeros0 = 2 * AlignUp(chunk, 8) * 8;
-        const uint32_t zerosLen = (p_->rowsPerVec * p_->tileKv - zeros0) / 8 * 8;
-        const AscendC::LocalTensor<float> zeros = tmp_[zeros0];
-        AscendC::Duplicate(zeros, 0.0f, static_cast<int32_t>(zerosLen));
+        const AscendC::LocalTensor<float> rows8All = maskBuf_.Get<float>();
+        const AscendC::LocalTensor<float> rows8[2] = {rows8All, rows8All[AlignUp(chunk, 8) * 8]};
+        // The accumulators' zeros come from dP; their writes (MTE3, to L2) go out between the
+        // D rows' stores, a share after each chunk, under the dO and O reads (MTE2, from HBM).
+        const uint32_t zerosLen = rowCells_ / 8 * 8;
+        AscendC::Duplicate(dp_, 0.0f, static_cast<int32_t>(zerosLen));
         PipeSync<AscendC::HardEvent::V_MTE3>();
         const uint64_t chunks = (hi - lo + chunk - 1) / chunk;
         const AscendC::DataCopyPadExtParams<T> zeroPad(true, 0, static_cast<uint8_t>(dp - d), 0);
-        for (uint32_t b = 0; b < sets; ++b) {
+        for (uint32_t b = 0; b < 2; ++b) {
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT + b);
             AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT + b);
         }
+        const uint8_t pitch = static_cast<uint8_t>(dp / 8);
         uint32_t k = 0;
         for (uint64_t r0 = lo; r0 < hi; r0 += chunk, ++k) {
-            const uint32_t b = k % sets;
+            const uint32_t b = k % 2;
             const uint32_t rows = hi - r0 < chunk ? static_cast<uint32_t>(hi - r0) : chunk;
             const AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), d * sizeof(T), 0, 0, 0);
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT + b);  // the casts read set b
@@ -360,37 +375,39 @@ private:
             AscendC::DataCopyPad(oT[b], o_[r0 * d], copy, zeroPad);
             AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT + b);
             AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT + b);
-            const int32_t count = static_cast<int32_t>(rows * dp);
-            CastToFloat(s_, dyT[b], count);
-            CastToFloat(dp_, oT[b], count);
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT + b);
-            AscendC::Mul(s_, s_, dp_, count);
-            AscendC::PipeBarrier<PIPE_V>();
-            const uint8_t pitch = static_cast<uint8_t>(dp / 8);
-            for (uint32_t c0 = 64; c0 < dp; c0 += 64) {
-                const uint32_t lanes = dp - c0 < 64 ? dp - c0 : 64;
-                AscendC::Add(s_, s_, s_[c0], static_cast<uint64_t>(lanes), static_cast<uint8_t>(rows),
-                             AscendC::BinaryRepeatParams(1, 1, 1, pitch, pitch, pitch));
+            for (uint32_t s0 = 0; s0 < rows; s0 += sub) {
+                const uint32_t n = rows - s0 < sub ? rows - s0 : sub;
+                const int32_t count = static_cast<int32_t>(n * dp);
+                CastToFloat(prod, dyT[b][s0 * dp], count);
+                CastToFloat(other, oT[b][s0 * dp], count);
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Mul(prod, prod, other, count);
+                AscendC::PipeBarrier<PIPE_V>();
+                for (uint32_t c0 = 64; c0 < dp; c0 += 64) {
+                    const uint32_t lanes = dp - c0 < 64 ? dp - c0 : 64;
+                    AscendC::Add(prod, prod, prod[c0], static_cast<uint64_t>(lanes), static_cast<uint8_t>(n),
+                                 AscendC::BinaryRepeatParams(1, 1, 1, pitch, pitch, pitch));
+                    AscendC::PipeBarrier<PIPE_V>();
+                }
+                AscendC::WholeReduceSum(rowD[s0], prod, static_cast<int32_t>(dp < 64 ? dp : 64),
+                                        static_cast<int32_t>(n), 1, 1, pitch);
                 AscendC::PipeBarrier<PIPE_V>();
             }
-            AscendC::WholeReduceSum(rowD_, s_, static_cast<int32_t>(dp < 64 ? dp : 64), static_cast<int32_t>(rows), 1,
-                                    1, pitch);
-            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT + b);
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT + b);  // set b's last D rows are out
-            AscendC::Brcb(rows8[b], rowD_, static_cast<uint8_t>((rows + 7) / 8), AscendC::BrcbRepeatParams(1, 8));
+            AscendC::Brcb(rows8[b], rowD, static_cast<uint8_t>((rows + 7) / 8), AscendC::BrcbRepeatParams(1, 8));
             AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVT + b);
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT + b);
             AscendC::DataCopy(drow_[r0 * 8], rows8[b], rows * 8);
             AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT + b);
-            ZeroShare(zeros, zerosLen, zeroTotal_ * (k + 1) / chunks);
+            ZeroShare(dp_, zerosLen, zeroTotal_ * (k + 1) / chunks);
         }
-        ZeroShare(zeros, zerosLen, zeroTotal_);
-        for (uint32_t b = 0; b < sets; ++b) {
+        ZeroShare(dp_, zerosLen, zeroTotal_);
+        for (uint32_t b = 0; b < 2; ++b) {
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT + b);
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT + b);
         }
-        PipeSync<AscendC::HardEvent::MTE3_V>();  // the last zeros are out before tmp_ is reused
+        PipeSync<AscendC::HardEvent::MTE3_V>();  // the last zeros are out before dP is reused
     }
 
     // dsink partial of this core: -sum over its (t, n) rows of exp(sink[n] - max) / sum * D,
@@ -573,11 +590,14 @@ private:
         RowBroadcast<op>(x, stat, rows, p_->tileKv, p_->tileKv);
     }
 
-    // P and dS of step s (S/dP slot `slot`) from its row statistics in set `set` (loaded
-    // here when `load`, else by the step before); then the next step's statistics go into the
-    // other set while this step computes (its V work there ended before this step's loads).
-    __aicore__ inline void Step(const BackwardStep &s, uint32_t slot, uint32_t set, bool load, const BackwardStep *next)
+    // P and dS of step s, the core's step i (S/dP slot i % slots), from its row statistics in
+    // set i % 2 (loaded here for the first step, else by the step before); then the next
+    // step's statistics go into the other set while this step computes (its V work there
+    // ended before this step's loads), and so do the K/V prefetch reads.
+    __aicore__ inline void Step(const BackwardStep &s, uint32_t i, const BackwardStep *next)
     {
+        const uint32_t slot = i % p_->slots, set = i % 2;
+        const bool load = i == 0;
         const BackwardUnit &u = s.u;
         const uint32_t n = s.n, q0 = s.q0, rows = s.rows;
         const uint64_t f32Slot = slot * (p_->wsSlotF32 / 4);
@@ -599,6 +619,7 @@ private:
             if (next != nullptr) {
                 LoadStepStats(*next, set ^ 1u);
             }
+            PrefetchKv(i);
             PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous P/dS stores left the UB
             const AscendC::LocalTensor<float> rowMax = StatRows(set, STAT_MAX);
             const AscendC::LocalTensor<float> rowSum = StatRows(set, STAT_SUM);
@@ -666,10 +687,56 @@ private:
                 AscendC::DataCopy(wsP_[tSlot + rowOff * bk], pOut, SlotRows(mine, sizeof(T), true));
                 AscendC::DataCopy(wsDs_[tSlot + rowOff * bk], dsOut, SlotRows(mine, sizeof(T), true));
             }
-        } else if (next != nullptr) {
-            LoadStepStats(*next, set ^ 1u);
+        } else {
+            if (next != nullptr) {
+                LoadStepStats(*next, set ^ 1u);
+            }
+            PrefetchKv(i);
         }
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagBwdGrad(slot));
+    }
+
+    // The cube stages a unit's K and V with Nd2Nz copies when its first step is staged, in
+    // front of the P/dS load its dQ Mmads wait for; a unit's first touch of K/V reads HBM (32
+    // B/cycle against 110 from L2) and the cube's MTE2 is ~90 % busy, so each unit start
+    // stalled its Fixpipe. At step i the vector cores read K (sub-block 0) and V (sub-block 1)
+    // of every unit that starts by step i + PREFETCH_AHEAD into UB, which brings them into L2
+    // for the cube's copies, and drop them. The units of the first tileSets steps are staged
+    // before the loop. A hint only: nothing waits for these reads.
+    __aicore__ inline void PrefetchKv(uint32_t i)
+    {
+        if (p_->prefetchRows == 0) {
+            return;
+        }
+        for (; aheadAt_ <= i + PREFETCH_AHEAD; ++aheadAt_) {
+            BackwardStep s;
+            if (!ahead_.Next(s)) {
+                aheadAt_ = ~0u - PREFETCH_AHEAD;  // the walk is over
+                return;
+            }
+            if (s.unitSeq == aheadUnit_) {
+                continue;
+            }
+            aheadUnit_ = s.unitSeq;
+            if (aheadAt_ >= p_->tileSets) {
+                const uint32_t d = p_->headDim;
+                const uint32_t gap = (p_->numKvHeads - 1) * d * sizeof(T);
+                AscendC::DataCopyPad(
+                    prefBuf_.Get<T>(), kv_[sub_][KvOffset(s.u)],
+                    AscendC::DataCopyExtParams(static_cast<uint16_t>(s.u.cols), d * sizeof(T), gap, 0, 0),
+                    AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
+            }
+        }
+    }
+
+    // The walk's tensors (BackwardSteps reads the sequence lengths and prefix).
+    __aicore__ inline BackwardTensors StepTensors() const
+    {
+        BackwardTensors t{};
+        t.seqQ = seqQ_;
+        t.seqKv = seqKv_;
+        t.prefix = prefix_;
+        return t;
     }
 
     // One copy of `rows` slot rows (blockKv apart in GM) <-> UB rows of tileKv columns, for
@@ -788,7 +855,12 @@ private:
     GM_ADDR seqQ_ = nullptr;  // for the unit walk of UnflushedKvUnits
     GM_ADDR seqKv_ = nullptr;
     GM_ADDR prefix_ = nullptr;
-    AscendC::GlobalTensor<T> dy_, o_;
+    AscendC::GlobalTensor<T> dy_, o_, kv_[2];
+    // The K/V prefetch's walk (PrefetchKv): the step after the last one it looked at, and the
+    // unit of that one.
+    static constexpr uint32_t PREFETCH_AHEAD = 6;
+    BackwardSteps ahead_;
+    uint32_t aheadAt_ = 0, aheadUnit_ = 0;
     AscendC::GlobalTensor<T> out_[5];  // dq, dk, dv, dq_rope, dk_rope
     AscendC::GlobalTensor<float> acc_[5];
     uint64_t accLen_[5] = {0, 0, 0, 0, 0};
@@ -809,10 +881,10 @@ private:
     uint64_t zeroTotal_ = 0, zeroDone_ = 0, zeroAt_ = 0;  // ZeroShare's progress: elements, position
     uint32_t zeroAcc_ = 0;                                // in accumulator zeroAcc_
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, tmpBuf_, maskBuf_, pOutBuf_, dsOutBuf_, statBuf_,
-        sinkBuf_, idxBuf_;
+        sinkBuf_, idxBuf_, prefBuf_;
     AscendC::GlobalTensor<float> slopes_;
     AscendC::GlobalTensor<int64_t> qStart_, kvStart_;
-    AscendC::LocalTensor<float> s_, dp_, tmp_, rowD_;
+    AscendC::LocalTensor<float> s_, dp_, tmp_;
 };
 
 }  // namespace AttentionCore

@@ -364,7 +364,8 @@ private:
             AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);
         }
         const L1Shape qShape{AlignUp(u.rows, 16), p_->headDimAlign};
-        for (uint32_t r0 = 0; r0 < u.rows; r0 += sChunk_) {
+        // No S for the rows before a diagonal tile's band (policies.h SkippedSRows).
+        for (uint32_t r0 = SkippedSRows(mask_, u, blk.k0); r0 < u.rows; r0 += sChunk_) {
             const uint32_t rows = u.rows - r0 < sChunk_ ? u.rows - r0 : sChunk_;
             const uint32_t x = NextCopy(qIdx_, 2);
             const uint32_t y = NextCopy(sIdx_, 2);

@@ -65,8 +65,8 @@ void Forward(Totals &t, const ForwardParams &p, uint32_t tBytes, bool lazy, uint
 // BackwardCube::Init and BackwardVector::Init (backward_cube.h, backward_vector.h): L1 and UB.
 void Backward(Totals &t, const BackwardParams &p, uint32_t tBytes)
 {
-    const BackwardVectorUb ub =
-        BackwardVectorUbLayout(p.rowsPerVec, p.tileKv, p.headDimAlign, tBytes, static_cast<uint32_t>(p.dsinkPitch));
+    const BackwardVectorUb ub = BackwardVectorUbLayout(p.rowsPerVec, p.tileKv, p.headDimAlign, tBytes,
+                                                       static_cast<uint32_t>(p.dsinkPitch), p.prefetchRows);
     const bool alibi = p.hasPse != 0 && p.pseType >= 2;  // the key-index row only for pse types 2/3
     Max(t, "UB", ub.Total() - (alibi ? 0 : ub.alibi));
     Max(t, "L1",
@@ -77,6 +77,7 @@ void Backward(Totals &t, const BackwardParams &p, uint32_t tBytes)
     g_modes["rope"] = p.ropeDim != 0;
     g_modes["alibi"] = alibi;
     g_modes["sink"] = p.hasSink != 0;
+    g_modes["prefetch"] = p.prefetchRows != 0;
 }
 
 // SparseBackwardCube::Init and SparseBackwardVector::Init (sparse_backward_cube.h, _vector.h).

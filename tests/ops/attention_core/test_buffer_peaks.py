@@ -224,7 +224,14 @@ def test_the_shapes_cover_every_layout_choice(seen):
         pfa.OP: {"lazyPv": {0, 1}, "l1Bufs": {1, 2}, "l0Bufs": {1, 2}, "subBlocks": {0, 1}},
         fav.OP: forward,
         ifa.OP: {"antiquant": {0, 1}, "split": {0, 1}, "quantOut": {0, 1}, "kvPairs": {0, 1}, "antiTable": {0, 1}},
-        fag.OP: {"tileSets": {2, 3, 4}, "rope": {0, 1}, "alibi": {0, 1}, "sink": {0, 1}, "recompute": {0, 1}},
+        fag.OP: {
+            "tileSets": {2, 3, 4},
+            "rope": {0, 1},
+            "alibi": {0, 1},
+            "sink": {0, 1},
+            "recompute": {0, 1},
+            "prefetch": {0, 1},
+        },
         sfag.OP: {"rope": {0, 1}, "index64": {0, 1}},
     }
     cases = {pfa.OP: len(PFA), fav.OP: len(FAV), ifa.OP: len(IFA), fag.OP: len(FAG), sfag.OP: len(SFAG)}
