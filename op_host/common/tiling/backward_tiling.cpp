@@ -22,9 +22,11 @@ constexpr int64_t BAND_LIMIT = AttentionCore::SPARSE_UNBOUNDED;
 // the next unit's first dV Mmad waits, the K/V staging and the vector cores' cast of its dK.
 // Both set from the modelled timeline of TND 1 x 4K N8 causal, where the cores holding 25
 // short units ended ~10 us after those holding 9 long ones at the same planned cost with 16
-// and 64 (now within ~3 us).
+// and 64; with K/V read into L2 ahead of the cube and K staged a step early a unit start costs
+// less, and 64 (was 128) per unit gave the shortest 4K causal (423.8 us against 425.2 with 96
+// and 424.4 with 32, modelled).
 constexpr double STEP_SHARE = 32;
-constexpr double UNIT_SHARE = 128;
+constexpr double UNIT_SHARE = 64;
 
 uint64_t Align512(uint64_t x) { return (x + 511) / 512 * 512; }
 
