@@ -167,7 +167,11 @@ public:
             AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
         }
         AscendC::PipeBarrier<PIPE_ALL>();  // the last Fixpipes (atomic adds) are done
-        AscendC::SyncAll<false>();         // every atomic add landed before the cast-out pass
+        if (p_->dqGroupCast != 0) {
+            // the vector cores cast the dQ of the groups this core owns now (backward_vector.h)
+            AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_BWD_SDP);
+        }
+        AscendC::SyncAll<false>();  // every atomic add landed before the cast-out pass
     }
 
 private:
