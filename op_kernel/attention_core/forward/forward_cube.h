@@ -78,7 +78,7 @@ public:
         l0bElems_ = bk * dc;
         // L1: Q, P, K and V per copy, or Q per copy, one P and the K/V pairs (their total is
         // ForwardCubeL1Bytes, forward_layout.h).
-        kvPairs_ = LAZY_PV ? kv_.KvPairCopies() : 0;
+        kvPairs_ = !LAZY_PV ? 0 : KV_NZ ? p->kvNzPairs : kv_.KvPairCopies();
         pipe->InitBuffer(qL1_, l1Bufs_ * qElems_ * sizeof(T));
         pipe->InitBuffer(pL1_, (kvPairs_ != 0 ? 1 : l1Bufs_) * pElems_ * sizeof(T));
         if (kvPairs_ != 0) {
@@ -291,7 +291,12 @@ private:
     {
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // MTE1 is done with this K copy
         kv_.BeforeLoad(u, blk, false);
-        if constexpr (NzHandoff<T>::ENABLED && Variant::Kv::StagedNz()) {
+        if constexpr (KV_NZ) {
+            if (kvPairs_ != 0) {
+                kvNz_.LoadPair(kL1, u.b, u.n / p_->groupSize, u.kvBase + static_cast<uint64_t>(blk.k0),
+                               AlignUp(blk.cols, 16));
+            }
+        } else if constexpr (NzHandoff<T>::ENABLED && Variant::Kv::StagedNz()) {
             if (kvPairs_ != 0) {
                 const uint64_t token0 = u.kvBase + static_cast<uint64_t>(blk.k0);
                 NzHandoff<T>::Load(kL1, k_[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(token0))],
@@ -364,7 +369,8 @@ private:
             AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);
         }
         const L1Shape qShape{AlignUp(u.rows, 16), p_->headDimAlign};
-        for (uint32_t r0 = 0; r0 < u.rows; r0 += sChunk_) {
+        // No S for the rows before a diagonal tile's band (policies.h SkippedSRows).
+        for (uint32_t r0 = SkippedSRows(mask_, u, blk.k0); r0 < u.rows; r0 += sChunk_) {
             const uint32_t rows = u.rows - r0 < sChunk_ ? u.rows - r0 : sChunk_;
             const uint32_t x = NextCopy(qIdx_, 2);
             const uint32_t y = NextCopy(sIdx_, 2);

@@ -246,12 +246,29 @@ private:
         return rows - h0 < vecRows_ ? rows - h0 : vecRows_;
     }
 
-    // This core's rows of S slot `slot` -> S buffer `b` (once the vector is done with it).
-    __aicore__ inline void LoadS(uint32_t slot, uint32_t rowOff, uint32_t rows, uint32_t b)
+    // Of the query rows [row0, row0 + rows) of u, how many lead and have no S in block blk's slot
+    // (lazy P.V: the cube left them out, policies.h SkippedSRows). A multiple of 8, or `rows`.
+    __aicore__ inline uint32_t Unwritten(const WorkUnit &u, const KvBlock &blk, uint32_t row0, uint32_t rows) const
+    {
+        if constexpr (!LAZY_PV) {
+            return 0;
+        }
+        const uint32_t skip = u.q0 + SkippedSRows(mask_, u, blk.k0);
+        return skip <= row0 ? 0 : (skip - row0 >= rows ? rows : skip - row0);
+    }
+
+    // This core's rows [rowOff, rowOff + rows) of S slot `slot` (block blk of u) -> S buffer `b`
+    // (once the vector is done with it), the rows the cube wrote at their places.
+    __aicore__ inline void LoadS(const WorkUnit &u, const KvBlock &blk, uint32_t slot, uint32_t rowOff, uint32_t rows,
+                                 uint32_t b)
     {
         const uint32_t c = p_->blockKv;
+        const uint32_t skip = Unwritten(u, blk, u.q0 + rowOff, rows);
         AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
-        AscendC::DataCopy(sBuf_.Get<float>()[b * sElems_], wsS_[slot * (p_->wsSlotS / 4) + rowOff * c], rows * c);
+        if (skip < rows) {
+            AscendC::DataCopy(sBuf_.Get<float>()[b * sElems_ + skip * c],
+                              wsS_[slot * (p_->wsSlotS / 4) + (rowOff + skip) * c], (rows - skip) * c);
+        }
         AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_S + b);
     }
 
@@ -267,7 +284,7 @@ private:
         const uint32_t first = SubRows(0, rows);
         if (sBufs_ == 2 && !prefetched_) {
             AscendC::CrossCoreWaitFlag(FLAG_S_READY);
-            LoadS(slot, rowOff, first, sIdx_);
+            LoadS(u, next, slot, rowOff, first, sIdx_);
             prefetched_ = true;
         }
         LoadMask(u, {u.q0 + rowOff, first, next});
@@ -286,7 +303,18 @@ private:
             maskAhead_ = false;
             return;
         }
-        mask_.Load(maskBuf_.Get<uint8_t>(), u, m.row0, m.rows, m.blk.k0, m.blk.cols, p_->blockKv);
+        IssueMask(u, m);
+    }
+
+    // The mask rows of m at their places in the mask buffer, but for the leading rows without S
+    // (Unwritten: SoftmaxRows gives them P = 0 without Apply).
+    __aicore__ inline void IssueMask(const WorkUnit &u, const MaskRows &m)
+    {
+        const uint32_t skip = Unwritten(u, m.blk, m.row0, m.rows);
+        if (skip < m.rows) {
+            mask_.Load(maskBuf_.Get<uint8_t>()[skip * p_->blockKv], u, m.row0 + skip, m.rows - skip, m.blk.k0,
+                       m.blk.cols, p_->blockKv);
+        }
     }
 
     // One key block: S -> P (online softmax) sub-block by sub-block, P to the workspace for the
@@ -301,7 +329,7 @@ private:
         if (!prefetched_) {
             AscendC::CrossCoreWaitFlag(FLAG_S_READY);
             if (rows != 0) {
-                LoadS(slot, rowOff, SubRows(0, rows), sIdx_);
+                LoadS(u, blk, slot, rowOff, SubRows(0, rows), sIdx_);
             }
         }
         prefetched_ = false;
@@ -313,13 +341,13 @@ private:
             if (next < rows) {
                 ahead = {u.q0 + rowOff + next, SubRows(next, rows), blk};
                 if (sBufs_ == 2) {  // the next sub-block's S: now into the other buffer, else after this one
-                    LoadS(slot, rowOff + next, ahead.rows, cur ^ 1u);
+                    LoadS(u, blk, slot, rowOff + next, ahead.rows, cur ^ 1u);
                 }
             } else if (after != nullptr) {
                 ahead = {u.q0 + rowOff, SubRows(0, rows), *after};
                 if (sBufs_ == 2 && mask_.LoadsRows()) {
                     AscendC::CrossCoreWaitFlag(FLAG_S_READY);
-                    LoadS((slot + 1) % WS_SLOTS, rowOff, ahead.rows, cur ^ 1u);
+                    LoadS(u, *after, (slot + 1) % WS_SLOTS, rowOff, ahead.rows, cur ^ 1u);
                     prefetched_ = true;
                 }
             }
@@ -327,7 +355,7 @@ private:
             sIdx_ = sBufs_ == 2 ? cur ^ 1u : 0u;
             if (next < rows) {
                 if (sBufs_ == 1) {
-                    LoadS(slot, rowOff + next, ahead.rows, 0);
+                    LoadS(u, blk, slot, rowOff + next, ahead.rows, 0);
                 }
                 LoadMask(u, ahead);
             }
@@ -349,17 +377,15 @@ private:
         const uint32_t c = p_->blockKv;
         // The leading rows that see no key of this block (a diagonal tile's upper rows) keep
         // their statistics (alpha 1) and get P = 0 without the softmax passes: `live` rows from
-        // h0 + dead on take them. A multiple of 8 (32-byte aligned statistics), one row at least.
-        const uint32_t before = mask_.RowsBefore(u, u.q0 + rowOff + h0, rows, blk.k0);
-        const uint32_t dead = (before < rows ? before : rows - 1) / 8 * 8;
+        // h0 + dead on take them. A multiple of 8 (32-byte aligned statistics); all rows only
+        // where the cube wrote no S for any of them (Unwritten), else one row at least. Rows past
+        // `dead` without S (Unwritten, 8-row steps) see no key either: the mask's band replaces
+        // every score of theirs.
+        const uint32_t row0 = u.q0 + rowOff + h0;
+        const uint32_t before = mask_.RowsBefore(u, row0, rows, blk.k0);
+        const uint32_t dead =
+            Unwritten(u, blk, row0, rows) == rows ? rows : (before < rows ? before : rows - 1) / 8 * 8;
         const uint32_t live = rows - dead;
-        const uint32_t count = live * c;
-        const uint32_t row0 = u.q0 + rowOff + h0 + dead;
-        const AscendC::LocalTensor<float> mOld = mOld_[h0 + dead];
-        const AscendC::LocalTensor<float> mNew = mNew_[h0 + dead];
-        const AscendC::LocalTensor<float> sum = sum_[h0 + dead];
-        const AscendC::LocalTensor<float> mTrue = mTrue_[h0 + dead];
-        const AscendC::LocalTensor<float> alpha = alpha_[slot][h0 + dead];
         const AscendC::LocalTensor<float> sAll = sBuf_.Get<float>()[cur * sElems_];
         s_ = sAll[dead * c];
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_S + cur);
@@ -367,6 +393,62 @@ private:
         // pBuf_'s first use (as score or mask scratch, else the P cast), so the store
         // overlaps this block's softmax. The wait is the P store's own event: stores issued
         // after it (the K/V source's ring writes) do not hold this softmax back.
+        bool pFree = false;
+        bool rescale = !LAZY_PV;
+        if (live != 0) {
+            rescale = SoftmaxLive(u, blk, h0, dead, row0 + dead, live, slot, ahead, pFree);
+        } else {
+            if constexpr (!Variant::Softmax::UsesMaskBuffer()) {  // the mask buffer is free: the next rows now
+                if (ahead.rows != 0) {
+                    IssueMask(u, ahead);
+                    maskAhead_ = true;
+                }
+            }
+            if (vecRows_ < p_->rowsPerVec) {  // only lazy P.V leaves whole sub-blocks out: no rescale
+                AscendC::Duplicate(alpha_[slot][h0], 1.0f, static_cast<int32_t>(rows));
+            }
+        }
+        if (dead != 0) {
+            AscendC::Duplicate(sAll, 0.0f, static_cast<int32_t>(dead * c));
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+
+        const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
+        const AscendC::GlobalTensor<T> pSlot = wsP_[slot * (p_->wsSlotP / sizeof(T))];
+        if (!pFree) {
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
+        }
+        if constexpr (NzHandoff<T>::ENABLED) {  // P in the cube's Nz order (nz_handoff.h)
+            NzHandoff<T>::CastArranged(pOut, sAll, rows, c);
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+            NzHandoff<T>::Store(pSlot, pOut, rowOff + h0, rows, c, p_->blockQ);
+            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
+            return rescale;
+        }
+        CastFromFloat(pOut, sAll, rows * c);
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        AscendC::DataCopy(pSlot[(rowOff + h0) * c], pOut, rows * c);
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
+        return rescale;
+    }
+
+    // SoftmaxRows on the `live` rows after its `dead` ones (s_, statistics at offset h0 + dead,
+    // query rows from row0): score and mask policies, running max and sum, P = exp(S -
+    // reference) in s_. pFree: whether it waited for the previous P store (it does where a
+    // policy takes the P buffer as scratch).
+    __aicore__ inline bool SoftmaxLive(const WorkUnit &u, const KvBlock &blk, uint32_t h0, uint32_t dead, uint32_t row0,
+                                       uint32_t live, uint32_t slot, const MaskRows &ahead, bool &pFree)
+    {
+        const uint32_t c = p_->blockKv;
+        const uint32_t count = live * c;
+        const uint32_t h = h0 + dead;
+        const AscendC::LocalTensor<float> mOld = mOld_[h];
+        const AscendC::LocalTensor<float> mNew = mNew_[h];
+        const AscendC::LocalTensor<float> sum = sum_[h];
+        const AscendC::LocalTensor<float> mTrue = mTrue_[h];
+        const AscendC::LocalTensor<float> alpha = alpha_[slot][h];
         const bool scoreScratch = score_.UsesScratch();
         const bool maskScratch = mask_.UsesScratch();
         if (scoreScratch) {
@@ -376,10 +458,11 @@ private:
         if (!scoreScratch && maskScratch) {
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
         }
+        pFree = scoreScratch || maskScratch;
         mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>()[dead * c], pBuf_.Get<half>(), u, row0, live, blk.k0, blk.cols, c);
         if constexpr (!Variant::Softmax::UsesMaskBuffer()) {  // the mask buffer is free: the next rows now
             if (ahead.rows != 0) {
-                mask_.Load(maskBuf_.Get<uint8_t>(), u, ahead.row0, ahead.rows, ahead.blk.k0, ahead.blk.cols, c);
+                IssueMask(u, ahead);
                 maskAhead_ = true;
             }
         }
@@ -404,7 +487,7 @@ private:
             }
             AscendC::PipeBarrier<PIPE_V>();
         } else if (vecRows_ < p_->rowsPerVec) {
-            AscendC::Duplicate(alpha_[slot][h0], 1.0f, static_cast<int32_t>(rows));
+            AscendC::Duplicate(alpha_[slot][h0], 1.0f, static_cast<int32_t>(dead + live));
             AscendC::PipeBarrier<PIPE_V>();
         }
         BroadcastRows(bcast_, mOld, live);
@@ -420,33 +503,8 @@ private:
             AscendC::PipeBarrier<PIPE_V>();
         }
         AscendC::Add(sum, sum, rowTmp_, static_cast<int32_t>(live));
-        if (dead != 0) {
-            AscendC::Duplicate(sAll, 0.0f, static_cast<int32_t>(dead * c));
-        }
         AscendC::PipeBarrier<PIPE_V>();
         softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, row0, live, blk.k0, blk.cols, c);
-
-        const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
-        const AscendC::GlobalTensor<T> pSlot = wsP_[slot * (p_->wsSlotP / sizeof(T))];
-        if constexpr (NzHandoff<T>::ENABLED) {  // P in the cube's Nz order (nz_handoff.h)
-            if (!scoreScratch && !maskScratch) {
-                AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
-            }
-            NzHandoff<T>::CastArranged(pOut, sAll, rows, c);
-            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
-            PipeSync<AscendC::HardEvent::V_MTE3>();
-            NzHandoff<T>::Store(pSlot, pOut, rowOff + h0, rows, c, p_->blockQ);
-            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
-            return rescale;
-        }
-        if (!scoreScratch && !maskScratch) {
-            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
-        }
-        CastFromFloat(pOut, sAll, rows * c);
-        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
-        PipeSync<AscendC::HardEvent::V_MTE3>();
-        AscendC::DataCopy(pSlot[(rowOff + h0) * c], pOut, rows * c);
-        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
         return rescale;
     }
 

@@ -188,6 +188,19 @@ struct MaskModBase {
     __aicore__ inline uint32_t RowsBefore(const WorkUnit &, uint32_t, uint32_t, int64_t) const { return 0; }
 };
 
+// Lazy P.V's Q.K^T leaves out the leading rows of a unit that see no key of the block (a
+// diagonal tile's upper rows, RowsBefore) in whole 16-row fractals: the cube computes and
+// writes only S rows [SkippedSRows, rows) of the block, and the vector cores load only those and
+// give the others P = 0. Only for units of whole fractals, so that with either vector core's
+// half (a multiple of 8 rows) and sub-blocks the skipped rows end on 8-row (32-byte) statistics.
+template <class Mask> __aicore__ inline uint32_t SkippedSRows(const Mask &mask, const WorkUnit &u, int64_t k0)
+{
+    if (u.rows % 16 != 0) {
+        return 0;
+    }
+    return mask.RowsBefore(u, u.q0, u.rows, k0) / 16 * 16;
+}
+
 // SoftmaxMod default: nothing between exp and the P.V product. AfterExp(P, byte scratch
 // (rows x cols), unit, row0, rows, k0, colsValid, cols) acts on the exponentiated scores after
 // their row sums were taken (dropout).
