@@ -50,6 +50,7 @@ struct CostTable {
     double l2Capacity;              // bytes (from the SoC table)
     double hbmBytesPerSec;          // device-wide (from the SoC table)
     double l2BytesPerSec;           // device-wide L2 bandwidth
+    double bandwidthWindow;         // cycles over which the device-wide HBM and L2 bandwidth is shared (0: off)
 };
 
 // The table for the current SoC (with ASCEND_EMU_COSTS overrides applied); built once per launch.

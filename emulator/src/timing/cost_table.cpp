@@ -95,6 +95,10 @@ const Row kRows[] = {
     {"launch_us", F(launchUs), 2, "assumption: fixed task start cost in µs on the device, host launch excluded", true},
     {"l2_line_bytes", F(l2LineBytes), 512, "assumption: L2 first-touch granularity 512 B", true},
     {"l2_bytes_per_sec", F(l2BytesPerSec), 7e12, "[S6] L2 ~7 TB/s mixed read/write (device-wide)", false},
+    {"bandwidth_window", F(bandwidthWindow), 256,
+     "assumption: HBM and L2 bandwidth are shared by all cores over windows of this many cycles (0: only the "
+     "launch-wide floors)",
+     true},
 };
 #undef F
 #undef V
@@ -116,13 +120,14 @@ double &FieldOf(CostTable &t, const Row &r)
 // Keys the replay applies itself (emulator/src/timing/replay.cpp), so a launch's logs can be
 // replayed again under another value (ASCEND_EMU_COSTS_ALT); the others are folded into the
 // logged instructions by the core threads.
-const char *const kReplayedKeys[] = {"issue",         "issue_queue_depth", "cube_queue_depth",
-                                     "scalar_local",  "scalar_gm",         "mmad_head",
-                                     "mte1_head",     "fixp_head",         "vec_head",
-                                     "dma_head",      "nd2nz_row_cycles",  "hbm_read_bytes",
-                                     "l2_read_bytes", "l2_write_bytes",    "fixp_l2_write_bytes",
-                                     "atomic_factor", "dma_min_transfer",  "cross_flag",
-                                     "sync_all",      "launch_us",         "l2_bytes_per_sec"};
+const char *const kReplayedKeys[] = {"issue",           "issue_queue_depth", "cube_queue_depth",
+                                     "scalar_local",    "scalar_gm",         "mmad_head",
+                                     "mte1_head",       "fixp_head",         "vec_head",
+                                     "dma_head",        "nd2nz_row_cycles",  "hbm_read_bytes",
+                                     "l2_read_bytes",   "l2_write_bytes",    "fixp_l2_write_bytes",
+                                     "atomic_factor",   "dma_min_transfer",  "cross_flag",
+                                     "sync_all",        "launch_us",         "l2_bytes_per_sec",
+                                     "bandwidth_window"};
 
 // Applies a text file of "key value" lines (fakit prof calibrate writes them) named by env `var`.
 void ApplyFile(const char *var, const char *path, CostTable &t, bool replayedOnly)

@@ -34,8 +34,9 @@ uint32_t *Region(uint64_t region)
     return g_last;
 }
 
-// Touches the lines of [p, p + bytes); returns the bytes that fell in lines not resident.
-uint64_t Touch(const void *p, uint64_t bytes, bool read)
+// Touches the lines of [p, p + bytes); returns the bytes that fell in lines not resident
+// (*missedLines: how many such lines).
+uint64_t Touch(const void *p, uint64_t bytes, bool read, uint64_t *missedLines)
 {
     const uint64_t a = reinterpret_cast<uintptr_t>(p), e = a + bytes;
     const uint64_t lineBytes = uint64_t{1} << g_lineShift;
@@ -49,6 +50,7 @@ uint64_t Touch(const void *p, uint64_t bytes, bool read)
         if (!resident) {
             ++g_clock;
             if (read) ++g_hbmLines;
+            ++*missedLines;
             const uint64_t lo = std::max(a, line << g_lineShift), hi = std::min(e, (line + 1) * lineBytes);
             missBytes += hi - lo;
         }
@@ -73,11 +75,18 @@ void L2Reset(double lineBytes, double capacityBytes)
     if (g_capacityLines == 0) g_capacityLines = 1;
 }
 
-uint64_t L2Read(const void *p, uint64_t bytes) { return bytes ? Touch(p, bytes, true) : 0; }
+uint64_t L2Read(const void *p, uint64_t bytes, uint64_t *hbmLineBytes)
+{
+    uint64_t lines = 0;
+    const uint64_t miss = bytes ? Touch(p, bytes, true, &lines) : 0;
+    *hbmLineBytes += lines << g_lineShift;
+    return miss;
+}
 
 void L2Write(const void *p, uint64_t bytes)
 {
-    if (bytes) Touch(p, bytes, false);
+    uint64_t lines = 0;
+    if (bytes) Touch(p, bytes, false, &lines);
 }
 
 uint64_t L2HbmReadBytes() { return g_hbmLines << g_lineShift; }

@@ -10,8 +10,9 @@
 namespace emu {
 
 void L2Reset(double lineBytes, double capacityBytes);
-// Returns the bytes of [p, p + bytes) that come from HBM.
-uint64_t L2Read(const void *p, uint64_t bytes);
+// Returns the bytes of [p, p + bytes) that come from HBM; adds the whole lines the L2 reads from
+// HBM for them to *hbmLineBytes.
+uint64_t L2Read(const void *p, uint64_t bytes, uint64_t *hbmLineBytes);
 void L2Write(const void *p, uint64_t bytes);
 // Bytes the L2 read from HBM in this launch (whole lines).
 uint64_t L2HbmReadBytes();

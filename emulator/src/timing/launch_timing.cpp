@@ -171,7 +171,7 @@ void LaunchTiming::Finish()
     const double taskUs = TaskUs(&criticalUs, &hbmFloorUs, &l2FloorUs);
     const uint64_t hbm = L2HbmReadBytes();
     uint64_t l2r = 0, l2w = 0;
-    double sum[2][kPipes] = {}, maxBusy[2][kPipes] = {};
+    double sum[2][kPipes] = {}, maxBusy[2][kPipes] = {}, waitOfMax[2][kPipes][2] = {};
     int n[2] = {};
     std::ostringstream cores;
     cores.precision(15);
@@ -193,7 +193,11 @@ void LaunchTiming::Finish()
             firstCore = false;
             for (int p = 0; p < kPipes; ++p) {
                 sum[u][p] += elapsed > 0 ? cl.busy[p] / elapsed : 0.0;
-                maxBusy[u][p] = std::max(maxBusy[u][p], cl.busy[p]);
+                if (cl.busy[p] > maxBusy[u][p]) {
+                    maxBusy[u][p] = cl.busy[p];
+                    waitOfMax[u][p][0] = cl.bandwidthWait[0][p];
+                    waitOfMax[u][p][1] = cl.bandwidthWait[1][p];
+                }
                 cores << (p ? "," : "") << "\"" << kPipeNames[p] << "\":" << cl.busy[p] * us;
             }
             cores << "},\"ratio\":{";
@@ -202,7 +206,8 @@ void LaunchTiming::Finish()
             cores << "}}";
         }
     // The bound: the device-wide floor when it exceeds the critical path, else the pipe with the
-    // most busy time on one core (the per-pipe bound of the counters).
+    // most busy time on one core (the per-pipe bound of the counters) - or the device's HBM or L2
+    // bandwidth when at least a tenth of that busy time is waiting for its share (bandwidth.h).
     std::string bound = "-";
     double best = -1;
     for (int u = 0; u < 2; ++u)
@@ -210,6 +215,8 @@ void LaunchTiming::Finish()
             if (maxBusy[u][p] > best) {
                 best = maxBusy[u][p];
                 bound = std::string(u == 0 ? "aic." : "aiv.") + kPipeNames[p];
+                const double *w = waitOfMax[u][p];
+                if (std::max(w[0], w[1]) >= 0.1 * best) bound = w[0] >= w[1] ? "HBM" : "L2";
             }
     if (hbmFloorUs > criticalUs && hbmFloorUs >= l2FloorUs)
         bound = "HBM";
@@ -218,7 +225,9 @@ void LaunchTiming::Finish()
     o << ",\"task_duration_us\":" << taskUs << ",\"launch_us\":" << t.launchUs << ",\"critical_path_us\":" << criticalUs
       << ",\"hbm_floor_us\":" << hbmFloorUs << ",\"l2_floor_us\":" << l2FloorUs << ",\"bound_pipe\":\"" << bound
       << "\",\"clock_mhz\":" << soc.clockMhz << ",\"hbm_bytes\":" << hbm << ",\"l2_read_bytes\":" << l2r
-      << ",\"l2_write_bytes\":" << l2w << ",\"aic_cores\":" << n[0] << ",\"aiv_cores\":" << n[1];
+      << ",\"l2_write_bytes\":" << l2w << ",\"hbm_wait_us\":" << ReplayBandwidthDelayCycles(true) * us
+      << ",\"l2_wait_us\":" << ReplayBandwidthDelayCycles(false) * us << ",\"aic_cores\":" << n[0]
+      << ",\"aiv_cores\":" << n[1];
     for (const Metric &m : kMetrics) {
         const int u = m.aic ? 0 : 1;
         o << ",\"" << m.name << "\":";

@@ -15,6 +15,7 @@
 
 #include "emu/core.h"
 #include "emu/cost_table.h"
+#include "bandwidth.h"
 #include "emu/race.h"
 #include "l2_model.h"
 
@@ -62,6 +63,7 @@ bool g_borrow = false;                                     // reading kept chunk
 std::vector<std::vector<TimingRecord *>> g_kept;           // per core: its whole log, in order
 std::vector<uint64_t> g_keptRecords;                       // per core: records in it
 uint32_t g_depth[kTimedPipes] = {};                        // issue-queue depth per pipe
+BandwidthLedger g_hbm, g_l2;                               // device-wide bandwidth over time
 
 void Record(CoreClock &c, int pipe, double start, double end, const char *name)
 {
@@ -253,30 +255,51 @@ double DmaHead(const TimingRecord &r)
     return t.dmaHead + (r.a ? static_cast<double>(r.groups) * r.rows * t.nd2nzRowCycles : 0.0);
 }
 
+// The cycles of a GM transfer of record r on core c: `head` to start, then `transfer` cycles
+// moving `l2Bytes` through the L2, `hbmBytes` of them from HBM, unless the device's bandwidth
+// in the windows it spans is taken by earlier transfers (bandwidth.h).
+double Shared(CoreClock &c, const TimingRecord &r, double head, double transfer, double l2Bytes, double hbmBytes)
+{
+    if (transfer <= 0) return head;
+    const double from = NextStart(c, r.pipe) + head, alone = from + transfer;
+    const double l2End = g_l2.Take(from, l2Bytes, l2Bytes / transfer);
+    const double hbmEnd = g_hbm.Take(from, hbmBytes, hbmBytes / transfer);
+    const double end = std::max({alone, l2End, hbmEnd});
+    if (end > alone) c.bandwidthWait[hbmEnd >= l2End ? 0 : 1][r.pipe] += end - alone;
+    return head + (end - from);
+}
+
 // The GM access of record r (the L2 sees it now).
 void ApplyGm(CoreClock &c, const TimingRecord &r)
 {
     const CostTable &t = Costs();
     const auto *base = reinterpret_cast<const uint8_t *>(r.addr);
     const uint64_t bytes = static_cast<uint64_t>(r.groups) * r.rows * r.burst;
+    const double scale = BurstScale(r);
     if (r.kind == RecKind::GmRead) {
-        uint64_t miss = 0;
+        uint64_t miss = 0, lines = 0;
         for (uint32_t g = 0; g < r.groups; ++g)
-            for (uint32_t i = 0; i < r.rows; ++i) miss += L2Read(base + g * r.groupPitch + i * r.rowPitch, r.burst);
+            for (uint32_t i = 0; i < r.rows; ++i)
+                miss += L2Read(base + g * r.groupPitch + i * r.rowPitch, r.burst, &lines);
         const uint64_t hit = bytes - miss;
         c.hbmBytes += miss;
         c.l2ReadBytes += bytes;
-        Run(c, r.pipe, DmaHead(r) + BurstScale(r) * (miss / t.hbmReadBytes + hit / t.l2ReadBytes), r.name);
+        const double transfer = scale * (miss / t.hbmReadBytes + hit / t.l2ReadBytes);
+        // HBM delivers whole lines: the first reader of a line pays for all of it.
+        Run(c, r.pipe, Shared(c, r, DmaHead(r), transfer, scale * bytes, static_cast<double>(lines)), r.name);
         return;
     }
     for (uint32_t i = 0; i < r.rows; ++i) L2Write(base + i * r.rowPitch, r.burst);
     c.l2WriteBytes += bytes;
     const double atomic = r.b ? t.atomicFactor : 1.0;
     if (r.kind == RecKind::GmWrite) {
-        Run(c, r.pipe, DmaHead(r) + BurstScale(r) * bytes / t.l2WriteBytes * atomic, r.name);
+        const double transfer = scale * bytes / t.l2WriteBytes * atomic;
+        Run(c, r.pipe, Shared(c, r, DmaHead(r), transfer, scale * bytes, 0), r.name);
         return;
     }
-    Run(c, r.pipe, t.fixpHead + std::max(r.cycles, BurstScale(r) * bytes / t.fixpL2WriteBytes * atomic), r.name);
+    // A Fixpipe converts while it writes: its L2 share is taken over the whole of its time.
+    const double transfer = std::max(r.cycles, scale * bytes / t.fixpL2WriteBytes * atomic);
+    Run(c, r.pipe, Shared(c, r, t.fixpHead, transfer, scale * bytes, 0), r.name);
 }
 
 // The token of the wait on `counter` (it exists: the launcher matched the wait before the core
@@ -590,6 +613,8 @@ void Reset(int cores, std::vector<std::vector<TraceSpan>> *traces)
     g_barriers.clear();
     g_tokenRead.assign(static_cast<size_t>(cores) * kCrossFlags, 0);
     L2Reset(t.l2LineBytes, t.l2Capacity);
+    g_hbm.Reset(t.hbmBytesPerSec / t.clockHz, t.bandwidthWindow);
+    g_l2.Reset(t.l2BytesPerSec / t.clockHz, t.bandwidthWindow);
 }
 
 void FreeKept()
@@ -660,6 +685,8 @@ bool ReplayFinishWave()
 }
 
 const CoreClock &ReplayClock(int index) { return g_cores[index].clock; }
+
+double ReplayBandwidthDelayCycles(bool hbm) { return (hbm ? g_hbm : g_l2).DelayCycles(); }
 
 uint64_t ReplayNextSetId(int core) { return g_nextId.fetch_add(1) << 18 | static_cast<uint64_t>(core); }
 

@@ -74,6 +74,7 @@ struct CoreClock {
     uint8_t flagHead[35][8] = {}, flagCount[35][8] = {};
     std::unordered_map<const void *, double> handOver;  // TimeSignal key -> time
     uint64_t hbmBytes = 0, l2ReadBytes = 0, l2WriteBytes = 0;
+    double bandwidthWait[2][kTimedPipes] = {};  // [HBM, L2][pipe]: cycles its transfers waited for the device's share
     std::vector<TraceSpan> *trace = nullptr;
     bool traceFull = false;  // the trace of this core reached kMaxTraceSpans; later spans dropped
     static constexpr size_t kMaxTraceSpans = 100000;
@@ -91,6 +92,9 @@ void ReplayPoll();
 // waiting for a flag (a launch that was stopped part-way).
 bool ReplayFinishWave();
 const CoreClock &ReplayClock(int index);
+// Cycles the launch's transfers waited for the device's HBM (else L2) bandwidth, summed over all
+// transfers (bandwidth.h).
+double ReplayBandwidthDelayCycles(bool hbm);
 // Replays the kept logs of the launch again from the start under the cost table in force
 // (OverrideCosts); ReplayClock then reports this pass. False without kept logs.
 bool ReplayAgain();

@@ -26,6 +26,9 @@ constexpr uint32_t ROWS_PER_VEC[] = {120, 112, 104, 96, 88, 80, 72, 64, 56, 48, 
 // bound the launch, slower than 192 rows).
 constexpr uint32_t LARGE_Q_ROWS = 96;
 constexpr uint32_t LARGE_Q_MIN_S_CHUNK = 32;
+// 128 < D <= 256 without a mask: lazy P.V in 64-key blocks (ChooseWideLazyBlocks).
+constexpr uint32_t WIDE_LAZY_MAX_D = 256;
+constexpr uint32_t WIDE_LAZY_BLOCK_KV = 64;
 constexpr uint64_t UB_API_RESERVE = 8 * 1024;  // UB the Ascend C API keeps as scratch
 constexpr int64_t TOKEN_CLAMP = int64_t(1) << 40;
 constexpr uint64_t MAX_SEARCHED_UNITS = uint64_t(1) << 22;  // beyond: streaming split, no cost array
@@ -240,6 +243,34 @@ uint64_t CubeL1Bytes(uint32_t bq, uint32_t c, uint32_t dp, uint32_t dtypeBytes)
     return AttentionCore::ForwardCubeL1Bytes(bq, c, dp, dtypeBytes, 1);
 }
 
+bool ChooseWideLazyBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget, uint32_t &rowsPerVec,
+                          uint32_t &blockKv, uint32_t &dChunk)
+{
+    // Above D = 128 K^T of a 128-key block alone fills L0B, so lazy P.V's [K^T | V] regions take
+    // 64-key blocks, one head-dim pass (dChunk = D), and the largest q-block whose D-wide fp32
+    // accumulator fits L0C next to two S chunks (112 rows at D = 256). Per-block P.V in 128-row
+    // q-blocks wrote and read every block's fp32 P.V partial, 16 B of L2 per score at D = 256
+    // (docs/performance.md, "Sweep"). With a mask the planner keeps per-block P.V: a mask read
+    // per 64-key block cost more than the partials (modelled causal B1 N4 S4K D256 192.1 ->
+    // 230.5 us).
+    const uint32_t dp = static_cast<uint32_t>(AlignUp(static_cast<uint64_t>(headDim), 16));
+    if (dp <= D_CHUNK || dp > WIDE_LAZY_MAX_D) return false;
+    const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
+    const uint32_t c = WIDE_LAZY_BLOCK_KV;
+    for (uint32_t r : ROWS_PER_VEC) {
+        if (r > 64) continue;
+        uint32_t v = 0, sBufs = 0, sChunk = 0;
+        if (ChooseSChunk(2 * r, c, dp, dp, dtypeBytes, budget, sChunk) &&
+            ChooseVecRows(r, c, dp, dtypeBytes, ub, v, sBufs) && CubeL1Bytes(2 * r, c, dp, dtypeBytes) <= budget.l1) {
+            rowsPerVec = r;
+            blockKv = c;
+            dChunk = dp;
+            return true;
+        }
+    }
+    return false;
+}
+
 bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget, uint32_t &rowsPerVec,
                   uint32_t &blockKv, uint32_t &dChunk, std::string &why)
 {
@@ -346,7 +377,10 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     p.actualSeqLengthsCount = static_cast<uint32_t>(prob.actualSeqLengths.size());
 
     uint32_t maxRows = 0;
-    if (!ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
+    const bool masked = prob.hasMask || prob.bandActive;
+    if ((masked || !ChooseWideLazyBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk)) &&
+        !ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why))
+        return false;
 
     // The largest q-block keeps K/V re-reads lowest; smaller ones give more units to spread
     // over the cores.
@@ -367,7 +401,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     });
 
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
-    PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch);
+    PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch, budget.l1);
     return true;
 }
 
@@ -410,9 +444,11 @@ bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams 
     return fp16 && p.kvNz != 0 && mant == 0.5f && exp >= -13 && exp <= 1;
 }
 
-void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches)
+void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,
+              uint64_t l1Bytes)
 {
     p.kvNz = 0;
+    p.kvNzPairs = 0;
     const uint64_t dp = p.headDimAlign;
     // Loads of each K/V row: one per q-block of every query head of its group. The estimate
     // counts every q-block (a causal mask about halves it) and staging pays off from about two
@@ -434,6 +470,16 @@ void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seq
     p.kvNzSeq = static_cast<uint32_t>(seqRows);
     p.kvNzBatches = batches;
     p.kvNzOffset = AlignUp(uint64_t(p.usedCores) * p.wsBytesPerCore, 512);
+    // K and V of a key block in one copy (one DMA start less per block on the cube's MTE2) where
+    // lazy P.V leaves L1 room for WS_SLOTS pairs (a pair lives from the block's S to its P.V), for
+    // 64-key blocks only: there the DMA starts weigh twice as much per score (modelled D = 256 B1
+    // N4 S4K 359.2 -> 336.6 us); with 128-key blocks S then goes after P.V and waits for P
+    // (modelled B4 N16 S1K D128 182.3 -> 196.1 us, and 187.2 with S ahead of P.V).
+    p.kvNzPairs = p.lazyO != 0 && p.blockKv < BLOCK_KV &&
+                          AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, dtypeBytes, p.l1Bufs,
+                                                            AttentionCore::WS_SLOTS) <= l1Bytes
+                      ? AttentionCore::WS_SLOTS
+                      : 0;
 }
 
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align)

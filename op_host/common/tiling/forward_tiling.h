@@ -39,6 +39,11 @@ struct CoreBudget {
 bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget, uint32_t &rowsPerVec,
                   uint32_t &blockKv, uint32_t &dChunk, std::string &why);
 
+// 128 < D <= 256 (the caller: no mask): lazy P.V's blocks, 64 keys and one head-dim pass;
+// false where the head dim is outside that range or nothing fits.
+bool ChooseWideLazyBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget, uint32_t &rowsPerVec,
+                          uint32_t &blockKv, uint32_t &dChunk);
+
 // Completes the block geometry in `p` (blockQ, blockKv, headDimAlign, dChunk set): the cube's
 // double buffering (l1Bufs / l0Bufs: two copies of each tile where they fit L1 / L0A / L0B /
 // L0C, else one) and the workspace slots of the cube <-> vector hand-off.
@@ -49,9 +54,11 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
                  std::string &why);
 // K/V staged in Nz order (ForwardParams::kvNz, kv_nz.h) where key rows are loaded several
 // times: seqRows rows per (KV head, batch) of `batches` (TND: every token, one batch). Call
-// after FinishForwardGeometry and the work split; the region follows the per-core slots.
+// after FinishForwardGeometry and the work split; the region follows the per-core slots. With
+// lazy P.V and room in L1 (l1Bytes) the cube loads K and V in pairs (ForwardParams::kvNzPairs).
 constexpr uint64_t KV_NZ_MAX_BYTES = 1ull << 30;
-void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches);
+void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,
+              uint64_t l1Bytes);
 // The per-core slots of every core and the staged K/V (rounded up to `align` bytes).
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align = 1);
 // PFA: a mask plane shared by every (batch, head) of many gets a summary the vector cores build

@@ -78,7 +78,7 @@ public:
         l0bElems_ = bk * dc;
         // L1: Q, P, K and V per copy, or Q per copy, one P and the K/V pairs (their total is
         // ForwardCubeL1Bytes, forward_layout.h).
-        kvPairs_ = LAZY_PV ? kv_.KvPairCopies() : 0;
+        kvPairs_ = !LAZY_PV ? 0 : KV_NZ ? p->kvNzPairs : kv_.KvPairCopies();
         pipe->InitBuffer(qL1_, l1Bufs_ * qElems_ * sizeof(T));
         pipe->InitBuffer(pL1_, (kvPairs_ != 0 ? 1 : l1Bufs_) * pElems_ * sizeof(T));
         if (kvPairs_ != 0) {
@@ -291,7 +291,12 @@ private:
     {
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // MTE1 is done with this K copy
         kv_.BeforeLoad(u, blk, false);
-        if constexpr (NzHandoff<T>::ENABLED && Variant::Kv::StagedNz()) {
+        if constexpr (KV_NZ) {
+            if (kvPairs_ != 0) {
+                kvNz_.LoadPair(kL1, u.b, u.n / p_->groupSize, u.kvBase + static_cast<uint64_t>(blk.k0),
+                               AlignUp(blk.cols, 16));
+            }
+        } else if constexpr (NzHandoff<T>::ENABLED && Variant::Kv::StagedNz()) {
             if (kvPairs_ != 0) {
                 const uint64_t token0 = u.kvBase + static_cast<uint64_t>(blk.k0);
                 NzHandoff<T>::Load(kL1, k_[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(token0))],

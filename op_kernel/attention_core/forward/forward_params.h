@@ -133,13 +133,14 @@ struct ForwardParams {
     // multiple of 16, set by the host where key blocks are loaded several times): per (tensor,
     // KV head, batch) kvNzRows rows (kvNzSeq of them from the tensor: seqKv, or every token of
     // a TND tensor with kvNzBatches 1), converted in chunks of kvNzChunk rows, at byte
-    // kvNzOffset of the workspace.
+    // kvNzOffset of the workspace. With lazy P.V and room in L1 the cube loads a key block's K
+    // and V rows with one copy into one of kvNzPairs (WS_SLOTS) pair copies, 0: K and V apart.
     uint32_t kvNz;
     uint32_t kvNzChunk;
     uint32_t kvNzRows;
     uint32_t kvNzSeq;
     uint32_t kvNzBatches;
-    uint32_t reserved1;
+    uint32_t kvNzPairs;
     uint64_t kvNzOffset;
 };
 

@@ -5,9 +5,11 @@
 // and the cube loads every key block from that region with one plain copy
 // (docs/performance.md, "Sweep").
 //
-// Region layout: per tensor (K, V), KV head h and batch b (one "batch" for TND, whose tokens are
-// already one axis) a matrix of kvNzRows rows in Nz order: column block j (head-dim elements
-// [16 j, 16 j + 16)) holds kvNzRows rows of 16 elements. Rows past the tensor's kvNzSeq rows are
+// Region layout: per KV head h, batch b (one "batch" for TND, whose tokens are already one axis)
+// and tensor (K, then V) a matrix of kvNzRows rows in Nz order: column block j (head-dim
+// elements [16 j, 16 j + 16)) holds kvNzRows rows of 16 elements. V's region follows K's, so
+// the two are one Nz matrix of 2 headDimAlign columns and a key block's K and V rows load with
+// one copy (LoadPair). Rows past the tensor's kvNzSeq rows are
 // zero: a key block whose padded extent runs past the end reads them (its pad columns of S are
 // masked, P is zero there), and never NaN.
 #pragma once
@@ -30,8 +32,7 @@ template <typename T> struct KvNz {
     // Element offset of token `token` (of batch b's rows; TND: the token axis) of KV head kvHead.
     __aicore__ inline uint64_t Offset(uint32_t tensor, uint32_t b, uint32_t kvHead, uint64_t token) const
     {
-        const uint64_t region =
-            (uint64_t(tensor) * p_->numKvHeads + kvHead) * p_->kvNzBatches + (p_->kvNzBatches == 1 ? 0 : b);
+        const uint64_t region = (uint64_t(kvHead) * p_->kvNzBatches + (p_->kvNzBatches == 1 ? 0 : b)) * 2 + tensor;
         return (region * (p_->headDimAlign / 16) * p_->kvNzRows + token) * 16;
     }
 
@@ -40,6 +41,14 @@ template <typename T> struct KvNz {
                                 uint64_t token, uint32_t rowsPad) const
     {
         NzHandoff<T>::Load(dst, nz_[Offset(tensor, b, kvHead, token)], rowsPad, p_->headDimAlign, p_->kvNzRows);
+    }
+
+    // K and V rows [token, token + rowsPad) -> one L1 tile: K's column blocks, then V's (rowsPad
+    // rows each).
+    __aicore__ inline void LoadPair(const AscendC::LocalTensor<T> &dst, uint32_t b, uint32_t kvHead, uint64_t token,
+                                    uint32_t rowsPad) const
+    {
+        NzHandoff<T>::Load(dst, nz_[Offset(0, b, kvHead, token)], rowsPad, 2 * p_->headDimAlign, p_->kvNzRows);
     }
 
     // The conversion (vector core `vec` of `vecCount`): chunks of kvNzChunk rows through two

@@ -59,6 +59,36 @@ def test_streaming_copy_first_touch_from_hbm_then_l2(run_timing):
     assert p["bound_pipe"] == "aiv.MTE2"
 
 
+@pytest.mark.parametrize("window", [0, None])
+def test_many_cores_streaming_share_the_devices_hbm_bandwidth(run_timing, tmp_path, window):
+    """48 vector cores stream their own 256 KiB from HBM (each at its own DMA rate: 1.7 x the
+    device's HBM bandwidth together), then again from L2. With `bandwidth_window` 0 every core
+    runs as if alone; by default the HBM pass takes at least the device's bytes over its
+    bandwidth, and not much more."""
+    n, size, blocks = 16, 16384, 48
+    env = {}
+    if window is not None:
+        costs = tmp_path / "costs.txt"
+        costs.write_text(f"bandwidth_window {window}\n")
+        env["ASCEND_EMU_COSTS"] = str(costs)
+    out = run_timing("stream_copy", n, size, env=env, block_dim=blocks)
+    c, p = out["costs"], out["profile"]
+    first = c["dma_head"] + size / c["hbm_read_bytes"]
+    again = c["dma_head"] + size / c["l2_read_bytes"]
+    alone = c["issue"] + n * first + n * again
+    assert p["hbm_bytes"] == blocks * n * size
+    hbm_per_cycle = 1.6e12 / (p["clock_mhz"] * 1e6)  # the 910B2 row of the SoC table
+    assert blocks * c["hbm_read_bytes"] > 1.5 * hbm_per_cycle
+    if window == 0:
+        assert cycles(out) == pytest.approx(alone, rel=1e-9)
+        assert p["hbm_wait_us"] == 0 and p["bound_pipe"] == "aiv.MTE2"
+        return
+    floor = p["hbm_bytes"] / hbm_per_cycle
+    assert floor > n * first  # the device, not one core's DMA, bounds the HBM pass
+    assert floor <= cycles(out) <= floor + n * again + n * c["dma_head"] + 2 * c["bandwidth_window"]
+    assert p["hbm_wait_us"] > 0 and p["bound_pipe"] == "HBM"
+
+
 def moved_bytes(addr, length, line=512, smallest=128):
     """The documented transfer rule: cut at 512 B boundaries, each piece moved as the smallest
     aligned 128/256/512 B transfer that covers it."""

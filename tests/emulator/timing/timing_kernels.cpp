@@ -62,8 +62,9 @@ extern "C" __global__ __aicore__ void stream_copy(GM_ADDR x, GM_ADDR tiling)
     LocalTensor<uint8_t> ub = buf.Get<uint8_t>();
     GlobalTensor<uint8_t> gm;
     gm.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(x));
+    const uint64_t first = static_cast<uint64_t>(GetBlockIdx()) * t.n;  // each block streams its own rows
     for (int pass = 0; pass < 2; ++pass)
-        for (uint32_t i = 0; i < t.n; ++i) DataCopy(ub, gm[static_cast<uint64_t>(i) * t.param], t.param);
+        for (uint32_t i = 0; i < t.n; ++i) DataCopy(ub, gm[(first + i) * t.param], t.param);
 }
 
 extern "C" __global__ __aicore__ void exp_loop(GM_ADDR x, GM_ADDR tiling)
@@ -194,7 +195,8 @@ int main(int argc, char **argv)
                         static_cast<uint32_t>(argc > 4 ? std::atoi(argv[4]) : 1)};
     auto *tilingGm = static_cast<uint8_t *>(AscendC::GmAlloc(sizeof tiling));
     std::memcpy(tilingGm, &tiling, sizeof tiling);
-    const uint64_t xBytes = which == "stream_copy"    ? static_cast<uint64_t>(tiling.n) * tiling.param
+    const uint32_t blockDim = argc > 5 ? static_cast<uint32_t>(std::atoi(argv[5])) : 1;
+    const uint64_t xBytes = which == "stream_copy"    ? static_cast<uint64_t>(tiling.n) * tiling.param * blockDim
                             : which == "copy_compute" ? static_cast<uint64_t>(tiling.n) * tiling.param * 4
                             : which == "or_branch"    ? 512
                                                       : 64;
@@ -203,13 +205,12 @@ int main(int argc, char **argv)
         std::memset(x, 0, 512);
         if (tiling.n < 512) x[tiling.n] = 1;
     }
-    const uint32_t blockDim = argc > 5 ? static_cast<uint32_t>(std::atoi(argv[5])) : 1;
     if (which == "mmad_loop") {
         AscendC::SetKernelMode(KernelMode::AIC_MODE);
         ICPU_RUN_KF(mmad_loop, 1, x, tilingGm);
     } else if (which == "stream_copy") {
         AscendC::SetKernelMode(KernelMode::AIV_MODE);
-        ICPU_RUN_KF(stream_copy, 1, x, tilingGm);
+        ICPU_RUN_KF(stream_copy, blockDim, x, tilingGm);
     } else if (which == "exp_loop") {
         AscendC::SetKernelMode(KernelMode::AIV_MODE);
         ICPU_RUN_KF(exp_loop, blockDim, x, tilingGm);

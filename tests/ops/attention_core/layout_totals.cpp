@@ -41,6 +41,11 @@ void Max(Totals &t, const char *buf, uint64_t bytes)
 // The dtype key of a forward tiling key: 0 fp16, 1 bf16, 2 fp32 (ForwardTilingKey).
 uint32_t ElementBytes(uint64_t key) { return key % 10 == 2 ? 4 : 2; }
 bool LazyPv(uint64_t key) { return key / 10 % 10 == 1; }
+// The staged K/V's pair copies (ForwardCube::Init: lazy P.V and K/V staged only).
+uint32_t KvNzPairs(const ForwardParams &p, uint64_t key)
+{
+    return LazyPv(key) && key / 1000 % 10 == 1 ? p.kvNzPairs : 0;
+}
 
 // ForwardCube::Init and ForwardVector::Init (forward_cube.h, forward_vector.h) on `p`.
 void Forward(Totals &t, const ForwardParams &p, uint32_t tBytes, bool lazy, uint64_t extraUb = 0, uint32_t kvPairs = 0)
@@ -123,11 +128,11 @@ int main(int argc, char **argv)
     if (op == "prompt_flash_attention") {
         static PromptFlashAttentionTilingData d;
         if (!Read(bytes, d)) return 1;
-        Forward(t, d.params, ElementBytes(key), LazyPv(key));
+        Forward(t, d.params, ElementBytes(key), LazyPv(key), 0, KvNzPairs(d.params, key));
     } else if (op == "flash_attention_score") {
         static FlashAttentionScoreTilingData d;
         if (!Read(bytes, d)) return 1;
-        Forward(t, d.params, ElementBytes(key), LazyPv(key));
+        Forward(t, d.params, ElementBytes(key), LazyPv(key), 0, KvNzPairs(d.params, key));
     } else if (op == "incre_flash_attention") {
         static IncreFlashAttentionTilingData d;
         if (!Read(bytes, d)) return 1;

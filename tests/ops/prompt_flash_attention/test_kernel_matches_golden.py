@@ -82,6 +82,27 @@ def test_q_blocks_above_192_rows_below_d128_match_golden(dtype, nkv, d, sq, caus
     run_and_judge(make_kwargs(dtype, "BNSD", n=64, nkv=nkv, sq=sq, d=d, **extra))
 
 
+@pytest.mark.parametrize(
+    "dtype,layout,d,sq,skv,causal,actual",
+    [
+        ("fp16", "BNSD", 256, 500, 300, False, None),  # 64-key blocks, K/V staged and loaded in pairs
+        ("bf16", "BSH", 256, 333, 701, False, [333, 250]),  # a key block cut short, a query length short
+        ("fp16", "BNSD", 200, 290, 333, False, None),  # unaligned D: lazy P.V without the staging
+        ("fp16", "BNSD", 192, 300, 300, False, None),
+        ("fp16", "BNSD", 256, 500, 500, True, None),  # with a mask: per-block P.V in 128-key blocks
+    ],
+)
+def test_lazy_pv_above_d128_matches_golden(dtype, layout, d, sq, skv, causal, actual):
+    # 128 < D <= 256 without a mask: lazy P.V with K^T and V of a 64-key block filling L0B and the
+    # q-block x D accumulator in L0C (test_tiling.py asserts the plan); 8 heads over 2 KV heads
+    # load every key row from 4 q-blocks or more, so K/V are staged in Nz order, K and V of a block
+    # one copy.
+    extra = dict(mask=band_mask(sq, skv), pre_tokens=MAX_INT, next_tokens=0) if causal else {}
+    if actual is not None:
+        extra["actual_seq_lengths"] = actual
+    run_and_judge(make_kwargs(dtype, layout, b=2 if actual else 1, n=8, nkv=2, sq=sq, skv=skv, d=d, **extra))
+
+
 def test_empty_q_blocks_inside_the_unit_stream():
     # Batch 0's query length 100 leaves its second and third q-blocks (176 rows) without a valid
     # row: in the middle of a core's stream the vector cores finish everything in flight, write

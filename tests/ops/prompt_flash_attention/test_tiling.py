@@ -49,22 +49,40 @@ def problem(b=1, n=1, nkv=1, sq=1024, skv=1024, d=128, mask=0, pre=MAX_INT, nxt=
 
 
 # D = 16 and 64: L0A (P of the q-block next to two Q chunks of D columns) allows 240 / 224
-# rows (q-blocks of 235 / 222 rows, evened out over S8K); D = 128: L0C's accumulator 192
-@pytest.mark.parametrize("d,rows", [(16, 120), (64, 112), (128, 96), (192, 64), (256, 64), (512, 32)])
-def test_block_sizes_fit_the_buffers(plan, d, rows):
-    (p,) = plan(problem(d=d, sq=8192, skv=8192, n=8))
-    assert p["ok"] and p["blockKv"] == 128 and p["dChunk"] == min(128, p["headDimAlign"])
+# rows (q-blocks of 235 / 222 rows, evened out over S8K); D = 128: L0C's accumulator 192;
+# 128 < D <= 256 without a mask: lazy P.V in 64-key blocks (K^T and V of a block fill L0B),
+# L0C's accumulator 112 rows at D = 256; with a mask, and above 256: per-block P.V.
+@pytest.mark.parametrize(
+    "d,mask,rows,kv",
+    [
+        (16, 0, 120, 128),
+        (64, 0, 112, 128),
+        (128, 0, 96, 128),
+        (192, 0, 64, 64),
+        (192, 1, 64, 128),
+        (256, 0, 56, 64),
+        (256, 1, 64, 128),
+        (512, 0, 32, 128),
+    ],
+)
+def test_block_sizes_fit_the_buffers(plan, d, mask, rows, kv):
+    (p,) = plan(problem(d=d, sq=8192, skv=8192, n=8, mask=mask))
+    lazy = d <= 128 or (d <= 256 and not mask)
+    assert p["ok"] and p["blockKv"] == kv and p["dChunk"] == (p["headDimAlign"] if kv == 64 else min(128, d))
     assert p["rowsPerVec"] == rows and p["blockQ"] == 2 * rows  # the largest that fits, 8 units/core
-    assert p["ubBytes"] <= UB_USABLE and p["l1Bytes"] <= 524032
+    assert p["ubBytes"] <= UB_USABLE and p["l1Bytes"] <= 524032 and p["l1PairBytes"] <= 524032
     bq, dp, sc, dc = p["blockQ"], p["headDimAlign"], p["sChunk"], p["dChunk"]
     if p["lazyO"]:  # L0 regions of forward_cube.h: L0C [acc | S x2], L0A [P | Q x2], L0B [K^T | V]
-        assert sc % 16 == 0 and (bq * dp + 2 * sc * 128) * 4 <= 131072 and (bq * 128 + 2 * sc * dc) * 2 <= 65536
+        assert sc % 16 == 0 and (bq * dp + 2 * sc * kv) * 4 <= 131072 and (bq * kv + 2 * sc * dc) * 2 <= 65536
+        assert 2 * kv * dc * 2 <= 65536
         assert bq <= 192 or sc >= 32  # above 192 rows no 16-row S chunks
     else:
         assert sc == bq and bq * 128 * 4 <= 131072 and bq * 128 * 2 <= 65536  # L0C, L0A
     # sub-blocks of at most 64 rows (a multiple of 8) on the vector cores
     assert p["vecRows"] <= min(64, rows) and (p["vecRows"] % 8 == 0 or p["vecRows"] == rows)
-    assert (d <= 128) == bool(p["lazyO"])
+    assert lazy == bool(p["lazyO"])
+    # K/V staged (every key row loaded by 8 q-blocks at least), in pairs with 64-key blocks only
+    assert p["kvNz"] == 1 and p["kvNzPairs"] == (4 if kv == 64 else 0)
 
 
 @pytest.mark.parametrize(
@@ -92,6 +110,18 @@ def test_kernel_tests_of_larger_q_blocks_get_them(plan, d, sq, bq):
     for mask in (0, 1):
         (p,) = plan(problem(n=64, nkv=16, sq=sq, skv=sq, d=d, mask=mask))
         assert p["blockQ"] == bq and p["qBlocksPerHead"] == 3 and p["lazyO"] == 1 and p["sChunk"] >= 32
+
+
+@pytest.mark.parametrize(
+    "d,sq,skv,pairs", [(256, 500, 300, 4), (256, 333, 701, 4), (200, 290, 333, 0), (192, 300, 300, 4)]
+)
+def test_kernel_tests_of_lazy_pv_above_d128_get_it(plan, d, sq, skv, pairs):
+    # the shapes of test_kernel_matches_golden.py::test_lazy_pv_above_d128_matches_golden
+    (p,) = plan(problem(n=8, nkv=2, sq=sq, skv=skv, d=d))
+    assert p["lazyO"] == 1 and p["blockKv"] == 64 and p["dChunk"] == p["headDimAlign"]
+    assert p["kvNz"] == (1 if pairs else 0) and p["kvNzPairs"] == pairs and p["qBlocksPerHead"] >= 2
+    (p,) = plan(problem(n=8, nkv=2, sq=sq, skv=skv, d=d, mask=1))
+    assert p["lazyO"] == 0 and p["blockKv"] == 128
 
 
 def test_smaller_ub_gives_smaller_blocks_and_none_fits_is_an_error(plan):

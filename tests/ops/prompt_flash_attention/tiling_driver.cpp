@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/tiling/forward_tiling.h"
+#include "attention_core/forward/forward_layout.h"
 
 int main()
 {
@@ -53,8 +54,11 @@ int main()
                         p.sChunk, p.vecRows, p.vecSBufs, p.foldQBlocks);
             std::printf("\"maskSummary\": %u, \"summaryCols\": %u, \"summaryPitch\": %u, \"wsMaskSummary\": %llu, ",
                         m.maskSummary, m.summaryCols, m.summaryPitch, (unsigned long long)m.wsMaskSummary);
-            std::printf("\"kvNz\": %u, \"kvNzRows\": %u, \"kvNzChunk\": %u, \"kvNzOffset\": %llu, ", p.kvNz, p.kvNzRows,
-                        p.kvNzChunk, (unsigned long long)p.kvNzOffset);
+            std::printf("\"kvNz\": %u, \"kvNzRows\": %u, \"kvNzChunk\": %u, \"kvNzOffset\": %llu, \"kvNzPairs\": %u, "
+                        "\"l1PairBytes\": %llu, ",
+                        p.kvNz, p.kvNzRows, p.kvNzChunk, (unsigned long long)p.kvNzOffset, p.kvNzPairs,
+                        (unsigned long long)AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2,
+                                                                              p.l1Bufs, p.kvNzPairs));
             std::printf("\"starts\": [");
             for (uint32_t c = 0; c <= p.usedCores; ++c)
                 std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);
