@@ -176,16 +176,26 @@ void SplitChunks(const SparseBackwardProblem &prob, uint64_t cores, uint64_t blo
     chunk[used] = 0;
 }
 
+// Chunks of the dQ pass one L1 staging half holds (dS headsPad x blockKv and a K column block
+// blockKv x cols each; the halves split all of L1), at most SPARSE_MAX_SEG: one copy per
+// tensor stages them.
+uint64_t DqPassChunks(uint64_t g, uint64_t c, uint64_t cols, uint64_t t, uint64_t l1)
+{
+    const uint64_t half = l1 / 2 / 512 * 512;
+    const uint64_t m = half / ((g * c + c * cols) * t);
+    return m < AttentionCore::SPARSE_MAX_SEG ? m : AttentionCore::SPARSE_MAX_SEG;
+}
+
 // The dQ pass's column width (dqPassCols) and accumulator count (dqTiles). Per chunk of a
 // segment and column pass, MTE2 loads the chunk's dS (headsPad x blockKv) and a K column
-// block (blockKv x cols) into one of two L1 staging halves (over the K copies and V), MTE1
-// moves them to L0A / L0B, M accumulates. Wider passes mean fewer dS reloads; two
+// block (blockKv x cols) into one of two L1 staging halves (DqPassChunks chunks per copy),
+// MTE1 moves them to L0A / L0B, M accumulates. Wider passes mean fewer dS reloads; two
 // accumulators (when they fit L0C) let a pass's Fixpipe run under the next pass's Mmads, one
 // must drain first. A K column block wider than one L0B copy takes both (the pass's loads
 // and Mmads then alternate), which wider passes pay for with fewer dS reloads. Estimated
 // cycles per chunk with the cost table's rates (cost_rates.h): max(MTE2, M) plus, with one
 // accumulator, the passes' Fixpipes spread over the segment.
-void ChooseDqPass(uint64_t g, uint64_t c, uint64_t width, uint64_t t, uint64_t seg, uint64_t kvL1,
+void ChooseDqPass(uint64_t g, uint64_t c, uint64_t width, uint64_t t, uint64_t seg, uint64_t l1,
                   const SparseCoreBudget &budget, AttentionCore::SparseBackwardParams &out)
 {
     double best = 0;
@@ -195,12 +205,14 @@ void ChooseDqPass(uint64_t g, uint64_t c, uint64_t width, uint64_t t, uint64_t s
     for (uint64_t w = 16; w <= widthPad; w += 16) {
         const uint64_t acc = g * w * 4;
         const uint64_t accs = 2 * acc <= budget.l0c ? 2 : (acc <= budget.l0c ? 1 : 0);
-        if (accs == 0 || c * w * t > budget.l0b || 2 * (g * c + c * w) * t > kvL1) {
+        const uint64_t per = DqPassChunks(g, c, w, t, l1);
+        if (accs == 0 || c * w * t > budget.l0b || per == 0) {
             continue;
         }
         const uint64_t passes = (width + w - 1) / w;
-        const double mte2 =
-            double(passes * g * c * t + c * width * t) / L2_READ_BYTES_PER_CYCLE + 2.0 * DMA_HEAD_CYCLES * passes;
+        const uint64_t copies = per < seg ? per : seg;  // chunks per copy
+        const double mte2 = double(passes * g * c * t + c * width * t) / L2_READ_BYTES_PER_CYCLE +
+                            2.0 * DMA_HEAD_CYCLES * passes / double(copies);
         const double mmad = double(g * c * width) / MMAD_MACS_PER_CYCLE + MMAD_HEAD_CYCLES * passes;
         const double fix =
             accs == 1 ? passes * (FIXP_HEAD_CYCLES + double(acc) / FIXP_WRITE_BYTES_PER_CYCLE) / double(seg) : 0.0;
@@ -256,7 +268,6 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     const uint64_t g = out.headsPad, c = BLOCK_KV, wide = g > c ? g : c;
     const AttentionCore::SparseCubeL1 l1Layout = AttentionCore::SparseBackwardCubeL1Layout(
         uint32_t(g), uint32_t(c), out.qkDim, uint32_t(prob.headDim), uint32_t(t));
-    const uint64_t kvL1 = l1Layout.kv;  // two K copies and V, where the dQ pass stages
     const uint64_t l1 = l1Layout.Total();
     // L0C: a ring of up to three tiles, each large enough for a 16-key dK/dV tile over the
     // full width and for S or dP (headsPad x blockKv).
@@ -275,8 +286,8 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
                               : maxChunks < AttentionCore::SPARSE_MAX_SEG ? maxChunks
                                                                           : AttentionCore::SPARSE_MAX_SEG);
     out.ringSlots = out.dqSegChunks + 3;
-    ChooseDqPass(g, c, out.qkDim, t, out.dqSegChunks, kvL1, budget, out);
-    out.dqPassChunks = 4 * (g * c + c * out.dqPassCols) * t <= kvL1 ? 2 : 1;
+    ChooseDqPass(g, c, out.qkDim, t, out.dqSegChunks, l1, budget, out);
+    out.dqPassChunks = static_cast<uint32_t>(DqPassChunks(g, c, out.dqPassCols, t, l1));
     out.l0aElems = static_cast<uint32_t>(wide * (D_CHUNK > wide ? D_CHUNK : wide));
     // L0B: a copy holds the main loop's operand tiles and the dQ pass's K column block, or
     // half of a block that then takes both copies (SparseBackwardCube::QueryGradPass).

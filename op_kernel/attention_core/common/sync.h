@@ -47,6 +47,7 @@ constexpr uint16_t FLAG_BWD_DQ = 9;  // cube -> vector: the step's dQ partial is
 constexpr uint16_t FLAG_SPARSE_SDP = 7;   // cube -> vector: S and dP of the chunk are in their slots
 constexpr uint16_t FLAG_SPARSE_GRAD = 8;  // vector -> cube: P and dS of the chunk are in their slots
 constexpr uint16_t FLAG_SPARSE_KV = 9;    // vector -> cube: the chunk's K/V rows are in their slots
+constexpr uint16_t FLAG_SPARSE_DQ = 10;   // cube -> vector: the dQ rows of a token held whole are out
 
 // Compile-time checks of the table: every id of a phase in 1-10 and no two alike.
 struct FlagRange {
@@ -69,7 +70,8 @@ constexpr FlagRange FORWARD_FLAGS[] = {
     {FLAG_S_READY, 1}, {FLAG_O_READY, 1}, {FLAG_P_READY0, WS_SLOTS}, {FLAG_KV_READY, 1}, {FLAG_KV_FREE, 1}};
 constexpr FlagRange BACKWARD_FLAGS[] = {
     {FLAG_BWD_SDP, 1}, {FLAG_BWD_GRAD0, 1}, {FLAG_BWD_GRAD1, 1}, {FLAG_BWD_GRAD2, 1}, {FLAG_BWD_DQ, 1}};
-constexpr FlagRange SPARSE_BACKWARD_FLAGS[] = {{FLAG_SPARSE_SDP, 1}, {FLAG_SPARSE_GRAD, 1}, {FLAG_SPARSE_KV, 1}};
+constexpr FlagRange SPARSE_BACKWARD_FLAGS[] = {
+    {FLAG_SPARSE_SDP, 1}, {FLAG_SPARSE_GRAD, 1}, {FLAG_SPARSE_KV, 1}, {FLAG_SPARSE_DQ, 1}};
 static_assert(FlagsValid(FORWARD_FLAGS), "forward cross-core flag ids overlap or leave 1-10");
 static_assert(FlagsValid(BACKWARD_FLAGS), "backward cross-core flag ids overlap or leave 1-10");
 static_assert(FlagsValid(SPARSE_BACKWARD_FLAGS), "sparse backward cross-core flag ids overlap or leave 1-10");
@@ -111,12 +113,13 @@ constexpr int32_t BWD_EVT_CAST = 1;  // + set: the cast-out's two buffer sets (V
                                      // MTE3_V, V_MTE3)
 //
 // Sparse backward cube (sparse_backward_cube.h):
-constexpr int32_t SPARSE_EVT_K = 1;     // + copy: MTE1_MTE2, the two K copies (the dQ pass's halves)
-constexpr int32_t SPARSE_EVT_V = 3;     // MTE1_MTE2: V
-constexpr int32_t SPARSE_EVT_PDS = 4;   // MTE1_MTE2: P/dS
-constexpr int32_t SPARSE_EVT_L0A = 1;   // + copy: M_MTE1, L0A
-constexpr int32_t SPARSE_EVT_L0B = 3;   // + copy: M_MTE1, L0B
-constexpr int32_t SPARSE_EVT_TILE = 1;  // + tile: FIX_M, an L0C tile written out (SPARSE_MAX_TILES)
+constexpr int32_t SPARSE_EVT_K = 1;       // + copy: MTE1_MTE2, the two K copies (the dQ pass's halves)
+constexpr int32_t SPARSE_EVT_V = 3;       // MTE1_MTE2: V
+constexpr int32_t SPARSE_EVT_PDS = 4;     // MTE1_MTE2: P/dS
+constexpr int32_t SPARSE_EVT_STAGED = 1;  // + half: MTE2_MTE1, the dQ pass's staging half is loaded
+constexpr int32_t SPARSE_EVT_L0A = 1;     // + copy: M_MTE1, L0A
+constexpr int32_t SPARSE_EVT_L0B = 3;     // + copy: M_MTE1, L0B
+constexpr int32_t SPARSE_EVT_TILE = 1;    // + tile: FIX_M, an L0C tile written out (SPARSE_MAX_TILES)
 constexpr uint32_t SPARSE_MAX_TILES = 3;
 
 struct EventRange {
@@ -162,9 +165,10 @@ constexpr EventRange BACKWARD_VECTOR_EVENTS[] = {{HE::V_MTE2, BWD_EVT_CAST, 2},
                                                  {HE::V_MTE3, BWD_EVT_CAST, 2},
                                                  {HE::MTE2_V, VEC_EVT_MASK, 1}};  // the mask policies
 constexpr EventRange SPARSE_BACKWARD_CUBE_EVENTS[] = {
-    {HE::MTE1_MTE2, SPARSE_EVT_K, 2},   {HE::MTE1_MTE2, SPARSE_EVT_V, 1},
-    {HE::MTE1_MTE2, SPARSE_EVT_PDS, 1}, {HE::M_MTE1, SPARSE_EVT_L0A, 2},
-    {HE::M_MTE1, SPARSE_EVT_L0B, 2},    {HE::FIX_M, SPARSE_EVT_TILE, static_cast<int32_t>(SPARSE_MAX_TILES)}};
+    {HE::MTE1_MTE2, SPARSE_EVT_K, 2},     {HE::MTE1_MTE2, SPARSE_EVT_V, 1},
+    {HE::MTE1_MTE2, SPARSE_EVT_PDS, 1},   {HE::M_MTE1, SPARSE_EVT_L0A, 2},
+    {HE::M_MTE1, SPARSE_EVT_L0B, 2},      {HE::FIX_M, SPARSE_EVT_TILE, static_cast<int32_t>(SPARSE_MAX_TILES)},
+    {HE::MTE2_MTE1, SPARSE_EVT_STAGED, 2}};
 static_assert(EventsValid(FORWARD_CUBE_EVENTS), "forward cube event ids overlap or leave 1-7");
 static_assert(EventsValid(FORWARD_VECTOR_EVENTS), "forward vector event ids overlap or leave 1-7");
 static_assert(EventsValid(BACKWARD_CUBE_EVENTS), "backward cube event ids overlap or leave 1-7");

@@ -130,11 +130,12 @@ struct ForwardParams {
     uint64_t statsStrideS, statsStrideN;
 
     // K and V staged once in Nz order (kv_nz.h; the tiling key's mode; 16-bit types, D a
-    // multiple of 16, set by the host where key blocks are loaded several times): per (tensor,
-    // KV head, batch) kvNzRows rows (kvNzSeq of them from the tensor: seqKv, or every token of
+    // multiple of 16, set by the host where key blocks are loaded several times): per (KV head,
+    // batch, tensor) kvNzRows rows (kvNzSeq of them from the tensor: seqKv, or every token of
     // a TND tensor with kvNzBatches 1), converted in chunks of kvNzChunk rows, at byte
-    // kvNzOffset of the workspace. With lazy P.V and room in L1 the cube loads a key block's K
-    // and V rows with one copy into one of kvNzPairs (WS_SLOTS) pair copies, 0: K and V apart.
+    // kvNzOffset of the workspace. With lazy P.V in 64-key blocks and room in L1 the cube loads
+    // a key block's K and V rows with one copy into one of kvNzPairs (WS_SLOTS) pair copies, 0:
+    // K and V apart.
     uint32_t kvNz;
     uint32_t kvNzChunk;
     uint32_t kvNzRows;

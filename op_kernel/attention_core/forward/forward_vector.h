@@ -134,18 +134,25 @@ public:
             blockSet_[slot] = c.set;
             blockLast_[slot] = c.j + 1 == c.blocks;
             const uint64_t done = issued_++;
+            // A block that finishes its unit is folded right after this P store: the unit's final
+            // sum and output stores then go out ahead of the next S load and the K/V source's
+            // copies instead of behind them, where the next P waited for them (decode's partial
+            // rows at every unit boundary). Other blocks fold after the next S load.
+            if (issued_ > LAG && blockLast_[(issued_ - LAG - 1) % WS_SLOTS]) {
+                RetireUpTo(issued_ - LAG);
+            }
             Cursor n = c;
             ok = Advance(n);
             if (ok) {
                 Prefetch(n.u, KvBlockAt(n.u.kvBegin, n.u.kvEnd, p_->blockKv, n.j), n.rowOff, n.rows,
                          issued_ % WS_SLOTS);
             }
-            // After the P store (the cube's P.V does not wait for it) and the next block's first
-            // S load (which would queue behind the source's reads).
-            kv_.StreamAhead(done);
             if (issued_ > LAG) {
                 RetireUpTo(issued_ - LAG);
             }
+            // After the P store (the cube's P.V does not wait for it) and the next block's first
+            // S load (which would queue behind the source's reads).
+            kv_.StreamAhead(done);
             c = n;
         }
         RetireUpTo(issued_);

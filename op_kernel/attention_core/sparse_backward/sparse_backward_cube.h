@@ -91,10 +91,13 @@ public:
         const SparseCubeL0 l0 =
             SparseBackwardCubeL0Layout(p->l0Copies, p->l0aElems, p->l0bElems, p->l0cTiles, p->l0cTileElems, p->dqTiles,
                                        p->headsPad, p->dqPassCols, sizeof(T));
-        pipe->InitBuffer(qL1_, l1.q);
-        pipe->InitBuffer(dyL1_, l1.dy);
-        pipe->InitBuffer(pdsL1_, l1.pds);
-        pipe->InitBuffer(kvL1_, l1.kv);
+        pipe->InitBuffer(l1_, static_cast<uint32_t>(l1.Total()));
+        l1All_ = l1_.Get<T>();
+        qL1_ = l1All_;
+        dyL1_ = l1All_[l1.q / sizeof(T)];
+        pdsL1_ = l1All_[(l1.q + l1.dy) / sizeof(T)];
+        kvL1_ = l1All_[(l1.q + l1.dy + l1.pds) / sizeof(T)];
+        l1Elems_ = static_cast<uint32_t>(l1.Total() / sizeof(T));
         pipe->InitBuffer(l0a_, l0.a);
         pipe->InitBuffer(l0b_, l0.b);
         pipe->InitBuffer(l0c_, l0.c);
@@ -125,12 +128,9 @@ private:
     __aicore__ inline static uint16_t MmadRows(uint32_t rows) { return static_cast<uint16_t>(rows == 1 ? 16 : rows); }
 
     // Chunk n's K copy in L1 (two, n % 2), V after them.
-    __aicore__ inline AscendC::LocalTensor<T> KCopy(uint64_t n)
-    {
-        return kvL1_.Get<T>()[(n % 2) * p_->blockKv * p_->qkDim];
-    }
+    __aicore__ inline AscendC::LocalTensor<T> KCopy(uint64_t n) { return kvL1_[(n % 2) * p_->blockKv * p_->qkDim]; }
 
-    __aicore__ inline AscendC::LocalTensor<T> VBuf() { return kvL1_.Get<T>()[2 * p_->blockKv * p_->qkDim]; }
+    __aicore__ inline AscendC::LocalTensor<T> VBuf() { return kvL1_[2 * p_->blockKv * p_->qkDim]; }
 
     // MTE1 -> MTE2: buffer `id` (a K copy or V) was read into L0; the next load into it waits.
     __aicore__ inline void ReleaseBuffer(int32_t id)
@@ -217,12 +217,12 @@ private:
         const uint32_t d = p_->headDim;
         const uint32_t dr = p_->ropeDim;
         PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // the previous token's tiles are consumed
-        const AscendC::LocalTensor<T> qL1 = qL1_.Get<T>();
+        const AscendC::LocalTensor<T> qL1 = qL1_;
         LoadNz(qL1, q_[t * g * d], 0, g, d, d, p_->headsPad);
         if (dr != 0) {
             LoadNz(qL1[d * p_->headsPad], qr_[t * g * dr], 0, g, dr, dr, p_->headsPad);
         }
-        LoadNz(dyL1_.Get<T>(), dy_[t * g * d], 0, g, d, d, p_->headsPad);
+        LoadNz(dyL1_, dy_[t * g * d], 0, g, d, d, p_->headsPad);
     }
 
     // Walks the token's selection to chunk n's runs (scalar reads of the selection); false
@@ -282,10 +282,10 @@ private:
     // V are free for the next loads once read into L0B.
     __aicore__ inline void Scores(uint64_t n, const ChunkInfo &info)
     {
-        PipeSync<AscendC::HardEvent::MTE2_MTE1>();                                  // the chunk's K/V landed
-        ScoreLike(qL1_.Get<T>(), KCopy(n), p_->heads, info.cols, p_->qkDim, wsS_);  // S = Q.K^T
+        PipeSync<AscendC::HardEvent::MTE2_MTE1>();                         // the chunk's K/V landed
+        ScoreLike(qL1_, KCopy(n), p_->heads, info.cols, p_->qkDim, wsS_);  // S = Q.K^T
         ReleaseBuffer(SPARSE_EVT_K + static_cast<int32_t>(n % 2));
-        ScoreLike(dyL1_.Get<T>(), VBuf(), p_->heads, info.cols, p_->headDim, wsDp_);  // dP = dO.V^T
+        ScoreLike(dyL1_, VBuf(), p_->heads, info.cols, p_->headDim, wsDp_);  // dP = dO.V^T
         ReleaseBuffer(SPARSE_EVT_V);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_SPARSE_SDP);
     }
@@ -316,19 +316,23 @@ private:
         if (hasNext) {
             IssueChunk(n + 1, next);
         }
-        bool hasAfter = hasNext && WalkChunk(n + 2, after);
-        bool afterWalking = false;  // chunk n+2's walk is under way (BeginWalk), not finished
+        // Chunk n+2's walk runs during chunk n's dV scatter, as later ones do (StepWalk).
+        bool hasAfter = false;
+        bool afterWalking = hasNext;  // chunk n+2's walk is under way (BeginWalk), not finished
+        if (hasNext) {
+            BeginWalk(n + 2);
+        }
         uint64_t segStart = n;
         bool plainDq = whole;
         for (;; ++n) {
             AscendC::CrossCoreWaitFlag(FLAG_SPARSE_GRAD);
-            const AscendC::LocalTensor<T> pdsL1 = pdsL1_.Get<T>();
+            const AscendC::LocalTensor<T> pdsL1 = pdsL1_;
             const GatherRun *runs = runs_[n % SPARSE_RUN_LISTS];
             LoadScoreGrad(pdsL1, wsP_[Slot::P(p_, n)]);
             if (hasNext) {
                 Scores(n + 1, next);
             }
-            KeyGrad(pdsL1, dyL1_.Get<T>(), cur.cols, p_->headDim, dv_, runs, cur.runCount);  // dV += P^T.dO
+            KeyGrad(pdsL1, dyL1_, cur.cols, p_->headDim, dv_, runs, cur.runCount);  // dV += P^T.dO
             if (afterWalking) {
                 hasAfter = FinishWalk(after);
                 afterWalking = false;
@@ -339,16 +343,22 @@ private:
             if (hasAfter && !segEnd) {
                 IssueChunk(n + 2, after);
             }
-            KeyGrad(pdsL1, qL1_.Get<T>(), cur.cols, p_->qkDim, dk_, runs, cur.runCount);  // dK += dS^T.Q
+            KeyGrad(pdsL1, qL1_, cur.cols, p_->qkDim, dk_, runs, cur.runCount);  // dK += dS^T.Q
             if (segEnd) {
                 QueryGradPass(t, segStart, static_cast<uint32_t>(n + 1 - segStart), plainDq);
                 plainDq = false;
                 segStart = n + 1;
+                if (hasNext) {
+                    LoadQueryRows(t);  // the pass staged over Q and dO
+                }
                 if (hasAfter) {
                     IssueChunk(n + 2, after);
                 }
             }
             if (!hasNext) {
+                if (whole) {  // the token's dQ is complete: its vector cores cast it
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_SPARSE_DQ);
+                }
                 break;
             }
             // The walk of chunk n+3 runs while the vector cores work on chunk n+1, spread over
@@ -365,13 +375,59 @@ private:
         seq_ = n + 1;
     }
 
+    // A group of the dQ pass: chunks [i, i + m) of the segment, column pass p0.
+    struct PassGroup {
+        uint32_t p0;
+        uint32_t i;
+        uint32_t m;
+    };
+
+    // Elements of one staging half of the dQ pass (all of L1 split in two, 512-byte aligned).
+    __aicore__ inline uint32_t PassHalfElems() const { return l1Elems_ / 2 / 256 * 256; }
+
+    // The group's chunk count: up to dqPassChunks chunks in adjacent ring slots (no wrap).
+    __aicore__ inline void GroupSize(PassGroup &g, uint64_t first, uint32_t count) const
+    {
+        const uint32_t most = p_->dqPassChunks;
+        const uint32_t room = p_->ringSlots - static_cast<uint32_t>((first + g.i) % p_->ringSlots);
+        g.m = count - g.i < most ? count - g.i : most;
+        g.m = g.m < room ? g.m : room;
+    }
+
+    // The group's dS tiles and K column blocks -> staging half `half` (once MTE1 read its
+    // previous group), then MTE2 -> MTE1. Several chunks share one copy per tensor; a short
+    // last chunk's slot rows past its keys are staged too and never read.
+    __aicore__ inline void StageGroup(const PassGroup &g, uint64_t first, uint32_t half)
+    {
+        const uint32_t c = p_->blockKv;
+        const uint32_t wl = p_->qkDim - g.p0 < p_->dqPassCols ? p_->qkDim - g.p0 : p_->dqPassCols;
+        const uint32_t wlPad = AlignUp(wl, 16);
+        const uint64_t n = first + g.i;
+        const AscendC::LocalTensor<T> dsL1 = l1All_[half * PassHalfElems()];
+        const AscendC::LocalTensor<T> kL1 = dsL1[p_->dqPassChunks * p_->headsPad * c];
+        AcquireBuffer(SPARSE_EVT_K + static_cast<int32_t>(half));
+        NzHandoff<T>::Load(dsL1, wsDs_[Slot::Ds(p_, n)], p_->headsPad, g.m * c, p_->headsPad);
+        if (g.m == 1) {
+            LoadSlotNz(kL1, wsK_[Slot::K(p_, n) + g.p0 * c], segCols_[g.i], wl);  // column blocks [p0, p0 + wl)
+        } else {
+            const uint64_t kSlot = p_->wsKSlot / sizeof(T);
+            AscendC::DataCopy(kL1, wsK_[Slot::K(p_, n) + g.p0 * c],
+                              AscendC::DataCopyParams(static_cast<uint16_t>(g.m),
+                                                      static_cast<uint16_t>(c * wlPad * sizeof(T) / 32),
+                                                      static_cast<uint16_t>((kSlot - c * wlPad) * sizeof(T) / 32), 0));
+        }
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(SPARSE_EVT_STAGED + static_cast<int32_t>(half));
+    }
+
     // dQ[t] (+)= dS.K over the segment's `count` chunks from chunk `first` on: per column pass
     // of dqPassCols, every chunk's dS (its ring slot) and K column block (its ring slot) are
-    // staged in L1 over the K copies and V (two halves taken in turn, MTE1 -> MTE2 events of
-    // the K copies) and summed into one L0C accumulator; one Fixpipe per pass, plain for the
-    // first segment of a token the core holds whole (no zeroing of dQ needed), atomic after.
-    // L0C is taken whole from the ring (every ring tile drained first, every pass tile
-    // drained at the end).
+    // staged in L1 over all of it, Q and dO included (two halves taken in turn, MTE1 -> MTE2
+    // events of the K copies; up to dqPassChunks chunks in adjacent ring slots per copy: a
+    // copy's fixed start is paid once for them) and summed into one L0C accumulator; one
+    // Fixpipe per pass, plain for the first segment of a token the core holds whole (no zeroing
+    // of dQ needed), atomic after. L0C is taken whole from the ring (every ring tile drained
+    // first, every pass tile drained at the end). A token with chunks after the segment loads
+    // its Q and dO again.
     __aicore__ inline void QueryGradPass(uint64_t t, uint64_t first, uint32_t count, bool plain)
     {
         const uint32_t rows = p_->heads;
@@ -379,20 +435,24 @@ private:
         const uint32_t c = p_->blockKv;
         const uint32_t pass = p_->dqPassCols;
         const uint32_t dsElems = p_->headsPad * c;
-        const AscendC::LocalTensor<T> stage = kvL1_.Get<T>();
-        // S/dP of the chunk after the segment read the K copies and V: the staging waits for them.
+        // S/dP of the chunk after the segment read the K copies and V, the chunk's gradients
+        // Q, dO and P/dS: the staging waits for them.
         AcquireBuffer(SPARSE_EVT_K);
         AcquireBuffer(SPARSE_EVT_K + 1);
         AcquireBuffer(SPARSE_EVT_V);
+        AcquireBuffer(SPARSE_EVT_PDS);
+        PipeSync<AscendC::HardEvent::MTE1_MTE2>();
         for (uint32_t i = 0; i < SPARSE_MAX_TILES; ++i) {
             TileFree(i);
         }
         // A K column block wider than one L0B copy takes both copies (the planner's choice).
         const bool wholeL0b = c * pass > p_->l0bElems;
-        // Staging halves of dqPassChunks chunks: two full chunks in adjacent ring slots (the
-        // dS slots are exactly headsPad x blockKv) are staged with one copy per tensor.
-        const uint32_t most = p_->dqPassChunks;
-        const uint64_t kSlot = p_->wsKSlot / sizeof(T);
+        // Staging halves of up to dqPassChunks chunks each (dS tiles, then K column blocks),
+        // taken in turn: the next group's copies are issued before this group's L0 loads and
+        // Mmads, so MTE2 runs ahead by one group (MTE2 -> MTE1 per half).
+        PassGroup g{0, 0, 0};
+        GroupSize(g, first, count);
+        StageGroup(g, first, 0);
         uint32_t half = 0;
         uint32_t tile = 0;
         for (uint32_t p0 = 0; p0 < width; p0 += pass, tile = tile + 1 == p_->dqTiles ? 0 : tile + 1) {
@@ -400,24 +460,19 @@ private:
             const uint32_t wlPad = AlignUp(wl, 16);
             const AscendC::LocalTensor<float> acc = l0c_.Get<float>()[tile * p_->headsPad * pass];
             for (uint32_t i = 0; i < count; half ^= 1) {
-                const uint64_t n = first + i;
-                const uint32_t m = most == 2 && i + 1 < count && segCols_[i] == c && segCols_[i + 1] == c &&
-                                           n % p_->ringSlots + 1 < p_->ringSlots
-                                       ? 2
-                                       : 1;
-                const AscendC::LocalTensor<T> dsL1 = stage[half * most * dsElems];
-                const AscendC::LocalTensor<T> kL1 = stage[2 * most * dsElems + half * most * c * pass];
-                AcquireBuffer(SPARSE_EVT_K + static_cast<int32_t>(half));
-                NzHandoff<T>::Load(dsL1, wsDs_[Slot::Ds(p_, n)], p_->headsPad, m * c, p_->headsPad);
-                if (m == 1) {
-                    LoadSlotNz(kL1, wsK_[Slot::K(p_, n) + p0 * c], segCols_[i], wl);  // column blocks [p0, p0 + wl)
-                } else {
-                    AscendC::DataCopy(
-                        kL1, wsK_[Slot::K(p_, n) + p0 * c],
-                        AscendC::DataCopyParams(2, static_cast<uint16_t>(c * wlPad * sizeof(T) / 32),
-                                                static_cast<uint16_t>((kSlot - c * wlPad) * sizeof(T) / 32), 0));
+                const uint32_t m = g.m;
+                PassGroup next{g.p0, g.i + m, 0};
+                if (next.i == count) {
+                    next.p0 += pass;
+                    next.i = 0;
                 }
-                PipeSync<AscendC::HardEvent::MTE2_MTE1>();
+                if (next.p0 < width) {
+                    GroupSize(next, first, count);
+                    StageGroup(next, first, half ^ 1);
+                }
+                const AscendC::LocalTensor<T> dsL1 = l1All_[half * PassHalfElems()];
+                const AscendC::LocalTensor<T> kL1 = dsL1[p_->dqPassChunks * dsElems];
+                AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(SPARSE_EVT_STAGED + static_cast<int32_t>(half));
                 for (uint32_t j = 0; j < m; ++j, ++i) {
                     const uint32_t cols = segCols_[i];
                     uint32_t ca = 0;
@@ -442,6 +497,7 @@ private:
                         ReleaseL0(SPARSE_EVT_L0B + 1);
                     }
                 }
+                g = next;
             }
             PipeSync<AscendC::HardEvent::M_FIX>();
             AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(wl), static_cast<uint16_t>(rows),
@@ -630,8 +686,11 @@ private:
     AscendC::GlobalTensor<T> q_, dy_, qr_;
     AscendC::GlobalTensor<float> dq_, dk_, dv_, wsS_, wsDp_;
     AscendC::GlobalTensor<T> wsP_, wsDs_, wsV_, wsK_;
-    AscendC::TBuf<AscendC::TPosition::A1> qL1_, dyL1_, pdsL1_;
-    AscendC::TBuf<AscendC::TPosition::B1> kvL1_;
+    // L1 as one buffer (sparse_backward_layout.h): Q, dO, P/dS, the K copies and V, in that
+    // order; the dQ pass stages its operands over all of it.
+    AscendC::TBuf<AscendC::TPosition::A1> l1_;
+    AscendC::LocalTensor<T> l1All_, qL1_, dyL1_, pdsL1_, kvL1_;
+    uint32_t l1Elems_ = 0;
     AscendC::TBuf<AscendC::TPosition::A2> l0a_;
     AscendC::TBuf<AscendC::TPosition::B2> l0b_;
     AscendC::TBuf<AscendC::TPosition::CO1> l0c_;

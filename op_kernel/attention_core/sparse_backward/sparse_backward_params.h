@@ -56,14 +56,13 @@ struct SparseBackwardParams {
     // pass's Fixpipe run under the next pass's Mmads), one Fixpipe per pass into the fp32 dQ
     // (plain for a token's first segment, atomic after). The pass re-reads the segment's dS
     // and gathered K rows from two rings of ringSlots (= dqSegChunks + 3) per-core slots,
-    // staged in L1 over the K copies and V (two halves, each dS + a K column block).
+    // staged in L1 over all of it (two halves, each dS tiles + K column blocks).
     uint32_t dqSegChunks;
     uint32_t ringSlots;
     uint32_t dqPassCols;
     uint32_t dqTiles;
-    // Chunks whose dS and K column block the pass stages with one copy each (1 or 2: two full
-    // chunks in adjacent ring slots share the copies' fixed start cost, when the L1 staging
-    // holds two of them per half).
+    // Chunks whose dS and K column block the pass stages with one copy each (chunks in
+    // adjacent ring slots share the copies' fixed start cost): as many as half of L1 holds.
     uint32_t dqPassChunks;
     // L0A / L0B: l0Copies (2 when they fit) copies of l0aElems / l0bElems elements.
     uint32_t l0Copies;

@@ -116,13 +116,21 @@ public:
 
     __aicore__ inline void Process()
     {
+        // The zeros come from the span staging when it is not much smaller than the K staging:
+        // then the selection sort (K and V stagings) runs while the zeroing DMAs go out.
+        const bool spanZeros = p_->gatherSpanBytes * 2 >= kStageBytes_;
+        const AscendC::LocalTensor<float> zero = spanZeros ? spanBuf_.Get<float>() : kStageBuf_.Get<float>();
+        const uint32_t zeroElems = (spanZeros ? p_->gatherSpanBytes : kStageBytes_) / 4;
         uint64_t lo, hi;
         Share(p_->t2 * p_->qkDim, lo, hi);
-        Zero(accDk_, lo, hi);
+        Zero(accDk_, lo, hi, zero, zeroElems);
         Share(p_->t2 * p_->headDim, lo, hi);
-        Zero(accDv_, lo, hi);
+        Zero(accDv_, lo, hi, zero, zeroElems);
         if (p_->coreChunkStart[core_] != 0) {  // a token cut here: its parts add
-            ZeroQueryRows(p_->coreTokenStart[core_]);
+            ZeroQueryRows(p_->coreTokenStart[core_], zero, zeroElems);
+        }
+        if (!spanZeros) {
+            PipeSync<AscendC::HardEvent::MTE3_V>();  // the sort reuses the staging
         }
         if (p_->sortSelection != 0) {
             SortSelections();
@@ -140,10 +148,21 @@ public:
             open = Open(t, cols);
         }
         while (open) {
+            const uint64_t mineT = t - 1;
             Chunks(cols);
             open = false;
             for (; t < end && !open; ++t) {
                 open = Open(t, cols);
+            }
+            // A token this core holds whole has its dQ once the cube's last pass is out
+            // (FLAG_SPARSE_DQ, set before the next token's first S/dP): cast while the cube
+            // loads that token.
+            uint32_t first = 0;
+            uint32_t last = 0;
+            SparseChunkRange(p_, core_, mineT, first, last);
+            if (first == 0 && last == SPARSE_ALL_CHUNKS) {
+                AscendC::CrossCoreWaitFlag(FLAG_SPARSE_DQ);
+                CastQueryRows(mineT);
             }
         }
         PipeSync<AscendC::HardEvent::MTE3_MTE2>();
@@ -167,6 +186,8 @@ private:
         if (cols[0] == 0) {
             if (first == 0 && last == SPARSE_ALL_CHUNKS) {
                 ZeroQueryRows(t);
+                PipeSync<AscendC::HardEvent::MTE3_MTE2>();
+                CastQueryRows(t);
             }
             return false;
         }
@@ -345,6 +366,7 @@ private:
         const AscendC::LocalTensor<uint32_t> out = tmp.ReinterpretCast<uint32_t>();
         uint64_t lo, hi;
         Share(p_->t1, lo, hi);
+        bool stored = false;  // a list was stored from `out` (the first sort need not wait)
         for (uint64_t t = lo; t < hi; ++t) {
             PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous token's keys were read
             raw_.SetToken(t);                        // its first Entries() indices -> idx
@@ -357,7 +379,10 @@ private:
             const uint32_t reps = (count + 31) / 32;
             const int32_t span = static_cast<int32_t>(reps * 32);
             PipeSync<AscendC::HardEvent::MTE2_V>();
-            PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous token's list left `out`
+            if (stored) {
+                PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous token's list left `out`
+            }
+            stored = true;
             // Indices past any KV length are skipped by the walk whatever their value: clamping
             // them keeps every key of a non-negative index a positive normal float.
             AscendC::Mins(idx, idx, SORT_INDEX_CAP, span);
@@ -411,12 +436,12 @@ private:
         return valid;
     }
 
-    // acc[lo, hi) := 0, from zeros in the K staging (a DMA costs a fixed start: few large
-    // ones; a gather's slot store has left it, the next gather waits for these copies).
-    __aicore__ inline void Zero(const AscendC::GlobalTensor<float> &acc, uint64_t lo, uint64_t hi)
+    // acc[lo, hi) := 0 from `zero` (elems floats: a DMA costs a fixed start, so few large
+    // ones), which is filled first, once the copies out of it before have left.
+    __aicore__ inline void Zero(const AscendC::GlobalTensor<float> &acc, uint64_t lo, uint64_t hi,
+                                const AscendC::LocalTensor<float> &zero, uint32_t elems)
     {
-        const uint32_t chunk = kStageBytes_ / 32 * 8;
-        const AscendC::LocalTensor<float> zero = kStageBuf_.Get<float>();
+        const uint32_t chunk = elems / 8 * 8;
         PipeSync<AscendC::HardEvent::MTE3_V>();
         AscendC::Duplicate(zero, 0.0f, static_cast<int32_t>(chunk));
         PipeSync<AscendC::HardEvent::V_MTE3>();
@@ -424,16 +449,23 @@ private:
             const uint32_t n = hi - x < chunk ? static_cast<uint32_t>(hi - x) : chunk;
             AscendC::DataCopyPad(acc[x], zero, AscendC::DataCopyExtParams(1, n * 4, 0, 0, 0));
         }
-        PipeSync<AscendC::HardEvent::MTE3_V>();  // the sort and the gathers reuse the staging
     }
 
     // The fp32 dQ rows of token t's heads this core owns := 0.
-    __aicore__ inline void ZeroQueryRows(uint64_t t)
+    __aicore__ inline void ZeroQueryRows(uint64_t t, const AscendC::LocalTensor<float> &zero, uint32_t elems)
     {
         if (mine_ != 0) {
             const uint64_t row0 = (t * p_->heads + rowOff_) * p_->qkDim;
-            Zero(accDq_, row0, row0 + mine_ * p_->qkDim);
+            Zero(accDq_, row0, row0 + mine_ * p_->qkDim, zero, elems);
         }
+    }
+
+    // The same from the K staging in the main loop (a gather's slot store has left it; the
+    // next gather waits for these copies).
+    __aicore__ inline void ZeroQueryRows(uint64_t t)
+    {
+        ZeroQueryRows(t, kStageBuf_.Get<float>(), kStageBytes_ / 4);
+        PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
     // Per-head terms of token t for this core's heads, each replicated 8 times (one 32-byte
@@ -555,11 +587,11 @@ private:
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_GRAD);
     }
 
-    // Rows of `width` fp32 accumulators -> `dst` (first headDim columns) and `dstRope` (the
-    // rest), in the input dtype, times `scale`; this core's share of the rows, as many at a
-    // time as the gather stagings hold (fp32 in the K staging, the cast in the V staging: a
-    // DMA costs a fixed start, so few large ones).
-    __aicore__ inline void CastRows(const AscendC::GlobalTensor<float> &acc, uint64_t rowsTotal, uint32_t width,
+    // Rows [lo, hi) of `width` fp32 accumulators -> `dst` (first headDim columns) and
+    // `dstRope` (the rest), in the input dtype, times `scale`; as many rows at a time as the
+    // gather stagings hold (fp32 in the K staging, the cast in the V staging: a DMA costs a
+    // fixed start, so few large ones).
+    __aicore__ inline void CastRows(const AscendC::GlobalTensor<float> &acc, uint64_t lo, uint64_t hi, uint32_t width,
                                     float scale, const AscendC::GlobalTensor<T> &dst,
                                     const AscendC::GlobalTensor<T> &dstRope)
     {
@@ -570,8 +602,7 @@ private:
         const uint32_t fit32 = kStageBytes_ / (width * 4);
         const uint32_t fitT = vStageBytes_ / (width * sizeof(T));
         const uint32_t step = fit32 < fitT ? fit32 : fitT;
-        uint64_t lo, hi;
-        Share(rowsTotal, lo, hi);
+        PipeSync<AscendC::HardEvent::MTE3_MTE2>();  // in the main loop: a gather's slot stores left the K staging
         for (uint64_t r0 = lo; r0 < hi; r0 += step) {
             const uint32_t rows = hi - r0 < step ? static_cast<uint32_t>(hi - r0) : step;
             const int32_t count = static_cast<int32_t>(rows * width);
@@ -598,11 +629,27 @@ private:
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
+    // dq / dq_rope of token t's heads this core owns, from their fp32 accumulator rows.
+    __aicore__ inline void CastQueryRows(uint64_t t)
+    {
+        const uint64_t row0 = t * p_->heads + rowOff_;
+        CastRows(accDq_, row0, row0 + mine_, p_->qkDim, p_->scaleValue, dq_, dqr_);
+    }
+
+    // After the last SyncAll: dK and dV (this core's share of the rows), and the dQ of a token
+    // cut between cores, by the core holding its last part (the others cast theirs in the
+    // main loop).
     __aicore__ inline void CastOut()
     {
-        CastRows(accDq_, p_->t1 * p_->heads, p_->qkDim, p_->scaleValue, dq_, dqr_);
-        CastRows(accDk_, p_->t2, p_->qkDim, p_->scaleValue, dk_, dkr_);
-        CastRows(accDv_, p_->t2, p_->headDim, 1.0f, dv_, dv_);
+        const uint64_t cut = p_->coreTokenStart[core_];
+        if (p_->coreChunkStart[core_] != 0 &&
+            !(p_->coreTokenStart[core_ + 1] == cut && p_->coreChunkStart[core_ + 1] != 0)) {
+            CastQueryRows(cut);
+        }
+        uint64_t lo, hi;
+        Share(p_->t2, lo, hi);
+        CastRows(accDk_, lo, hi, p_->qkDim, p_->scaleValue, dk_, dkr_);
+        CastRows(accDv_, lo, hi, p_->headDim, 1.0f, dv_, dv_);
     }
 
     const SparseBackwardParams *p_ = nullptr;

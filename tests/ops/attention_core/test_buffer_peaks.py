@@ -100,7 +100,8 @@ def causal(n):
 PFA = [
     dict(sq=1024, skv=256, d=128, n=8),  # lazy P.V, vector sub-blocks
     dict(sq=128, skv=200, d=128, mask=pfa.band_mask(128, 200)),  # mask summary
-    dict(sq=128, skv=128, d=256, dtype="bf16"),  # per-block P.V, two L0 copies
+    dict(sq=128, skv=128, d=256, dtype="bf16", mask=pfa.band_mask(128, 128)),  # per-block P.V, two L0 copies
+    dict(sq=500, skv=300, d=256, n=8, nkv=2),  # lazy P.V in 64-key blocks, staged K/V in pairs
     dict(sq=256, skv=256, d=512),  # one L1 copy
     dict(sq=64, skv=300, d=64, layout="BSH", mask=pfa.band_mask(64, 300, pre=40, nxt=20, lead=(1, 1))),
     dict(sq=660, skv=660, d=64, n=64, nkv=16),  # 224-row q-blocks: Q chunks of D = 64 columns
