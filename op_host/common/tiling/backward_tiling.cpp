@@ -22,9 +22,11 @@ constexpr int64_t BAND_LIMIT = AttentionCore::SPARSE_UNBOUNDED;
 // the next unit's first dV Mmad waits, the K/V staging and the vector cores' cast of its dK.
 // Both set from the modelled timeline of TND 1 x 4K N8 causal, where the cores holding 25
 // short units ended ~10 us after those holding 9 long ones at the same planned cost with 16
-// and 64 (now within ~3 us).
+// and 64; with K/V read into L2 ahead of the cube and K staged a step early a unit start costs
+// less, and 64 (was 128) per unit gave the shortest 4K causal (423.8 us against 425.2 with 96
+// and 424.4 with 32, modelled).
 constexpr double STEP_SHARE = 32;
-constexpr double UNIT_SHARE = 128;
+constexpr double UNIT_SHARE = 64;
 
 uint64_t Align512(uint64_t x) { return (x + 511) / 512 * 512; }
 
@@ -177,6 +179,74 @@ double CutRanges(const std::vector<double> &cost, uint32_t cores, std::vector<ui
         span = std::max(span, r);
     }
     return span;
+}
+
+// The dQ groups (batch, KV head) each core casts in its main loop: those whose units all lie
+// in its range of (unit, step) positions; a group without units goes to the core whose range
+// holds its position (the last core past the end). A core's last groups stay out where fewer
+// of its steps follow them than their cast takes (a pass of half its tokens per step,
+// BackwardVector::DqCastPass, after pipelined + 1 steps): cast after the loop they would hold
+// the final barrier back, while the groups cut by a core boundary are cast after it by all.
+// Only with accumKv (the cube adds every dQ partial itself: a group's rows are final once its
+// last dQ Fixpipe is out) and where a pass of the cast holds two group rows (G x D floats).
+void PlanDqGroupCast(const BackwardProblem &prob, AttentionCore::BackwardParams &p)
+{
+    const uint64_t width = (uint64_t(p.groupSize) * p.headDim + 7) / 8 * 8;
+    const AttentionCore::BackwardVectorUb ub = AttentionCore::BackwardVectorUbLayout(
+        p.rowsPerVec, p.tileKv, p.headDimAlign, prob.dtypeBytes, 256, p.prefetchRows);
+    if (p.accumKv == 0 || p.ropeDim != 0 || 2 * width > ub.rowCells) {
+        return;
+    }
+    p.dqGroupCast = 1;
+    const uint64_t fit = width * prob.dtypeBytes % 32 == 0 ? ub.rowCells / width : 1;
+    const uint64_t pass = std::max<uint64_t>(1, fit / 2);
+    // steps before each unit: positions (unit, step) as step indices
+    std::vector<uint64_t> before(1, 0);
+    for (const auto &u : UnitStepCosts(prob, p, p.qSplit)) before.push_back(before.back() + u.size());
+    const uint32_t used = p.usedCores;
+    auto at = [&](uint64_t u, uint32_t s) { return before[u] + s; };
+    std::vector<bool> any(used, false);
+    std::vector<uint64_t> endStep, castSteps;  // per group: its end, the steps its cast takes
+    uint64_t unit = 0;
+    uint64_t group = 0;
+    for (int64_t b = 0; b < int64_t(p.batch); ++b) {
+        const int64_t sq = prob.cumQ[b] - (b == 0 ? 0 : prob.cumQ[b - 1]);
+        const int64_t sk = prob.cumKv[b] - (b == 0 ? 0 : prob.cumKv[b - 1]);
+        const uint64_t blocks = uint64_t((sk + p.blockKv - 1) / p.blockKv) * p.qSplit;
+        for (uint32_t h = 0; h < p.numKvHeads; ++h, ++group, unit += blocks) {
+            const uint64_t start = at(unit, 0), end = at(unit + blocks, 0);
+            endStep.push_back(end);
+            castSteps.push_back((uint64_t(sq) + 1) / 2 / pass + 1 + p.pipelined + 1);
+            for (uint32_t c = 0; c < used; ++c) {
+                const bool last = c + 1 == used;
+                const uint64_t c0 = at(p.coreUnitStart[c], p.coreStepStart[c]);
+                const uint64_t c1 = at(p.coreUnitStart[c + 1], last ? 0 : p.coreStepStart[c + 1]);
+                const bool inside = blocks == 0 ? start >= c0 && (start < c1 || last) : start >= c0 && end <= c1;
+                if (inside && (blocks != 0 || c1 > c0 || last)) {
+                    if (!any[c]) {
+                        p.dqCastLo[c] = group;
+                        any[c] = true;
+                    }
+                    p.dqCastHi[c] = group + 1;
+                    break;
+                }
+            }
+        }
+    }
+    bool owns = false;
+    for (uint32_t c = 0; c < used; ++c) {
+        if (!any[c]) {  // an empty range, at the next core's start (the ranges stay in order)
+            p.dqCastLo[c] = c == 0 ? 0 : p.dqCastHi[c - 1];
+            p.dqCastHi[c] = p.dqCastLo[c];
+            continue;
+        }
+        const uint64_t c1 = at(p.coreUnitStart[c + 1], c + 1 == used ? 0 : p.coreStepStart[c + 1]);
+        while (p.dqCastHi[c] > p.dqCastLo[c] && endStep[p.dqCastHi[c] - 1] + castSteps[p.dqCastHi[c] - 1] > c1) {
+            --p.dqCastHi[c];
+        }
+        owns = owns || p.dqCastHi[c] > p.dqCastLo[c];
+    }
+    p.dqGroupCast = owns ? 1 : 0;  // else the flat cast-out, evenly shared
 }
 
 }  // namespace
@@ -349,6 +419,8 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
             }
         }
     }
+
+    PlanDqGroupCast(prob, p);
 
     const uint64_t dqBytes = Align512(uint64_t(prob.tq) * prob.numHeads * prob.headDim * 4);
     const uint64_t kvBytes = Align512(uint64_t(prob.tkv) * prob.numKvHeads * prob.headDim * 4);

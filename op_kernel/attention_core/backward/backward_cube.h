@@ -149,7 +149,12 @@ public:
             const BackwardStep &s = ring_[i % RING];
             Gradients(s, i, i + 1 >= fetched_ || ring_[(i + 1) % RING].unitSeq != s.unitSeq);
             if (stageEarly_ && staged < fetched_) {
+                const uint32_t done = s.unitSeq;
+                Fetch(staged + 2);  // step i is done with: its ring entry takes step staged + 1
                 StageStep(ring_[staged % RING], staged);
+                if (staged + 1 < fetched_) {
+                    StageKeyEarly(ring_[(staged + 1) % RING], done);
+                }
                 ++staged;
             }
             PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // P/dS and this step's tiles are reloaded later
@@ -162,7 +167,11 @@ public:
             AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
         }
         AscendC::PipeBarrier<PIPE_ALL>();  // the last Fixpipes (atomic adds) are done
-        AscendC::SyncAll<false>();         // every atomic add landed before the cast-out pass
+        if (p_->dqGroupCast != 0) {
+            // the vector cores cast the dQ of the groups this core owns now (backward_vector.h)
+            AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_BWD_SDP);
+        }
+        AscendC::SyncAll<false>();  // every atomic add landed before the cast-out pass
     }
 
 private:
@@ -230,20 +239,44 @@ private:
         Tiles::CopyRows(dst, src[offset], rows, depth, static_cast<uint64_t>(heads) * depth, Tile(rows, depth), 0);
     }
 
+    // K (and K_rope) of step s's unit into its set, once per unit.
+    __aicore__ inline void StageKey(const BackwardStep &s)
+    {
+        if (s.unitSeq == stagedKey_) {
+            return;
+        }
+        stagedKey_ = s.unitSeq;
+        const uint32_t kb = s.unitSeq % tiles_;
+        const uint32_t d = p_->headDim;
+        const uint64_t kvRow = KvRow(s);
+        LoadRows(kL1_.Get<T>()[kb * kTile_], k_, kvRow * d, s.u.cols, p_->numKvHeads, d);
+        if (p_->ropeDim != 0) {
+            LoadRows(krL1_.Get<T>()[kb * krTile_], kr_, kvRow * p_->ropeDim, s.u.cols, p_->numKvHeads, p_->ropeDim);
+        }
+    }
+
+    // A unit's first staging loads K, V, Q and dO (~2.2 us of MTE2 against ~1.7 of Fixpipe per
+    // step), and the P/dS load behind them held the dQ Mmads back. Where the step after the one
+    // just staged starts a new unit, its K loads now, with the last step of the unit before,
+    // when its set is free: the steps from the one whose gradients were just issued (of unit
+    // `oldest`; their K reads end at this iteration's barrier) on span fewer than tileSets
+    // units.
+    __aicore__ inline void StageKeyEarly(const BackwardStep &next, uint32_t oldest)
+    {
+        if (next.unitSeq != stagedUnit_ && oldest + tiles_ > next.unitSeq) {
+            StageKey(next);
+        }
+    }
+
     // Loads step i's tiles (and K/V when the unit changes) into L1.
     __aicore__ inline void StageStep(const BackwardStep &s, uint32_t i)
     {
         const uint32_t tile = i % tiles_;
-        const uint32_t kb = s.unitSeq % tiles_;
         const uint32_t d = p_->headDim;
         if (s.unitSeq != stagedUnit_) {
             stagedUnit_ = s.unitSeq;
-            const uint64_t kvRow = KvRow(s);
-            LoadRows(kL1_.Get<T>()[kb * kTile_], k_, kvRow * d, s.u.cols, p_->numKvHeads, d);
-            LoadRows(vL1_.Get<T>(), v_, kvRow * d, s.u.cols, p_->numKvHeads, d);
-            if (p_->ropeDim != 0) {
-                LoadRows(krL1_.Get<T>()[kb * krTile_], kr_, kvRow * p_->ropeDim, s.u.cols, p_->numKvHeads, p_->ropeDim);
-            }
+            StageKey(s);
+            LoadRows(vL1_.Get<T>(), v_, KvRow(s) * d, s.u.cols, p_->numKvHeads, d);
         }
         const uint64_t qRow = QRow(s);
         LoadRows(qL1_.Get<T>()[tile * qTile_], q_, qRow * d, s.rows, p_->numHeads, d);
@@ -579,7 +612,8 @@ private:
     uint32_t core_ = 0;
     uint32_t tiles_ = 1;  // sets of the step tiles and K
     bool stageEarly_ = false;
-    uint32_t stagedUnit_ = 0;  // unitSeq of the K/V in L1 (sequence numbers start at 1)
+    uint32_t stagedUnit_ = 0;  // unitSeq of the V in L1 (sequence numbers start at 1)
+    uint32_t stagedKey_ = 0;   // unitSeq of the last K staged
     BackwardStep ring_[RING];
     uint32_t fetched_ = 0;  // steps taken from steps_
     bool walked_ = false;

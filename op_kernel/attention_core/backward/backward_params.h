@@ -68,6 +68,13 @@ struct BackwardParams {
     // (sub-block 1) into UB some steps before the cube stages them, and drop them, so that the
     // cube's Nd2Nz copies find them in L2 (backward_vector.h, PrefetchKv).
     uint32_t prefetchRows;
+    // dqGroupCast (accumKv only): the vector cores of core c cast the dQ rows of the (batch, KV
+    // head) groups [dqCastLo[c], dqCastHi[c]) into dq in the main loop, the groups whose units
+    // all lie in the core's range (groups are numbered b * numKvHeads + kv head); the groups
+    // between the ranges (those a core boundary cuts) are cast after the final barrier by all.
+    uint32_t dqGroupCast;
+    uint64_t dqCastLo[MAX_CORES];
+    uint64_t dqCastHi[MAX_CORES];
 
     // Units (batch, kv head, kv block, query slice) in that order; core c takes
     // [coreUnitStart[c], coreUnitStart[c + 1]). With qSplit 1 a core owns the dK/dV rows of its

@@ -115,9 +115,15 @@ public:
         const bool addDq = p_->accumKv == 0;
         BackwardStep s, next, prev;
         uint32_t i = 0;
+        // With dqGroupCast the dQ rows of the groups this core owns are cast in the loop, a pass
+        // per step once the group's last dQ Fixpipe is out (DqGroupsDone), the rest after the
+        // cube's last Fixpipes (its FLAG_BWD_SDP after the loop).
         if (p_->prefetchRows != 0) {
             ahead_.Init(p_, StepTensors(), core_);
         }
+        const bool groupCast = p_->dqGroupCast != 0;
+        castGroup_ = groupCast ? p_->dqCastLo[core_] : 0;
+        const uint32_t castPass = DqCastPass(p_->groupSize * p_->headDim);
         for (bool more = steps_.Next(s); more; ++i) {
             more = steps_.Next(next);
             Step(s, i, more ? &next : nullptr);
@@ -130,11 +136,20 @@ public:
                 }
                 FlushedKeys(i, false);
             }
+            if (groupCast) {
+                DqGroupsDone(s, more ? &next : nullptr, i);
+                CastOwnedDq(castPass);
+            }
             prev = s;
             s = next;
         }
         if (i != 0 && addDq) {
             AddQueryGrad(prev, (i - 1) % 2);
+        }
+        if (groupCast) {
+            AscendC::CrossCoreWaitFlag(FLAG_BWD_SDP);  // the cube's last Fixpipes are out
+            readyUpto_ = p_->dqCastHi[core_];
+            CastOwnedDq(~0u);
         }
         AscendC::PipeBarrier<PIPE_ALL>();  // the last atomic adds are done
         AscendC::SyncAll<false>();
@@ -275,42 +290,173 @@ private:
         }
     }
 
-    // `rows` dK/dV rows of headDim elements of `bytes` bytes, numKvHeads rows apart in GM, UB
-    // rows 32-byte aligned; `load`: GM -> UB, else UB -> GM.
-    __aicore__ inline AscendC::DataCopyExtParams KvRows(uint32_t rows, uint32_t bytes, bool load = false) const
+    // `rows` rows of `width` elements of `bytes` bytes, `pitch` elements apart in GM, UB rows
+    // 32-byte aligned; `load`: GM -> UB, else UB -> GM.
+    __aicore__ inline static AscendC::DataCopyExtParams Rows(uint32_t rows, uint32_t width, uint64_t pitch,
+                                                             uint32_t bytes, bool load)
     {
-        const uint32_t d = p_->headDim;
-        const uint32_t gap = (p_->numKvHeads - 1) * d * bytes;
-        return AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), d * bytes, load ? gap : 0, load ? 0 : gap, 0);
+        const uint32_t gap = static_cast<uint32_t>((pitch - width) * bytes);
+        return AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), width * bytes, load ? gap : 0, load ? 0 : gap,
+                                          0);
     }
 
-    // Output rows [off, + rows) of accumulator a (1 dK, times the scale; 2 dV) from the
-    // accumulator, through s_ and tmp_: as many rows per pass as s_ holds when a cast row stays
-    // whole 32-byte blocks, else a row at a time. Between steps of the main loop s_ and tmp_
-    // are free (the next step loads S into s_ after this V work, and casts into tmp_ after
-    // this store).
-    __aicore__ inline void CastKvRows(uint32_t a, uint64_t off, uint32_t rows)
+    // `rows` dK/dV rows of headDim elements, numKvHeads rows apart in GM.
+    __aicore__ inline AscendC::DataCopyExtParams KvRows(uint32_t rows, uint32_t bytes, bool load = false) const
     {
-        const uint32_t d = p_->headDim;
-        const uint32_t da = AlignUp(d, 8);  // floats per UB row
-        const uint64_t pitch = static_cast<uint64_t>(p_->numKvHeads) * d;
-        const uint32_t fit = (da * sizeof(T)) % 32 == 0 ? rowCells_ / da : 1;
+        return Rows(rows, p_->headDim, static_cast<uint64_t>(p_->numKvHeads) * p_->headDim, bytes, load);
+    }
+
+    // Step i (s) done: where the next step is in a later group, the groups before it are done
+    // with at step i, and they are final once the S/dP of step i + pipelined + 1 came (those
+    // follow step i's dQ Fixpipes on the Fixpipe, backward_cube.h); groups before the first
+    // step's have no steps in this core, none in any other (the core owns them).
+    __aicore__ inline void DqGroupsDone(const BackwardStep &s, const BackwardStep *next, uint32_t i)
+    {
+        const uint64_t g = static_cast<uint64_t>(s.u.b) * p_->numKvHeads + s.u.nkv;
+        if (i == 0) {
+            readyUpto_ = g;
+        }
+        if (next != nullptr) {
+            const uint64_t gn = static_cast<uint64_t>(next->u.b) * p_->numKvHeads + next->u.nkv;
+            if (gn != g) {
+                groupsDone_[groupsTail_++ % PENDING] = GroupsDone{gn, i};
+            }
+        }
+        while (groupsHead_ != groupsTail_ && groupsDone_[groupsHead_ % PENDING].last + p_->pipelined + 1 <= i) {
+            readyUpto_ = groupsDone_[groupsHead_++ % PENDING].upto;
+        }
+    }
+
+    // dQ group rows (tokens) cast per step in the main loop: half a pass, so that the pass
+    // (load, scale, cast, store, in series) fits the vector cores' slack in a step. The
+    // planner's copy: PlanDqGroupCast.
+    __aicore__ inline uint32_t DqCastPass(uint32_t width) const
+    {
+        const uint32_t fit = CastFit(width) / 2;
+        return fit != 0 ? fit : 1;
+    }
+
+    // Rows of `width` elements, `pitch` apart, that one pass of CastRows holds.
+    __aicore__ inline uint32_t CastFit(uint32_t width) const
+    {
+        const uint32_t wa = AlignUp(width, 8);  // floats per UB row
+        return (wa * sizeof(T)) % 32 == 0 ? rowCells_ / wa : 1;
+    }
+
+    // Output rows [off, + rows) of accumulator a (all but dV times the scale) from the
+    // accumulator, rows of `width` elements `pitch` apart, through s_ and tmp_: CastFit rows
+    // per pass. Between steps of the main loop s_ and tmp_ are free (the next step loads S into
+    // s_ after this V work, and casts into tmp_ after this store).
+    __aicore__ inline void CastRows(uint32_t a, uint64_t off, uint32_t rows, uint32_t width, uint64_t pitch)
+    {
+        const uint32_t wa = AlignUp(width, 8);
+        const uint32_t fit = CastFit(width);
         const AscendC::LocalTensor<T> outT = tmpBuf_.Get<T>();
         for (uint32_t r = 0; r < rows; r += fit) {
             const uint32_t n = rows - r < fit ? rows - r : fit;
-            const int32_t count = static_cast<int32_t>(n * da);
+            const int32_t count = static_cast<int32_t>(n * wa);
             PipeSync<AscendC::HardEvent::V_MTE2>();
-            AscendC::DataCopyPad(s_, acc_[a][off + r * pitch], KvRows(n, 4, true),
+            AscendC::DataCopyPad(s_, acc_[a][off + r * pitch], Rows(n, width, pitch, 4, true),
                                  AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0));
             PipeSync<AscendC::HardEvent::MTE2_V>();
-            if (a == 1) {
+            if (a != 2) {
                 AscendC::Muls(s_, s_, p_->scaleValue, count);
                 AscendC::PipeBarrier<PIPE_V>();
             }
             PipeSync<AscendC::HardEvent::MTE3_V>();
             CastFromFloat(outT, s_, count);
             PipeSync<AscendC::HardEvent::V_MTE3>();
-            AscendC::DataCopyPad(out_[a][off + r * pitch], outT, KvRows(n, sizeof(T)));
+            AscendC::DataCopyPad(out_[a][off + r * pitch], outT, Rows(n, width, pitch, sizeof(T), false));
+        }
+    }
+
+    __aicore__ inline void CastKvRows(uint32_t a, uint64_t off, uint32_t rows)
+    {
+        CastRows(a, off, rows, p_->headDim, static_cast<uint64_t>(p_->numKvHeads) * p_->headDim);
+    }
+
+    // dQ of the groups this core owns (PlanDqGroupCast): group g = b * numKvHeads + kv head,
+    // its rows the batch's tokens, G x headDim elements each, numHeads x headDim apart; each
+    // vector core casts its half of the tokens. `budget`: at most this many rows now (in the
+    // main loop, a pass per step; after it, all). Groups below readyUpto_ have had their last
+    // dQ Fixpipe.
+    __aicore__ inline void CastOwnedDq(uint32_t budget)
+    {
+        const uint32_t width = p_->groupSize * p_->headDim;
+        const uint64_t pitch = static_cast<uint64_t>(p_->numHeads) * p_->headDim;
+        const uint64_t hi = p_->dqCastHi[core_] < readyUpto_ ? p_->dqCastHi[core_] : readyUpto_;
+        while (budget != 0 && castGroup_ < hi) {
+            uint64_t first, count;
+            GroupTokens(castGroup_, first, count);
+            const uint64_t half = (count + 1) / 2;
+            const uint64_t lo = sub_ == 0 ? 0 : half, end = sub_ == 0 ? half : count;
+            if (lo + castTok_ >= end) {
+                ++castGroup_;
+                castTok_ = 0;
+                continue;
+            }
+            const uint64_t left = end - lo - castTok_;
+            const uint32_t n = left < budget ? static_cast<uint32_t>(left) : budget;
+            const uint64_t off = ((first + lo + castTok_) * p_->numHeads +
+                                  static_cast<uint64_t>(castGroup_ % p_->numKvHeads) * p_->groupSize) *
+                                 p_->headDim;
+            CastRows(0, off, n, width, pitch);
+            castTok_ += n;
+            budget -= n;
+        }
+    }
+
+    // First token and token count of group g's batch (the last batch's kept: the groups of a
+    // batch come one after another, and a scalar GM read costs ~100 cycles).
+    __aicore__ inline void GroupTokens(uint64_t g, uint64_t &first, uint64_t &count)
+    {
+        const uint64_t b = g / p_->numKvHeads;
+        if (b != tokBatch_) {
+            AscendC::GlobalTensor<int64_t> cum;
+            cum.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(seqQ_));
+            tokBatch_ = b;
+            tokFirst_ = b == 0 ? 0 : static_cast<uint64_t>(cum.GetValue(b - 1));
+            tokCount_ = static_cast<uint64_t>(cum.GetValue(b)) - tokFirst_;
+        }
+        first = tokFirst_;
+        count = tokCount_;
+    }
+
+    // After the final barrier: the dQ of the groups no core owns (between the ranges of
+    // PlanDqGroupCast), their tokens shared over all vector cores, in the cast-out's chunks
+    // from chunk k on.
+    __aicore__ inline void CastCutDq(uint32_t k)
+    {
+        const uint32_t fit = CastFit(p_->groupSize * p_->headDim);
+        const uint32_t width = p_->groupSize * p_->headDim;
+        const uint64_t pitch = static_cast<uint64_t>(p_->numHeads) * p_->headDim;
+        uint64_t total = 0;
+        for (uint32_t pass = 0; pass < 2; ++pass) {
+            uint64_t lo = 0, hi = 0, at = 0;
+            if (pass == 1) {
+                Share(total, lo, hi);
+            }
+            for (uint32_t c = 0; c <= p_->usedCores; ++c) {
+                const uint64_t from = c == 0 ? 0 : p_->dqCastHi[c - 1];
+                const uint64_t to =
+                    c == p_->usedCores ? static_cast<uint64_t>(p_->batch) * p_->numKvHeads : p_->dqCastLo[c];
+                for (uint64_t g = from; g < to; ++g) {
+                    uint64_t first, count;
+                    GroupTokens(g, first, count);
+                    if (pass == 1) {
+                        const uint64_t a = lo > at ? lo - at : 0;
+                        const uint64_t e = hi - at < count ? hi - at : count;
+                        for (uint64_t r = a; hi > at && r < e; r += fit) {
+                            const uint64_t off = ((first + r) * p_->numHeads +
+                                                  static_cast<uint64_t>(g % p_->numKvHeads) * p_->groupSize) *
+                                                 p_->headDim;
+                            CastChunk(k++, 0, off, static_cast<uint32_t>(e - r < fit ? e - r : fit), width, pitch);
+                        }
+                    }
+                    at += count;
+                }
+            }
+            total = at;
         }
     }
 
@@ -796,10 +942,7 @@ private:
     // this one's cast (one set was MTE2, V and MTE3 in series).
     __aicore__ inline void CastOut()
     {
-        constexpr int32_t EVT_CAST = BWD_EVT_CAST;  // + set (sync.h's table)
         const uint32_t chunk = p_->rowsPerVec * p_->tileKv;
-        const AscendC::LocalTensor<float> in[2] = {s_, dp_};
-        const AscendC::LocalTensor<T> outT[2] = {pOutBuf_.Get<T>(), dsOutBuf_.Get<T>()};
         PipeSync<AscendC::HardEvent::MTE3_V>();  // the main loop's last stores left the buffers
         for (int32_t b = 0; b < 2; ++b) {
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_CAST + b);
@@ -808,32 +951,18 @@ private:
         const bool ownedKv = OwnedKv();  // dk and dv written in the main loop (but shared units)
         uint32_t k = 0;
         for (uint32_t a = 0; a < accCount_; ++a) {
-            if (ownedKv && (a == 1 || a == 2)) {
+            if ((ownedKv && (a == 1 || a == 2)) || (a == 0 && p_->dqGroupCast != 0)) {
                 continue;
             }
             uint64_t lo, hi;
             Share(accLen_[a], lo, hi);
-            for (uint64_t x = lo; x < hi; x += chunk, ++k) {
+            for (uint64_t x = lo; x < hi; x += chunk) {
                 const uint32_t len = hi - x < chunk ? static_cast<uint32_t>(hi - x) : chunk;
-                const int32_t b = static_cast<int32_t>(k % 2);
-                AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_CAST + b);  // the cast read it
-                AscendC::DataCopyPad(in[b], acc_[a][x], AscendC::DataCopyExtParams(1, len * 4, 0, 0, 0),
-                                     AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0));
-                AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_CAST + b);
-                AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_CAST + b);
-                AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_CAST + b);  // its last store is out
-                if (a != 2) {  // dQ, dK and the rope gradients carry the softmax scale
-                    AscendC::Muls(in[b], in[b], p_->scaleValue, static_cast<int32_t>(len));
-                    AscendC::PipeBarrier<PIPE_V>();
-                }
-                CastFromFloat(outT[b], in[b], len);
-                AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_CAST + b);
-                AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVT_CAST + b);
-                AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT_CAST + b);
-                AscendC::DataCopyPad(out_[a][x], outT[b],
-                                     AscendC::DataCopyExtParams(1, len * static_cast<uint32_t>(sizeof(T)), 0, 0, 0));
-                AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_CAST + b);
+                CastChunk(k++, a, x, 1, len, len);
             }
+        }
+        if (p_->dqGroupCast != 0) {
+            CastCutDq(k);
         }
         for (int32_t b = 0; b < 2; ++b) {
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_CAST + b);
@@ -844,6 +973,34 @@ private:
             UnflushedKvUnits(true);
             PipeSync<AscendC::HardEvent::MTE3_V>();
         }
+    }
+
+    // Chunk k of the cast-out: `rows` rows of `width` elements, `pitch` apart, of accumulator a
+    // from element `off` (all but dV times the scale), through buffer set k % 2.
+    static constexpr int32_t EVT_CAST = BWD_EVT_CAST;  // + set (sync.h's table)
+    __aicore__ inline void CastChunk(uint32_t k, uint32_t a, uint64_t off, uint32_t rows, uint32_t width,
+                                     uint64_t pitch)
+    {
+        const int32_t b = static_cast<int32_t>(k % 2);
+        const AscendC::LocalTensor<float> in = b == 0 ? s_ : dp_;
+        const AscendC::LocalTensor<T> outT = b == 0 ? pOutBuf_.Get<T>() : dsOutBuf_.Get<T>();
+        const int32_t count = static_cast<int32_t>(rows * (rows == 1 ? width : AlignUp(width, 8)));
+        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_CAST + b);  // the cast read it
+        AscendC::DataCopyPad(in, acc_[a][off], Rows(rows, width, pitch, 4, true),
+                             AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0));
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_CAST + b);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_CAST + b);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_CAST + b);  // its last store is out
+        if (a != 2) {  // dQ, dK and the rope gradients carry the softmax scale
+            AscendC::Muls(in, in, p_->scaleValue, count);
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+        CastFromFloat(outT, in, count);
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_CAST + b);
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVT_CAST + b);
+        AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT_CAST + b);
+        AscendC::DataCopyPad(out_[a][off], outT, Rows(rows, width, pitch, sizeof(T), false));
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_CAST + b);
     }
 
     const BackwardParams *p_ = nullptr;
@@ -878,8 +1035,19 @@ private:
     static constexpr uint32_t PENDING = 8;
     PendingKeys pending_[PENDING] = {};
     uint32_t pendHead_ = 0, pendTail_ = 0;
-    uint64_t zeroTotal_ = 0, zeroDone_ = 0, zeroAt_ = 0;  // ZeroShare's progress: elements, position
-    uint32_t zeroAcc_ = 0;                                // in accumulator zeroAcc_
+    // dQ groups (DqGroupsDone, CastOwnedDq): the groups below `upto` are done with at step
+    // `last`; those below readyUpto_ are final; castGroup_ and castTok_ (of this vector core's
+    // half of its tokens) are the cast's position. At most pipelined + 2 entries wait.
+    struct GroupsDone {
+        uint64_t upto;
+        uint32_t last;
+    };
+    GroupsDone groupsDone_[PENDING] = {};
+    uint32_t groupsHead_ = 0, groupsTail_ = 0;
+    uint64_t readyUpto_ = 0, castGroup_ = 0, castTok_ = 0;
+    uint64_t tokBatch_ = ~0ull, tokFirst_ = 0, tokCount_ = 0;  // GroupTokens' last batch
+    uint64_t zeroTotal_ = 0, zeroDone_ = 0, zeroAt_ = 0;       // ZeroShare's progress: elements, position
+    uint32_t zeroAcc_ = 0;                                     // in accumulator zeroAcc_
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, tmpBuf_, maskBuf_, pOutBuf_, dsOutBuf_, statBuf_,
         sinkBuf_, idxBuf_, prefBuf_;
     AscendC::GlobalTensor<float> slopes_;

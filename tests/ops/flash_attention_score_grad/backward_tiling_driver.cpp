@@ -61,6 +61,11 @@ int main()
             for (uint32_t c = 0; c <= p.usedCores; ++c) {
                 std::printf("%s%u", c ? ", " : "", p.coreStepStart[c]);
             }
+            std::printf("], \"dqGroupCast\": %u, \"dqCast\": [", p.dqGroupCast);
+            for (uint32_t c = 0; c < p.usedCores; ++c) {
+                std::printf("%s[%llu, %llu]", c ? ", " : "", (unsigned long long)p.dqCastLo[c],
+                            (unsigned long long)p.dqCastHi[c]);
+            }
             std::printf("]");
         }
         std::printf("}\n");

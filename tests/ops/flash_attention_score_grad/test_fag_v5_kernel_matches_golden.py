@@ -33,6 +33,13 @@ def test_many_query_blocks_and_kv_blocks():
     run_and_judge(make_kwargs(q_lens=(300,), kv_lens=(400,), n=2, nkv=1, d=64))
 
 
+def test_dq_groups_cast_in_the_main_loop():
+    # 96 query heads on 48 kv heads, one kv block per batch: each core holds several whole
+    # (batch, kv head) groups and casts their dQ in its main loop; the groups a core boundary
+    # cuts are cast after the final barrier by all vector cores.
+    run_and_judge(make_kwargs(q_lens=(128, 64, 128), kv_lens=(96, 40, 90), n=96, nkv=48, d=64, seed=11))
+
+
 def test_ntd_softmax_statistics_layout():
     run_and_judge(make_kwargs(q_lens=(40, 24), kv_lens=(40, 56), n=3, d=32, softmax_in_layout=""))
 

@@ -114,3 +114,18 @@ def test_causal_heads_are_cut_inside_units_to_balance_the_cores(plan):
     cut = [(u, s) for u, s in zip(p["starts"], p["stepStarts"]) if s]
     assert len(cut) >= 8 and all(s < 4096 // 128 for _, s in cut), cut
     assert p["stepStarts"][0] == 0 and p["stepStarts"][-1] == 0 and p["starts"][-1] == p["unitCount"]
+
+
+def test_dq_groups_a_core_holds_are_cast_in_its_main_loop(plan):
+    # 2 x 2K, 32 heads, causal: 64 (batch, kv head) groups over 24 cores. The ranges of groups
+    # a core casts in its loop are in order and disjoint; the groups between them (cut by a
+    # core boundary, or ending too close to their core's end) are cast after the final barrier.
+    p = plan(n=32, nkv=32, q=(2048, 2048), mode=3, mask=1)
+    assert p["dqGroupCast"] == 1
+    ranges = p["dqCast"]
+    owned = sum(hi - lo for lo, hi in ranges)
+    assert 20 <= owned < 64, ranges
+    assert all(lo <= hi for lo, hi in ranges)
+    assert all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:])), ranges
+    # 1 x 4K, 8 heads: every group spans three cores, none is a core's alone: the flat cast-out
+    assert plan(n=8, nkv=8, q=(4096,), mode=3, mask=1)["dqGroupCast"] == 0
