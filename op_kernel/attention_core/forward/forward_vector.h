@@ -385,9 +385,8 @@ private:
         // The leading rows that see no key of this block (a diagonal tile's upper rows) keep
         // their statistics (alpha 1) and get P = 0 without the softmax passes: `live` rows from
         // h0 + dead on take them. A multiple of 8 (32-byte aligned statistics); all rows only
-        // where the cube wrote no S for any of them (Unwritten), else one row at least. Rows past
-        // `dead` without S (Unwritten, 8-row steps) see no key either: the mask's band replaces
-        // every score of theirs.
+        // where the cube wrote no S for any of them, else one row at least. The rows without S
+        // (Unwritten: a multiple of 8 of those before the band, or all) never reach past `dead`.
         const uint32_t row0 = u.q0 + rowOff + h0;
         const uint32_t before = mask_.RowsBefore(u, row0, rows, blk.k0);
         const uint32_t dead =
