@@ -64,8 +64,10 @@ template <typename T> struct KvNz {
         const uint32_t dp = p_->headDimAlign;
         const uint32_t perRegion = (p_->kvNzRows + ch - 1) / ch;
         const uint64_t items = 2ull * p_->numKvHeads * p_->kvNzBatches * perRegion;
-        const uint64_t first = items * vec / vecCount;
-        const uint64_t last = items * (vec + 1) / vecCount;
+        // A launch can hold more vector cores than the plan (the backward's recompute launches
+        // for the larger of its two plans): those stage nothing.
+        const uint64_t first = vec < vecCount ? items * vec / vecCount : items;
+        const uint64_t last = vec < vecCount ? items * (vec + 1) / vecCount : items;
         for (int32_t b = 0; b < 2; ++b) {  // both copies start free
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_IN + b);
             AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + b);

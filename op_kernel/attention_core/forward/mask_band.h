@@ -319,8 +319,8 @@ template <> struct MaskMod<MaskTensorBandSummary> : MaskMod<MaskTensorBand> {
     {
         const uint32_t groups = (p_->seqQ + SUMMARY_ROWS - 1) / SUMMARY_ROWS;
         const uint32_t cols = p_->summaryCols;
-        const uint32_t ga = groups * worker / workers;
-        const uint32_t gb = groups * (worker + 1) / workers;
+        const uint32_t ga = worker < workers ? groups * worker / workers : groups;  // workers past the plan: none
+        const uint32_t gb = worker < workers ? groups * (worker + 1) / workers : groups;
         const uint32_t chunk = MaskSummaryChunk(bytes, cols);  // >= 1: the host checked
         const AscendC::LocalTensor<uint8_t> out = scratch;     // [column][SUMMARY_BATCH] marks
         const AscendC::LocalTensor<uint8_t> rowsArea = scratch[cols * SUMMARY_BATCH];
