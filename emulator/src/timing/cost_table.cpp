@@ -95,9 +95,9 @@ const Row kRows[] = {
     {"launch_us", F(launchUs), 2, "assumption: fixed task start cost in µs on the device, host launch excluded", true},
     {"l2_line_bytes", F(l2LineBytes), 512, "assumption: L2 first-touch granularity 512 B", true},
     {"l2_bytes_per_sec", F(l2BytesPerSec), 7e12, "[S6] L2 ~7 TB/s mixed read/write (device-wide)", false},
-    {"bandwidth_window", F(bandwidthWindow), 256,
-     "assumption: HBM and L2 bandwidth are shared by all cores over windows of this many cycles (0: only the "
-     "launch-wide floors)",
+    {"bandwidth_window", F(bandwidthWindow), 0,
+     "assumption: 0, HBM and L2 bandwidth are launch-wide floors; > 0 shares them over windows of this many cycles, "
+     "first come first served (a pessimistic bracket: docs/performance.md)",
      true},
 };
 #undef F
