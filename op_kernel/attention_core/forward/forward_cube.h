@@ -409,9 +409,9 @@ private:
         kv_.AfterLoad(true);
     }
 
-    // P of slot `slot` (its rows from row0 on: a multiple of 16) -> the P/V copy LoadV filled
-    // with the block's V, once the vector cores wrote P; returns the copy.
-    __aicore__ inline uint32_t LoadPV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, uint32_t row0 = 0)
+    // P of slot `slot` -> the P/V copy LoadV filled with the block's V, once the vector cores
+    // wrote P; returns the copy.
+    __aicore__ inline uint32_t LoadPV(const WorkUnit &u, const KvBlock &blk, uint32_t slot)
     {
         const uint32_t mPad = AlignUp(u.rows, 16);
         const uint32_t kvPad = AlignUp(blk.cols, 16);
@@ -423,7 +423,7 @@ private:
         }
         const AscendC::LocalTensor<T> pL1 = PTile(pb);
         if constexpr (NzHandoff<T>::ENABLED) {  // the vector cores wrote P in Nz order
-            NzHandoff<T>::Load(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], mPad, kvPad, p_->blockQ, row0);
+            NzHandoff<T>::Load(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], mPad, kvPad, p_->blockQ);
         } else {
             Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], u.rows, blk.cols, p_->blockKv,
                             L1Shape{mPad, kvPad}, 0);
@@ -492,30 +492,17 @@ private:
     // Lazy P.V of one key block (headDim <= dChunk: one L0B load; the P region of L0A and the
     // V region of L0B, guarded by EVT_LPV): write the accumulator out first when a vector core
     // rescaled, then accumulate P.V; the unit's last block writes the sum to the final O slot.
-    // The rows the block's S left out (SkippedPRows: P = 0) neither cross L2 nor come into L1:
-    // their fractals in L0A are zeros (kept from the block before where it left out as many).
     __aicore__ inline void AccumulatePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first, bool last)
     {
         const uint32_t d = p_->headDim;
         const uint32_t mPad = AlignUp(u.rows, 16);
         const uint32_t kvPad = AlignUp(blk.cols, 16);
-        const uint32_t skip = NzHandoff<T>::ENABLED ? SkippedPRows(mask_, u, blk.k0) : 0;
-        const uint32_t pb = LoadPV(u, blk, slot, skip);
+        const uint32_t pb = LoadPV(u, blk, slot);
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[(EVT_LPV - EVT_L0) * l0bElems_];
         const AscendC::LocalTensor<float> acc = l0c_.Get<float>();
-        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);  // M is done with the P and V regions
-        const uint32_t k1 = kvPad / 16;
-        if (skip > pZeroRows_ || (skip != 0 && k1 != pZeroCols_)) {
-            const uint32_t from = k1 == pZeroCols_ ? pZeroRows_ : 0;
-            AscendC::InitConstValue(l0a[Tiles::ARow(from, blk.cols)],
-                                    AscendC::InitConstValueParams<T>(1, static_cast<uint16_t>((skip - from) / 16 * k1),
-                                                                     0, static_cast<T>(0)));
-        }
-        pZeroRows_ = skip;
-        pZeroCols_ = k1;
-        Tiles::LoadA(l0a[Tiles::ARow(skip, blk.cols)], PTile(pb), L1Shape{mPad, kvPad}, 0, blk.cols, skip,
-                     mPad - skip);  // P
+        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);           // M is done with the P and V regions
+        Tiles::LoadA(l0a, PTile(pb), L1Shape{mPad, kvPad}, 0, blk.cols);  // P
         Tiles::LoadB(l0b, VTile(pb, kvPad), L1Shape{kvPad, p_->headDimAlign}, blk.cols, 0, d);  // V
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
@@ -588,8 +575,6 @@ private:
     uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;
     uint32_t qIdx_ = 0, sIdx_ = 0;
     bool accStoring_ = false;  // a Fixpipe of the accumulator is in flight (EVT_ACC set)
-    // lazy P.V: the leading rows of L0A's P region that hold zeros, for P tiles of pZeroCols_ fractal columns
-    uint32_t pZeroRows_ = 0, pZeroCols_ = 0;
 };
 
 }  // namespace AttentionCore

@@ -264,17 +264,6 @@ private:
         return skip <= row0 ? 0 : (skip - row0 >= rows ? rows : skip - row0);
     }
 
-    // Of the query rows [row0, row0 + rows) of u, how many lead and need no P in block blk's slot
-    // (lazy P.V with P in Nz order: the cube zeroes them itself, policies.h SkippedPRows).
-    __aicore__ inline uint32_t Unstored(const WorkUnit &u, const KvBlock &blk, uint32_t row0, uint32_t rows) const
-    {
-        if constexpr (!LAZY_PV || !NzHandoff<T>::ENABLED) {
-            return 0;
-        }
-        const uint32_t skip = u.q0 + SkippedPRows(mask_, u, blk.k0);
-        return skip <= row0 ? 0 : (skip - row0 >= rows ? rows : skip - row0);
-    }
-
     // This core's rows [rowOff, rowOff + rows) of S slot `slot` (block blk of u) -> S buffer `b`
     // (once the vector is done with it), the rows the cube wrote at their places.
     __aicore__ inline void LoadS(const WorkUnit &u, const KvBlock &blk, uint32_t slot, uint32_t rowOff, uint32_t rows,
@@ -425,10 +414,8 @@ private:
                 AscendC::Duplicate(alpha_[slot][h0], 1.0f, static_cast<int32_t>(rows));
             }
         }
-        // The leading rows the cube does not load (Unstored) need no P at all.
-        const uint32_t unstored = Unstored(u, blk, row0, rows);
-        if (dead > unstored) {
-            AscendC::Duplicate(sAll[unstored * c], 0.0f, static_cast<int32_t>((dead - unstored) * c));
+        if (dead != 0) {
+            AscendC::Duplicate(sAll, 0.0f, static_cast<int32_t>(dead * c));
             AscendC::PipeBarrier<PIPE_V>();
         }
 
@@ -438,14 +425,10 @@ private:
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
         }
         if constexpr (NzHandoff<T>::ENABLED) {  // P in the cube's Nz order (nz_handoff.h)
-            if (unstored < rows) {
-                NzHandoff<T>::CastArranged(pOut, sAll, rows, c, unstored);
-            }
+            NzHandoff<T>::CastArranged(pOut, sAll, rows, c);
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
-            if (unstored < rows) {
-                PipeSync<AscendC::HardEvent::V_MTE3>();
-                NzHandoff<T>::Store(pSlot, pOut, rowOff + h0, rows, c, p_->blockQ, unstored);
-            }
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+            NzHandoff<T>::Store(pSlot, pOut, rowOff + h0, rows, c, p_->blockQ);
             AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
             return rescale;
         }

@@ -201,15 +201,6 @@ template <class Mask> __aicore__ inline uint32_t SkippedSRows(const Mask &mask, 
     return mask.RowsBefore(u, u.q0, u.rows, k0) / 16 * 16;
 }
 
-// Of those rows, the ones whose P (all zeros) the vector cores do not write and the cube does
-// not load (lazy P.V with P in Nz order: the cube zeroes their fractals in L0A). The last
-// fractal always goes through, so that every block has a P load.
-template <class Mask> __aicore__ inline uint32_t SkippedPRows(const Mask &mask, const WorkUnit &u, int64_t k0)
-{
-    const uint32_t skip = SkippedSRows(mask, u, k0);
-    return skip < u.rows ? skip : u.rows - 16;
-}
-
 // SoftmaxMod default: nothing between exp and the P.V product. AfterExp(P, byte scratch
 // (rows x cols), unit, row0, rows, k0, colsValid, cols) acts on the exponentiated scores after
 // their row sums were taken (dropout).
