@@ -440,7 +440,7 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
     p.wsSlotF32 = uint64_t(p.blockQ) * p.blockKv * 4;
     p.wsSlotT = uint64_t(p.blockQ) * p.blockKv * prob.dtypeBytes;
     // dQ partials: the cube writes a step's dQ rows once, plain, into slot i % 2; the vector
-    // cores add them into the dQ accumulator with atomic MTE3 copies (backward_vector.h).
+    // cores add them into the dQ accumulator with atomic MTE3 copies (backward_step.h).
     p.dqPitch = (uint32_t(prob.headDim) + 7) / 8 * 8;
     p.wsDqSlot = p.accumKv != 0 ? 0 : uint64_t(p.blockQ) * p.dqPitch * 4;
     p.wsSlotBytesPerCore = Align512(p.slots * (2 * p.wsSlotF32 + 2 * p.wsSlotT) + 2 * p.wsDqSlot);

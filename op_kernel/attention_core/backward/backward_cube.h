@@ -168,7 +168,7 @@ public:
         }
         AscendC::PipeBarrier<PIPE_ALL>();  // the last Fixpipes (atomic adds) are done
         if (p_->dqGroupCast != 0) {
-            // the vector cores cast the dQ of the groups this core owns now (backward_vector.h)
+            // the vector cores cast the dQ of the groups this core owns now (backward_dq_cast.h)
             AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_BWD_SDP);
         }
         AscendC::SyncAll<false>();  // every atomic add landed before the cast-out pass

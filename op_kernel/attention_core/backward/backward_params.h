@@ -66,7 +66,7 @@ struct BackwardParams {
     uint32_t hasSink;  // sink given: dsink = -sum over rows of exp(sink - max) / sum * D
     // prefetchRows (0 or blockKv): the vector cores read each unit's K (sub-block 0) and V
     // (sub-block 1) into UB some steps before the cube stages them, and drop them, so that the
-    // cube's Nd2Nz copies find them in L2 (backward_vector.h, PrefetchKv).
+    // cube's Nd2Nz copies find them in L2 (backward_prefetch.h, PrefetchKv).
     uint32_t prefetchRows;
     // dqGroupCast (accumKv only): the vector cores of core c cast the dQ rows of the (batch, KV
     // head) groups [dqCastLo[c], dqCastHi[c]) into dq in the main loop, the groups whose units
