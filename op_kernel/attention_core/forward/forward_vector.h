@@ -273,8 +273,19 @@ private:
         const uint32_t skip = Unwritten(u, blk, u.q0 + rowOff, rows);
         AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
         if (skip < rows) {
-            AscendC::DataCopy(sBuf_.Get<float>()[b * sElems_ + skip * c],
-                              wsS_[slot * (p_->wsSlotS / 4) + (rowOff + skip) * c], (rows - skip) * c);
+            const AscendC::LocalTensor<float> dst = sBuf_.Get<float>()[b * sElems_ + skip * c];
+            const AscendC::GlobalTensor<float> src = wsS_[slot * (p_->wsSlotS / 4) + (rowOff + skip) * c];
+            // lazy P.V: no columns past those the rows see (SeenSCols; Apply's band sets them)
+            const uint32_t seen = LAZY_PV ? SeenSCols(mask_, u, rowOff + skip, rows - skip, blk.k0, c) : c;
+            if (seen < c) {
+                constexpr uint32_t PER_BLOCK = 32 / sizeof(float);
+                const uint16_t gap = static_cast<uint16_t>((c - seen) / PER_BLOCK);
+                AscendC::DataCopy(dst, src,
+                                  AscendC::DataCopyParams(static_cast<uint16_t>(rows - skip),
+                                                          static_cast<uint16_t>(seen / PER_BLOCK), gap, gap));
+            } else {
+                AscendC::DataCopy(dst, src, (rows - skip) * c);
+            }
         }
         AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_S + b);
     }

@@ -52,6 +52,17 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
         return n <= 0 ? 0 : (n >= static_cast<int64_t>(rows) ? rows : static_cast<uint32_t>(n));
     }
 
+    // MaskModBase::KeysSeen: row r sees keys before r + nextTokens + 1 (ApplyBand kills the rest).
+    __aicore__ inline uint32_t KeysSeen(const WorkUnit &u, uint32_t lastRow, int64_t k0, uint32_t cols) const
+    {
+        (void)u;
+        if (p_->bandActive == 0) {
+            return cols;
+        }
+        const int64_t n = static_cast<int64_t>(lastRow) + p_->nextTokens + 1 - k0;
+        return n <= 0 ? 0 : (n >= static_cast<int64_t>(cols) ? cols : static_cast<uint32_t>(n));
+    }
+
     // The mask rows of a block (Apply's arguments) into maskBytes ahead of its Apply, so the
     // load overlaps the vector work before it; nothing when the summary marks them all clear.
     __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &maskBytes, const WorkUnit &u, uint32_t row0,

@@ -186,6 +186,10 @@ struct MaskModBase {
     // How many of the query rows [row0, row0 + rows) come first and see no key from k0 on
     // (a diagonal tile's upper rows): at most that many, 0 when unknown.
     __aicore__ inline uint32_t RowsBefore(const WorkUnit &, uint32_t, uint32_t, int64_t) const { return 0; }
+    // How many of the keys [k0, k0 + cols) come first and hold every key some query row up to
+    // lastRow sees (a diagonal tile's band end); the others are MASKED_SCORE after Apply whatever
+    // the scores held. `cols` when unknown.
+    __aicore__ inline uint32_t KeysSeen(const WorkUnit &, uint32_t, int64_t, uint32_t cols) const { return cols; }
 };
 
 // Lazy P.V's Q.K^T leaves out the leading rows of a unit that see no key of the block (a
@@ -199,6 +203,17 @@ template <class Mask> __aicore__ inline uint32_t SkippedSRows(const Mask &mask, 
         return 0;
     }
     return mask.RowsBefore(u, u.q0, u.rows, k0) / 16 * 16;
+}
+
+// Lazy P.V's S columns of the unit rows [row0, row0 + rows) of a block of `cols` keys from k0:
+// the keys some of those rows sees (KeysSeen), in whole 16-column fractals. The cube writes no
+// S past them and the vector cores read none: Apply's band sets those scores whatever they hold.
+template <class Mask>
+__aicore__ inline uint32_t SeenSCols(const Mask &mask, const WorkUnit &u, uint32_t row0, uint32_t rows, int64_t k0,
+                                     uint32_t cols)
+{
+    const uint32_t seen = (mask.KeysSeen(u, u.q0 + row0 + rows - 1, k0, cols) + 15) / 16 * 16;
+    return seen == 0 ? 16 : (seen < cols ? seen : cols);
 }
 
 // SoftmaxMod default: nothing between exp and the P.V product. AfterExp(P, byte scratch

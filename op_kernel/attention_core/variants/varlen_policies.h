@@ -150,6 +150,13 @@ template <> struct MaskMod<MaskSparseMode> : MaskModBase {
         return lo;
     }
 
+    // MaskModBase::KeysSeen: the band's end at lastRow (it never decreases with the row).
+    __aicore__ inline uint32_t KeysSeen(const WorkUnit &u, uint32_t lastRow, int64_t k0, uint32_t cols) const
+    {
+        const int64_t n = Band(u).Hi(static_cast<int64_t>(lastRow)) - k0;
+        return n <= 0 ? 0 : (n >= static_cast<int64_t>(cols) ? cols : static_cast<uint32_t>(n));
+    }
+
     // Same contracts as MaskMod<MaskTensorBand>::Load and ::Apply.
     __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &maskBytes, const WorkUnit &u, uint32_t row0,
                                 uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols)
