@@ -385,7 +385,7 @@ private:
             AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_Q + x);
             AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + y);
             AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + y);
-            // Only the columns some of these rows sees (policies.h SeenSCols).
+            // Only the columns some of these rows see (policies.h SeenSCols).
             const uint32_t seen = SeenSCols(mask_, u, r0, rows, blk.k0, blk.cols);
             AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(seen), static_cast<uint16_t>(rows),
                                            static_cast<uint16_t>(AlignUp(MmadRows(rows), 16)), p_->blockKv, false);

@@ -206,7 +206,7 @@ template <class Mask> __aicore__ inline uint32_t SkippedSRows(const Mask &mask, 
 }
 
 // Lazy P.V's S columns of the unit rows [row0, row0 + rows) of a block of `cols` keys from k0:
-// the keys some of those rows sees (KeysSeen), in whole 16-column fractals. The cube writes no
+// the keys some of those rows see (KeysSeen), in whole 16-column fractals. The cube writes no
 // S past them and the vector cores read none: Apply's band sets those scores whatever they hold.
 template <class Mask>
 __aicore__ inline uint32_t SeenSCols(const Mask &mask, const WorkUnit &u, uint32_t row0, uint32_t rows, int64_t k0,
