@@ -24,7 +24,11 @@ AttentionCore::SparseBand BandOf(const VarLenProblem &prob, const AttentionCore:
 }
 
 // Units in (b, n, q-block) order, priced like the PFA planner (forward_tiling.cpp, UnitCost):
-// visible keys x ForwardKeyCost + a share per key block and per unit.
+// visible keys x ForwardKeyCost + a share per key block and per unit. A TND unit's share is
+// half as large again as a PFA unit's (three key blocks' time, not two): uneven lengths leave
+// many short units (a batch's last q-block), whose fill and drain the cores holding them paid
+// on top of their planned cost (modelled: TND [100, 3000, 1500, 700, 2200] D = 64 causal, the
+// core holding 27 units ended ~0.45 us per unit after those of equal cost holding 6-11).
 std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::ForwardParams &p,
                                 const AttentionCore::SparseMaskParams &mask)
 {
@@ -38,7 +42,7 @@ std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::
             const int64_t rows = std::min<int64_t>(p.blockQ, sq - q0);
             const int64_t lo = band.Lo(q0);
             const int64_t hi = band.Hi(q0 + rows - 1);
-            uint64_t cost = ForwardUnitCost(p);
+            uint64_t cost = ForwardUnitCost(p) * 3 / 2;
             if (hi > lo) {
                 const uint64_t blocks = uint64_t((hi - lo + p.blockKv - 1) / p.blockKv);
                 cost += uint64_t(hi - lo) * ForwardKeyCost(uint64_t(rows), p.headDim) +

@@ -105,11 +105,14 @@ public:
 
     __aicore__ inline void Process()
     {
-        AscendC::SyncAll<false>();  // the vector cores zeroed the accumulators
         const uint64_t begin = p_->coreTokenStart[core_];
         const uint64_t end = SparseTokenEnd(p_, core_);
+        if (begin < end) {
+            LoadQueryRows(begin);  // nothing to wait for: under the vector cores' first pass
+        }
+        AscendC::SyncAll<false>();  // the vector cores zeroed the accumulators
         for (uint64_t t = begin; t < end; ++t) {
-            Token(t);
+            Token(t, t == begin);
         }
         WaitBuffers();
         AscendC::SyncAll<false>();  // every atomic add landed before the cast-out pass
@@ -293,8 +296,8 @@ private:
     // This core's chunks of query token t: chunk n's gradients are computed while S/dP of chunk
     // n+1 are with the vector cores and chunk n+2 is being loaded; a full dQ segment (or the
     // last chunk) is followed by its dQ pass, and chunk n+2 is loaded after it (the pass
-    // stages its operands over the K copies and V).
-    __aicore__ inline void Token(uint64_t t)
+    // stages its operands over the K copies and V). `loaded`: Q and dO are in L1 already.
+    __aicore__ inline void Token(uint64_t t, bool loaded)
     {
         uint32_t first = 0;
         uint32_t last = 0;
@@ -305,14 +308,18 @@ private:
         ChunkInfo cur;
         ChunkInfo next;
         ChunkInfo after;
-        LoadQueryRows(t);
+        if (!loaded) {
+            LoadQueryRows(t);
+        }
         uint64_t n = seq_;
         if (!WalkChunk(n, cur)) {
             return;  // nothing selected here: the vector cores zero the dQ rows of a whole token
         }
+        // Both first walks run while Q and dO load (chunk n+1's walk behind S/dP of chunk n
+        // would delay chunk n+1's S/dP by as much).
+        bool hasNext = WalkChunk(n + 1, next);
         IssueChunk(n, cur);
         Scores(n, cur);
-        bool hasNext = WalkChunk(n + 1, next);
         if (hasNext) {
             IssueChunk(n + 1, next);
         }

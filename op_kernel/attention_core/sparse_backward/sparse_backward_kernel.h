@@ -41,8 +41,8 @@ __aicore__ inline void RunSparseBackward(const SparseBackwardParams *p, const Sp
     }
     if ASCEND_IS_AIV {
         SparseBackwardVector<T> vec;
-        vec.Init(p, &pipe, t.key, t.value, t.keyRope, t.sparseIndices, t.dy, t.out, t.softmaxMax, t.softmaxSum, t.seqQ,
-                 t.seqKv, t.dq, t.dk, t.dv, t.dqRope, t.dkRope, t.workspace);
+        vec.Init(p, &pipe, t.query, t.key, t.value, t.queryRope, t.keyRope, t.sparseIndices, t.dy, t.out, t.softmaxMax,
+                 t.softmaxSum, t.seqQ, t.seqKv, t.dq, t.dk, t.dv, t.dqRope, t.dkRope, t.workspace);
         vec.Process();
     }
 }

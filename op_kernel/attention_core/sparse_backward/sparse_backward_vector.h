@@ -31,10 +31,10 @@ constexpr uint32_t GATHER_GAP_BYTES = 8192;
 
 template <typename T> class SparseBackwardVector {
 public:
-    __aicore__ inline void Init(const SparseBackwardParams *p, AscendC::TPipe *pipe, GM_ADDR key, GM_ADDR value,
-                                GM_ADDR keyRope, GM_ADDR indices, GM_ADDR dy, GM_ADDR out, GM_ADDR softmaxMax,
-                                GM_ADDR softmaxSum, GM_ADDR seqQ, GM_ADDR seqKv, GM_ADDR dq, GM_ADDR dk, GM_ADDR dv,
-                                GM_ADDR dqRope, GM_ADDR dkRope, GM_ADDR workspace)
+    __aicore__ inline void Init(const SparseBackwardParams *p, AscendC::TPipe *pipe, GM_ADDR query, GM_ADDR key,
+                                GM_ADDR value, GM_ADDR queryRope, GM_ADDR keyRope, GM_ADDR indices, GM_ADDR dy,
+                                GM_ADDR out, GM_ADDR softmaxMax, GM_ADDR softmaxSum, GM_ADDR seqQ, GM_ADDR seqKv,
+                                GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR dqRope, GM_ADDR dkRope, GM_ADDR workspace)
     {
         p_ = p;
         // With sortSelection both sides walk the sorted lists; the original ones are read once.
@@ -45,6 +45,10 @@ public:
         v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(value));
         if (p->ropeDim != 0) {
             kr_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(keyRope));
+        }
+        q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(query));
+        if (p->ropeDim != 0) {
+            qr_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(queryRope));
         }
         dy_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(dy));
         o_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
@@ -149,7 +153,7 @@ public:
         }
         while (open) {
             const uint64_t mineT = t - 1;
-            Chunks(cols);
+            Chunks(mineT, cols);
             open = false;
             for (; t < end && !open; ++t) {
                 open = Open(t, cols);
@@ -202,9 +206,35 @@ private:
         return true;
     }
 
-    // The chunks of the open token: after handing back P/dS of chunk n, this core gathers its
-    // half of chunk n+2 (the cube has loaded chunk n's K/V: it computed S/dP from them).
-    __aicore__ inline void Chunks(uint32_t *cols)
+    // Q (+ rope) rows of token t's heads this core owns read into the span staging and
+    // dropped, a token ahead: no one else reads them before the cube, whose Nd2Nz load at the
+    // token's start then finds them in L2, not in HBM (the cube loads the core's first token
+    // before the first SyncAll). The staging is free: every gather copies out of it before
+    // its next read (V -> MTE2).
+    __aicore__ inline void PrefetchQuery(uint64_t t)
+    {
+        const uint64_t row0 = t * p_->heads + rowOff_;
+        PipeSync<AscendC::HardEvent::V_MTE2>();
+        PrefetchRows(q_, row0 * p_->headDim, mine_ * p_->headDim);
+        if (p_->ropeDim != 0) {
+            PrefetchRows(qr_, row0 * p_->ropeDim, mine_ * p_->ropeDim);
+        }
+    }
+
+    // Elements [x, x + n) of `src` into the span staging, as many as it holds per copy.
+    __aicore__ inline void PrefetchRows(const AscendC::GlobalTensor<T> &src, uint64_t x, uint64_t n)
+    {
+        const uint64_t piece = p_->gatherSpanBytes / 32 * 32 / sizeof(T);
+        for (uint64_t e = x; e < x + n; e += piece) {
+            const uint64_t len = x + n - e < piece ? x + n - e : piece;
+            AscendC::DataCopy(spanBuf_.Get<T>(), src[e], static_cast<uint32_t>(len));
+        }
+    }
+
+    // The chunks of the open token t: after handing back P/dS of chunk n, this core gathers its
+    // half of chunk n+2 (the cube has loaded chunk n's K/V: it computed S/dP from them). After
+    // the first chunk's, the next token's Q rows are read ahead (PrefetchQuery).
+    __aicore__ inline void Chunks(uint64_t t, uint32_t *cols)
     {
         uint32_t runCount = 0;
         uint32_t j = 0;
@@ -214,6 +244,9 @@ private:
             ahead = cols[(j + 1) % 3] != 0 ? gather_.NextChunk(runs_, runCount) : 0;
             if (ahead != 0) {
                 Gather(seq_ + j + 2, ahead, runCount);
+            }
+            if (j == 0 && mine_ != 0 && t + 1 < SparseTokenEnd(p_, core_)) {
+                PrefetchQuery(t + 1);
             }
         }
         seq_ += j;
@@ -374,7 +407,7 @@ private:
             if (count == 0) {
                 continue;  // the walk reads nothing for this token
             }
-            const uint32_t valid = ValidEntries(idx, count);
+            const uint32_t valid = ValidEntries(idx, count, sorted.ReinterpretCast<int32_t>());
             PipeSync<AscendC::HardEvent::S_V>();  // (INT64) the narrowed row
             const uint32_t reps = (count + 31) / 32;
             const int32_t span = static_cast<int32_t>(reps * 32);
@@ -412,16 +445,56 @@ private:
         }
     }
 
-    // Entries before the first negative one among the first `count` of the row in `idx`. An
-    // INT64 row is narrowed to INT32 in place on the way (entry e's 4 bytes land at 4e, below
-    // every entry not yet read), indices above SORT_INDEX_CAP as SORT_INDEX_CAP: past any KV
-    // length like the originals, so the walk skips them alike.
-    __aicore__ inline uint32_t ValidEntries(const AscendC::LocalTensor<int32_t> &idx, uint32_t count)
+    // Entries before the first negative one among the first `count` of the row in `idx`.
+    // INT32: found by the vector unit in integer arithmetic (`scratch`: 2 x sortPad int32):
+    // v[i] = i where idx[i] < 0, i + 2^24 elsewhere, folded by Min down to 8 values that the
+    // scalar unit reads (not each entry; positions past `count` only give values >= count).
+    // An INT64 row is narrowed to INT32 in place on the way (entry e's 4 bytes land at 4e,
+    // below every entry not yet read), indices above SORT_INDEX_CAP as SORT_INDEX_CAP: past any
+    // KV length like the originals, so the walk skips them alike.
+    __aicore__ inline uint32_t ValidEntries(const AscendC::LocalTensor<int32_t> &idx, uint32_t count,
+                                            const AscendC::LocalTensor<int32_t> &scratch)
     {
         uint32_t valid = 0;
         if (p_->index64 == 0) {
-            while (valid < count && idx.GetValue(valid) >= 0) {
-                ++valid;
+            constexpr int32_t far = 1 << 24;  // above any position (topK <= 255 x 32)
+            const uint32_t span = AlignUp(count, 8);
+            const AscendC::LocalTensor<int32_t> ramp = scratch;
+            const AscendC::LocalTensor<int32_t> v = scratch[p_->sortPad];
+            PipeSync<AscendC::HardEvent::V_S>();  // the previous token's sort left `scratch`
+            for (int32_t i = 0; i < 8; ++i) {
+                ramp.SetValue(i, i);
+            }
+            PipeSync<AscendC::HardEvent::S_V>();
+            PipeSync<AscendC::HardEvent::MTE2_V>();   // the index row landed
+            for (uint32_t w = 8; w < span; w *= 2) {  // ramp[w + i] = ramp[i] + w
+                AscendC::Adds(ramp[w], ramp, static_cast<int32_t>(w),
+                              static_cast<int32_t>(span - w < w ? span - w : w));
+                AscendC::PipeBarrier<PIPE_V>();
+            }
+            const int32_t n = static_cast<int32_t>(span);
+            AscendC::Mins(v, idx, 0, n);  // -1 for a negative entry, 0 otherwise
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Maxs(v, v, -1, n);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Muls(v, v, far, n);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Adds(v, v, far, n);
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Add(v, v, ramp, n);
+            AscendC::PipeBarrier<PIPE_V>();
+            uint32_t len = span;
+            while (len > 8) {
+                const uint32_t half = AlignUp(len / 2, 8);
+                AscendC::Min(v, v, v[half], static_cast<int32_t>(len - half));
+                AscendC::PipeBarrier<PIPE_V>();
+                len = half;
+            }
+            PipeSync<AscendC::HardEvent::V_S>();
+            valid = count;
+            for (uint32_t i = 0; i < len; ++i) {
+                const int32_t x = v.GetValue(i);
+                valid = static_cast<uint32_t>(x) < valid ? static_cast<uint32_t>(x) : valid;
             }
             return valid;
         }
@@ -492,34 +565,43 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
     }
 
-    // rawD_[r] = sum_d dO[row0 + r, d] * O[row0 + r, d], SPARSE_ROW_CHUNK heads at a time.
+    // rawD_[r] = sum_d dO[row0 + r, d] * O[row0 + r, d], SPARSE_ROW_CHUNK heads at a time in
+    // fp32. dO and O come in through the span staging, as many heads per copy as its halves
+    // hold (a copy costs a fixed start: the core's first token waits for this pass), or
+    // SPARSE_ROW_CHUNK at a time through the 16-bit row buffers where the span is smaller.
     __aicore__ inline void RowTerms(uint64_t row0)
     {
         const uint32_t d = p_->headDim;
         const AscendC::LocalTensor<float> a = aBuf_.Get<float>();
         const AscendC::LocalTensor<float> b = bBuf_.Get<float>();
-        const AscendC::LocalTensor<T> aT = aTBuf_.Get<T>();
-        const AscendC::LocalTensor<T> bT = bTBuf_.Get<T>();
+        const uint32_t fit = p_->gatherSpanBytes / (2 * d * sizeof(T));
+        const bool wide = fit > SPARSE_ROW_CHUNK;
+        const uint32_t perCopy = wide ? fit : SPARSE_ROW_CHUNK;
+        const AscendC::LocalTensor<T> dyRows = wide ? spanBuf_.Get<T>() : aTBuf_.Get<T>();
+        const AscendC::LocalTensor<T> oRows = wide ? spanBuf_.Get<T>()[perCopy * d] : bTBuf_.Get<T>();
         const uint8_t pitch = static_cast<uint8_t>(d / 8);
-        for (uint32_t r0 = 0; r0 < mine_; r0 += SPARSE_ROW_CHUNK) {
-            const uint32_t rows = mine_ - r0 < SPARSE_ROW_CHUNK ? mine_ - r0 : SPARSE_ROW_CHUNK;
+        for (uint32_t r0 = 0; r0 < mine_; r0 += perCopy) {
+            const uint32_t loaded = mine_ - r0 < perCopy ? mine_ - r0 : perCopy;
             PipeSync<AscendC::HardEvent::V_MTE2>();
-            AscendC::DataCopy(aT, dy_[(row0 + r0) * d], rows * d);
-            AscendC::DataCopy(bT, o_[(row0 + r0) * d], rows * d);
+            AscendC::DataCopy(dyRows, dy_[(row0 + r0) * d], loaded * d);
+            AscendC::DataCopy(oRows, o_[(row0 + r0) * d], loaded * d);
             PipeSync<AscendC::HardEvent::MTE2_V>();
-            const int32_t count = static_cast<int32_t>(rows * d);
-            AscendC::Cast(a, aT, AscendC::RoundMode::CAST_NONE, count);
-            AscendC::Cast(b, bT, AscendC::RoundMode::CAST_NONE, count);
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Mul(a, a, b, count);
-            AscendC::PipeBarrier<PIPE_V>();
-            for (uint32_t c0 = 64; c0 < d; c0 += 64) {  // fold each row onto its first 64 lanes
-                AscendC::Add(a, a, a[c0], static_cast<uint64_t>(64), static_cast<uint8_t>(rows),
-                             AscendC::BinaryRepeatParams(1, 1, 1, pitch, pitch, pitch));
+            for (uint32_t c0 = 0; c0 < loaded; c0 += SPARSE_ROW_CHUNK) {
+                const uint32_t rows = loaded - c0 < SPARSE_ROW_CHUNK ? loaded - c0 : SPARSE_ROW_CHUNK;
+                const int32_t count = static_cast<int32_t>(rows * d);
+                AscendC::Cast(a, dyRows[c0 * d], AscendC::RoundMode::CAST_NONE, count);
+                AscendC::Cast(b, oRows[c0 * d], AscendC::RoundMode::CAST_NONE, count);
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Mul(a, a, b, count);
+                AscendC::PipeBarrier<PIPE_V>();
+                for (uint32_t x = 64; x < d; x += 64) {  // fold each row onto its first 64 lanes
+                    AscendC::Add(a, a, a[x], static_cast<uint64_t>(64), static_cast<uint8_t>(rows),
+                                 AscendC::BinaryRepeatParams(1, 1, 1, pitch, pitch, pitch));
+                    AscendC::PipeBarrier<PIPE_V>();
+                }
+                AscendC::WholeReduceSum(rawD_[r0 + c0], a, 64, static_cast<int32_t>(rows), 1, 1, pitch);
                 AscendC::PipeBarrier<PIPE_V>();
             }
-            AscendC::WholeReduceSum(rawD_[r0], a, 64, static_cast<int32_t>(rows), 1, 1, pitch);
-            AscendC::PipeBarrier<PIPE_V>();
         }
     }
 
@@ -660,7 +742,7 @@ private:
     uint64_t seq_ = 0;  // the core's next chunk number (the cube counts alike)
     uint32_t vecId_ = 0, core_ = 0, sub_ = 0, rowOff_ = 0, mine_ = 0, gatherRows_ = 0;
     uint32_t kStageBytes_ = 0, vStageBytes_ = 0;
-    AscendC::GlobalTensor<T> k_, v_, kr_, dy_, o_, dq_, dk_, dv_, dqr_, dkr_, wsP_, wsDs_, wsV_, wsK_;
+    AscendC::GlobalTensor<T> q_, qr_, k_, v_, kr_, dy_, o_, dq_, dk_, dv_, dqr_, dkr_, wsP_, wsDs_, wsV_, wsK_;
     AscendC::GlobalTensor<float> max_, sum_, accDq_, accDk_, accDv_, wsS_, wsDp_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, dpBuf_, pOutBuf_, dsOutBuf_, aBuf_, bBuf_, aTBuf_, bTBuf_,
         rawBuf_, statBuf_, kStageBuf_, vStageBuf_, idxBuf_, spanBuf_;

@@ -68,6 +68,17 @@ def test_out_of_range_indices_are_skipped():
     run_and_judge(refresh_forward(kw))
 
 
+def test_first_negative_entry_ends_each_list_wherever_it_lies():
+    # The vector search for the first negative entry: at a list's start, inside and at the
+    # edges of 8- and 64-entry groups, at the last entry, and a later -1 after an earlier one.
+    kw = make_kwargs(batch=1, s1=7, s2=600, heads=2, picks=300, seed=17)
+    for t, pos in enumerate((0, 7, 8, 64, 129, 299)):
+        kw["sparse_indices"][0, t, 0, pos] = -1
+    kw["sparse_indices"][0, 6, 0, 250] = -1
+    kw["sparse_indices"][0, 6, 0, 70] = -3
+    run_and_judge(refresh_forward(kw))
+
+
 def test_int64_indices_match_golden():
     run_and_judge(make_kwargs(s1=3, s2=50, heads=2, picks=30, index_dtype=np.int64))
 
