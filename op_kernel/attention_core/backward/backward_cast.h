@@ -11,8 +11,7 @@ namespace AttentionCore {
 // most i - pipelined - 1 (the cube issues the S/dP of step i only after the gradients, and
 // so the flush, of that step: the Fixpipe runs them in order, backward_cube.h); after the
 // final barrier (`all`) the rest.
-template <typename T>
-__aicore__ inline void BackwardVector<T>::FlushedKeys(uint32_t i, bool all)
+template <typename T> __aicore__ inline void BackwardVector<T>::FlushedKeys(uint32_t i, bool all)
 {
     while (pendHead_ != pendTail_) {
         const PendingKeys &k = pending_[pendHead_ % PENDING];
@@ -33,11 +32,10 @@ __aicore__ inline void BackwardVector<T>::FlushedKeys(uint32_t i, bool all)
 // 32-byte aligned; `load`: GM -> UB, else UB -> GM.
 template <typename T>
 __aicore__ inline AscendC::DataCopyExtParams BackwardVector<T>::Rows(uint32_t rows, uint32_t width, uint64_t pitch,
-                                                         uint32_t bytes, bool load)
+                                                                     uint32_t bytes, bool load)
 {
     const uint32_t gap = static_cast<uint32_t>((pitch - width) * bytes);
-    return AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), width * bytes, load ? gap : 0, load ? 0 : gap,
-                                      0);
+    return AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), width * bytes, load ? gap : 0, load ? 0 : gap, 0);
 }
 
 // `rows` dK/dV rows of headDim elements, numKvHeads rows apart in GM.
@@ -48,8 +46,7 @@ __aicore__ inline AscendC::DataCopyExtParams BackwardVector<T>::KvRows(uint32_t 
 }
 
 // Rows of `width` elements, `pitch` apart, that one pass of CastRows holds.
-template <typename T>
-__aicore__ inline uint32_t BackwardVector<T>::CastFit(uint32_t width) const
+template <typename T> __aicore__ inline uint32_t BackwardVector<T>::CastFit(uint32_t width) const
 {
     const uint32_t wa = AlignUp(width, 8);  // floats per UB row
     return (wa * sizeof(T)) % 32 == 0 ? rowCells_ / wa : 1;
@@ -60,7 +57,8 @@ __aicore__ inline uint32_t BackwardVector<T>::CastFit(uint32_t width) const
 // per pass. Between steps of the main loop s_ and tmp_ are free (the next step loads S into
 // s_ after this V work, and casts into tmp_ after this store).
 template <typename T>
-__aicore__ inline void BackwardVector<T>::CastRows(uint32_t a, uint64_t off, uint32_t rows, uint32_t width, uint64_t pitch)
+__aicore__ inline void BackwardVector<T>::CastRows(uint32_t a, uint64_t off, uint32_t rows, uint32_t width,
+                                                   uint64_t pitch)
 {
     const uint32_t wa = AlignUp(width, 8);
     const uint32_t fit = CastFit(width);
@@ -83,8 +81,7 @@ __aicore__ inline void BackwardVector<T>::CastRows(uint32_t a, uint64_t off, uin
     }
 }
 
-template <typename T>
-__aicore__ inline void BackwardVector<T>::CastKvRows(uint32_t a, uint64_t off, uint32_t rows)
+template <typename T> __aicore__ inline void BackwardVector<T>::CastKvRows(uint32_t a, uint64_t off, uint32_t rows)
 {
     CastRows(a, off, rows, p_->headDim, static_cast<uint64_t>(p_->numKvHeads) * p_->headDim);
 }
@@ -93,8 +90,7 @@ __aicore__ inline void BackwardVector<T>::CastKvRows(uint32_t a, uint64_t off, u
 // sets (s_ and the P-out buffer, dp_ and the dS-out buffer) take chunks in turn, each
 // guarded by its own events, so the next chunk's load and the last one's store run under
 // this one's cast (one set was MTE2, V and MTE3 in series).
-template <typename T>
-__aicore__ inline void BackwardVector<T>::CastOut()
+template <typename T> __aicore__ inline void BackwardVector<T>::CastOut()
 {
     const uint32_t chunk = p_->rowsPerVec * p_->tileKv;
     PipeSync<AscendC::HardEvent::MTE3_V>();  // the main loop's last stores left the buffers
@@ -133,7 +129,7 @@ __aicore__ inline void BackwardVector<T>::CastOut()
 // from element `off` (all but dV times the scale), through buffer set k % 2.
 template <typename T>
 __aicore__ inline void BackwardVector<T>::CastChunk(uint32_t k, uint32_t a, uint64_t off, uint32_t rows, uint32_t width,
-                                 uint64_t pitch)
+                                                    uint64_t pitch)
 {
     const int32_t b = static_cast<int32_t>(k % 2);
     const AscendC::LocalTensor<float> in = b == 0 ? s_ : dp_;

@@ -30,8 +30,7 @@ __aicore__ inline void BackwardVector<T>::DqGroupsDone(const BackwardStep &s, co
 // dQ group rows (tokens) cast per step in the main loop: half a pass, so that the pass
 // (load, scale, cast, store, in series) fits the vector cores' slack in a step. The
 // planner's copy: PlanDqGroupCast.
-template <typename T>
-__aicore__ inline uint32_t BackwardVector<T>::DqCastPass(uint32_t width) const
+template <typename T> __aicore__ inline uint32_t BackwardVector<T>::DqCastPass(uint32_t width) const
 {
     const uint32_t fit = CastFit(width) / 2;
     return fit != 0 ? fit : 1;
@@ -42,8 +41,7 @@ __aicore__ inline uint32_t BackwardVector<T>::DqCastPass(uint32_t width) const
 // vector core casts its half of the tokens. `budget`: at most this many rows now (in the
 // main loop, a pass per step; after it, all). Groups below readyUpto_ have had their last
 // dQ Fixpipe.
-template <typename T>
-__aicore__ inline void BackwardVector<T>::CastOwnedDq(uint32_t budget)
+template <typename T> __aicore__ inline void BackwardVector<T>::CastOwnedDq(uint32_t budget)
 {
     const uint32_t width = p_->groupSize * p_->headDim;
     const uint64_t pitch = static_cast<uint64_t>(p_->numHeads) * p_->headDim;
@@ -89,8 +87,7 @@ __aicore__ inline void BackwardVector<T>::GroupTokens(uint64_t g, uint64_t &firs
 // After the final barrier: the dQ of the groups no core owns (between the ranges of
 // PlanDqGroupCast), their tokens shared over all vector cores, in the cast-out's chunks
 // from chunk k on.
-template <typename T>
-__aicore__ inline void BackwardVector<T>::CastCutDq(uint32_t k)
+template <typename T> __aicore__ inline void BackwardVector<T>::CastCutDq(uint32_t k)
 {
     const uint32_t fit = CastFit(p_->groupSize * p_->headDim);
     const uint32_t width = p_->groupSize * p_->headDim;
@@ -112,9 +109,9 @@ __aicore__ inline void BackwardVector<T>::CastCutDq(uint32_t k)
                     const uint64_t a = lo > at ? lo - at : 0;
                     const uint64_t e = hi - at < count ? hi - at : count;
                     for (uint64_t r = a; hi > at && r < e; r += fit) {
-                        const uint64_t off = ((first + r) * p_->numHeads +
-                                              static_cast<uint64_t>(g % p_->numKvHeads) * p_->groupSize) *
-                                             p_->headDim;
+                        const uint64_t off =
+                            ((first + r) * p_->numHeads + static_cast<uint64_t>(g % p_->numKvHeads) * p_->groupSize) *
+                            p_->headDim;
                         CastChunk(k++, 0, off, static_cast<uint32_t>(e - r < fit ? e - r : fit), width, pitch);
                     }
                 }

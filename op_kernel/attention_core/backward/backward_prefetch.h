@@ -11,8 +11,7 @@ namespace AttentionCore {
 // of every unit that starts by step i + PREFETCH_AHEAD into UB, which brings them into L2
 // for the cube's copies, and drop them. The units of the first tileSets steps are staged
 // before the loop. A hint only: nothing waits for these reads.
-template <typename T>
-__aicore__ inline void BackwardVector<T>::PrefetchKv(uint32_t i)
+template <typename T> __aicore__ inline void BackwardVector<T>::PrefetchKv(uint32_t i)
 {
     if (p_->prefetchRows == 0) {
         return;
@@ -30,17 +29,15 @@ __aicore__ inline void BackwardVector<T>::PrefetchKv(uint32_t i)
         if (aheadAt_ >= p_->tileSets) {
             const uint32_t d = p_->headDim;
             const uint32_t gap = (p_->numKvHeads - 1) * d * sizeof(T);
-            AscendC::DataCopyPad(
-                prefBuf_.Get<T>(), kv_[sub_][KvOffset(s.u)],
-                AscendC::DataCopyExtParams(static_cast<uint16_t>(s.u.cols), d * sizeof(T), gap, 0, 0),
-                AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
+            AscendC::DataCopyPad(prefBuf_.Get<T>(), kv_[sub_][KvOffset(s.u)],
+                                 AscendC::DataCopyExtParams(static_cast<uint16_t>(s.u.cols), d * sizeof(T), gap, 0, 0),
+                                 AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
         }
     }
 }
 
 // The walk's tensors (BackwardSteps reads the sequence lengths and prefix).
-template <typename T>
-__aicore__ inline BackwardTensors BackwardVector<T>::StepTensors() const
+template <typename T> __aicore__ inline BackwardTensors BackwardVector<T>::StepTensors() const
 {
     BackwardTensors t{};
     t.seqQ = seqQ_;

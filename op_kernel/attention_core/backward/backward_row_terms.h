@@ -11,8 +11,7 @@ namespace AttentionCore {
 // (the P-out and dS-out buffers; the halves of S) take chunks in turn, each guarded by its
 // own events, so the next chunk's loads and the last one's D rows run under this one's
 // vector work, which goes through the fp32 scratch in sub-chunks (cast, product, row sum).
-template <typename T>
-__aicore__ inline void BackwardVector<T>::ComputeRowTerms()
+template <typename T> __aicore__ inline void BackwardVector<T>::ComputeRowTerms()
 {
     constexpr int32_t EVT = BWD_EVT_CAST;  // + set (sync.h's table; the cast-out's ids)
     const uint32_t d = p_->headDim;
@@ -71,8 +70,8 @@ __aicore__ inline void BackwardVector<T>::ComputeRowTerms()
                              AscendC::BinaryRepeatParams(1, 1, 1, pitch, pitch, pitch));
                 AscendC::PipeBarrier<PIPE_V>();
             }
-            AscendC::WholeReduceSum(rowD[s0], prod, static_cast<int32_t>(dp < 64 ? dp : 64),
-                                    static_cast<int32_t>(n), 1, 1, pitch);
+            AscendC::WholeReduceSum(rowD[s0], prod, static_cast<int32_t>(dp < 64 ? dp : 64), static_cast<int32_t>(n), 1,
+                                    1, pitch);
             AscendC::PipeBarrier<PIPE_V>();
         }
         AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT + b);
@@ -94,8 +93,7 @@ __aicore__ inline void BackwardVector<T>::ComputeRowTerms()
 
 // dsink partial of this core: -sum over its (t, n) rows of exp(sink[n] - max) / sum * D,
 // per head (scalar walk; one row at a time, the row count is T * N / cores).
-template <typename T>
-__aicore__ inline void BackwardVector<T>::SinkGradPartials()
+template <typename T> __aicore__ inline void BackwardVector<T>::SinkGradPartials()
 {
     const uint32_t heads = p_->numHeads;
     const AscendC::LocalTensor<float> part = sinkBuf_.Get<float>();
@@ -126,8 +124,7 @@ __aicore__ inline void BackwardVector<T>::SinkGradPartials()
 }
 
 // dsink = sum of the vector cores' partials (one core, after the barrier).
-template <typename T>
-__aicore__ inline void BackwardVector<T>::SinkGradSum()
+template <typename T> __aicore__ inline void BackwardVector<T>::SinkGradSum()
 {
     const uint32_t pitch = static_cast<uint32_t>(p_->dsinkPitch);
     const AscendC::LocalTensor<float> total = sinkBuf_.Get<float>();

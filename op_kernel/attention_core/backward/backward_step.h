@@ -114,8 +114,7 @@ __aicore__ inline void BackwardVector<T>::Step(const BackwardStep &s, uint32_t i
 
 // The forward's element-wise policies, on their own Params embedded in BackwardParams
 // (`score`, `mask`, `softmax`) and their own Tensors.
-template <typename T>
-__aicore__ inline void BackwardVector<T>::InitPolicies(const BackwardTensors &t)
+template <typename T> __aicore__ inline void BackwardVector<T>::InitPolicies(const BackwardTensors &t)
 {
     struct {
         PseTensors score;
@@ -135,8 +134,8 @@ __aicore__ inline void BackwardVector<T>::InitPolicies(const BackwardTensors &t)
 
 // S = scale.S plus the pse of its type (see BackwardParams).
 template <typename T>
-__aicore__ inline void BackwardVector<T>::ApplyScore(const WorkUnit &wu, uint32_t row0, uint32_t rows, const BackwardUnit &u,
-                                  int32_t count)
+__aicore__ inline void BackwardVector<T>::ApplyScore(const WorkUnit &wu, uint32_t row0, uint32_t rows,
+                                                     const BackwardUnit &u, int32_t count)
 {
     if (p_->hasPse != 0 && p_->pseType != 1) {
         AscendC::Muls(s_, s_, p_->scaleValue, count);
@@ -165,7 +164,8 @@ __aicore__ inline void BackwardVector<T>::InitAlibi(const BackwardTensors &t, As
 }
 
 template <typename T>
-__aicore__ inline int64_t BackwardVector<T>::StartIndex(const AscendC::GlobalTensor<int64_t> &gm, uint32_t count, uint32_t b) const
+__aicore__ inline int64_t BackwardVector<T>::StartIndex(const AscendC::GlobalTensor<int64_t> &gm, uint32_t count,
+                                                        uint32_t b) const
 {
     return count == 0 ? 0 : gm.GetValue(count == 1 ? 0 : b);
 }
@@ -173,7 +173,8 @@ __aicore__ inline int64_t BackwardVector<T>::StartIndex(const AscendC::GlobalTen
 // S[r][:] -= slope * |c - r - (Skv - Sq) - qStart + kvStart| (sqrt for type 3), per row on
 // the key-index vector [0, tileKv).
 template <typename T>
-__aicore__ inline void BackwardVector<T>::AddAlibi(const WorkUnit &wu, uint32_t row0, uint32_t rows, const BackwardUnit &u)
+__aicore__ inline void BackwardVector<T>::AddAlibi(const WorkUnit &wu, uint32_t row0, uint32_t rows,
+                                                   const BackwardUnit &u)
 {
     const uint32_t c = p_->tileKv;
     const float slope = slopes_.GetValue(wu.b * p_->slopeStrideB + wu.n);
@@ -200,8 +201,9 @@ __aicore__ inline void BackwardVector<T>::AddAlibi(const WorkUnit &wu, uint32_t 
 
 // `rows` 8-float stat rows of head n from token t: [T, N, 8] or [N, T, 8].
 template <typename T>
-__aicore__ inline void BackwardVector<T>::LoadStats(const AscendC::LocalTensor<float> &dst, const AscendC::GlobalTensor<float> &src,
-                                 uint64_t t, uint32_t n, uint32_t rows, bool tnd)
+__aicore__ inline void BackwardVector<T>::LoadStats(const AscendC::LocalTensor<float> &dst,
+                                                    const AscendC::GlobalTensor<float> &src, uint64_t t, uint32_t n,
+                                                    uint32_t rows, bool tnd)
 {
     const uint64_t offset = tnd ? (t * p_->numHeads + n) * 8 : (n * p_->tq + t) * 8;
     const uint32_t gap = tnd ? (p_->numHeads - 1) * 32 : 0;
@@ -217,8 +219,7 @@ __aicore__ inline AscendC::LocalTensor<float> BackwardVector<T>::StatRows(uint32
 }
 
 // softmax max, sum and D of this core's rows of step s into statistics set `set`.
-template <typename T>
-__aicore__ inline void BackwardVector<T>::LoadStepStats(const BackwardStep &s, uint32_t set)
+template <typename T> __aicore__ inline void BackwardVector<T>::LoadStepStats(const BackwardStep &s, uint32_t set)
 {
     uint32_t rowOff, mine;
     MyRows(s.rows, rowOff, mine);
@@ -234,8 +235,8 @@ __aicore__ inline void BackwardVector<T>::LoadStepStats(const BackwardStep &s, u
 // x[r][:] op= stat[r] (8 replicated floats per row) over the tileKv columns.
 template <typename T>
 template <RowOp op>
-__aicore__ inline void BackwardVector<T>::RowOpTile(const AscendC::LocalTensor<float> &x, const AscendC::LocalTensor<float> &stat,
-                                 uint32_t rows)
+__aicore__ inline void BackwardVector<T>::RowOpTile(const AscendC::LocalTensor<float> &x,
+                                                    const AscendC::LocalTensor<float> &stat, uint32_t rows)
 {
     RowBroadcast<op>(x, stat, rows, p_->tileKv, p_->tileKv);
 }
@@ -254,8 +255,7 @@ __aicore__ inline AscendC::DataCopyParams BackwardVector<T>::SlotRows(uint32_t r
 // dQ rows of this core's half of step s += the cube's dQ partial in dQ slot `slot`
 // (rows x dqPitch fp32), in passes of as many rows as the scratch tmp_ holds (or, for a
 // head dim wider than tmp_, row by row through s_).
-template <typename T>
-__aicore__ inline void BackwardVector<T>::AddQueryGrad(const BackwardStep &s, uint32_t slot)
+template <typename T> __aicore__ inline void BackwardVector<T>::AddQueryGrad(const BackwardStep &s, uint32_t slot)
 {
     AscendC::CrossCoreWaitFlag(FLAG_BWD_DQ);
     const uint32_t first = (s.rows + 1) / 2;

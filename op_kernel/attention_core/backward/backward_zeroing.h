@@ -10,8 +10,7 @@ namespace AttentionCore {
 // FlushedKeys): only the units without a visible query row (zero dk/dv rows) and those cut
 // between two cores (both add into zeroed accumulators) need a pass (UnflushedKvUnits).
 // The other accumulators are zeroed under the D-term pass (ZeroShare).
-template <typename T>
-__aicore__ inline void BackwardVector<T>::ZeroKvUnits()
+template <typename T> __aicore__ inline void BackwardVector<T>::ZeroKvUnits()
 {
     for (uint32_t a = 0; a < accCount_; ++a) {
         if (!OwnedKv() || a == 0 || a > 2) {
@@ -32,7 +31,8 @@ __aicore__ inline void BackwardVector<T>::ZeroKvUnits()
 // Zeros this core's shares of the accumulators (all but dK/dV with OwnedKv) from `zeros`
 // (`len` floats) until `upto` of their zeroTotal_ elements are written.
 template <typename T>
-__aicore__ inline void BackwardVector<T>::ZeroShare(const AscendC::LocalTensor<float> &zeros, uint32_t len, uint64_t upto)
+__aicore__ inline void BackwardVector<T>::ZeroShare(const AscendC::LocalTensor<float> &zeros, uint32_t len,
+                                                    uint64_t upto)
 {
     while (zeroDone_ < upto && zeroAcc_ < accCount_) {
         uint64_t lo, hi;
@@ -54,8 +54,7 @@ __aicore__ inline void BackwardVector<T>::ZeroShare(const AscendC::LocalTensor<f
 // those no query row sees (their dk and dv rows := 0) and those whose steps two cores share
 // (dK and dV accumulator rows := 0, both cores add; `cast`: after the main loop, their dk
 // and dv rows from the accumulators). s_ holds zeros when not `cast`.
-template <typename T>
-__aicore__ inline void BackwardVector<T>::UnflushedKvUnits(bool cast)
+template <typename T> __aicore__ inline void BackwardVector<T>::UnflushedKvUnits(bool cast)
 {
     uint64_t lo, hi;
     Share(p_->unitCount, lo, hi);
@@ -98,8 +97,7 @@ __aicore__ inline void BackwardVector<T>::UnflushedKvUnits(bool cast)
     }
 }
 
-template <typename T>
-__aicore__ inline bool BackwardVector<T>::CutBetweenCores(uint64_t unit) const
+template <typename T> __aicore__ inline bool BackwardVector<T>::CutBetweenCores(uint64_t unit) const
 {
     for (uint32_t c = 1; c < p_->usedCores; ++c) {
         if (p_->coreUnitStart[c] == unit && p_->coreStepStart[c] != 0) {
