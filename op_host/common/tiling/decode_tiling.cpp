@@ -85,6 +85,7 @@ struct RingCopies {
 };
 constexpr RingCopies RING_FULL{AttentionCore::KV_RING_IN_COPIES, AttentionCore::KV_RING_OUT_COPIES};
 constexpr RingCopies RING_LEAN{AttentionCore::KV_RING_LEAN_IN_COPIES, AttentionCore::KV_RING_LEAN_OUT_COPIES};
+constexpr RingCopies RING_TENSOR{AttentionCore::KV_RING_TENSOR_COPIES, AttentionCore::KV_RING_TENSOR_COPIES};
 
 // KV heads whose value antiquant rows (scale and offset, query dtype) stay in UB: all of them
 // where per-channel rows fit ANTI_TABLE_MAX_BYTES, else none (loaded per unit). A per-unit load
@@ -167,7 +168,32 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
         uint32_t chosen = 0, chosenRows = 0, chosenKv = 0, chosenDc = 0;
         RingCopies chosenCopies = RING_FULL;
         bool whole = false;
+        // Copied K/V by tensor (DecodeParams::ringByTensor): a chunk of a whole key block, two
+        // copies each way, where that leaves the stage all its rows in one sub-block with two S
+        // buffers (few rows per core: G <= 16 at D = 128); each vector core then reads a block
+        // with one copy instead of two.
+        if (!prob.antiquant) {
+            const uint64_t rowElems =
+                std::max<uint64_t>(AlignUp(uint64_t(prob.headDim), 32 / prob.dtypeBytes), p.headDimAlign);
+            const uint32_t c = static_cast<uint32_t>(AttentionCore::KV_RING_MAX_CHUNK_ROWS * rowElems);
+            CoreBudget reduced = budget;
+            const uint64_t reserve = RingUbBytes(c, prob, p.headDimAlign, RING_TENSOR);
+            reduced.ub = budget.ub > reserve ? budget.ub - reserve : 0;
+            uint32_t rows = 0, bk = 0, dc = 0;
+            std::string ignored;
+            if (ChooseBlocks(p.headDimAlign, prob.dtypeBytes, reduced, rows, bk, dc, ignored) &&
+                std::min(rows, need) == fullRows && StageWhole(p, fullRows, bk, dc, prob.dtypeBytes, reduced)) {
+                chosen = c;
+                chosenRows = rows;
+                chosenKv = bk;
+                chosenDc = dc;
+                chosenCopies = RING_TENSOR;
+                whole = true;
+                d.ringByTensor = 1;
+            }
+        }
         for (uint32_t chunk : {8192u, 4096u, 2048u, 1024u, 512u}) {
+            if (whole) break;
             if (chunk < rowBytes && chosen != 0) break;
             bool fits = false;  // the full set fits this chunk
             const uint32_t c = static_cast<uint32_t>(std::max<uint64_t>(chunk, rowBytes));
@@ -292,12 +318,12 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
         // A block's K and V slots in one copy where L1 holds WS_SLOTS pairs (the cube loads K
         // WS_SLOTS - 1 blocks before P.V needs V): one DMA start less per block on the cube's
         // MTE2. int8 K/V: that MTE2 bounds the cast ring (the vector cores read half the bytes
-        // they write). fp16 / bf16 with few rows per vector core (G <= 16: a short kernel
-        // of one head per core, bound by the vector cores' reads of its ~11 blocks): pairs with a
-        // lead one block shorter, so the first softmax comes one ring read earlier and the cube's
-        // spare MTE2 absorbs the shorter lead (modelled B1 N16/1 S32K 14.5 -> 14.2 us; either
-        // alone: 14.5). G = 64 lost with pairs (B4 N64/1 S8K 16.5 -> 17.1 us) and with the
-        // shorter lead (16.7 us); docs/performance.md "Decode".
+        // they write). fp16 / bf16 with few rows per vector core (G <= 16): pairs with a lead
+        // one block shorter; where the vector cores' reads pace the kernel (one long sequence cut
+        // over the cores) the first softmax comes one ring read earlier and the cube's spare
+        // MTE2 absorbs the shorter lead (modelled B1 N16/1 S32K 14.5 -> 14.2 us; either alone:
+        // 14.5). G = 64 lost with pairs (B4 N64/1 S8K 16.5 -> 17.1 us) and with the shorter
+        // lead (16.7 us); docs/performance.md "Decode".
         const bool shortCopied = !prob.antiquant && p.rowsPerVec <= PAIR_COPIED_MAX_ROWS;
         if ((prob.antiquant || shortCopied) && p.lazyO != 0 &&
             AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, prob.dtypeBytes, p.l1Bufs,

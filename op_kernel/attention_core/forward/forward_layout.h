@@ -11,13 +11,17 @@ namespace AttentionCore {
 // Statistics rows of a vector core: mNew, rowTmp, inv, then per workspace slot alpha and, per
 // unit in flight, the reference max, sum and true max.
 constexpr uint32_t VEC_STAT_ROWS = 3 + 4 * WS_SLOTS;
+// Rows per vector core up to which the O-slot rows load at once (ForwardVectorUb::partRows).
+constexpr uint32_t PART_WHOLE_ROWS = 16;
 
 // The vector stage's UB for r rows per vector core in sub-blocks of v rows (S, tmp, P and the
 // mask bytes hold one sub-block; the O accumulator, O-slot rows, statistics and broadcast
 // rows all r), blockKv c, head dim dp (aligned), element size tBytes and sBufs S buffers.
 struct ForwardVectorUb {
     uint32_t s, tmp, p, mask, acc, part, stats, bcast;
-    uint32_t partRows;  // rows of O per O-slot load: half with two S buffers or sub-blocks
+    // Rows of O per O-slot load: up to 16 rows all at once (a decode unit's final P.V sum in one
+    // load, not two on its finish's path), else half with two S buffers or sub-blocks.
+    uint32_t partRows;
     __aicore__ inline uint64_t Total() const { return uint64_t(s) + tmp + p + mask + acc + part + stats + bcast; }
 };
 
@@ -31,7 +35,7 @@ __aicore__ inline ForwardVectorUb ForwardVectorUbLayout(uint32_t r, uint32_t v, 
     l.p = v * c * tBytes;  // P out; also the pse (T) and mask (half) scratch
     l.mask = v * c;
     l.acc = r * dp * 4;
-    l.partRows = sBufs == 2 || v < r ? (r + 1) / 2 : r;
+    l.partRows = r <= PART_WHOLE_ROWS || (sBufs != 2 && v >= r) ? r : (r + 1) / 2;
     l.part = l.partRows * dp * 4;
     l.stats = (r + 7) / 8 * 8 * 4 * VEC_STAT_ROWS;
     l.bcast = r * 32;

@@ -26,6 +26,8 @@ constexpr uint32_t KV_RING_OUT_COPIES = 4;
 constexpr uint32_t KV_RING_LEAN_IN_COPIES = 3;
 constexpr uint32_t KV_RING_LEAN_OUT_COPIES = 2;
 constexpr uint32_t KV_RING_MAX_CHUNK_ROWS = 128;
+// By tensor (DecodeParams::ringByTensor): a whole key block per chunk, two copies each way.
+constexpr uint32_t KV_RING_TENSOR_COPIES = 2;
 
 struct DecodeParams {
     // KV window. kvSplits chunks of kvChunk keys (a multiple of blockKv) per (batch, KV head).
@@ -75,6 +77,10 @@ struct DecodeParams {
     uint32_t ringChunkElems;
     uint32_t ringInCopies;
     uint32_t ringOutCopies;
+    // 0: each vector core reads, converts and writes its half of a block's K rows and the same
+    // V rows; 1: vector core 0 the block's K rows, vector core 1 its V rows (one read per core
+    // and block where a chunk holds the block: one DMA start less on the cores' MTE2).
+    uint32_t ringByTensor;
     // The cube loads a ring block's K and V slots with one copy into one of kvPairCopies L1
     // pairs (forward_cube.h; 0: K and V apart), where L1 holds WS_SLOTS pairs (lazy P.V).
     uint32_t kvPairCopies;

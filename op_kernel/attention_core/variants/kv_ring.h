@@ -238,13 +238,17 @@ private:
     }
 
     // This vector core's half of the block's K and V rows (the second half up to the padded
-    // extent), bound for ring slot produced_ % slots.
+    // extent), or by tensor all rows of K (vector core 0) or V (1), bound for ring slot
+    // produced_ % slots.
     __aicore__ inline void ReadBlock(const WorkUnit &u, const KvBlock &blk)
     {
         const DecodeParams &d = *d_;
         const uint32_t half = (blk.cols + 1) / 2;
-        const uint32_t r0 = sub_ == 0 ? 0 : half;
-        const uint32_t r1 = sub_ == 0 ? half : AlignUp(blk.cols, 16);
+        const bool byTensor = d.ringByTensor != 0;
+        const uint32_t r0 = sub_ == 0 || byTensor ? 0 : half;
+        const uint32_t r1 = sub_ == 0 && !byTensor ? half : AlignUp(blk.cols, 16);
+        const uint32_t firstWhich = byTensor ? sub_ : 0;  // the tensors this core reads
+        const uint32_t lastWhich = byTensor ? sub_ : 1;
         const uint64_t item = produced_++;
         if (r1 == r0) {  // no rows here: keep the flags in block order
             ConvertUpTo(ALL);
@@ -254,7 +258,7 @@ private:
             return;
         }
         const uint64_t slot = item % d.ringSlots;
-        for (uint32_t which = 0; which < 2; ++which) {
+        for (uint32_t which = firstWhich; which <= lastWhich; ++which) {
             for (uint32_t c0 = r0; c0 < r1; c0 += chunk_) {
                 const uint32_t n = r1 - c0 < chunk_ ? r1 - c0 : chunk_;
                 Chunk c;
@@ -262,8 +266,8 @@ private:
                 c.item = item;
                 c.row0 = c0;
                 c.rows = n;
-                c.first = which == 0 && c0 == r0;
-                c.last = which == 1 && c0 + n == r1;
+                c.first = which == firstWhich && c0 == r0;
+                c.last = which == lastWhich && c0 + n == r1;
                 const uint32_t real = c0 >= blk.cols ? 0 : (blk.cols - c0 < n ? blk.cols - c0 : n);
                 ReadRows(which == 0 ? keyIn_ : valueIn_, u, blk.k0 + c0, real, c);
             }
