@@ -117,6 +117,7 @@ constexpr int32_t SPARSE_EVT_K = 1;       // + copy: MTE1_MTE2, the two K copies
 constexpr int32_t SPARSE_EVT_V = 3;       // MTE1_MTE2: V
 constexpr int32_t SPARSE_EVT_PDS = 4;     // MTE1_MTE2: P/dS
 constexpr int32_t SPARSE_EVT_STAGED = 1;  // + half: MTE2_MTE1, the dQ pass's staging half is loaded
+constexpr int32_t SPARSE_EVT_QK = 3;      // MTE2_MTE1: a token's Q and its first chunk's K are loaded
 constexpr int32_t SPARSE_EVT_L0A = 1;     // + copy: M_MTE1, L0A
 constexpr int32_t SPARSE_EVT_L0B = 3;     // + copy: M_MTE1, L0B
 constexpr int32_t SPARSE_EVT_TILE = 1;    // + tile: FIX_M, an L0C tile written out (SPARSE_MAX_TILES)
@@ -165,10 +166,10 @@ constexpr EventRange BACKWARD_VECTOR_EVENTS[] = {{HE::V_MTE2, BWD_EVT_CAST, 2},
                                                  {HE::V_MTE3, BWD_EVT_CAST, 2},
                                                  {HE::MTE2_V, VEC_EVT_MASK, 1}};  // the mask policies
 constexpr EventRange SPARSE_BACKWARD_CUBE_EVENTS[] = {
-    {HE::MTE1_MTE2, SPARSE_EVT_K, 2},     {HE::MTE1_MTE2, SPARSE_EVT_V, 1},
-    {HE::MTE1_MTE2, SPARSE_EVT_PDS, 1},   {HE::M_MTE1, SPARSE_EVT_L0A, 2},
-    {HE::M_MTE1, SPARSE_EVT_L0B, 2},      {HE::FIX_M, SPARSE_EVT_TILE, static_cast<int32_t>(SPARSE_MAX_TILES)},
-    {HE::MTE2_MTE1, SPARSE_EVT_STAGED, 2}};
+    {HE::MTE1_MTE2, SPARSE_EVT_K, 2},      {HE::MTE1_MTE2, SPARSE_EVT_V, 1},
+    {HE::MTE1_MTE2, SPARSE_EVT_PDS, 1},    {HE::M_MTE1, SPARSE_EVT_L0A, 2},
+    {HE::M_MTE1, SPARSE_EVT_L0B, 2},       {HE::FIX_M, SPARSE_EVT_TILE, static_cast<int32_t>(SPARSE_MAX_TILES)},
+    {HE::MTE2_MTE1, SPARSE_EVT_STAGED, 2}, {HE::MTE2_MTE1, SPARSE_EVT_QK, 1}};
 static_assert(EventsValid(FORWARD_CUBE_EVENTS), "forward cube event ids overlap or leave 1-7");
 static_assert(EventsValid(FORWARD_VECTOR_EVENTS), "forward vector event ids overlap or leave 1-7");
 static_assert(EventsValid(BACKWARD_CUBE_EVENTS), "backward cube event ids overlap or leave 1-7");

@@ -181,14 +181,23 @@ private:
                 IssueS(s, gS++);
                 sOk = Advance(s);
             }
+            const uint32_t slot = gV++ % WS_SLOTS;
             if constexpr (LAZY_PV) {
-                AccumulatePV(v.u, blk, gV++ % WS_SLOTS, v.j == 0, v.j + 1 == v.blocks);
+                AccumulatePV(v.u, blk, slot, v.j == 0);
             } else {
-                ComputePV(v.u, blk, gV++ % WS_SLOTS);
+                ComputePV(v.u, blk, slot);
             }
             if (sOk && kvPairs_ != 0) {
                 IssueS(s, gS++);
                 sOk = Advance(s);
+            }
+            if constexpr (LAZY_PV) {
+                // The unit's final sum after the next S: its Fixpipe would hold that S's
+                // Fixpipes back, which the vector cores need before they fold this unit.
+                if (v.j + 1 == v.blocks) {
+                    StoreAccumulator(v.u, l0c_.Get<float>(), WS_SLOTS + slot);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
+                }
             }
             vOk = Advance(v);
         }
@@ -493,8 +502,8 @@ private:
 
     // Lazy P.V of one key block (headDim <= dChunk: one L0B load; the P region of L0A and the
     // V region of L0B, guarded by EVT_LPV): write the accumulator out first when a vector core
-    // rescaled, then accumulate P.V; the unit's last block writes the sum to the final O slot.
-    __aicore__ inline void AccumulatePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first, bool last)
+    // rescaled, then accumulate P.V (Run writes a unit's sum to its final O slot).
+    __aicore__ inline void AccumulatePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first)
     {
         const uint32_t d = p_->headDim;
         const uint32_t mPad = AlignUp(u.rows, 16);
@@ -528,10 +537,6 @@ private:
         AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), d, blk.cols, first || flush));
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
-        if (last) {
-            StoreAccumulator(u, acc, WS_SLOTS + slot);  // the unit's final sum
-            AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
-        }
     }
 
     // The accumulator -> O slot `slot` (WS_SLOTS: the final slot), fp32 rows of headDimAlign. Only

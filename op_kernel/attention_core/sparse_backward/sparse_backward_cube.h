@@ -35,6 +35,9 @@ constexpr uint32_t SPARSE_RUN_LISTS = 3;
 // Selection entries the cube walks after each dK/dV key tile group's scatter (StepWalk): a
 // 64-key chunk of single picks is 32 scalar GM reads, spread over a chunk's four dV groups.
 constexpr uint32_t SPARSE_WALK_STEP = 2;
+// Selection entries walked after each chunk's L0 loads in the dQ pass (StepPrewalk): the next
+// token's two first chunks (128 entries of single picks) over a pass's ~100 chunk loads.
+constexpr uint32_t SPARSE_PASS_WALK_STEP = 2;
 // Event ids of the cube's buffer hand-offs: SPARSE_EVT_* in sync.h's table (MTE1 -> MTE2 "this
 // L1 buffer was read into L0" for the two K copies, V and P/dS; M -> MTE1 per L0A/L0B copy;
 // FIX -> M per L0C tile).
@@ -216,15 +219,30 @@ private:
 
     __aicore__ inline void LoadQueryRows(uint64_t t)
     {
+        LoadQuery(t);
+        LoadDy(t);
+    }
+
+    // Q (+ rope) of token t -> L1, once the previous token's tiles (and the dQ pass's staging
+    // over them) were read into L0.
+    __aicore__ inline void LoadQuery(uint64_t t)
+    {
         const uint32_t g = p_->heads;
         const uint32_t d = p_->headDim;
         const uint32_t dr = p_->ropeDim;
-        PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // the previous token's tiles are consumed
+        PipeSync<AscendC::HardEvent::MTE1_MTE2>();
         const AscendC::LocalTensor<T> qL1 = qL1_;
         LoadNz(qL1, q_[t * g * d], 0, g, d, d, p_->headsPad);
         if (dr != 0) {
             LoadNz(qL1[d * p_->headsPad], qr_[t * g * dr], 0, g, dr, dr, p_->headsPad);
         }
+    }
+
+    // dO of token t -> L1 (after LoadQuery, which waited for the previous tiles' reads).
+    __aicore__ inline void LoadDy(uint64_t t)
+    {
+        const uint32_t g = p_->heads;
+        const uint32_t d = p_->headDim;
         LoadNz(dyL1_, dy_[t * g * d], 0, g, d, d, p_->headsPad);
     }
 
@@ -261,12 +279,19 @@ private:
     }
 
     // Chunk n (walked): its K (+ rope) and V rows, gathered by the vector cores into their
-    // slots, -> K copy n % 2 and V in L1, one DMA per tensor.
-    __aicore__ inline void IssueChunk(uint64_t n, const ChunkInfo &info)
+    // slots, -> K copy n % 2 and V in L1, one DMA per tensor. At a token's start (`dyToken`
+    // not ~0) that token's dO loads between K and V, and S = Q.K^T of the chunk (Scores)
+    // waits only for Q and K (SPARSE_EVT_QK): it runs while dO and V load.
+    __aicore__ inline void IssueChunk(uint64_t n, const ChunkInfo &info, uint64_t dyToken = ~0ULL)
     {
         AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(FLAG_SPARSE_KV);
         AcquireBuffer(SPARSE_EVT_K + static_cast<int32_t>(n % 2));
         LoadSlotNz(KCopy(n), wsK_[Slot::K(p_, n)], info.cols, p_->qkDim);
+        if (dyToken != ~0ULL) {
+            AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(SPARSE_EVT_QK);
+            qkOnly_ = true;
+            LoadDy(dyToken);
+        }
         AcquireBuffer(SPARSE_EVT_V);
         LoadSlotNz(VBuf(), wsV_[Slot::V(p_, n)], info.cols, p_->headDim);
     }
@@ -285,9 +310,18 @@ private:
     // V are free for the next loads once read into L0B.
     __aicore__ inline void Scores(uint64_t n, const ChunkInfo &info)
     {
-        PipeSync<AscendC::HardEvent::MTE2_MTE1>();                         // the chunk's K/V landed
+        const bool split = qkOnly_;
+        if (split) {
+            AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(SPARSE_EVT_QK);  // Q and K landed
+            qkOnly_ = false;
+        } else {
+            PipeSync<AscendC::HardEvent::MTE2_MTE1>();  // the chunk's K/V landed
+        }
         ScoreLike(qL1_, KCopy(n), p_->heads, info.cols, p_->qkDim, wsS_);  // S = Q.K^T
         ReleaseBuffer(SPARSE_EVT_K + static_cast<int32_t>(n % 2));
+        if (split) {
+            PipeSync<AscendC::HardEvent::MTE2_MTE1>();  // dO and V landed
+        }
         ScoreLike(dyL1_, VBuf(), p_->heads, info.cols, p_->headDim, wsDp_);  // dP = dO.V^T
         ReleaseBuffer(SPARSE_EVT_V);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_SPARSE_SDP);
@@ -303,22 +337,36 @@ private:
         uint32_t last = 0;
         SparseChunkRange(p_, core_, t, first, last);
         const bool whole = first == 0 && last == SPARSE_ALL_CHUNKS;  // else dQ was zeroed: add
-        gather_.SetToken(t);
-        gather_.LimitChunks(first, last, runs_[0]);
         ChunkInfo cur;
         ChunkInfo next;
         ChunkInfo after;
-        if (!loaded) {
-            LoadQueryRows(t);
-        }
         uint64_t n = seq_;
-        if (!WalkChunk(n, cur)) {
-            return;  // nothing selected here: the vector cores zero the dQ rows of a whole token
+        bool hasNext = false;
+        if (prewalked_) {  // the first two chunks were walked during the last token's dQ pass
+            prewalked_ = false;
+            cur = pre_[0];
+            next = pre_[1];
+            if (cur.cols == 0) {
+                return;  // nothing selected here: the vector cores zero the dQ rows of a whole token
+            }
+            if (!loaded) {
+                LoadQuery(t);
+            }
+            IssueChunk(n, cur, loaded ? ~0ULL : t);
+            hasNext = next.cols != 0;
+        } else {
+            gather_.SetToken(t);
+            gather_.LimitChunks(first, last, runs_[0]);
+            if (!loaded) {
+                LoadQuery(t);
+            }
+            if (!WalkChunk(n, cur)) {
+                return;
+            }
+            // Chunk n+1's walk runs while Q, dO and chunk n's K/V load.
+            IssueChunk(n, cur, loaded ? ~0ULL : t);
+            hasNext = WalkChunk(n + 1, next);
         }
-        // Both first walks run while Q and dO load (chunk n+1's walk behind S/dP of chunk n
-        // would delay chunk n+1's S/dP by as much).
-        bool hasNext = WalkChunk(n + 1, next);
-        IssueChunk(n, cur);
         Scores(n, cur);
         if (hasNext) {
             IssueChunk(n + 1, next);
@@ -352,7 +400,13 @@ private:
             }
             KeyGrad(pdsL1, qL1_, cur.cols, p_->qkDim, dk_, runs, cur.runCount);  // dK += dS^T.Q
             if (segEnd) {
+                if (!hasNext) {
+                    BeginPrewalk(t + 1, n + 1);
+                }
                 QueryGradPass(t, segStart, static_cast<uint32_t>(n + 1 - segStart), plainDq);
+                while (prewalking_) {
+                    StepPrewalk(KvGather::WALK_ALL);
+                }
                 plainDq = false;
                 segStart = n + 1;
                 if (hasNext) {
@@ -380,6 +434,46 @@ private:
             }
         }
         seq_ = n + 1;
+    }
+
+    // The walks of token u's first two chunks (m, m + 1) during the dQ pass before it (the
+    // pass is MTE2-bound, its scalar unit mostly waits for full queues), so that at the token's
+    // start the scalar unit issues its loads and S/dP at once: BeginPrewalk, StepPrewalk after
+    // each group of the pass, the rest after the pass; Token(u) takes pre_.
+    __aicore__ inline void BeginPrewalk(uint64_t u, uint64_t m)
+    {
+        if (u >= SparseTokenEnd(p_, core_)) {
+            return;
+        }
+        uint32_t first = 0;
+        uint32_t last = 0;
+        SparseChunkRange(p_, core_, u, first, last);
+        gather_.SetToken(u);
+        gather_.LimitChunks(first, last, runs_[m % SPARSE_RUN_LISTS]);
+        pre_[1].cols = 0;
+        preStage_ = 0;
+        prewalking_ = true;
+        BeginWalk(m);
+    }
+
+    __aicore__ inline void StepPrewalk(uint32_t budget)
+    {
+        if (!prewalking_) {
+            return;
+        }
+        StepWalk(budget);
+        if (walking_) {
+            return;
+        }
+        ChunkInfo &info = pre_[preStage_];
+        info.cols = gather_.ChunkRows(info.runCount);
+        if (preStage_ == 0 && info.cols != 0) {
+            preStage_ = 1;
+            BeginWalk(walkN_ + 1);
+        } else {
+            prewalking_ = false;
+            prewalked_ = true;
+        }
     }
 
     // A group of the dQ pass: chunks [i, i + m) of the segment, column pass p0.
@@ -491,6 +585,7 @@ private:
                     if (j + 1 == m) {
                         ReleaseBuffer(SPARSE_EVT_K + static_cast<int32_t>(half));
                     }
+                    StepPrewalk(SPARSE_PASS_WALK_STEP);
                     PipeSync<AscendC::HardEvent::MTE1_M>();
                     if (i == 0) {
                         TileFree(tile);
@@ -683,6 +778,11 @@ private:
     uint64_t seq_ = 0;                  // the core's next chunk number
     uint64_t walkN_ = 0;                // the chunk StepWalk walks
     bool walking_ = false;
+    ChunkInfo pre_[2];       // the next token's first two chunks, walked ahead (BeginPrewalk)
+    uint32_t preStage_ = 0;  // the one of them being walked
+    bool prewalking_ = false;
+    bool prewalked_ = false;  // pre_ holds them: Token takes them instead of walking
+    bool qkOnly_ = false;     // the next Scores waits for Q and K alone (SPARSE_EVT_QK), then for dO/V
     bool bufPending_[SPARSE_EVT_PDS + 1] = {false, false, false, false, false};
     bool l0Pending_[SPARSE_EVT_L0B + 2] = {false, false, false, false, false};
     uint32_t l0aIdx_ = 0;

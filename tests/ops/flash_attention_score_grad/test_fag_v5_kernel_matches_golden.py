@@ -417,3 +417,12 @@ def test_units_cut_between_cores(dtype):
     # units between two cores (their first kv blocks see every row); both cores add their part
     # of the unit's dK/dV sums (zeroed first), every other unit writes its rows once.
     run_and_judge(make_kwargs(dtype, q_lens=(768,), n=4, d=128, seed=9, mask=_causal(2048).astype(bool), sparse_mode=3))
+
+
+def test_units_cut_between_cores_beside_dq_groups_cast_in_the_loop():
+    # Causal, 64 heads, 512 rows: ranges start inside units (both cores add a cut unit's dK/dV)
+    # and most cores cast the dQ of the (batch, kv head) groups they hold alone in their loop,
+    # the groups a boundary cuts after the final barrier.
+    run_and_judge(
+        make_kwargs("fp16", q_lens=(512,), n=64, d=128, seed=11, mask=_causal(2048).astype(bool), sparse_mode=3)
+    )
