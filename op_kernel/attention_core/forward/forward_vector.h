@@ -345,13 +345,17 @@ private:
     }
 
     // The mask rows of m at their places in the mask buffer, but for the leading rows without S
-    // (Unwritten: SoftmaxRows gives them P = 0 without Apply).
+    // (Unwritten: SoftmaxRows gives them P = 0 without Apply) and, with lazy P.V, the columns
+    // past the keys the rows see (SeenSCols: Apply's band sets those scores whatever the mask
+    // buffer holds there).
     __aicore__ inline void IssueMask(const WorkUnit &u, const MaskRows &m)
     {
         const uint32_t skip = Unwritten(u, m.blk, m.row0, m.rows);
         if (skip < m.rows) {
-            mask_.Load(maskBuf_.Get<uint8_t>()[skip * p_->blockKv], u, m.row0 + skip, m.rows - skip, m.blk.k0,
-                       m.blk.cols, p_->blockKv);
+            const uint32_t cols =
+                LAZY_PV ? SeenSCols(mask_, u, m.row0 + skip - u.q0, m.rows - skip, m.blk.k0, m.blk.cols) : m.blk.cols;
+            mask_.Load(maskBuf_.Get<uint8_t>()[skip * p_->blockKv], u, m.row0 + skip, m.rows - skip, m.blk.k0, cols,
+                       p_->blockKv);
         }
     }
 
