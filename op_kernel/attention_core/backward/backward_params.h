@@ -8,6 +8,10 @@
 
 namespace AttentionCore {
 
+// The most earlySteps (BackwardParams): the cube sets FLAG_BWD_SDP once per early step before
+// the vector cores wait for any, and a cross-core flag counts at most 15 unconsumed sets.
+constexpr uint32_t BWD_MAX_EARLY_STEPS = 14;
+
 struct BackwardParams {
     // Shape (TND): query/dy/attention_in/dq [tq, numHeads, headDim], key/value/dk/dv
     // [tkv, numKvHeads, headDim]; per-batch rows from the cumulative actual_seq_qlen/kvlen.
@@ -85,9 +89,14 @@ struct BackwardParams {
     // pipelined: steps the cube issues (S/dP) ahead of the step whose gradients it computes,
     // 0-2. tileSets: sets of the step tiles (Q, dO, Q_rope) and of K/K_rope in L1, pipelined + 1,
     // or pipelined + 2 where L1 allows: the cube then loads a step's tiles one step earlier.
-    // slots: S/dP/P/dS slots per core, max(2, pipelined + 1).
+    // earlySteps (0 or more than pipelined + 1): the cube computes the S/dP of the core's
+    // first earlySteps steps before the first barrier, while the vector cores compute the row
+    // terms (S and dP need none of them; only dS does), a slot each, and stages those steps'
+    // tiles again for their gradients (backward_cube.h).
+    // slots: S/dP/P/dS slots per core, max(2, pipelined + 1, earlySteps).
     uint32_t pipelined;
     uint32_t tileSets;
+    uint32_t earlySteps;
     uint32_t slots;
     uint32_t l0Bufs;   // 2: the cube's L0A/L0B operands and L0C results ping-pong (L0 permitting)
     uint32_t dqPitch;  // floats per row of a dQ slot (headDim rounded up to 8: whole 32-byte UB blocks)
@@ -118,6 +127,15 @@ __aicore__ inline uint64_t BackwardSlotArea(const BackwardParams *p, uint32_t ar
 {
     const uint64_t f32 = p->slots * p->wsSlotF32, t = p->slots * p->wsSlotT;
     return area <= 2 ? area * f32 : 2 * f32 + (area - 2) * t;
+}
+
+// The core's step whose S/dP follow the gradients of step `step` on the cube's Fixpipe (in
+// order there): the cube issues S/dP pipelined steps ahead of its gradients, and those of the
+// first earlySteps steps before any.
+__aicore__ inline uint32_t BackwardStepAfterGradients(const BackwardParams *p, uint32_t step)
+{
+    const uint32_t next = step + p->pipelined + 1;
+    return next > p->earlySteps ? next : p->earlySteps;
 }
 
 // Element offset of slot `slot`'s P from area 2; its dS follows P (wsSlotT bytes on), so in
