@@ -7,14 +7,15 @@
 namespace AttentionCore {
 
 // dK of this core's units whose flush is out, into dk: each vector core its half of the
-// unit's rows. In the main loop (`all` false) after step i, the units whose flush the S/dP of
-// step i followed on the Fixpipe (BackwardStepAfterGradients of their last step, at most i);
-// after the final barrier (`all`) the rest.
+// unit's rows. In the main loop (`all` false) after step i, the units whose last step is at
+// most i - pipelined - 1 (the cube issues the S/dP of step i only after the gradients, and
+// so the flush, of that step: the Fixpipe runs them in order, backward_cube.h); after the
+// final barrier (`all`) the rest.
 template <typename T> __aicore__ inline void BackwardVector<T>::FlushedKeys(uint32_t i, bool all)
 {
     while (pendHead_ != pendTail_) {
         const PendingKeys &k = pending_[pendHead_ % PENDING];
-        if (!all && BackwardStepAfterGradients(p_, k.last) > i) {
+        if (!all && k.last + p_->pipelined + 1 > i) {
             return;
         }
         const uint32_t first = (k.cols + 1) / 2;

@@ -118,7 +118,7 @@ public:
         // i - 1 used, whose reads the previous barrier covered, so the load does not wait for
         // step i's operand loads (in the trace: the next S waited ~0.15 us per step for them).
         const uint32_t ahead = p_->pipelined;
-        uint32_t issued = IssueEarly(), staged = 0;
+        uint32_t issued = IssueEarly(), staged = 0, told = 0;
         for (uint32_t i = 0;; ++i) {
             Fetch(i + ahead + 2);
             for (; staged < issued && staged <= i + ahead; ++staged) {  // issued early: their tiles again
@@ -132,11 +132,15 @@ public:
             if (early) {
                 LoadGradOperands(ring_[i % RING], i);
             }
-            for (; issued < fetched_ && issued <= i + ahead; ++issued) {
+            for (; told < issued && told <= i + ahead; ++told) {  // issued early: their S/dP are out
+                AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_BWD_SDP);
+            }
+            for (; issued < fetched_ && issued <= i + ahead; ++issued, ++told) {
                 for (; staged <= issued; ++staged) {
                     StageStep(ring_[staged % RING], staged);
                 }
                 Issue(ring_[issued % RING], issued);
+                AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_BWD_SDP);
             }
             if (i >= fetched_) {
                 if (i == 0) {
@@ -193,7 +197,7 @@ private:
         BackwardStep s;
         while (n < p_->earlySteps && early_.Next(s)) {
             StageStep(s, n);
-            Issue(s, n);
+            Issue(s, n);  // told in the loop, as if issued there: the slot protocol stays
             earlyIssued_ = ++n;
         }
         stagedKey_ = 0;  // every K again; the V of the last unit stays (stagedUnit_)
@@ -314,8 +318,8 @@ private:
         }
     }
 
-    // S = Q.K^T (+ Q_rope.K_rope^T) and dP = dO.V^T of the staged step i into slot i % slots;
-    // tells the vector cores.
+    // S = Q.K^T (+ Q_rope.K_rope^T) and dP = dO.V^T of the staged step i into slot i % slots
+    // (the caller tells the vector cores, FLAG_BWD_SDP).
     __aicore__ inline void Issue(const BackwardStep &s, uint32_t i)
     {
         const uint32_t tile = i % tiles_;
@@ -344,7 +348,6 @@ private:
             MatmulABt(dyL1, vL1_.Get<T>(), s.rows, s.u.cols, d, true, cdp);
             ScoresOut(dpOut, s.rows, s.u.cols, cdp);
         }
-        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_BWD_SDP);
         PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // K/V or a tile may be restaged next
     }
 

@@ -6,8 +6,8 @@
 namespace AttentionCore {
 
 // Step i (s) done: where the next step is in a later group, the groups before it are done
-// with at step i, and they are final once the S/dP that follow step i's dQ Fixpipes on the
-// Fixpipe came (BackwardStepAfterGradients); groups before the first
+// with at step i, and they are final once the S/dP of step i + pipelined + 1 came (those
+// follow step i's dQ Fixpipes on the Fixpipe, backward_cube.h); groups before the first
 // step's have no steps in this core, none in any other (the core owns them).
 template <typename T>
 __aicore__ inline void BackwardVector<T>::DqGroupsDone(const BackwardStep &s, const BackwardStep *next, uint32_t i)
@@ -22,7 +22,7 @@ __aicore__ inline void BackwardVector<T>::DqGroupsDone(const BackwardStep &s, co
             groupsDone_[groupsTail_++ % PENDING] = GroupsDone{gn, i};
         }
     }
-    while (groupsHead_ != groupsTail_ && BackwardStepAfterGradients(p_, groupsDone_[groupsHead_ % PENDING].last) <= i) {
+    while (groupsHead_ != groupsTail_ && groupsDone_[groupsHead_ % PENDING].last + p_->pipelined + 1 <= i) {
         readyUpto_ = groupsDone_[groupsHead_++ % PENDING].upto;
     }
 }

@@ -8,8 +8,8 @@
 
 namespace AttentionCore {
 
-// The most earlySteps (BackwardParams): the cube sets FLAG_BWD_SDP once per early step before
-// the vector cores wait for any, and a cross-core flag counts at most 15 unconsumed sets.
+// The most earlySteps (BackwardParams): a slot each, 3 x blockQ x blockKv x 4 bytes per core
+// (1.7 MiB at D = 128); more than the planner's estimate only costs the barrier time.
 constexpr uint32_t BWD_MAX_EARLY_STEPS = 14;
 
 struct BackwardParams {
@@ -91,8 +91,9 @@ struct BackwardParams {
     // or pipelined + 2 where L1 allows: the cube then loads a step's tiles one step earlier.
     // earlySteps (0 or more than pipelined + 1): the cube computes the S/dP of the core's
     // first earlySteps steps before the first barrier, while the vector cores compute the row
-    // terms (S and dP need none of them; only dS does), a slot each, and stages those steps'
-    // tiles again for their gradients (backward_cube.h).
+    // terms (S and dP need none of them; only dS does), a slot each; it raises their
+    // FLAG_BWD_SDP in the loop as for any step, and stages their tiles again for the gradients
+    // (backward_cube.h).
     // slots: S/dP/P/dS slots per core, max(2, pipelined + 1, earlySteps).
     uint32_t pipelined;
     uint32_t tileSets;
@@ -127,15 +128,6 @@ __aicore__ inline uint64_t BackwardSlotArea(const BackwardParams *p, uint32_t ar
 {
     const uint64_t f32 = p->slots * p->wsSlotF32, t = p->slots * p->wsSlotT;
     return area <= 2 ? area * f32 : 2 * f32 + (area - 2) * t;
-}
-
-// The core's step whose S/dP follow the gradients of step `step` on the cube's Fixpipe (in
-// order there): the cube issues S/dP pipelined steps ahead of its gradients, and those of the
-// first earlySteps steps before any.
-__aicore__ inline uint32_t BackwardStepAfterGradients(const BackwardParams *p, uint32_t step)
-{
-    const uint32_t next = step + p->pipelined + 1;
-    return next > p->earlySteps ? next : p->earlySteps;
 }
 
 // Element offset of slot `slot`'s P from area 2; its dS follows P (wsSlotT bytes on), so in

@@ -267,19 +267,18 @@ private:
     AscendC::GlobalTensor<T> wsP_, wsDs_;
     uint32_t rowCells_ = 0;  // elements of sBuf_, dpBuf_, pOutBuf_, dsOutBuf_
     // Units of this core whose dK waits for the flush (FlushedKeys): offset of the first dK
-    // element, rows, last step. At most max(pipelined + 2, earlySteps + 1) units wait (a unit
-    // has a step; the planner keeps earlySteps below PENDING).
+    // element, rows, last step. At most pipelined + 2 units are in flight (a unit has a step).
     struct PendingKeys {
         uint64_t off;
         uint32_t cols;
         uint32_t last;
     };
-    static constexpr uint32_t PENDING = BWD_MAX_EARLY_STEPS + 2;
+    static constexpr uint32_t PENDING = 8;
     PendingKeys pending_[PENDING] = {};
     uint32_t pendHead_ = 0, pendTail_ = 0;
     // dQ groups (DqGroupsDone, CastOwnedDq): the groups below `upto` are done with at step
     // `last`; those below readyUpto_ are final; castGroup_ and castTok_ (of this vector core's
-    // half of its tokens) are the cast's position. As many entries wait as units above.
+    // half of its tokens) are the cast's position. At most pipelined + 2 entries wait.
     struct GroupsDone {
         uint64_t upto;
         uint32_t last;
