@@ -187,13 +187,18 @@ double CutRanges(const std::vector<double> &cost, uint32_t cores, std::vector<ui
 // would wait. Meanwhile it can stage and issue its first steps: Q and dO (blockQ rows each),
 // and K and V at a unit's start, as Nd2Nz copies from HBM (`dma_head` 197.9 + 3.36 per row,
 // `nd2nz_row_cycles`, + the bytes at 32 per cycle). earlySteps is the fewest steps a core
-// stages within the pass (the barrier waits for the last core), where that is more than the
+// stages within PASS_SHARE of the pass (the barrier waits for the last core), where that is more than the
 // pipelined + 1 the loop issues before the barrier anyway, and at most BWD_MAX_EARLY_STEPS.
 void PlanEarlySteps(const BackwardProblem &prob, AttentionCore::BackwardParams &p)
 {
     constexpr double HBM_BYTES = 32, HEAD = 197.9, ROW = 3.36;  // cost table rows, per cycle
+    // The share of the pass the cube stages in: a fit (2x2K N32 causal, modelled: 8 steps
+    // 897.8 us, 947.3 with HBM shared over time; the whole pass, 11 steps, 897.7 and 950.5: the
+    // cube's HBM reads then slow the pass's).
+    constexpr double PASS_SHARE = 0.75;
     const uint32_t used = std::max<uint32_t>(1, p.usedCores);
-    const double pass = double(prob.tq) * prob.numHeads * prob.headDim * prob.dtypeBytes * 2 / used / (2 * HBM_BYTES);
+    const double pass =
+        PASS_SHARE * double(prob.tq) * prob.numHeads * prob.headDim * prob.dtypeBytes * 2 / used / (2 * HBM_BYTES);
     const auto copy = [&](double rows) {
         return HEAD + rows * ROW + rows * prob.headDim * prob.dtypeBytes / HBM_BYTES;
     };

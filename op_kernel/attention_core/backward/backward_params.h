@@ -8,8 +8,8 @@
 
 namespace AttentionCore {
 
-// The most earlySteps (BackwardParams): a slot each, 3 x blockQ x blockKv x 4 bytes per core
-// (1.7 MiB at D = 128); more than the planner's estimate only costs the barrier time.
+// The most earlySteps (BackwardParams), a bound on the workspace: a slot each, blockQ x blockKv
+// x 12 bytes per core (S, dP fp32 and P, dS fp16: 2 MiB per core for 14 at D = 128).
 constexpr uint32_t BWD_MAX_EARLY_STEPS = 14;
 
 struct BackwardParams {
