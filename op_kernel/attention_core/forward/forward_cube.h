@@ -56,6 +56,11 @@ public:
         core_ = AscendC::GetBlockIdx();
         if constexpr (KV_NZ) {
             kvNz_.Init(p, t.key, t.value, t.workspace);
+            typename Variant::Score score;
+            score.Init(tiling, t);
+            // S ahead of the staging (Run) reads K as the caller wrote it: only where the staging
+            // copies it unchanged, and not where K pairs with V in one staged copy.
+            early_ = !Variant::Mask::HasPrepass() && score.KeyScale() == 1.0f;
         }
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
@@ -79,6 +84,7 @@ public:
         // L1: Q, P, K and V per copy, or Q per copy, one P and the K/V pairs (their total is
         // ForwardCubeL1Bytes, forward_layout.h).
         kvPairs_ = !LAZY_PV ? 0 : KV_NZ ? p->kvNzPairs : kv_.KvPairCopies();
+        early_ = early_ && kvPairs_ == 0;
         pipe->InitBuffer(qL1_, l1Bufs_ * qElems_ * sizeof(T));
         pipe->InitBuffer(pL1_, (kvPairs_ != 0 ? 1 : l1Bufs_) * pElems_ * sizeof(T));
         if (kvPairs_ != 0) {
@@ -102,7 +108,12 @@ public:
     __aicore__ inline void Process()
     {
         if constexpr (Variant::Mask::HasPrepass() || KV_NZ) {
-            AscendC::SyncAll<false>();  // the vector cores build the mask summary (mask_band.h), stage K/V (kv_nz.h)
+            // the vector cores build the mask summary (mask_band.h), stage K/V (kv_nz.h); with
+            // early_ Run waits for them after its first S blocks
+            if (!early_) {
+                AscendC::SyncAll<false>();
+                staged_ = true;
+            }
         }
         for (int32_t b = 0; b < 2; ++b) {  // every copy starts free
             AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + b);
@@ -169,6 +180,10 @@ private:
         for (uint32_t k = 0; k < ahead && sOk; ++k) {
             IssueS(s, gS++);
             sOk = Advance(s);
+        }
+        if (early_) {  // the first S blocks went out during the vector cores' K/V staging
+            AscendC::SyncAll<false>();
+            staged_ = true;
         }
         while (vOk) {
             const KvBlock blk = KvBlockAt(v.u.kvBegin, v.u.kvEnd, p_->blockKv, v.j);
@@ -260,8 +275,10 @@ private:
     {
         const uint64_t token0 = u.kvBase + static_cast<uint64_t>(blk.k0);
         if constexpr (KV_NZ) {
-            kvNz_.Load(dst, tensor, u.b, u.n / p_->groupSize, token0, kvPad);
-            return;
+            if (staged_) {  // else the key rows of an S ahead of the staging (Run)
+                kvNz_.Load(dst, tensor, u.b, u.n / p_->groupSize, token0, kvPad);
+                return;
+            }
         }
         if constexpr (NzHandoff<T>::ENABLED && Variant::Kv::StagedNz()) {
             NzHandoff<T>::Load(dst, src[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(token0))], kvPad, p_->headDimAlign,
@@ -582,6 +599,9 @@ private:
     uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;
     uint32_t qIdx_ = 0, sIdx_ = 0;
     bool accStoring_ = false;  // a Fixpipe of the accumulator is in flight (EVT_ACC set)
+    // K/V staged (KV_NZ): the first WS_SLOTS - 1 S blocks may go out before the staging's
+    // SyncAll (early_), from the caller's K rows.
+    bool early_ = false, staged_ = false;
 };
 
 }  // namespace AttentionCore
