@@ -37,9 +37,9 @@ def test_several_query_and_key_blocks_with_ragged_tails():
 
 @pytest.mark.parametrize("mode", [None, 3])
 def test_s_ahead_of_the_kv_staging_matches_golden(mode):
-    # Uneven TND batches over 2 KV heads: K/V staged in Nz order, the cube's first S blocks read
-    # the caller's K rows at each batch's token offset before the staging's barrier
-    # (forward_cube.h Run); a short batch puts several units' first blocks among them.
+    # Uneven TND batches over 2 KV heads: K/V staged in Nz order, each core's first S block reads
+    # the caller's K rows at its batch's token offset before the staging's barrier
+    # (forward_cube.h Run).
     run_and_judge(make_kwargs(seq_q=(333, 40, 500), seq_kv=(150, 30, 700), n=8, nkv=2, d=128, mode=mode))
 
 
