@@ -128,11 +128,11 @@ public:
         const uint32_t zeroElems = (spanZeros ? p_->gatherSpanBytes : kStageBytes_) / 4;
         uint64_t lo, hi;
         Share(p_->t2 * p_->qkDim, lo, hi);
-        Zero(accDk_, lo, hi, zero, zeroElems);
+        Zero(accDk_, lo, hi, zero, zeroElems);  // fills the zeros once: the later copies reuse them
         Share(p_->t2 * p_->headDim, lo, hi);
-        Zero(accDv_, lo, hi, zero, zeroElems);
+        Zero(accDv_, lo, hi, zero, zeroElems, false);
         if (p_->coreChunkStart[core_] != 0) {  // a token cut here: its parts add
-            ZeroQueryRows(p_->coreTokenStart[core_], zero, zeroElems);
+            ZeroQueryRows(p_->coreTokenStart[core_], zero, zeroElems, false);
         }
         if (!spanZeros) {
             PipeSync<AscendC::HardEvent::MTE3_V>();  // the sort reuses the staging
@@ -544,12 +544,14 @@ private:
     // acc[lo, hi) := 0 from `zero` (elems floats: a DMA costs a fixed start, so few large
     // ones), which is filled first, once the copies out of it before have left.
     __aicore__ inline void Zero(const AscendC::GlobalTensor<float> &acc, uint64_t lo, uint64_t hi,
-                                const AscendC::LocalTensor<float> &zero, uint32_t elems)
+                                const AscendC::LocalTensor<float> &zero, uint32_t elems, bool fill = true)
     {
         const uint32_t chunk = elems / 8 * 8;
-        PipeSync<AscendC::HardEvent::MTE3_V>();
-        AscendC::Duplicate(zero, 0.0f, static_cast<int32_t>(chunk));
-        PipeSync<AscendC::HardEvent::V_MTE3>();
+        if (fill) {
+            PipeSync<AscendC::HardEvent::MTE3_V>();
+            AscendC::Duplicate(zero, 0.0f, static_cast<int32_t>(chunk));
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+        }
         for (uint64_t x = lo; x < hi; x += chunk) {
             const uint32_t n = hi - x < chunk ? static_cast<uint32_t>(hi - x) : chunk;
             AscendC::DataCopyPad(acc[x], zero, AscendC::DataCopyExtParams(1, n * 4, 0, 0, 0));
@@ -557,11 +559,12 @@ private:
     }
 
     // The fp32 dQ rows of token t's heads this core owns := 0.
-    __aicore__ inline void ZeroQueryRows(uint64_t t, const AscendC::LocalTensor<float> &zero, uint32_t elems)
+    __aicore__ inline void ZeroQueryRows(uint64_t t, const AscendC::LocalTensor<float> &zero, uint32_t elems,
+                                         bool fill = true)
     {
         if (mine_ != 0) {
             const uint64_t row0 = (t * p_->heads + rowOff_) * p_->qkDim;
-            Zero(accDq_, row0, row0 + mine_ * p_->qkDim, zero, elems);
+            Zero(accDq_, row0, row0 + mine_ * p_->qkDim, zero, elems, fill);
         }
     }
 
