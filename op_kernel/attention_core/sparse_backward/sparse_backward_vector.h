@@ -403,6 +403,9 @@ private:
     // the cube still works on t, a token before it walks t + 1.
     __aicore__ inline void SortAhead(uint64_t upto)
     {
+        if (p_->sortSelection == 0) {
+            return;
+        }
         for (; sortedUpTo_ < upto && sortedUpTo_ + 1 < p_->t1; ++sortedUpTo_) {
             const uint64_t t = sortedUpTo_ + 1;
             if (!SparseSortedInLoop(p_, core_, t)) {
@@ -415,10 +418,9 @@ private:
         }
     }
 
-    // Token t's selection sorted into this vector core's table (both: into both tables). A
-    // token's entries before the
-    // first negative one (at most Entries(), the ones the walk may read) are sorted ascending
-    // by value: key = 0x7F000000 - index read as a float (a positive normal number, larger for
+    // Token t's selection sorted into this vector core's table (both: into both tables). Its
+    // entries before the first negative one (at most Entries(), the ones the walk may read)
+    // are sorted ascending by value: key = 0x7F000000 - index read as a float (a positive normal number, larger for
     // smaller indices: Sort orders descending); the entries from the first negative one on
     // become -1 with the key -1.0f and sort last. The indices ride along as Sort's uint32
     // index and come back in order from Extract; the first -1 ends the walk there as before.
@@ -433,47 +435,45 @@ private:
         AscendC::LocalTensor<float> sorted = kStageBuf_.Get<float>();
         AscendC::LocalTensor<float> tmp = sorted[p_->sortPad * 2];
         const AscendC::LocalTensor<uint32_t> out = tmp.ReinterpretCast<uint32_t>();
-        {
-            PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous token's keys were read
-            raw_.SetToken(t);                        // its first Entries() indices -> idx
-            const uint32_t count = raw_.Entries();
-            if (count == 0) {
-                return;  // the walk reads nothing for this token
-            }
-            const uint32_t valid = ValidEntries(idx, count, sorted.ReinterpretCast<int32_t>());
-            PipeSync<AscendC::HardEvent::S_V>();  // (INT64) the narrowed row
-            const uint32_t reps = (count + 31) / 32;
-            const int32_t span = static_cast<int32_t>(reps * 32);
-            PipeSync<AscendC::HardEvent::MTE2_V>();
-            // Indices past any KV length are skipped by the walk whatever their value: clamping
-            // them keeps every key of a non-negative index a positive normal float.
-            AscendC::Mins(idx, idx, SORT_INDEX_CAP, span);
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Muls(key, idx, static_cast<int32_t>(-1), span);
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Adds(key, key, keyBias, span);
-            PipeSync<AscendC::HardEvent::V_S>();
-            const uint32_t aligned = AlignUp(valid, 8);  // Duplicate starts on a 32-byte block
-            for (uint32_t e = valid; e < aligned && e < static_cast<uint32_t>(span); ++e) {
-                key.SetValue(e, keyLast);
-                idx.SetValue(e, -1);
-            }
-            PipeSync<AscendC::HardEvent::S_V>();
-            if (aligned < static_cast<uint32_t>(span)) {
-                AscendC::Duplicate(key[aligned], keyLast, span - static_cast<int32_t>(aligned));
-                AscendC::Duplicate(idx[aligned], static_cast<int32_t>(-1), span - static_cast<int32_t>(aligned));
-            }
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Sort<float, true>(sorted, keyF, idx.ReinterpretCast<uint32_t>(), tmp, static_cast<int32_t>(reps));
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Extract(keyF, out, sorted, static_cast<int32_t>(reps));
-            PipeSync<AscendC::HardEvent::V_MTE3>();
-            // All the entries the walk may read: the sorted valid ones, then -1 (it stops there).
-            const uint64_t table = p_->t1 * p_->topK;
-            for (uint32_t k = both ? 0 : sub_; k <= (both ? 1 : sub_); ++k) {
-                AscendC::DataCopyPad(sorted_[k * table + t * p_->topK], out.ReinterpretCast<int32_t>(),
-                                     AscendC::DataCopyExtParams(1, count * 4, 0, 0, 0));
-            }
+        PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous token's keys were read
+        raw_.SetToken(t);                        // its first Entries() indices -> idx
+        const uint32_t count = raw_.Entries();
+        if (count == 0) {
+            return;  // the walk reads nothing for this token
+        }
+        const uint32_t valid = ValidEntries(idx, count, sorted.ReinterpretCast<int32_t>());
+        PipeSync<AscendC::HardEvent::S_V>();  // (INT64) the narrowed row
+        const uint32_t reps = (count + 31) / 32;
+        const int32_t span = static_cast<int32_t>(reps * 32);
+        PipeSync<AscendC::HardEvent::MTE2_V>();
+        // Indices past any KV length are skipped by the walk whatever their value: clamping
+        // them keeps every key of a non-negative index a positive normal float.
+        AscendC::Mins(idx, idx, SORT_INDEX_CAP, span);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Muls(key, idx, static_cast<int32_t>(-1), span);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Adds(key, key, keyBias, span);
+        PipeSync<AscendC::HardEvent::V_S>();
+        const uint32_t aligned = AlignUp(valid, 8);  // Duplicate starts on a 32-byte block
+        for (uint32_t e = valid; e < aligned && e < static_cast<uint32_t>(span); ++e) {
+            key.SetValue(e, keyLast);
+            idx.SetValue(e, -1);
+        }
+        PipeSync<AscendC::HardEvent::S_V>();
+        if (aligned < static_cast<uint32_t>(span)) {
+            AscendC::Duplicate(key[aligned], keyLast, span - static_cast<int32_t>(aligned));
+            AscendC::Duplicate(idx[aligned], static_cast<int32_t>(-1), span - static_cast<int32_t>(aligned));
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Sort<float, true>(sorted, keyF, idx.ReinterpretCast<uint32_t>(), tmp, static_cast<int32_t>(reps));
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Extract(keyF, out, sorted, static_cast<int32_t>(reps));
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        // All the entries the walk may read: the sorted valid ones, then -1 (it stops there).
+        const uint64_t table = p_->t1 * p_->topK;
+        for (uint32_t k = both ? 0 : sub_; k <= (both ? 1 : sub_); ++k) {
+            AscendC::DataCopyPad(sorted_[k * table + t * p_->topK], out.ReinterpretCast<int32_t>(),
+                                 AscendC::DataCopyExtParams(1, count * 4, 0, 0, 0));
         }
     }
 
@@ -542,7 +542,8 @@ private:
     }
 
     // acc[lo, hi) := 0 from `zero` (elems floats: a DMA costs a fixed start, so few large
-    // ones), which is filled first, once the copies out of it before have left.
+    // ones), which is filled first (unless `fill` is false: it holds zeros already), once the
+    // copies out of it before have left.
     __aicore__ inline void Zero(const AscendC::GlobalTensor<float> &acc, uint64_t lo, uint64_t hi,
                                 const AscendC::LocalTensor<float> &zero, uint32_t elems, bool fill = true)
     {
