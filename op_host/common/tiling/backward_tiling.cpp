@@ -181,6 +181,51 @@ double CutRanges(const std::vector<double> &cost, uint32_t cores, std::vector<ui
     return span;
 }
 
+// The steps whose S/dP the cube issues before the first barrier (earlySteps), and the slots.
+// Before it each core's two vector cores read their share of dO and O (tq x N rows of D) for
+// the row terms at 32 B per cycle each from HBM (cost table `hbm_read_bytes`), and the cube
+// would wait. Meanwhile it can stage and issue its first steps: Q and dO (blockQ rows each),
+// and K and V at a unit's start, as Nd2Nz copies from HBM (`dma_head` 197.9 + 3.36 per row,
+// `nd2nz_row_cycles`, + the bytes at 32 per cycle). earlySteps is the fewest steps a core
+// stages within PASS_SHARE of the pass (the barrier waits for the last core), where that is more than the
+// pipelined + 1 the loop issues before the barrier anyway, and at most BWD_MAX_EARLY_STEPS.
+void PlanEarlySteps(const BackwardProblem &prob, AttentionCore::BackwardParams &p)
+{
+    constexpr double HBM_BYTES = 32, HEAD = 197.9, ROW = 3.36;  // cost table rows, per cycle
+    // The share of the pass the cube stages in: a fit (2x2K N32 causal, modelled: 8 steps
+    // 897.8 us, 947.3 with HBM shared over time; the whole pass, 11 steps, 897.7 and 950.5: the
+    // cube's HBM reads then slow the pass's).
+    constexpr double PASS_SHARE = 0.75;
+    const uint32_t used = std::max<uint32_t>(1, p.usedCores);
+    const double pass =
+        PASS_SHARE * double(prob.tq) * prob.numHeads * prob.headDim * prob.dtypeBytes * 2 / used / (2 * HBM_BYTES);
+    const auto copy = [&](double rows) {
+        return HEAD + rows * ROW + rows * prob.headDim * prob.dtypeBytes / HBM_BYTES;
+    };
+    const std::vector<std::vector<double>> units = UnitStepCosts(prob, p, p.qSplit);
+    uint64_t early = AttentionCore::BWD_MAX_EARLY_STEPS;
+    for (uint32_t c = 0; c < used; ++c) {  // core c's steps, unit by unit, while the pass lasts
+        double t = 0;
+        uint64_t n = 0;
+        bool done = false;
+        for (uint64_t u = p.coreUnitStart[c]; !done && u <= p.coreUnitStart[c + 1] && u < units.size(); ++u) {
+            const uint64_t first = u == p.coreUnitStart[c] ? p.coreStepStart[c] : 0;
+            const uint64_t end = u == p.coreUnitStart[c + 1] ? p.coreStepStart[c + 1] : units[u].size();
+            t += 2 * copy(p.blockKv);  // K and V
+            for (uint64_t k = first; !done && k < end; ++k) {
+                t += 2 * copy(p.blockQ);  // Q and dO
+                done = t > pass || n == early;
+                n += done ? 0 : 1;
+            }
+        }
+        if (done) {  // a core whose steps end within the pass leaves the barrier to the pass
+            early = std::min(early, n);
+        }
+    }
+    p.earlySteps = early > p.pipelined + 1 ? uint32_t(early) : 0;
+    p.slots = std::max<uint32_t>({2, p.pipelined + 1, p.earlySteps});
+}
+
 // The dQ groups (batch, KV head) each core casts in its main loop: those whose units all lie
 // in its range of (unit, step) positions; a group without units goes to the core whose range
 // holds its position (the last core past the end). A core's last groups stay out where fewer
@@ -359,7 +404,6 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
             }
         }
     }
-    p.slots = std::max<uint32_t>(2, p.pipelined + 1);
     // The K/V prefetch where its landing rows fit UB beside the rest.
     if (BackwardUbBytes(r, p.tileKv, dp, prob.dtypeBytes, p.blockKv) + UB_API_RESERVE <= budget.ub) {
         p.prefetchRows = p.blockKv;
@@ -424,6 +468,7 @@ bool PlanBackward(const BackwardProblem &prob, const CoreBudget &budget, Attenti
         }
     }
 
+    PlanEarlySteps(prob, p);
     PlanDqGroupCast(prob, p);
 
     const uint64_t dqBytes = Align512(uint64_t(prob.tq) * prob.numHeads * prob.headDim * 4);

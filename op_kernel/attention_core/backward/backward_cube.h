@@ -38,6 +38,9 @@ public:
         p_ = p;
         core_ = AscendC::GetBlockIdx();
         steps_.Init(p, t, core_);
+        if (p->earlySteps != 0) {
+            early_.Init(p, t, core_);  // the same walk, for IssueEarly
+        }
         q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.query));
         k_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.key));
         v_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.value));
@@ -115,9 +118,12 @@ public:
         // i - 1 used, whose reads the previous barrier covered, so the load does not wait for
         // step i's operand loads (in the trace: the next S waited ~0.15 us per step for them).
         const uint32_t ahead = p_->pipelined;
-        uint32_t issued = 0, staged = 0;
+        uint32_t issued = IssueEarly(), staged = 0, told = 0;
         for (uint32_t i = 0;; ++i) {
             Fetch(i + ahead + 2);
+            for (; staged < issued && staged <= i + ahead; ++staged) {  // issued early: their tiles again
+                StageStep(ring_[staged % RING], staged);
+            }
             // Pipelined, step i's S/dP went out in an earlier round: its P/dS load before the
             // S/dP of step i + pipelined go out (the vector cores returned them while working
             // ahead), so the copy runs under those Mmads and Fixpipes, not in front of the dQ
@@ -126,11 +132,15 @@ public:
             if (early) {
                 LoadGradOperands(ring_[i % RING], i);
             }
-            for (; issued < fetched_ && issued <= i + ahead; ++issued) {
+            for (; told < issued && told <= i + ahead; ++told) {  // issued early: their S/dP are out
+                AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_BWD_SDP);
+            }
+            for (; issued < fetched_ && issued <= i + ahead; ++issued, ++told) {
                 for (; staged <= issued; ++staged) {
                     StageStep(ring_[staged % RING], staged);
                 }
                 Issue(ring_[issued % RING], issued);
+                AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_BWD_SDP);
             }
             if (i >= fetched_) {
                 if (i == 0) {
@@ -176,6 +186,23 @@ public:
 
 private:
     static constexpr uint32_t RING = 4;  // pipelined + 2 steps in flight at most
+
+    // earlySteps: the S/dP of the core's first steps go out into a slot each while the vector
+    // cores compute the row terms before the first barrier (the cube would wait there, and
+    // only dS needs the row terms); returns how many. Their tiles are overwritten by the
+    // later ones and staged again in the loop, K and the step tiles only (StageStep).
+    __aicore__ inline uint32_t IssueEarly()
+    {
+        uint32_t n = 0;
+        BackwardStep s;
+        while (n < p_->earlySteps && early_.Next(s)) {
+            StageStep(s, n);
+            Issue(s, n);  // told in the loop, as if issued there: the slot protocol stays
+            earlyIssued_ = ++n;
+        }
+        stagedKey_ = 0;  // every K again; the V of the last unit stays (stagedUnit_)
+        return n;
+    }
 
     // Takes steps from the walk until `count` are known (or the walk ends).
     __aicore__ inline void Fetch(uint32_t count)
@@ -268,14 +295,16 @@ private:
         }
     }
 
-    // Loads step i's tiles (and K/V when the unit changes) into L1.
+    // Loads step i's tiles (and K/V when the unit changes) into L1; a step issued early
+    // (IssueEarly) needs them again for its gradients only: no V, and no EVT_STAGED for Issue.
     __aicore__ inline void StageStep(const BackwardStep &s, uint32_t i)
     {
         const uint32_t tile = i % tiles_;
         const uint32_t d = p_->headDim;
-        if (s.unitSeq != stagedUnit_) {
+        const bool issue = i >= earlyIssued_;
+        StageKey(s);
+        if (issue && s.unitSeq != stagedUnit_) {
             stagedUnit_ = s.unitSeq;
-            StageKey(s);
             LoadRows(vL1_.Get<T>(), v_, KvRow(s) * d, s.u.cols, p_->numKvHeads, d);
         }
         const uint64_t qRow = QRow(s);
@@ -284,11 +313,13 @@ private:
         if (p_->ropeDim != 0) {
             LoadRows(qrL1_.Get<T>()[tile * qrTile_], qr_, qRow * p_->ropeDim, s.rows, p_->numHeads, p_->ropeDim);
         }
-        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_STAGED);  // Issue waits for these loads only
+        if (issue) {
+            AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_STAGED);  // Issue waits for these loads only
+        }
     }
 
-    // S = Q.K^T (+ Q_rope.K_rope^T) and dP = dO.V^T of the staged step i into slot i % slots;
-    // tells the vector cores.
+    // S = Q.K^T (+ Q_rope.K_rope^T) and dP = dO.V^T of the staged step i into slot i % slots
+    // (the caller tells the vector cores, FLAG_BWD_SDP).
     __aicore__ inline void Issue(const BackwardStep &s, uint32_t i)
     {
         const uint32_t tile = i % tiles_;
@@ -317,7 +348,6 @@ private:
             MatmulABt(dyL1, vL1_.Get<T>(), s.rows, s.u.cols, d, true, cdp);
             ScoresOut(dpOut, s.rows, s.u.cols, cdp);
         }
-        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_BWD_SDP);
         PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // K/V or a tile may be restaged next
     }
 
@@ -609,6 +639,8 @@ private:
 
     const BackwardParams *p_ = nullptr;
     BackwardSteps steps_;
+    BackwardSteps early_;       // IssueEarly's walk
+    uint32_t earlyIssued_ = 0;  // steps whose S/dP IssueEarly issued
     uint32_t core_ = 0;
     uint32_t tiles_ = 1;  // sets of the step tiles and K
     bool stageEarly_ = false;

@@ -8,6 +8,10 @@
 
 namespace AttentionCore {
 
+// The most earlySteps (BackwardParams), a bound on the workspace: a slot each, blockQ x blockKv
+// x 12 bytes per core (S, dP fp32 and P, dS fp16: 2 MiB per core for 14 at D = 128).
+constexpr uint32_t BWD_MAX_EARLY_STEPS = 14;
+
 struct BackwardParams {
     // Shape (TND): query/dy/attention_in/dq [tq, numHeads, headDim], key/value/dk/dv
     // [tkv, numKvHeads, headDim]; per-batch rows from the cumulative actual_seq_qlen/kvlen.
@@ -85,9 +89,15 @@ struct BackwardParams {
     // pipelined: steps the cube issues (S/dP) ahead of the step whose gradients it computes,
     // 0-2. tileSets: sets of the step tiles (Q, dO, Q_rope) and of K/K_rope in L1, pipelined + 1,
     // or pipelined + 2 where L1 allows: the cube then loads a step's tiles one step earlier.
-    // slots: S/dP/P/dS slots per core, max(2, pipelined + 1).
+    // earlySteps (0 or more than pipelined + 1): the cube computes the S/dP of the core's
+    // first earlySteps steps before the first barrier, while the vector cores compute the row
+    // terms (S and dP need none of them; only dS does), a slot each; it raises their
+    // FLAG_BWD_SDP in the loop as for any step, and stages their tiles again for the gradients
+    // (backward_cube.h).
+    // slots: S/dP/P/dS slots per core, max(2, pipelined + 1, earlySteps).
     uint32_t pipelined;
     uint32_t tileSets;
+    uint32_t earlySteps;
     uint32_t slots;
     uint32_t l0Bufs;   // 2: the cube's L0A/L0B operands and L0C results ping-pong (L0 permitting)
     uint32_t dqPitch;  // floats per row of a dQ slot (headDim rounded up to 8: whole 32-byte UB blocks)

@@ -3,7 +3,8 @@
 // those loads is an Nd2Nz that converts every key row on the way. In this mode the vector cores
 // convert K and V once before the main loop (GM -> UB rows, one Copy per row into Nz order, UB -> a workspace region)
 // and the cube loads every key block from that region with one plain copy
-// (docs/performance.md, "Sweep").
+// (docs/performance.md, "Sweep"); only a core's first S block, which the cube issues during the
+// conversion where K is copied unchanged (forward_cube.h Run), reads the caller's K rows.
 //
 // Region layout: per KV head h, batch b (one "batch" for TND, whose tokens are already one axis)
 // and tensor (K, then V) a matrix of kvNzRows rows in Nz order: column block j (head-dim

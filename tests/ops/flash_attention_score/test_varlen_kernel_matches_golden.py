@@ -35,6 +35,14 @@ def test_several_query_and_key_blocks_with_ragged_tails():
     run_and_judge(make_kwargs(seq_q=(300, 129), seq_kv=(400, 257), n=2, d=64))
 
 
+@pytest.mark.parametrize("mode", [None, 3])
+def test_s_ahead_of_the_kv_staging_matches_golden(mode):
+    # Uneven TND batches over 2 KV heads: K/V staged in Nz order, each core's first S block reads
+    # the caller's K rows at its batch's token offset before the staging's barrier
+    # (forward_cube.h Run).
+    run_and_judge(make_kwargs(seq_q=(333, 40, 500), seq_kv=(150, 30, 700), n=8, nkv=2, d=128, mode=mode))
+
+
 def test_empty_batches_and_uncovered_tail_rows():
     # Lengths [2, 0, 70, 0] (cumulative [2, 2, 72, 72]); rows past the last length stay zero.
     out, _ = run_and_judge(make_kwargs(seq_q=(2, 0, 70, 0), seq_kv=(3, 5, 90, 4), extra_t=6))

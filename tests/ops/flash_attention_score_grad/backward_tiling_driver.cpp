@@ -44,8 +44,8 @@ int main()
         std::printf("{\"ok\": %s, \"why\": \"%s\"", ok ? "true" : "false", why.c_str());
         if (ok) {
             std::printf(", \"blockKv\": %u, \"tileKv\": %u, \"accumKv\": %u, \"resElems\": %u, \"slots\": %u, "
-                        "\"l0Bufs\": %u, \"tileSets\": %u",
-                        p.blockKv, p.tileKv, p.accumKv, p.resElems, p.slots, p.l0Bufs, p.tileSets);
+                        "\"l0Bufs\": %u, \"tileSets\": %u, \"earlySteps\": %u",
+                        p.blockKv, p.tileKv, p.accumKv, p.resElems, p.slots, p.l0Bufs, p.tileSets, p.earlySteps);
             std::printf(", \"blockQ\": %u, \"rowsPerVec\": %u, \"pipelined\": %u, \"qSplit\": %u, \"unitCount\": %llu, "
                         "\"usedCores\": %u, \"workspace\": %llu, \"wsSlots\": %llu, \"ubBytes\": %llu, "
                         "\"l1Bytes\": %llu, \"starts\": [",

@@ -27,6 +27,17 @@ def test_unpipelined_cube_with_several_steps_per_core():
     run_and_judge(make_kwargs(q_lens=(512,), kv_lens=(512,), n=4, d=512, seed=5))
 
 
+@pytest.mark.parametrize("d,n,mode", [(128, 192, 0), (128, 192, 3), (256, 128, 3)])
+def test_early_steps_issued_during_the_row_term_pass(d, n, mode):
+    # Many query heads on 16 kv heads over four 128-token batches: the row-term pass before the
+    # first barrier outlasts the cube's staging of several steps, so the cube issues the S/dP
+    # of each core's first steps (5 at D = 128 with the dK/dV sums in L0C, 7 at D = 256
+    # without) into a slot each before it; each core has more steps than slots after them.
+    lens = (128,) * 4
+    mask = _causal(2048).astype(bool) if mode else None
+    run_and_judge(make_kwargs(q_lens=lens, kv_lens=lens, n=n, nkv=16, d=d, mask=mask, sparse_mode=mode, seed=d))
+
+
 def test_many_query_blocks_and_kv_blocks():
     # Sq 300 > blockQ and Skv 400 > blockKv: dK/dV sum over several query blocks, dQ over
     # several kv blocks (atomic adds from different units).

@@ -133,3 +133,21 @@ def test_dq_groups_a_core_holds_are_cast_in_its_main_loop(plan):
     assert all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:])), ranges
     # 1 x 4K, 8 heads: every group spans three cores, none is a core's alone: the flat cast-out
     assert plan(n=8, nkv=8, q=(4096,), mode=3, mask=1)["dqGroupCast"] == 0
+
+
+def test_early_steps_where_the_row_term_pass_is_long(plan):
+    # S/dP issued before the first barrier only where the cube's staging of more than the
+    # pipelined + 1 steps fits in the row-term pass of every core, and at most 14 (the flag
+    # counter); a slot each.
+    for kw in (dict(), dict(q=(4096,), n=8, nkv=8, mode=3), dict(q=(8192,), n=2, nkv=2)):
+        p = plan(**kw)
+        assert p["earlySteps"] == 0 and p["slots"] == max(2, p["pipelined"] + 1), (kw, p)
+    for kw, early in (
+        (dict(q=(2048, 2048), n=32, nkv=32, mode=3), 8),
+        (dict(q=(128,) * 4, n=192, nkv=16), 5),
+        (dict(d=256, q=(128,) * 4, n=128, nkv=16), 7),
+    ):
+        p = plan(**kw)
+        assert p["earlySteps"] == early and p["slots"] == early, (kw, p)
+    p = plan(q=(8192, 8192), n=64, nkv=64)
+    assert p["earlySteps"] == 14, p

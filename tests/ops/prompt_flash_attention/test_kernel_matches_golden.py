@@ -111,6 +111,22 @@ def test_lazy_pv_above_d128_matches_golden(dtype, layout, d, sq, skv, causal, ac
     run_and_judge(make_kwargs(dtype, layout, b=2 if actual else 1, n=8, nkv=2, sq=sq, skv=skv, d=d, **extra))
 
 
+@pytest.mark.parametrize(
+    "dtype,layout,d,sq,skv,causal",
+    [
+        ("fp16", "BNSD", 128, 333, 150, False),  # D = 128 (1/sqrt(128) stays out of the staged K)
+        ("bf16", "BSH", 80, 333, 701, True),  # causal (no mask summary above D = 64): S rows before the band left out
+        ("fp16", "BSND", 32, 200, 40, False),  # one short key block per unit
+    ],
+)
+def test_s_ahead_of_the_kv_staging_matches_golden(dtype, layout, d, sq, skv, causal):
+    # With K/V staged in Nz order, K unscaled and K and V loaded apart, the cube issues its first
+    # S block from the caller's K rows while the vector cores stage K/V (forward_cube.h Run);
+    # 8 heads over 2 KV heads make the planner stage them (test_tiling.py asserts the plan).
+    extra = dict(mask=band_mask(sq, skv), pre_tokens=MAX_INT, next_tokens=0) if causal else {}
+    run_and_judge(make_kwargs(dtype, layout, b=2, n=8, nkv=2, sq=sq, skv=skv, d=d, **extra))
+
+
 def test_empty_q_blocks_inside_the_unit_stream():
     # Batch 0's query length 100 leaves its second and third q-blocks (176 rows) without a valid
     # row: in the middle of a core's stream the vector cores finish everything in flight, write

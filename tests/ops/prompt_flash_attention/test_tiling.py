@@ -124,6 +124,14 @@ def test_kernel_tests_of_lazy_pv_above_d128_get_it(plan, d, sq, skv, pairs):
     assert p["lazyO"] == 0 and p["blockKv"] == 128
 
 
+@pytest.mark.parametrize("b,d,sq,skv,mask", [(2, 128, 333, 150, 0), (2, 80, 333, 701, 1), (2, 32, 200, 40, 0)])
+def test_kernel_tests_of_s_ahead_of_the_staging_get_it(plan, b, d, sq, skv, mask):
+    # the shapes of test_kernel_matches_golden.py::test_s_ahead_of_the_kv_staging_matches_golden:
+    # K/V staged, K and V apart (the cube's first S block goes out before the staging's barrier)
+    (p,) = plan(problem(b=b, n=8, nkv=2, sq=sq, skv=skv, d=d, mask=mask))
+    assert p["kvNz"] == 1 and p["kvNzPairs"] == 0 and p["maskSummary"] == 0
+
+
 def test_smaller_ub_gives_smaller_blocks_and_none_fits_is_an_error(plan):
     big, small, none = plan(problem(sq=8192, n=8), problem(sq=8192, n=8, ub=96 * 1024), problem(ub=16 * 1024))
     assert small["ok"] and small["rowsPerVec"] < big["rowsPerVec"] and small["ubBytes"] <= 96 * 1024 - 8192
