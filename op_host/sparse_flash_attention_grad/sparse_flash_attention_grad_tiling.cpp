@@ -370,7 +370,7 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
 
 uint64_t SparseBackwardWorkspaceBytes(const AttentionCore::SparseBackwardParams &p)
 {
-    return p.wsSorted + (p.sortSelection != 0 ? p.t1 * p.topK * 4 : 0);
+    return p.wsSorted + (p.sortSelection != 0 ? 2 * p.t1 * p.topK * 4 : 0);  // two tables
 }
 
 }  // namespace fa_host

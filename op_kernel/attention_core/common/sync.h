@@ -44,10 +44,11 @@ __aicore__ inline uint16_t FlagBwdGrad(uint32_t slot)
 constexpr uint16_t FLAG_BWD_DQ = 9;  // cube -> vector: the step's dQ partial is in its dQ slot
 //
 // Sparse backward (sparse_backward_cube.h, sparse_backward_vector.h):
-constexpr uint16_t FLAG_SPARSE_SDP = 7;   // cube -> vector: S and dP of the chunk are in their slots
-constexpr uint16_t FLAG_SPARSE_GRAD = 8;  // vector -> cube: P and dS of the chunk are in their slots
-constexpr uint16_t FLAG_SPARSE_KV = 9;    // vector -> cube: the chunk's K/V rows are in their slots
-constexpr uint16_t FLAG_SPARSE_DQ = 10;   // cube -> vector: the dQ rows of a token held whole are out
+constexpr uint16_t FLAG_SPARSE_SDP = 7;     // cube -> vector: S and dP of the chunk are in their slots
+constexpr uint16_t FLAG_SPARSE_GRAD = 8;    // vector -> cube: P and dS of the chunk are in their slots
+constexpr uint16_t FLAG_SPARSE_KV = 9;      // vector -> cube: the chunk's K/V rows are in their slots
+constexpr uint16_t FLAG_SPARSE_DQ = 10;     // cube -> vector: the dQ rows of a token held whole are out
+constexpr uint16_t FLAG_SPARSE_SORTED = 6;  // vector -> cube: a token's list sorted in the main loop is stored
 
 // Compile-time checks of the table: every id of a phase in 1-10 and no two alike.
 struct FlagRange {
@@ -71,7 +72,7 @@ constexpr FlagRange FORWARD_FLAGS[] = {
 constexpr FlagRange BACKWARD_FLAGS[] = {
     {FLAG_BWD_SDP, 1}, {FLAG_BWD_GRAD0, 1}, {FLAG_BWD_GRAD1, 1}, {FLAG_BWD_GRAD2, 1}, {FLAG_BWD_DQ, 1}};
 constexpr FlagRange SPARSE_BACKWARD_FLAGS[] = {
-    {FLAG_SPARSE_SDP, 1}, {FLAG_SPARSE_GRAD, 1}, {FLAG_SPARSE_KV, 1}, {FLAG_SPARSE_DQ, 1}};
+    {FLAG_SPARSE_SDP, 1}, {FLAG_SPARSE_GRAD, 1}, {FLAG_SPARSE_KV, 1}, {FLAG_SPARSE_DQ, 1}, {FLAG_SPARSE_SORTED, 1}};
 static_assert(FlagsValid(FORWARD_FLAGS), "forward cross-core flag ids overlap or leave 1-10");
 static_assert(FlagsValid(BACKWARD_FLAGS), "backward cross-core flag ids overlap or leave 1-10");
 static_assert(FlagsValid(SPARSE_BACKWARD_FLAGS), "sparse backward cross-core flag ids overlap or leave 1-10");

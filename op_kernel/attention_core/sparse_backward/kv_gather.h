@@ -31,12 +31,13 @@ struct GatherRun {
 class KvGather {
 public:
     // The selection the main loop walks: the sorted INT32 lists in the workspace with
-    // sortSelection (sparse_backward_params.h), else sparse_indices as given.
+    // sortSelection (sparse_backward_params.h; `table` 0 or 1), else sparse_indices as given.
     __aicore__ inline void InitSelection(const SparseBackwardParams *p, GM_ADDR indices, GM_ADDR workspace,
-                                         GM_ADDR seqQ, GM_ADDR seqKv)
+                                         GM_ADDR seqQ, GM_ADDR seqKv, uint32_t table = 0)
     {
         const bool sorted = p->sortSelection != 0;
-        Init(p, sorted ? workspace + p->wsSorted : indices, !sorted && p->index64 != 0, seqQ, seqKv);
+        Init(p, sorted ? workspace + p->wsSorted + table * p->t1 * p->topK * 4 : indices, !sorted && p->index64 != 0,
+             seqQ, seqKv);
         sorted_ = sorted;
     }
 

@@ -188,6 +188,7 @@ private:
     __aicore__ inline bool FinishWalk(ChunkInfo &info);
     __aicore__ inline void BeginPrewalk(uint64_t u, uint64_t m);
     __aicore__ inline void StepPrewalk(uint32_t budget);
+    __aicore__ inline void WaitSorted(uint64_t u);
 
     // The chunks of one query token (sparse_cube_token.h).
     __aicore__ inline void Token(uint64_t t, bool loaded);

@@ -68,10 +68,13 @@ struct SparseBackwardParams {
     uint32_t l0Copies;
     uint32_t l0aElems;
     uint32_t l0bElems;
-    // sortSelection: before the first SyncAll the vector cores sort each token's valid entries
-    // (those before the first negative one, at most min(K, reach)) ascending into wsSorted
-    // [t1, topK] INT32 (then -1s), and both sides walk that list: consecutive KV rows then form
-    // runs (one gather DMA and one scatter Fixpipe per run, not per row). INT64 rows are
+    // sortSelection: the vector cores sort each token's valid entries (those before the first
+    // negative one, at most min(K, reach)) ascending into wsSorted, two tables [t1, topK] INT32
+    // (then -1s), and all three cores walk them: consecutive KV rows then form runs (one gather
+    // DMA and one scatter Fixpipe per run, not per row). The cube and vector core 0 read table
+    // 0, vector core 1 table 1. A core's first token (a token some core starts in) and its
+    // second are sorted before the first SyncAll into both tables; its later tokens by its own
+    // vector cores in the main loop, each into its table (SparseSortedInLoop). INT64 rows are
     // narrowed to INT32 first (sortPad = topK rounded up to the Sort's 32-element repeat).
     uint32_t sortSelection;
     uint32_t sortPad;
@@ -112,6 +115,15 @@ constexpr uint32_t SPARSE_ALL_CHUNKS = 0xFFFFFFFFu;
 __aicore__ inline uint64_t SparseTokenEnd(const SparseBackwardParams *p, uint32_t c)
 {
     return p->coreTokenStart[c + 1] + (p->coreChunkStart[c + 1] != 0 ? 1 : 0);
+}
+
+// Token t of core c is sorted in the main loop by the core's own vector cores (sortSelection):
+// every token it holds after its first two, except one cut with core c + 1 (that core's first,
+// sorted before the first SyncAll). Each vector core sets FLAG_SPARSE_SORTED once it stored its
+// list; the cube waits for it before walking t.
+__aicore__ inline bool SparseSortedInLoop(const SparseBackwardParams *p, uint32_t c, uint64_t t)
+{
+    return p->sortSelection != 0 && t > p->coreTokenStart[c] + 1 && t < p->coreTokenStart[c + 1];
 }
 
 // The chunks [first, end) of token t that core c computes (end SPARSE_ALL_CHUNKS: to the

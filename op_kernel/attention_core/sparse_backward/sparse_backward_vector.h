@@ -37,8 +37,9 @@ public:
                                 GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR dqRope, GM_ADDR dkRope, GM_ADDR workspace)
     {
         p_ = p;
-        // With sortSelection both sides walk the sorted lists; the original ones are read once.
-        gather_.InitSelection(p, indices, workspace, seqQ, seqKv);
+        // With sortSelection all sides walk the sorted lists (this vector core its own table);
+        // the original ones are read once.
+        gather_.InitSelection(p, indices, workspace, seqQ, seqKv, AscendC::GetSubBlockIdx());
         raw_.Init(p, indices, p->index64 != 0, seqQ, seqKv);
         sorted_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(workspace + p->wsSorted));
         k_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(key));
@@ -127,17 +128,17 @@ public:
         const uint32_t zeroElems = (spanZeros ? p_->gatherSpanBytes : kStageBytes_) / 4;
         uint64_t lo, hi;
         Share(p_->t2 * p_->qkDim, lo, hi);
-        Zero(accDk_, lo, hi, zero, zeroElems);
+        Zero(accDk_, lo, hi, zero, zeroElems);  // fills the zeros once: the later copies reuse them
         Share(p_->t2 * p_->headDim, lo, hi);
-        Zero(accDv_, lo, hi, zero, zeroElems);
+        Zero(accDv_, lo, hi, zero, zeroElems, false);
         if (p_->coreChunkStart[core_] != 0) {  // a token cut here: its parts add
-            ZeroQueryRows(p_->coreTokenStart[core_], zero, zeroElems);
+            ZeroQueryRows(p_->coreTokenStart[core_], zero, zeroElems, false);
         }
         if (!spanZeros) {
             PipeSync<AscendC::HardEvent::MTE3_V>();  // the sort reuses the staging
         }
         if (p_->sortSelection != 0) {
-            SortSelections();
+            SortFirstSelections();
         }
         PipeSync<AscendC::HardEvent::MTE3_V>();
         PipeSync<AscendC::HardEvent::MTE3_MTE2>();
@@ -180,6 +181,7 @@ private:
     // (the cube skips it too: the dQ rows of a whole token are zeroed here).
     __aicore__ inline bool Open(uint64_t t, uint32_t *cols)
     {
+        SortAhead(t + 1);
         uint32_t first = 0;
         uint32_t last = 0;
         SparseChunkRange(p_, core_, t, first, last);
@@ -380,14 +382,50 @@ private:
         hi = total * (vecId_ + 1) / parts;
     }
 
-    // Pass 1, sortSelection: this core's share of the tokens. A token's entries before the
-    // first negative one (at most Entries(), the ones the walk may read) are sorted ascending
-    // by value: key = 0x7F000000 - index read as a float (a positive normal number, larger for
+    // Pass 1, sortSelection: the lists needed first (SparseSortedInLoop), into both tables:
+    // vector core 0 of the lowest core starting in a token sorts that token, vector core 1 its
+    // core's second token when the core holds it whole. One sort at most per vector core.
+    __aicore__ inline void SortFirstSelections()
+    {
+        const uint64_t b = p_->coreTokenStart[core_];
+        const uint64_t t = sub_ == 0 ? b : b + 1;
+        const bool mine = sub_ == 0 ? b < p_->t1 && (core_ == 0 || p_->coreTokenStart[core_ - 1] != b)
+                                    : t < p_->coreTokenStart[core_ + 1];
+        if (mine) {
+            SortSelection(t, true);
+        }
+        sortedUpTo_ = b + 1;
+    }
+
+    // The main loop's sorts: every token up to `upto` this core sorts in the loop, while no
+    // walk of this vector core reads the index buffer (before a token opens), then
+    // FLAG_SPARSE_SORTED to the cube. Opening token t sorts t + 1: its list is stored while
+    // the cube still works on t, a token before it walks t + 1.
+    __aicore__ inline void SortAhead(uint64_t upto)
+    {
+        if (p_->sortSelection == 0) {
+            return;
+        }
+        for (; sortedUpTo_ < upto && sortedUpTo_ + 1 < p_->t1; ++sortedUpTo_) {
+            const uint64_t t = sortedUpTo_ + 1;
+            if (!SparseSortedInLoop(p_, core_, t)) {
+                continue;
+            }
+            AscendC::PipeBarrier<PIPE_ALL>();  // the gathers and casts left the stagings
+            SortSelection(t, false);
+            AscendC::PipeBarrier<PIPE_ALL>();  // the list is stored, the stagings free again
+            AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_SORTED);
+        }
+    }
+
+    // Token t's selection sorted into this vector core's table (both: into both tables). Its
+    // entries before the first negative one (at most Entries(), the ones the walk may read)
+    // are sorted ascending by value: key = 0x7F000000 - index read as a float (a positive normal number, larger for
     // smaller indices: Sort orders descending); the entries from the first negative one on
     // become -1 with the key -1.0f and sort last. The indices ride along as Sort's uint32
     // index and come back in order from Extract; the first -1 ends the walk there as before.
     // Any order of the entries selects the same rows, so the result does not depend on it.
-    __aicore__ inline void SortSelections()
+    __aicore__ inline void SortSelection(uint64_t t, bool both)
     {
         constexpr int32_t keyBias = 0x7F000000;
         constexpr int32_t keyLast = static_cast<int32_t>(0xBF800000u);  // -1.0f
@@ -397,50 +435,44 @@ private:
         AscendC::LocalTensor<float> sorted = kStageBuf_.Get<float>();
         AscendC::LocalTensor<float> tmp = sorted[p_->sortPad * 2];
         const AscendC::LocalTensor<uint32_t> out = tmp.ReinterpretCast<uint32_t>();
-        uint64_t lo, hi;
-        Share(p_->t1, lo, hi);
-        bool stored = false;  // a list was stored from `out` (the first sort need not wait)
-        for (uint64_t t = lo; t < hi; ++t) {
-            PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous token's keys were read
-            raw_.SetToken(t);                        // its first Entries() indices -> idx
-            const uint32_t count = raw_.Entries();
-            if (count == 0) {
-                continue;  // the walk reads nothing for this token
-            }
-            const uint32_t valid = ValidEntries(idx, count, sorted.ReinterpretCast<int32_t>());
-            PipeSync<AscendC::HardEvent::S_V>();  // (INT64) the narrowed row
-            const uint32_t reps = (count + 31) / 32;
-            const int32_t span = static_cast<int32_t>(reps * 32);
-            PipeSync<AscendC::HardEvent::MTE2_V>();
-            if (stored) {
-                PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous token's list left `out`
-            }
-            stored = true;
-            // Indices past any KV length are skipped by the walk whatever their value: clamping
-            // them keeps every key of a non-negative index a positive normal float.
-            AscendC::Mins(idx, idx, SORT_INDEX_CAP, span);
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Muls(key, idx, static_cast<int32_t>(-1), span);
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Adds(key, key, keyBias, span);
-            PipeSync<AscendC::HardEvent::V_S>();
-            const uint32_t aligned = AlignUp(valid, 8);  // Duplicate starts on a 32-byte block
-            for (uint32_t e = valid; e < aligned && e < static_cast<uint32_t>(span); ++e) {
-                key.SetValue(e, keyLast);
-                idx.SetValue(e, -1);
-            }
-            PipeSync<AscendC::HardEvent::S_V>();
-            if (aligned < static_cast<uint32_t>(span)) {
-                AscendC::Duplicate(key[aligned], keyLast, span - static_cast<int32_t>(aligned));
-                AscendC::Duplicate(idx[aligned], static_cast<int32_t>(-1), span - static_cast<int32_t>(aligned));
-            }
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Sort<float, true>(sorted, keyF, idx.ReinterpretCast<uint32_t>(), tmp, static_cast<int32_t>(reps));
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Extract(keyF, out, sorted, static_cast<int32_t>(reps));
-            PipeSync<AscendC::HardEvent::V_MTE3>();
-            // All the entries the walk may read: the sorted valid ones, then -1 (it stops there).
-            AscendC::DataCopyPad(sorted_[t * p_->topK], out.ReinterpretCast<int32_t>(),
+        PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous token's keys were read
+        raw_.SetToken(t);                        // its first Entries() indices -> idx
+        const uint32_t count = raw_.Entries();
+        if (count == 0) {
+            return;  // the walk reads nothing for this token
+        }
+        const uint32_t valid = ValidEntries(idx, count, sorted.ReinterpretCast<int32_t>());
+        PipeSync<AscendC::HardEvent::S_V>();  // (INT64) the narrowed row
+        const uint32_t reps = (count + 31) / 32;
+        const int32_t span = static_cast<int32_t>(reps * 32);
+        PipeSync<AscendC::HardEvent::MTE2_V>();
+        // Indices past any KV length are skipped by the walk whatever their value: clamping
+        // them keeps every key of a non-negative index a positive normal float.
+        AscendC::Mins(idx, idx, SORT_INDEX_CAP, span);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Muls(key, idx, static_cast<int32_t>(-1), span);
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Adds(key, key, keyBias, span);
+        PipeSync<AscendC::HardEvent::V_S>();
+        const uint32_t aligned = AlignUp(valid, 8);  // Duplicate starts on a 32-byte block
+        for (uint32_t e = valid; e < aligned && e < static_cast<uint32_t>(span); ++e) {
+            key.SetValue(e, keyLast);
+            idx.SetValue(e, -1);
+        }
+        PipeSync<AscendC::HardEvent::S_V>();
+        if (aligned < static_cast<uint32_t>(span)) {
+            AscendC::Duplicate(key[aligned], keyLast, span - static_cast<int32_t>(aligned));
+            AscendC::Duplicate(idx[aligned], static_cast<int32_t>(-1), span - static_cast<int32_t>(aligned));
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Sort<float, true>(sorted, keyF, idx.ReinterpretCast<uint32_t>(), tmp, static_cast<int32_t>(reps));
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Extract(keyF, out, sorted, static_cast<int32_t>(reps));
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        // All the entries the walk may read: the sorted valid ones, then -1 (it stops there).
+        const uint64_t table = p_->t1 * p_->topK;
+        for (uint32_t k = both ? 0 : sub_; k <= (both ? 1 : sub_); ++k) {
+            AscendC::DataCopyPad(sorted_[k * table + t * p_->topK], out.ReinterpretCast<int32_t>(),
                                  AscendC::DataCopyExtParams(1, count * 4, 0, 0, 0));
         }
     }
@@ -510,14 +542,17 @@ private:
     }
 
     // acc[lo, hi) := 0 from `zero` (elems floats: a DMA costs a fixed start, so few large
-    // ones), which is filled first, once the copies out of it before have left.
+    // ones), which is filled first (unless `fill` is false: it holds zeros already), once the
+    // copies out of it before have left.
     __aicore__ inline void Zero(const AscendC::GlobalTensor<float> &acc, uint64_t lo, uint64_t hi,
-                                const AscendC::LocalTensor<float> &zero, uint32_t elems)
+                                const AscendC::LocalTensor<float> &zero, uint32_t elems, bool fill = true)
     {
         const uint32_t chunk = elems / 8 * 8;
-        PipeSync<AscendC::HardEvent::MTE3_V>();
-        AscendC::Duplicate(zero, 0.0f, static_cast<int32_t>(chunk));
-        PipeSync<AscendC::HardEvent::V_MTE3>();
+        if (fill) {
+            PipeSync<AscendC::HardEvent::MTE3_V>();
+            AscendC::Duplicate(zero, 0.0f, static_cast<int32_t>(chunk));
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+        }
         for (uint64_t x = lo; x < hi; x += chunk) {
             const uint32_t n = hi - x < chunk ? static_cast<uint32_t>(hi - x) : chunk;
             AscendC::DataCopyPad(acc[x], zero, AscendC::DataCopyExtParams(1, n * 4, 0, 0, 0));
@@ -525,11 +560,12 @@ private:
     }
 
     // The fp32 dQ rows of token t's heads this core owns := 0.
-    __aicore__ inline void ZeroQueryRows(uint64_t t, const AscendC::LocalTensor<float> &zero, uint32_t elems)
+    __aicore__ inline void ZeroQueryRows(uint64_t t, const AscendC::LocalTensor<float> &zero, uint32_t elems,
+                                         bool fill = true)
     {
         if (mine_ != 0) {
             const uint64_t row0 = (t * p_->heads + rowOff_) * p_->qkDim;
-            Zero(accDq_, row0, row0 + mine_ * p_->qkDim, zero, elems);
+            Zero(accDq_, row0, row0 + mine_ * p_->qkDim, zero, elems, fill);
         }
     }
 
@@ -736,7 +772,8 @@ private:
 
     const SparseBackwardParams *p_ = nullptr;
     KvGather gather_;
-    KvGather raw_;  // the original selection, read by SortSelections
+    KvGather raw_;             // the original selection, read by SortSelection
+    uint64_t sortedUpTo_ = 0;  // every token up to it this core needs is sorted
     AscendC::GlobalTensor<int32_t> sorted_;
     GatherRun runs_[GATHER_MAX_RUNS];
     uint64_t seq_ = 0;  // the core's next chunk number (the cube counts alike)

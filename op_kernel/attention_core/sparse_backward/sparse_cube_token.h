@@ -32,6 +32,7 @@ template <typename T> __aicore__ inline void SparseBackwardCube<T>::Token(uint64
         IssueChunk(n, cur, loaded ? ~0ULL : t);
         hasNext = next.cols != 0;
     } else {
+        WaitSorted(t);
         gather_.SetToken(t);
         gather_.LimitChunks(first, last, runs_[0]);
         if (!loaded) {

@@ -49,6 +49,7 @@ template <typename T> __aicore__ inline void SparseBackwardCube<T>::BeginPrewalk
     uint32_t first = 0;
     uint32_t last = 0;
     SparseChunkRange(p_, core_, u, first, last);
+    WaitSorted(u);
     gather_.SetToken(u);
     gather_.LimitChunks(first, last, runs_[m % SPARSE_RUN_LISTS]);
     pre_[1].cols = 0;
@@ -74,6 +75,14 @@ template <typename T> __aicore__ inline void SparseBackwardCube<T>::StepPrewalk(
     } else {
         prewalking_ = false;
         prewalked_ = true;
+    }
+}
+
+// Token u's list, when its vector cores sort it in the main loop, is stored once both said so.
+template <typename T> __aicore__ inline void SparseBackwardCube<T>::WaitSorted(uint64_t u)
+{
+    if (SparseSortedInLoop(p_, core_, u)) {
+        AscendC::CrossCoreWaitFlag(FLAG_SPARSE_SORTED);
     }
 }
 

@@ -136,6 +136,20 @@ def test_tokens_cut_between_cores_match_golden(index_dtype):
     assert cpu.last_counters()["block_dim"] == 24
 
 
+@pytest.mark.parametrize(("heads", "rope", "deterministic"), [(2, True, False), (64, False, False), (4, True, True)])
+def test_later_tokens_of_a_core_match_golden(heads, rope, deterministic):
+    # 80 tokens on 24 cores (or all on one): a core's tokens after its first two have their
+    # selections sorted in the main loop by its own vector cores. Some tokens select nothing
+    # (three in a row, -1 from the first entry) or end early, so the cube and the vector cores
+    # skip tokens between the sorted ones.
+    kw = make_kwargs(batch=1, s1=80, s2=160, heads=heads, picks=70, rope=rope, deterministic=deterministic, seed=29)
+    idx = kw["sparse_indices"]
+    idx[0, [9, 10, 11, 30, 47, 79], 0, :] = -1
+    idx[0, [12, 40], 0, 5:] = -1
+    run_and_judge(refresh_forward(kw))
+    assert cpu.last_counters()["block_dim"] == (1 if deterministic else 24)
+
+
 def test_tokens_are_split_over_the_cores():
     run_and_judge(make_kwargs(batch=2, s1=4, s2=20, heads=2, picks=20, duplicates=True))
     assert cpu.last_counters()["block_dim"] == 8  # one query token per core
