@@ -52,13 +52,17 @@ template <typename T> struct NzHandoff {
                                                   static_cast<uint16_t>(slotRows - rows)));
     }
 
-    // The slot's first rowsPad rows of its first colsPad columns -> an Nz L1 tile of rowsPad rows.
+    // The slot's first colsPad columns -> an Nz L1 tile of rowsPad rows, of which only the first
+    // `rows` (0: all) are copied: the padding rows of an A operand only reach output rows nobody
+    // reads, and the slot never held them (a decode unit of 8 rows would load twice its bytes).
     __aicore__ inline static void Load(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &slot,
-                                       uint32_t rowsPad, uint32_t colsPad, uint32_t slotRows)
+                                       uint32_t rowsPad, uint32_t colsPad, uint32_t slotRows, uint32_t rows = 0)
     {
+        const uint32_t n = rows == 0 ? rowsPad : rows;
         AscendC::DataCopy(dst, slot,
-                          AscendC::DataCopyParams(static_cast<uint16_t>(colsPad / C0), static_cast<uint16_t>(rowsPad),
-                                                  static_cast<uint16_t>(slotRows - rowsPad), 0));
+                          AscendC::DataCopyParams(static_cast<uint16_t>(colsPad / C0), static_cast<uint16_t>(n),
+                                                  static_cast<uint16_t>(slotRows - n),
+                                                  static_cast<uint16_t>(rowsPad - n)));
     }
 };
 

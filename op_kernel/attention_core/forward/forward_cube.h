@@ -434,7 +434,7 @@ private:
         }
         const AscendC::LocalTensor<T> pL1 = PTile(pb);
         if constexpr (NzHandoff<T>::ENABLED) {  // the vector cores wrote P in Nz order
-            NzHandoff<T>::Load(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], mPad, kvPad, p_->blockQ);
+            NzHandoff<T>::Load(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], mPad, kvPad, p_->blockQ, u.rows);
         } else {
             Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], u.rows, blk.cols, p_->blockKv,
                             L1Shape{mPad, kvPad}, 0);
