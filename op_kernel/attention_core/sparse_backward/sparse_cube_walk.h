@@ -1,0 +1,80 @@
+// SparseBackwardCube (sparse_backward_cube.h): the walk of a selection into chunks of runs,
+// whole or in steps (a chunk ahead, and a token's first two chunks during the dQ pass).
+// Included by sparse_backward_cube.h after the class.
+#pragma once
+
+namespace AttentionCore {
+
+// Walks the token's selection to chunk n's runs (scalar reads of the selection); false
+// when it is exhausted.
+template <typename T> __aicore__ inline bool SparseBackwardCube<T>::WalkChunk(uint64_t n, ChunkInfo &info)
+{
+    info.cols = gather_.NextChunk(runs_[n % SPARSE_RUN_LISTS], info.runCount);
+    return info.cols != 0;
+}
+
+// The same walk in steps: BeginWalk, then StepWalk between the dV scatter's key tiles
+// (SPARSE_WALK_STEP entries each: the Fixpipe queue stays fed while the scalar unit
+// reads the selection), then FinishWalk before the chunk's width is needed.
+template <typename T> __aicore__ inline void SparseBackwardCube<T>::BeginWalk(uint64_t n)
+{
+    walkN_ = n;
+    walking_ = true;
+    gather_.BeginChunk();
+}
+
+template <typename T> __aicore__ inline void SparseBackwardCube<T>::StepWalk(uint32_t budget)
+{
+    if (walking_ && gather_.StepChunk(runs_[walkN_ % SPARSE_RUN_LISTS], budget)) {
+        walking_ = false;
+    }
+}
+
+template <typename T> __aicore__ inline bool SparseBackwardCube<T>::FinishWalk(ChunkInfo &info)
+{
+    StepWalk(KvGather::WALK_ALL);
+    info.cols = gather_.ChunkRows(info.runCount);
+    return info.cols != 0;
+}
+
+// The walks of token u's first two chunks (m, m + 1) during the dQ pass before it (the
+// pass is MTE2-bound, its scalar unit mostly waits for full queues), so that at the token's
+// start the scalar unit issues its loads and S/dP at once: BeginPrewalk, StepPrewalk after
+// each group of the pass, the rest after the pass; Token(u) takes pre_.
+template <typename T> __aicore__ inline void SparseBackwardCube<T>::BeginPrewalk(uint64_t u, uint64_t m)
+{
+    if (u >= SparseTokenEnd(p_, core_)) {
+        return;
+    }
+    uint32_t first = 0;
+    uint32_t last = 0;
+    SparseChunkRange(p_, core_, u, first, last);
+    gather_.SetToken(u);
+    gather_.LimitChunks(first, last, runs_[m % SPARSE_RUN_LISTS]);
+    pre_[1].cols = 0;
+    preStage_ = 0;
+    prewalking_ = true;
+    BeginWalk(m);
+}
+
+template <typename T> __aicore__ inline void SparseBackwardCube<T>::StepPrewalk(uint32_t budget)
+{
+    if (!prewalking_) {
+        return;
+    }
+    StepWalk(budget);
+    if (walking_) {
+        return;
+    }
+    ChunkInfo &info = pre_[preStage_];
+    info.cols = gather_.ChunkRows(info.runCount);
+    if (preStage_ == 0 && info.cols != 0) {
+        preStage_ = 1;
+        BeginWalk(walkN_ + 1);
+    } else {
+        prewalking_ = false;
+        prewalked_ = true;
+    }
+}
+
+}  // namespace AttentionCore
