@@ -339,7 +339,8 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
     p.wsSlotP = bq * c * dtypeBytes;
     p.wsSlotO = bq * dp * 4;
     p.wsBytesPerCore = AttentionCore::WS_SLOTS * (p.wsSlotS + p.wsSlotP) + AttentionCore::O_SLOTS * p.wsSlotO +
-                       AttentionCore::CTRL_LINES * AttentionCore::CTRL_LINE_WORDS * 4;
+                       AttentionCore::CTRL_LINES * AttentionCore::CTRL_LINE_WORDS * 4 +
+                       AttentionCore::ZERO_FRACTAL_BYTES;
 }
 
 bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::PrefillTiling &tiling,

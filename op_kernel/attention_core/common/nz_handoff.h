@@ -33,36 +33,41 @@ template <typename T> struct NzHandoff {
     // rows x cols floats in UB (row-major, cols a multiple of 64) -> T in the layout Arrange
     // produces, rounded as CastFromFloat: the cast's destination block stride puts a row's
     // 16-column blocks `rows` blocks apart, so the cast itself arranges (no Copy pass). One
-    // Cast per 64 columns, one repeat per row (rows <= 255).
+    // Cast per 64 columns, one repeat per row (rows <= 255). Rows before `skip` are left out.
     __aicore__ inline static void CastArranged(const AscendC::LocalTensor<T> &nz,
-                                               const AscendC::LocalTensor<float> &src, uint32_t rows, uint32_t cols)
+                                               const AscendC::LocalTensor<float> &src, uint32_t rows, uint32_t cols,
+                                               uint32_t skip = 0)
     {
         for (uint32_t k0 = 0; k0 < cols; k0 += 64) {
             AscendC::Cast(
-                nz[k0 * rows], src[k0], AscendC::RoundMode::CAST_RINT, 64, static_cast<uint8_t>(rows),
+                nz[k0 * rows + skip * C0], src[skip * cols + k0], AscendC::RoundMode::CAST_RINT, 64,
+                static_cast<uint8_t>(rows - skip),
                 AscendC::UnaryRepeatParams(static_cast<uint16_t>(rows), 1, 1, static_cast<uint8_t>(cols / 8)));
         }
     }
-    // Arranged rows -> rows [row0, row0 + rows) of the slot (slotRows rows per column block).
+    // Arranged rows but the first `skip` -> rows [row0 + skip, row0 + rows) of the slot
+    // (slotRows rows per column block).
     __aicore__ inline static void Store(const AscendC::GlobalTensor<T> &slot, const AscendC::LocalTensor<T> &nz,
-                                        uint32_t row0, uint32_t rows, uint32_t cols, uint32_t slotRows)
+                                        uint32_t row0, uint32_t rows, uint32_t cols, uint32_t slotRows,
+                                        uint32_t skip = 0)
     {
-        AscendC::DataCopy(slot[row0 * C0], nz,
-                          AscendC::DataCopyParams(static_cast<uint16_t>(cols / C0), static_cast<uint16_t>(rows), 0,
-                                                  static_cast<uint16_t>(slotRows - rows)));
+        AscendC::DataCopy(slot[(row0 + skip) * C0], nz[skip * C0],
+                          AscendC::DataCopyParams(static_cast<uint16_t>(cols / C0), static_cast<uint16_t>(rows - skip),
+                                                  static_cast<uint16_t>(skip),
+                                                  static_cast<uint16_t>(slotRows - rows + skip)));
     }
 
-    // The slot's first colsPad columns -> an Nz L1 tile of rowsPad rows, of which only the first
-    // `rows` (0: all) are copied: the padding rows of an A operand only reach output rows nobody
-    // reads, and the slot never held them (a decode unit of 8 rows would load twice its bytes).
+    // The slot's rows [row0, rows) (rows 0: rowsPad) of its first colsPad columns -> the same
+    // rows of an Nz L1 tile of rowsPad rows. The padding rows past `rows` only reach output rows
+    // nobody reads and the slot never held them (a decode unit of 8 rows would load twice its bytes).
     __aicore__ inline static void Load(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &slot,
-                                       uint32_t rowsPad, uint32_t colsPad, uint32_t slotRows, uint32_t rows = 0)
+                                       uint32_t rowsPad, uint32_t colsPad, uint32_t slotRows, uint32_t row0 = 0,
+                                       uint32_t rows = 0)
     {
-        const uint32_t n = rows == 0 ? rowsPad : rows;
-        AscendC::DataCopy(dst, slot,
+        const uint32_t n = (rows == 0 ? rowsPad : rows) - row0;
+        AscendC::DataCopy(dst[row0 * C0], slot[row0 * C0],
                           AscendC::DataCopyParams(static_cast<uint16_t>(colsPad / C0), static_cast<uint16_t>(n),
-                                                  static_cast<uint16_t>(slotRows - n),
-                                                  static_cast<uint16_t>(rowsPad - n)));
+                                                  static_cast<uint16_t>(slotRows - n), static_cast<uint16_t>(rowsPad - n)));
     }
 };
 

@@ -87,6 +87,9 @@ public:
             pipe->InitBuffer(kL1_, l1Bufs_ * kvElems_ * sizeof(T));
             pipe->InitBuffer(vL1_, l1Bufs_ * kvElems_ * sizeof(T));
         }
+        pipe->InitBuffer(zeroL1_, ZERO_FRACTAL_BYTES);
+        zero_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) +
+                                                           O_SLOTS * p->wsSlotO + CTRL_LINES * CTRL_LINE_WORDS * 4));
         if constexpr (LAZY_PV) {  // regions (top of the file)
             sChunk_ = p->sChunk;
             accElems_ = bq * dp;
@@ -420,12 +423,14 @@ private:
         kv_.AfterLoad(true);
     }
 
-    // P of slot `slot` -> the P/V copy LoadV filled with the block's V, once the vector cores
-    // wrote P; returns the copy.
-    __aicore__ inline uint32_t LoadPV(const WorkUnit &u, const KvBlock &blk, uint32_t slot)
+    // P of slot `slot` (its rows from row0 on, a multiple of 16, and its first pCols columns, 0:
+    // all) -> the P/V copy LoadV filled with the block's V, once the vector cores wrote P;
+    // returns the copy.
+    __aicore__ inline uint32_t LoadPV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, uint32_t row0 = 0,
+                                      uint32_t pCols = 0)
     {
         const uint32_t mPad = AlignUp(u.rows, 16);
-        const uint32_t kvPad = AlignUp(blk.cols, 16);
+        const uint32_t kvPad = pCols != 0 ? pCols : AlignUp(blk.cols, 16);
         AscendC::CrossCoreWaitFlag(FlagPReady(slot));
         const uint32_t pb = pb_;
         const int32_t loaded = kvPairs_ != 0 ? FWD_EVT_P : EVT_PV + pb;
@@ -433,8 +438,12 @@ private:
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(FWD_EVT_P);  // MTE1 is done with the P tile
         }
         const AscendC::LocalTensor<T> pL1 = PTile(pb);
+        if (row0 != 0 && !zeroLoaded_) {  // the workspace's zero fractal, once (the vector cores wrote it before any P)
+            AscendC::DataCopy(zeroL1_.Get<T>(), zero_, ZERO_FRACTAL_BYTES / sizeof(T));
+            zeroLoaded_ = true;
+        }
         if constexpr (NzHandoff<T>::ENABLED) {  // the vector cores wrote P in Nz order
-            NzHandoff<T>::Load(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], mPad, kvPad, p_->blockQ, u.rows);
+            NzHandoff<T>::Load(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], mPad, kvPad, p_->blockQ, row0, u.rows);
         } else {
             Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], u.rows, blk.cols, p_->blockKv,
                             L1Shape{mPad, kvPad}, 0);
@@ -502,19 +511,29 @@ private:
 
     // Lazy P.V of one key block (headDim <= dChunk: one L0B load; the P region of L0A and the
     // V region of L0B, guarded by EVT_LPV): write the accumulator out first when a vector core
-    // rescaled, then accumulate P.V (Run writes a unit's sum to its final O slot).
+    // rescaled, then accumulate P.V (Run writes a unit's sum to its final O slot). Of a diagonal
+    // tile's P only the part the vector cores wrote crosses L2 (policies.h SkippedPRows,
+    // SeenPCols): the rows before it are zeros in L0A (LoadData of the zero fractal), the
+    // columns past it are left out of the k extent.
     __aicore__ inline void AccumulatePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first)
     {
         const uint32_t d = p_->headDim;
         const uint32_t mPad = AlignUp(u.rows, 16);
         const uint32_t kvPad = AlignUp(blk.cols, 16);
-        const uint32_t pb = LoadPV(u, blk, slot);
+        const uint32_t skip = NzHandoff<T>::ENABLED ? SkippedPRows(mask_, u, blk.k0) : 0;
+        const uint32_t k = NzHandoff<T>::ENABLED ? SeenPCols(mask_, u, blk.k0, blk.cols) : blk.cols;
+        const uint32_t pb = LoadPV(u, blk, slot, skip, AlignUp(k, 16));
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[(EVT_LPV - EVT_L0) * l0bElems_];
         const AscendC::LocalTensor<float> acc = l0c_.Get<float>();
-        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);           // M is done with the P and V regions
-        Tiles::LoadA(l0a, PTile(pb), L1Shape{mPad, kvPad}, 0, blk.cols);  // P
-        Tiles::LoadB(l0b, VTile(pb, kvPad), L1Shape{kvPad, p_->headDimAlign}, blk.cols, 0, d);  // V
+        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);  // M is done with the P and V regions
+        if (skip != 0) {
+            AscendC::LoadData(
+                l0a, zeroL1_.Get<T>(),
+                AscendC::LoadData2DParams(0, static_cast<uint8_t>(skip / 16 * ((k + 15) / 16)), 0, 0, 0, false, 0));
+        }
+        Tiles::LoadA(l0a[Tiles::ARow(skip, k)], PTile(pb), L1Shape{mPad, kvPad}, 0, k, skip, mPad - skip);  // P
+        Tiles::LoadB(l0b, VTile(pb, kvPad), L1Shape{kvPad, p_->headDimAlign}, k, 0, d);                     // V
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
         if (kvPairs_ != 0) {  // the pair and the P tile are free
@@ -534,7 +553,7 @@ private:
             AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
             accStoring_ = false;
         }
-        AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), d, blk.cols, first || flush));
+        AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), d, k, first || flush));
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
     }
@@ -566,8 +585,9 @@ private:
     AscendC::GlobalTensor<T> wsP_;
     AscendC::GlobalTensor<float> wsO_;
     AscendC::GlobalTensor<int32_t> ctrl_;
+    AscendC::GlobalTensor<T> zero_;
 
-    AscendC::TBuf<AscendC::TPosition::A1> qL1_, pL1_;
+    AscendC::TBuf<AscendC::TPosition::A1> qL1_, pL1_, zeroL1_;
     AscendC::TBuf<AscendC::TPosition::B1> kL1_, vL1_;
     AscendC::TBuf<AscendC::TPosition::A2> l0a_;
     AscendC::TBuf<AscendC::TPosition::B2> l0b_;
@@ -582,6 +602,7 @@ private:
     uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;
     uint32_t qIdx_ = 0, sIdx_ = 0;
     bool accStoring_ = false;  // a Fixpipe of the accumulator is in flight (EVT_ACC set)
+    bool zeroLoaded_ = false;  // the zero fractal is in zeroL1_
 };
 
 }  // namespace AttentionCore

@@ -44,6 +44,10 @@ constexpr uint32_t O_SLOTS = 2 * WS_SLOTS;
 constexpr float LAZY_RESCALE_TAU = 5.545177444479562f;  // ln(256)
 constexpr uint32_t CTRL_LINE_WORDS = 16;                // int32 words per 64-byte line
 constexpr uint32_t CTRL_LINES = WS_SLOTS * 3;
+// After the control lines, a fractal of zeros (each vector core writes its half before its
+// first P), which the cube copies into L1 once and from there into the P rows of L0A that a
+// diagonal tile's P leaves out (forward_cube.h AccumulatePV).
+constexpr uint32_t ZERO_FRACTAL_BYTES = 512;
 
 // The core's compile-time modes travel in the tiling key next to the operator's dtype key
 // (0-2): lazy P.V (ForwardParams::lazyO), the PFA mask summary (MaskBandParams::maskSummary)

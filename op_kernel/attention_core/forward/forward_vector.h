@@ -54,6 +54,8 @@ public:
         wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP)));
         ctrl_.SetGlobalBuffer(
             reinterpret_cast<__gm__ int32_t *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) + O_SLOTS * p->wsSlotO));
+        zero_.SetGlobalBuffer(reinterpret_cast<__gm__ uint16_t *>(
+            ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) + O_SLOTS * p->wsSlotO + CTRL_LINES * CTRL_LINE_WORDS * 4));
 
         const uint32_t r = p->rowsPerVec;
         const uint32_t c = p->blockKv;
@@ -115,6 +117,13 @@ public:
         }
         for (uint32_t b = 0; b < sBufs_; ++b) {  // every S buffer starts free
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
+        }
+        if constexpr (LAZY_PV && NzHandoff<T>::ENABLED) {  // this core's half of the zero fractal (forward_params.h)
+            const AscendC::LocalTensor<uint16_t> zeros = pBuf_.Get<uint16_t>();
+            constexpr uint32_t HALF = ZERO_FRACTAL_BYTES / 2 / sizeof(uint16_t);
+            AscendC::Duplicate(zeros, static_cast<uint16_t>(0), static_cast<int32_t>(HALF));
+            PipeSync<AscendC::HardEvent::V_MTE3>();
+            AscendC::DataCopy(zero_[sub_ * HALF], zeros, HALF);
         }
         AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);  // and the P buffer
         AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(p_->rowsPerVec * p_->headDimAlign));
@@ -261,6 +270,17 @@ private:
             return 0;
         }
         const uint32_t skip = u.q0 + SkippedSRows(mask_, u, blk.k0);
+        return skip <= row0 ? 0 : (skip - row0 >= rows ? rows : skip - row0);
+    }
+
+    // Of the query rows [row0, row0 + rows) of u, how many lead and need no P in block blk's slot
+    // (lazy P.V with P in Nz order: the cube zeroes them itself, policies.h SkippedPRows).
+    __aicore__ inline uint32_t Unstored(const WorkUnit &u, const KvBlock &blk, uint32_t row0, uint32_t rows) const
+    {
+        if constexpr (!LAZY_PV || !NzHandoff<T>::ENABLED) {
+            return 0;
+        }
+        const uint32_t skip = u.q0 + SkippedPRows(mask_, u, blk.k0);
         return skip <= row0 ? 0 : (skip - row0 >= rows ? rows : skip - row0);
     }
 
@@ -425,8 +445,10 @@ private:
                 AscendC::Duplicate(alpha_[slot][h0], 1.0f, static_cast<int32_t>(rows));
             }
         }
-        if (dead != 0) {
-            AscendC::Duplicate(sAll, 0.0f, static_cast<int32_t>(dead * c));
+        // The leading rows the cube does not load (Unstored) need no P at all.
+        const uint32_t unstored = Unstored(u, blk, row0, rows);
+        if (dead > unstored) {
+            AscendC::Duplicate(sAll[unstored * c], 0.0f, static_cast<int32_t>((dead - unstored) * c));
             AscendC::PipeBarrier<PIPE_V>();
         }
 
@@ -436,10 +458,16 @@ private:
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
         }
         if constexpr (NzHandoff<T>::ENABLED) {  // P in the cube's Nz order (nz_handoff.h)
-            NzHandoff<T>::CastArranged(pOut, sAll, rows, c);
+            // lazy P.V: no P past the columns the cube's P.V reads (SeenPCols)
+            const uint32_t pCols = LAZY_PV ? AlignUp(SeenPCols(mask_, u, blk.k0, blk.cols), 16) : c;
+            if (unstored < rows) {
+                NzHandoff<T>::CastArranged(pOut, sAll, rows, c, unstored);
+            }
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
-            PipeSync<AscendC::HardEvent::V_MTE3>();
-            NzHandoff<T>::Store(pSlot, pOut, rowOff + h0, rows, c, p_->blockQ);
+            if (unstored < rows) {
+                PipeSync<AscendC::HardEvent::V_MTE3>();
+                NzHandoff<T>::Store(pSlot, pOut, rowOff + h0, rows, pCols, p_->blockQ, unstored);
+            }
             AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
             return rescale;
         }
@@ -769,6 +797,7 @@ private:
     bool blockLast_[WS_SLOTS];
     uint64_t issued_ = 0, retired_ = 0, unitsSeen_ = 0;  // stream blocks softmaxed / folded; units decoded
     AscendC::GlobalTensor<int32_t> ctrl_;
+    AscendC::GlobalTensor<uint16_t> zero_;         // the workspace's zero fractal
     bool rescaled_[WS_SLOTS];                      // per slot: whether this core moved its reference at that block
     AscendC::LocalTensor<float> alpha_[WS_SLOTS];  // per workspace slot: its block's rescale factor
 };

@@ -216,6 +216,21 @@ __aicore__ inline uint32_t SeenSCols(const Mask &mask, const WorkUnit &u, uint32
     return seen == 0 ? 16 : (seen < cols ? seen : cols);
 }
 
+// Lazy P.V with P in Nz order hands over only part of a diagonal tile's P, the rest being 0:
+// the rows the S left out (SkippedSRows; but the last fractal row, so that every block has a P
+// load), which the cube zeroes in L0A from a zero fractal in L1, and the columns past the last
+// key any row of the unit sees (SeenSCols over all its rows), which P.V leaves out of its k.
+template <class Mask> __aicore__ inline uint32_t SkippedPRows(const Mask &mask, const WorkUnit &u, int64_t k0)
+{
+    const uint32_t skip = SkippedSRows(mask, u, k0);
+    return skip < u.rows ? skip : u.rows - 16;
+}
+template <class Mask>
+__aicore__ inline uint32_t SeenPCols(const Mask &mask, const WorkUnit &u, int64_t k0, uint32_t cols)
+{
+    return SeenSCols(mask, u, 0, u.rows, k0, cols);
+}
+
 // SoftmaxMod default: nothing between exp and the P.V product. AfterExp(P, byte scratch
 // (rows x cols), unit, row0, rows, k0, colsValid, cols) acts on the exponentiated scores after
 // their row sums were taken (dropout).

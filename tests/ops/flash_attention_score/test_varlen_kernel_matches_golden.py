@@ -210,3 +210,10 @@ def test_large_varlen_batches_match_golden(dtype, mode, pre, nxt):
     kw = make_kwargs(dtype, seq_q=seq_q, seq_kv=seq_kv, n=4, nkv=2, d=128, mode=mode, pre_tokens=pre, next_tokens=nxt)
     kw.update(drop_mask=drop_bits(seq_q, seq_kv, 4, 0.9), keep_prob=0.9)
     run_and_judge(kw)
+
+
+@pytest.mark.parametrize("dtype,mode", [("fp16", 2), ("bf16", 3), ("fp16", 4)])
+def test_diagonal_tiles_of_the_sparse_modes_match_golden(dtype, mode):
+    # D = 128 (lazy P.V), odd lengths: the diagonal tiles hand over only the P of their band.
+    extra = dict(pre_tokens=100, next_tokens=21) if mode == 4 else {}
+    run_and_judge(make_kwargs(dtype, seq_q=(700, 333), seq_kv=(700, 401), n=8, d=128, mode=mode, **extra))

@@ -177,11 +177,11 @@ def test_causal_single_head_with_long_rows_folds_its_q_blocks(plan):
 def test_workspace_is_four_hand_off_slots_per_core(plan):
     # WS_SLOTS = 4 slots of S (fp32) and P (input dtype), 4 + 4 (final lazy P.V sums of units
     # ending in each block slot) of O (fp32) per core and 12 control lines of 64 B: the cube runs
-    # three key blocks ahead of the P.V it waits for (attention_core/forward/forward_params.h)
+    # three key blocks ahead of the P.V it waits for, and a zero fractal (attention_core/forward/forward_params.h)
     (p,) = plan(problem(d=72, sq=512, n=4))
     bq, dp = p["blockQ"], p["headDimAlign"]
     assert dp == 80
-    assert p["wsBytesPerCore"] == 4 * (bq * 128 * 4 + bq * 128 * 2) + 8 * bq * dp * 4 + 12 * 64
+    assert p["wsBytesPerCore"] == 4 * (bq * 128 * 4 + bq * 128 * 2) + 8 * bq * dp * 4 + 12 * 64 + 512
     assert p["workspace"] == p["usedCores"] * p["wsBytesPerCore"]
 
 
