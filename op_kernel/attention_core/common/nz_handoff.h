@@ -67,7 +67,8 @@ template <typename T> struct NzHandoff {
         const uint32_t n = (rows == 0 ? rowsPad : rows) - row0;
         AscendC::DataCopy(dst[row0 * C0], slot[row0 * C0],
                           AscendC::DataCopyParams(static_cast<uint16_t>(colsPad / C0), static_cast<uint16_t>(n),
-                                                  static_cast<uint16_t>(slotRows - n), static_cast<uint16_t>(rowsPad - n)));
+                                                  static_cast<uint16_t>(slotRows - n),
+                                                  static_cast<uint16_t>(rowsPad - n)));
     }
 };
 
