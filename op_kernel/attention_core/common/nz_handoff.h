@@ -57,15 +57,18 @@ template <typename T> struct NzHandoff {
                                                   static_cast<uint16_t>(slotRows - rows + skip)));
     }
 
-    // The slot's rows [row0, rowsPad) of its first colsPad columns -> the same rows of an Nz L1
-    // tile of rowsPad rows.
+    // The slot's rows [row0, rows) (rows 0: rowsPad) of its first colsPad columns -> the same
+    // rows of an Nz L1 tile of rowsPad rows. The padding rows past `rows` only reach output rows
+    // nobody reads and the slot never held them (a decode unit of 8 rows would load twice its bytes).
     __aicore__ inline static void Load(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &slot,
-                                       uint32_t rowsPad, uint32_t colsPad, uint32_t slotRows, uint32_t row0 = 0)
+                                       uint32_t rowsPad, uint32_t colsPad, uint32_t slotRows, uint32_t row0 = 0,
+                                       uint32_t rows = 0)
     {
-        AscendC::DataCopy(
-            dst[row0 * C0], slot[row0 * C0],
-            AscendC::DataCopyParams(static_cast<uint16_t>(colsPad / C0), static_cast<uint16_t>(rowsPad - row0),
-                                    static_cast<uint16_t>(slotRows - rowsPad + row0), static_cast<uint16_t>(row0)));
+        const uint32_t n = (rows == 0 ? rowsPad : rows) - row0;
+        AscendC::DataCopy(dst[row0 * C0], slot[row0 * C0],
+                          AscendC::DataCopyParams(static_cast<uint16_t>(colsPad / C0), static_cast<uint16_t>(n),
+                                                  static_cast<uint16_t>(slotRows - n),
+                                                  static_cast<uint16_t>(rowsPad - n)));
     }
 };
 

@@ -466,7 +466,7 @@ private:
             zeroLoaded_ = true;
         }
         if constexpr (NzHandoff<T>::ENABLED) {  // the vector cores wrote P in Nz order
-            NzHandoff<T>::Load(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], mPad, kvPad, p_->blockQ, row0);
+            NzHandoff<T>::Load(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], mPad, kvPad, p_->blockQ, row0, u.rows);
         } else {
             Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], u.rows, blk.cols, p_->blockKv,
                             L1Shape{mPad, kvPad}, 0);
