@@ -119,11 +119,13 @@ public:
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
         }
         if constexpr (LAZY_PV && NzHandoff<T>::ENABLED) {  // this core's half of the zero fractal (forward_params.h)
-            const AscendC::LocalTensor<uint16_t> zeros = pBuf_.Get<uint16_t>();
-            constexpr uint32_t HALF = ZERO_FRACTAL_BYTES / 2 / sizeof(uint16_t);
-            AscendC::Duplicate(zeros, static_cast<uint16_t>(0), static_cast<int32_t>(HALF));
-            PipeSync<AscendC::HardEvent::V_MTE3>();
-            AscendC::DataCopy(zero_[sub_ * HALF], zeros, HALF);
+            if (mask_.HasRowsBefore()) {
+                const AscendC::LocalTensor<uint16_t> zeros = pBuf_.Get<uint16_t>();
+                constexpr uint32_t HALF = ZERO_FRACTAL_BYTES / 2 / sizeof(uint16_t);
+                AscendC::Duplicate(zeros, static_cast<uint16_t>(0), static_cast<int32_t>(HALF));
+                PipeSync<AscendC::HardEvent::V_MTE3>();
+                AscendC::DataCopy(zero_[sub_ * HALF], zeros, HALF);
+            }
         }
         AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);  // and the P buffer
         AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(p_->rowsPerVec * p_->headDimAlign));

@@ -41,6 +41,8 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
 
     __aicore__ inline bool LoadsRows() const { return p_->hasMask != 0; }
 
+    __aicore__ inline bool HasRowsBefore() const { return p_->bandActive != 0; }
+
     // MaskModBase::RowsBefore: row r sees no key from k0 on when r + nextTokens < k0.
     __aicore__ inline uint32_t RowsBefore(const WorkUnit &u, uint32_t row0, uint32_t rows, int64_t k0) const
     {

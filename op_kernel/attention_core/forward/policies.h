@@ -186,6 +186,9 @@ struct MaskModBase {
     // How many of the query rows [row0, row0 + rows) come first and see no key from k0 on
     // (a diagonal tile's upper rows): at most that many, 0 when unknown.
     __aicore__ inline uint32_t RowsBefore(const WorkUnit &, uint32_t, uint32_t, int64_t) const { return 0; }
+    // Whether RowsBefore can be non-zero at all: only then does lazy P.V need the workspace's
+    // zero fractal (forward_vector.h Init), which a short kernel would otherwise pay for.
+    __aicore__ inline bool HasRowsBefore() const { return false; }
     // How many of the keys [k0, k0 + cols) come first and hold every key some query row up to
     // lastRow sees (a diagonal tile's band end); the others are MASKED_SCORE after Apply whatever
     // the scores held. `cols` when unknown.

@@ -132,6 +132,8 @@ template <> struct MaskMod<MaskSparseMode> : MaskModBase {
         }
     }
 
+    __aicore__ inline bool HasRowsBefore() const { return true; }
+
     // MaskModBase::RowsBefore: the band's end never decreases with the row (sparse_mode.h), so
     // the rows that end at or before k0 come first; a binary search for the first that does not.
     __aicore__ inline uint32_t RowsBefore(const WorkUnit &u, uint32_t row0, uint32_t rows, int64_t k0) const
