@@ -119,7 +119,8 @@ public:
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
         }
         if constexpr (LAZY_PV && NzHandoff<T>::ENABLED) {  // this core's half of the zero fractal (forward_params.h)
-            if (mask_.HasRowsBefore()) {
+            // Cores past the plan (the backward's recompute launches more) own no workspace.
+            if (mask_.HasRowsBefore() && core_ < p_->usedCores) {
                 const AscendC::LocalTensor<uint16_t> zeros = pBuf_.Get<uint16_t>();
                 constexpr uint32_t HALF = ZERO_FRACTAL_BYTES / 2 / sizeof(uint16_t);
                 AscendC::Duplicate(zeros, static_cast<uint16_t>(0), static_cast<int32_t>(HALF));
