@@ -5,6 +5,7 @@
 
 #include "../../../op_kernel/attention_core/backward/backward_layout.h"
 #include "../../../op_kernel/attention_core/common/sparse_mode.h"
+#include "cost_rates.h"
 
 namespace fa_host {
 
@@ -183,24 +184,23 @@ double CutRanges(const std::vector<double> &cost, uint32_t cores, std::vector<ui
 
 // The steps whose S/dP the cube issues before the first barrier (earlySteps), and the slots.
 // Before it each core's two vector cores read their share of dO and O (tq x N rows of D) for
-// the row terms at 32 B per cycle each from HBM (cost table `hbm_read_bytes`), and the cube
-// would wait. Meanwhile it can stage and issue its first steps: Q and dO (blockQ rows each),
-// and K and V at a unit's start, as Nd2Nz copies from HBM (`dma_head` 197.9 + 3.36 per row,
-// `nd2nz_row_cycles`, + the bytes at 32 per cycle). earlySteps is the fewest steps a core
+// the row terms from HBM, and the cube would wait. Meanwhile it can stage and issue its first
+// steps: Q and dO (blockQ rows each), and K and V at a unit's start, as Nd2Nz copies from HBM
+// (the cost table's rates: cost_rates.h). earlySteps is the fewest steps a core
 // stages within PASS_SHARE of the pass (the barrier waits for the last core), where that is more than the
 // pipelined + 1 the loop issues before the barrier anyway, and at most BWD_MAX_EARLY_STEPS.
 void PlanEarlySteps(const BackwardProblem &prob, AttentionCore::BackwardParams &p)
 {
-    constexpr double HBM_BYTES = 32, HEAD = 197.9, ROW = 3.36;  // cost table rows, per cycle
     // The share of the pass the cube stages in: a fit (2x2K N32 causal, modelled: 8 steps
     // 897.8 us, 947.3 with HBM shared over time; the whole pass, 11 steps, 897.7 and 950.5: the
     // cube's HBM reads then slow the pass's).
     constexpr double PASS_SHARE = 0.75;
     const uint32_t used = std::max<uint32_t>(1, p.usedCores);
-    const double pass =
-        PASS_SHARE * double(prob.tq) * prob.numHeads * prob.headDim * prob.dtypeBytes * 2 / used / (2 * HBM_BYTES);
+    const double pass = PASS_SHARE * double(prob.tq) * prob.numHeads * prob.headDim * prob.dtypeBytes * 2 / used /
+                        (2 * HBM_READ_BYTES_PER_CYCLE);
     const auto copy = [&](double rows) {
-        return HEAD + rows * ROW + rows * prob.headDim * prob.dtypeBytes / HBM_BYTES;
+        return DMA_HEAD_REFIT_CYCLES + rows * ND2NZ_ROW_CYCLES +
+               rows * prob.headDim * prob.dtypeBytes / HBM_READ_BYTES_PER_CYCLE;
     };
     const std::vector<std::vector<double>> units = UnitStepCosts(prob, p, p.qSplit);
     uint64_t early = AttentionCore::BWD_MAX_EARLY_STEPS;
