@@ -338,9 +338,7 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
     p.wsSlotS = bq * c * 4;
     p.wsSlotP = bq * c * dtypeBytes;
     p.wsSlotO = bq * dp * 4;
-    p.wsBytesPerCore = AttentionCore::WS_SLOTS * (p.wsSlotS + p.wsSlotP) + AttentionCore::O_SLOTS * p.wsSlotO +
-                       AttentionCore::CTRL_LINES * AttentionCore::CTRL_LINE_WORDS * 4 +
-                       AttentionCore::ZERO_FRACTAL_BYTES;
+    p.wsBytesPerCore = AttentionCore::ForwardWorkspaceLayout(p.wsSlotS, p.wsSlotP, p.wsSlotO).total;
 }
 
 bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::PrefillTiling &tiling,

@@ -63,11 +63,11 @@ public:
             early_ = !Variant::Mask::HasPrepass() && score.KeyScale() == 1.0f;
         }
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
+        const ForwardWorkspace wl = ForwardWorkspaceLayout(p->wsSlotS, p->wsSlotP, p->wsSlotO);
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
-        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + WS_SLOTS * p->wsSlotS));
-        wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP)));
-        ctrl_.SetGlobalBuffer(
-            reinterpret_cast<__gm__ int32_t *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) + O_SLOTS * p->wsSlotO));
+        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + wl.p));
+        wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + wl.o));
+        ctrl_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(ws + wl.ctrl));
 
         const uint32_t bq = p->blockQ;
         const uint32_t bk = p->blockKv;
@@ -94,8 +94,7 @@ public:
             pipe->InitBuffer(vL1_, l1Bufs_ * kvElems_ * sizeof(T));
         }
         pipe->InitBuffer(zeroL1_, ZERO_FRACTAL_BYTES);
-        zero_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) +
-                                                           O_SLOTS * p->wsSlotO + CTRL_LINES * CTRL_LINE_WORDS * 4));
+        zero_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + wl.zero));
         if constexpr (LAZY_PV) {  // regions (top of the file)
             sChunk_ = p->sChunk;
             accElems_ = bq * dp;

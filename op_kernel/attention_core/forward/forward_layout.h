@@ -42,6 +42,23 @@ __aicore__ inline ForwardVectorUb ForwardVectorUbLayout(uint32_t r, uint32_t v, 
     return l;
 }
 
+// A core's forward workspace (ForwardParams::wsBytesPerCore), in byte offsets: WS_SLOTS S
+// slots, WS_SLOTS P slots, O_SLOTS O slots, the control lines, then the zero fractal.
+struct ForwardWorkspace {
+    uint64_t p, o, ctrl, zero, total;
+};
+
+__aicore__ inline ForwardWorkspace ForwardWorkspaceLayout(uint64_t slotS, uint64_t slotP, uint64_t slotO)
+{
+    ForwardWorkspace w;
+    w.p = WS_SLOTS * slotS;
+    w.o = w.p + WS_SLOTS * slotP;
+    w.ctrl = w.o + O_SLOTS * slotO;
+    w.zero = w.ctrl + CTRL_LINES * CTRL_LINE_WORDS * 4;
+    w.total = w.zero + ZERO_FRACTAL_BYTES;
+    return w;
+}
+
 // The cube stage's L1 for q-blocks of bq rows: Q, P, K and V per copy (l1Bufs); with kvPairs
 // K/V pair copies (KvSourceBase::KvPairCopies): Q per copy, one P, the pairs; and the zero
 // fractal (ZERO_FRACTAL_BYTES).

@@ -49,13 +49,12 @@ public:
         }
         sub_ = AscendC::GetSubBlockIdx();
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
+        const ForwardWorkspace wl = ForwardWorkspaceLayout(p->wsSlotS, p->wsSlotP, p->wsSlotO);
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
-        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + WS_SLOTS * p->wsSlotS));
-        wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP)));
-        ctrl_.SetGlobalBuffer(
-            reinterpret_cast<__gm__ int32_t *>(ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) + O_SLOTS * p->wsSlotO));
-        zero_.SetGlobalBuffer(reinterpret_cast<__gm__ uint16_t *>(
-            ws + WS_SLOTS * (p->wsSlotS + p->wsSlotP) + O_SLOTS * p->wsSlotO + CTRL_LINES * CTRL_LINE_WORDS * 4));
+        wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + wl.p));
+        wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + wl.o));
+        ctrl_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(ws + wl.ctrl));
+        zero_.SetGlobalBuffer(reinterpret_cast<__gm__ uint16_t *>(ws + wl.zero));
 
         const uint32_t r = p->rowsPerVec;
         const uint32_t c = p->blockKv;
