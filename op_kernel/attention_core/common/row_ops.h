@@ -1,6 +1,7 @@
 // Row-broadcast helpers of every vector stage (forward, combine, both backwards): a per-row
 // statistic held as one 8-float block per row (Brcb's layout, what the [.., 8] statistics
-// tensors store) applied to every column of a row-major tile.
+// tensors store) applied to every column of a row-major tile; and the two folds a row
+// reduction is built of (forward_vector_softmax.h RowReduce).
 #pragma once
 #include "kernel_operator.h"
 
@@ -34,6 +35,31 @@ __aicore__ inline void RowBroadcast(const AscendC::LocalTensor<float> &x, const 
         }
     }
     AscendC::PipeBarrier<PIPE_V>();
+}
+
+// dst = max (or sum) of a and b.
+template <bool isMax, class... Shape>
+__aicore__ inline void Fold(const AscendC::LocalTensor<float> &dst, const AscendC::LocalTensor<float> &a,
+                            const AscendC::LocalTensor<float> &b, Shape... shape)
+{
+    if constexpr (isMax) {
+        AscendC::Max(dst, a, b, shape...);
+    } else {
+        AscendC::Add(dst, a, b, shape...);
+    }
+}
+
+// dst[i] = max (or sum) of the 8 floats of block i of `repeats` repeats of 8 blocks, repeats
+// `repPitch` blocks apart.
+template <bool isMax>
+__aicore__ inline void BlockReduce(const AscendC::LocalTensor<float> &dst, const AscendC::LocalTensor<float> &src,
+                                   int32_t repeats, int32_t repPitch)
+{
+    if constexpr (isMax) {
+        AscendC::BlockReduceMax(dst, src, repeats, 64, 1, 1, repPitch);
+    } else {
+        AscendC::BlockReduceSum(dst, src, repeats, 64, 1, 1, repPitch);
+    }
 }
 
 }  // namespace AttentionCore

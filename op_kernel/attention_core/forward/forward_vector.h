@@ -258,520 +258,46 @@ private:
     static constexpr int32_t EVT_S = VEC_EVT_S;
     static constexpr int32_t EVT_P = VEC_EVT_P;
 
-    // Rows of the sub-block that starts at row h0 of this core's `rows`.
-    __aicore__ inline uint32_t SubRows(uint32_t h0, uint32_t rows) const
-    {
-        return rows - h0 < vecRows_ ? rows - h0 : vecRows_;
-    }
-
-    // Of the query rows [row0, row0 + rows) of u, how many lead and have no S in block blk's slot
-    // (lazy P.V: the cube left them out, policies.h SkippedSRows). A multiple of 8, or `rows`.
-    __aicore__ inline uint32_t Unwritten(const WorkUnit &u, const KvBlock &blk, uint32_t row0, uint32_t rows) const
-    {
-        if constexpr (!LAZY_PV) {
-            return 0;
-        }
-        const uint32_t skip = u.q0 + SkippedSRows(mask_, u, blk.k0);
-        return skip <= row0 ? 0 : (skip - row0 >= rows ? rows : skip - row0);
-    }
-
-    // Of the query rows [row0, row0 + rows) of u, how many lead and need no P in block blk's slot
-    // (lazy P.V with P in Nz order: the cube zeroes them itself, policies.h SkippedPRows).
-    __aicore__ inline uint32_t Unstored(const WorkUnit &u, const KvBlock &blk, uint32_t row0, uint32_t rows) const
-    {
-        if constexpr (!LAZY_PV || !NzHandoff<T>::ENABLED) {
-            return 0;
-        }
-        const uint32_t skip = u.q0 + SkippedPRows(mask_, u, blk.k0);
-        return skip <= row0 ? 0 : (skip - row0 >= rows ? rows : skip - row0);
-    }
-
-    // This core's rows [rowOff, rowOff + rows) of S slot `slot` (block blk of u) -> S buffer `b`
-    // (once the vector is done with it), the rows the cube wrote at their places.
-    __aicore__ inline void LoadS(const WorkUnit &u, const KvBlock &blk, uint32_t slot, uint32_t rowOff, uint32_t rows,
-                                 uint32_t b)
-    {
-        const uint32_t c = p_->blockKv;
-        const uint32_t skip = Unwritten(u, blk, u.q0 + rowOff, rows);
-        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
-        if (skip < rows) {
-            const AscendC::LocalTensor<float> dst = sBuf_.Get<float>()[b * sElems_ + skip * c];
-            const AscendC::GlobalTensor<float> src = wsS_[slot * (p_->wsSlotS / 4) + (rowOff + skip) * c];
-            // lazy P.V: no columns past those the rows see (SeenSCols; Apply's band sets them)
-            const uint32_t seen = LAZY_PV ? SeenSCols(mask_, u, rowOff + skip, rows - skip, blk.k0, c) : c;
-            if (seen < c) {
-                constexpr uint32_t PER_BLOCK = 32 / sizeof(float);
-                const uint16_t gap = static_cast<uint16_t>((c - seen) / PER_BLOCK);
-                AscendC::DataCopy(dst, src,
-                                  AscendC::DataCopyParams(static_cast<uint16_t>(rows - skip),
-                                                          static_cast<uint16_t>(seen / PER_BLOCK), gap, gap));
-            } else {
-                AscendC::DataCopy(dst, src, (rows - skip) * c);
-            }
-        }
-        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_S + b);
-    }
-
-    // As soon as this block's P is out: the next block's S (with two S buffers,
-    // ForwardParams::vecSBufs) and its mask rows, so the loads overlap the O fold and the next
-    // block's start.
-    __aicore__ inline void Prefetch(const WorkUnit &u, const KvBlock &next, uint32_t rowOff, uint32_t rows,
-                                    uint32_t slot)
-    {
-        if (rows == 0) {
-            return;
-        }
-        const uint32_t first = SubRows(0, rows);
-        if (sBufs_ == 2 && !prefetched_) {
-            AscendC::CrossCoreWaitFlag(FLAG_S_READY);
-            LoadS(u, next, slot, rowOff, first, sIdx_);
-            prefetched_ = true;
-        }
-        LoadMask(u, {u.q0 + rowOff, first, next});
-    }
-
     // Mask rows of one sub-block: query rows [row0, row0 + rows), the keys of blk.
     struct MaskRows {
         uint32_t row0 = 0, rows = 0;
         KvBlock blk = {0, 0};
     };
 
-    // The mask rows of the next Apply, unless SoftmaxRows already issued them.
-    __aicore__ inline void LoadMask(const WorkUnit &u, const MaskRows &m)
-    {
-        if (maskAhead_) {
-            maskAhead_ = false;
-            return;
-        }
-        IssueMask(u, m);
-    }
+    // The S and mask loads of a key block: which rows and columns of a band tile are read
+    // (forward_vector_loads.h).
+    __aicore__ inline uint32_t SubRows(uint32_t h0, uint32_t rows) const;
+    __aicore__ inline uint32_t Unwritten(const WorkUnit &u, const KvBlock &blk, uint32_t row0, uint32_t rows) const;
+    __aicore__ inline uint32_t Unstored(const WorkUnit &u, const KvBlock &blk, uint32_t row0, uint32_t rows) const;
+    __aicore__ inline void LoadS(const WorkUnit &u, const KvBlock &blk, uint32_t slot, uint32_t rowOff, uint32_t rows,
+                                 uint32_t b);
+    __aicore__ inline void Prefetch(const WorkUnit &u, const KvBlock &next, uint32_t rowOff, uint32_t rows,
+                                    uint32_t slot);
+    __aicore__ inline void LoadMask(const WorkUnit &u, const MaskRows &m);
+    __aicore__ inline void IssueMask(const WorkUnit &u, const MaskRows &m);
 
-    // The mask rows of m at their places in the mask buffer, but for the leading rows without S
-    // (Unwritten: SoftmaxRows gives them P = 0 without Apply) and, with lazy P.V, the columns
-    // past the keys the rows see (SeenSCols: Apply's band sets those scores whatever the mask
-    // buffer holds there).
-    __aicore__ inline void IssueMask(const WorkUnit &u, const MaskRows &m)
-    {
-        const uint32_t skip = Unwritten(u, m.blk, m.row0, m.rows);
-        if (skip < m.rows) {
-            const uint32_t cols =
-                LAZY_PV ? SeenSCols(mask_, u, m.row0 + skip - u.q0, m.rows - skip, m.blk.k0, m.blk.cols) : m.blk.cols;
-            mask_.Load(maskBuf_.Get<uint8_t>()[skip * p_->blockKv], u, m.row0 + skip, m.rows - skip, m.blk.k0, cols,
-                       p_->blockKv);
-        }
-    }
-
-    // One key block: S -> P (online softmax) sub-block by sub-block, P to the workspace for the
-    // cube. With two S buffers the next sub-block's S loads during this one's softmax. Where the
-    // mask reads rows per block (the vector cores then pace the pipeline, the cube's S is
-    // ready early) the last sub-block's softmax also overlaps the load of the first S rows of
-    // `after` (the unit's next block, if any); elsewhere that wait for the next S would hold
-    // this block's P back from a cube that is waiting for it, so those rows load after P.
+    // The online softmax of a key block, S -> P for the cube (forward_vector_softmax.h).
     __aicore__ inline void SoftmaxBlock(const WorkUnit &u, const KvBlock &blk, uint32_t rowOff, uint32_t rows,
-                                        uint32_t slot, const KvBlock *after)
-    {
-        if (!prefetched_) {
-            AscendC::CrossCoreWaitFlag(FLAG_S_READY);
-            if (rows != 0) {
-                LoadS(u, blk, slot, rowOff, SubRows(0, rows), sIdx_);
-            }
-        }
-        prefetched_ = false;
-        bool rescaled = false;
-        for (uint32_t h0 = 0; h0 < rows; h0 += vecRows_) {
-            const uint32_t cur = sIdx_;
-            const uint32_t next = h0 + vecRows_;
-            MaskRows ahead;  // the mask rows of the next Apply, when they are known here
-            if (next < rows) {
-                ahead = {u.q0 + rowOff + next, SubRows(next, rows), blk};
-                if (sBufs_ == 2) {  // the next sub-block's S: now into the other buffer, else after this one
-                    LoadS(u, blk, slot, rowOff + next, ahead.rows, cur ^ 1u);
-                }
-            } else if (after != nullptr) {
-                ahead = {u.q0 + rowOff, SubRows(0, rows), *after};
-                if (sBufs_ == 2 && mask_.LoadsRows()) {
-                    AscendC::CrossCoreWaitFlag(FLAG_S_READY);
-                    LoadS(u, *after, (slot + 1) % WS_SLOTS, rowOff, ahead.rows, cur ^ 1u);
-                    prefetched_ = true;
-                }
-            }
-            rescaled = SoftmaxRows(u, blk, rowOff, h0, SubRows(h0, rows), slot, cur, ahead) || rescaled;
-            sIdx_ = sBufs_ == 2 ? cur ^ 1u : 0u;
-            if (next < rows) {
-                if (sBufs_ == 1) {
-                    LoadS(u, blk, slot, rowOff + next, ahead.rows, 0);
-                }
-                LoadMask(u, ahead);
-            }
-        }
-        rescaled_[slot] = rescaled;
-        if constexpr (LAZY_PV) {
-            WriteCtrl(ctrl_, CtrlRescaled(slot, sub_), rescaled ? 1 : 0);
-        }
-        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagPReady(slot));
-    }
-
-    // The online softmax of one sub-block: rows [h0, h0 + rows) of this core's rows (statistics
-    // at offset h0) from S buffer `cur`; P to the slot. Returns whether the rows' reference max
-    // moved (lazy P.V; always true otherwise). A sub-block that keeps its reference while another
-    // one of the block moves gets alpha = 1, so the block's rescale acts on every row alike.
+                                        uint32_t slot, const KvBlock *after);
     __aicore__ inline bool SoftmaxRows(const WorkUnit &u, const KvBlock &blk, uint32_t rowOff, uint32_t h0,
-                                       uint32_t rows, uint32_t slot, uint32_t cur, const MaskRows &ahead)
-    {
-        const uint32_t c = p_->blockKv;
-        // The leading rows that see no key of this block (a diagonal tile's upper rows) keep
-        // their statistics (alpha 1) and get P = 0 without the softmax passes: `live` rows from
-        // h0 + dead on take them. A multiple of 8 (32-byte aligned statistics); all rows only
-        // where the cube wrote no S for any of them, else one row at least. The rows without S
-        // (Unwritten: a multiple of 8 of those before the band, or all) never reach past `dead`.
-        const uint32_t row0 = u.q0 + rowOff + h0;
-        const uint32_t before = mask_.RowsBefore(u, row0, rows, blk.k0);
-        const uint32_t dead =
-            Unwritten(u, blk, row0, rows) == rows ? rows : (before < rows ? before : rows - 1) / 8 * 8;
-        const uint32_t live = rows - dead;
-        const AscendC::LocalTensor<float> sAll = sBuf_.Get<float>()[cur * sElems_];
-        s_ = sAll[dead * c];
-        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_S + cur);
-        // The previous block's P store reads pBuf_ until MTE3 is done: wait right before
-        // pBuf_'s first use (as score or mask scratch, else the P cast), so the store
-        // overlaps this block's softmax. The wait is the P store's own event: stores issued
-        // after it (the K/V source's ring writes) do not hold this softmax back.
-        bool pFree = false;
-        bool rescale = !LAZY_PV;
-        if (live != 0) {
-            rescale = SoftmaxLive(u, blk, h0, dead, row0 + dead, live, slot, ahead, pFree);
-        } else {
-            if constexpr (!Variant::Softmax::UsesMaskBuffer()) {  // the mask buffer is free: the next rows now
-                if (ahead.rows != 0) {
-                    IssueMask(u, ahead);
-                    maskAhead_ = true;
-                }
-            }
-            if (vecRows_ < p_->rowsPerVec) {  // only lazy P.V leaves whole sub-blocks out: no rescale
-                AscendC::Duplicate(alpha_[slot][h0], 1.0f, static_cast<int32_t>(rows));
-            }
-        }
-        // The leading rows the cube does not load (Unstored) need no P at all.
-        const uint32_t unstored = Unstored(u, blk, row0, rows);
-        if (dead > unstored) {
-            AscendC::Duplicate(sAll[unstored * c], 0.0f, static_cast<int32_t>((dead - unstored) * c));
-            AscendC::PipeBarrier<PIPE_V>();
-        }
-
-        const AscendC::LocalTensor<T> pOut = pBuf_.Get<T>();
-        const AscendC::GlobalTensor<T> pSlot = wsP_[slot * (p_->wsSlotP / sizeof(T))];
-        if (!pFree) {
-            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
-        }
-        if constexpr (NzHandoff<T>::ENABLED) {  // P in the cube's Nz order (nz_handoff.h)
-            // lazy P.V: no P past the columns the cube's P.V reads (SeenPCols)
-            const uint32_t pCols = LAZY_PV ? AlignUp(SeenPCols(mask_, u, blk.k0, blk.cols), 16) : c;
-            if (unstored < rows) {
-                NzHandoff<T>::CastArranged(pOut, sAll, rows, c, unstored);
-            }
-            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
-            if (unstored < rows) {
-                PipeSync<AscendC::HardEvent::V_MTE3>();
-                NzHandoff<T>::Store(pSlot, pOut, rowOff + h0, rows, pCols, p_->blockQ, unstored);
-            }
-            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
-            return rescale;
-        }
-        CastFromFloat(pOut, sAll, rows * c);
-        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
-        PipeSync<AscendC::HardEvent::V_MTE3>();
-        AscendC::DataCopy(pSlot[(rowOff + h0) * c], pOut, rows * c);
-        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
-        return rescale;
-    }
-
-    // SoftmaxRows on the `live` rows after its `dead` ones (s_, statistics at offset h0 + dead,
-    // query rows from row0): score and mask policies, running max and sum, P = exp(S -
-    // reference) in s_. pFree: whether it waited for the previous P store (it does where a
-    // policy takes the P buffer as scratch).
+                                       uint32_t rows, uint32_t slot, uint32_t cur, const MaskRows &ahead);
     __aicore__ inline bool SoftmaxLive(const WorkUnit &u, const KvBlock &blk, uint32_t h0, uint32_t dead, uint32_t row0,
-                                       uint32_t live, uint32_t slot, const MaskRows &ahead, bool &pFree)
-    {
-        const uint32_t c = p_->blockKv;
-        const uint32_t count = live * c;
-        const uint32_t h = h0 + dead;
-        const AscendC::LocalTensor<float> mOld = mOld_[h];
-        const AscendC::LocalTensor<float> mNew = mNew_[h];
-        const AscendC::LocalTensor<float> sum = sum_[h];
-        const AscendC::LocalTensor<float> mTrue = mTrue_[h];
-        const AscendC::LocalTensor<float> alpha = alpha_[slot][h];
-        const bool scoreScratch = score_.UsesScratch();
-        const bool maskScratch = mask_.UsesScratch();
-        if (scoreScratch) {
-            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
-        }
-        score_.Apply(s_, tmp_, pBuf_.Get<T>(), u, row0, live, blk.k0, blk.cols, c);
-        if (!scoreScratch && maskScratch) {
-            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
-        }
-        pFree = scoreScratch || maskScratch;
-        mask_.Apply(s_, tmp_, maskBuf_.Get<uint8_t>()[dead * c], pBuf_.Get<half>(), u, row0, live, blk.k0, blk.cols, c);
-        if constexpr (!Variant::Softmax::UsesMaskBuffer()) {  // the mask buffer is free: the next rows now
-            if (ahead.rows != 0) {
-                IssueMask(u, ahead);
-                maskAhead_ = true;
-            }
-        }
-
-        // m_new = max(m_old, rowmax(S)); alpha = exp(m_old - m_new); S = exp(S - m_new). Lazy
-        // P.V keeps m_old (and alpha = 1) unless some row moved by more than the threshold.
-        RowReduce<true>(live);
-        AscendC::Max(mNew, mOld, rowTmp_, static_cast<int32_t>(live));
-        AscendC::PipeBarrier<PIPE_V>();
-        bool rescale = true;
-        if constexpr (LAZY_PV) {
-            AscendC::Max(mTrue, mTrue, rowTmp_, static_cast<int32_t>(live));
-            rescale = Moved(mNew, mOld, live);
-        }
-        if (rescale) {
-            AscendC::Sub(alpha, mOld, mNew, static_cast<int32_t>(live));
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Exp(alpha, alpha, static_cast<int32_t>(live));
-            AscendC::Adds(mOld, mNew, 0.0f, static_cast<int32_t>(live));
-            if (dead != 0) {
-                AscendC::Duplicate(alpha_[slot][h0], 1.0f, static_cast<int32_t>(dead));
-            }
-            AscendC::PipeBarrier<PIPE_V>();
-        } else if (vecRows_ < p_->rowsPerVec) {
-            AscendC::Duplicate(alpha_[slot][h0], 1.0f, static_cast<int32_t>(dead + live));
-            AscendC::PipeBarrier<PIPE_V>();
-        }
-        BroadcastRows(bcast_, mOld, live);
-        RowBroadcast<RowOp::Sub>(s_, bcast_, live, c, c);
-        AscendC::Exp(s_, s_, static_cast<int32_t>(count));
-        AscendC::PipeBarrier<PIPE_V>();
-
-        // l = l * alpha + rowsum(P); the softmax extra (dropout) acts on P after the sum,
-        // which stays the plain softmax denominator.
-        RowReduce<false>(live);
-        if (rescale) {
-            AscendC::Mul(sum, sum, alpha, static_cast<int32_t>(live));
-            AscendC::PipeBarrier<PIPE_V>();
-        }
-        AscendC::Add(sum, sum, rowTmp_, static_cast<int32_t>(live));
-        AscendC::PipeBarrier<PIPE_V>();
-        softmax_.AfterExp(s_, maskBuf_.Get<uint8_t>(), u, row0, live, blk.k0, blk.cols, c);
-        return rescale;
-    }
-
-    // Lazy P.V: does some row's reference max mOld move by more than LAZY_RESCALE_TAU to mNew
-    // (a row's first visible key always does: its reference starts at MASKED_SCORE)?
+                                       uint32_t live, uint32_t slot, const MaskRows &ahead, bool &pFree);
     __aicore__ inline bool Moved(const AscendC::LocalTensor<float> &mNew, const AscendC::LocalTensor<float> &mOld,
-                                 uint32_t rows)
-    {
-        AscendC::Sub(rowTmp_, mNew, mOld, static_cast<int32_t>(rows));
-        AscendC::PipeBarrier<PIPE_V>();
-        AscendC::WholeReduceMax(inv_, rowTmp_, static_cast<int32_t>(rows), 1, 1, 1, 8,
-                                AscendC::ReduceOrder::ORDER_ONLY_VALUE);
-        PipeSync<AscendC::HardEvent::V_S>();
-        const float moved = inv_.GetValue(0);
-        PipeSync<AscendC::HardEvent::S_V>();
-        return moved > LAZY_RESCALE_TAU;
-    }
+                                 uint32_t rows);
+    template <bool isMax> __aicore__ inline void RowReduce(uint32_t rows);
 
-    // O = O * alpha(block) + P.V(block), once the cube has written the block's P.V. Lazy P.V:
-    // O = (O + the sum the cube wrote) * alpha(block) when the cube flushed before this block
-    // (alpha only if this core rescaled there), nothing otherwise.
-    __aicore__ inline void AccumulateO(uint32_t rowOff, uint32_t rows, uint32_t slot)
-    {
-        AscendC::CrossCoreWaitFlag(FLAG_O_READY);
-        if (rows == 0) {
-            return;
-        }
-        if constexpr (LAZY_PV) {
-            if (ReadCtrl(ctrl_, CtrlFlushed(slot)) != 0) {
-                AddSlot(rowOff, rows, slot);
-                if (rescaled_[slot]) {
-                    BroadcastRows(bcast_, alpha_[slot], rows);
-                    ScaleRows(acc_, rows);
-                }
-            }
-        } else {
-            BroadcastRows(bcast_, alpha_[slot], rows);
-            ScaleRows(acc_, rows);
-            AddSlot(rowOff, rows, slot);
-        }
-    }
-
-    // Lazy P.V: O += the unit's final sum (the cube's last write-out, in the final O slot,
-    // relative to the current reference).
-    __aicore__ inline void AddFinalSum(uint32_t rowOff, uint32_t rows, uint32_t lastSlot)
-    {
-        AddSlot(rowOff, rows, WS_SLOTS + lastSlot);
-    }
-
-    // acc_ += this core's rows of O slot `slot` (WS_SLOTS: the final slot), partRows_ rows per
-    // load.
-    __aicore__ inline void AddSlot(uint32_t rowOff, uint32_t rows, uint32_t slot)
-    {
-        const uint32_t dp = p_->headDimAlign;
-        for (uint32_t r0 = 0; r0 < rows; r0 += partRows_) {
-            const uint32_t n = rows - r0 < partRows_ ? rows - r0 : partRows_;
-            PipeSync<AscendC::HardEvent::V_MTE2>();
-            AscendC::DataCopy(part_, wsO_[slot * (p_->wsSlotO / 4) + (rowOff + r0) * dp], n * dp);
-            PipeSync<AscendC::HardEvent::MTE2_V>();
-            AscendC::Add(acc_[r0 * dp], acc_[r0 * dp], part_, static_cast<int32_t>(n * dp));
-            AscendC::PipeBarrier<PIPE_V>();
-        }
-    }
-
-    // O / l, zero for rows past the query length or without any visible key; cast; store. Then
-    // acc_ starts over for the next unit.
-    __aicore__ inline void FinishUnit(uint32_t set, uint32_t lastSlot)
-    {
-        const WorkUnit &u = units_[set].u;
-        const uint32_t rowOff = units_[set].rowOff;
-        const uint32_t rows = units_[set].rows;
-        const uint32_t blocks = units_[set].blocks;
-        FinishRows(u, rowOff, rows, blocks, lastSlot);
-        if (rows != 0) {
-            AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(rows * p_->headDimAlign));
-            AscendC::PipeBarrier<PIPE_V>();
-        }
-    }
-
+    // The output: the P.V fold into O, the unit's normalisation, cast and stores
+    // (forward_vector_output.h).
+    __aicore__ inline void AccumulateO(uint32_t rowOff, uint32_t rows, uint32_t slot);
+    __aicore__ inline void AddFinalSum(uint32_t rowOff, uint32_t rows, uint32_t lastSlot);
+    __aicore__ inline void AddSlot(uint32_t rowOff, uint32_t rows, uint32_t slot);
+    __aicore__ inline void FinishUnit(uint32_t set, uint32_t lastSlot);
     __aicore__ inline void FinishRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows, uint32_t blocks,
-                                      uint32_t lastSlot)
-    {
-        if constexpr (LAZY_PV) {
-            if (blocks > 0) {
-                AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the unit's final P.V sum
-                if (rows != 0) {
-                    AddFinalSum(rowOff, rows, lastSlot);
-                }
-            }
-        }
-        if (rows == 0) {
-            return;
-        }
-        kv_.FinishRows(u, rows, acc_, sum_);
-        if (split_.StorePartialOutput(u, rowOff, rows, acc_, mOld_, sum_)) {
-            return;  // split-KV decode: a combine pass normalises and writes
-        }
-        // Lazy P.V: the statistics are reported against the true max (sum * exp(ref - max)).
-        const bool trueStats = LAZY_PV && p_->hasSoftmaxStats != 0;
-        if (trueStats) {
-            AscendC::Sub(rowTmp_, mOld_, mTrue_, static_cast<int32_t>(rows));
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Exp(rowTmp_, rowTmp_, static_cast<int32_t>(rows));
-        }
-        PipeSync<AscendC::HardEvent::V_S>();
-        for (uint32_t r = 0; r < rows; ++r) {
-            const float m = mOld_.GetValue(r);
-            const float l = sum_.GetValue(r);
-            const bool visible = rowOff + r < u.qValid && m > MASKED_ROW_MAX && l > 0.0f;
-            inv_.SetValue(r, visible ? 1.0f / l : 0.0f);
-            if (!visible) {  // the statistics of an invalid row (no visible key): fp32 lowest / max
-                mOld_.SetValue(r, INVALID_ROW_STAT_MAX);
-                sum_.SetValue(r, INVALID_ROW_STAT_SUM);
-            } else if (trueStats) {
-                mOld_.SetValue(r, mTrue_.GetValue(r));
-                sum_.SetValue(r, l * rowTmp_.GetValue(r));
-            }
-        }
-        PipeSync<AscendC::HardEvent::S_V>();
-        BroadcastRows(bcast_, inv_, rows);
-        ScaleRows(acc_, rows);
-        const uint32_t dp = p_->headDimAlign;
-        const AscendC::LocalTensor<T> o = tmpBuf_.Get<T>();
-        CastFromFloat(o, acc_, rows * dp);
-        PipeSync<AscendC::HardEvent::V_MTE3>();
-        const uint32_t d = p_->headDim;
-        // UB rows are dp elements apart: skip the blocks past the row's own (fp32 with D % 16 == 8)
-        const uint32_t rowGap = (dp * sizeof(T) - AlignUp(d * sizeof(T), 32)) / 32;
-        AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), d * sizeof(T), rowGap,
-                                        (kv_.OutRowPitch() - d) * sizeof(T), 0);
-        AscendC::DataCopyPad(out_[kv_.OutOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0 + rowOff)], o, copy);
-        PipeSync<AscendC::HardEvent::MTE3_V>();
-        if (p_->hasSoftmaxStats != 0) {
-            const uint64_t at = (u.qBase + u.q0 + rowOff) * p_->statsStrideS + u.n * p_->statsStrideN;
-            WriteStat(statMax_[at], mOld_, rows);
-            WriteStat(statSum_[at], sum_, rows);
-        }
-    }
-
-    // 8 replicated copies of v[r] per row into GM rows of pitch statsStrideS floats.
+                                      uint32_t lastSlot);
     __aicore__ inline void WriteStat(const AscendC::GlobalTensor<float> &dst, const AscendC::LocalTensor<float> &v,
-                                     uint32_t rows)
-    {
-        BroadcastRows(bcast_, v, rows);
-        PipeSync<AscendC::HardEvent::V_MTE3>();
-        AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), 32, 0,
-                                        static_cast<uint32_t>((p_->statsStrideS - 8) * 4), 0);
-        AscendC::DataCopyPad(dst, bcast_, copy);
-        PipeSync<AscendC::HardEvent::MTE3_V>();
-    }
-
-    // rowTmp[r] = max (or sum) over the block's columns of row r. The 64-lane column groups of
-    // each row fold into tmp in plane order (block b of row r at tmp block b * rows + r: a
-    // destination block stride of `rows`), so the 8 blocks of every row then fold as the two
-    // contiguous halves of tmp (rows / 2, / 4, / 8 repeats) and one BlockReduce takes each
-    // row's last block to its value: 1 + 7/8 + 1/4 repeats per row (BlockReduce costs two),
-    // against 1 + 2 + 1/4 for a BlockReduce of all 8 blocks per row (docs/performance.md).
-    // A 64-column block has nothing to fold: two BlockReduce passes.
-    template <bool isMax> __aicore__ inline void RowReduce(uint32_t rows)
-    {
-        const uint32_t c = p_->blockKv;
-        const uint8_t rep = static_cast<uint8_t>(rows);
-        const uint8_t pitch = static_cast<uint8_t>(c / 8);
-        const int32_t groups = static_cast<int32_t>((rows + 7) / 8);
-        if (c == 64) {
-            BlockReduce<isMax>(bcast_, s_, static_cast<int32_t>(rows), pitch);
-            AscendC::PipeBarrier<PIPE_V>();
-            BlockReduce<isMax>(rowTmp_, bcast_, groups, 8);
-            AscendC::PipeBarrier<PIPE_V>();
-            return;
-        }
-        for (uint32_t c0 = 64; c0 < c; c0 += 64) {
-            const bool first = c0 == 64;
-            const AscendC::BinaryRepeatParams planes(rep, first ? 1 : rep, 1, 1, first ? pitch : 1, pitch);
-            Fold<isMax>(tmp_, first ? s_ : tmp_, s_[c0], 64, rep, planes);
-            AscendC::PipeBarrier<PIPE_V>();
-        }
-        for (uint32_t half = 4; half >= 1; half /= 2) {
-            const uint32_t n = half * rows * 8;
-            Fold<isMax>(tmp_, tmp_, tmp_[n], static_cast<int32_t>(n));
-            AscendC::PipeBarrier<PIPE_V>();
-        }
-        BlockReduce<isMax>(rowTmp_, tmp_, groups, 8);
-        AscendC::PipeBarrier<PIPE_V>();
-    }
-
-    // dst = max (or sum) of a and b.
-    template <bool isMax, class... Shape>
-    __aicore__ inline static void Fold(const AscendC::LocalTensor<float> &dst, const AscendC::LocalTensor<float> &a,
-                                       const AscendC::LocalTensor<float> &b, Shape... shape)
-    {
-        if constexpr (isMax) {
-            AscendC::Max(dst, a, b, shape...);
-        } else {
-            AscendC::Add(dst, a, b, shape...);
-        }
-    }
-
-    // dst[i] = max (or sum) of the 8 floats of block i of `repeats` repeats of 8 blocks, repeats
-    // `repPitch` blocks apart.
-    template <bool isMax>
-    __aicore__ inline static void BlockReduce(const AscendC::LocalTensor<float> &dst,
-                                              const AscendC::LocalTensor<float> &src, int32_t repeats, int32_t repPitch)
-    {
-        if constexpr (isMax) {
-            AscendC::BlockReduceMax(dst, src, repeats, 64, 1, 1, repPitch);
-        } else {
-            AscendC::BlockReduceSum(dst, src, repeats, 64, 1, 1, repPitch);
-        }
-    }
-
-    // x[r][:] *= bcast_[r] over rows of pitch headDimAlign.
-    __aicore__ inline void ScaleRows(const AscendC::LocalTensor<float> &x, uint32_t rows)
-    {
-        RowBroadcast<RowOp::Mul>(x, bcast_, rows, p_->headDimAlign, p_->headDimAlign);
-    }
+                                     uint32_t rows);
+    __aicore__ inline void ScaleRows(const AscendC::LocalTensor<float> &x, uint32_t rows);
 
     const ForwardParams *p_ = nullptr;
     typename Variant::Split split_;
@@ -809,3 +335,8 @@ private:
 };
 
 }  // namespace AttentionCore
+
+// The member functions the class declares above, by stage.
+#include "forward_vector_loads.h"
+#include "forward_vector_softmax.h"
+#include "forward_vector_output.h"

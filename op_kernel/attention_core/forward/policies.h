@@ -181,7 +181,7 @@ struct MaskModBase {
     {
     }
     // Whether Load reads rows from GM for every block: the vector cores' mask work per block
-    // then tends to pace the pipeline (forward_vector.h loads S ahead across blocks for it).
+    // then tends to pace the pipeline (forward_vector_softmax.h SoftmaxBlock loads S ahead across blocks for it).
     __aicore__ inline bool LoadsRows() const { return false; }
     // How many of the query rows [row0, row0 + rows) come first and see no key from k0 on
     // (a diagonal tile's upper rows): at most that many, 0 when unknown.

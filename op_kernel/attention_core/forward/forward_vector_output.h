@@ -1,0 +1,160 @@
+// ForwardVector (forward_vector.h), the output: the cube's P.V blocks folded into the fp32
+// accumulator with the rescale factors, and at the end of a unit the normalisation, the cast
+// and the stores of the output rows and the softmax statistics.
+// Included by forward_vector.h after the class.
+#pragma once
+
+namespace AttentionCore {
+
+// O = O * alpha(block) + P.V(block), once the cube has written the block's P.V. Lazy P.V:
+// O = (O + the sum the cube wrote) * alpha(block) when the cube flushed before this block
+// (alpha only if this core rescaled there), nothing otherwise.
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AccumulateO(uint32_t rowOff, uint32_t rows,
+                                                                              uint32_t slot)
+{
+    AscendC::CrossCoreWaitFlag(FLAG_O_READY);
+    if (rows == 0) {
+        return;
+    }
+    if constexpr (LAZY_PV) {
+        if (ReadCtrl(ctrl_, CtrlFlushed(slot)) != 0) {
+            AddSlot(rowOff, rows, slot);
+            if (rescaled_[slot]) {
+                BroadcastRows(bcast_, alpha_[slot], rows);
+                ScaleRows(acc_, rows);
+            }
+        }
+    } else {
+        BroadcastRows(bcast_, alpha_[slot], rows);
+        ScaleRows(acc_, rows);
+        AddSlot(rowOff, rows, slot);
+    }
+}
+
+// Lazy P.V: O += the unit's final sum (the cube's last write-out, in the final O slot,
+// relative to the current reference).
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AddFinalSum(uint32_t rowOff, uint32_t rows,
+                                                                              uint32_t lastSlot)
+{
+    AddSlot(rowOff, rows, WS_SLOTS + lastSlot);
+}
+
+// acc_ += this core's rows of O slot `slot` (WS_SLOTS: the final slot), partRows_ rows per
+// load.
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AddSlot(uint32_t rowOff, uint32_t rows, uint32_t slot)
+{
+    const uint32_t dp = p_->headDimAlign;
+    for (uint32_t r0 = 0; r0 < rows; r0 += partRows_) {
+        const uint32_t n = rows - r0 < partRows_ ? rows - r0 : partRows_;
+        PipeSync<AscendC::HardEvent::V_MTE2>();
+        AscendC::DataCopy(part_, wsO_[slot * (p_->wsSlotO / 4) + (rowOff + r0) * dp], n * dp);
+        PipeSync<AscendC::HardEvent::MTE2_V>();
+        AscendC::Add(acc_[r0 * dp], acc_[r0 * dp], part_, static_cast<int32_t>(n * dp));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+}
+
+// O / l, zero for rows past the query length or without any visible key; cast; store. Then
+// acc_ starts over for the next unit.
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishUnit(uint32_t set, uint32_t lastSlot)
+{
+    const WorkUnit &u = units_[set].u;
+    const uint32_t rowOff = units_[set].rowOff;
+    const uint32_t rows = units_[set].rows;
+    const uint32_t blocks = units_[set].blocks;
+    FinishRows(u, rowOff, rows, blocks, lastSlot);
+    if (rows != 0) {
+        AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(rows * p_->headDimAlign));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+}
+
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(const WorkUnit &u, uint32_t rowOff,
+                                                                             uint32_t rows, uint32_t blocks,
+                                                                             uint32_t lastSlot)
+{
+    if constexpr (LAZY_PV) {
+        if (blocks > 0) {
+            AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the unit's final P.V sum
+            if (rows != 0) {
+                AddFinalSum(rowOff, rows, lastSlot);
+            }
+        }
+    }
+    if (rows == 0) {
+        return;
+    }
+    kv_.FinishRows(u, rows, acc_, sum_);
+    if (split_.StorePartialOutput(u, rowOff, rows, acc_, mOld_, sum_)) {
+        return;  // split-KV decode: a combine pass normalises and writes
+    }
+    // Lazy P.V: the statistics are reported against the true max (sum * exp(ref - max)).
+    const bool trueStats = LAZY_PV && p_->hasSoftmaxStats != 0;
+    if (trueStats) {
+        AscendC::Sub(rowTmp_, mOld_, mTrue_, static_cast<int32_t>(rows));
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Exp(rowTmp_, rowTmp_, static_cast<int32_t>(rows));
+    }
+    PipeSync<AscendC::HardEvent::V_S>();
+    for (uint32_t r = 0; r < rows; ++r) {
+        const float m = mOld_.GetValue(r);
+        const float l = sum_.GetValue(r);
+        const bool visible = rowOff + r < u.qValid && m > MASKED_ROW_MAX && l > 0.0f;
+        inv_.SetValue(r, visible ? 1.0f / l : 0.0f);
+        if (!visible) {  // the statistics of an invalid row (no visible key): fp32 lowest / max
+            mOld_.SetValue(r, INVALID_ROW_STAT_MAX);
+            sum_.SetValue(r, INVALID_ROW_STAT_SUM);
+        } else if (trueStats) {
+            mOld_.SetValue(r, mTrue_.GetValue(r));
+            sum_.SetValue(r, l * rowTmp_.GetValue(r));
+        }
+    }
+    PipeSync<AscendC::HardEvent::S_V>();
+    BroadcastRows(bcast_, inv_, rows);
+    ScaleRows(acc_, rows);
+    const uint32_t dp = p_->headDimAlign;
+    const AscendC::LocalTensor<T> o = tmpBuf_.Get<T>();
+    CastFromFloat(o, acc_, rows * dp);
+    PipeSync<AscendC::HardEvent::V_MTE3>();
+    const uint32_t d = p_->headDim;
+    // UB rows are dp elements apart: skip the blocks past the row's own (fp32 with D % 16 == 8)
+    const uint32_t rowGap = (dp * sizeof(T) - AlignUp(d * sizeof(T), 32)) / 32;
+    AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), d * sizeof(T), rowGap,
+                                    (kv_.OutRowPitch() - d) * sizeof(T), 0);
+    AscendC::DataCopyPad(out_[kv_.OutOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0 + rowOff)], o, copy);
+    PipeSync<AscendC::HardEvent::MTE3_V>();
+    if (p_->hasSoftmaxStats != 0) {
+        const uint64_t at = (u.qBase + u.q0 + rowOff) * p_->statsStrideS + u.n * p_->statsStrideN;
+        WriteStat(statMax_[at], mOld_, rows);
+        WriteStat(statSum_[at], sum_, rows);
+    }
+}
+
+// 8 replicated copies of v[r] per row into GM rows of pitch statsStrideS floats.
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::WriteStat(const AscendC::GlobalTensor<float> &dst,
+                                                                            const AscendC::LocalTensor<float> &v,
+                                                                            uint32_t rows)
+{
+    BroadcastRows(bcast_, v, rows);
+    PipeSync<AscendC::HardEvent::V_MTE3>();
+    AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), 32, 0,
+                                    static_cast<uint32_t>((p_->statsStrideS - 8) * 4), 0);
+    AscendC::DataCopyPad(dst, bcast_, copy);
+    PipeSync<AscendC::HardEvent::MTE3_V>();
+}
+
+// x[r][:] *= bcast_[r] over rows of pitch headDimAlign.
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::ScaleRows(const AscendC::LocalTensor<float> &x,
+                                                                            uint32_t rows)
+{
+    RowBroadcast<RowOp::Mul>(x, bcast_, rows, p_->headDimAlign, p_->headDimAlign);
+}
+
+}  // namespace AttentionCore
