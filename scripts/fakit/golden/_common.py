@@ -201,6 +201,32 @@ def sparse_excluded(
     raise ValueError(f"sparse_mode {sparse_mode} is not one of 0-8")
 
 
+# The optimised masks the sparse modes that generate their mask take (sparse-mode page): the
+# 2048 x 2048 lower-triangular one (modes 2, 3, 4, 7, 8) and the 3072 x 2048 causal-plus-prefix
+# one (mode 6).  Modes 0 and 1 read the user's own [maxSq, maxSkv] mask; 5 takes BNSS / B1SS.
+COMPRESSED_MASK_SHAPES = {
+    2: (2048, 2048),
+    3: (2048, 2048),
+    4: (2048, 2048),
+    6: (3072, 2048),
+    7: (2048, 2048),
+    8: (2048, 2048),
+}
+
+
+def check_compressed_mask(atten_mask, sparse_mode, name="atten_mask"):
+    """ValueError unless a mask given with a compressed sparse mode has the documented shape
+    (its last two dims; the leading ones are the operator's own rule)."""
+    want = COMPRESSED_MASK_SHAPES.get(sparse_mode)
+    if atten_mask is None or want is None:
+        return
+    shape = tuple(np.shape(atten_mask))
+    if shape[-2:] != want:
+        raise ValueError(
+            f"{name}: shape {shape} but sparse_mode {sparse_mode} takes the compressed {want[0]}x{want[1]} mask"
+        )
+
+
 def user_mask_rows(atten_mask, b, rows, sk, name="atten_mask"):
     """Bool [Nm, R, sk] (Nm = 1 or N) of a user mask for batch b and the given rows.
     Accepted shapes: [S1,S2], [B,S1,S2], [1,S1,S2], [B,1,S1,S2], [1,1,S1,S2],

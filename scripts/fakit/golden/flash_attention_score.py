@@ -107,6 +107,7 @@ class TndProblem:
             self.drop_offsets, bits = c.tnd_drop_offsets(self.q_lens, self.kv_lens, head_num)
             if np.asarray(drop_mask).size * 8 < bits:
                 raise ValueError(f"drop_mask has {np.asarray(drop_mask).size} bytes, needs {(bits + 7) // 8}")
+        c.check_compressed_mask(atten_mask, sparse_mode)
         self.atten_mask, self.sink = atten_mask, None if sink is None else np.asarray(sink, np.float32)
         if self.sink is not None and self.sink.shape != (head_num,):
             raise ValueError(f"sink must have shape ({head_num},), got {self.sink.shape}")
