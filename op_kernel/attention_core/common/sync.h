@@ -162,12 +162,9 @@ constexpr EventRange BACKWARD_CUBE_EVENTS[] = {{HE::M_MTE1, BWD_EVT_L0, 2},     
                                                {HE::FIX_M, BWD_EVT_L0, 2},        {HE::M_FIX, BWD_EVT_L0, 2},
                                                {HE::FIX_M, BWD_EVT_ACC, 1},       {HE::M_FIX, BWD_EVT_ACC, 1},
                                                {HE::MTE2_MTE1, BWD_EVT_STAGED, 1}};
-constexpr EventRange BACKWARD_VECTOR_EVENTS[] = {{HE::V_MTE2, BWD_EVT_CAST, 2},
-                                                 {HE::MTE2_V, BWD_EVT_CAST, 2},
-                                                 {HE::MTE3_V, BWD_EVT_CAST, 2},
-                                                 {HE::V_MTE3, BWD_EVT_CAST, 2},
-                                                 {HE::MTE2_V, BWD_EVT_SDP, 2},
-                                                 {HE::MTE2_V, VEC_EVT_MASK, 1}};  // the mask policies
+constexpr EventRange BACKWARD_VECTOR_EVENTS[] = {
+    {HE::V_MTE2, BWD_EVT_CAST, 2}, {HE::MTE2_V, BWD_EVT_CAST, 2}, {HE::MTE3_V, BWD_EVT_CAST, 2},
+    {HE::V_MTE3, BWD_EVT_CAST, 2}, {HE::MTE2_V, BWD_EVT_SDP, 2},  {HE::MTE2_V, VEC_EVT_MASK, 1}};  // the mask policies
 constexpr EventRange SPARSE_BACKWARD_CUBE_EVENTS[] = {
     {HE::MTE1_MTE2, SPARSE_EVT_K, 2},      {HE::MTE1_MTE2, SPARSE_EVT_V, 1},
     {HE::MTE1_MTE2, SPARSE_EVT_PDS, 1},    {HE::M_MTE1, SPARSE_EVT_L0A, 2},
