@@ -26,12 +26,15 @@ __aicore__ inline void BackwardVector<T>::Step(const BackwardStep &s, uint32_t i
         const uint32_t c = p_->tileKv;
         const uint32_t bk = p_->blockKv;
         const int32_t count = static_cast<int32_t>(mine * c);
+        // The S work (score, mask, exp) starts once S is in, under dP's copy (EVT_SDP + 1).
         AscendC::DataCopy(s_, wsS_[f32Slot + rowOff * bk], SlotRows(mine, 4, false));
-        AscendC::DataCopy(dp_, wsDp_[f32Slot + rowOff * bk], SlotRows(mine, 4, false));
         if (load) {
             LoadStepStats(s, set);
         }
-        PipeSync<AscendC::HardEvent::MTE2_V>();
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_SDP);
+        AscendC::DataCopy(dp_, wsDp_[f32Slot + rowOff * bk], SlotRows(mine, 4, false));
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_SDP + 1);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_SDP);
         if (next != nullptr) {
             LoadStepStats(*next, set ^ 1u);
         }
@@ -78,6 +81,7 @@ __aicore__ inline void BackwardVector<T>::Step(const BackwardStep &s, uint32_t i
         // The scale of dQ = scale.dS.K and dK = scale.dS^T.Q is applied in fp32 by the
         // cast-out pass (scaling dS before its rounding would push small values into fp16
         // subnormals).
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_SDP + 1);
         drop_.AfterExp(dp_, maskBuf_.Get<uint8_t>(), wu, row0, mine, u.k0, u.cols, c);
         RowOpTile<RowOp::Sub>(dp_, rowD, mine);
         AscendC::Mul(dp_, dp_, s_, count);

@@ -241,6 +241,7 @@ private:
     __aicore__ inline void CastKvRows(uint32_t a, uint64_t off, uint32_t rows);
     __aicore__ inline void CastOut();
     static constexpr int32_t EVT_CAST = BWD_EVT_CAST;  // + set (sync.h's table)
+    static constexpr int32_t EVT_SDP = BWD_EVT_SDP;    // + 0 S, + 1 dP of a step (Step)
     __aicore__ inline void CastChunk(uint32_t k, uint32_t a, uint64_t off, uint32_t rows, uint32_t width,
                                      uint64_t pitch);
 

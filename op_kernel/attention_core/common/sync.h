@@ -112,6 +112,7 @@ constexpr int32_t BWD_EVT_STAGED = 1;  // MTE2_MTE1: a step's staged tiles are i
 // Backward vector (backward_vector.h; with the forward's mask policies, VEC_EVT_MASK):
 constexpr int32_t BWD_EVT_CAST = 1;  // + set: the cast-out's two buffer sets (V_MTE2, MTE2_V,
                                      // MTE3_V, V_MTE3)
+constexpr int32_t BWD_EVT_SDP = 4;   // + 0 S, + 1 dP: a step's S / dP rows are in (MTE2_V)
 //
 // Sparse backward cube (sparse_backward_cube.h):
 constexpr int32_t SPARSE_EVT_K = 1;       // + copy: MTE1_MTE2, the two K copies (the dQ pass's halves)
@@ -161,11 +162,9 @@ constexpr EventRange BACKWARD_CUBE_EVENTS[] = {{HE::M_MTE1, BWD_EVT_L0, 2},     
                                                {HE::FIX_M, BWD_EVT_L0, 2},        {HE::M_FIX, BWD_EVT_L0, 2},
                                                {HE::FIX_M, BWD_EVT_ACC, 1},       {HE::M_FIX, BWD_EVT_ACC, 1},
                                                {HE::MTE2_MTE1, BWD_EVT_STAGED, 1}};
-constexpr EventRange BACKWARD_VECTOR_EVENTS[] = {{HE::V_MTE2, BWD_EVT_CAST, 2},
-                                                 {HE::MTE2_V, BWD_EVT_CAST, 2},
-                                                 {HE::MTE3_V, BWD_EVT_CAST, 2},
-                                                 {HE::V_MTE3, BWD_EVT_CAST, 2},
-                                                 {HE::MTE2_V, VEC_EVT_MASK, 1}};  // the mask policies
+constexpr EventRange BACKWARD_VECTOR_EVENTS[] = {
+    {HE::V_MTE2, BWD_EVT_CAST, 2}, {HE::MTE2_V, BWD_EVT_CAST, 2}, {HE::MTE3_V, BWD_EVT_CAST, 2},
+    {HE::V_MTE3, BWD_EVT_CAST, 2}, {HE::MTE2_V, BWD_EVT_SDP, 2},  {HE::MTE2_V, VEC_EVT_MASK, 1}};  // the mask policies
 constexpr EventRange SPARSE_BACKWARD_CUBE_EVENTS[] = {
     {HE::MTE1_MTE2, SPARSE_EVT_K, 2},      {HE::MTE1_MTE2, SPARSE_EVT_V, 1},
     {HE::MTE1_MTE2, SPARSE_EVT_PDS, 1},    {HE::M_MTE1, SPARSE_EVT_L0A, 2},
