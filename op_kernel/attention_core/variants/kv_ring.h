@@ -113,6 +113,11 @@ template <typename T, typename Src> struct KvRingSource : public KvSource<KvDeco
                                            BF16_STAGES, CAST, inCopies_, outCopies_, d.antiTableHeads);
         dp_ = ub.rowElems;
         chunk_ = ub.chunkRows;
+        {  // blocks the out copies hold: chunks per block and vector core
+            const uint32_t rows = d.ringByTensor != 0 ? p->blockKv : (p->blockKv + 1) / 2;
+            const uint32_t perBlock = (d.ringByTensor != 0 ? 1 : 2) * ((rows + chunk_ - 1) / chunk_);
+            outBlocks_ = outCopies_ / perBlock;
+        }
         pipe->InitBuffer(inBuf_, ub.in);
         pipe->InitBuffer(outBuf_, ub.out);
         if (CAST) {
@@ -159,8 +164,17 @@ template <typename T, typename Src> struct KvRingSource : public KvSource<KvDeco
     __aicore__ inline void Advance(uint64_t step)
     {
         const uint64_t ahead = d_->ringAhead;
-        WriteUpTo(Target(step, ahead));
-        ConvertUpTo(Target(step + 1, ahead));
+        if (outBlocks_ < 2) {
+            // The out copies hold one block: converting a block right after issuing the previous
+            // one's write would hold the next softmax in the vector pipe until that write (queued
+            // behind the P store) is done. Convert and write one call earlier instead: the
+            // conversion's copies were written during the softmax before.
+            ConvertUpTo(Target(step + 1, ahead));
+            WriteUpTo(Target(step + 1, ahead));
+        } else {
+            WriteUpTo(Target(step, ahead));
+            ConvertUpTo(Target(step + 1, ahead));
+        }
         Read(Target(step + 2, ahead));
     }
 
@@ -408,6 +422,7 @@ private:
     uint32_t core_ = 0, sub_ = 0;
     uint32_t dp_ = 32, chunk_ = 1, inCopy_ = 0, outCopy_ = 0;
     uint32_t inCopies_ = IN_COPIES, outCopies_ = OUT_COPIES;  // in use (DecodeParams)
+    uint32_t outBlocks_ = 2;                                  // whole blocks the out copies hold
     Chunk read_[IN_COPIES];                                   // per in copy: the chunk it holds until converted
     Chunk conv_[OUT_COPIES];                                  // per out copy: the chunk it holds until written
     uint64_t unit_ = 0, unitEnd_ = 0;
