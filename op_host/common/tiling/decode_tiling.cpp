@@ -86,6 +86,7 @@ struct RingCopies {
 constexpr RingCopies RING_FULL{AttentionCore::KV_RING_IN_COPIES, AttentionCore::KV_RING_OUT_COPIES};
 constexpr RingCopies RING_LEAN{AttentionCore::KV_RING_LEAN_IN_COPIES, AttentionCore::KV_RING_LEAN_OUT_COPIES};
 constexpr RingCopies RING_TENSOR{AttentionCore::KV_RING_TENSOR_COPIES, AttentionCore::KV_RING_TENSOR_COPIES};
+constexpr RingCopies RING_TENSOR_LEAN{AttentionCore::KV_RING_TENSOR_COPIES, 1};
 
 // KV heads whose value antiquant rows (scale and offset, query dtype) stay in UB: all of them
 // where per-channel rows fit ANTI_TABLE_MAX_BYTES, else none (loaded per unit). A per-unit load
@@ -176,20 +177,23 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
             const uint64_t rowElems =
                 std::max<uint64_t>(AlignUp(uint64_t(prob.headDim), 32 / prob.dtypeBytes), p.headDimAlign);
             const uint32_t c = static_cast<uint32_t>(AttentionCore::KV_RING_MAX_CHUNK_ROWS * rowElems);
-            CoreBudget reduced = budget;
-            const uint64_t reserve = RingUbBytes(c, prob, p.headDimAlign, RING_TENSOR);
-            reduced.ub = budget.ub > reserve ? budget.ub - reserve : 0;
-            uint32_t rows = 0, bk = 0, dc = 0;
-            std::string ignored;
-            if (ChooseBlocks(p.headDimAlign, prob.dtypeBytes, reduced, rows, bk, dc, ignored) &&
-                std::min(rows, need) == fullRows && StageWhole(p, fullRows, bk, dc, prob.dtypeBytes, reduced)) {
-                chosen = c;
-                chosenRows = rows;
-                chosenKv = bk;
-                chosenDc = dc;
-                chosenCopies = RING_TENSOR;
-                whole = true;
-                d.ringByTensor = 1;
+            for (const RingCopies copies : {RING_TENSOR, RING_TENSOR_LEAN}) {
+                CoreBudget reduced = budget;
+                const uint64_t reserve = RingUbBytes(c, prob, p.headDimAlign, copies);
+                reduced.ub = budget.ub > reserve ? budget.ub - reserve : 0;
+                uint32_t rows = 0, bk = 0, dc = 0;
+                std::string ignored;
+                if (ChooseBlocks(p.headDimAlign, prob.dtypeBytes, reduced, rows, bk, dc, ignored) &&
+                    std::min(rows, need) == fullRows && StageWhole(p, fullRows, bk, dc, prob.dtypeBytes, reduced)) {
+                    chosen = c;
+                    chosenRows = rows;
+                    chosenKv = bk;
+                    chosenDc = dc;
+                    chosenCopies = copies;
+                    whole = true;
+                    d.ringByTensor = 1;
+                    break;
+                }
             }
         }
         for (uint32_t chunk : {8192u, 4096u, 2048u, 1024u, 512u}) {
