@@ -76,8 +76,9 @@ namespace {
 // never make them wait for a slot the cube still needs.
 constexpr uint32_t RING_AHEAD = AttentionCore::WS_SLOTS;
 constexpr uint32_t RING_SLOTS = AttentionCore::WS_SLOTS + RING_AHEAD;
-// Rows per vector core up to which copied (fp16 / bf16) K/V take K/V pairs and a shorter lead.
-constexpr uint32_t PAIR_COPIED_MAX_ROWS = 8;
+// Rows per vector core up to which copied (fp16 / bf16) K/V take K/V pairs and a shorter lead
+// (G <= 64 in one head block).
+constexpr uint32_t PAIR_COPIED_MAX_ROWS = 32;
 
 // Chunks the ring's producer holds in UB (kv_ring.h): read, and converted.
 struct RingCopies {
@@ -322,12 +323,12 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
         // A block's K and V slots in one copy where L1 holds WS_SLOTS pairs (the cube loads K
         // WS_SLOTS - 1 blocks before P.V needs V): one DMA start less per block on the cube's
         // MTE2. int8 K/V: that MTE2 bounds the cast ring (the vector cores read half the bytes
-        // they write). fp16 / bf16 with few rows per vector core (G <= 16): pairs with a lead
-        // one block shorter; where the vector cores' reads pace the kernel (one long sequence cut
-        // over the cores) the first softmax comes one ring read earlier and the cube's spare
-        // MTE2 absorbs the shorter lead (modelled B1 N16/1 S32K 14.5 -> 14.2 us; either alone:
-        // 14.5). G = 64 lost with pairs (B4 N64/1 S8K 16.5 -> 17.1 us) and with the shorter
-        // lead (16.7 us); docs/performance.md "Decode".
+        // they write). fp16 / bf16 (G <= 64): pairs with a lead one block shorter; where the
+        // vector cores' reads pace the kernel (one long sequence cut over the cores) the first
+        // softmax comes one ring read earlier and the cube's spare MTE2 absorbs the shorter lead
+        // (modelled B1 N16/1 S32K 14.5 -> 14.2 us; either alone: 14.5). G = 64 takes them since
+        // its ring goes by tensor (B4 N64/1 S8K 15.15 -> 15.03 us; pairs with the full lead
+        // 15.45); docs/performance.md "Decode".
         const bool shortCopied = !prob.antiquant && p.rowsPerVec <= PAIR_COPIED_MAX_ROWS;
         if ((prob.antiquant || shortCopied) && p.lazyO != 0 &&
             AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, prob.dtypeBytes, p.l1Bufs,
