@@ -76,6 +76,8 @@ namespace {
 // never make them wait for a slot the cube still needs.
 constexpr uint32_t RING_AHEAD = AttentionCore::WS_SLOTS;
 constexpr uint32_t RING_SLOTS = AttentionCore::WS_SLOTS + RING_AHEAD;
+// Blocks past the lead in the ring before the first softmax (kv_ring.h, KvRingSource::Target).
+constexpr uint32_t RING_START_EXTRA = 2;
 // Rows per vector core up to which copied (fp16 / bf16) K/V take K/V pairs and a shorter lead
 // (G <= 64 in one head block).
 constexpr uint32_t PAIR_COPIED_MAX_ROWS = 32;
@@ -319,6 +321,7 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     if (d.ring != 0) {
         d.ringSlots = RING_SLOTS;
         d.ringAhead = RING_AHEAD;
+        d.ringStartExtra = RING_START_EXTRA;
         d.ringCoreBytes = AlignUp(uint64_t(d.ringSlots) * 2 * p.blockKv * p.headDimAlign * prob.dtypeBytes, 512);
         // A block's K and V slots in one copy where L1 holds WS_SLOTS pairs (the cube loads K
         // WS_SLOTS - 1 blocks before P.V needs V): one DMA start less per block on the cube's
@@ -335,6 +338,11 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
                                               AttentionCore::WS_SLOTS) <= budget.l1) {
             d.kvPairCopies = AttentionCore::WS_SLOTS;
             if (shortCopied) d.ringAhead = RING_AHEAD - 1;
+            // More than 8 rows per vector core (G = 64): one block less before the first
+            // softmax, whose S load and P store then start the cube's P.V stream earlier
+            // (modelled B4 N64/1 S8K 15.03 -> 14.78 us; B1 N16/1 S32K 13.04 -> 13.63 with it,
+            // int8 B16 S4K 59.2 -> 59.3; two blocks less: 15.71).
+            if (shortCopied && p.rowsPerVec > 8) d.ringStartExtra = RING_START_EXTRA - 1;
         }
     }
     const uint32_t vecCores = 2 * p.usedCores;

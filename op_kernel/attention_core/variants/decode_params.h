@@ -74,6 +74,7 @@ struct DecodeParams {
     uint32_t ring;
     uint32_t ringSlots;
     uint32_t ringAhead;
+    uint32_t ringStartExtra;  // blocks in the ring before the first softmax: ringAhead + this
     uint32_t ringChunkElems;
     uint32_t ringInCopies;
     uint32_t ringOutCopies;

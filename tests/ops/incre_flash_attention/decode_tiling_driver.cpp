@@ -47,6 +47,7 @@ int main()
                   << ", \"ringBytes\": " << uint64_t(p.usedCores) * dp.ringCoreBytes << ", \"ringCopies\": ["
                   << dp.ringInCopies << ", " << dp.ringOutCopies << "]"
                   << ", \"ringByTensor\": " << dp.ringByTensor << ", \"ringAhead\": " << dp.ringAhead
+                  << ", \"ringStartExtra\": " << dp.ringStartExtra
                   << ", \"kvPairCopies\": " << dp.kvPairCopies << ", \"vecRows\": " << p.vecRows
                   << ", \"vecSBufs\": " << p.vecSBufs << ", \"starts\": [";
         for (uint32_t c = 0; c <= p.usedCores; ++c) std::cout << (c ? ", " : "") << p.coreUnitStart[c];
