@@ -25,9 +25,7 @@ def test_gqa_and_mqa_match_golden(n, nkv):
     run_and_judge(make_kwargs("fp16", "BSH", b=2, n=n, nkv=nkv, s=160, d=32))
 
 
-@pytest.mark.parametrize(
-    "dtype,layout,s,lengths", [("fp16", "BNSD", 2000, None), ("bf16", "BSH", 1100, [1100, 77])]
-)
+@pytest.mark.parametrize("dtype,layout,s,lengths", [("fp16", "BNSD", 2000, None), ("bf16", "BSH", 1100, [1100, 77])])
 def test_group_of_64_at_d128_matches_golden(dtype, layout, s, lengths):
     # G = 64 at D = 128: the ring by tensor with one out copy (each block converted and written
     # in one call), K/V pairs, split-KV, a short last block
