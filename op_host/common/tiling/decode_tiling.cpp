@@ -76,8 +76,11 @@ namespace {
 // never make them wait for a slot the cube still needs.
 constexpr uint32_t RING_AHEAD = AttentionCore::WS_SLOTS;
 constexpr uint32_t RING_SLOTS = AttentionCore::WS_SLOTS + RING_AHEAD;
-// Rows per vector core up to which copied (fp16 / bf16) K/V take K/V pairs and a shorter lead.
-constexpr uint32_t PAIR_COPIED_MAX_ROWS = 8;
+// Blocks past the lead in the ring before the first softmax (kv_ring.h, KvRingSource::Target).
+constexpr uint32_t RING_START_EXTRA = 2;
+// Rows per vector core up to which copied (fp16 / bf16) K/V take K/V pairs and a shorter lead
+// (G <= 64 in one head block).
+constexpr uint32_t PAIR_COPIED_MAX_ROWS = 32;
 
 // Chunks the ring's producer holds in UB (kv_ring.h): read, and converted.
 struct RingCopies {
@@ -86,6 +89,7 @@ struct RingCopies {
 constexpr RingCopies RING_FULL{AttentionCore::KV_RING_IN_COPIES, AttentionCore::KV_RING_OUT_COPIES};
 constexpr RingCopies RING_LEAN{AttentionCore::KV_RING_LEAN_IN_COPIES, AttentionCore::KV_RING_LEAN_OUT_COPIES};
 constexpr RingCopies RING_TENSOR{AttentionCore::KV_RING_TENSOR_COPIES, AttentionCore::KV_RING_TENSOR_COPIES};
+constexpr RingCopies RING_TENSOR_LEAN{AttentionCore::KV_RING_TENSOR_COPIES, 1};
 
 // KV heads whose value antiquant rows (scale and offset, query dtype) stay in UB: all of them
 // where per-channel rows fit ANTI_TABLE_MAX_BYTES, else none (loaded per unit). A per-unit load
@@ -170,26 +174,31 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
         bool whole = false;
         // Copied K/V by tensor (DecodeParams::ringByTensor): a chunk of a whole key block, two
         // copies each way, where that leaves the stage all its rows in one sub-block with two S
-        // buffers (few rows per core: G <= 16 at D = 128); each vector core then reads a block
-        // with one copy instead of two.
+        // buffers (few rows per core: G <= 16 at D = 128), else one out copy (G = 64: each
+        // block is converted and written in one call, kv_ring.h); each vector core then reads
+        // a block with one copy instead of two. Modelled B4 N64/1 S8K 15.74 -> 15.15 us
+        // against the lean set (its vector cores' reads paced it).
         if (!prob.antiquant) {
             const uint64_t rowElems =
                 std::max<uint64_t>(AlignUp(uint64_t(prob.headDim), 32 / prob.dtypeBytes), p.headDimAlign);
             const uint32_t c = static_cast<uint32_t>(AttentionCore::KV_RING_MAX_CHUNK_ROWS * rowElems);
-            CoreBudget reduced = budget;
-            const uint64_t reserve = RingUbBytes(c, prob, p.headDimAlign, RING_TENSOR);
-            reduced.ub = budget.ub > reserve ? budget.ub - reserve : 0;
-            uint32_t rows = 0, bk = 0, dc = 0;
-            std::string ignored;
-            if (ChooseBlocks(p.headDimAlign, prob.dtypeBytes, reduced, rows, bk, dc, ignored) &&
-                std::min(rows, need) == fullRows && StageWhole(p, fullRows, bk, dc, prob.dtypeBytes, reduced)) {
-                chosen = c;
-                chosenRows = rows;
-                chosenKv = bk;
-                chosenDc = dc;
-                chosenCopies = RING_TENSOR;
-                whole = true;
-                d.ringByTensor = 1;
+            for (const RingCopies copies : {RING_TENSOR, RING_TENSOR_LEAN}) {
+                CoreBudget reduced = budget;
+                const uint64_t reserve = RingUbBytes(c, prob, p.headDimAlign, copies);
+                reduced.ub = budget.ub > reserve ? budget.ub - reserve : 0;
+                uint32_t rows = 0, bk = 0, dc = 0;
+                std::string ignored;
+                if (ChooseBlocks(p.headDimAlign, prob.dtypeBytes, reduced, rows, bk, dc, ignored) &&
+                    std::min(rows, need) == fullRows && StageWhole(p, fullRows, bk, dc, prob.dtypeBytes, reduced)) {
+                    chosen = c;
+                    chosenRows = rows;
+                    chosenKv = bk;
+                    chosenDc = dc;
+                    chosenCopies = copies;
+                    whole = true;
+                    d.ringByTensor = 1;
+                    break;
+                }
             }
         }
         for (uint32_t chunk : {8192u, 4096u, 2048u, 1024u, 512u}) {
@@ -314,22 +323,28 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     if (d.ring != 0) {
         d.ringSlots = RING_SLOTS;
         d.ringAhead = RING_AHEAD;
+        d.ringStartExtra = RING_START_EXTRA;
         d.ringCoreBytes = AlignUp(uint64_t(d.ringSlots) * 2 * p.blockKv * p.headDimAlign * prob.dtypeBytes, 512);
         // A block's K and V slots in one copy where L1 holds WS_SLOTS pairs (the cube loads K
         // WS_SLOTS - 1 blocks before P.V needs V): one DMA start less per block on the cube's
         // MTE2. int8 K/V: that MTE2 bounds the cast ring (the vector cores read half the bytes
-        // they write). fp16 / bf16 with few rows per vector core (G <= 16): pairs with a lead
-        // one block shorter; where the vector cores' reads pace the kernel (one long sequence cut
-        // over the cores) the first softmax comes one ring read earlier and the cube's spare
-        // MTE2 absorbs the shorter lead (modelled B1 N16/1 S32K 14.5 -> 14.2 us; either alone:
-        // 14.5). G = 64 lost with pairs (B4 N64/1 S8K 16.5 -> 17.1 us) and with the shorter
-        // lead (16.7 us); docs/performance.md "Decode".
+        // they write). fp16 / bf16 (G <= 64): pairs with a lead one block shorter; where the
+        // vector cores' reads pace the kernel (one long sequence cut over the cores) the first
+        // softmax comes one ring read earlier and the cube's spare MTE2 absorbs the shorter lead
+        // (modelled B1 N16/1 S32K 14.5 -> 14.2 us; either alone: 14.5). G = 64 takes them since
+        // its ring goes by tensor (B4 N64/1 S8K 15.15 -> 15.03 us; pairs with the full lead
+        // 15.45); docs/performance.md "Decode".
         const bool shortCopied = !prob.antiquant && p.rowsPerVec <= PAIR_COPIED_MAX_ROWS;
         if ((prob.antiquant || shortCopied) && p.lazyO != 0 &&
             AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, prob.dtypeBytes, p.l1Bufs,
                                               AttentionCore::WS_SLOTS) <= budget.l1) {
             d.kvPairCopies = AttentionCore::WS_SLOTS;
             if (shortCopied) d.ringAhead = RING_AHEAD - 1;
+            // More than 8 rows per vector core (G = 64): one block less before the first
+            // softmax, whose S load and P store then start the cube's P.V stream earlier
+            // (modelled B4 N64/1 S8K 15.03 -> 14.78 us; B1 N16/1 S32K 13.04 -> 13.63 with it,
+            // int8 B16 S4K 59.2 -> 59.3; two blocks less: 15.71).
+            if (shortCopied && p.rowsPerVec > 8) d.ringStartExtra = RING_START_EXTRA - 1;
         }
     }
     const uint32_t vecCores = 2 * p.usedCores;

@@ -26,7 +26,8 @@ constexpr uint32_t KV_RING_OUT_COPIES = 4;
 constexpr uint32_t KV_RING_LEAN_IN_COPIES = 3;
 constexpr uint32_t KV_RING_LEAN_OUT_COPIES = 2;
 constexpr uint32_t KV_RING_MAX_CHUNK_ROWS = 128;
-// By tensor (DecodeParams::ringByTensor): a whole key block per chunk, two copies each way.
+// By tensor (DecodeParams::ringByTensor): a whole key block per chunk, two in copies and two out
+// copies, or one out copy where two leave the stage too little UB (G = 64 at D = 128).
 constexpr uint32_t KV_RING_TENSOR_COPIES = 2;
 
 struct DecodeParams {
@@ -74,6 +75,7 @@ struct DecodeParams {
     uint32_t ring;
     uint32_t ringSlots;
     uint32_t ringAhead;
+    uint32_t ringStartExtra;  // blocks in the ring before the first softmax: ringAhead + this
     uint32_t ringChunkElems;
     uint32_t ringInCopies;
     uint32_t ringOutCopies;

@@ -163,14 +163,16 @@ template <typename T> struct KvSource<KvDecodeInt8<T>> : public KvRingSource<T, 
                                            td.decode.ringOutCopies, td.decode.antiTableHeads);
         pipe->InitBuffer(valueBuf_, ub.value);
         tableHeads_ = td.decode.antiTableHeads;
-        if (tableHeads_ != 0) {  // every KV head's value scale and offset rows, before the ring's reads
+        Ring::StreamInit(td, pipe, t);
+        // Every KV head's value scale and offset rows, behind the ring's first reads (the cube
+        // waits for the first ring block; the rows are used at the first unit's finish).
+        if (tableHeads_ != 0) {
             LoadTable(antiScale_, 0);
             if (antiOffset_ != nullptr) {
                 LoadTable(antiOffset_, tableHeads_);
             }
             PipeSync<AscendC::HardEvent::MTE2_V>();
         }
-        Ring::StreamInit(td, pipe, t);
     }
 
     // The value antiquant on a unit's rows before they are normalised (or stored as partials,

@@ -113,6 +113,11 @@ template <typename T, typename Src> struct KvRingSource : public KvSource<KvDeco
                                            BF16_STAGES, CAST, inCopies_, outCopies_, d.antiTableHeads);
         dp_ = ub.rowElems;
         chunk_ = ub.chunkRows;
+        {  // blocks the out copies hold: chunks per block and vector core
+            const uint32_t rows = d.ringByTensor != 0 ? p->blockKv : (p->blockKv + 1) / 2;
+            const uint32_t perBlock = (d.ringByTensor != 0 ? 1 : 2) * ((rows + chunk_ - 1) / chunk_);
+            outBlocks_ = outCopies_ / perBlock;
+        }
         pipe->InitBuffer(inBuf_, ub.in);
         pipe->InitBuffer(outBuf_, ub.out);
         if (CAST) {
@@ -137,7 +142,7 @@ template <typename T, typename Src> struct KvRingSource : public KvSource<KvDeco
             conv_[o].rows = NONE;
         }
         // The lead of blocks the steady state keeps, all in the ring before the first softmax.
-        const uint64_t lead = Target(0, d.ringAhead);
+        const uint64_t lead = Target(0, d.ringAhead, d.ringStartExtra);
         Read(lead);
         ConvertUpTo(lead);
         WriteUpTo(lead);
@@ -151,22 +156,32 @@ template <typename T, typename Src> struct KvRingSource : public KvSource<KvDeco
     __aicore__ inline void StreamAhead(uint64_t block) { Advance(block + 1); }
 
     // Stage targets of the call before softmax `step` (step 0: StreamInit, which writes all it
-    // reads): the blocks written are max(step + ringAhead, ringAhead + 2). The softmax of block
-    // j may wait for the S of block j + 1 (the vector stage loads it early), so blocks j and
-    // j + 1 must be in the ring before it, and the cube computes S up to WS_SLOTS - 1 blocks
-    // ahead of the P.V it waits for. The conversions and reads run one and two calls ahead of
-    // the writes.
+    // reads): the blocks written are max(step + ringAhead, ringAhead + ringStartExtra). The
+    // softmax of block j may wait for the S of block j + 1 (the vector stage loads it early), so
+    // blocks j and j + 1 must be in the ring before it, and the cube computes S up to
+    // WS_SLOTS - 1 blocks ahead of the P.V it waits for. The conversions and reads run one and
+    // two calls ahead of the writes.
     __aicore__ inline void Advance(uint64_t step)
     {
         const uint64_t ahead = d_->ringAhead;
-        WriteUpTo(Target(step, ahead));
-        ConvertUpTo(Target(step + 1, ahead));
-        Read(Target(step + 2, ahead));
+        const uint64_t extra = d_->ringStartExtra;
+        if (outBlocks_ < 2) {
+            // The out copies hold one block: converting a block right after issuing the previous
+            // one's write would hold the next softmax in the vector pipe until that write (queued
+            // behind the P store) is done. Convert and write one call earlier instead: the
+            // conversion's copies were written during the softmax before.
+            ConvertUpTo(Target(step + 1, ahead, extra));
+            WriteUpTo(Target(step + 1, ahead, extra));
+        } else {
+            WriteUpTo(Target(step, ahead, extra));
+            ConvertUpTo(Target(step + 1, ahead, extra));
+        }
+        Read(Target(step + 2, ahead, extra));
     }
 
-    __aicore__ inline static uint64_t Target(uint64_t step, uint64_t ahead)
+    __aicore__ inline static uint64_t Target(uint64_t step, uint64_t ahead, uint64_t extra)
     {
-        return step + ahead > ahead + 2 ? step + ahead : ahead + 2;
+        return step + ahead > ahead + extra ? step + ahead : ahead + extra;
     }
 
     __aicore__ inline void StreamEnd()
@@ -408,6 +423,7 @@ private:
     uint32_t core_ = 0, sub_ = 0;
     uint32_t dp_ = 32, chunk_ = 1, inCopy_ = 0, outCopy_ = 0;
     uint32_t inCopies_ = IN_COPIES, outCopies_ = OUT_COPIES;  // in use (DecodeParams)
+    uint32_t outBlocks_ = 2;                                  // whole blocks the out copies hold
     Chunk read_[IN_COPIES];                                   // per in copy: the chunk it holds until converted
     Chunk conv_[OUT_COPIES];                                  // per out copy: the chunk it holds until written
     uint64_t unit_ = 0, unitEnd_ = 0;

@@ -47,8 +47,8 @@ int main()
                   << ", \"ringBytes\": " << uint64_t(p.usedCores) * dp.ringCoreBytes << ", \"ringCopies\": ["
                   << dp.ringInCopies << ", " << dp.ringOutCopies << "]"
                   << ", \"ringByTensor\": " << dp.ringByTensor << ", \"ringAhead\": " << dp.ringAhead
-                  << ", \"kvPairCopies\": " << dp.kvPairCopies << ", \"vecRows\": " << p.vecRows
-                  << ", \"vecSBufs\": " << p.vecSBufs << ", \"starts\": [";
+                  << ", \"ringStartExtra\": " << dp.ringStartExtra << ", \"kvPairCopies\": " << dp.kvPairCopies
+                  << ", \"vecRows\": " << p.vecRows << ", \"vecSBufs\": " << p.vecSBufs << ", \"starts\": [";
         for (uint32_t c = 0; c <= p.usedCores; ++c) std::cout << (c ? ", " : "") << p.coreUnitStart[c];
         std::cout << "], \"combineStarts\": [";
         for (uint32_t v = 0; v <= 2 * p.usedCores; ++v) std::cout << (v ? ", " : "") << dp.combineRowStart[v];

@@ -62,17 +62,18 @@ def test_group_sets_the_rows_per_unit(plan, n, nkv, d, rows, blocks):
 
 
 @pytest.mark.parametrize(
-    "n,copies,by_tensor,pairs,ahead", [(8, [2, 2], 1, 4, 3), (16, [2, 2], 1, 4, 3), (64, [3, 2], 0, 0, 4)]
+    "n,copies,by_tensor,pairs,ahead,extra",
+    [(8, [2, 2], 1, 4, 3, 2), (16, [2, 2], 1, 4, 3, 2), (64, [2, 1], 1, 4, 3, 1)],
 )
-def test_the_ring_leaves_the_stage_whole(plan, n, copies, by_tensor, pairs, ahead):
+def test_the_ring_leaves_the_stage_whole(plan, n, copies, by_tensor, pairs, ahead, extra):
     # the ring's producer takes the largest set of UB copies that still leaves the stage all its
     # rows in one sub-block with two S buffers: a whole key block per chunk and tensor (two
-    # copies each way) for few rows, the lean set for G = 64; few rows also take K/V pairs and a
-    # shorter lead
+    # copies each way) for few rows, one out copy for G = 64; copied K/V also take K/V pairs and
+    # a shorter lead; G = 64 also one block less before the first softmax
     p = plan(b=4, n=n, nkv=1, s=8192)
     rows = max(8, n // 2)
     assert p["ring"] == 1 and p["ringCopies"] == copies and p["ringByTensor"] == by_tensor
-    assert p["kvPairCopies"] == pairs and p["ringAhead"] == ahead
+    assert p["kvPairCopies"] == pairs and p["ringAhead"] == ahead and p["ringStartExtra"] == extra
     assert p["rowsPerVec"] == rows and p["vecRows"] == rows and p["vecSBufs"] == 2
 
 

@@ -25,6 +25,14 @@ def test_gqa_and_mqa_match_golden(n, nkv):
     run_and_judge(make_kwargs("fp16", "BSH", b=2, n=n, nkv=nkv, s=160, d=32))
 
 
+@pytest.mark.parametrize("dtype,layout,s,lengths", [("fp16", "BNSD", 2000, None), ("bf16", "BSH", 1100, [1100, 77])])
+def test_group_of_64_at_d128_matches_golden(dtype, layout, s, lengths):
+    # G = 64 at D = 128: the ring by tensor with one out copy (each block converted and written
+    # in one call), K/V pairs, split-KV, a short last block
+    extra = {} if lengths is None else {"actual_seq_lengths": lengths}
+    run_and_judge(make_kwargs(dtype, layout, b=2, n=64, nkv=1, s=s, d=128, **extra))
+
+
 def test_group_larger_than_a_head_block():
     # D = 512 gives 32-row head blocks: a group of 64 heads spans two units.
     run_and_judge(make_kwargs("bf16", "BNSD", b=1, n=64, nkv=1, s=130, d=512))
