@@ -22,7 +22,7 @@ template <typename T> __aicore__ inline void BackwardVector<T>::PrefetchKv(uint3
             aheadAt_ = ~0u - PREFETCH_AHEAD;  // the walk is over
             return;
         }
-        if (s.u.k0 == 0 && aheadAt_ >= p_->tileSets) {
+        if (s.u.k0 == 0 && aheadAt_ > PREFETCH_AHEAD) {
             PrefetchRows(s);
         }
         if (s.unitSeq == aheadUnit_) {
