@@ -192,9 +192,10 @@ double CutRanges(const std::vector<double> &cost, uint32_t cores, std::vector<ui
 void PlanEarlySteps(const BackwardProblem &prob, AttentionCore::BackwardParams &p)
 {
     // The share of the pass the cube stages in: a fit (2x2K N32 causal, modelled: 8 steps
-    // 897.8 us, 947.3 with HBM shared over time; the whole pass, 11 steps, 897.7 and 950.5: the
-    // cube's HBM reads then slow the pass's).
-    constexpr double PASS_SHARE = 0.75;
+    // 883.4 us, 939.6 with HBM shared over time; 10 steps 882.4 and 940.9; 9, 11 and 12 steps
+    // 882.8, 883.0 and 884.5: more early steps leave the vector cores a longer backlog of
+    // P/dS after the barrier, and with HBM shared over time the cube's reads slow the pass's).
+    constexpr double PASS_SHARE = 0.9;
     const uint32_t used = std::max<uint32_t>(1, p.usedCores);
     const double pass = PASS_SHARE * double(prob.tq) * prob.numHeads * prob.headDim * prob.dtypeBytes * 2 / used /
                         (2 * HBM_READ_BYTES_PER_CYCLE);

@@ -69,8 +69,9 @@ struct BackwardParams {
     uint32_t usedCores;
     uint32_t hasSink;  // sink given: dsink = -sum over rows of exp(sink - max) / sum * D
     // prefetchRows (0 or blockKv): the vector cores read each unit's K (sub-block 0) and V
-    // (sub-block 1) into UB some steps before the cube stages them, and drop them, so that the
-    // cube's Nd2Nz copies find them in L2 (backward_prefetch.h, PrefetchKv).
+    // (sub-block 1), and the Q and dO rows of the steps of a head's first kv block, into UB
+    // (prefetchRows rows per copy) some steps before the cube stages them, and drop them, so
+    // that the cube's Nd2Nz copies find them in L2 (backward_prefetch.h, PrefetchKv).
     uint32_t prefetchRows;
     // dqGroupCast (accumKv only): the vector cores of core c cast the dQ rows of the (batch, KV
     // head) groups [dqCastLo[c], dqCastHi[c]) into dq in the main loop, the groups whose units

@@ -22,6 +22,9 @@ template <typename T> __aicore__ inline void BackwardVector<T>::PrefetchKv(uint3
             aheadAt_ = ~0u - PREFETCH_AHEAD;  // the walk is over
             return;
         }
+        if (s.u.k0 == 0 && aheadAt_ > PREFETCH_AHEAD) {
+            PrefetchRows(s);
+        }
         if (s.unitSeq == aheadUnit_) {
             continue;
         }
@@ -33,6 +36,23 @@ template <typename T> __aicore__ inline void BackwardVector<T>::PrefetchKv(uint3
                                  AscendC::DataCopyExtParams(static_cast<uint16_t>(s.u.cols), d * sizeof(T), gap, 0, 0),
                                  AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
         }
+    }
+}
+
+// A head's first kv block is the first of its units to read the step's Q and dO rows (the
+// D-term pass read dO long before): HBM, so the cube's Nd2Nz copies of those steps took ~1.7
+// us against ~1.0 from L2 and stalled its Fixpipe for the head's first unit. The vector cores
+// read them ahead like K/V: Q on sub-block 0, dO on sub-block 1, prefetchRows rows per copy.
+template <typename T> __aicore__ inline void BackwardVector<T>::PrefetchRows(const BackwardStep &s)
+{
+    const uint32_t d = p_->headDim;
+    const uint32_t gap = (p_->numHeads - 1) * d * sizeof(T);
+    const uint64_t row = (s.u.qStart + s.q0) * p_->numHeads + s.n;
+    for (uint32_t r = 0; r < s.rows; r += p_->prefetchRows) {
+        const uint32_t n = s.rows - r < p_->prefetchRows ? s.rows - r : p_->prefetchRows;
+        AscendC::DataCopyPad(prefBuf_.Get<T>(), qdo_[sub_][(row + static_cast<uint64_t>(r) * p_->numHeads) * d],
+                             AscendC::DataCopyExtParams(static_cast<uint16_t>(n), d * sizeof(T), gap, 0, 0),
+                             AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
     }
 }
 

@@ -39,6 +39,8 @@ public:
         o_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.attentionIn));
         kv_[0].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.key));
         kv_[1].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.value));
+        qdo_[0].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.query));
+        qdo_[1].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dy));
         max_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.softmaxMax));
         sum_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.softmaxSum));
         out_[0].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dq));
@@ -222,6 +224,7 @@ private:
 
     // The K/V prefetch (backward_prefetch.h).
     __aicore__ inline void PrefetchKv(uint32_t i);
+    __aicore__ inline void PrefetchRows(const BackwardStep &s);
     __aicore__ inline BackwardTensors StepTensors() const;
 
     // The dQ casts of the groups (backward_dq_cast.h).
@@ -254,7 +257,7 @@ private:
     GM_ADDR seqQ_ = nullptr;  // for the unit walk of UnflushedKvUnits
     GM_ADDR seqKv_ = nullptr;
     GM_ADDR prefix_ = nullptr;
-    AscendC::GlobalTensor<T> dy_, o_, kv_[2];
+    AscendC::GlobalTensor<T> dy_, o_, kv_[2], qdo_[2];
     // The K/V prefetch's walk (PrefetchKv): the step after the last one it looked at, and the
     // unit of that one.
     static constexpr uint32_t PREFETCH_AHEAD = 6;

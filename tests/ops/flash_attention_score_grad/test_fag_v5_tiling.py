@@ -143,9 +143,9 @@ def test_early_steps_where_the_row_term_pass_is_long(plan):
         p = plan(**kw)
         assert p["earlySteps"] == 0 and p["slots"] == max(2, p["pipelined"] + 1), (kw, p)
     for kw, early in (
-        (dict(q=(2048, 2048), n=32, nkv=32, mode=3), 8),
-        (dict(q=(128,) * 4, n=192, nkv=16), 5),
-        (dict(d=256, q=(128,) * 4, n=128, nkv=16), 7),
+        (dict(q=(2048, 2048), n=32, nkv=32, mode=3), 10),
+        (dict(q=(128,) * 4, n=192, nkv=16), 7),
+        (dict(d=256, q=(128,) * 4, n=128, nkv=16), 9),
     ):
         p = plan(**kw)
         assert p["earlySteps"] == early and p["slots"] == early, (kw, p)
