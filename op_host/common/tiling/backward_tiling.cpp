@@ -200,7 +200,7 @@ void PlanEarlySteps(const BackwardProblem &prob, AttentionCore::BackwardParams &
     const double pass = PASS_SHARE * double(prob.tq) * prob.numHeads * prob.headDim * prob.dtypeBytes * 2 / used /
                         (2 * HBM_READ_BYTES_PER_CYCLE);
     const auto copy = [&](double rows) {
-        return DMA_HEAD_REFIT_CYCLES + rows * ND2NZ_ROW_CYCLES +
+        return DMA_HEAD_CYCLES + rows * ND2NZ_ROW_CYCLES +
                rows * prob.headDim * prob.dtypeBytes / HBM_READ_BYTES_PER_CYCLE;
     };
     const std::vector<std::vector<double>> units = UnitStepCosts(prob, p, p.qSplit);

@@ -19,7 +19,6 @@ constexpr uint64_t L1_TO_L0_BYTES_PER_CYCLE = 128;         // MTE1 L1 -> L0A/L0B
 constexpr uint64_t L2_DEVICE_SHARE_BYTES_PER_CYCLE = 162;  // l2_bytes_per_sec 7 TB/s over 24 cores at 1.8 GHz
 constexpr double HBM_READ_BYTES_PER_CYCLE = 32;            // hbm_read_bytes: one core's MTE2 from HBM
 constexpr double ND2NZ_ROW_CYCLES = 3.36;                  // nd2nz_row_cycles: per row an Nd2Nz copy converts
-constexpr double DMA_HEAD_REFIT_CYCLES = DMA_HEAD_CYCLES;
 
 // ForwardKeyCost's fixed point: 1/2048 cube cycle per key, and the per-pipe rates fitted to the
 // model's trace of PFA S8K at D = 64 (each 128 x 128 block: cube MTE2 0.61 us for K, V and P,
