@@ -342,33 +342,39 @@ template <> struct SoftmaxMod<SoftmaxDropout> : SoftmaxModBase {
     }
 
 private:
-    // Rows whose keep bits start inside a byte: each row's bytes are copied to its own 32-byte
-    // UB block (at most 17 bytes for <= 128 columns), then the scalar unit shifts the row down
-    // so that column k0's bit is bit 0 of the block, as Select expects.
+    // Rows whose keep bits start inside a byte: each row's bytes go to its own 32-byte UB block
+    // (at most 17 bytes for <= 128 columns), then the scalar unit shifts the row down so that
+    // column k0's bit is bit 0 of the block, as Select expects. Rows r and r + 8 start 8 * Skv
+    // bits = Skv bytes apart at the same bit of a byte, so the rows of one residue of r mod 8
+    // share a shift and a span and come in with one strided copy (<= 8 copies, not one per row;
+    // their stride Skv - span is >= 0 for any Skv), and the shift works on 32-bit words.
     __aicore__ inline void LoadUnaligned(const AscendC::LocalTensor<uint8_t> &bits, uint64_t firstBit, uint64_t skv,
                                          uint32_t rows, uint32_t colsValid)
     {
+        constexpr uint32_t PERIOD = 8;
         AscendC::DataCopyPadExtParams<uint8_t> pad(false, 0, 0, 0);
-        for (uint32_t r = 0; r < rows; ++r) {
-            const uint64_t bit = firstBit + r * skv;
+        for (uint32_t i = 0; i < rows && i < PERIOD; ++i) {
+            const uint64_t bit = firstBit + i * skv;
             const uint32_t span = (static_cast<uint32_t>(bit % 8) + colsValid + 7) / 8;
-            AscendC::DataCopyPad(bits[r * 32], drop_[bit / 8], AscendC::DataCopyExtParams(1, span, 0, 0, 0), pad);
+            AscendC::DataCopyExtParams copy(static_cast<uint16_t>((rows - i + PERIOD - 1) / PERIOD), span,
+                                            static_cast<uint32_t>(skv - span), PERIOD - 1, 0);
+            AscendC::DataCopyPad(bits[i * 32], drop_[bit / 8], copy, pad);
         }
         PipeSync<AscendC::HardEvent::MTE2_S>();
-        const uint32_t bytes = (colsValid + 7) / 8;
+        const AscendC::LocalTensor<uint32_t> words = bits.template ReinterpretCast<uint32_t>();
+        const uint32_t count = (colsValid + 31) / 32;  // words of keep bits per row
         for (uint32_t r = 0; r < rows; ++r) {
-            const uint64_t bit = firstBit + r * skv;
-            const uint32_t shift = static_cast<uint32_t>(bit % 8);
+            const uint32_t shift = static_cast<uint32_t>((firstBit + r * skv) % 8);
             if (shift == 0) {
                 continue;
             }
             const uint32_t span = (shift + colsValid + 7) / 8;
-            for (uint32_t j = 0; j < bytes; ++j) {
-                uint32_t v = static_cast<uint32_t>(bits.GetValue(r * 32 + j)) >> shift;
-                if (j + 1 < span) {
-                    v |= static_cast<uint32_t>(bits.GetValue(r * 32 + j + 1)) << (8 - shift);
-                }
-                bits.SetValue(r * 32 + j, static_cast<uint8_t>(v & 0xFF));
+            uint32_t w = words.GetValue(r * 8);
+            for (uint32_t j = 0; j < count; ++j) {
+                // The next word holds the bits shifted in from above (read only if copied).
+                const uint32_t next = (j + 1) * 4 < span ? words.GetValue(r * 8 + j + 1) : 0;
+                words.SetValue(r * 8 + j, (w >> shift) | (next << (32 - shift)));
+                w = next;
             }
         }
         PipeSync<AscendC::HardEvent::S_V>();
