@@ -567,7 +567,6 @@ private:
 
         const bool flush =
             !first && (ReadCtrl(ctrl_, CtrlRescaled(slot, 0)) | ReadCtrl(ctrl_, CtrlRescaled(slot, 1))) != 0;
-        WriteCtrl(ctrl_, CtrlFlushed(slot), flush ? 1 : 0);
         if (flush) {
             StoreAccumulator(u, acc, slot);
         }
@@ -577,6 +576,14 @@ private:
         }
         AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), d, k, first || flush));
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);
+        // The decision as the slot's "flushed" word, which the vector cores read only after the
+        // FLAG_O_READY below: after the Mmad's issue, and only where it changes (a scalar GM
+        // store and its write-back between P's arrival and the Mmad held the Mmad back).
+        const int8_t flushed = flush ? 1 : 0;
+        if (flushedWord_[slot] != flushed) {
+            WriteCtrl(ctrl_, CtrlFlushed(slot), flushed);
+            flushedWord_[slot] = flushed;
+        }
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
     }
 
@@ -624,6 +631,8 @@ private:
     uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;
     uint32_t qIdx_ = 0, sIdx_ = 0;
     bool accStoring_ = false;  // a Fixpipe of the accumulator is in flight (EVT_ACC set)
+    // What each slot's "flushed" control word holds (-1: not written in this launch yet)
+    int8_t flushedWord_[WS_SLOTS] = {-1, -1, -1, -1};
     bool zeroLoaded_ = false;  // the zero fractal is in zeroL1_
     // K/V staged (KV_NZ): the first S block may go out before the staging's SyncAll (early_),
     // from the caller's K rows (all WS_SLOTS - 1 blocks ahead of it: modelled B1 N8/2 S2K
