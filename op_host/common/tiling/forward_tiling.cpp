@@ -253,6 +253,12 @@ bool ChooseWideLazyBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget
     // (docs/performance.md, "Sweep"). With a mask the planner keeps per-block P.V: a mask read
     // per 64-key block cost more than the partials (modelled causal B1 N4 S4K D256 192.1 ->
     // 230.5 us).
+    // Not 128-key blocks with K^T and V in head-dim halves (the two L0B regions holding a half
+    // of K^T, then of V; K and V loaded apart, as pairs of 128-key blocks do not fit L1): each
+    // block's S and P.V then need both regions, so the L1 -> L0B loads no longer hide behind
+    // the other operation's Mmads (modelled B1 N4 S4K D256 333.3 -> 433.8 us), and even with
+    // every L0B load hidden the K/V-apart stream was no faster (B1 N1 S8K 351.1 -> 373.6 us,
+    // B1 N4 S4K 333.3 -> 335.6, B2 N8 S2K 339.7 -> 337.8).
     const uint32_t dp = static_cast<uint32_t>(AlignUp(static_cast<uint64_t>(headDim), 16));
     if (dp <= D_CHUNK || dp > WIDE_LAZY_MAX_D) return false;
     const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;

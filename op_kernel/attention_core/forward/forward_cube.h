@@ -206,7 +206,7 @@ private:
             }
             const uint32_t slot = gV++ % WS_SLOTS;
             if constexpr (LAZY_PV) {
-                AccumulatePV(v.u, blk, slot, v.j == 0);
+                AccumulatePV(v.u, blk, slot, v.j == 0, sOk && kvPairs_ != 0 ? &s : nullptr);
             } else {
                 ComputePV(v.u, blk, slot);
             }
@@ -251,6 +251,20 @@ private:
     }
 
     __aicore__ inline bool Advance(Cursor &c) { return ++c.j < c.blocks || Seek(c, c.unit + 1); }
+
+    // The K/V pair of the stream block at c -> its pair copy ahead of the block's S (IssueS
+    // then takes it): with K/V staged (KV_NZ), whose loads wait for nothing, so the next pair
+    // load is queued behind P's before the scalar reads of the P.V between them (the cube's MTE2
+    // bounds these heads and would otherwise wait for them).
+    __aicore__ inline void PreloadPair(const Cursor &c)
+    {
+        if constexpr (KV_NZ) {
+            const KvBlock blk = KvBlockAt(c.u.kvBegin, c.u.kvEnd, p_->blockKv, c.j);
+            preKb_ = NextCopy(kIdx_, kvPairs_);
+            LoadK(c.u, blk, kL1_.Get<T>()[preKb_ * 2 * kvElems_], preKb_);
+            preloaded_ = true;
+        }
+    }
 
     // S of the stream block at c (a unit's first block stages its Q block first, its last
     // frees the Q copy).
@@ -393,10 +407,13 @@ private:
     {
         const uint32_t d = p_->headDim;
         const uint32_t kvPad = AlignUp(blk.cols, 16);
-        const uint32_t kb = NextCopy(kIdx_, kvPairs_ != 0 ? kvPairs_ : l1Bufs_);
+        const uint32_t kb = preloaded_ ? preKb_ : NextCopy(kIdx_, kvPairs_ != 0 ? kvPairs_ : l1Bufs_);
         const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[kb * (kvPairs_ != 0 ? 2 : 1) * kvElems_];
         const AscendC::LocalTensor<T> kt = l0b_.Get<T>();
-        LoadK(u, blk, kL1, kb);
+        if (!preloaded_) {
+            LoadK(u, blk, kL1, kb);
+        }
+        preloaded_ = false;
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LKT);  // the previous block's Mmads read K^T
         Tiles::LoadBt(kt, kL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, 0, d);
         if (kvPairs_ == 0) {  // a pair is free once P.V loaded its V
@@ -537,7 +554,8 @@ private:
     // tile's P only the part the vector cores wrote crosses L2 (policies.h SkippedPRows,
     // SeenPCols): the rows before it are zeros in L0A (LoadData of the zero fractal), the
     // columns past it are left out of the k extent.
-    __aicore__ inline void AccumulatePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first)
+    __aicore__ inline void AccumulatePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first,
+                                        const Cursor *next)
     {
         const uint32_t d = p_->headDim;
         const uint32_t mPad = AlignUp(u.rows, 16);
@@ -565,9 +583,11 @@ private:
             AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);
         }
 
+        if (next != nullptr) {  // the next S's pair load ahead of the reads below
+            PreloadPair(*next);
+        }
         const bool flush =
             !first && (ReadCtrl(ctrl_, CtrlRescaled(slot, 0)) | ReadCtrl(ctrl_, CtrlRescaled(slot, 1))) != 0;
-        WriteCtrl(ctrl_, CtrlFlushed(slot), flush ? 1 : 0);
         if (flush) {
             StoreAccumulator(u, acc, slot);
         }
@@ -577,6 +597,14 @@ private:
         }
         AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), d, k, first || flush));
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);
+        // The decision as the slot's "flushed" word, which the vector cores read only after the
+        // FLAG_O_READY below: after the Mmad's issue, and only where it changes (a scalar GM
+        // store and its write-back between P's arrival and the Mmad held the Mmad back).
+        const int8_t flushed = flush ? 1 : 0;
+        if (flushedWord_[slot] != flushed) {
+            WriteCtrl(ctrl_, CtrlFlushed(slot), flushed);
+            flushedWord_[slot] = flushed;
+        }
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
     }
 
@@ -624,6 +652,10 @@ private:
     uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;
     uint32_t qIdx_ = 0, sIdx_ = 0;
     bool accStoring_ = false;  // a Fixpipe of the accumulator is in flight (EVT_ACC set)
+    bool preloaded_ = false;   // PreloadPair loaded the next S's pair into copy preKb_
+    uint32_t preKb_ = 0;
+    // What each slot's "flushed" control word holds (-1: not written in this launch yet)
+    int8_t flushedWord_[WS_SLOTS] = {-1, -1, -1, -1};
     bool zeroLoaded_ = false;  // the zero fractal is in zeroL1_
     // K/V staged (KV_NZ): the first S block may go out before the staging's SyncAll (early_),
     // from the caller's K rows (all WS_SLOTS - 1 blocks ahead of it: modelled B1 N8/2 S2K
