@@ -320,20 +320,35 @@ template <> struct MaskMod<MaskTensorBandSummary> : MaskMod<MaskTensorBand> {
     }
 
     // The mask summary (MaskBandParams::maskSummary), built by every vector core of the launch
-    // before the main loop (a SyncAll follows): this worker's share of the 16-row groups, all key
-    // columns. Per group and pass of `chunk` columns: the 16 mask rows in, or-folded as uint16
-    // into one row, each 128-byte column folded into its first 32-byte block (two strided Ors),
-    // read by the scalar unit; the marks collect in UB and go out in one copy per 32 groups. The
-    // mask plane is read once here instead of once per (batch, head). Only bitwise ops, so a
-    // timing-only run marks the same blocks as a computed one. `scratch` is any free UB area of
-    // `bytes` bytes (the stage's buffers before the loop).
+    // before the main loop (a SyncAll follows). Of each 16-row group only the key columns its
+    // band reaches are read (the others' marks stay clear: the band kills those scores whatever
+    // the mask holds), so a causal plane costs half a pass; each worker takes two shares of the
+    // groups, one from either end, which evens out the band's triangle. `scratch` is any free
+    // UB area of `bytes` bytes (the stage's buffers before the loop).
     __aicore__ inline void Prepare(const AscendC::LocalTensor<uint8_t> &scratch, uint32_t bytes, uint32_t worker,
                                    uint32_t workers)
     {
+        if (worker >= workers) {
+            return;  // workers past the plan: none
+        }
         const uint32_t groups = (p_->seqQ + SUMMARY_ROWS - 1) / SUMMARY_ROWS;
+        const uint32_t shares = 2 * workers;
+        for (uint32_t part = 0; part < 2; ++part) {
+            const uint32_t k = part == 0 ? worker : shares - 1 - worker;
+            Summarise(scratch, bytes, groups * k / shares, groups * (k + 1) / shares);
+        }
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // The marks of row groups [ga, gb). Per group and pass of `chunk` columns: the 16 mask rows
+    // in, or-folded as uint16 into one row, each 128-byte column folded into its first 32-byte
+    // block (two strided Ors), read by the scalar unit; the marks collect in UB (cleared per
+    // batch) and go out in one copy per 32 groups. Only bitwise ops, so a timing-only run marks
+    // the same blocks as a computed one.
+    __aicore__ inline void Summarise(const AscendC::LocalTensor<uint8_t> &scratch, uint32_t bytes, uint32_t ga,
+                                     uint32_t gb)
+    {
         const uint32_t cols = p_->summaryCols;
-        const uint32_t ga = worker < workers ? groups * worker / workers : groups;  // workers past the plan: none
-        const uint32_t gb = worker < workers ? groups * (worker + 1) / workers : groups;
         const uint32_t chunk = MaskSummaryChunk(bytes, cols);  // >= 1: the host checked
         const AscendC::LocalTensor<uint8_t> out = scratch;     // [column][SUMMARY_BATCH] marks
         const AscendC::LocalTensor<uint8_t> rowsArea = scratch[cols * SUMMARY_BATCH];
@@ -343,12 +358,18 @@ template <> struct MaskMod<MaskTensorBandSummary> : MaskMod<MaskTensorBand> {
         const AscendC::BinaryRepeatParams perCol(1, 1, 1, COL_BLOCKS, COL_BLOCKS, COL_BLOCKS);
         for (uint32_t gs = ga; gs < gb; gs += SUMMARY_BATCH) {
             const uint32_t batch = gb - gs < SUMMARY_BATCH ? gb - gs : SUMMARY_BATCH;
-            PipeSync<AscendC::HardEvent::MTE3_S>();  // the last batch's marks left the UB
+            PipeSync<AscendC::HardEvent::MTE3_V>();  // the last batch's marks left the UB
+            AscendC::Duplicate(out.template ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0),
+                               static_cast<int32_t>(cols * SUMMARY_BATCH / 2));
+            PipeSync<AscendC::HardEvent::V_S>();
             for (uint32_t g = gs; g < gs + batch; ++g) {
                 const uint32_t row0 = g * SUMMARY_ROWS;
                 const uint32_t rows = p_->seqQ - row0 < SUMMARY_ROWS ? p_->seqQ - row0 : SUMMARY_ROWS;
-                for (uint32_t c0 = 0; c0 < cols; c0 += chunk) {
-                    const uint32_t n = cols - c0 < chunk ? cols - c0 : chunk;
+                uint32_t cLo = 0;
+                uint32_t cHi = cols;
+                BandColumns(row0, rows, cLo, cHi);
+                for (uint32_t c0 = cLo; c0 < cHi; c0 += chunk) {
+                    const uint32_t n = cHi - c0 < chunk ? cHi - c0 : chunk;
                     const uint32_t pitch = n * SUMMARY_KEYS;  // UB bytes per mask row
                     const uint64_t k0 = static_cast<uint64_t>(c0) * SUMMARY_KEYS;
                     const uint32_t keys = p_->seqKv - k0 < pitch ? static_cast<uint32_t>(p_->seqKv - k0) : pitch;
@@ -389,7 +410,22 @@ template <> struct MaskMod<MaskTensorBandSummary> : MaskMod<MaskTensorBand> {
                                                             (SUMMARY_BATCH - AlignUp(batch, 32)) / 32,
                                                             p_->summaryPitch - batch, 0));
         }
-        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // The summary columns [cLo, cHi) whose keys some row of [row0, row0 + rows) sees in the band
+    // (all of them without a band); cLo == cHi when none.
+    __aicore__ inline void BandColumns(uint32_t row0, uint32_t rows, uint32_t &cLo, uint32_t &cHi) const
+    {
+        if (p_->bandActive == 0) {
+            return;
+        }
+        const int64_t lo = static_cast<int64_t>(row0) - p_->preTokens;
+        const int64_t hi = static_cast<int64_t>(row0 + rows - 1) + p_->nextTokens + 1;  // past the last key
+        const int64_t kv = static_cast<int64_t>(p_->seqKv);
+        const int64_t a = lo < 0 ? 0 : (lo > kv ? kv : lo);
+        const int64_t b = hi < a ? a : (hi > kv ? kv : hi);
+        cLo = static_cast<uint32_t>(a / SUMMARY_KEYS);
+        cHi = b == a ? cLo : static_cast<uint32_t>((b + SUMMARY_KEYS - 1) / SUMMARY_KEYS);
     }
 
     // Whether the summary marks rows [row0, row0 + rows) x keys [k0, k0 + cols) all clear: one
