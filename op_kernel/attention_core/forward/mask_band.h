@@ -67,11 +67,21 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
 
     // The mask rows of a block (Apply's arguments) into maskBytes ahead of its Apply, so the
     // load overlaps the vector work before it; nothing when the summary marks them all clear.
+    // A tile an earlier head found clear (CleanTiles) loads nothing.
     __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &maskBytes, const WorkUnit &u, uint32_t row0,
                                 uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols)
     {
         if (p_->hasMask == 0) {
             return;
+        }
+        if (p_->strides.n == 0) {
+            pending_ = TileAt(u, row0, k0);
+            pendingShape_ = (rows << 16) | colsValid;
+            pendingSlot_ = TileSlot(u, row0, k0);
+            if (clearAt_[pendingSlot_] == pending_ && clearShape_[pendingSlot_] == pendingShape_) {
+                known_ = true;
+                return;
+            }
         }
         LoadTensorMask(mask_, p_->strides, maskBytes, u, row0, rows, k0, colsValid, cols);
         loaded_ = true;
@@ -87,14 +97,35 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
                                  uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols) const
     {
         (void)maskHalf;
-        if (p_->hasMask != 0) {
-            if (!loaded_) {
+        if (p_->hasMask != 0 && !known_) {
+            const bool loaded = loaded_;
+            if (!loaded) {
                 LoadTensorMask(mask_, p_->strides, maskBytes, u, row0, rows, k0, colsValid, cols);
             }
-            AddTensorMask(s, tmp, maskBytes, rows, cols);
+            const bool any = AddTensorMask(s, tmp, maskBytes, rows, cols);
+            if (loaded && !any && p_->strides.n == 0) {  // Load's tile is clear for every head
+                clearAt_[pendingSlot_] = pending_;
+                clearShape_[pendingSlot_] = pendingShape_;
+            }
             loaded_ = false;
         }
+        known_ = false;
         ApplyBand(s, row0, rows, k0, colsValid, cols);
+    }
+
+    // Clear tiles (a mask plane the heads share, strides.n == 0): the mask rows Load read
+    // (their plane offset and rows x columns) whose bytes Apply found all zero. The host orders
+    // the units so a core takes the heads of a q-block in a row (ForwardParams::foldQBlocks
+    // UNITS_HEADS_INNER): the later heads then load and fold the mask rows of the diagonal tiles
+    // only. A direct-mapped table; a slot holds the tile last found clear there.
+    static constexpr uint32_t CLEAR_TILES = 128;
+    __aicore__ inline uint64_t TileAt(const WorkUnit &u, uint32_t row0, int64_t k0) const
+    {
+        return u.b * p_->strides.b + row0 * p_->strides.s + static_cast<uint64_t>(k0);
+    }
+    __aicore__ inline uint32_t TileSlot(const WorkUnit &u, uint32_t row0, int64_t k0) const
+    {
+        return static_cast<uint32_t>(k0 / 64 + 37 * ((row0 - u.q0) / 8)) % CLEAR_TILES;
     }
 
     // The band (bandActive) and the padding columns past colsValid of Apply's scores.
@@ -219,15 +250,16 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
     // byte is 0), one select. Three vector passes per score (an additive mask takes four: two
     // casts, a multiply, an add). tmp holds both: the keep bits in its first bytes, the half
     // copy in its upper half. A tile without any excluded key (every block of a causal mask
-    // left of its diagonal) skips the three passes (AnyExcluded).
-    __aicore__ inline static void AddTensorMask(const AscendC::LocalTensor<float> &s,
+    // left of its diagonal) skips the three passes (AnyExcluded). Returns whether any byte
+    // excludes.
+    __aicore__ inline static bool AddTensorMask(const AscendC::LocalTensor<float> &s,
                                                 const AscendC::LocalTensor<float> &tmp,
                                                 const AscendC::LocalTensor<uint8_t> &maskBytes, uint32_t rows,
                                                 uint32_t cols)
     {
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_MASK);
         if (!AnyExcluded(tmp, maskBytes, rows, cols)) {
-            return;
+            return false;
         }
         // whole 256-byte repeats of half (cols = blockKv is 64 or 128; rowsPerVec is even, so a
         // 64-column block's odd last row rounds up into the buffers)
@@ -240,6 +272,7 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
         AscendC::PipeBarrier<PIPE_V>();
         AscendC::Select(s, keep, s, MASKED_SCORE, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, count);
         AscendC::PipeBarrier<PIPE_V>();
+        return true;
     }
 
     // Whether any of the rows x cols mask bytes is non-zero (padding columns past the valid
@@ -278,6 +311,11 @@ protected:
     const MaskBandParams *p_ = nullptr;
     AscendC::GlobalTensor<uint8_t> mask_;
     mutable bool loaded_ = false;  // Load issued the next Apply's mask rows (Apply consumes them)
+    mutable bool known_ = false;   // Load found the next Apply's rows in the clear tiles
+    uint64_t pending_ = 0;         // the clear-tile key of the rows Load issued
+    uint32_t pendingShape_ = 0, pendingSlot_ = 0;
+    mutable uint64_t clearAt_[CLEAR_TILES] = {};
+    mutable uint32_t clearShape_[CLEAR_TILES] = {};  // rows << 16 | columns; 0: empty
 };
 
 // PFA with a mask plane every (batch, head) shares (MaskBandParams::maskSummary, the tiling

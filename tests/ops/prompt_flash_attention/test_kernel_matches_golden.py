@@ -212,6 +212,22 @@ def test_band_summary_reads_the_band_and_applies_its_hits(pre, nxt):
     run_and_judge(kw)
 
 
+@pytest.mark.parametrize("b,d", [(1, 128), (2, 64)])
+def test_two_heads_share_the_clear_tiles_of_a_mask_plane(b, d):
+    # Two heads reading one mask plane run a q-block's heads in a row on a core (units ordered
+    # batch, q-block, head); the second head skips the mask rows of the tiles the first found
+    # clear (mask_band.h CleanTiles). Clear tiles next to tiles with one excluded byte, causal.
+    sq, skv = 700, 900
+    mask = band_mask(sq, skv).copy()
+    rng = np.random.default_rng(3)
+    rows = rng.integers(0, sq, 40)
+    for r in rows:
+        k = int(rng.integers(0, r + 1))
+        mask[r, k] = True
+    kw = make_kwargs(sq=sq, skv=skv, d=d, b=b, n=2, mask=mask, pre_tokens=MAX_INT, next_tokens=0)
+    run_and_judge(kw)
+
+
 def test_mask_padded_wider_than_kv_is_read_from_top_left():
     mask = np.zeros((1, 1, 64, 96), np.bool_)  # KV_S 70 padded to 96 columns
     mask[..., 64:, :] = True
