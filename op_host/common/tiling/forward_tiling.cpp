@@ -355,7 +355,7 @@ namespace {
 
 // Whether to order the units (batch, q-block, head): the heads of a batch read one mask plane (a
 // tile's mask rows are the same for all), and only two of them. Modelled on causal planes
-// (docs/performance.md "Sweep"): B1 N2 S8K 162.5 -> 160.6 us; with more heads the cores end
+// (docs/performance.md "Sweep"): B1 N2 S8K 162.5 -> 157.9 us; with more heads the cores end
 // unevenly in that order (B1 N8 S4K 168.8 -> 188.6 us, B1 N8/2 S2K 51.0 -> 55.7) and with the
 // mask summary there is nothing left to skip.
 bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::MaskBandParams &mask)
@@ -421,7 +421,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
         };
         // A mask plane the heads share: a core takes the heads of a q-block in a row, and the
         // vector cores skip the mask rows of the tiles an earlier head found clear (mask_band.h
-        // CleanTiles).
+        // CLEAR_TILES).
         const uint32_t order = HeadsShareMask(t, mask) ? AttentionCore::UNITS_HEADS_INNER : 0;
         const uint64_t plain = split(order);
         if (t.qBlocksPerHead <= 2) return plain;  // folding changes nothing

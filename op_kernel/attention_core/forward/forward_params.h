@@ -117,7 +117,7 @@ struct ForwardParams {
     // FoldedQBlock), where the host's plan balances better so (a causal mask's light and heavy
     // q-blocks); bit 1 (UNITS_HEADS_INNER) orders the units (batch, q-block, head), so a core
     // takes the heads of a q-block in a row (a mask plane the heads share: mask_band.h
-    // CleanTiles).
+    // CLEAR_TILES).
     uint32_t foldQBlocks;
     uint32_t reserved2;
     uint64_t unitCount;

@@ -67,7 +67,7 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
 
     // The mask rows of a block (Apply's arguments) into maskBytes ahead of its Apply, so the
     // load overlaps the vector work before it; nothing when the summary marks them all clear.
-    // A tile an earlier head found clear (CleanTiles) loads nothing.
+    // A tile an earlier head found clear (CLEAR_TILES) loads nothing.
     __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &maskBytes, const WorkUnit &u, uint32_t row0,
                                 uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols)
     {
@@ -77,7 +77,7 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
         if (p_->strides.n == 0) {
             pending_ = TileAt(u, row0, k0);
             pendingShape_ = (rows << 16) | colsValid;
-            pendingSlot_ = TileSlot(u, row0, k0);
+            pendingSlot_ = TileSlot(u, row0, k0, cols);
             if (clearAt_[pendingSlot_] == pending_ && clearShape_[pendingSlot_] == pendingShape_) {
                 known_ = true;
                 return;
@@ -118,14 +118,15 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
     // the units so a core takes the heads of a q-block in a row (ForwardParams::foldQBlocks
     // UNITS_HEADS_INNER): the later heads then load and fold the mask rows of the diagonal tiles
     // only. A direct-mapped table; a slot holds the tile last found clear there.
-    static constexpr uint32_t CLEAR_TILES = 128;
+    static constexpr uint32_t CLEAR_TILES = 256;
     __aicore__ inline uint64_t TileAt(const WorkUnit &u, uint32_t row0, int64_t k0) const
     {
         return u.b * p_->strides.b + row0 * p_->strides.s + static_cast<uint64_t>(k0);
     }
-    __aicore__ inline uint32_t TileSlot(const WorkUnit &u, uint32_t row0, int64_t k0) const
+    __aicore__ inline uint32_t TileSlot(const WorkUnit &u, uint32_t row0, int64_t k0, uint32_t cols) const
     {
-        return static_cast<uint32_t>(k0 / 64 + 37 * ((row0 - u.q0) / 8)) % CLEAR_TILES;
+        // the key block, and the sub-block by its first row (a core's sub-blocks differ there)
+        return static_cast<uint32_t>(k0 / cols * 4 + (row0 - u.q0) / 8 % 4) % CLEAR_TILES;
     }
 
     // The band (bandActive) and the padding columns past colsValid of Apply's scores.

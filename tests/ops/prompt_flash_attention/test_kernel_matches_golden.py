@@ -216,7 +216,7 @@ def test_band_summary_reads_the_band_and_applies_its_hits(pre, nxt):
 def test_two_heads_share_the_clear_tiles_of_a_mask_plane(b, d):
     # Two heads reading one mask plane run a q-block's heads in a row on a core (units ordered
     # batch, q-block, head); the second head skips the mask rows of the tiles the first found
-    # clear (mask_band.h CleanTiles). Clear tiles next to tiles with one excluded byte, causal.
+    # clear (mask_band.h CLEAR_TILES). Clear tiles next to tiles with one excluded byte, causal.
     sq, skv = 700, 900
     mask = band_mask(sq, skv).copy()
     rng = np.random.default_rng(3)
