@@ -31,6 +31,8 @@ constexpr float INVALID_ROW_STAT_SUM = 3.4028234663852886e38f;
 // the cube's S chain after a P arrives (P and V loads, then the K load, Q.K^T, Fixpipe: ~1.6 µs
 // modelled at D = 128) is longer than two vector blocks (docs/performance.md).
 constexpr uint32_t WS_SLOTS = 4;
+constexpr uint32_t UNITS_FOLDED = 1;  // ForwardParams::foldQBlocks bits
+constexpr uint32_t UNITS_HEADS_INNER = 2;
 // O slots: per block slot one for a lazy P.V write-out before the block and one for the final
 // sum of a unit ending in that block (units stream through the cores, so up to WS_SLOTS units'
 // final sums are in flight).
@@ -111,8 +113,11 @@ struct ForwardParams {
 
     // Work split: the units (batch, head, q-block) in that order, cut into contiguous ranges
     // of about equal cost; core c takes units [coreUnitStart[c], coreUnitStart[c + 1]). With
-    // foldQBlocks a head's q-blocks come as 0, last, 1, last - 1, ... (policies.h FoldedQBlock),
-    // where the host's plan balances better so (a causal mask's light and heavy q-blocks).
+    // foldQBlocks bit 0 a head's q-blocks come as 0, last, 1, last - 1, ... (policies.h
+    // FoldedQBlock), where the host's plan balances better so (a causal mask's light and heavy
+    // q-blocks); bit 1 (UNITS_HEADS_INNER) orders the units (batch, q-block, head), so a core
+    // takes the heads of a q-block in a row (a mask plane the heads share: mask_band.h
+    // CLEAR_TILES).
     uint32_t foldQBlocks;
     uint32_t reserved2;
     uint64_t unitCount;

@@ -67,11 +67,21 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
 
     // The mask rows of a block (Apply's arguments) into maskBytes ahead of its Apply, so the
     // load overlaps the vector work before it; nothing when the summary marks them all clear.
+    // A tile an earlier head found clear (CLEAR_TILES) loads nothing.
     __aicore__ inline void Load(const AscendC::LocalTensor<uint8_t> &maskBytes, const WorkUnit &u, uint32_t row0,
                                 uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols)
     {
         if (p_->hasMask == 0) {
             return;
+        }
+        if (p_->strides.n == 0) {
+            pending_ = TileAt(u, row0, k0);
+            pendingShape_ = (rows << 16) | colsValid;
+            pendingSlot_ = TileSlot(u, row0, k0, cols);
+            if (clearAt_[pendingSlot_] == pending_ && clearShape_[pendingSlot_] == pendingShape_) {
+                known_ = true;
+                return;
+            }
         }
         LoadTensorMask(mask_, p_->strides, maskBytes, u, row0, rows, k0, colsValid, cols);
         loaded_ = true;
@@ -87,14 +97,36 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
                                  uint32_t rows, int64_t k0, uint32_t colsValid, uint32_t cols) const
     {
         (void)maskHalf;
-        if (p_->hasMask != 0) {
-            if (!loaded_) {
+        if (p_->hasMask != 0 && !known_) {
+            const bool loaded = loaded_;
+            if (!loaded) {
                 LoadTensorMask(mask_, p_->strides, maskBytes, u, row0, rows, k0, colsValid, cols);
             }
-            AddTensorMask(s, tmp, maskBytes, rows, cols);
+            const bool any = AddTensorMask(s, tmp, maskBytes, rows, cols);
+            if (loaded && !any && p_->strides.n == 0) {  // Load's tile is clear for every head
+                clearAt_[pendingSlot_] = pending_;
+                clearShape_[pendingSlot_] = pendingShape_;
+            }
             loaded_ = false;
         }
+        known_ = false;
         ApplyBand(s, row0, rows, k0, colsValid, cols);
+    }
+
+    // Clear tiles (a mask plane the heads share, strides.n == 0): the mask rows Load read
+    // (their plane offset and rows x columns) whose bytes Apply found all zero. The host orders
+    // the units so a core takes the heads of a q-block in a row (ForwardParams::foldQBlocks
+    // UNITS_HEADS_INNER): the later heads then load and fold the mask rows of the diagonal tiles
+    // only. A direct-mapped table; a slot holds the tile last found clear there.
+    static constexpr uint32_t CLEAR_TILES = 256;
+    __aicore__ inline uint64_t TileAt(const WorkUnit &u, uint32_t row0, int64_t k0) const
+    {
+        return u.b * p_->strides.b + row0 * p_->strides.s + static_cast<uint64_t>(k0);
+    }
+    __aicore__ inline uint32_t TileSlot(const WorkUnit &u, uint32_t row0, int64_t k0, uint32_t cols) const
+    {
+        // the key block, and the sub-block by its first row (a core's sub-blocks differ there)
+        return static_cast<uint32_t>(k0 / cols * 4 + (row0 - u.q0) / 8 % 4) % CLEAR_TILES;
     }
 
     // The band (bandActive) and the padding columns past colsValid of Apply's scores.
@@ -219,15 +251,16 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
     // byte is 0), one select. Three vector passes per score (an additive mask takes four: two
     // casts, a multiply, an add). tmp holds both: the keep bits in its first bytes, the half
     // copy in its upper half. A tile without any excluded key (every block of a causal mask
-    // left of its diagonal) skips the three passes (AnyExcluded).
-    __aicore__ inline static void AddTensorMask(const AscendC::LocalTensor<float> &s,
+    // left of its diagonal) skips the three passes (AnyExcluded). Returns whether any byte
+    // excludes.
+    __aicore__ inline static bool AddTensorMask(const AscendC::LocalTensor<float> &s,
                                                 const AscendC::LocalTensor<float> &tmp,
                                                 const AscendC::LocalTensor<uint8_t> &maskBytes, uint32_t rows,
                                                 uint32_t cols)
     {
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_MASK);
         if (!AnyExcluded(tmp, maskBytes, rows, cols)) {
-            return;
+            return false;
         }
         // whole 256-byte repeats of half (cols = blockKv is 64 or 128; rowsPerVec is even, so a
         // 64-column block's odd last row rounds up into the buffers)
@@ -240,6 +273,7 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
         AscendC::PipeBarrier<PIPE_V>();
         AscendC::Select(s, keep, s, MASKED_SCORE, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, count);
         AscendC::PipeBarrier<PIPE_V>();
+        return true;
     }
 
     // Whether any of the rows x cols mask bytes is non-zero (padding columns past the valid
@@ -278,6 +312,11 @@ protected:
     const MaskBandParams *p_ = nullptr;
     AscendC::GlobalTensor<uint8_t> mask_;
     mutable bool loaded_ = false;  // Load issued the next Apply's mask rows (Apply consumes them)
+    mutable bool known_ = false;   // Load found the next Apply's rows in the clear tiles
+    uint64_t pending_ = 0;         // the clear-tile key of the rows Load issued
+    uint32_t pendingShape_ = 0, pendingSlot_ = 0;
+    mutable uint64_t clearAt_[CLEAR_TILES] = {};
+    mutable uint32_t clearShape_[CLEAR_TILES] = {};  // rows << 16 | columns; 0: empty
 };
 
 // PFA with a mask plane every (batch, head) shares (MaskBandParams::maskSummary, the tiling
@@ -320,20 +359,35 @@ template <> struct MaskMod<MaskTensorBandSummary> : MaskMod<MaskTensorBand> {
     }
 
     // The mask summary (MaskBandParams::maskSummary), built by every vector core of the launch
-    // before the main loop (a SyncAll follows): this worker's share of the 16-row groups, all key
-    // columns. Per group and pass of `chunk` columns: the 16 mask rows in, or-folded as uint16
-    // into one row, each 128-byte column folded into its first 32-byte block (two strided Ors),
-    // read by the scalar unit; the marks collect in UB and go out in one copy per 32 groups. The
-    // mask plane is read once here instead of once per (batch, head). Only bitwise ops, so a
-    // timing-only run marks the same blocks as a computed one. `scratch` is any free UB area of
-    // `bytes` bytes (the stage's buffers before the loop).
+    // before the main loop (a SyncAll follows). Of each 16-row group only the key columns its
+    // band reaches are read (the others' marks stay clear: the band kills those scores whatever
+    // the mask holds), so a causal plane costs half a pass; each worker takes two shares of the
+    // groups, one from either end, which evens out the band's triangle. `scratch` is any free
+    // UB area of `bytes` bytes (the stage's buffers before the loop).
     __aicore__ inline void Prepare(const AscendC::LocalTensor<uint8_t> &scratch, uint32_t bytes, uint32_t worker,
                                    uint32_t workers)
     {
+        if (worker >= workers) {
+            return;  // workers past the plan: none
+        }
         const uint32_t groups = (p_->seqQ + SUMMARY_ROWS - 1) / SUMMARY_ROWS;
+        const uint32_t shares = 2 * workers;
+        for (uint32_t part = 0; part < 2; ++part) {
+            const uint32_t k = part == 0 ? worker : shares - 1 - worker;
+            Summarise(scratch, bytes, groups * k / shares, groups * (k + 1) / shares);
+        }
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // The marks of row groups [ga, gb). Per group and pass of `chunk` columns: the 16 mask rows
+    // in, or-folded as uint16 into one row, each 128-byte column folded into its first 32-byte
+    // block (two strided Ors), read by the scalar unit; the marks collect in UB (cleared per
+    // batch) and go out in one copy per 32 groups. Only bitwise ops, so a timing-only run marks
+    // the same blocks as a computed one.
+    __aicore__ inline void Summarise(const AscendC::LocalTensor<uint8_t> &scratch, uint32_t bytes, uint32_t ga,
+                                     uint32_t gb)
+    {
         const uint32_t cols = p_->summaryCols;
-        const uint32_t ga = worker < workers ? groups * worker / workers : groups;  // workers past the plan: none
-        const uint32_t gb = worker < workers ? groups * (worker + 1) / workers : groups;
         const uint32_t chunk = MaskSummaryChunk(bytes, cols);  // >= 1: the host checked
         const AscendC::LocalTensor<uint8_t> out = scratch;     // [column][SUMMARY_BATCH] marks
         const AscendC::LocalTensor<uint8_t> rowsArea = scratch[cols * SUMMARY_BATCH];
@@ -343,12 +397,18 @@ template <> struct MaskMod<MaskTensorBandSummary> : MaskMod<MaskTensorBand> {
         const AscendC::BinaryRepeatParams perCol(1, 1, 1, COL_BLOCKS, COL_BLOCKS, COL_BLOCKS);
         for (uint32_t gs = ga; gs < gb; gs += SUMMARY_BATCH) {
             const uint32_t batch = gb - gs < SUMMARY_BATCH ? gb - gs : SUMMARY_BATCH;
-            PipeSync<AscendC::HardEvent::MTE3_S>();  // the last batch's marks left the UB
+            PipeSync<AscendC::HardEvent::MTE3_V>();  // the last batch's marks left the UB
+            AscendC::Duplicate(out.template ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0),
+                               static_cast<int32_t>(cols * SUMMARY_BATCH / 2));
+            PipeSync<AscendC::HardEvent::V_S>();
             for (uint32_t g = gs; g < gs + batch; ++g) {
                 const uint32_t row0 = g * SUMMARY_ROWS;
                 const uint32_t rows = p_->seqQ - row0 < SUMMARY_ROWS ? p_->seqQ - row0 : SUMMARY_ROWS;
-                for (uint32_t c0 = 0; c0 < cols; c0 += chunk) {
-                    const uint32_t n = cols - c0 < chunk ? cols - c0 : chunk;
+                uint32_t cLo = 0;
+                uint32_t cHi = cols;
+                BandColumns(row0, rows, cLo, cHi);
+                for (uint32_t c0 = cLo; c0 < cHi; c0 += chunk) {
+                    const uint32_t n = cHi - c0 < chunk ? cHi - c0 : chunk;
                     const uint32_t pitch = n * SUMMARY_KEYS;  // UB bytes per mask row
                     const uint64_t k0 = static_cast<uint64_t>(c0) * SUMMARY_KEYS;
                     const uint32_t keys = p_->seqKv - k0 < pitch ? static_cast<uint32_t>(p_->seqKv - k0) : pitch;
@@ -389,7 +449,22 @@ template <> struct MaskMod<MaskTensorBandSummary> : MaskMod<MaskTensorBand> {
                                                             (SUMMARY_BATCH - AlignUp(batch, 32)) / 32,
                                                             p_->summaryPitch - batch, 0));
         }
-        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // The summary columns [cLo, cHi) whose keys some row of [row0, row0 + rows) sees in the band
+    // (all of them without a band); cLo == cHi when none.
+    __aicore__ inline void BandColumns(uint32_t row0, uint32_t rows, uint32_t &cLo, uint32_t &cHi) const
+    {
+        if (p_->bandActive == 0) {
+            return;
+        }
+        const int64_t lo = static_cast<int64_t>(row0) - p_->preTokens;
+        const int64_t hi = static_cast<int64_t>(row0 + rows - 1) + p_->nextTokens + 1;  // past the last key
+        const int64_t kv = static_cast<int64_t>(p_->seqKv);
+        const int64_t a = lo < 0 ? 0 : (lo > kv ? kv : lo);
+        const int64_t b = hi < a ? a : (hi > kv ? kv : hi);
+        cLo = static_cast<uint32_t>(a / SUMMARY_KEYS);
+        cHi = b == a ? cLo : static_cast<uint32_t>((b + SUMMARY_KEYS - 1) / SUMMARY_KEYS);
     }
 
     // Whether the summary marks rows [row0, row0 + rows) x keys [k0, k0 + cols) all clear: one

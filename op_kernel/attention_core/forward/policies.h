@@ -262,10 +262,11 @@ __aicore__ inline uint64_t FoldedQBlock(uint64_t pos, uint64_t count)
     return pos % 2 == 0 ? pos / 2 : count - 1 - pos / 2;
 }
 
-// Units (b, n, q-block) in that order, a head's q-blocks folded where the host planned so (a
-// causal mask's light early q-blocks next to its heavy late ones); the host balanced contiguous
-// ranges by cost (number of key blocks in the band), so causal/band shapes spread evenly over
-// the cores even with one or two heads.
+// Units (b, n, q-block) in that order, or (b, q-block, n) where the host planned so (heads
+// sharing a mask plane: ForwardParams::foldQBlocks), a head's q-blocks folded where it planned
+// so (a causal mask's light early q-blocks next to its heavy late ones); the host balanced
+// contiguous ranges by cost (number of key blocks in the band), so causal/band shapes spread
+// evenly over the cores even with one or two heads.
 template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
     using Tensors = SeqLengthsTensors;
     template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &t)
@@ -279,11 +280,19 @@ template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
     __aicore__ inline uint64_t End(uint32_t core) const { return p_->coreUnitStart[core + 1]; }
     __aicore__ inline void Decode(uint64_t unit, WorkUnit &u) const
     {
-        const uint64_t pos = unit % p_->qBlocksPerHead;
-        const uint64_t qb = p_->foldQBlocks != 0 ? FoldedQBlock(pos, p_->qBlocksPerHead) : pos;
-        const uint64_t bn = unit / p_->qBlocksPerHead;
-        u.n = static_cast<uint32_t>(bn % p_->numHeads);
-        u.b = static_cast<uint32_t>(bn / p_->numHeads);
+        uint64_t pos = 0;
+        if ((p_->foldQBlocks & UNITS_HEADS_INNER) != 0) {  // (b, q-block, n)
+            const uint64_t bq = unit / p_->numHeads;
+            u.n = static_cast<uint32_t>(unit % p_->numHeads);
+            u.b = static_cast<uint32_t>(bq / p_->qBlocksPerHead);
+            pos = bq % p_->qBlocksPerHead;
+        } else {  // (b, n, q-block)
+            const uint64_t bn = unit / p_->qBlocksPerHead;
+            u.n = static_cast<uint32_t>(bn % p_->numHeads);
+            u.b = static_cast<uint32_t>(bn / p_->numHeads);
+            pos = unit % p_->qBlocksPerHead;
+        }
+        const uint64_t qb = (p_->foldQBlocks & UNITS_FOLDED) != 0 ? FoldedQBlock(pos, p_->qBlocksPerHead) : pos;
         u.q0 = static_cast<uint32_t>(qb) * p_->blockQ;
         const uint32_t left = p_->seqQ - u.q0;
         u.rows = left < p_->blockQ ? left : p_->blockQ;

@@ -186,6 +186,48 @@ def test_single_excluded_byte_in_a_clean_tile_is_applied(sq, skv, b, n):
     run_and_judge(kw)
 
 
+@pytest.mark.parametrize("pre,nxt", [(MAX_INT, 0), (150, 20), (40, -8)])
+def test_band_summary_reads_the_band_and_applies_its_hits(pre, nxt):
+    # The summary pass reads only the key columns each 16-row group's band reaches (mask_band.h
+    # Summarise, BandColumns); 16 (batch, head) pairs at D = 64 share the plane. Excluded bytes
+    # at the band's edges, in the first and last row groups and columns, must still apply; the
+    # mask outside the band is all excluded (the band drops those keys anyway).
+    sq, skv = 300, 400
+    band = band_mask(sq, skv, pre, nxt)
+    mask = band.copy()
+    hits = []
+    for r in (0, 15, 16, 130, 131, 255, sq - 1):
+        ks = [k for k in range(skv) if not band[r, k]]
+        if ks:
+            hits += [(r, ks[0]), (r, ks[-1]), (r, ks[len(ks) // 2])]
+    for r, k in hits:
+        mask[r, k] = True
+    kw = make_kwargs(sq=sq, skv=skv, d=64, b=2, n=8, mask=mask, pre_tokens=pre, next_tokens=nxt)
+    for _, k in hits:
+        kw["value"][:, :, k, :] = 8.0
+    with_hits = golden.prompt_flash_attention(**kw)
+    without = golden.prompt_flash_attention(**{**kw, "atten_mask": band})
+    rows = sorted({r for r, _ in hits if (~band[r]).sum() > 1})
+    assert np.abs(with_hits[0, 0, rows] - without[0, 0, rows]).max() > 0.01
+    run_and_judge(kw)
+
+
+@pytest.mark.parametrize("b,d", [(1, 128), (2, 64)])
+def test_two_heads_share_the_clear_tiles_of_a_mask_plane(b, d):
+    # Two heads reading one mask plane run a q-block's heads in a row on a core (units ordered
+    # batch, q-block, head); the second head skips the mask rows of the tiles the first found
+    # clear (mask_band.h CLEAR_TILES). Clear tiles next to tiles with one excluded byte, causal.
+    sq, skv = 700, 900
+    mask = band_mask(sq, skv).copy()
+    rng = np.random.default_rng(3)
+    rows = rng.integers(0, sq, 40)
+    for r in rows:
+        k = int(rng.integers(0, r + 1))
+        mask[r, k] = True
+    kw = make_kwargs(sq=sq, skv=skv, d=d, b=b, n=2, mask=mask, pre_tokens=MAX_INT, next_tokens=0)
+    run_and_judge(kw)
+
+
 def test_mask_padded_wider_than_kv_is_read_from_top_left():
     mask = np.zeros((1, 1, 64, 96), np.bool_)  # KV_S 70 padded to 96 columns
     mask[..., 64:, :] = True
