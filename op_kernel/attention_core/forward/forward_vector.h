@@ -133,6 +133,9 @@ public:
         Cursor c;
         bool ok = Seek(c, split_.Begin(core_));
         while (ok) {
+            if (c.j == 0 && finishPending_ && c.set == finishSet_) {  // the set is about to be reused
+                FinishDeferred();
+            }
             UseSet(c.set);
             if (c.j == 0) {
                 units_[c.set] = c;
@@ -145,12 +148,13 @@ public:
             blockSet_[slot] = c.set;
             blockLast_[slot] = c.j + 1 == c.blocks;
             const uint64_t done = issued_++;
+            FinishDeferred();  // the unit an earlier iteration folded, now behind this P store
             // A block that finishes its unit is folded right after this P store: the unit's final
             // sum and output stores then go out ahead of the next S load and the K/V source's
             // copies instead of behind them, where the next P waited for them (decode's partial
             // rows at every unit boundary). Other blocks fold after the next S load.
             if (issued_ > LAG && blockLast_[(issued_ - LAG - 1) % WS_SLOTS]) {
-                RetireUpTo(issued_ - LAG);
+                RetireUpTo(issued_ - LAG, Variant::Kv::StagedNz());
             }
             Cursor n = c;
             ok = Advance(n);
@@ -221,16 +225,43 @@ private:
     }
 
     // Folds P.V of the stream blocks up to `end` into O; a unit's last block also finishes it.
-    __aicore__ inline void RetireUpTo(uint64_t end)
+    // defer: a unit finished by the last of these blocks is finished by FinishDeferred after
+    // the next block's P store instead. With K/V produced on the chip (the decode ring) the
+    // finish's stores (split-KV partials) would otherwise sit on MTE3 between this P store and
+    // the ring write the next P store queues behind, and its final-sum load, add and stores
+    // form a chain the next block's P waits for at every unit boundary; one block later the
+    // final sum is long written and the stores follow a P store the cube is not waiting for.
+    // The unit's slot stays valid: the finish reads the final O slot and the unit's own
+    // statistics set, and the next fold (which waits for the cube's later O_READY) comes after.
+    __aicore__ inline void RetireUpTo(uint64_t end, bool defer = false)
     {
+        if (retired_ < end) {
+            FinishDeferred();
+        }
         for (; retired_ < end; ++retired_) {
             const uint32_t slot = retired_ % WS_SLOTS;
             const Cursor &c = units_[blockSet_[slot]];
             AccumulateO(c.rowOff, c.rows, slot);
             if (blockLast_[slot]) {
+                if (defer && retired_ + 1 == end) {
+                    finishPending_ = true;
+                    finishSet_ = blockSet_[slot];
+                    finishSlot_ = slot;
+                    continue;
+                }
                 UseSet(blockSet_[slot]);
                 FinishUnit(blockSet_[slot], slot);
             }
+        }
+    }
+
+    // The unit RetireUpTo left to finish, if any.
+    __aicore__ inline void FinishDeferred()
+    {
+        if (finishPending_) {
+            finishPending_ = false;
+            UseSet(finishSet_);
+            FinishUnit(finishSet_, finishSlot_);
         }
     }
 
@@ -328,6 +359,8 @@ private:
     uint32_t blockSet_[WS_SLOTS];  // per slot: the set of the block in it and whether it is its unit's last
     bool blockLast_[WS_SLOTS];
     uint64_t issued_ = 0, retired_ = 0, unitsSeen_ = 0;  // stream blocks softmaxed / folded; units decoded
+    bool finishPending_ = false;                         // RetireUpTo deferred the finish of a unit:
+    uint32_t finishSet_ = 0, finishSlot_ = 0;            // its statistics set and last block's slot
     AscendC::GlobalTensor<int32_t> ctrl_;
     AscendC::GlobalTensor<uint16_t> zero_;         // the workspace's zero fractal
     bool rescaled_[WS_SLOTS];                      // per slot: whether this core moved its reference at that block
