@@ -359,17 +359,18 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
 
 namespace {
 
-// Whether to order the units (batch, q-block, head): the heads of a batch read one mask plane (a
-// tile's mask rows are the same for all), and only two of them. Modelled on causal planes
-// (docs/performance.md "Sweep"): B1 N2 S8K 162.5 -> 157.9 us; with more heads the cores end
-// unevenly in that order (B1 N8 S4K 168.8 -> 188.6 us, B1 N8/2 S2K 51.0 -> 55.7) and with the
-// mask summary there is nothing left to skip.
+// Whether the units may run (batch, q-block, head): the heads of a batch read one mask plane (a
+// tile's mask rows are the same for all). Modelled on causal planes (docs/performance.md
+// "Sweep"): B1 N2 S8K 162.5 -> 157.9 us, B2 N16 S2K 197.3 -> 195.9. Where a q-block's heads come
+// as one run of equal costs the contiguous ranges can cut unevenly (B1 N8 S4K 168.8 -> 188.6 us
+// in that order: the core with the light first q-blocks and the 48-row tail q-block ends last),
+// so with more than two heads PlanForward keeps the order only where it plans no longer.
 bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::MaskBandParams &mask)
 {
-    constexpr uint32_t MAX_HEADS_INNER = 2;
-    return mask.hasMask != 0 && p.numHeads > 1 && p.numHeads <= MAX_HEADS_INNER && mask.strides.n == 0 &&
-           p.groupSize == 1;
+    return mask.hasMask != 0 && p.numHeads > 1 && mask.strides.n == 0 && p.groupSize == 1;
 }
+
+constexpr uint32_t HEADS_INNER_ALWAYS = 2;
 
 }  // namespace
 
@@ -425,14 +426,26 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
             return t.unitCount <= MAX_SEARCHED_UNITS ? SplitContiguous(UnitCosts(prob, t, mask), cores, t.coreUnitStart)
                                                      : SplitProportional(prob, t, mask, cores);
         };
+        // The plain or the folded order of a head's q-blocks, whichever plans shorter.
+        auto best = [&](uint32_t order) {
+            const uint64_t plain = split(order);
+            if (t.qBlocksPerHead <= 2) return std::make_pair(plain, order);  // folding changes nothing
+            const uint64_t folded = split(order | AttentionCore::UNITS_FOLDED);
+            return folded < plain ? std::make_pair(folded, order | AttentionCore::UNITS_FOLDED)
+                                  : std::make_pair(plain, order);
+        };
         // A mask plane the heads share: a core takes the heads of a q-block in a row, and the
         // vector cores skip the mask rows of the tiles an earlier head found clear (mask_band.h
-        // CLEAR_TILES).
-        const uint32_t order = HeadsShareMask(t, mask) ? AttentionCore::UNITS_HEADS_INNER : 0;
-        const uint64_t plain = split(order);
-        if (t.qBlocksPerHead <= 2) return plain;  // folding changes nothing
-        const uint64_t folded = split(order | AttentionCore::UNITS_FOLDED);
-        return folded < plain ? folded : split(order);
+        // CLEAR_TILES). The mask bytes it saves are not in the unit costs: with more than two
+        // heads the order is kept where its ranges plan no longer than the (batch, head) order
+        // (a q-block's heads come as one run of equal costs, which can cut unevenly).
+        auto chosen = best(0);
+        if (HeadsShareMask(t, mask)) {
+            const auto inner = best(AttentionCore::UNITS_HEADS_INNER);
+            if (t.numHeads <= HEADS_INNER_ALWAYS || inner.first <= chosen.first) chosen = inner;
+        }
+        split(chosen.second);  // its ranges into t
+        return chosen.first;
     });
 
     FinishForwardGeometry(p, prob.dtypeBytes, budget);

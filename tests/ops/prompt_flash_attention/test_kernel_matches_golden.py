@@ -212,11 +212,12 @@ def test_band_summary_reads_the_band_and_applies_its_hits(pre, nxt):
     run_and_judge(kw)
 
 
-@pytest.mark.parametrize("b,d", [(1, 128), (2, 64)])
-def test_two_heads_share_the_clear_tiles_of_a_mask_plane(b, d):
-    # Two heads reading one mask plane run a q-block's heads in a row on a core (units ordered
-    # batch, q-block, head); the second head skips the mask rows of the tiles the first found
-    # clear (mask_band.h CLEAR_TILES). Clear tiles next to tiles with one excluded byte, causal.
+@pytest.mark.parametrize("b,d,n", [(1, 128, 2), (2, 64, 2), (1, 128, 5)])
+def test_two_heads_share_the_clear_tiles_of_a_mask_plane(b, d, n):
+    # Heads reading one mask plane run a q-block's heads in a row on a core (units ordered
+    # batch, q-block, head: always for two heads, for more where the planner finds the ranges no
+    # longer); the later heads skip the mask rows of the tiles an earlier one found clear
+    # (mask_band.h CLEAR_TILES). Clear tiles next to tiles with one excluded byte, causal.
     sq, skv = 700, 900
     mask = band_mask(sq, skv).copy()
     rng = np.random.default_rng(3)
@@ -224,7 +225,7 @@ def test_two_heads_share_the_clear_tiles_of_a_mask_plane(b, d):
     for r in rows:
         k = int(rng.integers(0, r + 1))
         mask[r, k] = True
-    kw = make_kwargs(sq=sq, skv=skv, d=d, b=b, n=2, mask=mask, pre_tokens=MAX_INT, next_tokens=0)
+    kw = make_kwargs(sq=sq, skv=skv, d=d, b=b, n=n, mask=mask, pre_tokens=MAX_INT, next_tokens=0)
     run_and_judge(kw)
 
 
