@@ -144,6 +144,15 @@ struct Call {
     std::string layout;
 };
 
+// Random Q, K and V on the device.
+void FillQkv(Call &c, bool bf16)
+{
+    for (Tensor *t : {&c.q, &c.k, &c.v}) {
+        FillRandom(*t, bf16);
+        Upload(*t);
+    }
+}
+
 // One run: outputs and workspace start as the canary; blockDim is the plan's (launch false) or
 // `wide`. The extra cores' per-core workspace regions would lie past the plan's workspace: a
 // slack of `wide` regions (wsBytesPerCore each) and 1 MiB past its end holds them, so a write
@@ -216,12 +225,7 @@ void SetUpFav(Call &c, char **a)
     c.q = MakeTensor({tq, c.heads, d}, dt, 2);
     c.k = MakeTensor({tk, c.kvHeads, d}, dt, 2);
     c.v = MakeTensor({tk, c.kvHeads, d}, dt, 2);
-    FillRandom(c.q, bf16);
-    FillRandom(c.k, bf16);
-    FillRandom(c.v, bf16);
-    Upload(c.q);
-    Upload(c.k);
-    Upload(c.v);
+    FillQkv(c, bf16);
     c.qlen = aclCreateIntArray(cq.data(), cq.size());
     c.kvlen = aclCreateIntArray(ck.data(), ck.size());
     if (c.mode >= 1) {  // modes 2-4, 7, 8 the 2048 x 2048 causal mask, 6 the 3072 x 2048 one
@@ -271,12 +275,7 @@ void SetUpPfa(Call &c, char **a)
     c.q = MakeTensor({b, c.heads, s, d}, dt, 2);
     c.k = MakeTensor({b, c.kvHeads, skv, d}, dt, 2);
     c.v = MakeTensor({b, c.kvHeads, skv, d}, dt, 2);
-    FillRandom(c.q, bf16);
-    FillRandom(c.k, bf16);
-    FillRandom(c.v, bf16);
-    Upload(c.q);
-    Upload(c.k);
-    Upload(c.v);
+    FillQkv(c, bf16);
     if (mask) {  // causal from the top-left corner
         c.mask = MakeTensor({s, skv}, ACL_BOOL, 1);
         for (int64_t i = 0; i < s; ++i) {
