@@ -48,9 +48,10 @@ template <typename T> __aicore__ inline void BackwardVector<T>::PrefetchRows(con
     const uint32_t d = p_->headDim;
     const uint32_t gap = (p_->numHeads - 1) * d * sizeof(T);
     const uint64_t row = (s.u.qStart + s.q0) * p_->numHeads + s.n;
+    const AscendC::GlobalTensor<T> &src = sub_ == 0 ? q_ : dy_;
     for (uint32_t r = 0; r < s.rows; r += p_->prefetchRows) {
         const uint32_t n = s.rows - r < p_->prefetchRows ? s.rows - r : p_->prefetchRows;
-        AscendC::DataCopyPad(prefBuf_.Get<T>(), qdo_[sub_][(row + static_cast<uint64_t>(r) * p_->numHeads) * d],
+        AscendC::DataCopyPad(prefBuf_.Get<T>(), src[(row + static_cast<uint64_t>(r) * p_->numHeads) * d],
                              AscendC::DataCopyExtParams(static_cast<uint16_t>(n), d * sizeof(T), gap, 0, 0),
                              AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
     }

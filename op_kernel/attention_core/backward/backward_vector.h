@@ -39,8 +39,7 @@ public:
         o_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.attentionIn));
         kv_[0].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.key));
         kv_[1].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.value));
-        qdo_[0].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.query));
-        qdo_[1].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dy));
+        q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.query));
         max_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.softmaxMax));
         sum_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(t.softmaxSum));
         out_[0].SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.dq));
@@ -257,7 +256,7 @@ private:
     GM_ADDR seqQ_ = nullptr;  // for the unit walk of UnflushedKvUnits
     GM_ADDR seqKv_ = nullptr;
     GM_ADDR prefix_ = nullptr;
-    AscendC::GlobalTensor<T> dy_, o_, kv_[2], qdo_[2];
+    AscendC::GlobalTensor<T> q_, dy_, o_, kv_[2];
     // The K/V prefetch's walk (PrefetchKv): the step after the last one it looked at, and the
     // unit of that one.
     static constexpr uint32_t PREFETCH_AHEAD = 6;

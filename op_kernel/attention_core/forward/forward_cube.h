@@ -656,6 +656,7 @@ private:
     uint32_t preKb_ = 0;
     // What each slot's "flushed" control word holds (-1: not written in this launch yet)
     int8_t flushedWord_[WS_SLOTS] = {-1, -1, -1, -1};
+    static_assert(WS_SLOTS == 4, "flushedWord_'s initialiser names every slot");
     bool zeroLoaded_ = false;  // the zero fractal is in zeroL1_
     // K/V staged (KV_NZ): the first S block may go out before the staging's SyncAll (early_),
     // from the caller's K rows (all WS_SLOTS - 1 blocks ahead of it: modelled B1 N8/2 S2K
