@@ -257,8 +257,41 @@ EMU_VEC_SCALAR(Adds)
 EMU_VEC_SCALAR(Muls)
 EMU_VEC_SCALAR(Maxs)
 EMU_VEC_SCALAR(Mins)
-EMU_VEC_SCALAR(ShiftLeft)
 #undef EMU_VEC_SCALAR
+
+// ShiftLeft / ShiftRight (kernel_operator_vec_binary_scalar_intf.h): the level-0 forms of
+// ShiftRight take `roundEn` (int16_t / int32_t: add the last bit shifted out).
+#define EMU_VEC_SHIFT(NAME, ROUND_PARAM, ROUND)                                                                        \
+    template <typename T, bool isSetMask = true>                                                                       \
+    void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, uint64_t mask[],             \
+              const uint8_t repeatTime, const UnaryRepeatParams &repeatParams ROUND_PARAM)                             \
+    {                                                                                                                  \
+        detail::Mask<T, isSetMask>(mask);                                                                              \
+        emu::VecShift(#NAME, emu::VOp::NAME, emu::DT<T>, emu::Ref(dst), emu::Ref(src),                                 \
+                      static_cast<int64_t>(scalarValue), ROUND, detail::Geom(repeatTime, repeatParams));               \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, uint64_t mask,               \
+              const uint8_t repeatTime, const UnaryRepeatParams &repeatParams ROUND_PARAM)                             \
+    {                                                                                                                  \
+        detail::Mask<T, isSetMask>(mask);                                                                              \
+        emu::VecShift(#NAME, emu::VOp::NAME, emu::DT<T>, emu::Ref(dst), emu::Ref(src),                                 \
+                      static_cast<int64_t>(scalarValue), ROUND, detail::Geom(repeatTime, repeatParams));               \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, const int32_t &count)        \
+    {                                                                                                                  \
+        if (count <= 0) return;                                                                                        \
+        emu::BeginCount(static_cast<uint64_t>(count));                                                                 \
+        emu::VecShift(#NAME, emu::VOp::NAME, emu::DT<T>, emu::Ref(dst), emu::Ref(src),                                 \
+                      static_cast<int64_t>(scalarValue), false, detail::CountGeom(sizeof(T), sizeof(T)));              \
+        emu::EndCount();                                                                                               \
+    }
+#define EMU_COMMA ,
+EMU_VEC_SHIFT(ShiftLeft, , false)
+EMU_VEC_SHIFT(ShiftRight, EMU_COMMA bool roundEn = false, roundEn)
+#undef EMU_COMMA
+#undef EMU_VEC_SHIFT
 
 // Axpy: dst = src * scalar + dst (same element type for dst and src on this emulator).
 template <typename T, typename U, bool isSetMask = true>

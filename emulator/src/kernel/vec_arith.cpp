@@ -15,7 +15,7 @@ const char *VOpName(VOp op)
 {
     static const char *n[] = {"Add",  "Sub",  "Mul", "Div", "Max", "Min",  "Adds",       "Muls",
                               "Maxs", "Mins", "Exp", "Ln",  "Abs", "Sqrt", "Reciprocal", "Rsqrt",
-                              "Relu", "Copy", "And", "Or",  "Not", "Axpy", "ShiftLeft"};
+                              "Relu", "Copy", "And", "Or",  "Not", "Axpy", "ShiftLeft", "ShiftRight"};
     return n[static_cast<int>(op)];
 }
 
@@ -387,31 +387,51 @@ void VecMulAddDst(const char *api, DType dt, DType st, LocalRef dst, LocalRef s0
     CountV(l, 3 * ed);
 }
 
+// asc-devkit `docs/zh/api/SIMD-API/基础API/Memory矢量计算/逻辑计算/ShiftLeft.md` and `ShiftRight.md`:
+// 16/32-bit integers only, the shift in [0, width] (the CPU-debug build checks the range too);
+// a shift by the full width leaves 0 (or -1 for a negative element shifted right).
+void VecShift(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, int64_t bits, bool roundEn,
+              const VGeom &g)
+{
+    if (!Present(dst)) return;
+    const bool isSigned = t == DType::I16 || t == DType::I32;
+    if (!isSigned && t != DType::U16 && t != DType::U32)
+        Fail(api, "element type %s is not supported on Atlas A2 (int16_t, uint16_t, int32_t, uint32_t)",
+             DTypeName(t));
+    const int e = DTypeSize(t);
+    if (bits < 0 || bits > 8 * e)
+        Fail(api, "shift %lld is outside [0, %d] for %s", static_cast<long long>(bits), 8 * e, DTypeName(t));
+    const Lanes l = ResolveLanes(e, g.repeat);
+    const LocalRef refs[2] = {dst, src};
+    const int es[2] = {e, e};
+    static const char *names[2] = {"dst", "src"};
+    Check<2>(api, l, refs, es, g, names);
+    (void)TimeV(op, l, e, api, t);  // integer work is kept in timing-only mode (indices, bit masks)
+    uint8_t *base[2] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(src.p)};
+    const int n = static_cast<int>(bits), width = 8 * e;
+    const bool left = op == VOp::ShiftLeft, round = roundEn && isSigned && !left && n > 0;
+    ForLanes<2>(l, base, es, g.blk, g.rep, [=](uint8_t *const p[2]) {
+        uint32_t u = 0;
+        std::memcpy(&u, p[1], e);
+        int64_t v;  // the element, sign-extended for a signed type
+        if (isSigned)
+            v = e == 2 ? static_cast<int64_t>(static_cast<int16_t>(u)) : static_cast<int64_t>(static_cast<int32_t>(u));
+        else
+            v = static_cast<int64_t>(u);
+        int64_t r;
+        if (left)
+            r = n >= width ? 0 : static_cast<int64_t>(static_cast<uint64_t>(u) << n);
+        else
+            r = (n >= width ? (v < 0 ? -1 : 0) : (v >> n)) + (round ? ((v >> (n - 1)) & 1) : 0);
+        const uint32_t out = static_cast<uint32_t>(r);
+        std::memcpy(p[0], &out, e);
+    });
+    CountV(l, 2 * e);
+}
+
 void VecScalar(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, double scalar, const VGeom &g)
 {
     if (!Present(dst)) return;
-    if (op == VOp::ShiftLeft) {  // on the bits; shifting by the width or more gives 0
-        if (t != DType::I16 && t != DType::U16 && t != DType::I32 && t != DType::U32)
-            Fail(api, "element type %s is not supported on Atlas A2 (int16_t, uint16_t, int32_t, uint32_t)",
-                 DTypeName(t));
-        const int e = DTypeSize(t);
-        const Lanes l = ResolveLanes(e, g.repeat);
-        const LocalRef refs[2] = {dst, src};
-        const int es[2] = {e, e};
-        static const char *names[2] = {"dst", "src"};
-        Check<2>(api, l, refs, es, g, names);
-        (void)TimeV(op, l, e, api, t);
-        uint8_t *base[2] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(src.p)};
-        const uint64_t n = scalar < 0 ? 64 : static_cast<uint64_t>(scalar);
-        ForLanes<2>(l, base, es, g.blk, g.rep, [e, n](uint8_t *const p[2]) {
-            uint32_t v = 0;
-            std::memcpy(&v, p[1], e);
-            v = n >= static_cast<uint64_t>(e) * 8 ? 0 : v << n;
-            std::memcpy(p[0], &v, e);
-        });
-        CountV(l, 2 * e);
-        return;
-    }
     if (op == VOp::Axpy ? !IsFloat(t) : !IsArith(t))
         Fail(api, "element type %s is not supported on Atlas A2 (%s)", DTypeName(t),
              op == VOp::Axpy ? "half, float" : "half, float, int16_t, int32_t");

@@ -915,6 +915,50 @@ static void bitwise_axpy()
     });
 }
 
+// ShiftRight: logical on unsigned, arithmetic on signed elements, roundEn adding the last bit
+// shifted out (signed only); a shift by the full width; ShiftLeft beside it.
+static void shifts()
+{
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<uint16_t> u = buf.Get<uint16_t>();
+        Duplicate(u, static_cast<uint16_t>(0xAAAA), 128);
+        ShiftRight(u[128], u, static_cast<uint16_t>(1), 128);
+        EXPECT(u.GetValue(130) == 0x5555, "logical ShiftRight %x", u.GetValue(130));
+        ShiftRight(u[128], u, static_cast<uint16_t>(16), 128);
+        EXPECT(u.GetValue(200) == 0, "ShiftRight by the width %x", u.GetValue(200));
+        ShiftLeft(u[128], u, static_cast<uint16_t>(1), 128);
+        EXPECT(u.GetValue(255) == 0x5554, "ShiftLeft %x", u.GetValue(255));
+        LocalTensor<int16_t> h = buf.Get<int16_t>()[256];
+        Duplicate(h, static_cast<int16_t>(0xAAAA), 128);
+        ShiftRight(h[128], h, static_cast<int16_t>(3), 128);
+        EXPECT(static_cast<uint16_t>(h.GetValue(131)) == 0xF555, "arithmetic ShiftRight %x",
+               static_cast<uint16_t>(h.GetValue(131)));
+        LocalTensor<int32_t> w = buf.Get<int32_t>()[512];
+        Duplicate(w, 17, 64);
+        Duplicate(w[8], -17, 8);
+        ShiftRight(w[64], w, 5, 64);
+        EXPECT(w.GetValue(64) == 0 && w.GetValue(72) == -1, "int32 ShiftRight %d %d", w.GetValue(64), w.GetValue(72));
+        ShiftRight(w[64], w, 5, 64, 1, UnaryRepeatParams(), true);  // 17 = 0b10001: bit 4 set, +1
+        EXPECT(w.GetValue(64) == 1 && w.GetValue(72) == -1, "rounded ShiftRight %d %d", w.GetValue(64),
+               w.GetValue(72));
+        ShiftRight(w[64], w, 32, 64);
+        EXPECT(w.GetValue(70) == 0 && w.GetValue(75) == -1, "ShiftRight by the width %d %d", w.GetValue(70),
+               w.GetValue(75));
+        LocalTensor<uint32_t> x = buf.Get<uint32_t>()[768];
+        Duplicate(x, 0x80000011u, 64);
+        ShiftRight(x[64], x, 4u, 64, 1, UnaryRepeatParams(), true);  // unsigned: roundEn has no effect
+        EXPECT(x.GetValue(64) == 0x08000001u, "uint32 ShiftRight %x", x.GetValue(64));
+    });
+}
+
+static void misuse_shift_range()
+{
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<uint16_t> u = buf.Get<uint16_t>();
+        ShiftRight(u[128], u, static_cast<uint16_t>(17), 128);
+    });
+}
+
 // The SoC in use (ASCEND_EMU_SOC) sizes the local memories; launches wider than the SoC run in waves.
 static void soc_selection()
 {
@@ -1309,6 +1353,8 @@ int main(int argc, char **argv)
         {"sync_all", sync_all},
         {"identity", identity},
         {"bitwise_axpy", bitwise_axpy},
+        {"shifts", shifts},
+        {"misuse_shift_range", misuse_shift_range},
         {"cube_int8_gemv_atomic", cube_int8_gemv_atomic},
         {"list_tensor_desc", list_tensor_desc},
         {"soc_selection", soc_selection},

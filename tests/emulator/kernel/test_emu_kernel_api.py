@@ -27,6 +27,7 @@ SEMANTIC_CASES = [
     "identity",
     "soc_selection",
     "bitwise_axpy",
+    "shifts",
     "cube_int8_gemv_atomic",
     "list_tensor_desc",
     "cube_transpose_b32",
@@ -78,6 +79,7 @@ MISUSE_CASES = {
     "misuse_wrong_position": ["Mmad on aic0", "fm in L0A (A2)", "got L0C, L1, L1"],
     "misuse_sort_nan": ["Sort on aiv0.0", "score 7 is NaN"],
     "misuse_cast_mode": ["Cast on aiv0.0", "CAST_NONE is not supported for float -> bfloat16_t"],
+    "misuse_shift_range": ["ShiftRight on aiv0.0", "shift 17 is outside [0, 16] for uint16_t"],
     "misuse_waitflag_unset": ["WaitFlag on aiv0.0", "event MTE2_V id 3 was never set"],
     "misuse_syncall_too_many_cores": [
         "SyncAll on aiv",
