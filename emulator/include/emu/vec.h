@@ -29,8 +29,8 @@ enum class VOp : uint8_t {
     Copy,  // unary
     And,
     Or,
-    Not,        // bitwise (int16_t / uint16_t)
-    Axpy,       // dst = src * scalar + dst
+    Not,         // bitwise (int16_t / uint16_t)
+    Axpy,        // dst = src * scalar + dst
     ShiftLeft,   // dst = src << scalar (16/32-bit integers)
     ShiftRight,  // dst = src >> scalar: logical for unsigned, arithmetic for signed elements
 };
@@ -54,8 +54,7 @@ void VecMulAddDst(const char *api, DType dt, DType st, LocalRef dst, LocalRef s0
 void VecScalar(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, double scalar, const VGeom &g);
 // ShiftLeft / ShiftRight by `bits` (A2: [0, 16] for 16-bit, [0, 32] for 32-bit elements); roundEn
 // (ShiftRight of int16_t / int32_t) adds the last bit shifted out.
-void VecShift(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, int64_t bits, bool roundEn,
-              const VGeom &g);
+void VecShift(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, int64_t bits, bool roundEn, const VGeom &g);
 void VecUnary(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, const VGeom &g);
 void VecDup(const char *api, DType t, LocalRef dst, double scalar, const VGeom &g);
 void VecCast(const char *api, DType dt, DType st, int roundMode, LocalRef dst, LocalRef src, const VGeom &g);

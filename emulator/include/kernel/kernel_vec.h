@@ -141,8 +141,8 @@ inline emu::VGeom CountGeom(int dstBytes, int srcBytes)
 
 #define EMU_VEC_BINARY(NAME)                                                                                           \
     template <typename T, bool isSetMask = true>                                                                       \
-    void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,                       \
-              const uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams &repeatParams)                 \
+    void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, uint64_t mask[],      \
+              const uint8_t repeatTime, const BinaryRepeatParams &repeatParams)                                        \
     {                                                                                                                  \
         detail::Mask<T, isSetMask>(mask);                                                                              \
         emu::VecBinary(#NAME, emu::VOp::NAME, emu::DT<T>, emu::Ref(dst), emu::Ref(src0), emu::Ref(src1),               \
@@ -175,7 +175,7 @@ EMU_VEC_BINARY(Or)
 #undef EMU_VEC_BINARY
 
 template <typename T, bool isSetMask = true, const DivConfig &config = DEFAULT_DIV_CONFIG>
-void Div(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, const uint64_t mask[],
+void Div(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, uint64_t mask[],
          const uint8_t repeatTime, const BinaryRepeatParams &repeatParams)
 {
     detail::Mask<T, isSetMask>(mask);
@@ -229,7 +229,7 @@ void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<U> &src0, const Loca
 
 #define EMU_VEC_SCALAR(NAME)                                                                                           \
     template <typename T, bool isSetMask = true>                                                                       \
-    void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, const uint64_t mask[],       \
+    void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, uint64_t mask[],             \
               const uint8_t repeatTime, const UnaryRepeatParams &repeatParams)                                         \
     {                                                                                                                  \
         detail::Mask<T, isSetMask>(mask);                                                                              \
@@ -295,7 +295,7 @@ EMU_VEC_SHIFT(ShiftRight, EMU_COMMA bool roundEn = false, roundEn)
 
 // Axpy: dst = src * scalar + dst (same element type for dst and src on this emulator).
 template <typename T, typename U, bool isSetMask = true>
-void Axpy(const LocalTensor<T> &dst, const LocalTensor<U> &src, const U scalarValue, const uint64_t mask[],
+void Axpy(const LocalTensor<T> &dst, const LocalTensor<U> &src, const U scalarValue, uint64_t mask[],
           const uint8_t repeatTime, const UnaryRepeatParams &repeatParams)
 {
     static_assert(sizeof(T) == sizeof(U), "Axpy with mixed precision is not implemented by the emulator");
@@ -325,7 +325,7 @@ void Axpy(const LocalTensor<T> &dst, const LocalTensor<U> &src, const U scalarVa
 
 #define EMU_VEC_UNARY(NAME)                                                                                            \
     template <typename T, bool isSetMask = true>                                                                       \
-    void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint64_t mask[], const uint8_t repeatTime,   \
+    void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, uint64_t mask[], const uint8_t repeatTime,         \
               const UnaryRepeatParams &repeatParams)                                                                   \
     {                                                                                                                  \
         detail::Mask<T, isSetMask>(mask);                                                                              \
@@ -497,7 +497,7 @@ void Select(const LocalTensor<T> &dst, const LocalTensor<U> &selMask, const Loca
 }
 template <typename T, typename U, bool isSetMask = true>
 void Select(const LocalTensor<T> &dst, const LocalTensor<U> &selMask, const LocalTensor<T> &src0,
-            const LocalTensor<T> &src1, SELMODE selMode, const uint64_t mask[], uint8_t repeatTime,
+            const LocalTensor<T> &src1, SELMODE selMode, uint64_t mask[], uint8_t repeatTime,
             const BinaryRepeatParams &repeatParams)
 {
     detail::Mask<T, isSetMask>(mask);
@@ -514,7 +514,7 @@ void Select(const LocalTensor<T> &dst, const LocalTensor<U> &selMask, const Loca
 }
 template <typename T, typename U, bool isSetMask = true>
 void Select(const LocalTensor<T> &dst, const LocalTensor<U> &selMask, const LocalTensor<T> &src0, T src1,
-            SELMODE selMode, const uint64_t mask[], uint8_t repeatTime, const BinaryRepeatParams &repeatParams)
+            SELMODE selMode, uint64_t mask[], uint8_t repeatTime, const BinaryRepeatParams &repeatParams)
 {
     detail::Mask<T, isSetMask>(mask);
     emu::VecSelect("Select", emu::DT<T>, static_cast<int>(selMode), emu::Ref(dst), emu::Ref(selMask), emu::Ref(src0),

@@ -15,7 +15,7 @@ const char *VOpName(VOp op)
 {
     static const char *n[] = {"Add",  "Sub",  "Mul", "Div", "Max", "Min",  "Adds",       "Muls",
                               "Maxs", "Mins", "Exp", "Ln",  "Abs", "Sqrt", "Reciprocal", "Rsqrt",
-                              "Relu", "Copy", "And", "Or",  "Not", "Axpy", "ShiftLeft", "ShiftRight"};
+                              "Relu", "Copy", "And", "Or",  "Not", "Axpy", "ShiftLeft",  "ShiftRight"};
     return n[static_cast<int>(op)];
 }
 
@@ -390,14 +390,12 @@ void VecMulAddDst(const char *api, DType dt, DType st, LocalRef dst, LocalRef s0
 // asc-devkit `docs/zh/api/SIMD-API/基础API/Memory矢量计算/逻辑计算/ShiftLeft.md` and `ShiftRight.md`:
 // 16/32-bit integers only, the shift in [0, width] (the CPU-debug build checks the range too);
 // a shift by the full width leaves 0 (or -1 for a negative element shifted right).
-void VecShift(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, int64_t bits, bool roundEn,
-              const VGeom &g)
+void VecShift(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, int64_t bits, bool roundEn, const VGeom &g)
 {
     if (!Present(dst)) return;
     const bool isSigned = t == DType::I16 || t == DType::I32;
     if (!isSigned && t != DType::U16 && t != DType::U32)
-        Fail(api, "element type %s is not supported on Atlas A2 (int16_t, uint16_t, int32_t, uint32_t)",
-             DTypeName(t));
+        Fail(api, "element type %s is not supported on Atlas A2 (int16_t, uint16_t, int32_t, uint32_t)", DTypeName(t));
     const int e = DTypeSize(t);
     if (bits < 0 || bits > 8 * e)
         Fail(api, "shift %lld is outside [0, %d] for %s", static_cast<long long>(bits), 8 * e, DTypeName(t));

@@ -8,6 +8,8 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "emu/soc.h"
 #include "kernel_operator_list_tensor_intf.h"
@@ -25,6 +27,28 @@ static int g_failures = 0;
             ++g_failures;                                                                                              \
         }                                                                                                              \
     } while (0)
+
+// The mask array's const-ness follows each real declaration: Add, Adds, Exp and Select take
+// `uint64_t mask[]` (a const array does not compile with CANN), Compare and Cast take
+// `const uint64_t mask[]`.
+template <typename M, typename = void> struct AddTakes : std::false_type {};
+template <typename M>
+struct AddTakes<M, std::void_t<decltype(Add(std::declval<LocalTensor<float> &>(), std::declval<LocalTensor<float> &>(),
+                                            std::declval<LocalTensor<float> &>(), std::declval<M>(), uint8_t(1),
+                                            BinaryRepeatParams()))>> : std::true_type {};
+template <typename M, typename = void> struct ExpTakes : std::false_type {};
+template <typename M>
+struct ExpTakes<M, std::void_t<decltype(Exp(std::declval<LocalTensor<float> &>(), std::declval<LocalTensor<float> &>(),
+                                            std::declval<M>(), uint8_t(1), UnaryRepeatParams()))>> : std::true_type {};
+template <typename M, typename = void> struct CompareTakes : std::false_type {};
+template <typename M>
+struct CompareTakes<
+    M, std::void_t<decltype(Compare(std::declval<LocalTensor<uint8_t> &>(), std::declval<LocalTensor<float> &>(),
+                                    std::declval<LocalTensor<float> &>(), CMPMODE::LT, std::declval<M>(), uint8_t(1),
+                                    BinaryRepeatParams()))>> : std::true_type {};
+static_assert(AddTakes<uint64_t *>::value && !AddTakes<const uint64_t *>::value, "Add: uint64_t mask[]");
+static_assert(ExpTakes<uint64_t *>::value && !ExpTakes<const uint64_t *>::value, "Exp: uint64_t mask[]");
+static_assert(CompareTakes<const uint64_t *>::value, "Compare: const uint64_t mask[]");
 
 static void Run(emu::CoreMix mix, uint32_t blockDim, const std::function<void()> &body)
 {
@@ -939,8 +963,7 @@ static void shifts()
         ShiftRight(w[64], w, 5, 64);
         EXPECT(w.GetValue(64) == 0 && w.GetValue(72) == -1, "int32 ShiftRight %d %d", w.GetValue(64), w.GetValue(72));
         ShiftRight(w[64], w, 5, 64, 1, UnaryRepeatParams(), true);  // 17 = 0b10001: bit 4 set, +1
-        EXPECT(w.GetValue(64) == 1 && w.GetValue(72) == -1, "rounded ShiftRight %d %d", w.GetValue(64),
-               w.GetValue(72));
+        EXPECT(w.GetValue(64) == 1 && w.GetValue(72) == -1, "rounded ShiftRight %d %d", w.GetValue(64), w.GetValue(72));
         ShiftRight(w[64], w, 32, 64);
         EXPECT(w.GetValue(70) == 0 && w.GetValue(75) == -1, "ShiftRight by the width %d %d", w.GetValue(70),
                w.GetValue(75));
