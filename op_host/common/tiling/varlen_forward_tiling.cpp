@@ -60,8 +60,7 @@ std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::
 // Deals the units to `cores` cores by cost, the largest first to the least loaded core (ties:
 // the lower unit, the lower core); writes each core's units in ascending order to `order` and
 // the cores + 1 position starts to `starts`, and returns the largest core cost.
-uint64_t DealByCost(const std::vector<uint64_t> &costs, uint32_t cores, std::vector<uint32_t> &order,
-                    uint64_t *starts)
+uint64_t DealByCost(const std::vector<uint64_t> &costs, uint32_t cores, std::vector<uint32_t> &order, uint64_t *starts)
 {
     std::vector<uint32_t> byCost(costs.size());
     for (size_t i = 0; i < costs.size(); ++i) byCost[i] = static_cast<uint32_t>(i);
