@@ -3,7 +3,6 @@
 #include "cost_rates.h"
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <cstring>
 
