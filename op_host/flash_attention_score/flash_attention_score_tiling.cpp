@@ -2,6 +2,7 @@
 // attributes and the value-dependent lengths/prefix from the TilingContext and the core budget
 // from PlatformAscendC, plans the shared forward core over the varlen units and selects the
 // kernel by element type.
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -106,9 +107,17 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
 
     FlashAttentionScoreTilingData *data = context->GetTilingData<FlashAttentionScoreTilingData>();
     std::string why;
-    if (!fa_host::PlanVarLenForward(prob, budget, *data, why)) {
+    gert::TilingData *raw = context->GetRawTilingData();
+    const uint64_t room = raw->GetCapacity() > FA_UNIT_ORDER_OFFSET ? raw->GetCapacity() - FA_UNIT_ORDER_OFFSET : 0;
+    std::vector<uint32_t> order;
+    if (!fa_host::PlanVarLenForward(prob, budget, *data, why, &order, room / sizeof(uint32_t))) {
         FA_LOGE("FlashAttentionScore tiling: %s", why.c_str());
         return ge::GRAPH_FAILED;
+    }
+    if (!order.empty()) {  // the unit order after the struct (UNITS_TABLE)
+        std::memcpy(static_cast<uint8_t *>(raw->GetData()) + FA_UNIT_ORDER_OFFSET, order.data(),
+                    order.size() * sizeof(uint32_t));
+        raw->SetDataSize(FA_UNIT_ORDER_OFFSET + order.size() * sizeof(uint32_t));
     }
     // Without pse the scale may ride on the staged K (forward_tiling.h); FAG's recompute of
     // this forward (its own tiling) keeps the vector scale pass.

@@ -29,7 +29,7 @@ extern "C" __global__ __aicore__ void flash_attention_score(GM_ADDR query, GM_AD
     tensors.workspace = AscendC::GetUserWorkspace(workspace);
     tensors.softmaxMax = softmax_max;
     tensors.softmaxSum = softmax_sum;
-    tensors.split = {actual_seq_qlen, actual_seq_kvlen};
+    tensors.split = {actual_seq_qlen, actual_seq_kvlen, tiling + FA_UNIT_ORDER_OFFSET};
     tensors.score.pse = real_shift;
     tensors.mask = {atten_mask, prefix};
     tensors.softmax = {drop_mask, actual_seq_qlen, actual_seq_kvlen};

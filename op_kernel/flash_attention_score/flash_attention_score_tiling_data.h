@@ -34,3 +34,7 @@ static_assert(AttentionCore::ForwardTilingKey(FA_TILING_KEY_FP32, true) == FA_TI
               "tiling key macros out of step with ForwardTilingKey");
 
 using FlashAttentionScoreTilingData = AttentionCore::VarLenTiling;
+
+// With ForwardParams UNITS_TABLE the host writes the unit order (uint32 per position) at this
+// offset of the tiling buffer, after the struct (the kernel reads it from GM, not the copy).
+constexpr uint32_t FA_UNIT_ORDER_OFFSET = (sizeof(FlashAttentionScoreTilingData) + 31) / 32 * 32;

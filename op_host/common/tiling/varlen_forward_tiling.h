@@ -30,7 +30,10 @@ struct VarLenProblem {
 // The batch carrying the band of sparse modes 7 (last non-empty) and 8 (first non-empty); -1.
 int64_t BandBatch(uint32_t sparseMode, const std::vector<int64_t> &seqQ, const std::vector<int64_t> &seqKv);
 
+// With `unitOrder` (room for at most maxOrder entries) the units may instead be dealt to the
+// cores by cost (ForwardParams UNITS_TABLE), where that plans shorter than contiguous ranges:
+// `unitOrder` then holds the unit of each position (empty otherwise).
 bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, AttentionCore::VarLenTiling &tiling,
-                       std::string &why);
+                       std::string &why, std::vector<uint32_t> *unitOrder = nullptr, uint64_t maxOrder = 0);
 
 }  // namespace fa_host

@@ -13,6 +13,7 @@ namespace AttentionCore {
 struct TndTensors {
     GM_ADDR cumSeqQ = nullptr;
     GM_ADDR cumSeqKv = nullptr;
+    GM_ADDR unitOrder = nullptr;  // uint32 unit per position, read with ForwardParams UNITS_TABLE
 };
 struct PseTensors {
     GM_ADDR pse = nullptr;
@@ -29,8 +30,11 @@ struct DropoutTensors {
 
 // Units (b, n, q-block) in that order over TND tensors: batch b has ceil(Sq_b / blockQ)
 // q-blocks per head, Sq_b and Skv_b from the cumulative int64 lengths in GM. A core walks its
-// contiguous unit range in order, so Decode keeps a cursor on the current batch instead of
-// searching from batch 0 each time.
+// contiguous range of positions in order, so Decode keeps a cursor on the current batch instead
+// of searching from batch 0 each time. With UNITS_TABLE position i is unit table[i]: the host
+// then deals the units to the cores by cost (uneven lengths leave units too coarse for
+// contiguous ranges to end together) and lists each core's units in ascending order, so the
+// cursor still only moves forward within a core.
 template <> struct WorkSplit<SplitTnd> : WorkSplitBase {
     using Tensors = TndTensors;
     template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &t)
@@ -38,12 +42,17 @@ template <> struct WorkSplit<SplitTnd> : WorkSplitBase {
         p_ = &tiling.params;
         cumQ_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.split.cumSeqQ));
         cumKv_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.split.cumSeqKv));
+        table_ = (p_->foldQBlocks & UNITS_TABLE) != 0;
+        if (table_) {
+            order_.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t *>(t.split.unitOrder));
+        }
         Load(0, 0);
     }
     __aicore__ inline uint64_t Begin(uint32_t core) const { return p_->coreUnitStart[core]; }
     __aicore__ inline uint64_t End(uint32_t core) const { return p_->coreUnitStart[core + 1]; }
-    __aicore__ inline void Decode(uint64_t unit, WorkUnit &u)
+    __aicore__ inline void Decode(uint64_t pos, WorkUnit &u)
     {
+        const uint64_t unit = table_ ? static_cast<uint64_t>(order_.GetValue(pos)) : pos;
         if (unit < base_) {
             Load(0, 0);
         }
@@ -81,6 +90,8 @@ private:
 
     const ForwardParams *p_ = nullptr;
     AscendC::GlobalTensor<int64_t> cumQ_, cumKv_;
+    AscendC::GlobalTensor<uint32_t> order_;
+    bool table_ = false;
     uint32_t b_ = 0;
     uint64_t base_ = 0;   // first unit of batch b_
     uint64_t units_ = 0;  // units of batch b_

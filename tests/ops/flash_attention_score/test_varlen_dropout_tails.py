@@ -68,3 +68,16 @@ def test_keep_bits_of_unaligned_rows_with_a_sparse_mode(mode, pre, nxt):
         return kw
 
     run_and_judge(case(0), reseed=case)
+
+
+def test_keep_bits_of_units_dealt_by_cost():
+    # Uneven causal lengths: the cores walk units dealt by cost (UNITS_TABLE), so a core's
+    # batches skip some; the keep-bit cursor only moves forward within a core.
+    seq_q = (130, 700, 61, 300)
+
+    def case(seed):
+        kw = make_kwargs("fp16", seq_q=seq_q, n=4, nkv=2, d=64, mode=3, seed=seed)
+        kw.update(drop_mask=tail_keep_bits(seq_q, seq_q, 4, seed=60 + seed), keep_prob=0.25)
+        return kw
+
+    run_and_judge(case(0), reseed=case)

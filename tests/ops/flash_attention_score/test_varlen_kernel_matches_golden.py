@@ -86,6 +86,13 @@ def test_192_row_q_blocks_with_statistics_match_golden(mode):
     run_and_judge(make_kwargs(seq_q=(300, 200), seq_kv=(320, 200), n=64, nkv=16, d=64, mode=mode))
 
 
+@pytest.mark.parametrize("seq_q,nkv", [((300, 900, 100, 1200), 4), ((700, 60, 300, 20), 2)])
+def test_units_dealt_by_cost_match_golden(seq_q, nkv):
+    # Uneven causal lengths: the planner deals the units to the cores by cost (UNITS_TABLE),
+    # each core walking its units, not a contiguous range, in ascending order.
+    run_and_judge(make_kwargs(seq_q=seq_q, n=4, nkv=nkv, d=64, mode=3))
+
+
 def test_right_down_causal_with_more_queries_than_keys_has_invalid_rows():
     # Mode 3 with Sq > Skv: the first Sq - Skv rows see no key -> out 0, max = fp32 lowest,
     # sum = fp32 max (the official values for invalid rows).
