@@ -31,7 +31,8 @@ constexpr uint32_t KV_RING_MAX_CHUNK_ROWS = 128;
 constexpr uint32_t KV_RING_TENSOR_COPIES = 2;
 
 struct DecodeParams {
-    // KV window. kvSplits chunks of kvChunk keys (a multiple of blockKv) per (batch, KV head).
+    // KV window. kvSplits chunks of kvChunk keys (a multiple of 16; of blockKv for int8
+    // K/V) per (batch, KV head).
     uint32_t kvSplits;
     uint32_t kvChunk;
 
