@@ -368,8 +368,17 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     for (uint32_t v = 0; v <= vecCores; ++v) d.combineRowStart[v] = d.combineRows * v / vecCores;
     uint64_t end = AlignUp(CoreAndPartialBytes(t), 512);
     if (d.antiquant != 0) {
+        // Q * scale_k per core (kv_antiquant.h): the batches from the core's first unit's to its
+        // last's, at the query's element offsets.
+        const uint64_t unitsPerBatch = uint64_t(d.kvSplits) * p.qBlocksPerHead * p.numKvHeads;
+        uint64_t span = 1;
+        for (uint32_t c = 0; c < p.usedCores; ++c) {
+            const uint64_t u0 = p.coreUnitStart[c], u1 = p.coreUnitStart[c + 1];
+            if (u1 > u0) span = std::max<uint64_t>(span, (u1 - 1) / unitsPerBatch - u0 / unitsPerBatch + 1);
+        }
         d.antiQueryOffset = end;
-        end = AlignUp(d.antiQueryOffset + uint64_t(p.batch) * p.qStrideB * prob.dtypeBytes, 512);
+        d.antiQueryCoreBytes = AlignUp(span * p.qStrideB * prob.dtypeBytes, 512);
+        end = d.antiQueryOffset + uint64_t(p.usedCores) * d.antiQueryCoreBytes;
     }
     d.ringOffset = end;
     return true;

@@ -52,11 +52,23 @@ __aicore__ inline void LoadAntiRow(const DecodeTiling &td, GM_ADDR src, uint32_t
     AscendC::PipeBarrier<PIPE_V>();
 }
 
-// Q * s_k for every (batch, head) row of the run, written at the query's own element offsets
-// (S = 1) of `scaled`; run by every vector core on its share of the rows before the core starts.
+// The first batch of core `core`'s units: its Q * s_k region starts there (DecodeParams).
+__aicore__ inline uint32_t QueryBatch0(const ForwardParams &p, const DecodeParams &d, uint32_t core)
+{
+    const uint64_t unitsPerBatch = static_cast<uint64_t>(d.kvSplits) * p.qBlocksPerHead * p.numKvHeads;
+    return static_cast<uint32_t>(p.coreUnitStart[core] / unitsPerBatch);
+}
+
+// Q * s_k for the (batch, head) rows of one core's units, written into the core's own region
+// `scaled` at the query's element offsets (S = 1) from its first batch on; its two vector cores
+// take half the rows each, before the core starts. The cube reads only its own core's rows: a
+// cross-core flag (FLAG_Q_SCALED) tells it they are written, with no barrier over all cores.
+// A unit (b, kvHead, head block, split) reads query heads kvHead * G + q0 .. + rows of batch b,
+// so the core's units cover the contiguous rows of the (batch, head) order from its first
+// unit's to its last's.
 template <typename T> class QueryAntiquant {
 public:
-    __aicore__ inline void Run(const DecodeTiling &td, GM_ADDR query, GM_ADDR scale, GM_ADDR scaled)
+    __aicore__ inline void Run(const DecodeTiling &td, GM_ADDR query, GM_ADDR scale, GM_ADDR scaled, uint32_t core)
     {
         td_ = &td;
         const ForwardParams *p = &td.params;
@@ -74,11 +86,20 @@ public:
         out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(scaled));
         scaleAddr_ = scale;
 
-        const uint64_t rows = static_cast<uint64_t>(p->batch) * p->numHeads;
-        const uint32_t v = AscendC::GetBlockIdx();
-        const uint32_t cores = AscendC::GetBlockNum() * 2;  // MIX 1:2: two vector cores per block
-        const uint64_t begin = rows * v / cores;
-        const uint64_t end = rows * (v + 1) / cores;
+        const uint64_t u0 = p->coreUnitStart[core];
+        const uint64_t u1 = p->coreUnitStart[core + 1];
+        if (u1 <= u0) {
+            return;
+        }
+        batch0_ = QueryBatch0(*p, td.decode, core);
+        const uint64_t first = FirstRow(u0 / td.decode.kvSplits);
+        const uint64_t last = (u1 - 1) / td.decode.kvSplits;
+        const uint32_t hb = static_cast<uint32_t>(last % p->qBlocksPerHead);
+        const uint32_t left = p->groupSize - hb * p->blockQ;
+        const uint64_t rows = FirstRow(last) + (left < p->blockQ ? left : p->blockQ) - first;
+        const uint32_t sub = AscendC::GetSubBlockIdx();
+        const uint64_t begin = first + rows * sub / 2;
+        const uint64_t end = first + rows * (sub + 1) / 2;
         for (uint64_t r0 = begin; r0 < end;) {
             // rows of one batch at a time (their pitch is qStrideN)
             const uint64_t batchEnd = (r0 / p->numHeads + 1) * p->numHeads;
@@ -91,6 +112,14 @@ public:
     }
 
 private:
+    // The (batch, head) row of the first query head of `unit / kvSplits` = (b, kvHead, head block).
+    __aicore__ inline uint64_t FirstRow(uint64_t rest) const
+    {
+        const uint32_t hb = static_cast<uint32_t>(rest % p_->qBlocksPerHead);
+        const uint64_t bk = rest / p_->qBlocksPerHead;  // b * numKvHeads + kvHead
+        return bk * p_->groupSize + hb * p_->blockQ;
+    }
+
     __aicore__ inline void ScaleRows(uint64_t r0, uint32_t rows)
     {
         const uint32_t dd = p_->headDim;
@@ -122,7 +151,7 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
         AscendC::Cast(io, x, AscendC::RoundMode::CAST_RINT, rows * dp_);
         PipeSync<AscendC::HardEvent::V_MTE3>();
-        AscendC::DataCopyPad(out_[at], io,
+        AscendC::DataCopyPad(out_[at - static_cast<uint64_t>(batch0_) * p_->qStrideB], io,
                              AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dd * sizeof(T), padBlocks,
                                                         static_cast<uint32_t>((p_->qStrideN - dd) * sizeof(T)), 0));
         PipeSync<AscendC::HardEvent::MTE3_V>();
@@ -134,6 +163,7 @@ private:
     uint32_t dp_ = 16;
     uint32_t chunk_ = 1;
     uint32_t cachedHead_ = NO_HEAD;
+    uint32_t batch0_ = 0;  // the core's first batch: row 0 of its region
     GM_ADDR scaleAddr_ = nullptr;
     AscendC::GlobalTensor<T> q_, out_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> xBuf_, ioBuf_, scaleBuf_, stageBuf_;
@@ -173,6 +203,13 @@ template <typename T> struct KvSource<KvDecodeInt8<T>> : public KvRingSource<T, 
             }
             PipeSync<AscendC::HardEvent::MTE2_V>();
         }
+    }
+
+    // The cube's query rows: Q * s_k in this core's region (QueryAntiquant), from its first
+    // batch on.
+    __aicore__ inline uint64_t QOffset(uint32_t b, uint32_t n, uint32_t row) const
+    {
+        return Ring::QOffset(b - QueryBatch0(*this->p_, *this->d_, AscendC::GetBlockIdx()), n, row);
     }
 
     // The value antiquant on a unit's rows before they are normalised (or stored as partials,
