@@ -80,8 +80,10 @@ public:
         AscendC::TPipe pipe;
         pipe.InitBuffer(xBuf_, chunk_ * dp_ * 4);
         pipe.InitBuffer(ioBuf_, chunk_ * dp_ * sizeof(T));
-        pipe.InitBuffer(scaleBuf_, dp_ * 4);
-        pipe.InitBuffer(stageBuf_, dp_ * sizeof(T));
+        // per channel: the key scale rows of every KV head a chunk of rows meets (chunk_ / G + 2)
+        const uint32_t tableRows = td.decode.antiPerChannel != 0 ? chunk_ / p->groupSize + 2 : 1;
+        pipe.InitBuffer(scaleBuf_, tableRows * dp_ * 4);
+        pipe.InitBuffer(stageBuf_, tableRows * dp_ * sizeof(T));
         q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(query));
         out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(scaled));
         scaleAddr_ = scale;
@@ -137,11 +139,30 @@ private:
                                                         static_cast<uint32_t>((p_->qStrideN - dd) * sizeof(T)),
                                                         padBlocks, 0),
                              AscendC::DataCopyPadExtParams<T>(false, 0, 0, static_cast<T>(0)));
-        PipeSync<AscendC::HardEvent::MTE2_V>();
+        // Per channel: the key scale rows of the KV heads kv0.. of these rows, in one copy right
+        // behind the query rows' (one wait for both).
+        const bool table = td_->decode.antiPerChannel != 0;
+        const uint32_t kv0 = head0 / p_->groupSize;
+        if (table) {
+            const uint32_t heads = (head0 + rows - 1) / p_->groupSize - kv0 + 1;
+            AscendC::GlobalTensor<T> g;
+            g.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(scaleAddr_));
+            AscendC::DataCopyPad(stageBuf_.Get<T>(), g[static_cast<uint64_t>(kv0) * dd],
+                                 AscendC::DataCopyExtParams(static_cast<uint16_t>(heads), dd * sizeof(T), 0, 0, 0),
+                                 AscendC::DataCopyPadExtParams<T>(false, 0, 0, static_cast<T>(0)));
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            AscendC::Cast(scale, stageBuf_.Get<T>(), AscendC::RoundMode::CAST_NONE, heads * dp_);
+        } else {
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+        }
         AscendC::Cast(x, io, AscendC::RoundMode::CAST_NONE, rows * dp_);
         AscendC::PipeBarrier<PIPE_V>();
         for (uint32_t r = 0; r < rows; ++r) {
             const uint32_t kvHead = (head0 + r) / p_->groupSize;
+            if (table) {
+                AscendC::Mul(x[r * dp_], x[r * dp_], scale[(kvHead - kv0) * dp_], static_cast<int32_t>(dd));
+                continue;
+            }
             if (kvHead != cachedHead_) {
                 LoadAntiRow<T>(*td_, scaleAddr_, 0, kvHead, stageBuf_.Get<T>(), scale);
                 cachedHead_ = kvHead;
