@@ -43,14 +43,21 @@ __aicore__ inline void RunDecode(const IncreFlashAttentionTilingData &td, const 
         t.value = t.key;
         if (d.antiquant == 0) {
             AttentionCore::RunForward<T, DecodeRingVariant<T>, LAZY_PV>(td, t);
-        } else {  // int8 K/V: Q * scale_k, then the core on the cast ring (kv_antiquant.h)
-            t.query = in.workspace + d.antiQueryOffset;
+        } else {  // int8 K/V: Q * scale_k of the core's rows, then the core on the cast ring (kv_antiquant.h)
+            uint32_t core = AscendC::GetBlockIdx();
+            if ASCEND_IS_AIV {
+                core /= 2;
+            }
+            t.query = in.workspace + d.antiQueryOffset + core * d.antiQueryCoreBytes;
             if ASCEND_IS_AIV {
                 AttentionCore::QueryAntiquant<T> scaleQuery;
-                scaleQuery.Run(td, in.query, in.kv.antiScale, t.query);
-                AscendC::PipeBarrier<PIPE_ALL>();
+                scaleQuery.Run(td, in.query, in.kv.antiScale, t.query, core);
+                // the stores are out (ScaleRows waits for MTE3); the vector cores go on to the ring
+                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(AttentionCore::FLAG_Q_SCALED);
             }
-            AscendC::SyncAll<false>();  // cube and vector cores: the scaled query is complete
+            if ASCEND_IS_AIC {
+                AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(AttentionCore::FLAG_Q_SCALED);  // before the Q load
+            }
             AttentionCore::RunForward<T, DecodeInt8Variant<T>, LAZY_PV>(td, t);
         }
     }

@@ -28,6 +28,9 @@ __aicore__ inline uint16_t FlagPReady(uint32_t slot) { return static_cast<uint16
 // "the oldest ring slot is loaded into L1 and may be overwritten".
 constexpr uint16_t FLAG_KV_READY = FLAG_P_READY0 + WS_SLOTS;
 constexpr uint16_t FLAG_KV_FREE = FLAG_KV_READY + 1;
+// int8 decode (kv_antiquant.h), before the core: vector -> cube "this core's Q * scale_k rows
+// are written".
+constexpr uint16_t FLAG_Q_SCALED = FLAG_KV_FREE + 1;
 //
 // Backward (backward_cube.h, backward_vector.h):
 constexpr uint16_t FLAG_BWD_SDP = 5;  // cube -> vector: S and dP of the next step are in their slot
@@ -67,8 +70,8 @@ template <uint32_t N> constexpr bool FlagsValid(const FlagRange (&ranges)[N])
     }
     return true;
 }
-constexpr FlagRange FORWARD_FLAGS[] = {
-    {FLAG_S_READY, 1}, {FLAG_O_READY, 1}, {FLAG_P_READY0, WS_SLOTS}, {FLAG_KV_READY, 1}, {FLAG_KV_FREE, 1}};
+constexpr FlagRange FORWARD_FLAGS[] = {{FLAG_S_READY, 1},  {FLAG_O_READY, 1}, {FLAG_P_READY0, WS_SLOTS},
+                                       {FLAG_KV_READY, 1}, {FLAG_KV_FREE, 1}, {FLAG_Q_SCALED, 1}};
 constexpr FlagRange BACKWARD_FLAGS[] = {
     {FLAG_BWD_SDP, 1}, {FLAG_BWD_GRAD0, 1}, {FLAG_BWD_GRAD1, 1}, {FLAG_BWD_GRAD2, 1}, {FLAG_BWD_DQ, 1}};
 constexpr FlagRange SPARSE_BACKWARD_FLAGS[] = {

@@ -31,7 +31,8 @@ constexpr uint32_t KV_RING_MAX_CHUNK_ROWS = 128;
 constexpr uint32_t KV_RING_TENSOR_COPIES = 2;
 
 struct DecodeParams {
-    // KV window. kvSplits chunks of kvChunk keys (a multiple of blockKv) per (batch, KV head).
+    // KV window. kvSplits chunks of kvChunk keys (a multiple of 16; of blockKv for int8
+    // K/V) per (batch, KV head).
     uint32_t kvSplits;
     uint32_t kvChunk;
 
@@ -66,8 +67,10 @@ struct DecodeParams {
     // ringAhead blocks ahead of their softmax, in chunks of ringChunkElems cache elements (whole
     // rows; UB left by the stage), ringInCopies / ringOutCopies chunks in UB.
     // INT8 key/value (kv_antiquant.h, always through the ring), dequantised inside the kernel
-    // with the scale and offset folded out of the cache: the cube reads Q * scale_k from
-    // antiQueryOffset (same element offsets as the query) against K cast to the query dtype, and
+    // with the scale and offset folded out of the cache: the cube of core c reads Q * scale_k
+    // from its own region at antiQueryOffset + c * antiQueryCoreBytes (the query's element
+    // offsets from the core's first batch on: no barrier between the cores, kv_antiquant.h)
+    // against K cast to the query dtype, and
     // the vector cores map each unit's output rows to (O + offset_v) * scale_v before
     // normalising them.
     uint32_t antiquant;
@@ -90,6 +93,7 @@ struct DecodeParams {
     // the start (kv_antiquant.h) when they fit ANTI_TABLE_MAX_BYTES (0: loaded per unit).
     uint32_t antiTableHeads;
     uint64_t antiQueryOffset;
+    uint64_t antiQueryCoreBytes;
     uint64_t ringOffset;
     uint64_t ringCoreBytes;
 

@@ -52,11 +52,23 @@ __aicore__ inline void LoadAntiRow(const DecodeTiling &td, GM_ADDR src, uint32_t
     AscendC::PipeBarrier<PIPE_V>();
 }
 
-// Q * s_k for every (batch, head) row of the run, written at the query's own element offsets
-// (S = 1) of `scaled`; run by every vector core on its share of the rows before the core starts.
+// The first batch of core `core`'s units: its Q * s_k region starts there (DecodeParams).
+__aicore__ inline uint32_t QueryBatch0(const ForwardParams &p, const DecodeParams &d, uint32_t core)
+{
+    const uint64_t unitsPerBatch = static_cast<uint64_t>(d.kvSplits) * p.qBlocksPerHead * p.numKvHeads;
+    return static_cast<uint32_t>(p.coreUnitStart[core] / unitsPerBatch);
+}
+
+// Q * s_k for the (batch, head) rows of one core's units, written into the core's own region
+// `scaled` at the query's element offsets (S = 1) from its first batch on; its two vector cores
+// take half the rows each, before the core starts. The cube reads only its own core's rows: a
+// cross-core flag (FLAG_Q_SCALED) tells it they are written, with no barrier over all cores.
+// A unit (b, kvHead, head block, split) reads query heads kvHead * G + q0 .. + rows of batch b,
+// so the core's units cover the contiguous rows of the (batch, head) order from its first
+// unit's to its last's.
 template <typename T> class QueryAntiquant {
 public:
-    __aicore__ inline void Run(const DecodeTiling &td, GM_ADDR query, GM_ADDR scale, GM_ADDR scaled)
+    __aicore__ inline void Run(const DecodeTiling &td, GM_ADDR query, GM_ADDR scale, GM_ADDR scaled, uint32_t core)
     {
         td_ = &td;
         const ForwardParams *p = &td.params;
@@ -68,17 +80,28 @@ public:
         AscendC::TPipe pipe;
         pipe.InitBuffer(xBuf_, chunk_ * dp_ * 4);
         pipe.InitBuffer(ioBuf_, chunk_ * dp_ * sizeof(T));
-        pipe.InitBuffer(scaleBuf_, dp_ * 4);
-        pipe.InitBuffer(stageBuf_, dp_ * sizeof(T));
+        // per channel: the key scale rows of every KV head a chunk of rows meets (chunk_ / G + 2)
+        const uint32_t tableRows = td.decode.antiPerChannel != 0 ? chunk_ / p->groupSize + 2 : 1;
+        pipe.InitBuffer(scaleBuf_, tableRows * dp_ * 4);
+        pipe.InitBuffer(stageBuf_, tableRows * dp_ * sizeof(T));
         q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(query));
         out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(scaled));
         scaleAddr_ = scale;
 
-        const uint64_t rows = static_cast<uint64_t>(p->batch) * p->numHeads;
-        const uint32_t v = AscendC::GetBlockIdx();
-        const uint32_t cores = AscendC::GetBlockNum() * 2;  // MIX 1:2: two vector cores per block
-        const uint64_t begin = rows * v / cores;
-        const uint64_t end = rows * (v + 1) / cores;
+        const uint64_t u0 = p->coreUnitStart[core];
+        const uint64_t u1 = p->coreUnitStart[core + 1];
+        if (u1 <= u0) {
+            return;
+        }
+        batch0_ = QueryBatch0(*p, td.decode, core);
+        const uint64_t first = FirstRow(u0 / td.decode.kvSplits);
+        const uint64_t last = (u1 - 1) / td.decode.kvSplits;
+        const uint32_t hb = static_cast<uint32_t>(last % p->qBlocksPerHead);
+        const uint32_t left = p->groupSize - hb * p->blockQ;
+        const uint64_t rows = FirstRow(last) + (left < p->blockQ ? left : p->blockQ) - first;
+        const uint32_t sub = AscendC::GetSubBlockIdx();
+        const uint64_t begin = first + rows * sub / 2;
+        const uint64_t end = first + rows * (sub + 1) / 2;
         for (uint64_t r0 = begin; r0 < end;) {
             // rows of one batch at a time (their pitch is qStrideN)
             const uint64_t batchEnd = (r0 / p->numHeads + 1) * p->numHeads;
@@ -91,6 +114,14 @@ public:
     }
 
 private:
+    // The (batch, head) row of the first query head of `unit / kvSplits` = (b, kvHead, head block).
+    __aicore__ inline uint64_t FirstRow(uint64_t rest) const
+    {
+        const uint32_t hb = static_cast<uint32_t>(rest % p_->qBlocksPerHead);
+        const uint64_t bk = rest / p_->qBlocksPerHead;  // b * numKvHeads + kvHead
+        return bk * p_->groupSize + hb * p_->blockQ;
+    }
+
     __aicore__ inline void ScaleRows(uint64_t r0, uint32_t rows)
     {
         const uint32_t dd = p_->headDim;
@@ -108,11 +139,30 @@ private:
                                                         static_cast<uint32_t>((p_->qStrideN - dd) * sizeof(T)),
                                                         padBlocks, 0),
                              AscendC::DataCopyPadExtParams<T>(false, 0, 0, static_cast<T>(0)));
-        PipeSync<AscendC::HardEvent::MTE2_V>();
+        // Per channel: the key scale rows of the KV heads kv0.. of these rows, in one copy right
+        // behind the query rows' (one wait for both).
+        const bool table = td_->decode.antiPerChannel != 0;
+        const uint32_t kv0 = head0 / p_->groupSize;
+        if (table) {
+            const uint32_t heads = (head0 + rows - 1) / p_->groupSize - kv0 + 1;
+            AscendC::GlobalTensor<T> g;
+            g.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(scaleAddr_));
+            AscendC::DataCopyPad(stageBuf_.Get<T>(), g[static_cast<uint64_t>(kv0) * dd],
+                                 AscendC::DataCopyExtParams(static_cast<uint16_t>(heads), dd * sizeof(T), 0, 0, 0),
+                                 AscendC::DataCopyPadExtParams<T>(false, 0, 0, static_cast<T>(0)));
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+            AscendC::Cast(scale, stageBuf_.Get<T>(), AscendC::RoundMode::CAST_NONE, heads * dp_);
+        } else {
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+        }
         AscendC::Cast(x, io, AscendC::RoundMode::CAST_NONE, rows * dp_);
         AscendC::PipeBarrier<PIPE_V>();
         for (uint32_t r = 0; r < rows; ++r) {
             const uint32_t kvHead = (head0 + r) / p_->groupSize;
+            if (table) {
+                AscendC::Mul(x[r * dp_], x[r * dp_], scale[(kvHead - kv0) * dp_], static_cast<int32_t>(dd));
+                continue;
+            }
             if (kvHead != cachedHead_) {
                 LoadAntiRow<T>(*td_, scaleAddr_, 0, kvHead, stageBuf_.Get<T>(), scale);
                 cachedHead_ = kvHead;
@@ -122,7 +172,7 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
         AscendC::Cast(io, x, AscendC::RoundMode::CAST_RINT, rows * dp_);
         PipeSync<AscendC::HardEvent::V_MTE3>();
-        AscendC::DataCopyPad(out_[at], io,
+        AscendC::DataCopyPad(out_[at - static_cast<uint64_t>(batch0_) * p_->qStrideB], io,
                              AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dd * sizeof(T), padBlocks,
                                                         static_cast<uint32_t>((p_->qStrideN - dd) * sizeof(T)), 0));
         PipeSync<AscendC::HardEvent::MTE3_V>();
@@ -134,6 +184,7 @@ private:
     uint32_t dp_ = 16;
     uint32_t chunk_ = 1;
     uint32_t cachedHead_ = NO_HEAD;
+    uint32_t batch0_ = 0;  // the core's first batch: row 0 of its region
     GM_ADDR scaleAddr_ = nullptr;
     AscendC::GlobalTensor<T> q_, out_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> xBuf_, ioBuf_, scaleBuf_, stageBuf_;
@@ -173,6 +224,13 @@ template <typename T> struct KvSource<KvDecodeInt8<T>> : public KvRingSource<T, 
             }
             PipeSync<AscendC::HardEvent::MTE2_V>();
         }
+    }
+
+    // The cube's query rows: Q * s_k in this core's region (QueryAntiquant), from its first
+    // batch on.
+    __aicore__ inline uint64_t QOffset(uint32_t b, uint32_t n, uint32_t row) const
+    {
+        return Ring::QOffset(b - QueryBatch0(*this->p_, *this->d_, AscendC::GetBlockIdx()), n, row);
     }
 
     // The value antiquant on a unit's rows before they are normalised (or stored as partials,

@@ -128,9 +128,12 @@ template <typename T, typename Src> struct KvRingSource : public KvSource<KvDeco
             pipe->InitBuffer(floatBuf_, ub.flt);
         }
         // Columns past the cache row's 32-byte blocks are never read: zero once (the Nz columns
-        // up to headDimAlign the cube multiplies).
-        AscendC::Duplicate(inBuf_.Get<uint16_t>(), static_cast<uint16_t>(0), static_cast<int32_t>(ub.in / 2));
-        AscendC::PipeBarrier<PIPE_V>();
+        // up to headDimAlign the cube multiplies). Rows of whole 32-byte blocks have none (the
+        // first read then need not wait for this pass).
+        if (AlignUp(p->headDim * static_cast<uint32_t>(sizeof(Src)), 32) < dp_ * sizeof(Src)) {
+            AscendC::Duplicate(inBuf_.Get<uint16_t>(), static_cast<uint16_t>(0), static_cast<int32_t>(ub.in / 2));
+            AscendC::PipeBarrier<PIPE_V>();
+        }
         unit_ = split_.Begin(core_);
         unitEnd_ = split_.End(core_);
         for (int32_t i = 0; i < static_cast<int32_t>(inCopies_); ++i) {  // every copy starts free

@@ -69,6 +69,22 @@ def test_split_kv_with_ragged_lengths_and_empty_chunks():
     run_and_judge(make_kwargs("bf16", "BSND", b=2, n=4, nkv=1, s=1100, d=64, actual_seq_lengths=[1100, 3]))
 
 
+@pytest.mark.parametrize("paged", [False, True])
+def test_split_kv_chunks_end_in_a_short_block(paged):
+    # one long sequence cut over the cores in chunks of 16-key multiples (15600 keys in 24
+    # chunks of 656: five whole blocks and one of 16 keys; every other chunk starts 16 bytes
+    # into a 32-byte block of the mask row; pages of 128 keys cut across chunks), with a mask
+    # and a pse
+    rng = np.random.default_rng(7)
+    s = 15600
+    kw = make_kwargs("fp16", "BNSD", b=1, n=16, nkv=1, s=s, d=128, actual_seq_lengths=[s])
+    kw["atten_mask"] = rng.random((1, 1, 1, s)) < 0.3
+    kw["pse_shift"] = rng.uniform(-1, 1, (1, 16, 1, s)).astype(kw["query"].dtype)
+    out, _ = run_and_judge(page(kw, [s], 128, "BSH") if paged else kw)
+    if paged:
+        np.testing.assert_array_equal(out.astype(np.float32), out_f32(kw))
+
+
 @pytest.mark.parametrize("shape", ["BS", "B1S", "B11S"])
 @pytest.mark.parametrize("mdtype", [np.bool_, np.int8, np.uint8])
 def test_mask_shapes_and_dtypes(shape, mdtype):
