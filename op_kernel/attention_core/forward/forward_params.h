@@ -33,6 +33,8 @@ constexpr float INVALID_ROW_STAT_SUM = 3.4028234663852886e38f;
 constexpr uint32_t WS_SLOTS = 4;
 constexpr uint32_t UNITS_FOLDED = 1;  // ForwardParams::foldQBlocks bits
 constexpr uint32_t UNITS_HEADS_INNER = 2;
+constexpr uint32_t UNITS_PAIRED = 4;      // with both bits above: (batch, folded pair, head, member)
+constexpr uint32_t UNITS_TAIL_FIRST = 8;  // the short q-block (seqQ % blockQ rows) is a head's first
 // O slots: per block slot one for a lazy P.V write-out before the block and one for the final
 // sum of a unit ending in that block (units stream through the cores, so up to WS_SLOTS units'
 // final sums are in flight).
@@ -117,7 +119,8 @@ struct ForwardParams {
     // FoldedQBlock), where the host's plan balances better so (a causal mask's light and heavy
     // q-blocks); bit 1 (UNITS_HEADS_INNER) orders the units (batch, q-block, head), so a core
     // takes the heads of a q-block in a row (a mask plane the heads share: mask_band.h
-    // CLEAR_TILES).
+    // CLEAR_TILES); bit 2 (UNITS_PAIRED, with bits 0 and 1) orders them (batch, folded pair of
+    // q-blocks, head, member); bit 3 (UNITS_TAIL_FIRST) makes the short q-block a head's first.
     uint32_t foldQBlocks;
     uint32_t reserved2;
     uint64_t unitCount;
