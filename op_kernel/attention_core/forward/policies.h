@@ -307,7 +307,8 @@ template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
         const uint64_t qb = (p_->foldQBlocks & UNITS_FOLDED) != 0 ? FoldedQBlock(pos, p_->qBlocksPerHead) : pos;
         // With UNITS_TAIL_FIRST the short q-block (if any) comes first: under a causal band it
         // then sees a few keys, where last it would stream all of K and V for a few rows.
-        const uint32_t shift = (p_->foldQBlocks & UNITS_TAIL_FIRST) != 0 ? p_->qBlocksPerHead * p_->blockQ - p_->seqQ : 0;
+        const uint32_t shift =
+            (p_->foldQBlocks & UNITS_TAIL_FIRST) != 0 ? p_->qBlocksPerHead * p_->blockQ - p_->seqQ : 0;
         const uint32_t end = static_cast<uint32_t>(qb + 1) * p_->blockQ - shift;
         u.q0 = qb == 0 ? 0 : static_cast<uint32_t>(qb) * p_->blockQ - shift;
         u.rows = (end < p_->seqQ ? end : p_->seqQ) - u.q0;

@@ -214,7 +214,13 @@ def test_band_summary_reads_the_band_and_applies_its_hits(pre, nxt):
 
 @pytest.mark.parametrize(
     "b,d,n,sq,skv",
-    [(1, 128, 2, 700, 900), (2, 64, 2, 700, 900), (1, 128, 5, 700, 900), (1, 128, 5, 800, 800), (1, 128, 3, 1200, 1200)],
+    [
+        (1, 128, 2, 700, 900),
+        (2, 64, 2, 700, 900),
+        (1, 128, 5, 700, 900),
+        (1, 128, 5, 800, 800),
+        (1, 128, 3, 1200, 1200),
+    ],
 )
 def test_two_heads_share_the_clear_tiles_of_a_mask_plane(b, d, n, sq, skv):
     # Heads reading one mask plane run a q-block's heads in a row on a core (units ordered
