@@ -44,9 +44,8 @@ bool L0Fits(const AttentionCore::ForwardCubeL0 &l0, const CoreBudget &budget)
 // priced per visible key by ForwardKeyCost, plus a fixed share per block (hand-off, rescale)
 // and per unit (Q load, normalisation, output).
 uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams &p,
-                  const AttentionCore::MaskBandParams &mask, uint32_t b, uint32_t q0)
+                  const AttentionCore::MaskBandParams &mask, uint32_t b, uint32_t q0, uint32_t rows)
 {
-    const uint32_t rows = std::min<uint32_t>(p.blockQ, p.seqQ - q0);
     int64_t len = p.seqQ;
     if (!prob.actualSeqLengths.empty()) len = prob.actualSeqLengths[prob.actualSeqLengths.size() == 1 ? 0 : b];
     const int64_t valid = std::max<int64_t>(0, std::min<int64_t>(rows, len - q0));
@@ -74,21 +73,31 @@ void HeadCosts(const ForwardProblem &prob, const AttentionCore::ForwardParams &p
         const uint32_t qb = (p.foldQBlocks & AttentionCore::UNITS_FOLDED) == 0 ? pos
                             : pos % 2 == 0                                     ? pos / 2
                                                                                : count - 1 - pos / 2;
-        perPos[pos] = UnitCost(prob, p, mask, b, qb * p.blockQ);
+        // the q-block's rows (with UNITS_TAIL_FIRST the short one first)
+        const uint32_t shift =
+            (p.foldQBlocks & AttentionCore::UNITS_TAIL_FIRST) != 0 ? p.qBlocksPerHead * p.blockQ - p.seqQ : 0;
+        const uint32_t q0 = qb == 0 ? 0 : qb * p.blockQ - shift;
+        const uint32_t end = std::min((qb + 1) * p.blockQ - shift, p.seqQ);
+        perPos[pos] = UnitCost(prob, p, mask, b, q0, end - q0);
     }
 }
 
 // Each unit's cost in the kernel's order: (batch, head, q-block), or (batch, q-block, head)
-// with UNITS_HEADS_INNER.
+// with UNITS_HEADS_INNER, or (batch, folded pair, head, member) with UNITS_PAIRED too.
 template <class Fn>
 void ForEachUnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams &p,
                      const AttentionCore::MaskBandParams &mask, Fn &&fn)
 {
     std::vector<uint64_t> perPos(p.qBlocksPerHead);
     const bool headsInner = (p.foldQBlocks & AttentionCore::UNITS_HEADS_INNER) != 0;
+    const bool paired = (p.foldQBlocks & AttentionCore::UNITS_PAIRED) != 0;
     for (uint32_t b = 0; b < p.batch; ++b) {
         HeadCosts(prob, p, mask, b, perPos);
-        if (headsInner) {
+        if (paired) {
+            for (size_t pos = 0; pos < perPos.size(); pos += 2)
+                for (uint32_t n = 0; n < p.numHeads; ++n)
+                    for (size_t m = pos; m < std::min(pos + 2, perPos.size()); ++m) fn(perPos[m]);
+        } else if (headsInner) {
             for (uint64_t c : perPos)
                 for (uint32_t n = 0; n < p.numHeads; ++n) fn(c);
         } else {
@@ -371,6 +380,12 @@ bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::
 }
 
 constexpr uint32_t HEADS_INNER_ALWAYS = 2;
+// The mask bytes the heads-in-a-row orders save (~1 B of the ~16 B of L2 per score for every
+// head after a core's first) are not in the unit costs: such an order is kept where it plans at
+// most this much (per mille) longer. B1 N8 S4K causal: the paired order (short q-block first)
+// planned 0.3 % longer, 168.8 -> 163.9 us; B2 N16 S2K: heads in a row planned 1.5 % longer ran
+// slower (191.8 -> 194.5 us).
+constexpr uint64_t HEADS_INNER_MARGIN_PERMILLE = 5;
 
 }  // namespace
 
@@ -426,23 +441,42 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
             return t.unitCount <= MAX_SEARCHED_UNITS ? SplitContiguous(UnitCosts(prob, t, mask), cores, t.coreUnitStart)
                                                      : SplitProportional(prob, t, mask, cores);
         };
-        // The plain or the folded order of a head's q-blocks, whichever plans shorter.
+        // Per unit order the variant that plans shortest: a head's q-blocks plain or folded, and
+        // under a band with a short q-block, that one last or first (UNITS_TAIL_FIRST: causal, it
+        // then sees a few keys instead of streaming all of K and V for a few rows). Not with
+        // GQA, where it planned shorter but ran longer (B1 N8/2 S2K causal 51.0 -> 51.1 us: four
+        // units per core, the core with the short q-block ends first).
+        const bool tailFirst = mask.bandActive != 0 && t.seqQ % t.blockQ != 0 && t.groupSize == 1;
         auto best = [&](uint32_t order) {
-            const uint64_t plain = split(order);
-            if (t.qBlocksPerHead <= 2) return std::make_pair(plain, order);  // folding changes nothing
-            const uint64_t folded = split(order | AttentionCore::UNITS_FOLDED);
-            return folded < plain ? std::make_pair(folded, order | AttentionCore::UNITS_FOLDED)
-                                  : std::make_pair(plain, order);
+            std::pair<uint64_t, uint32_t> b{UINT64_MAX, order};
+            for (const uint32_t tail : {0u, AttentionCore::UNITS_TAIL_FIRST}) {
+                if (tail != 0 && !tailFirst) continue;
+                for (const uint32_t fold : {0u, AttentionCore::UNITS_FOLDED}) {
+                    // folding changes nothing with two q-blocks; UNITS_PAIRED needs it
+                    if (fold != 0 ? t.qBlocksPerHead <= 2 : (order & AttentionCore::UNITS_PAIRED) != 0) continue;
+                    const uint64_t span = split(order | tail | fold);
+                    if (span < b.first) b = {span, order | tail | fold};
+                }
+            }
+            return b;
         };
-        // A mask plane the heads share: a core takes the heads of a q-block in a row, and the
-        // vector cores skip the mask rows of the tiles an earlier head found clear (mask_band.h
-        // CLEAR_TILES). The mask bytes it saves are not in the unit costs: with more than two
-        // heads the order is kept where its ranges plan no longer than the (batch, head) order
-        // (a q-block's heads come as one run of equal costs, which can cut unevenly).
+        // A mask plane the heads share: a core takes the heads of a q-block in a row (or of a
+        // folded pair of q-blocks: UNITS_PAIRED), and the vector cores skip the mask rows of the
+        // tiles an earlier head found clear (mask_band.h CLEAR_TILES). The mask bytes it saves
+        // are not in the unit costs: with more than two heads the order is kept where its
+        // ranges plan at most HEADS_INNER_MARGIN_PERMILLE longer than the (batch, head) order (a
+        // q-block's heads come as one run of equal costs, which can cut unevenly).
         auto chosen = best(0);
         if (HeadsShareMask(t, mask)) {
-            const auto inner = best(AttentionCore::UNITS_HEADS_INNER);
-            if (t.numHeads <= HEADS_INNER_ALWAYS || inner.first <= chosen.first) chosen = inner;
+            auto inner = best(AttentionCore::UNITS_HEADS_INNER);
+            if (t.qBlocksPerHead > 2) {
+                const auto paired = best(AttentionCore::UNITS_HEADS_INNER | AttentionCore::UNITS_PAIRED);
+                if (paired.first < inner.first) inner = paired;
+            }
+            if (t.numHeads <= HEADS_INNER_ALWAYS ||
+                inner.first * 1000 <= chosen.first * (1000 + HEADS_INNER_MARGIN_PERMILLE)) {
+                chosen = inner;
+            }
         }
         split(chosen.second);  // its ranges into t
         return chosen.first;

@@ -116,8 +116,9 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
     // Clear tiles (a mask plane the heads share, strides.n == 0): the mask rows Load read
     // (their plane offset and rows x columns) whose bytes Apply found all zero. The host orders
     // the units so a core takes the heads of a q-block in a row (ForwardParams::foldQBlocks
-    // UNITS_HEADS_INNER): the later heads then load and fold the mask rows of the diagonal tiles
-    // only. A direct-mapped table; a slot holds the tile last found clear there.
+    // UNITS_HEADS_INNER), or of a folded pair of q-blocks (UNITS_PAIRED): the later heads then
+    // load and fold the mask rows of the diagonal tiles only. A direct-mapped table; a slot
+    // holds the tile last found clear there.
     static constexpr uint32_t CLEAR_TILES = 256;
     __aicore__ inline uint64_t TileAt(const WorkUnit &u, uint32_t row0, int64_t k0) const
     {
@@ -125,8 +126,12 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
     }
     __aicore__ inline uint32_t TileSlot(const WorkUnit &u, uint32_t row0, int64_t k0, uint32_t cols) const
     {
-        // the key block, and the sub-block by its first row (a core's sub-blocks differ there)
-        return static_cast<uint32_t>(k0 / cols * 4 + (row0 - u.q0) / 8 % 4) % CLEAR_TILES;
+        // the key block, the sub-block by its first row (a core's sub-blocks differ there), and
+        // which half of the rows the q-block starts in: the two q-blocks of a folded pair
+        // (UNITS_PAIRED) take the two halves of the table, so up to 32 key blocks of one
+        // outlive the other's unit between two heads
+        const uint32_t half = 2 * static_cast<uint64_t>(u.q0) >= p_->seqQ ? CLEAR_TILES / 2 : 0;
+        return static_cast<uint32_t>(k0 / cols * 4 + (row0 - u.q0) / 8 % 4 + half) % CLEAR_TILES;
     }
 
     // The band (bandActive) and the padding columns past colsValid of Apply's scores.

@@ -264,7 +264,10 @@ __aicore__ inline uint64_t FoldedQBlock(uint64_t pos, uint64_t count)
 
 // Units (b, n, q-block) in that order, or (b, q-block, n) where the host planned so (heads
 // sharing a mask plane: ForwardParams::foldQBlocks), a head's q-blocks folded where it planned
-// so (a causal mask's light early q-blocks next to its heavy late ones); the host balanced
+// so (a causal mask's light early q-blocks next to its heavy late ones), or (b, folded pair,
+// n, member) with UNITS_PAIRED: each head takes both q-blocks of a folded pair in a row, so
+// the units do not come in runs of equal cost that the contiguous ranges cut unevenly, and a
+// core still takes the heads of its q-blocks one after another; the host balanced
 // contiguous ranges by cost (number of key blocks in the band), so causal/band shapes spread
 // evenly over the cores even with one or two heads.
 template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
@@ -282,10 +285,19 @@ template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
     {
         uint64_t pos = 0;
         if ((p_->foldQBlocks & UNITS_HEADS_INNER) != 0) {  // (b, q-block, n)
-            const uint64_t bq = unit / p_->numHeads;
-            u.n = static_cast<uint32_t>(unit % p_->numHeads);
-            u.b = static_cast<uint32_t>(bq / p_->qBlocksPerHead);
-            pos = bq % p_->qBlocksPerHead;
+            const uint64_t perBatch = static_cast<uint64_t>(p_->qBlocksPerHead) * p_->numHeads;
+            const uint64_t r = unit % perBatch;
+            u.b = static_cast<uint32_t>(unit / perBatch);
+            if ((p_->foldQBlocks & UNITS_PAIRED) != 0) {  // (b, folded pair, n, member)
+                const uint64_t pair = r / (2 * p_->numHeads);
+                const uint64_t rem = r % (2 * p_->numHeads);
+                const bool whole = 2 * pair + 1 < p_->qBlocksPerHead;  // else the odd last q-block alone
+                u.n = static_cast<uint32_t>(whole ? rem / 2 : rem);
+                pos = 2 * pair + (whole ? rem % 2 : 0);
+            } else {
+                u.n = static_cast<uint32_t>(r % p_->numHeads);
+                pos = r / p_->numHeads;
+            }
         } else {  // (b, n, q-block)
             const uint64_t bn = unit / p_->qBlocksPerHead;
             u.n = static_cast<uint32_t>(bn % p_->numHeads);
@@ -293,9 +305,13 @@ template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
             pos = unit % p_->qBlocksPerHead;
         }
         const uint64_t qb = (p_->foldQBlocks & UNITS_FOLDED) != 0 ? FoldedQBlock(pos, p_->qBlocksPerHead) : pos;
-        u.q0 = static_cast<uint32_t>(qb) * p_->blockQ;
-        const uint32_t left = p_->seqQ - u.q0;
-        u.rows = left < p_->blockQ ? left : p_->blockQ;
+        // With UNITS_TAIL_FIRST the short q-block (if any) comes first: under a causal band it
+        // then sees a few keys, where last it would stream all of K and V for a few rows.
+        const uint32_t shift =
+            (p_->foldQBlocks & UNITS_TAIL_FIRST) != 0 ? p_->qBlocksPerHead * p_->blockQ - p_->seqQ : 0;
+        const uint32_t end = static_cast<uint32_t>(qb + 1) * p_->blockQ - shift;
+        u.q0 = qb == 0 ? 0 : static_cast<uint32_t>(qb) * p_->blockQ - shift;
+        u.rows = (end < p_->seqQ ? end : p_->seqQ) - u.q0;
         int64_t len = p_->seqQ;
         if (p_->hasActualSeqLengths != 0) {
             len = lens_.GetValue(p_->actualSeqLengthsCount == 1 ? 0 : u.b);

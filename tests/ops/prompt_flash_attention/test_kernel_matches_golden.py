@@ -212,13 +212,24 @@ def test_band_summary_reads_the_band_and_applies_its_hits(pre, nxt):
     run_and_judge(kw)
 
 
-@pytest.mark.parametrize("b,d,n", [(1, 128, 2), (2, 64, 2), (1, 128, 5)])
-def test_two_heads_share_the_clear_tiles_of_a_mask_plane(b, d, n):
+@pytest.mark.parametrize(
+    "b,d,n,sq,skv",
+    [
+        (1, 128, 2, 700, 900),
+        (2, 64, 2, 700, 900),
+        (1, 128, 5, 700, 900),
+        (1, 128, 5, 800, 800),
+        (1, 128, 3, 1200, 1200),
+    ],
+)
+def test_two_heads_share_the_clear_tiles_of_a_mask_plane(b, d, n, sq, skv):
     # Heads reading one mask plane run a q-block's heads in a row on a core (units ordered
     # batch, q-block, head: always for two heads, for more where the planner finds the ranges no
     # longer); the later heads skip the mask rows of the tiles an earlier one found clear
     # (mask_band.h CLEAR_TILES). Clear tiles next to tiles with one excluded byte, causal.
-    sq, skv = 700, 900
+    # 5 x 800: the planner orders the units (batch, folded pair, head, member) with the short
+    # q-block first (nine q-blocks: the middle one alone); 3 x 1200: the short q-block first in
+    # the (batch, head) order.
     mask = band_mask(sq, skv).copy()
     rng = np.random.default_rng(3)
     rows = rng.integers(0, sq, 40)
