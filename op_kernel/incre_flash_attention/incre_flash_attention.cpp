@@ -52,7 +52,7 @@ __aicore__ inline void RunDecode(const IncreFlashAttentionTilingData &td, const 
             if ASCEND_IS_AIV {
                 AttentionCore::QueryAntiquant<T> scaleQuery;
                 scaleQuery.Run(td, in.query, in.kv.antiScale, t.query, core);
-                // the stores are out (ScaleRows waits for MTE3); the vector cores go on to the ring
+                // set on MTE3, the flag goes out behind the scaled rows' stores; then the ring
                 AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(AttentionCore::FLAG_Q_SCALED);
             }
             if ASCEND_IS_AIC {

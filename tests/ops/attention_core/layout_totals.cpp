@@ -106,8 +106,9 @@ void SparseBackward(Totals &t, const SparseBackwardParams &p, uint32_t tBytes)
 
 template <class Tiling> bool Read(const std::vector<char> &bytes, Tiling &out)
 {
-    if (bytes.size() != sizeof(Tiling)) {
-        std::fprintf(stderr, "tiling data of %zu bytes, expected %zu\n", bytes.size(), sizeof(Tiling));
+    // the struct is a prefix: FA varlen may append its unit table (UNITS_TABLE) after it
+    if (bytes.size() < sizeof(Tiling)) {
+        std::fprintf(stderr, "tiling data of %zu bytes, expected at least %zu\n", bytes.size(), sizeof(Tiling));
         return false;
     }
     std::memcpy(&out, bytes.data(), sizeof(Tiling));

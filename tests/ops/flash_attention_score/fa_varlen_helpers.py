@@ -7,6 +7,7 @@ import numpy as np
 
 import fakit
 from fakit import compare, golden
+from fakit.backends import cpu
 from fakit.cases.core import compressed_causal_mask, prefix_compressed_mask
 
 OP = "flash_attention_var_len_score"
@@ -73,3 +74,13 @@ def run_and_judge(kw, reseed=None, recheck_runs=40):
         return out, gold
     assert report.passed, report.summary()
     return out, gold
+
+
+def tiling_carries_unit_table():
+    """Whether the launch of `kw` (already run) got its units dealt by cost: its tiling data
+    then runs past the struct with the unit table (UNITS_TABLE, FA_UNIT_ORDER_OFFSET), longer
+    than the tiling of a one-unit launch, which never carries one."""
+    _, dealt = cpu.last_tiling()
+    fakit.run(OP, backend="cpu", **make_kwargs(seq_q=(16,), n=1))
+    _, plain = cpu.last_tiling()
+    return len(dealt) > len(plain)

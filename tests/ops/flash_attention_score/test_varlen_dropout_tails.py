@@ -13,7 +13,7 @@ start a row's key range past column 0 (3: right-down causal, 4: band).
 
 import numpy as np
 import pytest
-from fa_varlen_helpers import make_kwargs, run_and_judge
+from fa_varlen_helpers import make_kwargs, run_and_judge, tiling_carries_unit_table
 
 MAX_INT = 2147483647
 
@@ -81,3 +81,4 @@ def test_keep_bits_of_units_dealt_by_cost():
         return kw
 
     run_and_judge(case(0), reseed=case)
+    assert tiling_carries_unit_table(), "the planner kept contiguous ranges: the table path went untested"

@@ -5,7 +5,7 @@ rows, block edges, head dims)."""
 
 import numpy as np
 import pytest
-from fa_varlen_helpers import FLT_MAX, MAX_INT, OP, make_kwargs, run_and_judge
+from fa_varlen_helpers import FLT_MAX, MAX_INT, OP, make_kwargs, run_and_judge, tiling_carries_unit_table
 
 from fakit import cases
 
@@ -91,6 +91,7 @@ def test_units_dealt_by_cost_match_golden(seq_q, nkv):
     # Uneven causal lengths: the planner deals the units to the cores by cost (UNITS_TABLE),
     # each core walking its units, not a contiguous range, in ascending order.
     run_and_judge(make_kwargs(seq_q=seq_q, n=4, nkv=nkv, d=64, mode=3))
+    assert tiling_carries_unit_table(), "the planner kept contiguous ranges: the table path went untested"
 
 
 def test_right_down_causal_with_more_queries_than_keys_has_invalid_rows():

@@ -294,6 +294,15 @@ def test_int8_kv_ring_reuse_one_key_blocks_and_empty_rows():
     assert np.all(out[22].astype(np.float32) == 0)
 
 
+def test_int8_kv_many_units_per_core_scale_their_own_query_rows():
+    # 40 batches x 2 KV heads (80 units on 24 cores, mixed lengths): each core scales the query
+    # rows of its several (batch, KV head) units into its own region, spanning batches, and its
+    # chunks cover several KV heads' scale rows in one copy
+    lengths = [37 + 61 * i % 450 for i in range(40)]
+    kw = make_kwargs("fp16", "BSND", b=40, n=8, nkv=2, s=max(lengths), d=64, actual_seq_lengths=lengths)
+    run_and_judge(int8_kv(kw, (2, 2, 64)))
+
+
 @pytest.mark.parametrize("d,layout", [(40, "BSND"), (48, "BNSD")])
 def test_int8_kv_with_mask_pse_left_padding(d, layout):
     # D not a multiple of 32 (padded int8 / cast rows), the scale folded into the query next to
