@@ -139,8 +139,9 @@ __aicore__ inline void BackwardVector<T>::GroupTokens(uint64_t g, uint64_t &firs
 
 // After the final barrier: the dQ of the groups no core owns (between the ranges of
 // PlanDqGroupCast) but the rows the cores cast in their loop (dqTailRows), their tokens
-// shared over all vector cores, in the cast-out's chunks from chunk k on.
-template <typename T> __aicore__ inline void BackwardVector<T>::CastCutDq(uint32_t k)
+// shared over all vector cores, in the cast-out's chunks from chunk k on; returns the next
+// chunk's number.
+template <typename T> __aicore__ inline uint32_t BackwardVector<T>::CastCutDq(uint32_t k)
 {
     const uint32_t fit = CastFit(p_->groupSize * p_->headDim);
     const uint32_t width = p_->groupSize * p_->headDim;
@@ -177,6 +178,7 @@ template <typename T> __aicore__ inline void BackwardVector<T>::CastCutDq(uint32
         }
         total = at;
     }
+    return k;
 }
 
 }  // namespace AttentionCore

@@ -202,7 +202,7 @@ private:
     // The accumulators' zeroing (backward_zeroing.h).
     __aicore__ inline void ZeroKvUnits();
     __aicore__ inline void ZeroShare(const AscendC::LocalTensor<float> &zeros, uint32_t len, uint64_t upto);
-    __aicore__ inline void UnflushedKvUnits(bool cast);
+    __aicore__ inline void UnflushedKvUnits();
     __aicore__ inline bool CutBetweenCores(uint64_t unit) const;
 
     // The D-term pass and dsink (backward_row_terms.h).
@@ -241,10 +241,10 @@ private:
     __aicore__ inline void TailRowsDone(const BackwardStep &s, const BackwardStep *next, uint32_t i);
     __aicore__ inline void CastTailDq(uint32_t budget, uint32_t pass);
     __aicore__ inline void GroupTokens(uint64_t g, uint64_t &first, uint64_t &count);
-    __aicore__ inline void CastCutDq(uint32_t k);
+    __aicore__ inline uint32_t CastCutDq(uint32_t k);
 
     // The casts into the gradients, the in-loop dK and the cast-out (backward_cast.h).
-    __aicore__ inline void FlushedKeys(uint32_t i, bool all);
+    __aicore__ inline uint32_t FlushedKeys(uint32_t i, bool all, uint32_t k = 0);
     __aicore__ inline static AscendC::DataCopyExtParams Rows(uint32_t rows, uint32_t width, uint64_t pitch,
                                                              uint32_t bytes, bool load);
     __aicore__ inline AscendC::DataCopyExtParams KvRows(uint32_t rows, uint32_t bytes, bool load = false) const;
@@ -252,6 +252,7 @@ private:
     __aicore__ inline void CastRows(uint32_t a, uint64_t off, uint32_t rows, uint32_t width, uint64_t pitch);
     __aicore__ inline void CastKvRows(uint32_t a, uint64_t off, uint32_t rows);
     __aicore__ inline void CastOut();
+    __aicore__ inline void CastCutKv(uint32_t k);
     static constexpr int32_t EVT_CAST = BWD_EVT_CAST;  // + set (sync.h's table)
     static constexpr int32_t EVT_SDP = BWD_EVT_SDP;    // + 0 S, + 1 dP of a step (Step)
     __aicore__ inline void CastChunk(uint32_t k, uint32_t a, uint64_t off, uint32_t rows, uint32_t width,
