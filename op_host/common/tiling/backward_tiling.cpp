@@ -25,12 +25,9 @@ constexpr int64_t BAND_LIMIT = AttentionCore::SPARSE_UNBOUNDED;
 // short units ended ~10 us after those holding 9 long ones at the same planned cost with 16
 // and 64; with K/V read into L2 ahead of the cube and K staged a step early a unit start costs
 // less, and 64 (was 128) per unit gave the shortest 4K causal (423.8 us against 425.2 with 96
-// and 424.4 with 32, modelled). With the cut groups' first rows cast in the loop and the cut
-// units' rows shared after the final barrier, 56 moves one step of each 2x2K N32 causal core
-// that starts a (batch, kv head) group to the next core (those had 3.5 us more Fixpipe work
-// and met the barrier last; 879.4 -> 878.4 us, 4K causal unchanged at 423.2).
+// and 424.4 with 32, modelled).
 constexpr double STEP_SHARE = 32;
-constexpr double UNIT_SHARE = 56;
+constexpr double UNIT_SHARE = 64;
 
 uint64_t Align512(uint64_t x) { return (x + 511) / 512 * 512; }
 

@@ -162,6 +162,9 @@ public:
             CastOwnedDq(~0u);
             tailReady_ = tailRows_;
             CastTailDq(~0u, castPass);
+            if (OwnedKv()) {  // the last units' flushes are out too
+                FlushedKeys(i + p_->pipelined + 1, false);
+            }
         }
         AscendC::PipeBarrier<PIPE_ALL>();  // the last atomic adds are done
         AscendC::SyncAll<false>();
