@@ -108,8 +108,7 @@ template <typename T> __aicore__ inline void BackwardVector<T>::CastTailDq(uint3
         uint64_t first, count;
         GroupTokens(g, first, count);
         const uint64_t off =
-            ((first + from) * p_->numHeads + static_cast<uint64_t>(g % p_->numKvHeads) * p_->groupSize) *
-            p_->headDim;
+            ((first + from) * p_->numHeads + static_cast<uint64_t>(g % p_->numKvHeads) * p_->groupSize) * p_->headDim;
         CastRows(0, off, n, width, pitch);
         tailAt_ += n;
         budget -= n;
