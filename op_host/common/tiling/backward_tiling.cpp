@@ -51,7 +51,7 @@ int64_t BandBatchIndex(const BackwardProblem &prob)
 // unit (K/V staging). Per step (UnitStepCosts, the kernel's walk order: heads of the group, then
 // query blocks) the block's rows and its share; the unit's share goes with its first step.
 std::vector<std::vector<double>> UnitStepCosts(const BackwardProblem &prob, const AttentionCore::BackwardParams &p,
-                                               uint32_t qSplit)
+                                               uint32_t qSplit, std::vector<std::vector<int64_t>> *stepRows = nullptr)
 {
     std::vector<std::vector<double>> units;
     for (int64_t b = 0; b < int64_t(p.batch); ++b) {
@@ -72,13 +72,18 @@ std::vector<std::vector<double>> UnitStepCosts(const BackwardProblem &prob, cons
                 for (uint32_t s = 0; s < qSplit; ++s) {
                     const int64_t b0 = nb * s / qSplit, b1 = nb * (s + 1) / qSplit;
                     std::vector<double> steps;
+                    std::vector<int64_t> first;  // each step's first query row (batch-relative)
                     for (uint32_t g = 0; g < p.groupSize; ++g) {
                         for (int64_t q = b0; q < b1; ++q) {
                             const int64_t rows = std::min<int64_t>(p.blockQ, hi - (lo + q * p.blockQ));
                             steps.push_back(double(rows + STEP_SHARE) + (steps.empty() ? UNIT_SHARE : 0.0));
+                            first.push_back(lo + q * p.blockQ);
                         }
                     }
                     units.push_back(steps);
+                    if (stepRows != nullptr) {
+                        stepRows->push_back(first);
+                    }
                 }
             }
         }
@@ -227,6 +232,118 @@ void PlanEarlySteps(const BackwardProblem &prob, AttentionCore::BackwardParams &
     p.slots = std::max<uint32_t>({2, p.pipelined + 1, p.earlySteps});
 }
 
+// The first rows of the group after a core's owned ones (dqTailRows) that it casts in its main
+// loop: with one query slice, from a group that starts in its range and that no core owns.
+// A step-by-step copy of the vector cores' casts (BackwardVector::CastOwnedDq, CastTailDq):
+// each vector core casts up to `pass` rows per step, its owned groups' halves first, each once
+// pipelined + 1 steps after the group's last step; the tail group's rows in chunks of `pass`
+// rows (chunk m on sub-block m % 2) up to the rows final after a unit, those below the next
+// unit's visible rows, which no later core touches. The rows both vector cores have cast by
+// the core's last step are its share: what is left after the loop would hold the final
+// barrier back, while the rest is cast after it by all.
+void PlanDqTailRows(const BackwardProblem &prob, AttentionCore::BackwardParams &p, uint64_t pass)
+{
+    if (p.qSplit != 1) {
+        return;
+    }
+    std::vector<std::vector<int64_t>> rows;
+    const std::vector<std::vector<double>> units = UnitStepCosts(prob, p, p.qSplit, &rows);
+    std::vector<uint64_t> before(1, 0), unitGroup, groupUnit(1, 0), tokens;  // positions, groups
+    for (const auto &u : units) before.push_back(before.back() + u.size());
+    for (int64_t b = 0; b < int64_t(p.batch); ++b) {
+        const int64_t sq = prob.cumQ[b] - (b == 0 ? 0 : prob.cumQ[b - 1]);
+        const int64_t sk = prob.cumKv[b] - (b == 0 ? 0 : prob.cumKv[b - 1]);
+        const uint64_t blocks = uint64_t((sk + p.blockKv - 1) / p.blockKv);
+        for (uint32_t h = 0; h < p.numKvHeads; ++h) {
+            unitGroup.insert(unitGroup.end(), blocks, tokens.size());
+            tokens.push_back(uint64_t(sq));
+            groupUnit.push_back(groupUnit.back() + blocks);
+        }
+    }
+    // position -> (unit, step)
+    auto unitAt = [&](uint64_t pos) {
+        return uint64_t(std::upper_bound(before.begin(), before.end(), pos) - before.begin()) - 1;
+    };
+    const uint32_t used = p.usedCores;
+    for (uint32_t c = 0; c < used; ++c) {
+        const uint64_t g = p.dqCastHi[c];
+        const bool last = c + 1 == used;
+        if (g >= tokens.size() || (!last && g >= p.dqCastLo[c + 1]) || groupUnit[g] == groupUnit[g + 1]) {
+            continue;
+        }
+        const uint64_t c0 = before[p.coreUnitStart[c]] + p.coreStepStart[c];
+        const uint64_t c1 = before[p.coreUnitStart[c + 1]] + (last ? 0 : p.coreStepStart[c + 1]);
+        const uint64_t gStart = before[groupUnit[g]], gEnd = before[groupUnit[g + 1]];
+        if (gStart < c0 || gStart >= c1) {
+            continue;
+        }
+        int64_t bound = int64_t(tokens[g]);  // the first row a later core touches
+        for (uint64_t pos = c1; pos < gEnd; ++pos) {
+            const uint64_t u = unitAt(pos);
+            bound = std::min(bound, rows[u][pos - before[u]]);
+        }
+        // the casts of both vector cores, step by step
+        uint64_t firstUncast[2] = {0, 0};
+        for (uint32_t sub = 0; sub < 2; ++sub) {
+            uint64_t readyUpto = 0, castGroup = p.dqCastLo[c], castTok = 0;
+            uint64_t tailReady = 0, chunk = sub, done = 0;
+            std::vector<std::pair<uint64_t, uint64_t>> groupsDone, tailDone;  // (upto, last step)
+            size_t gHead = 0, tHead = 0;
+            for (uint64_t pos = c0; pos < c1; ++pos) {
+                const uint64_t i = pos - c0, u = unitAt(pos), gs = unitGroup[u];
+                const bool more = pos + 1 < c1;
+                const uint64_t un = more ? unitAt(pos + 1) : u, gn = unitGroup[un];
+                if (i == 0) {
+                    readyUpto = gs;
+                }
+                if (more && gn != gs) {
+                    groupsDone.emplace_back(gn, i);
+                }
+                for (; gHead < groupsDone.size() && groupsDone[gHead].second + p.pipelined + 1 <= i; ++gHead) {
+                    readyUpto = groupsDone[gHead].first;
+                }
+                uint64_t budget = pass;
+                const uint64_t hi = std::min<uint64_t>(p.dqCastHi[c], readyUpto);
+                while (budget != 0 && castGroup < hi) {
+                    const uint64_t half = (tokens[castGroup] + 1) / 2;
+                    const uint64_t mine = sub == 0 ? half : tokens[castGroup] - half;
+                    if (castTok >= mine) {
+                        ++castGroup;
+                        castTok = 0;
+                        continue;
+                    }
+                    const uint64_t n = std::min(mine - castTok, budget);
+                    castTok += n;
+                    budget -= n;
+                }
+                if (gs == g && (!more || un != u)) {
+                    const uint64_t upto = more && gn == g ? std::min<uint64_t>(rows[un][0], bound) : bound;
+                    tailDone.emplace_back(upto, i);
+                }
+                for (; tHead < tailDone.size() && tailDone[tHead].second + p.pipelined + 1 <= i; ++tHead) {
+                    tailReady = tailDone[tHead].first;
+                }
+                while (castGroup >= p.dqCastHi[c] && budget != 0 && chunk * pass < uint64_t(bound)) {
+                    const uint64_t end = std::min<uint64_t>((chunk + 1) * pass, bound);
+                    const uint64_t from = chunk * pass + done, to = std::min(end, tailReady);
+                    if (from >= to) {
+                        break;
+                    }
+                    const uint64_t n = std::min(to - from, budget);
+                    done += n;
+                    budget -= n;
+                    if (from + n >= end) {
+                        chunk += 2;
+                        done = 0;
+                    }
+                }
+            }
+            firstUncast[sub] = std::min<uint64_t>(chunk * pass + done, bound);
+        }
+        p.dqTailRows[c] = std::min(firstUncast[0], firstUncast[1]);
+    }
+}
+
 // The dQ groups (batch, KV head) each core casts in its main loop: those whose units all lie
 // in its range of (unit, step) positions; a group without units goes to the core whose range
 // holds its position (the last core past the end). A core's last groups stay out where fewer
@@ -293,6 +410,9 @@ void PlanDqGroupCast(const BackwardProblem &prob, AttentionCore::BackwardParams 
         owns = owns || p.dqCastHi[c] > p.dqCastLo[c];
     }
     p.dqGroupCast = owns ? 1 : 0;  // else the flat cast-out, evenly shared
+    if (owns) {
+        PlanDqTailRows(prob, p, pass);
+    }
 }
 
 }  // namespace

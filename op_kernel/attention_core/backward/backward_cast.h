@@ -10,22 +10,30 @@ namespace AttentionCore {
 // unit's rows. In the main loop (`all` false) after step i, the units whose last step is at
 // most i - pipelined - 1 (the cube issues the S/dP of step i only after the gradients, and
 // so the flush, of that step: the Fixpipe runs them in order, backward_cube.h); after the
-// final barrier (`all`) the rest.
-template <typename T> __aicore__ inline void BackwardVector<T>::FlushedKeys(uint32_t i, bool all)
+// final barrier (`all`) the rest, in the cast-out's chunks from chunk k on (two buffer sets
+// in turn: the units' rows in series took a load, a cast and a store each). Returns the next
+// chunk's number.
+template <typename T> __aicore__ inline uint32_t BackwardVector<T>::FlushedKeys(uint32_t i, bool all, uint32_t k)
 {
+    const uint64_t pitch = static_cast<uint64_t>(p_->numKvHeads) * p_->headDim;
+    const uint32_t fit = CastFit(p_->headDim);
     while (pendHead_ != pendTail_) {
-        const PendingKeys &k = pending_[pendHead_ % PENDING];
-        if (!all && k.last + p_->pipelined + 1 > i) {
-            return;
+        const PendingKeys &unit = pending_[pendHead_ % PENDING];
+        if (!all && unit.last + p_->pipelined + 1 > i) {
+            break;
         }
-        const uint32_t first = (k.cols + 1) / 2;
-        if (sub_ == 0) {
-            CastKvRows(1, k.off, first);
-        } else if (k.cols > first) {
-            CastKvRows(1, k.off + static_cast<uint64_t>(first) * p_->numKvHeads * p_->headDim, k.cols - first);
+        const uint32_t first = (unit.cols + 1) / 2;
+        const uint64_t off = sub_ == 0 ? unit.off : unit.off + static_cast<uint64_t>(first) * pitch;
+        const uint32_t rows = sub_ == 0 ? first : unit.cols - first;
+        for (uint32_t r = 0; all && r < rows; r += fit) {
+            CastChunk(k++, 1, off + r * pitch, rows - r < fit ? rows - r : fit, p_->headDim, pitch);
+        }
+        if (!all && rows != 0) {
+            CastKvRows(1, off, rows);
         }
         ++pendHead_;
     }
+    return k;
 }
 
 // `rows` rows of `width` elements of `bytes` bytes, `pitch` elements apart in GM, UB rows
@@ -112,16 +120,58 @@ template <typename T> __aicore__ inline void BackwardVector<T>::CastOut()
         }
     }
     if (p_->dqGroupCast != 0) {
-        CastCutDq(k);
+        k = CastCutDq(k);
+    }
+    if (ownedKv) {
+        k = FlushedKeys(0, true, k);
+        CastCutKv(k);
     }
     for (int32_t b = 0; b < 2; ++b) {
         AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_CAST + b);
         AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_CAST + b);
     }
-    if (ownedKv) {
-        FlushedKeys(0, true);
-        UnflushedKvUnits(true);
-        PipeSync<AscendC::HardEvent::MTE3_V>();
+}
+
+// With OwnedKv, after the final barrier: the dk and dv rows of the units two cores share
+// (both added into the zeroed accumulators), in the cast-out's chunks from chunk k on. Their
+// rows are shared over all vector cores (a unit's dK, then its dV, blockKv rows each), so
+// that no vector core casts a whole unit after the others are done.
+template <typename T> __aicore__ inline void BackwardVector<T>::CastCutKv(uint32_t k)
+{
+    uint64_t cut = 0;  // units cut between cores (a core inside one unit cuts it twice)
+    for (uint32_t c = 1; c < p_->usedCores; ++c) {
+        const bool again = p_->coreUnitStart[c] == p_->coreUnitStart[c - 1] && p_->coreStepStart[c - 1] != 0;
+        cut += p_->coreStepStart[c] != 0 && !again ? 1 : 0;
+    }
+    uint64_t lo, hi;
+    Share(cut * 2 * p_->blockKv, lo, hi);
+    const uint32_t fit = CastFit(p_->headDim);
+    const uint64_t pitch = static_cast<uint64_t>(p_->numKvHeads) * p_->headDim;
+    uint64_t j = 0;
+    for (uint32_t c = 1; c < p_->usedCores && lo < hi; ++c) {
+        const bool again = p_->coreUnitStart[c] == p_->coreUnitStart[c - 1] && p_->coreStepStart[c - 1] != 0;
+        if (p_->coreStepStart[c] == 0 || again) {
+            continue;
+        }
+        const uint64_t base = j++ * 2 * p_->blockKv;  // this unit's rows [base, base + 2 blockKv)
+        if (lo >= base + 2 * p_->blockKv) {
+            continue;
+        }
+        BackwardSchedule sched;
+        sched.Init(p_, seqQ_, seqKv_, prefix_);
+        sched.Seek(p_->coreUnitStart[c]);
+        BackwardUnit u;
+        sched.Current(u);
+        for (uint32_t a = 1; a <= 2 && lo < hi; ++a) {
+            const uint64_t from = base + (a - 1) * p_->blockKv, to = from + u.cols;
+            lo = lo < from ? from : lo;  // past the rows a short last block lacks
+            while (lo < hi && lo < to) {
+                const uint64_t end = hi < to ? hi : to;
+                const uint32_t n = end - lo < fit ? static_cast<uint32_t>(end - lo) : fit;
+                CastChunk(k++, a, KvOffset(u) + (lo - from) * pitch, n, p_->headDim, pitch);
+                lo += n;
+            }
+        }
     }
 }
 

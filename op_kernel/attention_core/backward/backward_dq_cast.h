@@ -1,5 +1,6 @@
 // BackwardVector (backward_vector.h): the dQ of the groups a core owns, cast in the main loop
-// once final, and of the groups no core owns, after the final barrier. Included by
+// once final, the first rows of the group after them likewise (dqTailRows), and of the rest of
+// the groups no core owns, after the final barrier. Included by
 // backward_vector.h after the class.
 #pragma once
 
@@ -40,8 +41,8 @@ template <typename T> __aicore__ inline uint32_t BackwardVector<T>::DqCastPass(u
 // its rows the batch's tokens, G x headDim elements each, numHeads x headDim apart; each
 // vector core casts its half of the tokens. `budget`: at most this many rows now (in the
 // main loop, a pass per step; after it, all). Groups below readyUpto_ have had their last
-// dQ Fixpipe.
-template <typename T> __aicore__ inline void BackwardVector<T>::CastOwnedDq(uint32_t budget)
+// dQ Fixpipe. Returns the budget left once every owned group is cast (else 0).
+template <typename T> __aicore__ inline uint32_t BackwardVector<T>::CastOwnedDq(uint32_t budget)
 {
     const uint32_t width = p_->groupSize * p_->headDim;
     const uint64_t pitch = static_cast<uint64_t>(p_->numHeads) * p_->headDim;
@@ -65,6 +66,57 @@ template <typename T> __aicore__ inline void BackwardVector<T>::CastOwnedDq(uint
         castTok_ += n;
         budget -= n;
     }
+    return castGroup_ >= p_->dqCastHi[core_] ? budget : 0;
+}
+
+// Step i (s) done: where the next step is in another unit, the rows of the tail group
+// (dqTailRows) below the next unit's visible rows are final once the S/dP of step
+// i + pipelined + 1 came (as in DqGroupsDone): later units see no row below their first,
+// and no other core touches rows below dqTailRows.
+template <typename T>
+__aicore__ inline void BackwardVector<T>::TailRowsDone(const BackwardStep &s, const BackwardStep *next, uint32_t i)
+{
+    const uint64_t tail = p_->dqCastHi[core_];
+    const uint64_t g = static_cast<uint64_t>(s.u.b) * p_->numKvHeads + s.u.nkv;
+    if (g == tail && (next == nullptr || next->unitSeq != s.unitSeq)) {
+        uint64_t upto = tailRows_;
+        if (next != nullptr && static_cast<uint64_t>(next->u.b) * p_->numKvHeads + next->u.nkv == tail &&
+            static_cast<uint64_t>(next->u.rowLo) < upto) {
+            upto = static_cast<uint64_t>(next->u.rowLo);
+        }
+        tailDone_[tailTail_++ % PENDING] = GroupsDone{upto, i};
+    }
+    while (tailHead_ != tailTail_ && tailDone_[tailHead_ % PENDING].last + p_->pipelined + 1 <= i) {
+        tailReady_ = tailDone_[tailHead_++ % PENDING].upto;
+    }
+}
+
+// The final rows of the tail group below tailReady_, at most `budget` of them, in chunks of
+// `pass` rows: chunk m on sub-block m % 2 (the planner's copy: PlanDqTailRows).
+template <typename T> __aicore__ inline void BackwardVector<T>::CastTailDq(uint32_t budget, uint32_t pass)
+{
+    const uint64_t g = p_->dqCastHi[core_];
+    const uint32_t width = p_->groupSize * p_->headDim;
+    const uint64_t pitch = static_cast<uint64_t>(p_->numHeads) * p_->headDim;
+    while (budget != 0 && tailChunk_ * pass < tailRows_) {
+        const uint64_t end = (tailChunk_ + 1) * pass < tailRows_ ? (tailChunk_ + 1) * pass : tailRows_;
+        const uint64_t from = tailChunk_ * pass + tailAt_, to = end < tailReady_ ? end : tailReady_;
+        if (from >= to) {
+            return;
+        }
+        const uint32_t n = to - from < budget ? static_cast<uint32_t>(to - from) : budget;
+        uint64_t first, count;
+        GroupTokens(g, first, count);
+        const uint64_t off =
+            ((first + from) * p_->numHeads + static_cast<uint64_t>(g % p_->numKvHeads) * p_->groupSize) * p_->headDim;
+        CastRows(0, off, n, width, pitch);
+        tailAt_ += n;
+        budget -= n;
+        if (from + n >= end) {
+            tailChunk_ += 2;
+            tailAt_ = 0;
+        }
+    }
 }
 
 // First token and token count of group g's batch (the last batch's kept: the groups of a
@@ -85,9 +137,10 @@ __aicore__ inline void BackwardVector<T>::GroupTokens(uint64_t g, uint64_t &firs
 }
 
 // After the final barrier: the dQ of the groups no core owns (between the ranges of
-// PlanDqGroupCast), their tokens shared over all vector cores, in the cast-out's chunks
-// from chunk k on.
-template <typename T> __aicore__ inline void BackwardVector<T>::CastCutDq(uint32_t k)
+// PlanDqGroupCast) but the rows the cores cast in their loop (dqTailRows), their tokens
+// shared over all vector cores, in the cast-out's chunks from chunk k on; returns the next
+// chunk's number.
+template <typename T> __aicore__ inline uint32_t BackwardVector<T>::CastCutDq(uint32_t k)
 {
     const uint32_t fit = CastFit(p_->groupSize * p_->headDim);
     const uint32_t width = p_->groupSize * p_->headDim;
@@ -105,6 +158,10 @@ template <typename T> __aicore__ inline void BackwardVector<T>::CastCutDq(uint32
             for (uint64_t g = from; g < to; ++g) {
                 uint64_t first, count;
                 GroupTokens(g, first, count);
+                if (c != 0 && g == from) {  // core c - 1 cast its first rows (CastTailDq)
+                    first += p_->dqTailRows[c - 1];
+                    count -= p_->dqTailRows[c - 1];
+                }
                 if (pass == 1) {
                     const uint64_t a = lo > at ? lo - at : 0;
                     const uint64_t e = hi - at < count ? hi - at : count;
@@ -120,6 +177,7 @@ template <typename T> __aicore__ inline void BackwardVector<T>::CastCutDq(uint32
         }
         total = at;
     }
+    return k;
 }
 
 }  // namespace AttentionCore

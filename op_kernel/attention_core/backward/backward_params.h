@@ -77,9 +77,16 @@ struct BackwardParams {
     // head) groups [dqCastLo[c], dqCastHi[c]) into dq in the main loop, the groups whose units
     // all lie in the core's range (groups are numbered b * numKvHeads + kv head); the groups
     // between the ranges (those a core boundary cuts) are cast after the final barrier by all.
+    // dqTailRows[c]: core c also casts the first dqTailRows[c] query rows (batch-relative) of
+    // group dqCastHi[c], a group that starts in its range but that it does not own, in the main
+    // loop as they become final (a unit's dQ rows below the next unit's visible rows are, with
+    // one query slice); those rows no later core touches (0: none). With causal masks a later
+    // kv block sees fewer rows, so the rows of the kv blocks before a core boundary are final at
+    // the earlier core. The rest of the group is cast after the final barrier.
     uint32_t dqGroupCast;
     uint64_t dqCastLo[MAX_CORES];
     uint64_t dqCastHi[MAX_CORES];
+    uint64_t dqTailRows[MAX_CORES];
 
     // Units (batch, kv head, kv block, query slice) in that order; core c takes
     // [coreUnitStart[c], coreUnitStart[c + 1]). With qSplit 1 a core owns the dK/dV rows of its

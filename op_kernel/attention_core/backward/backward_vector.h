@@ -128,6 +128,8 @@ public:
         const bool groupCast = p_->dqGroupCast != 0;
         castGroup_ = groupCast ? p_->dqCastLo[core_] : 0;
         const uint32_t castPass = DqCastPass(p_->groupSize * p_->headDim);
+        tailRows_ = groupCast ? p_->dqTailRows[core_] : 0;
+        tailChunk_ = sub_;
         for (bool more = steps_.Next(s); more; ++i) {
             more = steps_.Next(next);
             Step(s, i, more ? &next : nullptr);
@@ -142,7 +144,11 @@ public:
             }
             if (groupCast) {
                 DqGroupsDone(s, more ? &next : nullptr, i);
-                CastOwnedDq(castPass);
+                const uint32_t left = CastOwnedDq(castPass);
+                if (tailRows_ != 0) {
+                    TailRowsDone(s, more ? &next : nullptr, i);
+                    CastTailDq(left, castPass);
+                }
             }
             prev = s;
             s = next;
@@ -154,6 +160,11 @@ public:
             AscendC::CrossCoreWaitFlag(FLAG_BWD_SDP);  // the cube's last Fixpipes are out
             readyUpto_ = p_->dqCastHi[core_];
             CastOwnedDq(~0u);
+            tailReady_ = tailRows_;
+            CastTailDq(~0u, castPass);
+            if (OwnedKv()) {  // the last units' flushes are out too
+                FlushedKeys(i + p_->pipelined + 1, false);
+            }
         }
         AscendC::PipeBarrier<PIPE_ALL>();  // the last atomic adds are done
         AscendC::SyncAll<false>();
@@ -194,7 +205,7 @@ private:
     // The accumulators' zeroing (backward_zeroing.h).
     __aicore__ inline void ZeroKvUnits();
     __aicore__ inline void ZeroShare(const AscendC::LocalTensor<float> &zeros, uint32_t len, uint64_t upto);
-    __aicore__ inline void UnflushedKvUnits(bool cast);
+    __aicore__ inline void UnflushedKvUnits();
     __aicore__ inline bool CutBetweenCores(uint64_t unit) const;
 
     // The D-term pass and dsink (backward_row_terms.h).
@@ -229,12 +240,14 @@ private:
     // The dQ casts of the groups (backward_dq_cast.h).
     __aicore__ inline void DqGroupsDone(const BackwardStep &s, const BackwardStep *next, uint32_t i);
     __aicore__ inline uint32_t DqCastPass(uint32_t width) const;
-    __aicore__ inline void CastOwnedDq(uint32_t budget);
+    __aicore__ inline uint32_t CastOwnedDq(uint32_t budget);
+    __aicore__ inline void TailRowsDone(const BackwardStep &s, const BackwardStep *next, uint32_t i);
+    __aicore__ inline void CastTailDq(uint32_t budget, uint32_t pass);
     __aicore__ inline void GroupTokens(uint64_t g, uint64_t &first, uint64_t &count);
-    __aicore__ inline void CastCutDq(uint32_t k);
+    __aicore__ inline uint32_t CastCutDq(uint32_t k);
 
     // The casts into the gradients, the in-loop dK and the cast-out (backward_cast.h).
-    __aicore__ inline void FlushedKeys(uint32_t i, bool all);
+    __aicore__ inline uint32_t FlushedKeys(uint32_t i, bool all, uint32_t k = 0);
     __aicore__ inline static AscendC::DataCopyExtParams Rows(uint32_t rows, uint32_t width, uint64_t pitch,
                                                              uint32_t bytes, bool load);
     __aicore__ inline AscendC::DataCopyExtParams KvRows(uint32_t rows, uint32_t bytes, bool load = false) const;
@@ -242,6 +255,7 @@ private:
     __aicore__ inline void CastRows(uint32_t a, uint64_t off, uint32_t rows, uint32_t width, uint64_t pitch);
     __aicore__ inline void CastKvRows(uint32_t a, uint64_t off, uint32_t rows);
     __aicore__ inline void CastOut();
+    __aicore__ inline void CastCutKv(uint32_t k);
     static constexpr int32_t EVT_CAST = BWD_EVT_CAST;  // + set (sync.h's table)
     static constexpr int32_t EVT_SDP = BWD_EVT_SDP;    // + 0 S, + 1 dP of a step (Step)
     __aicore__ inline void CastChunk(uint32_t k, uint32_t a, uint64_t off, uint32_t rows, uint32_t width,
@@ -289,6 +303,11 @@ private:
     GroupsDone groupsDone_[PENDING] = {};
     uint32_t groupsHead_ = 0, groupsTail_ = 0;
     uint64_t readyUpto_ = 0, castGroup_ = 0, castTok_ = 0;
+    // The tail group's rows (TailRowsDone, CastTailDq): those below tailRows_ this core casts,
+    // below tailReady_ final; the cast is at row tailAt_ of chunk tailChunk_.
+    GroupsDone tailDone_[PENDING] = {};
+    uint32_t tailHead_ = 0, tailTail_ = 0;
+    uint64_t tailRows_ = 0, tailReady_ = 0, tailChunk_ = 0, tailAt_ = 0;
     uint64_t tokBatch_ = ~0ull, tokFirst_ = 0, tokCount_ = 0;  // GroupTokens' last batch
     uint64_t zeroTotal_ = 0, zeroDone_ = 0, zeroAt_ = 0;       // ZeroShare's progress: elements, position
     uint32_t zeroAcc_ = 0;                                     // in accumulator zeroAcc_

@@ -8,7 +8,8 @@ namespace AttentionCore {
 // With accumKv and one query slice per kv block the cube writes every dK/dV row of a unit
 // with steps, plain (dV straight into dv, backward_cube.h; dK cast in the main loop,
 // FlushedKeys): only the units without a visible query row (zero dk/dv rows) and those cut
-// between two cores (both add into zeroed accumulators) need a pass (UnflushedKvUnits).
+// between two cores (both add into zeroed accumulators, cast after the final barrier,
+// CastCutKv) need a pass (UnflushedKvUnits).
 // The other accumulators are zeroed under the D-term pass (ZeroShare).
 template <typename T> __aicore__ inline void BackwardVector<T>::ZeroKvUnits()
 {
@@ -24,7 +25,7 @@ template <typename T> __aicore__ inline void BackwardVector<T>::ZeroKvUnits()
     }
     AscendC::Duplicate(s_, 0.0f, static_cast<int32_t>(rowCells_));
     PipeSync<AscendC::HardEvent::V_MTE3>();
-    UnflushedKvUnits(false);
+    UnflushedKvUnits();
     PipeSync<AscendC::HardEvent::MTE3_V>();
 }
 
@@ -52,9 +53,8 @@ __aicore__ inline void BackwardVector<T>::ZeroShare(const AscendC::LocalTensor<f
 
 // The units in this core's share whose dK/dV rows the cube's flush does not write alone:
 // those no query row sees (their dk and dv rows := 0) and those whose steps two cores share
-// (dK and dV accumulator rows := 0, both cores add; `cast`: after the main loop, their dk
-// and dv rows from the accumulators). s_ holds zeros when not `cast`.
-template <typename T> __aicore__ inline void BackwardVector<T>::UnflushedKvUnits(bool cast)
+// (dK and dV accumulator rows := 0, both cores add). s_ holds zeros.
+template <typename T> __aicore__ inline void BackwardVector<T>::UnflushedKvUnits()
 {
     uint64_t lo, hi;
     Share(p_->unitCount, lo, hi);
@@ -74,15 +74,10 @@ template <typename T> __aicore__ inline void BackwardVector<T>::UnflushedKvUnits
         BackwardUnit u;
         sched.Current(u);
         const bool empty = u.rowHi <= u.rowLo;
-        if ((!empty && !CutBetweenCores(unit)) || (cast && empty)) {
+        if (!empty && !CutBetweenCores(unit)) {
             continue;
         }
         const uint64_t off = KvOffset(u);
-        if (cast) {
-            CastKvRows(1, off, u.cols);
-            CastKvRows(2, off, u.cols);
-            continue;
-        }
         for (uint32_t r = 0; r < u.cols; r += fit) {
             const uint32_t n = u.cols - r < fit ? u.cols - r : fit;
             const uint64_t x = off + r * pitch;

@@ -66,6 +66,10 @@ int main()
                 std::printf("%s[%llu, %llu]", c ? ", " : "", (unsigned long long)p.dqCastLo[c],
                             (unsigned long long)p.dqCastHi[c]);
             }
+            std::printf("], \"dqTailRows\": [");
+            for (uint32_t c = 0; c < p.usedCores; ++c) {
+                std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.dqTailRows[c]);
+            }
             std::printf("]");
         }
         std::printf("}\n");

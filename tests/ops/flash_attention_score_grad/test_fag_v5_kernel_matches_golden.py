@@ -437,3 +437,12 @@ def test_units_cut_between_cores_beside_dq_groups_cast_in_the_loop():
     run_and_judge(
         make_kwargs("fp16", q_lens=(512,), n=64, d=128, seed=11, mask=_causal(2048).astype(bool), sparse_mode=3)
     )
+
+
+def test_first_rows_of_a_cut_group_cast_by_the_earlier_core():
+    # Causal, 40 heads, 768 rows: a core boundary cuts some (batch, kv head) groups inside
+    # their kv blocks; the earlier core casts the group's rows below those the later core's kv
+    # blocks see in its loop, as they become final, and the rest are cast after the barrier.
+    run_and_judge(
+        make_kwargs("fp16", q_lens=(768,), n=40, d=128, seed=13, mask=_causal(2048).astype(bool), sparse_mode=3)
+    )

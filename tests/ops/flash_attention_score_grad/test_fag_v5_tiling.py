@@ -131,6 +131,12 @@ def test_dq_groups_a_core_holds_are_cast_in_its_main_loop(plan):
     assert 20 <= owned < 64, ranges
     assert all(lo <= hi for lo, hi in ranges)
     assert all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:])), ranges
+    # a core casts the first rows of the group after its own in its loop (those no later core's
+    # kv blocks see), where that group starts in its range and no core owns it
+    tails = p["dqTailRows"]
+    assert sum(1 for t in tails if t) >= 16 and all(t <= 2048 for t in tails), tails
+    nxt = [lo for lo, _ in ranges[1:]] + [64]
+    assert all(t == 0 or hi < n for t, (_, hi), n in zip(tails, ranges, nxt)), (tails, ranges)
     # 1 x 4K, 8 heads: every group spans three cores, none is a core's alone: the flat cast-out
     assert plan(n=8, nkv=8, q=(4096,), mode=3, mask=1)["dqGroupCast"] == 0
 
