@@ -2,6 +2,7 @@
 
 #include "cost_rates.h"
 #include "../../../op_kernel/attention_core/forward/forward_layout.h"
+#include "../../../op_kernel/attention_core/variants/split_kv_combine_layout.h"
 
 #include <algorithm>
 #include <cmath>
@@ -372,6 +373,50 @@ bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::
 
 constexpr uint32_t HEADS_INNER_ALWAYS = 2;
 
+// The split-KV tail's extra cost per piece beyond its keys, in units of ForwardUnitCost (the
+// pipeline's fill per unit): the partial rows' stores, the SyncAll and the combine pass.
+constexpr uint64_t TAIL_PIECE_FIXED_UNITS = 3;
+constexpr uint32_t TAIL_MAX_SPLITS = 64;
+
+// The split-KV tail (ForwardParams::tailSplits, TailItem in forward_params.h) for t's q-block
+// geometry: every core takes units / cores whole units, the rest are cut into key ranges, one
+// piece per idle core. Dense only (no mask, band or query lengths: every row of a unit is
+// valid and sees every key). Returns the planned makespan and fills the tail fields and unit
+// ranges of `tail`; 0 where it does not apply.
+uint64_t PlanTailSplit(const ForwardProblem &prob, const AttentionCore::ForwardParams &t,
+                       const AttentionCore::MaskBandParams &mask, const CoreBudget &budget, uint32_t dtypeBytes,
+                       AttentionCore::ForwardParams &tail)
+{
+    if (prob.hasMask || prob.bandActive || !prob.actualSeqLengths.empty() || t.seqKv == 0) return 0;
+    const uint32_t cores = static_cast<uint32_t>(std::min<uint64_t>(budget.aicNum, AttentionCore::MAX_CORES));
+    const uint64_t units = t.unitCount;
+    const uint64_t q = units / cores;
+    const uint64_t rest = units % cores;
+    if (rest == 0 || cores / rest < 2) return 0;
+    const uint64_t blocks = (uint64_t(t.seqKv) + t.blockKv - 1) / t.blockKv;
+    const uint64_t pieceBlocks = (blocks + cores / rest - 1) / (cores / rest);
+    const uint64_t splits = (blocks + pieceBlocks - 1) / pieceBlocks;  // no empty piece
+    if (splits < 2 || splits > TAIL_MAX_SPLITS) return 0;
+    const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
+    if (AttentionCore::CombineUbLayout(static_cast<uint32_t>(splits), t.headDimAlign, dtypeBytes, false).Total() > ub)
+        return 0;
+    tail = t;
+    tail.tailSplits = static_cast<uint32_t>(splits);
+    tail.tailPieceBlocks = static_cast<uint32_t>(pieceBlocks);
+    tail.tailPerCore = static_cast<uint32_t>(q);
+    tail.tailPieces = static_cast<uint32_t>(rest * splits);
+    tail.tailFirst = q * cores;
+    tail.unitCount = q * cores + tail.tailPieces;
+    for (uint32_t c = 0; c <= cores; ++c) tail.coreUnitStart[c] = c * q + std::min<uint64_t>(c, tail.tailPieces);
+    // The busiest core: its whole units (the first q of every head's order cost alike but for
+    // a short last q-block, so a full one is taken) and a piece of a full unit.
+    const uint64_t full = UnitCost(prob, t, mask, 0, 0);
+    const uint64_t fixed = ForwardUnitCost(t);
+    const uint64_t piece = std::min<uint64_t>(pieceBlocks * t.blockKv, t.seqKv) * ForwardKeyCost(t.blockQ, t.headDim) +
+                           pieceBlocks * t.blockQ * BLOCK_COST_PER_ROW + fixed * (1 + TAIL_PIECE_FIXED_UNITS);
+    return q * full + piece;
+}
+
 }  // namespace
 
 bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::PrefillTiling &tiling,
@@ -445,11 +490,23 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
             if (t.numHeads <= HEADS_INNER_ALWAYS || inner.first <= chosen.first) chosen = inner;
         }
         split(chosen.second);  // its ranges into t
+        // The last units cut into key ranges over the cores they would leave idle, where that
+        // plans shorter (the plain order: every unit but a head's last costs alike).
+        AttentionCore::ForwardParams tail;
+        t.foldQBlocks = 0;
+        const uint64_t tailSpan = PlanTailSplit(prob, t, mask, budget, prob.dtypeBytes, tail);
+        t.foldQBlocks = chosen.second;
+        if (tailSpan != 0 && tailSpan < chosen.first) {
+            t = tail;
+            cores = static_cast<uint32_t>(std::min<uint64_t>(budget.aicNum, AttentionCore::MAX_CORES));
+            return tailSpan;
+        }
         return chosen.first;
     });
 
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
     PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch, budget.l1);
+    if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
     return true;
 }
 
@@ -543,6 +600,11 @@ uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align)
 uint64_t PrefillWorkspaceBytes(const AttentionCore::PrefillTiling &tiling)
 {
     const AttentionCore::MaskBandParams &m = tiling.mask;
+    const AttentionCore::ForwardParams &p = tiling.params;
+    if (p.tailSplits > 1) {  // the split-KV tail's partials (no mask: no summary)
+        const uint64_t rows = uint64_t(p.tailPieces / p.tailSplits) * p.blockQ;
+        return p.wsPartialOffset + AttentionCore::PartialRowsLayout(p.tailSplits, rows, p.headDimAlign).total;
+    }
     return m.maskSummary != 0 ? m.wsMaskSummary + uint64_t(m.summaryCols) * m.summaryPitch
                               : WorkspaceBytes(tiling.params);
 }

@@ -152,7 +152,42 @@ struct ForwardParams {
     uint32_t kvNzBatches;
     uint32_t kvNzPairs;
     uint64_t kvNzOffset;
+
+    // Split-KV tail (PFA's WorkSplit<SplitQBlocks>, tailSplits > 1; TailItem): where whole units
+    // would leave cores idle at the end, every core takes tailPerCore whole units and the last
+    // units (from tailFirst = tailPerCore * usedCores on) are cut into tailSplits key ranges of
+    // tailPieceBlocks key blocks each; core c < tailPieces takes piece c after its whole units.
+    // A piece stores its unnormalised rows and statistics as partials (split_kv_combine.h) at
+    // byte wsPartialOffset of the workspace, and a combine pass merges them into the output.
+    uint32_t tailSplits;
+    uint32_t tailPieceBlocks;
+    uint32_t tailPerCore;
+    uint32_t tailPieces;
+    uint64_t tailFirst;
+    uint64_t wsPartialOffset;
 };
+
+// Item `item` of the split-KV tail's unit list (ForwardParams::tailSplits > 1): its unit, and
+// its piece + 1 (0: the whole unit). Core c's items are its tailPerCore whole units
+// c * tailPerCore, ... and then, for c < tailPieces, piece c: piece c % tailSplits of unit
+// tailFirst + c / tailSplits.
+__aicore__ inline uint32_t TailItem(const ForwardParams &p, uint64_t item, uint64_t &unit)
+{
+    const uint64_t q = p.tailPerCore;
+    const uint64_t withPiece = uint64_t(p.tailPieces) * (q + 1);
+    if (item >= withPiece) {  // a core without a piece: whole units only
+        unit = item - withPiece + uint64_t(p.tailPieces) * q;
+        return 0;
+    }
+    const uint64_t c = item / (q + 1);
+    const uint64_t j = item % (q + 1);
+    if (j < q) {
+        unit = c * q + j;
+        return 0;
+    }
+    unit = p.tailFirst + c / p.tailSplits;
+    return static_cast<uint32_t>(c) + 1;
+}
 
 // The forward tilings of the variants (the members named after the seams they feed).
 struct PrefillTiling {  // PromptFlashAttention

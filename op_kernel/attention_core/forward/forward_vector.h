@@ -197,6 +197,7 @@ private:
             c.unit = unit;
             split_.Decode(unit, c.u);
             mask_.KvRange(c.u);
+            split_.ClipKeys(c.u);
             const uint32_t half = (c.u.rows + 1) / 2;
             c.rowOff = sub_ == 0 ? 0 : half;
             c.rows = sub_ == 0 ? half : c.u.rows - half;
