@@ -182,6 +182,9 @@ public:
         const uint64_t all = TailCombineRows(p);
         const uint64_t vecs = 2ull * p.usedCores;
         const uint32_t v = AscendC::GetBlockIdx();
+        if (v >= vecs) {  // a core past the plan (a launch wider than usedCores)
+            return;
+        }
         const uint64_t begin = all * v / vecs;
         const uint64_t end = all * (v + 1) / vecs;
         if (begin >= end) {
