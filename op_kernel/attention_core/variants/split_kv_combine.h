@@ -312,9 +312,9 @@ private:
         const AscendC::LocalTensor<T> o = outBuf_.Get<T>();
         AscendC::Cast(o, acc, AscendC::RoundMode::CAST_RINT, rows * dp);
         PipeSync<AscendC::HardEvent::V_MTE3>();
-        AscendC::DataCopyPad(out_[at], o,
-                             AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dd * sizeof(T), 0,
-                                                        (pitch - dd) * sizeof(T), 0));
+        AscendC::DataCopyPad(
+            out_[at], o,
+            AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dd * sizeof(T), 0, (pitch - dd) * sizeof(T), 0));
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 

@@ -114,8 +114,14 @@ def test_kernel_tests_of_larger_q_blocks_get_them(plan, d, sq, bq):
 
 @pytest.mark.parametrize(
     "b,n,nkv,sq,skv,d,splits",
-    [(1, 1, 1, 448, 1024, 256, 6), (1, 2, 1, 1456, 1024, 256, 8), (1, 1, 1, 500, 3000, 128, 3),
-     (1, 4, 4, 192, 4096, 128, 3), (1, 4, 4, 4096, 4096, 256, 6), (1, 1, 1, 8192, 8192, 256, 12)],
+    [
+        (1, 1, 1, 448, 1024, 256, 6),
+        (1, 2, 1, 1456, 1024, 256, 8),
+        (1, 1, 1, 500, 3000, 128, 3),
+        (1, 4, 4, 192, 4096, 128, 3),
+        (1, 4, 4, 4096, 4096, 256, 6),
+        (1, 1, 1, 8192, 8192, 256, 12),
+    ],
 )
 def test_split_kv_tail_cuts_the_last_units_over_idle_cores(plan, b, n, nkv, sq, skv, d, splits):
     # the shapes of test_kernel_matches_golden.py::test_split_kv_tail_matches_golden and the
@@ -137,8 +143,12 @@ def test_split_kv_tail_cuts_the_last_units_over_idle_cores(plan, b, n, nkv, sq, 
 
 def test_split_kv_tail_only_where_whole_units_leave_cores_idle(plan):
     # masks, bands and even splits keep whole units
-    for args in (dict(sq=4096, skv=4096, n=4, d=256, mask=1), dict(b=2, n=8, sq=2048, skv=2048, d=256),
-                 dict(n=8, sq=4096, skv=4096), dict(n=16, nkv=4, sq=2048, skv=2048)):
+    for args in (
+        dict(sq=4096, skv=4096, n=4, d=256, mask=1),
+        dict(b=2, n=8, sq=2048, skv=2048, d=256),
+        dict(n=8, sq=4096, skv=4096),
+        dict(n=16, nkv=4, sq=2048, skv=2048),
+    ):
         (p,) = plan(problem(**args))
         assert p["tailSplits"] == 0 and p["unitCount"] == args.get("b", 1) * args["n"] * p["qBlocksPerHead"]
 

@@ -61,8 +61,8 @@ int main()
                                                                               p.l1Bufs, p.kvNzPairs));
             std::printf("\"tailSplits\": %u, \"tailPieceBlocks\": %u, \"tailPerCore\": %u, \"tailPieces\": %u, "
                         "\"tailFirst\": %llu, \"wsPartialOffset\": %llu, ",
-                        p.tailSplits, p.tailPieceBlocks, p.tailPerCore, p.tailPieces,
-                        (unsigned long long)p.tailFirst, (unsigned long long)p.wsPartialOffset);
+                        p.tailSplits, p.tailPieceBlocks, p.tailPerCore, p.tailPieces, (unsigned long long)p.tailFirst,
+                        (unsigned long long)p.wsPartialOffset);
             std::printf("\"starts\": [");
             for (uint32_t c = 0; c <= p.usedCores; ++c)
                 std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);
