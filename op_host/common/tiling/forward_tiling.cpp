@@ -373,52 +373,70 @@ bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::
 
 constexpr uint32_t HEADS_INNER_ALWAYS = 2;
 
-// The split-KV tail's extra cost per piece beyond its keys, in units of ForwardUnitCost (the
-// pipeline's fill per unit): the partial rows' stores, the SyncAll and the combine pass.
+// The split-KV tail's cost beyond its pieces (each priced as a unit of its keys), in units of
+// ForwardUnitCost (the pipeline's fill per unit): the partial rows' stores, the SyncAll and
+// the combine pass.
 constexpr uint64_t TAIL_PIECE_FIXED_UNITS = 3;
 constexpr uint32_t TAIL_MAX_SPLITS = 64;
+constexpr uint64_t TAIL_MAX_CORE_PIECES = 4;
 // The tail is taken where it plans 2 % shorter: the piece cost is an estimate, and where it
 // plans about even with the whole units it modelled no faster (D = 128 B1 N8 S4K, 192-row
 // q-blocks: planned 0.5 % shorter, modelled 297.1 -> 298.0 us).
 constexpr uint64_t TAIL_MARGIN_PCT = 98;
 
 // The split-KV tail (ForwardParams::tailSplits, TailItem in forward_params.h) for t's q-block
-// geometry: every core takes units / cores whole units, the rest are cut into key ranges, one
-// piece per idle core. Dense only (no mask, band or query lengths: every row of a unit is
-// valid and sees every key). Returns the planned makespan and fills the tail fields and unit
-// ranges of `tail`; 0 where it does not apply.
+// geometry: every core takes units / cores whole units, the rest are cut into key ranges of
+// whole key blocks, the same number of pieces per core that has any. Dense only (no mask, band
+// or query lengths: every row of a unit is valid and sees every key). Returns the planned
+// makespan of the best cut and fills the tail fields and unit ranges of `tail`; 0 where none
+// applies.
 uint64_t PlanTailSplit(const ForwardProblem &prob, const AttentionCore::ForwardParams &t,
                        const AttentionCore::MaskBandParams &mask, const CoreBudget &budget, uint32_t dtypeBytes,
                        AttentionCore::ForwardParams &tail)
 {
     if (prob.hasMask || prob.bandActive || !prob.actualSeqLengths.empty() || t.seqKv == 0) return 0;
     const uint32_t cores = static_cast<uint32_t>(std::min<uint64_t>(budget.aicNum, AttentionCore::MAX_CORES));
-    const uint64_t units = t.unitCount;
-    const uint64_t q = units / cores;
-    const uint64_t rest = units % cores;
-    if (rest == 0 || cores / rest < 2) return 0;
+    const uint64_t q = t.unitCount / cores;
+    const uint64_t rest = t.unitCount % cores;
+    if (rest == 0) return 0;
     const uint64_t blocks = (uint64_t(t.seqKv) + t.blockKv - 1) / t.blockKv;
-    const uint64_t pieceBlocks = (blocks + cores / rest - 1) / (cores / rest);
-    const uint64_t splits = (blocks + pieceBlocks - 1) / pieceBlocks;  // no empty piece
-    if (splits < 2 || splits > TAIL_MAX_SPLITS) return 0;
     const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
-    if (AttentionCore::CombineUbLayout(static_cast<uint32_t>(splits), t.headDimAlign, dtypeBytes, false).Total() > ub)
-        return 0;
-    tail = t;
-    tail.tailSplits = static_cast<uint32_t>(splits);
-    tail.tailPieceBlocks = static_cast<uint32_t>(pieceBlocks);
-    tail.tailPerCore = static_cast<uint32_t>(q);
-    tail.tailPieces = static_cast<uint32_t>(rest * splits);
-    tail.tailFirst = q * cores;
-    tail.unitCount = q * cores + tail.tailPieces;
-    for (uint32_t c = 0; c <= cores; ++c) tail.coreUnitStart[c] = c * q + std::min<uint64_t>(c, tail.tailPieces);
     // The busiest core: its whole units (the first q of every head's order cost alike but for
-    // a short last q-block, so a full one is taken) and a piece of a full unit.
+    // a short last q-block, so a full one is taken) and its pieces of full units.
     const uint64_t full = UnitCost(prob, t, mask, 0, 0);
     const uint64_t fixed = ForwardUnitCost(t);
-    const uint64_t piece = std::min<uint64_t>(pieceBlocks * t.blockKv, t.seqKv) * ForwardKeyCost(t.blockQ, t.headDim) +
-                           pieceBlocks * t.blockQ * BLOCK_COST_PER_ROW + fixed * (1 + TAIL_PIECE_FIXED_UNITS);
-    return q * full + piece;
+    const uint64_t keyCost = ForwardKeyCost(t.blockQ, t.headDim);
+    uint64_t best = 0, bestSplits = 0, bestPer = 0, bestBlocks = 0;
+    for (uint64_t splits = 2; splits <= std::min<uint64_t>(TAIL_MAX_SPLITS, blocks); ++splits) {
+        const uint64_t pieces = rest * splits;
+        const uint64_t per = (pieces + cores - 1) / cores;
+        const uint64_t pieceBlocks = (blocks + splits - 1) / splits;
+        if (per > TAIL_MAX_CORE_PIECES || pieces % per != 0 || (splits - 1) * pieceBlocks >= blocks) continue;
+        if (AttentionCore::CombineUbLayout(static_cast<uint32_t>(splits), t.headDimAlign, dtypeBytes, false).Total() >
+            ub)
+            break;
+        const uint64_t piece = std::min<uint64_t>(pieceBlocks * t.blockKv, t.seqKv) * keyCost +
+                               pieceBlocks * t.blockQ * BLOCK_COST_PER_ROW + fixed;
+        const uint64_t span = q * full + per * piece + fixed * TAIL_PIECE_FIXED_UNITS;
+        if (best == 0 || span < best) {
+            best = span;
+            bestSplits = splits;
+            bestPer = per;
+            bestBlocks = pieceBlocks;
+        }
+    }
+    if (best == 0) return 0;
+    tail = t;
+    tail.tailSplits = static_cast<uint32_t>(bestSplits);
+    tail.tailPieceBlocks = static_cast<uint32_t>(bestBlocks);
+    tail.tailPerCore = static_cast<uint32_t>(q);
+    tail.tailPieces = static_cast<uint32_t>(rest * bestSplits);
+    tail.tailCorePieces = static_cast<uint32_t>(bestPer);
+    tail.tailFirst = q * cores;
+    tail.unitCount = q * cores + tail.tailPieces;
+    const uint64_t pieceCores = tail.tailPieces / bestPer;
+    for (uint32_t c = 0; c <= cores; ++c) tail.coreUnitStart[c] = c * q + std::min<uint64_t>(c, pieceCores) * bestPer;
+    return best;
 }
 
 }  // namespace

@@ -206,11 +206,11 @@ public:
         stride_ = all;
         quant_ = false;
         for (uint64_t r0 = begin; r0 < end;) {
-            // split unit k's rows [r, unit rows): its piece 0 (core k * tailSplits's last item)
+            // split unit k's rows [r, unit rows): decoded from its piece 0
             const uint64_t k = r0 / p.blockQ;
             const uint32_t r = static_cast<uint32_t>(r0 % p.blockQ);
             WorkUnit u;
-            split.Decode(k * p.tailSplits * (p.tailPerCore + 1) + p.tailPerCore, u);
+            split.Decode(TailPieceItem(p, k * p.tailSplits), u);
             const uint64_t unitEnd = k * p.blockQ + u.rows;
             const uint64_t stop = end < unitEnd ? end : unitEnd;
             if (r0 >= stop) {  // the padding rows past a short unit

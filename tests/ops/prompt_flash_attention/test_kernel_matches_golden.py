@@ -141,6 +141,8 @@ def test_s_ahead_of_the_kv_staging_matches_golden(dtype, layout, d, sq, skv, cau
         ("bf16", "BSH", 1, 2, 1, 1456, 1024, 256),  # one whole unit per core, 2 units in 8 pieces
         ("fp16", "BNSD_BSND", 1, 1, 1, 500, 3000, 128),  # a short last unit; 3 pieces, the last short
         ("bf16", "BSND", 1, 4, 4, 192, 4096, 128),
+        ("fp16", "BNSD", 1, 1, 1, 1456, 2048, 256),  # two pieces per core
+        ("bf16", "BNSD", 1, 3, 1, 3000, 2048, 256),  # three whole units and three pieces per core
     ],
 )
 def test_split_kv_tail_matches_golden(dtype, layout, b, n, nkv, sq, skv, d):

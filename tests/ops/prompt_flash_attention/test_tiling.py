@@ -121,19 +121,22 @@ def test_kernel_tests_of_larger_q_blocks_get_them(plan, d, sq, bq):
         (1, 4, 4, 192, 4096, 128, 3),
         (1, 4, 4, 4096, 4096, 256, 6),
         (1, 1, 1, 8192, 8192, 256, 12),
+        (1, 1, 1, 1456, 2048, 256, 3),
+        (1, 3, 1, 3000, 2048, 256, 8),
     ],
 )
 def test_split_kv_tail_cuts_the_last_units_over_idle_cores(plan, b, n, nkv, sq, skv, d, splits):
     # the shapes of test_kernel_matches_golden.py::test_split_kv_tail_matches_golden and the
     # D = 256 sweep rows: every core takes tailPerCore whole units, the last units go in
-    # pieces of whole key blocks covering the keys, at most one per core, no empty piece
+    # pieces of whole key blocks covering the keys, as many per core that has any, no empty
+    # piece
     (p,) = plan(problem(b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d))
-    q, pieces, cores = p["tailPerCore"], p["tailPieces"], p["usedCores"]
+    q, pieces, per, cores = p["tailPerCore"], p["tailPieces"], p["tailCorePieces"], p["usedCores"]
     units = b * n * p["qBlocksPerHead"]
-    assert p["tailSplits"] == splits and pieces % splits == 0 and pieces <= 24
+    assert p["tailSplits"] == splits and pieces % splits == 0 and pieces % per == 0 and pieces // per <= 24
     assert p["tailFirst"] == q * cores and units == q * cores + pieces // splits
-    assert p["unitCount"] == q * cores + pieces and cores == (24 if q else pieces)
-    assert p["starts"] == [c * q + min(c, pieces) for c in range(cores + 1)]
+    assert p["unitCount"] == q * cores + pieces and cores == (24 if q else pieces // per)
+    assert p["starts"] == [c * q + min(c, pieces // per) * per for c in range(cores + 1)]
     keys = p["tailPieceBlocks"] * p["blockKv"]
     assert (splits - 1) * keys < skv <= splits * keys
     rows = pieces // splits * p["blockQ"]
