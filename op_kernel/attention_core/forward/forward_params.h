@@ -179,7 +179,8 @@ __aicore__ inline uint32_t TailItem(const ForwardParams &p, uint64_t item, uint6
     const uint64_t q = p.tailPerCore;
     const uint64_t per = q + p.tailCorePieces;
     const uint64_t cores = p.tailPieces / p.tailCorePieces;  // the cores with pieces
-    if (item >= cores * per) {                               // a core without a piece: whole units only
+    // a core without a piece: whole units only
+    if (item >= cores * per) {
         unit = item - cores * per + cores * q;
         return 0;
     }
