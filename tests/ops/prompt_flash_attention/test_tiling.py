@@ -123,6 +123,9 @@ def test_kernel_tests_of_larger_q_blocks_get_them(plan, d, sq, bq):
         (1, 1, 1, 8192, 8192, 256, 12),
         (1, 1, 1, 1456, 2048, 256, 3),
         (1, 3, 1, 3000, 2048, 256, 8),
+        (1, 1, 1, 300, 3000, 72, 2),
+        (1, 2, 1, 200, 2500, 40, 10),
+        (1, 1, 1, 1, 4096, 128, 16),
     ],
 )
 def test_split_kv_tail_cuts_the_last_units_over_idle_cores(plan, b, n, nkv, sq, skv, d, splits):
