@@ -325,6 +325,7 @@ private:
     __aicore__ inline void AddFinalSum(uint32_t rowOff, uint32_t rows, uint32_t lastSlot);
     __aicore__ inline void AddSlot(uint32_t rowOff, uint32_t rows, uint32_t slot);
     __aicore__ inline void FinishUnit(uint32_t set, uint32_t lastSlot);
+    __aicore__ inline void StoreRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows);
     __aicore__ inline void FinishRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows, uint32_t blocks,
                                       uint32_t lastSlot);
     __aicore__ inline void WriteStat(const AscendC::GlobalTensor<float> &dst, const AscendC::LocalTensor<float> &v,
