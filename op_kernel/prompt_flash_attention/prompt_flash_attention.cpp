@@ -4,6 +4,7 @@
 // K/V are staged in Nz order.
 #include "kernel_operator.h"
 #include "../attention_core/forward/forward_kernel.h"
+#include "../attention_core/variants/split_kv_combine.h"
 #include "prompt_flash_attention_tiling_data.h"
 
 template <class MaskTag>
@@ -11,6 +12,23 @@ using PromptVariant = AttentionCore::ForwardVariant<AttentionCore::SplitQBlocks,
                                                     AttentionCore::ScoreScale, MaskTag, AttentionCore::SoftmaxPlain>;
 using Plain = PromptVariant<AttentionCore::MaskTensorBand>;
 using Summary = PromptVariant<AttentionCore::MaskTensorBandSummary>;
+
+// The forward core, then (split-KV tail: ForwardParams::tailSplits) the vector cores' combine
+// pass over the split units' pieces.
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline void RunPrompt(const PromptFlashAttentionTilingData &tiling,
+                                 const AttentionCore::ForwardTensors<Plain> &t)
+{
+    AttentionCore::RunForward<T, Variant, LAZY_PV, KV_NZ>(tiling, t);
+    if ASCEND_IS_AIV {
+        if (tiling.params.tailSplits > 1) {
+            AttentionCore::WorkSplit<AttentionCore::SplitQBlocks> split;
+            split.Init(tiling, t);
+            AttentionCore::KvSplitCombiner<T> combine;
+            combine.RunTail(tiling.params, split, t);
+        }
+    }
+}
 
 extern "C" __global__ __aicore__ void prompt_flash_attention(GM_ADDR query, GM_ADDR key, GM_ADDR value,
                                                              GM_ADDR pse_shift, GM_ADDR atten_mask,
@@ -29,36 +47,36 @@ extern "C" __global__ __aicore__ void prompt_flash_attention(GM_ADDR query, GM_A
     tensors.split.actualSeqLengths = actual_seq_lengths;
     tensors.mask.mask = atten_mask;
     if (TILING_KEY_IS(PFA_TILING_KEY_FP16)) {
-        AttentionCore::RunForward<half, Plain, false, false>(tilingData, tensors);
+        RunPrompt<half, Plain, false, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_LAZY)) {
-        AttentionCore::RunForward<half, Plain, true, false>(tilingData, tensors);
+        RunPrompt<half, Plain, true, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_SUMMARY)) {
-        AttentionCore::RunForward<half, Summary, false, false>(tilingData, tensors);
+        RunPrompt<half, Summary, false, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_LAZY_SUMMARY)) {
-        AttentionCore::RunForward<half, Summary, true, false>(tilingData, tensors);
+        RunPrompt<half, Summary, true, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_KV_NZ)) {
-        AttentionCore::RunForward<half, Plain, false, true>(tilingData, tensors);
+        RunPrompt<half, Plain, false, true>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_LAZY_KV_NZ)) {
-        AttentionCore::RunForward<half, Plain, true, true>(tilingData, tensors);
+        RunPrompt<half, Plain, true, true>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_SUMMARY_KV_NZ)) {
-        AttentionCore::RunForward<half, Summary, false, true>(tilingData, tensors);
+        RunPrompt<half, Summary, false, true>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_FP16_LAZY_SUMMARY_KV_NZ)) {
-        AttentionCore::RunForward<half, Summary, true, true>(tilingData, tensors);
+        RunPrompt<half, Summary, true, true>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16)) {
-        AttentionCore::RunForward<bfloat16_t, Plain, false, false>(tilingData, tensors);
+        RunPrompt<bfloat16_t, Plain, false, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_LAZY)) {
-        AttentionCore::RunForward<bfloat16_t, Plain, true, false>(tilingData, tensors);
+        RunPrompt<bfloat16_t, Plain, true, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_SUMMARY)) {
-        AttentionCore::RunForward<bfloat16_t, Summary, false, false>(tilingData, tensors);
+        RunPrompt<bfloat16_t, Summary, false, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_LAZY_SUMMARY)) {
-        AttentionCore::RunForward<bfloat16_t, Summary, true, false>(tilingData, tensors);
+        RunPrompt<bfloat16_t, Summary, true, false>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_KV_NZ)) {
-        AttentionCore::RunForward<bfloat16_t, Plain, false, true>(tilingData, tensors);
+        RunPrompt<bfloat16_t, Plain, false, true>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_LAZY_KV_NZ)) {
-        AttentionCore::RunForward<bfloat16_t, Plain, true, true>(tilingData, tensors);
+        RunPrompt<bfloat16_t, Plain, true, true>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_SUMMARY_KV_NZ)) {
-        AttentionCore::RunForward<bfloat16_t, Summary, false, true>(tilingData, tensors);
+        RunPrompt<bfloat16_t, Summary, false, true>(tilingData, tensors);
     } else if (TILING_KEY_IS(PFA_TILING_KEY_BF16_LAZY_SUMMARY_KV_NZ)) {
-        AttentionCore::RunForward<bfloat16_t, Summary, true, true>(tilingData, tensors);
+        RunPrompt<bfloat16_t, Summary, true, true>(tilingData, tensors);
     }
 }

@@ -2,6 +2,7 @@
 
 #include "cost_rates.h"
 #include "../../../op_kernel/attention_core/forward/forward_layout.h"
+#include "../../../op_kernel/attention_core/variants/split_kv_combine_layout.h"
 
 #include <algorithm>
 #include <cmath>
@@ -387,6 +388,72 @@ constexpr uint32_t HEADS_INNER_ALWAYS = 2;
 // slower (191.8 -> 194.5 us).
 constexpr uint64_t HEADS_INNER_MARGIN_PERMILLE = 5;
 
+// The split-KV tail's cost beyond its pieces (each priced as a unit of its keys), in units of
+// ForwardUnitCost (the pipeline's fill per unit): the partial rows' stores, the SyncAll and
+// the combine pass.
+constexpr uint64_t TAIL_PIECE_FIXED_UNITS = 3;
+constexpr uint32_t TAIL_MAX_SPLITS = 64;
+constexpr uint64_t TAIL_MAX_CORE_PIECES = 4;
+// The tail is taken where it plans 2 % shorter: the piece cost is an estimate, and where it
+// plans about even with the whole units it modelled no faster (D = 128 B1 N8 S4K, 192-row
+// q-blocks: planned 0.5 % shorter, modelled 297.1 -> 298.0 us).
+constexpr uint64_t TAIL_MARGIN_PCT = 98;
+
+// The split-KV tail (ForwardParams::tailSplits, TailItem in forward_params.h) for t's q-block
+// geometry: every core takes units / cores whole units, the rest are cut into key ranges of
+// whole key blocks, the same number of pieces per core that has any. Dense only (no mask, band
+// or query lengths: every row of a unit is valid and sees every key). Returns the planned
+// makespan of the best cut and fills the tail fields and unit ranges of `tail`; 0 where none
+// applies.
+uint64_t PlanTailSplit(const ForwardProblem &prob, const AttentionCore::ForwardParams &t,
+                       const AttentionCore::MaskBandParams &mask, const CoreBudget &budget, uint32_t dtypeBytes,
+                       AttentionCore::ForwardParams &tail)
+{
+    if (prob.hasMask || prob.bandActive || !prob.actualSeqLengths.empty() || t.seqKv == 0) return 0;
+    const uint32_t cores = static_cast<uint32_t>(std::min<uint64_t>(budget.aicNum, AttentionCore::MAX_CORES));
+    const uint64_t q = t.unitCount / cores;
+    const uint64_t rest = t.unitCount % cores;
+    if (rest == 0) return 0;
+    const uint64_t blocks = (uint64_t(t.seqKv) + t.blockKv - 1) / t.blockKv;
+    const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
+    // The busiest core: its whole units (the first q of every head's order cost alike but for
+    // a short last q-block, so a full one is taken) and its pieces of full units.
+    const uint64_t full = UnitCost(prob, t, mask, 0, 0);
+    const uint64_t fixed = ForwardUnitCost(t);
+    const uint64_t keyCost = ForwardKeyCost(t.blockQ, t.headDim);
+    uint64_t best = 0, bestSplits = 0, bestPer = 0, bestBlocks = 0;
+    for (uint64_t splits = 2; splits <= std::min<uint64_t>(TAIL_MAX_SPLITS, blocks); ++splits) {
+        const uint64_t pieces = rest * splits;
+        const uint64_t per = (pieces + cores - 1) / cores;
+        const uint64_t pieceBlocks = (blocks + splits - 1) / splits;
+        if (per > TAIL_MAX_CORE_PIECES || pieces % per != 0 || (splits - 1) * pieceBlocks >= blocks) continue;
+        if (AttentionCore::CombineUbLayout(static_cast<uint32_t>(splits), t.headDimAlign, dtypeBytes, false).Total() >
+            ub)
+            break;
+        const uint64_t piece = std::min<uint64_t>(pieceBlocks * t.blockKv, t.seqKv) * keyCost +
+                               pieceBlocks * t.blockQ * BLOCK_COST_PER_ROW + fixed;
+        const uint64_t span = q * full + per * piece + fixed * TAIL_PIECE_FIXED_UNITS;
+        if (best == 0 || span < best) {
+            best = span;
+            bestSplits = splits;
+            bestPer = per;
+            bestBlocks = pieceBlocks;
+        }
+    }
+    if (best == 0) return 0;
+    tail = t;
+    tail.tailSplits = static_cast<uint32_t>(bestSplits);
+    tail.tailPieceBlocks = static_cast<uint32_t>(bestBlocks);
+    tail.tailPerCore = static_cast<uint32_t>(q);
+    tail.tailPieces = static_cast<uint32_t>(rest * bestSplits);
+    tail.tailCorePieces = static_cast<uint32_t>(bestPer);
+    tail.tailFirst = q * cores;
+    tail.unitCount = q * cores + tail.tailPieces;
+    const uint64_t pieceCores = tail.tailPieces / bestPer;
+    for (uint32_t c = 0; c <= cores; ++c) tail.coreUnitStart[c] = c * q + std::min<uint64_t>(c, pieceCores) * bestPer;
+    return best;
+}
+
 }  // namespace
 
 bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::PrefillTiling &tiling,
@@ -479,11 +546,23 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
             }
         }
         split(chosen.second);  // its ranges into t
+        // The last units cut into key ranges over the cores they would leave idle, where that
+        // plans shorter (the plain order: every unit but a head's last costs alike).
+        AttentionCore::ForwardParams tail;
+        t.foldQBlocks = 0;
+        const uint64_t tailSpan = PlanTailSplit(prob, t, mask, budget, prob.dtypeBytes, tail);
+        t.foldQBlocks = chosen.second;
+        if (tailSpan != 0 && tailSpan * 100 < chosen.first * TAIL_MARGIN_PCT) {
+            t = tail;
+            cores = static_cast<uint32_t>(std::min<uint64_t>(budget.aicNum, AttentionCore::MAX_CORES));
+            return tailSpan;
+        }
         return chosen.first;
     });
 
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
     PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch, budget.l1);
+    if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
     return true;
 }
 
@@ -577,6 +656,11 @@ uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align)
 uint64_t PrefillWorkspaceBytes(const AttentionCore::PrefillTiling &tiling)
 {
     const AttentionCore::MaskBandParams &m = tiling.mask;
+    const AttentionCore::ForwardParams &p = tiling.params;
+    if (p.tailSplits > 1) {  // the split-KV tail's partials (no mask: no summary)
+        const uint64_t rows = uint64_t(p.tailPieces / p.tailSplits) * p.blockQ;
+        return p.wsPartialOffset + AttentionCore::PartialRowsLayout(p.tailSplits, rows, p.headDimAlign).total;
+    }
     return m.maskSummary != 0 ? m.wsMaskSummary + uint64_t(m.summaryCols) * m.summaryPitch
                               : WorkspaceBytes(tiling.params);
 }

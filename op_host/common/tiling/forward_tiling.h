@@ -132,7 +132,9 @@ template <class Split> void ChooseQBlock(uint32_t maxRows, AttentionCore::Forwar
             best = t;
             bestSpan = span;
         }
-        if (t.unitCount >= 8ull * cores) break;  // plenty of units: smaller blocks cannot help
+        // plenty of units (the split-KV tail's whole ones): smaller blocks cannot help
+        const uint64_t units = t.tailSplits > 1 ? t.tailFirst + t.tailPieces / t.tailSplits : t.unitCount;
+        if (units >= 8ull * cores) break;
     }
     p = best;
 }

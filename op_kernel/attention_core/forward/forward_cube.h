@@ -240,6 +240,7 @@ private:
         for (; unit < split_.End(core_); ++unit) {
             split_.Decode(unit, c.u);
             mask_.KvRange(c.u);
+            split_.ClipKeys(c.u);
             c.unit = unit;
             c.blocks = KvBlockCount(c.u.kvBegin, c.u.kvEnd, p_->blockKv);
             c.j = 0;

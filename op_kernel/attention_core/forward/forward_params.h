@@ -158,7 +158,54 @@ struct ForwardParams {
     uint32_t kvNzBatches;
     uint32_t kvNzPairs;
     uint64_t kvNzOffset;
+
+    // Split-KV tail (PFA's WorkSplit<SplitQBlocks>, tailSplits > 1; TailItem): where whole units
+    // would leave cores idle at the end, every core takes tailPerCore whole units and the last
+    // units (from tailFirst = tailPerCore * usedCores on) are cut into tailSplits key ranges of
+    // tailPieceBlocks key blocks each, tailPieces pieces in all; core c < tailPieces /
+    // tailCorePieces takes pieces c * tailCorePieces, ... after its whole units. A piece stores
+    // its unnormalised rows and statistics as partials (split_kv_combine.h) at byte
+    // wsPartialOffset of the workspace, and a combine pass merges them into the output.
+    uint32_t tailSplits;
+    uint32_t tailPieceBlocks;
+    uint32_t tailPerCore;
+    uint32_t tailPieces;
+    uint32_t tailCorePieces;
+    uint32_t reserved3;
+    uint64_t tailFirst;
+    uint64_t wsPartialOffset;
 };
+
+// Item `item` of the split-KV tail's unit list (ForwardParams::tailSplits > 1): its unit, and
+// its piece + 1 (0: the whole unit). Core c's items are its tailPerCore whole units
+// c * tailPerCore, ... and then, for c < tailPieces / tailCorePieces, its tailCorePieces
+// pieces; piece k is piece k % tailSplits of unit tailFirst + k / tailSplits.
+__aicore__ inline uint32_t TailItem(const ForwardParams &p, uint64_t item, uint64_t &unit)
+{
+    const uint64_t q = p.tailPerCore;
+    const uint64_t per = q + p.tailCorePieces;
+    const uint64_t cores = p.tailPieces / p.tailCorePieces;  // the cores with pieces
+    // a core without a piece: whole units only
+    if (item >= cores * per) {
+        unit = item - cores * per + cores * q;
+        return 0;
+    }
+    const uint64_t c = item / per;
+    const uint64_t j = item % per;
+    if (j < q) {
+        unit = c * q + j;
+        return 0;
+    }
+    const uint64_t k = c * p.tailCorePieces + (j - q);
+    unit = p.tailFirst + k / p.tailSplits;
+    return static_cast<uint32_t>(k) + 1;
+}
+
+// The item of piece `k` (TailItem's inverse for pieces).
+__aicore__ inline uint64_t TailPieceItem(const ForwardParams &p, uint64_t k)
+{
+    return k / p.tailCorePieces * (p.tailPerCore + p.tailCorePieces) + p.tailPerCore + k % p.tailCorePieces;
+}
 
 // The forward tilings of the variants (the members named after the seams they feed).
 struct PrefillTiling {  // PromptFlashAttention

@@ -197,6 +197,7 @@ private:
             c.unit = unit;
             split_.Decode(unit, c.u);
             mask_.KvRange(c.u);
+            split_.ClipKeys(c.u);
             const uint32_t half = (c.u.rows + 1) / 2;
             c.rowOff = sub_ == 0 ? 0 : half;
             c.rows = sub_ == 0 ? half : c.u.rows - half;
@@ -324,6 +325,7 @@ private:
     __aicore__ inline void AddFinalSum(uint32_t rowOff, uint32_t rows, uint32_t lastSlot);
     __aicore__ inline void AddSlot(uint32_t rowOff, uint32_t rows, uint32_t slot);
     __aicore__ inline void FinishUnit(uint32_t set, uint32_t lastSlot);
+    __aicore__ inline void StoreRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows);
     __aicore__ inline void FinishRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows, uint32_t blocks,
                                       uint32_t lastSlot);
     __aicore__ inline void WriteStat(const AscendC::GlobalTensor<float> &dst, const AscendC::LocalTensor<float> &v,

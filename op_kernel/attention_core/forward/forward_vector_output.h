@@ -95,6 +95,20 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(con
     }
     // Lazy P.V: the statistics are reported against the true max (sum * exp(ref - max)).
     const bool trueStats = LAZY_PV && p_->hasSoftmaxStats != 0;
+    // PFA without mask or band: every valid row of a unit with keys saw them all, so it is visible and 1 / l
+    // goes through one vector division instead of a scalar pass over the rows (which sat between
+    // a unit's last P.V and the next unit's softmax).
+    if constexpr (AscendC::IsSameType<typename Variant::Split, WorkSplit<SplitQBlocks>>::value) {
+        if (p_->hasSoftmaxStats == 0 && rowOff + rows <= u.qValid && u.kvEnd > u.kvBegin && !mask_.LoadsRows() &&
+            !mask_.HasRowsBefore()) {
+            AscendC::Duplicate(inv_, 1.0f, static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Div(inv_, inv_, sum_, static_cast<int32_t>(rows));
+            AscendC::PipeBarrier<PIPE_V>();
+            StoreRows(u, rowOff, rows);
+            return;
+        }
+    }
     if (trueStats) {
         AscendC::Sub(rowTmp_, mOld_, mTrue_, static_cast<int32_t>(rows));
         AscendC::PipeBarrier<PIPE_V>();
@@ -115,6 +129,19 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(con
         }
     }
     PipeSync<AscendC::HardEvent::S_V>();
+    StoreRows(u, rowOff, rows);
+    if (p_->hasSoftmaxStats != 0) {
+        const uint64_t at = (u.qBase + u.q0 + rowOff) * p_->statsStrideS + u.n * p_->statsStrideN;
+        WriteStat(statMax_[at], mOld_, rows);
+        WriteStat(statSum_[at], sum_, rows);
+    }
+}
+
+// acc_ * inv_ per row, cast, to the output rows.
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::StoreRows(const WorkUnit &u, uint32_t rowOff,
+                                                                            uint32_t rows)
+{
     BroadcastRows(bcast_, inv_, rows);
     ScaleRows(acc_, rows);
     const uint32_t dp = p_->headDimAlign;
@@ -128,11 +155,6 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(con
                                     (kv_.OutRowPitch() - d) * sizeof(T), 0);
     AscendC::DataCopyPad(out_[kv_.OutOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0 + rowOff)], o, copy);
     PipeSync<AscendC::HardEvent::MTE3_V>();
-    if (p_->hasSoftmaxStats != 0) {
-        const uint64_t at = (u.qBase + u.q0 + rowOff) * p_->statsStrideS + u.n * p_->statsStrideN;
-        WriteStat(statMax_[at], mOld_, rows);
-        WriteStat(statSum_[at], sum_, rows);
-    }
 }
 
 // 8 replicated copies of v[r] per row into GM rows of pitch statsStrideS floats.

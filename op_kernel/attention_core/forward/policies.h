@@ -107,14 +107,20 @@ struct WorkUnit {
     uint64_t kvBase;
     int64_t seqQ;
     int64_t seqKv;
+    // SplitQBlocks' split-KV tail (ForwardParams::tailSplits): piece + 1 (TailItem), 0 for a
+    // whole unit; set by that split's Decode only.
+    uint32_t piece;
 };
 
 // ------------------------------------------------------------------ seam bases
 // WorkSplit defaults. StorePartialOutput: a split that cuts a row's keys over several units
 // (decode split-KV) takes the unit's unnormalised output rows with their running max and sum
 // and returns true, and the vector stage then writes nothing (a combine pass merges them).
+// ClipKeys: after the mask's KvRange, narrows a unit's keys to its piece's range (a no-op for
+// whole units).
 struct WorkSplitBase {
     using Tensors = NoTensors;
+    __aicore__ inline void ClipKeys(WorkUnit &) const {}
     __aicore__ inline bool StorePartialOutput(const WorkUnit &, uint32_t, uint32_t, const AscendC::LocalTensor<float> &,
                                               const AscendC::LocalTensor<float> &,
                                               const AscendC::LocalTensor<float> &) const
@@ -275,14 +281,17 @@ template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
     template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &t)
     {
         p_ = &tiling.params;
+        workspace_ = t.workspace;
         if (p_->hasActualSeqLengths != 0) {
             lens_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.split.actualSeqLengths));
         }
     }
     __aicore__ inline uint64_t Begin(uint32_t core) const { return p_->coreUnitStart[core]; }
     __aicore__ inline uint64_t End(uint32_t core) const { return p_->coreUnitStart[core + 1]; }
-    __aicore__ inline void Decode(uint64_t unit, WorkUnit &u) const
+    __aicore__ inline void Decode(uint64_t item, WorkUnit &u) const
     {
+        uint64_t unit = item;
+        u.piece = p_->tailSplits > 1 ? TailItem(*p_, item, unit) : 0;
         uint64_t pos = 0;
         if ((p_->foldQBlocks & UNITS_HEADS_INNER) != 0) {  // (b, q-block, n)
             const uint64_t perBatch = static_cast<uint64_t>(p_->qBlocksPerHead) * p_->numHeads;
@@ -323,9 +332,29 @@ template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
         u.seqQ = len;
         u.seqKv = p_->seqKv;
     }
+    // A split-KV tail piece: its tailPieceBlocks key blocks of the unit.
+    __aicore__ inline void ClipKeys(WorkUnit &u) const
+    {
+        if (u.piece == 0) {
+            return;
+        }
+        const int64_t keys = static_cast<int64_t>(p_->tailPieceBlocks) * p_->blockKv;
+        const int64_t lo = static_cast<int64_t>((u.piece - 1) % p_->tailSplits) * keys;
+        u.kvBegin = lo > u.kvBegin ? lo : u.kvBegin;
+        u.kvEnd = lo + keys < u.kvEnd ? lo + keys : u.kvEnd;
+        if (u.kvEnd < u.kvBegin) {
+            u.kvEnd = u.kvBegin;
+        }
+    }
+    // Its rows go to the combine pass as partials (defined in split_kv_combine.h).
+    __aicore__ inline bool StorePartialOutput(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
+                                              const AscendC::LocalTensor<float> &acc,
+                                              const AscendC::LocalTensor<float> &m,
+                                              const AscendC::LocalTensor<float> &l) const;
 
     const ForwardParams *p_ = nullptr;
     AscendC::GlobalTensor<int64_t> lens_;
+    GM_ADDR workspace_ = nullptr;
 };
 
 // -------------------------------------------------------------------- KV source

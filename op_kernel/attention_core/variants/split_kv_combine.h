@@ -4,7 +4,9 @@
 // StorePartialOutput, called by the forward vector stage); after a barrier the combine pass merges them per row:
 //   M = max_s m_s,  w_s = exp(m_s - M),  out = sum_s w_s O_s / sum_s w_s l_s
 // (0 for a row whose M shows no visible key). The partials' workspace and the pass's UB:
-// split_kv_combine_layout.h.
+// split_kv_combine_layout.h. PFA's split-KV tail (ForwardParams::tailSplits) stores and
+// merges its pieces' rows the same way (KvSplitCombiner::RunTail), with the output rows
+// placed in PFA's layout.
 #pragma once
 #include "kernel_operator.h"
 #include "decode_policies.h"
@@ -17,11 +19,20 @@ namespace AttentionCore {
 // Units store partials (and the combine pass writes the output) with KV splits or INT8 output.
 __aicore__ inline bool StoresPartials(const DecodeParams &d) { return d.kvSplits > 1 || d.quantOut != 0; }
 
+// PFA's split-KV tail: the rows of every split unit (blockQ apart), per piece.
+__aicore__ inline uint64_t TailCombineRows(const ForwardParams &p)
+{
+    return uint64_t(p.tailPieces / p.tailSplits) * p.blockQ;
+}
+
 struct PartialLayout {
     __aicore__ inline PartialLayout(const ForwardParams *p, const DecodeParams &d, GM_ADDR workspace)
+        : PartialLayout(workspace + d.wsPartialOffset, d.kvSplits, d.combineRows, p->headDimAlign)
     {
-        const PartialRows at = PartialRowsLayout(d.kvSplits, d.combineRows, p->headDimAlign);
-        GM_ADDR base = workspace + d.wsPartialOffset;
+    }
+    __aicore__ inline PartialLayout(GM_ADDR base, uint32_t splits, uint64_t rowsPerSplit, uint32_t headDimAlign)
+    {
+        const PartialRows at = PartialRowsLayout(splits, rowsPerSplit, headDimAlign);
         o.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base + at.o));
         m.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base + at.m));
         l.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base + at.l));
@@ -44,23 +55,14 @@ __aicore__ inline void CopyFloats(const AscendC::LocalTensor<float> &dst, const 
                          AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
 }
 
-// Rows [rowOff, rowOff + rows) of unit u (WorkSplitBase::StorePartialOutput).
-__aicore__ inline bool WorkSplit<SplitKvCombine>::StorePartialOutput(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
-                                                                     const AscendC::LocalTensor<float> &acc,
-                                                                     const AscendC::LocalTensor<float> &m,
-                                                                     const AscendC::LocalTensor<float> &l) const
+// Partial row i of `ws` (and the rows after it) := acc, m and l of `rows` rows (pitch
+// headDimAlign).
+__aicore__ inline void StorePartialRows(const PartialLayout &ws, uint64_t i, uint32_t rows, uint32_t headDimAlign,
+                                        const AscendC::LocalTensor<float> &acc, const AscendC::LocalTensor<float> &m,
+                                        const AscendC::LocalTensor<float> &l)
 {
-    const ForwardParams *p = p_;
-    const DecodeParams &d = *d_;
-    if (!StoresPartials(d)) {
-        return false;
-    }
-    const uint32_t s = u.n % d.kvSplits;
-    const uint64_t head = static_cast<uint64_t>(u.n / d.kvSplits) * p->groupSize + u.q0 + rowOff;
-    const uint64_t i = (static_cast<uint64_t>(s) * p->batch + u.b) * p->numHeads + head;
-    const PartialLayout ws(p, d, workspace_);
     PipeSync<AscendC::HardEvent::V_MTE3>();
-    AscendC::DataCopy(ws.o[i * p->headDimAlign], acc, rows * p->headDimAlign);
+    AscendC::DataCopy(ws.o[i * headDimAlign], acc, rows * headDimAlign);
     // m and l with one copy where l lies a whole number of 32-byte blocks after m's rows in UB
     // (the vector stage's statistics rows): one DMA start less on the way to the combine.
     const uint32_t len = rows * 4;
@@ -76,6 +78,42 @@ __aicore__ inline bool WorkSplit<SplitKvCombine>::StorePartialOutput(const WorkU
         CopyFloats(ws.l[i], l, rows);
     }
     PipeSync<AscendC::HardEvent::MTE3_V>();
+}
+
+// Rows [rowOff, rowOff + rows) of unit u (WorkSplitBase::StorePartialOutput).
+__aicore__ inline bool WorkSplit<SplitKvCombine>::StorePartialOutput(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
+                                                                     const AscendC::LocalTensor<float> &acc,
+                                                                     const AscendC::LocalTensor<float> &m,
+                                                                     const AscendC::LocalTensor<float> &l) const
+{
+    const ForwardParams *p = p_;
+    const DecodeParams &d = *d_;
+    if (!StoresPartials(d)) {
+        return false;
+    }
+    const uint32_t s = u.n % d.kvSplits;
+    const uint64_t head = static_cast<uint64_t>(u.n / d.kvSplits) * p->groupSize + u.q0 + rowOff;
+    const uint64_t i = (static_cast<uint64_t>(s) * p->batch + u.b) * p->numHeads + head;
+    StorePartialRows(PartialLayout(p, d, workspace_), i, rows, p->headDimAlign, acc, m, l);
+    return true;
+}
+
+// PFA's split-KV tail: a piece's rows (piece c = u.piece - 1: split c % tailSplits of split
+// unit c / tailSplits) at row (split unit) * blockQ + row of its split's partials.
+__aicore__ inline bool WorkSplit<SplitQBlocks>::StorePartialOutput(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
+                                                                   const AscendC::LocalTensor<float> &acc,
+                                                                   const AscendC::LocalTensor<float> &m,
+                                                                   const AscendC::LocalTensor<float> &l) const
+{
+    if (u.piece == 0) {
+        return false;
+    }
+    const ForwardParams &p = *p_;
+    const uint64_t rowsAll = TailCombineRows(p);
+    const uint32_t c = u.piece - 1;
+    const uint64_t i = (c % p.tailSplits) * rowsAll + uint64_t(c / p.tailSplits) * p.blockQ + rowOff;
+    StorePartialRows(PartialLayout(workspace_ + p.wsPartialOffset, p.tailSplits, rowsAll, p.headDimAlign), i, rows,
+                     p.headDimAlign, acc, m, l);
     return true;
 }
 
@@ -122,9 +160,67 @@ public:
         const PartialLayout ws(p, d, t.workspace);
         rowsAtOnce_ = ub.rows;
         splitsPerCopy_ = ub.splitsPerCopy;
+        splits_ = d.kvSplits;
+        stride_ = d.combineRows;
+        quant_ = d.quantOut != 0;
         for (uint64_t r0 = begin; r0 < end; r0 += rowsAtOnce_) {
             const uint32_t rows = end - r0 < rowsAtOnce_ ? static_cast<uint32_t>(end - r0) : rowsAtOnce_;
-            MergeRows(ws, r0, rows);
+            // S = 1: output row i = b * N + n sits at i * D in every layout.
+            MergeRows(ws, r0, rows, r0 * p->headDim, p->headDim);
+        }
+    }
+
+    // PFA's split-KV tail (ForwardParams::tailSplits > 1): the rows of the split units, cut
+    // evenly over the vector cores, merged into the output (split: the launch's
+    // WorkSplit<SplitQBlocks>, which places a split unit's rows).
+    template <class Split, class GmTensors>
+    __aicore__ inline void RunTail(const ForwardParams &p, const Split &split, const GmTensors &t)
+    {
+        p_ = &p;
+        AscendC::PipeBarrier<PIPE_ALL>();
+        AscendC::SyncAll();  // every piece's partial rows are in the workspace
+        const uint64_t all = TailCombineRows(p);
+        const uint64_t vecs = 2ull * p.usedCores;
+        const uint32_t v = AscendC::GetBlockIdx();
+        if (v >= vecs) {  // a core past the plan (a launch wider than usedCores)
+            return;
+        }
+        const uint64_t begin = all * v / vecs;
+        const uint64_t end = all * (v + 1) / vecs;
+        if (begin >= end) {
+            return;
+        }
+        AscendC::TPipe pipe;
+        const CombineUb ub = CombineUbLayout(p.tailSplits, p.headDimAlign, sizeof(T), false);
+        pipe.InitBuffer(accBuf_, ub.acc);
+        pipe.InitBuffer(partBuf_, ub.part);
+        pipe.InitBuffer(outBuf_, ub.out);
+        pipe.InitBuffer(statBuf_, ub.stat);
+        AscendC::Duplicate(statBuf_.Get<float>(), 0.0f, static_cast<int32_t>(ub.stat / 4));
+        pipe.InitBuffer(bcastBuf_, ub.bcast);
+        out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.out));
+        const PartialLayout ws(t.workspace + p.wsPartialOffset, p.tailSplits, all, p.headDimAlign);
+        rowsAtOnce_ = ub.rows;
+        splitsPerCopy_ = ub.splitsPerCopy;
+        splits_ = p.tailSplits;
+        stride_ = all;
+        quant_ = false;
+        for (uint64_t r0 = begin; r0 < end;) {
+            // split unit k's rows [r, unit rows): decoded from its piece 0
+            const uint64_t k = r0 / p.blockQ;
+            const uint32_t r = static_cast<uint32_t>(r0 % p.blockQ);
+            WorkUnit u;
+            split.Decode(TailPieceItem(p, k * p.tailSplits), u);
+            const uint64_t unitEnd = k * p.blockQ + u.rows;
+            const uint64_t stop = end < unitEnd ? end : unitEnd;
+            if (r0 >= stop) {  // the padding rows past a short unit
+                r0 = (k + 1) * p.blockQ;
+                continue;
+            }
+            const uint32_t rows = stop - r0 < rowsAtOnce_ ? static_cast<uint32_t>(stop - r0) : rowsAtOnce_;
+            const uint64_t at = u.b * p.oStrideB + u.n * p.oStrideN + (u.q0 + r) * p.oStrideS;
+            MergeRows(ws, r0, rows, at, static_cast<uint32_t>(p.oStrideS));
+            r0 += rows;
         }
     }
 
@@ -132,10 +228,10 @@ private:
     // Every split's statistics sit ROWS floats apart: one instruction covers all splits (a
     // repeat per split, `rows` lanes), and a sum or max over the splits folds halves onto each
     // other, so the pass costs a few instructions per row group rather than a few per split.
-    __aicore__ inline void MergeRows(const PartialLayout &ws, uint64_t r0, uint32_t rows)
+    // Output rows [r0, r0 + rows) of the partials to out_ from element `at`, `pitch` apart.
+    __aicore__ inline void MergeRows(const PartialLayout &ws, uint64_t r0, uint32_t rows, uint64_t at, uint32_t pitch)
     {
-        const DecodeParams &d = *d_;
-        const uint32_t splits = d.kvSplits;
+        const uint32_t splits = splits_;
         const uint32_t dp = p_->headDimAlign;
         const AscendC::LocalTensor<float> stats = statBuf_.Get<float>();
         const AscendC::LocalTensor<float> mAll = stats;  // splits x ROWS; becomes the weights
@@ -144,7 +240,7 @@ private:
         const AscendC::LocalTensor<float> inv = stats[3 * splits * ROWS];
         const AscendC::LocalTensor<float> valid = stats[(3 * splits + 1) * ROWS];
         const AscendC::LocalTensor<float> &denom = lAll;  // l folded
-        const uint64_t stride = d.combineRows;
+        const uint64_t stride = stride_;
         const uint8_t reps = static_cast<uint8_t>(splits);
         constexpr uint8_t PITCH = ROWS / 8;
         const AscendC::UnaryRepeatParams each(1, 1, PITCH, PITCH);
@@ -209,16 +305,16 @@ private:
             AscendC::PipeBarrier<PIPE_V>();
         }
         const uint32_t dd = p_->headDim;
-        if (d.quantOut != 0) {
+        if (quant_) {
             WriteInt8(acc, valid, r0, rows);
             return;
         }
         const AscendC::LocalTensor<T> o = outBuf_.Get<T>();
         AscendC::Cast(o, acc, AscendC::RoundMode::CAST_RINT, rows * dp);
         PipeSync<AscendC::HardEvent::V_MTE3>();
-        // S = 1: output row i = b * N + n sits at i * D in every layout.
-        AscendC::DataCopyPad(out_[r0 * dd], o,
-                             AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dd * sizeof(T), 0, 0, 0));
+        AscendC::DataCopyPad(
+            out_[at], o,
+            AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dd * sizeof(T), 0, (pitch - dd) * sizeof(T), 0));
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
 
@@ -304,10 +400,10 @@ private:
     __aicore__ inline void LoadPartials(const PartialLayout &ws, const AscendC::LocalTensor<float> &part, uint32_t s0,
                                         uint64_t r0, uint32_t rows)
     {
-        const uint32_t splits = d_->kvSplits;
+        const uint32_t splits = splits_;
         const uint32_t n = splits - s0 < splitsPerCopy_ ? splits - s0 : splitsPerCopy_;
         const uint32_t dp = p_->headDimAlign;
-        const uint64_t stride = d_->combineRows;
+        const uint64_t stride = stride_;
         AscendC::DataCopyPad(part, ws.o[(s0 * stride + r0) * dp],
                              AscendC::DataCopyExtParams(static_cast<uint16_t>(n), rows * dp * 4,
                                                         static_cast<uint32_t>((stride - rows) * dp * 4), 0, 0),
@@ -369,7 +465,9 @@ private:
 
     const ForwardParams *p_ = nullptr;
     const DecodeParams *d_ = nullptr;
-    uint32_t rowsAtOnce_ = ROWS, splitsPerCopy_ = 1;
+    uint32_t rowsAtOnce_ = ROWS, splitsPerCopy_ = 1, splits_ = 1;
+    uint64_t stride_ = 0;  // partial rows per split
+    bool quant_ = false;
     AscendC::GlobalTensor<T> out_;
     AscendC::GlobalTensor<int8_t> outInt8_;
     GM_ADDR qScale_ = nullptr;  // fp32 or bf16 (quantParamsBf16)

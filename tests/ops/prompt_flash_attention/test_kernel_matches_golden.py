@@ -134,6 +134,36 @@ def test_s_ahead_of_the_kv_staging_matches_golden(dtype, layout, d, sq, skv, cau
     run_and_judge(make_kwargs(dtype, layout, b=2, n=8, nkv=2, sq=sq, skv=skv, d=d, **extra))
 
 
+@pytest.mark.parametrize(
+    "dtype,layout,b,n,nkv,sq,skv,d",
+    [
+        ("fp16", "BNSD", 1, 1, 1, 448, 1024, 256),  # 4 units in 6 pieces each, no whole unit
+        ("bf16", "BSH", 1, 2, 1, 1456, 1024, 256),  # one whole unit per core, 2 units in 8 pieces
+        ("fp16", "BNSD_BSND", 1, 1, 1, 500, 3000, 128),  # a short last unit; 3 pieces, the last short
+        ("bf16", "BSND", 1, 4, 4, 192, 4096, 128),
+        ("fp16", "BNSD", 1, 1, 1, 1456, 2048, 256),  # two pieces per core
+        ("bf16", "BNSD", 1, 3, 1, 3000, 2048, 256),  # three whole units and three pieces per core
+        ("bf16", "BSH", 1, 1, 1, 300, 3000, 72),  # rows of 80 elements in UB, 72 in the output
+        ("fp16", "BSND", 1, 2, 1, 200, 2500, 40),  # 16-row q-blocks in 10 pieces
+        ("bf16", "BNSD_BSND", 1, 1, 1, 1, 4096, 128),  # one query row: one vector core's half is empty
+    ],
+)
+def test_split_kv_tail_matches_golden(dtype, layout, b, n, nkv, sq, skv, d):
+    # The last units cut into key ranges over the cores they would leave idle (ForwardParams::
+    # tailSplits; test_tiling.py asserts the plan): each piece stores partial rows and the
+    # combine pass merges them into the output layout. Key 700 scores high for query rows
+    # 100-120, so one piece holds their max and the others' weights are tiny.
+    kw = make_kwargs(dtype, layout, b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d)
+    seq_q = {"BSH": 1, "BSND": 1, "BNSD_BSND": 2, "BNSD": 2}[layout]
+    rows = [slice(None)] * kw["query"].ndim
+    rows[seq_q] = slice(100, 120) if sq > 120 else slice(0, 1)
+    kw["query"][tuple(rows)] = 1.0
+    keys = [slice(None)] * kw["key"].ndim
+    keys[seq_q] = 700
+    kw["key"][tuple(keys)] = 1.0
+    run_and_judge(kw)
+
+
 def test_empty_q_blocks_inside_the_unit_stream():
     # Batch 0's query length 100 leaves its second and third q-blocks (176 rows) without a valid
     # row: in the middle of a core's stream the vector cores finish everything in flight, write

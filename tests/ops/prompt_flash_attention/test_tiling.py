@@ -113,6 +113,53 @@ def test_kernel_tests_of_larger_q_blocks_get_them(plan, d, sq, bq):
 
 
 @pytest.mark.parametrize(
+    "b,n,nkv,sq,skv,d,splits",
+    [
+        (1, 1, 1, 448, 1024, 256, 6),
+        (1, 2, 1, 1456, 1024, 256, 8),
+        (1, 1, 1, 500, 3000, 128, 3),
+        (1, 4, 4, 192, 4096, 128, 3),
+        (1, 4, 4, 4096, 4096, 256, 6),
+        (1, 1, 1, 8192, 8192, 256, 12),
+        (1, 1, 1, 1456, 2048, 256, 3),
+        (1, 3, 1, 3000, 2048, 256, 8),
+        (1, 1, 1, 300, 3000, 72, 2),
+        (1, 2, 1, 200, 2500, 40, 10),
+        (1, 1, 1, 1, 4096, 128, 16),
+    ],
+)
+def test_split_kv_tail_cuts_the_last_units_over_idle_cores(plan, b, n, nkv, sq, skv, d, splits):
+    # the shapes of test_kernel_matches_golden.py::test_split_kv_tail_matches_golden and the
+    # D = 256 sweep rows: every core takes tailPerCore whole units, the last units go in
+    # pieces of whole key blocks covering the keys, as many per core that has any, no empty
+    # piece
+    (p,) = plan(problem(b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d))
+    q, pieces, per, cores = p["tailPerCore"], p["tailPieces"], p["tailCorePieces"], p["usedCores"]
+    units = b * n * p["qBlocksPerHead"]
+    assert p["tailSplits"] == splits and pieces % splits == 0 and pieces % per == 0 and pieces // per <= 24
+    assert p["tailFirst"] == q * cores and units == q * cores + pieces // splits
+    assert p["unitCount"] == q * cores + pieces and cores == (24 if q else pieces // per)
+    assert p["starts"] == [c * q + min(c, pieces // per) * per for c in range(cores + 1)]
+    keys = p["tailPieceBlocks"] * p["blockKv"]
+    assert (splits - 1) * keys < skv <= splits * keys
+    rows = pieces // splits * p["blockQ"]
+    partials = splits * rows * (p["headDimAlign"] * 4 + 8)
+    assert p["wsPartialOffset"] % 512 == 0 and p["workspace"] == p["wsPartialOffset"] + partials
+
+
+def test_split_kv_tail_only_where_whole_units_leave_cores_idle(plan):
+    # masks, bands and even splits keep whole units
+    for args in (
+        dict(sq=4096, skv=4096, n=4, d=256, mask=1),
+        dict(b=2, n=8, sq=2048, skv=2048, d=256),
+        dict(n=8, sq=4096, skv=4096),
+        dict(n=16, nkv=4, sq=2048, skv=2048),
+    ):
+        (p,) = plan(problem(**args))
+        assert p["tailSplits"] == 0 and p["unitCount"] == args.get("b", 1) * args["n"] * p["qBlocksPerHead"]
+
+
+@pytest.mark.parametrize(
     "d,sq,skv,pairs", [(256, 500, 300, 4), (256, 333, 701, 4), (200, 290, 333, 0), (192, 300, 300, 4)]
 )
 def test_kernel_tests_of_lazy_pv_above_d128_get_it(plan, d, sq, skv, pairs):
@@ -234,4 +281,7 @@ def test_key_value_staged_in_nz_only_where_key_blocks_are_loaded_several_times(p
     assert many["kvNzOffset"] >= slots and many["kvNzOffset"] % 512 == 0
     assert many["workspace"] == many["kvNzOffset"] + 2 * 128 * many["kvNzRows"] * 2
     assert single["kvNz"] == 0 and odd["kvNz"] == 0
-    assert single["workspace"] == single["usedCores"] * single["wsBytesPerCore"]
+    # the single q-block goes in key ranges over the cores (the split-KV tail): its partials
+    # follow the slots, no staged K/V between
+    slots = single["usedCores"] * single["wsBytesPerCore"]
+    assert single["tailSplits"] > 1 and single["wsPartialOffset"] == -(-slots // 512) * 512

@@ -59,6 +59,11 @@ int main()
                         p.kvNz, p.kvNzRows, p.kvNzChunk, (unsigned long long)p.kvNzOffset, p.kvNzPairs,
                         (unsigned long long)AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2,
                                                                               p.l1Bufs, p.kvNzPairs));
+            std::printf("\"tailSplits\": %u, \"tailPieceBlocks\": %u, \"tailPerCore\": %u, \"tailPieces\": %u, "
+                        "\"tailCorePieces\": %u, "
+                        "\"tailFirst\": %llu, \"wsPartialOffset\": %llu, ",
+                        p.tailSplits, p.tailPieceBlocks, p.tailPerCore, p.tailPieces, p.tailCorePieces,
+                        (unsigned long long)p.tailFirst, (unsigned long long)p.wsPartialOffset);
             std::printf("\"starts\": [");
             for (uint32_t c = 0; c <= p.usedCores; ++c)
                 std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);
