@@ -418,7 +418,7 @@ uint64_t PlanTailSplit(const ForwardProblem &prob, const AttentionCore::ForwardP
     const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
     // The busiest core: its whole units (the first q of every head's order cost alike but for
     // a short last q-block, so a full one is taken) and its pieces of full units.
-    const uint64_t full = UnitCost(prob, t, mask, 0, 0);
+    const uint64_t full = UnitCost(prob, t, mask, 0, 0, std::min<uint32_t>(t.blockQ, t.seqQ));
     const uint64_t fixed = ForwardUnitCost(t);
     const uint64_t keyCost = ForwardKeyCost(t.blockQ, t.headDim);
     uint64_t best = 0, bestSplits = 0, bestPer = 0, bestBlocks = 0;
