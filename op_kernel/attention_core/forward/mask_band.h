@@ -247,8 +247,7 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
                                             uint32_t cols, E value)
     {
         uint64_t mask[2] = {lanes, 0};
-        AscendC::Duplicate(s, value, mask, static_cast<uint8_t>(rows), 1,
-                           static_cast<uint8_t>(cols * sizeof(E) / 32));
+        AscendC::Duplicate(s, value, mask, static_cast<uint8_t>(rows), 1, static_cast<uint8_t>(cols * sizeof(E) / 32));
     }
 
     // Columns [from, to) of `rows` rows (pitch cols) := MASKED_SCORE, 64 fp32 lanes per repeat
