@@ -21,7 +21,17 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
         if (p_->hasMask != 0) {
             mask_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t *>(t.mask.mask));
         }
+        headsInRow_ = HeadsInRow(tiling, 0);
     }
+
+    // Whether the units come with the heads of a q-block in a row (ForwardParams::foldQBlocks
+    // UNITS_HEADS_INNER, also set with UNITS_PAIRED); false for a tiling without the params.
+    template <class Tiling>
+    __aicore__ inline static auto HeadsInRow(const Tiling &tiling, int) -> decltype(tiling.params.foldQBlocks, bool())
+    {
+        return (tiling.params.foldQBlocks & UNITS_HEADS_INNER) != 0;
+    }
+    template <class Tiling> __aicore__ inline static bool HeadsInRow(const Tiling &, long) { return false; }
 
     // Keys visible to any valid row of the unit; an empty range means "no block to compute".
     __aicore__ inline void KvRange(WorkUnit &u) const
@@ -102,8 +112,13 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
             if (!loaded) {
                 LoadTensorMask(mask_, p_->strides, maskBytes, u, row0, rows, k0, colsValid, cols);
             }
-            const bool any = AddTensorMask(s, tmp, maskBytes, rows, cols);
-            if (loaded && !any && p_->strides.n == 0) {  // Load's tile is clear for every head
+            const bool shared = loaded && p_->strides.n == 0;
+            // where the next head's units of a q-block come to this core (headsInRow_), a tile
+            // the band cuts is checked inside the band: the later heads then skip it
+            const bool inBand = shared && headsInRow_ && BandCuts(row0, rows, k0, colsValid);
+            const LeftUpBand band{static_cast<int64_t>(row0) - k0, p_->preTokens, p_->nextTokens, colsValid};
+            const bool any = AddTensorMask(s, tmp, maskBytes, rows, cols, band, inBand);
+            if (shared && !any) {  // Load's tile is clear (or clear inside the band) for every head
                 clearAt_[pendingSlot_] = pending_;
                 clearShape_[pendingSlot_] = pendingShape_;
             }
@@ -111,6 +126,19 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
         }
         known_ = false;
         ApplyBand(s, row0, rows, k0, colsValid, cols);
+    }
+
+    // Whether the band kills some score of the tile (rows [row0, row0 + rows) x keys [k0, k0 +
+    // colsValid)): its first row ends before the tile's last key, or its last row starts after
+    // the tile's first key.
+    __aicore__ inline bool BandCuts(uint32_t row0, uint32_t rows, int64_t k0, uint32_t colsValid) const
+    {
+        if (p_->bandActive == 0 || rows == 0) {
+            return false;
+        }
+        const int64_t first = static_cast<int64_t>(row0) - k0;
+        return first + p_->nextTokens + 1 < static_cast<int64_t>(colsValid) ||
+               first + static_cast<int64_t>(rows) - 1 - p_->preTokens > 0;
     }
 
     // Clear tiles (a mask plane the heads share, strides.n == 0): the mask rows Load read
@@ -170,6 +198,15 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
     __aicore__ inline static void KillOutside(const AscendC::LocalTensor<float> &s, uint32_t rows, uint32_t cols,
                                               const Band &band)
     {
+        FillOutside(s, rows, cols, band, MASKED_SCORE);
+    }
+
+    // KillOutside with any fill value and element type (a chunk of 64 columns, one repeat per
+    // row with the lanes of the chunk).
+    template <typename E, class Band>
+    __aicore__ inline static void FillOutside(const AscendC::LocalTensor<E> &s, uint32_t rows, uint32_t cols,
+                                              const Band &band, E value)
+    {
         for (uint32_t c0 = 0; c0 < cols; c0 += 64) {
             const int64_t w = cols - c0 < 64 ? cols - c0 : 64;
             const uint64_t all = LanesBelow(w);
@@ -187,11 +224,11 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
                     }
                 }
                 if (run != 0) {
-                    KillLanes(s[(r - run) * cols + c0], all, run, cols);
+                    FillLanes(s[(r - run) * cols + c0], all, run, cols, value);
                     run = 0;
                 }
                 if (lanes != 0) {
-                    KillLanes(s[r * cols + c0], lanes, 1, cols);
+                    FillLanes(s[r * cols + c0], lanes, 1, cols, value);
                 }
             }
         }
@@ -204,12 +241,13 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
         return n <= 0 ? 0ULL : (n >= 64 ? ~0ULL : (1ULL << n) - 1ULL);
     }
 
-    // The lanes of `rows` rows (pitch cols) from s := MASKED_SCORE.
-    __aicore__ inline static void KillLanes(const AscendC::LocalTensor<float> &s, uint64_t lanes, uint32_t rows,
-                                            uint32_t cols)
+    // The lanes of `rows` rows (pitch cols) from s := value.
+    template <typename E>
+    __aicore__ inline static void FillLanes(const AscendC::LocalTensor<E> &s, uint64_t lanes, uint32_t rows,
+                                            uint32_t cols, E value)
     {
         uint64_t mask[2] = {lanes, 0};
-        AscendC::Duplicate(s, MASKED_SCORE, mask, static_cast<uint8_t>(rows), 1, static_cast<uint8_t>(cols / 8));
+        AscendC::Duplicate(s, value, mask, static_cast<uint8_t>(rows), 1, static_cast<uint8_t>(cols * sizeof(E) / 32));
     }
 
     // Columns [from, to) of `rows` rows (pitch cols) := MASKED_SCORE, 64 fp32 lanes per repeat
@@ -263,8 +301,25 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
                                                 const AscendC::LocalTensor<uint8_t> &maskBytes, uint32_t rows,
                                                 uint32_t cols)
     {
+        return AddTensorMask(s, tmp, maskBytes, rows, cols, LeftUpBand{0, 0, 0, 0}, false);
+    }
+
+    // With inBand, a tile the band cuts (`band`: Apply's ApplyBand kills its excluded scores
+    // after): whether any byte excludes inside the band. A causal mask's diagonal tile excludes
+    // only what the band excludes: it then skips the cast, compare and select, and (a mask
+    // plane the heads share) the later heads find it in the clear tiles and skip its load and
+    // passes as well (InBandExcluded).
+    template <class Band>
+    __aicore__ inline static bool AddTensorMask(const AscendC::LocalTensor<float> &s,
+                                                const AscendC::LocalTensor<float> &tmp,
+                                                const AscendC::LocalTensor<uint8_t> &maskBytes, uint32_t rows,
+                                                uint32_t cols, const Band &band, bool inBand)
+    {
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_MASK);
         if (!AnyExcluded(tmp, maskBytes, rows, cols)) {
+            return false;
+        }
+        if (inBand && !InBandExcluded(tmp, maskBytes, rows, cols, band)) {
             return false;
         }
         // whole 256-byte repeats of half (cols = blockKv is 64 or 128; rowsPerVec is even, so a
@@ -281,6 +336,49 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
         return true;
     }
 
+    // Whether a mask byte excludes a score inside the band (AddTensorMask's inBand), with only
+    // integer work (a timing-only run branches alike). The bytes as uint16 outside the band go
+    // to 0 in place (a run of rows that lose them all takes one Duplicate, a row at the edge one
+    // with a lane mask); a uint16 at the band's edge also holds a byte inside it, which the
+    // scalar unit reads first: if any of those excludes, the answer is yes and nothing changes.
+    // Else the zeroed bytes are ones the band kills or zeros already, so the compare and select
+    // that may follow give the same scores. The rest is or-folded as in AnyExcluded.
+    template <class Band>
+    __aicore__ inline static bool InBandExcluded(const AscendC::LocalTensor<float> &tmp,
+                                                 const AscendC::LocalTensor<uint8_t> &maskBytes, uint32_t rows,
+                                                 uint32_t cols, const Band &band)
+    {
+        for (uint32_t r = 0; r < rows; ++r) {
+            int64_t lo = 0;
+            int64_t hi = 0;
+            band(r, lo, hi);
+            if (hi > lo && (((hi & 1) != 0 && maskBytes.GetValue(r * cols + hi - 1) != 0) ||
+                            ((lo & 1) != 0 && maskBytes.GetValue(r * cols + lo) != 0))) {
+                return true;
+            }
+        }
+        PipeSync<AscendC::HardEvent::S_V>();
+        const AscendC::LocalTensor<uint16_t> words = maskBytes.template ReinterpretCast<uint16_t>();
+        FillOutside(words, rows, cols / 2, WordBand<Band>{band}, static_cast<uint16_t>(0));
+        return AnyNonZero(tmp.template ReinterpretCast<uint16_t>(), words, rows * cols / 2);
+    }
+
+    // A band in uint16 lanes of byte pairs: the lanes whose two bytes both lie inside it.
+    template <class Band> struct WordBand {
+        Band bytes;
+        __aicore__ inline void operator()(uint32_t r, int64_t &lo, int64_t &hi) const
+        {
+            bytes(r, lo, hi);
+            if (hi <= lo) {
+                lo = 0;
+                hi = 0;
+                return;
+            }
+            lo = (lo + 1) / 2;
+            hi = hi / 2;
+        }
+    };
+
     // Whether any of the rows x cols mask bytes is non-zero (padding columns past the valid
     // keys count too: a false "yes" only costs the three passes). The bytes as uint16 are
     // or-folded in halves (ping-pong between two areas of tmp) down to one 32-byte block, which
@@ -290,16 +388,25 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
                                               const AscendC::LocalTensor<uint8_t> &maskBytes, uint32_t rows,
                                               uint32_t cols)
     {
-        constexpr uint32_t BLOCK = 16;          // uint16 per 32-byte block
         const uint32_t area = rows * cols / 2;  // uint16 of the tile; cols is 64 or 128
-        const AscendC::LocalTensor<uint16_t> work = tmp.template ReinterpretCast<uint16_t>();
-        AscendC::LocalTensor<uint16_t> cur = maskBytes.template ReinterpretCast<uint16_t>();
-        uint32_t blocks = area / BLOCK;
+        return AnyNonZero(tmp.template ReinterpretCast<uint16_t>(), maskBytes.template ReinterpretCast<uint16_t>(),
+                          area);
+    }
+
+    // Whether any of the n uint16 of `from` (a multiple of 16) is non-zero:
+    // or-folded in halves into work (ping-pong between offsets 0 and n) down to one 32-byte
+    // block the scalar unit reads.
+    __aicore__ inline static bool AnyNonZero(const AscendC::LocalTensor<uint16_t> &work,
+                                             const AscendC::LocalTensor<uint16_t> &from, uint32_t n)
+    {
+        constexpr uint32_t BLOCK = 16;  // uint16 per 32-byte block
+        AscendC::LocalTensor<uint16_t> cur = from;
+        uint32_t blocks = n / BLOCK;
         uint32_t side = 0;
         while (blocks > 1) {
-            // the first ceil(n/2) blocks | the last ceil(n/2) (they share the middle one if n is odd)
+            // the first ceil(blocks/2) blocks | the last ones (they share the middle one if odd)
             const uint32_t keep = (blocks + 1) / 2;
-            const AscendC::LocalTensor<uint16_t> dst = work[side * area];
+            const AscendC::LocalTensor<uint16_t> dst = work[side * n];
             AscendC::Or(dst, cur, cur[(blocks - keep) * BLOCK], static_cast<int32_t>(keep * BLOCK));
             AscendC::PipeBarrier<PIPE_V>();
             cur = dst;
@@ -318,6 +425,7 @@ protected:
     AscendC::GlobalTensor<uint8_t> mask_;
     mutable bool loaded_ = false;  // Load issued the next Apply's mask rows (Apply consumes them)
     mutable bool known_ = false;   // Load found the next Apply's rows in the clear tiles
+    bool headsInRow_ = false;      // HeadsInRow: a core meets a tile again with the next head
     uint64_t pending_ = 0;         // the clear-tile key of the rows Load issued
     uint32_t pendingShape_ = 0, pendingSlot_ = 0;
     mutable uint64_t clearAt_[CLEAR_TILES] = {};

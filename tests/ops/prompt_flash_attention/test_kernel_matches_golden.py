@@ -270,6 +270,27 @@ def test_two_heads_share_the_clear_tiles_of_a_mask_plane(b, d, n, sq, skv):
     run_and_judge(kw)
 
 
+@pytest.mark.parametrize("pre,nxt", [(MAX_INT, 0), (301, 0), (300, 3)])
+def test_later_heads_keep_a_mask_byte_at_the_band_edge(pre, nxt):
+    # A tile the band cuts whose excluded bytes all lie outside the band is recorded clear
+    # for the later heads (mask_band.h InBandExcluded); a byte excluded on the band's last or
+    # first key of a row shares its uint16 with a byte outside the band and is read apart.
+    # Rows of both parities, on either edge; two heads run a q-block's heads in a row.
+    sq = skv = 640
+    band = band_mask(sq, skv, pre, nxt)
+    mask = band.copy()
+    hit_rows = (40, 41, 200, 333, 334, 517, 600)
+    for r in hit_rows:
+        mask[r, min(r + nxt, skv - 1)] = True
+        if pre < sq and r - pre >= 0:
+            mask[r, r - pre] = True
+    kw = make_kwargs(sq=sq, skv=skv, d=128, n=2, mask=mask, pre_tokens=pre, next_tokens=nxt)
+    with_hits = golden.prompt_flash_attention(**kw)
+    without = golden.prompt_flash_attention(**{**kw, "atten_mask": band})
+    assert np.abs(with_hits[0, 1, list(hit_rows)] - without[0, 1, list(hit_rows)]).max() > 1e-3
+    run_and_judge(kw)
+
+
 def test_mask_padded_wider_than_kv_is_read_from_top_left():
     mask = np.zeros((1, 1, 64, 96), np.bool_)  # KV_S 70 padded to 96 columns
     mask[..., 64:, :] = True
