@@ -67,7 +67,9 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishUnit(uin
     const uint32_t rows = units_[set].rows;
     const uint32_t blocks = units_[set].blocks;
     FinishRows(u, rowOff, rows, blocks, lastSlot);
-    if (rows != 0) {
+    // The core's last unit leaves acc_ as it is: nothing accumulates after it, and the zeroing
+    // would sit between its output stores and the end of the core (split-KV: the combine's SyncAll).
+    if (rows != 0 && units_[set].unit + 1 < split_.End(core_)) {
         AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(rows * p_->headDimAlign));
         AscendC::PipeBarrier<PIPE_V>();
     }
