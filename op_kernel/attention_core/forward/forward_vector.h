@@ -136,8 +136,8 @@ public:
             // A deferred finish must run before its unit's statistics set is reused, and before
             // the P store of a block that ends a unit in its block slot: with that P the cube
             // computes that unit's final sum into the same final O slot the finish reads.
-            if (finishPending_ && ((c.j == 0 && c.set == finishSet_) ||
-                                   (issued_ % WS_SLOTS == finishSlot_ && c.j + 1 == c.blocks))) {
+            if (finishPending_ &&
+                ((c.j == 0 && c.set == finishSet_) || (issued_ % WS_SLOTS == finishSlot_ && c.j + 1 == c.blocks))) {
                 FinishDeferred();
             }
             UseSet(c.set);
