@@ -13,6 +13,8 @@ Everything here works on one batch and one block of query rows at a time, so tha
 The function names below are a stable interface (other golden modules import them).
 """
 
+import inspect
+
 import ml_dtypes
 import numpy as np
 
@@ -31,6 +33,30 @@ _DTYPES = {
     "float32": np.dtype(np.float32),
     "int8": np.dtype(np.int8),
 }
+
+
+# ----------------------------------------------------------------------------- golden pairs
+def golden_pair(impl, name, benchmark_doc):
+    """The golden `name` and its same-dtype `name_benchmark` (the two-golden rule of
+    docs/precision.md) from one implementation `impl(bench, ...)`.  Both take impl's parameters
+    after `bench`, so each operator's signature is written once; `name` takes impl's docstring."""
+    public = inspect.signature(impl)
+    public = public.replace(parameters=list(public.parameters.values())[1:])
+
+    def variant(bench, fname, doc):
+        def fn(*args, **kwargs):
+            try:
+                return impl(bench, *args, **kwargs)
+            except TypeError as e:
+                if e.__traceback__.tb_next is not None:  # raised inside impl, not by the call
+                    raise
+                raise TypeError(str(e).replace(f"{impl.__name__}()", f"{fname}()", 1)) from None
+
+        fn.__name__ = fn.__qualname__ = fname
+        fn.__doc__, fn.__module__, fn.__signature__ = doc, impl.__module__, public
+        return fn
+
+    return variant(False, name, impl.__doc__), variant(True, f"{name}_benchmark", benchmark_doc)
 
 
 # ----------------------------------------------------------------------------- dtypes

@@ -6,6 +6,8 @@ Per batch b of the TND tensors (rows actual_seq_qlen[b-1]..actual_seq_qlen[b]):
 with ⊕ = "add then multiply" (pse_type 1) or "multiply then add" (0, 2, 3).
 """
 
+import inspect
+
 import numpy as np
 
 from . import _blockwise as bw
@@ -32,27 +34,27 @@ class TndProblem:
         key,
         value,
         *,
-        query_rope,
-        key_rope,
-        pse_shift,
-        drop_mask,
-        atten_mask,
-        sink,
-        prefix,
         actual_seq_qlen,
         actual_seq_kvlen,
-        q_start_idx,
-        kv_start_idx,
-        scale_value,
-        keep_prob,
-        pre_tokens,
-        next_tokens,
         head_num,
-        input_layout,
-        inner_precise,
-        sparse_mode,
-        pse_type,
         op,
+        query_rope=None,
+        key_rope=None,
+        pse_shift=None,
+        drop_mask=None,
+        atten_mask=None,
+        sink=None,
+        prefix=None,
+        q_start_idx=None,
+        kv_start_idx=None,
+        scale_value=1.0,
+        keep_prob=1.0,
+        pre_tokens=c.INT_MAX,
+        next_tokens=c.INT_MAX,
+        input_layout="TND",
+        inner_precise=0,
+        sparse_mode=0,
+        pse_type=1,
     ):
         if input_layout != "TND":
             raise ValueError(f"input_layout {input_layout!r}: {op} supports only TND")
@@ -114,6 +116,12 @@ class TndProblem:
         self.scale, self.keep_prob = scale_value, keep_prob
         self.pre, self.next, self.mode, self.heads = pre_tokens, next_tokens, sparse_mode, head_num
         self.band_index = c.band_batch_index(sparse_mode, self.q_lens, self.kv_lens)
+
+    @classmethod
+    def from_call(cls, args, op):
+        """From an operator call's arguments (a dict of its parameters): the ones this takes."""
+        names = inspect.signature(cls).parameters
+        return cls(op=op, **{k: v for k, v in args.items() if k in names})
 
     def batch_views(self, b):
         """[N, S, D] views of Q, K, V (and rope parts) of batch b."""
@@ -221,56 +229,7 @@ def run_forward(p, bench, stats="TND"):
 
 
 def _var_len(
-    query,
-    key,
-    value,
-    real_shift,
-    drop_mask,
-    padding_mask,
-    atten_mask,
-    prefix,
-    actual_seq_qlen,
-    actual_seq_kvlen,
-    scale_value,
-    keep_prob,
-    pre_tokens,
-    next_tokens,
-    head_num,
-    input_layout,
-    inner_precise,
-    sparse_mode,
     bench,
-):
-    p = TndProblem(
-        query,
-        key,
-        value,
-        query_rope=None,
-        key_rope=None,
-        pse_shift=real_shift,
-        drop_mask=drop_mask,
-        atten_mask=atten_mask,
-        sink=None,
-        prefix=prefix,
-        actual_seq_qlen=actual_seq_qlen,
-        actual_seq_kvlen=actual_seq_kvlen,
-        q_start_idx=None,
-        kv_start_idx=None,
-        scale_value=scale_value,
-        keep_prob=keep_prob,
-        pre_tokens=pre_tokens,
-        next_tokens=next_tokens,
-        head_num=head_num,
-        input_layout=input_layout,
-        inner_precise=inner_precise,
-        sparse_mode=sparse_mode,
-        pse_type=1,
-        op="aclnnFlashAttentionVarLenScore",
-    )
-    return run_forward(p, bench, "TND")
-
-
-def flash_attention_var_len_score(
     query,
     key,
     value,
@@ -284,8 +243,8 @@ def flash_attention_var_len_score(
     actual_seq_kvlen,
     scale_value=1.0,
     keep_prob=1.0,
-    pre_tokens=2147483647,
-    next_tokens=2147483647,
+    pre_tokens=c.INT_MAX,
+    next_tokens=c.INT_MAX,
     head_num,
     input_layout="TND",
     inner_precise=0,
@@ -293,132 +252,17 @@ def flash_attention_var_len_score(
 ):
     """aclnnFlashAttentionVarLenScore: dict(softmax_max [T,N,8], softmax_sum [T,N,8],
     attention_out [T,N,Dv]) float32.  pse (real_shift) is added before the scale."""
-    return _var_len(
-        query,
-        key,
-        value,
-        real_shift,
-        drop_mask,
-        padding_mask,
-        atten_mask,
-        prefix,
-        actual_seq_qlen,
-        actual_seq_kvlen,
-        scale_value,
-        keep_prob,
-        pre_tokens,
-        next_tokens,
-        head_num,
-        input_layout,
-        inner_precise,
-        sparse_mode,
-        False,
-    )
+    args = dict(locals(), pse_shift=real_shift)
+    return run_forward(TndProblem.from_call(args, "aclnnFlashAttentionVarLenScore"), bench, "TND")
 
 
-def flash_attention_var_len_score_benchmark(
-    query,
-    key,
-    value,
-    *,
-    real_shift=None,
-    drop_mask=None,
-    padding_mask=None,
-    atten_mask=None,
-    prefix=None,
-    actual_seq_qlen,
-    actual_seq_kvlen,
-    scale_value=1.0,
-    keep_prob=1.0,
-    pre_tokens=2147483647,
-    next_tokens=2147483647,
-    head_num,
-    input_layout="TND",
-    inner_precise=0,
-    sparse_mode=0,
-):
-    """Device-like same-dtype variant of flash_attention_var_len_score."""
-    return _var_len(
-        query,
-        key,
-        value,
-        real_shift,
-        drop_mask,
-        padding_mask,
-        atten_mask,
-        prefix,
-        actual_seq_qlen,
-        actual_seq_kvlen,
-        scale_value,
-        keep_prob,
-        pre_tokens,
-        next_tokens,
-        head_num,
-        input_layout,
-        inner_precise,
-        sparse_mode,
-        True,
-    )
+flash_attention_var_len_score, flash_attention_var_len_score_benchmark = c.golden_pair(
+    _var_len, "flash_attention_var_len_score", "Device-like same-dtype variant of flash_attention_var_len_score."
+)
 
 
 def _tnd_forward(
     bench,
-    query,
-    key,
-    value,
-    query_rope,
-    key_rope,
-    pse_shift,
-    drop_mask,
-    padding_mask,
-    atten_mask,
-    sink,
-    prefix,
-    actual_seq_qlen,
-    actual_seq_kvlen,
-    q_start_idx,
-    kv_start_idx,
-    scale_value,
-    keep_prob,
-    pre_tokens,
-    next_tokens,
-    head_num,
-    input_layout,
-    inner_precise,
-    sparse_mode,
-    pse_type,
-    softmax_in_layout,
-):
-    p = TndProblem(
-        query,
-        key,
-        value,
-        query_rope=query_rope,
-        key_rope=key_rope,
-        pse_shift=pse_shift,
-        drop_mask=drop_mask,
-        atten_mask=atten_mask,
-        sink=sink,
-        prefix=prefix,
-        actual_seq_qlen=actual_seq_qlen,
-        actual_seq_kvlen=actual_seq_kvlen,
-        q_start_idx=q_start_idx,
-        kv_start_idx=kv_start_idx,
-        scale_value=scale_value,
-        keep_prob=keep_prob,
-        pre_tokens=pre_tokens,
-        next_tokens=next_tokens,
-        head_num=head_num,
-        input_layout=input_layout,
-        inner_precise=inner_precise,
-        sparse_mode=sparse_mode,
-        pse_type=pse_type,
-        op="flash_attention_tnd_forward",
-    )
-    return run_forward(p, bench, stats_layout(softmax_in_layout))
-
-
-def flash_attention_tnd_forward(
     query,
     key,
     value,
@@ -437,8 +281,8 @@ def flash_attention_tnd_forward(
     kv_start_idx=None,
     scale_value=1.0,
     keep_prob=1.0,
-    pre_tokens=2147483647,
-    next_tokens=2147483647,
+    pre_tokens=c.INT_MAX,
+    next_tokens=c.INT_MAX,
     head_num,
     input_layout="TND",
     inner_precise=0,
@@ -450,90 +294,10 @@ def flash_attention_tnd_forward(
     sink, pse types 0-3, q/kv start indices.  Returns dict(softmax_max, softmax_sum,
     attention_out); the stats are [T,N,8] for softmax_in_layout="same_as_input" and
     [N,T,8] (NTD) for "", ready to pass to flash_attention_unpadding_score_grad_v5."""
-    return _tnd_forward(
-        False,
-        query,
-        key,
-        value,
-        query_rope,
-        key_rope,
-        pse_shift,
-        drop_mask,
-        padding_mask,
-        atten_mask,
-        sink,
-        prefix,
-        actual_seq_qlen,
-        actual_seq_kvlen,
-        q_start_idx,
-        kv_start_idx,
-        scale_value,
-        keep_prob,
-        pre_tokens,
-        next_tokens,
-        head_num,
-        input_layout,
-        inner_precise,
-        sparse_mode,
-        pse_type,
-        softmax_in_layout,
-    )
+    p = TndProblem.from_call(locals(), "flash_attention_tnd_forward")
+    return run_forward(p, bench, stats_layout(softmax_in_layout))
 
 
-def flash_attention_tnd_forward_benchmark(
-    query,
-    key,
-    value,
-    *,
-    query_rope=None,
-    key_rope=None,
-    pse_shift=None,
-    drop_mask=None,
-    padding_mask=None,
-    atten_mask=None,
-    sink=None,
-    prefix=None,
-    actual_seq_qlen,
-    actual_seq_kvlen,
-    q_start_idx=None,
-    kv_start_idx=None,
-    scale_value=1.0,
-    keep_prob=1.0,
-    pre_tokens=2147483647,
-    next_tokens=2147483647,
-    head_num,
-    input_layout="TND",
-    inner_precise=0,
-    sparse_mode=0,
-    pse_type=1,
-    softmax_in_layout="",
-):
-    """Device-like same-dtype variant of flash_attention_tnd_forward."""
-    return _tnd_forward(
-        True,
-        query,
-        key,
-        value,
-        query_rope,
-        key_rope,
-        pse_shift,
-        drop_mask,
-        padding_mask,
-        atten_mask,
-        sink,
-        prefix,
-        actual_seq_qlen,
-        actual_seq_kvlen,
-        q_start_idx,
-        kv_start_idx,
-        scale_value,
-        keep_prob,
-        pre_tokens,
-        next_tokens,
-        head_num,
-        input_layout,
-        inner_precise,
-        sparse_mode,
-        pse_type,
-        softmax_in_layout,
-    )
+flash_attention_tnd_forward, flash_attention_tnd_forward_benchmark = c.golden_pair(
+    _tnd_forward, "flash_attention_tnd_forward", "Device-like same-dtype variant of flash_attention_tnd_forward."
+)

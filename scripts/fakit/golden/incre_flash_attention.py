@@ -15,7 +15,7 @@ quant_scale2 quantises the output to int8 (round half to even, saturate to [-128
 
 import numpy as np
 
-from ._common import int_seq
+from ._common import golden_pair, int_seq
 from ._common import round_to as _round_to
 
 __all__ = ["incre_flash_attention_v4", "incre_flash_attention_v4_benchmark"]
@@ -432,7 +432,8 @@ def _run(benchmark, query, key, value, **kw):
     return pb.finish(out)
 
 
-def incre_flash_attention_v4(
+def _ifa(
+    benchmark,
     query,
     key,
     value,
@@ -458,33 +459,12 @@ def incre_flash_attention_v4(
 ):
     """High-precision golden of aclnnIncreFlashAttentionV4; returns attentionOut as float32."""
     args = dict(locals())
-    return _run(False, **args)
+    del args["benchmark"]
+    return _run(benchmark, **args)
 
 
-def incre_flash_attention_v4_benchmark(
-    query,
-    key,
-    value,
-    *,
-    pse_shift=None,
-    atten_mask=None,
-    actual_seq_lengths=None,
-    dequant_scale1=None,
-    quant_scale1=None,
-    dequant_scale2=None,
-    quant_scale2=None,
-    quant_offset2=None,
-    antiquant_scale=None,
-    antiquant_offset=None,
-    block_table=None,
-    kv_padding_size=None,
-    num_heads,
-    scale_value=1.0,
-    input_layout="BSH",
-    num_key_value_heads=0,
-    block_size=0,
-    inner_precise=1,
-):
-    """Same-dtype, blockwise (128-key online softmax) benchmark of aclnnIncreFlashAttentionV4."""
-    args = dict(locals())
-    return _run(True, **args)
+incre_flash_attention_v4, incre_flash_attention_v4_benchmark = golden_pair(
+    _ifa,
+    "incre_flash_attention_v4",
+    "Same-dtype, blockwise (128-key online softmax) benchmark of aclnnIncreFlashAttentionV4.",
+)

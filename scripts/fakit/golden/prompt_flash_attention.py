@@ -15,21 +15,23 @@ __all__ = ["prompt_flash_attention", "prompt_flash_attention_benchmark"]
 
 
 def _pfa(
+    bench,
     query,
     key,
     value,
     *,
-    pse_shift,
-    atten_mask,
-    actual_seq_lengths,
+    pse_shift=None,
+    atten_mask=None,
+    actual_seq_lengths=None,
     num_heads,
-    scale_value,
-    pre_tokens,
-    next_tokens,
-    input_layout,
-    num_key_value_heads,
-    bench,
+    scale_value=1.0,
+    pre_tokens=c.INT_MAX,
+    next_tokens=0,
+    input_layout="BSH",
+    num_key_value_heads=0,
 ):
+    """attention_out of aclnnPromptFlashAttention as float32 (query's layout; BSND for
+    BNSD_BSND).  Query rows at or beyond actual_seq_lengths[b] output 0."""
     layout = str(input_layout)
     if layout not in ("BSH", "BSND", "BNSD", "BNSD_BSND"):
         raise ValueError(f"input_layout {layout!r} is not one of BSH, BSND, BNSD, BNSD_BSND")
@@ -91,69 +93,9 @@ def _pfa(
     return np.ascontiguousarray(c.from_bnsd(out, layout))
 
 
-def prompt_flash_attention(
-    query,
-    key,
-    value,
-    *,
-    pse_shift=None,
-    atten_mask=None,
-    actual_seq_lengths=None,
-    num_heads,
-    scale_value=1.0,
-    pre_tokens=2147483647,
-    next_tokens=0,
-    input_layout="BSH",
-    num_key_value_heads=0,
-):
-    """attention_out of aclnnPromptFlashAttention as float32 (query's layout; BSND for
-    BNSD_BSND).  Query rows at or beyond actual_seq_lengths[b] output 0."""
-    return _pfa(
-        query,
-        key,
-        value,
-        pse_shift=pse_shift,
-        atten_mask=atten_mask,
-        actual_seq_lengths=actual_seq_lengths,
-        num_heads=num_heads,
-        scale_value=scale_value,
-        pre_tokens=pre_tokens,
-        next_tokens=next_tokens,
-        input_layout=input_layout,
-        num_key_value_heads=num_key_value_heads,
-        bench=False,
-    )
-
-
-def prompt_flash_attention_benchmark(
-    query,
-    key,
-    value,
-    *,
-    pse_shift=None,
-    atten_mask=None,
-    actual_seq_lengths=None,
-    num_heads,
-    scale_value=1.0,
-    pre_tokens=2147483647,
-    next_tokens=0,
-    input_layout="BSH",
-    num_key_value_heads=0,
-):
-    """Same result computed the way a device would in query's dtype (online softmax over
-    blocks of 128 keys, P rounded to the dtype, output rounded to the dtype)."""
-    return _pfa(
-        query,
-        key,
-        value,
-        pse_shift=pse_shift,
-        atten_mask=atten_mask,
-        actual_seq_lengths=actual_seq_lengths,
-        num_heads=num_heads,
-        scale_value=scale_value,
-        pre_tokens=pre_tokens,
-        next_tokens=next_tokens,
-        input_layout=input_layout,
-        num_key_value_heads=num_key_value_heads,
-        bench=True,
-    )
+prompt_flash_attention, prompt_flash_attention_benchmark = c.golden_pair(
+    _pfa,
+    "prompt_flash_attention",
+    "Same result computed the way a device would in query's dtype (online softmax over blocks of 128 keys,"
+    " P rounded to the dtype, output rounded to the dtype).",
+)

@@ -15,9 +15,9 @@ scaled scores, softmax_sum the sum of exp(score - max); shapes (B, N2, S1, G) or
 
 import numpy as np
 
+from ._common import INT_MAX, golden_pair, tnd_segments
 from ._common import int_seq as _int_seq
 from ._common import round_to as _round_to
-from ._common import tnd_segments
 from .incre_flash_attention import online_softmax_attention
 
 __all__ = [
@@ -432,7 +432,8 @@ def _backward(
     )
 
 
-def sparse_flash_attention(
+def _forward_call(
+    benchmark,
     query,
     key,
     value,
@@ -454,37 +455,11 @@ def sparse_flash_attention(
     return_softmax_lse=True,
 ):
     """Golden of the SparseFlashAttention forward -> dict(attention_out, softmax_max, softmax_sum)."""
-    args = dict(locals())
-    return _forward(False, **args)
+    return _forward(**locals())
 
 
-def sparse_flash_attention_benchmark(
-    query,
-    key,
-    value,
-    sparse_indices,
-    *,
-    scale_value,
-    block_table=None,
-    actual_seq_lengths_query=None,
-    actual_seq_lengths_kv=None,
-    query_rope=None,
-    key_rope=None,
-    sparse_block_size=1,
-    layout_query="BSND",
-    layout_kv="BSND",
-    sparse_mode=3,
-    pre_tokens=(1 << 63) - 1,
-    next_tokens=(1 << 63) - 1,
-    attention_mode=2,
-    return_softmax_lse=True,
-):
-    """Same-dtype blockwise benchmark of the SparseFlashAttention forward."""
-    args = dict(locals())
-    return _forward(True, **args)
-
-
-def sparse_flash_attention_grad(
+def _backward_call(
+    benchmark,
     query,
     key,
     value,
@@ -502,38 +477,20 @@ def sparse_flash_attention_grad(
     sparse_block_size=1,
     layout="BSND",
     sparse_mode=0,
-    pre_tokens=2147483647,
-    next_tokens=2147483647,
+    pre_tokens=INT_MAX,
+    next_tokens=INT_MAX,
     deterministic=False,
 ):
     """Golden of aclnnSparseFlashAttentionGrad -> dict(d_query, d_key, d_value, d_query_rope,
     d_key_rope); the rope grads are None without rope inputs."""
-    args = dict(locals())
-    return _backward(False, **args)
+    return _backward(**locals())
 
 
-def sparse_flash_attention_grad_benchmark(
-    query,
-    key,
-    value,
-    sparse_indices,
-    d_out,
-    out,
-    softmax_max,
-    softmax_sum,
-    *,
-    actual_seq_lengths_query=None,
-    actual_seq_lengths_kv=None,
-    query_rope=None,
-    key_rope=None,
-    scale_value,
-    sparse_block_size=1,
-    layout="BSND",
-    sparse_mode=0,
-    pre_tokens=2147483647,
-    next_tokens=2147483647,
-    deterministic=False,
-):
-    """Same-dtype benchmark of aclnnSparseFlashAttentionGrad (P and dS rounded to the dtype)."""
-    args = dict(locals())
-    return _backward(True, **args)
+sparse_flash_attention, sparse_flash_attention_benchmark = golden_pair(
+    _forward_call, "sparse_flash_attention", "Same-dtype blockwise benchmark of the SparseFlashAttention forward."
+)
+sparse_flash_attention_grad, sparse_flash_attention_grad_benchmark = golden_pair(
+    _backward_call,
+    "sparse_flash_attention_grad",
+    "Same-dtype benchmark of aclnnSparseFlashAttentionGrad (P and dS rounded to the dtype).",
+)
