@@ -1,7 +1,9 @@
 // The hazard checker's global-memory part (see emu/race.h): a happens-before order over every
 // (core, pipe) of a launch and a shadow of the GM the launch touches.
+#include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "emu/device_memory.h"
@@ -58,6 +60,7 @@ bool Before(const Cur &k, uint64_t e, bool scalarReadExempt)
 
 struct Rec {
     uint64_t w = 0;          // the last plain write
+    const char *wApi = nullptr;  // and its API, for the message
     std::vector<uint64_t> r; // the reads since it, none ordered before another
     std::vector<uint64_t> a; // the atomic writes since it, none ordered before another
 };
@@ -93,8 +96,14 @@ std::string CoreLabel(uint64_t slot)
     return b;
 }
 
-[[noreturn]] void Report(const char *api, const Cur &k, uint64_t addr, uint64_t e, const char *earlier)
+[[noreturn]] void Report(const char *api, const Cur &k, uint64_t addr, uint64_t e, const char *earlierWhat,
+                         const char *earlierApi = nullptr)
 {
+    char earlier[96];
+    if (earlierApi != nullptr)
+        std::snprintf(earlier, sizeof earlier, "%s (%s)", earlierWhat, earlierApi);
+    else
+        std::snprintf(earlier, sizeof earlier, "%s", earlierWhat);
     const uint64_t tid = (e >> kClockBits) - 1;
     const int q = static_cast<int>(tid % kPipes);
     const uint64_t slot = tid / kPipes;
@@ -125,7 +134,7 @@ std::string CoreLabel(uint64_t slot)
 // Checks the current access against one record and updates it.
 void Apply(const char *api, const Cur &k, Rec &r, uint64_t addr)
 {
-    if (r.w != 0 && !Before(k, r.w, false)) Report(api, k, addr, r.w, "wrote");
+    if (r.w != 0 && !Before(k, r.w, false)) Report(api, k, addr, r.w, "wrote", r.wApi);
     if (k.write)
         for (uint64_t e : r.r)
             if (!Before(k, e, true)) Report(api, k, addr, e, "read");
@@ -145,6 +154,7 @@ void Apply(const char *api, const Cur &k, Rec &r, uint64_t addr)
         add(r.a);
     } else if (k.write) {
         r.w = k.epoch;
+        r.wApi = api;
         r.r.clear();
         r.a.clear();
     } else {
@@ -162,6 +172,7 @@ void Visit(const char *api, const Cur &k, Node &n, int level, uint64_t base, uin
         n.kids = new Node[fan];
         for (uint64_t i = 0; i < fan; ++i) {
             n.kids[i].rec.w = n.rec.w;
+            n.kids[i].rec.wApi = n.rec.wApi;
             n.kids[i].rec.r = n.rec.r;
             n.kids[i].rec.a = n.rec.a;
         }
@@ -177,6 +188,7 @@ void Visit(const char *api, const Cur &k, Node &n, int level, uint64_t base, uin
         n.kids = nullptr;
         n.rec = Rec();
         n.rec.w = k.epoch;
+        n.rec.wApi = api;
     }
 }
 
