@@ -185,7 +185,8 @@ int &Counter(LaunchShared &s, int slot, int flag) { return s.counter[slot * kCro
 int TimingCounter(const LaunchShared &s, int slot, int flag) { return (s.firstBlock * 3 + slot) * kCrossFlags + flag; }
 
 // One more set of `flag` for core `slot`; the timeline model learns which set ids release it.
-void Bump(LaunchShared &s, int slot, int flag, const char *api, const std::vector<uint64_t> &ids, const RaceClock &clock)
+void Bump(LaunchShared &s, int slot, int flag, const char *api, const std::vector<uint64_t> &ids,
+          const RaceClock &clock)
 {
     int &c = Counter(s, slot, flag);
     if (++c > 15)

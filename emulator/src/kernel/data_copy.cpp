@@ -208,8 +208,9 @@ void Nd2Nz(const char *api, LocalRef dst, const void *src, bool srcIsGm, int es,
     RaceWrite(api, srcIsGm ? Pipe::MTE2 : Pipe::MTE3, dst.buf, dst.p, dstSpan);
     if (srcIsGm && g_raceCheck)
         for (uint32_t i = 0; i < p.ndNum; ++i)
-            RaceGm(api, Pipe::MTE2, static_cast<const uint8_t *>(src) + static_cast<uint64_t>(i) * p.srcNdMatrixStride * es,
-                   p.nValue, static_cast<uint64_t>(p.dValue) * es, static_cast<uint64_t>(p.srcDValue) * es, false);
+            RaceGm(api, Pipe::MTE2,
+                   static_cast<const uint8_t *>(src) + static_cast<uint64_t>(i) * p.srcNdMatrixStride * es, p.nValue,
+                   static_cast<uint64_t>(p.dValue) * es, static_cast<uint64_t>(p.srcDValue) * es, false);
     auto *d = static_cast<uint8_t *>(dst.p);
     auto *s = static_cast<const uint8_t *>(src);
     for (uint32_t i = 0; i < p.ndNum; ++i)

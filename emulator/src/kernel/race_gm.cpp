@@ -59,10 +59,10 @@ bool Before(const Cur &k, uint64_t e, bool scalarReadExempt)
 }
 
 struct Rec {
-    uint64_t w = 0;          // the last plain write
+    uint64_t w = 0;              // the last plain write
     const char *wApi = nullptr;  // and its API, for the message
-    std::vector<uint64_t> r; // the reads since it, none ordered before another
-    std::vector<uint64_t> a; // the atomic writes since it, none ordered before another
+    std::vector<uint64_t> r;     // the reads since it, none ordered before another
+    std::vector<uint64_t> a;     // the atomic writes since it, none ordered before another
 };
 
 // A shadow node: one record for its whole range, or (kids) one per part: a 4 KiB page splits
@@ -217,14 +217,23 @@ void ClearShadow()
 int RowOfPipeT(int pipeT)  // pipe_t -> Pipe index; -1: PIPE_ALL (or a pipe A2 has no row for)
 {
     switch (pipeT) {
-        case 0: return kS;
-        case 1: case 9: return static_cast<int>(Pipe::V);
-        case 2: return static_cast<int>(Pipe::M);
-        case 3: return static_cast<int>(Pipe::MTE1);
-        case 4: return static_cast<int>(Pipe::MTE2);
-        case 5: return static_cast<int>(Pipe::MTE3);
-        case 10: return static_cast<int>(Pipe::FIXP);
-        default: return -1;
+        case 0:
+            return kS;
+        case 1:
+        case 9:
+            return static_cast<int>(Pipe::V);
+        case 2:
+            return static_cast<int>(Pipe::M);
+        case 3:
+            return static_cast<int>(Pipe::MTE1);
+        case 4:
+            return static_cast<int>(Pipe::MTE2);
+        case 5:
+            return static_cast<int>(Pipe::MTE3);
+        case 10:
+            return static_cast<int>(Pipe::FIXP);
+        default:
+            return -1;
     }
 }
 

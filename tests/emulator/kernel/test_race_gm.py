@@ -50,9 +50,7 @@ def _run(emu_build, case, check):
     env = {k: v for k, v in os.environ.items() if k != "ASCEND_EMU_RACECHECK"}
     if check:
         env["ASCEND_EMU_RACECHECK"] = "1"
-    return subprocess.run(
-        [str(emu_build / "race_gm_tests"), case], capture_output=True, text=True, timeout=60, env=env
-    )
+    return subprocess.run([str(emu_build / "race_gm_tests"), case], capture_output=True, text=True, timeout=60, env=env)
 
 
 def test_every_case_is_listed(emu_build):
