@@ -170,6 +170,33 @@ void syncall_producer_consumer()
     GmFree(out);
 }
 
+// The two vector cores of an AI core exchange halves of a row through GM, ordered by a mode-1
+// flag (the group set completes when both have set it: it publishes both cores' writes).
+void mode1_vector_pair_exchange()
+{
+    auto *g = static_cast<float *>(GmAlloc(128 * sizeof(float)));
+    Run(emu::CoreMix::MIX_AIC_1_2, 1, [g] {
+        if ASCEND_IS_AIC {
+            return;
+        }
+        const int me = static_cast<int>(GetSubBlockIdx());
+        GlobalTensor<float> gt;
+        gt.SetGlobalBuffer(g, 128);
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> ub;
+        pipe.InitBuffer(ub, 1024);
+        LocalTensor<float> t = ub.Get<float>();
+        Duplicate(t, static_cast<float>(me + 1), 64);
+        SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+        DataCopy(gt[me * 64], t, 64);
+        CrossCoreSetFlag<1, PIPE_MTE3>(FLAG_READY);
+        CrossCoreWaitFlag(FLAG_READY);
+        DataCopy(t[64], gt[(1 - me) * 64], 64);
+    });
+    GmFree(g);
+}
+
 // Every vector core adds its row into one accumulator row with SetAtomicAdd; with `readBack`
 // core 0 then reads the accumulator with no ordering after the other cores' adds.
 void AtomicAccumulate(bool readBack)
@@ -286,6 +313,7 @@ int main(int argc, char **argv)
         {"raw_flag_on_wrong_pipe", raw_flag_on_wrong_pipe},
         {"raw_flag_on_writing_pipe", raw_flag_on_writing_pipe},
         {"syncall_producer_consumer", syncall_producer_consumer},
+        {"mode1_vector_pair_exchange", mode1_vector_pair_exchange},
         {"atomic_adds_concurrent", atomic_adds_concurrent},
         {"atomic_add_then_plain_read", atomic_add_then_plain_read},
         {"same_core_write_read_unsynced", same_core_write_read_unsynced},

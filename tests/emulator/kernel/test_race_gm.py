@@ -12,6 +12,7 @@ CLEAN = [
     "war_cube_waits_consumed",  # the vector cores hand the slot back (flag set on MTE2, the reading pipe)
     "raw_flag_on_writing_pipe",
     "syncall_producer_consumer",
+    "mode1_vector_pair_exchange",  # a group set publishes every member's writes
     "atomic_adds_concurrent",
     "same_core_write_read_synced",
     "neighbours_share_a_granule",  # disjoint bytes of one 32-byte granule
