@@ -65,6 +65,12 @@ struct LaunchShared {
     int barArrived[3] = {}, barGen[3] = {};
     // Timeline model: the ids of a core's unmatched group sets (emu/timing.h).
     std::vector<std::deque<uint64_t>> pendingIds[3];
+    // Hazard checker (emu/race.h, GM part): the clocks the pending sets of each flag counter
+    // published, [slot][flag], consumed by the waits in order; per mode, the clocks of a core's
+    // unmatched group sets; per SyncAll group, the barrier being joined and the last complete one.
+    std::vector<std::deque<RaceClock>> raceCounter;
+    std::vector<std::deque<RaceClock>> racePending[3];
+    RaceClock raceBar[3], raceBarDone[3];
     LaunchStop *stop = nullptr;
 };
 
@@ -179,24 +185,30 @@ int &Counter(LaunchShared &s, int slot, int flag) { return s.counter[slot * kCro
 int TimingCounter(const LaunchShared &s, int slot, int flag) { return (s.firstBlock * 3 + slot) * kCrossFlags + flag; }
 
 // One more set of `flag` for core `slot`; the timeline model learns which set ids release it.
-void Bump(LaunchShared &s, int slot, int flag, const char *api, const std::vector<uint64_t> &ids)
+void Bump(LaunchShared &s, int slot, int flag, const char *api, const std::vector<uint64_t> &ids,
+          const RaceClock &clock)
 {
     int &c = Counter(s, slot, flag);
     if (++c > 15)
         Fail(api, "flag %d of the target core has more than 15 unconsumed sets (the hardware counter is 4 bits)", flag);
     TimeCrossBump(TimingCounter(s, slot, flag), ids.data(), static_cast<int>(ids.size()));
+    if (g_raceCheck) s.raceCounter[slot * kCrossFlags + flag].push_back(clock);
 }
 
 // Records a group set by core `slot` and reports whether the group's set is now complete: each
 // member core must have its own unmatched set (two sets by one AIV are not one set by each);
 // completing consumes one set of every member. `members(fn)` calls fn(slot) for each member.
-// The completed set is released by the member sets consumed (*ids, for the timeline model).
+// The completed set is released by the member sets consumed (*ids, for the timeline model) and
+// publishes the join of their clocks (*clock, for the hazard checker).
 template <typename Members>
-bool GroupSetLocked(std::vector<int> &pending, std::vector<std::deque<uint64_t>> &pendingIds, int slot, int flag,
-                    uint64_t setId, std::vector<uint64_t> *ids, Members members)
+bool GroupSetLocked(LaunchShared &s, int mode, int slot, int flag, uint64_t setId, std::vector<uint64_t> *ids,
+                    RaceClock *clock, Members members)
 {
+    std::vector<int> &pending = s.pending[mode];
+    std::vector<std::deque<uint64_t>> &pendingIds = s.pendingIds[mode];
     ++pending[slot * kCrossFlags + flag];
     pendingIds[slot * kCrossFlags + flag].push_back(setId);
+    if (g_raceCheck) s.racePending[mode][slot * kCrossFlags + flag].push_back(*clock);
     bool complete = true;
     members([&](int m) { complete = complete && pending[m * kCrossFlags + flag] > 0; });
     if (complete) {
@@ -207,6 +219,14 @@ bool GroupSetLocked(std::vector<int> &pending, std::vector<std::deque<uint64_t>>
             ids->push_back(q.front());
             q.pop_front();
         });
+        if (g_raceCheck) {
+            clock->reset();
+            members([&](int m) {
+                auto &q = s.racePending[mode][m * kCrossFlags + flag];
+                *clock = RaceGmJoin(*clock, q.front());
+                q.pop_front();
+            });
+        }
     }
     return complete;
 }
@@ -225,6 +245,10 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
     s.counter.assign(count * 3 * kCrossFlags, 0);
     for (auto &p : s.pending) p.assign(count * 3 * kCrossFlags, 0);
     for (auto &p : s.pendingIds) p.assign(count * 3 * kCrossFlags, {});
+    if (g_raceCheck) {
+        s.raceCounter.assign(count * 3 * kCrossFlags, {});
+        for (auto &p : s.racePending) p.assign(count * 3 * kCrossFlags, {});
+    }
 
     std::vector<CoreCtx *> ctxs;
     for (int b = first; b < first + count; ++b) {
@@ -456,6 +480,7 @@ void CrossCoreSet(int mode, int flagId, int pipeT)
         Fail(api, "mode %d needs a MIX kernel (KERNEL_TYPE_MIX_AIC_1_2/1_1); this launch has only %s cores", mode,
              s.hasAic ? "AIC" : "AIV");
     const uint64_t setId = TimeCrossSet(pipeT);
+    RaceClock clock = g_raceCheck ? RaceGmPublish(pipeT) : nullptr;
     std::unique_lock<std::mutex> lk(s.mu);
     const int b = c.block - s.firstBlock;
     const int me = Slot(c);
@@ -471,16 +496,16 @@ void CrossCoreSet(int mode, int flagId, int pipeT)
         for (int v = 0; v < s.aivPerBlock; ++v) fn(b * 3 + 1 + v);
     };
     std::vector<uint64_t> ids{setId};
-    const auto bump = [&](int slot) { Bump(s, slot, flagId, api, ids); };
+    const auto bump = [&](int slot) { Bump(s, slot, flagId, api, ids, clock); };
     if (mode == 0) {
-        if (GroupSetLocked(s.pending[0], s.pendingIds[0], me, flagId, setId, &ids, sameKind)) sameKind(bump);
+        if (GroupSetLocked(s, 0, me, flagId, setId, &ids, &clock, sameKind)) sameKind(bump);
     } else if (mode == 1) {
         if (c.kind != kAiv) Fail(api, "mode 1 synchronises the AIVs of one AI core; called on an AIC");
-        if (GroupSetLocked(s.pending[1], s.pendingIds[1], me, flagId, setId, &ids, blockAivs)) blockAivs(bump);
+        if (GroupSetLocked(s, 1, me, flagId, setId, &ids, &clock, blockAivs)) blockAivs(bump);
     } else if (mode == 2) {
         if (c.kind == kAic)
             blockAivs(bump);
-        else if (GroupSetLocked(s.pending[2], s.pendingIds[2], me, flagId, setId, &ids, blockAivs))
+        else if (GroupSetLocked(s, 2, me, flagId, setId, &ids, &clock, blockAivs))
             bump(b * 3);
     } else {
         Fail(api, "modeId %d is not supported on Atlas A2 (modes 0, 1, 2)", mode);
@@ -502,8 +527,15 @@ void CrossCoreWait(int flagId, int pipeT)
     WaitLocked(lk, what, [cnt] { return *cnt > 0; });
     --*cnt;
     const int counter = TimingCounter(s, Slot(c), flagId);
+    RaceClock clock;
+    if (g_raceCheck) {
+        auto &q = s.raceCounter[Slot(c) * kCrossFlags + flagId];
+        clock = std::move(q.front());
+        q.pop_front();
+    }
     lk.unlock();
     TimeCrossWait(pipeT, counter);
+    if (g_raceCheck) RaceGmAcquire(clock);
 }
 
 void SyncAllCores(bool aivOnly)
@@ -521,18 +553,25 @@ void SyncAllCores(bool aivOnly)
     // The timeline model's name of this barrier: wave, group and generation.
     const uint64_t id = (static_cast<uint64_t>(s.firstBlock * 3 + group) << 32) | static_cast<uint32_t>(gen);
     TimeSyncArrive(id, members);
+    if (g_raceCheck) RaceGmArrive(&s.raceBar[group]);
     if (++s.barArrived[group] == members) {
         s.barArrived[group] = 0;
         ++s.barGen[group];
+        s.raceBarDone[group] = std::move(s.raceBar[group]);
+        s.raceBar[group] = nullptr;
+        const RaceClock done = s.raceBarDone[group];
         WakeLocked(s);
         lk.unlock();
         TimeSyncRelease(id);
+        if (g_raceCheck) RaceGmRelease(done);
         return;
     }
     int *g = &s.barGen[group];
     WaitLocked(lk, aivOnly ? "SyncAll<true>" : "SyncAll<false>", [g, gen] { return *g != gen; });
+    const RaceClock done = s.raceBarDone[group];  // the next barrier of the group needs this core too
     lk.unlock();
     TimeSyncRelease(id);
+    if (g_raceCheck) RaceGmRelease(done);
 }
 
 namespace {
@@ -580,6 +619,7 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body, uint64_t
     }
     const char *race = std::getenv("ASCEND_EMU_RACECHECK");
     g_raceCheck = race != nullptr && race[0] == '1';
+    if (g_raceCheck) RaceGmBeginLaunch(cfg.blockDim);
     TimingBeginLaunch();
     InstallScalarDivideHandler();
     g_divideFaults = 0;
@@ -610,6 +650,7 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body, uint64_t
         RunWave(cfg, body, first, count, ctx, timing.Origins(first, count), stop);
         timing.WaveDone(first, count);
     }
+    if (g_raceCheck) RaceGmEndLaunch();
     {
         std::lock_guard<std::mutex> lock(g_runningMu);
         g_running.erase(&stop);

@@ -76,6 +76,8 @@ struct CoreCtx {
     uint64_t raceVc[static_cast<int>(Pipe::COUNT)][static_cast<int>(Pipe::COUNT)] = {};
     uint64_t raceFlags[kHardEventCount][kEventIds][static_cast<int>(Pipe::COUNT)] = {};
     void *raceShadow[static_cast<int>(Buf::COUNT)] = {};
+    // What this core knows of the other cores' clocks (a RaceClock's vector, emulator/src/kernel/race_gm.cpp).
+    void *raceRemote = nullptr;
     LaunchShared *shared = nullptr;
     const std::atomic<bool> *stop = nullptr;  // set when the launch is to end (fault, cancel)
     TimingLog timeline;                       // what this core issued, for the timeline model (emu/timing.h)

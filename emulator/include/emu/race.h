@@ -5,8 +5,28 @@
 // Y to data another pipe X wrote (or read, for a write) without an ordering X -> Y in between
 // (SetFlag/WaitFlag<X_Y>, a TQue hand-over, PipeBarrier<PIPE_ALL>) aborts with a message.
 // Scalar (S) reads are synchronous on the hardware and never race; scalar writes need S_X.
+//
+// Global memory (race_gm.cpp) is checked across cores and inside one core. Every (core, pipe)
+// of the launch is a clock of one launch-wide happens-before order: inside a core the per-pipe
+// clocks above order it; across cores only CrossCoreSetFlag -> the CrossCoreWaitFlag that
+// consumes that set (each flag counter keeps a FIFO of the clocks its pending sets published)
+// and SyncAll do. A set publishes what its pipe (and the scalar unit that issued it) had done
+// or waited for; a wait gives it to the whole waiting core (a wait on a pipe other than PIPE_S
+// is taken as ordering all of the core: permissive, never a false report). The shadow of GM is
+// kept only where the launch touches it: per 4 KiB page one record while the page is accessed
+// whole, split into 32-byte granules, and a granule into bytes, where accesses cover part of
+// it (cores writing neighbouring bytes of one granule do not race). A record holds the last
+// plain write, the reads since it (one per clock while concurrent, FastTrack-style) and the
+// atomic writes (SetAtomicAdd/Max/Min) since it. Concurrent atomic writes do not race; any
+// other pair of accesses of which at least one writes must be ordered: MTE3 writing GM that
+// MTE2 of the same core reads later needs MTE3_MTE2 as on the hardware; another core needs a
+// cross-core flag or SyncAll. GM accesses: DataCopy / DataCopyPad GM<->UB/L1 (MTE2 reads,
+// MTE3 writes), Nd2Nz and LoadData from GM (MTE2), Fixpipe to GM (FIX), GlobalTensor
+// GetValue/SetValue (S; operator() counts as a read). The shadow lives for one launch.
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "emu/core.h"
 #include "emu/timing.h"
@@ -62,5 +82,25 @@ inline void RaceWrite(const char *api, Pipe p, int b, const void *ptr, uint64_t 
 {
     if (g_raceCheck) RaceAccess(api, p, static_cast<Buf>(b), ptr, bytes, true);
 }
+
+// Global memory (race_gm.cpp). A clock over every (core, pipe) of the launch, as published by a
+// cross-core set or a SyncAll arrival.
+using RaceClock = std::shared_ptr<std::vector<uint64_t>>;
+void RaceGmBeginLaunch(uint32_t blockDim);  // clears the GM shadow
+void RaceGmEndLaunch();
+// `count` rows of `bytes` bytes, `pitch` apart from `gm`; a write honours the core's atomic mode.
+void RaceGmAccess(const char *api, Pipe p, const void *gm, uint64_t count, uint64_t bytes, uint64_t pitch, bool write);
+inline void RaceGm(const char *api, Pipe p, const void *gm, uint64_t count, uint64_t bytes, uint64_t pitch, bool write)
+{
+    if (g_raceCheck) RaceGmAccess(api, p, gm, count, bytes, pitch, write);
+}
+// What CrossCoreSetFlag on pipe_t `pipeT` publishes (PIPE_ALL: every pipe of the core).
+RaceClock RaceGmPublish(int pipeT);
+RaceClock RaceGmJoin(const RaceClock &a, const RaceClock &b);  // either may be null
+void RaceGmAcquire(const RaceClock &clock);                    // a wait consumed a set of `clock`
+// SyncAll: the arrival joins everything the core did into `barrier`; the release acquires it.
+void RaceGmArrive(RaceClock *barrier);
+void RaceGmRelease(const RaceClock &barrier);
+void RaceGmFree(CoreCtx &c);  // end of a core's run
 
 }  // namespace emu

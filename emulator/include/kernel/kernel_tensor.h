@@ -184,18 +184,21 @@ public:
     T GetValue(const uint64_t offset) const
     {
         emu::CheckGm("GlobalTensor::GetValue", "element", addr_ + offset, sizeof(T));
+        emu::RaceGm("GlobalTensor::GetValue", emu::Pipe::S, addr_ + offset, 1, sizeof(T), 0, false);
         emu::CountScalarGm(sizeof(T));
         return addr_[offset];
     }
     void SetValue(const uint64_t offset, T value) const
     {
         emu::CheckGm("GlobalTensor::SetValue", "element", addr_ + offset, sizeof(T));
+        emu::RaceGm("GlobalTensor::SetValue", emu::Pipe::S, addr_ + offset, 1, sizeof(T), 0, true);
         emu::CountScalarGm(sizeof(T));
         addr_[offset] = value;
     }
     T &operator()(const uint64_t offset) const
     {
         emu::CheckGm("GlobalTensor::operator()", "element", addr_ + offset, sizeof(T));
+        emu::RaceGm("GlobalTensor::operator()", emu::Pipe::S, addr_ + offset, 1, sizeof(T), 0, false);  // a read
         return addr_[offset];
     }
     uint64_t GetSize() const { return size_; }

@@ -110,6 +110,7 @@ void DmaToLocal(const char *api, LocalRef dst, const void *gm, uint32_t count, u
     CheckGm(api, "source", gm, Span(count, burst, srcPitch));
     CheckLocalSpan(api, "destination", dst, Span(count, burst, dstPitch));
     RaceWrite(api, Pipe::MTE2, dst.buf, dst.p, Span(count, burst, dstPitch));
+    RaceGm(api, Pipe::MTE2, gm, count, burst, srcPitch, false);
     auto *d = static_cast<uint8_t *>(dst.p);
     auto *s = static_cast<const uint8_t *>(gm);
     for (uint32_t i = 0; i < count; ++i) std::memcpy(d + i * dstPitch, s + i * srcPitch, burst);
@@ -127,6 +128,7 @@ void DmaToGm(const char *api, void *gm, LocalRef src, uint32_t count, uint64_t b
     CheckLocalSpan(api, "source", src, Span(count, burst, srcPitch));
     CheckGm(api, "destination", gm, Span(count, burst, dstPitch));
     RaceRead(api, Pipe::MTE3, src.buf, src.p, Span(count, burst, srcPitch));
+    RaceGm(api, Pipe::MTE3, gm, count, burst, dstPitch, true);
     auto *d = static_cast<uint8_t *>(gm);
     auto *s = static_cast<const uint8_t *>(src.p);
     for (uint32_t i = 0; i < count; ++i) GmStore(api, d + i * dstPitch, s + i * srcPitch, burst);
@@ -204,6 +206,11 @@ void Nd2Nz(const char *api, LocalRef dst, const void *src, bool srcIsGm, int es,
     CheckLocalSpan(api, "destination", dst, dstSpan);
     if (!srcIsGm) RaceRead(api, Pipe::MTE3, static_cast<int>(Buf::UB), src, srcSpan);
     RaceWrite(api, srcIsGm ? Pipe::MTE2 : Pipe::MTE3, dst.buf, dst.p, dstSpan);
+    if (srcIsGm && g_raceCheck)
+        for (uint32_t i = 0; i < p.ndNum; ++i)
+            RaceGm(api, Pipe::MTE2,
+                   static_cast<const uint8_t *>(src) + static_cast<uint64_t>(i) * p.srcNdMatrixStride * es, p.nValue,
+                   static_cast<uint64_t>(p.dValue) * es, static_cast<uint64_t>(p.srcDValue) * es, false);
     auto *d = static_cast<uint8_t *>(dst.p);
     auto *s = static_cast<const uint8_t *>(src);
     for (uint32_t i = 0; i < p.ndNum; ++i)
@@ -247,6 +254,7 @@ void PadToLocal(const char *api, LocalRef dst, const void *gm, int es, uint32_t 
     CheckGm(api, "source", gm, Span(count, blockLen, srcPitch));
     CheckLocalSpan(api, "destination", dst, Span(count, rowBlocks * 32, dstPitch));
     RaceWrite(api, Pipe::MTE2, dst.buf, dst.p, Span(count, rowBlocks * 32, dstPitch));
+    RaceGm(api, Pipe::MTE2, gm, count, blockLen, srcPitch, false);
     CoreCtx &c = Ctx();
     auto *d = static_cast<uint8_t *>(dst.p);
     auto *s = static_cast<const uint8_t *>(gm);
@@ -287,6 +295,7 @@ void PadToGm(const char *api, void *gm, LocalRef src, DType t, uint32_t count, u
     CheckLocalSpan(api, "source", src, Span(count, blockLen, srcPitch));
     CheckGm(api, "destination", gm, Span(count, blockLen, dstPitch));
     RaceRead(api, Pipe::MTE3, src.buf, src.p, Span(count, blockLen, srcPitch));
+    RaceGm(api, Pipe::MTE3, gm, count, blockLen, dstPitch, true);
     auto *d = static_cast<uint8_t *>(gm);
     auto *s = static_cast<const uint8_t *>(src.p);
     for (uint32_t i = 0; i < count; ++i) GmStore(api, d + i * dstPitch, s + i * srcPitch, blockLen);

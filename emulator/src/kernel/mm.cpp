@@ -149,6 +149,8 @@ void LoadData2D(const char *api, LocalRef dst, const void *src, int srcBuf, uint
     RaceWrite(api, sb == Buf::GM ? Pipe::MTE2 : Pipe::MTE1, dst.buf, dst.p, ((n - 1) * (p.dstGap + 1ull) + 1) * 512);
     if (sb == Buf::GM) {
         const int64_t lo = down ? lastSrc : p.startIndex;
+        RaceGm(api, Pipe::MTE2, static_cast<const uint8_t *>(src) + lo * 512, n, 512,
+               static_cast<uint64_t>(p.srcStride) * 512, false);
         TimeGmRead(Pipe::MTE2, static_cast<const uint8_t *>(src) + lo * 512, n, 512,
                    static_cast<uint64_t>(p.srcStride) * 512, api);
     } else {
@@ -586,9 +588,16 @@ void Fixpipe(const char *api, void *dst, int dstBuf, uint64_t dstBytes, DType dt
         dstSpan = ((p.ndNum - 1ull) * p.dstNdStride + (p.mSize - 1ull) * p.dstStride + p.nSize) * des;
     else
         dstSpan = ((N1 - 1ull) * p.dstStride * 32 + static_cast<uint64_t>(p.mSize) * 16 * des);
-    if (static_cast<Buf>(dstBuf) == Buf::GM)
+    if (static_cast<Buf>(dstBuf) == Buf::GM) {
         CheckGm(api, "destination", dst, dstSpan);
-    else if (static_cast<Buf>(dstBuf) == Buf::L1) {
+        if (layout == 1)  // ndNum matrices of mSize rows of nSize elements
+            for (uint32_t nd = 0; nd < p.ndNum; ++nd)
+                RaceGm(api, Pipe::FIXP, static_cast<uint8_t *>(dst) + static_cast<uint64_t>(nd) * p.dstNdStride * des,
+                       p.mSize, static_cast<uint64_t>(p.nSize) * des, static_cast<uint64_t>(p.dstStride) * des, true);
+        else  // NZ: N1 column blocks of mSize x 16 elements
+            RaceGm(api, Pipe::FIXP, dst, N1, static_cast<uint64_t>(p.mSize) * 16 * des,
+                   static_cast<uint64_t>(p.dstStride) * 32, true);
+    } else if (static_cast<Buf>(dstBuf) == Buf::L1) {
         CheckSpan(api, "destination", LocalRef{dst, dstBytes, dstBuf}, dstSpan, 32);
         RaceWrite(api, Pipe::FIXP, dstBuf, dst, dstSpan);
     } else

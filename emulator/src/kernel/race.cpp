@@ -219,6 +219,7 @@ void RaceFree(CoreCtx &c)
     }
     delete static_cast<UnitFlags *>(c.unitFlags);
     c.unitFlags = nullptr;
+    RaceGmFree(c);
 }
 
 }  // namespace emu

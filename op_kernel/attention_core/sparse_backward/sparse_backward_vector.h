@@ -131,7 +131,12 @@ public:
         Zero(accDk_, lo, hi, zero, zeroElems);  // fills the zeros once: the later copies reuse them
         Share(p_->t2 * p_->headDim, lo, hi);
         Zero(accDv_, lo, hi, zero, zeroElems, false);
-        if (p_->coreChunkStart[core_] != 0) {  // a token cut here: its parts add
+        // A token cut here: its parts add into rows zeroed once, by the first core that starts
+        // inside it (two cores zeroing the same rows at once would be a GM write race).
+        const bool cutHere = p_->coreChunkStart[core_] != 0;
+        const bool cutBefore = core_ > 0 && p_->coreChunkStart[core_ - 1] != 0 &&
+                               p_->coreTokenStart[core_ - 1] == p_->coreTokenStart[core_];
+        if (cutHere && !cutBefore) {
             ZeroQueryRows(p_->coreTokenStart[core_], zero, zeroElems, false);
         }
         if (!spanZeros) {

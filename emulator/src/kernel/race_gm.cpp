@@ -1,0 +1,330 @@
+// The hazard checker's global-memory part (see emu/race.h): a happens-before order over every
+// (core, pipe) of a launch and a shadow of the GM the launch touches.
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "emu/device_memory.h"
+#include "emu/race.h"
+
+namespace emu {
+namespace {
+
+constexpr int kPipes = static_cast<int>(Pipe::COUNT);
+constexpr int kS = static_cast<int>(Pipe::S);
+constexpr int kClockBits = 40;  // an epoch: (tid + 1) << 40 | clock; 0 is "none"
+constexpr uint64_t kClockMask = (1ull << kClockBits) - 1;
+
+const char *PipeLabel(int p)
+{
+    static const char *n[] = {"MTE2", "MTE1", "M", "V", "MTE3", "FIX", "S"};
+    return n[p];
+}
+
+// A core's index in the launch: block * 3 + (0 AIC | 1 + vector sub-core); tid = slot * 7 + pipe.
+int SlotOf(const CoreCtx &c) { return c.block * 3 + (c.kind == kAic ? 0 : 1 + c.sub); }
+
+uint32_t g_tids = 0;  // clocks in this launch: blockDim * 3 * pipes
+
+std::vector<uint64_t> *Remote(CoreCtx &c)
+{
+    if (c.raceRemote == nullptr) c.raceRemote = new std::vector<uint64_t>(g_tids, 0);
+    return static_cast<std::vector<uint64_t> *>(c.raceRemote);
+}
+
+// The current access: its core, pipe, epoch and kind.
+struct Cur {
+    CoreCtx *c;
+    int slot, pipe;
+    uint64_t tid, epoch;
+    bool write, atomic;
+    const std::vector<uint64_t> *remote;  // may be null: nothing learnt from other cores yet
+};
+
+// Whether the access of epoch e happened before the current one. `scalarReadExempt`: a scalar
+// read of the same core is synchronous and never races with what the core does later (as in
+// the local checker); it is not an ordering, so it is not used when pruning the records.
+bool Before(const Cur &k, uint64_t e, bool scalarReadExempt)
+{
+    const uint64_t tid = (e >> kClockBits) - 1, t = e & kClockMask;
+    if (tid == k.tid) return true;  // program order of one pipe
+    if (static_cast<int>(tid / kPipes) == k.slot) {
+        const int q = static_cast<int>(tid % kPipes);
+        if (scalarReadExempt && q == kS) return true;
+        if (t <= k.c->raceVc[k.pipe][q]) return true;
+    }
+    return k.remote != nullptr && t <= (*k.remote)[tid];
+}
+
+struct Rec {
+    uint64_t w = 0;              // the last plain write
+    const char *wApi = nullptr;  // and its API, for the message
+    std::vector<uint64_t> r;     // the reads since it, none ordered before another
+    std::vector<uint64_t> a;     // the atomic writes since it, none ordered before another
+};
+
+// A shadow node: one record for its whole range, or (kids) one per part: a 4 KiB page splits
+// into 128 granules of 32 bytes, a granule into its bytes.
+struct Node {
+    Rec rec;
+    Node *kids = nullptr;
+    Node() = default;
+    Node(const Node &) = delete;
+    Node &operator=(const Node &) = delete;
+    ~Node() { delete[] kids; }
+};
+constexpr uint64_t kPage = 4096, kGranule = 32;
+constexpr uint64_t kSize[3] = {kPage, kGranule, 1};
+constexpr uint64_t kFan[2] = {kPage / kGranule, kGranule};
+
+struct Shard {
+    std::mutex mu;
+    std::unordered_map<uint64_t, Node *> pages;
+};
+constexpr int kShards = 64;
+Shard g_shards[kShards];
+
+std::string CoreLabel(uint64_t slot)
+{
+    char b[32];
+    if (slot % 3 == 0)
+        std::snprintf(b, sizeof b, "aic%llu", (unsigned long long)(slot / 3));
+    else
+        std::snprintf(b, sizeof b, "aiv%llu.%llu", (unsigned long long)(slot / 3), (unsigned long long)(slot % 3 - 1));
+    return b;
+}
+
+[[noreturn]] void Report(const char *api, const Cur &k, uint64_t addr, uint64_t e, const char *earlierWhat,
+                         const char *earlierApi = nullptr)
+{
+    char earlier[96];
+    if (earlierApi != nullptr)
+        std::snprintf(earlier, sizeof earlier, "%s (%s)", earlierWhat, earlierApi);
+    else
+        std::snprintf(earlier, sizeof earlier, "%s", earlierWhat);
+    const uint64_t tid = (e >> kClockBits) - 1;
+    const int q = static_cast<int>(tid % kPipes);
+    const uint64_t slot = tid / kPipes;
+    char where[160];
+    DeviceAllocation a;
+    if (DeviceFind(reinterpret_cast<const void *>(addr), 1, &a))
+        std::snprintf(where, sizeof where, "GM %#llx (byte %llu of the %zu-byte allocation at %#llx)",
+                      (unsigned long long)addr, (unsigned long long)(addr - a.base), a.requested,
+                      (unsigned long long)a.base);
+    else
+        std::snprintf(where, sizeof where, "GM %#llx", (unsigned long long)addr);
+    const char *what = k.atomic ? "atomically updates" : k.write ? "overwrites" : "reads";
+    const std::string other = CoreLabel(slot);
+    if (static_cast<int>(slot) == k.slot) {
+        Fail(api,
+             "pipe %s %s %s, which pipe %s %s without an ordering %s -> %s in between "
+             "(SetFlag/WaitFlag<HardEvent::%s_%s>, PipeBarrier<PIPE_ALL> or a cross-core round trip)",
+             PipeLabel(k.pipe), what, where, PipeLabel(q), earlier, PipeLabel(q), PipeLabel(k.pipe), PipeLabel(q),
+             PipeLabel(k.pipe));
+    }
+    Fail(api,
+         "pipe %s %s %s, which pipe %s of %s %s, with no cross-core ordering in between: %s must "
+         "CrossCoreSetFlag on a pipe that is ordered after that access (%s, or one that waited for it) and this "
+         "core CrossCoreWaitFlag that set before this access, or both take part in a SyncAll",
+         PipeLabel(k.pipe), what, where, PipeLabel(q), other.c_str(), earlier, other.c_str(), PipeLabel(q));
+}
+
+// Checks the current access against one record and updates it.
+void Apply(const char *api, const Cur &k, Rec &r, uint64_t addr)
+{
+    if (r.w != 0 && !Before(k, r.w, false)) Report(api, k, addr, r.w, "wrote", r.wApi);
+    if (k.write)
+        for (uint64_t e : r.r)
+            if (!Before(k, e, true)) Report(api, k, addr, e, "read");
+    if (!k.atomic)
+        for (uint64_t e : r.a)
+            if (!Before(k, e, false)) Report(api, k, addr, e, "updated atomically");
+    auto add = [&](std::vector<uint64_t> &set) {  // keeps only the epochs not ordered before this one
+        size_t n = 0;
+        for (uint64_t e : set)
+            if (!Before(k, e, false)) set[n++] = e;
+        set.resize(n);
+        set.push_back(k.epoch);
+    };
+    if (k.atomic) {
+        r.w = 0;
+        r.r.clear();
+        add(r.a);
+    } else if (k.write) {
+        r.w = k.epoch;
+        r.wApi = api;
+        r.r.clear();
+        r.a.clear();
+    } else {
+        add(r.r);
+    }
+}
+
+// The bytes [lo, hi) of node n (level, starting at base).
+void Visit(const char *api, const Cur &k, Node &n, int level, uint64_t base, uint64_t lo, uint64_t hi)
+{
+    const bool whole = lo == base && hi == base + kSize[level];
+    if (n.kids == nullptr && (whole || level == 2)) return Apply(api, k, n.rec, lo);
+    if (n.kids == nullptr) {  // part of a uniform node: split it
+        const uint64_t fan = kFan[level];
+        n.kids = new Node[fan];
+        for (uint64_t i = 0; i < fan; ++i) {
+            n.kids[i].rec.w = n.rec.w;
+            n.kids[i].rec.wApi = n.rec.wApi;
+            n.kids[i].rec.r = n.rec.r;
+            n.kids[i].rec.a = n.rec.a;
+        }
+        n.rec = Rec();
+    }
+    const uint64_t sz = kSize[level + 1];
+    for (uint64_t i = (lo - base) / sz; base + i * sz < hi; ++i) {
+        const uint64_t kb = base + i * sz;
+        Visit(api, k, n.kids[i], level + 1, kb, lo > kb ? lo : kb, hi < kb + sz ? hi : kb + sz);
+    }
+    if (whole && k.write && !k.atomic) {  // all of it now holds this one write: uniform again
+        delete[] n.kids;
+        n.kids = nullptr;
+        n.rec = Rec();
+        n.rec.w = k.epoch;
+        n.rec.wApi = api;
+    }
+}
+
+void Range(const char *api, const Cur &k, uint64_t lo, uint64_t hi)
+{
+    while (lo < hi) {
+        const uint64_t page = lo / kPage, end = (page + 1) * kPage < hi ? (page + 1) * kPage : hi;
+        Shard &s = g_shards[(page ^ (page >> 6)) % kShards];
+        std::lock_guard<std::mutex> lock(s.mu);
+        Node *&n = s.pages[page];
+        if (n == nullptr) n = new Node;
+        Visit(api, k, *n, 0, page * kPage, lo, end);
+        lo = end;
+    }
+}
+
+void ClearShadow()
+{
+    for (Shard &s : g_shards) {
+        std::lock_guard<std::mutex> lock(s.mu);
+        for (auto &p : s.pages) delete p.second;
+        s.pages.clear();
+    }
+}
+
+int RowOfPipeT(int pipeT)  // pipe_t -> Pipe index; -1: PIPE_ALL (or a pipe A2 has no row for)
+{
+    switch (pipeT) {
+        case 0:
+            return kS;
+        case 1:
+        case 9:
+            return static_cast<int>(Pipe::V);
+        case 2:
+            return static_cast<int>(Pipe::M);
+        case 3:
+            return static_cast<int>(Pipe::MTE1);
+        case 4:
+            return static_cast<int>(Pipe::MTE2);
+        case 5:
+            return static_cast<int>(Pipe::MTE3);
+        case 10:
+            return static_cast<int>(Pipe::FIXP);
+        default:
+            return -1;
+    }
+}
+
+}  // namespace
+
+void RaceGmBeginLaunch(uint32_t blockDim)
+{
+    g_tids = blockDim * 3u * kPipes;
+    ClearShadow();
+}
+
+void RaceGmEndLaunch() { ClearShadow(); }
+
+void RaceGmAccess(const char *api, Pipe p, const void *gm, uint64_t count, uint64_t bytes, uint64_t pitch, bool write)
+{
+    if (count == 0 || bytes == 0) return;
+    CoreCtx &c = Ctx();
+    Cur k;
+    k.c = &c;
+    k.slot = SlotOf(c);
+    k.pipe = static_cast<int>(p);
+    k.tid = static_cast<uint64_t>(k.slot) * kPipes + k.pipe;
+    const uint64_t t = ++c.raceNow;
+    c.raceVc[k.pipe][k.pipe] = t;
+    k.epoch = ((k.tid + 1) << kClockBits) | t;
+    k.write = write;
+    k.atomic = write && c.atomicOp != 0;
+    k.remote = static_cast<const std::vector<uint64_t> *>(c.raceRemote);
+    const uint64_t base = reinterpret_cast<uint64_t>(gm);
+    if (pitch <= bytes) return Range(api, k, base, base + (count - 1) * pitch + bytes);  // contiguous (or overlapping)
+    for (uint64_t i = 0; i < count; ++i) Range(api, k, base + i * pitch, base + i * pitch + bytes);
+}
+
+RaceClock RaceGmPublish(int pipeT)
+{
+    CoreCtx &c = Ctx();
+    auto clock = std::make_shared<std::vector<uint64_t>>(*Remote(c));
+    const int row = RowOfPipeT(pipeT);
+    uint64_t *own = clock->data() + static_cast<uint64_t>(SlotOf(c)) * kPipes;
+    // The set is queued on its pipe by the scalar unit: it follows what that pipe did or waited
+    // for and what the scalar unit did before issuing it.
+    for (int p = 0; p < kPipes; ++p) {
+        if (row >= 0 && p != row && p != kS) continue;
+        for (int q = 0; q < kPipes; ++q) own[q] = c.raceVc[p][q] > own[q] ? c.raceVc[p][q] : own[q];
+    }
+    return clock;
+}
+
+RaceClock RaceGmJoin(const RaceClock &a, const RaceClock &b)
+{
+    if (a == nullptr) return b;
+    if (b == nullptr) return a;
+    auto j = std::make_shared<std::vector<uint64_t>>(*a);
+    for (size_t i = 0; i < j->size(); ++i) (*j)[i] = (*b)[i] > (*j)[i] ? (*b)[i] : (*j)[i];
+    return j;
+}
+
+void RaceGmAcquire(const RaceClock &clock)
+{
+    if (clock == nullptr) return;
+    std::vector<uint64_t> &r = *Remote(Ctx());
+    for (size_t i = 0; i < r.size(); ++i) r[i] = (*clock)[i] > r[i] ? (*clock)[i] : r[i];
+}
+
+void RaceGmArrive(RaceClock *barrier)
+{
+    const RaceClock mine = RaceGmPublish(6 /* PIPE_ALL */);
+    if (*barrier == nullptr) {
+        *barrier = mine;
+        return;
+    }
+    std::vector<uint64_t> &b = **barrier;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = (*mine)[i] > b[i] ? (*mine)[i] : b[i];
+}
+
+void RaceGmRelease(const RaceClock &barrier)
+{
+    RaceGmAcquire(barrier);
+    // Every pipe of the core took part in the barrier (as the timeline model has it): the pipes
+    // are ordered among themselves as by PipeBarrier<PIPE_ALL>.
+    CoreCtx &c = Ctx();
+    uint64_t all[kPipes] = {};
+    for (int p = 0; p < kPipes; ++p)
+        for (int q = 0; q < kPipes; ++q) all[q] = c.raceVc[p][q] > all[q] ? c.raceVc[p][q] : all[q];
+    for (int p = 0; p < kPipes; ++p) std::memcpy(c.raceVc[p], all, sizeof all);
+}
+
+void RaceGmFree(CoreCtx &c)
+{
+    delete static_cast<std::vector<uint64_t> *>(c.raceRemote);
+    c.raceRemote = nullptr;
+}
+
+}  // namespace emu

@@ -1,0 +1,82 @@
+"""The hazard checker on global memory (ASCEND_EMU_RACECHECK=1): race_gm_tests.cpp runs small
+kernels that share GM between cores or between two pipes of one core. Every case computes
+without the checker; with it, an unordered pair of accesses aborts the launch with the API, the
+two cores and pipes, the place in the allocation and the ordering that is missing."""
+
+import os
+import subprocess
+
+import pytest
+
+CLEAN = [
+    "war_cube_waits_consumed",  # the vector cores hand the slot back (flag set on MTE2, the reading pipe)
+    "raw_flag_on_writing_pipe",
+    "syncall_producer_consumer",
+    "mode1_vector_pair_exchange",  # a group set publishes every member's writes
+    "atomic_adds_concurrent",
+    "same_core_write_read_synced",
+    "neighbours_share_a_granule",  # disjoint bytes of one 32-byte granule
+]
+
+RACES = {
+    # The cube overwrites the slot without waiting for the vector cores' "consumed" flag: either
+    # a vector core reads the second write it did not wait for, or the cube overwrites the read.
+    "war_cube_overwrites_unconsumed_slot": [
+        "of kernel race_gm: pipe ",
+        "1024-byte allocation",
+        "with no cross-core ordering in between",
+        "aic0",
+        "aiv0.",
+    ],
+    "raw_no_flag": ["GM 0x", "1024-byte allocation", "with no cross-core ordering in between", "aic0", "aiv0."],
+    "raw_flag_on_wrong_pipe": [
+        "DataCopy(GM->local) on aic0",
+        "pipe MTE2 reads GM",
+        "byte 0 of the 1024-byte allocation",
+        "which pipe MTE3 of aiv0.0 wrote (DataCopy(local->GM))",
+        "with no cross-core ordering in between",
+        "CrossCoreSetFlag on a pipe that is ordered after that access (MTE3",
+    ],
+    "atomic_add_then_plain_read": ["256-byte allocation", "atomic", "with no cross-core ordering in between"],
+    "same_core_write_read_unsynced": [
+        "DataCopy(GM->local) on aiv0.0",
+        "pipe MTE2 reads GM",
+        "which pipe MTE3 wrote (DataCopy(local->GM)) without an ordering MTE3 -> MTE2",
+        "HardEvent::MTE3_MTE2",
+    ],
+}
+
+
+def _run(emu_build, case, check):
+    env = {k: v for k, v in os.environ.items() if k != "ASCEND_EMU_RACECHECK"}
+    if check:
+        env["ASCEND_EMU_RACECHECK"] = "1"
+    return subprocess.run([str(emu_build / "race_gm_tests"), case], capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_every_case_is_listed(emu_build):
+    res = subprocess.run([str(emu_build / "race_gm_tests"), "--list"], capture_output=True, text=True)
+    assert set(res.stdout.split()) == set(CLEAN) | set(RACES) | {"raise_mode_survives"}
+
+
+@pytest.mark.parametrize("case", CLEAN)
+def test_ordered_gm_sharing_is_clean(emu_build, case):
+    res = _run(emu_build, case, True)
+    assert res.returncode == 0 and f"DONE {case}" in res.stdout and "FAIL" not in res.stdout, res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("case", sorted(RACES))
+def test_unordered_gm_sharing_aborts(emu_build, case):
+    ok = _run(emu_build, case, False)
+    assert ok.returncode == 0, "without the checker the kernel runs: " + ok.stderr
+    res = _run(emu_build, case, True)
+    assert res.returncode != 0
+    for fragment in RACES[case]:
+        assert fragment in res.stderr, res.stderr
+
+
+def test_race_in_raise_mode_ends_only_the_launch(emu_build):
+    """FaultMode kRaise (the Python harness): the race ends the launch with LaunchFault; the
+    process survives and its next launch runs."""
+    res = _run(emu_build, "raise_mode_survives", True)
+    assert res.returncode == 0 and "survived" in res.stdout and "FAIL" not in res.stdout, res.stdout + res.stderr
