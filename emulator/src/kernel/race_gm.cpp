@@ -124,11 +124,13 @@ std::string CoreLabel(uint64_t slot)
              PipeLabel(k.pipe), what, where, PipeLabel(q), earlier, PipeLabel(q), PipeLabel(k.pipe), PipeLabel(q),
              PipeLabel(k.pipe));
     }
+    const bool earlierRead = std::strcmp(earlierWhat, "read") == 0;
     Fail(api,
          "pipe %s %s %s, which pipe %s of %s %s, with no cross-core ordering in between: %s must "
          "CrossCoreSetFlag on a pipe that is ordered after that access (%s, or one that waited for it) and this "
-         "core CrossCoreWaitFlag that set before this access, or both take part in a SyncAll",
-         PipeLabel(k.pipe), what, where, PipeLabel(q), other.c_str(), earlier, other.c_str(), PipeLabel(q));
+         "core CrossCoreWaitFlag that set before this access, or both take part in a SyncAll%s",
+         PipeLabel(k.pipe), what, where, PipeLabel(q), other.c_str(), earlier, other.c_str(), PipeLabel(q),
+         earlierRead ? " (a 'consumed' flag back to the writer before it reuses the data)" : "");
 }
 
 // Checks the current access against one record and updates it.
