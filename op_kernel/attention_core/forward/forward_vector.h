@@ -67,6 +67,7 @@ public:
         partRows_ = ub.partRows;
         // The statistics' stores leave from the O-slot rows where both fit (8 copies per row each).
         asyncStats_ = p->hasSoftmaxStats != 0 && ub.part >= 2 * AlignUp(r, 8) * 32;
+        asyncOut_ = ub.part >= r * dp * sizeof(T) + (p->hasSoftmaxStats != 0 ? 2 * AlignUp(r, 8) * 32 : 0);
         pipe->InitBuffer(sBuf_, ub.s);
         pipe->InitBuffer(tmpBuf_, ub.tmp);
         pipe->InitBuffer(pBuf_, ub.p);
@@ -376,6 +377,7 @@ private:
     uint32_t blockSet_[WS_SLOTS];  // per slot: the set of the block in it and whether it is its unit's last
     bool blockLast_[WS_SLOTS];
     uint64_t issued_ = 0, retired_ = 0, unitsSeen_ = 0;  // stream blocks softmaxed / folded; units decoded
+    bool asyncOut_ = false;
     bool asyncStats_ = false;     // the statistics stores overlap the next unit (from part_)
     bool statsInFlight_ = false;  // EVT_STATS is set for stores from part_ the core has not waited for
     bool finishPending_ = false;                         // RetireUpTo deferred the finish of a unit:

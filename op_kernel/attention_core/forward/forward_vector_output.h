@@ -144,13 +144,20 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::StoreRows(cons
     BroadcastRows(bcast_, inv_, rows);
     ScaleRows(acc_, rows);
     const uint32_t dp = p_->headDimAlign;
-    const AscendC::LocalTensor<T> o = tmpBuf_.Get<T>();
+    AscendC::LocalTensor<T> o = tmpBuf_.Get<T>();
+    if (asyncOut_) {
+        StatsStored();
+        o = part_.template ReinterpretCast<T>();
+    }
     CastFromFloat(o, acc_, rows * dp);
     const bool stats = p_->hasSoftmaxStats != 0;
     // Without room in part_: from bcast_ (scaled with) and acc_ (cast), stored with the output.
     AscendC::LocalTensor<float> statMax = bcast_;
     AscendC::LocalTensor<float> statSum = acc_;
-    if (asyncStats_) {
+    if (asyncOut_ && stats) {
+        statMax = part_[rows * dp * sizeof(T) / 4];
+        statSum = statMax[AlignUp(rows, 8) * 8];
+    } else if (asyncStats_) {
         StatsStored();
         statMax = part_;
         statSum = part_[AlignUp(rows, 8) * 8];
@@ -168,13 +175,18 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::StoreRows(cons
                                     (kv_.OutRowPitch() - d) * sizeof(T), 0);
     AscendC::DataCopyPad(out_[kv_.OutOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0 + rowOff)], o, copy);
     if (!stats) {
-        PipeSync<AscendC::HardEvent::MTE3_V>();
+        if (asyncOut_) {
+            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_STATS);
+            statsInFlight_ = true;
+        } else {
+            PipeSync<AscendC::HardEvent::MTE3_V>();
+        }
         return;
     }
     // 32-byte rows cost a whole minimum transfer each: the two stores take about as long as the
     // output rows'. From part_ they overlap the next unit's softmax (TND 6 x 1K: ~0.4 us per
     // unit), and only the output's store is waited for here (MTE3 runs in order).
-    if (asyncStats_) {
+    if (asyncStats_ && !asyncOut_) {
         AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(0);
     }
     const uint64_t at = (u.qBase + u.q0 + rowOff) * p_->statsStrideS + u.n * p_->statsStrideN;
@@ -182,7 +194,10 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::StoreRows(cons
                                         static_cast<uint32_t>((p_->statsStrideS - 8) * 4), 0);
     AscendC::DataCopyPad(statMax_[at], statMax, statCopy);
     AscendC::DataCopyPad(statSum_[at], statSum, statCopy);
-    if (asyncStats_) {
+    if (asyncOut_) {
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_STATS);
+        statsInFlight_ = true;
+    } else if (asyncStats_) {
         AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_STATS);
         statsInFlight_ = true;
         AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(0);
