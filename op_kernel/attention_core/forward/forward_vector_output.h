@@ -47,7 +47,7 @@ template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AddSlot(uint32_t rowOff, uint32_t rows, uint32_t slot)
 {
     const uint32_t dp = p_->headDimAlign;
-    StatsStored();
+    FinishStored();
     for (uint32_t r0 = 0; r0 < rows; r0 += partRows_) {
         const uint32_t n = rows - r0 < partRows_ ? rows - r0 : partRows_;
         PipeSync<AscendC::HardEvent::V_MTE2>();
@@ -136,7 +136,11 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(con
 }
 
 // acc_ * inv_ per row, cast, to the output rows; then the softmax statistics mOld_ and sum_
-// (8 replicated copies of each row's value into GM rows of pitch statsStrideS floats).
+// (8 replicated copies of each row's value into GM rows of pitch statsStrideS floats). Where
+// part_ holds the cast rows (and the statistics: forward_layout.h sizes it so), the stores
+// leave from there and nothing waits for them here: the vector core waited at every unit's
+// finish (the statistics' 32-byte rows cost a whole minimum transfer each, as long again as
+// the output rows), and part_ is next written by an O-slot load, which waits on EVT_FINISH.
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::StoreRows(const WorkUnit &u, uint32_t rowOff,
                                                                             uint32_t rows)
@@ -146,24 +150,15 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::StoreRows(cons
     const uint32_t dp = p_->headDimAlign;
     AscendC::LocalTensor<T> o = tmpBuf_.Get<T>();
     if (asyncOut_) {
-        StatsStored();
+        FinishStored();
         o = part_.template ReinterpretCast<T>();
     }
     CastFromFloat(o, acc_, rows * dp);
-    const bool stats = p_->hasSoftmaxStats != 0;
-    // Without room in part_: from bcast_ (scaled with) and acc_ (cast), stored with the output.
-    AscendC::LocalTensor<float> statMax = bcast_;
-    AscendC::LocalTensor<float> statSum = acc_;
-    if (asyncOut_ && stats) {
+    const bool stats = p_->hasSoftmaxStats != 0;  // then asyncOut_ (forward_vector.h Init)
+    AscendC::LocalTensor<float> statMax, statSum;
+    if (stats) {
         statMax = part_[rows * dp * sizeof(T) / 4];
         statSum = statMax[AlignUp(rows, 8) * 8];
-    } else if (asyncStats_) {
-        StatsStored();
-        statMax = part_;
-        statSum = part_[AlignUp(rows, 8) * 8];
-    }
-    if (stats) {
-        AscendC::PipeBarrier<PIPE_V>();
         BroadcastRows(statMax, mOld_, rows);
         BroadcastRows(statSum, sum_, rows);
     }
@@ -174,33 +169,16 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::StoreRows(cons
     AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), d * sizeof(T), rowGap,
                                     (kv_.OutRowPitch() - d) * sizeof(T), 0);
     AscendC::DataCopyPad(out_[kv_.OutOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0 + rowOff)], o, copy);
-    if (!stats) {
-        if (asyncOut_) {
-            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_STATS);
-            statsInFlight_ = true;
-        } else {
-            PipeSync<AscendC::HardEvent::MTE3_V>();
-        }
-        return;
+    if (stats) {
+        const uint64_t at = (u.qBase + u.q0 + rowOff) * p_->statsStrideS + u.n * p_->statsStrideN;
+        AscendC::DataCopyExtParams statCopy(static_cast<uint16_t>(rows), 32, 0,
+                                            static_cast<uint32_t>((p_->statsStrideS - 8) * 4), 0);
+        AscendC::DataCopyPad(statMax_[at], statMax, statCopy);
+        AscendC::DataCopyPad(statSum_[at], statSum, statCopy);
     }
-    // 32-byte rows cost a whole minimum transfer each: the two stores take about as long as the
-    // output rows'. From part_ they overlap the next unit's softmax (TND 6 x 1K: ~0.4 us per
-    // unit), and only the output's store is waited for here (MTE3 runs in order).
-    if (asyncStats_ && !asyncOut_) {
-        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(0);
-    }
-    const uint64_t at = (u.qBase + u.q0 + rowOff) * p_->statsStrideS + u.n * p_->statsStrideN;
-    AscendC::DataCopyExtParams statCopy(static_cast<uint16_t>(rows), 32, 0,
-                                        static_cast<uint32_t>((p_->statsStrideS - 8) * 4), 0);
-    AscendC::DataCopyPad(statMax_[at], statMax, statCopy);
-    AscendC::DataCopyPad(statSum_[at], statSum, statCopy);
     if (asyncOut_) {
-        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_STATS);
-        statsInFlight_ = true;
-    } else if (asyncStats_) {
-        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_STATS);
-        statsInFlight_ = true;
-        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(0);
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_FINISH);
+        finishInFlight_ = true;
     } else {
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
