@@ -210,13 +210,13 @@ uint64_t SplitProportional(const ForwardProblem &prob, AttentionCore::ForwardPar
 
 }  // namespace
 
-uint64_t VectorUbBytes(uint32_t r, uint32_t v, uint32_t c, uint32_t dp, uint32_t dtypeBytes, uint32_t sBufs)
+uint64_t VectorUbBytes(uint32_t r, uint32_t v, uint32_t c, uint32_t dp, uint32_t dtypeBytes, uint32_t sBufs, bool stats)
 {
-    return AttentionCore::ForwardVectorUbLayout(r, v, c, dp, dtypeBytes, sBufs).Total();
+    return AttentionCore::ForwardVectorUbLayout(r, v, c, dp, dtypeBytes, sBufs, stats).Total();
 }
 
 bool ChooseVecRows(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes, uint64_t ub, uint32_t &vecRows,
-                   uint32_t &sBufs)
+                   uint32_t &sBufs, bool stats)
 {
     // The fewest sub-blocks (at most 64 rows each: the lazy rescale test reduces a sub-block's
     // rows in one 64-lane repeat), two S buffers where they fit.
@@ -224,7 +224,7 @@ bool ChooseVecRows(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes, uin
         const uint32_t v = static_cast<uint32_t>(AlignUp((r + n - 1) / n, 8));
         if (v > 64 && n < r) continue;
         for (uint32_t b : {2u, 1u}) {
-            if (VectorUbBytes(r, v, c, dp, dtypeBytes, b) <= ub) {
+            if (VectorUbBytes(r, v, c, dp, dtypeBytes, b, stats) <= ub) {
                 vecRows = std::min(v, r);
                 sBufs = b;
                 return true;
@@ -298,7 +298,7 @@ bool ChooseWideLazyBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget
 }
 
 bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget, uint32_t &rowsPerVec,
-                  uint32_t &blockKv, uint32_t &dChunk, std::string &why)
+                  uint32_t &blockKv, uint32_t &dChunk, std::string &why, bool stats)
 {
     const uint32_t dp = static_cast<uint32_t>(AlignUp(static_cast<uint64_t>(headDim), 16));
     dChunk = std::min(D_CHUNK, dp);  // lazy P.V's Q chunks in L0A: no wider than the head
@@ -312,7 +312,7 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
             if (r > 64) {  // lazy P.V only, sub-blocks on the vector cores
                 if (headDim <= dChunk && ChooseSChunk(bq, c, dp, dChunk, dtypeBytes, budget, sChunk) &&
                     (r <= LARGE_Q_ROWS || sChunk >= LARGE_Q_MIN_S_CHUNK) &&
-                    ChooseVecRows(r, c, dp, dtypeBytes, ub, v, sBufs) &&
+                    ChooseVecRows(r, c, dp, dtypeBytes, ub, v, sBufs, stats) &&
                     CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1) {
                     rowsPerVec = r;
                     blockKv = c;
@@ -322,7 +322,8 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
             }
             // Vector sub-blocks where all r rows at once do not fit UB (D = 256: 64 rows per
             // vector core in two sub-blocks halve the K/V loads per score against 32 rows).
-            if (ChooseVecRows(r, c, dp, dtypeBytes, ub, v, sBufs) && CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1 &&
+            if (ChooseVecRows(r, c, dp, dtypeBytes, ub, v, sBufs, stats) &&
+                CubeL1Bytes(bq, c, dp, dtypeBytes) <= budget.l1 &&
                 L0Fits(AttentionCore::ForwardCubeL0Layout(bq, c, dp, dChunk, dtypeBytes, 1, 0), budget)) {
                 rowsPerVec = r;
                 blockKv = c;
@@ -357,7 +358,8 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
     p.sChunk = p.lazyO != 0 ? sChunk : p.blockQ;
     // Sub-blocks and a second S buffer per vector core where UB has room for them.
     const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
-    if (!ChooseVecRows(p.rowsPerVec, p.blockKv, p.headDimAlign, dtypeBytes, ub, p.vecRows, p.vecSBufs)) {
+    if (!ChooseVecRows(p.rowsPerVec, p.blockKv, p.headDimAlign, dtypeBytes, ub, p.vecRows, p.vecSBufs,
+                       p.hasSoftmaxStats != 0)) {
         p.vecRows = p.rowsPerVec;  // ChooseBlocks checked one buffer of all rows
         p.vecSBufs = 1;
     }

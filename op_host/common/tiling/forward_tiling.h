@@ -36,8 +36,9 @@ struct CoreBudget {
 };
 
 // Block sizes that fit the budget; false (with the reason) when none does.
+// stats: the softmax statistics are reported (their finish rows in UB, forward_layout.h).
 bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget, uint32_t &rowsPerVec,
-                  uint32_t &blockKv, uint32_t &dChunk, std::string &why);
+                  uint32_t &blockKv, uint32_t &dChunk, std::string &why, bool stats = false);
 
 // 128 < D <= 256 (the caller: no mask): lazy P.V's blocks, 64 keys and one head-dim pass;
 // false where the head dim is outside that range or nothing fits.
@@ -85,10 +86,10 @@ uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim);
 uint64_t ForwardUnitCost(const AttentionCore::ForwardParams &p);
 
 uint64_t VectorUbBytes(uint32_t rowsPerVec, uint32_t vecRows, uint32_t blockKv, uint32_t headDimAlign,
-                       uint32_t dtypeBytes, uint32_t sBufs);
+                       uint32_t dtypeBytes, uint32_t sBufs, bool stats = false);
 // The vector cores' sub-block rows and S buffers (ForwardParams::vecRows / vecSBufs) for UB `ub`.
 bool ChooseVecRows(uint32_t rowsPerVec, uint32_t blockKv, uint32_t headDimAlign, uint32_t dtypeBytes, uint64_t ub,
-                   uint32_t &vecRows, uint32_t &sBufs);
+                   uint32_t &vecRows, uint32_t &sBufs, bool stats = false);
 // Lazy P.V's rows per S chunk (ForwardParams::sChunk) where its L0 regions fit.
 bool ChooseSChunk(uint32_t blockQ, uint32_t blockKv, uint32_t headDimAlign, uint32_t dChunk, uint32_t dtypeBytes,
                   const CoreBudget &budget, uint32_t &sChunk);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "../../../op_kernel/attention_core/common/sparse_mode.h"
 
@@ -149,13 +150,16 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     softmax.numHeads = p.numHeads;
 
     uint32_t maxRows = 0;
-    if (!ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why)) return false;
+    if (!ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why, true)) return false;
 
+    // The contiguous plan's makespan per q-block tried (ChooseQBlock keeps one of them).
+    std::vector<std::pair<uint32_t, uint64_t>> contiguousOf;
     ChooseQBlock(maxRows, p, [&](AttentionCore::ForwardParams &t, uint32_t &cores) {
         const std::vector<uint64_t> costs = UnitCosts(prob, t, mask);
         t.unitCount = costs.size();
         cores = SplitCores(budget.aicNum, t.unitCount);
         const uint64_t contiguous = SplitContiguous(costs, cores, t.coreUnitStart);
+        contiguousOf.emplace_back(t.blockQ, contiguous);
         // Where the units may be dealt by cost the q-block is chosen by that plan: larger q-blocks
         // (fewer K/V loads) whose few units contiguous ranges cut unevenly (TND [1000, 5000,
         // 2000]: 192 rows, L2 floor 269.2 -> 265.7 us).
@@ -172,10 +176,8 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     if (unitOrder != nullptr && p.unitCount <= maxOrder && p.unitCount <= UINT32_MAX && p.usedCores > 1) {
         const std::vector<uint64_t> costs = UnitCosts(prob, p, mask);
         uint64_t contiguous = 0;
-        for (uint32_t c = 0; c < p.usedCores; ++c) {
-            uint64_t sum = 0;
-            for (uint64_t u = p.coreUnitStart[c]; u < p.coreUnitStart[c + 1]; ++u) sum += costs[u];
-            contiguous = std::max(contiguous, sum);
+        for (const auto &[blockQ, span] : contiguousOf) {
+            if (blockQ == p.blockQ) contiguous = span;
         }
         const uint32_t cores = SplitCores(budget.aicNum, p.unitCount);
         uint64_t starts[AttentionCore::MAX_CORES + 1] = {};

@@ -106,6 +106,7 @@ constexpr int32_t VEC_EVT_KV_IN = 4;   // + copy: the K/V ring's in-copies (MTE2
 constexpr int32_t VEC_EVT_KV_OUT = 1;  // + copy: the K/V ring's Nz out-copies (V_MTE3 / MTE3_V, KV_RING_OUT_COPIES);
                                        // kv_nz.h's two staging out-copies (before the main loop)
 constexpr int32_t VEC_EVT_P = 5;       // MTE3_V: the P buffer's store is done
+constexpr int32_t VEC_EVT_FINISH = 6;  // MTE3_V: a unit's finish stores from the O-slot rows are done
 //
 // Backward cube (backward_cube.h):
 constexpr int32_t BWD_EVT_L0 = 1;      // + copy: L0A/L0B (M_MTE1 / MTE1_M), L0C results (FIX_M / M_FIX)
@@ -160,7 +161,8 @@ constexpr EventRange FORWARD_VECTOR_EVENTS[] = {{HE::MTE2_V, VEC_EVT_S, 2},
                                                 {HE::V_MTE2, VEC_EVT_KV_IN, static_cast<int32_t>(KV_RING_IN_COPIES)},
                                                 {HE::V_MTE3, VEC_EVT_KV_OUT, static_cast<int32_t>(KV_RING_OUT_COPIES)},
                                                 {HE::MTE3_V, VEC_EVT_KV_OUT, static_cast<int32_t>(KV_RING_OUT_COPIES)},
-                                                {HE::MTE3_V, VEC_EVT_P, 1}};
+                                                {HE::MTE3_V, VEC_EVT_P, 1},
+                                                {HE::MTE3_V, VEC_EVT_FINISH, 1}};
 constexpr EventRange BACKWARD_CUBE_EVENTS[] = {{HE::M_MTE1, BWD_EVT_L0, 2},       {HE::MTE1_M, BWD_EVT_L0, 2},
                                                {HE::FIX_M, BWD_EVT_L0, 2},        {HE::M_FIX, BWD_EVT_L0, 2},
                                                {HE::FIX_M, BWD_EVT_ACC, 1},       {HE::M_FIX, BWD_EVT_ACC, 1},

@@ -16,7 +16,8 @@ constexpr uint32_t PART_WHOLE_ROWS = 16;
 
 // The vector stage's UB for r rows per vector core in sub-blocks of v rows (S, tmp, P and the
 // mask bytes hold one sub-block; the O accumulator, O-slot rows, statistics and broadcast
-// rows all r), blockKv c, head dim dp (aligned), element size tBytes and sBufs S buffers.
+// rows all r), blockKv c, head dim dp (aligned), element size tBytes and sBufs S buffers;
+// stats: the softmax statistics are reported (ForwardParams::hasSoftmaxStats).
 struct ForwardVectorUb {
     uint32_t s, tmp, p, mask, acc, part, stats, bcast;
     // Rows of O per O-slot load: up to 16 rows all at once (a decode unit's final P.V sum in one
@@ -26,7 +27,7 @@ struct ForwardVectorUb {
 };
 
 __aicore__ inline ForwardVectorUb ForwardVectorUbLayout(uint32_t r, uint32_t v, uint32_t c, uint32_t dp,
-                                                        uint32_t tBytes, uint32_t sBufs)
+                                                        uint32_t tBytes, uint32_t sBufs, bool stats = false)
 {
     ForwardVectorUb l;
     const uint32_t sBytes = v * c * 4;
@@ -37,6 +38,12 @@ __aicore__ inline ForwardVectorUb ForwardVectorUbLayout(uint32_t r, uint32_t v, 
     l.acc = r * dp * 4;
     l.partRows = r <= PART_WHOLE_ROWS || (sBufs != 2 && v >= r) ? r : (r + 1) / 2;
     l.part = l.partRows * dp * 4;
+    if (stats) {
+        // Also the finish's cast output rows and statistics (8 copies per row each), stored from
+        // there while the next unit's softmax runs (forward_vector_output.h StoreRows).
+        const uint32_t finish = r * dp * tBytes + 2 * ((r + 7) / 8 * 8) * 32;
+        l.part = l.part > finish ? l.part : finish;
+    }
     l.stats = (r + 7) / 8 * 8 * 4 * VEC_STAT_ROWS;
     l.bcast = r * 32;
     return l;

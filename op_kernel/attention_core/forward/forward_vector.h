@@ -63,8 +63,12 @@ public:
         const uint32_t v = vecRows_;  // S, P and mask buffers hold one sub-block
         sBufs_ = p->vecSBufs == 2 ? 2 : 1;
         sElems_ = v * c;
-        const ForwardVectorUb ub = ForwardVectorUbLayout(r, v, c, dp, sizeof(T), sBufs_);  // forward_layout.h
+        const ForwardVectorUb ub =
+            ForwardVectorUbLayout(r, v, c, dp, sizeof(T), sBufs_, p->hasSoftmaxStats != 0);  // forward_layout.h
         partRows_ = ub.partRows;
+        // The finish's stores leave from the O-slot rows where its cast rows fit (and with the
+        // statistics those too, which the layout sees to).
+        asyncOut_ = ub.part >= r * dp * sizeof(T) + (p->hasSoftmaxStats != 0 ? 2 * AlignUp(r, 8) * 32 : 0);
         pipe->InitBuffer(sBuf_, ub.s);
         pipe->InitBuffer(tmpBuf_, ub.tmp);
         pipe->InitBuffer(pBuf_, ub.p);
@@ -179,6 +183,7 @@ public:
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
         }
         AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
+        FinishStored();
         kv_.StreamEnd();
     }
 
@@ -293,6 +298,16 @@ private:
     // V_MTE2 EVT_S + b "the vector is done with buffer b".
     static constexpr int32_t EVT_S = VEC_EVT_S;
     static constexpr int32_t EVT_P = VEC_EVT_P;
+    static constexpr int32_t EVT_FINISH = VEC_EVT_FINISH;
+
+    // The O-slot rows are free again: the last finish's stores from them are done.
+    __aicore__ inline void FinishStored()
+    {
+        if (finishInFlight_) {
+            AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_FINISH);
+            finishInFlight_ = false;
+        }
+    }
 
     // Mask rows of one sub-block: query rows [row0, row0 + rows), the keys of blk.
     struct MaskRows {
@@ -332,8 +347,6 @@ private:
     __aicore__ inline void StoreRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows);
     __aicore__ inline void FinishRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows, uint32_t blocks,
                                       uint32_t lastSlot);
-    __aicore__ inline void WriteStat(const AscendC::GlobalTensor<float> &dst, const AscendC::LocalTensor<float> &v,
-                                     uint32_t rows);
     __aicore__ inline void ScaleRows(const AscendC::LocalTensor<float> &x, uint32_t rows);
 
     const ForwardParams *p_ = nullptr;
@@ -365,8 +378,10 @@ private:
     uint32_t blockSet_[WS_SLOTS];  // per slot: the set of the block in it and whether it is its unit's last
     bool blockLast_[WS_SLOTS];
     uint64_t issued_ = 0, retired_ = 0, unitsSeen_ = 0;  // stream blocks softmaxed / folded; units decoded
-    bool finishPending_ = false;                         // RetireUpTo deferred the finish of a unit:
-    uint32_t finishSet_ = 0, finishSlot_ = 0;            // its statistics set and last block's slot
+    bool asyncOut_ = false;                              // the finish's stores leave from part_, unwaited
+    bool finishInFlight_ = false;              // EVT_FINISH is set for stores from part_ the core has not waited for
+    bool finishPending_ = false;               // RetireUpTo deferred the finish of a unit:
+    uint32_t finishSet_ = 0, finishSlot_ = 0;  // its statistics set and last block's slot
     AscendC::GlobalTensor<int32_t> ctrl_;
     AscendC::GlobalTensor<uint16_t> zero_;         // the workspace's zero fractal
     bool rescaled_[WS_SLOTS];                      // per slot: whether this core moved its reference at that block

@@ -47,6 +47,7 @@ template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AddSlot(uint32_t rowOff, uint32_t rows, uint32_t slot)
 {
     const uint32_t dp = p_->headDimAlign;
+    FinishStored();
     for (uint32_t r0 = 0; r0 < rows; r0 += partRows_) {
         const uint32_t n = rows - r0 < partRows_ ? rows - r0 : partRows_;
         PipeSync<AscendC::HardEvent::V_MTE2>();
@@ -132,14 +133,14 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(con
     }
     PipeSync<AscendC::HardEvent::S_V>();
     StoreRows(u, rowOff, rows);
-    if (p_->hasSoftmaxStats != 0) {
-        const uint64_t at = (u.qBase + u.q0 + rowOff) * p_->statsStrideS + u.n * p_->statsStrideN;
-        WriteStat(statMax_[at], mOld_, rows);
-        WriteStat(statSum_[at], sum_, rows);
-    }
 }
 
-// acc_ * inv_ per row, cast, to the output rows.
+// acc_ * inv_ per row, cast, to the output rows; then the softmax statistics mOld_ and sum_
+// (8 replicated copies of each row's value into GM rows of pitch statsStrideS floats). Where
+// part_ holds the cast rows (and the statistics: forward_layout.h sizes it so), the stores
+// leave from there and nothing waits for them here: the vector core waited at every unit's
+// finish (the statistics' 32-byte rows cost a whole minimum transfer each, as long again as
+// the output rows), and part_ is next written by an O-slot load, which waits on EVT_FINISH.
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::StoreRows(const WorkUnit &u, uint32_t rowOff,
                                                                             uint32_t rows)
@@ -147,8 +148,20 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::StoreRows(cons
     BroadcastRows(bcast_, inv_, rows);
     ScaleRows(acc_, rows);
     const uint32_t dp = p_->headDimAlign;
-    const AscendC::LocalTensor<T> o = tmpBuf_.Get<T>();
+    AscendC::LocalTensor<T> o = tmpBuf_.Get<T>();
+    if (asyncOut_) {
+        FinishStored();
+        o = part_.template ReinterpretCast<T>();
+    }
     CastFromFloat(o, acc_, rows * dp);
+    const bool stats = p_->hasSoftmaxStats != 0;  // then asyncOut_ (forward_vector.h Init)
+    AscendC::LocalTensor<float> statMax, statSum;
+    if (stats) {
+        statMax = part_[rows * dp * sizeof(T) / 4];
+        statSum = statMax[AlignUp(rows, 8) * 8];
+        BroadcastRows(statMax, mOld_, rows);
+        BroadcastRows(statSum, sum_, rows);
+    }
     PipeSync<AscendC::HardEvent::V_MTE3>();
     const uint32_t d = p_->headDim;
     // UB rows are dp elements apart: skip the blocks past the row's own (fp32 with D % 16 == 8)
@@ -156,21 +169,19 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::StoreRows(cons
     AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), d * sizeof(T), rowGap,
                                     (kv_.OutRowPitch() - d) * sizeof(T), 0);
     AscendC::DataCopyPad(out_[kv_.OutOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0 + rowOff)], o, copy);
-    PipeSync<AscendC::HardEvent::MTE3_V>();
-}
-
-// 8 replicated copies of v[r] per row into GM rows of pitch statsStrideS floats.
-template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
-__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::WriteStat(const AscendC::GlobalTensor<float> &dst,
-                                                                            const AscendC::LocalTensor<float> &v,
-                                                                            uint32_t rows)
-{
-    BroadcastRows(bcast_, v, rows);
-    PipeSync<AscendC::HardEvent::V_MTE3>();
-    AscendC::DataCopyExtParams copy(static_cast<uint16_t>(rows), 32, 0,
-                                    static_cast<uint32_t>((p_->statsStrideS - 8) * 4), 0);
-    AscendC::DataCopyPad(dst, bcast_, copy);
-    PipeSync<AscendC::HardEvent::MTE3_V>();
+    if (stats) {
+        const uint64_t at = (u.qBase + u.q0 + rowOff) * p_->statsStrideS + u.n * p_->statsStrideN;
+        AscendC::DataCopyExtParams statCopy(static_cast<uint16_t>(rows), 32, 0,
+                                            static_cast<uint32_t>((p_->statsStrideS - 8) * 4), 0);
+        AscendC::DataCopyPad(statMax_[at], statMax, statCopy);
+        AscendC::DataCopyPad(statSum_[at], statSum, statCopy);
+    }
+    if (asyncOut_) {
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_FINISH);
+        finishInFlight_ = true;
+    } else {
+        PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
 }
 
 // x[r][:] *= bcast_[r] over rows of pitch headDimAlign.
