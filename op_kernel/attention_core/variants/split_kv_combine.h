@@ -129,7 +129,6 @@ public:
         const DecodeParams &d = td.decode;
         p_ = p;
         d_ = &d;
-        GM_ADDR out = t.out;
         AscendC::PipeBarrier<PIPE_ALL>();
         AscendC::SyncAll();  // every partial is in the workspace
         const uint32_t v = AscendC::GetBlockIdx();
@@ -139,30 +138,12 @@ public:
             return;
         }
         AscendC::TPipe pipe;
-        const CombineUb ub = CombineUbLayout(d.kvSplits, p->headDimAlign, sizeof(T), d.quantOut != 0);
-        pipe.InitBuffer(accBuf_, ub.acc);
-        pipe.InitBuffer(partBuf_, ub.part);
-        pipe.InitBuffer(outBuf_, ub.out);
-        if (d.quantOut != 0) {
-            pipe.InitBuffer(qScaleBuf_, ub.qScale);
-            pipe.InitBuffer(qOffsetBuf_, ub.qOffset);
-            pipe.InitBuffer(int8Buf_, ub.int8);
-            outInt8_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(out));
-            pipe.InitBuffer(qStageBuf_, ub.qStage);
+        InitPass(pipe, t.out, d.kvSplits, d.combineRows, d.quantOut != 0);
+        if (quant_) {
             qScale_ = t.split.quantScale;
             qOffset_ = t.split.quantOffset;
         }
-        pipe.InitBuffer(statBuf_, ub.stat);
-        // lanes past a group's rows are broadcast too: defined once
-        AscendC::Duplicate(statBuf_.Get<float>(), 0.0f, static_cast<int32_t>(ub.stat / 4));
-        pipe.InitBuffer(bcastBuf_, ub.bcast);
-        out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
         const PartialLayout ws(p, d, t.workspace);
-        rowsAtOnce_ = ub.rows;
-        splitsPerCopy_ = ub.splitsPerCopy;
-        splits_ = d.kvSplits;
-        stride_ = d.combineRows;
-        quant_ = d.quantOut != 0;
         for (uint64_t r0 = begin; r0 < end; r0 += rowsAtOnce_) {
             const uint32_t rows = end - r0 < rowsAtOnce_ ? static_cast<uint32_t>(end - r0) : rowsAtOnce_;
             // S = 1: output row i = b * N + n sits at i * D in every layout.
@@ -191,20 +172,8 @@ public:
             return;
         }
         AscendC::TPipe pipe;
-        const CombineUb ub = CombineUbLayout(p.tailSplits, p.headDimAlign, sizeof(T), false);
-        pipe.InitBuffer(accBuf_, ub.acc);
-        pipe.InitBuffer(partBuf_, ub.part);
-        pipe.InitBuffer(outBuf_, ub.out);
-        pipe.InitBuffer(statBuf_, ub.stat);
-        AscendC::Duplicate(statBuf_.Get<float>(), 0.0f, static_cast<int32_t>(ub.stat / 4));
-        pipe.InitBuffer(bcastBuf_, ub.bcast);
-        out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.out));
+        InitPass(pipe, t.out, p.tailSplits, all, false);
         const PartialLayout ws(t.workspace + p.wsPartialOffset, p.tailSplits, all, p.headDimAlign);
-        rowsAtOnce_ = ub.rows;
-        splitsPerCopy_ = ub.splitsPerCopy;
-        splits_ = p.tailSplits;
-        stride_ = all;
-        quant_ = false;
         for (uint64_t r0 = begin; r0 < end;) {
             // split unit k's rows [r, unit rows): decoded from its piece 0
             const uint64_t k = r0 / p.blockQ;
@@ -225,6 +194,33 @@ public:
     }
 
 private:
+    // The pass's UB (CombineUbLayout, in its order) and row bookkeeping for `splits` splits of
+    // `stride` partial rows each: the same for Run and RunTail (p_ set).
+    __aicore__ inline void InitPass(AscendC::TPipe &pipe, GM_ADDR out, uint32_t splits, uint64_t stride, bool quant)
+    {
+        const CombineUb ub = CombineUbLayout(splits, p_->headDimAlign, sizeof(T), quant);
+        pipe.InitBuffer(accBuf_, ub.acc);
+        pipe.InitBuffer(partBuf_, ub.part);
+        pipe.InitBuffer(outBuf_, ub.out);
+        if (quant) {
+            pipe.InitBuffer(qScaleBuf_, ub.qScale);
+            pipe.InitBuffer(qOffsetBuf_, ub.qOffset);
+            pipe.InitBuffer(int8Buf_, ub.int8);
+            outInt8_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(out));
+            pipe.InitBuffer(qStageBuf_, ub.qStage);
+        }
+        pipe.InitBuffer(statBuf_, ub.stat);
+        // lanes past a group's rows are broadcast too: defined once
+        AscendC::Duplicate(statBuf_.Get<float>(), 0.0f, static_cast<int32_t>(ub.stat / 4));
+        pipe.InitBuffer(bcastBuf_, ub.bcast);
+        out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
+        rowsAtOnce_ = ub.rows;
+        splitsPerCopy_ = ub.splitsPerCopy;
+        splits_ = splits;
+        stride_ = stride;
+        quant_ = quant;
+    }
+
     // Every split's statistics sit ROWS floats apart: one instruction covers all splits (a
     // repeat per split, `rows` lanes), and a sum or max over the splits folds halves onto each
     // other, so the pass costs a few instructions per row group rather than a few per split.
