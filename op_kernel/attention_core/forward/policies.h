@@ -117,7 +117,10 @@ struct WorkUnit {
 // (decode split-KV) takes the unit's unnormalised output rows with their running max and sum
 // and returns true, and the vector stage then writes nothing (a combine pass merges them).
 // ClipKeys: after the mask's KvRange, narrows a unit's keys to its piece's range (a no-op for
-// whole units).
+// whole units). PartialRows (lazy P.V): where the cube may write a unit's whole P.V sum (all
+// u.rows rows, pitch headDimAlign) as its unnormalised partial output rows when no block of the
+// unit flushed, so that the vector stage stores only the statistics (StorePartialStats); false:
+// the rows go through the vector stage.
 struct WorkSplitBase {
     using Tensors = NoTensors;
     __aicore__ inline void ClipKeys(WorkUnit &) const {}
@@ -126,6 +129,11 @@ struct WorkSplitBase {
                                               const AscendC::LocalTensor<float> &) const
     {
         return false;
+    }
+    __aicore__ inline bool PartialRows(const WorkUnit &, AscendC::GlobalTensor<float> &) const { return false; }
+    __aicore__ inline void StorePartialStats(const WorkUnit &, uint32_t, uint32_t, const AscendC::LocalTensor<float> &,
+                                             const AscendC::LocalTensor<float> &) const
+    {
     }
 };
 
