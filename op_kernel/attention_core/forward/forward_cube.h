@@ -217,8 +217,14 @@ private:
             if constexpr (LAZY_PV) {
                 // The unit's final sum after the next S: its Fixpipe would hold that S's
                 // Fixpipes back, which the vector cores need before they fold this unit.
+                // A split whose partial rows take the sum as it is (no block of the unit
+                // flushed) gets it there: the vector cores store only the statistics.
                 if (v.j + 1 == v.blocks) {
-                    StoreAccumulator(v.u, l0c_.Get<float>(), WS_SLOTS + slot);
+                    AscendC::GlobalTensor<float> partial;
+                    if (unitFlushed_ || !split_.PartialRows(v.u, partial)) {
+                        partial = wsO_[(WS_SLOTS + slot) * (p_->wsSlotO / 4)];
+                    }
+                    StoreAccumulator(v.u, l0c_.Get<float>(), partial);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
                 }
             }
@@ -590,8 +596,9 @@ private:
         const bool flush =
             !first && (ReadCtrl(ctrl_, CtrlRescaled(slot, 0)) | ReadCtrl(ctrl_, CtrlRescaled(slot, 1))) != 0;
         if (flush) {
-            StoreAccumulator(u, acc, slot);
+            StoreAccumulator(u, acc, wsO_[slot * (p_->wsSlotO / 4)]);
         }
+        unitFlushed_ = !first && (unitFlushed_ || flush);
         if (accStoring_) {  // the last write-out still reads the accumulator
             AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
             accStoring_ = false;
@@ -609,15 +616,16 @@ private:
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
     }
 
-    // The accumulator -> O slot `slot` (WS_SLOTS: the final slot), fp32 rows of headDimAlign. Only
-    // the next Mmad into the accumulator waits for it (EVT_ACC): after a unit's final write-out
-    // the next unit's Q.K^T chunks go ahead.
-    __aicore__ inline void StoreAccumulator(const WorkUnit &u, const AscendC::LocalTensor<float> &acc, uint32_t slot)
+    // The accumulator -> dst (an O slot, or a split's partial rows), fp32 rows of headDimAlign.
+    // Only the next Mmad into the accumulator waits for it (EVT_ACC): after a unit's final
+    // write-out the next unit's Q.K^T chunks go ahead.
+    __aicore__ inline void StoreAccumulator(const WorkUnit &u, const AscendC::LocalTensor<float> &acc,
+                                            const AscendC::GlobalTensor<float> &dst)
     {
         PipeSync<AscendC::HardEvent::M_FIX>();  // the sum so far is complete
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(p_->headDim), static_cast<uint16_t>(u.rows),
                                        static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->headDimAlign, false);
-        AscendC::Fixpipe(wsO_[slot * (p_->wsSlotO / 4)], acc, fix);
+        AscendC::Fixpipe(dst, acc, fix);
         AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
         accStoring_ = true;
     }
@@ -652,8 +660,9 @@ private:
     // lazy P.V: rows per S chunk, region sizes (elements), the next Q / S chunk copy
     uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;
     uint32_t qIdx_ = 0, sIdx_ = 0;
-    bool accStoring_ = false;  // a Fixpipe of the accumulator is in flight (EVT_ACC set)
-    bool preloaded_ = false;   // PreloadPair loaded the next S's pair into copy preKb_
+    bool accStoring_ = false;   // a Fixpipe of the accumulator is in flight (EVT_ACC set)
+    bool unitFlushed_ = false;  // some block of the unit in P.V wrote the accumulator out
+    bool preloaded_ = false;    // PreloadPair loaded the next S's pair into copy preKb_
     uint32_t preKb_ = 0;
     // What each slot's "flushed" control word holds (-1: not written in this launch yet)
     int8_t flushedWord_[WS_SLOTS] = {-1, -1, -1, -1};

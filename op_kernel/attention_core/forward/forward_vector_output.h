@@ -19,6 +19,7 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AccumulateO(ui
     }
     if constexpr (LAZY_PV) {
         if (ReadCtrl(ctrl_, CtrlFlushed(slot)) != 0) {
+            flushedAny_[blockSet_[slot]] = true;
             AddSlot(rowOff, rows, slot);
             if (rescaled_[slot]) {
                 BroadcastRows(bcast_, alpha_[slot], rows);
@@ -66,7 +67,11 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishUnit(uin
     const uint32_t rowOff = units_[set].rowOff;
     const uint32_t rows = units_[set].rows;
     const uint32_t blocks = units_[set].blocks;
-    FinishRows(u, rowOff, rows, blocks, lastSlot);
+    // Lazy P.V: the cube wrote the whole sum of a unit it never flushed into the split's
+    // partial rows (acc_ is still zero then), the same decision as the cube's.
+    AscendC::GlobalTensor<float> partial;
+    const bool direct = LAZY_PV && blocks > 0 && !flushedAny_[set] && split_.PartialRows(u, partial);
+    FinishRows(u, rowOff, rows, blocks, lastSlot, direct);
     // The core's last unit leaves acc_ as it is: nothing accumulates after it, and the zeroing
     // would sit between its output stores and the end of the core (split-KV: the combine's SyncAll).
     if (rows != 0 && units_[set].unit + 1 < split_.End(core_)) {
@@ -78,9 +83,16 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishUnit(uin
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(const WorkUnit &u, uint32_t rowOff,
                                                                              uint32_t rows, uint32_t blocks,
-                                                                             uint32_t lastSlot)
+                                                                             uint32_t lastSlot, bool direct)
 {
     if constexpr (LAZY_PV) {
+        if (direct) {  // only the statistics, while the cube writes the rows
+            if (rows != 0) {
+                split_.StorePartialStats(u, rowOff, rows, mOld_, sum_);
+            }
+            AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the rows are in place
+            return;
+        }
         if (blocks > 0) {
             AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the unit's final P.V sum
             if (rows != 0) {

@@ -55,14 +55,16 @@ __aicore__ inline void CopyFloats(const AscendC::LocalTensor<float> &dst, const 
                          AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
 }
 
-// Partial row i of `ws` (and the rows after it) := acc, m and l of `rows` rows (pitch
-// headDimAlign).
+// Partial row i of `ws` (and the rows after it) := acc (unless `withRows` is false: the cube
+// wrote them), m and l of `rows` rows (pitch headDimAlign).
 __aicore__ inline void StorePartialRows(const PartialLayout &ws, uint64_t i, uint32_t rows, uint32_t headDimAlign,
                                         const AscendC::LocalTensor<float> &acc, const AscendC::LocalTensor<float> &m,
-                                        const AscendC::LocalTensor<float> &l)
+                                        const AscendC::LocalTensor<float> &l, bool withRows = true)
 {
     PipeSync<AscendC::HardEvent::V_MTE3>();
-    AscendC::DataCopy(ws.o[i * headDimAlign], acc, rows * headDimAlign);
+    if (withRows) {
+        AscendC::DataCopy(ws.o[i * headDimAlign], acc, rows * headDimAlign);
+    }
     // m and l with one copy where l lies a whole number of 32-byte blocks after m's rows in UB
     // (the vector stage's statistics rows): one DMA start less on the way to the combine.
     const uint32_t len = rows * 4;
@@ -80,6 +82,14 @@ __aicore__ inline void StorePartialRows(const PartialLayout &ws, uint64_t i, uin
     PipeSync<AscendC::HardEvent::MTE3_V>();
 }
 
+// The partial row of unit u's first row: i = (split * B + b) * N + head.
+__aicore__ inline uint64_t PartialRowIndex(const ForwardParams &p, const DecodeParams &d, const WorkUnit &u)
+{
+    const uint32_t s = u.n % d.kvSplits;
+    const uint64_t head = static_cast<uint64_t>(u.n / d.kvSplits) * p.groupSize + u.q0;
+    return (static_cast<uint64_t>(s) * p.batch + u.b) * p.numHeads + head;
+}
+
 // Rows [rowOff, rowOff + rows) of unit u (WorkSplitBase::StorePartialOutput).
 __aicore__ inline bool WorkSplit<SplitKvCombine>::StorePartialOutput(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
                                                                      const AscendC::LocalTensor<float> &acc,
@@ -91,11 +101,29 @@ __aicore__ inline bool WorkSplit<SplitKvCombine>::StorePartialOutput(const WorkU
     if (!StoresPartials(d)) {
         return false;
     }
-    const uint32_t s = u.n % d.kvSplits;
-    const uint64_t head = static_cast<uint64_t>(u.n / d.kvSplits) * p->groupSize + u.q0 + rowOff;
-    const uint64_t i = (static_cast<uint64_t>(s) * p->batch + u.b) * p->numHeads + head;
-    StorePartialRows(PartialLayout(p, d, workspace_), i, rows, p->headDimAlign, acc, m, l);
+    StorePartialRows(PartialLayout(p, d, workspace_), PartialRowIndex(*p, d, u) + rowOff, rows, p->headDimAlign, acc, m,
+                     l);
     return true;
+}
+
+__aicore__ inline bool WorkSplit<SplitKvCombine>::PartialRows(const WorkUnit &u,
+                                                              AscendC::GlobalTensor<float> &rows) const
+{
+    const DecodeParams &d = *d_;
+    if (!StoresPartials(d) || d.antiquant != 0) {
+        return false;
+    }
+    rows = PartialLayout(p_, d, workspace_).o[PartialRowIndex(*p_, d, u) * p_->headDimAlign];
+    return true;
+}
+
+__aicore__ inline void WorkSplit<SplitKvCombine>::StorePartialStats(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
+                                                                    const AscendC::LocalTensor<float> &m,
+                                                                    const AscendC::LocalTensor<float> &l) const
+{
+    const ForwardParams *p = p_;
+    StorePartialRows(PartialLayout(p, *d_, workspace_), PartialRowIndex(*p, *d_, u) + rowOff, rows, p->headDimAlign, m,
+                     m, l, false);
 }
 
 // PFA's split-KV tail: a piece's rows (piece c = u.piece - 1: split c % tailSplits of split

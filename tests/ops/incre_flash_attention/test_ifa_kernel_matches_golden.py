@@ -85,6 +85,19 @@ def test_split_kv_chunks_end_in_a_short_block(paged):
         np.testing.assert_array_equal(out.astype(np.float32), out_f32(kw))
 
 
+def test_split_kv_partials_with_and_without_lazy_write_outs():
+    # lazy P.V in split-KV chunks: the cube writes a chunk's P.V sum straight into its partial
+    # rows unless the reference max moved by more than ln 256 inside the chunk (then the sum was
+    # written out and is folded by the vector cores). A pse of 0 with a spike of 8 every 300
+    # keys moves it at the first spike past a chunk's first block (the keys before still weigh
+    # ~10 %); chunks without such a spike never move it.
+    s = 15600
+    kw = make_kwargs("fp16", "BNSD", b=1, n=16, nkv=1, s=s, d=128, actual_seq_lengths=[s])
+    pse = np.where(np.arange(s) % 300 == 150, 8.0, 0.0)
+    kw["pse_shift"] = np.broadcast_to(pse, (1, 16, 1, s)).astype(kw["query"].dtype)
+    run_and_judge(kw)
+
+
 @pytest.mark.parametrize("shape", ["BS", "B1S", "B11S"])
 @pytest.mark.parametrize("mdtype", [np.bool_, np.int8, np.uint8])
 def test_mask_shapes_and_dtypes(shape, mdtype):
