@@ -272,15 +272,17 @@ private:
 
         // m and l of every split for these rows: l follows m in the workspace (kvSplits x
         // combineRows each) and lAll follows mAll in UB, so one strided copy of 2 x splits runs
-        // (ROWS apart in UB) takes both; the first splits' partial rows load with it.
+        // (ROWS apart in UB) takes both; the first splits' partial rows load behind it while the
+        // weights are worked out.
         const AscendC::DataCopyExtParams statCopy(static_cast<uint16_t>(2 * splits), rows * 4,
                                                   static_cast<uint32_t>((stride - rows) * 4),
                                                   (ROWS * 4 - AlignUp(rows * 4, 32)) / 32, 0);
         const AscendC::LocalTensor<float> part = partBuf_.Get<float>();
         PipeSync<AscendC::HardEvent::V_MTE2>();
         AscendC::DataCopyPad(mAll, ws.m[r0], statCopy, AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(COMBINE_EVT_STATS);
         LoadPartials(ws, part, 0, r0, rows);
-        PipeSync<AscendC::HardEvent::MTE2_V>();
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(COMBINE_EVT_STATS);
         // M = max_s m_s; e_s = exp(m_s - M); denom = sum_s e_s * l_s
         AscendC::Adds(mMax, mAll, 0.0f, rows, reps, each);
         AscendC::PipeBarrier<PIPE_V>();
@@ -315,8 +317,8 @@ private:
             if (s0 != 0) {
                 PipeSync<AscendC::HardEvent::V_MTE2>();
                 LoadPartials(ws, part, s0, r0, rows);
-                PipeSync<AscendC::HardEvent::MTE2_V>();
             }
+            PipeSync<AscendC::HardEvent::MTE2_V>();
             WeighSplits(part, bcast[s0 * ROWS * 8], n, rows);
             // acc += sum over the n splits (halves folded onto each other)
             for (uint32_t m = n; m > 1;) {
