@@ -149,7 +149,8 @@ struct WorkSplitBase {
 // block-th key block (counted over all its units) and the next block's first S load,
 // StreamEnd() after the last unit, and
 // FinishRows(u, rows, acc, sum) on a unit's unnormalised output rows (pitch headDimAlign) and
-// softmax sums before they are normalised or stored as partials.
+// softmax sums before they are normalised (rows stored as partials skip it: the split's combine
+// pass does that part).
 struct KvSourceBase {
     using Tensors = NoTensors;
     __aicore__ inline uint32_t RowsInRun(uint32_t, uint64_t) const { return 0xFFFFFFFFu; }
