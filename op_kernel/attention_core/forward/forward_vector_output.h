@@ -103,10 +103,10 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(con
     if (rows == 0) {
         return;
     }
-    kv_.FinishRows(u, rows, acc_, sum_);
     if (split_.StorePartialOutput(u, rowOff, rows, acc_, mOld_, sum_)) {
-        return;  // split-KV decode: a combine pass normalises and writes
+        return;  // split-KV decode: a combine pass finishes (kv_.FinishRows' part too), normalises and writes
     }
+    kv_.FinishRows(u, rows, acc_, sum_);
     // Lazy P.V: the statistics are reported against the true max (sum * exp(ref - max)).
     const bool trueStats = LAZY_PV && p_->hasSoftmaxStats != 0;
     // PFA without mask or band: every valid row of a unit with keys saw them all, so it is visible and 1 / l

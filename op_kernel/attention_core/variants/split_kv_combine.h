@@ -3,7 +3,9 @@
 // its unnormalised output rows O_s with the running max m_s and sum l_s (the split's
 // StorePartialOutput, called by the forward vector stage); after a barrier the combine pass merges them per row:
 //   M = max_s m_s,  w_s = exp(m_s - M),  out = sum_s w_s O_s / sum_s w_s l_s
-// (0 for a row whose M shows no visible key). The partials' workspace and the pass's UB:
+// (0 for a row whose M shows no visible key). With INT8 K/V the pass also applies the value
+// antiquant the units left out (kv_antiquant.h): out * s_v + o_v * s_v on visible rows. The
+// partials' workspace and the pass's UB:
 // split_kv_combine_layout.h. PFA's split-KV tail (ForwardParams::tailSplits) stores and
 // merges its pieces' rows the same way (KvSplitCombiner::RunTail), with the output rows
 // placed in PFA's layout.
@@ -11,6 +13,7 @@
 #include "kernel_operator.h"
 #include "decode_policies.h"
 #include "split_kv_combine_layout.h"
+#include "kv_antiquant.h"
 #include "../common/sync.h"
 #include "../common/row_ops.h"
 
@@ -110,7 +113,7 @@ __aicore__ inline bool WorkSplit<SplitKvCombine>::PartialRows(const WorkUnit &u,
                                                               AscendC::GlobalTensor<float> &rows) const
 {
     const DecodeParams &d = *d_;
-    if (!StoresPartials(d) || d.antiquant != 0) {
+    if (!StoresPartials(d)) {
         return false;
     }
     rows = PartialLayout(p_, d, workspace_).o[PartialRowIndex(*p_, d, u) * p_->headDimAlign];
@@ -157,19 +160,28 @@ public:
         const DecodeParams &d = td.decode;
         p_ = p;
         d_ = &d;
-        AscendC::PipeBarrier<PIPE_ALL>();
-        AscendC::SyncAll();  // every partial is in the workspace
+        td_ = &td;
         const uint32_t v = AscendC::GetBlockIdx();
         const uint64_t begin = d.combineRowStart[v];
         const uint64_t end = d.combineRowStart[v + 1];
+        AscendC::TPipe pipe;
+        if (begin < end) {
+            InitPass(pipe, t.out, d.kvSplits, d.combineRows, d.quantOut != 0);
+            if (quant_) {
+                qScale_ = t.split.quantScale;
+                qOffset_ = t.split.quantOffset;
+            }
+            if (d.antiquant != 0) {  // the first rows' value antiquant rows load during the barrier
+                pipe.InitBuffer(antiBuf_, CombineUbLayout(d.kvSplits, p->headDimAlign, sizeof(T), quant_, true).anti);
+                antiScale_ = t.kv.antiScale;
+                antiOffset_ = t.kv.antiOffset;
+                LoadValueRows(KvHeadOf(begin));
+            }
+        }
+        AscendC::PipeBarrier<PIPE_ALL>();
+        AscendC::SyncAll();  // every partial is in the workspace
         if (begin >= end) {
             return;
-        }
-        AscendC::TPipe pipe;
-        InitPass(pipe, t.out, d.kvSplits, d.combineRows, d.quantOut != 0);
-        if (quant_) {
-            qScale_ = t.split.quantScale;
-            qOffset_ = t.split.quantOffset;
         }
         const PartialLayout ws(p, d, t.workspace);
         for (uint64_t r0 = begin; r0 < end; r0 += rowsAtOnce_) {
@@ -295,11 +307,13 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
         FoldSplits<false>(lAll, splits, rows);
         PipeSync<AscendC::HardEvent::V_S>();
+        visibleRows_ = 0;
         for (uint32_t r = 0; r < rows; ++r) {
             const float l = denom.GetValue(r);
             const bool visible = mMax.GetValue(r) > MASKED_ROW_MAX && l > 0.0f;
             inv.SetValue(r, visible ? 1.0f / l : 0.0f);
             valid.SetValue(r, visible ? 1.0f : 0.0f);
+            visibleRows_ |= visible ? (1u << r) : 0u;
         }
         PipeSync<AscendC::HardEvent::S_V>();
         // w_s = e_s / denom, each broadcast to a block: split s, row r -> block s * ROWS + r
@@ -331,6 +345,9 @@ private:
             AscendC::PipeBarrier<PIPE_V>();
         }
         const uint32_t dd = p_->headDim;
+        if (antiScale_ != nullptr) {
+            ValueAntiquant(acc, r0, rows);
+        }
         if (quant_) {
             WriteInt8(acc, valid, r0, rows);
             return;
@@ -390,6 +407,51 @@ private:
         AscendC::DataCopyPad(outInt8_[r0 * dd], q,
                              AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dd, 0, 0, 0));
         PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // The KV head of output row i = b * N + head.
+    __aicore__ inline uint32_t KvHeadOf(uint64_t i) const
+    {
+        return static_cast<uint32_t>(i % p_->numHeads) / p_->groupSize;
+    }
+
+    // kvHead's value scale row and, with an offset, its shift o_v * s_v (fp32) -> antiBuf_.
+    __aicore__ inline void LoadValueRows(uint32_t kvHead)
+    {
+        const uint32_t dp = p_->headDimAlign;
+        const AscendC::LocalTensor<float> scale = antiBuf_.Get<float>();
+        const AscendC::LocalTensor<float> shift = scale[dp];
+        const AscendC::LocalTensor<T> stage = antiBuf_.Get<T>()[2 * dp * (4 / sizeof(T))];
+        LoadAntiRow<T>(*td_, antiScale_, 1, kvHead, stage, scale);
+        if (antiOffset_ != nullptr) {
+            LoadAntiRow<T>(*td_, antiOffset_, 1, kvHead, stage, shift);
+            AscendC::Mul(shift, shift, scale, static_cast<int32_t>(p_->headDim));
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+        valueHead_ = kvHead;
+    }
+
+    // INT8 K/V: merged rows [r0, r0 + rows) (already divided by the weights' sum; rows without a
+    // visible key are 0) := acc * s_v + o_v * s_v, the latter on visible rows only.
+    __aicore__ inline void ValueAntiquant(const AscendC::LocalTensor<float> &acc, uint64_t r0, uint32_t rows)
+    {
+        const uint32_t dp = p_->headDimAlign;
+        const int32_t dd = static_cast<int32_t>(p_->headDim);
+        const AscendC::LocalTensor<float> scale = antiBuf_.Get<float>();
+        const AscendC::LocalTensor<float> shift = scale[dp];
+        for (uint32_t r = 0; r < rows; ++r) {
+            const uint32_t kvHead = KvHeadOf(r0 + r);
+            if (kvHead != valueHead_) {
+                AscendC::PipeBarrier<PIPE_V>();
+                LoadValueRows(kvHead);
+            }
+            AscendC::Mul(acc[r * dp], acc[r * dp], scale, dd);
+            if (antiOffset_ != nullptr && (visibleRows_ >> r & 1u) != 0) {
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Add(acc[r * dp], acc[r * dp], shift, dd);
+            }
+        }
+        AscendC::PipeBarrier<PIPE_V>();
     }
 
     // Element 0 of a quantisation parameter (fp32 or bf16) as fp32.
@@ -491,6 +553,11 @@ private:
 
     const ForwardParams *p_ = nullptr;
     const DecodeParams *d_ = nullptr;
+    const DecodeTiling *td_ = nullptr;
+    GM_ADDR antiScale_ = nullptr;  // INT8 K/V: the value antiquant rows ([2, N_kv, D], or per tensor)
+    GM_ADDR antiOffset_ = nullptr;
+    uint32_t valueHead_ = 0xFFFFFFFFu;  // the KV head whose rows are in antiBuf_
+    uint32_t visibleRows_ = 0;          // bit r: merged row r has a visible key (rows <= COMBINE_ROWS)
     uint32_t rowsAtOnce_ = ROWS, splitsPerCopy_ = 1, splits_ = 1;
     uint64_t stride_ = 0;  // partial rows per split
     bool quant_ = false;
@@ -499,7 +566,7 @@ private:
     GM_ADDR qScale_ = nullptr;  // fp32 or bf16 (quantParamsBf16)
     GM_ADDR qOffset_ = nullptr;
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf_, partBuf_, outBuf_, statBuf_, bcastBuf_, qScaleBuf_, qOffsetBuf_,
-        int8Buf_, qStageBuf_;
+        int8Buf_, qStageBuf_, antiBuf_;
 };
 
 }  // namespace AttentionCore

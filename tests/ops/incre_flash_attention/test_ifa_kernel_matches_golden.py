@@ -297,6 +297,20 @@ def test_int8_kv_without_offset_and_split():
     run_and_judge(int8_kv(kw, (2, 2, 1, 64), offset=False))
 
 
+@pytest.mark.parametrize("shape", [None, (2, 4, 1, 128)])
+def test_int8_kv_split_partials_take_the_value_antiquant_in_the_combine(shape):
+    # split-KV partials of int8 K/V skip the value antiquant, which the combine applies to the
+    # merged rows (a row range crossing KV heads, a batch without keys: zeros, not the offset);
+    # the pse spikes make some chunks write their P.V sum out (the vector cores fold it) and
+    # leave others to the cube's write into the partial rows
+    s = 3000
+    kw = make_kwargs("fp16", "BNSD", b=3, n=16, nkv=4, s=s, d=128, actual_seq_lengths=[s, 0, 2100])
+    pse = np.where(np.arange(s) % 300 == 150, 8.0, 0.0)
+    kw["pse_shift"] = np.broadcast_to(pse, (3, 16, 1, s)).astype(kw["query"].dtype)
+    out, _ = run_and_judge(int8_kv(kw, shape))
+    assert np.all(out[1].astype(np.float32) == 0)
+
+
 def test_int8_kv_ring_reuse_one_key_blocks_and_empty_rows():
     # 24 batches x 1 KV head of up to 1100 keys (9 key blocks): a core streams more blocks through
     # its ring of cast K/V than the ring has slots; a window of 129 keys ends in a one-key block
