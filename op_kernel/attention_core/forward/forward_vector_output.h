@@ -71,10 +71,18 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishUnit(uin
     // partial rows (acc_ is still zero then), the same decision as the cube's.
     AscendC::GlobalTensor<float> partial;
     const bool direct = LAZY_PV && blocks > 0 && !flushedAny_[set] && split_.PartialRows(u, partial);
+    const bool last = units_[set].unit + 1 == split_.End(core_);
     FinishRows(u, rowOff, rows, blocks, lastSlot, direct);
+    if (direct && last) {  // the wait for the rows after the K/V source's end (Process)
+        oRowsOwed_ = true;
+        return;
+    }
+    if (direct) {
+        AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the rows are in place
+    }
     // The core's last unit leaves acc_ as it is: nothing accumulates after it, and the zeroing
     // would sit between its output stores and the end of the core (split-KV: the combine's SyncAll).
-    if (rows != 0 && units_[set].unit + 1 < split_.End(core_)) {
+    if (rows != 0 && !last) {
         AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(rows * p_->headDimAlign));
         AscendC::PipeBarrier<PIPE_V>();
     }
@@ -86,11 +94,10 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(con
                                                                              uint32_t lastSlot, bool direct)
 {
     if constexpr (LAZY_PV) {
-        if (direct) {  // only the statistics, while the cube writes the rows
+        if (direct) {  // only the statistics, while the cube writes the rows (FinishUnit waits)
             if (rows != 0) {
                 split_.StorePartialStats(u, rowOff, rows, mOld_, sum_);
             }
-            AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the rows are in place
             return;
         }
         if (blocks > 0) {
