@@ -569,18 +569,26 @@ private:
         const uint32_t kvPad = AlignUp(blk.cols, 16);
         const uint32_t skip = NzHandoff<T>::ENABLED ? SkippedPRows(mask_, u, blk.k0) : 0;
         const uint32_t k = NzHandoff<T>::ENABLED ? SeenPCols(mask_, u, blk.k0, blk.cols) : blk.cols;
-        const uint32_t pb = LoadPV(u, blk, slot, skip, AlignUp(k, 16));
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[(EVT_LPV - EVT_L0) * l0bElems_];
         const AscendC::LocalTensor<float> acc = l0c_.Get<float>();
-        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);  // M is done with the P and V regions
+        if (kvPairs_ != 0) {  // V is in L1 since the block's S: into L0B before P arrives
+            AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);  // M is done with the P and V regions
+            Tiles::LoadB(l0b, VTile(pb_, kvPad), L1Shape{kvPad, p_->headDimAlign}, k, 0, d);
+        }
+        const uint32_t pb = LoadPV(u, blk, slot, skip, AlignUp(k, 16));
+        if (kvPairs_ == 0) {
+            AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);  // M is done with the P and V regions
+        }
         if (skip != 0) {
             AscendC::LoadData(
                 l0a, zeroL1_.Get<T>(),
                 AscendC::LoadData2DParams(0, static_cast<uint8_t>(skip / 16 * ((k + 15) / 16)), 0, 0, 0, false, 0));
         }
         Tiles::LoadA(l0a[Tiles::ARow(skip, k)], PTile(pb), L1Shape{mPad, kvPad}, 0, k, skip, mPad - skip);  // P
-        Tiles::LoadB(l0b, VTile(pb, kvPad), L1Shape{kvPad, p_->headDimAlign}, k, 0, d);                     // V
+        if (kvPairs_ == 0) {
+            Tiles::LoadB(l0b, VTile(pb, kvPad), L1Shape{kvPad, p_->headDimAlign}, k, 0, d);  // V
+        }
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
         if (kvPairs_ != 0) {  // the pair and the P tile are free
