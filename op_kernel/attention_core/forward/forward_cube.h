@@ -218,14 +218,19 @@ private:
                 // The unit's final sum after the next S: its Fixpipe would hold that S's
                 // Fixpipes back, which the vector cores need before they fold this unit.
                 // A split whose partial rows take the sum as it is (no block of the unit
-                // flushed) gets it there: the vector cores store only the statistics.
+                // flushed) gets it there: the vector cores store only the statistics. The
+                // core's last such write is ordered by the combine's barrier, which the cube
+                // joins after it (policies.h PartialRows): no flag for it.
                 if (v.j + 1 == v.blocks) {
                     AscendC::GlobalTensor<float> partial;
-                    if (unitFlushed_ || !split_.PartialRows(v.u, partial)) {
+                    const bool direct = !unitFlushed_ && split_.PartialRows(v.u, partial);
+                    if (!direct) {
                         partial = wsO_[(WS_SLOTS + slot) * (p_->wsSlotO / 4)];
                     }
                     StoreAccumulator(v.u, l0c_.Get<float>(), partial);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
+                    if (!direct || v.unit + 1 < split_.End(core_)) {
+                        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
+                    }
                 }
             }
             vOk = Advance(v);

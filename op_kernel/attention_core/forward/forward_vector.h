@@ -180,10 +180,6 @@ public:
         }
         AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
         kv_.StreamEnd();
-        if (oRowsOwed_) {  // the last unit's rows, which the cube wrote into its partial rows
-            AscendC::CrossCoreWaitFlag(FLAG_O_READY);
-            oRowsOwed_ = false;
-        }
     }
 
 private:
@@ -376,7 +372,6 @@ private:
     AscendC::GlobalTensor<uint16_t> zero_;         // the workspace's zero fractal
     bool rescaled_[WS_SLOTS];                      // per slot: whether this core moved its reference at that block
     bool flushedAny_[WS_SLOTS] = {};               // per set: whether the cube flushed at some block of its unit
-    bool oRowsOwed_ = false;                       // the last unit's FLAG_O_READY is still to be waited for
     AscendC::LocalTensor<float> alpha_[WS_SLOTS];  // per workspace slot: its block's rescale factor
 };
 

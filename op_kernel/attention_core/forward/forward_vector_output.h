@@ -73,8 +73,7 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishUnit(uin
     const bool direct = LAZY_PV && blocks > 0 && !flushedAny_[set] && split_.PartialRows(u, partial);
     const bool last = units_[set].unit + 1 == split_.End(core_);
     FinishRows(u, rowOff, rows, blocks, lastSlot, direct);
-    if (direct && last) {  // the wait for the rows after the K/V source's end (Process)
-        oRowsOwed_ = true;
+    if (direct && last) {  // the combine's barrier, which the cube joins after the rows, orders them
         return;
     }
     if (direct) {

@@ -120,7 +120,9 @@ struct WorkUnit {
 // whole units). PartialRows (lazy P.V): where the cube may write a unit's whole P.V sum (all
 // u.rows rows, pitch headDimAlign) as its unnormalised partial output rows when no block of the
 // unit flushed, so that the vector stage stores only the statistics (StorePartialStats); false:
-// the rows go through the vector stage.
+// the rows go through the vector stage. A split that says yes has the cube join the barrier
+// before its combine pass (SyncAll<false>) after the core: the core's last such write raises
+// no FLAG_O_READY, the barrier orders it.
 struct WorkSplitBase {
     using Tensors = NoTensors;
     __aicore__ inline void ClipKeys(WorkUnit &) const {}

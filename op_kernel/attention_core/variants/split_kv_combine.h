@@ -179,7 +179,9 @@ public:
             }
         }
         AscendC::PipeBarrier<PIPE_ALL>();
-        AscendC::SyncAll();  // every partial is in the workspace
+        // every partial is in the workspace: the cubes join (their last rows written straight
+        // into the partials raise no flag, policies.h PartialRows)
+        AscendC::SyncAll<false>();
         if (begin >= end) {
             return;
         }
