@@ -325,9 +325,13 @@ private:
         AscendC::Brcb(bcast, mAll, static_cast<uint8_t>(splits * PITCH), AscendC::BrcbRepeatParams(1, 8));
         AscendC::PipeBarrier<PIPE_V>();
 
-        const AscendC::LocalTensor<float> acc = accBuf_.Get<float>();
-        AscendC::Duplicate(acc, 0.0f, static_cast<int32_t>(rows * dp));
-        // the partial rows of splitsPerCopy_ splits at a time: one strided copy
+        // the partial rows of splitsPerCopy_ splits at a time: one strided copy; with one copy
+        // for all the sum stays in part (no accumulator pass)
+        const bool oneCopy = splitsPerCopy_ >= splits;
+        const AscendC::LocalTensor<float> acc = oneCopy ? part : accBuf_.Get<float>();
+        if (!oneCopy) {
+            AscendC::Duplicate(acc, 0.0f, static_cast<int32_t>(rows * dp));
+        }
         for (uint32_t s0 = 0; s0 < splits; s0 += splitsPerCopy_) {
             const uint32_t n = splits - s0 < splitsPerCopy_ ? splits - s0 : splitsPerCopy_;
             if (s0 != 0) {
@@ -343,8 +347,10 @@ private:
                 AscendC::PipeBarrier<PIPE_V>();
                 m -= h;
             }
-            AscendC::Add(acc, acc, part, static_cast<int32_t>(rows * dp));
-            AscendC::PipeBarrier<PIPE_V>();
+            if (!oneCopy) {
+                AscendC::Add(acc, acc, part, static_cast<int32_t>(rows * dp));
+                AscendC::PipeBarrier<PIPE_V>();
+            }
         }
         const uint32_t dd = p_->headDim;
         if (antiScale_ != nullptr) {
