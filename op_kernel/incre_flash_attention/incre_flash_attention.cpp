@@ -61,10 +61,14 @@ __aicore__ inline void RunDecode(const IncreFlashAttentionTilingData &td, const 
             AttentionCore::RunForward<T, DecodeInt8Variant<T>, LAZY_PV>(td, t);
         }
     }
-    if ASCEND_IS_AIV {
-        if (AttentionCore::StoresPartials(d)) {
+    if (AttentionCore::StoresPartials(d)) {
+        if ASCEND_IS_AIV {
             AttentionCore::KvSplitCombiner<T> combine;
             combine.Run(td, in);
+        }
+        if ASCEND_IS_AIC {  // the combine's barrier orders the cube's last partial rows (policies.h PartialRows)
+            AscendC::PipeBarrier<PIPE_ALL>();
+            AscendC::SyncAll<false>();
         }
     }
 }

@@ -314,8 +314,8 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     }
     p.unitCount = baseUnits * d.kvSplits;
     // The combine pass runs after the core with the whole UB (split_kv_combine_layout.h).
-    if (AttentionCore::CombineUbLayout(d.kvSplits, p.headDimAlign, prob.dtypeBytes, prob.quantOut).Total() >
-        budget.ub) {
+    if (AttentionCore::CombineUbLayout(d.kvSplits, p.headDimAlign, prob.dtypeBytes, prob.quantOut, prob.antiquant)
+            .Total() > budget.ub) {
         why = "the split-KV combine does not fit UB at head dim " + std::to_string(prob.headDim);
         return false;
     }

@@ -108,6 +108,10 @@ constexpr int32_t VEC_EVT_KV_OUT = 1;  // + copy: the K/V ring's Nz out-copies (
 constexpr int32_t VEC_EVT_P = 5;       // MTE3_V: the P buffer's store is done
 constexpr int32_t VEC_EVT_FINISH = 6;  // MTE3_V: a unit's finish stores from the O-slot rows are done
 //
+// Split-KV combine (split_kv_combine.h; after the forward vector stage, whose ids are all
+// waited for by then):
+constexpr int32_t COMBINE_EVT_STATS = 1;  // MTE2_V: a row group's statistics are in (its partial rows load behind)
+//
 // Backward cube (backward_cube.h):
 constexpr int32_t BWD_EVT_L0 = 1;      // + copy: L0A/L0B (M_MTE1 / MTE1_M), L0C results (FIX_M / M_FIX)
 constexpr int32_t BWD_EVT_ACC = 3;     // FIX_M / M_FIX: the dK/dV accumulators between units

@@ -217,9 +217,20 @@ private:
             if constexpr (LAZY_PV) {
                 // The unit's final sum after the next S: its Fixpipe would hold that S's
                 // Fixpipes back, which the vector cores need before they fold this unit.
+                // A split whose partial rows take the sum as it is (no block of the unit
+                // flushed) gets it there: the vector cores store only the statistics. The
+                // core's last such write is ordered by the combine's barrier, which the cube
+                // joins after it (policies.h PartialRows): no flag for it.
                 if (v.j + 1 == v.blocks) {
-                    StoreAccumulator(v.u, l0c_.Get<float>(), WS_SLOTS + slot);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
+                    AscendC::GlobalTensor<float> partial;
+                    const bool direct = !unitFlushed_ && split_.PartialRows(v.u, partial);
+                    if (!direct) {
+                        partial = wsO_[(WS_SLOTS + slot) * (p_->wsSlotO / 4)];
+                    }
+                    StoreAccumulator(v.u, l0c_.Get<float>(), partial);
+                    if (!direct || v.unit + 1 < split_.End(core_)) {
+                        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
+                    }
                 }
             }
             vOk = Advance(v);
@@ -563,18 +574,26 @@ private:
         const uint32_t kvPad = AlignUp(blk.cols, 16);
         const uint32_t skip = NzHandoff<T>::ENABLED ? SkippedPRows(mask_, u, blk.k0) : 0;
         const uint32_t k = NzHandoff<T>::ENABLED ? SeenPCols(mask_, u, blk.k0, blk.cols) : blk.cols;
-        const uint32_t pb = LoadPV(u, blk, slot, skip, AlignUp(k, 16));
         const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
         const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[(EVT_LPV - EVT_L0) * l0bElems_];
         const AscendC::LocalTensor<float> acc = l0c_.Get<float>();
-        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);  // M is done with the P and V regions
+        if (kvPairs_ != 0) {  // V is in L1 since the block's S: into L0B before P arrives
+            AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);  // M is done with the P and V regions
+            Tiles::LoadB(l0b, VTile(pb_, kvPad), L1Shape{kvPad, p_->headDimAlign}, k, 0, d);
+        }
+        const uint32_t pb = LoadPV(u, blk, slot, skip, AlignUp(k, 16));
+        if (kvPairs_ == 0) {
+            AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);  // M is done with the P and V regions
+        }
         if (skip != 0) {
             AscendC::LoadData(
                 l0a, zeroL1_.Get<T>(),
                 AscendC::LoadData2DParams(0, static_cast<uint8_t>(skip / 16 * ((k + 15) / 16)), 0, 0, 0, false, 0));
         }
         Tiles::LoadA(l0a[Tiles::ARow(skip, k)], PTile(pb), L1Shape{mPad, kvPad}, 0, k, skip, mPad - skip);  // P
-        Tiles::LoadB(l0b, VTile(pb, kvPad), L1Shape{kvPad, p_->headDimAlign}, k, 0, d);                     // V
+        if (kvPairs_ == 0) {
+            Tiles::LoadB(l0b, VTile(pb, kvPad), L1Shape{kvPad, p_->headDimAlign}, k, 0, d);  // V
+        }
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
         if (kvPairs_ != 0) {  // the pair and the P tile are free
@@ -590,8 +609,9 @@ private:
         const bool flush =
             !first && (ReadCtrl(ctrl_, CtrlRescaled(slot, 0)) | ReadCtrl(ctrl_, CtrlRescaled(slot, 1))) != 0;
         if (flush) {
-            StoreAccumulator(u, acc, slot);
+            StoreAccumulator(u, acc, wsO_[slot * (p_->wsSlotO / 4)]);
         }
+        unitFlushed_ = !first && (unitFlushed_ || flush);
         if (accStoring_) {  // the last write-out still reads the accumulator
             AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
             accStoring_ = false;
@@ -609,15 +629,16 @@ private:
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
     }
 
-    // The accumulator -> O slot `slot` (WS_SLOTS: the final slot), fp32 rows of headDimAlign. Only
-    // the next Mmad into the accumulator waits for it (EVT_ACC): after a unit's final write-out
-    // the next unit's Q.K^T chunks go ahead.
-    __aicore__ inline void StoreAccumulator(const WorkUnit &u, const AscendC::LocalTensor<float> &acc, uint32_t slot)
+    // The accumulator -> dst (an O slot, or a split's partial rows), fp32 rows of headDimAlign.
+    // Only the next Mmad into the accumulator waits for it (EVT_ACC): after a unit's final
+    // write-out the next unit's Q.K^T chunks go ahead.
+    __aicore__ inline void StoreAccumulator(const WorkUnit &u, const AscendC::LocalTensor<float> &acc,
+                                            const AscendC::GlobalTensor<float> &dst)
     {
         PipeSync<AscendC::HardEvent::M_FIX>();  // the sum so far is complete
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(p_->headDim), static_cast<uint16_t>(u.rows),
                                        static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->headDimAlign, false);
-        AscendC::Fixpipe(wsO_[slot * (p_->wsSlotO / 4)], acc, fix);
+        AscendC::Fixpipe(dst, acc, fix);
         AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
         accStoring_ = true;
     }
@@ -652,8 +673,9 @@ private:
     // lazy P.V: rows per S chunk, region sizes (elements), the next Q / S chunk copy
     uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;
     uint32_t qIdx_ = 0, sIdx_ = 0;
-    bool accStoring_ = false;  // a Fixpipe of the accumulator is in flight (EVT_ACC set)
-    bool preloaded_ = false;   // PreloadPair loaded the next S's pair into copy preKb_
+    bool accStoring_ = false;   // a Fixpipe of the accumulator is in flight (EVT_ACC set)
+    bool unitFlushed_ = false;  // some block of the unit in P.V wrote the accumulator out
+    bool preloaded_ = false;    // PreloadPair loaded the next S's pair into copy preKb_
     uint32_t preKb_ = 0;
     // What each slot's "flushed" control word holds (-1: not written in this launch yet)
     int8_t flushedWord_[WS_SLOTS] = {-1, -1, -1, -1};

@@ -213,6 +213,7 @@ private:
             c.blocks = KvBlockCount(c.u.kvBegin, c.u.kvEnd, p_->blockKv);
             c.j = 0;
             c.set = static_cast<uint32_t>(unitsSeen_++ % WS_SLOTS);
+            flushedAny_[c.set] = false;
             if (c.blocks != 0) {
                 return true;
             }
@@ -346,7 +347,7 @@ private:
     __aicore__ inline void FinishUnit(uint32_t set, uint32_t lastSlot);
     __aicore__ inline void StoreRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows);
     __aicore__ inline void FinishRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows, uint32_t blocks,
-                                      uint32_t lastSlot);
+                                      uint32_t lastSlot, bool direct);
     __aicore__ inline void ScaleRows(const AscendC::LocalTensor<float> &x, uint32_t rows);
 
     const ForwardParams *p_ = nullptr;
@@ -385,6 +386,7 @@ private:
     AscendC::GlobalTensor<int32_t> ctrl_;
     AscendC::GlobalTensor<uint16_t> zero_;         // the workspace's zero fractal
     bool rescaled_[WS_SLOTS];                      // per slot: whether this core moved its reference at that block
+    bool flushedAny_[WS_SLOTS] = {};               // per set: whether the cube flushed at some block of its unit
     AscendC::LocalTensor<float> alpha_[WS_SLOTS];  // per workspace slot: its block's rescale factor
 };
 

@@ -19,6 +19,7 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AccumulateO(ui
     }
     if constexpr (LAZY_PV) {
         if (ReadCtrl(ctrl_, CtrlFlushed(slot)) != 0) {
+            flushedAny_[blockSet_[slot]] = true;
             AddSlot(rowOff, rows, slot);
             if (rescaled_[slot]) {
                 BroadcastRows(bcast_, alpha_[slot], rows);
@@ -67,10 +68,21 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishUnit(uin
     const uint32_t rowOff = units_[set].rowOff;
     const uint32_t rows = units_[set].rows;
     const uint32_t blocks = units_[set].blocks;
-    FinishRows(u, rowOff, rows, blocks, lastSlot);
+    // Lazy P.V: the cube wrote the whole sum of a unit it never flushed into the split's
+    // partial rows (acc_ is still zero then), the same decision as the cube's.
+    AscendC::GlobalTensor<float> partial;
+    const bool direct = LAZY_PV && blocks > 0 && !flushedAny_[set] && split_.PartialRows(u, partial);
+    const bool last = units_[set].unit + 1 == split_.End(core_);
+    FinishRows(u, rowOff, rows, blocks, lastSlot, direct);
+    if (direct && last) {  // the combine's barrier, which the cube joins after the rows, orders them
+        return;
+    }
+    if (direct) {
+        AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the rows are in place
+    }
     // The core's last unit leaves acc_ as it is: nothing accumulates after it, and the zeroing
     // would sit between its output stores and the end of the core (split-KV: the combine's SyncAll).
-    if (rows != 0 && units_[set].unit + 1 < split_.End(core_)) {
+    if (rows != 0 && !last) {
         AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(rows * p_->headDimAlign));
         AscendC::PipeBarrier<PIPE_V>();
     }
@@ -79,9 +91,15 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishUnit(uin
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(const WorkUnit &u, uint32_t rowOff,
                                                                              uint32_t rows, uint32_t blocks,
-                                                                             uint32_t lastSlot)
+                                                                             uint32_t lastSlot, bool direct)
 {
     if constexpr (LAZY_PV) {
+        if (direct) {  // only the statistics, while the cube writes the rows (FinishUnit waits)
+            if (rows != 0) {
+                split_.StorePartialStats(u, rowOff, rows, mOld_, sum_);
+            }
+            return;
+        }
         if (blocks > 0) {
             AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the unit's final P.V sum
             if (rows != 0) {
@@ -92,10 +110,10 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(con
     if (rows == 0) {
         return;
     }
-    kv_.FinishRows(u, rows, acc_, sum_);
     if (split_.StorePartialOutput(u, rowOff, rows, acc_, mOld_, sum_)) {
-        return;  // split-KV decode: a combine pass normalises and writes
+        return;  // split-KV decode: a combine pass finishes (kv_.FinishRows' part too), normalises and writes
     }
+    kv_.FinishRows(u, rows, acc_, sum_);
     // Lazy P.V: the statistics are reported against the true max (sum * exp(ref - max)).
     const bool trueStats = LAZY_PV && p_->hasSoftmaxStats != 0;
     // PFA without mask or band: every valid row of a unit with keys saw them all, so it is visible and 1 / l

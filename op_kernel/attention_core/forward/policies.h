@@ -117,7 +117,12 @@ struct WorkUnit {
 // (decode split-KV) takes the unit's unnormalised output rows with their running max and sum
 // and returns true, and the vector stage then writes nothing (a combine pass merges them).
 // ClipKeys: after the mask's KvRange, narrows a unit's keys to its piece's range (a no-op for
-// whole units).
+// whole units). PartialRows (lazy P.V): where the cube may write a unit's whole P.V sum (all
+// u.rows rows, pitch headDimAlign) as its unnormalised partial output rows when no block of the
+// unit flushed, so that the vector stage stores only the statistics (StorePartialStats); false:
+// the rows go through the vector stage. A split that says yes has the cube join the barrier
+// before its combine pass (SyncAll<false>) after the core: the core's last such write raises
+// no FLAG_O_READY, the barrier orders it.
 struct WorkSplitBase {
     using Tensors = NoTensors;
     __aicore__ inline void ClipKeys(WorkUnit &) const {}
@@ -126,6 +131,11 @@ struct WorkSplitBase {
                                               const AscendC::LocalTensor<float> &) const
     {
         return false;
+    }
+    __aicore__ inline bool PartialRows(const WorkUnit &, AscendC::GlobalTensor<float> &) const { return false; }
+    __aicore__ inline void StorePartialStats(const WorkUnit &, uint32_t, uint32_t, const AscendC::LocalTensor<float> &,
+                                             const AscendC::LocalTensor<float> &) const
+    {
     }
 };
 
@@ -141,7 +151,8 @@ struct WorkSplitBase {
 // block-th key block (counted over all its units) and the next block's first S load,
 // StreamEnd() after the last unit, and
 // FinishRows(u, rows, acc, sum) on a unit's unnormalised output rows (pitch headDimAlign) and
-// softmax sums before they are normalised or stored as partials.
+// softmax sums before they are normalised (rows stored as partials skip it: the split's combine
+// pass does that part).
 struct KvSourceBase {
     using Tensors = NoTensors;
     __aicore__ inline uint32_t RowsInRun(uint32_t, uint64_t) const { return 0xFFFFFFFFu; }

@@ -72,6 +72,12 @@ template <> struct WorkSplit<SplitKvCombine> : WorkSplitBase {
                                               const AscendC::LocalTensor<float> &acc,
                                               const AscendC::LocalTensor<float> &m,
                                               const AscendC::LocalTensor<float> &l) const;
+    // Lazy P.V: the cube writes a unit's unflushed sum straight into its partial rows
+    // (split_kv_combine.h, whose pass also applies INT8 K/V's value antiquant to partials).
+    __aicore__ inline bool PartialRows(const WorkUnit &u, AscendC::GlobalTensor<float> &rows) const;
+    __aicore__ inline void StorePartialStats(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
+                                             const AscendC::LocalTensor<float> &m,
+                                             const AscendC::LocalTensor<float> &l) const;
 
     const ForwardParams *p_ = nullptr;
     const DecodeParams *d_ = nullptr;

@@ -15,8 +15,10 @@
 //     UB -> L1 path, so the cast rows make this one L2 round trip (2 bytes written + 2 read per
 //     element).
 //   * FinishRows (KvSourceBase hook): each unit's unnormalised output rows become
-//     acc * s_v + (o_v * s_v) * l before the vector stage normalises them by l (or stores them as
-//     split-KV partials, whose combine weights sum to one): the output is (O + o_v) * s_v.
+//     acc * s_v + (o_v * s_v) * l before the vector stage normalises them by l: the output is
+//     (O + o_v) * s_v. Split-KV partials skip it; the combine pass (split_kv_combine.h) applies
+//     it to the merged rows instead (its weights sum to one), so that the cube can write a
+//     unit's P.V sum straight into its partial rows.
 #pragma once
 #include "kernel_operator.h"
 #include "decode_policies.h"

@@ -3,7 +3,9 @@
 // its unnormalised output rows O_s with the running max m_s and sum l_s (the split's
 // StorePartialOutput, called by the forward vector stage); after a barrier the combine pass merges them per row:
 //   M = max_s m_s,  w_s = exp(m_s - M),  out = sum_s w_s O_s / sum_s w_s l_s
-// (0 for a row whose M shows no visible key). The partials' workspace and the pass's UB:
+// (0 for a row whose M shows no visible key). With INT8 K/V the pass also applies the value
+// antiquant the units left out (kv_antiquant.h): out * s_v + o_v * s_v on visible rows. The
+// partials' workspace and the pass's UB:
 // split_kv_combine_layout.h. PFA's split-KV tail (ForwardParams::tailSplits) stores and
 // merges its pieces' rows the same way (KvSplitCombiner::RunTail), with the output rows
 // placed in PFA's layout.
@@ -11,6 +13,7 @@
 #include "kernel_operator.h"
 #include "decode_policies.h"
 #include "split_kv_combine_layout.h"
+#include "kv_antiquant.h"
 #include "../common/sync.h"
 #include "../common/row_ops.h"
 
@@ -55,14 +58,16 @@ __aicore__ inline void CopyFloats(const AscendC::LocalTensor<float> &dst, const 
                          AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
 }
 
-// Partial row i of `ws` (and the rows after it) := acc, m and l of `rows` rows (pitch
-// headDimAlign).
+// Partial row i of `ws` (and the rows after it) := acc (unless `withRows` is false: the cube
+// wrote them), m and l of `rows` rows (pitch headDimAlign).
 __aicore__ inline void StorePartialRows(const PartialLayout &ws, uint64_t i, uint32_t rows, uint32_t headDimAlign,
                                         const AscendC::LocalTensor<float> &acc, const AscendC::LocalTensor<float> &m,
-                                        const AscendC::LocalTensor<float> &l)
+                                        const AscendC::LocalTensor<float> &l, bool withRows = true)
 {
     PipeSync<AscendC::HardEvent::V_MTE3>();
-    AscendC::DataCopy(ws.o[i * headDimAlign], acc, rows * headDimAlign);
+    if (withRows) {
+        AscendC::DataCopy(ws.o[i * headDimAlign], acc, rows * headDimAlign);
+    }
     // m and l with one copy where l lies a whole number of 32-byte blocks after m's rows in UB
     // (the vector stage's statistics rows): one DMA start less on the way to the combine.
     const uint32_t len = rows * 4;
@@ -80,6 +85,14 @@ __aicore__ inline void StorePartialRows(const PartialLayout &ws, uint64_t i, uin
     PipeSync<AscendC::HardEvent::MTE3_V>();
 }
 
+// The partial row of unit u's first row: i = (split * B + b) * N + head.
+__aicore__ inline uint64_t PartialRowIndex(const ForwardParams &p, const DecodeParams &d, const WorkUnit &u)
+{
+    const uint32_t s = u.n % d.kvSplits;
+    const uint64_t head = static_cast<uint64_t>(u.n / d.kvSplits) * p.groupSize + u.q0;
+    return (static_cast<uint64_t>(s) * p.batch + u.b) * p.numHeads + head;
+}
+
 // Rows [rowOff, rowOff + rows) of unit u (WorkSplitBase::StorePartialOutput).
 __aicore__ inline bool WorkSplit<SplitKvCombine>::StorePartialOutput(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
                                                                      const AscendC::LocalTensor<float> &acc,
@@ -91,11 +104,29 @@ __aicore__ inline bool WorkSplit<SplitKvCombine>::StorePartialOutput(const WorkU
     if (!StoresPartials(d)) {
         return false;
     }
-    const uint32_t s = u.n % d.kvSplits;
-    const uint64_t head = static_cast<uint64_t>(u.n / d.kvSplits) * p->groupSize + u.q0 + rowOff;
-    const uint64_t i = (static_cast<uint64_t>(s) * p->batch + u.b) * p->numHeads + head;
-    StorePartialRows(PartialLayout(p, d, workspace_), i, rows, p->headDimAlign, acc, m, l);
+    StorePartialRows(PartialLayout(p, d, workspace_), PartialRowIndex(*p, d, u) + rowOff, rows, p->headDimAlign, acc, m,
+                     l);
     return true;
+}
+
+__aicore__ inline bool WorkSplit<SplitKvCombine>::PartialRows(const WorkUnit &u,
+                                                              AscendC::GlobalTensor<float> &rows) const
+{
+    const DecodeParams &d = *d_;
+    if (!StoresPartials(d)) {
+        return false;
+    }
+    rows = PartialLayout(p_, d, workspace_).o[PartialRowIndex(*p_, d, u) * p_->headDimAlign];
+    return true;
+}
+
+__aicore__ inline void WorkSplit<SplitKvCombine>::StorePartialStats(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
+                                                                    const AscendC::LocalTensor<float> &m,
+                                                                    const AscendC::LocalTensor<float> &l) const
+{
+    const ForwardParams *p = p_;
+    StorePartialRows(PartialLayout(p, *d_, workspace_), PartialRowIndex(*p, *d_, u) + rowOff, rows, p->headDimAlign, m,
+                     m, l, false);
 }
 
 // PFA's split-KV tail: a piece's rows (piece c = u.piece - 1: split c % tailSplits of split
@@ -129,40 +160,32 @@ public:
         const DecodeParams &d = td.decode;
         p_ = p;
         d_ = &d;
-        GM_ADDR out = t.out;
-        AscendC::PipeBarrier<PIPE_ALL>();
-        AscendC::SyncAll();  // every partial is in the workspace
+        td_ = &td;
         const uint32_t v = AscendC::GetBlockIdx();
         const uint64_t begin = d.combineRowStart[v];
         const uint64_t end = d.combineRowStart[v + 1];
+        AscendC::TPipe pipe;
+        if (begin < end) {
+            InitPass(pipe, t.out, d.kvSplits, d.combineRows, d.quantOut != 0);
+            if (quant_) {
+                qScale_ = t.split.quantScale;
+                qOffset_ = t.split.quantOffset;
+            }
+            if (d.antiquant != 0) {  // the first rows' value antiquant rows load during the barrier
+                pipe.InitBuffer(antiBuf_, CombineUbLayout(d.kvSplits, p->headDimAlign, sizeof(T), quant_, true).anti);
+                antiScale_ = t.kv.antiScale;
+                antiOffset_ = t.kv.antiOffset;
+                LoadValueRows(KvHeadOf(begin));
+            }
+        }
+        AscendC::PipeBarrier<PIPE_ALL>();
+        // every partial is in the workspace: the cubes join (their last rows written straight
+        // into the partials raise no flag, policies.h PartialRows)
+        AscendC::SyncAll<false>();
         if (begin >= end) {
             return;
         }
-        AscendC::TPipe pipe;
-        const CombineUb ub = CombineUbLayout(d.kvSplits, p->headDimAlign, sizeof(T), d.quantOut != 0);
-        pipe.InitBuffer(accBuf_, ub.acc);
-        pipe.InitBuffer(partBuf_, ub.part);
-        pipe.InitBuffer(outBuf_, ub.out);
-        if (d.quantOut != 0) {
-            pipe.InitBuffer(qScaleBuf_, ub.qScale);
-            pipe.InitBuffer(qOffsetBuf_, ub.qOffset);
-            pipe.InitBuffer(int8Buf_, ub.int8);
-            outInt8_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(out));
-            pipe.InitBuffer(qStageBuf_, ub.qStage);
-            qScale_ = t.split.quantScale;
-            qOffset_ = t.split.quantOffset;
-        }
-        pipe.InitBuffer(statBuf_, ub.stat);
-        // lanes past a group's rows are broadcast too: defined once
-        AscendC::Duplicate(statBuf_.Get<float>(), 0.0f, static_cast<int32_t>(ub.stat / 4));
-        pipe.InitBuffer(bcastBuf_, ub.bcast);
-        out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
         const PartialLayout ws(p, d, t.workspace);
-        rowsAtOnce_ = ub.rows;
-        splitsPerCopy_ = ub.splitsPerCopy;
-        splits_ = d.kvSplits;
-        stride_ = d.combineRows;
-        quant_ = d.quantOut != 0;
         for (uint64_t r0 = begin; r0 < end; r0 += rowsAtOnce_) {
             const uint32_t rows = end - r0 < rowsAtOnce_ ? static_cast<uint32_t>(end - r0) : rowsAtOnce_;
             // S = 1: output row i = b * N + n sits at i * D in every layout.
@@ -191,20 +214,8 @@ public:
             return;
         }
         AscendC::TPipe pipe;
-        const CombineUb ub = CombineUbLayout(p.tailSplits, p.headDimAlign, sizeof(T), false);
-        pipe.InitBuffer(accBuf_, ub.acc);
-        pipe.InitBuffer(partBuf_, ub.part);
-        pipe.InitBuffer(outBuf_, ub.out);
-        pipe.InitBuffer(statBuf_, ub.stat);
-        AscendC::Duplicate(statBuf_.Get<float>(), 0.0f, static_cast<int32_t>(ub.stat / 4));
-        pipe.InitBuffer(bcastBuf_, ub.bcast);
-        out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.out));
+        InitPass(pipe, t.out, p.tailSplits, all, false);
         const PartialLayout ws(t.workspace + p.wsPartialOffset, p.tailSplits, all, p.headDimAlign);
-        rowsAtOnce_ = ub.rows;
-        splitsPerCopy_ = ub.splitsPerCopy;
-        splits_ = p.tailSplits;
-        stride_ = all;
-        quant_ = false;
         for (uint64_t r0 = begin; r0 < end;) {
             // split unit k's rows [r, unit rows): decoded from its piece 0
             const uint64_t k = r0 / p.blockQ;
@@ -225,6 +236,33 @@ public:
     }
 
 private:
+    // The pass's UB (CombineUbLayout, in its order) and row bookkeeping for `splits` splits of
+    // `stride` partial rows each: the same for Run and RunTail (p_ set).
+    __aicore__ inline void InitPass(AscendC::TPipe &pipe, GM_ADDR out, uint32_t splits, uint64_t stride, bool quant)
+    {
+        const CombineUb ub = CombineUbLayout(splits, p_->headDimAlign, sizeof(T), quant);
+        pipe.InitBuffer(accBuf_, ub.acc);
+        pipe.InitBuffer(partBuf_, ub.part);
+        pipe.InitBuffer(outBuf_, ub.out);
+        if (quant) {
+            pipe.InitBuffer(qScaleBuf_, ub.qScale);
+            pipe.InitBuffer(qOffsetBuf_, ub.qOffset);
+            pipe.InitBuffer(int8Buf_, ub.int8);
+            outInt8_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(out));
+            pipe.InitBuffer(qStageBuf_, ub.qStage);
+        }
+        pipe.InitBuffer(statBuf_, ub.stat);
+        // lanes past a group's rows are broadcast too: defined once
+        AscendC::Duplicate(statBuf_.Get<float>(), 0.0f, static_cast<int32_t>(ub.stat / 4));
+        pipe.InitBuffer(bcastBuf_, ub.bcast);
+        out_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(out));
+        rowsAtOnce_ = ub.rows;
+        splitsPerCopy_ = ub.splitsPerCopy;
+        splits_ = splits;
+        stride_ = stride;
+        quant_ = quant;
+    }
+
     // Every split's statistics sit ROWS floats apart: one instruction covers all splits (a
     // repeat per split, `rows` lanes), and a sum or max over the splits folds halves onto each
     // other, so the pass costs a few instructions per row group rather than a few per split.
@@ -248,15 +286,17 @@ private:
 
         // m and l of every split for these rows: l follows m in the workspace (kvSplits x
         // combineRows each) and lAll follows mAll in UB, so one strided copy of 2 x splits runs
-        // (ROWS apart in UB) takes both; the first splits' partial rows load with it.
+        // (ROWS apart in UB) takes both; the first splits' partial rows load behind it while the
+        // weights are worked out.
         const AscendC::DataCopyExtParams statCopy(static_cast<uint16_t>(2 * splits), rows * 4,
                                                   static_cast<uint32_t>((stride - rows) * 4),
                                                   (ROWS * 4 - AlignUp(rows * 4, 32)) / 32, 0);
         const AscendC::LocalTensor<float> part = partBuf_.Get<float>();
         PipeSync<AscendC::HardEvent::V_MTE2>();
         AscendC::DataCopyPad(mAll, ws.m[r0], statCopy, AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(COMBINE_EVT_STATS);
         LoadPartials(ws, part, 0, r0, rows);
-        PipeSync<AscendC::HardEvent::MTE2_V>();
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(COMBINE_EVT_STATS);
         // M = max_s m_s; e_s = exp(m_s - M); denom = sum_s e_s * l_s
         AscendC::Adds(mMax, mAll, 0.0f, rows, reps, each);
         AscendC::PipeBarrier<PIPE_V>();
@@ -269,11 +309,13 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
         FoldSplits<false>(lAll, splits, rows);
         PipeSync<AscendC::HardEvent::V_S>();
+        visibleRows_ = 0;
         for (uint32_t r = 0; r < rows; ++r) {
             const float l = denom.GetValue(r);
             const bool visible = mMax.GetValue(r) > MASKED_ROW_MAX && l > 0.0f;
             inv.SetValue(r, visible ? 1.0f / l : 0.0f);
             valid.SetValue(r, visible ? 1.0f : 0.0f);
+            visibleRows_ |= visible ? (1u << r) : 0u;
         }
         PipeSync<AscendC::HardEvent::S_V>();
         // w_s = e_s / denom, each broadcast to a block: split s, row r -> block s * ROWS + r
@@ -283,16 +325,20 @@ private:
         AscendC::Brcb(bcast, mAll, static_cast<uint8_t>(splits * PITCH), AscendC::BrcbRepeatParams(1, 8));
         AscendC::PipeBarrier<PIPE_V>();
 
-        const AscendC::LocalTensor<float> acc = accBuf_.Get<float>();
-        AscendC::Duplicate(acc, 0.0f, static_cast<int32_t>(rows * dp));
-        // the partial rows of splitsPerCopy_ splits at a time: one strided copy
+        // the partial rows of splitsPerCopy_ splits at a time: one strided copy; with one copy
+        // for all the sum stays in part (no accumulator pass)
+        const bool oneCopy = splitsPerCopy_ >= splits;
+        const AscendC::LocalTensor<float> acc = oneCopy ? part : accBuf_.Get<float>();
+        if (!oneCopy) {
+            AscendC::Duplicate(acc, 0.0f, static_cast<int32_t>(rows * dp));
+        }
         for (uint32_t s0 = 0; s0 < splits; s0 += splitsPerCopy_) {
             const uint32_t n = splits - s0 < splitsPerCopy_ ? splits - s0 : splitsPerCopy_;
             if (s0 != 0) {
                 PipeSync<AscendC::HardEvent::V_MTE2>();
                 LoadPartials(ws, part, s0, r0, rows);
-                PipeSync<AscendC::HardEvent::MTE2_V>();
             }
+            PipeSync<AscendC::HardEvent::MTE2_V>();
             WeighSplits(part, bcast[s0 * ROWS * 8], n, rows);
             // acc += sum over the n splits (halves folded onto each other)
             for (uint32_t m = n; m > 1;) {
@@ -301,10 +347,15 @@ private:
                 AscendC::PipeBarrier<PIPE_V>();
                 m -= h;
             }
-            AscendC::Add(acc, acc, part, static_cast<int32_t>(rows * dp));
-            AscendC::PipeBarrier<PIPE_V>();
+            if (!oneCopy) {
+                AscendC::Add(acc, acc, part, static_cast<int32_t>(rows * dp));
+                AscendC::PipeBarrier<PIPE_V>();
+            }
         }
         const uint32_t dd = p_->headDim;
+        if (antiScale_ != nullptr) {
+            ValueAntiquant(acc, r0, rows);
+        }
         if (quant_) {
             WriteInt8(acc, valid, r0, rows);
             return;
@@ -364,6 +415,51 @@ private:
         AscendC::DataCopyPad(outInt8_[r0 * dd], q,
                              AscendC::DataCopyExtParams(static_cast<uint16_t>(rows), dd, 0, 0, 0));
         PipeSync<AscendC::HardEvent::MTE3_V>();
+    }
+
+    // The KV head of output row i = b * N + head.
+    __aicore__ inline uint32_t KvHeadOf(uint64_t i) const
+    {
+        return static_cast<uint32_t>(i % p_->numHeads) / p_->groupSize;
+    }
+
+    // kvHead's value scale row and, with an offset, its shift o_v * s_v (fp32) -> antiBuf_.
+    __aicore__ inline void LoadValueRows(uint32_t kvHead)
+    {
+        const uint32_t dp = p_->headDimAlign;
+        const AscendC::LocalTensor<float> scale = antiBuf_.Get<float>();
+        const AscendC::LocalTensor<float> shift = scale[dp];
+        const AscendC::LocalTensor<T> stage = antiBuf_.Get<T>()[2 * dp * (4 / sizeof(T))];
+        LoadAntiRow<T>(*td_, antiScale_, 1, kvHead, stage, scale);
+        if (antiOffset_ != nullptr) {
+            LoadAntiRow<T>(*td_, antiOffset_, 1, kvHead, stage, shift);
+            AscendC::Mul(shift, shift, scale, static_cast<int32_t>(p_->headDim));
+            AscendC::PipeBarrier<PIPE_V>();
+        }
+        valueHead_ = kvHead;
+    }
+
+    // INT8 K/V: merged rows [r0, r0 + rows) (already divided by the weights' sum; rows without a
+    // visible key are 0) := acc * s_v + o_v * s_v, the latter on visible rows only.
+    __aicore__ inline void ValueAntiquant(const AscendC::LocalTensor<float> &acc, uint64_t r0, uint32_t rows)
+    {
+        const uint32_t dp = p_->headDimAlign;
+        const int32_t dd = static_cast<int32_t>(p_->headDim);
+        const AscendC::LocalTensor<float> scale = antiBuf_.Get<float>();
+        const AscendC::LocalTensor<float> shift = scale[dp];
+        for (uint32_t r = 0; r < rows; ++r) {
+            const uint32_t kvHead = KvHeadOf(r0 + r);
+            if (kvHead != valueHead_) {
+                AscendC::PipeBarrier<PIPE_V>();
+                LoadValueRows(kvHead);
+            }
+            AscendC::Mul(acc[r * dp], acc[r * dp], scale, dd);
+            if (antiOffset_ != nullptr && (visibleRows_ >> r & 1u) != 0) {
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Add(acc[r * dp], acc[r * dp], shift, dd);
+            }
+        }
+        AscendC::PipeBarrier<PIPE_V>();
     }
 
     // Element 0 of a quantisation parameter (fp32 or bf16) as fp32.
@@ -465,6 +561,11 @@ private:
 
     const ForwardParams *p_ = nullptr;
     const DecodeParams *d_ = nullptr;
+    const DecodeTiling *td_ = nullptr;
+    GM_ADDR antiScale_ = nullptr;  // INT8 K/V: the value antiquant rows ([2, N_kv, D], or per tensor)
+    GM_ADDR antiOffset_ = nullptr;
+    uint32_t valueHead_ = 0xFFFFFFFFu;  // the KV head whose rows are in antiBuf_
+    uint32_t visibleRows_ = 0;          // bit r: merged row r has a visible key (rows <= COMBINE_ROWS)
     uint32_t rowsAtOnce_ = ROWS, splitsPerCopy_ = 1, splits_ = 1;
     uint64_t stride_ = 0;  // partial rows per split
     bool quant_ = false;
@@ -473,7 +574,7 @@ private:
     GM_ADDR qScale_ = nullptr;  // fp32 or bf16 (quantParamsBf16)
     GM_ADDR qOffset_ = nullptr;
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf_, partBuf_, outBuf_, statBuf_, bcastBuf_, qScaleBuf_, qOffsetBuf_,
-        int8Buf_, qStageBuf_;
+        int8Buf_, qStageBuf_, antiBuf_;
 };
 
 }  // namespace AttentionCore

@@ -37,17 +37,20 @@ __aicore__ inline PartialRows PartialRowsLayout(uint32_t kvSplits, uint64_t comb
 // accumulator, the partial rows of `splitsPerCopy` splits (one strided copy), the output rows
 // (tBytes), the per-split statistics (m, l and a folding copy of every split, then 1/denom and
 // the valid flags, COMBINE_ROWS apart), every split's weights broadcast to blocks;
-// with INT8 output the scale and offset rows, the int8 rows and one parameter row's staging.
+// with INT8 output the scale and offset rows, the int8 rows and one parameter row's staging;
+// with INT8 K/V (antiquant) one KV head's value scale and shift rows (fp32) and their staging
+// row (tBytes).
 struct CombineUb {
     uint32_t rows, splitsPerCopy;
-    uint32_t acc, part, out, stat, bcast, qScale, qOffset, int8, qStage;
+    uint32_t acc, part, out, stat, bcast, qScale, qOffset, int8, qStage, anti;
     __aicore__ inline uint64_t Total() const
     {
-        return uint64_t(acc) + part + out + stat + bcast + qScale + qOffset + int8 + qStage;
+        return uint64_t(acc) + part + out + stat + bcast + qScale + qOffset + int8 + qStage + anti;
     }
 };
 
-__aicore__ inline CombineUb CombineUbLayout(uint32_t kvSplits, uint32_t dp, uint32_t tBytes, bool quantOut)
+__aicore__ inline CombineUb CombineUbLayout(uint32_t kvSplits, uint32_t dp, uint32_t tBytes, bool quantOut,
+                                            bool antiquant = false)
 {
     CombineUb l;
     const uint32_t rowBytes = dp * 4;
@@ -65,6 +68,7 @@ __aicore__ inline CombineUb CombineUbLayout(uint32_t kvSplits, uint32_t dp, uint
     l.qOffset = l.qScale;
     l.int8 = quantOut ? l.rows * dp : 0;
     l.qStage = quantOut ? dp * 2 : 0;
+    l.anti = antiquant ? (2 * dp * 4 + (dp * tBytes + 31) / 32 * 32) : 0;
     return l;
 }
 

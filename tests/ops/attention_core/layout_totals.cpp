@@ -150,7 +150,8 @@ int main(int argc, char **argv)
         Forward(t, d.params, tBytes, LazyPv(key), ring, d.decode.kvPairCopies);
         if (d.decode.kvSplits > 1 || d.decode.quantOut != 0) {  // the combine pass, after the core
             Max(t, "UB",
-                CombineUbLayout(d.decode.kvSplits, d.params.headDimAlign, tBytes, d.decode.quantOut != 0).Total());
+                CombineUbLayout(d.decode.kvSplits, d.params.headDimAlign, tBytes, d.decode.quantOut != 0, int8)
+                    .Total());
         }
         g_modes["antiquant"] = int8;
         g_modes["ring"] = d.decode.ring;

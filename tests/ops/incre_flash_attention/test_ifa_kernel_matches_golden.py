@@ -85,6 +85,19 @@ def test_split_kv_chunks_end_in_a_short_block(paged):
         np.testing.assert_array_equal(out.astype(np.float32), out_f32(kw))
 
 
+def test_split_kv_partials_with_and_without_lazy_write_outs():
+    # lazy P.V in split-KV chunks: the cube writes a chunk's P.V sum straight into its partial
+    # rows unless the reference max moved by more than ln 256 inside the chunk (then the sum was
+    # written out and is folded by the vector cores). A pse of 0 with a spike of 8 every 300
+    # keys moves it at the first spike past a chunk's first block (the keys before still weigh
+    # ~10 %); chunks without such a spike never move it.
+    s = 15600
+    kw = make_kwargs("fp16", "BNSD", b=1, n=16, nkv=1, s=s, d=128, actual_seq_lengths=[s])
+    pse = np.where(np.arange(s) % 300 == 150, 8.0, 0.0)
+    kw["pse_shift"] = np.broadcast_to(pse, (1, 16, 1, s)).astype(kw["query"].dtype)
+    run_and_judge(kw)
+
+
 @pytest.mark.parametrize("shape", ["BS", "B1S", "B11S"])
 @pytest.mark.parametrize("mdtype", [np.bool_, np.int8, np.uint8])
 def test_mask_shapes_and_dtypes(shape, mdtype):
@@ -282,6 +295,20 @@ def test_int8_kv_antiquant(layout, shape, dtype):
 def test_int8_kv_without_offset_and_split():
     kw = make_kwargs("fp16", "BNSD", b=1, n=4, nkv=2, s=700, d=64)
     run_and_judge(int8_kv(kw, (2, 2, 1, 64), offset=False))
+
+
+@pytest.mark.parametrize("shape", [None, (2, 4, 1, 128)])
+def test_int8_kv_split_partials_take_the_value_antiquant_in_the_combine(shape):
+    # split-KV partials of int8 K/V skip the value antiquant, which the combine applies to the
+    # merged rows (a row range crossing KV heads, a batch without keys: zeros, not the offset);
+    # the pse spikes make some chunks write their P.V sum out (the vector cores fold it) and
+    # leave others to the cube's write into the partial rows
+    s = 3000
+    kw = make_kwargs("fp16", "BNSD", b=3, n=16, nkv=4, s=s, d=128, actual_seq_lengths=[s, 0, 2100])
+    pse = np.where(np.arange(s) % 300 == 150, 8.0, 0.0)
+    kw["pse_shift"] = np.broadcast_to(pse, (3, 16, 1, s)).astype(kw["query"].dtype)
+    out, _ = run_and_judge(int8_kv(kw, shape))
+    assert np.all(out[1].astype(np.float32) == 0)
 
 
 def test_int8_kv_ring_reuse_one_key_blocks_and_empty_rows():
