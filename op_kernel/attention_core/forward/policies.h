@@ -130,9 +130,10 @@ __aicore__ inline KvBlock UnitBlockAt(const WorkUnit &u, uint32_t blockKv, uint3
 // Sets cur's reuse (WorkUnit::reuse): how many key blocks unit `cur` takes first from the
 // cube's K/V cache (ForwardParams::kvCacheTiles) where it runs right after unit `prev` on a
 // core (null: none). Where both read the same (batch, KV head) keys from the same first key and
-// cur's keys hold all of prev's (causal: a later q-block of the head, e.g. the second member of
-// a folded pair), the cache holds prev's last kvCacheTiles blocks: its last full blocks but for
-// a short last block's tile. Both stages call this after KvRange and ClipKeys, so they run
+// cur's keys reach past all of prev's (causal: a later q-block of the head, e.g. the second
+// member of a folded pair, whose rows then see every key of those blocks: no row of its first
+// block is without a score), the cache holds prev's last kvCacheTiles blocks: its last full
+// blocks but for a short last block's tile. Both stages call this after KvRange and ClipKeys, so they run
 // cur's blocks in one order; the cube looks every block up in its cache, so the order only
 // decides how many loads it saves.
 __aicore__ inline void PlanKvReuse(const ForwardParams &p, const WorkUnit *prev, WorkUnit &cur)
@@ -140,7 +141,7 @@ __aicore__ inline void PlanKvReuse(const ForwardParams &p, const WorkUnit *prev,
     cur.reuse = 0;
     cur.reuseEnd = 0;
     if (prev == nullptr || p.kvCacheTiles == 0 || prev->b != cur.b || prev->n / p.groupSize != cur.n / p.groupSize ||
-        prev->kvBase != cur.kvBase || prev->kvBegin != cur.kvBegin || prev->kvEnd > cur.kvEnd || prev->piece != 0 ||
+        prev->kvBase != cur.kvBase || prev->kvBegin != cur.kvBegin || prev->kvEnd >= cur.kvEnd || prev->piece != 0 ||
         cur.piece != 0 || prev->kvEnd <= prev->kvBegin) {
         return;
     }
