@@ -698,9 +698,9 @@ private:
     uint32_t l1Bufs_ = 1, l0Bufs_ = 1;                                              // copies of the L1 / L0 tiles
     uint32_t qElems_ = 0, pElems_ = 0, kvElems_ = 0, l0aElems_ = 0, l0bElems_ = 0;  // elements per copy
     uint32_t qlIdx_ = 0, kIdx_ = 0, pvIdx_ = 0, l0Idx_ = 0;                         // the copy the next operation takes
-    uint32_t qb_ = 0;       // the Q copy of the unit whose S is issued
-    uint32_t pb_ = 0;       // the P/V copy LoadV filled for the next P.V
-    uint32_t vb_ = 0;       // with the K/V cache: the V tile of the next P.V
+    uint32_t qb_ = 0;          // the Q copy of the unit whose S is issued
+    uint32_t pb_ = 0;          // the P/V copy LoadV filled for the next P.V
+    uint32_t vb_ = 0;          // with the K/V cache: the V tile of the next P.V
     uint32_t cacheTiles_ = 0;  // K/V cache tiles of each of K and V (ForwardParams::kvCacheTiles), 0: none
     uint64_t cacheClock_ = 0;
     CacheTag kTags_[KV_CACHE_MAX_TILES], vTags_[KV_CACHE_MAX_TILES];

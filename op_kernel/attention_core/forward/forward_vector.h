@@ -163,8 +163,7 @@ public:
             Cursor n = c;
             ok = Advance(n);
             if (ok) {
-                Prefetch(n.u, UnitBlockAt(n.u, p_->blockKv, n.j), n.rowOff, n.rows,
-                         issued_ % WS_SLOTS);
+                Prefetch(n.u, UnitBlockAt(n.u, p_->blockKv, n.j), n.rowOff, n.rows, issued_ % WS_SLOTS);
             }
             if (issued_ > LAG) {
                 RetireUpTo(issued_ - LAG);
