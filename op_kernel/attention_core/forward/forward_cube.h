@@ -247,7 +247,7 @@ private:
             split_.Decode(unit, c.u);
             mask_.KvRange(c.u);
             split_.ClipKeys(c.u);
-            PlanKvReuse(*p_, before, c.u);
+            PlanKvReuse(*p_, mask_, before, c.u);
             before = nullptr;
             c.unit = unit;
             c.blocks = KvBlockCount(c.u.kvBegin, c.u.kvEnd, p_->blockKv);

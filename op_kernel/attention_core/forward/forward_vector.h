@@ -204,7 +204,7 @@ private:
             split_.Decode(unit, c.u);
             mask_.KvRange(c.u);
             split_.ClipKeys(c.u);
-            PlanKvReuse(*p_, before, c.u);
+            PlanKvReuse(*p_, mask_, before, c.u);
             before = nullptr;
             const uint32_t half = (c.u.rows + 1) / 2;
             c.rowOff = sub_ == 0 ? 0 : half;
