@@ -564,6 +564,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
 
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
     PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch, budget.l1);
+    PlanKvCache(p, prob.dtypeBytes, budget.l1);
     if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
     return true;
 }
@@ -643,6 +644,24 @@ void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seq
                                                             AttentionCore::WS_SLOTS) <= l1Bytes
                       ? AttentionCore::WS_SLOTS
                       : 0;
+}
+
+void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes)
+{
+    // The K/V tiles L1 holds beside Q and P (forward_cube.h's cache; policies.h PlanKvReuse): a
+    // unit that follows one of the same head whose keys its own start with (a causal head's
+    // later q-block) takes the blocks still there first and loads none of them again. Staged
+    // K/V apart under lazy P.V only (the pairs fill L1 already).
+    p.kvCacheTiles = 0;
+    if (p.kvNz == 0 || p.lazyO == 0 || p.kvNzPairs != 0) return;
+    uint32_t tiles = 0;
+    for (uint32_t t = p.l1Bufs + 1; t <= AttentionCore::KV_CACHE_MAX_TILES; ++t) {
+        if (AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, dtypeBytes, p.l1Bufs, 0, t) >
+            l1Bytes)
+            break;
+        tiles = t;
+    }
+    p.kvCacheTiles = tiles;
 }
 
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align)

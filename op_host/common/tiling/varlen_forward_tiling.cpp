@@ -193,6 +193,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     uint64_t tokens = 0;  // the TND token axis is one "batch" of the staged K/V
     for (const int64_t len : prob.seqKv) tokens += uint64_t(std::max<int64_t>(0, len));
     PlanKvNz(p, prob.dtypeBytes, tokens, 1, budget.l1);
+    PlanKvCache(p, prob.dtypeBytes, budget.l1);
     return true;
 }
 

@@ -90,8 +90,11 @@ public:
         if (kvPairs_ != 0) {
             pipe->InitBuffer(kL1_, kvPairs_ * 2 * kvElems_ * sizeof(T));
         } else {
-            pipe->InitBuffer(kL1_, l1Bufs_ * kvElems_ * sizeof(T));
-            pipe->InitBuffer(vL1_, l1Bufs_ * kvElems_ * sizeof(T));
+            // lazy P.V with K and V apart: the K/V cache's tiles where the host planned them
+            cacheTiles_ = LAZY_PV && p->kvCacheTiles != 0 ? p->kvCacheTiles : 0;
+            const uint32_t tiles = cacheTiles_ != 0 ? cacheTiles_ : l1Bufs_;
+            pipe->InitBuffer(kL1_, tiles * kvElems_ * sizeof(T));
+            pipe->InitBuffer(vL1_, tiles * kvElems_ * sizeof(T));
         }
         pipe->InitBuffer(zeroL1_, ZERO_FRACTAL_BYTES);
         zero_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + wl.zero));
@@ -194,7 +197,7 @@ private:
             sOk = Advance(s);
         }
         while (vOk) {
-            const KvBlock blk = KvBlockAt(v.u.kvBegin, v.u.kvEnd, p_->blockKv, v.j);
+            const KvBlock blk = UnitBlockAt(v.u, p_->blockKv, v.j);
             // V ahead of S below and of the wait for P: only P's load is left after it. With K/V
             // pairs V is in L1 since the block's S, and S goes after P.V: in the in-order MTE2
             // queue P's load would otherwise wait behind the pair load, which waits for the K/V
@@ -240,7 +243,7 @@ private:
     // A position in the stream: block j of unit `unit` (decoded in u) with `blocks` key blocks.
     struct Cursor {
         uint64_t unit = 0;
-        WorkUnit u;
+        WorkUnit u = {};
         uint32_t blocks = 0, j = 0;
     };
 
@@ -248,10 +251,15 @@ private:
     // write the zero rows of the others on their own).
     __aicore__ inline bool Seek(Cursor &c, uint64_t unit)
     {
+        // The unit before on this core (Advance), whose K/V the cube's cache may still hold.
+        const WorkUnit prev = c.u;
+        const WorkUnit *before = c.blocks != 0 && unit == c.unit + 1 ? &prev : nullptr;
         for (; unit < split_.End(core_); ++unit) {
             split_.Decode(unit, c.u);
             mask_.KvRange(c.u);
             split_.ClipKeys(c.u);
+            PlanKvReuse(*p_, mask_, before, c.u);
+            before = nullptr;
             c.unit = unit;
             c.blocks = KvBlockCount(c.u.kvBegin, c.u.kvEnd, p_->blockKv);
             c.j = 0;
@@ -271,7 +279,7 @@ private:
     __aicore__ inline void PreloadPair(const Cursor &c)
     {
         if constexpr (KV_NZ) {
-            const KvBlock blk = KvBlockAt(c.u.kvBegin, c.u.kvEnd, p_->blockKv, c.j);
+            const KvBlock blk = UnitBlockAt(c.u, p_->blockKv, c.j);
             preKb_ = NextCopy(kIdx_, kvPairs_);
             LoadK(c.u, blk, kL1_.Get<T>()[preKb_ * 2 * kvElems_], preKb_);
             preloaded_ = true;
@@ -285,7 +293,7 @@ private:
         if (c.j == 0) {
             LoadQ(c.u);
         }
-        const KvBlock blk = KvBlockAt(c.u.kvBegin, c.u.kvEnd, p_->blockKv, c.j);
+        const KvBlock blk = UnitBlockAt(c.u, p_->blockKv, c.j);
         if constexpr (LAZY_PV) {
             ComputeSChunks(c.u, blk, g % WS_SLOTS);
         } else {
@@ -420,9 +428,14 @@ private:
         const uint32_t d = p_->headDim;
         const uint32_t kvPad = AlignUp(blk.cols, 16);
         const uint32_t kb = preloaded_ ? preKb_ : NextCopy(kIdx_, kvPairs_ != 0 ? kvPairs_ : l1Bufs_);
-        const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[kb * (kvPairs_ != 0 ? 2 : 1) * kvElems_];
+        // With the K/V cache kb is the block's event copy and `tile` its K tile (CacheSlot).
+        bool hit = false;
+        const uint32_t tile = cacheTiles_ != 0 ? CacheSlot(kTags_, u, blk, hit) : kb;
+        const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[tile * (kvPairs_ != 0 ? 2 : 1) * kvElems_];
         const AscendC::LocalTensor<T> kt = l0b_.Get<T>();
-        if (!preloaded_) {
+        if (hit) {
+            AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // as LoadK: one wait per set
+        } else if (!preloaded_) {
             LoadK(u, blk, kL1, kb);
         }
         preloaded_ = false;
@@ -469,8 +482,13 @@ private:
         }
         pb_ = NextCopy(pvIdx_, l1Bufs_);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb_);  // MTE1 is done with this P/V copy
+        bool hit = false;
+        vb_ = cacheTiles_ != 0 ? CacheSlot(vTags_, u, blk, hit) : pb_;
+        if (hit) {
+            return;
+        }
         kv_.BeforeLoad(u, blk, true);
-        CopyKvRows(vL1_.Get<T>()[pb_ * kvElems_], v_, u, blk, AlignUp(blk.cols, 16), 1);
+        CopyKvRows(vL1_.Get<T>()[vb_ * kvElems_], v_, u, blk, AlignUp(blk.cols, 16), 1);
         kv_.AfterLoad(true);
     }
 
@@ -515,7 +533,41 @@ private:
         if (kvPairs_ != 0) {
             return kL1_.Get<T>()[pb * 2 * kvElems_ + kvPad * p_->headDimAlign];
         }
-        return vL1_.Get<T>()[pb * kvElems_];
+        return vL1_.Get<T>()[(cacheTiles_ != 0 ? vb_ : pb) * kvElems_];
+    }
+
+    // The K/V cache (ForwardParams::kvCacheTiles): per tile the key block it holds. A block's
+    // K (V) tile: the one holding it (hit: no load), else the least recently used, which the
+    // caller loads. A load waits for the MTE1 reads of the block two back (the event copies),
+    // and with at least two tiles the least recently used tile was last read no later.
+    struct CacheTag {
+        uint32_t head = 0xFFFFFFFFu;  // batch * numKvHeads + KV head, all ones: empty
+        uint32_t cols = 0;
+        int64_t token = 0;
+        uint64_t used = 0;
+    };
+    __aicore__ inline uint32_t CacheSlot(CacheTag *tags, const WorkUnit &u, const KvBlock &blk, bool &hit)
+    {
+        const uint32_t head = u.b * p_->numKvHeads + u.n / p_->groupSize;
+        const int64_t token = static_cast<int64_t>(u.kvBase) + blk.k0;
+        uint32_t victim = 0;
+        ++cacheClock_;
+        for (uint32_t i = 0; i < cacheTiles_; ++i) {
+            if (tags[i].head == head && tags[i].token == token && tags[i].cols == blk.cols) {
+                tags[i].used = cacheClock_;
+                hit = true;
+                return i;
+            }
+            if (tags[i].used < tags[victim].used) {
+                victim = i;
+            }
+        }
+        tags[victim].head = head;
+        tags[victim].token = token;
+        tags[victim].cols = blk.cols;
+        tags[victim].used = cacheClock_;
+        hit = false;
+        return victim;
     }
 
     // O_blk = P.V of one key block into O slot `slot`, head-dim chunk by chunk.
@@ -667,8 +719,12 @@ private:
     uint32_t l1Bufs_ = 1, l0Bufs_ = 1;                                              // copies of the L1 / L0 tiles
     uint32_t qElems_ = 0, pElems_ = 0, kvElems_ = 0, l0aElems_ = 0, l0bElems_ = 0;  // elements per copy
     uint32_t qlIdx_ = 0, kIdx_ = 0, pvIdx_ = 0, l0Idx_ = 0;                         // the copy the next operation takes
-    uint32_t qb_ = 0;       // the Q copy of the unit whose S is issued
-    uint32_t pb_ = 0;       // the P/V copy LoadV filled for the next P.V
+    uint32_t qb_ = 0;          // the Q copy of the unit whose S is issued
+    uint32_t pb_ = 0;          // the P/V copy LoadV filled for the next P.V
+    uint32_t vb_ = 0;          // with the K/V cache: the V tile of the next P.V
+    uint32_t cacheTiles_ = 0;  // K/V cache tiles of each of K and V (ForwardParams::kvCacheTiles), 0: none
+    uint64_t cacheClock_ = 0;
+    CacheTag kTags_[KV_CACHE_MAX_TILES], vTags_[KV_CACHE_MAX_TILES];
     uint32_t kvPairs_ = 0;  // K/V pair copies (KvSourceBase::KvPairCopies; lazy P.V only), 0: none
     // lazy P.V: rows per S chunk, region sizes (elements), the next Q / S chunk copy
     uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;

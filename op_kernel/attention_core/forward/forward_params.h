@@ -171,7 +171,11 @@ struct ForwardParams {
     uint32_t tailPerCore;
     uint32_t tailPieces;
     uint32_t tailCorePieces;
-    uint32_t reserved3;
+    // K/V tiles the cube keeps in L1 as a cache (forward_cube.h; lazy P.V with K and V apart),
+    // each of K and V, 0: l1Bufs copies. A unit that follows one of the same (batch, KV head)
+    // whose keys its own start with takes those keys' last full blocks first, from the cache
+    // (policies.h KvReuseBlocks).
+    uint32_t kvCacheTiles;
     uint64_t tailFirst;
     uint64_t wsPartialOffset;
 };

@@ -150,8 +150,8 @@ public:
                 StartUnit(c.rows);
             }
             const uint32_t slot = issued_ % WS_SLOTS;
-            const KvBlock after = KvBlockAt(c.u.kvBegin, c.u.kvEnd, p_->blockKv, c.j + 1);
-            SoftmaxBlock(c.u, KvBlockAt(c.u.kvBegin, c.u.kvEnd, p_->blockKv, c.j), c.rowOff, c.rows, slot,
+            const KvBlock after = UnitBlockAt(c.u, p_->blockKv, c.j + 1);
+            SoftmaxBlock(c.u, UnitBlockAt(c.u, p_->blockKv, c.j), c.rowOff, c.rows, slot,
                          c.j + 1 < c.blocks ? &after : nullptr);
             blockSet_[slot] = c.set;
             blockLast_[slot] = c.j + 1 == c.blocks;
@@ -167,8 +167,7 @@ public:
             Cursor n = c;
             ok = Advance(n);
             if (ok) {
-                Prefetch(n.u, KvBlockAt(n.u.kvBegin, n.u.kvEnd, p_->blockKv, n.j), n.rowOff, n.rows,
-                         issued_ % WS_SLOTS);
+                Prefetch(n.u, UnitBlockAt(n.u, p_->blockKv, n.j), n.rowOff, n.rows, issued_ % WS_SLOTS);
             }
             if (issued_ > LAG) {
                 RetireUpTo(issued_ - LAG);
@@ -194,7 +193,7 @@ private:
     // its `blocks`, statistics set `set`.
     struct Cursor {
         uint64_t unit = 0;
-        WorkUnit u;
+        WorkUnit u = {};
         uint32_t rowOff = 0, rows = 0, blocks = 0, j = 0, set = 0;
     };
 
@@ -202,11 +201,16 @@ private:
     // (no visible key) is finished on the spot with zero rows, after everything in flight.
     __aicore__ inline bool Seek(Cursor &c, uint64_t unit)
     {
+        // The unit before on this core (Advance), whose K/V the cube's cache may still hold.
+        const WorkUnit prev = c.u;
+        const WorkUnit *before = c.blocks != 0 && unit == c.unit + 1 ? &prev : nullptr;
         for (; unit < split_.End(core_); ++unit) {
             c.unit = unit;
             split_.Decode(unit, c.u);
             mask_.KvRange(c.u);
             split_.ClipKeys(c.u);
+            PlanKvReuse(*p_, mask_, before, c.u);
+            before = nullptr;
             const uint32_t half = (c.u.rows + 1) / 2;
             c.rowOff = sub_ == 0 ? 0 : half;
             c.rows = sub_ == 0 ? half : c.u.rows - half;

@@ -110,7 +110,54 @@ struct WorkUnit {
     // SplitQBlocks' split-KV tail (ForwardParams::tailSplits): piece + 1 (TailItem), 0 for a
     // whole unit; set by that split's Decode only.
     uint32_t piece;
+    // The unit's first `reuse` key blocks are blocks reuseEnd - 1, ..., reuseEnd - reuse, the
+    // K/V the cube's cache still holds from the unit before (KvReuseBlocks, set by the stages
+    // after Decode); then the others in order (UnitBlockAt).
+    uint32_t reuse;
+    uint32_t reuseEnd;
 };
+
+// Key block j of unit u in the order the stages run them (WorkUnit::reuse).
+__aicore__ inline KvBlock UnitBlockAt(const WorkUnit &u, uint32_t blockKv, uint32_t j)
+{
+    uint32_t i = j;
+    if (u.reuse != 0) {
+        i = j < u.reuse ? u.reuseEnd - 1 - j : (j - u.reuse < u.reuseEnd - u.reuse ? j - u.reuse : j);
+    }
+    return KvBlockAt(u.kvBegin, u.kvEnd, blockKv, i);
+}
+
+// Sets cur's reuse (WorkUnit::reuse): how many key blocks unit `cur` takes first from the
+// cube's K/V cache (ForwardParams::kvCacheTiles) where it runs right after unit `prev` on a
+// core (null: none). Where both read the same (batch, KV head) keys from the same first key and
+// cur's keys hold all of prev's (causal: a later q-block of the head, e.g. the second member of
+// a folded pair; without a mask: the next q-block of the head), the cache holds prev's last
+// kvCacheTiles blocks: its last full blocks but for a short last block's tile. Not where some
+// of cur's rows see no key of those blocks (the mask's RowsBefore: a causal GQA group's heads
+// of one q-block, whose last blocks are diagonal tiles): cur's first block would leave those
+// rows without a reference max, and their first scores would flush the accumulator. Both stages call this after KvRange and ClipKeys, so they run
+// cur's blocks in one order; the cube looks every block up in its cache, so the order only
+// decides how many loads it saves.
+template <class Mask>
+__aicore__ inline void PlanKvReuse(const ForwardParams &p, const Mask &mask, const WorkUnit *prev, WorkUnit &cur)
+{
+    cur.reuse = 0;
+    cur.reuseEnd = 0;
+    if (prev == nullptr || p.kvCacheTiles == 0 || prev->b != cur.b || prev->n / p.groupSize != cur.n / p.groupSize ||
+        prev->kvBase != cur.kvBase || prev->kvBegin != cur.kvBegin || prev->kvEnd > cur.kvEnd || prev->piece != 0 ||
+        cur.piece != 0 || prev->kvEnd <= prev->kvBegin) {
+        return;
+    }
+    const int64_t keys = prev->kvEnd - prev->kvBegin;
+    const uint32_t full = static_cast<uint32_t>(keys / p.blockKv);
+    const uint32_t tiles = p.kvCacheTiles - (keys % p.blockKv != 0 ? 1u : 0u);
+    if (full == 0 || tiles == 0 ||
+        mask.RowsBefore(cur, cur.q0, cur.rows, prev->kvBegin + static_cast<int64_t>(full - 1) * p.blockKv) != 0) {
+        return;
+    }
+    cur.reuse = full < tiles ? full : tiles;
+    cur.reuseEnd = full;
+}
 
 // ------------------------------------------------------------------ seam bases
 // WorkSplit defaults. StorePartialOutput: a split that cuts a row's keys over several units

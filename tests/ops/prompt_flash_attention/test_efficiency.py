@@ -1,5 +1,5 @@
 """Efficiency properties read from the emulator's counters: blocks outside the causal band
-are skipped, Q is read once per unit and K/V once per pass, the work spreads over the cores.
+are skipped, Q is read once per unit and K/V at most once per pass, the work spreads over the cores.
 (The full-size figures come from benchmarks/pfa_efficiency.py and live in docs/performance.md.)"""
 
 import sys
@@ -42,9 +42,11 @@ def test_non_causal_issues_exactly_the_useful_macs(full):
 
 
 @pytest.mark.parametrize("which", ["causal", "full"])
-def test_tensor_traffic_is_one_read_per_pass(which, request):
+def test_tensor_traffic_is_at_most_one_read_per_pass(which, request):
+    # At most: a causal head's later q-block takes the key blocks the cube's K/V cache still
+    # holds from the q-block before it on the core without loading them again.
     r = request.getfixturevalue(which)
-    assert r["tensor_gm_ratio"] == pytest.approx(1.0, abs=0.01), r
+    assert 0.5 <= r["tensor_gm_ratio"] <= 1.01, r
 
 
 @pytest.mark.parametrize("which", ["causal", "full"])

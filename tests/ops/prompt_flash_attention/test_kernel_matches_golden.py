@@ -67,6 +67,18 @@ def test_192_row_q_blocks_match_golden(dtype, nkv, d, mask, actual):
     run_and_judge(make_kwargs(dtype, "BNSD", n=64, nkv=nkv, sq=570, d=d, **extra))
 
 
+@pytest.mark.parametrize("dtype,n,sq,actual", [("fp16", 8, 1100, None), ("bf16", 8, 1300, [1300, 1211])])
+def test_causal_q_blocks_after_their_head_take_cached_kv_match_golden(dtype, n, sq, actual):
+    # D = 128 causal, K/V staged: two or three units per core in folded pairs per head, the
+    # second q-block of a pair takes the first one's last full key blocks first, from the cube's
+    # K/V cache (policies.h PlanKvReuse), and loads only the others; a query length cuts the
+    # second batch's last q-block.
+    extra = dict(mask=band_mask(sq, sq), pre_tokens=MAX_INT, next_tokens=0)
+    if actual is not None:
+        extra["actual_seq_lengths"] = actual
+    run_and_judge(make_kwargs(dtype, "BNSD", b=1 if actual is None else 2, n=n, sq=sq, d=128, **extra))
+
+
 @pytest.mark.parametrize(
     "dtype,pre,nxt,holes", [("fp16", MAX_INT, 37, False), ("bf16", 300, 0, False), ("fp16", 200, 53, True)]
 )

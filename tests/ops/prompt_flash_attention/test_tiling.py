@@ -179,6 +179,17 @@ def test_kernel_tests_of_s_ahead_of_the_staging_get_it(plan, b, d, sq, skv, mask
     assert p["kvNz"] == 1 and p["kvNzPairs"] == 0 and p["maskSummary"] == 0
 
 
+@pytest.mark.parametrize("n,sq,d", [(8, 4096, 128), (1, 8192, 128), (8, 1024, 128), (16, 4096, 64)])
+def test_causal_staged_kv_fills_l1_with_the_kv_cache(plan, n, sq, d):
+    # lazy P.V, K and V staged apart: as many K and V tiles as L1 holds beside Q and P (five
+    # each at D = 128, 176-row q-blocks, 128-key blocks), up to eight
+    (p,) = plan(problem(n=n, sq=sq, skv=sq, d=d, mask=1))
+    assert p["kvNz"] == 1 and p["kvNzPairs"] == 0 and p["lazyO"] == 1
+    assert 3 <= p["kvCacheTiles"] <= 8 and p["l1CacheBytes"] <= 512 * 1024
+    if d == 128 and p["blockQ"] == 176:
+        assert p["kvCacheTiles"] == 5
+
+
 def test_smaller_ub_gives_smaller_blocks_and_none_fits_is_an_error(plan):
     big, small, none = plan(problem(sq=8192, n=8), problem(sq=8192, n=8, ub=96 * 1024), problem(ub=16 * 1024))
     assert small["ok"] and small["rowsPerVec"] < big["rowsPerVec"] and small["ubBytes"] <= 96 * 1024 - 8192
