@@ -49,9 +49,17 @@ RACES = {
     "scalar_set_get_unordered": ["byte 12 of the 256-byte allocation", "pipe S of aiv", "with no cross-core ordering"],
     # Blocks of different waves are not ordered on the hardware.
     "cross_wave_same_row": ["DataCopy(local->GM) on aiv129.0", "which pipe MTE3 of aiv0.0 wrote"],
-    "neighbours_overlap_one_float": ["256-byte allocation", "pipe MTE3 overwrites GM", "with no cross-core ordering in between"],
+    "neighbours_overlap_one_float": [
+        "256-byte allocation",
+        "pipe MTE3 overwrites GM",
+        "with no cross-core ordering in between",
+    ],
     "split_page_partial_write_races": ["8192-byte allocation", "aiv1.0", "aiv2.0"],
-    "atomic_then_plain_write": ["byte 0 of the 256-byte allocation", "atomic", "with no cross-core ordering in between"],
+    "atomic_then_plain_write": [
+        "byte 0 of the 256-byte allocation",
+        "atomic",
+        "with no cross-core ordering in between",
+    ],
     "atomic_add_then_plain_read": ["256-byte allocation", "atomic", "with no cross-core ordering in between"],
     "same_core_write_read_unsynced": [
         "DataCopy(GM->local) on aiv0.0",
