@@ -283,6 +283,240 @@ void neighbours_share_a_granule()
     GmFree(g);
 }
 
+// Two group sets of one mode-0 flag are pending when a core waits once: the wait consumes the
+// first (FIFO), which does not publish the write behind the second. Every vector core (two
+// blocks) writes its own row, sets, and core 0 then overwrites row 2 and sets again; core 1
+// waits once (or twice, `waitBoth`) and reads row 2.
+void FifoOfSets(bool waitBoth)
+{
+    auto *g = static_cast<float *>(GmAlloc(4 * 64 * sizeof(float)));
+    Run(emu::CoreMix::AIV_ONLY, 2, [g, waitBoth] {
+        const int i = static_cast<int>(GetBlockIdx());
+        GlobalTensor<float> gt;
+        gt.SetGlobalBuffer(g, 4 * 64);
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> ub;
+        pipe.InitBuffer(ub, 1024);
+        LocalTensor<float> t = ub.Get<float>();
+        Duplicate(t, static_cast<float>(i), 64);
+        SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+        DataCopy(gt[i * 64], t, 64);
+        CrossCoreSetFlag<0, PIPE_MTE3>(FLAG_READY);
+        if (i == 0) DataCopy(gt[2 * 64], t, 64);
+        CrossCoreSetFlag<0, PIPE_MTE3>(FLAG_READY);
+        if (i == 1) {
+            CrossCoreWaitFlag(FLAG_READY);
+            if (waitBoth) CrossCoreWaitFlag(FLAG_READY);
+            DataCopy(t[64], gt[2 * 64], 64);
+        }
+    });
+    GmFree(g);
+}
+void fifo_wait_consumes_first_set() { FifoOfSets(false); }
+void fifo_both_sets_consumed() { FifoOfSets(true); }
+
+// Ordering is transitive across cores: the cube of block 0 writes a tile (Fixpipe) and tells
+// its vector cores (mode 2); every vector core of both blocks then sets a mode-0 flag, which
+// publishes what each knows; the vector cores of block 1 wait for it and read the tile. With
+// `linkMissing` block 0's vector cores set the mode-0 flag before they waited for the cube.
+void TransitiveOrder(bool linkMissing)
+{
+    auto *slot = static_cast<float *>(GmAlloc(256 * sizeof(float)));
+    Run(emu::CoreMix::MIX_AIC_1_2, 2, [slot, linkMissing] {
+        GlobalTensor<float> g;
+        g.SetGlobalBuffer(slot, 256);
+        TPipe pipe;
+        const int b = static_cast<int>(GetBlockIdx());
+        if ASCEND_IS_AIC {
+            if (b != 0) return;
+            TBuf<TPosition::A2> a;
+            TBuf<TPosition::B2> bb;
+            TBuf<TPosition::CO1> c;
+            pipe.InitBuffer(a, 512);
+            pipe.InitBuffer(bb, 512);
+            pipe.InitBuffer(c, 1024);
+            MmadParams mm;
+            mm.m = 16;
+            mm.n = 16;
+            mm.k = 16;
+            Mmad(c.Get<float>(), a.Get<half>(), bb.Get<half>(), mm);
+            SetFlag<HardEvent::M_FIX>(EVENT_ID0);
+            WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
+            FixpipeParamsV220 fix;
+            fix.nSize = 16;
+            fix.mSize = 16;
+            fix.srcStride = 16;
+            fix.dstStride = 16;
+            Fixpipe(g, c.Get<float>(), fix);
+            CrossCoreSetFlag<2, PIPE_FIX>(FLAG_READY);
+        }
+        if ASCEND_IS_AIV {
+            const int blk = b / 2;  // a vector core's GetBlockIdx() counts vector cores
+            TBuf<TPosition::VECCALC> ub;
+            pipe.InitBuffer(ub, 1024);
+            if (blk == 0 && !linkMissing) CrossCoreWaitFlag(FLAG_READY);
+            CrossCoreSetFlag<0, PIPE_MTE3>(FLAG_CONSUMED);
+            if (blk == 0 && linkMissing) CrossCoreWaitFlag(FLAG_READY);
+            CrossCoreWaitFlag(FLAG_CONSUMED);
+            if (blk == 1) DataCopy(ub.Get<float>(), g[GetSubBlockIdx() * 128], 128);
+        }
+    });
+    GmFree(slot);
+}
+void transitive_order_across_three_cores() { TransitiveOrder(false); }
+void transitive_link_missing() { TransitiveOrder(true); }
+
+// Scalar GM accesses (GlobalTensor SetValue / GetValue) take part: core 0 sets an element that
+// core 1 reads, with or without a SyncAll in between.
+void ScalarAcrossCores(bool synced)
+{
+    auto *g = static_cast<int32_t *>(GmAlloc(64 * sizeof(int32_t)));
+    Run(emu::CoreMix::AIV_ONLY, 2, [g, synced] {
+        const int i = static_cast<int>(GetBlockIdx());
+        GlobalTensor<int32_t> gt;
+        gt.SetGlobalBuffer(g, 64);
+        if (i == 0) gt.SetValue(3, 7);
+        if (synced) SyncAll();
+        if (i == 1) (void)gt.GetValue(3);
+    });
+    GmFree(g);
+}
+void scalar_set_get_unordered() { ScalarAcrossCores(false); }
+void scalar_set_get_after_syncall() { ScalarAcrossCores(true); }
+
+// More blocks than vector cores run in waves, in any order on the hardware: a block of a later
+// wave writing the row a block of the first wave wrote races with it.
+void cross_wave_same_row()
+{
+    constexpr int kBlocks = 130;  // more than the vector cores of any A2 SoC
+    auto *g = static_cast<float *>(GmAlloc(kBlocks * 64 * sizeof(float)));
+    Run(emu::CoreMix::AIV_ONLY, kBlocks, [g] {
+        const int i = static_cast<int>(GetBlockIdx());
+        GlobalTensor<float> gt;
+        gt.SetGlobalBuffer(g, kBlocks * 64);
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> ub;
+        pipe.InitBuffer(ub, 256);
+        LocalTensor<float> t = ub.Get<float>();
+        Duplicate(t, static_cast<float>(i), 64);
+        SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+        DataCopy(gt[(i == kBlocks - 1 ? 0 : i) * 64], t, 64);
+    });
+    GmFree(g);
+}
+
+// Neighbouring vector cores write 6 floats each 5 apart: one float of one granule is written
+// by both.
+void neighbours_overlap_one_float()
+{
+    auto *g = static_cast<float *>(GmAlloc(64 * sizeof(float)));
+    Run(emu::CoreMix::AIV_ONLY, 4, [g] {
+        const int i = static_cast<int>(GetBlockIdx());
+        GlobalTensor<float> gt;
+        gt.SetGlobalBuffer(g, 64);
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> ub;
+        pipe.InitBuffer(ub, 1024);
+        LocalTensor<float> t = ub.Get<float>();
+        Duplicate(t, static_cast<float>(i), 8);
+        SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+        DataCopyPad(gt[i * 5], t, DataCopyExtParams(1, 6 * sizeof(float), 0, 0, 0));
+    });
+    GmFree(g);
+}
+
+// A page written whole (one shadow record) and then in part by another core after a SyncAll
+// splits into granules that keep both writes: a third core reading the page with no ordering
+// after the partial write races with it; reading only the rest of the page does not.
+void SplitPage(bool readAll)
+{
+    constexpr uint32_t kFloats = 4096 / sizeof(float);
+    auto *g = static_cast<float *>(GmAlloc(2 * 4096));
+    // a page-aligned page inside the allocation
+    const uint64_t base = (reinterpret_cast<uint64_t>(g) + 4095) / 4096 * 4096;
+    auto *page = reinterpret_cast<float *>(base);
+    Run(emu::CoreMix::AIV_ONLY, 3, [page, readAll] {
+        const int i = static_cast<int>(GetBlockIdx());
+        GlobalTensor<float> gt;
+        gt.SetGlobalBuffer(page, kFloats);
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> ub;
+        pipe.InitBuffer(ub, 4096);
+        LocalTensor<float> t = ub.Get<float>();
+        if (i == 0) {
+            Duplicate(t, 1.0f, kFloats);
+            SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+            WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+            DataCopy(gt, t, kFloats);
+        }
+        SyncAll();
+        if (i == 1) {
+            Duplicate(t, 2.0f, 8);
+            SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+            WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+            DataCopy(gt[16], t, 8);  // bytes [64, 96)
+        }
+        if (i == 2) {
+            if (readAll)
+                DataCopy(t, gt, kFloats);
+            else
+                DataCopy(t, gt[32], kFloats - 32);  // bytes [128, 4096)
+        }
+    });
+    GmFree(g);
+}
+void split_page_partial_write_races() { SplitPage(true); }
+void split_page_rest_is_clean() { SplitPage(false); }
+
+// Two vector cores write interleaved 64-byte rows of one region (rows 128 bytes apart): no
+// byte is written twice.
+void strided_rows_interleave()
+{
+    auto *g = static_cast<float *>(GmAlloc(32 * 32 * sizeof(float)));
+    Run(emu::CoreMix::AIV_ONLY, 2, [g] {
+        const int i = static_cast<int>(GetBlockIdx());
+        GlobalTensor<float> gt;
+        gt.SetGlobalBuffer(g, 32 * 32);
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> ub;
+        pipe.InitBuffer(ub, 4096);
+        LocalTensor<float> t = ub.Get<float>();
+        Duplicate(t, static_cast<float>(i), 16 * 16);
+        SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+        DataCopyPad(gt[i * 16], t, DataCopyExtParams(16, 16 * sizeof(float), 0, 16 * sizeof(float), 0));
+    });
+    for (int r = 0; r < 32; ++r)
+        for (int k = 0; k < 32; ++k)
+            if (r < 16 && g[r * 32 + k] != k / 16) std::printf("FAIL: row %d element %d is %g\n", r, k, g[r * 32 + k]);
+    GmFree(g);
+}
+
+// One core adds into a row atomically, another overwrites it plainly with no ordering.
+void atomic_then_plain_write()
+{
+    auto *g = static_cast<float *>(GmAlloc(64 * sizeof(float)));
+    Run(emu::CoreMix::AIV_ONLY, 2, [g] {
+        const int i = static_cast<int>(GetBlockIdx());
+        GlobalTensor<float> gt;
+        gt.SetGlobalBuffer(g, 64);
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> ub;
+        pipe.InitBuffer(ub, 256);
+        LocalTensor<float> t = ub.Get<float>();
+        Duplicate(t, 1.0f, 64);
+        SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+        if (i == 0) SetAtomicAdd<float>();
+        DataCopy(gt, t, 64);
+        if (i == 0) SetAtomicNone();
+    });
+    GmFree(g);
+}
+
 // A race in FaultMode kRaise ends the launch with LaunchFault; the process and the next launch
 // are unaffected.
 void raise_mode_survives()
@@ -320,6 +554,18 @@ int main(int argc, char **argv)
         {"same_core_write_read_synced", same_core_write_read_synced},
         {"neighbours_share_a_granule", neighbours_share_a_granule},
         {"raise_mode_survives", raise_mode_survives},
+        {"fifo_wait_consumes_first_set", fifo_wait_consumes_first_set},
+        {"fifo_both_sets_consumed", fifo_both_sets_consumed},
+        {"transitive_order_across_three_cores", transitive_order_across_three_cores},
+        {"transitive_link_missing", transitive_link_missing},
+        {"scalar_set_get_unordered", scalar_set_get_unordered},
+        {"scalar_set_get_after_syncall", scalar_set_get_after_syncall},
+        {"cross_wave_same_row", cross_wave_same_row},
+        {"neighbours_overlap_one_float", neighbours_overlap_one_float},
+        {"split_page_partial_write_races", split_page_partial_write_races},
+        {"split_page_rest_is_clean", split_page_rest_is_clean},
+        {"strided_rows_interleave", strided_rows_interleave},
+        {"atomic_then_plain_write", atomic_then_plain_write},
     };
     if (argc != 2 || cases.count(argv[1]) == 0) {
         for (auto &c : cases) std::printf("%s\n", c.first.c_str());

@@ -16,6 +16,11 @@ CLEAN = [
     "atomic_adds_concurrent",
     "same_core_write_read_synced",
     "neighbours_share_a_granule",  # disjoint bytes of one 32-byte granule
+    "fifo_both_sets_consumed",  # two waits consume both pending group sets
+    "transitive_order_across_three_cores",  # cube -> its vector cores -> mode-0 set -> other block
+    "scalar_set_get_after_syncall",
+    "split_page_rest_is_clean",  # a split page keeps the first (ordered) write elsewhere
+    "strided_rows_interleave",  # interleaved rows of two cores: disjoint bytes
 ]
 
 RACES = {
@@ -36,6 +41,24 @@ RACES = {
         "which pipe MTE3 of aiv0.0 wrote (DataCopy(local->GM))",
         "with no cross-core ordering in between",
         "CrossCoreSetFlag on a pipe that is ordered after that access (MTE3",
+    ],
+    # One wait consumes the first of two pending sets (FIFO): the write behind the second is unordered.
+    "fifo_wait_consumes_first_set": ["byte 512 of the 1024-byte allocation", "aiv0.0", "aiv1.0"],
+    # The middle cores set the mode-0 flag before they waited for the cube: no chain.
+    "transitive_link_missing": ["1024-byte allocation", "aic0", "aiv1.", "with no cross-core ordering in between"],
+    "scalar_set_get_unordered": ["byte 12 of the 256-byte allocation", "pipe S of aiv", "with no cross-core ordering"],
+    # Blocks of different waves are not ordered on the hardware.
+    "cross_wave_same_row": ["DataCopy(local->GM) on aiv129.0", "which pipe MTE3 of aiv0.0 wrote"],
+    "neighbours_overlap_one_float": [
+        "256-byte allocation",
+        "pipe MTE3 overwrites GM",
+        "with no cross-core ordering in between",
+    ],
+    "split_page_partial_write_races": ["8192-byte allocation", "aiv1.0", "aiv2.0"],
+    "atomic_then_plain_write": [
+        "byte 0 of the 256-byte allocation",
+        "atomic",
+        "with no cross-core ordering in between",
     ],
     "atomic_add_then_plain_read": ["256-byte allocation", "atomic", "with no cross-core ordering in between"],
     "same_core_write_read_unsynced": [

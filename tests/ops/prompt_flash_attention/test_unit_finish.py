@@ -1,0 +1,39 @@
+"""PFA's unit finish (forward_vector_output.h StoreRows): where the O-slot rows hold the cast
+output rows, a unit's output stores leave UB from there with no wait, and the next write of
+those rows or the end of the core waits for them (VEC_EVT_FINISH). A band that leaves a head's
+first q-blocks without any key makes units finished on the spot right after another head's
+keyed unit on the same core: the one finish whose stores are not preceded by an O-slot load of
+its own. Run with the hazard checker on (UB and GM), poisoned allocations, twice."""
+
+import numpy as np
+import pytest
+from pfa_helpers import MAX_INT, band_mask, make_kwargs, run_and_judge
+
+
+@pytest.fixture(autouse=True)
+def race_checked(monkeypatch, capfd):
+    monkeypatch.setenv("ASCEND_EMU_RACECHECK", "1")
+    yield
+    err = capfd.readouterr().err
+    assert "never waited" not in err, err
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_units_without_keys_after_keyed_units(dtype):
+    sq, skv, nxt = 640, 600, -400  # rows below 400 see no key
+    kw = make_kwargs(
+        dtype,
+        "BNSD",
+        b=3,
+        n=8,
+        sq=sq,
+        skv=skv,
+        d=64,
+        mask=band_mask(sq, skv, nxt=nxt),
+        pre_tokens=MAX_INT,
+        next_tokens=nxt,
+    )
+    first, _ = run_and_judge(kw)
+    second, _ = run_and_judge(kw)
+    np.testing.assert_array_equal(first, second)
+    assert not first[:, :, :-nxt].any()
