@@ -13,6 +13,30 @@
 namespace emu {
 
 enum class Pipe : int { MTE2 = 0, MTE1, M, V, MTE3, FIXP, S, COUNT };
+// A kernel's pipe_t value (kernel_sync.h) as a Pipe index; -1 for PIPE_ALL or a pipe A2 has no
+// row for.
+inline int PipeOfPipeT(int pipeT)
+{
+    switch (pipeT) {
+        case 0:
+            return static_cast<int>(Pipe::S);
+        case 1:
+        case 9:
+            return static_cast<int>(Pipe::V);
+        case 2:
+            return static_cast<int>(Pipe::M);
+        case 3:
+            return static_cast<int>(Pipe::MTE1);
+        case 4:
+            return static_cast<int>(Pipe::MTE2);
+        case 5:
+            return static_cast<int>(Pipe::MTE3);
+        case 10:
+            return static_cast<int>(Pipe::FIXP);
+        default:
+            return -1;
+    }
+}
 // Physical buffers of arch 2201 (asc-devkit `impl/basic_api/utils/kernel_utils_constants.h`, arch 2201).
 enum class Buf : int { GM = 0, UB, L1, L0A, L0B, L0C, BT, FB, COUNT };
 inline const char *BufName(Buf b)

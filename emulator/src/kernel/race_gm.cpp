@@ -216,29 +216,6 @@ void ClearShadow()
     }
 }
 
-int RowOfPipeT(int pipeT)  // pipe_t -> Pipe index; -1: PIPE_ALL (or a pipe A2 has no row for)
-{
-    switch (pipeT) {
-        case 0:
-            return kS;
-        case 1:
-        case 9:
-            return static_cast<int>(Pipe::V);
-        case 2:
-            return static_cast<int>(Pipe::M);
-        case 3:
-            return static_cast<int>(Pipe::MTE1);
-        case 4:
-            return static_cast<int>(Pipe::MTE2);
-        case 5:
-            return static_cast<int>(Pipe::MTE3);
-        case 10:
-            return static_cast<int>(Pipe::FIXP);
-        default:
-            return -1;
-    }
-}
-
 }  // namespace
 
 void RaceGmBeginLaunch(uint32_t blockDim)
@@ -273,7 +250,7 @@ RaceClock RaceGmPublish(int pipeT)
 {
     CoreCtx &c = Ctx();
     auto clock = std::make_shared<std::vector<uint64_t>>(*Remote(c));
-    const int row = RowOfPipeT(pipeT);
+    const int row = PipeOfPipeT(pipeT);
     uint64_t *own = clock->data() + static_cast<uint64_t>(SlotOf(c)) * kPipes;
     // The set is queued on its pipe by the scalar unit: it follows what that pipe did or waited
     // for and what the scalar unit did before issuing it.

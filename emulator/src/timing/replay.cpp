@@ -154,30 +154,6 @@ void HoldAll(CoreClock &c, double t)
     for (double &f : c.pipeFree) f = std::max(f, t);
 }
 
-// pipe_t (kernel_sync.h) -> emu::Pipe; -1 for PIPE_ALL.
-int FromPipeT(int pipeT)
-{
-    switch (pipeT) {
-        case 0:
-            return kS;
-        case 1:
-        case 9:
-            return static_cast<int>(Pipe::V);
-        case 2:
-            return static_cast<int>(Pipe::M);
-        case 3:
-            return static_cast<int>(Pipe::MTE1);
-        case 4:
-            return static_cast<int>(Pipe::MTE2);
-        case 5:
-            return static_cast<int>(Pipe::MTE3);
-        case 10:
-            return static_cast<int>(Pipe::FIXP);
-        default:
-            return -1;
-    }
-}
-
 void PushFlag(CoreClock &c, int event, int id, double t)
 {
     uint8_t &n = c.flagCount[event][id];
@@ -425,7 +401,7 @@ bool Apply(Core &core, const TimingRecord &r)
         }
         case RecKind::CrossSet: {
             Scalar(c, t.issue, "CrossCoreSetFlag");
-            const int p = FromPipeT(r.pipe);
+            const int p = PipeOfPipeT(r.pipe);
             g_setTime[r.addr] = (p < 0 ? c.End() : DoneOf(c, p)) + t.crossFlag;
             return true;
         }
@@ -435,7 +411,7 @@ bool Apply(Core &core, const TimingRecord &r)
             const uint64_t releaser = LatestSet(core.token);
             PopToken(core, static_cast<int>(r.addr));
             Scalar(c, t.issue, "CrossCoreWaitFlag");
-            const int p = FromPipeT(r.pipe);
+            const int p = PipeOfPipeT(r.pipe);
             if (p >= 0)
                 Hold(c, p, when);
             else
