@@ -185,16 +185,14 @@ private:
         uint32_t k = 0;
         if (early_) {  // the first S block goes out during the vector cores' K/V staging
             if (sOk) {
-                IssueS(s, gS++);
-                sOk = Advance(s);
+                sOk = StepS(s, gS);
                 ++k;
             }
             AscendC::SyncAll<false>();
             staged_ = true;
         }
         for (; k < ahead && sOk; ++k) {
-            IssueS(s, gS++);
-            sOk = Advance(s);
+            sOk = StepS(s, gS);
         }
         while (vOk) {
             const KvBlock blk = UnitBlockAt(v.u, p_->blockKv, v.j);
@@ -204,8 +202,7 @@ private:
             // source (modelled int8 decode B16 N32/4 S4K 74.0 -> 62.4 us).
             LoadV(v.u, blk);
             if (sOk && kvPairs_ == 0) {
-                IssueS(s, gS++);
-                sOk = Advance(s);
+                sOk = StepS(s, gS);
             }
             const uint32_t slot = gV++ % WS_SLOTS;
             if constexpr (LAZY_PV) {
@@ -214,8 +211,7 @@ private:
                 ComputePV(v.u, blk, slot);
             }
             if (sOk && kvPairs_ != 0) {
-                IssueS(s, gS++);
-                sOk = Advance(s);
+                sOk = StepS(s, gS);
             }
             if constexpr (LAZY_PV) {
                 // The unit's final sum after the next S: its Fixpipe would hold that S's
@@ -286,12 +282,30 @@ private:
         }
     }
 
-    // S of the stream block at c (a unit's first block stages its Q block first, its last
-    // frees the Q copy).
+    // S of the stream block at c, then c := the next block. The next unit's Q block goes
+    // into the other Q copy right after the unit's first S (with one copy: only after its last):
+    // queued in the in-order MTE2 after the unit's last K, V and P loads it held the next unit's
+    // first S back with the M pipe idle (modelled B2 N16 S2K causal 185.1 -> 183.7 us).
+    __aicore__ inline bool StepS(Cursor &c, uint64_t &g)
+    {
+        IssueS(c, g++);
+        if (c.j == 0 && !qAhead_ && (l1Bufs_ == 2 || c.blocks == 1)) {
+            Cursor n = c;
+            if (Seek(n, n.unit + 1)) {
+                qNext_ = LoadQ(n.u);
+                qAhead_ = true;
+            }
+        }
+        return Advance(c);
+    }
+
+    // S of the stream block at c (a unit's first block takes the Q block StepS loaded, or
+    // stages it, its last frees the Q copy).
     __aicore__ inline void IssueS(const Cursor &c, uint64_t g)
     {
         if (c.j == 0) {
-            LoadQ(c.u);
+            qb_ = qAhead_ ? qNext_ : LoadQ(c.u);
+            qAhead_ = false;
         }
         const KvBlock blk = UnitBlockAt(c.u, p_->blockKv, c.j);
         if constexpr (LAZY_PV) {
@@ -336,16 +350,17 @@ private:
         }
     }
 
-    // The unit's Q rows -> the next Q copy in L1 (once MTE1 is done with it); qL1() is it.
-    __aicore__ inline void LoadQ(const WorkUnit &u)
+    // The unit's Q rows -> the next Q copy in L1 (once MTE1 is done with it); returns the copy.
+    __aicore__ inline uint32_t LoadQ(const WorkUnit &u)
     {
         const uint32_t mPad = AlignUp(u.rows, 16);
-        qb_ = NextCopy(qlIdx_, l1Bufs_);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_QL1 + qb_);  // the unit before last is done with it
-        Tiles::CopyRows(QL1(), q_[kv_.QOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0)], u.rows, p_->headDim,
-                        kv_.QRowPitch(), L1Shape{mPad, p_->headDimAlign}, 0);
-        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb_);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb_);
+        const uint32_t qb = NextCopy(qlIdx_, l1Bufs_);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_QL1 + qb);  // the unit before last is done with it
+        Tiles::CopyRows(qL1_.Get<T>()[qb * qElems_], q_[kv_.QOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0)],
+                        u.rows, p_->headDim, kv_.QRowPitch(), L1Shape{mPad, p_->headDimAlign}, 0);
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);
+        return qb;
     }
 
     __aicore__ inline AscendC::LocalTensor<T> QL1() { return qL1_.Get<T>()[qb_ * qElems_]; }
@@ -719,7 +734,9 @@ private:
     uint32_t l1Bufs_ = 1, l0Bufs_ = 1;                                              // copies of the L1 / L0 tiles
     uint32_t qElems_ = 0, pElems_ = 0, kvElems_ = 0, l0aElems_ = 0, l0bElems_ = 0;  // elements per copy
     uint32_t qlIdx_ = 0, kIdx_ = 0, pvIdx_ = 0, l0Idx_ = 0;                         // the copy the next operation takes
-    uint32_t qb_ = 0;          // the Q copy of the unit whose S is issued
+    uint32_t qb_ = 0;      // the Q copy of the unit whose S is issued
+    bool qAhead_ = false;  // StepS loaded the next unit's Q block into copy qNext_
+    uint32_t qNext_ = 0;
     uint32_t pb_ = 0;          // the P/V copy LoadV filled for the next P.V
     uint32_t vb_ = 0;          // with the K/V cache: the V tile of the next P.V
     uint32_t cacheTiles_ = 0;  // K/V cache tiles of each of K and V (ForwardParams::kvCacheTiles), 0: none
