@@ -264,7 +264,7 @@ uint64_t CubeL1Bytes(uint32_t bq, uint32_t c, uint32_t dp, uint32_t dtypeBytes)
 }
 
 bool ChooseWideLazyBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget, uint32_t &rowsPerVec,
-                          uint32_t &blockKv, uint32_t &dChunk)
+                          uint32_t &blockKv, uint32_t &dChunk, bool stats)
 {
     // Above D = 128 K^T of a 128-key block alone fills L0B, so lazy P.V's [K^T | V] regions take
     // 64-key blocks, one head-dim pass (dChunk = D), and the largest q-block whose D-wide fp32
@@ -287,7 +287,8 @@ bool ChooseWideLazyBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget
         if (r > 64) continue;
         uint32_t v = 0, sBufs = 0, sChunk = 0;
         if (ChooseSChunk(2 * r, c, dp, dp, dtypeBytes, budget, sChunk) &&
-            ChooseVecRows(r, c, dp, dtypeBytes, ub, v, sBufs) && CubeL1Bytes(2 * r, c, dp, dtypeBytes) <= budget.l1) {
+            ChooseVecRows(r, c, dp, dtypeBytes, ub, v, sBufs, stats) &&
+            CubeL1Bytes(2 * r, c, dp, dtypeBytes) <= budget.l1) {
             rowsPerVec = r;
             blockKv = c;
             dChunk = dp;

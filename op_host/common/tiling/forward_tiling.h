@@ -41,9 +41,9 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
                   uint32_t &blockKv, uint32_t &dChunk, std::string &why, bool stats = false);
 
 // 128 < D <= 256 (the caller: no mask): lazy P.V's blocks, 64 keys and one head-dim pass;
-// false where the head dim is outside that range or nothing fits.
+// false where the head dim is outside that range or nothing fits. stats: as for ChooseBlocks.
 bool ChooseWideLazyBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget, uint32_t &rowsPerVec,
-                          uint32_t &blockKv, uint32_t &dChunk);
+                          uint32_t &blockKv, uint32_t &dChunk, bool stats = false);
 
 // Completes the block geometry in `p` (blockQ, blockKv, headDimAlign, dChunk set): the cube's
 // double buffering (l1Bufs / l0Bufs: two copies of each tile where they fit L1 / L0A / L0B /

@@ -190,6 +190,51 @@ def test_causal_staged_kv_fills_l1_with_the_kv_cache(plan, n, sq, d):
         assert p["kvCacheTiles"] == 5
 
 
+WIDE_LAZY_PROBE = r"""
+#include "common/tiling/forward_tiling.h"
+#include <cstdio>
+#include <cstdlib>
+int main(int argc, char **argv)
+{
+    fa_host::CoreBudget b;
+    b.aicNum = 24;
+    b.ub = std::strtoull(argv[1], nullptr, 10);
+    b.l1 = 524032;
+    b.l0a = b.l0b = 65536;
+    b.l0c = 131072;
+    for (bool stats : {false, true}) {
+        uint32_t rows = 0, kv = 0, dc = 0, v = 0, bufs = 0;
+        const bool ok = fa_host::ChooseWideLazyBlocks(256, 2, b, rows, kv, dc, stats);
+        const bool fits = ok && fa_host::ChooseVecRows(rows, kv, dc, 2, b.ub - 8192, v, bufs, stats);
+        std::printf("%d %u %d\n", ok, rows, fits);
+    }
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("ub", [UB_A2, 132 * 1024, 114 * 1024])
+def test_wide_lazy_blocks_count_the_statistics_rows(tmp_path, ub):
+    # the rows with the softmax statistics (FAV, FAG) must fit UB beside the rest, as in
+    # ChooseBlocks; without them (PFA) the A2 budget keeps 56 rows per vector core at D = 256
+    src = tmp_path / "probe.cpp"
+    src.write_text(WIDE_LAZY_PROBE)
+    exe = tmp_path / "probe"
+    subprocess.run(
+        ["g++", "-std=c++17", "-O1", f"-I{ROOT / 'op_host'}", f"-I{ROOT / 'op_kernel'}", f"-I{ROOT}", str(src)]
+        + [str(ROOT / "op_host/common/tiling/forward_tiling.cpp"), "-o", str(exe)],
+        check=True,
+    )
+    out = subprocess.run([str(exe), str(ub)], capture_output=True, text=True, check=True).stdout.split()
+    plain, stats = [int(v) for v in out[:3]], [int(v) for v in out[3:]]
+    assert plain[0] == 1 and plain[2] == 1 and stats[0] == 1 and stats[2] == 1
+    assert stats[1] <= plain[1]
+    if ub == UB_A2:
+        assert plain[1] == 56
+    else:
+        assert stats[1] < plain[1]
+
+
 def test_smaller_ub_gives_smaller_blocks_and_none_fits_is_an_error(plan):
     big, small, none = plan(problem(sq=8192, n=8), problem(sq=8192, n=8, ub=96 * 1024), problem(ub=16 * 1024))
     assert small["ok"] and small["rowsPerVec"] < big["rowsPerVec"] and small["ubBytes"] <= 96 * 1024 - 8192
