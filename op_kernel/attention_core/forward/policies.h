@@ -117,14 +117,19 @@ struct WorkUnit {
     uint32_t reuseEnd;
 };
 
+// The index of the key block unit u runs j-th (WorkUnit::reuse).
+__aicore__ inline uint32_t UnitBlockIndex(const WorkUnit &u, uint32_t j)
+{
+    if (u.reuse == 0) {
+        return j;
+    }
+    return j < u.reuse ? u.reuseEnd - 1 - j : (j - u.reuse < u.reuseEnd - u.reuse ? j - u.reuse : j);
+}
+
 // Key block j of unit u in the order the stages run them (WorkUnit::reuse).
 __aicore__ inline KvBlock UnitBlockAt(const WorkUnit &u, uint32_t blockKv, uint32_t j)
 {
-    uint32_t i = j;
-    if (u.reuse != 0) {
-        i = j < u.reuse ? u.reuseEnd - 1 - j : (j - u.reuse < u.reuseEnd - u.reuse ? j - u.reuse : j);
-    }
-    return KvBlockAt(u.kvBegin, u.kvEnd, blockKv, i);
+    return KvBlockAt(u.kvBegin, u.kvEnd, blockKv, UnitBlockIndex(u, j));
 }
 
 // Sets cur's reuse (WorkUnit::reuse): how many key blocks unit `cur` takes first from the
@@ -151,12 +156,23 @@ __aicore__ inline void PlanKvReuse(const ForwardParams &p, const Mask &mask, con
     const int64_t keys = prev->kvEnd - prev->kvBegin;
     const uint32_t full = static_cast<uint32_t>(keys / p.blockKv);
     const uint32_t tiles = p.kvCacheTiles - (keys % p.blockKv != 0 ? 1u : 0u);
-    if (full == 0 || tiles == 0 ||
-        mask.RowsBefore(cur, cur.q0, cur.rows, prev->kvBegin + static_cast<int64_t>(full - 1) * p.blockKv) != 0) {
+    if (full == 0 || tiles == 0) {
         return;
     }
-    cur.reuse = full < tiles ? full : tiles;
-    cur.reuseEnd = full;
+    // The full blocks prev ran last (a short last block always runs last) as one ascending run
+    // [end - run, end): prev's last full blocks, or where prev itself began with reused blocks,
+    // the ones before those (so every unit of a run of a head's q-blocks finds its first blocks
+    // cached, not only the second).
+    const uint32_t end = UnitBlockIndex(*prev, full - 1) + 1;
+    uint32_t run = 1;
+    while (run < tiles && run < full && UnitBlockIndex(*prev, full - 1 - run) + run + 1 == end) {
+        ++run;
+    }
+    if (mask.RowsBefore(cur, cur.q0, cur.rows, prev->kvBegin + static_cast<int64_t>(end - 1) * p.blockKv) != 0) {
+        return;
+    }
+    cur.reuse = run;
+    cur.reuseEnd = end;
 }
 
 // ------------------------------------------------------------------ seam bases

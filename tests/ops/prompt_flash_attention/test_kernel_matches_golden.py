@@ -80,6 +80,17 @@ def test_causal_q_blocks_after_their_head_take_cached_kv_match_golden(dtype, n, 
 
 
 @pytest.mark.parametrize(
+    "dtype,n,nkv,sq,skv,d", [("fp16", 12, 4, 900, 1111, 128), ("bf16", 24, 8, 500, 1500, 64)]
+)
+def test_dense_q_block_runs_take_cached_kv_match_golden(dtype, n, nkv, sq, skv, d):
+    # No mask, three q-blocks of one head per core, more key blocks than the K/V cache holds and
+    # a short last key block: the second unit takes the first one's last full blocks first, the
+    # third the second one's last run (the blocks before those it took cached; policies.h
+    # PlanKvReuse), so the three run their keys in three orders.
+    run_and_judge(make_kwargs(dtype, "BNSD", n=n, nkv=nkv, sq=sq, skv=skv, d=d))
+
+
+@pytest.mark.parametrize(
     "dtype,pre,nxt,holes", [("fp16", MAX_INT, 37, False), ("bf16", 300, 0, False), ("fp16", 200, 53, True)]
 )
 def test_diagonal_tiles_hand_over_only_their_band_match_golden(dtype, pre, nxt, holes):
