@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <utility>
 
 #include "../../../op_kernel/attention_core/common/sparse_mode.h"
@@ -32,8 +33,9 @@ AttentionCore::SparseBand BandOf(const VarLenProblem &prob, const AttentionCore:
 // on top of their planned cost (modelled: TND [100, 3000, 1500, 700, 2200] D = 64 causal, the
 // core holding 27 units ended ~0.45 us per unit after those of equal cost holding 6-11).
 std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::ForwardParams &p,
-                                const AttentionCore::SparseMaskParams &mask)
+                                const AttentionCore::SparseMaskParams &mask, std::vector<uint64_t> *heads = nullptr)
 {
+    if (heads != nullptr) heads->clear();
     std::vector<uint64_t> costs;
     std::vector<uint64_t> perQb;
     for (size_t b = 0; b < prob.seqQ.size(); ++b) {
@@ -52,15 +54,61 @@ std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::
             }
             perQb.push_back(cost);
         }
-        for (int64_t n = 0; n < prob.numHeads; ++n) costs.insert(costs.end(), perQb.begin(), perQb.end());
+        for (int64_t n = 0; n < prob.numHeads; ++n) {
+            costs.insert(costs.end(), perQb.begin(), perQb.end());
+            if (heads != nullptr) heads->insert(heads->end(), perQb.size(), uint64_t(b) * uint64_t(prob.numHeads) + uint64_t(n / p.groupSize));
+        }
     }
     return costs;
+}
+
+// Units of equal cost are interchangeable in a deal: which of them a core takes leaves every
+// core's planned cost as it is. Reassigns them so that a core's units of one cost share their
+// K/V head where they can (each core keeps its count of that cost): runs of consecutive units
+// (a head's q-blocks) go to one core, preferring the core that already holds units of the
+// head. Consecutive units of a head on a core then find the K/V the one before left in the
+// cube's cache (policies.h PlanKvReuse); dealt one by one they rarely meet (TND [1000, 5000,
+// 2000]: ~3 MB of 334 MB of K/V loads saved).
+void GroupEqualCosts(const std::vector<uint64_t> &costs, const std::vector<uint64_t> &heads,
+                     const std::vector<uint32_t> &byCost, std::vector<uint32_t> &owner, uint32_t cores)
+{
+    std::map<std::pair<uint32_t, uint64_t>, uint32_t> held;  // (core, head) -> units placed
+    std::vector<uint32_t> quota(cores, 0);
+    for (size_t first = 0; first < byCost.size();) {
+        size_t end = first;
+        while (end < byCost.size() && costs[byCost[end]] == costs[byCost[first]]) ++quota[owner[byCost[end++]]];
+        std::vector<uint32_t> cls(byCost.begin() + first, byCost.begin() + end);
+        std::sort(cls.begin(), cls.end());
+        uint32_t last = cores;
+        for (const uint32_t u : cls) {
+            uint32_t pick = cores;
+            if (last < cores && quota[last] != 0 && held[{last, heads[u]}] != 0) {
+                pick = last;
+            } else {
+                uint32_t most = 0;
+                for (uint32_t c = 0; c < cores; ++c) {
+                    if (quota[c] == 0) continue;
+                    const uint32_t h = held[{c, heads[u]}];
+                    if (pick == cores || h > most || (h == most && quota[c] > quota[pick])) {
+                        pick = c;
+                        most = h;
+                    }
+                }
+            }
+            owner[u] = pick;
+            --quota[pick];
+            ++held[{pick, heads[u]}];
+            last = pick;
+        }
+        first = end;
+    }
 }
 
 // Deals the units to `cores` cores by cost, the largest first to the least loaded core (ties:
 // the lower unit, the lower core); writes each core's units in ascending order to `order` and
 // the cores + 1 position starts to `starts`, and returns the largest core cost.
-uint64_t DealByCost(const std::vector<uint64_t> &costs, uint32_t cores, std::vector<uint32_t> &order, uint64_t *starts)
+uint64_t DealByCost(const std::vector<uint64_t> &costs, const std::vector<uint64_t> &heads, uint32_t cores,
+                    std::vector<uint32_t> &order, uint64_t *starts)
 {
     std::vector<uint32_t> byCost(costs.size());
     for (size_t i = 0; i < costs.size(); ++i) byCost[i] = static_cast<uint32_t>(i);
@@ -72,6 +120,7 @@ uint64_t DealByCost(const std::vector<uint64_t> &costs, uint32_t cores, std::vec
         owner[u] = c;
         load[c] += costs[u];
     }
+    GroupEqualCosts(costs, heads, byCost, owner, cores);
     order.clear();
     for (uint32_t c = 0; c < cores; ++c) {
         starts[c] = order.size();
@@ -155,7 +204,8 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // The contiguous plan's makespan per q-block tried (ChooseQBlock keeps one of them).
     std::vector<std::pair<uint32_t, uint64_t>> contiguousOf;
     ChooseQBlock(maxRows, p, [&](AttentionCore::ForwardParams &t, uint32_t &cores) {
-        const std::vector<uint64_t> costs = UnitCosts(prob, t, mask);
+        std::vector<uint64_t> heads;
+        const std::vector<uint64_t> costs = UnitCosts(prob, t, mask, &heads);
         t.unitCount = costs.size();
         cores = SplitCores(budget.aicNum, t.unitCount);
         const uint64_t contiguous = SplitContiguous(costs, cores, t.coreUnitStart);
@@ -166,7 +216,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         if (unitOrder != nullptr && t.unitCount <= maxOrder && cores > 1) {
             std::vector<uint32_t> order;
             uint64_t starts[AttentionCore::MAX_CORES + 1] = {};
-            return std::min(contiguous, DealByCost(costs, cores, order, starts));
+            return std::min(contiguous, DealByCost(costs, heads, cores, order, starts));
         }
         return contiguous;
     });
@@ -174,7 +224,8 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // TND [300, 2900, 800, 4000]: one 2900-token head per core); dealt by cost where that plans
     // at least 1 % shorter and the table fits.
     if (unitOrder != nullptr && p.unitCount <= maxOrder && p.unitCount <= UINT32_MAX && p.usedCores > 1) {
-        const std::vector<uint64_t> costs = UnitCosts(prob, p, mask);
+        std::vector<uint64_t> heads;
+        const std::vector<uint64_t> costs = UnitCosts(prob, p, mask, &heads);
         uint64_t contiguous = 0;
         for (const auto &[blockQ, span] : contiguousOf) {
             if (blockQ == p.blockQ) contiguous = span;
@@ -182,7 +233,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         const uint32_t cores = SplitCores(budget.aicNum, p.unitCount);
         uint64_t starts[AttentionCore::MAX_CORES + 1] = {};
         std::vector<uint32_t> order;
-        if (DealByCost(costs, cores, order, starts) * 100 < contiguous * 99) {
+        if (DealByCost(costs, heads, cores, order, starts) * 100 < contiguous * 99) {
             *unitOrder = std::move(order);
             std::copy(starts, starts + cores + 1, p.coreUnitStart);
             p.usedCores = cores;
