@@ -3,8 +3,10 @@
 #include "cost_rates.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <utility>
 
 #include "../../../op_kernel/attention_core/common/sparse_mode.h"
@@ -31,15 +33,21 @@ AttentionCore::SparseBand BandOf(const VarLenProblem &prob, const AttentionCore:
 // many short units (a batch's last q-block), whose fill and drain the cores holding them paid
 // on top of their planned cost (modelled: TND [100, 3000, 1500, 700, 2200] D = 64 causal, the
 // core holding 27 units ended ~0.45 us per unit after those of equal cost holding 6-11).
+// With `keys`: per unit the id of the K/V it reads, (batch, KV head, key range), equal ids for
+// units that can reuse each other's K/V whole (GroupEqualCosts).
 std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::ForwardParams &p,
-                                const AttentionCore::SparseMaskParams &mask)
+                                const AttentionCore::SparseMaskParams &mask, std::vector<uint64_t> *keys = nullptr)
 {
+    if (keys != nullptr) keys->clear();
+    std::map<std::array<int64_t, 4>, uint64_t> ids;
     std::vector<uint64_t> costs;
     std::vector<uint64_t> perQb;
+    std::vector<std::pair<int64_t, int64_t>> ranges;
     for (size_t b = 0; b < prob.seqQ.size(); ++b) {
         const int64_t sq = prob.seqQ[b];
         const AttentionCore::SparseBand band = BandOf(prob, mask, b);
         perQb.clear();
+        ranges.clear();
         for (int64_t q0 = 0; q0 < sq; q0 += p.blockQ) {
             const int64_t rows = std::min<int64_t>(p.blockQ, sq - q0);
             const int64_t lo = band.Lo(q0);
@@ -51,16 +59,85 @@ std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::
                         blocks * p.blockQ * BLOCK_COST_PER_ROW;
             }
             perQb.push_back(cost);
+            ranges.emplace_back(lo, hi);
         }
-        for (int64_t n = 0; n < prob.numHeads; ++n) costs.insert(costs.end(), perQb.begin(), perQb.end());
+        for (int64_t n = 0; n < prob.numHeads; ++n) {
+            costs.insert(costs.end(), perQb.begin(), perQb.end());
+            for (size_t i = 0; keys != nullptr && i < ranges.size(); ++i) {
+                const std::array<int64_t, 4> id = {int64_t(b), n / int64_t(p.groupSize), ranges[i].first,
+                                                   ranges[i].first < ranges[i].second ? ranges[i].second : -1};
+                keys->push_back(ids.emplace(id, ids.size()).first->second);
+            }
+        }
     }
     return costs;
+}
+
+// Units of equal cost are interchangeable in a deal: which of them a core takes leaves every
+// core's planned cost as it is. Per set of equal-cost units (each core keeping its count of
+// them), reassigns them as runs of consecutive units (a head's q-blocks) to one core,
+// preferring the core that already holds units of the head; kept only where that spreads the
+// set's units over fewer (core, K/V head) pairs than the deal did. Consecutive units of a head
+// on a core then find the K/V the one before left in the cube's cache (policies.h
+// PlanKvReuse); dealt one by one they rarely meet (TND [1000, 5000, 2000] N4: 3 MB of 334 MB of
+// K/V loads saved). The causal rows' deal already keeps a core on one head per cost.
+void GroupEqualCosts(const std::vector<uint64_t> &costs, const std::vector<uint64_t> &keys,
+                     const std::vector<uint32_t> &byCost, std::vector<uint32_t> &owner, uint32_t cores)
+{
+    std::map<std::pair<uint32_t, uint64_t>, uint32_t> held;  // (core, head) -> units placed
+    std::vector<uint32_t> quota(cores, 0);
+    for (size_t first = 0; first < byCost.size();) {
+        size_t end = first;
+        while (end < byCost.size() && costs[byCost[end]] == costs[byCost[first]]) ++quota[owner[byCost[end++]]];
+        std::vector<uint32_t> cls(byCost.begin() + first, byCost.begin() + end);
+        std::sort(cls.begin(), cls.end());
+        std::map<std::pair<uint32_t, uint64_t>, uint32_t> added;  // the set's units per (core, head)
+        std::vector<uint32_t> pickOf(cls.size());
+        uint32_t last = cores;
+        for (size_t i = 0; i < cls.size(); ++i) {
+            const uint64_t h = keys[cls[i]];
+            uint32_t pick = cores;
+            uint32_t most = 0;
+            if (last < cores && quota[last] != 0 && added[{last, h}] != 0) {
+                pick = last;
+            } else {
+                for (uint32_t c = 0; c < cores; ++c) {
+                    if (quota[c] == 0) continue;
+                    const auto it = held.find({c, h});
+                    const uint32_t n = added[{c, h}] + (it == held.end() ? 0 : it->second);
+                    if (pick == cores || n > most || (n == most && quota[c] > quota[pick])) {
+                        pick = c;
+                        most = n;
+                    }
+                }
+            }
+            pickOf[i] = pick;
+            --quota[pick];
+            ++added[{pick, h}];
+            last = pick;
+        }
+        // New (core, head) pairs of the set: as dealt and as regrouped.
+        std::map<std::pair<uint32_t, uint64_t>, uint32_t> dealt;
+        for (const uint32_t u : cls) ++dealt[{owner[u], keys[u]}];
+        const auto fresh = [&held](const std::map<std::pair<uint32_t, uint64_t>, uint32_t> &m) {
+            size_t n = 0;
+            for (const auto &kv : m) n += kv.second != 0 && held.find(kv.first) == held.end() ? 1 : 0;
+            return n;
+        };
+        const bool regroup = fresh(added) < fresh(dealt);
+        for (size_t i = 0; i < cls.size(); ++i) {
+            if (regroup) owner[cls[i]] = pickOf[i];
+            ++held[{owner[cls[i]], keys[cls[i]]}];
+        }
+        first = end;
+    }
 }
 
 // Deals the units to `cores` cores by cost, the largest first to the least loaded core (ties:
 // the lower unit, the lower core); writes each core's units in ascending order to `order` and
 // the cores + 1 position starts to `starts`, and returns the largest core cost.
-uint64_t DealByCost(const std::vector<uint64_t> &costs, uint32_t cores, std::vector<uint32_t> &order, uint64_t *starts)
+uint64_t DealByCost(const std::vector<uint64_t> &costs, const std::vector<uint64_t> &keys, uint32_t cores,
+                    std::vector<uint32_t> &order, uint64_t *starts)
 {
     std::vector<uint32_t> byCost(costs.size());
     for (size_t i = 0; i < costs.size(); ++i) byCost[i] = static_cast<uint32_t>(i);
@@ -72,6 +149,7 @@ uint64_t DealByCost(const std::vector<uint64_t> &costs, uint32_t cores, std::vec
         owner[u] = c;
         load[c] += costs[u];
     }
+    GroupEqualCosts(costs, keys, byCost, owner, cores);
     order.clear();
     for (uint32_t c = 0; c < cores; ++c) {
         starts[c] = order.size();
@@ -155,7 +233,8 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // The contiguous plan's makespan per q-block tried (ChooseQBlock keeps one of them).
     std::vector<std::pair<uint32_t, uint64_t>> contiguousOf;
     ChooseQBlock(maxRows, p, [&](AttentionCore::ForwardParams &t, uint32_t &cores) {
-        const std::vector<uint64_t> costs = UnitCosts(prob, t, mask);
+        std::vector<uint64_t> keys;
+        const std::vector<uint64_t> costs = UnitCosts(prob, t, mask, &keys);
         t.unitCount = costs.size();
         cores = SplitCores(budget.aicNum, t.unitCount);
         const uint64_t contiguous = SplitContiguous(costs, cores, t.coreUnitStart);
@@ -166,7 +245,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         if (unitOrder != nullptr && t.unitCount <= maxOrder && cores > 1) {
             std::vector<uint32_t> order;
             uint64_t starts[AttentionCore::MAX_CORES + 1] = {};
-            return std::min(contiguous, DealByCost(costs, cores, order, starts));
+            return std::min(contiguous, DealByCost(costs, keys, cores, order, starts));
         }
         return contiguous;
     });
@@ -174,7 +253,8 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // TND [300, 2900, 800, 4000]: one 2900-token head per core); dealt by cost where that plans
     // at least 1 % shorter and the table fits.
     if (unitOrder != nullptr && p.unitCount <= maxOrder && p.unitCount <= UINT32_MAX && p.usedCores > 1) {
-        const std::vector<uint64_t> costs = UnitCosts(prob, p, mask);
+        std::vector<uint64_t> keys;
+        const std::vector<uint64_t> costs = UnitCosts(prob, p, mask, &keys);
         uint64_t contiguous = 0;
         for (const auto &[blockQ, span] : contiguousOf) {
             if (blockQ == p.blockQ) contiguous = span;
@@ -182,7 +262,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         const uint32_t cores = SplitCores(budget.aicNum, p.unitCount);
         uint64_t starts[AttentionCore::MAX_CORES + 1] = {};
         std::vector<uint32_t> order;
-        if (DealByCost(costs, cores, order, starts) * 100 < contiguous * 99) {
+        if (DealByCost(costs, keys, cores, order, starts) * 100 < contiguous * 99) {
             *unitOrder = std::move(order);
             std::copy(starts, starts + cores + 1, p.coreUnitStart);
             p.usedCores = cores;

@@ -94,6 +94,18 @@ def test_units_dealt_by_cost_match_golden(seq_q, nkv):
     assert tiling_carries_unit_table(), "the planner kept contiguous ranges: the table path went untested"
 
 
+@pytest.mark.parametrize("dtype,nkv,mode", [("fp16", 8, None), ("bf16", 2, None), ("fp16", 8, 0)])
+def test_head_runs_in_alternating_key_order_match_golden(dtype, nkv, mode):
+    # D = 128 without a band, 700 and 1300 tokens (short last key blocks): dealt by cost, a core
+    # takes runs of up to three units of one K/V head (equal-cost units regrouped by head), each
+    # running the keys in the opposite order of the one before, from the blocks the cube's K/V
+    # cache still holds (policies.h PlanKvReuse): every second unit starts with the short block.
+    # Mode 0 reads the user mask (all keys visible: no band).
+    mask = np.zeros((1300, 1300), np.bool_) if mode == 0 else None
+    run_and_judge(make_kwargs(dtype, seq_q=(700, 1300), n=8, nkv=nkv, d=128, mode=mode, mask=mask))
+    assert tiling_carries_unit_table(), "the planner kept contiguous ranges: the head runs went untested"
+
+
 def test_right_down_causal_with_more_queries_than_keys_has_invalid_rows():
     # Mode 3 with Sq > Skv: the first Sq - Skv rows see no key -> out 0, max = fp32 lowest,
     # sum = fp32 max (the official values for invalid rows).
