@@ -84,7 +84,9 @@ public:
         // K staging, the keys in the V staging; INT64 index rows are narrowed in place.
         const SparseVectorUb ub = SparseBackwardVectorUbLayout(p->rowsPerVec, p->blockKv, p->qkDim, p->headDim,
                                                                sizeof(T), p->sortSelection != 0, p->sortPad,
-                                                               p->index64 != 0 ? p->topK * 8 : 0, p->gatherSpanBytes);
+                                                               SparseIndexRowBytes(p->index64 != 0, p->pairTokens != 0,
+                                                                                   p->topK, p->sortPad),
+                                                               p->gatherSpanBytes);
         pipe->InitBuffer(sBuf_, ub.s);
         pipe->InitBuffer(dpBuf_, ub.dp);
         pipe->InitBuffer(pOutBuf_, ub.pOut);
@@ -271,6 +273,7 @@ private:
         const uint32_t half = (cols + 1) / 2;
         const uint32_t lo = sub_ == 0 ? 0 : half;
         const uint32_t hi = sub_ == 0 ? half : cols;
+        notMine_[n % 3] = p_->pairTokens != 0 ? gather_.NotSelected(sub_) : 0;  // the walk just done: chunk n's
         if (lo < hi) {
             const AscendC::LocalTensor<T> kStage = kStageBuf_.Get<T>();
             const AscendC::LocalTensor<T> vStage = vStageBuf_.Get<T>();
@@ -430,7 +433,92 @@ private:
     // become -1 with the key -1.0f and sort last. The indices ride along as Sort's uint32
     // index and come back in order from Extract; the first -1 ends the walk there as before.
     // Any order of the entries selects the same rows, so the result does not depend on it.
+    // A pair item (pairTokens): each token's half sorted on its own (the first into the index
+    // buffer's upper half, the second in Sort's tmp), then merged by the scalar unit into one
+    // list (MergeHalves): the walks read one entry per chunk row, as for a single token.
     __aicore__ inline void SortSelection(uint64_t t, bool both)
+    {
+        const AscendC::LocalTensor<float> sorted = kStageBuf_.Get<float>();
+        const AscendC::LocalTensor<uint32_t> out = sorted[p_->sortPad * 2].ReinterpretCast<uint32_t>();
+        AscendC::LocalTensor<int32_t> list = out.ReinterpretCast<int32_t>();
+        uint32_t count = 0;
+        if (p_->pairTokens != 0) {
+            const AscendC::LocalTensor<int32_t> first = idxBuf_.Get<int32_t>()[p_->sortPad];
+            const uint32_t countA = SortList(t, 0, first.ReinterpretCast<uint32_t>());
+            AscendC::PipeBarrier<PIPE_ALL>();
+            const uint32_t countB = SortList(t, 1, out);
+            PipeSync<AscendC::HardEvent::V_S>();
+            list = sorted.ReinterpretCast<int32_t>();  // free once Extract is done
+            count = MergeHalves(first, countA, out.ReinterpretCast<int32_t>(), countB, list);
+            PipeSync<AscendC::HardEvent::S_MTE3>();
+        } else {
+            count = SortList(t, 0, out);
+        }
+        if (count == 0) {
+            return;  // the walk reads nothing for this token
+        }
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        // All the entries the walk may read: the sorted valid ones, then -1 (it stops there).
+        const uint64_t table = p_->t1 * p_->topK;
+        for (uint32_t k = both ? 0 : sub_; k <= (both ? 1 : sub_); ++k) {
+            AscendC::DataCopyPad(sorted_[k * table + t * p_->topK], list,
+                                 AscendC::DataCopyExtParams(1, count * 4, 0, 0, 0));
+        }
+    }
+
+    // The two sorted halves of a pair item (a: countA entries, b: countB, ascending, -1 or an
+    // index at or past the token's reach ending each) merged into `dst` as entries idx * 4 +
+    // sel (sel bit 0: token 0 of the pair selects row idx, bit 1: token 1; equal indices of the
+    // two halves give one entry, repeats within a half stay apart), then one -1 when the walk
+    // may read further; returns the entries to store.
+    __aicore__ inline uint32_t MergeHalves(const AscendC::LocalTensor<int32_t> &a, uint32_t countA,
+                                           const AscendC::LocalTensor<int32_t> &b, uint32_t countB,
+                                           const AscendC::LocalTensor<int32_t> &dst)
+    {
+        const int64_t reach = raw_.Reach();
+        uint32_t i = 0;
+        uint32_t j = 0;
+        uint32_t m = 0;
+        int32_t x = NextEntry(a, countA, reach, i);
+        int32_t y = NextEntry(b, countB, reach, j);
+        while (x >= 0 || y >= 0) {
+            const bool takeA = x >= 0 && (y < 0 || x <= y);
+            const bool takeB = y >= 0 && (x < 0 || y <= x);
+            const int32_t v = takeA ? x : y;
+            dst.SetValue(m++, v * 4 + (takeA ? 1 : 0) + (takeB ? 2 : 0));
+            if (takeA) {
+                x = NextEntry(a, countA, reach, i);
+            }
+            if (takeB) {
+                y = NextEntry(b, countB, reach, j);
+            }
+        }
+        const uint32_t room = countA + countB;  // the entries the walk may read
+        if (m < room) {
+            dst.SetValue(m++, -1);
+        }
+        return m;
+    }
+
+    // Entry i of a sorted half (advancing i), or -1 past its valid entries.
+    __aicore__ inline static int32_t NextEntry(const AscendC::LocalTensor<int32_t> &list, uint32_t count,
+                                               int64_t reach, uint32_t &i)
+    {
+        if (i >= count) {
+            return -1;
+        }
+        const int32_t v = list.GetValue(i);
+        if (v < 0 || v >= reach) {
+            i = count;
+            return -1;
+        }
+        ++i;
+        return v;
+    }
+
+    // One list sorted: the token's row, or half h of pair item t (pairTokens); Extract's
+    // indices into `dst`; returns the entries (0: none).
+    __aicore__ inline uint32_t SortList(uint64_t t, uint32_t h, const AscendC::LocalTensor<uint32_t> &dst)
     {
         constexpr int32_t keyBias = 0x7F000000;
         constexpr int32_t keyLast = static_cast<int32_t>(0xBF800000u);  // -1.0f
@@ -439,12 +527,15 @@ private:
         const AscendC::LocalTensor<float> keyF = key.ReinterpretCast<float>();
         AscendC::LocalTensor<float> sorted = kStageBuf_.Get<float>();
         AscendC::LocalTensor<float> tmp = sorted[p_->sortPad * 2];
-        const AscendC::LocalTensor<uint32_t> out = tmp.ReinterpretCast<uint32_t>();
         PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous token's keys were read
-        raw_.SetToken(t);                        // its first Entries() indices -> idx
+        if (p_->pairTokens != 0) {
+            raw_.SetTokenHalf(t, h);  // its first Entries() indices -> idx
+        } else {
+            raw_.SetToken(t);
+        }
         const uint32_t count = raw_.Entries();
         if (count == 0) {
-            return;  // the walk reads nothing for this token
+            return 0;  // the walk reads nothing for this token
         }
         const uint32_t valid = ValidEntries(idx, count, sorted.ReinterpretCast<int32_t>());
         PipeSync<AscendC::HardEvent::S_V>();  // (INT64) the narrowed row
@@ -472,14 +563,8 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
         AscendC::Sort<float, true>(sorted, keyF, idx.ReinterpretCast<uint32_t>(), tmp, static_cast<int32_t>(reps));
         AscendC::PipeBarrier<PIPE_V>();
-        AscendC::Extract(keyF, out, sorted, static_cast<int32_t>(reps));
-        PipeSync<AscendC::HardEvent::V_MTE3>();
-        // All the entries the walk may read: the sorted valid ones, then -1 (it stops there).
-        const uint64_t table = p_->t1 * p_->topK;
-        for (uint32_t k = both ? 0 : sub_; k <= (both ? 1 : sub_); ++k) {
-            AscendC::DataCopyPad(sorted_[k * table + t * p_->topK], out.ReinterpretCast<int32_t>(),
-                                 AscendC::DataCopyExtParams(1, count * 4, 0, 0, 0));
-        }
+        AscendC::Extract(keyF, dst, sorted, static_cast<int32_t>(reps));
+        return count;
     }
 
     // Entries before the first negative one among the first `count` of the row in `idx`.
@@ -667,6 +752,15 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
     }
 
+    // pairTokens: the chunk's columns this core's token did not select (bits of NotSelected,
+    // blockKv <= 64) := value in every row.
+    __aicore__ inline void MaskColumns(const AscendC::LocalTensor<float> &x, uint64_t bits, float value)
+    {
+        uint64_t mask[2] = {bits, 0};
+        AscendC::Duplicate(x, value, mask, static_cast<uint8_t>(mine_), 1, static_cast<uint8_t>(p_->blockKv / 8));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
     __aicore__ inline void Chunk(uint64_t n, uint32_t cols)
     {
         AscendC::CrossCoreWaitFlag(FLAG_SPARSE_SDP);
@@ -685,6 +779,9 @@ private:
             RowOpTile<RowOp::Sub>(s_, rowMax_);
             if (cols < c) {
                 MaskTail(s_, cols, SPARSE_MASKED);
+            }
+            if (notMine_[n % 3] != 0) {  // P = 0 there, so dS = 0 too
+                MaskColumns(s_, notMine_[n % 3], SPARSE_MASKED);
             }
             AscendC::Exp(s_, s_, count);
             AscendC::PipeBarrier<PIPE_V>();
@@ -779,6 +876,7 @@ private:
     KvGather gather_;
     KvGather raw_;             // the original selection, read by SortSelection
     uint64_t sortedUpTo_ = 0;  // every token up to it this core needs is sorted
+    uint64_t notMine_[3] = {0, 0, 0};  // pairTokens: NotSelected of chunks n % 3 (in flight: n .. n + 2)
     AscendC::GlobalTensor<int32_t> sorted_;
     GatherRun runs_[GATHER_MAX_RUNS];
     uint64_t seq_ = 0;  // the core's next chunk number (the cube counts alike)

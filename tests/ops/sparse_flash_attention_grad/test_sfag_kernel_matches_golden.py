@@ -151,8 +151,19 @@ def test_later_tokens_of_a_core_match_golden(heads, rope, deterministic):
 
 
 def test_tokens_are_split_over_the_cores():
+    # mode 0 BSND: the tokens go in pairs (one item of 2G heads over the union of the two
+    # selections), one pair per core; every key selected by both tokens of a pair
     run_and_judge(make_kwargs(batch=2, s1=4, s2=20, heads=2, picks=20, duplicates=True))
-    assert cpu.last_counters()["block_dim"] == 8  # one query token per core
+    assert cpu.last_counters()["block_dim"] == 4
+    # an odd S1 keeps single tokens, one per core
+    run_and_judge(make_kwargs(batch=2, s1=3, s2=20, heads=2, picks=20, duplicates=True))
+    assert cpu.last_counters()["block_dim"] == 6
+
+
+def test_token_pairs_with_partly_shared_selections_match_golden():
+    # pairs whose selections overlap in part (the merged walk's three kinds of rows) over
+    # several chunks and cores, with repeated indices and -1 filler
+    run_and_judge(make_kwargs(batch=2, s1=6, s2=160, heads=8, picks=96, duplicates=True))
 
 
 @pytest.mark.slow
