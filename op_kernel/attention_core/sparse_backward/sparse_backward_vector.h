@@ -476,45 +476,66 @@ private:
                                            const AscendC::LocalTensor<int32_t> &dst)
     {
         const int64_t reach = raw_.Reach();
-        uint32_t i = 0;
-        uint32_t j = 0;
+        // The scalar unit moves 8 bytes per access: two entries per read and per write.
+        MergeReader ra{a.ReinterpretCast<int64_t>(), countA, 0, 0};
+        MergeReader rb{b.ReinterpretCast<int64_t>(), countB, 0, 0};
+        const AscendC::LocalTensor<int64_t> out = dst.ReinterpretCast<int64_t>();
         uint32_t m = 0;
-        int32_t x = NextEntry(a, countA, reach, i);
-        int32_t y = NextEntry(b, countB, reach, j);
+        uint64_t low = 0;  // entry m - 1 while m is odd
+        int32_t x = ra.Next(reach);
+        int32_t y = rb.Next(reach);
         while (x >= 0 || y >= 0) {
             const bool takeA = x >= 0 && (y < 0 || x <= y);
             const bool takeB = y >= 0 && (x < 0 || y <= x);
-            const int32_t v = takeA ? x : y;
-            dst.SetValue(m++, v * 4 + (takeA ? 1 : 0) + (takeB ? 2 : 0));
+            const int32_t v = (takeA ? x : y) * 4 + (takeA ? 1 : 0) + (takeB ? 2 : 0);
+            if ((m & 1) == 0) {
+                low = static_cast<uint32_t>(v);
+            } else {
+                out.SetValue(m / 2, static_cast<int64_t>(low | (static_cast<uint64_t>(static_cast<uint32_t>(v)) << 32)));
+            }
+            ++m;
             if (takeA) {
-                x = NextEntry(a, countA, reach, i);
+                x = ra.Next(reach);
             }
             if (takeB) {
-                y = NextEntry(b, countB, reach, j);
+                y = rb.Next(reach);
             }
         }
-        const uint32_t room = countA + countB;  // the entries the walk may read
-        if (m < room) {
-            dst.SetValue(m++, -1);
+        // -1 after the entries when the walk may read further (one 8-byte store finishes an odd
+        // count too; entries past the count are not stored).
+        const uint32_t room = countA + countB;
+        if ((m & 1) != 0) {
+            out.SetValue(m / 2, static_cast<int64_t>(low | (0xFFFFFFFFull << 32)));
+        } else if (m < room) {
+            out.SetValue(m / 2, static_cast<int64_t>(-1));
         }
-        return m;
+        return m < room ? m + 1 : m;
     }
 
-    // Entry i of a sorted half (advancing i), or -1 past its valid entries.
-    __aicore__ inline static int32_t NextEntry(const AscendC::LocalTensor<int32_t> &list, uint32_t count,
-                                               int64_t reach, uint32_t &i)
-    {
-        if (i >= count) {
-            return -1;
+    // A sorted half read two entries per scalar access: Next gives its entries in order, then
+    // -1 from the first negative one or one at or past the token's reach on.
+    struct MergeReader {
+        AscendC::LocalTensor<int64_t> list;
+        uint32_t count;
+        uint32_t i;
+        uint64_t pair;
+        __aicore__ inline int32_t Next(int64_t reach)
+        {
+            if (i >= count) {
+                return -1;
+            }
+            if ((i & 1) == 0) {
+                pair = static_cast<uint64_t>(list.GetValue(i / 2));
+            }
+            const int32_t v = static_cast<int32_t>(static_cast<uint32_t>((i & 1) != 0 ? pair >> 32 : pair));
+            if (v < 0 || v >= reach) {
+                i = count;
+                return -1;
+            }
+            ++i;
+            return v;
         }
-        const int32_t v = list.GetValue(i);
-        if (v < 0 || v >= reach) {
-            i = count;
-            return -1;
-        }
-        ++i;
-        return v;
-    }
+    };
 
     // One list sorted: the token's row, or half h of pair item t (pairTokens); Extract's
     // indices into `dst`; returns the entries (0: none).
