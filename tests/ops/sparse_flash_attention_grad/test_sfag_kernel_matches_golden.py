@@ -160,6 +160,26 @@ def test_tokens_are_split_over_the_cores():
     assert cpu.last_counters()["block_dim"] == 6
 
 
+def test_token_pairs_cut_between_cores_match_golden():
+    # 4 tokens (2 pair items, each ~17 chunks over the union) on 24 cores: every item is cut
+    # into parts (the merged list's jump to a part's first chunk); one token ends its list
+    # early, one repeats rows, one selects nothing (its pair's other token alone), and the
+    # first negative entry of each list lies elsewhere.
+    kw = make_kwargs(batch=1, s1=4, s2=2048, heads=4, picks=640, seed=23)
+    kw["sparse_indices"][0, 1, 0, 100:] = -1
+    kw["sparse_indices"][0, 2, 0, 10:20] = 7
+    kw["sparse_indices"][0, 3, 0, :] = -1
+    run_and_judge(refresh_forward(kw))
+    assert cpu.last_counters()["block_dim"] >= 20
+
+
+def test_token_pairs_with_kv_lengths_match_golden():
+    # BSND with actual_seq_kvlen only: both tokens of a pair see their batch's KV length
+    kw = make_kwargs(batch=2, s1=4, s2=64, heads=2, picks=30, q_lens=[4, 4], kv_lens=[40, 64])
+    del kw["actual_seq_lengths_query"]
+    run_and_judge(refresh_forward(kw))
+
+
 def test_token_pairs_with_partly_shared_selections_match_golden():
     # pairs whose selections overlap in part (the merged walk's three kinds of rows) over
     # several chunks and cores, with repeated indices and -1 filler
