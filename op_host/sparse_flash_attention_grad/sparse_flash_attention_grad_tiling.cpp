@@ -29,6 +29,11 @@ constexpr uint64_t GATHER_SPAN_MAX = 32768;
 
 uint64_t Up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
+// Chunks of a token's dQ segment at most; a pair item's: its estimated union and
+// PAIR_SEG_SLACK chunks more, at most SPARSE_MAX_SEG (PlanOne).
+constexpr uint64_t TOKEN_SEG = 32;
+constexpr uint64_t PAIR_SEG_SLACK = 4;
+
 // Estimated cost of query row s of a batch in gathered rows: BSND without lengths in sparse
 // mode 3 sees min(K * bs, S2 - S1 + s + 1) keys (the selection may be smaller, but the
 // causal limit is what grows along the rows); everything else is taken as uniform. PER_TOKEN
@@ -321,13 +326,18 @@ bool PlanOne(const SparseBackwardProblem &prob, const SparseCoreBudget &budget,
     tiles = tiles > 3 ? 3 : tiles;
     out.l0cTiles = static_cast<uint32_t>(tiles);
     out.l0cTileElems = static_cast<uint32_t>(tileElems);
-    // dQ segments: every chunk of a token with at most SPARSE_MAX_SEG chunks (a token gathers
-    // at most K x sparse_block_size rows, repeats included).
+    // dQ segments: every chunk of a token with at most TOKEN_SEG chunks (a token gathers at
+    // most K x sparse_block_size rows, repeats included). A pair item's union is ~1.5 times a
+    // token's at the benchmark's density: its segment covers the estimated union and a few
+    // chunks more (up to SPARSE_MAX_SEG), so most items take one dQ pass and load Q and dO
+    // once (the ring grows with it: dqSegChunks + 3 slots of dS and K per core).
     const uint64_t maxChunks = (uint64_t(prob.topK) * prob.blockSize + c - 1) / c;
-    out.dqSegChunks =
-        static_cast<uint32_t>(maxChunks == 0                              ? 1
-                              : maxChunks < AttentionCore::SPARSE_MAX_SEG ? maxChunks
-                                                                          : AttentionCore::SPARSE_MAX_SEG);
+    uint64_t segCap = TOKEN_SEG;
+    if (prob.pairHalfK != 0) {
+        segCap = (PairUnion(prob) + c - 1) / c + PAIR_SEG_SLACK;
+        segCap = segCap < AttentionCore::SPARSE_MAX_SEG ? segCap : AttentionCore::SPARSE_MAX_SEG;
+    }
+    out.dqSegChunks = static_cast<uint32_t>(maxChunks == 0 ? 1 : (maxChunks < segCap ? maxChunks : segCap));
     out.ringSlots = out.dqSegChunks + 3;
     ChooseDqPass(g, c, out.qkDim, t, out.dqSegChunks, l1, budget, out);
     out.dqPassChunks = static_cast<uint32_t>(DqPassChunks(g, c, out.dqPassCols, t, l1));

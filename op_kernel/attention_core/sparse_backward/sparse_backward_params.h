@@ -9,7 +9,7 @@
 namespace AttentionCore {
 
 // Chunks of a dQ segment at most (dqSegChunks; the cube keeps the segment's chunk widths).
-constexpr uint32_t SPARSE_MAX_SEG = 32;
+constexpr uint32_t SPARSE_MAX_SEG = 64;
 
 struct SparseBackwardParams {
     // Shapes flattened to tokens: query/dO/out/dq [t1, heads, headDim] (+ rope [t1, heads,

@@ -60,6 +60,18 @@ def test_dq_over_several_segments_matches_golden():
     run_and_judge(make_kwargs(batch=1, s1=3, s2=2560, heads=4, block=64, picks=40, seed=13))
 
 
+def test_pair_item_over_two_segments_matches_golden():
+    # A pair whose selections are disjoint (rows 0..2047 and 2048..4095, shuffled): a union of
+    # 64 chunks where the plan expects 48 (random picks), so its dQ pass runs for a segment of
+    # 52 chunks (written plainly) and one of 12 (added atomically); deterministic: the item
+    # whole on one core.
+    kw = make_kwargs(batch=1, s1=2, s2=4096, heads=2, picks=2048, seed=29, deterministic=True)
+    rng = np.random.default_rng(31)
+    for t in range(2):
+        kw["sparse_indices"][0, t, 0, :] = rng.permutation(2048) + 2048 * t
+    run_and_judge(refresh_forward(kw))
+
+
 def test_out_of_range_indices_are_skipped():
     kw = make_kwargs(batch=1, s1=2, s2=30, heads=2, block=8, picks=3, seed=5)
     # block 0x7F000001 is past S2 (and would be a NaN sort key unclamped); 3 is clipped

@@ -75,10 +75,13 @@ def test_dq_pass_fits_l0c_l0b_and_the_staging(plan, heads, mode, cols, tiles, pa
     assert staging <= (2 * 64 * 576 + 64 * 512) * 2  # two K copies and V
 
 
-@pytest.mark.parametrize("top_k,bs,seg", [(2048, 1, 32), (2048, 64, 32), (100, 1, 2), (8, 8, 1)])
-def test_segments_and_rings(plan, top_k, bs, seg):
-    p = plan(top_k=top_k, bs=bs, s2=max(4096, top_k * bs))
-    # a segment: at most 32 chunks, all of a token's K * bs rows when fewer
+@pytest.mark.parametrize(
+    "top_k,bs,mode,seg", [(2048, 1, 3, 32), (2048, 1, 0, 52), (2048, 64, 0, 32), (100, 1, 0, 2), (8, 8, 0, 1)]
+)
+def test_segments_and_rings(plan, top_k, bs, mode, seg):
+    p = plan(top_k=top_k, bs=bs, mode=mode, s2=max(4096, top_k * bs))
+    # a segment: at most 32 chunks, all of a token's K * bs rows when fewer; a pair item
+    # (mode 0, bs 1): its estimated union (3072 rows of 4096: 48 chunks) and 4 more
     assert (p["dqSegChunks"], p["ringSlots"]) == (seg, seg + 3)
     ring = p["ringSlots"] * (p["headsPad"] * 64 * 2 + 64 * 576 * 2)  # dS and K slots
     assert p["wsSlotBytesPerCore"] >= ring
