@@ -245,9 +245,9 @@ void ChooseDqPass(uint64_t g, uint64_t c, uint64_t width, uint64_t t, uint64_t s
 // G = 64), and the cube's M of 2G rows costs no more Fixpipe per key.
 bool PairTokens(const SparseBackwardProblem &prob)
 {
-    return !prob.tnd && !prob.hasSeqQ && prob.sparseMode == 0 && prob.blockSize == 1 && !prob.index64 &&
-           prob.s1 != 0 && prob.s1 % 2 == 0 && prob.heads != 0 && 2 * prob.heads <= 128 && prob.topK != 0 &&
-           prob.topK % 8 == 0 && prob.s2 < (1ull << 29) && prob.pairHalfK == 0 && prob.allowPairs;
+    return !prob.tnd && !prob.hasSeqQ && prob.sparseMode == 0 && prob.blockSize == 1 && !prob.index64 && prob.s1 != 0 &&
+           prob.s1 % 2 == 0 && prob.heads != 0 && 2 * prob.heads <= 128 && prob.topK != 0 && prob.topK % 8 == 0 &&
+           prob.s2 < (1ull << 29) && prob.pairHalfK == 0 && prob.allowPairs;
 }
 
 bool PlanOne(const SparseBackwardProblem &prob, const SparseCoreBudget &budget,
@@ -377,11 +377,9 @@ bool PlanOne(const SparseBackwardProblem &prob, const SparseCoreBudget &budget,
     const uint32_t listK = prob.pairHalfK != 0 ? prob.pairHalfK : prob.topK;  // one sorted list
     out.sortPad = static_cast<uint32_t>(Up(listK == 0 ? 1 : listK, 32));
     const auto ubBytes = [&](bool sort, uint32_t span) {
-        return AttentionCore::SparseBackwardVectorUbLayout(out.rowsPerVec, uint32_t(c), out.qkDim,
-                                                           uint32_t(prob.headDim), uint32_t(t), sort, out.sortPad,
-                                                           AttentionCore::SparseIndexRowBytes(
-                                                               prob.index64, prob.pairHalfK != 0, prob.topK, out.sortPad),
-                                                           span)
+        return AttentionCore::SparseBackwardVectorUbLayout(
+                   out.rowsPerVec, uint32_t(c), out.qkDim, uint32_t(prob.headDim), uint32_t(t), sort, out.sortPad,
+                   AttentionCore::SparseIndexRowBytes(prob.index64, prob.pairHalfK != 0, prob.topK, out.sortPad), span)
             .Total();
     };
     const bool sortable = out.sortPad / 32 <= 255 && prob.t2 < 0x7E000000ull;

@@ -102,7 +102,8 @@ public:
         count_ = reach < static_cast<int64_t>(half) ? static_cast<uint32_t>(reach) : half;
         if (local_ && count_ != 0) {
             PipeSync<AscendC::HardEvent::S_MTE2>();  // the previous row was read
-            AscendC::DataCopyPad(loc32_, idx32_[t * p_->topK + h * half], AscendC::DataCopyExtParams(1, count_ * 4, 0, 0, 0),
+            AscendC::DataCopyPad(loc32_, idx32_[t * p_->topK + h * half],
+                                 AscendC::DataCopyExtParams(1, count_ * 4, 0, 0, 0),
                                  AscendC::DataCopyPadExtParams<int32_t>(false, 0, 0, 0));
             PipeSync<AscendC::HardEvent::MTE2_S>();
         }

@@ -82,11 +82,9 @@ public:
         // UB (sparse_backward_layout.h, the planner's check). The gather staging also holds
         // the selection sort of pass 1: the sorted (score, index) list and Sort's tmp in the
         // K staging, the keys in the V staging; INT64 index rows are narrowed in place.
-        const SparseVectorUb ub = SparseBackwardVectorUbLayout(p->rowsPerVec, p->blockKv, p->qkDim, p->headDim,
-                                                               sizeof(T), p->sortSelection != 0, p->sortPad,
-                                                               SparseIndexRowBytes(p->index64 != 0, p->pairTokens != 0,
-                                                                                   p->topK, p->sortPad),
-                                                               p->gatherSpanBytes);
+        const SparseVectorUb ub = SparseBackwardVectorUbLayout(
+            p->rowsPerVec, p->blockKv, p->qkDim, p->headDim, sizeof(T), p->sortSelection != 0, p->sortPad,
+            SparseIndexRowBytes(p->index64 != 0, p->pairTokens != 0, p->topK, p->sortPad), p->gatherSpanBytes);
         pipe->InitBuffer(sBuf_, ub.s);
         pipe->InitBuffer(dpBuf_, ub.dp);
         pipe->InitBuffer(pOutBuf_, ub.pOut);
@@ -491,7 +489,8 @@ private:
             if ((m & 1) == 0) {
                 low = static_cast<uint32_t>(v);
             } else {
-                out.SetValue(m / 2, static_cast<int64_t>(low | (static_cast<uint64_t>(static_cast<uint32_t>(v)) << 32)));
+                out.SetValue(m / 2,
+                             static_cast<int64_t>(low | (static_cast<uint64_t>(static_cast<uint32_t>(v)) << 32)));
             }
             ++m;
             if (takeA) {
@@ -895,8 +894,8 @@ private:
 
     const SparseBackwardParams *p_ = nullptr;
     KvGather gather_;
-    KvGather raw_;             // the original selection, read by SortSelection
-    uint64_t sortedUpTo_ = 0;  // every token up to it this core needs is sorted
+    KvGather raw_;                     // the original selection, read by SortSelection
+    uint64_t sortedUpTo_ = 0;          // every token up to it this core needs is sorted
     uint64_t notMine_[3] = {0, 0, 0};  // pairTokens: NotSelected of chunks n % 3 (in flight: n .. n + 2)
     AscendC::GlobalTensor<int32_t> sorted_;
     GatherRun runs_[GATHER_MAX_RUNS];
