@@ -33,8 +33,7 @@ struct SparseMergeReader {
 // Pass 1, sortSelection: the lists needed first (SparseSortedInLoop), into both tables:
 // vector core 0 of the lowest core starting in a token sorts that token, vector core 1 its
 // core's second token when the core holds it whole. One sort at most per vector core.
-template <typename T>
-__aicore__ inline void SparseBackwardVector<T>::SortFirstSelections()
+template <typename T> __aicore__ inline void SparseBackwardVector<T>::SortFirstSelections()
 {
     const uint64_t b = p_->coreTokenStart[core_];
     const uint64_t t = sub_ == 0 ? b : b + 1;
@@ -50,8 +49,7 @@ __aicore__ inline void SparseBackwardVector<T>::SortFirstSelections()
 // walk of this vector core reads the index buffer (before a token opens), then
 // FLAG_SPARSE_SORTED to the cube. Opening token t sorts t + 1: its list is stored while
 // the cube still works on t, a token before it walks t + 1.
-template <typename T>
-__aicore__ inline void SparseBackwardVector<T>::SortAhead(uint64_t upto)
+template <typename T> __aicore__ inline void SparseBackwardVector<T>::SortAhead(uint64_t upto)
 {
     if (p_->sortSelection == 0) {
         return;
@@ -78,8 +76,7 @@ __aicore__ inline void SparseBackwardVector<T>::SortAhead(uint64_t upto)
 // A pair item (pairTokens): each token's half sorted on its own (the first into the index
 // buffer's upper half, the second in Sort's tmp), then merged by the scalar unit into one
 // list (MergeHalves): the walks read one entry per chunk row, as for a single token.
-template <typename T>
-__aicore__ inline void SparseBackwardVector<T>::SortSelection(uint64_t t, bool both)
+template <typename T> __aicore__ inline void SparseBackwardVector<T>::SortSelection(uint64_t t, bool both)
 {
     const AscendC::LocalTensor<float> sorted = kStageBuf_.Get<float>();
     const AscendC::LocalTensor<uint32_t> out = sorted[p_->sortPad * 2].ReinterpretCast<uint32_t>();
@@ -115,7 +112,9 @@ __aicore__ inline void SparseBackwardVector<T>::SortSelection(uint64_t t, bool b
 // two halves give one entry, repeats within a half stay apart), then one -1 when the walk
 // may read further; returns the entries to store.
 template <typename T>
-__aicore__ inline uint32_t SparseBackwardVector<T>::MergeHalves(const AscendC::LocalTensor<int32_t> &a, uint32_t countA, const AscendC::LocalTensor<int32_t> &b, uint32_t countB, const AscendC::LocalTensor<int32_t> &dst)
+__aicore__ inline uint32_t SparseBackwardVector<T>::MergeHalves(const AscendC::LocalTensor<int32_t> &a, uint32_t countA,
+                                                                const AscendC::LocalTensor<int32_t> &b, uint32_t countB,
+                                                                const AscendC::LocalTensor<int32_t> &dst)
 {
     const int64_t reach = raw_.Reach();
     // The scalar unit moves 8 bytes per access: two entries per read and per write.
@@ -133,8 +132,7 @@ __aicore__ inline uint32_t SparseBackwardVector<T>::MergeHalves(const AscendC::L
         if ((m & 1) == 0) {
             low = static_cast<uint32_t>(v);
         } else {
-            out.SetValue(m / 2,
-                         static_cast<int64_t>(low | (static_cast<uint64_t>(static_cast<uint32_t>(v)) << 32)));
+            out.SetValue(m / 2, static_cast<int64_t>(low | (static_cast<uint64_t>(static_cast<uint32_t>(v)) << 32)));
         }
         ++m;
         if (takeA) {
@@ -158,7 +156,8 @@ __aicore__ inline uint32_t SparseBackwardVector<T>::MergeHalves(const AscendC::L
 // One list sorted: the token's row, or half h of pair item t (pairTokens); Extract's
 // indices into `dst`; returns the entries (0: none).
 template <typename T>
-__aicore__ inline uint32_t SparseBackwardVector<T>::SortList(uint64_t t, uint32_t h, const AscendC::LocalTensor<uint32_t> &dst)
+__aicore__ inline uint32_t SparseBackwardVector<T>::SortList(uint64_t t, uint32_t h,
+                                                             const AscendC::LocalTensor<uint32_t> &dst)
 {
     constexpr int32_t keyBias = 0x7F000000;
     constexpr int32_t keyLast = static_cast<int32_t>(0xBF800000u);  // -1.0f
@@ -215,7 +214,9 @@ __aicore__ inline uint32_t SparseBackwardVector<T>::SortList(uint64_t t, uint32_
 // below every entry not yet read), indices above SORT_INDEX_CAP as SORT_INDEX_CAP: past any
 // KV length like the originals, so the walk skips them alike.
 template <typename T>
-__aicore__ inline uint32_t SparseBackwardVector<T>::ValidEntries(const AscendC::LocalTensor<int32_t> &idx, uint32_t count, const AscendC::LocalTensor<int32_t> &scratch)
+__aicore__ inline uint32_t SparseBackwardVector<T>::ValidEntries(const AscendC::LocalTensor<int32_t> &idx,
+                                                                 uint32_t count,
+                                                                 const AscendC::LocalTensor<int32_t> &scratch)
 {
     uint32_t valid = 0;
     if (p_->index64 == 0) {
@@ -230,8 +231,7 @@ __aicore__ inline uint32_t SparseBackwardVector<T>::ValidEntries(const AscendC::
         PipeSync<AscendC::HardEvent::S_V>();
         PipeSync<AscendC::HardEvent::MTE2_V>();   // the index row landed
         for (uint32_t w = 8; w < span; w *= 2) {  // ramp[w + i] = ramp[i] + w
-            AscendC::Adds(ramp[w], ramp, static_cast<int32_t>(w),
-                          static_cast<int32_t>(span - w < w ? span - w : w));
+            AscendC::Adds(ramp[w], ramp, static_cast<int32_t>(w), static_cast<int32_t>(span - w < w ? span - w : w));
             AscendC::PipeBarrier<PIPE_V>();
         }
         const int32_t n = static_cast<int32_t>(span);
