@@ -29,15 +29,28 @@ constexpr uint64_t GATHER_SPAN_MAX = 32768;
 
 uint64_t Up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
+// Chunks of a token's dQ segment at most; a pair item's: its estimated union and
+// PAIR_SEG_SLACK chunks more, at most SPARSE_MAX_SEG (PlanOne).
+constexpr uint64_t TOKEN_SEG = 32;
+constexpr uint64_t PAIR_SEG_SLACK = 4;
+
 // Estimated cost of query row s of a batch in gathered rows: BSND without lengths in sparse
 // mode 3 sees min(K * bs, S2 - S1 + s + 1) keys (the selection may be smaller, but the
 // causal limit is what grows along the rows); everything else is taken as uniform. PER_TOKEN
 // is the per-token work that does not depend on the keys (Q/dO loads, row terms), in rows.
 constexpr uint64_t PER_TOKEN = 64;
 
+// A pair item (pairHalfK != 0) gathers the union of two selections of K rows: taken as two
+// independent uniform picks from the S2 rows, 2K - K^2 / S2 (the device data may differ).
+uint64_t PairUnion(const SparseBackwardProblem &prob)
+{
+    const uint64_t k = prob.pairHalfK, n = prob.s2 > k ? prob.s2 : k;
+    return 2 * k - k * k / n;
+}
+
 uint64_t RowCost(const SparseBackwardProblem &prob, uint64_t s)
 {
-    const uint64_t cap = uint64_t(prob.topK) * prob.blockSize;
+    const uint64_t cap = prob.pairHalfK != 0 ? PairUnion(prob) : uint64_t(prob.topK) * prob.blockSize;
     if (prob.tnd || prob.hasSeqQ || prob.hasSeqKv || prob.sparseMode != 3) return PER_TOKEN + cap;
     const int64_t thr = int64_t(prob.s2) - int64_t(prob.s1) + int64_t(s) + 1;
     const uint64_t keys = thr <= 0 ? 0 : (uint64_t(thr) < cap ? uint64_t(thr) : cap);
@@ -225,10 +238,45 @@ void ChooseDqPass(uint64_t g, uint64_t c, uint64_t width, uint64_t t, uint64_t s
     }
 }
 
+// Pair items (SparseBackwardParams::pairTokens) where the kernel serves them: sparse mode 0,
+// BSND without actual_seq_qlen (every pair lies in one batch), block size 1, INT32 indices, an
+// even S1, K a multiple of 8, S2 below 2^29 (merged entries idx * 4 + sel) and 2G <= 128:
+// two tokens' keys then share one gather and one dK/dV scatter per row (the scatter bounds
+// G = 64), and the cube's M of 2G rows costs no more Fixpipe per key.
+bool PairTokens(const SparseBackwardProblem &prob)
+{
+    return !prob.tnd && !prob.hasSeqQ && prob.sparseMode == 0 && prob.blockSize == 1 && !prob.index64 && prob.s1 != 0 &&
+           prob.s1 % 2 == 0 && prob.heads != 0 && 2 * prob.heads <= 128 && prob.topK != 0 && prob.topK % 8 == 0 &&
+           prob.s2 < (1ull << 29) && prob.pairHalfK == 0 && prob.allowPairs;
+}
+
+bool PlanOne(const SparseBackwardProblem &prob, const SparseCoreBudget &budget,
+             AttentionCore::SparseBackwardParams &out, std::string &why);
+
 }  // namespace
 
 bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudget &budget,
                         AttentionCore::SparseBackwardParams &out, std::string &why)
+{
+    if (PairTokens(prob)) {
+        SparseBackwardProblem pair = prob;
+        pair.heads = 2 * prob.heads;
+        pair.t1 = prob.t1 / 2;
+        pair.s1 = prob.s1 / 2;
+        pair.topK = 2 * prob.topK;
+        pair.pairHalfK = prob.topK;
+        std::string pairWhy;
+        if (PlanOne(pair, budget, out, pairWhy) && out.sortSelection != 0) {
+            return true;
+        }
+    }
+    return PlanOne(prob, budget, out, why);
+}
+
+namespace {
+
+bool PlanOne(const SparseBackwardProblem &prob, const SparseCoreBudget &budget,
+             AttentionCore::SparseBackwardParams &out, std::string &why)
 {
     out = AttentionCore::SparseBackwardParams{};
     out.batch = prob.batch;
@@ -278,13 +326,18 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     tiles = tiles > 3 ? 3 : tiles;
     out.l0cTiles = static_cast<uint32_t>(tiles);
     out.l0cTileElems = static_cast<uint32_t>(tileElems);
-    // dQ segments: every chunk of a token with at most SPARSE_MAX_SEG chunks (a token gathers
-    // at most K x sparse_block_size rows, repeats included).
+    // dQ segments: every chunk of a token with at most TOKEN_SEG chunks (a token gathers at
+    // most K x sparse_block_size rows, repeats included). A pair item's union is ~1.5 times a
+    // token's at the benchmark's density: its segment covers the estimated union and a few
+    // chunks more (up to SPARSE_MAX_SEG), so most items take one dQ pass and load Q and dO
+    // once (the ring grows with it: dqSegChunks + 3 slots of dS and K per core).
     const uint64_t maxChunks = (uint64_t(prob.topK) * prob.blockSize + c - 1) / c;
-    out.dqSegChunks =
-        static_cast<uint32_t>(maxChunks == 0                              ? 1
-                              : maxChunks < AttentionCore::SPARSE_MAX_SEG ? maxChunks
-                                                                          : AttentionCore::SPARSE_MAX_SEG);
+    uint64_t segCap = TOKEN_SEG;
+    if (prob.pairHalfK != 0) {
+        segCap = (PairUnion(prob) + c - 1) / c + PAIR_SEG_SLACK;
+        segCap = segCap < AttentionCore::SPARSE_MAX_SEG ? segCap : AttentionCore::SPARSE_MAX_SEG;
+    }
+    out.dqSegChunks = static_cast<uint32_t>(maxChunks == 0 ? 1 : (maxChunks < segCap ? maxChunks : segCap));
     out.ringSlots = out.dqSegChunks + 3;
     ChooseDqPass(g, c, out.qkDim, t, out.dqSegChunks, l1, budget, out);
     out.dqPassChunks = static_cast<uint32_t>(DqPassChunks(g, c, out.dqPassCols, t, l1));
@@ -319,11 +372,14 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     // UB (sparse_backward_layout.h), with and without the selection sort. The sort needs at
     // most 255 Sort repeats and KV indices below the kernel's clamp (SORT_INDEX_CAP); INT64
     // rows are narrowed to INT32 in place first.
-    out.sortPad = static_cast<uint32_t>(Up(prob.topK == 0 ? 1 : prob.topK, 32));
+    out.pairTokens = prob.pairHalfK != 0 ? 1 : 0;
+    out.halfTopK = prob.pairHalfK;
+    const uint32_t listK = prob.pairHalfK != 0 ? prob.pairHalfK : prob.topK;  // one sorted list
+    out.sortPad = static_cast<uint32_t>(Up(listK == 0 ? 1 : listK, 32));
     const auto ubBytes = [&](bool sort, uint32_t span) {
-        return AttentionCore::SparseBackwardVectorUbLayout(out.rowsPerVec, uint32_t(c), out.qkDim,
-                                                           uint32_t(prob.headDim), uint32_t(t), sort, out.sortPad,
-                                                           prob.index64 ? uint32_t(8 * prob.topK) : 0, span)
+        return AttentionCore::SparseBackwardVectorUbLayout(
+                   out.rowsPerVec, uint32_t(c), out.qkDim, uint32_t(prob.headDim), uint32_t(t), sort, out.sortPad,
+                   AttentionCore::SparseIndexRowBytes(prob.index64, prob.pairHalfK != 0, prob.topK, out.sortPad), span)
             .Total();
     };
     const bool sortable = out.sortPad / 32 <= 255 && prob.t2 < 0x7E000000ull;
@@ -367,6 +423,8 @@ bool PlanSparseBackward(const SparseBackwardProblem &prob, const SparseCoreBudge
     out.wsSorted = out.wsSlots + Up(uint64_t(out.usedCores) * out.wsSlotBytesPerCore, ALIGN);
     return true;
 }
+
+}  // namespace
 
 uint64_t SparseBackwardWorkspaceBytes(const AttentionCore::SparseBackwardParams &p)
 {

@@ -27,6 +27,10 @@ struct SparseBackwardProblem {
     uint32_t topK = 0, blockSize = 1, sparseMode = 0, dtypeBytes = 2;
     float scale = 1.0f;
     bool deterministic = false;
+    // Pair items (SparseBackwardParams::pairTokens) allowed where they serve; the plan of a
+    // pair item sees heads, topK doubled and t1, s1 halved, with pairHalfK the caller's K.
+    bool allowPairs = true;
+    uint32_t pairHalfK = 0;
 };
 
 // The same core budget the dense plans use (fa_host::ReadCoreBudget fills it).

@@ -39,6 +39,7 @@ public:
         Init(p, sorted ? workspace + p->wsSorted + table * p->t1 * p->topK * 4 : indices, !sorted && p->index64 != 0,
              seqQ, seqKv);
         sorted_ = sorted;
+        merge_ = sorted && p->pairTokens != 0;
     }
 
     // `indices`: sparse_indices (index64 = p->index64) or the sorted INT32 lists (index64 0).
@@ -68,24 +69,16 @@ public:
         loc64_ = buf.ReinterpretCast<int64_t>();
     }
 
-    // Positions the walk at the first selected row of query token t.
+    // Positions the walk at the first selected row of query token t (pairTokens, walking the
+    // sorted lists: of pair item t, both halves' first entries).
     __aicore__ inline void SetToken(uint64_t t)
     {
-        int64_t s, actQ, actKv;
-        Locate(t, s, actQ, actKv);
-        int64_t thr = p_->sparseMode == 3 ? actKv - actQ + s + 1 : actKv;
-        if (s >= actQ || thr < 0) {
-            thr = 0;
-        }
-        const int64_t bs = p_->blockSize;
-        const int64_t reach = (thr + bs - 1) / bs;
-        token_ = t;
-        threshold_ = thr;
-        reach_ = reach;
+        const int64_t reach = Position(t);
         count_ = reach < static_cast<int64_t>(p_->topK) ? static_cast<uint32_t>(reach) : p_->topK;
-        entry_ = 0;
-        offset_ = 0;
-        chunksLeft_ = SPARSE_ALL_CHUNKS;
+        if (merge_) {  // the merged list of a pair item: up to both halves' entries
+            const uint32_t half = p_->halfTopK;
+            count_ = 2 * (reach < static_cast<int64_t>(half) ? static_cast<uint32_t>(reach) : half);
+        }
         if (local_ && count_ != 0) {
             const uint32_t bytes = count_ * (index64_ ? 8u : 4u);
             PipeSync<AscendC::HardEvent::S_MTE2>();  // the previous token's row was read
@@ -96,6 +89,22 @@ public:
                 AscendC::DataCopyPad(loc32_, idx32_[t * p_->topK], AscendC::DataCopyExtParams(1, bytes, 0, 0, 0),
                                      AscendC::DataCopyPadExtParams<int32_t>(false, 0, 0, 0));
             }
+            PipeSync<AscendC::HardEvent::MTE2_S>();
+        }
+    }
+
+    // pairTokens, the sort's read of half h of pair item t (the original selection): its
+    // first min(halfTopK, reach) entries into the local buffer, Entries() of them.
+    __aicore__ inline void SetTokenHalf(uint64_t t, uint32_t h)
+    {
+        const int64_t reach = Position(t);
+        const uint32_t half = p_->halfTopK;
+        count_ = reach < static_cast<int64_t>(half) ? static_cast<uint32_t>(reach) : half;
+        if (local_ && count_ != 0) {
+            PipeSync<AscendC::HardEvent::S_MTE2>();  // the previous row was read
+            AscendC::DataCopyPad(loc32_, idx32_[t * p_->topK + h * half],
+                                 AscendC::DataCopyExtParams(1, count_ * 4, 0, 0, 0),
+                                 AscendC::DataCopyPadExtParams<int32_t>(false, 0, 0, 0));
             PipeSync<AscendC::HardEvent::MTE2_S>();
         }
     }
@@ -116,7 +125,8 @@ public:
                     entry_ = count_;  // fewer chunks than `first`: nothing left
                     jumped = true;
                 } else {
-                    const int64_t idx = Index(token_ * p_->topK + e - 1);
+                    const int64_t raw = Index(token_ * p_->topK + e - 1);
+                    const int64_t idx = merge_ && raw >= 0 ? raw >> 2 : raw;  // one row per entry
                     if (idx >= 0 && idx < reach_ && (idx + 1) * bs <= threshold_) {
                         entry_ = static_cast<uint32_t>(e);
                         jumped = true;
@@ -151,6 +161,8 @@ public:
     {
         walkRows_ = 0;
         walkRuns_ = 0;
+        notSel_[0] = 0;
+        notSel_[1] = 0;
         walkDone_ = chunksLeft_ == 0;  // the end of this core's part of the token
     }
 
@@ -158,6 +170,9 @@ public:
     {
         if (walkDone_) {
             return true;
+        }
+        if (merge_) {
+            return StepMerged(runs, budget);
         }
         const int64_t bs = p_->blockSize;
         uint32_t &rows = walkRows_;
@@ -209,7 +224,70 @@ public:
         return walkRows_;
     }
 
+    // pairTokens: bit r set where row r of the chunk just walked is not selected by token h of
+    // the pair (blockKv <= 64).
+    __aicore__ inline int64_t Reach() const { return reach_; }
+    __aicore__ inline uint64_t NotSelected(uint32_t h) const { return notSel_[h]; }
+
 private:
+    // Locates query token (pair item) t and resets the walk; returns the blocks it may reach.
+    __aicore__ inline int64_t Position(uint64_t t)
+    {
+        int64_t s, actQ, actKv;
+        Locate(t, s, actQ, actKv);
+        int64_t thr = p_->sparseMode == 3 ? actKv - actQ + s + 1 : actKv;
+        if (s >= actQ || thr < 0) {
+            thr = 0;
+        }
+        const int64_t bs = p_->blockSize;
+        const int64_t reach = (thr + bs - 1) / bs;
+        token_ = t;
+        threshold_ = thr;
+        reach_ = reach;
+        entry_ = 0;
+        offset_ = 0;
+        chunksLeft_ = SPARSE_ALL_CHUNKS;
+        return reach;
+    }
+
+    // StepChunk of a pair item (block size 1) over its merged list (sparse_backward_params.h,
+    // pairTokens): entry idx * 4 + sel is one chunk row, KV row idx, selected by token 0 of the
+    // pair (sel bit 0) and / or token 1 (bit 1); the other token's NotSelected bit is set.
+    __aicore__ inline bool StepMerged(GatherRun *runs, uint32_t budget)
+    {
+        uint32_t &rows = walkRows_;
+        uint32_t &runCount = walkRuns_;
+        for (uint32_t read = 0; rows < p_->blockKv && entry_ < count_; ++read) {
+            if (read == budget) {
+                return false;
+            }
+            const int64_t e = Index(token_ * p_->topK + entry_);
+            if (e < 0) {
+                count_ = entry_;  // -1 after the merged entries
+                break;
+            }
+            ++entry_;
+            const uint64_t bit = 1ULL << rows;
+            notSel_[0] |= (e & 1) == 0 ? bit : 0;
+            notSel_[1] |= (e & 2) == 0 ? bit : 0;
+            const uint64_t row = kvBase_ + static_cast<uint64_t>(e >> 2);
+            if (runCount > 0 && runs[runCount - 1].kvRow + runs[runCount - 1].len == row) {
+                ++runs[runCount - 1].len;
+            } else {
+                runs[runCount].kvRow = row;
+                runs[runCount].len = 1;
+                runs[runCount].pos = rows;
+                ++runCount;
+            }
+            ++rows;
+        }
+        if (rows != 0 && chunksLeft_ != SPARSE_ALL_CHUNKS) {
+            --chunksLeft_;
+        }
+        walkDone_ = true;
+        return true;
+    }
+
     __aicore__ inline int64_t Index(uint64_t i)
     {
         if (local_) {
@@ -297,6 +375,10 @@ private:
     int64_t threshold_ = 0, reach_ = 0, offset_ = 0;
     uint32_t walkRows_ = 0, walkRuns_ = 0;  // the chunk being walked
     bool walkDone_ = true;
+    // pairTokens (merge_: walking the merged lists of pair items): the chunk's rows each token
+    // of the pair does not select.
+    bool merge_ = false;
+    uint64_t notSel_[2] = {0, 0};
 };
 
 }  // namespace AttentionCore

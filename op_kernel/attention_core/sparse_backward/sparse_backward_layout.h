@@ -59,8 +59,8 @@ __aicore__ inline SparseCubeL0 SparseBackwardCubeL0Layout(uint32_t copies, uint3
 // up to 8) and their 8-float broadcasts (3 x 32 bytes per head); the gather staging, half a
 // chunk of K (+ rope) and of V rows, which with the selection sort (sortPad > 0 entries) also
 // holds the sorted (score, index) list and Sort's tmp (16 bytes per entry) and the sort keys
-// (4 bytes per entry); the index row (sortPad int32, or idx64Bytes of INT64 indices narrowed in
-// place, whichever is larger); the span staging of the gather (spanBytes, gatherSpanBytes).
+// (4 bytes per entry); the index row (sortPad int32, or idxBytes when larger: SparseIndexRowBytes);
+// the span staging of the gather (spanBytes, gatherSpanBytes).
 struct SparseVectorUb {
     uint32_t s, dp, pOut, dsOut, a, b, aT, bT, raw, stats, kStage, vStage, idx, span;
     __aicore__ inline uint64_t Total() const
@@ -69,9 +69,16 @@ struct SparseVectorUb {
     }
 };
 
+// The index row's bytes when more than sortPad int32: an INT64 row (narrowed in place), or
+// with pairTokens the two sorted halves at entries 0 and halfTopK (sortPad: its 32-rounding).
+__aicore__ inline uint32_t SparseIndexRowBytes(bool index64, bool pair, uint32_t topK, uint32_t sortPad)
+{
+    return index64 ? topK * 8 : (pair ? 2 * sortPad * 4 : 0);
+}
+
 __aicore__ inline SparseVectorUb SparseBackwardVectorUbLayout(uint32_t r, uint32_t c, uint32_t qkDim, uint32_t headDim,
                                                               uint32_t tBytes, bool sort, uint32_t sortPad,
-                                                              uint32_t idx64Bytes, uint32_t spanBytes)
+                                                              uint32_t idxBytes, uint32_t spanBytes)
 {
     SparseVectorUb l;
     const uint32_t cells = r * c;
@@ -92,7 +99,7 @@ __aicore__ inline SparseVectorUb SparseBackwardVectorUbLayout(uint32_t r, uint32
     const uint32_t vStage = gatherRows * headDim * tBytes, sortKeys = sort ? sortPad * 4 : 0;
     l.kStage = kStage > sortList ? kStage : sortList;
     l.vStage = vStage > sortKeys ? vStage : sortKeys;
-    l.idx = idx64Bytes > sortPad * 4 ? idx64Bytes : sortPad * 4;
+    l.idx = idxBytes > sortPad * 4 ? idxBytes : sortPad * 4;
     l.span = spanBytes;
     return l;
 }

@@ -9,7 +9,7 @@
 namespace AttentionCore {
 
 // Chunks of a dQ segment at most (dqSegChunks; the cube keeps the segment's chunk widths).
-constexpr uint32_t SPARSE_MAX_SEG = 32;
+constexpr uint32_t SPARSE_MAX_SEG = 64;
 
 struct SparseBackwardParams {
     // Shapes flattened to tokens: query/dO/out/dq [t1, heads, headDim] (+ rope [t1, heads,
@@ -78,6 +78,18 @@ struct SparseBackwardParams {
     // narrowed to INT32 first (sortPad = topK rounded up to the Sort's 32-element repeat).
     uint32_t sortSelection;
     uint32_t sortPad;
+    // pairTokens: every work item is two consecutive query tokens of one batch run as one item
+    // of 2G heads over the union of their selections (the host halves t1 and s1 and doubles
+    // heads and topK; halfTopK is the caller's K). The index row of an item is then the two
+    // tokens' rows back to back; the vector cores sort each half and merge them into one
+    // sorted row of entries idx * 4 + sel (sel: which tokens select KV row idx, then -1), so
+    // a KV row both select is gathered and scattered once. Vector core v owns the heads of
+    // token v of the pair and zeroes P in the columns its token did not select
+    // (KvGather::NotSelected). The scatter per key, the bound at G = 64, is then shared by the
+    // two tokens. Sparse mode 0, BSND without actual_seq_qlen, block size 1, INT32 indices
+    // (the planner's choice).
+    uint32_t pairTokens;
+    uint32_t halfTopK;
     // Bytes of a vector core's span staging in UB (the UB the other buffers leave, capped, at
     // least one K row): the runs of a chunk are read from K / rope / V into it (neighbouring
     // ones as one span of KV rows) and copied by the vector unit into the chunk's K and V slots

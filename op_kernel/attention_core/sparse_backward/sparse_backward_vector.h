@@ -82,9 +82,9 @@ public:
         // UB (sparse_backward_layout.h, the planner's check). The gather staging also holds
         // the selection sort of pass 1: the sorted (score, index) list and Sort's tmp in the
         // K staging, the keys in the V staging; INT64 index rows are narrowed in place.
-        const SparseVectorUb ub = SparseBackwardVectorUbLayout(p->rowsPerVec, p->blockKv, p->qkDim, p->headDim,
-                                                               sizeof(T), p->sortSelection != 0, p->sortPad,
-                                                               p->index64 != 0 ? p->topK * 8 : 0, p->gatherSpanBytes);
+        const SparseVectorUb ub = SparseBackwardVectorUbLayout(
+            p->rowsPerVec, p->blockKv, p->qkDim, p->headDim, sizeof(T), p->sortSelection != 0, p->sortPad,
+            SparseIndexRowBytes(p->index64 != 0, p->pairTokens != 0, p->topK, p->sortPad), p->gatherSpanBytes);
         pipe->InitBuffer(sBuf_, ub.s);
         pipe->InitBuffer(dpBuf_, ub.dp);
         pipe->InitBuffer(pOutBuf_, ub.pOut);
@@ -271,6 +271,7 @@ private:
         const uint32_t half = (cols + 1) / 2;
         const uint32_t lo = sub_ == 0 ? 0 : half;
         const uint32_t hi = sub_ == 0 ? half : cols;
+        notMine_[n % 3] = p_->pairTokens != 0 ? gather_.NotSelected(sub_) : 0;  // the walk just done: chunk n's
         if (lo < hi) {
             const AscendC::LocalTensor<T> kStage = kStageBuf_.Get<T>();
             const AscendC::LocalTensor<T> vStage = vStageBuf_.Get<T>();
@@ -387,164 +388,16 @@ private:
         hi = total * (vecId_ + 1) / parts;
     }
 
-    // Pass 1, sortSelection: the lists needed first (SparseSortedInLoop), into both tables:
-    // vector core 0 of the lowest core starting in a token sorts that token, vector core 1 its
-    // core's second token when the core holds it whole. One sort at most per vector core.
-    __aicore__ inline void SortFirstSelections()
-    {
-        const uint64_t b = p_->coreTokenStart[core_];
-        const uint64_t t = sub_ == 0 ? b : b + 1;
-        const bool mine = sub_ == 0 ? b < p_->t1 && (core_ == 0 || p_->coreTokenStart[core_ - 1] != b)
-                                    : t < p_->coreTokenStart[core_ + 1];
-        if (mine) {
-            SortSelection(t, true);
-        }
-        sortedUpTo_ = b + 1;
-    }
-
-    // The main loop's sorts: every token up to `upto` this core sorts in the loop, while no
-    // walk of this vector core reads the index buffer (before a token opens), then
-    // FLAG_SPARSE_SORTED to the cube. Opening token t sorts t + 1: its list is stored while
-    // the cube still works on t, a token before it walks t + 1.
-    __aicore__ inline void SortAhead(uint64_t upto)
-    {
-        if (p_->sortSelection == 0) {
-            return;
-        }
-        for (; sortedUpTo_ < upto && sortedUpTo_ + 1 < p_->t1; ++sortedUpTo_) {
-            const uint64_t t = sortedUpTo_ + 1;
-            if (!SparseSortedInLoop(p_, core_, t)) {
-                continue;
-            }
-            AscendC::PipeBarrier<PIPE_ALL>();  // the gathers and casts left the stagings
-            SortSelection(t, false);
-            AscendC::PipeBarrier<PIPE_ALL>();  // the list is stored, the stagings free again
-            AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_SPARSE_SORTED);
-        }
-    }
-
-    // Token t's selection sorted into this vector core's table (both: into both tables). Its
-    // entries before the first negative one (at most Entries(), the ones the walk may read)
-    // are sorted ascending by value: key = 0x7F000000 - index read as a float (a positive normal number, larger for
-    // smaller indices: Sort orders descending); the entries from the first negative one on
-    // become -1 with the key -1.0f and sort last. The indices ride along as Sort's uint32
-    // index and come back in order from Extract; the first -1 ends the walk there as before.
-    // Any order of the entries selects the same rows, so the result does not depend on it.
-    __aicore__ inline void SortSelection(uint64_t t, bool both)
-    {
-        constexpr int32_t keyBias = 0x7F000000;
-        constexpr int32_t keyLast = static_cast<int32_t>(0xBF800000u);  // -1.0f
-        const AscendC::LocalTensor<int32_t> idx = idxBuf_.Get<int32_t>();
-        const AscendC::LocalTensor<int32_t> key = vStageBuf_.Get<int32_t>();
-        const AscendC::LocalTensor<float> keyF = key.ReinterpretCast<float>();
-        AscendC::LocalTensor<float> sorted = kStageBuf_.Get<float>();
-        AscendC::LocalTensor<float> tmp = sorted[p_->sortPad * 2];
-        const AscendC::LocalTensor<uint32_t> out = tmp.ReinterpretCast<uint32_t>();
-        PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous token's keys were read
-        raw_.SetToken(t);                        // its first Entries() indices -> idx
-        const uint32_t count = raw_.Entries();
-        if (count == 0) {
-            return;  // the walk reads nothing for this token
-        }
-        const uint32_t valid = ValidEntries(idx, count, sorted.ReinterpretCast<int32_t>());
-        PipeSync<AscendC::HardEvent::S_V>();  // (INT64) the narrowed row
-        const uint32_t reps = (count + 31) / 32;
-        const int32_t span = static_cast<int32_t>(reps * 32);
-        PipeSync<AscendC::HardEvent::MTE2_V>();
-        // Indices past any KV length are skipped by the walk whatever their value: clamping
-        // them keeps every key of a non-negative index a positive normal float.
-        AscendC::Mins(idx, idx, SORT_INDEX_CAP, span);
-        AscendC::PipeBarrier<PIPE_V>();
-        AscendC::Muls(key, idx, static_cast<int32_t>(-1), span);
-        AscendC::PipeBarrier<PIPE_V>();
-        AscendC::Adds(key, key, keyBias, span);
-        PipeSync<AscendC::HardEvent::V_S>();
-        const uint32_t aligned = AlignUp(valid, 8);  // Duplicate starts on a 32-byte block
-        for (uint32_t e = valid; e < aligned && e < static_cast<uint32_t>(span); ++e) {
-            key.SetValue(e, keyLast);
-            idx.SetValue(e, -1);
-        }
-        PipeSync<AscendC::HardEvent::S_V>();
-        if (aligned < static_cast<uint32_t>(span)) {
-            AscendC::Duplicate(key[aligned], keyLast, span - static_cast<int32_t>(aligned));
-            AscendC::Duplicate(idx[aligned], static_cast<int32_t>(-1), span - static_cast<int32_t>(aligned));
-        }
-        AscendC::PipeBarrier<PIPE_V>();
-        AscendC::Sort<float, true>(sorted, keyF, idx.ReinterpretCast<uint32_t>(), tmp, static_cast<int32_t>(reps));
-        AscendC::PipeBarrier<PIPE_V>();
-        AscendC::Extract(keyF, out, sorted, static_cast<int32_t>(reps));
-        PipeSync<AscendC::HardEvent::V_MTE3>();
-        // All the entries the walk may read: the sorted valid ones, then -1 (it stops there).
-        const uint64_t table = p_->t1 * p_->topK;
-        for (uint32_t k = both ? 0 : sub_; k <= (both ? 1 : sub_); ++k) {
-            AscendC::DataCopyPad(sorted_[k * table + t * p_->topK], out.ReinterpretCast<int32_t>(),
-                                 AscendC::DataCopyExtParams(1, count * 4, 0, 0, 0));
-        }
-    }
-
-    // Entries before the first negative one among the first `count` of the row in `idx`.
-    // INT32: found by the vector unit in integer arithmetic (`scratch`: 2 x sortPad int32):
-    // v[i] = i where idx[i] < 0, i + 2^24 elsewhere, folded by Min down to 8 values that the
-    // scalar unit reads (not each entry; positions past `count` only give values >= count).
-    // An INT64 row is narrowed to INT32 in place on the way (entry e's 4 bytes land at 4e,
-    // below every entry not yet read), indices above SORT_INDEX_CAP as SORT_INDEX_CAP: past any
-    // KV length like the originals, so the walk skips them alike.
+    // The selection sorts and the pair merge (sparse_vector_sort.h).
+    __aicore__ inline void SortFirstSelections();
+    __aicore__ inline void SortAhead(uint64_t upto);
+    __aicore__ inline void SortSelection(uint64_t t, bool both);
+    __aicore__ inline uint32_t MergeHalves(const AscendC::LocalTensor<int32_t> &a, uint32_t countA,
+                                           const AscendC::LocalTensor<int32_t> &b, uint32_t countB,
+                                           const AscendC::LocalTensor<int32_t> &dst);
+    __aicore__ inline uint32_t SortList(uint64_t t, uint32_t h, const AscendC::LocalTensor<uint32_t> &dst);
     __aicore__ inline uint32_t ValidEntries(const AscendC::LocalTensor<int32_t> &idx, uint32_t count,
-                                            const AscendC::LocalTensor<int32_t> &scratch)
-    {
-        uint32_t valid = 0;
-        if (p_->index64 == 0) {
-            constexpr int32_t far = 1 << 24;  // above any position (topK <= 255 x 32)
-            const uint32_t span = AlignUp(count, 8);
-            const AscendC::LocalTensor<int32_t> ramp = scratch;
-            const AscendC::LocalTensor<int32_t> v = scratch[p_->sortPad];
-            PipeSync<AscendC::HardEvent::V_S>();  // the previous token's sort left `scratch`
-            for (int32_t i = 0; i < 8; ++i) {
-                ramp.SetValue(i, i);
-            }
-            PipeSync<AscendC::HardEvent::S_V>();
-            PipeSync<AscendC::HardEvent::MTE2_V>();   // the index row landed
-            for (uint32_t w = 8; w < span; w *= 2) {  // ramp[w + i] = ramp[i] + w
-                AscendC::Adds(ramp[w], ramp, static_cast<int32_t>(w),
-                              static_cast<int32_t>(span - w < w ? span - w : w));
-                AscendC::PipeBarrier<PIPE_V>();
-            }
-            const int32_t n = static_cast<int32_t>(span);
-            AscendC::Mins(v, idx, 0, n);  // -1 for a negative entry, 0 otherwise
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Maxs(v, v, -1, n);
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Muls(v, v, far, n);
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Adds(v, v, far, n);
-            AscendC::PipeBarrier<PIPE_V>();
-            AscendC::Add(v, v, ramp, n);
-            AscendC::PipeBarrier<PIPE_V>();
-            uint32_t len = span;
-            while (len > 8) {
-                const uint32_t half = AlignUp(len / 2, 8);
-                AscendC::Min(v, v, v[half], static_cast<int32_t>(len - half));
-                AscendC::PipeBarrier<PIPE_V>();
-                len = half;
-            }
-            PipeSync<AscendC::HardEvent::V_S>();
-            valid = count;
-            for (uint32_t i = 0; i < len; ++i) {
-                const int32_t x = v.GetValue(i);
-                valid = static_cast<uint32_t>(x) < valid ? static_cast<uint32_t>(x) : valid;
-            }
-            return valid;
-        }
-        const AscendC::LocalTensor<int64_t> wide = idx.ReinterpretCast<int64_t>();
-        for (; valid < count; ++valid) {
-            const int64_t v = wide.GetValue(valid);
-            if (v < 0) {
-                break;
-            }
-            idx.SetValue(valid, v > SORT_INDEX_CAP ? SORT_INDEX_CAP : static_cast<int32_t>(v));
-        }
-        return valid;
-    }
+                                            const AscendC::LocalTensor<int32_t> &scratch);
 
     // acc[lo, hi) := 0 from `zero` (elems floats: a DMA costs a fixed start, so few large
     // ones), which is filled first (unless `fill` is false: it holds zeros already), once the
@@ -667,6 +520,15 @@ private:
         AscendC::PipeBarrier<PIPE_V>();
     }
 
+    // pairTokens: the chunk's columns this core's token did not select (bits of NotSelected,
+    // blockKv <= 64) := value in every row.
+    __aicore__ inline void MaskColumns(const AscendC::LocalTensor<float> &x, uint64_t bits, float value)
+    {
+        uint64_t mask[2] = {bits, 0};
+        AscendC::Duplicate(x, value, mask, static_cast<uint8_t>(mine_), 1, static_cast<uint8_t>(p_->blockKv / 8));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+
     __aicore__ inline void Chunk(uint64_t n, uint32_t cols)
     {
         AscendC::CrossCoreWaitFlag(FLAG_SPARSE_SDP);
@@ -685,6 +547,9 @@ private:
             RowOpTile<RowOp::Sub>(s_, rowMax_);
             if (cols < c) {
                 MaskTail(s_, cols, SPARSE_MASKED);
+            }
+            if (notMine_[n % 3] != 0) {  // P = 0 there, so dS = 0 too
+                MaskColumns(s_, notMine_[n % 3], SPARSE_MASKED);
             }
             AscendC::Exp(s_, s_, count);
             AscendC::PipeBarrier<PIPE_V>();
@@ -777,8 +642,9 @@ private:
 
     const SparseBackwardParams *p_ = nullptr;
     KvGather gather_;
-    KvGather raw_;             // the original selection, read by SortSelection
-    uint64_t sortedUpTo_ = 0;  // every token up to it this core needs is sorted
+    KvGather raw_;                     // the original selection, read by SortSelection
+    uint64_t sortedUpTo_ = 0;          // every token up to it this core needs is sorted
+    uint64_t notMine_[3] = {0, 0, 0};  // pairTokens: NotSelected of chunks n % 3 (in flight: n .. n + 2)
     AscendC::GlobalTensor<int32_t> sorted_;
     GatherRun runs_[GATHER_MAX_RUNS];
     uint64_t seq_ = 0;  // the core's next chunk number (the cube counts alike)
@@ -792,3 +658,5 @@ private:
 };
 
 }  // namespace AttentionCore
+
+#include "sparse_vector_sort.h"

@@ -41,9 +41,9 @@ int main()
             std::printf(", \"headsPad\": %u, \"blockKv\": %u, \"dqSegChunks\": %u, \"ringSlots\": %u, "
                         "\"dqPassCols\": %u, \"dqTiles\": %u, \"l0cTiles\": %u, \"l0cTileElems\": %u, "
                         "\"l0bElems\": %u, \"l0Copies\": %u, \"sortSelection\": %u, \"usedCores\": %u, "
-                        "\"wsSlotBytesPerCore\": %llu, \"starts\": [",
+                        "\"pairTokens\": %u, \"wsSlotBytesPerCore\": %llu, \"starts\": [",
                         p.headsPad, p.blockKv, p.dqSegChunks, p.ringSlots, p.dqPassCols, p.dqTiles, p.l0cTiles,
-                        p.l0cTileElems, p.l0bElems, p.l0Copies, p.sortSelection, p.usedCores,
+                        p.l0cTileElems, p.l0bElems, p.l0Copies, p.sortSelection, p.usedCores, p.pairTokens,
                         static_cast<unsigned long long>(p.wsSlotBytesPerCore));
             for (uint32_t c = 0; c <= p.usedCores; ++c) {
                 std::printf("%s[%llu, %u]", c ? ", " : "", static_cast<unsigned long long>(p.coreTokenStart[c]),

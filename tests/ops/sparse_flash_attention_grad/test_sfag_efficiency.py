@@ -19,10 +19,10 @@ def _counters(**kw):
 
 
 def test_useful_macs_gather_once_and_balance():
-    # 24 tokens (one per core: no token is cut) x 200 distinct single-token picks of 256 keys
-    # (4 chunks, the last one partial).
+    # 24 tokens (one per core: no token is cut; S1 odd: no pair items) x 200 distinct
+    # single-token picks of 256 keys (4 chunks, the last one partial).
     tokens, heads, picks = 24, 16, 200
-    macs, mte2 = _counters(batch=1, s1=tokens, s2=256, heads=heads, picks=picks)
+    macs, mte2 = _counters(batch=8, s1=3, s2=256, heads=heads, picks=picks)
     qk = D + DR
     useful = tokens * heads * picks * (3 * qk + 2 * D)
     gathered = tokens * picks * (qk + D) * 2
@@ -30,6 +30,25 @@ def test_useful_macs_gather_once_and_balance():
     assert macs.sum() == useful
     assert mte2 / (gathered + k_again) < 1.2  # the rest: Q, dO once per token, P and dS
     assert macs.max() == macs.min()  # equal tokens on every core
+
+
+def test_pair_items_compute_the_union_once():
+    # 48 tokens in 24 pair items (one per core): each item's S, dP, dQ, dK, dV Mmads run over
+    # the union of its two selections with 2G rows, and its K/V rows are gathered once.
+    tokens, heads, picks = 48, 16, 200
+    kw = make_kwargs(batch=1, s1=tokens, s2=256, heads=heads, picks=picks)
+    fakit.run(OP, backend="cpu", **kw)
+    aic = [x for x in cpu.last_counters()["cores"] if x["sub"] == "aic"]
+    idx = kw["sparse_indices"].reshape(tokens, -1)
+    union = [len(set(idx[2 * i][idx[2 * i] >= 0]) | set(idx[2 * i + 1][idx[2 * i + 1] >= 0])) for i in range(24)]
+    qk = D + DR
+    macs = np.array([x["M"]["macs"] for x in aic])
+    per_key = 2 * heads * (3 * qk + 2 * D)
+    # (a partial last chunk's columns padded to the cube's 16: at most 15 per item)
+    assert len(aic) == 24 and sum(union) * per_key <= macs.sum() <= (sum(union) + 24 * 15) * per_key
+    gathered = sum(union) * (qk + D) * 2
+    # the rest: Q, dO once per item, P and dS of 2G rows (and dS again in the dQ pass)
+    assert sum(x["MTE2"]["bytes"] for x in aic) / (gathered + sum(union) * qk * 2) < 1.25
 
 
 def test_block_runs_are_loaded_as_runs():

@@ -60,6 +60,18 @@ def test_dq_over_several_segments_matches_golden():
     run_and_judge(make_kwargs(batch=1, s1=3, s2=2560, heads=4, block=64, picks=40, seed=13))
 
 
+def test_pair_item_over_two_segments_matches_golden():
+    # A pair whose selections are disjoint (rows 0..2047 and 2048..4095, shuffled): a union of
+    # 64 chunks where the plan expects 48 (random picks), so its dQ pass runs for a segment of
+    # 52 chunks (written plainly) and one of 12 (added atomically); deterministic: the item
+    # whole on one core.
+    kw = make_kwargs(batch=1, s1=2, s2=4096, heads=2, picks=2048, seed=29, deterministic=True)
+    rng = np.random.default_rng(31)
+    for t in range(2):
+        kw["sparse_indices"][0, t, 0, :] = rng.permutation(2048) + 2048 * t
+    run_and_judge(refresh_forward(kw))
+
+
 def test_out_of_range_indices_are_skipped():
     kw = make_kwargs(batch=1, s1=2, s2=30, heads=2, block=8, picks=3, seed=5)
     # block 0x7F000001 is past S2 (and would be a NaN sort key unclamped); 3 is clipped
@@ -151,8 +163,39 @@ def test_later_tokens_of_a_core_match_golden(heads, rope, deterministic):
 
 
 def test_tokens_are_split_over_the_cores():
+    # mode 0 BSND: the tokens go in pairs (one item of 2G heads over the union of the two
+    # selections), one pair per core; every key selected by both tokens of a pair
     run_and_judge(make_kwargs(batch=2, s1=4, s2=20, heads=2, picks=20, duplicates=True))
-    assert cpu.last_counters()["block_dim"] == 8  # one query token per core
+    assert cpu.last_counters()["block_dim"] == 4
+    # an odd S1 keeps single tokens, one per core
+    run_and_judge(make_kwargs(batch=2, s1=3, s2=20, heads=2, picks=20, duplicates=True))
+    assert cpu.last_counters()["block_dim"] == 6
+
+
+def test_token_pairs_cut_between_cores_match_golden():
+    # 4 tokens (2 pair items, each ~17 chunks over the union) on 24 cores: every item is cut
+    # into parts (the merged list's jump to a part's first chunk); one token ends its list
+    # early, one repeats rows, one selects nothing (its pair's other token alone), and the
+    # first negative entry of each list lies elsewhere.
+    kw = make_kwargs(batch=1, s1=4, s2=2048, heads=4, picks=640, seed=23)
+    kw["sparse_indices"][0, 1, 0, 100:] = -1
+    kw["sparse_indices"][0, 2, 0, 10:20] = 7
+    kw["sparse_indices"][0, 3, 0, :] = -1
+    run_and_judge(refresh_forward(kw))
+    assert cpu.last_counters()["block_dim"] >= 20
+
+
+def test_token_pairs_with_kv_lengths_match_golden():
+    # BSND with actual_seq_kvlen only: both tokens of a pair see their batch's KV length
+    kw = make_kwargs(batch=2, s1=4, s2=64, heads=2, picks=30, q_lens=[4, 4], kv_lens=[40, 64])
+    del kw["actual_seq_lengths_query"]
+    run_and_judge(refresh_forward(kw))
+
+
+def test_token_pairs_with_partly_shared_selections_match_golden():
+    # pairs whose selections overlap in part (the merged walk's three kinds of rows) over
+    # several chunks and cores, with repeated indices and -1 filler
+    run_and_judge(make_kwargs(batch=2, s1=6, s2=160, heads=8, picks=96, duplicates=True))
 
 
 @pytest.mark.slow

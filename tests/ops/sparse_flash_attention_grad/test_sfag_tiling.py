@@ -55,10 +55,14 @@ def _parts(p, chunks_per_token):
     return [b - a for a, b in zip(pos, pos[1:])]
 
 
-@pytest.mark.parametrize("heads,cols,tiles", [(64, 288, 1), (128, 192, 1), (16, 288, 2)])
-def test_dq_pass_fits_l0c_l0b_and_the_staging(plan, heads, cols, tiles):
-    p = plan(heads=heads)
+# mode 0 with G <= 64 plans pair items of 2G heads (pairTokens); mode 3 single tokens
+@pytest.mark.parametrize(
+    "heads,mode,cols,tiles,pair", [(64, 3, 288, 1, 0), (64, 0, 192, 1, 1), (128, 0, 192, 1, 0), (16, 3, 288, 2, 0)]
+)
+def test_dq_pass_fits_l0c_l0b_and_the_staging(plan, heads, mode, cols, tiles, pair):
+    p = plan(heads=heads, mode=mode)
     assert p["ok"], p
+    assert p["pairTokens"] == pair
     assert (p["dqPassCols"], p["dqTiles"]) == (cols, tiles)
     assert p["dqTiles"] * p["headsPad"] * p["dqPassCols"] * 4 <= L0C
     assert p["l0cTiles"] * p["l0cTileElems"] * 4 <= L0C
@@ -71,10 +75,13 @@ def test_dq_pass_fits_l0c_l0b_and_the_staging(plan, heads, cols, tiles):
     assert staging <= (2 * 64 * 576 + 64 * 512) * 2  # two K copies and V
 
 
-@pytest.mark.parametrize("top_k,bs,seg", [(2048, 1, 32), (2048, 64, 32), (100, 1, 2), (8, 8, 1)])
-def test_segments_and_rings(plan, top_k, bs, seg):
-    p = plan(top_k=top_k, bs=bs, s2=max(4096, top_k * bs))
-    # a segment: at most 32 chunks, all of a token's K * bs rows when fewer
+@pytest.mark.parametrize(
+    "top_k,bs,mode,seg", [(2048, 1, 3, 32), (2048, 1, 0, 52), (2048, 64, 0, 32), (100, 1, 0, 2), (8, 8, 0, 1)]
+)
+def test_segments_and_rings(plan, top_k, bs, mode, seg):
+    p = plan(top_k=top_k, bs=bs, mode=mode, s2=max(4096, top_k * bs))
+    # a segment: at most 32 chunks, all of a token's K * bs rows when fewer; a pair item
+    # (mode 0, bs 1): its estimated union (3072 rows of 4096: 48 chunks) and 4 more
     assert (p["dqSegChunks"], p["ringSlots"]) == (seg, seg + 3)
     ring = p["ringSlots"] * (p["headsPad"] * 64 * 2 + 64 * 576 * 2)  # dS and K slots
     assert p["wsSlotBytesPerCore"] >= ring
@@ -90,9 +97,13 @@ def test_benchmark_tokens_are_cut_at_chunks(plan):
 
 
 def test_few_tokens_use_every_core(plan):
-    p = plan(s1=4, s2=2048)
+    p = plan(s1=4, s2=2048, mode=3)
     parts = _parts(p, 32)
     assert p["usedCores"] >= 20 and sum(parts) == 4 * 32 and max(parts) <= math.ceil(128 / 24)
+    # mode 0: two pair items, each over the union of two selections of every key (32 chunks)
+    p = plan(s1=4, s2=2048)
+    parts = _parts(p, 32)
+    assert p["pairTokens"] == 1 and p["usedCores"] >= 20 and sum(parts) == 2 * 32 and max(parts) <= 3
 
 
 def test_whole_tokens_when_they_balance_or_many(plan):
@@ -108,7 +119,7 @@ def test_no_cut_without_a_jump_or_with_one_core(plan):
     p = plan(s1=4, s2=2048, bs=3)
     assert p["usedCores"] == 4 and all(c == 0 for _, c in p["starts"])
     p = plan(s1=4, s2=2048, det=1)  # deterministic: one core, every add in one order
-    assert p["usedCores"] == 1 and p["starts"] == [[0, 0], [4, 0]]
+    assert p["usedCores"] == 1 and p["starts"] == [[0, 0], [2, 0]]  # two pair items
 
 
 def test_block_size_zero_is_refused(plan):
