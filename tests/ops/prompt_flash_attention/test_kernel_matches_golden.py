@@ -79,9 +79,7 @@ def test_causal_q_blocks_after_their_head_take_cached_kv_match_golden(dtype, n, 
     run_and_judge(make_kwargs(dtype, "BNSD", b=1 if actual is None else 2, n=n, sq=sq, d=128, **extra))
 
 
-@pytest.mark.parametrize(
-    "dtype,n,nkv,sq,skv,d", [("fp16", 12, 4, 900, 1111, 128), ("bf16", 24, 8, 500, 1500, 64)]
-)
+@pytest.mark.parametrize("dtype,n,nkv,sq,skv,d", [("fp16", 12, 4, 900, 1111, 128), ("bf16", 24, 8, 500, 1500, 64)])
 def test_dense_q_block_runs_take_cached_kv_match_golden(dtype, n, nkv, sq, skv, d):
     # No mask, three q-blocks of one head per core, more key blocks than the K/V cache holds and
     # a short last key block: the second unit takes the first one's last full blocks first, the

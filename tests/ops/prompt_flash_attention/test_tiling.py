@@ -182,12 +182,14 @@ def test_kernel_tests_of_s_ahead_of_the_staging_get_it(plan, b, d, sq, skv, mask
 @pytest.mark.parametrize("n,sq,d", [(8, 4096, 128), (1, 8192, 128), (8, 1024, 128), (16, 4096, 64)])
 def test_causal_staged_kv_fills_l1_with_the_kv_cache(plan, n, sq, d):
     # lazy P.V, K and V staged apart: as many K and V tiles as L1 holds beside Q and P (five
-    # each at D = 128, 176-row q-blocks, 128-key blocks), up to eight
+    # each at D = 128, 176-row q-blocks, 128-key blocks; ten at D = 64, 224 rows), up to twelve
     (p,) = plan(problem(n=n, sq=sq, skv=sq, d=d, mask=1))
     assert p["kvNz"] == 1 and p["kvNzPairs"] == 0 and p["lazyO"] == 1
-    assert 3 <= p["kvCacheTiles"] <= 8 and p["l1CacheBytes"] <= 512 * 1024
+    assert 3 <= p["kvCacheTiles"] <= 12 and p["l1CacheBytes"] <= 512 * 1024
     if d == 128 and p["blockQ"] == 176:
         assert p["kvCacheTiles"] == 5
+    if d == 64 and p["blockQ"] == 224:
+        assert p["kvCacheTiles"] == 10
 
 
 WIDE_LAZY_PROBE = r"""
