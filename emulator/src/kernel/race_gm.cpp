@@ -28,10 +28,25 @@ int SlotOf(const CoreCtx &c) { return c.block * 3 + (c.kind == kAic ? 0 : 1 + c.
 
 uint32_t g_tids = 0;  // clocks in this launch: blockDim * 3 * pipes
 
-std::vector<uint64_t> *Remote(CoreCtx &c)
+// What a core knows of the other cores, per pipe (its own entries too, after a round trip), and
+// the view each pending local flag carries from its source pipe to its destination pipe.
+struct Remote {
+    RaceClock view[kPipes];
+    RaceClock flag[kHardEventCount][kEventIds];
+    // Elements GlobalTensor::operator() handed out as a writable reference, with the bytes they
+    // held: a write through the reference shows as a change at the core's next checker event.
+    struct Ref {
+        uint8_t *gm;
+        uint32_t bytes;
+        uint8_t old[16];
+    };
+    std::vector<Ref> refs;
+};
+
+Remote &RemoteOf(CoreCtx &c)
 {
-    if (c.raceRemote == nullptr) c.raceRemote = new std::vector<uint64_t>(g_tids, 0);
-    return static_cast<std::vector<uint64_t> *>(c.raceRemote);
+    if (c.raceRemote == nullptr) c.raceRemote = new Remote;
+    return *static_cast<Remote *>(c.raceRemote);
 }
 
 // The current access: its core, pipe, epoch and kind.
@@ -40,7 +55,7 @@ struct Cur {
     int slot, pipe;
     uint64_t tid, epoch;
     bool write, atomic;
-    const std::vector<uint64_t> *remote;  // may be null: nothing learnt from other cores yet
+    const std::vector<uint64_t> *remote;  // the pipe's view; may be null: nothing learnt from other cores yet
 };
 
 // Whether the access of epoch e happened before the current one. `scalarReadExempt`: a scalar
@@ -226,10 +241,56 @@ void RaceGmBeginLaunch(uint32_t blockDim)
 
 void RaceGmEndLaunch() { ClearShadow(); }
 
+namespace {
+void Access(CoreCtx &c, const char *api, Pipe p, const void *gm, uint64_t count, uint64_t bytes, uint64_t pitch,
+            bool write);
+
+// The writes through references of GlobalTensor::operator() since the last checker event, as
+// plain scalar writes at this point of the program (the hardware's scalar store may be anywhere
+// between the two events; a write of the value the element already held is not seen).
+void FlushRefs(CoreCtx &c)
+{
+    if (c.raceRemote == nullptr) return;
+    std::vector<Remote::Ref> &refs = static_cast<Remote *>(c.raceRemote)->refs;
+    if (refs.empty()) return;
+    std::vector<Remote::Ref> todo;
+    todo.swap(refs);
+    for (const Remote::Ref &r : todo)
+        if (std::memcmp(r.gm, r.old, r.bytes) != 0)
+            Access(c, "GlobalTensor::operator() (a write through its reference)", Pipe::S, r.gm, 1, r.bytes, 0, true);
+}
+}  // namespace
+
+void RaceGmFlushRefs()
+{
+    if (g_raceCheck) FlushRefs(Ctx());
+}
+
+void RaceGmElementRef(void *gm, uint64_t bytes)
+{
+    CoreCtx &c = Ctx();
+    FlushRefs(c);
+    Access(c, "GlobalTensor::operator()", Pipe::S, gm, 1, bytes, 0, false);
+    if (bytes > sizeof(Remote::Ref::old)) return;  // a larger element: its reads only
+    Remote::Ref r;
+    r.gm = static_cast<uint8_t *>(gm);
+    r.bytes = static_cast<uint32_t>(bytes);
+    std::memcpy(r.old, gm, bytes);
+    RemoteOf(c).refs.push_back(r);
+}
+
 void RaceGmAccess(const char *api, Pipe p, const void *gm, uint64_t count, uint64_t bytes, uint64_t pitch, bool write)
 {
-    if (count == 0 || bytes == 0) return;
     CoreCtx &c = Ctx();
+    FlushRefs(c);
+    Access(c, api, p, gm, count, bytes, pitch, write);
+}
+
+namespace {
+void Access(CoreCtx &c, const char *api, Pipe p, const void *gm, uint64_t count, uint64_t bytes, uint64_t pitch,
+            bool write)
+{
+    if (count == 0 || bytes == 0) return;
     Cur k;
     k.c = &c;
     k.slot = SlotOf(c);
@@ -240,20 +301,46 @@ void RaceGmAccess(const char *api, Pipe p, const void *gm, uint64_t count, uint6
     k.epoch = ((k.tid + 1) << kClockBits) | t;
     k.write = write;
     k.atomic = write && c.atomicOp != 0;
-    k.remote = static_cast<const std::vector<uint64_t> *>(c.raceRemote);
+    const RaceClock &view = c.raceRemote != nullptr ? static_cast<Remote *>(c.raceRemote)->view[k.pipe] : RaceClock();
+    k.remote = view.get();
     const uint64_t base = reinterpret_cast<uint64_t>(gm);
     if (pitch <= bytes) return Range(api, k, base, base + (count - 1) * pitch + bytes);  // contiguous (or overlapping)
     for (uint64_t i = 0; i < count; ++i) Range(api, k, base + i * pitch, base + i * pitch + bytes);
+}
+}  // namespace
+
+RaceClock RaceGmJoin(const RaceClock &a, const RaceClock &b)
+{
+    if (a == nullptr || a == b) return b;
+    if (b == nullptr) return a;
+    // Views are shared and never changed: keep the one that covers the other, else a new join.
+    bool aCovers = true, bCovers = true;
+    const std::vector<uint64_t> &x = *a, &y = *b;
+    for (size_t i = 0; i < x.size() && (aCovers || bCovers); ++i) {
+        aCovers = aCovers && x[i] >= y[i];
+        bCovers = bCovers && y[i] >= x[i];
+    }
+    if (aCovers) return a;
+    if (bCovers) return b;
+    auto j = std::make_shared<std::vector<uint64_t>>(x);
+    for (size_t i = 0; i < j->size(); ++i) (*j)[i] = y[i] > (*j)[i] ? y[i] : (*j)[i];
+    return j;
 }
 
 RaceClock RaceGmPublish(int pipeT)
 {
     CoreCtx &c = Ctx();
-    auto clock = std::make_shared<std::vector<uint64_t>>(*Remote(c));
+    FlushRefs(c);
+    Remote &r = RemoteOf(c);
     const int row = PipeOfPipeT(pipeT);
-    uint64_t *own = clock->data() + static_cast<uint64_t>(SlotOf(c)) * kPipes;
     // The set is queued on its pipe by the scalar unit: it follows what that pipe did or waited
-    // for and what the scalar unit did before issuing it.
+    // for and what the scalar unit did before issuing it (PIPE_ALL: every pipe).
+    RaceClock known;
+    for (int p = 0; p < kPipes; ++p)
+        if (row < 0 || p == row || p == kS) known = RaceGmJoin(known, r.view[p]);
+    auto clock = known != nullptr ? std::make_shared<std::vector<uint64_t>>(*known)
+                                  : std::make_shared<std::vector<uint64_t>>(g_tids, 0);
+    uint64_t *own = clock->data() + static_cast<uint64_t>(SlotOf(c)) * kPipes;
     for (int p = 0; p < kPipes; ++p) {
         if (row >= 0 && p != row && p != kS) continue;
         for (int q = 0; q < kPipes; ++q) own[q] = c.raceVc[p][q] > own[q] ? c.raceVc[p][q] : own[q];
@@ -261,20 +348,55 @@ RaceClock RaceGmPublish(int pipeT)
     return clock;
 }
 
-RaceClock RaceGmJoin(const RaceClock &a, const RaceClock &b)
+void RaceGmAcquire(const RaceClock &clock, int pipeT)
 {
-    if (a == nullptr) return b;
-    if (b == nullptr) return a;
-    auto j = std::make_shared<std::vector<uint64_t>>(*a);
-    for (size_t i = 0; i < j->size(); ++i) (*j)[i] = (*b)[i] > (*j)[i] ? (*b)[i] : (*j)[i];
-    return j;
+    FlushRefs(Ctx());
+    if (clock == nullptr) return;
+    Remote &r = RemoteOf(Ctx());
+    const int row = PipeOfPipeT(pipeT);
+    // A wait on PIPE_S holds the scalar unit, which issues every later instruction of every pipe.
+    for (int p = 0; p < kPipes; ++p)
+        if (row < 0 || row == kS || p == row) r.view[p] = RaceGmJoin(r.view[p], clock);
 }
 
-void RaceGmAcquire(const RaceClock &clock)
+RaceClock RaceGmView(Pipe p)
 {
-    if (clock == nullptr) return;
-    std::vector<uint64_t> &r = *Remote(Ctx());
-    for (size_t i = 0; i < r.size(); ++i) r[i] = (*clock)[i] > r[i] ? (*clock)[i] : r[i];
+    CoreCtx &c = Ctx();
+    if (c.raceRemote == nullptr) return nullptr;
+    return static_cast<Remote *>(c.raceRemote)->view[static_cast<int>(p)];
+}
+
+void RaceGmLearn(Pipe to, const RaceClock &view)
+{
+    if (view == nullptr) return;
+    RaceClock &v = RemoteOf(Ctx()).view[static_cast<int>(to)];
+    v = RaceGmJoin(v, view);
+}
+
+void RaceGmBarrierAll()
+{
+    CoreCtx &c = Ctx();
+    if (c.raceRemote == nullptr) return;
+    Remote &r = *static_cast<Remote *>(c.raceRemote);
+    RaceClock all;
+    for (const RaceClock &v : r.view) all = RaceGmJoin(all, v);
+    for (RaceClock &v : r.view) v = all;
+}
+
+void RaceGmFlagSet(int event, int id, Pipe from)
+{
+    CoreCtx &c = Ctx();
+    if (c.raceRemote == nullptr) return;
+    Remote &r = *static_cast<Remote *>(c.raceRemote);
+    r.flag[event][id] = r.view[static_cast<int>(from)];
+}
+
+void RaceGmFlagWait(int event, int id, Pipe to)
+{
+    CoreCtx &c = Ctx();
+    if (c.raceRemote == nullptr) return;
+    Remote &r = *static_cast<Remote *>(c.raceRemote);
+    RaceGmLearn(to, r.flag[event][id]);
 }
 
 void RaceGmArrive(RaceClock *barrier)
@@ -284,13 +406,13 @@ void RaceGmArrive(RaceClock *barrier)
         *barrier = mine;
         return;
     }
-    std::vector<uint64_t> &b = **barrier;
+    std::vector<uint64_t> &b = **barrier;  // the barrier's own clock, not shared before it completes
     for (size_t i = 0; i < b.size(); ++i) b[i] = (*mine)[i] > b[i] ? (*mine)[i] : b[i];
 }
 
 void RaceGmRelease(const RaceClock &barrier)
 {
-    RaceGmAcquire(barrier);
+    RaceGmAcquire(barrier, 0 /* PIPE_S: every pipe */);
     // Every pipe of the core took part in the barrier (as the timeline model has it): the pipes
     // are ordered among themselves as by PipeBarrier<PIPE_ALL>.
     CoreCtx &c = Ctx();
@@ -298,11 +420,12 @@ void RaceGmRelease(const RaceClock &barrier)
     for (int p = 0; p < kPipes; ++p)
         for (int q = 0; q < kPipes; ++q) all[q] = c.raceVc[p][q] > all[q] ? c.raceVc[p][q] : all[q];
     for (int p = 0; p < kPipes; ++p) std::memcpy(c.raceVc[p], all, sizeof all);
+    RaceGmBarrierAll();
 }
 
 void RaceGmFree(CoreCtx &c)
 {
-    delete static_cast<std::vector<uint64_t> *>(c.raceRemote);
+    delete static_cast<Remote *>(c.raceRemote);
     c.raceRemote = nullptr;
 }
 
