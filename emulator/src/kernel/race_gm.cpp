@@ -2,6 +2,7 @@
 // (core, pipe) of a launch and a shadow of the GM the launch touches.
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -73,30 +74,43 @@ bool Before(const Cur &k, uint64_t e, bool scalarReadExempt)
     return k.remote != nullptr && t <= (*k.remote)[tid];
 }
 
+// The accesses to a range of GM since its last plain write. Most ranges hold one read or none:
+// the first read is kept inline, further reads and atomic writes in `more`.
+struct More {
+    std::vector<uint64_t> r;  // reads after the inline one, none ordered before another
+    std::vector<uint64_t> a;  // the atomic writes since the write, none ordered before another
+};
 struct Rec {
     uint64_t w = 0;              // the last plain write
     const char *wApi = nullptr;  // and its API, for the message
-    std::vector<uint64_t> r;     // the reads since it, none ordered before another
-    std::vector<uint64_t> a;     // the atomic writes since it, none ordered before another
+    uint64_t r = 0;              // a read since it (0: none)
+    std::unique_ptr<More> more;
+    Rec() = default;
+    Rec(const Rec &o) : w(o.w), wApi(o.wApi), r(o.r), more(o.more ? new More(*o.more) : nullptr) {}
+    Rec(Rec &&) = default;
+    Rec &operator=(Rec &&) = default;
+    bool operator==(const Rec &o) const
+    {
+        if (w != o.w || wApi != o.wApi || r != o.r) return false;
+        const bool e = more == nullptr || (more->r.empty() && more->a.empty());
+        const bool oe = o.more == nullptr || (o.more->r.empty() && o.more->a.empty());
+        if (e || oe) return e == oe;
+        return more->r == o.more->r && more->a == o.more->a;
+    }
 };
 
-// A shadow node: one record for its whole range, or (kids) one per part: a 4 KiB page splits
-// into 128 granules of 32 bytes, a granule into its bytes.
-struct Node {
+// The shadow of one 4 KiB page: runs of bytes that share one record, in address order, each
+// up to the next one's begin (the first begins at 0); neighbours with equal records merge, so a
+// page accessed whole is one run and strided rows cost a run per row, not a record per granule.
+struct Run {
+    uint32_t begin;
     Rec rec;
-    Node *kids = nullptr;
-    Node() = default;
-    Node(const Node &) = delete;
-    Node &operator=(const Node &) = delete;
-    ~Node() { delete[] kids; }
 };
-constexpr uint64_t kPage = 4096, kGranule = 32;
-constexpr uint64_t kSize[3] = {kPage, kGranule, 1};
-constexpr uint64_t kFan[2] = {kPage / kGranule, kGranule};
+constexpr uint64_t kPage = 4096;
 
 struct Shard {
     std::mutex mu;
-    std::unordered_map<uint64_t, Node *> pages;
+    std::unordered_map<uint64_t, std::vector<Run>> pages;
 };
 constexpr int kShards = 64;
 Shard g_shards[kShards];
@@ -152,61 +166,78 @@ std::string CoreLabel(uint64_t slot)
 void Apply(const char *api, const Cur &k, Rec &r, uint64_t addr)
 {
     if (r.w != 0 && !Before(k, r.w, false)) Report(api, k, addr, r.w, "wrote", r.wApi);
-    if (k.write)
-        for (uint64_t e : r.r)
-            if (!Before(k, e, true)) Report(api, k, addr, e, "read");
-    if (!k.atomic)
-        for (uint64_t e : r.a)
+    if (k.write) {
+        if (r.r != 0 && !Before(k, r.r, true)) Report(api, k, addr, r.r, "read");
+        if (r.more != nullptr)
+            for (uint64_t e : r.more->r)
+                if (!Before(k, e, true)) Report(api, k, addr, e, "read");
+    }
+    if (!k.atomic && r.more != nullptr)
+        for (uint64_t e : r.more->a)
             if (!Before(k, e, false)) Report(api, k, addr, e, "updated atomically");
-    auto add = [&](std::vector<uint64_t> &set) {  // keeps only the epochs not ordered before this one
+    auto prune = [&](std::vector<uint64_t> &set) {  // keeps only the epochs not ordered before this one
         size_t n = 0;
         for (uint64_t e : set)
             if (!Before(k, e, false)) set[n++] = e;
         set.resize(n);
-        set.push_back(k.epoch);
     };
     if (k.atomic) {
         r.w = 0;
-        r.r.clear();
-        add(r.a);
+        r.r = 0;
+        if (r.more == nullptr) r.more.reset(new More);
+        r.more->r.clear();
+        prune(r.more->a);
+        r.more->a.push_back(k.epoch);
     } else if (k.write) {
         r.w = k.epoch;
         r.wApi = api;
-        r.r.clear();
-        r.a.clear();
+        r.r = 0;
+        r.more.reset();
     } else {
-        add(r.r);
+        if (r.more != nullptr) prune(r.more->r);
+        if (r.r != 0 && Before(k, r.r, false)) {  // the inline read is ordered before: take its place
+            r.r = 0;
+            if (r.more != nullptr && !r.more->r.empty()) {
+                r.r = r.more->r.back();
+                r.more->r.pop_back();
+            }
+        }
+        if (r.r == 0) {
+            r.r = k.epoch;
+        } else {
+            if (r.more == nullptr) r.more.reset(new More);
+            r.more->r.push_back(k.epoch);
+        }
+        if (r.more != nullptr && r.more->r.empty() && r.more->a.empty()) r.more.reset();
     }
 }
 
-// The bytes [lo, hi) of node n (level, starting at base).
-void Visit(const char *api, const Cur &k, Node &n, int level, uint64_t base, uint64_t lo, uint64_t hi)
+// The bytes [lo, hi) of one page (offsets inside it; the page starts at `base`).
+void Visit(const char *api, const Cur &k, std::vector<Run> &runs, uint64_t base, uint32_t lo, uint32_t hi)
 {
-    const bool whole = lo == base && hi == base + kSize[level];
-    if (n.kids == nullptr && (whole || level == 2)) return Apply(api, k, n.rec, lo);
-    if (n.kids == nullptr) {  // part of a uniform node: split it
-        const uint64_t fan = kFan[level];
-        n.kids = new Node[fan];
-        for (uint64_t i = 0; i < fan; ++i) {
-            n.kids[i].rec.w = n.rec.w;
-            n.kids[i].rec.wApi = n.rec.wApi;
-            n.kids[i].rec.r = n.rec.r;
-            n.kids[i].rec.a = n.rec.a;
-        }
-        n.rec = Rec();
+    if (runs.empty()) runs.push_back(Run{0, Rec()});
+    // The run holding lo, split there.
+    size_t i = runs.size() - 1;
+    while (runs[i].begin > lo) --i;
+    if (runs[i].begin < lo) {
+        runs.insert(runs.begin() + static_cast<long>(i) + 1, Run{lo, Rec(runs[i].rec)});
+        ++i;
     }
-    const uint64_t sz = kSize[level + 1];
-    for (uint64_t i = (lo - base) / sz; base + i * sz < hi; ++i) {
-        const uint64_t kb = base + i * sz;
-        Visit(api, k, n.kids[i], level + 1, kb, lo > kb ? lo : kb, hi < kb + sz ? hi : kb + sz);
+    size_t j = i;
+    for (; j < runs.size() && runs[j].begin < hi; ++j) {
+        const uint32_t end = j + 1 < runs.size() ? runs[j + 1].begin : static_cast<uint32_t>(kPage);
+        if (end > hi) runs.insert(runs.begin() + static_cast<long>(j) + 1, Run{hi, Rec(runs[j].rec)});
+        Apply(api, k, runs[j].rec, base + runs[j].begin);
     }
-    if (whole && k.write && !k.atomic) {  // all of it now holds this one write: uniform again
-        delete[] n.kids;
-        n.kids = nullptr;
-        n.rec = Rec();
-        n.rec.w = k.epoch;
-        n.rec.wApi = api;
+    // Merge equal neighbours around the runs just updated: [i - 1, j].
+    const size_t from = i > 0 ? i - 1 : 0, to = j < runs.size() ? j : runs.size() - 1;
+    size_t out = from;
+    for (size_t x = from + 1; x <= to; ++x) {
+        if (runs[x].rec == runs[out].rec) continue;
+        ++out;
+        if (out != x) runs[out] = std::move(runs[x]);
     }
+    if (out != to) runs.erase(runs.begin() + static_cast<long>(out) + 1, runs.begin() + static_cast<long>(to) + 1);
 }
 
 void Range(const char *api, const Cur &k, uint64_t lo, uint64_t hi)
@@ -215,9 +246,8 @@ void Range(const char *api, const Cur &k, uint64_t lo, uint64_t hi)
         const uint64_t page = lo / kPage, end = (page + 1) * kPage < hi ? (page + 1) * kPage : hi;
         Shard &s = g_shards[(page ^ (page >> 6)) % kShards];
         std::lock_guard<std::mutex> lock(s.mu);
-        Node *&n = s.pages[page];
-        if (n == nullptr) n = new Node;
-        Visit(api, k, *n, 0, page * kPage, lo, end);
+        const uint64_t base = page * kPage;
+        Visit(api, k, s.pages[page], base, static_cast<uint32_t>(lo - base), static_cast<uint32_t>(end - base));
         lo = end;
     }
 }
@@ -226,7 +256,6 @@ void ClearShadow()
 {
     for (Shard &s : g_shards) {
         std::lock_guard<std::mutex> lock(s.mu);
-        for (auto &p : s.pages) delete p.second;
         s.pages.clear();
     }
 }
