@@ -600,7 +600,8 @@ void CrossCoreSet(int mode, int flagId, int pipeT)
     std::vector<uint64_t> ids{setId};
     const char *pipeName = PipeTName(pipeT);
     std::string from;
-    if (g_raceCheck) from = std::string(CoreName()) + " (CrossCoreSetFlag<" + std::to_string(mode) + ", " + pipeName + ">)";
+    if (g_raceCheck)
+        from = std::string(CoreName()) + " (CrossCoreSetFlag<" + std::to_string(mode) + ", " + pipeName + ">)";
     const auto bump = [&](int slot) { Bump(s, slot, flagId, api, ids, clock, from); };
     if (mode == 0) {
         if (GroupSetLocked(s, 0, me, flagId, setId, &ids, &clock, pipeName, sameKind)) sameKind(bump);

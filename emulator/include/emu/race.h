@@ -16,9 +16,9 @@
 // of every pipe follows it; a wait on pipe X holds only pipe X, and the other pipes learn it
 // through the local orderings (SetFlag/WaitFlag, TQue hand-overs, PipeBarrier<PIPE_ALL>, unit
 // flags), which carry the per-pipe view with the per-pipe clock. The shadow of GM is
-// kept only where the launch touches it: per 4 KiB page one record while the page is accessed
-// whole, split into 32-byte granules, and a granule into bytes, where accesses cover part of
-// it (cores writing neighbouring bytes of one granule do not race). A record holds the last
+// kept only where the launch touches it: per 4 KiB page runs of bytes with one record each,
+// split where an access begins or ends and merged back when equal (cores writing neighbouring
+// bytes do not race). A record holds the last
 // plain write, the reads since it (one per clock while concurrent, FastTrack-style) and the
 // atomic writes (SetAtomicAdd/Max/Min) since it. Concurrent atomic writes do not race; any
 // other pair of accesses of which at least one writes must be ordered: MTE3 writing GM that
@@ -113,7 +113,7 @@ void RaceGmAcquire(const RaceClock &clock, int pipeT);
 // The per-pipe views follow the local orderings (race.cpp): pipe `to` is now ordered after `view`.
 RaceClock RaceGmView(Pipe p);
 void RaceGmLearn(Pipe to, const RaceClock &view);
-void RaceGmBarrierAll();  // every pipe learns what any pipe knows
+void RaceGmBarrierAll();                           // every pipe learns what any pipe knows
 void RaceGmFlagSet(int event, int id, Pipe from);  // SetFlag / WaitFlag carry the view too
 void RaceGmFlagWait(int event, int id, Pipe to);
 // SyncAll: the arrival joins everything the core did into `barrier`; the release acquires it.
