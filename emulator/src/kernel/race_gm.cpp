@@ -384,8 +384,19 @@ void RaceGmAcquire(const RaceClock &clock, int pipeT)
     Remote &r = RemoteOf(Ctx());
     const int row = PipeOfPipeT(pipeT);
     // A wait on PIPE_S holds the scalar unit, which issues every later instruction of every pipe.
-    for (int p = 0; p < kPipes; ++p)
-        if (row < 0 || row == kS || p == row) r.view[p] = RaceGmJoin(r.view[p], clock);
+    // Pipes often share one view: join each distinct view once.
+    RaceClock before[kPipes], after[kPipes];
+    int n = 0;
+    for (int p = 0; p < kPipes; ++p) {
+        if (!(row < 0 || row == kS || p == row)) continue;
+        int i = 0;
+        while (i < n && before[i] != r.view[p]) ++i;
+        if (i == n) {
+            before[n] = r.view[p];
+            after[n++] = RaceGmJoin(r.view[p], clock);
+        }
+        r.view[p] = after[i];
+    }
 }
 
 RaceClock RaceGmView(Pipe p)
