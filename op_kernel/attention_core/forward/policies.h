@@ -137,15 +137,12 @@ __aicore__ inline KvBlock UnitBlockAt(const WorkUnit &u, uint32_t blockKv, uint3
 // core (null: none). Where both read the same (batch, KV head) keys from the same first key and
 // cur's keys hold all of prev's (causal: a later q-block of the head, e.g. the second member of
 // a folded pair; without a mask: the next q-block of the head), the cache holds prev's last
-// kvCacheTiles blocks: its last full blocks but for a short last block's tile. Where both see
-// the same keys, cur runs them in the opposite order of prev (reuse = reuseEnd = all blocks:
-// backward, from the blocks prev ran last; after a backward unit forward, from its first
-// blocks), so every unit of a head's run finds its first kvCacheTiles blocks in the cache,
-// not only every second one. Not where some
-// of cur's rows see no key of those blocks (the mask's RowsBefore: a causal GQA group's heads
-// of one q-block, whose last blocks are diagonal tiles): cur's first block would leave those
-// rows without a reference max, and their first scores would flush the accumulator. Both stages call this after KvRange and ClipKeys, so they run
-// cur's blocks in one order; the cube looks every block up in its cache, so the order only
+// kvCacheTiles blocks: the full blocks it ran last (a short last block's tile aside), which cur
+// then runs first, in reverse. Not where some of cur's rows see no key of those blocks (the
+// mask's RowsBefore: a causal GQA group's heads of one q-block, whose last blocks are diagonal
+// tiles): cur's first block would leave those rows without a reference max, and their first
+// scores would flush the accumulator. Both stages call this after KvRange and ClipKeys, so they
+// run cur's blocks in one order; the cube looks every block up in its cache, so the order only
 // decides how many loads it saves.
 template <class Mask>
 __aicore__ inline void PlanKvReuse(const ForwardParams &p, const Mask &mask, const WorkUnit *prev, WorkUnit &cur)
@@ -158,16 +155,6 @@ __aicore__ inline void PlanKvReuse(const ForwardParams &p, const Mask &mask, con
         return;
     }
     const int64_t keys = prev->kvEnd - prev->kvBegin;
-    const uint32_t blocks = KvBlockCount(prev->kvBegin, prev->kvEnd, p.blockKv);
-    if (prev->reuse == blocks && prev->reuseEnd == blocks) {
-        return;  // prev ran backward: its first blocks are in the cache
-    }
-    if (prev->kvEnd == cur.kvEnd &&
-        mask.RowsBefore(cur, cur.q0, cur.rows, prev->kvBegin + static_cast<int64_t>(blocks - 1) * p.blockKv) == 0) {
-        cur.reuse = blocks;
-        cur.reuseEnd = blocks;
-        return;
-    }
     const uint32_t full = static_cast<uint32_t>(keys / p.blockKv);
     const uint32_t tiles = p.kvCacheTiles - (keys % p.blockKv != 0 ? 1u : 0u);
     if (full == 0 || tiles == 0) {
