@@ -132,7 +132,9 @@ __aicore__ inline KvBlock UnitBlockAt(const WorkUnit &u, uint32_t blockKv, uint3
 // core (null: none). Where both read the same (batch, KV head) keys from the same first key and
 // cur's keys hold all of prev's (causal: a later q-block of the head, e.g. the second member of
 // a folded pair; without a mask: the next q-block of the head), the cache holds prev's last
-// kvCacheTiles blocks: its last full blocks but for a short last block's tile. Not where some
+// kvCacheTiles blocks. A short last block of prev that is a full block of cur was loaded as a
+// full tile (the cube's WideTail: its keys past prev's end are cur's), so it counts too;
+// otherwise its tile holds nothing cur reads. Not where some
 // of cur's rows see no key of those blocks (the mask's RowsBefore: a causal GQA group's heads
 // of one q-block, whose last blocks are diagonal tiles): cur's first block would leave those
 // rows without a reference max, and their first scores would flush the accumulator. Both stages call this after KvRange and ClipKeys, so they run
@@ -149,8 +151,19 @@ __aicore__ inline void PlanKvReuse(const ForwardParams &p, const Mask &mask, con
         return;
     }
     const int64_t keys = prev->kvEnd - prev->kvBegin;
-    const uint32_t full = static_cast<uint32_t>(keys / p.blockKv);
-    const uint32_t tiles = p.kvCacheTiles - (keys % p.blockKv != 0 ? 1u : 0u);
+    uint32_t full = static_cast<uint32_t>(keys / p.blockKv);
+    uint32_t tiles = p.kvCacheTiles;
+    if (keys % p.blockKv != 0) {
+        // prev's short last block: a full tile where cur reads the whole block (with one Q and P
+        // copy only, ForwardParams::kvCacheTiles: elsewhere the wide load at prev's end and the
+        // split K^T load cost more than it saved, modelled B1 N8/2 S2K causal 49.44 -> 49.49 us)
+        const int64_t k0 = prev->kvBegin + static_cast<int64_t>(full) * p.blockKv;
+        if (p.l1Bufs == 1 && cur.kvEnd >= k0 + p.blockKv && mask.RowsBefore(cur, cur.q0, cur.rows, k0) == 0) {
+            ++full;
+        } else {
+            --tiles;
+        }
+    }
     if (full == 0 || tiles == 0 ||
         mask.RowsBefore(cur, cur.q0, cur.rows, prev->kvBegin + static_cast<int64_t>(full - 1) * p.blockKv) != 0) {
         return;
