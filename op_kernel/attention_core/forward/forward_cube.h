@@ -85,14 +85,11 @@ public:
         // ForwardCubeL1Bytes, forward_layout.h).
         kvPairs_ = !LAZY_PV ? 0 : KV_NZ ? p->kvNzPairs : kv_.KvPairCopies();
         early_ = early_ && kvPairs_ == 0;
-        if (kvPairs_ == 0) {
-            // lazy P.V with K and V apart: the K/V cache's tiles where the host planned them
-            cacheTiles_ = LAZY_PV && p->kvCacheTiles != 0 ? p->kvCacheTiles : 0;
-        }
-        // One P tile with K/V pairs, or with the K/V cache and one copy of Q and P (the host
-        // gave L1 to one more K/V tile pair): P's own event then guards it (FWD_EVT_P).
+        // lazy P.V with K and V apart: the K/V cache's tiles where the host planned them; then
+        // l1Bufs counts only the Q and P copies (1: L1 went to one more K/V tile pair), and the K
+        // and P/V events keep two copies. One P tile (with K/V pairs too) has FWD_EVT_P.
+        cacheTiles_ = LAZY_PV && kvPairs_ == 0 && p->kvCacheTiles != 0 ? p->kvCacheTiles : 0;
         singleP_ = kvPairs_ != 0 || (cacheTiles_ != 0 && l1Bufs_ == 1);
-        // K and V event copies: with the cache two whatever l1Bufs (its tiles are apart).
         kvEvtCopies_ = kvPairs_ != 0 ? kvPairs_ : cacheTiles_ != 0 ? 2 : l1Bufs_;
         pipe->InitBuffer(qL1_, l1Bufs_ * qElems_ * sizeof(T));
         pipe->InitBuffer(pL1_, (singleP_ ? 1 : l1Bufs_) * pElems_ * sizeof(T));
@@ -275,10 +272,9 @@ private:
 
     __aicore__ inline bool Advance(Cursor &c) { return ++c.j < c.blocks || Seek(c, c.unit + 1); }
 
-    // Whether block blk at c, its unit's short last block, goes into the K/V cache as a full
-    // tile: where the next unit on this core takes it from the cache as a full block of its own
-    // (policies.h PlanKvReuse), which then loads none of it again. StepS decides it at the
-    // unit's first S (wideTail_), where it looks the next unit up anyway.
+    // Whether blk at c, its unit's short last block, goes into the K/V cache as a full tile: where
+    // the next unit on this core takes it as a full block of its own (policies.h PlanKvReuse).
+    // StepS decides it at the unit's first S (wideTail_), where it looks the next unit up anyway.
     __aicore__ inline bool WideTail(const Cursor &c, const KvBlock &blk) const
     {
         return cacheTiles_ != 0 && c.j + 1 == c.blocks && blk.cols < p_->blockKv &&
@@ -314,10 +310,9 @@ private:
                 qNext_ = LoadQ(n.u);
                 qAhead_ = true;
             }
-            if (cacheTiles_ != 0) {  // WideTail (a one-block unit's tail went out with this S)
-                const bool wide = l1Bufs_ == 1 && more && c.blocks > 1 && n.u.reuse != 0 && n.u.reuseEnd >= c.blocks;
-                wideTail_[c.unit % WIDE_TAIL_UNITS] = wide ? c.unit + 1 : 0;
-            }
+            // WideTail (a one-block unit's tail went out with this S)
+            const bool wide = l1Bufs_ == 1 && more && c.blocks > 1 && n.u.reuse != 0 && n.u.reuseEnd >= c.blocks;
+            wideTail_[c.unit % WIDE_TAIL_UNITS] = wide ? c.unit + 1 : 0;
         }
         return Advance(c);
     }
@@ -578,20 +573,16 @@ private:
         return vL1_.Get<T>()[(cacheTiles_ != 0 ? vb_ : pb) * kvElems_];
     }
 
+    // blk as loaded: a full block's rows from its first key where `wide` (WideTail).
+    __aicore__ inline KvBlock Widened(const KvBlock &blk, bool wide) const
+    {
+        return KvBlock{blk.k0, wide ? p_->blockKv : blk.cols};
+    }
+
     // The K/V cache (ForwardParams::kvCacheTiles): per tile the key block it holds. A block's
     // K (V) tile: the one holding it (hit: no load), else the least recently used, which the
     // caller loads. A load waits for the MTE1 reads of the block two back (the event copies),
     // and with at least two tiles the least recently used tile was last read no later.
-    // blk as loaded: a full block's rows from its first key where `wide` (WideTail).
-    __aicore__ inline KvBlock Widened(const KvBlock &blk, bool wide) const
-    {
-        KvBlock b = blk;
-        if (wide) {
-            b.cols = p_->blockKv;
-        }
-        return b;
-    }
-
     struct CacheTag {
         uint32_t head = 0xFFFFFFFFu;  // batch * numKvHeads + KV head, all ones: empty
         uint32_t cols = 0;
@@ -782,12 +773,11 @@ private:
     uint32_t vPad_ = 0;        // rows per column block of the V tile of the next P.V (LoadV)
     uint32_t cacheTiles_ = 0;  // K/V cache tiles of each of K and V (ForwardParams::kvCacheTiles), 0: none
     uint64_t cacheClock_ = 0;
-    // WideTail's decisions: unit + 1 where the unit's tail goes in wide, by unit; the V stream
-    // trails the S stream by at most WS_SLOTS - 1 blocks, so by fewer units than this.
+    // WideTail's decisions by unit (unit + 1: wide); the V stream trails by < WS_SLOTS units
     static constexpr uint32_t WIDE_TAIL_UNITS = WS_SLOTS;
     uint64_t wideTail_[WIDE_TAIL_UNITS] = {0, 0, 0, 0};
     CacheTag kTags_[KV_CACHE_MAX_TILES], vTags_[KV_CACHE_MAX_TILES];
-    uint32_t kvPairs_ = 0;  // K/V pair copies (KvSourceBase::KvPairCopies; lazy P.V only), 0: none
+    uint32_t kvPairs_ = 0;      // K/V pair copies (KvSourceBase::KvPairCopies; lazy P.V only), 0: none
     bool singleP_ = false;      // one P tile in L1, guarded by FWD_EVT_P
     uint32_t kvEvtCopies_ = 1;  // event copies of the K and P/V tiles
     // lazy P.V: rows per S chunk, region sizes (elements), the next Q / S chunk copy
