@@ -383,6 +383,10 @@ bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::
     return mask.hasMask != 0 && p.numHeads > 1 && mask.strides.n == 0 && p.groupSize == 1;
 }
 
+// Units per core up to which PlanForward takes one Q and P copy for another K/V cache tile pair
+// under a mask.
+constexpr uint64_t ONE_COPY_MAX_MASKED_UNITS_PER_CORE = 2;
+
 constexpr uint32_t HEADS_INNER_ALWAYS = 2;
 // The mask bytes the heads-in-a-row orders save (~1 B of the ~16 B of L2 per score for every
 // head after a core's first) are not in the unit costs: such an order is kept where it plans at
@@ -565,7 +569,14 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
 
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
     PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch, budget.l1);
-    PlanKvCache(p, prob.dtypeBytes, budget.l1);
+    // One copy of Q and P for another K/V tile pair in the cache where the L2 it saves is worth
+    // the unit starts it slows (modelled, docs/performance.md "Sweep"): without a mask (every unit
+    // boundary of a head reuses; B4 N16 S1K 166.1 -> 165.4 us, B1 N1 S8K 147.1 -> 146.9) and for
+    // a causal plane with at most two units per core (B1 N1 S8K causal, one folded pair per core:
+    // bound by L2 with the cores ~4 us short of it). Not with more causal units per core, whose
+    // unit starts bind (B1 N8 S4K 159.5 -> 160.6 us, B2 N16 S2K 183.7 -> 185.4).
+    const bool oneCopy = !masked || p.unitCount <= ONE_COPY_MAX_MASKED_UNITS_PER_CORE * p.usedCores;
+    PlanKvCache(p, prob.dtypeBytes, budget.l1, oneCopy);
     if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
     return true;
 }
@@ -647,7 +658,7 @@ void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seq
                       : 0;
 }
 
-void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes)
+void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy)
 {
     // The K/V tiles L1 holds beside Q and P (forward_cube.h's cache; policies.h PlanKvReuse): a
     // unit that follows one of the same head whose keys its own start with (a causal head's
@@ -655,14 +666,23 @@ void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t 
     // K/V apart under lazy P.V only (the pairs fill L1 already).
     p.kvCacheTiles = 0;
     if (p.kvNz == 0 || p.lazyO == 0 || p.kvNzPairs != 0) return;
-    uint32_t tiles = 0;
-    for (uint32_t t = p.l1Bufs + 1; t <= AttentionCore::KV_CACHE_MAX_TILES; ++t) {
-        if (AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, dtypeBytes, p.l1Bufs, 0, t) >
-            l1Bytes)
-            break;
-        tiles = t;
+    auto most = [&](uint32_t bufs) {
+        uint32_t tiles = 0;
+        for (uint32_t t = p.l1Bufs + 1; t <= AttentionCore::KV_CACHE_MAX_TILES; ++t) {
+            if (AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, dtypeBytes, bufs, 0, t) >
+                l1Bytes)
+                break;
+            tiles = t;
+        }
+        return tiles;
+    };
+    p.kvCacheTiles = most(p.l1Bufs);
+    // One copy of Q and P (l1Bufs 1: the next unit's Q no longer loads ahead, P's load waits for
+    // the MTE1 read of the one before) where that frees L1 for another K/V tile pair.
+    if (oneCopy && p.l1Bufs == 2 && p.kvCacheTiles != 0 && most(1) > p.kvCacheTiles) {
+        p.l1Bufs = 1;
+        p.kvCacheTiles = most(1);
     }
-    p.kvCacheTiles = tiles;
 }
 
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align)

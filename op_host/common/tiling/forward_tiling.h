@@ -61,8 +61,9 @@ constexpr uint64_t KV_NZ_MAX_BYTES = 1ull << 30;
 void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,
               uint64_t l1Bytes);
 // The cube's K/V cache (ForwardParams::kvCacheTiles): as many K and V tiles as L1 (l1Bytes)
-// holds, up to KV_CACHE_MAX_TILES; call after PlanKvNz.
-void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes);
+// holds, up to KV_CACHE_MAX_TILES; call after PlanKvNz. oneCopy: where one copy of Q and P
+// (l1Bufs 1) leaves room for more tiles, take it.
+void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy = false);
 // The per-core slots of every core and the staged K/V (rounded up to `align` bytes).
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align = 1);
 // PFA: a mask plane shared by every (batch, head) of many gets a summary the vector cores build

@@ -85,13 +85,17 @@ public:
         // ForwardCubeL1Bytes, forward_layout.h).
         kvPairs_ = !LAZY_PV ? 0 : KV_NZ ? p->kvNzPairs : kv_.KvPairCopies();
         early_ = early_ && kvPairs_ == 0;
+        // lazy P.V with K and V apart: the K/V cache's tiles where the host planned them; then
+        // l1Bufs counts only the Q and P copies (1: L1 went to one more K/V tile pair), and the K
+        // and P/V events keep two copies. One P tile (with K/V pairs too) has FWD_EVT_P.
+        cacheTiles_ = LAZY_PV && kvPairs_ == 0 && p->kvCacheTiles != 0 ? p->kvCacheTiles : 0;
+        singleP_ = kvPairs_ != 0 || (cacheTiles_ != 0 && l1Bufs_ == 1);
+        kvEvtCopies_ = kvPairs_ != 0 ? kvPairs_ : cacheTiles_ != 0 ? 2 : l1Bufs_;
         pipe->InitBuffer(qL1_, l1Bufs_ * qElems_ * sizeof(T));
-        pipe->InitBuffer(pL1_, (kvPairs_ != 0 ? 1 : l1Bufs_) * pElems_ * sizeof(T));
+        pipe->InitBuffer(pL1_, (singleP_ ? 1 : l1Bufs_) * pElems_ * sizeof(T));
         if (kvPairs_ != 0) {
             pipe->InitBuffer(kL1_, kvPairs_ * 2 * kvElems_ * sizeof(T));
         } else {
-            // lazy P.V with K and V apart: the K/V cache's tiles where the host planned them
-            cacheTiles_ = LAZY_PV && p->kvCacheTiles != 0 ? p->kvCacheTiles : 0;
             const uint32_t tiles = cacheTiles_ != 0 ? cacheTiles_ : l1Bufs_;
             pipe->InitBuffer(kL1_, tiles * kvElems_ * sizeof(T));
             pipe->InitBuffer(vL1_, tiles * kvElems_ * sizeof(T));
@@ -130,7 +134,7 @@ public:
                 AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_Q + b);
             }
         }
-        if (kvPairs_ != 0) {
+        if (singleP_) {
             AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(FWD_EVT_P);
         }
         Run();
@@ -150,7 +154,7 @@ public:
                 AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_Q + b);
             }
         }
-        if (kvPairs_ != 0) {
+        if (singleP_) {
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(FWD_EVT_P);
         }
     }
@@ -200,7 +204,7 @@ private:
             // pairs V is in L1 since the block's S, and S goes after P.V: in the in-order MTE2
             // queue P's load would otherwise wait behind the pair load, which waits for the K/V
             // source (modelled int8 decode B16 N32/4 S4K 74.0 -> 62.4 us).
-            LoadV(v.u, blk);
+            LoadV(v.u, blk, WideTail(v, blk));
             if (sOk && kvPairs_ == 0) {
                 sOk = StepS(s, gS);
             }
@@ -268,6 +272,15 @@ private:
 
     __aicore__ inline bool Advance(Cursor &c) { return ++c.j < c.blocks || Seek(c, c.unit + 1); }
 
+    // Whether blk at c, its unit's short last block, goes into the K/V cache as a full tile: where
+    // the next unit on this core takes it as a full block of its own (policies.h PlanKvReuse).
+    // StepS decides it at the unit's first S (wideTail_), where it looks the next unit up anyway.
+    __aicore__ inline bool WideTail(const Cursor &c, const KvBlock &blk) const
+    {
+        return cacheTiles_ != 0 && c.j + 1 == c.blocks && blk.cols < p_->blockKv &&
+               wideTail_[c.unit % WIDE_TAIL_UNITS] == c.unit + 1;
+    }
+
     // The K/V pair of the stream block at c -> its pair copy ahead of the block's S (IssueS
     // then takes it): with K/V staged (KV_NZ), whose loads wait for nothing, so the next pair
     // load is queued behind P's before the scalar reads of the P.V between them (the cube's MTE2
@@ -289,12 +302,17 @@ private:
     __aicore__ inline bool StepS(Cursor &c, uint64_t &g)
     {
         IssueS(c, g++);
-        if (c.j == 0 && !qAhead_ && (l1Bufs_ == 2 || c.blocks == 1)) {
+        const bool loadQ = !qAhead_ && (l1Bufs_ == 2 || c.blocks == 1);
+        if (c.j == 0 && (loadQ || cacheTiles_ != 0)) {
             Cursor n = c;
-            if (Seek(n, n.unit + 1)) {
+            const bool more = Seek(n, n.unit + 1);
+            if (more && loadQ) {
                 qNext_ = LoadQ(n.u);
                 qAhead_ = true;
             }
+            // WideTail (a one-block unit's tail went out with this S)
+            const bool wide = l1Bufs_ == 1 && more && c.blocks > 1 && n.u.reuse != 0 && n.u.reuseEnd >= c.blocks;
+            wideTail_[c.unit % WIDE_TAIL_UNITS] = wide ? c.unit + 1 : 0;
         }
         return Advance(c);
     }
@@ -309,7 +327,7 @@ private:
         }
         const KvBlock blk = UnitBlockAt(c.u, p_->blockKv, c.j);
         if constexpr (LAZY_PV) {
-            ComputeSChunks(c.u, blk, g % WS_SLOTS);
+            ComputeSChunks(c.u, blk, g % WS_SLOTS, WideTail(c, blk));
         } else {
             ComputeS(c.u, blk, g % WS_SLOTS);
         }
@@ -438,20 +456,22 @@ private:
     // Lazy P.V's S (headDim <= dChunk: one k pass): K^T into its L0B region once, then per row
     // chunk Q rows -> a Q chunk copy in L0A, Mmad -> an S chunk copy in L0C, Fixpipe into the
     // chunk's rows of the S slot.
-    __aicore__ inline void ComputeSChunks(const WorkUnit &u, const KvBlock &blk, uint32_t slot)
+    __aicore__ inline void ComputeSChunks(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool wide)
     {
         const uint32_t d = p_->headDim;
-        const uint32_t kvPad = AlignUp(blk.cols, 16);
-        const uint32_t kb = preloaded_ ? preKb_ : NextCopy(kIdx_, kvPairs_ != 0 ? kvPairs_ : l1Bufs_);
+        // a wide tail's tile holds a full block (WideTail): its rows per column block
+        const KvBlock load = Widened(blk, wide);
+        const uint32_t kvPad = AlignUp(load.cols, 16);
+        const uint32_t kb = preloaded_ ? preKb_ : NextCopy(kIdx_, kvEvtCopies_);
         // With the K/V cache kb is the block's event copy and `tile` its K tile (CacheSlot).
         bool hit = false;
-        const uint32_t tile = cacheTiles_ != 0 ? CacheSlot(kTags_, u, blk, hit) : kb;
+        const uint32_t tile = cacheTiles_ != 0 ? CacheSlot(kTags_, u, load, hit) : kb;
         const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[tile * (kvPairs_ != 0 ? 2 : 1) * kvElems_];
         const AscendC::LocalTensor<T> kt = l0b_.Get<T>();
         if (hit) {
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // as LoadK: one wait per set
         } else if (!preloaded_) {
-            LoadK(u, blk, kL1, kb);
+            LoadK(u, load, kL1, kb);
         }
         preloaded_ = false;
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LKT);  // the previous block's Mmads read K^T
@@ -489,21 +509,23 @@ private:
 
     // The block's V rows -> the next P/V copy in L1 (once MTE1 is done with it), before the
     // cube waits for the block's P: V does not depend on the vector cores.
-    __aicore__ inline void LoadV(const WorkUnit &u, const KvBlock &blk)
+    __aicore__ inline void LoadV(const WorkUnit &u, const KvBlock &blk, bool wide)
     {
         if (kvPairs_ != 0) {  // in the block's pair since its S (LoadK)
             pb_ = NextCopy(pvIdx_, kvPairs_);
             return;
         }
-        pb_ = NextCopy(pvIdx_, l1Bufs_);
+        pb_ = NextCopy(pvIdx_, kvEvtCopies_);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb_);  // MTE1 is done with this P/V copy
+        const KvBlock load = Widened(blk, wide);
+        vPad_ = AlignUp(load.cols, 16);
         bool hit = false;
-        vb_ = cacheTiles_ != 0 ? CacheSlot(vTags_, u, blk, hit) : pb_;
+        vb_ = cacheTiles_ != 0 ? CacheSlot(vTags_, u, load, hit) : pb_;
         if (hit) {
             return;
         }
-        kv_.BeforeLoad(u, blk, true);
-        CopyKvRows(vL1_.Get<T>()[vb_ * kvElems_], v_, u, blk, AlignUp(blk.cols, 16), 1);
+        kv_.BeforeLoad(u, load, true);
+        CopyKvRows(vL1_.Get<T>()[vb_ * kvElems_], v_, u, load, vPad_, 1);
         kv_.AfterLoad(true);
     }
 
@@ -518,7 +540,7 @@ private:
         AscendC::CrossCoreWaitFlag(FlagPReady(slot));
         const uint32_t pb = pb_;
         const int32_t loaded = kvPairs_ != 0 ? FWD_EVT_P : EVT_PV + pb;
-        if (kvPairs_ != 0) {
+        if (singleP_) {
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(FWD_EVT_P);  // MTE1 is done with the P tile
         }
         const AscendC::LocalTensor<T> pL1 = PTile(pb);
@@ -541,7 +563,7 @@ private:
     // pair pb, kvPad rows per column block after the K half).
     __aicore__ inline AscendC::LocalTensor<T> PTile(uint32_t pb)
     {
-        return pL1_.Get<T>()[(kvPairs_ != 0 ? 0 : pb) * pElems_];
+        return pL1_.Get<T>()[(singleP_ ? 0 : pb) * pElems_];
     }
     __aicore__ inline AscendC::LocalTensor<T> VTile(uint32_t pb, uint32_t kvPad)
     {
@@ -549,6 +571,12 @@ private:
             return kL1_.Get<T>()[pb * 2 * kvElems_ + kvPad * p_->headDimAlign];
         }
         return vL1_.Get<T>()[(cacheTiles_ != 0 ? vb_ : pb) * kvElems_];
+    }
+
+    // blk as loaded: a full block's rows from its first key where `wide` (WideTail).
+    __aicore__ inline KvBlock Widened(const KvBlock &blk, bool wide) const
+    {
+        return KvBlock{blk.k0, wide ? p_->blockKv : blk.cols};
     }
 
     // The K/V cache (ForwardParams::kvCacheTiles): per tile the key block it holds. A block's
@@ -659,7 +687,7 @@ private:
         }
         Tiles::LoadA(l0a[Tiles::ARow(skip, k)], PTile(pb), L1Shape{mPad, kvPad}, 0, k, skip, mPad - skip);  // P
         if (kvPairs_ == 0) {
-            Tiles::LoadB(l0b, VTile(pb, kvPad), L1Shape{kvPad, p_->headDimAlign}, k, 0, d);  // V
+            Tiles::LoadB(l0b, VTile(pb, kvPad), L1Shape{vPad_, p_->headDimAlign}, k, 0, d);  // V
         }
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
@@ -668,6 +696,9 @@ private:
             AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(FWD_EVT_P);
         } else {
             AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);
+            if (singleP_) {
+                AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(FWD_EVT_P);
+            }
         }
 
         if (next != nullptr) {  // the next S's pair load ahead of the reads below
@@ -739,10 +770,16 @@ private:
     uint32_t qNext_ = 0;
     uint32_t pb_ = 0;          // the P/V copy LoadV filled for the next P.V
     uint32_t vb_ = 0;          // with the K/V cache: the V tile of the next P.V
+    uint32_t vPad_ = 0;        // rows per column block of the V tile of the next P.V (LoadV)
     uint32_t cacheTiles_ = 0;  // K/V cache tiles of each of K and V (ForwardParams::kvCacheTiles), 0: none
     uint64_t cacheClock_ = 0;
+    // WideTail's decisions by unit (unit + 1: wide); the V stream trails by < WS_SLOTS units
+    static constexpr uint32_t WIDE_TAIL_UNITS = WS_SLOTS;
+    uint64_t wideTail_[WIDE_TAIL_UNITS] = {0, 0, 0, 0};
     CacheTag kTags_[KV_CACHE_MAX_TILES], vTags_[KV_CACHE_MAX_TILES];
-    uint32_t kvPairs_ = 0;  // K/V pair copies (KvSourceBase::KvPairCopies; lazy P.V only), 0: none
+    uint32_t kvPairs_ = 0;      // K/V pair copies (KvSourceBase::KvPairCopies; lazy P.V only), 0: none
+    bool singleP_ = false;      // one P tile in L1, guarded by FWD_EVT_P
+    uint32_t kvEvtCopies_ = 1;  // event copies of the K and P/V tiles
     // lazy P.V: rows per S chunk, region sizes (elements), the next Q / S chunk copy
     uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;
     uint32_t qIdx_ = 0, sIdx_ = 0;

@@ -102,7 +102,8 @@ struct ForwardParams {
     uint32_t usedCores;       // blockDim
     // Cube double buffering (ChooseCubeBuffers): 2 = the K, V and P tiles in L1 (l1Bufs) and the
     // L0A/L0B/L0C tiles (l0Bufs) ping-pong so that loads, Mmad and Fixpipe of consecutive
-    // operations overlap; 1 where two copies do not fit.
+    // operations overlap; 1 where two copies do not fit. With the K/V cache (kvCacheTiles) l1Bufs
+    // counts the Q and P tiles only (1: one copy each, for a further cache tile pair).
     uint32_t l1Bufs;
     uint32_t l0Bufs;
     uint32_t lazyO;     // 1: lazy P.V (above; the tiling key's mode); needs headDim <= dChunk and L0C for S + acc
@@ -173,8 +174,8 @@ struct ForwardParams {
     uint32_t tailCorePieces;
     // K/V tiles the cube keeps in L1 as a cache (forward_cube.h; lazy P.V with K and V apart),
     // each of K and V, 0: l1Bufs copies. A unit that follows one of the same (batch, KV head)
-    // whose keys its own start with takes those keys' last full blocks first, from the cache
-    // (policies.h KvReuseBlocks).
+    // whose keys its own start with takes the full blocks that unit ran last first, from the
+    // cache (policies.h PlanKvReuse).
     uint32_t kvCacheTiles;
     uint64_t tailFirst;
     uint64_t wsPartialOffset;

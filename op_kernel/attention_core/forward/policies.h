@@ -137,12 +137,14 @@ __aicore__ inline KvBlock UnitBlockAt(const WorkUnit &u, uint32_t blockKv, uint3
 // core (null: none). Where both read the same (batch, KV head) keys from the same first key and
 // cur's keys hold all of prev's (causal: a later q-block of the head, e.g. the second member of
 // a folded pair; without a mask: the next q-block of the head), the cache holds prev's last
-// kvCacheTiles blocks: the full blocks it ran last (a short last block's tile aside), which cur
-// then runs first, in reverse. Not where some of cur's rows see no key of those blocks (the
-// mask's RowsBefore: a causal GQA group's heads of one q-block, whose last blocks are diagonal
-// tiles): cur's first block would leave those rows without a reference max, and their first
-// scores would flush the accumulator. Both stages call this after KvRange and ClipKeys, so they
-// run cur's blocks in one order; the cube looks every block up in its cache, so the order only
+// kvCacheTiles blocks: the full blocks it ran last, which cur then runs first, in reverse. A
+// short last block of prev that is a full block of cur was loaded as a full tile (the cube's
+// WideTail: its keys past prev's end are cur's), so it counts too; otherwise its tile holds
+// nothing cur reads. Not where some of cur's rows see no key of those blocks (the mask's
+// RowsBefore: a causal GQA group's heads of one q-block, whose last blocks are diagonal tiles):
+// cur's first block would leave those rows without a reference max, and their first scores
+// would flush the accumulator. Both stages call this after KvRange and ClipKeys, so they run
+// cur's blocks in one order; the cube looks every block up in its cache, so the order only
 // decides how many loads it saves.
 template <class Mask>
 __aicore__ inline void PlanKvReuse(const ForwardParams &p, const Mask &mask, const WorkUnit *prev, WorkUnit &cur)
@@ -155,12 +157,23 @@ __aicore__ inline void PlanKvReuse(const ForwardParams &p, const Mask &mask, con
         return;
     }
     const int64_t keys = prev->kvEnd - prev->kvBegin;
-    const uint32_t full = static_cast<uint32_t>(keys / p.blockKv);
-    const uint32_t tiles = p.kvCacheTiles - (keys % p.blockKv != 0 ? 1u : 0u);
+    uint32_t full = static_cast<uint32_t>(keys / p.blockKv);
+    uint32_t tiles = p.kvCacheTiles;
+    if (keys % p.blockKv != 0) {
+        // prev's short last block: a full tile where cur reads the whole block (with one Q and P
+        // copy only, ForwardParams::kvCacheTiles: elsewhere the wide load at prev's end and the
+        // split K^T load cost more than it saved, modelled B1 N8/2 S2K causal 49.44 -> 49.49 us)
+        const int64_t k0 = prev->kvBegin + static_cast<int64_t>(full) * p.blockKv;
+        if (p.l1Bufs == 1 && cur.kvEnd >= k0 + p.blockKv && mask.RowsBefore(cur, cur.q0, cur.rows, k0) == 0) {
+            ++full;
+        } else {
+            --tiles;
+        }
+    }
     if (full == 0 || tiles == 0) {
         return;
     }
-    // The full blocks prev ran last (a short last block always runs last) as one ascending run
+    // The full blocks prev ran last (its short last block always runs last) as one ascending run
     // [end - run, end): prev's last full blocks, or where prev itself began with reused blocks,
     // the ones before those (so every unit of a run of a head's q-blocks finds its first blocks
     // cached, not only the second).

@@ -182,13 +182,16 @@ def test_kernel_tests_of_s_ahead_of_the_staging_get_it(plan, b, d, sq, skv, mask
 @pytest.mark.parametrize("n,sq,d", [(8, 4096, 128), (1, 8192, 128), (8, 1024, 128), (16, 4096, 64)])
 def test_causal_staged_kv_fills_l1_with_the_kv_cache(plan, n, sq, d):
     # lazy P.V, K and V staged apart: as many K and V tiles as L1 holds beside Q and P (five
-    # each at D = 128, 176-row q-blocks, 128-key blocks; ten at D = 64, 224 rows), up to twelve
+    # each at D = 128, 176-row q-blocks, 128-key blocks; ten at D = 64, 224 rows), up to twelve;
+    # with at most two units per core one copy of Q and P, and six at D = 128
     (p,) = plan(problem(n=n, sq=sq, skv=sq, d=d, mask=1))
     assert p["kvNz"] == 1 and p["kvNzPairs"] == 0 and p["lazyO"] == 1
     assert 3 <= p["kvCacheTiles"] <= 12 and p["l1CacheBytes"] <= 512 * 1024
+    one = p["unitCount"] <= 2 * p["usedCores"]
+    assert p["l1Bufs"] == (1 if one and p["kvCacheTiles"] > 3 else 2)
     if d == 128 and p["blockQ"] == 176:
-        assert p["kvCacheTiles"] == 5
-    if d == 64 and p["blockQ"] == 224:
+        assert p["kvCacheTiles"] == (6 if one else 5)
+    if d == 64 and p["blockQ"] == 224 and not one:
         assert p["kvCacheTiles"] == 10
 
 
@@ -235,6 +238,17 @@ def test_wide_lazy_blocks_count_the_statistics_rows(tmp_path, ub):
         assert plain[1] == 56
     else:
         assert stats[1] < plain[1]
+
+
+@pytest.mark.parametrize("sq", [8192, 1024])
+def test_unmasked_staged_kv_takes_one_q_and_p_copy_for_more_cache_tiles(plan, sq):
+    # without a mask every unit boundary of a head reuses the cache: one copy of Q and P where
+    # that frees L1 for another K/V tile pair (six at D = 128, 176-row q-blocks)
+    (p,) = plan(problem(n=16, sq=sq, skv=sq))
+    assert p["kvNz"] == 1 and p["kvNzPairs"] == 0 and p["lazyO"] == 1
+    assert p["l1Bufs"] == 1 and p["l1CacheBytes"] <= 512 * 1024
+    if p["blockQ"] == 176:
+        assert p["kvCacheTiles"] == 6
 
 
 def test_smaller_ub_gives_smaller_blocks_and_none_fits_is_an_error(plan):
