@@ -383,9 +383,10 @@ bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::
     return mask.hasMask != 0 && p.numHeads > 1 && mask.strides.n == 0 && p.groupSize == 1;
 }
 
-// Units per core up to which PlanForward takes one Q and P copy for another K/V cache tile pair
-// under a mask.
+// Where PlanForward takes one Q and P copy for another K/V cache tile pair: under a mask up to
+// this many units per core, without one from this many key blocks per unit (measured, below).
 constexpr uint64_t ONE_COPY_MAX_MASKED_UNITS_PER_CORE = 2;
+constexpr uint32_t ONE_COPY_MIN_KV_BLOCKS = 16;
 
 constexpr uint32_t HEADS_INNER_ALWAYS = 2;
 // The mask bytes the heads-in-a-row orders save (~1 B of the ~16 B of L2 per score for every
@@ -570,12 +571,15 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
     PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch, budget.l1);
     // One copy of Q and P for another K/V tile pair in the cache where the L2 it saves is worth
-    // the unit starts it slows (modelled, docs/performance.md "Sweep"): without a mask (every unit
-    // boundary of a head reuses; B4 N16 S1K 166.1 -> 165.4 us, B1 N1 S8K 147.1 -> 146.9) and for
-    // a causal plane with at most two units per core (B1 N1 S8K causal, one folded pair per core:
-    // bound by L2 with the cores ~4 us short of it). Not with more causal units per core, whose
-    // unit starts bind (B1 N8 S4K 159.5 -> 160.6 us, B2 N16 S2K 183.7 -> 185.4).
-    const bool oneCopy = !masked || p.unitCount <= ONE_COPY_MAX_MASKED_UNITS_PER_CORE * p.usedCores;
+    // the unit starts it slows (modelled, docs/performance.md "Sweep"): without a mask where a
+    // unit runs at least ONE_COPY_MIN_KV_BLOCKS key blocks (every unit boundary of a head reuses;
+    // B2 N8 S2K 150.3 -> 148.8 us, B1 N8 S4K 291.1 -> 288.3; with 8 blocks per unit the unit
+    // starts cost more, B4 N16 S1K 157.8 -> 159.2), and for a causal plane with at most two units
+    // per core (B1 N1 S8K causal, one folded pair per core: bound by L2 with the cores ~4 us short
+    // of it). Not with more causal units per core, whose unit starts bind (B1 N8 S4K 159.5 ->
+    // 160.6 us, B2 N16 S2K 183.7 -> 185.4).
+    const bool oneCopy = masked ? p.unitCount <= ONE_COPY_MAX_MASKED_UNITS_PER_CORE * p.usedCores
+                                : p.seqKv >= uint64_t(ONE_COPY_MIN_KV_BLOCKS) * p.blockKv;
     PlanKvCache(p, prob.dtypeBytes, budget.l1, oneCopy);
     if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
     return true;
