@@ -233,7 +233,7 @@ def test_the_shapes_cover_every_layout_choice(seen):
             "recompute": {0, 1},
             "prefetch": {0, 1},
         },
-        sfag.OP: {"rope": {0, 1}, "index64": {0, 1}},
+        sfag.OP: {"rope": {0, 1}, "index64": {0, 1}, "pairTokens": {0, 1}},
     }
     cases = {pfa.OP: len(PFA), fav.OP: len(FAV), ifa.OP: len(IFA), fag.OP: len(FAG), sfag.OP: len(SFAG)}
     if any(seen.get(op, {}).get("cases run", 0) < n for op, n in cases.items()):
