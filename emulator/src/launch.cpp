@@ -16,7 +16,6 @@
 #include <functional>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -25,6 +24,7 @@
 #include "emu/device_memory.h"
 #include "emu/race.h"
 #include "foreign_headers.h"
+#include "launch_counters.h"
 #include "emu/soc.h"
 #include "emu/timing.h"
 #include "scalar_divide.h"
@@ -70,6 +70,9 @@ struct LaunchShared {
     // unmatched group sets; per SyncAll group, the barrier being joined and the last complete one.
     std::vector<std::deque<RaceClock>> raceCounter;
     std::vector<std::deque<RaceClock>> racePending[3];
+    // Who made each pending set (for the message about a set never waited), parallel to the above.
+    std::vector<std::deque<std::string>> raceCounterFrom;
+    std::vector<std::deque<std::string>> racePendingFrom[3];
     RaceClock raceBar[3], raceBarDone[3];
     LaunchStop *stop = nullptr;
 };
@@ -112,15 +115,45 @@ void StopLaunch(LaunchStop &st, const std::string &message)
     std::abort();
 }
 
-std::mutex g_countersMu;
-std::string g_lastCounters = "{}";
-
 int Slot(const CoreCtx &c) { return (c.block - c.shared->firstBlock) * 3 + (c.kind == kAic ? 0 : 1 + c.sub); }
 
 const char *PipeName(int p)
 {
     static const char *names[] = {"MTE2", "MTE1", "M", "V", "MTE3", "FIXP", "S"};
     return names[p];
+}
+
+// A kernel's pipe_t value by its name (kernel_sync.h).
+const char *PipeTName(int pipeT)
+{
+    switch (pipeT) {
+        case 0:
+            return "PIPE_S";
+        case 1:
+            return "PIPE_V";
+        case 2:
+            return "PIPE_M";
+        case 3:
+            return "PIPE_MTE1";
+        case 4:
+            return "PIPE_MTE2";
+        case 5:
+            return "PIPE_MTE3";
+        case 6:
+            return "PIPE_ALL";
+        case 10:
+            return "PIPE_FIX";
+        default:
+            return "PIPE_?";
+    }
+}
+
+// A wave slot's core by name (aic<block> / aiv<block>.<sub>).
+std::string SlotName(const LaunchShared &s, int slot)
+{
+    const int block = s.firstBlock + slot / 3;
+    return slot % 3 == 0 ? "aic" + std::to_string(block)
+                         : "aiv" + std::to_string(block) + "." + std::to_string(slot % 3 - 1);
 }
 
 void ReportStuck(LaunchShared &s, const char *why)
@@ -186,13 +219,16 @@ int TimingCounter(const LaunchShared &s, int slot, int flag) { return (s.firstBl
 
 // One more set of `flag` for core `slot`; the timeline model learns which set ids release it.
 void Bump(LaunchShared &s, int slot, int flag, const char *api, const std::vector<uint64_t> &ids,
-          const RaceClock &clock)
+          const RaceClock &clock, const std::string &from)
 {
     int &c = Counter(s, slot, flag);
     if (++c > 15)
         Fail(api, "flag %d of the target core has more than 15 unconsumed sets (the hardware counter is 4 bits)", flag);
     TimeCrossBump(TimingCounter(s, slot, flag), ids.data(), static_cast<int>(ids.size()));
-    if (g_raceCheck) s.raceCounter[slot * kCrossFlags + flag].push_back(clock);
+    if (g_raceCheck) {
+        s.raceCounter[slot * kCrossFlags + flag].push_back(clock);
+        s.raceCounterFrom[slot * kCrossFlags + flag].push_back(from);
+    }
 }
 
 // Records a group set by core `slot` and reports whether the group's set is now complete: each
@@ -202,13 +238,16 @@ void Bump(LaunchShared &s, int slot, int flag, const char *api, const std::vecto
 // publishes the join of their clocks (*clock, for the hazard checker).
 template <typename Members>
 bool GroupSetLocked(LaunchShared &s, int mode, int slot, int flag, uint64_t setId, std::vector<uint64_t> *ids,
-                    RaceClock *clock, Members members)
+                    RaceClock *clock, const char *pipeName, Members members)
 {
     std::vector<int> &pending = s.pending[mode];
     std::vector<std::deque<uint64_t>> &pendingIds = s.pendingIds[mode];
     ++pending[slot * kCrossFlags + flag];
     pendingIds[slot * kCrossFlags + flag].push_back(setId);
-    if (g_raceCheck) s.racePending[mode][slot * kCrossFlags + flag].push_back(*clock);
+    if (g_raceCheck) {
+        s.racePending[mode][slot * kCrossFlags + flag].push_back(*clock);
+        s.racePendingFrom[mode][slot * kCrossFlags + flag].push_back(pipeName);
+    }
     bool complete = true;
     members([&](int m) { complete = complete && pending[m * kCrossFlags + flag] > 0; });
     if (complete) {
@@ -225,10 +264,68 @@ bool GroupSetLocked(LaunchShared &s, int mode, int slot, int flag, uint64_t setI
                 auto &q = s.racePending[mode][m * kCrossFlags + flag];
                 *clock = RaceGmJoin(*clock, q.front());
                 q.pop_front();
+                s.racePendingFrom[mode][m * kCrossFlags + flag].pop_front();
             });
         }
     }
     return complete;
+}
+
+// A core that ends with a SetFlag no WaitFlag consumed leaves the flag set into the next kernel
+// on the hardware: a warning, and a failed launch under the hazard checker.
+void CheckFlagsWaited(const CoreCtx &c)
+{
+    for (int e = 0; e < kHardEventCount; ++e)
+        for (int id = 0; id < kEventIds; ++id) {
+            if (c.flags[e][id] <= 0) continue;
+            Pipe from, to;
+            EventPipes(e, &from, &to);
+            // HardEvent names the fixpipe FIX (M_FIX), the counters FIXP.
+            const auto name = [](Pipe p) { return p == Pipe::FIXP ? "FIX" : PipeName(static_cast<int>(p)); };
+            const char *f = name(from), *t = name(to);
+            if (g_raceCheck)
+                Fail("end of kernel",
+                     "SetFlag<HardEvent::%s_%s>(%d) was never waited: pipe %s never ran WaitFlag<HardEvent::%s_%s>(%d) "
+                     "for pipe %s (on the hardware the flag stays set into the next kernel)",
+                     f, t, id, t, f, t, id, f);
+            std::fprintf(stderr,
+                         "[ascendc-emu] warning: %s of kernel %s ended with SetFlag<HardEvent::%s_%s>(%d) never waited "
+                         "(event %d)\n",
+                         CoreName(), c.kernel, f, t, id, e);
+        }
+}
+
+// Under the hazard checker, a cross-core set no wait consumed (or a group set some members never
+// made) when every core of the wave has ended fails the launch: on the hardware the flag counter
+// stays set into the next kernel.
+void CheckCrossFlagsWaited(LaunchShared &s, LaunchStop &stop, const char *kernel)
+{
+    static const char *kModes[] = {"mode 0 (every core of a kind)", "mode 1 (the AIVs of an AI core)",
+                                   "mode 2 (AIC <-> its AIVs)"};
+    std::string problem;
+    for (size_t i = 0; i < s.counter.size() && problem.empty(); ++i)
+        if (s.counter[i] > 0) {
+            problem = SlotName(s, static_cast<int>(i / kCrossFlags)) + " never consumed " +
+                      std::to_string(s.counter[i]) + " CrossCoreSetFlag(flagId " + std::to_string(i % kCrossFlags) +
+                      ") with CrossCoreWaitFlag; the first was set by " + s.raceCounterFrom[i].front();
+        }
+    for (int m = 0; m < 3 && problem.empty(); ++m)
+        for (size_t i = 0; i < s.pending[m].size() && problem.empty(); ++i)
+            if (s.pending[m][i] > 0)
+                problem = SlotName(s, static_cast<int>(i / kCrossFlags)) + " made a group CrossCoreSetFlag<" +
+                          std::to_string(m) + ", " + s.racePendingFrom[m][i].front() + ">(flagId " +
+                          std::to_string(i % kCrossFlags) + ") in " + kModes[m] +
+                          " that the other members never completed, so no core could wait for it";
+    if (problem.empty()) return;
+    const std::string line = std::string("[ascendc-emu] end of kernel ") + kernel + ": " + problem +
+                             " (on the hardware the flag counter stays set into the next kernel)";
+    if (Raising()) {
+        StopLaunch(stop, line);
+        return;
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+    std::abort();
 }
 
 void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int first, int count,
@@ -248,6 +345,8 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
     if (g_raceCheck) {
         s.raceCounter.assign(count * 3 * kCrossFlags, {});
         for (auto &p : s.racePending) p.assign(count * 3 * kCrossFlags, {});
+        s.raceCounterFrom.assign(count * 3 * kCrossFlags, {});
+        for (auto &p : s.racePendingFrom) p.assign(count * 3 * kCrossFlags, {});
     }
 
     std::vector<CoreCtx *> ctxs;
@@ -306,14 +405,13 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
         }
         g_divideFaults += TakeScalarDivideFaults();
         TimingEndCore();
-        if (!stopped)
-            for (int e = 0; e < kHardEventCount; ++e)
-                for (int id = 0; id < kEventIds; ++id)
-                    if (c->flags[e][id] > 0)
-                        std::fprintf(
-                            stderr,
-                            "[ascendc-emu] warning: %s of kernel %s ended with SetFlag(event %d, id %d) never waited\n",
-                            CoreName(), c->kernel, e, id);
+        if (!stopped) {
+            try {
+                RaceGmFlushRefs();
+                CheckFlagsWaited(*c);
+            } catch (const CoreStopped &) {
+            }
+        }
         RaceFree(*c);
         for (uint8_t *p : owned) std::free(p);
         for (auto &m : c->mem) m = nullptr;
@@ -332,54 +430,14 @@ void RunWave(const LaunchConfig &cfg, const std::function<void()> &body, int fir
     threads.reserve(ctxs.size());
     for (CoreCtx *c : ctxs) threads.emplace_back(run, c);
     for (auto &t : threads) t.join();
+    if (g_raceCheck && !stop.stop.load()) CheckCrossFlagsWaited(s, stop, cfg.name);
     for (CoreCtx *c : ctxs) {
         c->shared = nullptr;
         c->stop = nullptr;
     }
 }
 
-void AppendCounters(std::ostringstream &o, const PipeCounter *pc)
-{
-    for (int p = 0; p < static_cast<int>(Pipe::COUNT); ++p) {
-        if (p) o << ",";
-        o << "\"" << PipeName(p) << "\":{\"bytes\":" << pc[p].bytes << ",\"ops\":" << pc[p].ops;
-        if (p == static_cast<int>(Pipe::M)) o << ",\"macs\":" << pc[p].macs;
-        o << "}";
-    }
-}
-
-// ASCEND_EMU_PROFILE=<file>: every launch appends the modelled profile of last_profile() (kernel,
-// block dim, task_duration_us, the msprof ratios) as one JSON line, so a program that is not
-// driven from Python (a CATLASS example, a user's host driver) still reports its modelled time.
-void AppendProfileLine()
-{
-    const char *path = std::getenv("ASCEND_EMU_PROFILE");
-    if (path == nullptr || path[0] == '\0') return;
-    static std::mutex mu;
-    std::lock_guard<std::mutex> lock(mu);
-    FILE *out = std::fopen(path, "a");
-    if (out == nullptr) {
-        std::fprintf(stderr, "[ascendc-emu] ASCEND_EMU_PROFILE: cannot append to %s\n", path);
-        return;
-    }
-    std::fprintf(out, "%s\n", LastLaunchProfileJson().c_str());
-    std::fclose(out);
-}
-
 }  // namespace
-
-void AppendPeakJson(std::string &out, const uint64_t *peak, int kind)
-{
-    out += "\"peak\":{";
-    bool first = true;
-    for (int b = static_cast<int>(Buf::UB); b < static_cast<int>(Buf::COUNT); ++b) {
-        if ((kind == kAiv && b != static_cast<int>(Buf::UB)) || (kind == kAic && b == static_cast<int>(Buf::UB)))
-            continue;
-        out += std::string(first ? "\"" : ",\"") + BufName(static_cast<Buf>(b)) + "\":" + std::to_string(peak[b]);
-        first = false;
-    }
-    out += "}";
-}
 
 void SetFaultMode(FaultMode mode) { g_faultMode.store(static_cast<int>(mode)); }
 
@@ -496,16 +554,20 @@ void CrossCoreSet(int mode, int flagId, int pipeT)
         for (int v = 0; v < s.aivPerBlock; ++v) fn(b * 3 + 1 + v);
     };
     std::vector<uint64_t> ids{setId};
-    const auto bump = [&](int slot) { Bump(s, slot, flagId, api, ids, clock); };
+    const char *pipeName = PipeTName(pipeT);
+    std::string from;
+    if (g_raceCheck)
+        from = std::string(CoreName()) + " (CrossCoreSetFlag<" + std::to_string(mode) + ", " + pipeName + ">)";
+    const auto bump = [&](int slot) { Bump(s, slot, flagId, api, ids, clock, from); };
     if (mode == 0) {
-        if (GroupSetLocked(s, 0, me, flagId, setId, &ids, &clock, sameKind)) sameKind(bump);
+        if (GroupSetLocked(s, 0, me, flagId, setId, &ids, &clock, pipeName, sameKind)) sameKind(bump);
     } else if (mode == 1) {
         if (c.kind != kAiv) Fail(api, "mode 1 synchronises the AIVs of one AI core; called on an AIC");
-        if (GroupSetLocked(s, 1, me, flagId, setId, &ids, &clock, blockAivs)) blockAivs(bump);
+        if (GroupSetLocked(s, 1, me, flagId, setId, &ids, &clock, pipeName, blockAivs)) blockAivs(bump);
     } else if (mode == 2) {
         if (c.kind == kAic)
             blockAivs(bump);
-        else if (GroupSetLocked(s, 2, me, flagId, setId, &ids, &clock, blockAivs))
+        else if (GroupSetLocked(s, 2, me, flagId, setId, &ids, &clock, pipeName, blockAivs))
             bump(b * 3);
     } else {
         Fail(api, "modeId %d is not supported on Atlas A2 (modes 0, 1, 2)", mode);
@@ -532,10 +594,11 @@ void CrossCoreWait(int flagId, int pipeT)
         auto &q = s.raceCounter[Slot(c) * kCrossFlags + flagId];
         clock = std::move(q.front());
         q.pop_front();
+        s.raceCounterFrom[Slot(c) * kCrossFlags + flagId].pop_front();
     }
     lk.unlock();
     TimeCrossWait(pipeT, counter);
-    if (g_raceCheck) RaceGmAcquire(clock);
+    if (g_raceCheck) RaceGmAcquire(clock, pipeT);
 }
 
 void SyncAllCores(bool aivOnly)
@@ -671,39 +734,7 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &body, uint64_t
             "not trap, the emulator took quotient 0 and remainder = dividend\n",
             cfg.name, g_divideFaults.load());
 
-    std::ostringstream o;
-    PipeCounter total[static_cast<int>(Pipe::COUNT)];
-    uint64_t peak[static_cast<int>(Buf::COUNT)] = {};  // max over the cores
-    o << "{\"kernel\":\"" << cfg.name << "\",\"block_dim\":" << cfg.blockDim << ",\"soc\":\"" << soc.name
-      << "\",\"cores\":[";
-    bool firstCore = true;
-    const int aivPerBlock = cfg.mix == CoreMix::AIC_ONLY ? 0 : (cfg.mix == CoreMix::MIX_AIC_1_2 ? 2 : 1);
-    for (uint32_t b = 0; b < cfg.blockDim; ++b)
-        for (int k = 0; k < 3; ++k) {
-            if (k == 0 && cfg.mix == CoreMix::AIV_ONLY) continue;
-            if (k > 0 && k > aivPerBlock) continue;
-            const CoreCtx &c = ctx[b * 3 + k];
-            if (!firstCore) o << ",";
-            firstCore = false;
-            o << "{\"core\":" << b << ",\"sub\":\"" << (k == 0 ? "aic" : (k == 1 ? "aiv0" : "aiv1")) << "\",";
-            AppendCounters(o, c.counters);
-            std::string peakJson;
-            AppendPeakJson(peakJson, c.peak, c.kind);
-            o << "," << peakJson << "}";
-            for (int m = 0; m < static_cast<int>(Buf::COUNT); ++m) peak[m] = std::max(peak[m], c.peak[m]);
-            for (int p = 0; p < static_cast<int>(Pipe::COUNT); ++p) {
-                total[p].bytes += c.counters[p].bytes;
-                total[p].ops += c.counters[p].ops;
-                total[p].macs += c.counters[p].macs;
-            }
-        }
-    o << "],\"total\":{";
-    AppendCounters(o, total);
-    std::string peakJson;
-    AppendPeakJson(peakJson, peak, kMix);
-    o << "}," << peakJson << "}";
-    std::lock_guard<std::mutex> lock(g_countersMu);
-    g_lastCounters = o.str();
+    RecordLaunchCounters(cfg, ctx);
 }
 
 void Launch(const LaunchConfig &cfg, const std::function<void()> &aic, const std::function<void()> &aiv,
@@ -720,12 +751,6 @@ void Launch(const LaunchConfig &cfg, const std::function<void()> &aic, const std
 void Launch(const LaunchConfig &cfg, const std::function<void()> &aic, const std::function<void()> &aiv)
 {
     Launch(cfg, aic, aiv, uint64_t{0});
-}
-
-std::string LastLaunchCountersJson()
-{
-    std::lock_guard<std::mutex> lock(g_countersMu);
-    return g_lastCounters;
 }
 
 }  // namespace emu
@@ -751,11 +776,4 @@ extern "C" void ascendc_emu_launch_progress(uint64_t *done, uint64_t *total)
     const emu::LaunchStop *st = emu::g_progress;
     if (done != nullptr) *done = st ? st->threadsDone.load() / st->threadsPerBlock : emu::g_lastDone;
     if (total != nullptr) *total = st ? st->blocks : emu::g_lastTotal;
-}
-
-extern "C" const char *ascendc_emu_last_counters_json(void)
-{
-    static thread_local std::string copy;
-    copy = emu::LastLaunchCountersJson();
-    return copy.c_str();
 }

@@ -11,18 +11,22 @@
 // clocks above order it; across cores only CrossCoreSetFlag -> the CrossCoreWaitFlag that
 // consumes that set (each flag counter keeps a FIFO of the clocks its pending sets published)
 // and SyncAll do. A set publishes what its pipe (and the scalar unit that issued it) had done
-// or waited for; a wait gives it to the whole waiting core (a wait on a pipe other than PIPE_S
-// is taken as ordering all of the core: permissive, never a false report). The shadow of GM is
-// kept only where the launch touches it: per 4 KiB page one record while the page is accessed
-// whole, split into 32-byte granules, and a granule into bytes, where accesses cover part of
-// it (cores writing neighbouring bytes of one granule do not race). A record holds the last
+// or waited for. What a core learns of the others is kept per pipe, as the core's own pipe
+// clocks are: a wait on PIPE_S (or a SyncAll) blocks the scalar unit, so every later instruction
+// of every pipe follows it; a wait on pipe X holds only pipe X, and the other pipes learn it
+// through the local orderings (SetFlag/WaitFlag, TQue hand-overs, PipeBarrier<PIPE_ALL>, unit
+// flags), which carry the per-pipe view with the per-pipe clock. The shadow of GM is
+// kept only where the launch touches it: per 4 KiB page runs of bytes with one record each,
+// split where an access begins or ends and merged back when equal (cores writing neighbouring
+// bytes do not race). A record holds the last
 // plain write, the reads since it (one per clock while concurrent, FastTrack-style) and the
 // atomic writes (SetAtomicAdd/Max/Min) since it. Concurrent atomic writes do not race; any
 // other pair of accesses of which at least one writes must be ordered: MTE3 writing GM that
 // MTE2 of the same core reads later needs MTE3_MTE2 as on the hardware; another core needs a
 // cross-core flag or SyncAll. GM accesses: DataCopy / DataCopyPad GM<->UB/L1 (MTE2 reads,
 // MTE3 writes), Nd2Nz and LoadData from GM (MTE2), Fixpipe to GM (FIX), GlobalTensor
-// GetValue/SetValue (S; operator() counts as a read). The shadow lives for one launch.
+// GetValue/SetValue and operator() (S; a read through its reference, a write when assigned).
+// The shadow lives for one launch.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -35,8 +39,13 @@ namespace emu {
 
 extern bool g_raceCheck;  // set per launch from ASCEND_EMU_RACECHECK
 
+// What one pipe has learnt of other cores' clocks (race_gm.cpp): a clock over every (core, pipe)
+// of the launch, shared and never changed once published (null: nothing yet).
+using RaceClock = std::shared_ptr<std::vector<uint64_t>>;
+
 struct RaceSnap {
     uint64_t vc[static_cast<int>(Pipe::COUNT)] = {};
+    RaceClock remote;  // the signalling pipe's view of the other cores
 };
 
 void RaceAccess(const char *api, Pipe p, Buf b, const void *ptr, uint64_t bytes, bool write);
@@ -83,9 +92,7 @@ inline void RaceWrite(const char *api, Pipe p, int b, const void *ptr, uint64_t 
     if (g_raceCheck) RaceAccess(api, p, static_cast<Buf>(b), ptr, bytes, true);
 }
 
-// Global memory (race_gm.cpp). A clock over every (core, pipe) of the launch, as published by a
-// cross-core set or a SyncAll arrival.
-using RaceClock = std::shared_ptr<std::vector<uint64_t>>;
+// Global memory (race_gm.cpp).
 void RaceGmBeginLaunch(uint32_t blockDim);  // clears the GM shadow
 void RaceGmEndLaunch();
 // `count` rows of `bytes` bytes, `pitch` apart from `gm`; a write honours the core's atomic mode.
@@ -94,10 +101,21 @@ inline void RaceGm(const char *api, Pipe p, const void *gm, uint64_t count, uint
 {
     if (g_raceCheck) RaceGmAccess(api, p, gm, count, bytes, pitch, write);
 }
+// GlobalTensor::operator(): a scalar read of the element now, and a scalar write at the core's
+// next checker event if the element changed through the reference meanwhile.
+void RaceGmElementRef(void *gm, uint64_t bytes);
+void RaceGmFlushRefs();  // that check now (before an ordering changes what the scalar unit knows)
 // What CrossCoreSetFlag on pipe_t `pipeT` publishes (PIPE_ALL: every pipe of the core).
 RaceClock RaceGmPublish(int pipeT);
-RaceClock RaceGmJoin(const RaceClock &a, const RaceClock &b);  // either may be null
-void RaceGmAcquire(const RaceClock &clock);                    // a wait consumed a set of `clock`
+RaceClock RaceGmJoin(const RaceClock &a, const RaceClock &b);  // either may be null; a or b when it covers the other
+// A wait on pipe_t `pipeT` consumed a set of `clock` (PIPE_S: every pipe of the core learns it).
+void RaceGmAcquire(const RaceClock &clock, int pipeT);
+// The per-pipe views follow the local orderings (race.cpp): pipe `to` is now ordered after `view`.
+RaceClock RaceGmView(Pipe p);
+void RaceGmLearn(Pipe to, const RaceClock &view);
+void RaceGmBarrierAll();                           // every pipe learns what any pipe knows
+void RaceGmFlagSet(int event, int id, Pipe from);  // SetFlag / WaitFlag carry the view too
+void RaceGmFlagWait(int event, int id, Pipe to);
 // SyncAll: the arrival joins everything the core did into `barrier`; the release acquires it.
 void RaceGmArrive(RaceClock *barrier);
 void RaceGmRelease(const RaceClock &barrier);

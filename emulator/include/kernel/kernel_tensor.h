@@ -195,10 +195,12 @@ public:
         emu::CountScalarGm(sizeof(T));
         addr_[offset] = value;
     }
+    // As in the real header, a writable reference: the hazard checker takes the call as a scalar
+    // read and a change of the element through the reference as a scalar write.
     T &operator()(const uint64_t offset) const
     {
         emu::CheckGm("GlobalTensor::operator()", "element", addr_ + offset, sizeof(T));
-        emu::RaceGm("GlobalTensor::operator()", emu::Pipe::S, addr_ + offset, 1, sizeof(T), 0, false);  // a read
+        if (emu::g_raceCheck) emu::RaceGmElementRef(addr_ + offset, sizeof(T));
         return addr_[offset];
     }
     uint64_t GetSize() const { return size_; }

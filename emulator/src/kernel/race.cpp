@@ -99,23 +99,28 @@ void RaceSignalVc(Pipe from, RaceSnap *slot)
     CoreCtx &c = Ctx();
     std::memcpy(slot->vc, c.raceVc[static_cast<int>(from)], sizeof slot->vc);
     slot->vc[static_cast<int>(from)] = c.raceVc[static_cast<int>(from)][static_cast<int>(from)];
+    slot->remote = RaceGmView(from);
 }
 
 void RaceAcquireVc(Pipe to, const RaceSnap *slot)
 {
+    RaceGmFlushRefs();
     uint64_t *row = Ctx().raceVc[static_cast<int>(to)];
     for (int q = 0; q < kPipes; ++q) row[q] = slot->vc[q] > row[q] ? slot->vc[q] : row[q];
+    RaceGmLearn(to, slot->remote);
 }
 
 void RaceBarrierAll()
 {
     TimeBarrierAll();
     if (!g_raceCheck) return;
+    RaceGmFlushRefs();
     CoreCtx &c = Ctx();
     uint64_t all[kPipes] = {};
     for (int p = 0; p < kPipes; ++p)
         for (int q = 0; q < kPipes; ++q) all[q] = c.raceVc[p][q] > all[q] ? c.raceVc[p][q] : all[q];
     for (int p = 0; p < kPipes; ++p) std::memcpy(c.raceVc[p], all, sizeof all);
+    RaceGmBarrierAll();
 }
 
 void RaceFlagSet(int event, int id)
@@ -125,15 +130,18 @@ void RaceFlagSet(int event, int id)
     CoreCtx &c = Ctx();
     const int from = static_cast<int>(kEventPipes[event][0]);
     std::memcpy(c.raceFlags[event][id], c.raceVc[from], sizeof c.raceFlags[event][id]);
+    RaceGmFlagSet(event, id, kEventPipes[event][0]);
 }
 
 void RaceFlagWait(int event, int id)
 {
     TimeFlagWait(event, id);
     if (!g_raceCheck) return;
+    RaceGmFlushRefs();
     CoreCtx &c = Ctx();
     uint64_t *row = c.raceVc[static_cast<int>(kEventPipes[event][1])];
     for (int q = 0; q < kPipes; ++q) row[q] = c.raceFlags[event][id][q] > row[q] ? c.raceFlags[event][id][q] : row[q];
+    RaceGmFlagWait(event, id, kEventPipes[event][1]);
 }
 
 namespace {

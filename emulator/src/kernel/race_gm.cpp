@@ -2,6 +2,7 @@
 // (core, pipe) of a launch and a shadow of the GM the launch touches.
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -28,10 +29,25 @@ int SlotOf(const CoreCtx &c) { return c.block * 3 + (c.kind == kAic ? 0 : 1 + c.
 
 uint32_t g_tids = 0;  // clocks in this launch: blockDim * 3 * pipes
 
-std::vector<uint64_t> *Remote(CoreCtx &c)
+// What a core knows of the other cores, per pipe (its own entries too, after a round trip), and
+// the view each pending local flag carries from its source pipe to its destination pipe.
+struct Remote {
+    RaceClock view[kPipes];
+    RaceClock flag[kHardEventCount][kEventIds];
+    // Elements GlobalTensor::operator() handed out as a writable reference, with the bytes they
+    // held: a write through the reference shows as a change at the core's next checker event.
+    struct Ref {
+        uint8_t *gm;
+        uint32_t bytes;
+        uint8_t old[16];
+    };
+    std::vector<Ref> refs;
+};
+
+Remote &RemoteOf(CoreCtx &c)
 {
-    if (c.raceRemote == nullptr) c.raceRemote = new std::vector<uint64_t>(g_tids, 0);
-    return static_cast<std::vector<uint64_t> *>(c.raceRemote);
+    if (c.raceRemote == nullptr) c.raceRemote = new Remote;
+    return *static_cast<Remote *>(c.raceRemote);
 }
 
 // The current access: its core, pipe, epoch and kind.
@@ -40,7 +56,7 @@ struct Cur {
     int slot, pipe;
     uint64_t tid, epoch;
     bool write, atomic;
-    const std::vector<uint64_t> *remote;  // may be null: nothing learnt from other cores yet
+    const std::vector<uint64_t> *remote;  // the pipe's view; may be null: nothing learnt from other cores yet
 };
 
 // Whether the access of epoch e happened before the current one. `scalarReadExempt`: a scalar
@@ -58,30 +74,43 @@ bool Before(const Cur &k, uint64_t e, bool scalarReadExempt)
     return k.remote != nullptr && t <= (*k.remote)[tid];
 }
 
+// The accesses to a range of GM since its last plain write. Most ranges hold one read or none:
+// the first read is kept inline, further reads and atomic writes in `more`.
+struct More {
+    std::vector<uint64_t> r;  // reads after the inline one, none ordered before another
+    std::vector<uint64_t> a;  // the atomic writes since the write, none ordered before another
+};
 struct Rec {
     uint64_t w = 0;              // the last plain write
     const char *wApi = nullptr;  // and its API, for the message
-    std::vector<uint64_t> r;     // the reads since it, none ordered before another
-    std::vector<uint64_t> a;     // the atomic writes since it, none ordered before another
+    uint64_t r = 0;              // a read since it (0: none)
+    std::unique_ptr<More> more;
+    Rec() = default;
+    Rec(const Rec &o) : w(o.w), wApi(o.wApi), r(o.r), more(o.more ? new More(*o.more) : nullptr) {}
+    Rec(Rec &&) = default;
+    Rec &operator=(Rec &&) = default;
+    bool operator==(const Rec &o) const
+    {
+        if (w != o.w || wApi != o.wApi || r != o.r) return false;
+        const bool e = more == nullptr || (more->r.empty() && more->a.empty());
+        const bool oe = o.more == nullptr || (o.more->r.empty() && o.more->a.empty());
+        if (e || oe) return e == oe;
+        return more->r == o.more->r && more->a == o.more->a;
+    }
 };
 
-// A shadow node: one record for its whole range, or (kids) one per part: a 4 KiB page splits
-// into 128 granules of 32 bytes, a granule into its bytes.
-struct Node {
+// The shadow of one 4 KiB page: runs of bytes that share one record, in address order, each
+// up to the next one's begin (the first begins at 0); neighbours with equal records merge, so a
+// page accessed whole is one run and strided rows cost a run per row, not a record per granule.
+struct Run {
+    uint32_t begin;
     Rec rec;
-    Node *kids = nullptr;
-    Node() = default;
-    Node(const Node &) = delete;
-    Node &operator=(const Node &) = delete;
-    ~Node() { delete[] kids; }
 };
-constexpr uint64_t kPage = 4096, kGranule = 32;
-constexpr uint64_t kSize[3] = {kPage, kGranule, 1};
-constexpr uint64_t kFan[2] = {kPage / kGranule, kGranule};
+constexpr uint64_t kPage = 4096;
 
 struct Shard {
     std::mutex mu;
-    std::unordered_map<uint64_t, Node *> pages;
+    std::unordered_map<uint64_t, std::vector<Run>> pages;
 };
 constexpr int kShards = 64;
 Shard g_shards[kShards];
@@ -137,61 +166,78 @@ std::string CoreLabel(uint64_t slot)
 void Apply(const char *api, const Cur &k, Rec &r, uint64_t addr)
 {
     if (r.w != 0 && !Before(k, r.w, false)) Report(api, k, addr, r.w, "wrote", r.wApi);
-    if (k.write)
-        for (uint64_t e : r.r)
-            if (!Before(k, e, true)) Report(api, k, addr, e, "read");
-    if (!k.atomic)
-        for (uint64_t e : r.a)
+    if (k.write) {
+        if (r.r != 0 && !Before(k, r.r, true)) Report(api, k, addr, r.r, "read");
+        if (r.more != nullptr)
+            for (uint64_t e : r.more->r)
+                if (!Before(k, e, true)) Report(api, k, addr, e, "read");
+    }
+    if (!k.atomic && r.more != nullptr)
+        for (uint64_t e : r.more->a)
             if (!Before(k, e, false)) Report(api, k, addr, e, "updated atomically");
-    auto add = [&](std::vector<uint64_t> &set) {  // keeps only the epochs not ordered before this one
+    auto prune = [&](std::vector<uint64_t> &set) {  // keeps only the epochs not ordered before this one
         size_t n = 0;
         for (uint64_t e : set)
             if (!Before(k, e, false)) set[n++] = e;
         set.resize(n);
-        set.push_back(k.epoch);
     };
     if (k.atomic) {
         r.w = 0;
-        r.r.clear();
-        add(r.a);
+        r.r = 0;
+        if (r.more == nullptr) r.more.reset(new More);
+        r.more->r.clear();
+        prune(r.more->a);
+        r.more->a.push_back(k.epoch);
     } else if (k.write) {
         r.w = k.epoch;
         r.wApi = api;
-        r.r.clear();
-        r.a.clear();
+        r.r = 0;
+        r.more.reset();
     } else {
-        add(r.r);
+        if (r.more != nullptr) prune(r.more->r);
+        if (r.r != 0 && Before(k, r.r, false)) {  // the inline read is ordered before: take its place
+            r.r = 0;
+            if (r.more != nullptr && !r.more->r.empty()) {
+                r.r = r.more->r.back();
+                r.more->r.pop_back();
+            }
+        }
+        if (r.r == 0) {
+            r.r = k.epoch;
+        } else {
+            if (r.more == nullptr) r.more.reset(new More);
+            r.more->r.push_back(k.epoch);
+        }
+        if (r.more != nullptr && r.more->r.empty() && r.more->a.empty()) r.more.reset();
     }
 }
 
-// The bytes [lo, hi) of node n (level, starting at base).
-void Visit(const char *api, const Cur &k, Node &n, int level, uint64_t base, uint64_t lo, uint64_t hi)
+// The bytes [lo, hi) of one page (offsets inside it; the page starts at `base`).
+void Visit(const char *api, const Cur &k, std::vector<Run> &runs, uint64_t base, uint32_t lo, uint32_t hi)
 {
-    const bool whole = lo == base && hi == base + kSize[level];
-    if (n.kids == nullptr && (whole || level == 2)) return Apply(api, k, n.rec, lo);
-    if (n.kids == nullptr) {  // part of a uniform node: split it
-        const uint64_t fan = kFan[level];
-        n.kids = new Node[fan];
-        for (uint64_t i = 0; i < fan; ++i) {
-            n.kids[i].rec.w = n.rec.w;
-            n.kids[i].rec.wApi = n.rec.wApi;
-            n.kids[i].rec.r = n.rec.r;
-            n.kids[i].rec.a = n.rec.a;
-        }
-        n.rec = Rec();
+    if (runs.empty()) runs.push_back(Run{0, Rec()});
+    // The run holding lo, split there.
+    size_t i = runs.size() - 1;
+    while (runs[i].begin > lo) --i;
+    if (runs[i].begin < lo) {
+        runs.insert(runs.begin() + static_cast<long>(i) + 1, Run{lo, Rec(runs[i].rec)});
+        ++i;
     }
-    const uint64_t sz = kSize[level + 1];
-    for (uint64_t i = (lo - base) / sz; base + i * sz < hi; ++i) {
-        const uint64_t kb = base + i * sz;
-        Visit(api, k, n.kids[i], level + 1, kb, lo > kb ? lo : kb, hi < kb + sz ? hi : kb + sz);
+    size_t j = i;
+    for (; j < runs.size() && runs[j].begin < hi; ++j) {
+        const uint32_t end = j + 1 < runs.size() ? runs[j + 1].begin : static_cast<uint32_t>(kPage);
+        if (end > hi) runs.insert(runs.begin() + static_cast<long>(j) + 1, Run{hi, Rec(runs[j].rec)});
+        Apply(api, k, runs[j].rec, base + runs[j].begin);
     }
-    if (whole && k.write && !k.atomic) {  // all of it now holds this one write: uniform again
-        delete[] n.kids;
-        n.kids = nullptr;
-        n.rec = Rec();
-        n.rec.w = k.epoch;
-        n.rec.wApi = api;
+    // Merge equal neighbours around the runs just updated: [i - 1, j].
+    const size_t from = i > 0 ? i - 1 : 0, to = j < runs.size() ? j : runs.size() - 1;
+    size_t out = from;
+    for (size_t x = from + 1; x <= to; ++x) {
+        if (runs[x].rec == runs[out].rec) continue;
+        ++out;
+        if (out != x) runs[out] = std::move(runs[x]);
     }
+    if (out != to) runs.erase(runs.begin() + static_cast<long>(out) + 1, runs.begin() + static_cast<long>(to) + 1);
 }
 
 void Range(const char *api, const Cur &k, uint64_t lo, uint64_t hi)
@@ -200,9 +246,8 @@ void Range(const char *api, const Cur &k, uint64_t lo, uint64_t hi)
         const uint64_t page = lo / kPage, end = (page + 1) * kPage < hi ? (page + 1) * kPage : hi;
         Shard &s = g_shards[(page ^ (page >> 6)) % kShards];
         std::lock_guard<std::mutex> lock(s.mu);
-        Node *&n = s.pages[page];
-        if (n == nullptr) n = new Node;
-        Visit(api, k, *n, 0, page * kPage, lo, end);
+        const uint64_t base = page * kPage;
+        Visit(api, k, s.pages[page], base, static_cast<uint32_t>(lo - base), static_cast<uint32_t>(end - base));
         lo = end;
     }
 }
@@ -211,7 +256,6 @@ void ClearShadow()
 {
     for (Shard &s : g_shards) {
         std::lock_guard<std::mutex> lock(s.mu);
-        for (auto &p : s.pages) delete p.second;
         s.pages.clear();
     }
 }
@@ -226,10 +270,56 @@ void RaceGmBeginLaunch(uint32_t blockDim)
 
 void RaceGmEndLaunch() { ClearShadow(); }
 
+namespace {
+void Access(CoreCtx &c, const char *api, Pipe p, const void *gm, uint64_t count, uint64_t bytes, uint64_t pitch,
+            bool write);
+
+// The writes through references of GlobalTensor::operator() since the last checker event, as
+// plain scalar writes at this point of the program (the hardware's scalar store may be anywhere
+// between the two events; a write of the value the element already held is not seen).
+void FlushRefs(CoreCtx &c)
+{
+    if (c.raceRemote == nullptr) return;
+    std::vector<Remote::Ref> &refs = static_cast<Remote *>(c.raceRemote)->refs;
+    if (refs.empty()) return;
+    std::vector<Remote::Ref> todo;
+    todo.swap(refs);
+    for (const Remote::Ref &r : todo)
+        if (std::memcmp(r.gm, r.old, r.bytes) != 0)
+            Access(c, "GlobalTensor::operator() (a write through its reference)", Pipe::S, r.gm, 1, r.bytes, 0, true);
+}
+}  // namespace
+
+void RaceGmFlushRefs()
+{
+    if (g_raceCheck) FlushRefs(Ctx());
+}
+
+void RaceGmElementRef(void *gm, uint64_t bytes)
+{
+    CoreCtx &c = Ctx();
+    FlushRefs(c);
+    Access(c, "GlobalTensor::operator()", Pipe::S, gm, 1, bytes, 0, false);
+    if (bytes > sizeof(Remote::Ref::old)) return;  // a larger element: its reads only
+    Remote::Ref r;
+    r.gm = static_cast<uint8_t *>(gm);
+    r.bytes = static_cast<uint32_t>(bytes);
+    std::memcpy(r.old, gm, bytes);
+    RemoteOf(c).refs.push_back(r);
+}
+
 void RaceGmAccess(const char *api, Pipe p, const void *gm, uint64_t count, uint64_t bytes, uint64_t pitch, bool write)
 {
-    if (count == 0 || bytes == 0) return;
     CoreCtx &c = Ctx();
+    FlushRefs(c);
+    Access(c, api, p, gm, count, bytes, pitch, write);
+}
+
+namespace {
+void Access(CoreCtx &c, const char *api, Pipe p, const void *gm, uint64_t count, uint64_t bytes, uint64_t pitch,
+            bool write)
+{
+    if (count == 0 || bytes == 0) return;
     Cur k;
     k.c = &c;
     k.slot = SlotOf(c);
@@ -240,20 +330,46 @@ void RaceGmAccess(const char *api, Pipe p, const void *gm, uint64_t count, uint6
     k.epoch = ((k.tid + 1) << kClockBits) | t;
     k.write = write;
     k.atomic = write && c.atomicOp != 0;
-    k.remote = static_cast<const std::vector<uint64_t> *>(c.raceRemote);
+    const RaceClock &view = c.raceRemote != nullptr ? static_cast<Remote *>(c.raceRemote)->view[k.pipe] : RaceClock();
+    k.remote = view.get();
     const uint64_t base = reinterpret_cast<uint64_t>(gm);
     if (pitch <= bytes) return Range(api, k, base, base + (count - 1) * pitch + bytes);  // contiguous (or overlapping)
     for (uint64_t i = 0; i < count; ++i) Range(api, k, base + i * pitch, base + i * pitch + bytes);
+}
+}  // namespace
+
+RaceClock RaceGmJoin(const RaceClock &a, const RaceClock &b)
+{
+    if (a == nullptr || a == b) return b;
+    if (b == nullptr) return a;
+    // Views are shared and never changed: keep the one that covers the other, else a new join.
+    bool aCovers = true, bCovers = true;
+    const std::vector<uint64_t> &x = *a, &y = *b;
+    for (size_t i = 0; i < x.size() && (aCovers || bCovers); ++i) {
+        aCovers = aCovers && x[i] >= y[i];
+        bCovers = bCovers && y[i] >= x[i];
+    }
+    if (aCovers) return a;
+    if (bCovers) return b;
+    auto j = std::make_shared<std::vector<uint64_t>>(x);
+    for (size_t i = 0; i < j->size(); ++i) (*j)[i] = y[i] > (*j)[i] ? y[i] : (*j)[i];
+    return j;
 }
 
 RaceClock RaceGmPublish(int pipeT)
 {
     CoreCtx &c = Ctx();
-    auto clock = std::make_shared<std::vector<uint64_t>>(*Remote(c));
+    FlushRefs(c);
+    Remote &r = RemoteOf(c);
     const int row = PipeOfPipeT(pipeT);
-    uint64_t *own = clock->data() + static_cast<uint64_t>(SlotOf(c)) * kPipes;
     // The set is queued on its pipe by the scalar unit: it follows what that pipe did or waited
-    // for and what the scalar unit did before issuing it.
+    // for and what the scalar unit did before issuing it (PIPE_ALL: every pipe).
+    RaceClock known;
+    for (int p = 0; p < kPipes; ++p)
+        if (row < 0 || p == row || p == kS) known = RaceGmJoin(known, r.view[p]);
+    auto clock = known != nullptr ? std::make_shared<std::vector<uint64_t>>(*known)
+                                  : std::make_shared<std::vector<uint64_t>>(g_tids, 0);
+    uint64_t *own = clock->data() + static_cast<uint64_t>(SlotOf(c)) * kPipes;
     for (int p = 0; p < kPipes; ++p) {
         if (row >= 0 && p != row && p != kS) continue;
         for (int q = 0; q < kPipes; ++q) own[q] = c.raceVc[p][q] > own[q] ? c.raceVc[p][q] : own[q];
@@ -261,20 +377,66 @@ RaceClock RaceGmPublish(int pipeT)
     return clock;
 }
 
-RaceClock RaceGmJoin(const RaceClock &a, const RaceClock &b)
+void RaceGmAcquire(const RaceClock &clock, int pipeT)
 {
-    if (a == nullptr) return b;
-    if (b == nullptr) return a;
-    auto j = std::make_shared<std::vector<uint64_t>>(*a);
-    for (size_t i = 0; i < j->size(); ++i) (*j)[i] = (*b)[i] > (*j)[i] ? (*b)[i] : (*j)[i];
-    return j;
+    FlushRefs(Ctx());
+    if (clock == nullptr) return;
+    Remote &r = RemoteOf(Ctx());
+    const int row = PipeOfPipeT(pipeT);
+    // A wait on PIPE_S holds the scalar unit, which issues every later instruction of every pipe.
+    // Pipes often share one view: join each distinct view once.
+    RaceClock before[kPipes], after[kPipes];
+    int n = 0;
+    for (int p = 0; p < kPipes; ++p) {
+        if (!(row < 0 || row == kS || p == row)) continue;
+        int i = 0;
+        while (i < n && before[i] != r.view[p]) ++i;
+        if (i == n) {
+            before[n] = r.view[p];
+            after[n++] = RaceGmJoin(r.view[p], clock);
+        }
+        r.view[p] = after[i];
+    }
 }
 
-void RaceGmAcquire(const RaceClock &clock)
+RaceClock RaceGmView(Pipe p)
 {
-    if (clock == nullptr) return;
-    std::vector<uint64_t> &r = *Remote(Ctx());
-    for (size_t i = 0; i < r.size(); ++i) r[i] = (*clock)[i] > r[i] ? (*clock)[i] : r[i];
+    CoreCtx &c = Ctx();
+    if (c.raceRemote == nullptr) return nullptr;
+    return static_cast<Remote *>(c.raceRemote)->view[static_cast<int>(p)];
+}
+
+void RaceGmLearn(Pipe to, const RaceClock &view)
+{
+    if (view == nullptr) return;
+    RaceClock &v = RemoteOf(Ctx()).view[static_cast<int>(to)];
+    v = RaceGmJoin(v, view);
+}
+
+void RaceGmBarrierAll()
+{
+    CoreCtx &c = Ctx();
+    if (c.raceRemote == nullptr) return;
+    Remote &r = *static_cast<Remote *>(c.raceRemote);
+    RaceClock all;
+    for (const RaceClock &v : r.view) all = RaceGmJoin(all, v);
+    for (RaceClock &v : r.view) v = all;
+}
+
+void RaceGmFlagSet(int event, int id, Pipe from)
+{
+    CoreCtx &c = Ctx();
+    if (c.raceRemote == nullptr) return;
+    Remote &r = *static_cast<Remote *>(c.raceRemote);
+    r.flag[event][id] = r.view[static_cast<int>(from)];
+}
+
+void RaceGmFlagWait(int event, int id, Pipe to)
+{
+    CoreCtx &c = Ctx();
+    if (c.raceRemote == nullptr) return;
+    Remote &r = *static_cast<Remote *>(c.raceRemote);
+    RaceGmLearn(to, r.flag[event][id]);
 }
 
 void RaceGmArrive(RaceClock *barrier)
@@ -284,13 +446,13 @@ void RaceGmArrive(RaceClock *barrier)
         *barrier = mine;
         return;
     }
-    std::vector<uint64_t> &b = **barrier;
+    std::vector<uint64_t> &b = **barrier;  // the barrier's own clock, not shared before it completes
     for (size_t i = 0; i < b.size(); ++i) b[i] = (*mine)[i] > b[i] ? (*mine)[i] : b[i];
 }
 
 void RaceGmRelease(const RaceClock &barrier)
 {
-    RaceGmAcquire(barrier);
+    RaceGmAcquire(barrier, 0 /* PIPE_S: every pipe */);
     // Every pipe of the core took part in the barrier (as the timeline model has it): the pipes
     // are ordered among themselves as by PipeBarrier<PIPE_ALL>.
     CoreCtx &c = Ctx();
@@ -298,11 +460,12 @@ void RaceGmRelease(const RaceClock &barrier)
     for (int p = 0; p < kPipes; ++p)
         for (int q = 0; q < kPipes; ++q) all[q] = c.raceVc[p][q] > all[q] ? c.raceVc[p][q] : all[q];
     for (int p = 0; p < kPipes; ++p) std::memcpy(c.raceVc[p], all, sizeof all);
+    RaceGmBarrierAll();
 }
 
 void RaceGmFree(CoreCtx &c)
 {
-    delete static_cast<std::vector<uint64_t> *>(c.raceRemote);
+    delete static_cast<Remote *>(c.raceRemote);
     c.raceRemote = nullptr;
 }
 

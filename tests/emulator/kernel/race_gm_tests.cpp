@@ -310,6 +310,10 @@ void FifoOfSets(bool waitBoth)
             if (waitBoth) CrossCoreWaitFlag(FLAG_READY);
             DataCopy(t[64], gt[2 * 64], 64);
         }
+        if (i == 0) {  // every set bumps every core of the kind: consume both
+            CrossCoreWaitFlag(FLAG_READY);
+            CrossCoreWaitFlag(FLAG_READY);
+        }
     });
     GmFree(g);
 }
@@ -517,6 +521,208 @@ void atomic_then_plain_write()
     GmFree(g);
 }
 
+// Cross-core waits hold only their pipe. The vector cores read a slot the cube wrote (Fixpipe)
+// and hand it back (FLAG_CONSUMED, set on MTE2, the pipe that read); the cube waits for that on
+// `waitPipe` and overwrites the slot with Fixpipe. A wait on MTE2 orders MTE2 only: FIX needs it
+// passed on (SetFlag/WaitFlag<MTE2_FIX> with `passOn`) or a wait on FIX or PIPE_S.
+template <pipe_t waitPipe> void CubeReusesSlot(bool passOn)
+{
+    auto *slot = static_cast<float *>(GmAlloc(256 * sizeof(float)));
+    Run(emu::CoreMix::MIX_AIC_1_2, 1, [slot, passOn] {
+        GlobalTensor<float> g;
+        g.SetGlobalBuffer(slot, 256);
+        TPipe pipe;
+        if ASCEND_IS_AIC {
+            TBuf<TPosition::A2> a;
+            TBuf<TPosition::B2> b;
+            TBuf<TPosition::CO1> c;
+            pipe.InitBuffer(a, 512);
+            pipe.InitBuffer(b, 512);
+            pipe.InitBuffer(c, 1024);
+            MmadParams mm;
+            mm.m = 16;
+            mm.n = 16;
+            mm.k = 16;
+            Mmad(c.Get<float>(), a.Get<half>(), b.Get<half>(), mm);
+            SetFlag<HardEvent::M_FIX>(EVENT_ID0);
+            WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
+            FixpipeParamsV220 fix;
+            fix.nSize = 16;
+            fix.mSize = 16;
+            fix.srcStride = 16;
+            fix.dstStride = 16;
+            Fixpipe(g, c.Get<float>(), fix);
+            CrossCoreSetFlag<2, PIPE_FIX>(FLAG_READY);
+            CrossCoreWaitFlag<2, waitPipe>(FLAG_CONSUMED);
+            if (passOn) {
+                SetFlag<HardEvent::MTE2_FIX>(EVENT_ID0);
+                WaitFlag<HardEvent::MTE2_FIX>(EVENT_ID0);
+            }
+            Fixpipe(g, c.Get<float>(), fix);
+        }
+        if ASCEND_IS_AIV {
+            TBuf<TPosition::VECCALC> ub;
+            pipe.InitBuffer(ub, 1024);
+            CrossCoreWaitFlag(FLAG_READY);
+            DataCopy(ub.Get<float>(), g[GetSubBlockIdx() * 128], 128);
+            CrossCoreSetFlag<2, PIPE_MTE2>(FLAG_CONSUMED);
+        }
+    });
+    GmFree(slot);
+}
+void wait_mte2_then_fix_overwrites() { CubeReusesSlot<PIPE_MTE2>(false); }
+void wait_mte2_passed_on_to_fix() { CubeReusesSlot<PIPE_MTE2>(true); }
+void wait_fix_then_fix_overwrites() { CubeReusesSlot<PIPE_FIX>(false); }
+
+// The vector cores write a slot (MTE3) and tell the cube, which waits on MTE2 and then reads the
+// slot with MTE2 (ordered) or with the scalar unit (GetValue: not ordered by a wait on MTE2).
+void CubeReadsAfterMte2Wait(bool scalar)
+{
+    auto *slot = static_cast<float *>(GmAlloc(256 * sizeof(float)));
+    Run(emu::CoreMix::MIX_AIC_1_2, 1, [slot, scalar] {
+        GlobalTensor<float> g;
+        g.SetGlobalBuffer(slot, 256);
+        TPipe pipe;
+        if ASCEND_IS_AIV {
+            TBuf<TPosition::VECCALC> ub;
+            pipe.InitBuffer(ub, 512);
+            LocalTensor<float> t = ub.Get<float>();
+            Duplicate(t, 1.0f, 128);
+            SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+            WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+            DataCopy(g[GetSubBlockIdx() * 128], t, 128);
+            CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_READY);
+        }
+        if ASCEND_IS_AIC {
+            TBuf<TPosition::A1> l1;
+            pipe.InitBuffer(l1, 1024);
+            CrossCoreWaitFlag<2, PIPE_MTE2>(FLAG_READY);
+            if (scalar)
+                (void)g.GetValue(200);
+            else
+                DataCopy(l1.Get<float>(), g, 256);
+        }
+    });
+    GmFree(slot);
+}
+void wait_mte2_then_scalar_reads() { CubeReadsAfterMte2Wait(true); }
+void wait_mte2_then_mte2_reads() { CubeReadsAfterMte2Wait(false); }
+
+// The cube reads a slot (MTE2) and hands it back on MTE2; each vector core waits on `waitPipe`
+// and overwrites its half with MTE3. With `queue` the wait's row reaches MTE3 through the
+// vector core's own work: MTE2 loads a tile (TQue VECIN hand-over to V), V adds, V hands it to
+// MTE3 (TQue VECOUT), which writes it to the slot.
+template <pipe_t waitPipe> void VectorReusesSlot(bool queue)
+{
+    auto *slot = static_cast<float *>(GmAlloc(256 * sizeof(float)));
+    auto *src = static_cast<float *>(GmAlloc(256 * sizeof(float)));
+    Run(emu::CoreMix::MIX_AIC_1_2, 1, [slot, src, queue] {
+        GlobalTensor<float> g, gs;
+        g.SetGlobalBuffer(slot, 256);
+        gs.SetGlobalBuffer(src, 256);
+        TPipe pipe;
+        if ASCEND_IS_AIC {
+            TBuf<TPosition::A1> l1;
+            pipe.InitBuffer(l1, 1024);
+            DataCopy(l1.Get<float>(), g, 256);
+            CrossCoreSetFlag<2, PIPE_MTE2>(FLAG_CONSUMED);
+        }
+        if ASCEND_IS_AIV {
+            const int me = static_cast<int>(GetSubBlockIdx());
+            TQue<TPosition::VECIN, 1> in;
+            TQue<TPosition::VECOUT, 1> out;
+            pipe.InitBuffer(in, 1, 512);
+            pipe.InitBuffer(out, 1, 512);
+            CrossCoreWaitFlag<2, waitPipe>(FLAG_CONSUMED);
+            LocalTensor<float> o = out.AllocTensor<float>();
+            if (queue) {
+                LocalTensor<float> x = in.AllocTensor<float>();
+                DataCopy(x, gs[me * 128], 128);
+                in.EnQue(x);
+                x = in.DeQue<float>();
+                Adds(o, x, 1.0f, 128);
+                in.FreeTensor(x);
+            } else {
+                Duplicate(o, 1.0f, 128);
+            }
+            out.EnQue(o);
+            o = out.DeQue<float>();
+            DataCopy(g[me * 128], o, 128);
+            out.FreeTensor(o);
+        }
+    });
+    GmFree(slot);
+    GmFree(src);
+}
+void wait_mte2_then_mte3_overwrites() { VectorReusesSlot<PIPE_MTE2>(false); }
+void wait_mte2_queued_to_mte3() { VectorReusesSlot<PIPE_MTE2>(true); }
+void wait_mte3_then_mte3_overwrites() { VectorReusesSlot<PIPE_MTE3>(false); }
+
+// GlobalTensor::operator() hands out a writable reference: core 0 writes an element through it,
+// core 1 reads the element, with or without a SyncAll in between.
+void RefWriteAcrossCores(bool synced)
+{
+    auto *g = static_cast<int32_t *>(GmAlloc(64 * sizeof(int32_t)));
+    Run(emu::CoreMix::AIV_ONLY, 2, [g, synced] {
+        const int i = static_cast<int>(GetBlockIdx());
+        GlobalTensor<int32_t> gt;
+        gt.SetGlobalBuffer(g, 64);
+        if (i == 0) gt(5) = 9;
+        if (synced) SyncAll();
+        if (i == 1) (void)gt.GetValue(5);
+    });
+    if (synced && g[5] != 9) std::printf("FAIL: element 5 is %d\n", g[5]);
+    GmFree(g);
+}
+void ref_write_unordered() { RefWriteAcrossCores(false); }
+void ref_write_after_syncall() { RefWriteAcrossCores(true); }
+
+// Both cores read one element through operator() at once: two reads, not a race.
+void ref_reads_concurrent()
+{
+    auto *g = static_cast<int32_t *>(GmAlloc(64 * sizeof(int32_t)));
+    g[5] = 4;
+    Run(emu::CoreMix::AIV_ONLY, 2, [g] {
+        GlobalTensor<int32_t> gt;
+        gt.SetGlobalBuffer(g, 64);
+        const int32_t v = gt(5);
+        if (v != 4) std::printf("FAIL: element 5 reads %d\n", v);
+    });
+    GmFree(g);
+}
+
+// A local SetFlag no WaitFlag consumed at the end of the kernel.
+void local_flag_never_waited()
+{
+    Run(emu::CoreMix::AIV_ONLY, 1, [] {
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> ub;
+        pipe.InitBuffer(ub, 256);
+        Duplicate(ub.Get<float>(), 1.0f, 64);
+        SetFlag<HardEvent::V_MTE3>(EVENT_ID2);
+    });
+}
+
+// A cross-core set the target core never waits for.
+void cross_flag_never_waited()
+{
+    Run(emu::CoreMix::MIX_AIC_1_2, 1, [] {
+        if ASCEND_IS_AIC {
+            CrossCoreSetFlag<2, PIPE_FIX>(FLAG_READY);
+        }
+    });
+}
+
+// A mode-1 group set only one of the two vector cores makes.
+void group_set_incomplete()
+{
+    Run(emu::CoreMix::MIX_AIC_1_2, 1, [] {
+        if ASCEND_IS_AIV {
+            if (GetSubBlockIdx() == 0) CrossCoreSetFlag<1, PIPE_MTE3>(FLAG_READY);
+        }
+    });
+}
+
 // A race in FaultMode kRaise ends the launch with LaunchFault; the process and the next launch
 // are unaffected.
 void raise_mode_survives()
@@ -566,6 +772,20 @@ int main(int argc, char **argv)
         {"split_page_rest_is_clean", split_page_rest_is_clean},
         {"strided_rows_interleave", strided_rows_interleave},
         {"atomic_then_plain_write", atomic_then_plain_write},
+        {"wait_mte2_then_fix_overwrites", wait_mte2_then_fix_overwrites},
+        {"wait_mte2_passed_on_to_fix", wait_mte2_passed_on_to_fix},
+        {"wait_fix_then_fix_overwrites", wait_fix_then_fix_overwrites},
+        {"wait_mte2_then_scalar_reads", wait_mte2_then_scalar_reads},
+        {"wait_mte2_then_mte2_reads", wait_mte2_then_mte2_reads},
+        {"wait_mte2_then_mte3_overwrites", wait_mte2_then_mte3_overwrites},
+        {"wait_mte2_queued_to_mte3", wait_mte2_queued_to_mte3},
+        {"wait_mte3_then_mte3_overwrites", wait_mte3_then_mte3_overwrites},
+        {"ref_write_unordered", ref_write_unordered},
+        {"ref_write_after_syncall", ref_write_after_syncall},
+        {"ref_reads_concurrent", ref_reads_concurrent},
+        {"local_flag_never_waited", local_flag_never_waited},
+        {"cross_flag_never_waited", cross_flag_never_waited},
+        {"group_set_incomplete", group_set_incomplete},
     };
     if (argc != 2 || cases.count(argv[1]) == 0) {
         for (auto &c : cases) std::printf("%s\n", c.first.c_str());

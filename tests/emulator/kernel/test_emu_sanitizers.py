@@ -2,6 +2,7 @@
 run clean (any report makes the process fail: -fno-sanitize-recover)."""
 
 import math
+import os
 import struct
 import subprocess
 
@@ -9,12 +10,29 @@ import numpy as np
 import pytest
 from test_emu_kernel_api import SEMANTIC_CASES
 from test_emu_proof_kernels import _launch, _matmul_tiling
+from test_race_gm import CLEAN as RACE_CLEAN
+from test_race_gm import RACES
 
 
 @pytest.mark.parametrize("case", SEMANTIC_CASES)
 def test_api_case_is_sanitizer_clean(emu_build_sanitized, case):
     res = subprocess.run([str(emu_build_sanitized / "api_tests"), case], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0 and "ERROR" not in res.stderr and "runtime error" not in res.stderr, res.stderr[-3000:]
+
+
+@pytest.mark.parametrize("case", RACE_CLEAN + ["ref_write_unordered", "split_page_partial_write_races"])
+def test_race_checker_case_is_sanitizer_clean(emu_build_sanitized, case):
+    """The GM hazard checker's shadow and per-pipe views under the sanitizers: a clean case runs
+    clean, a race aborts with its report and nothing else."""
+    env = {**os.environ, "ASCEND_EMU_RACECHECK": "1"}
+    res = subprocess.run(
+        [str(emu_build_sanitized / "race_gm_tests"), case], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert "ERROR: AddressSanitizer" not in res.stderr and "runtime error" not in res.stderr, res.stderr[-3000:]
+    if case in RACES:
+        assert res.returncode != 0 and all(f in res.stderr for f in RACES[case]), res.stderr[-3000:]
+    else:
+        assert res.returncode == 0, res.stderr[-3000:]
 
 
 def test_proof_kernels_are_sanitizer_clean(emu_build_sanitized, tmp_path):

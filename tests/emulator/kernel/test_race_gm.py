@@ -21,6 +21,13 @@ CLEAN = [
     "scalar_set_get_after_syncall",
     "split_page_rest_is_clean",  # a split page keeps the first (ordered) write elsewhere
     "strided_rows_interleave",  # interleaved rows of two cores: disjoint bytes
+    "wait_mte2_passed_on_to_fix",  # a wait on MTE2, passed on to FIX by SetFlag/WaitFlag<MTE2_FIX>
+    "wait_fix_then_fix_overwrites",
+    "wait_mte2_then_mte2_reads",
+    "wait_mte2_queued_to_mte3",  # the wait's row reaches MTE3 through TQue hand-overs MTE2 -> V -> MTE3
+    "wait_mte3_then_mte3_overwrites",
+    "ref_write_after_syncall",
+    "ref_reads_concurrent",  # reads through GlobalTensor::operator() on two cores
 ]
 
 RACES = {
@@ -61,6 +68,31 @@ RACES = {
         "with no cross-core ordering in between",
     ],
     "atomic_add_then_plain_read": ["256-byte allocation", "atomic", "with no cross-core ordering in between"],
+    # A cross-core wait on MTE2 holds MTE2 only: FIX, MTE3 and the scalar unit are not ordered.
+    "wait_mte2_then_fix_overwrites": [
+        "Fixpipe",
+        "on aic0",
+        "pipe FIX overwrites GM",
+        "which pipe MTE2 of aiv0.",
+        "with no cross-core ordering in between",
+    ],
+    "wait_mte2_then_scalar_reads": ["on aic0", "pipe S reads GM", "which pipe MTE3 of aiv0.1 wrote"],
+    "wait_mte2_then_mte3_overwrites": ["on aiv0.", "pipe MTE3 overwrites GM", "which pipe MTE2 of aic0 read"],
+    "ref_write_unordered": [
+        "byte 20 of the 256-byte allocation",
+        "a write through its reference",
+        "with no cross-core ordering in between",
+    ],
+    "local_flag_never_waited": [
+        "end of kernel on aiv0.0 of kernel race_gm",
+        "SetFlag<HardEvent::V_MTE3>(2) was never waited",
+        "pipe MTE3 never ran WaitFlag<HardEvent::V_MTE3>(2) for pipe V",
+    ],
+    "cross_flag_never_waited": [
+        "end of kernel race_gm: aiv0.0 never consumed 1 CrossCoreSetFlag(flagId 1)",
+        "set by aic0 (CrossCoreSetFlag<2, PIPE_FIX>)",
+    ],
+    "group_set_incomplete": ["aiv0.0 made a group CrossCoreSetFlag<1, PIPE_MTE3>(flagId 1) in mode 1"],
     "same_core_write_read_unsynced": [
         "DataCopy(GM->local) on aiv0.0",
         "pipe MTE2 reads GM",
