@@ -134,3 +134,11 @@ def test_single_tokens_ignore_stale_workspace(monkeypatch):
     kw = make_kwargs(batch=1, s1=3, s2=2048, heads=4, picks=640, seed=41)
     run_and_judge(kw)
     assert cpu.last_counters()["block_dim"] > 10
+
+
+def test_pair_items_of_a_batch_without_keys():
+    # BSND with KV lengths only, batch 0 of length 0: its pair items read no entry (reach 0)
+    kw = make_kwargs(batch=2, s1=2, s2=64, heads=2, picks=30, q_lens=[2, 2], kv_lens=[0, 64], seed=79)
+    del kw["actual_seq_lengths_query"]
+    out, _ = run_and_judge(refresh_forward(kw))
+    assert not out["d_query"][0].any()
