@@ -45,13 +45,11 @@ def test_pair_cut_past_its_union_matches_golden():
     assert cpu.last_counters()["block_dim"] > 10  # parts that start past chunk 10
 
 
-@pytest.mark.xfail(strict=True, reason="the merged list is stored up to its -1 only; a part's jump reads past it")
 def test_pair_cut_past_its_union_ignores_stale_workspace(monkeypatch):
-    # The merged list is stored up to its -1 only, while a part's jump to its first chunk
-    # (KvGather::LimitChunks) reads entry first * blockKv - 1 of the full 2 x min(K, reach)
-    # row: past the -1 it reads what the workspace held. Here that is int32 1 = KV row 0
-    # selected by token 0 of the pair: the jump is taken and the walk gathers row 0 for
-    # token 0 again and again.
+    # A part's jump to its first chunk (KvGather::LimitChunks) reads entry
+    # first * blockKv - 1 of the full 2 x min(K, reach) row, past the union here: the merge
+    # stores the whole row (-1 after the union), so what the workspace held (int32 1 = KV
+    # row 0 selected by token 0 of the pair, taken as an entry if it were read) is never read.
     _stale_device_memory(monkeypatch, 1)
     run_and_judge(_same_selection_pair())
 
