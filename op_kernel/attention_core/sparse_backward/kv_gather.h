@@ -127,7 +127,10 @@ public:
                 } else {
                     const int64_t raw = Index(token_ * p_->topK + e - 1);
                     const int64_t idx = merge_ && raw >= 0 ? raw >> 2 : raw;  // one row per entry
-                    if (idx >= 0 && idx < reach_ && (idx + 1) * bs <= threshold_) {
+                    if (merge_ && raw < 0) {
+                        entry_ = count_;  // only -1s follow a merged list's union: the part is empty
+                        jumped = true;
+                    } else if (idx >= 0 && idx < reach_ && (idx + 1) * bs <= threshold_) {
                         entry_ = static_cast<uint32_t>(e);
                         jumped = true;
                     }

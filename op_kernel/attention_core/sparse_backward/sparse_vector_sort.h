@@ -87,8 +87,13 @@ template <typename T> __aicore__ inline void SparseBackwardVector<T>::SortSelect
         const uint32_t countA = SortList(t, 0, first.ReinterpretCast<uint32_t>());
         AscendC::PipeBarrier<PIPE_ALL>();
         const uint32_t countB = SortList(t, 1, out);
-        PipeSync<AscendC::HardEvent::V_S>();
         list = sorted.ReinterpretCast<int32_t>();  // free once Extract is done
+        // Every entry the walk may read is written in this launch: -1 under the merge.
+        if (countA + countB != 0) {
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Duplicate(list, static_cast<int32_t>(-1), static_cast<int32_t>(AlignUp(countA + countB, 8)));
+        }
+        PipeSync<AscendC::HardEvent::V_S>();
         count = MergeHalves(first, countA, out.ReinterpretCast<int32_t>(), countB, list);
         PipeSync<AscendC::HardEvent::S_MTE3>();
     } else {
@@ -109,8 +114,8 @@ template <typename T> __aicore__ inline void SparseBackwardVector<T>::SortSelect
 // The two sorted halves of a pair item (a: countA entries, b: countB, ascending, -1 or an
 // index at or past the token's reach ending each) merged into `dst` as entries idx * 4 +
 // sel (sel bit 0: token 0 of the pair selects row idx, bit 1: token 1; equal indices of the
-// two halves give one entry, repeats within a half stay apart), then one -1 when the walk
-// may read further; returns the entries to store.
+// two halves give one entry, repeats within a half stay apart) over `dst` filled with -1;
+// returns the entries to store: all countA + countB (as far as the walk may read).
 template <typename T>
 __aicore__ inline uint32_t SparseBackwardVector<T>::MergeHalves(const AscendC::LocalTensor<int32_t> &a, uint32_t countA,
                                                                 const AscendC::LocalTensor<int32_t> &b, uint32_t countB,
@@ -142,15 +147,14 @@ __aicore__ inline uint32_t SparseBackwardVector<T>::MergeHalves(const AscendC::L
             y = rb.Next(reach);
         }
     }
-    // -1 after the entries when the walk may read further (one 8-byte store finishes an odd
-    // count too; entries past the count are not stored).
-    const uint32_t room = countA + countB;
+    // The entries past m are the -1s `dst` was filled with (an odd count's last entry goes
+    // out with the -1 after it in one 8-byte store). All of the room is stored: a walk's part
+    // may start past the union (parts are planned on an estimate) and must read -1 there,
+    // never what the workspace held before.
     if ((m & 1) != 0) {
         out.SetValue(m / 2, static_cast<int64_t>(low | (0xFFFFFFFFull << 32)));
-    } else if (m < room) {
-        out.SetValue(m / 2, static_cast<int64_t>(-1));
     }
-    return m < room ? m + 1 : m;
+    return countA + countB;
 }
 
 // One list sorted: the token's row, or half h of pair item t (pairTokens); Extract's
