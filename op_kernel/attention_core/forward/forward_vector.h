@@ -211,9 +211,15 @@ private:
             split_.ClipKeys(c.u);
             PlanKvReuse(*p_, mask_, before, c.u);
             before = nullptr;
+            // Under a band the lower rows of a diagonal tile see more keys than the upper ones:
+            // the halves swap vector cores from one q-block to the next so both carry the same
+            // work (the cube waits for the slower one's P). By q-block, not unit: the heads of a
+            // q-block keep their rows on the same core, where the band mask's clear tiles are
+            // known (mask_band.h TileSlot).
             const uint32_t half = (c.u.rows + 1) / 2;
-            c.rowOff = sub_ == 0 ? 0 : half;
-            c.rows = sub_ == 0 ? half : c.u.rows - half;
+            const bool upper = (sub_ == 0) != (mask_.HasRowsBefore() && (c.u.q0 / p_->blockQ & 1) != 0);
+            c.rowOff = upper ? 0 : half;
+            c.rows = upper ? half : c.u.rows - half;
             c.blocks = KvBlockCount(c.u.kvBegin, c.u.kvEnd, p_->blockKv);
             c.j = 0;
             c.set = static_cast<uint32_t>(unitsSeen_++ % WS_SLOTS);
