@@ -100,9 +100,9 @@ void SparseBackward(Totals &t, const SparseBackwardParams &p, uint32_t tBytes)
     Max(t, "L0B", l0.b);
     Max(t, "L0C", l0.c);
     Max(t, "UB",
-        SparseBackwardVectorUbLayout(p.rowsPerVec, p.blockKv, p.qkDim, p.headDim, tBytes, p.sortSelection != 0,
-                                     p.sortPad, SparseIndexRowBytes(p.index64 != 0, p.pairTokens != 0, p.topK, p.sortPad),
-                                     p.gatherSpanBytes)
+        SparseBackwardVectorUbLayout(
+            p.rowsPerVec, p.blockKv, p.qkDim, p.headDim, tBytes, p.sortSelection != 0, p.sortPad,
+            SparseIndexRowBytes(p.index64 != 0, p.pairTokens != 0, p.topK, p.sortPad), p.gatherSpanBytes)
             .Total());
     g_modes["sort"] = p.sortSelection != 0;
     g_modes["index64"] = p.index64 != 0;
