@@ -65,6 +65,7 @@ inline void RaceAcquire(Pipe to, const RaceSnap *slot)
 }
 // These three also drive the timeline model (emu/timing.h), checker on or off.
 void RaceBarrierAll();
+void RaceJoinPipes();  // the checker's part of PipeBarrier<PIPE_ALL>: every pipe learns what any pipe knows
 void RaceFlagSet(int event, int id);   // SetFlag<event>(id)
 void RaceFlagWait(int event, int id);  // WaitFlag<event>(id)
 // Source and destination pipe of a HardEvent (X_Y: pipe Y waits for pipe X).

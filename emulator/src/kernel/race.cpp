@@ -110,17 +110,22 @@ void RaceAcquireVc(Pipe to, const RaceSnap *slot)
     RaceGmLearn(to, slot->remote);
 }
 
-void RaceBarrierAll()
+void RaceJoinPipes()
 {
-    TimeBarrierAll();
-    if (!g_raceCheck) return;
-    RaceGmFlushRefs();
     CoreCtx &c = Ctx();
     uint64_t all[kPipes] = {};
     for (int p = 0; p < kPipes; ++p)
         for (int q = 0; q < kPipes; ++q) all[q] = c.raceVc[p][q] > all[q] ? c.raceVc[p][q] : all[q];
     for (int p = 0; p < kPipes; ++p) std::memcpy(c.raceVc[p], all, sizeof all);
     RaceGmBarrierAll();
+}
+
+void RaceBarrierAll()
+{
+    TimeBarrierAll();
+    if (!g_raceCheck) return;
+    RaceGmFlushRefs();
+    RaceJoinPipes();
 }
 
 void RaceFlagSet(int event, int id)

@@ -455,12 +455,7 @@ void RaceGmRelease(const RaceClock &barrier)
     RaceGmAcquire(barrier, 0 /* PIPE_S: every pipe */);
     // Every pipe of the core took part in the barrier (as the timeline model has it): the pipes
     // are ordered among themselves as by PipeBarrier<PIPE_ALL>.
-    CoreCtx &c = Ctx();
-    uint64_t all[kPipes] = {};
-    for (int p = 0; p < kPipes; ++p)
-        for (int q = 0; q < kPipes; ++q) all[q] = c.raceVc[p][q] > all[q] ? c.raceVc[p][q] : all[q];
-    for (int p = 0; p < kPipes; ++p) std::memcpy(c.raceVc[p], all, sizeof all);
-    RaceGmBarrierAll();
+    RaceJoinPipes();
 }
 
 void RaceGmFree(CoreCtx &c)

@@ -2,13 +2,7 @@
 // relayed through a third core, single-pipe barriers, a GlobalTensor::operator() reference kept
 // across a SyncAll, and the run-list shadow (partial overlaps, accesses across a page, a whole
 // write over many runs). Run as `race_gm_review_tests <case>` by test_race_gm_review.py.
-#include <cstdio>
-#include <cstring>
-#include <functional>
-#include <map>
-#include <string>
-
-#include "tikicpulib.h"
+#include "race_case_main.h"
 
 using namespace AscendC;
 
@@ -18,11 +12,7 @@ constexpr uint16_t FLAG_A = 3, FLAG_B = 4;
 
 void Run(emu::CoreMix mix, uint32_t blockDim, const std::function<void()> &body)
 {
-    emu::LaunchConfig cfg;
-    cfg.name = "race_gm_review";
-    cfg.mix = mix;
-    cfg.blockDim = blockDim;
-    emu::Launch(cfg, body, ASCEND_EMU_ABI_STAMP);
+    race_cases::Launch("race_gm_review", mix, blockDim, body);
 }
 
 // Each vector core writes its half of a slot (MTE3) and tells the cube (FLAG_A, set on MTE3).
@@ -190,7 +180,7 @@ void whole_write_over_runs_races()
 
 int main(int argc, char **argv)
 {
-    const std::map<std::string, void (*)()> cases = {
+    const race_cases::Cases cases = {
         {"relay_wait_mte2_set_fix", relay_wait_mte2_set_fix},
         {"relay_wait_s_set_fix", relay_wait_s_set_fix},
         {"wait_mte2_barrier_mte3_overwrites", wait_mte2_barrier_mte3_overwrites},
@@ -202,15 +192,5 @@ int main(int argc, char **argv)
         {"write_across_pages_rest_is_clean", write_across_pages_rest_is_clean},
         {"whole_write_over_runs_races", whole_write_over_runs_races},
     };
-    if (argc == 2 && std::strcmp(argv[1], "--list") == 0) {
-        for (const auto &c : cases) std::printf("%s\n", c.first.c_str());
-        return 0;
-    }
-    if (argc != 2 || cases.count(argv[1]) == 0) {
-        std::fprintf(stderr, "usage: race_gm_review_tests <case>|--list\n");
-        return 2;
-    }
-    cases.at(argv[1])();
-    std::printf("DONE %s\n", argv[1]);
-    return 0;
+    return race_cases::Main("race_gm_review_tests", cases, argc, argv);
 }

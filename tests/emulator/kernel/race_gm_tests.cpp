@@ -1,13 +1,7 @@
 // The hazard checker on global memory (ASCEND_EMU_RACECHECK=1; emu/race.h): small kernels that
 // share a GM slot between cores (or between two pipes of one core), ordered or not. Run as
 // `race_gm_tests <case>` by test_race_gm.py; a case exits 0 when its kernel ran clean.
-#include <cstdio>
-#include <cstring>
-#include <functional>
-#include <map>
-#include <string>
-
-#include "tikicpulib.h"
+#include "race_case_main.h"
 
 using namespace AscendC;
 
@@ -17,11 +11,7 @@ constexpr uint16_t FLAG_READY = 1, FLAG_CONSUMED = 2;
 
 void Run(emu::CoreMix mix, uint32_t blockDim, const std::function<void()> &body)
 {
-    emu::LaunchConfig cfg;
-    cfg.name = "race_gm";
-    cfg.mix = mix;
-    cfg.blockDim = blockDim;
-    emu::Launch(cfg, body, ASCEND_EMU_ABI_STAMP);
+    race_cases::Launch("race_gm", mix, blockDim, body);
 }
 
 // The cube computes a 16x16 fp32 tile (whatever L0A/L0B hold) and writes it to `slot` with
@@ -746,7 +736,7 @@ void raise_mode_survives()
 
 int main(int argc, char **argv)
 {
-    const std::map<std::string, void (*)()> cases = {
+    const race_cases::Cases cases = {
         {"war_cube_overwrites_unconsumed_slot", war_cube_overwrites_unconsumed_slot},
         {"war_cube_waits_consumed", war_cube_waits_consumed},
         {"raw_no_flag", raw_no_flag},
@@ -787,11 +777,5 @@ int main(int argc, char **argv)
         {"cross_flag_never_waited", cross_flag_never_waited},
         {"group_set_incomplete", group_set_incomplete},
     };
-    if (argc != 2 || cases.count(argv[1]) == 0) {
-        for (auto &c : cases) std::printf("%s\n", c.first.c_str());
-        return argc == 2 && std::string(argv[1]) == "--list" ? 0 : 2;
-    }
-    cases.at(argv[1])();
-    std::printf("DONE %s\n", argv[1]);
-    return 0;
+    return race_cases::Main("race_gm_tests", cases, argc, argv);
 }
