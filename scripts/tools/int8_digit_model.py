@@ -160,6 +160,28 @@ def big_cases():
                 value_range=(-8.0, 8.0),
             )
         )
+        # masks, pse, actual lengths and left padding on top; a larger score scale; other seeds
+        kw = dict(kv_int8=True, antiquant="channel")
+        out.append(
+            mk(
+                dtype,
+                "BSH",
+                B=3,
+                N=16,
+                Nkv=2,
+                S=1000,
+                D=128,
+                actual=[1000, 1, 517],
+                mask="random",
+                mask_shape="BS",
+                pse="BN1S",
+                **kw,
+            )
+        )
+        out.append(mk(dtype, "BNSD", B=2, N=8, Nkv=1, S=2048, D=64, actual=[2048, 700], pad=64, **kw))
+        out.append(mk(dtype, "BNSD", B=2, N=32, Nkv=4, S=4096, D=128, scale=1.0, **kw))
+        for seed in (1, 2):
+            out.append(mk(dtype, "BNSD", B=2, N=32, Nkv=4, S=4096, D=128, value_range=(-8.0, 8.0), seed=seed, **kw))
     return out
 
 
