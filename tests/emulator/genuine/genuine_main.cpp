@@ -15,6 +15,9 @@ extern "C" void conv_unit_flag(GM_ADDR fmap, GM_ADDR weights, GM_ADDR bias, GM_A
                                GM_ADDR filled);
 extern "C" void load3d_layouts(GM_ADDR a, GM_ADDR aT, GM_ADDR bT, GM_ADDR c, GM_ADDR c2);
 extern "C" void vec_5hd(GM_ADDR x, GM_ADDR u, GM_ADDR f, GM_ADDR pq, GM_ADDR out);
+extern "C" void int8_digit_vector(GM_ADDR x, GM_ADDR unit, GM_ADDR sHi, GM_ADDR sLo, GM_ADDR scale, GM_ADDR digits,
+                                  GM_ADDR s);
+extern "C" void int8_digit_block(GM_ADDR qd, GM_ADDR pd, GM_ADDR k, GM_ADDR v, GM_ADDR s, GM_ADDR o);
 
 namespace {
 int g_failures = 0;
@@ -200,6 +203,81 @@ void Vec5hd()
                     static_cast<void *>(out)})
         AscendC::GmFree(p);
 }
+
+void Int8DigitBlock()
+{
+    constexpr int R = 16, D = 128, L = 128;
+    int8_t *qd = Alloc<int8_t>(R * D), *pd = Alloc<int8_t>(R * L), *k = Alloc<int8_t>(L * D), *v = Alloc<int8_t>(L * D);
+    int32_t *s = Alloc<int32_t>(R * L), *o = Alloc<int32_t>(R * D);
+    // the whole int8 range, extremes included (-128 x -128 products)
+    auto val = [](int i, int a, int b) { return static_cast<int8_t>((i * a + b) % 256 - 128); };
+    for (int i = 0; i < R * D; ++i) qd[i] = val(i, 37, 11);
+    for (int i = 0; i < R * L; ++i) pd[i] = val(i, 53, 5);
+    for (int i = 0; i < L * D; ++i) k[i] = val(i, 91, 3);
+    for (int i = 0; i < L * D; ++i) v[i] = val(i, 29, 77);
+    AscendC::SetKernelMode(KernelMode::AIC_MODE);
+    ICPU_RUN_KF(int8_digit_block, 1, qd, pd, k, v, s, o);
+    int bad = 0;
+    for (int r = 0; r < R; ++r) {
+        for (int j = 0; j < L; ++j) {  // S = Qd . K^T
+            int32_t acc = 0;
+            for (int d = 0; d < D; ++d) acc += qd[r * D + d] * k[j * D + d];
+            bad += s[r * L + j] != acc;
+        }
+        for (int d = 0; d < D; ++d) {  // O = Pd . V
+            int32_t acc = 0;
+            for (int j = 0; j < L; ++j) acc += pd[r * L + j] * v[j * D + d];
+            bad += o[r * D + d] != acc;
+        }
+    }
+    Report("int8_digit_block", bad);
+    for (void *p : {static_cast<void *>(qd), static_cast<void *>(pd), static_cast<void *>(k), static_cast<void *>(v),
+                    static_cast<void *>(s), static_cast<void *>(o)})
+        AscendC::GmFree(p);
+}
+
+void Int8DigitVector()
+{
+    constexpr int R = 8, C = 128, N = R * C;
+    float *x = Alloc<float>(N), *unit = Alloc<float>(R), *scale = Alloc<float>(R), *s = Alloc<float>(N);
+    int32_t *sHi = Alloc<int32_t>(N), *sLo = Alloc<int32_t>(N);
+    auto *digits = Alloc<int8_t>(2 * N);
+    for (int r = 0; r < R; ++r) {
+        float amax = 0.0f;
+        for (int c = 0; c < C; ++c) {
+            // signed rows (the query) and rows in [0, 1] (P); exact halves of the unit step too
+            const float v = std::sin(0.37f * static_cast<float>(r * C + c) + 0.5f) * (r % 2 ? 1.0f : 3.0f);
+            x[r * C + c] = r % 4 == 3 ? std::fabs(v) : v;
+            amax = std::fmax(amax, std::fabs(x[r * C + c]));
+        }
+        unit[r] = 32639.0f / amax;
+        scale[r] = 1.0f / (static_cast<float>(r) + 3.0f);
+    }
+    x[5] = 128.5f / unit[0];  // a q16 near a digit boundary
+    for (int i = 0; i < N; ++i) {
+        sHi[i] = (i * 7919) % (1 << 22) - (1 << 21);
+        sLo[i] = (i * 104729) % (1 << 22) - (1 << 21);
+    }
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(int8_digit_vector, 1, x, unit, sHi, sLo, scale, digits, s);
+    int bad = 0;
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            const int i = r * C + c;
+            const float q = std::nearbyint(x[i] * unit[r]);
+            const float h = std::floor((q + 128.0f) * (1.0f / 256.0f));
+            const float l = q - 256.0f * h;
+            bad += digits[i] != static_cast<int8_t>(h) || digits[N + i] != static_cast<int8_t>(l);
+            bad += 256 * digits[i] + digits[N + i] != static_cast<int>(q);
+            const float e = (static_cast<float>(sHi[i]) * 256.0f + static_cast<float>(sLo[i])) * scale[r];
+            bad += s[i] != e;
+        }
+    Report("int8_digit_vector", bad);
+    for (void *p :
+         {static_cast<void *>(x), static_cast<void *>(unit), static_cast<void *>(scale), static_cast<void *>(s),
+          static_cast<void *>(sHi), static_cast<void *>(sLo), static_cast<void *>(digits)})
+        AscendC::GmFree(p);
+}
 }  // namespace
 
 int main()
@@ -210,5 +288,7 @@ int main()
     ConvUnitFlag();
     Load3dLayouts();
     Vec5hd();
+    Int8DigitBlock();
+    Int8DigitVector();
     return g_failures == 0 ? 0 : 1;
 }

@@ -22,7 +22,16 @@ def test_genuine_kernels_compute_the_reference_with_the_race_checker_on(emu_buil
         env={**os.environ, "ASCEND_EMU_RACECHECK": "1"},
     )
     assert res.returncode == 0, res.stdout + res.stderr
-    for kernel in ("events_vec_add", "events_mmad", "list_gather", "conv_unit_flag", "load3d_layouts", "vec_5hd"):
+    for kernel in (
+        "events_vec_add",
+        "events_mmad",
+        "list_gather",
+        "conv_unit_flag",
+        "load3d_layouts",
+        "vec_5hd",
+        "int8_digit_block",
+        "int8_digit_vector",
+    ):
         assert f"PASS {kernel}" in res.stdout, res.stdout
 
 
