@@ -384,8 +384,10 @@ bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::
 }
 
 // Where PlanForward takes one Q and P copy for another K/V cache tile pair: under a mask up to
-// this many units per core, without one from this many key blocks per unit (measured, below).
+// this many units per core or up to this head dim, without one from this many key blocks per
+// unit (measured, below).
 constexpr uint64_t ONE_COPY_MAX_MASKED_UNITS_PER_CORE = 2;
+constexpr uint32_t ONE_COPY_MAX_MASKED_HEAD_DIM = 64;
 constexpr uint32_t ONE_COPY_MIN_KV_BLOCKS = 16;
 
 constexpr uint32_t HEADS_INNER_ALWAYS = 2;
@@ -576,9 +578,12 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     // B2 N8 S2K 150.3 -> 148.8 us, B1 N8 S4K 291.1 -> 288.3; with 8 blocks per unit the unit
     // starts cost more, B4 N16 S1K 157.8 -> 159.2), and for a causal plane with at most two units
     // per core (B1 N1 S8K causal, one folded pair per core: bound by L2 with the cores ~4 us short
-    // of it). Not with more causal units per core, whose unit starts bind (B1 N8 S4K 159.5 ->
-    // 160.6 us, B2 N16 S2K 183.7 -> 185.4).
-    const bool oneCopy = masked ? p.unitCount <= ONE_COPY_MAX_MASKED_UNITS_PER_CORE * p.usedCores
+    // of it). Not with more causal units per core at D = 128, whose unit starts bind (B1 N8 S4K
+    // 159.5 -> 160.6 us, B2 N16 S2K 183.7 -> 185.4); at D <= 64 the S/P hand-off per FLOP is
+    // twice as large, the plane is bound by L2 well above its critical path and the tile pair
+    // is worth it (B1 N16 S4K D64 causal 269.1 -> 267.6 us, critical path 241.7 -> 242.0).
+    const bool oneCopy = masked ? p.unitCount <= ONE_COPY_MAX_MASKED_UNITS_PER_CORE * p.usedCores ||
+                                      p.headDim <= ONE_COPY_MAX_MASKED_HEAD_DIM
                                 : p.seqKv >= uint64_t(ONE_COPY_MIN_KV_BLOCKS) * p.blockKv;
     PlanKvCache(p, prob.dtypeBytes, budget.l1, oneCopy);
     if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
