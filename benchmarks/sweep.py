@@ -31,8 +31,25 @@ CLASSES = {
 
 # Proven bounds (docs/performance.md, "Sweep"): the shape's goal is 95 % of its bound.
 # D = 64 forward: the S/P hand-off through L2 alone, 12 B per score of 4 D = 256 FLOP, at the
-# 7 TB/s L2 floor: 256 / 12 x 7e12 = 149.3 TFLOPS = 42.2 % of the cube peak.
+# 7 TB/s L2 floor: 256 / 12 x 7e12 = 149.3 TFLOPS = 42.2 % of the cube peak. Every design also
+# reads Q, K and V and writes O at least once, reads an explicit mask's plane once, and pays the
+# launch, so a shape's bound is its FLOPs over 2 us + (12 B per useful score + those bytes) /
+# 7 TB/s (d64_bound).
 D64_BOUND = 42.2
+L2_BYTES_PER_SEC = 7e12  # cost table l2_bytes_per_sec ([S6])
+LAUNCH_US = 2.0  # cost table launch_us
+CUBE_PEAK_FLOPS = 353.9e12  # 910B2 fp16, as device_model.py
+
+
+def d64_bound(work: int, d: int, io_bytes: int) -> float:
+    """% of the cube peak no D = 64 forward design passes on the model: `work` useful FLOPs
+    (4 d per useful score), each score's S/P hand-off through L2 (S fp32 written and read, P
+    fp16 written and read: 12 B) plus `io_bytes` (Q, K, V read once, O written once, an explicit
+    mask read once) at the L2 floor, plus the launch."""
+    seconds = LAUNCH_US * 1e-6 + (12 * work / (4 * d) + io_bytes) / L2_BYTES_PER_SEC
+    return 100 * work / seconds / CUBE_PEAK_FLOPS
+
+
 # shape name -> proven bound in % of its unit. None at present: the int8 decode's cast-ring
 # ceiling and SFAG's per-pair scatter floor are limits of our designs, not of A2 (a design past
 # each is described in docs/performance.md), so those shapes keep their class goal.
@@ -61,14 +78,17 @@ def shapes():
         name += (f"x{_k(skv)}" if skv != s else "") + f"_D{d}" + ("_causal" if causal else "")
         pairs = flops.causal_pairs(s, skv) if causal else flops.full_pairs(s, skv)
         mask = dict(mask="causal", mask_shape="SS") if causal else {}
+        work = flops.forward_flops(pairs, n, d) * b
+        # Q and O (fp16), K and V per KV head, the bool SS mask plane once
+        io = 2 * d * 2 * b * (s * n + skv * nkv) + (s * skv if causal else 0)
         add(
             cls,
             pfa.OP,
             name,
             lambda: pfa.make("fp16", "BNSD", B=b, N=n, Nkv=nkv, Sq=s, Skv=skv, D=d, **mask),
             "compute",
-            flops.forward_flops(pairs, n, d) * b,
-            bound=D64_BOUND if d == 64 else None,
+            work,
+            bound=d64_bound(work, d, io) if d == 64 else None,
         )
 
     for b, n, s in ((1, 1, 8192), (1, 2, 8192), (1, 8, 4096), (2, 8, 2048), (4, 16, 1024), (8, 8, 1024)):
@@ -88,15 +108,17 @@ def shapes():
         kind = "causal" if causal else "full"
         name = "TND_" + ("_".join(str(x) for x in lens) if len(set(lens)) > 1 else f"{len(lens)}x{_k(lens[0])}")
         name += f"_N{n}_D{d}" + ("_causal" if causal else "")
+        work = flops.forward_flops(flops.varlen_pairs(lens, lens, "causal_rd" if causal else kind), n, d)
+        io = 2 * d * 4 * sum(lens) * n  # Q, K, V, O (fp16); sparse mode 3 defines its mask
         add(
             "varlen",
             fav.OP,
             name,
             lambda: fav.make("fp16", qlens=lens, N=n, D=d, sparse_mode=3 if causal else 0),
             "compute",
-            flops.forward_flops(flops.varlen_pairs(lens, lens, "causal_rd" if causal else kind), n, d),
+            work,
             goal=CLASSES[goal_cls][1],
-            bound=D64_BOUND if d == 64 else None,
+            bound=d64_bound(work, d, io) if d == 64 else None,
         )
 
     varlen([1024] * 6, 16, 128, False, "dense")

@@ -384,9 +384,13 @@ bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::
 }
 
 // Where PlanForward takes one Q and P copy for another K/V cache tile pair: under a mask up to
-// this many units per core, without one from this many key blocks per unit (measured, below).
+// this many units per core or up to this head dim, without one from this many key blocks per
+// unit (measured, below).
 constexpr uint64_t ONE_COPY_MAX_MASKED_UNITS_PER_CORE = 2;
+constexpr uint32_t ONE_COPY_MAX_MASKED_HEAD_DIM = 64;
 constexpr uint32_t ONE_COPY_MIN_KV_BLOCKS = 16;
+// Up to this head dim PlanForward stages only K (AttentionCore::KV_NZ_K_ONLY).
+constexpr uint32_t KV_NZ_K_ONLY_MAX_HEAD_DIM = 64;
 
 constexpr uint32_t HEADS_INNER_ALWAYS = 2;
 // The mask bytes the heads-in-a-row orders save (~1 B of the ~16 B of L2 per score for every
@@ -569,16 +573,24 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     });
 
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
-    PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch, budget.l1);
+    // Up to D = 64 only K is staged: there the forward is bound by L2 well above its critical
+    // path, and staging V (read once, written once, 2 B per element each) costs more L2 than the
+    // cube's Nd2Nz of V's rows costs time (modelled B1 N8 S4K D64 253.1 -> 251.9 us, B4 N8 S2K
+    // 251.5 -> 249.1, B1 N16 S4K causal 267.6 -> 265.2, B1 N32 S1K 67.3 -> 66.1: the shorter
+    // staging also starts the main loop earlier). K stays staged: its scale is folded in there.
+    PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch, budget.l1, p.headDim > KV_NZ_K_ONLY_MAX_HEAD_DIM);
     // One copy of Q and P for another K/V tile pair in the cache where the L2 it saves is worth
     // the unit starts it slows (modelled, docs/performance.md "Sweep"): without a mask where a
     // unit runs at least ONE_COPY_MIN_KV_BLOCKS key blocks (every unit boundary of a head reuses;
     // B2 N8 S2K 150.3 -> 148.8 us, B1 N8 S4K 291.1 -> 288.3; with 8 blocks per unit the unit
     // starts cost more, B4 N16 S1K 157.8 -> 159.2), and for a causal plane with at most two units
     // per core (B1 N1 S8K causal, one folded pair per core: bound by L2 with the cores ~4 us short
-    // of it). Not with more causal units per core, whose unit starts bind (B1 N8 S4K 159.5 ->
-    // 160.6 us, B2 N16 S2K 183.7 -> 185.4).
-    const bool oneCopy = masked ? p.unitCount <= ONE_COPY_MAX_MASKED_UNITS_PER_CORE * p.usedCores
+    // of it). Not with more causal units per core at D = 128, whose unit starts bind (B1 N8 S4K
+    // 159.5 -> 160.6 us, B2 N16 S2K 183.7 -> 185.4); at D <= 64 the S/P hand-off per FLOP is
+    // twice as large, the plane is bound by L2 well above its critical path and the tile pair
+    // is worth it (B1 N16 S4K D64 causal 269.1 -> 267.6 us, critical path 241.7 -> 242.0).
+    const bool oneCopy = masked ? p.unitCount <= ONE_COPY_MAX_MASKED_UNITS_PER_CORE * p.usedCores ||
+                                      p.headDim <= ONE_COPY_MAX_MASKED_HEAD_DIM
                                 : p.seqKv >= uint64_t(ONE_COPY_MIN_KV_BLOCKS) * p.blockKv;
     PlanKvCache(p, prob.dtypeBytes, budget.l1, oneCopy);
     if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
@@ -625,7 +637,7 @@ bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams 
 }
 
 void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,
-              uint64_t l1Bytes)
+              uint64_t l1Bytes, bool stageV)
 {
     p.kvNz = 0;
     p.kvNzPairs = 0;
@@ -644,7 +656,7 @@ void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seq
     if (dtypeBytes != 2 || p.headDim % 16 != 0 || reuse < 4 || rows > 65535 || chunk < 16 || bytes > KV_NZ_MAX_BYTES) {
         return;
     }
-    p.kvNz = 1;
+    p.kvNz = stageV ? 1 : AttentionCore::KV_NZ_K_ONLY;
     p.kvNzChunk = static_cast<uint32_t>(chunk);
     p.kvNzRows = static_cast<uint32_t>(rows);
     p.kvNzSeq = static_cast<uint32_t>(seqRows);
@@ -655,7 +667,7 @@ void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seq
     // 64-key blocks only: there the DMA starts weigh twice as much per score (modelled D = 256 B1
     // N4 S4K 359.2 -> 336.6 us); with 128-key blocks S then goes after P.V and waits for P
     // (modelled B4 N16 S1K D128 182.3 -> 196.1 us, and 187.2 with S ahead of P.V).
-    p.kvNzPairs = p.lazyO != 0 && p.blockKv < BLOCK_KV &&
+    p.kvNzPairs = stageV && p.lazyO != 0 && p.blockKv < BLOCK_KV &&
                           AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, dtypeBytes, p.l1Bufs,
                                                             AttentionCore::WS_SLOTS) <= l1Bytes
                       ? AttentionCore::WS_SLOTS

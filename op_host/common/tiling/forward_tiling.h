@@ -57,9 +57,10 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
 // times: seqRows rows per (KV head, batch) of `batches` (TND: every token, one batch). Call
 // after FinishForwardGeometry and the work split; the region follows the per-core slots. With
 // lazy P.V and room in L1 (l1Bytes) the cube loads K and V in pairs (ForwardParams::kvNzPairs).
+// stageV false: only K is staged (AttentionCore::KV_NZ_K_ONLY), the cube converts V's rows itself.
 constexpr uint64_t KV_NZ_MAX_BYTES = 1ull << 30;
 void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,
-              uint64_t l1Bytes);
+              uint64_t l1Bytes, bool stageV = true);
 // The cube's K/V cache (ForwardParams::kvCacheTiles): as many K and V tiles as L1 (l1Bytes)
 // holds, up to KV_CACHE_MAX_TILES; call after PlanKvNz. oneCopy: where one copy of Q and P
 // (l1Bufs 1) leaves room for more tiles, take it.

@@ -349,7 +349,8 @@ private:
     {
         const uint64_t token0 = u.kvBase + static_cast<uint64_t>(blk.k0);
         if constexpr (KV_NZ) {
-            if (staged_) {  // else the key rows of an S ahead of the staging (Run)
+            // else the key rows of an S ahead of the staging (Run), or V where only K is staged
+            if (staged_ && (tensor == 0 || p_->kvNz != KV_NZ_K_ONLY)) {
                 kvNz_.Load(dst, tensor, u.b, u.n / p_->groupSize, token0, kvPad);
                 return;
             }

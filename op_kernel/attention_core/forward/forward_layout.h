@@ -67,10 +67,11 @@ __aicore__ inline ForwardWorkspace ForwardWorkspaceLayout(uint64_t slotS, uint64
 }
 
 // Most tiles of each of K and V the cube's K/V cache holds (ForwardParams::kvCacheTiles). L1
-// holds ten beside 224-row q-blocks at D = 64 (five at D = 128): each more saves a key block's
-// loads per unit that follows one of its head (modelled D = 64 B4 N8 S2K 257.9 -> 254.1 us with
-// ten against eight); the cube's lookup walks every tag once per block.
-constexpr uint32_t KV_CACHE_MAX_TILES = 12;
+// holds ten beside two copies of 224-row q-blocks' Q and P at D = 64, thirteen beside one (five
+// at D = 128): each more saves a key block's loads per unit that follows one of its head
+// (modelled D = 64 B4 N8 S2K 257.9 -> 254.1 us with ten against eight, 252.8 -> 251.5 with
+// thirteen against twelve); the cube's lookup walks every tag once per block.
+constexpr uint32_t KV_CACHE_MAX_TILES = 16;
 
 // The cube stage's L1 for q-blocks of bq rows: Q, P, K and V per copy (l1Bufs), or with
 // kvCache K/V cache tiles (ForwardParams::kvCacheTiles) kvCache K and kvCache V tiles; with

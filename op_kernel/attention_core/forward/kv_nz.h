@@ -4,7 +4,9 @@
 // convert K and V once before the main loop (GM -> UB rows, one Copy per row into Nz order, UB -> a workspace region)
 // and the cube loads every key block from that region with one plain copy
 // (docs/performance.md, "Sweep"); only a core's first S block, which the cube issues during the
-// conversion where K is copied unchanged (forward_cube.h Run), reads the caller's K rows.
+// conversion where K is copied unchanged (forward_cube.h Run), reads the caller's K rows. Where
+// the forward is bound by L2 (KV_NZ_K_ONLY) only K is converted and the cube loads V's rows
+// with Nd2Nz: staging V would move its bytes twice more through L2.
 //
 // Region layout: per KV head h, batch b (one "batch" for TND, whose tokens are already one axis)
 // and tensor (K, then V) a matrix of kvNzRows rows in Nz order: column block j (head-dim
@@ -64,7 +66,9 @@ template <typename T> struct KvNz {
         const uint32_t ch = p_->kvNzChunk;
         const uint32_t dp = p_->headDimAlign;
         const uint32_t perRegion = (p_->kvNzRows + ch - 1) / ch;
-        const uint64_t items = 2ull * p_->numKvHeads * p_->kvNzBatches * perRegion;
+        // K only (KV_NZ_K_ONLY): V's rows stay where they are and the cube converts them itself.
+        const uint64_t tensors = p_->kvNz == KV_NZ_K_ONLY ? 1 : 2;
+        const uint64_t items = tensors * p_->numKvHeads * p_->kvNzBatches * perRegion;
         // A launch can hold more vector cores than the plan (the backward's recompute launches
         // for the larger of its two plans): those stage nothing.
         const uint64_t first = vec < vecCount ? items * vec / vecCount : items;
