@@ -621,7 +621,7 @@ bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams 
     // rounding).
     int exp = 0;
     const float mant = std::frexp(std::fabs(scale), &exp);
-    return fp16 && p.kvNz != 0 && mant == 0.5f && exp >= -13 && exp <= 1;
+    return fp16 && p.kvNz != 0 && p.kvNzValueOnly == 0 && mant == 0.5f && exp >= -13 && exp <= 1;
 }
 
 void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,
@@ -629,6 +629,7 @@ void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seq
 {
     p.kvNz = 0;
     p.kvNzPairs = 0;
+    p.kvNzValueOnly = 0;
     const uint64_t dp = p.headDimAlign;
     // Loads of each K/V row: one per q-block of every query head of its group. The estimate
     // counts every q-block (a causal mask about halves it) and staging pays off from about two
@@ -687,6 +688,26 @@ void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t 
         p.l1Bufs = 1;
         p.kvCacheTiles = most(1);
     }
+}
+
+void PlanKvNzValueOnly(AttentionCore::ForwardParams &p, uint64_t headRuns, uint64_t keyBlocks, bool masked,
+                       bool scaleInKey)
+{
+    p.kvNzValueOnly = 0;
+    if (p.kvNz == 0 || p.kvNzPairs != 0 || masked || scaleInKey || headRuns == 0 || p.unitCount == 0 ||
+        keyBlocks == 0) {
+        return;
+    }
+    // A head's q-blocks run on one core in a row (the split's ranges), and each one after the
+    // first finds kvCacheTiles of its key blocks cached (PlanKvReuse); the group's query heads
+    // each load the rows again. Modelled: B4 N16 S1K (2.9 loads per row) 157.8 -> 156.8 us, TND
+    // 6 x 1K 241.6 -> 237.3; slower with more loads per row, B1 N8 S1K x 4K (5.2) 79.2 -> 82.4 us,
+    // B2 N8 S2K (7.9) 148.8 -> 152.1 (docs/performance.md "Sweep").
+    const double qBlocks = double(p.unitCount) / double(headRuns);
+    const double blocks = double(keyBlocks) / double(p.unitCount);
+    const double uncached = blocks > p.kvCacheTiles ? (blocks - p.kvCacheTiles) / blocks : 0.0;
+    const double loads = double(p.groupSize) * (1.0 + (qBlocks - 1.0) * uncached);
+    p.kvNzValueOnly = loads <= KV_NZ_VALUE_ONLY_MAX_LOADS ? 1 : 0;
 }
 
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align)

@@ -142,7 +142,10 @@ struct ForwardParams {
     // Softmax max/sum (varlen) are written as 8 replicated fp32 per (row, head) at
     // (token base + row) * statsStrideS + head * statsStrideN when hasSoftmaxStats.
     uint32_t hasSoftmaxStats;
-    uint32_t reserved0;
+    // 1: only V is staged in Nz order (kvNz), K loads from the caller's rows (Nd2Nz) at every S;
+    // the staging pass is then half as long, and every S block ahead of the main loop goes out
+    // before its barrier (forward_cube.h Run).
+    uint32_t kvNzValueOnly;
     uint64_t statsStrideS, statsStrideN;
 
     // K and V staged once in Nz order (kv_nz.h; the tiling key's mode; 16-bit types, D a

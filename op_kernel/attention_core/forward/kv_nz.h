@@ -12,7 +12,8 @@
 // the two are one Nz matrix of 2 headDimAlign columns and a key block's K and V rows load with
 // one copy (LoadPair). Rows past the tensor's kvNzSeq rows are
 // zero: a key block whose padded extent runs past the end reads them (its pad columns of S are
-// masked, P is zero there), and never NaN.
+// masked, P is zero there), and never NaN. With kvNzValueOnly only the V regions are written (the
+// K regions stay unused): K then comes from the caller's rows at every S.
 #pragma once
 #include "kernel_operator.h"
 #include "forward_params.h"
@@ -36,6 +37,9 @@ template <typename T> struct KvNz {
         const uint64_t region = (uint64_t(kvHead) * p_->kvNzBatches + (p_->kvNzBatches == 1 ? 0 : b)) * 2 + tensor;
         return (region * (p_->headDimAlign / 16) * p_->kvNzRows + token) * 16;
     }
+
+    // Whether tensor (0: K, 1: V) is staged.
+    __aicore__ inline bool Staged(uint32_t tensor) const { return p_->kvNzValueOnly == 0 || tensor == 1; }
 
     // Key rows [token, token + rowsPad) -> an Nz L1 tile of rowsPad rows (cube).
     __aicore__ inline void Load(const AscendC::LocalTensor<T> &dst, uint32_t tensor, uint32_t b, uint32_t kvHead,
@@ -64,7 +68,8 @@ template <typename T> struct KvNz {
         const uint32_t ch = p_->kvNzChunk;
         const uint32_t dp = p_->headDimAlign;
         const uint32_t perRegion = (p_->kvNzRows + ch - 1) / ch;
-        const uint64_t items = 2ull * p_->numKvHeads * p_->kvNzBatches * perRegion;
+        const uint32_t firstTensor = p_->kvNzValueOnly != 0 ? 1 : 0;
+        const uint64_t items = uint64_t(2 - firstTensor) * p_->numKvHeads * p_->kvNzBatches * perRegion;
         // A launch can hold more vector cores than the plan (the backward's recompute launches
         // for the larger of its two plans): those stage nothing.
         const uint64_t first = vec < vecCount ? items * vec / vecCount : items;
@@ -81,7 +86,7 @@ template <typename T> struct KvNz {
             const uint64_t region = i / perRegion;
             const uint32_t bt = static_cast<uint32_t>(region % p_->kvNzBatches);
             const uint32_t h = static_cast<uint32_t>(region / p_->kvNzBatches % p_->numKvHeads);
-            const uint32_t tensor = static_cast<uint32_t>(region / p_->kvNzBatches / p_->numKvHeads);
+            const uint32_t tensor = firstTensor + static_cast<uint32_t>(region / p_->kvNzBatches / p_->numKvHeads);
             const uint32_t s0 = c * ch;
             const uint32_t rows = p_->kvNzRows - s0 < ch ? p_->kvNzRows - s0 : ch;
             const uint32_t real = s0 >= p_->kvNzSeq ? 0 : (p_->kvNzSeq - s0 < rows ? p_->kvNzSeq - s0 : rows);
