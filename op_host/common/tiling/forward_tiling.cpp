@@ -701,7 +701,7 @@ void PlanKvNzValueOnly(AttentionCore::ForwardParams &p, uint64_t headRuns, uint6
     // A head's q-blocks run on one core in a row (the split's ranges), and each one after the
     // first finds kvCacheTiles of its key blocks cached (PlanKvReuse); the group's query heads
     // each load the rows again. Modelled: B4 N16 S1K (2.9 loads per row) 157.8 -> 156.8 us, TND
-    // 6 x 1K 241.6 -> 237.3; slower with more loads per row, B1 N8 S1K x 4K (5.2) 79.2 -> 82.4 us,
+    // 6 x 1K 241.6 -> 237.3; slower with more loads per row, B1 N8 S1K x 4K (5.1) 79.2 -> 82.4 us,
     // B2 N8 S2K (7.9) 148.8 -> 152.1 (docs/performance.md "Sweep").
     const double qBlocks = double(p.unitCount) / double(headRuns);
     const double blocks = double(keyBlocks) / double(p.unitCount);

@@ -348,7 +348,7 @@ def test_mask_plane_shared_by_heads_gets_a_summary_after_the_slots(plan):
 def test_only_value_staged_where_the_kv_cache_leaves_few_loads_per_key_row(plan):
     # S1K: six q-blocks of eight key blocks per head, each after the first finds five or six of
     # them in the cube's K/V cache (~2.9 loads per key row): only V is staged and K loads as the
-    # caller wrote it. Longer key ranges (S1K x 4K: 5.2 loads), more q-blocks (S2K: 7.9) or a
+    # caller wrote it. Longer key ranges (S1K x 4K: 5.1 loads), more q-blocks (S2K: 7.9) or a
     # mask keep both staged.
     s1k, s1k4k, s2k, masked = plan(
         problem(b=4, n=16, nkv=16),
