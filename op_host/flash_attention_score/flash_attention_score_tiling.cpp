@@ -2,6 +2,7 @@
 // attributes and the value-dependent lengths/prefix from the TilingContext and the core budget
 // from PlatformAscendC, plans the shared forward core over the varlen units and selects the
 // kernel by element type.
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -121,8 +122,18 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
     }
     // Without pse the scale may ride on the staged K (forward_tiling.h); FAG's recompute of
     // this forward (its own tiling) keeps the vector scale pass.
-    data->score.scaleInKey =
-        !prob.hasPse && fa_host::ScaleInKeyExact(prob.scale, dtype == ge::DT_FLOAT16, data->params) ? 1 : 0;
+    const bool scaleInKey = !prob.hasPse && fa_host::ScaleInKeyExact(prob.scale, dtype == ge::DT_FLOAT16, data->params);
+    uint64_t headRuns = 0, keyBlocks = 0;  // over the (batch, head) pairs with units
+    const AttentionCore::ForwardParams &p = data->params;
+    for (size_t b = 0; b < prob.seqQ.size(); ++b) {
+        const uint64_t q = uint64_t(std::max<int64_t>(0, prob.seqQ[b]));
+        const uint64_t kv = b < prob.seqKv.size() ? uint64_t(std::max<int64_t>(0, prob.seqKv[b])) : 0;
+        if (q == 0 || kv == 0) continue;
+        headRuns += uint64_t(p.numHeads);
+        keyBlocks += uint64_t(p.numHeads) * ((q + p.blockQ - 1) / p.blockQ) * ((kv + p.blockKv - 1) / p.blockKv);
+    }
+    fa_host::PlanKvNzValueOnly(data->params, headRuns, keyBlocks, prob.hasMask || prob.sparseMode != 0, scaleInKey);
+    data->score.scaleInKey = scaleInKey ? 1 : 0;
     const uint64_t dtypeKey = dtype == ge::DT_BF16    ? FA_TILING_KEY_BF16
                               : dtype == ge::DT_FLOAT ? FA_TILING_KEY_FP32
                                                       : FA_TILING_KEY_FP16;

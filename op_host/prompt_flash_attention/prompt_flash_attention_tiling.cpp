@@ -102,7 +102,11 @@ ge::graphStatus PromptFlashAttentionTiling(gert::TilingContext *context)
         return ge::GRAPH_FAILED;
     }
     fa_host::PlanMaskSummary(*data);
-    data->score.scaleInKey = fa_host::ScaleInKeyExact(prob.scale, dtype == ge::DT_FLOAT16, data->params) ? 1 : 0;
+    const bool scaleInKey = fa_host::ScaleInKeyExact(prob.scale, dtype == ge::DT_FLOAT16, data->params);
+    const AttentionCore::ForwardParams &p = data->params;
+    const uint64_t keyBlocks = p.unitCount * ((uint64_t(p.seqKv) + p.blockKv - 1) / p.blockKv);
+    fa_host::PlanKvNzValueOnly(data->params, uint64_t(p.batch) * p.numHeads, keyBlocks, prob.hasMask, scaleInKey);
+    data->score.scaleInKey = scaleInKey ? 1 : 0;
     context->SetTilingKey(
         AttentionCore::ForwardTilingKey(dtype == ge::DT_BF16 ? PFA_TILING_KEY_BF16 : PFA_TILING_KEY_FP16,
                                         data->params.lazyO != 0, data->mask.maskSummary != 0, data->params.kvNz != 0));

@@ -633,7 +633,8 @@ bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams 
     // rounding).
     int exp = 0;
     const float mant = std::frexp(std::fabs(scale), &exp);
-    return fp16 && p.kvNz != 0 && mant == 0.5f && exp >= -13 && exp <= 1;
+    const bool keyStaged = p.kvNz == AttentionCore::KV_NZ_BOTH || p.kvNz == AttentionCore::KV_NZ_K_ONLY;
+    return fp16 && keyStaged && mant == 0.5f && exp >= -13 && exp <= 1;
 }
 
 void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,
@@ -656,7 +657,7 @@ void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seq
     if (dtypeBytes != 2 || p.headDim % 16 != 0 || reuse < 4 || rows > 65535 || chunk < 16 || bytes > KV_NZ_MAX_BYTES) {
         return;
     }
-    p.kvNz = stageV ? 1 : AttentionCore::KV_NZ_K_ONLY;
+    p.kvNz = stageV ? AttentionCore::KV_NZ_BOTH : AttentionCore::KV_NZ_K_ONLY;
     p.kvNzChunk = static_cast<uint32_t>(chunk);
     p.kvNzRows = static_cast<uint32_t>(rows);
     p.kvNzSeq = static_cast<uint32_t>(seqRows);
@@ -699,6 +700,25 @@ void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t 
         p.l1Bufs = 1;
         p.kvCacheTiles = most(1);
     }
+}
+
+void PlanKvNzValueOnly(AttentionCore::ForwardParams &p, uint64_t headRuns, uint64_t keyBlocks, bool masked,
+                       bool scaleInKey)
+{
+    if (p.kvNz != AttentionCore::KV_NZ_BOTH || p.kvNzPairs != 0 || masked || scaleInKey || headRuns == 0 || p.unitCount == 0 ||
+        keyBlocks == 0) {
+        return;
+    }
+    // A head's q-blocks run on one core in a row (the split's ranges), and each one after the
+    // first finds kvCacheTiles of its key blocks cached (PlanKvReuse); the group's query heads
+    // each load the rows again. Modelled: B4 N16 S1K (2.9 loads per row) 157.8 -> 156.8 us, TND
+    // 6 x 1K 241.6 -> 237.3; slower with more loads per row, B1 N8 S1K x 4K (5.1) 79.2 -> 82.4 us,
+    // B2 N8 S2K (7.9) 148.8 -> 152.1 (docs/performance.md "Sweep").
+    const double qBlocks = double(p.unitCount) / double(headRuns);
+    const double blocks = double(keyBlocks) / double(p.unitCount);
+    const double uncached = blocks > p.kvCacheTiles ? (blocks - p.kvCacheTiles) / blocks : 0.0;
+    const double loads = double(p.groupSize) * (1.0 + (qBlocks - 1.0) * uncached);
+    if (loads <= KV_NZ_VALUE_ONLY_MAX_LOADS) p.kvNz = AttentionCore::KV_NZ_V_ONLY;
 }
 
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align)

@@ -65,6 +65,14 @@ void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seq
 // holds, up to KV_CACHE_MAX_TILES; call after PlanKvNz. oneCopy: where one copy of Q and P
 // (l1Bufs 1) leaves room for more tiles, take it.
 void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy = false);
+// Only V staged (ForwardParams::kvNz KV_NZ_V_ONLY, in place of both) where the K/V cache leaves each key row loaded
+// at most KV_NZ_VALUE_ONLY_MAX_LOADS times: K then loads from the caller's rows (Nd2Nz on the
+// cube's MTE2) and the staging pass, which every core waits for, is half as long. `headRuns`:
+// the (batch, query head) pairs with units; `keyBlocks`: key blocks over all units. Not under a
+// mask or band (masked), nor where the scale rides on the staged K; call after PlanKvCache.
+constexpr double KV_NZ_VALUE_ONLY_MAX_LOADS = 4.0;
+void PlanKvNzValueOnly(AttentionCore::ForwardParams &p, uint64_t headRuns, uint64_t keyBlocks, bool masked,
+                       bool scaleInKey);
 // The per-core slots of every core and the staged K/V (rounded up to `align` bytes).
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align = 1);
 // PFA: a mask plane shared by every (batch, head) of many gets a summary the vector cores build
@@ -73,7 +81,7 @@ uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align = 
 void PlanMaskSummary(AttentionCore::PrefillTiling &tiling);
 uint64_t PrefillWorkspaceBytes(const AttentionCore::PrefillTiling &tiling);
 // Whether the K/V staging may multiply K by the scale (ScaleParams / PseParams::scaleInKey)
-// because that is exact: fp16, K/V staged (call after PlanKvNz), |scale| a power of two in
+// because that is exact: fp16, K staged (call after PlanKvNz), |scale| a power of two in
 // [2^-14, 1].
 bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams &p);
 

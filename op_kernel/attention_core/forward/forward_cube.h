@@ -85,6 +85,8 @@ public:
         // ForwardCubeL1Bytes, forward_layout.h).
         kvPairs_ = !LAZY_PV ? 0 : KV_NZ ? p->kvNzPairs : kv_.KvPairCopies();
         early_ = early_ && kvPairs_ == 0;
+        // with K not staged every S reads the caller's K: all S blocks ahead of P.V go out first
+        earlyBlocks_ = KV_NZ && p->kvNz == KV_NZ_V_ONLY ? WS_SLOTS - 1 : 1;
         // lazy P.V with K and V apart: the K/V cache's tiles where the host planned them; then
         // l1Bufs counts only the Q and P copies (1: L1 went to one more K/V tile pair), and the K
         // and P/V events keep two copies. One P tile (with K/V pairs too) has FWD_EVT_P.
@@ -118,7 +120,7 @@ public:
     {
         if constexpr (Variant::Mask::HasPrepass() || KV_NZ) {
             // the vector cores build the mask summary (mask_band.h), stage K/V (kv_nz.h); with
-            // early_ Run waits for them after its first S block
+            // early_ Run waits for them after its first S blocks
             if (!early_) {
                 AscendC::SyncAll<false>();
                 staged_ = true;
@@ -187,10 +189,9 @@ private:
         bool vOk = sOk;
         uint64_t gS = 0, gV = 0;
         uint32_t k = 0;
-        if (early_) {  // the first S block goes out during the vector cores' K/V staging
-            if (sOk) {
+        if (early_) {  // the first S block(s) go out during the vector cores' K/V staging
+            for (; k < earlyBlocks_ && sOk; ++k) {
                 sOk = StepS(s, gS);
-                ++k;
             }
             AscendC::SyncAll<false>();
             staged_ = true;
@@ -349,8 +350,8 @@ private:
     {
         const uint64_t token0 = u.kvBase + static_cast<uint64_t>(blk.k0);
         if constexpr (KV_NZ) {
-            // else the key rows of an S ahead of the staging (Run), or V where only K is staged
-            if (staged_ && (tensor == 0 || p_->kvNz != KV_NZ_K_ONLY)) {
+            // else the caller's rows: an S ahead of the staging (Run), or a tensor not staged
+            if (staged_ && kvNz_.Staged(tensor)) {
                 kvNz_.Load(dst, tensor, u.b, u.n / p_->groupSize, token0, kvPad);
                 return;
             }
@@ -793,9 +794,11 @@ private:
     static_assert(WS_SLOTS == 4, "flushedWord_'s initialiser names every slot");
     bool zeroLoaded_ = false;  // the zero fractal is in zeroL1_
     // K/V staged (KV_NZ): the first S block may go out before the staging's SyncAll (early_),
-    // from the caller's K rows (all WS_SLOTS - 1 blocks ahead of it: modelled B1 N8/2 S2K
-    // causal 51.1 -> 52.5 us).
+    // from the caller's K rows (all WS_SLOTS - 1 blocks ahead of it with K staged too: modelled
+    // B1 N8/2 S2K causal 51.1 -> 52.5 us); with only V staged every S reads those rows anyway,
+    // and all WS_SLOTS - 1 go ahead (earlyBlocks_).
     bool early_ = false, staged_ = false;
+    uint32_t earlyBlocks_ = 1;
 };
 
 }  // namespace AttentionCore

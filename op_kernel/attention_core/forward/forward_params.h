@@ -31,7 +31,7 @@ constexpr float INVALID_ROW_STAT_SUM = 3.4028234663852886e38f;
 // the cube's S chain after a P arrives (P and V loads, then the K load, Q.K^T, Fixpipe: ~1.6 µs
 // modelled at D = 128) is longer than two vector blocks (docs/performance.md).
 constexpr uint32_t WS_SLOTS = 4;
-constexpr uint32_t KV_NZ_K_ONLY = 2;  // ForwardParams::kvNz: only K staged
+constexpr uint32_t KV_NZ_BOTH = 1, KV_NZ_K_ONLY = 2, KV_NZ_V_ONLY = 3;  // ForwardParams::kvNz modes
 constexpr uint32_t UNITS_FOLDED = 1;  // ForwardParams::foldQBlocks bits
 constexpr uint32_t UNITS_HEADS_INNER = 2;
 constexpr uint32_t UNITS_TABLE = 4;        // TND: units in the order of a table (WorkSplit<SplitTnd>)
@@ -152,8 +152,10 @@ struct ForwardParams {
     // a TND tensor with kvNzBatches 1), converted in chunks of kvNzChunk rows, at byte
     // kvNzOffset of the workspace. With lazy P.V in 64-key blocks and room in L1 the cube loads
     // a key block's K and V rows with one copy into one of kvNzPairs (WS_SLOTS) pair copies, 0:
-    // K and V apart. kvNz KV_NZ_K_ONLY: only K is staged (V's region stays unused; the cube
-    // loads V from the caller's rows with Nd2Nz; never with pairs).
+    // K and V apart. kvNz is KV_NZ_BOTH, or KV_NZ_K_ONLY / KV_NZ_V_ONLY where one tensor is
+    // staged (the other's region stays unused and the cube loads its rows with Nd2Nz; never with
+    // pairs; with only V staged every S reads the caller's K, so all S blocks ahead of the main
+    // loop go out before the staging's barrier: forward_cube.h Run).
     uint32_t kvNz;
     uint32_t kvNzChunk;
     uint32_t kvNzRows;

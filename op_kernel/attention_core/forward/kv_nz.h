@@ -4,9 +4,12 @@
 // convert K and V once before the main loop (GM -> UB rows, one Copy per row into Nz order, UB -> a workspace region)
 // and the cube loads every key block from that region with one plain copy
 // (docs/performance.md, "Sweep"); only a core's first S block, which the cube issues during the
-// conversion where K is copied unchanged (forward_cube.h Run), reads the caller's K rows. Where
-// the forward is bound by L2 (KV_NZ_K_ONLY) only K is converted and the cube loads V's rows
-// with Nd2Nz: staging V would move its bytes twice more through L2.
+// conversion where K is copied unchanged (forward_cube.h Run), reads the caller's K rows. The
+// host may stage one tensor only (ForwardParams::kvNz): K (KV_NZ_K_ONLY) where the forward is
+// bound by L2, as staging V would move its bytes twice more through L2 than the cube's loads of
+// V's rows; V (KV_NZ_V_ONLY) where each key row is loaded only a few times, so the staging pass
+// every core waits for is half as long. The tensor not staged loads from the caller's rows
+// with Nd2Nz, and its region stays unused.
 //
 // Region layout: per KV head h, batch b (one "batch" for TND, whose tokens are already one axis)
 // and tensor (K, then V) a matrix of kvNzRows rows in Nz order: column block j (head-dim
@@ -39,6 +42,12 @@ template <typename T> struct KvNz {
         return (region * (p_->headDimAlign / 16) * p_->kvNzRows + token) * 16;
     }
 
+    // Whether tensor (0: K, 1: V) is staged.
+    __aicore__ inline bool Staged(uint32_t tensor) const
+    {
+        return p_->kvNz == KV_NZ_BOTH || p_->kvNz == (tensor == 0 ? KV_NZ_K_ONLY : KV_NZ_V_ONLY);
+    }
+
     // Key rows [token, token + rowsPad) -> an Nz L1 tile of rowsPad rows (cube).
     __aicore__ inline void Load(const AscendC::LocalTensor<T> &dst, uint32_t tensor, uint32_t b, uint32_t kvHead,
                                 uint64_t token, uint32_t rowsPad) const
@@ -66,8 +75,10 @@ template <typename T> struct KvNz {
         const uint32_t ch = p_->kvNzChunk;
         const uint32_t dp = p_->headDimAlign;
         const uint32_t perRegion = (p_->kvNzRows + ch - 1) / ch;
-        // K only (KV_NZ_K_ONLY): V's rows stay where they are and the cube converts them itself.
-        const uint64_t tensors = p_->kvNz == KV_NZ_K_ONLY ? 1 : 2;
+        // One tensor only (KV_NZ_K_ONLY, KV_NZ_V_ONLY): the other's rows stay where they are and
+        // the cube converts them itself.
+        const uint32_t firstTensor = p_->kvNz == KV_NZ_V_ONLY ? 1 : 0;
+        const uint64_t tensors = p_->kvNz == KV_NZ_BOTH ? 2 : 1;
         const uint64_t items = tensors * p_->numKvHeads * p_->kvNzBatches * perRegion;
         // A launch can hold more vector cores than the plan (the backward's recompute launches
         // for the larger of its two plans): those stage nothing.
@@ -85,7 +96,7 @@ template <typename T> struct KvNz {
             const uint64_t region = i / perRegion;
             const uint32_t bt = static_cast<uint32_t>(region % p_->kvNzBatches);
             const uint32_t h = static_cast<uint32_t>(region / p_->kvNzBatches % p_->numKvHeads);
-            const uint32_t tensor = static_cast<uint32_t>(region / p_->kvNzBatches / p_->numKvHeads);
+            const uint32_t tensor = firstTensor + static_cast<uint32_t>(region / p_->kvNzBatches / p_->numKvHeads);
             const uint32_t s0 = c * ch;
             const uint32_t rows = p_->kvNzRows - s0 < ch ? p_->kvNzRows - s0 : ch;
             const uint32_t real = s0 >= p_->kvNzSeq ? 0 : (p_->kvNzSeq - s0 < rows ? p_->kvNzSeq - s0 : rows);

@@ -347,6 +347,22 @@ def test_mask_plane_shared_by_heads_gets_a_summary_after_the_slots(plan):
     assert none["workspace"] == none["kvNzOffset"] + staged
 
 
+def test_only_value_staged_where_the_kv_cache_leaves_few_loads_per_key_row(plan):
+    # S1K: six q-blocks of eight key blocks per head, each after the first finds five or six of
+    # them in the cube's K/V cache (~2.9 loads per key row): only V is staged and K loads as the
+    # caller wrote it. Longer key ranges (S1K x 4K: 5.1 loads), more q-blocks (S2K: 7.9) or a
+    # mask keep both staged.
+    s1k, s1k4k, s2k, masked = plan(
+        problem(b=4, n=16, nkv=16),
+        problem(n=8, nkv=8, skv=4096),
+        problem(b=2, n=8, nkv=8, sq=2048, skv=2048),
+        problem(b=4, n=16, nkv=16, mask=1),
+    )
+    assert s1k["kvNz"] == 3 and s1k["kvNzPairs"] == 0  # KV_NZ_V_ONLY
+    for p in (s1k4k, s2k, masked):
+        assert p["kvNz"] == 1  # KV_NZ_BOTH
+
+
 def test_key_value_staged_in_nz_only_where_key_blocks_are_loaded_several_times(plan):
     # 4096 queries in q-blocks: every key row is loaded once per q-block, so the vector cores
     # stage K and V once in the cube's Nz order (kv_nz.h) after the per-core slots; a single

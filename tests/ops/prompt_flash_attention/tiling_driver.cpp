@@ -38,7 +38,11 @@ int main()
         const AttentionCore::MaskBandParams &m = tiling.mask;
         std::string why;
         const bool ok = fa_host::PlanForward(prob, budget, tiling, why);
-        if (ok) fa_host::PlanMaskSummary(tiling);  // as the PFA tiling does
+        if (ok) {  // as the PFA tiling does (a scale that is no power of two: not in K)
+            fa_host::PlanMaskSummary(tiling);
+            const uint64_t keyBlocks = p.unitCount * ((uint64_t(p.seqKv) + p.blockKv - 1) / p.blockKv);
+            fa_host::PlanKvNzValueOnly(tiling.params, uint64_t(p.batch) * p.numHeads, keyBlocks, prob.hasMask, false);
+        }
         std::printf("{\"ok\": %s, \"why\": \"%s\"", ok ? "true" : "false", why.c_str());
         if (ok) {
             std::printf(", \"blockQ\": %u, \"rowsPerVec\": %u, \"blockKv\": %u, \"dChunk\": %u, \"headDimAlign\": %u, "
