@@ -125,11 +125,12 @@ def test_q_blocks_above_192_rows_below_d128_match_golden(dtype, nkv, d, sq, caus
         ("bf16", "BSH", 256, 333, 701, False, [333, 250]),  # a key block cut short, a query length short
         ("fp16", "BNSD", 200, 290, 333, False, None),  # unaligned D: lazy P.V without the staging
         ("fp16", "BNSD", 192, 300, 300, False, None),
-        ("fp16", "BNSD", 256, 500, 500, True, None),  # with a mask: per-block P.V in 128-key blocks
+        ("fp16", "BNSD", 256, 500, 500, True, None),  # under a band: the next pair ahead of P, 48-row sub-blocks
+        ("bf16", "BNSD", 200, 290, 333, True, None),  # under a band without the staging (K and V apart)
     ],
 )
 def test_lazy_pv_above_d128_matches_golden(dtype, layout, d, sq, skv, causal, actual):
-    # 128 < D <= 256 without a mask: lazy P.V with K^T and V of a 64-key block filling L0B and the
+    # 128 < D <= 256 without a mask or under a band: lazy P.V with K^T and V of a 64-key block filling L0B and the
     # q-block x D accumulator in L0C (test_tiling.py asserts the plan); 8 heads over 2 KV heads
     # load every key row from 4 q-blocks or more, so K/V are staged in Nz order, K and V of a block
     # one copy.
