@@ -140,6 +140,17 @@ def test_lazy_pv_above_d128_matches_golden(dtype, layout, d, sq, skv, causal, ac
     run_and_judge(make_kwargs(dtype, layout, b=2 if actual else 1, n=8, nkv=2, sq=sq, skv=skv, d=d, **extra))
 
 
+@pytest.mark.parametrize("dtype,d,pre,nxt", [("fp16", 256, 96, 16), ("bf16", 192, 200, -8)])
+def test_lazy_pv_above_d128_under_a_sliding_band_matches_golden(dtype, d, pre, nxt):
+    # Lazy P.V in 64-key blocks under a band that starts past key 0 and a mask that also excludes
+    # keys inside it (the next K/V pair ahead of P, 48-row vector sub-blocks: test_tiling.py).
+    sq, skv = 300, 360
+    mask = band_mask(sq, skv, pre, nxt) | (np.random.default_rng(1).random((sq, skv)) < 0.1)
+    run_and_judge(
+        make_kwargs(dtype, "BNSD", n=8, nkv=2, sq=sq, skv=skv, d=d, mask=mask, pre_tokens=pre, next_tokens=nxt)
+    )
+
+
 @pytest.mark.parametrize(
     "dtype,layout,d,sq,skv,causal",
     [
