@@ -27,9 +27,16 @@ constexpr uint32_t ROWS_PER_VEC[] = {120, 112, 104, 96, 88, 80, 72, 64, 56, 48, 
 // bound the launch, slower than 192 rows).
 constexpr uint32_t LARGE_Q_ROWS = 96;
 constexpr uint32_t LARGE_Q_MIN_S_CHUNK = 32;
-// 128 < D <= 256 without a mask: lazy P.V in 64-key blocks (ChooseWideLazyBlocks).
+// 128 < D <= 256 without a mask or under a band: lazy P.V in 64-key blocks (ChooseWideLazyBlocks).
 constexpr uint32_t WIDE_LAZY_MAX_D = 256;
 constexpr uint32_t WIDE_LAZY_BLOCK_KV = 64;
+// Under a band: vector sub-blocks of at most this many rows (ForwardParams::vecRows). Each
+// sub-block's S load, softmax and P store overlap the next one's, which shortens the cube <->
+// vector round trip of a block that bounds the causal units (docs/performance.md "Sweep").
+// Modelled causal B1 N4 S4K D256 (112-row q-blocks, 56 rows per vector core, the band's pair
+// order): one sub-block 196.5 us, 48 rows 181.2, 40 182.7, 32 185.6, 24 191.9, 16 234.1;
+// without a band 48 rows modelled slower (B2 N8 S2K D256 322.2 -> 330.3 us).
+constexpr uint32_t WIDE_LAZY_BAND_VEC_ROWS = 48;
 constexpr uint64_t UB_API_RESERVE = 8 * 1024;  // UB the Ascend C API keeps as scratch
 constexpr int64_t TOKEN_CLAMP = int64_t(1) << 40;
 constexpr uint64_t MAX_SEARCHED_UNITS = uint64_t(1) << 22;  // beyond: streaming split, no cost array
@@ -270,9 +277,11 @@ bool ChooseWideLazyBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget
     // 64-key blocks, one head-dim pass (dChunk = D), and the largest q-block whose D-wide fp32
     // accumulator fits L0C next to two S chunks (112 rows at D = 256). Per-block P.V in 128-row
     // q-blocks wrote and read every block's fp32 P.V partial, 16 B of L2 per score at D = 256
-    // (docs/performance.md, "Sweep"). With a mask the planner keeps per-block P.V: a mask read
-    // per 64-key block cost more than the partials (modelled causal B1 N4 S4K D256 192.1 ->
-    // 230.5 us).
+    // (docs/performance.md, "Sweep"). Under a band these blocks take the next S's K/V pair
+    // ahead of P (ForwardParams::kvPairFirst) and vector sub-blocks of WIDE_LAZY_BAND_VEC_ROWS:
+    // modelled causal B1 N4 S4K D256 192.1 -> 181.2 us (lazy P.V without either 216.6: the cube
+    // <-> vector round trip of a block, not a pipe, bound it). With a mask tensor and no band the
+    // planner keeps per-block P.V (not measured on these blocks).
     // Not 128-key blocks with K^T and V in head-dim halves (the two L0B regions holding a half
     // of K^T, then of V; K and V loaded apart, as pairs of 128-key blocks do not fit L1): each
     // block's S and P.V then need both regions, so the L1 -> L0B loads no longer hide behind
@@ -504,8 +513,9 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
 
     uint32_t maxRows = 0;
     const bool masked = prob.hasMask || prob.bandActive;
-    if ((masked || !ChooseWideLazyBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk)) &&
-        !ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why))
+    const bool wideLazy = (!masked || prob.bandActive) &&
+                          ChooseWideLazyBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk);
+    if (!wideLazy && !ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why))
         return false;
 
     // The largest q-block keeps K/V re-reads lowest; smaller ones give more units to spread
@@ -573,12 +583,21 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     });
 
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
+    if (wideLazy && prob.bandActive && p.vecRows > WIDE_LAZY_BAND_VEC_ROWS) {
+        const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
+        if (VectorUbBytes(p.rowsPerVec, WIDE_LAZY_BAND_VEC_ROWS, p.blockKv, p.headDimAlign, prob.dtypeBytes, p.vecSBufs,
+                          p.hasSoftmaxStats != 0) <= ub) {
+            p.vecRows = WIDE_LAZY_BAND_VEC_ROWS;
+        }
+    }
     // Up to D = 64 only K is staged: there the forward is bound by L2 well above its critical
     // path, and staging V (read once, written once, 2 B per element each) costs more L2 than the
     // cube's Nd2Nz of V's rows costs time (modelled B1 N8 S4K D64 253.1 -> 251.9 us, B4 N8 S2K
     // 251.5 -> 249.1, B1 N16 S4K causal 267.6 -> 265.2, B1 N32 S1K 67.3 -> 66.1: the shorter
     // staging also starts the main loop earlier). K stays staged: its scale is folded in there.
     PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch, budget.l1, p.headDim > KV_NZ_K_ONLY_MAX_HEAD_DIM);
+    // Under a band the pairs' loads go ahead of P's (forward_cube.h AccumulatePV).
+    p.kvPairFirst = p.kvNzPairs != 0 && prob.bandActive ? 1 : 0;
     // One copy of Q and P for another K/V tile pair in the cache where the L2 it saves is worth
     // the unit starts it slows (modelled, docs/performance.md "Sweep"): without a mask where a
     // unit runs at least ONE_COPY_MIN_KV_BLOCKS key blocks (every unit boundary of a head reuses;

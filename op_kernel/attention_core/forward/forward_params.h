@@ -127,7 +127,9 @@ struct ForwardParams {
     // bit 3 (UNITS_PAIRED, with bits 0 and 1) orders them (batch, folded pair of q-blocks, head,
     // member); bit 4 (UNITS_TAIL_FIRST) makes the short q-block a head's first.
     uint32_t foldQBlocks;
-    uint32_t reserved2;
+    // With K/V pairs (kvNzPairs): 1 where the next S's pair load goes ahead of P's load
+    // (forward_cube.h AccumulatePV; the host sets it under a band).
+    uint32_t kvPairFirst;
     uint64_t unitCount;
     uint64_t coreUnitStart[MAX_CORES + 1];
 

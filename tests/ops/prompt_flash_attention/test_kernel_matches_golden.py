@@ -125,11 +125,12 @@ def test_q_blocks_above_192_rows_below_d128_match_golden(dtype, nkv, d, sq, caus
         ("bf16", "BSH", 256, 333, 701, False, [333, 250]),  # a key block cut short, a query length short
         ("fp16", "BNSD", 200, 290, 333, False, None),  # unaligned D: lazy P.V without the staging
         ("fp16", "BNSD", 192, 300, 300, False, None),
-        ("fp16", "BNSD", 256, 500, 500, True, None),  # with a mask: per-block P.V in 128-key blocks
+        ("fp16", "BNSD", 256, 500, 500, True, None),  # under a band: the next pair ahead of P, 48-row sub-blocks
+        ("bf16", "BNSD", 200, 290, 333, True, None),  # under a band without the staging (K and V apart)
     ],
 )
 def test_lazy_pv_above_d128_matches_golden(dtype, layout, d, sq, skv, causal, actual):
-    # 128 < D <= 256 without a mask: lazy P.V with K^T and V of a 64-key block filling L0B and the
+    # 128 < D <= 256 without a mask or under a band: lazy P.V with K^T and V of a 64-key block filling L0B and the
     # q-block x D accumulator in L0C (test_tiling.py asserts the plan); 8 heads over 2 KV heads
     # load every key row from 4 q-blocks or more, so K/V are staged in Nz order, K and V of a block
     # one copy.
@@ -137,6 +138,17 @@ def test_lazy_pv_above_d128_matches_golden(dtype, layout, d, sq, skv, causal, ac
     if actual is not None:
         extra["actual_seq_lengths"] = actual
     run_and_judge(make_kwargs(dtype, layout, b=2 if actual else 1, n=8, nkv=2, sq=sq, skv=skv, d=d, **extra))
+
+
+@pytest.mark.parametrize("dtype,d,pre,nxt", [("fp16", 256, 96, 16), ("bf16", 192, 200, -8)])
+def test_lazy_pv_above_d128_under_a_sliding_band_matches_golden(dtype, d, pre, nxt):
+    # Lazy P.V in 64-key blocks under a band that starts past key 0 and a mask that also excludes
+    # keys inside it (the next K/V pair ahead of P, 48-row vector sub-blocks: test_tiling.py).
+    sq, skv = 300, 360
+    mask = band_mask(sq, skv, pre, nxt) | (np.random.default_rng(1).random((sq, skv)) < 0.1)
+    run_and_judge(
+        make_kwargs(dtype, "BNSD", n=8, nkv=2, sq=sq, skv=skv, d=d, mask=mask, pre_tokens=pre, next_tokens=nxt)
+    )
 
 
 @pytest.mark.parametrize(

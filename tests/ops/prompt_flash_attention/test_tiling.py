@@ -50,8 +50,8 @@ def problem(b=1, n=1, nkv=1, sq=1024, skv=1024, d=128, mask=0, pre=MAX_INT, nxt=
 
 # D = 16 and 64: L0A (P of the q-block next to two Q chunks of D columns) allows 240 / 224
 # rows (q-blocks of 235 / 222 rows, evened out over S8K); D = 128: L0C's accumulator 192;
-# 128 < D <= 256 without a mask: lazy P.V in 64-key blocks (K^T and V of a block fill L0B),
-# L0C's accumulator 112 rows at D = 256; with a mask, and above 256: per-block P.V.
+# 128 < D <= 256 without a mask or under a band: lazy P.V in 64-key blocks (K^T and V of a block
+# fill L0B), L0C's accumulator 112 rows at D = 256; above 256: per-block P.V.
 @pytest.mark.parametrize(
     "d,mask,rows,kv",
     [
@@ -59,15 +59,15 @@ def problem(b=1, n=1, nkv=1, sq=1024, skv=1024, d=128, mask=0, pre=MAX_INT, nxt=
         (64, 0, 112, 128),
         (128, 0, 96, 128),
         (192, 0, 64, 64),
-        (192, 1, 64, 128),
+        (192, 1, 64, 64),
         (256, 0, 56, 64),
-        (256, 1, 64, 128),
+        (256, 1, 56, 64),
         (512, 0, 32, 128),
     ],
 )
 def test_block_sizes_fit_the_buffers(plan, d, mask, rows, kv):
     (p,) = plan(problem(d=d, sq=8192, skv=8192, n=8, mask=mask))
-    lazy = d <= 128 or (d <= 256 and not mask)
+    lazy = d <= 256
     assert p["ok"] and p["blockKv"] == kv and p["dChunk"] == (p["headDimAlign"] if kv == 64 else min(128, d))
     assert p["rowsPerVec"] == rows and p["blockQ"] == 2 * rows  # the largest that fits, 8 units/core
     assert p["ubBytes"] <= UB_USABLE and p["l1Bytes"] <= 524032 and p["l1PairBytes"] <= 524032
@@ -168,16 +168,21 @@ def test_kernel_tests_of_lazy_pv_above_d128_get_it(plan, d, sq, skv, pairs):
     (p,) = plan(problem(n=8, nkv=2, sq=sq, skv=skv, d=d))
     assert p["lazyO"] == 1 and p["blockKv"] == 64 and p["dChunk"] == p["headDimAlign"]
     assert p["kvNz"] == (1 if pairs else 0) and p["kvNzPairs"] == pairs and p["qBlocksPerHead"] >= 2
+    assert p["kvPairFirst"] == 0 and p["vecRows"] == p["rowsPerVec"]
+    # under a band (causal) too, with the next S's K/V pair loaded ahead of P and vector
+    # sub-blocks of at most 48 rows (forward_tiling.cpp WIDE_LAZY_BAND_VEC_ROWS)
     (p,) = plan(problem(n=8, nkv=2, sq=sq, skv=skv, d=d, mask=1))
-    assert p["lazyO"] == 0 and p["blockKv"] == 128
+    assert p["lazyO"] == 1 and p["blockKv"] == 64 and p["kvNzPairs"] == pairs
+    assert p["kvPairFirst"] == (1 if pairs else 0) and p["vecRows"] == min(48, p["rowsPerVec"])
 
 
 @pytest.mark.parametrize("b,d,sq,skv,mask", [(2, 128, 333, 150, 0), (2, 80, 333, 701, 1), (2, 32, 200, 40, 0)])
 def test_kernel_tests_of_s_ahead_of_the_staging_get_it(plan, b, d, sq, skv, mask):
     # the shapes of test_kernel_matches_golden.py::test_s_ahead_of_the_kv_staging_matches_golden:
-    # K/V staged, K and V apart (the cube's first S block goes out before the staging's barrier)
+    # K/V staged, K and V apart (the cube's first S blocks go out before the staging's barrier),
+    # one shape per staging mode: V only (few loads per key row), both (masked), K only (D <= 64)
     (p,) = plan(problem(b=b, n=8, nkv=2, sq=sq, skv=skv, d=d, mask=mask))
-    assert p["kvNz"] == (1 if d > 64 else 2) and p["kvNzPairs"] == 0 and p["maskSummary"] == 0
+    assert p["kvNz"] == (2 if d <= 64 else 1 if mask else 3) and p["kvNzPairs"] == 0 and p["maskSummary"] == 0
 
 
 @pytest.mark.parametrize("n,sq,d", [(8, 4096, 128), (1, 8192, 128), (8, 1024, 128), (16, 4096, 64)])

@@ -59,8 +59,8 @@ int main()
             std::printf("\"maskSummary\": %u, \"summaryCols\": %u, \"summaryPitch\": %u, \"wsMaskSummary\": %llu, ",
                         m.maskSummary, m.summaryCols, m.summaryPitch, (unsigned long long)m.wsMaskSummary);
             std::printf("\"kvNz\": %u, \"kvNzRows\": %u, \"kvNzChunk\": %u, \"kvNzOffset\": %llu, \"kvNzPairs\": %u, "
-                        "\"l1PairBytes\": %llu, ",
-                        p.kvNz, p.kvNzRows, p.kvNzChunk, (unsigned long long)p.kvNzOffset, p.kvNzPairs,
+                        "\"kvPairFirst\": %u, \"l1PairBytes\": %llu, ",
+                        p.kvNz, p.kvNzRows, p.kvNzChunk, (unsigned long long)p.kvNzOffset, p.kvNzPairs, p.kvPairFirst,
                         (unsigned long long)AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2,
                                                                               p.l1Bufs, p.kvNzPairs));
             std::printf("\"l1Bufs\": %u, \"kvCacheTiles\": %u, \"l1CacheBytes\": %llu, ", p.l1Bufs, p.kvCacheTiles,
