@@ -161,8 +161,9 @@ def test_lazy_pv_above_d128_under_a_sliding_band_matches_golden(dtype, d, pre, n
 )
 def test_s_ahead_of_the_kv_staging_matches_golden(dtype, layout, d, sq, skv, causal):
     # With K/V staged in Nz order, K unscaled and K and V loaded apart, the cube issues its first
-    # S block from the caller's K rows while the vector cores stage K/V (forward_cube.h Run);
-    # 8 heads over 2 KV heads make the planner stage them (test_tiling.py asserts the plan).
+    # S block(s) from the caller's K rows while the vector cores stage K/V (forward_cube.h Run);
+    # 8 heads over 2 KV heads make the planner stage them, one shape per staging mode: V only,
+    # both, K only (test_tiling.py asserts the plan).
     extra = dict(mask=band_mask(sq, skv), pre_tokens=MAX_INT, next_tokens=0) if causal else {}
     run_and_judge(make_kwargs(dtype, layout, b=2, n=8, nkv=2, sq=sq, skv=skv, d=d, **extra))
 
