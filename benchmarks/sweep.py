@@ -29,13 +29,12 @@ CLASSES = {
     "sparse_grad": ("SparseFlashAttentionGrad H 64/128", 40.0, "cube"),
 }
 
-# Proven bounds (docs/performance.md, "Sweep"): the shape's goal is 95 % of its bound.
+# Proven bounds (docs/performance.md, "Bounds"): the shape's goal is 95 % of its bound.
 # D = 64 forward: the S/P hand-off through L2 alone, 12 B per score of 4 D = 256 FLOP, at the
 # 7 TB/s L2 floor: 256 / 12 x 7e12 = 149.3 TFLOPS = 42.2 % of the cube peak. Every design also
 # reads Q, K and V and writes O at least once, reads an explicit mask's plane once, and pays the
 # launch, so a shape's bound is its FLOPs over 2 us + (12 B per useful score + those bytes) /
 # 7 TB/s (d64_bound).
-D64_BOUND = 42.2
 L2_BYTES_PER_SEC = 7e12  # cost table l2_bytes_per_sec ([S6])
 LAUNCH_US = 2.0  # cost table launch_us
 CUBE_PEAK_FLOPS = 353.9e12  # 910B2 fp16, as device_model.py
