@@ -358,6 +358,7 @@ private:
     __aicore__ inline void StoreRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows);
     __aicore__ inline void FinishRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows, uint32_t blocks,
                                       uint32_t lastSlot, bool direct);
+    __aicore__ inline void VisibleRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows, bool trueStats);
     __aicore__ inline void ScaleRows(const AscendC::LocalTensor<float> &x, uint32_t rows);
 
     const ForwardParams *p_ = nullptr;

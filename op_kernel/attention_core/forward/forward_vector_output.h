@@ -130,26 +130,15 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(con
             return;
         }
     }
-    if (trueStats) {
+    if (trueStats) {  // rowTmp_ := l * exp(reference - true max), the sum against the true max
         AscendC::Sub(rowTmp_, mOld_, mTrue_, static_cast<int32_t>(rows));
         AscendC::PipeBarrier<PIPE_V>();
         AscendC::Exp(rowTmp_, rowTmp_, static_cast<int32_t>(rows));
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Mul(rowTmp_, rowTmp_, sum_, static_cast<int32_t>(rows));
+        AscendC::PipeBarrier<PIPE_V>();
     }
-    PipeSync<AscendC::HardEvent::V_S>();
-    for (uint32_t r = 0; r < rows; ++r) {
-        const float m = mOld_.GetValue(r);
-        const float l = sum_.GetValue(r);
-        const bool visible = rowOff + r < u.qValid && m > MASKED_ROW_MAX && l > 0.0f;
-        inv_.SetValue(r, visible ? 1.0f / l : 0.0f);
-        if (!visible) {  // the statistics of an invalid row (no visible key): fp32 lowest / max
-            mOld_.SetValue(r, INVALID_ROW_STAT_MAX);
-            sum_.SetValue(r, INVALID_ROW_STAT_SUM);
-        } else if (trueStats) {
-            mOld_.SetValue(r, mTrue_.GetValue(r));
-            sum_.SetValue(r, l * rowTmp_.GetValue(r));
-        }
-    }
-    PipeSync<AscendC::HardEvent::S_V>();
+    VisibleRows(u, rowOff, rows, trueStats);
     StoreRows(u, rowOff, rows);
 }
 
@@ -200,6 +189,50 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::StoreRows(cons
     } else {
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
+}
+
+// inv_ := 1 / l for the visible rows (before the query length, some key seen: m above
+// MASKED_ROW_MAX and l > 0), 0 for the others; with the statistics reported, mOld_ / sum_ :=
+// the true max and rowTmp_ (trueStats) and fp32 lowest / max for the invisible rows. All in
+// vector instructions: a scalar pass over the rows sat between a unit's final sum and the next
+// unit's first P at every unit boundary (~0.5 us for 96 rows). The compares run on copies in
+// tmp_ of whole 256-byte repeats, the rows past the query length left invisible there.
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::VisibleRows(const WorkUnit &u, uint32_t rowOff,
+                                                                              uint32_t rows, bool trueStats)
+{
+    constexpr uint32_t PER_REPEAT = 256 / sizeof(float);
+    const uint32_t n = AlignUp(rows, PER_REPEAT);
+    const uint32_t valid = rowOff >= u.qValid ? 0 : (u.qValid - rowOff < rows ? u.qValid - rowOff : rows);
+    const AscendC::LocalTensor<float> m = tmp_;
+    const AscendC::LocalTensor<float> l = tmp_[n];
+    const uint32_t bitFloats = AlignUp(n / 8, 32) / sizeof(float);  // one compare's bits, 32-byte aligned
+    const AscendC::LocalTensor<uint8_t> keep = tmp_[2 * n].template ReinterpretCast<uint8_t>();
+    const AscendC::LocalTensor<uint8_t> positive = tmp_[2 * n + bitFloats].template ReinterpretCast<uint8_t>();
+    AscendC::Duplicate(m, MASKED_SCORE, static_cast<int32_t>(n));
+    AscendC::Duplicate(l, 0.0f, static_cast<int32_t>(n));
+    AscendC::Duplicate(inv_, 1.0f, static_cast<int32_t>(rows));
+    AscendC::PipeBarrier<PIPE_V>();
+    if (valid != 0) {
+        AscendC::Adds(m, mOld_, 0.0f, static_cast<int32_t>(valid));
+        AscendC::Adds(l, sum_, 0.0f, static_cast<int32_t>(valid));
+    }
+    AscendC::Div(inv_, inv_, sum_, static_cast<int32_t>(rows));
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::CompareScalar(keep, m, MASKED_ROW_MAX, AscendC::CMPMODE::GT, n);
+    AscendC::CompareScalar(positive, l, 0.0f, AscendC::CMPMODE::GT, n);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::And(keep.template ReinterpretCast<uint16_t>(), keep.template ReinterpretCast<uint16_t>(),
+                 positive.template ReinterpretCast<uint16_t>(), static_cast<int32_t>(n / 16));
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Select(inv_, keep, inv_, 0.0f, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, rows);
+    if (p_->hasSoftmaxStats != 0) {
+        AscendC::Select(mOld_, keep, trueStats ? mTrue_ : mOld_, INVALID_ROW_STAT_MAX,
+                        AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, rows);
+        AscendC::Select(sum_, keep, trueStats ? rowTmp_ : sum_, INVALID_ROW_STAT_SUM,
+                        AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, rows);
+    }
+    AscendC::PipeBarrier<PIPE_V>();
 }
 
 // x[r][:] *= bcast_[r] over rows of pitch headDimAlign.
