@@ -8,7 +8,8 @@ namespace AttentionCore {
 
 // O = O * alpha(block) + P.V(block), once the cube has written the block's P.V. Lazy P.V:
 // O = (O + the sum the cube wrote) * alpha(block) when the cube flushed before this block
-// (alpha only if this core rescaled there), nothing otherwise.
+// (alpha only if this core rescaled there), nothing otherwise; O is the written sum itself at
+// the unit's first flush (acc_ holds nothing of the unit before).
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AccumulateO(uint32_t rowOff, uint32_t rows,
                                                                               uint32_t slot)
@@ -19,8 +20,9 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AccumulateO(ui
     }
     if constexpr (LAZY_PV) {
         if (ReadCtrl(ctrl_, CtrlFlushed(slot)) != 0) {
+            const bool load = !flushedAny_[blockSet_[slot]];
             flushedAny_[blockSet_[slot]] = true;
-            AddSlot(rowOff, rows, slot);
+            AddSlot(rowOff, rows, slot, load);
             if (rescaled_[slot]) {
                 BroadcastRows(bcast_, alpha_[slot], rows);
                 ScaleRows(acc_, rows);
@@ -34,20 +36,28 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AccumulateO(ui
 }
 
 // Lazy P.V: O += the unit's final sum (the cube's last write-out, in the final O slot,
-// relative to the current reference).
+// relative to the current reference); O := the final sum of a unit the cube never flushed.
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AddFinalSum(uint32_t rowOff, uint32_t rows,
-                                                                              uint32_t lastSlot)
+                                                                              uint32_t lastSlot, bool load)
 {
-    AddSlot(rowOff, rows, WS_SLOTS + lastSlot);
+    AddSlot(rowOff, rows, WS_SLOTS + lastSlot, load);
 }
 
 // acc_ += this core's rows of O slot `slot` (WS_SLOTS: the final slot), partRows_ rows per
-// load.
+// load; load: acc_ := the rows, one copy straight into acc_ (no O-slot staging and add, which
+// sat between the unit's last P.V and the next unit's first P at every unit boundary).
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
-__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AddSlot(uint32_t rowOff, uint32_t rows, uint32_t slot)
+__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AddSlot(uint32_t rowOff, uint32_t rows, uint32_t slot,
+                                                                          bool load)
 {
     const uint32_t dp = p_->headDimAlign;
+    if (load) {
+        PipeSync<AscendC::HardEvent::V_MTE2>();  // the vector is done with acc_
+        AscendC::DataCopy(acc_, wsO_[slot * (p_->wsSlotO / 4) + rowOff * dp], rows * dp);
+        PipeSync<AscendC::HardEvent::MTE2_V>();
+        return;
+    }
     FinishStored();
     for (uint32_t r0 = 0; r0 < rows; r0 += partRows_) {
         const uint32_t n = rows - r0 < partRows_ ? rows - r0 : partRows_;
@@ -60,7 +70,7 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AddSlot(uint32
 }
 
 // O / l, zero for rows past the query length or without any visible key; cast; store. Then
-// acc_ starts over for the next unit.
+// acc_ starts over for the next unit (lazy P.V: the unit's first write-out loads it instead).
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishUnit(uint32_t set, uint32_t lastSlot)
 {
@@ -73,7 +83,11 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishUnit(uin
     AscendC::GlobalTensor<float> partial;
     const bool direct = LAZY_PV && blocks > 0 && !flushedAny_[set] && split_.PartialRows(u, partial);
     const bool last = units_[set].unit + 1 == split_.End(core_);
-    FinishRows(u, rowOff, rows, blocks, lastSlot, direct);
+    if (LAZY_PV && blocks == 0 && rows != 0) {  // no sum to load: zero rows (O / l of no key)
+        AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(rows * p_->headDimAlign));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+    FinishRows(u, rowOff, rows, blocks, lastSlot, direct, !flushedAny_[set]);
     if (direct && last) {  // the combine's barrier, which the cube joins after the rows, orders them
         return;
     }
@@ -82,16 +96,16 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishUnit(uin
     }
     // The core's last unit leaves acc_ as it is: nothing accumulates after it, and the zeroing
     // would sit between its output stores and the end of the core (split-KV: the combine's SyncAll).
-    if (rows != 0 && !last) {
+    if (!LAZY_PV && rows != 0 && !last) {
         AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(rows * p_->headDimAlign));
         AscendC::PipeBarrier<PIPE_V>();
     }
 }
 
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
-__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(const WorkUnit &u, uint32_t rowOff,
-                                                                             uint32_t rows, uint32_t blocks,
-                                                                             uint32_t lastSlot, bool direct)
+__aicore__ inline void
+ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
+                                                      uint32_t blocks, uint32_t lastSlot, bool direct, bool unflushed)
 {
     if constexpr (LAZY_PV) {
         if (direct) {  // only the statistics, while the cube writes the rows (FinishUnit waits)
@@ -103,7 +117,7 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(con
         if (blocks > 0) {
             AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the unit's final P.V sum
             if (rows != 0) {
-                AddFinalSum(rowOff, rows, lastSlot);
+                AddFinalSum(rowOff, rows, lastSlot, unflushed);
             }
         }
     }
