@@ -188,6 +188,8 @@ public:
 
 private:
     static constexpr uint32_t LAG = WS_SLOTS - 1;
+    // Rows up to which a unit's finish tests visibility in a scalar pass (VisibleRows).
+    static constexpr uint32_t SCALAR_FINISH_ROWS = 8;
 
     // A position in the stream: unit `unit` (decoded in u, this core's rows of it), block j of
     // its `blocks`, statistics set `set`.

@@ -207,14 +207,30 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::StoreRows(cons
 
 // inv_ := 1 / l for the visible rows (before the query length, some key seen: m above
 // MASKED_ROW_MAX and l > 0), 0 for the others; with the statistics reported, mOld_ / sum_ :=
-// the true max and rowTmp_ (trueStats) and fp32 lowest / max for the invisible rows. All in
-// vector instructions: a scalar pass over the rows sat between a unit's final sum and the next
-// unit's first P at every unit boundary (~0.5 us for 96 rows). The compares run on copies in
-// tmp_ of whole 256-byte repeats, the rows past the query length left invisible there.
+// the true max and rowTmp_ (trueStats) and fp32 lowest / max for the invisible rows. In vector
+// instructions: a scalar pass over the rows sat between a unit's final sum and the next unit's
+// first P at every unit boundary (~0.5 us for 96 rows). The compares run on copies in tmp_ of
+// whole 256-byte repeats, the rows past the query length left invisible there. A few rows (a
+// decode unit's heads) take the scalar pass, shorter than the vector pass's dozen instructions.
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::VisibleRows(const WorkUnit &u, uint32_t rowOff,
                                                                               uint32_t rows, bool trueStats)
 {
+    if (rows <= SCALAR_FINISH_ROWS) {
+        const bool stats = p_->hasSoftmaxStats != 0;
+        PipeSync<AscendC::HardEvent::V_S>();
+        for (uint32_t r = 0; r < rows; ++r) {
+            const float l = sum_.GetValue(r);
+            const bool visible = rowOff + r < u.qValid && mOld_.GetValue(r) > MASKED_ROW_MAX && l > 0.0f;
+            inv_.SetValue(r, visible ? 1.0f / l : 0.0f);
+            if (stats) {
+                mOld_.SetValue(r, !visible ? INVALID_ROW_STAT_MAX : trueStats ? mTrue_.GetValue(r) : mOld_.GetValue(r));
+                sum_.SetValue(r, !visible ? INVALID_ROW_STAT_SUM : trueStats ? rowTmp_.GetValue(r) : l);
+            }
+        }
+        PipeSync<AscendC::HardEvent::S_V>();
+        return;
+    }
     constexpr uint32_t PER_REPEAT = 256 / sizeof(float);
     const uint32_t n = AlignUp(rows, PER_REPEAT);
     const uint32_t valid = rowOff >= u.qValid ? 0 : (u.qValid - rowOff < rows ? u.qValid - rowOff : rows);
