@@ -188,6 +188,8 @@ public:
 
 private:
     static constexpr uint32_t LAG = WS_SLOTS - 1;
+    // Rows up to which a unit's finish tests visibility in a scalar pass (VisibleRows).
+    static constexpr uint32_t SCALAR_FINISH_ROWS = 8;
 
     // A position in the stream: unit `unit` (decoded in u, this core's rows of it), block j of
     // its `blocks`, statistics set `set`.
@@ -352,12 +354,13 @@ private:
     // The output: the P.V fold into O, the unit's normalisation, cast and stores
     // (forward_vector_output.h).
     __aicore__ inline void AccumulateO(uint32_t rowOff, uint32_t rows, uint32_t slot);
-    __aicore__ inline void AddFinalSum(uint32_t rowOff, uint32_t rows, uint32_t lastSlot);
-    __aicore__ inline void AddSlot(uint32_t rowOff, uint32_t rows, uint32_t slot);
+    __aicore__ inline void AddFinalSum(uint32_t rowOff, uint32_t rows, uint32_t lastSlot, bool load);
+    __aicore__ inline void AddSlot(uint32_t rowOff, uint32_t rows, uint32_t slot, bool load = false);
     __aicore__ inline void FinishUnit(uint32_t set, uint32_t lastSlot);
     __aicore__ inline void StoreRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows);
     __aicore__ inline void FinishRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows, uint32_t blocks,
-                                      uint32_t lastSlot, bool direct);
+                                      uint32_t lastSlot, bool direct, bool unflushed);
+    __aicore__ inline void VisibleRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows, bool trueStats);
     __aicore__ inline void ScaleRows(const AscendC::LocalTensor<float> &x, uint32_t rows);
 
     const ForwardParams *p_ = nullptr;

@@ -8,7 +8,8 @@ namespace AttentionCore {
 
 // O = O * alpha(block) + P.V(block), once the cube has written the block's P.V. Lazy P.V:
 // O = (O + the sum the cube wrote) * alpha(block) when the cube flushed before this block
-// (alpha only if this core rescaled there), nothing otherwise.
+// (alpha only if this core rescaled there), nothing otherwise; O is the written sum itself at
+// the unit's first flush (acc_ holds nothing of the unit before).
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AccumulateO(uint32_t rowOff, uint32_t rows,
                                                                               uint32_t slot)
@@ -19,8 +20,9 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AccumulateO(ui
     }
     if constexpr (LAZY_PV) {
         if (ReadCtrl(ctrl_, CtrlFlushed(slot)) != 0) {
+            const bool load = !flushedAny_[blockSet_[slot]];
             flushedAny_[blockSet_[slot]] = true;
-            AddSlot(rowOff, rows, slot);
+            AddSlot(rowOff, rows, slot, load);
             if (rescaled_[slot]) {
                 BroadcastRows(bcast_, alpha_[slot], rows);
                 ScaleRows(acc_, rows);
@@ -34,20 +36,28 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AccumulateO(ui
 }
 
 // Lazy P.V: O += the unit's final sum (the cube's last write-out, in the final O slot,
-// relative to the current reference).
+// relative to the current reference); O := the final sum of a unit the cube never flushed.
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AddFinalSum(uint32_t rowOff, uint32_t rows,
-                                                                              uint32_t lastSlot)
+                                                                              uint32_t lastSlot, bool load)
 {
-    AddSlot(rowOff, rows, WS_SLOTS + lastSlot);
+    AddSlot(rowOff, rows, WS_SLOTS + lastSlot, load);
 }
 
 // acc_ += this core's rows of O slot `slot` (WS_SLOTS: the final slot), partRows_ rows per
-// load.
+// load; load: acc_ := the rows, one copy straight into acc_ (no O-slot staging and add, which
+// sat between the unit's last P.V and the next unit's first P at every unit boundary).
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
-__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AddSlot(uint32_t rowOff, uint32_t rows, uint32_t slot)
+__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AddSlot(uint32_t rowOff, uint32_t rows, uint32_t slot,
+                                                                          bool load)
 {
     const uint32_t dp = p_->headDimAlign;
+    if (load) {
+        PipeSync<AscendC::HardEvent::V_MTE2>();  // the vector is done with acc_
+        AscendC::DataCopy(acc_, wsO_[slot * (p_->wsSlotO / 4) + rowOff * dp], rows * dp);
+        PipeSync<AscendC::HardEvent::MTE2_V>();
+        return;
+    }
     FinishStored();
     for (uint32_t r0 = 0; r0 < rows; r0 += partRows_) {
         const uint32_t n = rows - r0 < partRows_ ? rows - r0 : partRows_;
@@ -60,7 +70,7 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AddSlot(uint32
 }
 
 // O / l, zero for rows past the query length or without any visible key; cast; store. Then
-// acc_ starts over for the next unit.
+// acc_ starts over for the next unit (lazy P.V: the unit's first write-out loads it instead).
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishUnit(uint32_t set, uint32_t lastSlot)
 {
@@ -73,7 +83,11 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishUnit(uin
     AscendC::GlobalTensor<float> partial;
     const bool direct = LAZY_PV && blocks > 0 && !flushedAny_[set] && split_.PartialRows(u, partial);
     const bool last = units_[set].unit + 1 == split_.End(core_);
-    FinishRows(u, rowOff, rows, blocks, lastSlot, direct);
+    if (LAZY_PV && blocks == 0 && rows != 0) {  // no sum to load: zero rows (O / l of no key)
+        AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(rows * p_->headDimAlign));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+    FinishRows(u, rowOff, rows, blocks, lastSlot, direct, !flushedAny_[set]);
     if (direct && last) {  // the combine's barrier, which the cube joins after the rows, orders them
         return;
     }
@@ -82,16 +96,16 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishUnit(uin
     }
     // The core's last unit leaves acc_ as it is: nothing accumulates after it, and the zeroing
     // would sit between its output stores and the end of the core (split-KV: the combine's SyncAll).
-    if (rows != 0 && !last) {
+    if (!LAZY_PV && rows != 0 && !last) {
         AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(rows * p_->headDimAlign));
         AscendC::PipeBarrier<PIPE_V>();
     }
 }
 
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
-__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(const WorkUnit &u, uint32_t rowOff,
-                                                                             uint32_t rows, uint32_t blocks,
-                                                                             uint32_t lastSlot, bool direct)
+__aicore__ inline void
+ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
+                                                      uint32_t blocks, uint32_t lastSlot, bool direct, bool unflushed)
 {
     if constexpr (LAZY_PV) {
         if (direct) {  // only the statistics, while the cube writes the rows (FinishUnit waits)
@@ -103,7 +117,7 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(con
         if (blocks > 0) {
             AscendC::CrossCoreWaitFlag(FLAG_O_READY);  // the unit's final P.V sum
             if (rows != 0) {
-                AddFinalSum(rowOff, rows, lastSlot);
+                AddFinalSum(rowOff, rows, lastSlot, unflushed);
             }
         }
     }
@@ -130,26 +144,15 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishRows(con
             return;
         }
     }
-    if (trueStats) {
+    if (trueStats) {  // rowTmp_ := l * exp(reference - true max), the sum against the true max
         AscendC::Sub(rowTmp_, mOld_, mTrue_, static_cast<int32_t>(rows));
         AscendC::PipeBarrier<PIPE_V>();
         AscendC::Exp(rowTmp_, rowTmp_, static_cast<int32_t>(rows));
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Mul(rowTmp_, rowTmp_, sum_, static_cast<int32_t>(rows));
+        AscendC::PipeBarrier<PIPE_V>();
     }
-    PipeSync<AscendC::HardEvent::V_S>();
-    for (uint32_t r = 0; r < rows; ++r) {
-        const float m = mOld_.GetValue(r);
-        const float l = sum_.GetValue(r);
-        const bool visible = rowOff + r < u.qValid && m > MASKED_ROW_MAX && l > 0.0f;
-        inv_.SetValue(r, visible ? 1.0f / l : 0.0f);
-        if (!visible) {  // the statistics of an invalid row (no visible key): fp32 lowest / max
-            mOld_.SetValue(r, INVALID_ROW_STAT_MAX);
-            sum_.SetValue(r, INVALID_ROW_STAT_SUM);
-        } else if (trueStats) {
-            mOld_.SetValue(r, mTrue_.GetValue(r));
-            sum_.SetValue(r, l * rowTmp_.GetValue(r));
-        }
-    }
-    PipeSync<AscendC::HardEvent::S_V>();
+    VisibleRows(u, rowOff, rows, trueStats);
     StoreRows(u, rowOff, rows);
 }
 
@@ -200,6 +203,66 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::StoreRows(cons
     } else {
         PipeSync<AscendC::HardEvent::MTE3_V>();
     }
+}
+
+// inv_ := 1 / l for the visible rows (before the query length, some key seen: m above
+// MASKED_ROW_MAX and l > 0), 0 for the others; with the statistics reported, mOld_ / sum_ :=
+// the true max and rowTmp_ (trueStats) and fp32 lowest / max for the invisible rows. In vector
+// instructions: a scalar pass over the rows sat between a unit's final sum and the next unit's
+// first P at every unit boundary (~0.5 us for 96 rows). The compares run on copies in tmp_ of
+// whole 256-byte repeats, the rows past the query length left invisible there. A few rows (a
+// decode unit's heads) take the scalar pass, shorter than the vector pass's dozen instructions.
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::VisibleRows(const WorkUnit &u, uint32_t rowOff,
+                                                                              uint32_t rows, bool trueStats)
+{
+    if (rows <= SCALAR_FINISH_ROWS) {
+        const bool stats = p_->hasSoftmaxStats != 0;
+        PipeSync<AscendC::HardEvent::V_S>();
+        for (uint32_t r = 0; r < rows; ++r) {
+            const float l = sum_.GetValue(r);
+            const bool visible = rowOff + r < u.qValid && mOld_.GetValue(r) > MASKED_ROW_MAX && l > 0.0f;
+            inv_.SetValue(r, visible ? 1.0f / l : 0.0f);
+            if (stats) {
+                mOld_.SetValue(r, !visible ? INVALID_ROW_STAT_MAX : trueStats ? mTrue_.GetValue(r) : mOld_.GetValue(r));
+                sum_.SetValue(r, !visible ? INVALID_ROW_STAT_SUM : trueStats ? rowTmp_.GetValue(r) : l);
+            }
+        }
+        PipeSync<AscendC::HardEvent::S_V>();
+        return;
+    }
+    constexpr uint32_t PER_REPEAT = 256 / sizeof(float);
+    const uint32_t n = AlignUp(rows, PER_REPEAT);
+    const uint32_t valid = rowOff >= u.qValid ? 0 : (u.qValid - rowOff < rows ? u.qValid - rowOff : rows);
+    const AscendC::LocalTensor<float> m = tmp_;
+    const AscendC::LocalTensor<float> l = tmp_[n];
+    const uint32_t bitFloats = AlignUp(n / 8, 32) / sizeof(float);  // one compare's bits, 32-byte aligned
+    const AscendC::LocalTensor<uint8_t> keep = tmp_[2 * n].template ReinterpretCast<uint8_t>();
+    const AscendC::LocalTensor<uint8_t> positive = tmp_[2 * n + bitFloats].template ReinterpretCast<uint8_t>();
+    AscendC::Duplicate(m, MASKED_SCORE, static_cast<int32_t>(n));
+    AscendC::Duplicate(l, 0.0f, static_cast<int32_t>(n));
+    AscendC::Duplicate(inv_, 1.0f, static_cast<int32_t>(rows));
+    AscendC::PipeBarrier<PIPE_V>();
+    if (valid != 0) {
+        AscendC::Adds(m, mOld_, 0.0f, static_cast<int32_t>(valid));
+        AscendC::Adds(l, sum_, 0.0f, static_cast<int32_t>(valid));
+    }
+    AscendC::Div(inv_, inv_, sum_, static_cast<int32_t>(rows));
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::CompareScalar(keep, m, MASKED_ROW_MAX, AscendC::CMPMODE::GT, n);
+    AscendC::CompareScalar(positive, l, 0.0f, AscendC::CMPMODE::GT, n);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::And(keep.template ReinterpretCast<uint16_t>(), keep.template ReinterpretCast<uint16_t>(),
+                 positive.template ReinterpretCast<uint16_t>(), static_cast<int32_t>(n / 16));
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Select(inv_, keep, inv_, 0.0f, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, rows);
+    if (p_->hasSoftmaxStats != 0) {
+        AscendC::Select(mOld_, keep, trueStats ? mTrue_ : mOld_, INVALID_ROW_STAT_MAX,
+                        AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, rows);
+        AscendC::Select(sum_, keep, trueStats ? rowTmp_ : sum_, INVALID_ROW_STAT_SUM,
+                        AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, rows);
+    }
+    AscendC::PipeBarrier<PIPE_V>();
 }
 
 // x[r][:] *= bcast_[r] over rows of pitch headDimAlign.
