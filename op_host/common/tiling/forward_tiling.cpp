@@ -724,8 +724,8 @@ void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t 
 void PlanKvNzValueOnly(AttentionCore::ForwardParams &p, uint64_t headRuns, uint64_t keyBlocks, bool masked,
                        bool scaleInKey)
 {
-    if (p.kvNz != AttentionCore::KV_NZ_BOTH || p.kvNzPairs != 0 || masked || scaleInKey || headRuns == 0 || p.unitCount == 0 ||
-        keyBlocks == 0) {
+    if (p.kvNz != AttentionCore::KV_NZ_BOTH || p.kvNzPairs != 0 || masked || scaleInKey || headRuns == 0 ||
+        p.unitCount == 0 || keyBlocks == 0) {
         return;
     }
     // A head's q-blocks run on one core in a row (the split's ranges), and each one after the

@@ -32,6 +32,7 @@ constexpr float INVALID_ROW_STAT_SUM = 3.4028234663852886e38f;
 // modelled at D = 128) is longer than two vector blocks (docs/performance.md).
 constexpr uint32_t WS_SLOTS = 4;
 constexpr uint32_t KV_NZ_BOTH = 1, KV_NZ_K_ONLY = 2, KV_NZ_V_ONLY = 3;  // ForwardParams::kvNz modes
+
 constexpr uint32_t UNITS_FOLDED = 1;  // ForwardParams::foldQBlocks bits
 constexpr uint32_t UNITS_HEADS_INNER = 2;
 constexpr uint32_t UNITS_TABLE = 4;        // TND: units in the order of a table (WorkSplit<SplitTnd>)
