@@ -43,6 +43,26 @@ def test_s_ahead_of_the_kv_staging_matches_golden(mode):
     run_and_judge(make_kwargs(seq_q=(333, 40, 500), seq_kv=(150, 30, 700), n=8, nkv=2, d=128, mode=mode))
 
 
+@pytest.mark.parametrize(
+    "dtype,seq_q,seq_kv,nkv,d,pse",
+    [
+        ("bf16", (333, 0, 0, 200), (150, 0, 30, 140), 2, 128, False),  # batches without queries, one without keys
+        ("bf16", (333, 120, 200), (150, 20, 140), 4, 80, False),  # groups of 2, D = 80
+        ("fp16", (333, 200), (150, 140), 2, 128, True),  # pse keeps the power-of-two scale out of K
+    ],
+)
+def test_only_value_staged_matches_golden(dtype, seq_q, seq_kv, nkv, d, pse):
+    # Few loads per key row and no mask: only V is staged in Nz order (ForwardParams::kvNz
+    # KV_NZ_V_ONLY), every S reads the caller's K rows at its batch's token offset, and each
+    # core's first three S blocks go out before the staging's barrier (forward_cube.h Run).
+    kw = make_kwargs(dtype, seq_q=seq_q, seq_kv=seq_kv, n=8, nkv=nkv, d=d)
+    if pse:
+        rng = np.random.default_rng(5)
+        kw["real_shift"] = rng.uniform(-2, 2, (1, 8, max(seq_q), max(seq_kv))).astype(kw["query"].dtype)
+        kw["scale_value"] = 0.125
+    run_and_judge(kw)
+
+
 def test_empty_batches_and_uncovered_tail_rows():
     # Lengths [2, 0, 70, 0] (cumulative [2, 2, 72, 72]); rows past the last length stay zero.
     out, _ = run_and_judge(make_kwargs(seq_q=(2, 0, 70, 0), seq_kv=(3, 5, 90, 4), extra_t=6))

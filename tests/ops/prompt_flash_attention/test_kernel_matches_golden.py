@@ -168,6 +168,38 @@ def test_s_ahead_of_the_kv_staging_matches_golden(dtype, layout, d, sq, skv, cau
     run_and_judge(make_kwargs(dtype, layout, b=2, n=8, nkv=2, sq=sq, skv=skv, d=d, **extra))
 
 
+STAGING_MODE_SHAPES = [
+    # V only (few loads per key row): every S reads the caller's K, three S blocks go out before
+    # the staging's barrier
+    ("bf16", "BSH", 2, 8, 2, 333, 150, 80, False, None),  # D = 80, rows of 80 elements
+    ("fp16", "BNSD", 1, 8, 2, 100, 600, 128, False, None),  # one q-block: the early S blocks of one unit
+    ("fp16", "BNSD", 2, 8, 2, 300, 20, 96, False, None),  # one short key block per unit
+    ("bf16", "BSND", 2, 8, 4, 333, 150, 128, False, [333, 41]),  # groups of 2, a query length short
+    ("bf16", "BNSD", 2, 4, 4, 700, 150, 80, False, None),  # no GQA
+    ("bf16", "BNSD", 2, 6, 2, 250, 200, 112, False, None),  # groups of 3
+    # K only (D <= 64): V's rows converted by the cube
+    ("fp16", "BNSD", 2, 8, 2, 333, 260, 48, False, None),  # 16 K/V cache tiles
+    ("fp16", "BNSD", 2, 8, 2, 333, 701, 64, True, None),  # scale 1/8 in the staged K, one Q/P copy
+    ("bf16", "BNSD", 1, 8, 2, 120, 2100, 64, False, None),  # one Q/P copy without a mask
+    ("fp16", "BNSD", 1, 2, 1, 2048, 2048, 32, True, None),  # units of up to 16 cached key blocks
+    # both, loaded in pairs, the next pair ahead of P under a band, 48-row (or fewer) sub-blocks
+    ("fp16", "BNSD", 1, 8, 2, 300, 300, 160, True, None),  # 56 rows per vector core: 48 + 8
+    ("bf16", "BSH", 1, 8, 1, 300, 300, 144, True, None),  # groups of 8
+    ("fp16", "BNSD", 1, 8, 2, 200, 450, 256, True, None),  # 40 rows per vector core, Skv > Sq
+    ("bf16", "BSND", 2, 8, 2, 300, 300, 256, True, [300, 77]),  # a query length short
+]
+
+
+@pytest.mark.parametrize("dtype,layout,b,n,nkv,sq,skv,d,causal,actual", STAGING_MODE_SHAPES)
+def test_staging_modes_match_golden(dtype, layout, b, n, nkv, sq, skv, d, causal, actual):
+    # One shape per corner of the K/V staging modes (ForwardParams::kvNz) and of lazy P.V with
+    # the next K/V pair ahead of P (ForwardParams::kvPairFirst); test_tiling.py asserts the plans.
+    extra = dict(mask=band_mask(sq, skv), pre_tokens=MAX_INT, next_tokens=0) if causal else {}
+    if actual is not None:
+        extra["actual_seq_lengths"] = actual
+    run_and_judge(make_kwargs(dtype, layout, b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d, **extra))
+
+
 @pytest.mark.parametrize(
     "dtype,layout,b,n,nkv,sq,skv,d",
     [

@@ -185,6 +185,35 @@ def test_kernel_tests_of_s_ahead_of_the_staging_get_it(plan, b, d, sq, skv, mask
     assert p["kvNz"] == (2 if d <= 64 else 1 if mask else 3) and p["kvNzPairs"] == 0 and p["maskSummary"] == 0
 
 
+@pytest.mark.parametrize(
+    "b,n,nkv,sq,skv,d,mask,kv_nz,cache,bufs",
+    [
+        (2, 8, 2, 333, 150, 80, 0, 3, 10, 2),
+        (1, 8, 2, 100, 600, 128, 0, 3, 6, 2),
+        (2, 8, 2, 300, 20, 96, 0, 3, 8, 2),
+        (2, 4, 4, 700, 150, 80, 0, 3, 10, 2),
+        (2, 6, 2, 250, 200, 112, 0, 3, 6, 2),
+        (2, 8, 2, 333, 260, 48, 0, 2, 16, 2),
+        (2, 8, 2, 333, 701, 64, 1, 2, 14, 1),
+        (1, 8, 2, 120, 2100, 64, 0, 2, 15, 1),
+        (1, 2, 1, 2048, 2048, 32, 1, 2, 16, 2),
+        (1, 8, 2, 300, 300, 160, 1, 1, 0, 2),
+        (1, 8, 1, 300, 300, 144, 1, 1, 0, 2),
+        (1, 8, 2, 200, 450, 256, 1, 1, 0, 2),
+    ],
+)
+def test_kernel_tests_of_the_staging_modes_get_them(plan, b, n, nkv, sq, skv, d, mask, kv_nz, cache, bufs):
+    # the shapes of test_kernel_matches_golden.py::test_staging_modes_match_golden (without the
+    # ones with actual lengths): V only, K only, or both in pairs with the next pair ahead of P
+    (p,) = plan(problem(b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d, mask=mask))
+    assert p["kvNz"] == kv_nz and p["lazyO"] == 1 and p["tailSplits"] == 0
+    assert p["kvCacheTiles"] == cache and p["l1Bufs"] == bufs
+    pairs = kv_nz == 1
+    assert p["kvNzPairs"] == (4 if pairs else 0) and p["kvPairFirst"] == (1 if pairs else 0)
+    if pairs:
+        assert p["blockKv"] == 64 and p["vecRows"] == min(48, p["rowsPerVec"])
+
+
 @pytest.mark.parametrize("n,sq,d", [(8, 4096, 128), (1, 8192, 128), (8, 1024, 128), (16, 4096, 64)])
 def test_causal_staged_kv_fills_l1_with_the_kv_cache(plan, n, sq, d):
     # lazy P.V, K and V staged apart: as many K and V tiles as L1 holds beside Q and P (five
