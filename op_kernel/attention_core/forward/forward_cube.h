@@ -35,6 +35,7 @@
 #include "../common/sync.h"
 #include "forward_layout.h"
 #include "kv_nz.h"
+#include "kv_tile_cache.h"
 
 namespace AttentionCore {
 
@@ -91,6 +92,8 @@ public:
         // l1Bufs counts only the Q and P copies (1: L1 went to one more K/V tile pair), and the K
         // and P/V events keep two copies. One P tile (with K/V pairs too) has FWD_EVT_P.
         cacheTiles_ = LAZY_PV && kvPairs_ == 0 && p->kvCacheTiles != 0 ? p->kvCacheTiles : 0;
+        kCache_.Init(cacheTiles_);
+        vCache_.Init(cacheTiles_);
         singleP_ = kvPairs_ != 0 || (cacheTiles_ != 0 && l1Bufs_ == 1);
         kvEvtCopies_ = kvPairs_ != 0 ? kvPairs_ : cacheTiles_ != 0 ? 2 : l1Bufs_;
         pipe->InitBuffer(qL1_, l1Bufs_ * qElems_ * sizeof(T));
@@ -467,7 +470,7 @@ private:
         const uint32_t kb = preloaded_ ? preKb_ : NextCopy(kIdx_, kvEvtCopies_);
         // With the K/V cache kb is the block's event copy and `tile` its K tile (CacheSlot).
         bool hit = false;
-        const uint32_t tile = cacheTiles_ != 0 ? CacheSlot(kTags_, u, load, hit) : kb;
+        const uint32_t tile = cacheTiles_ != 0 ? CacheSlot(kCache_, u, load, hit) : kb;
         const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[tile * (kvPairs_ != 0 ? 2 : 1) * kvElems_];
         const AscendC::LocalTensor<T> kt = l0b_.Get<T>();
         if (hit) {
@@ -522,7 +525,7 @@ private:
         const KvBlock load = Widened(blk, wide);
         vPad_ = AlignUp(load.cols, 16);
         bool hit = false;
-        vb_ = cacheTiles_ != 0 ? CacheSlot(vTags_, u, load, hit) : pb_;
+        vb_ = cacheTiles_ != 0 ? CacheSlot(vCache_, u, load, hit) : pb_;
         if (hit) {
             return;
         }
@@ -581,38 +584,13 @@ private:
         return KvBlock{blk.k0, wide ? p_->blockKv : blk.cols};
     }
 
-    // The K/V cache (ForwardParams::kvCacheTiles): per tile the key block it holds. A block's
-    // K (V) tile: the one holding it (hit: no load), else the least recently used, which the
-    // caller loads. A load waits for the MTE1 reads of the block two back (the event copies),
-    // and with at least two tiles the least recently used tile was last read no later.
-    struct CacheTag {
-        uint32_t head = 0xFFFFFFFFu;  // batch * numKvHeads + KV head, all ones: empty
-        uint32_t cols = 0;
-        int64_t token = 0;
-        uint64_t used = 0;
-    };
-    __aicore__ inline uint32_t CacheSlot(CacheTag *tags, const WorkUnit &u, const KvBlock &blk, bool &hit)
+    // The K/V cache's tile of a block (kv_tile_cache.h). A load into it waits for the MTE1 reads
+    // of the block two back (the event copies), and with at least two tiles the least recently
+    // used tile was last read no later.
+    __aicore__ inline uint32_t CacheSlot(KvTileCache &cache, const WorkUnit &u, const KvBlock &blk, bool &hit)
     {
-        const uint32_t head = u.b * p_->numKvHeads + u.n / p_->groupSize;
-        const int64_t token = static_cast<int64_t>(u.kvBase) + blk.k0;
-        uint32_t victim = 0;
-        ++cacheClock_;
-        for (uint32_t i = 0; i < cacheTiles_; ++i) {
-            if (tags[i].head == head && tags[i].token == token && tags[i].cols == blk.cols) {
-                tags[i].used = cacheClock_;
-                hit = true;
-                return i;
-            }
-            if (tags[i].used < tags[victim].used) {
-                victim = i;
-            }
-        }
-        tags[victim].head = head;
-        tags[victim].token = token;
-        tags[victim].cols = blk.cols;
-        tags[victim].used = cacheClock_;
-        hit = false;
-        return victim;
+        return cache.Slot(u.b * p_->numKvHeads + u.n / p_->groupSize, static_cast<int64_t>(u.kvBase) + blk.k0, blk.cols,
+                          hit);
     }
 
     // O_blk = P.V of one key block into O slot `slot`, head-dim chunk by chunk.
@@ -783,14 +761,13 @@ private:
     uint32_t vb_ = 0;          // with the K/V cache: the V tile of the next P.V
     uint32_t vPad_ = 0;        // rows per column block of the V tile of the next P.V (LoadV)
     uint32_t cacheTiles_ = 0;  // K/V cache tiles of each of K and V (ForwardParams::kvCacheTiles), 0: none
-    uint64_t cacheClock_ = 0;
     // WideTail's decisions by unit (unit + 1: wide); the V stream trails by < WS_SLOTS units
     static constexpr uint32_t WIDE_TAIL_UNITS = WS_SLOTS;
     uint64_t wideTail_[WIDE_TAIL_UNITS] = {0, 0, 0, 0};
-    CacheTag kTags_[KV_CACHE_MAX_TILES], vTags_[KV_CACHE_MAX_TILES];
-    uint32_t kvPairs_ = 0;      // K/V pair copies (KvSourceBase::KvPairCopies; lazy P.V only), 0: none
-    bool singleP_ = false;      // one P tile in L1, guarded by FWD_EVT_P
-    uint32_t kvEvtCopies_ = 1;  // event copies of the K and P/V tiles
+    KvTileCache kCache_, vCache_;  // the K/V cache's tags (cacheTiles_ != 0)
+    uint32_t kvPairs_ = 0;         // K/V pair copies (KvSourceBase::KvPairCopies; lazy P.V only), 0: none
+    bool singleP_ = false;         // one P tile in L1, guarded by FWD_EVT_P
+    uint32_t kvEvtCopies_ = 1;     // event copies of the K and P/V tiles
     // lazy P.V: rows per S chunk, region sizes (elements), the next Q / S chunk copy
     uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;
     uint32_t qIdx_ = 0, sIdx_ = 0;
