@@ -398,8 +398,6 @@ bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::
 constexpr uint64_t ONE_COPY_MAX_MASKED_UNITS_PER_CORE = 2;
 constexpr uint32_t ONE_COPY_MAX_MASKED_HEAD_DIM = 64;
 constexpr uint32_t ONE_COPY_MIN_KV_BLOCKS = 16;
-// Up to this head dim PlanForward stages only K (AttentionCore::KV_NZ_K_ONLY).
-constexpr uint32_t KV_NZ_K_ONLY_MAX_HEAD_DIM = 64;
 
 constexpr uint32_t HEADS_INNER_ALWAYS = 2;
 // The mask bytes the heads-in-a-row orders save (~1 B of the ~16 B of L2 per score for every

@@ -59,6 +59,8 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
 // lazy P.V and room in L1 (l1Bytes) the cube loads K and V in pairs (ForwardParams::kvNzPairs).
 // stageV false: only K is staged (AttentionCore::KV_NZ_K_ONLY), the cube converts V's rows itself.
 constexpr uint64_t KV_NZ_MAX_BYTES = 1ull << 30;
+// Up to this head dim the forward planners stage only K (AttentionCore::KV_NZ_K_ONLY).
+constexpr uint32_t KV_NZ_K_ONLY_MAX_HEAD_DIM = 64;
 void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,
               uint64_t l1Bytes, bool stageV = true);
 // The cube's K/V cache (ForwardParams::kvCacheTiles): as many K and V tiles as L1 (l1Bytes)

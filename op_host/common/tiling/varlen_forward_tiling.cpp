@@ -272,7 +272,10 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
     uint64_t tokens = 0;  // the TND token axis is one "batch" of the staged K/V
     for (const int64_t len : prob.seqKv) tokens += uint64_t(std::max<int64_t>(0, len));
-    PlanKvNz(p, prob.dtypeBytes, tokens, 1, budget.l1);
+    // Up to D = 64 only K is staged, as in PlanForward: V's staging pass and its bytes through L2
+    // cost more than the cube's Nd2Nz of V's rows (modelled TND [100, 3000, 1500, 700, 2200] N8
+    // D64 causal 139.4 -> 137.2 us, its critical path 129.4 -> 134.4 us under the L2 floor).
+    PlanKvNz(p, prob.dtypeBytes, tokens, 1, budget.l1, p.headDim > KV_NZ_K_ONLY_MAX_HEAD_DIM);
     PlanKvCache(p, prob.dtypeBytes, budget.l1);
     return true;
 }

@@ -8,6 +8,7 @@ import pytest
 from fa_varlen_helpers import FLT_MAX, MAX_INT, OP, make_kwargs, run_and_judge, tiling_carries_unit_table
 
 from fakit import cases
+from fakit.backends import cpu
 
 
 @pytest.mark.parametrize("case", cases.suite(OP, "smoke"), ids=lambda c: c.id)
@@ -61,6 +62,29 @@ def test_only_value_staged_matches_golden(dtype, seq_q, seq_kv, nkv, d, pse):
         kw["real_shift"] = rng.uniform(-2, 2, (1, 8, max(seq_q), max(seq_kv))).astype(kw["query"].dtype)
         kw["scale_value"] = 0.125
     run_and_judge(kw)
+
+
+@pytest.mark.parametrize(
+    "dtype,seq_q,seq_kv,nkv,d,mode,pse",
+    [
+        ("fp16", (333, 0, 200), (333, 30, 260), 2, 64, 3, False),  # causal, scale 1/8 in the staged K
+        ("fp16", (333, 200), (150, 140), 2, 64, None, True),  # pse keeps the scale out of K
+        ("bf16", (100, 300, 150), (100, 300, 150), 2, 48, 3, False),  # D = 48, a short first batch
+        ("bf16", (260, 70), (400, 90), 1, 32, None, False),  # groups of 8, no mask
+        ("fp16", (333, 200), (333, 200), 4, 64, 0, False),  # a user mask
+    ],
+)
+def test_only_key_staged_up_to_d64_matches_golden(dtype, seq_q, seq_kv, nkv, d, mode, pse):
+    # Up to D = 64 only K is staged in Nz order (ForwardParams::kvNz KV_NZ_K_ONLY): the cube
+    # converts V's rows itself, at their batch's token offset, into its tiles and its K/V cache.
+    kw = make_kwargs(dtype, seq_q=seq_q, seq_kv=seq_kv, n=8, nkv=nkv, d=d, mode=mode)
+    if pse:
+        rng = np.random.default_rng(7)
+        kw["real_shift"] = rng.uniform(-2, 2, (1, 8, max(seq_q), max(seq_kv))).astype(kw["query"].dtype)
+    kw["scale_value"] = 0.125
+    run_and_judge(kw)
+    key, _ = cpu.last_tiling()
+    assert key // 1000 % 10 == 1, "K/V staging (the tiling key's K/V Nz digit) not planned"
 
 
 def test_empty_batches_and_uncovered_tail_rows():
