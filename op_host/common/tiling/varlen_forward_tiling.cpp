@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "../../../op_kernel/attention_core/common/sparse_mode.h"
@@ -34,11 +35,14 @@ AttentionCore::SparseBand BandOf(const VarLenProblem &prob, const AttentionCore:
 // on top of their planned cost (modelled: TND [100, 3000, 1500, 700, 2200] D = 64 causal, the
 // core holding 27 units ended ~0.45 us per unit after those of equal cost holding 6-11).
 // With `keys`: per unit the id of the K/V it reads, (batch, KV head, key range), equal ids for
-// units that can reuse each other's K/V whole (GroupEqualCosts).
+// units that can reuse each other's K/V whole (GroupEqualCosts), and in `heads` the id of its
+// (batch, KV head), equal for units whose key ranges may overlap (DealByCost).
 std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::ForwardParams &p,
-                                const AttentionCore::SparseMaskParams &mask, std::vector<uint64_t> *keys = nullptr)
+                                const AttentionCore::SparseMaskParams &mask, std::vector<uint64_t> *keys = nullptr,
+                                std::vector<uint64_t> *heads = nullptr)
 {
     if (keys != nullptr) keys->clear();
+    if (heads != nullptr) heads->clear();
     std::map<std::array<int64_t, 4>, uint64_t> ids;
     std::vector<uint64_t> costs;
     std::vector<uint64_t> perQb;
@@ -63,6 +67,7 @@ std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::
         }
         for (int64_t n = 0; n < prob.numHeads; ++n) {
             costs.insert(costs.end(), perQb.begin(), perQb.end());
+            if (heads != nullptr) heads->insert(heads->end(), perQb.size(), b * prob.numKvHeads + n / p.groupSize);
             for (size_t i = 0; keys != nullptr && i < ranges.size(); ++i) {
                 const std::array<int64_t, 4> id = {int64_t(b), n / int64_t(p.groupSize), ranges[i].first,
                                                    ranges[i].first < ranges[i].second ? ranges[i].second : -1};
@@ -133,19 +138,43 @@ void GroupEqualCosts(const std::vector<uint64_t> &costs, const std::vector<uint6
     }
 }
 
+// Up to this head dim the K/V cache takes one Q and P copy for another K/V tile pair.
+constexpr uint32_t ONE_COPY_MAX_HEAD_DIM = 64;
+
+// A unit goes to a core that already holds units of its (batch, KV head) where that core's load
+// is at most this share (per cent) of the unit's cost above the least loaded core's (DealByCost).
+constexpr uint64_t HEAD_AFFINITY_SLACK_PCT = 50;
+
 // Deals the units to `cores` cores by cost, the largest first to the least loaded core (ties:
-// the lower unit, the lower core); writes each core's units in ascending order to `order` and
-// the cores + 1 position starts to `starts`, and returns the largest core cost.
-uint64_t DealByCost(const std::vector<uint64_t> &costs, const std::vector<uint64_t> &keys, uint32_t cores,
-                    std::vector<uint32_t> &order, uint64_t *starts)
+// the lower unit, the lower core), or to the least loaded core holding units of its (batch, KV
+// head) (`heads`) within HEAD_AFFINITY_SLACK_PCT of the unit's cost: a causal head's q-blocks
+// differ in cost (GroupEqualCosts cannot regroup them), and spread over many cores they rarely
+// find the K/V the unit before left in the cube's cache (modelled TND [100, 3000, 1500, 700,
+// 2200] N8 D64 causal: the cores holding the most scattered q-blocks ended 8 us after the others,
+// their cube MTE2 busy 108 against 100 us). Writes each core's units in ascending order to
+// `order` and the cores + 1 position starts to `starts`, and returns the largest core cost.
+uint64_t DealByCost(const std::vector<uint64_t> &costs, const std::vector<uint64_t> &keys,
+                    const std::vector<uint64_t> &heads, uint32_t cores, std::vector<uint32_t> &order, uint64_t *starts)
 {
     std::vector<uint32_t> byCost(costs.size());
     for (size_t i = 0; i < costs.size(); ++i) byCost[i] = static_cast<uint32_t>(i);
     std::stable_sort(byCost.begin(), byCost.end(), [&](uint32_t a, uint32_t b) { return costs[a] > costs[b]; });
     std::vector<uint64_t> load(cores, 0);
     std::vector<uint32_t> owner(costs.size(), 0);
+    std::set<std::pair<uint32_t, uint64_t>> held;  // (core, head) pairs dealt so far
     for (const uint32_t u : byCost) {
-        const uint32_t c = static_cast<uint32_t>(std::min_element(load.begin(), load.end()) - load.begin());
+        uint32_t c = static_cast<uint32_t>(std::min_element(load.begin(), load.end()) - load.begin());
+        if (held.count({c, heads[u]}) == 0) {
+            const uint64_t limit = load[c] + costs[u] * HEAD_AFFINITY_SLACK_PCT / 100;
+            uint32_t pick = cores;
+            for (uint32_t k = 0; k < cores; ++k) {
+                if (load[k] <= limit && held.count({k, heads[u]}) != 0 && (pick == cores || load[k] < load[pick])) {
+                    pick = k;
+                }
+            }
+            c = pick < cores ? pick : c;
+        }
+        held.insert({c, heads[u]});
         owner[u] = c;
         load[c] += costs[u];
     }
@@ -233,8 +262,8 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // The contiguous plan's makespan per q-block tried (ChooseQBlock keeps one of them).
     std::vector<std::pair<uint32_t, uint64_t>> contiguousOf;
     ChooseQBlock(maxRows, p, [&](AttentionCore::ForwardParams &t, uint32_t &cores) {
-        std::vector<uint64_t> keys;
-        const std::vector<uint64_t> costs = UnitCosts(prob, t, mask, &keys);
+        std::vector<uint64_t> keys, heads;
+        const std::vector<uint64_t> costs = UnitCosts(prob, t, mask, &keys, &heads);
         t.unitCount = costs.size();
         cores = SplitCores(budget.aicNum, t.unitCount);
         const uint64_t contiguous = SplitContiguous(costs, cores, t.coreUnitStart);
@@ -245,7 +274,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         if (unitOrder != nullptr && t.unitCount <= maxOrder && cores > 1) {
             std::vector<uint32_t> order;
             uint64_t starts[AttentionCore::MAX_CORES + 1] = {};
-            return std::min(contiguous, DealByCost(costs, keys, cores, order, starts));
+            return std::min(contiguous, DealByCost(costs, keys, heads, cores, order, starts));
         }
         return contiguous;
     });
@@ -253,8 +282,8 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // TND [300, 2900, 800, 4000]: one 2900-token head per core); dealt by cost where that plans
     // at least 1 % shorter and the table fits.
     if (unitOrder != nullptr && p.unitCount <= maxOrder && p.unitCount <= UINT32_MAX && p.usedCores > 1) {
-        std::vector<uint64_t> keys;
-        const std::vector<uint64_t> costs = UnitCosts(prob, p, mask, &keys);
+        std::vector<uint64_t> keys, heads;
+        const std::vector<uint64_t> costs = UnitCosts(prob, p, mask, &keys, &heads);
         uint64_t contiguous = 0;
         for (const auto &[blockQ, span] : contiguousOf) {
             if (blockQ == p.blockQ) contiguous = span;
@@ -262,7 +291,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         const uint32_t cores = SplitCores(budget.aicNum, p.unitCount);
         uint64_t starts[AttentionCore::MAX_CORES + 1] = {};
         std::vector<uint32_t> order;
-        if (DealByCost(costs, keys, cores, order, starts) * 100 < contiguous * 99) {
+        if (DealByCost(costs, keys, heads, cores, order, starts) * 100 < contiguous * 99) {
             *unitOrder = std::move(order);
             std::copy(starts, starts + cores + 1, p.coreUnitStart);
             p.usedCores = cores;
@@ -276,7 +305,11 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // cost more than the cube's Nd2Nz of V's rows (modelled TND [100, 3000, 1500, 700, 2200] N8
     // D64 causal 139.4 -> 137.2 us, its critical path 129.4 -> 134.4 us under the L2 floor).
     PlanKvNz(p, prob.dtypeBytes, tokens, 1, budget.l1, p.headDim > KV_NZ_K_ONLY_MAX_HEAD_DIM);
-    PlanKvCache(p, prob.dtypeBytes, budget.l1);
+    // Up to D = 64 one Q and P copy for another K/V tile pair in the cache (13 tiles against 10
+    // at 224-row q-blocks), as PlanForward takes it there under a mask: the forward is bound by
+    // L2 above its critical path (modelled TND [100, 3000, 1500, 700, 2200] N8 D64 causal 136.2
+    // -> 135.0 us, the L2 floor 134.2 -> 133.0).
+    PlanKvCache(p, prob.dtypeBytes, budget.l1, p.headDim <= ONE_COPY_MAX_HEAD_DIM);
     return true;
 }
 

@@ -138,6 +138,16 @@ def test_units_dealt_by_cost_match_golden(seq_q, nkv):
     assert tiling_carries_unit_table(), "the planner kept contiguous ranges: the table path went untested"
 
 
+@pytest.mark.parametrize("dtype,nkv", [("fp16", 8), ("bf16", 4)])
+def test_causal_q_blocks_dealt_by_head_with_one_qp_copy_match_golden(dtype, nkv):
+    # Uneven causal lengths at D = 64: dealt by cost, a unit goes to a core already holding its
+    # (batch, KV head) where that core is within half the unit's cost of the least loaded one, so
+    # a core runs several q-blocks of a head in a row from the K/V cache, which holds 13 tile
+    # pairs beside one Q and P copy (PlanVarLenForward).
+    run_and_judge(make_kwargs(dtype, seq_q=(100, 1100, 500, 250, 800), n=8, nkv=nkv, d=64, mode=3))
+    assert tiling_carries_unit_table(), "the planner kept contiguous ranges: the table path went untested"
+
+
 @pytest.mark.parametrize("dtype,nkv,mode", [("fp16", 8, None), ("bf16", 2, None), ("fp16", 8, 0)])
 def test_head_runs_in_alternating_key_order_match_golden(dtype, nkv, mode):
     # D = 128 without a band, 700 and 1300 tokens (short last key blocks): dealt by cost, a core
