@@ -18,6 +18,7 @@ extern "C" void vec_5hd(GM_ADDR x, GM_ADDR u, GM_ADDR f, GM_ADDR pq, GM_ADDR out
 extern "C" void int8_digit_vector(GM_ADDR x, GM_ADDR unit, GM_ADDR sHi, GM_ADDR sLo, GM_ADDR scale, GM_ADDR digits,
                                   GM_ADDR s);
 extern "C" void int8_digit_block(GM_ADDR qd, GM_ADDR pd, GM_ADDR k, GM_ADDR v, GM_ADDR s, GM_ADDR o);
+extern "C" void int8_digit_rows(GM_ADDR x, GM_ADDR prod, GM_ADDR unit, GM_ADDR slot, GM_ADDR s);
 
 namespace {
 int g_failures = 0;
@@ -278,6 +279,54 @@ void Int8DigitVector()
           static_cast<void *>(sHi), static_cast<void *>(sLo), static_cast<void *>(digits)})
         AscendC::GmFree(p);
 }
+
+// The decode core's digit helpers (int8_digits.h): units computed in the kernel, digits in the
+// int8 Nz slot, the combine scaled by the units; the reference repeats the fp32 steps.
+void Int8DigitRows()
+{
+    constexpr int R = 8, C = 128, N = R * C;
+    constexpr float QMAX = 32639.0f;
+    float *x = Alloc<float>(N), *unit = Alloc<float>(R), *s = Alloc<float>(N);
+    int32_t *prod = Alloc<int32_t>(2 * N);
+    auto *slot = Alloc<int8_t>(2 * N);
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            const float v = std::sin(0.37f * static_cast<float>(r * C + c) + 0.5f) * (r % 2 ? 1.0f : 300.0f);
+            x[r * C + c] = r == 6 ? 0.0f : r % 4 == 3 ? std::fabs(v) * 1e-3f : v;  // row 6: all zero
+        }
+    x[2 * C + 77] = -301.0f;  // a row whose largest magnitude is negative
+    for (int i = 0; i < N; ++i) {
+        prod[i] = (i * 7919) % (1 << 22) - (1 << 21);
+        prod[N + i] = (i * 104729) % (1 << 22) - (1 << 21);
+    }
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(int8_digit_rows, 1, x, prod, unit, slot, s);
+    int bad = 0;
+    for (int r = 0; r < R; ++r) {
+        float amax = 0.0f;
+        for (int c = 0; c < C; ++c) amax = std::fmax(amax, std::fabs(x[r * C + c]));
+        amax = std::fmax(amax, 1e-30f);
+        const float inv = QMAX / amax;
+        const float u = amax * (1.0f / QMAX);
+        bad += unit[r] != u;
+        for (int c = 0; c < C; ++c) {
+            const int i = r * C + c;
+            const float q = std::fmin(std::fmax(std::nearbyint(x[i] * inv), -QMAX), QMAX);
+            const float h = std::floor((q + 128.0f) * (1.0f / 256.0f));
+            const float l = q - 256.0f * h;
+            const int8_t dh = slot[(c / 32) * 16 * 32 + r * 32 + c % 32];
+            const int8_t dl = slot[(c / 32) * 16 * 32 + (R + r) * 32 + c % 32];
+            bad += dh != static_cast<int8_t>(h) || dl != static_cast<int8_t>(l);
+            bad += std::fabs(x[i] - u * static_cast<float>(256 * dh + dl)) > 0.5001f * u + 1e-6f * std::fabs(x[i]);
+            const float e = (static_cast<float>(prod[i]) * 256.0f + static_cast<float>(prod[N + i])) * u;
+            bad += s[i] != e;
+        }
+    }
+    Report("int8_digit_rows", bad);
+    for (void *p : {static_cast<void *>(x), static_cast<void *>(unit), static_cast<void *>(s),
+                    static_cast<void *>(prod), static_cast<void *>(slot)})
+        AscendC::GmFree(p);
+}
 }  // namespace
 
 int main()
@@ -290,5 +339,6 @@ int main()
     Vec5hd();
     Int8DigitBlock();
     Int8DigitVector();
+    Int8DigitRows();
     return g_failures == 0 ? 0 : 1;
 }

@@ -1,0 +1,117 @@
+// Vector-side arithmetic of the int8 x int8 decode (int8 K/V kept in int8 up to the cube,
+// docs/performance.md "What bounds the int8-KV decode on A2"): fp32 rows become two rows of
+// int8 digits on a per-row fixed-point unit, and the cube's int32 digit products become fp32.
+//   x ~= r (256 hi + lo),  r = max|x| / QMAX,  q16 = rint(x / r) clamped to [-QMAX, QMAX],
+//   hi = floor((q16 + 128) / 256),  lo = q16 - 256 hi   (both in [-128, 127]: QMAX = 127 * 256 + 127)
+// The query rows (Q * s_k * scale, one unit per row) and each block's P rows (one unit per row
+// and block: a fixed unit fails the precision standard on a peaked softmax) go through the same
+// split; the cube multiplies the 2G digit rows of a unit (hi rows, then lo rows) with the raw
+// int8 K or V in one Mmad, and S = r (256 S_hi + S_lo), O_blk = u (256 O_hi + O_lo).
+// Every step after the unit is exact in fp32 (integers below 2^24, power-of-two scales); the
+// digits reach int8 through half (A2 has no fp32 -> int8 cast). The unit's reciprocal is one
+// vector Div, so x * (1 / r) may round one step past QMAX: the clamp keeps both digits int8.
+// The same steps run bit-exact on the genuine test kernel int8_digit_rows
+// (tests/emulator/genuine) against a scalar model.
+#pragma once
+#include "kernel_operator.h"
+#include "../common/nz_handoff.h"
+#include "../common/row_ops.h"
+#include "../common/sync.h"
+
+namespace AttentionCore {
+
+constexpr float INT8_DIGIT_QMAX = 32639.0f;
+// max|x| floor: an all-zero row gets a tiny unit and zero digits instead of a division by zero.
+constexpr float INT8_DIGIT_MIN_ABS = 1e-30f;
+
+// Per-row units of rows x cols floats (row pitch `pitch`; cols and pitch multiples of 64, rows
+// <= 255): unit[r] = max|x_r| / QMAX and inv[r] = QMAX / max|x_r| (contiguous, rows floats
+// each). `work` holds rows * pitch + AlignUp(rows, 8) * 8 floats; x is left unchanged.
+__aicore__ inline void Int8DigitUnits(const AscendC::LocalTensor<float> &unit, const AscendC::LocalTensor<float> &inv,
+                                      const AscendC::LocalTensor<float> &x, const AscendC::LocalTensor<float> &work,
+                                      uint32_t rows, uint32_t cols, uint32_t pitch)
+{
+    const AscendC::LocalTensor<float> mag = work;                // |x|, folded into its first 64 columns
+    const AscendC::LocalTensor<float> blocks = work[rows * pitch];  // rows x 8: the max of each 8-float block
+    const uint8_t rep = static_cast<uint8_t>(rows);
+    const uint8_t stride = static_cast<uint8_t>(pitch / 8);
+    AscendC::Abs(mag, x, static_cast<int32_t>(rows * pitch));
+    AscendC::PipeBarrier<PIPE_V>();
+    for (uint32_t c0 = 64; c0 < cols; c0 += 64) {  // one repeat per row
+        AscendC::Max(mag, mag, mag[c0], 64, rep, AscendC::BinaryRepeatParams(1, 1, 1, stride, stride, stride));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+    // 64 -> 8 per row, then 8 -> 1
+    AscendC::BlockReduceMax(blocks, mag, static_cast<int32_t>(rows), 64, 1, 1, stride);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::BlockReduceMax(unit, blocks, static_cast<int32_t>((rows + 7) / 8), 64, 1, 1, 8);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Maxs(unit, unit, INT8_DIGIT_MIN_ABS, static_cast<int32_t>(rows));
+    AscendC::Duplicate(inv, INT8_DIGIT_QMAX, static_cast<int32_t>(rows));
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Div(inv, inv, unit, static_cast<int32_t>(rows));
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Muls(unit, unit, 1.0f / INT8_DIGIT_QMAX, static_cast<int32_t>(rows));
+    AscendC::PipeBarrier<PIPE_V>();
+}
+
+// rows x pitch floats `x` (each row scaled by invBlocks[r], Brcb's one 8-float block per row;
+// pad columns must be finite) -> int8 digits: hi rows in digits[0, rows * pitch), lo rows in
+// digits[rows * pitch, 2 rows * pitch), the same pitch. x is overwritten (q16 - 256 hi); `hi`
+// holds rows * pitch floats, `h` 2 rows * pitch halves.
+__aicore__ inline void Int8DigitSplit(const AscendC::LocalTensor<int8_t> &digits, const AscendC::LocalTensor<float> &x,
+                                      const AscendC::LocalTensor<float> &invBlocks, const AscendC::LocalTensor<float> &hi,
+                                      const AscendC::LocalTensor<half> &h, uint32_t rows, uint32_t pitch)
+{
+    const int32_t n = static_cast<int32_t>(rows * pitch);
+    RowBroadcast<RowOp::Mul>(x, invBlocks, rows, pitch, pitch);
+    AscendC::Cast(x, x, AscendC::RoundMode::CAST_RINT, n);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Mins(x, x, INT8_DIGIT_QMAX, n);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Maxs(x, x, -INT8_DIGIT_QMAX, n);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Adds(hi, x, 128.0f, n);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Muls(hi, hi, 1.0f / 256.0f, n);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Cast(hi, hi, AscendC::RoundMode::CAST_FLOOR, n);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Axpy(x, hi, -256.0f, n);  // lo = q16 - 256 hi
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Cast(h, hi, AscendC::RoundMode::CAST_NONE, n);
+    AscendC::Cast(h[n], x, AscendC::RoundMode::CAST_NONE, n);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Cast(digits, h, AscendC::RoundMode::CAST_NONE, 2 * n);
+    AscendC::PipeBarrier<PIPE_V>();
+}
+
+// The cube's two int32 digit products (hi rows' at prod[0, n), lo rows' at prod[loAt, loAt + n))
+// -> s = 256 S_hi + S_lo in fp32 (`t` holds n floats); the caller applies the row unit.
+__aicore__ inline void Int8DigitCombine(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<int32_t> &prod,
+                                        uint32_t loAt, const AscendC::LocalTensor<float> &t, uint32_t n)
+{
+    AscendC::Cast(s, prod, AscendC::RoundMode::CAST_NONE, static_cast<int32_t>(n));
+    AscendC::Cast(t, prod[loAt], AscendC::RoundMode::CAST_NONE, static_cast<int32_t>(n));
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Muls(s, s, 256.0f, static_cast<int32_t>(n));
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Add(s, s, t, static_cast<int32_t>(n));
+    AscendC::PipeBarrier<PIPE_V>();
+}
+
+// Digit rows (rows x cols int8, row pitch cols, cols a multiple of 32) -> rows [row0, row0 +
+// rows) of an int8 Nz slot of slotRows rows (C0 = 32 int8 columns per 16 x 32 fractal). The
+// int8 Nz order is the 16-bit one of the same bytes viewed as cols / 2 16-bit columns, so
+// NzHandoff's 16-bit Arrange and Store serve it (`nz` holds rows x cols int8).
+__aicore__ inline void Int8DigitStoreNz(const AscendC::GlobalTensor<half> &slot, const AscendC::LocalTensor<int8_t> &nz,
+                                        const AscendC::LocalTensor<int8_t> &rowsNd, uint32_t row0, uint32_t rows,
+                                        uint32_t cols, uint32_t slotRows)
+{
+    const AscendC::LocalTensor<half> nz16 = nz.ReinterpretCast<half>();
+    NzHandoff<half>::Arrange(nz16, rowsNd.ReinterpretCast<half>(), rows, cols / 2);
+    PipeSync<AscendC::HardEvent::V_MTE3>();
+    NzHandoff<half>::Store(slot, nz16, row0, rows, cols / 2, slotRows);
+}
+
+}  // namespace AttentionCore
