@@ -77,7 +77,12 @@ __aicore__ inline void Int8DigitSplit(const AscendC::LocalTensor<int8_t> &digits
     AscendC::PipeBarrier<PIPE_V>();
     AscendC::Cast(hi, hi, AscendC::RoundMode::CAST_FLOOR, n);
     AscendC::PipeBarrier<PIPE_V>();
-    AscendC::Axpy(x, hi, -256.0f, n);  // lo = q16 - 256 hi
+    // lo = q16 - 256 hi (power-of-two scales of hi: exact)
+    AscendC::Muls(hi, hi, -256.0f, n);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Add(x, x, hi, n);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Muls(hi, hi, -1.0f / 256.0f, n);
     AscendC::PipeBarrier<PIPE_V>();
     AscendC::Cast(h, hi, AscendC::RoundMode::CAST_NONE, n);
     AscendC::Cast(h[n], x, AscendC::RoundMode::CAST_NONE, n);
