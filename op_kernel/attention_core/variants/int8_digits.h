@@ -105,16 +105,16 @@ __aicore__ inline void Int8DigitCombine(const AscendC::LocalTensor<float> &s, co
     AscendC::PipeBarrier<PIPE_V>();
 }
 
-// Digit rows (rows x cols int8, row pitch cols, cols a multiple of 32) -> rows [row0, row0 +
-// rows) of an int8 Nz slot of slotRows rows (C0 = 32 int8 columns per 16 x 32 fractal). The
-// int8 Nz order is the 16-bit one of the same bytes viewed as cols / 2 16-bit columns, so
-// NzHandoff's 16-bit Arrange and Store serve it (`nz` holds rows x cols int8).
+// Digit rows (rows x cols int8, row pitch `pitch` (0: cols), both multiples of 32) -> rows
+// [row0, row0 + rows) of an int8 Nz slot of slotRows rows (C0 = 32 int8 columns per 16 x 32
+// fractal). The int8 Nz order is the 16-bit one of the same bytes viewed as cols / 2 16-bit
+// columns, so NzHandoff's 16-bit Arrange and Store serve it (`nz` holds rows x cols int8).
 __aicore__ inline void Int8DigitStoreNz(const AscendC::GlobalTensor<half> &slot, const AscendC::LocalTensor<int8_t> &nz,
                                         const AscendC::LocalTensor<int8_t> &rowsNd, uint32_t row0, uint32_t rows,
-                                        uint32_t cols, uint32_t slotRows)
+                                        uint32_t cols, uint32_t slotRows, uint32_t pitch = 0)
 {
     const AscendC::LocalTensor<half> nz16 = nz.ReinterpretCast<half>();
-    NzHandoff<half>::Arrange(nz16, rowsNd.ReinterpretCast<half>(), rows, cols / 2);
+    NzHandoff<half>::Arrange(nz16, rowsNd.ReinterpretCast<half>(), rows, cols / 2, (pitch == 0 ? cols : pitch) / 2);
     PipeSync<AscendC::HardEvent::V_MTE3>();
     NzHandoff<half>::Store(slot, nz16, row0, rows, cols / 2, slotRows);
 }

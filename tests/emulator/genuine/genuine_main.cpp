@@ -7,6 +7,7 @@
 #include <initializer_list>
 
 #include "tikicpulib.h"
+#include "../../../op_kernel/attention_core/variants/decode_params.h"
 
 extern "C" void events_vec_add(GM_ADDR x, GM_ADDR y);
 extern "C" void events_mmad(GM_ADDR a, GM_ADDR b, GM_ADDR c);
@@ -19,6 +20,7 @@ extern "C" void int8_digit_vector(GM_ADDR x, GM_ADDR unit, GM_ADDR sHi, GM_ADDR 
                                   GM_ADDR s);
 extern "C" void int8_digit_block(GM_ADDR qd, GM_ADDR pd, GM_ADDR k, GM_ADDR v, GM_ADDR s, GM_ADDR o);
 extern "C" void int8_digit_rows(GM_ADDR x, GM_ADDR prod, GM_ADDR unit, GM_ADDR slot, GM_ADDR s);
+extern "C" void int8_query_digits(GM_ADDR query, GM_ADDR scale, GM_ADDR region, GM_ADDR tiling);
 
 namespace {
 int g_failures = 0;
@@ -327,6 +329,89 @@ void Int8DigitRows()
                     static_cast<void *>(prod), static_cast<void *>(slot)})
         AscendC::GmFree(p);
 }
+
+// The query digits of a core's items (int8_query_digits.h): B x Nkv x G rows of D, units from
+// unit 1 of kvSplits = 2 to unit 6 (items 0-2 of the core, from (batch 0, KV head 0) on),
+// the key scale per tensor or per channel, the score scale folded in.
+int Int8QueryDigitsCase(int G, int D, bool perChannel)
+{
+    constexpr float QMAX = 32639.0f;
+    const int B = 2, NKV = 2, N = NKV * G, SPLITS = 2;
+    const int rowsPad = (2 * G + 15) / 16 * 16;
+    const int itemBytes = rowsPad * D + (G * 4 + 31) / 32 * 32;
+    const int first = 1 / SPLITS, last = 6 / SPLITS;
+    auto *q = Alloc<half>(B * N * D);
+    auto *sc = Alloc<half>(2 * NKV * D);
+    auto *region = Alloc<int8_t>((last - first + 1) * itemBytes);
+    auto *td = Alloc<AttentionCore::DecodeTiling>(1);
+    std::memset(td, 0, sizeof(*td));
+    for (int i = 0; i < B * N * D; ++i) {
+        const int row = i / D;
+        const float mag = row % 3 == 0 ? 7.5f : row % 3 == 1 ? 0.02f : 1.0f;
+        q[i] = half(std::sin(0.61f * static_cast<float>(i) + 0.3f) * mag);
+    }
+    for (int i = 0; i < D; ++i) q[(N + 2) * D + i] = half(0.0f);  // one zero row (batch 1, head 2)
+    for (int i = 0; i < 2 * NKV * D; ++i) sc[i] = half(0.01f + 0.002f * static_cast<float>(i % 37));
+    AttentionCore::ForwardParams &p = td->params;
+    p.batch = B;
+    p.numHeads = N;
+    p.numKvHeads = NKV;
+    p.groupSize = G;
+    p.headDim = D;
+    p.headDimAlign = D;
+    p.blockQ = G <= 16 ? 16 : G;
+    p.qBlocksPerHead = 1;
+    p.qStrideB = N * D;
+    p.qStrideN = D;
+    p.coreUnitStart[0] = 1;
+    p.coreUnitStart[1] = 7;
+    td->score.scaleValue = 0.0883883f;
+    td->decode.kvSplits = SPLITS;
+    td->decode.antiPerChannel = perChannel ? 1 : 0;
+    td->decode.digits.rowsPad = rowsPad;
+    td->decode.digits.queryItemBytes = itemBytes;
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(int8_query_digits, 1, q, sc, region, td);
+    int bad = 0;
+    for (int item = first; item <= last; ++item) {
+        const int b = item / NKV, kvHead = item % NKV;
+        const int8_t *tile = region + (item - first) * itemBytes;
+        const float *units = reinterpret_cast<const float *>(tile + rowsPad * D);
+        for (int r = 0; r < G; ++r) {
+            const half *row = q + b * N * D + (kvHead * G + r) * D;
+            float x[256];
+            float amax = 0.0f;
+            for (int c = 0; c < D; ++c) {
+                const float ks = perChannel ? static_cast<float>(sc[kvHead * D + c]) * 0.0883883f
+                                            : static_cast<float>(sc[0]) * 0.0883883f;
+                x[c] = static_cast<float>(row[c]) * ks;
+                amax = std::fmax(amax, std::fabs(x[c]));
+            }
+            amax = std::fmax(amax, 1e-30f);
+            const float inv = QMAX / amax, u = amax * (1.0f / QMAX);
+            bad += units[r] != u;
+            for (int c = 0; c < D; ++c) {
+                const float qq = std::fmin(std::fmax(std::nearbyint(x[c] * inv), -QMAX), QMAX);
+                const float h = std::floor((qq + 128.0f) * (1.0f / 256.0f));
+                const int8_t dh = tile[(c / 32) * rowsPad * 32 + r * 32 + c % 32];
+                const int8_t dl = tile[(c / 32) * rowsPad * 32 + (G + r) * 32 + c % 32];
+                bad += dh != static_cast<int8_t>(h) || dl != static_cast<int8_t>(qq - 256.0f * h);
+                bad += std::fabs(x[c] - u * static_cast<float>(256 * dh + dl)) > 0.5001f * u + 1e-6f * std::fabs(x[c]);
+            }
+        }
+    }
+    for (void *ptr : {static_cast<void *>(q), static_cast<void *>(sc), static_cast<void *>(region),
+                      static_cast<void *>(td)})
+        AscendC::GmFree(ptr);
+    return bad;
+}
+
+void Int8QueryDigits()
+{
+    const int bad = Int8QueryDigitsCase(8, 128, false) + Int8QueryDigitsCase(4, 96, true) +
+                    Int8QueryDigitsCase(16, 64, true) + Int8QueryDigitsCase(1, 128, false);
+    Report("int8_query_digits", bad);
+}
 }  // namespace
 
 int main()
@@ -340,5 +425,6 @@ int main()
     Int8DigitBlock();
     Int8DigitVector();
     Int8DigitRows();
+    Int8QueryDigits();
     return g_failures == 0 ? 0 : 1;
 }
