@@ -175,7 +175,8 @@ void PlanInt8Digits(const DecodeProblem &prob, const CoreBudget &budget, Attenti
     g.slotOffset = g.queryOffset + uint64_t(p.usedCores) * g.queryCoreBytes;
     g.slotCoreBytes = AttentionCore::Int8DigitSlotsLayout(g.rowsPad, p.blockKv, p.headDimAlign).total;
     g.ringOffset = g.slotOffset + uint64_t(p.usedCores) * g.slotCoreBytes;
-    g.ringCoreBytes = AlignUp(uint64_t(RING_SLOTS) * AttentionCore::Int8DigitRingPairBytes(p.blockKv, p.headDimAlign), 512);
+    g.ringCoreBytes =
+        AlignUp(uint64_t(RING_SLOTS) * AttentionCore::Int8DigitRingPairBytes(p.blockKv, p.headDimAlign), 512);
     g.end = g.ringOffset + uint64_t(p.usedCores) * g.ringCoreBytes;
     g.enabled = 1;
 }

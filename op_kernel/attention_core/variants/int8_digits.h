@@ -31,7 +31,7 @@ __aicore__ inline void Int8DigitUnits(const AscendC::LocalTensor<float> &unit, c
                                       const AscendC::LocalTensor<float> &x, const AscendC::LocalTensor<float> &work,
                                       uint32_t rows, uint32_t cols, uint32_t pitch)
 {
-    const AscendC::LocalTensor<float> mag = work;                // |x|, folded into its first 64 columns
+    const AscendC::LocalTensor<float> mag = work;                   // |x|, folded into its first 64 columns
     const AscendC::LocalTensor<float> blocks = work[rows * pitch];  // rows x 8: the max of each 8-float block
     const uint8_t rep = static_cast<uint8_t>(rows);
     const uint8_t stride = static_cast<uint8_t>(pitch / 8);
@@ -60,8 +60,9 @@ __aicore__ inline void Int8DigitUnits(const AscendC::LocalTensor<float> &unit, c
 // digits[rows * pitch, 2 rows * pitch), the same pitch. x is overwritten (q16 - 256 hi); `hi`
 // holds rows * pitch floats, `h` 2 rows * pitch halves.
 __aicore__ inline void Int8DigitSplit(const AscendC::LocalTensor<int8_t> &digits, const AscendC::LocalTensor<float> &x,
-                                      const AscendC::LocalTensor<float> &invBlocks, const AscendC::LocalTensor<float> &hi,
-                                      const AscendC::LocalTensor<half> &h, uint32_t rows, uint32_t pitch)
+                                      const AscendC::LocalTensor<float> &invBlocks,
+                                      const AscendC::LocalTensor<float> &hi, const AscendC::LocalTensor<half> &h,
+                                      uint32_t rows, uint32_t pitch)
 {
     const int32_t n = static_cast<int32_t>(rows * pitch);
     RowBroadcast<RowOp::Mul>(x, invBlocks, rows, pitch, pitch);

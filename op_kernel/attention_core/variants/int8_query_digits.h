@@ -101,7 +101,7 @@ private:
                                  AscendC::DataCopyPadExtParams<T>(false, 0, 0, static_cast<T>(0)));
         }
         PipeSync<AscendC::HardEvent::MTE2_V>();
-        PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous item's stores have read d, nz and unit
+        PipeSync<AscendC::HardEvent::MTE3_V>();   // the previous item's stores have read d, nz and unit
         if (perChannel_ && kvHead != keyHead_) {  // s_k * scale per channel
             AscendC::Cast(keyScale, stageBuf_.Get<T>(), AscendC::RoundMode::CAST_NONE, static_cast<int32_t>(dd));
             AscendC::PipeBarrier<PIPE_V>();
@@ -151,7 +151,8 @@ private:
     AscendC::GlobalTensor<T> q_, scale_;
     AscendC::GlobalTensor<half> out_;  // the region as 16-bit pairs of int8 digits
     AscendC::GlobalTensor<float> units_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> ioBuf_, xBuf_, hiBuf_, workBuf_, rowBuf_, stageBuf_, hBuf_, dBuf_, nzBuf_;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> ioBuf_, xBuf_, hiBuf_, workBuf_, rowBuf_, stageBuf_, hBuf_, dBuf_,
+        nzBuf_;
 };
 
 }  // namespace AttentionCore

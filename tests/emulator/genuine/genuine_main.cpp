@@ -400,8 +400,8 @@ int Int8QueryDigitsCase(int G, int D, bool perChannel)
             }
         }
     }
-    for (void *ptr : {static_cast<void *>(q), static_cast<void *>(sc), static_cast<void *>(region),
-                      static_cast<void *>(td)})
+    for (void *ptr :
+         {static_cast<void *>(q), static_cast<void *>(sc), static_cast<void *>(region), static_cast<void *>(td)})
         AscendC::GmFree(ptr);
     return bad;
 }
