@@ -55,14 +55,10 @@ __aicore__ inline void Int8DigitUnits(const AscendC::LocalTensor<float> &unit, c
     AscendC::PipeBarrier<PIPE_V>();
 }
 
-// rows x pitch floats `x` (each row scaled by invBlocks[r], Brcb's one 8-float block per row;
-// pad columns must be finite) -> int8 digits: hi rows in digits[0, rows * pitch), lo rows in
-// digits[rows * pitch, 2 rows * pitch), the same pitch. x is overwritten (q16 - 256 hi); `hi`
-// holds rows * pitch floats, `h` 2 rows * pitch halves.
-__aicore__ inline void Int8DigitSplit(const AscendC::LocalTensor<int8_t> &digits, const AscendC::LocalTensor<float> &x,
-                                      const AscendC::LocalTensor<float> &invBlocks,
-                                      const AscendC::LocalTensor<float> &hi, const AscendC::LocalTensor<half> &h,
-                                      uint32_t rows, uint32_t pitch)
+// rows x pitch floats `x` (pad columns finite) -> q16 = clamp(rint(x * inv[r]), -QMAX, QMAX)
+// in place (invBlocks: Brcb's one 8-float block per row).
+__aicore__ inline void Int8DigitQuantise(const AscendC::LocalTensor<float> &x,
+                                         const AscendC::LocalTensor<float> &invBlocks, uint32_t rows, uint32_t pitch)
 {
     const int32_t n = static_cast<int32_t>(rows * pitch);
     RowBroadcast<RowOp::Mul>(x, invBlocks, rows, pitch, pitch);
@@ -72,6 +68,40 @@ __aicore__ inline void Int8DigitSplit(const AscendC::LocalTensor<int8_t> &digits
     AscendC::PipeBarrier<PIPE_V>();
     AscendC::Maxs(x, x, -INT8_DIGIT_QMAX, n);
     AscendC::PipeBarrier<PIPE_V>();
+}
+
+// sum[r] = the sum of row r of rows x cols floats (pitch and cols multiples of 64): for P's
+// q16 rows the softmax denominator counts the quantised P (l += u * sum q16; exact: integers
+// below 2^24). `work` as Int8DigitUnits'.
+__aicore__ inline void Int8DigitRowSums(const AscendC::LocalTensor<float> &sum, const AscendC::LocalTensor<float> &x,
+                                        const AscendC::LocalTensor<float> &work, uint32_t rows, uint32_t cols,
+                                        uint32_t pitch)
+{
+    const AscendC::LocalTensor<float> fold = work;
+    const AscendC::LocalTensor<float> blocks = work[rows * pitch];
+    const uint8_t rep = static_cast<uint8_t>(rows);
+    const uint8_t stride = static_cast<uint8_t>(pitch / 8);
+    AscendC::Adds(fold, x, 0.0f, static_cast<int32_t>(rows * pitch));
+    AscendC::PipeBarrier<PIPE_V>();
+    for (uint32_t c0 = 64; c0 < cols; c0 += 64) {
+        AscendC::Add(fold, fold, fold[c0], 64, rep, AscendC::BinaryRepeatParams(1, 1, 1, stride, stride, stride));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
+    AscendC::BlockReduceSum(blocks, fold, static_cast<int32_t>(rows), 64, 1, 1, stride);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::BlockReduceSum(sum, blocks, static_cast<int32_t>((rows + 7) / 8), 64, 1, 1, 8);
+    AscendC::PipeBarrier<PIPE_V>();
+}
+
+// q16 rows (Int8DigitQuantise) -> int8 digits: hi rows in digits[0, rows * pitch), lo rows in
+// digits[rows * pitch, 2 rows * pitch), the same pitch. x is overwritten (q16 - 256 hi); `hi`
+// holds rows * pitch floats, `h` 2 rows * pitch halves.
+__aicore__ inline void Int8DigitSplitQuantised(const AscendC::LocalTensor<int8_t> &digits,
+                                               const AscendC::LocalTensor<float> &x,
+                                               const AscendC::LocalTensor<float> &hi,
+                                               const AscendC::LocalTensor<half> &h, uint32_t rows, uint32_t pitch)
+{
+    const int32_t n = static_cast<int32_t>(rows * pitch);
     AscendC::Adds(hi, x, 128.0f, n);
     AscendC::PipeBarrier<PIPE_V>();
     AscendC::Muls(hi, hi, 1.0f / 256.0f, n);
@@ -90,6 +120,16 @@ __aicore__ inline void Int8DigitSplit(const AscendC::LocalTensor<int8_t> &digits
     AscendC::PipeBarrier<PIPE_V>();
     AscendC::Cast(digits, h, AscendC::RoundMode::CAST_NONE, 2 * n);
     AscendC::PipeBarrier<PIPE_V>();
+}
+
+// Quantise and split in one (the query rows, which need no sum).
+__aicore__ inline void Int8DigitSplit(const AscendC::LocalTensor<int8_t> &digits, const AscendC::LocalTensor<float> &x,
+                                      const AscendC::LocalTensor<float> &invBlocks,
+                                      const AscendC::LocalTensor<float> &hi, const AscendC::LocalTensor<half> &h,
+                                      uint32_t rows, uint32_t pitch)
+{
+    Int8DigitQuantise(x, invBlocks, rows, pitch);
+    Int8DigitSplitQuantised(digits, x, hi, h, rows, pitch);
 }
 
 // The cube's two int32 digit products (hi rows' at prod[0, n), lo rows' at prod[loAt, loAt + n))

@@ -288,7 +288,7 @@ void Int8DigitRows()
 {
     constexpr int R = 8, C = 128, N = R * C;
     constexpr float QMAX = 32639.0f;
-    float *x = Alloc<float>(N), *unit = Alloc<float>(R), *s = Alloc<float>(N);
+    float *x = Alloc<float>(N), *unit = Alloc<float>(64 + R), *s = Alloc<float>(N);  // units, q16 sums at 64
     int32_t *prod = Alloc<int32_t>(2 * N);
     auto *slot = Alloc<int8_t>(2 * N);
     for (int r = 0; r < R; ++r)
@@ -311,9 +311,11 @@ void Int8DigitRows()
         const float inv = QMAX / amax;
         const float u = amax * (1.0f / QMAX);
         bad += unit[r] != u;
+        float qsum = 0.0f;
         for (int c = 0; c < C; ++c) {
             const int i = r * C + c;
             const float q = std::fmin(std::fmax(std::nearbyint(x[i] * inv), -QMAX), QMAX);
+            qsum += q;
             const float h = std::floor((q + 128.0f) * (1.0f / 256.0f));
             const float l = q - 256.0f * h;
             const int8_t dh = slot[(c / 32) * 16 * 32 + r * 32 + c % 32];
@@ -323,6 +325,7 @@ void Int8DigitRows()
             const float e = (static_cast<float>(prod[i]) * 256.0f + static_cast<float>(prod[N + i])) * u;
             bad += s[i] != e;
         }
+        bad += unit[64 + r] != qsum;
     }
     Report("int8_digit_rows", bad);
     for (void *p : {static_cast<void *>(x), static_cast<void *>(unit), static_cast<void *>(s),

@@ -2,7 +2,8 @@
 // core: 8 fp32 rows of 128 values get their per-row units in the kernel, split into hi and lo
 // int8 digit rows stored in the cube's int8 Nz order (hi rows 0-7, lo rows 8-15 of a 16-row
 // slot, as one unit's 2G rows at G = 8), and the cube's two int32 digit products are combined
-// into fp32 and scaled by the row units.
+// into fp32 and scaled by the row units; the row sums of the quantised rows (the softmax
+// denominator's count of a P block) go out with the units.
 #include "kernel_operator.h"
 #include "../../../op_kernel/attention_core/variants/int8_digits.h"
 
@@ -28,7 +29,7 @@ extern "C" __global__ __aicore__ void int8_digit_rows(GM_ADDR x, GM_ADDR prod, G
     AscendC::GlobalTensor<half> slotGm;  // the int8 slot viewed as 16-bit pairs
     xGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(x), N);
     prodGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(prod), 2 * N);
-    unitGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(unit), ROWS);
+    unitGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(unit), 64 + ROWS);
     slotGm.SetGlobalBuffer(reinterpret_cast<__gm__ half *>(slot), N);
     sGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(s), N);
     const AscendC::LocalTensor<float> xs = xBuf.Get<float>();
@@ -47,7 +48,9 @@ extern "C" __global__ __aicore__ void int8_digit_rows(GM_ADDR x, GM_ADDR prod, G
 
     AttentionCore::Int8DigitUnits(u, inv, xs, workBuf.Get<float>(), ROWS, COLS, COLS);
     AttentionCore::BroadcastRows(blocks, inv, ROWS);
-    AttentionCore::Int8DigitSplit(d, xs, blocks, hiBuf.Get<float>(), hBuf.Get<half>(), ROWS, COLS);
+    AttentionCore::Int8DigitQuantise(xs, blocks, ROWS, COLS);
+    AttentionCore::Int8DigitRowSums(rowf[64], xs, workBuf.Get<float>(), ROWS, COLS, COLS);  // over inv
+    AttentionCore::Int8DigitSplitQuantised(d, xs, hiBuf.Get<float>(), hBuf.Get<half>(), ROWS, COLS);
     // hi rows to slot rows 0.., lo rows to 8.. (two 8-row pieces of one 16-row slot)
     AttentionCore::Int8DigitStoreNz(slotGm, nz, d, 0, ROWS, COLS, 2 * ROWS);
     AttentionCore::Int8DigitStoreNz(slotGm, nz[N], d[N], ROWS, ROWS, COLS, 2 * ROWS);
@@ -59,6 +62,6 @@ extern "C" __global__ __aicore__ void int8_digit_rows(GM_ADDR x, GM_ADDR prod, G
     AttentionCore::RowBroadcast<AttentionCore::RowOp::Mul>(sv, blocks, ROWS, COLS, COLS);
     AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID1);
     AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID1);
-    AscendC::DataCopy(unitGm, u, ROWS);
+    AscendC::DataCopy(unitGm, rowf, 64 + ROWS);  // units, then the q16 row sums
     AscendC::DataCopy(sGm, sv, N);
 }
