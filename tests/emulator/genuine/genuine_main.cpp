@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
+#include <vector>
 
 #include "tikicpulib.h"
 #include "../../../op_kernel/attention_core/variants/decode_params.h"
@@ -21,6 +22,7 @@ extern "C" void int8_digit_vector(GM_ADDR x, GM_ADDR unit, GM_ADDR sHi, GM_ADDR 
 extern "C" void int8_digit_block(GM_ADDR qd, GM_ADDR pd, GM_ADDR k, GM_ADDR v, GM_ADDR s, GM_ADDR o);
 extern "C" void int8_digit_rows(GM_ADDR x, GM_ADDR prod, GM_ADDR unit, GM_ADDR slot, GM_ADDR s);
 extern "C" void int8_query_digits(GM_ADDR query, GM_ADDR scale, GM_ADDR region, GM_ADDR tiling);
+extern "C" void int8_digit_cube(GM_ADDR qd, GM_ADDR kv, GM_ADDR pd, GM_ADDR shape, GM_ADDR s, GM_ADDR o);
 
 namespace {
 int g_failures = 0;
@@ -415,6 +417,56 @@ void Int8QueryDigits()
                     Int8QueryDigitsCase(16, 64, true) + Int8QueryDigitsCase(1, 128, false);
     Report("int8_query_digits", bad);
 }
+
+// int8 Nz order of a rows x cols int8 matrix: column blocks of 32, `rows` rows each.
+size_t NzAt(int r, int c, int rows) { return static_cast<size_t>(c / 32) * rows * 32 + r * 32 + c % 32; }
+
+// The cube tiles from Nz hand-offs (int8_digit_cube.h): S = A . K^T and O = P . V, int32, for 16
+// and 32 digit rows (G = 8 and G = 16).
+void Int8DigitCube()
+{
+    constexpr int D = 128, L = 128;
+    int bad = 0;
+    for (int rows : {16, 32}) {
+        int8_t *qd = Alloc<int8_t>(32 * D), *pd = Alloc<int8_t>(32 * L), *kv = Alloc<int8_t>(2 * L * D);
+        int32_t *s = Alloc<int32_t>(32 * L), *o = Alloc<int32_t>(32 * D);
+        auto *shape = Alloc<uint32_t>(8);
+        shape[0] = static_cast<uint32_t>(rows);
+        std::vector<int> a(rows * D), p(rows * L), k(L * D), v(L * D);
+        auto val = [](int i, int m, int b) { return (i * m + b) % 256 - 128; };
+        for (int i = 0; i < rows * D; ++i) a[i] = val(i, 37, 11 + rows);
+        for (int i = 0; i < rows * L; ++i) p[i] = val(i, 53, 5 + rows);
+        for (int i = 0; i < L * D; ++i) k[i] = val(i, 91, 3);
+        for (int i = 0; i < L * D; ++i) v[i] = val(i, 29, 77);
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < D; ++c) qd[NzAt(r, c, rows)] = static_cast<int8_t>(a[r * D + c]);
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < L; ++c) pd[NzAt(r, c, rows)] = static_cast<int8_t>(p[r * L + c]);
+        for (int j = 0; j < L; ++j)
+            for (int c = 0; c < D; ++c) {
+                kv[NzAt(j, c, L)] = static_cast<int8_t>(k[j * D + c]);
+                kv[L * D + NzAt(j, c, L)] = static_cast<int8_t>(v[j * D + c]);
+            }
+        AscendC::SetKernelMode(KernelMode::AIC_MODE);
+        ICPU_RUN_KF(int8_digit_cube, 1, qd, kv, pd, shape, s, o);
+        for (int r = 0; r < rows; ++r) {
+            for (int j = 0; j < L; ++j) {
+                int32_t acc = 0;
+                for (int c = 0; c < D; ++c) acc += a[r * D + c] * k[j * D + c];
+                bad += s[r * L + j] != acc;
+            }
+            for (int c = 0; c < D; ++c) {
+                int32_t acc = 0;
+                for (int j = 0; j < L; ++j) acc += p[r * L + j] * v[j * D + c];
+                bad += o[r * D + c] != acc;
+            }
+        }
+        for (void *ptr : {static_cast<void *>(qd), static_cast<void *>(pd), static_cast<void *>(kv),
+                          static_cast<void *>(s), static_cast<void *>(o), static_cast<void *>(shape)})
+            AscendC::GmFree(ptr);
+    }
+    Report("int8_digit_cube", bad);
+}
 }  // namespace
 
 int main()
@@ -429,5 +481,6 @@ int main()
     Int8DigitVector();
     Int8DigitRows();
     Int8QueryDigits();
+    Int8DigitCube();
     return g_failures == 0 ? 0 : 1;
 }
