@@ -28,11 +28,11 @@ __aicore__ inline void Int8DigitLoadA(const AscendC::LocalTensor<int8_t> &l0a, c
 }
 
 // K's Nz tile (keys x channels) is already B = K^T's Zn order: one LoadData of every fractal.
-__aicore__ inline void Int8DigitLoadKeys(const AscendC::LocalTensor<int8_t> &l0b, const AscendC::LocalTensor<int8_t> &l1,
-                                         uint32_t keys, uint32_t channels)
+__aicore__ inline void Int8DigitLoadKeys(const AscendC::LocalTensor<int8_t> &l0b,
+                                         const AscendC::LocalTensor<int8_t> &l1, uint32_t keys, uint32_t channels)
 {
-    AscendC::LoadData(l0b, l1, AscendC::LoadData2DParams(0, static_cast<uint8_t>((keys / 16) * (channels / 32)), 1, 0, 0,
-                                                         false, 0));
+    AscendC::LoadData(
+        l0b, l1, AscendC::LoadData2DParams(0, static_cast<uint8_t>((keys / 16) * (channels / 32)), 1, 0, 0, false, 0));
 }
 
 // V's Nz tile (keys x channels) -> B = V in Zn order: the square of Nz fractals (c1, 2q),
@@ -42,10 +42,9 @@ __aicore__ inline void Int8DigitLoadValues(const AscendC::LocalTensor<int8_t> &l
                                            const AscendC::LocalTensor<int8_t> &l1, uint32_t keys, uint32_t channels)
 {
     for (uint16_t q = 0; q < keys / 32; ++q) {
-        AscendC::LoadDataWithTranspose(
-            l0b[q * (channels / 16) * INT8_FRACTAL_BYTES], l1,
-            AscendC::LoadData2dTransposeParams(q, static_cast<uint8_t>(channels / 32), static_cast<uint16_t>(keys / 32),
-                                               1, 0));
+        AscendC::LoadDataWithTranspose(l0b[q * (channels / 16) * INT8_FRACTAL_BYTES], l1,
+                                       AscendC::LoadData2dTransposeParams(q, static_cast<uint8_t>(channels / 32),
+                                                                          static_cast<uint16_t>(keys / 32), 1, 0));
     }
 }
 

@@ -59,4 +59,33 @@ __aicore__ inline uint64_t Int8DigitRingPairBytes(uint32_t blockKv, uint32_t hea
     return 2ull * blockKv * headDimAlign;
 }
 
+// The K/V ring producer's view of an int8 x int8 plan (on a copy of the tiling): the copied
+// (16-bit) ring of headDim / 2 columns over the same bytes, every int8 element count and stride
+// halved (the planner checks them even), the producer's chunk and copies from the digits plan,
+// and no cast (antiquant 0: the value antiquant stays with the core's own finish). Taken after
+// a tensor list's per-batch strides are set. The planner plans the producer on the same view
+// of the problem (decode_tiling.cpp PlanInt8Digits).
+__aicore__ inline void Int8DigitRingView(DecodeTiling &v)
+{
+    ForwardParams &p = v.params;
+    DecodeParams &d = v.decode;
+    p.headDim /= 2;
+    p.headDimAlign /= 2;
+    p.kvStrideB /= 2;
+    p.kvStrideN /= 2;
+    p.kvStrideS /= 2;
+    d.pageStride /= 2;
+    d.pageHeadStride /= 2;
+    d.antiquant = 0;
+    d.antiPerChannel = 0;
+    d.antiTableHeads = 0;
+    d.ring = 1;
+    d.ringChunkElems = d.digits.ringChunkElems;
+    d.ringInCopies = d.digits.ringInCopies;
+    d.ringOutCopies = d.digits.ringOutCopies;
+    d.ringByTensor = d.digits.ringByTensor;
+    d.ringOffset = d.digits.ringOffset;
+    d.ringCoreBytes = d.digits.ringCoreBytes;
+}
+
 }  // namespace AttentionCore

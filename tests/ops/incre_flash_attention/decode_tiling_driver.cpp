@@ -7,6 +7,8 @@
 #include <string>
 
 #include "common/tiling/decode_tiling.h"
+#include "attention_core/variants/int8_digit_layout.h"
+#include "attention_core/variants/kv_ring_layout.h"
 
 int main()
 {
@@ -65,6 +67,21 @@ int main()
                   << ", \"slotCoreBytes\": " << g.slotCoreBytes << ", \"ringOffset\": " << g.ringOffset
                   << ", \"ringCoreBytes\": " << g.ringCoreBytes << ", \"end\": " << g.end
                   << "}, \"blockKv\": " << p.blockKv << ", \"castRingCoreBytes\": " << dp.ringCoreBytes;
+        // the kernel's view of the plan for the ring's producer (int8_digit_layout.h)
+        static AttentionCore::DecodeTiling view;
+        view = t;
+        AttentionCore::Int8DigitRingView(view);
+        std::cout << ", \"view\": {\"headDim\": " << view.params.headDim
+                  << ", \"headDimAlign\": " << view.params.headDimAlign << ", \"kvStrides\": [" << view.params.kvStrideB
+                  << ", " << view.params.kvStrideN << ", " << view.params.kvStrideS
+                  << "], \"ringChunkElems\": " << view.decode.ringChunkElems
+                  << ", \"ringByTensor\": " << view.decode.ringByTensor << ", \"antiquant\": " << view.decode.antiquant
+                  << ", \"ringUb\": "
+                  << AttentionCore::KvRingUbLayout(view.decode.ringChunkElems, view.params.headDim,
+                                                   view.params.headDimAlign, 2, 2, false, false,
+                                                   view.decode.ringInCopies, view.decode.ringOutCopies, 0)
+                         .Total()
+                  << "}";
         std::cout << "}" << std::endl;
     }
     return 0;

@@ -170,3 +170,17 @@ def test_int8_digit_plan_not_where_unplanned(plan, n, nkv, d):
     columns, or D > 128: the cast ring."""
     p = plan(b=4, n=n, nkv=nkv, d=d, int8=2)
     assert p["ok"] and p["ring"] == 1 and p["digits"]["enabled"] == 0
+
+
+def test_int8_digit_ring_view_is_the_copied_ring_of_half_the_columns(plan):
+    """The kernel's view of the plan (Int8DigitRingView) is what the planner planned the ring's
+    producer on: the copied 16-bit ring of headDim / 2 columns over the same bytes."""
+    b, n, nkv, s, d = 16, 32, 4, 4096, 128
+    p = plan(b=b, n=n, nkv=nkv, s=s, d=d, int8=2)
+    v = p["view"]
+    assert v["headDim"] == d // 2 and v["headDimAlign"] == p["headDimAlign"] // 2 and v["antiquant"] == 0
+    assert v["kvStrides"] == [nkv * s * d // 2, s * d // 2, d // 2]  # BNSD strides of the driver, halved
+    assert v["ringChunkElems"] == p["digits"]["ringChunkElems"] and v["ringByTensor"] == p["digits"]["ringByTensor"]
+    # the copied fp16 plan of the viewed problem reserves the same producer UB
+    fp16 = plan(b=b, n=n, nkv=nkv, s=s, d=d // 2)
+    assert fp16["ring"] == 1 and fp16["ringByTensor"] == v["ringByTensor"]
