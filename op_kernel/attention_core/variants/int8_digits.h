@@ -161,3 +161,59 @@ __aicore__ inline void Int8DigitStoreNz(const AscendC::GlobalTensor<half> &slot,
 }
 
 }  // namespace AttentionCore
+
+namespace AttentionCore {
+
+// UB scratch of the block steps below for up to `rows` rows of `pitch` columns.
+struct Int8DigitScratch {
+    AscendC::LocalTensor<float> work;    // rows * pitch + AlignUp(rows, 8) * 8 floats
+    AscendC::LocalTensor<float> inv;     // rows floats (8-aligned)
+    AscendC::LocalTensor<float> blocks;  // AlignUp(rows, 8) * 8 floats
+    AscendC::LocalTensor<float> hi;      // rows * pitch floats
+    AscendC::LocalTensor<half> h;        // 2 rows * pitch halves
+    AscendC::LocalTensor<int8_t> d;      // 2 rows * pitch int8: hi rows, then lo rows
+    AscendC::LocalTensor<int8_t> nz;     // 2 rows * pitch int8: their Nz arrangement
+};
+
+// S = r (256 S_hi + S_lo) for `rows` rows of `cols` scores: the rows' hi products at prod[0..],
+// lo products at prod[loAt..], r as Brcb blocks (the query units); `t` holds rows * cols floats.
+__aicore__ inline void Int8DigitScores(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<int32_t> &prod,
+                                       uint32_t loAt, const AscendC::LocalTensor<float> &rBlocks,
+                                       const AscendC::LocalTensor<float> &t, uint32_t rows, uint32_t cols)
+{
+    Int8DigitCombine(s, prod, loAt, t, rows * cols);
+    RowBroadcast<RowOp::Mul>(s, rBlocks, rows, cols, cols);
+}
+
+// One vector core's P rows of a key block (rows x pitch floats in [0, 1], pad columns 0;
+// overwritten) -> the cube's P digit slot (int8 Nz of slotRows rows: hi rows from hiRow0, lo
+// rows from loRow0), the rows' units (P's largest per row and block / QMAX) and the sums of
+// their quantised rows (the softmax denominator adds unit * sum).
+__aicore__ inline void Int8DigitBlockP(const AscendC::GlobalTensor<half> &slot, uint32_t hiRow0, uint32_t loRow0,
+                                       uint32_t slotRows, const AscendC::LocalTensor<float> &p,
+                                       const AscendC::LocalTensor<float> &unit, const AscendC::LocalTensor<float> &qsum,
+                                       const Int8DigitScratch &w, uint32_t rows, uint32_t cols, uint32_t pitch)
+{
+    Int8DigitUnits(unit, w.inv, p, w.work, rows, cols, pitch);
+    BroadcastRows(w.blocks, w.inv, rows);
+    Int8DigitQuantise(p, w.blocks, rows, pitch);
+    Int8DigitRowSums(qsum, p, w.work, rows, cols, pitch);
+    Int8DigitSplitQuantised(w.d, p, w.hi, w.h, rows, pitch);
+    Int8DigitStoreNz(slot, w.nz, w.d, hiRow0, rows, cols, slotRows, pitch);
+    Int8DigitStoreNz(slot, w.nz[rows * pitch], w.d[rows * pitch], loRow0, rows, cols, slotRows, pitch);
+}
+
+// acc += u (256 O_hi + O_lo): the block's P.V digits folded into the rows' fp32 accumulator (the
+// caller rescales acc by alpha first); u as Brcb blocks; `t` holds rows * dp floats.
+__aicore__ inline void Int8DigitFoldO(const AscendC::LocalTensor<float> &acc, const AscendC::LocalTensor<int32_t> &prod,
+                                      uint32_t loAt, const AscendC::LocalTensor<float> &uBlocks,
+                                      const AscendC::LocalTensor<float> &t, const AscendC::LocalTensor<float> &t2,
+                                      uint32_t rows, uint32_t dp)
+{
+    Int8DigitCombine(t, prod, loAt, t2, rows * dp);
+    RowBroadcast<RowOp::Mul>(t, uBlocks, rows, dp, dp);
+    AscendC::Add(acc, acc, t, static_cast<int32_t>(rows * dp));
+    AscendC::PipeBarrier<PIPE_V>();
+}
+
+}  // namespace AttentionCore

@@ -23,6 +23,8 @@ extern "C" void int8_digit_block(GM_ADDR qd, GM_ADDR pd, GM_ADDR k, GM_ADDR v, G
 extern "C" void int8_digit_rows(GM_ADDR x, GM_ADDR prod, GM_ADDR unit, GM_ADDR slot, GM_ADDR s);
 extern "C" void int8_query_digits(GM_ADDR query, GM_ADDR scale, GM_ADDR region, GM_ADDR tiling);
 extern "C" void int8_digit_cube(GM_ADDR qd, GM_ADDR kv, GM_ADDR pd, GM_ADDR shape, GM_ADDR s, GM_ADDR o);
+extern "C" void int8_digit_softmax(GM_ADDR sProd, GM_ADDR rUnits, GM_ADDR slot, GM_ADDR stats);
+extern "C" void int8_digit_fold(GM_ADDR oProd, GM_ADDR stats, GM_ADDR out);
 
 namespace {
 int g_failures = 0;
@@ -467,6 +469,88 @@ void Int8DigitCube()
     }
     Report("int8_digit_cube", bad);
 }
+
+// One key block through the vector stage's steps (int8_digit_chain.cpp) with the cube's integer
+// products computed here: the output against a float64 softmax . V of the same scores. The P
+// digits' quantisation (a relative step of 1 / 32639 of each row's largest P) bounds the error.
+void Int8DigitChain()
+{
+    constexpr int R = 8, D = 128, L = 128, N = R * L;
+    int32_t *sProd = Alloc<int32_t>(2 * N), *oProd = Alloc<int32_t>(2 * N);
+    float *r = Alloc<float>(8), *stats = Alloc<float>(24), *out = Alloc<float>(N);
+    auto *slot = Alloc<int8_t>(2 * N);
+    std::vector<int> qh(R * D), ql(R * D), k(L * D), v(L * D);
+    auto val = [](int i, int m, int b) { return (i * m + b) % 256 - 128; };
+    for (int i = 0; i < R * D; ++i) {
+        qh[i] = val(i, 37, 11) / 4;  // a query row's hi digits are its large part
+        ql[i] = val(i, 53, 5);
+    }
+    for (int i = 0; i < L * D; ++i) k[i] = val(i, 91, 3);
+    for (int i = 0; i < L * D; ++i) v[i] = val(i, 29, 77);
+    std::vector<double> sd(N);
+    for (int row = 0; row < R; ++row) {
+        double amax = 0.0;
+        for (int j = 0; j < L; ++j) {
+            int32_t hi = 0, lo = 0;
+            for (int c = 0; c < D; ++c) {
+                hi += qh[row * D + c] * k[j * D + c];
+                lo += ql[row * D + c] * k[j * D + c];
+            }
+            sProd[row * L + j] = hi;
+            sProd[N + row * L + j] = lo;
+            amax = std::fmax(amax, std::fabs(256.0 * hi + lo));
+        }
+        r[row] = static_cast<float>((1.0 + 2.0 * row) / amax);  // score ranges +-1 .. +-15
+        for (int j = 0; j < L; ++j) {
+            // as the kernel forms S: fp32 256 hi + lo, times r
+            const float f =
+                (static_cast<float>(sProd[row * L + j]) * 256.0f + static_cast<float>(sProd[N + row * L + j]));
+            sd[row * L + j] = static_cast<double>(f * r[row]);
+        }
+    }
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(int8_digit_softmax, 1, sProd, r, slot, stats);
+    int bad = 0;
+    std::vector<int> ph(N), pl(N);
+    for (int row = 0; row < R; ++row) {
+        int64_t qsum = 0;
+        for (int j = 0; j < L; ++j) {
+            ph[row * L + j] = slot[NzAt(row, j, 2 * R)];
+            pl[row * L + j] = slot[NzAt(R + row, j, 2 * R)];
+            qsum += 256 * ph[row * L + j] + pl[row * L + j];
+        }
+        bad += stats[16 + row] != static_cast<float>(qsum) || !(stats[8 + row] > 0.0f);
+    }
+    for (int row = 0; row < R; ++row)
+        for (int c = 0; c < D; ++c) {
+            int32_t hi = 0, lo = 0;
+            for (int j = 0; j < L; ++j) {
+                hi += ph[row * L + j] * v[j * D + c];
+                lo += pl[row * L + j] * v[j * D + c];
+            }
+            oProd[row * D + c] = hi;
+            oProd[N + row * D + c] = lo;
+        }
+    ICPU_RUN_KF(int8_digit_fold, 1, oProd, stats, out);
+    double worst = 0.0;
+    for (int row = 0; row < R; ++row) {
+        double m = -1e300, l = 0.0;
+        for (int j = 0; j < L; ++j) m = std::fmax(m, sd[row * L + j]);
+        std::vector<double> o(D, 0.0);
+        for (int j = 0; j < L; ++j) {
+            const double p = std::exp(sd[row * L + j] - m);
+            l += p;
+            for (int c = 0; c < D; ++c) o[c] += p * v[j * D + c];
+        }
+        for (int c = 0; c < D; ++c) worst = std::fmax(worst, std::fabs(out[row * D + c] - o[c] / l));
+    }
+    bad += worst > 128.0 * 2e-5;  // |V| <= 128
+    std::printf("int8_digit_chain: max |O - O_ref| = %.3g\n", worst);
+    Report("int8_digit_chain", bad);
+    for (void *ptr : {static_cast<void *>(sProd), static_cast<void *>(oProd), static_cast<void *>(r),
+                      static_cast<void *>(stats), static_cast<void *>(out), static_cast<void *>(slot)})
+        AscendC::GmFree(ptr);
+}
 }  // namespace
 
 int main()
@@ -482,5 +566,6 @@ int main()
     Int8DigitRows();
     Int8QueryDigits();
     Int8DigitCube();
+    Int8DigitChain();
     return g_failures == 0 ? 0 : 1;
 }
