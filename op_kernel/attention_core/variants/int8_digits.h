@@ -160,7 +160,6 @@ __aicore__ inline void Int8DigitStoreNz(const AscendC::GlobalTensor<half> &slot,
     NzHandoff<half>::Store(slot, nz16, row0, rows, cols / 2, slotRows);
 }
 
-
 // UB scratch of the block steps below for up to `rows` rows of `pitch` columns.
 struct Int8DigitScratch {
     AscendC::LocalTensor<float> work;    // rows * pitch + AlignUp(rows, 8) * 8 floats

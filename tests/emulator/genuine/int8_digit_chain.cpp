@@ -14,8 +14,7 @@ struct Buffers {
     AscendC::LocalTensor<float> Row(uint32_t i) { return row.Get<float>()[i * 64]; }
     AttentionCore::Int8DigitScratch Scratch()
     {
-        return {work.Get<float>(), Row(4), Row(5), hi.Get<float>(), h.Get<half>(), d.Get<int8_t>(),
-                nz.Get<int8_t>()};
+        return {work.Get<float>(), Row(4), Row(5), hi.Get<float>(), h.Get<half>(), d.Get<int8_t>(), nz.Get<int8_t>()};
     }
     void Init(AscendC::TPipe &pipe)
     {
