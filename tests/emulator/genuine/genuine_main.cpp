@@ -25,6 +25,7 @@ extern "C" void int8_query_digits(GM_ADDR query, GM_ADDR scale, GM_ADDR region, 
 extern "C" void int8_digit_cube(GM_ADDR qd, GM_ADDR kv, GM_ADDR pd, GM_ADDR shape, GM_ADDR s, GM_ADDR o);
 extern "C" void int8_digit_softmax(GM_ADDR sProd, GM_ADDR rUnits, GM_ADDR slot, GM_ADDR stats);
 extern "C" void int8_digit_fold(GM_ADDR oProd, GM_ADDR stats, GM_ADDR out);
+extern "C" void int8_digit_unit(GM_ADDR q, GM_ADDR scale, GM_ADDR kvNz, GM_ADDR ws, GM_ADDR out, GM_ADDR tiling);
 
 namespace {
 int g_failures = 0;
@@ -551,6 +552,81 @@ void Int8DigitChain()
                       static_cast<void *>(stats), static_cast<void *>(out), static_cast<void *>(slot)})
         AscendC::GmFree(ptr);
 }
+
+// One decode unit through the int8 x int8 pieces on a MIX core (int8_digit_unit.cpp) against a
+// float64 attention over the dequantised keys (per-tensor key scale; the value scale is 1).
+void Int8DigitUnit()
+{
+    constexpr int G = 8, D = 128, S = 512, C = 128;
+    constexpr float SCALE = 0.0883883f;
+    auto *q = Alloc<half>(G * D);
+    auto *sc = Alloc<half>(16);
+    auto *kvNz = Alloc<int8_t>(2 * S * D);
+    auto *ws = Alloc<uint8_t>(64 * 1024);
+    float *out = Alloc<float>(G * D);
+    auto *td = Alloc<AttentionCore::DecodeTiling>(1);
+    std::memset(td, 0, sizeof(*td));
+    std::vector<int> k(S * D), v(S * D);
+    auto val = [](int i, int m, int b) { return (i * m + b) % 256 - 128; };
+    for (int i = 0; i < S * D; ++i) {
+        k[i] = val(i, 91, 3);
+        v[i] = val(i, 29, 77);
+    }
+    for (int i = 0; i < G * D; ++i)
+        q[i] = half(std::sin(0.61f * static_cast<float>(i) + 0.3f) * (i / D == 5 ? 4.0f : 1.0f));
+    sc[0] = half(0.05f);
+    for (int j = 0; j < S / C; ++j)
+        for (int key = 0; key < C; ++key)
+            for (int c = 0; c < D; ++c) {
+                kvNz[j * 2 * C * D + NzAt(key, c, C)] = static_cast<int8_t>(k[(j * C + key) * D + c]);
+                kvNz[j * 2 * C * D + C * D + NzAt(key, c, C)] = static_cast<int8_t>(v[(j * C + key) * D + c]);
+            }
+    AttentionCore::ForwardParams &p = td->params;
+    p.batch = 1;
+    p.numHeads = G;
+    p.numKvHeads = 1;
+    p.groupSize = G;
+    p.headDim = D;
+    p.headDimAlign = D;
+    p.blockQ = 16;
+    p.qBlocksPerHead = 1;
+    p.qStrideB = G * D;
+    p.qStrideN = D;
+    p.coreUnitStart[1] = 1;
+    td->score.scaleValue = SCALE;
+    td->decode.kvSplits = 1;
+    td->decode.digits.rowsPad = 16;
+    td->decode.digits.queryItemBytes = 16 * D + 32;
+    AscendC::SetKernelMode(KernelMode::MIX_MODE);
+    ICPU_RUN_KF(int8_digit_unit, 1, q, sc, kvNz, ws, out, td);
+    double worst = 0.0, omax = 0.0;
+    for (int r = 0; r < G; ++r) {
+        std::vector<double> s(S), o(D, 0.0);
+        double m = -1e300, l = 0.0;
+        for (int t = 0; t < S; ++t) {
+            double acc = 0.0;
+            for (int c = 0; c < D; ++c)
+                acc += static_cast<double>(static_cast<float>(q[r * D + c])) * static_cast<float>(sc[0]) * SCALE *
+                       k[t * D + c];
+            s[t] = acc;
+            m = std::fmax(m, acc);
+        }
+        for (int t = 0; t < S; ++t) {
+            const double e = std::exp(s[t] - m);
+            l += e;
+            for (int c = 0; c < D; ++c) o[c] += e * v[t * D + c];
+        }
+        for (int c = 0; c < D; ++c) {
+            worst = std::fmax(worst, std::fabs(out[r * D + c] - o[c] / l));
+            omax = std::fmax(omax, std::fabs(o[c] / l));
+        }
+    }
+    std::printf("int8_digit_unit: max |O - O_ref| = %.3g (max |O_ref| %.3g)\n", worst, omax);
+    Report("int8_digit_unit", worst > 1e-3 * omax ? 1 : 0);
+    for (void *ptr : {static_cast<void *>(q), static_cast<void *>(sc), static_cast<void *>(kvNz),
+                      static_cast<void *>(ws), static_cast<void *>(out), static_cast<void *>(td)})
+        AscendC::GmFree(ptr);
+}
 }  // namespace
 
 int main()
@@ -567,5 +643,6 @@ int main()
     Int8QueryDigits();
     Int8DigitCube();
     Int8DigitChain();
+    Int8DigitUnit();
     return g_failures == 0 ? 0 : 1;
 }
