@@ -61,9 +61,9 @@ __aicore__ inline void Cube(GM_ADDR kvNz, GM_ADDR ws)
         AttentionCore::PipeSync<AscendC::HardEvent::M_FIX>();
         AttentionCore::Int8DigitFixpipe(oGm, l0c[ROWS * C], ROWS, D);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(AttentionCore::FLAG_O_READY);
-        AttentionCore::PipeSync<AscendC::HardEvent::FIX_M>();        // L0C free for the next block
-        AttentionCore::PipeSync<AscendC::HardEvent::M_MTE1>();       // L0B free
-        AttentionCore::PipeSync<AscendC::HardEvent::MTE1_MTE2>();    // L1 free
+        AttentionCore::PipeSync<AscendC::HardEvent::FIX_M>();      // L0C free for the next block
+        AttentionCore::PipeSync<AscendC::HardEvent::M_MTE1>();     // L0B free
+        AttentionCore::PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // L1 free
     }
 }
 
@@ -84,8 +84,7 @@ __aicore__ inline void RowMax(const AscendC::LocalTensor<float> &dst, const Asce
     AscendC::PipeBarrier<PIPE_V>();
 }
 
-__aicore__ inline void Vector(const AttentionCore::DecodeTiling &td, GM_ADDR q, GM_ADDR scale, GM_ADDR ws,
-                              GM_ADDR out)
+__aicore__ inline void Vector(const AttentionCore::DecodeTiling &td, GM_ADDR q, GM_ADDR scale, GM_ADDR ws, GM_ADDR out)
 {
     const uint32_t sub = AscendC::GetSubBlockIdx();
     {
@@ -118,8 +117,9 @@ __aicore__ inline void Vector(const AttentionCore::DecodeTiling &td, GM_ADDR q, 
     const AscendC::LocalTensor<int32_t> prod = b.prod.Get<int32_t>();
     const AscendC::LocalTensor<float> m = b.Row(0), mNew = b.Row(1), alpha = b.Row(2), u = b.Row(3), qsum = b.Row(4);
     const AscendC::LocalTensor<float> rAll = b.Row(5), l = b.Row(8), bc = b.Row(9), rBlocks = b.Row(10);
-    const AttentionCore::Int8DigitScratch w{b.work.Get<float>(), b.Row(6),        b.Row(7),         b.hi.Get<float>(),
-                                            b.h.Get<half>(),     b.d.Get<int8_t>(), b.nz.Get<int8_t>()};
+    const AttentionCore::Int8DigitScratch w{b.work.Get<float>(), b.Row(6),        b.Row(7),
+                                            b.hi.Get<float>(),   b.h.Get<half>(), b.d.Get<int8_t>(),
+                                            b.nz.Get<int8_t>()};
     AscendC::Duplicate(m, NEG, 8);
     AscendC::Duplicate(l, 0.0f, 8);
     AscendC::Duplicate(acc, 0.0f, static_cast<int32_t>(R * D));
@@ -129,7 +129,7 @@ __aicore__ inline void Vector(const AttentionCore::DecodeTiling &td, GM_ADDR q, 
         if (j == 0) {  // the query units (written before FLAG_Q_SCALED, read after the first S)
             AscendC::DataCopy(rAll, unitGm, G);
         }
-        AscendC::DataCopy(prod, sGm[sub * R * C], R * C);          // hi rows
+        AscendC::DataCopy(prod, sGm[sub * R * C], R * C);               // hi rows
         AscendC::DataCopy(prod[R * C], sGm[(G + sub * R) * C], R * C);  // lo rows
         AttentionCore::PipeSync<AscendC::HardEvent::MTE2_V>();
         if (j == 0) {
