@@ -4,8 +4,11 @@
 // DecodeParams::digits and what the core's stages address. Host-includable like
 // kv_ring_layout.h.
 //
-// A unit's 2G query rows go to the cube as digit rows (the G hi rows, then the G lo rows) padded
-// to rowsPad = AlignUp(2G, 16), the cube's M fractal; so do each key block's P rows. Per core:
+// A unit's G query rows go to the cube as 2G digit rows in rowsPad = AlignUp(2G, 16) rows (the
+// cube's M fractal): the hi rows from row 0, the lo rows from rowsPad / 2 (not from G: a vector
+// core's hi and lo rows are then two equal pieces rowsPad / 2 apart, and every hand-off of a key
+// block — the P digits, the S and O products, which keep the row order — is one DMA per vector
+// core; the rows between stay unread). So do each key block's P rows. Per core:
 //   S slots  WS_SLOTS x rowsPad x blockKv int32 (the Q digits . K^T products, NoQuant Fixpipe)
 //   O slots  WS_SLOTS x rowsPad x headDimAlign int32 (the P digits . V products, every block)
 //   P slots  WS_SLOTS x rowsPad x blockKv int8 (P digits in the cube's int8 Nz order)

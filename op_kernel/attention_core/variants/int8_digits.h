@@ -5,7 +5,8 @@
 //   hi = floor((q16 + 128) / 256),  lo = q16 - 256 hi   (both in [-128, 127]: QMAX = 127 * 256 + 127)
 // The query rows (Q * s_k * scale, one unit per row) and each block's P rows (one unit per row
 // and block: a fixed unit fails the precision standard on a peaked softmax) go through the same
-// split; the cube multiplies the 2G digit rows of a unit (hi rows, then lo rows) with the raw
+// split; the cube multiplies the digit rows of a unit (hi rows from row 0, lo rows from rowsPad / 2:
+// int8_digit_layout.h) with the raw
 // int8 K or V in one Mmad, and S = r (256 S_hi + S_lo), O_blk = u (256 O_hi + O_lo).
 // Every step after the unit is exact in fp32 (integers below 2^24, power-of-two scales); the
 // digits reach int8 through half (A2 has no fp32 -> int8 cast). The unit's reciprocal is one
@@ -21,6 +22,7 @@
 namespace AttentionCore {
 
 constexpr float INT8_DIGIT_QMAX = 32639.0f;
+constexpr uint32_t INT8_DIGIT_C0_BYTES = 32;  // int8 columns per Nz fractal row
 // max|x| floor: an all-zero row gets a tiny unit and zero digits instead of a division by zero.
 constexpr float INT8_DIGIT_MIN_ABS = 1e-30f;
 
@@ -160,6 +162,39 @@ __aicore__ inline void Int8DigitStoreNz(const AscendC::GlobalTensor<half> &slot,
     NzHandoff<half>::Store(slot, nz16, row0, rows, cols / 2, slotRows);
 }
 
+// A vector core's hi and lo digit rows (2 rows x cols int8 in `digits`: hi rows, then lo rows,
+// row pitch `pitch` (0: cols)) -> rows [row0, row0 + rows) and [slotRows / 2 + row0, ...) of an
+// int8 Nz slot, in one copy: arranged as one tile of 2 rows rows, each column block is a hi
+// piece and a lo piece of `rows` rows, and in the slot every piece is slotRows / 2 - rows rows
+// after the one before (hi to lo in a column block, lo to the next block's hi). The hand-offs
+// of a key block are then one DMA each (P store here; S and O loads: Int8DigitLoadPair), as
+// the 16-bit hand-offs are.
+__aicore__ inline void Int8DigitStorePairNz(const AscendC::GlobalTensor<half> &slot,
+                                            const AscendC::LocalTensor<int8_t> &nz,
+                                            const AscendC::LocalTensor<int8_t> &digits, uint32_t row0, uint32_t rows,
+                                            uint32_t cols, uint32_t slotRows, uint32_t pitch = 0)
+{
+    const AscendC::LocalTensor<half> nz16 = nz.ReinterpretCast<half>();
+    NzHandoff<half>::Arrange(nz16, digits.ReinterpretCast<half>(), 2 * rows, cols / 2, (pitch == 0 ? cols : pitch) / 2);
+    PipeSync<AscendC::HardEvent::V_MTE3>();
+    AscendC::DataCopy(slot[row0 * NzHandoff<half>::C0], nz16,
+                      AscendC::DataCopyParams(static_cast<uint16_t>(2 * (cols / INT8_DIGIT_C0_BYTES)),
+                                              static_cast<uint16_t>(rows), 0,
+                                              static_cast<uint16_t>(slotRows / 2 - rows)));
+}
+
+// A vector core's rows of an int32 digit-product slot (hi rows from row0, lo rows from
+// slotRows / 2 + row0; rows of `cols` int32) -> dst: hi rows, then lo rows, in one copy.
+__aicore__ inline void Int8DigitLoadPair(const AscendC::LocalTensor<int32_t> &dst,
+                                         const AscendC::GlobalTensor<int32_t> &slot, uint32_t row0, uint32_t rows,
+                                         uint32_t cols, uint32_t slotRows)
+{
+    const uint32_t rowBlocks = cols * 4 / 32;
+    AscendC::DataCopy(dst, slot[row0 * cols],
+                      AscendC::DataCopyParams(2, static_cast<uint16_t>(rows * rowBlocks),
+                                              static_cast<uint16_t>((slotRows / 2 - rows) * rowBlocks), 0));
+}
+
 // UB scratch of the block steps below for up to `rows` rows of `pitch` columns.
 struct Int8DigitScratch {
     AscendC::LocalTensor<float> work;    // rows * pitch + AlignUp(rows, 8) * 8 floats
@@ -182,21 +217,20 @@ __aicore__ inline void Int8DigitScores(const AscendC::LocalTensor<float> &s, con
 }
 
 // One vector core's P rows of a key block (rows x pitch floats in [0, 1], pad columns 0;
-// overwritten) -> the cube's P digit slot (int8 Nz of slotRows rows: hi rows from hiRow0, lo
-// rows from loRow0), the rows' units (P's largest per row and block / QMAX) and the sums of
-// their quantised rows (the softmax denominator adds unit * sum).
-__aicore__ inline void Int8DigitBlockP(const AscendC::GlobalTensor<half> &slot, uint32_t hiRow0, uint32_t loRow0,
-                                       uint32_t slotRows, const AscendC::LocalTensor<float> &p,
-                                       const AscendC::LocalTensor<float> &unit, const AscendC::LocalTensor<float> &qsum,
-                                       const Int8DigitScratch &w, uint32_t rows, uint32_t cols, uint32_t pitch)
+// overwritten) -> the cube's P digit slot (int8 Nz of slotRows rows: hi rows from row0, lo rows
+// from slotRows / 2 + row0, one copy), the rows' units (P's largest per row and block / QMAX)
+// and the sums of their quantised rows (the softmax denominator adds unit * sum).
+__aicore__ inline void Int8DigitBlockP(const AscendC::GlobalTensor<half> &slot, uint32_t row0, uint32_t slotRows,
+                                       const AscendC::LocalTensor<float> &p, const AscendC::LocalTensor<float> &unit,
+                                       const AscendC::LocalTensor<float> &qsum, const Int8DigitScratch &w,
+                                       uint32_t rows, uint32_t cols, uint32_t pitch)
 {
     Int8DigitUnits(unit, w.inv, p, w.work, rows, cols, pitch);
     BroadcastRows(w.blocks, w.inv, rows);
     Int8DigitQuantise(p, w.blocks, rows, pitch);
     Int8DigitRowSums(qsum, p, w.work, rows, cols, pitch);
     Int8DigitSplitQuantised(w.d, p, w.hi, w.h, rows, pitch);
-    Int8DigitStoreNz(slot, w.nz, w.d, hiRow0, rows, cols, slotRows, pitch);
-    Int8DigitStoreNz(slot, w.nz[rows * pitch], w.d[rows * pitch], loRow0, rows, cols, slotRows, pitch);
+    Int8DigitStorePairNz(slot, w.nz, w.d, row0, rows, cols, slotRows, pitch);
 }
 
 // acc += u (256 O_hi + O_lo): the block's P.V digits folded into the rows' fp32 accumulator (the

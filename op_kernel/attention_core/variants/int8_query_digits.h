@@ -4,8 +4,8 @@
 //   S = Q . ((K + o_k) s_k)^T * scale = (Q s_k scale) . K^T + (a term per query row)
 // (the key offset adds the same value to every score of a row and cancels in the softmax,
 // kv_antiquant.h), so per (batch, KV head, head block) item the G rows Q s_k scale (fp32) get
-// one fixed-point unit per row and become the item's digit tile: G hi rows, then G lo rows,
-// rowsPad rows in the cube's int8 Nz order, followed by the G row units (fp32) that turn the
+// one fixed-point unit per row and become the item's digit tile: G hi rows from row 0, G lo
+// rows from rowsPad / 2, rowsPad rows in the cube's int8 Nz order, followed by the G row units (fp32) that turn the
 // cube's int32 products back into scores. The items of core c's units are written into its own
 // region (DecodeParams::digits) from its first item on; its two vector cores take alternate
 // items.
@@ -129,12 +129,11 @@ private:
         Int8DigitUnits(unit, inv, x, workBuf_.Get<float>(), rows, pitch_, pitch_);
         BroadcastRows(blocks, inv, rows);
         Int8DigitSplit(d, x, blocks, hiBuf_.Get<float>(), hBuf_.Get<half>(), rows, pitch_);
-        // hi rows to tile rows 0.., lo rows to G..; the units behind the tile
+        // hi rows to tile rows 0.., lo rows to rowsPad / 2..; the units behind the tile
         const uint64_t base = slot * g_->queryItemBytes;
         const uint32_t rowsPad = g_->rowsPad;
         const AscendC::GlobalTensor<half> tile = out_[base / 2];
-        Int8DigitStoreNz(tile, nz, d, 0, rows, p.headDimAlign, rowsPad, pitch_);
-        Int8DigitStoreNz(tile, nz[n], d[n], rows, rows, p.headDimAlign, rowsPad, pitch_);
+        Int8DigitStorePairNz(tile, nz, d, 0, rows, p.headDimAlign, rowsPad, pitch_);
         AscendC::DataCopyPad(units_[(base + static_cast<uint64_t>(rowsPad) * p.headDimAlign) / 4], unit,
                              AscendC::DataCopyExtParams(1, rows * 4, 0, 0, 0));
     }

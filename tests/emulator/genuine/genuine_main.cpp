@@ -402,7 +402,7 @@ int Int8QueryDigitsCase(int G, int D, bool perChannel)
                 const float qq = std::fmin(std::fmax(std::nearbyint(x[c] * inv), -QMAX), QMAX);
                 const float h = std::floor((qq + 128.0f) * (1.0f / 256.0f));
                 const int8_t dh = tile[(c / 32) * rowsPad * 32 + r * 32 + c % 32];
-                const int8_t dl = tile[(c / 32) * rowsPad * 32 + (G + r) * 32 + c % 32];
+                const int8_t dl = tile[(c / 32) * rowsPad * 32 + (rowsPad / 2 + r) * 32 + c % 32];
                 bad += dh != static_cast<int8_t>(h) || dl != static_cast<int8_t>(qq - 256.0f * h);
                 bad += std::fabs(x[c] - u * static_cast<float>(256 * dh + dl)) > 0.5001f * u + 1e-6f * std::fabs(x[c]);
             }

@@ -63,7 +63,7 @@ extern "C" __global__ __aicore__ void int8_digit_softmax(GM_ADDR sProd, GM_ADDR 
     AttentionCore::RowBroadcast<AttentionCore::RowOp::Sub>(s, b.Row(6), ROWS, C, C);
     AscendC::Exp(s, s, static_cast<int32_t>(N));
     AscendC::PipeBarrier<PIPE_V>();
-    AttentionCore::Int8DigitBlockP(slotGm, 0, ROWS, 2 * ROWS, s, b.Row(1), b.Row(2), b.Scratch(), ROWS, C, C);
+    AttentionCore::Int8DigitBlockP(slotGm, 0, 2 * ROWS, s, b.Row(1), b.Row(2), b.Scratch(), ROWS, C, C);
     AscendC::DataCopy(statsGm, b.Row(0), 8);
     AscendC::DataCopy(statsGm[8], b.Row(1), 8);
     AscendC::DataCopy(statsGm[16], b.Row(2), 8);

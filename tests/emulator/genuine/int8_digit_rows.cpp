@@ -51,9 +51,8 @@ extern "C" __global__ __aicore__ void int8_digit_rows(GM_ADDR x, GM_ADDR prod, G
     AttentionCore::Int8DigitQuantise(xs, blocks, ROWS, COLS);
     AttentionCore::Int8DigitRowSums(rowf[64], xs, workBuf.Get<float>(), ROWS, COLS, COLS);  // over inv
     AttentionCore::Int8DigitSplitQuantised(d, xs, hiBuf.Get<float>(), hBuf.Get<half>(), ROWS, COLS);
-    // hi rows to slot rows 0.., lo rows to 8.. (two 8-row pieces of one 16-row slot)
-    AttentionCore::Int8DigitStoreNz(slotGm, nz, d, 0, ROWS, COLS, 2 * ROWS);
-    AttentionCore::Int8DigitStoreNz(slotGm, nz[N], d[N], ROWS, ROWS, COLS, 2 * ROWS);
+    // hi rows to slot rows 0.., lo rows to 8.. (two 8-row pieces of one 16-row slot), one copy
+    AttentionCore::Int8DigitStorePairNz(slotGm, nz, d, 0, ROWS, COLS, 2 * ROWS);
 
     const AscendC::LocalTensor<float> sv = hiBuf.Get<float>();
     AscendC::PipeBarrier<PIPE_V>();

@@ -129,8 +129,7 @@ __aicore__ inline void Vector(const AttentionCore::DecodeTiling &td, GM_ADDR q, 
         if (j == 0) {  // the query units (written before FLAG_Q_SCALED, read after the first S)
             AscendC::DataCopy(rAll, unitGm, G);
         }
-        AscendC::DataCopy(prod, sGm[sub * R * C], R * C);               // hi rows
-        AscendC::DataCopy(prod[R * C], sGm[(G + sub * R) * C], R * C);  // lo rows
+        AttentionCore::Int8DigitLoadPair(prod, sGm, sub * R, R, C, ROWS);  // hi rows, then lo rows
         AttentionCore::PipeSync<AscendC::HardEvent::MTE2_V>();
         if (j == 0) {
             AttentionCore::BroadcastRows(rBlocks, rAll, G);
@@ -149,7 +148,7 @@ __aicore__ inline void Vector(const AttentionCore::DecodeTiling &td, GM_ADDR q, 
         AscendC::Exp(s, s, static_cast<int32_t>(R * C));
         AscendC::PipeBarrier<PIPE_V>();
         AttentionCore::PipeSync<AscendC::HardEvent::MTE3_V>();  // the previous P store is done
-        AttentionCore::Int8DigitBlockP(pGm, sub * R, G + sub * R, ROWS, s, u, qsum, w, R, C, C);
+        AttentionCore::Int8DigitBlockP(pGm, sub * R, ROWS, s, u, qsum, w, R, C, C);
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(AttentionCore::FlagPReady(0));
         // l = l * alpha + u * sum(q16)
         AscendC::Mul(l, l, alpha, R);
@@ -161,8 +160,7 @@ __aicore__ inline void Vector(const AttentionCore::DecodeTiling &td, GM_ADDR q, 
         AttentionCore::RowBroadcast<AttentionCore::RowOp::Mul>(acc, bc, R, D, D);
         AscendC::CrossCoreWaitFlag(AttentionCore::FLAG_O_READY);
         AttentionCore::PipeSync<AscendC::HardEvent::V_MTE2>();
-        AscendC::DataCopy(prod, oGm[sub * R * D], R * D);
-        AscendC::DataCopy(prod[R * D], oGm[(G + sub * R) * D], R * D);
+        AttentionCore::Int8DigitLoadPair(prod, oGm, sub * R, R, D, ROWS);
         AttentionCore::PipeSync<AscendC::HardEvent::MTE2_V>();
         AttentionCore::BroadcastRows(bc, u, R);
         AttentionCore::Int8DigitFoldO(acc, prod, R * D, bc, b.t.Get<float>(), b.work.Get<float>(), R, D);
