@@ -148,27 +148,15 @@ __aicore__ inline void Int8DigitCombine(const AscendC::LocalTensor<float> &s, co
     AscendC::PipeBarrier<PIPE_V>();
 }
 
-// Digit rows (rows x cols int8, row pitch `pitch` (0: cols), both multiples of 32) -> rows
-// [row0, row0 + rows) of an int8 Nz slot of slotRows rows (C0 = 32 int8 columns per 16 x 32
-// fractal). The int8 Nz order is the 16-bit one of the same bytes viewed as cols / 2 16-bit
-// columns, so NzHandoff's 16-bit Arrange and Store serve it (`nz` holds rows x cols int8).
-__aicore__ inline void Int8DigitStoreNz(const AscendC::GlobalTensor<half> &slot, const AscendC::LocalTensor<int8_t> &nz,
-                                        const AscendC::LocalTensor<int8_t> &rowsNd, uint32_t row0, uint32_t rows,
-                                        uint32_t cols, uint32_t slotRows, uint32_t pitch = 0)
-{
-    const AscendC::LocalTensor<half> nz16 = nz.ReinterpretCast<half>();
-    NzHandoff<half>::Arrange(nz16, rowsNd.ReinterpretCast<half>(), rows, cols / 2, (pitch == 0 ? cols : pitch) / 2);
-    PipeSync<AscendC::HardEvent::V_MTE3>();
-    NzHandoff<half>::Store(slot, nz16, row0, rows, cols / 2, slotRows);
-}
-
 // A vector core's hi and lo digit rows (2 rows x cols int8 in `digits`: hi rows, then lo rows,
 // row pitch `pitch` (0: cols)) -> rows [row0, row0 + rows) and [slotRows / 2 + row0, ...) of an
-// int8 Nz slot, in one copy: arranged as one tile of 2 rows rows, each column block is a hi
-// piece and a lo piece of `rows` rows, and in the slot every piece is slotRows / 2 - rows rows
-// after the one before (hi to lo in a column block, lo to the next block's hi). The hand-offs
-// of a key block are then one DMA each (P store here; S and O loads: Int8DigitLoadPair), as
-// the 16-bit hand-offs are.
+// int8 Nz slot (C0 = 32 int8 columns per 16 x 32 fractal), in one copy. The int8 Nz order is
+// the 16-bit one of the same bytes viewed as cols / 2 16-bit columns, so NzHandoff's 16-bit
+// Arrange serves it (`nz` holds 2 rows x cols int8). Arranged as one tile of 2 rows rows, each
+// column block is a hi piece and a lo piece of `rows` rows, and in the slot every piece is
+// slotRows / 2 - rows rows after the one before (hi to lo in a column block, lo to the next
+// block's hi). The hand-offs of a key block are then one DMA each (P store here; S and O
+// loads: Int8DigitLoadPair), as the 16-bit hand-offs are.
 __aicore__ inline void Int8DigitStorePairNz(const AscendC::GlobalTensor<half> &slot,
                                             const AscendC::LocalTensor<int8_t> &nz,
                                             const AscendC::LocalTensor<int8_t> &digits, uint32_t row0, uint32_t rows,
