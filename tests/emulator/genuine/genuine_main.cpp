@@ -25,7 +25,8 @@ extern "C" void int8_query_digits(GM_ADDR query, GM_ADDR scale, GM_ADDR region, 
 extern "C" void int8_digit_cube(GM_ADDR qd, GM_ADDR kv, GM_ADDR pd, GM_ADDR shape, GM_ADDR s, GM_ADDR o);
 extern "C" void int8_digit_softmax(GM_ADDR sProd, GM_ADDR rUnits, GM_ADDR slot, GM_ADDR stats);
 extern "C" void int8_digit_fold(GM_ADDR oProd, GM_ADDR stats, GM_ADDR out);
-extern "C" void int8_digit_unit(GM_ADDR q, GM_ADDR scale, GM_ADDR kvNz, GM_ADDR ws, GM_ADDR out, GM_ADDR tiling);
+extern "C" void int8_digit_unit(GM_ADDR q, GM_ADDR scale, GM_ADDR k8, GM_ADDR v8, GM_ADDR ws, GM_ADDR out,
+                                GM_ADDR tiling);
 
 namespace {
 int g_failures = 0;
@@ -561,8 +562,8 @@ void Int8DigitUnit()
     constexpr float SCALE = 0.0883883f;
     auto *q = Alloc<half>(G * D);
     auto *sc = Alloc<half>(16);
-    auto *kvNz = Alloc<int8_t>(2 * S * D);
-    auto *ws = Alloc<uint8_t>(64 * 1024);
+    auto *k8 = Alloc<int8_t>(S * D), *v8 = Alloc<int8_t>(S * D);
+    auto *ws = Alloc<uint8_t>(64 * 1024 + 8 * 2 * C * D);
     float *out = Alloc<float>(G * D);
     auto *td = Alloc<AttentionCore::DecodeTiling>(1);
     std::memset(td, 0, sizeof(*td));
@@ -575,12 +576,10 @@ void Int8DigitUnit()
     for (int i = 0; i < G * D; ++i)
         q[i] = half(std::sin(0.61f * static_cast<float>(i) + 0.3f) * (i / D == 5 ? 4.0f : 1.0f));
     sc[0] = half(0.05f);
-    for (int j = 0; j < S / C; ++j)
-        for (int key = 0; key < C; ++key)
-            for (int c = 0; c < D; ++c) {
-                kvNz[j * 2 * C * D + NzAt(key, c, C)] = static_cast<int8_t>(k[(j * C + key) * D + c]);
-                kvNz[j * 2 * C * D + C * D + NzAt(key, c, C)] = static_cast<int8_t>(v[(j * C + key) * D + c]);
-            }
+    for (int i = 0; i < S * D; ++i) {
+        k8[i] = static_cast<int8_t>(k[i]);
+        v8[i] = static_cast<int8_t>(v[i]);
+    }
     AttentionCore::ForwardParams &p = td->params;
     p.batch = 1;
     p.numHeads = G;
@@ -593,12 +592,29 @@ void Int8DigitUnit()
     p.qStrideB = G * D;
     p.qStrideN = D;
     p.coreUnitStart[1] = 1;
+    p.unitCount = 1;
+    p.usedCores = 1;
+    p.seqQ = 1;
+    p.seqKv = S;
+    p.blockKv = C;
+    p.kvStrideB = p.kvStrideN = S * D;  // BNSD int8 elements
+    p.kvStrideS = D;
     td->score.scaleValue = SCALE;
-    td->decode.kvSplits = 1;
-    td->decode.digits.rowsPad = 16;
-    td->decode.digits.queryItemBytes = 16 * D + 32;
+    AttentionCore::DecodeParams &dp = td->decode;
+    dp.kvSplits = td->mask.kvSplits = td->score.kvSplits = 1;
+    dp.kvChunk = td->mask.kvChunk = S + C;
+    dp.antiquant = 1;
+    dp.ringSlots = 8;
+    dp.ringAhead = 4;
+    dp.ringStartExtra = 2;
+    dp.digits.rowsPad = 16;
+    dp.digits.queryItemBytes = 16 * D + 32;
+    dp.digits.ringChunkElems = C * D / 2;  // a whole block of 16-bit rows by tensor
+    dp.digits.ringInCopies = dp.digits.ringOutCopies = 2;
+    dp.digits.ringByTensor = 1;
+    dp.digits.ringCoreBytes = 8 * 2 * C * D;
     AscendC::SetKernelMode(KernelMode::MIX_MODE);
-    ICPU_RUN_KF(int8_digit_unit, 1, q, sc, kvNz, ws, out, td);
+    ICPU_RUN_KF(int8_digit_unit, 1, q, sc, k8, v8, ws, out, td);
     double worst = 0.0, omax = 0.0;
     for (int r = 0; r < G; ++r) {
         std::vector<double> s(S), o(D, 0.0);
@@ -623,7 +639,7 @@ void Int8DigitUnit()
     }
     std::printf("int8_digit_unit: max |O - O_ref| = %.3g (max |O_ref| %.3g)\n", worst, omax);
     Report("int8_digit_unit", worst > 1e-3 * omax ? 1 : 0);
-    for (void *ptr : {static_cast<void *>(q), static_cast<void *>(sc), static_cast<void *>(kvNz),
+    for (void *ptr : {static_cast<void *>(q), static_cast<void *>(sc), static_cast<void *>(k8), static_cast<void *>(v8),
                       static_cast<void *>(ws), static_cast<void *>(out), static_cast<void *>(td)})
         AscendC::GmFree(ptr);
 }

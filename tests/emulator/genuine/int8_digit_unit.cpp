@@ -2,18 +2,29 @@
 // of the int8 x int8 core on one MIX core, one key block at a time: the vector cores write the
 // query digits (QueryDigits), the cube computes the int32 S digits of each block from the Nz K
 // tile, the vector cores (4 rows each) form S, run the online softmax and hand P over as digits,
-// the cube computes the P.V digits, the vector cores fold them and normalise. The cross-core
-// hand-offs use the forward core's flags; the K/V Nz tiles stand in for the ring.
+// the cube computes the P.V digits, the vector cores fold them and normalise. K and V reach the
+// cube through the decode K/V ring: its producer (kv_ring.h, copied 16-bit rows) runs on the
+// ring view of the int8 plan (Int8DigitRingView: D / 2 16-bit columns over the same bytes), so
+// each ring slot holds the block's int8 rows in the cube's int8 Nz order. The cross-core
+// hand-offs use the forward core's flags.
 #include "kernel_operator.h"
+#include "../../../op_kernel/attention_core/forward/forward_kernel.h"
+#include "../../../op_kernel/attention_core/variants/decode_policies.h"
+#include "../../../op_kernel/attention_core/variants/kv_ring.h"
+#include "../../../op_kernel/attention_core/variants/int8_digit_layout.h"
 #include "../../../op_kernel/attention_core/variants/int8_query_digits.h"
 #include "../../../op_kernel/attention_core/variants/int8_digit_cube.h"
 
 namespace {
 constexpr uint32_t G = 8, ROWS = 16, D = 128, C = 128, BLOCKS = 4, R = 4;  // R: rows per vector core
-constexpr uint64_t WS_Q = 0, WS_S = 4096, WS_P = WS_S + ROWS * C * 4, WS_O = WS_P + ROWS * C;
+constexpr uint64_t WS_Q = 0, WS_S = 4096, WS_P = WS_S + ROWS * C * 4, WS_O = WS_P + ROWS * C, WS_RING = 65536;
+constexpr uint32_t RING_SLOTS = 8;
+using RingVariant = AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecodeRing<half>,
+                                                  AttentionCore::ScoreDecodePse, AttentionCore::MaskDecode,
+                                                  AttentionCore::SoftmaxPlain>;
 constexpr float NEG = -1e30f;
 
-__aicore__ inline void Cube(GM_ADDR kvNz, GM_ADDR ws)
+__aicore__ inline void Cube(GM_ADDR ws)
 {
     AscendC::TPipe pipe;
     AscendC::TBuf<AscendC::TPosition::A1> l1Buf;
@@ -26,7 +37,7 @@ __aicore__ inline void Cube(GM_ADDR kvNz, GM_ADDR ws)
     pipe.InitBuffer(l0cBuf, ROWS * (C + D) * 4);
     AscendC::GlobalTensor<int8_t> kvGm, qGm, pGm;
     AscendC::GlobalTensor<int32_t> sGm, oGm;
-    kvGm.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(kvNz), BLOCKS * 2 * C * D);
+    kvGm.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(ws + WS_RING), RING_SLOTS * 2 * C * D);
     qGm.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(ws + WS_Q), ROWS * D);
     pGm.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(ws + WS_P), ROWS * C);
     sGm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(ws + WS_S), ROWS * C);
@@ -41,8 +52,10 @@ __aicore__ inline void Cube(GM_ADDR kvNz, GM_ADDR ws)
     AttentionCore::PipeSync<AscendC::HardEvent::MTE2_MTE1>();
     AttentionCore::Int8DigitLoadA(l0a, l1Q, ROWS, D);
     for (uint32_t j = 0; j < BLOCKS; ++j) {
-        // S digits of block j
-        AscendC::DataCopy(l1K, kvGm[j * 2 * C * D], AscendC::DataCopyParams(1, 2 * C * D / 32, 0, 0));
+        // S digits of block j: its K/V ring slot pair in one copy, then the slot is free again
+        AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(AttentionCore::FLAG_KV_READY);
+        AscendC::DataCopy(l1K, kvGm[(j % RING_SLOTS) * 2 * C * D], AscendC::DataCopyParams(1, 2 * C * D / 32, 0, 0));
+        AscendC::CrossCoreSetFlag<2, PIPE_MTE2>(AttentionCore::FLAG_KV_FREE);
         AttentionCore::PipeSync<AscendC::HardEvent::MTE2_MTE1>();
         AttentionCore::Int8DigitLoadKeys(l0b, l1K, C, D);
         AttentionCore::Int8DigitLoadValues(l0b[C * D], l1V, C, D);
@@ -84,7 +97,8 @@ __aicore__ inline void RowMax(const AscendC::LocalTensor<float> &dst, const Asce
     AscendC::PipeBarrier<PIPE_V>();
 }
 
-__aicore__ inline void Vector(const AttentionCore::DecodeTiling &td, GM_ADDR q, GM_ADDR scale, GM_ADDR ws, GM_ADDR out)
+__aicore__ inline void Vector(const AttentionCore::DecodeTiling &td, GM_ADDR q, GM_ADDR scale, GM_ADDR k8, GM_ADDR v8,
+                              GM_ADDR ws, GM_ADDR out)
 {
     const uint32_t sub = AscendC::GetSubBlockIdx();
     {
@@ -93,6 +107,18 @@ __aicore__ inline void Vector(const AttentionCore::DecodeTiling &td, GM_ADDR q, 
     }
     AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(AttentionCore::FLAG_Q_SCALED);
     AscendC::TPipe pipe;
+    // the ring's producer on the ring view of the plan: every block goes into the ring here
+    AttentionCore::DecodeTiling view = td;
+    AttentionCore::Int8DigitRingView(view);
+    AttentionCore::ForwardTensors<RingVariant> t;
+    t.workspace = ws;
+    t.key = ws + WS_RING;
+    t.value = t.key;
+    t.kv.cacheKey = k8;
+    t.kv.cacheValue = v8;
+    AttentionCore::KvSource<AttentionCore::KvDecodeRing<half>> ring;
+    ring.Init(view, t);
+    ring.StreamInit(view, &pipe, t);
     Ub b;
     pipe.InitBuffer(b.s, R * C * 4);
     pipe.InitBuffer(b.t, R * C * 4);
@@ -164,7 +190,9 @@ __aicore__ inline void Vector(const AttentionCore::DecodeTiling &td, GM_ADDR q, 
         AttentionCore::PipeSync<AscendC::HardEvent::MTE2_V>();
         AttentionCore::BroadcastRows(bc, u, R);
         AttentionCore::Int8DigitFoldO(acc, prod, R * D, bc, b.t.Get<float>(), b.work.Get<float>(), R, D);
+        ring.StreamAhead(j);
     }
+    ring.StreamEnd();
     AttentionCore::BroadcastRows(bc, l, R);
     AttentionCore::RowBroadcast<AttentionCore::RowOp::Div>(acc, bc, R, D, D);
     AttentionCore::PipeSync<AscendC::HardEvent::V_MTE3>();
@@ -172,15 +200,15 @@ __aicore__ inline void Vector(const AttentionCore::DecodeTiling &td, GM_ADDR q, 
 }
 }  // namespace
 
-extern "C" __global__ __aicore__ void int8_digit_unit(GM_ADDR q, GM_ADDR scale, GM_ADDR kvNz, GM_ADDR ws, GM_ADDR out,
-                                                      GM_ADDR tiling)
+extern "C" __global__ __aicore__ void int8_digit_unit(GM_ADDR q, GM_ADDR scale, GM_ADDR k8, GM_ADDR v8, GM_ADDR ws,
+                                                      GM_ADDR out, GM_ADDR tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     GET_TILING_DATA_WITH_STRUCT(AttentionCore::DecodeTiling, td, tiling);
     if ASCEND_IS_AIC {
-        Cube(kvNz, ws);
+        Cube(ws);
     }
     if ASCEND_IS_AIV {
-        Vector(td, q, scale, ws, out);
+        Vector(td, q, scale, k8, v8, ws, out);
     }
 }
