@@ -15,8 +15,12 @@ quantised P. `--pmode offset` stores P - pm / 2 instead (twice the resolution; t
 QMAX * colsum(V), one more A row of ones). The value antiquant applies on the output:
 O = (acc / l + o_v) * s_v.
 
+`--arith kernel` takes the units as the kernel's vector code forms them (int8_digits.h): max|x|
+floored at 1e-30, the reciprocal QMAX / max by one fp32 division, q16 = rint(x * that) clamped to
+[-QMAX, QMAX], and the unit max * (1 / QMAX) (the model's default divides x by the unit).
+
 Usage: python scripts/tools/int8_digit_model.py [--suite full|big|both] [--pmode signed|offset]
-       [--punit row|fixed]
+       [--punit row|fixed] [--arith model|kernel]
 """
 
 import argparse
@@ -41,8 +45,27 @@ def split_digits(x16):
     return hi.astype(np.int64), lo.astype(np.int64)
 
 
+KERNEL_ARITH = False  # --arith kernel
+
+
+def kernel_units(amax):
+    """The kernel's per-row unit and reciprocal (int8_digits.h Int8DigitUnits), fp32."""
+    amax = np.maximum(amax.astype(np.float32), np.float32(1e-30))
+    inv = (np.float32(QMAX) / amax).astype(np.float32)
+    return (amax * np.float32(1.0 / QMAX)).astype(np.float32), inv
+
+
+def kernel_q16(x, inv):
+    """q16 = clamp(rint(x * inv)) in fp32 (Int8DigitQuantise)."""
+    return np.clip(np.rint((x.astype(np.float32) * inv).astype(np.float32)), -QMAX, QMAX)
+
+
 def fixed_rows(x):
     """fp32 rows (..., D) -> (hi, lo, r): x ~= r * (256 hi + lo), r per row (fp32)."""
+    if KERNEL_ARITH:
+        r, inv = kernel_units(np.abs(x).max(axis=-1, keepdims=True))
+        hi, lo = split_digits(kernel_q16(x, inv))
+        return hi, lo, r
     amax = np.abs(x).max(axis=-1, keepdims=True)
     r = np.where(amax > 0, amax / np.float32(QMAX), np.float32(1)).astype(np.float32)
     q16 = np.rint(x / r)
@@ -85,9 +108,13 @@ def attention_digits(s_hi, s_lo, r, v_raw, bias, excluded, pmode, prow, block=12
         # P's fixed-point unit: 1 / pmax, or per row of the block pm / pmax (pm = the row's largest P
         # in the block; the vector cores scale each row of the block's P.V by it)
         pm = p.max(axis=-1, keepdims=True) if prow else np.ones(lead + (1,), np.float32)
-        pm = np.where(pm > 0, pm, np.float32(1)).astype(np.float32)
-        unit = pm / np.float32(pmax)
-        p16 = np.rint(p / unit)  # fp32 -> int (CAST_RINT)
+        if KERNEL_ARITH and pmode == "signed":
+            unit, inv = kernel_units(pm)
+            p16 = kernel_q16(p, inv)
+        else:
+            pm = np.where(pm > 0, pm, np.float32(1)).astype(np.float32)
+            unit = pm / np.float32(pmax)
+            p16 = np.rint(p / unit)  # fp32 -> int (CAST_RINT)
         l = l * alpha + p16.sum(axis=-1, keepdims=True, dtype=np.float32) * unit
         vb = vi[..., j : j + block, :]
         if pmode == "signed":
@@ -190,7 +217,10 @@ def main():
     ap.add_argument("--suite", default="full", choices=("full", "big", "both"))
     ap.add_argument("--pmode", default="signed", choices=("signed", "offset"))
     ap.add_argument("--punit", default="row", choices=("row", "fixed"), help="P's unit per row and block, or 1")
+    ap.add_argument("--arith", default="model", choices=("model", "kernel"), help="units as the kernel forms them")
     a = ap.parse_args()
+    global KERNEL_ARITH
+    KERNEL_ARITH = a.arith == "kernel"
     mod = cases_core.operator_module("incre_flash_attention_v4")
     cs = []
     if a.suite in ("full", "both"):

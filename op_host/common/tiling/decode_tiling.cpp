@@ -2,11 +2,13 @@
 
 #include "cost_rates.h"
 #include "../../../op_kernel/attention_core/forward/forward_layout.h"
+#include "../../../op_kernel/attention_core/variants/int8_digit_layout.h"
 #include "../../../op_kernel/attention_core/variants/kv_ring_layout.h"
 #include "../../../op_kernel/attention_core/variants/split_kv_combine_layout.h"
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 namespace fa_host {
 
@@ -134,6 +136,49 @@ uint64_t CoreAndPartialBytes(const AttentionCore::DecodeTiling &t)
     const AttentionCore::DecodeParams &d = t.decode;
     if (d.kvSplits <= 1 && d.quantOut == 0) return uint64_t(t.params.usedCores) * t.params.wsBytesPerCore;
     return d.wsPartialOffset + AttentionCore::PartialRowsLayout(d.kvSplits, d.combineRows, t.params.headDimAlign).total;
+}
+
+// The int8 x int8 core's workspace (int8_digit_layout.h) after the core and partial regions, and
+// its ring producer: the copied ring's plan for the same cache viewed as 16-bit rows of
+// headDim / 2 columns (every int8 element stride halved: Int8DigitsEligible checks them even).
+void PlanInt8Digits(const DecodeProblem &prob, const CoreBudget &budget, AttentionCore::DecodeTiling &t)
+{
+    const AttentionCore::ForwardParams &p = t.params;
+    AttentionCore::DecodeParams &d = t.decode;
+    AttentionCore::Int8DigitParams &g = d.digits;
+    DecodeProblem view = prob;
+    view.headDim = prob.headDim / 2;
+    view.dtypeBytes = 2;
+    view.antiquant = view.antiPerChannel = view.dtypeBf16 = view.int8Digits = false;
+    view.kv = {prob.kv.b / 2, prob.kv.n / 2, prob.kv.s / 2};
+    view.pageStride = prob.pageStride / 2;
+    view.pageHeadStride = prob.pageHeadStride / 2;
+    const auto viewPlan = std::make_unique<AttentionCore::DecodeTiling>();  // a few KiB: not on the stack
+    std::string ignored;
+    if (!PlanDecode(view, budget, *viewPlan, ignored) || viewPlan->decode.ring == 0) return;
+    g.ringChunkElems = viewPlan->decode.ringChunkElems;
+    g.ringInCopies = viewPlan->decode.ringInCopies;
+    g.ringOutCopies = viewPlan->decode.ringOutCopies;
+    g.ringByTensor = viewPlan->decode.ringByTensor;
+
+    g.rowsPad = AttentionCore::Int8DigitRows(std::min(p.groupSize, p.blockQ));
+    const uint32_t rows = std::min(p.groupSize, p.blockQ);
+    g.queryItemBytes = AttentionCore::Int8DigitQueryItemBytes(g.rowsPad, rows, p.headDimAlign);
+    // the (batch, KV head, head block) items from each core's first unit's to its last's
+    uint64_t span = 1;
+    for (uint32_t c = 0; c < p.usedCores; ++c) {
+        const uint64_t u0 = p.coreUnitStart[c], u1 = p.coreUnitStart[c + 1];
+        if (u1 > u0) span = std::max<uint64_t>(span, (u1 - 1) / d.kvSplits - u0 / d.kvSplits + 1);
+    }
+    g.queryOffset = AlignUp(CoreAndPartialBytes(t), 512);
+    g.queryCoreBytes = AlignUp(span * g.queryItemBytes, 512);
+    g.slotOffset = g.queryOffset + uint64_t(p.usedCores) * g.queryCoreBytes;
+    g.slotCoreBytes = AttentionCore::Int8DigitSlotsLayout(g.rowsPad, p.blockKv, p.headDimAlign).total;
+    g.ringOffset = g.slotOffset + uint64_t(p.usedCores) * g.slotCoreBytes;
+    g.ringCoreBytes =
+        AlignUp(uint64_t(RING_SLOTS) * AttentionCore::Int8DigitRingPairBytes(p.blockKv, p.headDimAlign), 512);
+    g.end = g.ringOffset + uint64_t(p.usedCores) * g.ringCoreBytes;
+    g.enabled = 1;
 }
 }  // namespace
 
@@ -381,12 +426,38 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
         end = d.antiQueryOffset + uint64_t(p.usedCores) * d.antiQueryCoreBytes;
     }
     d.ringOffset = end;
+    if (prob.int8Digits) {
+        std::string notDigits;
+        if (Int8DigitsEligible(prob, t, notDigits)) PlanInt8Digits(prob, budget, t);
+    }
     return true;
+}
+
+bool Int8DigitsEligible(const DecodeProblem &prob, const AttentionCore::DecodeTiling &t, std::string &why)
+{
+    const AttentionCore::ForwardParams &p = t.params;
+    const auto even = [](uint64_t x) { return x % 2 == 0; };
+    if (!prob.antiquant) {
+        why = "K/V are not int8";
+    } else if (p.groupSize > AttentionCore::INT8_DIGIT_MAX_GROUP || p.qBlocksPerHead != 1) {
+        why = "more than " + std::to_string(AttentionCore::INT8_DIGIT_MAX_GROUP) + " query heads per KV head";
+    } else if (prob.headDim % AttentionCore::INT8_DIGIT_C0 != 0 || prob.headDim > 128) {
+        why = "head dim not a multiple of 32 up to 128";  // whole int8 Nz columns; two K tiles in L0B
+    } else if (p.blockKv % 64 != 0) {
+        why = "key blocks not a multiple of 64";  // the P digit units reduce 64-column groups
+    } else if (!even(prob.kv.b) || !even(prob.kv.n) || !even(prob.kv.s) || !even(prob.pageStride) ||
+               !even(prob.pageHeadStride)) {
+        why = "odd K/V element strides";  // the ring views int8 rows as 16-bit columns
+    } else {
+        return true;
+    }
+    return false;
 }
 
 uint64_t DecodeWorkspaceBytes(const AttentionCore::DecodeTiling &t)
 {
     const AttentionCore::DecodeParams &d = t.decode;
+    if (d.digits.enabled != 0) return d.digits.end;
     if (d.ring == 0) return CoreAndPartialBytes(t);
     return d.ringOffset + uint64_t(t.params.usedCores) * d.ringCoreBytes;
 }

@@ -31,6 +31,10 @@ struct DecodeProblem {
     // INT8 K/V with antiquant_scale (and offset): per tensor or per channel (kv_antiquant.h)
     bool antiquant = false, antiPerChannel = false;
     bool dtypeBf16 = false;  // query dtype BF16 (the int8 cast goes through fp16 and fp32)
+    // Plan the int8 x int8 core for int8 K/V where the shape qualifies (DecodeParams::digits;
+    // Int8DigitsEligible). No caller asks for it yet: the core's cube and vector stages are not
+    // built, so every int8 shape runs the cast ring.
+    bool int8Digits = false;
     uint64_t pseStrideB = 0, pseStrideN = 0;
 };
 
@@ -39,5 +43,8 @@ constexpr uint32_t MAX_KV_SPLITS = AttentionCore::MAX_CORES;
 
 bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCore::DecodeTiling &t, std::string &why);
 uint64_t DecodeWorkspaceBytes(const AttentionCore::DecodeTiling &t);
+// Whether the int8 x int8 core serves this int8 K/V problem on plan t (PlanDecode's blocks);
+// `why` says why not.
+bool Int8DigitsEligible(const DecodeProblem &prob, const AttentionCore::DecodeTiling &t, std::string &why);
 
 }  // namespace fa_host

@@ -30,6 +30,26 @@ constexpr uint32_t KV_RING_MAX_CHUNK_ROWS = 128;
 // copies, or one out copy where two leave the stage too little UB (G = 64 at D = 128).
 constexpr uint32_t KV_RING_TENSOR_COPIES = 2;
 
+// The int8 x int8 decode core (int8_digit_layout.h, int8_digits.h): planned by the host where
+// DecodeProblem::int8Digits asks for it and the shape qualifies; enabled 0 leaves the cast ring.
+struct Int8DigitParams {
+    uint32_t enabled;
+    uint32_t rowsPad;  // AlignUp(2 G, 16): a unit's hi and lo digit rows as the cube's M
+    // The ring's producer as the copied (16-bit) ring of headDim / 2 columns: its chunk and copies.
+    uint32_t ringChunkElems;
+    uint32_t ringInCopies;
+    uint32_t ringOutCopies;
+    uint32_t ringByTensor;
+    uint64_t queryItemBytes;  // Int8DigitQueryItemBytes
+    uint64_t queryOffset;     // core c's query digits at queryOffset + c * queryCoreBytes
+    uint64_t queryCoreBytes;
+    uint64_t slotOffset;  // core c's S / O / P slots at slotOffset + c * slotCoreBytes
+    uint64_t slotCoreBytes;
+    uint64_t ringOffset;  // core c's int8 ring at ringOffset + c * ringCoreBytes
+    uint64_t ringCoreBytes;
+    uint64_t end;  // the workspace this plan needs
+};
+
 struct DecodeParams {
     // KV window. kvSplits chunks of kvChunk keys (a multiple of 16; of blockKv for int8
     // K/V) per (batch, KV head).
@@ -102,6 +122,8 @@ struct DecodeParams {
     uint64_t wsPartialOffset;                     // bytes from the user workspace start
     uint64_t combineRows;                         // batch * numHeads
     uint64_t combineRowStart[MAX_CORES * 2 + 1];  // vector core v combines rows [start[v], start[v+1])
+
+    Int8DigitParams digits;
 };
 
 struct DecodeTiling {

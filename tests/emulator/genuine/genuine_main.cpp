@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
+#include <vector>
 
 #include "tikicpulib.h"
+#include "../../../op_kernel/attention_core/variants/decode_params.h"
 
 extern "C" void events_vec_add(GM_ADDR x, GM_ADDR y);
 extern "C" void events_mmad(GM_ADDR a, GM_ADDR b, GM_ADDR c);
@@ -18,6 +20,13 @@ extern "C" void vec_5hd(GM_ADDR x, GM_ADDR u, GM_ADDR f, GM_ADDR pq, GM_ADDR out
 extern "C" void int8_digit_vector(GM_ADDR x, GM_ADDR unit, GM_ADDR sHi, GM_ADDR sLo, GM_ADDR scale, GM_ADDR digits,
                                   GM_ADDR s);
 extern "C" void int8_digit_block(GM_ADDR qd, GM_ADDR pd, GM_ADDR k, GM_ADDR v, GM_ADDR s, GM_ADDR o);
+extern "C" void int8_digit_rows(GM_ADDR x, GM_ADDR prod, GM_ADDR unit, GM_ADDR slot, GM_ADDR s);
+extern "C" void int8_query_digits(GM_ADDR query, GM_ADDR scale, GM_ADDR region, GM_ADDR tiling);
+extern "C" void int8_digit_cube(GM_ADDR qd, GM_ADDR kv, GM_ADDR pd, GM_ADDR shape, GM_ADDR s, GM_ADDR o);
+extern "C" void int8_digit_softmax(GM_ADDR sProd, GM_ADDR rUnits, GM_ADDR slot, GM_ADDR stats);
+extern "C" void int8_digit_fold(GM_ADDR oProd, GM_ADDR stats, GM_ADDR out);
+extern "C" void int8_digit_unit(GM_ADDR q, GM_ADDR scale, GM_ADDR k8, GM_ADDR v8, GM_ADDR ws, GM_ADDR out,
+                                GM_ADDR tiling);
 
 namespace {
 int g_failures = 0;
@@ -278,6 +287,362 @@ void Int8DigitVector()
           static_cast<void *>(sHi), static_cast<void *>(sLo), static_cast<void *>(digits)})
         AscendC::GmFree(p);
 }
+
+// The decode core's digit helpers (int8_digits.h): units computed in the kernel, digits in the
+// int8 Nz slot, the combine scaled by the units; the reference repeats the fp32 steps.
+void Int8DigitRows()
+{
+    constexpr int R = 8, C = 128, N = R * C;
+    constexpr float QMAX = 32639.0f;
+    float *x = Alloc<float>(N), *unit = Alloc<float>(64 + R), *s = Alloc<float>(N);  // units, q16 sums at 64
+    int32_t *prod = Alloc<int32_t>(2 * N);
+    auto *slot = Alloc<int8_t>(2 * N);
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+            const float v = std::sin(0.37f * static_cast<float>(r * C + c) + 0.5f) * (r % 2 ? 1.0f : 300.0f);
+            x[r * C + c] = r == 6 ? 0.0f : r % 4 == 3 ? std::fabs(v) * 1e-3f : v;  // row 6: all zero
+        }
+    x[2 * C + 77] = -301.0f;  // a row whose largest magnitude is negative
+    for (int i = 0; i < N; ++i) {
+        prod[i] = (i * 7919) % (1 << 22) - (1 << 21);
+        prod[N + i] = (i * 104729) % (1 << 22) - (1 << 21);
+    }
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(int8_digit_rows, 1, x, prod, unit, slot, s);
+    int bad = 0;
+    for (int r = 0; r < R; ++r) {
+        float amax = 0.0f;
+        for (int c = 0; c < C; ++c) amax = std::fmax(amax, std::fabs(x[r * C + c]));
+        amax = std::fmax(amax, 1e-30f);
+        const float inv = QMAX / amax;
+        const float u = amax * (1.0f / QMAX);
+        bad += unit[r] != u;
+        float qsum = 0.0f;
+        for (int c = 0; c < C; ++c) {
+            const int i = r * C + c;
+            const float q = std::fmin(std::fmax(std::nearbyint(x[i] * inv), -QMAX), QMAX);
+            qsum += q;
+            const float h = std::floor((q + 128.0f) * (1.0f / 256.0f));
+            const float l = q - 256.0f * h;
+            const int8_t dh = slot[(c / 32) * 16 * 32 + r * 32 + c % 32];
+            const int8_t dl = slot[(c / 32) * 16 * 32 + (R + r) * 32 + c % 32];
+            bad += dh != static_cast<int8_t>(h) || dl != static_cast<int8_t>(l);
+            bad += std::fabs(x[i] - u * static_cast<float>(256 * dh + dl)) > 0.5001f * u + 1e-6f * std::fabs(x[i]);
+            const float e = (static_cast<float>(prod[i]) * 256.0f + static_cast<float>(prod[N + i])) * u;
+            bad += s[i] != e;
+        }
+        bad += unit[64 + r] != qsum;
+    }
+    Report("int8_digit_rows", bad);
+    for (void *p : {static_cast<void *>(x), static_cast<void *>(unit), static_cast<void *>(s),
+                    static_cast<void *>(prod), static_cast<void *>(slot)})
+        AscendC::GmFree(p);
+}
+
+// The query digits of a core's items (int8_query_digits.h): B x Nkv x G rows of D, units from
+// unit 1 of kvSplits = 2 to unit 6 (items 0-2 of the core, from (batch 0, KV head 0) on),
+// the key scale per tensor or per channel, the score scale folded in.
+int Int8QueryDigitsCase(int G, int D, bool perChannel)
+{
+    constexpr float QMAX = 32639.0f;
+    const int B = 2, NKV = 2, N = NKV * G, SPLITS = 2;
+    const int rowsPad = (2 * G + 15) / 16 * 16;
+    const int itemBytes = rowsPad * D + (G * 4 + 31) / 32 * 32;
+    const int first = 1 / SPLITS, last = 6 / SPLITS;
+    auto *q = Alloc<half>(B * N * D);
+    auto *sc = Alloc<half>(2 * NKV * D);
+    auto *region = Alloc<int8_t>((last - first + 1) * itemBytes);
+    auto *td = Alloc<AttentionCore::DecodeTiling>(1);
+    std::memset(td, 0, sizeof(*td));
+    for (int i = 0; i < B * N * D; ++i) {
+        const int row = i / D;
+        const float mag = row % 3 == 0 ? 7.5f : row % 3 == 1 ? 0.02f : 1.0f;
+        q[i] = half(std::sin(0.61f * static_cast<float>(i) + 0.3f) * mag);
+    }
+    for (int i = 0; i < D; ++i) q[(N + 2) * D + i] = half(0.0f);  // one zero row (batch 1, head 2)
+    for (int i = 0; i < 2 * NKV * D; ++i) sc[i] = half(0.01f + 0.002f * static_cast<float>(i % 37));
+    AttentionCore::ForwardParams &p = td->params;
+    p.batch = B;
+    p.numHeads = N;
+    p.numKvHeads = NKV;
+    p.groupSize = G;
+    p.headDim = D;
+    p.headDimAlign = D;
+    p.blockQ = G <= 16 ? 16 : G;
+    p.qBlocksPerHead = 1;
+    p.qStrideB = N * D;
+    p.qStrideN = D;
+    p.coreUnitStart[0] = 1;
+    p.coreUnitStart[1] = 7;
+    td->score.scaleValue = 0.0883883f;
+    td->decode.kvSplits = SPLITS;
+    td->decode.antiPerChannel = perChannel ? 1 : 0;
+    td->decode.digits.rowsPad = rowsPad;
+    td->decode.digits.queryItemBytes = itemBytes;
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(int8_query_digits, 1, q, sc, region, td);
+    int bad = 0;
+    for (int item = first; item <= last; ++item) {
+        const int b = item / NKV, kvHead = item % NKV;
+        const int8_t *tile = region + (item - first) * itemBytes;
+        const float *units = reinterpret_cast<const float *>(tile + rowsPad * D);
+        for (int r = 0; r < G; ++r) {
+            const half *row = q + b * N * D + (kvHead * G + r) * D;
+            float x[256];
+            float amax = 0.0f;
+            for (int c = 0; c < D; ++c) {
+                const float ks = perChannel ? static_cast<float>(sc[kvHead * D + c]) * 0.0883883f
+                                            : static_cast<float>(sc[0]) * 0.0883883f;
+                x[c] = static_cast<float>(row[c]) * ks;
+                amax = std::fmax(amax, std::fabs(x[c]));
+            }
+            amax = std::fmax(amax, 1e-30f);
+            const float inv = QMAX / amax, u = amax * (1.0f / QMAX);
+            bad += units[r] != u;
+            for (int c = 0; c < D; ++c) {
+                const float qq = std::fmin(std::fmax(std::nearbyint(x[c] * inv), -QMAX), QMAX);
+                const float h = std::floor((qq + 128.0f) * (1.0f / 256.0f));
+                const int8_t dh = tile[(c / 32) * rowsPad * 32 + r * 32 + c % 32];
+                const int8_t dl = tile[(c / 32) * rowsPad * 32 + (rowsPad / 2 + r) * 32 + c % 32];
+                bad += dh != static_cast<int8_t>(h) || dl != static_cast<int8_t>(qq - 256.0f * h);
+                bad += std::fabs(x[c] - u * static_cast<float>(256 * dh + dl)) > 0.5001f * u + 1e-6f * std::fabs(x[c]);
+            }
+        }
+    }
+    for (void *ptr :
+         {static_cast<void *>(q), static_cast<void *>(sc), static_cast<void *>(region), static_cast<void *>(td)})
+        AscendC::GmFree(ptr);
+    return bad;
+}
+
+void Int8QueryDigits()
+{
+    const int bad = Int8QueryDigitsCase(8, 128, false) + Int8QueryDigitsCase(4, 96, true) +
+                    Int8QueryDigitsCase(16, 64, true) + Int8QueryDigitsCase(1, 128, false);
+    Report("int8_query_digits", bad);
+}
+
+// int8 Nz order of a rows x cols int8 matrix: column blocks of 32, `rows` rows each.
+size_t NzAt(int r, int c, int rows) { return static_cast<size_t>(c / 32) * rows * 32 + r * 32 + c % 32; }
+
+// The cube tiles from Nz hand-offs (int8_digit_cube.h): S = A . K^T and O = P . V, int32, for 16
+// and 32 digit rows (G = 8 and G = 16).
+void Int8DigitCube()
+{
+    constexpr int D = 128, L = 128;
+    int bad = 0;
+    for (int rows : {16, 32}) {
+        int8_t *qd = Alloc<int8_t>(32 * D), *pd = Alloc<int8_t>(32 * L), *kv = Alloc<int8_t>(2 * L * D);
+        int32_t *s = Alloc<int32_t>(32 * L), *o = Alloc<int32_t>(32 * D);
+        auto *shape = Alloc<uint32_t>(8);
+        shape[0] = static_cast<uint32_t>(rows);
+        std::vector<int> a(rows * D), p(rows * L), k(L * D), v(L * D);
+        auto val = [](int i, int m, int b) { return (i * m + b) % 256 - 128; };
+        for (int i = 0; i < rows * D; ++i) a[i] = val(i, 37, 11 + rows);
+        for (int i = 0; i < rows * L; ++i) p[i] = val(i, 53, 5 + rows);
+        for (int i = 0; i < L * D; ++i) k[i] = val(i, 91, 3);
+        for (int i = 0; i < L * D; ++i) v[i] = val(i, 29, 77);
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < D; ++c) qd[NzAt(r, c, rows)] = static_cast<int8_t>(a[r * D + c]);
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < L; ++c) pd[NzAt(r, c, rows)] = static_cast<int8_t>(p[r * L + c]);
+        for (int j = 0; j < L; ++j)
+            for (int c = 0; c < D; ++c) {
+                kv[NzAt(j, c, L)] = static_cast<int8_t>(k[j * D + c]);
+                kv[L * D + NzAt(j, c, L)] = static_cast<int8_t>(v[j * D + c]);
+            }
+        AscendC::SetKernelMode(KernelMode::AIC_MODE);
+        ICPU_RUN_KF(int8_digit_cube, 1, qd, kv, pd, shape, s, o);
+        for (int r = 0; r < rows; ++r) {
+            for (int j = 0; j < L; ++j) {
+                int32_t acc = 0;
+                for (int c = 0; c < D; ++c) acc += a[r * D + c] * k[j * D + c];
+                bad += s[r * L + j] != acc;
+            }
+            for (int c = 0; c < D; ++c) {
+                int32_t acc = 0;
+                for (int j = 0; j < L; ++j) acc += p[r * L + j] * v[j * D + c];
+                bad += o[r * D + c] != acc;
+            }
+        }
+        for (void *ptr : {static_cast<void *>(qd), static_cast<void *>(pd), static_cast<void *>(kv),
+                          static_cast<void *>(s), static_cast<void *>(o), static_cast<void *>(shape)})
+            AscendC::GmFree(ptr);
+    }
+    Report("int8_digit_cube", bad);
+}
+
+// One key block through the vector stage's steps (int8_digit_chain.cpp) with the cube's integer
+// products computed here: the output against a float64 softmax . V of the same scores. The P
+// digits' quantisation (a relative step of 1 / 32639 of each row's largest P) bounds the error.
+void Int8DigitChain()
+{
+    constexpr int R = 8, D = 128, L = 128, N = R * L;
+    int32_t *sProd = Alloc<int32_t>(2 * N), *oProd = Alloc<int32_t>(2 * N);
+    float *r = Alloc<float>(8), *stats = Alloc<float>(24), *out = Alloc<float>(N);
+    auto *slot = Alloc<int8_t>(2 * N);
+    std::vector<int> qh(R * D), ql(R * D), k(L * D), v(L * D);
+    auto val = [](int i, int m, int b) { return (i * m + b) % 256 - 128; };
+    for (int i = 0; i < R * D; ++i) {
+        qh[i] = val(i, 37, 11) / 4;  // a query row's hi digits are its large part
+        ql[i] = val(i, 53, 5);
+    }
+    for (int i = 0; i < L * D; ++i) k[i] = val(i, 91, 3);
+    for (int i = 0; i < L * D; ++i) v[i] = val(i, 29, 77);
+    std::vector<double> sd(N);
+    for (int row = 0; row < R; ++row) {
+        double amax = 0.0;
+        for (int j = 0; j < L; ++j) {
+            int32_t hi = 0, lo = 0;
+            for (int c = 0; c < D; ++c) {
+                hi += qh[row * D + c] * k[j * D + c];
+                lo += ql[row * D + c] * k[j * D + c];
+            }
+            sProd[row * L + j] = hi;
+            sProd[N + row * L + j] = lo;
+            amax = std::fmax(amax, std::fabs(256.0 * hi + lo));
+        }
+        r[row] = static_cast<float>((1.0 + 2.0 * row) / amax);  // score ranges +-1 .. +-15
+        for (int j = 0; j < L; ++j) {
+            // as the kernel forms S: fp32 256 hi + lo, times r
+            const float f =
+                (static_cast<float>(sProd[row * L + j]) * 256.0f + static_cast<float>(sProd[N + row * L + j]));
+            sd[row * L + j] = static_cast<double>(f * r[row]);
+        }
+    }
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(int8_digit_softmax, 1, sProd, r, slot, stats);
+    int bad = 0;
+    std::vector<int> ph(N), pl(N);
+    for (int row = 0; row < R; ++row) {
+        int64_t qsum = 0;
+        for (int j = 0; j < L; ++j) {
+            ph[row * L + j] = slot[NzAt(row, j, 2 * R)];
+            pl[row * L + j] = slot[NzAt(R + row, j, 2 * R)];
+            qsum += 256 * ph[row * L + j] + pl[row * L + j];
+        }
+        bad += stats[16 + row] != static_cast<float>(qsum) || !(stats[8 + row] > 0.0f);
+    }
+    for (int row = 0; row < R; ++row)
+        for (int c = 0; c < D; ++c) {
+            int32_t hi = 0, lo = 0;
+            for (int j = 0; j < L; ++j) {
+                hi += ph[row * L + j] * v[j * D + c];
+                lo += pl[row * L + j] * v[j * D + c];
+            }
+            oProd[row * D + c] = hi;
+            oProd[N + row * D + c] = lo;
+        }
+    ICPU_RUN_KF(int8_digit_fold, 1, oProd, stats, out);
+    double worst = 0.0;
+    for (int row = 0; row < R; ++row) {
+        double m = -1e300, l = 0.0;
+        for (int j = 0; j < L; ++j) m = std::fmax(m, sd[row * L + j]);
+        std::vector<double> o(D, 0.0);
+        for (int j = 0; j < L; ++j) {
+            const double p = std::exp(sd[row * L + j] - m);
+            l += p;
+            for (int c = 0; c < D; ++c) o[c] += p * v[j * D + c];
+        }
+        for (int c = 0; c < D; ++c) worst = std::fmax(worst, std::fabs(out[row * D + c] - o[c] / l));
+    }
+    bad += worst > 128.0 * 2e-5;  // |V| <= 128
+    std::printf("int8_digit_chain: max |O - O_ref| = %.3g\n", worst);
+    Report("int8_digit_chain", bad);
+    for (void *ptr : {static_cast<void *>(sProd), static_cast<void *>(oProd), static_cast<void *>(r),
+                      static_cast<void *>(stats), static_cast<void *>(out), static_cast<void *>(slot)})
+        AscendC::GmFree(ptr);
+}
+
+// One decode unit through the int8 x int8 pieces on a MIX core (int8_digit_unit.cpp) against a
+// float64 attention over the dequantised keys (per-tensor key scale; the value scale is 1).
+void Int8DigitUnit()
+{
+    constexpr int G = 8, D = 128, S = 512, C = 128;
+    constexpr float SCALE = 0.0883883f;
+    auto *q = Alloc<half>(G * D);
+    auto *sc = Alloc<half>(16);
+    auto *k8 = Alloc<int8_t>(S * D), *v8 = Alloc<int8_t>(S * D);
+    auto *ws = Alloc<uint8_t>(64 * 1024 + 8 * 2 * C * D);
+    float *out = Alloc<float>(G * D);
+    auto *td = Alloc<AttentionCore::DecodeTiling>(1);
+    std::memset(td, 0, sizeof(*td));
+    std::vector<int> k(S * D), v(S * D);
+    auto val = [](int i, int m, int b) { return (i * m + b) % 256 - 128; };
+    for (int i = 0; i < S * D; ++i) {
+        k[i] = val(i, 91, 3);
+        v[i] = val(i, 29, 77);
+    }
+    for (int i = 0; i < G * D; ++i)
+        q[i] = half(std::sin(0.61f * static_cast<float>(i) + 0.3f) * (i / D == 5 ? 4.0f : 1.0f));
+    sc[0] = half(0.05f);
+    for (int i = 0; i < S * D; ++i) {
+        k8[i] = static_cast<int8_t>(k[i]);
+        v8[i] = static_cast<int8_t>(v[i]);
+    }
+    AttentionCore::ForwardParams &p = td->params;
+    p.batch = 1;
+    p.numHeads = G;
+    p.numKvHeads = 1;
+    p.groupSize = G;
+    p.headDim = D;
+    p.headDimAlign = D;
+    p.blockQ = 16;
+    p.qBlocksPerHead = 1;
+    p.qStrideB = G * D;
+    p.qStrideN = D;
+    p.coreUnitStart[1] = 1;
+    p.unitCount = 1;
+    p.usedCores = 1;
+    p.seqQ = 1;
+    p.seqKv = S;
+    p.blockKv = C;
+    p.kvStrideB = p.kvStrideN = S * D;  // BNSD int8 elements
+    p.kvStrideS = D;
+    td->score.scaleValue = SCALE;
+    AttentionCore::DecodeParams &dp = td->decode;
+    dp.kvSplits = td->mask.kvSplits = td->score.kvSplits = 1;
+    dp.kvChunk = td->mask.kvChunk = S + C;
+    dp.antiquant = 1;
+    dp.ringSlots = 8;
+    dp.ringAhead = 4;
+    dp.ringStartExtra = 2;
+    dp.digits.rowsPad = 16;
+    dp.digits.queryItemBytes = 16 * D + 32;
+    dp.digits.ringChunkElems = C * D / 2;  // a whole block of 16-bit rows by tensor
+    dp.digits.ringInCopies = dp.digits.ringOutCopies = 2;
+    dp.digits.ringByTensor = 1;
+    dp.digits.ringCoreBytes = 8 * 2 * C * D;
+    AscendC::SetKernelMode(KernelMode::MIX_MODE);
+    ICPU_RUN_KF(int8_digit_unit, 1, q, sc, k8, v8, ws, out, td);
+    double worst = 0.0, omax = 0.0;
+    for (int r = 0; r < G; ++r) {
+        std::vector<double> s(S), o(D, 0.0);
+        double m = -1e300, l = 0.0;
+        for (int t = 0; t < S; ++t) {
+            double acc = 0.0;
+            for (int c = 0; c < D; ++c)
+                acc += static_cast<double>(static_cast<float>(q[r * D + c])) * static_cast<float>(sc[0]) * SCALE *
+                       k[t * D + c];
+            s[t] = acc;
+            m = std::fmax(m, acc);
+        }
+        for (int t = 0; t < S; ++t) {
+            const double e = std::exp(s[t] - m);
+            l += e;
+            for (int c = 0; c < D; ++c) o[c] += e * v[t * D + c];
+        }
+        for (int c = 0; c < D; ++c) {
+            worst = std::fmax(worst, std::fabs(out[r * D + c] - o[c] / l));
+            omax = std::fmax(omax, std::fabs(o[c] / l));
+        }
+    }
+    std::printf("int8_digit_unit: max |O - O_ref| = %.3g (max |O_ref| %.3g)\n", worst, omax);
+    Report("int8_digit_unit", worst > 1e-3 * omax ? 1 : 0);
+    for (void *ptr : {static_cast<void *>(q), static_cast<void *>(sc), static_cast<void *>(k8), static_cast<void *>(v8),
+                      static_cast<void *>(ws), static_cast<void *>(out), static_cast<void *>(td)})
+        AscendC::GmFree(ptr);
+}
 }  // namespace
 
 int main()
@@ -290,5 +655,10 @@ int main()
     Vec5hd();
     Int8DigitBlock();
     Int8DigitVector();
+    Int8DigitRows();
+    Int8QueryDigits();
+    Int8DigitCube();
+    Int8DigitChain();
+    Int8DigitUnit();
     return g_failures == 0 ? 0 : 1;
 }

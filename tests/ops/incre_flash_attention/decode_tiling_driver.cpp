@@ -1,11 +1,14 @@
 // Test driver of the decode planning (op_host/common/tiling/decode_tiling.cpp), pure host code: reads
 // one problem per line from stdin
 //   B N Nkv S D aicNum quantOut lengthCount [lengths...]
-// and prints one JSON object per line with the planned fields the tests check.
+// (DECODE_DRIVER_INT8=1: int8 K/V per tensor; =2: with the int8 x int8 core asked for) and prints one JSON object per line with the planned fields the tests check.
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include "common/tiling/decode_tiling.h"
+#include "attention_core/variants/int8_digit_layout.h"
+#include "attention_core/variants/kv_ring_layout.h"
 
 int main()
 {
@@ -20,6 +23,9 @@ int main()
         prob.q = {uint64_t(n * d), uint64_t(d), uint64_t(n * d)};
         prob.kv = {uint64_t(nkv * s * d), uint64_t(s * d), uint64_t(d)};
         prob.quantOut = quant != 0;
+        const char *int8 = std::getenv("DECODE_DRIVER_INT8");
+        prob.antiquant = int8 != nullptr && int8[0] != '0';
+        prob.int8Digits = int8 != nullptr && int8[0] == '2';
         for (long long i = 0; i < count; ++i) {
             long long len;
             std::cin >> len;
@@ -52,7 +58,31 @@ int main()
         for (uint32_t c = 0; c <= p.usedCores; ++c) std::cout << (c ? ", " : "") << p.coreUnitStart[c];
         std::cout << "], \"combineStarts\": [";
         for (uint32_t v = 0; v <= 2 * p.usedCores; ++v) std::cout << (v ? ", " : "") << dp.combineRowStart[v];
-        std::cout << "]}" << std::endl;
+        const auto &g = dp.digits;
+        std::cout << "], \"digits\": {\"enabled\": " << g.enabled << ", \"rowsPad\": " << g.rowsPad
+                  << ", \"ringChunkElems\": " << g.ringChunkElems << ", \"ringCopies\": [" << g.ringInCopies << ", "
+                  << g.ringOutCopies << "], \"ringByTensor\": " << g.ringByTensor
+                  << ", \"queryItemBytes\": " << g.queryItemBytes << ", \"queryOffset\": " << g.queryOffset
+                  << ", \"queryCoreBytes\": " << g.queryCoreBytes << ", \"slotOffset\": " << g.slotOffset
+                  << ", \"slotCoreBytes\": " << g.slotCoreBytes << ", \"ringOffset\": " << g.ringOffset
+                  << ", \"ringCoreBytes\": " << g.ringCoreBytes << ", \"end\": " << g.end
+                  << "}, \"blockKv\": " << p.blockKv << ", \"castRingCoreBytes\": " << dp.ringCoreBytes;
+        // the kernel's view of the plan for the ring's producer (int8_digit_layout.h)
+        static AttentionCore::DecodeTiling view;
+        view = t;
+        AttentionCore::Int8DigitRingView(view);
+        std::cout << ", \"view\": {\"headDim\": " << view.params.headDim
+                  << ", \"headDimAlign\": " << view.params.headDimAlign << ", \"kvStrides\": [" << view.params.kvStrideB
+                  << ", " << view.params.kvStrideN << ", " << view.params.kvStrideS
+                  << "], \"ringChunkElems\": " << view.decode.ringChunkElems
+                  << ", \"ringByTensor\": " << view.decode.ringByTensor << ", \"antiquant\": " << view.decode.antiquant
+                  << ", \"ringUb\": "
+                  << AttentionCore::KvRingUbLayout(view.decode.ringChunkElems, view.params.headDim,
+                                                   view.params.headDimAlign, 2, 2, false, false,
+                                                   view.decode.ringInCopies, view.decode.ringOutCopies, 0)
+                         .Total()
+                  << "}";
+        std::cout << "}" << std::endl;
     }
     return 0;
 }

@@ -4,6 +4,7 @@ multiples: a core's last block is short), many rows are not split, every unit is
 the combine rows cover every output row once, and the workspace holds what the kernel uses."""
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -35,9 +36,10 @@ def plan(tmp_path_factory):
         check=True,
     )
 
-    def run(b=1, n=8, nkv=1, s=4096, d=128, aic=24, quant=0, lengths=()):
+    def run(b=1, n=8, nkv=1, s=4096, d=128, aic=24, quant=0, lengths=(), int8=0):
         line = f"{b} {n} {nkv} {s} {d} {aic} {quant} {len(lengths)} {' '.join(map(str, lengths))}\n"
-        out = subprocess.run([str(exe)], input=line, capture_output=True, text=True, check=True).stdout
+        env = {**os.environ, "DECODE_DRIVER_INT8": str(int8)}
+        out = subprocess.run([str(exe)], input=line, capture_output=True, text=True, check=True, env=env).stdout
         return json.loads(out)
 
     return run
@@ -114,3 +116,71 @@ def test_int8_output_aligns_rows_and_always_has_partials(plan):
 
 def test_plan_is_deterministic(plan):
     assert plan(b=3, n=16, nkv=4, s=5000) == plan(b=3, n=16, nkv=4, s=5000)
+
+
+# ---- the int8 x int8 core's plan (int8_digit_layout.h): asked for only by the driver today
+
+
+def test_int8_digit_plan_only_where_asked(plan):
+    p = plan(b=16, n=32, nkv=4, int8=1)
+    assert p["ok"] and p["ring"] == 1 and p["digits"]["enabled"] == 0
+    assert p["workspace"] == p["ringOffset"] + p["ringBytes"]
+
+
+@pytest.mark.parametrize(
+    "b,n,nkv,s,d,rows_pad",
+    [
+        (16, 32, 4, 4096, 128, 16),
+        (64, 32, 4, 4096, 128, 16),
+        (4, 64, 4, 8192, 128, 32),
+        (8, 8, 8, 1024, 64, 16),
+        (2, 16, 2, 32768, 96, 16),
+        (1, 16, 16, 512, 128, 16),
+    ],
+)
+def test_int8_digit_plan_regions(plan, b, n, nkv, s, d, rows_pad):
+    p = plan(b=b, n=n, nkv=nkv, s=s, d=d, int8=2)
+    g = p["digits"]
+    assert p["ok"] and g["enabled"] == 1 and g["rowsPad"] == rows_pad
+    dp = p["headDimAlign"]
+    bk = p["blockKv"]
+    cores = p["usedCores"]
+    # the int8 ring: half the cast ring's bytes (rounded to 512)
+    assert g["ringCoreBytes"] == -(-p["castRingCoreBytes"] // 2 // 512) * 512
+    # S and O int32, P int8 slots (WS_SLOTS = 4)
+    assert g["slotCoreBytes"] == -(-(4 * rows_pad * (bk * 4 + dp * 4 + bk)) // 512) * 512
+    # every core's query items: from its first unit's (batch, KV head, head block) to its last's
+    item = rows_pad * dp + -(-(n // nkv) * 4 // 32) * 32
+    assert g["queryItemBytes"] == item
+    st = p["starts"]
+    span = max((st[c + 1] - 1) // p["kvSplits"] - st[c] // p["kvSplits"] + 1 for c in range(cores) if st[c + 1] > st[c])
+    assert g["queryCoreBytes"] >= span * item
+    # regions in order, after the core slots and the split-KV partials, inside the workspace
+    assert g["queryOffset"] >= p["coreBytes"] and g["queryOffset"] % 512 == 0
+    assert g["slotOffset"] == g["queryOffset"] + cores * g["queryCoreBytes"]
+    assert g["ringOffset"] == g["slotOffset"] + cores * g["slotCoreBytes"]
+    assert p["workspace"] == g["end"] == g["ringOffset"] + cores * g["ringCoreBytes"]
+    # the ring's producer: the copied ring's plan at headDim / 2 16-bit columns
+    assert g["ringChunkElems"] >= d // 2 and min(g["ringCopies"]) >= 1
+
+
+@pytest.mark.parametrize("n,nkv,d", [(32, 1, 128), (64, 2, 128), (8, 1, 80), (8, 1, 256)])
+def test_int8_digit_plan_not_where_unplanned(plan, n, nkv, d):
+    """G > 16 (the hand-offs of 2G digit rows cost more than the cast ring), D not whole int8 Nz
+    columns, or D > 128: the cast ring."""
+    p = plan(b=4, n=n, nkv=nkv, d=d, int8=2)
+    assert p["ok"] and p["ring"] == 1 and p["digits"]["enabled"] == 0
+
+
+def test_int8_digit_ring_view_is_the_copied_ring_of_half_the_columns(plan):
+    """The kernel's view of the plan (Int8DigitRingView) is what the planner planned the ring's
+    producer on: the copied 16-bit ring of headDim / 2 columns over the same bytes."""
+    b, n, nkv, s, d = 16, 32, 4, 4096, 128
+    p = plan(b=b, n=n, nkv=nkv, s=s, d=d, int8=2)
+    v = p["view"]
+    assert v["headDim"] == d // 2 and v["headDimAlign"] == p["headDimAlign"] // 2 and v["antiquant"] == 0
+    assert v["kvStrides"] == [nkv * s * d // 2, s * d // 2, d // 2]  # BNSD strides of the driver, halved
+    assert v["ringChunkElems"] == p["digits"]["ringChunkElems"] and v["ringByTensor"] == p["digits"]["ringByTensor"]
+    # the copied fp16 plan of the viewed problem reserves the same producer UB
+    fp16 = plan(b=b, n=n, nkv=nkv, s=s, d=d // 2)
+    assert fp16["ring"] == 1 and fp16["ringByTensor"] == v["ringByTensor"]
