@@ -381,15 +381,41 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
 
 namespace {
 
+constexpr uint64_t SUMMARY_MIN_USES = 16;  // (batch, head) pairs per mask plane at D <= 64
+constexpr uint32_t SUMMARY_MAX_HEAD_DIM = 128;
+
+// Whether PlanMaskSummary builds the mask summary for this geometry (rowsPerVec set). The pass
+// reads the plane's band (from HBM) before the main loop; without it each computed tile's mask
+// rows load during the previous rows' softmax and cost one or-fold and 1 B of L2 per score.
+// Modelled on causal planes, it pays off where the plane serves SUMMARY_MIN_USES (batch, head)
+// pairs per 64 of D or more (the mask's byte per score weighs half as much against the L2
+// traffic of a D = 128 score): PFA causal S4K D64 N16 3 %, N32 5 % faster; D = 128 with 32 or
+// more pairs B2 N16 S2K 176.5 -> 172.2 us, B4 N8 S2K 176.5 -> 172.4, B2 N32 S2K 350.7 -> 333.9,
+// B4 N16 S2K 347.8 -> 334.1, B1 N32 S4K 626.7 -> 617.6, B1 N32/8 S2K 166.8 -> 165.7; with 16
+// pairs at D = 128 slower at S2K (B1 N16 S2K, B2 N8 S2K 89.6 -> 91.9: the pass before the
+// barrier is not hidden there), though faster at S4K (B1 N16 S4K 327.3 -> 310.1).
+bool MaskSummaryPays(const AttentionCore::ForwardParams &p, const AttentionCore::MaskBandParams &m)
+{
+    const bool shared = (p.batch == 1 || m.strides.b == 0) && (p.numHeads == 1 || m.strides.n == 0);
+    const uint32_t cols = (p.seqKv + AttentionCore::SUMMARY_KEYS - 1) / AttentionCore::SUMMARY_KEYS;
+    const uint32_t scratch = p.rowsPerVec * p.headDimAlign * 4;  // what the vector stage passes
+    const uint64_t uses = uint64_t(p.batch) * p.numHeads;
+    const uint64_t minUses = SUMMARY_MIN_USES * std::max<uint64_t>(1, (uint64_t(p.headDim) + 63) / 64);
+    return m.hasMask != 0 && shared && uses >= minUses && p.headDim <= SUMMARY_MAX_HEAD_DIM &&
+           AttentionCore::MaskSummaryChunk(scratch, cols) != 0;
+}
+
 // Whether the units may run (batch, q-block, head): the heads of a batch read one mask plane (a
 // tile's mask rows are the same for all). Modelled on causal planes (docs/performance.md
 // "Sweep"): B1 N2 S8K 162.5 -> 157.9 us, B2 N16 S2K 197.3 -> 195.9. Where a q-block's heads come
 // as one run of equal costs the contiguous ranges can cut unevenly (B1 N8 S4K 168.8 -> 188.6 us
 // in that order: the core with the light first q-blocks and the 48-row tail q-block ends last),
-// so with more than two heads PlanForward keeps the order only where it plans no longer.
+// so with more than two heads PlanForward keeps the order only where it plans no longer. Not
+// where the summary is planned: it skips the clear tiles' loads anyway, and a head's q-blocks
+// in a row find its cached K/V (B4 N16 S2K causal with the summary 350.5 -> 334.1 us).
 bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::MaskBandParams &mask)
 {
-    return mask.hasMask != 0 && p.numHeads > 1 && mask.strides.n == 0 && p.groupSize == 1;
+    return mask.hasMask != 0 && p.numHeads > 1 && mask.strides.n == 0 && p.groupSize == 1 && !MaskSummaryPays(p, mask);
 }
 
 // Where PlanForward takes one Q and P copy for another K/V cache tile pair: under a mask up to
@@ -616,27 +642,14 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     return true;
 }
 
-constexpr uint64_t SUMMARY_MIN_USES = 16;
-constexpr uint32_t SUMMARY_MAX_HEAD_DIM = 64;
-
 void PlanMaskSummary(AttentionCore::PrefillTiling &tiling)
 {
     const AttentionCore::ForwardParams &p = tiling.params;
     AttentionCore::MaskBandParams &m = tiling.mask;
-    const bool shared = (p.batch == 1 || m.strides.b == 0) && (p.numHeads == 1 || m.strides.n == 0);
-    const uint32_t cols = (p.seqKv + AttentionCore::SUMMARY_KEYS - 1) / AttentionCore::SUMMARY_KEYS;
-    const uint32_t scratch = p.rowsPerVec * p.headDimAlign * 4;  // what the vector stage passes
-    // The summary pass reads the whole plane (from HBM) before the main loop; without it each
-    // computed tile's mask rows load during the previous rows' softmax and cost one or-fold.
-    // Modelled on causal planes, the pass pays off only where the forward is bound by L2 and
-    // the vector cores (D <= 64) and the plane serves 16 or more (batch, head) pairs (PFA
-    // causal S4K D64: N16 3 %, N32 5 % faster; N8 and every D = 128 shape tried, N2 to N64,
-    // slower or even: docs/performance.md "Sweep").
-    const uint64_t uses = uint64_t(p.batch) * p.numHeads;
-    if (m.hasMask == 0 || !shared || uses < SUMMARY_MIN_USES || p.headDim > SUMMARY_MAX_HEAD_DIM ||
-        AttentionCore::MaskSummaryChunk(scratch, cols) == 0) {
+    if (!MaskSummaryPays(p, m)) {
         return;
     }
+    const uint32_t cols = (p.seqKv + AttentionCore::SUMMARY_KEYS - 1) / AttentionCore::SUMMARY_KEYS;
     m.maskSummary = 1;
     m.summaryCols = cols;
     m.summaryPitch = uint32_t(AlignUp((p.seqQ + AttentionCore::SUMMARY_ROWS - 1) / AttentionCore::SUMMARY_ROWS, 8) + 8);
