@@ -382,26 +382,30 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
 namespace {
 
 constexpr uint64_t SUMMARY_MIN_USES = 16;  // (batch, head) pairs per mask plane at D <= 64
+// Above D = 64: (batch, head) pairs x keys per plane, and keys
+constexpr uint64_t SUMMARY_MIN_PAIR_KEYS = 65536;
+constexpr uint32_t SUMMARY_MIN_KEYS = 2048;
 constexpr uint32_t SUMMARY_MAX_HEAD_DIM = 128;
 
 // Whether PlanMaskSummary builds the mask summary for this geometry (rowsPerVec set). The pass
 // reads the plane's band (from HBM) before the main loop; without it each computed tile's mask
 // rows load during the previous rows' softmax and cost one or-fold and 1 B of L2 per score.
-// Modelled on causal planes, it pays off where the plane serves SUMMARY_MIN_USES (batch, head)
-// pairs per 64 of D or more (the mask's byte per score weighs half as much against the L2
-// traffic of a D = 128 score): PFA causal S4K D64 N16 3 %, N32 5 % faster; D = 128 with 32 or
-// more pairs B2 N16 S2K 176.5 -> 172.2 us, B4 N8 S2K 176.5 -> 172.4, B2 N32 S2K 350.7 -> 333.9,
-// B4 N16 S2K 347.8 -> 334.1, B1 N32 S4K 626.7 -> 617.6, B1 N32/8 S2K 166.8 -> 165.7; with 16
-// pairs at D = 128 slower at S2K (B1 N16 S2K, B2 N8 S2K 89.6 -> 91.9: the pass before the
-// barrier is not hidden there), though faster at S4K (B1 N16 S4K 327.3 -> 310.1).
+// Modelled on causal planes: at D <= 64 from SUMMARY_MIN_USES (batch, head) pairs (S4K D64 N16
+// 3 %, N32 5 % faster); at D = 128, where the mask's byte weighs half as much against a score's
+// L2 traffic, where pairs x keys reach SUMMARY_MIN_PAIR_KEYS from SUMMARY_MIN_KEYS keys on: B2
+// N16 S2K 176.5 -> 172.2 us, B4 N16 S2K 347.8 -> 334.1, B1 N16 S4K 327.3 -> 310.1, B1 N8 S8K
+// 628.1 -> 595.4, B1 N32 S4K 626.7 -> 617.6. Below it slower: B1 N16 S2K 89.6 -> 91.2, B1 N2
+// S8K 157.2 -> 166.6, and at S1K even with 64 pairs (B1 N64 S1K 109.2 -> 111.0): the pass
+// before the barrier is not hidden by a short staging there.
 bool MaskSummaryPays(const AttentionCore::ForwardParams &p, const AttentionCore::MaskBandParams &m)
 {
     const bool shared = (p.batch == 1 || m.strides.b == 0) && (p.numHeads == 1 || m.strides.n == 0);
     const uint32_t cols = (p.seqKv + AttentionCore::SUMMARY_KEYS - 1) / AttentionCore::SUMMARY_KEYS;
     const uint32_t scratch = p.rowsPerVec * p.headDimAlign * 4;  // what the vector stage passes
     const uint64_t uses = uint64_t(p.batch) * p.numHeads;
-    const uint64_t minUses = SUMMARY_MIN_USES * std::max<uint64_t>(1, (uint64_t(p.headDim) + 63) / 64);
-    return m.hasMask != 0 && shared && uses >= minUses && p.headDim <= SUMMARY_MAX_HEAD_DIM &&
+    const bool enough = p.headDim <= 64 ? uses >= SUMMARY_MIN_USES
+                                        : p.seqKv >= SUMMARY_MIN_KEYS && uses * p.seqKv >= SUMMARY_MIN_PAIR_KEYS;
+    return m.hasMask != 0 && shared && enough && p.headDim <= SUMMARY_MAX_HEAD_DIM &&
            AttentionCore::MaskSummaryChunk(scratch, cols) != 0;
 }
 

@@ -311,13 +311,13 @@ def test_band_summary_reads_the_band_and_applies_its_hits(pre, nxt):
 @pytest.mark.parametrize(
     "dtype,layout,b,n,nkv,sq,skv",
     [
-        ("fp16", "BNSD", 1, 32, 8, 300, 300),  # K/V staged: the cube's first S ahead of the barrier
-        ("bf16", "BSH", 2, 16, 16, 333, 401),  # Skv > Sq, partial last row group and key column
+        ("fp16", "BNSD", 1, 32, 8, 300, 2048),  # K/V staged: the cube's first S ahead of the barrier
+        ("bf16", "BSH", 2, 16, 16, 333, 2100),  # partial last row group and key column
     ],
 )
-def test_summary_at_d128_with_32_pairs_applies_its_hits(dtype, layout, b, n, nkv, sq, skv):
-    # At D = 128 a plane serving 32 (batch, head) pairs gets the summary too (forward_tiling.cpp
-    # MaskSummaryPays); with K/V staged the cube issues its first S block from the caller's K
+def test_summary_at_d128_applies_its_hits(dtype, layout, b, n, nkv, sq, skv):
+    # At D = 128 a plane serving 64K (batch, head) pairs x keys from 2K keys on gets the summary
+    # too (forward_tiling.cpp MaskSummaryPays); with K/V staged the cube issues its first S block from the caller's K
     # during the vector cores' summary and staging pass (forward_cube.h Run: the summary is the
     # vector cores' alone). Excluded bytes inside the causal band, at mark edges and in the last
     # row group, must still apply.
