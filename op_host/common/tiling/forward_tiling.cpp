@@ -381,15 +381,45 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
 
 namespace {
 
+constexpr uint64_t SUMMARY_MIN_USES = 16;  // (batch, head) pairs per mask plane at D <= 64
+// Above D = 64: (batch, head) pairs x keys per plane, and keys
+constexpr uint64_t SUMMARY_MIN_PAIR_KEYS = 65536;
+constexpr uint32_t SUMMARY_MIN_KEYS = 2048;
+constexpr uint32_t SUMMARY_MAX_HEAD_DIM = 128;
+
+// Whether PlanMaskSummary builds the mask summary for this geometry (rowsPerVec set). The pass
+// reads the plane's band (from HBM) before the main loop; without it each computed tile's mask
+// rows load during the previous rows' softmax and cost one or-fold and 1 B of L2 per score.
+// Modelled on causal planes: at D <= 64 from SUMMARY_MIN_USES (batch, head) pairs (S4K D64 N16
+// 3 %, N32 5 % faster); at D = 128, where the mask's byte weighs half as much against a score's
+// L2 traffic, where pairs x keys reach SUMMARY_MIN_PAIR_KEYS from SUMMARY_MIN_KEYS keys on: B2
+// N16 S2K 176.5 -> 172.2 us, B4 N16 S2K 347.8 -> 334.1, B1 N16 S4K 327.3 -> 310.1, B1 N8 S8K
+// 628.1 -> 595.4, B1 N32 S4K 626.7 -> 617.6. Below it slower: B1 N16 S2K 89.6 -> 91.2, B1 N2
+// S8K 157.2 -> 166.6, and at S1K even with 64 pairs (B1 N64 S1K 109.2 -> 111.0): the pass
+// before the barrier is not hidden by a short staging there.
+bool MaskSummaryPays(const AttentionCore::ForwardParams &p, const AttentionCore::MaskBandParams &m)
+{
+    const bool shared = (p.batch == 1 || m.strides.b == 0) && (p.numHeads == 1 || m.strides.n == 0);
+    const uint32_t cols = (p.seqKv + AttentionCore::SUMMARY_KEYS - 1) / AttentionCore::SUMMARY_KEYS;
+    const uint32_t scratch = p.rowsPerVec * p.headDimAlign * 4;  // what the vector stage passes
+    const uint64_t uses = uint64_t(p.batch) * p.numHeads;
+    const bool enough = p.headDim <= 64 ? uses >= SUMMARY_MIN_USES
+                                        : p.seqKv >= SUMMARY_MIN_KEYS && uses * p.seqKv >= SUMMARY_MIN_PAIR_KEYS;
+    return m.hasMask != 0 && shared && enough && p.headDim <= SUMMARY_MAX_HEAD_DIM &&
+           AttentionCore::MaskSummaryChunk(scratch, cols) != 0;
+}
+
 // Whether the units may run (batch, q-block, head): the heads of a batch read one mask plane (a
 // tile's mask rows are the same for all). Modelled on causal planes (docs/performance.md
 // "Sweep"): B1 N2 S8K 162.5 -> 157.9 us, B2 N16 S2K 197.3 -> 195.9. Where a q-block's heads come
 // as one run of equal costs the contiguous ranges can cut unevenly (B1 N8 S4K 168.8 -> 188.6 us
 // in that order: the core with the light first q-blocks and the 48-row tail q-block ends last),
-// so with more than two heads PlanForward keeps the order only where it plans no longer.
+// so with more than two heads PlanForward keeps the order only where it plans no longer. Not
+// where the summary is planned: it skips the clear tiles' loads anyway, and a head's q-blocks
+// in a row find its cached K/V (B4 N16 S2K causal with the summary 350.5 -> 334.1 us).
 bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::MaskBandParams &mask)
 {
-    return mask.hasMask != 0 && p.numHeads > 1 && mask.strides.n == 0 && p.groupSize == 1;
+    return mask.hasMask != 0 && p.numHeads > 1 && mask.strides.n == 0 && p.groupSize == 1 && !MaskSummaryPays(p, mask);
 }
 
 // Where PlanForward takes one Q and P copy for another K/V cache tile pair: under a mask up to
@@ -614,27 +644,14 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     return true;
 }
 
-constexpr uint64_t SUMMARY_MIN_USES = 16;
-constexpr uint32_t SUMMARY_MAX_HEAD_DIM = 64;
-
 void PlanMaskSummary(AttentionCore::PrefillTiling &tiling)
 {
     const AttentionCore::ForwardParams &p = tiling.params;
     AttentionCore::MaskBandParams &m = tiling.mask;
-    const bool shared = (p.batch == 1 || m.strides.b == 0) && (p.numHeads == 1 || m.strides.n == 0);
-    const uint32_t cols = (p.seqKv + AttentionCore::SUMMARY_KEYS - 1) / AttentionCore::SUMMARY_KEYS;
-    const uint32_t scratch = p.rowsPerVec * p.headDimAlign * 4;  // what the vector stage passes
-    // The summary pass reads the whole plane (from HBM) before the main loop; without it each
-    // computed tile's mask rows load during the previous rows' softmax and cost one or-fold.
-    // Modelled on causal planes, the pass pays off only where the forward is bound by L2 and
-    // the vector cores (D <= 64) and the plane serves 16 or more (batch, head) pairs (PFA
-    // causal S4K D64: N16 3 %, N32 5 % faster; N8 and every D = 128 shape tried, N2 to N64,
-    // slower or even: docs/performance.md "Sweep").
-    const uint64_t uses = uint64_t(p.batch) * p.numHeads;
-    if (m.hasMask == 0 || !shared || uses < SUMMARY_MIN_USES || p.headDim > SUMMARY_MAX_HEAD_DIM ||
-        AttentionCore::MaskSummaryChunk(scratch, cols) == 0) {
+    if (!MaskSummaryPays(p, m)) {
         return;
     }
+    const uint32_t cols = (p.seqKv + AttentionCore::SUMMARY_KEYS - 1) / AttentionCore::SUMMARY_KEYS;
     m.maskSummary = 1;
     m.summaryCols = cols;
     m.summaryPitch = uint32_t(AlignUp((p.seqQ + AttentionCore::SUMMARY_ROWS - 1) / AttentionCore::SUMMARY_ROWS, 8) + 8);

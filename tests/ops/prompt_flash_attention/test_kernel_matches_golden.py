@@ -309,6 +309,38 @@ def test_band_summary_reads_the_band_and_applies_its_hits(pre, nxt):
 
 
 @pytest.mark.parametrize(
+    "dtype,layout,b,n,nkv,sq,skv",
+    [
+        ("fp16", "BNSD", 1, 32, 8, 300, 2048),  # K/V staged: the cube's first S ahead of the barrier
+        ("bf16", "BSH", 2, 16, 16, 333, 2100),  # partial last row group and key column
+    ],
+)
+def test_summary_at_d128_applies_its_hits(dtype, layout, b, n, nkv, sq, skv):
+    # At D = 128 a plane serving 64K (batch, head) pairs x keys from 2K keys on gets the summary
+    # too (forward_tiling.cpp MaskSummaryPays); with K/V staged the cube issues its first S block from the caller's K
+    # during the vector cores' summary and staging pass (forward_cube.h Run: the summary is the
+    # vector cores' alone). Excluded bytes inside the causal band, at mark edges and in the last
+    # row group, must still apply.
+    band = band_mask(sq, skv, MAX_INT, 0)
+    mask = band.copy()
+    hits = [(15, 3), (16, 15), (130, 128), (131, 127), (sq - 1, 0), (sq - 1, sq - 2), (200, 199)]
+    for r, k in hits:
+        mask[r, k] = True
+    kw = make_kwargs(
+        dtype, layout, b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=128, mask=mask, pre_tokens=MAX_INT, next_tokens=0
+    )
+    seq = {"BSH": 1, "BNSD": 2}[layout]
+    for _, k in hits:
+        keys = [slice(None)] * kw["value"].ndim
+        keys[seq] = k
+        kw["value"][tuple(keys)] = 8.0
+    with_hits = golden.prompt_flash_attention(**kw)
+    without = golden.prompt_flash_attention(**{**kw, "atten_mask": band})
+    assert np.abs(with_hits - without).max() > 0.01
+    run_and_judge(kw)
+
+
+@pytest.mark.parametrize(
     "b,d,n,sq,skv",
     [
         (1, 128, 2, 700, 900),

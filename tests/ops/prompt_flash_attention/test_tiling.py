@@ -367,18 +367,36 @@ def test_mask_plane_shared_by_heads_gets_a_summary_after_the_slots(plan):
     slots = p["usedCores"] * p["wsBytesPerCore"]
     assert p["wsMaskSummary"] >= slots and p["wsMaskSummary"] % 512 == 0
     assert p["workspace"] == p["wsMaskSummary"] + 32 * 264
-    # the pass reads the whole plane before the main loop: not for a single (batch, head), nor
-    # for a few, nor at D = 128 (the tiles' mask rows load during the previous softmax); no
-    # mask, no summary
-    one, few, d128, none = plan(
+    # the pass reads the plane's band before the main loop: not for a single (batch, head), nor
+    # for a few (at D = 128: pairs x keys below 64K, or under 2K keys); no mask, no summary
+    one, few, d128, d128s1k, none = plan(
         problem(n=1, sq=4096, d=64, mask=1),
         problem(n=8, sq=4096, d=64, mask=1),
-        problem(n=32, sq=4096, mask=1),
+        problem(n=16, sq=2048, mask=1),
+        problem(n=64, sq=1024, mask=1),
         problem(n=32, sq=4096, mask=0),
     )
-    assert one["maskSummary"] == few["maskSummary"] == d128["maskSummary"] == none["maskSummary"] == 0
+    for p in (one, few, d128, d128s1k, none):
+        assert p["maskSummary"] == 0
     staged = 2 * 128 * none["kvNzRows"] * 2  # one KV head: K and V in Nz order after the slots
     assert none["workspace"] == none["kvNzOffset"] + staged
+
+
+def test_summary_at_d128_from_64k_pair_keys_and_then_heads_not_in_a_row(plan):
+    # At D = 128 where (batch, head) pairs x keys reach 64K from 2K keys on (forward_tiling.cpp
+    # MaskSummaryPays); with the summary the units keep a head's q-blocks in a row
+    # (UNITS_HEADS_INNER off: the summary skips the clear tiles' loads, and a head's q-blocks in
+    # a row reuse the cached K/V)
+    b2n16, b4n16, gqa, s4k, kernel = plan(
+        problem(b=2, n=16, nkv=16, sq=2048, skv=2048, mask=1),
+        problem(b=4, n=16, nkv=16, sq=2048, skv=2048, mask=1),
+        problem(n=32, nkv=8, sq=2048, skv=2048, mask=1),
+        problem(n=16, nkv=16, sq=4096, skv=4096, mask=1),
+        problem(n=32, nkv=8, sq=300, skv=2048, mask=1),  # test_kernel_matches_golden.py's D = 128 summary shape
+    )
+    for p in (b2n16, b4n16, gqa, s4k, kernel):
+        assert p["maskSummary"] == 1 and p["foldQBlocks"] & 2 == 0
+    assert kernel["kvNz"] == 1  # K/V staged: the cube's first S goes out before the barrier
 
 
 def test_only_value_staged_where_the_kv_cache_leaves_few_loads_per_key_row(plan):
