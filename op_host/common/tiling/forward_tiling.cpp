@@ -38,7 +38,7 @@ constexpr uint32_t WIDE_LAZY_BLOCK_KV = 64;
 // without a band 48 rows modelled slower (B2 N8 S2K D256 322.2 -> 330.3 us).
 constexpr uint32_t WIDE_LAZY_BAND_VEC_ROWS = 48;
 constexpr uint64_t UB_API_RESERVE = 8 * 1024;  // UB the Ascend C API keeps as scratch
-constexpr uint64_t KV_NZ_OWN_MAX_ROWS = 64;     // rows per chunk of a core's own K/V staging (kv_nz.h)
+constexpr uint64_t KV_NZ_OWN_MAX_ROWS = 64;    // rows per chunk of a core's own K/V staging (kv_nz.h)
 constexpr int64_t TOKEN_CLAMP = int64_t(1) << 40;
 constexpr uint64_t MAX_SEARCHED_UNITS = uint64_t(1) << 22;  // beyond: streaming split, no cost array
 

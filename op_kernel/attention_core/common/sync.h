@@ -176,17 +176,13 @@ constexpr EventRange FORWARD_VECTOR_EVENTS[] = {{HE::MTE2_V, VEC_EVT_S, 2},
                                                 {HE::MTE3_V, VEC_EVT_KV_OUT, static_cast<int32_t>(KV_RING_OUT_COPIES)},
                                                 {HE::MTE3_V, VEC_EVT_P, 1},
                                                 {HE::MTE3_V, VEC_EVT_FINISH, 1}};
-constexpr EventRange FORWARD_VECTOR_KV_NZ_EVENTS[] = {{HE::MTE2_V, VEC_EVT_S, 2},
-                                                      {HE::V_MTE2, VEC_EVT_S, 2},
-                                                      {HE::MTE2_V, VEC_EVT_MASK, 1},
-                                                      {HE::MTE2_V, VEC_EVT_OWN_IN, 2},
-                                                      {HE::V_MTE2, VEC_EVT_OWN_IN, 2},
-                                                      {HE::V_MTE3, VEC_EVT_KV_OUT, 2},  // kv_nz.h Prepare
-                                                      {HE::MTE3_V, VEC_EVT_KV_OUT, 2},
-                                                      {HE::V_MTE3, VEC_EVT_OWN_OUT, 1},
-                                                      {HE::MTE3_V, VEC_EVT_OWN_OUT, 1},
-                                                      {HE::MTE3_V, VEC_EVT_P, 1},
-                                                      {HE::MTE3_V, VEC_EVT_FINISH, 1}};
+// With K/V staged (KV_NZ): kv_nz.h's Prepare on the ring's out-copy ids, its own staging on
+// the in-copy ids and id 7, no ring.
+constexpr EventRange FORWARD_VECTOR_KV_NZ_EVENTS[] = {
+    {HE::MTE2_V, VEC_EVT_S, 2},      {HE::V_MTE2, VEC_EVT_S, 2},       {HE::MTE2_V, VEC_EVT_MASK, 1},
+    {HE::MTE2_V, VEC_EVT_OWN_IN, 2}, {HE::V_MTE2, VEC_EVT_OWN_IN, 2},  {HE::V_MTE3, VEC_EVT_KV_OUT, 2},
+    {HE::MTE3_V, VEC_EVT_KV_OUT, 2}, {HE::V_MTE3, VEC_EVT_OWN_OUT, 1}, {HE::MTE3_V, VEC_EVT_OWN_OUT, 1},
+    {HE::MTE3_V, VEC_EVT_P, 1},      {HE::MTE3_V, VEC_EVT_FINISH, 1}};
 constexpr EventRange BACKWARD_CUBE_EVENTS[] = {{HE::M_MTE1, BWD_EVT_L0, 2},       {HE::MTE1_M, BWD_EVT_L0, 2},
                                                {HE::FIX_M, BWD_EVT_L0, 2},        {HE::M_FIX, BWD_EVT_L0, 2},
                                                {HE::FIX_M, BWD_EVT_ACC, 1},       {HE::M_FIX, BWD_EVT_ACC, 1},

@@ -309,10 +309,10 @@ template <typename T> struct KvNz {
         AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);
     }
 
-    static constexpr int32_t EVT_OWN_IN = VEC_EVT_OWN_IN;  // + copy: MTE2_V loaded / V_MTE2 free
+    static constexpr int32_t EVT_OWN_IN = VEC_EVT_OWN_IN;    // + copy: MTE2_V loaded / V_MTE2 free
     static constexpr int32_t EVT_OWN_OUT = VEC_EVT_OWN_OUT;  // V_MTE3 arranged / MTE3_V stored
-    static constexpr int32_t EVT_IN = VEC_EVT_S;        // + copy: MTE2_V loaded / V_MTE2 free
-    static constexpr int32_t EVT_OUT = VEC_EVT_KV_OUT;  // + copy: V_MTE3 arranged / MTE3_V stored
+    static constexpr int32_t EVT_IN = VEC_EVT_S;             // + copy: MTE2_V loaded / V_MTE2 free
+    static constexpr int32_t EVT_OUT = VEC_EVT_KV_OUT;       // + copy: V_MTE3 arranged / MTE3_V stored
 
     const ForwardParams *p_ = nullptr;
     AscendC::GlobalTensor<T> src_[2];
@@ -361,7 +361,8 @@ private:
             const uint32_t real = p_->kvNzSeq - s0 < ch ? p_->kvNzSeq - s0 : ch;
             const uint64_t at =
                 (p_->kvNzBatches == 1 ? 0 : bt * p_->kvStrideB) + h * p_->kvStrideN + uint64_t(s0) * p_->kvStrideS;
-            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);  // its Nz arrangement two chunks back is done
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN +
+                                                          b);  // its Nz arrangement two chunks back is done
             AscendC::DataCopyExtParams copy(static_cast<uint16_t>(real), p_->headDim * sizeof(T),
                                             static_cast<uint32_t>((p_->kvStrideS - p_->headDim) * sizeof(T)), 0, 0);
             AscendC::DataCopyPad(ownNd_[b * ch * dp], src_[tensor][at], copy,
