@@ -268,6 +268,12 @@ private:
             if (c.blocks != 0) {
                 return true;
             }
+            if constexpr (KV_NZ) {
+                // The retire waits for P.V of blocks the cube issued before the next keyed unit's
+                // S, which may wait for a later own region: all of them staged first (rare: a unit
+                // without keys).
+                kvNz_.OwnThrough(split_, ~uint64_t(0));
+            }
             RetireUpTo(issued_);
             units_[c.set] = c;
             UseSet(c.set);
