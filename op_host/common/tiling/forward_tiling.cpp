@@ -38,6 +38,7 @@ constexpr uint32_t WIDE_LAZY_BLOCK_KV = 64;
 // without a band 48 rows modelled slower (B2 N8 S2K D256 322.2 -> 330.3 us).
 constexpr uint32_t WIDE_LAZY_BAND_VEC_ROWS = 48;
 constexpr uint64_t UB_API_RESERVE = 8 * 1024;  // UB the Ascend C API keeps as scratch
+constexpr uint64_t KV_NZ_OWN_MAX_ROWS = 64;    // rows per chunk of a core's own K/V staging (kv_nz.h)
 constexpr int64_t TOKEN_CLAMP = int64_t(1) << 40;
 constexpr uint64_t MAX_SEARCHED_UNITS = uint64_t(1) << 22;  // beyond: streaming split, no cost array
 
@@ -640,6 +641,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
                                       p.headDim <= ONE_COPY_MAX_MASKED_HEAD_DIM
                                 : p.seqKv >= uint64_t(ONE_COPY_MIN_KV_BLOCKS) * p.blockKv;
     PlanKvCache(p, prob.dtypeBytes, budget.l1, oneCopy);
+    PlanKvNzOwn(p, prob.dtypeBytes, budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0);
     if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
     return true;
 }
@@ -707,6 +709,42 @@ void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seq
                                                             AttentionCore::WS_SLOTS) <= l1Bytes
                       ? AttentionCore::WS_SLOTS
                       : 0;
+}
+
+void PlanKvNzOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes)
+{
+    p.kvNzOwnRows = 0;
+    constexpr uint32_t orderBits =
+        AttentionCore::UNITS_HEADS_INNER | AttentionCore::UNITS_TABLE | AttentionCore::UNITS_PAIRED;
+    if (p.kvNz == 0 || p.tailSplits > 1 || (p.foldQBlocks & orderBits) != 0 || p.qBlocksPerHead == 0 ||
+        (p.kvNzBatches != p.batch && p.batch != 1) || p.usedCores < 2) {
+        return;
+    }
+    // A unit's region (kv_nz.h UnitRegion): units run (batch, head, q-block), q-blocks permuted
+    // within their head only.
+    auto region = [&](uint64_t unit) {
+        const uint64_t head = unit / p.qBlocksPerHead;
+        return (head / p.numHeads) * p.numKvHeads + head % p.numHeads / p.groupSize;
+    };
+    bool any = false;
+    for (uint32_t c = 0; c < p.usedCores && !any; ++c) {
+        const uint64_t b = p.coreUnitStart[c], e = p.coreUnitStart[c + 1];
+        if (b >= e) continue;
+        const uint64_t shared = e < p.unitCount ? region(e) : ~uint64_t(0);
+        for (uint64_t u = b + 1; u < e; ++u) {
+            const uint64_t r = region(u);
+            if (r != region(b) && r != shared) {
+                any = true;
+                break;
+            }
+        }
+    }
+    const uint64_t used = VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs,
+                                        p.hasSoftmaxStats != 0);
+    const uint64_t zeros = 32 * 16 * dtypeBytes;  // kv_nz.h: the zero rows' source
+    const uint64_t free = ubBytes > used + zeros ? ubBytes - used - zeros : 0;
+    const uint64_t rows = std::min<uint64_t>(KV_NZ_OWN_MAX_ROWS, free / (3 * p.headDimAlign * dtypeBytes)) / 16 * 16;
+    if (any && rows >= 16) p.kvNzOwnRows = static_cast<uint32_t>(rows);
 }
 
 void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy)

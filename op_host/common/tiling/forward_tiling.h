@@ -75,6 +75,13 @@ void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t 
 constexpr double KV_NZ_VALUE_ONLY_MAX_LOADS = 4.0;
 void PlanKvNzValueOnly(AttentionCore::ForwardParams &p, uint64_t headRuns, uint64_t keyBlocks, bool masked,
                        bool scaleInKey);
+// K/V staged per core (ForwardParams::kvNzOwnRows, kv_nz.h): only every core's first region
+// before the barrier, each core's other regions by its own vector cores during the main loop.
+// Where every region's units are one run of the unit order and no unit is split (units in
+// (batch, head, q-block) order, no split-KV tail), some core has a region of its own, and UB
+// (ubBytes, the API's reserve taken off) holds three staging chunks of 16 rows or more beside the
+// vector stage's buffers. Call after the work split and PlanKvNz.
+void PlanKvNzOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes);
 // The per-core slots of every core and the staged K/V (rounded up to `align` bytes).
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align = 1);
 // PFA: a mask plane shared by every (batch, head) of many gets a summary the vector cores build

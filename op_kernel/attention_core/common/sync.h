@@ -31,6 +31,9 @@ constexpr uint16_t FLAG_KV_FREE = FLAG_KV_READY + 1;
 // int8 decode (kv_antiquant.h), before the core: vector -> cube "this core's Q * scale_k rows
 // are written".
 constexpr uint16_t FLAG_Q_SCALED = FLAG_KV_FREE + 1;
+// K/V staged per core (kv_nz.h, ForwardParams::kvNzOwnRows): vector -> cube "the next of this
+// core's own K/V regions is staged" (both vector cores set once per region, the cube waits once).
+constexpr uint16_t FLAG_KV_STAGED = FLAG_Q_SCALED + 1;
 //
 // Backward (backward_cube.h, backward_vector.h):
 constexpr uint16_t FLAG_BWD_SDP = 5;  // cube -> vector: S and dP of the next step are in their slot
@@ -71,7 +74,8 @@ template <uint32_t N> constexpr bool FlagsValid(const FlagRange (&ranges)[N])
     return true;
 }
 constexpr FlagRange FORWARD_FLAGS[] = {{FLAG_S_READY, 1},  {FLAG_O_READY, 1}, {FLAG_P_READY0, WS_SLOTS},
-                                       {FLAG_KV_READY, 1}, {FLAG_KV_FREE, 1}, {FLAG_Q_SCALED, 1}};
+                                       {FLAG_KV_READY, 1}, {FLAG_KV_FREE, 1}, {FLAG_Q_SCALED, 1},
+                                       {FLAG_KV_STAGED, 1}};
 constexpr FlagRange BACKWARD_FLAGS[] = {
     {FLAG_BWD_SDP, 1}, {FLAG_BWD_GRAD0, 1}, {FLAG_BWD_GRAD1, 1}, {FLAG_BWD_GRAD2, 1}, {FLAG_BWD_DQ, 1}};
 constexpr FlagRange SPARSE_BACKWARD_FLAGS[] = {
@@ -107,6 +111,11 @@ constexpr int32_t VEC_EVT_KV_OUT = 1;  // + copy: the K/V ring's Nz out-copies (
                                        // kv_nz.h's two staging out-copies (before the main loop)
 constexpr int32_t VEC_EVT_P = 5;       // MTE3_V: the P buffer's store is done
 constexpr int32_t VEC_EVT_FINISH = 6;  // MTE3_V: a unit's finish stores from the O-slot rows are done
+// kv_nz.h's own staging in the main loop, in kernels with K/V staged (KV_NZ), which never hold
+// the K/V ring: its two in-copies on the ring's in-copy ids (MTE2_V loaded / V_MTE2 free), its
+// Nz copy on id 7 (V_MTE3 arranged / MTE3_V stored).
+constexpr int32_t VEC_EVT_OWN_IN = VEC_EVT_KV_IN;
+constexpr int32_t VEC_EVT_OWN_OUT = 7;
 //
 // Split-KV combine (split_kv_combine.h; after the forward vector stage, whose ids are all
 // waited for by then):
@@ -167,6 +176,13 @@ constexpr EventRange FORWARD_VECTOR_EVENTS[] = {{HE::MTE2_V, VEC_EVT_S, 2},
                                                 {HE::MTE3_V, VEC_EVT_KV_OUT, static_cast<int32_t>(KV_RING_OUT_COPIES)},
                                                 {HE::MTE3_V, VEC_EVT_P, 1},
                                                 {HE::MTE3_V, VEC_EVT_FINISH, 1}};
+// With K/V staged (KV_NZ): kv_nz.h's Prepare on the ring's out-copy ids, its own staging on
+// the in-copy ids and id 7, no ring.
+constexpr EventRange FORWARD_VECTOR_KV_NZ_EVENTS[] = {
+    {HE::MTE2_V, VEC_EVT_S, 2},      {HE::V_MTE2, VEC_EVT_S, 2},       {HE::MTE2_V, VEC_EVT_MASK, 1},
+    {HE::MTE2_V, VEC_EVT_OWN_IN, 2}, {HE::V_MTE2, VEC_EVT_OWN_IN, 2},  {HE::V_MTE3, VEC_EVT_KV_OUT, 2},
+    {HE::MTE3_V, VEC_EVT_KV_OUT, 2}, {HE::V_MTE3, VEC_EVT_OWN_OUT, 1}, {HE::MTE3_V, VEC_EVT_OWN_OUT, 1},
+    {HE::MTE3_V, VEC_EVT_P, 1},      {HE::MTE3_V, VEC_EVT_FINISH, 1}};
 constexpr EventRange BACKWARD_CUBE_EVENTS[] = {{HE::M_MTE1, BWD_EVT_L0, 2},       {HE::MTE1_M, BWD_EVT_L0, 2},
                                                {HE::FIX_M, BWD_EVT_L0, 2},        {HE::M_FIX, BWD_EVT_L0, 2},
                                                {HE::FIX_M, BWD_EVT_ACC, 1},       {HE::M_FIX, BWD_EVT_ACC, 1},
@@ -181,6 +197,7 @@ constexpr EventRange SPARSE_BACKWARD_CUBE_EVENTS[] = {
     {HE::MTE2_MTE1, SPARSE_EVT_STAGED, 2}, {HE::MTE2_MTE1, SPARSE_EVT_QK, 1}};
 static_assert(EventsValid(FORWARD_CUBE_EVENTS), "forward cube event ids overlap or leave 1-7");
 static_assert(EventsValid(FORWARD_VECTOR_EVENTS), "forward vector event ids overlap or leave 1-7");
+static_assert(EventsValid(FORWARD_VECTOR_KV_NZ_EVENTS), "forward vector (K/V staged) event ids overlap or leave 1-7");
 static_assert(EventsValid(BACKWARD_CUBE_EVENTS), "backward cube event ids overlap or leave 1-7");
 static_assert(EventsValid(BACKWARD_VECTOR_EVENTS), "backward vector event ids overlap or leave 1-7");
 static_assert(EventsValid(SPARSE_BACKWARD_CUBE_EVENTS), "sparse backward cube event ids overlap or leave 1-7");

@@ -57,6 +57,7 @@ public:
         core_ = AscendC::GetBlockIdx();
         if constexpr (KV_NZ) {
             kvNz_.Init(p, t.key, t.value, t.workspace);
+            kvNz_.OwnInit(split_, core_);
             typename Variant::Score score;
             score.Init(tiling, t);
             // S ahead of the staging (Run) reads K as the caller wrote it: only where the staging
@@ -89,7 +90,7 @@ public:
         kvPairs_ = !LAZY_PV ? 0 : KV_NZ ? p->kvNzPairs : kv_.KvPairCopies();
         early_ = early_ && kvPairs_ == 0;
         // with K not staged every S reads the caller's K: all S blocks ahead of P.V go out first
-        earlyBlocks_ = KV_NZ && p->kvNz == KV_NZ_V_ONLY ? WS_SLOTS - 1 : 1;
+        earlyBlocks_ = KV_NZ && p->kvNz == KV_NZ_V_ONLY && p->kvNzOwnRows == 0 ? WS_SLOTS - 1 : 1;
         // lazy P.V with K and V apart: the K/V cache's tiles where the host planned them; then
         // l1Bufs counts only the Q and P copies (1: L1 went to one more K/V tile pair), and the K
         // and P/V events keep two copies. One P tile (with K/V pairs too) has FWD_EVT_P.
@@ -244,6 +245,9 @@ private:
             }
             vOk = Advance(v);
         }
+        if constexpr (KV_NZ) {
+            kvNz_.OwnWaitEnd(split_);
+        }
     }
 
     // A position in the stream: block j of unit `unit` (decoded in u) with `blocks` key blocks.
@@ -357,6 +361,7 @@ private:
         if constexpr (KV_NZ) {
             // else the caller's rows: an S ahead of the staging (Run), or a tensor not staged
             if (staged_ && kvNz_.Staged(tensor)) {
+                kvNz_.OwnWait(split_, u);
                 kvNz_.Load(dst, tensor, u.b, u.n / p_->groupSize, token0, kvPad);
                 return;
             }
@@ -401,6 +406,7 @@ private:
         kv_.BeforeLoad(u, blk, false);
         if constexpr (KV_NZ) {
             if (kvPairs_ != 0) {
+                kvNz_.OwnWait(split_, u);
                 kvNz_.LoadPair(kL1, u.b, u.n / p_->groupSize, u.kvBase + static_cast<uint64_t>(blk.k0),
                                AlignUp(blk.cols, 16));
             }

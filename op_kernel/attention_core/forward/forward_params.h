@@ -145,7 +145,9 @@ struct ForwardParams {
     // Softmax max/sum (varlen) are written as 8 replicated fp32 per (row, head) at
     // (token base + row) * statsStrideS + head * statsStrideN when hasSoftmaxStats.
     uint32_t hasSoftmaxStats;
-    uint32_t reserved0;
+    // K/V staged per core (kv_nz.h, with kvNz): rows per chunk of a core's own staging, 0: off
+    // (every region staged before the main loop).
+    uint32_t kvNzOwnRows;
     uint64_t statsStrideS, statsStrideN;
 
     // K and V staged once in Nz order (kv_nz.h; the tiling key's mode; 16-bit types, D a

@@ -18,9 +18,22 @@
 // one copy (LoadPair). Rows past the tensor's kvNzSeq rows are
 // zero: a key block whose padded extent runs past the end reads them (its pad columns of S are
 // masked, P is zero there), and never NaN.
+//
+// Per core (ForwardParams::kvNzOwnRows != 0; the host plans it where a region's units are one
+// run of the unit order and no unit is split, so a region is read by the cores whose runs it
+// overlaps and no other): before the barrier every vector core stages its share of the regions
+// that are some core's FIRST region (that of its first unit); a region read by two cores is the
+// second one's first. Each core's other regions are read by it alone: its own two vector cores
+// stage them in unit order during the main loop (OwnStep, a chunk after each softmax block, in
+// UB the softmax leaves free) and raise FLAG_KV_STAGED per region, which the cube waits for
+// before its first load from that region (OwnWait). A vector core finishes a region itself
+// before it waits for the first S of a unit in it (OwnThrough): the cube's S of that unit waits
+// for the region. Modelled B4 N16 S1K 156.0 -> 153.5 us: the barrier releases at 3.3 us, not
+// 7.8 us (docs/performance.md, "Sweep").
 #pragma once
 #include "kernel_operator.h"
 #include "forward_params.h"
+#include "policies.h"
 #include "../common/nz_handoff.h"
 #include "../common/sync.h"
 
@@ -69,8 +82,10 @@ template <typename T> struct KvNz {
     // the way (fp16; the host passes 1 or a power of two, which is exact). Runs before the main
     // loop, on the S buffers' and the ring's event ids (sync.h: free until then); ends with every
     // pipe drained.
+    // With per-core staging only the regions listed (regions[0, count): every core's first).
     __aicore__ inline void Prepare(const AscendC::LocalTensor<T> &nd, const AscendC::LocalTensor<T> &nz, uint32_t vec,
-                                   uint32_t vecCount, float keyScale = 1.0f) const
+                                   uint32_t vecCount, float keyScale = 1.0f, const uint32_t *regions = nullptr,
+                                   uint32_t count = 0) const
     {
         const uint32_t ch = p_->kvNzChunk;
         const uint32_t dp = p_->headDimAlign;
@@ -79,7 +94,8 @@ template <typename T> struct KvNz {
         // the cube converts them itself.
         const uint32_t firstTensor = p_->kvNz == KV_NZ_V_ONLY ? 1 : 0;
         const uint64_t tensors = p_->kvNz == KV_NZ_BOTH ? 2 : 1;
-        const uint64_t items = tensors * p_->numKvHeads * p_->kvNzBatches * perRegion;
+        const uint64_t listed = regions != nullptr ? count : uint64_t(p_->numKvHeads) * p_->kvNzBatches;
+        const uint64_t items = tensors * listed * perRegion;
         // A launch can hold more vector cores than the plan (the backward's recompute launches
         // for the larger of its two plans): those stage nothing.
         const uint64_t first = vec < vecCount ? items * vec / vecCount : items;
@@ -94,9 +110,14 @@ template <typename T> struct KvNz {
             const AscendC::LocalTensor<T> out = nz[b * ch * dp];
             const uint32_t c = static_cast<uint32_t>(i % perRegion);
             const uint64_t region = i / perRegion;
-            const uint32_t bt = static_cast<uint32_t>(region % p_->kvNzBatches);
-            const uint32_t h = static_cast<uint32_t>(region / p_->kvNzBatches % p_->numKvHeads);
-            const uint32_t tensor = firstTensor + static_cast<uint32_t>(region / p_->kvNzBatches / p_->numKvHeads);
+            const uint32_t tensor = firstTensor + static_cast<uint32_t>(region / listed);
+            uint32_t bt = static_cast<uint32_t>(region % p_->kvNzBatches);
+            uint32_t h = static_cast<uint32_t>(region / p_->kvNzBatches % p_->numKvHeads);
+            if (regions != nullptr) {  // UnitRegion's numbering
+                const uint32_t r = regions[region % listed];
+                bt = p_->kvNzBatches == 1 ? 0 : r / p_->numKvHeads;
+                h = r % p_->numKvHeads;
+            }
             const uint32_t s0 = c * ch;
             const uint32_t rows = p_->kvNzRows - s0 < ch ? p_->kvNzRows - s0 : ch;
             const uint32_t real = s0 >= p_->kvNzSeq ? 0 : (p_->kvNzSeq - s0 < rows ? p_->kvNzSeq - s0 : rows);
@@ -136,12 +157,273 @@ template <typename T> struct KvNz {
         AscendC::PipeBarrier<PIPE_ALL>();
     }
 
-    static constexpr int32_t EVT_IN = VEC_EVT_S;        // + copy: MTE2_V loaded / V_MTE2 free
-    static constexpr int32_t EVT_OUT = VEC_EVT_KV_OUT;  // + copy: V_MTE3 arranged / MTE3_V stored
+    // ---------------------------------------------------------------- per-core staging
+    static constexpr uint32_t NO_REGION = 0xFFFFFFFFu;
+
+    // Region of a unit: (batch, KV head); kvNzBatches 1 (one token axis): the KV head.
+    template <class Split> __aicore__ inline uint32_t UnitRegion(Split &split, uint64_t unit) const
+    {
+        WorkUnit u;
+        split.Decode(unit, u);
+        return (p_->kvNzBatches == 1 ? 0 : u.b) * p_->numKvHeads + u.n / p_->groupSize;
+    }
+
+    // This core's regions (cube and vector alike): its first one and the one its run shares with
+    // the next core's (staged before the barrier), and the scan for the others in unit order.
+    template <class Split> __aicore__ inline void OwnInit(Split &split, uint32_t core)
+    {
+        own_ = p_->kvNzOwnRows != 0 && core < p_->usedCores && split.Begin(core) < split.End(core);
+        if (!own_) {
+            return;
+        }
+        first_ = UnitRegion(split, split.Begin(core));
+        shared_ = split.End(core) < p_->unitCount ? UnitRegion(split, split.End(core)) : NO_REGION;
+        scan_ = split.Begin(core) + 1;
+        end_ = split.End(core);
+        seen_ = first_;
+    }
+
+    // The next region of this core's own (unit order) and its first unit; false after the last.
+    template <class Split> __aicore__ inline bool OwnNext(Split &split, uint32_t &region, uint64_t &unit)
+    {
+        for (; scan_ < end_; ++scan_) {
+            const uint32_t r = UnitRegion(split, scan_);
+            if (r == seen_) {
+                continue;
+            }
+            seen_ = r;
+            if (r != shared_) {
+                region = r;
+                unit = scan_++;
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // The regions staged before the barrier: every core's first, in core order (ascending regions,
+    // repeats adjacent) -> regions[0, count).
+    template <class Split> __aicore__ inline uint32_t FirstRegions(Split &split, uint32_t *regions) const
+    {
+        uint32_t count = 0;
+        for (uint32_t c = 0; c < p_->usedCores; ++c) {
+            if (split.Begin(c) >= p_->unitCount) {
+                break;
+            }
+            const uint32_t r = UnitRegion(split, split.Begin(c));
+            if (count == 0 || regions[count - 1] != r) {
+                regions[count++] = r;
+            }
+        }
+        return count;
+    }
+
+    // Cube: before the first load from the staged region of unit u, wait for it if it is one of
+    // this core's own (and for those before it, in order).
+    template <class Split> __aicore__ inline void OwnWait(Split &split, const WorkUnit &u)
+    {
+        if (!own_) {
+            return;
+        }
+        const uint32_t r = (p_->kvNzBatches == 1 ? 0 : u.b) * p_->numKvHeads + u.n / p_->groupSize;
+        if (r == first_ || r == shared_ || r == waited_) {
+            return;
+        }
+        uint32_t next = NO_REGION;
+        uint64_t unit = 0;
+        while (waited_ != r && OwnNext(split, next, unit)) {
+            AscendC::CrossCoreWaitFlag(FLAG_KV_STAGED);
+            waited_ = next;
+        }
+    }
+
+    // Cube, after its last unit: the flags of own regions it never loaded from (units without
+    // keys), so that none stays pending.
+    template <class Split> __aicore__ inline void OwnWaitEnd(Split &split)
+    {
+        uint32_t next = NO_REGION;
+        uint64_t unit = 0;
+        while (own_ && OwnNext(split, next, unit)) {
+            AscendC::CrossCoreWaitFlag(FLAG_KV_STAGED);
+        }
+    }
+
+    // Vector core `sub` of the pair: buf takes three chunks of kvNzOwnRows x headDimAlign (two
+    // in-copies, the Nz copy) and 32 rows of 16 elements of zeros (written here). Finds the
+    // first own region.
+    template <class Split>
+    __aicore__ inline void OwnStart(Split &split, const AscendC::LocalTensor<T> &buf, uint32_t sub, float keyScale)
+    {
+        if (!own_) {
+            return;
+        }
+        const uint32_t chunk = p_->kvNzOwnRows * p_->headDimAlign;
+        ownNd_ = buf;
+        ownNz_ = buf[2 * chunk];
+        ownZeros_ = buf[3 * chunk];
+        const AscendC::LocalTensor<T> zeros = ownZeros_;
+        sub_ = sub;
+        keyScale_ = keyScale;
+        AscendC::Duplicate(zeros.template ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0),
+                           static_cast<int32_t>(32 * 16));
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        for (int32_t b = 0; b < 2; ++b) {  // both in-copies and the Nz copy start free
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);
+        }
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);
+        const uint32_t perTensor = 1 + (p_->kvNzSeq + p_->kvNzOwnRows - 1) / p_->kvNzOwnRows;  // the zero rows, chunks
+        items_ = (p_->kvNz == KV_NZ_BOTH ? 2 : 1) * perTensor;
+        OwnBegin(split);
+    }
+
+    // The chunks the last step loaded stored, then up to `count` more items of this vector core's
+    // own regions (their loads land while the next block's softmax runs).
+    template <class Split> __aicore__ inline void OwnStep(Split &split, uint32_t count)
+    {
+        if (own_) {
+            OwnFlushAll();
+        }
+        for (uint32_t k = 0; k < count && own_ && cur_ != NO_REGION; ++k) {
+            OwnItem(split);
+        }
+    }
+
+    // Every own region whose first unit is at most `unit` staged (before this core waits for that
+    // unit's first S).
+    template <class Split> __aicore__ inline void OwnThrough(Split &split, uint64_t unit)
+    {
+        while (own_ && cur_ != NO_REGION && curUnit_ <= unit) {
+            OwnItem(split);
+        }
+    }
+
+    template <class Split> __aicore__ inline void OwnEnd(Split &split)
+    {
+        if (!own_) {
+            return;
+        }
+        OwnThrough(split, ~uint64_t(0));
+        OwnFlushAll();
+        for (int32_t b = 0; b < 2; ++b) {
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);
+        }
+        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);
+    }
+
+    static constexpr int32_t EVT_OWN_IN = VEC_EVT_OWN_IN;    // + copy: MTE2_V loaded / V_MTE2 free
+    static constexpr int32_t EVT_OWN_OUT = VEC_EVT_OWN_OUT;  // V_MTE3 arranged / MTE3_V stored
+    static constexpr int32_t EVT_IN = VEC_EVT_S;             // + copy: MTE2_V loaded / V_MTE2 free
+    static constexpr int32_t EVT_OUT = VEC_EVT_KV_OUT;       // + copy: V_MTE3 arranged / MTE3_V stored
 
     const ForwardParams *p_ = nullptr;
     AscendC::GlobalTensor<T> src_[2];
     AscendC::GlobalTensor<T> nz_;
+
+private:
+    // The next own region into cur_ (NO_REGION after the last); this core's first item of it.
+    template <class Split> __aicore__ inline void OwnBegin(Split &split)
+    {
+        cur_ = NO_REGION;
+        while (OwnNext(split, cur_, curUnit_)) {
+            item_ = sub_;
+            if (item_ < items_) {
+                return;
+            }
+            AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_KV_STAGED);  // nothing of it is this core's
+            cur_ = NO_REGION;
+        }
+    }
+
+    // This vector core's next item of the current own region (the pair's items alternate). Per
+    // tensor item 0 stores the zero rows [kvNzSeq, kvNzRows) (at most 31), item 1 + k loads
+    // chunk k of the caller's rows; a chunk is arranged in Nz order and stored at the next step
+    // (its load has long landed by then), the region's last ones right away, and then its
+    // FLAG_KV_STAGED follows the stores on MTE3.
+    template <class Split> __aicore__ inline void OwnItem(Split &split)
+    {
+        const uint32_t ch = p_->kvNzOwnRows;
+        const uint32_t dp = p_->headDimAlign;
+        const uint32_t perTensor = items_ / (p_->kvNz == KV_NZ_BOTH ? 2 : 1);
+        const uint32_t tensor = (p_->kvNz == KV_NZ_V_ONLY ? 1 : 0) + item_ / perTensor;
+        const uint32_t c = item_ % perTensor;
+        const uint32_t bt = p_->kvNzBatches == 1 ? 0 : cur_ / p_->numKvHeads;
+        const uint32_t h = cur_ % p_->numKvHeads;
+        const AscendC::GlobalTensor<T> dst = nz_[Offset(tensor, bt, h, 0)];
+        if (c == 0) {  // the zero rows, one store per 16-column block
+            const uint16_t tail = static_cast<uint16_t>(p_->kvNzRows - p_->kvNzSeq);
+            for (uint32_t j = 0; j < dp / 16; ++j) {
+                AscendC::DataCopy(dst[(uint64_t(j) * p_->kvNzRows + p_->kvNzSeq) * 16], ownZeros_,
+                                  AscendC::DataCopyParams(1, tail, 0, 0));
+            }
+        } else {
+            const uint32_t b = ownIdx_++ & 1;
+            OwnFlush(b);  // in OwnThrough's run of items: the chunk two back
+            const uint32_t s0 = (c - 1) * ch;
+            const uint32_t real = p_->kvNzSeq - s0 < ch ? p_->kvNzSeq - s0 : ch;
+            const uint64_t at =
+                (p_->kvNzBatches == 1 ? 0 : bt * p_->kvStrideB) + h * p_->kvStrideN + uint64_t(s0) * p_->kvStrideS;
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN +
+                                                          b);  // its Nz arrangement two chunks back is done
+            AscendC::DataCopyExtParams copy(static_cast<uint16_t>(real), p_->headDim * sizeof(T),
+                                            static_cast<uint32_t>((p_->kvStrideS - p_->headDim) * sizeof(T)), 0, 0);
+            AscendC::DataCopyPad(ownNd_[b * ch * dp], src_[tensor][at], copy,
+                                 AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
+            AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_OWN_IN + b);
+            pend_[b] = {true, tensor, s0, real, dst};
+        }
+        item_ += 2;
+        if (item_ >= items_) {
+            OwnFlushAll();
+            AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_KV_STAGED);
+            OwnBegin(split);
+        }
+    }
+
+    // The chunks loaded and not yet stored, oldest first.
+    __aicore__ inline void OwnFlushAll()
+    {
+        OwnFlush(ownIdx_ & 1);
+        OwnFlush((ownIdx_ + 1) & 1);
+    }
+
+    // The chunk loaded into in-copy b, if any: arranged in Nz order (K scaled) and stored.
+    __aicore__ inline void OwnFlush(uint32_t b)
+    {
+        Pending &pd = pend_[b];
+        if (!pd.loaded) {
+            return;
+        }
+        pd.loaded = false;
+        const uint32_t dp = p_->headDimAlign;
+        const AscendC::LocalTensor<T> in = ownNd_[b * p_->kvNzOwnRows * dp];
+        AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_OWN_IN + b);
+        if constexpr (AscendC::IsSameType<T, half>::value) {
+            if (pd.tensor == 0 && keyScale_ != 1.0f) {  // the score's scale folded into K (exact, see Prepare)
+                AscendC::Muls(in, in, static_cast<half>(keyScale_), static_cast<int32_t>(pd.rows * dp));
+                AscendC::PipeBarrier<PIPE_V>();
+            }
+        }
+        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);  // the last chunk's store is done
+        NzHandoff<T>::Arrange(ownNz_, in, pd.rows, dp);
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVT_OWN_OUT);
+        AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT_OWN_OUT);
+        NzHandoff<T>::Store(pd.dst, ownNz_, pd.s0, pd.rows, dp, p_->kvNzRows);
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);
+    }
+
+    bool own_ = false;
+    uint32_t first_ = NO_REGION, shared_ = NO_REGION, seen_ = NO_REGION, waited_ = NO_REGION, cur_ = NO_REGION;
+    uint64_t scan_ = 0, end_ = 0, curUnit_ = 0;
+    uint32_t item_ = 0, items_ = 0, sub_ = 0, ownIdx_ = 0;
+    float keyScale_ = 1.0f;
+    AscendC::LocalTensor<T> ownNd_, ownNz_, ownZeros_;
+    struct Pending {  // per in-copy: a chunk loaded, not yet arranged and stored
+        bool loaded;
+        uint32_t tensor, s0, rows;
+        AscendC::GlobalTensor<T> dst;
+    };
+    Pending pend_[2] = {};
 };
 
 }  // namespace AttentionCore

@@ -200,6 +200,28 @@ def test_staging_modes_match_golden(dtype, layout, b, n, nkv, sq, skv, d, causal
     run_and_judge(make_kwargs(dtype, layout, b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d, **extra))
 
 
+OWN_STAGING_SHAPES = [
+    # K/V staged per core (ForwardParams::kvNzOwnRows): every core's first (batch, KV head) region
+    # before the barrier, the others by the core's own vector cores during the main loop; a
+    # region read by two cores' runs is the second one's first (test_tiling.py asserts the plans)
+    ("fp16", "BNSD", 2, 16, 16, 600, 200, 128, False, None),  # V only, no GQA, 48-row chunks, 24 zero rows
+    ("bf16", "BSH", 2, 48, 16, 600, 200, 64, False, None),  # K only, groups of 3, 64-row chunks
+    ("fp16", "BNSD", 2, 24, 24, 600, 200, 128, True, None),  # both, causal (short q-block first), cached tiles
+    ("fp16", "BSND", 1, 32, 32, 1000, 256, 64, True, None),  # causal, scale 1/8 in the staged K
+    ("bf16", "BNSD", 2, 16, 16, 700, 300, 128, False, [700, 123]),  # 16-row chunks, a query length short
+]
+
+
+@pytest.mark.parametrize("dtype,layout,b,n,nkv,sq,skv,d,causal,actual", OWN_STAGING_SHAPES)
+def test_own_staging_matches_golden(dtype, layout, b, n, nkv, sq, skv, d, causal, actual):
+    # A region staged by the wrong core, too late (no ready flag) or only in part reads the
+    # workspace's stale rows: every row's error far past the precision standard.
+    extra = dict(mask=band_mask(sq, skv), pre_tokens=MAX_INT, next_tokens=0) if causal else {}
+    if actual is not None:
+        extra["actual_seq_lengths"] = actual
+    run_and_judge(make_kwargs(dtype, layout, b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d, **extra))
+
+
 @pytest.mark.parametrize(
     "dtype,layout,b,n,nkv,sq,skv,d",
     [

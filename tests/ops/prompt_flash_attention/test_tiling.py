@@ -433,3 +433,27 @@ def test_key_value_staged_in_nz_only_where_key_blocks_are_loaded_several_times(p
     # follow the slots, no staged K/V between
     slots = single["usedCores"] * single["wsBytesPerCore"]
     assert single["tailSplits"] > 1 and single["wsPartialOffset"] == -(-slots // 512) * 512
+
+
+@pytest.mark.parametrize(
+    "b,n,nkv,sq,skv,d,mask,rows",
+    [
+        (2, 16, 16, 600, 200, 128, 0, 48),  # test_kernel_matches_golden.py OWN_STAGING_SHAPES
+        (2, 48, 16, 600, 200, 64, 0, 64),
+        (2, 24, 24, 600, 200, 128, 1, 48),
+        (1, 32, 32, 1000, 256, 64, 1, 64),
+        (2, 16, 16, 700, 300, 128, 0, 16),
+        (4, 16, 16, 1024, 1024, 128, 0, 16),  # the sweep's B4 N16 S1K: 1 or 2 regions of its own per core
+        (2, 8, 8, 900, 256, 128, 1, 0),  # every region is some core's first: nothing of a core's own
+        (1, 8, 2, 300, 300, 160, 1, 0),  # one unit per core
+    ],
+)
+def test_own_staging_where_a_core_has_regions_of_its_own(plan, b, n, nkv, sq, skv, d, mask, rows):
+    # K/V staged per core (ForwardParams::kvNzOwnRows, kv_nz.h): units in (batch, head, q-block)
+    # order, some core's run holds a region that is neither its first nor the next core's first,
+    # and UB holds three chunks of 16 rows or more beside the vector stage's buffers.
+    (p,) = plan(problem(b, n, nkv, sq, skv, d, mask))
+    assert p["kvNz"] != 0 and p["kvNzOwnRows"] == rows
+    if rows:
+        assert p["tailSplits"] <= 1 and p["foldQBlocks"] & 14 == 0
+        assert p["ubBytes"] + (3 * rows * ((d + 15) // 16 * 16) + 32 * 16) * 2 <= UB_A2 - 8192

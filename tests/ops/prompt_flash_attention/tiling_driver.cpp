@@ -63,6 +63,7 @@ int main()
                         p.kvNz, p.kvNzRows, p.kvNzChunk, (unsigned long long)p.kvNzOffset, p.kvNzPairs, p.kvPairFirst,
                         (unsigned long long)AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2,
                                                                               p.l1Bufs, p.kvNzPairs));
+            std::printf("\"kvNzOwnRows\": %u, ", p.kvNzOwnRows);
             std::printf("\"l1Bufs\": %u, \"kvCacheTiles\": %u, \"l1CacheBytes\": %llu, ", p.l1Bufs, p.kvCacheTiles,
                         (unsigned long long)AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2,
                                                                               p.l1Bufs, 0, p.kvCacheTiles));
