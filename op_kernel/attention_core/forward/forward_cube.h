@@ -312,12 +312,22 @@ private:
     __aicore__ inline bool StepS(Cursor &c, uint64_t &g)
     {
         IssueS(c, g++);
+        if (qRestRow_ != 0 && c.j == 1) {  // the rest of the next unit's Q block (below)
+            CopyQRows(qRest_, qNext_, qRestRow_, qRest_.rows);
+            qRestRow_ = 0;
+        }
         const bool loadQ = !qAhead_ && (l1Bufs_ == 2 || c.blocks == 1);
         if (c.j == 0 && (loadQ || cacheTiles_ != 0)) {
             Cursor n = c;
             const bool more = Seek(n, n.unit + 1);
             if (more && loadQ) {
-                qNext_ = LoadQ(n.u);
+                // With a second S of this unit to come (and no K/V pairs), the Q block in two
+                // row halves, one after each of the unit's first two S: whole, its Nd2Nz copy
+                // held the P load queued behind it in the cube's MTE2 back, and the P.V with it
+                // (modelled B4 N16 S1K D128 154.2 -> 152.7 us, TND 6x1K 229.2 -> 226.8; with
+                // pairs D = 256 B2 N8 S2K 319.3 -> 320.5).
+                const uint32_t half = c.blocks > 1 && kvPairs_ == 0 ? AlignUp(n.u.rows / 2, 16) : 0;
+                qNext_ = LoadQ(n.u, half < n.u.rows ? half : 0);
                 qAhead_ = true;
             }
             // WideTail (a one-block unit's tail went out with this S)
@@ -380,16 +390,33 @@ private:
     }
 
     // The unit's Q rows -> the next Q copy in L1 (once MTE1 is done with it); returns the copy.
-    __aicore__ inline uint32_t LoadQ(const WorkUnit &u)
+    // With `split` (0 < split < u.rows) only rows [0, split): StepS copies the rest later
+    // (qRest_).
+    __aicore__ inline uint32_t LoadQ(const WorkUnit &u, uint32_t split = 0)
     {
-        const uint32_t mPad = AlignUp(u.rows, 16);
         const uint32_t qb = NextCopy(qlIdx_, l1Bufs_);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_QL1 + qb);  // the unit before last is done with it
-        Tiles::CopyRows(qL1_.Get<T>()[qb * qElems_], q_[kv_.QOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0)],
-                        u.rows, p_->headDim, kv_.QRowPitch(), L1Shape{mPad, p_->headDimAlign}, 0);
-        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);
+        if (split != 0) {
+            CopyQRows(u, qb, 0, split, false);
+            qRest_ = u;
+            qRestRow_ = split;
+        } else {
+            CopyQRows(u, qb, 0, u.rows);
+        }
         return qb;
+    }
+
+    // Rows [row0, row1) of the unit's Q block -> Q copy qb; `last`: the block is complete
+    // (MTE1 waits for it).
+    __aicore__ inline void CopyQRows(const WorkUnit &u, uint32_t qb, uint32_t row0, uint32_t row1, bool last = true)
+    {
+        Tiles::CopyRows(qL1_.Get<T>()[qb * qElems_],
+                        q_[kv_.QOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0 + row0)], row1 - row0,
+                        p_->headDim, kv_.QRowPitch(), L1Shape{AlignUp(u.rows, 16), p_->headDimAlign}, row0);
+        if (last) {
+            AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);
+        }
     }
 
     __aicore__ inline AscendC::LocalTensor<T> QL1() { return qL1_.Get<T>()[qb_ * qElems_]; }
@@ -812,6 +839,8 @@ private:
     uint32_t qb_ = 0;      // the Q copy of the unit whose S is issued
     bool qAhead_ = false;  // StepS loaded the next unit's Q block into copy qNext_
     uint32_t qNext_ = 0;
+    WorkUnit qRest_ = {};    // with qRestRow_ != 0: the unit whose Q rows from qRestRow_ on are
+    uint32_t qRestRow_ = 0;  // still to be copied into copy qNext_ (LoadQ)
     uint32_t pb_ = 0;          // the P/V copy LoadV filled for the next P.V
     uint32_t vb_ = 0;          // with the K/V cache: the V tile of the next P.V
     uint32_t vPad_ = 0;        // rows per column block of the V tile of the next P.V (LoadV)
