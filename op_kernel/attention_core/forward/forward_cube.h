@@ -839,8 +839,8 @@ private:
     uint32_t qb_ = 0;      // the Q copy of the unit whose S is issued
     bool qAhead_ = false;  // StepS loaded the next unit's Q block into copy qNext_
     uint32_t qNext_ = 0;
-    WorkUnit qRest_ = {};    // with qRestRow_ != 0: the unit whose Q rows from qRestRow_ on are
-    uint32_t qRestRow_ = 0;  // still to be copied into copy qNext_ (LoadQ)
+    WorkUnit qRest_ = {};      // with qRestRow_ != 0: the unit whose Q rows from qRestRow_ on are
+    uint32_t qRestRow_ = 0;    // still to be copied into copy qNext_ (LoadQ)
     uint32_t pb_ = 0;          // the P/V copy LoadV filled for the next P.V
     uint32_t vb_ = 0;          // with the K/V cache: the V tile of the next P.V
     uint32_t vPad_ = 0;        // rows per column block of the V tile of the next P.V (LoadV)
