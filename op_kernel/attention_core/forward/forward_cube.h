@@ -216,8 +216,10 @@ private:
                 sOk = StepS(s, gS);
             }
             const uint32_t slot = gV++ % WS_SLOTS;
+            FinalSum fin;
             if constexpr (LAZY_PV) {
-                AccumulatePV(v.u, blk, slot, v.j == 0, sOk && kvPairs_ != 0 ? &s : nullptr);
+                AccumulatePV(v.u, blk, slot, v.j == 0, sOk && kvPairs_ != 0 ? &s : nullptr,
+                             v.j + 1 == v.blocks ? &fin : nullptr);
             } else {
                 ComputePV(v.u, blk, slot);
             }
@@ -225,20 +227,16 @@ private:
                 sOk = StepS(s, gS);
             }
             if constexpr (LAZY_PV) {
-                // The unit's final sum after the next S: its Fixpipe would hold that S's
-                // Fixpipes back, which the vector cores need before they fold this unit.
+                // The unit's final sum (its columns from fin.col0 on: AccumulatePV may have
+                // written the first ones) after the next S with K/V pairs: its Fixpipe would hold
+                // that S's Fixpipes back, which the vector cores need before they fold this unit.
                 // A split whose partial rows take the sum as it is (no block of the unit
                 // flushed) gets it there: the vector cores store only the statistics. The
                 // core's last such write is ordered by the combine's barrier, which the cube
                 // joins after it (policies.h PartialRows): no flag for it.
                 if (v.j + 1 == v.blocks) {
-                    AscendC::GlobalTensor<float> partial;
-                    const bool direct = !unitFlushed_ && split_.PartialRows(v.u, partial);
-                    if (!direct) {
-                        partial = wsO_[(WS_SLOTS + slot) * (p_->wsSlotO / 4)];
-                    }
-                    StoreAccumulator(v.u, l0c_.Get<float>(), partial);
-                    if (!direct || v.unit + 1 < split_.End(core_)) {
+                    StoreAccumulator(v.u, l0c_.Get<float>(), fin.dst, fin.col0);
+                    if (!fin.direct || v.unit + 1 < split_.End(core_)) {
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
                     }
                 }
@@ -249,6 +247,14 @@ private:
             kvNz_.OwnWaitEnd(split_);
         }
     }
+
+    // Where a unit's final sum goes (AccumulatePV of its last block): dst, a split's partial
+    // rows where `direct`, else the final O slot; its head-dim columns before col0 are written.
+    struct FinalSum {
+        AscendC::GlobalTensor<float> dst;
+        bool direct = false;
+        uint32_t col0 = 0;
+    };
 
     // A position in the stream: block j of unit `unit` (decoded in u) with `blocks` key blocks.
     struct Cursor {
@@ -312,12 +318,22 @@ private:
     __aicore__ inline bool StepS(Cursor &c, uint64_t &g)
     {
         IssueS(c, g++);
+        if (qRestRow_ != 0 && c.j == 1) {  // the rest of the next unit's Q block (below)
+            CopyQRows(qRest_, qNext_, qRestRow_, qRest_.rows);
+            qRestRow_ = 0;
+        }
         const bool loadQ = !qAhead_ && (l1Bufs_ == 2 || c.blocks == 1);
         if (c.j == 0 && (loadQ || cacheTiles_ != 0)) {
             Cursor n = c;
             const bool more = Seek(n, n.unit + 1);
             if (more && loadQ) {
-                qNext_ = LoadQ(n.u);
+                // With a second S of this unit to come (and no K/V pairs), the Q block in two
+                // row halves, one after each of the unit's first two S: whole, its Nd2Nz copy
+                // held the P load queued behind it in the cube's MTE2 back, and the P.V with it
+                // (modelled B4 N16 S1K D128 154.2 -> 152.7 us, TND 6x1K 229.2 -> 226.8; with
+                // pairs D = 256 B2 N8 S2K 319.3 -> 320.5).
+                const uint32_t half = c.blocks > 1 && kvPairs_ == 0 ? AlignUp(n.u.rows / 2, 16) : 0;
+                qNext_ = LoadQ(n.u, half < n.u.rows ? half : 0);
                 qAhead_ = true;
             }
             // WideTail (a one-block unit's tail went out with this S)
@@ -381,16 +397,33 @@ private:
     }
 
     // The unit's Q rows -> the next Q copy in L1 (once MTE1 is done with it); returns the copy.
-    __aicore__ inline uint32_t LoadQ(const WorkUnit &u)
+    // With `split` (0 < split < u.rows) only rows [0, split): StepS copies the rest later
+    // (qRest_).
+    __aicore__ inline uint32_t LoadQ(const WorkUnit &u, uint32_t split = 0)
     {
-        const uint32_t mPad = AlignUp(u.rows, 16);
         const uint32_t qb = NextCopy(qlIdx_, l1Bufs_);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_QL1 + qb);  // the unit before last is done with it
-        Tiles::CopyRows(qL1_.Get<T>()[qb * qElems_], q_[kv_.QOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0)],
-                        u.rows, p_->headDim, kv_.QRowPitch(), L1Shape{mPad, p_->headDimAlign}, 0);
-        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);
+        if (split != 0) {
+            CopyQRows(u, qb, 0, split, false);
+            qRest_ = u;
+            qRestRow_ = split;
+        } else {
+            CopyQRows(u, qb, 0, u.rows);
+        }
         return qb;
+    }
+
+    // Rows [row0, row1) of the unit's Q block -> Q copy qb; `last`: the block is complete
+    // (MTE1 waits for it).
+    __aicore__ inline void CopyQRows(const WorkUnit &u, uint32_t qb, uint32_t row0, uint32_t row1, bool last = true)
+    {
+        Tiles::CopyRows(qL1_.Get<T>()[qb * qElems_],
+                        q_[kv_.QOffset(u.b, u.n, static_cast<uint32_t>(u.qBase) + u.q0 + row0)], row1 - row0,
+                        p_->headDim, kv_.QRowPitch(), L1Shape{AlignUp(u.rows, 16), p_->headDimAlign}, row0);
+        if (last) {
+            AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);
+        }
     }
 
     __aicore__ inline AscendC::LocalTensor<T> QL1() { return qL1_.Get<T>()[qb_ * qElems_]; }
@@ -649,8 +682,14 @@ private:
     // tile's P only the part the vector cores wrote crosses L2 (policies.h SkippedPRows,
     // SeenPCols): the rows before it are zeros in L0A (LoadData of the zero fractal), the
     // columns past it are left out of the k extent.
+    // A unit's last block (fin) decides where its final sum goes. Without K/V pairs the sum
+    // leaves right after this P.V, and the next S's Fixpipes queue behind it while the M pipe,
+    // two S chunks ahead, waits for them: there the P.V runs in two head-dim halves (V in two
+    // L0B halves; the accumulator's Nz column blocks keep their places, a row split's would
+    // not) and the first half's columns go out under the second half's Mmad (SplitColumns;
+    // modelled B4 N16 S1K D128 156.0 -> 154.2 us, TND 6x1K 231.9 -> 229.2).
     __aicore__ inline void AccumulatePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first,
-                                        const Cursor *next)
+                                        const Cursor *next, FinalSum *fin = nullptr)
     {
         const uint32_t d = p_->headDim;
         const uint32_t mPad = AlignUp(u.rows, 16);
@@ -683,8 +722,16 @@ private:
                 AscendC::LoadData2DParams(0, static_cast<uint8_t>(skip / 16 * ((k + 15) / 16)), 0, 0, 0, false, 0));
         }
         Tiles::LoadA(l0a[Tiles::ARow(skip, k)], PTile(pb), L1Shape{mPad, kvPad}, 0, k, skip, mPad - skip);  // P
+        const uint32_t h = fin != nullptr && kvPairs_ == 0 ? SplitColumns(d) : 0;
+        const AscendC::LocalTensor<T> l0bHi = l0b[AlignUp(k, 16) * h];  // V's second half (h != 0)
         if (kvPairs_ == 0) {
-            Tiles::LoadB(l0b, VTile(pb, kvPad), L1Shape{vPad_, p_->headDimAlign}, k, 0, d);  // V
+            const L1Shape vShape{vPad_, p_->headDimAlign};
+            if (h != 0) {
+                Tiles::LoadB(l0b, VTile(pb, kvPad), vShape, k, 0, h);  // V, columns [0, h)
+                Tiles::LoadB(l0bHi, VTile(pb, kvPad), vShape, k, h, d - h);
+            } else {
+                Tiles::LoadB(l0b, VTile(pb, kvPad), vShape, k, 0, d);  // V
+            }
         }
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
@@ -707,11 +754,25 @@ private:
             StoreAccumulator(u, acc, wsO_[slot * (p_->wsSlotO / 4)]);
         }
         unitFlushed_ = !first && (unitFlushed_ || flush);
+        if (fin != nullptr) {
+            fin->direct = !unitFlushed_ && split_.PartialRows(u, fin->dst);
+            if (!fin->direct) {
+                fin->dst = wsO_[(WS_SLOTS + slot) * (p_->wsSlotO / 4)];
+            }
+            fin->col0 = h;
+        }
         if (accStoring_) {  // the last write-out still reads the accumulator
             AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
             accStoring_ = false;
         }
-        AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), d, k, first || flush));
+        if (h != 0) {
+            AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), h, k, first || flush));
+            PipeSync<AscendC::HardEvent::M_FIX>();  // columns [0, h) of the sum are complete
+            AscendC::Fixpipe(fin->dst, acc, AccFixpipe(u, h));
+            AscendC::Mmad(acc[AccColumn(u, h)], l0a, l0bHi, Tiles::Mmad(MmadRows(u.rows), d - h, k, first || flush));
+        } else {
+            AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), d, k, first || flush));
+        }
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);
         // The decision as the slot's "flushed" word, which the vector cores read only after the
         // FLAG_O_READY below: after the Mmad's issue, and only where it changes (a scalar GM
@@ -724,18 +785,40 @@ private:
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
     }
 
-    // The accumulator -> dst (an O slot, or a split's partial rows), fp32 rows of headDimAlign.
-    // Only the next Mmad into the accumulator waits for it (EVT_ACC): after a unit's final
-    // write-out the next unit's Q.K^T chunks go ahead.
+    // The accumulator's head-dim columns from col0 on -> dst (an O slot, or a split's partial
+    // rows), fp32 rows of headDimAlign. Only the next Mmad into the accumulator waits for it
+    // (EVT_ACC): after a unit's final write-out the next unit's Q.K^T chunks go ahead.
     __aicore__ inline void StoreAccumulator(const WorkUnit &u, const AscendC::LocalTensor<float> &acc,
-                                            const AscendC::GlobalTensor<float> &dst)
+                                            const AscendC::GlobalTensor<float> &dst, uint32_t col0 = 0)
     {
         PipeSync<AscendC::HardEvent::M_FIX>();  // the sum so far is complete
-        AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(p_->headDim), static_cast<uint16_t>(u.rows),
-                                       static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->headDimAlign, false);
-        AscendC::Fixpipe(dst, acc, fix);
+        AscendC::Fixpipe(dst[col0], acc[AccColumn(u, col0)], AccFixpipe(u, p_->headDim - col0));
         AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
         accStoring_ = true;
+    }
+
+    // The Fixpipe of `cols` head-dim columns of the accumulator (u.rows rows, Nz column blocks
+    // of its padded rows) into rows of headDimAlign.
+    __aicore__ inline AscendC::FixpipeParamsV220 AccFixpipe(const WorkUnit &u, uint32_t cols) const
+    {
+        return AscendC::FixpipeParamsV220(static_cast<uint16_t>(cols), static_cast<uint16_t>(u.rows),
+                                          static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->headDimAlign,
+                                          false);
+    }
+
+    // The accumulator's element offset of head-dim column col (a multiple of 16): its Nz
+    // column block.
+    __aicore__ inline uint32_t AccColumn(const WorkUnit &u, uint32_t col) const
+    {
+        return col * AlignUp(MmadRows(u.rows), 16);
+    }
+
+    // The head-dim split of a unit's last P.V (AccumulatePV): the first half's columns, a
+    // multiple of 16; 0: no split (one column block).
+    __aicore__ inline static uint32_t SplitColumns(uint32_t d)
+    {
+        const uint32_t h = AlignUp((d + 1) / 2, 16);
+        return h < d ? h : 0;
     }
 
     using Tiles = CubeTiles<T>;
@@ -765,6 +848,8 @@ private:
     uint32_t qb_ = 0;      // the Q copy of the unit whose S is issued
     bool qAhead_ = false;  // StepS loaded the next unit's Q block into copy qNext_
     uint32_t qNext_ = 0;
+    WorkUnit qRest_ = {};      // with qRestRow_ != 0: the unit whose Q rows from qRestRow_ on are
+    uint32_t qRestRow_ = 0;    // still to be copied into copy qNext_ (LoadQ)
     uint32_t pb_ = 0;          // the P/V copy LoadV filled for the next P.V
     uint32_t vb_ = 0;          // with the K/V cache: the V tile of the next P.V
     uint32_t vPad_ = 0;        // rows per column block of the V tile of the next P.V (LoadV)

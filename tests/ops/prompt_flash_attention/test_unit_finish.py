@@ -37,3 +37,23 @@ def test_units_without_keys_after_keyed_units(dtype):
     second, _ = run_and_judge(kw)
     np.testing.assert_array_equal(first, second)
     assert not first[:, :, :-nxt].any()
+
+
+@pytest.mark.parametrize(
+    "dtype,d,sq,skv,causal",
+    [
+        ("fp16", 128, 176, 300, False),  # 176-row q-blocks: Q halves of 96 + 80 rows
+        ("bf16", 72, 100, 400, False),  # unaligned D: the last P.V in 48 + 24 columns
+        ("fp16", 128, 300, 300, True),  # under a band: units of one and of several key blocks
+    ],
+)
+def test_unit_boundary_split_final_sum_and_q_halves(dtype, d, sq, skv, causal):
+    # Several units per core, each with two key blocks or more: a unit's last P.V runs in two
+    # head-dim halves with the first half's final-sum columns written under the second's Mmad,
+    # and the next unit's Q block is copied in two row halves after the unit's first two S
+    # (forward_cube.h).
+    extra = dict(mask=band_mask(sq, skv), pre_tokens=MAX_INT, next_tokens=0) if causal else {}
+    kw = make_kwargs(dtype, "BNSD", b=2, n=32, nkv=8, sq=sq, skv=skv, d=d, **extra)
+    first, _ = run_and_judge(kw)
+    second, _ = run_and_judge(kw)
+    np.testing.assert_array_equal(first, second)
