@@ -39,6 +39,10 @@ constexpr uint32_t WIDE_LAZY_BLOCK_KV = 64;
 constexpr uint32_t WIDE_LAZY_BAND_VEC_ROWS = 48;
 constexpr uint64_t UB_API_RESERVE = 8 * 1024;  // UB the Ascend C API keeps as scratch
 constexpr uint64_t KV_NZ_OWN_MAX_ROWS = 64;    // rows per chunk of a core's own K/V staging (kv_nz.h)
+// A core's own K/V regions at most: each raises one cross-core flag its cube consumes, and the
+// vector cores may stage them all before the cube reaches the first (keys few per region, or a
+// unit without keys); the flag counter holds 15 unconsumed sets.
+constexpr uint64_t KV_NZ_OWN_MAX_REGIONS = 15;
 constexpr int64_t TOKEN_CLAMP = int64_t(1) << 40;
 constexpr uint64_t MAX_SEARCHED_UNITS = uint64_t(1) << 22;  // beyond: streaming split, no cost array
 
@@ -726,25 +730,27 @@ void PlanKvNzOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t 
         const uint64_t head = unit / p.qBlocksPerHead;
         return (head / p.numHeads) * p.numKvHeads + head % p.numHeads / p.groupSize;
     };
-    bool any = false;
-    for (uint32_t c = 0; c < p.usedCores && !any; ++c) {
+    // Own regions per core: those after its first, but the one it shares with the next core
+    // (that core's first, staged before the barrier); a core's units visit its regions in order.
+    uint64_t most = 0;
+    for (uint32_t c = 0; c < p.usedCores; ++c) {
         const uint64_t b = p.coreUnitStart[c], e = p.coreUnitStart[c + 1];
         if (b >= e) continue;
         const uint64_t shared = e < p.unitCount ? region(e) : ~uint64_t(0);
+        uint64_t own = 0;
         for (uint64_t u = b + 1; u < e; ++u) {
             const uint64_t r = region(u);
-            if (r != region(b) && r != shared) {
-                any = true;
-                break;
-            }
+            if (r != region(u - 1) && r != shared) ++own;
         }
+        most = std::max(most, own);
     }
+    if (most == 0 || most > KV_NZ_OWN_MAX_REGIONS) return;
     const uint64_t used = VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs,
                                         p.hasSoftmaxStats != 0);
     const uint64_t zeros = 32 * 16 * dtypeBytes;  // kv_nz.h: the zero rows' source
     const uint64_t free = ubBytes > used + zeros ? ubBytes - used - zeros : 0;
     const uint64_t rows = std::min<uint64_t>(KV_NZ_OWN_MAX_ROWS, free / (3 * p.headDimAlign * dtypeBytes)) / 16 * 16;
-    if (any && rows >= 16) p.kvNzOwnRows = static_cast<uint32_t>(rows);
+    if (rows >= 16) p.kvNzOwnRows = static_cast<uint32_t>(rows);
 }
 
 void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy)

@@ -209,6 +209,8 @@ OWN_STAGING_SHAPES = [
     ("fp16", "BNSD", 2, 24, 24, 600, 200, 128, True, None),  # both, causal (short q-block first), cached tiles
     ("fp16", "BSND", 1, 32, 32, 1000, 256, 64, True, None),  # causal, scale 1/8 in the staged K
     ("bf16", "BNSD", 2, 16, 16, 700, 300, 128, False, [700, 123]),  # 16-row chunks, a query length short
+    # more own regions per core than the ready flag's counter holds: staged before the barrier
+    ("fp16", "BNSD", 4, 128, 128, 1000, 32, 64, False, None),
 ]
 
 

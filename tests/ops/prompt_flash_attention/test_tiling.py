@@ -446,6 +446,10 @@ def test_key_value_staged_in_nz_only_where_key_blocks_are_loaded_several_times(p
         (4, 16, 16, 1024, 1024, 128, 0, 16),  # the sweep's B4 N16 S1K: 1 or 2 regions of its own per core
         (2, 8, 8, 900, 256, 128, 1, 0),  # every region is some core's first: nothing of a core's own
         (1, 8, 2, 300, 300, 160, 1, 0),  # one unit per core
+        # ~21 regions of its own per core: more than the 15 unconsumed sets the cube's ready flag
+        # counter holds, which the vector cores could raise before the cube reaches the first
+        (4, 128, 128, 1000, 32, 64, 0, 0),
+        (16, 32, 32, 1024, 512, 64, 0, 0),
     ],
 )
 def test_own_staging_where_a_core_has_regions_of_its_own(plan, b, n, nkv, sq, skv, d, mask, rows):
