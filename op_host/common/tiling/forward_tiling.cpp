@@ -12,8 +12,7 @@ namespace fa_host {
 
 namespace {
 
-constexpr uint32_t BLOCK_KV = 128;  // keys per block: 2 fp32 vector repeats per row
-constexpr uint32_t D_CHUNK = 128;   // head-dim columns per cube pass (at most)
+constexpr uint32_t D_CHUNK = 128;  // head-dim columns per cube pass (at most)
 // Query rows per vector core (q-block = twice that), largest first. Above 64 only with lazy
 // P.V: its q-block shares each K/V load (L0C holds the q-block x D accumulator next to two S
 // chunks) and cuts the K/V re-stream per score (docs/performance.md). At D = 128 L0C stops it
@@ -38,15 +37,13 @@ constexpr uint32_t WIDE_LAZY_BLOCK_KV = 64;
 // without a band 48 rows modelled slower (B2 N8 S2K D256 322.2 -> 330.3 us).
 constexpr uint32_t WIDE_LAZY_BAND_VEC_ROWS = 48;
 constexpr uint64_t UB_API_RESERVE = 8 * 1024;  // UB the Ascend C API keeps as scratch
-constexpr uint64_t KV_NZ_OWN_MAX_ROWS = 64;    // rows per chunk of a core's own K/V staging (kv_nz.h)
-// A core's own K/V regions at most: each raises one cross-core flag its cube consumes, and the
-// vector cores may stage them all before the cube reaches the first (keys few per region, or a
-// unit without keys); the flag counter holds 15 unconsumed sets.
-constexpr uint64_t KV_NZ_OWN_MAX_REGIONS = 15;
 constexpr int64_t TOKEN_CLAMP = int64_t(1) << 40;
 constexpr uint64_t MAX_SEARCHED_UNITS = uint64_t(1) << 22;  // beyond: streaming split, no cost array
 
 uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+// UB the vector stage may plan with: all of it but the API's scratch.
+uint64_t UsableUb(const CoreBudget &budget) { return budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0; }
 
 bool L0Fits(const AttentionCore::ForwardCubeL0 &l0, const CoreBudget &budget)
 {
@@ -295,7 +292,7 @@ bool ChooseWideLazyBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget
     // B1 N4 S4K 333.3 -> 335.6, B2 N8 S2K 339.7 -> 337.8).
     const uint32_t dp = static_cast<uint32_t>(AlignUp(static_cast<uint64_t>(headDim), 16));
     if (dp <= D_CHUNK || dp > WIDE_LAZY_MAX_D) return false;
-    const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
+    const uint64_t ub = UsableUb(budget);
     const uint32_t c = WIDE_LAZY_BLOCK_KV;
     for (uint32_t r : ROWS_PER_VEC) {
         if (r > 64) continue;
@@ -317,10 +314,10 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
 {
     const uint32_t dp = static_cast<uint32_t>(AlignUp(static_cast<uint64_t>(headDim), 16));
     dChunk = std::min(D_CHUNK, dp);  // lazy P.V's Q chunks in L0A: no wider than the head
-    const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
+    const uint64_t ub = UsableUb(budget);
     // Half-size key blocks only where K and V of 128 keys do not fit L1 next to Q and P
     // (FLOAT32 with D > 464).
-    for (uint32_t c : {BLOCK_KV, BLOCK_KV / 2}) {
+    for (uint32_t c : {FORWARD_BLOCK_KV, FORWARD_BLOCK_KV / 2}) {
         for (uint32_t r : ROWS_PER_VEC) {
             const uint32_t bq = 2 * r;
             uint32_t v = 0, sBufs = 0, sChunk = 0;
@@ -372,7 +369,7 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
             : 0;
     p.sChunk = p.lazyO != 0 ? sChunk : p.blockQ;
     // Sub-blocks and a second S buffer per vector core where UB has room for them.
-    const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
+    const uint64_t ub = UsableUb(budget);
     if (!ChooseVecRows(p.rowsPerVec, p.blockKv, p.headDimAlign, dtypeBytes, ub, p.vecRows, p.vecSBufs,
                        p.hasSoftmaxStats != 0)) {
         p.vecRows = p.rowsPerVec;  // ChooseBlocks checked one buffer of all rows
@@ -428,10 +425,9 @@ bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::
 }
 
 // Where PlanForward takes one Q and P copy for another K/V cache tile pair: under a mask up to
-// this many units per core or up to this head dim, without one from this many key blocks per
-// unit (measured, below).
+// this many units per core (or up to KV_CACHE_ONE_COPY_MAX_HEAD_DIM), without one from this many
+// key blocks per unit (measured, below).
 constexpr uint64_t ONE_COPY_MAX_MASKED_UNITS_PER_CORE = 2;
-constexpr uint32_t ONE_COPY_MAX_MASKED_HEAD_DIM = 64;
 constexpr uint32_t ONE_COPY_MIN_KV_BLOCKS = 16;
 
 constexpr uint32_t HEADS_INNER_ALWAYS = 2;
@@ -469,7 +465,7 @@ uint64_t PlanTailSplit(const ForwardProblem &prob, const AttentionCore::ForwardP
     const uint64_t rest = t.unitCount % cores;
     if (rest == 0) return 0;
     const uint64_t blocks = (uint64_t(t.seqKv) + t.blockKv - 1) / t.blockKv;
-    const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
+    const uint64_t ub = UsableUb(budget);
     // The busiest core: its whole units (the first q of every head's order cost alike but for
     // a short last q-block, so a full one is taken) and its pieces of full units.
     const uint64_t full = UnitCost(prob, t, mask, 0, 0, std::min<uint32_t>(t.blockQ, t.seqQ));
@@ -617,7 +613,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
 
     FinishForwardGeometry(p, prob.dtypeBytes, budget);
     if (wideLazy && prob.bandActive && p.vecRows > WIDE_LAZY_BAND_VEC_ROWS) {
-        const uint64_t ub = budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0;
+        const uint64_t ub = UsableUb(budget);
         if (VectorUbBytes(p.rowsPerVec, WIDE_LAZY_BAND_VEC_ROWS, p.blockKv, p.headDimAlign, prob.dtypeBytes, p.vecSBufs,
                           p.hasSoftmaxStats != 0) <= ub) {
             p.vecRows = WIDE_LAZY_BAND_VEC_ROWS;
@@ -642,10 +638,10 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     // twice as large, the plane is bound by L2 well above its critical path and the tile pair
     // is worth it (B1 N16 S4K D64 causal 269.1 -> 267.6 us, critical path 241.7 -> 242.0).
     const bool oneCopy = masked ? p.unitCount <= ONE_COPY_MAX_MASKED_UNITS_PER_CORE * p.usedCores ||
-                                      p.headDim <= ONE_COPY_MAX_MASKED_HEAD_DIM
+                                      p.headDim <= KV_CACHE_ONE_COPY_MAX_HEAD_DIM
                                 : p.seqKv >= uint64_t(ONE_COPY_MIN_KV_BLOCKS) * p.blockKv;
     PlanKvCache(p, prob.dtypeBytes, budget.l1, oneCopy);
-    PlanKvNzOwn(p, prob.dtypeBytes, budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0);
+    PlanKvNzOwn(p, prob.dtypeBytes, UsableUb(budget));
     if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
     return true;
 }
@@ -662,141 +658,6 @@ void PlanMaskSummary(AttentionCore::PrefillTiling &tiling)
     m.summaryCols = cols;
     m.summaryPitch = uint32_t(AlignUp((p.seqQ + AttentionCore::SUMMARY_ROWS - 1) / AttentionCore::SUMMARY_ROWS, 8) + 8);
     m.wsMaskSummary = WorkspaceBytes(p, 512);
-}
-
-bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams &p)
-{
-    // A power of two scales an fp16 K exactly (an fp16 product fits fp32, so the cube's fp32
-    // sums are exactly the scaled ones): the vector cores' scale pass over every score goes
-    // for one pass over K at staging. Up to 1 (no fp16 overflow) and from 2^-14 (the
-    // scaled keys stay normal but for keys below 2^-11, whose products are below any score's
-    // rounding).
-    int exp = 0;
-    const float mant = std::frexp(std::fabs(scale), &exp);
-    const bool keyStaged = p.kvNz == AttentionCore::KV_NZ_BOTH || p.kvNz == AttentionCore::KV_NZ_K_ONLY;
-    return fp16 && keyStaged && mant == 0.5f && exp >= -13 && exp <= 1;
-}
-
-void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,
-              uint64_t l1Bytes, bool stageV)
-{
-    p.kvNz = 0;
-    p.kvNzPairs = 0;
-    const uint64_t dp = p.headDimAlign;
-    // Loads of each K/V row: one per q-block of every query head of its group. The estimate
-    // counts every q-block (a causal mask about halves it) and staging pays off from about two
-    // real loads, so it is planned from four; bounded by the Nz copies' 16-bit strides (in
-    // 32-byte rows) and by a workspace of at most KV_NZ_MAX_BYTES.
-    const uint64_t reuse = uint64_t(p.groupSize) * p.unitCount / std::max<uint64_t>(1, uint64_t(p.numHeads) * batches);
-    const uint64_t rows = AlignUp(seqRows, 16) + 16;
-    const AttentionCore::ForwardVectorUb ub = AttentionCore::ForwardVectorUbLayout(
-        p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs);
-    // Two copies of a chunk in each of the accumulator and tmp (kv_nz.h's staging pass).
-    const uint64_t chunk = std::min<uint64_t>(240, std::min(ub.acc, ub.tmp) / 2 / (dp * dtypeBytes)) / 16 * 16;
-    const uint64_t bytes = 2 * uint64_t(p.numKvHeads) * batches * dp * rows * dtypeBytes;
-    if (dtypeBytes != 2 || p.headDim % 16 != 0 || reuse < 4 || rows > 65535 || chunk < 16 || bytes > KV_NZ_MAX_BYTES) {
-        return;
-    }
-    p.kvNz = stageV ? AttentionCore::KV_NZ_BOTH : AttentionCore::KV_NZ_K_ONLY;
-    p.kvNzChunk = static_cast<uint32_t>(chunk);
-    p.kvNzRows = static_cast<uint32_t>(rows);
-    p.kvNzSeq = static_cast<uint32_t>(seqRows);
-    p.kvNzBatches = batches;
-    p.kvNzOffset = AlignUp(uint64_t(p.usedCores) * p.wsBytesPerCore, 512);
-    // K and V of a key block in one copy (one DMA start less per block on the cube's MTE2) where
-    // lazy P.V leaves L1 room for WS_SLOTS pairs (a pair lives from the block's S to its P.V), for
-    // 64-key blocks only: there the DMA starts weigh twice as much per score (modelled D = 256 B1
-    // N4 S4K 359.2 -> 336.6 us); with 128-key blocks S then goes after P.V and waits for P
-    // (modelled B4 N16 S1K D128 182.3 -> 196.1 us, and 187.2 with S ahead of P.V).
-    p.kvNzPairs = stageV && p.lazyO != 0 && p.blockKv < BLOCK_KV &&
-                          AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, dtypeBytes, p.l1Bufs,
-                                                            AttentionCore::WS_SLOTS) <= l1Bytes
-                      ? AttentionCore::WS_SLOTS
-                      : 0;
-}
-
-void PlanKvNzOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes)
-{
-    p.kvNzOwnRows = 0;
-    constexpr uint32_t orderBits =
-        AttentionCore::UNITS_HEADS_INNER | AttentionCore::UNITS_TABLE | AttentionCore::UNITS_PAIRED;
-    if (p.kvNz == 0 || p.tailSplits > 1 || (p.foldQBlocks & orderBits) != 0 || p.qBlocksPerHead == 0 ||
-        (p.kvNzBatches != p.batch && p.batch != 1) || p.usedCores < 2) {
-        return;
-    }
-    // A unit's region (kv_nz.h UnitRegion): units run (batch, head, q-block), q-blocks permuted
-    // within their head only.
-    auto region = [&](uint64_t unit) {
-        const uint64_t head = unit / p.qBlocksPerHead;
-        return (head / p.numHeads) * p.numKvHeads + head % p.numHeads / p.groupSize;
-    };
-    // Own regions per core: those after its first, but the one it shares with the next core
-    // (that core's first, staged before the barrier); a core's units visit its regions in order.
-    uint64_t most = 0;
-    for (uint32_t c = 0; c < p.usedCores; ++c) {
-        const uint64_t b = p.coreUnitStart[c], e = p.coreUnitStart[c + 1];
-        if (b >= e) continue;
-        const uint64_t shared = e < p.unitCount ? region(e) : ~uint64_t(0);
-        uint64_t own = 0;
-        for (uint64_t u = b + 1; u < e; ++u) {
-            const uint64_t r = region(u);
-            if (r != region(u - 1) && r != shared) ++own;
-        }
-        most = std::max(most, own);
-    }
-    if (most == 0 || most > KV_NZ_OWN_MAX_REGIONS) return;
-    const uint64_t used = VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs,
-                                        p.hasSoftmaxStats != 0);
-    const uint64_t zeros = 32 * 16 * dtypeBytes;  // kv_nz.h: the zero rows' source
-    const uint64_t free = ubBytes > used + zeros ? ubBytes - used - zeros : 0;
-    const uint64_t rows = std::min<uint64_t>(KV_NZ_OWN_MAX_ROWS, free / (3 * p.headDimAlign * dtypeBytes)) / 16 * 16;
-    if (rows >= 16) p.kvNzOwnRows = static_cast<uint32_t>(rows);
-}
-
-void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy)
-{
-    // The K/V tiles L1 holds beside Q and P (forward_cube.h's cache; policies.h PlanKvReuse): a
-    // unit that follows one of the same head whose keys its own start with (a causal head's
-    // later q-block) takes the blocks still there first and loads none of them again. Staged
-    // K/V apart under lazy P.V only (the pairs fill L1 already).
-    p.kvCacheTiles = 0;
-    if (p.kvNz == 0 || p.lazyO == 0 || p.kvNzPairs != 0) return;
-    auto most = [&](uint32_t bufs) {
-        uint32_t tiles = 0;
-        for (uint32_t t = p.l1Bufs + 1; t <= AttentionCore::KV_CACHE_MAX_TILES; ++t) {
-            if (AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, dtypeBytes, bufs, 0, t) >
-                l1Bytes)
-                break;
-            tiles = t;
-        }
-        return tiles;
-    };
-    p.kvCacheTiles = most(p.l1Bufs);
-    // One copy of Q and P (l1Bufs 1: the next unit's Q no longer loads ahead, P's load waits for
-    // the MTE1 read of the one before) where that frees L1 for another K/V tile pair.
-    if (oneCopy && p.l1Bufs == 2 && p.kvCacheTiles != 0 && most(1) > p.kvCacheTiles) {
-        p.l1Bufs = 1;
-        p.kvCacheTiles = most(1);
-    }
-}
-
-void PlanKvNzValueOnly(AttentionCore::ForwardParams &p, uint64_t headRuns, uint64_t keyBlocks, bool masked,
-                       bool scaleInKey)
-{
-    if (p.kvNz != AttentionCore::KV_NZ_BOTH || p.kvNzPairs != 0 || masked || scaleInKey || headRuns == 0 ||
-        p.unitCount == 0 || keyBlocks == 0) {
-        return;
-    }
-    // A head's q-blocks run on one core in a row (the split's ranges), and each one after the
-    // first finds kvCacheTiles of its key blocks cached (PlanKvReuse); the group's query heads
-    // each load the rows again. Modelled: B4 N16 S1K (2.9 loads per row) 157.8 -> 156.8 us, TND
-    // 6 x 1K 241.6 -> 237.3; slower with more loads per row, B1 N8 S1K x 4K (5.1) 79.2 -> 82.4 us,
-    // B2 N8 S2K (7.9) 148.8 -> 152.1 (docs/performance.md "Sweep").
-    const double qBlocks = double(p.unitCount) / double(headRuns);
-    const double blocks = double(keyBlocks) / double(p.unitCount);
-    const double uncached = blocks > p.kvCacheTiles ? (blocks - p.kvCacheTiles) / blocks : 0.0;
-    const double loads = double(p.groupSize) * (1.0 + (qBlocks - 1.0) * uncached);
-    if (loads <= KV_NZ_VALUE_ONLY_MAX_LOADS) p.kvNz = AttentionCore::KV_NZ_V_ONLY;
 }
 
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align)

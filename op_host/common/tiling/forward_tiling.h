@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "../../../op_kernel/attention_core/forward/forward_params.h"
+#include "kv_staging_tiling.h"
 
 namespace fa_host {
+
+constexpr uint32_t FORWARD_BLOCK_KV = 128;  // keys per block: 2 fp32 vector repeats per row
 
 // Strides in elements of one Q/K/V/O tensor: (batch, head, token).
 struct Strides {
@@ -53,35 +56,6 @@ void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes,
 // Fills `p` completely. The workspace the kernel needs is WorkspaceBytes(p).
 bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::PrefillTiling &tiling,
                  std::string &why);
-// K/V staged in Nz order (ForwardParams::kvNz, kv_nz.h) where key rows are loaded several
-// times: seqRows rows per (KV head, batch) of `batches` (TND: every token, one batch). Call
-// after FinishForwardGeometry and the work split; the region follows the per-core slots. With
-// lazy P.V and room in L1 (l1Bytes) the cube loads K and V in pairs (ForwardParams::kvNzPairs).
-// stageV false: only K is staged (AttentionCore::KV_NZ_K_ONLY), the cube converts V's rows itself.
-constexpr uint64_t KV_NZ_MAX_BYTES = 1ull << 30;
-// Up to this head dim the forward planners stage only K (AttentionCore::KV_NZ_K_ONLY).
-constexpr uint32_t KV_NZ_K_ONLY_MAX_HEAD_DIM = 64;
-void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,
-              uint64_t l1Bytes, bool stageV = true);
-// The cube's K/V cache (ForwardParams::kvCacheTiles): as many K and V tiles as L1 (l1Bytes)
-// holds, up to KV_CACHE_MAX_TILES; call after PlanKvNz. oneCopy: where one copy of Q and P
-// (l1Bufs 1) leaves room for more tiles, take it.
-void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy = false);
-// Only V staged (ForwardParams::kvNz KV_NZ_V_ONLY, in place of both) where the K/V cache leaves each key row loaded
-// at most KV_NZ_VALUE_ONLY_MAX_LOADS times: K then loads from the caller's rows (Nd2Nz on the
-// cube's MTE2) and the staging pass, which every core waits for, is half as long. `headRuns`:
-// the (batch, query head) pairs with units; `keyBlocks`: key blocks over all units. Not under a
-// mask or band (masked), nor where the scale rides on the staged K; call after PlanKvCache.
-constexpr double KV_NZ_VALUE_ONLY_MAX_LOADS = 4.0;
-void PlanKvNzValueOnly(AttentionCore::ForwardParams &p, uint64_t headRuns, uint64_t keyBlocks, bool masked,
-                       bool scaleInKey);
-// K/V staged per core (ForwardParams::kvNzOwnRows, kv_nz.h): only every core's first region
-// before the barrier, each core's other regions by its own vector cores during the main loop.
-// Where every region's units are one run of the unit order and no unit is split (units in
-// (batch, head, q-block) order, no split-KV tail), some core has a region of its own, and UB
-// (ubBytes, the API's reserve taken off) holds three staging chunks of 16 rows or more beside the
-// vector stage's buffers. Call after the work split and PlanKvNz.
-void PlanKvNzOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes);
 // The per-core slots of every core and the staged K/V (rounded up to `align` bytes).
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align = 1);
 // PFA: a mask plane shared by every (batch, head) of many gets a summary the vector cores build
@@ -89,10 +63,6 @@ uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align = 
 // PlanForward (it places the summary after the per-core workspace).
 void PlanMaskSummary(AttentionCore::PrefillTiling &tiling);
 uint64_t PrefillWorkspaceBytes(const AttentionCore::PrefillTiling &tiling);
-// Whether the K/V staging may multiply K by the scale (ScaleParams / PseParams::scaleInKey)
-// because that is exact: fp16, K staged (call after PlanKvNz), |scale| a power of two in
-// [2^-14, 1].
-bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams &p);
 
 // Cuts `costs` into at most `cores` contiguous ranges minimising the largest range cost
 // (binary search on that cost, greedy packing); writes the cores + 1 range starts to `starts`

@@ -138,9 +138,6 @@ void GroupEqualCosts(const std::vector<uint64_t> &costs, const std::vector<uint6
     }
 }
 
-// Up to this head dim the K/V cache takes one Q and P copy for another K/V tile pair.
-constexpr uint32_t ONE_COPY_MAX_HEAD_DIM = 64;
-
 // A unit goes to a core that already holds units of its (batch, KV head) where that core's load
 // is at most this share (per cent) of the unit's cost above the least loaded core's (DealByCost).
 constexpr uint64_t HEAD_AFFINITY_SLACK_PCT = 50;
@@ -309,7 +306,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // at 224-row q-blocks), as PlanForward takes it there under a mask: the forward is bound by
     // L2 above its critical path (modelled TND [100, 3000, 1500, 700, 2200] N8 D64 causal 136.2
     // -> 135.0 us, the L2 floor 134.2 -> 133.0).
-    PlanKvCache(p, prob.dtypeBytes, budget.l1, p.headDim <= ONE_COPY_MAX_HEAD_DIM);
+    PlanKvCache(p, prob.dtypeBytes, budget.l1, p.headDim <= KV_CACHE_ONE_COPY_MAX_HEAD_DIM);
     return true;
 }
 

@@ -30,6 +30,7 @@ def plan(tmp_path_factory):
             str(Path(__file__).with_name("decode_tiling_driver.cpp")),
             str(ROOT / "op_host/common/tiling/decode_tiling.cpp"),
             str(ROOT / "op_host/common/tiling/forward_tiling.cpp"),
+            str(ROOT / "op_host/common/tiling/kv_staging_tiling.cpp"),
             "-o",
             str(exe),
         ],

@@ -30,6 +30,7 @@ def plan(tmp_path_factory):
             f"-I{ROOT}",
             str(Path(__file__).with_name("tiling_driver.cpp")),
             str(ROOT / "op_host/common/tiling/forward_tiling.cpp"),
+            str(ROOT / "op_host/common/tiling/kv_staging_tiling.cpp"),
             "-o",
             str(exe),
         ],
@@ -263,7 +264,11 @@ def test_wide_lazy_blocks_count_the_statistics_rows(tmp_path, ub):
     exe = tmp_path / "probe"
     subprocess.run(
         ["g++", "-std=c++17", "-O1", f"-I{ROOT / 'op_host'}", f"-I{ROOT / 'op_kernel'}", f"-I{ROOT}", str(src)]
-        + [str(ROOT / "op_host/common/tiling/forward_tiling.cpp"), "-o", str(exe)],
+        + [
+            str(ROOT / "op_host/common/tiling/forward_tiling.cpp"),
+            str(ROOT / "op_host/common/tiling/kv_staging_tiling.cpp"),
+        ]
+        + ["-o", str(exe)],
         check=True,
     )
     out = subprocess.run([str(exe), str(ub)], capture_output=True, text=True, check=True).stdout.split()

@@ -1,0 +1,159 @@
+// The forward core's K/V staging and K/V cache plans (kv_staging_tiling.h).
+#include "kv_staging_tiling.h"
+
+#include "forward_tiling.h"
+#include "../../../op_kernel/attention_core/forward/forward_layout.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fa_host {
+
+namespace {
+
+constexpr uint64_t KV_NZ_OWN_MAX_ROWS = 64;  // rows per chunk of a core's own K/V staging (kv_nz.h)
+// A core's own K/V regions at most: each raises one cross-core flag its cube consumes, and the
+// vector cores may stage them all before the cube reaches the first (keys few per region, or a
+// unit without keys); the flag counter holds 15 unconsumed sets.
+constexpr uint64_t KV_NZ_OWN_MAX_REGIONS = 15;
+
+uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+}  // namespace
+
+bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams &p)
+{
+    // A power of two scales an fp16 K exactly (an fp16 product fits fp32, so the cube's fp32
+    // sums are exactly the scaled ones): the vector cores' scale pass over every score goes
+    // for one pass over K at staging. Up to 1 (no fp16 overflow) and from 2^-14 (the
+    // scaled keys stay normal but for keys below 2^-11, whose products are below any score's
+    // rounding).
+    int exp = 0;
+    const float mant = std::frexp(std::fabs(scale), &exp);
+    const bool keyStaged = p.kvNz == AttentionCore::KV_NZ_BOTH || p.kvNz == AttentionCore::KV_NZ_K_ONLY;
+    return fp16 && keyStaged && mant == 0.5f && exp >= -13 && exp <= 1;
+}
+
+void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,
+              uint64_t l1Bytes, bool stageV)
+{
+    p.kvNz = 0;
+    p.kvNzPairs = 0;
+    const uint64_t dp = p.headDimAlign;
+    // Loads of each K/V row: one per q-block of every query head of its group. The estimate
+    // counts every q-block (a causal mask about halves it) and staging pays off from about two
+    // real loads, so it is planned from four; bounded by the Nz copies' 16-bit strides (in
+    // 32-byte rows) and by a workspace of at most KV_NZ_MAX_BYTES.
+    const uint64_t reuse = uint64_t(p.groupSize) * p.unitCount / std::max<uint64_t>(1, uint64_t(p.numHeads) * batches);
+    const uint64_t rows = AlignUp(seqRows, 16) + 16;
+    const AttentionCore::ForwardVectorUb ub = AttentionCore::ForwardVectorUbLayout(
+        p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs);
+    // Two copies of a chunk in each of the accumulator and tmp (kv_nz.h's staging pass).
+    const uint64_t chunk = std::min<uint64_t>(240, std::min(ub.acc, ub.tmp) / 2 / (dp * dtypeBytes)) / 16 * 16;
+    const uint64_t bytes = 2 * uint64_t(p.numKvHeads) * batches * dp * rows * dtypeBytes;
+    if (dtypeBytes != 2 || p.headDim % 16 != 0 || reuse < 4 || rows > 65535 || chunk < 16 || bytes > KV_NZ_MAX_BYTES) {
+        return;
+    }
+    p.kvNz = stageV ? AttentionCore::KV_NZ_BOTH : AttentionCore::KV_NZ_K_ONLY;
+    p.kvNzChunk = static_cast<uint32_t>(chunk);
+    p.kvNzRows = static_cast<uint32_t>(rows);
+    p.kvNzSeq = static_cast<uint32_t>(seqRows);
+    p.kvNzBatches = batches;
+    p.kvNzOffset = AlignUp(uint64_t(p.usedCores) * p.wsBytesPerCore, 512);
+    // K and V of a key block in one copy (one DMA start less per block on the cube's MTE2) where
+    // lazy P.V leaves L1 room for WS_SLOTS pairs (a pair lives from the block's S to its P.V), for
+    // 64-key blocks only: there the DMA starts weigh twice as much per score (modelled D = 256 B1
+    // N4 S4K 359.2 -> 336.6 us); with 128-key blocks S then goes after P.V and waits for P
+    // (modelled B4 N16 S1K D128 182.3 -> 196.1 us, and 187.2 with S ahead of P.V).
+    p.kvNzPairs = stageV && p.lazyO != 0 && p.blockKv < FORWARD_BLOCK_KV &&
+                          AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, dtypeBytes, p.l1Bufs,
+                                                            AttentionCore::WS_SLOTS) <= l1Bytes
+                      ? AttentionCore::WS_SLOTS
+                      : 0;
+}
+
+void PlanKvNzOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes)
+{
+    p.kvNzOwnRows = 0;
+    constexpr uint32_t orderBits =
+        AttentionCore::UNITS_HEADS_INNER | AttentionCore::UNITS_TABLE | AttentionCore::UNITS_PAIRED;
+    if (p.kvNz == 0 || p.tailSplits > 1 || (p.foldQBlocks & orderBits) != 0 || p.qBlocksPerHead == 0 ||
+        (p.kvNzBatches != p.batch && p.batch != 1) || p.usedCores < 2) {
+        return;
+    }
+    // A unit's region (kv_nz.h UnitRegion): units run (batch, head, q-block), q-blocks permuted
+    // within their head only.
+    auto region = [&](uint64_t unit) {
+        const uint64_t head = unit / p.qBlocksPerHead;
+        return (head / p.numHeads) * p.numKvHeads + head % p.numHeads / p.groupSize;
+    };
+    // Own regions per core: those after its first, but the one it shares with the next core
+    // (that core's first, staged before the barrier); a core's units visit its regions in order.
+    uint64_t most = 0;
+    for (uint32_t c = 0; c < p.usedCores; ++c) {
+        const uint64_t b = p.coreUnitStart[c], e = p.coreUnitStart[c + 1];
+        if (b >= e) continue;
+        const uint64_t shared = e < p.unitCount ? region(e) : ~uint64_t(0);
+        uint64_t own = 0;
+        for (uint64_t u = b + 1; u < e; ++u) {
+            const uint64_t r = region(u);
+            if (r != region(u - 1) && r != shared) ++own;
+        }
+        most = std::max(most, own);
+    }
+    if (most == 0 || most > KV_NZ_OWN_MAX_REGIONS) return;
+    const uint64_t used = VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs,
+                                        p.hasSoftmaxStats != 0);
+    const uint64_t zeros = 32 * 16 * dtypeBytes;  // kv_nz.h: the zero rows' source
+    const uint64_t free = ubBytes > used + zeros ? ubBytes - used - zeros : 0;
+    const uint64_t rows = std::min<uint64_t>(KV_NZ_OWN_MAX_ROWS, free / (3 * p.headDimAlign * dtypeBytes)) / 16 * 16;
+    if (rows >= 16) p.kvNzOwnRows = static_cast<uint32_t>(rows);
+}
+
+void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy)
+{
+    // The K/V tiles L1 holds beside Q and P (forward_cube.h's cache; policies.h PlanKvReuse): a
+    // unit that follows one of the same head whose keys its own start with (a causal head's
+    // later q-block) takes the blocks still there first and loads none of them again. Staged
+    // K/V apart under lazy P.V only (the pairs fill L1 already).
+    p.kvCacheTiles = 0;
+    if (p.kvNz == 0 || p.lazyO == 0 || p.kvNzPairs != 0) return;
+    auto most = [&](uint32_t bufs) {
+        uint32_t tiles = 0;
+        for (uint32_t t = p.l1Bufs + 1; t <= AttentionCore::KV_CACHE_MAX_TILES; ++t) {
+            if (AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, dtypeBytes, bufs, 0, t) >
+                l1Bytes)
+                break;
+            tiles = t;
+        }
+        return tiles;
+    };
+    p.kvCacheTiles = most(p.l1Bufs);
+    // One copy of Q and P (l1Bufs 1: the next unit's Q no longer loads ahead, P's load waits for
+    // the MTE1 read of the one before) where that frees L1 for another K/V tile pair.
+    if (oneCopy && p.l1Bufs == 2 && p.kvCacheTiles != 0 && most(1) > p.kvCacheTiles) {
+        p.l1Bufs = 1;
+        p.kvCacheTiles = most(1);
+    }
+}
+
+void PlanKvNzValueOnly(AttentionCore::ForwardParams &p, uint64_t headRuns, uint64_t keyBlocks, bool masked,
+                       bool scaleInKey)
+{
+    if (p.kvNz != AttentionCore::KV_NZ_BOTH || p.kvNzPairs != 0 || masked || scaleInKey || headRuns == 0 ||
+        p.unitCount == 0 || keyBlocks == 0) {
+        return;
+    }
+    // A head's q-blocks run on one core in a row (the split's ranges), and each one after the
+    // first finds kvCacheTiles of its key blocks cached (PlanKvReuse); the group's query heads
+    // each load the rows again. Modelled: B4 N16 S1K (2.9 loads per row) 157.8 -> 156.8 us, TND
+    // 6 x 1K 241.6 -> 237.3; slower with more loads per row, B1 N8 S1K x 4K (5.1) 79.2 -> 82.4 us,
+    // B2 N8 S2K (7.9) 148.8 -> 152.1 (docs/performance.md "Sweep").
+    const double qBlocks = double(p.unitCount) / double(headRuns);
+    const double blocks = double(keyBlocks) / double(p.unitCount);
+    const double uncached = blocks > p.kvCacheTiles ? (blocks - p.kvCacheTiles) / blocks : 0.0;
+    const double loads = double(p.groupSize) * (1.0 + (qBlocks - 1.0) * uncached);
+    if (loads <= KV_NZ_VALUE_ONLY_MAX_LOADS) p.kvNz = AttentionCore::KV_NZ_V_ONLY;
+}
+
+}  // namespace fa_host

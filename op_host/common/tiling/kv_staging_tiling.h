@@ -1,0 +1,51 @@
+// Host planning of the forward core's K/V staging and K/V cache: K and V in the cube's Nz order
+// in the workspace (ForwardParams::kvNz, kvNzPairs, kvNzOwnRows; kv_nz.h), the tiles of the
+// cube's L1 K/V cache (kvCacheTiles; kv_tile_cache.h) and the scale folded into the staged K.
+// Called by the forward planners (forward_tiling.h PlanForward, PlanVarLenForward) after their
+// work split.
+#pragma once
+#include <cstdint>
+
+#include "../../../op_kernel/attention_core/forward/forward_params.h"
+
+namespace fa_host {
+
+// K/V staged in Nz order (ForwardParams::kvNz, kv_nz.h) where key rows are loaded several
+// times: seqRows rows per (KV head, batch) of `batches` (TND: every token, one batch). Call
+// after FinishForwardGeometry and the work split; the region follows the per-core slots. With
+// lazy P.V and room in L1 (l1Bytes) the cube loads K and V in pairs (ForwardParams::kvNzPairs).
+// stageV false: only K is staged (AttentionCore::KV_NZ_K_ONLY), the cube converts V's rows itself.
+constexpr uint64_t KV_NZ_MAX_BYTES = 1ull << 30;
+// Up to this head dim the forward planners stage only K (AttentionCore::KV_NZ_K_ONLY).
+constexpr uint32_t KV_NZ_K_ONLY_MAX_HEAD_DIM = 64;
+void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,
+              uint64_t l1Bytes, bool stageV = true);
+// The cube's K/V cache (ForwardParams::kvCacheTiles): as many K and V tiles as L1 (l1Bytes)
+// holds, up to KV_CACHE_MAX_TILES; call after PlanKvNz. oneCopy: where one copy of Q and P
+// (l1Bufs 1) leaves room for more tiles, take it.
+void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy = false);
+// Only V staged (ForwardParams::kvNz KV_NZ_V_ONLY, in place of both) where the K/V cache leaves each key row loaded
+// at most KV_NZ_VALUE_ONLY_MAX_LOADS times: K then loads from the caller's rows (Nd2Nz on the
+// cube's MTE2) and the staging pass, which every core waits for, is half as long. `headRuns`:
+// the (batch, query head) pairs with units; `keyBlocks`: key blocks over all units. Not under a
+// mask or band (masked), nor where the scale rides on the staged K; call after PlanKvCache.
+constexpr double KV_NZ_VALUE_ONLY_MAX_LOADS = 4.0;
+void PlanKvNzValueOnly(AttentionCore::ForwardParams &p, uint64_t headRuns, uint64_t keyBlocks, bool masked,
+                       bool scaleInKey);
+// K/V staged per core (ForwardParams::kvNzOwnRows, kv_nz.h): only every core's first region
+// before the barrier, each core's other regions by its own vector cores during the main loop.
+// Where every region's units are one run of the unit order and no unit is split (units in
+// (batch, head, q-block) order, no split-KV tail), some core has a region of its own, and UB
+// (ubBytes, the API's reserve taken off) holds three staging chunks of 16 rows or more beside the
+// vector stage's buffers. Call after the work split and PlanKvNz.
+void PlanKvNzOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes);
+// Up to this head dim a forward plane takes one Q and P copy for another K/V cache tile pair
+// (PlanKvCache's oneCopy): PFA under a mask, varlen always. There the forward is bound by L2 well
+// above its critical path, and the tile pair's L2 saving is worth the unit starts it slows.
+constexpr uint32_t KV_CACHE_ONE_COPY_MAX_HEAD_DIM = 64;
+// Whether the K/V staging may multiply K by the scale (ScaleParams / PseParams::scaleInKey)
+// because that is exact: fp16, K staged (call after PlanKvNz), |scale| a power of two in
+// [2^-14, 1].
+bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams &p);
+
+}  // namespace fa_host
