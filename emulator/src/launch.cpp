@@ -17,6 +17,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "emu/abi_stamp.h"
@@ -42,6 +43,14 @@ struct LaunchStop {
     uint64_t threadsPerBlock = 1, blocks = 0;
     std::mutex mu;
     std::string message;
+    // IBSet / IBWait: per GM slot, the last write a call made (the id of its timeline record, the
+    // clock it published to the hazard checker). Launch-wide, as the slots are; guarded by the
+    // running wave's LaunchShared::mu (waves run one at a time).
+    struct SlotWrite {
+        uint64_t timeId = 0;
+        RaceClock clock;
+    };
+    std::unordered_map<const void *, SlotWrite> slotWrites;
 };
 
 // One wave of cores running together, and everything they block on.
@@ -162,7 +171,7 @@ void ReportStuck(LaunchShared &s, const char *why)
     for (auto &w : s.waiters)
         if (w.ctx != nullptr && w.blocked) {
             const CoreCtx &c = *w.ctx;
-            char line[160];
+            char line[320];
             std::snprintf(line, sizeof line, "\n[ascendc-emu]   %s%d%s waits in %s", c.kind == kAic ? "aic" : "aiv",
                           c.block, c.kind == kAic ? "" : (c.sub ? ".1" : ".0"), w.what.c_str());
             report += line;
@@ -207,6 +216,11 @@ void WaitLocked(std::unique_lock<std::mutex> &lk, const std::string &what, std::
     while (me.blocked) {
         if (s.stop->stop.load()) throw CoreStopped{};
         s.cv.wait_for(lk, std::chrono::milliseconds(50));
+        // A condition on GM (IBSet / IBWait) may also be met by a plain write of another core.
+        if (me.blocked && me.ready()) {
+            me.blocked = false;
+            --s.blocked;
+        }
         if (me.blocked && !s.stop->stop.load() && std::chrono::steady_clock::now() - start > limit)
             ReportStuck(s, "no progress within ASCEND_EMU_DEADLOCK_TIMEOUT_S");
     }
@@ -635,6 +649,77 @@ void SyncAllCores(bool aivOnly)
     lk.unlock();
     TimeSyncRelease(id);
     if (g_raceCheck) RaceGmRelease(done);
+}
+
+void InterBlockSync(bool set, bool aivOnly, const int32_t *gm, uint64_t gmElems, int32_t *ub, uint64_t ubElems,
+                    int ubBuf, int32_t blockIdx, int32_t eventID)
+{
+    const char *api = set ? "IBSet" : "IBWait";
+    CoreCtx &c = Ctx();
+    if (c.kind == kAic) return;  // Atlas A2: only the vector cores take part
+    // What the real implementation indexes (int32 arithmetic there; no kernel comes near 2^31).
+    const int64_t blockNum = static_cast<int64_t>(c.blockDim) * (aivOnly ? 1 : 2);
+    const int64_t offset = blockNum * 8 * eventID + static_cast<int64_t>(blockIdx) * 8;
+    if (blockIdx < 0 || eventID < 0) Fail(api, "blockIdx %d and eventID %d must not be negative", blockIdx, eventID);
+    if (gmElems != 0 && static_cast<uint64_t>(offset) + 8 > gmElems)
+        Fail(api,
+             "the slot of blockIdx %d, eventID %d is gmWorkspace[%lld, +8) (blockNum %lld%s), outside gmWorkspace's "
+             "%llu int32 elements",
+             blockIdx, eventID, (long long)offset, (long long)blockNum, aivOnly ? "" : ", GetBlockNum() x 2",
+             (unsigned long long)gmElems);
+    int32_t *slot = const_cast<int32_t *>(gm) + offset;
+    char operand[96];
+    std::snprintf(operand, sizeof operand, "gmWorkspace slot of blockIdx %d, eventID %d", blockIdx, eventID);
+    CheckGm(api, operand, slot, 32);
+    if (static_cast<Buf>(ubBuf) != Buf::UB) Fail(api, "ubWorkspace must be a UB tensor (VECIN/VECOUT/VECCALC)");
+    if (ubElems < 8)
+        Fail(api, "ubWorkspace holds %llu int32; the poll copies a 32-byte block (8 int32)",
+             (unsigned long long)ubElems);
+    CheckLocal(api, "ubWorkspace", Buf::UB, ub, 32);
+    if (c.tpipe == nullptr) Fail(api, "needs a TPipe: it takes its MTE2_S / S_MTE3 event ids from GetTPipePtr()");
+
+    // The Atlas A2 sequence: PipeBarrier<PIPE_ALL>; poll (DataCopy GM->UB, MTE2 -> S, scalar read)
+    // until slot[0] is 0 (IBSet) / 1 (IBWait); scalar write of 1 / 0, S -> MTE3, DataCopy UB->GM;
+    // PipeBarrier<PIPE_ALL>.
+    static const char kMte2ToS = 0, kSToMte3 = 0;  // the hand-over keys of the two flags (timeline model)
+    const int32_t want = set ? 0 : 1;
+    RaceBarrierAll();
+    LaunchShared &s = *c.shared;
+    std::unique_lock<std::mutex> lk(s.mu);
+    char what[192];
+    std::snprintf(what, sizeof what,
+                  "%s(blockIdx %d, eventID %d) for its gmWorkspace slot %p to hold %d (it holds %d%s)", api, blockIdx,
+                  eventID, static_cast<void *>(slot), want, __atomic_load_n(slot, __ATOMIC_ACQUIRE),
+                  set ? ": the slot's last IBSet was not IBWait-ed" : ": no IBSet of the slot");
+    WaitLocked(lk, what, [slot, want] { return __atomic_load_n(slot, __ATOMIC_ACQUIRE) == want; });
+    // The write that made the slot ready (none: the host or a plain kernel write did).
+    LaunchStop::SlotWrite before;
+    auto it = s.stop->slotWrites.find(slot);
+    if (it != s.stop->slotWrites.end()) before = it->second;
+    const bool timed = it != s.stop->slotWrites.end() && g_timing;
+    if (timed) TimeSlotHold(before.timeId);
+    TimeGmRead(Pipe::MTE2, slot, 1, 32, 32, set ? "IBSet poll" : "IBWait poll");
+    Count(Pipe::MTE2, 32);
+    std::memcpy(ub, slot, 32);
+    TimeSignal(Pipe::MTE2, &kMte2ToS);
+    TimeAcquire(Pipe::S, &kMte2ToS);
+    Count(Pipe::S, 4);  // GetValue(0)
+    Count(Pipe::S, 4);  // SetValue(0, 1 - want)
+    ub[0] = 1 - want;
+    TimeSignal(Pipe::S, &kSToMte3);
+    TimeAcquire(Pipe::MTE3, &kSToMte3);
+    TimeGmWrite(Pipe::MTE3, slot, 1, 32, 32, false, set ? "IBSet write" : "IBWait write");
+    Count(Pipe::MTE3, 32);
+    if (g_raceCheck) RaceGmAcquire(before.clock, 0 /* PIPE_S: every later instruction */);
+    LaunchStop::SlotWrite mine;
+    mine.timeId = TimeSlotId();
+    if (g_raceCheck) mine.clock = RaceGmPublish(6 /* PIPE_ALL */);
+    s.stop->slotWrites[slot] = mine;
+    __atomic_store_n(slot, 1 - want, __ATOMIC_RELEASE);
+    WakeLocked(s);
+    lk.unlock();
+    TimeSlotWrite(mine.timeId);
+    RaceBarrierAll();
 }
 
 namespace {

@@ -172,5 +172,10 @@ void CrossCoreWait(int flagId);
 void CrossCoreSet(int mode, int flagId, int pipeT);
 void CrossCoreWait(int flagId, int pipeT);
 void SyncAllCores(bool aivOnly);
+// IBSet (set) / IBWait (!set) of kernel_sync.h: the slot of `blockIdx` and `eventID` in the int32
+// workspace at `gm` (`gmElems` elements, 0: unknown), polled through `ubElems` int32 at `ub` in
+// buffer `ubBuf` (a Buf).
+void InterBlockSync(bool set, bool aivOnly, const int32_t *gm, uint64_t gmElems, int32_t *ub, uint64_t ubElems,
+                    int ubBuf, int32_t blockIdx, int32_t eventID);
 
 }  // namespace emu

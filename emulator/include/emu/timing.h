@@ -114,6 +114,13 @@ void TimeCrossWait(int pipeT, int counter);
 void TimeSyncArrive(uint64_t id, int members);
 void TimeSyncRelease(uint64_t id);
 
+// IBSet / IBWait: TimeSlotId names a call's slot write (launch-unique), TimeSlotWrite publishes
+// it (the call's MTE3 write of the slot is done) and TimeSlotHold(id) makes the call's next poll
+// read start no earlier than write `id` (the write that made the slot ready) is done.
+uint64_t TimeSlotId();
+void TimeSlotWrite(uint64_t id);
+void TimeSlotHold(uint64_t id);
+
 // Launch-level: start of a core's log (origin = its block's start in cycles) and its end.
 void TimingBeginLaunch();
 void TimingBeginCore(double origin);

@@ -1,5 +1,5 @@
 // Synchronisation (asc-devkit `include/basic_api/kernel_operator_block_sync_intf.h`, `impl/basic_api/kernel_event.h`): SetFlag/WaitFlag inside a core, PipeBarrier,
-// SyncAll and the cross-core flags. The emulator executes every instruction at issue, so a
+// SyncAll, IBSet/IBWait and the cross-core flags. The emulator executes every instruction at issue, so a
 // correctly synchronised kernel computes what the hardware computes; a WaitFlag that no
 // SetFlag can satisfy is reported (on the hardware the core would hang).
 #pragma once
@@ -104,6 +104,30 @@ void SyncAll(const GlobalTensor<int32_t> &gmWorkspace, const LocalTensor<int32_t
     (void)usedCores;
     emu::CheckGm("SyncAll", "gmWorkspace", gmWorkspace.GetPhyAddr(), static_cast<uint64_t>(GetBlockNum()) * 32);
     emu::SyncAllCores(true);
+}
+
+// IBSet / IBWait: a semaphore between two vector cores in GM, the 32-byte slot
+// gmWorkspace[blockNum * 8 * eventID + blockIdx * 8] (blockNum = GetBlockNum(), twice that
+// when !isAIVOnly: a MIX kernel's vector cores). IBSet waits until slot[0] == 0 and writes 1,
+// IBWait waits until slot[0] == 1 and writes 0; each polls the slot through ubWorkspace (a GM->UB
+// DataCopy, a scalar read) between two PipeBarrier<PIPE_ALL>, as the Atlas A2 implementation
+// does. The slot is the kernel's GM: what the kernel or the host wrote there is what the calls
+// see. On an AIC both return at once. A wait no core can end is reported as a deadlock naming
+// the call, blockIdx and eventID; under the hazard checker a completed call orders everything the
+// core that wrote the slot last did before that write before everything this core does after.
+template <bool isAIVOnly = true>
+void IBSet(const GlobalTensor<int32_t> &gmWorkspace, const LocalTensor<int32_t> &ubWorkspace, int32_t blockIdx,
+           int32_t eventID)
+{
+    emu::InterBlockSync(true, isAIVOnly, gmWorkspace.GetPhyAddr(), gmWorkspace.GetSize(), ubWorkspace.EmuAddr(),
+                        ubWorkspace.GetSize(), static_cast<int>(ubWorkspace.EmuBuf()), blockIdx, eventID);
+}
+template <bool isAIVOnly = true>
+void IBWait(const GlobalTensor<int32_t> &gmWorkspace, const LocalTensor<int32_t> &ubWorkspace, int32_t blockIdx,
+            int32_t eventID)
+{
+    emu::InterBlockSync(false, isAIVOnly, gmWorkspace.GetPhyAddr(), gmWorkspace.GetSize(), ubWorkspace.EmuAddr(),
+                        ubWorkspace.GetSize(), static_cast<int>(ubWorkspace.EmuBuf()), blockIdx, eventID);
 }
 
 template <uint8_t modeId, pipe_t pipe> void CrossCoreSetFlag(uint16_t flagId)

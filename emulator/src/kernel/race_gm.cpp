@@ -157,9 +157,11 @@ std::string CoreLabel(uint64_t slot)
     Fail(api,
          "pipe %s %s %s, which pipe %s of %s %s, with no cross-core ordering in between: %s must "
          "CrossCoreSetFlag on a pipe that is ordered after that access (%s, or one that waited for it) and this "
-         "core CrossCoreWaitFlag that set before this access, or both take part in a SyncAll%s",
+         "core CrossCoreWaitFlag that set before this access, or both take part in a SyncAll, or %s IBSet's a slot "
+         "after "
+         "that access that this core IBWait's before this access%s",
          PipeLabel(k.pipe), what, where, PipeLabel(q), other.c_str(), earlier, other.c_str(), PipeLabel(q),
-         earlierRead ? " (a 'consumed' flag back to the writer before it reuses the data)" : "");
+         other.c_str(), earlierRead ? " (a 'consumed' flag back to the writer before it reuses the data)" : "");
 }
 
 // Checks the current access against one record and updates it.

@@ -52,7 +52,7 @@ std::mutex g_mu;  // the replay: one thread at a time
 std::vector<Core> g_cores;
 std::vector<int> g_wave, g_starved, g_parked;
 std::priority_queue<HeapEntry> g_heap;
-std::unordered_map<uint64_t, double> g_setTime;  // cross-core set id -> its time, once replayed
+std::unordered_map<uint64_t, double> g_setTime;  // cross-core set / slot write id -> its time, once replayed
 std::unordered_map<uint64_t, Barrier> g_barriers;
 std::atomic<uint64_t> g_nextId{0};
 std::mutex g_tokenMu;                                      // the tokens are written by the core threads
@@ -436,6 +436,20 @@ bool Apply(Core &core, const TimingRecord &r)
             HoldAll(c, when);
             return true;
         }
+        case RecKind::SlotWrite:  // no instruction of its own: the write is the GmWrite before it
+            g_setTime[r.addr] = DoneOf(c, r.pipe);
+            return true;
+        case RecKind::SlotHold: {
+            // The poll that sees the slot ready reads it after the write that made it so.
+            auto it = g_setTime.find(r.addr);
+            if (it == g_setTime.end()) {
+                core.token.assign(1, r.addr);  // parked on the writing core (WaitsOnStarved)
+                return false;
+            }
+            core.token.clear();
+            Hold(c, r.pipe, it->second);
+            return true;
+        }
         case RecKind::End:
             return true;
     }
@@ -492,7 +506,7 @@ void Advance(int i)
             core.state = State::Ended;
             return;
         }
-        if (kind == RecKind::CrossSet || kind == RecKind::SyncArrive) Unpark();
+        if (kind == RecKind::CrossSet || kind == RecKind::SyncArrive || kind == RecKind::SlotWrite) Unpark();
     }
     core.state = State::Starved;
     g_starved.push_back(i);

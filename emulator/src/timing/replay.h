@@ -1,8 +1,8 @@
 // The deterministic pass of the timeline model (see emu/timing.h): the core threads write
 // TimingRecords into their TimingLog; the replay runs every core's clocks over its log and takes
 // the GM accesses of all cores to the shared L2 one at a time, the one that starts earliest in
-// modelled time first (ties: the lower core index). Cross-core flags and SyncAll release a core
-// once the sets / arrivals they depend on have been replayed.
+// modelled time first (ties: the lower core index). Cross-core flags, SyncAll and IBSet/IBWait
+// release a core once the sets / arrivals / slot writes they depend on have been replayed.
 //
 // The replay runs while the kernel executes (whichever core thread fills a chunk of its log
 // advances it) and finishes when the wave's threads are done. It only takes the next L2 access
@@ -37,6 +37,8 @@ enum class RecKind : uint8_t {
     CrossWait,
     SyncArrive,
     SyncRelease,
+    SlotWrite,  // IBSet / IBWait: the call's slot write (id in addr) is done when its pipe is
+    SlotHold,   // the pipe starts nothing before slot write `addr` is done
     End
 };
 

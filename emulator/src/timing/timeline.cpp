@@ -257,6 +257,22 @@ void TimeSyncRelease(uint64_t id)
     Publish();
 }
 
+uint64_t TimeSlotId() { return g_timing ? ReplayNextSetId(Ctx().timeline.index) : 0; }
+
+void TimeSlotWrite(uint64_t id)
+{
+    if (!g_timing) return;
+    Append(RecKind::SlotWrite, static_cast<int>(Pipe::MTE3)).addr = id;
+    Publish();
+}
+
+void TimeSlotHold(uint64_t id)
+{
+    if (!g_timing) return;
+    Append(RecKind::SlotHold, static_cast<int>(Pipe::MTE2)).addr = id;
+    Publish();
+}
+
 void TimingBeginCore(double origin)
 {
     if (!g_timing) return;

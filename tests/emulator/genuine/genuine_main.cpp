@@ -25,6 +25,8 @@ extern "C" void int8_query_digits(GM_ADDR query, GM_ADDR scale, GM_ADDR region, 
 extern "C" void int8_digit_cube(GM_ADDR qd, GM_ADDR kv, GM_ADDR pd, GM_ADDR shape, GM_ADDR s, GM_ADDR o);
 extern "C" void int8_digit_softmax(GM_ADDR sProd, GM_ADDR rUnits, GM_ADDR slot, GM_ADDR stats);
 extern "C" void int8_digit_fold(GM_ADDR oProd, GM_ADDR stats, GM_ADDR out);
+extern "C" void ib_sync_ring(GM_ADDR x, GM_ADDR y, GM_ADDR stage, GM_ADDR sync);
+extern "C" void ib_sync_mix(GM_ADDR x, GM_ADDR y, GM_ADDR stage, GM_ADDR sync);
 extern "C" void int8_digit_unit(GM_ADDR q, GM_ADDR scale, GM_ADDR k8, GM_ADDR v8, GM_ADDR ws, GM_ADDR out,
                                 GM_ADDR tiling);
 
@@ -643,6 +645,53 @@ void Int8DigitUnit()
                       static_cast<void *>(ws), static_cast<void *>(out), static_cast<void *>(td)})
         AscendC::GmFree(ptr);
 }
+
+// ib_sync.cpp: y[r][b] = 2 * (x[pred] + 1 + r) over a ring of 4 vector cores, every slot back
+// to 0 at the end.
+void IbSyncRing()
+{
+    constexpr uint32_t n = 4, tile = 64, rounds = 2;
+    auto *x = static_cast<float *>(AscendC::GmAlloc(n * tile * sizeof(float)));
+    auto *y = static_cast<float *>(AscendC::GmAlloc(rounds * n * tile * sizeof(float)));
+    auto *stage = static_cast<float *>(AscendC::GmAlloc(rounds * n * tile * sizeof(float)));
+    auto *sync = static_cast<int32_t *>(AscendC::GmAlloc(n * 8 * sizeof(int32_t)));
+    for (uint32_t i = 0; i < n * tile; ++i) x[i] = static_cast<float>(i % 53) * 0.5f;
+    std::memset(sync, 0, n * 8 * sizeof(int32_t));
+    AscendC::SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(ib_sync_ring, n, x, y, stage, sync);
+    int bad = 0;
+    for (uint32_t r = 0; r < rounds; ++r)
+        for (uint32_t b = 0; b < n; ++b)
+            for (uint32_t i = 0; i < tile; ++i)
+                bad += y[(r * n + b) * tile + i] != 2.0f * (x[((b + n - 1) % n) * tile + i] + 1.0f + r);
+    for (uint32_t i = 0; i < n * 8; ++i) bad += sync[i] != 0;
+    Report("ib_sync_ring", bad);
+    for (void *p :
+         {static_cast<void *>(x), static_cast<void *>(y), static_cast<void *>(stage), static_cast<void *>(sync)})
+        AscendC::GmFree(p);
+}
+
+// ib_sync_mix on 2 AI cores: y[block] = x[block] + 1; isAIVOnly = false puts eventID 1's slots
+// at 2 * 2 * 8 int32, and the slots the second vector cores set last (indices 1 and 3) hold 1.
+void IbSyncMix()
+{
+    constexpr uint32_t blocks = 2, tile = 64, syncInts = blocks * 2 * 8 * 2;
+    auto *x = static_cast<float *>(AscendC::GmAlloc(blocks * tile * sizeof(float)));
+    auto *y = static_cast<float *>(AscendC::GmAlloc(blocks * tile * sizeof(float)));
+    auto *stage = static_cast<float *>(AscendC::GmAlloc(blocks * tile * sizeof(float)));
+    auto *sync = static_cast<int32_t *>(AscendC::GmAlloc(syncInts * sizeof(int32_t)));
+    for (uint32_t i = 0; i < blocks * tile; ++i) x[i] = static_cast<float>(i % 29) - 7.0f;
+    std::memset(sync, 0, syncInts * sizeof(int32_t));
+    AscendC::SetKernelMode(KernelMode::MIX_MODE);
+    ICPU_RUN_KF(ib_sync_mix, blocks, x, y, stage, sync);
+    int bad = 0;
+    for (uint32_t i = 0; i < blocks * tile; ++i) bad += y[i] != x[i] + 1.0f;
+    for (uint32_t i = 0; i < syncInts; ++i) bad += sync[i] != ((i == 2 * 2 * 8 + 8 || i == 2 * 2 * 8 + 24) ? 1 : 0);
+    Report("ib_sync_mix", bad);
+    for (void *p :
+         {static_cast<void *>(x), static_cast<void *>(y), static_cast<void *>(stage), static_cast<void *>(sync)})
+        AscendC::GmFree(p);
+}
 }  // namespace
 
 int main()
@@ -660,5 +709,7 @@ int main()
     Int8DigitCube();
     Int8DigitChain();
     Int8DigitUnit();
+    IbSyncRing();
+    IbSyncMix();
     return g_failures == 0 ? 0 : 1;
 }

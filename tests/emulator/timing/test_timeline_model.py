@@ -10,6 +10,7 @@ The expected cycles are computed here from the cost table the binary reports, so
 holding when calibration changes an assumed constant, and fail when the model's rules change.
 """
 
+import json
 import math
 
 import pytest
@@ -201,6 +202,55 @@ def test_sync_all_releases_everyone_at_the_last_arrival(run_timing):
     release = c["issue"] + n * e + c["sync_all"]  # block 0's last Exp ends; block 1 arrived long before
     for core in p["cores"]:
         assert core["end_us"] * p["clock_mhz"] == pytest.approx(release + c["issue"] + e, rel=1e-9)
+
+
+def _spans(trace_path, clock_mhz):
+    """(core, name) -> [(start, end)] in cycles, from the Chrome trace of a launch."""
+    spans = {}
+    for e in json.loads(trace_path.read_text())["traceEvents"]:
+        if e["ph"] == "X":
+            spans.setdefault((e["pid"], e["name"]), []).append((e["ts"] * clock_mhz, (e["ts"] + e["dur"]) * clock_mhz))
+    return spans
+
+
+@pytest.mark.parametrize("check", ["0", "1"])
+def test_ibwait_releases_after_the_ibset_write_and_a_poll_read(run_timing, tmp_path, check):
+    """Block 0 runs n Exp, then IBSet's its slot; block 1 IBWait's it at once, then runs one Exp.
+    The IBWait's successful poll reads the slot when the IBSet's write is done (a GM read: at
+    least dma_head); block 1 then clears the slot (its own write) and only then runs its Exp. The
+    waiter's end follows the setter's work Exp for Exp."""
+    elems = 2048
+    ends = {}
+    for n in (4, 6):
+        trace = tmp_path / f"trace{n}.json"
+        out = run_timing("ib_sync", n, elems, 0, env={"ASCEND_EMU_RACECHECK": check, "ASCEND_EMU_TRACE": str(trace)})
+        c, p = out["costs"], out["profile"]
+        e = exp_fp32(c, elems)
+        spans = _spans(trace, p["clock_mhz"])
+        [(_, set_write_end)] = spans[(0, "IBSet write")]
+        [(poll_start, poll_end)] = spans[(1, "IBWait poll")]
+        [(_, clear_end)] = spans[(1, "IBWait write")]
+        [(exp_start, _)] = spans[(1, "Exp")]
+        assert poll_start == pytest.approx(set_write_end, abs=0.5)  # the trace keeps 0.1 ns
+        assert poll_end - poll_start >= c["dma_head"]
+        assert exp_start >= clear_end >= poll_end
+        ends[n] = {x["core"]: x["end_us"] * p["clock_mhz"] for x in p["cores"]}
+        assert ends[n][1] >= ends[n][0] + c["dma_head"] + e
+    assert ends[6][1] - ends[4][1] == pytest.approx(2 * e, rel=1e-9)
+    assert ends[6][0] - ends[4][0] == pytest.approx(2 * e, rel=1e-9)
+
+
+def test_ibwait_of_a_slot_set_long_before_does_not_wait(run_timing):
+    """Block 1 works long before its IBWait: the slot was set long before, so the wait costs only
+    its own poll and write, the same whatever block 0 did before its IBSet."""
+    elems = 2048
+    out = {n: run_timing("ib_sync", n, elems, 20)["profile"] for n in (0, 2)}
+    c = run_timing("ib_sync", 0, elems, 22)
+    e = exp_fp32(c["costs"], elems)
+    end = {n: {x["core"]: x["end_us"] * p["clock_mhz"] for x in p["cores"]} for n, p in out.items()}
+    assert end[0][1] == pytest.approx(end[2][1], rel=1e-9)
+    later = {x["core"]: x["end_us"] * c["profile"]["clock_mhz"] for x in c["profile"]["cores"]}
+    assert later[1] - end[0][1] == pytest.approx(2 * e, rel=1e-9)
 
 
 def test_blocks_beyond_the_cores_start_when_a_core_frees(run_timing):

@@ -10,6 +10,8 @@
 //   or_branch       AIV only: 512 bytes GM->UB (byte n is 1 when n < 512, the rest 0), or-folded as
 //                   uint16 into one 32-byte block; when any bit is set, `param` Exp over 4096 fp32
 //   (exp_loop and sync_all take an optional 5th argument: blockDim)
+//   ib_sync         AIV only, 2 blocks: block 0 runs n Exp over `param` fp32 and IBSet's its slot;
+//                   block 1 runs bufferNum Exp, IBWait's block 0's slot, then one Exp
 //   cube_to_vector  MIX 1:2: n rounds of Mmad param^3 on the AIC, CrossCoreSetFlag<2, PIPE_M>;
 //                   each AIV waits for the flag and runs one Exp over 4096 fp32
 #include <cstdio>
@@ -90,6 +92,26 @@ extern "C" __global__ __aicore__ void sync_all(GM_ADDR x, GM_ADDR tiling)
         for (uint32_t i = 0; i < t.n; ++i) Exp(v, v, static_cast<int32_t>(t.param));
     SyncAll();
     Exp(v, v, static_cast<int32_t>(t.param));
+}
+
+extern "C" __global__ __aicore__ void ib_sync(GM_ADDR x, GM_ADDR tiling)
+{
+    GET_TILING_DATA_WITH_STRUCT(TimingTiling, t, tiling);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf, poll;
+    pipe.InitBuffer(buf, t.param * 4);
+    pipe.InitBuffer(poll, 32);
+    GlobalTensor<int32_t> slots;
+    slots.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(x), 16);
+    LocalTensor<float> v = buf.Get<float>();
+    if (GetBlockIdx() == 0) {
+        for (uint32_t i = 0; i < t.n; ++i) Exp(v, v, static_cast<int32_t>(t.param));
+        IBSet(slots, poll.Get<int32_t>(), 0, 0);
+    } else {
+        for (uint32_t i = 0; i < t.bufferNum; ++i) Exp(v, v, static_cast<int32_t>(t.param));
+        IBWait(slots, poll.Get<int32_t>(), 0, 0);
+        Exp(v, v, static_cast<int32_t>(t.param));
+    }
 }
 
 template <int BUFS> void CopyCompute(GM_ADDR x, const TimingTiling &t)
@@ -192,7 +214,7 @@ int main(int argc, char **argv)
     if (argc < 4) return 2;
     const std::string which = argv[1];
     TimingTiling tiling{static_cast<uint32_t>(std::atoi(argv[2])), static_cast<uint32_t>(std::atoi(argv[3])),
-                        static_cast<uint32_t>(argc > 4 ? std::atoi(argv[4]) : 1)};
+                        static_cast<uint32_t>(argc > 4 ? std::atoi(argv[4]) : 1)};  // ib_sync: may be 0
     auto *tilingGm = static_cast<uint8_t *>(AscendC::GmAlloc(sizeof tiling));
     std::memcpy(tilingGm, &tiling, sizeof tiling);
     const uint32_t blockDim = argc > 5 ? static_cast<uint32_t>(std::atoi(argv[5])) : 1;
@@ -217,6 +239,10 @@ int main(int argc, char **argv)
     } else if (which == "sync_all") {
         AscendC::SetKernelMode(KernelMode::AIV_MODE);
         ICPU_RUN_KF(sync_all, blockDim, x, tilingGm);
+    } else if (which == "ib_sync") {
+        std::memset(x, 0, 64);
+        AscendC::SetKernelMode(KernelMode::AIV_MODE);
+        ICPU_RUN_KF(ib_sync, 2, x, tilingGm);
     } else if (which == "or_branch") {
         AscendC::SetKernelMode(KernelMode::AIV_MODE);
         ICPU_RUN_KF(or_branch, 1, x, tilingGm);
