@@ -697,17 +697,17 @@ void InterBlockSync(bool set, bool aivOnly, const int32_t *gm, uint64_t gmElems,
     auto it = s.stop->slotWrites.find(slot);
     if (it != s.stop->slotWrites.end()) before = it->second;
     const bool timed = it != s.stop->slotWrites.end() && g_timing;
-    if (timed) TimeSlotHold(before.timeId);
+    if (timed) TimeSlotHold(before.timeId, api, eventID);
     TimeGmRead(Pipe::MTE2, slot, 1, 32, 32, set ? "IBSet poll" : "IBWait poll");
     Count(Pipe::MTE2, 32);
     std::memcpy(ub, slot, 32);
-    TimeSignal(Pipe::MTE2, &kMte2ToS);
-    TimeAcquire(Pipe::S, &kMte2ToS);
+    TimeSignal(Pipe::MTE2, &kMte2ToS, "SetFlag");
+    TimeAcquire(Pipe::S, &kMte2ToS, "WaitFlag");
     Count(Pipe::S, 4);  // GetValue(0)
     Count(Pipe::S, 4);  // SetValue(0, 1 - want)
     ub[0] = 1 - want;
-    TimeSignal(Pipe::S, &kSToMte3);
-    TimeAcquire(Pipe::MTE3, &kSToMte3);
+    TimeSignal(Pipe::S, &kSToMte3, "SetFlag");
+    TimeAcquire(Pipe::MTE3, &kSToMte3, "WaitFlag");
     TimeGmWrite(Pipe::MTE3, slot, 1, 32, 32, false, set ? "IBSet write" : "IBWait write");
     Count(Pipe::MTE3, 32);
     if (g_raceCheck) RaceGmAcquire(before.clock, 0 /* PIPE_S: every later instruction */);

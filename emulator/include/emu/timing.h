@@ -90,9 +90,10 @@ void TimeFlagWait(int event, int id);
 void TimePresetFlag(int event, int id);  // a set already done at the current time, free of issue cost
 // A hand-over through `key` (a per-core object such as a queue slot): the signal records when
 // pipe `from` is done with everything issued so far; an acquire makes pipe `to` start nothing
-// before the latest signal through the same key.
-void TimeSignal(Pipe from, const void *key);
-void TimeAcquire(Pipe to, const void *key);
+// before the latest signal through the same key. `name` names the issue in the trace (default
+// "TQue signal" / "TQue acquire").
+void TimeSignal(Pipe from, const void *key, const char *name = nullptr);
+void TimeAcquire(Pipe to, const void *key, const char *name = nullptr);
 void TimeBarrierAll();
 // Block-wise hand-offs inside a core (unitFlag: Mmad -> Fixpipe through L0C). An instruction is
 // named by the handle TimeLastIssued returns right after it was timed (handles of one pipe grow
@@ -119,7 +120,8 @@ void TimeSyncRelease(uint64_t id);
 // read start no earlier than write `id` (the write that made the slot ready) is done.
 uint64_t TimeSlotId();
 void TimeSlotWrite(uint64_t id);
-void TimeSlotHold(uint64_t id);
+// `waiter` is the waiting call ("IBSet" / "IBWait") and its eventID, for the trace's flow arrow.
+void TimeSlotHold(uint64_t id, const char *waiter, int eventID);
 
 // Launch-level: start of a core's log (origin = its block's start in cycles) and its end.
 void TimingBeginLaunch();

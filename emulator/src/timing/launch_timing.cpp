@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
@@ -287,7 +288,8 @@ void LaunchTiming::WriteTrace()
     }
     // Chrome trace / Perfetto: one process per AI core, one thread per (sub-core, pipe) that has
     // spans; µs. A cross-core flag is a flow arrow from a zero-length "CrossCoreSetFlag" slice on
-    // the setter's scalar track to a "CrossCoreWaitFlag" slice where the wait was released.
+    // the setter's scalar track to a "CrossCoreWaitFlag" slice where the wait was released; an
+    // IBSet / IBWait slot likewise, from the releasing call's slot write ("IBSlot").
     constexpr int kS = 6;  // Pipe::S, the scalar unit's track
     int truncated = 0;
     for (uint32_t b = 0; b < cfg_.blockDim; ++b)
@@ -326,18 +328,26 @@ void LaunchTiming::WriteTrace()
                 }
                 const int fb = sp.from / 3, fk = sp.from % 3;
                 ++flowId;
+                // IBSet / IBWait (the flow names the waiting call): the other call's slot write released it.
+                const bool ib = std::strcmp(sp.name, "CrossCoreFlag") != 0;
+                const char *setName = !ib                                   ? "CrossCoreSetFlag"
+                                      : std::strcmp(sp.name, "IBWait") == 0 ? "IBSet"
+                                                                            : "IBWait";
+                const char *waitName = ib ? sp.name : "CrossCoreWaitFlag";
+                const char *flow = ib ? "IBSlot" : "CrossCoreFlag";
+                const char *arg = ib ? "eventID" : "flag";
                 std::fprintf(
                     out,
-                    ",{\"ph\":\"X\",\"name\":\"CrossCoreSetFlag\",\"pid\":%d,\"tid\":%d,\"ts\":%.4f,\"dur\":0,"
-                    "\"args\":{\"flag\":%d,\"to\":\"core %u %s\"}}"
-                    ",{\"ph\":\"s\",\"name\":\"CrossCoreFlag\",\"cat\":\"CrossCoreFlag\",\"id\":%d,\"pid\":%d,\"tid\":%"
-                    "d,\"ts\":%.4f}"
-                    ",{\"ph\":\"X\",\"name\":\"CrossCoreWaitFlag\",\"pid\":%u,\"tid\":%d,\"ts\":%.4f,\"dur\":0,"
-                    "\"args\":{\"flag\":%d,\"from\":\"core %d %s\"}}"
-                    ",{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"CrossCoreFlag\",\"cat\":\"CrossCoreFlag\",\"id\":%d,"
+                    ",{\"ph\":\"X\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.4f,\"dur\":0,"
+                    "\"args\":{\"%s\":%d,\"to\":\"core %u %s\"}}"
+                    ",{\"ph\":\"s\",\"name\":\"%s\",\"cat\":\"%s\",\"id\":%d,\"pid\":%d,\"tid\":%d,\"ts\":%.4f}"
+                    ",{\"ph\":\"X\",\"name\":\"%s\",\"pid\":%u,\"tid\":%d,\"ts\":%.4f,\"dur\":0,"
+                    "\"args\":{\"%s\":%d,\"from\":\"core %d %s\"}}"
+                    ",{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"%s\",\"cat\":\"%s\",\"id\":%d,"
                     "\"pid\":%u,\"tid\":%d,\"ts\":%.4f}",
-                    fb, fk * 8 + kS, sp.start * us, sp.flag, b, subName[k], flowId, fb, fk * 8 + kS, sp.start * us, b,
-                    k * 8 + kS, sp.end * us, sp.flag, fb, subName[fk], flowId, b, k * 8 + kS, sp.end * us);
+                    setName, fb, fk * 8 + kS, sp.start * us, arg, sp.flag, b, subName[k], flow, flow, flowId, fb,
+                    fk * 8 + kS, sp.start * us, waitName, b, k * 8 + kS, sp.end * us, arg, sp.flag, fb, subName[fk],
+                    flow, flow, flowId, b, k * 8 + kS, sp.end * us);
             }
         }
     }

@@ -306,12 +306,13 @@ uint64_t LatestSet(const std::vector<uint64_t> &token)
 }
 
 // For the trace: the flag set by the sub-core in set id `set` (ReplayNextSetId: its low bits)
-// at `from` released this core's wait at `to`.
-void RecordFlow(CoreClock &c, uint64_t set, int flag, double from, double to)
+// at `from` released this core's wait at `to` (`name`: "CrossCoreFlag", or the waiting IBSet /
+// IBWait with `flag` its eventID).
+void RecordFlow(CoreClock &c, uint64_t set, int flag, double from, double to, const char *name = "CrossCoreFlag")
 {
     if (c.trace == nullptr || c.trace->size() >= CoreClock::kMaxTraceSpans) return;
-    c.trace->push_back(TraceSpan{from, to, "CrossCoreFlag", kFlowPipe, static_cast<int32_t>(set & kCoreMask),
-                                 static_cast<int8_t>(flag)});
+    c.trace->push_back(
+        TraceSpan{from, to, name, kFlowPipe, static_cast<int32_t>(set & kCoreMask), static_cast<int8_t>(flag)});
 }
 
 void PopToken(Core &core, int counter)
@@ -365,11 +366,11 @@ bool Apply(Core &core, const TimingRecord &r)
             PushFlag(c, r.a, r.b, c.scalar);
             return true;
         case RecKind::Signal:
-            Scalar(c, t.issue, "TQue signal");
+            Scalar(c, t.issue, r.name != nullptr ? r.name : "TQue signal");
             c.handOver[reinterpret_cast<const void *>(r.addr)] = DoneOf(c, r.pipe);
             return true;
         case RecKind::Acquire: {
-            Scalar(c, t.issue, "TQue acquire");
+            Scalar(c, t.issue, r.name != nullptr ? r.name : "TQue acquire");
             auto it = c.handOver.find(reinterpret_cast<const void *>(r.addr));
             if (it != c.handOver.end()) Hold(c, r.pipe, it->second);
             return true;
@@ -448,6 +449,7 @@ bool Apply(Core &core, const TimingRecord &r)
             }
             core.token.clear();
             Hold(c, r.pipe, it->second);
+            RecordFlow(c, r.addr, static_cast<int>(r.rows), it->second, std::max(c.scalar, it->second), r.name);
             return true;
         }
         case RecKind::End:

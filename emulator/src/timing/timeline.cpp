@@ -174,17 +174,17 @@ void TimeFlagWait(int event, int id)
     if (g_timing) Event(RecKind::FlagWait, event, id);
 }
 
-void TimeSignal(Pipe from, const void *key)
+void TimeSignal(Pipe from, const void *key, const char *name)
 {
     if (!g_timing) return;
-    Append(RecKind::Signal, static_cast<int>(from)).addr = reinterpret_cast<uint64_t>(key);
+    Append(RecKind::Signal, static_cast<int>(from), name).addr = reinterpret_cast<uint64_t>(key);
     Publish();
 }
 
-void TimeAcquire(Pipe to, const void *key)
+void TimeAcquire(Pipe to, const void *key, const char *name)
 {
     if (!g_timing) return;
-    Append(RecKind::Acquire, static_cast<int>(to)).addr = reinterpret_cast<uint64_t>(key);
+    Append(RecKind::Acquire, static_cast<int>(to), name).addr = reinterpret_cast<uint64_t>(key);
     Publish();
 }
 
@@ -266,10 +266,12 @@ void TimeSlotWrite(uint64_t id)
     Publish();
 }
 
-void TimeSlotHold(uint64_t id)
+void TimeSlotHold(uint64_t id, const char *waiter, int eventID)
 {
     if (!g_timing) return;
-    Append(RecKind::SlotHold, static_cast<int>(Pipe::MTE2)).addr = id;
+    TimingRecord &r = Append(RecKind::SlotHold, static_cast<int>(Pipe::MTE2), waiter);
+    r.addr = id;
+    r.rows = static_cast<uint32_t>(eventID);
     Publish();
 }
 

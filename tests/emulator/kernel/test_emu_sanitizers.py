@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from test_emu_kernel_api import SEMANTIC_CASES
 from test_emu_proof_kernels import _launch, _matmul_tiling
+from test_ib_sync import CLEAN as IB_CLEAN
 from test_race_gm import CLEAN as RACE_CLEAN
 from test_race_gm import RACES
 
@@ -33,6 +34,17 @@ def test_race_checker_case_is_sanitizer_clean(emu_build_sanitized, case):
         assert res.returncode != 0 and all(f in res.stderr for f in RACES[case]), res.stderr[-3000:]
     else:
         assert res.returncode == 0, res.stderr[-3000:]
+
+
+@pytest.mark.parametrize("case", IB_CLEAN + ["deadlock_in_raise_mode_survives"])
+def test_ib_sync_case_is_sanitizer_clean(emu_build_sanitized, case):
+    """IBSet / IBWait: slot polls, blocking and the raise-mode unwinding of a wait no core ends."""
+    env = {**os.environ, "ASCEND_EMU_RACECHECK": "1"}
+    res = subprocess.run(
+        [str(emu_build_sanitized / "ib_sync_tests"), case], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert "ERROR: AddressSanitizer" not in res.stderr and "runtime error" not in res.stderr, res.stderr[-3000:]
+    assert res.returncode == 0 and "FAIL" not in res.stdout, res.stdout + res.stderr[-3000:]
 
 
 def test_proof_kernels_are_sanitizer_clean(emu_build_sanitized, tmp_path):

@@ -232,6 +232,9 @@ def test_ibwait_releases_after_the_ibset_write_and_a_poll_read(run_timing, tmp_p
         [(_, clear_end)] = spans[(1, "IBWait write")]
         [(exp_start, _)] = spans[(1, "Exp")]
         assert poll_start == pytest.approx(set_write_end, abs=0.5)  # the trace keeps 0.1 ns
+        # the flow arrow of the slot: from block 0's write to block 1's IBWait
+        [(arrow, _)] = spans[(1, "IBWait")]
+        assert arrow == pytest.approx(set_write_end, abs=0.5) and spans[(0, "IBSet")][0][0] == arrow
         assert poll_end - poll_start >= c["dma_head"]
         assert exp_start >= clear_end >= poll_end
         ends[n] = {x["core"]: x["end_us"] * p["clock_mhz"] for x in p["cores"]}
