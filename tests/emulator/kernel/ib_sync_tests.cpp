@@ -148,12 +148,17 @@ void mix_slots_of_every_vector_core()
 void wait_never_set()
 {
     int32_t *ws = NewSync(2 * 8 * 3);
-    Run(emu::CoreMix::AIV_ONLY, 2, [=] {
-        GlobalTensor<int32_t> s;
-        s.SetGlobalBuffer(ws, 2 * 8 * 3);
-        Tiles t;
-        if (GetBlockIdx() == 0) IBWait(s, t.poll.Get<int32_t>(), 1, 2);  // block 1 never IBSet's
-    });
+    try {
+        Run(emu::CoreMix::AIV_ONLY, 2, [=] {
+            GlobalTensor<int32_t> s;
+            s.SetGlobalBuffer(ws, 2 * 8 * 3);
+            Tiles t;
+            if (GetBlockIdx() == 0) IBWait(s, t.poll.Get<int32_t>(), 1, 2);  // block 1 never IBSet's
+        });
+    } catch (const emu::LaunchFault &) {  // FaultMode kRaise: the launch ended, the memory is still ours
+        GmFree(ws);
+        throw;
+    }
     GmFree(ws);
 }
 
