@@ -144,6 +144,41 @@ void mix_slots_of_every_vector_core()
     GmFree(ws);
 }
 
+// 49 vector blocks on the 48 vector cores: block 48 runs in the second wave and IBWait's the slot
+// block 0 IBSet in the first; the data block 0 wrote before is ordered before block 48's read.
+void across_waves()
+{
+    constexpr uint32_t blocks = 49;
+    float *data = static_cast<float *>(GmAlloc(N * sizeof(float)));
+    int32_t *ws = NewSync(blocks * 8);
+    float got = 0;
+    float *out = &got;
+    Run(emu::CoreMix::AIV_ONLY, blocks, [=] {
+        GlobalTensor<float> g;
+        g.SetGlobalBuffer(data, N);
+        GlobalTensor<int32_t> s;
+        s.SetGlobalBuffer(ws, blocks * 8);
+        Tiles t;
+        LocalTensor<float> v = t.data.Get<float>();
+        if (GetBlockIdx() == 0) {
+            Duplicate(v, 3.0f, N);
+            SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+            WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+            DataCopy(g, v, N);
+            IBSet(s, t.poll.Get<int32_t>(), 0, 0);
+        } else if (GetBlockIdx() == blocks - 1) {
+            IBWait(s, t.poll.Get<int32_t>(), 0, 0);
+            DataCopy(v, g, N);
+            SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
+            WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
+            *out = v.GetValue(0);
+        }
+    });
+    if (got != 3.0f) std::printf("FAIL: block 48 read %g, not 3\n", got);
+    GmFree(data);
+    GmFree(ws);
+}
+
 // Misuses.
 void wait_never_set()
 {
@@ -244,6 +279,7 @@ int main(int argc, char **argv)
         {"host_preset_slot", host_preset_slot},
         {"aic_is_a_no_op", aic_is_a_no_op},
         {"mix_slots_of_every_vector_core", mix_slots_of_every_vector_core},
+        {"across_waves", across_waves},
         {"wait_never_set", wait_never_set},
         {"set_twice_never_waited", set_twice_never_waited},
         {"slot_outside_workspace", slot_outside_workspace},

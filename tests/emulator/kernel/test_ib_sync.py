@@ -15,6 +15,7 @@ CLEAN = [
     "host_preset_slot",  # a slot the host set to 1 passes an IBWait at once
     "aic_is_a_no_op",
     "mix_slots_of_every_vector_core",  # isAIVOnly = false: GetBlockNum() * 2 slots per event
+    "across_waves",  # a block of the second wave waits for one of the first
 ]
 
 RACES = {
