@@ -48,9 +48,13 @@ __aicore__ inline void SparseBackwardCube<T>::StageGroup(const PassGroup &g, uin
 // Fixpipe per pass, plain for the first segment of a token the core holds whole (no zeroing
 // of dQ needed), atomic after. L0C is taken whole from the ring (every ring tile drained
 // first, every pass tile drained at the end). A token with chunks after the segment loads
-// its Q and dO again.
+// its Q and dO again. `nextQ` (not ~0): the token the core opens next; when the pass's last
+// group is staged in the upper half and Q's L1 range lies in the lower one, that token's Q
+// loads as soon as the lower half was read, under the last group's Mmads and the last
+// Fixpipe, not after them (qAhead_; dO follows at the token's start).
 template <typename T>
-__aicore__ inline void SparseBackwardCube<T>::QueryGradPass(uint64_t t, uint64_t first, uint32_t count, bool plain)
+__aicore__ inline void SparseBackwardCube<T>::QueryGradPass(uint64_t t, uint64_t first, uint32_t count, bool plain,
+                                                            uint64_t nextQ)
 {
     const uint32_t rows = p_->heads;
     const uint32_t width = p_->qkDim;
@@ -91,6 +95,11 @@ __aicore__ inline void SparseBackwardCube<T>::QueryGradPass(uint64_t t, uint64_t
             if (next.p0 < width) {
                 GroupSize(next, first, count);
                 StageGroup(next, first, half ^ 1);
+            } else if (nextQ != ~0ULL && half == 1 &&
+                       p_->headsPad * p_->qkDim <= PassHalfElems()) {  // Q in the lower half, free now
+                AcquireBuffer(SPARSE_EVT_K);
+                CopyQuery(nextQ);
+                qAhead_ = true;
             }
             const AscendC::LocalTensor<T> dsL1 = l1All_[half * PassHalfElems()];
             const AscendC::LocalTensor<T> kL1 = dsL1[p_->dqPassChunks * dsElems];
