@@ -196,6 +196,7 @@ private:
 
     // The dQ pass over a segment of chunks (sparse_cube_dq_pass.h).
     __aicore__ inline void GroupSize(PassGroup &g, uint64_t first, uint32_t count) const;
+    __aicore__ inline uint32_t FirstHalf(uint64_t first, uint32_t count) const;
     __aicore__ inline void StageGroup(const PassGroup &g, uint64_t first, uint32_t half);
     __aicore__ inline void QueryGradPass(uint64_t t, uint64_t first, uint32_t count, bool plain, uint64_t nextQ);
 
