@@ -177,6 +177,7 @@ private:
                                       uint32_t rows, uint32_t width);
     __aicore__ inline void LoadQueryRows(uint64_t t);
     __aicore__ inline void LoadQuery(uint64_t t);
+    __aicore__ inline void CopyQuery(uint64_t t);
     __aicore__ inline void LoadDy(uint64_t t);
     __aicore__ inline void IssueChunk(uint64_t n, const ChunkInfo &info, uint64_t dyToken = ~0ULL);
     __aicore__ inline void LoadScoreGrad(const AscendC::LocalTensor<T> &pdsL1, const AscendC::GlobalTensor<T> &src);
@@ -195,8 +196,9 @@ private:
 
     // The dQ pass over a segment of chunks (sparse_cube_dq_pass.h).
     __aicore__ inline void GroupSize(PassGroup &g, uint64_t first, uint32_t count) const;
+    __aicore__ inline uint32_t FirstHalf(uint64_t first, uint32_t count) const;
     __aicore__ inline void StageGroup(const PassGroup &g, uint64_t first, uint32_t half);
-    __aicore__ inline void QueryGradPass(uint64_t t, uint64_t first, uint32_t count, bool plain);
+    __aicore__ inline void QueryGradPass(uint64_t t, uint64_t first, uint32_t count, bool plain, uint64_t nextQ);
 
     // The Mmads: S and dP, dK and dV with their scatter (sparse_cube_mmads.h).
     __aicore__ inline void Scores(uint64_t n, const ChunkInfo &info);
@@ -221,6 +223,7 @@ private:
     bool prewalking_ = false;
     bool prewalked_ = false;  // pre_ holds them: Token takes them instead of walking
     bool qkOnly_ = false;     // the next Scores waits for Q and K alone (SPARSE_EVT_QK), then for dO/V
+    bool qAhead_ = false;     // the next token's Q was loaded under the dQ pass's last group
     bool bufPending_[SPARSE_EVT_PDS + 1] = {false, false, false, false, false};
     bool l0Pending_[SPARSE_EVT_L0B + 2] = {false, false, false, false, false};
     uint32_t l0aIdx_ = 0;

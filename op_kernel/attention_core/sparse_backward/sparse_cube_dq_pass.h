@@ -14,6 +14,21 @@ __aicore__ inline void SparseBackwardCube<T>::GroupSize(PassGroup &g, uint64_t f
     g.m = g.m < room ? g.m : room;
 }
 
+// The staging half of the pass's first group such that its last group lands in the upper
+// half (groups take the halves in turn): the lower one, which holds Q's L1 range, is then
+// free for the next token's Q under the last group (QueryGradPass, nextQ).
+template <typename T> __aicore__ inline uint32_t SparseBackwardCube<T>::FirstHalf(uint64_t first, uint32_t count) const
+{
+    uint32_t groups = 0;
+    for (uint32_t p0 = 0; p0 < p_->qkDim; p0 += p_->dqPassCols) {
+        for (PassGroup g{p0, 0, 0}; g.i < count; g.i += g.m) {
+            GroupSize(g, first, count);
+            ++groups;
+        }
+    }
+    return groups % 2;
+}
+
 // The group's dS tiles and K column blocks -> staging half `half` (once MTE1 read its
 // previous group), then MTE2 -> MTE1. Several chunks share one copy per tensor; a short
 // last chunk's slot rows past its keys are staged too and never read.
@@ -48,9 +63,14 @@ __aicore__ inline void SparseBackwardCube<T>::StageGroup(const PassGroup &g, uin
 // Fixpipe per pass, plain for the first segment of a token the core holds whole (no zeroing
 // of dQ needed), atomic after. L0C is taken whole from the ring (every ring tile drained
 // first, every pass tile drained at the end). A token with chunks after the segment loads
-// its Q and dO again.
+// its Q and dO again. `nextQ` (not ~0): the token the core opens next; when the pass's last
+// group is staged in the upper half and Q's L1 range lies in the lower one, that token's Q
+// loads as soon as the lower half was read, under the last group's Mmads and the last
+// Fixpipe, not after them (qAhead_; dO follows at the token's start); the first group's half
+// is chosen so that the last one lands in the upper half (FirstHalf).
 template <typename T>
-__aicore__ inline void SparseBackwardCube<T>::QueryGradPass(uint64_t t, uint64_t first, uint32_t count, bool plain)
+__aicore__ inline void SparseBackwardCube<T>::QueryGradPass(uint64_t t, uint64_t first, uint32_t count, bool plain,
+                                                            uint64_t nextQ)
 {
     const uint32_t rows = p_->heads;
     const uint32_t width = p_->qkDim;
@@ -74,8 +94,8 @@ __aicore__ inline void SparseBackwardCube<T>::QueryGradPass(uint64_t t, uint64_t
     // Mmads, so MTE2 runs ahead by one group (MTE2 -> MTE1 per half).
     PassGroup g{0, 0, 0};
     GroupSize(g, first, count);
-    StageGroup(g, first, 0);
-    uint32_t half = 0;
+    uint32_t half = nextQ != ~0ULL ? FirstHalf(first, count) : 0;
+    StageGroup(g, first, half);
     uint32_t tile = 0;
     for (uint32_t p0 = 0; p0 < width; p0 += pass, tile = tile + 1 == p_->dqTiles ? 0 : tile + 1) {
         const uint32_t wl = width - p0 < pass ? width - p0 : pass;
@@ -91,6 +111,11 @@ __aicore__ inline void SparseBackwardCube<T>::QueryGradPass(uint64_t t, uint64_t
             if (next.p0 < width) {
                 GroupSize(next, first, count);
                 StageGroup(next, first, half ^ 1);
+            } else if (nextQ != ~0ULL && half == 1 &&
+                       p_->headsPad * p_->qkDim <= PassHalfElems()) {  // Q in the lower half, free now
+                AcquireBuffer(SPARSE_EVT_K);
+                CopyQuery(nextQ);
+                qAhead_ = true;
             }
             const AscendC::LocalTensor<T> dsL1 = l1All_[half * PassHalfElems()];
             const AscendC::LocalTensor<T> kL1 = dsL1[p_->dqPassChunks * dsElems];

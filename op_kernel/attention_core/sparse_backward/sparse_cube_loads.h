@@ -41,10 +41,16 @@ template <typename T> __aicore__ inline void SparseBackwardCube<T>::LoadQueryRow
 // over them) were read into L0.
 template <typename T> __aicore__ inline void SparseBackwardCube<T>::LoadQuery(uint64_t t)
 {
+    PipeSync<AscendC::HardEvent::MTE1_MTE2>();
+    CopyQuery(t);
+}
+
+// The copies of LoadQuery, for a caller that waited for the reads of Q's L1 range itself.
+template <typename T> __aicore__ inline void SparseBackwardCube<T>::CopyQuery(uint64_t t)
+{
     const uint32_t g = p_->heads;
     const uint32_t d = p_->headDim;
     const uint32_t dr = p_->ropeDim;
-    PipeSync<AscendC::HardEvent::MTE1_MTE2>();
     const AscendC::LocalTensor<T> qL1 = qL1_;
     LoadNz(qL1, q_[t * g * d], 0, g, d, d, p_->headsPad);
     if (dr != 0) {

@@ -19,6 +19,9 @@ template <typename T> __aicore__ inline void SparseBackwardCube<T>::Token(uint64
     ChunkInfo after;
     uint64_t n = seq_;
     bool hasNext = false;
+    // Q loaded under the last token's dQ pass (QueryGradPass): only dO is left to load.
+    const bool qAhead = qAhead_;
+    qAhead_ = false;
     if (prewalked_) {  // the first two chunks were walked during the last token's dQ pass
         prewalked_ = false;
         cur = pre_[0];
@@ -26,7 +29,7 @@ template <typename T> __aicore__ inline void SparseBackwardCube<T>::Token(uint64
         if (cur.cols == 0) {
             return;  // nothing selected here: the vector cores zero the dQ rows of a whole token
         }
-        if (!loaded) {
+        if (!loaded && !qAhead) {
             LoadQuery(t);
         }
         IssueChunk(n, cur, loaded ? ~0ULL : t);
@@ -35,7 +38,7 @@ template <typename T> __aicore__ inline void SparseBackwardCube<T>::Token(uint64
         WaitSorted(t);
         gather_.SetToken(t);
         gather_.LimitChunks(first, last, runs_[0]);
-        if (!loaded) {
+        if (!loaded && !qAhead) {
             LoadQuery(t);
         }
         if (!WalkChunk(n, cur)) {
@@ -81,7 +84,8 @@ template <typename T> __aicore__ inline void SparseBackwardCube<T>::Token(uint64
             if (!hasNext) {
                 BeginPrewalk(t + 1, n + 1);
             }
-            QueryGradPass(t, segStart, static_cast<uint32_t>(n + 1 - segStart), plainDq);
+            const uint64_t nextQ = !hasNext && t + 1 < SparseTokenEnd(p_, core_) ? t + 1 : ~0ULL;
+            QueryGradPass(t, segStart, static_cast<uint32_t>(n + 1 - segStart), plainDq, nextQ);
             while (prewalking_) {
                 StepPrewalk(KvGather::WALK_ALL);
             }

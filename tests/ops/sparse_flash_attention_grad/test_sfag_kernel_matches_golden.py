@@ -202,3 +202,22 @@ def test_token_pairs_with_partly_shared_selections_match_golden():
 def test_spec_sized_token_128_heads_2048_keys():
     # The spec's largest G with the full K = 2048 picks of single tokens (32 chunks a token).
     run_and_judge(make_kwargs("bf16", batch=1, s1=4, s2=2048, heads=128, picks=2048, mode=3, block=1))
+
+
+@pytest.mark.parametrize(("layout", "heads"), [("TND", 128), ("BSND", 32)])
+def test_next_token_query_loaded_under_the_dq_pass_matches_golden(layout, heads):
+    # Two or three tokens a core whose dQ pass ends in the upper L1 staging half (G = 128: 8
+    # chunks, two groups per column pass; a pair item of 2 x 32 heads: two column passes), so
+    # the next token's Q loads under the pass's last group; one token selects nothing (its
+    # core skips it after the early load) and one selects a single chunk.
+    if layout == "TND":
+        kw = make_kwargs(layout="TND", q_lens=[40, 24], kv_lens=[640, 576], heads=heads, picks=500, mode=0, seed=31)
+        skip, short = [5, 30], [17]
+    else:
+        kw = make_kwargs(batch=1, s1=96, s2=640, heads=heads, picks=500, mode=0, seed=31)
+        skip, short = [10, 11], [40]
+    idx = kw["sparse_indices"]
+    flat = idx.reshape(-1, idx.shape[-1])
+    flat[skip, :] = -1
+    flat[short, 40:] = -1
+    run_and_judge(refresh_forward(kw))
