@@ -1,7 +1,9 @@
 // Tiling of PromptFlashAttention: reads shapes/attributes from the TilingContext and the core
 // budget from PlatformAscendC, plans the shared forward core (block sizes, balanced split over
 // all AI cores, workspace) and selects the kernel by element type.
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "../common/attention_layout.h"
 #include "../common/tiling/forward_tiling.h"
@@ -97,9 +99,17 @@ ge::graphStatus PromptFlashAttentionTiling(gert::TilingContext *context)
 
     PromptFlashAttentionTilingData *data = context->GetTilingData<PromptFlashAttentionTilingData>();
     std::string why;
-    if (!fa_host::PlanForward(prob, budget, *data, why)) {
+    gert::TilingData *raw = context->GetRawTilingData();
+    const uint64_t room = raw->GetCapacity() > PFA_UNIT_ORDER_OFFSET ? raw->GetCapacity() - PFA_UNIT_ORDER_OFFSET : 0;
+    std::vector<uint32_t> order;
+    if (!fa_host::PlanForward(prob, budget, *data, why, &order, room / sizeof(uint32_t))) {
         FA_LOGE("PromptFlashAttention tiling: %s", why.c_str());
         return ge::GRAPH_FAILED;
+    }
+    if (!order.empty()) {  // the unit order after the struct (UNITS_TABLE)
+        std::memcpy(static_cast<uint8_t *>(raw->GetData()) + PFA_UNIT_ORDER_OFFSET, order.data(),
+                    order.size() * sizeof(uint32_t));
+        raw->SetDataSize(PFA_UNIT_ORDER_OFFSET + order.size() * sizeof(uint32_t));
     }
     fa_host::PlanMaskSummary(*data);
     const bool scaleInKey = fa_host::ScaleInKeyExact(prob.scale, dtype == ge::DT_FLOAT16, data->params);

@@ -45,6 +45,7 @@ extern "C" __global__ __aicore__ void prompt_flash_attention(GM_ADDR query, GM_A
     tensors.out = attention_out;
     tensors.workspace = AscendC::GetUserWorkspace(workspace);
     tensors.split.actualSeqLengths = actual_seq_lengths;
+    tensors.split.unitOrder = tiling + PFA_UNIT_ORDER_OFFSET;
     tensors.mask.mask = atten_mask;
     if (TILING_KEY_IS(PFA_TILING_KEY_FP16)) {
         RunPrompt<half, Plain, false, false>(tilingData, tensors);

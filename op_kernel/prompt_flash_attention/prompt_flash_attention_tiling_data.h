@@ -48,3 +48,7 @@ static_assert(
     "tiling key macros out of step with ForwardTilingKey");
 
 using PromptFlashAttentionTilingData = AttentionCore::PrefillTiling;
+
+// With ForwardParams UNITS_TABLE the host writes the unit order (uint32 per position) at this
+// offset of the tiling buffer, after the struct (the kernel reads it from GM, not the copy).
+constexpr uint32_t PFA_UNIT_ORDER_OFFSET = (sizeof(PromptFlashAttentionTilingData) + 31) / 32 * 32;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
 namespace fa_host {
 
@@ -50,71 +51,105 @@ bool L0Fits(const AttentionCore::ForwardCubeL0 &l0, const CoreBudget &budget)
     return l0.a <= budget.l0a && l0.b <= budget.l0b && l0.c <= budget.l0c;
 }
 
-// Mirror of the kernel's unit geometry (WorkSplit<SplitQBlocks>::Decode + MaskMod::KvRange),
-// priced per visible key by ForwardKeyCost, plus a fixed share per block (hand-off, rescale)
-// and per unit (Q load, normalisation, output).
-uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams &p,
-                  const AttentionCore::MaskBandParams &mask, uint32_t b, uint32_t q0, uint32_t rows)
+// Mirror of the kernel's unit geometry (WorkSplit<SplitQBlocks>::Decode + MaskMod::KvRange):
+// the valid rows of rows [q0, q0 + rows) of batch b and the keys [lo, hi) they see (none: hi <= lo).
+int64_t UnitKeys(const ForwardProblem &prob, const AttentionCore::ForwardParams &p,
+                 const AttentionCore::MaskBandParams &mask, uint32_t b, uint32_t q0, uint32_t rows, int64_t &lo,
+                 int64_t &hi)
 {
     int64_t len = p.seqQ;
     if (!prob.actualSeqLengths.empty()) len = prob.actualSeqLengths[prob.actualSeqLengths.size() == 1 ? 0 : b];
     const int64_t valid = std::max<int64_t>(0, std::min<int64_t>(rows, len - q0));
-    const uint64_t fixed = ForwardUnitCost(p);
-    if (valid == 0) return fixed;
-    int64_t lo = 0;
-    int64_t hi = p.seqKv;
-    if (mask.bandActive) {
+    lo = 0;
+    hi = valid == 0 ? 0 : p.seqKv;
+    if (mask.bandActive && valid != 0) {
         lo = std::max<int64_t>(lo, int64_t(q0) - mask.preTokens);
         hi = std::min<int64_t>(hi, int64_t(q0) + valid - 1 + mask.nextTokens + 1);
     }
+    return valid;
+}
+
+// A unit's cost: priced per visible key by ForwardKeyCost, plus a fixed share per block
+// (hand-off, rescale) and per unit (Q load, normalisation, output).
+uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams &p,
+                  const AttentionCore::MaskBandParams &mask, uint32_t b, uint32_t q0, uint32_t rows)
+{
+    int64_t lo = 0, hi = 0;
+    const int64_t valid = UnitKeys(prob, p, mask, b, q0, rows, lo, hi);
+    const uint64_t fixed = ForwardUnitCost(p);
     if (hi <= lo) return fixed;
     const uint64_t blocks = uint64_t((hi - lo + p.blockKv - 1) / p.blockKv);
     return uint64_t(hi - lo) * ForwardKeyCost(uint64_t(valid), p.headDim) + blocks * p.blockQ * BLOCK_COST_PER_ROW +
            fixed;
 }
 
-// The costs of a batch's q-blocks in the kernel's order of a head's units (WorkSplit<SplitQBlocks>;
-// with foldQBlocks 0, last, 1, last - 1, ..., FoldedQBlock in policies.h).
+// The first row of the q-block at position pos of a head's order (WorkSplit<SplitQBlocks>;
+// with foldQBlocks 0, last, 1, last - 1, ..., FoldedQBlock in policies.h) and its row count.
+uint32_t QBlockRows(const AttentionCore::ForwardParams &p, uint32_t pos, uint32_t &rows)
+{
+    const uint32_t count = p.qBlocksPerHead;
+    const uint32_t qb = (p.foldQBlocks & AttentionCore::UNITS_FOLDED) == 0 ? pos
+                        : pos % 2 == 0                                     ? pos / 2
+                                                                           : count - 1 - pos / 2;
+    // with UNITS_TAIL_FIRST the short one first
+    const uint32_t shift =
+        (p.foldQBlocks & AttentionCore::UNITS_TAIL_FIRST) != 0 ? p.qBlocksPerHead * p.blockQ - p.seqQ : 0;
+    const uint32_t q0 = qb == 0 ? 0 : qb * p.blockQ - shift;
+    rows = std::min((qb + 1) * p.blockQ - shift, p.seqQ) - q0;
+    return q0;
+}
+
+// The costs of a batch's q-blocks in the kernel's order of a head's units (QBlockRows).
 void HeadCosts(const ForwardProblem &prob, const AttentionCore::ForwardParams &p,
                const AttentionCore::MaskBandParams &mask, uint32_t b, std::vector<uint64_t> &perPos)
 {
-    const uint32_t count = p.qBlocksPerHead;
-    for (uint32_t pos = 0; pos < count; ++pos) {
-        const uint32_t qb = (p.foldQBlocks & AttentionCore::UNITS_FOLDED) == 0 ? pos
-                            : pos % 2 == 0                                     ? pos / 2
-                                                                               : count - 1 - pos / 2;
-        // the q-block's rows (with UNITS_TAIL_FIRST the short one first)
-        const uint32_t shift =
-            (p.foldQBlocks & AttentionCore::UNITS_TAIL_FIRST) != 0 ? p.qBlocksPerHead * p.blockQ - p.seqQ : 0;
-        const uint32_t q0 = qb == 0 ? 0 : qb * p.blockQ - shift;
-        const uint32_t end = std::min((qb + 1) * p.blockQ - shift, p.seqQ);
-        perPos[pos] = UnitCost(prob, p, mask, b, q0, end - q0);
+    for (uint32_t pos = 0; pos < p.qBlocksPerHead; ++pos) {
+        uint32_t rows = 0;
+        const uint32_t q0 = QBlockRows(p, pos, rows);
+        perPos[pos] = UnitCost(prob, p, mask, b, q0, rows);
     }
 }
 
-// Each unit's cost in the kernel's order: (batch, head, q-block), or (batch, q-block, head)
-// with UNITS_HEADS_INNER, or (batch, folded pair, head, member) with UNITS_PAIRED too.
+// The kernel's unit order (WorkSplit<SplitQBlocks>::Decode), fn(b, n, pos) per unit: (batch,
+// head, q-block), or (batch, q-block, head) with UNITS_HEADS_INNER, or with UNITS_PAIRED too
+// (batch, folded pair, head, member).
+template <class Fn> void ForEachUnit(const AttentionCore::ForwardParams &p, Fn &&fn)
+{
+    const uint32_t count = p.qBlocksPerHead;
+    const bool headsInner = (p.foldQBlocks & AttentionCore::UNITS_HEADS_INNER) != 0;
+    const bool paired = (p.foldQBlocks & AttentionCore::UNITS_PAIRED) != 0;
+    for (uint32_t b = 0; b < p.batch; ++b) {
+        if (paired) {
+            for (uint32_t pos = 0; pos < count; pos += 2) {
+                if (pos + 1 == count) {
+                    for (uint32_t n = 0; n < p.numHeads; ++n) fn(b, n, pos);
+                    continue;
+                }
+                for (uint32_t n = 0; n < p.numHeads; ++n)
+                    for (uint32_t m = pos; m < pos + 2; ++m) fn(b, n, m);
+            }
+        } else if (headsInner) {
+            for (uint32_t pos = 0; pos < count; ++pos)
+                for (uint32_t n = 0; n < p.numHeads; ++n) fn(b, n, pos);
+        } else {
+            for (uint32_t n = 0; n < p.numHeads; ++n)
+                for (uint32_t pos = 0; pos < count; ++pos) fn(b, n, pos);
+        }
+    }
+}
+
+// Each unit's cost in the kernel's order (ForEachUnit).
 template <class Fn>
 void ForEachUnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams &p,
                      const AttentionCore::MaskBandParams &mask, Fn &&fn)
 {
     std::vector<uint64_t> perPos(p.qBlocksPerHead);
-    const bool headsInner = (p.foldQBlocks & AttentionCore::UNITS_HEADS_INNER) != 0;
-    const bool paired = (p.foldQBlocks & AttentionCore::UNITS_PAIRED) != 0;
-    for (uint32_t b = 0; b < p.batch; ++b) {
-        HeadCosts(prob, p, mask, b, perPos);
-        if (paired) {
-            for (size_t pos = 0; pos < perPos.size(); pos += 2)
-                for (uint32_t n = 0; n < p.numHeads; ++n)
-                    for (size_t m = pos; m < std::min(pos + 2, perPos.size()); ++m) fn(perPos[m]);
-        } else if (headsInner) {
-            for (uint64_t c : perPos)
-                for (uint32_t n = 0; n < p.numHeads; ++n) fn(c);
-        } else {
-            for (uint32_t n = 0; n < p.numHeads; ++n)
-                for (uint64_t c : perPos) fn(c);
-        }
-    }
+    uint32_t batch = UINT32_MAX;
+    ForEachUnit(p, [&](uint32_t b, uint32_t, uint32_t pos) {
+        if (b != batch) HeadCosts(prob, p, mask, b, perPos);
+        batch = b;
+        fn(perPos[pos]);
+    });
 }
 
 std::vector<uint64_t> UnitCosts(const ForwardProblem &prob, const AttentionCore::ForwardParams &p,
@@ -124,6 +159,145 @@ std::vector<uint64_t> UnitCosts(const ForwardProblem &prob, const AttentionCore:
     costs.reserve(p.unitCount);
     ForEachUnitCost(prob, p, mask, [&](uint64_t c) { costs.push_back(c); });
     return costs;
+}
+
+// The cube's K/V cache as the planner sees it (policies.h PlanKvReuse, mirrored for whole
+// units): `tiles` tiles with `l1Bufs` Q and P copies. A unit that runs right after one of the
+// same (batch, KV head) whose keys start where its own start and which it sees all of - a
+// head's later q-block, or a GQA group's next head on the same q-block - takes up to `tiles` of
+// those blocks first without loading K and V (ForwardKeyCost's kvCached rate per key).
+struct KvCacheModel {
+    const ForwardProblem &prob;
+    const AttentionCore::ForwardParams &p;
+    const AttentionCore::MaskBandParams &mask;
+    uint32_t tiles, l1Bufs;
+
+    struct Unit {
+        uint32_t b = UINT32_MAX, kvHead = 0, q0 = 0, rows = 0;
+        int64_t lo = 0, hi = 0, valid = 0;
+    };
+    Unit At(uint32_t b, uint32_t n, uint32_t pos) const
+    {
+        Unit u;
+        u.b = b;
+        u.kvHead = n / std::max<uint32_t>(1, p.groupSize);
+        u.q0 = QBlockRows(p, pos, u.rows);
+        u.valid = UnitKeys(prob, p, mask, b, u.q0, u.rows, u.lo, u.hi);
+        return u;
+    }
+    // The unit's cost with nothing before it on the core.
+    uint64_t Cost(const Unit &u) const { return UnitCost(prob, p, mask, u.b, u.q0, u.rows); }
+    // Its cost right after `prev` on the core.
+    uint64_t CostAfter(const Unit &prev, const Unit &u) const
+    {
+        const uint64_t cost = Cost(u);
+        if (tiles == 0 || u.valid == 0 || prev.b != u.b || prev.kvHead != u.kvHead || prev.lo != u.lo ||
+            prev.hi > u.hi || prev.lo >= prev.hi) {
+            return cost;
+        }
+        const int64_t blockKv = p.blockKv;
+        // what all of the unit's rows see: keys before q0 + nextTokens + 1 (RowsBefore)
+        const int64_t seen = mask.bandActive ? int64_t(u.q0) + mask.nextTokens + 1 : u.hi;
+        uint64_t full = uint64_t((prev.hi - prev.lo) / blockKv);
+        uint64_t t = tiles;
+        if ((prev.hi - prev.lo) % blockKv != 0) {
+            const int64_t k0 = prev.lo + int64_t(full) * blockKv;
+            if (l1Bufs == 1 && u.hi >= k0 + blockKv && seen >= k0 + blockKv) {
+                ++full;
+            } else {
+                --t;
+            }
+        }
+        uint64_t run = std::min(t, full);
+        if (run != 0 && seen <= prev.lo + int64_t(full - run) * blockKv) run = 0;
+        const uint64_t saved =
+            ForwardKeyCost(uint64_t(u.valid), p.headDim) - ForwardKeyCost(uint64_t(u.valid), p.headDim, true);
+        return cost - std::min<uint64_t>(cost, run * uint64_t(blockKv) * saved);
+    }
+};
+
+// The unit costs in the kernel's order with the K/V cache's reuse between neighbours
+// (KvCacheModel); `first` gets each unit's cost where it opens a core's range.
+std::vector<uint64_t> UnitCostsCached(const KvCacheModel &model, std::vector<uint64_t> &first)
+{
+    std::vector<uint64_t> costs;
+    costs.reserve(model.p.unitCount);
+    first.clear();
+    first.reserve(model.p.unitCount);
+    KvCacheModel::Unit prev;
+    ForEachUnit(model.p, [&](uint32_t b, uint32_t n, uint32_t pos) {
+        const KvCacheModel::Unit u = model.At(b, n, pos);
+        first.push_back(model.Cost(u));
+        costs.push_back(model.CostAfter(prev, u));
+        prev = u;
+    });
+    return costs;
+}
+
+// Deals the units to `cores` cores by cost with the K/V cache's reuse in view (UNITS_TABLE; unit
+// ids in the (batch, head, q-block) order): the units, largest first, each to the core where it
+// would end earliest - a core's units run by (batch, KV head, q-block, head), so a unit costs
+// less on a core that holds its group's units of that q-block or its KV head's earlier q-blocks
+// (KvCacheModel). A fixed order cut into contiguous ranges cannot both keep a group's units
+// together and end even: a group of a late causal q-block is most of a core's share (B1 N8/2
+// S2K, 4.3 units per core: (folded pair, KV head, member, head) in ranges modelled 49.6 us, its
+// cores 30-47 us apart as planned, against 45.8 for the folded order, whose units pair a light
+// q-block with a heavy one; dealt, 45.8 us with the cores within 2 us and 5 % less L2). Writes the
+// table to `order` and the position starts to `starts`; returns the planned makespan.
+uint64_t DealGroups(const KvCacheModel &model, uint32_t cores, std::vector<uint32_t> &order, uint64_t *starts)
+{
+    const AttentionCore::ForwardParams &p = model.p;
+    const uint32_t count = p.qBlocksPerHead;
+    const uint32_t g = std::max<uint32_t>(1, p.groupSize);
+    struct Item {
+        uint32_t b, n, qb;
+        KvCacheModel::Unit u;
+        uint64_t cost;
+    };
+    // a core's run order: (batch, KV head, q-block, head)
+    auto before = [g](const Item &a, const Item &b) {
+        return std::make_tuple(a.b, a.n / g, a.qb, a.n) < std::make_tuple(b.b, b.n / g, b.qb, b.n);
+    };
+    std::vector<Item> items;
+    for (uint32_t b = 0; b < p.batch; ++b)
+        for (uint32_t n = 0; n < p.numHeads; ++n)
+            for (uint32_t qb = 0; qb < count; ++qb) {
+                const KvCacheModel::Unit u = model.At(b, n, qb);
+                items.push_back({b, n, qb, u, model.Cost(u)});
+            }
+    std::stable_sort(items.begin(), items.end(), [](const Item &a, const Item &b) { return a.cost > b.cost; });
+    std::vector<std::vector<Item>> held(cores);
+    std::vector<uint64_t> load(cores, 0);
+    const KvCacheModel::Unit none;
+    for (const Item &it : items) {
+        uint32_t pick = cores;
+        uint64_t end = 0;
+        size_t at = 0;
+        for (uint32_t c = 0; c < cores; ++c) {
+            // the core's cost with the unit in its place, between prev and next
+            const std::vector<Item> &run = held[c];
+            const size_t i = static_cast<size_t>(std::upper_bound(run.begin(), run.end(), it, before) - run.begin());
+            const KvCacheModel::Unit &prev = i == 0 ? none : run[i - 1].u;
+            uint64_t e = load[c] + model.CostAfter(prev, it.u);
+            if (i < run.size()) e = e + model.CostAfter(it.u, run[i].u) - model.CostAfter(prev, run[i].u);
+            if (pick == cores || e < end || (e == end && load[c] < load[pick])) {
+                pick = c;
+                end = e;
+                at = i;
+            }
+        }
+        held[pick].insert(held[pick].begin() + static_cast<std::ptrdiff_t>(at), it);
+        load[pick] = end;
+    }
+    order.clear();
+    for (uint32_t c = 0; c < cores; ++c) {
+        starts[c] = order.size();
+        for (const Item &it : held[c]) {
+            order.push_back(static_cast<uint32_t>((uint64_t(it.b) * p.numHeads + it.n) * count + it.qb));
+        }
+    }
+    starts[cores] = order.size();
+    return *std::max_element(load.begin(), load.end());
 }
 
 }  // namespace
@@ -136,17 +310,19 @@ uint64_t ForwardUnitCost(const AttentionCore::ForwardParams &p)
     return 2ull * p.blockKv * ForwardKeyCost(p.blockQ, p.headDim);
 }
 
-uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim)
+uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim, bool kvCached)
 {
     // In 1/KEY_COST_SCALE cube cycles per key (the rates: cost_rates.h): cube MTE2 streams
     // 2 D + rows fp16 elements, the two matmuls take 2 rows x D MACs, a vector core spends
     // KEY_VEC_PER_SCORE per score of its half, and the key's L2 traffic - K and V re-streamed
     // for the q-block (4 D bytes) and the S/P hand-off (12 B per score) - takes a core's share
     // of the device's L2 bandwidth.
-    const uint64_t mte2 = (2 * headDim + rows) * KEY_MTE2_PER_ELEM;
+    // A key whose K and V rows the cube's K/V cache holds (kvCached) streams only P.
+    const uint64_t kv = kvCached ? 0 : headDim;
+    const uint64_t mte2 = (2 * kv + rows) * KEY_MTE2_PER_ELEM;
     const uint64_t mmad = 2 * rows * headDim * KEY_COST_SCALE / static_cast<uint64_t>(MMAD_MACS_PER_CYCLE);
     const uint64_t vec = rows * KEY_VEC_PER_SCORE;
-    const uint64_t l2 = (4 * headDim + 12 * rows) * KEY_COST_SCALE / L2_DEVICE_SHARE_BYTES_PER_CYCLE;
+    const uint64_t l2 = (4 * kv + 12 * rows) * KEY_COST_SCALE / L2_DEVICE_SHARE_BYTES_PER_CYCLE;
     // in score elements (vector-bound: rows)
     return (std::max({mte2, mmad, vec, l2}) + KEY_VEC_PER_SCORE - 1) / KEY_VEC_PER_SCORE;
 }
@@ -430,6 +606,14 @@ bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::
 constexpr uint64_t ONE_COPY_MAX_MASKED_UNITS_PER_CORE = 2;
 constexpr uint32_t ONE_COPY_MIN_KV_BLOCKS = 16;
 
+// DealGroups: at most this many units (its greedy looks every unit up on every core), taken
+// where it plans at least 1 % shorter than the contiguous ranges (as the TND deal).
+constexpr uint64_t DEAL_MAX_UNITS = 4096;
+constexpr uint64_t DEAL_MARGIN_PCT = 99;
+// Above D = 64 only (K and V staged): at D = 64 it modelled no faster or slower (B1 N16/4 S4K
+// causal 263.6 -> 263.7 us, B1 N12/4 S1K 21.7 -> 22.4).
+constexpr uint32_t DEAL_MIN_HEAD_DIM_EXCL = 64;
+
 constexpr uint32_t HEADS_INNER_ALWAYS = 2;
 // The mask bytes the heads-in-a-row orders save (~1 B of the ~16 B of L2 per score for every
 // head after a core's first) are not in the unit costs: such an order is kept where it plans at
@@ -504,11 +688,50 @@ uint64_t PlanTailSplit(const ForwardProblem &prob, const AttentionCore::ForwardP
     return best;
 }
 
+// The geometry after the q-block (p's units and usedCores set): the cube's buffers, the vector
+// sub-blocks, the K/V staging and the cube's K/V cache.
+void PlanKvGeometry(const ForwardProblem &prob, const CoreBudget &budget, bool wideLazy,
+                    AttentionCore::ForwardParams &p)
+{
+    const bool masked = prob.hasMask || prob.bandActive;
+    FinishForwardGeometry(p, prob.dtypeBytes, budget);
+    if (wideLazy && prob.bandActive && p.vecRows > WIDE_LAZY_BAND_VEC_ROWS) {
+        const uint64_t ub = UsableUb(budget);
+        if (VectorUbBytes(p.rowsPerVec, WIDE_LAZY_BAND_VEC_ROWS, p.blockKv, p.headDimAlign, prob.dtypeBytes, p.vecSBufs,
+                          p.hasSoftmaxStats != 0) <= ub) {
+            p.vecRows = WIDE_LAZY_BAND_VEC_ROWS;
+        }
+    }
+    // Up to D = 64 only K is staged: there the forward is bound by L2 well above its critical
+    // path, and staging V (read once, written once, 2 B per element each) costs more L2 than the
+    // cube's Nd2Nz of V's rows costs time (modelled B1 N8 S4K D64 253.1 -> 251.9 us, B4 N8 S2K
+    // 251.5 -> 249.1, B1 N16 S4K causal 267.6 -> 265.2, B1 N32 S1K 67.3 -> 66.1: the shorter
+    // staging also starts the main loop earlier). K stays staged: its scale is folded in there.
+    PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch, budget.l1, p.headDim > KV_NZ_K_ONLY_MAX_HEAD_DIM);
+    // Under a band the pairs' loads go ahead of P's (forward_cube.h AccumulatePV).
+    p.kvPairFirst = p.kvNzPairs != 0 && prob.bandActive ? 1 : 0;
+    // One copy of Q and P for another K/V tile pair in the cache where the L2 it saves is worth
+    // the unit starts it slows (modelled, docs/performance.md "Sweep"): without a mask where a
+    // unit runs at least ONE_COPY_MIN_KV_BLOCKS key blocks (every unit boundary of a head reuses;
+    // B2 N8 S2K 150.3 -> 148.8 us, B1 N8 S4K 291.1 -> 288.3; with 8 blocks per unit the unit
+    // starts cost more, B4 N16 S1K 157.8 -> 159.2), and for a causal plane with at most two units
+    // per core (B1 N1 S8K causal, one folded pair per core: bound by L2 with the cores ~4 us short
+    // of it). Not with more causal units per core at D = 128, whose unit starts bind (B1 N8 S4K
+    // 159.5 -> 160.6 us, B2 N16 S2K 183.7 -> 185.4); at D <= 64 the S/P hand-off per FLOP is
+    // twice as large, the plane is bound by L2 well above its critical path and the tile pair
+    // is worth it (B1 N16 S4K D64 causal 269.1 -> 267.6 us, critical path 241.7 -> 242.0).
+    const bool oneCopy = masked ? p.unitCount <= ONE_COPY_MAX_MASKED_UNITS_PER_CORE * p.usedCores ||
+                                      p.headDim <= KV_CACHE_ONE_COPY_MAX_HEAD_DIM
+                                : p.seqKv >= uint64_t(ONE_COPY_MIN_KV_BLOCKS) * p.blockKv;
+    PlanKvCache(p, prob.dtypeBytes, budget.l1, oneCopy);
+}
+
 }  // namespace
 
 bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::PrefillTiling &tiling,
-                 std::string &why)
+                 std::string &why, std::vector<uint32_t> *unitOrder, uint64_t maxOrder)
 {
+    if (unitOrder != nullptr) unitOrder->clear();
     std::memset(&tiling, 0, sizeof(tiling));
     AttentionCore::ForwardParams &p = tiling.params;
     p.batch = static_cast<uint32_t>(prob.batch);
@@ -554,6 +777,16 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     ChooseQBlock(maxRows, p, [&](AttentionCore::ForwardParams &t, uint32_t &cores) {
         t.unitCount = uint64_t(t.batch) * t.numHeads * t.qBlocksPerHead;
         cores = SplitCores(budget.aicNum, t.unitCount);
+        // Causal GQA: the K/V cache of this geometry, for the deal below (KvCacheModel).
+        uint32_t cacheTiles = 0, cacheBufs = 0;
+        if (t.groupSize > 1 && mask.bandActive != 0 && t.headDim > DEAL_MIN_HEAD_DIM_EXCL &&
+            t.unitCount <= MAX_SEARCHED_UNITS) {
+            AttentionCore::ForwardParams c = t;
+            c.usedCores = cores;
+            PlanKvGeometry(prob, budget, wideLazy, c);
+            cacheTiles = c.kvCacheTiles;
+            cacheBufs = c.l1Bufs;
+        }
         auto split = [&](uint32_t fold) {
             t.foldQBlocks = fold;
             return t.unitCount <= MAX_SEARCHED_UNITS ? SplitContiguous(UnitCosts(prob, t, mask), cores, t.coreUnitStart)
@@ -608,39 +841,45 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
             cores = static_cast<uint32_t>(std::min<uint64_t>(budget.aicNum, AttentionCore::MAX_CORES));
             return tailSpan;
         }
+        // Causal GQA: the units dealt by cost (DealGroups) where that plans at least
+        // DEAL_MARGIN_PCT shorter than the ranges and the table fits, both priced with the K/V
+        // cache's reuse (KvCacheModel; so are the ranges where the deal loses, so that every
+        // q-block size of the search is priced alike).
+        if (cacheTiles != 0 && unitOrder != nullptr && t.unitCount <= std::min<uint64_t>(maxOrder, DEAL_MAX_UNITS) &&
+            cores > 1) {
+            const KvCacheModel model{prob, t, mask, cacheTiles, cacheBufs};
+            std::vector<uint64_t> first;
+            const std::vector<uint64_t> costs = UnitCostsCached(model, first);
+            uint64_t ranges = 0;
+            for (uint32_t c = 0; c < cores; ++c) {
+                uint64_t sum = 0;
+                for (uint64_t i = t.coreUnitStart[c]; i < t.coreUnitStart[c + 1]; ++i) {
+                    sum += i == t.coreUnitStart[c] ? first[i] : costs[i];
+                }
+                ranges = std::max(ranges, sum);
+            }
+            AttentionCore::ForwardParams d = t;
+            d.foldQBlocks = 0;
+            std::vector<uint32_t> order;
+            uint64_t starts[AttentionCore::MAX_CORES + 1] = {};
+            const uint64_t span = DealGroups(KvCacheModel{prob, d, mask, cacheTiles, cacheBufs}, cores, order, starts);
+            if (span * 100 >= ranges * DEAL_MARGIN_PCT) return ranges;
+            t.foldQBlocks = AttentionCore::UNITS_TABLE;
+            std::copy(starts, starts + cores + 1, t.coreUnitStart);
+            return span;
+        }
         return chosen.first;
     });
-
-    FinishForwardGeometry(p, prob.dtypeBytes, budget);
-    if (wideLazy && prob.bandActive && p.vecRows > WIDE_LAZY_BAND_VEC_ROWS) {
-        const uint64_t ub = UsableUb(budget);
-        if (VectorUbBytes(p.rowsPerVec, WIDE_LAZY_BAND_VEC_ROWS, p.blockKv, p.headDimAlign, prob.dtypeBytes, p.vecSBufs,
-                          p.hasSoftmaxStats != 0) <= ub) {
-            p.vecRows = WIDE_LAZY_BAND_VEC_ROWS;
-        }
+    if ((p.foldQBlocks & AttentionCore::UNITS_TABLE) != 0) {  // the chosen q-block's deal, again
+        AttentionCore::ForwardParams c = p;
+        PlanKvGeometry(prob, budget, wideLazy, c);
+        AttentionCore::ForwardParams d = p;
+        d.foldQBlocks = 0;
+        uint64_t starts[AttentionCore::MAX_CORES + 1] = {};
+        DealGroups(KvCacheModel{prob, d, mask, c.kvCacheTiles, c.l1Bufs}, p.usedCores, *unitOrder, starts);
     }
-    // Up to D = 64 only K is staged: there the forward is bound by L2 well above its critical
-    // path, and staging V (read once, written once, 2 B per element each) costs more L2 than the
-    // cube's Nd2Nz of V's rows costs time (modelled B1 N8 S4K D64 253.1 -> 251.9 us, B4 N8 S2K
-    // 251.5 -> 249.1, B1 N16 S4K causal 267.6 -> 265.2, B1 N32 S1K 67.3 -> 66.1: the shorter
-    // staging also starts the main loop earlier). K stays staged: its scale is folded in there.
-    PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch, budget.l1, p.headDim > KV_NZ_K_ONLY_MAX_HEAD_DIM);
-    // Under a band the pairs' loads go ahead of P's (forward_cube.h AccumulatePV).
-    p.kvPairFirst = p.kvNzPairs != 0 && prob.bandActive ? 1 : 0;
-    // One copy of Q and P for another K/V tile pair in the cache where the L2 it saves is worth
-    // the unit starts it slows (modelled, docs/performance.md "Sweep"): without a mask where a
-    // unit runs at least ONE_COPY_MIN_KV_BLOCKS key blocks (every unit boundary of a head reuses;
-    // B2 N8 S2K 150.3 -> 148.8 us, B1 N8 S4K 291.1 -> 288.3; with 8 blocks per unit the unit
-    // starts cost more, B4 N16 S1K 157.8 -> 159.2), and for a causal plane with at most two units
-    // per core (B1 N1 S8K causal, one folded pair per core: bound by L2 with the cores ~4 us short
-    // of it). Not with more causal units per core at D = 128, whose unit starts bind (B1 N8 S4K
-    // 159.5 -> 160.6 us, B2 N16 S2K 183.7 -> 185.4); at D <= 64 the S/P hand-off per FLOP is
-    // twice as large, the plane is bound by L2 well above its critical path and the tile pair
-    // is worth it (B1 N16 S4K D64 causal 269.1 -> 267.6 us, critical path 241.7 -> 242.0).
-    const bool oneCopy = masked ? p.unitCount <= ONE_COPY_MAX_MASKED_UNITS_PER_CORE * p.usedCores ||
-                                      p.headDim <= KV_CACHE_ONE_COPY_MAX_HEAD_DIM
-                                : p.seqKv >= uint64_t(ONE_COPY_MIN_KV_BLOCKS) * p.blockKv;
-    PlanKvCache(p, prob.dtypeBytes, budget.l1, oneCopy);
+
+    PlanKvGeometry(prob, budget, wideLazy, p);
     PlanKvNzOwn(p, prob.dtypeBytes, UsableUb(budget));
     if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
     return true;

@@ -53,9 +53,12 @@ bool ChooseWideLazyBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget
 // L0C, else one) and the workspace slots of the cube <-> vector hand-off.
 void FinishForwardGeometry(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, const CoreBudget &budget);
 
-// Fills `p` completely. The workspace the kernel needs is WorkspaceBytes(p).
+// Fills `p` completely. The workspace the kernel needs is WorkspaceBytes(p). With `unitOrder`
+// (room for at most maxOrder entries) the units may be dealt to the cores by cost instead of
+// contiguous ranges of a fixed order (ForwardParams UNITS_TABLE, causal GQA: DealGroups in
+// forward_tiling.cpp); `unitOrder` then holds the unit of each position (empty otherwise).
 bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, AttentionCore::PrefillTiling &tiling,
-                 std::string &why);
+                 std::string &why, std::vector<uint32_t> *unitOrder = nullptr, uint64_t maxOrder = 0);
 // The per-core slots of every core and the staged K/V (rounded up to `align` bytes).
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align = 1);
 // PFA: a mask plane shared by every (batch, head) of many gets a summary the vector cores build
@@ -73,7 +76,8 @@ uint64_t SplitContiguous(const std::vector<uint64_t> &costs, uint32_t cores, uin
 // Planned cost of one visible key for a q-block of `rows` query rows, in score elements: the
 // busiest of the cube's MTE2 (K and V rows re-streamed per q-block, so small q-blocks cost more
 // per score), its Mmads and the vector cores (docs/performance.md, "Planner costs").
-uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim);
+// kvCached: the key's K and V rows are in the cube's K/V cache (only P streams).
+uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim, bool kvCached = false);
 // Planned fixed cost of one unit (q-block), in the same score elements.
 uint64_t ForwardUnitCost(const AttentionCore::ForwardParams &p);
 

@@ -34,7 +34,7 @@ constexpr uint32_t WS_SLOTS = 4;
 constexpr uint32_t KV_NZ_BOTH = 1, KV_NZ_K_ONLY = 2, KV_NZ_V_ONLY = 3;  // ForwardParams::kvNz modes
 constexpr uint32_t UNITS_FOLDED = 1;                                    // ForwardParams::foldQBlocks bits
 constexpr uint32_t UNITS_HEADS_INNER = 2;
-constexpr uint32_t UNITS_TABLE = 4;        // TND: units in the order of a table (WorkSplit<SplitTnd>)
+constexpr uint32_t UNITS_TABLE = 4;        // units in the order of a table (TND; PFA causal GQA)
 constexpr uint32_t UNITS_PAIRED = 8;       // with bits 0 and 1: (batch, folded pair, head, member)
 constexpr uint32_t UNITS_TAIL_FIRST = 16;  // the short q-block (seqQ % blockQ rows) is a head's first
 // O slots: per block slot one for a lazy P.V write-out before the block and one for the final
@@ -122,8 +122,9 @@ struct ForwardParams {
     // FoldedQBlock), where the host's plan balances better so (a causal mask's light and heavy
     // q-blocks); bit 1 (UNITS_HEADS_INNER) orders the units (batch, q-block, head), so a core
     // takes the heads of a q-block in a row (a mask plane the heads share: mask_band.h
-    // CLEAR_TILES); bit 2 (UNITS_TABLE, TND only) makes position i of the ranges unit
-    // table[i] of a uint32 table the operator passes next to the tiling (varlen_policies.h);
+    // CLEAR_TILES); bit 2 (UNITS_TABLE: TND, and PFA's causal GQA) makes position i of the
+    // ranges unit table[i] of a uint32 table the operator passes next to the tiling
+    // (varlen_policies.h, policies.h WorkSplit<SplitQBlocks>);
     // bit 3 (UNITS_PAIRED, with bits 0 and 1) orders them (batch, folded pair of q-blocks, head,
     // member); bit 4 (UNITS_TAIL_FIRST) makes the short q-block a head's first.
     uint32_t foldQBlocks;

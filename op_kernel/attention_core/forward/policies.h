@@ -84,6 +84,7 @@ template <class Variant> struct ForwardTensors : CoreTensors {
 // WorkSplit<SplitQBlocks>: the query lengths (int64, count 1 = one value for all batches).
 struct SeqLengthsTensors {
     GM_ADDR actualSeqLengths = nullptr;
+    GM_ADDR unitOrder = nullptr;  // uint32 unit per position, read with ForwardParams UNITS_TABLE
 };
 
 // MaskMod<MaskTensorBand> and MaskMod<MaskTensorBandSummary>: the 1-byte mask.
@@ -110,11 +111,13 @@ struct WorkUnit {
     // SplitQBlocks' split-KV tail (ForwardParams::tailSplits): piece + 1 (TailItem), 0 for a
     // whole unit; set by that split's Decode only.
     uint32_t piece;
-    // The unit's first `reuse` key blocks are blocks reuseEnd - 1, ..., reuseEnd - reuse, the
-    // K/V the cube's cache still holds from the unit before (KvReuseBlocks, set by the stages
-    // after Decode); then the others in order (UnitBlockAt).
+    // The unit's first `reuse` key blocks are blocks reuseEnd - 1, ..., reuseEnd - reuse (with
+    // reuseUp: reuseEnd - reuse, ..., reuseEnd - 1), the K/V the cube's cache still holds from
+    // the unit before (PlanKvReuse, set by the stages after Decode); then the others in order
+    // (UnitBlockAt).
     uint32_t reuse;
     uint32_t reuseEnd;
+    uint32_t reuseUp;
 };
 
 // The index of the key block unit u runs j-th (WorkUnit::reuse).
@@ -123,7 +126,10 @@ __aicore__ inline uint32_t UnitBlockIndex(const WorkUnit &u, uint32_t j)
     if (u.reuse == 0) {
         return j;
     }
-    return j < u.reuse ? u.reuseEnd - 1 - j : (j - u.reuse < u.reuseEnd - u.reuse ? j - u.reuse : j);
+    if (j < u.reuse) {
+        return u.reuseUp != 0 ? u.reuseEnd - u.reuse + j : u.reuseEnd - 1 - j;
+    }
+    return j - u.reuse < u.reuseEnd - u.reuse ? j - u.reuse : j;
 }
 
 // Key block j of unit u in the order the stages run them (WorkUnit::reuse).
@@ -141,16 +147,19 @@ __aicore__ inline KvBlock UnitBlockAt(const WorkUnit &u, uint32_t blockKv, uint3
 // short last block of prev that is a full block of cur was loaded as a full tile (the cube's
 // WideTail: its keys past prev's end are cur's), so it counts too; otherwise its tile holds
 // nothing cur reads. Not where some of cur's rows see no key of those blocks (the mask's
-// RowsBefore: a causal GQA group's heads of one q-block, whose last blocks are diagonal tiles):
-// cur's first block would leave those rows without a reference max, and their first scores
-// would flush the accumulator. Both stages call this after KvRange and ClipKeys, so they run
-// cur's blocks in one order; the cube looks every block up in its cache, so the order only
-// decides how many loads it saves.
+// RowsBefore: a causal GQA group's heads of one q-block, whose last blocks are diagonal tiles),
+// cur runs those blocks in ascending order instead (reuseUp), from the first, which all its rows
+// see: its first block would otherwise leave those rows without a reference max, and their first
+// scores would flush the accumulator. All hits come before cur's first load either way, so the
+// order does not change what the cache holds for them. Both stages call this after KvRange and
+// ClipKeys, so they run cur's blocks in one order; the cube looks every block up in its cache,
+// so the order only decides how many loads it saves.
 template <class Mask>
 __aicore__ inline void PlanKvReuse(const ForwardParams &p, const Mask &mask, const WorkUnit *prev, WorkUnit &cur)
 {
     cur.reuse = 0;
     cur.reuseEnd = 0;
+    cur.reuseUp = 0;
     if (prev == nullptr || p.kvCacheTiles == 0 || prev->b != cur.b || prev->n / p.groupSize != cur.n / p.groupSize ||
         prev->kvBase != cur.kvBase || prev->kvBegin != cur.kvBegin || prev->kvEnd > cur.kvEnd || prev->piece != 0 ||
         cur.piece != 0 || prev->kvEnd <= prev->kvBegin) {
@@ -183,7 +192,10 @@ __aicore__ inline void PlanKvReuse(const ForwardParams &p, const Mask &mask, con
         ++run;
     }
     if (mask.RowsBefore(cur, cur.q0, cur.rows, prev->kvBegin + static_cast<int64_t>(end - 1) * p.blockKv) != 0) {
-        return;
+        if (mask.RowsBefore(cur, cur.q0, cur.rows, prev->kvBegin + static_cast<int64_t>(end - run) * p.blockKv) != 0) {
+            return;
+        }
+        cur.reuseUp = 1;
     }
     cur.reuse = run;
     cur.reuseEnd = end;
@@ -363,7 +375,11 @@ __aicore__ inline uint64_t FoldedQBlock(uint64_t pos, uint64_t count)
 // the units do not come in runs of equal cost that the contiguous ranges cut unevenly, and a
 // core still takes the heads of its q-blocks one after another; the host balanced
 // contiguous ranges by cost (number of key blocks in the band), so causal/band shapes spread
-// evenly over the cores even with one or two heads.
+// evenly over the cores even with one or two heads. With UNITS_TABLE (causal GQA) position i
+// is unit table[i] of the (b, n, q-block) order instead: the host dealt the units to the cores
+// by cost and lists each core's by (b, KV head, q-block, n), so a group's heads of a q-block
+// run in a row and each one after the first finds the key blocks the one before ran last in
+// the cube's K/V cache (PlanKvReuse).
 template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
     using Tensors = SeqLengthsTensors;
     template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &t)
@@ -373,6 +389,10 @@ template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
         if (p_->hasActualSeqLengths != 0) {
             lens_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t *>(t.split.actualSeqLengths));
         }
+        table_ = (p_->foldQBlocks & UNITS_TABLE) != 0;
+        if (table_) {
+            order_.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t *>(t.split.unitOrder));
+        }
     }
     __aicore__ inline uint64_t Begin(uint32_t core) const { return p_->coreUnitStart[core]; }
     __aicore__ inline uint64_t End(uint32_t core) const { return p_->coreUnitStart[core + 1]; }
@@ -381,7 +401,10 @@ template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
         uint64_t unit = item;
         u.piece = p_->tailSplits > 1 ? TailItem(*p_, item, unit) : 0;
         uint64_t pos = 0;
-        if ((p_->foldQBlocks & UNITS_HEADS_INNER) != 0) {  // (b, q-block, n)
+        if (table_) {  // position item is unit table[item] of the (b, n, q-block) order
+            unit = order_.GetValue(item);
+        }
+        if (!table_ && (p_->foldQBlocks & UNITS_HEADS_INNER) != 0) {  // (b, q-block, n)
             const uint64_t perBatch = static_cast<uint64_t>(p_->qBlocksPerHead) * p_->numHeads;
             const uint64_t r = unit % perBatch;
             u.b = static_cast<uint32_t>(unit / perBatch);
@@ -442,6 +465,8 @@ template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
 
     const ForwardParams *p_ = nullptr;
     AscendC::GlobalTensor<int64_t> lens_;
+    AscendC::GlobalTensor<uint32_t> order_;
+    bool table_ = false;
     GM_ADDR workspace_ = nullptr;
 };
 

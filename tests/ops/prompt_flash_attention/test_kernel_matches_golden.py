@@ -79,6 +79,30 @@ def test_causal_q_blocks_after_their_head_take_cached_kv_match_golden(dtype, n, 
     run_and_judge(make_kwargs(dtype, "BNSD", b=1 if actual is None else 2, n=n, sq=sq, d=128, **extra))
 
 
+# Causal GQA shapes the planner deals by cost (ForwardParams UNITS_TABLE: test_tiling.py asserts
+# it for each): group sizes 2, 3, 4 and 5, short last q-blocks, more keys than queries, two
+# batches (one cut by a query length), BNSD and BSH.
+GQA_DEAL_SHAPES = [
+    ("fp16", "BNSD", 1, 6, 3, 1000, 1000, 128, None),
+    ("bf16", "BNSD", 1, 4, 2, 1500, 1500, 128, None),
+    ("fp16", "BSH", 1, 9, 3, 600, 700, 128, None),
+    ("bf16", "BNSD", 1, 15, 5, 512, 600, 128, None),
+    ("fp16", "BNSD", 2, 4, 2, 777, 777, 128, [777, 650]),
+]
+
+
+@pytest.mark.parametrize("dtype,layout,b,n,nkv,sq,skv,d,actual", GQA_DEAL_SHAPES)
+def test_causal_gqa_units_dealt_by_cost_match_golden(dtype, layout, b, n, nkv, sq, skv, d, actual):
+    # Each core runs its units from the table by (batch, KV head, q-block, head): a group's
+    # next head on the same q-block takes the diagonal blocks the head before ran last from the
+    # cube's K/V cache, in ascending order (policies.h PlanKvReuse, reuseUp), a later q-block of
+    # the KV head its last full blocks in reverse.
+    extra = dict(mask=band_mask(sq, skv), pre_tokens=MAX_INT, next_tokens=0)
+    if actual is not None:
+        extra["actual_seq_lengths"] = actual
+    run_and_judge(make_kwargs(dtype, layout, b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d, **extra))
+
+
 @pytest.mark.parametrize("dtype,n,nkv,sq,skv,d", [("fp16", 12, 4, 900, 1111, 128), ("bf16", 24, 8, 500, 1500, 64)])
 def test_dense_q_block_runs_take_cached_kv_match_golden(dtype, n, nkv, sq, skv, d):
     # No mask, three q-blocks of one head per core, more key blocks than the K/V cache holds and

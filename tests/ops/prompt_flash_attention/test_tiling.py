@@ -466,3 +466,47 @@ def test_own_staging_where_a_core_has_regions_of_its_own(plan, b, n, nkv, sq, sk
     if rows:
         assert p["tailSplits"] <= 1 and p["foldQBlocks"] & 14 == 0
         assert p["ubBytes"] + (3 * rows * ((d + 15) // 16 * 16) + 32 * 16) * 2 <= UB_A2 - 8192
+
+
+# (b, n, nkv, sq, skv, d) of the golden tests' GQA deals (test_kernel_matches_golden.py
+# GQA_DEAL_SHAPES) and the sweep's B1 N8/2 S2K; at D = 64 none (DEAL_MIN_HEAD_DIM_EXCL).
+GQA_DEALT = [
+    (1, 6, 3, 1000, 1000, 128),
+    (1, 4, 2, 1500, 1500, 128),
+    (1, 9, 3, 600, 700, 128),
+    (1, 15, 5, 512, 600, 128),
+    (2, 4, 2, 777, 777, 128),
+    (1, 8, 2, 2048, 2048, 128),
+]
+
+
+@pytest.mark.parametrize("b,n,nkv,sq,skv,d", GQA_DEALT)
+def test_causal_gqa_units_dealt_by_cost_keep_a_group_together(plan, b, n, nkv, sq, skv, d):
+    # Causal GQA dealt by cost (UNITS_TABLE = 4): the table holds every unit of the (b, n,
+    # q-block) order once, and each core's units run by (b, KV head, q-block, head), so a group's
+    # heads of one q-block on a core come in a row.
+    (p,) = plan(problem(b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d, mask=1))
+    assert p["foldQBlocks"] == 4
+    order, starts, q = p["order"], p["starts"], p["qBlocksPerHead"]
+    assert sorted(order) == list(range(p["unitCount"])) and starts[0] == 0 and starts[-1] == p["unitCount"]
+    g = n // nkv
+
+    def key(u):
+        bn, qb = divmod(u, q)
+        bb, h = divmod(bn, n)
+        return (bb, h // g, qb, h)
+
+    for c in range(p["usedCores"]):
+        run = [key(u) for u in order[starts[c] : starts[c + 1]]]
+        assert run == sorted(run)
+
+
+def test_no_table_without_gqa_or_a_band_or_at_d64(plan):
+    # Dense GQA, causal without GQA, causal GQA at D = 64: contiguous ranges of the fixed
+    # orders, no table.
+    for p in plan(
+        problem(n=16, nkv=4, sq=2048, d=128),
+        problem(n=8, nkv=8, sq=4096, d=128, mask=1),
+        problem(n=12, nkv=4, sq=1024, d=64, mask=1),
+    ):
+        assert p["foldQBlocks"] & 4 == 0 and p["order"] == []

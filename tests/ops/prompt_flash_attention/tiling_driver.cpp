@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "common/tiling/forward_tiling.h"
 #include "attention_core/forward/forward_layout.h"
@@ -37,7 +38,8 @@ int main()
         const AttentionCore::ForwardParams &p = tiling.params;
         const AttentionCore::MaskBandParams &m = tiling.mask;
         std::string why;
-        const bool ok = fa_host::PlanForward(prob, budget, tiling, why);
+        std::vector<uint32_t> order;  // room as the PFA tiling's buffer gives it (UNITS_TABLE)
+        const bool ok = fa_host::PlanForward(prob, budget, tiling, why, &order, 1u << 16);
         if (ok) {  // as the PFA tiling does (a scale that is no power of two: not in K)
             fa_host::PlanMaskSummary(tiling);
             const uint64_t keyBlocks = p.unitCount * ((uint64_t(p.seqKv) + p.blockKv - 1) / p.blockKv);
@@ -72,6 +74,9 @@ int main()
                         "\"tailFirst\": %llu, \"wsPartialOffset\": %llu, ",
                         p.tailSplits, p.tailPieceBlocks, p.tailPerCore, p.tailPieces, p.tailCorePieces,
                         (unsigned long long)p.tailFirst, (unsigned long long)p.wsPartialOffset);
+            std::printf("\"order\": [");
+            for (size_t i = 0; i < order.size(); ++i) std::printf("%s%u", i ? ", " : "", order[i]);
+            std::printf("], ");
             std::printf("\"starts\": [");
             for (uint32_t c = 0; c <= p.usedCores; ++c)
                 std::printf("%s%llu", c ? ", " : "", (unsigned long long)p.coreUnitStart[c]);
