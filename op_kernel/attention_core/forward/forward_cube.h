@@ -863,7 +863,10 @@ private:
 
     // The element offset of head-dim column col (a multiple of 16) in an accumulator of `rows`
     // rows: its Nz column block.
-    __aicore__ inline static uint32_t AccColumn(uint32_t rows, uint32_t col) { return col * AlignUp(MmadRows(rows), 16); }
+    __aicore__ inline static uint32_t AccColumn(uint32_t rows, uint32_t col)
+    {
+        return col * AlignUp(MmadRows(rows), 16);
+    }
 
     // The element offset of P.V part `part`'s accumulator in L0C (its first row's Nz block).
     __aicore__ inline uint32_t AccPart(uint32_t part) const { return part * pvRows_ * p_->headDimAlign; }
