@@ -20,12 +20,16 @@ constexpr uint32_t D_CHUNK = 128;  // head-dim columns per cube pass (at most)
 // at 192 rows; below, L0A (P of the whole q-block next to two Q chunks of D columns) at 224
 // (D = 64) or 240 (D = 16) rows. The steps between them let a head's q-blocks come out even
 // over the cores (S8K on 24 cores: 47 q-blocks of 176 rows, two per core, where 43 of 192
-// rows leave the busiest cores two 192-row units and five cores one).
-constexpr uint32_t ROWS_PER_VEC[] = {120, 112, 104, 96, 88, 80, 72, 64, 56, 48, 32, 16, 8};
+// rows leave the busiest cores two 192-row units and five cores one). Above 240 rows P.V runs in
+// two row parts (PvPartRows, forward_layout.h) and L0C alone holds the q-block: 384 rows at
+// D = 64.
+constexpr uint32_t ROWS_PER_VEC[] = {192, 176, 160, 144, 128, 120, 112, 104, 96, 88, 80, 72, 64, 56, 48, 32, 16, 8};
 // Above 192 rows only with S chunks of 32 rows or more: 16-row chunks double the cube's
 // issue and flags per block (D = 64, 224-row q-blocks in 16-row chunks: the cube's scalar unit
 // bound the launch, slower than 192 rows).
 constexpr uint32_t LARGE_Q_ROWS = 96;
+// PFA's q-blocks above PV_WHOLE_MAX_ROWS rows from this many key blocks per head on (PlanForward).
+constexpr uint32_t TWO_PART_MIN_KV_BLOCKS = 16;
 constexpr uint32_t LARGE_Q_MIN_S_CHUNK = 32;
 // 128 < D <= 256 without a mask or under a band: lazy P.V in 64-key blocks (ChooseWideLazyBlocks).
 constexpr uint32_t WIDE_LAZY_MAX_D = 256;
@@ -404,7 +408,21 @@ bool ChooseVecRows(uint32_t r, uint32_t c, uint32_t dp, uint32_t dtypeBytes, uin
                    uint32_t &sBufs, bool stats)
 {
     // The fewest sub-blocks (at most 64 rows each: the lazy rescale test reduces a sub-block's
-    // rows in one 64-lane repeat), two S buffers where they fit.
+    // rows in one 64-lane repeat), two S buffers where they fit. Above PV_WHOLE_MAX_ROWS q-block
+    // rows two S buffers before the fewest sub-blocks: with one, the vector cores' S loads no
+    // longer overlap their softmax and bound the launch (modelled D = 64 B1 N8 S4K, 352-row
+    // q-blocks: three 64-row sub-blocks, one buffer 284.9 us; four 48-row ones, two 247.6).
+    if (2 * r > AttentionCore::PV_WHOLE_MAX_ROWS) {
+        for (uint32_t n = 1; n <= r; ++n) {
+            const uint32_t v = static_cast<uint32_t>(AlignUp((r + n - 1) / n, 8));
+            if (v > 64 && n < r) continue;
+            if (VectorUbBytes(r, v, c, dp, dtypeBytes, 2, stats) <= ub) {
+                vecRows = std::min(v, r);
+                sBufs = 2;
+                return true;
+            }
+        }
+    }
     for (uint32_t n = 1; n <= r; ++n) {
         const uint32_t v = static_cast<uint32_t>(AlignUp((r + n - 1) / n, 8));
         if (v > 64 && n < r) continue;
@@ -486,7 +504,7 @@ bool ChooseWideLazyBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget
 }
 
 bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget, uint32_t &rowsPerVec,
-                  uint32_t &blockKv, uint32_t &dChunk, std::string &why, bool stats)
+                  uint32_t &blockKv, uint32_t &dChunk, std::string &why, bool stats, bool twoParts)
 {
     const uint32_t dp = static_cast<uint32_t>(AlignUp(static_cast<uint64_t>(headDim), 16));
     dChunk = std::min(D_CHUNK, dp);  // lazy P.V's Q chunks in L0A: no wider than the head
@@ -495,6 +513,7 @@ bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget
     // (FLOAT32 with D > 464).
     for (uint32_t c : {FORWARD_BLOCK_KV, FORWARD_BLOCK_KV / 2}) {
         for (uint32_t r : ROWS_PER_VEC) {
+            if (2 * r > AttentionCore::PV_WHOLE_MAX_ROWS && !twoParts) continue;
             const uint32_t bq = 2 * r;
             uint32_t v = 0, sBufs = 0, sChunk = 0;
             if (r > 64) {  // lazy P.V only, sub-blocks on the vector cores
@@ -767,7 +786,13 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     const bool masked = prob.hasMask || prob.bandActive;
     const bool wideLazy = (!masked || prob.bandActive) &&
                           ChooseWideLazyBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk);
-    if (!wideLazy && !ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why))
+    // q-blocks above PV_WHOLE_MAX_ROWS (P.V in two row parts) where a head's key blocks outrun
+    // the K/V cache (TWO_PART_MIN_KV_BLOCKS): there each K/V load serves more rows; where the
+    // cache holds a head's keys whole its units load them once anyway, and the larger q-block
+    // only lengthens the cube <-> vector round trip (modelled D = 64 B1 N32 S1K 66.1 -> 66.7 us).
+    const bool twoParts = prob.seqKv >= int64_t(TWO_PART_MIN_KV_BLOCKS) * FORWARD_BLOCK_KV;
+    if (!wideLazy &&
+        !ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why, false, twoParts))
         return false;
 
     // The largest q-block keeps K/V re-reads lowest; smaller ones give more units to spread

@@ -39,9 +39,10 @@ struct CoreBudget {
 };
 
 // Block sizes that fit the budget; false (with the reason) when none does.
-// stats: the softmax statistics are reported (their finish rows in UB, forward_layout.h).
+// stats: the softmax statistics are reported (their finish rows in UB, forward_layout.h);
+// twoParts: q-blocks above AttentionCore::PV_WHOLE_MAX_ROWS rows (lazy P.V in two row parts).
 bool ChooseBlocks(int64_t headDim, uint32_t dtypeBytes, const CoreBudget &budget, uint32_t &rowsPerVec,
-                  uint32_t &blockKv, uint32_t &dChunk, std::string &why, bool stats = false);
+                  uint32_t &blockKv, uint32_t &dChunk, std::string &why, bool stats = false, bool twoParts = false);
 
 // 128 < D <= 256 (the caller: no mask): lazy P.V's blocks, 64 keys and one head-dim pass;
 // false where the head dim is outside that range or nothing fits. stats: as for ChooseBlocks.

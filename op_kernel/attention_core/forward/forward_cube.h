@@ -115,6 +115,8 @@ public:
             accElems_ = bq * dp;
             qChunkElems_ = sChunk_ * dc;
             sChunkElems_ = sChunk_ * bk;
+            pvRows_ = PvPartRows(bq);
+            pPartElems_ = pvRows_ * bk;
         }
         const ForwardCubeL0 l0 = ForwardCubeL0Layout(bq, bk, dp, dc, sizeof(T), l0Bufs_, LAZY_PV ? sChunk_ : 0);
         pipe->InitBuffer(l0a_, static_cast<uint32_t>(l0.a));
@@ -235,7 +237,7 @@ private:
                 // core's last such write is ordered by the combine's barrier, which the cube
                 // joins after it (policies.h PartialRows): no flag for it.
                 if (v.j + 1 == v.blocks) {
-                    StoreAccumulator(v.u, l0c_.Get<float>(), fin.dst, fin.col0);
+                    StoreAccumulator(v.u, l0c_.Get<float>(), fin.dst, fin.col0, fin.part0);
                     if (!fin.direct || v.unit + 1 < split_.End(core_)) {
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
                     }
@@ -254,6 +256,7 @@ private:
         AscendC::GlobalTensor<float> dst;
         bool direct = false;
         uint32_t col0 = 0;
+        uint32_t part0 = 0;  // with two P.V parts: the parts before it are written
     };
 
     // A position in the stream: block j of unit `unit` (decoded in u) with `blocks` key blocks.
@@ -531,7 +534,7 @@ private:
             const uint32_t rows = u.rows - r0 < sChunk_ ? u.rows - r0 : sChunk_;
             const uint32_t x = NextCopy(qIdx_, 2);
             const uint32_t y = NextCopy(sIdx_, 2);
-            const AscendC::LocalTensor<T> q = l0a_.Get<T>()[pElems_ + x * qChunkElems_];
+            const AscendC::LocalTensor<T> q = l0a_.Get<T>()[pPartElems_ + x * qChunkElems_];
             const AscendC::LocalTensor<float> s = l0c_.Get<float>()[accElems_ + y * sChunkElems_];
             AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_Q + x);  // M is done with this Q chunk copy
             Tiles::LoadA(q, QL1(), qShape, 0, d, r0, rows);
@@ -716,13 +719,12 @@ private:
         if (kvPairs_ == 0) {
             AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);  // M is done with the P and V regions
         }
-        if (skip != 0) {
-            AscendC::LoadData(
-                l0a, zeroL1_.Get<T>(),
-                AscendC::LoadData2DParams(0, static_cast<uint8_t>(skip / 16 * ((k + 15) / 16)), 0, 0, 0, false, 0));
-        }
-        Tiles::LoadA(l0a[Tiles::ARow(skip, k)], PTile(pb), L1Shape{mPad, kvPad}, 0, k, skip, mPad - skip);  // P
-        const uint32_t h = fin != nullptr && kvPairs_ == 0 ? SplitColumns(d) : 0;
+        // Above PvPartRows (forward_layout.h) P goes through its L0A region in two row parts,
+        // each into its own accumulator (its rows' Nz block of L0C), one V load for both.
+        const uint32_t rows0 = u.rows < pvRows_ ? u.rows : pvRows_;
+        const bool twoParts = u.rows > pvRows_;
+        LoadPRows(l0a, pb, L1Shape{mPad, kvPad}, k, 0, rows0, skip);
+        const uint32_t h = fin != nullptr && kvPairs_ == 0 && !twoParts ? SplitColumns(d) : 0;
         const AscendC::LocalTensor<T> l0bHi = l0b[AlignUp(k, 16) * h];  // V's second half (h != 0)
         if (kvPairs_ == 0) {
             const L1Shape vShape{vPad_, p_->headDimAlign};
@@ -735,14 +737,8 @@ private:
         }
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
-        if (kvPairs_ != 0) {  // the pair and the P tile are free
-            AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + pb);
-            AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(FWD_EVT_P);
-        } else {
-            AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);
-            if (singleP_) {
-                AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(FWD_EVT_P);
-            }
+        if (!twoParts) {
+            FreePV(pb);
         }
 
         if (next != nullptr) {  // the next S's pair load ahead of the reads below
@@ -760,6 +756,7 @@ private:
                 fin->dst = wsO_[(WS_SLOTS + slot) * (p_->wsSlotO / 4)];
             }
             fin->col0 = h;
+            fin->part0 = 0;
         }
         if (accStoring_) {  // the last write-out still reads the accumulator
             AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
@@ -768,10 +765,25 @@ private:
         if (h != 0) {
             AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), h, k, first || flush));
             PipeSync<AscendC::HardEvent::M_FIX>();  // columns [0, h) of the sum are complete
-            AscendC::Fixpipe(fin->dst, acc, AccFixpipe(u, h));
-            AscendC::Mmad(acc[AccColumn(u, h)], l0a, l0bHi, Tiles::Mmad(MmadRows(u.rows), d - h, k, first || flush));
+            AscendC::Fixpipe(fin->dst, acc, AccFixpipe(u.rows, h));
+            AscendC::Mmad(acc[AccColumn(u.rows, h)], l0a, l0bHi,
+                          Tiles::Mmad(MmadRows(u.rows), d - h, k, first || flush));
         } else {
-            AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), d, k, first || flush));
+            AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(rows0), d, k, first || flush));
+        }
+        if (twoParts) {
+            if (fin != nullptr) {  // the final sum's first part leaves under the second part's Mmad
+                PipeSync<AscendC::HardEvent::M_FIX>();
+                AscendC::Fixpipe(fin->dst, acc, AccFixpipe(rows0, d));
+                fin->part0 = 1;
+            }
+            const uint32_t rows1 = u.rows - pvRows_;
+            PipeSync<AscendC::HardEvent::M_MTE1>();  // the first part's Mmad read the P region
+            LoadPRows(l0a, pb, L1Shape{mPad, kvPad}, k, pvRows_, rows1, skip);
+            FreePV(pb);
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
+            AscendC::Mmad(acc[AccPart(1)], l0a, l0b, Tiles::Mmad(MmadRows(rows1), d, k, first || flush));
         }
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);
         // The decision as the slot's "flushed" word, which the vector cores read only after the
@@ -785,33 +797,79 @@ private:
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
     }
 
+    // P rows [row0, row0 + rows) of P/V copy pb (tile `shape`, k columns seen) -> the P region
+    // of L0A; the first `skip` rows of the tile are not in L1 (LoadPV): zeros from the zero
+    // fractal for those of them in this range.
+    __aicore__ inline void LoadPRows(const AscendC::LocalTensor<T> &l0a, uint32_t pb, const L1Shape &shape, uint32_t k,
+                                     uint32_t row0, uint32_t rows, uint32_t skip)
+    {
+        const uint32_t pad = AlignUp(rows, 16);
+        const uint32_t zero = skip <= row0 ? 0 : (skip - row0 < pad ? skip - row0 : pad);
+        if (zero != 0) {
+            AscendC::LoadData(
+                l0a, zeroL1_.Get<T>(),
+                AscendC::LoadData2DParams(0, static_cast<uint8_t>(zero / 16 * ((k + 15) / 16)), 0, 0, 0, false, 0));
+        }
+        if (zero < pad) {
+            Tiles::LoadA(l0a[Tiles::ARow(zero, k)], PTile(pb), shape, 0, k, row0 + zero, pad - zero);  // P
+        }
+    }
+
+    // MTE1 is done with the P (and V) tiles of P/V copy pb, or the K/V pair pb.
+    __aicore__ inline void FreePV(uint32_t pb)
+    {
+        if (kvPairs_ != 0) {  // the pair and the P tile are free
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + pb);
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(FWD_EVT_P);
+        } else {
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);
+            if (singleP_) {
+                AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(FWD_EVT_P);
+            }
+        }
+    }
+
     // The accumulator's head-dim columns from col0 on -> dst (an O slot, or a split's partial
-    // rows), fp32 rows of headDimAlign. Only the next Mmad into the accumulator waits for it
-    // (EVT_ACC): after a unit's final write-out the next unit's Q.K^T chunks go ahead.
+    // rows), fp32 rows of headDimAlign; with two P.V parts from part `part0` on (AccumulatePV
+    // wrote the parts before). Only the next Mmad into the accumulator waits for it (EVT_ACC):
+    // after a unit's final write-out the next unit's Q.K^T chunks go ahead.
     __aicore__ inline void StoreAccumulator(const WorkUnit &u, const AscendC::LocalTensor<float> &acc,
-                                            const AscendC::GlobalTensor<float> &dst, uint32_t col0 = 0)
+                                            const AscendC::GlobalTensor<float> &dst, uint32_t col0 = 0,
+                                            uint32_t part0 = 0)
     {
         PipeSync<AscendC::HardEvent::M_FIX>();  // the sum so far is complete
-        AscendC::Fixpipe(dst[col0], acc[AccColumn(u, col0)], AccFixpipe(u, p_->headDim - col0));
+        const uint32_t cols = p_->headDim - col0;
+        if (u.rows <= pvRows_ || pvRows_ == 0) {
+            AscendC::Fixpipe(dst[col0], acc[AccColumn(u.rows, col0)], AccFixpipe(u.rows, cols));
+        } else {
+            if (part0 == 0) {
+                AscendC::Fixpipe(dst[col0], acc[AccColumn(pvRows_, col0)], AccFixpipe(pvRows_, cols));
+            }
+            const uint32_t rows1 = u.rows - pvRows_;
+            AscendC::Fixpipe(dst[pvRows_ * p_->headDimAlign + col0], acc[AccPart(1) + AccColumn(rows1, col0)],
+                             AccFixpipe(rows1, cols));
+        }
         AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
         accStoring_ = true;
     }
 
-    // The Fixpipe of `cols` head-dim columns of the accumulator (u.rows rows, Nz column blocks
+    // The Fixpipe of `cols` head-dim columns of an accumulator of `rows` rows (Nz column blocks
     // of its padded rows) into rows of headDimAlign.
-    __aicore__ inline AscendC::FixpipeParamsV220 AccFixpipe(const WorkUnit &u, uint32_t cols) const
+    __aicore__ inline AscendC::FixpipeParamsV220 AccFixpipe(uint32_t rows, uint32_t cols) const
     {
-        return AscendC::FixpipeParamsV220(static_cast<uint16_t>(cols), static_cast<uint16_t>(u.rows),
-                                          static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->headDimAlign,
-                                          false);
+        return AscendC::FixpipeParamsV220(static_cast<uint16_t>(cols), static_cast<uint16_t>(rows),
+                                          static_cast<uint16_t>(AlignUp(MmadRows(rows), 16)), p_->headDimAlign, false);
     }
 
-    // The accumulator's element offset of head-dim column col (a multiple of 16): its Nz
-    // column block.
-    __aicore__ inline uint32_t AccColumn(const WorkUnit &u, uint32_t col) const
+    // The element offset of head-dim column col (a multiple of 16) in an accumulator of `rows`
+    // rows: its Nz column block.
+    __aicore__ inline static uint32_t AccColumn(uint32_t rows, uint32_t col)
     {
-        return col * AlignUp(MmadRows(u.rows), 16);
+        return col * AlignUp(MmadRows(rows), 16);
     }
+
+    // The element offset of P.V part `part`'s accumulator in L0C (its first row's Nz block).
+    __aicore__ inline uint32_t AccPart(uint32_t part) const { return part * pvRows_ * p_->headDimAlign; }
 
     // The head-dim split of a unit's last P.V (AccumulatePV): the first half's columns, a
     // multiple of 16; 0: no split (one column block).
@@ -863,6 +921,8 @@ private:
     uint32_t kvEvtCopies_ = 1;     // event copies of the K and P/V tiles
     // lazy P.V: rows per S chunk, region sizes (elements), the next Q / S chunk copy
     uint32_t sChunk_ = 0, accElems_ = 0, qChunkElems_ = 0, sChunkElems_ = 0;
+    // lazy P.V: rows of P per L0A pass (PvPartRows, forward_layout.h) and their L0A region
+    uint32_t pvRows_ = 0, pPartElems_ = 0;
     uint32_t qIdx_ = 0, sIdx_ = 0;
     bool accStoring_ = false;   // a Fixpipe of the accumulator is in flight (EVT_ACC set)
     bool unitFlushed_ = false;  // some block of the unit in P.V wrote the accumulator out

@@ -88,9 +88,20 @@ __aicore__ inline uint64_t ForwardCubeL1Bytes(uint32_t bq, uint32_t c, uint32_t 
            ZERO_FRACTAL_BYTES;
 }
 
+// Lazy P.V's rows of P per L0A pass (forward_cube.h AccumulatePV): the whole q-block up to
+// PV_WHOLE_MAX_ROWS, above it two row parts (the first PvPartRows rows, a multiple of 16), each
+// with its own accumulator in L0C. P of a whole 224-row q-block, 128 keys wide, fills L0A beside
+// the Q chunks at D = 64; in two parts the q-block is held by L0C alone (384 rows at D = 64:
+// the accumulator and two 32-row S chunks), and each K/V load serves that many more rows.
+constexpr uint32_t PV_WHOLE_MAX_ROWS = 240;
+__aicore__ inline uint32_t PvPartRows(uint32_t bq)
+{
+    return bq <= PV_WHOLE_MAX_ROWS ? bq : ((bq + 1) / 2 + 15) / 16 * 16;
+}
+
 // The cube stage's L0A / L0B / L0C. Per-block P.V: l0Bufs copies of a bq x max(dChunk, c)
-// operand / result and a c x dChunk operand. Lazy P.V (sChunk != 0): regions L0A = [P | Q
-// chunk x 2], L0B = [K^T | V], L0C = [accumulator bq x dp | S chunk x 2].
+// operand / result and a c x dChunk operand. Lazy P.V (sChunk != 0): regions L0A = [P part
+// (PvPartRows) | Q chunk x 2], L0B = [K^T | V], L0C = [accumulator bq x dp | S chunk x 2].
 struct ForwardCubeL0 {
     uint64_t a, b, c;
 };
@@ -100,7 +111,7 @@ __aicore__ inline ForwardCubeL0 ForwardCubeL0Layout(uint32_t bq, uint32_t c, uin
 {
     ForwardCubeL0 l;
     if (sChunk != 0) {
-        l.a = (uint64_t(bq) * c + 2ull * sChunk * dChunk) * tBytes;
+        l.a = (uint64_t(PvPartRows(bq)) * c + 2ull * sChunk * dChunk) * tBytes;
         l.b = 2ull * c * dChunk * tBytes;
         l.c = (uint64_t(bq) * dp + 2ull * sChunk * c) * 4;
         return l;

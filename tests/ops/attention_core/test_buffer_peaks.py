@@ -105,6 +105,7 @@ PFA = [
     dict(sq=256, skv=256, d=512),  # one L1 copy
     dict(sq=64, skv=300, d=64, layout="BSH", mask=pfa.band_mask(64, 300, pre=40, nxt=20, lead=(1, 1))),
     dict(sq=660, skv=660, d=64, n=64, nkv=16),  # 224-row q-blocks: Q chunks of D = 64 columns
+    dict(sq=700, skv=2048, d=64, n=24, nkv=6),  # 352-row q-blocks: P.V in two row parts
 ]
 FAV = [
     dict(dtype="fp32", d=256, seq_q=(200,)),  # one L1 and one L0 copy

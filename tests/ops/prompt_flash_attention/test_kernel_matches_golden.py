@@ -143,6 +143,25 @@ def test_q_blocks_above_192_rows_below_d128_match_golden(dtype, nkv, d, sq, caus
 
 
 @pytest.mark.parametrize(
+    "dtype,n,nkv,sq,skv,d,band,actual",
+    [
+        ("fp16", 8, 8, 2100, 2100, 64, (MAX_INT, 0), None),  # causal: 352-row q-blocks, the last of 340 rows
+        ("bf16", 8, 8, 2100, 2100, 64, (1500, -20), None),  # a band past the diagonal: 304-row q-blocks
+        ("bf16", 24, 6, 700, 2048, 64, None, None),  # q-blocks of 352 and 348 rows, GQA
+        ("fp16", 24, 6, 880, 2048, 32, None, [450]),  # 304-row q-blocks; a query length leaves 146 rows: one part
+    ],
+)
+def test_two_part_q_blocks_match_golden(dtype, n, nkv, sq, skv, d, band, actual):
+    # Above 240 rows lazy P.V runs in two row parts, each with its own accumulator (forward_cube.h
+    # AccumulatePV; test_tiling.py asserts the plans): P rows skipped before a diagonal fall in
+    # either part, a unit's final sum leaves part by part.
+    extra = {} if band is None else dict(mask=band_mask(sq, skv, *band), pre_tokens=band[0], next_tokens=band[1])
+    if actual is not None:
+        extra["actual_seq_lengths"] = actual
+    run_and_judge(make_kwargs(dtype, "BNSD", n=n, nkv=nkv, sq=sq, skv=skv, d=d, **extra))
+
+
+@pytest.mark.parametrize(
     "dtype,layout,d,sq,skv,causal,actual",
     [
         ("fp16", "BNSD", 256, 500, 300, False, None),  # 64-key blocks, K/V staged and loaded in pairs

@@ -49,15 +49,16 @@ def problem(b=1, n=1, nkv=1, sq=1024, skv=1024, d=128, mask=0, pre=MAX_INT, nxt=
     return (b, n, nkv, sq, skv, d, mask, pre, nxt, ub, aic)
 
 
-# D = 16 and 64: L0A (P of the q-block next to two Q chunks of D columns) allows 240 / 224
-# rows (q-blocks of 235 / 222 rows, evened out over S8K); D = 128: L0C's accumulator 192;
+# D = 16 and 64: with a head's keys past the K/V cache (S8K) P.V in two row parts (P of half the
+# q-block in L0A at a time) and L0C's accumulator next to two S chunks allow 384 rows (S8K: 22
+# q-blocks of 373 rows, rounded up to 384); D = 128: L0C's accumulator 192;
 # 128 < D <= 256 without a mask or under a band: lazy P.V in 64-key blocks (K^T and V of a block
 # fill L0B), L0C's accumulator 112 rows at D = 256; above 256: per-block P.V.
 @pytest.mark.parametrize(
     "d,mask,rows,kv",
     [
-        (16, 0, 120, 128),
-        (64, 0, 112, 128),
+        (16, 0, 192, 128),
+        (64, 0, 192, 128),
         (128, 0, 96, 128),
         (192, 0, 64, 64),
         (192, 1, 64, 64),
@@ -73,8 +74,9 @@ def test_block_sizes_fit_the_buffers(plan, d, mask, rows, kv):
     assert p["rowsPerVec"] == rows and p["blockQ"] == 2 * rows  # the largest that fits, 8 units/core
     assert p["ubBytes"] <= UB_USABLE and p["l1Bytes"] <= 524032 and p["l1PairBytes"] <= 524032
     bq, dp, sc, dc = p["blockQ"], p["headDimAlign"], p["sChunk"], p["dChunk"]
-    if p["lazyO"]:  # L0 regions of forward_cube.h: L0C [acc | S x2], L0A [P | Q x2], L0B [K^T | V]
-        assert sc % 16 == 0 and (bq * dp + 2 * sc * kv) * 4 <= 131072 and (bq * kv + 2 * sc * dc) * 2 <= 65536
+    pv = bq if bq <= 240 else (bq // 2 + 15) // 16 * 16  # P.V's row part (forward_layout.h PvPartRows)
+    if p["lazyO"]:  # L0 regions of forward_cube.h: L0C [acc | S x2], L0A [P part | Q x2], L0B [K^T | V]
+        assert sc % 16 == 0 and (bq * dp + 2 * sc * kv) * 4 <= 131072 and (pv * kv + 2 * sc * dc) * 2 <= 65536
         assert 2 * kv * dc * 2 <= 65536
         assert bq <= 192 or sc >= 32  # above 192 rows no 16-row S chunks
     else:
@@ -112,6 +114,26 @@ def test_kernel_tests_of_larger_q_blocks_get_them(plan, d, sq, bq):
     for mask in (0, 1):
         (p,) = plan(problem(n=64, nkv=16, sq=sq, skv=sq, d=d, mask=mask))
         assert p["blockQ"] == bq and p["qBlocksPerHead"] == 3 and p["lazyO"] == 1 and p["sChunk"] >= 32
+
+
+@pytest.mark.parametrize(
+    "args,bq",
+    [
+        (dict(n=8, sq=2100, skv=2100, d=64, mask=1), 352),
+        (dict(n=8, sq=2100, skv=2100, d=64, mask=1, pre=1500, nxt=-20), 304),
+        (dict(n=24, nkv=6, sq=700, skv=2048, d=64), 352),
+        (dict(n=24, nkv=6, sq=880, skv=2048, d=32), 304),
+        (dict(n=4, sq=2048, skv=2048, d=64), 352),
+    ],
+)
+def test_kernel_tests_of_two_part_q_blocks_get_them(plan, args, bq):
+    # the shapes of test_kernel_matches_golden.py::test_two_part_q_blocks_match_golden: above 240
+    # rows lazy P.V runs in two row parts, only where a head has 16 key blocks or more (2K keys;
+    # 2047 keys keep whole q-blocks)
+    (p,) = plan(problem(**args))
+    assert p["blockQ"] == bq and p["lazyO"] == 1 and p["sChunk"] >= 32 and p["vecSBufs"] == 2
+    (p,) = plan(problem(**dict(args, skv=2047, sq=min(args["sq"], 2047))))
+    assert p["blockQ"] <= 240
 
 
 @pytest.mark.parametrize(
