@@ -28,7 +28,7 @@ AttentionCore::SparseBand BandOf(const VarLenProblem &prob, const AttentionCore:
                                          prob.seqKv[b], prefix, int64_t(b) == m.bandBatch);
 }
 
-// Units in (b, n, q-block) order, priced like the PFA planner (forward_tiling.cpp, UnitCost):
+// Units in (b, n, q-block) order, priced like the PFA planner (forward_work_split.cpp, UnitCost):
 // visible keys x ForwardKeyCost + a share per key block and per unit. A TND unit's share is
 // half as large again as a PFA unit's (three key blocks' time, not two): uneven lengths leave
 // many short units (a batch's last q-block), whose fill and drain the cores holding them paid

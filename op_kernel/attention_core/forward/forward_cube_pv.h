@@ -8,7 +8,8 @@ namespace AttentionCore {
 
 // O_blk = P.V of one key block into O slot `slot`, head-dim chunk by chunk.
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
-__aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::ComputePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot)
+__aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::ComputePV(const WorkUnit &u, const KvBlock &blk,
+                                                                          uint32_t slot)
 {
     const uint32_t d = p_->headDim;
     const uint32_t mPad = AlignUp(u.rows, 16);
@@ -20,7 +21,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::ComputePV(const 
     const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[x * l0bElems_];
     const AscendC::LocalTensor<float> l0c = l0c_.Get<float>()[x * l0aElems_];
 
-    AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);  // M is done with these L0A/L0B
+    AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_L0 + x);                          // M is done with these L0A/L0B
     Tiles::LoadA(l0a, pL1_.Get<T>()[pb * pElems_], L1Shape{mPad, kvPad}, 0, blk.cols);  // P, once for all chunks
     for (uint32_t dc = 0; dc < d; dc += p_->dChunk) {
         const uint32_t dLen = d - dc < p_->dChunk ? d - dc : p_->dChunk;
@@ -39,8 +40,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::ComputePV(const 
         AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + x);
         AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + x);
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(dLen), static_cast<uint16_t>(u.rows),
-                                       static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->headDimAlign,
-                                       false);
+                                       static_cast<uint16_t>(AlignUp(MmadRows(u.rows), 16)), p_->headDimAlign, false);
         AscendC::Fixpipe(wsO_[slot * (p_->wsSlotO / 4) + dc], l0c, fix);
     }
     AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_PV + pb);
@@ -62,8 +62,9 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::ComputePV(const 
 // not) and the first half's columns go out under the second half's Mmad (SplitColumns;
 // modelled B4 N16 S1K D128 156.0 -> 154.2 us, TND 6x1K 231.9 -> 229.2).
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
-__aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first,
-                                    const Cursor *next, FinalSum *fin)
+__aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(const WorkUnit &u, const KvBlock &blk,
+                                                                             uint32_t slot, bool first,
+                                                                             const Cursor *next, FinalSum *fin)
 {
     const uint32_t d = p_->headDim;
     const uint32_t mPad = AlignUp(u.rows, 16);
@@ -115,8 +116,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
     if (next != nullptr) {  // the next S's pair load ahead of the reads below
         PreloadPair(*next);
     }
-    const bool flush =
-        !first && (ReadCtrl(ctrl_, CtrlRescaled(slot, 0)) | ReadCtrl(ctrl_, CtrlRescaled(slot, 1))) != 0;
+    const bool flush = !first && (ReadCtrl(ctrl_, CtrlRescaled(slot, 0)) | ReadCtrl(ctrl_, CtrlRescaled(slot, 1))) != 0;
     if (flush) {
         StoreAccumulator(u, acc, wsO_[slot * (p_->wsSlotO / 4)]);
     }
@@ -137,8 +137,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
         AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), h, k, first || flush));
         PipeSync<AscendC::HardEvent::M_FIX>();  // columns [0, h) of the sum are complete
         AscendC::Fixpipe(fin->dst, acc, AccFixpipe(u.rows, h));
-        AscendC::Mmad(acc[AccColumn(u.rows, h)], l0a, l0bHi,
-                      Tiles::Mmad(MmadRows(u.rows), d - h, k, first || flush));
+        AscendC::Mmad(acc[AccColumn(u.rows, h)], l0a, l0bHi, Tiles::Mmad(MmadRows(u.rows), d - h, k, first || flush));
     } else {
         AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(rows0), d, k, first || flush));
     }
@@ -172,8 +171,9 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
 // of L0A; the first `skip` rows of the tile are not in L1 (LoadPV): zeros from the zero
 // fractal for those of them in this range.
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
-__aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::LoadPRows(const AscendC::LocalTensor<T> &l0a, uint32_t pb, const L1Shape &shape, uint32_t k,
-                                 uint32_t row0, uint32_t rows, uint32_t skip)
+__aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::LoadPRows(const AscendC::LocalTensor<T> &l0a,
+                                                                          uint32_t pb, const L1Shape &shape, uint32_t k,
+                                                                          uint32_t row0, uint32_t rows, uint32_t skip)
 {
     const uint32_t pad = AlignUp(rows, 16);
     const uint32_t zero = skip <= row0 ? 0 : (skip - row0 < pad ? skip - row0 : pad);
@@ -207,9 +207,10 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::FreePV(uint32_t 
 // wrote the parts before). Only the next Mmad into the accumulator waits for it (EVT_ACC):
 // after a unit's final write-out the next unit's Q.K^T chunks go ahead.
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
-__aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::StoreAccumulator(const WorkUnit &u, const AscendC::LocalTensor<float> &acc,
-                                        const AscendC::GlobalTensor<float> &dst, uint32_t col0,
-                                        uint32_t part0)
+__aicore__ inline void
+ForwardCube<T, Variant, LAZY_PV, KV_NZ>::StoreAccumulator(const WorkUnit &u, const AscendC::LocalTensor<float> &acc,
+                                                          const AscendC::GlobalTensor<float> &dst, uint32_t col0,
+                                                          uint32_t part0)
 {
     PipeSync<AscendC::HardEvent::M_FIX>();  // the sum so far is complete
     const uint32_t cols = p_->headDim - col0;

@@ -31,6 +31,7 @@ def plan(tmp_path_factory):
             str(ROOT / "op_host/common/tiling/decode_tiling.cpp"),
             str(ROOT / "op_host/common/tiling/forward_tiling.cpp"),
             str(ROOT / "op_host/common/tiling/kv_staging_tiling.cpp"),
+            str(ROOT / "op_host/common/tiling/forward_work_split.cpp"),
             "-o",
             str(exe),
         ],

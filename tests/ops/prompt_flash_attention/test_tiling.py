@@ -31,6 +31,7 @@ def plan(tmp_path_factory):
             str(Path(__file__).with_name("tiling_driver.cpp")),
             str(ROOT / "op_host/common/tiling/forward_tiling.cpp"),
             str(ROOT / "op_host/common/tiling/kv_staging_tiling.cpp"),
+            str(ROOT / "op_host/common/tiling/forward_work_split.cpp"),
             "-o",
             str(exe),
         ],
@@ -289,6 +290,7 @@ def test_wide_lazy_blocks_count_the_statistics_rows(tmp_path, ub):
         + [
             str(ROOT / "op_host/common/tiling/forward_tiling.cpp"),
             str(ROOT / "op_host/common/tiling/kv_staging_tiling.cpp"),
+            str(ROOT / "op_host/common/tiling/forward_work_split.cpp"),
         ]
         + ["-o", str(exe)],
         check=True,
