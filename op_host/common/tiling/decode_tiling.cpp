@@ -153,9 +153,28 @@ void PlanInt8Digits(const DecodeProblem &prob, const CoreBudget &budget, Attenti
     view.kv = {prob.kv.b / 2, prob.kv.n / 2, prob.kv.s / 2};
     view.pageStride = prob.pageStride / 2;
     view.pageHeadStride = prob.pageHeadStride / 2;
+    // The vector cores' UB beside the view's producer: the forward stage of this plan, the digit
+    // hand-offs (Int8DigitStage) and the value antiquant rows; the view is planned in the rest.
+    const uint32_t vecRows = p.vecRows != 0 && p.vecRows < p.rowsPerVec ? p.vecRows : p.rowsPerVec;
+    const uint64_t stageUb =
+        AttentionCore::ForwardVectorUbLayout(p.rowsPerVec, vecRows, p.blockKv, p.headDimAlign, prob.dtypeBytes,
+                                             p.vecSBufs == 2 ? 2 : 1, p.hasSoftmaxStats != 0)
+            .Total();
+    const uint64_t digitUb = AttentionCore::Int8DigitStageUbBytes(p.rowsPerVec, vecRows, p.blockKv, p.headDimAlign);
+    const uint64_t valueUb = AttentionCore::KvRingUbLayout(0, p.headDim, p.headDimAlign, prob.dtypeBytes, 1, false,
+                                                           true, 0, 0, d.antiTableHeads)
+                                 .value;
+    if (stageUb + digitUb + valueUb >= budget.ub) return;
+    CoreBudget viewBudget = budget;
+    viewBudget.ub = budget.ub - digitUb - valueUb;
     const auto viewPlan = std::make_unique<AttentionCore::DecodeTiling>();  // a few KiB: not on the stack
     std::string ignored;
-    if (!PlanDecode(view, budget, *viewPlan, ignored) || viewPlan->decode.ring == 0) return;
+    if (!PlanDecode(view, viewBudget, *viewPlan, ignored) || viewPlan->decode.ring == 0) return;
+    const uint64_t ringUb =
+        AttentionCore::KvRingUbLayout(viewPlan->decode.ringChunkElems, p.headDim / 2, p.headDimAlign / 2, 2, 2, false,
+                                      false, viewPlan->decode.ringInCopies, viewPlan->decode.ringOutCopies, 0)
+            .Total();
+    if (stageUb + digitUb + valueUb + ringUb > budget.ub) return;
     g.ringChunkElems = viewPlan->decode.ringChunkElems;
     g.ringInCopies = viewPlan->decode.ringInCopies;
     g.ringOutCopies = viewPlan->decode.ringOutCopies;

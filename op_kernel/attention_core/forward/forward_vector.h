@@ -101,6 +101,9 @@ public:
             rescaled_[i] = true;
         }
         UseSet(0);
+        if constexpr (Variant::Kv::Int8Digits()) {  // the int8 x int8 core's hand-offs (int8_digit_core.h)
+            kv_.Digits().Init(tiling, pipe, t.workspace, core_, vecRows_);
+        }
         kv_.StreamInit(tiling, pipe, t);
     }
 

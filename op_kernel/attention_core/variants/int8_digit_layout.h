@@ -56,6 +56,26 @@ __aicore__ inline uint64_t Int8DigitQueryItemBytes(uint32_t rowsPad, uint32_t gr
     return uint64_t(rowsPad) * headDimAlign + (uint64_t(groupRows) * 4 + 31) / 32 * 32;
 }
 
+// The vector side's UB of the digit hooks (Int8DigitStage) for `rows` rows per vector core in
+// sub-blocks of `vecRows`, blockKv columns and headDimAlign dp, in bytes (host-includable
+// arithmetic: the planner reserves it).
+__aicore__ inline uint32_t Int8DigitStageUbBytes(uint32_t rows, uint32_t vecRows, uint32_t blockKv, uint32_t dp)
+{
+    const uint32_t sc = vecRows * blockKv;
+    const uint32_t od = rows * dp;
+    const uint32_t wide = sc > od ? sc : od;
+    const uint32_t r8 = (rows + 7) / 8 * 8;
+    const uint32_t v8 = (vecRows + 7) / 8 * 8;
+    return 2 * (2 * sc * 4)                    // two S product buffers (hi and lo rows)
+           + 2 * od * 4                        // the O products
+           + 2 * wide * 4                      // two fp32 temporaries
+           + (sc + v8 * 8) * 4                 // the digits' work rows
+           + sc * 4 + 2 * sc * 2 + 2 * sc      // hi, half and digit rows
+           + (64 + v8 * 8 + 64 + 64) * 4       // inv, inv blocks, qsum, query unit stage
+           + WS_SLOTS * r8 * 4                 // the P units per slot
+           + (INT8_DIGIT_MAX_GROUP * 8) * 4;  // the query units as Brcb blocks
+}
+
 // A ring slot pair (K, V) of int8 rows.
 __aicore__ inline uint64_t Int8DigitRingPairBytes(uint32_t blockKv, uint32_t headDimAlign)
 {
