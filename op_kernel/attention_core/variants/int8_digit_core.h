@@ -31,6 +31,19 @@ namespace AttentionCore {
 
 template <typename T> struct KvDecodeInt8Digits {};
 
+// In-core event ids of the cube (ids 1-7; 0 is PipeSync's, common/sync.h): MTE1_MTE2 per
+// (K, V) pair copy in L1 (a pair lives from its block's S to its P.V) and per P tile copy;
+// FIX_M per L0C region (S, O).
+constexpr int32_t DIGIT_EVT_PAIR = 1;  // + copy, WS_SLOTS copies
+constexpr int32_t DIGIT_EVT_P = 5;     // + copy, two copies
+constexpr int32_t DIGIT_EVT_S = 1;     // FIX_M: the S region of L0C is written out
+constexpr int32_t DIGIT_EVT_O = 2;     // FIX_M: the O region
+constexpr EventRange INT8_DIGIT_CUBE_EVENTS[] = {{HE::MTE1_MTE2, DIGIT_EVT_PAIR, static_cast<int32_t>(WS_SLOTS)},
+                                                 {HE::MTE1_MTE2, DIGIT_EVT_P, 2},
+                                                 {HE::FIX_M, DIGIT_EVT_S, 1},
+                                                 {HE::FIX_M, DIGIT_EVT_O, 1}};
+static_assert(EventsValid(INT8_DIGIT_CUBE_EVENTS), "int8 x int8 cube event ids overlap or leave 1-7");
+
 template <typename T> class Int8DigitStage {
 public:
     __aicore__ inline void Init(const DecodeTiling &td, AscendC::TPipe *pipe, GM_ADDR workspace, uint32_t core,
@@ -51,7 +64,8 @@ public:
         const uint32_t wide = sc > od ? sc : od;
         const uint32_t v8 = (vecRows + 7) / 8 * 8;
         const uint32_t r8 = (rows_ + 7) / 8 * 8;
-        pipe->InitBuffer(prodS_, 2 * 2 * sc * 4);
+        pipe->InitBuffer(prodS_, 2 * (2 * sc + 2 * od) * 4);
+        prodElems_ = 2 * sc + 2 * od;
         pipe->InitBuffer(prodO_, 2 * od * 4);
         pipe->InitBuffer(t_, wide * 4);
         pipe->InitBuffer(t2_, wide * 4);
@@ -68,18 +82,33 @@ public:
         sGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(slots + l.s));
         oGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(slots + l.o));
         pGm_.SetGlobalBuffer(reinterpret_cast<__gm__ half *>(slots + l.p));
+        record_ = static_cast<uint32_t>(l.record / 4);
+        withO_ = c == dp && vecRows >= rows_ && p.qBlocksPerHead == 1;
+        for (uint32_t i = 0; i < WS_SLOTS; ++i) {
+            oIn_[i] = NONE;
+        }
         qGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + g.queryOffset + core * g.queryCoreBytes));
         itemBytes_ = g.queryItemBytes;
         unitsAt_ = static_cast<uint64_t>(rowsPad_) * dp;
     }
 
     // This core's rows [row0, row0 + rows) of S product slot `slot` (hi rows, then lo rows) ->
-    // product buffer b.
-    __aicore__ inline void LoadS(uint32_t b, uint32_t slot, uint32_t row0, uint32_t rows)
+    // product buffer b. oPending: the record's O slot holds the products of a block this core
+    // has not folded yet (its rows are these rows: one head block per KV head): where the
+    // pieces are evenly spaced they come along in the same copy (FoldO then takes them from b).
+    __aicore__ inline void LoadS(uint32_t b, uint32_t slot, uint32_t row0, uint32_t rows, bool oPending)
     {
         const uint32_t c = p_->blockKv;
-        Int8DigitLoadPair(prodS_.Get<int32_t>()[b * 2 * vecRows_ * c], sGm_[slot * rowsPad_ * c], row0, rows, c,
-                          rowsPad_);
+        const AscendC::LocalTensor<int32_t> dst = prodS_.Get<int32_t>()[b * prodElems_];
+        if (oPending && withO_) {  // S hi, S lo, O hi, O lo: rowsPad / 2 rows apart
+            const uint32_t rowBlocks = c * 4 / 32;
+            AscendC::DataCopy(dst, sGm_[slot * record_ + row0 * c],
+                              AscendC::DataCopyParams(4, static_cast<uint16_t>(rows * rowBlocks),
+                                                      static_cast<uint16_t>((rowsPad_ / 2 - rows) * rowBlocks), 0));
+            oIn_[slot] = b;
+            return;
+        }
+        Int8DigitLoadPair(dst, sGm_[slot * record_], row0, rows, c, rowsPad_);
     }
 
     // s (rows x blockKv fp32) := the scores of unit u's rows [row0, row0 + rows) from product
@@ -100,7 +129,7 @@ public:
             BroadcastRows(qBlocks_.Get<float>(), stage, u.rows);
             item_ = item;
         }
-        Int8DigitScores(s, prodS_.Get<int32_t>()[b * 2 * vecRows_ * c], rows * c, qBlocks_.Get<float>()[row0 * 8],
+        Int8DigitScores(s, prodS_.Get<int32_t>()[b * prodElems_], rows * c, qBlocks_.Get<float>()[row0 * 8],
                         t_.Get<float>(), rows, c);
     }
 
@@ -136,18 +165,27 @@ public:
                                  uint32_t slot, uint32_t row0, uint32_t rows)
     {
         const uint32_t dp = p_->headDimAlign;
-        const AscendC::LocalTensor<int32_t> prod = prodO_.Get<int32_t>();
-        PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous fold read the products
-        Int8DigitLoadPair(prod, oGm_[slot * rowsPad_ * dp], row0, rows, dp, rowsPad_);
-        BroadcastRows(bcast, pUnit_.Get<float>()[slot * pStride_], rows);
-        PipeSync<AscendC::HardEvent::MTE2_V>();
+        AscendC::LocalTensor<int32_t> prod = prodO_.Get<int32_t>();
+        if (oIn_[slot] != NONE) {  // loaded with a later block's S (LoadS)
+            prod = prodS_.Get<int32_t>()[oIn_[slot] * prodElems_ + 2 * rows * p_->blockKv];
+            oIn_[slot] = NONE;
+            BroadcastRows(bcast, pUnit_.Get<float>()[slot * pStride_], rows);
+        } else {
+            PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous fold read the products
+            Int8DigitLoadPair(prod, oGm_[slot * record_], row0, rows, dp, rowsPad_);
+            BroadcastRows(bcast, pUnit_.Get<float>()[slot * pStride_], rows);
+            PipeSync<AscendC::HardEvent::MTE2_V>();
+        }
         Int8DigitFoldO(acc, prod, rows * dp, bcast, t_.Get<float>(), t2_.Get<float>(), rows, dp);
     }
 
 private:
+    static constexpr uint32_t NONE = 0xFFFFFFFFu;
     const ForwardParams *p_ = nullptr;
     const DecodeParams *d_ = nullptr;
-    uint32_t rowsPad_ = 16, rows_ = 1, vecRows_ = 1, pStride_ = 8;
+    uint32_t rowsPad_ = 16, rows_ = 1, vecRows_ = 1, pStride_ = 8, prodElems_ = 0, record_ = 0;
+    bool withO_ = false;      // S and a pending O in one copy (LoadS)
+    uint32_t oIn_[WS_SLOTS];  // per slot: the product buffer its pending O went into (NONE: not loaded)
     uint64_t first_ = 0, itemBytes_ = 0, unitsAt_ = 0;
     uint64_t item_ = ~0ull;  // the item whose query units are in qBlocks_
     AscendC::GlobalTensor<int32_t> sGm_, oGm_;
@@ -216,6 +254,7 @@ public:
         first_ = p.coreUnitStart[core_] / td.decode.kvSplits;
         itemBytes_ = g.queryItemBytes;
         const Int8DigitSlots l = Int8DigitSlotsLayout(rowsPad_, c_, dp_);
+        record_ = static_cast<uint32_t>(l.record / 4);
         GM_ADDR slots = t.workspace + g.slotOffset + core_ * g.slotCoreBytes;
         sGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(slots + l.s));
         oGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(slots + l.o));
@@ -224,7 +263,7 @@ public:
         ringGm_.SetGlobalBuffer(reinterpret_cast<__gm__ half *>(t.workspace + g.ringOffset));
         pairBytes_ = 2 * c_ * dp_;
         pipe->InitBuffer(qL1_, rowsPad_ * dp_);
-        pipe->InitBuffer(pL1_, rowsPad_ * c_);
+        pipe->InitBuffer(pL1_, 2 * rowsPad_ * c_);
         pipe->InitBuffer(kvL1_, WS_SLOTS * pairBytes_);
         pipe->InitBuffer(l0a_, rowsPad_ * dp_ + rowsPad_ * c_);
         pipe->InitBuffer(l0b_, 2 * c_ * dp_);
@@ -239,6 +278,14 @@ public:
         Cursor v = s;
         bool vOk = sOk;
         uint64_t gS = 0, gV = 0;
+        for (int32_t i = 0; i < static_cast<int32_t>(WS_SLOTS); ++i) {  // every copy starts free
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(DIGIT_EVT_PAIR + i);
+        }
+        for (int32_t i = 0; i < 2; ++i) {
+            AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(DIGIT_EVT_P + i);
+        }
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(DIGIT_EVT_S);
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(DIGIT_EVT_O);
         AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(FLAG_Q_SCALED);  // this core's query digits are written
         for (uint32_t k = 0; k < ahead && sOk; ++k) {
             sOk = StepS(s, gS);
@@ -250,6 +297,14 @@ public:
             }
             vOk = ++v.j < v.blocks || Seek(v, v.unit + 1);
         }
+        for (int32_t i = 0; i < static_cast<int32_t>(WS_SLOTS); ++i) {  // drain
+            AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(DIGIT_EVT_PAIR + i);
+        }
+        for (int32_t i = 0; i < 2; ++i) {
+            AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(DIGIT_EVT_P + i);
+        }
+        AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(DIGIT_EVT_S);
+        AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(DIGIT_EVT_O);
     }
 
 private:
@@ -278,9 +333,10 @@ private:
     }
 
     // S digits of the stream block at c into S slot g % WS_SLOTS (FLAG_S_READY), then c := the
-    // next block. A unit's first block stages its query digit tile in L1 and L0A first. Every
-    // stage waits for the one before with PipeSync: the cube is not this core's bound (the
-    // vector cores' MTE2 is, docs/performance.md), and S runs WS_SLOTS - 1 blocks ahead.
+    // next block. A unit's first block stages its query digit tile in L1 and L0A first. The
+    // cube's MTE2 waits only for the copy it refills (its events), so the next P and pair loads
+    // queue behind nothing but the vector cores' flags; the other stages wait for the one
+    // before (PipeSync).
     __aicore__ inline bool StepS(Cursor &c, uint64_t &g)
     {
         const uint32_t pair = static_cast<uint32_t>(g % WS_SLOTS);
@@ -304,7 +360,7 @@ private:
         const KvBlock blk = UnitBlockAt(c.u, p_->blockKv, c.j);
         const AscendC::LocalTensor<int8_t> kvL1 = kvL1_.Get<int8_t>()[pair * pairBytes_];
         // the block's (K, V) ring pair in one copy; then the ring slot is free again
-        PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // MTE1 is done with this pair copy (P.V WS_SLOTS blocks back)
+        AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(DIGIT_EVT_PAIR + static_cast<int32_t>(pair));  // its P.V read V
         ring_.BeforeLoad(c.u, blk, false);
         AscendC::DataCopy(kvL1.ReinterpretCast<half>(), ringGm_[ring_.KvOffset(c.u.b, c.u.n, 0)],
                           AscendC::DataCopyParams(1, static_cast<uint16_t>(pairBytes_ / 32), 0, 0));
@@ -315,11 +371,12 @@ private:
         Int8DigitLoadKeys(kB, kvL1, c_, dp_);
         PipeSync<AscendC::HardEvent::MTE1_M>();
         const AscendC::LocalTensor<int32_t> sC = l0c_.Get<int32_t>();
-        PipeSync<AscendC::HardEvent::FIX_M>();  // the previous S Fixpipe read L0C's S region
+        AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(DIGIT_EVT_S);  // the previous S Fixpipe read L0C's S region
         Int8DigitMmad(sC, qA, kB, rowsPad_, c_, dp_);
         PipeSync<AscendC::HardEvent::M_FIX>();
-        Int8DigitFixpipe(sGm_[slot * rowsPad_ * c_], sC, rowsPad_, c_);
+        Int8DigitFixpipe(sGm_[slot * record_], sC, rowsPad_, c_);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_S_READY);
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(DIGIT_EVT_S);
         return ++c.j < c.blocks || Seek(c, c.unit + 1);
     }
 
@@ -328,24 +385,28 @@ private:
     __aicore__ inline void ComputePV(uint64_t g)
     {
         const uint32_t slot = static_cast<uint32_t>(g % WS_SLOTS);
-        const AscendC::LocalTensor<int8_t> pL1 = pL1_.Get<int8_t>();
+        const int32_t pc = static_cast<int32_t>(g % 2);
+        const AscendC::LocalTensor<int8_t> pL1 = pL1_.Get<int8_t>()[pc * rowsPad_ * c_];
         const AscendC::LocalTensor<int8_t> pA = l0a_.Get<int8_t>()[rowsPad_ * dp_];
         const AscendC::LocalTensor<int8_t> vB = l0b_.Get<int8_t>()[c_ * dp_];
         const AscendC::LocalTensor<int32_t> oC = l0c_.Get<int32_t>()[rowsPad_ * c_];
         AscendC::CrossCoreWaitFlag(FlagPReady(slot));
-        PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // MTE1 is done with the previous P tile
+        AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(DIGIT_EVT_P + pc);  // MTE1 is done with this P copy
         AscendC::DataCopy(pL1, pGm_[slot * rowsPad_ * c_],
                           AscendC::DataCopyParams(1, static_cast<uint16_t>(rowsPad_ * c_ / 32), 0, 0));
         PipeSync<AscendC::HardEvent::MTE2_MTE1>();
         PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous P.V Mmad read L0A's P and L0B's V regions
         Int8DigitLoadA(pA, pL1, rowsPad_, c_);
         Int8DigitLoadValues(vB, kvL1_.Get<int8_t>()[slot * pairBytes_ + c_ * dp_], c_, dp_);
+        AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(DIGIT_EVT_P + pc);
+        AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(DIGIT_EVT_PAIR + static_cast<int32_t>(slot));  // the pair is read
         PipeSync<AscendC::HardEvent::MTE1_M>();
-        PipeSync<AscendC::HardEvent::FIX_M>();  // the previous P.V Fixpipe read L0C's O region
+        AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(DIGIT_EVT_O);  // the previous P.V Fixpipe read L0C's O region
         Int8DigitMmad(oC, pA, vB, rowsPad_, dp_, c_);
         PipeSync<AscendC::HardEvent::M_FIX>();
-        Int8DigitFixpipe(oGm_[slot * rowsPad_ * dp_], oC, rowsPad_, dp_);
+        Int8DigitFixpipe(oGm_[slot * record_], oC, rowsPad_, dp_);
         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(DIGIT_EVT_O);
     }
 
     const ForwardParams *p_ = nullptr;
@@ -354,7 +415,7 @@ private:
     typename Variant::Mask mask_;
     DecodeTiling view_;
     KvRingSource<half, half> ring_;  // the ring's cube hooks on the ring view
-    uint32_t core_ = 0, rowsPad_ = 16, c_ = 128, dp_ = 128, pairBytes_ = 0;
+    uint32_t core_ = 0, rowsPad_ = 16, c_ = 128, dp_ = 128, pairBytes_ = 0, record_ = 0;
     uint64_t first_ = 0, itemBytes_ = 0;
     uint64_t item_ = ~0ull;  // the item whose query digits are in L0A
     AscendC::GlobalTensor<int32_t> sGm_, oGm_;
