@@ -27,7 +27,8 @@ template <typename T>
 using DecodeInt8Variant = AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecodeInt8<T>,
                                                         AttentionCore::ScoreDecodePse, AttentionCore::MaskDecode,
                                                         AttentionCore::SoftmaxPlain>;
-// int8 K/V kept in int8 up to the cube (variants/int8_digit_core.h).
+// int8 K/V kept in int8 up to the cube (variants/int8_digit_core.h; its vector event ids take
+// the mask rows' id, which MaskDecode leaves free).
 template <typename T>
 using DecodeDigitsVariant =
     AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecodeInt8Digits<T>,

@@ -43,6 +43,14 @@ constexpr EventRange INT8_DIGIT_CUBE_EVENTS[] = {{HE::MTE1_MTE2, DIGIT_EVT_PAIR,
                                                  {HE::FIX_M, DIGIT_EVT_S, 1},
                                                  {HE::FIX_M, DIGIT_EVT_O, 1}};
 static_assert(EventsValid(INT8_DIGIT_CUBE_EVENTS), "int8 x int8 cube event ids overlap or leave 1-7");
+// Vector (beside the forward vector stage's ids, sync.h): MTE2_V, a block's O products loaded
+// with a later block's S (Int8DigitStage::LoadS) are in UB. The mask rows' id: the decode mask
+// policy (MaskDecode, the only one of this core) loads no rows ahead.
+constexpr int32_t DIGIT_EVT_O_IN = VEC_EVT_MASK;
+constexpr EventRange INT8_DIGIT_VECTOR_EVENTS[] = {{HE::MTE2_V, VEC_EVT_S, 2},
+                                                   {HE::MTE2_V, VEC_EVT_KV_IN, static_cast<int32_t>(KV_RING_IN_COPIES)},
+                                                   {HE::MTE2_V, DIGIT_EVT_O_IN, 1}};
+static_assert(EventsValid(INT8_DIGIT_VECTOR_EVENTS), "int8 x int8 vector event ids overlap or leave 1-7");
 
 template <typename T> class Int8DigitStage {
 public:
@@ -106,6 +114,7 @@ public:
                               AscendC::DataCopyParams(4, static_cast<uint16_t>(rows * rowBlocks),
                                                       static_cast<uint16_t>((rowsPad_ / 2 - rows) * rowBlocks), 0));
             oIn_[slot] = b;
+            AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(DIGIT_EVT_O_IN);
             return;
         }
         Int8DigitLoadPair(dst, sGm_[slot * record_], row0, rows, c, rowsPad_);
@@ -166,10 +175,11 @@ public:
     {
         const uint32_t dp = p_->headDimAlign;
         AscendC::LocalTensor<int32_t> prod = prodO_.Get<int32_t>();
-        if (oIn_[slot] != NONE) {  // loaded with a later block's S (LoadS)
+        if (oIn_[slot] != NONE) {  // loaded with a later block's S (LoadS), whose own wait comes later
             prod = prodS_.Get<int32_t>()[oIn_[slot] * prodElems_ + 2 * rows * p_->blockKv];
             oIn_[slot] = NONE;
             BroadcastRows(bcast, pUnit_.Get<float>()[slot * pStride_], rows);
+            AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(DIGIT_EVT_O_IN);
         } else {
             PipeSync<AscendC::HardEvent::V_MTE2>();  // the previous fold read the products
             Int8DigitLoadPair(prod, oGm_[slot * record_], row0, rows, dp, rowsPad_);
