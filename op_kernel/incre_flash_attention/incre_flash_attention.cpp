@@ -2,7 +2,8 @@
 // (units = (batch, KV head, head block, KV split) with the GQA heads of a KV group as the cube's
 // rows, contiguous or paged K/V, scale + pse, KV window + mask row, plain softmax), followed by the
 // combine pass of the KV splits (attention_core/variants/split_kv_combine.h). The tiling key
-// selects the dtype and the core's P.V mode.
+// selects the dtype and the core's P.V mode, or for int8 K/V the int8 x int8 core
+// (variants/int8_digit_core.h) where the tiling planned it.
 #include "kernel_operator.h"
 #include "kernel_operator_list_tensor_intf.h"  // ListTensorDesc: not part of kernel_operator.h
 #include "../attention_core/forward/forward_kernel.h"
@@ -32,15 +33,15 @@ using DecodeInt8Variant = AttentionCore::ForwardVariant<AttentionCore::SplitKvCo
 template <typename T>
 using DecodeDigitsVariant =
     AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecodeInt8Digits<T>,
-                                  AttentionCore::ScoreDecodePse, AttentionCore::MaskDecode, AttentionCore::SoftmaxPlain>;
+                                  AttentionCore::ScoreDecodePse, AttentionCore::MaskDecode,
+                                  AttentionCore::SoftmaxPlain>;
 // The launch's GM tensors: the int8 variant's K/V piece extends the ring's and the paged one,
 // so one struct serves every variant (its ring and int8 members stay null where unused).
 using DecodeTensors = AttentionCore::ForwardTensors<DecodeInt8Variant<half>>;
 
 // The int8 x int8 core: the query digits of the core's rows (FLAG_Q_SCALED), then its cube
 // stream and the forward vector stage with the digit hooks, K/V through the int8 ring.
-template <typename T>
-__aicore__ inline void RunDigits(const IncreFlashAttentionTilingData &td, const DecodeTensors &in)
+template <typename T> __aicore__ inline void RunDigits(const IncreFlashAttentionTilingData &td, const DecodeTensors &in)
 {
     const AttentionCore::Int8DigitParams &g = td.decode.digits;
     DecodeTensors t = in;

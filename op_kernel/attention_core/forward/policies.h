@@ -26,6 +26,7 @@
 //               KvDecode               variants/decode_policies.h  IFA V4
 //               KvDecodeRing<T>        variants/kv_ring.h          IFA V4 (fp16 / bf16 K/V)
 //               KvDecodeInt8<T>        variants/kv_antiquant.h     IFA V4 (int8 K/V)
+//               KvDecodeInt8Digits<T>  variants/int8_digit_core.h  IFA V4 (int8 K/V, int8 x int8 core)
 //   ScoreMod    ScoreScale             forward/policies.h          PFA
 //               ScorePse               variants/varlen_policies.h  FA varlen, FAG V5
 //               ScoreDecodePse         variants/decode_policies.h  IFA V4

@@ -126,8 +126,8 @@ public:
                                   uint32_t rows)
     {
         const uint32_t c = p_->blockKv;
-        const uint64_t item = (static_cast<uint64_t>(u.b) * p_->numKvHeads + u.n / d_->kvSplits) * p_->qBlocksPerHead +
-                              u.q0 / p_->blockQ;
+        const uint64_t item =
+            (static_cast<uint64_t>(u.b) * p_->numKvHeads + u.n / d_->kvSplits) * p_->qBlocksPerHead + u.q0 / p_->blockQ;
         if (item != item_) {
             const AscendC::LocalTensor<float> stage = row_.Get<float>()[64 + (vecRows_ + 7) / 8 * 64 + 64];
             PipeSync<AscendC::HardEvent::V_MTE2>();  // the last users of the stage and the blocks are done
@@ -156,8 +156,8 @@ public:
         const AscendC::LocalTensor<float> blocks = rowf[64];
         const AscendC::LocalTensor<float> qsum = rowf[64 + (vecRows_ + 7) / 8 * 64];
         const AscendC::LocalTensor<float> unit = pUnit_.Get<float>()[slot * pStride_ + h];
-        const Int8DigitScratch w{work_.Get<float>(), inv, blocks, hi_.Get<float>(), h_.Get<half>(), d8_.Get<int8_t>(),
-                                 nz};
+        const Int8DigitScratch w{work_.Get<float>(), inv, blocks, hi_.Get<float>(), h_.Get<half>(),
+                                 d8_.Get<int8_t>(),  nz};
         Int8DigitBlockP(pGm_[slot * rowsPad_ * c / 2], row0, rowsPad_, p, unit, qsum, w, rows, c, c);
         // sum += u * sum(q16) - rowSum
         AscendC::Mul(qsum, qsum, unit, static_cast<int32_t>(rows));
@@ -246,7 +246,8 @@ private:
 // decode the same units).
 template <typename T, class Variant> class Int8DigitCube {
 public:
-    template <class GmTensors> __aicore__ inline void Init(const DecodeTiling &td, AscendC::TPipe *pipe, const GmTensors &t)
+    template <class GmTensors>
+    __aicore__ inline void Init(const DecodeTiling &td, AscendC::TPipe *pipe, const GmTensors &t)
     {
         const ForwardParams &p = td.params;
         const Int8DigitParams &g = td.decode.digits;
@@ -354,9 +355,9 @@ private:
         ++g;
         const AscendC::LocalTensor<int8_t> qA = l0a_.Get<int8_t>();
         if (c.j == 0) {
-            const uint64_t item = (static_cast<uint64_t>(c.u.b) * p_->numKvHeads + c.u.n / d_->kvSplits) *
-                                      p_->qBlocksPerHead +
-                                  c.u.q0 / p_->blockQ;
+            const uint64_t item =
+                (static_cast<uint64_t>(c.u.b) * p_->numKvHeads + c.u.n / d_->kvSplits) * p_->qBlocksPerHead +
+                c.u.q0 / p_->blockQ;
             if (item != item_) {
                 PipeSync<AscendC::HardEvent::MTE1_MTE2>();  // MTE1 is done with the previous tile
                 AscendC::DataCopy(qL1_.Get<int8_t>(), qGm_[(item - first_) * itemBytes_],
@@ -370,7 +371,8 @@ private:
         const KvBlock blk = UnitBlockAt(c.u, p_->blockKv, c.j);
         const AscendC::LocalTensor<int8_t> kvL1 = kvL1_.Get<int8_t>()[pair * pairBytes_];
         // the block's (K, V) ring pair in one copy; then the ring slot is free again
-        AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(DIGIT_EVT_PAIR + static_cast<int32_t>(pair));  // its P.V read V
+        AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(DIGIT_EVT_PAIR +
+                                                         static_cast<int32_t>(pair));  // its P.V read V
         ring_.BeforeLoad(c.u, blk, false);
         AscendC::DataCopy(kvL1.ReinterpretCast<half>(), ringGm_[ring_.KvOffset(c.u.b, c.u.n, 0)],
                           AscendC::DataCopyParams(1, static_cast<uint16_t>(pairBytes_ / 32), 0, 0));
@@ -409,7 +411,8 @@ private:
         Int8DigitLoadA(pA, pL1, rowsPad_, c_);
         Int8DigitLoadValues(vB, kvL1_.Get<int8_t>()[slot * pairBytes_ + c_ * dp_], c_, dp_);
         AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(DIGIT_EVT_P + pc);
-        AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(DIGIT_EVT_PAIR + static_cast<int32_t>(slot));  // the pair is read
+        AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(DIGIT_EVT_PAIR +
+                                                        static_cast<int32_t>(slot));  // the pair is read
         PipeSync<AscendC::HardEvent::MTE1_M>();
         AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(DIGIT_EVT_O);  // the previous P.V Fixpipe read L0C's O region
         Int8DigitMmad(oC, pA, vB, rowsPad_, dp_, c_);

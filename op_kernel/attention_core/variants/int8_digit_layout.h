@@ -71,13 +71,13 @@ __aicore__ inline uint32_t Int8DigitStageUbBytes(uint32_t rows, uint32_t vecRows
     const uint32_t wide = sc > od ? sc : od;
     const uint32_t r8 = (rows + 7) / 8 * 8;
     const uint32_t v8 = (vecRows + 7) / 8 * 8;
-    return 2 * (2 * sc * 4 + 2 * od * 4)       // two S product buffers (hi and lo rows; with O rows)
-           + 2 * od * 4                        // the O products
-           + 2 * wide * 4                      // two fp32 temporaries
-           + (sc + v8 * 8) * 4                 // the digits' work rows
-           + sc * 4 + 2 * sc * 2 + 2 * sc      // hi, half and digit rows
-           + (64 + v8 * 8 + 64 + 64) * 4       // inv, inv blocks, qsum, query unit stage
-           + WS_SLOTS * r8 * 4                 // the P units per slot
+    return 2 * (2 * sc * 4 + 2 * od * 4)      // two S product buffers (hi and lo rows; with O rows)
+           + 2 * od * 4                       // the O products
+           + 2 * wide * 4                     // two fp32 temporaries
+           + (sc + v8 * 8) * 4                // the digits' work rows
+           + sc * 4 + 2 * sc * 2 + 2 * sc     // hi, half and digit rows
+           + (64 + v8 * 8 + 64 + 64) * 4      // inv, inv blocks, qsum, query unit stage
+           + WS_SLOTS * r8 * 4                // the P units per slot
            + (INT8_DIGIT_MAX_GROUP * 8) * 4;  // the query units as Brcb blocks
 }
 

@@ -8,7 +8,8 @@
 // rows from rowsPad / 2, rowsPad rows in the cube's int8 Nz order, followed by the G row units (fp32) that turn the
 // cube's int32 products back into scores. The items of core c's units are written into its own
 // region (DecodeParams::digits) from its first item on; its two vector cores take alternate
-// items.
+// items. The decode core leaves the score scale to its score policy (Run's withScore: the rows
+// are then Q s_k).
 #pragma once
 #include "kernel_operator.h"
 #include "decode_params.h"

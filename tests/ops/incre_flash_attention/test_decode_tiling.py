@@ -119,7 +119,8 @@ def test_plan_is_deterministic(plan):
     assert plan(b=3, n=16, nkv=4, s=5000) == plan(b=3, n=16, nkv=4, s=5000)
 
 
-# ---- the int8 x int8 core's plan (int8_digit_layout.h): asked for only by the driver today
+# ---- the int8 x int8 core's plan (int8_digit_layout.h): the driver asks for it with int8=2
+# (IncreFlashAttention's tiling for every int8 K/V), int8=1 plans the cast ring alone
 
 
 def test_int8_digit_plan_only_where_asked(plan):

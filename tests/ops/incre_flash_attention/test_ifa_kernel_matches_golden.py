@@ -466,7 +466,14 @@ def test_int8_digits_core_paged(block, cache):
 def test_int8_digits_core_with_mask_pse_left_padding_and_int8_output():
     rng = np.random.default_rng(9)
     kw = make_kwargs(
-        "fp16", "BSND", b=2, n=8, nkv=2, s=400, d=64, actual_seq_lengths=[300, 131],
+        "fp16",
+        "BSND",
+        b=2,
+        n=8,
+        nkv=2,
+        s=400,
+        d=64,
+        actual_seq_lengths=[300, 131],
         kv_padding_size=np.array([37], np.int64),
     )
     kw["pse_shift"] = rng.uniform(-2, 2, (2, 8, 1, 400)).astype(kw["query"].dtype)
