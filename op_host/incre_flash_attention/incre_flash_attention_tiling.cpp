@@ -149,7 +149,7 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
         prob.antiquant = true;
         prob.antiPerChannel = antiScale->GetStorageShape().GetShapeSize() != 2;
         prob.dtypeBf16 = dtype == ge::DT_BF16;
-        prob.int8Digits = true;  // the int8 x int8 core where the shape qualifies
+        prob.int8Digits = true;  // the int8 x int8 core where the shape qualifies and pays (decode_tiling.cpp)
     }
     const gert::StorageShape *quantScale = context->GetOptionalInputShape(QUANT_SCALE2);
     if (quantScale != nullptr) {

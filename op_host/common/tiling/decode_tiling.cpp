@@ -131,6 +131,17 @@ bool StageWhole(AttentionCore::ForwardParams p, uint32_t rows, uint32_t blockKv,
     return p.vecRows >= rows && p.vecSBufs == 2;
 }
 
+// Where the int8 x int8 core is modelled faster than the cast ring: a block's S and the O
+// products it folds come in one copy only where blockKv == headDimAlign (D = 128; at D = 32 /
+// 64 / 96 the extra DMA start per block makes it slower: B16 N32/4 S4K 58.7 / 61.3 / 64.6 us
+// against 41.4 / 47.8 / 54.3), and a core's stream must be long enough to repay its query
+// digits and start (B1 N8/1 S256, one block per core: 6.19 against 5.73 us).
+constexpr uint64_t INT8_DIGIT_MIN_CORE_BLOCKS = 2;
+bool Int8DigitsPay(const AttentionCore::DecodeTiling &t, uint64_t blocksPerCore)
+{
+    return t.params.blockKv == t.params.headDimAlign && blocksPerCore >= INT8_DIGIT_MIN_CORE_BLOCKS;
+}
+
 uint64_t CoreAndPartialBytes(const AttentionCore::DecodeTiling &t)
 {
     const AttentionCore::DecodeParams &d = t.decode;
@@ -447,7 +458,8 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     d.ringOffset = end;
     if (prob.int8Digits) {
         std::string notDigits;
-        if (Int8DigitsEligible(prob, t, notDigits)) PlanInt8Digits(prob, budget, t);
+        const uint64_t blocksPerCore = baseUnits * keyBlocks / std::max<uint32_t>(1, p.usedCores);
+        if (Int8DigitsEligible(prob, t, notDigits) && Int8DigitsPay(t, blocksPerCore)) PlanInt8Digits(prob, budget, t);
     }
     return true;
 }
