@@ -125,8 +125,12 @@ __aicore__ inline void Int8DigitSplitQuantised(const AscendC::LocalTensor<int8_t
     AscendC::PipeBarrier<PIPE_V>();
     AscendC::Cast(hi, hi, AscendC::RoundMode::CAST_FLOOR, n);
     AscendC::PipeBarrier<PIPE_V>();
-    // lo = q16 - 256 hi (integers below 2^24: exact)
-    AscendC::Axpy(x, hi, -256.0f, n);
+    // lo = q16 - 256 hi (power-of-two scales of hi: exact)
+    AscendC::Muls(hi, hi, -256.0f, n);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Add(x, x, hi, n);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Muls(hi, hi, -1.0f / 256.0f, n);
     AscendC::PipeBarrier<PIPE_V>();
     AscendC::Cast(h, hi, AscendC::RoundMode::CAST_NONE, n);
     AscendC::Cast(h[n], x, AscendC::RoundMode::CAST_NONE, n);
@@ -150,10 +154,12 @@ __aicore__ inline void Int8DigitSplit(const AscendC::LocalTensor<int8_t> &digits
 __aicore__ inline void Int8DigitCombine(const AscendC::LocalTensor<float> &s, const AscendC::LocalTensor<int32_t> &prod,
                                         uint32_t loAt, const AscendC::LocalTensor<float> &t, uint32_t n)
 {
-    AscendC::Cast(s, prod[loAt], AscendC::RoundMode::CAST_NONE, static_cast<int32_t>(n));
-    AscendC::Cast(t, prod, AscendC::RoundMode::CAST_NONE, static_cast<int32_t>(n));
+    AscendC::Cast(s, prod, AscendC::RoundMode::CAST_NONE, static_cast<int32_t>(n));
+    AscendC::Cast(t, prod[loAt], AscendC::RoundMode::CAST_NONE, static_cast<int32_t>(n));
     AscendC::PipeBarrier<PIPE_V>();
-    AscendC::Axpy(s, t, 256.0f, static_cast<int32_t>(n));  // 256 S_hi exact: one rounding, as Muls + Add
+    AscendC::Muls(s, s, 256.0f, static_cast<int32_t>(n));
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Add(s, s, t, static_cast<int32_t>(n));
     AscendC::PipeBarrier<PIPE_V>();
 }
 
