@@ -149,6 +149,7 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
         prob.antiquant = true;
         prob.antiPerChannel = antiScale->GetStorageShape().GetShapeSize() != 2;
         prob.dtypeBf16 = dtype == ge::DT_BF16;
+        prob.int8Digits = true;  // the int8 x int8 core where the shape qualifies and pays (decode_tiling.cpp)
     }
     const gert::StorageShape *quantScale = context->GetOptionalInputShape(QUANT_SCALE2);
     if (quantScale != nullptr) {
@@ -174,8 +175,12 @@ ge::graphStatus IncreFlashAttentionTiling(gert::TilingContext *context)
         dp.kvListBnsd = layout == fa_host::Layout::BNSD ? 1 : 0;
         for (size_t i = 0; i < listSeq.size(); ++i) dp.kvListSeq[i] = static_cast<uint32_t>(listSeq[i]);
     }
-    context->SetTilingKey(AttentionCore::ForwardTilingKey(
-        dtype == ge::DT_BF16 ? IFA_TILING_KEY_BF16 : IFA_TILING_KEY_FP16, data->params.lazyO != 0));
+    if (data->decode.digits.enabled != 0) {  // the int8 x int8 core: eager P.V of its own
+        context->SetTilingKey(dtype == ge::DT_BF16 ? IFA_TILING_KEY_BF16_DIGITS : IFA_TILING_KEY_FP16_DIGITS);
+    } else {
+        context->SetTilingKey(AttentionCore::ForwardTilingKey(
+            dtype == ge::DT_BF16 ? IFA_TILING_KEY_BF16 : IFA_TILING_KEY_FP16, data->params.lazyO != 0));
+    }
     context->SetBlockDim(data->params.usedCores);
     size_t *ws = context->GetWorkspaceSizes(1);
     ws[0] = fa_host::DecodeWorkspaceBytes(*data) + platform.GetLibApiWorkSpaceSize();

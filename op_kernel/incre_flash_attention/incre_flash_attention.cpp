@@ -2,7 +2,8 @@
 // (units = (batch, KV head, head block, KV split) with the GQA heads of a KV group as the cube's
 // rows, contiguous or paged K/V, scale + pse, KV window + mask row, plain softmax), followed by the
 // combine pass of the KV splits (attention_core/variants/split_kv_combine.h). The tiling key
-// selects the dtype and the core's P.V mode.
+// selects the dtype and the core's P.V mode, or for int8 K/V the int8 x int8 core
+// (variants/int8_digit_core.h) where the tiling planned it.
 #include "kernel_operator.h"
 #include "kernel_operator_list_tensor_intf.h"  // ListTensorDesc: not part of kernel_operator.h
 #include "../attention_core/forward/forward_kernel.h"
@@ -10,6 +11,8 @@
 #include "../attention_core/variants/split_kv_combine.h"
 #include "../attention_core/variants/kv_ring.h"
 #include "../attention_core/variants/kv_antiquant.h"
+#include "../attention_core/variants/int8_query_digits.h"
+#include "../attention_core/variants/int8_digit_core.h"
 #include "incre_flash_attention_tiling_data.h"
 
 using DecodeVariant =
@@ -25,15 +28,55 @@ template <typename T>
 using DecodeInt8Variant = AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecodeInt8<T>,
                                                         AttentionCore::ScoreDecodePse, AttentionCore::MaskDecode,
                                                         AttentionCore::SoftmaxPlain>;
+// int8 K/V kept in int8 up to the cube (variants/int8_digit_core.h; its vector event ids take
+// the mask rows' id, which MaskDecode leaves free).
+template <typename T>
+using DecodeDigitsVariant =
+    AttentionCore::ForwardVariant<AttentionCore::SplitKvCombine, AttentionCore::KvDecodeInt8Digits<T>,
+                                  AttentionCore::ScoreDecodePse, AttentionCore::MaskDecode,
+                                  AttentionCore::SoftmaxPlain>;
 // The launch's GM tensors: the int8 variant's K/V piece extends the ring's and the paged one,
 // so one struct serves every variant (its ring and int8 members stay null where unused).
 using DecodeTensors = AttentionCore::ForwardTensors<DecodeInt8Variant<half>>;
 
-template <typename T, bool LAZY_PV>
+// The int8 x int8 core: the query digits of the core's rows (FLAG_Q_SCALED), then its cube
+// stream and the forward vector stage with the digit hooks, K/V through the int8 ring.
+template <typename T> __aicore__ inline void RunDigits(const IncreFlashAttentionTilingData &td, const DecodeTensors &in)
+{
+    const AttentionCore::Int8DigitParams &g = td.decode.digits;
+    DecodeTensors t = in;
+    t.kv.cacheKey = in.key;
+    t.kv.cacheValue = in.value;
+    t.key = in.workspace + g.ringOffset;
+    t.value = t.key;
+    if ASCEND_IS_AIV {
+        const uint32_t core = AscendC::GetBlockIdx() / 2;
+        AttentionCore::QueryDigits<T> digits;
+        digits.Run(td, in.query, in.kv.antiScale, in.workspace + g.queryOffset + core * g.queryCoreBytes, core,
+                   AscendC::GetSubBlockIdx(), 2, false);  // Q s_k: the score policy scales S
+        // set on MTE3, the flag goes out behind the digit rows' stores
+        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(AttentionCore::FLAG_Q_SCALED);
+    }
+    AscendC::TPipe pipe;
+    if ASCEND_IS_AIC {
+        AttentionCore::Int8DigitCube<T, DecodeDigitsVariant<T>> cube;
+        cube.Init(td, &pipe, t);
+        cube.Process();
+    }
+    if ASCEND_IS_AIV {
+        AttentionCore::ForwardVector<T, DecodeDigitsVariant<T>, false, false> vec;
+        vec.Init(td, &pipe, t);
+        vec.Process();
+    }
+}
+
+template <typename T, bool LAZY_PV, bool DIGITS = false>
 __aicore__ inline void RunDecode(const IncreFlashAttentionTilingData &td, const DecodeTensors &in)
 {
     const AttentionCore::DecodeParams &d = td.decode;
-    if (d.ring == 0) {
+    if constexpr (DIGITS) {
+        RunDigits<T>(td, in);
+    } else if (d.ring == 0) {
         AttentionCore::RunForward<T, DecodeVariant, LAZY_PV>(td, in);
     } else {  // the cube reads K/V from the ring; the vector cores read the cache
         DecodeTensors t = in;
@@ -75,7 +118,7 @@ __aicore__ inline void RunDecode(const IncreFlashAttentionTilingData &td, const 
 
 // Tensor-list form with one batch-1 tensor per batch (each with its own S): the core runs
 // once per batch on that batch's tensors; the plan is the one of a single batch.
-template <typename T, bool LAZY_PV>
+template <typename T, bool LAZY_PV, bool DIGITS>
 __aicore__ inline void RunDecodeList(IncreFlashAttentionTilingData &td, const DecodeTensors &all,
                                      AscendC::ListTensorDesc &keys, AscendC::ListTensorDesc &values)
 {
@@ -100,18 +143,18 @@ __aicore__ inline void RunDecodeList(IncreFlashAttentionTilingData &td, const De
                 AscendC::SyncAll();  // every core has combined the previous batch's partials
             }
         }
-        RunDecode<T, LAZY_PV>(td, t);
+        RunDecode<T, LAZY_PV, DIGITS>(td, t);
     }
 }
 
-template <typename T, bool LAZY_PV>
+template <typename T, bool LAZY_PV, bool DIGITS = false>
 __aicore__ inline void Run(IncreFlashAttentionTilingData &td, const DecodeTensors &t, AscendC::ListTensorDesc &keys,
                            AscendC::ListTensorDesc &values)
 {
     if (td.decode.kvListBatches != 0) {
-        RunDecodeList<T, LAZY_PV>(td, t, keys, values);
+        RunDecodeList<T, LAZY_PV, DIGITS>(td, t, keys, values);
     } else {
-        RunDecode<T, LAZY_PV>(td, t);
+        RunDecode<T, LAZY_PV, DIGITS>(td, t);
     }
 }
 
@@ -150,5 +193,9 @@ incre_flash_attention(GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR pse_shi
         Run<bfloat16_t, false>(tilingData, tensors, keys, values);
     } else if (TILING_KEY_IS(IFA_TILING_KEY_BF16_LAZY)) {
         Run<bfloat16_t, true>(tilingData, tensors, keys, values);
+    } else if (TILING_KEY_IS(IFA_TILING_KEY_FP16_DIGITS)) {
+        Run<half, false, true>(tilingData, tensors, keys, values);
+    } else if (TILING_KEY_IS(IFA_TILING_KEY_BF16_DIGITS)) {
+        Run<bfloat16_t, false, true>(tilingData, tensors, keys, values);
     }
 }

@@ -131,6 +131,17 @@ bool StageWhole(AttentionCore::ForwardParams p, uint32_t rows, uint32_t blockKv,
     return p.vecRows >= rows && p.vecSBufs == 2;
 }
 
+// Where the int8 x int8 core is modelled faster than the cast ring: a block's S and the O
+// products it folds come in one copy only where blockKv == headDimAlign (D = 128; at D = 32 /
+// 64 / 96 the extra DMA start per block makes it slower: B16 N32/4 S4K 58.7 / 61.3 / 64.6 us
+// against 41.4 / 47.8 / 54.3), and a core's stream must be long enough to repay its query
+// digits and start (B1 N8/1 S256, one block per core: 6.19 against 5.73 us).
+constexpr uint64_t INT8_DIGIT_MIN_CORE_BLOCKS = 2;
+bool Int8DigitsPay(const AttentionCore::DecodeTiling &t, uint64_t blocksPerCore)
+{
+    return t.params.blockKv == t.params.headDimAlign && blocksPerCore >= INT8_DIGIT_MIN_CORE_BLOCKS;
+}
+
 uint64_t CoreAndPartialBytes(const AttentionCore::DecodeTiling &t)
 {
     const AttentionCore::DecodeParams &d = t.decode;
@@ -153,9 +164,28 @@ void PlanInt8Digits(const DecodeProblem &prob, const CoreBudget &budget, Attenti
     view.kv = {prob.kv.b / 2, prob.kv.n / 2, prob.kv.s / 2};
     view.pageStride = prob.pageStride / 2;
     view.pageHeadStride = prob.pageHeadStride / 2;
+    // The vector cores' UB beside the view's producer: the forward stage of this plan, the digit
+    // hand-offs (Int8DigitStage) and the value antiquant rows; the view is planned in the rest.
+    const uint32_t vecRows = p.vecRows != 0 && p.vecRows < p.rowsPerVec ? p.vecRows : p.rowsPerVec;
+    const uint64_t stageUb =
+        AttentionCore::ForwardVectorUbLayout(p.rowsPerVec, vecRows, p.blockKv, p.headDimAlign, prob.dtypeBytes,
+                                             p.vecSBufs == 2 ? 2 : 1, p.hasSoftmaxStats != 0)
+            .Total();
+    const uint64_t digitUb = AttentionCore::Int8DigitStageUbBytes(p.rowsPerVec, vecRows, p.blockKv, p.headDimAlign);
+    const uint64_t valueUb = AttentionCore::KvRingUbLayout(0, p.headDim, p.headDimAlign, prob.dtypeBytes, 1, false,
+                                                           true, 0, 0, d.antiTableHeads)
+                                 .value;
+    if (stageUb + digitUb + valueUb >= budget.ub) return;
+    CoreBudget viewBudget = budget;
+    viewBudget.ub = budget.ub - digitUb - valueUb;
     const auto viewPlan = std::make_unique<AttentionCore::DecodeTiling>();  // a few KiB: not on the stack
     std::string ignored;
-    if (!PlanDecode(view, budget, *viewPlan, ignored) || viewPlan->decode.ring == 0) return;
+    if (!PlanDecode(view, viewBudget, *viewPlan, ignored) || viewPlan->decode.ring == 0) return;
+    const uint64_t ringUb =
+        AttentionCore::KvRingUbLayout(viewPlan->decode.ringChunkElems, p.headDim / 2, p.headDimAlign / 2, 2, 2, false,
+                                      false, viewPlan->decode.ringInCopies, viewPlan->decode.ringOutCopies, 0)
+            .Total();
+    if (stageUb + digitUb + valueUb + ringUb > budget.ub) return;
     g.ringChunkElems = viewPlan->decode.ringChunkElems;
     g.ringInCopies = viewPlan->decode.ringInCopies;
     g.ringOutCopies = viewPlan->decode.ringOutCopies;
@@ -428,7 +458,8 @@ bool PlanDecode(const DecodeProblem &prob, const CoreBudget &budget, AttentionCo
     d.ringOffset = end;
     if (prob.int8Digits) {
         std::string notDigits;
-        if (Int8DigitsEligible(prob, t, notDigits)) PlanInt8Digits(prob, budget, t);
+        const uint64_t blocksPerCore = baseUnits * keyBlocks / std::max<uint32_t>(1, p.usedCores);
+        if (Int8DigitsEligible(prob, t, notDigits) && Int8DigitsPay(t, blocksPerCore)) PlanInt8Digits(prob, budget, t);
     }
     return true;
 }

@@ -32,8 +32,7 @@ struct DecodeProblem {
     bool antiquant = false, antiPerChannel = false;
     bool dtypeBf16 = false;  // query dtype BF16 (the int8 cast goes through fp16 and fp32)
     // Plan the int8 x int8 core for int8 K/V where the shape qualifies (DecodeParams::digits;
-    // Int8DigitsEligible). No caller asks for it yet: the core's cube and vector stages are not
-    // built, so every int8 shape runs the cast ring.
+    // Int8DigitsEligible); elsewhere int8 K/V run the cast ring.
     bool int8Digits = false;
     uint64_t pseStrideB = 0, pseStrideN = 0;
 };

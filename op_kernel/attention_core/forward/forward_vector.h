@@ -101,6 +101,9 @@ public:
             rescaled_[i] = true;
         }
         UseSet(0);
+        if constexpr (Variant::Kv::Int8Digits()) {  // the int8 x int8 core's hand-offs (int8_digit_core.h)
+            kv_.Digits().Init(tiling, pipe, t.workspace, core_, vecRows_);
+        }
         kv_.StreamInit(tiling, pipe, t);
     }
 
@@ -187,12 +190,18 @@ public:
                 OwnThrough(n);
                 Prefetch(n.u, UnitBlockAt(n.u, p_->blockKv, n.j), n.rowOff, n.rows, issued_ % WS_SLOTS);
             }
-            if (issued_ > LAG) {
+            // The int8 x int8 core's O products come with that S load (int8_digit_core.h): its
+            // fold goes after the source's conversions, which the vector pipe then runs while
+            // the load is on the way.
+            if (issued_ > LAG && !Variant::Kv::Int8Digits()) {
                 RetireUpTo(issued_ - LAG);
             }
             // After the P store (the cube's P.V does not wait for it) and the next block's first
             // S load (which would queue behind the source's reads).
             kv_.StreamAhead(done);
+            if (issued_ > LAG && Variant::Kv::Int8Digits()) {
+                RetireUpTo(issued_ - LAG);
+            }
             if constexpr (KV_NZ) {  // the own regions' next chunks, behind this block's stores
                 kvNz_.OwnStep(split_, OWN_STEP_CHUNKS);
             }

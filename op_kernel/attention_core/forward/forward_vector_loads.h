@@ -50,6 +50,12 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::LoadS(const Wo
     const uint32_t c = p_->blockKv;
     const uint32_t skip = Unwritten(u, blk, u.q0 + rowOff, rows);
     AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
+    if constexpr (Variant::Kv::Int8Digits()) {  // the int32 S digit products (SoftmaxRows forms S)
+        // the block loaded is stream block issued_; the slot's earlier block, unless folded, comes along
+        kv_.Digits().LoadS(b, slot, rowOff, rows, issued_ >= WS_SLOTS && retired_ + WS_SLOTS <= issued_);
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_S + b);
+        return;
+    }
     if (skip < rows) {
         const AscendC::LocalTensor<float> dst = sBuf_.Get<float>()[b * sElems_ + skip * c];
         const AscendC::GlobalTensor<float> src = wsS_[slot * (p_->wsSlotS / 4) + (rowOff + skip) * c];

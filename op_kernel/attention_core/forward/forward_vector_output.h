@@ -31,6 +31,10 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AccumulateO(ui
     } else {
         BroadcastRows(bcast_, alpha_[slot], rows);
         ScaleRows(acc_, rows);
+        if constexpr (Variant::Kv::Int8Digits()) {  // the block's P.V digit products (int8_digit_core.h)
+            kv_.Digits().FoldO(acc_, bcast_, slot, rowOff, rows);
+            return;
+        }
         AddSlot(rowOff, rows, slot);
     }
 }

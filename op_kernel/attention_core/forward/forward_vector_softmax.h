@@ -81,6 +81,9 @@ __aicore__ inline bool ForwardVector<T, Variant, LAZY_PV, KV_NZ>::SoftmaxRows(co
     const AscendC::LocalTensor<float> sAll = sBuf_.Get<float>()[cur * sElems_];
     s_ = sAll[dead * c];
     AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_S + cur);
+    if constexpr (Variant::Kv::Int8Digits()) {  // S from the digit products (no band: no dead rows)
+        kv_.Digits().Scores(sAll, cur, u, rowOff + h0, rows);
+    }
     // The previous block's P store reads pBuf_ until MTE3 is done: wait right before
     // pBuf_'s first use (as score or mask scratch, else the P cast), so the store
     // overlaps this block's softmax. The wait is the P store's own event: stores issued
@@ -111,6 +114,12 @@ __aicore__ inline bool ForwardVector<T, Variant, LAZY_PV, KV_NZ>::SoftmaxRows(co
     const AscendC::GlobalTensor<T> pSlot = wsP_[slot * (p_->wsSlotP / sizeof(T))];
     if (!pFree) {
         AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
+    }
+    if constexpr (Variant::Kv::Int8Digits()) {  // P as int8 digit rows with their units (int8_digit_core.h)
+        kv_.Digits().StoreP(sAll, pBuf_.Get<int8_t>(), slot, h0, rowOff + h0, rows, sum_[h0], rowTmp_);
+        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
+        return rescale;
     }
     if constexpr (NzHandoff<T>::ENABLED) {  // P in the cube's Nz order (nz_handoff.h)
         // lazy P.V: no P past the columns the cube's P.V reads (SeenPCols)

@@ -26,6 +26,7 @@
 //               KvDecode               variants/decode_policies.h  IFA V4
 //               KvDecodeRing<T>        variants/kv_ring.h          IFA V4 (fp16 / bf16 K/V)
 //               KvDecodeInt8<T>        variants/kv_antiquant.h     IFA V4 (int8 K/V)
+//               KvDecodeInt8Digits<T>  variants/int8_digit_core.h  IFA V4 (int8 K/V, int8 x int8 core)
 //   ScoreMod    ScoreScale             forward/policies.h          PFA
 //               ScorePse               variants/varlen_policies.h  FA varlen, FAG V5
 //               ScoreDecodePse         variants/decode_policies.h  IFA V4
@@ -246,6 +247,9 @@ struct KvSourceBase {
     using Tensors = NoTensors;
     __aicore__ inline uint32_t RowsInRun(uint32_t, uint64_t) const { return 0xFFFFFFFFu; }
     __aicore__ inline static constexpr bool StagedNz() { return false; }
+    // The int8 x int8 decode core's source (variants/int8_digit_core.h): the vector stage hands
+    // S, P and O over as int8 digits and int32 products (forward_vector.h's digit hooks).
+    __aicore__ inline static constexpr bool Int8Digits() { return false; }
     __aicore__ inline uint32_t NzSlotRows() const { return 0; }
     // Copies of a block's K and V in one L1 tile pair, loaded with one copy (a staged source
     // whose V slot follows the K slot); 0: K and V tiles of their own.

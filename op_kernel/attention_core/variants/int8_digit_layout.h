@@ -9,8 +9,12 @@
 // core's hi and lo rows are then two equal pieces rowsPad / 2 apart, and every hand-off of a key
 // block — the P digits, the S and O products, which keep the row order — is one DMA per vector
 // core; the rows between stay unread). So do each key block's P rows. Per core:
-//   S slots  WS_SLOTS x rowsPad x blockKv int32 (the Q digits . K^T products, NoQuant Fixpipe)
-//   O slots  WS_SLOTS x rowsPad x headDimAlign int32 (the P digits . V products, every block)
+//   records  WS_SLOTS x (S slot: rowsPad x blockKv int32, the Q digits . K^T products; then
+//            O slot: rowsPad x headDimAlign int32, the P digits . V products, every block;
+//            NoQuant Fixpipes). A vector core loads the S of stream block g with the O of
+//            block g - WS_SLOTS (the same slot, written before by the cube), and where
+//            blockKv == headDimAlign its four pieces (S hi, S lo, O hi, O lo rows) are evenly
+//            spaced: one DMA for both hand-offs (the DMA start is most of each).
 //   P slots  WS_SLOTS x rowsPad x blockKv int8 (P digits in the cube's int8 Nz order)
 //   the K/V ring: ringSlots (K, V) slot pairs of blockKv x headDimAlign int8 in Nz order (C0 =
 //   32): half the bytes of the cast ring's fp16 slots; the vector cores fill it with the copied
@@ -32,7 +36,7 @@ constexpr uint32_t INT8_DIGIT_ROW_ALIGN = 16;  // the cube's M fractal
 constexpr uint32_t INT8_DIGIT_C0 = 32;         // int8 columns per Nz fractal row (32 bytes)
 
 struct Int8DigitSlots {
-    uint64_t s, o, p, total;  // byte offsets in a core's slot region, and its size
+    uint64_t s, o, record, p, total;  // byte offsets in a core's slot region (S and O in record 0), record stride, size
 };
 
 __aicore__ inline uint32_t Int8DigitRows(uint32_t groupRows)
@@ -44,8 +48,9 @@ __aicore__ inline Int8DigitSlots Int8DigitSlotsLayout(uint32_t rowsPad, uint32_t
 {
     Int8DigitSlots l;
     l.s = 0;
-    l.o = l.s + uint64_t(WS_SLOTS) * rowsPad * blockKv * 4;
-    l.p = l.o + uint64_t(WS_SLOTS) * rowsPad * headDimAlign * 4;
+    l.o = uint64_t(rowsPad) * blockKv * 4;
+    l.record = l.o + uint64_t(rowsPad) * headDimAlign * 4;
+    l.p = uint64_t(WS_SLOTS) * l.record;
     l.total = (l.p + uint64_t(WS_SLOTS) * rowsPad * blockKv + 511) / 512 * 512;
     return l;
 }
@@ -54,6 +59,26 @@ __aicore__ inline Int8DigitSlots Int8DigitSlotsLayout(uint32_t rowsPad, uint32_t
 __aicore__ inline uint64_t Int8DigitQueryItemBytes(uint32_t rowsPad, uint32_t groupRows, uint32_t headDimAlign)
 {
     return uint64_t(rowsPad) * headDimAlign + (uint64_t(groupRows) * 4 + 31) / 32 * 32;
+}
+
+// The vector side's UB of the digit hooks (Int8DigitStage) for `rows` rows per vector core in
+// sub-blocks of `vecRows`, blockKv columns and headDimAlign dp, in bytes (host-includable
+// arithmetic: the planner reserves it).
+__aicore__ inline uint32_t Int8DigitStageUbBytes(uint32_t rows, uint32_t vecRows, uint32_t blockKv, uint32_t dp)
+{
+    const uint32_t sc = vecRows * blockKv;
+    const uint32_t od = rows * dp;
+    const uint32_t wide = sc > od ? sc : od;
+    const uint32_t r8 = (rows + 7) / 8 * 8;
+    const uint32_t v8 = (vecRows + 7) / 8 * 8;
+    return 2 * (2 * sc * 4 + 2 * od * 4)      // two S product buffers (hi and lo rows; with O rows)
+           + 2 * od * 4                       // the O products
+           + 2 * wide * 4                     // two fp32 temporaries
+           + (sc + v8 * 8) * 4                // the digits' work rows
+           + sc * 4 + 2 * sc * 2 + 2 * sc     // hi, half and digit rows
+           + (64 + v8 * 8 + 64 + 64) * 4      // inv, inv blocks, qsum, query unit stage
+           + WS_SLOTS * r8 * 4                // the P units per slot
+           + (INT8_DIGIT_MAX_GROUP * 8) * 4;  // the query units as Brcb blocks
 }
 
 // A ring slot pair (K, V) of int8 rows.

@@ -29,18 +29,27 @@ constexpr float INT8_DIGIT_MIN_ABS = 1e-30f;
 // Per-row units of rows x cols floats (row pitch `pitch`; cols and pitch multiples of 64, rows
 // <= 255): unit[r] = max|x_r| / QMAX and inv[r] = QMAX / max|x_r| (contiguous, rows floats
 // each). `work` holds rows * pitch + AlignUp(rows, 8) * 8 floats; x is left unchanged.
+// nonNegative: x >= 0 (P), so max|x| is max x: no |x| pass (x is read in place where cols > 64).
 __aicore__ inline void Int8DigitUnits(const AscendC::LocalTensor<float> &unit, const AscendC::LocalTensor<float> &inv,
                                       const AscendC::LocalTensor<float> &x, const AscendC::LocalTensor<float> &work,
-                                      uint32_t rows, uint32_t cols, uint32_t pitch)
+                                      uint32_t rows, uint32_t cols, uint32_t pitch, bool nonNegative = false)
 {
     const AscendC::LocalTensor<float> mag = work;                   // |x|, folded into its first 64 columns
     const AscendC::LocalTensor<float> blocks = work[rows * pitch];  // rows x 8: the max of each 8-float block
     const uint8_t rep = static_cast<uint8_t>(rows);
     const uint8_t stride = static_cast<uint8_t>(pitch / 8);
-    AscendC::Abs(mag, x, static_cast<int32_t>(rows * pitch));
-    AscendC::PipeBarrier<PIPE_V>();
+    const bool fold = nonNegative && cols > 64;  // the first fold reads x itself
+    if (!fold) {
+        if (nonNegative) {
+            AscendC::Adds(mag, x, 0.0f, static_cast<int32_t>(rows * pitch));
+        } else {
+            AscendC::Abs(mag, x, static_cast<int32_t>(rows * pitch));
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+    }
     for (uint32_t c0 = 64; c0 < cols; c0 += 64) {  // one repeat per row
-        AscendC::Max(mag, mag, mag[c0], 64, rep, AscendC::BinaryRepeatParams(1, 1, 1, stride, stride, stride));
+        const AscendC::LocalTensor<float> src = fold && c0 == 64 ? x : mag;
+        AscendC::Max(mag, src, src[c0], 64, rep, AscendC::BinaryRepeatParams(1, 1, 1, stride, stride, stride));
         AscendC::PipeBarrier<PIPE_V>();
     }
     // 64 -> 8 per row, then 8 -> 1
@@ -58,9 +67,10 @@ __aicore__ inline void Int8DigitUnits(const AscendC::LocalTensor<float> &unit, c
 }
 
 // rows x pitch floats `x` (pad columns finite) -> q16 = clamp(rint(x * inv[r]), -QMAX, QMAX)
-// in place (invBlocks: Brcb's one 8-float block per row).
+// in place (invBlocks: Brcb's one 8-float block per row). nonNegative: x >= 0, no lower clamp.
 __aicore__ inline void Int8DigitQuantise(const AscendC::LocalTensor<float> &x,
-                                         const AscendC::LocalTensor<float> &invBlocks, uint32_t rows, uint32_t pitch)
+                                         const AscendC::LocalTensor<float> &invBlocks, uint32_t rows, uint32_t pitch,
+                                         bool nonNegative = false)
 {
     const int32_t n = static_cast<int32_t>(rows * pitch);
     RowBroadcast<RowOp::Mul>(x, invBlocks, rows, pitch, pitch);
@@ -68,8 +78,10 @@ __aicore__ inline void Int8DigitQuantise(const AscendC::LocalTensor<float> &x,
     AscendC::PipeBarrier<PIPE_V>();
     AscendC::Mins(x, x, INT8_DIGIT_QMAX, n);
     AscendC::PipeBarrier<PIPE_V>();
-    AscendC::Maxs(x, x, -INT8_DIGIT_QMAX, n);
-    AscendC::PipeBarrier<PIPE_V>();
+    if (!nonNegative) {
+        AscendC::Maxs(x, x, -INT8_DIGIT_QMAX, n);
+        AscendC::PipeBarrier<PIPE_V>();
+    }
 }
 
 // sum[r] = the sum of row r of rows x cols floats (pitch and cols multiples of 64): for P's
@@ -83,10 +95,13 @@ __aicore__ inline void Int8DigitRowSums(const AscendC::LocalTensor<float> &sum, 
     const AscendC::LocalTensor<float> blocks = work[rows * pitch];
     const uint8_t rep = static_cast<uint8_t>(rows);
     const uint8_t stride = static_cast<uint8_t>(pitch / 8);
-    AscendC::Adds(fold, x, 0.0f, static_cast<int32_t>(rows * pitch));
-    AscendC::PipeBarrier<PIPE_V>();
+    if (cols <= 64) {  // else the first fold reads x itself
+        AscendC::Adds(fold, x, 0.0f, static_cast<int32_t>(rows * pitch));
+        AscendC::PipeBarrier<PIPE_V>();
+    }
     for (uint32_t c0 = 64; c0 < cols; c0 += 64) {
-        AscendC::Add(fold, fold, fold[c0], 64, rep, AscendC::BinaryRepeatParams(1, 1, 1, stride, stride, stride));
+        const AscendC::LocalTensor<float> src = c0 == 64 ? x : fold;
+        AscendC::Add(fold, src, src[c0], 64, rep, AscendC::BinaryRepeatParams(1, 1, 1, stride, stride, stride));
         AscendC::PipeBarrier<PIPE_V>();
     }
     AscendC::BlockReduceSum(blocks, fold, static_cast<int32_t>(rows), 64, 1, 1, stride);
@@ -213,9 +228,9 @@ __aicore__ inline void Int8DigitBlockP(const AscendC::GlobalTensor<half> &slot, 
                                        const AscendC::LocalTensor<float> &qsum, const Int8DigitScratch &w,
                                        uint32_t rows, uint32_t cols, uint32_t pitch)
 {
-    Int8DigitUnits(unit, w.inv, p, w.work, rows, cols, pitch);
+    Int8DigitUnits(unit, w.inv, p, w.work, rows, cols, pitch, true);
     BroadcastRows(w.blocks, w.inv, rows);
-    Int8DigitQuantise(p, w.blocks, rows, pitch);
+    Int8DigitQuantise(p, w.blocks, rows, pitch, true);
     Int8DigitRowSums(qsum, p, w.work, rows, cols, pitch);
     Int8DigitSplitQuantised(w.d, p, w.hi, w.h, rows, pitch);
     Int8DigitStorePairNz(slot, w.nz, w.d, row0, rows, cols, slotRows, pitch);

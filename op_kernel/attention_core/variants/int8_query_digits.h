@@ -8,7 +8,8 @@
 // rows from rowsPad / 2, rowsPad rows in the cube's int8 Nz order, followed by the G row units (fp32) that turn the
 // cube's int32 products back into scores. The items of core c's units are written into its own
 // region (DecodeParams::digits) from its first item on; its two vector cores take alternate
-// items.
+// items. The decode core leaves the score scale to its score policy (Run's withScore: the rows
+// are then Q s_k).
 #pragma once
 #include "kernel_operator.h"
 #include "decode_params.h"
@@ -21,9 +22,10 @@ template <typename T> class QueryDigits {
 public:
     // query: the query tensor; scale: antiquant_scale (key rows first; per tensor: its first
     // element); region: core `core`'s query digit region; vector core `sub` of `subs` takes
-    // every subs-th item.
+    // every subs-th item. withScore: the rows include the score scale (else Q s_k, where the
+    // core's score policy scales S, as the decode core's does).
     __aicore__ inline void Run(const DecodeTiling &td, GM_ADDR query, GM_ADDR scale, GM_ADDR region, uint32_t core,
-                               uint32_t sub, uint32_t subs)
+                               uint32_t sub, uint32_t subs, bool withScore = true)
     {
         const ForwardParams &p = td.params;
         const Int8DigitParams &g = td.decode.digits;
@@ -51,7 +53,7 @@ public:
         scale_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(scale));
         out_.SetGlobalBuffer(reinterpret_cast<__gm__ half *>(region));
         units_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(region));
-        scoreScale_ = td.score.scaleValue;
+        scoreScale_ = withScore ? td.score.scaleValue : 1.0f;
         perChannel_ = td.decode.antiPerChannel != 0;
         // columns past the head dim are never loaded: zero once (they must not count in a unit)
         AscendC::Duplicate(ioBuf_.Get<uint16_t>(), static_cast<uint16_t>(0), static_cast<int32_t>(n * sizeof(T) / 2));

@@ -201,24 +201,26 @@ struct Int8KvTensors : RingKvTensors {
     GM_ADDR antiOffset = nullptr;
 };
 
-template <typename T> struct KvSource<KvDecodeInt8<T>> : public KvRingSource<T, int8_t> {
-    using Ring = KvRingSource<T, int8_t>;
-    using Tensors = Int8KvTensors;
-
-    template <class GmTensors>
-    __aicore__ inline void StreamInit(const DecodeTiling &td, AscendC::TPipe *pipe, const GmTensors &t)
+// The value antiquant of a unit's output rows (FinishRows below) with its UB rows: a piece of
+// every int8 K/V source (this cast ring's, and the int8 x int8 core's, int8_digit_core.h), on
+// the operator's own tiling.
+template <typename T> class ValueAntiquant {
+public:
+    // `bytes`: KvRingUb::value of the plan (kv_ring_layout.h).
+    __aicore__ inline void Init(const DecodeTiling &td, AscendC::TPipe *pipe, GM_ADDR antiScale, GM_ADDR antiOffset,
+                                uint32_t bytes)
     {
         td_ = &td;
-        antiScale_ = t.kv.antiScale;
-        antiOffset_ = t.kv.antiOffset;
-        const KvRingUb ub = KvRingUbLayout(td.decode.ringChunkElems, td.params.headDim, td.params.headDimAlign,
-                                           sizeof(T), 1, Int8CastStages<T>::value, true, td.decode.ringInCopies,
-                                           td.decode.ringOutCopies, td.decode.antiTableHeads);
-        pipe->InitBuffer(valueBuf_, ub.value);
+        antiScale_ = antiScale;
+        antiOffset_ = antiOffset;
+        pipe->InitBuffer(valueBuf_, bytes);
         tableHeads_ = td.decode.antiTableHeads;
-        Ring::StreamInit(td, pipe, t);
-        // Every KV head's value scale and offset rows, behind the ring's first reads (the cube
-        // waits for the first ring block; the rows are used at the first unit's finish).
+    }
+
+    // Every KV head's value scale and offset rows, where the plan keeps them in UB (issued
+    // behind the source's first reads: they are used at the first unit's finish).
+    __aicore__ inline void LoadTables()
+    {
         if (tableHeads_ != 0) {
             LoadTable(antiScale_, 0);
             if (antiOffset_ != nullptr) {
@@ -228,27 +230,20 @@ template <typename T> struct KvSource<KvDecodeInt8<T>> : public KvRingSource<T, 
         }
     }
 
-    // The cube's query rows: Q * s_k in this core's region (QueryAntiquant), from its first
-    // batch on.
-    __aicore__ inline uint64_t QOffset(uint32_t b, uint32_t n, uint32_t row) const
-    {
-        return Ring::QOffset(b - QueryBatch0(*this->p_, *this->d_, AscendC::GetBlockIdx()), n, row);
-    }
-
     // The value antiquant on a unit's rows before they are normalised (or stored as partials,
     // which the combine averages with weights summing to one): acc = acc * s_v + (o_v * s_v) * l,
     // so acc / l = (softmax . V + o_v) * s_v. Rows without a visible key (acc = 0, l = 0) stay 0.
     __aicore__ inline void FinishRows(const WorkUnit &u, uint32_t rows, const AscendC::LocalTensor<float> &acc,
                                       const AscendC::LocalTensor<float> &sum)
     {
-        const uint32_t dp = this->p_->headDimAlign;
-        const int32_t dd = static_cast<int32_t>(this->p_->headDim);
+        const uint32_t dp = td_->params.headDimAlign;
+        const int32_t dd = static_cast<int32_t>(td_->params.headDim);
         const AscendC::LocalTensor<float> scale = valueBuf_.Get<float>();
         const AscendC::LocalTensor<float> shift = scale[dp];  // o_v * s_v
         const AscendC::LocalTensor<float> tmp = scale[2 * dp];
         const AscendC::LocalTensor<T> stage = valueBuf_.Get<T>()[3 * dp * 2];
         const bool hasOffset = antiOffset_ != nullptr;
-        const uint32_t kvHead = u.n / this->d_->kvSplits;
+        const uint32_t kvHead = u.n / td_->decode.kvSplits;
         AscendC::PipeBarrier<PIPE_V>();
         if (kvHead != valueHead_ && tableHeads_ != 0) {  // the rows are in UB: casts only
             AscendC::Cast(scale, Table(kvHead), AscendC::RoundMode::CAST_NONE, dd);
@@ -317,6 +312,39 @@ private:
     GM_ADDR antiOffset_ = nullptr;  // null without antiquant_offset
     AscendC::TBuf<AscendC::TPosition::VECCALC> valueBuf_;
     uint32_t valueHead_ = 0xFFFFFFFFu;  // KV head whose value scale / shift rows are in valueBuf_
+};
+
+template <typename T> struct KvSource<KvDecodeInt8<T>> : public KvRingSource<T, int8_t> {
+    using Ring = KvRingSource<T, int8_t>;
+    using Tensors = Int8KvTensors;
+
+    template <class GmTensors>
+    __aicore__ inline void StreamInit(const DecodeTiling &td, AscendC::TPipe *pipe, const GmTensors &t)
+    {
+        const KvRingUb ub = KvRingUbLayout(td.decode.ringChunkElems, td.params.headDim, td.params.headDimAlign,
+                                           sizeof(T), 1, Int8CastStages<T>::value, true, td.decode.ringInCopies,
+                                           td.decode.ringOutCopies, td.decode.antiTableHeads);
+        value_.Init(td, pipe, t.kv.antiScale, t.kv.antiOffset, ub.value);
+        Ring::StreamInit(td, pipe, t);
+        // the value rows behind the ring's first reads (the cube waits for the first ring block)
+        value_.LoadTables();
+    }
+
+    // The cube's query rows: Q * s_k in this core's region (QueryAntiquant), from its first
+    // batch on.
+    __aicore__ inline uint64_t QOffset(uint32_t b, uint32_t n, uint32_t row) const
+    {
+        return Ring::QOffset(b - QueryBatch0(*this->p_, *this->d_, AscendC::GetBlockIdx()), n, row);
+    }
+
+    __aicore__ inline void FinishRows(const WorkUnit &u, uint32_t rows, const AscendC::LocalTensor<float> &acc,
+                                      const AscendC::LocalTensor<float> &sum)
+    {
+        value_.FinishRows(u, rows, acc, sum);
+    }
+
+private:
+    ValueAntiquant<T> value_;
 };
 
 }  // namespace AttentionCore

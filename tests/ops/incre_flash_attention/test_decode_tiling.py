@@ -120,7 +120,8 @@ def test_plan_is_deterministic(plan):
     assert plan(b=3, n=16, nkv=4, s=5000) == plan(b=3, n=16, nkv=4, s=5000)
 
 
-# ---- the int8 x int8 core's plan (int8_digit_layout.h): asked for only by the driver today
+# ---- the int8 x int8 core's plan (int8_digit_layout.h): the driver asks for it with int8=2
+# (IncreFlashAttention's tiling for every int8 K/V), int8=1 plans the cast ring alone
 
 
 def test_int8_digit_plan_only_where_asked(plan):
@@ -135,8 +136,8 @@ def test_int8_digit_plan_only_where_asked(plan):
         (16, 32, 4, 4096, 128, 16),
         (64, 32, 4, 4096, 128, 16),
         (4, 64, 4, 8192, 128, 32),
-        (8, 8, 8, 1024, 64, 16),
-        (2, 16, 2, 32768, 96, 16),
+        (8, 8, 8, 1024, 128, 16),
+        (2, 16, 2, 32768, 128, 16),
         (1, 16, 16, 512, 128, 16),
     ],
 )
@@ -171,6 +172,16 @@ def test_int8_digit_plan_not_where_unplanned(plan, n, nkv, d):
     """G > 16 (the hand-offs of 2G digit rows cost more than the cast ring), D not whole int8 Nz
     columns, or D > 128: the cast ring."""
     p = plan(b=4, n=n, nkv=nkv, d=d, int8=2)
+    assert p["ok"] and p["ring"] == 1 and p["digits"]["enabled"] == 0
+
+
+@pytest.mark.parametrize(
+    "b,n,nkv,s,d", [(16, 32, 4, 4096, 64), (16, 32, 4, 4096, 96), (2, 16, 2, 32768, 32), (1, 8, 1, 256, 128)]
+)
+def test_int8_digit_plan_only_where_it_pays(plan, b, n, nkv, s, d):
+    """Key blocks wider than the head dim (the S and O products in two copies per block), or a
+    stream of one key block per core: the cast ring (modelled faster there)."""
+    p = plan(b=b, n=n, nkv=nkv, s=s, d=d, int8=2)
     assert p["ok"] and p["ring"] == 1 and p["digits"]["enabled"] == 0
 
 

@@ -8,6 +8,7 @@ from ifa_helpers import OP, make_kwargs, page, run_and_judge
 
 import fakit
 from fakit import golden
+from fakit.backends import cpu
 
 
 def out_f32(kw):
@@ -416,3 +417,86 @@ def test_empty_kv_and_empty_batch():
 def test_int8_kv_tensor_list(layout, shape):
     kw = make_kwargs("bf16", layout, b=3, n=4, nkv=2, s=300, d=64, actual_seq_lengths=[300, 20, 140])
     run_and_judge(split_list(int8_kv(kw, shape), [300, 150, 140]))
+
+
+# ---- the int8 x int8 core (variants/int8_digit_core.h): int8 K/V up to the cube, selected by
+# the tiling (key 20 + dtype) for G <= 16 where the key blocks are the head dim (D = 128) and a
+# core has two key blocks or more; the cast ring elsewhere
+DIGITS_KEYS = (20, 21)
+
+
+def run_digits(kw, selected=True):
+    out, gold = run_and_judge(kw)
+    key = cpu.last_tiling()[0]
+    assert (key in DIGITS_KEYS) == selected, f"tiling key {key}"
+    return out, gold
+
+
+@pytest.mark.parametrize(
+    "dtype,layout,b,n,nkv,s,d,lengths,shape",
+    [
+        # G = 8 at D = 128 (S and O products in one copy), key tails, a one-key window and one
+        # that ends in a one-key block, per-channel antiquant
+        ("fp16", "BNSD", 3, 16, 2, 2100, 128, [2100, 1, 129], (2, 2, 1, 128)),
+        # G = 16 (32 digit rows), bf16, per tensor
+        ("bf16", "BSH", 2, 32, 2, 3000, 128, None, None),
+        # G = 3 (a vector core of 2 rows and one of 1)
+        ("fp16", "BSND", 8, 6, 2, 777, 128, None, (2, 2, 128)),
+        # MHA (G = 1: one vector core has no rows), a zero-length window
+        ("fp16", "BNSD", 3, 4, 4, 1300, 128, [1300, 0, 45], (2, 4, 1, 128)),
+        # one long window cut into split-KV chunks
+        ("fp16", "BNSD", 1, 8, 1, 12000, 128, [11999], (2, 1, 1, 128)),
+        ("bf16", "BSH", 2, 16, 2, 3000, 128, [3000, 1700], None),
+    ],
+)
+def test_int8_digits_core_matches_golden(dtype, layout, b, n, nkv, s, d, lengths, shape):
+    extra = {} if lengths is None else {"actual_seq_lengths": lengths}
+    kw = make_kwargs(dtype, layout, b=b, n=n, nkv=nkv, s=s, d=d, **extra)
+    out, _ = run_digits(int8_kv(kw, shape))
+    if lengths is not None and 0 in lengths:
+        assert np.all(out[lengths.index(0)].astype(np.float32) == 0)
+
+
+@pytest.mark.parametrize("block,cache", [(128, "BSH"), (64, "BNSD"), (32, "BSH")])
+def test_int8_digits_core_paged(block, cache):
+    lengths = [2100, 129, 300]
+    kw = make_kwargs("fp16", "BNSD", b=3, n=16, nkv=2, s=2100, d=128, actual_seq_lengths=lengths)
+    run_digits(page(int8_kv(kw, (2, 2, 1, 128)), lengths, block, cache))
+
+
+def test_int8_digits_core_with_mask_pse_left_padding_and_int8_output():
+    rng = np.random.default_rng(9)
+    kw = make_kwargs(
+        "fp16",
+        "BSND",
+        b=2,
+        n=8,
+        nkv=2,
+        s=2400,
+        d=128,
+        actual_seq_lengths=[1800, 131],
+        kv_padding_size=np.array([37], np.int64),
+    )
+    kw["pse_shift"] = rng.uniform(-2, 2, (2, 8, 1, 2400)).astype(kw["query"].dtype)
+    kw["atten_mask"] = rng.random((2, 1, 1, 2400)) < 0.2
+    run_digits(int8_kv(kw, (2, 2, 128)))
+    kw = int8_kv(make_kwargs("fp16", "BNSD", b=2, n=8, nkv=2, s=2400, d=128), (2, 2, 1, 128))
+    kw["quant_scale2"] = np.full((1,), 60.0, np.float32)
+    out = fakit.run(OP, backend="cpu", **kw)
+    assert cpu.last_tiling()[0] in DIGITS_KEYS
+    assert out.dtype == np.int8 and np.abs(out.astype(np.float32) - golden.incre_flash_attention_v4(**kw)).max() <= 1
+
+
+def test_int8_digits_core_tensor_list():
+    kw = make_kwargs("fp16", "BSH", b=3, n=16, nkv=8, s=2000, d=128, actual_seq_lengths=[2000, 20, 260])
+    run_digits(split_list(int8_kv(kw, (2, 1024)), [2000, 150, 2000]))
+
+
+@pytest.mark.parametrize(
+    "n,nkv,d,s", [(64, 1, 128, 300), (8, 2, 48, 300), (8, 1, 160, 300), (8, 2, 64, 300), (8, 1, 128, 200)]
+)
+def test_int8_kv_outside_the_digits_core_keep_the_cast_ring(n, nkv, d, s):
+    # G > 16, D not a multiple of 32, D > 128, key blocks wider than D, one key block per core:
+    # the cast ring
+    kw = make_kwargs("fp16", "BNSD", b=2, n=n, nkv=nkv, s=s, d=d)
+    run_digits(int8_kv(kw, (2, nkv, 1, d)), selected=False)
