@@ -46,7 +46,6 @@ static void buffer_peaks()
 }
 
 // ---- misuse: each must abort with a message naming the API ----
-
 static void misuse_initbuffer_fb()
 {
     Run(emu::CoreMix::AIC_ONLY, 1, [] {

@@ -63,15 +63,6 @@ static void int4_copy_cast()
     });
     GmFree(gm);
 }
-static void misuse_int4_odd_offset()
-{
-    auto *gm = static_cast<uint8_t *>(GmAlloc(64));
-    Run(emu::CoreMix::AIV_ONLY, 1, [gm] {
-        GlobalTensor<int4b_t> g;
-        g.SetGlobalBuffer(reinterpret_cast<__gm__ int4b_t *>(gm), 128);
-        (void)g[3];
-    });
-}
 
 // ListTensorDesc over the block the op runner builds for a tensor-list input: header word,
 // per-tensor (dimNum | index << 32) + dims, then the data pointers.
@@ -98,6 +89,15 @@ static void list_tensor_desc()
 }
 
 // ---- misuse: each must abort with a message naming the API ----
+static void misuse_int4_odd_offset()
+{
+    auto *gm = static_cast<uint8_t *>(GmAlloc(64));
+    Run(emu::CoreMix::AIV_ONLY, 1, [gm] {
+        GlobalTensor<int4b_t> g;
+        g.SetGlobalBuffer(reinterpret_cast<__gm__ int4b_t *>(gm), 128);
+        (void)g[3];
+    });
+}
 
 static void misuse_nd2nz_rows_without_stride()
 {

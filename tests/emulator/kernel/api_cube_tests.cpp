@@ -419,7 +419,6 @@ static void unit_flag_timing()
 }
 
 // ---- misuse: each must abort with a message naming the API ----
-
 static void misuse_unit_flag_fixpipe_unset()
 {
     auto *gm = static_cast<float *>(GmAlloc(256 * sizeof(float)));

@@ -127,7 +127,6 @@ static void race_cube_missing_sync()
 }
 
 // ---- misuse: each must abort with a message naming the API ----
-
 static void misuse_tiling_key_not_a_literal()
 {
     Run(emu::CoreMix::AIV_ONLY, 1, [] {

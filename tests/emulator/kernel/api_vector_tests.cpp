@@ -350,17 +350,6 @@ static void sort_extract()
     unsetenv("ASCEND_EMU_TIMING_ONLY");
 }
 
-static void misuse_sort_nan()
-{
-    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
-        LocalTensor<float> all = buf.Get<float>();
-        LocalTensor<uint32_t> idx = all[32].ReinterpretCast<uint32_t>();
-        for (int i = 0; i < 32; ++i) all.SetValue(i, i == 7 ? __builtin_nanf("") : 1.0f);
-        LocalTensor<float> tmp = all[128];
-        Sort<float, true>(all[64], all, idx, tmp, 1);
-    });
-}
-
 static void bitwise_axpy()
 {
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
@@ -417,6 +406,17 @@ static void shifts()
     });
 }
 
+// ---- misuse: each must abort with a message naming the API ----
+static void misuse_sort_nan()
+{
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<float> all = buf.Get<float>();
+        LocalTensor<uint32_t> idx = all[32].ReinterpretCast<uint32_t>();
+        for (int i = 0; i < 32; ++i) all.SetValue(i, i == 7 ? __builtin_nanf("") : 1.0f);
+        LocalTensor<float> tmp = all[128];
+        Sort<float, true>(all[64], all, idx, tmp, 1);
+    });
+}
 static void misuse_shift_range()
 {
     OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
@@ -424,8 +424,6 @@ static void misuse_shift_range()
         ShiftRight(u[128], u, static_cast<uint16_t>(17), 128);
     });
 }
-
-// ---- misuse: each must abort with a message naming the API ----
 
 static void misuse_cast_mode()
 {
