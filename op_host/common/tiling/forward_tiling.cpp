@@ -386,7 +386,7 @@ void PlanKvGeometry(const ForwardProblem &prob, const CoreBudget &budget, bool w
     // 251.5 -> 249.1, B1 N16 S4K causal 267.6 -> 265.2, B1 N32 S1K 67.3 -> 66.1: the shorter
     // staging also starts the main loop earlier). K stays staged: its scale is folded in there.
     PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch, budget.l1, p.headDim > KV_NZ_K_ONLY_MAX_HEAD_DIM);
-    // Under a band the pairs' loads go ahead of P's (forward_cube.h AccumulatePV).
+    // Under a band the pairs' loads go ahead of P's (forward_cube_pv.h AccumulatePV).
     p.kvPairFirst = p.kvNzPairs != 0 && prob.bandActive ? 1 : 0;
     // One copy of Q and P for another K/V tile pair in the cache where the L2 it saves is worth
     // the unit starts it slows (modelled, docs/performance.md "Sweep"): without a mask where a

@@ -366,7 +366,7 @@ template <class Tag> struct WorkSplit {
 
 // The q-block at position pos of a head's `count` in the folded order (ForwardParams::
 // foldQBlocks): 0, count - 1, 1, count - 2, ... (a bijection; op_host/common/tiling/
-// forward_tiling.cpp orders its costs alike).
+// forward_work_split.cpp orders its costs alike).
 __aicore__ inline uint64_t FoldedQBlock(uint64_t pos, uint64_t count)
 {
     return pos % 2 == 0 ? pos / 2 : count - 1 - pos / 2;
