@@ -138,8 +138,8 @@ uint64_t KvCacheModel::Cost(const Unit &u) const { return UnitCost(prob, p, mask
 uint64_t KvCacheModel::CostAfter(const Unit &prev, const Unit &u) const
 {
     const uint64_t cost = Cost(u);
-    if (tiles == 0 || u.valid == 0 || prev.b != u.b || prev.kvHead != u.kvHead || prev.lo != u.lo ||
-        prev.hi > u.hi || prev.lo >= prev.hi) {
+    if (tiles == 0 || u.valid == 0 || prev.b != u.b || prev.kvHead != u.kvHead || prev.lo != u.lo || prev.hi > u.hi ||
+        prev.lo >= prev.hi) {
         return cost;
     }
     const int64_t blockKv = p.blockKv;
