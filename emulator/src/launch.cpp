@@ -49,6 +49,7 @@ struct LaunchStop {
     struct SlotWrite {
         uint64_t timeId = 0;
         RaceClock clock;
+        int32_t value = -1;  // what the call wrote (IBSet 1, IBWait 0)
     };
     std::unordered_map<const void *, SlotWrite> slotWrites;
 };
@@ -66,6 +67,10 @@ struct LaunchShared {
         bool blocked = false;
         std::function<bool()> ready;
         std::string what;
+        // IBSet / IBWait: the slot word the wait is on and what its value means, so that a
+        // deadlock report names the value the slot holds when it is reported.
+        const int32_t *word = nullptr;
+        std::string wordNote;
         CoreCtx *ctx = nullptr;
     };
     std::vector<Waiter> waiters;  // by thread slot: block * 3 + (0 aic | 1 aiv0 | 2 aiv1)
@@ -175,6 +180,11 @@ void ReportStuck(LaunchShared &s, const char *why)
             std::snprintf(line, sizeof line, "\n[ascendc-emu]   %s%d%s waits in %s", c.kind == kAic ? "aic" : "aiv",
                           c.block, c.kind == kAic ? "" : (c.sub ? ".1" : ".0"), w.what.c_str());
             report += line;
+            if (w.word != nullptr) {
+                std::snprintf(line, sizeof line, " (it holds %d%s)", __atomic_load_n(w.word, __ATOMIC_ACQUIRE),
+                              w.wordNote.c_str());
+                report += line;
+            }
         }
     if (Raising() && t_ctx != nullptr) RaiseOnCore(report);
     std::fprintf(stderr, "%s\n", report.c_str());
@@ -195,12 +205,23 @@ void WakeLocked(LaunchShared &s)
 
 void CheckAllBlockedLocked(LaunchShared &s)
 {
-    if (s.alive > 0 && s.blocked == s.alive)
-        ReportStuck(s, "every live core is blocked and none can release the others");
+    if (s.alive == 0 || s.blocked != s.alive) return;
+    // A condition on GM (IBSet / IBWait) may have been met by a plain write of another core
+    // since its waiter last looked: such a waiter is not stuck.
+    WakeLocked(s);
+    if (s.blocked == s.alive) {
+        std::string why = "every live core is blocked and none can release the others";
+        if (s.stop->blocks > uint64_t(s.firstBlock) + uint64_t(s.blocks))
+            why += " (blocks from " + std::to_string(s.firstBlock + s.blocks) +
+                   " on run in a later wave here: a wait on one of them cannot end; on the device a core that "
+                   "frees up may start it)";
+        ReportStuck(s, why.c_str());
+    }
 }
 
 // Blocks the current core until ready() holds. Caller holds the lock `lk` on s.mu.
-void WaitLocked(std::unique_lock<std::mutex> &lk, const std::string &what, std::function<bool()> ready)
+void WaitLocked(std::unique_lock<std::mutex> &lk, const std::string &what, std::function<bool()> ready,
+                const int32_t *word = nullptr, const std::string &wordNote = std::string())
 {
     LaunchShared &s = *t_ctx->shared;
     if (ready()) return;
@@ -208,6 +229,8 @@ void WaitLocked(std::unique_lock<std::mutex> &lk, const std::string &what, std::
     me.blocked = true;
     me.ready = std::move(ready);
     me.what = what;
+    me.word = word;
+    me.wordNote = wordNote;
     ++s.blocked;
     CheckAllBlockedLocked(s);
     // Waits in slices so that a stopped launch (a fault elsewhere, a cancel) ends promptly.
@@ -676,6 +699,9 @@ void InterBlockSync(bool set, bool aivOnly, const int32_t *gm, uint64_t gmElems,
         Fail(api, "ubWorkspace holds %llu int32; the poll copies a 32-byte block (8 int32)",
              (unsigned long long)ubElems);
     CheckLocal(api, "ubWorkspace", Buf::UB, ub, 32);
+    if (LocalOffset(Buf::UB, ub) % 32 != 0)
+        Fail(api, "ubWorkspace address UB+%llu is not 32-byte aligned: the poll is a DataCopy of a 32-byte block",
+             (unsigned long long)LocalOffset(Buf::UB, ub));
     if (c.tpipe == nullptr) Fail(api, "needs a TPipe: it takes its MTE2_S / S_MTE3 event ids from GetTPipePtr()");
 
     // The Atlas A2 sequence: PipeBarrier<PIPE_ALL>; poll (DataCopy GM->UB, MTE2 -> S, scalar read)
@@ -686,17 +712,19 @@ void InterBlockSync(bool set, bool aivOnly, const int32_t *gm, uint64_t gmElems,
     RaceBarrierAll();
     LaunchShared &s = *c.shared;
     std::unique_lock<std::mutex> lk(s.mu);
-    char what[192];
-    std::snprintf(what, sizeof what,
-                  "%s(blockIdx %d, eventID %d) for its gmWorkspace slot %p to hold %d (it holds %d%s)", api, blockIdx,
-                  eventID, static_cast<void *>(slot), want, __atomic_load_n(slot, __ATOMIC_ACQUIRE),
-                  set ? ": the slot's last IBSet was not IBWait-ed" : ": no IBSet of the slot");
-    WaitLocked(lk, what, [slot, want] { return __atomic_load_n(slot, __ATOMIC_ACQUIRE) == want; });
-    // The write that made the slot ready (none: the host or a plain kernel write did).
+    char what[160];
+    std::snprintf(what, sizeof what, "%s(blockIdx %d, eventID %d) for its gmWorkspace slot %p to hold %d", api,
+                  blockIdx, eventID, static_cast<void *>(slot), want);
+    WaitLocked(
+        lk, what, [slot, want] { return __atomic_load_n(slot, __ATOMIC_ACQUIRE) == want; }, slot,
+        set ? ": the slot's last IBSet was not IBWait-ed" : ": no IBSet of the slot");
+    // The write that made the slot ready: the last call's write if it wrote the value waited for
+    // (else the host or a plain kernel write did, after it: no ordering and no hand-over to time).
     LaunchStop::SlotWrite before;
     auto it = s.stop->slotWrites.find(slot);
-    if (it != s.stop->slotWrites.end()) before = it->second;
-    const bool timed = it != s.stop->slotWrites.end() && g_timing;
+    const bool handOver = it != s.stop->slotWrites.end() && it->second.value == want;
+    if (handOver) before = it->second;
+    const bool timed = handOver && g_timing;
     if (timed) TimeSlotHold(before.timeId, api, eventID);
     TimeGmRead(Pipe::MTE2, slot, 1, 32, 32, set ? "IBSet poll" : "IBWait poll");
     Count(Pipe::MTE2, 32);
@@ -713,6 +741,7 @@ void InterBlockSync(bool set, bool aivOnly, const int32_t *gm, uint64_t gmElems,
     if (g_raceCheck) RaceGmAcquire(before.clock, 0 /* PIPE_S: every later instruction */);
     LaunchStop::SlotWrite mine;
     mine.timeId = TimeSlotId();
+    mine.value = 1 - want;
     if (g_raceCheck) mine.clock = RaceGmPublish(6 /* PIPE_ALL */);
     s.stop->slotWrites[slot] = mine;
     __atomic_store_n(slot, 1 - want, __ATOMIC_RELEASE);

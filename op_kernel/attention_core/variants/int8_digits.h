@@ -48,8 +48,10 @@ __aicore__ inline void Int8DigitUnits(const AscendC::LocalTensor<float> &unit, c
         AscendC::PipeBarrier<PIPE_V>();
     }
     for (uint32_t c0 = 64; c0 < cols; c0 += 64) {  // one repeat per row
-        const AscendC::LocalTensor<float> src = fold && c0 == 64 ? x : mag;
-        AscendC::Max(mag, src, src[c0], 64, rep, AscendC::BinaryRepeatParams(1, 1, 1, stride, stride, stride));
+        // where the first fold read x, mag holds only its first 64 columns: the rest come from x
+        const AscendC::LocalTensor<float> acc = fold && c0 == 64 ? x : mag;
+        const AscendC::LocalTensor<float> next = fold ? x[c0] : mag[c0];
+        AscendC::Max(mag, acc, next, 64, rep, AscendC::BinaryRepeatParams(1, 1, 1, stride, stride, stride));
         AscendC::PipeBarrier<PIPE_V>();
     }
     // 64 -> 8 per row, then 8 -> 1
@@ -100,8 +102,9 @@ __aicore__ inline void Int8DigitRowSums(const AscendC::LocalTensor<float> &sum, 
         AscendC::PipeBarrier<PIPE_V>();
     }
     for (uint32_t c0 = 64; c0 < cols; c0 += 64) {
-        const AscendC::LocalTensor<float> src = c0 == 64 ? x : fold;
-        AscendC::Add(fold, src, src[c0], 64, rep, AscendC::BinaryRepeatParams(1, 1, 1, stride, stride, stride));
+        // fold holds only its first 64 columns: the rest come from x
+        AscendC::Add(fold, c0 == 64 ? x : fold, x[c0], 64, rep,
+                     AscendC::BinaryRepeatParams(1, 1, 1, stride, stride, stride));
         AscendC::PipeBarrier<PIPE_V>();
     }
     AscendC::BlockReduceSum(blocks, fold, static_cast<int32_t>(rows), 64, 1, 1, stride);

@@ -21,6 +21,7 @@ extern "C" void int8_digit_vector(GM_ADDR x, GM_ADDR unit, GM_ADDR sHi, GM_ADDR 
                                   GM_ADDR s);
 extern "C" void int8_digit_block(GM_ADDR qd, GM_ADDR pd, GM_ADDR k, GM_ADDR v, GM_ADDR s, GM_ADDR o);
 extern "C" void int8_digit_rows(GM_ADDR x, GM_ADDR prod, GM_ADDR unit, GM_ADDR slot, GM_ADDR s);
+extern "C" void int8_digit_folds(GM_ADDR x, GM_ADDR out, GM_ADDR cfg);
 extern "C" void int8_query_digits(GM_ADDR query, GM_ADDR scale, GM_ADDR region, GM_ADDR tiling);
 extern "C" void int8_digit_cube(GM_ADDR qd, GM_ADDR kv, GM_ADDR pd, GM_ADDR shape, GM_ADDR s, GM_ADDR o);
 extern "C" void int8_digit_softmax(GM_ADDR sProd, GM_ADDR rUnits, GM_ADDR slot, GM_ADDR stats);
@@ -339,6 +340,38 @@ void Int8DigitRows()
     for (void *p : {static_cast<void *>(x), static_cast<void *>(unit), static_cast<void *>(s),
                     static_cast<void *>(prod), static_cast<void *>(slot)})
         AscendC::GmFree(p);
+}
+
+// The digit helpers' row folds (int8_digits.h) at 64-256 columns: the units (with and without
+// nonNegative) and the row sums against the host's, on rows x >= 0 whose largest value sits in
+// the last column.
+void Int8DigitFolds()
+{
+    constexpr int R = 8;
+    constexpr float QMAX = 32639.0f;
+    int bad = 0;
+    for (int C : {64, 128, 192, 256}) {
+        float *x = Alloc<float>(R * C), *out = Alloc<float>(5 * 64);
+        auto *cfg = Alloc<uint32_t>(8);
+        cfg[0] = static_cast<uint32_t>(C);
+        for (int r = 0; r < R; ++r)
+            for (int c = 0; c < C; ++c)
+                x[r * C + c] = static_cast<float>((c * 7 + r) % 13) + (c == C - 1 ? 50.0f + r : 0.0f);
+        AscendC::SetKernelMode(KernelMode::AIV_MODE);
+        ICPU_RUN_KF(int8_digit_folds, 1, x, out, cfg);
+        for (int r = 0; r < R; ++r) {
+            float amax = 0.0f, sum = 0.0f;
+            for (int c = 0; c < C; ++c) {
+                amax = std::fmax(amax, x[r * C + c]);
+                sum += x[r * C + c];
+            }
+            const float u = amax * (1.0f / QMAX);
+            bad += out[r] != u || out[128 + r] != u || out[64 + r] != QMAX / amax || out[192 + r] != QMAX / amax;
+            bad += out[256 + r] != sum;
+        }
+        for (void *p : {static_cast<void *>(x), static_cast<void *>(out), static_cast<void *>(cfg)}) AscendC::GmFree(p);
+    }
+    Report("int8_digit_folds", bad);
 }
 
 // The query digits of a core's items (int8_query_digits.h): B x Nkv x G rows of D, units from
@@ -705,6 +738,7 @@ int main()
     Int8DigitBlock();
     Int8DigitVector();
     Int8DigitRows();
+    Int8DigitFolds();
     Int8QueryDigits();
     Int8DigitCube();
     Int8DigitChain();

@@ -2,7 +2,9 @@
 // vector core to another through a slot, ordered or not, and the misuses the emulator reports
 // (a wait no core ends, a slot outside the workspace, a short ubWorkspace). Run as
 // `ib_sync_tests <case>` by test_ib_sync.py; a case prints "DONE <case>" when its kernel ran clean.
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "race_case_main.h"
 
@@ -250,6 +252,105 @@ void ub_workspace_too_small()
     GmFree(ws);
 }
 
+// Block 0 writes `v` into `slot` with a plain DataCopy after a while (another core of the
+// launch is by then blocked in its IBWait or SyncAll).
+void PlainSlotWrite(const GlobalTensor<int32_t> &slot, Tiles &t, int32_t v)
+{
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    LocalTensor<int32_t> w = t.data.Get<int32_t>();
+    Duplicate(w, v, 8);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    DataCopy(slot, w, 8);
+    PipeBarrier<PIPE_ALL>();
+}
+
+// A slot made ready by a plain kernel write releases its IBWait, also when the writer then
+// blocks (here in SyncAll) before the waiter looked again: no core is stuck.
+void plain_write_releases_wait()
+{
+    int32_t *ws = NewSync(2 * 8);
+    Run(emu::CoreMix::AIV_ONLY, 2, [=] {
+        GlobalTensor<int32_t> s;
+        s.SetGlobalBuffer(ws, 16);
+        Tiles t;
+        if (GetBlockIdx() == 0) {
+            PlainSlotWrite(s, t, 1);
+        } else {
+            IBWait(s, t.poll.Get<int32_t>(), 0, 0);
+        }
+        SyncAll<true>();
+    });
+    GmFree(ws);
+}
+
+// Block 0 writes data and IBSet's the slot, block 1 IBWait's it (the slot is 0 again); then
+// block 2, never ordered after block 0, sets the slot with a plain write, and block 3's IBWait
+// passes on that write and reads block 0's data: a race (the slot's earlier hand-over orders
+// nothing for block 3).
+void stale_handover_orders_nothing()
+{
+    float *data = static_cast<float *>(GmAlloc(N * sizeof(float)));
+    int32_t *ws = NewSync(4 * 8);
+    Run(emu::CoreMix::AIV_ONLY, 4, [=] {
+        GlobalTensor<float> g;
+        g.SetGlobalBuffer(data, N);
+        GlobalTensor<int32_t> s;
+        s.SetGlobalBuffer(ws, 32);
+        Tiles t;
+        LocalTensor<int32_t> ub = t.poll.Get<int32_t>();
+        LocalTensor<float> v = t.data.Get<float>();
+        const int64_t b = GetBlockIdx();
+        if (b == 0) {
+            Duplicate(v, 1.0f, N);
+            SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+            WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+            DataCopy(g, v, N);
+            IBSet(s, ub, 0, 0);
+        } else if (b == 1) {
+            IBWait(s, ub, 0, 0);
+        } else if (b == 2) {
+            PlainSlotWrite(s, t, 1);
+        } else {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            IBWait(s, ub, 0, 0);
+            DataCopy(v, g, N);
+            PipeBarrier<PIPE_ALL>();
+        }
+    });
+    GmFree(data);
+    GmFree(ws);
+}
+
+// The poll is a DataCopy of a 32-byte block: ubWorkspace must start 32-byte aligned.
+void ub_workspace_misaligned()
+{
+    int32_t *ws = NewSync(8);
+    Run(emu::CoreMix::AIV_ONLY, 1, [=] {
+        GlobalTensor<int32_t> s;
+        s.SetGlobalBuffer(ws, 8);
+        Tiles t;
+        IBSet(s, t.data.Get<int32_t>()[1], 0, 0);
+    });
+    GmFree(ws);
+}
+
+// Block 0 waits for block 48, which runs in the second wave here: reported as a deadlock that
+// says so.
+void wait_on_later_wave()
+{
+    constexpr uint32_t blocks = 49;
+    int32_t *ws = NewSync(blocks * 8);
+    Run(emu::CoreMix::AIV_ONLY, blocks, [=] {
+        GlobalTensor<int32_t> s;
+        s.SetGlobalBuffer(ws, blocks * 8);
+        Tiles t;
+        if (GetBlockIdx() == 0) IBWait(s, t.poll.Get<int32_t>(), 48, 0);
+        if (GetBlockIdx() == 48) IBSet(s, t.poll.Get<int32_t>(), 48, 0);
+    });
+    GmFree(ws);
+}
+
 // A wait no core can end in FaultMode kRaise ends the launch with LaunchFault naming the call;
 // the process survives and its next launch runs.
 void deadlock_in_raise_mode_survives()
@@ -286,6 +387,10 @@ int main(int argc, char **argv)
         {"slot_outside_allocation", slot_outside_allocation},
         {"ub_workspace_too_small", ub_workspace_too_small},
         {"deadlock_in_raise_mode_survives", deadlock_in_raise_mode_survives},
+        {"plain_write_releases_wait", plain_write_releases_wait},
+        {"stale_handover_orders_nothing", stale_handover_orders_nothing},
+        {"ub_workspace_misaligned", ub_workspace_misaligned},
+        {"wait_on_later_wave", wait_on_later_wave},
     };
     return race_cases::Main("ib_sync_tests", cases, argc, argv);
 }

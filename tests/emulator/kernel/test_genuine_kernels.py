@@ -32,6 +32,7 @@ def test_genuine_kernels_compute_the_reference_with_the_race_checker_on(emu_buil
         "int8_digit_block",
         "int8_digit_vector",
         "int8_digit_rows",
+        "int8_digit_folds",
         "int8_query_digits",
         "int8_digit_cube",
         "int8_digit_chain",

@@ -16,6 +16,7 @@ CLEAN = [
     "aic_is_a_no_op",
     "mix_slots_of_every_vector_core",  # isAIVOnly = false: GetBlockNum() * 2 slots per event
     "across_waves",  # a block of the second wave waits for one of the first
+    "plain_write_releases_wait",  # a plain kernel write of the slot, its writer then in SyncAll
 ]
 
 RACES = {
@@ -27,6 +28,8 @@ RACES = {
         "aiv1.0",
     ],
     "reuse_without_ack": ["256-byte allocation", "with no cross-core ordering in between", "aiv0.0", "aiv1.0"],
+    # the slot's earlier IBSet / IBWait pair orders nothing for a wait a plain write released
+    "stale_handover_orders_nothing": ["aiv3.0", "which pipe MTE3 of aiv0.0 wrote", "with no cross-core ordering"],
 }
 
 MISUSES = {
@@ -50,6 +53,13 @@ MISUSES = {
         "(+32 bytes) is not inside any device allocation",
     ],
     "ub_workspace_too_small": ["IBSet on aiv0.0", "ubWorkspace holds 4 int32; the poll copies a 32-byte block"],
+    "ub_workspace_misaligned": ["IBSet on aiv0.0", "ubWorkspace address UB+4 is not 32-byte aligned"],
+    "wait_on_later_wave": [
+        "deadlock in kernel ib_sync",
+        "(blocks from 48 on run in a later wave here",
+        "aiv0.0 waits in IBWait(blockIdx 48, eventID 0)",
+        "(it holds 0: no IBSet of the slot)",
+    ],
 }
 
 
