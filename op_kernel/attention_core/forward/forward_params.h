@@ -57,8 +57,9 @@ constexpr uint32_t ZERO_FRACTAL_BYTES = 512;
 
 // The core's compile-time modes travel in the tiling key next to the operator's dtype key
 // (0-2): lazy P.V (ForwardParams::lazyO), the PFA mask summary (MaskBandParams::maskSummary)
-// and K/V staged in Nz order (ForwardParams::kvNz, 16-bit types only). The kernel entry instantiates the core once per key, so every stage reads as
-// one straight path for its mode instead of branching on it at run time.
+// and K/V staged in Nz order (ForwardParams::kvNz, 16-bit types only). The kernel entry
+// instantiates the core once per key, so every stage reads as one straight path for its mode
+// instead of branching on it at run time.
 // The host computes the key with ForwardTilingKey; each entry tests literal keys that its
 // *_tiling_data.h defines as macros, because CANN's kernel compiler collects an entry's keys by
 // matching `g_tilingKey == (<integer>` in the preprocessed source (TILING_KEY_IS(k) is
@@ -110,8 +111,9 @@ struct ForwardParams {
     uint32_t lazyO;     // 1: lazy P.V (above; the tiling key's mode); needs headDim <= dChunk and L0C for S + acc
     uint32_t vecSBufs;  // S buffers per vector core: 2 loads the next sub-block's S during this one's softmax
     // Lazy P.V: Q.K^T runs in row chunks of sChunk rows (a multiple of 16; L0C holds the
-    // blockQ x D accumulator next to two S chunks), so q-blocks of up to 192 rows (384 at D = 64, P.V in two
-    // row parts above 240 rows: forward_layout.h PvPartRows) share each K/V load. A vector core takes its rowsPerVec rows of a key block in sub-blocks of vecRows rows
+    // blockQ x D accumulator next to two S chunks), so q-blocks of up to 192 rows (384 at
+    // D = 64, P.V in two row parts above 240 rows: forward_layout.h PvPartRows) share each K/V
+    // load. A vector core takes its rowsPerVec rows of a key block in sub-blocks of vecRows rows
     // (a multiple of 8; UB holds the O accumulator for all of them, the S/P buffers for one).
     uint32_t sChunk;
     uint32_t vecRows;
