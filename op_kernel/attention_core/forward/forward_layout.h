@@ -88,7 +88,7 @@ __aicore__ inline uint64_t ForwardCubeL1Bytes(uint32_t bq, uint32_t c, uint32_t 
            ZERO_FRACTAL_BYTES;
 }
 
-// Lazy P.V's rows of P per L0A pass (forward_cube.h AccumulatePV): the whole q-block up to
+// Lazy P.V's rows of P per L0A pass (forward_cube_pv.h AccumulatePV): the whole q-block up to
 // PV_WHOLE_MAX_ROWS, above it two row parts (the first PvPartRows rows, a multiple of 16), each
 // with its own accumulator in L0C. P of a whole 224-row q-block, 128 keys wide, fills L0A beside
 // the Q chunks at D = 64; in two parts the q-block is held by L0C alone (384 rows at D = 64:

@@ -52,7 +52,7 @@ constexpr uint32_t CTRL_LINE_WORDS = 16;                // int32 words per 64-by
 constexpr uint32_t CTRL_LINES = WS_SLOTS * 3;
 // After the control lines, a fractal of zeros (each vector core writes its half before its
 // first P), which the cube copies into L1 once and from there into the P rows of L0A that a
-// diagonal tile's P leaves out (forward_cube.h AccumulatePV).
+// diagonal tile's P leaves out (forward_cube_pv.h AccumulatePV).
 constexpr uint32_t ZERO_FRACTAL_BYTES = 512;
 
 // The core's compile-time modes travel in the tiling key next to the operator's dtype key
@@ -131,7 +131,7 @@ struct ForwardParams {
     // member); bit 4 (UNITS_TAIL_FIRST) makes the short q-block a head's first.
     uint32_t foldQBlocks;
     // With K/V pairs (kvNzPairs): 1 where the next S's pair load goes ahead of P's load
-    // (forward_cube.h AccumulatePV; the host sets it under a band).
+    // (forward_cube_pv.h AccumulatePV; the host sets it under a band).
     uint32_t kvPairFirst;
     uint64_t unitCount;
     uint64_t coreUnitStart[MAX_CORES + 1];
