@@ -181,8 +181,10 @@ void ReportStuck(LaunchShared &s, const char *why)
                           c.block, c.kind == kAic ? "" : (c.sub ? ".1" : ".0"), w.what.c_str());
             report += line;
             if (w.word != nullptr) {
-                std::snprintf(line, sizeof line, " (it holds %d%s)", __atomic_load_n(w.word, __ATOMIC_ACQUIRE),
-                              w.wordNote.c_str());
+                // the note explains the other of the two values the calls write, not any other
+                const int32_t held = __atomic_load_n(w.word, __ATOMIC_ACQUIRE);
+                std::snprintf(line, sizeof line, " (it holds %d%s)", held,
+                              held == 0 || held == 1 ? w.wordNote.c_str() : ": neither 0 nor 1, written by no call");
                 report += line;
             }
         }
