@@ -161,6 +161,11 @@ public:
         bool ok = Seek(c, split_.Begin(core_));
         if (ok) {
             OwnThrough(c);
+            // The first block's mask rows before its S arrives, as Prefetch issues every later
+            // block's: the mask's Apply would load them behind the S rows.
+            if (c.rows != 0) {
+                LoadMask(c.u, {c.u.q0 + c.rowOff, SubRows(0, c.rows), UnitBlockAt(c.u, p_->blockKv, c.j)});
+            }
         }
         while (ok) {
             // A deferred finish must run before its unit's statistics set is reused, and before
