@@ -64,7 +64,7 @@ public:
             // copies it unchanged, and not where K pairs with V in one staged copy. Also beside
             // a mask prepass (the summary): only the vector cores read it (modelled PFA causal B2
             // N16 S2K D128 with the summary 174.7 -> 172.2 us).
-            early_ = score.KeyScale() == 1.0f;
+            early_ = kvNz_.EarlyS(score.KeyScale(), LAZY_PV);
         }
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         const ForwardWorkspace wl = ForwardWorkspaceLayout(p->wsSlotS, p->wsSlotP, p->wsSlotO);
@@ -88,7 +88,6 @@ public:
         // L1: Q, P, K and V per copy, or Q per copy, one P and the K/V pairs (their total is
         // ForwardCubeL1Bytes, forward_layout.h).
         kvPairs_ = !LAZY_PV ? 0 : KV_NZ ? p->kvNzPairs : kv_.KvPairCopies();
-        early_ = early_ && kvPairs_ == 0;
         // with K not staged every S reads the caller's K: all S blocks ahead of P.V go out first
         earlyBlocks_ = KV_NZ && p->kvNz == KV_NZ_V_ONLY && p->kvNzOwnRows == 0 ? WS_SLOTS - 1 : 1;
         // lazy P.V with K and V apart: the K/V cache's tiles where the host planned them; then
@@ -201,7 +200,7 @@ private:
             for (; k < earlyBlocks_ && sOk; ++k) {
                 sOk = StepS(s, gS);
             }
-            AscendC::SyncAll<false>();
+            AscendC::CrossCoreWaitFlag(FLAG_KV_STAGED);  // kv_nz.h StagedSignal: not the SyncAll
             staged_ = true;
         }
         for (; k < ahead && sOk; ++k) {
@@ -727,7 +726,7 @@ private:
     int8_t flushedWord_[WS_SLOTS] = {-1, -1, -1, -1};
     static_assert(WS_SLOTS == 4, "flushedWord_'s initialiser names every slot");
     bool zeroLoaded_ = false;  // the zero fractal is in zeroL1_
-    // K/V staged (KV_NZ): the first S block may go out before the staging's SyncAll (early_),
+    // K/V staged (KV_NZ): the first S block may go out before the staging is done (early_),
     // from the caller's K rows (all WS_SLOTS - 1 blocks ahead of it with K staged too: modelled
     // B1 N8/2 S2K causal 51.1 -> 52.5 us); with only V staged every S reads those rows anyway,
     // and all WS_SLOTS - 1 go ahead (earlyBlocks_).

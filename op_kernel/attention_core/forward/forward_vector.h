@@ -126,7 +126,13 @@ public:
             mask_.Prepare(accBuf_.Get<uint8_t>(), p_->rowsPerVec * p_->headDimAlign * 4, AscendC::GetBlockIdx(),
                           p_->usedCores * 2);
         }
-        if constexpr (Variant::Mask::HasPrepass() || KV_NZ) {
+        if constexpr (KV_NZ) {
+            if (kvNz_.EarlyS(score_.KeyScale(), LAZY_PV)) {  // the cube is not in the barrier (kv_nz.h)
+                kvNz_.StagedSignal();
+            } else {
+                AscendC::SyncAll<false>();
+            }
+        } else if constexpr (Variant::Mask::HasPrepass()) {
             AscendC::SyncAll<false>();
         }
         if constexpr (KV_NZ) {  // this core's other regions: staged by its two vector cores from here on
@@ -155,6 +161,11 @@ public:
         bool ok = Seek(c, split_.Begin(core_));
         if (ok) {
             OwnThrough(c);
+            // The first block's mask rows before its S arrives, as Prefetch issues every later
+            // block's: the mask's Apply would load them behind the S rows.
+            if (c.rows != 0) {
+                LoadMask(c.u, {c.u.q0 + c.rowOff, SubRows(0, c.rows), UnitBlockAt(c.u, p_->blockKv, c.j)});
+            }
         }
         while (ok) {
             // A deferred finish must run before its unit's statistics set is reused, and before

@@ -55,6 +55,28 @@ template <typename T> struct KvNz {
         return (region * (p_->headDimAlign / 16) * p_->kvNzRows + token) * 16;
     }
 
+    // Whether the cube's first S blocks go out during the staging, from the caller's K rows
+    // (forward_cube.h Run): only where the staging copies K unchanged (keyScale 1) and K does
+    // not pair with V in one staged copy (lazy P.V's kvNzPairs). Then the cube does not join
+    // the staging's SyncAll: the vector cores meet among themselves and each tells its own cube
+    // (StagedSignal), so neither side waits for the other's start (the cube's first S, the
+    // vector cores' staging).
+    __aicore__ inline bool EarlyS(float keyScale, bool lazyPv) const
+    {
+        return keyScale == 1.0f && (!lazyPv || p_->kvNzPairs == 0);
+    }
+
+    // Vector cores, EarlyS: every vector core's staging is done (a barrier of the launch's
+    // vector cores), then this core's cube may read the staged regions (FLAG_KV_STAGED, which
+    // the cube waits for once before its per-region waits). The barrier's flag id is the same
+    // number: the vector cores never wait for FLAG_KV_STAGED from the cube.
+    __aicore__ inline void StagedSignal() const
+    {
+        AscendC::CrossCoreSetFlag<0, PIPE_MTE3>(FLAG_KV_STAGED);
+        AscendC::CrossCoreWaitFlag(FLAG_KV_STAGED);
+        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_KV_STAGED);
+    }
+
     // Whether tensor (0: K, 1: V) is staged.
     __aicore__ inline bool Staged(uint32_t tensor) const
     {
