@@ -18,7 +18,6 @@
 #include "emu/soc.h"
 #include "emu/timing.h"
 #include "launch_shared.h"
-#include "timing/launch_timing.h"
 
 namespace emu {
 
