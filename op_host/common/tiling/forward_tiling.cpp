@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <tuple>
 
 namespace fa_host {
@@ -458,6 +459,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     // over the cores.
     // Per q-block size the plain and the folded order of a head's q-blocks; the folded one
     // where its planned makespan is smaller (a causal mask's q-blocks differ in cost).
+    std::map<uint32_t, std::vector<uint32_t>> deals;  // per q-block size tried, its causal GQA deal
     ChooseQBlock(maxRows, p, [&](AttentionCore::ForwardParams &t, uint32_t &cores) {
         t.unitCount = uint64_t(t.batch) * t.numHeads * t.qBlocksPerHead;
         cores = SplitCores(budget.aicNum, t.unitCount);
@@ -550,18 +552,12 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
             if (span * 100 >= ranges * DEAL_MARGIN_PCT) return ranges;
             t.foldQBlocks = AttentionCore::UNITS_TABLE;
             std::copy(starts, starts + cores + 1, t.coreUnitStart);
+            deals[t.blockQ] = std::move(order);
             return span;
         }
         return chosen.first;
     });
-    if ((p.foldQBlocks & AttentionCore::UNITS_TABLE) != 0) {  // the chosen q-block's deal, again
-        AttentionCore::ForwardParams c = p;
-        PlanKvGeometry(prob, budget, wideLazy, c);
-        AttentionCore::ForwardParams d = p;
-        d.foldQBlocks = 0;
-        uint64_t starts[AttentionCore::MAX_CORES + 1] = {};
-        DealGroups(KvCacheModel{prob, d, mask, c.kvCacheTiles, c.l1Bufs}, p.usedCores, *unitOrder, starts);
-    }
+    if ((p.foldQBlocks & AttentionCore::UNITS_TABLE) != 0) *unitOrder = std::move(deals.at(p.blockQ));
 
     PlanKvGeometry(prob, budget, wideLazy, p);
     PlanKvNzOwn(p, prob.dtypeBytes, UsableUb(budget));
