@@ -550,3 +550,8 @@ def test_long_staging_pass_takes_chunks_through_the_s_buffers(plan):
     assert long_pass["rowsPerVec"] == 96 and long_pass["vecRows"] == 48 and long_pass["kvNzChunk"] == 96
     assert short_pass["kvNz"] == 1 and short_pass["kvNzChunk"] == 48
     assert own["kvNzOwnRows"] != 0 and own["kvNzChunk"] == 32
+    # test_kernel_matches_golden.py STAGING_MODE_SHAPES: 72 rows per vector core in 40-row
+    # sub-blocks, 64-row chunks where the accumulator and tmp hold 32
+    (golden,) = plan(problem(n=12, nkv=12, sq=576, skv=2048, mask=1))
+    assert golden["kvNz"] == 1 and golden["kvNzOwnRows"] == 0 and golden["usedCores"] == 24
+    assert golden["rowsPerVec"] == 72 and golden["vecRows"] == 40 and golden["kvNzChunk"] == 64
