@@ -48,7 +48,8 @@ void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seq
     const uint64_t rows = AlignUp(seqRows, 16) + 16;
     const AttentionCore::ForwardVectorUb ub = AttentionCore::ForwardVectorUbLayout(
         p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs);
-    // Two copies of a chunk in each of the accumulator and tmp (kv_nz.h's staging pass).
+    // Two copies of a chunk in each of the accumulator and tmp (kv_nz.h's staging pass; PlanKvNzChunk
+    // may take larger chunks through the S buffers).
     const uint64_t chunk = std::min<uint64_t>(240, std::min(ub.acc, ub.tmp) / 2 / (dp * dtypeBytes)) / 16 * 16;
     const uint64_t bytes = 2 * uint64_t(p.numKvHeads) * batches * dp * rows * dtypeBytes;
     if (dtypeBytes != 2 || p.headDim % 16 != 0 || reuse < 4 || rows > 65535 || chunk < 16 || bytes > KV_NZ_MAX_BYTES) {
@@ -108,6 +109,21 @@ void PlanKvNzOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t 
     const uint64_t free = ubBytes > used + zeros ? ubBytes - used - zeros : 0;
     const uint64_t rows = std::min<uint64_t>(KV_NZ_OWN_MAX_ROWS, free / (3 * p.headDimAlign * dtypeBytes)) / 16 * 16;
     if (rows >= 16) p.kvNzOwnRows = static_cast<uint32_t>(rows);
+}
+
+void PlanKvNzChunk(AttentionCore::ForwardParams &p, uint32_t dtypeBytes)
+{
+    if (p.kvNz == 0 || p.kvNzOwnRows != 0 || p.usedCores == 0) return;
+    // The pass's bytes per vector core (every region before the barrier: no per-core staging).
+    const uint64_t tensors = p.kvNz == AttentionCore::KV_NZ_BOTH ? 2 : 1;
+    const uint64_t bytes = tensors * p.numKvHeads * p.kvNzBatches * uint64_t(p.kvNzRows) * p.headDimAlign * dtypeBytes;
+    if (bytes / (2ull * p.usedCores) < KV_NZ_LONG_PASS_BYTES) return;
+    const AttentionCore::ForwardVectorUb ub = AttentionCore::ForwardVectorUbLayout(
+        p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs);
+    const uint64_t chunk =
+        std::min<uint64_t>(240, AttentionCore::KvStagingBytes(ub) / 2 / (uint64_t(p.headDimAlign) * dtypeBytes)) / 16 *
+        16;
+    if (chunk > p.kvNzChunk) p.kvNzChunk = static_cast<uint32_t>(chunk);
 }
 
 void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy)

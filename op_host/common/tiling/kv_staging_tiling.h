@@ -39,6 +39,17 @@ void PlanKvNzValueOnly(AttentionCore::ForwardParams &p, uint64_t headRuns, uint6
 // (ubBytes, the API's reserve taken off) holds three staging chunks of 16 rows or more beside the
 // vector stage's buffers. Call after the work split and PlanKvNz.
 void PlanKvNzOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes);
+// Larger chunks of the K/V staging pass (ForwardParams::kvNzChunk) where it stages every region
+// before the barrier and moves at least KV_NZ_LONG_PASS_BYTES per vector core: the Nz copies
+// then go into the S buffers where those hold more than tmp (forward_layout.h KvStagingBytes),
+// and each chunk's DMA start (~198 cycles on its load and again on its store) is paid for twice
+// the rows (D = 128 with two 48-row S buffers: 96-row chunks, not 48). Modelled B2 N16 S2K
+// causal 169.2 -> 168.0 us (the pass ~14 -> ~11 us), TND 6 x 1K 226.6 -> 224.9. Shorter passes
+// keep the smaller chunks: under the bandwidth ledger their larger HBM bursts shift the phases
+// the L2 serves first come, first served (B1 N1 S8K causal 88.5 -> 89.3 us with them). Call
+// last (after PlanKvNzOwn and PlanKvNzValueOnly).
+constexpr uint64_t KV_NZ_LONG_PASS_BYTES = 256 * 1024;
+void PlanKvNzChunk(AttentionCore::ForwardParams &p, uint32_t dtypeBytes);
 // Up to this head dim a forward plane takes one Q and P copy for another K/V cache tile pair
 // (PlanKvCache's oneCopy): PFA under a mask, varlen always. There the forward is bound by L2 well
 // above its critical path, and the tile pair's L2 saving is worth the unit starts it slows.

@@ -49,6 +49,18 @@ __aicore__ inline ForwardVectorUb ForwardVectorUbLayout(uint32_t r, uint32_t v, 
     return l;
 }
 
+// The K/V staging pass's scratch (kv_nz.h Prepare): it runs before the main loop, when no
+// buffer of the stage holds data yet, with the caller's rows in the accumulator and their Nz
+// copies in the S buffers where those are larger than tmp (two S buffers of 48-row sub-blocks
+// at D = 128: 96-row chunks, not 48); each holds two chunks. A chunk's DMA start (~198 cycles)
+// is paid once per chunk on the pass's loads and stores alike.
+__aicore__ inline bool KvStagingInS(const ForwardVectorUb &l) { return l.s > l.tmp; }
+__aicore__ inline uint32_t KvStagingBytes(const ForwardVectorUb &l)
+{
+    const uint32_t nz = KvStagingInS(l) ? l.s : l.tmp;
+    return l.acc < nz ? l.acc : nz;
+}
+
 // A core's forward workspace (ForwardParams::wsBytesPerCore), in byte offsets: WS_SLOTS S
 // slots, WS_SLOTS P slots, O_SLOTS O slots, the control lines, then the zero fractal.
 struct ForwardWorkspace {

@@ -66,6 +66,8 @@ public:
         const ForwardVectorUb ub =
             ForwardVectorUbLayout(r, v, c, dp, sizeof(T), sBufs_, p->hasSoftmaxStats != 0);  // forward_layout.h
         partRows_ = ub.partRows;
+        // the K/V staging's chunks larger than the accumulator and tmp hold (kv_staging_tiling.h PlanKvNzChunk)
+        stagingInS_ = KvStagingInS(ub) && 2ull * p->kvNzChunk * dp * sizeof(T) > (ub.acc < ub.tmp ? ub.acc : ub.tmp);
         // The finish's stores leave from the O-slot rows where its cast rows fit (and with the
         // statistics those too, which the layout sees to).
         asyncOut_ = ub.part >= r * dp * sizeof(T) + (p->hasSoftmaxStats != 0 ? 2 * AlignUp(r, 8) * 32 : 0);
@@ -115,12 +117,12 @@ public:
         // block (P load, P.V, Fixpipe) and of a unit's final sum overlap the softmax of the next
         // blocks, also the next unit's, instead of stalling this core. A unit keeps its softmax
         // statistics in its own set until it is finished (at most WS_SLOTS units are in flight).
-        if constexpr (KV_NZ) {  // K/V in Nz order for the cube (the accumulator and tmp are free scratch)
+        if constexpr (KV_NZ) {  // K/V in Nz order for the cube (the accumulator and tmp or S are free scratch)
             // per core: only every core's first region before the barrier (kv_nz.h)
             uint32_t first[MAX_CORES];
             const uint32_t count = p_->kvNzOwnRows != 0 ? kvNz_.FirstRegions(split_, first) : 0;
-            kvNz_.Prepare(accBuf_.Get<T>(), tmpBuf_.Get<T>(), AscendC::GetBlockIdx(), p_->usedCores * 2,
-                          score_.KeyScale(), p_->kvNzOwnRows != 0 ? first : nullptr, count);
+            kvNz_.Prepare(accBuf_.Get<T>(), stagingInS_ ? sBuf_.Get<T>() : tmpBuf_.Get<T>(), AscendC::GetBlockIdx(),
+                          p_->usedCores * 2, score_.KeyScale(), p_->kvNzOwnRows != 0 ? first : nullptr, count);
         }
         if constexpr (Variant::Mask::HasPrepass()) {  // the mask summary (the accumulator is free scratch)
             mask_.Prepare(accBuf_.Get<uint8_t>(), p_->rowsPerVec * p_->headDimAlign * 4, AscendC::GetBlockIdx(),
@@ -459,6 +461,7 @@ private:
     bool blockLast_[WS_SLOTS];
     uint64_t issued_ = 0, retired_ = 0, unitsSeen_ = 0;  // stream blocks softmaxed / folded; units decoded
     bool asyncOut_ = false;                              // the finish's stores leave from part_, unwaited
+    bool stagingInS_ = false;                            // the K/V staging pass converts into the S buffers
     bool finishInFlight_ = false;              // EVT_FINISH is set for stores from part_ the core has not waited for
     bool finishPending_ = false;               // RetireUpTo deferred the finish of a unit:
     uint32_t finishSet_ = 0, finishSlot_ = 0;  // its statistics set and last block's slot

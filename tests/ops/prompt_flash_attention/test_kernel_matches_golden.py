@@ -230,6 +230,9 @@ STAGING_MODE_SHAPES = [
     ("bf16", "BSH", 1, 8, 1, 300, 300, 144, True, None),  # groups of 8
     ("fp16", "BNSD", 1, 8, 2, 200, 450, 256, True, None),  # 40 rows per vector core, Skv > Sq
     ("bf16", "BSND", 2, 8, 2, 300, 300, 256, True, [300, 77]),  # a query length short
+    # a pass of >= 256 KiB per vector core: 64-row chunks through the S buffers (PlanKvNzChunk),
+    # where the accumulator and tmp hold 32; keys past the band staged too
+    ("fp16", "BNSD", 1, 12, 12, 576, 2048, 128, True, None),
 ]
 
 

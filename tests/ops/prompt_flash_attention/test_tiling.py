@@ -534,3 +534,24 @@ def test_no_table_without_gqa_or_a_band_or_at_d64(plan):
         problem(n=12, nkv=4, sq=1024, d=64, mask=1),
     ):
         assert p["foldQBlocks"] & 4 == 0 and p["order"] == []
+
+
+def test_long_staging_pass_takes_chunks_through_the_s_buffers(plan):
+    # The K/V staging pass before the barrier converts kvNzChunk rows per copy (kv_nz.h Prepare).
+    # Where it moves >= 256 KiB per vector core (kv_staging_tiling.h PlanKvNzChunk) the Nz copies
+    # go into the two 48-row S buffers (forward_layout.h KvStagingBytes): 96-row chunks, where the
+    # accumulator and tmp hold 48; a shorter pass (one head at S8K) and per-core staging keep them.
+    long_pass, short_pass, own = plan(
+        problem(b=2, n=16, nkv=16, sq=2048, skv=2048, mask=1),  # the sweep's causal B2 N16 S2K
+        problem(sq=8192, skv=8192, mask=1),
+        problem(b=2, n=16, nkv=16, sq=600, skv=200),
+    )
+    assert long_pass["kvNz"] == 1 and long_pass["kvNzOwnRows"] == 0
+    assert long_pass["rowsPerVec"] == 96 and long_pass["vecRows"] == 48 and long_pass["kvNzChunk"] == 96
+    assert short_pass["kvNz"] == 1 and short_pass["kvNzChunk"] == 48
+    assert own["kvNzOwnRows"] != 0 and own["kvNzChunk"] == 32
+    # test_kernel_matches_golden.py STAGING_MODE_SHAPES: 72 rows per vector core in 40-row
+    # sub-blocks, 64-row chunks where the accumulator and tmp hold 32
+    (golden,) = plan(problem(n=12, nkv=12, sq=576, skv=2048, mask=1))
+    assert golden["kvNz"] == 1 and golden["kvNzOwnRows"] == 0 and golden["usedCores"] == 24
+    assert golden["rowsPerVec"] == 72 and golden["vecRows"] == 40 and golden["kvNzChunk"] == 64

@@ -44,6 +44,7 @@ int main()
             fa_host::PlanMaskSummary(tiling);
             const uint64_t keyBlocks = p.unitCount * ((uint64_t(p.seqKv) + p.blockKv - 1) / p.blockKv);
             fa_host::PlanKvNzValueOnly(tiling.params, uint64_t(p.batch) * p.numHeads, keyBlocks, prob.hasMask, false);
+            fa_host::PlanKvNzChunk(tiling.params, prob.dtypeBytes);
         }
         std::printf("{\"ok\": %s, \"why\": \"%s\"", ok ? "true" : "false", why.c_str());
         if (ok) {
