@@ -318,6 +318,24 @@ def test_unmasked_staged_kv_takes_one_q_and_p_copy_for_more_cache_tiles(plan, sq
         assert p["kvCacheTiles"] == (6 if one else 5)
 
 
+@pytest.mark.parametrize(
+    "n,sq,d,mask",
+    [(8, 4096, 64, 0), (4, 8192, 64, 0), (16, 4096, 64, 1), (8, 2048, 128, 0), (16, 2048, 128, 0), (8, 1024, 128, 0)],
+)
+def test_kv_cache_takes_one_more_k_tile_where_l1_has_room(plan, n, sq, d, mask):
+    # the K/V cache's K tiles: its pairs, one more where L1 holds another K tile but no pair
+    # (B1 N8 S4K D64: 352-row q-blocks, 11 pairs and a 12th K tile; D = 128 176-row q-blocks
+    # with one Q and P copy: 6 pairs and a 7th K tile)
+    (p,) = plan(problem(n=n, sq=sq, skv=sq, d=d, mask=mask))
+    assert p["lazyO"] == 1 and p["kvNzPairs"] == 0 and p["kvCacheTiles"] >= 3
+    tile = p["blockKv"] * p["headDimAlign"] * 2
+    assert p["kvCacheKeyTiles"] - p["kvCacheTiles"] in (0, 1)
+    assert p["l1CacheBytes"] <= 512 * 1024
+    assert p["kvCacheKeyTiles"] == 16 or p["l1CacheBytes"] + tile > 512 * 1024
+    if (n, sq, d) == (8, 4096, 64):
+        assert (p["blockQ"], p["kvCacheTiles"], p["kvCacheKeyTiles"]) == (352, 11, 12)
+
+
 def test_smaller_ub_gives_smaller_blocks_and_none_fits_is_an_error(plan):
     big, small, none = plan(problem(sq=8192, n=8), problem(sq=8192, n=8, ub=96 * 1024), problem(ub=16 * 1024))
     assert small["ok"] and small["rowsPerVec"] < big["rowsPerVec"] and small["ubBytes"] <= 96 * 1024 - 8192
