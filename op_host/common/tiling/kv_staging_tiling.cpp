@@ -110,7 +110,18 @@ void PlanKvNzOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t 
     if (rows >= 16) p.kvNzOwnRows = static_cast<uint32_t>(rows);
 }
 
-void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy)
+void DropKvNz(AttentionCore::ForwardParams &p)
+{
+    p.kvNz = 0;
+    p.kvNzPairs = 0;
+    p.kvNzChunk = 0;
+    p.kvNzRows = 0;
+    p.kvNzSeq = 0;
+    p.kvNzBatches = 0;
+    p.kvNzOffset = 0;
+}
+
+void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy, bool unstaged)
 {
     // The K/V tiles L1 holds beside Q and P (forward_cube.h's cache; policies.h PlanKvReuse): a
     // unit that follows one of the same head whose keys its own start with (a causal head's
@@ -118,7 +129,7 @@ void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t 
     // K/V apart under lazy P.V only (the pairs fill L1 already).
     p.kvCacheTiles = 0;
     p.kvCacheKeyTiles = 0;
-    if (p.kvNz == 0 || p.lazyO == 0 || p.kvNzPairs != 0) return;
+    if ((p.kvNz == 0 && !unstaged) || p.lazyO == 0 || p.kvNzPairs != 0) return;
     auto most = [&](uint32_t bufs) {
         uint32_t tiles = 0;
         for (uint32_t t = p.l1Bufs + 1; t <= AttentionCore::KV_CACHE_MAX_TILES; ++t) {
