@@ -284,6 +284,9 @@ bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::
 // key blocks per unit (measured, below).
 constexpr uint64_t ONE_COPY_MAX_MASKED_UNITS_PER_CORE = 2;
 constexpr uint32_t ONE_COPY_MIN_KV_BLOCKS = 16;
+// Where PlanKvGeometry stages nothing at D <= 64 (measured, below): no mask, from
+// ONE_COPY_MIN_KV_BLOCKS key blocks per head and this many per core.
+constexpr uint64_t UNSTAGED_MIN_CORE_KEY_BLOCKS = 64;
 
 // DealGroups: at most this many units (its greedy looks every unit up on every core), taken
 // where it plans at least 1 % shorter than the contiguous ranges (as the TND deal).
@@ -385,8 +388,23 @@ void PlanKvGeometry(const ForwardProblem &prob, const CoreBudget &budget, bool w
     // path, and staging V (read once, written once, 2 B per element each) costs more L2 than the
     // cube's Nd2Nz of V's rows costs time (modelled B1 N8 S4K D64 253.1 -> 251.9 us, B4 N8 S2K
     // 251.5 -> 249.1, B1 N16 S4K causal 267.6 -> 265.2, B1 N32 S1K 67.3 -> 66.1: the shorter
-    // staging also starts the main loop earlier). K stays staged: its scale is folded in there.
+    // staging also starts the main loop earlier). K stays staged where its scale folded in there
+    // keeps the vector cores' scale pass off their critical path. Without a mask, from
+    // ONE_COPY_MIN_KV_BLOCKS key blocks per head and UNSTAGED_MIN_CORE_KEY_BLOCKS per core, the
+    // plane is bound by L2 well above its critical path, and K's staging (read and written once
+    // more) costs more than the scale pass and the cube's Nd2Nz of K's rows: nothing is staged
+    // and the K/V cache takes the caller's rows (B1 N8 S4K D64 247.4 -> 246.2 us, B4 N8 S2K
+    // 248.3 -> 245.9, B2 N8 S2K 125.6 -> 124.4, B1 N32 S4K 978.9 -> 974.1, B1 N16/4 S4K 489.7 ->
+    // 489.1). Not with fewer blocks (B1 N32 S1K 66.1 -> 70.3 us, B1 N8 S2K 64.2 -> 65.8: the
+    // vector cores bind) nor under a mask (causal B1 N8 S4K 139.1 -> 141.1, B1 N16/4 S4K 257.6
+    // -> 265.1; B1 N16 S4K 258.8 -> 256.4 is the only masked shape measured faster).
     PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch, budget.l1, p.headDim > KV_NZ_K_ONLY_MAX_HEAD_DIM);
+    const uint64_t headBlocks = (uint64_t(p.seqKv) + p.blockKv - 1) / p.blockKv;
+    const bool unstaged = p.kvNz == AttentionCore::KV_NZ_K_ONLY && !masked && headBlocks >= ONE_COPY_MIN_KV_BLOCKS &&
+                          p.unitCount * headBlocks >= UNSTAGED_MIN_CORE_KEY_BLOCKS * p.usedCores;
+    if (unstaged) {
+        DropKvNz(p);
+    }
     // Under a band the pairs' loads go ahead of P's (forward_cube_pv.h AccumulatePV).
     p.kvPairFirst = p.kvNzPairs != 0 && prob.bandActive ? 1 : 0;
     // One copy of Q and P for another K/V tile pair in the cache where the L2 it saves is worth
@@ -402,7 +420,7 @@ void PlanKvGeometry(const ForwardProblem &prob, const CoreBudget &budget, bool w
     const bool oneCopy = masked ? p.unitCount <= ONE_COPY_MAX_MASKED_UNITS_PER_CORE * p.usedCores ||
                                       p.headDim <= KV_CACHE_ONE_COPY_MAX_HEAD_DIM
                                 : p.seqKv >= uint64_t(ONE_COPY_MIN_KV_BLOCKS) * p.blockKv;
-    PlanKvCache(p, prob.dtypeBytes, budget.l1, oneCopy);
+    PlanKvCache(p, prob.dtypeBytes, budget.l1, oneCopy, unstaged);
 }
 
 }  // namespace

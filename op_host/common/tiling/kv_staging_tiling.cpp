@@ -126,14 +126,26 @@ void PlanKvNzChunk(AttentionCore::ForwardParams &p, uint32_t dtypeBytes)
     if (chunk > p.kvNzChunk) p.kvNzChunk = static_cast<uint32_t>(chunk);
 }
 
-void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy)
+void DropKvNz(AttentionCore::ForwardParams &p)
+{
+    p.kvNz = 0;
+    p.kvNzPairs = 0;
+    p.kvNzChunk = 0;
+    p.kvNzRows = 0;
+    p.kvNzSeq = 0;
+    p.kvNzBatches = 0;
+    p.kvNzOffset = 0;
+}
+
+void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy, bool unstaged)
 {
     // The K/V tiles L1 holds beside Q and P (forward_cube.h's cache; policies.h PlanKvReuse): a
     // unit that follows one of the same head whose keys its own start with (a causal head's
     // later q-block) takes the blocks still there first and loads none of them again. Staged
     // K/V apart under lazy P.V only (the pairs fill L1 already).
     p.kvCacheTiles = 0;
-    if (p.kvNz == 0 || p.lazyO == 0 || p.kvNzPairs != 0) return;
+    p.kvCacheKeyTiles = 0;
+    if ((p.kvNz == 0 && !unstaged) || p.lazyO == 0 || p.kvNzPairs != 0) return;
     auto most = [&](uint32_t bufs) {
         uint32_t tiles = 0;
         for (uint32_t t = p.l1Bufs + 1; t <= AttentionCore::KV_CACHE_MAX_TILES; ++t) {
@@ -150,6 +162,14 @@ void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t 
     if (oneCopy && p.l1Bufs == 2 && p.kvCacheTiles != 0 && most(1) > p.kvCacheTiles) {
         p.l1Bufs = 1;
         p.kvCacheTiles = most(1);
+    }
+    // One K tile more where L1 has room for it but not for a pair: each unit after one of its
+    // head then loads one K block less (PlanKvReuse runs that many cached blocks first).
+    p.kvCacheKeyTiles = p.kvCacheTiles;
+    if (p.kvCacheTiles != 0 && p.kvCacheTiles < AttentionCore::KV_CACHE_MAX_TILES &&
+        AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, dtypeBytes, p.l1Bufs, 0, p.kvCacheTiles,
+                                          p.kvCacheTiles + 1) <= l1Bytes) {
+        p.kvCacheKeyTiles = p.kvCacheTiles + 1;
     }
 }
 

@@ -23,7 +23,10 @@ void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seq
 // The cube's K/V cache (ForwardParams::kvCacheTiles): as many K and V tiles as L1 (l1Bytes)
 // holds, up to KV_CACHE_MAX_TILES; call after PlanKvNz. oneCopy: where one copy of Q and P
 // (l1Bufs 1) leaves room for more tiles, take it.
-void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy = false);
+// unstaged: also where nothing is staged (kvNz 0): the cube loads K and V from the caller's rows
+// (Nd2Nz) into the same tiles.
+void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy = false,
+                 bool unstaged = false);
 // Only V staged (ForwardParams::kvNz KV_NZ_V_ONLY, in place of both) where the K/V cache leaves each key row loaded
 // at most KV_NZ_VALUE_ONLY_MAX_LOADS times: K then loads from the caller's rows (Nd2Nz on the
 // cube's MTE2) and the staging pass, which every core waits for, is half as long. `headRuns`:
@@ -54,6 +57,8 @@ void PlanKvNzChunk(AttentionCore::ForwardParams &p, uint32_t dtypeBytes);
 // (PlanKvCache's oneCopy): PFA under a mask, varlen always. There the forward is bound by L2 well
 // above its critical path, and the tile pair's L2 saving is worth the unit starts it slows.
 constexpr uint32_t KV_CACHE_ONE_COPY_MAX_HEAD_DIM = 64;
+// Drops a planned staging (ForwardParams::kvNz and its region): nothing staged.
+void DropKvNz(AttentionCore::ForwardParams &p);
 // Whether the K/V staging may multiply K by the scale (ScaleParams / PseParams::scaleInKey)
 // because that is exact: fp16, K staged (call after PlanKvNz), |scale| a power of two in
 // [2^-14, 1].

@@ -94,7 +94,9 @@ public:
         // l1Bufs counts only the Q and P copies (1: L1 went to one more K/V tile pair), and the K
         // and P/V events keep two copies. One P tile (with K/V pairs too) has FWD_EVT_P.
         cacheTiles_ = LAZY_PV && kvPairs_ == 0 && p->kvCacheTiles != 0 ? p->kvCacheTiles : 0;
-        kCache_.Init(cacheTiles_);
+        const uint32_t keyTiles =
+            cacheTiles_ != 0 && p->kvCacheKeyTiles > cacheTiles_ ? p->kvCacheKeyTiles : cacheTiles_;
+        kCache_.Init(keyTiles);
         vCache_.Init(cacheTiles_);
         singleP_ = kvPairs_ != 0 || (cacheTiles_ != 0 && l1Bufs_ == 1);
         kvEvtCopies_ = kvPairs_ != 0 ? kvPairs_ : cacheTiles_ != 0 ? 2 : l1Bufs_;
@@ -104,7 +106,7 @@ public:
             pipe->InitBuffer(kL1_, kvPairs_ * 2 * kvElems_ * sizeof(T));
         } else {
             const uint32_t tiles = cacheTiles_ != 0 ? cacheTiles_ : l1Bufs_;
-            pipe->InitBuffer(kL1_, tiles * kvElems_ * sizeof(T));
+            pipe->InitBuffer(kL1_, (cacheTiles_ != 0 ? keyTiles : tiles) * kvElems_ * sizeof(T));
             pipe->InitBuffer(vL1_, tiles * kvElems_ * sizeof(T));
         }
         pipe->InitBuffer(zeroL1_, ZERO_FRACTAL_BYTES);

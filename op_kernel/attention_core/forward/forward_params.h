@@ -188,6 +188,10 @@ struct ForwardParams {
     // whose keys its own start with takes the full blocks that unit ran last first, from the
     // cache (policies.h PlanKvReuse).
     uint32_t kvCacheTiles;
+    // K tiles of that cache: kvCacheTiles, or one more where L1 has room for a K tile but not
+    // for another pair. A unit after one of its head then finds that many of its first K blocks
+    // cached (PlanKvReuse runs them first) and its V blocks but the last of those.
+    uint32_t kvCacheKeyTiles;
     uint64_t tailFirst;
     uint64_t wsPartialOffset;
 };

@@ -168,7 +168,9 @@ __aicore__ inline void PlanKvReuse(const ForwardParams &p, const Mask &mask, con
     }
     const int64_t keys = prev->kvEnd - prev->kvBegin;
     uint32_t full = static_cast<uint32_t>(keys / p.blockKv);
-    uint32_t tiles = p.kvCacheTiles;
+    // K's tiles: with one more K tile than V tiles the run's last block finds its K cached and
+    // loads only its V.
+    uint32_t tiles = p.kvCacheKeyTiles > p.kvCacheTiles ? p.kvCacheKeyTiles : p.kvCacheTiles;
     if (keys % p.blockKv != 0) {
         // prev's short last block: a full tile where cur reads the whole block (with one Q and P
         // copy only, ForwardParams::kvCacheTiles: elsewhere the wide load at prev's end and the

@@ -112,6 +112,15 @@ def test_dense_q_block_runs_take_cached_kv_match_golden(dtype, n, nkv, sq, skv, 
     run_and_judge(make_kwargs(dtype, "BNSD", n=n, nkv=nkv, sq=sq, skv=skv, d=d))
 
 
+@pytest.mark.parametrize("dtype,n,nkv,sq,skv", [("fp16", 24, 24, 2100, 2100), ("bf16", 24, 6, 1400, 2100)])
+def test_unstaged_d64_planes_take_cached_kv_match_golden(dtype, n, nkv, sq, skv):
+    # D = 64 without a mask, 17 key blocks per head (the last short) and over 64 per core:
+    # nothing staged (test_tiling.py asserts the plan), the K/V cache takes the caller's rows
+    # (Nd2Nz), 12 K tiles beside 11 V tiles, the scale on the vector cores; units of a head
+    # (and of a KV group) in a row reuse the blocks the one before ran last.
+    run_and_judge(make_kwargs(dtype, "BNSD", n=n, nkv=nkv, sq=sq, skv=skv, d=64))
+
+
 @pytest.mark.parametrize(
     "dtype,pre,nxt,holes", [("fp16", MAX_INT, 37, False), ("bf16", 300, 0, False), ("fp16", 200, 53, True)]
 )

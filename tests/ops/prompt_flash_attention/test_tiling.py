@@ -85,9 +85,9 @@ def test_block_sizes_fit_the_buffers(plan, d, mask, rows, kv):
     # sub-blocks of at most 64 rows (a multiple of 8) on the vector cores
     assert p["vecRows"] <= min(64, rows) and (p["vecRows"] % 8 == 0 or p["vecRows"] == rows)
     assert lazy == bool(p["lazyO"])
-    # K/V staged (every key row loaded by 8 q-blocks at least; up to D = 64 K only), in pairs
-    # with 64-key blocks only
-    assert p["kvNz"] == (1 if d > 64 else 2) and p["kvNzPairs"] == (4 if kv == 64 else 0)
+    # K/V staged (every key row loaded by 8 q-blocks at least; up to D = 64 K only, and without a
+    # mask from 16 key blocks per head and 64 per core nothing), in pairs with 64-key blocks only
+    assert p["kvNz"] == (1 if d > 64 else 2 if mask else 0) and p["kvNzPairs"] == (4 if kv == 64 else 0)
 
 
 @pytest.mark.parametrize(
@@ -316,6 +316,45 @@ def test_unmasked_staged_kv_takes_one_q_and_p_copy_for_more_cache_tiles(plan, sq
     assert p["l1Bufs"] == (1 if one else 2)
     if p["blockQ"] == 176:
         assert p["kvCacheTiles"] == (6 if one else 5)
+
+
+@pytest.mark.parametrize(
+    "n,sq,d,mask",
+    [(8, 4096, 64, 0), (4, 8192, 64, 0), (16, 4096, 64, 1), (8, 2048, 128, 0), (16, 2048, 128, 0), (8, 1024, 128, 0)],
+)
+def test_kv_cache_takes_one_more_k_tile_where_l1_has_room(plan, n, sq, d, mask):
+    # the K/V cache's K tiles: its pairs, one more where L1 holds another K tile but no pair
+    # (B1 N8 S4K D64: 352-row q-blocks, 11 pairs and a 12th K tile; D = 128 176-row q-blocks
+    # with one Q and P copy: 6 pairs and a 7th K tile)
+    (p,) = plan(problem(n=n, sq=sq, skv=sq, d=d, mask=mask))
+    assert p["lazyO"] == 1 and p["kvNzPairs"] == 0 and p["kvCacheTiles"] >= 3
+    tile = p["blockKv"] * p["headDimAlign"] * 2
+    assert p["kvCacheKeyTiles"] - p["kvCacheTiles"] in (0, 1)
+    assert p["l1CacheBytes"] <= 512 * 1024
+    assert p["kvCacheKeyTiles"] == 16 or p["l1CacheBytes"] + tile > 512 * 1024
+    if (n, sq, d) == (8, 4096, 64):
+        assert (p["blockQ"], p["kvCacheTiles"], p["kvCacheKeyTiles"]) == (352, 11, 12)
+
+
+@pytest.mark.parametrize(
+    "b,n,nkv,sq,mask,staged",
+    [
+        (1, 8, 8, 4096, 0, False),  # 96 units of 32 key blocks on 24 cores
+        (4, 8, 8, 2048, 0, False),
+        (1, 16, 4, 4096, 0, False),  # GQA
+        (1, 16, 16, 4096, 1, True),  # under a mask
+        (1, 8, 8, 2048, 0, True),  # 32 key blocks per core
+        (1, 32, 32, 1024, 0, True),  # 8 key blocks per head
+        (1, 24, 24, 2100, 0, False),  # test_kernel_matches_golden.py's unstaged shapes
+    ],
+)
+def test_d64_stages_nothing_on_long_unmasked_planes(plan, b, n, nkv, sq, mask, staged):
+    # D = 64: K alone staged (its scale folded in); without a mask, from 16 key blocks per head
+    # and 64 per core, nothing: the K/V cache takes the caller's rows, the scale on the vector
+    (p,) = plan(problem(b=b, n=n, nkv=nkv, sq=sq, skv=sq, d=64, mask=mask))
+    assert p["lazyO"] == 1 and p["kvNzPairs"] == 0 and p["kvCacheTiles"] >= 3
+    assert p["kvNz"] == (2 if staged else 0)
+    assert (p["kvNzRows"] != 0) == staged and p["l1CacheBytes"] <= 512 * 1024
 
 
 def test_smaller_ub_gives_smaller_blocks_and_none_fits_is_an_error(plan):
