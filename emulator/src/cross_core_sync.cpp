@@ -173,6 +173,8 @@ bool GroupSetLocked(LaunchShared &s, int mode, int slot, int flag, uint64_t setI
 
 }  // namespace
 
+namespace launch_internal {
+
 // Marks every blocked waiter whose condition now holds as runnable. Caller holds s.mu.
 void WakeLocked(LaunchShared &s)
 {
@@ -232,6 +234,8 @@ void CheckCrossFlagsWaited(LaunchShared &s, LaunchStop &stop, const char *kernel
     std::fflush(stderr);
     std::abort();
 }
+
+}  // namespace launch_internal
 
 double DeadlockTimeoutSeconds()
 {

@@ -52,6 +52,8 @@ std::string g_lastFault;
 
 }  // namespace
 
+namespace launch_internal {
+
 bool Raising() { return g_faultMode.load() == static_cast<int>(FaultMode::kRaise); }
 
 // Records `message` as the launch's fault (the first one wins) and stops every core of it.
@@ -74,6 +76,8 @@ void StopLaunch(LaunchStop &st, const std::string &message)
     std::fprintf(stderr, "%s\n", message.c_str());
     std::abort();
 }
+
+}  // namespace launch_internal
 
 namespace {
 

@@ -72,6 +72,10 @@ struct LaunchShared {
     LaunchStop *stop = nullptr;
 };
 
+// Internal to the launcher: its own namespace, so that no program the emulator is compiled into
+// can clash with these names in namespace emu.
+namespace launch_internal {
+
 // Thrown through a core's kernel code to end its part of a stopped launch; caught by the launcher.
 struct CoreStopped {};
 
@@ -91,5 +95,9 @@ void WakeLocked(LaunchShared &s);
 void CheckAllBlockedLocked(LaunchShared &s);
 // Under the hazard checker, fails the launch if a cross-core set was never consumed.
 void CheckCrossFlagsWaited(LaunchShared &s, LaunchStop &stop, const char *kernel);
+
+}  // namespace launch_internal
+
+using namespace launch_internal;
 
 }  // namespace emu

@@ -575,6 +575,8 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
         }
         return chosen.first;
     });
+    // The chosen q-block's deal: one q-block size plans one split, and DealGroups leaves no core
+    // empty, so the search's cores are the plan's usedCores.
     if ((p.foldQBlocks & AttentionCore::UNITS_TABLE) != 0) *unitOrder = std::move(deals.at(p.blockQ));
 
     PlanKvGeometry(prob, budget, wideLazy, p);

@@ -44,6 +44,12 @@ def test_s_ahead_of_the_kv_staging_matches_golden(mode):
     run_and_judge(make_kwargs(seq_q=(333, 40, 500), seq_kv=(150, 30, 700), n=8, nkv=2, d=128, mode=mode))
 
 
+def test_long_staging_pass_through_the_s_buffers_matches_golden():
+    # A staging pass of >= 256 KiB per vector core over uneven batches: its chunks go through the
+    # S buffers (PlanKvNzChunk), with the statistics.
+    run_and_judge(make_kwargs("bf16", seq_q=(700, 300, 900), seq_kv=(1100, 250, 900), n=16, d=128, mode=0))
+
+
 @pytest.mark.parametrize(
     "dtype,seq_q,seq_kv,nkv,d,pse",
     [

@@ -242,6 +242,8 @@ STAGING_MODE_SHAPES = [
     # a pass of >= 256 KiB per vector core: 64-row chunks through the S buffers (PlanKvNzChunk),
     # where the accumulator and tmp hold 32; keys past the band staged too
     ("fp16", "BNSD", 1, 12, 12, 576, 2048, 128, True, None),
+    ("bf16", "BSND", 1, 12, 12, 768, 4096, 80, True, None),  # D = 80: 96-row chunks
+    ("bf16", "BNSD", 1, 4, 4, 192, 4096, 192, False, None),  # D = 192: 32-row chunks fill S exactly
 ]
 
 
