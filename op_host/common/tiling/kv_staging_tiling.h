@@ -5,6 +5,7 @@
 // work split.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "../../../op_kernel/attention_core/forward/forward_params.h"
 
@@ -39,6 +40,12 @@ void PlanKvNzValueOnly(AttentionCore::ForwardParams &p, uint64_t headRuns, uint6
 // (ubBytes, the API's reserve taken off) holds three staging chunks of 16 rows or more beside the
 // vector stage's buffers. Call after the work split and PlanKvNz.
 void PlanKvNzOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes);
+// The same over a TND token axis (kvNzBatches 1, ForwardParams::kvNzOwnPerBatch): a region per
+// (batch, KV head), the batch's rows of the head's matrix; the units (batch, head, q-block) with
+// seqQ / seqKv per batch. Where every batch has queries and keys and all but the last a multiple
+// of 16 keys (a key block's pad rows then stay in its batch's region or the zero rows).
+void PlanKvNzOwnTnd(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes,
+                    const std::vector<int64_t> &seqQ, const std::vector<int64_t> &seqKv);
 // Up to this head dim a forward plane takes one Q and P copy for another K/V cache tile pair
 // (PlanKvCache's oneCopy): PFA under a mask, varlen always. There the forward is bound by L2 well
 // above its critical path, and the tile pair's L2 saving is worth the unit starts it slows.
