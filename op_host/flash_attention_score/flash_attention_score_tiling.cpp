@@ -133,6 +133,8 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
         keyBlocks += uint64_t(p.numHeads) * ((q + p.blockQ - 1) / p.blockQ) * ((kv + p.blockKv - 1) / p.blockKv);
     }
     fa_host::PlanKvNzValueOnly(data->params, headRuns, keyBlocks, prob.hasMask || prob.sparseMode != 0, scaleInKey);
+    // K/V staged per core: regions per (batch, KV head), each core's first before the barrier.
+    fa_host::PlanKvNzOwnTnd(data->params, prob.dtypeBytes, fa_host::UsableUb(budget), prob.seqQ, prob.seqKv);
     fa_host::PlanKvNzChunk(data->params, prob.dtypeBytes);
     data->score.scaleInKey = scaleInKey ? 1 : 0;
     const uint64_t dtypeKey = dtype == ge::DT_BF16    ? FA_TILING_KEY_BF16

@@ -49,15 +49,14 @@ constexpr uint64_t MAX_SEARCHED_UNITS = uint64_t(1) << 22;  // beyond: streaming
 
 uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
-// UB the vector stage may plan with: all of it but the API's scratch.
-uint64_t UsableUb(const CoreBudget &budget) { return budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0; }
-
 bool L0Fits(const AttentionCore::ForwardCubeL0 &l0, const CoreBudget &budget)
 {
     return l0.a <= budget.l0a && l0.b <= budget.l0b && l0.c <= budget.l0c;
 }
 
 }  // namespace
+
+uint64_t UsableUb(const CoreBudget &budget) { return budget.ub > UB_API_RESERVE ? budget.ub - UB_API_RESERVE : 0; }
 
 uint64_t VectorUbBytes(uint32_t r, uint32_t v, uint32_t c, uint32_t dp, uint32_t dtypeBytes, uint32_t sBufs, bool stats)
 {

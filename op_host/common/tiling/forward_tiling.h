@@ -82,6 +82,9 @@ uint64_t ForwardKeyCost(uint64_t rows, uint64_t headDim, bool kvCached = false);
 // Planned fixed cost of one unit (q-block), in the same score elements.
 uint64_t ForwardUnitCost(const AttentionCore::ForwardParams &p);
 
+// UB the vector stage may plan with: all of it but the API's scratch.
+uint64_t UsableUb(const CoreBudget &budget);
+
 uint64_t VectorUbBytes(uint32_t rowsPerVec, uint32_t vecRows, uint32_t blockKv, uint32_t headDimAlign,
                        uint32_t dtypeBytes, uint32_t sBufs, bool stats = false);
 // The vector cores' sub-block rows and S buffers (ForwardParams::vecRows / vecSBufs) for UB `ub`.

@@ -19,6 +19,36 @@ constexpr uint64_t KV_NZ_OWN_MAX_REGIONS = 15;
 
 uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
+// PlanKvNzOwn with the region of each unit (position in the unit order) from `region`.
+template <class Region>
+void PlanOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes, const Region &region)
+{
+    // Own regions per core: those after its first, but the one it shares with the next core
+    // (that core's first, staged before the barrier); a core's units visit its regions in order.
+    uint64_t most = 0;
+    for (uint32_t c = 0; c < p.usedCores; ++c) {
+        const uint64_t b = p.coreUnitStart[c], e = p.coreUnitStart[c + 1];
+        if (b >= e) continue;
+        const uint64_t shared = e < p.unitCount ? region(e) : ~uint64_t(0);
+        uint64_t own = 0;
+        for (uint64_t u = b + 1; u < e; ++u) {
+            const uint64_t r = region(u);
+            if (r != region(u - 1) && r != shared) ++own;
+        }
+        most = std::max(most, own);
+    }
+    if (most == 0 || most > KV_NZ_OWN_MAX_REGIONS) return;
+    const uint64_t used = VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs,
+                                        p.hasSoftmaxStats != 0);
+    const uint64_t zeros = AttentionCore::KV_NZ_ZERO_ROWS * 16 * dtypeBytes;  // kv_nz.h: the zero rows' source
+    const uint64_t free = ubBytes > used + zeros ? ubBytes - used - zeros : 0;
+    const uint64_t rows = std::min<uint64_t>(KV_NZ_OWN_MAX_ROWS, free / (3 * p.headDimAlign * dtypeBytes)) / 16 * 16;
+    if (rows >= 16) p.kvNzOwnRows = static_cast<uint32_t>(rows);
+}
+
+constexpr uint32_t OWN_ORDER_BITS =
+    AttentionCore::UNITS_HEADS_INNER | AttentionCore::UNITS_TABLE | AttentionCore::UNITS_PAIRED;
+
 }  // namespace
 
 bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams &p)
@@ -76,39 +106,42 @@ void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seq
 void PlanKvNzOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes)
 {
     p.kvNzOwnRows = 0;
-    constexpr uint32_t orderBits =
-        AttentionCore::UNITS_HEADS_INNER | AttentionCore::UNITS_TABLE | AttentionCore::UNITS_PAIRED;
-    if (p.kvNz == 0 || p.tailSplits > 1 || (p.foldQBlocks & orderBits) != 0 || p.qBlocksPerHead == 0 ||
+    p.kvNzOwnPerBatch = 0;
+    if (p.kvNz == 0 || p.tailSplits > 1 || (p.foldQBlocks & OWN_ORDER_BITS) != 0 || p.qBlocksPerHead == 0 ||
         (p.kvNzBatches != p.batch && p.batch != 1) || p.usedCores < 2) {
         return;
     }
     // A unit's region (kv_nz.h UnitRegion): units run (batch, head, q-block), q-blocks permuted
     // within their head only.
-    auto region = [&](uint64_t unit) {
+    PlanOwn(p, dtypeBytes, ubBytes, [&](uint64_t unit) {
         const uint64_t head = unit / p.qBlocksPerHead;
         return (head / p.numHeads) * p.numKvHeads + head % p.numHeads / p.groupSize;
-    };
-    // Own regions per core: those after its first, but the one it shares with the next core
-    // (that core's first, staged before the barrier); a core's units visit its regions in order.
-    uint64_t most = 0;
-    for (uint32_t c = 0; c < p.usedCores; ++c) {
-        const uint64_t b = p.coreUnitStart[c], e = p.coreUnitStart[c + 1];
-        if (b >= e) continue;
-        const uint64_t shared = e < p.unitCount ? region(e) : ~uint64_t(0);
-        uint64_t own = 0;
-        for (uint64_t u = b + 1; u < e; ++u) {
-            const uint64_t r = region(u);
-            if (r != region(u - 1) && r != shared) ++own;
-        }
-        most = std::max(most, own);
+    });
+}
+
+void PlanKvNzOwnTnd(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes,
+                    const std::vector<int64_t> &seqQ, const std::vector<int64_t> &seqKv)
+{
+    p.kvNzOwnRows = 0;
+    p.kvNzOwnPerBatch = 0;
+    if (p.kvNz == 0 || p.kvNzBatches != 1 || (p.foldQBlocks & OWN_ORDER_BITS) != 0 || p.usedCores < 2 ||
+        seqQ.size() != seqKv.size() || seqKv.empty()) {
+        return;
     }
-    if (most == 0 || most > KV_NZ_OWN_MAX_REGIONS) return;
-    const uint64_t used = VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs,
-                                        p.hasSoftmaxStats != 0);
-    const uint64_t zeros = 32 * 16 * dtypeBytes;  // kv_nz.h: the zero rows' source
-    const uint64_t free = ubBytes > used + zeros ? ubBytes - used - zeros : 0;
-    const uint64_t rows = std::min<uint64_t>(KV_NZ_OWN_MAX_ROWS, free / (3 * p.headDimAlign * dtypeBytes)) / 16 * 16;
-    if (rows >= 16) p.kvNzOwnRows = static_cast<uint32_t>(rows);
+    // The units (batch, head, q-block), ceil(Sq_b / blockQ) q-blocks per head (varlen_policies.h);
+    // a region per (batch, KV head). Every batch has queries and keys, and every batch but the last
+    // a multiple of 16 keys: a key block's pad rows then never reach the next batch's rows.
+    std::vector<uint64_t> unitRegion;
+    for (size_t b = 0; b < seqQ.size(); ++b) {
+        if (seqQ[b] <= 0 || seqKv[b] <= 0 || (b + 1 < seqKv.size() && seqKv[b] % 16 != 0)) return;
+        const uint64_t qBlocks = (uint64_t(seqQ[b]) + p.blockQ - 1) / p.blockQ;
+        for (uint64_t n = 0; n < p.numHeads; ++n) {
+            unitRegion.insert(unitRegion.end(), qBlocks, b * p.numKvHeads + n / p.groupSize);
+        }
+    }
+    if (unitRegion.size() != p.unitCount) return;
+    PlanOwn(p, dtypeBytes, ubBytes, [&](uint64_t unit) { return unitRegion[unit]; });
+    p.kvNzOwnPerBatch = p.kvNzOwnRows != 0 ? 1 : 0;
 }
 
 void PlanKvNzChunk(AttentionCore::ForwardParams &p, uint32_t dtypeBytes)

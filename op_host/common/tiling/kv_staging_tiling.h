@@ -5,6 +5,7 @@
 // work split.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "../../../op_kernel/attention_core/forward/forward_params.h"
 
@@ -42,6 +43,12 @@ void PlanKvNzValueOnly(AttentionCore::ForwardParams &p, uint64_t headRuns, uint6
 // (ubBytes, the API's reserve taken off) holds three staging chunks of 16 rows or more beside the
 // vector stage's buffers. Call after the work split and PlanKvNz.
 void PlanKvNzOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes);
+// The same over a TND token axis (kvNzBatches 1, ForwardParams::kvNzOwnPerBatch): a region per
+// (batch, KV head), the batch's rows of the head's matrix; the units (batch, head, q-block) with
+// seqQ / seqKv per batch. Where every batch has queries and keys and all but the last a multiple
+// of 16 keys (a key block's pad rows then stay in its batch's region or the zero rows).
+void PlanKvNzOwnTnd(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes,
+                    const std::vector<int64_t> &seqQ, const std::vector<int64_t> &seqKv);
 // Larger chunks of the K/V staging pass (ForwardParams::kvNzChunk) where it stages every region
 // before the barrier and moves at least KV_NZ_LONG_PASS_BYTES per vector core: the Nz copies
 // then go into the S buffers where those hold more than tmp (forward_layout.h KvStagingBytes),

@@ -74,6 +74,11 @@ __aicore__ constexpr uint64_t ForwardTilingKey(uint64_t dtypeKey, bool lazyPv, b
            (kvNz ? TILING_KEY_KV_NZ : 0);
 }
 
+// The zero rows after a staged tensor's rows (kv_nz.h): kvNzRows - kvNzSeq, 16 to 31 (the host
+// plans AlignUp(kvNzSeq, 16) + 16 rows); per-core staging stores them from a UB source of this
+// many rows.
+constexpr uint32_t KV_NZ_ZERO_ROWS = 31;
+
 struct ForwardParams {
     // Problem shape. groupSize = numHeads / numKvHeads (GQA).
     uint32_t batch;
@@ -149,8 +154,10 @@ struct ForwardParams {
     // (token base + row) * statsStrideS + head * statsStrideN when hasSoftmaxStats.
     uint32_t hasSoftmaxStats;
     // K/V staged per core (kv_nz.h, with kvNz): rows per chunk of a core's own staging, 0: off
-    // (every region staged before the main loop).
+    // (every region staged before the main loop). kvNzOwnPerBatch 1: over one token axis (TND,
+    // kvNzBatches 1) a region is a batch's rows [kvBase, kvBase + seqKv) of its KV head's matrix.
     uint32_t kvNzOwnRows;
+    uint32_t kvNzOwnPerBatch;
     uint64_t statsStrideS, statsStrideN;
 
     // K and V staged once in Nz order (kv_nz.h; the tiling key's mode; 16-bit types, D a

@@ -81,7 +81,7 @@ public:
         pipe->InitBuffer(bcastBuf_, ub.bcast);
         if constexpr (KV_NZ) {  // per-core staging: three chunks and 32 zero rows of 16 elements
             if (p->kvNzOwnRows != 0) {
-                pipe->InitBuffer(ownBuf_, (3 * p->kvNzOwnRows * dp + 32 * 16) * sizeof(T));
+                pipe->InitBuffer(ownBuf_, (3 * p->kvNzOwnRows * dp + KV_NZ_ZERO_ROWS * 16) * sizeof(T));
             }
         }
         const uint32_t statBytes = AlignUp(r, 8) * 4;  // one row of the VEC_STAT_ROWS
@@ -119,7 +119,7 @@ public:
         // statistics in its own set until it is finished (at most WS_SLOTS units are in flight).
         if constexpr (KV_NZ) {  // K/V in Nz order for the cube (the accumulator and tmp or S are free scratch)
             // per core: only every core's first region before the barrier (kv_nz.h)
-            uint32_t first[MAX_CORES];
+            KvNzRegion first[MAX_CORES];
             const uint32_t count = p_->kvNzOwnRows != 0 ? kvNz_.FirstRegions(split_, first) : 0;
             kvNz_.Prepare(accBuf_.Get<T>(), stagingInS_ ? sBuf_.Get<T>() : tmpBuf_.Get<T>(), AscendC::GetBlockIdx(),
                           p_->usedCores * 2, score_.KeyScale(), p_->kvNzOwnRows != 0 ? first : nullptr, count);

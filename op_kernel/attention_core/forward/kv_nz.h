@@ -29,7 +29,10 @@
 // before its first load from that region (OwnWait). A vector core finishes a region itself
 // before it waits for the first S of a unit in it (OwnThrough): the cube's S of that unit waits
 // for the region. Modelled B4 N16 S1K 156.0 -> 153.5 us: the barrier releases at 3.3 us, not
-// 7.8 us (docs/performance.md, "Sweep").
+// 7.8 us (docs/performance.md, "Sweep"). Over a TND token axis (one matrix per KV head) a region
+// is a batch's rows of it (kvNzOwnPerBatch): the host plans that where every batch but the last
+// has a multiple of 16 keys, so no key block's pad rows reach into the next batch's rows (which
+// another core may stage later); the last batch's region takes the zero rows.
 #pragma once
 #include "kernel_operator.h"
 #include "forward_params.h"
@@ -38,6 +41,14 @@
 #include "../common/sync.h"
 
 namespace AttentionCore {
+
+// A staged region (per-core staging): id (kv_nz.h RegionOf) and rows [row0, row0 + rows) of its
+// KV head's matrix, the zero rows past the tensor's end included.
+struct KvNzRegion {
+    uint32_t id;
+    uint32_t row0;
+    uint32_t rows;
+};
 
 template <typename T> struct KvNz {
     __aicore__ inline void Init(const ForwardParams *p, GM_ADDR key, GM_ADDR value, GM_ADDR workspace)
@@ -106,12 +117,16 @@ template <typename T> struct KvNz {
     // pipe drained.
     // With per-core staging only the regions listed (regions[0, count): every core's first).
     __aicore__ inline void Prepare(const AscendC::LocalTensor<T> &nd, const AscendC::LocalTensor<T> &nz, uint32_t vec,
-                                   uint32_t vecCount, float keyScale = 1.0f, const uint32_t *regions = nullptr,
+                                   uint32_t vecCount, float keyScale = 1.0f, const KvNzRegion *regions = nullptr,
                                    uint32_t count = 0) const
     {
         const uint32_t ch = p_->kvNzChunk;
         const uint32_t dp = p_->headDimAlign;
-        const uint32_t perRegion = (p_->kvNzRows + ch - 1) / ch;
+        uint32_t span = regions != nullptr ? 0 : p_->kvNzRows;  // the longest region's rows
+        for (uint32_t k = 0; regions != nullptr && k < count; ++k) {
+            span = regions[k].rows > span ? regions[k].rows : span;
+        }
+        const uint32_t perRegion = (span + ch - 1) / ch;
         // One tensor only (KV_NZ_K_ONLY, KV_NZ_V_ONLY): the other's rows stay where they are and
         // the cube converts them itself.
         const uint32_t firstTensor = p_->kvNz == KV_NZ_V_ONLY ? 1 : 0;
@@ -127,6 +142,7 @@ template <typename T> struct KvNz {
             AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + b);
         }
         for (uint64_t i = first; i < last; ++i) {
+            // a skipped chunk takes no copy: the next one waits for the copy two used chunks back
             const int32_t b = static_cast<int32_t>((i - first) & 1);
             const AscendC::LocalTensor<T> in = nd[b * ch * dp];
             const AscendC::LocalTensor<T> out = nz[b * ch * dp];
@@ -135,13 +151,19 @@ template <typename T> struct KvNz {
             const uint32_t tensor = firstTensor + static_cast<uint32_t>(region / listed);
             uint32_t bt = static_cast<uint32_t>(region % p_->kvNzBatches);
             uint32_t h = static_cast<uint32_t>(region / p_->kvNzBatches % p_->numKvHeads);
-            if (regions != nullptr) {  // UnitRegion's numbering
-                const uint32_t r = regions[region % listed];
-                bt = p_->kvNzBatches == 1 ? 0 : r / p_->numKvHeads;
-                h = r % p_->numKvHeads;
+            uint32_t row0 = 0, extent = p_->kvNzRows;
+            if (regions != nullptr) {  // RegionOf's numbering
+                const KvNzRegion &r = regions[region % listed];
+                bt = p_->kvNzBatches == 1 ? 0 : r.id / p_->numKvHeads;
+                h = r.id % p_->numKvHeads;
+                row0 = r.row0;
+                extent = r.rows;
             }
-            const uint32_t s0 = c * ch;
-            const uint32_t rows = p_->kvNzRows - s0 < ch ? p_->kvNzRows - s0 : ch;
+            if (c * ch >= extent) {  // past a region shorter than the longest
+                continue;
+            }
+            const uint32_t s0 = row0 + c * ch;
+            const uint32_t rows = extent - c * ch < ch ? extent - c * ch : ch;
             const uint32_t real = s0 >= p_->kvNzSeq ? 0 : (p_->kvNzSeq - s0 < rows ? p_->kvNzSeq - s0 : rows);
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_IN + b);  // the conversion two chunks back read it
             if (real > 0) {
@@ -182,12 +204,29 @@ template <typename T> struct KvNz {
     // ---------------------------------------------------------------- per-core staging
     static constexpr uint32_t NO_REGION = 0xFFFFFFFFu;
 
-    // Region of a unit: (batch, KV head); kvNzBatches 1 (one token axis): the KV head.
+    // Region of a unit: (batch, KV head); kvNzBatches 1 (one token axis): the KV head, or with
+    // kvNzOwnPerBatch (batch, KV head) again, a batch's rows of the head's matrix.
+    __aicore__ inline uint32_t RegionOf(const WorkUnit &u) const
+    {
+        return (p_->kvNzBatches == 1 && p_->kvNzOwnPerBatch == 0 ? 0 : u.b) * p_->numKvHeads + u.n / p_->groupSize;
+    }
     template <class Split> __aicore__ inline uint32_t UnitRegion(Split &split, uint64_t unit) const
     {
         WorkUnit u;
         split.Decode(unit, u);
-        return (p_->kvNzBatches == 1 ? 0 : u.b) * p_->numKvHeads + u.n / p_->groupSize;
+        return RegionOf(u);
+    }
+
+    // The rows of unit u's region: all of its matrix, or with kvNzOwnPerBatch its batch's rows,
+    // the last batch's with the zero rows after them.
+    __aicore__ inline KvNzRegion RegionRows(const WorkUnit &u) const
+    {
+        if (p_->kvNzOwnPerBatch == 0) {
+            return KvNzRegion{RegionOf(u), 0, p_->kvNzRows};
+        }
+        const uint64_t end = u.kvBase + static_cast<uint64_t>(u.seqKv);
+        const uint64_t stop = end >= p_->kvNzSeq ? p_->kvNzRows : end;
+        return KvNzRegion{RegionOf(u), static_cast<uint32_t>(u.kvBase), static_cast<uint32_t>(stop - u.kvBase)};
     }
 
     // This core's regions (cube and vector alike): its first one and the one its run shares with
@@ -225,16 +264,18 @@ template <typename T> struct KvNz {
 
     // The regions staged before the barrier: every core's first, in core order (ascending regions,
     // repeats adjacent) -> regions[0, count).
-    template <class Split> __aicore__ inline uint32_t FirstRegions(Split &split, uint32_t *regions) const
+    template <class Split> __aicore__ inline uint32_t FirstRegions(Split &split, KvNzRegion *regions) const
     {
         uint32_t count = 0;
         for (uint32_t c = 0; c < p_->usedCores; ++c) {
             if (split.Begin(c) >= p_->unitCount) {
                 break;
             }
-            const uint32_t r = UnitRegion(split, split.Begin(c));
-            if (count == 0 || regions[count - 1] != r) {
-                regions[count++] = r;
+            WorkUnit u;
+            split.Decode(split.Begin(c), u);
+            const uint32_t r = RegionOf(u);
+            if (count == 0 || regions[count - 1].id != r) {
+                regions[count++] = RegionRows(u);
             }
         }
         return count;
@@ -247,7 +288,7 @@ template <typename T> struct KvNz {
         if (!own_) {
             return;
         }
-        const uint32_t r = (p_->kvNzBatches == 1 ? 0 : u.b) * p_->numKvHeads + u.n / p_->groupSize;
+        const uint32_t r = RegionOf(u);
         if (r == first_ || r == shared_ || r == waited_) {
             return;
         }
@@ -271,7 +312,7 @@ template <typename T> struct KvNz {
     }
 
     // Vector core `sub` of the pair: buf takes three chunks of kvNzOwnRows x headDimAlign (two
-    // in-copies, the Nz copy) and 32 rows of 16 elements of zeros (written here). Finds the
+    // in-copies, the Nz copy) and KV_NZ_ZERO_ROWS rows of 16 elements of zeros (written here). Finds the
     // first own region.
     template <class Split>
     __aicore__ inline void OwnStart(Split &split, const AscendC::LocalTensor<T> &buf, uint32_t sub, float keyScale)
@@ -287,14 +328,12 @@ template <typename T> struct KvNz {
         sub_ = sub;
         keyScale_ = keyScale;
         AscendC::Duplicate(zeros.template ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0),
-                           static_cast<int32_t>(32 * 16));
+                           static_cast<int32_t>(KV_NZ_ZERO_ROWS * 16));
         PipeSync<AscendC::HardEvent::V_MTE3>();
         for (int32_t b = 0; b < 2; ++b) {  // both in-copies and the Nz copy start free
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);
         }
         AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);
-        const uint32_t perTensor = 1 + (p_->kvNzSeq + p_->kvNzOwnRows - 1) / p_->kvNzOwnRows;  // the zero rows, chunks
-        items_ = (p_->kvNz == KV_NZ_BOTH ? 2 : 1) * perTensor;
         OwnBegin(split);
     }
 
@@ -342,11 +381,20 @@ template <typename T> struct KvNz {
     AscendC::GlobalTensor<T> nz_;
 
 private:
-    // The next own region into cur_ (NO_REGION after the last); this core's first item of it.
+    // The next own region into cur_ (NO_REGION after the last), its rows and items; this core's
+    // first item of it.
     template <class Split> __aicore__ inline void OwnBegin(Split &split)
     {
         cur_ = NO_REGION;
         while (OwnNext(split, cur_, curUnit_)) {
+            WorkUnit u;
+            split.Decode(curUnit_, u);
+            const KvNzRegion r = RegionRows(u);
+            curRow0_ = r.row0;
+            curEnd_ = r.row0 + r.rows;
+            // the zero rows, then the chunks of the tensor's rows
+            const uint32_t real = (curEnd_ < p_->kvNzSeq ? curEnd_ : p_->kvNzSeq) - curRow0_;
+            items_ = (p_->kvNz == KV_NZ_BOTH ? 2 : 1) * (1 + (real + p_->kvNzOwnRows - 1) / p_->kvNzOwnRows);
             item_ = sub_;
             if (item_ < items_) {
                 return;
@@ -357,8 +405,8 @@ private:
     }
 
     // This vector core's next item of the current own region (the pair's items alternate). Per
-    // tensor item 0 stores the zero rows [kvNzSeq, kvNzRows) (at most 31), item 1 + k loads
-    // chunk k of the caller's rows; a chunk is arranged in Nz order and stored at the next step
+    // tensor item 0 stores the region's zero rows (those from kvNzSeq on, at most 31: only in the
+    // region that ends the matrix), item 1 + k loads chunk k of the caller's rows; a chunk is arranged in Nz order and stored at the next step
     // (its load has long landed by then), the region's last ones right away, and then its
     // FLAG_KV_STAGED follows the stores on MTE3.
     template <class Split> __aicore__ inline void OwnItem(Split &split)
@@ -371,17 +419,18 @@ private:
         const uint32_t bt = p_->kvNzBatches == 1 ? 0 : cur_ / p_->numKvHeads;
         const uint32_t h = cur_ % p_->numKvHeads;
         const AscendC::GlobalTensor<T> dst = nz_[Offset(tensor, bt, h, 0)];
+        const uint32_t realEnd = curEnd_ < p_->kvNzSeq ? curEnd_ : p_->kvNzSeq;
         if (c == 0) {  // the zero rows, one store per 16-column block
-            const uint16_t tail = static_cast<uint16_t>(p_->kvNzRows - p_->kvNzSeq);
-            for (uint32_t j = 0; j < dp / 16; ++j) {
-                AscendC::DataCopy(dst[(uint64_t(j) * p_->kvNzRows + p_->kvNzSeq) * 16], ownZeros_,
+            const uint16_t tail = static_cast<uint16_t>(curEnd_ - realEnd);
+            for (uint32_t j = 0; tail != 0 && j < dp / 16; ++j) {
+                AscendC::DataCopy(dst[(uint64_t(j) * p_->kvNzRows + realEnd) * 16], ownZeros_,
                                   AscendC::DataCopyParams(1, tail, 0, 0));
             }
         } else {
             const uint32_t b = ownIdx_++ & 1;
             OwnFlush(b);  // in OwnThrough's run of items: the chunk two back
-            const uint32_t s0 = (c - 1) * ch;
-            const uint32_t real = p_->kvNzSeq - s0 < ch ? p_->kvNzSeq - s0 : ch;
+            const uint32_t s0 = curRow0_ + (c - 1) * ch;
+            const uint32_t real = realEnd - s0 < ch ? realEnd - s0 : ch;
             const uint64_t at =
                 (p_->kvNzBatches == 1 ? 0 : bt * p_->kvStrideB) + h * p_->kvStrideN + uint64_t(s0) * p_->kvStrideS;
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN +
@@ -437,6 +486,7 @@ private:
     bool own_ = false;
     uint32_t first_ = NO_REGION, shared_ = NO_REGION, seen_ = NO_REGION, waited_ = NO_REGION, cur_ = NO_REGION;
     uint64_t scan_ = 0, end_ = 0, curUnit_ = 0;
+    uint32_t curRow0_ = 0, curEnd_ = 0;  // the current own region's rows
     uint32_t item_ = 0, items_ = 0, sub_ = 0, ownIdx_ = 0;
     float keyScale_ = 1.0f;
     AscendC::LocalTensor<T> ownNd_, ownNz_, ownZeros_;

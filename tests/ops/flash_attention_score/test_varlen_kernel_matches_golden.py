@@ -305,3 +305,20 @@ def test_diagonal_tiles_of_the_sparse_modes_match_golden(dtype, mode):
     # D = 128 (lazy P.V), odd lengths: the diagonal tiles hand over only the P of their band.
     extra = dict(pre_tokens=100, next_tokens=21) if mode == 4 else {}
     run_and_judge(make_kwargs(dtype, seq_q=(700, 333), seq_kv=(700, 401), n=8, d=128, mode=mode, **extra))
+
+
+@pytest.mark.parametrize(
+    "dtype,seq_q,seq_kv,n,nkv,d,mode",
+    [
+        ("fp16", (480, 480, 480), (480, 480, 470), 32, 32, 128, None),  # V only, 26 zero rows at the end
+        ("bf16", (300, 100, 250), (160, 96, 333), 16, 8, 128, 3),  # both, groups of 2, causal
+        ("fp16", (480, 480, 480, 480), (480, 480, 480, 461), 24, 8, 64, None),  # K only at D = 64
+    ],
+)
+def test_own_staging_per_batch_matches_golden(dtype, seq_q, seq_kv, n, nkv, d, mode):
+    # K/V staged per core over the TND token axis (ForwardParams::kvNzOwnPerBatch): a region is a
+    # (batch, KV head)'s rows of the head's staged matrix, every core's first before the barrier,
+    # the others by the core's own vector cores (every batch but the last a multiple of 16 keys).
+    # A region staged with the wrong rows, too late or only in part reads the workspace's stale
+    # rows: errors far past the precision standard.
+    run_and_judge(make_kwargs(dtype, seq_q=seq_q, seq_kv=seq_kv, n=n, nkv=nkv, d=d, mode=mode))
