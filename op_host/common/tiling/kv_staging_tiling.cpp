@@ -170,7 +170,8 @@ void DropKvNz(AttentionCore::ForwardParams &p)
     p.kvNzOffset = 0;
 }
 
-void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy, bool unstaged)
+void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy, bool unstaged,
+                 bool oneP)
 {
     // The K/V tiles L1 holds beside Q and P (forward_cube.h's cache; policies.h PlanKvReuse): a
     // unit that follows one of the same head whose keys its own start with (a causal head's
@@ -178,6 +179,7 @@ void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t 
     // K/V apart under lazy P.V only (the pairs fill L1 already).
     p.kvCacheTiles = 0;
     p.kvCacheKeyTiles = 0;
+    p.kvCacheOneP = 0;
     if ((p.kvNz == 0 && !unstaged) || p.lazyO == 0 || p.kvNzPairs != 0) return;
     auto most = [&](uint32_t bufs) {
         uint32_t tiles = 0;
@@ -203,6 +205,16 @@ void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t 
         AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, dtypeBytes, p.l1Bufs, 0, p.kvCacheTiles,
                                           p.kvCacheTiles + 1) <= l1Bytes) {
         p.kvCacheKeyTiles = p.kvCacheTiles + 1;
+    }
+    // Else, with oneP, one P copy for that K tile beside two Q copies: the next unit's Q still
+    // loads ahead (one Q copy is what slows the one-copy plan's unit starts; one P copy alone
+    // models no slower: B4 N16 S1K 152.9 us with one Q and P copy, 152.8 with one Q copy).
+    const uint32_t t = p.kvCacheTiles;
+    if (oneP && p.l1Bufs == 2 && t != 0 && p.kvCacheKeyTiles == t && t < AttentionCore::KV_CACHE_MAX_TILES &&
+        AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, dtypeBytes, 2, 0, t, t + 1, true) <=
+            l1Bytes) {
+        p.kvCacheKeyTiles = t + 1;
+        p.kvCacheOneP = 1;
     }
 }
 

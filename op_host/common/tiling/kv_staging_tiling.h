@@ -25,9 +25,10 @@ void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seq
 // holds, up to KV_CACHE_MAX_TILES; call after PlanKvNz. oneCopy: where one copy of Q and P
 // (l1Bufs 1) leaves room for more tiles, take it.
 // unstaged: also where nothing is staged (kvNz 0): the cube loads K and V from the caller's rows
-// (Nd2Nz) into the same tiles.
+// (Nd2Nz) into the same tiles. oneP: where L1 holds no extra K tile (kvCacheKeyTiles) beside two
+// copies of Q and P but does beside one P copy, take that (ForwardParams::kvCacheOneP).
 void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy = false,
-                 bool unstaged = false);
+                 bool unstaged = false, bool oneP = false);
 // Only V staged (ForwardParams::kvNz KV_NZ_V_ONLY, in place of both) where the K/V cache leaves each key row loaded
 // at most KV_NZ_VALUE_ONLY_MAX_LOADS times: K then loads from the caller's rows (Nd2Nz on the
 // cube's MTE2) and the staging pass, which every core waits for, is half as long. `headRuns`:

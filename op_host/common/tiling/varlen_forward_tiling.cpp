@@ -306,7 +306,9 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // at 224-row q-blocks), as PlanForward takes it there under a mask: the forward is bound by
     // L2 above its critical path (modelled TND [100, 3000, 1500, 700, 2200] N8 D64 causal 136.2
     // -> 135.0 us, the L2 floor 134.2 -> 133.0).
-    PlanKvCache(p, prob.dtypeBytes, budget.l1, p.headDim <= KV_CACHE_ONE_COPY_MAX_HEAD_DIM);
+    // Above it one P copy for one more K tile where that fits beside two Q copies (modelled TND 6 x
+    // 1K N16 D128 224.9 -> 222.8 us, 4 x 2K causal 167.9 -> 167.2, [512 ... 4096] 393.1 -> 392.1).
+    PlanKvCache(p, prob.dtypeBytes, budget.l1, p.headDim <= KV_CACHE_ONE_COPY_MAX_HEAD_DIM, false, true);
     return true;
 }
 

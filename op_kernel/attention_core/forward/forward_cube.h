@@ -98,7 +98,7 @@ public:
             cacheTiles_ != 0 && p->kvCacheKeyTiles > cacheTiles_ ? p->kvCacheKeyTiles : cacheTiles_;
         kCache_.Init(keyTiles);
         vCache_.Init(cacheTiles_);
-        singleP_ = kvPairs_ != 0 || (cacheTiles_ != 0 && l1Bufs_ == 1);
+        singleP_ = kvPairs_ != 0 || (cacheTiles_ != 0 && (l1Bufs_ == 1 || p->kvCacheOneP != 0));
         kvEvtCopies_ = kvPairs_ != 0 ? kvPairs_ : cacheTiles_ != 0 ? 2 : l1Bufs_;
         pipe->InitBuffer(qL1_, l1Bufs_ * qElems_ * sizeof(T));
         pipe->InitBuffer(pL1_, (singleP_ ? 1 : l1Bufs_) * pElems_ * sizeof(T));

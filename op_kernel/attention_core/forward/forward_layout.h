@@ -87,19 +87,21 @@ constexpr uint32_t KV_CACHE_MAX_TILES = 16;
 
 // The cube stage's L1 for q-blocks of bq rows: Q, P, K and V per copy (l1Bufs), or with
 // kvCache K/V cache tiles (ForwardParams::kvCacheTiles) kvCache K and kvCache V tiles, K's
-// kvCacheKey where that is more (ForwardParams::kvCacheKeyTiles); with kvPairs K/V pair copies
+// kvCacheKey where that is more (ForwardParams::kvCacheKeyTiles), one P copy beside the Q copies
+// with oneP (ForwardParams::kvCacheOneP); with kvPairs K/V pair copies
 // (KvSourceBase::KvPairCopies): Q per copy, one P, the pairs; and the zero fractal
 // (ZERO_FRACTAL_BYTES).
 __aicore__ inline uint64_t ForwardCubeL1Bytes(uint32_t bq, uint32_t c, uint32_t dp, uint32_t tBytes, uint32_t l1Bufs,
-                                              uint32_t kvPairs = 0, uint32_t kvCache = 0, uint32_t kvCacheKey = 0)
+                                              uint32_t kvPairs = 0, uint32_t kvCache = 0, uint32_t kvCacheKey = 0,
+                                              bool oneP = false)
 {
     if (kvPairs != 0) {
         return (uint64_t(l1Bufs) * bq * dp + uint64_t(bq) * c + 2ull * kvPairs * c * dp) * tBytes + ZERO_FRACTAL_BYTES;
     }
     const uint64_t vTiles = kvCache != 0 ? kvCache : l1Bufs;
     const uint64_t kTiles = kvCacheKey > vTiles ? kvCacheKey : vTiles;
-    return (uint64_t(l1Bufs) * (uint64_t(bq) * dp + uint64_t(bq) * c) + (kTiles + vTiles) * c * dp) * tBytes +
-           ZERO_FRACTAL_BYTES;
+    const uint64_t pCopies = oneP ? 1 : l1Bufs;
+    return (uint64_t(l1Bufs) * bq * dp + pCopies * bq * c + (kTiles + vTiles) * c * dp) * tBytes + ZERO_FRACTAL_BYTES;
 }
 
 // Lazy P.V's rows of P per L0A pass (forward_cube_pv.h AccumulatePV): the whole q-block up to

@@ -199,6 +199,9 @@ struct ForwardParams {
     // for another pair. A unit after one of its head then finds that many of its first K blocks
     // cached (PlanKvReuse runs them first) and its V blocks but the last of those.
     uint32_t kvCacheKeyTiles;
+    // 1: one P copy beside two Q copies (l1Bufs 2), which left L1 for that extra K tile; the next
+    // unit's Q still loads ahead, while P's load waits for the MTE1 read of the one before.
+    uint32_t kvCacheOneP;
     uint64_t tailFirst;
     uint64_t wsPartialOffset;
 };

@@ -60,7 +60,7 @@ void Forward(Totals &t, const ForwardParams &p, uint32_t tBytes, bool lazy, uint
     const uint32_t kvCache = lazy && kvPairs == 0 ? p.kvCacheTiles : 0;
     Max(t, "L1",
         ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, tBytes, p.l1Bufs == 2 ? 2 : 1, kvPairs, kvCache,
-                           kvCache != 0 ? p.kvCacheKeyTiles : 0));
+                           kvCache != 0 ? p.kvCacheKeyTiles : 0, kvCache != 0 && p.kvCacheOneP != 0));
     const ForwardCubeL0 l0 = ForwardCubeL0Layout(p.blockQ, p.blockKv, p.headDimAlign, p.dChunk, tBytes,
                                                  p.l0Bufs == 2 ? 2 : 1, lazy ? p.sChunk : 0);
     Max(t, "L0A", l0.a);

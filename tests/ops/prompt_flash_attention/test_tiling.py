@@ -231,7 +231,13 @@ def test_kernel_tests_of_the_staging_modes_get_them(plan, b, n, nkv, sq, skv, d,
     # ones with actual lengths): V only, K only, or both in pairs with the next pair ahead of P
     (p,) = plan(problem(b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d, mask=mask))
     assert p["kvNz"] == kv_nz and p["lazyO"] == 1 and p["tailSplits"] == 0
-    assert p["kvCacheTiles"] == cache and p["l1Bufs"] == bufs
+    assert p["kvCacheTiles"] == cache and p["l1Bufs"] == bufs and p["l1CacheBytes"] <= 512 * 1024
+    # without a mask in two Q copies one K tile more than V's (16: the most), with one P copy
+    # where two leave no room for it; under a mask never one P copy alone
+    if not mask and bufs == 2 and 0 < cache < 16:
+        assert p["kvCacheKeyTiles"] == cache + 1
+    if mask:
+        assert p["kvCacheOneP"] == 0
     pairs = kv_nz == 1
     assert p["kvNzPairs"] == (4 if pairs else 0) and p["kvPairFirst"] == (1 if pairs else 0)
     if pairs:
@@ -309,13 +315,15 @@ def test_wide_lazy_blocks_count_the_statistics_rows(tmp_path, ub):
 def test_unmasked_staged_kv_takes_one_q_and_p_copy_for_more_cache_tiles(plan, sq):
     # without a mask every unit boundary of a head reuses the cache: one copy of Q and P where
     # that frees L1 for another K/V tile pair (six at D = 128, 176-row q-blocks) and a unit runs
-    # at least 16 key blocks; with fewer (S1K: 8) two copies and five tiles
+    # at least 16 key blocks; with fewer (S1K: 8) two Q copies and one P copy, five K/V tile
+    # pairs and a sixth K tile (ForwardParams::kvCacheOneP); one copy: six pairs and a seventh K tile
     (p,) = plan(problem(n=16, sq=sq, skv=sq))
     assert p["kvNz"] == 1 and p["kvNzPairs"] == 0 and p["lazyO"] == 1 and p["l1CacheBytes"] <= 512 * 1024
     one = sq >= 16 * p["blockKv"]
     assert p["l1Bufs"] == (1 if one else 2)
     if p["blockQ"] == 176:
-        assert p["kvCacheTiles"] == (6 if one else 5)
+        assert p["kvCacheTiles"] == (6 if one else 5) and p["kvCacheKeyTiles"] == (7 if one else 6)
+        assert p["kvCacheOneP"] == (0 if one else 1)
 
 
 @pytest.mark.parametrize(

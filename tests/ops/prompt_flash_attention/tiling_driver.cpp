@@ -67,10 +67,12 @@ int main()
                         (unsigned long long)AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2,
                                                                               p.l1Bufs, p.kvNzPairs));
             std::printf("\"kvNzOwnRows\": %u, ", p.kvNzOwnRows);
-            std::printf("\"l1Bufs\": %u, \"kvCacheTiles\": %u, \"kvCacheKeyTiles\": %u, \"l1CacheBytes\": %llu, ",
-                        p.l1Bufs, p.kvCacheTiles, p.kvCacheKeyTiles,
-                        (unsigned long long)AttentionCore::ForwardCubeL1Bytes(
-                            p.blockQ, p.blockKv, p.headDimAlign, 2, p.l1Bufs, 0, p.kvCacheTiles, p.kvCacheKeyTiles));
+            std::printf("\"l1Bufs\": %u, \"kvCacheTiles\": %u, \"kvCacheKeyTiles\": %u, \"kvCacheOneP\": %u, "
+                        "\"l1CacheBytes\": %llu, ",
+                        p.l1Bufs, p.kvCacheTiles, p.kvCacheKeyTiles, p.kvCacheOneP,
+                        (unsigned long long)AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2,
+                                                                              p.l1Bufs, 0, p.kvCacheTiles,
+                                                                              p.kvCacheKeyTiles, p.kvCacheOneP != 0));
             std::printf("\"tailSplits\": %u, \"tailPieceBlocks\": %u, \"tailPerCore\": %u, \"tailPieces\": %u, "
                         "\"tailCorePieces\": %u, "
                         "\"tailFirst\": %llu, \"wsPartialOffset\": %llu, ",
