@@ -55,7 +55,7 @@ void PlanKvNzOwnTnd(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64
 // then go into the S buffers where those hold more than tmp (forward_layout.h KvStagingBytes),
 // and each chunk's DMA start (~198 cycles on its load and again on its store) is paid for twice
 // the rows (D = 128 with two 48-row S buffers: 96-row chunks, not 48). Modelled B2 N16 S2K
-// causal 169.2 -> 168.0 us (the pass ~14 -> ~11 us), TND 6 x 1K 226.6 -> 224.9. Shorter passes
+// causal 169.2 -> 168.0 us (the pass ~14 -> ~11 us). Shorter passes
 // keep the smaller chunks: under the bandwidth ledger their larger HBM bursts shift the phases
 // the L2 serves first come, first served (B1 N1 S8K causal 88.5 -> 89.3 us with them). Call
 // last (after PlanKvNzOwn and PlanKvNzValueOnly).
