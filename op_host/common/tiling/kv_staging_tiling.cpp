@@ -31,7 +31,7 @@ bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams 
     int exp = 0;
     const float mant = std::frexp(std::fabs(scale), &exp);
     const bool keyStaged = p.kvNz == AttentionCore::KV_NZ_BOTH || p.kvNz == AttentionCore::KV_NZ_K_ONLY;
-    return fp16 && keyStaged && mant == 0.5f && exp >= -13 && exp <= 1;
+    return fp16 && keyStaged && p.kvNzLate == 0 && mant == 0.5f && exp >= -13 && exp <= 1;
 }
 
 void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,
@@ -108,6 +108,32 @@ void PlanKvNzOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t 
     const uint64_t free = ubBytes > used + zeros ? ubBytes - used - zeros : 0;
     const uint64_t rows = std::min<uint64_t>(KV_NZ_OWN_MAX_ROWS, free / (3 * p.headDimAlign * dtypeBytes)) / 16 * 16;
     if (rows >= 16) p.kvNzOwnRows = static_cast<uint32_t>(rows);
+}
+
+void PlanKvNzLate(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes, bool dense)
+{
+    p.kvNzLate = 0;
+    const uint64_t blocks = p.blockKv == 0 ? 0 : (uint64_t(p.seqKv) + p.blockKv - 1) / p.blockKv;
+    if (p.kvNz != AttentionCore::KV_NZ_BOTH || p.kvNzPairs == 0 || p.kvNzOwnRows != 0 || !dense ||
+        blocks < KV_NZ_LATE_MIN_BLOCKS || p.usedCores == 0) {
+        return;
+    }
+    // Each vector core's share of the pass (K and V rows of every region) against the keys a
+    // first unit streams (dense: all of them): the pass costs a vector core ~0.25-0.3 us per 16
+    // rows (D = 256, from HBM), a first unit from the caller's rows ~0.31 us more per 64-key block
+    // (two Nd2Nz copies in place of the staged pair), so the late pass pays from about 0.3 staged
+    // rows per key; taken from 0.5 (KV_NZ_LATE_KEYS_PER_ROW). Modelled D = 256: B2 N8 S2K (0.67)
+    // 319.3 -> 312.3 us; slower B1 N4 S4K (0.17) 288.7 -> 302.5, B1 N1 S8K (0.05) 277.5 -> 316.8.
+    const uint64_t share = 2 * uint64_t(p.numKvHeads) * p.kvNzBatches * p.kvNzRows / (2 * uint64_t(p.usedCores));
+    if (share * KV_NZ_LATE_KEYS_PER_ROW < p.seqKv) {
+        return;
+    }
+    const uint64_t used = VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs,
+                                        p.hasSoftmaxStats != 0);
+    const uint64_t zeros = 32 * 16 * dtypeBytes;  // kv_nz.h: the zero rows' source
+    const uint64_t free = ubBytes > used + zeros ? ubBytes - used - zeros : 0;
+    const uint64_t rows = std::min<uint64_t>(KV_NZ_OWN_MAX_ROWS, free / (3 * p.headDimAlign * dtypeBytes)) / 16 * 16;
+    if (rows >= 16) p.kvNzLate = static_cast<uint32_t>(rows);
 }
 
 void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy)

@@ -188,6 +188,9 @@ struct ForwardParams {
     // whose keys its own start with takes the full blocks that unit ran last first, from the
     // cache (policies.h PlanKvReuse).
     uint32_t kvCacheTiles;
+    // K/V staged during each core's first unit (kv_nz.h LateStart; with kvNz and K/V pairs): rows
+    // per chunk, 0: off (staged before the main loop).
+    uint32_t kvNzLate;
     uint64_t tailFirst;
     uint64_t wsPartialOffset;
 };
