@@ -227,6 +227,11 @@ public:
             if constexpr (KV_NZ) {  // the own regions' (or the late share's) next chunks, behind this block's stores
                 kvNz_.OwnStep(split_, OWN_STEP_CHUNKS);
                 kvNz_.LateStep();
+                // The meeting's end before the cube's P.V of the first unit's block WS_SLOTS - 2
+                // from its end, where it loads the next unit's first K/V pair ahead.
+                if (c.unit == firstUnit_ && c.j + WS_SLOTS + 1 >= c.blocks) {
+                    kvNz_.LateFinish();
+                }
             }
             c = n;
         }

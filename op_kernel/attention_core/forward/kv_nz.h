@@ -327,7 +327,8 @@ template <typename T> struct KvNz {
     // copies, forward_cube.h LoadK) while every vector core stages its share of all regions, a
     // few chunks after each softmax block. Item i of the launch's list goes to vector core
     // i % vecCount, the list in key order across the regions (chunk row, region, tensor; the
-    // zero rows last), so the staging front moves through every region at about the pace the
+    // zero rows first: their 16 small stores each go out in the lead before the loop, not in a
+    // core's last step, whose arrival at the meeting waited ~1.7 us for them), so the staging front moves through every region at about the pace the
     // first units read them and their copies find the rows in L2. Before a vector core waits
     // for the first S of its second unit (and at its end) it finishes its share and meets the
     // other vector cores (StagedSignal); the cube waits for FLAG_KV_STAGED before its first
@@ -342,9 +343,9 @@ template <typename T> struct KvNz {
             return;
         }
         BufStart(buf, p_->kvNzLate);
-        lateChunks_ = (p_->kvNzSeq + p_->kvNzLate - 1) / p_->kvNzLate;
+        const uint32_t chunks = (p_->kvNzSeq + p_->kvNzLate - 1) / p_->kvNzLate;
         lateRegions_ = p_->numKvHeads * p_->kvNzBatches;
-        lateTotal_ = uint64_t(lateChunks_ + 1) * lateRegions_ * 2;
+        lateTotal_ = uint64_t(chunks + 1) * lateRegions_ * 2;
         lateStride_ = vecCount;
         lateNext_ = vec < vecCount ? vec : lateTotal_;  // vector cores past the plan stage nothing
         const uint64_t mine = lateNext_ < lateTotal_ ? (lateTotal_ - lateNext_ + vecCount - 1) / vecCount : 0;
@@ -353,33 +354,31 @@ template <typename T> struct KvNz {
     }
 
     // The chunks the last step loaded stored, then the next `steps` steps' items; after the
-    // last item the meeting right away (the cubes then find the staged regions ready when
-    // their first units end: waiting for the last block's softmax, the cube idled ~3 us).
+    // last item this core's arrival at the meeting right away (LateArrive), its wait only at
+    // LateFinish: the cubes then find the staged regions ready when their first units end,
+    // and no vector core stalls for the slowest one's share.
     __aicore__ inline void LateStep(uint32_t steps = 1)
     {
-        if (late_ && !lateDone_) {
+        if (late_ && !lateArrived_) {
             OwnFlushAll();
             LateItems(lateStep_ * steps);
             if (lateNext_ >= lateTotal_) {
-                LateFinish();
+                LateArrive();
             }
         }
     }
 
-    // The rest of this vector core's share, every store done, the meeting (once).
+    // Before the first S of this core's second unit (and at its end): the rest of the share,
+    // the meeting, then FLAG_KV_STAGED to the cube (StagedSignal's steps, split; once).
     __aicore__ inline void LateFinish()
     {
         if (!late_ || lateDone_) {
             return;
         }
         lateDone_ = true;
-        LateItems(~uint64_t(0));
-        OwnFlushAll();
-        for (int32_t b = 0; b < 2; ++b) {
-            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);
-        }
-        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);
-        StagedSignal();
+        LateArrive();
+        AscendC::CrossCoreWaitFlag(FLAG_KV_STAGED);
+        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_KV_STAGED);
     }
 
     static constexpr int32_t EVT_OWN_IN = VEC_EVT_OWN_IN;    // + copy: MTE2_V loaded / V_MTE2 free
@@ -410,15 +409,31 @@ private:
         AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);
     }
 
+    // The rest of the late share, every store done, then this core's arrival at the vector
+    // cores' meeting (on MTE3, behind the stores; once).
+    __aicore__ inline void LateArrive()
+    {
+        if (lateArrived_) {
+            return;
+        }
+        lateArrived_ = true;
+        LateItems(~uint64_t(0));
+        OwnFlushAll();
+        for (int32_t b = 0; b < 2; ++b) {
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);
+        }
+        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);
+        AscendC::CrossCoreSetFlag<0, PIPE_MTE3>(FLAG_KV_STAGED);
+    }
+
     // Up to `count` more items of this vector core's late share (LateStart's list).
     __aicore__ inline void LateItems(uint64_t count)
     {
         for (uint64_t k = 0; k < count && lateNext_ < lateTotal_; ++k) {
             const uint64_t i = lateNext_;
             lateNext_ += lateStride_;
-            const uint32_t row = static_cast<uint32_t>(i / 2 / lateRegions_);
             StageItem(static_cast<uint32_t>(i / 2 % lateRegions_), static_cast<uint32_t>(i & 1),
-                      row == lateChunks_ ? 0 : row + 1);
+                      static_cast<uint32_t>(i / 2 / lateRegions_));
         }
     }
 
@@ -525,8 +540,8 @@ private:
     uint64_t scan_ = 0, end_ = 0, curUnit_ = 0;
     uint32_t item_ = 0, items_ = 0, sub_ = 0, ownIdx_ = 0;
     float keyScale_ = 1.0f;
-    bool late_ = false, lateDone_ = false;  // late staging (LateStart)
-    uint32_t lateChunks_ = 0, lateRegions_ = 0;
+    bool late_ = false, lateArrived_ = false, lateDone_ = false;  // late staging (LateStart)
+    uint32_t lateRegions_ = 0;
     uint64_t lateNext_ = 0, lateTotal_ = 0, lateStride_ = 1, lateStep_ = 0;
     AscendC::LocalTensor<T> ownNd_, ownNz_, ownZeros_;
     struct Pending {  // per in-copy: a chunk loaded, not yet arranged and stored
