@@ -582,6 +582,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
 
     PlanKvGeometry(prob, budget, wideLazy, p);
     PlanKvNzOwn(p, prob.dtypeBytes, UsableUb(budget));
+    PlanKvNzLate(p, prob.dtypeBytes, UsableUb(budget), !masked && prob.actualSeqLengths.empty());
     if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
     return true;
 }

@@ -19,6 +19,20 @@ constexpr uint64_t KV_NZ_OWN_MAX_REGIONS = 15;
 
 uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
+// Rows per chunk of the staging in the vector cores' main loop (per core or late; kv_nz.h
+// BufStart): the most, up to KV_NZ_OWN_MAX_ROWS, of which three chunks and the zero rows' source
+// (KV_NZ_ZERO_ROWS rows of 16 elements) fit beside the vector stage's buffers (forward_vector.h
+// ownBuf_); 0 where not 16.
+uint32_t StagingChunkRows(const AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes)
+{
+    const uint64_t used = VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs,
+                                        p.hasSoftmaxStats != 0);
+    const uint64_t zeros = AttentionCore::KV_NZ_ZERO_ROWS * 16 * dtypeBytes;
+    const uint64_t free = ubBytes > used + zeros ? ubBytes - used - zeros : 0;
+    const uint64_t rows = std::min<uint64_t>(KV_NZ_OWN_MAX_ROWS, free / (3 * p.headDimAlign * dtypeBytes)) / 16 * 16;
+    return rows >= 16 ? static_cast<uint32_t>(rows) : 0;
+}
+
 // PlanKvNzOwn with the region of each unit (position in the unit order) from `region`.
 template <class Region>
 void PlanOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes, const Region &region)
@@ -38,12 +52,7 @@ void PlanOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBy
         most = std::max(most, own);
     }
     if (most == 0 || most > KV_NZ_OWN_MAX_REGIONS) return;
-    const uint64_t used = VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs,
-                                        p.hasSoftmaxStats != 0);
-    const uint64_t zeros = AttentionCore::KV_NZ_ZERO_ROWS * 16 * dtypeBytes;  // kv_nz.h: the zero rows' source
-    const uint64_t free = ubBytes > used + zeros ? ubBytes - used - zeros : 0;
-    const uint64_t rows = std::min<uint64_t>(KV_NZ_OWN_MAX_ROWS, free / (3 * p.headDimAlign * dtypeBytes)) / 16 * 16;
-    if (rows >= 16) p.kvNzOwnRows = static_cast<uint32_t>(rows);
+    p.kvNzOwnRows = StagingChunkRows(p, dtypeBytes, ubBytes);
 }
 
 constexpr uint32_t OWN_ORDER_BITS =
@@ -61,7 +70,7 @@ bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams 
     int exp = 0;
     const float mant = std::frexp(std::fabs(scale), &exp);
     const bool keyStaged = p.kvNz == AttentionCore::KV_NZ_BOTH || p.kvNz == AttentionCore::KV_NZ_K_ONLY;
-    return fp16 && keyStaged && mant == 0.5f && exp >= -13 && exp <= 1;
+    return fp16 && keyStaged && p.kvNzLate == 0 && mant == 0.5f && exp >= -13 && exp <= 1;
 }
 
 void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,
@@ -146,8 +155,8 @@ void PlanKvNzOwnTnd(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64
 
 void PlanKvNzChunk(AttentionCore::ForwardParams &p, uint32_t dtypeBytes)
 {
-    if (p.kvNz == 0 || p.kvNzOwnRows != 0 || p.usedCores == 0) return;
-    // The pass's bytes per vector core (every region before the barrier: no per-core staging).
+    if (p.kvNz == 0 || p.kvNzOwnRows != 0 || p.kvNzLate != 0 || p.usedCores == 0) return;
+    // The pass's bytes per vector core (every region before the barrier: no per-core or late staging).
     const uint64_t tensors = p.kvNz == AttentionCore::KV_NZ_BOTH ? 2 : 1;
     const uint64_t bytes = tensors * p.numKvHeads * p.kvNzBatches * uint64_t(p.kvNzRows) * p.headDimAlign * dtypeBytes;
     if (bytes / (2ull * p.usedCores) < KV_NZ_LONG_PASS_BYTES) return;
@@ -168,6 +177,27 @@ void DropKvNz(AttentionCore::ForwardParams &p)
     p.kvNzSeq = 0;
     p.kvNzBatches = 0;
     p.kvNzOffset = 0;
+}
+
+void PlanKvNzLate(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes, bool dense)
+{
+    p.kvNzLate = 0;
+    const uint64_t blocks = p.blockKv == 0 ? 0 : (uint64_t(p.seqKv) + p.blockKv - 1) / p.blockKv;
+    if (p.kvNz != AttentionCore::KV_NZ_BOTH || p.kvNzPairs == 0 || p.kvNzOwnRows != 0 || !dense ||
+        blocks < KV_NZ_LATE_MIN_BLOCKS || p.usedCores == 0) {
+        return;
+    }
+    // Each vector core's share of the pass (K and V rows of every region) against the keys a
+    // first unit streams (dense: all of them): the pass costs a vector core ~0.25-0.3 us per 16
+    // rows (D = 256, from HBM), a first unit from the caller's rows ~0.31 us more per 64-key block
+    // (two Nd2Nz copies in place of the staged pair), so the late pass pays from about 0.3 staged
+    // rows per key; taken from 0.5 (KV_NZ_LATE_KEYS_PER_ROW). Modelled D = 256: B2 N8 S2K (0.67)
+    // 319.3 -> 312.3 us; slower B1 N4 S4K (0.17) 288.7 -> 302.5, B1 N1 S8K (0.05) 277.5 -> 316.8.
+    const uint64_t share = 2 * uint64_t(p.numKvHeads) * p.kvNzBatches * p.kvNzRows / (2 * uint64_t(p.usedCores));
+    if (share * KV_NZ_LATE_KEYS_PER_ROW < p.seqKv) {
+        return;
+    }
+    p.kvNzLate = StagingChunkRows(p, dtypeBytes, ubBytes);
 }
 
 void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy, bool unstaged,

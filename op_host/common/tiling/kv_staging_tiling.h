@@ -61,6 +61,19 @@ void PlanKvNzOwnTnd(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64
 // last (after PlanKvNzOwn and PlanKvNzValueOnly).
 constexpr uint64_t KV_NZ_LONG_PASS_BYTES = 256 * 1024;
 void PlanKvNzChunk(AttentionCore::ForwardParams &p, uint32_t dtypeBytes);
+// K/V staged during each core's first unit (ForwardParams::kvNzLate, kv_nz.h LateStart): the
+// cubes run their first units from the caller's rows while the vector cores stage every region
+// a few chunks per softmax block, in place of the pass before the main loop, where that pass is
+// long against a first unit. Where K and V load
+// in pairs (kvNzPairs), not per core (kvNzOwnRows), every unit sees all keys (`dense`: no mask,
+// band or query lengths) and a first unit streams at least KV_NZ_LATE_MIN_BLOCKS key blocks, and
+// UB holds three chunks of 16 rows or more; the scale then stays off K (ScaleInKeyExact). Call
+// after PlanKvNzOwn.
+constexpr uint64_t KV_NZ_LATE_MIN_BLOCKS = 16;
+// ... and where a vector core's share of the pass is at least one row per this many keys of a
+// first unit (kv_staging_tiling.cpp PlanKvNzLate).
+constexpr uint64_t KV_NZ_LATE_KEYS_PER_ROW = 2;
+void PlanKvNzLate(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes, bool dense);
 // Up to this head dim a forward plane takes one Q and P copy for another K/V cache tile pair
 // (PlanKvCache's oneCopy): PFA under a mask, varlen always. There the forward is bound by L2 well
 // above its critical path, and the tile pair's L2 saving is worth the unit starts it slows.
@@ -69,7 +82,7 @@ constexpr uint32_t KV_CACHE_ONE_COPY_MAX_HEAD_DIM = 64;
 void DropKvNz(AttentionCore::ForwardParams &p);
 // Whether the K/V staging may multiply K by the scale (ScaleParams / PseParams::scaleInKey)
 // because that is exact: fp16, K staged (call after PlanKvNz), |scale| a power of two in
-// [2^-14, 1].
+// [2^-14, 1]; not with late staging (the first units read the caller's K).
 bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams &p);
 
 }  // namespace fa_host

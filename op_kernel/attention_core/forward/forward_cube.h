@@ -65,6 +65,7 @@ public:
             // a mask prepass (the summary): only the vector cores read it (modelled PFA causal B2
             // N16 S2K D128 with the summary 174.7 -> 172.2 us).
             early_ = kvNz_.EarlyS(score.KeyScale(), LAZY_PV);
+            late_ = early_ && p->kvNzLate != 0;
         }
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         const ForwardWorkspace wl = ForwardWorkspaceLayout(p->wsSlotS, p->wsSlotP, p->wsSlotO);
@@ -198,7 +199,8 @@ private:
         bool vOk = sOk;
         uint64_t gS = 0, gV = 0;
         uint32_t k = 0;
-        if (early_) {  // the first S block(s) go out during the vector cores' K/V staging
+        firstUnit_ = s.unit;
+        if (early_ && !late_) {  // the first S block(s) go out during the vector cores' K/V staging
             for (; k < earlyBlocks_ && sOk; ++k) {
                 sOk = StepS(s, gS);
             }
@@ -248,6 +250,10 @@ private:
         }
         if constexpr (KV_NZ) {
             kvNz_.OwnWaitEnd(split_);
+            if (late_ && !staged_) {  // a core of one unit: the vector cores' signal all the same
+                AscendC::CrossCoreWaitFlag(FLAG_KV_STAGED);
+                staged_ = true;
+            }
         }
     }
 
@@ -309,6 +315,7 @@ private:
     {
         if constexpr (KV_NZ) {
             const KvBlock blk = UnitBlockAt(c.u, p_->blockKv, c.j);
+            loadUnit_ = c.unit;
             preKb_ = NextCopy(kIdx_, kvPairs_);
             LoadK(c.u, blk, kL1_.Get<T>()[preKb_ * 2 * kvElems_], preKb_);
             preloaded_ = true;
@@ -356,6 +363,7 @@ private:
             qAhead_ = false;
         }
         const KvBlock blk = UnitBlockAt(c.u, p_->blockKv, c.j);
+        loadUnit_ = c.unit;
         if constexpr (LAZY_PV) {
             ComputeSChunks(c.u, blk, g % WS_SLOTS, WideTail(c, blk));
         } else {
@@ -442,10 +450,18 @@ private:
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // MTE1 is done with this K copy
         kv_.BeforeLoad(u, blk, false);
         if constexpr (KV_NZ) {
-            if (kvPairs_ != 0) {
+            if (late_ && !staged_ && loadUnit_ != firstUnit_) {  // the first load from the staged regions
+                AscendC::CrossCoreWaitFlag(FLAG_KV_STAGED);      // kv_nz.h LateFinish
+                staged_ = true;
+            }
+            if (kvPairs_ != 0 && staged_) {
                 kvNz_.OwnWait(split_, u);
                 kvNz_.LoadPair(kL1, u.b, u.n / p_->groupSize, u.kvBase + static_cast<uint64_t>(blk.k0),
                                AlignUp(blk.cols, 16));
+            } else if (kvPairs_ != 0) {  // late staging's first unit: K and V from the caller's rows
+                const uint32_t kvPad = AlignUp(blk.cols, 16);
+                CopyKvRows(kL1, k_, u, blk, kvPad, 0);
+                CopyKvRows(kL1[kvPad * p_->headDimAlign], v_, u, blk, kvPad, 1);
             }
         } else if constexpr (NzHandoff<T>::ENABLED && Variant::Kv::StagedNz()) {
             if (kvPairs_ != 0) {
@@ -734,6 +750,11 @@ private:
     // and all WS_SLOTS - 1 go ahead (earlyBlocks_).
     bool early_ = false, staged_ = false;
     uint32_t earlyBlocks_ = 1;
+    // Late staging (ForwardParams::kvNzLate, kv_nz.h LateStart): the first unit (firstUnit_) loads
+    // the caller's K/V rows, the first load of another unit's (loadUnit_: the unit whose keys
+    // load next) waits for FLAG_KV_STAGED.
+    bool late_ = false;
+    uint64_t firstUnit_ = 0, loadUnit_ = 0;
 };
 
 }  // namespace AttentionCore

@@ -202,6 +202,9 @@ struct ForwardParams {
     // 1: one P copy beside two Q copies (l1Bufs 2), which left L1 for that extra K tile; the next
     // unit's Q still loads ahead, while P's load waits for the MTE1 read of the one before.
     uint32_t kvCacheOneP;
+    // K/V staged during each core's first unit (kv_nz.h LateStart; with kvNz and K/V pairs): rows
+    // per chunk, 0: off (staged before the main loop).
+    uint32_t kvNzLate;
     uint64_t tailFirst;
     uint64_t wsPartialOffset;
 };

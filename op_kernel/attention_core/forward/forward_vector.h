@@ -79,9 +79,10 @@ public:
         pipe->InitBuffer(partBuf_, ub.part);
         pipe->InitBuffer(statBuf_, ub.stats);
         pipe->InitBuffer(bcastBuf_, ub.bcast);
-        if constexpr (KV_NZ) {  // per-core staging: three chunks and 32 zero rows of 16 elements
-            if (p->kvNzOwnRows != 0) {
-                pipe->InitBuffer(ownBuf_, (3 * p->kvNzOwnRows * dp + KV_NZ_ZERO_ROWS * 16) * sizeof(T));
+        if constexpr (KV_NZ) {  // per-core or late staging: three chunks, KV_NZ_ZERO_ROWS zero rows of 16
+            const uint32_t rows = p->kvNzOwnRows != 0 ? p->kvNzOwnRows : p->kvNzLate;
+            if (rows != 0) {
+                pipe->InitBuffer(ownBuf_, (3 * rows * dp + KV_NZ_ZERO_ROWS * 16) * sizeof(T));
             }
         }
         const uint32_t statBytes = AlignUp(r, 8) * 4;  // one row of the VEC_STAT_ROWS
@@ -117,12 +118,15 @@ public:
         // block (P load, P.V, Fixpipe) and of a unit's final sum overlap the softmax of the next
         // blocks, also the next unit's, instead of stalling this core. A unit keeps its softmax
         // statistics in its own set until it is finished (at most WS_SLOTS units are in flight).
+        const bool late = KV_NZ && p_->kvNzLate != 0;  // staged during the first units (kv_nz.h LateStart)
         if constexpr (KV_NZ) {  // K/V in Nz order for the cube (the accumulator and tmp or S are free scratch)
             // per core: only every core's first region before the barrier (kv_nz.h)
             KvNzRegion first[MAX_CORES];
             const uint32_t count = p_->kvNzOwnRows != 0 ? kvNz_.FirstRegions(split_, first) : 0;
-            kvNz_.Prepare(accBuf_.Get<T>(), stagingInS_ ? sBuf_.Get<T>() : tmpBuf_.Get<T>(), AscendC::GetBlockIdx(),
-                          p_->usedCores * 2, score_.KeyScale(), p_->kvNzOwnRows != 0 ? first : nullptr, count);
+            if (!late) {
+                kvNz_.Prepare(accBuf_.Get<T>(), stagingInS_ ? sBuf_.Get<T>() : tmpBuf_.Get<T>(), AscendC::GetBlockIdx(),
+                              p_->usedCores * 2, score_.KeyScale(), p_->kvNzOwnRows != 0 ? first : nullptr, count);
+            }
         }
         if constexpr (Variant::Mask::HasPrepass()) {  // the mask summary (the accumulator is free scratch)
             mask_.Prepare(accBuf_.Get<uint8_t>(), p_->rowsPerVec * p_->headDimAlign * 4, AscendC::GetBlockIdx(),
@@ -130,7 +134,9 @@ public:
         }
         if constexpr (KV_NZ) {
             if (kvNz_.EarlyS(score_.KeyScale(), LAZY_PV)) {  // the cube is not in the barrier (kv_nz.h)
-                kvNz_.StagedSignal();
+                if (!late) {  // late: the meeting comes near the first unit's end (LateFinish)
+                    kvNz_.StagedSignal();
+                }
             } else {
                 AscendC::SyncAll<false>();
             }
@@ -161,6 +167,11 @@ public:
         AscendC::PipeBarrier<PIPE_V>();
         Cursor c;
         bool ok = Seek(c, split_.Begin(core_));
+        firstUnit_ = c.unit;
+        if (late) {  // a first step of the late share while the cube's first S is on the way
+            kvNz_.LateStart(ownBuf_.Get<T>(), AscendC::GetBlockIdx(), p_->usedCores * 2, ok ? c.blocks : 1);
+            kvNz_.LateStep(LATE_LEAD_STEPS);
+        }
         if (ok) {
             OwnThrough(c);
             // The first block's mask rows before its S arrives, as Prefetch issues every later
@@ -215,13 +226,21 @@ public:
             if (issued_ > LAG && Variant::Kv::Int8Digits()) {
                 RetireUpTo(issued_ - LAG);
             }
-            if constexpr (KV_NZ) {  // the own regions' next chunks, behind this block's stores
+            if constexpr (KV_NZ) {  // the own regions' (or the late share's) next chunks, behind this block's stores
                 kvNz_.OwnStep(split_, OWN_STEP_CHUNKS);
+                kvNz_.LateStep();
+                // The meeting's wait a block before the cube's P.V of the first unit's block
+                // blocks - WS_SLOTS + 1, which loads the next unit's first K/V pair ahead (the
+                // wait at the second unit's first S modelled B2 N8 S2K D256 313.4 us, here 312.2).
+                if (c.unit == firstUnit_ && c.j + WS_SLOTS + 1 >= c.blocks) {
+                    kvNz_.LateFinish();
+                }
             }
             c = n;
         }
         if constexpr (KV_NZ) {
             kvNz_.OwnEnd(split_);
+            kvNz_.LateFinish();  // a core of one unit (or none)
         }
         RetireUpTo(issued_);
         for (uint32_t b = 0; b < sBufs_; ++b) {  // drain
@@ -237,6 +256,9 @@ private:
     // Chunks of the core's own K/V regions staged after each softmax block (kv_nz.h): one
     // (modelled B4 N16 S1K 153.5 us; two 154.6, four 157.2, one after every other block 154.7).
     static constexpr uint32_t OWN_STEP_CHUNKS = 1;
+    // Steps of the late K/V share (kv_nz.h LateStart) before the first softmax block: the lead
+    // of the staging front over the cubes' first reads of the caller's rows.
+    static constexpr uint32_t LATE_LEAD_STEPS = 4;
 
     // Rows up to which a unit's finish tests visibility in a scalar pass (VisibleRows).
     static constexpr uint32_t SCALAR_FINISH_ROWS = 8;
@@ -251,11 +273,16 @@ private:
 
     // Before the first S of a unit is waited for: the own K/V regions up to its unit staged
     // (the cube's loads of that unit wait for its region, kv_nz.h).
+    // With late staging: before the first S of the second unit, this core's share staged and
+    // the vector cores met (the cube loads that unit's keys from the staged regions).
     __aicore__ inline void OwnThrough(const Cursor &c)
     {
         if constexpr (KV_NZ) {
             if (c.j == 0) {
                 kvNz_.OwnThrough(split_, c.unit);
+                if (c.unit != firstUnit_) {
+                    kvNz_.LateFinish();
+                }
             }
         }
     }
@@ -438,6 +465,7 @@ private:
     typename Variant::Softmax softmax_;
     uint32_t core_ = 0;
     uint32_t sub_ = 0;
+    uint64_t firstUnit_ = 0;  // this core's first unit with keys (late staging: OwnThrough)
 
     AscendC::GlobalTensor<T> out_;
     AscendC::GlobalTensor<float> statMax_, statSum_;

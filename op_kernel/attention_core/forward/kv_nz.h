@@ -74,7 +74,7 @@ template <typename T> struct KvNz {
     // vector cores' staging).
     __aicore__ inline bool EarlyS(float keyScale, bool lazyPv) const
     {
-        return keyScale == 1.0f && (!lazyPv || p_->kvNzPairs == 0);
+        return keyScale == 1.0f && (!lazyPv || p_->kvNzPairs == 0 || p_->kvNzLate != 0);
     }
 
     // Vector cores, EarlyS: every vector core's staging is done (a barrier of the launch's
@@ -320,20 +320,9 @@ template <typename T> struct KvNz {
         if (!own_) {
             return;
         }
-        const uint32_t chunk = p_->kvNzOwnRows * p_->headDimAlign;
-        ownNd_ = buf;
-        ownNz_ = buf[2 * chunk];
-        ownZeros_ = buf[3 * chunk];
-        const AscendC::LocalTensor<T> zeros = ownZeros_;
         sub_ = sub;
         keyScale_ = keyScale;
-        AscendC::Duplicate(zeros.template ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0),
-                           static_cast<int32_t>(KV_NZ_ZERO_ROWS * 16));
-        PipeSync<AscendC::HardEvent::V_MTE3>();
-        for (int32_t b = 0; b < 2; ++b) {  // both in-copies and the Nz copy start free
-            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);
-        }
-        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);
+        BufStart(buf, p_->kvNzOwnRows);
         OwnBegin(split);
     }
 
@@ -371,6 +360,68 @@ template <typename T> struct KvNz {
         AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);
     }
 
+    // ---------------------------------------------------------------- staging during the first units
+    // Late staging (ForwardParams::kvNzLate: rows per chunk, 0: off; K and V both, no key scale).
+    // No pass before the main loop: every cube runs its first unit from the caller's rows (Nd2Nz
+    // copies, forward_cube.h LoadK) while every vector core stages its share of all regions, a
+    // few chunks after each softmax block. Item i of the launch's list goes to vector core
+    // i % vecCount, the list in key order across the regions (chunk row, region, tensor; the
+    // zero rows first: their 16 small stores each go out in the lead before the loop, not in a
+    // core's last step, whose arrival at the meeting waited ~1.7 us for them), so the staging
+    // front moves through every region at about the pace the first units read them and their
+    // copies find the rows in L2. A region here is a whole matrix, [0, kvNzSeq) and its zero
+    // rows (StageItem's row range [0, kvNzRows)). Before a vector core waits for the first S of
+    // its second unit (and at its end) it finishes its share and meets the other vector cores
+    // (StagedSignal); the cube waits for FLAG_KV_STAGED before its first load from the staged
+    // regions. A vector core's share needs nothing from other cores, and
+    // it reaches the meeting with every P of its first unit stored, so no wait goes round.
+    // buf as OwnStart's; `blocks`: the key blocks of this core's first unit (the steps).
+    __aicore__ inline void LateStart(const AscendC::LocalTensor<T> &buf, uint32_t vec, uint32_t vecCount,
+                                     uint32_t blocks)
+    {
+        late_ = p_->kvNzLate != 0;
+        if (!late_) {
+            return;
+        }
+        BufStart(buf, p_->kvNzLate);
+        const uint32_t chunks = (p_->kvNzSeq + p_->kvNzLate - 1) / p_->kvNzLate;
+        lateRegions_ = p_->numKvHeads * p_->kvNzBatches;
+        lateTotal_ = uint64_t(chunks + 1) * lateRegions_ * 2;
+        lateStride_ = vecCount;
+        lateNext_ = vec < vecCount ? vec : lateTotal_;  // vector cores past the plan stage nothing
+        const uint64_t mine = lateNext_ < lateTotal_ ? (lateTotal_ - lateNext_ + vecCount - 1) / vecCount : 0;
+        const uint64_t steps = blocks > 0 ? blocks : 1;  // one before the loop, one after each block but the last
+        lateStep_ = (mine + steps - 1) / steps;
+    }
+
+    // The chunks the last step loaded stored, then the next `steps` steps' items; after the
+    // last item this core's arrival at the meeting right away (LateArrive), its wait only at
+    // LateFinish: the cubes then find the staged regions ready when their first units end,
+    // and no vector core stalls for the slowest one's share.
+    __aicore__ inline void LateStep(uint32_t steps = 1)
+    {
+        if (late_ && !lateArrived_) {
+            OwnFlushAll();
+            LateItems(lateStep_ * steps);
+            if (lateNext_ >= lateTotal_) {
+                LateArrive();
+            }
+        }
+    }
+
+    // Before the first S of this core's second unit (and at its end): the rest of the share,
+    // the meeting, then FLAG_KV_STAGED to the cube (StagedSignal's steps, split; once).
+    __aicore__ inline void LateFinish()
+    {
+        if (!late_ || lateDone_) {
+            return;
+        }
+        lateDone_ = true;
+        LateArrive();
+        AscendC::CrossCoreWaitFlag(FLAG_KV_STAGED);
+        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_KV_STAGED);
+    }
+
     static constexpr int32_t EVT_OWN_IN = VEC_EVT_OWN_IN;    // + copy: MTE2_V loaded / V_MTE2 free
     static constexpr int32_t EVT_OWN_OUT = VEC_EVT_OWN_OUT;  // V_MTE3 arranged / MTE3_V stored
     static constexpr int32_t EVT_IN = VEC_EVT_S;             // + copy: MTE2_V loaded / V_MTE2 free
@@ -381,6 +432,52 @@ template <typename T> struct KvNz {
     AscendC::GlobalTensor<T> nz_;
 
 private:
+    // The staging buffers in buf (two in-copies and the Nz copy of `rows` x headDimAlign, then
+    // KV_NZ_ZERO_ROWS rows of 16 elements of zeros, written here), every copy free.
+    __aicore__ inline void BufStart(const AscendC::LocalTensor<T> &buf, uint32_t rows)
+    {
+        const uint32_t chunk = rows * p_->headDimAlign;
+        ownNd_ = buf;
+        ownNz_ = buf[2 * chunk];
+        ownZeros_ = buf[3 * chunk];
+        const AscendC::LocalTensor<T> zeros = ownZeros_;
+        AscendC::Duplicate(zeros.template ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0),
+                           static_cast<int32_t>(KV_NZ_ZERO_ROWS * 16));
+        PipeSync<AscendC::HardEvent::V_MTE3>();
+        for (int32_t b = 0; b < 2; ++b) {  // both in-copies and the Nz copy start free
+            AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);
+        }
+        AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);
+    }
+
+    // The rest of the late share, every store done, then this core's arrival at the vector
+    // cores' meeting (on MTE3, behind the stores; once).
+    __aicore__ inline void LateArrive()
+    {
+        if (lateArrived_) {
+            return;
+        }
+        lateArrived_ = true;
+        LateItems(~uint64_t(0));
+        OwnFlushAll();
+        for (int32_t b = 0; b < 2; ++b) {
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);
+        }
+        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);
+        AscendC::CrossCoreSetFlag<0, PIPE_MTE3>(FLAG_KV_STAGED);
+    }
+
+    // Up to `count` more items of this vector core's late share (LateStart's list).
+    __aicore__ inline void LateItems(uint64_t count)
+    {
+        for (uint64_t k = 0; k < count && lateNext_ < lateTotal_; ++k) {
+            const uint64_t i = lateNext_;
+            lateNext_ += lateStride_;
+            StageItem(static_cast<uint32_t>(i / 2 % lateRegions_), static_cast<uint32_t>(i & 1),
+                      static_cast<uint32_t>(i / 2 / lateRegions_), 0, p_->kvNzRows);  // whole matrices
+        }
+    }
+
     // The next own region into cur_ (NO_REGION after the last), its rows and items; this core's
     // first item of it.
     template <class Split> __aicore__ inline void OwnBegin(Split &split)
@@ -404,50 +501,59 @@ private:
         }
     }
 
-    // This vector core's next item of the current own region (the pair's items alternate). Per
-    // tensor item 0 stores the region's zero rows (those from kvNzSeq on, at most 31: only in the
-    // region that ends the matrix), item 1 + k loads chunk k of the caller's rows; a chunk is arranged in Nz order and stored at the next step
-    // (its load has long landed by then), the region's last ones right away, and then its
-    // FLAG_KV_STAGED follows the stores on MTE3.
+    // This vector core's next item of the current own region (the pair's items alternate; the
+    // region's rows [curRow0_, curEnd_), StageItem). Per tensor item 0 stores the region's zero
+    // rows (those from kvNzSeq on, at most 31: only in the region that ends the matrix), item
+    // 1 + k loads chunk k of the caller's rows; a chunk is arranged in Nz order and stored at the
+    // next step (its load has long landed by then), the region's last ones right away, and then
+    // its FLAG_KV_STAGED follows the stores on MTE3.
     template <class Split> __aicore__ inline void OwnItem(Split &split)
     {
-        const uint32_t ch = p_->kvNzOwnRows;
-        const uint32_t dp = p_->headDimAlign;
         const uint32_t perTensor = items_ / (p_->kvNz == KV_NZ_BOTH ? 2 : 1);
         const uint32_t tensor = (p_->kvNz == KV_NZ_V_ONLY ? 1 : 0) + item_ / perTensor;
-        const uint32_t c = item_ % perTensor;
-        const uint32_t bt = p_->kvNzBatches == 1 ? 0 : cur_ / p_->numKvHeads;
-        const uint32_t h = cur_ % p_->numKvHeads;
-        const AscendC::GlobalTensor<T> dst = nz_[Offset(tensor, bt, h, 0)];
-        const uint32_t realEnd = curEnd_ < p_->kvNzSeq ? curEnd_ : p_->kvNzSeq;
-        if (c == 0) {  // the zero rows, one store per 16-column block
-            const uint16_t tail = static_cast<uint16_t>(curEnd_ - realEnd);
-            for (uint32_t j = 0; tail != 0 && j < dp / 16; ++j) {
-                AscendC::DataCopy(dst[(uint64_t(j) * p_->kvNzRows + realEnd) * 16], ownZeros_,
-                                  AscendC::DataCopyParams(1, tail, 0, 0));
-            }
-        } else {
-            const uint32_t b = ownIdx_++ & 1;
-            OwnFlush(b);  // in OwnThrough's run of items: the chunk two back
-            const uint32_t s0 = curRow0_ + (c - 1) * ch;
-            const uint32_t real = realEnd - s0 < ch ? realEnd - s0 : ch;
-            const uint64_t at =
-                (p_->kvNzBatches == 1 ? 0 : bt * p_->kvStrideB) + h * p_->kvStrideN + uint64_t(s0) * p_->kvStrideS;
-            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN +
-                                                          b);  // its Nz arrangement two chunks back is done
-            AscendC::DataCopyExtParams copy(static_cast<uint16_t>(real), p_->headDim * sizeof(T),
-                                            static_cast<uint32_t>((p_->kvStrideS - p_->headDim) * sizeof(T)), 0, 0);
-            AscendC::DataCopyPad(ownNd_[b * ch * dp], src_[tensor][at], copy,
-                                 AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
-            AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_OWN_IN + b);
-            pend_[b] = {true, tensor, s0, real, dst};
-        }
+        StageItem(cur_, tensor, item_ % perTensor, curRow0_, curEnd_);
         item_ += 2;
         if (item_ >= items_) {
             OwnFlushAll();
             AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_KV_STAGED);
             OwnBegin(split);
         }
+    }
+
+    // Item c of tensor `tensor` of region `region`, rows [row0, end) of its KV head's matrix (the
+    // zero rows from kvNzSeq on included where the region ends the matrix). c 0: those zero rows
+    // (at most KV_NZ_ZERO_ROWS, one store per 16-column block; none where the region ends before
+    // kvNzSeq); 1 + k: chunk k of the region's caller rows, loaded here, arranged in Nz order and
+    // stored by a later OwnFlush, the chunk two back's right away.
+    __aicore__ inline void StageItem(uint32_t region, uint32_t tensor, uint32_t c, uint32_t row0, uint32_t end)
+    {
+        const uint32_t ch = p_->kvNzOwnRows != 0 ? p_->kvNzOwnRows : p_->kvNzLate;
+        const uint32_t dp = p_->headDimAlign;
+        const uint32_t bt = p_->kvNzBatches == 1 ? 0 : region / p_->numKvHeads;
+        const uint32_t h = region % p_->numKvHeads;
+        const AscendC::GlobalTensor<T> dst = nz_[Offset(tensor, bt, h, 0)];
+        const uint32_t realEnd = end < p_->kvNzSeq ? end : p_->kvNzSeq;
+        if (c == 0) {
+            const uint16_t tail = static_cast<uint16_t>(end - realEnd);
+            for (uint32_t j = 0; tail != 0 && j < dp / 16; ++j) {
+                AscendC::DataCopy(dst[(uint64_t(j) * p_->kvNzRows + realEnd) * 16], ownZeros_,
+                                  AscendC::DataCopyParams(1, tail, 0, 0));
+            }
+            return;
+        }
+        const uint32_t b = ownIdx_++ & 1;
+        OwnFlush(b);  // in a run of items: the chunk two back
+        const uint32_t s0 = row0 + (c - 1) * ch;
+        const uint32_t real = realEnd - s0 < ch ? realEnd - s0 : ch;
+        const uint64_t at =
+            (p_->kvNzBatches == 1 ? 0 : bt * p_->kvStrideB) + h * p_->kvStrideN + uint64_t(s0) * p_->kvStrideS;
+        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);  // its Nz arrangement two chunks back is done
+        AscendC::DataCopyExtParams copy(static_cast<uint16_t>(real), p_->headDim * sizeof(T),
+                                        static_cast<uint32_t>((p_->kvStrideS - p_->headDim) * sizeof(T)), 0, 0);
+        AscendC::DataCopyPad(ownNd_[b * ch * dp], src_[tensor][at], copy,
+                             AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
+        AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_OWN_IN + b);
+        pend_[b] = {true, tensor, s0, real, dst};
     }
 
     // The chunks loaded and not yet stored, oldest first.
@@ -466,7 +572,7 @@ private:
         }
         pd.loaded = false;
         const uint32_t dp = p_->headDimAlign;
-        const AscendC::LocalTensor<T> in = ownNd_[b * p_->kvNzOwnRows * dp];
+        const AscendC::LocalTensor<T> in = ownNd_[b * (p_->kvNzOwnRows != 0 ? p_->kvNzOwnRows : p_->kvNzLate) * dp];
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_OWN_IN + b);
         if constexpr (AscendC::IsSameType<T, half>::value) {
             if (pd.tensor == 0 && keyScale_ != 1.0f) {  // the score's scale folded into K (exact, see Prepare)
@@ -489,6 +595,9 @@ private:
     uint32_t curRow0_ = 0, curEnd_ = 0;  // the current own region's rows
     uint32_t item_ = 0, items_ = 0, sub_ = 0, ownIdx_ = 0;
     float keyScale_ = 1.0f;
+    bool late_ = false, lateArrived_ = false, lateDone_ = false;  // late staging (LateStart)
+    uint32_t lateRegions_ = 0;
+    uint64_t lateNext_ = 0, lateTotal_ = 0, lateStride_ = 1, lateStep_ = 0;
     AscendC::LocalTensor<T> ownNd_, ownNz_, ownZeros_;
     struct Pending {  // per in-copy: a chunk loaded, not yet arranged and stored
         bool loaded;

@@ -281,6 +281,22 @@ def test_own_staging_matches_golden(dtype, layout, b, n, nkv, sq, skv, d, causal
     run_and_judge(make_kwargs(dtype, layout, b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d, **extra))
 
 
+LATE_STAGING_SHAPES = [
+    # K/V staged during each core's first unit (ForwardParams::kvNzLate): the first units read the
+    # caller's rows, the later ones the staged regions once the vector cores met (test_tiling.py
+    # asserts the plans)
+    ("fp16", "BNSD", 1, 12, 12, 448, 1024, 256),  # 16-row chunks, two units per core, 16 zero rows
+    ("bf16", "BSH", 1, 32, 16, 448, 1100, 192),  # groups of 2, 48-row chunks, 20 zero rows, a split-KV tail
+]
+
+
+@pytest.mark.parametrize("dtype,layout,b,n,nkv,sq,skv,d", LATE_STAGING_SHAPES)
+def test_late_staging_matches_golden(dtype, layout, b, n, nkv, sq, skv, d):
+    # A region read before it is staged, or staged in part, reads the workspace's stale rows;
+    # with the scale left on the staged K every later unit's scores would be scaled twice.
+    run_and_judge(make_kwargs(dtype, layout, b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d))
+
+
 @pytest.mark.parametrize(
     "dtype,layout,b,n,nkv,sq,skv,d",
     [

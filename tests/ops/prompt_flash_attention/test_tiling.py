@@ -539,6 +539,30 @@ def test_own_staging_where_a_core_has_regions_of_its_own(plan, b, n, nkv, sq, sk
         assert p["ubBytes"] + (3 * rows * ((d + 15) // 16 * 16) + 32 * 16) * 2 <= UB_A2 - 8192
 
 
+@pytest.mark.parametrize(
+    "b,n,nkv,sq,skv,d,mask,rows",
+    [
+        (2, 8, 8, 2048, 2048, 256, 0, 16),  # the sweep's B2 N8 S2K D256: 0.67 staged rows per key
+        (1, 12, 12, 448, 1024, 256, 0, 16),  # test_kernel_matches_golden.py LATE_STAGING_SHAPES
+        (1, 32, 16, 448, 1100, 192, 0, 48),  # with a split-KV tail
+        (1, 4, 4, 4096, 4096, 256, 0, 0),  # the sweep's B1 N4 S4K D256: 0.17 staged rows per key
+        (1, 1, 1, 8192, 8192, 256, 0, 0),  # B1 N1 S8K: 0.05
+        (2, 8, 8, 2048, 2048, 256, 1, 0),  # a band: units with few keys
+        (2, 8, 8, 2048, 2048, 128, 0, 0),  # D = 128: K and V apart (no pairs)
+        (1, 24, 24, 448, 960, 256, 0, 0),  # 15 key blocks per unit
+    ],
+)
+def test_late_staging_where_the_pass_is_long_against_a_first_unit(plan, b, n, nkv, sq, skv, d, mask, rows):
+    # K/V staged during each core's first unit (ForwardParams::kvNzLate, kv_nz.h LateStart): K/V
+    # pairs, every unit seeing all keys, at least 16 key blocks per unit and a vector core's share
+    # of the pass at least one row per two keys; then the scale stays off the staged K.
+    (p,) = plan(problem(b, n, nkv, sq, skv, d, mask))
+    assert p["kvNzLate"] == rows
+    if rows:
+        assert p["kvNz"] == 1 and p["kvNzPairs"] != 0 and p["kvNzOwnRows"] == 0
+        assert p["ubBytes"] + (3 * rows * ((d + 15) // 16 * 16) + 32 * 16) * 2 <= UB_A2 - 8192
+
+
 # (b, n, nkv, sq, skv, d) of the golden tests' GQA deals (test_kernel_matches_golden.py
 # GQA_DEAL_SHAPES) and the sweep's B1 N8/2 S2K; at D = 64 none (DEAL_MIN_HEAD_DIM_EXCL).
 GQA_DEALT = [

@@ -67,6 +67,7 @@ int main()
                         (unsigned long long)AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2,
                                                                               p.l1Bufs, p.kvNzPairs));
             std::printf("\"kvNzOwnRows\": %u, ", p.kvNzOwnRows);
+            std::printf("\"kvNzLate\": %u, ", p.kvNzLate);
             std::printf("\"l1Bufs\": %u, \"kvCacheTiles\": %u, \"kvCacheKeyTiles\": %u, \"kvCacheOneP\": %u, "
                         "\"l1CacheBytes\": %llu, ",
                         p.l1Bufs, p.kvCacheTiles, p.kvCacheKeyTiles, p.kvCacheOneP,
