@@ -192,7 +192,7 @@ void PlanKvNzLate(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t
     // rows (D = 256, from HBM), a first unit from the caller's rows ~0.31 us more per 64-key block
     // (two Nd2Nz copies in place of the staged pair), so the late pass pays from about 0.3 staged
     // rows per key; taken from 0.5 (KV_NZ_LATE_KEYS_PER_ROW). Modelled D = 256: B2 N8 S2K (0.67)
-    // 319.3 -> 312.3 us; slower B1 N4 S4K (0.17) 288.7 -> 302.5, B1 N1 S8K (0.05) 277.5 -> 316.8.
+    // 319.3 -> 310.9 us; slower B1 N4 S4K (0.17) 288.7 -> 302.5, B1 N1 S8K (0.05) 277.5 -> 316.8.
     const uint64_t share = 2 * uint64_t(p.numKvHeads) * p.kvNzBatches * p.kvNzRows / (2 * uint64_t(p.usedCores));
     if (share * KV_NZ_LATE_KEYS_PER_ROW < p.seqKv) {
         return;

@@ -65,7 +65,7 @@ public:
             // a mask prepass (the summary): only the vector cores read it (modelled PFA causal B2
             // N16 S2K D128 with the summary 174.7 -> 172.2 us).
             early_ = kvNz_.EarlyS(score.KeyScale(), LAZY_PV);
-            late_ = early_ && p->kvNzLate != 0;
+            late_ = kvNz_.Late(score.KeyScale());
         }
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         const ForwardWorkspace wl = ForwardWorkspaceLayout(p->wsSlotS, p->wsSlotP, p->wsSlotO);

@@ -118,7 +118,7 @@ public:
         // block (P load, P.V, Fixpipe) and of a unit's final sum overlap the softmax of the next
         // blocks, also the next unit's, instead of stalling this core. A unit keeps its softmax
         // statistics in its own set until it is finished (at most WS_SLOTS units are in flight).
-        const bool late = KV_NZ && p_->kvNzLate != 0;  // staged during the first units (kv_nz.h LateStart)
+        const bool late = KV_NZ && kvNz_.Late(score_.KeyScale());  // staged during the first units (kv_nz.h)
         if constexpr (KV_NZ) {  // K/V in Nz order for the cube (the accumulator and tmp or S are free scratch)
             // per core: only every core's first region before the barrier (kv_nz.h)
             KvNzRegion first[MAX_CORES];
@@ -231,7 +231,7 @@ public:
                 kvNz_.LateStep();
                 // The meeting's wait a block before the cube's P.V of the first unit's block
                 // blocks - WS_SLOTS + 1, which loads the next unit's first K/V pair ahead (the
-                // wait at the second unit's first S modelled B2 N8 S2K D256 313.4 us, here 312.2).
+                // wait at the second unit's first S modelled B2 N8 S2K D256 313.4 us, here 310.9).
                 if (c.unit == firstUnit_ && c.j + WS_SLOTS + 1 >= c.blocks) {
                     kvNz_.LateFinish();
                 }
@@ -273,8 +273,8 @@ private:
 
     // Before the first S of a unit is waited for: the own K/V regions up to its unit staged
     // (the cube's loads of that unit wait for its region, kv_nz.h).
-    // With late staging: before the first S of the second unit, this core's share staged and
-    // the vector cores met (the cube loads that unit's keys from the staged regions).
+    // With late staging: at the latest before the first S of the second unit, this core's share
+    // staged and the vector cores met (the cube loads that unit's keys from the staged regions).
     __aicore__ inline void OwnThrough(const Cursor &c)
     {
         if constexpr (KV_NZ) {

@@ -77,6 +77,10 @@ template <typename T> struct KvNz {
         return keyScale == 1.0f && (!lazyPv || p_->kvNzPairs == 0 || p_->kvNzLate != 0);
     }
 
+    // Whether K/V are staged during the first units (LateStart), on the cube and the vector cores
+    // alike: planned (kvNzLate) and K staged unchanged, as the first units read the caller's K.
+    __aicore__ inline bool Late(float keyScale) const { return p_->kvNzLate != 0 && keyScale == 1.0f; }
+
     // Vector cores, EarlyS: every vector core's staging is done (a barrier of the launch's
     // vector cores), then this core's cube may read the staged regions (FLAG_KV_STAGED, which
     // the cube waits for once before its per-region waits). The barrier's flag id is the same
@@ -370,19 +374,16 @@ template <typename T> struct KvNz {
     // core's last step, whose arrival at the meeting waited ~1.7 us for them), so the staging
     // front moves through every region at about the pace the first units read them and their
     // copies find the rows in L2. A region here is a whole matrix, [0, kvNzSeq) and its zero
-    // rows (StageItem's row range [0, kvNzRows)). Before a vector core waits for the first S of
-    // its second unit (and at its end) it finishes its share and meets the other vector cores
-    // (StagedSignal); the cube waits for FLAG_KV_STAGED before its first load from the staged
-    // regions. A vector core's share needs nothing from other cores, and
-    // it reaches the meeting with every P of its first unit stored, so no wait goes round.
+    // rows (StageItem's row range [0, kvNzRows)). WS_SLOTS + 1 blocks before its first unit's end
+    // (else before the first S of its second unit, or at its end) a vector core finishes its share
+    // and meets the other vector cores (LateFinish); the cube waits for FLAG_KV_STAGED before its first load from the staged
+    // regions. A vector core's share needs nothing from other cores, and it reaches the meeting
+    // with every P of its first unit stored, so no wait goes round. Called where Late() holds.
     // buf as OwnStart's; `blocks`: the key blocks of this core's first unit (the steps).
     __aicore__ inline void LateStart(const AscendC::LocalTensor<T> &buf, uint32_t vec, uint32_t vecCount,
                                      uint32_t blocks)
     {
-        late_ = p_->kvNzLate != 0;
-        if (!late_) {
-            return;
-        }
+        late_ = true;
         BufStart(buf, p_->kvNzLate);
         const uint32_t chunks = (p_->kvNzSeq + p_->kvNzLate - 1) / p_->kvNzLate;
         lateRegions_ = p_->numKvHeads * p_->kvNzBatches;
@@ -409,8 +410,9 @@ template <typename T> struct KvNz {
         }
     }
 
-    // Before the first S of this core's second unit (and at its end): the rest of the share,
-    // the meeting, then FLAG_KV_STAGED to the cube (StagedSignal's steps, split; once).
+    // Near the end of this core's first unit (forward_vector.h; else before the first S of its
+    // second unit, or at its end): the rest of the share, the meeting, then FLAG_KV_STAGED to the
+    // cube (StagedSignal's steps, split; once).
     __aicore__ inline void LateFinish()
     {
         if (!late_ || lateDone_) {
@@ -436,6 +438,7 @@ private:
     // KV_NZ_ZERO_ROWS rows of 16 elements of zeros, written here), every copy free.
     __aicore__ inline void BufStart(const AscendC::LocalTensor<T> &buf, uint32_t rows)
     {
+        ch_ = rows;
         const uint32_t chunk = rows * p_->headDimAlign;
         ownNd_ = buf;
         ownNz_ = buf[2 * chunk];
@@ -527,7 +530,7 @@ private:
     // stored by a later OwnFlush, the chunk two back's right away.
     __aicore__ inline void StageItem(uint32_t region, uint32_t tensor, uint32_t c, uint32_t row0, uint32_t end)
     {
-        const uint32_t ch = p_->kvNzOwnRows != 0 ? p_->kvNzOwnRows : p_->kvNzLate;
+        const uint32_t ch = ch_;
         const uint32_t dp = p_->headDimAlign;
         const uint32_t bt = p_->kvNzBatches == 1 ? 0 : region / p_->numKvHeads;
         const uint32_t h = region % p_->numKvHeads;
@@ -572,7 +575,7 @@ private:
         }
         pd.loaded = false;
         const uint32_t dp = p_->headDimAlign;
-        const AscendC::LocalTensor<T> in = ownNd_[b * (p_->kvNzOwnRows != 0 ? p_->kvNzOwnRows : p_->kvNzLate) * dp];
+        const AscendC::LocalTensor<T> in = ownNd_[b * ch_ * dp];
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(EVT_OWN_IN + b);
         if constexpr (AscendC::IsSameType<T, half>::value) {
             if (pd.tensor == 0 && keyScale_ != 1.0f) {  // the score's scale folded into K (exact, see Prepare)
@@ -594,6 +597,7 @@ private:
     uint64_t scan_ = 0, end_ = 0, curUnit_ = 0;
     uint32_t curRow0_ = 0, curEnd_ = 0;  // the current own region's rows
     uint32_t item_ = 0, items_ = 0, sub_ = 0, ownIdx_ = 0;
+    uint32_t ch_ = 0;  // rows per chunk of the per-core or late staging (BufStart)
     float keyScale_ = 1.0f;
     bool late_ = false, lateArrived_ = false, lateDone_ = false;  // late staging (LateStart)
     uint32_t lateRegions_ = 0;
