@@ -507,7 +507,15 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
             std::pair<uint64_t, uint32_t> b{UINT64_MAX, order};
             for (const uint32_t tail : {0u, AttentionCore::UNITS_TAIL_FIRST}) {
                 if (tail != 0 && !tailFirst) continue;
-                for (const uint32_t fold : {0u, AttentionCore::UNITS_FOLDED}) {
+                // Without a band the units cost alike but for a head's short last q-block, and on
+                // a tie (up to D = 128) the folded order is taken: it moves the short q-block from a
+                // head's end to its second place, so other cores' ranges end on it (modelled B4
+                // N16 S1K, 16 units per core, 6 per head: the latest core, the one with four heads'
+                // first units, ends 148.4 -> 147.1 us, now on its launch's L2 floor; D = 256 B2 N8
+                // S2K 310.9 -> 311.3, so not there).
+                const bool foldFirst = mask.bandActive == 0 && !wideLazy;
+                for (const uint32_t f : {0u, 1u}) {
+                    const uint32_t fold = (f == 0) == foldFirst ? AttentionCore::UNITS_FOLDED : 0u;
                     // folding changes nothing with two q-blocks; UNITS_PAIRED needs it
                     if (fold != 0 ? t.qBlocksPerHead <= 2 : (order & AttentionCore::UNITS_PAIRED) != 0) continue;
                     const uint64_t span = split(order | tail | fold);

@@ -417,6 +417,17 @@ def test_causal_single_head_with_long_rows_folds_its_q_blocks(plan):
     assert max(per_core) <= 1.2 * sum(blocks) / len(per_core)
 
 
+@pytest.mark.parametrize("b, n, d, folded", [(4, 16, 128, True), (8, 8, 128, True), (2, 8, 256, False)])
+def test_unmasked_tie_takes_the_folded_q_block_order_up_to_d128(plan, b, n, d, folded):
+    # S1K in six q-blocks of 176 rows and one of 144: every order plans alike, and up to D = 128
+    # the folded one (0, 5, 1, 4, 2, 3: the short q-block second) is taken; at D = 256 not
+    (p,) = plan(problem(b=b, n=n, nkv=n, sq=1024 if d == 128 else 2048, skv=1024 if d == 128 else 2048, d=d))
+    assert p["tailSplits"] <= 1 and p["foldQBlocks"] & ~1 == 0
+    assert (p["foldQBlocks"] == 1) == folded
+    if folded:
+        assert p["qBlocksPerHead"] == 6 and p["blockQ"] == 176 and p["starts"][1] == 16
+
+
 def test_workspace_is_four_hand_off_slots_per_core(plan):
     # WS_SLOTS = 4 slots of S (fp32) and P (input dtype), 4 + 4 (final lazy P.V sums of units
     # ending in each block slot) of O (fp32) per core and 12 control lines of 64 B: the cube runs
