@@ -515,7 +515,8 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
                 // heads), a tie goes to the folded order: it moves the short q-block from a head's
                 // end to its second place, so other cores' ranges end on it (modelled B4 N16 S1K,
                 // 16 units per core, 6 per head: the latest core, the one with four heads' first
-                // units, ends 148.4 -> 147.1 us, onto the launch's L2 floor). Not elsewhere:
+                // units, ends 148.4 -> 147.1 us, onto the launch's L2 floor; under the bandwidth
+                // ledger 163.3 -> 163.8 us, a phase shift of the shared L2). Not elsewhere:
                 // D = 256 B2 N8 S2K 310.9 -> 311.3 us; under the bandwidth ledger D = 64 B4 N8 S2K
                 // 256.9 -> 257.8, B1 N16/4 S2K D128 (8 units per core, 12 per head) 155.5 -> 155.9.
                 const bool foldFirst = mask.bandActive == 0 && !wideLazy && t.headDim > FOLD_TIE_MIN_HEAD_DIM_EXCL &&
