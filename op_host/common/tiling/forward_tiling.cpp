@@ -313,6 +313,9 @@ constexpr uint64_t TAIL_MAX_CORE_PIECES = 4;
 // plans about even with the whole units it modelled no faster (D = 128 B1 N8 S4K, 192-row
 // q-blocks: planned 0.5 % shorter, modelled 297.1 -> 298.0 us).
 constexpr uint64_t TAIL_MARGIN_PCT = 98;
+// Above this head dim (and up to D = 128, not the wide lazy blocks) an unmasked plane whose cores
+// take more units than a head has q-blocks takes the folded q-block order on a planned tie.
+constexpr uint32_t FOLD_TIE_MIN_HEAD_DIM_EXCL = 64;
 
 // The split-KV tail (ForwardParams::tailSplits, TailItem in forward_params.h) for t's q-block
 // geometry: every core takes units / cores whole units, the rest are cut into key ranges of
@@ -507,7 +510,19 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
             std::pair<uint64_t, uint32_t> b{UINT64_MAX, order};
             for (const uint32_t tail : {0u, AttentionCore::UNITS_TAIL_FIRST}) {
                 if (tail != 0 && !tailFirst) continue;
-                for (const uint32_t fold : {0u, AttentionCore::UNITS_FOLDED}) {
+                // Without a band the units cost alike but for a head's short last q-block. At
+                // D = 128 where a core takes more units than a head has q-blocks (its range cuts
+                // heads), a tie goes to the folded order: it moves the short q-block from a head's
+                // end to its second place, so other cores' ranges end on it (modelled B4 N16 S1K,
+                // 16 units per core, 6 per head: the latest core, the one with four heads' first
+                // units, ends 148.4 -> 147.1 us, onto the launch's L2 floor; under the bandwidth
+                // ledger 163.3 -> 163.8 us, a phase shift of the shared L2). Not elsewhere:
+                // D = 256 B2 N8 S2K 310.9 -> 311.3 us; under the bandwidth ledger D = 64 B4 N8 S2K
+                // 256.9 -> 257.8, B1 N16/4 S2K D128 (8 units per core, 12 per head) 155.5 -> 155.9.
+                const bool foldFirst = mask.bandActive == 0 && !wideLazy && t.headDim > FOLD_TIE_MIN_HEAD_DIM_EXCL &&
+                                       t.unitCount > uint64_t(t.qBlocksPerHead) * cores;
+                for (const uint32_t f : {0u, 1u}) {
+                    const uint32_t fold = (f == 0) == foldFirst ? AttentionCore::UNITS_FOLDED : 0u;
                     // folding changes nothing with two q-blocks; UNITS_PAIRED needs it
                     if (fold != 0 ? t.qBlocksPerHead <= 2 : (order & AttentionCore::UNITS_PAIRED) != 0) continue;
                     const uint64_t span = split(order | tail | fold);

@@ -112,6 +112,16 @@ def test_dense_q_block_runs_take_cached_kv_match_golden(dtype, n, nkv, sq, skv, 
     run_and_judge(make_kwargs(dtype, "BNSD", n=n, nkv=nkv, sq=sq, skv=skv, d=d))
 
 
+@pytest.mark.parametrize(
+    "dtype,layout,b,n,nkv,sq,skv", [("fp16", "BSH", 2, 24, 8, 400, 333), ("bf16", "BNSD", 1, 32, 8, 450, 700)]
+)
+def test_dense_folded_q_block_order_matches_golden(dtype, layout, b, n, nkv, sq, skv):
+    # No mask, D = 128, more units per core than a head has q-blocks (three, the last short):
+    # the folded order (0, 2, 1) with the K/V cache between a head's q-blocks and a group's heads
+    # (test_tiling.py asserts the plan), cores' ranges cutting heads.
+    run_and_judge(make_kwargs(dtype, layout, b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=128))
+
+
 @pytest.mark.parametrize("dtype,n,nkv,sq,skv", [("fp16", 24, 24, 2100, 2100), ("bf16", 24, 6, 1400, 2100)])
 def test_unstaged_d64_planes_take_cached_kv_match_golden(dtype, n, nkv, sq, skv):
     # D = 64 without a mask, 17 key blocks per head (the last short) and over 64 per core:

@@ -417,6 +417,28 @@ def test_causal_single_head_with_long_rows_folds_its_q_blocks(plan):
     assert max(per_core) <= 1.2 * sum(blocks) / len(per_core)
 
 
+@pytest.mark.parametrize(
+    "b, n, nkv, s, d, folded",
+    [
+        (4, 16, 16, 1024, 128, True),
+        (8, 8, 8, 1024, 128, True),
+        (1, 16, 4, 2048, 128, False),
+        (2, 8, 8, 2048, 256, False),
+        (1, 32, 32, 1024, 64, False),
+        (2, 24, 8, 400, 128, True),
+        (1, 32, 8, 450, 128, True),
+    ],
+)
+def test_unmasked_tie_takes_the_folded_q_block_order_where_cores_cut_heads(plan, b, n, nkv, s, d, folded):
+    # S1K D = 128 in six q-blocks of 176 rows and one of 144, 16 units per core: every order plans
+    # alike and the folded one (0, 5, 1, 4, 2, 3: the short q-block second) is taken. Not where a
+    # core takes fewer units than a head has q-blocks (S2K, 8 per core), nor at D = 256 or 64.
+    (p,) = plan(problem(b=b, n=n, nkv=nkv, sq=s, skv={400: 333, 450: 700}.get(s, s), d=d))
+    assert (p["foldQBlocks"] & 1 == 1) == folded
+    if folded and s == 1024:
+        assert p["qBlocksPerHead"] == 6 and p["blockQ"] == 176 and p["starts"][1] == 16 and p["foldQBlocks"] == 1
+
+
 def test_workspace_is_four_hand_off_slots_per_core(plan):
     # WS_SLOTS = 4 slots of S (fp32) and P (input dtype), 4 + 4 (final lazy P.V sums of units
     # ending in each block slot) of O (fp32) per core and 12 control lines of 64 B: the cube runs
