@@ -7,6 +7,7 @@ from pfa_helpers import MAX_INT, OP, band_mask, make_kwargs, run_and_judge
 
 import fakit
 from fakit import cases, golden
+from fakit.backends import cpu
 
 
 @pytest.mark.parametrize("case", cases.suite(OP, "smoke"), ids=lambda c: c.id)
@@ -403,6 +404,21 @@ def test_band_summary_reads_the_band_and_applies_its_hits(pre, nxt):
     rows = sorted({r for r, _ in hits if (~band[r]).sum() > 1})
     assert np.abs(with_hits[0, 0, rows] - without[0, 0, rows]).max() > 0.01
     run_and_judge(kw)
+
+
+@pytest.mark.parametrize("pre,nxt", [(MAX_INT, 0), (150, 21)])
+def test_band_summary_leaves_a_mask_that_excludes_only_outside_the_band_clear(pre, nxt):
+    # The summary pass zeroes the mask bytes outside the band before it marks (mask_band.h
+    # ZeroOutsideBand; an odd band edge shares a uint16 lane with an excluded byte): a mask that
+    # excludes exactly what the band does (causal) leaves every mark clear, so the main loop
+    # loads no mask rows, as with an all-zero plane; the L2 read bytes of the two launches match.
+    sq, skv = 300, 400
+    band = band_mask(sq, skv, pre, nxt)
+    reads = []
+    for mask in (band, np.zeros_like(band)):
+        run_and_judge(make_kwargs(sq=sq, skv=skv, d=64, b=2, n=8, mask=mask, pre_tokens=pre, next_tokens=nxt))
+        reads.append(cpu.last_profile()["l2_read_bytes"])
+    assert reads[0] == reads[1]
 
 
 @pytest.mark.parametrize(
