@@ -122,6 +122,17 @@ def test_unstaged_d64_planes_take_cached_kv_match_golden(dtype, n, nkv, sq, skv)
     run_and_judge(make_kwargs(dtype, "BNSD", n=n, nkv=nkv, sq=sq, skv=skv, d=64))
 
 
+def test_unstaged_d64_masked_plane_matches_golden():
+    # D = 64 under a mask with 8 units per core (MHA, 192 units of 256 rows, 17 key blocks per
+    # head, the last short): K is not staged either (test_tiling.py asserts the plan), so the
+    # scale goes to the vector cores beside the band and the mask, and the K/V cache takes the
+    # caller's rows.
+    mask = band_mask(1500, 2100, MAX_INT, 300)
+    run_and_judge(
+        make_kwargs("fp16", "BNSD", n=32, sq=1500, skv=2100, d=64, mask=mask, pre_tokens=MAX_INT, next_tokens=300)
+    )
+
+
 @pytest.mark.parametrize(
     "dtype,pre,nxt,holes", [("fp16", MAX_INT, 37, False), ("bf16", 300, 0, False), ("fp16", 200, 53, True)]
 )
