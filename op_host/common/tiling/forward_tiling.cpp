@@ -286,6 +286,9 @@ constexpr uint32_t ONE_COPY_MIN_KV_BLOCKS = 16;
 // Where PlanKvGeometry stages nothing at D <= 64 (measured, below): no mask, from
 // ONE_COPY_MIN_KV_BLOCKS key blocks per head and this many per core.
 constexpr uint64_t UNSTAGED_MIN_CORE_KEY_BLOCKS = 64;
+// Under a mask (MHA only) from this many units per core: the mask leaves the plane bound by L2
+// well above its critical path only where each core runs many units (below).
+constexpr uint64_t UNSTAGED_MIN_MASKED_UNITS_PER_CORE = 8;
 
 // DealGroups: at most this many units (its greedy looks every unit up on every core), taken
 // where it plans at least 1 % shorter than the contiguous ranges (as the TND deal).
@@ -398,12 +401,16 @@ void PlanKvGeometry(const ForwardProblem &prob, const CoreBudget &budget, bool w
     // and the K/V cache takes the caller's rows (B1 N8 S4K D64 247.4 -> 246.2 us, B4 N8 S2K
     // 248.3 -> 245.9, B2 N8 S2K 125.6 -> 124.4, B1 N32 S4K 978.9 -> 974.1, B1 N16/4 S4K 489.7 ->
     // 489.1). Not with fewer blocks (B1 N32 S1K 66.1 -> 70.3 us, B1 N8 S2K 64.2 -> 65.8: the
-    // vector cores bind) nor under a mask (causal B1 N8 S4K 139.1 -> 141.1, B1 N16/4 S4K 257.6
-    // -> 265.1; B1 N16 S4K 258.8 -> 256.4 is the only masked shape measured faster).
+    // vector cores bind). Under a mask it pays where the heads do not share K (MHA) and every
+    // core runs UNSTAGED_MIN_MASKED_UNITS_PER_CORE units or more (causal B1 N16 S4K 257.9 -> 255.5 us,
+    // B1 N32 S2K 143.2 -> 139.2, B1 N24 S4K 383.6 -> 380.0, B1 N32 S4K 510.1 -> 505.3, B1 N8 S8K
+    // 538.8 -> 536.4; with 4 units per core slower: B1 N8 S4K 139.1 -> 141.1, B1 N16 S2K 72.5 ->
+    // 74.9; GQA slower: B1 N16/4 S4K 256.6 -> 260.9, its K staged once for four heads).
     PlanKvNz(p, prob.dtypeBytes, p.seqKv, p.batch, budget.l1, p.headDim > KV_NZ_K_ONLY_MAX_HEAD_DIM);
     const uint64_t headBlocks = (uint64_t(p.seqKv) + p.blockKv - 1) / p.blockKv;
-    const bool unstaged = p.kvNz == AttentionCore::KV_NZ_K_ONLY && !masked && headBlocks >= ONE_COPY_MIN_KV_BLOCKS &&
-                          p.unitCount * headBlocks >= UNSTAGED_MIN_CORE_KEY_BLOCKS * p.usedCores;
+    const bool manyUnits = masked ? p.groupSize == 1 && p.unitCount >= UNSTAGED_MIN_MASKED_UNITS_PER_CORE * p.usedCores
+                                  : p.unitCount * headBlocks >= UNSTAGED_MIN_CORE_KEY_BLOCKS * p.usedCores;
+    const bool unstaged = p.kvNz == AttentionCore::KV_NZ_K_ONLY && headBlocks >= ONE_COPY_MIN_KV_BLOCKS && manyUnits;
     if (unstaged) {
         DropKvNz(p);
     }

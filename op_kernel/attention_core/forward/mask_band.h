@@ -538,6 +538,7 @@ template <> struct MaskMod<MaskTensorBandSummary> : MaskMod<MaskTensorBand> {
                     AscendC::DataCopyPad(rowsArea, mask_[row0 * p_->strides.s + k0], copy,
                                          AscendC::DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
                     PipeSync<AscendC::HardEvent::MTE2_V>();
+                    ZeroOutsideBand(rowsArea, row0, rows, k0, keys, pitch);
                     for (uint32_t span = SUMMARY_ROWS / 2; span >= 1; span /= 2) {  // 16 rows -> 1
                         AscendC::Or(words, words, words[span * pitch / 2], static_cast<int32_t>(span * pitch / 2));
                         AscendC::PipeBarrier<PIPE_V>();
@@ -562,6 +563,70 @@ template <> struct MaskMod<MaskTensorBandSummary> : MaskMod<MaskTensorBand> {
                                                             (SUMMARY_BATCH - AlignUp(batch, 32)) / 32,
                                                             p_->summaryPitch - batch, 0));
         }
+    }
+
+    // Before the fold: the bytes of a pass's rows (row0.., keys k0.., row pitch `pitch`) that lie
+    // outside the band := 0, so a mark says whether a byte excludes a score the band keeps (every
+    // block gets the band anyway, clear or not). A causal mask's diagonal tiles exclude only what
+    // the band does: they are then clear, and the main loop loads no mask rows at all. The bytes
+    // as uint16 in 64-lane chunks: a run of whole chunks (across rows) in one Duplicate, a partial
+    // one with a lane mask; a lane at the band's edge also holds a byte inside it, so the scalar
+    // unit zeroes its outside byte first. Integer work only (a timing-only run marks alike).
+    __aicore__ inline void ZeroOutsideBand(const AscendC::LocalTensor<uint8_t> &area, uint32_t row0, uint32_t rows,
+                                           uint64_t k0, uint32_t keys, uint32_t pitch) const
+    {
+        if (p_->bandActive == 0) {
+            return;
+        }
+        const LeftUpBand band{static_cast<int64_t>(row0) - static_cast<int64_t>(k0), p_->preTokens, p_->nextTokens,
+                              keys};
+        PipeSync<AscendC::HardEvent::MTE2_S>();
+        for (uint32_t r = 0; r < rows; ++r) {
+            int64_t lo = 0;
+            int64_t hi = 0;
+            band(r, lo, hi);
+            if (hi > lo && (lo & 1) != 0) {
+                area.SetValue(r * pitch + static_cast<uint32_t>(lo) - 1, 0);
+            }
+            if (hi > lo && (hi & 1) != 0 && hi < static_cast<int64_t>(pitch)) {
+                area.SetValue(r * pitch + static_cast<uint32_t>(hi), 0);
+            }
+        }
+        PipeSync<AscendC::HardEvent::S_V>();
+        const AscendC::LocalTensor<uint16_t> words = area.template ReinterpretCast<uint16_t>();
+        const uint32_t lanes = pitch / 2;  // a multiple of 64
+        const uint64_t all = ~0ULL;
+        uint32_t runAt = 0;
+        uint32_t runLen = 0;  // whole chunks to zero from runAt (lanes)
+        for (uint32_t r = 0; r < rows; ++r) {
+            int64_t lo = 0;
+            int64_t hi = 0;
+            band(r, lo, hi);
+            const int64_t a = hi > lo ? lo / 2 : 0;  // the uint16 lanes [a, b) hold a byte inside
+            const int64_t b = hi > lo ? (hi + 1) / 2 : 0;
+            for (uint32_t c0 = 0; c0 < lanes; c0 += 64) {
+                const uint64_t out = all & (LanesBelow(a - c0) | ~LanesBelow(b - c0));
+                const uint32_t at = r * lanes + c0;
+                if (out == all && runLen != 0 && runAt + runLen == at) {
+                    runLen += 64;
+                    continue;
+                }
+                if (runLen != 0) {
+                    AscendC::Duplicate(words[runAt], static_cast<uint16_t>(0), static_cast<int32_t>(runLen));
+                    runLen = 0;
+                }
+                if (out == all) {
+                    runAt = at;
+                    runLen = 64;
+                } else if (out != 0) {
+                    FillLanes(words[at], out, 1, 64, static_cast<uint16_t>(0));
+                }
+            }
+        }
+        if (runLen != 0) {
+            AscendC::Duplicate(words[runAt], static_cast<uint16_t>(0), static_cast<int32_t>(runLen));
+        }
+        AscendC::PipeBarrier<PIPE_V>();
     }
 
     // The summary columns [cLo, cHi) whose keys some row of [row0, row0 + rows) sees in the band

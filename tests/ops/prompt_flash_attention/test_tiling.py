@@ -350,16 +350,21 @@ def test_kv_cache_takes_one_more_k_tile_where_l1_has_room(plan, n, sq, d, mask):
         (1, 8, 8, 4096, 0, False),  # 96 units of 32 key blocks on 24 cores
         (4, 8, 8, 2048, 0, False),
         (1, 16, 4, 4096, 0, False),  # GQA
-        (1, 16, 16, 4096, 1, True),  # under a mask
+        (1, 16, 16, 4096, 1, False),  # under a mask: MHA, 8 units per core
+        (1, 16, 16, 2048, 1, True),  # under a mask, 4 units per core
+        (1, 16, 4, 4096, 1, True),  # under a mask, GQA
         (1, 8, 8, 2048, 0, True),  # 32 key blocks per core
         (1, 32, 32, 1024, 0, True),  # 8 key blocks per head
         (1, 24, 24, 2100, 0, False),  # test_kernel_matches_golden.py's unstaged shapes
+        (1, 32, 32, (1500, 2100, 300), 1, False),  # and its masked one: 192 units
     ],
 )
 def test_d64_stages_nothing_on_long_unmasked_planes(plan, b, n, nkv, sq, mask, staged):
     # D = 64: K alone staged (its scale folded in); without a mask, from 16 key blocks per head
-    # and 64 per core, nothing: the K/V cache takes the caller's rows, the scale on the vector
-    (p,) = plan(problem(b=b, n=n, nkv=nkv, sq=sq, skv=sq, d=64, mask=mask))
+    # and 64 per core, under a mask (MHA) from 16 key blocks per head and 8 units per core,
+    # nothing: the K/V cache takes the caller's rows, the scale on the vector
+    sq, skv, nxt = sq if isinstance(sq, tuple) else (sq, sq, 0)
+    (p,) = plan(problem(b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=64, mask=mask, nxt=nxt))
     assert p["lazyO"] == 1 and p["kvNzPairs"] == 0 and p["kvCacheTiles"] >= 3
     assert p["kvNz"] == (2 if staged else 0)
     assert (p["kvNzRows"] != 0) == staged and p["l1CacheBytes"] <= 512 * 1024
