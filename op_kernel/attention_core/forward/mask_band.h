@@ -172,8 +172,74 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
             }
             return;
         }
-        const LeftUpBand band{static_cast<int64_t>(row0) - k0, p_->preTokens, p_->nextTokens, colsValid};
+        const int64_t first = static_cast<int64_t>(row0) - k0;
+        // No key of the tile before the band's left edge for any row (causal): its right edge
+        // alone, a staircase of slope one (KillStaircase).
+        if (colsValid == cols && cols % 64 == 0 && cols < 255 &&
+            first + static_cast<int64_t>(rows) - 1 - p_->preTokens <= 0) {
+            KillStaircase(s, rows, cols, first + p_->nextTokens + 1);
+            return;
+        }
+        const LeftUpBand band{first, p_->preTokens, p_->nextTokens, colsValid};
         KillOutside(s, rows, cols, band);
+    }
+
+    // Every score of row r at columns >= a + r := MASKED_SCORE (rows x cols, cols a multiple of
+    // 64). KillOutside takes about one Duplicate per row of a diagonal tile; here 8 rows take one
+    // repeat for the two 8-column blocks the edge crosses (a repeat's 8 blocks on 8 rows: block
+    // stride one row, a lane mask per row; the next repeat 8 rows down and 8 columns right,
+    // where the same two masks apply) and one Duplicate per 64-column chunk right of them.
+    __aicore__ inline static void KillStaircase(const AscendC::LocalTensor<float> &s, uint32_t rows, uint32_t cols,
+                                                int64_t a)
+    {
+        const int64_t n = rows, c = cols;
+        const int64_t full = a > 0 ? 0 : (1 - a < n ? 1 - a : n);            // rows that lose every column
+        const int64_t none = c - a < full ? full : (c - a < n ? c - a : n);  // rows from here lose none
+        if (full != 0) {
+            KillColumns(s, 0, cols, static_cast<uint32_t>(full), cols);
+        }
+        // whole 8-row groups whose edge blocks lie inside the row: g0 * 8 >= full, a + 8 g + 15 < c
+        const int64_t g0 = (full + 7) / 8;
+        int64_t g1 = none / 8;
+        if (g1 > (c - 16 - a) / 8 + 1) {
+            g1 = (c - 16 - a) / 8 + 1;
+        }
+        while (g1 > g0 && (a + 8 * (g1 - 1)) / 8 * 8 + 16 > c) {
+            --g1;
+        }
+        for (int64_t r = full; r < none; ++r) {  // rows outside those groups, one at a time
+            if (g1 > g0 && r == g0 * 8) {
+                r = g1 * 8 - 1;
+                continue;
+            }
+            KillColumns(s[static_cast<uint32_t>(r) * cols], static_cast<uint32_t>(a + r), cols, 1, cols);
+        }
+        if (g1 <= g0) {
+            AscendC::PipeBarrier<PIPE_V>();
+            return;
+        }
+        const int64_t m = (a + 8 * g0) % 8;
+        uint64_t edge[2] = {0, 0};  // block A (the edge's first 8 columns) and block B (the next 8)
+        for (int64_t i = 0; i < 8; ++i) {
+            const uint64_t laneA = m + i < 8 ? (0xFFULL << (m + i)) & 0xFFULL : 0;
+            const uint64_t laneB = m + i <= 8 ? 0xFFULL : (0xFFULL << (m + i - 8)) & 0xFFULL;
+            edge[0] |= laneA << (8 * i);
+            edge[1] |= laneB << (8 * i);
+        }
+        const uint32_t col0 = static_cast<uint32_t>((a + 8 * g0) / 8 * 8);
+        const uint32_t at = static_cast<uint32_t>(g0 * 8) * cols + col0;
+        for (uint32_t b = 0; b < 2; ++b) {
+            uint64_t lanes[2] = {edge[b], 0};
+            AscendC::Duplicate(s[at + 8 * b], MASKED_SCORE, lanes, static_cast<uint8_t>(g1 - g0),
+                               static_cast<uint16_t>(cols / 8), static_cast<uint8_t>(cols + 1));
+        }
+        for (int64_t g = g0; g < g1; ++g) {  // right of the two blocks
+            const uint32_t from = static_cast<uint32_t>((a + 8 * g) / 8 * 8 + 16);
+            if (from < cols) {
+                KillColumns(s[static_cast<uint32_t>(g * 8) * cols], from, cols, 8, cols);
+            }
+        }
+        AscendC::PipeBarrier<PIPE_V>();
     }
 
     // The visible columns [lo, hi) of row r of a tile whose row 0 is `first` columns after its

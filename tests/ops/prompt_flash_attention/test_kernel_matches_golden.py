@@ -159,6 +159,20 @@ def test_diagonal_tiles_hand_over_only_their_band_match_golden(dtype, pre, nxt, 
 
 
 @pytest.mark.parametrize(
+    "dtype,d,sq,skv,nxt",
+    [("fp16", 128, 600, 700, -21), ("bf16", 128, 600, 700, 5), ("fp16", 64, 333, 333, 130), ("bf16", 64, 520, 400, 3)],
+)
+def test_band_right_edge_staircase_matches_golden(dtype, d, sq, skv, nxt):
+    # Only the band's right edge cuts the tiles (pre_tokens unbounded): the scores past it go by
+    # 8-row groups (mask_band.h KillStaircase; the edge at every offset modulo 8, rows above the
+    # band that lose every key, rows that lose none, groups whose edge blocks leave the tile).
+    # The mask has scattered holes only, so the band alone excludes the keys past the edge.
+    mask = np.random.default_rng(7).random((sq, skv)) < 0.03
+    kw = make_kwargs(dtype, "BNSD", n=4, nkv=2, sq=sq, skv=skv, d=d, mask=mask)
+    run_and_judge(dict(kw, pre_tokens=MAX_INT, next_tokens=nxt))
+
+
+@pytest.mark.parametrize(
     "dtype,nkv,d,sq,causal",
     [
         ("fp16", 16, 64, 660, False),  # 224-row q-blocks: L0A holds P and two 32 x 64 Q chunks
