@@ -55,8 +55,8 @@ void PlanOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBy
     p.kvNzOwnRows = StagingChunkRows(p, dtypeBytes, ubBytes);
 }
 
-constexpr uint32_t OWN_ORDER_BITS =
-    AttentionCore::UNITS_HEADS_INNER | AttentionCore::UNITS_TABLE | AttentionCore::UNITS_PAIRED;
+constexpr uint32_t OWN_ORDER_BITS = AttentionCore::UNITS_HEADS_INNER | AttentionCore::UNITS_TABLE |
+                                    AttentionCore::UNITS_PAIRED | AttentionCore::UNITS_SHORT_LAST;
 
 }  // namespace
 

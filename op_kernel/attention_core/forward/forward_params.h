@@ -37,6 +37,7 @@ constexpr uint32_t UNITS_HEADS_INNER = 2;
 constexpr uint32_t UNITS_TABLE = 4;        // units in the order of a table (TND; PFA causal GQA)
 constexpr uint32_t UNITS_PAIRED = 8;       // with bits 0 and 1: (batch, folded pair, head, member)
 constexpr uint32_t UNITS_TAIL_FIRST = 16;  // the short q-block (seqQ % blockQ rows) is a head's first
+constexpr uint32_t UNITS_SHORT_LAST = 32;  // (batch, head, q-block) but every head's last q-block after all others
 // O slots: per block slot one for a lazy P.V write-out before the block and one for the final
 // sum of a unit ending in that block (units stream through the cores, so up to WS_SLOTS units'
 // final sums are in flight).
@@ -133,7 +134,11 @@ struct ForwardParams {
     // ranges unit table[i] of a uint32 table the operator passes next to the tiling
     // (varlen_policies.h, policies.h WorkSplit<SplitQBlocks>);
     // bit 3 (UNITS_PAIRED, with bits 0 and 1) orders them (batch, folded pair of q-blocks, head,
-    // member); bit 4 (UNITS_TAIL_FIRST) makes the short q-block a head's first.
+    // member); bit 4 (UNITS_TAIL_FIRST) makes the short q-block a head's first; bit 5
+    // (UNITS_SHORT_LAST, alone) takes every head's last q-block out of the (batch, head,
+    // q-block) order and lists them after all others, (batch, head), so that a split-KV tail
+    // (tailSplits) cuts the short q-blocks, which cost nearly a whole unit each (a unit's cost is
+    // mostly its K/V loads), and not whole ones.
     uint32_t foldQBlocks;
     // With K/V pairs (kvNzPairs): 1 where the next S's pair load goes ahead of P's load
     // (forward_cube_pv.h AccumulatePV; the host sets it under a band).

@@ -173,15 +173,37 @@ def test_split_kv_tail_cuts_the_last_units_over_idle_cores(plan, b, n, nkv, sq, 
 
 
 def test_split_kv_tail_only_where_whole_units_leave_cores_idle(plan):
-    # masks, bands and even splits keep whole units
+    # masks, bands and even splits keep whole units; so does D = 128 B1 N8 S4K, whose short
+    # q-blocks' pieces would add partials and a combine pass to a launch L2 binds
     for args in (
         dict(sq=4096, skv=4096, n=4, d=256, mask=1),
-        dict(b=2, n=8, sq=2048, skv=2048, d=256),
         dict(n=8, sq=4096, skv=4096),
         dict(n=16, nkv=4, sq=2048, skv=2048),
     ):
         (p,) = plan(problem(**args))
         assert p["tailSplits"] == 0 and p["unitCount"] == args.get("b", 1) * args["n"] * p["qBlocksPerHead"]
+
+
+@pytest.mark.parametrize(
+    "b,n,nkv,sq,skv,d,splits",
+    [
+        (2, 8, 8, 2048, 2048, 256, 3),  # the sweep row: 16 short q-blocks of 32 rows in 48 pieces
+        (1, 4, 4, 4096, 4096, 256, 6),
+        (1, 10, 10, 300, 1024, 256, 4),  # the shapes of test_kernel_matches_golden.py
+        (2, 5, 5, 300, 1000, 256, 4),
+        (1, 10, 5, 300, 1000, 192, 4),
+    ],
+)
+def test_split_kv_tail_cuts_the_short_q_blocks(plan, b, n, nkv, sq, skv, d, splits):
+    # Above D = 128 (the cube's K/V stream binds) with a short last q-block per head and no more
+    # leftover units than heads: every head's short q-block runs after all whole ones
+    # (UNITS_SHORT_LAST), so the tail's pieces are the short q-blocks' key ranges
+    (p,) = plan(problem(b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d))
+    count, bq, q = p["qBlocksPerHead"], p["blockQ"], p["tailPerCore"]
+    assert p["foldQBlocks"] == 32 and p["tailSplits"] == splits
+    assert sq % bq != 0 and count == -(-sq // bq)
+    rest = b * n * count - q * 24
+    assert 0 < rest <= b * n and p["tailPieces"] == rest * splits and p["tailFirst"] == q * 24
 
 
 @pytest.mark.parametrize(
