@@ -650,7 +650,7 @@ uint64_t PrefillWorkspaceBytes(const AttentionCore::PrefillTiling &tiling)
     const AttentionCore::MaskBandParams &m = tiling.mask;
     const AttentionCore::ForwardParams &p = tiling.params;
     if (p.tailSplits > 1) {  // the split-KV tail's partials (no mask: no summary)
-        const uint64_t rows = uint64_t(p.tailPieces / p.tailSplits) * p.blockQ;
+        const uint64_t rows = uint64_t(p.tailPieces / p.tailSplits) * AttentionCore::TailUnitRows(p);
         return p.wsPartialOffset + AttentionCore::PartialRowsLayout(p.tailSplits, rows, p.headDimAlign).total;
     }
     return m.maskSummary != 0 ? m.wsMaskSummary + uint64_t(m.summaryCols) * m.summaryPitch

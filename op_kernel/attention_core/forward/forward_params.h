@@ -239,6 +239,14 @@ __aicore__ inline uint32_t TailItem(const ForwardParams &p, uint64_t item, uint6
     return static_cast<uint32_t>(k) + 1;
 }
 
+// The partial rows of each split unit of the split-KV tail: blockQ, or with UNITS_SHORT_LAST the
+// short q-block's rows (every split unit is one then), so the combine pass cuts only real rows
+// over the vector cores (B2 N8 S2K D256: 512 rows, not 1792 of which 1280 pad).
+__aicore__ inline uint32_t TailUnitRows(const ForwardParams &p)
+{
+    return (p.foldQBlocks & UNITS_SHORT_LAST) != 0 ? p.seqQ - (p.qBlocksPerHead - 1) * p.blockQ : p.blockQ;
+}
+
 // The item of piece `k` (TailItem's inverse for pieces).
 __aicore__ inline uint64_t TailPieceItem(const ForwardParams &p, uint64_t k)
 {

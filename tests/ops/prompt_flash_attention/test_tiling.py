@@ -167,7 +167,9 @@ def test_split_kv_tail_cuts_the_last_units_over_idle_cores(plan, b, n, nkv, sq, 
     assert p["starts"] == [c * q + min(c, pieces // per) * per for c in range(cores + 1)]
     keys = p["tailPieceBlocks"] * p["blockKv"]
     assert (splits - 1) * keys < skv <= splits * keys
-    rows = pieces // splits * p["blockQ"]
+    # a split unit's partial rows: a q-block's, or the short q-block's where those are split
+    unit_rows = sq - (p["qBlocksPerHead"] - 1) * p["blockQ"] if p["foldQBlocks"] == 32 else p["blockQ"]
+    rows = pieces // splits * unit_rows
     partials = splits * rows * (p["headDimAlign"] * 4 + 8)
     assert p["wsPartialOffset"] % 512 == 0 and p["workspace"] == p["wsPartialOffset"] + partials
 
