@@ -402,6 +402,27 @@ uint64_t PlanTailSplit(const ForwardProblem &prob, const AttentionCore::ForwardP
     return best;
 }
 
+// Q staged per core (ForwardParams::qNzUnits, kv_nz.h QStart) with late K/V staging, from each
+// core's QNZ_FIRST-th unit (0-based) on: the cube loads a unit's Q during the first S of the
+// unit before, and the core's vector cores write the copies once their late K/V share is done,
+// during the core's second unit (its first: the late share; the second's Q is loaded during
+// the first). The copies after the rest of the workspace.
+constexpr uint32_t QNZ_FIRST = 3;
+
+void PlanQNz(AttentionCore::PrefillTiling &tiling)
+{
+    AttentionCore::ForwardParams &p = tiling.params;
+    p.qNzUnits = 0;
+    p.qNzFirst = 0;
+    p.qNzOffset = 0;
+    uint64_t most = 0;
+    for (uint32_t c = 0; c < p.usedCores; ++c) most = std::max(most, p.coreUnitStart[c + 1] - p.coreUnitStart[c]);
+    if (p.kvNzLate == 0 || most <= QNZ_FIRST) return;
+    p.qNzOffset = AlignUp(PrefillWorkspaceBytes(tiling), 512);
+    p.qNzUnits = static_cast<uint32_t>(most);
+    p.qNzFirst = QNZ_FIRST;
+}
+
 // The geometry after the q-block (p's units and usedCores set): the cube's buffers, the vector
 // sub-blocks, the K/V staging and the cube's K/V cache.
 void PlanKvGeometry(const ForwardProblem &prob, const CoreBudget &budget, bool wideLazy,
@@ -618,6 +639,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     PlanKvNzOwn(p, prob.dtypeBytes, UsableUb(budget));
     PlanKvNzLate(p, prob.dtypeBytes, UsableUb(budget), !masked && prob.actualSeqLengths.empty());
     if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
+    PlanQNz(tiling);
     return true;
 }
 
@@ -649,6 +671,9 @@ uint64_t PrefillWorkspaceBytes(const AttentionCore::PrefillTiling &tiling)
 {
     const AttentionCore::MaskBandParams &m = tiling.mask;
     const AttentionCore::ForwardParams &p = tiling.params;
+    if (p.qNzUnits != 0) {  // the Q copies after everything else (PlanQNz)
+        return p.qNzOffset + uint64_t(p.usedCores) * p.qNzUnits * p.blockQ * p.headDimAlign * 2;
+    }
     if (p.tailSplits > 1) {  // the split-KV tail's partials (no mask: no summary)
         const uint64_t rows = uint64_t(p.tailPieces / p.tailSplits) * AttentionCore::TailUnitRows(p);
         return p.wsPartialOffset + AttentionCore::PartialRowsLayout(p.tailSplits, rows, p.headDimAlign).total;

@@ -287,6 +287,11 @@ LATE_STAGING_SHAPES = [
     # asserts the plans)
     ("fp16", "BNSD", 1, 12, 12, 448, 1024, 256),  # 16-row chunks, two units per core, 16 zero rows
     ("bf16", "BSH", 1, 32, 16, 448, 1100, 192),  # groups of 2, 48-row chunks, 20 zero rows, a split-KV tail
+    # Q staged per core from each core's fourth unit on (ForwardParams::qNzUnits): 76-row
+    # q-blocks (pad rows in the Nz copy's tile), five units per core; and a split-KV tail's
+    # pieces among the staged Q blocks
+    ("bf16", "BNSD", 1, 40, 20, 300, 1100, 256),
+    ("bf16", "BSND", 2, 16, 8, 448, 1024, 256),
 ]
 
 

@@ -209,6 +209,36 @@ def test_split_kv_tail_cuts_the_short_q_blocks(plan, b, n, nkv, sq, skv, d, spli
 
 
 @pytest.mark.parametrize(
+    "b,n,nkv,sq,skv,d,units",
+    [
+        (2, 8, 8, 2048, 2048, 256, 14),  # the sweep row: 12 whole units and 2 pieces per core
+        (1, 40, 20, 300, 1100, 256, 5),  # the shapes of test_kernel_matches_golden.py
+        (2, 16, 8, 448, 1024, 256, 6),
+        (1, 32, 16, 448, 1100, 192, 6),
+    ],
+)
+def test_late_staging_stages_q_from_each_cores_fourth_unit(plan, b, n, nkv, sq, skv, d, units):
+    # With K/V staged during the first units the vector cores also write each core's Q blocks
+    # from its fourth unit on in Nz order (ForwardParams::qNzUnits), a slot of blockQ rows per
+    # unit position, after the rest of the workspace
+    (p,) = plan(problem(b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d))
+    assert p["kvNzLate"] != 0 and p["qNzFirst"] == 3 and p["qNzUnits"] == units
+    assert units == max(p["starts"][c + 1] - p["starts"][c] for c in range(p["usedCores"]))
+    slots = p["usedCores"] * units * p["blockQ"] * p["headDimAlign"] * 2
+    assert p["qNzOffset"] % 512 == 0 and p["workspace"] == p["qNzOffset"] + slots
+
+
+def test_q_stays_with_the_caller_without_late_staging_or_a_fourth_unit(plan):
+    for args in (
+        dict(n=12, sq=448, skv=1024, d=256),  # late staging, two units per core
+        dict(n=4, sq=4096, skv=4096, d=256),  # staged before the loop
+        dict(b=2, n=8, sq=2048, skv=2048),  # D = 128
+    ):
+        (p,) = plan(problem(**args))
+        assert p["qNzUnits"] == 0 and p["qNzOffset"] == 0
+
+
+@pytest.mark.parametrize(
     "d,sq,skv,pairs", [(256, 500, 300, 4), (256, 333, 701, 4), (200, 290, 333, 0), (192, 300, 300, 4)]
 )
 def test_kernel_tests_of_lazy_pv_above_d128_get_it(plan, d, sq, skv, pairs):
