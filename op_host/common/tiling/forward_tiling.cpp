@@ -406,18 +406,34 @@ uint64_t PlanTailSplit(const ForwardProblem &prob, const AttentionCore::ForwardP
 // core's QNZ_FIRST-th unit (0-based) on: the cube loads a unit's Q during the first S of the
 // unit before, and the core's vector cores write the copies once their late K/V share is done,
 // during the core's second unit (its first: the late share; the second's Q is loaded during
-// the first). The copies after the rest of the workspace.
+// the first). The copies after the rest of the workspace. Where it copies at least
+// QNZ_MIN_UNITS units' Q blocks on a core: modelled B2 N8 S2K D256 (12-14 items per core, late
+// K/V staging) 305.2 -> 297.9 us, B1 N4 S4K D256 (7, K/V staged before the loop) 286.4 ->
+// 284.2, causal B1 N4 S4K D256 176.7 -> 176.0; B1 N1 S8K D256 (4 items, one copied) 277.5 ->
+// 277.7 without the minimum. From the second unit on 304.9 us (the copies then wait for the late
+// share), from the fifth 298.8.
 constexpr uint32_t QNZ_FIRST = 3;
+constexpr uint32_t QNZ_MIN_UNITS = 2;
 
-void PlanQNz(AttentionCore::PrefillTiling &tiling)
+void PlanQNz(AttentionCore::PrefillTiling &tiling, uint32_t dtypeBytes, uint64_t ubBytes)
 {
     AttentionCore::ForwardParams &p = tiling.params;
     p.qNzUnits = 0;
     p.qNzFirst = 0;
     p.qNzOffset = 0;
+    p.qNzChunk = 0;
     uint64_t most = 0;
     for (uint32_t c = 0; c < p.usedCores; ++c) most = std::max(most, p.coreUnitStart[c + 1] - p.coreUnitStart[c]);
-    if (p.kvNzLate == 0 || most <= QNZ_FIRST) return;
+    // K and V staged in pairs (lazy P.V above D = 128), late or before the loop; not beside the
+    // per-core staging, whose chunk buffers its own regions hold during the loop
+    if (p.kvNz != AttentionCore::KV_NZ_BOTH || p.kvNzPairs == 0 || p.kvNzOwnRows != 0 ||
+        most < QNZ_FIRST + QNZ_MIN_UNITS) {
+        return;
+    }
+    if (p.kvNzLate == 0) {
+        p.qNzChunk = KvNzChunkRows(p, dtypeBytes, ubBytes);
+        if (p.qNzChunk == 0) return;
+    }
     p.qNzOffset = AlignUp(PrefillWorkspaceBytes(tiling), 512);
     p.qNzUnits = static_cast<uint32_t>(most);
     p.qNzFirst = QNZ_FIRST;
@@ -639,7 +655,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     PlanKvNzOwn(p, prob.dtypeBytes, UsableUb(budget));
     PlanKvNzLate(p, prob.dtypeBytes, UsableUb(budget), !masked && prob.actualSeqLengths.empty());
     if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
-    PlanQNz(tiling);
+    PlanQNz(tiling, prob.dtypeBytes, UsableUb(budget));
     return true;
 }
 

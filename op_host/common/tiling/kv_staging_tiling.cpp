@@ -179,6 +179,11 @@ void DropKvNz(AttentionCore::ForwardParams &p)
     p.kvNzOffset = 0;
 }
 
+uint32_t KvNzChunkRows(const AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes)
+{
+    return StagingChunkRows(p, dtypeBytes, ubBytes);
+}
+
 void PlanKvNzLate(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes, bool dense)
 {
     p.kvNzLate = 0;

@@ -419,7 +419,7 @@ private:
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_QL1 + qb);  // the unit before last is done with it
         if constexpr (KV_NZ) {
             const uint64_t pos = unit - split_.Begin(core_);
-            if (late_ && split == 0 && kvNz_.QStaged(pos)) {
+            if (split == 0 && kvNz_.QStaged(pos)) {
                 kvNz_.LoadQ(qL1_.Get<T>()[qb * qElems_], core_, pos, u.rows, AlignUp(u.rows, 16));
                 AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);
                 AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);

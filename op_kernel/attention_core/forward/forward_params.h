@@ -216,10 +216,12 @@ struct ForwardParams {
     // Q block of each of its units from position qNzFirst on (of its qNzUnits positions at most)
     // in Nz order to slot c * qNzUnits + position (blockQ rows per column block) at byte
     // qNzOffset of the workspace, and the cube loads those with one plain copy from L2 instead
-    // of an Nd2Nz copy from HBM. 0: off.
+    // of an Nd2Nz copy from HBM. 0: off. Without late staging (K/V staged before the loop) the
+    // vector cores write the copies in chunks of qNzChunk rows from their first unit on.
     uint64_t qNzOffset;
     uint32_t qNzUnits;
     uint32_t qNzFirst;
+    uint32_t qNzChunk;
 };
 
 // Item `item` of the split-KV tail's unit list (ForwardParams::tailSplits > 1): its unit, and

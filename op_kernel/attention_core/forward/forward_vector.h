@@ -81,7 +81,7 @@ public:
         pipe->InitBuffer(statBuf_, ub.stats);
         pipe->InitBuffer(bcastBuf_, ub.bcast);
         if constexpr (KV_NZ) {  // per-core or late staging: three chunks, KV_NZ_ZERO_ROWS zero rows of 16
-            const uint32_t rows = p->kvNzOwnRows != 0 ? p->kvNzOwnRows : p->kvNzLate;
+            const uint32_t rows = p->kvNzOwnRows != 0 ? p->kvNzOwnRows : (p->kvNzLate != 0 ? p->kvNzLate : p->qNzChunk);
             if (rows != 0) {
                 pipe->InitBuffer(ownBuf_, (3 * rows * dp + KV_NZ_ZERO_ROWS * 16) * sizeof(T));
             }
@@ -172,7 +172,9 @@ public:
         if (late) {  // a first step of the late share while the cube's first S is on the way
             kvNz_.LateStart(ownBuf_.Get<T>(), AscendC::GetBlockIdx(), p_->usedCores * 2, ok ? c.blocks : 1);
             kvNz_.LateStep(LATE_LEAD_STEPS);
-            kvNz_.QStart(split_.Begin(core_), split_.End(core_), core_, sub_);
+        }
+        if (KV_NZ && p_->qNzUnits != 0) {  // the Q blocks of this core's later units (kv_nz.h QStart)
+            kvNz_.QStart(split_.Begin(core_), split_.End(core_), core_, sub_, ownBuf_.Get<T>());
         }
         if (ok) {
             OwnThrough(c);

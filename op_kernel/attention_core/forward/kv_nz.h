@@ -458,10 +458,17 @@ template <typename T> struct KvNz {
         }
         NzHandoff<T>::Load(dst, QSlot(core, pos), rowsPad, p_->headDimAlign, p_->blockQ, 0, rows);
     }
-    // Vector core `sub` of core `core`: its Q share, the units [begin + qNzFirst, end).
-    __aicore__ inline void QStart(uint64_t begin, uint64_t end, uint32_t core, uint32_t sub)
+    // Vector core `sub` of core `core`: its Q share, the units [begin + qNzFirst, end). With late
+    // staging after the late share (in its chunk buffers), else from here on in buf (qNzChunk
+    // rows per chunk, as OwnStart's).
+    __aicore__ inline void QStart(uint64_t begin, uint64_t end, uint32_t core, uint32_t sub,
+                                  const AscendC::LocalTensor<T> &buf)
     {
-        qActive_ = late_ && p_->qNzUnits != 0 && end > begin + p_->qNzFirst;
+        qActive_ = p_->qNzUnits != 0 && end > begin + p_->qNzFirst;
+        if (qActive_ && !late_) {  // (planned late, K scaled: the late plan's buffer rows)
+            BufStart(buf, p_->qNzChunk != 0 ? p_->qNzChunk : p_->kvNzLate);
+            qStarted_ = true;
+        }
         qBegin_ = begin;
         qUnit_ = begin + p_->qNzFirst;
         qEnd_ = end;
@@ -471,7 +478,7 @@ template <typename T> struct KvNz {
     // Up to `count` chunks of the Q share, once the late K/V share is done.
     template <class Split> __aicore__ inline void QStep(Split &split, uint32_t count)
     {
-        if (!qActive_ || qDone_ || !lateArrived_) {
+        if (!qActive_ || qDone_ || (late_ && !lateArrived_)) {
             return;
         }
         if (!qStarted_) {  // LateArrive drained the chunk buffers: free again

@@ -303,6 +303,22 @@ def test_late_staging_matches_golden(dtype, layout, b, n, nkv, sq, skv, d):
 
 
 @pytest.mark.parametrize(
+    "dtype,layout,n,sq,skv,causal",
+    [
+        ("fp16", "BNSD", 12, 1024, 1024, True),  # causal: folded q-blocks, seven items per core
+        ("bf16", "BSND", 24, 560, 700, False),  # five units per core, 16-row chunks
+    ],
+)
+def test_q_staged_with_kv_staged_before_the_loop_matches_golden(dtype, layout, n, sq, skv, causal):
+    # K/V staged before the main loop, Q blocks from each core's fourth unit on staged in Nz
+    # order by its vector cores during the first units (ForwardParams::qNzUnits, qNzChunk;
+    # test_tiling.py asserts the plans): a copy read before it is written, or into the wrong
+    # unit's slot, gives another unit's queries.
+    extra = dict(mask=band_mask(sq, skv), pre_tokens=MAX_INT, next_tokens=0) if causal else {}
+    run_and_judge(make_kwargs(dtype, layout, n=n, nkv=n, sq=sq, skv=skv, d=256, **extra))
+
+
+@pytest.mark.parametrize(
     "dtype,layout,b,n,nkv,sq,skv,d",
     [
         ("fp16", "BNSD", 1, 1, 1, 448, 1024, 256),  # 4 units in 6 pieces each, no whole unit

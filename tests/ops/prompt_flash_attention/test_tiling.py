@@ -171,7 +171,12 @@ def test_split_kv_tail_cuts_the_last_units_over_idle_cores(plan, b, n, nkv, sq, 
     unit_rows = sq - (p["qBlocksPerHead"] - 1) * p["blockQ"] if p["foldQBlocks"] == 32 else p["blockQ"]
     rows = pieces // splits * unit_rows
     partials = splits * rows * (p["headDimAlign"] * 4 + 8)
-    assert p["wsPartialOffset"] % 512 == 0 and p["workspace"] == p["wsPartialOffset"] + partials
+    end = p["wsPartialOffset"] + partials
+    assert p["wsPartialOffset"] % 512 == 0
+    if p["qNzUnits"]:  # the Q copies after the partials
+        assert end <= p["qNzOffset"] < end + 512 and p["workspace"] > p["qNzOffset"]
+    else:
+        assert p["workspace"] == end
 
 
 def test_split_kv_tail_only_where_whole_units_leave_cores_idle(plan):
@@ -228,10 +233,18 @@ def test_late_staging_stages_q_from_each_cores_fourth_unit(plan, b, n, nkv, sq, 
     assert p["qNzOffset"] % 512 == 0 and p["workspace"] == p["qNzOffset"] + slots
 
 
-def test_q_stays_with_the_caller_without_late_staging_or_a_fourth_unit(plan):
+@pytest.mark.parametrize("n,sq,skv,mask,units", [(12, 1024, 1024, 1, 7), (24, 560, 700, 0, 5), (4, 4096, 4096, 0, 7)])
+def test_q_staged_where_kv_is_staged_before_the_loop(plan, n, sq, skv, mask, units):
+    # the shapes of test_kernel_matches_golden.py and the D = 256 S4K sweep row: the copies in
+    # chunks of the UB the softmax leaves free
+    (p,) = plan(problem(n=n, nkv=n, sq=sq, skv=skv, d=256, mask=mask))
+    assert p["kvNzLate"] == 0 and p["kvNzOwnRows"] == 0 and p["qNzFirst"] == 3 and p["qNzUnits"] == units
+
+
+def test_q_stays_with_the_caller_without_two_copies_per_core(plan):
     for args in (
         dict(n=12, sq=448, skv=1024, d=256),  # late staging, two units per core
-        dict(n=4, sq=4096, skv=4096, d=256),  # staged before the loop
+        dict(sq=8192, skv=8192, d=256),  # four items per core: one copy
         dict(b=2, n=8, sq=2048, skv=2048),  # D = 128
     ):
         (p,) = plan(problem(**args))
