@@ -320,6 +320,28 @@ constexpr uint64_t TAIL_MARGIN_PCT = 98;
 // take more units than a head has q-blocks takes the folded q-block order on a planned tie.
 constexpr uint32_t FOLD_TIE_MIN_HEAD_DIM_EXCL = 64;
 
+// Pieces of short q-blocks (UNITS_SHORT_LAST) wherever they plan shorter at all: the pieces
+// trade a short unit's K/V stream for part of it, which the piece cost prices high (each
+// piece's fill and block shares; the cube's stream runs on from piece to piece). B2 N8 S2K D256
+// planned 0.5 % shorter, modelled 310.9 -> 306.3 us; B1 N4 S4K D256 288.7 -> 286.6.
+constexpr uint64_t TAIL_SHORT_MARGIN_PCT = 100;
+
+// Whether a unit's time is the cube's K/V stream rather than its share of the device's L2
+// (cost_rates.h rates, per key): the cube's MTE2 moves K, V and the q-block's column of P
+// (2 D + rows fp16 elements) and starts a copy per operand per key block (a K/V pair and P in
+// lazy P.V's 64-key blocks above D = 128, else K, V and P), against the key's L2 bytes (K and V
+// re-read per q-block, 4 D, and the S/P hand-off, 12 B per row) at a core's share. D = 256,
+// 112-row q-blocks: 17.5 against 14.6 cycles per key (modelled: bound by the cube's MTE2, 310.9
+// us on a 230.1 us L2 floor, B2 N8 S2K); D = 128, 192 rows: 12.8 against 17.4 (bound by L2).
+bool CubeStreamBinds(const AttentionCore::ForwardParams &t)
+{
+    const double copies = t.blockKv == WIDE_LAZY_BLOCK_KV ? 2 : 3;
+    const double mte2 =
+        (2.0 * t.headDimAlign + t.blockQ) * 2 / L2_READ_BYTES_PER_CYCLE + copies * DMA_HEAD_CYCLES / t.blockKv;
+    const double l2 = (4.0 * t.headDimAlign + 12.0 * t.blockQ) / L2_DEVICE_SHARE_BYTES_PER_CYCLE;
+    return mte2 > l2;
+}
+
 // The split-KV tail (ForwardParams::tailSplits, TailItem in forward_params.h) for t's q-block
 // geometry: every core takes units / cores whole units, the rest are cut into key ranges of
 // whole key blocks, the same number of pieces per core that has any. Dense only (no mask, band
@@ -341,7 +363,18 @@ uint64_t PlanTailSplit(const ForwardProblem &prob, const AttentionCore::ForwardP
     // a short last q-block, so a full one is taken) and its pieces of full units.
     const uint64_t full = UnitCost(prob, t, mask, 0, 0, std::min<uint32_t>(t.blockQ, t.seqQ));
     const uint64_t fixed = ForwardUnitCost(t);
-    const uint64_t keyCost = ForwardKeyCost(t.blockQ, t.headDim);
+    // Where a head ends in a short q-block, there are no more tail units than heads and the
+    // cube's K/V stream binds (CubeStreamBinds), the units run with every head's short q-block
+    // last (UNITS_SHORT_LAST) and the pieces are cut from those: a short unit costs nearly a
+    // whole one there (its K/V loads), and taken whole it holds up the cores that take it (B2 N8
+    // S2K D256: 16 cores ended at 307.7 us with twelve whole units and a 32-row one, eight at
+    // 288.8 with twelve). Not where L2 binds: the pieces' partials and the combine pass add L2
+    // bytes to a launch their balance does not shorten (D = 128 B1 N8 S4K, 64-row short
+    // q-blocks: 288.3 -> 289.1 us).
+    const uint64_t heads = uint64_t(t.batch) * t.numHeads;
+    const uint32_t shortRows = t.seqQ % t.blockQ;
+    const bool shortLast = shortRows != 0 && t.qBlocksPerHead > 1 && rest <= heads && CubeStreamBinds(t);
+    const uint64_t keyCost = ForwardKeyCost(shortLast ? shortRows : t.blockQ, t.headDim);
     uint64_t best = 0, bestSplits = 0, bestPer = 0, bestBlocks = 0;
     for (uint64_t splits = 2; splits <= std::min<uint64_t>(TAIL_MAX_SPLITS, blocks); ++splits) {
         const uint64_t pieces = rest * splits;
@@ -363,6 +396,7 @@ uint64_t PlanTailSplit(const ForwardProblem &prob, const AttentionCore::ForwardP
     }
     if (best == 0) return 0;
     tail = t;
+    tail.foldQBlocks = shortLast ? AttentionCore::UNITS_SHORT_LAST : 0;
     tail.tailSplits = static_cast<uint32_t>(bestSplits);
     tail.tailPieceBlocks = static_cast<uint32_t>(bestBlocks);
     tail.tailPerCore = static_cast<uint32_t>(q);
@@ -373,6 +407,43 @@ uint64_t PlanTailSplit(const ForwardProblem &prob, const AttentionCore::ForwardP
     const uint64_t pieceCores = tail.tailPieces / bestPer;
     for (uint32_t c = 0; c <= cores; ++c) tail.coreUnitStart[c] = c * q + std::min<uint64_t>(c, pieceCores) * bestPer;
     return best;
+}
+
+// Q staged per core (ForwardParams::qNzUnits, kv_nz.h QStart) with late K/V staging, from each
+// core's QNZ_FIRST-th unit (0-based) on: the cube loads a unit's Q during the first S of the
+// unit before, and the core's vector cores write the copies once their late K/V share is done,
+// during the core's second unit (its first: the late share; the second's Q is loaded during
+// the first). The copies after the rest of the workspace. Where it copies at least
+// QNZ_MIN_UNITS units' Q blocks on a core: modelled B2 N8 S2K D256 (12-14 items per core, late
+// K/V staging) 305.2 -> 297.9 us, B1 N4 S4K D256 (7, K/V staged before the loop) 286.4 ->
+// 284.2, causal B1 N4 S4K D256 176.7 -> 176.0; B1 N1 S8K D256 (4 items, one copied) 277.5 ->
+// 277.7 without the minimum. From the second unit on 304.9 us (the copies then wait for the late
+// share), from the fifth 298.8.
+constexpr uint32_t QNZ_FIRST = 3;
+constexpr uint32_t QNZ_MIN_UNITS = 2;
+
+void PlanQNz(AttentionCore::PrefillTiling &tiling, uint32_t dtypeBytes, uint64_t ubBytes)
+{
+    AttentionCore::ForwardParams &p = tiling.params;
+    p.qNzUnits = 0;
+    p.qNzFirst = 0;
+    p.qNzOffset = 0;
+    p.qNzChunk = 0;
+    uint64_t most = 0;
+    for (uint32_t c = 0; c < p.usedCores; ++c) most = std::max(most, p.coreUnitStart[c + 1] - p.coreUnitStart[c]);
+    // K and V staged in pairs (lazy P.V above D = 128), late or before the loop; not beside the
+    // per-core staging, whose chunk buffers its own regions hold during the loop
+    if (p.kvNz != AttentionCore::KV_NZ_BOTH || p.kvNzPairs == 0 || p.kvNzOwnRows != 0 ||
+        most < QNZ_FIRST + QNZ_MIN_UNITS) {
+        return;
+    }
+    if (p.kvNzLate == 0) {
+        p.qNzChunk = KvNzChunkRows(p, dtypeBytes, ubBytes);
+        if (p.qNzChunk == 0) return;
+    }
+    p.qNzOffset = AlignUp(PrefillWorkspaceBytes(tiling), 512);
+    p.qNzUnits = static_cast<uint32_t>(most);
+    p.qNzFirst = QNZ_FIRST;
 }
 
 // The geometry after the q-block (p's units and usedCores set): the cube's buffers, the vector
@@ -563,7 +634,8 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
         t.foldQBlocks = 0;
         const uint64_t tailSpan = PlanTailSplit(prob, t, mask, budget, prob.dtypeBytes, tail);
         t.foldQBlocks = chosen.second;
-        if (tailSpan != 0 && tailSpan * 100 < chosen.first * TAIL_MARGIN_PCT) {
+        const bool shortLast = tailSpan != 0 && (tail.foldQBlocks & AttentionCore::UNITS_SHORT_LAST) != 0;
+        if (tailSpan != 0 && tailSpan * 100 < chosen.first * (shortLast ? TAIL_SHORT_MARGIN_PCT : TAIL_MARGIN_PCT)) {
             t = tail;
             cores = static_cast<uint32_t>(std::min<uint64_t>(budget.aicNum, AttentionCore::MAX_CORES));
             return tailSpan;
@@ -606,6 +678,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     PlanKvNzOwn(p, prob.dtypeBytes, UsableUb(budget));
     PlanKvNzLate(p, prob.dtypeBytes, UsableUb(budget), !masked && prob.actualSeqLengths.empty());
     if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
+    PlanQNz(tiling, prob.dtypeBytes, UsableUb(budget));
     return true;
 }
 
@@ -637,8 +710,11 @@ uint64_t PrefillWorkspaceBytes(const AttentionCore::PrefillTiling &tiling)
 {
     const AttentionCore::MaskBandParams &m = tiling.mask;
     const AttentionCore::ForwardParams &p = tiling.params;
+    if (p.qNzUnits != 0) {  // the Q copies after everything else (PlanQNz)
+        return p.qNzOffset + uint64_t(p.usedCores) * p.qNzUnits * p.blockQ * p.headDimAlign * 2;
+    }
     if (p.tailSplits > 1) {  // the split-KV tail's partials (no mask: no summary)
-        const uint64_t rows = uint64_t(p.tailPieces / p.tailSplits) * p.blockQ;
+        const uint64_t rows = uint64_t(p.tailPieces / p.tailSplits) * AttentionCore::TailUnitRows(p);
         return p.wsPartialOffset + AttentionCore::PartialRowsLayout(p.tailSplits, rows, p.headDimAlign).total;
     }
     return m.maskSummary != 0 ? m.wsMaskSummary + uint64_t(m.summaryCols) * m.summaryPitch

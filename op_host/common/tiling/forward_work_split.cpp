@@ -72,7 +72,8 @@ void HeadCosts(const ForwardProblem &prob, const AttentionCore::ForwardParams &p
 
 // The kernel's unit order (WorkSplit<SplitQBlocks>::Decode), fn(b, n, pos) per unit: (batch,
 // head, q-block), or (batch, q-block, head) with UNITS_HEADS_INNER, or with UNITS_PAIRED too
-// (batch, folded pair, head, member).
+// (batch, folded pair, head, member); with UNITS_SHORT_LAST (batch, head, q-block) without each
+// head's last q-block, then those, (batch, head).
 template <class Fn> void ForEachUnit(const AttentionCore::ForwardParams &p, Fn &&fn)
 {
     const uint32_t count = p.qBlocksPerHead;
@@ -92,9 +93,14 @@ template <class Fn> void ForEachUnit(const AttentionCore::ForwardParams &p, Fn &
             for (uint32_t pos = 0; pos < count; ++pos)
                 for (uint32_t n = 0; n < p.numHeads; ++n) fn(b, n, pos);
         } else {
+            const uint32_t whole = (p.foldQBlocks & AttentionCore::UNITS_SHORT_LAST) != 0 ? count - 1 : count;
             for (uint32_t n = 0; n < p.numHeads; ++n)
-                for (uint32_t pos = 0; pos < count; ++pos) fn(b, n, pos);
+                for (uint32_t pos = 0; pos < whole; ++pos) fn(b, n, pos);
         }
+    }
+    if ((p.foldQBlocks & AttentionCore::UNITS_SHORT_LAST) != 0 && !paired && !headsInner) {
+        for (uint32_t b = 0; b < p.batch; ++b)
+            for (uint32_t n = 0; n < p.numHeads; ++n) fn(b, n, count - 1);
     }
 }
 

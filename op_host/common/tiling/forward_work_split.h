@@ -17,7 +17,8 @@ uint64_t UnitCost(const ForwardProblem &prob, const AttentionCore::ForwardParams
                   const AttentionCore::MaskBandParams &mask, uint32_t b, uint32_t q0, uint32_t rows);
 
 // Every unit's cost (UnitCost) in the kernel's order: (batch, head, q-block), or (batch,
-// q-block, head) with UNITS_HEADS_INNER, or (batch, folded pair, head, member) with UNITS_PAIRED.
+// q-block, head) with UNITS_HEADS_INNER, or (batch, folded pair, head, member) with UNITS_PAIRED;
+// with UNITS_SHORT_LAST every head's last q-block after all the others, (batch, head).
 std::vector<uint64_t> UnitCosts(const ForwardProblem &prob, const AttentionCore::ForwardParams &p,
                                 const AttentionCore::MaskBandParams &mask);
 

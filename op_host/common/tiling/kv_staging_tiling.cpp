@@ -55,8 +55,8 @@ void PlanOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBy
     p.kvNzOwnRows = StagingChunkRows(p, dtypeBytes, ubBytes);
 }
 
-constexpr uint32_t OWN_ORDER_BITS =
-    AttentionCore::UNITS_HEADS_INNER | AttentionCore::UNITS_TABLE | AttentionCore::UNITS_PAIRED;
+constexpr uint32_t OWN_ORDER_BITS = AttentionCore::UNITS_HEADS_INNER | AttentionCore::UNITS_TABLE |
+                                    AttentionCore::UNITS_PAIRED | AttentionCore::UNITS_SHORT_LAST;
 
 }  // namespace
 
@@ -177,6 +177,11 @@ void DropKvNz(AttentionCore::ForwardParams &p)
     p.kvNzSeq = 0;
     p.kvNzBatches = 0;
     p.kvNzOffset = 0;
+}
+
+uint32_t KvNzChunkRows(const AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes)
+{
+    return StagingChunkRows(p, dtypeBytes, ubBytes);
 }
 
 void PlanKvNzLate(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes, bool dense)

@@ -74,6 +74,9 @@ constexpr uint64_t KV_NZ_LATE_MIN_BLOCKS = 16;
 // first unit (kv_staging_tiling.cpp PlanKvNzLate).
 constexpr uint64_t KV_NZ_LATE_KEYS_PER_ROW = 2;
 void PlanKvNzLate(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes, bool dense);
+
+// Rows per chunk of the vector cores' staging in the UB their softmax leaves free (0: none fits).
+uint32_t KvNzChunkRows(const AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes);
 // Up to this head dim a forward plane takes one Q and P copy for another K/V cache tile pair
 // (PlanKvCache's oneCopy): PFA under a mask, varlen always. There the forward is bound by L2 well
 // above its critical path, and the tile pair's L2 saving is worth the unit starts it slows.

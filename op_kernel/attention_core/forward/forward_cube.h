@@ -57,6 +57,7 @@ public:
         core_ = AscendC::GetBlockIdx();
         if constexpr (KV_NZ) {
             kvNz_.Init(p, t.key, t.value, t.workspace);
+            kvNz_.QInit(t.query, t.workspace);
             kvNz_.OwnInit(split_, core_);
             typename Variant::Score score;
             score.Init(tiling, t);
@@ -344,7 +345,7 @@ private:
                 // (modelled B4 N16 S1K D128 154.2 -> 152.7 us, TND 6x1K 229.2 -> 226.8; with
                 // pairs D = 256 B2 N8 S2K 319.3 -> 320.5).
                 const uint32_t half = c.blocks > 1 && kvPairs_ == 0 ? AlignUp(n.u.rows / 2, 16) : 0;
-                qNext_ = LoadQ(n.u, half < n.u.rows ? half : 0);
+                qNext_ = LoadQ(n.u, n.unit, half < n.u.rows ? half : 0);
                 qAhead_ = true;
             }
             // WideTail (a one-block unit's tail went out with this S)
@@ -359,7 +360,7 @@ private:
     __aicore__ inline void IssueS(const Cursor &c, uint64_t g)
     {
         if (c.j == 0) {
-            qb_ = qAhead_ ? qNext_ : LoadQ(c.u);
+            qb_ = qAhead_ ? qNext_ : LoadQ(c.u, c.unit);
             qAhead_ = false;
         }
         const KvBlock blk = UnitBlockAt(c.u, p_->blockKv, c.j);
@@ -408,13 +409,23 @@ private:
         }
     }
 
-    // The unit's Q rows -> the next Q copy in L1 (once MTE1 is done with it); returns the copy.
-    // With `split` (0 < split < u.rows) only rows [0, split): StepS copies the rest later
-    // (qRest_).
-    __aicore__ inline uint32_t LoadQ(const WorkUnit &u, uint32_t split = 0)
+    // The Q rows of unit u (item `unit` of the split) -> the next Q copy in L1 (once MTE1 is done
+    // with it); returns the copy. With `split` (0 < split < u.rows) only rows [0, split): StepS
+    // copies the rest later (qRest_). From the vector cores' Nz copy where they stage it
+    // (kv_nz.h QStart).
+    __aicore__ inline uint32_t LoadQ(const WorkUnit &u, uint64_t unit, uint32_t split = 0)
     {
         const uint32_t qb = NextCopy(qlIdx_, l1Bufs_);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_QL1 + qb);  // the unit before last is done with it
+        if constexpr (KV_NZ) {
+            const uint64_t pos = unit - split_.Begin(core_);
+            if (split == 0 && kvNz_.QStaged(pos)) {
+                kvNz_.LoadQ(qL1_.Get<T>()[qb * qElems_], core_, pos, u.rows, AlignUp(u.rows, 16));
+                AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);
+                AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);
+                return qb;
+            }
+        }
         if (split != 0) {
             CopyQRows(u, qb, 0, split, false);
             qRest_ = u;

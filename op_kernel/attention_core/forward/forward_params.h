@@ -37,6 +37,7 @@ constexpr uint32_t UNITS_HEADS_INNER = 2;
 constexpr uint32_t UNITS_TABLE = 4;        // units in the order of a table (TND; PFA causal GQA)
 constexpr uint32_t UNITS_PAIRED = 8;       // with bits 0 and 1: (batch, folded pair, head, member)
 constexpr uint32_t UNITS_TAIL_FIRST = 16;  // the short q-block (seqQ % blockQ rows) is a head's first
+constexpr uint32_t UNITS_SHORT_LAST = 32;  // (batch, head, q-block) but every head's last q-block after all others
 // O slots: per block slot one for a lazy P.V write-out before the block and one for the final
 // sum of a unit ending in that block (units stream through the cores, so up to WS_SLOTS units'
 // final sums are in flight).
@@ -133,7 +134,11 @@ struct ForwardParams {
     // ranges unit table[i] of a uint32 table the operator passes next to the tiling
     // (varlen_policies.h, policies.h WorkSplit<SplitQBlocks>);
     // bit 3 (UNITS_PAIRED, with bits 0 and 1) orders them (batch, folded pair of q-blocks, head,
-    // member); bit 4 (UNITS_TAIL_FIRST) makes the short q-block a head's first.
+    // member); bit 4 (UNITS_TAIL_FIRST) makes the short q-block a head's first; bit 5
+    // (UNITS_SHORT_LAST, alone) takes every head's last q-block out of the (batch, head,
+    // q-block) order and lists them after all others, (batch, head), so that a split-KV tail
+    // (tailSplits) cuts the short q-blocks, which cost nearly a whole unit each (a unit's cost is
+    // mostly its K/V loads), and not whole ones.
     uint32_t foldQBlocks;
     // With K/V pairs (kvNzPairs): 1 where the next S's pair load goes ahead of P's load
     // (forward_cube_pv.h AccumulatePV; the host sets it under a band).
@@ -207,6 +212,16 @@ struct ForwardParams {
     uint32_t kvNzLate;
     uint64_t tailFirst;
     uint64_t wsPartialOffset;
+    // Q staged per core (kv_nz.h QStart; with late staging): the vector cores of core c write the
+    // Q block of each of its units from position qNzFirst on (of its qNzUnits positions at most)
+    // in Nz order to slot c * qNzUnits + position (blockQ rows per column block) at byte
+    // qNzOffset of the workspace, and the cube loads those with one plain copy from L2 instead
+    // of an Nd2Nz copy from HBM. 0: off. Without late staging (K/V staged before the loop) the
+    // vector cores write the copies in chunks of qNzChunk rows from their first unit on.
+    uint64_t qNzOffset;
+    uint32_t qNzUnits;
+    uint32_t qNzFirst;
+    uint32_t qNzChunk;
 };
 
 // Item `item` of the split-KV tail's unit list (ForwardParams::tailSplits > 1): its unit, and
@@ -232,6 +247,14 @@ __aicore__ inline uint32_t TailItem(const ForwardParams &p, uint64_t item, uint6
     const uint64_t k = c * p.tailCorePieces + (j - q);
     unit = p.tailFirst + k / p.tailSplits;
     return static_cast<uint32_t>(k) + 1;
+}
+
+// The partial rows of each split unit of the split-KV tail: blockQ, or with UNITS_SHORT_LAST the
+// short q-block's rows (every split unit is one then), so the combine pass cuts only real rows
+// over the vector cores (B2 N8 S2K D256: 512 rows, not 1792 of which 1280 pad).
+__aicore__ inline uint32_t TailUnitRows(const ForwardParams &p)
+{
+    return (p.foldQBlocks & UNITS_SHORT_LAST) != 0 ? p.seqQ - (p.qBlocksPerHead - 1) * p.blockQ : p.blockQ;
 }
 
 // The item of piece `k` (TailItem's inverse for pieces).

@@ -44,10 +44,11 @@ public:
         }
 
         core_ = AscendC::GetBlockIdx() / 2;  // MIX 1:2: vector cores 2b and 2b+1 serve cube b
+        sub_ = AscendC::GetSubBlockIdx();
         if constexpr (KV_NZ) {
             kvNz_.Init(p, t.key, t.value, t.workspace);
+            kvNz_.QInit(t.query, t.workspace);
         }
-        sub_ = AscendC::GetSubBlockIdx();
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         const ForwardWorkspace wl = ForwardWorkspaceLayout(p->wsSlotS, p->wsSlotP, p->wsSlotO);
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
@@ -80,7 +81,7 @@ public:
         pipe->InitBuffer(statBuf_, ub.stats);
         pipe->InitBuffer(bcastBuf_, ub.bcast);
         if constexpr (KV_NZ) {  // per-core or late staging: three chunks, KV_NZ_ZERO_ROWS zero rows of 16
-            const uint32_t rows = p->kvNzOwnRows != 0 ? p->kvNzOwnRows : p->kvNzLate;
+            const uint32_t rows = p->kvNzOwnRows != 0 ? p->kvNzOwnRows : (p->kvNzLate != 0 ? p->kvNzLate : p->qNzChunk);
             if (rows != 0) {
                 pipe->InitBuffer(ownBuf_, (3 * rows * dp + KV_NZ_ZERO_ROWS * 16) * sizeof(T));
             }
@@ -172,6 +173,9 @@ public:
             kvNz_.LateStart(ownBuf_.Get<T>(), AscendC::GetBlockIdx(), p_->usedCores * 2, ok ? c.blocks : 1);
             kvNz_.LateStep(LATE_LEAD_STEPS);
         }
+        if (KV_NZ && p_->qNzUnits != 0) {  // the Q blocks of this core's later units (kv_nz.h QStart)
+            kvNz_.QStart(split_.Begin(core_), split_.End(core_), core_, sub_, ownBuf_.Get<T>());
+        }
         if (ok) {
             OwnThrough(c);
             // The first block's mask rows before its S arrives, as Prefetch issues every later
@@ -229,6 +233,7 @@ public:
             if constexpr (KV_NZ) {  // the own regions' (or the late share's) next chunks, behind this block's stores
                 kvNz_.OwnStep(split_, OWN_STEP_CHUNKS);
                 kvNz_.LateStep();
+                kvNz_.QStep(split_, Q_STEP_CHUNKS);
                 // The meeting's wait a block before the cube's P.V of the first unit's block
                 // blocks - WS_SLOTS + 1, which loads the next unit's first K/V pair ahead (the
                 // wait at the second unit's first S modelled B2 N8 S2K D256 313.4 us, here 310.9).
@@ -241,6 +246,7 @@ public:
         if constexpr (KV_NZ) {
             kvNz_.OwnEnd(split_);
             kvNz_.LateFinish();  // a core of one unit (or none)
+            kvNz_.QFinish(split_);
         }
         RetireUpTo(issued_);
         for (uint32_t b = 0; b < sBufs_; ++b) {  // drain
@@ -259,6 +265,9 @@ private:
     // Steps of the late K/V share (kv_nz.h LateStart) before the first softmax block: the lead
     // of the staging front over the cubes' first reads of the caller's rows.
     static constexpr uint32_t LATE_LEAD_STEPS = 4;
+    // Chunks of the core's Q share (kv_nz.h QStart) after each softmax block once the late
+    // share is done: a unit's 56 rows per vector core in four chunks of 16 over its 32 blocks.
+    static constexpr uint32_t Q_STEP_CHUNKS = 1;
 
     // Rows up to which a unit's finish tests visibility in a scalar pass (VisibleRows).
     static constexpr uint32_t SCALAR_FINISH_ROWS = 8;
@@ -282,6 +291,10 @@ private:
                 kvNz_.OwnThrough(split_, c.unit);
                 if (c.unit != firstUnit_) {
                     kvNz_.LateFinish();
+                }
+                // the cube loads the first staged Q block during this unit's first S
+                if (c.unit + 1 >= split_.Begin(core_) + p_->qNzFirst) {
+                    kvNz_.QFinish(split_);
                 }
             }
         }

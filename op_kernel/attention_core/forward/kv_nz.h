@@ -424,6 +424,114 @@ template <typename T> struct KvNz {
         AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_KV_STAGED);
     }
 
+    // ---------------------------------------------------------------- Q staged per core
+    // With late staging (ForwardParams::qNzUnits != 0) a unit's Q block from position qNzFirst
+    // of its core's units on loads from an Nz copy in L2 (one plain copy, ~0.4 us at D = 256,
+    // 112 rows) instead of the caller's rows (an Nd2Nz copy from HBM, ~1.3 us), on the cube's
+    // MTE2, which bounds these launches. The core's own two vector cores write those copies,
+    // each its half of every block's rows, in the chunk buffers of the late share once that is
+    // done (during the core's second unit, a few chunks after each softmax block), then tell
+    // their cube (FLAG_Q_SCALED), at the latest before the first S of the unit whose softmax
+    // comes before the cube's first load of such a copy (position qNzFirst - 1: the cube loads
+    // a unit's Q during the first S of the unit before). Modelled B2 N8 S2K D256 (12-14 items
+    // per core) 305.2 -> 297.9 us.
+    __aicore__ inline void QInit(GM_ADDR query, GM_ADDR workspace)
+    {
+        q_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(query));
+        qNz_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(workspace + p_->qNzOffset));
+    }
+    // The Nz copy of core `core`'s unit at position pos (blockQ rows per column block).
+    __aicore__ inline AscendC::GlobalTensor<T> QSlot(uint32_t core, uint64_t pos) const
+    {
+        return qNz_[(uint64_t(core) * p_->qNzUnits + pos) * p_->blockQ * p_->headDimAlign];
+    }
+    // Cube: whether the unit at position pos of its core loads Q from its Nz copy.
+    __aicore__ inline bool QStaged(uint64_t pos) const { return p_->qNzUnits != 0 && pos >= p_->qNzFirst; }
+    // Cube: that copy's `rows` rows -> an Nz L1 tile of rowsPad rows (the first such load waits
+    // for the vector cores' FLAG_Q_SCALED).
+    __aicore__ inline void LoadQ(const AscendC::LocalTensor<T> &dst, uint32_t core, uint64_t pos, uint32_t rows,
+                                 uint32_t rowsPad)
+    {
+        if (!qWaited_) {
+            qWaited_ = true;
+            AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(FLAG_Q_SCALED);
+        }
+        NzHandoff<T>::Load(dst, QSlot(core, pos), rowsPad, p_->headDimAlign, p_->blockQ, 0, rows);
+    }
+    // Vector core `sub` of core `core`: its Q share, the units [begin + qNzFirst, end). With late
+    // staging after the late share (in its chunk buffers), else from here on in buf (qNzChunk
+    // rows per chunk, as OwnStart's).
+    __aicore__ inline void QStart(uint64_t begin, uint64_t end, uint32_t core, uint32_t sub,
+                                  const AscendC::LocalTensor<T> &buf)
+    {
+        qActive_ = p_->qNzUnits != 0 && end > begin + p_->qNzFirst;
+        if (qActive_ && !late_) {  // (planned late, K scaled: the late plan's buffer rows)
+            BufStart(buf, p_->qNzChunk != 0 ? p_->qNzChunk : p_->kvNzLate);
+            qStarted_ = true;
+        }
+        qBegin_ = begin;
+        qUnit_ = begin + p_->qNzFirst;
+        qEnd_ = end;
+        qCore_ = core;
+        qSub_ = sub;
+    }
+    // Up to `count` chunks of the Q share, once the late K/V share is done.
+    template <class Split> __aicore__ inline void QStep(Split &split, uint32_t count)
+    {
+        if (!qActive_ || qDone_ || (late_ && !lateArrived_)) {
+            return;
+        }
+        if (!qStarted_) {  // LateArrive drained the chunk buffers: free again
+            qStarted_ = true;
+            for (int32_t b = 0; b < 2; ++b) {
+                AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);
+            }
+            AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);
+        }
+        for (uint32_t k = 0; k < count && qUnit_ < qEnd_;) {
+            WorkUnit u;
+            split.Decode(qUnit_, u);
+            const uint32_t half = (u.rows + 1) / 2;
+            const uint32_t row0 = qSub_ == 0 ? 0 : half;
+            const uint32_t rows = qSub_ == 0 ? half : u.rows - half;
+            const uint32_t s0 = row0 + qChunk_ * ch_;
+            if (s0 >= row0 + rows) {  // this unit's half done
+                ++qUnit_;
+                qChunk_ = 0;
+                continue;
+            }
+            const uint32_t real = row0 + rows - s0 < ch_ ? row0 + rows - s0 : ch_;
+            const uint32_t b = ownIdx_++ & 1;
+            OwnFlush(b);  // the chunk two back
+            const uint64_t at = u.b * p_->qStrideB + u.n * p_->qStrideN + (u.qBase + u.q0 + s0) * p_->qStrideS;
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);
+            AscendC::DataCopyExtParams copy(static_cast<uint16_t>(real), p_->headDim * sizeof(T),
+                                            static_cast<uint32_t>((p_->qStrideS - p_->headDim) * sizeof(T)), 0, 0);
+            AscendC::DataCopyPad(ownNd_[b * ch_ * p_->headDimAlign], q_[at], copy,
+                                 AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
+            AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_OWN_IN + b);
+            pend_[b] = {true, 2, s0, real, QSlot(qCore_, qUnit_ - qBegin_), p_->blockQ};
+            ++qChunk_;
+            ++k;
+        }
+    }
+    // The rest of the Q share, every store done, then FLAG_Q_SCALED to the cube (once).
+    template <class Split> __aicore__ inline void QFinish(Split &split)
+    {
+        if (!qActive_ || qDone_) {
+            return;
+        }
+        LateFinish();  // the late share first (its chunk buffers)
+        QStep(split, ~0u);
+        qDone_ = true;
+        OwnFlushAll();
+        for (int32_t b = 0; b < 2; ++b) {
+            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);
+        }
+        AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);
+        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_Q_SCALED);
+    }
+
     static constexpr int32_t EVT_OWN_IN = VEC_EVT_OWN_IN;    // + copy: MTE2_V loaded / V_MTE2 free
     static constexpr int32_t EVT_OWN_OUT = VEC_EVT_OWN_OUT;  // V_MTE3 arranged / MTE3_V stored
     static constexpr int32_t EVT_IN = VEC_EVT_S;             // + copy: MTE2_V loaded / V_MTE2 free
@@ -556,7 +664,7 @@ private:
         AscendC::DataCopyPad(ownNd_[b * ch * dp], src_[tensor][at], copy,
                              AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
         AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_OWN_IN + b);
-        pend_[b] = {true, tensor, s0, real, dst};
+        pend_[b] = {true, tensor, s0, real, dst, p_->kvNzRows};
     }
 
     // The chunks loaded and not yet stored, oldest first.
@@ -588,7 +696,7 @@ private:
         AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);
         AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVT_OWN_OUT);
         AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVT_OWN_OUT);
-        NzHandoff<T>::Store(pd.dst, ownNz_, pd.s0, pd.rows, dp, p_->kvNzRows);
+        NzHandoff<T>::Store(pd.dst, ownNz_, pd.s0, pd.rows, dp, pd.pitch);
         AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_OWN_OUT);
     }
 
@@ -602,11 +710,17 @@ private:
     bool late_ = false, lateArrived_ = false, lateDone_ = false;  // late staging (LateStart)
     uint32_t lateRegions_ = 0;
     uint64_t lateNext_ = 0, lateTotal_ = 0, lateStride_ = 1, lateStep_ = 0;
+    // Q staged per core (QStart): the next unit and its next chunk, the end of the core's units.
+    bool qActive_ = false, qStarted_ = false, qDone_ = false, qWaited_ = false;
+    uint64_t qUnit_ = 0, qEnd_ = 0, qBegin_ = 0;
+    uint32_t qChunk_ = 0, qCore_ = 0, qSub_ = 0;
+    AscendC::GlobalTensor<T> q_, qNz_;
     AscendC::LocalTensor<T> ownNd_, ownNz_, ownZeros_;
     struct Pending {  // per in-copy: a chunk loaded, not yet arranged and stored
         bool loaded;
-        uint32_t tensor, s0, rows;
+        uint32_t tensor, s0, rows;  // tensor 0 K, 1 V, 2 Q
         AscendC::GlobalTensor<T> dst;
+        uint32_t pitch;  // rows per column block of dst
     };
     Pending pend_[2] = {};
 };

@@ -385,7 +385,8 @@ __aicore__ inline uint64_t FoldedQBlock(uint64_t pos, uint64_t count)
 // is unit table[i] of the (b, n, q-block) order instead: the host dealt the units to the cores
 // by cost and lists each core's by (b, KV head, q-block, n), so a group's heads of a q-block
 // run in a row and each one after the first finds the key blocks the one before ran last in
-// the cube's K/V cache (PlanKvReuse).
+// the cube's K/V cache (PlanKvReuse). With UNITS_SHORT_LAST (a split-KV tail of short q-blocks)
+// every head's last q-block comes after all others, (b, n).
 template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
     using Tensors = SeqLengthsTensors;
     template <class Tiling, class GmTensors> __aicore__ inline void Init(const Tiling &tiling, const GmTensors &t)
@@ -425,10 +426,16 @@ template <> struct WorkSplit<SplitQBlocks> : WorkSplitBase {
                 pos = r / p_->numHeads;
             }
         } else {  // (b, n, q-block)
-            const uint64_t bn = unit / p_->qBlocksPerHead;
+            uint64_t bn = unit / p_->qBlocksPerHead;
+            pos = unit % p_->qBlocksPerHead;
+            if ((p_->foldQBlocks & UNITS_SHORT_LAST) != 0) {  // every head's last q-block after the others
+                const uint64_t whole = p_->qBlocksPerHead - 1;
+                const uint64_t lead = static_cast<uint64_t>(p_->batch) * p_->numHeads * whole;
+                bn = unit < lead ? unit / whole : unit - lead;
+                pos = unit < lead ? unit % whole : whole;
+            }
             u.n = static_cast<uint32_t>(bn % p_->numHeads);
             u.b = static_cast<uint32_t>(bn / p_->numHeads);
-            pos = unit % p_->qBlocksPerHead;
         }
         const uint64_t qb = (p_->foldQBlocks & UNITS_FOLDED) != 0 ? FoldedQBlock(pos, p_->qBlocksPerHead) : pos;
         // With UNITS_TAIL_FIRST the short q-block (if any) comes first: under a causal band it

@@ -22,10 +22,10 @@ namespace AttentionCore {
 // Units store partials (and the combine pass writes the output) with KV splits or INT8 output.
 __aicore__ inline bool StoresPartials(const DecodeParams &d) { return d.kvSplits > 1 || d.quantOut != 0; }
 
-// PFA's split-KV tail: the rows of every split unit (blockQ apart), per piece.
+// PFA's split-KV tail: the rows of every split unit (TailUnitRows apart), per piece.
 __aicore__ inline uint64_t TailCombineRows(const ForwardParams &p)
 {
-    return uint64_t(p.tailPieces / p.tailSplits) * p.blockQ;
+    return uint64_t(p.tailPieces / p.tailSplits) * TailUnitRows(p);
 }
 
 struct PartialLayout {
@@ -130,7 +130,7 @@ __aicore__ inline void WorkSplit<SplitKvCombine>::StorePartialStats(const WorkUn
 }
 
 // PFA's split-KV tail: a piece's rows (piece c = u.piece - 1: split c % tailSplits of split
-// unit c / tailSplits) at row (split unit) * blockQ + row of its split's partials.
+// unit c / tailSplits) at row (split unit) * TailUnitRows + row of its split's partials.
 __aicore__ inline bool WorkSplit<SplitQBlocks>::StorePartialOutput(const WorkUnit &u, uint32_t rowOff, uint32_t rows,
                                                                    const AscendC::LocalTensor<float> &acc,
                                                                    const AscendC::LocalTensor<float> &m,
@@ -142,7 +142,7 @@ __aicore__ inline bool WorkSplit<SplitQBlocks>::StorePartialOutput(const WorkUni
     const ForwardParams &p = *p_;
     const uint64_t rowsAll = TailCombineRows(p);
     const uint32_t c = u.piece - 1;
-    const uint64_t i = (c % p.tailSplits) * rowsAll + uint64_t(c / p.tailSplits) * p.blockQ + rowOff;
+    const uint64_t i = (c % p.tailSplits) * rowsAll + uint64_t(c / p.tailSplits) * TailUnitRows(p) + rowOff;
     StorePartialRows(PartialLayout(workspace_ + p.wsPartialOffset, p.tailSplits, rowsAll, p.headDimAlign), i, rows,
                      p.headDimAlign, acc, m, l);
     return true;
@@ -216,16 +216,17 @@ public:
         AscendC::TPipe pipe;
         InitPass(pipe, t.out, p.tailSplits, all, false);
         const PartialLayout ws(t.workspace + p.wsPartialOffset, p.tailSplits, all, p.headDimAlign);
+        const uint32_t pitch = TailUnitRows(p);
         for (uint64_t r0 = begin; r0 < end;) {
             // split unit k's rows [r, unit rows): decoded from its piece 0
-            const uint64_t k = r0 / p.blockQ;
-            const uint32_t r = static_cast<uint32_t>(r0 % p.blockQ);
+            const uint64_t k = r0 / pitch;
+            const uint32_t r = static_cast<uint32_t>(r0 % pitch);
             WorkUnit u;
             split.Decode(TailPieceItem(p, k * p.tailSplits), u);
-            const uint64_t unitEnd = k * p.blockQ + u.rows;
+            const uint64_t unitEnd = k * pitch + u.rows;
             const uint64_t stop = end < unitEnd ? end : unitEnd;
             if (r0 >= stop) {  // the padding rows past a short unit
-                r0 = (k + 1) * p.blockQ;
+                r0 = (k + 1) * pitch;
                 continue;
             }
             const uint32_t rows = stop - r0 < rowsAtOnce_ ? static_cast<uint32_t>(stop - r0) : rowsAtOnce_;

@@ -323,6 +323,11 @@ LATE_STAGING_SHAPES = [
     # asserts the plans)
     ("fp16", "BNSD", 1, 12, 12, 448, 1024, 256),  # 16-row chunks, two units per core, 16 zero rows
     ("bf16", "BSH", 1, 32, 16, 448, 1100, 192),  # groups of 2, 48-row chunks, 20 zero rows, a split-KV tail
+    # Q staged per core from each core's fourth unit on (ForwardParams::qNzUnits): 76-row
+    # q-blocks (pad rows in the Nz copy's tile), five units per core; and a split-KV tail's
+    # pieces among the staged Q blocks
+    ("bf16", "BNSD", 1, 40, 20, 300, 1100, 256),
+    ("bf16", "BSND", 2, 16, 8, 448, 1024, 256),
 ]
 
 
@@ -331,6 +336,22 @@ def test_late_staging_matches_golden(dtype, layout, b, n, nkv, sq, skv, d):
     # A region read before it is staged, or staged in part, reads the workspace's stale rows;
     # with the scale left on the staged K every later unit's scores would be scaled twice.
     run_and_judge(make_kwargs(dtype, layout, b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d))
+
+
+@pytest.mark.parametrize(
+    "dtype,layout,n,sq,skv,causal",
+    [
+        ("fp16", "BNSD", 12, 1024, 1024, True),  # causal: folded q-blocks, seven items per core
+        ("bf16", "BSND", 24, 560, 700, False),  # five units per core, 16-row chunks
+    ],
+)
+def test_q_staged_with_kv_staged_before_the_loop_matches_golden(dtype, layout, n, sq, skv, causal):
+    # K/V staged before the main loop, Q blocks from each core's fourth unit on staged in Nz
+    # order by its vector cores during the first units (ForwardParams::qNzUnits, qNzChunk;
+    # test_tiling.py asserts the plans): a copy read before it is written, or into the wrong
+    # unit's slot, gives another unit's queries.
+    extra = dict(mask=band_mask(sq, skv), pre_tokens=MAX_INT, next_tokens=0) if causal else {}
+    run_and_judge(make_kwargs(dtype, layout, n=n, nkv=n, sq=sq, skv=skv, d=256, **extra))
 
 
 @pytest.mark.parametrize(
@@ -345,6 +366,9 @@ def test_late_staging_matches_golden(dtype, layout, b, n, nkv, sq, skv, d):
         ("bf16", "BSH", 1, 1, 1, 300, 3000, 72),  # rows of 80 elements in UB, 72 in the output
         ("fp16", "BSND", 1, 2, 1, 200, 2500, 40),  # 16-row q-blocks in 10 pieces
         ("bf16", "BNSD_BSND", 1, 1, 1, 1, 4096, 128),  # one query row: one vector core's half is empty
+        ("fp16", "BNSD", 1, 10, 10, 300, 1024, 256),  # heads' 76-row q-blocks last, 4 pieces each
+        ("bf16", "BSH", 2, 5, 5, 300, 1000, 256),  # the same over two batches, 1000 keys
+        ("fp16", "BSND", 1, 10, 5, 300, 1000, 192),  # groups of 2
     ],
 )
 def test_split_kv_tail_matches_golden(dtype, layout, b, n, nkv, sq, skv, d):
@@ -361,6 +385,19 @@ def test_split_kv_tail_matches_golden(dtype, layout, b, n, nkv, sq, skv, d):
     keys[seq_q] = 700
     kw["key"][tuple(keys)] = 1.0
     run_and_judge(kw)
+
+
+def test_short_q_block_tail_evens_the_cores(monkeypatch):
+    # B2 N8 S2K D256 (the sweep row; test_tiling.py asserts its plan): 16 heads end in a 32-row
+    # q-block. The kernel runs those last (UNITS_SHORT_LAST) and the tail cuts them: every cube
+    # ends within 1 % of the others (modelled 300.7-301.6 us). Cutting the last units of the
+    # plain order instead leaves short q-blocks whole on 15 cores (296.8-306.2 us).
+    from fakit.backends import cpu
+
+    monkeypatch.setenv("ASCEND_EMU_TIMING_ONLY", "1")
+    fakit.run(OP, backend="cpu", **make_kwargs("fp16", "BNSD", b=2, n=8, nkv=8, sq=2048, skv=2048, d=256))
+    ends = [c["end_us"] for c in cpu.last_profile()["cores"] if c["sub"] == "aic"]
+    assert len(ends) == 24 and max(ends) < 1.01 * min(ends)
 
 
 def test_empty_q_blocks_inside_the_unit_stream():

@@ -167,21 +167,88 @@ def test_split_kv_tail_cuts_the_last_units_over_idle_cores(plan, b, n, nkv, sq, 
     assert p["starts"] == [c * q + min(c, pieces // per) * per for c in range(cores + 1)]
     keys = p["tailPieceBlocks"] * p["blockKv"]
     assert (splits - 1) * keys < skv <= splits * keys
-    rows = pieces // splits * p["blockQ"]
+    # a split unit's partial rows: a q-block's, or the short q-block's where those are split
+    unit_rows = sq - (p["qBlocksPerHead"] - 1) * p["blockQ"] if p["foldQBlocks"] == 32 else p["blockQ"]
+    rows = pieces // splits * unit_rows
     partials = splits * rows * (p["headDimAlign"] * 4 + 8)
-    assert p["wsPartialOffset"] % 512 == 0 and p["workspace"] == p["wsPartialOffset"] + partials
+    end = p["wsPartialOffset"] + partials
+    assert p["wsPartialOffset"] % 512 == 0
+    if p["qNzUnits"]:  # the Q copies after the partials
+        assert end <= p["qNzOffset"] < end + 512 and p["workspace"] > p["qNzOffset"]
+    else:
+        assert p["workspace"] == end
 
 
 def test_split_kv_tail_only_where_whole_units_leave_cores_idle(plan):
-    # masks, bands and even splits keep whole units
+    # masks, bands and even splits keep whole units; so does D = 128 B1 N8 S4K, whose short
+    # q-blocks' pieces would add partials and a combine pass to a launch L2 binds
     for args in (
         dict(sq=4096, skv=4096, n=4, d=256, mask=1),
-        dict(b=2, n=8, sq=2048, skv=2048, d=256),
         dict(n=8, sq=4096, skv=4096),
         dict(n=16, nkv=4, sq=2048, skv=2048),
     ):
         (p,) = plan(problem(**args))
         assert p["tailSplits"] == 0 and p["unitCount"] == args.get("b", 1) * args["n"] * p["qBlocksPerHead"]
+
+
+@pytest.mark.parametrize(
+    "b,n,nkv,sq,skv,d,splits",
+    [
+        (2, 8, 8, 2048, 2048, 256, 3),  # the sweep row: 16 short q-blocks of 32 rows in 48 pieces
+        (1, 4, 4, 4096, 4096, 256, 6),
+        (1, 10, 10, 300, 1024, 256, 4),  # the shapes of test_kernel_matches_golden.py
+        (2, 5, 5, 300, 1000, 256, 4),
+        (1, 10, 5, 300, 1000, 192, 4),
+    ],
+)
+def test_split_kv_tail_cuts_the_short_q_blocks(plan, b, n, nkv, sq, skv, d, splits):
+    # Above D = 128 (the cube's K/V stream binds) with a short last q-block per head and no more
+    # leftover units than heads: every head's short q-block runs after all whole ones
+    # (UNITS_SHORT_LAST), so the tail's pieces are the short q-blocks' key ranges
+    (p,) = plan(problem(b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d))
+    count, bq, q = p["qBlocksPerHead"], p["blockQ"], p["tailPerCore"]
+    assert p["foldQBlocks"] == 32 and p["tailSplits"] == splits
+    assert sq % bq != 0 and count == -(-sq // bq)
+    rest = b * n * count - q * 24
+    assert 0 < rest <= b * n and p["tailPieces"] == rest * splits and p["tailFirst"] == q * 24
+
+
+@pytest.mark.parametrize(
+    "b,n,nkv,sq,skv,d,units",
+    [
+        (2, 8, 8, 2048, 2048, 256, 14),  # the sweep row: 12 whole units and 2 pieces per core
+        (1, 40, 20, 300, 1100, 256, 5),  # the shapes of test_kernel_matches_golden.py
+        (2, 16, 8, 448, 1024, 256, 6),
+        (1, 32, 16, 448, 1100, 192, 6),
+    ],
+)
+def test_late_staging_stages_q_from_each_cores_fourth_unit(plan, b, n, nkv, sq, skv, d, units):
+    # With K/V staged during the first units the vector cores also write each core's Q blocks
+    # from its fourth unit on in Nz order (ForwardParams::qNzUnits), a slot of blockQ rows per
+    # unit position, after the rest of the workspace
+    (p,) = plan(problem(b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d))
+    assert p["kvNzLate"] != 0 and p["qNzFirst"] == 3 and p["qNzUnits"] == units
+    assert units == max(p["starts"][c + 1] - p["starts"][c] for c in range(p["usedCores"]))
+    slots = p["usedCores"] * units * p["blockQ"] * p["headDimAlign"] * 2
+    assert p["qNzOffset"] % 512 == 0 and p["workspace"] == p["qNzOffset"] + slots
+
+
+@pytest.mark.parametrize("n,sq,skv,mask,units", [(12, 1024, 1024, 1, 7), (24, 560, 700, 0, 5), (4, 4096, 4096, 0, 7)])
+def test_q_staged_where_kv_is_staged_before_the_loop(plan, n, sq, skv, mask, units):
+    # the shapes of test_kernel_matches_golden.py and the D = 256 S4K sweep row: the copies in
+    # chunks of the UB the softmax leaves free
+    (p,) = plan(problem(n=n, nkv=n, sq=sq, skv=skv, d=256, mask=mask))
+    assert p["kvNzLate"] == 0 and p["kvNzOwnRows"] == 0 and p["qNzFirst"] == 3 and p["qNzUnits"] == units
+
+
+def test_q_stays_with_the_caller_without_two_copies_per_core(plan):
+    for args in (
+        dict(n=12, sq=448, skv=1024, d=256),  # late staging, two units per core
+        dict(sq=8192, skv=8192, d=256),  # four items per core: one copy
+        dict(b=2, n=8, sq=2048, skv=2048),  # D = 128
+    ):
+        (p,) = plan(problem(**args))
+        assert p["qNzUnits"] == 0 and p["qNzOffset"] == 0
 
 
 @pytest.mark.parametrize(

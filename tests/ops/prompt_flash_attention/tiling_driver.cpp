@@ -68,6 +68,8 @@ int main()
                                                                               p.l1Bufs, p.kvNzPairs));
             std::printf("\"kvNzOwnRows\": %u, ", p.kvNzOwnRows);
             std::printf("\"kvNzLate\": %u, ", p.kvNzLate);
+            std::printf("\"qNzUnits\": %u, \"qNzFirst\": %u, \"qNzChunk\": %u, \"qNzOffset\": %llu, ", p.qNzUnits,
+                        p.qNzFirst, p.qNzChunk, (unsigned long long)p.qNzOffset);
             std::printf("\"l1Bufs\": %u, \"kvCacheTiles\": %u, \"kvCacheKeyTiles\": %u, \"kvCacheOneP\": %u, "
                         "\"l1CacheBytes\": %llu, ",
                         p.l1Bufs, p.kvCacheTiles, p.kvCacheKeyTiles, p.kvCacheOneP,
