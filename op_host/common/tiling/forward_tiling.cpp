@@ -690,10 +690,12 @@ void PlanMaskSummary(AttentionCore::PrefillTiling &tiling)
         return;
     }
     const uint32_t cols = (p.seqKv + AttentionCore::SUMMARY_KEYS - 1) / AttentionCore::SUMMARY_KEYS;
+    // after everything PlanForward placed (the slots, the K/V staging, the Q copies)
+    const uint64_t base = AlignUp(PrefillWorkspaceBytes(tiling), 512);
     m.maskSummary = 1;
     m.summaryCols = cols;
     m.summaryPitch = uint32_t(AlignUp((p.seqQ + AttentionCore::SUMMARY_ROWS - 1) / AttentionCore::SUMMARY_ROWS, 8) + 8);
-    m.wsMaskSummary = WorkspaceBytes(p, 512);
+    m.wsMaskSummary = base;
 }
 
 uint64_t WorkspaceBytes(const AttentionCore::ForwardParams &p, uint64_t align)
@@ -710,15 +712,17 @@ uint64_t PrefillWorkspaceBytes(const AttentionCore::PrefillTiling &tiling)
 {
     const AttentionCore::MaskBandParams &m = tiling.mask;
     const AttentionCore::ForwardParams &p = tiling.params;
-    if (p.qNzUnits != 0) {  // the Q copies after everything else (PlanQNz)
+    if (m.maskSummary != 0) {  // the summary after everything else (PlanMaskSummary)
+        return m.wsMaskSummary + uint64_t(m.summaryCols) * m.summaryPitch;
+    }
+    if (p.qNzUnits != 0) {  // the Q copies after the rest (PlanQNz)
         return p.qNzOffset + uint64_t(p.usedCores) * p.qNzUnits * p.blockQ * p.headDimAlign * 2;
     }
     if (p.tailSplits > 1) {  // the split-KV tail's partials (no mask: no summary)
         const uint64_t rows = uint64_t(p.tailPieces / p.tailSplits) * AttentionCore::TailUnitRows(p);
         return p.wsPartialOffset + AttentionCore::PartialRowsLayout(p.tailSplits, rows, p.headDimAlign).total;
     }
-    return m.maskSummary != 0 ? m.wsMaskSummary + uint64_t(m.summaryCols) * m.summaryPitch
-                              : WorkspaceBytes(tiling.params);
+    return WorkspaceBytes(tiling.params);
 }
 
 }  // namespace fa_host
