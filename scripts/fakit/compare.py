@@ -12,7 +12,7 @@ for all outputs or a dict per output; by default it is read from the actual arra
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -314,11 +314,16 @@ def small_value_recheck(
     rule (a rule on a handful of elements is noisy: docs/precision.md). `sample(i)` runs the
     i-th reseeded variant of the case and returns its Report; every output's ratio kernel /
     max(benchmark, 1) of small-value error counts is collected, and the case fails if the
-    lower bound of the 95 % bootstrap confidence interval of the median ratio exceeds 1.
-    Returns (passed, {output: (median, lower bound)})."""
+    lower bound of the 95 % bootstrap confidence interval of the median ratio exceeds 1, or if
+    a reseeded run fails any rule besides the small-value count (the recheck settles that rule
+    only). Returns (passed, {output: (median, lower bound)}, [(run, summary) of such runs])."""
     ratios: Dict[str, List[float]] = {}
+    others: List[Tuple[int, str]] = []
     for i in range(runs):
-        for name, (k, b) in sample(i).small_counts().items():
+        rep = sample(i)
+        if not rep.passed and not rep.failed_only_on_small_counts:
+            others.append((i, rep.summary()))
+        for name, (k, b) in rep.small_counts().items():
             ratios.setdefault(name, []).append(k / max(b, 1))
     rng = np.random.default_rng(seed)
     result = {}
@@ -326,7 +331,7 @@ def small_value_recheck(
         r = np.asarray(r)
         boot = np.median(rng.choice(r, size=(resamples, r.size)), axis=1)
         result[name] = (float(np.median(r)), float(np.percentile(boot, 2.5)))
-    return all(lo <= 1.0 for _, lo in result.values()), result
+    return all(lo <= 1.0 for _, lo in result.values()) and not others, result, others
 
 
 def _as_dict(x) -> Dict[str, Any]:

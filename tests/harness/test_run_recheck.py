@@ -67,6 +67,25 @@ def test_the_recheck_fails_a_case_bad_on_every_seed(monkeypatch):
     assert "recheck over 10 runs failed" in res["summary"]
 
 
+def test_a_reseed_failing_another_rule_fails_the_recheck(monkeypatch):
+    # seed 0 fails only the count rule; seeds 2 and 3 carry a 5 % error in every element
+    bad = [dataclasses.replace(TINY, seed=s).inputs()["query"] for s in (2, 3)]
+    base = _with_small_errors(bad_seeds=[0])
+
+    def run(op, backend="cpu", **kw):
+        out = base(op, backend, **kw)
+        if any(np.array_equal(kw["query"], q) for q in bad):
+            out = (out.astype(np.float32) * 1.05).astype(np.float16)
+        return out
+
+    monkeypatch.setattr(fakit, "run", run)
+    res = run_case(TINY, "cpu", recheck=10)
+    info = res["recheck"]
+    assert not info["passed"] and res["verdict"] == "FAIL"
+    assert [f["seed"] for f in info["other_failures"]] == [2, 3]
+    assert "2 reseeded run(s) failed another rule, first seed 2" in res["summary"]
+
+
 def test_other_failures_are_not_rechecked(monkeypatch):
     def worse(out):
         return (out.astype(np.float32) * 1.01).astype(np.float16)  # normal-domain error too

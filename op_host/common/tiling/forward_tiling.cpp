@@ -283,11 +283,11 @@ bool HeadsShareMask(const AttentionCore::ForwardParams &p, const AttentionCore::
 // key blocks per unit (measured, below).
 constexpr uint64_t ONE_COPY_MAX_MASKED_UNITS_PER_CORE = 2;
 constexpr uint32_t ONE_COPY_MIN_KV_BLOCKS = 16;
-// Where PlanKvGeometry stages nothing at D <= 64 (measured, below): no mask, from
+// Where PlanKvGeometry stages nothing at D <= 64 (measured, below): without a mask, from
 // ONE_COPY_MIN_KV_BLOCKS key blocks per head and this many per core.
 constexpr uint64_t UNSTAGED_MIN_CORE_KEY_BLOCKS = 64;
-// Under a mask (MHA only) from this many units per core: the mask leaves the plane bound by L2
-// well above its critical path only where each core runs many units (below).
+// Under a mask (MHA only) from this many units per core on average: the mask leaves the plane
+// bound by L2 well above its critical path only where the cores run many units (below).
 constexpr uint64_t UNSTAGED_MIN_MASKED_UNITS_PER_CORE = 8;
 
 // DealGroups: at most this many units (its greedy looks every unit up on every core), taken
@@ -316,9 +316,11 @@ constexpr uint64_t TAIL_MAX_CORE_PIECES = 4;
 // plans about even with the whole units it modelled no faster (D = 128 B1 N8 S4K, 192-row
 // q-blocks: planned 0.5 % shorter, modelled 297.1 -> 298.0 us).
 constexpr uint64_t TAIL_MARGIN_PCT = 98;
-// Above this head dim (and up to D = 128, not the wide lazy blocks) an unmasked plane whose cores
-// take more units than a head has q-blocks takes the folded q-block order on a planned tie.
+// Above this head dim and up to FOLD_TIE_MAX_HEAD_DIM (where it was measured) an unmasked plane
+// whose cores take more units than a head has q-blocks takes the folded q-block order on a
+// planned tie.
 constexpr uint32_t FOLD_TIE_MIN_HEAD_DIM_EXCL = 64;
+constexpr uint32_t FOLD_TIE_MAX_HEAD_DIM = 128;
 
 // Pieces of short q-blocks (UNITS_SHORT_LAST) wherever they plan shorter at all: the pieces
 // trade a short unit's K/V stream for part of it, which the piece cost prices high (each
@@ -472,8 +474,8 @@ void PlanKvGeometry(const ForwardProblem &prob, const CoreBudget &budget, bool w
     // and the K/V cache takes the caller's rows (B1 N8 S4K D64 247.4 -> 246.2 us, B4 N8 S2K
     // 248.3 -> 245.9, B2 N8 S2K 125.6 -> 124.4, B1 N32 S4K 978.9 -> 974.1, B1 N16/4 S4K 489.7 ->
     // 489.1). Not with fewer blocks (B1 N32 S1K 66.1 -> 70.3 us, B1 N8 S2K 64.2 -> 65.8: the
-    // vector cores bind). Under a mask it pays where the heads do not share K (MHA) and every
-    // core runs UNSTAGED_MIN_MASKED_UNITS_PER_CORE units or more (causal B1 N16 S4K 257.9 -> 255.5 us,
+    // vector cores bind). Under a mask it pays where the heads do not share K (MHA) and the cores
+    // run UNSTAGED_MIN_MASKED_UNITS_PER_CORE units or more on average (causal B1 N16 S4K 257.9 -> 255.5 us,
     // B1 N32 S2K 143.2 -> 139.2, B1 N24 S4K 383.6 -> 380.0, B1 N32 S4K 510.1 -> 505.3, B1 N8 S8K
     // 538.8 -> 536.4; with 4 units per core slower: B1 N8 S4K 139.1 -> 141.1, B1 N16 S2K 72.5 ->
     // 74.9; GQA slower: B1 N16/4 S4K 256.6 -> 260.9, its K staged once for four heads).
@@ -598,6 +600,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
                 // D = 256 B2 N8 S2K 310.9 -> 311.3 us; under the bandwidth ledger D = 64 B4 N8 S2K
                 // 256.9 -> 257.8, B1 N16/4 S2K D128 (8 units per core, 12 per head) 155.5 -> 155.9.
                 const bool foldFirst = mask.bandActive == 0 && !wideLazy && t.headDim > FOLD_TIE_MIN_HEAD_DIM_EXCL &&
+                                       t.headDim <= FOLD_TIE_MAX_HEAD_DIM &&
                                        t.unitCount > uint64_t(t.qBlocksPerHead) * cores;
                 for (const uint32_t f : {0u, 1u}) {
                     const uint32_t fold = (f == 0) == foldFirst ? AttentionCore::UNITS_FOLDED : 0u;

@@ -29,8 +29,9 @@ __aicore__ inline uint16_t FlagPReady(uint32_t slot) { return static_cast<uint16
 constexpr uint16_t FLAG_KV_READY = FLAG_P_READY0 + WS_SLOTS;
 constexpr uint16_t FLAG_KV_FREE = FLAG_KV_READY + 1;
 // vector -> cube "this core's Q rows in the workspace are written": int8 decode (kv_antiquant.h),
-// before the core, Q * scale_k; PFA with late K/V staging (kv_nz.h QStart), the Nz copies of
-// the Q blocks of its later units (both vector cores set once, the cube waits once).
+// before the core, Q * scale_k; PFA with K/V staged in pairs (kv_nz.h QStart), the Nz copies of
+// the Q blocks of its later units (both vector cores set once, the cube waits once, at its end
+// where it loaded none).
 constexpr uint16_t FLAG_Q_SCALED = FLAG_KV_FREE + 1;
 // K/V staged per core (kv_nz.h, ForwardParams::kvNzOwnRows): vector -> cube "the next of this
 // core's own K/V regions is staged" (both vector cores set once per region, the cube waits once).

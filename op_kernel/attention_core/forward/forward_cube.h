@@ -251,6 +251,7 @@ private:
         }
         if constexpr (KV_NZ) {
             kvNz_.OwnWaitEnd(split_);
+            kvNz_.QWaitEnd(split_.Begin(core_), split_.End(core_));
             if (late_ && !staged_) {  // a core of one unit: the vector cores' signal all the same
                 AscendC::CrossCoreWaitFlag(FLAG_KV_STAGED);
                 staged_ = true;
@@ -345,7 +346,7 @@ private:
                 // (modelled B4 N16 S1K D128 154.2 -> 152.7 us, TND 6x1K 229.2 -> 226.8; with
                 // pairs D = 256 B2 N8 S2K 319.3 -> 320.5).
                 const uint32_t half = c.blocks > 1 && kvPairs_ == 0 ? AlignUp(n.u.rows / 2, 16) : 0;
-                qNext_ = LoadQ(n.u, n.unit, half < n.u.rows ? half : 0);
+                qNext_ = LoadQ(n.u, n.unit, half < n.u.rows ? half : 0, c.unit);
                 qAhead_ = true;
             }
             // WideTail (a one-block unit's tail went out with this S)
@@ -412,14 +413,18 @@ private:
     // The Q rows of unit u (item `unit` of the split) -> the next Q copy in L1 (once MTE1 is done
     // with it); returns the copy. With `split` (0 < split < u.rows) only rows [0, split): StepS
     // copies the rest later (qRest_). From the vector cores' Nz copy where they stage it
-    // (kv_nz.h QStart).
-    __aicore__ inline uint32_t LoadQ(const WorkUnit &u, uint64_t unit, uint32_t split = 0)
+    // (kv_nz.h QStart), where the load is issued in the unit before it at the earliest:
+    // `issuedIn` is the unit whose S issues it (the lookahead skips units without keys, and the
+    // vector cores signal the copies only from the unit before the first one loaded).
+    __aicore__ inline uint32_t LoadQ(const WorkUnit &u, uint64_t unit, uint32_t split = 0,
+                                     uint64_t issuedIn = ~uint64_t(0))
     {
         const uint32_t qb = NextCopy(qlIdx_, l1Bufs_);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_QL1 + qb);  // the unit before last is done with it
         if constexpr (KV_NZ) {
             const uint64_t pos = unit - split_.Begin(core_);
-            if (split == 0 && kvNz_.QStaged(pos)) {
+            const uint64_t at = (issuedIn == ~uint64_t(0) ? unit : issuedIn) - split_.Begin(core_);
+            if (split == 0 && kvNz_.QStaged(pos) && at + 1 >= p_->qNzFirst) {
                 kvNz_.LoadQ(qL1_.Get<T>()[qb * qElems_], core_, pos, u.rows, AlignUp(u.rows, 16));
                 AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);
                 AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_QL1 + qb);

@@ -212,7 +212,7 @@ struct ForwardParams {
     uint32_t kvNzLate;
     uint64_t tailFirst;
     uint64_t wsPartialOffset;
-    // Q staged per core (kv_nz.h QStart; with late staging): the vector cores of core c write the
+    // Q staged per core (kv_nz.h QStart; K/V staged in pairs): the vector cores of core c write the
     // Q block of each of its units from position qNzFirst on (of its qNzUnits positions at most)
     // in Nz order to slot c * qNzUnits + position (blockQ rows per column block) at byte
     // qNzOffset of the workspace, and the cube loads those with one plain copy from L2 instead

@@ -425,12 +425,13 @@ template <typename T> struct KvNz {
     }
 
     // ---------------------------------------------------------------- Q staged per core
-    // With late staging (ForwardParams::qNzUnits != 0) a unit's Q block from position qNzFirst
-    // of its core's units on loads from an Nz copy in L2 (one plain copy, ~0.4 us at D = 256,
+    // With K/V staged in pairs, late or before the loop (ForwardParams::qNzUnits != 0), a unit's
+    // Q block from position qNzFirst of its core's units on loads from an Nz copy in L2 (one plain copy, ~0.4 us at D = 256,
     // 112 rows) instead of the caller's rows (an Nd2Nz copy from HBM, ~1.3 us), on the cube's
     // MTE2, which bounds these launches. The core's own two vector cores write those copies,
     // each its half of every block's rows, in the chunk buffers of the late share once that is
-    // done (during the core's second unit, a few chunks after each softmax block), then tell
+    // done (during the core's second unit, a few chunks after each softmax block; without late
+    // staging in qNzChunk-row chunks from the first unit on), then tell
     // their cube (FLAG_Q_SCALED), at the latest before the first S of the unit whose softmax
     // comes before the cube's first load of such a copy (position qNzFirst - 1: the cube loads
     // a unit's Q during the first S of the unit before). Modelled B2 N8 S2K D256 (12-14 items
@@ -458,6 +459,16 @@ template <typename T> struct KvNz {
         }
         NzHandoff<T>::Load(dst, QSlot(core, pos), rowsPad, p_->headDimAlign, p_->blockQ, 0, rows);
     }
+    // Cube, at its end: the vector cores' FLAG_Q_SCALED where no load waited for it (every unit
+    // from qNzFirst on without keys, or loaded from the caller's rows), so that no flag outlives
+    // the launch.
+    __aicore__ inline void QWaitEnd(uint64_t begin, uint64_t end)
+    {
+        if (p_->qNzUnits != 0 && end > begin + p_->qNzFirst && !qWaited_) {
+            qWaited_ = true;
+            AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(FLAG_Q_SCALED);
+        }
+    }
     // Vector core `sub` of core `core`: its Q share, the units [begin + qNzFirst, end). With late
     // staging after the late share (in its chunk buffers), else from here on in buf (qNzChunk
     // rows per chunk, as OwnStart's).
@@ -465,7 +476,7 @@ template <typename T> struct KvNz {
                                   const AscendC::LocalTensor<T> &buf)
     {
         qActive_ = p_->qNzUnits != 0 && end > begin + p_->qNzFirst;
-        if (qActive_ && !late_) {  // (planned late, K scaled: the late plan's buffer rows)
+        if (qActive_ && !late_) {  // qNzChunk is 0 only in a late plan, which the host runs late
             BufStart(buf, p_->qNzChunk != 0 ? p_->qNzChunk : p_->kvNzLate);
             qStarted_ = true;
         }
@@ -503,6 +514,7 @@ template <typename T> struct KvNz {
             const uint32_t real = row0 + rows - s0 < ch_ ? row0 + rows - s0 : ch_;
             const uint32_t b = ownIdx_++ & 1;
             OwnFlush(b);  // the chunk two back
+            // the strided rows of KvSource<KvStrided>::QOffset, the only Q layout planned with qNzUnits
             const uint64_t at = u.b * p_->qStrideB + u.n * p_->qStrideN + (u.qBase + u.q0 + s0) * p_->qStrideS;
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);
             AscendC::DataCopyExtParams copy(static_cast<uint16_t>(real), p_->headDim * sizeof(T),

@@ -214,15 +214,19 @@ def small_recheck(case: cases.Case, backend: str, runs: int) -> Dict[str, Any]:
         )
 
     print(f"fakit run: {case.id} failed only the small-value count rule; rechecking on {runs} seeds", file=sys.stderr)
-    passed, medians = small_value_recheck(sample, runs=runs)
+    passed, medians, others = small_value_recheck(sample, runs=runs)
     shown = ", ".join(f"{name} {med:.2f} (>= {lo:.2f})" for name, (med, lo) in medians.items())
     text = f"reseeded small-value recheck over {runs} runs {'passed' if passed else 'failed'}: median ratio {shown}"
+    if others:  # a reseed failing another rule fails the case, whatever the counts say
+        i, why = others[0]
+        text += f"; {len(others)} reseeded run(s) failed another rule, first seed {case.seed + 1 + i}: {why}"
     return {
         "recheck": {
             "runs": runs,
             "passed": passed,
             "median_ratio": {k: v[0] for k, v in medians.items()},
             "lower_bound": {k: v[1] for k, v in medians.items()},
+            "other_failures": [{"seed": case.seed + 1 + i, "summary": why} for i, why in others],
             "text": text,
         }
     }

@@ -69,8 +69,10 @@ def run_and_judge(kw, reseed=None, recheck_runs=40):
     runs: fewer than the standard's 200 to keep the suite fast)."""
     out, gold, report = judge(kw)
     if not report.passed and report.failed_only_on_small_counts and reseed is not None:
-        ok, medians = compare.small_value_recheck(lambda i: judge(reseed(i + 1))[2], runs=recheck_runs)
-        assert ok, f"{report.summary()}; reseeded recheck (median, 95 % lower bound): {medians}"
+        ok, medians, others = compare.small_value_recheck(lambda i: judge(reseed(i + 1))[2], runs=recheck_runs)
+        assert ok, (
+            f"{report.summary()}; reseeded recheck (median, 95 % lower bound): {medians}; other failures {others}"
+        )
         return out, gold
     assert report.passed, report.summary()
     return out, gold

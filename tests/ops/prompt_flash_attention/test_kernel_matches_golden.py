@@ -478,6 +478,23 @@ def test_band_summary_reads_the_band_and_applies_its_hits(pre, nxt):
     run_and_judge(kw)
 
 
+@pytest.mark.parametrize("side", ["hi", "lo"])
+@pytest.mark.parametrize("pre,nxt", [(151, 20), (150, 21)])
+def test_band_summary_keeps_exclusions_at_odd_band_edges(side, pre, nxt):
+    # A uint16 lane at an odd band edge holds a byte inside the band and one outside it
+    # (mask_band.h ZeroOutsideBand): the mask excludes only that inside byte, on exactly those
+    # rows, so a lane zeroed whole clears the summary mark and the score is not masked.
+    sq, skv = 300, 400
+    rel = np.arange(skv)[None, :] - np.arange(sq)[:, None]
+    row = np.arange(sq)[:, None]
+    if side == "hi":
+        edge = (rel == nxt) & ((row + nxt + 1) % 2 == 1)
+    else:
+        edge = (rel == -pre) & ((row - pre) % 2 == 1)
+    mask = band_mask(sq, skv, pre, nxt) | edge
+    run_and_judge(make_kwargs(sq=sq, skv=skv, d=64, b=2, n=8, mask=mask, pre_tokens=pre, next_tokens=nxt))
+
+
 @pytest.mark.parametrize("pre,nxt", [(MAX_INT, 0), (150, 21)])
 def test_band_summary_leaves_a_mask_that_excludes_only_outside_the_band_clear(pre, nxt):
     # The summary pass zeroes the mask bytes outside the band before it marks (mask_band.h

@@ -499,6 +499,7 @@ def test_causal_single_head_with_long_rows_folds_its_q_blocks(plan):
         (1, 32, 32, 1024, 64, False),
         (2, 24, 8, 400, 128, True),
         (1, 32, 8, 450, 128, True),
+        (4, 16, 16, 1024, 320, False),  # above D = 128 (not measured there), not the wide lazy blocks either
     ],
 )
 def test_unmasked_tie_takes_the_folded_q_block_order_where_cores_cut_heads(plan, b, n, nkv, s, d, folded):

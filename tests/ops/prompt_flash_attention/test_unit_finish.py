@@ -57,3 +57,23 @@ def test_unit_boundary_split_final_sum_and_q_halves(dtype, d, sq, skv, causal):
     first, _ = run_and_judge(kw)
     second, _ = run_and_judge(kw)
     np.testing.assert_array_equal(first, second)
+
+
+@pytest.mark.parametrize(
+    "sq,skv,d,pre,nxt",
+    [
+        (1024, 1024, 192, MAX_INT, -300),  # core 2: a keyed unit, two without keys, a keyed one
+        (1024, 1024, 192, MAX_INT, -700),  # every unit from a core's fourth on without keys
+        (2048, 512, 256, 128, 0),  # rows from 640 on see no key: empty units late in the order
+    ],
+)
+def test_q_staged_per_core_beside_units_without_keys(sq, skv, d, pre, nxt):
+    # D > 128 staged in K/V pairs with Q blocks staged per core from each core's fourth unit on
+    # (kv_nz.h QStart): the cube's lookahead skips units without keys, so a staged block may be
+    # loaded during a core's first unit (it must read the caller's rows there, not wait for the
+    # vector cores' signal, which comes a unit later), and a core may load none at all (the
+    # signal is then waited for at the cube's end, not left set past the launch).
+    kw = make_kwargs(
+        "fp16", "BNSD", b=1, n=8 if d == 192 else 4, sq=sq, skv=skv, d=d, mask=band_mask(sq, skv, pre, nxt)
+    )
+    run_and_judge(dict(kw, pre_tokens=pre, next_tokens=nxt))
