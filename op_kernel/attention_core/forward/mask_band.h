@@ -201,10 +201,11 @@ template <> struct MaskMod<MaskTensorBand> : MaskModBase {
         // whole 8-row groups whose edge blocks lie inside the row: g0 * 8 >= full, a + 8 g + 15 < c
         const int64_t g0 = (full + 7) / 8;
         int64_t g1 = none / 8;
-        if (g1 > g0) {  // group g's two blocks start at group g0's block column + 8 (g - g0)
-            const int64_t room = c - 16 - (a + 8 * g0) / 8 * 8;
-            const int64_t last = room < 0 ? g0 : g0 + room / 8 + 1;
-            g1 = g1 < last ? g1 : last;
+        if (g1 > (c - 16 - a) / 8 + 1) {
+            g1 = (c - 16 - a) / 8 + 1;
+        }
+        while (g1 > g0 && (a + 8 * (g1 - 1)) / 8 * 8 + 16 > c) {
+            --g1;
         }
         for (int64_t r = full; r < none; ++r) {  // rows outside those groups, one at a time
             if (g1 > g0 && r == g0 * 8) {
