@@ -411,11 +411,12 @@ uint64_t PlanTailSplit(const ForwardProblem &prob, const AttentionCore::ForwardP
     return best;
 }
 
-// Q staged per core (ForwardParams::qNzUnits, kv_nz.h QStart) with late K/V staging, from each
+// Q staged per core (ForwardParams::qNzUnits, kv_nz.h QStart) with K/V staged in pairs, from each
 // core's QNZ_FIRST-th unit (0-based) on: the cube loads a unit's Q during the first S of the
 // unit before, and the core's vector cores write the copies once their late K/V share is done,
 // during the core's second unit (its first: the late share; the second's Q is loaded during
-// the first). The copies after the rest of the workspace. Where it copies at least
+// the first), or from the first unit on where K/V are staged before the loop (qNzChunk rows per
+// chunk). The copies after the rest of the workspace. Where it copies at least
 // QNZ_MIN_UNITS units' Q blocks on a core: modelled B2 N8 S2K D256 (12-14 items per core, late
 // K/V staging) 305.2 -> 297.9 us, B1 N4 S4K D256 (7, K/V staged before the loop) 286.4 ->
 // 284.2, causal B1 N4 S4K D256 176.7 -> 176.0; B1 N1 S8K D256 (4 items, one copied) 277.5 ->
