@@ -93,7 +93,10 @@ def test_faults_leave_no_threads_behind(run_fault):
 
 
 CHILD = textwrap.dedent("""
-    import sys, time
+    import signal, sys, time
+    # Python's Ctrl-C handler even where SIGINT came in ignored (a background job of a
+    # non-interactive shell starts with it ignored, and the test's SIGINT would then never land)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np
     sys.path.insert(0, {tests!r})
     from test_emu_fault import FAULT
