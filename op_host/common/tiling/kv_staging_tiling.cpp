@@ -19,20 +19,6 @@ constexpr uint64_t KV_NZ_OWN_MAX_REGIONS = 15;
 
 uint64_t AlignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
-// Rows per chunk of the staging in the vector cores' main loop (per core or late; kv_nz.h
-// BufStart): the most, up to KV_NZ_OWN_MAX_ROWS, of which three chunks and the zero rows' source
-// (KV_NZ_ZERO_ROWS rows of 16 elements) fit beside the vector stage's buffers (forward_vector.h
-// ownBuf_); 0 where not 16.
-uint32_t StagingChunkRows(const AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes)
-{
-    const uint64_t used = VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs,
-                                        p.hasSoftmaxStats != 0);
-    const uint64_t zeros = AttentionCore::KV_NZ_ZERO_ROWS * 16 * dtypeBytes;
-    const uint64_t free = ubBytes > used + zeros ? ubBytes - used - zeros : 0;
-    const uint64_t rows = std::min<uint64_t>(KV_NZ_OWN_MAX_ROWS, free / (3 * p.headDimAlign * dtypeBytes)) / 16 * 16;
-    return rows >= 16 ? static_cast<uint32_t>(rows) : 0;
-}
-
 // PlanKvNzOwn with the region of each unit (position in the unit order) from `region`.
 template <class Region>
 void PlanOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes, const Region &region)
@@ -52,7 +38,7 @@ void PlanOwn(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBy
         most = std::max(most, own);
     }
     if (most == 0 || most > KV_NZ_OWN_MAX_REGIONS) return;
-    p.kvNzOwnRows = StagingChunkRows(p, dtypeBytes, ubBytes);
+    p.kvNzOwnRows = KvNzChunkRows(p, dtypeBytes, ubBytes);
 }
 
 constexpr uint32_t OWN_ORDER_BITS = AttentionCore::UNITS_HEADS_INNER | AttentionCore::UNITS_TABLE |
@@ -179,9 +165,18 @@ void DropKvNz(AttentionCore::ForwardParams &p)
     p.kvNzOffset = 0;
 }
 
+// Rows per chunk of the staging in the vector cores' main loop (per core, late or Q; kv_nz.h
+// BufStart): the most, up to KV_NZ_OWN_MAX_ROWS, of which three chunks and the zero rows' source
+// (KV_NZ_ZERO_ROWS rows of 16 elements) fit beside the vector stage's buffers (forward_vector.h
+// ownBuf_); 0 where not 16.
 uint32_t KvNzChunkRows(const AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes)
 {
-    return StagingChunkRows(p, dtypeBytes, ubBytes);
+    const uint64_t used = VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs,
+                                        p.hasSoftmaxStats != 0);
+    const uint64_t zeros = AttentionCore::KV_NZ_ZERO_ROWS * 16 * dtypeBytes;
+    const uint64_t free = ubBytes > used + zeros ? ubBytes - used - zeros : 0;
+    const uint64_t rows = std::min<uint64_t>(KV_NZ_OWN_MAX_ROWS, free / (3 * p.headDimAlign * dtypeBytes)) / 16 * 16;
+    return rows >= 16 ? static_cast<uint32_t>(rows) : 0;
 }
 
 void PlanKvNzLate(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t ubBytes, bool dense)
@@ -202,7 +197,7 @@ void PlanKvNzLate(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t
     if (share * KV_NZ_LATE_KEYS_PER_ROW < p.seqKv) {
         return;
     }
-    p.kvNzLate = StagingChunkRows(p, dtypeBytes, ubBytes);
+    p.kvNzLate = KvNzChunkRows(p, dtypeBytes, ubBytes);
 }
 
 void PlanKvCache(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t l1Bytes, bool oneCopy, bool unstaged,

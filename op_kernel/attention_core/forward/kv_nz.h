@@ -512,17 +512,9 @@ template <typename T> struct KvNz {
                 continue;
             }
             const uint32_t real = row0 + rows - s0 < ch_ ? row0 + rows - s0 : ch_;
-            const uint32_t b = ownIdx_++ & 1;
-            OwnFlush(b);  // the chunk two back
             // the strided rows of KvSource<KvStrided>::QOffset, the only Q layout planned with qNzUnits
             const uint64_t at = u.b * p_->qStrideB + u.n * p_->qStrideN + (u.qBase + u.q0 + s0) * p_->qStrideS;
-            AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);
-            AscendC::DataCopyExtParams copy(static_cast<uint16_t>(real), p_->headDim * sizeof(T),
-                                            static_cast<uint32_t>((p_->qStrideS - p_->headDim) * sizeof(T)), 0, 0);
-            AscendC::DataCopyPad(ownNd_[b * ch_ * p_->headDimAlign], q_[at], copy,
-                                 AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
-            AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_OWN_IN + b);
-            pend_[b] = {true, 2, s0, real, QSlot(qCore_, qUnit_ - qBegin_), p_->blockQ};
+            LoadChunk(q_[at], p_->qStrideS, real, 2, s0, QSlot(qCore_, qUnit_ - qBegin_), p_->blockQ);
             ++qChunk_;
             ++k;
         }
@@ -664,19 +656,28 @@ private:
             }
             return;
         }
-        const uint32_t b = ownIdx_++ & 1;
-        OwnFlush(b);  // in a run of items: the chunk two back
         const uint32_t s0 = row0 + (c - 1) * ch;
         const uint32_t real = realEnd - s0 < ch ? realEnd - s0 : ch;
         const uint64_t at =
             (p_->kvNzBatches == 1 ? 0 : bt * p_->kvStrideB) + h * p_->kvStrideN + uint64_t(s0) * p_->kvStrideS;
+        LoadChunk(src_[tensor][at], p_->kvStrideS, real, tensor, s0, dst, p_->kvNzRows);
+    }
+
+    // `real` rows of `src` (`stride` elements apart) into the next in-copy, after the chunk two
+    // back in it is arranged and stored (OwnFlush); OwnFlush later stores them in Nz order at
+    // dst (`pitch` rows per column block) from row s0.
+    __aicore__ inline void LoadChunk(const AscendC::GlobalTensor<T> &src, uint64_t stride, uint32_t real,
+                                     uint32_t tensor, uint32_t s0, const AscendC::GlobalTensor<T> &dst, uint32_t pitch)
+    {
+        const uint32_t b = ownIdx_++ & 1;
+        OwnFlush(b);
         AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_OWN_IN + b);  // its Nz arrangement two chunks back is done
         AscendC::DataCopyExtParams copy(static_cast<uint16_t>(real), p_->headDim * sizeof(T),
-                                        static_cast<uint32_t>((p_->kvStrideS - p_->headDim) * sizeof(T)), 0, 0);
-        AscendC::DataCopyPad(ownNd_[b * ch * dp], src_[tensor][at], copy,
+                                        static_cast<uint32_t>((stride - p_->headDim) * sizeof(T)), 0, 0);
+        AscendC::DataCopyPad(ownNd_[b * ch_ * p_->headDimAlign], src, copy,
                              AscendC::DataCopyPadExtParams<T>(false, 0, 0, 0));
         AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_OWN_IN + b);
-        pend_[b] = {true, tensor, s0, real, dst, p_->kvNzRows};
+        pend_[b] = {true, tensor, s0, real, dst, pitch};
     }
 
     // The chunks loaded and not yet stored, oldest first.
