@@ -211,6 +211,8 @@ private:
         for (; k < ahead && sOk; ++k) {
             sOk = StepS(s, gS);
         }
+        pre_ = s;  // the next block whose K/V pair PreloadPair loads
+        preOk_ = sOk && kvPairs_ != 0;
         while (vOk) {
             const KvBlock blk = UnitBlockAt(v.u, p_->blockKv, v.j);
             // V ahead of S below and of the wait for P: only P's load is left after it. With K/V
@@ -224,8 +226,7 @@ private:
             const uint32_t slot = gV++ % WS_SLOTS;
             FinalSum fin;
             if constexpr (LAZY_PV) {
-                AccumulatePV(v.u, blk, slot, v.j == 0, sOk && kvPairs_ != 0 ? &s : nullptr,
-                             v.j + 1 == v.blocks ? &fin : nullptr);
+                AccumulatePV(v.u, blk, slot, v.j == 0, v.j + 1 == v.blocks ? &fin : nullptr);
             } else {
                 ComputePV(v.u, blk, slot);
             }
@@ -313,14 +314,19 @@ private:
     // then takes it): with K/V staged (KV_NZ), whose loads wait for nothing, so the next pair
     // load is queued behind P's before the scalar reads of the P.V between them (the cube's MTE2
     // bounds these heads and would otherwise wait for them).
-    __aicore__ inline void PreloadPair(const Cursor &c)
+    __aicore__ inline void PreloadPair()
     {
         if constexpr (KV_NZ) {
-            const KvBlock blk = UnitBlockAt(c.u, p_->blockKv, c.j);
-            loadUnit_ = c.unit;
-            preKb_ = NextCopy(kIdx_, kvPairs_);
-            LoadK(c.u, blk, kL1_.Get<T>()[preKb_ * 2 * kvElems_], preKb_);
-            preloaded_ = true;
+            if (!preOk_) {
+                return;
+            }
+            const KvBlock blk = UnitBlockAt(pre_.u, p_->blockKv, pre_.j);
+            loadUnit_ = pre_.unit;
+            const uint32_t kb = NextCopy(kIdx_, kvPairs_);
+            LoadK(pre_.u, blk, kL1_.Get<T>()[kb * 2 * kvElems_], kb);
+            preKb_[(preHead_ + preCount_) % PRE_PAIRS] = kb;
+            ++preCount_;
+            preOk_ = Advance(pre_);
         }
     }
 
@@ -491,7 +497,9 @@ private:
         }
         kv_.AfterLoad(kvPairs_ != 0);  // with pairs: V is in L1 too
         AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
+        if (kvPairs_ == 0) {  // a pair's MTE1 wait is at its K^T load (ComputeSChunks)
+            AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
+        }
     }
 
     // S = Q.K^T of one key block into S slot `slot`, then raise FLAG_S_READY.
@@ -544,7 +552,12 @@ private:
         // a wide tail's tile holds a full block (WideTail): its rows per column block
         const KvBlock load = Widened(blk, wide);
         const uint32_t kvPad = AlignUp(load.cols, 16);
-        const uint32_t kb = preloaded_ ? preKb_ : NextCopy(kIdx_, kvEvtCopies_);
+        const bool preloaded = preCount_ != 0;
+        const uint32_t kb = preloaded ? preKb_[preHead_] : NextCopy(kIdx_, kvEvtCopies_);
+        if (preloaded) {
+            preHead_ = (preHead_ + 1) % PRE_PAIRS;
+            --preCount_;
+        }
         // With the K/V cache kb is the block's event copy and `tile` its K tile (CacheSlot).
         bool hit = false;
         const uint32_t tile = cacheTiles_ != 0 ? CacheSlot(kCache_, u, load, hit) : kb;
@@ -552,11 +565,15 @@ private:
         const AscendC::LocalTensor<T> kt = l0b_.Get<T>();
         if (hit) {
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // as LoadK: one wait per set
-        } else if (!preloaded_) {
+        } else if (!preloaded) {
             LoadK(u, load, kL1, kb);
         }
-        preloaded_ = false;
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LKT);  // the previous block's Mmads read K^T
+        if (kvPairs_ != 0) {
+            // The pair is in L1 (LoadK): waited for here, not behind its load, so MTE1's loads
+            // issued between a preloaded pair and its S do not wait for it.
+            AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
+        }
         Tiles::LoadBt(kt, kL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, 0, d);
         if (kvPairs_ == 0) {  // a pair is free once P.V loaded its V
             AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);
@@ -673,7 +690,7 @@ private:
     // P.V of a key block, the lazy accumulator and its write-out (forward_cube_pv.h).
     __aicore__ inline void ComputePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot);
     __aicore__ inline void AccumulatePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first,
-                                        const Cursor *next, FinalSum *fin = nullptr);
+                                        FinalSum *fin = nullptr);
     __aicore__ inline void LoadPRows(const AscendC::LocalTensor<T> &l0a, uint32_t pb, const L1Shape &shape, uint32_t k,
                                      uint32_t row0, uint32_t rows, uint32_t skip);
     __aicore__ inline void FreePV(uint32_t pb);
@@ -754,8 +771,13 @@ private:
     uint32_t qIdx_ = 0, sIdx_ = 0;
     bool accStoring_ = false;   // a Fixpipe of the accumulator is in flight (EVT_ACC set)
     bool unitFlushed_ = false;  // some block of the unit in P.V wrote the accumulator out
-    bool preloaded_ = false;    // PreloadPair loaded the next S's pair into copy preKb_
-    uint32_t preKb_ = 0;
+    // PreloadPair's K/V pairs ahead of their S: the stream block pre_ loads next (preOk_: the
+    // stream has it), and the pair copies of the preCount_ loaded ones, oldest at preHead_.
+    static constexpr uint32_t PRE_PAIRS = 2;
+    Cursor pre_ = {};
+    bool preOk_ = false;
+    uint32_t preKb_[PRE_PAIRS] = {0, 0};
+    uint32_t preHead_ = 0, preCount_ = 0;
     // What each slot's "flushed" control word holds (-1: not written in this launch yet)
     int8_t flushedWord_[WS_SLOTS] = {-1, -1, -1, -1};
     static_assert(WS_SLOTS == 4, "flushedWord_'s initialiser names every slot");

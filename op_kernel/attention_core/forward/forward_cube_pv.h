@@ -63,8 +63,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::ComputePV(const 
 // modelled B4 N16 S1K D128 156.0 -> 154.2 us, TND 6x1K 231.9 -> 229.2).
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(const WorkUnit &u, const KvBlock &blk,
-                                                                             uint32_t slot, bool first,
-                                                                             const Cursor *next, FinalSum *fin)
+                                                                             uint32_t slot, bool first, FinalSum *fin)
 {
     const uint32_t d = p_->headDim;
     const uint32_t mPad = AlignUp(u.rows, 16);
@@ -87,9 +86,8 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
     // P the pair load is on the cube <-> vector round trip (modelled causal B1 N4 S4K D256
     // 193.9 -> 181.2 us). Otherwise P's load goes first, which keeps that round trip inside
     // its lead (dense D256 B2 N8 S2K 322.2 -> 332.9 us the other way).
-    if (next != nullptr && p_->kvPairFirst != 0) {
-        PreloadPair(*next);
-        next = nullptr;
+    if (p_->kvPairFirst != 0 && preCount_ == 0) {
+        PreloadPair();
     }
     const uint32_t pb = LoadPV(u, blk, slot, skip, AlignUp(k, 16));
     if (kvPairs_ == 0) {
@@ -117,8 +115,8 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
         FreePV(pb);
     }
 
-    if (next != nullptr) {  // the next S's pair load ahead of the reads below
-        PreloadPair(*next);
+    while (kvPairs_ != 0 && preOk_ && preCount_ < (p_->kvPairFirst != 0 ? 2u : 1u)) {  // ahead of the reads below
+        PreloadPair();
     }
     const bool flush = !first && (ReadCtrl(ctrl_, CtrlRescaled(slot, 0)) | ReadCtrl(ctrl_, CtrlRescaled(slot, 1))) != 0;
     if (flush) {
