@@ -115,7 +115,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
         FreePV(pb);
     }
 
-    while (kvPairs_ != 0 && preOk_ && preCount_ < (p_->kvPairFirst != 0 ? 2u : 1u)) {  // ahead of the reads below
+    while (kvPairs_ != 0 && preOk_ && preCount_ < 2u) {  // ahead of the reads below
         PreloadPair();
     }
     const bool flush = !first && (ReadCtrl(ctrl_, CtrlRescaled(slot, 0)) | ReadCtrl(ctrl_, CtrlRescaled(slot, 1))) != 0;
