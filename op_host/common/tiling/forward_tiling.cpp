@@ -488,7 +488,8 @@ void PlanKvGeometry(const ForwardProblem &prob, const CoreBudget &budget, bool w
     if (unstaged) {
         DropKvNz(p);
     }
-    // Under a band the pairs' loads go ahead of P's (forward_cube_pv.h AccumulatePV).
+    // Under a band a core's first P.V loads the next S's pair ahead of P (forward_cube_pv.h
+    // AccumulatePV; every later pair goes behind a P load, two pairs ahead of the S stream).
     p.kvPairFirst = p.kvNzPairs != 0 && prob.bandActive ? 1 : 0;
     // One copy of Q and P for another K/V tile pair in the cache where the L2 it saves is worth
     // the unit starts it slows (modelled, docs/performance.md "Sweep"): without a mask where a

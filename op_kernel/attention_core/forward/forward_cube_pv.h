@@ -81,11 +81,9 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
         // causal B1 N4 S4K D256 175.8 -> 175.4 us).
         AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + pb_);
     }
-    // Where the host asks for it (ForwardParams::kvPairFirst: under a band) the next S's pair
-    // load goes ahead of P's: the S stream there runs a block short of its lead, and behind
-    // P the pair load is on the cube <-> vector round trip (modelled causal B1 N4 S4K D256
-    // 193.9 -> 181.2 us). Otherwise P's load goes first, which keeps that round trip inside
-    // its lead (dense D256 B2 N8 S2K 322.2 -> 332.9 us the other way).
+    // Where the host asks for it (ForwardParams::kvPairFirst: under a band) a missing pair for
+    // the next S goes ahead of P's load (with two pairs kept ahead, below, only at a core's
+    // first P.V).
     if (p_->kvPairFirst != 0 && preCount_ == 0) {
         PreloadPair();
     }
@@ -115,7 +113,13 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
         FreePV(pb);
     }
 
-    while (kvPairs_ != 0 && preOk_ && preCount_ < 2u) {  // ahead of the reads below
+    // Two K/V pairs ahead of the S stream (the next S's and the one after it), loaded right
+    // behind P's load: a pair load that waited for the scalar's issue of this P.V and the next
+    // S left the cube's MTE2 idle ~0.1 us per block, one behind P with the next S's own pair
+    // held that S (and the vector cores) back. Its MTE1 wait is at the K^T load
+    // (ComputeSChunks), so the next S's loads do not wait for it (modelled causal B1 N4 S4K
+    // D256 175.4 -> 163.1 us, dense D256 S8K 277.5 -> 266.1, B2 N8 S2K 297.9 -> 283.8).
+    while (kvPairs_ != 0 && preOk_ && preCount_ < PRE_PAIRS) {
         PreloadPair();
     }
     const bool flush = !first && (ReadCtrl(ctrl_, CtrlRescaled(slot, 0)) | ReadCtrl(ctrl_, CtrlRescaled(slot, 1))) != 0;

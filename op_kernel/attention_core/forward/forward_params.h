@@ -140,8 +140,9 @@ struct ForwardParams {
     // (tailSplits) cuts the short q-blocks, which cost nearly a whole unit each (a unit's cost is
     // mostly its K/V loads), and not whole ones.
     uint32_t foldQBlocks;
-    // With K/V pairs (kvNzPairs): 1 where the next S's pair load goes ahead of P's load
-    // (forward_cube_pv.h AccumulatePV; the host sets it under a band).
+    // With K/V pairs (kvNzPairs): 1 where a core's first P.V loads the next S's pair ahead of
+    // P (forward_cube_pv.h AccumulatePV; the host sets it under a band). Every later pair
+    // load goes behind a P load, two pairs ahead of the S stream.
     uint32_t kvPairFirst;
     uint64_t unitCount;
     uint64_t coreUnitStart[MAX_CORES + 1];
