@@ -421,8 +421,11 @@ uint64_t PlanTailSplit(const ForwardProblem &prob, const AttentionCore::ForwardP
 // K/V staging) 305.2 -> 297.9 us, B1 N4 S4K D256 (7, K/V staged before the loop) 286.4 ->
 // 284.2, causal B1 N4 S4K D256 176.7 -> 176.0; B1 N1 S8K D256 (4 items, one copied) 277.5 ->
 // 277.7 without the minimum. From the second unit on 304.9 us (the copies then wait for the late
-// share), from the fifth 298.8.
+// share), from the fifth 298.8. Under a band (K/V staged before the loop, the pairs two blocks
+// ahead) from the second unit on: causal B1 N4 S4K D256 163.1 -> 161.9 us (unmasked B1 N4 S4K
+// D256 272.2 -> 273.4 that way, so not there).
 constexpr uint32_t QNZ_FIRST = 3;
+constexpr uint32_t QNZ_FIRST_BAND = 1;
 constexpr uint32_t QNZ_MIN_UNITS = 2;
 
 void PlanQNz(AttentionCore::PrefillTiling &tiling, uint32_t dtypeBytes, uint64_t ubBytes)
@@ -434,10 +437,11 @@ void PlanQNz(AttentionCore::PrefillTiling &tiling, uint32_t dtypeBytes, uint64_t
     p.qNzChunk = 0;
     uint64_t most = 0;
     for (uint32_t c = 0; c < p.usedCores; ++c) most = std::max(most, p.coreUnitStart[c + 1] - p.coreUnitStart[c]);
+    const uint32_t first = p.kvPairFirst != 0 && p.kvNzLate == 0 ? QNZ_FIRST_BAND : QNZ_FIRST;
     // K and V staged in pairs (lazy P.V above D = 128), late or before the loop; not beside the
     // per-core staging, whose chunk buffers its own regions hold during the loop
     if (p.kvNz != AttentionCore::KV_NZ_BOTH || p.kvNzPairs == 0 || p.kvNzOwnRows != 0 ||
-        most < QNZ_FIRST + QNZ_MIN_UNITS) {
+        most < first + QNZ_MIN_UNITS) {
         return;
     }
     if (p.kvNzLate == 0) {
@@ -446,7 +450,7 @@ void PlanQNz(AttentionCore::PrefillTiling &tiling, uint32_t dtypeBytes, uint64_t
     }
     p.qNzOffset = AlignUp(PrefillWorkspaceBytes(tiling), 512);
     p.qNzUnits = static_cast<uint32_t>(most);
-    p.qNzFirst = QNZ_FIRST;
+    p.qNzFirst = first;
 }
 
 // The geometry after the q-block (p's units and usedCores set): the cube's buffers, the vector
