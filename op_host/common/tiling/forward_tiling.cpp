@@ -440,8 +440,7 @@ void PlanQNz(AttentionCore::PrefillTiling &tiling, uint32_t dtypeBytes, uint64_t
     const uint32_t first = p.kvPairFirst != 0 && p.kvNzLate == 0 ? QNZ_FIRST_BAND : QNZ_FIRST;
     // K and V staged in pairs (lazy P.V above D = 128), late or before the loop; not beside the
     // per-core staging, whose chunk buffers its own regions hold during the loop
-    if (p.kvNz != AttentionCore::KV_NZ_BOTH || p.kvNzPairs == 0 || p.kvNzOwnRows != 0 ||
-        most < first + QNZ_MIN_UNITS) {
+    if (p.kvNz != AttentionCore::KV_NZ_BOTH || p.kvNzPairs == 0 || p.kvNzOwnRows != 0 || most < first + QNZ_MIN_UNITS) {
         return;
     }
     if (p.kvNzLate == 0) {
