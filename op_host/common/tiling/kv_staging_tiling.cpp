@@ -71,14 +71,21 @@ void PlanKvNzStageKeys(AttentionCore::ForwardParams &p, bool dense)
         const uint64_t bn = unit / p.qBlocksPerHead;
         return bn / p.numHeads * p.numKvHeads + bn % p.numHeads / p.groupSize;
     };
+    // A core's units of one region load its unstaged blocks in every other unit (the first, the
+    // third, ...: the unit after each takes them from the cache): the loads of such a block,
+    // summed over the cores of its region.
+    uint64_t loads = 0, last = ~uint64_t(0);
     for (uint32_t c = 0; c < p.usedCores; ++c) {
-        if (p.coreUnitStart[c] < p.coreUnitStart[c + 1] &&
-            region(p.coreUnitStart[c]) != region(p.coreUnitStart[c + 1] - 1)) {
-            return;
-        }
+        const uint64_t begin = p.coreUnitStart[c], end = p.coreUnitStart[c + 1];
+        if (begin >= end) continue;
+        const uint64_t r = region(begin);
+        if (r != region(end - 1)) return;
+        loads = (r == last ? loads : 0) + (end - begin + 1) / 2;
+        last = r;
+        if (loads > KV_NZ_UNSTAGED_MAX_LOADS) return;
     }
     const uint64_t blocks = (uint64_t(p.seqKv) + p.blockKv - 1) / p.blockKv;
-    if (blocks < KV_NZ_STAGE_MIN_BLOCKS_PER_TILE * p.kvCacheTiles) return;
+    if (blocks <= p.kvCacheTiles) return;
     p.kvNzStageKeys = static_cast<uint32_t>((blocks - p.kvCacheTiles) * p.blockKv);
 }
 

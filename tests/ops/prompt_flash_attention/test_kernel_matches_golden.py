@@ -297,8 +297,8 @@ PARTLY_STAGED_SHAPES = [
     # K/V staged but for each head's last kvCacheTiles key blocks (ForwardParams::kvNzStageKeys),
     # which the cube loads from the caller's rows (test_tiling.py asserts the plans)
     ("fp16", "BNSD", 1, 8, 8, 1024, 4096, 128, None),  # the sweep's B1 N8 S1K x 4K
-    ("bf16", "BSND", 1, 4, 4, 700, 3900, 128, None),  # one unit per core, a short last key block
-    ("fp16", "BNSD", 1, 6, 2, 1024, 4000, 128, 0.125),  # GQA; a power-of-two scale stays off K
+    ("bf16", "BSND", 1, 8, 8, 1024, 3900, 128, None),  # a short last key block
+    ("fp16", "BSH", 1, 16, 8, 512, 4096, 128, 0.125),  # GQA; a power-of-two scale stays off K
 ]
 
 
