@@ -687,6 +687,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     PlanKvNzLate(p, prob.dtypeBytes, UsableUb(budget), !masked && prob.actualSeqLengths.empty());
     if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
     PlanQNz(tiling, prob.dtypeBytes, UsableUb(budget));
+    PlanKvNzStageKeys(p, !masked && prob.actualSeqLengths.empty());
     return true;
 }
 

@@ -56,7 +56,37 @@ bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams 
     int exp = 0;
     const float mant = std::frexp(std::fabs(scale), &exp);
     const bool keyStaged = p.kvNz == AttentionCore::KV_NZ_BOTH || p.kvNz == AttentionCore::KV_NZ_K_ONLY;
-    return fp16 && keyStaged && p.kvNzLate == 0 && mant == 0.5f && exp >= -13 && exp <= 1;
+    return fp16 && keyStaged && p.kvNzLate == 0 && p.kvNzStageKeys == 0 && mant == 0.5f && exp >= -13 && exp <= 1;
+}
+
+void PlanKvNzStageKeys(AttentionCore::ForwardParams &p, bool dense)
+{
+    p.kvNzStageKeys = 0;
+    if (!dense || p.kvNz != AttentionCore::KV_NZ_BOTH || p.kvNzPairs != 0 || p.kvNzOwnRows != 0 || p.kvNzLate != 0 ||
+        p.tailSplits > 1 || p.kvNzBatches != p.batch || p.kvNzSeq != p.seqKv || p.kvCacheTiles == 0 || p.blockKv == 0) {
+        return;
+    }
+    if ((p.foldQBlocks & ~AttentionCore::UNITS_FOLDED) != 0 || p.qBlocksPerHead == 0 || p.groupSize == 0) return;
+    auto region = [&](uint64_t unit) {
+        const uint64_t bn = unit / p.qBlocksPerHead;
+        return bn / p.numHeads * p.numKvHeads + bn % p.numHeads / p.groupSize;
+    };
+    // A core's units of one region load its unstaged blocks in every other unit (the first, the
+    // third, ...: the unit after each takes them from the cache): the loads of such a block,
+    // summed over the cores of its region.
+    uint64_t loads = 0, last = ~uint64_t(0);
+    for (uint32_t c = 0; c < p.usedCores; ++c) {
+        const uint64_t begin = p.coreUnitStart[c], end = p.coreUnitStart[c + 1];
+        if (begin >= end) continue;
+        const uint64_t r = region(begin);
+        if (r != region(end - 1)) return;
+        loads = (r == last ? loads : 0) + (end - begin + 1) / 2;
+        last = r;
+        if (loads > KV_NZ_UNSTAGED_MAX_LOADS) return;
+    }
+    const uint64_t blocks = (uint64_t(p.seqKv) + p.blockKv - 1) / p.blockKv;
+    if (blocks <= p.kvCacheTiles) return;
+    p.kvNzStageKeys = static_cast<uint32_t>((blocks - p.kvCacheTiles) * p.blockKv);
 }
 
 void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,

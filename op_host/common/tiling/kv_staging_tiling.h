@@ -87,5 +87,20 @@ void DropKvNz(AttentionCore::ForwardParams &p);
 // because that is exact: fp16, K staged (call after PlanKvNz), |scale| a power of two in
 // [2^-14, 1]; not with late staging (the first units read the caller's K).
 bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams &p);
+// The key rows staged before the main loop (ForwardParams::kvNzStageKeys), after PlanKvCache and
+// the unit ranges. Without a mask a core's units of one head run its key blocks in order and the
+// next unit takes the last kvCacheTiles of them from the cube's L1 cache (policies.h
+// PlanKvReuse), so the cores load those blocks from L2 only a few times while staging them moves
+// their bytes through L2 twice more (read, written): they are not staged and the cube loads them
+// from the caller's rows (Nd2Nz). Taken where K and V are staged apart before the loop (no
+// per-core, late or paired staging), every core's units are of one (batch, KV head) and such a
+// block is loaded at most KV_NZ_UNSTAGED_MAX_LOADS times (every other unit of a core's run: the
+// cache moves on in between). Modelled B1 N8 S1K x 4K (3 loads) 79.0 -> 78.1 us (L2 539.3 ->
+// 532.9 MB; bandwidth ledger 91.6 -> 90.7). With more loads the Nd2Nz copies cost more than the
+// bytes: B1 N8 S4K (12) 288.3 -> 287.4 but ledger 319.4 -> 321.1, B1 N1 S8K (24) 146.8 -> 146.7
+// but ledger 155.5 -> 156.5, B1 N16/4 S2K (24) 144.0 -> 147.8; cores with units of two heads:
+// B2 N8 S2K 148.1 -> 150.6.
+constexpr uint64_t KV_NZ_UNSTAGED_MAX_LOADS = 4;
+void PlanKvNzStageKeys(AttentionCore::ForwardParams &p, bool dense);
 
 }  // namespace fa_host

@@ -397,7 +397,7 @@ private:
         const uint64_t token0 = u.kvBase + static_cast<uint64_t>(blk.k0);
         if constexpr (KV_NZ) {
             // else the caller's rows: an S ahead of the staging (Run), or a tensor not staged
-            if (staged_ && kvNz_.Staged(tensor)) {
+            if (staged_ && kvNz_.Staged(tensor) && kvNz_.StagedRow(token0)) {
                 kvNz_.OwnWait(split_, u);
                 kvNz_.Load(dst, tensor, u.b, u.n / p_->groupSize, token0, kvPad);
                 return;

@@ -223,6 +223,10 @@ struct ForwardParams {
     uint32_t qNzUnits;
     uint32_t qNzFirst;
     uint32_t qNzChunk;
+    // With K/V staged before the main loop (no per-core or late staging, no key scale folded in):
+    // the key rows staged, a multiple of blockKv; the cube loads key blocks from there on from
+    // the caller's rows (Nd2Nz). 0: all of them (kvNzSeq).
+    uint32_t kvNzStageKeys;
 };
 
 // Item `item` of the split-KV tail's unit list (ForwardParams::tailSplits > 1): its unit, and

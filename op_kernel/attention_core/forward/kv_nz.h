@@ -9,7 +9,8 @@
 // bound by L2, as staging V would move its bytes twice more through L2 than the cube's loads of
 // V's rows; V (KV_NZ_V_ONLY) where each key row is loaded only a few times, so the staging pass
 // every core waits for is half as long. The tensor not staged loads from the caller's rows
-// with Nd2Nz, and its region stays unused.
+// with Nd2Nz, and its region stays unused. The host may also stage only a head's first key rows
+// (ForwardParams::kvNzStageKeys): the cube loads the blocks past them from the caller's rows.
 //
 // Region layout: per KV head h, batch b (one "batch" for TND, whose tokens are already one axis)
 // and tensor (K, then V) a matrix of kvNzRows rows in Nz order: column block j (head-dim
@@ -98,6 +99,18 @@ template <typename T> struct KvNz {
         return p_->kvNz == KV_NZ_BOTH || p_->kvNz == (tensor == 0 ? KV_NZ_K_ONLY : KV_NZ_V_ONLY);
     }
 
+    // Whether key row `token` lies in the staged rows (ForwardParams::kvNzStageKeys).
+    __aicore__ inline bool StagedRow(uint64_t token) const
+    {
+        return p_->kvNzStageKeys == 0 || token < p_->kvNzStageKeys;
+    }
+
+    // The rows of a region the pass before the main loop stages.
+    __aicore__ inline uint32_t StagedRows() const
+    {
+        return p_->kvNzStageKeys != 0 && p_->kvNzStageKeys < p_->kvNzRows ? p_->kvNzStageKeys : p_->kvNzRows;
+    }
+
     // Key rows [token, token + rowsPad) -> an Nz L1 tile of rowsPad rows (cube).
     __aicore__ inline void Load(const AscendC::LocalTensor<T> &dst, uint32_t tensor, uint32_t b, uint32_t kvHead,
                                 uint64_t token, uint32_t rowsPad) const
@@ -126,7 +139,7 @@ template <typename T> struct KvNz {
     {
         const uint32_t ch = p_->kvNzChunk;
         const uint32_t dp = p_->headDimAlign;
-        uint32_t span = regions != nullptr ? 0 : p_->kvNzRows;  // the longest region's rows
+        uint32_t span = regions != nullptr ? 0 : StagedRows();  // the longest region's rows
         for (uint32_t k = 0; regions != nullptr && k < count; ++k) {
             span = regions[k].rows > span ? regions[k].rows : span;
         }
@@ -155,7 +168,7 @@ template <typename T> struct KvNz {
             const uint32_t tensor = firstTensor + static_cast<uint32_t>(region / listed);
             uint32_t bt = static_cast<uint32_t>(region % p_->kvNzBatches);
             uint32_t h = static_cast<uint32_t>(region / p_->kvNzBatches % p_->numKvHeads);
-            uint32_t row0 = 0, extent = p_->kvNzRows;
+            uint32_t row0 = 0, extent = StagedRows();
             if (regions != nullptr) {  // RegionOf's numbering
                 const KvNzRegion &r = regions[region % listed];
                 bt = p_->kvNzBatches == 1 ? 0 : r.id / p_->numKvHeads;
