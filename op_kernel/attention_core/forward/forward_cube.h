@@ -637,7 +637,8 @@ private:
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(FWD_EVT_P);  // MTE1 is done with the P tile
         }
         const AscendC::LocalTensor<T> pL1 = PTile(pb);
-        if ((row0 != 0 || zeros) && !zeroLoaded_) {  // the workspace's zero fractal, once (the vector cores wrote it before any P)
+        if ((row0 != 0 || zeros) &&
+            !zeroLoaded_) {  // the workspace's zero fractal, once (the vector cores wrote it before any P)
             AscendC::DataCopy(zeroL1_.Get<T>(), zero_, ZERO_FRACTAL_BYTES / sizeof(T));
             zeroLoaded_ = true;
         }

@@ -87,8 +87,8 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
         PreloadPair(*next);
         next = nullptr;
     }
-    const bool stair = NzHandoff<T>::ENABLED && p_->pPieceFractals != 0 &&
-                       FractalPCols(mask_, u, skip, blk.k0, k) < (k + 15) / 16;
+    const bool stair =
+        NzHandoff<T>::ENABLED && p_->pPieceFractals != 0 && FractalPCols(mask_, u, skip, blk.k0, k) < (k + 15) / 16;
     const uint32_t pb = LoadPV(u, blk, slot, skip, AlignUp(k, 16), stair);
     if (kvPairs_ == 0) {
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);  // M is done with the P and V regions

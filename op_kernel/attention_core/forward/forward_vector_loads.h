@@ -70,8 +70,8 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::LoadS(const Wo
                 constexpr uint32_t PER_BLOCK = 32 / sizeof(float);
                 const uint16_t gap = static_cast<uint16_t>((c - seen) / PER_BLOCK);
                 AscendC::DataCopy(dst[(r - skip) * c], src[(r - skip) * c],
-                                  AscendC::DataCopyParams(static_cast<uint16_t>(n), static_cast<uint16_t>(seen / PER_BLOCK),
-                                                          gap, gap));
+                                  AscendC::DataCopyParams(static_cast<uint16_t>(n),
+                                                          static_cast<uint16_t>(seen / PER_BLOCK), gap, gap));
                 r += n;
             } else {
                 AscendC::DataCopy(dst[(r - skip) * c], src[(r - skip) * c], (rows - r) * c);

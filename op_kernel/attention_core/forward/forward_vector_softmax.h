@@ -125,7 +125,7 @@ __aicore__ inline bool ForwardVector<T, Variant, LAZY_PV, KV_NZ>::SoftmaxRows(co
         // lazy P.V: no P past the columns the cube's P.V reads (SeenPCols), with pPieceFractals
         // none past those the rows' 16-row fractals see (SubBlockPCols; the cube zeroes the rest
         // of each fractal row in L0A, forward_cube_pv.h LoadPRows)
-        const uint32_t pCols = !LAZY_PV                   ? c
+        const uint32_t pCols = !LAZY_PV                  ? c
                                : p_->pPieceFractals != 0 ? SubBlockPCols(mask_, u, rowOff + h0 + rows, blk.k0, blk.cols)
                                                          : AlignUp(SeenPCols(mask_, u, blk.k0, blk.cols), 16);
         if (unstored < rows) {
@@ -148,7 +148,8 @@ __aicore__ inline bool ForwardVector<T, Variant, LAZY_PV, KV_NZ>::SoftmaxRows(co
                     }
                     const uint32_t cc = cols < pCols ? cols : pCols;
                     AscendC::DataCopy(pSlot[(base + a) * 16], pOut[a * 16],
-                                      AscendC::DataCopyParams(static_cast<uint16_t>(cc / 16), static_cast<uint16_t>(b - a),
+                                      AscendC::DataCopyParams(static_cast<uint16_t>(cc / 16),
+                                                              static_cast<uint16_t>(b - a),
                                                               static_cast<uint16_t>(rows - (b - a)),
                                                               static_cast<uint16_t>(p_->blockQ - (b - a))));
                     a = b;
