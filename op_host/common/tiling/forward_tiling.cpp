@@ -510,6 +510,18 @@ void PlanKvGeometry(const ForwardProblem &prob, const CoreBudget &budget, bool w
     // Else, without a mask, one P copy for one more K tile (modelled B4 N16 S1K 150.8 -> 150.4 us;
     // under a mask mixed: causal B1 N8/2 S2K 45.0 -> 45.1, B1 N8 S4K 159.1 -> 158.8).
     PlanKvCache(p, prob.dtypeBytes, budget.l1, oneCopy, unstaged, !masked);
+    // Up to D = 64 under a band a diagonal tile's staircase stays off the S/P hand-off where it
+    // can (ForwardParams::pPieceFractals, sPieceRows, pStoreFractals): the plane is bound by L2
+    // above its critical path, and each piece is one more DMA start (modelled causal B1 N16 S4K
+    // D64 255.5 -> 253.1 us, L2 1774.3 -> 1757.3 MB, critical path 243.3 -> 245.8; P in single
+    // fractal rows 252.9 but 279.3 -> 282.1 under the bandwidth ledger). Not at D = 128, where
+    // the unit starts bind some causal rows (B1 N8/2 S2K 44.3 -> 45.9 us, B2 N16 S2K 166.9 ->
+    // 168.6 with all three).
+    if (prob.bandActive && p.headDim <= STAIR_PIECES_MAX_HEAD_DIM) {
+        p.pPieceFractals = 2;
+        p.sPieceRows = 16;
+        p.pStoreFractals = 1;
+    }
 }
 
 }  // namespace

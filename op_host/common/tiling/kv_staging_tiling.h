@@ -81,6 +81,10 @@ uint32_t KvNzChunkRows(const AttentionCore::ForwardParams &p, uint32_t dtypeByte
 // (PlanKvCache's oneCopy): PFA under a mask, varlen always. There the forward is bound by L2 well
 // above its critical path, and the tile pair's L2 saving is worth the unit starts it slows.
 constexpr uint32_t KV_CACHE_ONE_COPY_MAX_HEAD_DIM = 64;
+// Up to this head dim a band's diagonal staircase stays off the S/P hand-off in pieces
+// (ForwardParams::pPieceFractals, sPieceRows, pStoreFractals): the S/P hand-off per FLOP is
+// twice D = 128's, and the plane is bound by L2 above its critical path.
+constexpr uint32_t STAIR_PIECES_MAX_HEAD_DIM = 64;
 // Drops a planned staging (ForwardParams::kvNz and its region): nothing staged.
 void DropKvNz(AttentionCore::ForwardParams &p);
 // Whether the K/V staging may multiply K by the scale (ScaleParams / PseParams::scaleInKey)

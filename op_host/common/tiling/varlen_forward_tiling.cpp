@@ -309,6 +309,15 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // Above it one P copy for one more K tile where that fits beside two Q copies (modelled TND 6 x
     // 1K N16 D128 224.9 -> 222.8 us, 4 x 2K causal 167.9 -> 167.2, [512 ... 4096] 393.1 -> 392.1).
     PlanKvCache(p, prob.dtypeBytes, budget.l1, p.headDim <= KV_CACHE_ONE_COPY_MAX_HEAD_DIM, false, true);
+    // Up to D = 64 a band's P staircase stays off the hand-off (ForwardParams::pPieceFractals;
+    // nothing changes where a block has none), in pieces of four fractal rows: this forward's cube MTE2 is close to
+    // binding, so not S in pieces nor P stored per fractal row (modelled TND [100, 3000, 1500,
+    // 700, 2200] N8 D64 causal 135.0 -> 134.1 us; with S in 32-row pieces 133.9, but 151.6 ->
+    // 152.3 under the bandwidth ledger; P in pieces of one or two fractal rows bound the cube's
+    // MTE2: 139.4 / 135.2).
+    if (p.headDim <= STAIR_PIECES_MAX_HEAD_DIM) {
+        p.pPieceFractals = 4;
+    }
     return true;
 }
 

@@ -596,11 +596,22 @@ private:
             AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_Q + x);
             AscendC::SetFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + y);
             AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(EVT_L0 + y);
-            // Only the columns some of these rows see (policies.h SeenSCols).
+            // Only the columns some of these rows see (policies.h SeenSCols); with S pieces
+            // (ForwardParams::sPieceRows) a staircase chunk per 16 rows.
+            const uint16_t stride = static_cast<uint16_t>(AlignUp(MmadRows(rows), 16));
+            uint32_t f = 0;
+            if (p_->sPieceRows != 0 && rows > 16) {
+                const uint32_t head = SeenSCols(mask_, u, r0, 16, blk.k0, blk.cols);
+                if (head < SeenSCols(mask_, u, r0, rows, blk.k0, blk.cols)) {
+                    AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(head), 16, stride, p_->blockKv, false);
+                    AscendC::Fixpipe(wsS_[slot * (p_->wsSlotS / 4) + r0 * p_->blockKv], s, fix);
+                    f = 16;
+                }
+            }
             const uint32_t seen = SeenSCols(mask_, u, r0, rows, blk.k0, blk.cols);
-            AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(seen), static_cast<uint16_t>(rows),
-                                           static_cast<uint16_t>(AlignUp(MmadRows(rows), 16)), p_->blockKv, false);
-            AscendC::Fixpipe(wsS_[slot * (p_->wsSlotS / 4) + r0 * p_->blockKv], s, fix);
+            AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(seen), static_cast<uint16_t>(rows - f), stride,
+                                           p_->blockKv, false);
+            AscendC::Fixpipe(wsS_[slot * (p_->wsSlotS / 4) + (r0 + f) * p_->blockKv], s[f * 16], fix);
             AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + y);
         }
         AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_LKT);
@@ -630,10 +641,10 @@ private:
     }
 
     // P of slot `slot` (its rows from row0 on, a multiple of 16, and its first pCols columns, 0:
-    // all) -> the P/V copy LoadV filled with the block's V, once the vector cores wrote P;
+    // all; `zeros`: P.V zeroes a staircase too) -> the P/V copy LoadV filled with the block's V, once the vector cores wrote P;
     // returns the copy.
     __aicore__ inline uint32_t LoadPV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, uint32_t row0 = 0,
-                                      uint32_t pCols = 0)
+                                      uint32_t pCols = 0, bool zeros = false)
     {
         const uint32_t mPad = AlignUp(u.rows, 16);
         const uint32_t kvPad = pCols != 0 ? pCols : AlignUp(blk.cols, 16);
@@ -644,12 +655,31 @@ private:
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(FWD_EVT_P);  // MTE1 is done with the P tile
         }
         const AscendC::LocalTensor<T> pL1 = PTile(pb);
-        if (row0 != 0 && !zeroLoaded_) {  // the workspace's zero fractal, once (the vector cores wrote it before any P)
+        if ((row0 != 0 || zeros) &&
+            !zeroLoaded_) {  // the workspace's zero fractal, once (the vector cores wrote it before any P)
             AscendC::DataCopy(zeroL1_.Get<T>(), zero_, ZERO_FRACTAL_BYTES / sizeof(T));
             zeroLoaded_ = true;
         }
         if constexpr (NzHandoff<T>::ENABLED) {  // the vector cores wrote P in Nz order
-            NzHandoff<T>::Load(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], mPad, kvPad, p_->blockQ, row0, u.rows);
+            const AscendC::GlobalTensor<T> src = wsP_[slot * (p_->wsSlotP / sizeof(T))];
+            // A staircase's fractal rows in pieces (ForwardParams::pPieceFractals), each with the
+            // columns its last row sees (policies.h FractalPCols; the vector cores wrote no more),
+            // the rest whole.
+            uint32_t r = row0;
+            const uint32_t k1 = kvPad / 16;
+            const uint32_t piece = p_->pPieceFractals * 16;
+            while (zeros && piece != 0 && r < u.rows) {
+                const uint32_t end = r + piece < u.rows ? r + piece : u.rows;
+                const uint32_t cols = FractalPCols(mask_, u, AlignUp(end, 16) - 16, blk.k0, kvPad);
+                if (FractalPCols(mask_, u, r, blk.k0, kvPad) >= k1) {
+                    break;
+                }
+                NzHandoff<T>::Load(pL1, src, mPad, cols * 16, p_->blockQ, r, end);
+                r = end;
+            }
+            if (r < u.rows) {
+                NzHandoff<T>::Load(pL1, src, mPad, kvPad, p_->blockQ, r, u.rows);
+            }
         } else {
             Tiles::CopyRows(pL1, wsP_[slot * (p_->wsSlotP / sizeof(T))], u.rows, blk.cols, p_->blockKv,
                             L1Shape{mPad, kvPad}, 0);
@@ -693,7 +723,7 @@ private:
     __aicore__ inline void AccumulatePV(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool first,
                                         FinalSum *fin = nullptr);
     __aicore__ inline void LoadPRows(const AscendC::LocalTensor<T> &l0a, uint32_t pb, const L1Shape &shape, uint32_t k,
-                                     uint32_t row0, uint32_t rows, uint32_t skip);
+                                     uint32_t row0, uint32_t rows, uint32_t skip, const WorkUnit &u, int64_t k0);
     __aicore__ inline void FreePV(uint32_t pb);
     __aicore__ inline void StoreAccumulator(const WorkUnit &u, const AscendC::LocalTensor<float> &acc,
                                             const AscendC::GlobalTensor<float> &dst, uint32_t col0 = 0,

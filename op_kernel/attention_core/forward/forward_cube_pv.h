@@ -87,7 +87,9 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
     if (p_->kvPairFirst != 0 && preCount_ == 0) {
         PreloadPair();
     }
-    const uint32_t pb = LoadPV(u, blk, slot, skip, AlignUp(k, 16));
+    const bool stair =
+        NzHandoff<T>::ENABLED && p_->pPieceFractals != 0 && FractalPCols(mask_, u, skip, blk.k0, k) < (k + 15) / 16;
+    const uint32_t pb = LoadPV(u, blk, slot, skip, AlignUp(k, 16), stair);
     if (kvPairs_ == 0) {
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);  // M is done with the P and V regions
     }
@@ -95,7 +97,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
     // each into its own accumulator (its rows' Nz block of L0C), one V load for both.
     const uint32_t rows0 = u.rows < pvRows_ ? u.rows : pvRows_;
     const bool twoParts = u.rows > pvRows_;
-    LoadPRows(l0a, pb, L1Shape{mPad, kvPad}, k, 0, rows0, skip);
+    LoadPRows(l0a, pb, L1Shape{mPad, kvPad}, k, 0, rows0, skip, u, blk.k0);
     const uint32_t h = fin != nullptr && kvPairs_ == 0 && !twoParts ? SplitColumns(d) : 0;
     const AscendC::LocalTensor<T> l0bHi = l0b[AlignUp(k, 16) * h];  // V's second half (h != 0)
     if (kvPairs_ == 0) {
@@ -155,7 +157,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
         }
         const uint32_t rows1 = u.rows - pvRows_;
         PipeSync<AscendC::HardEvent::M_MTE1>();  // the first part's Mmad read the P region
-        LoadPRows(l0a, pb, L1Shape{mPad, kvPad}, k, pvRows_, rows1, skip);
+        LoadPRows(l0a, pb, L1Shape{mPad, kvPad}, k, pvRows_, rows1, skip, u, blk.k0);
         FreePV(pb);
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
@@ -173,13 +175,14 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
 }
 
-// P rows [row0, row0 + rows) of P/V copy pb (tile `shape`, k columns seen) -> the P region
-// of L0A; the first `skip` rows of the tile are not in L1 (LoadPV): zeros from the zero
-// fractal for those of them in this range.
+// P rows [row0, row0 + rows) of P/V copy pb (tile `shape`, k columns seen; unit u, block
+// from key k0) -> the P region of L0A; the first `skip` rows of the tile are not in L1
+// (LoadPV): zeros from the zero fractal for those of them in this range.
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::LoadPRows(const AscendC::LocalTensor<T> &l0a,
                                                                           uint32_t pb, const L1Shape &shape, uint32_t k,
-                                                                          uint32_t row0, uint32_t rows, uint32_t skip)
+                                                                          uint32_t row0, uint32_t rows, uint32_t skip,
+                                                                          const WorkUnit &u, int64_t k0)
 {
     const uint32_t pad = AlignUp(rows, 16);
     const uint32_t zero = skip <= row0 ? 0 : (skip - row0 < pad ? skip - row0 : pad);
@@ -188,8 +191,24 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::LoadPRows(const 
             l0a, zeroL1_.Get<T>(),
             AscendC::LoadData2DParams(0, static_cast<uint8_t>(zero / 16 * ((k + 15) / 16)), 0, 0, 0, false, 0));
     }
-    if (zero < pad) {
-        Tiles::LoadA(l0a[Tiles::ARow(zero, k)], PTile(pb), shape, 0, k, row0 + zero, pad - zero);  // P
+    if (zero >= pad) {
+        return;
+    }
+    // A diagonal tile's fractal rows hand over only the columns they see (policies.h
+    // SubBlockPCols): the rest of each such row is zeros from the zero fractal.
+    const uint32_t k1 = (k + 15) / 16;
+    uint32_t r = zero;
+    for (; r < pad && NzHandoff<T>::ENABLED && p_->pPieceFractals != 0 && k1 > 1; r += 16) {
+        const uint32_t seen = FractalPCols(mask_, u, row0 + r, k0, k);
+        if (seen >= k1) {
+            break;
+        }
+        Tiles::LoadA(l0a[Tiles::ARow(r, k)], PTile(pb), shape, 0, seen * 16, row0 + r, 16);  // P
+        AscendC::LoadData(l0a[Tiles::ARow(r, k) + seen * 16 * 16], zeroL1_.Get<T>(),
+                          AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1 - seen), 0, 0, 0, false, 0));
+    }
+    if (r < pad) {
+        Tiles::LoadA(l0a[Tiles::ARow(r, k)], PTile(pb), shape, 0, k, row0 + r, pad - r);  // P
     }
 }
 

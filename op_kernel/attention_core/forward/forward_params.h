@@ -227,6 +227,19 @@ struct ForwardParams {
     // the key rows staged, a multiple of blockKv; the cube loads key blocks from there on from
     // the caller's rows (Nd2Nz). 0: all of them (kvNzSeq).
     uint32_t kvNzStageKeys;
+    // Lazy P.V under a band, a diagonal tile's staircase. pPieceFractals != 0: the vector cores
+    // hand over each sub-block's P only up to the columns its 16-row fractals see (policies.h
+    // SubBlockPCols), the cube zeroes the rest of each fractal row in L0A and loads P in pieces
+    // of pPieceFractals fractal rows, each with the columns its last row sees (a piece of all
+    // rows: one load); 0: P of the columns the unit's last row sees, for every row. sPieceRows
+    // != 0: the vector cores load S in pieces of that many rows, each with its own columns; 0:
+    // one load, the columns of the last row, and the cube writes a staircase S chunk's first 16
+    // rows apart with their own columns. pStoreFractals != 0 (with pPieceFractals): the vector
+    // cores store a sub-block's P per 16-row fractal row of the unit, each with the columns it
+    // sees. Each piece is a DMA start on the loading (storing) core's MTE2 (MTE3).
+    uint32_t pPieceFractals;
+    uint32_t sPieceRows;
+    uint32_t pStoreFractals;
 };
 
 // Item `item` of the split-KV tail's unit list (ForwardParams::tailSplits > 1): its unit, and

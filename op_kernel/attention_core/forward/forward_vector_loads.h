@@ -59,16 +59,24 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::LoadS(const Wo
     if (skip < rows) {
         const AscendC::LocalTensor<float> dst = sBuf_.Get<float>()[b * sElems_ + skip * c];
         const AscendC::GlobalTensor<float> src = wsS_[slot * (p_->wsSlotS / 4) + (rowOff + skip) * c];
-        // lazy P.V: no columns past those the rows see (SeenSCols; Apply's band sets them)
-        const uint32_t seen = LAZY_PV ? SeenSCols(mask_, u, rowOff + skip, rows - skip, blk.k0, c) : c;
-        if (seen < c) {
-            constexpr uint32_t PER_BLOCK = 32 / sizeof(float);
-            const uint16_t gap = static_cast<uint16_t>((c - seen) / PER_BLOCK);
-            AscendC::DataCopy(dst, src,
-                              AscendC::DataCopyParams(static_cast<uint16_t>(rows - skip),
-                                                      static_cast<uint16_t>(seen / PER_BLOCK), gap, gap));
-        } else {
-            AscendC::DataCopy(dst, src, (rows - skip) * c);
+        // lazy P.V: no columns past those the rows see (SeenSCols; Apply's band sets them), a
+        // diagonal tile's staircase rows in pieces (ForwardParams::sPieceRows) with their own columns
+        const uint32_t piece = LAZY_PV ? p_->sPieceRows : 0;
+        uint32_t r = skip;
+        while (r < rows) {
+            const uint32_t n = piece != 0 && rows - r > piece ? piece : rows - r;
+            const uint32_t seen = LAZY_PV ? SeenSCols(mask_, u, rowOff + r, n, blk.k0, c) : c;
+            if (seen < c) {
+                constexpr uint32_t PER_BLOCK = 32 / sizeof(float);
+                const uint16_t gap = static_cast<uint16_t>((c - seen) / PER_BLOCK);
+                AscendC::DataCopy(dst[(r - skip) * c], src[(r - skip) * c],
+                                  AscendC::DataCopyParams(static_cast<uint16_t>(n),
+                                                          static_cast<uint16_t>(seen / PER_BLOCK), gap, gap));
+                r += n;
+            } else {
+                AscendC::DataCopy(dst[(r - skip) * c], src[(r - skip) * c], (rows - r) * c);
+                r = rows;
+            }
         }
     }
     AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(EVT_S + b);

@@ -122,15 +122,41 @@ __aicore__ inline bool ForwardVector<T, Variant, LAZY_PV, KV_NZ>::SoftmaxRows(co
         return rescale;
     }
     if constexpr (NzHandoff<T>::ENABLED) {  // P in the cube's Nz order (nz_handoff.h)
-        // lazy P.V: no P past the columns the cube's P.V reads (SeenPCols)
-        const uint32_t pCols = LAZY_PV ? AlignUp(SeenPCols(mask_, u, blk.k0, blk.cols), 16) : c;
+        // lazy P.V: no P past the columns the cube's P.V reads (SeenPCols), with pPieceFractals
+        // none past those the rows' 16-row fractals see (SubBlockPCols; the cube zeroes the rest
+        // of each fractal row in L0A, forward_cube_pv.h LoadPRows)
+        const uint32_t pCols = !LAZY_PV                  ? c
+                               : p_->pPieceFractals != 0 ? SubBlockPCols(mask_, u, rowOff + h0 + rows, blk.k0, blk.cols)
+                                                         : AlignUp(SeenPCols(mask_, u, blk.k0, blk.cols), 16);
         if (unstored < rows) {
             NzHandoff<T>::CastArranged(pOut, sAll, rows, c, unstored);
         }
         AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + cur);  // done with this S buffer
         if (unstored < rows) {
             PipeSync<AscendC::HardEvent::V_MTE3>();
-            NzHandoff<T>::Store(pSlot, pOut, rowOff + h0, rows, pCols, p_->blockQ, unstored);
+            if (p_->pStoreFractals != 0 && p_->pPieceFractals != 0) {
+                // per 16-row fractal row of the unit, each with the columns it sees (the first
+                // rows of a sub-block up to the next fractal boundary as one piece)
+                const uint32_t base = rowOff + h0;
+                uint32_t a = unstored;
+                while (a < rows) {
+                    uint32_t b = AlignUp(base + a + 1, 16) - base;
+                    b = b < rows ? b : rows;
+                    const uint32_t cols = SubBlockPCols(mask_, u, base + b, blk.k0, blk.cols);
+                    if (cols >= pCols) {
+                        b = rows;
+                    }
+                    const uint32_t cc = cols < pCols ? cols : pCols;
+                    AscendC::DataCopy(pSlot[(base + a) * 16], pOut[a * 16],
+                                      AscendC::DataCopyParams(static_cast<uint16_t>(cc / 16),
+                                                              static_cast<uint16_t>(b - a),
+                                                              static_cast<uint16_t>(rows - (b - a)),
+                                                              static_cast<uint16_t>(p_->blockQ - (b - a))));
+                    a = b;
+                }
+            } else {
+                NzHandoff<T>::Store(pSlot, pOut, rowOff + h0, rows, pCols, p_->blockQ, unstored);
+            }
         }
         AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(EVT_P);
         return rescale;

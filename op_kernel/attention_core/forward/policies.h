@@ -346,6 +346,25 @@ __aicore__ inline uint32_t SeenPCols(const Mask &mask, const WorkUnit &u, int64_
     return SeenSCols(mask, u, 0, u.rows, k0, cols);
 }
 
+// Lazy P.V with P in Nz order: the P columns a sub-block of the unit's rows up to rowEnd hands
+// over, those its rows' whole 16-row fractals see (so every fractal row of P the cube loads
+// holds all the columns it sees: FractalPCols), a multiple of 16. A diagonal tile's upper
+// sub-blocks then leave the staircase past their band edge out of the hand-off.
+template <class Mask>
+__aicore__ inline uint32_t SubBlockPCols(const Mask &mask, const WorkUnit &u, uint32_t rowEnd, int64_t k0,
+                                         uint32_t cols)
+{
+    const uint32_t end = (rowEnd + 15) / 16 * 16;
+    return (SeenSCols(mask, u, 0, end < u.rows ? end : u.rows, k0, cols) + 15) / 16 * 16;
+}
+// The 16-column fractals of P that the unit's 16-row fractal row at `row0` (a multiple of 16)
+// sees: the cube takes those from the hand-off and zeroes the others up to the block's k.
+template <class Mask>
+__aicore__ inline uint32_t FractalPCols(const Mask &mask, const WorkUnit &u, uint32_t row0, int64_t k0, uint32_t cols)
+{
+    return SubBlockPCols(mask, u, row0 + 1, k0, cols) / 16;
+}
+
 // SoftmaxMod default: nothing between exp and the P.V product. AfterExp(P, byte scratch
 // (rows x cols), unit, row0, rows, k0, colsValid, cols) acts on the exponentiated scores after
 // their row sums were taken (dropout).
