@@ -36,7 +36,7 @@ __aicore__ inline ForwardVectorUb ForwardVectorUbLayout(uint32_t r, uint32_t v, 
     // K/V staging before the loop takes two chunks of a multiple of 16 rows from it, and r = 56 at
     // D = 256 left 16-row chunks (32 with 64 rows; modelled causal B1 N4 S4K D256 161.9 -> 159.8 us).
     // Not without sub-blocks: dense B1 N4 S4K D256 272.2 -> 272.7, B2 N8 S2K D256 283.8 -> 297.8
-    // (the late staging's own chunks lose the UB).
+    // (presumably the late staging's own chunks, sized from the free UB, lose the 4 KB).
     const uint32_t tRows = v < r ? (r + 15) / 16 * 16 : r;
     l.tmp = sBytes > tRows * dp * tBytes ? sBytes : tRows * dp * tBytes;
     l.p = v * c * tBytes;  // P out; also the pse (T) and mask (half) scratch
