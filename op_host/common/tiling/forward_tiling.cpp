@@ -518,9 +518,9 @@ void PlanKvGeometry(const ForwardProblem &prob, const CoreBudget &budget, bool w
     // the unit starts bind some causal rows (B1 N8/2 S2K 44.3 -> 45.9 us, B2 N16 S2K 166.9 ->
     // 168.6 with all three).
     if (prob.bandActive && p.headDim <= STAIR_PIECES_MAX_HEAD_DIM) {
-        p.pPieceFractals = 2;
-        p.sPieceRows = 16;
-        p.pStoreFractals = 1;
+        p.pPieceFractals = STAIR_P_PIECE_FRACTALS;
+        p.sPieceRows = STAIR_S_PIECE_ROWS;
+        p.pStoreFractals = STAIR_P_STORE_FRACTALS;
     }
 }
 

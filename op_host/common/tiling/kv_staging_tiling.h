@@ -85,6 +85,13 @@ constexpr uint32_t KV_CACHE_ONE_COPY_MAX_HEAD_DIM = 64;
 // (ForwardParams::pPieceFractals, sPieceRows, pStoreFractals): the S/P hand-off per FLOP is
 // twice D = 128's, and the plane is bound by L2 above its critical path.
 constexpr uint32_t STAIR_PIECES_MAX_HEAD_DIM = 64;
+// The pieces there (measured in PlanKvGeometry and PlanVarLenForward): PFA loads P in pieces
+// of two fractal rows, S in 16-row pieces and stores P per fractal row; varlen, whose cube
+// MTE2 is close to binding, loads P in pieces of four fractal rows only.
+constexpr uint32_t STAIR_P_PIECE_FRACTALS = 2;
+constexpr uint32_t STAIR_S_PIECE_ROWS = 16;
+constexpr uint32_t STAIR_P_STORE_FRACTALS = 1;
+constexpr uint32_t VARLEN_STAIR_P_PIECE_FRACTALS = 4;
 // Drops a planned staging (ForwardParams::kvNz and its region): nothing staged.
 void DropKvNz(AttentionCore::ForwardParams &p);
 // Whether the K/V staging may multiply K by the scale (ScaleParams / PseParams::scaleInKey)

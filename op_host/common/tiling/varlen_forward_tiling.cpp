@@ -316,7 +316,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // 152.3 under the bandwidth ledger; P in pieces of one or two fractal rows bound the cube's
     // MTE2: 139.4 / 135.2).
     if (p.headDim <= STAIR_PIECES_MAX_HEAD_DIM) {
-        p.pPieceFractals = 4;
+        p.pPieceFractals = VARLEN_STAIR_P_PIECE_FRACTALS;
     }
     return true;
 }

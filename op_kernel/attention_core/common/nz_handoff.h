@@ -51,10 +51,19 @@ template <typename T> struct NzHandoff {
                                         uint32_t row0, uint32_t rows, uint32_t cols, uint32_t slotRows,
                                         uint32_t skip = 0)
     {
-        AscendC::DataCopy(slot[(row0 + skip) * C0], nz[skip * C0],
-                          AscendC::DataCopyParams(static_cast<uint16_t>(cols / C0), static_cast<uint16_t>(rows - skip),
-                                                  static_cast<uint16_t>(skip),
-                                                  static_cast<uint16_t>(slotRows - rows + skip)));
+        StoreRows(slot, nz, row0, rows, cols, slotRows, skip, rows);
+    }
+    // Arranged rows [first, last) of `rows` -> rows [row0 + first, row0 + last) of the slot, their
+    // first `cols` columns (a staircase stores each piece with the columns its rows see).
+    __aicore__ inline static void StoreRows(const AscendC::GlobalTensor<T> &slot, const AscendC::LocalTensor<T> &nz,
+                                            uint32_t row0, uint32_t rows, uint32_t cols, uint32_t slotRows,
+                                            uint32_t first, uint32_t last)
+    {
+        const uint32_t n = last - first;
+        AscendC::DataCopy(slot[(row0 + first) * C0], nz[first * C0],
+                          AscendC::DataCopyParams(static_cast<uint16_t>(cols / C0), static_cast<uint16_t>(n),
+                                                  static_cast<uint16_t>(rows - n),
+                                                  static_cast<uint16_t>(slotRows - n)));
     }
 
     // The slot's rows [row0, rows) (rows 0: rowsPad) of its first colsPad columns -> the same

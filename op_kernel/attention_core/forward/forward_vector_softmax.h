@@ -146,12 +146,7 @@ __aicore__ inline bool ForwardVector<T, Variant, LAZY_PV, KV_NZ>::SoftmaxRows(co
                     if (cols >= pCols) {
                         b = rows;
                     }
-                    const uint32_t cc = cols < pCols ? cols : pCols;
-                    AscendC::DataCopy(pSlot[(base + a) * 16], pOut[a * 16],
-                                      AscendC::DataCopyParams(static_cast<uint16_t>(cc / 16),
-                                                              static_cast<uint16_t>(b - a),
-                                                              static_cast<uint16_t>(rows - (b - a)),
-                                                              static_cast<uint16_t>(p_->blockQ - (b - a))));
+                    NzHandoff<T>::StoreRows(pSlot, pOut, base, rows, cols < pCols ? cols : pCols, p_->blockQ, a, b);
                     a = b;
                 }
             } else {
