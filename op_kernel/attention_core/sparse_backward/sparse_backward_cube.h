@@ -187,6 +187,8 @@ private:
     __aicore__ inline void BeginWalk(uint64_t n);
     __aicore__ inline void StepWalk(uint32_t budget);
     __aicore__ inline bool FinishWalk(ChunkInfo &info);
+    __aicore__ inline bool WalkHasRows();
+    __aicore__ inline uint32_t LoadRows();
     __aicore__ inline void BeginPrewalk(uint64_t u, uint64_t m);
     __aicore__ inline void StepPrewalk(uint32_t budget);
     __aicore__ inline void WaitSorted(uint64_t u);

@@ -37,6 +37,25 @@ template <typename T> __aicore__ inline bool SparseBackwardCube<T>::FinishWalk(C
     return info.cols != 0;
 }
 
+// Whether the chunk being walked exists, read as far as that takes (its first row, or the
+// end of the selection): its K/V load can be issued before its width is known (LoadRows).
+template <typename T> __aicore__ inline bool SparseBackwardCube<T>::WalkHasRows()
+{
+    while (walking_ && !gather_.ChunkDecided()) {
+        StepWalk(SPARSE_WALK_STEP);
+    }
+    uint32_t runCount = 0;
+    return gather_.ChunkRows(runCount) != 0;
+}
+
+// The rows to load for the chunk being walked: its width once the walk is done, else a
+// full chunk (the slot rows past its keys are loaded too and never read).
+template <typename T> __aicore__ inline uint32_t SparseBackwardCube<T>::LoadRows()
+{
+    uint32_t runCount = 0;
+    return walking_ ? p_->blockKv : gather_.ChunkRows(runCount);
+}
+
 // The walks of token u's first two chunks (m, m + 1) during the dQ pass before it (the
 // pass is MTE2-bound, its scalar unit mostly waits for full queues), so that at the token's
 // start the scalar unit issues its loads and S/dP at once: BeginPrewalk, StepPrewalk after
