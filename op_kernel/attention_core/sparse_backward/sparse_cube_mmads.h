@@ -40,7 +40,7 @@ SparseBackwardCube<T>::ScoreLike(const AscendC::LocalTensor<T> &aL1, const Ascen
         uint32_t ca = 0;
         uint32_t cb = 0;
         const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
-        Tiles::LoadA(l0a, aL1, L1Shape{p_->headsPad, AlignUp(width, 16)}, kc, kLen);
+        Tiles::LoadAFew(l0a, aL1, L1Shape{p_->headsPad, AlignUp(width, 16)}, kc, kLen);
         const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
         Tiles::LoadBt(l0b, bL1, L1Shape{p_->blockKv, AlignUp(width, 16)}, cols, kc, kLen);
         PipeSync<AscendC::HardEvent::MTE1_M>();
@@ -116,7 +116,7 @@ __aicore__ inline void SparseBackwardCube<T>::KeyGrad(const AscendC::LocalTensor
             const uint32_t dLen = width - dc < p_->dChunk ? width - dc : p_->dChunk;
             uint32_t cb = 0;
             const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
-            Tiles::LoadB(l0b, yL1, L1Shape{p_->headsPad, AlignUp(width, 16)}, p_->headsPad, dc, dLen);
+            Tiles::LoadBFew(l0b, yL1, L1Shape{p_->headsPad, AlignUp(width, 16)}, p_->headsPad, dc, dLen);
             PipeSync<AscendC::HardEvent::MTE1_M>();
             for (uint32_t i = 0; i < tiles; ++i) {
                 const uint32_t k0 = g0 + i * step;
