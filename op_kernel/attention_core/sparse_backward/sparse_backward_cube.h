@@ -36,9 +36,13 @@ namespace AttentionCore {
 
 // Run lists kept at once: chunk n's (its scatter), n+1's and n+2's (walked ahead).
 constexpr uint32_t SPARSE_RUN_LISTS = 3;
-// Selection entries the cube walks after each dK/dV key tile group's scatter (StepWalk): a
-// 64-key chunk of single picks is 32 scalar GM reads, spread over a chunk's four dV groups.
-constexpr uint32_t SPARSE_WALK_STEP = 2;
+// Selection entries the cube walks after each scatter Fixpipe (StepWalk; two entries are
+// one scalar GM read): a 64-key chunk is 64 entries, spread over the dV and dK scatters of
+// the chunk before it. Single tokens' picks give ~2 rows per run, so ~70 Fixpipes per chunk
+// and one entry each is enough; a pair item's union gives longer runs and ~45 Fixpipes, so
+// two entries each (docs/performance.md, "SparseFlashAttentionGrad").
+constexpr uint32_t SPARSE_WALK_STEP = 1;
+constexpr uint32_t SPARSE_PAIR_WALK_STEP = 2;
 // Selection entries walked after each chunk's L0 loads in the dQ pass (StepPrewalk): the next
 // token's two first chunks (128 entries of single picks) over a pass's ~100 chunk loads.
 constexpr uint32_t SPARSE_PASS_WALK_STEP = 2;
@@ -80,6 +84,7 @@ public:
             qr_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(queryRope));
         }
         core_ = AscendC::GetBlockIdx();
+        walkStep_ = p->pairTokens != 0 ? SPARSE_PAIR_WALK_STEP : SPARSE_WALK_STEP;
         dq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDq));
         dk_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDk));
         dv_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDv));
@@ -220,6 +225,7 @@ private:
     uint64_t seq_ = 0;                  // the core's next chunk number
     uint64_t walkN_ = 0;                // the chunk StepWalk walks
     bool walking_ = false;
+    uint32_t walkStep_ = SPARSE_WALK_STEP;  // entries per StepWalk in the scatter
     ChunkInfo pre_[2];       // the next token's first two chunks, walked ahead (BeginPrewalk)
     uint32_t preStage_ = 0;  // the one of them being walked
     bool prewalking_ = false;

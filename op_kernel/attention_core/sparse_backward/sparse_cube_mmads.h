@@ -79,7 +79,7 @@ SparseBackwardCube<T>::Scatter(const AscendC::LocalTensor<float> &l0c, uint32_t 
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(width), static_cast<uint16_t>(hi - lo), tileRows, width,
                                        false);
         AscendC::Fixpipe(out[(run.kvRow + (lo - run.pos)) * width], l0c[(lo - k0) * 16], fix);
-        StepWalk(SPARSE_WALK_STEP);
+        StepWalk(walkStep_);
     }
     AscendC::SetAtomicNone();
 }

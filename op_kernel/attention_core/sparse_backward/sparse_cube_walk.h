@@ -13,9 +13,9 @@ template <typename T> __aicore__ inline bool SparseBackwardCube<T>::WalkChunk(ui
     return info.cols != 0;
 }
 
-// The same walk in steps: BeginWalk, then StepWalk between the dV scatter's key tiles
-// (SPARSE_WALK_STEP entries each: the Fixpipe queue stays fed while the scalar unit
-// reads the selection), then FinishWalk before the chunk's width is needed.
+// The same walk in steps: BeginWalk, then StepWalk between the dV and dK scatters' Fixpipes
+// (walkStep_ entries each: the Fixpipe queue stays fed while the scalar unit reads the
+// selection), then FinishWalk before the chunk's width is needed.
 template <typename T> __aicore__ inline void SparseBackwardCube<T>::BeginWalk(uint64_t n)
 {
     walkN_ = n;
@@ -42,7 +42,7 @@ template <typename T> __aicore__ inline bool SparseBackwardCube<T>::FinishWalk(C
 template <typename T> __aicore__ inline bool SparseBackwardCube<T>::WalkHasRows()
 {
     while (walking_ && !gather_.ChunkDecided()) {
-        StepWalk(SPARSE_WALK_STEP);
+        StepWalk(walkStep_);
     }
     uint32_t runCount = 0;
     return gather_.ChunkRows(runCount) != 0;
