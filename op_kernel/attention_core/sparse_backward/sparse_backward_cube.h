@@ -38,11 +38,11 @@ namespace AttentionCore {
 constexpr uint32_t SPARSE_RUN_LISTS = 3;
 // Selection entries the cube walks after each scatter Fixpipe (StepWalk; two entries are
 // one scalar GM read): a 64-key chunk is 64 entries, spread over the dV and dK scatters of
-// the chunk before it. Single tokens' picks give ~2 rows per run, so ~70 Fixpipes per chunk
-// and one entry each is enough; a pair item's union gives longer runs and ~45 Fixpipes, so
-// two entries each (docs/performance.md, "SparseFlashAttentionGrad").
-constexpr uint32_t SPARSE_WALK_STEP = 1;
-constexpr uint32_t SPARSE_PAIR_WALK_STEP = 2;
+// the chunk before it. Two entries each by default; one for single tokens of 128 heads
+// (SparseBackwardCube::fixBound_), whose chunks take long enough for the ~70 Fixpipes of
+// ~2-row runs to spread the reads thinner (docs/performance.md, "SparseFlashAttentionGrad").
+constexpr uint32_t SPARSE_WALK_STEP = 2;
+constexpr uint32_t SPARSE_FIX_BOUND_WALK_STEP = 1;
 // Selection entries walked after each chunk's L0 loads in the dQ pass (StepPrewalk): the next
 // token's two first chunks (128 entries of single picks) over a pass's ~100 chunk loads.
 constexpr uint32_t SPARSE_PASS_WALK_STEP = 2;
@@ -84,7 +84,8 @@ public:
             qr_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(queryRope));
         }
         core_ = AscendC::GetBlockIdx();
-        walkStep_ = p->pairTokens != 0 ? SPARSE_PAIR_WALK_STEP : SPARSE_WALK_STEP;
+        fixBound_ = p->pairTokens == 0 && p->headsPad >= 128;
+        walkStep_ = fixBound_ ? SPARSE_FIX_BOUND_WALK_STEP : SPARSE_WALK_STEP;
         dq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDq));
         dk_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDk));
         dv_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDv));
@@ -226,6 +227,10 @@ private:
     uint64_t walkN_ = 0;                // the chunk StepWalk walks
     bool walking_ = false;
     uint32_t walkStep_ = SPARSE_WALK_STEP;  // entries per StepWalk in the scatter
+    // Single tokens of 128 heads: the Fixpipe binds their chunks (the pair items and G = 64
+    // bind MTE1 or the walk): S/dP of the next chunk go after the dV key groups, one walk
+    // entry per scatter Fixpipe.
+    bool fixBound_ = false;
     ChunkInfo pre_[2];       // the next token's first two chunks, walked ahead (BeginPrewalk)
     uint32_t preStage_ = 0;  // the one of them being walked
     bool prewalking_ = false;

@@ -65,14 +65,14 @@ template <typename T> __aicore__ inline void SparseBackwardCube<T>::Token(uint64
         const AscendC::LocalTensor<T> pdsL1 = pdsL1_;
         const GatherRun *runs = runs_[n % SPARSE_RUN_LISTS];
         LoadScoreGrad(pdsL1, wsP_[Slot::P(p_, n)]);
-        // S/dP of chunk n+1: before the dV key groups for pair items (MTE1-bound: their loads
-        // run under the last dK scatter), after them for single tokens (Fixpipe-bound: the
-        // dV scatter's Fixpipes then wait for no S/dP Mmads, and S/dP's loads run under them).
-        if (hasNext && p_->pairTokens != 0) {
+        // S/dP of chunk n+1: before the dV key groups (their loads run under the last dK
+        // scatter), or after them when the Fixpipe binds (fixBound_: the dV scatter then
+        // waits for no S/dP Mmads, and S/dP's loads run under it).
+        if (hasNext && !fixBound_) {
             Scores(n + 1, next);
         }
         KeyGrad(pdsL1, dyL1_, cur.cols, p_->headDim, dv_, runs, cur.runCount);  // dV += P^T.dO
-        if (hasNext && p_->pairTokens == 0) {
+        if (hasNext && fixBound_) {
             Scores(n + 1, next);
         }
         // Chunk n+2's walk goes on during the dK scatter: here only whether it exists, so
