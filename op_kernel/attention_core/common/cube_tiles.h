@@ -87,9 +87,9 @@ template <typename T> struct CubeTiles<T, false> {
             return;
         }
         for (uint32_t kk = 0; kk < k1; ++kk) {
-            AscendC::LoadData(l0a[kk * FRAC], src[(kOff / 16 + kk) * m1 * FRAC],
-                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(m1), 1, 0,
-                                                        static_cast<uint16_t>(k1 - 1), false, 0));
+            AscendC::LoadData(
+                l0a[kk * FRAC], src[(kOff / 16 + kk) * m1 * FRAC],
+                AscendC::LoadData2DParams(0, static_cast<uint8_t>(m1), 1, 0, static_cast<uint16_t>(k1 - 1), false, 0));
         }
     }
 
@@ -146,9 +146,9 @@ template <typename T> struct CubeTiles<T, false> {
             return;
         }
         for (uint32_t j = 0; j < n1; ++j) {
-            AscendC::LoadData(l0b[j * FRAC], src[(nOff / 16 + j) * r1 * FRAC],
-                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1), 1, 0,
-                                                        static_cast<uint16_t>(n1 - 1), true, 0));
+            AscendC::LoadData(
+                l0b[j * FRAC], src[(nOff / 16 + j) * r1 * FRAC],
+                AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1), 1, 0, static_cast<uint16_t>(n1 - 1), true, 0));
         }
     }
 
