@@ -73,24 +73,19 @@ template <typename T> struct CubeTiles<T, false> {
         }
     }
 
-    // LoadA over every row of the tile in as few LoadData as it takes: per row of fractals
-    // (srcStride m1), or, when the chunk has fewer fractal columns than rows, per column of
-    // fractals (m1 fractals in a row in the source, dstGap k1 - 1). Each LoadData has a fixed
-    // start on MTE1, so a narrow chunk (a rope tail, a short key chunk) costs fewer of them.
-    __aicore__ inline static void LoadAFew(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &src,
-                                           const L1Shape &shape, uint32_t kOff, uint32_t kLen)
+    // LoadA over every row of the tile in one LoadData 3D v2: an Nz tile is an NC1HWC0 feature
+    // map of H = 1, W = rowsPad positions and colsPad channels, and the image-to-column window
+    // of a 1 x 1 filter at stride 1 is the tile itself, written to L0A in Zz like LoadA's. One
+    // MTE1 start for the window instead of one per row (or column) of fractals.
+    __aicore__ inline static void LoadAWindow(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &src,
+                                              const L1Shape &shape, uint32_t kOff, uint32_t kLen)
     {
-        const uint32_t m1 = shape.rowsPad / 16;
-        const uint32_t k1 = (kLen + 15) / 16;
-        if (k1 >= m1) {
-            LoadA(l0a, src, shape, kOff, kLen);
-            return;
-        }
-        for (uint32_t kk = 0; kk < k1; ++kk) {
-            AscendC::LoadData(
-                l0a[kk * FRAC], src[(kOff / 16 + kk) * m1 * FRAC],
-                AscendC::LoadData2DParams(0, static_cast<uint8_t>(m1), 1, 0, static_cast<uint16_t>(k1 - 1), false, 0));
-        }
+        const uint8_t pad[4] = {0, 0, 0, 0};
+        AscendC::LoadData(l0a, src,
+                          AscendC::LoadData3DParamsV2<T>(
+                              pad, 1, static_cast<uint16_t>(shape.rowsPad), static_cast<uint16_t>(shape.colsPad),
+                              static_cast<uint16_t>((kLen + 15) / 16 * 16), static_cast<uint16_t>(shape.rowsPad),
+                              static_cast<uint16_t>(kOff), 0, 1, 1, 1, 1, 1, 1, false, false, static_cast<T>(0)));
     }
 
     // Element offset of row row0 (a multiple of 16) in an L0A operand LoadA wrote with kLen.
