@@ -73,6 +73,21 @@ template <typename T> struct CubeTiles<T, false> {
         }
     }
 
+    // LoadA over every row of the tile in one LoadData 3D v2: an Nz tile is an NC1HWC0 feature
+    // map of H = 1, W = rowsPad positions and colsPad channels, and the image-to-column window
+    // of a 1 x 1 filter at stride 1 is the tile itself, written to L0A in Zz like LoadA's. One
+    // MTE1 start for the window instead of one per row (or column) of fractals.
+    __aicore__ inline static void LoadAWindow(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &src,
+                                              const L1Shape &shape, uint32_t kOff, uint32_t kLen)
+    {
+        const uint8_t pad[4] = {0, 0, 0, 0};
+        AscendC::LoadData(l0a, src,
+                          AscendC::LoadData3DParamsV2<T>(
+                              pad, 1, static_cast<uint16_t>(shape.rowsPad), static_cast<uint16_t>(shape.colsPad),
+                              static_cast<uint16_t>((kLen + 15) / 16 * 16), static_cast<uint16_t>(shape.rowsPad),
+                              static_cast<uint16_t>(kOff), 0, 1, 1, 1, 1, 1, 1, false, false, static_cast<T>(0)));
+    }
+
     // Element offset of row row0 (a multiple of 16) in an L0A operand LoadA wrote with kLen.
     __aicore__ inline static uint32_t ARow(uint32_t row0, uint32_t kLen)
     {
@@ -109,6 +124,26 @@ template <typename T> struct CubeTiles<T, false> {
             AscendC::LoadData(
                 l0b[i * n1 * FRAC], src[(nOff / 16 * r1 + i) * FRAC],
                 AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), static_cast<uint16_t>(r1), 0, 0, true, 0));
+        }
+    }
+
+    // LoadB in as few LoadData as it takes: per row of fractals (srcStride r1), or, when every
+    // row of the tile is read and the column chunk has fewer fractal columns than rows, per
+    // column of fractals (k1 fractals in a row in the source, dstGap n1 - 1).
+    __aicore__ inline static void LoadBFew(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
+                                           const L1Shape &shape, uint32_t rows, uint32_t nOff, uint32_t nLen)
+    {
+        const uint32_t r1 = shape.rowsPad / 16;
+        const uint32_t k1 = (rows + 15) / 16;
+        const uint32_t n1 = (nLen + 15) / 16;
+        if (n1 >= k1 || k1 != r1) {
+            LoadB(l0b, src, shape, rows, nOff, nLen);
+            return;
+        }
+        for (uint32_t j = 0; j < n1; ++j) {
+            AscendC::LoadData(
+                l0b[j * FRAC], src[(nOff / 16 + j) * r1 * FRAC],
+                AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1), 1, 0, static_cast<uint16_t>(n1 - 1), true, 0));
         }
     }
 

@@ -227,6 +227,10 @@ public:
         return walkRows_;
     }
 
+    // Whether the chunk being walked is known to exist or not yet (it has a row, or the walk
+    // ended): a walk in steps can tell before its width is known.
+    __aicore__ inline bool ChunkDecided() const { return walkDone_ || walkRows_ != 0; }
+
     // pairTokens: bit r set where row r of the chunk just walked is not selected by token h of
     // the pair (blockKv <= 64).
     __aicore__ inline int64_t Reach() const { return reach_; }

@@ -36,9 +36,13 @@ namespace AttentionCore {
 
 // Run lists kept at once: chunk n's (its scatter), n+1's and n+2's (walked ahead).
 constexpr uint32_t SPARSE_RUN_LISTS = 3;
-// Selection entries the cube walks after each dK/dV key tile group's scatter (StepWalk): a
-// 64-key chunk of single picks is 32 scalar GM reads, spread over a chunk's four dV groups.
+// Selection entries the cube walks after each scatter Fixpipe (StepWalk; two entries are
+// one scalar GM read): a 64-key chunk is 64 entries, spread over the dV and dK scatters of
+// the chunk before it. Two entries each by default; one for single tokens of 128 heads
+// (SparseBackwardCube::fixBound_), whose chunks take long enough for the ~70 Fixpipes of
+// ~2-row runs to spread the reads thinner (docs/performance.md, "SparseFlashAttentionGrad").
 constexpr uint32_t SPARSE_WALK_STEP = 2;
+constexpr uint32_t SPARSE_FIX_BOUND_WALK_STEP = 1;
 // Selection entries walked after each chunk's L0 loads in the dQ pass (StepPrewalk): the next
 // token's two first chunks (128 entries of single picks) over a pass's ~100 chunk loads.
 constexpr uint32_t SPARSE_PASS_WALK_STEP = 2;
@@ -80,6 +84,8 @@ public:
             qr_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(queryRope));
         }
         core_ = AscendC::GetBlockIdx();
+        fixBound_ = p->pairTokens == 0 && p->headsPad >= 128;
+        walkStep_ = fixBound_ ? SPARSE_FIX_BOUND_WALK_STEP : SPARSE_WALK_STEP;
         dq_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDq));
         dk_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDk));
         dv_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace + p->wsDv));
@@ -187,6 +193,8 @@ private:
     __aicore__ inline void BeginWalk(uint64_t n);
     __aicore__ inline void StepWalk(uint32_t budget);
     __aicore__ inline bool FinishWalk(ChunkInfo &info);
+    __aicore__ inline bool WalkHasRows();
+    __aicore__ inline uint32_t LoadRows();
     __aicore__ inline void BeginPrewalk(uint64_t u, uint64_t m);
     __aicore__ inline void StepPrewalk(uint32_t budget);
     __aicore__ inline void WaitSorted(uint64_t u);
@@ -218,6 +226,11 @@ private:
     uint64_t seq_ = 0;                  // the core's next chunk number
     uint64_t walkN_ = 0;                // the chunk StepWalk walks
     bool walking_ = false;
+    uint32_t walkStep_ = SPARSE_WALK_STEP;  // entries per StepWalk in the scatter
+    // Single tokens of 128 heads: the Fixpipe binds their chunks (the pair items and G = 64
+    // bind MTE1 or the walk): S/dP of the next chunk go after the dV key groups, one walk
+    // entry per scatter Fixpipe.
+    bool fixBound_ = false;
     ChunkInfo pre_[2];       // the next token's first two chunks, walked ahead (BeginPrewalk)
     uint32_t preStage_ = 0;  // the one of them being walked
     bool prewalking_ = false;

@@ -40,7 +40,7 @@ SparseBackwardCube<T>::ScoreLike(const AscendC::LocalTensor<T> &aL1, const Ascen
         uint32_t ca = 0;
         uint32_t cb = 0;
         const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
-        Tiles::LoadA(l0a, aL1, L1Shape{p_->headsPad, AlignUp(width, 16)}, kc, kLen);
+        Tiles::LoadAWindow(l0a, aL1, L1Shape{p_->headsPad, AlignUp(width, 16)}, kc, kLen);
         const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
         Tiles::LoadBt(l0b, bL1, L1Shape{p_->blockKv, AlignUp(width, 16)}, cols, kc, kLen);
         PipeSync<AscendC::HardEvent::MTE1_M>();
@@ -79,7 +79,7 @@ SparseBackwardCube<T>::Scatter(const AscendC::LocalTensor<float> &l0c, uint32_t 
         AscendC::FixpipeParamsV220 fix(static_cast<uint16_t>(width), static_cast<uint16_t>(hi - lo), tileRows, width,
                                        false);
         AscendC::Fixpipe(out[(run.kvRow + (lo - run.pos)) * width], l0c[(lo - k0) * 16], fix);
-        StepWalk(SPARSE_WALK_STEP);
+        StepWalk(walkStep_);
     }
     AscendC::SetAtomicNone();
 }
@@ -116,7 +116,7 @@ __aicore__ inline void SparseBackwardCube<T>::KeyGrad(const AscendC::LocalTensor
             const uint32_t dLen = width - dc < p_->dChunk ? width - dc : p_->dChunk;
             uint32_t cb = 0;
             const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
-            Tiles::LoadB(l0b, yL1, L1Shape{p_->headsPad, AlignUp(width, 16)}, p_->headsPad, dc, dLen);
+            Tiles::LoadBFew(l0b, yL1, L1Shape{p_->headsPad, AlignUp(width, 16)}, p_->headsPad, dc, dLen);
             PipeSync<AscendC::HardEvent::MTE1_M>();
             for (uint32_t i = 0; i < tiles; ++i) {
                 const uint32_t k0 = g0 + i * step;

@@ -65,21 +65,33 @@ template <typename T> __aicore__ inline void SparseBackwardCube<T>::Token(uint64
         const AscendC::LocalTensor<T> pdsL1 = pdsL1_;
         const GatherRun *runs = runs_[n % SPARSE_RUN_LISTS];
         LoadScoreGrad(pdsL1, wsP_[Slot::P(p_, n)]);
-        if (hasNext) {
+        // S/dP of chunk n+1: before the dV key groups (their loads run under the last dK
+        // scatter), or after them when the Fixpipe binds (fixBound_: the dV scatter then
+        // waits for no S/dP Mmads, and S/dP's loads run under it).
+        if (hasNext && !fixBound_) {
             Scores(n + 1, next);
         }
         KeyGrad(pdsL1, dyL1_, cur.cols, p_->headDim, dv_, runs, cur.runCount);  // dV += P^T.dO
+        if (hasNext && fixBound_) {
+            Scores(n + 1, next);
+        }
+        // Chunk n+2's walk goes on during the dK scatter: here only whether it exists, so
+        // its K/V load is issued now and the scalar unit's remaining reads sit between the
+        // dK Fixpipes instead of in front of the dK loads.
         if (afterWalking) {
-            hasAfter = FinishWalk(after);
-            afterWalking = false;
+            hasAfter = WalkHasRows();
         }
         LoadScoreGrad(pdsL1, wsDs_[Slot::Ds(p_, n)]);
         segCols_[n - segStart] = cur.cols;
         const bool segEnd = !hasNext || n + 1 - segStart == p_->dqSegChunks;
         if (hasAfter && !segEnd) {
-            IssueChunk(n + 2, after);
+            IssueChunk(n + 2, ChunkInfo{LoadRows(), 0});
         }
         KeyGrad(pdsL1, qL1_, cur.cols, p_->qkDim, dk_, runs, cur.runCount);  // dK += dS^T.Q
+        if (afterWalking) {
+            hasAfter = FinishWalk(after);
+            afterWalking = false;
+        }
         if (segEnd) {
             if (!hasNext) {
                 BeginPrewalk(t + 1, n + 1);

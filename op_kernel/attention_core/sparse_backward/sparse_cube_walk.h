@@ -13,9 +13,9 @@ template <typename T> __aicore__ inline bool SparseBackwardCube<T>::WalkChunk(ui
     return info.cols != 0;
 }
 
-// The same walk in steps: BeginWalk, then StepWalk between the dV scatter's key tiles
-// (SPARSE_WALK_STEP entries each: the Fixpipe queue stays fed while the scalar unit
-// reads the selection), then FinishWalk before the chunk's width is needed.
+// The same walk in steps: BeginWalk, then StepWalk between the dV and dK scatters' Fixpipes
+// (walkStep_ entries each: the Fixpipe queue stays fed while the scalar unit reads the
+// selection), then FinishWalk before the chunk's width is needed.
 template <typename T> __aicore__ inline void SparseBackwardCube<T>::BeginWalk(uint64_t n)
 {
     walkN_ = n;
@@ -35,6 +35,25 @@ template <typename T> __aicore__ inline bool SparseBackwardCube<T>::FinishWalk(C
     StepWalk(KvGather::WALK_ALL);
     info.cols = gather_.ChunkRows(info.runCount);
     return info.cols != 0;
+}
+
+// Whether the chunk being walked exists, read as far as that takes (its first row, or the
+// end of the selection): its K/V load can be issued before its width is known (LoadRows).
+template <typename T> __aicore__ inline bool SparseBackwardCube<T>::WalkHasRows()
+{
+    while (walking_ && !gather_.ChunkDecided()) {
+        StepWalk(walkStep_);
+    }
+    uint32_t runCount = 0;
+    return gather_.ChunkRows(runCount) != 0;
+}
+
+// The rows to load for the chunk being walked: its width once the walk is done, else a
+// full chunk (the slot rows past its keys are loaded too and never read).
+template <typename T> __aicore__ inline uint32_t SparseBackwardCube<T>::LoadRows()
+{
+    uint32_t runCount = 0;
+    return walking_ ? p_->blockKv : gather_.ChunkRows(runCount);
 }
 
 // The walks of token u's first two chunks (m, m + 1) during the dQ pass before it (the
