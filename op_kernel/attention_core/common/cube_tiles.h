@@ -57,35 +57,22 @@ template <typename T> struct CubeTiles<T, false> {
         }
     }
 
-    // One row of fractals per LoadData.
+    // One LoadData 3D v2: an Nz tile is an NC1HWC0 feature map of H = 1, W = rowsPad positions
+    // and colsPad channels, and the image-to-column window of a 1 x 1 filter at stride 1 is the
+    // tile itself, written to L0A in Zz; the window's positions [row0, ...) are the rows. One
+    // MTE1 start instead of one per row of fractals.
     __aicore__ inline static void LoadA(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &src,
                                         const L1Shape &shape, uint32_t kOff, uint32_t kLen, uint32_t row0 = 0,
                                         uint32_t rows = 0)
     {
-        const uint32_t m1 = shape.rowsPad / 16;
-        const uint32_t k1 = (kLen + 15) / 16;
-        const uint32_t i0 = row0 / 16;
-        const uint32_t i1 = rows == 0 ? m1 : i0 + (rows + 15) / 16;
-        for (uint32_t i = i0; i < i1; ++i) {
-            AscendC::LoadData(
-                l0a[(i - i0) * k1 * FRAC], src[(kOff / 16 * m1 + i) * FRAC],
-                AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1), static_cast<uint16_t>(m1), 0, 0, false, 0));
-        }
-    }
-
-    // LoadA over every row of the tile in one LoadData 3D v2: an Nz tile is an NC1HWC0 feature
-    // map of H = 1, W = rowsPad positions and colsPad channels, and the image-to-column window
-    // of a 1 x 1 filter at stride 1 is the tile itself, written to L0A in Zz like LoadA's. One
-    // MTE1 start for the window instead of one per row (or column) of fractals.
-    __aicore__ inline static void LoadAWindow(const AscendC::LocalTensor<T> &l0a, const AscendC::LocalTensor<T> &src,
-                                              const L1Shape &shape, uint32_t kOff, uint32_t kLen)
-    {
+        const uint32_t mExt = rows == 0 ? shape.rowsPad - row0 : (rows + 15) / 16 * 16;
         const uint8_t pad[4] = {0, 0, 0, 0};
         AscendC::LoadData(l0a, src,
                           AscendC::LoadData3DParamsV2<T>(
                               pad, 1, static_cast<uint16_t>(shape.rowsPad), static_cast<uint16_t>(shape.colsPad),
-                              static_cast<uint16_t>((kLen + 15) / 16 * 16), static_cast<uint16_t>(shape.rowsPad),
-                              static_cast<uint16_t>(kOff), 0, 1, 1, 1, 1, 1, 1, false, false, static_cast<T>(0)));
+                              static_cast<uint16_t>((kLen + 15) / 16 * 16), static_cast<uint16_t>(mExt),
+                              static_cast<uint16_t>(kOff), static_cast<uint16_t>(row0), 1, 1, 1, 1, 1, 1, false, false,
+                              static_cast<T>(0)));
     }
 
     // Element offset of row row0 (a multiple of 16) in an L0A operand LoadA wrote with kLen.

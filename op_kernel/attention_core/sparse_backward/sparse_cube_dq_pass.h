@@ -125,7 +125,7 @@ __aicore__ inline void SparseBackwardCube<T>::QueryGradPass(uint64_t t, uint64_t
                 uint32_t ca = 0;
                 uint32_t cb = 0;
                 const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
-                Tiles::LoadAWindow(l0a, dsL1[j * dsElems], L1Shape{p_->headsPad, AlignUp(cols, 16)}, 0, cols);
+                Tiles::LoadA(l0a, dsL1[j * dsElems], L1Shape{p_->headsPad, AlignUp(cols, 16)}, 0, cols);
                 const AscendC::LocalTensor<T> l0b = wholeL0b ? TakeL0BWhole() : TakeL0B(cb);
                 Tiles::LoadB(l0b, kL1[j * c * wlPad], L1Shape{c, wlPad}, cols, 0, wl);
                 if (j + 1 == m) {

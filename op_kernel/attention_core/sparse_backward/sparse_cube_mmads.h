@@ -40,7 +40,7 @@ SparseBackwardCube<T>::ScoreLike(const AscendC::LocalTensor<T> &aL1, const Ascen
         uint32_t ca = 0;
         uint32_t cb = 0;
         const AscendC::LocalTensor<T> l0a = TakeL0A(ca);
-        Tiles::LoadAWindow(l0a, aL1, L1Shape{p_->headsPad, AlignUp(width, 16)}, kc, kLen);
+        Tiles::LoadA(l0a, aL1, L1Shape{p_->headsPad, AlignUp(width, 16)}, kc, kLen);
         const AscendC::LocalTensor<T> l0b = TakeL0B(cb);
         Tiles::LoadBt(l0b, bL1, L1Shape{p_->blockKv, AlignUp(width, 16)}, cols, kc, kLen);
         PipeSync<AscendC::HardEvent::MTE1_M>();
