@@ -51,6 +51,8 @@ void EndCount();                                       // level-2 epilogue: norm
 void VecBinary(const char *api, VOp op, DType t, LocalRef dst, LocalRef s0, LocalRef s1, const VGeom &g);
 // dst = src0 * src1 + dst (dst half/float; half sources into a float dst too).
 void VecMulAddDst(const char *api, DType dt, DType st, LocalRef dst, LocalRef s0, LocalRef s1, const VGeom &g);
+// dst = src0 * dst + src1 (half or float; FusedMulAdd, vmadd).
+void VecFusedMulAdd(const char *api, DType t, LocalRef dst, LocalRef s0, LocalRef s1, const VGeom &g);
 void VecScalar(const char *api, VOp op, DType t, LocalRef dst, LocalRef src, double scalar, const VGeom &g);
 // ShiftLeft / ShiftRight by `bits` (A2: [0, 16] for 16-bit, [0, 32] for 32-bit elements); roundEn
 // (ShiftRight of int16_t / int32_t) adds the last bit shifted out.

@@ -227,6 +227,34 @@ void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<U> &src0, const Loca
     emu::EndCount();
 }
 
+// dst = src0 * dst + src1, half or float (kernel_operator_vec_binary_intf.h, vmadd).
+template <typename T, bool isSetMask = true>
+void FusedMulAdd(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, uint64_t mask[],
+                 const uint8_t repeatTime, const BinaryRepeatParams &repeatParams)
+{
+    detail::Mask<T, isSetMask>(mask);
+    emu::VecFusedMulAdd("FusedMulAdd", emu::DT<T>, emu::Ref(dst), emu::Ref(src0), emu::Ref(src1),
+                        detail::Geom(repeatTime, repeatParams));
+}
+template <typename T, bool isSetMask = true>
+void FusedMulAdd(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1, uint64_t mask,
+                 const uint8_t repeatTime, const BinaryRepeatParams &repeatParams)
+{
+    detail::Mask<T, isSetMask>(mask);
+    emu::VecFusedMulAdd("FusedMulAdd", emu::DT<T>, emu::Ref(dst), emu::Ref(src0), emu::Ref(src1),
+                        detail::Geom(repeatTime, repeatParams));
+}
+template <typename T>
+void FusedMulAdd(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,
+                 const int32_t &count)
+{
+    if (count <= 0) return;
+    emu::BeginCount(static_cast<uint64_t>(count));
+    emu::VecFusedMulAdd("FusedMulAdd", emu::DT<T>, emu::Ref(dst), emu::Ref(src0), emu::Ref(src1),
+                        detail::CountGeom(sizeof(T), sizeof(T)));
+    emu::EndCount();
+}
+
 #define EMU_VEC_SCALAR(NAME)                                                                                           \
     template <typename T, bool isSetMask = true>                                                                       \
     void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const T &scalarValue, uint64_t mask[],             \

@@ -387,6 +387,31 @@ void VecMulAddDst(const char *api, DType dt, DType st, LocalRef dst, LocalRef s0
     CountV(l, 3 * ed);
 }
 
+void VecFusedMulAdd(const char *api, DType t, LocalRef dst, LocalRef s0, LocalRef s1, const VGeom &g)
+{
+    if (!Present(dst)) return;
+    if (!IsFloat(t)) Fail(api, "element type %s is not supported on Atlas A2 (half, float)", DTypeName(t));
+    const int e = DTypeSize(t);
+    const Lanes l = ResolveLanes(e, g.repeat);
+    const LocalRef refs[3] = {dst, s0, s1};
+    const int es[3] = {e, e, e};
+    static const char *names[3] = {"dst", "src0", "src1"};
+    Check<3>(api, l, refs, es, g, names);
+    if (TimeV(VOp::Mul, l, e, api, t)) return CountV(l, 3 * e);
+    uint8_t *base[3] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(s0.p), static_cast<uint8_t *>(s1.p)};
+    // The product and the sum in float, rounded once to T (as MulAddDst; vmadd's rounding is not
+    // documented).
+    auto ld = [t](const uint8_t *q) { return t == DType::F16 ? float(Elem<half>::Ld(q)) : Elem<float>::Ld(q); };
+    ForLanes<3>(l, base, es, g.blk, g.rep, [&](uint8_t *const q[3]) {
+        const float v = std::fma(ld(q[1]), ld(q[0]), ld(q[2]));
+        if (t == DType::F16)
+            Elem<half>::St(q[0], v);
+        else
+            Elem<float>::St(q[0], v);
+    });
+    CountV(l, 3 * e);
+}
+
 // asc-devkit `docs/zh/api/SIMD-API/基础API/Memory矢量计算/逻辑计算/ShiftLeft.md` and `ShiftRight.md`:
 // 16/32-bit integers only, the shift in [0, width] (the CPU-debug build checks the range too);
 // a shift by the full width leaves 0 (or -1 for a negative element shifted right).

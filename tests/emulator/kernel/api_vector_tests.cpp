@@ -371,6 +371,31 @@ static void bitwise_axpy()
     });
 }
 
+// FusedMulAdd: dst = src0 * dst + src1, level 2, and level 0 with src0 one block for every
+// repeat (block and repeat stride 0) and src1 one block per row (the softmax's scale * S - m).
+static void fused_mul_add()
+{
+    OnOneAiv([](TPipe &, TBuf<TPosition::VECCALC> &buf) {
+        LocalTensor<float> f = buf.Get<float>();
+        LocalTensor<float> d = f, a = f[256], b = f[512], k = f[768], m = f[776];
+        Duplicate(d, 3.0f, 128);
+        Duplicate(a, 0.5f, 128);
+        Duplicate(b, -1.0f, 128);
+        FusedMulAdd(d, a, b, 128);
+        EXPECT(d.GetValue(100) == 0.5f, "FusedMulAdd level 2 %f", d.GetValue(100));
+        for (int i = 0; i < 256; ++i) d.SetValue(i, float(i));  // two rows of 128
+        Duplicate(k, 0.25f, 8);
+        Duplicate(m, -1.0f, 8);
+        Duplicate(m[8], -2.0f, 8);
+        FusedMulAdd(d, k, m, uint64_t(64), uint8_t(2), BinaryRepeatParams(1, 0, 0, 16, 0, 1));
+        FusedMulAdd(d[64], k, m, uint64_t(64), uint8_t(2), BinaryRepeatParams(1, 0, 0, 16, 0, 1));
+        EXPECT(d.GetValue(8) == 1.0f && d.GetValue(127) == 30.75f, "FusedMulAdd row 0 %f %f", d.GetValue(8),
+               d.GetValue(127));
+        EXPECT(d.GetValue(128) == 30.0f && d.GetValue(200) == 48.0f, "FusedMulAdd row 1 %f %f", d.GetValue(128),
+               d.GetValue(200));
+    });
+}
+
 // ShiftRight: logical on unsigned, arithmetic on signed elements, roundEn adding the last bit
 // shifted out (signed only); a shift by the full width; ShiftLeft beside it.
 static void shifts()
@@ -448,6 +473,7 @@ void AddVectorCases(ApiCases &cases)
         {"sort_extract", sort_extract},
         {"misuse_sort_nan", misuse_sort_nan},
         {"bitwise_axpy", bitwise_axpy},
+        {"fused_mul_add", fused_mul_add},
         {"shifts", shifts},
         {"misuse_shift_range", misuse_shift_range},
         {"misuse_cast_mode", misuse_cast_mode},

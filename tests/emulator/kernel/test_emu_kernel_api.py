@@ -27,6 +27,7 @@ SEMANTIC_CASES = [
     "identity",
     "soc_selection",
     "bitwise_axpy",
+    "fused_mul_add",
     "shifts",
     "cube_int8_gemv_atomic",
     "list_tensor_desc",
