@@ -225,6 +225,15 @@ __aicore__ inline uint32_t NextCopy(uint32_t &idx, uint32_t copies)
 // lines: vector core `sub`'s "rescaled" word and the cube's "flushed" word of slot `slot`.
 __aicore__ inline uint32_t CtrlRescaled(uint32_t slot, uint32_t sub) { return (slot * 3 + sub) * CTRL_LINE_WORDS; }
 __aicore__ inline uint32_t CtrlFlushed(uint32_t slot) { return (slot * 3 + 2) * CTRL_LINE_WORDS; }
+// Vector core `sub`'s largest |V| of the rows it staged (fp32 bits): in the middle of its own
+// "rescaled" line of slot 0, which only it writes (word 0, unchanged by this). No line of its
+// own: the workspace keeps its size and layout (one more line per core moved the per-core
+// workspaces and made modelled B4 N16 S1K 149.4 -> 153.0 us).
+__aicore__ inline uint32_t CtrlVMax(uint32_t sub) { return CtrlRescaled(0, sub) + CTRL_LINE_WORDS / 2; }
+// Bits of the lazy P.V words: "rescaled" / "flushed" (bit 0); in a unit's last block's
+// "rescaled" word, this core's rows are not safe for an fp16 final sum (CTRL_UNSAFE); in its
+// "flushed" word, the cube wrote the final sum in fp16 (CTRL_FP16).
+constexpr int32_t CTRL_MOVED = 1, CTRL_UNSAFE = 2, CTRL_FP16 = 2;
 
 // A control word written by one core and read by another: the scalar unit's data cache is
 // written back after a store and invalidated before a load.

@@ -73,6 +73,7 @@ public:
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + wl.p));
         wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + wl.o));
+        wsOh_.SetGlobalBuffer(reinterpret_cast<__gm__ half *>(ws + wl.o));
         ctrl_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(ws + wl.ctrl));
 
         const uint32_t bq = p->blockQ;
@@ -242,7 +243,11 @@ private:
                 // core's last such write is ordered by the combine's barrier, which the cube
                 // joins after it (policies.h PartialRows): no flag for it.
                 if (v.j + 1 == v.blocks) {
-                    StoreAccumulator(v.u, l0c_.Get<float>(), fin.dst, fin.col0, fin.part0);
+                    if (fin.fp16) {
+                        StoreAccumulator(v.u, l0c_.Get<float>(), fin.dstH, fin.col0, fin.part0);
+                    } else {
+                        StoreAccumulator(v.u, l0c_.Get<float>(), fin.dst, fin.col0, fin.part0);
+                    }
                     if (!fin.direct || v.unit + 1 < split_.End(core_)) {
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
                     }
@@ -264,7 +269,9 @@ private:
     // rows where `direct`, else the final O slot; its head-dim columns before col0 are written.
     struct FinalSum {
         AscendC::GlobalTensor<float> dst;
+        AscendC::GlobalTensor<half> dstH;  // the final O slot in fp16 rows (half)
         bool direct = false;
+        bool fp16 = false;
         uint32_t col0 = 0;
         uint32_t part0 = 0;  // with two P.V parts: the parts before it are written
     };
@@ -515,9 +522,22 @@ private:
     __aicore__ inline void LoadPRows(const AscendC::LocalTensor<T> &l0a, uint32_t pb, const L1Shape &shape, uint32_t k,
                                      uint32_t row0, uint32_t rows, uint32_t skip, const WorkUnit &u, int64_t k0);
     __aicore__ inline void FreePV(uint32_t pb);
+    template <typename U>
     __aicore__ inline void StoreAccumulator(const WorkUnit &u, const AscendC::LocalTensor<float> &acc,
-                                            const AscendC::GlobalTensor<float> &dst, uint32_t col0 = 0,
-                                            uint32_t part0 = 0);
+                                            const AscendC::GlobalTensor<U> &dst, uint32_t col0 = 0, uint32_t part0 = 0);
+
+    // The Fixpipe of `cols` columns of an accumulator of `rows` rows into dst: fp32 rows, or
+    // fp16 rows (converted on the way out) for a final sum AccumulatePV found safe in fp16.
+    template <typename U>
+    __aicore__ inline void FixAcc(const AscendC::GlobalTensor<U> &dst, const AscendC::LocalTensor<float> &src,
+                                  uint32_t rows, uint32_t cols) const
+    {
+        AscendC::FixpipeParamsV220 fix = AccFixpipe(rows, cols);
+        if constexpr (AscendC::IsSameType<U, half>::value) {
+            fix.quantPre = QuantMode_t::F322F16;
+        }
+        AscendC::Fixpipe(dst, src, fix);
+    }
 
     // The Fixpipe of `cols` head-dim columns of an accumulator of `rows` rows (Nz column blocks
     // of its padded rows) into rows of headDimAlign.
@@ -558,6 +578,7 @@ private:
     AscendC::GlobalTensor<float> wsS_;
     AscendC::GlobalTensor<T> wsP_;
     AscendC::GlobalTensor<float> wsO_;
+    AscendC::GlobalTensor<half> wsOh_;  // the O slots as fp16 elements (fp16 final sums)
     AscendC::GlobalTensor<int32_t> ctrl_;
     AscendC::GlobalTensor<T> zero_;
 

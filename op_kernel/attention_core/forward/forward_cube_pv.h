@@ -124,15 +124,28 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
     while (kvPairs_ != 0 && preOk_ && preCount_ < PRE_PAIRS) {
         PreloadPair();
     }
-    const bool flush = !first && (ReadCtrl(ctrl_, CtrlRescaled(slot, 0)) | ReadCtrl(ctrl_, CtrlRescaled(slot, 1))) != 0;
+    // both vector cores' words: a rescale (CTRL_MOVED), and at a unit's last block whether
+    // either core's rows rule out an fp16 final sum (CTRL_UNSAFE, forward_vector_softmax.h)
+    const int32_t words =
+        !first || fin != nullptr ? ReadCtrl(ctrl_, CtrlRescaled(slot, 0)) | ReadCtrl(ctrl_, CtrlRescaled(slot, 1)) : 0;
+    const bool flush = !first && (words & CTRL_MOVED) != 0;
     if (flush) {
         StoreAccumulator(u, acc, wsO_[slot * (p_->wsSlotO / 4)]);
     }
     unitFlushed_ = !first && (unitFlushed_ || flush);
     if (fin != nullptr) {
         fin->direct = !unitFlushed_ && split_.PartialRows(u, fin->dst);
+        fin->fp16 = false;
         if (!fin->direct) {
             fin->dst = wsO_[(WS_SLOTS + slot) * (p_->wsSlotO / 4)];
+            // fp16 rows of headDimAlign halves in the final O slot (half its bytes cross L2)
+            // where neither vector core's rows could overflow fp16 (CTRL_UNSAFE) and the sum
+            // is the whole of its rows' O * l: no block of the unit flushed and it is no
+            // split-KV piece. Its fp16 rounding is then relative to the output; a flushed part
+            // or another piece could cancel it to a small output that the rounding swamps
+            // (the small-value rule: PFA split_kv_tail golden tests, 6-22 such errors).
+            fin->fp16 = !unitFlushed_ && u.piece == 0 && (words & CTRL_UNSAFE) == 0;
+            fin->dstH = wsOh_[(WS_SLOTS + slot) * (p_->wsSlotO / 2)];
         }
         fin->col0 = h;
         fin->part0 = 0;
@@ -144,7 +157,11 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
     if (h != 0) {
         AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(u.rows), h, k, first || flush));
         PipeSync<AscendC::HardEvent::M_FIX>();  // columns [0, h) of the sum are complete
-        AscendC::Fixpipe(fin->dst, acc, AccFixpipe(u.rows, h));
+        if (fin->fp16) {
+            FixAcc(fin->dstH, acc, u.rows, h);
+        } else {
+            FixAcc(fin->dst, acc, u.rows, h);
+        }
         AscendC::Mmad(acc[AccColumn(u.rows, h)], l0a, l0bHi, Tiles::Mmad(MmadRows(u.rows), d - h, k, first || flush));
     } else {
         AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(rows0), d, k, first || flush));
@@ -152,7 +169,11 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
     if (twoParts) {
         if (fin != nullptr) {  // the final sum's first part leaves under the second part's Mmad
             PipeSync<AscendC::HardEvent::M_FIX>();
-            AscendC::Fixpipe(fin->dst, acc, AccFixpipe(rows0, d));
+            if (fin->fp16) {
+                FixAcc(fin->dstH, acc, rows0, d);
+            } else {
+                FixAcc(fin->dst, acc, rows0, d);
+            }
             fin->part0 = 1;
         }
         const uint32_t rows1 = u.rows - pvRows_;
@@ -167,7 +188,8 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
     // The decision as the slot's "flushed" word, which the vector cores read only after the
     // FLAG_O_READY below: after the Mmad's issue, and only where it changes (a scalar GM
     // store and its write-back between P's arrival and the Mmad held the Mmad back).
-    const int8_t flushed = flush ? 1 : 0;
+    const int8_t flushed =
+        static_cast<int8_t>((flush ? CTRL_MOVED : 0) | (fin != nullptr && fin->fp16 ? CTRL_FP16 : 0));
     if (flushedWord_[slot] != flushed) {
         WriteCtrl(ctrl_, CtrlFlushed(slot), flushed);
         flushedWord_[slot] = flushed;
@@ -231,22 +253,22 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::FreePV(uint32_t 
 // wrote the parts before). Only the next Mmad into the accumulator waits for it (EVT_ACC):
 // after a unit's final write-out the next unit's Q.K^T chunks go ahead.
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
-__aicore__ inline void
-ForwardCube<T, Variant, LAZY_PV, KV_NZ>::StoreAccumulator(const WorkUnit &u, const AscendC::LocalTensor<float> &acc,
-                                                          const AscendC::GlobalTensor<float> &dst, uint32_t col0,
-                                                          uint32_t part0)
+template <typename U>
+__aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::StoreAccumulator(const WorkUnit &u,
+                                                                                 const AscendC::LocalTensor<float> &acc,
+                                                                                 const AscendC::GlobalTensor<U> &dst,
+                                                                                 uint32_t col0, uint32_t part0)
 {
     PipeSync<AscendC::HardEvent::M_FIX>();  // the sum so far is complete
     const uint32_t cols = p_->headDim - col0;
     if (u.rows <= pvRows_ || pvRows_ == 0) {
-        AscendC::Fixpipe(dst[col0], acc[AccColumn(u.rows, col0)], AccFixpipe(u.rows, cols));
+        FixAcc(dst[col0], acc[AccColumn(u.rows, col0)], u.rows, cols);
     } else {
         if (part0 == 0) {
-            AscendC::Fixpipe(dst[col0], acc[AccColumn(pvRows_, col0)], AccFixpipe(pvRows_, cols));
+            FixAcc(dst[col0], acc[AccColumn(pvRows_, col0)], pvRows_, cols);
         }
         const uint32_t rows1 = u.rows - pvRows_;
-        AscendC::Fixpipe(dst[pvRows_ * p_->headDimAlign + col0], acc[AccPart(1) + AccColumn(rows1, col0)],
-                         AccFixpipe(rows1, cols));
+        FixAcc(dst[pvRows_ * p_->headDimAlign + col0], acc[AccPart(1) + AccColumn(rows1, col0)], rows1, cols);
     }
     AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_ACC);
     accStoring_ = true;

@@ -51,6 +51,11 @@ constexpr uint32_t O_SLOTS = 2 * WS_SLOTS;
 constexpr float LAZY_RESCALE_TAU = 5.545177444479562f;  // ln(256)
 constexpr uint32_t CTRL_LINE_WORDS = 16;                // int32 words per 64-byte line
 constexpr uint32_t CTRL_LINES = WS_SLOTS * 3;
+// fp16 final sums (forward_cube_pv.h): a unit's final P.V sum goes out in fp16 only where
+// l * max|V| stays below this (l the row's softmax sum against its reference, P <= 256 in fp16;
+// |sum_j p_j v_j| <= l max|V|): half of fp16's largest finite value, so that the fp16 rounding
+// of P and the fp32 accumulation stay far inside the range.
+constexpr float FP16_SUM_LIMIT = 32768.0f;
 // After the control lines, a fractal of zeros (each vector core writes its half before its
 // first P), which the cube copies into L1 once and from there into the P rows of L0A that a
 // diagonal tile's P leaves out (forward_cube_pv.h AccumulatePV).

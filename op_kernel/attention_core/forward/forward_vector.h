@@ -49,11 +49,13 @@ public:
             kvNz_.Init(p, t.key, t.value, t.workspace);
             kvNz_.QInit(t.query, t.workspace);
         }
+        wsBase_ = t.workspace;
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         const ForwardWorkspace wl = ForwardWorkspaceLayout(p->wsSlotS, p->wsSlotP, p->wsSlotO);
         wsS_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws));
         wsP_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + wl.p));
         wsO_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + wl.o));
+        wsOh_.SetGlobalBuffer(reinterpret_cast<__gm__ half *>(ws + wl.o));
         ctrl_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(ws + wl.ctrl));
         zero_.SetGlobalBuffer(reinterpret_cast<__gm__ uint16_t *>(ws + wl.zero));
 
@@ -125,8 +127,17 @@ public:
             KvNzRegion first[MAX_CORES];
             const uint32_t count = p_->kvNzOwnRows != 0 ? kvNz_.FirstRegions(split_, first) : 0;
             if (!late) {
+                const AscendC::LocalTensor<T> vmax = bcastBuf_.Get<T>();
+                const bool known = LAZY_PV && VMaxKnown();
                 kvNz_.Prepare(accBuf_.Get<T>(), stagingInS_ ? sBuf_.Get<T>() : tmpBuf_.Get<T>(), AscendC::GetBlockIdx(),
-                              p_->usedCores * 2, score_.KeyScale(), p_->kvNzOwnRows != 0 ? first : nullptr, count);
+                              p_->usedCores * 2, score_.KeyScale(), p_->kvNzOwnRows != 0 ? first : nullptr, count,
+                              known ? &vmax : nullptr);
+                if constexpr (AscendC::IsSameType<T, half>::value) {  // VMaxKnown: fp16 only
+                    if (known && core_ < p_->usedCores) {             // Prepare drained every pipe
+                        const float m = static_cast<float>(vmax.GetValue(128));
+                        WriteCtrl(ctrl_, CtrlVMax(sub_), *reinterpret_cast<const int32_t *>(&m));
+                    }
+                }
             }
         }
         if constexpr (Variant::Mask::HasPrepass()) {  // the mask summary (the accumulator is free scratch)
@@ -143,6 +154,11 @@ public:
             }
         } else if constexpr (Variant::Mask::HasPrepass()) {
             AscendC::SyncAll<false>();
+        }
+        if constexpr (KV_NZ && LAZY_PV) {  // past the barrier: every vector core's largest |V|
+            if (!late && VMaxKnown()) {
+                ReadVMax(wsBase_);
+            }
         }
         if constexpr (KV_NZ) {  // this core's other regions: staged by its two vector cores from here on
             kvNz_.OwnInit(split_, core_);
@@ -463,6 +479,64 @@ private:
     __aicore__ inline void AccumulateO(uint32_t rowOff, uint32_t rows, uint32_t slot);
     __aicore__ inline void AddFinalSum(uint32_t rowOff, uint32_t rows, uint32_t lastSlot, bool load);
     __aicore__ inline void AddSlot(uint32_t rowOff, uint32_t rows, uint32_t slot, bool load = false);
+    __aicore__ inline void AddHalfSlot(uint32_t rowOff, uint32_t rows, uint32_t slot, bool load);
+    __aicore__ inline bool Fp16SumSafe(uint32_t rows, uint32_t cols);
+    __aicore__ inline void StartSumBound(uint32_t rows);
+    __aicore__ inline void TakeSumBound(float pMax);
+    // bcast_ floats of the l bound (StartSumBound, Moved): l_before, exp of a move, the partial maxima
+    static constexpr uint32_t SUM_BOUND_L = 0, SUM_BOUND_EXP = 8, SUM_BOUND_PARTS = 16;
+
+    // Whether the staging finds the launch's largest |V| (kv_nz.h VMaxKnown), in the broadcast
+    // buffer's rowsPerVec x 32 bytes as its scratch.
+    __aicore__ inline bool VMaxKnown() const
+    {
+        return kvNz_.VMaxKnown(score_.KeyScale()) && p_->rowsPerVec * 32 >= KvNz<T>::VMAX_SCRATCH * sizeof(T) &&
+               17 * p_->usedCores + 128 <= sBufs_ * sElems_;  // ReadVMax's floats
+    }
+
+    // vMax_ := the largest of every planned vector core's staged |V| (CtrlVMax of each core's
+    // control lines), after the staging's barrier: per vector core index one strided copy of
+    // that word of every core into the (still free) S buffer (a 32-byte block each; only the
+    // word itself: the rest of its line is the owner's "rescaled" word, which it writes while
+    // this runs), the values reduced to one: two copies and one scalar read at each vector
+    // core's start, not a scalar read per core.
+    __aicore__ inline void ReadVMax(GM_ADDR ws)
+    {
+        const ForwardWorkspace wl = ForwardWorkspaceLayout(p_->wsSlotS, p_->wsSlotP, p_->wsSlotO);
+        AscendC::GlobalTensor<float> lines;
+        lines.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + wl.ctrl));
+        const AscendC::LocalTensor<float> buf = sBuf_.Get<float>();
+        const uint32_t cores = p_->usedCores;
+        AscendC::DataCopyExtParams copy(static_cast<uint16_t>(cores), 4, static_cast<uint32_t>(p_->wsBytesPerCore - 4),
+                                        0, 0);
+        for (uint32_t s = 0; s < 2; ++s) {
+            AscendC::DataCopyPad(buf[s * cores * 8], lines[CtrlVMax(s)], copy,
+                                 AscendC::DataCopyPadExtParams<float>(false, 0, 0, 0));
+        }
+        const AscendC::LocalTensor<float> picked = buf[2 * cores * 8];
+        const AscendC::LocalTensor<float> one = picked[AlignUp(2 * cores, 64)];
+        // 0 where the reductions below do not run (a timing-only model run skips vector
+        // arithmetic): max|V| = 0 is the fp16 path, the one standard-normal inputs take.
+        one.SetValue(0, 0.0f);
+        PipeSync<AscendC::HardEvent::S_V>();
+        PipeSync<AscendC::HardEvent::MTE2_V>();
+        AscendC::WholeReduceMax(picked, buf, 1, static_cast<int32_t>(2 * cores), 1, 1, 1,
+                                AscendC::ReduceOrder::ORDER_ONLY_VALUE);  // word 0 of each block
+        AscendC::PipeBarrier<PIPE_V>();
+        for (uint32_t k = 0; k < 2 * cores; k += 64) {  // 64 lanes per reduction, then their values
+            const uint32_t n = 2 * cores - k < 64 ? 2 * cores - k : 64;
+            AscendC::WholeReduceMax(one[8 + k / 64], picked[k], static_cast<int32_t>(n), 1, 1, 1, 8,
+                                    AscendC::ReduceOrder::ORDER_ONLY_VALUE);
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::WholeReduceMax(one, one[8], static_cast<int32_t>((2 * cores + 63) / 64), 1, 1, 1, 8,
+                                AscendC::ReduceOrder::ORDER_ONLY_VALUE);
+        PipeSync<AscendC::HardEvent::V_S>();
+        const float m = one.GetValue(0);
+        PipeSync<AscendC::HardEvent::S_V>();
+        vMax_ = m;
+        vMaxKnown_ = m == m;
+    }
     __aicore__ inline void FinishUnit(uint32_t set, uint32_t lastSlot);
     __aicore__ inline void StoreRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows);
     __aicore__ inline void FinishRows(const WorkUnit &u, uint32_t rowOff, uint32_t rows, uint32_t blocks,
@@ -486,6 +560,7 @@ private:
     AscendC::GlobalTensor<T> wsP_;
     KvNz<T> kvNz_;
     AscendC::GlobalTensor<float> wsO_;
+    AscendC::GlobalTensor<half> wsOh_;  // the O slots as fp16 elements (fp16 final sums)
 
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, tmpBuf_, pBuf_, maskBuf_, accBuf_, partBuf_, statBuf_, bcastBuf_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> ownBuf_;  // per-core K/V staging (kv_nz.h)
@@ -507,6 +582,15 @@ private:
     bool finishPending_ = false;               // RetireUpTo deferred the finish of a unit:
     uint32_t finishSet_ = 0, finishSlot_ = 0;  // its statistics set and last block's slot
     AscendC::GlobalTensor<int32_t> ctrl_;
+    GM_ADDR wsBase_ = nullptr;
+    // fp16 final sums: the launch's largest |V| where known (ReadVMax; else vMaxKnown_ false)
+    // and per set whether the cube wrote its unit's final sum in fp16 (AccumulateO).
+    float vMax_ = 0.0f;
+    bool vMaxKnown_ = false;
+    bool fp16Final_[WS_SLOTS] = {};
+    bool finalFp16_ = false;  // the unit FinishRows finishes
+    bool sumBound_ = false;   // the block is a unit's last: bound its l (StartSumBound)
+    float lBefore_ = 0.0f, pMax_ = 0.0f;
     AscendC::GlobalTensor<uint16_t> zero_;         // the workspace's zero fractal
     bool rescaled_[WS_SLOTS];                      // per slot: whether this core moved its reference at that block
     bool flushedAny_[WS_SLOTS] = {};               // per set: whether the cube flushed at some block of its unit

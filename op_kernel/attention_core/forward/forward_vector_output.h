@@ -19,7 +19,11 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AccumulateO(ui
         return;
     }
     if constexpr (LAZY_PV) {
-        if (ReadCtrl(ctrl_, CtrlFlushed(slot)) != 0) {
+        const int32_t word = ReadCtrl(ctrl_, CtrlFlushed(slot));
+        if (blockLast_[slot]) {  // the cube's choice for the unit's final sum
+            fp16Final_[blockSet_[slot]] = (word & CTRL_FP16) != 0;
+        }
+        if ((word & CTRL_MOVED) != 0) {
             const bool load = !flushedAny_[blockSet_[slot]];
             flushedAny_[blockSet_[slot]] = true;
             AddSlot(rowOff, rows, slot, load);
@@ -45,7 +49,39 @@ template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AddFinalSum(uint32_t rowOff, uint32_t rows,
                                                                               uint32_t lastSlot, bool load)
 {
-    AddSlot(rowOff, rows, WS_SLOTS + lastSlot, load);
+    if (finalFp16_) {
+        AddHalfSlot(rowOff, rows, WS_SLOTS + lastSlot, load);
+    } else {
+        AddSlot(rowOff, rows, WS_SLOTS + lastSlot, load);
+    }
+}
+
+// AddSlot of an O slot the cube wrote in fp16 rows (a final sum found safe in fp16): the rows
+// through part_ (half elements in its upper part) and a cast to fp32.
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::AddHalfSlot(uint32_t rowOff, uint32_t rows,
+                                                                              uint32_t slot, bool load)
+{
+    const uint32_t dp = p_->headDimAlign;
+    FinishStored();
+    // load: halves at the start of part_, cast straight into acc_; else n rows' halves after n
+    // rows of fp32 in part_ (3 n <= 2 partRows_), cast there and added.
+    const uint32_t step = load ? 2 * partRows_ : (2 * partRows_) / 3;
+    for (uint32_t r0 = 0; r0 < rows; r0 += step) {
+        const uint32_t n = rows - r0 < step ? rows - r0 : step;
+        const AscendC::LocalTensor<half> h = part_[load ? 0 : n * dp].template ReinterpretCast<half>();
+        PipeSync<AscendC::HardEvent::V_MTE2>();
+        AscendC::DataCopy(h, wsOh_[slot * (p_->wsSlotO / 2) + (rowOff + r0) * dp], n * dp);
+        PipeSync<AscendC::HardEvent::MTE2_V>();
+        if (load) {
+            AscendC::Cast(acc_[r0 * dp], h, AscendC::RoundMode::CAST_NONE, static_cast<int32_t>(n * dp));
+        } else {
+            AscendC::Cast(part_, h, AscendC::RoundMode::CAST_NONE, static_cast<int32_t>(n * dp));
+            AscendC::PipeBarrier<PIPE_V>();
+            AscendC::Add(acc_[r0 * dp], acc_[r0 * dp], part_, static_cast<int32_t>(n * dp));
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+    }
 }
 
 // acc_ += this core's rows of O slot `slot` (WS_SLOTS: the final slot), partRows_ rows per
@@ -91,6 +127,7 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::FinishUnit(uin
         AscendC::Duplicate(acc_, 0.0f, static_cast<int32_t>(rows * p_->headDimAlign));
         AscendC::PipeBarrier<PIPE_V>();
     }
+    finalFp16_ = fp16Final_[set];
     FinishRows(u, rowOff, rows, blocks, lastSlot, direct, !flushedAny_[set]);
     if (direct && last) {  // the combine's barrier, which the cube joins after the rows, orders them
         return;

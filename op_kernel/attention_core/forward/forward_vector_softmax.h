@@ -25,6 +25,12 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::SoftmaxBlock(c
     }
     prefetched_ = false;
     bool rescaled = false;
+    if constexpr (LAZY_PV) {
+        sumBound_ = after == nullptr && vMaxKnown_ && rows != 0;
+        if (sumBound_) {
+            StartSumBound(rows);
+        }
+    }
     for (uint32_t h0 = 0; h0 < rows; h0 += vecRows_) {
         const uint32_t cur = sIdx_;
         const uint32_t next = h0 + vecRows_;
@@ -53,7 +59,10 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::SoftmaxBlock(c
     }
     rescaled_[slot] = rescaled;
     if constexpr (LAZY_PV) {
-        WriteCtrl(ctrl_, CtrlRescaled(slot, sub_), rescaled ? 1 : 0);
+        // A unit's last block: whether this core's rows allow the final sum in fp16.
+        const int32_t unsafe = after == nullptr && !Fp16SumSafe(rows, blk.cols) ? CTRL_UNSAFE : 0;
+        sumBound_ = false;
+        WriteCtrl(ctrl_, CtrlRescaled(slot, sub_), (rescaled ? CTRL_MOVED : 0) | unsafe);
     }
     AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FlagPReady(slot));
 }
@@ -252,8 +261,15 @@ __aicore__ inline bool ForwardVector<T, Variant, LAZY_PV, KV_NZ>::Moved(const As
     AscendC::PipeBarrier<PIPE_V>();
     AscendC::WholeReduceMax(inv_, rowTmp_, static_cast<int32_t>(rows), 1, 1, 1, 8,
                             AscendC::ReduceOrder::ORDER_ONLY_VALUE);
+    if (sumBound_) {  // exp of the move: the largest P of the rows where they keep their reference
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Exp(bcast_[SUM_BOUND_EXP], inv_, 1);
+    }
     PipeSync<AscendC::HardEvent::V_S>();
     const float moved = inv_.GetValue(0);
+    if (sumBound_) {
+        TakeSumBound(moved > LAZY_RESCALE_TAU ? 1.0f : bcast_.GetValue(SUM_BOUND_EXP));
+    }
     PipeSync<AscendC::HardEvent::S_V>();
     return moved > LAZY_RESCALE_TAU;
 }
@@ -293,6 +309,71 @@ __aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::RowReduce(uint
     }
     BlockReduce<isMax>(rowTmp_, tmp_, groups, 8);
     AscendC::PipeBarrier<PIPE_V>();
+}
+
+// fp16 final sums: the unit's final P.V sum |sum_j p_j v_j| <= l max|V| per row (P >= 0, the
+// sum covers part of the row's keys against the current reference), so it fits fp16 where
+// max_rows(l) * max|V| < FP16_SUM_LIMIT; max|V| is known only where every vector core staged V
+// before the barrier (ReadVMax). l after the unit's last block is bounded without waiting for
+// it: l <= l_before + cols * max P, l_before's largest row reduced as the block starts (into
+// bcast_[SUM_BOUND_L]), max P per sub-block 1 where it moved its reference, else exp(its
+// largest move) (Moved: both read at the scalar read the lazy rescale makes anyway; a
+// reduction of l after the block and a wait for it cost 0.6 us on the vector-bound B1 N8/2
+// S2K causal).
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::StartSumBound(uint32_t rows)
+{
+    // 64 rows per repeat, then the tail, one value each; those to one
+    const uint32_t full = rows / 64;
+    const uint32_t tail = rows % 64;
+    const AscendC::LocalTensor<float> part = bcast_[SUM_BOUND_PARTS];
+    AscendC::PipeBarrier<PIPE_V>();  // sum_ is complete, bcast_'s last reader is done
+    if (full != 0) {
+        AscendC::WholeReduceMax(part, sum_, 64, static_cast<int32_t>(full), 1, 1, 8,
+                                AscendC::ReduceOrder::ORDER_ONLY_VALUE);
+    }
+    if (tail != 0) {
+        AscendC::WholeReduceMax(part[full], sum_[full * 64], static_cast<int32_t>(tail), 1, 1, 1, 8,
+                                AscendC::ReduceOrder::ORDER_ONLY_VALUE);
+    }
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::WholeReduceMax(bcast_[SUM_BOUND_L], part, static_cast<int32_t>(full + (tail != 0 ? 1 : 0)), 1, 1, 1, 8,
+                            AscendC::ReduceOrder::ORDER_ONLY_VALUE);
+    lBefore_ = -1.0f;  // not read yet
+    pMax_ = 0.0f;
+}
+
+// At a sub-block's scalar read (Moved, after its V_S wait): l_before once, and the sub-block's
+// largest P.
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline void ForwardVector<T, Variant, LAZY_PV, KV_NZ>::TakeSumBound(float pMax)
+{
+    if (lBefore_ < 0.0f) {
+        lBefore_ = bcast_.GetValue(SUM_BOUND_L);
+    }
+    // NaN stays (then never safe, but for an all-zero V)
+    pMax_ = pMax > pMax_ || pMax != pMax ? pMax : pMax_;
+}
+
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline bool ForwardVector<T, Variant, LAZY_PV, KV_NZ>::Fp16SumSafe(uint32_t rows, uint32_t cols)
+{
+    if (!vMaxKnown_) {
+        return false;
+    }
+    if (rows == 0) {
+        return true;
+    }
+    if (lBefore_ < 0.0f) {  // no sub-block reached Moved (every row dead in this block): read l now
+        PipeSync<AscendC::HardEvent::V_S>();
+        lBefore_ = bcast_.GetValue(SUM_BOUND_L);
+        PipeSync<AscendC::HardEvent::S_V>();
+    }
+    const float p = pMax_ > 1.0f || pMax_ != pMax_ ? pMax_ : 1.0f;
+    const float l = lBefore_ + static_cast<float>(cols) * p;
+    // All-zero V (also what a timing-only model run, which skips vector arithmetic, leaves:
+    // ReadVMax) makes every sum 0, whatever l.
+    return vMax_ == 0.0f || l * vMax_ < FP16_SUM_LIMIT;
 }
 
 }  // namespace AttentionCore

@@ -322,3 +322,20 @@ def test_own_staging_per_batch_matches_golden(dtype, seq_q, seq_kv, n, nkv, d, m
     # A region staged with the wrong rows, too late or only in part reads the workspace's stale
     # rows: errors far past the precision standard.
     run_and_judge(make_kwargs(dtype, seq_q=seq_q, seq_kv=seq_kv, n=n, nkv=nkv, d=d, mode=mode))
+
+
+def test_final_sums_in_fp16_only_where_they_fit():
+    # As the PFA test of the name: standard-normal inputs take fp16 final sums (every unit's, V
+    # staged whole before the barrier in this plan), V around 1000 keeps them fp32 (an fp16 sum
+    # there is inf) and the outputs still match.
+    seq, n, d = (1024, 2048), 4, 128
+    kw = make_kwargs(seq_q=seq, n=n, d=d)
+    rng = np.random.default_rng(1)
+    for name in ("query", "key", "value"):
+        kw[name] = rng.standard_normal(kw[name].shape).astype(np.float16)
+    run_and_judge(kw)
+    normal = cpu.last_profile()["l2_write_bytes"]
+    kw["value"] = (1000.0 + rng.standard_normal(kw["value"].shape)).astype(np.float16)
+    run_and_judge(kw)
+    large = cpu.last_profile()["l2_write_bytes"]
+    assert large - normal == sum(seq) * n * d * 2  # every unit's rows, 2 bytes less per element

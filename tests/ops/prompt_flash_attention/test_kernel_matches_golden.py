@@ -709,3 +709,23 @@ def test_scale_on_the_staged_key_matches_golden(scale):
     kw = make_kwargs("fp16", "BNSD", n=64, nkv=16, sq=500, d=64)
     kw["scale_value"] = scale
     run_and_judge(kw)
+
+
+def test_final_sums_in_fp16_only_where_they_fit():
+    # A unit's final P.V sum leaves the cube in fp16 where l * max|V| stays below
+    # FP16_SUM_LIMIT (V staged whole before the barrier, as in this plan: KV_NZ_BOTH): with
+    # standard-normal inputs (the sweep's kind) every unit's final sum is fp16, half the bytes
+    # of its fp32 rows; with V around 1000 (sums ~ l * 1000, far past fp16's 65504) they stay
+    # fp32 and the output still matches (an fp16 sum there is inf).
+    b, n, sq, skv, d = 1, 4, 1024, 2048, 128
+    kw = make_kwargs("fp16", "BNSD", b=b, n=n, sq=sq, skv=skv, d=d)
+    rng = np.random.default_rng(1)
+    for name in ("query", "key", "value"):
+        kw[name] = rng.standard_normal(kw[name].shape).astype(np.float16)
+    run_and_judge(kw)
+    normal = cpu.last_profile()["l2_write_bytes"]
+    kw["value"] = (1000.0 + rng.standard_normal(kw["value"].shape)).astype(np.float16)
+    run_and_judge(kw)
+    large = cpu.last_profile()["l2_write_bytes"]
+    # every unit's final sum: its rows x 128 head-dim columns, 2 bytes less per element in fp16
+    assert large - normal == b * n * sq * d * 2
