@@ -248,7 +248,8 @@ template <typename T> struct KvNz {
 
     // vmax[0, 256) := max(vmax, |x|) folded onto 256 lanes, x (a staged V chunk of n elements,
     // already arranged) in place: |x|, then halves of x folded onto each other (a multiple of
-    // 128 elements each), the odd tail of each step straight into vmax.
+    // 128 elements each) until at most 256 are left, the odd tail of each step (< 256 elements)
+    // straight into vmax.
     __aicore__ inline void FoldAbsMax(const AscendC::LocalTensor<T> &vmax, const AscendC::LocalTensor<T> &x,
                                       uint32_t n) const
     {
@@ -257,7 +258,7 @@ template <typename T> struct KvNz {
             AscendC::Abs(x, x, static_cast<int32_t>(n));
             AscendC::PipeBarrier<PIPE_V>();
             uint32_t m = n;
-            while (m >= 2 * VMAX_SCRATCH) {
+            while (m > VMAX_SCRATCH) {
                 const uint32_t h = m / 2 / 128 * 128;
                 if (m > 2 * h) {  // the tail past the two halves (< 256 elements)
                     AscendC::Max(vmax, vmax, x[2 * h], static_cast<int32_t>(m - 2 * h));

@@ -729,3 +729,21 @@ def test_final_sums_in_fp16_only_where_they_fit():
     large = cpu.last_profile()["l2_write_bytes"]
     # every unit's final sum: its rows x 128 head-dim columns, 2 bytes less per element in fp16
     assert large - normal == b * n * sq * d * 2
+
+
+def test_final_sums_guard_sees_the_last_staged_v_rows():
+    # The largest |V| only in the last key row, in a last staging chunk of 6 rows (skv = 384 + 6:
+    # 768 elements, folded to 384 lanes before the last step): the guard must see it, keep the
+    # final sums fp32 (2 bytes more per element than fp16) and the output must match.
+    b, n, sq, skv, d = 1, 4, 1024, 390, 128
+    kw = make_kwargs("fp16", "BNSD", b=b, n=n, sq=sq, skv=skv, d=d)
+    rng = np.random.default_rng(2)
+    for name in ("query", "key", "value"):
+        kw[name] = rng.standard_normal(kw[name].shape).astype(np.float16)
+    kw["query"] *= np.float16(0.05)  # near-uniform attention: l ~ skv
+    run_and_judge(kw)
+    normal = cpu.last_profile()["l2_write_bytes"]
+    kw["value"][:, :, -1, :] = np.float16(1000.0)
+    run_and_judge(kw)
+    spiked = cpu.last_profile()["l2_write_bytes"]
+    assert spiked - normal == b * n * sq * d * 2
