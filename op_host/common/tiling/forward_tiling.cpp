@@ -514,13 +514,17 @@ void PlanKvGeometry(const ForwardProblem &prob, const CoreBudget &budget, bool w
     // can (ForwardParams::pPieceFractals, sPieceRows, pStoreFractals): the plane is bound by L2
     // above its critical path, and each piece is one more DMA start (modelled causal B1 N16 S4K
     // D64 255.5 -> 253.1 us, L2 1774.3 -> 1757.3 MB, critical path 243.3 -> 245.8; P in single
-    // fractal rows 252.9 but 279.3 -> 282.1 under the bandwidth ledger). Not at D = 128, where
-    // the unit starts bind some causal rows (B1 N8/2 S2K 44.3 -> 45.9 us, B2 N16 S2K 166.9 ->
-    // 168.6 with all three).
+    // fractal rows 252.9 but 279.3 -> 282.1 under the bandwidth ledger). Not all three at D = 128,
+    // where the unit starts bind some causal rows (B1 N8/2 S2K 44.3 -> 45.9 us, B2 N16 S2K 166.9
+    // -> 168.6); there S alone in 32-row pieces (modelled B2 N16 S2K causal 162.1 -> 161.5 us,
+    // B1 N8 S4K causal 156.7 -> 156.5; 16-row pieces slowed B1 N8/2 S2K, D = 256 causal
+    // 157.2 -> 157.3).
     if (prob.bandActive && p.headDim <= STAIR_PIECES_MAX_HEAD_DIM) {
         p.pPieceFractals = STAIR_P_PIECE_FRACTALS;
         p.sPieceRows = STAIR_S_PIECE_ROWS;
         p.pStoreFractals = STAIR_P_STORE_FRACTALS;
+    } else if (prob.bandActive && p.headDim <= BAND_S_PIECES_MAX_HEAD_DIM) {
+        p.sPieceRows = BAND_S_PIECE_ROWS;
     }
 }
 

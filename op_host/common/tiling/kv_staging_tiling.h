@@ -92,6 +92,11 @@ constexpr uint32_t STAIR_P_PIECE_FRACTALS = 2;
 constexpr uint32_t STAIR_S_PIECE_ROWS = 16;
 constexpr uint32_t STAIR_P_STORE_FRACTALS = 1;
 constexpr uint32_t VARLEN_STAIR_P_PIECE_FRACTALS = 4;
+// Above it, up to D = 128, a band's S alone goes in pieces of 32 rows (the vector cores load
+// each with its own columns, the cube writes a staircase chunk's first 16 rows apart): the
+// S of a diagonal tile's staircase stays off L2 where the plane is bound by L2.
+constexpr uint32_t BAND_S_PIECES_MAX_HEAD_DIM = 128;
+constexpr uint32_t BAND_S_PIECE_ROWS = 32;
 // Drops a planned staging (ForwardParams::kvNz and its region): nothing staged.
 void DropKvNz(AttentionCore::ForwardParams &p);
 // Whether the K/V staging may multiply K by the scale (ScaleParams / PseParams::scaleInKey)

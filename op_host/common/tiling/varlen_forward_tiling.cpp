@@ -314,9 +314,12 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // binding, so not S in pieces nor P stored per fractal row (modelled TND [100, 3000, 1500,
     // 700, 2200] N8 D64 causal 135.0 -> 134.1 us; with S in 32-row pieces 133.9, but 151.6 ->
     // 152.3 under the bandwidth ledger; P in pieces of one or two fractal rows bound the cube's
-    // MTE2: 139.4 / 135.2).
+    // MTE2: 139.4 / 135.2). Above it, under a mask, S in 32-row pieces as PFA takes them
+    // (modelled TND 4 x 2K N8 D128 causal 162.4 -> 161.8 us, [300 ... 4000] causal 232.4 -> 231.8).
     if (p.headDim <= STAIR_PIECES_MAX_HEAD_DIM) {
         p.pPieceFractals = VARLEN_STAIR_P_PIECE_FRACTALS;
+    } else if (prob.hasMask && p.headDim <= BAND_S_PIECES_MAX_HEAD_DIM) {
+        p.sPieceRows = BAND_S_PIECE_ROWS;
     }
     return true;
 }
