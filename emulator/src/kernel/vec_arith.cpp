@@ -360,13 +360,14 @@ void VecBinary(const char *api, VOp op, DType t, LocalRef dst, LocalRef s0, Loca
     CountV(l, 3 * e);
 }
 
-void VecMulAddDst(const char *api, DType dt, DType st, LocalRef dst, LocalRef s0, LocalRef s1, const VGeom &g)
+namespace {
+
+// The three-operand multiply-adds: dst (type dt) with src0 and src1 (type st), the product and the
+// sum in float, rounded to dt once at the end. dstFactor: dst = src0 * dst + src1 (FusedMulAdd,
+// vmadd: one fused rounding, as its rounding is not documented), else dst = src0 * src1 + dst.
+void MulAddLanes(const char *api, DType dt, DType st, LocalRef dst, LocalRef s0, LocalRef s1, const VGeom &g,
+                 bool dstFactor)
 {
-    if (!Present(dst)) return;
-    const bool ok = (dt == st && IsFloat(dt)) || (dt == DType::F32 && st == DType::F16);
-    if (!ok)
-        Fail(api, "%s += %s * %s is not supported on Atlas A2 (half, float, or half sources into float)", DTypeName(dt),
-             DTypeName(st), DTypeName(st));
     const int ed = DTypeSize(dt), ess = DTypeSize(st);
     const Lanes l = ResolveLanes(ed, g.repeat);
     const LocalRef refs[3] = {dst, s0, s1};
@@ -375,10 +376,10 @@ void VecMulAddDst(const char *api, DType dt, DType st, LocalRef dst, LocalRef s0
     Check<3>(api, l, refs, es, g, names);
     if (TimeV(VOp::Mul, l, ed, api, dt)) return CountV(l, 3 * ed);
     uint8_t *base[3] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(s0.p), static_cast<uint8_t *>(s1.p)};
-    // The product and the sum in float, rounded once to the destination type.
-    auto ld = [](DType t, const uint8_t *q) { return t == DType::F16 ? Elem<half>::Ld(q) : Elem<float>::Ld(q); };
+    auto ld = [](DType t, const uint8_t *q) { return t == DType::F16 ? float(Elem<half>::Ld(q)) : Elem<float>::Ld(q); };
     ForLanes<3>(l, base, es, g.blk, g.rep, [&](uint8_t *const q[3]) {
-        const float v = ld(st, q[1]) * ld(st, q[2]) + ld(dt, q[0]);
+        const float v = dstFactor ? std::fma(ld(st, q[1]), ld(dt, q[0]), ld(st, q[2]))
+                                  : ld(st, q[1]) * ld(st, q[2]) + ld(dt, q[0]);
         if (dt == DType::F16)
             Elem<half>::St(q[0], v);
         else
@@ -387,29 +388,23 @@ void VecMulAddDst(const char *api, DType dt, DType st, LocalRef dst, LocalRef s0
     CountV(l, 3 * ed);
 }
 
+}  // namespace
+
+void VecMulAddDst(const char *api, DType dt, DType st, LocalRef dst, LocalRef s0, LocalRef s1, const VGeom &g)
+{
+    if (!Present(dst)) return;
+    const bool ok = (dt == st && IsFloat(dt)) || (dt == DType::F32 && st == DType::F16);
+    if (!ok)
+        Fail(api, "%s += %s * %s is not supported on Atlas A2 (half, float, or half sources into float)", DTypeName(dt),
+             DTypeName(st), DTypeName(st));
+    MulAddLanes(api, dt, st, dst, s0, s1, g, false);
+}
+
 void VecFusedMulAdd(const char *api, DType t, LocalRef dst, LocalRef s0, LocalRef s1, const VGeom &g)
 {
     if (!Present(dst)) return;
     if (!IsFloat(t)) Fail(api, "element type %s is not supported on Atlas A2 (half, float)", DTypeName(t));
-    const int e = DTypeSize(t);
-    const Lanes l = ResolveLanes(e, g.repeat);
-    const LocalRef refs[3] = {dst, s0, s1};
-    const int es[3] = {e, e, e};
-    static const char *names[3] = {"dst", "src0", "src1"};
-    Check<3>(api, l, refs, es, g, names);
-    if (TimeV(VOp::Mul, l, e, api, t)) return CountV(l, 3 * e);
-    uint8_t *base[3] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(s0.p), static_cast<uint8_t *>(s1.p)};
-    // The product and the sum in float, rounded once to T (as MulAddDst; vmadd's rounding is not
-    // documented).
-    auto ld = [t](const uint8_t *q) { return t == DType::F16 ? float(Elem<half>::Ld(q)) : Elem<float>::Ld(q); };
-    ForLanes<3>(l, base, es, g.blk, g.rep, [&](uint8_t *const q[3]) {
-        const float v = std::fma(ld(q[1]), ld(q[0]), ld(q[2]));
-        if (t == DType::F16)
-            Elem<half>::St(q[0], v);
-        else
-            Elem<float>::St(q[0], v);
-    });
-    CountV(l, 3 * e);
+    MulAddLanes(api, t, t, dst, s0, s1, g, true);
 }
 
 // asc-devkit `docs/zh/api/SIMD-API/基础API/Memory矢量计算/逻辑计算/ShiftLeft.md` and `ShiftRight.md`:
