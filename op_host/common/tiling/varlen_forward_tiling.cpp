@@ -52,8 +52,13 @@ std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::
         const AttentionCore::SparseBand band = BandOf(prob, mask, b);
         perQb.clear();
         ranges.clear();
-        for (int64_t q0 = 0; q0 < sq; q0 += p.blockQ) {
-            const int64_t rows = std::min<int64_t>(p.blockQ, sq - q0);
+        // UNITS_TAIL_FIRST: the short q-block first (varlen_policies.h WorkSplit<SplitTnd>).
+        const int64_t shift = (p.foldQBlocks & AttentionCore::UNITS_TAIL_FIRST) != 0
+                                  ? (sq + p.blockQ - 1) / p.blockQ * p.blockQ - sq
+                                  : 0;
+        for (int64_t end = p.blockQ - shift; end - int64_t(p.blockQ) < sq; end += p.blockQ) {
+            const int64_t q0 = std::max<int64_t>(0, end - p.blockQ);
+            const int64_t rows = std::min<int64_t>(end, sq) - q0;
             const int64_t lo = band.Lo(q0);
             const int64_t hi = band.Hi(q0 + rows - 1);
             uint64_t cost = ForwardUnitCost(p) * 3 / 2;
@@ -141,6 +146,12 @@ void GroupEqualCosts(const std::vector<uint64_t> &costs, const std::vector<uint6
 // A unit goes to a core that already holds units of its (batch, KV head) where that core's load
 // is at most this share (per cent) of the unit's cost above the least loaded core's (DealByCost).
 constexpr uint64_t HEAD_AFFINITY_SLACK_PCT = 50;
+// Up to D = 64 twice as much: there the forward is bound by L2, and the K/V loads a unit saves on
+// a core that ran its head before weigh more per FLOP than the core's later end (modelled TND
+// [100, 3000, 1500, 700, 2200] N8 D64 causal, with the short q-blocks first: K/V loads 44.3 ->
+// 37.8 MB, 134.4 -> 133.2 us; 100 % 134.1, 400 % 133.3).
+constexpr uint64_t HEAD_AFFINITY_SLACK_PCT_D64 = 200;
+constexpr uint32_t HEAD_AFFINITY_D64_MAX_HEAD_DIM = 64;
 
 // Deals the units to `cores` cores by cost, the largest first to the least loaded core (ties:
 // the lower unit, the lower core), or to the least loaded core holding units of its (batch, KV
@@ -148,10 +159,12 @@ constexpr uint64_t HEAD_AFFINITY_SLACK_PCT = 50;
 // differ in cost (GroupEqualCosts cannot regroup them), and spread over many cores they rarely
 // find the K/V the unit before left in the cube's cache (modelled TND [100, 3000, 1500, 700,
 // 2200] N8 D64 causal: the cores holding the most scattered q-blocks ended 8 us after the others,
-// their cube MTE2 busy 108 against 100 us). Writes each core's units in ascending order to
-// `order` and the cores + 1 position starts to `starts`, and returns the largest core cost.
+// their cube MTE2 busy 108 against 100 us); `slackPct`: HEAD_AFFINITY_SLACK_PCT or its D = 64
+// value. Writes each core's units in ascending order to `order` and the cores + 1 position
+// starts to `starts`, and returns the largest core cost.
 uint64_t DealByCost(const std::vector<uint64_t> &costs, const std::vector<uint64_t> &keys,
-                    const std::vector<uint64_t> &heads, uint32_t cores, std::vector<uint32_t> &order, uint64_t *starts)
+                    const std::vector<uint64_t> &heads, uint32_t cores, uint64_t slackPct, std::vector<uint32_t> &order,
+                    uint64_t *starts)
 {
     std::vector<uint32_t> byCost(costs.size());
     for (size_t i = 0; i < costs.size(); ++i) byCost[i] = static_cast<uint32_t>(i);
@@ -162,7 +175,7 @@ uint64_t DealByCost(const std::vector<uint64_t> &costs, const std::vector<uint64
     for (const uint32_t u : byCost) {
         uint32_t c = static_cast<uint32_t>(std::min_element(load.begin(), load.end()) - load.begin());
         if (held.count({c, heads[u]}) == 0) {
-            const uint64_t limit = load[c] + costs[u] * HEAD_AFFINITY_SLACK_PCT / 100;
+            const uint64_t limit = load[c] + costs[u] * slackPct / 100;
             uint32_t pick = cores;
             for (uint32_t k = 0; k < cores; ++k) {
                 if (load[k] <= limit && held.count({k, heads[u]}) != 0 && (pick == cores || load[k] < load[pick])) {
@@ -256,9 +269,25 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     uint32_t maxRows = 0;
     if (!ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why, true)) return false;
 
+    // Under a causal band (a batch whose last row sees more keys than its first) each batch's
+    // short q-block (Sq_b % blockQ rows) comes first (UNITS_TAIL_FIRST): it then sees a few keys,
+    // where last it would stream all of the batch's K and V for a few rows, and those short units'
+    // fill and drain set the cores' ends (modelled TND [100, 3000, 1500, 700, 2200] N8 D64 causal:
+    // critical path 131.5 -> 127.3 us, cores ending 125.0-130.8 -> 122.2-126.1 us; 4 x 2K N8
+    // causal 161.8 -> 160.6, [300, 2900, 800, 4000] causal 231.8 -> 231.0). Not without one: there
+    // every q-block sees the same keys (6 x 1K 222.7 -> 223.2 us).
+    bool tailFirst = false;
+    for (size_t b = 0; b < prob.seqQ.size(); ++b) {
+        if (prob.seqQ[b] <= 0) continue;
+        const AttentionCore::SparseBand band = BandOf(prob, mask, b);
+        tailFirst = tailFirst || band.Hi(0) < band.Hi(prob.seqQ[b] - 1);
+    }
+    const uint64_t slackPct =
+        p.headDim <= HEAD_AFFINITY_D64_MAX_HEAD_DIM ? HEAD_AFFINITY_SLACK_PCT_D64 : HEAD_AFFINITY_SLACK_PCT;
     // The contiguous plan's makespan per q-block tried (ChooseQBlock keeps one of them).
     std::vector<std::pair<uint32_t, uint64_t>> contiguousOf;
     ChooseQBlock(maxRows, p, [&](AttentionCore::ForwardParams &t, uint32_t &cores) {
+        if (tailFirst) t.foldQBlocks |= AttentionCore::UNITS_TAIL_FIRST;
         std::vector<uint64_t> keys, heads;
         const std::vector<uint64_t> costs = UnitCosts(prob, t, mask, &keys, &heads);
         t.unitCount = costs.size();
@@ -271,7 +300,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         if (unitOrder != nullptr && t.unitCount <= maxOrder && cores > 1) {
             std::vector<uint32_t> order;
             uint64_t starts[AttentionCore::MAX_CORES + 1] = {};
-            return std::min(contiguous, DealByCost(costs, keys, heads, cores, order, starts));
+            return std::min(contiguous, DealByCost(costs, keys, heads, cores, slackPct, order, starts));
         }
         return contiguous;
     });
@@ -288,7 +317,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         const uint32_t cores = SplitCores(budget.aicNum, p.unitCount);
         uint64_t starts[AttentionCore::MAX_CORES + 1] = {};
         std::vector<uint32_t> order;
-        if (DealByCost(costs, keys, heads, cores, order, starts) * 100 < contiguous * 99) {
+        if (DealByCost(costs, keys, heads, cores, slackPct, order, starts) * 100 < contiguous * 99) {
             *unitOrder = std::move(order);
             std::copy(starts, starts + cores + 1, p.coreUnitStart);
             p.usedCores = cores;
@@ -316,8 +345,12 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // 152.3 under the bandwidth ledger; P in pieces of one or two fractal rows bound the cube's
     // MTE2: 139.4 / 135.2). Above it, under a mask, S in 32-row pieces as PFA takes them
     // (modelled TND 4 x 2K N8 D128 causal 162.4 -> 161.8 us, [300 ... 4000] causal 232.4 -> 231.8).
+    // With the short q-blocks first the critical path has room for S in 32-row pieces at D = 64
+    // too (modelled TND [100 ... 2200] N8 D64 causal 133.2 -> 132.6 us, 151.1 -> 150.8 under the
+    // bandwidth ledger; before them 133.9 but 152.3 under the ledger).
     if (p.headDim <= STAIR_PIECES_MAX_HEAD_DIM) {
         p.pPieceFractals = VARLEN_STAIR_P_PIECE_FRACTALS;
+        if ((p.foldQBlocks & AttentionCore::UNITS_TAIL_FIRST) != 0) p.sPieceRows = BAND_S_PIECE_ROWS;
     } else if (prob.hasMask && p.headDim <= BAND_S_PIECES_MAX_HEAD_DIM) {
         p.sPieceRows = BAND_S_PIECE_ROWS;
     }
