@@ -53,9 +53,8 @@ std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::
         perQb.clear();
         ranges.clear();
         // UNITS_TAIL_FIRST: the short q-block first (varlen_policies.h WorkSplit<SplitTnd>).
-        const int64_t shift = (p.foldQBlocks & AttentionCore::UNITS_TAIL_FIRST) != 0
-                                  ? (sq + p.blockQ - 1) / p.blockQ * p.blockQ - sq
-                                  : 0;
+        const int64_t shift =
+            (p.foldQBlocks & AttentionCore::UNITS_TAIL_FIRST) != 0 ? (sq + p.blockQ - 1) / p.blockQ * p.blockQ - sq : 0;
         for (int64_t end = p.blockQ - shift; end - int64_t(p.blockQ) < sq; end += p.blockQ) {
             const int64_t q0 = std::max<int64_t>(0, end - p.blockQ);
             const int64_t rows = std::min<int64_t>(end, sq) - q0;
@@ -146,11 +145,15 @@ void GroupEqualCosts(const std::vector<uint64_t> &costs, const std::vector<uint6
 // A unit goes to a core that already holds units of its (batch, KV head) where that core's load
 // is at most this share (per cent) of the unit's cost above the least loaded core's (DealByCost).
 constexpr uint64_t HEAD_AFFINITY_SLACK_PCT = 50;
-// Up to D = 64 twice as much: there the forward is bound by L2, and the K/V loads a unit saves on
-// a core that ran its head before weigh more per FLOP than the core's later end (modelled TND
-// [100, 3000, 1500, 700, 2200] N8 D64 causal, with the short q-blocks first: K/V loads 44.3 ->
-// 37.8 MB, 134.4 -> 133.2 us; 100 % 134.1, 400 % 133.3).
+// Up to D = 64 twice as much where that deal plans at most HEAD_AFFINITY_D64_MARGIN_PCT
+// longer: there the forward is bound by L2, and the K/V loads a unit saves on a core that ran
+// its head before weigh more per FLOP than the core's later end (modelled TND [100, 3000, 1500,
+// 700, 2200] N8 D64 causal, with the short q-blocks first: K/V loads 44.3 -> 37.8 MB, 134.4 ->
+// 133.2 us, planned 2.3 % longer; 100 % 134.1, 400 % 133.3). Not where a core's share is a few
+// units: there the deal planned 8-16 % longer (TND [300, 900, 100, 1200] N4 causal) and the
+// cores' ends drift apart.
 constexpr uint64_t HEAD_AFFINITY_SLACK_PCT_D64 = 200;
+constexpr uint64_t HEAD_AFFINITY_D64_MARGIN_PCT = 3;
 constexpr uint32_t HEAD_AFFINITY_D64_MAX_HEAD_DIM = 64;
 
 // Deals the units to `cores` cores by cost, the largest first to the least loaded core (ties:
@@ -159,8 +162,7 @@ constexpr uint32_t HEAD_AFFINITY_D64_MAX_HEAD_DIM = 64;
 // differ in cost (GroupEqualCosts cannot regroup them), and spread over many cores they rarely
 // find the K/V the unit before left in the cube's cache (modelled TND [100, 3000, 1500, 700,
 // 2200] N8 D64 causal: the cores holding the most scattered q-blocks ended 8 us after the others,
-// their cube MTE2 busy 108 against 100 us); `slackPct`: HEAD_AFFINITY_SLACK_PCT or its D = 64
-// value. Writes each core's units in ascending order to `order` and the cores + 1 position
+// their cube MTE2 busy 108 against 100 us); `slackPct`: that share. Writes each core's units in ascending order to `order` and the cores + 1 position
 // starts to `starts`, and returns the largest core cost.
 uint64_t DealByCost(const std::vector<uint64_t> &costs, const std::vector<uint64_t> &keys,
                     const std::vector<uint64_t> &heads, uint32_t cores, uint64_t slackPct, std::vector<uint32_t> &order,
@@ -198,6 +200,23 @@ uint64_t DealByCost(const std::vector<uint64_t> &costs, const std::vector<uint64
     }
     starts[cores] = order.size();
     return *std::max_element(load.begin(), load.end());
+}
+
+// DealByCost at HEAD_AFFINITY_SLACK_PCT, or up to D = 64 at HEAD_AFFINITY_SLACK_PCT_D64 where
+// that plans at most HEAD_AFFINITY_D64_MARGIN_PCT longer.
+uint64_t DealUnits(const std::vector<uint64_t> &costs, const std::vector<uint64_t> &keys,
+                   const std::vector<uint64_t> &heads, uint32_t cores, uint32_t headDim, std::vector<uint32_t> &order,
+                   uint64_t *starts)
+{
+    const uint64_t span = DealByCost(costs, keys, heads, cores, HEAD_AFFINITY_SLACK_PCT, order, starts);
+    if (headDim > HEAD_AFFINITY_D64_MAX_HEAD_DIM) return span;
+    std::vector<uint32_t> wide;
+    uint64_t wideStarts[AttentionCore::MAX_CORES + 1] = {};
+    const uint64_t wideSpan = DealByCost(costs, keys, heads, cores, HEAD_AFFINITY_SLACK_PCT_D64, wide, wideStarts);
+    if (wideSpan * 100 > span * (100 + HEAD_AFFINITY_D64_MARGIN_PCT)) return span;
+    order = std::move(wide);
+    std::copy(wideStarts, wideStarts + cores + 1, starts);
+    return wideSpan;
 }
 
 }  // namespace
@@ -282,8 +301,6 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         const AttentionCore::SparseBand band = BandOf(prob, mask, b);
         tailFirst = tailFirst || band.Hi(0) < band.Hi(prob.seqQ[b] - 1);
     }
-    const uint64_t slackPct =
-        p.headDim <= HEAD_AFFINITY_D64_MAX_HEAD_DIM ? HEAD_AFFINITY_SLACK_PCT_D64 : HEAD_AFFINITY_SLACK_PCT;
     // The contiguous plan's makespan per q-block tried (ChooseQBlock keeps one of them).
     std::vector<std::pair<uint32_t, uint64_t>> contiguousOf;
     ChooseQBlock(maxRows, p, [&](AttentionCore::ForwardParams &t, uint32_t &cores) {
@@ -300,7 +317,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         if (unitOrder != nullptr && t.unitCount <= maxOrder && cores > 1) {
             std::vector<uint32_t> order;
             uint64_t starts[AttentionCore::MAX_CORES + 1] = {};
-            return std::min(contiguous, DealByCost(costs, keys, heads, cores, slackPct, order, starts));
+            return std::min(contiguous, DealUnits(costs, keys, heads, cores, t.headDim, order, starts));
         }
         return contiguous;
     });
@@ -317,7 +334,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         const uint32_t cores = SplitCores(budget.aicNum, p.unitCount);
         uint64_t starts[AttentionCore::MAX_CORES + 1] = {};
         std::vector<uint32_t> order;
-        if (DealByCost(costs, keys, heads, cores, slackPct, order, starts) * 100 < contiguous * 99) {
+        if (DealUnits(costs, keys, heads, cores, p.headDim, order, starts) * 100 < contiguous * 99) {
             *unitOrder = std::move(order);
             std::copy(starts, starts + cores + 1, p.coreUnitStart);
             p.usedCores = cores;
