@@ -145,14 +145,16 @@ void GroupEqualCosts(const std::vector<uint64_t> &costs, const std::vector<uint6
 // A unit goes to a core that already holds units of its (batch, KV head) where that core's load
 // is at most this share (per cent) of the unit's cost above the least loaded core's (DealByCost).
 constexpr uint64_t HEAD_AFFINITY_SLACK_PCT = 50;
-// Up to D = 64 twice as much where that deal plans at most HEAD_AFFINITY_D64_MARGIN_PCT
-// longer: there the forward is bound by L2, and the K/V loads a unit saves on a core that ran
-// its head before weigh more per FLOP than the core's later end (modelled TND [100, 3000, 1500,
-// 700, 2200] N8 D64 causal, with the short q-blocks first: K/V loads 44.3 -> 37.8 MB, 134.4 ->
-// 133.2 us, planned 2.3 % longer; 100 % 134.1, 400 % 133.3). Not where a core's share is a few
-// units: there the deal planned 8-16 % longer (TND [300, 900, 100, 1200] N4 causal) and the
-// cores' ends drift apart.
-constexpr uint64_t HEAD_AFFINITY_SLACK_PCT_D64 = 200;
+// Up to D = 64 more (HEAD_AFFINITY_SLACK_PCT_D64) where that deal plans at most
+// HEAD_AFFINITY_D64_MARGIN_PCT longer: there the forward is bound by L2, and the K/V loads a unit
+// saves on a core that ran its head before weigh more per FLOP than the core's later end
+// (modelled TND [100, 3000, 1500, 700, 2200] N8 D64 causal with the short q-blocks first and P
+// stored per fractal row: 120 % 132.35 us, 148.0 under the bandwidth ledger, K/V loads 44.3 ->
+// ~36 MB; 50 % 134.1 / 152.2, 100 % 133.2 / 152.2, 140 % 132.6 / 150.1, 200 % 132.2 / 150.8: the
+// deal's outcome moves in steps, 120 % is the best of both models). Not where a core's share is
+// a few units: there the wider deal planned 8-16 % longer (TND [300, 900, 100, 1200] N4 causal)
+// and the cores' ends drift apart.
+constexpr uint64_t HEAD_AFFINITY_SLACK_PCT_D64 = 120;
 constexpr uint64_t HEAD_AFFINITY_D64_MARGIN_PCT = 3;
 constexpr uint32_t HEAD_AFFINITY_D64_MAX_HEAD_DIM = 64;
 
@@ -362,12 +364,17 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // 152.3 under the bandwidth ledger; P in pieces of one or two fractal rows bound the cube's
     // MTE2: 139.4 / 135.2). Above it, under a mask, S in 32-row pieces as PFA takes them
     // (modelled TND 4 x 2K N8 D128 causal 162.4 -> 161.8 us, [300 ... 4000] causal 232.4 -> 231.8).
-    // With the short q-blocks first the critical path has room for S in 32-row pieces at D = 64
-    // too (modelled TND [100 ... 2200] N8 D64 causal 133.2 -> 132.6 us, 151.1 -> 150.8 under the
-    // bandwidth ledger; before them 133.9 but 152.3 under the ledger).
+    // With the short q-blocks first the critical path has room for S in 32-row pieces and P
+    // stored per fractal row at D = 64 too (modelled TND [100 ... 2200] N8 D64 causal: S pieces
+    // 133.2 -> 132.6 us, 151.1 -> 150.8 under the bandwidth ledger, before them 133.9 but 152.3
+    // under the ledger; P per fractal row 132.7 -> 132.35, ledger 147.6 -> 148.0, before them
+    // 134.2 with the vector cores bound). P in pieces of two fractal rows 132.1 but ledger 149.1.
     if (p.headDim <= STAIR_PIECES_MAX_HEAD_DIM) {
         p.pPieceFractals = VARLEN_STAIR_P_PIECE_FRACTALS;
-        if ((p.foldQBlocks & AttentionCore::UNITS_TAIL_FIRST) != 0) p.sPieceRows = BAND_S_PIECE_ROWS;
+        if ((p.foldQBlocks & AttentionCore::UNITS_TAIL_FIRST) != 0) {
+            p.sPieceRows = BAND_S_PIECE_ROWS;
+            p.pStoreFractals = STAIR_P_STORE_FRACTALS;
+        }
     } else if (prob.hasMask && p.headDim <= BAND_S_PIECES_MAX_HEAD_DIM) {
         p.sPieceRows = BAND_S_PIECE_ROWS;
     }
