@@ -52,8 +52,12 @@ std::vector<uint64_t> UnitCosts(const VarLenProblem &prob, const AttentionCore::
         const AttentionCore::SparseBand band = BandOf(prob, mask, b);
         perQb.clear();
         ranges.clear();
-        for (int64_t q0 = 0; q0 < sq; q0 += p.blockQ) {
-            const int64_t rows = std::min<int64_t>(p.blockQ, sq - q0);
+        // UNITS_TAIL_FIRST: the short q-block first (varlen_policies.h WorkSplit<SplitTnd>).
+        const int64_t shift =
+            (p.foldQBlocks & AttentionCore::UNITS_TAIL_FIRST) != 0 ? (sq + p.blockQ - 1) / p.blockQ * p.blockQ - sq : 0;
+        for (int64_t end = p.blockQ - shift; end - int64_t(p.blockQ) < sq; end += p.blockQ) {
+            const int64_t q0 = std::max<int64_t>(0, end - p.blockQ);
+            const int64_t rows = std::min<int64_t>(end, sq) - q0;
             const int64_t lo = band.Lo(q0);
             const int64_t hi = band.Hi(q0 + rows - 1);
             uint64_t cost = ForwardUnitCost(p) * 3 / 2;
@@ -141,6 +145,18 @@ void GroupEqualCosts(const std::vector<uint64_t> &costs, const std::vector<uint6
 // A unit goes to a core that already holds units of its (batch, KV head) where that core's load
 // is at most this share (per cent) of the unit's cost above the least loaded core's (DealByCost).
 constexpr uint64_t HEAD_AFFINITY_SLACK_PCT = 50;
+// Up to D = 64 more (HEAD_AFFINITY_SLACK_PCT_D64) where that deal plans at most
+// HEAD_AFFINITY_D64_MARGIN_PCT longer: there the forward is bound by L2, and the K/V loads a unit
+// saves on a core that ran its head before weigh more per FLOP than the core's later end
+// (modelled TND [100, 3000, 1500, 700, 2200] N8 D64 causal with the short q-blocks first and P
+// stored per fractal row: 120 % 132.35 us, 148.0 under the bandwidth ledger, K/V loads 44.3 ->
+// ~36 MB; 50 % 134.1 / 152.2, 100 % 133.2 / 152.2, 140 % 132.6 / 150.1, 200 % 132.2 / 150.8: the
+// deal's outcome moves in steps, 120 % is the best of both models). Not where a core's share is
+// a few units: there the wider deal planned 8-16 % longer (TND [300, 900, 100, 1200] N4 causal)
+// and the cores' ends drift apart.
+constexpr uint64_t HEAD_AFFINITY_SLACK_PCT_D64 = 120;
+constexpr uint64_t HEAD_AFFINITY_D64_MARGIN_PCT = 3;
+constexpr uint32_t HEAD_AFFINITY_D64_MAX_HEAD_DIM = 64;
 
 // Deals the units to `cores` cores by cost, the largest first to the least loaded core (ties:
 // the lower unit, the lower core), or to the least loaded core holding units of its (batch, KV
@@ -148,10 +164,11 @@ constexpr uint64_t HEAD_AFFINITY_SLACK_PCT = 50;
 // differ in cost (GroupEqualCosts cannot regroup them), and spread over many cores they rarely
 // find the K/V the unit before left in the cube's cache (modelled TND [100, 3000, 1500, 700,
 // 2200] N8 D64 causal: the cores holding the most scattered q-blocks ended 8 us after the others,
-// their cube MTE2 busy 108 against 100 us). Writes each core's units in ascending order to
-// `order` and the cores + 1 position starts to `starts`, and returns the largest core cost.
+// their cube MTE2 busy 108 against 100 us); `slackPct`: that share. Writes each core's units in ascending order to `order` and the cores + 1 position
+// starts to `starts`, and returns the largest core cost.
 uint64_t DealByCost(const std::vector<uint64_t> &costs, const std::vector<uint64_t> &keys,
-                    const std::vector<uint64_t> &heads, uint32_t cores, std::vector<uint32_t> &order, uint64_t *starts)
+                    const std::vector<uint64_t> &heads, uint32_t cores, uint64_t slackPct, std::vector<uint32_t> &order,
+                    uint64_t *starts)
 {
     std::vector<uint32_t> byCost(costs.size());
     for (size_t i = 0; i < costs.size(); ++i) byCost[i] = static_cast<uint32_t>(i);
@@ -162,7 +179,7 @@ uint64_t DealByCost(const std::vector<uint64_t> &costs, const std::vector<uint64
     for (const uint32_t u : byCost) {
         uint32_t c = static_cast<uint32_t>(std::min_element(load.begin(), load.end()) - load.begin());
         if (held.count({c, heads[u]}) == 0) {
-            const uint64_t limit = load[c] + costs[u] * HEAD_AFFINITY_SLACK_PCT / 100;
+            const uint64_t limit = load[c] + costs[u] * slackPct / 100;
             uint32_t pick = cores;
             for (uint32_t k = 0; k < cores; ++k) {
                 if (load[k] <= limit && held.count({k, heads[u]}) != 0 && (pick == cores || load[k] < load[pick])) {
@@ -185,6 +202,23 @@ uint64_t DealByCost(const std::vector<uint64_t> &costs, const std::vector<uint64
     }
     starts[cores] = order.size();
     return *std::max_element(load.begin(), load.end());
+}
+
+// DealByCost at HEAD_AFFINITY_SLACK_PCT, or up to D = 64 at HEAD_AFFINITY_SLACK_PCT_D64 where
+// that plans at most HEAD_AFFINITY_D64_MARGIN_PCT longer.
+uint64_t DealUnits(const std::vector<uint64_t> &costs, const std::vector<uint64_t> &keys,
+                   const std::vector<uint64_t> &heads, uint32_t cores, uint32_t headDim, std::vector<uint32_t> &order,
+                   uint64_t *starts)
+{
+    const uint64_t span = DealByCost(costs, keys, heads, cores, HEAD_AFFINITY_SLACK_PCT, order, starts);
+    if (headDim > HEAD_AFFINITY_D64_MAX_HEAD_DIM) return span;
+    std::vector<uint32_t> wide;
+    uint64_t wideStarts[AttentionCore::MAX_CORES + 1] = {};
+    const uint64_t wideSpan = DealByCost(costs, keys, heads, cores, HEAD_AFFINITY_SLACK_PCT_D64, wide, wideStarts);
+    if (wideSpan * 100 > span * (100 + HEAD_AFFINITY_D64_MARGIN_PCT)) return span;
+    order = std::move(wide);
+    std::copy(wideStarts, wideStarts + cores + 1, starts);
+    return wideSpan;
 }
 
 }  // namespace
@@ -256,9 +290,23 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     uint32_t maxRows = 0;
     if (!ChooseBlocks(prob.headDim, prob.dtypeBytes, budget, maxRows, p.blockKv, p.dChunk, why, true)) return false;
 
+    // Under a causal band (a batch whose last row sees more keys than its first) each batch's
+    // short q-block (Sq_b % blockQ rows) comes first (UNITS_TAIL_FIRST): it then sees a few keys,
+    // where last it would stream all of the batch's K and V for a few rows, and those short units'
+    // fill and drain set the cores' ends (modelled TND [100, 3000, 1500, 700, 2200] N8 D64 causal:
+    // critical path 131.5 -> 127.3 us, cores ending 125.0-130.8 -> 122.2-126.1 us; 4 x 2K N8
+    // causal 161.8 -> 160.6, [300, 2900, 800, 4000] causal 231.8 -> 231.0). Not without one: there
+    // every q-block sees the same keys (6 x 1K 222.7 -> 223.2 us).
+    bool tailFirst = false;
+    for (size_t b = 0; b < prob.seqQ.size(); ++b) {
+        if (prob.seqQ[b] <= 0) continue;
+        const AttentionCore::SparseBand band = BandOf(prob, mask, b);
+        tailFirst = tailFirst || band.Hi(0) < band.Hi(prob.seqQ[b] - 1);
+    }
     // The contiguous plan's makespan per q-block tried (ChooseQBlock keeps one of them).
     std::vector<std::pair<uint32_t, uint64_t>> contiguousOf;
     ChooseQBlock(maxRows, p, [&](AttentionCore::ForwardParams &t, uint32_t &cores) {
+        if (tailFirst) t.foldQBlocks |= AttentionCore::UNITS_TAIL_FIRST;
         std::vector<uint64_t> keys, heads;
         const std::vector<uint64_t> costs = UnitCosts(prob, t, mask, &keys, &heads);
         t.unitCount = costs.size();
@@ -271,7 +319,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         if (unitOrder != nullptr && t.unitCount <= maxOrder && cores > 1) {
             std::vector<uint32_t> order;
             uint64_t starts[AttentionCore::MAX_CORES + 1] = {};
-            return std::min(contiguous, DealByCost(costs, keys, heads, cores, order, starts));
+            return std::min(contiguous, DealUnits(costs, keys, heads, cores, t.headDim, order, starts));
         }
         return contiguous;
     });
@@ -288,7 +336,7 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
         const uint32_t cores = SplitCores(budget.aicNum, p.unitCount);
         uint64_t starts[AttentionCore::MAX_CORES + 1] = {};
         std::vector<uint32_t> order;
-        if (DealByCost(costs, keys, heads, cores, order, starts) * 100 < contiguous * 99) {
+        if (DealUnits(costs, keys, heads, cores, p.headDim, order, starts) * 100 < contiguous * 99) {
             *unitOrder = std::move(order);
             std::copy(starts, starts + cores + 1, p.coreUnitStart);
             p.usedCores = cores;
@@ -316,8 +364,17 @@ bool PlanVarLenForward(const VarLenProblem &prob, const CoreBudget &budget, Atte
     // 152.3 under the bandwidth ledger; P in pieces of one or two fractal rows bound the cube's
     // MTE2: 139.4 / 135.2). Above it, under a mask, S in 32-row pieces as PFA takes them
     // (modelled TND 4 x 2K N8 D128 causal 162.4 -> 161.8 us, [300 ... 4000] causal 232.4 -> 231.8).
+    // With the short q-blocks first the critical path has room for S in 32-row pieces and P
+    // stored per fractal row at D = 64 too (modelled TND [100 ... 2200] N8 D64 causal: S pieces
+    // 133.2 -> 132.6 us, 151.1 -> 150.8 under the bandwidth ledger, before them 133.9 but 152.3
+    // under the ledger; P per fractal row 132.7 -> 132.35, ledger 147.6 -> 148.0, before them
+    // 134.2 with the vector cores bound). P in pieces of two fractal rows 132.1 but ledger 149.1.
     if (p.headDim <= STAIR_PIECES_MAX_HEAD_DIM) {
         p.pPieceFractals = VARLEN_STAIR_P_PIECE_FRACTALS;
+        if ((p.foldQBlocks & AttentionCore::UNITS_TAIL_FIRST) != 0) {
+            p.sPieceRows = BAND_S_PIECE_ROWS;
+            p.pStoreFractals = STAIR_P_STORE_FRACTALS;
+        }
     } else if (prob.hasMask && p.headDim <= BAND_S_PIECES_MAX_HEAD_DIM) {
         p.sPieceRows = BAND_S_PIECE_ROWS;
     }

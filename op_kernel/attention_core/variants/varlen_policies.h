@@ -63,9 +63,15 @@ template <> struct WorkSplit<SplitTnd> : WorkSplitBase {
         const uint32_t qb = static_cast<uint32_t>(local % qBlocks_);
         u.b = b_;
         u.n = static_cast<uint32_t>(local / qBlocks_);
-        u.q0 = qb * p_->blockQ;
-        const int64_t left = seqQ_ - static_cast<int64_t>(u.q0);
-        u.rows = left < p_->blockQ ? static_cast<uint32_t>(left) : p_->blockQ;
+        // With UNITS_TAIL_FIRST a batch's short q-block (Sq_b % blockQ rows) is its first: under a
+        // causal band it then sees a few keys, where last it would stream all of the batch's K and
+        // V for a few rows.
+        const uint32_t shift = (p_->foldQBlocks & UNITS_TAIL_FIRST) != 0
+                                   ? static_cast<uint32_t>(qBlocks_ * p_->blockQ - static_cast<uint64_t>(seqQ_))
+                                   : 0;
+        u.q0 = qb == 0 ? 0 : qb * p_->blockQ - shift;
+        const int64_t end = static_cast<int64_t>(qb + 1) * p_->blockQ - shift;
+        u.rows = static_cast<uint32_t>((end < seqQ_ ? end : seqQ_) - static_cast<int64_t>(u.q0));
         u.qValid = u.rows;
         u.qBase = qStart_;
         u.kvBase = kvStart_;

@@ -144,6 +144,22 @@ def test_units_dealt_by_cost_match_golden(seq_q, nkv):
     assert tiling_carries_unit_table(), "the planner kept contiguous ranges: the table path went untested"
 
 
+@pytest.mark.parametrize(
+    "seq_q,seq_kv,d,mode,attrs",
+    [
+        ((452, 230, 700), None, 64, 3, {}),  # 224-row q-blocks: 4-, 6- and 28-row short ones first
+        ((452, 230, 700), (500, 230, 640), 64, 2, {}),  # left-up: keys beyond the queries
+        ((452, 700), (400, 760), 128, 3, {}),  # right-down with Skv != Sq, D = 128
+        ((452, 700), None, 64, 4, {"pre_tokens": 300, "next_tokens": 40}),  # a band
+    ],
+)
+def test_short_q_block_first_under_a_causal_band_matches_golden(seq_q, seq_kv, d, mode, attrs):
+    # Under a band whose right edge moves with the row each batch's short q-block (Sq % blockQ
+    # rows) is its first (UNITS_TAIL_FIRST): every later q-block starts blockQ - short rows before
+    # a multiple of blockQ, its diagonal tiles and staircase pieces off the 16-row grid of keys.
+    run_and_judge(make_kwargs(seq_q=seq_q, seq_kv=seq_kv, n=4, nkv=2, d=d, mode=mode, **attrs))
+
+
 @pytest.mark.parametrize("dtype,nkv", [("fp16", 8), ("bf16", 4)])
 def test_causal_q_blocks_dealt_by_head_with_one_qp_copy_match_golden(dtype, nkv):
     # Uneven causal lengths at D = 64: dealt by cost, a unit goes to a core already holding its
