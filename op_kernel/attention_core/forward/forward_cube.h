@@ -394,6 +394,12 @@ private:
                                kv_.NzSlotRows());
             return;
         }
+        if constexpr (sizeof(T) == 2) {
+            if (WideKeys(token0)) {  // a full block of contiguous rows (ForwardParams::kvWideRows)
+                Tiles::CopyWide(dst, src[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(token0))], kvPad, p_->headDim);
+                return;
+            }
+        }
         for (uint32_t r = 0; r < blk.cols;) {
             uint32_t run = kv_.RowsInRun(u.b, token0 + r);
             run = run < blk.cols - r ? run : blk.cols - r;
@@ -404,6 +410,37 @@ private:
     }
 
     __aicore__ inline AscendC::LocalTensor<T> QL1() { return qL1_.Get<T>()[qb_ * qElems_]; }
+
+    // K^T (LoadBt) and V (LoadB) of a key block's L1 tile into L0B, from a wide-row tile where
+    // the blocks are loaded as such (ForwardParams::kvWideRows; every block full).
+    // Whether the block from key row token0 on sits in L1 as a wide-row tile: the blocks the
+    // pass before the loop does not stage (ForwardParams::kvNzStageKeys; all of them without it).
+    __aicore__ inline bool WideKeys(uint64_t token0) const
+    {
+        return p_->kvWideRows != 0 && token0 >= p_->kvNzStageKeys;
+    }
+    __aicore__ inline void LoadKt(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
+                                  const L1Shape &shape, uint32_t rows, uint32_t kOff, uint32_t kLen, uint64_t token0)
+    {
+        if constexpr (sizeof(T) == 2) {
+            if (WideKeys(token0)) {
+                Tiles::LoadBtWide(l0b, src, shape.rowsPad, shape.colsPad, kOff, kLen);
+                return;
+            }
+        }
+        Tiles::LoadBt(l0b, src, shape, rows, kOff, kLen);
+    }
+    __aicore__ inline void LoadVb(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
+                                  const L1Shape &shape, uint32_t rows, uint32_t nOff, uint32_t nLen, uint64_t token0)
+    {
+        if constexpr (sizeof(T) == 2) {
+            if (WideKeys(token0)) {
+                Tiles::LoadBWide(l0b, src, shape.rowsPad, shape.colsPad, nOff, nLen);
+                return;
+            }
+        }
+        Tiles::LoadB(l0b, src, shape, rows, nOff, nLen);
+    }
 
     // The block's V rows -> the next P/V copy in L1 (once MTE1 is done with it), before the
     // cube waits for the block's P: V does not depend on the vector cores.

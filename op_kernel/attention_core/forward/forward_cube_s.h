@@ -140,7 +140,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::ComputeS(const W
             PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read them
         }
         Tiles::LoadA(l0a, qL1, L1Shape{mPad, p_->headDimAlign}, kc, kLen);
-        Tiles::LoadBt(l0b, kL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, kc, kLen);
+        LoadKt(l0b, kL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, kc, kLen, u.kvBase + blk.k0);
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
         if (kc == 0) {
@@ -192,7 +192,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::ComputeSChunks(c
         // issued between a preloaded pair and its S do not wait for it.
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
     }
-    Tiles::LoadBt(kt, kL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, 0, d);
+    LoadKt(kt, kL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, 0, d, u.kvBase + blk.k0);
     if (kvPairs_ == 0) {  // a pair is free once P.V loaded its V
         AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);
     }

@@ -245,6 +245,10 @@ struct ForwardParams {
     uint32_t pPieceFractals;
     uint32_t sPieceRows;
     uint32_t pStoreFractals;
+    // Nothing staged, every key block full and a head's key rows contiguous (16-bit K/V): the
+    // cube loads each key block's K and V as wide-row tiles (common/cube_tiles.h CopyWide: 16
+    // Nd2Nz rows of blockKv / 16 keys each) and reads them with LoadBtWide / LoadBWide. 0: off.
+    uint32_t kvWideRows;
 };
 
 // Item `item` of the split-KV tail's unit list (ForwardParams::tailSplits > 1): its unit, and
