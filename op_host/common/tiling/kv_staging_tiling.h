@@ -117,13 +117,14 @@ bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams 
 // but ledger 155.5 -> 156.5, B1 N16/4 S2K (24) 144.0 -> 147.8; cores with units of two heads:
 // B2 N8 S2K 148.1 -> 150.6.
 // wideRows: the cube loads the unstaged blocks as wide-row tiles (ForwardParams::kvWideRows: 16
-// Nd2Nz rows per block instead of blockKv), so only the first 1 / KV_NZ_WIDE_STAGED_DIV of a
-// head's blocks are staged (at most the ones above): modelled B1 N8 S1K x 4K 78.1 -> 76.8 us
-// (L2 532.9 -> 522.5 MB; 26 / 24 / 20 / 16 / 12 / 8 / 4 blocks staged of 32: 78.13 / 77.83 /
-// 77.24 / 76.79 / 76.83 / 76.99 / 77.82 us, below 16 the cube's MTE2 binds: each unstaged block
-// is read from HBM by the cube at its own HBM rate once); none staged 78.6 us at 505.7 MB.
+// Nd2Nz rows per block instead of blockKv, two blocks per DMA start where both miss its K/V
+// cache), so only the first 1 / KV_NZ_WIDE_STAGED_DIV of a head's blocks are staged (at most the
+// ones above): modelled B1 N8 S1K x 4K 78.1 -> 76.0 us (L2 532.9 -> 516.4 MB, critical path
+// 75.6 -> 74.0; bandwidth ledger 90.7 -> 84.5). Staged blocks of 32: 16 / 12 / 10 / 8 / 6 / 4 /
+// 2: 76.62 / 76.37 / 76.07 / 75.96 / 76.39 / 76.66 / 76.66 us; below 8 the cube's MTE2 binds (it
+// reads each unstaged block's lines from HBM first, at its own HBM rate), above it L2.
 constexpr uint64_t KV_NZ_UNSTAGED_MAX_LOADS = 4;
-constexpr uint64_t KV_NZ_WIDE_STAGED_DIV = 2;
+constexpr uint64_t KV_NZ_WIDE_STAGED_DIV = 4;
 void PlanKvNzStageKeys(AttentionCore::ForwardParams &p, bool dense, bool wideRows);
 
 }  // namespace fa_host

@@ -66,11 +66,14 @@ template <typename T> struct CubeTiles<T, false> {
     // takes K and V of a block from such tiles sees the block's keys in that order on both
     // sides (S's columns, P's columns, V's rows), so it is the same sum where nothing depends
     // on a key's column (no mask, band or short block).
+    // `blocks` (1 or 2) consecutive blocks into tiles `tileElems` elements apart: one Nd2Nz
+    // matrix per block, one DMA start.
     __aicore__ inline static void CopyWide(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
-                                           uint32_t keys, uint32_t cols)
+                                           uint32_t keys, uint32_t cols, uint32_t blocks = 1, uint32_t tileElems = 0)
     {
         const uint16_t row = static_cast<uint16_t>(keys / 16 * cols);
-        AscendC::Nd2NzParams nd(1, 16, row, 0, row, 16, 1, 0);
+        AscendC::Nd2NzParams nd(static_cast<uint16_t>(blocks), 16, row, static_cast<uint16_t>(keys * cols), row, 16, 1,
+                                static_cast<uint16_t>(tileElems));
         AscendC::DataCopy(dst, src, nd);
     }
 

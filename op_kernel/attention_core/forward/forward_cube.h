@@ -378,7 +378,8 @@ private:
     // With K/V staged in Nz order (KV_NZ, kv_nz.h, or by the K/V source): one plain copy of rows
     // [k0, k0 + kvPad).
     __aicore__ inline void CopyKvRows(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
-                                      const WorkUnit &u, const KvBlock &blk, uint32_t kvPad, uint32_t tensor)
+                                      const WorkUnit &u, const KvBlock &blk, uint32_t kvPad, uint32_t tensor,
+                                      uint32_t blocks = 1)
     {
         const uint64_t token0 = u.kvBase + static_cast<uint64_t>(blk.k0);
         if constexpr (KV_NZ) {
@@ -396,7 +397,8 @@ private:
         }
         if constexpr (sizeof(T) == 2) {
             if (WideKeys(token0)) {  // a full block of contiguous rows (ForwardParams::kvWideRows)
-                Tiles::CopyWide(dst, src[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(token0))], kvPad, p_->headDim);
+                Tiles::CopyWide(dst, src[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(token0))], kvPad, p_->headDim,
+                                blocks, kvElems_);
                 return;
             }
         }
@@ -455,12 +457,15 @@ private:
         const KvBlock load = Widened(blk, wide);
         vPad_ = AlignUp(load.cols, 16);
         bool hit = false;
-        vb_ = cacheTiles_ != 0 ? CacheSlot(vCache_, u, load, hit) : pb_;
+        const bool pair = cacheTiles_ != 0 && PairLoad(vCache_, u, load);
+        vb_ = pair               ? vCache_.SlotPair(CacheHead(u), static_cast<int64_t>(u.kvBase) + load.k0, load.cols)
+              : cacheTiles_ != 0 ? CacheSlot(vCache_, u, load, hit)
+                                 : pb_;
         if (hit) {
             return;
         }
         kv_.BeforeLoad(u, load, true);
-        CopyKvRows(vL1_.Get<T>()[vb_ * kvElems_], v_, u, load, vPad_, 1);
+        CopyKvRows(vL1_.Get<T>()[vb_ * kvElems_], v_, u, load, vPad_, 1, pair ? 2 : 1);
         kv_.AfterLoad(true);
     }
 
@@ -536,6 +541,21 @@ private:
     // The K/V cache's tile of a block (kv_tile_cache.h). A load into it waits for the MTE1 reads
     // of the block two back (the event copies), and with at least two tiles the least recently
     // used tile was last read no later.
+    __aicore__ inline uint32_t CacheHead(const WorkUnit &u) const { return u.b * p_->numKvHeads + u.n / p_->groupSize; }
+
+    // Whether a wide-row block (WideKeys) that `cache` lacks goes into its tile pair together
+    // with the next block of the head, one DMA start for two (KvTileCache::SlotPair): a block of
+    // even index whose next block is in the unit's keys and not cached either. The pair's
+    // second tile is free: its pair was used least recently, at least two blocks back, whose
+    // MTE1 reads the event copy's wait covers (in-order MTE1).
+    __aicore__ inline bool PairLoad(const KvTileCache &cache, const WorkUnit &u, const KvBlock &blk) const
+    {
+        const int64_t token = static_cast<int64_t>(u.kvBase) + blk.k0;
+        return cacheTiles_ >= 2 && WideKeys(static_cast<uint64_t>(token)) && blk.cols == p_->blockKv &&
+               (blk.k0 / p_->blockKv) % 2 == 0 && blk.k0 + 2 * static_cast<int64_t>(p_->blockKv) <= u.kvEnd &&
+               !cache.Holds(CacheHead(u), token, blk.cols) && !cache.Holds(CacheHead(u), token + blk.cols, blk.cols);
+    }
+
     __aicore__ inline uint32_t CacheSlot(KvTileCache &cache, const WorkUnit &u, const KvBlock &blk, bool &hit)
     {
         return cache.Slot(u.b * p_->numKvHeads + u.n / p_->groupSize, static_cast<int64_t>(u.kvBase) + blk.k0, blk.cols,
@@ -547,8 +567,8 @@ private:
     __aicore__ inline uint32_t LoadQ(const WorkUnit &u, uint64_t unit, uint32_t split = 0,
                                      uint64_t issuedIn = ~uint64_t(0));
     __aicore__ inline void CopyQRows(const WorkUnit &u, uint32_t qb, uint32_t row0, uint32_t row1, bool last = true);
-    __aicore__ inline void LoadK(const WorkUnit &u, const KvBlock &blk, const AscendC::LocalTensor<T> &kL1,
-                                 uint32_t kb);
+    __aicore__ inline void LoadK(const WorkUnit &u, const KvBlock &blk, const AscendC::LocalTensor<T> &kL1, uint32_t kb,
+                                 uint32_t blocks = 1);
     __aicore__ inline void ComputeS(const WorkUnit &u, const KvBlock &blk, uint32_t slot);
     __aicore__ inline void ComputeSChunks(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool wide);
 
