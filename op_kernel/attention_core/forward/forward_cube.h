@@ -545,13 +545,14 @@ private:
 
     // Whether a wide-row block (WideKeys) that `cache` lacks goes into its tile pair together
     // with the next block of the head, one DMA start for two (KvTileCache::SlotPair): a block of
-    // even index whose next block is in the unit's keys and not cached either. The pair's
-    // second tile is free: its pair was used least recently, at least two blocks back, whose
-    // MTE1 reads the event copy's wait covers (in-order MTE1).
+    // even index whose next block is in the unit's keys and not cached either. With at least
+    // three pairs the least recently used one was last read three blocks back or earlier (the
+    // last two blocks sit in at most two pairs), which the event copy's wait covers (it waits
+    // for the MTE1 reads of the block two back; MTE1 runs in order).
     __aicore__ inline bool PairLoad(const KvTileCache &cache, const WorkUnit &u, const KvBlock &blk) const
     {
         const int64_t token = static_cast<int64_t>(u.kvBase) + blk.k0;
-        return cacheTiles_ >= 2 && WideKeys(static_cast<uint64_t>(token)) && blk.cols == p_->blockKv &&
+        return cacheTiles_ >= 6 && WideKeys(static_cast<uint64_t>(token)) && blk.cols == p_->blockKv &&
                (blk.k0 / p_->blockKv) % 2 == 0 && blk.k0 + 2 * static_cast<int64_t>(p_->blockKv) <= u.kvEnd &&
                !cache.Holds(CacheHead(u), token, blk.cols) && !cache.Holds(CacheHead(u), token + blk.cols, blk.cols);
     }
