@@ -452,6 +452,17 @@ void PlanQNz(AttentionCore::PrefillTiling &tiling, uint32_t dtypeBytes, uint64_t
     p.qNzFirst = first;
 }
 
+// Whether the cube can load every key block as a wide-row tile (ForwardParams::kvWideRows):
+// 16-bit K/V, no mask or band (a key's column in S is then its place in the block's wide-row
+// order), every block full, a head's key rows contiguous and a block's elements within Nd2Nz's
+// 16-bit strides (two blocks per copy: CubeTiles::CopyWide).
+bool WideRowsFit(const ForwardProblem &prob, const AttentionCore::ForwardParams &p)
+{
+    return prob.dtypeBytes == 2 && !prob.hasMask && !prob.bandActive && p.blockKv % 16 == 0 && p.blockKv != 0 &&
+           p.seqKv % p.blockKv == 0 && p.headDim == p.headDimAlign && prob.kv.s == int64_t(p.headDim) &&
+           uint64_t(p.blockKv) * p.headDim <= 65535;
+}
+
 // The geometry after the q-block (p's units and usedCores set): the cube's buffers, the vector
 // sub-blocks, the K/V staging and the cube's K/V cache.
 void PlanKvGeometry(const ForwardProblem &prob, const CoreBudget &budget, bool wideLazy,
@@ -703,7 +714,12 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     PlanKvNzLate(p, prob.dtypeBytes, UsableUb(budget), !masked && prob.actualSeqLengths.empty());
     if (p.tailSplits > 1) p.wsPartialOffset = WorkspaceBytes(p, 512);
     PlanQNz(tiling, prob.dtypeBytes, UsableUb(budget));
-    PlanKvNzStageKeys(p, !masked && prob.actualSeqLengths.empty());
+    // The blocks the pass leaves unstaged go to L1 as wide-row tiles where they fit (all of
+    // them full, no mask: WideRowsFit). Planes that stage nothing (DropKvNz) keep their rows:
+    // not measured there.
+    const bool wide = WideRowsFit(prob, p);
+    PlanKvNzStageKeys(p, !masked && prob.actualSeqLengths.empty(), wide);
+    p.kvWideRows = wide && p.kvNzStageKeys != 0 ? p.blockKv / 16 : 0;
     return true;
 }
 

@@ -59,7 +59,7 @@ bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams 
     return fp16 && keyStaged && p.kvNzLate == 0 && p.kvNzStageKeys == 0 && mant == 0.5f && exp >= -13 && exp <= 1;
 }
 
-void PlanKvNzStageKeys(AttentionCore::ForwardParams &p, bool dense)
+void PlanKvNzStageKeys(AttentionCore::ForwardParams &p, bool dense, bool wideRows)
 {
     p.kvNzStageKeys = 0;
     if (!dense || p.kvNz != AttentionCore::KV_NZ_BOTH || p.kvNzPairs != 0 || p.kvNzOwnRows != 0 || p.kvNzLate != 0 ||
@@ -86,7 +86,9 @@ void PlanKvNzStageKeys(AttentionCore::ForwardParams &p, bool dense)
     }
     const uint64_t blocks = (uint64_t(p.seqKv) + p.blockKv - 1) / p.blockKv;
     if (blocks <= p.kvCacheTiles) return;
-    p.kvNzStageKeys = static_cast<uint32_t>((blocks - p.kvCacheTiles) * p.blockKv);
+    const uint64_t staged = wideRows ? std::min<uint64_t>(blocks - p.kvCacheTiles, blocks / KV_NZ_WIDE_STAGED_DIV)
+                                     : blocks - p.kvCacheTiles;
+    p.kvNzStageKeys = static_cast<uint32_t>(staged * p.blockKv);
 }
 
 void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,

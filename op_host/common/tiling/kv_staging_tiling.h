@@ -116,7 +116,15 @@ bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams 
 // bytes: B1 N8 S4K (12) 288.3 -> 287.4 but ledger 319.4 -> 321.1, B1 N1 S8K (24) 146.8 -> 146.7
 // but ledger 155.5 -> 156.5, B1 N16/4 S2K (24) 144.0 -> 147.8; cores with units of two heads:
 // B2 N8 S2K 148.1 -> 150.6.
+// wideRows: the cube loads the unstaged blocks as wide-row tiles (ForwardParams::kvWideRows: 16
+// Nd2Nz rows per block instead of blockKv, two blocks per DMA start where both miss its K/V
+// cache), so only the first 1 / KV_NZ_WIDE_STAGED_DIV of a head's blocks are staged (at most the
+// ones above): modelled B1 N8 S1K x 4K 78.1 -> 76.0 us (L2 532.9 -> 516.4 MB, critical path
+// 75.6 -> 74.0; bandwidth ledger 90.7 -> 84.5). Staged blocks of 32: 16 / 12 / 10 / 8 / 6 / 4 /
+// 2: 76.62 / 76.37 / 76.07 / 75.96 / 76.39 / 76.66 / 76.66 us; below 8 the cube's MTE2 binds (it
+// reads each unstaged block's lines from HBM first, at its own HBM rate), above it L2.
 constexpr uint64_t KV_NZ_UNSTAGED_MAX_LOADS = 4;
-void PlanKvNzStageKeys(AttentionCore::ForwardParams &p, bool dense);
+constexpr uint64_t KV_NZ_WIDE_STAGED_DIV = 4;
+void PlanKvNzStageKeys(AttentionCore::ForwardParams &p, bool dense, bool wideRows);
 
 }  // namespace fa_host

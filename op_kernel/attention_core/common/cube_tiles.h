@@ -57,6 +57,59 @@ template <typename T> struct CubeTiles<T, false> {
         }
     }
 
+    // Wide-row tiles (key blocks of G = keys / 16 contiguous rows of `cols` elements, keys a
+    // multiple of 16): the block's keys x cols elements -> a tile of keys / 16 * cols / C0
+    // fractals, one Nd2Nz of 16 rows of G * cols elements. An Nd2Nz is charged per source
+    // row, so the block costs 16 row starts instead of `keys`. Row r of the copy holds keys
+    // G r ... G r + G - 1, so fractal j * (cols / C0) + c holds keys G r + j (r = 0 ... 15) and
+    // columns [C0 c, C0 c + C0): key group j is every G-th key from key j. A product that
+    // takes K and V of a block from such tiles sees the block's keys in that order on both
+    // sides (S's columns, P's columns, V's rows), so it is the same sum where nothing depends
+    // on a key's column (no mask, band or short block).
+    // `blocks` (1 or 2) consecutive blocks into tiles `tileElems` elements apart: one Nd2Nz
+    // matrix per block, one DMA start.
+    __aicore__ inline static void CopyWide(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
+                                           uint32_t keys, uint32_t cols, uint32_t blocks = 1, uint32_t tileElems = 0)
+    {
+        const uint16_t row = static_cast<uint16_t>(keys / 16 * cols);
+        AscendC::Nd2NzParams nd(static_cast<uint16_t>(blocks), 16, row, static_cast<uint16_t>(keys * cols), row, 16, 1,
+                                static_cast<uint16_t>(tileElems));
+        AscendC::DataCopy(dst, src, nd);
+    }
+
+    // LoadBt of a wide-row tile of `keys` keys and colsPad columns: B^T's fractal (kk, j) is the
+    // tile's fractal j * C1 + kk, one column of fractals per LoadData (srcStride C1).
+    __aicore__ inline static void LoadBtWide(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
+                                             uint32_t keys, uint32_t colsPad, uint32_t kOff, uint32_t kLen)
+    {
+        const uint32_t n1 = keys / 16;
+        const uint32_t c1 = colsPad / 16;
+        const uint32_t k1 = (kLen + 15) / 16;
+        for (uint32_t kk = 0; kk < k1; ++kk) {
+            AscendC::LoadData(
+                l0b[kk * n1 * FRAC], src[(kOff / 16 + kk) * FRAC],
+                AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), static_cast<uint16_t>(c1), 0, 0, false, 0));
+        }
+    }
+
+    // LoadB of a wide-row tile: key group j's fractals along the columns are contiguous, so
+    // all columns are one LoadData, a column chunk one per key group.
+    __aicore__ inline static void LoadBWide(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
+                                            uint32_t keys, uint32_t colsPad, uint32_t nOff, uint32_t nLen)
+    {
+        const uint32_t k1 = keys / 16;
+        const uint32_t c1 = colsPad / 16;
+        const uint32_t n1 = (nLen + 15) / 16;
+        if (nOff == 0 && n1 == c1 && k1 * c1 <= 255) {
+            AscendC::LoadData(l0b, src, AscendC::LoadData2DParams(0, static_cast<uint8_t>(k1 * c1), 1, 0, 0, true, 0));
+            return;
+        }
+        for (uint32_t j = 0; j < k1; ++j) {
+            AscendC::LoadData(l0b[j * n1 * FRAC], src[(j * c1 + nOff / 16) * FRAC],
+                              AscendC::LoadData2DParams(0, static_cast<uint8_t>(n1), 1, 0, 0, true, 0));
+        }
+    }
+
     // One LoadData 3D v2: an Nz tile is an NC1HWC0 feature map of H = 1, W = rowsPad positions
     // and colsPad channels, and the image-to-column window of a 1 x 1 filter at stride 1 is the
     // tile itself, written to L0A in Zz; the window's positions [row0, ...) are the rows. One

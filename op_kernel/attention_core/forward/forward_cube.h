@@ -378,7 +378,8 @@ private:
     // With K/V staged in Nz order (KV_NZ, kv_nz.h, or by the K/V source): one plain copy of rows
     // [k0, k0 + kvPad).
     __aicore__ inline void CopyKvRows(const AscendC::LocalTensor<T> &dst, const AscendC::GlobalTensor<T> &src,
-                                      const WorkUnit &u, const KvBlock &blk, uint32_t kvPad, uint32_t tensor)
+                                      const WorkUnit &u, const KvBlock &blk, uint32_t kvPad, uint32_t tensor,
+                                      uint32_t blocks = 1)
     {
         const uint64_t token0 = u.kvBase + static_cast<uint64_t>(blk.k0);
         if constexpr (KV_NZ) {
@@ -394,6 +395,13 @@ private:
                                kv_.NzSlotRows());
             return;
         }
+        if constexpr (sizeof(T) == 2) {
+            if (WideKeys(token0)) {  // a full block of contiguous rows (ForwardParams::kvWideRows)
+                Tiles::CopyWide(dst, src[kv_.KvOffset(u.b, u.n, static_cast<uint32_t>(token0))], kvPad, p_->headDim,
+                                blocks, kvElems_);
+                return;
+            }
+        }
         for (uint32_t r = 0; r < blk.cols;) {
             uint32_t run = kv_.RowsInRun(u.b, token0 + r);
             run = run < blk.cols - r ? run : blk.cols - r;
@@ -404,6 +412,37 @@ private:
     }
 
     __aicore__ inline AscendC::LocalTensor<T> QL1() { return qL1_.Get<T>()[qb_ * qElems_]; }
+
+    // K^T (LoadBt) and V (LoadB) of a key block's L1 tile into L0B, from a wide-row tile where
+    // the blocks are loaded as such (ForwardParams::kvWideRows; every block full).
+    // Whether the block from key row token0 on sits in L1 as a wide-row tile: the blocks the
+    // pass before the loop does not stage (ForwardParams::kvNzStageKeys; all of them without it).
+    __aicore__ inline bool WideKeys(uint64_t token0) const
+    {
+        return p_->kvWideRows != 0 && token0 >= p_->kvNzStageKeys;
+    }
+    __aicore__ inline void LoadKt(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
+                                  const L1Shape &shape, uint32_t rows, uint32_t kOff, uint32_t kLen, uint64_t token0)
+    {
+        if constexpr (sizeof(T) == 2) {
+            if (WideKeys(token0)) {
+                Tiles::LoadBtWide(l0b, src, shape.rowsPad, shape.colsPad, kOff, kLen);
+                return;
+            }
+        }
+        Tiles::LoadBt(l0b, src, shape, rows, kOff, kLen);
+    }
+    __aicore__ inline void LoadVb(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
+                                  const L1Shape &shape, uint32_t rows, uint32_t nOff, uint32_t nLen, uint64_t token0)
+    {
+        if constexpr (sizeof(T) == 2) {
+            if (WideKeys(token0)) {
+                Tiles::LoadBWide(l0b, src, shape.rowsPad, shape.colsPad, nOff, nLen);
+                return;
+            }
+        }
+        Tiles::LoadB(l0b, src, shape, rows, nOff, nLen);
+    }
 
     // The block's V rows -> the next P/V copy in L1 (once MTE1 is done with it), before the
     // cube waits for the block's P: V does not depend on the vector cores.
@@ -418,12 +457,15 @@ private:
         const KvBlock load = Widened(blk, wide);
         vPad_ = AlignUp(load.cols, 16);
         bool hit = false;
-        vb_ = cacheTiles_ != 0 ? CacheSlot(vCache_, u, load, hit) : pb_;
+        const bool pair = cacheTiles_ != 0 && PairLoad(vCache_, u, load);
+        vb_ = pair               ? vCache_.SlotPair(CacheHead(u), static_cast<int64_t>(u.kvBase) + load.k0, load.cols)
+              : cacheTiles_ != 0 ? CacheSlot(vCache_, u, load, hit)
+                                 : pb_;
         if (hit) {
             return;
         }
         kv_.BeforeLoad(u, load, true);
-        CopyKvRows(vL1_.Get<T>()[vb_ * kvElems_], v_, u, load, vPad_, 1);
+        CopyKvRows(vL1_.Get<T>()[vb_ * kvElems_], v_, u, load, vPad_, 1, pair ? 2 : 1);
         kv_.AfterLoad(true);
     }
 
@@ -499,6 +541,22 @@ private:
     // The K/V cache's tile of a block (kv_tile_cache.h). A load into it waits for the MTE1 reads
     // of the block two back (the event copies), and with at least two tiles the least recently
     // used tile was last read no later.
+    __aicore__ inline uint32_t CacheHead(const WorkUnit &u) const { return u.b * p_->numKvHeads + u.n / p_->groupSize; }
+
+    // Whether a wide-row block (WideKeys) that `cache` lacks goes into its tile pair together
+    // with the next block of the head, one DMA start for two (KvTileCache::SlotPair): a block of
+    // even index whose next block is in the unit's keys and not cached either. With at least
+    // three pairs the least recently used one was last read three blocks back or earlier (the
+    // last two blocks sit in at most two pairs), which the event copy's wait covers (it waits
+    // for the MTE1 reads of the block two back; MTE1 runs in order).
+    __aicore__ inline bool PairLoad(const KvTileCache &cache, const WorkUnit &u, const KvBlock &blk) const
+    {
+        const int64_t token = static_cast<int64_t>(u.kvBase) + blk.k0;
+        return cacheTiles_ >= 6 && WideKeys(static_cast<uint64_t>(token)) && blk.cols == p_->blockKv &&
+               (blk.k0 / p_->blockKv) % 2 == 0 && blk.k0 + 2 * static_cast<int64_t>(p_->blockKv) <= u.kvEnd &&
+               !cache.Holds(CacheHead(u), token, blk.cols) && !cache.Holds(CacheHead(u), token + blk.cols, blk.cols);
+    }
+
     __aicore__ inline uint32_t CacheSlot(KvTileCache &cache, const WorkUnit &u, const KvBlock &blk, bool &hit)
     {
         return cache.Slot(u.b * p_->numKvHeads + u.n / p_->groupSize, static_cast<int64_t>(u.kvBase) + blk.k0, blk.cols,
@@ -510,8 +568,8 @@ private:
     __aicore__ inline uint32_t LoadQ(const WorkUnit &u, uint64_t unit, uint32_t split = 0,
                                      uint64_t issuedIn = ~uint64_t(0));
     __aicore__ inline void CopyQRows(const WorkUnit &u, uint32_t qb, uint32_t row0, uint32_t row1, bool last = true);
-    __aicore__ inline void LoadK(const WorkUnit &u, const KvBlock &blk, const AscendC::LocalTensor<T> &kL1,
-                                 uint32_t kb);
+    __aicore__ inline void LoadK(const WorkUnit &u, const KvBlock &blk, const AscendC::LocalTensor<T> &kL1, uint32_t kb,
+                                 uint32_t blocks = 1);
     __aicore__ inline void ComputeS(const WorkUnit &u, const KvBlock &blk, uint32_t slot);
     __aicore__ inline void ComputeSChunks(const WorkUnit &u, const KvBlock &blk, uint32_t slot, bool wide);
 

@@ -28,7 +28,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::ComputePV(const 
         if (dc > 0) {
             PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read L0B
         }
-        Tiles::LoadB(l0b, vL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, dc, dLen);  // V (kv x d)
+        LoadVb(l0b, vL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, dc, dLen, u.kvBase + blk.k0);  // V (kv x d)
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
         if (dc == 0) {
@@ -75,7 +75,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
     const AscendC::LocalTensor<float> acc = l0c_.Get<float>();
     if (kvPairs_ != 0) {  // V is in L1 since the block's S: into L0B before P arrives
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);  // M is done with the P and V regions
-        Tiles::LoadB(l0b, VTile(pb_, kvPad), L1Shape{kvPad, p_->headDimAlign}, k, 0, d);
+        LoadVb(l0b, VTile(pb_, kvPad), L1Shape{kvPad, p_->headDimAlign}, k, 0, d, u.kvBase + blk.k0);
         // The pair is free once V is in L0B (its K went to L0B at the block's S): the next pair
         // load into this copy then waits for neither P's arrival nor P's L0A load (modelled
         // causal B1 N4 S4K D256 175.8 -> 175.4 us).
@@ -103,10 +103,10 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
     if (kvPairs_ == 0) {
         const L1Shape vShape{vPad_, p_->headDimAlign};
         if (h != 0) {
-            Tiles::LoadB(l0b, VTile(pb, kvPad), vShape, k, 0, h);  // V, columns [0, h)
-            Tiles::LoadB(l0bHi, VTile(pb, kvPad), vShape, k, h, d - h);
+            LoadVb(l0b, VTile(pb, kvPad), vShape, k, 0, h, u.kvBase + blk.k0);  // V, columns [0, h)
+            LoadVb(l0bHi, VTile(pb, kvPad), vShape, k, h, d - h, u.kvBase + blk.k0);
         } else {
-            Tiles::LoadB(l0b, VTile(pb, kvPad), vShape, k, 0, d);  // V
+            LoadVb(l0b, VTile(pb, kvPad), vShape, k, 0, d, u.kvBase + blk.k0);  // V
         }
     }
     AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);

@@ -81,7 +81,8 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::CopyQRows(const 
 // blocks later (WS_SLOTS copies).
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::LoadK(const WorkUnit &u, const KvBlock &blk,
-                                                                      const AscendC::LocalTensor<T> &kL1, uint32_t kb)
+                                                                      const AscendC::LocalTensor<T> &kL1, uint32_t kb,
+                                                                      uint32_t blocks)
 {
     AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // MTE1 is done with this K copy
     kv_.BeforeLoad(u, blk, false);
@@ -107,7 +108,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::LoadK(const Work
         }
     }
     if (kvPairs_ == 0) {
-        CopyKvRows(kL1, k_, u, blk, AlignUp(blk.cols, 16), 0);
+        CopyKvRows(kL1, k_, u, blk, AlignUp(blk.cols, 16), 0, blocks);
     }
     kv_.AfterLoad(kvPairs_ != 0);  // with pairs: V is in L1 too
     AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
@@ -140,7 +141,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::ComputeS(const W
             PipeSync<AscendC::HardEvent::M_MTE1>();  // the previous chunk's Mmad read them
         }
         Tiles::LoadA(l0a, qL1, L1Shape{mPad, p_->headDimAlign}, kc, kLen);
-        Tiles::LoadBt(l0b, kL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, kc, kLen);
+        LoadKt(l0b, kL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, kc, kLen, u.kvBase + blk.k0);
         AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_L0 + x);
         if (kc == 0) {
@@ -178,13 +179,16 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::ComputeSChunks(c
     }
     // With the K/V cache kb is the block's event copy and `tile` its K tile (CacheSlot).
     bool hit = false;
-    const uint32_t tile = cacheTiles_ != 0 ? CacheSlot(kCache_, u, load, hit) : kb;
+    const bool pair = !preloaded && cacheTiles_ != 0 && PairLoad(kCache_, u, load);
+    const uint32_t tile = pair ? kCache_.SlotPair(CacheHead(u), static_cast<int64_t>(u.kvBase) + load.k0, load.cols)
+                          : cacheTiles_ != 0 ? CacheSlot(kCache_, u, load, hit)
+                                             : kb;
     const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[tile * (kvPairs_ != 0 ? 2 : 1) * kvElems_];
     const AscendC::LocalTensor<T> kt = l0b_.Get<T>();
     if (hit) {
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);  // as LoadK: one wait per set
     } else if (!preloaded) {
-        LoadK(u, load, kL1, kb);
+        LoadK(u, load, kL1, kb, pair ? 2 : 1);
     }
     AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LKT);  // the previous block's Mmads read K^T
     if (kvPairs_ != 0) {
@@ -192,7 +196,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::ComputeSChunks(c
         // issued between a preloaded pair and its S do not wait for it.
         AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(EVT_K + kb);
     }
-    Tiles::LoadBt(kt, kL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, 0, d);
+    LoadKt(kt, kL1, L1Shape{kvPad, p_->headDimAlign}, blk.cols, 0, d, u.kvBase + blk.k0);
     if (kvPairs_ == 0) {  // a pair is free once P.V loaded its V
         AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(EVT_K + kb);
     }

@@ -245,6 +245,12 @@ struct ForwardParams {
     uint32_t pPieceFractals;
     uint32_t sPieceRows;
     uint32_t pStoreFractals;
+    // With K/V staged before the loop but for the blocks from kvNzStageKeys on, every key block
+    // full, no mask and a head's key rows contiguous (16-bit K/V): the cube loads each unstaged
+    // block's K and V as wide-row tiles (common/cube_tiles.h CopyWide: 16 Nd2Nz rows of
+    // blockKv / 16 keys each; two blocks per DMA start into a K/V cache tile pair where both
+    // miss it) and reads them with LoadBtWide / LoadBWide. 0: off; else blockKv / 16.
+    uint32_t kvWideRows;
 };
 
 // Item `item` of the split-KV tail's unit list (ForwardParams::tailSplits > 1): its unit, and

@@ -296,7 +296,8 @@ def test_staging_modes_match_golden(dtype, layout, b, n, nkv, sq, skv, d, causal
 PARTLY_STAGED_SHAPES = [
     # K/V staged but for each head's last kvCacheTiles key blocks (ForwardParams::kvNzStageKeys),
     # which the cube loads from the caller's rows (test_tiling.py asserts the plans)
-    ("fp16", "BNSD", 1, 8, 8, 1024, 4096, 128, None),  # the sweep's B1 N8 S1K x 4K
+    ("fp16", "BNSD", 1, 8, 8, 1024, 4096, 128, None),  # the sweep's B1 N8 S1K x 4K (wide-row tiles)
+    ("bf16", "BNSD", 1, 16, 8, 512, 4096, 128, 0.125),  # GQA, wide-row tiles (ForwardParams::kvWideRows)
     ("bf16", "BSND", 1, 8, 8, 1024, 3900, 128, None),  # a short last key block
     ("fp16", "BSH", 1, 16, 8, 512, 4096, 128, 0.125),  # GQA; a power-of-two scale stays off K
 ]

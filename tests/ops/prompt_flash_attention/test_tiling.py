@@ -728,11 +728,11 @@ def test_long_staging_pass_takes_chunks_through_the_s_buffers(plan):
 @pytest.mark.parametrize(
     "b,n,nkv,sq,skv,d,mask,keys",
     [
-        (1, 8, 8, 1024, 4096, 128, 0, 26 * 128),  # the sweep's B1 N8 S1K x 4K: two units per core
+        (1, 8, 8, 1024, 4096, 128, 0, 8 * 128),  # the sweep's B1 N8 S1K x 4K: two units per core
         (1, 8, 8, 4096, 4096, 128, 0, 0),  # B1 N8 S4K: three runs of seven or eight units, 12 loads
         (1, 1, 1, 8192, 8192, 128, 0, 0),  # B1 N1 S8K: 24 runs of two units of one head
         (1, 8, 8, 1024, 3900, 128, 0, 25 * 128),  # a short last key block (not staged)
-        (1, 16, 8, 512, 4096, 128, 0, 26 * 128),  # GQA: three runs of two units per KV head
+        (1, 16, 8, 512, 4096, 128, 0, 8 * 128),  # GQA: three runs of two units per KV head
         (1, 6, 2, 1024, 4000, 128, 0, 0),  # GQA: 12 runs of two units per KV head
         (1, 8, 8, 1024, 4096, 128, 1, 0),  # a mask
         (2, 8, 8, 2048, 2048, 128, 0, 0),  # cores whose units span two heads
@@ -742,9 +742,15 @@ def test_long_staging_pass_takes_chunks_through_the_s_buffers(plan):
 def test_cached_key_blocks_stay_unstaged(plan, b, n, nkv, sq, skv, d, mask, keys):
     # K/V staged before the loop but for a head's last kvCacheTiles key blocks where the cores
     # load those at most four times, a core's units of one head every other unit
-    # (ForwardParams::kvNzStageKeys): the cube loads them from the caller's rows.
+    # (ForwardParams::kvNzStageKeys): the cube loads them from the caller's rows. Where every
+    # block is full (the driver's rows are contiguous) it loads them as wide-row tiles
+    # (ForwardParams::kvWideRows) and only the first quarter of a head's blocks is staged.
     (p,) = plan(problem(b, n, nkv, sq, skv, d, mask))
     assert p["kvNzStageKeys"] == keys
+    wide = keys != 0 and skv % 128 == 0
+    assert p["kvWideRows"] == (128 // 16 if wide else 0)
     if keys:
         assert p["kvNz"] == 1 and p["kvNzPairs"] == 0 and p["kvNzOwnRows"] == 0 and p["kvNzLate"] == 0
-        assert keys == ((skv + 127) // 128 - p["kvCacheTiles"]) * 128
+        blocks = (skv + 127) // 128
+        staged = min(blocks - p["kvCacheTiles"], blocks // 4) if wide else blocks - p["kvCacheTiles"]
+        assert keys == staged * 128

@@ -67,7 +67,8 @@ int main()
                         (unsigned long long)AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2,
                                                                               p.l1Bufs, p.kvNzPairs));
             std::printf("\"kvNzOwnRows\": %u, ", p.kvNzOwnRows);
-            std::printf("\"kvNzLate\": %u, \"kvNzStageKeys\": %u, ", p.kvNzLate, p.kvNzStageKeys);
+            std::printf("\"kvNzLate\": %u, \"kvNzStageKeys\": %u, \"kvWideRows\": %u, ", p.kvNzLate, p.kvNzStageKeys,
+                        p.kvWideRows);
             std::printf("\"qNzUnits\": %u, \"qNzFirst\": %u, \"qNzChunk\": %u, \"qNzOffset\": %llu, ", p.qNzUnits,
                         p.qNzFirst, p.qNzChunk, (unsigned long long)p.qNzOffset);
             std::printf("\"l1Bufs\": %u, \"kvCacheTiles\": %u, \"kvCacheKeyTiles\": %u, \"kvCacheOneP\": %u, "
