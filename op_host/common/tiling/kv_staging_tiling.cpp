@@ -197,7 +197,7 @@ void PlanVAbsMax(AttentionCore::ForwardParams &p, bool fp16, uint32_t batches, u
     constexpr uint32_t dtypeBytes = 2;
     const uint64_t used = VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs,
                                         p.hasSoftmaxStats != 0);
-    const uint64_t scratch = 256 * dtypeBytes;
+    const uint64_t scratch = AttentionCore::V_ABS_MAX_SCRATCH * dtypeBytes;
     const uint64_t free = ubBytes > used + scratch ? ubBytes - used - scratch : 0;
     const uint64_t chunk = std::min<uint64_t>(V_ABS_MAX_CHUNK, free / dtypeBytes) / 128 * 128;
     if (chunk < 128 || chunk * dtypeBytes < (17ull * p.usedCores + 128) * 4) return;

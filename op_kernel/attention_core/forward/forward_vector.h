@@ -91,7 +91,7 @@ public:
             }
         }
         if (VLoop()) {  // the max|V| pass of the main loop: a chunk and the running max
-            pipe->InitBuffer(vPassBuf_, (p->vAbsMaxChunk + VAbsMax<T>::SCRATCH) * sizeof(T));
+            pipe->InitBuffer(vPassBuf_, static_cast<uint32_t>(VAbsMaxUbBytes(p->vAbsMaxChunk, sizeof(T))));
         }
         const uint32_t statBytes = AlignUp(r, 8) * 4;  // one row of the VEC_STAT_ROWS
         s_ = sBuf_.Get<float>();

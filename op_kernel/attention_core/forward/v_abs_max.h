@@ -16,11 +16,12 @@
 #pragma once
 #include "kernel_operator.h"
 #include "../common/sync.h"
+#include "forward_layout.h"
 
 namespace AttentionCore {
 
 template <typename T> struct VAbsMax {
-    static constexpr uint32_t SCRATCH = 256;  // halves: the running elementwise max
+    static constexpr uint32_t SCRATCH = V_ABS_MAX_SCRATCH;  // halves: the running elementwise max
 
     // vmax[0, SCRATCH) := 0 (before the first Fold).
     __aicore__ static inline void Start(const AscendC::LocalTensor<T> &vmax)
