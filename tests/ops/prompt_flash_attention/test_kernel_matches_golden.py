@@ -749,8 +749,15 @@ def test_final_sums_guard_sees_the_last_staged_v_rows():
     assert spiked - normal == b * n * sq * d * 2
 
 
-@pytest.mark.parametrize("layout,b,n", [("BNSD", 1, 24), ("BSND", 2, 12)])
-def test_final_sums_in_fp16_from_the_v_pass_at_d64(layout, b, n):
+@pytest.mark.parametrize(
+    "layout,b,n,sq,skv,causal",
+    [
+        ("BNSD", 1, 24, 500, 1024, False),
+        ("BSND", 2, 12, 500, 1024, False),
+        ("BNSD", 1, 24, 1056, 2048, True),  # 352-row q-blocks under a band
+    ],
+)
+def test_final_sums_in_fp16_from_the_v_pass_at_d64(layout, b, n, sq, skv, causal):
     # D = 64 with three q-blocks per head: nothing is staged, so the largest |V| comes from the
     # vector cores' read-only pass over V in the main loop (v_abs_max.h), and the units that
     # end after their meeting take fp16 final sums (most of them here: three units per core).
@@ -758,8 +765,9 @@ def test_final_sums_in_fp16_from_the_v_pass_at_d64(layout, b, n):
     # fp32 (an fp16 sum there is inf: with the guard removed this fails), and so does a single
     # large row at the very end of V's memory (the last vector core's share, near-uniform
     # attention: l ~ skv), which the pass must not miss.
-    sq, skv, d = 500, 1024, 64
-    kw = make_kwargs("fp16", layout, b=b, n=n, sq=sq, skv=skv, d=d)
+    d = 64
+    extra = dict(mask=band_mask(sq, skv, nxt=skv - sq), pre_tokens=MAX_INT, next_tokens=skv - sq) if causal else {}
+    kw = make_kwargs("fp16", layout, b=b, n=n, sq=sq, skv=skv, d=d, **extra)
     rng = np.random.default_rng(3)
     for name in ("query", "key", "value"):
         kw[name] = rng.standard_normal(kw[name].shape).astype(np.float16)
