@@ -526,8 +526,7 @@ private:
     __aicore__ inline bool VLoop() const
     {
         return AscendC::IsSameType<T, half>::value && LAZY_PV && !KV_NZ && p_->vAbsMaxElems != 0 &&
-               p_->vAbsMaxChunk >= 128 &&
-               (17 * p_->usedCores + 128) * 4 <= p_->vAbsMaxChunk * sizeof(T);
+               p_->vAbsMaxChunk >= 128 && (17 * p_->usedCores + 128) * 4 <= p_->vAbsMaxChunk * sizeof(T);
     }
 
     // The rest of this core's share of the pass, its largest |V| posted (CtrlVMax), then its
@@ -539,8 +538,7 @@ private:
             return;
         }
         vArrived_ = true;
-        while (!vPass_.Step()) {
-        }
+        while (!vPass_.Step()) {}
         if constexpr (AscendC::IsSameType<T, half>::value) {
             PipeSync<AscendC::HardEvent::V_S>();
             const float m = static_cast<float>(vPass_.Max().GetValue(128));
