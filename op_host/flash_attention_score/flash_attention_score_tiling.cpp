@@ -136,6 +136,9 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
     // K/V staged per core: regions per (batch, KV head), each core's first before the barrier.
     fa_host::PlanKvNzOwnTnd(data->params, prob.dtypeBytes, fa_host::UsableUb(budget), prob.seqQ, prob.seqKv);
     fa_host::PlanKvNzChunk(data->params, prob.dtypeBytes);
+    uint64_t tokens = 0;  // the TND token axis: one batch of every key row
+    for (const int64_t len : prob.seqKv) tokens += uint64_t(std::max<int64_t>(0, len));
+    fa_host::PlanVAbsMax(data->params, dtype == ge::DT_FLOAT16, 1, tokens, fa_host::UsableUb(budget));
     data->score.scaleInKey = scaleInKey ? 1 : 0;
     const uint64_t dtypeKey = dtype == ge::DT_BF16    ? FA_TILING_KEY_BF16
                               : dtype == ge::DT_FLOAT ? FA_TILING_KEY_FP32

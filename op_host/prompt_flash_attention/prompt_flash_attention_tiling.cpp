@@ -117,6 +117,7 @@ ge::graphStatus PromptFlashAttentionTiling(gert::TilingContext *context)
     const uint64_t keyBlocks = p.unitCount * ((uint64_t(p.seqKv) + p.blockKv - 1) / p.blockKv);
     fa_host::PlanKvNzValueOnly(data->params, uint64_t(p.batch) * p.numHeads, keyBlocks, prob.hasMask, scaleInKey);
     fa_host::PlanKvNzChunk(data->params, prob.dtypeBytes);
+    fa_host::PlanVAbsMax(data->params, dtype == ge::DT_FLOAT16, p.batch, p.seqKv, fa_host::UsableUb(budget));
     data->score.scaleInKey = scaleInKey ? 1 : 0;
     context->SetTilingKey(
         AttentionCore::ForwardTilingKey(dtype == ge::DT_BF16 ? PFA_TILING_KEY_BF16 : PFA_TILING_KEY_FP16,

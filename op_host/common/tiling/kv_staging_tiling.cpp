@@ -186,6 +186,29 @@ void PlanKvNzChunk(AttentionCore::ForwardParams &p, uint32_t dtypeBytes)
     if (chunk > p.kvNzChunk) p.kvNzChunk = static_cast<uint32_t>(chunk);
 }
 
+void PlanVAbsMax(AttentionCore::ForwardParams &p, bool fp16, uint32_t batches, uint64_t tokens, uint64_t ubBytes)
+{
+    p.vAbsMaxElems = 0;
+    p.vAbsMaxChunk = 0;
+    if (!fp16 || p.lazyO == 0 || p.headDim > V_ABS_MAX_MAX_HEAD_DIM || p.kvNz != 0 || batches == 0 || tokens == 0 ||
+        p.numKvHeads == 0 || p.usedCores == 0) {
+        return;
+    }
+    // The chunk: the UB past the vector stage's buffers, the running max taken off, whole
+    // 256-byte repeats; it also holds ReadVMax's floats (forward_vector.h VLoop).
+    constexpr uint32_t dtypeBytes = 2;
+    const uint64_t used = VectorUbBytes(p.rowsPerVec, p.vecRows, p.blockKv, p.headDimAlign, dtypeBytes, p.vecSBufs,
+                                        p.hasSoftmaxStats != 0);
+    const uint64_t scratch = AttentionCore::V_ABS_MAX_SCRATCH * dtypeBytes;
+    const uint64_t free = ubBytes > used + scratch ? ubBytes - used - scratch : 0;
+    const uint64_t chunk = std::min<uint64_t>(V_ABS_MAX_CHUNK, free / dtypeBytes) / 128 * 128;
+    if (chunk < 128 || chunk * dtypeBytes < (17ull * p.usedCores + 128) * 4) return;
+    p.vAbsMaxChunk = static_cast<uint32_t>(chunk);
+    // one past the last element of V (any dense layout): the rows of every (batch, KV head)
+    p.vAbsMaxElems = uint64_t(batches - 1) * p.kvStrideB + uint64_t(p.numKvHeads - 1) * p.kvStrideN +
+                     (tokens - 1) * p.kvStrideS + p.headDim;
+}
+
 void DropKvNz(AttentionCore::ForwardParams &p)
 {
     p.kvNz = 0;

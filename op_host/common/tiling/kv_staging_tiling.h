@@ -97,6 +97,24 @@ constexpr uint32_t VARLEN_STAIR_P_PIECE_FRACTALS = 4;
 // S of a diagonal tile's staircase stays off L2 where the plane is bound by L2.
 constexpr uint32_t BAND_S_PIECES_MAX_HEAD_DIM = 128;
 constexpr uint32_t BAND_S_PIECE_ROWS = 32;
+// fp16 final sums where nothing is staged (ForwardParams::vAbsMaxElems, vAbsMaxChunk;
+// v_abs_max.h): every element of the caller's V, `batches` x `tokens` rows of each KV head, read
+// once by the vector cores during the main loop (a chunk of up to V_ABS_MAX_CHUNK elements, in
+// the UB the vector stage leaves free, after each softmax block) for the largest |V|, which
+// bounds each final sum (forward_vector_softmax.h Fp16SumSafe); the vector cores meet a few
+// blocks after their last chunk, and the units that end before keep fp32 sums. Up to
+// V_ABS_MAX_MAX_HEAD_DIM, fp16, lazy P.V: there such a plane is bound by L2 above its critical
+// path, and V read once more (2 B per element) costs less than the fp32 final sums it halves
+// (4 B per output element each way). Modelled causal B1 N16 S4K D64 253.0 -> 252.1 us, B1 N8
+// S4K D64 246.2 -> 245.6, B4 N8 S2K D64 245.9 -> 245.0 (bandwidth ledger 278.2 -> 276.8,
+// 258.4 -> 258.2, 255.7 -> 254.2). Before the barrier ahead of the main loop (the mask
+// summary's) the pass delays every cube: causal B1 N16 S4K 251.8 us but 281.7 under the
+// ledger. Not where K alone is staged (in the main loop: B1 N32 S1K D64 66.1 -> 66.7 us, TND
+// [100 ... 2200] D64 causal 134.1 -> 135.3, their vector cores bind; before the staging's
+// barrier 66.5 and 137.5). Call last.
+constexpr uint32_t V_ABS_MAX_MAX_HEAD_DIM = 64;
+constexpr uint64_t V_ABS_MAX_CHUNK = 8192;
+void PlanVAbsMax(AttentionCore::ForwardParams &p, bool fp16, uint32_t batches, uint64_t tokens, uint64_t ubBytes);
 // Drops a planned staging (ForwardParams::kvNz and its region): nothing staged.
 void DropKvNz(AttentionCore::ForwardParams &p);
 // Whether the K/V staging may multiply K by the scale (ScaleParams / PseParams::scaleInKey)

@@ -67,6 +67,15 @@ __aicore__ inline uint32_t KvStagingBytes(const ForwardVectorUb &l)
     return l.acc < nz ? l.acc : nz;
 }
 
+// The max|V| pass in the main loop (ForwardParams::vAbsMaxChunk; v_abs_max.h, forward_vector.h
+// VLoop): UB beside the stage's buffers for a chunk of `chunk` elements and the running max
+// (V_ABS_MAX_SCRATCH of them); 0 without the pass.
+constexpr uint32_t V_ABS_MAX_SCRATCH = 256;
+__aicore__ inline uint64_t VAbsMaxUbBytes(uint32_t chunk, uint32_t tBytes)
+{
+    return chunk == 0 ? 0 : (uint64_t(chunk) + V_ABS_MAX_SCRATCH) * tBytes;
+}
+
 // A core's forward workspace (ForwardParams::wsBytesPerCore), in byte offsets: WS_SLOTS S
 // slots, WS_SLOTS P slots, O_SLOTS O slots, the control lines, then the zero fractal.
 struct ForwardWorkspace {

@@ -245,6 +245,12 @@ struct ForwardParams {
     uint32_t pPieceFractals;
     uint32_t sPieceRows;
     uint32_t pStoreFractals;
+    // fp16 final sums where nothing is staged: the elements of the caller's V tensor (one past
+    // the last), which the vector cores read once during the main loop for the largest |V|
+    // (v_abs_max.h, forward_vector.h VLoop), vAbsMaxChunk of them after each softmax block;
+    // vAbsMaxElems 0: no such pass.
+    uint64_t vAbsMaxElems;
+    uint32_t vAbsMaxChunk;
     // With K/V staged before the loop but for the blocks from kvNzStageKeys on, every key block
     // full, no mask and a head's key rows contiguous (16-bit K/V): the cube loads each unstaged
     // block's K and V as wide-row tiles (common/cube_tiles.h CopyWide: 16 Nd2Nz rows of

@@ -22,6 +22,7 @@
 #include "../common/row_ops.h"
 #include "forward_layout.h"
 #include "kv_nz.h"
+#include "v_abs_max.h"
 
 namespace AttentionCore {
 
@@ -49,6 +50,7 @@ public:
             kvNz_.Init(p, t.key, t.value, t.workspace);
             kvNz_.QInit(t.query, t.workspace);
         }
+        value_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(t.value));
         wsBase_ = t.workspace;
         GM_ADDR ws = t.workspace + core_ * p->wsBytesPerCore;
         const ForwardWorkspace wl = ForwardWorkspaceLayout(p->wsSlotS, p->wsSlotP, p->wsSlotO);
@@ -87,6 +89,9 @@ public:
             if (rows != 0) {
                 pipe->InitBuffer(ownBuf_, (3 * rows * dp + KV_NZ_ZERO_ROWS * 16) * sizeof(T));
             }
+        }
+        if (VLoop()) {  // the max|V| pass of the main loop: a chunk and the running max
+            pipe->InitBuffer(vPassBuf_, static_cast<uint32_t>(VAbsMaxUbBytes(p->vAbsMaxChunk, sizeof(T))));
         }
         const uint32_t statBytes = AlignUp(r, 8) * 4;  // one row of the VEC_STAT_ROWS
         s_ = sBuf_.Get<float>();
@@ -157,7 +162,7 @@ public:
         }
         if constexpr (KV_NZ && LAZY_PV) {  // past the barrier: every vector core's largest |V|
             if (!late && VMaxKnown()) {
-                ReadVMax(wsBase_);
+                ReadVMax(wsBase_, sBuf_.Get<float>());
             }
         }
         if constexpr (KV_NZ) {  // this core's other regions: staged by its two vector cores from here on
@@ -165,6 +170,14 @@ public:
             if (p_->kvNzOwnRows != 0) {
                 kvNz_.OwnStart(split_, ownBuf_.Get<T>(), sub_, score_.KeyScale());
             }
+        }
+        if (VLoop()) {  // the max|V| pass: a chunk after each softmax block (v_abs_max.h)
+            vLoop_ = true;
+            vPass_.Begin(value_, p_->vAbsMaxElems, vPassBuf_.Get<T>(), p_->vAbsMaxChunk, AscendC::GetBlockIdx(),
+                         p_->usedCores * 2);
+            // every vector core's share is folded after this many blocks, then V_MEET_LAG more
+            const uint64_t share = p_->vAbsMaxElems / (2 * p_->usedCores) + 16;
+            vMeetAt_ = (share + p_->vAbsMaxChunk - 1) / p_->vAbsMaxChunk + 1 + V_MEET_LAG;
         }
         for (uint32_t b = 0; b < sBufs_; ++b) {  // every S buffer starts free
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
@@ -213,6 +226,9 @@ public:
                 units_[c.set] = c;
                 StartUnit(c.rows);
             }
+            if (vLoop_ && c.j + 1 == c.blocks && issued_ >= vMeetAt_) {  // ahead of the unit's sum bound
+                VPassMeet();
+            }
             const uint32_t slot = issued_ % WS_SLOTS;
             const KvBlock after = UnitBlockAt(c.u, p_->blockKv, c.j + 1);
             SoftmaxBlock(c.u, UnitBlockAt(c.u, p_->blockKv, c.j), c.rowOff, c.rows, slot,
@@ -246,6 +262,9 @@ public:
             if (issued_ > LAG && Variant::Kv::Int8Digits()) {
                 RetireUpTo(issued_ - LAG);
             }
+            if (vLoop_ && vPass_.Step()) {  // the max|V| pass's next chunk, behind this block's stores
+                VPassArrive();
+            }
             if constexpr (KV_NZ) {  // the own regions' (or the late share's) next chunks, behind this block's stores
                 kvNz_.OwnStep(split_, OWN_STEP_CHUNKS);
                 kvNz_.LateStep();
@@ -264,6 +283,7 @@ public:
             kvNz_.LateFinish();  // a core of one unit (or none)
             kvNz_.QFinish(split_);
         }
+        VPassMeet();  // a core of few blocks (or none): every vector core meets once
         RetireUpTo(issued_);
         for (uint32_t b = 0; b < sBufs_; ++b) {  // drain
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_S + b);
@@ -284,6 +304,12 @@ private:
     // Chunks of the core's Q share (kv_nz.h QStart) after each softmax block once the late
     // share is done: a unit's 56 rows per vector core in four chunks of 16 over its 32 blocks.
     static constexpr uint32_t Q_STEP_CHUNKS = 1;
+    // Blocks from the last step of the max|V| pass (VPassArrive) to this core's wait for every
+    // other's (VPassMeet): their block streams drift apart by a few blocks. Modelled causal B1
+    // N16 S4K D64 (24 steps): 252.1 us, under the bandwidth ledger 276.8; a lag of 1 252.1 /
+    // 277.4; two steps per block (the first units' sums in fp16 too) 252.0 but 278.2 and B1 N8
+    // S4K D64 258.2 -> 259.2 under the ledger.
+    static constexpr uint64_t V_MEET_LAG = 4;
 
     // Rows up to which a unit's finish tests visibility in a scalar pass (VisibleRows).
     static constexpr uint32_t SCALAR_FINISH_ROWS = 8;
@@ -490,22 +516,69 @@ private:
     // buffer's rowsPerVec x 32 bytes as its scratch.
     __aicore__ inline bool VMaxKnown() const
     {
-        return kvNz_.VMaxKnown(score_.KeyScale()) && p_->rowsPerVec * 32 >= KvNz<T>::VMAX_SCRATCH * sizeof(T) &&
+        return kvNz_.VMaxKnown(score_.KeyScale()) && p_->rowsPerVec * 32 >= VAbsMax<T>::SCRATCH * sizeof(T) &&
                17 * p_->usedCores + 128 <= sBufs_ * sElems_;  // ReadVMax's floats
     }
 
+    // Whether the max|V| pass runs in the main loop (ForwardParams::vAbsMaxElems, v_abs_max.h):
+    // fp16, lazy P.V, nothing staged (its meeting takes the staging's flag id), and ReadVMax's
+    // floats fit its buffer.
+    __aicore__ inline bool VLoop() const
+    {
+        return AscendC::IsSameType<T, half>::value && LAZY_PV && !KV_NZ && p_->vAbsMaxElems != 0 &&
+               p_->vAbsMaxChunk >= 128 && (17 * p_->usedCores + 128) * 4 <= p_->vAbsMaxChunk * sizeof(T);
+    }
+
+    // The rest of this core's share of the pass, its largest |V| posted (CtrlVMax), then its
+    // arrival at the vector cores' meeting (on MTE3, once). Until VPassMeet every final sum
+    // stays fp32 (vMaxKnown_ false).
+    __aicore__ inline void VPassArrive()
+    {
+        if (!vLoop_ || vArrived_) {
+            return;
+        }
+        vArrived_ = true;
+        while (!vPass_.Step()) {}
+        if constexpr (AscendC::IsSameType<T, half>::value) {
+            PipeSync<AscendC::HardEvent::V_S>();
+            const float m = static_cast<float>(vPass_.Max().GetValue(128));
+            if (core_ < p_->usedCores) {
+                WriteCtrl(ctrl_, CtrlVMax(sub_), *reinterpret_cast<const int32_t *>(&m));
+            }
+        }
+        AscendC::CrossCoreSetFlag<0, PIPE_MTE3>(FLAG_KV_STAGED);
+    }
+
+    // This core's arrival, the wait for every vector core's (a barrier of the launch's vector
+    // cores on FLAG_KV_STAGED's id: no staging of K/V runs beside the pass, kv_staging_tiling.h
+    // PlanVAbsMax), then the launch's largest |V| (ReadVMax, in the pass's buffer); once. From
+    // stream block vMeetAt_ on, ahead of a unit's last block (every core's share is folded
+    // V_MEET_LAG blocks before, so the wait is short), else at the stream's end. No deadlock:
+    // a core's arrival waits for nothing of the others, and the two vector cores of a cube run
+    // the same blocks, so neither waits here for P the other has not stored.
+    __aicore__ inline void VPassMeet()
+    {
+        if (!vLoop_ || vMet_) {
+            return;
+        }
+        vMet_ = true;
+        VPassArrive();
+        AscendC::CrossCoreWaitFlag(FLAG_KV_STAGED);
+        ReadVMax(wsBase_, vPassBuf_.Get<float>());
+    }
+
     // vMax_ := the largest of every planned vector core's staged |V| (CtrlVMax of each core's
-    // control lines), after the staging's barrier: per vector core index one strided copy of
-    // that word of every core into the (still free) S buffer (a 32-byte block each; only the
+    // control lines), after the staging's barrier or the pass's meeting: per vector core index
+    // one strided copy of that word of every core into buf (the still free S buffer, the
+    // pass's buffer; a 32-byte block each; only the
     // word itself: the rest of its line is the owner's "rescaled" word, which it writes while
     // this runs), the values reduced to one: two copies and one scalar read at each vector
     // core's start, not a scalar read per core.
-    __aicore__ inline void ReadVMax(GM_ADDR ws)
+    __aicore__ inline void ReadVMax(GM_ADDR ws, const AscendC::LocalTensor<float> &buf)
     {
         const ForwardWorkspace wl = ForwardWorkspaceLayout(p_->wsSlotS, p_->wsSlotP, p_->wsSlotO);
         AscendC::GlobalTensor<float> lines;
         lines.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(ws + wl.ctrl));
-        const AscendC::LocalTensor<float> buf = sBuf_.Get<float>();
         const uint32_t cores = p_->usedCores;
         AscendC::DataCopyExtParams copy(static_cast<uint16_t>(cores), 4, static_cast<uint32_t>(p_->wsBytesPerCore - 4),
                                         0, 0);
@@ -563,7 +636,8 @@ private:
     AscendC::GlobalTensor<half> wsOh_;  // the O slots as fp16 elements (fp16 final sums)
 
     AscendC::TBuf<AscendC::TPosition::VECCALC> sBuf_, tmpBuf_, pBuf_, maskBuf_, accBuf_, partBuf_, statBuf_, bcastBuf_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> ownBuf_;  // per-core K/V staging (kv_nz.h)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> ownBuf_;    // per-core K/V staging (kv_nz.h)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> vPassBuf_;  // the max|V| pass (VLoop)
     AscendC::LocalTensor<float> s_, tmp_, acc_, part_, bcast_;
     uint32_t sBufs_ = 1, sElems_ = 0, sIdx_ = 0, partRows_ = 0;  // S buffers, elements each, the next one
     uint32_t vecRows_ = 0;                                       // rows per sub-block
@@ -583,6 +657,12 @@ private:
     uint32_t finishSet_ = 0, finishSlot_ = 0;  // its statistics set and last block's slot
     AscendC::GlobalTensor<int32_t> ctrl_;
     GM_ADDR wsBase_ = nullptr;
+    // The max|V| pass in the main loop (VLoop): the caller's V, the pass, whether this core
+    // arrived at the meeting and met, and the stream block from which it meets.
+    AscendC::GlobalTensor<T> value_;
+    VAbsMax<T> vPass_;
+    bool vLoop_ = false, vArrived_ = false, vMet_ = false;
+    uint64_t vMeetAt_ = 0;
     // fp16 final sums: the launch's largest |V| where known (ReadVMax; else vMaxKnown_ false)
     // and per set whether the cube wrote its unit's final sum in fp16 (AccumulateO).
     float vMax_ = 0.0f;

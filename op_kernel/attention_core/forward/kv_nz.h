@@ -40,6 +40,7 @@
 #include "policies.h"
 #include "../common/nz_handoff.h"
 #include "../common/sync.h"
+#include "v_abs_max.h"
 
 namespace AttentionCore {
 
@@ -133,16 +134,14 @@ template <typename T> struct KvNz {
     // loop, on the S buffers' and the ring's event ids (sync.h: free until then); ends with every
     // pipe drained.
     // With per-core staging only the regions listed (regions[0, count): every core's first).
-    // vmax (fp16 only, VMAX_SCRATCH halves of scratch): its element 128 := the largest |V| of the
-    // V rows this core staged (0 if none), for fp16 final sums (VMaxKnown).
+    // vmax (fp16 only, VAbsMax SCRATCH halves of scratch): its element 128 := the largest |V| of
+    // the V rows this core staged (0 if none), for fp16 final sums (VMaxKnown, v_abs_max.h).
     __aicore__ inline void Prepare(const AscendC::LocalTensor<T> &nd, const AscendC::LocalTensor<T> &nz, uint32_t vec,
                                    uint32_t vecCount, float keyScale = 1.0f, const KvNzRegion *regions = nullptr,
                                    uint32_t count = 0, const AscendC::LocalTensor<T> *vmax = nullptr) const
     {
         if (vmax != nullptr) {
-            AscendC::Duplicate((*vmax).template ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0),
-                               static_cast<int32_t>(VMAX_SCRATCH));
-            AscendC::PipeBarrier<PIPE_V>();
+            VAbsMax<T>::Start(*vmax);
         }
         const uint32_t ch = p_->kvNzChunk;
         const uint32_t dp = p_->headDimAlign;
@@ -213,7 +212,7 @@ template <typename T> struct KvNz {
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + b);  // the store two chunks back read it
             NzHandoff<T>::Arrange(out, in, rows, dp);
             if (vmax != nullptr && tensor == 1 && real > 0) {
-                FoldAbsMax(*vmax, in, real * dp);
+                VAbsMax<T>::Fold(*vmax, in, real * dp);
             }
             AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVT_IN + b);
             AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVT_OUT + b);
@@ -225,12 +224,8 @@ template <typename T> struct KvNz {
             AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVT_IN + b);
             AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(EVT_OUT + b);
         }
-        if constexpr (AscendC::IsSameType<T, half>::value) {
-            if (vmax != nullptr) {  // the 256 lanes to one value in vmax[128]
-                AscendC::Max(*vmax, *vmax, (*vmax)[128], 128);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::WholeReduceMax((*vmax)[128], *vmax, 128, 1, 1, 1, 8, AscendC::ReduceOrder::ORDER_ONLY_VALUE);
-            }
+        if (vmax != nullptr) {
+            VAbsMax<T>::Reduce(*vmax);
         }
         AscendC::PipeBarrier<PIPE_ALL>();
     }
@@ -242,34 +237,6 @@ template <typename T> struct KvNz {
     {
         return AscendC::IsSameType<T, half>::value && Staged(1) && p_->kvNzOwnRows == 0 && !Late(keyScale) &&
                StagedRows() >= p_->kvNzSeq;
-    }
-
-    static constexpr uint32_t VMAX_SCRATCH = 256;  // halves: the running elementwise max
-
-    // vmax[0, 256) := max(vmax, |x|) folded onto 256 lanes, x (a staged V chunk of n elements,
-    // already arranged) in place: |x|, then halves of x folded onto each other (a multiple of
-    // 128 elements each) until at most 256 are left, the odd tail of each step (< 256 elements)
-    // straight into vmax.
-    __aicore__ inline void FoldAbsMax(const AscendC::LocalTensor<T> &vmax, const AscendC::LocalTensor<T> &x,
-                                      uint32_t n) const
-    {
-        if constexpr (AscendC::IsSameType<T, half>::value) {
-            AscendC::PipeBarrier<PIPE_V>();  // the arrangement read x
-            AscendC::Abs(x, x, static_cast<int32_t>(n));
-            AscendC::PipeBarrier<PIPE_V>();
-            uint32_t m = n;
-            while (m > VMAX_SCRATCH) {
-                const uint32_t h = m / 2 / 128 * 128;
-                if (m > 2 * h) {  // the tail past the two halves (< 256 elements)
-                    AscendC::Max(vmax, vmax, x[2 * h], static_cast<int32_t>(m - 2 * h));
-                }
-                AscendC::Max(x, x, x[h], static_cast<int32_t>(h));
-                AscendC::PipeBarrier<PIPE_V>();
-                m = h;
-            }
-            AscendC::Max(vmax, vmax, x, static_cast<int32_t>(m));
-            AscendC::PipeBarrier<PIPE_V>();
-        }
     }
 
     // ---------------------------------------------------------------- per-core staging

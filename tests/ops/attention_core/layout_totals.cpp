@@ -53,9 +53,11 @@ void Forward(Totals &t, const ForwardParams &p, uint32_t tBytes, bool lazy, uint
     const uint32_t r = p.rowsPerVec;
     const uint32_t v = p.vecRows != 0 && p.vecRows < r ? p.vecRows : r;
     const uint32_t sBufs = p.vecSBufs == 2 ? 2 : 1;
+    // the max|V| pass's chunk and running max (forward_vector.h VLoop: fp16, lazy P.V, nothing staged)
+    const bool vPass = lazy && tBytes == 2 && p.kvNz == 0 && p.vAbsMaxElems != 0;
     Max(t, "UB",
         ForwardVectorUbLayout(r, v, p.blockKv, p.headDimAlign, tBytes, sBufs, p.hasSoftmaxStats != 0).Total() +
-            extraUb);
+            extraUb + (vPass ? VAbsMaxUbBytes(p.vAbsMaxChunk, tBytes) : 0));
     // the K/V cache's tiles: lazy P.V with K and V apart only
     const uint32_t kvCache = lazy && kvPairs == 0 ? p.kvCacheTiles : 0;
     Max(t, "L1",

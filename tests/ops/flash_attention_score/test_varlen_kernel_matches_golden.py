@@ -355,3 +355,29 @@ def test_final_sums_in_fp16_only_where_they_fit():
     run_and_judge(kw)
     large = cpu.last_profile()["l2_write_bytes"]
     assert large - normal == sum(seq) * n * d * 2  # every unit's rows, 2 bytes less per element
+
+
+def test_final_sums_in_fp16_from_the_v_pass_at_d64():
+    # As the PFA test of the name: D = 64 with three q-blocks per head over the batches, nothing
+    # staged, max|V| from the vector cores' read-only pass over V in the main loop; the units
+    # that end after their meeting take fp16 final sums with standard-normal inputs, V around
+    # 1000 keeps every sum fp32 (inf in fp16: with the guard removed this fails) and so does one
+    # large row at the end of V's token axis.
+    seq_q, seq_kv, n, d = (150, 300), (1024, 1024), 24, 64
+    kw = make_kwargs(seq_q=seq_q, seq_kv=seq_kv, n=n, d=d)
+    rng = np.random.default_rng(3)
+    for name in ("query", "key", "value"):
+        kw[name] = rng.standard_normal(kw[name].shape).astype(np.float16)
+    kw["query"] *= np.float16(0.05)
+    run_and_judge(kw)
+    normal = cpu.last_profile()["l2_write_bytes"]
+    normal_v = kw["value"]
+    kw["value"] = (1000.0 + rng.standard_normal(normal_v.shape)).astype(np.float16)
+    run_and_judge(kw)
+    large = cpu.last_profile()["l2_write_bytes"]
+    every = sum(seq_q) * n * d * 2
+    assert every // 2 <= large - normal <= every
+    kw["value"] = normal_v.copy()
+    kw["value"][-1, -1, :] = np.float16(1000.0)
+    run_and_judge(kw)
+    assert cpu.last_profile()["l2_write_bytes"] == large

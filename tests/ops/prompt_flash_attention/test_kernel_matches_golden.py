@@ -748,3 +748,40 @@ def test_final_sums_guard_sees_the_last_staged_v_rows():
     run_and_judge(kw)
     spiked = cpu.last_profile()["l2_write_bytes"]
     assert spiked - normal == b * n * sq * d * 2
+
+
+@pytest.mark.parametrize(
+    "layout,b,n,sq,skv,causal",
+    [
+        ("BNSD", 1, 24, 500, 1024, False),
+        ("BSND", 2, 12, 500, 1024, False),
+        ("BNSD", 1, 24, 1056, 2048, True),  # 352-row q-blocks under a band
+    ],
+)
+def test_final_sums_in_fp16_from_the_v_pass_at_d64(layout, b, n, sq, skv, causal):
+    # D = 64 with three q-blocks per head: nothing is staged, so the largest |V| comes from the
+    # vector cores' read-only pass over V in the main loop (v_abs_max.h), and the units that
+    # end after their meeting take fp16 final sums (most of them here: three units per core).
+    # Standard-normal inputs (the sweep's kind) take that path; V around 1000 keeps every sum
+    # fp32 (an fp16 sum there is inf: with the guard removed this fails), and so does a single
+    # large row at the very end of V's memory (the last vector core's share, near-uniform
+    # attention: l ~ skv), which the pass must not miss.
+    d = 64
+    extra = dict(mask=band_mask(sq, skv, nxt=skv - sq), pre_tokens=MAX_INT, next_tokens=skv - sq) if causal else {}
+    kw = make_kwargs("fp16", layout, b=b, n=n, sq=sq, skv=skv, d=d, **extra)
+    rng = np.random.default_rng(3)
+    for name in ("query", "key", "value"):
+        kw[name] = rng.standard_normal(kw[name].shape).astype(np.float16)
+    kw["query"] *= np.float16(0.05)
+    run_and_judge(kw)
+    normal = cpu.last_profile()["l2_write_bytes"]
+    normal_v = kw["value"]
+    kw["value"] = (1000.0 + rng.standard_normal(normal_v.shape)).astype(np.float16)
+    run_and_judge(kw)
+    large = cpu.last_profile()["l2_write_bytes"]
+    every = b * n * sq * d * 2  # every unit's final sum, 2 bytes less per element in fp16
+    assert every // 2 <= large - normal <= every
+    kw["value"] = normal_v.copy()
+    kw["value"].reshape(-1, d)[-1] = np.float16(1000.0)  # the last row in memory
+    run_and_judge(kw)
+    assert cpu.last_profile()["l2_write_bytes"] == large
