@@ -564,6 +564,7 @@ private:
         vMet_ = true;
         VPassArrive();
         AscendC::CrossCoreWaitFlag(FLAG_KV_STAGED);
+        PipeSync<AscendC::HardEvent::V_MTE2>();  // the pass's folds wrote the buffer ReadVMax loads into
         ReadVMax(wsBase_, vPassBuf_.Get<float>());
     }
 
