@@ -378,8 +378,8 @@ void MulAddLanes(const char *api, DType dt, DType st, LocalRef dst, LocalRef s0,
     uint8_t *base[3] = {static_cast<uint8_t *>(dst.p), static_cast<uint8_t *>(s0.p), static_cast<uint8_t *>(s1.p)};
     auto ld = [](DType t, const uint8_t *q) { return t == DType::F16 ? float(Elem<half>::Ld(q)) : Elem<float>::Ld(q); };
     ForLanes<3>(l, base, es, g.blk, g.rep, [&](uint8_t *const q[3]) {
-        const float v = dstFactor ? std::fma(ld(st, q[1]), ld(dt, q[0]), ld(st, q[2]))
-                                  : ld(st, q[1]) * ld(st, q[2]) + ld(dt, q[0]);
+        const float v =
+            dstFactor ? std::fma(ld(st, q[1]), ld(dt, q[0]), ld(st, q[2])) : ld(st, q[1]) * ld(st, q[2]) + ld(dt, q[0]);
         if (dt == DType::F16)
             Elem<half>::St(q[0], v);
         else
