@@ -7,6 +7,7 @@
 
 #include "../common/attention_layout.h"
 #include "../common/tiling/forward_tiling.h"
+#include "../common/tiling/forward_work_split.h"
 #include "../common/op_log.h"
 #include "../common/tiling/tiling_inputs.h"
 #include "../../op_kernel/prompt_flash_attention/prompt_flash_attention_tiling_data.h"
@@ -106,11 +107,6 @@ ge::graphStatus PromptFlashAttentionTiling(gert::TilingContext *context)
         FA_LOGE("PromptFlashAttention tiling: %s", why.c_str());
         return ge::GRAPH_FAILED;
     }
-    if (!order.empty()) {  // the unit order after the struct (UNITS_TABLE)
-        std::memcpy(static_cast<uint8_t *>(raw->GetData()) + PFA_UNIT_ORDER_OFFSET, order.data(),
-                    order.size() * sizeof(uint32_t));
-        raw->SetDataSize(PFA_UNIT_ORDER_OFFSET + order.size() * sizeof(uint32_t));
-    }
     fa_host::PlanMaskSummary(*data);
     const bool scaleInKey = fa_host::ScaleInKeyExact(prob.scale, dtype == ge::DT_FLOAT16, data->params);
     const AttentionCore::ForwardParams &p = data->params;
@@ -118,6 +114,14 @@ ge::graphStatus PromptFlashAttentionTiling(gert::TilingContext *context)
     fa_host::PlanKvNzValueOnly(data->params, uint64_t(p.batch) * p.numHeads, keyBlocks, prob.hasMask, scaleInKey);
     fa_host::PlanKvNzChunk(data->params, prob.dtypeBytes);
     fa_host::PlanVAbsMax(data->params, dtype == ge::DT_FLOAT16, p.batch, p.seqKv, fa_host::UsableUb(budget));
+    if (order.empty()) {  // each core's range reordered for the max|V| pass and the K/V cache
+        fa_host::OrderRangesForVPass(prob, data->params, data->mask, room / sizeof(uint32_t), order);
+    }
+    if (!order.empty()) {  // the unit order after the struct (UNITS_TABLE)
+        std::memcpy(static_cast<uint8_t *>(raw->GetData()) + PFA_UNIT_ORDER_OFFSET, order.data(),
+                    order.size() * sizeof(uint32_t));
+        raw->SetDataSize(PFA_UNIT_ORDER_OFFSET + order.size() * sizeof(uint32_t));
+    }
     data->score.scaleInKey = scaleInKey ? 1 : 0;
     context->SetTilingKey(
         AttentionCore::ForwardTilingKey(dtype == ge::DT_BF16 ? PFA_TILING_KEY_BF16 : PFA_TILING_KEY_FP16,

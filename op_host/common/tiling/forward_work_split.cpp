@@ -3,6 +3,7 @@
 #include "cost_rates.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <tuple>
 
 namespace fa_host {
@@ -325,6 +326,36 @@ uint64_t SplitProportional(const ForwardProblem &prob, AttentionCore::ForwardPar
     span = std::max(span, acc - rangeStart);
     for (uint32_t c = core + 1; c <= cores; ++c) p.coreUnitStart[c] = p.unitCount;
     return span;
+}
+
+bool OrderRangesForVPass(const ForwardProblem &prob, AttentionCore::ForwardParams &p,
+                         const AttentionCore::MaskBandParams &mask, uint64_t maxOrder, std::vector<uint32_t> &order)
+{
+    constexpr uint32_t PLAIN = AttentionCore::UNITS_FOLDED | AttentionCore::UNITS_TAIL_FIRST;
+    if (p.vAbsMaxElems == 0 || mask.bandActive == 0 || (p.foldQBlocks & ~PLAIN) != 0 || p.tailSplits > 1 ||
+        p.unitCount == 0 || p.unitCount > maxOrder || p.unitCount > UINT32_MAX || p.qBlocksPerHead == 0) {
+        return false;
+    }
+    // (batch, head, q-block) positions are the unit ids here: UnitCosts is in that order
+    const std::vector<uint64_t> costs = UnitCosts(prob, p, mask);
+    order.resize(p.unitCount);
+    for (uint64_t i = 0; i < p.unitCount; ++i) order[i] = static_cast<uint32_t>(i);
+    const uint32_t count = p.qBlocksPerHead;
+    for (uint32_t c = 0; c < p.usedCores; ++c) {
+        const auto b = order.begin() + static_cast<std::ptrdiff_t>(p.coreUnitStart[c]);
+        const auto e = order.begin() + static_cast<std::ptrdiff_t>(p.coreUnitStart[c + 1]);
+        if (e <= b) continue;
+        std::stable_sort(b, e, [&](uint32_t x, uint32_t y) {
+            return x / count != y / count ? x / count < y / count : costs[x] < costs[y];
+        });
+        auto longest = b;
+        for (auto i = b; i != e; ++i) {
+            if (costs[*i] > costs[*longest]) longest = i;
+        }
+        std::rotate(b, longest, longest + 1);
+    }
+    p.foldQBlocks |= AttentionCore::UNITS_TABLE;
+    return true;
 }
 
 }  // namespace fa_host

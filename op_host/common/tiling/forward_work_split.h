@@ -61,6 +61,17 @@ std::vector<uint64_t> UnitCostsCached(const KvCacheModel &model, std::vector<uin
 // table to `order` and the position starts to `starts`; returns the planned makespan.
 uint64_t DealGroups(const KvCacheModel &model, uint32_t cores, std::vector<uint32_t> &order, uint64_t *starts);
 
+// Where the vector cores take max|V| from a read-only pass (ForwardParams::vAbsMaxElems) under a
+// band, with plain ranges (bits UNITS_FOLDED / UNITS_TAIL_FIRST only, no split-KV tail): each
+// core's range in a unit table (UNITS_TABLE, the same units per core), its longest unit first
+// and then each head's q-blocks in ascending cost. The first unit then ends after the pass's
+// meeting, so its final sum can go fp16 (a short first unit keeps fp32), and each later q-block
+// of a head finds the keys the one before ran last in the cube's K/V cache (a folded order
+// alternates light and heavy q-blocks, and a heavy one's last keys serve no lighter one).
+// Writes the table to `order` (at most maxOrder entries) and returns whether it did.
+bool OrderRangesForVPass(const ForwardProblem &prob, AttentionCore::ForwardParams &p,
+                         const AttentionCore::MaskBandParams &mask, uint64_t maxOrder, std::vector<uint32_t> &order);
+
 // For very many units: one streaming pass that cuts where the running cost reaches each
 // core's share of the total (as balanced as the optimal cut to within one unit's cost).
 uint64_t SplitProportional(const ForwardProblem &prob, AttentionCore::ForwardParams &p,
