@@ -336,18 +336,27 @@ void LaunchTiming::WriteTrace()
                 const char *waitName = ib ? sp.name : "CrossCoreWaitFlag";
                 const char *flow = ib ? "IBSlot" : "CrossCoreFlag";
                 const char *arg = ib ? "eventID" : "flag";
-                std::fprintf(
-                    out,
-                    ",{\"ph\":\"X\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.4f,\"dur\":0,"
-                    "\"args\":{\"%s\":%d,\"to\":\"core %u %s\"}}"
-                    ",{\"ph\":\"s\",\"name\":\"%s\",\"cat\":\"%s\",\"id\":%d,\"pid\":%d,\"tid\":%d,\"ts\":%.4f}"
-                    ",{\"ph\":\"X\",\"name\":\"%s\",\"pid\":%u,\"tid\":%d,\"ts\":%.4f,\"dur\":0,"
-                    "\"args\":{\"%s\":%d,\"from\":\"core %d %s\"}}"
-                    ",{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"%s\",\"cat\":\"%s\",\"id\":%d,"
-                    "\"pid\":%u,\"tid\":%d,\"ts\":%.4f}",
-                    setName, fb, fk * 8 + kS, sp.start * us, arg, sp.flag, b, subName[k], flow, flow, flowId, fb,
-                    fk * 8 + kS, sp.start * us, waitName, b, k * 8 + kS, sp.end * us, arg, sp.flag, fb, subName[fk],
-                    flow, flow, flowId, b, k * 8 + kS, sp.end * us);
+                // A meeting of all vector cores (CrossCoreSetFlag mode 0) can be released by the
+                // waiting core's own arrival: both slices, no arrow from a core to itself.
+                const bool self = sp.from == static_cast<int>(b * 3 + k);
+                std::fprintf(out,
+                             ",{\"ph\":\"X\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.4f,\"dur\":0,"
+                             "\"args\":{\"%s\":%d,\"to\":\"core %u %s\"}}",
+                             setName, fb, fk * 8 + kS, sp.start * us, arg, sp.flag, b, subName[k]);
+                if (!self)
+                    std::fprintf(out,
+                                 ",{\"ph\":\"s\",\"name\":\"%s\",\"cat\":\"%s\",\"id\":%d,\"pid\":%d,\"tid\":%d,"
+                                 "\"ts\":%.4f}",
+                                 flow, flow, flowId, fb, fk * 8 + kS, sp.start * us);
+                std::fprintf(out,
+                             ",{\"ph\":\"X\",\"name\":\"%s\",\"pid\":%u,\"tid\":%d,\"ts\":%.4f,\"dur\":0,"
+                             "\"args\":{\"%s\":%d,\"from\":\"core %d %s\"}}",
+                             waitName, b, k * 8 + kS, sp.end * us, arg, sp.flag, fb, subName[fk]);
+                if (!self)
+                    std::fprintf(out,
+                                 ",{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"%s\",\"cat\":\"%s\",\"id\":%d,"
+                                 "\"pid\":%u,\"tid\":%d,\"ts\":%.4f}",
+                                 flow, flow, flowId, b, k * 8 + kS, sp.end * us);
             }
         }
     }
