@@ -413,14 +413,14 @@ private:
 
     __aicore__ inline AscendC::LocalTensor<T> QL1() { return qL1_.Get<T>()[qb_ * qElems_]; }
 
-    // K^T (LoadBt) and V (LoadB) of a key block's L1 tile into L0B, from a wide-row tile where
-    // the blocks are loaded as such (ForwardParams::kvWideRows; every block full).
     // Whether the block from key row token0 on sits in L1 as a wide-row tile: the blocks the
     // pass before the loop does not stage (ForwardParams::kvNzStageKeys; all of them without it).
     __aicore__ inline bool WideKeys(uint64_t token0) const
     {
         return p_->kvWideRows != 0 && token0 >= p_->kvNzStageKeys;
     }
+    // K^T (LoadBt) and V (LoadB) of a key block's L1 tile into L0B, from a wide-row tile where
+    // the blocks are loaded as such (ForwardParams::kvWideRows; every block full).
     __aicore__ inline void LoadKt(const AscendC::LocalTensor<T> &l0b, const AscendC::LocalTensor<T> &src,
                                   const L1Shape &shape, uint32_t rows, uint32_t kOff, uint32_t kLen, uint64_t token0)
     {
@@ -458,9 +458,7 @@ private:
         vPad_ = AlignUp(load.cols, 16);
         bool hit = false;
         const bool pair = cacheTiles_ != 0 && PairLoad(vCache_, u, load);
-        vb_ = pair               ? vCache_.SlotPair(CacheHead(u), static_cast<int64_t>(u.kvBase) + load.k0, load.cols)
-              : cacheTiles_ != 0 ? CacheSlot(vCache_, u, load, hit)
-                                 : pb_;
+        vb_ = cacheTiles_ != 0 ? CacheSlot(vCache_, u, load, hit, pair) : pb_;
         if (hit) {
             return;
         }
@@ -538,9 +536,7 @@ private:
         return KvBlock{blk.k0, wide ? p_->blockKv : blk.cols};
     }
 
-    // The K/V cache's tile of a block (kv_tile_cache.h). A load into it waits for the MTE1 reads
-    // of the block two back (the event copies), and with at least two tiles the least recently
-    // used tile was last read no later.
+    // The K/V cache's tag of a unit's (batch, KV head).
     __aicore__ inline uint32_t CacheHead(const WorkUnit &u) const { return u.b * p_->numKvHeads + u.n / p_->groupSize; }
 
     // Whether a wide-row block (WideKeys) that `cache` lacks goes into its tile pair together
@@ -557,10 +553,15 @@ private:
                !cache.Holds(CacheHead(u), token, blk.cols) && !cache.Holds(CacheHead(u), token + blk.cols, blk.cols);
     }
 
-    __aicore__ inline uint32_t CacheSlot(KvTileCache &cache, const WorkUnit &u, const KvBlock &blk, bool &hit)
+    // The K/V cache's tile of a block (kv_tile_cache.h). A load into it waits for the MTE1 reads
+    // of the block two back (the event copies), and with at least two tiles the least recently
+    // used tile was last read no later. pair (PairLoad): the block and the next one into a tile
+    // pair, loaded together (a miss).
+    __aicore__ inline uint32_t CacheSlot(KvTileCache &cache, const WorkUnit &u, const KvBlock &blk, bool &hit,
+                                         bool pair = false)
     {
-        return cache.Slot(u.b * p_->numKvHeads + u.n / p_->groupSize, static_cast<int64_t>(u.kvBase) + blk.k0, blk.cols,
-                          hit);
+        const int64_t token = static_cast<int64_t>(u.kvBase) + blk.k0;
+        return pair ? cache.SlotPair(CacheHead(u), token, blk.cols) : cache.Slot(CacheHead(u), token, blk.cols, hit);
     }
 
     // The Q block and K loads into L1 and S = Q.K^T of a key block into its S slot (forward_cube_s.h).

@@ -180,9 +180,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::ComputeSChunks(c
     // With the K/V cache kb is the block's event copy and `tile` its K tile (CacheSlot).
     bool hit = false;
     const bool pair = !preloaded && cacheTiles_ != 0 && PairLoad(kCache_, u, load);
-    const uint32_t tile = pair ? kCache_.SlotPair(CacheHead(u), static_cast<int64_t>(u.kvBase) + load.k0, load.cols)
-                          : cacheTiles_ != 0 ? CacheSlot(kCache_, u, load, hit)
-                                             : kb;
+    const uint32_t tile = cacheTiles_ != 0 ? CacheSlot(kCache_, u, load, hit, pair) : kb;
     const AscendC::LocalTensor<T> kL1 = kL1_.Get<T>()[tile * (kvPairs_ != 0 ? 2 : 1) * kvElems_];
     const AscendC::LocalTensor<T> kt = l0b_.Get<T>();
     if (hit) {

@@ -6,6 +6,7 @@ rows, block edges, head dims)."""
 import numpy as np
 import pytest
 from fa_varlen_helpers import FLT_MAX, MAX_INT, OP, make_kwargs, run_and_judge, tiling_carries_unit_table
+from fp16_sum_probe import judged_l2_writes, large_v, standard_normal_qkv
 
 from fakit import cases
 from fakit.backends import cpu
@@ -346,14 +347,10 @@ def test_final_sums_in_fp16_only_where_they_fit():
     # there is inf) and the outputs still match.
     seq, n, d = (1024, 2048), 4, 128
     kw = make_kwargs(seq_q=seq, n=n, d=d)
-    rng = np.random.default_rng(1)
-    for name in ("query", "key", "value"):
-        kw[name] = rng.standard_normal(kw[name].shape).astype(np.float16)
-    run_and_judge(kw)
-    normal = cpu.last_profile()["l2_write_bytes"]
-    kw["value"] = (1000.0 + rng.standard_normal(kw["value"].shape)).astype(np.float16)
-    run_and_judge(kw)
-    large = cpu.last_profile()["l2_write_bytes"]
+    rng = standard_normal_qkv(kw, 1)
+    normal = judged_l2_writes(run_and_judge, kw)
+    kw["value"] = large_v(rng, kw["value"].shape)
+    large = judged_l2_writes(run_and_judge, kw)
     assert large - normal == sum(seq) * n * d * 2  # every unit's rows, 2 bytes less per element
 
 
@@ -365,19 +362,13 @@ def test_final_sums_in_fp16_from_the_v_pass_at_d64():
     # large row at the end of V's token axis.
     seq_q, seq_kv, n, d = (150, 300), (1024, 1024), 24, 64
     kw = make_kwargs(seq_q=seq_q, seq_kv=seq_kv, n=n, d=d)
-    rng = np.random.default_rng(3)
-    for name in ("query", "key", "value"):
-        kw[name] = rng.standard_normal(kw[name].shape).astype(np.float16)
-    kw["query"] *= np.float16(0.05)
-    run_and_judge(kw)
-    normal = cpu.last_profile()["l2_write_bytes"]
+    rng = standard_normal_qkv(kw, 3, query_scale=0.05)
+    normal = judged_l2_writes(run_and_judge, kw)
     normal_v = kw["value"]
-    kw["value"] = (1000.0 + rng.standard_normal(normal_v.shape)).astype(np.float16)
-    run_and_judge(kw)
-    large = cpu.last_profile()["l2_write_bytes"]
+    kw["value"] = large_v(rng, normal_v.shape)
+    large = judged_l2_writes(run_and_judge, kw)
     every = sum(seq_q) * n * d * 2
     assert every // 2 <= large - normal <= every
     kw["value"] = normal_v.copy()
     kw["value"][-1, -1, :] = np.float16(1000.0)
-    run_and_judge(kw)
-    assert cpu.last_profile()["l2_write_bytes"] == large
+    assert judged_l2_writes(run_and_judge, kw) == large

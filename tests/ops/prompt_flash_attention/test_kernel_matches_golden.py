@@ -3,6 +3,7 @@ feature (layouts, dtypes, GQA, masks and bands, query lengths, block edges, head
 
 import numpy as np
 import pytest
+from fp16_sum_probe import judged_l2_writes, large_v, standard_normal_qkv
 from pfa_helpers import MAX_INT, OP, band_mask, make_kwargs, run_and_judge
 
 import fakit
@@ -720,14 +721,10 @@ def test_final_sums_in_fp16_only_where_they_fit():
     # fp32 and the output still matches (an fp16 sum there is inf).
     b, n, sq, skv, d = 1, 4, 1024, 2048, 128
     kw = make_kwargs("fp16", "BNSD", b=b, n=n, sq=sq, skv=skv, d=d)
-    rng = np.random.default_rng(1)
-    for name in ("query", "key", "value"):
-        kw[name] = rng.standard_normal(kw[name].shape).astype(np.float16)
-    run_and_judge(kw)
-    normal = cpu.last_profile()["l2_write_bytes"]
-    kw["value"] = (1000.0 + rng.standard_normal(kw["value"].shape)).astype(np.float16)
-    run_and_judge(kw)
-    large = cpu.last_profile()["l2_write_bytes"]
+    rng = standard_normal_qkv(kw, 1)
+    normal = judged_l2_writes(run_and_judge, kw)
+    kw["value"] = large_v(rng, kw["value"].shape)
+    large = judged_l2_writes(run_and_judge, kw)
     # every unit's final sum: its rows x 128 head-dim columns, 2 bytes less per element in fp16
     assert large - normal == b * n * sq * d * 2
 
@@ -738,15 +735,10 @@ def test_final_sums_guard_sees_the_last_staged_v_rows():
     # final sums fp32 (2 bytes more per element than fp16) and the output must match.
     b, n, sq, skv, d = 1, 4, 1024, 390, 128
     kw = make_kwargs("fp16", "BNSD", b=b, n=n, sq=sq, skv=skv, d=d)
-    rng = np.random.default_rng(2)
-    for name in ("query", "key", "value"):
-        kw[name] = rng.standard_normal(kw[name].shape).astype(np.float16)
-    kw["query"] *= np.float16(0.05)  # near-uniform attention: l ~ skv
-    run_and_judge(kw)
-    normal = cpu.last_profile()["l2_write_bytes"]
+    standard_normal_qkv(kw, 2, query_scale=0.05)  # near-uniform attention: l ~ skv
+    normal = judged_l2_writes(run_and_judge, kw)
     kw["value"][:, :, -1, :] = np.float16(1000.0)
-    run_and_judge(kw)
-    spiked = cpu.last_profile()["l2_write_bytes"]
+    spiked = judged_l2_writes(run_and_judge, kw)
     assert spiked - normal == b * n * sq * d * 2
 
 
@@ -769,19 +761,13 @@ def test_final_sums_in_fp16_from_the_v_pass_at_d64(layout, b, n, sq, skv, causal
     d = 64
     extra = dict(mask=band_mask(sq, skv, nxt=skv - sq), pre_tokens=MAX_INT, next_tokens=skv - sq) if causal else {}
     kw = make_kwargs("fp16", layout, b=b, n=n, sq=sq, skv=skv, d=d, **extra)
-    rng = np.random.default_rng(3)
-    for name in ("query", "key", "value"):
-        kw[name] = rng.standard_normal(kw[name].shape).astype(np.float16)
-    kw["query"] *= np.float16(0.05)
-    run_and_judge(kw)
-    normal = cpu.last_profile()["l2_write_bytes"]
+    rng = standard_normal_qkv(kw, 3, query_scale=0.05)
+    normal = judged_l2_writes(run_and_judge, kw)
     normal_v = kw["value"]
-    kw["value"] = (1000.0 + rng.standard_normal(normal_v.shape)).astype(np.float16)
-    run_and_judge(kw)
-    large = cpu.last_profile()["l2_write_bytes"]
+    kw["value"] = large_v(rng, normal_v.shape)
+    large = judged_l2_writes(run_and_judge, kw)
     every = b * n * sq * d * 2  # every unit's final sum, 2 bytes less per element in fp16
     assert every // 2 <= large - normal <= every
     kw["value"] = normal_v.copy()
     kw["value"].reshape(-1, d)[-1] = np.float16(1000.0)  # the last row in memory
-    run_and_judge(kw)
-    assert cpu.last_profile()["l2_write_bytes"] == large
+    assert judged_l2_writes(run_and_judge, kw) == large
