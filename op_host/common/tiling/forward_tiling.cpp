@@ -711,9 +711,10 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
         *unitOrder = std::move(deals.at(p.blockQ));
         // Causal GQA dealt by cost: a block's P.V leaves its last head-dim columns for the next
         // S's chunks (ForwardParams::pvFirstCols), where the M pipe otherwise waits for the
-        // Fixpipe of each S chunk (modelled B1 N8/2 S2K 43.84 -> 43.60 us; on every lazy row
-        // without K/V pairs it also gained on the default model but slowed five rows under
-        // the bandwidth ledger, B1 N8 S4K D128 316.1 -> 317.9 us).
+        // Fixpipe of each S chunk (modelled B1 N8/2 S2K 43.84 -> 43.60 us). Not on every lazy
+        // row without K/V pairs: there only B1 N8 S1Kx4K moved on the default model (76.0 ->
+        // 75.8 us), and under the bandwidth ledger eight rows were slower (B1 N8 S4K D128
+        // 316.1 -> 317.9 us).
         if (p.headDimAlign > AttentionCore::PV_PIECE_COLS) {  // read by lazy P.V only
             p.pvFirstCols = p.headDimAlign - AttentionCore::PV_PIECE_COLS;
         }

@@ -213,8 +213,9 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
 }
 
-// The deferred second head-dim part of the last P.V (AccumulatePV), then M is done with the
-// P and V regions.
+// The head-dim columns AccumulatePV left of the last P.V (ForwardParams::pvFirstCols): one
+// PV_PIECE_COLS piece (`one`, between two S chunks) or all of them; after the last, M is done
+// with the P and V regions.
 template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
 __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::IssuePendingPV(bool one)
 {

@@ -31,7 +31,7 @@ constexpr float INVALID_ROW_STAT_SUM = 3.4028234663852886e38f;
 // the cube's S chain after a P arrives (P and V loads, then the K load, Q.K^T, Fixpipe: ~1.6 µs
 // modelled at D = 128) is longer than two vector blocks (docs/performance.md).
 constexpr uint32_t WS_SLOTS = 4;
-constexpr uint32_t PV_PIECE_COLS = 32;       // ForwardParams::pvFirstCols
+constexpr uint32_t PV_PIECE_COLS = 32;  // ForwardParams::pvFirstCols
 constexpr uint32_t PV_PIECE_FROM_CHUNK = 2;
 constexpr uint32_t KV_NZ_BOTH = 1, KV_NZ_K_ONLY = 2, KV_NZ_V_ONLY = 3;  // ForwardParams::kvNz modes
 constexpr uint32_t UNITS_FOLDED = 1;                                    // ForwardParams::foldQBlocks bits
