@@ -707,7 +707,18 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     });
     // The chosen q-block's deal: one q-block size plans one split, and DealGroups leaves no core
     // empty, so the search's cores are the plan's usedCores.
-    if ((p.foldQBlocks & AttentionCore::UNITS_TABLE) != 0) *unitOrder = std::move(deals.at(p.blockQ));
+    if ((p.foldQBlocks & AttentionCore::UNITS_TABLE) != 0) {
+        *unitOrder = std::move(deals.at(p.blockQ));
+        // Causal GQA dealt by cost: a block's P.V leaves its last head-dim columns for the next
+        // S's chunks (ForwardParams::pvFirstCols), where the M pipe otherwise waits for the
+        // Fixpipe of each S chunk (modelled B1 N8/2 S2K 43.84 -> 43.60 us). Not on every lazy
+        // row without K/V pairs: there only B1 N8 S1Kx4K moved on the default model (76.0 ->
+        // 75.8 us), and under the bandwidth ledger eight rows were slower (B1 N8 S4K D128
+        // 316.1 -> 317.9 us).
+        if (p.headDimAlign > AttentionCore::PV_PIECE_COLS) {  // read by lazy P.V only
+            p.pvFirstCols = p.headDimAlign - AttentionCore::PV_PIECE_COLS;
+        }
+    }
 
     PlanKvGeometry(prob, budget, wideLazy, p);
     PlanKvNzOwn(p, prob.dtypeBytes, UsableUb(budget));

@@ -116,6 +116,7 @@ public:
         zero_.SetGlobalBuffer(reinterpret_cast<__gm__ T *>(ws + wl.zero));
         if constexpr (LAZY_PV) {  // regions (top of the file)
             sChunk_ = p->sChunk;
+            firstCols_ = p->pvFirstCols;
             accElems_ = bq * dp;
             qChunkElems_ = sChunk_ * dc;
             sChunkElems_ = sChunk_ * bk;
@@ -225,6 +226,7 @@ private:
                 sOk = StepS(s, gS);
             }
             const uint32_t slot = gV++ % WS_SLOTS;
+            IssuePendingPV();  // where no S went out since the last P.V
             FinalSum fin;
             if constexpr (LAZY_PV) {
                 AccumulatePV(v.u, blk, slot, v.j == 0, v.j + 1 == v.blocks ? &fin : nullptr);
@@ -581,6 +583,15 @@ private:
     __aicore__ inline void LoadPRows(const AscendC::LocalTensor<T> &l0a, uint32_t pb, const L1Shape &shape, uint32_t k,
                                      uint32_t row0, uint32_t rows, uint32_t skip, const WorkUnit &u, int64_t k0);
     __aicore__ inline void FreePV(uint32_t pb);
+    __aicore__ inline void IssuePendingPV(bool one = false);
+    // The head-dim columns of a P.V left for the next S's chunks (ForwardParams::pvFirstCols):
+    // its rows, the next column, the head dim, its keys and whether it starts the sum.
+    struct PendingPV {
+        uint32_t rows = 0, col = 0, d = 0, k = 0;
+        bool init = false, on = false;
+    };
+    PendingPV pend_;
+    uint32_t firstCols_ = 0;  // ForwardParams::pvFirstCols
     template <typename U>
     __aicore__ inline void StoreAccumulator(const WorkUnit &u, const AscendC::LocalTensor<float> &acc,
                                             const AscendC::GlobalTensor<U> &dst, uint32_t col0 = 0, uint32_t part0 = 0);

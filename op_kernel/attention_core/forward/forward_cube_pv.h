@@ -73,6 +73,10 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
     const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
     const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[(EVT_LPV - EVT_L0) * l0bElems_];
     const AscendC::LocalTensor<float> acc = l0c_.Get<float>();
+    // The first columns now and the rest between the next S's chunks (pvFirstCols): not at
+    // a unit's last block, whose final sum leaves right after its P.V.
+    const uint32_t dh =
+        firstCols_ != 0 && firstCols_ < d && kvPairs_ == 0 && fin == nullptr && u.rows <= pvRows_ ? firstCols_ : 0;
     if (kvPairs_ != 0) {  // V is in L1 since the block's S: into L0B before P arrives
         AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);  // M is done with the P and V regions
         LoadVb(l0b, VTile(pb_, kvPad), L1Shape{kvPad, p_->headDimAlign}, k, 0, d, u.kvBase + blk.k0);
@@ -102,9 +106,10 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
     const AscendC::LocalTensor<T> l0bHi = l0b[AlignUp(k, 16) * h];  // V's second half (h != 0)
     if (kvPairs_ == 0) {
         const L1Shape vShape{vPad_, p_->headDimAlign};
-        if (h != 0) {
-            LoadVb(l0b, VTile(pb, kvPad), vShape, k, 0, h, u.kvBase + blk.k0);  // V, columns [0, h)
-            LoadVb(l0bHi, VTile(pb, kvPad), vShape, k, h, d - h, u.kvBase + blk.k0);
+        if (h != 0 || dh != 0) {
+            const uint32_t c = h != 0 ? h : dh;
+            LoadVb(l0b, VTile(pb, kvPad), vShape, k, 0, c, u.kvBase + blk.k0);  // V, columns [0, c)
+            LoadVb(l0b[AlignUp(k, 16) * c], VTile(pb, kvPad), vShape, k, c, d - c, u.kvBase + blk.k0);
         } else {
             LoadVb(l0b, VTile(pb, kvPad), vShape, k, 0, d, u.kvBase + blk.k0);  // V
         }
@@ -163,6 +168,15 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
             FixAcc(fin->dst, acc, u.rows, h);
         }
         AscendC::Mmad(acc[AccColumn(u.rows, h)], l0a, l0bHi, Tiles::Mmad(MmadRows(u.rows), d - h, k, first || flush));
+    } else if (dh != 0) {
+        // columns [0, dh) now, the rest between the next S's chunks (IssuePendingPV)
+        AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(rows0), dh, k, first || flush));
+        pend_.rows = rows0;
+        pend_.col = dh;
+        pend_.d = d;
+        pend_.k = k;
+        pend_.init = first || flush;
+        pend_.on = true;
     } else {
         AscendC::Mmad(acc, l0a, l0b, Tiles::Mmad(MmadRows(rows0), d, k, first || flush));
     }
@@ -184,7 +198,9 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
         AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(EVT_LPV);
         AscendC::Mmad(acc[AccPart(1)], l0a, l0b, Tiles::Mmad(MmadRows(rows1), d, k, first || flush));
     }
-    AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);
+    if (!pend_.on) {
+        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);
+    }
     // The decision as the slot's "flushed" word, which the vector cores read only after the
     // FLAG_O_READY below: after the Mmad's issue, and only where it changes (a scalar GM
     // store and its write-back between P's arrival and the Mmad held the Mmad back).
@@ -195,6 +211,29 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::AccumulatePV(con
         flushedWord_[slot] = flushed;
     }
     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_O_READY);
+}
+
+// The head-dim columns AccumulatePV left of the last P.V (ForwardParams::pvFirstCols): one
+// PV_PIECE_COLS piece (`one`, between two S chunks) or all of them; after the last, M is done
+// with the P and V regions.
+template <typename T, class Variant, bool LAZY_PV, bool KV_NZ>
+__aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::IssuePendingPV(bool one)
+{
+    while (pend_.on) {
+        const AscendC::LocalTensor<T> l0a = l0a_.Get<T>();
+        const AscendC::LocalTensor<T> l0b = l0b_.Get<T>()[(EVT_LPV - EVT_L0) * l0bElems_];
+        const uint32_t c = pend_.d - pend_.col < PV_PIECE_COLS ? pend_.d - pend_.col : PV_PIECE_COLS;
+        AscendC::Mmad(l0c_.Get<float>()[AccColumn(pend_.rows, pend_.col)], l0a, l0b[AlignUp(pend_.k, 16) * pend_.col],
+                      Tiles::Mmad(MmadRows(pend_.rows), c, pend_.k, pend_.init));
+        pend_.col += c;
+        if (pend_.col >= pend_.d) {
+            pend_.on = false;
+            AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_LPV);
+        }
+        if (one) {
+            break;
+        }
+    }
 }
 
 // P rows [row0, row0 + rows) of P/V copy pb (tile `shape`, k columns seen; unit u, block

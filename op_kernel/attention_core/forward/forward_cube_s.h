@@ -200,7 +200,11 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::ComputeSChunks(c
     }
     const L1Shape qShape{AlignUp(u.rows, 16), p_->headDimAlign};
     // No S for the rows before a diagonal tile's band (policies.h SkippedSRows).
+    uint32_t chunkNo = 0;
     for (uint32_t r0 = SkippedSRows(mask_, u, blk.k0); r0 < u.rows; r0 += sChunk_) {
+        if (chunkNo++ >= PV_PIECE_FROM_CHUNK) {  // a piece of the last P.V (pvFirstCols)
+            IssuePendingPV(true);
+        }
         const uint32_t rows = u.rows - r0 < sChunk_ ? u.rows - r0 : sChunk_;
         const uint32_t x = NextCopy(qIdx_, 2);
         const uint32_t y = NextCopy(sIdx_, 2);
@@ -233,6 +237,7 @@ __aicore__ inline void ForwardCube<T, Variant, LAZY_PV, KV_NZ>::ComputeSChunks(c
         AscendC::Fixpipe(wsS_[slot * (p_->wsSlotS / 4) + (r0 + f) * p_->blockKv], s[f * 16], fix);
         AscendC::SetFlag<AscendC::HardEvent::FIX_M>(EVT_L0 + y);
     }
+    IssuePendingPV();  // a block of fewer chunks
     AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVT_LKT);
     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_S_READY);
 }

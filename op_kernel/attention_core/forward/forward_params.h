@@ -31,6 +31,8 @@ constexpr float INVALID_ROW_STAT_SUM = 3.4028234663852886e38f;
 // the cube's S chain after a P arrives (P and V loads, then the K load, Q.K^T, Fixpipe: ~1.6 µs
 // modelled at D = 128) is longer than two vector blocks (docs/performance.md).
 constexpr uint32_t WS_SLOTS = 4;
+constexpr uint32_t PV_PIECE_COLS = 32;  // ForwardParams::pvFirstCols
+constexpr uint32_t PV_PIECE_FROM_CHUNK = 2;
 constexpr uint32_t KV_NZ_BOTH = 1, KV_NZ_K_ONLY = 2, KV_NZ_V_ONLY = 3;  // ForwardParams::kvNz modes
 constexpr uint32_t UNITS_FOLDED = 1;                                    // ForwardParams::foldQBlocks bits
 constexpr uint32_t UNITS_HEADS_INNER = 2;
@@ -257,6 +259,11 @@ struct ForwardParams {
     // blockKv / 16 keys each; two blocks per DMA start into a K/V cache tile pair where both
     // miss it) and reads them with LoadBtWide / LoadBWide. 0: off; else blockKv / 16.
     uint32_t kvWideRows;
+    // Lazy P.V without K/V pairs, a block that is not its unit's last: the head-dim columns of
+    // its first Mmad; the rest follow in PV_PIECE_COLS pieces, one before each chunk of the
+    // next S from its PV_PIECE_FROM_CHUNK-th on (forward_cube_s.h), which fills the M pipe
+    // while Fixpipe drains the S chunks. 0: one Mmad.
+    uint32_t pvFirstCols;
 };
 
 // Item `item` of the split-KV tail's unit list (ForwardParams::tailSplits > 1): its unit, and

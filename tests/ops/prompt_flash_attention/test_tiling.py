@@ -679,6 +679,8 @@ def test_causal_gqa_units_dealt_by_cost_keep_a_group_together(plan, b, n, nkv, s
     # heads of one q-block on a core come in a row.
     (p,) = plan(problem(b=b, n=n, nkv=nkv, sq=sq, skv=skv, d=d, mask=1))
     assert p["foldQBlocks"] == 4
+    # a block's P.V leaves its last 32 head-dim columns for the next S's chunks
+    assert p["pvFirstCols"] == d - 32
     order, starts, q = p["order"], p["starts"], p["qBlocksPerHead"]
     assert sorted(order) == list(range(p["unitCount"])) and starts[0] == 0 and starts[-1] == p["unitCount"]
     g = n // nkv
@@ -701,7 +703,7 @@ def test_no_table_without_gqa_or_a_band_or_at_d64(plan):
         problem(n=8, nkv=8, sq=4096, d=128, mask=1),
         problem(n=12, nkv=4, sq=1024, d=64, mask=1),
     ):
-        assert p["foldQBlocks"] & 4 == 0 and p["order"] == []
+        assert p["foldQBlocks"] & 4 == 0 and p["order"] == [] and p["pvFirstCols"] == 0
 
 
 def test_long_staging_pass_takes_chunks_through_the_s_buffers(plan):

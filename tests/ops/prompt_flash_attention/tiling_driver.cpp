@@ -66,7 +66,7 @@ int main()
                         p.kvNz, p.kvNzRows, p.kvNzChunk, (unsigned long long)p.kvNzOffset, p.kvNzPairs, p.kvPairFirst,
                         (unsigned long long)AttentionCore::ForwardCubeL1Bytes(p.blockQ, p.blockKv, p.headDimAlign, 2,
                                                                               p.l1Bufs, p.kvNzPairs));
-            std::printf("\"kvNzOwnRows\": %u, ", p.kvNzOwnRows);
+            std::printf("\"kvNzOwnRows\": %u, \"pvFirstCols\": %u, ", p.kvNzOwnRows, p.pvFirstCols);
             std::printf("\"kvNzLate\": %u, \"kvNzStageKeys\": %u, \"kvWideRows\": %u, ", p.kvNzLate, p.kvNzStageKeys,
                         p.kvWideRows);
             std::printf("\"qNzUnits\": %u, \"qNzFirst\": %u, \"qNzChunk\": %u, \"qNzOffset\": %llu, ", p.qNzUnits,
