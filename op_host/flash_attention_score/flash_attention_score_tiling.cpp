@@ -138,7 +138,7 @@ ge::graphStatus FlashAttentionScoreTiling(gert::TilingContext *context)
     fa_host::PlanKvNzChunk(data->params, prob.dtypeBytes);
     uint64_t tokens = 0;  // the TND token axis: one batch of every key row
     for (const int64_t len : prob.seqKv) tokens += uint64_t(std::max<int64_t>(0, len));
-    fa_host::PlanVAbsMax(data->params, dtype == ge::DT_FLOAT16, 1, tokens, fa_host::UsableUb(budget));
+    fa_host::PlanVAbsMax(data->params, dtype == ge::DT_FLOAT16, 1, tokens, fa_host::UsableUb(budget), scaleInKey);
     data->score.scaleInKey = scaleInKey ? 1 : 0;
     const uint64_t dtypeKey = dtype == ge::DT_BF16    ? FA_TILING_KEY_BF16
                               : dtype == ge::DT_FLOAT ? FA_TILING_KEY_FP32

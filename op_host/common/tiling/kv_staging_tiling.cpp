@@ -186,12 +186,18 @@ void PlanKvNzChunk(AttentionCore::ForwardParams &p, uint32_t dtypeBytes)
     if (chunk > p.kvNzChunk) p.kvNzChunk = static_cast<uint32_t>(chunk);
 }
 
-void PlanVAbsMax(AttentionCore::ForwardParams &p, bool fp16, uint32_t batches, uint64_t tokens, uint64_t ubBytes)
+void PlanVAbsMax(AttentionCore::ForwardParams &p, bool fp16, uint32_t batches, uint64_t tokens, uint64_t ubBytes,
+                 bool kOnlyPass)
 {
     p.vAbsMaxElems = 0;
     p.vAbsMaxChunk = 0;
-    if (!fp16 || p.lazyO == 0 || p.headDim > V_ABS_MAX_MAX_HEAD_DIM || p.kvNz != 0 || batches == 0 || tokens == 0 ||
-        p.numKvHeads == 0 || p.usedCores == 0) {
+    // K alone staged before a SyncAll (the scale on K, no per-core, late or Q staging): the
+    // staging's flag id is free after that barrier, so the pass's meeting may take it
+    // (forward_vector.h VLoop); elsewhere nothing may be staged.
+    const bool kOnly =
+        kOnlyPass && p.kvNz == AttentionCore::KV_NZ_K_ONLY && p.kvNzOwnRows == 0 && p.kvNzLate == 0 && p.qNzUnits == 0;
+    if (!fp16 || p.lazyO == 0 || p.headDim > V_ABS_MAX_MAX_HEAD_DIM || (p.kvNz != 0 && !kOnly) || batches == 0 ||
+        tokens == 0 || p.numKvHeads == 0 || p.usedCores == 0) {
         return;
     }
     // The chunk: the UB past the vector stage's buffers, the running max taken off, whole

@@ -109,12 +109,17 @@ constexpr uint32_t BAND_S_PIECE_ROWS = 32;
 // S4K D64 246.2 -> 245.6, B4 N8 S2K D64 245.9 -> 245.0 (bandwidth ledger 278.2 -> 276.8,
 // 258.4 -> 258.2, 255.7 -> 254.2). Before the barrier ahead of the main loop (the mask
 // summary's) the pass delays every cube: causal B1 N16 S4K 251.8 us but 281.7 under the
-// ledger. Not where K alone is staged (in the main loop: B1 N32 S1K D64 66.1 -> 66.7 us, TND
-// [100 ... 2200] D64 causal 134.1 -> 135.3, their vector cores bind; before the staging's
-// barrier 66.5 and 137.5). Call last.
+// ledger. Where K alone is staged only with `kOnlyPass` (varlen TND, the scale on K, staged
+// before a SyncAll: forward_vector.h KOnlyPassFree): there the pass's meeting takes the staging's
+// flag id. Modelled TND [100 ... 2200] D64 causal 132.35 -> 131.57 us (L2 912.5 -> 907.0 MB, its
+// critical path 127.2 -> 129.5 onto the L2 floor; bandwidth ledger 148.0 -> 148.2). Not on PFA's
+// K-only planes (B1 N32 S1K D64 66.1 -> 66.7, its vector cores bind; before the staging's
+// barrier 66.5; the TND row while its critical path sat on its L2 floor, before the short
+// q-blocks came first: 134.1 -> 135.3). Call last.
 constexpr uint32_t V_ABS_MAX_MAX_HEAD_DIM = 64;
 constexpr uint64_t V_ABS_MAX_CHUNK = 8192;
-void PlanVAbsMax(AttentionCore::ForwardParams &p, bool fp16, uint32_t batches, uint64_t tokens, uint64_t ubBytes);
+void PlanVAbsMax(AttentionCore::ForwardParams &p, bool fp16, uint32_t batches, uint64_t tokens, uint64_t ubBytes,
+                 bool kOnlyPass = false);
 // Drops a planned staging (ForwardParams::kvNz and its region): nothing staged.
 void DropKvNz(AttentionCore::ForwardParams &p);
 // Whether the K/V staging may multiply K by the scale (ScaleParams / PseParams::scaleInKey)

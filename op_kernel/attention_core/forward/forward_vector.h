@@ -520,12 +520,21 @@ private:
                17 * p_->usedCores + 128 <= sBufs_ * sElems_;  // ReadVMax's floats
     }
 
+    // K alone staged before a SyncAll (not EarlyS: the scale rides on K; no per-core, late or Q
+    // staging), V left unstaged: FLAG_KV_STAGED is not used past that barrier, so the pass's
+    // meeting may take it (the host plans the pass only there, kv_staging_tiling.h PlanVAbsMax).
+    __aicore__ inline bool KOnlyPassFree() const
+    {
+        return p_->kvNz == KV_NZ_K_ONLY && p_->kvNzOwnRows == 0 && p_->kvNzLate == 0 && p_->qNzUnits == 0 &&
+               !kvNz_.EarlyS(score_.KeyScale(), LAZY_PV);
+    }
+
     // Whether the max|V| pass runs in the main loop (ForwardParams::vAbsMaxElems, v_abs_max.h):
-    // fp16, lazy P.V, nothing staged (its meeting takes the staging's flag id), and ReadVMax's
-    // floats fit its buffer.
+    // fp16, lazy P.V, nothing staged or K alone before a SyncAll (its meeting takes the staging's
+    // flag id: KOnlyPassFree), and ReadVMax's floats fit its buffer.
     __aicore__ inline bool VLoop() const
     {
-        return AscendC::IsSameType<T, half>::value && LAZY_PV && !KV_NZ && p_->vAbsMaxElems != 0 &&
+        return AscendC::IsSameType<T, half>::value && LAZY_PV && (!KV_NZ || KOnlyPassFree()) && p_->vAbsMaxElems != 0 &&
                p_->vAbsMaxChunk >= 128 && (17 * p_->usedCores + 128) * 4 <= p_->vAbsMaxChunk * sizeof(T);
     }
 

@@ -372,3 +372,24 @@ def test_final_sums_in_fp16_from_the_v_pass_at_d64():
     kw["value"] = normal_v.copy()
     kw["value"][-1, -1, :] = np.float16(1000.0)
     assert judged_l2_writes(run_and_judge, kw) == large
+
+
+def test_final_sums_in_fp16_from_the_v_pass_with_k_staged_at_d64():
+    # D = 64 under a causal band with K alone staged before the barrier (the scale on K, no
+    # per-core staging: the batches are not multiples of 16 keys): max|V| comes from the vector
+    # cores' read-only pass over V in the main loop, its meeting on the staging's flag id, which
+    # that plan no longer uses past the barrier. The units that end after the meeting take fp16
+    # final sums with standard-normal inputs; V around 1000 keeps every sum fp32 (inf in fp16),
+    # and so does one large row at the end of V's token axis.
+    seq, n, d = (100, 1500, 700), 8, 64
+    kw = make_kwargs(seq_q=seq, n=n, d=d, mode=3)
+    rng = standard_normal_qkv(kw, 5, query_scale=0.05)
+    normal = judged_l2_writes(run_and_judge, kw)
+    normal_v = kw["value"]
+    kw["value"] = large_v(rng, normal_v.shape)
+    large = judged_l2_writes(run_and_judge, kw)
+    every = sum(seq) * n * d * 2
+    assert every // 2 <= large - normal <= every
+    kw["value"] = normal_v.copy()
+    kw["value"][-1, -1, :] = np.float16(1000.0)
+    assert judged_l2_writes(run_and_judge, kw) == large
