@@ -257,6 +257,12 @@ struct ForwardParams {
     // blockKv / 16 keys each; two blocks per DMA start into a K/V cache tile pair where both
     // miss it) and reads them with LoadBtWide / LoadBWide. 0: off; else blockKv / 16.
     uint32_t kvWideRows;
+    // With wide-row tiles (kvWideRows): the first unit of each core of kvRotateCores (bit c:
+    // core c) runs its key blocks from block kvRotateBlock on to the last, then from the first
+    // (policies.h PlanFirstRotation), so that core reads those blocks from HBM first while the
+    // other cores of its head run the staged ones. 0: off.
+    uint32_t kvRotateBlock;
+    uint64_t kvRotateCores;
 };
 
 // Item `item` of the split-KV tail's unit list (ForwardParams::tailSplits > 1): its unit, and
