@@ -731,6 +731,7 @@ bool PlanForward(const ForwardProblem &prob, const CoreBudget &budget, Attention
     const bool wide = WideRowsFit(prob, p);
     PlanKvNzStageKeys(p, !masked && prob.actualSeqLengths.empty(), wide);
     p.kvWideRows = wide && p.kvNzStageKeys != 0 ? p.blockKv / 16 : 0;
+    PlanKvRotation(p);
     return true;
 }
 

@@ -91,6 +91,49 @@ void PlanKvNzStageKeys(AttentionCore::ForwardParams &p, bool dense, bool wideRow
     p.kvNzStageKeys = static_cast<uint32_t>(staged * p.blockKv);
 }
 
+void PlanKvRotation(AttentionCore::ForwardParams &p)
+{
+    p.kvRotateBlock = 0;
+    p.kvRotateCores = 0;
+    if (p.kvWideRows == 0 || p.kvNzStageKeys == 0 || p.foldQBlocks != 0 || p.usedCores > 64 || p.blockKv == 0 ||
+        p.qBlocksPerHead == 0 || p.groupSize == 0) {
+        return;
+    }
+    const uint64_t blocks = p.seqKv / p.blockKv, staged = p.kvNzStageKeys / p.blockKv;
+    if (staged < 2 || blocks < staged + 4) return;
+    auto region = [&](uint64_t unit) {
+        const uint64_t bn = unit / p.qBlocksPerHead;
+        return bn / p.numHeads * p.numKvHeads + bn % p.numHeads / p.groupSize;
+    };
+    auto rows = [&](uint64_t unit) {
+        const uint64_t q0 = unit % p.qBlocksPerHead * p.blockQ;
+        return std::min<uint64_t>(p.blockQ, p.seqQ - q0);
+    };
+    // Per run of cores on one region (PlanKvNzStageKeys: every core's units are of one region),
+    // the last of the cores with the fewest rows, where some core of the run has more.
+    uint64_t cores = 0;
+    for (uint32_t c = 0; c < p.usedCores;) {
+        const uint64_t r = region(p.coreUnitStart[c]);
+        uint64_t most = 0, least = ~uint64_t(0);
+        uint32_t slack = c, e = c;
+        for (; e < p.usedCores && p.coreUnitStart[e] < p.coreUnitStart[e + 1] && region(p.coreUnitStart[e]) == r; ++e) {
+            uint64_t sum = 0;
+            for (uint64_t u = p.coreUnitStart[e]; u < p.coreUnitStart[e + 1]; ++u) sum += rows(u);
+            most = std::max(most, sum);
+            if (sum <= least) {
+                least = sum;
+                slack = e;
+            }
+        }
+        if (e == c) return;  // a core without units
+        if (least < most) cores |= uint64_t(1) << slack;
+        c = e;
+    }
+    if (cores == 0) return;
+    p.kvRotateBlock = static_cast<uint32_t>(staged + (blocks - staged) / 2);
+    p.kvRotateCores = cores;
+}
+
 void PlanKvNz(AttentionCore::ForwardParams &p, uint32_t dtypeBytes, uint64_t seqRows, uint32_t batches,
               uint64_t l1Bytes, bool stageV)
 {

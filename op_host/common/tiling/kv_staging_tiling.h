@@ -149,5 +149,15 @@ bool ScaleInKeyExact(float scale, bool fp16, const AttentionCore::ForwardParams 
 constexpr uint64_t KV_NZ_UNSTAGED_MAX_LOADS = 4;
 constexpr uint64_t KV_NZ_WIDE_STAGED_DIV = 4;
 void PlanKvNzStageKeys(AttentionCore::ForwardParams &p, bool dense, bool wideRows);
+// With wide-row tiles (after PlanKvNzStageKeys and kvWideRows): all cores of a head start their
+// first unit together, and whichever first reads an unstaged block's lines pays their HBM read
+// (the cube's MTE2 at its own HBM rate), a third of them each; the head's core with the fewest
+// rows ends ~4 us early. That core's first unit starts at the middle of the unstaged blocks
+// instead (ForwardParams::kvRotateBlock / kvRotateCores), so it reads the later half from HBM
+// while the others run the staged blocks and then the earlier half. Modelled B1 N8 S1K x 4K
+// 75.96 -> 75.55 us (bandwidth ledger 84.49 -> 84.16); start blocks 19 / 20 / 21 / 22 of 32:
+// 75.92 / 75.55 / 75.55 / 75.77 us (ledger 85.49 / 84.16 / 84.76 / -), and with one block less
+// staged 75.66 / 75.40 / 75.36 (ledger 84.81 / 84.59 / 84.56).
+void PlanKvRotation(AttentionCore::ForwardParams &p);
 
 }  // namespace fa_host

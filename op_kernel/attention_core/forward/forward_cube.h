@@ -297,6 +297,9 @@ private:
             mask_.KvRange(c.u);
             split_.ClipKeys(c.u);
             PlanKvReuse(*p_, mask_, before, c.u);
+            if (unit == split_.Begin(core_)) {
+                PlanFirstRotation(*p_, core_, c.u);
+            }
             before = nullptr;
             c.unit = unit;
             c.blocks = KvBlockCount(c.u.kvBegin, c.u.kvEnd, p_->blockKv);
@@ -543,16 +546,21 @@ private:
 
     // Whether a wide-row block (WideKeys) that `cache` lacks goes into its tile pair together
     // with the next block of the head, one DMA start for two (KvTileCache::SlotPair): a block of
-    // even index whose next block is in the unit's keys and not cached either. With at least
-    // three pairs the least recently used one was last read three blocks back or earlier (the
-    // last two blocks sit in at most two pairs), which the event copy's wait covers (it waits
-    // for the MTE1 reads of the block two back; MTE1 runs in order).
+    // even index whose next block the unit runs right after it (not where that one ran already,
+    // as one of the unit's first `reuse` blocks: UnitBlockIndex) and the cache lacks too. With at
+    // least three pairs the least recently used one was last read three blocks back or earlier
+    // (the last two blocks sit in at most two pairs), which the event copy's wait covers (it
+    // waits for the MTE1 reads of the block two back; MTE1 runs in order).
     __aicore__ inline bool PairLoad(const KvTileCache &cache, const WorkUnit &u, const KvBlock &blk) const
     {
         const int64_t token = static_cast<int64_t>(u.kvBase) + blk.k0;
-        return cacheTiles_ >= 6 && WideKeys(static_cast<uint64_t>(token)) && blk.cols == p_->blockKv &&
-               (blk.k0 / p_->blockKv) % 2 == 0 && blk.k0 + 2 * static_cast<int64_t>(p_->blockKv) <= u.kvEnd &&
-               !cache.Holds(CacheHead(u), token, blk.cols) && !cache.Holds(CacheHead(u), token + blk.cols, blk.cols);
+        if (cacheTiles_ < 6 || !WideKeys(static_cast<uint64_t>(token)) || blk.cols != p_->blockKv ||
+            (blk.k0 / p_->blockKv) % 2 != 0 || blk.k0 + 2 * static_cast<int64_t>(p_->blockKv) > u.kvEnd) {
+            return false;
+        }
+        const uint32_t idx = static_cast<uint32_t>((blk.k0 - u.kvBegin) / p_->blockKv);
+        return UnitBlockPos(u, idx + 1) == UnitBlockPos(u, idx) + 1 && !cache.Holds(CacheHead(u), token, blk.cols) &&
+               !cache.Holds(CacheHead(u), token + blk.cols, blk.cols);
     }
 
     // The K/V cache's tile of a block (kv_tile_cache.h). A load into it waits for the MTE1 reads

@@ -264,6 +264,12 @@ struct ForwardParams {
     // next S from its PV_PIECE_FROM_CHUNK-th on (forward_cube_s.h), which fills the M pipe
     // while Fixpipe drains the S chunks. 0: one Mmad.
     uint32_t pvFirstCols;
+    // With wide-row tiles (kvWideRows): the first unit of each core of kvRotateCores (bit c:
+    // core c) runs its key blocks from block kvRotateBlock on to the last, then from the first
+    // (policies.h PlanFirstRotation), so that core reads those blocks from HBM first while the
+    // other cores of its head run the staged ones. 0: off.
+    uint32_t kvRotateBlock;
+    uint64_t kvRotateCores;
 };
 
 // Item `item` of the split-KV tail's unit list (ForwardParams::tailSplits > 1): its unit, and

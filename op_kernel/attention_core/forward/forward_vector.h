@@ -355,6 +355,9 @@ private:
             mask_.KvRange(c.u);
             split_.ClipKeys(c.u);
             PlanKvReuse(*p_, mask_, before, c.u);
+            if (unit == split_.Begin(core_)) {
+                PlanFirstRotation(*p_, core_, c.u);
+            }
             before = nullptr;
             // Under a band the lower rows of a diagonal tile see more keys than the upper ones:
             // the halves swap vector cores from one q-block to the next so both carry the same

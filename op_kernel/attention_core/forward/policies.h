@@ -133,6 +133,19 @@ __aicore__ inline uint32_t UnitBlockIndex(const WorkUnit &u, uint32_t j)
     return j - u.reuse < u.reuseEnd - u.reuse ? j - u.reuse : j;
 }
 
+// The position at which unit u runs its key block `idx` (the inverse of UnitBlockIndex).
+__aicore__ inline uint32_t UnitBlockPos(const WorkUnit &u, uint32_t idx)
+{
+    if (u.reuse == 0) {
+        return idx;
+    }
+    const uint32_t first = u.reuseEnd - u.reuse;
+    if (idx >= first && idx < u.reuseEnd) {
+        return u.reuseUp != 0 ? idx - first : u.reuseEnd - 1 - idx;
+    }
+    return idx < first ? idx + u.reuse : idx;
+}
+
 // Key block j of unit u in the order the stages run them (WorkUnit::reuse).
 __aicore__ inline KvBlock UnitBlockAt(const WorkUnit &u, uint32_t blockKv, uint32_t j)
 {
@@ -202,6 +215,26 @@ __aicore__ inline void PlanKvReuse(const ForwardParams &p, const Mask &mask, con
     }
     cur.reuse = run;
     cur.reuseEnd = end;
+}
+
+// Sets the first unit `cur` of core `core` to run its key blocks from block
+// ForwardParams::kvRotateBlock on and then from the first, where the host asks for it for that
+// core (kv_staging_tiling.cpp PlanKvRotation): as a reused ascending run of the blocks from
+// there to the last (WorkUnit::reuse; nothing of it is cached, the cube looks every block up).
+// The unit after it on the core then finds the blocks before kvRotateBlock cached
+// (PlanKvReuse). Call after PlanKvReuse, for the core's first unit.
+__aicore__ inline void PlanFirstRotation(const ForwardParams &p, uint32_t core, WorkUnit &cur)
+{
+    if (p.kvRotateBlock == 0 || core >= 64 || ((p.kvRotateCores >> core) & 1) == 0 || cur.reuse != 0) {
+        return;
+    }
+    const uint32_t blocks = KvBlockCount(cur.kvBegin, cur.kvEnd, p.blockKv);
+    if (blocks <= p.kvRotateBlock) {
+        return;
+    }
+    cur.reuse = blocks - p.kvRotateBlock;
+    cur.reuseEnd = blocks;
+    cur.reuseUp = 1;
 }
 
 // ------------------------------------------------------------------ seam bases

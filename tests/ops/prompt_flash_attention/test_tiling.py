@@ -746,7 +746,9 @@ def test_cached_key_blocks_stay_unstaged(plan, b, n, nkv, sq, skv, d, mask, keys
     # load those at most four times, a core's units of one head every other unit
     # (ForwardParams::kvNzStageKeys): the cube loads them from the caller's rows. Where every
     # block is full (the driver's rows are contiguous) it loads them as wide-row tiles
-    # (ForwardParams::kvWideRows) and only the first quarter of a head's blocks is staged.
+    # (ForwardParams::kvWideRows) and only the first quarter of a head's blocks is staged; a
+    # head's core with the fewest rows may start its first unit at the middle of the unstaged
+    # blocks (ForwardParams::kvRotateBlock).
     (p,) = plan(problem(b, n, nkv, sq, skv, d, mask))
     assert p["kvNzStageKeys"] == keys
     wide = keys != 0 and skv % 128 == 0
@@ -756,3 +758,23 @@ def test_cached_key_blocks_stay_unstaged(plan, b, n, nkv, sq, skv, d, mask, keys
         blocks = (skv + 127) // 128
         staged = min(blocks - p["kvCacheTiles"], blocks // 4) if wide else blocks - p["kvCacheTiles"]
         assert keys == staged * 128
+        assert p["kvRotateBlock"] in (0, staged + (blocks - staged) // 2)
+    if not wide:
+        assert p["kvRotateBlock"] == 0 and p["kvRotateCores"] == 0
+
+
+@pytest.mark.parametrize(
+    "n,nkv,sq,cores",
+    [
+        (8, 8, 1024, [c for c in range(24) if c % 3 == 2]),  # q-blocks 176 x 5 + 144: the third core of a head
+        (16, 8, 512, [c for c in range(24) if c % 3 == 2]),  # GQA 176 + 176 + 160 per head: ties go to the last
+    ],
+)
+def test_a_heads_lightest_core_starts_at_its_later_unstaged_blocks(plan, n, nkv, sq, cores):
+    # With wide-row tiles every core of a head reads its unstaged blocks at the same time, and
+    # whichever reads a block's lines first pays their HBM read: the core of each head with the
+    # fewest rows (ending early) starts its first unit at the middle of the unstaged blocks
+    # instead (ForwardParams::kvRotateBlock / kvRotateCores).
+    (p,) = plan(problem(1, n, nkv, sq, 4096, 128, 0))
+    assert p["kvWideRows"] == 8 and p["kvNzStageKeys"] == 8 * 128 and p["kvRotateBlock"] == 20
+    assert p["kvRotateCores"] == sum(1 << c for c in cores)

@@ -69,6 +69,8 @@ int main()
             std::printf("\"kvNzOwnRows\": %u, \"pvFirstCols\": %u, ", p.kvNzOwnRows, p.pvFirstCols);
             std::printf("\"kvNzLate\": %u, \"kvNzStageKeys\": %u, \"kvWideRows\": %u, ", p.kvNzLate, p.kvNzStageKeys,
                         p.kvWideRows);
+            std::printf("\"kvRotateBlock\": %u, \"kvRotateCores\": %llu, ", p.kvRotateBlock,
+                        (unsigned long long)p.kvRotateCores);
             std::printf("\"qNzUnits\": %u, \"qNzFirst\": %u, \"qNzChunk\": %u, \"qNzOffset\": %llu, ", p.qNzUnits,
                         p.qNzFirst, p.qNzChunk, (unsigned long long)p.qNzOffset);
             std::printf("\"l1Bufs\": %u, \"kvCacheTiles\": %u, \"kvCacheKeyTiles\": %u, \"kvCacheOneP\": %u, "
