@@ -28,3 +28,19 @@ def judged_l2_writes(run_and_judge, kw):
     """Runs and judges `kw` against its golden; the launch's modelled L2 write bytes."""
     run_and_judge(kw)
     return cpu.last_profile()["l2_write_bytes"]
+
+
+def assert_v_pass_sums(run_and_judge, kw, rng, outputs):
+    """The max|V| pass's final sums on `kw` (standard-normal Q, K, V drawn from `rng`): at least
+    half of the `outputs` elements' sums go fp16 (2 bytes less each), V around 1000 keeps every
+    sum fp32 (an fp16 sum there is inf), and so does a single 1000-valued row at the very end of
+    V's memory, which the pass must not miss."""
+    normal = judged_l2_writes(run_and_judge, kw)
+    normal_v = kw["value"]
+    kw["value"] = large_v(rng, normal_v.shape)
+    large = judged_l2_writes(run_and_judge, kw)
+    every = outputs * 2
+    assert every // 2 <= large - normal <= every
+    kw["value"] = normal_v.copy()
+    kw["value"].reshape(-1, normal_v.shape[-1])[-1] = np.float16(1000.0)
+    assert judged_l2_writes(run_and_judge, kw) == large
